@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+"use strict";
+// The CLI is bundled from lib/cli into dist/ by `npm install` (the prepare script).
+let main;
+try {
+  ({ main } = require("../dist/cli.cjs"));
+} catch (error) {
+  if (error && error.code === "MODULE_NOT_FOUND" && /dist[\\/]cli/.test(String(error.message))) {
+    process.stderr.write("reqwatch: the CLI is not built yet; run `npm run build:lib` in the reqwatch folder.\n");
+    process.exit(1);
+  }
+  throw error;
+}
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,24 @@
+import { defineConfig, globalIgnores } from "eslint/config";
+import nextVitals from "eslint-config-next/core-web-vitals";
+import nextTs from "eslint-config-next/typescript";
+
+export default defineConfig([
+  ...nextVitals,
+  ...nextTs,
+  globalIgnores([".next/**", "dist/**", "node_modules/**", "test-results/**", "playwright-report/**", "next-env.d.ts"]),
+  {
+    // lib/ runs under plain Node (the CLI, the tests): it must not depend on Next or the UI.
+    files: ["lib/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["next", "next/*", "server-only", "react", "@/app/*", "@/components/*", "../app/*", "../components/*"], message: "lib/ must run without Next.js." }] },
+      ],
+    },
+  },
+  {
+    // The bin shim is CommonJS on purpose: it loads the bundled CLI with no loader in between.
+    files: ["bin/**/*.js"],
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+]);

@@ -1,0 +1,123 @@
+import fs from "node:fs";
+import { archiveRequests, getArchived, removeArchived, type ArchiveDb } from "./archive";
+import { commitChange, withWritersLock } from "./commitChange";
+import type { TrackerContext } from "./context";
+import { ReqwatchError, isReqwatchError } from "./errors";
+import { fsyncDir } from "./fs/durableWrite";
+import { removeRequest } from "./index/upsertRequest";
+import { readRequestFile } from "./requestFile";
+import type { RequestRecord } from "./schema";
+import { TERMINAL_STATES, type State } from "./states";
+import { applyChange } from "./transition";
+
+export interface CleanupOptions {
+  /** Requests last updated longer ago than this go. */
+  olderThanMs: number;
+  /** Which states may go; terminal states by default. */
+  states?: readonly State[];
+  /** Report what would go and change nothing. */
+  dryRun?: boolean;
+}
+
+export interface CleanupReport {
+  dryRun: boolean;
+  /** Requests last updated before this time matched. */
+  cutoff: number;
+  matched: number;
+  byState: Partial<Record<State, number>>;
+  /** The matching ids, oldest first (dry run), or the ids archived and removed. */
+  ids: string[];
+  archived: number;
+  skipped: { requestId: string; reason: string }[];
+}
+
+const BATCH = 500;
+
+/**
+ * Archive, then delete, the files of requests in `states` not updated for `olderThanMs`. Each
+ * batch is committed to archive.db (fully synced) before any of its files is unlinked, so a crash
+ * at any point leaves every request in the files, the archive, or both.
+ */
+export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: CleanupOptions): CleanupReport {
+  const states = options.states ?? TERMINAL_STATES;
+  const cutoff = ctx.now() - options.olderThanMs;
+  const candidates = ctx.db
+    .prepare(
+      `SELECT id, state FROM requests WHERE state IN (${states.map(() => "?").join(", ")}) AND updated_at < ?
+       ORDER BY updated_at, id`,
+    )
+    .all(...states, cutoff) as { id: string; state: State }[];
+
+  const byState: Partial<Record<State, number>> = {};
+  for (const { state } of candidates) byState[state] = (byState[state] ?? 0) + 1;
+  const report: CleanupReport = { dryRun: !!options.dryRun, cutoff, matched: candidates.length, byState, ids: [], archived: 0, skipped: [] };
+  if (options.dryRun) {
+    report.ids = candidates.map((c) => c.id);
+    return report;
+  }
+
+  const archiveDb = archive();
+  for (let start = 0; start < candidates.length; start += BATCH) {
+    const batch = candidates.slice(start, start + BATCH);
+    withWritersLock(ctx, () => {
+      const going: RequestRecord[] = [];
+      for (const { id } of batch) {
+        let current: RequestRecord | null;
+        try {
+          current = readRequestFile(ctx.dir.requestFile(id), id)?.request ?? null;
+        } catch (error) {
+          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+          report.skipped.push({ requestId: id, reason: `unreadable: ${String(error.details?.reason ?? error.message)}` });
+          continue;
+        }
+        if (!current) {
+          removeRequest(ctx.db, id);
+          report.skipped.push({ requestId: id, reason: "the file was already gone" });
+        } else if (!states.includes(current.state) || current.lastUpdatedAt >= cutoff) {
+          report.skipped.push({ requestId: id, reason: `changed since it matched (now ${current.state})` });
+        } else {
+          going.push(current);
+        }
+      }
+      if (!going.length) return;
+      archiveRequests(archiveDb, going, ctx.now());
+      for (const request of going) fs.rmSync(ctx.dir.requestFile(request.requestId), { force: true });
+      fsyncDir(ctx.dir.requestsDir);
+      for (const request of going) {
+        removeRequest(ctx.db, request.requestId);
+        report.ids.push(request.requestId);
+      }
+      report.archived += going.length;
+    });
+  }
+  return report;
+}
+
+/** Bring an archived request back as a file, as it was when it was archived. */
+export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): RequestRecord {
+  const archiveDb = archive();
+  let outcome = "missing" as "restored" | "exists" | "missing";
+  const restored = commitChange(ctx, requestId, (current) => {
+    const archived = getArchived(archiveDb, requestId);
+    if (!archived) {
+      outcome = current ? "exists" : "missing";
+      return current;
+    }
+    if (current) {
+      // A restore cut short after writing the file: the archive copy is the older one.
+      if ((current.version ?? 0) >= (archived.version ?? 0)) {
+        removeArchived(archiveDb, requestId);
+        outcome = "restored";
+        return current;
+      }
+      outcome = "exists";
+      return current;
+    }
+    outcome = "restored";
+    return applyChange(archived, { reason: "restored from the archive", by: "restore" }, ctx.now());
+  });
+  if (outcome === "missing") throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive.`);
+  if (outcome === "exists") throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists; it was not restored over.`);
+  removeArchived(archiveDb, requestId);
+  return restored!;
+}

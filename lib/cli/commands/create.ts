@@ -1,0 +1,39 @@
+import { Option, type Command } from "commander";
+import type { RequestFields } from "../../schema";
+import { withTracker } from "../context";
+import { printJson, printLine } from "../output";
+import { assignment, integer, timestamp } from "../parse";
+
+export function registerCreate(program: Command): void {
+  program
+    .command("create")
+    .description("Create a request; prints its id")
+    .requiredOption("-w, --workspace <name>", "workspace the request belongs to")
+    .option("--id <requestId>", "request id (default: a random UUID)")
+    .option("--chat-id <id>", "chat id")
+    .option("--session <sessionId>", "session the request belongs to")
+    .option("--prompt <text>", "the prompt")
+    .option("--model <name>", "the model")
+    .addOption(new Option("--state <state>", "start in this state").choices(["created", "queued", "processing"]).default("created"))
+    .option("--max-attempts <n>", "how many attempts are allowed", integer)
+    .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
+    .option("--set <key=json>", "any other field (repeatable)", assignment)
+    .option("--reason <text>", "why, for the history")
+    .option("--json", "print the whole request as JSON")
+    .action(async (options, command: Command) => {
+      const fields: RequestFields = {
+        ...(options.set ?? {}),
+        ...(options.chatId !== undefined && { chatId: options.chatId }),
+        ...(options.session !== undefined && { sessionId: options.session }),
+        ...(options.prompt !== undefined && { prompt: options.prompt }),
+        ...(options.model !== undefined && { model: options.model }),
+        ...(options.maxAttempts !== undefined && { maxAttempts: options.maxAttempts }),
+        ...(options.timeoutAt !== undefined && { timeoutAt: options.timeoutAt }),
+      };
+      const request = await withTracker(command, (tracker) =>
+        tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
+      );
+      if (options.json) printJson(request);
+      else printLine(request.requestId);
+    });
+}

@@ -1,0 +1,15 @@
+import type { Command } from "commander";
+import { ReqwatchError } from "../../errors";
+import { withTracker } from "../context";
+import { printJson } from "../output";
+
+export function registerGet(program: Command): void {
+  program
+    .command("get <requestId>")
+    .description("Print one request as JSON")
+    .action(async (requestId: string, _options, command: Command) => {
+      const request = await withTracker(command, (tracker) => tracker.get(requestId));
+      if (!request) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
+      printJson(request);
+    });
+}

@@ -1,0 +1,49 @@
+import { Option, type Command } from "commander";
+import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../listFilters";
+import type { State } from "../../states";
+import { withTracker } from "../context";
+import { ago, printJson, printLine, printTable } from "../output";
+import { integer, since, states } from "../parse";
+
+export function registerList(program: Command): void {
+  program
+    .command("list")
+    .description("List requests, most recently updated first")
+    .option("-w, --workspace <name>", "only this workspace")
+    .option("-s, --state <states>", "only these states (comma-separated or repeated)", states)
+    .option("--session <sessionId>", "only this session")
+    .option("--created-since <when>", "created at or after: a duration ago (1h), ISO date or epoch ms", since(Date.now))
+    .option("--created-before <when>", "created before", since(Date.now))
+    .option("--updated-since <when>", "updated at or after", since(Date.now))
+    .option("--updated-before <when>", "updated before", since(Date.now))
+    .addOption(new Option("--sort <field>", "sort by").choices(SORT_FIELDS).default("updatedAt"))
+    .addOption(new Option("--order <order>", "sort order").choices(["asc", "desc"]).default("desc"))
+    .option("-n, --limit <n>", `rows per page (1-${MAX_PAGE_SIZE})`, integer, 50)
+    .option("--cursor <cursor>", "continue after a previous page")
+    .option("--json", "print the page as JSON ({ items, nextCursor })")
+    .action(async (options, command: Command) => {
+      const page = await withTracker(command, (tracker) =>
+        tracker.list({
+          workspace: options.workspace,
+          states: options.state as State[] | undefined,
+          sessionId: options.session,
+          createdFrom: options.createdSince,
+          createdTo: options.createdBefore,
+          updatedFrom: options.updatedSince,
+          updatedTo: options.updatedBefore,
+          sort: options.sort,
+          order: options.order,
+          limit: options.limit,
+          cursor: options.cursor,
+        }),
+      );
+      if (options.json) return printJson(page);
+      if (!page.items.length) return printLine("No requests match.");
+      const now = Date.now();
+      printTable(
+        ["ID", "WORKSPACE", "STATE", "IN STATE", "ATTEMPT", "MODEL", "UPDATED"],
+        page.items.map((r) => [r.requestId, r.workspace, r.state, ago(r.stateSince, now).replace(" ago", ""), String(r.attempt ?? "-"), r.model ?? "-", ago(r.lastUpdatedAt, now)]),
+      );
+      if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
+    });
+}

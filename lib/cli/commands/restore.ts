@@ -1,0 +1,13 @@
+import type { Command } from "commander";
+import { withTracker } from "../context";
+import { printLine } from "../output";
+
+export function registerRestore(program: Command): void {
+  program
+    .command("restore <requestId>")
+    .description("Bring an archived request back from the archive")
+    .action(async (requestId: string, _options, command: Command) => {
+      const request = await withTracker(command, (tracker) => tracker.restore(requestId));
+      printLine(`Restored ${request.requestId} (${request.state}).`);
+    });
+}

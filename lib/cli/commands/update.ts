@@ -1,0 +1,87 @@
+import { Option, type Command } from "commander";
+import type { CallbackInfo, RequestFields, RequestRecord } from "../../schema";
+import { STATES } from "../../states";
+import type { Change } from "../../transition";
+import { withTracker } from "../context";
+import { printJson, printLine } from "../output";
+import { assignment, boolean, collect, integer, timestamp } from "../parse";
+
+interface UpdateOptions {
+  state?: (typeof STATES)[number];
+  reason?: string;
+  by: string;
+  prompt?: string;
+  model?: string;
+  tokens?: number;
+  exitCode?: number;
+  output?: string;
+  error?: string;
+  timeoutAt?: number;
+  callbackSuccess?: boolean;
+  callbackAttempts?: number;
+  callbackRetryTimestamp?: string[];
+  callbackError?: string;
+  set?: Record<string, unknown>;
+  json?: boolean;
+}
+
+/** Merge the callback flags into the request's current callback (read under the writers' lock). */
+function callbackFrom(options: UpdateOptions, current: RequestRecord): CallbackInfo | undefined {
+  const touched =
+    options.callbackSuccess !== undefined ||
+    options.callbackAttempts !== undefined ||
+    options.callbackRetryTimestamp !== undefined ||
+    options.callbackError !== undefined;
+  if (!touched) return undefined;
+  const previous = current.callback;
+  return {
+    ...previous,
+    success: options.callbackSuccess ?? previous?.success ?? false,
+    attempts: options.callbackAttempts ?? previous?.attempts ?? 0,
+    retryTimestamps: [...(previous?.retryTimestamps ?? []), ...(options.callbackRetryTimestamp ?? [])],
+    ...(options.callbackError !== undefined && { error: options.callbackError }),
+  };
+}
+
+export function registerUpdate(program: Command): void {
+  program
+    .command("update <requestId>")
+    .description("Apply a transition and/or set fields, under the writers' lock (replaces the seed's jq stop hook)")
+    .addOption(new Option("--state <state>", "move to this state (checked against the transition table)").choices(STATES))
+    .option("--reason <text>", "why, for the history")
+    .option("--by <who>", "who made the change, for the history", "cli")
+    .option("--prompt <text>", "the prompt")
+    .option("--model <name>", "the model")
+    .option("--tokens <n>", "tokens used", integer)
+    .option("--exit-code <n>", "the worker's exit code", integer)
+    .option("--output <text>", "the output")
+    .option("--error <text>", "the error")
+    .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
+    .option("--callback-success <bool>", "whether the result reached its caller", boolean)
+    .option("--callback-attempts <n>", "delivery attempts so far", integer)
+    .option("--callback-retry-timestamp <time>", "append a delivery retry time (repeatable)", collect)
+    .option("--callback-error <text>", "the last delivery error")
+    .option("--set <key=json>", "any other field (repeatable)", assignment)
+    .option("--json", "print the updated request as JSON")
+    .action(async (requestId: string, options: UpdateOptions, command: Command) => {
+      const fields: RequestFields = {
+        ...(options.set ?? {}),
+        ...(options.prompt !== undefined && { prompt: options.prompt }),
+        ...(options.model !== undefined && { model: options.model }),
+        ...(options.tokens !== undefined && { tokens: options.tokens }),
+        ...(options.exitCode !== undefined && { exitCode: options.exitCode }),
+        ...(options.output !== undefined && { output: options.output }),
+        ...(options.error !== undefined && { error: options.error }),
+        ...(options.timeoutAt !== undefined && { timeoutAt: options.timeoutAt }),
+      };
+      const request = await withTracker(command, (tracker) =>
+        tracker.update(requestId, (current): Change => {
+          const callback = callbackFrom(options, current);
+          const all = callback ? { ...fields, callback } : fields;
+          return { to: options.state, fields: Object.keys(all).length ? all : undefined, reason: options.reason, by: options.by };
+        }),
+      );
+      if (options.json) printJson(request);
+      else printLine(`${request.requestId} ${request.state} (version ${request.version})`);
+    });
+}

@@ -1,0 +1,20 @@
+import type { Command } from "commander";
+import { openTracker, type Tracker } from "../tracker";
+
+/**
+ * How a command gets its tracker. Commands open without recovery so a hook's `reqwatch update`
+ * stays fast; `reqwatch recover` runs it on demand. A missing index is still rebuilt on open.
+ */
+export function trackerFor(command: Command): Tracker {
+  const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
+  return openTracker({ stateDir, recover: false });
+}
+
+export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T): Promise<T> {
+  const tracker = trackerFor(command);
+  try {
+    return fn(tracker);
+  } finally {
+    tracker.close();
+  }
+}

@@ -1,0 +1,40 @@
+import { Command, CommanderError } from "commander";
+import { isReqwatchError } from "../errors";
+import { registerCleanup } from "./commands/cleanup";
+import { registerCreate } from "./commands/create";
+import { registerGet } from "./commands/get";
+import { registerList } from "./commands/list";
+import { registerRecover } from "./commands/recover";
+import { registerRestore } from "./commands/restore";
+import { registerUpdate } from "./commands/update";
+
+export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
+
+function buildProgram(): Command {
+  const program = new Command("reqwatch")
+    .description("Record request lifecycles in a reqwatch state directory")
+    .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore]) {
+    register(program);
+  }
+  for (const command of program.commands) command.exitOverride();
+  return program;
+}
+
+/** Runs the CLI and resolves to its exit code: 0 success, 1 error (one line on stderr), 2 usage error. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: "user" });
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are successes; everything else commander reports is a usage error it already printed.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    const message = isReqwatchError(error) ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
+    process.stderr.write(`reqwatch: ${message}\n`);
+    return EXIT.error;
+  }
+}

@@ -1,0 +1,22 @@
+import { formatDuration } from "../duration";
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function printLine(line = ""): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** A plain aligned table; the last column is not padded. */
+export function printTable(headers: string[], rows: string[][]): void {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd();
+  printLine(line(headers));
+  for (const row of rows) printLine(line(row));
+}
+
+export function ago(then: number, now: number): string {
+  return `${formatDuration(Math.max(0, now - then))} ago`;
+}

@@ -1,0 +1,41 @@
+/** Machine-readable error codes. HTTP statuses for them live in `HTTP_STATUS` below, and only there. */
+export const ERROR_CODES = [
+  "BAD_INPUT",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "INVALID_TRANSITION",
+  "CORRUPT_FILE",
+  "LOCKED",
+  "IO_ERROR",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  BAD_INPUT: 400,
+  NOT_FOUND: 404,
+  ALREADY_EXISTS: 409,
+  INVALID_TRANSITION: 409,
+  CORRUPT_FILE: 422,
+  LOCKED: 503,
+  IO_ERROR: 500,
+};
+
+/**
+ * The one error type lib throws. `message` is written for a person and never contains a path
+ * outside the state directory, so it is safe to show in the CLI and the browser.
+ */
+export class ReqwatchError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ReqwatchError";
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isReqwatchError(error: unknown, code?: ErrorCode): error is ReqwatchError {
+  return error instanceof ReqwatchError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import Database from "better-sqlite3";
+import { ReqwatchError } from "../errors";
+import { INDEX_DDL, INDEX_SCHEMA_VERSION } from "./schema";
+
+export type IndexDb = Database.Database;
+
+export interface OpenedIndex {
+  db: IndexDb;
+  /**
+   * True until one full reconciliation has completed against this index (it was missing, corrupt,
+   * from another schema, or a rebuild was cut short): the caller rebuilds it from the files.
+   */
+  needsRebuild: boolean;
+  generation: string;
+}
+
+function removeIndexFiles(file: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+}
+
+function isNotADatabase(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT";
+}
+
+function connect(file: string): IndexDb {
+  const db = new Database(file);
+  // Writers queue on BEGIN IMMEDIATE; wait for each other rather than fail.
+  db.pragma("busy_timeout = 10000");
+  db.pragma("journal_mode = WAL");
+  // The files are the source of truth and the index is rebuildable, so a commit lost to a power
+  // cut is repaired by reconciliation; NORMAL keeps each write to one fsync (the file's).
+  db.pragma("synchronous = NORMAL");
+  return db;
+}
+
+/**
+ * Open (or create) `index.db`. A missing, unreadable or out-of-date index is replaced by an empty
+ * one marked `fresh`, and the caller rebuilds it from the files.
+ */
+export function openIndex(file: string): OpenedIndex {
+  // A WAL left beside a deleted database must not be replayed into the new one.
+  if (!fs.existsSync(file)) removeIndexFiles(file);
+  let db: IndexDb;
+  try {
+    db = connect(file);
+    db.prepare("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    if (!isNotADatabase(error)) throw ioError(error);
+    removeIndexFiles(file);
+    db = connect(file);
+  }
+
+  const setUp = db.transaction(() => {
+    const existing = tableExists(db, "meta")
+      ? readMeta(db, "schema_version")
+      : undefined;
+    let fresh = existing === undefined;
+    if (existing !== undefined && Number(existing) !== INDEX_SCHEMA_VERSION) {
+      dropAll(db);
+      fresh = true;
+    }
+    db.exec(INDEX_DDL);
+    if (fresh) {
+      db.prepare("DELETE FROM meta").run();
+      const insert = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+      insert.run("schema_version", String(INDEX_SCHEMA_VERSION));
+      insert.run("generation", randomUUID());
+      insert.run("created_at", String(Date.now()));
+    }
+    const generation = readMeta(db, "generation") as string;
+    return { needsRebuild: readMeta(db, "reconciled_at") === undefined, generation };
+  });
+  return { db, ...setUp.immediate() };
+}
+
+export function readMeta(db: IndexDb, key: string): string | undefined {
+  return db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(key) as string | undefined;
+}
+
+export function writeMeta(db: IndexDb, key: string, value: string): void {
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+}
+
+function tableExists(db: IndexDb, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+function dropAll(db: IndexDb): void {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+  for (const table of tables) db.exec(`DROP TABLE IF EXISTS "${table}"`);
+}
+
+function ioError(error: unknown): ReqwatchError {
+  return new ReqwatchError("IO_ERROR", `Cannot open the index: ${(error as Error).message}`, undefined, { cause: error });
+}

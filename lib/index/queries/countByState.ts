@@ -1,0 +1,16 @@
+import { STATES, type State } from "../../states";
+import type { IndexDb } from "../openIndex";
+
+export type StateCounts = Record<State, number>;
+
+/** A count for every state, zeros included, so callers never special-case a missing key. */
+export function countByState(db: IndexDb, filters: { workspace?: string } = {}): StateCounts {
+  const counts = Object.fromEntries(STATES.map((state) => [state, 0])) as StateCounts;
+  const rows = (
+    filters.workspace === undefined
+      ? db.prepare("SELECT state, count(*) AS n FROM requests GROUP BY state").all()
+      : db.prepare("SELECT state, count(*) AS n FROM requests WHERE workspace = ? GROUP BY state").all(filters.workspace)
+  ) as { state: State; n: number }[];
+  for (const row of rows) if (row.state in counts) counts[row.state] = row.n;
+  return counts;
+}

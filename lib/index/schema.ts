@@ -1,0 +1,48 @@
+/**
+ * The index is derived data: when this version changes, the index is dropped and rebuilt from the
+ * files instead of migrated.
+ */
+export const INDEX_SCHEMA_VERSION = 1;
+
+export const INDEX_DDL = `
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS requests (
+  id TEXT NOT NULL UNIQUE,
+  workspace TEXT NOT NULL,
+  session_id TEXT,
+  chat_id TEXT,
+  state TEXT NOT NULL,
+  previous_state TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  state_since INTEGER NOT NULL,
+  processing_started_at INTEGER,
+  attempt INTEGER,
+  model TEXT,
+  tokens INTEGER,
+  version INTEGER NOT NULL,
+  file_mtime_ms REAL NOT NULL,
+  file_size INTEGER NOT NULL,
+  file_ino INTEGER NOT NULL,
+  doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS requests_by_updated ON requests (updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_created ON requests (created_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_state ON requests (state, updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_workspace ON requests (workspace, updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
+
+-- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.
+CREATE TABLE IF NOT EXISTS unreadable_files (
+  file TEXT PRIMARY KEY,
+  reason TEXT NOT NULL,
+  since INTEGER NOT NULL,
+  file_mtime_ms REAL,
+  file_size INTEGER,
+  file_ino INTEGER
+);
+`;

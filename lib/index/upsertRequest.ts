@@ -1,0 +1,71 @@
+import type { FileFingerprint } from "../requestFile";
+import type { RequestRecord } from "../schema";
+import { stateEnteredAt } from "../transition";
+import type { IndexDb } from "./openIndex";
+
+const statements = new WeakMap<IndexDb, ReturnType<typeof prepare>>();
+
+function prepare(db: IndexDb) {
+  return {
+    // Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
+    // never replaces a newer row, so a slow reader cannot roll the index back.
+    upsert: db.prepare(`
+      INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
+        state_since, processing_started_at, attempt, model, tokens, version, file_mtime_ms, file_size, file_ino, doc)
+      VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
+        @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @file_mtime_ms, @file_size, @file_ino, @doc)
+      ON CONFLICT(id) DO UPDATE SET
+        workspace = excluded.workspace, session_id = excluded.session_id, chat_id = excluded.chat_id,
+        state = excluded.state, previous_state = excluded.previous_state, created_at = excluded.created_at,
+        updated_at = excluded.updated_at, state_since = excluded.state_since,
+        processing_started_at = excluded.processing_started_at, attempt = excluded.attempt, model = excluded.model,
+        tokens = excluded.tokens, version = excluded.version, file_mtime_ms = excluded.file_mtime_ms,
+        file_size = excluded.file_size, file_ino = excluded.file_ino, doc = excluded.doc
+      WHERE excluded.version > requests.version
+         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at)`),
+    clearUnreadable: db.prepare("DELETE FROM unreadable_files WHERE file = ?"),
+  };
+}
+
+function statementsFor(db: IndexDb) {
+  let prepared = statements.get(db);
+  if (!prepared) statements.set(db, (prepared = prepare(db)));
+  return prepared;
+}
+
+/** Put one request into the index. Returns false when the index already holds a newer version. */
+export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint): boolean {
+  const { upsert, clearUnreadable } = statementsFor(db);
+  const result = upsert.run({
+    id: request.requestId,
+    workspace: request.workspace,
+    session_id: request.sessionId ?? null,
+    chat_id: request.chatId === undefined ? null : String(request.chatId),
+    state: request.state,
+    previous_state: request.previousState ?? null,
+    created_at: request.createdAt,
+    updated_at: request.lastUpdatedAt,
+    state_since: stateEnteredAt(request),
+    processing_started_at: request.processingStartedAt ?? null,
+    attempt: request.attempt ?? null,
+    model: request.model ?? null,
+    tokens: request.tokens ?? null,
+    version: request.version ?? 0,
+    file_mtime_ms: fingerprint.mtimeMs,
+    file_size: fingerprint.size,
+    file_ino: fingerprint.ino,
+    doc: JSON.stringify(request),
+  });
+  clearUnreadable.run(requestFileKey(request.requestId));
+  return result.changes > 0;
+}
+
+export function removeRequest(db: IndexDb, requestId: string): void {
+  db.prepare("DELETE FROM requests WHERE id = ?").run(requestId);
+  db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(requestId));
+}
+
+/** How files are named in `unreadable_files` and in reports: relative to the state directory. */
+export function requestFileKey(requestId: string): string {
+  return `requests/${requestId}.json`;
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { ReqwatchError } from "./errors";
+import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "./ids";
+import { describeZodError } from "./schema";
+import { STATES } from "./states";
+
+export const SORT_FIELDS = ["updatedAt", "createdAt"] as const;
+export const MAX_PAGE_SIZE = 1000;
+
+/** The filters a list accepts, shared by the library, the CLI and the routes. */
+export const listFiltersSchema = z.strictObject({
+  workspace: z.string().regex(WORKSPACE_PATTERN, "must be 1 to 64 letters, digits, _ or -").optional(),
+  states: z.array(z.enum(STATES)).optional(),
+  sessionId: z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -").optional(),
+  createdFrom: z.number().finite().optional(),
+  createdTo: z.number().finite().optional(),
+  updatedFrom: z.number().finite().optional(),
+  updatedTo: z.number().finite().optional(),
+  sort: z.enum(SORT_FIELDS).default("updatedAt"),
+  order: z.enum(["asc", "desc"]).default("desc"),
+  limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(50),
+  cursor: z.string().optional(),
+});
+
+export type ListFilters = z.input<typeof listFiltersSchema>;
+export type ResolvedListFilters = z.output<typeof listFiltersSchema>;
+
+export function resolveListFilters(input: ListFilters = {}): ResolvedListFilters {
+  const parsed = listFiltersSchema.safeParse(input);
+  if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid list filter: ${describeZodError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** A keyset cursor: the sort key of the last row, tied to the sort it was made for. */
+interface CursorPayload {
+  s: string;
+  o: string;
+  v: number;
+  id: string;
+}
+
+export function encodeCursor(payload: CursorPayload): string {
+  return Buffer.from(JSON.stringify(payload)).toString("base64url");
+}
+
+export function decodeCursor(cursor: string, sort: string, order: string): { value: number; id: string } {
+  let payload: Partial<CursorPayload>;
+  try {
+    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Partial<CursorPayload>;
+  } catch {
+    throw new ReqwatchError("BAD_INPUT", "Invalid cursor: it was not made by reqwatch.");
+  }
+  if (typeof payload.v !== "number" || typeof payload.id !== "string") {
+    throw new ReqwatchError("BAD_INPUT", "Invalid cursor: it was not made by reqwatch.");
+  }
+  if (payload.s !== sort || payload.o !== order) {
+    throw new ReqwatchError("BAD_INPUT", "Invalid cursor: it belongs to another sort order.");
+  }
+  return { value: payload.v, id: payload.id };
+}

@@ -1,0 +1,166 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { TrackerContext } from "../context";
+import { withWritersLock } from "../commitChange";
+import { isReqwatchError } from "../errors";
+import { REQUEST_ID_PATTERN } from "../ids";
+import type { IndexDb } from "../index/openIndex";
+import { removeRequest, requestFileKey, upsertRequest } from "../index/upsertRequest";
+import { fingerprintOf, readRequestFile, type FileFingerprint } from "../requestFile";
+
+export interface UnreadableReport {
+  file: string;
+  reason: string;
+}
+
+export interface ReconcileReport {
+  /** Request files found. */
+  scanned: number;
+  /** Files parsed because they were new or changed since the index saw them. */
+  parsed: number;
+  /** Index rows added, updated or removed. */
+  fixes: number;
+  unreadable: UnreadableReport[];
+}
+
+/** Parse and commit changed files in batches, so the writers' lock is never held for long. */
+const BATCH = 500;
+
+interface Listed {
+  id: string;
+  fingerprint: FileFingerprint;
+}
+
+function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(ctx.dir.requestsDir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const listed: Listed[] = [];
+  for (const entry of entries) {
+    const name = entry.name;
+    // Temp files (ours and the seed's `*.tmp`) and the seed's by-workspace copies are not requests.
+    if (!name.endsWith(".json") || name.startsWith(".")) continue;
+    const id = name.slice(0, -".json".length);
+    if (!REQUEST_ID_PATTERN.test(id)) {
+      unreadable.push({ file: `requests/${name}`, reason: "the file name is not a valid request id" });
+      continue;
+    }
+    try {
+      listed.push({ id, fingerprint: fingerprintOf(fs.lstatSync(path.join(ctx.dir.requestsDir, name))) });
+    } catch {
+      // Deleted between readdir and stat: the removal pass handles it.
+    }
+  }
+  return listed;
+}
+
+interface IndexedFingerprint extends FileFingerprint {
+  id: string;
+}
+
+function sameFingerprint(a: FileFingerprint, b: FileFingerprint): boolean {
+  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
+}
+
+function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint: FileFingerprint | null, now: number): void {
+  db.prepare(
+    `INSERT INTO unreadable_files (file, reason, since, file_mtime_ms, file_size, file_ino) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT(file) DO UPDATE SET reason = excluded.reason, file_mtime_ms = excluded.file_mtime_ms,
+       file_size = excluded.file_size, file_ino = excluded.file_ino`,
+  ).run(file, reason, now, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null);
+}
+
+/**
+ * Bring the index in line with the files: stat everything, parse only what changed since the index
+ * saw it, drop rows whose file is gone. An unreadable file is recorded with its reason, keeps its
+ * last good row, and never stops the others.
+ */
+export function reconcile(ctx: TrackerContext): ReconcileReport {
+  const { db } = ctx;
+  const unreadable: UnreadableReport[] = [];
+  const listed = listRequestFiles(ctx, unreadable);
+
+  const indexed = new Map<string, IndexedFingerprint>();
+  for (const row of db
+    .prepare("SELECT id, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM requests")
+    .all() as IndexedFingerprint[]) {
+    indexed.set(row.id, row);
+  }
+  const knownBad = new Map<string, FileFingerprint & { reason: string }>();
+  for (const row of db
+    .prepare("SELECT file, reason, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM unreadable_files")
+    .all() as (FileFingerprint & { file: string; reason: string })[]) {
+    knownBad.set(row.file, row);
+  }
+
+  const changed: Listed[] = [];
+  for (const item of listed) {
+    const bad = knownBad.get(requestFileKey(item.id));
+    if (bad && sameFingerprint(bad, item.fingerprint)) {
+      unreadable.push({ file: requestFileKey(item.id), reason: bad.reason });
+      continue;
+    }
+    const row = indexed.get(item.id);
+    if (!row || !sameFingerprint(row, item.fingerprint) || bad) changed.push(item);
+  }
+
+  let fixes = 0;
+  for (let start = 0; start < changed.length; start += BATCH) {
+    const batch = changed.slice(start, start + BATCH);
+    fixes += withWritersLock(ctx, () => {
+      let batchFixes = 0;
+      for (const { id } of batch) {
+        const file = ctx.dir.requestFile(id);
+        try {
+          const read = readRequestFile(file, id);
+          if (read && upsertRequest(db, read.request, read.fingerprint)) batchFixes++;
+        } catch (error) {
+          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+          const reason = String(error.details?.reason ?? error.message);
+          let fingerprint: FileFingerprint | null = null;
+          try {
+            fingerprint = fingerprintOf(fs.lstatSync(file));
+          } catch {
+            // Gone meanwhile; the row stays until the next pass sees the file missing.
+          }
+          recordUnreadable(db, requestFileKey(id), reason, fingerprint, ctx.now());
+          unreadable.push({ file: requestFileKey(id), reason });
+        }
+      }
+      return batchFixes;
+    });
+  }
+
+  const present = new Set(listed.map((item) => item.id));
+  const missing = [...indexed.keys()].filter((id) => !present.has(id));
+  if (missing.length) {
+    fixes += withWritersLock(ctx, () => {
+      let removed = 0;
+      for (const id of missing) {
+        // Re-check under the lock: a writer may have created the file after our listing.
+        if (fs.existsSync(ctx.dir.requestFile(id))) continue;
+        removeRequest(db, id);
+        removed++;
+      }
+      return removed;
+    });
+  }
+  const badNames = unreadable.filter((item) => !knownBad.has(item.file) && !present.has(item.file.slice("requests/".length, -".json".length)));
+  if (knownBad.size || badNames.length) {
+    withWritersLock(ctx, () => {
+      // Files with names that cannot be request ids are listed too, so health shows them.
+      for (const item of badNames) recordUnreadable(db, item.file, item.reason, null, ctx.now());
+      // Unreadable files that have since gone are forgotten.
+      for (const file of knownBad.keys()) {
+        if (!fs.existsSync(path.join(ctx.dir.root, file))) db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(file);
+      }
+    });
+  }
+
+  unreadable.sort((a, b) => a.file.localeCompare(b.file));
+  return { scanned: listed.length, parsed: changed.length, fixes, unreadable };
+}

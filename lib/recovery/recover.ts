@@ -1,0 +1,60 @@
+import type { TrackerContext } from "../context";
+import { commitChange } from "../commitChange";
+import { writeMeta } from "../index/openIndex";
+import { applyChange, stateEnteredAt } from "../transition";
+import { formatDuration } from "../duration";
+import { reconcile, type UnreadableReport } from "./reconcile";
+import { sweepTempFiles } from "./sweepTempFiles";
+
+export interface RecoveryReport {
+  /** Request files found. */
+  scanned: number;
+  /** Index rows the reconciliation added, updated or removed. */
+  changed: number;
+  /** Requests moved from `processing` to `timeout` because they passed the hung threshold. */
+  timedOut: string[];
+  /** Temp files left by crashed writers, removed. */
+  removedTempFiles: string[];
+  unreadable: UnreadableReport[];
+  durationMs: number;
+}
+
+export interface RecoverOptions {
+  hungAfterMs: number;
+}
+
+/**
+ * Crash recovery, safe to run at any time and from any process: sweep temp files, reconcile the
+ * index with the files, and time out requests stuck in `processing` past the hung threshold.
+ */
+export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryReport {
+  const started = performance.now();
+  const removedTempFiles = sweepTempFiles(ctx);
+  const reconciled = reconcile(ctx);
+  writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
+
+  const cutoff = ctx.now() - options.hungAfterMs;
+  const hung = ctx.db
+    .prepare("SELECT id FROM requests WHERE state = 'processing' AND COALESCE(processing_started_at, state_since) < ?")
+    .pluck()
+    .all(cutoff) as string[];
+  const reason = `processing for longer than the hung threshold (${formatDuration(options.hungAfterMs)})`;
+  const timedOut: string[] = [];
+  for (const id of hung) {
+    commitChange(ctx, id, (current) => {
+      // Re-checked under the lock: it may have moved on since the query.
+      if (!current || current.state !== "processing" || stateEnteredAt(current) >= cutoff) return current;
+      timedOut.push(id);
+      return applyChange(current, { to: "timeout", reason, by: "recovery" }, ctx.now());
+    });
+  }
+
+  return {
+    scanned: reconciled.scanned,
+    changed: reconciled.fixes,
+    timedOut,
+    removedTempFiles,
+    unreadable: reconciled.unreadable,
+    durationMs: Math.round((performance.now() - started) * 10) / 10,
+  };
+}

@@ -1,0 +1,82 @@
+import fs from "node:fs";
+import { ReqwatchError } from "./errors";
+import { describeZodError, requestSchema, type RequestRecord } from "./schema";
+
+/** Files larger than this are reported, not parsed: one bad file must not take the process's memory. */
+export const MAX_REQUEST_FILE_BYTES = 64 * 1024 * 1024;
+
+export interface FileFingerprint {
+  mtimeMs: number;
+  size: number;
+  ino: number;
+}
+
+export function fingerprintOf(stat: fs.Stats): FileFingerprint {
+  return { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino };
+}
+
+function corrupt(name: string, reason: string): ReqwatchError {
+  return new ReqwatchError("CORRUPT_FILE", `requests/${name}: ${reason}`, { file: `requests/${name}`, reason });
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${bytes} bytes`;
+}
+
+/**
+ * Parse and validate the text of a request file. Throws CORRUPT_FILE with one line a person can act
+ * on; `details.reason` is that line without the file name.
+ */
+export function parseRequestText(text: string, expectedId: string): RequestRecord {
+  const name = `${expectedId}.json`;
+  if (text.trim() === "") throw corrupt(name, "the file is empty");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof RangeError ? "nested too deeply" : (error as Error).message;
+    throw corrupt(name, `invalid JSON (${detail})`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw corrupt(name, "expected a JSON object");
+  }
+  const parsed = requestSchema.safeParse(raw);
+  if (!parsed.success) throw corrupt(name, describeZodError(parsed.error));
+  if (parsed.data.requestId !== expectedId) {
+    throw corrupt(name, `the file name says '${expectedId}' but requestId is '${parsed.data.requestId}'`);
+  }
+  return parsed.data;
+}
+
+/**
+ * Read one request file without following a symlink. Returns null when there is no file;
+ * throws CORRUPT_FILE for anything that is there but unusable.
+ */
+export function readRequestFile(file: string, expectedId: string): { request: RequestRecord; fingerprint: FileFingerprint } | null {
+  const name = `${expectedId}.json`;
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw corrupt(name, `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  if (stat.isSymbolicLink()) throw corrupt(name, "is a symbolic link; links are not followed");
+  if (!stat.isFile()) throw corrupt(name, "is not a regular file");
+  if (stat.size > MAX_REQUEST_FILE_BYTES) {
+    throw corrupt(name, `is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_REQUEST_FILE_BYTES)} limit`);
+  }
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    throw corrupt(name, `cannot be read (${code === "EACCES" ? "permission denied" : (code ?? "error")})`);
+  }
+  return { request: parseRequestText(text, expectedId), fingerprint: fingerprintOf(stat) };
+}
+
+export function serializeRequest(request: RequestRecord): string {
+  return `${JSON.stringify(request, null, 2)}\n`;
+}

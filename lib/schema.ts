@@ -1,0 +1,102 @@
+import { z } from "zod";
+import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "./ids";
+import { STATES } from "./states";
+
+/**
+ * The request state file, format version 1 (DESIGN.md). Only the five identity and lifecycle
+ * fields are required so files written by the seed's tracker still load; unknown fields are kept
+ * (loose objects) so a rewrite never drops what another tool stored.
+ */
+const epochMs = z.number().finite();
+const state = z.enum(STATES);
+
+export const transitionEntrySchema = z.looseObject({
+  from: state.nullable(),
+  to: state,
+  at: epochMs,
+  reason: z.string().optional(),
+  by: z.string().optional(),
+  fields: z.array(z.string()).optional(),
+});
+
+export const callbackSchema = z.looseObject({
+  success: z.boolean(),
+  attempts: z.number().int().nonnegative(),
+  retryTimestamps: z.array(z.union([z.string(), epochMs])),
+  error: z.string().optional(),
+});
+
+export const claimSchema = z.looseObject({
+  token: z.string(),
+  pid: z.number().int().optional(),
+  host: z.string().optional(),
+  processStartedAt: epochMs.optional(),
+  claimedAt: epochMs.optional(),
+  heartbeatAt: epochMs.optional(),
+});
+
+/** Fields a caller may set on create or update. Everything else is managed by the tracker. */
+export const requestFieldsShape = {
+  chatId: z.union([z.string(), z.number().finite()]).optional(),
+  sessionId: z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -").optional(),
+  prompt: z.string().optional(),
+  model: z.string().optional(),
+  tokens: z.number().int().nonnegative().optional(),
+  exitCode: z.number().int().optional(),
+  output: z.string().optional(),
+  error: z.string().optional(),
+  callback: callbackSchema.optional(),
+  timeoutAt: epochMs.optional(),
+  timedOut: z.boolean().optional(),
+  maxAttempts: z.number().int().positive().optional(),
+};
+
+export const requestSchema = z.looseObject({
+  requestId: z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -"),
+  workspace: z.string().regex(WORKSPACE_PATTERN, "must be 1 to 64 letters, digits, _ or -"),
+  state,
+  previousState: state.optional(),
+  createdAt: epochMs,
+  queuedAt: epochMs.optional(),
+  processingStartedAt: epochMs.optional(),
+  completedAt: epochMs.optional(),
+  lastUpdatedAt: epochMs,
+  version: z.number().int().nonnegative().optional(),
+  attempt: z.number().int().nonnegative().optional(),
+  claim: claimSchema.nullable().optional(),
+  transitions: z.array(transitionEntrySchema).optional(),
+  ...requestFieldsShape,
+});
+
+export type RequestRecord = z.infer<typeof requestSchema>;
+export type TransitionEntry = z.infer<typeof transitionEntrySchema>;
+export type CallbackInfo = z.infer<typeof callbackSchema>;
+
+/** Keys the tracker owns; a caller's `fields` may not set them. */
+export const MANAGED_KEYS = [
+  "requestId",
+  "workspace",
+  "state",
+  "previousState",
+  "createdAt",
+  "queuedAt",
+  "processingStartedAt",
+  "completedAt",
+  "lastUpdatedAt",
+  "version",
+  "attempt",
+  "claim",
+  "transitions",
+] as const;
+
+export const requestFieldsSchema = z.looseObject(requestFieldsShape);
+export type RequestFields = z.infer<typeof requestFieldsSchema>;
+
+/** One line a person can act on: `field 'state': expected one of ... ` */
+export function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid value";
+  const where = issue.path.length ? `field '${issue.path.join(".")}'` : "value";
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem${error.issues.length > 2 ? "s" : ""})` : "";
+  return `${where}: ${issue.message}${more}`;
+}

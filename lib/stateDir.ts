@@ -1,0 +1,47 @@
+import fs from "node:fs";
+import path from "node:path";
+import { assertRequestId } from "./ids";
+
+export const DEFAULT_STATE_DIR = ".reqwatch";
+export const STATE_DIR_ENV = "REQWATCH_STATE_DIR";
+
+/** The state directory's layout. Every path lib builds goes through here, after id validation. */
+export interface StateDir {
+  readonly root: string;
+  readonly requestsDir: string;
+  readonly sessionsDir: string;
+  readonly indexFile: string;
+  readonly archiveFile: string;
+  requestFile(requestId: string): string;
+}
+
+/** `explicit` (an option or `--state-dir`), else `REQWATCH_STATE_DIR`, else `./.reqwatch`. */
+export function resolveStateDirPath(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(explicit || env[STATE_DIR_ENV] || DEFAULT_STATE_DIR);
+}
+
+export function stateDirAt(root: string): StateDir {
+  const absolute = path.resolve(root);
+  const requestsDir = path.join(absolute, "requests");
+  return {
+    root: absolute,
+    requestsDir,
+    sessionsDir: path.join(absolute, "sessions"),
+    indexFile: path.join(absolute, "index.db"),
+    archiveFile: path.join(absolute, "archive.db"),
+    requestFile(requestId: string) {
+      assertRequestId(requestId);
+      return path.join(requestsDir, `${requestId}.json`);
+    },
+  };
+}
+
+export function ensureStateDir(dir: StateDir): void {
+  fs.mkdirSync(dir.requestsDir, { recursive: true });
+  fs.mkdirSync(dir.sessionsDir, { recursive: true });
+}
+
+/** A path relative to the state directory, for messages that may reach a browser. */
+export function relativeToStateDir(dir: StateDir, file: string): string {
+  return path.relative(dir.root, file) || ".";
+}

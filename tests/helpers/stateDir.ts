@@ -1,0 +1,42 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach } from "vitest";
+import { openTracker, type Tracker } from "../../lib/tracker";
+import type { TrackerOptions } from "../../lib/options";
+
+const made: string[] = [];
+const opened: Tracker[] = [];
+
+afterEach(() => {
+  for (const tracker of opened.splice(0)) {
+    try {
+      tracker.close();
+    } catch {
+      // Already closed by the test.
+    }
+  }
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh, empty state directory, removed after the test. */
+export function tempStateDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-test-"));
+  made.push(dir);
+  return dir;
+}
+
+/** A tracker on a fresh state directory (or the one given), closed after the test. */
+export function aTracker(options: TrackerOptions = {}): Tracker {
+  const tracker = openTracker({ stateDir: options.stateDir ?? tempStateDir(), ...options });
+  opened.push(tracker);
+  return tracker;
+}
+
+export function requestPath(stateDir: string, id: string): string {
+  return path.join(stateDir, "requests", `${id}.json`);
+}
+
+export function readRaw(stateDir: string, id: string): string {
+  return fs.readFileSync(requestPath(stateDir, id), "utf8");
+}

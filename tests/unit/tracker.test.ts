@@ -1,0 +1,303 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { isReqwatchError, type ErrorCode } from "../../lib/errors";
+import { openTracker } from "../../lib/tracker";
+import { aSeedShapedRequest, writeRequestFile } from "../helpers/builders";
+import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+
+function codeOf(fn: () => unknown): { code: ErrorCode | undefined; message: string } {
+  try {
+    fn();
+  } catch (error) {
+    return { code: isReqwatchError(error) ? error.code : undefined, message: (error as Error).message };
+  }
+  throw new Error("expected an error");
+}
+
+/** A clock the test moves by hand, so times are exact. */
+function aClock(start = 1_800_000_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe("create and get", () => {
+  it("creates a request file, indexes it, and returns it by id", () => {
+    const stateDir = tempStateDir();
+    const clock = aClock();
+    const tracker = aTracker({ stateDir, now: clock.now });
+
+    const created = tracker.create({ requestId: "req-1", workspace: "gw", chatId: 42, prompt: "hello", model: "m" });
+
+    expect(created).toMatchObject({ requestId: "req-1", workspace: "gw", state: "created", chatId: 42, createdAt: clock.now(), lastUpdatedAt: clock.now(), version: 1 });
+    expect(created.transitions).toEqual([{ from: null, to: "created", at: clock.now() }]);
+    expect(JSON.parse(readRaw(stateDir, "req-1"))).toEqual(created);
+    expect(tracker.get("req-1")).toEqual(created);
+    expect(tracker.get("nope")).toBeNull();
+  });
+
+  it("gives a request a UUID when no id is passed", () => {
+    const created = aTracker().create({ workspace: "gw" });
+    expect(created.requestId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("can start a request queued, recording created first", () => {
+    const created = aTracker().create({ requestId: "q", workspace: "gw", state: "queued" });
+    expect(created.state).toBe("queued");
+    expect(created.version).toBe(1);
+    expect(created.transitions?.map((t) => `${t.from}->${t.to}`)).toEqual(["null->created", "created->queued"]);
+  });
+
+  it("refuses to create over an existing request and changes nothing", () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    tracker.create({ requestId: "dup", workspace: "gw", prompt: "first" });
+    const before = readRaw(stateDir, "dup");
+    expect(codeOf(() => tracker.create({ requestId: "dup", workspace: "gw", prompt: "second" })).code).toBe("ALREADY_EXISTS");
+    expect(readRaw(stateDir, "dup")).toBe(before);
+  });
+});
+
+describe("updates", () => {
+  it("bumps the version, sets lifecycle times and appends every write to the history", () => {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    tracker.create({ requestId: "r", workspace: "gw" });
+    clock.advance(10);
+    tracker.transition("r", "queued");
+    clock.advance(20);
+    tracker.transition("r", "processing", { by: "worker-1" });
+    clock.advance(30);
+    tracker.update("r", { fields: { callback: { success: true, attempts: 2, retryTimestamps: ["t1"] } }, reason: "delivered" });
+    clock.advance(40);
+    const done = tracker.transition("r", "completed", { fields: { output: "ok", tokens: 7, exitCode: 0 } });
+
+    expect(done).toMatchObject({
+      state: "completed",
+      previousState: "processing",
+      version: 5,
+      attempt: 1,
+      queuedAt: 1_800_000_000_010,
+      processingStartedAt: 1_800_000_000_030,
+      completedAt: 1_800_000_000_100,
+      lastUpdatedAt: 1_800_000_000_100,
+      output: "ok",
+      tokens: 7,
+      callback: { success: true, attempts: 2, retryTimestamps: ["t1"] },
+    });
+    expect(done.transitions?.map((t) => `${t.from}->${t.to}`)).toEqual([
+      "null->created",
+      "created->queued",
+      "queued->processing",
+      "processing->processing",
+      "processing->completed",
+    ]);
+    expect(done.transitions?.[3]).toMatchObject({ reason: "delivered", fields: ["callback"] });
+    expect(done.transitions?.[2]).toMatchObject({ by: "worker-1" });
+  });
+
+  it("passes the current request to a function, for read-modify-write", () => {
+    const tracker = aTracker();
+    tracker.create({ requestId: "c", workspace: "gw", counter: 0 } as never);
+    for (let i = 0; i < 5; i++) tracker.update("c", (current) => ({ fields: { counter: (current.counter as number) + 1 } }));
+    expect(tracker.get("c")?.counter).toBe(5);
+  });
+
+  it("refuses managed fields and wrongly typed fields, changing nothing", () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    tracker.create({ requestId: "f", workspace: "gw" });
+    const before = readRaw(stateDir, "f");
+    expect(codeOf(() => tracker.update("f", { fields: { version: 99 } as never })).message).toMatch(/'version' is managed/);
+    expect(codeOf(() => tracker.update("f", { fields: { tokens: "many" } as never })).message).toMatch(/field 'tokens'/);
+    expect(codeOf(() => tracker.update("missing", { fields: { model: "m" } })).code).toBe("NOT_FOUND");
+    expect(readRaw(stateDir, "f")).toBe(before);
+  });
+
+  it("a retry clears the old outcome but keeps it in the history", () => {
+    const tracker = aTracker();
+    tracker.create({ requestId: "t", workspace: "gw", state: "processing" });
+    tracker.transition("t", "timeout");
+    const retried = tracker.transition("t", "queued", { reason: "manual retry" });
+    expect(retried.timedOut).toBe(false);
+    expect(retried.completedAt).toBeUndefined();
+    expect(retried.transitions?.some((t) => t.to === "timeout")).toBe(true);
+  });
+});
+
+describe("files written by other tools", () => {
+  it("loads a seed-shaped file and keeps fields it does not know on rewrite", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aSeedShapedRequest("seed-1"));
+    writeRequestFile(stateDir, { ...aSeedShapedRequest("seed-2"), chatId: "chat-abc", requestId: "seed-2" });
+    const tracker = aTracker({ stateDir });
+
+    expect(tracker.get("seed-1")).toMatchObject({ chatId: 123456789, state: "processing", gatewayHost: "builder-7" });
+    expect(tracker.get("seed-2")?.chatId).toBe("chat-abc");
+
+    const done = tracker.transition("seed-1", "completed", { fields: { output: "done" } });
+    expect(done.version).toBe(1);
+    const onDisk = JSON.parse(readRaw(stateDir, "seed-1"));
+    expect(onDisk.gatewayHost).toBe("builder-7");
+    expect(onDisk.callback).toEqual({ success: false, attempts: 1, retryTimestamps: ["2026-02-07T10:00:00Z"] });
+    expect(onDisk.transitions).toEqual([{ from: "processing", to: "completed", at: done.lastUpdatedAt, fields: ["output"] }]);
+  });
+
+  it("ignores the seed's by-workspace copies and temp files", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aSeedShapedRequest("main-copy"));
+    fs.mkdirSync(path.join(stateDir, "requests/by-workspace/gateway"), { recursive: true });
+    fs.writeFileSync(path.join(stateDir, "requests/by-workspace/gateway/main-copy.json"), "{}");
+    fs.writeFileSync(path.join(stateDir, "requests/main-copy.json.tmp"), "{");
+    const tracker = aTracker({ stateDir });
+    expect(tracker.list().items.map((r) => r.requestId)).toEqual(["main-copy"]);
+    expect(tracker.openReport?.unreadable).toEqual([]);
+  });
+});
+
+describe("ids and workspace names are checked before they touch a path", () => {
+  const badIds = ["../x", "a/b", "", "x".repeat(200), "nul\0byte", "..", "a\\b", "/etc/passwd", "ünïcode"];
+
+  it.each(badIds)("refuses the id %j everywhere, with a clear error", (bad) => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    for (const call of [
+      () => tracker.create({ requestId: bad, workspace: "gw" }),
+      () => tracker.get(bad),
+      () => tracker.update(bad, { fields: { model: "m" } }),
+      () => tracker.transition(bad, "queued"),
+      () => tracker.restore(bad),
+    ]) {
+      const { code, message } = codeOf(call);
+      expect(code).toBe("BAD_INPUT");
+      expect(message).toMatch(/^Invalid request id/);
+    }
+    expect(fs.readdirSync(path.join(stateDir, "requests"))).toEqual([]);
+    expect(fs.existsSync(path.join(stateDir, "x"))).toBe(false);
+  });
+
+  it.each(["../x", "a/b", "", "w".repeat(65), "nul\0"])("refuses the workspace %j", (bad) => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    expect(codeOf(() => tracker.create({ requestId: "ok", workspace: bad })).message).toMatch(/^Invalid workspace/);
+    expect(fs.readdirSync(path.join(stateDir, "requests"))).toEqual([]);
+  });
+});
+
+describe("listing", () => {
+  function seeded() {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    const plan: [string, string, "created" | "queued" | "processing", string?][] = [
+      ["a1", "alpha", "queued", "s1"],
+      ["a2", "alpha", "processing", "s1"],
+      ["a3", "alpha", "created"],
+      ["b1", "beta", "queued", "s2"],
+      ["b2", "beta", "processing"],
+      ["b3", "beta", "queued", "s2"],
+    ];
+    for (const [requestId, workspace, state, sessionId] of plan) {
+      clock.advance(1000);
+      tracker.create({ requestId, workspace, state, ...(sessionId && { sessionId }) });
+    }
+    clock.advance(1000);
+    tracker.transition("a2", "completed");
+    return { tracker, clock };
+  }
+
+  it("filters by workspace, states, session and time, newest update first", () => {
+    const { tracker, clock } = seeded();
+    const ids = (filters: Parameters<typeof tracker.list>[0]) => tracker.list(filters).items.map((r) => r.requestId);
+    expect(ids({})).toEqual(["a2", "b3", "b2", "b1", "a3", "a1"]);
+    expect(ids({ workspace: "beta" })).toEqual(["b3", "b2", "b1"]);
+    expect(ids({ states: ["queued"] })).toEqual(["b3", "b1", "a1"]);
+    expect(ids({ states: ["processing", "completed"] })).toEqual(["a2", "b2"]);
+    expect(ids({ sessionId: "s2" })).toEqual(["b3", "b1"]);
+    const start = clock.now() - 7000;
+    expect(ids({ createdFrom: start + 2000, createdTo: start + 4000 })).toEqual(["a2", "a3"]);
+    expect(ids({ updatedFrom: clock.now() })).toEqual(["a2"]);
+    expect(ids({ sort: "createdAt", order: "asc" })).toEqual(["a1", "a2", "a3", "b1", "b2", "b3"]);
+  });
+
+  it("pages with a keyset cursor without gaps or repeats", () => {
+    const { tracker } = seeded();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = tracker.list({ limit: 4, cursor });
+      seen.push(...page.items.map((r) => r.requestId));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(["a2", "b3", "b2", "b1", "a3", "a1"]);
+  });
+
+  it("returns summaries with the time the request entered its state", () => {
+    const { tracker, clock } = seeded();
+    const [first] = tracker.list({ limit: 1 }).items;
+    expect(first).toMatchObject({ requestId: "a2", state: "completed", previousState: "processing", stateSince: clock.now(), workspace: "alpha", sessionId: "s1", attempt: 1 });
+    expect(first).not.toHaveProperty("doc");
+  });
+
+  it("counts every state, zeros included", () => {
+    const { tracker } = seeded();
+    expect(tracker.countsByState()).toEqual({ created: 1, queued: 3, processing: 1, completed: 1, failed: 0, timeout: 0 });
+    expect(tracker.countsByState({ workspace: "alpha" })).toEqual({ created: 1, queued: 1, processing: 0, completed: 1, failed: 0, timeout: 0 });
+  });
+
+  it("refuses bad filters and foreign cursors", () => {
+    const { tracker } = seeded();
+    expect(codeOf(() => tracker.list({ states: ["done" as never] })).message).toMatch(/field 'states.0'/);
+    expect(codeOf(() => tracker.list({ limit: 0 })).code).toBe("BAD_INPUT");
+    expect(codeOf(() => tracker.list({ cursor: "garbage" })).message).toMatch(/Invalid cursor/);
+    const cursor = tracker.list({ limit: 1 }).nextCursor!;
+    expect(codeOf(() => tracker.list({ cursor, sort: "createdAt" })).message).toMatch(/another sort order/);
+  });
+});
+
+describe("the index", () => {
+  it("is rebuilt from the files when deleted", () => {
+    const stateDir = tempStateDir();
+    const first = openTracker({ stateDir });
+    first.create({ requestId: "keep-1", workspace: "gw", state: "queued" });
+    first.create({ requestId: "keep-2", workspace: "gw" });
+    const generation = first.generation();
+    first.close();
+    for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
+
+    const second = aTracker({ stateDir, recover: false });
+    expect(second.list().items.map((r) => r.requestId).sort()).toEqual(["keep-1", "keep-2"]);
+    expect(second.get("keep-1")?.state).toBe("queued");
+    expect(second.generation()).not.toBe(generation);
+  });
+
+  it("is replaced when it is not a database", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aSeedShapedRequest("survivor"));
+    fs.writeFileSync(path.join(stateDir, "index.db"), "this is not sqlite");
+    const tracker = aTracker({ stateDir });
+    expect(tracker.get("survivor")?.state).toBe("processing");
+  });
+});
+
+describe("options", () => {
+  it("are checked up front with exact messages", () => {
+    expect(codeOf(() => openTracker({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
+    expect(codeOf(() => openTracker({ hungAfterMs: -1 })).message).toBe('Option "hungAfterMs" must be a positive number of milliseconds.');
+  });
+
+  it("take the state directory from REQWATCH_STATE_DIR", () => {
+    const stateDir = tempStateDir();
+    const previous = process.env.REQWATCH_STATE_DIR;
+    process.env.REQWATCH_STATE_DIR = stateDir;
+    try {
+      const tracker = openTracker();
+      expect(tracker.stateDir.root).toBe(stateDir);
+      tracker.create({ requestId: "env", workspace: "gw" });
+      tracker.close();
+      expect(fs.existsSync(requestPath(stateDir, "env"))).toBe(true);
+    } finally {
+      if (previous === undefined) delete process.env.REQWATCH_STATE_DIR;
+      else process.env.REQWATCH_STATE_DIR = previous;
+    }
+  });
+});

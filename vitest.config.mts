@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["tests/unit/**/*.test.ts", "tests/integration/**/*.test.ts"],
+    // The child processes of the integration tests run the bundled library (dist/); build it first.
+    globalSetup: ["tests/helpers/buildLib.ts"],
+    testTimeout: 30_000,
+    pool: "forks",
+  },
+});
