@@ -17,8 +17,9 @@ export default defineConfig([
     },
   },
   {
-    // The bin shim is CommonJS on purpose: it loads the bundled CLI with no loader in between.
-    files: ["bin/**/*.js"],
+    // CommonJS on purpose: the bin shim loads the bundled CLI with no loader in between, and the
+    // test workers load the bundled library as a user would.
+    files: ["bin/**/*.js", "**/*.cjs"],
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },
 ]);

@@ -93,6 +93,16 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
   return report;
 }
 
+const RESTORED_REASON = "restored from the archive";
+
+function isRestoredCopy(current: RequestRecord, archived: RequestRecord): boolean {
+  return (
+    current.createdAt === archived.createdAt &&
+    (current.version ?? 0) === (archived.version ?? 0) + 1 &&
+    current.transitions?.at(-1)?.reason === RESTORED_REASON
+  );
+}
+
 /** Bring an archived request back as a file, as it was when it was archived. */
 export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): RequestRecord {
   const archiveDb = archive();
@@ -104,17 +114,12 @@ export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId
       return current;
     }
     if (current) {
-      // A restore cut short after writing the file: the archive copy is the older one.
-      if ((current.version ?? 0) >= (archived.version ?? 0)) {
-        removeArchived(archiveDb, requestId);
-        outcome = "restored";
-        return current;
-      }
-      outcome = "exists";
+      // Our own restore, cut short after writing the file and before clearing the archive row.
+      outcome = isRestoredCopy(current, archived) ? "restored" : "exists";
       return current;
     }
     outcome = "restored";
-    return applyChange(archived, { reason: "restored from the archive", by: "restore" }, ctx.now());
+    return applyChange(archived, { reason: RESTORED_REASON, by: "restore" }, ctx.now());
   });
   if (outcome === "missing") throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive.`);
   if (outcome === "exists") throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists; it was not restored over.`);

@@ -33,7 +33,10 @@ export type ChangeInput = Change | ((current: RequestRecord) => Change);
 export interface Tracker {
   readonly stateDir: StateDir;
   readonly options: ResolvedTrackerOptions;
-  /** The recovery report of `open`, or null when it ran with `recover: false` and needed no rebuild. */
+  /**
+   * The recovery report of `open`; with `recover: false`, the report of the index rebuild if one
+   * was needed (no hung requests timed out), else null.
+   */
   readonly openReport: RecoveryReport | null;
   create(input: CreateInput): RequestRecord;
   /** Move a request to `to` (checked against the transition table), optionally setting fields. */
@@ -77,7 +80,9 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   let archiveDb: ArchiveDb | null = null;
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
 
-  const openReport = resolved.recover || opened.needsRebuild ? recover(ctx, { hungAfterMs: resolved.hungAfterMs }) : null;
+  // An index that must be rebuilt is rebuilt even with `recover: false`; only recovery changes states.
+  const openReport =
+    resolved.recover || opened.needsRebuild ? recover(ctx, { hungAfterMs: resolved.recover ? resolved.hungAfterMs : null }) : null;
 
   function mustExist(requestId: string, current: RequestRecord | null): RequestRecord {
     if (!current) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);

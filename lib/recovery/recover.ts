@@ -20,7 +20,8 @@ export interface RecoveryReport {
 }
 
 export interface RecoverOptions {
-  hungAfterMs: number;
+  /** Time out requests processing for longer than this; null only rebuilds the index (no state changes). */
+  hungAfterMs: number | null;
 }
 
 /**
@@ -33,21 +34,7 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
   const reconciled = reconcile(ctx);
   writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
 
-  const cutoff = ctx.now() - options.hungAfterMs;
-  const hung = ctx.db
-    .prepare("SELECT id FROM requests WHERE state = 'processing' AND COALESCE(processing_started_at, state_since) < ?")
-    .pluck()
-    .all(cutoff) as string[];
-  const reason = `processing for longer than the hung threshold (${formatDuration(options.hungAfterMs)})`;
-  const timedOut: string[] = [];
-  for (const id of hung) {
-    commitChange(ctx, id, (current) => {
-      // Re-checked under the lock: it may have moved on since the query.
-      if (!current || current.state !== "processing" || stateEnteredAt(current) >= cutoff) return current;
-      timedOut.push(id);
-      return applyChange(current, { to: "timeout", reason, by: "recovery" }, ctx.now());
-    });
-  }
+  const timedOut = options.hungAfterMs === null ? [] : timeOutHung(ctx, options.hungAfterMs);
 
   return {
     scanned: reconciled.scanned,
@@ -57,4 +44,23 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
     unreadable: reconciled.unreadable,
     durationMs: Math.round((performance.now() - started) * 10) / 10,
   };
+}
+
+function timeOutHung(ctx: TrackerContext, hungAfterMs: number): string[] {
+  const cutoff = ctx.now() - hungAfterMs;
+  const hung = ctx.db
+    .prepare("SELECT id FROM requests WHERE state = 'processing' AND COALESCE(processing_started_at, state_since) < ?")
+    .pluck()
+    .all(cutoff) as string[];
+  const reason = `processing for longer than the hung threshold (${formatDuration(hungAfterMs)})`;
+  const timedOut: string[] = [];
+  for (const id of hung) {
+    commitChange(ctx, id, (current) => {
+      // Re-checked under the lock: it may have moved on since the query.
+      if (!current || current.state !== "processing" || stateEnteredAt(current) >= cutoff) return current;
+      timedOut.push(id);
+      return applyChange(current, { to: "timeout", reason, by: "recovery" }, ctx.now());
+    });
+  }
+  return timedOut;
 }

@@ -1,0 +1,35 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+
+export const WORKERS = path.resolve(__dirname, "workers");
+
+/** Child processes start faster without the machine's extra CA bundle, which they never use. */
+export function childEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+}
+
+export function startWorker(script: string, args: string[]): ChildProcess {
+  return spawn(process.execPath, [path.join(WORKERS, script), ...args], { stdio: ["ignore", "pipe", "pipe"], env: childEnv() });
+}
+
+export function waitForLine(child: ChildProcess, line: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    let errors = "";
+    child.stderr?.on("data", (chunk) => (errors += chunk));
+    child.stdout?.on("data", (chunk) => {
+      seen += chunk;
+      if (seen.includes(line)) resolve();
+    });
+    child.on("exit", (code) => reject(new Error(`worker exited (${code}) before "${line}": ${errors}`)));
+  });
+}
+
+export function waitForExit(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+    child.on("exit", (code) => resolve(code));
+  });
+}

@@ -1,0 +1,139 @@
+import fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { anOldCompletedRequest, aHungRequest, writeRequestFile } from "../helpers/builders";
+import { runCli } from "../helpers/cli";
+import { readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+
+describe("reqwatch CLI", () => {
+  it("create prints the new id, or the whole request with --json", () => {
+    const stateDir = tempStateDir();
+    const plain = runCli(["create", "--workspace", "gw", "--id", "cli-1", "--chat-id", "77", "--prompt", "hi"], { stateDir });
+    expect(plain).toMatchObject({ code: 0, stdout: "cli-1\n", stderr: "" });
+    const json = runCli(["create", "-w", "gw", "--state", "queued", "--json", "--set", "ticket=\"T-9\""], { stateDir });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ workspace: "gw", state: "queued", ticket: "T-9", version: 1 });
+    expect(JSON.parse(readRaw(stateDir, "cli-1"))).toMatchObject({ chatId: "77", prompt: "hi" });
+  });
+
+  it("update applies a transition and fields, and merges callback metadata (the stop hook)", () => {
+    const stateDir = tempStateDir();
+    runCli(["create", "-w", "gw", "--id", "hook", "--state", "processing"], { stateDir });
+    const done = runCli(["update", "hook", "--state", "completed", "--output", "ok", "--tokens", "12", "--exit-code", "0"], { stateDir });
+    expect(done).toMatchObject({ code: 0, stdout: "hook completed (version 2)\n" });
+
+    runCli(["update", "hook", "--callback-success", "false", "--callback-attempts", "1", "--callback-retry-timestamp", "2026-11-22T10:00:00Z", "--callback-error", "503"], { stateDir });
+    const second = runCli(["update", "hook", "--callback-success", "true", "--callback-attempts", "2", "--callback-retry-timestamp", "2026-11-22T10:00:05Z", "--reason", "delivered", "--by", "stop-hook", "--json"], { stateDir });
+    expect(second.code).toBe(0);
+    const request = JSON.parse(second.stdout);
+    expect(request.callback).toEqual({ success: true, attempts: 2, retryTimestamps: ["2026-11-22T10:00:00Z", "2026-11-22T10:00:05Z"], error: "503" });
+    expect(request.transitions.at(-1)).toMatchObject({ from: "completed", to: "completed", reason: "delivered", by: "stop-hook", fields: ["callback"] });
+  });
+
+  it("get prints the request as JSON", () => {
+    const stateDir = tempStateDir();
+    runCli(["create", "-w", "gw", "--id", "g1", "--model", "m1"], { stateDir });
+    const result = runCli(["get", "g1"], { stateDir });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(JSON.parse(readRaw(stateDir, "g1")));
+  });
+
+  it("list prints a table, filters, and pages as JSON", () => {
+    const stateDir = tempStateDir();
+    for (const [id, ws, state] of [["l1", "a", "queued"], ["l2", "a", "created"], ["l3", "b", "queued"]]) {
+      runCli(["create", "-w", ws!, "--id", id!, "--state", state!], { stateDir });
+    }
+    const table = runCli(["list", "--state", "queued"], { stateDir });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^ID\s+WORKSPACE\s+STATE/);
+    expect(table.stdout).toContain("l1");
+    expect(table.stdout).toContain("l3");
+    expect(table.stdout).not.toContain("l2");
+
+    const first = JSON.parse(runCli(["list", "--json", "--limit", "2", "--workspace", "a", "--state", "queued,created"], { stateDir }).stdout);
+    expect(first.items).toHaveLength(2);
+    expect(first.nextCursor).toBeNull();
+    const paged = JSON.parse(runCli(["list", "--json", "--limit", "2"], { stateDir }).stdout);
+    const rest = JSON.parse(runCli(["list", "--json", "--limit", "2", "--cursor", paged.nextCursor], { stateDir }).stdout);
+    expect([...paged.items, ...rest.items].map((r: { requestId: string }) => r.requestId).sort()).toEqual(["l1", "l2", "l3"]);
+    expect(runCli(["list"], { stateDir: tempStateDir() }).stdout).toBe("No requests match.\n");
+  });
+
+  it("recover reports hung requests, unreadable files and fixes", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aHungRequest("stuck"));
+    fs.writeFileSync(requestPath(stateDir, "broken"), "{");
+    const human = runCli(["recover"], { stateDir });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/Scanned 2 request files/);
+    expect(human.stdout).toMatch(/Timed out 1 hung request\(s\) \(processing > 1h\): stuck/);
+    expect(human.stdout).toMatch(/Unreadable \(kept\): requests\/broken.json: invalid JSON/);
+    const json = JSON.parse(runCli(["recover", "--json", "--hung-after", "10m"], { stateDir }).stdout);
+    expect(json).toMatchObject({ scanned: 2, timedOut: [], unreadable: [{ file: "requests/broken.json" }] });
+  });
+
+  it("cleanup previews with --dry-run, then archives; restore undoes it", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, anOldCompletedRequest("old"));
+    runCli(["create", "-w", "gw", "--id", "fresh"], { stateDir });
+    const preview = runCli(["cleanup", "--dry-run"], { stateDir });
+    expect(preview.stdout).toMatch(/Would archive and delete 1 request\(s\) not updated for 1d \(1 completed\)/);
+    expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(true);
+
+    const done = runCli(["cleanup", "--older-than", "24h"], { stateDir });
+    expect(done.stdout).toMatch(/Archived and deleted 1 of 1 request/);
+    expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(false);
+
+    expect(runCli(["restore", "old"], { stateDir })).toMatchObject({ code: 0, stdout: "Restored old (completed).\n" });
+    expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(true);
+  });
+
+  it("takes --state-dir over REQWATCH_STATE_DIR", () => {
+    const fromEnv = tempStateDir();
+    const fromFlag = tempStateDir();
+    expect(runCli(["--state-dir", fromFlag, "create", "-w", "gw", "--id", "where"], { stateDir: fromEnv }).code).toBe(0);
+    expect(fs.existsSync(requestPath(fromFlag, "where"))).toBe(true);
+    expect(fs.existsSync(requestPath(fromEnv, "where"))).toBe(false);
+  });
+
+  describe("exit codes", () => {
+    it("0 for --help", () => {
+      expect(runCli(["--help"]).code).toBe(0);
+    });
+
+    it.each([
+      [["update", "nope", "--state", "queued"], /^reqwatch: Request nope does not exist\.\n$/],
+      [["get", "../etc/passwd"], /^reqwatch: Invalid request id: "..\/etc\/passwd"/],
+      [["create", "-w", "a/b"], /^reqwatch: Invalid workspace/],
+      [["restore", "nothing"], /^reqwatch: Request nothing is not in the archive\.\n$/],
+    ])("1 with one clear line on stderr: %j", (args, message) => {
+      const result = runCli(args, { stateDir: tempStateDir() });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    });
+
+    it("1 for a refused transition, naming both states", () => {
+      const stateDir = tempStateDir();
+      runCli(["create", "-w", "gw", "--id", "t"], { stateDir });
+      const result = runCli(["update", "t", "--state", "completed"], { stateDir });
+      expect(result).toMatchObject({ code: 1, stderr: "reqwatch: Request t cannot move from 'created' to 'completed'.\n" });
+    });
+
+    it.each([
+      [["frobnicate"]],
+      [["create"]],
+      [["update"]],
+      [["update", "x", "--state", "done"]],
+      [["update", "x", "--tokens", "many"]],
+      [["list", "--state", "bogus"]],
+      [["cleanup", "--older-than", "soon"]],
+      [["list", "--no-such-flag"]],
+    ])("2 for a usage error: %j", (args) => {
+      const stateDir = tempStateDir();
+      const result = runCli(args, { stateDir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/error:/);
+      expect(fs.readdirSync(`${stateDir}`)).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,25 @@
+import { expect, it } from "vitest";
+import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
+import { startWorker, waitForExit } from "../helpers/processes";
+
+it("4 processes x 500 read-modify-write updates on the same 10 requests lose none", async () => {
+  const stateDir = tempStateDir();
+  const tracker = aTracker({ stateDir });
+  const ids = Array.from({ length: 10 }, (_, i) => `shared-${i}`);
+  for (const requestId of ids) tracker.create({ requestId, workspace: "race", counter: 0 } as never);
+
+  const workers = Array.from({ length: 4 }, () => startWorker("incrementCounters.cjs", [stateDir, "500", ...ids]));
+  const codes = await Promise.all(workers.map(waitForExit));
+  expect(codes).toEqual([0, 0, 0, 0]);
+
+  let total = 0;
+  for (const id of ids) {
+    const onDisk = JSON.parse(readRaw(stateDir, id));
+    expect(onDisk.counter).toBe(200);
+    expect(onDisk.version).toBe(201);
+    expect(onDisk.transitions).toHaveLength(201);
+    expect(tracker.get(id)).toEqual(onDisk);
+    total += onDisk.counter;
+  }
+  expect(total).toBe(4 * 500);
+}, 120_000);

@@ -1,0 +1,64 @@
+import fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
+import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+
+const HOUR = 60 * 60 * 1000;
+
+function seeded() {
+  const stateDir = tempStateDir();
+  const now = Date.now();
+  writeRequestFile(stateDir, anOldCompletedRequest("old-done"));
+  writeRequestFile(stateDir, aRequest({ requestId: "old-failed", state: "failed", lastUpdatedAt: now - 48 * HOUR, createdAt: now - 49 * HOUR }));
+  writeRequestFile(stateDir, aRequest({ requestId: "old-queued", state: "queued", lastUpdatedAt: now - 48 * HOUR, createdAt: now - 49 * HOUR }));
+  writeRequestFile(stateDir, aRequest({ requestId: "new-done", state: "completed", lastUpdatedAt: now - HOUR }));
+  return { stateDir, tracker: aTracker({ stateDir }) };
+}
+
+describe("cleanup", () => {
+  it("in a dry run reports what would go and touches nothing", () => {
+    const { stateDir, tracker } = seeded();
+    const before = fs.readdirSync(`${stateDir}/requests`).sort();
+    const report = tracker.cleanup({ dryRun: true });
+    expect(report).toMatchObject({ dryRun: true, matched: 2, archived: 0, byState: { completed: 1, failed: 1 } });
+    expect(report.ids).toEqual(["old-failed", "old-done"]);
+    expect(fs.readdirSync(`${stateDir}/requests`).sort()).toEqual(before);
+    expect(tracker.get("old-done")).not.toBeNull();
+  });
+
+  it("archives terminal requests older than the retention, then deletes their files", () => {
+    const { stateDir, tracker } = seeded();
+    const report = tracker.cleanup();
+    expect(report).toMatchObject({ dryRun: false, matched: 2, archived: 2, skipped: [] });
+    expect(fs.existsSync(requestPath(stateDir, "old-done"))).toBe(false);
+    expect(tracker.get("old-done")).toBeNull();
+    expect(tracker.get("old-queued")?.state).toBe("queued");
+    expect(tracker.get("new-done")?.state).toBe("completed");
+  });
+
+  it("takes the age and the states from the caller", () => {
+    const { tracker } = seeded();
+    const report = tracker.cleanup({ olderThanMs: 30 * 60 * 1000, states: ["completed", "queued"] });
+    expect(report.ids.sort()).toEqual(["new-done", "old-done", "old-queued"]);
+  });
+
+  it("restore brings a request back as it was, recorded in its history", () => {
+    const { stateDir, tracker } = seeded();
+    const original = JSON.parse(readRaw(stateDir, "old-done"));
+    tracker.cleanup();
+    const restored = tracker.restore("old-done");
+    expect(restored).toMatchObject({ ...original, lastUpdatedAt: restored.lastUpdatedAt, version: 1 });
+    expect(restored.transitions?.at(-1)).toMatchObject({ from: "completed", to: "completed", reason: "restored from the archive" });
+    expect(tracker.get("old-done")?.state).toBe("completed");
+    expect(() => tracker.restore("old-done")).toThrow(/already exists|not in the archive/);
+    expect(() => tracker.restore("never-archived")).toThrow(/not in the archive/);
+  });
+
+  it("never restores over a request that exists", () => {
+    const { tracker } = seeded();
+    tracker.cleanup();
+    tracker.create({ requestId: "old-done", workspace: "ws" });
+    expect(() => tracker.restore("old-done")).toThrow(/already exists; it was not restored over/);
+    expect(tracker.get("old-done")?.state).toBe("created");
+  });
+});

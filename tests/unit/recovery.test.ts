@@ -1,0 +1,138 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { openTracker } from "../../lib/tracker";
+import { aHungRequest, aRequest, aSeedShapedRequest, writeRequestFile } from "../helpers/builders";
+import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+
+describe("recovery on open", () => {
+  it("times out requests processing past the hung threshold, with a reason, and leaves the rest", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aHungRequest("hung-1"));
+    writeRequestFile(stateDir, aSeedShapedRequest("recent"));
+    const tracker = aTracker({ stateDir });
+
+    expect(tracker.openReport?.timedOut).toEqual(["hung-1"]);
+    const hung = tracker.get("hung-1")!;
+    expect(hung).toMatchObject({ state: "timeout", previousState: "processing", timedOut: true });
+    expect(hung.transitions?.at(-1)).toMatchObject({ from: "processing", to: "timeout", by: "recovery", reason: "processing for longer than the hung threshold (1h)" });
+    expect(tracker.get("recent")?.state).toBe("processing");
+  });
+
+  it("takes the hung threshold from the options", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aSeedShapedRequest("three-seconds-in"));
+    const tracker = aTracker({ stateDir, hungAfterMs: 1000 });
+    expect(tracker.openReport?.timedOut).toEqual(["three-seconds-in"]);
+  });
+
+  it("removes temp files left by crashed writers but not a foreign writer's fresh one", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aSeedShapedRequest("r"));
+    const dir = path.join(stateDir, "requests");
+    const ours = ".r.json.12345.0badf00d.tmp";
+    fs.writeFileSync(path.join(dir, ours), '{"torn":');
+    fs.writeFileSync(path.join(dir, "r.json.tmp"), "{"); // a jq hook, mid-write
+    const oldForeign = path.join(dir, "old.json.tmp");
+    fs.writeFileSync(oldForeign, "{");
+    const anHourAgo = new Date(Date.now() - 60 * 60 * 1000);
+    fs.utimesSync(oldForeign, anHourAgo, anHourAgo);
+
+    const tracker = aTracker({ stateDir });
+
+    expect(tracker.openReport?.removedTempFiles.sort()).toEqual([`requests/${ours}`, "requests/old.json.tmp"].sort());
+    expect(fs.readdirSync(dir).sort()).toEqual(["r.json", "r.json.tmp"]);
+  });
+
+  it("parses only what changed since the index saw it", () => {
+    const stateDir = tempStateDir();
+    for (let i = 0; i < 20; i++) writeRequestFile(stateDir, aRequest({ requestId: `r${i}` }));
+    openTracker({ stateDir }).close();
+
+    writeRequestFile(stateDir, aRequest({ requestId: "r3", state: "queued" }));
+    fs.rmSync(requestPath(stateDir, "r4"));
+    writeRequestFile(stateDir, aRequest({ requestId: "new" }));
+    const tracker = aTracker({ stateDir });
+    const report = tracker.recover();
+
+    expect(tracker.openReport).toMatchObject({ scanned: 20, changed: 3 });
+    expect(report).toMatchObject({ scanned: 20, changed: 0 });
+    expect(tracker.get("r3")?.state).toBe("queued");
+    expect(tracker.get("r4")).toBeNull();
+    expect(tracker.get("new")).not.toBeNull();
+  });
+});
+
+describe("unreadable files", () => {
+  const bad: [string, string | Buffer, RegExp][] = [
+    ["invalid-json", "{ not json", /invalid JSON/],
+    ["empty", "", /the file is empty/],
+    ["truncated", JSON.stringify(aSeedShapedRequest("truncated")).slice(0, 60), /invalid JSON/],
+    ["wrong-types", JSON.stringify({ ...aSeedShapedRequest("wrong-types"), state: "done", createdAt: "yesterday" }), /field 'state'/],
+    ["missing-fields", JSON.stringify({ requestId: "missing-fields" }), /field 'workspace'/],
+    ["an-array", "[1,2,3]", /expected a JSON object/],
+    ["name-mismatch", JSON.stringify(aSeedShapedRequest("someone-else")), /file name says 'name-mismatch' but requestId is 'someone-else'/],
+    ["binary", Buffer.from([0x00, 0xff, 0x13, 0x37, 0x80]), /invalid JSON/],
+  ];
+
+  it("are reported with a reason, kept on disk, and do not hide the others", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aSeedShapedRequest("good-1"));
+    for (const [id, content] of bad) fs.writeFileSync(requestPath(stateDir, id), content);
+    fs.writeFileSync(path.join(stateDir, "requests", "bad name.json"), "{}");
+    writeRequestFile(stateDir, aSeedShapedRequest("good-2"));
+    const big = { ...aSeedShapedRequest("ten-megabytes"), output: "x".repeat(10 * 1024 * 1024) };
+    writeRequestFile(stateDir, big);
+
+    const tracker = aTracker({ stateDir });
+    const report = tracker.openReport!;
+
+    for (const [id, , reason] of bad) {
+      const entry = report.unreadable.find((u) => u.file === `requests/${id}.json`);
+      expect(entry?.reason, id).toMatch(reason);
+      expect(fs.existsSync(requestPath(stateDir, id)), `${id} kept`).toBe(true);
+    }
+    expect(report.unreadable.find((u) => u.file === "requests/bad name.json")?.reason).toBe("the file name is not a valid request id");
+    expect(tracker.list().items.map((r) => r.requestId).sort()).toEqual(["good-1", "good-2", "ten-megabytes"]);
+    expect(tracker.get("ten-megabytes")?.output).toHaveLength(10 * 1024 * 1024);
+    expect(tracker.unreadableFiles().map((u) => u.file)).toEqual(report.unreadable.map((u) => u.file));
+  });
+
+  it("keep the last good indexed state, and recover when fixed", () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    tracker.create({ requestId: "flaky", workspace: "gw", state: "queued" });
+    const good = readRaw(stateDir, "flaky");
+    fs.writeFileSync(requestPath(stateDir, "flaky"), good.slice(0, 30));
+
+    const broken = tracker.recover();
+    expect(broken.unreadable).toEqual([{ file: "requests/flaky.json", reason: expect.stringMatching(/invalid JSON/) }]);
+    expect(tracker.get("flaky")?.state).toBe("queued");
+    expect(tracker.recover().unreadable).toHaveLength(1);
+
+    fs.writeFileSync(requestPath(stateDir, "flaky"), good);
+    expect(tracker.recover().unreadable).toEqual([]);
+    expect(tracker.unreadableFiles()).toEqual([]);
+  });
+
+  it("refuse a write to a corrupt file with a clear error, and keep it", () => {
+    const stateDir = tempStateDir();
+    fs.mkdirSync(path.join(stateDir, "requests"), { recursive: true });
+    fs.writeFileSync(requestPath(stateDir, "corrupt"), "{");
+    const tracker = aTracker({ stateDir });
+    expect(() => tracker.transition("corrupt", "queued")).toThrow(/requests\/corrupt.json: invalid JSON/);
+    expect(readRaw(stateDir, "corrupt")).toBe("{");
+  });
+
+  it("do not follow a symlink that points outside the state directory", () => {
+    const stateDir = tempStateDir();
+    const outside = path.join(tempStateDir(), "secret.json");
+    fs.writeFileSync(outside, JSON.stringify(aSeedShapedRequest("linked")));
+    fs.mkdirSync(path.join(stateDir, "requests"), { recursive: true });
+    fs.symlinkSync(outside, requestPath(stateDir, "linked"));
+    const tracker = aTracker({ stateDir });
+    expect(tracker.openReport?.unreadable).toEqual([{ file: "requests/linked.json", reason: "is a symbolic link; links are not followed" }]);
+    expect(() => tracker.transition("linked", "completed")).toThrow(/symbolic link/);
+    expect(JSON.parse(fs.readFileSync(outside, "utf8")).state).toBe("processing");
+  });
+});
