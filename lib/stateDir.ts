@@ -17,11 +17,12 @@ export interface StateDir {
 
 /** `explicit` (an option or `--state-dir`), else `REQWATCH_STATE_DIR`, else `./.reqwatch`. */
 export function resolveStateDirPath(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(explicit || env[STATE_DIR_ENV] || DEFAULT_STATE_DIR);
+  // The state directory is chosen at run time; tell Next's file tracer not to trace the project for it.
+  return path.resolve(/*turbopackIgnore: true*/ explicit || env[STATE_DIR_ENV] || DEFAULT_STATE_DIR);
 }
 
 export function stateDirAt(root: string): StateDir {
-  const absolute = path.resolve(root);
+  const absolute = path.resolve(/*turbopackIgnore: true*/ root);
   const requestsDir = path.join(absolute, "requests");
   return {
     root: absolute,

@@ -1,0 +1,10 @@
+import type { State } from "@/lib/states";
+import { stateColor } from "./stateStyle";
+
+export function StateBadge({ state }: { state: State }) {
+  return (
+    <span className="state" style={stateColor(state)}>
+      {state}
+    </span>
+  );
+}

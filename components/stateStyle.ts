@@ -1,0 +1,7 @@
+import type { CSSProperties } from "react";
+import type { State } from "@/lib/states";
+
+/** Each state's colour comes from the CSS variable of the same name. */
+export function stateColor(state: State): CSSProperties {
+  return { ["--state-color" as string]: `var(--${state})` };
+}

@@ -1,0 +1,41 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const SOURCES = ["app", "components", "lib", "public", "next.config.mjs", "package.json", "tsconfig.json"];
+
+function newestMtime(entry) {
+  let stat;
+  try {
+    stat = fs.statSync(entry);
+  } catch {
+    return 0;
+  }
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const name of fs.readdirSync(entry)) newest = Math.max(newest, newestMtime(path.join(entry, name)));
+  return newest;
+}
+
+/** True when there is no production build, or a source file changed after it was made. */
+export function buildIsStale() {
+  let built;
+  try {
+    built = fs.statSync(path.join(ROOT, ".next", "BUILD_ID")).mtimeMs;
+  } catch {
+    return true;
+  }
+  return SOURCES.some((source) => newestMtime(path.join(ROOT, source)) > built);
+}
+
+/** Run `npm run build` when the build is missing or stale; exit with its code if it fails. */
+export function ensureBuild({ log = console.log } = {}) {
+  if (!buildIsStale()) return;
+  log("reqwatch: building the dashboard (first start, or the sources changed)...");
+  const result = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) ensureBuild();

@@ -1,0 +1,52 @@
+// `npm start`: build the dashboard if needed, then serve it on 127.0.0.1.
+//   npm start -- --state-dir ../gateway/data/state --port 4600
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { ROOT, ensureBuild } from "./build-if-stale.mjs";
+
+const DEFAULT_PORT = 4600;
+const USAGE = "Usage: npm start -- [--state-dir PATH] [--port N] [--host 127.0.0.1]";
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      "state-dir": { type: "string" },
+      port: { type: "string" },
+      host: { type: "string" },
+      help: { type: "boolean" },
+    },
+  }));
+} catch (error) {
+  console.error(`reqwatch: ${error.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+const port = values.port ?? process.env.REQWATCH_PORT ?? process.env.PORT ?? String(DEFAULT_PORT);
+if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+  console.error(`reqwatch: invalid port "${port}".\n${USAGE}`);
+  process.exit(2);
+}
+const host = values.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
+if (!["127.0.0.1", "localhost", "::1"].includes(host)) {
+  console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+}
+// npm runs scripts from the package folder; a relative --state-dir means relative to where the user typed it.
+const invokedFrom = process.env.INIT_CWD ?? process.cwd();
+const stateDir = path.resolve(invokedFrom, values["state-dir"] ?? process.env.REQWATCH_STATE_DIR ?? path.join(ROOT, ".reqwatch"));
+
+ensureBuild();
+console.log(`reqwatch: state directory ${stateDir}`);
+console.log(`reqwatch: dashboard on http://${host.includes(":") ? `[${host}]` : host}:${port}/`);
+const next = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", host, "--port", port], {
+  cwd: ROOT,
+  stdio: "inherit",
+  env: { ...process.env, REQWATCH_STATE_DIR: stateDir },
+});
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => next.kill(signal));
+next.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

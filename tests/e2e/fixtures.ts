@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { test as base, expect } from "@playwright/test";
+import { openTracker, type Tracker } from "../../lib/tracker";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealth(url: string, server: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`the server exited (${server.exitCode}):\n${log()}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the server did not become healthy at ${url}:\n${log()}`);
+}
+
+interface Fixtures {
+  /** A fresh state directory for this test. */
+  stateDir: string;
+  /** The library, on the test's state directory: seed it before or while the app runs. */
+  tracker: Tracker;
+  /** The dashboard on a free port, serving `stateDir`; `page` and `request` use it as their base URL. */
+  app: { url: string };
+}
+
+export const test = base.extend<Fixtures>({
+  stateDir: async ({}, use) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-"));
+    await use(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  },
+
+  tracker: async ({ stateDir }, use) => {
+    const tracker = openTracker({ stateDir });
+    await use(tracker);
+    tracker.close();
+  },
+
+  app: async ({ stateDir }, use) => {
+    const port = await freePort();
+    let output = "";
+    const server = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
+      cwd: ROOT,
+      env: { ...process.env, REQWATCH_STATE_DIR: stateDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    server.stdout?.on("data", (chunk) => (output += chunk));
+    server.stderr?.on("data", (chunk) => (output += chunk));
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHealth(`${url}/api/health`, server, () => output);
+      await use({ url });
+    } finally {
+      server.kill("SIGTERM");
+      await new Promise((resolve) => (server.exitCode !== null ? resolve(null) : server.on("exit", resolve)));
+    }
+  },
+
+  baseURL: async ({ app }, use) => {
+    await use(app.url);
+  },
+});
+
+export { expect };

@@ -1,0 +1,65 @@
+import fs from "node:fs";
+import { expect, test } from "./fixtures";
+
+test("the first page shows the count per state and the most recently updated requests", async ({ page, tracker }) => {
+  tracker.create({ requestId: "req-queued", workspace: "gateway", state: "queued", model: "sonnet", sessionId: "sess-1" });
+  tracker.create({ requestId: "req-done", workspace: "gateway", state: "processing", model: "opus" });
+  tracker.transition("req-done", "completed", { fields: { tokens: 1234 } });
+  tracker.create({ requestId: "req-broken", workspace: "worker", state: "processing" });
+  tracker.transition("req-broken", "failed", { fields: { error: "<script>alert(1)</script>" } });
+
+  await page.goto("/");
+
+  const counts = page.getByRole("list", { name: "Requests by state" });
+  await expect(counts.getByRole("listitem", { name: "queued: 1" })).toBeVisible();
+  await expect(counts.getByRole("listitem", { name: "completed: 1" })).toBeVisible();
+  await expect(counts.getByRole("listitem", { name: "failed: 1" })).toBeVisible();
+  await expect(counts.getByRole("listitem", { name: "processing: 0" })).toBeVisible();
+
+  const table = page.getByRole("table", { name: "Recent requests" });
+  const rows = table.getByRole("row");
+  await expect(rows).toHaveCount(4);
+  // Newest update first.
+  await expect(rows.nth(1)).toContainText("req-broken");
+  await expect(rows.nth(2)).toContainText("req-done");
+  await expect(rows.nth(3)).toContainText("req-queued");
+  await expect(table.getByRole("row", { name: /req-done/ })).toContainText("completed");
+  await expect(table.getByRole("row", { name: /req-done/ })).toContainText("1234");
+  await expect(table.getByRole("row", { name: /req-queued/ })).toContainText("sess-1");
+});
+
+test("it shows a request written after the page was opened, on reload", async ({ page, tracker }) => {
+  await page.goto("/");
+  await expect(page.getByRole("status")).toContainText("No requests yet");
+  await expect(page.getByRole("status")).toContainText("REQWATCH_STATE_DIR");
+
+  tracker.create({ requestId: "late-arrival", workspace: "gateway", state: "queued" });
+  await page.reload();
+
+  await expect(page.getByRole("table", { name: "Recent requests" }).getByRole("row", { name: /late-arrival/ })).toBeVisible();
+  await expect(page.getByRole("listitem", { name: "queued: 1" })).toBeVisible();
+});
+
+test("only the 50 most recently updated requests are listed", async ({ page, tracker }) => {
+  for (let i = 0; i < 55; i++) tracker.create({ requestId: `bulk-${String(i).padStart(2, "0")}`, workspace: "bulk" });
+
+  await page.goto("/");
+
+  await expect(page.getByRole("listitem", { name: "created: 55" })).toBeVisible();
+  const rows = page.getByRole("table", { name: "Recent requests" }).getByRole("row");
+  await expect(rows).toHaveCount(51);
+  await expect(rows.nth(1)).toContainText("bulk-54");
+  await expect(page.getByRole("row", { name: /bulk-04/ })).toHaveCount(0);
+});
+
+test("an unreadable file is reported and the other requests still show", async ({ page, stateDir, tracker }) => {
+  tracker.create({ requestId: "healthy", workspace: "gateway" });
+  fs.writeFileSync(`${stateDir}/requests/mangled.json`, '{"requestId": "mangled", "state": ');
+  // Until the watcher lands, a file written behind the tracker's back is found by recovery (`reqwatch recover`).
+  tracker.recover();
+
+  await page.goto("/");
+
+  await expect(page.getByText(/could not be read/)).toContainText("requests/mangled.json (invalid JSON");
+  await expect(page.getByRole("row", { name: /healthy/ })).toBeVisible();
+});
