@@ -33,6 +33,8 @@ function connect(file: string): IndexDb {
   // The files are the source of truth and the index is rebuildable, so a commit lost to a power
   // cut is repaired by reconciliation; NORMAL keeps each write to one fsync (the file's).
   db.pragma("synchronous = NORMAL");
+  // Room for the indexes of ~100k requests: a rebuild inserts into five b-trees at once.
+  db.pragma("cache_size = -65536");
   return db;
 }
 
