@@ -1,10 +1,6 @@
 import type { RequestSummary } from "@/lib/index/queries/listRequests";
-import { formatDuration } from "@/lib/duration";
+import { formatAgo, formatDuration } from "@/lib/duration";
 import { StateBadge } from "./StateBadge";
-
-function ago(then: number, now: number): string {
-  return `${formatDuration(Math.max(0, now - then))} ago`;
-}
 
 /** The most recently updated requests. Text from request files is rendered as text, never as HTML. */
 export function RecentRequestsTable({ requests, now }: { requests: RequestSummary[]; now: number }) {
@@ -34,7 +30,7 @@ export function RecentRequestsTable({ requests, now }: { requests: RequestSummar
             <td className="num">{request.attempt ?? "—"}</td>
             <td>{request.model ?? "—"}</td>
             <td className="num">{request.tokens ?? "—"}</td>
-            <td className="num" title={new Date(request.lastUpdatedAt).toISOString()}>{ago(request.lastUpdatedAt, now)}</td>
+            <td className="num" title={new Date(request.lastUpdatedAt).toISOString()}>{formatAgo(request.lastUpdatedAt, now)}</td>
           </tr>
         ))}
       </tbody>

@@ -27,3 +27,8 @@ export function formatDuration(ms: number): string {
   }
   return parts.slice(0, 2).join(" ");
 }
+
+/** `5m 12s ago`; a time in the future reads as `0ms ago`. */
+export function formatAgo(then: number, now: number): string {
+  return `${formatDuration(Math.max(0, now - then))} ago`;
+}

@@ -70,19 +70,16 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
   }
   return {
     stateDir: resolveStateDirPath(options.stateDir, env),
-    hungAfterMs:
-      options.hungAfterMs !== undefined
-        ? positiveMs(options.hungAfterMs, "hungAfterMs")
-        : env.REQWATCH_HUNG_AFTER
-          ? parseDuration(env.REQWATCH_HUNG_AFTER, "REQWATCH_HUNG_AFTER")
-          : DEFAULT_HUNG_AFTER_MS,
-    retentionMs:
-      options.retentionMs !== undefined
-        ? positiveMs(options.retentionMs, "retentionMs")
-        : env.REQWATCH_RETENTION
-          ? parseDuration(env.REQWATCH_RETENTION, "REQWATCH_RETENTION")
-          : DEFAULT_RETENTION_MS,
+    hungAfterMs: durationSetting(options.hungAfterMs, "hungAfterMs", env, "REQWATCH_HUNG_AFTER", DEFAULT_HUNG_AFTER_MS),
+    retentionMs: durationSetting(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
     recover: options.recover ?? true,
     now: options.now ?? Date.now,
   };
+}
+
+/** The option if given, else the environment variable (a duration such as `1h`), else the default. */
+function durationSetting(value: unknown, name: string, env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+  if (value !== undefined) return positiveMs(value, name);
+  const fromEnv = env[variable];
+  return fromEnv ? parseDuration(fromEnv, variable) : fallback;
 }

@@ -1,5 +1,3 @@
-import { formatDuration } from "../duration";
-
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
@@ -15,8 +13,4 @@ export function printTable(headers: string[], rows: string[][]): void {
     cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd();
   printLine(line(headers));
   for (const row of rows) printLine(line(row));
-}
-
-export function ago(then: number, now: number): string {
-  return `${formatDuration(Math.max(0, now - then))} ago`;
 }

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
-import type { RequestFields } from "../../schema";
 import { withTracker } from "../context";
+import { fieldsFromOptions } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, integer, timestamp } from "../parse";
 
@@ -21,15 +21,7 @@ export function registerCreate(program: Command): void {
     .option("--reason <text>", "why, for the history")
     .option("--json", "print the whole request as JSON")
     .action(async (options, command: Command) => {
-      const fields: RequestFields = {
-        ...(options.set ?? {}),
-        ...(options.chatId !== undefined && { chatId: options.chatId }),
-        ...(options.session !== undefined && { sessionId: options.session }),
-        ...(options.prompt !== undefined && { prompt: options.prompt }),
-        ...(options.model !== undefined && { model: options.model }),
-        ...(options.maxAttempts !== undefined && { maxAttempts: options.maxAttempts }),
-        ...(options.timeoutAt !== undefined && { timeoutAt: options.timeoutAt }),
-      };
+      const fields = fieldsFromOptions(options);
       const request = await withTracker(command, (tracker) =>
         tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
       );

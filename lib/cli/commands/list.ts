@@ -2,7 +2,8 @@ import { Option, type Command } from "commander";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../listFilters";
 import type { State } from "../../states";
 import { withTracker } from "../context";
-import { ago, printJson, printLine, printTable } from "../output";
+import { formatAgo, formatDuration } from "../../duration";
+import { printJson, printLine, printTable } from "../output";
 import { integer, since, states } from "../parse";
 
 export function registerList(program: Command): void {
@@ -42,7 +43,7 @@ export function registerList(program: Command): void {
       const now = Date.now();
       printTable(
         ["ID", "WORKSPACE", "STATE", "IN STATE", "ATTEMPT", "MODEL", "UPDATED"],
-        page.items.map((r) => [r.requestId, r.workspace, r.state, ago(r.stateSince, now).replace(" ago", ""), String(r.attempt ?? "-"), r.model ?? "-", ago(r.lastUpdatedAt, now)]),
+        page.items.map((r) => [r.requestId, r.workspace, r.state, formatDuration(Math.max(0, now - r.stateSince)), String(r.attempt ?? "-"), r.model ?? "-", formatAgo(r.lastUpdatedAt, now)]),
       );
       if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
     });

@@ -1,27 +1,20 @@
 import { Option, type Command } from "commander";
-import type { CallbackInfo, RequestFields, RequestRecord } from "../../schema";
+import type { CallbackInfo, RequestRecord } from "../../schema";
 import { STATES } from "../../states";
 import type { Change } from "../../transition";
 import { withTracker } from "../context";
+import { fieldsFromOptions, type FieldOptions } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, boolean, collect, integer, timestamp } from "../parse";
 
-interface UpdateOptions {
+interface UpdateOptions extends FieldOptions {
   state?: (typeof STATES)[number];
   reason?: string;
   by: string;
-  prompt?: string;
-  model?: string;
-  tokens?: number;
-  exitCode?: number;
-  output?: string;
-  error?: string;
-  timeoutAt?: number;
   callbackSuccess?: boolean;
   callbackAttempts?: number;
   callbackRetryTimestamp?: string[];
   callbackError?: string;
-  set?: Record<string, unknown>;
   json?: boolean;
 }
 
@@ -50,6 +43,7 @@ export function registerUpdate(program: Command): void {
     .addOption(new Option("--state <state>", "move to this state (checked against the transition table)").choices(STATES))
     .option("--reason <text>", "why, for the history")
     .option("--by <who>", "who made the change, for the history", "cli")
+    .option("--session <sessionId>", "the session the request belongs to")
     .option("--prompt <text>", "the prompt")
     .option("--model <name>", "the model")
     .option("--tokens <n>", "tokens used", integer)
@@ -64,16 +58,7 @@ export function registerUpdate(program: Command): void {
     .option("--set <key=json>", "any other field (repeatable)", assignment)
     .option("--json", "print the updated request as JSON")
     .action(async (requestId: string, options: UpdateOptions, command: Command) => {
-      const fields: RequestFields = {
-        ...(options.set ?? {}),
-        ...(options.prompt !== undefined && { prompt: options.prompt }),
-        ...(options.model !== undefined && { model: options.model }),
-        ...(options.tokens !== undefined && { tokens: options.tokens }),
-        ...(options.exitCode !== undefined && { exitCode: options.exitCode }),
-        ...(options.output !== undefined && { output: options.output }),
-        ...(options.error !== undefined && { error: options.error }),
-        ...(options.timeoutAt !== undefined && { timeoutAt: options.timeoutAt }),
-      };
+      const fields = fieldsFromOptions(options);
       const request = await withTracker(command, (tracker) =>
         tracker.update(requestId, (current): Change => {
           const callback = callbackFrom(options, current);
