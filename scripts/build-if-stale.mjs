@@ -34,7 +34,8 @@ export function buildIsStale() {
 export function ensureBuild({ log = console.log } = {}) {
   if (!buildIsStale()) return;
   log("reqwatch: building the dashboard (first start, or the sources changed)...");
-  const result = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
+  // A local tool on a machine that may have no network: no telemetry.
+  const result = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit", env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env } });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 

@@ -46,7 +46,7 @@ console.log(`reqwatch: dashboard on http://${host.includes(":") ? `[${host}]` : 
 const next = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", host, "--port", port], {
   cwd: ROOT,
   stdio: "inherit",
-  env: { ...process.env, REQWATCH_STATE_DIR: stateDir },
+  env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir },
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => next.kill(signal));
 next.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

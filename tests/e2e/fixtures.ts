@@ -62,7 +62,7 @@ export const test = base.extend<Fixtures>({
     let output = "";
     const server = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
       cwd: ROOT,
-      env: { ...process.env, REQWATCH_STATE_DIR: stateDir },
+      env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir },
       stdio: ["ignore", "pipe", "pipe"],
     });
     server.stdout?.on("data", (chunk) => (output += chunk));
