@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import type { TrackerContext } from "./context";
 import { ReqwatchError } from "./errors";
 import { writeFileDurable } from "./fs/durableWrite";
@@ -26,8 +25,7 @@ export function commitChange(ctx: TrackerContext, requestId: string, decide: Dec
     if (next.requestId !== requestId) {
       throw new ReqwatchError("BAD_INPUT", `A change to ${requestId} cannot rename it to ${next.requestId}.`);
     }
-    writeFileDurable(file, serializeRequest(next));
-    upsertRequest(ctx.db, next, fingerprintOf(fs.statSync(file)));
+    upsertRequest(ctx.db, next, fingerprintOf(writeFileDurable(file, serializeRequest(next))));
     return next;
   });
   try {

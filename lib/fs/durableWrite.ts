@@ -13,17 +13,21 @@ function tempPathFor(file: string): string {
  * Replace `file` so that a crash at any instant leaves either the old content or the new, never a
  * torn file: write a temp file in the same folder, fsync it, rename it over the target, fsync the
  * folder. The temp is opened with O_EXCL, and rename replaces a symlink rather than following it,
- * so a link planted in the folder cannot redirect the write elsewhere.
+ * so a link planted in the folder cannot redirect the write elsewhere. Returns the new file's
+ * stat (from the open descriptor, so no second lookup by path).
  */
-export function writeFileDurable(file: string, data: string | Uint8Array): void {
+export function writeFileDurable(file: string, data: string | Uint8Array): fs.Stats {
   const buffer = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const temp = tempPathFor(file);
   const fd = fs.openSync(temp, "wx", 0o644);
+  let stat: fs.Stats;
   try {
     try {
       let offset = 0;
       while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset);
       fs.fsyncSync(fd);
+      // A rename keeps the inode, size and mtime, so this is the stat of the file once it is in place.
+      stat = fs.fstatSync(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -33,6 +37,7 @@ export function writeFileDurable(file: string, data: string | Uint8Array): void 
     throw error;
   }
   fsyncDir(path.dirname(file));
+  return stat;
 }
 
 /** Make a rename or unlink in `dir` durable. */

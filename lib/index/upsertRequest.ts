@@ -2,14 +2,11 @@ import type { FileFingerprint } from "../requestFile";
 import type { RequestRecord } from "../schema";
 import { stateEnteredAt } from "../transition";
 import type { IndexDb } from "./openIndex";
+import { statement } from "./statements";
 
-const statements = new WeakMap<IndexDb, ReturnType<typeof prepare>>();
-
-function prepare(db: IndexDb) {
-  return {
-    // Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
-    // never replaces a newer row, so a slow reader cannot roll the index back.
-    upsert: db.prepare(`
+// Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
+// never replaces a newer row, so a slow reader cannot roll the index back.
+const UPSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
         state_since, processing_started_at, attempt, model, tokens, version, file_mtime_ms, file_size, file_ino, doc)
       VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
@@ -22,21 +19,11 @@ function prepare(db: IndexDb) {
         tokens = excluded.tokens, version = excluded.version, file_mtime_ms = excluded.file_mtime_ms,
         file_size = excluded.file_size, file_ino = excluded.file_ino, doc = excluded.doc
       WHERE excluded.version > requests.version
-         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at)`),
-    clearUnreadable: db.prepare("DELETE FROM unreadable_files WHERE file = ?"),
-  };
-}
-
-function statementsFor(db: IndexDb) {
-  let prepared = statements.get(db);
-  if (!prepared) statements.set(db, (prepared = prepare(db)));
-  return prepared;
-}
+         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at)`;
 
 /** Put one request into the index. Returns false when the index already holds a newer version. */
 export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint): boolean {
-  const { upsert, clearUnreadable } = statementsFor(db);
-  const result = upsert.run({
+  const result = statement(db, UPSERT).run({
     id: request.requestId,
     workspace: request.workspace,
     session_id: request.sessionId ?? null,
@@ -56,13 +43,13 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     file_ino: fingerprint.ino,
     doc: JSON.stringify(request),
   });
-  clearUnreadable.run(requestFileKey(request.requestId));
+  statement(db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(request.requestId));
   return result.changes > 0;
 }
 
 export function removeRequest(db: IndexDb, requestId: string): void {
-  db.prepare("DELETE FROM requests WHERE id = ?").run(requestId);
-  db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(requestId));
+  statement(db, "DELETE FROM requests WHERE id = ?").run(requestId);
+  statement(db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(requestId));
 }
 
 /** How files are named in `unreadable_files` and in reports: relative to the state directory. */

@@ -1,5 +1,6 @@
 import { STATES, type State } from "../../states";
 import type { IndexDb } from "../openIndex";
+import { statement } from "../statements";
 
 export type StateCounts = Record<State, number>;
 
@@ -8,8 +9,8 @@ export function countByState(db: IndexDb, filters: { workspace?: string } = {}):
   const counts = Object.fromEntries(STATES.map((state) => [state, 0])) as StateCounts;
   const rows = (
     filters.workspace === undefined
-      ? db.prepare("SELECT state, count(*) AS n FROM requests GROUP BY state").all()
-      : db.prepare("SELECT state, count(*) AS n FROM requests WHERE workspace = ? GROUP BY state").all(filters.workspace)
+      ? statement(db, "SELECT state, count(*) AS n FROM requests GROUP BY state").all()
+      : statement(db, "SELECT state, count(*) AS n FROM requests WHERE workspace = ? GROUP BY state").all(filters.workspace)
   ) as { state: State; n: number }[];
   for (const row of rows) if (row.state in counts) counts[row.state] = row.n;
   return counts;

@@ -1,6 +1,7 @@
 import { decodeCursor, encodeCursor, type ResolvedListFilters } from "../../listFilters";
 import type { State } from "../../states";
 import type { IndexDb } from "../openIndex";
+import { statement } from "../statements";
 
 /** One row of a list: the indexed columns, not the whole document (prompts and outputs stay out). */
 export interface RequestSummary {
@@ -59,7 +60,7 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
     ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
     ORDER BY ${column} ${direction}, id ${direction}
     LIMIT ?`;
-  const rows = db.prepare(sql).all(...params, filters.limit + 1) as RequestSummary[];
+  const rows = statement(db, sql).all(...params, filters.limit + 1) as RequestSummary[];
   const more = rows.length > filters.limit;
   const items = more ? rows.slice(0, filters.limit) : rows;
   const last = items[items.length - 1];
