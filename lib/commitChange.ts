@@ -28,11 +28,15 @@ export function commitChange(ctx: TrackerContext, requestId: string, decide: Dec
     upsertRequest(ctx.db, next, fingerprintOf(writeFileDurable(file, serializeRequest(next))));
     return next;
   });
+  let committed: RequestRecord | null;
   try {
-    return run.immediate();
+    committed = run.immediate();
   } catch (error) {
     throw asReqwatchError(error);
   }
+  // Inside an outer transaction (claimNext's), the commit is the outer one's; listeners hear of it a moment early.
+  if (committed) ctx.onCommit?.(committed);
+  return committed;
 }
 
 /** Runs `fn` holding the writers' lock (for sweeps that must not race a writer). */

@@ -1,9 +1,14 @@
 import type { IndexDb } from "./index/openIndex";
+import type { ResolvedTrackerOptions } from "./options";
+import type { RequestRecord } from "./schema";
 import type { StateDir } from "./stateDir";
 
-/** What the operations share: the folder, the index, and the clock. Passed in, never global. */
+/** What the operations share: the folder, the index, the settings and the clock. Passed in, never global. */
 export interface TrackerContext {
   dir: StateDir;
   db: IndexDb;
+  options: ResolvedTrackerOptions;
   now: () => number;
+  /** Called after every committed write of this process (waiters listen here). */
+  onCommit?: (request: RequestRecord) => void;
 }

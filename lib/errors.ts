@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   "CORRUPT_FILE",
   "LOCKED",
   "IO_ERROR",
+  "TIMEOUT",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -18,6 +19,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   CORRUPT_FILE: 422,
   LOCKED: 503,
   IO_ERROR: 500,
+  TIMEOUT: 504,
 };
 
 /**
@@ -38,4 +40,12 @@ export class ReqwatchError extends Error {
 
 export function isReqwatchError(error: unknown, code?: ErrorCode): error is ReqwatchError {
   return error instanceof ReqwatchError && (code === undefined || error.code === code);
+}
+
+/** `waitForResult` gave up: the request did not finish within the time asked for. */
+export class TimeoutError extends ReqwatchError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super("TIMEOUT", message, details);
+    this.name = "TimeoutError";
+  }
 }

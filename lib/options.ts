@@ -4,6 +4,19 @@ import { resolveStateDirPath } from "./stateDir";
 
 export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_MAX_ATTEMPTS = 3;
+export const DEFAULT_QUEUED_STUCK_AFTER_MS = 10 * 60 * 1000;
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
+export const DEFAULT_MONITOR_INTERVAL_MS = 15 * 1000;
+export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
+
+/** Exponential back-off between retries: base * 2^(attempt-1), at most cap, less up to `jitter` of it at random. */
+export interface BackoffOptions {
+  baseMs: number;
+  capMs: number;
+  /** 0 (none) to 1 (anywhere from 0 to the full delay). */
+  jitter: number;
+}
 
 export interface TrackerOptions {
   /** The state directory. Default: `REQWATCH_STATE_DIR`, else `./.reqwatch`. */
@@ -14,6 +27,18 @@ export interface TrackerOptions {
   retentionMs?: number;
   /** Run recovery when opening. Default true. (An index that must be rebuilt is rebuilt regardless.) */
   recover?: boolean;
+  /** Attempts a request gets unless it sets its own `maxAttempts`. Default 3. */
+  maxAttempts?: number;
+  /** Back-off between automatic retries. Default base 1 s, cap 5 min, jitter 0.2. */
+  backoff?: Partial<BackoffOptions>;
+  /** A request queued for longer than this is flagged stuck. Default 10 min (`REQWATCH_QUEUED_STUCK_AFTER`). */
+  queuedStuckAfterMs?: number;
+  /** A processing request with no heartbeat for this long is checked by the monitor. Default 5 min (`REQWATCH_HEARTBEAT_TIMEOUT`). */
+  heartbeatTimeoutMs?: number;
+  /** How often the stuck monitor runs. Default 15 s (`REQWATCH_MONITOR_INTERVAL`). */
+  monitorIntervalMs?: number;
+  /** The random source for back-off jitter, for tests. */
+  random?: () => number;
   /** The clock, for tests. */
   now?: () => number;
 }
@@ -23,10 +48,28 @@ export interface ResolvedTrackerOptions {
   hungAfterMs: number;
   retentionMs: number;
   recover: boolean;
+  maxAttempts: number;
+  backoff: BackoffOptions;
+  queuedStuckAfterMs: number;
+  heartbeatTimeoutMs: number;
+  monitorIntervalMs: number;
+  random: () => number;
   now: () => number;
 }
 
-const KNOWN = ["stateDir", "hungAfterMs", "retentionMs", "recover", "now"] as const;
+const KNOWN = [
+  "stateDir",
+  "hungAfterMs",
+  "retentionMs",
+  "recover",
+  "maxAttempts",
+  "backoff",
+  "queuedStuckAfterMs",
+  "heartbeatTimeoutMs",
+  "monitorIntervalMs",
+  "random",
+  "now",
+] as const;
 
 function suggestion(key: string): string {
   const lower = key.toLowerCase();
@@ -73,8 +116,33 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     hungAfterMs: durationSetting(options.hungAfterMs, "hungAfterMs", env, "REQWATCH_HUNG_AFTER", DEFAULT_HUNG_AFTER_MS),
     retentionMs: durationSetting(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
     recover: options.recover ?? true,
+    maxAttempts: options.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : positiveInteger(options.maxAttempts, "maxAttempts"),
+    backoff: resolveBackoff(options.backoff),
+    queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),
+    heartbeatTimeoutMs: durationSetting(options.heartbeatTimeoutMs, "heartbeatTimeoutMs", env, "REQWATCH_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT_MS),
+    monitorIntervalMs: durationSetting(options.monitorIntervalMs, "monitorIntervalMs", env, "REQWATCH_MONITOR_INTERVAL", DEFAULT_MONITOR_INTERVAL_MS),
+    random: options.random ?? Math.random,
     now: options.now ?? Date.now,
   };
+}
+
+function positiveInteger(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new ReqwatchError("BAD_INPUT", `Option "${name}" must be a whole number of at least 1.`);
+  }
+  return value;
+}
+
+function resolveBackoff(backoff: Partial<BackoffOptions> | undefined): BackoffOptions {
+  const merged = { ...DEFAULT_BACKOFF, ...backoff };
+  for (const key of Object.keys(backoff ?? {})) {
+    if (!(key in DEFAULT_BACKOFF)) throw new ReqwatchError("BAD_INPUT", `Unknown option "backoff.${key}" (known: baseMs, capMs, jitter).`);
+  }
+  if (!(merged.baseMs >= 0 && merged.capMs >= merged.baseMs)) {
+    throw new ReqwatchError("BAD_INPUT", `Option "backoff" needs 0 <= baseMs <= capMs.`);
+  }
+  if (!(merged.jitter >= 0 && merged.jitter <= 1)) throw new ReqwatchError("BAD_INPUT", `Option "backoff.jitter" must be between 0 and 1.`);
+  return merged;
 }
 
 /** The option if given, else the environment variable (a duration such as `1h`), else the default. */

@@ -17,6 +17,12 @@ export const transitionEntrySchema = z.looseObject({
   reason: z.string().optional(),
   by: z.string().optional(),
   fields: z.array(z.string()).optional(),
+  /** The claim this step acted under (claims, completions, failures, dropped deliveries). */
+  token: z.string().optional(),
+  /** A late or stale delivery that changed nothing but this entry. */
+  dropped: z.boolean().optional(),
+  /** A retry asked for by a person (CLI or dashboard), not by the retry policy. */
+  manual: z.boolean().optional(),
 });
 
 export const callbackSchema = z.looseObject({
@@ -49,6 +55,8 @@ export const requestFieldsShape = {
   timeoutAt: epochMs.optional(),
   timedOut: z.boolean().optional(),
   maxAttempts: z.number().int().positive().optional(),
+  /** A queued request is not claimed before this time (a retry's back-off, or a scheduled request). */
+  notBefore: epochMs.optional(),
 };
 
 export const requestSchema = z.looseObject({

@@ -10,6 +10,8 @@ export interface StateDir {
   readonly root: string;
   readonly requestsDir: string;
   readonly sessionsDir: string;
+  /** Result markers: a worker's result, written before it reports, so a crash in between loses nothing. */
+  readonly resultsDir: string;
   readonly indexFile: string;
   readonly archiveFile: string;
   requestFile(requestId: string): string;
@@ -28,6 +30,7 @@ export function stateDirAt(root: string): StateDir {
     root: absolute,
     requestsDir,
     sessionsDir: path.join(absolute, "sessions"),
+    resultsDir: path.join(absolute, "results"),
     indexFile: path.join(absolute, "index.db"),
     archiveFile: path.join(absolute, "archive.db"),
     requestFile(requestId: string) {
@@ -40,6 +43,7 @@ export function stateDirAt(root: string): StateDir {
 export function ensureStateDir(dir: StateDir): void {
   fs.mkdirSync(dir.requestsDir, { recursive: true });
   fs.mkdirSync(dir.sessionsDir, { recursive: true });
+  fs.mkdirSync(dir.resultsDir, { recursive: true });
 }
 
 /** A path relative to the state directory, for messages that may reach a browser. */

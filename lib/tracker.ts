@@ -13,6 +13,13 @@ import { openIndex, readMeta } from "./index/openIndex";
 import { resolveListFilters, type ListFilters } from "./listFilters";
 import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./options";
 import { recover, type RecoveryReport } from "./recovery/recover";
+import { findStuck, monitorPass, type MonitorPass, type StuckRequest } from "./monitor/monitorPass";
+import { startMonitorLoop, type MonitorHandle, type MonitorLoopOptions } from "./monitor/startMonitor";
+import { claimNext, type Claim, type ClaimOptions } from "./queue/claimNext";
+import { complete, fail, heartbeat, type CompleteResult, type Delivery, type FailOptions } from "./queue/deliver";
+import { writeResultMarker } from "./queue/resultMarker";
+import { retry, type RetryOptions, type RetryReport, type RetryTarget } from "./queue/retry";
+import { Waiters } from "./queue/waiters";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./schema";
 import { ensureStateDir, stateDirAt, type StateDir } from "./stateDir";
 import type { State } from "./states";
@@ -52,6 +59,27 @@ export interface Tracker {
   recover(options?: { hungAfterMs?: number }): RecoveryReport;
   cleanup(options?: Partial<CleanupOptions>): CleanupReport;
   restore(requestId: string): RequestRecord;
+
+  /** Claim the oldest ready `queued` request (see lib/queue/claimNext.ts). Null when none is ready. */
+  claimNext(options?: ClaimOptions): Claim | null;
+  /** Renew a claim; false when the token is no longer current (stop: the result will be dropped). */
+  heartbeat(requestId: string, token: string): boolean;
+  /** Write the result marker, so a crash before `complete` loses nothing (runWorker does this). */
+  recordResult(requestId: string, token: string, result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean }): void;
+  complete(requestId: string, token: string, result?: CompleteResult, by?: string): Delivery;
+  fail(requestId: string, token: string, error: string, options?: FailOptions): Delivery;
+  /** A person's retry of ids or of every request matching a filter; `dryRun` reports exactly what would change. */
+  retry(target: RetryTarget, options?: RetryOptions): RetryReport;
+  /** What is stuck now (read-only; the same rules as the monitor). */
+  stuck(): StuckRequest[];
+  /** One pass of the stuck monitor. */
+  monitorPass(): MonitorPass;
+  /** Run the monitor every `monitorIntervalMs` until `stop()` or `close()`. */
+  startMonitor(options?: Partial<MonitorLoopOptions>): MonitorHandle;
+  /** Resolves when the request reaches a terminal state, by any process; rejects with TimeoutError after `timeoutMs`. */
+  waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
+  /** Waits not yet settled. */
+  pendingWaits(): number;
   close(): void;
 }
 
@@ -62,8 +90,9 @@ function validateFields(fields: RequestFields | undefined): RequestFields | unde
   return parsed.data;
 }
 
-function validateChange(change: Change): Change {
-  return { ...change, fields: validateFields(change.fields) };
+/** Only the public parts of a change: claims, notes and managed fields are the tracker's own. */
+function validateChange({ to, fields, reason, by }: Change): Change {
+  return { to, fields: validateFields(fields), reason, by };
 }
 
 /**
@@ -75,7 +104,9 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const dir = stateDirAt(resolved.stateDir);
   ensureStateDir(dir);
   const opened = openIndex(dir.indexFile);
-  const ctx: TrackerContext = { dir, db: opened.db, now: resolved.now };
+  const waiters = new Waiters(opened.db);
+  const ctx: TrackerContext = { dir, db: opened.db, options: resolved, now: resolved.now, onCommit: (request) => waiters.notify(request) };
+  const monitors = new Set<MonitorHandle>();
 
   let archiveDb: ArchiveDb | null = null;
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
@@ -155,7 +186,58 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       return restore(ctx, archive, requestId);
     },
 
+    claimNext(options) {
+      if (options?.workspace !== undefined) assertWorkspace(options.workspace);
+      return claimNext(ctx, options);
+    },
+
+    heartbeat(requestId, token) {
+      return heartbeat(ctx, requestId, token);
+    },
+
+    recordResult(requestId, token, result) {
+      assertRequestId(requestId);
+      writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...result });
+    },
+
+    complete(requestId, token, result, by) {
+      return complete(ctx, requestId, token, result, by);
+    },
+
+    fail(requestId, token, error, options) {
+      return fail(ctx, requestId, token, error, options);
+    },
+
+    retry(target, options) {
+      return retry(ctx, target, options);
+    },
+
+    stuck() {
+      return findStuck(ctx);
+    },
+
+    monitorPass() {
+      return monitorPass(ctx);
+    },
+
+    startMonitor(options = {}) {
+      const handle = startMonitorLoop(() => monitorPass(ctx), { intervalMs: resolved.monitorIntervalMs, ...options });
+      monitors.add(handle);
+      return handle;
+    },
+
+    waitForResult(requestId, { timeoutMs }) {
+      assertRequestId(requestId);
+      return waiters.wait(requestId, getRequest(ctx.db, requestId), timeoutMs);
+    },
+
+    pendingWaits() {
+      return waiters.size;
+    },
+
     close() {
+      for (const monitor of monitors) monitor.stop();
+      waiters.close();
       opened.db.close();
       archiveDb?.close();
     },

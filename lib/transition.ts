@@ -10,6 +10,14 @@ export interface Change {
   by?: string;
 }
 
+/** What the tracker's own operations (claims, deliveries, the monitor) may do besides a Change. */
+export interface InternalChange extends Change {
+  /** Fields the tracker manages, set after the state change. */
+  managed?: Partial<Pick<RequestRecord, "claim" | "notBefore">>;
+  /** Extra facts for the history entry. */
+  note?: Pick<TransitionEntry, "token" | "dropped" | "manual">;
+}
+
 export interface NewRequestInput extends RequestFields {
   requestId: string;
   workspace: string;
@@ -34,7 +42,7 @@ function assertSettable(fields: RequestFields | undefined): void {
  * passes `now`). The one place that enforces the transition table, bumps `version` and appends
  * to `transitions`; every writer goes through it.
  */
-export function applyChange(current: RequestRecord, change: Change, now: number): RequestRecord {
+export function applyChange(current: RequestRecord, change: InternalChange, now: number): RequestRecord {
   assertSettable(change.fields);
   const from = current.state;
   const to = change.to;
@@ -49,6 +57,7 @@ export function applyChange(current: RequestRecord, change: Change, now: number)
   const next: RequestRecord = { ...current, ...change.fields };
   const changedFields = Object.keys(change.fields ?? {});
   if (to !== undefined) enterState(next, from, to, now);
+  Object.assign(next, change.managed);
 
   next.version = (current.version ?? 0) + 1;
   next.lastUpdatedAt = now;
@@ -56,6 +65,7 @@ export function applyChange(current: RequestRecord, change: Change, now: number)
   if (change.reason) entry.reason = change.reason;
   if (change.by) entry.by = change.by;
   if (changedFields.length) entry.fields = changedFields;
+  Object.assign(entry, change.note);
   next.transitions = [...(current.transitions ?? []), entry];
   return next;
 }
@@ -63,6 +73,9 @@ export function applyChange(current: RequestRecord, change: Change, now: number)
 function enterState(next: RequestRecord, from: State, to: State, now: number): void {
   next.state = to;
   next.previousState = from;
+  // A claim lives exactly as long as the request is processing; so does a back-off while queued.
+  if (from === "processing") next.claim = null;
+  delete next.notBefore;
   if (to === "queued") {
     next.queuedAt = now;
     // A retry starts a fresh attempt: the old outcome stays in the history, not in the fields.

@@ -2,7 +2,7 @@
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 1;
+export const INDEX_SCHEMA_VERSION = 2;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -25,6 +25,16 @@ CREATE TABLE IF NOT EXISTS requests (
   model TEXT,
   tokens INTEGER,
   version INTEGER NOT NULL,
+  max_attempts INTEGER,
+  -- The work queue: when a queued request may be claimed, its deadline, and who holds its claim.
+  not_before INTEGER,
+  timeout_at INTEGER,
+  claim_token TEXT,
+  claim_pid INTEGER,
+  claim_host TEXT,
+  claim_process_started_at INTEGER,
+  -- Heartbeats are liveness, not history: kept here only (see lib/queue/heartbeat.ts).
+  heartbeat_at INTEGER,
   file_mtime_ms REAL NOT NULL,
   file_size INTEGER NOT NULL,
   file_ino INTEGER NOT NULL,
@@ -34,6 +44,7 @@ CREATE INDEX IF NOT EXISTS requests_by_updated ON requests (updated_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_created ON requests (created_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_state ON requests (state, updated_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_workspace ON requests (workspace, updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_since, id);
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
 
 -- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.

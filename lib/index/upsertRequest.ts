@@ -8,15 +8,24 @@ import { statement } from "./statements";
 // never replaces a newer row, so a slow reader cannot roll the index back.
 const UPSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
-        state_since, processing_started_at, attempt, model, tokens, version, file_mtime_ms, file_size, file_ino, doc)
+        state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
+        claim_token, claim_pid, claim_host, claim_process_started_at, heartbeat_at, file_mtime_ms, file_size, file_ino, doc)
       VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
-        @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @file_mtime_ms, @file_size, @file_ino, @doc)
+        @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @max_attempts, @not_before, @timeout_at,
+        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @doc)
       ON CONFLICT(id) DO UPDATE SET
         workspace = excluded.workspace, session_id = excluded.session_id, chat_id = excluded.chat_id,
         state = excluded.state, previous_state = excluded.previous_state, created_at = excluded.created_at,
         updated_at = excluded.updated_at, state_since = excluded.state_since,
         processing_started_at = excluded.processing_started_at, attempt = excluded.attempt, model = excluded.model,
-        tokens = excluded.tokens, version = excluded.version, file_mtime_ms = excluded.file_mtime_ms,
+        tokens = excluded.tokens, version = excluded.version, max_attempts = excluded.max_attempts,
+        not_before = excluded.not_before, timeout_at = excluded.timeout_at, claim_token = excluded.claim_token,
+        claim_pid = excluded.claim_pid, claim_host = excluded.claim_host,
+        claim_process_started_at = excluded.claim_process_started_at,
+        -- A heartbeat newer than the file's (beats go to the index only) survives a re-read of the same claim.
+        heartbeat_at = CASE WHEN excluded.claim_token IS requests.claim_token
+          THEN max(coalesce(requests.heartbeat_at, 0), coalesce(excluded.heartbeat_at, 0)) ELSE excluded.heartbeat_at END,
+        file_mtime_ms = excluded.file_mtime_ms,
         file_size = excluded.file_size, file_ino = excluded.file_ino, doc = excluded.doc
       WHERE excluded.version > requests.version
          OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at)`;
@@ -38,6 +47,14 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     model: request.model ?? null,
     tokens: request.tokens ?? null,
     version: request.version ?? 0,
+    max_attempts: request.maxAttempts ?? null,
+    not_before: request.notBefore ?? null,
+    timeout_at: request.timeoutAt ?? null,
+    claim_token: request.claim?.token ?? null,
+    claim_pid: request.claim?.pid ?? null,
+    claim_host: request.claim?.host ?? null,
+    claim_process_started_at: request.claim?.processStartedAt ?? null,
+    heartbeat_at: request.claim ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? null) : null,
     file_mtime_ms: fingerprint.mtimeMs,
     file_size: fingerprint.size,
     file_ino: fingerprint.ino,

@@ -63,3 +63,33 @@ export function anOldCompletedRequest(requestId: string, now = Date.now()): RawR
 export function aRequestIn(state: State, requestId: string, now = Date.now()): RawRequest {
   return aRequest({ requestId, state, version: 3 }, now);
 }
+
+export interface ClaimShape {
+  token: string;
+  pid: number;
+  host?: string;
+  processStartedAt?: number;
+  claimedAt: number;
+  heartbeatAt: number;
+}
+
+/** A request a worker claimed: `processing`, with the claim recorded as claimNext writes it. */
+export function aClaimedRequest(requestId: string, claim: ClaimShape, extra: Partial<RawRequest> = {}): RawRequest {
+  return aRequest({
+    requestId,
+    state: "processing",
+    previousState: "queued",
+    attempt: 1,
+    processingStartedAt: claim.claimedAt,
+    lastUpdatedAt: claim.claimedAt,
+    createdAt: claim.claimedAt - 1000,
+    version: 3,
+    claim,
+    transitions: [
+      { from: null, to: "created", at: claim.claimedAt - 1000 },
+      { from: "created", to: "queued", at: claim.claimedAt - 900 },
+      { from: "queued", to: "processing", at: claim.claimedAt, reason: "claimed", token: claim.token },
+    ],
+    ...extra,
+  });
+}

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import path from "node:path";
 
 export const WORKERS = path.resolve(__dirname, "workers");
@@ -32,4 +32,9 @@ export function waitForExit(child: ChildProcess): Promise<number | null> {
     if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
     child.on("exit", (code) => resolve(code));
   });
+}
+
+/** The pid of a process that has exited: a worker that is gone. */
+export function aDeadPid(): number {
+  return spawnSync("true").pid!;
 }

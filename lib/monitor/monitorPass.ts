@@ -1,0 +1,188 @@
+import { commitChange } from "../commitChange";
+import type { TrackerContext } from "../context";
+import { formatDuration } from "../duration";
+import { isReqwatchError } from "../errors";
+import { statement } from "../index/statements";
+import { claimLiveness, type Liveness } from "../process/liveness";
+import { readResultMarker, removeResultMarker } from "../queue/resultMarker";
+import type { RequestRecord } from "../schema";
+import type { State } from "../states";
+import { applyChange } from "../transition";
+
+/** A request the dashboard shows as stuck, with the reason in words. */
+export interface StuckRequest {
+  requestId: string;
+  workspace: string;
+  state: State;
+  /** When it entered its state. */
+  since: number;
+  reason: string;
+}
+
+export interface MonitorCounts {
+  /** `queued` longer than the threshold: flagged, nothing else. */
+  stuckQueued: number;
+  /** `processing` past `timeoutAt`: moved to `timeout`. */
+  deadlineTimedOut: number;
+  /** No heartbeat, but a result marker was there: the result was applied. */
+  resultsApplied: number;
+  /** No heartbeat, but the worker process is alive: flagged, left alone. */
+  stuckAlive: number;
+  /** No heartbeat and the worker is gone: back to `queued`. */
+  released: number;
+  /** No heartbeat, the worker is gone and no attempts are left: `timeout`. */
+  timedOut: number;
+}
+
+export interface MonitorPass {
+  at: number;
+  durationMs: number;
+  counts: MonitorCounts;
+  /** What is stuck after this pass's actions: the dashboard's stuck badge counts these. */
+  stuck: StuckRequest[];
+}
+
+interface Candidate {
+  id: string;
+  workspace: string;
+  state: State;
+  state_since: number;
+  timeout_at: number | null;
+  heartbeat_at: number | null;
+  claim_token: string | null;
+  claim_pid: number | null;
+  claim_host: string | null;
+  claim_process_started_at: number | null;
+}
+
+/** The one index query of a pass: queued too long, past a deadline, or silent too long. */
+const CANDIDATES = `
+  SELECT id, workspace, state, state_since, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at
+  FROM requests
+  WHERE (state = 'queued' AND state_since < @queuedCutoff)
+     OR (state = 'processing' AND (timeout_at < @now OR coalesce(heartbeat_at, state_since) < @heartbeatCutoff))
+  ORDER BY state_since`;
+
+function findCandidates(ctx: TrackerContext, now: number): Candidate[] {
+  return statement(ctx.db, CANDIDATES).all({
+    now,
+    queuedCutoff: now - ctx.options.queuedStuckAfterMs,
+    heartbeatCutoff: now - ctx.options.heartbeatTimeoutMs,
+  }) as Candidate[];
+}
+
+function workerName(candidate: Pick<Candidate, "claim_pid" | "claim_host">): string {
+  return candidate.claim_pid ? `worker ${candidate.claim_pid}` : "the worker";
+}
+
+function livenessOf(candidate: Candidate): Liveness {
+  if (candidate.claim_pid === null) return "gone";
+  return claimLiveness({ pid: candidate.claim_pid, host: candidate.claim_host ?? undefined, processStartedAt: candidate.claim_process_started_at });
+}
+
+function silentFor(candidate: Candidate, now: number): string {
+  return formatDuration(now - (candidate.heartbeat_at ?? candidate.state_since));
+}
+
+/** What is stuck right now, without acting: the same rules as a pass, read-only. */
+export function findStuck(ctx: TrackerContext): StuckRequest[] {
+  const now = ctx.now();
+  const stuck: StuckRequest[] = [];
+  for (const candidate of findCandidates(ctx, now)) {
+    const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
+    if (candidate.state === "queued") {
+      stuck.push({ ...base, reason: `queued ${formatDuration(now - candidate.state_since)}` });
+    } else {
+      const liveness = livenessOf(candidate);
+      const who = liveness === "gone" ? `${workerName(candidate)} gone` : liveness === "alive" ? `${workerName(candidate)} alive, silent ${silentFor(candidate, now)}` : `no heartbeat for ${silentFor(candidate, now)}`;
+      stuck.push({ ...base, reason: `processing ${formatDuration(now - candidate.state_since)}, ${who}` });
+    }
+  }
+  return stuck;
+}
+
+/**
+ * One pass of the stuck monitor: one index query, then an action for each candidate, each through
+ * the write path (which re-checks the request under the lock) and with its reason in the history.
+ * In order for a silent `processing` request (seed 001): a result marker is applied; a live worker
+ * is left alone and flagged; a gone worker's request is released, or timed out when no attempts
+ * are left.
+ */
+export function monitorPass(ctx: TrackerContext): MonitorPass {
+  const started = performance.now();
+  const now = ctx.now();
+  const counts: MonitorCounts = { stuckQueued: 0, deadlineTimedOut: 0, resultsApplied: 0, stuckAlive: 0, released: 0, timedOut: 0 };
+  const stuck: StuckRequest[] = [];
+
+  for (const candidate of findCandidates(ctx, now)) {
+    const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
+    if (candidate.state === "queued") {
+      counts.stuckQueued++;
+      stuck.push({ ...base, reason: `queued ${formatDuration(now - candidate.state_since)}` });
+      continue;
+    }
+    try {
+      const action = actOnProcessing(ctx, candidate, now);
+      if (action.count) counts[action.count]++;
+      if (action.stuckReason) stuck.push({ ...base, reason: action.stuckReason });
+    } catch (error) {
+      // An unreadable file is reconciliation's to report; the pass goes on with the others.
+      if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+    }
+  }
+  return { at: now, durationMs: Math.round((performance.now() - started) * 100) / 100, counts, stuck };
+}
+
+/** What a pass did to one request; no count when the request had moved on by the time the lock was held. */
+type Action = { count?: keyof MonitorCounts; stuckReason?: string };
+
+function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number): Action {
+  const token = candidate.claim_token;
+  // Every action re-checks under the lock that the request is still processing under the same claim.
+  const underSameClaim = (current: RequestRecord | null): current is RequestRecord =>
+    !!current && current.state === "processing" && (current.claim?.token ?? null) === token;
+
+  let acted = false;
+  if (candidate.timeout_at !== null && candidate.timeout_at < now) {
+    commitChange(ctx, candidate.id, (current) => {
+      if (!underSameClaim(current)) return current;
+      acted = true;
+      return applyChange(current, { to: "timeout", reason: `past its deadline (${new Date(candidate.timeout_at!).toISOString()})`, by: "monitor", note: token ? { token } : {} }, now);
+    });
+    return acted ? { count: "deadlineTimedOut" } : {};
+  }
+
+  const marker = token ? readResultMarker(ctx.dir, candidate.id) : null;
+  if (marker && marker.token === token) {
+    const reason = "result marker found: the worker finished but did not report";
+    commitChange(ctx, candidate.id, (current) => {
+      if (!underSameClaim(current)) return current;
+      acted = true;
+      return marker.outcome === "completed"
+        ? applyChange(current, { to: "completed", fields: marker.fields, reason, by: "monitor", note: { token: token! } }, now)
+        : applyChange(current, { to: "failed", fields: { error: marker.error ?? "failed" }, reason, by: "monitor", note: { token: token! } }, now);
+    });
+    removeResultMarker(ctx.dir, candidate.id);
+    return acted ? { count: "resultsApplied" } : {};
+  }
+
+  const liveness = livenessOf(candidate);
+  if (liveness === "alive") {
+    return { count: "stuckAlive", stuckReason: `processing ${formatDuration(now - candidate.state_since)}, ${workerName(candidate)} alive, silent ${silentFor(candidate, now)}` };
+  }
+
+  const why = liveness === "gone" ? `the worker's pid ${candidate.claim_pid ?? "?"} is gone` : `no heartbeat for ${silentFor(candidate, now)} from a worker on ${candidate.claim_host}`;
+  let count: keyof MonitorCounts | undefined;
+  commitChange(ctx, candidate.id, (current) => {
+    if (!underSameClaim(current)) return current;
+    const attempt = current.attempt ?? 1;
+    const maxAttempts = current.maxAttempts ?? ctx.options.maxAttempts;
+    if (attempt < maxAttempts) {
+      count = "released";
+      return applyChange(current, { to: "queued", reason: `released: ${why} (attempt ${attempt} of ${maxAttempts})`, by: "monitor", note: token ? { token } : {} }, now);
+    }
+    count = "timedOut";
+    return applyChange(current, { to: "timeout", reason: `${why}; no attempts left (${attempt} of ${maxAttempts})`, by: "monitor", note: token ? { token } : {} }, now);
+  });
+  return { count };
+}

@@ -1,0 +1,47 @@
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { writeFileDurable } from "../fs/durableWrite";
+import { assertRequestId } from "../ids";
+import { requestFieldsSchema } from "../schema";
+import type { StateDir } from "../stateDir";
+
+/**
+ * `results/<id>.json`: what a worker finished with, written durably before it reports. If the
+ * worker dies between finishing and reporting, the monitor applies the marker instead of running
+ * the request again.
+ */
+export const resultMarkerSchema = z.looseObject({
+  requestId: z.string(),
+  token: z.string(),
+  outcome: z.enum(["completed", "failed"]),
+  fields: requestFieldsSchema.optional(),
+  error: z.string().optional(),
+  retryable: z.boolean().optional(),
+  writtenAt: z.number(),
+});
+export type ResultMarker = z.infer<typeof resultMarkerSchema>;
+
+function markerPath(dir: StateDir, requestId: string): string {
+  assertRequestId(requestId);
+  return path.join(dir.resultsDir, `${requestId}.json`);
+}
+
+export function writeResultMarker(dir: StateDir, marker: ResultMarker): void {
+  writeFileDurable(markerPath(dir, marker.requestId), `${JSON.stringify(marker)}\n`);
+}
+
+/** The marker for a request, or null when there is none or it cannot be read (a torn marker is no result). */
+export function readResultMarker(dir: StateDir, requestId: string): ResultMarker | null {
+  try {
+    const parsed = resultMarkerSchema.safeParse(JSON.parse(fs.readFileSync(markerPath(dir, requestId), "utf8")));
+    return parsed.success && parsed.data.requestId === requestId ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Not fsynced: a marker that survives a crash names a claim that is no longer current, and is ignored. */
+export function removeResultMarker(dir: StateDir, requestId: string): void {
+  fs.rmSync(markerPath(dir, requestId), { force: true });
+}
