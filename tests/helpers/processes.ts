@@ -38,3 +38,29 @@ export function waitForExit(child: ChildProcess): Promise<number | null> {
 export function aDeadPid(): number {
   return spawnSync("true").pid!;
 }
+
+/** Collects a child's stdout and resolves with its first line once it is written. */
+export function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    let errors = "";
+    child.stderr?.on("data", (chunk) => (errors += chunk));
+    child.stdout?.on("data", (chunk) => {
+      seen += chunk;
+      const end = seen.indexOf("\n");
+      if (end >= 0) resolve(seen.slice(0, end));
+    });
+    child.on("exit", (code) => reject(new Error(`exited (${code}) before writing a line: ${errors}`)));
+  });
+}
+
+/** Poll `check` until it returns a value (not undefined) or `timeoutMs` passes. */
+export async function eventually<T>(check: () => T | undefined, timeoutMs = 10_000, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
