@@ -1,6 +1,6 @@
 // `npm run bench`: measures the tracker on this machine, prints a table, writes bench/results.json.
 // Timings are per operation; we report medians and tails (p95, p99) over many operations.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -43,7 +43,9 @@ function writeFiles(stateDir, count, now = Date.now()) {
   fs.mkdirSync(dir, { recursive: true });
   for (let i = 0; i < count; i++) {
     const state = STATES[i % STATES.length];
-    const createdAt = now - 7 * 86_400_000 + Math.floor((i / count) * 7 * 86_400_000);
+    // Finished requests spread over a week; live ones recent, so a monitor pass finds a healthy queue.
+    const live = state === "queued" || state === "processing";
+    const createdAt = live ? now - 60_000 + (i % 50_000) : now - 7 * 86_400_000 + Math.floor((i / count) * 7 * 86_400_000);
     const request = {
       requestId: `r${String(i).padStart(7, "0")}`,
       workspace: `ws${i % 20}`,
@@ -60,6 +62,10 @@ function writeFiles(stateDir, count, now = Date.now()) {
         { from: "created", to: "queued", at: createdAt + 1000 },
       ],
     };
+    if (state === "processing") {
+      request.claim = { token: `t${i}`, pid: process.pid, host: os.hostname(), claimedAt: createdAt + 2000, heartbeatAt: createdAt + 2000 };
+      request.processingStartedAt = createdAt + 2000;
+    }
     fs.writeFileSync(path.join(dir, `${request.requestId}.json`), JSON.stringify(request));
   }
 }
@@ -136,6 +142,8 @@ function measureAt100k() {
   pages("page of 50 by created range, sorted by updated (100k)", (i) => ({ createdFrom: day(i).from, createdTo: day(i).to, limit: 50 }), null);
   summarize("counts by state (100k)", Array.from({ length: 200 }, () => time(() => tracker.countsByState())[0]));
 
+  summarize("monitor pass (100k)", Array.from({ length: 50 }, () => time(() => tracker.monitorPass())[0]), { target: "<= 50 ms" });
+
   const warm = [];
   for (let i = 0; i < 5; i++) warm.push(time(() => tracker.recover({ hungAfterMs: 365 * 86_400_000 }))[0]);
   summarize("recovery of 100k, warm index", warm);
@@ -203,12 +211,49 @@ function measureCli() {
   fs.rmSync(stateDir, { recursive: true, force: true });
 }
 
+/** Completed requests per second through claim, heartbeat, result marker and complete, all durable. */
+async function measureThroughput() {
+  const REQUESTS = 3000;
+  for (const workers of [1, 2, 4]) {
+    const stateDir = tempDir(`throughput${workers}`);
+    const tracker = openTracker({ stateDir });
+    for (let i = 0; i < REQUESTS; i++) tracker.create({ requestId: `q${i}`, workspace: "bench", state: "queued" });
+    const children = Array.from({ length: workers }, () =>
+      spawn(process.execPath, [path.join(ROOT, "bench/workers/throughput.cjs"), stateDir], { stdio: ["ignore", "pipe", "inherit"] }),
+    );
+    const results = await Promise.all(
+      children.map(
+        (child) =>
+          new Promise((resolve, reject) => {
+            let out = "";
+            child.stdout.on("data", (chunk) => (out += chunk));
+            child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`))));
+          }),
+      ),
+    );
+    const completed = results.reduce((sum, r) => sum + r.completed, 0);
+    const seconds = (Math.max(...results.map((r) => r.last)) - Math.min(...results.map((r) => r.first).filter(Boolean))) / 1000;
+    let doubleClaims = 0;
+    for (let i = 0; i < REQUESTS; i++) {
+      const claims = tracker.get(`q${i}`).transitions.filter((t) => t.from === "queued" && t.to === "processing").length;
+      if (claims !== 1) doubleClaims++;
+    }
+    if (completed !== REQUESTS || doubleClaims) throw new Error(`completed ${completed}, double claims ${doubleClaims}`);
+    const perSecond = Math.round(completed / seconds);
+    rows.push({ name: `throughput, ${workers} worker process(es)`, n: completed, perSecond, doubleClaims, ...(workers === 2 && { target: ">= 500/s" }) });
+    console.log(`${`throughput, ${workers} worker process(es)`.padEnd(56)} ${String(perSecond).padStart(6)} completed/s  (${completed} requests, ${doubleClaims} double claims)${workers === 2 ? "   target >= 500/s" : ""}`);
+    tracker.close();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
 measureBareDurableWrite();
 measureWrites();
 measureRecovery1k();
 measureCli();
 measureCleanup();
+await measureThroughput();
 measureAt100k();
 const out = path.join(ROOT, "bench", "results.json");
 fs.writeFileSync(out, `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, unit: "ms", rows }, null, 2)}\n`);

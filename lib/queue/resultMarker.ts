@@ -7,7 +7,7 @@ import { requestFieldsSchema } from "../schema";
 import type { StateDir } from "../stateDir";
 
 /**
- * `results/<id>.json`: what a worker finished with, written durably before it reports. If the
+ * `results/<id>.json`: what a worker finished with, written before it reports. If the
  * worker dies between finishing and reporting, the monitor applies the marker instead of running
  * the request again.
  */
@@ -27,8 +27,13 @@ function markerPath(dir: StateDir, requestId: string): string {
   return path.join(dir.resultsDir, `${requestId}.json`);
 }
 
+/**
+ * Atomic, not fsynced: the marker must survive the worker process dying, which the page cache
+ * guarantees. A marker lost to a power cut costs a re-run of the request (the machine's workers
+ * died too), never data, and the request file itself is always written durably.
+ */
 export function writeResultMarker(dir: StateDir, marker: ResultMarker): void {
-  writeFileDurable(markerPath(dir, marker.requestId), `${JSON.stringify(marker)}\n`);
+  writeFileDurable(markerPath(dir, marker.requestId), `${JSON.stringify(marker)}\n`, { fsync: false });
 }
 
 /** The marker for a request, or null when there is none or it cannot be read (a torn marker is no result). */

@@ -8,6 +8,8 @@ export interface HandlerContext {
   token: string;
   /** Aborted when the worker stops or the claim is lost (a heartbeat was refused). */
   signal: AbortSignal;
+  /** Beat now (the worker also beats on an interval); false when the claim is no longer current. */
+  heartbeat(): boolean;
 }
 
 /** Throw this (or any error with `retryable: false`) for a failure another attempt cannot fix. */
@@ -82,7 +84,8 @@ export function runWorker(options: RunWorkerOptions): WorkerHandle {
     try {
       let outcome: { ok: true; result: CompleteResult } | { ok: false; error: string; retryable: boolean };
       try {
-        outcome = { ok: true, result: (await options.handler(request, { token, signal })) ?? {} };
+        const beatNow = () => tracker.heartbeat(request.requestId, token);
+        outcome = { ok: true, result: (await options.handler(request, { token, signal, heartbeat: beatNow })) ?? {} };
       } catch (error) {
         outcome = { ok: false, error: error instanceof Error ? error.message : String(error), retryable: (error as { retryable?: boolean })?.retryable !== false };
       }
