@@ -2,7 +2,7 @@
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 2;
+export const INDEX_SCHEMA_VERSION = 3;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS requests (
   claim_pid INTEGER,
   claim_host TEXT,
   claim_process_started_at INTEGER,
-  -- Heartbeats are liveness, not history: kept here only (see lib/queue/heartbeat.ts).
+  -- Last sign of life of a processing request: its claim's latest heartbeat (beats are liveness, not
+  -- history, and are kept here only; see lib/queue/deliver.ts), else when it entered processing.
   heartbeat_at INTEGER,
   file_mtime_ms REAL NOT NULL,
   file_size INTEGER NOT NULL,
@@ -45,6 +46,9 @@ CREATE INDEX IF NOT EXISTS requests_by_created ON requests (created_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_state ON requests (state, updated_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_workspace ON requests (workspace, updated_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_since, id);
+-- The stuck monitor's range scans, over processing requests only.
+CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
+CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
 
 -- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.

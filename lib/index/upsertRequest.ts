@@ -54,7 +54,11 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     claim_pid: request.claim?.pid ?? null,
     claim_host: request.claim?.host ?? null,
     claim_process_started_at: request.claim?.processStartedAt ?? null,
-    heartbeat_at: request.claim ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? null) : null,
+    heartbeat_at: request.claim
+      ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? stateEnteredAt(request))
+      : request.state === "processing"
+        ? stateEnteredAt(request)
+        : null,
     file_mtime_ms: fingerprint.mtimeMs,
     file_size: fingerprint.size,
     file_ino: fingerprint.ino,

@@ -55,20 +55,31 @@ interface Candidate {
   claim_process_started_at: number | null;
 }
 
-/** The one index query of a pass: queued too long, past a deadline, or silent too long. */
+/**
+ * The one index query of a pass: queued too long, past a deadline, or silent too long. Three range
+ * scans (requests_by_state_since, requests_deadline, requests_silent), so a pass over a healthy
+ * queue of any size reads only the rows that are late.
+ */
+const COLUMNS = "id, workspace, state, state_since, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at";
+// No ORDER BY here: it would make SQLite walk the state_since index of every branch to merge them;
+// the few late rows are sorted in JS. Without statistics the planner prefers state = ? on
+// requests_by_state_since (every processing row) to the partial indexes, so they are named.
 const CANDIDATES = `
-  SELECT id, workspace, state, state_since, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at
-  FROM requests
-  WHERE (state = 'queued' AND state_since < @queuedCutoff)
-     OR (state = 'processing' AND (timeout_at < @now OR coalesce(heartbeat_at, state_since) < @heartbeatCutoff))
-  ORDER BY state_since`;
+  SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff
+  UNION ALL
+  SELECT ${COLUMNS} FROM requests INDEXED BY requests_deadline
+    WHERE state = 'processing' AND timeout_at IS NOT NULL AND timeout_at < @now
+  UNION ALL
+  SELECT ${COLUMNS} FROM requests INDEXED BY requests_silent WHERE state = 'processing' AND heartbeat_at < @heartbeatCutoff
+    AND NOT (timeout_at IS NOT NULL AND timeout_at < @now)`;
 
 function findCandidates(ctx: TrackerContext, now: number): Candidate[] {
-  return statement(ctx.db, CANDIDATES).all({
+  const rows = statement(ctx.db, CANDIDATES).all({
     now,
     queuedCutoff: now - ctx.options.queuedStuckAfterMs,
     heartbeatCutoff: now - ctx.options.heartbeatTimeoutMs,
   }) as Candidate[];
+  return rows.sort((a, b) => a.state_since - b.state_since || a.id.localeCompare(b.id));
 }
 
 function workerName(candidate: Pick<Candidate, "claim_pid" | "claim_host">): string {

@@ -29,6 +29,10 @@ export interface RequestPage {
 
 const COLUMN = { updatedAt: "updated_at", createdAt: "created_at" } as const;
 
+const COLUMNS = `id AS requestId, workspace, session_id AS sessionId, chat_id AS chatId, state,
+  previous_state AS previousState, created_at AS createdAt, updated_at AS lastUpdatedAt,
+  state_since AS stateSince, attempt, model, tokens, version`;
+
 /** Keyset paging over the index: cost depends on the page size, not on how deep the page is. */
 export function listRequests(db: IndexDb, filters: ResolvedListFilters): RequestPage {
   const where: string[] = [];
@@ -39,7 +43,6 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
   };
   if (filters.workspace !== undefined) add("workspace = ?", filters.workspace);
   if (filters.sessionId !== undefined) add("session_id = ?", filters.sessionId);
-  if (filters.states?.length) add(`state IN (${filters.states.map(() => "?").join(", ")})`, ...filters.states);
   if (filters.createdFrom !== undefined) add("created_at >= ?", filters.createdFrom);
   if (filters.createdTo !== undefined) add("created_at < ?", filters.createdTo);
   if (filters.updatedFrom !== undefined) add("updated_at >= ?", filters.updatedFrom);
@@ -51,16 +54,24 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
     const after = decodeCursor(filters.cursor, filters.sort, filters.order);
     add(`(${column}, id) ${filters.order === "desc" ? "<" : ">"} (?, ?)`, after.value, after.id);
   }
+  const order = `ORDER BY ${column} ${direction}, id ${direction}`;
+  const states = [...new Set(filters.states ?? [])];
+  const limit = filters.limit + 1;
 
-  const sql = `
-    SELECT id AS requestId, workspace, session_id AS sessionId, chat_id AS chatId, state,
-      previous_state AS previousState, created_at AS createdAt, updated_at AS lastUpdatedAt,
-      state_since AS stateSince, attempt, model, tokens, version
-    FROM requests
-    ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-    ORDER BY ${column} ${direction}, id ${direction}
-    LIMIT ?`;
-  const rows = statement(db, sql).all(...params, filters.limit + 1) as RequestSummary[];
+  let sql: string;
+  let args: unknown[];
+  if (states.length > 1 && filters.sort === "updatedAt") {
+    // One ordered walk of the (state, updated_at, id) index per state, merged: a page costs
+    // states x page size whatever the data, instead of sorting every matching row.
+    const branch = `SELECT ${COLUMNS} FROM requests WHERE state = ?${where.length ? ` AND ${where.join(" AND ")}` : ""} ${order} LIMIT ?`;
+    sql = `SELECT * FROM (${states.map(() => `SELECT * FROM (${branch})`).join(" UNION ALL ")}) ORDER BY lastUpdatedAt ${direction}, requestId ${direction} LIMIT ?`;
+    args = [...states.flatMap((state) => [state, ...params, limit]), limit];
+  } else {
+    const conditions = states.length ? [`state IN (${states.map(() => "?").join(", ")})`, ...where] : where;
+    sql = `SELECT ${COLUMNS} FROM requests ${conditions.length ? `WHERE ${conditions.join(" AND ")}` : ""} ${order} LIMIT ?`;
+    args = [...states, ...params, limit];
+  }
+  const rows = statement(db, sql).all(...args) as RequestSummary[];
   const more = rows.length > filters.limit;
   const items = more ? rows.slice(0, filters.limit) : rows;
   const last = items[items.length - 1];
