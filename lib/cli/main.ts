@@ -4,6 +4,8 @@ import { registerCleanup } from "./commands/cleanup";
 import { registerCreate } from "./commands/create";
 import { registerGet } from "./commands/get";
 import { registerList } from "./commands/list";
+import { registerMonitor } from "./commands/monitor";
+import { registerRetry } from "./commands/retry";
 import { registerRecover } from "./commands/recover";
 import { registerRestore } from "./commands/restore";
 import { registerUpdate } from "./commands/update";
@@ -16,7 +18,7 @@ function buildProgram(): Command {
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerMonitor]) {
     register(program);
   }
   for (const command of program.commands) command.exitOverride();

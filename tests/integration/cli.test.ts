@@ -87,6 +87,33 @@ describe("reqwatch CLI", () => {
     expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(true);
   });
 
+  it("retry previews with --dry-run, then requeues by id or by state", () => {
+    const stateDir = tempStateDir();
+    runCli(["create", "-w", "gw", "--id", "f1", "--state", "processing"], { stateDir });
+    runCli(["update", "f1", "--state", "failed", "--error", "boom"], { stateDir });
+    runCli(["create", "-w", "gw", "--id", "ok", "--state", "queued"], { stateDir });
+
+    const preview = runCli(["retry", "--state", "failed", "--dry-run"], { stateDir });
+    expect(preview).toMatchObject({ code: 0, stdout: "Would retry 1 of 1 request(s).\n  f1  failed -> queued  (manual retry of a failed request)\n" });
+    expect(JSON.parse(readRaw(stateDir, "f1")).state).toBe("failed");
+
+    const byId = runCli(["retry", "f1", "ok", "--json"], { stateDir });
+    expect(JSON.parse(byId.stdout)).toMatchObject({ matched: 2, retried: [{ requestId: "f1", from: "failed" }], skipped: [{ requestId: "ok", reason: "it is queued: nothing to retry" }] });
+    expect(JSON.parse(readRaw(stateDir, "f1")).transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: "cli" });
+    expect(runCli(["retry"], { stateDir }).code).toBe(2);
+  });
+
+  it("monitor --once runs one pass and reports what is stuck", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, { requestId: "waiting", workspace: "w", state: "queued", createdAt: Date.now() - 3_600_000, queuedAt: Date.now() - 3_600_000, lastUpdatedAt: Date.now() - 3_600_000 });
+    const human = runCli(["monitor", "--once"], { stateDir });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/stuck 1 /);
+    expect(human.stdout).toContain("  waiting  queued 1h");
+    const json = JSON.parse(runCli(["monitor", "--once", "--json"], { stateDir }).stdout);
+    expect(json).toMatchObject({ counts: { stuckQueued: 1 }, stuck: [{ requestId: "waiting", reason: "queued 1h" }] });
+  });
+
   it("takes --state-dir over REQWATCH_STATE_DIR", () => {
     const fromEnv = tempStateDir();
     const fromFlag = tempStateDir();

@@ -1,0 +1,60 @@
+import type { Command } from "commander";
+import { formatDuration } from "../../duration";
+import type { MonitorPass } from "../../monitor/monitorPass";
+import { openTracker } from "../../tracker";
+import { printJson, printLine } from "../output";
+import { duration } from "../parse";
+
+function describePass(pass: MonitorPass): string {
+  const c = pass.counts;
+  const acted = [
+    c.deadlineTimedOut && `${c.deadlineTimedOut} past deadline -> timeout`,
+    c.resultsApplied && `${c.resultsApplied} result marker(s) applied`,
+    c.released && `${c.released} released (worker gone)`,
+    c.timedOut && `${c.timedOut} timed out (worker gone, no attempts left)`,
+  ].filter(Boolean);
+  return `${new Date(pass.at).toISOString()}  stuck ${pass.stuck.length}${acted.length ? `; ${acted.join(", ")}` : ""} (${pass.durationMs} ms)`;
+}
+
+export function registerMonitor(program: Command): void {
+  program
+    .command("monitor")
+    .description("Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers")
+    .option("--once", "run one pass and exit")
+    .option("--interval <duration>", "time between passes (default 15s, or REQWATCH_MONITOR_INTERVAL)", duration)
+    .option("--json", "print each pass as a JSON line")
+    .action(async (options, command: Command) => {
+      const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
+      const tracker = openTracker({ stateDir, recover: false, ...(options.interval && { monitorIntervalMs: options.interval }) });
+      const report = (pass: MonitorPass) => {
+        if (options.json) return process.stdout.write(`${JSON.stringify(pass)}\n`);
+        printLine(describePass(pass));
+        for (const stuck of pass.stuck) printLine(`  ${stuck.requestId}  ${stuck.reason}`);
+      };
+      if (options.once) {
+        try {
+          const pass = tracker.monitorPass();
+          if (options.json) printJson(pass);
+          else report(pass);
+        } finally {
+          tracker.close();
+        }
+        return;
+      }
+      printLine(`Monitoring ${tracker.stateDir.root} every ${formatDuration(tracker.options.monitorIntervalMs)}; Ctrl-C to stop.`);
+      await new Promise<void>((resolve) => {
+        const monitor = tracker.startMonitor({
+          keepAlive: true,
+          onPass: report,
+          onError: (error) => process.stderr.write(`reqwatch: monitor pass failed: ${error.message}\n`),
+        });
+        const stop = () => {
+          monitor.stop();
+          tracker.close();
+          resolve();
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+    });
+}

@@ -1,0 +1,27 @@
+import type { Command } from "commander";
+import type { State } from "../../states";
+import { withTracker } from "../context";
+import { printJson, printLine } from "../output";
+import { states } from "../parse";
+
+export function registerRetry(program: Command): void {
+  program
+    .command("retry [requestIds...]")
+    .description("Send failed, timed-out or orphaned requests back to the queue (ids, or --state / --workspace)")
+    .option("-s, --state <states>", "every request in these states (comma-separated)", states)
+    .option("-w, --workspace <name>", "only this workspace (with --state)")
+    .option("--dry-run", "only report what would change")
+    .option("--json", "print the report as JSON")
+    .action(async (requestIds: string[], options, command: Command) => {
+      if (!requestIds.length && !options.state) command.error("error: give request ids, or --state to retry by filter", { exitCode: 2 });
+      if (requestIds.length && (options.state || options.workspace)) command.error("error: give request ids or --state/--workspace, not both", { exitCode: 2 });
+      const target = requestIds.length
+        ? { ids: requestIds }
+        : { filter: { states: options.state as State[], ...(options.workspace && { workspace: options.workspace }) } };
+      const report = await withTracker(command, (tracker) => tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }));
+      if (options.json) return printJson(report);
+      printLine(`${report.dryRun ? "Would retry" : "Retried"} ${report.retried.length} of ${report.matched} request(s).`);
+      for (const item of report.retried) printLine(`  ${item.requestId}  ${item.from} -> queued  (${item.reason})`);
+      for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
+    });
+}
