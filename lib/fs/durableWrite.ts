@@ -5,42 +5,55 @@ import path from "node:path";
 /** Our temp files: hidden, named after the target and the writing pid, ending in `.tmp`. */
 export const OWN_TEMP_PATTERN = /^\.[A-Za-z0-9_-]+\.json\.(\d+)\.[0-9a-f]{8}\.tmp$/;
 
-function tempPathFor(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+export interface TempFile {
+  path: string;
+  /** The temp's stat; a rename keeps its inode, size and mtime, so it is the target's once in place. */
+  stat: fs.Stats;
+}
+
+/**
+ * Write `data` to a new temp file beside `file` (opened with O_EXCL, so nothing planted there is
+ * followed), and fsync it unless `fsync: false`. Nothing is visible at `file` until the rename.
+ */
+export function writeTempFile(file: string, data: string | Uint8Array, options: { fsync?: boolean } = {}): TempFile {
+  const buffer = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const fd = fs.openSync(temp, "wx", 0o644);
+  try {
+    let offset = 0;
+    while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset);
+    if (options.fsync ?? true) fs.fsyncSync(fd);
+    return { path: temp, stat: fs.fstatSync(fd) };
+  } catch (error) {
+    fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw error;
+  } finally {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // Closed in the catch above.
+    }
+  }
 }
 
 /**
  * Replace `file` so that a crash at any instant leaves either the old content or the new, never a
- * torn file: write a temp file in the same folder, fsync it, rename it over the target, fsync the
- * folder. The temp is opened with O_EXCL, and rename replaces a symlink rather than following it,
- * so a link planted in the folder cannot redirect the write elsewhere. `fsync: false` keeps the
- * atomicity (a killed process leaves the old or the new file) but not the durability across a
- * power cut; only for files whose loss costs a re-run, never data (result markers). Returns the new file's
- * stat (from the open descriptor, so no second lookup by path).
+ * torn file: temp file in the same folder, fsync, rename over the target (a rename replaces a
+ * symlink rather than following it), fsync the folder. `fsync: false` keeps the atomicity (a killed
+ * process leaves the old or the new file) but not the durability across a power cut: only for
+ * files whose loss costs a re-run, never data (result markers). Returns the new file's stat.
  */
 export function writeFileDurable(file: string, data: string | Uint8Array, options: { fsync?: boolean } = {}): fs.Stats {
-  const sync = options.fsync ?? true;
-  const buffer = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const temp = tempPathFor(file);
-  const fd = fs.openSync(temp, "wx", 0o644);
-  let stat: fs.Stats;
+  const temp = writeTempFile(file, data, options);
   try {
-    try {
-      let offset = 0;
-      while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset);
-      if (sync) fs.fsyncSync(fd);
-      // A rename keeps the inode, size and mtime, so this is the stat of the file once it is in place.
-      stat = fs.fstatSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(temp, file);
+    fs.renameSync(temp.path, file);
   } catch (error) {
-    fs.rmSync(temp, { force: true });
+    fs.rmSync(temp.path, { force: true });
     throw error;
   }
-  if (sync) fsyncDir(path.dirname(file));
-  return stat;
+  if (options.fsync ?? true) fsyncDir(path.dirname(file));
+  return temp.stat;
 }
 
 /** Make a rename or unlink in `dir` durable. */

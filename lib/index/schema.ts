@@ -2,7 +2,7 @@
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 3;
+export const INDEX_SCHEMA_VERSION = 4;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS requests (
   -- Last sign of life of a processing request: its claim's latest heartbeat (beats are liveness, not
   -- history, and are kept here only; see lib/queue/deliver.ts), else when it entered processing.
   heartbeat_at INTEGER,
+  -- A claimer's short reservation of a queued request while it writes the claim outside the lock
+  -- (lib/queue/claimNext.ts); cleared by any write of the request.
+  reserved_until INTEGER,
+  reserved_by INTEGER,
   file_mtime_ms REAL NOT NULL,
   file_size INTEGER NOT NULL,
   file_ino INTEGER NOT NULL,

@@ -25,6 +25,7 @@ const UPSERT = `
         -- A heartbeat newer than the file's (beats go to the index only) survives a re-read of the same claim.
         heartbeat_at = CASE WHEN excluded.claim_token IS requests.claim_token
           THEN max(coalesce(requests.heartbeat_at, 0), coalesce(excluded.heartbeat_at, 0)) ELSE excluded.heartbeat_at END,
+        reserved_until = NULL, reserved_by = NULL,
         file_mtime_ms = excluded.file_mtime_ms,
         file_size = excluded.file_size, file_ino = excluded.file_ino, doc = excluded.doc
       WHERE excluded.version > requests.version

@@ -156,8 +156,8 @@ function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number)
   let acted = false;
   if (candidate.timeout_at !== null && candidate.timeout_at < now) {
     commitChange(ctx, candidate.id, (current) => {
+      acted = underSameClaim(current);
       if (!underSameClaim(current)) return current;
-      acted = true;
       return applyChange(current, { to: "timeout", reason: `past its deadline (${new Date(candidate.timeout_at!).toISOString()})`, by: "monitor", note: token ? { token } : {} }, now);
     });
     return acted ? { count: "deadlineTimedOut" } : {};
@@ -167,8 +167,8 @@ function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number)
   if (marker && marker.token === token) {
     const reason = "result marker found: the worker finished but did not report";
     commitChange(ctx, candidate.id, (current) => {
+      acted = underSameClaim(current);
       if (!underSameClaim(current)) return current;
-      acted = true;
       return marker.outcome === "completed"
         ? applyChange(current, { to: "completed", fields: marker.fields, reason, by: "monitor", note: { token: token! } }, now)
         : applyChange(current, { to: "failed", fields: { error: marker.error ?? "failed" }, reason, by: "monitor", note: { token: token! } }, now);
@@ -185,6 +185,7 @@ function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number)
   const why = liveness === "gone" ? `the worker's pid ${candidate.claim_pid ?? "?"} is gone` : `no heartbeat for ${silentFor(candidate, now)} from a worker on ${candidate.claim_host}`;
   let count: keyof MonitorCounts | undefined;
   commitChange(ctx, candidate.id, (current) => {
+    count = undefined;
     if (!underSameClaim(current)) return current;
     const attempt = current.attempt ?? 1;
     const maxAttempts = current.maxAttempts ?? ctx.options.maxAttempts;

@@ -37,7 +37,7 @@ export function processStartedAt(pid: number): number | null {
   return Number.isFinite(ticks) ? boot + Math.round((ticks * 1000) / CLOCK_TICKS_PER_SECOND) : null;
 }
 
-function pidExists(pid: number): boolean {
+export function pidExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -20,56 +20,73 @@ export interface Claim {
   token: string;
 }
 
-/** How many ready candidates one claim looks at before giving up (the rest were taken or changed). */
-const CANDIDATES = 16;
+/**
+ * How long a reservation keeps other claimers off a request while its claim is written. A claimer
+ * that dies holding one delays that request by this much, no more.
+ */
+const RESERVATION_MS = 5000;
+/** Candidates one claim goes through before it gives up (the rest were taken or changed meanwhile). */
+const MAX_CANDIDATES = 16;
+
+/**
+ * Reserve the oldest ready, unreserved `queued` request: a quick step under the writers' lock,
+ * index only, so that concurrent claimers spread over the queue in order instead of all writing a
+ * claim for the same request and all but one losing.
+ */
+function reserveOldestReady(ctx: TrackerContext, workspace: string | undefined, now: number): string | null {
+  return withWritersLock(ctx, () => {
+    const id = (
+      workspace === undefined
+        ? statement(ctx.db, READY).pluck().get(now, now)
+        : statement(ctx.db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
+    ) as string | undefined;
+    if (id === undefined) return null;
+    statement(ctx.db, "UPDATE requests SET reserved_until = ?, reserved_by = ? WHERE id = ?").run(now + RESERVATION_MS, process.pid, id);
+    return id;
+  });
+}
+
+function releaseReservation(ctx: TrackerContext, id: string): void {
+  statement(ctx.db, "UPDATE requests SET reserved_until = NULL, reserved_by = NULL WHERE id = ? AND reserved_by = ?").run(id, process.pid);
+}
 
 /**
  * Move the oldest ready `queued` request to `processing` and return it with a fresh claim token.
- * The candidate query and the write happen under the writers' lock, so two workers, in any
- * processes, never get the same request. Null when nothing is ready.
+ * Two workers, in any processes, never get the same request: the claim is written through the one
+ * write path, which checks under the lock that the file is still the queued one it read. Null when
+ * nothing is ready.
  */
 export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Claim | null {
   const me = currentProcess();
   const by = options.worker ?? `pid ${me.pid}`;
-  return withWritersLock(ctx, () => {
+  for (let tried = 0; tried < MAX_CANDIDATES; tried++) {
     const now = ctx.now();
-    const candidates = (
-      options.workspace === undefined
-        ? statement(ctx.db, READY).pluck().all(now, CANDIDATES)
-        : statement(ctx.db, READY_IN_WORKSPACE).pluck().all(now, options.workspace, CANDIDATES)
-    ) as string[];
-    for (const id of candidates) {
-      const token = randomUUID();
-      let claimed: RequestRecord | null = null;
-      try {
-        commitChange(ctx, id, (current) => {
-          // The file is the truth: skip a candidate that another writer moved on since the index said ready.
-          if (!current || current.state !== "queued" || (current.notBefore ?? 0) > now) return current;
-          claimed = applyChange(
-            current,
-            {
-              to: "processing",
-              reason: "claimed",
-              by,
-              managed: { claim: { token, pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }), claimedAt: now, heartbeatAt: now } },
-              note: { token },
-            },
-            now,
-          );
-          return claimed;
-        });
-      } catch (error) {
-        // An unreadable file is reported by reconciliation; it must not stop the queue.
-        if (isReqwatchError(error, "CORRUPT_FILE")) continue;
-        throw error;
-      }
-      if (claimed) return { request: claimed, token };
+    const id = reserveOldestReady(ctx, options.workspace, now);
+    if (id === null) return null;
+    const token = randomUUID();
+    let claimed: RequestRecord | null = null;
+    try {
+      commitChange(ctx, id, (current) => {
+        claimed = null;
+        // The file is the truth: skip a candidate another writer moved on since the index said ready.
+        if (!current || current.state !== "queued" || (current.notBefore ?? 0) > now) return current;
+        const claim = { token, pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }), claimedAt: now, heartbeatAt: now };
+        claimed = applyChange(current, { to: "processing", reason: "claimed", by, managed: { claim }, note: { token } }, now);
+        return claimed;
+      }, { durability: "atomic" }); // A claim lost to a power cut costs a re-run, never data (CommitOptions).
+    } catch (error) {
+      // An unreadable file is reconciliation's to report; it keeps its reservation a while and the queue goes on.
+      if (isReqwatchError(error, "CORRUPT_FILE")) continue;
+      releaseReservation(ctx, id);
+      throw error;
     }
-    return null;
-  });
+    if (claimed) return { request: claimed, token };
+    releaseReservation(ctx, id);
+  }
+  return null;
 }
 
 const READY = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
-  ORDER BY state_since, id LIMIT ?`;
+  AND (reserved_until IS NULL OR reserved_until <= ?) ORDER BY state_since, id LIMIT 1`;
 const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
-  AND workspace = ? ORDER BY state_since, id LIMIT ?`;
+  AND (reserved_until IS NULL OR reserved_until <= ?) AND workspace = ? ORDER BY state_since, id LIMIT 1`;

@@ -86,18 +86,23 @@ export function retry(ctx: TrackerContext, target: RetryTarget, options: RetryOp
 }
 
 function retryOne(ctx: TrackerContext, id: string, options: RetryOptions, report: RetryReport): void {
-    commitChange(ctx, id, (current) => {
-      if (!current) {
-        report.skipped.push({ requestId: id, state: null, reason: "it does not exist" });
-        return current;
-      }
-      const decision = retryDecision(current);
-      if (!decision.retry) {
-        report.skipped.push({ requestId: id, state: current.state, reason: decision.reason });
-        return current;
-      }
-      report.retried.push({ requestId: id, from: current.state, reason: decision.reason });
-      if (options.dryRun) return current;
-      return applyChange(current, { to: "queued", reason: decision.reason, by: options.by ?? "manual", note: { manual: true, ...(current.claim && { token: current.claim.token }) } }, ctx.now());
-    });
+  // Decided afresh each time the write path asks (it may ask again after a conflict); reported once.
+  let outcome: { retried: RetryReport["retried"][number] } | { skipped: RetryReport["skipped"][number] } | null = null;
+  commitChange(ctx, id, (current) => {
+    if (!current) {
+      outcome = { skipped: { requestId: id, state: null, reason: "it does not exist" } };
+      return current;
+    }
+    const decision = retryDecision(current);
+    if (!decision.retry) {
+      outcome = { skipped: { requestId: id, state: current.state, reason: decision.reason } };
+      return current;
+    }
+    outcome = { retried: { requestId: id, from: current.state, reason: decision.reason } };
+    if (options.dryRun) return current;
+    return applyChange(current, { to: "queued", reason: decision.reason, by: options.by ?? "manual", note: { manual: true, ...(current.claim && { token: current.claim.token }) } }, ctx.now());
+  });
+  const decided = outcome as { retried: RetryReport["retried"][number] } | { skipped: RetryReport["skipped"][number] } | null;
+  if (decided && "retried" in decided) report.retried.push(decided.retried);
+  else if (decided) report.skipped.push(decided.skipped);
 }

@@ -55,12 +55,12 @@ function timeOutHung(ctx: TrackerContext, hungAfterMs: number): string[] {
   const reason = `processing for longer than the hung threshold (${formatDuration(hungAfterMs)})`;
   const timedOut: string[] = [];
   for (const id of hung) {
-    commitChange(ctx, id, (current) => {
-      // Re-checked under the lock: it may have moved on since the query.
+    // Re-checked against the file: it may have moved on since the query.
+    const after = commitChange(ctx, id, (current) => {
       if (!current || current.state !== "processing" || stateEnteredAt(current) >= cutoff) return current;
-      timedOut.push(id);
       return applyChange(current, { to: "timeout", reason, by: "recovery" }, ctx.now());
     });
+    if (after?.state === "timeout" && after.transitions?.at(-1)?.reason === reason) timedOut.push(id);
   }
   return timedOut;
 }

@@ -3,13 +3,15 @@ import path from "node:path";
 import type { TrackerContext } from "../context";
 import { withWritersLock } from "../commitChange";
 import { OWN_TEMP_PATTERN } from "../fs/durableWrite";
+import { pidExists } from "../process/liveness";
 
 /** A foreign writer's `*.tmp` (the seed's `jq > tmp && mv`) younger than this may still be in use. */
 export const FOREIGN_TEMP_GRACE_MS = 5 * 60 * 1000;
 
 /**
- * Remove temp files left by crashed writers. Ours are written only under the writers' lock, so
- * while we hold it none of ours is in use; a foreign `*.tmp` is removed only once it is old.
+ * Remove temp files left by crashed writers. Ours name their writer's pid: one is removed when
+ * that process is gone (this process writes synchronously, so none of its own is mid-write here).
+ * A foreign `*.tmp` (a `jq > tmp && mv` hook) is removed only once it is old.
  */
 export function sweepTempFiles(ctx: TrackerContext): string[] {
   return withWritersLock(ctx, () => {
@@ -27,7 +29,8 @@ export function sweepTempFiles(ctx: TrackerContext): string[] {
       try {
         const stat = fs.lstatSync(file);
         if (!stat.isFile()) continue;
-        if (!OWN_TEMP_PATTERN.test(name) && now - stat.mtimeMs < FOREIGN_TEMP_GRACE_MS) continue;
+        const own = OWN_TEMP_PATTERN.exec(name);
+        if (own ? Number(own[1]) !== process.pid && pidExists(Number(own[1])) : now - stat.mtimeMs < FOREIGN_TEMP_GRACE_MS) continue;
         fs.rmSync(file);
         removed.push(`requests/${name}`);
       } catch {
