@@ -1,7 +1,8 @@
 // A bench worker: claim, heartbeat once, complete (with its result marker), until the queue is empty.
 const { runWorker } = require("../../dist/index.cjs");
 
-const [stateDir] = process.argv.slice(2);
+const [stateDir, claimDurability = "full"] = process.argv.slice(2);
+process.env.REQWATCH_CLAIM_DURABILITY = claimDurability;
 let first = null;
 let last = null;
 const worker = runWorker({

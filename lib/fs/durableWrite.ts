@@ -5,6 +5,10 @@ import path from "node:path";
 /** Our temp files: hidden, named after the target and the writing pid, ending in `.tmp`. */
 export const OWN_TEMP_PATTERN = /^\.[A-Za-z0-9_-]+\.json\.(\d+)\.[0-9a-f]{8}\.tmp$/;
 
+// Unique per process (random prefix) and per write (counter), without a call into the random source each time.
+const processTag = randomBytes(3).toString("hex");
+let written = 0;
+
 export interface TempFile {
   path: string;
   /** The temp's stat; a rename keeps its inode, size and mtime, so it is the target's once in place. */
@@ -17,7 +21,8 @@ export interface TempFile {
  */
 export function writeTempFile(file: string, data: string | Uint8Array, options: { fsync?: boolean } = {}): TempFile {
   const buffer = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  written = (written + 1) % 0x100;
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${processTag}${written.toString(16).padStart(2, "0")}.tmp`);
   const fd = fs.openSync(temp, "wx", 0o644);
   try {
     let offset = 0;

@@ -73,7 +73,7 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
         const claim = { token, pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }), claimedAt: now, heartbeatAt: now };
         claimed = applyChange(current, { to: "processing", reason: "claimed", by, managed: { claim }, note: { token } }, now);
         return claimed;
-      }, { durability: "atomic" }); // A claim lost to a power cut costs a re-run, never data (CommitOptions).
+      }, { durability: ctx.options.claimDurability });
     } catch (error) {
       // An unreadable file is reconciliation's to report; it keeps its reservation a while and the queue goes on.
       if (isReqwatchError(error, "CORRUPT_FILE")) continue;

@@ -283,6 +283,9 @@ describe("options", () => {
   it("are checked up front with exact messages", () => {
     expect(codeOf(() => openTracker({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
     expect(codeOf(() => openTracker({ hungAfterMs: -1 })).message).toBe('Option "hungAfterMs" must be a positive number of milliseconds.');
+    expect(codeOf(() => openTracker({ claimDurability: "weak" as never })).message).toBe('Option "claimDurability" must be "atomic" or "full", not "weak".');
+    expect(codeOf(() => openTracker({ backoff: { base: 1 } as never })).message).toBe('Unknown option "backoff.base" (known: baseMs, capMs, jitter).');
+    expect(codeOf(() => openTracker({ maxAttempts: 0 })).message).toBe('Option "maxAttempts" must be a whole number of at least 1.');
   });
 
   it("take the state directory from REQWATCH_STATE_DIR", () => {
