@@ -35,6 +35,11 @@ async function waitForHealth(url: string, server: ChildProcess, log: () => strin
   throw new Error(`the server did not become healthy at ${url}:\n${log()}`);
 }
 
+interface Options {
+  /** Extra environment for the app server (thresholds, intervals). */
+  appEnv: Record<string, string>;
+}
+
 interface Fixtures {
   /** A fresh state directory for this test. */
   stateDir: string;
@@ -44,7 +49,9 @@ interface Fixtures {
   app: { url: string };
 }
 
-export const test = base.extend<Fixtures>({
+export const test = base.extend<Fixtures & Options>({
+  appEnv: [{}, { option: true }],
+
   stateDir: async ({}, use) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-"));
     await use(dir);
@@ -57,12 +64,12 @@ export const test = base.extend<Fixtures>({
     tracker.close();
   },
 
-  app: async ({ stateDir }, use) => {
+  app: async ({ stateDir, appEnv }, use) => {
     const port = await freePort();
     let output = "";
     const server = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
       cwd: ROOT,
-      env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir },
+      env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, ...appEnv, REQWATCH_STATE_DIR: stateDir },
       stdio: ["ignore", "pipe", "pipe"],
     });
     server.stdout?.on("data", (chunk) => (output += chunk));
