@@ -2,7 +2,7 @@
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 4;
+export const INDEX_SCHEMA_VERSION = 5;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -54,6 +54,17 @@ CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_sin
 CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
 CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
+
+-- The change feed: one row per index change, in commit order across every process (our writers
+-- update the index in the same transaction as the file). Trimmed to the newest FEED_RETAINED rows.
+CREATE TABLE IF NOT EXISTS changes (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  -- For an upsert, the request's summary (a list row), so a table can update without a refetch.
+  data TEXT,
+  at INTEGER NOT NULL
+);
 
 -- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.
 CREATE TABLE IF NOT EXISTS unreadable_files (

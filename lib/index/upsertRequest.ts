@@ -3,9 +3,11 @@ import type { RequestRecord } from "../schema";
 import { stateEnteredAt } from "../transition";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
+import { recordChange } from "../feed/changes";
 
 // Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
-// never replaces a newer row, so a slow reader cannot roll the index back.
+// never replaces a newer row, so a slow reader cannot roll the index back; the same content again
+// (a touch, a second look at one file) changes nothing and reaches no one.
 const UPSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
         state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
@@ -29,10 +31,14 @@ const UPSERT = `
         file_mtime_ms = excluded.file_mtime_ms,
         file_size = excluded.file_size, file_ino = excluded.file_ino, doc = excluded.doc
       WHERE excluded.version > requests.version
-         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at)`;
+         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at AND excluded.doc IS NOT requests.doc)`;
+
+/** The same content under a new fingerprint (touched, copied over itself): remember the file, nothing else. */
+const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, file_ino = ? WHERE id = ? AND doc = ?`;
 
 /** Put one request into the index. Returns false when the index already holds a newer version. */
 export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint): boolean {
+  const doc = JSON.stringify(request);
   const result = statement(db, UPSERT).run({
     id: request.requestId,
     workspace: request.workspace,
@@ -63,15 +69,21 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     file_mtime_ms: fingerprint.mtimeMs,
     file_size: fingerprint.size,
     file_ino: fingerprint.ino,
-    doc: JSON.stringify(request),
+    doc,
   });
   statement(db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(request.requestId));
-  return result.changes > 0;
+  if (result.changes === 0) {
+    statement(db, REFINGERPRINT).run(fingerprint.mtimeMs, fingerprint.size, fingerprint.ino, request.requestId, doc);
+    return false;
+  }
+  recordChange(db, "request.upserted", request.requestId, request, Date.now());
+  return true;
 }
 
 export function removeRequest(db: IndexDb, requestId: string): void {
-  statement(db, "DELETE FROM requests WHERE id = ?").run(requestId);
+  const removed = statement(db, "DELETE FROM requests WHERE id = ?").run(requestId).changes > 0;
   statement(db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(requestId));
+  if (removed) recordChange(db, "request.removed", requestId, null, Date.now());
 }
 
 /** How files are named in `unreadable_files` and in reports: relative to the state directory. */

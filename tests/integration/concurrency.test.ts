@@ -1,4 +1,6 @@
 import { expect, it } from "vitest";
+import { readChanges } from "../../lib/feed/changes";
+import { openIndex } from "../../lib/index/openIndex";
 import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 import { startWorker, waitForExit } from "../helpers/processes";
 
@@ -22,4 +24,15 @@ it("4 processes x 500 read-modify-write updates on the same 10 requests lose non
     total += onDisk.counter;
   }
   expect(total).toBe(4 * 500);
+
+  // The change feed holds every one of those writes, in commit order across the processes.
+  const { db } = openIndex(`${stateDir}/index.db`);
+  const changes = readChanges(db, 0, 10_000);
+  db.close();
+  expect(changes).toHaveLength(10 + 2000);
+  const lastVersion = new Map<string, number>();
+  for (const change of changes) {
+    expect(change.request!.version).toBe((lastVersion.get(change.requestId) ?? 0) + 1);
+    lastVersion.set(change.requestId, change.request!.version);
+  }
 }, 120_000);

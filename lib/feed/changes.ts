@@ -1,0 +1,79 @@
+import type { IndexDb } from "../index/openIndex";
+import type { RequestSummary } from "../index/queries/listRequests";
+import { statement } from "../index/statements";
+import type { RequestRecord } from "../schema";
+import { stateEnteredAt } from "../transition";
+
+/** How many changes the feed keeps; a client further behind than this is told to refetch. */
+export const FEED_RETAINED = 10_000;
+
+export type ChangeKind = "request.upserted" | "request.removed";
+
+export interface FeedChange {
+  seq: number;
+  kind: ChangeKind;
+  requestId: string;
+  /** The request as a list row, for `request.upserted`. */
+  request?: RequestSummary;
+  at: number;
+}
+
+/** A request as a list row: the same shape `listRequests` returns (a test holds them equal). */
+export function toSummary(request: RequestRecord): RequestSummary {
+  return {
+    requestId: request.requestId,
+    workspace: request.workspace,
+    sessionId: request.sessionId ?? null,
+    chatId: request.chatId === undefined ? null : String(request.chatId),
+    state: request.state,
+    previousState: request.previousState ?? null,
+    createdAt: request.createdAt,
+    lastUpdatedAt: request.lastUpdatedAt,
+    stateSince: stateEnteredAt(request),
+    attempt: request.attempt ?? null,
+    model: request.model ?? null,
+    tokens: request.tokens ?? null,
+    version: request.version ?? 0,
+  };
+}
+
+/** Append a change; called inside the transaction that changed the index. */
+export function recordChange(db: IndexDb, kind: ChangeKind, requestId: string, request: RequestRecord | null, at: number): void {
+  const { lastInsertRowid } = statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES (?, ?, ?, ?)").run(
+    kind,
+    requestId,
+    request ? JSON.stringify(toSummary(request)) : null,
+    at,
+  );
+  const seq = Number(lastInsertRowid);
+  // Trim now and then, not on every write.
+  if (seq % 500 === 0) statement(db, "DELETE FROM changes WHERE seq <= ?").run(seq - FEED_RETAINED);
+}
+
+export interface FeedHead {
+  /** Changes before this one have been trimmed (0 when none were). */
+  oldestSeq: number;
+  lastSeq: number;
+}
+
+export function feedHead(db: IndexDb): FeedHead {
+  const row = statement(db, "SELECT coalesce(min(seq), 0) AS oldestSeq, coalesce(max(seq), 0) AS lastSeq FROM changes").get() as FeedHead;
+  if (row.lastSeq === 0) {
+    // An empty table after trimming everything: sqlite_sequence still knows the last number.
+    const last = statement(db, "SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck().get() as number | undefined;
+    return { oldestSeq: (last ?? 0) + 1, lastSeq: last ?? 0 };
+  }
+  return row;
+}
+
+/** Changes after `afterSeq`, oldest first, at most `limit`. */
+export function readChanges(db: IndexDb, afterSeq: number, limit = 1000): FeedChange[] {
+  const rows = statement(db, "SELECT seq, kind, request_id AS requestId, data, at FROM changes WHERE seq > ? ORDER BY seq LIMIT ?").all(afterSeq, limit) as {
+    seq: number;
+    kind: ChangeKind;
+    requestId: string;
+    data: string | null;
+    at: number;
+  }[];
+  return rows.map(({ data, ...row }) => (data ? { ...row, request: JSON.parse(data) as RequestSummary } : row));
+}
