@@ -20,6 +20,8 @@ import { complete, fail, heartbeat, type CompleteResult, type Delivery, type Fai
 import { writeResultMarker } from "./queue/resultMarker";
 import { retry, type RetryOptions, type RetryReport, type RetryTarget } from "./queue/retry";
 import { Waiters } from "./queue/waiters";
+import { startIngest, type IngestHandle, type IngestOptions } from "./ingest/startIngest";
+import { feedHead, readChanges, type FeedChange, type FeedHead } from "./feed/changes";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./schema";
 import { ensureStateDir, stateDirAt, type StateDir } from "./stateDir";
 import type { State } from "./states";
@@ -80,6 +82,12 @@ export interface Tracker {
   waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
   /** Waits not yet settled. */
   pendingWaits(): number;
+  /** Watch the state directory for writers that are not ours, and reconcile it periodically. */
+  startIngest(options?: IngestOptions): IngestHandle;
+  /** Changes after `afterSeq`, oldest first (the change feed). */
+  changesSince(afterSeq: number, limit?: number): FeedChange[];
+  /** Where the change feed starts and ends. */
+  feedHead(): FeedHead;
   close(): void;
 }
 
@@ -107,6 +115,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const waiters = new Waiters(opened.db);
   const ctx: TrackerContext = { dir, db: opened.db, options: resolved, now: resolved.now, onCommit: (request) => waiters.notify(request) };
   const monitors = new Set<MonitorHandle>();
+  const ingests = new Set<IngestHandle>();
 
   let archiveDb: ArchiveDb | null = null;
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
@@ -235,8 +244,23 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       return waiters.size;
     },
 
+    startIngest(options) {
+      const handle = startIngest(ctx, options);
+      ingests.add(handle);
+      return handle;
+    },
+
+    changesSince(afterSeq, limit) {
+      return readChanges(ctx.db, afterSeq, limit);
+    },
+
+    feedHead() {
+      return feedHead(ctx.db);
+    },
+
     close() {
       for (const monitor of monitors) monitor.stop();
+      for (const ingest of ingests) ingest.stop();
       waiters.close();
       opened.db.close();
       archiveDb?.close();

@@ -1,18 +1,33 @@
 import "server-only";
+import type { IngestHandle } from "@/lib/ingest/startIngest";
 import type { MonitorHandle } from "@/lib/monitor/startMonitor";
 import { openTracker, type Tracker } from "@/lib/tracker";
 
 /**
  * One tracker per server process, opened (with crash recovery) on first use, with the stuck
- * monitor running in it. Kept on globalThis so dev-mode module reloads reuse it instead of opening
+ * monitor and the ingest of foreign writes running in it. Kept on globalThis so dev-mode module reloads reuse it instead of opening
  * the index again or starting a second monitor.
  */
-const holder = globalThis as typeof globalThis & { __reqwatch?: { tracker: Tracker; monitor: MonitorHandle } };
+interface Runtime {
+  tracker: Tracker;
+  monitor: MonitorHandle;
+  ingest: IngestHandle;
+}
 
-function open(): { tracker: Tracker; monitor: MonitorHandle } {
+const holder = globalThis as typeof globalThis & { __reqwatch?: Runtime };
+
+function open(): Runtime {
   const tracker = openTracker();
   const monitor = tracker.startMonitor({ onError: (error) => console.error("reqwatch: monitor pass failed:", error.message) });
-  return { tracker, monitor };
+  // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once.
+  const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
+  return { tracker, monitor, ingest };
+}
+
+/** The server's watcher and reconciliation. */
+export function getIngest(): IngestHandle {
+  holder.__reqwatch ??= open();
+  return holder.__reqwatch.ingest;
 }
 
 export function getTracker(): Tracker {

@@ -5,6 +5,7 @@ import { withWritersLock } from "../commitChange";
 import { isReqwatchError } from "../errors";
 import { REQUEST_ID_PATTERN } from "../ids";
 import type { IndexDb } from "../index/openIndex";
+import { statement } from "../index/statements";
 import { removeRequest, requestFileKey, upsertRequest } from "../index/upsertRequest";
 import { fingerprintOf, readRequestFile, type FileFingerprint } from "../requestFile";
 
@@ -75,6 +76,50 @@ function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint
 }
 
 /**
+ * Read these request files into the index, in batches under the writers' lock: upsert what parses
+ * (an older version never replaces a newer one), remove the rows of files that are gone, record
+ * unreadable files with their reason (their last good row stays). Used by reconciliation and by
+ * the watcher. Returns how many index rows changed.
+ */
+export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { fixes: number; unreadable: UnreadableReport[] } {
+  const unreadable: UnreadableReport[] = [];
+  let fixes = 0;
+  for (let start = 0; start < ids.length; start += BATCH) {
+    const batch = ids.slice(start, start + BATCH);
+    fixes += withWritersLock(ctx, () => {
+      let batchFixes = 0;
+      for (const id of batch) {
+        const file = ctx.dir.requestFile(id);
+        try {
+          const read = readRequestFile(file, id);
+          if (read) {
+            if (upsertRequest(ctx.db, read.request, read.fingerprint)) batchFixes++;
+          } else if (statement(ctx.db, "SELECT 1 FROM requests WHERE id = ?").get(id)) {
+            removeRequest(ctx.db, id);
+            batchFixes++;
+          } else {
+            statement(ctx.db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(id));
+          }
+        } catch (error) {
+          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+          const reason = String(error.details?.reason ?? error.message);
+          let fingerprint: FileFingerprint | null = null;
+          try {
+            fingerprint = fingerprintOf(fs.lstatSync(file));
+          } catch {
+            // Gone meanwhile; the next look sees it missing.
+          }
+          recordUnreadable(ctx.db, requestFileKey(id), reason, fingerprint, ctx.now());
+          unreadable.push({ file: requestFileKey(id), reason });
+        }
+      }
+      return batchFixes;
+    });
+  }
+  return { fixes, unreadable };
+}
+
+/**
  * Bring the index in line with the files: stat everything, parse only what changed since the index
  * saw it, drop rows whose file is gone. An unreadable file is recorded with its reason, keeps its
  * last good row, and never stops the others.
@@ -108,32 +153,9 @@ export function reconcile(ctx: TrackerContext): ReconcileReport {
     if (!row || !sameFingerprint(row, item.fingerprint) || bad) changed.push(item);
   }
 
-  let fixes = 0;
-  for (let start = 0; start < changed.length; start += BATCH) {
-    const batch = changed.slice(start, start + BATCH);
-    fixes += withWritersLock(ctx, () => {
-      let batchFixes = 0;
-      for (const { id } of batch) {
-        const file = ctx.dir.requestFile(id);
-        try {
-          const read = readRequestFile(file, id);
-          if (read && upsertRequest(db, read.request, read.fingerprint)) batchFixes++;
-        } catch (error) {
-          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
-          const reason = String(error.details?.reason ?? error.message);
-          let fingerprint: FileFingerprint | null = null;
-          try {
-            fingerprint = fingerprintOf(fs.lstatSync(file));
-          } catch {
-            // Gone meanwhile; the row stays until the next pass sees the file missing.
-          }
-          recordUnreadable(db, requestFileKey(id), reason, fingerprint, ctx.now());
-          unreadable.push({ file: requestFileKey(id), reason });
-        }
-      }
-      return batchFixes;
-    });
-  }
+  const ingested = ingestRequests(ctx, changed.map((item) => item.id));
+  let fixes = ingested.fixes;
+  unreadable.push(...ingested.unreadable);
 
   const present = new Set(listed.map((item) => item.id));
   const missing = [...indexed.keys()].filter((id) => !present.has(id));

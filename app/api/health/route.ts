@@ -1,5 +1,5 @@
 import { errorResponse } from "@/app/_server/respond";
-import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
 import { STATES } from "@/lib/states";
 
 export const dynamic = "force-dynamic";
@@ -16,6 +16,8 @@ export function GET(): Response {
       generation: tracker.generation(),
       requests: STATES.reduce((sum, state) => sum + counts[state], 0),
       unreadableFiles: tracker.unreadableFiles().length,
+      ingest: getIngest().status(),
+      feed: tracker.feedHead(),
       monitor: {
         intervalMs: tracker.options.monitorIntervalMs,
         lastPassAt: pass?.at ?? null,

@@ -1,0 +1,133 @@
+import fs from "node:fs";
+import type { TrackerContext } from "../context";
+import { REQUEST_ID_PATTERN } from "../ids";
+import { ingestRequests, reconcile } from "../recovery/reconcile";
+
+export interface IngestOptions {
+  /** Full reconciliation while the watcher works. Default 30 s. */
+  reconcileEveryMs?: number;
+  /** Reconciliation alone, when the watcher cannot run. Default 2 s. */
+  fallbackReconcileEveryMs?: number;
+  /** Called with each error of a background step (the loop keeps running). */
+  onError?: (error: unknown) => void;
+}
+
+export interface IngestStatus {
+  /** "watching": watcher plus periodic reconciliation; "reconciling": the watcher failed, reconciliation alone, more often. */
+  mode: "watching" | "reconciling";
+  /** Why the watcher is not running, when it is not. */
+  watcherError: string | null;
+  /** Files ingested on the watcher's word. */
+  watcherIngested: number;
+  lastReconcile: { at: number; durationMs: number; scanned: number; fixes: number } | null;
+  /**
+   * Index rows the periodic reconciliations had to fix. In normal operation this stays at 0: a
+   * non-zero count means the watcher missed something.
+   */
+  reconcileFixes: number;
+}
+
+export interface IngestHandle {
+  status(): IngestStatus;
+  /** Ingest what the watcher has queued, now (tests; the loop does it on its own). */
+  flush(): void;
+  stop(): void;
+}
+
+const FLUSH_DELAY_MS = 10;
+
+function requestIdOf(name: string): string | null {
+  if (!name.endsWith(".json") || name.startsWith(".")) return null;
+  const id = name.slice(0, -".json".length);
+  return REQUEST_ID_PATTERN.test(id) ? id : null;
+}
+
+/**
+ * Keep the index in line with writers that are not ours (a `jq ... && mv` hook, `cp`, an editor)
+ * and with files that reached the disk but not the index before a crash. A watch on the requests
+ * folder is the hint: each event names a file, read within ~10 ms (a rename over a file is one
+ * change; the same content twice emits nothing). Reconciliation is the guarantee: every
+ * `reconcileEveryMs` it stats everything and fixes what the watcher missed, and counts the fixes.
+ *
+ * `fs.watch` on the folder, not chokidar: DESIGN.md measured chokidar 5 with one inotify watch and
+ * ~4 KB of memory per file (423 MB at 100k files) and 35-93% of a 5,000-file burst reported,
+ * against 100% for one `fs.watch` on the folder.
+ */
+export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): IngestHandle {
+  const reconcileEveryMs = options.reconcileEveryMs ?? 30_000;
+  const fallbackEveryMs = options.fallbackReconcileEveryMs ?? 2_000;
+  const onError = options.onError ?? ((error: unknown) => console.error("reqwatch ingest:", error));
+  const status: IngestStatus = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0 };
+  const pending = new Set<string>();
+  let flushTimer: NodeJS.Timeout | null = null;
+  let reconcileTimer: NodeJS.Timeout | null = null;
+  let watcher: fs.FSWatcher | null = null;
+  let stopped = false;
+
+  const flush = () => {
+    flushTimer = null;
+    if (!pending.size) return;
+    const ids = [...pending];
+    pending.clear();
+    try {
+      ingestRequests(ctx, ids);
+      status.watcherIngested += ids.length;
+    } catch (error) {
+      onError(error);
+    }
+  };
+
+  const runReconcile = (counted: boolean) => {
+    const started = performance.now();
+    try {
+      const report = reconcile(ctx);
+      status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes: report.fixes };
+      if (counted) status.reconcileFixes += report.fixes;
+    } catch (error) {
+      onError(error);
+    }
+  };
+
+  const schedule = () => {
+    if (reconcileTimer) clearInterval(reconcileTimer);
+    reconcileTimer = setInterval(() => runReconcile(status.mode === "watching"), status.mode === "watching" ? reconcileEveryMs : fallbackEveryMs);
+    reconcileTimer.unref();
+  };
+
+  const fallBack = (error: unknown) => {
+    watcher?.close();
+    watcher = null;
+    if (stopped) return;
+    status.mode = "reconciling";
+    const code = (error as NodeJS.ErrnoException)?.code;
+    status.watcherError =
+      code === "ENOSPC" ? "out of inotify watches (fs.inotify.max_user_watches)" : `${code ?? "error"}: the watcher stopped`;
+    schedule();
+  };
+
+  try {
+    watcher = fs.watch(ctx.dir.requestsDir, { persistent: false }, (_event, name) => {
+      const id = name ? requestIdOf(String(name)) : null;
+      if (!id) return;
+      pending.add(id);
+      flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
+    });
+    watcher.on("error", fallBack);
+  } catch (error) {
+    fallBack(error);
+  }
+  // At start: catch up with whatever happened while nobody was watching.
+  runReconcile(false);
+  if (status.mode === "watching") schedule();
+
+  return {
+    status: () => ({ ...status, lastReconcile: status.lastReconcile && { ...status.lastReconcile } }),
+    flush,
+    stop() {
+      stopped = true;
+      watcher?.close();
+      if (flushTimer) clearTimeout(flushTimer);
+      if (reconcileTimer) clearInterval(reconcileTimer);
+    },
+  };
+}
