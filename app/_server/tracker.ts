@@ -1,4 +1,5 @@
 import "server-only";
+import { FeedHub } from "@/lib/feed/feedHub";
 import type { IngestHandle } from "@/lib/ingest/startIngest";
 import type { MonitorHandle } from "@/lib/monitor/startMonitor";
 import { openTracker, type Tracker } from "@/lib/tracker";
@@ -12,6 +13,7 @@ interface Runtime {
   tracker: Tracker;
   monitor: MonitorHandle;
   ingest: IngestHandle;
+  feed: FeedHub;
 }
 
 const holder = globalThis as typeof globalThis & { __reqwatch?: Runtime };
@@ -21,7 +23,13 @@ function open(): Runtime {
   const monitor = tracker.startMonitor({ onError: (error) => console.error("reqwatch: monitor pass failed:", error.message) });
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once.
   const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
-  return { tracker, monitor, ingest };
+  return { tracker, monitor, ingest, feed: new FeedHub(tracker) };
+}
+
+/** The one fan-out of the change feed to every browser's event stream. */
+export function getFeedHub(): FeedHub {
+  holder.__reqwatch ??= open();
+  return holder.__reqwatch.feed;
 }
 
 /** The server's watcher and reconciliation. */

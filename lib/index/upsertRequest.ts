@@ -3,6 +3,7 @@ import type { RequestRecord } from "../schema";
 import { stateEnteredAt } from "../transition";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
+import stableStringify from "safe-stable-stringify";
 import { recordChange } from "../feed/changes";
 
 // Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
@@ -38,7 +39,8 @@ const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, fil
 
 /** Put one request into the index. Returns false when the index already holds a newer version. */
 export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint): boolean {
-  const doc = JSON.stringify(request);
+  // Keys in a stable order: the writer's object and the same file parsed back must compare equal.
+  const doc = stableStringify(request) as string;
   const result = statement(db, UPSERT).run({
     id: request.requestId,
     workspace: request.workspace,

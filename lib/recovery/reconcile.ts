@@ -75,6 +75,18 @@ function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint
   ).run(file, reason, now, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null);
 }
 
+function indexedAsIs(ctx: TrackerContext, id: string, file: string): boolean {
+  const row = statement(ctx.db, "SELECT file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM requests WHERE id = ?").get(id) as
+    | FileFingerprint
+    | undefined;
+  if (!row) return false;
+  try {
+    return sameFingerprint(row, fingerprintOf(fs.lstatSync(file)));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Read these request files into the index, in batches under the writers' lock: upsert what parses
  * (an older version never replaces a newer one), remove the rows of files that are gone, record
@@ -90,6 +102,8 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { f
       let batchFixes = 0;
       for (const id of batch) {
         const file = ctx.dir.requestFile(id);
+        // Our own writes reach the watcher too: a file the index already holds needs no second read.
+        if (indexedAsIs(ctx, id, file)) continue;
         try {
           const read = readRequestFile(file, id);
           if (read) {

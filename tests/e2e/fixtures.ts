@@ -47,6 +47,8 @@ interface Fixtures {
   tracker: Tracker;
   /** The dashboard on a free port, serving `stateDir`; `page` and `request` use it as their base URL. */
   app: { url: string };
+  /** Start the dashboard when the test says (after it has prepared the state directory). */
+  launchApp: (env?: Record<string, string>) => Promise<{ url: string }>;
 }
 
 export const test = base.extend<Fixtures & Options>({
@@ -64,24 +66,32 @@ export const test = base.extend<Fixtures & Options>({
     tracker.close();
   },
 
-  app: async ({ stateDir, appEnv }, use) => {
-    const port = await freePort();
-    let output = "";
-    const server = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
-      cwd: ROOT,
-      env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, ...appEnv, REQWATCH_STATE_DIR: stateDir },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    server.stdout?.on("data", (chunk) => (output += chunk));
-    server.stderr?.on("data", (chunk) => (output += chunk));
-    const url = `http://127.0.0.1:${port}`;
-    try {
+  launchApp: async ({ stateDir, appEnv }, use) => {
+    const servers: ChildProcess[] = [];
+    await use(async (env = {}) => {
+      const port = await freePort();
+      let output = "";
+      const server = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
+        cwd: ROOT,
+        env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, ...appEnv, ...env, REQWATCH_STATE_DIR: stateDir },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      servers.push(server);
+      server.stdout?.on("data", (chunk) => (output += chunk));
+      server.stderr?.on("data", (chunk) => (output += chunk));
+      const url = `http://127.0.0.1:${port}`;
       await waitForHealth(`${url}/api/health`, server, () => output);
-      await use({ url });
-    } finally {
+      return { url };
+    });
+    for (const server of servers) {
+      if (server.exitCode !== null) continue;
       server.kill("SIGTERM");
-      await new Promise((resolve) => (server.exitCode !== null ? resolve(null) : server.on("exit", resolve)));
+      await new Promise((resolve) => server.on("exit", resolve));
     }
+  },
+
+  app: async ({ launchApp }, use) => {
+    await use(await launchApp());
   },
 
   baseURL: async ({ app }, use) => {

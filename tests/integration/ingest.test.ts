@@ -53,6 +53,16 @@ describe("ingest of writers that are not ours", () => {
     expect(tracker.changesSince(0).at(-1)).toMatchObject({ kind: "request.removed", requestId: "copied" });
   });
 
+  it("does not ingest our own writes a second time", async () => {
+    const { tracker, ingest } = watched();
+    const seqBefore = tracker.feedHead().lastSeq;
+    tracker.create({ requestId: "ours", workspace: "gw", state: "queued" });
+    tracker.transition("ours", "processing");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    ingest.flush();
+    expect(tracker.changesSince(seqBefore).map((c) => c.request?.version)).toEqual([1, 2]);
+  });
+
   it("never lets an older version replace a newer one", async () => {
     const { stateDir, tracker, ingest } = watched();
     tracker.create({ requestId: "v", workspace: "gw", state: "queued" });

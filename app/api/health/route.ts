@@ -1,5 +1,5 @@
 import { errorResponse } from "@/app/_server/respond";
-import { getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
+import { getFeedHub, getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
 import { STATES } from "@/lib/states";
 
 export const dynamic = "force-dynamic";
@@ -17,7 +17,9 @@ export function GET(): Response {
       requests: STATES.reduce((sum, state) => sum + counts[state], 0),
       unreadableFiles: tracker.unreadableFiles().length,
       ingest: getIngest().status(),
-      feed: tracker.feedHead(),
+      feed: { ...tracker.feedHead(), generation: tracker.generation(), subscribers: getFeedHub().size },
+      // For leak checks: what keeps the event loop alive (sockets, timers, watchers).
+      activeResources: process.getActiveResourcesInfo().length,
       monitor: {
         intervalMs: tracker.options.monitorIntervalMs,
         lastPassAt: pass?.at ?? null,

@@ -1,0 +1,180 @@
+import type { StateCounts } from "../index/queries/countByState";
+import type { Tracker } from "../tracker";
+import type { FeedChange } from "./changes";
+
+export interface FeedHubOptions {
+  /** How often to look for new changes while anyone listens. Default 50 ms. */
+  pollMs?: number;
+  /** At most one batch per subscriber this often, so a burst never floods a browser. Default 250 ms. */
+  batchMs?: number;
+  /** A comment line this often keeps proxies and the browser from timing out. Default 15 s. */
+  heartbeatMs?: number;
+}
+
+interface Subscriber {
+  send: (chunk: string) => void;
+  pending: FeedChange[];
+  countsChanged: boolean;
+  flushTimer: NodeJS.Timeout | null;
+  lastFlushAt: number;
+}
+
+/** The `id:` of an event: the feed's generation and the sequence number of the last change in it. */
+export function eventId(generation: string, seq: number): string {
+  return `${generation}:${seq}`;
+}
+
+export function parseEventId(id: string | null | undefined): { generation: string; seq: number } | null {
+  const match = id ? /^([0-9a-f-]{36}):(\d{1,15})$/.exec(id) : null;
+  return match ? { generation: match[1]!, seq: Number(match[2]) } : null;
+}
+
+function frame(event: string, data: unknown, id?: string): string {
+  return `${id ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * Fans the change feed out to Server-Sent Events subscribers. One poll of the feed (a max(seq)
+ * lookup) serves every subscriber, and runs only while there are any. A subscriber that resumes
+ * from an event id gets every change after it, in order, then the live ones: no gap, no duplicate.
+ * From another generation, or from before the oldest change kept, it gets `reset` and refetches.
+ */
+export class FeedHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly pollMs: number;
+  private readonly batchMs: number;
+  private readonly heartbeatMs: number;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private lastSeq: number;
+  private generation: string;
+
+  constructor(
+    private readonly tracker: Tracker,
+    options: FeedHubOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 50;
+    this.batchMs = options.batchMs ?? 250;
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.lastSeq = tracker.feedHead().lastSeq;
+    this.generation = tracker.generation();
+  }
+
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /** Start a subscription; `send` receives SSE text. Returns the function that ends it. */
+  subscribe(since: string | null, send: (chunk: string) => void): () => void {
+    this.poll(); // Bring lastSeq up to date, so replay and live delivery meet exactly.
+    const subscriber: Subscriber = { send, pending: [], countsChanged: false, flushTimer: null, lastFlushAt: 0 };
+    const resume = parseEventId(since);
+    const head = this.tracker.feedHead();
+    if (since === null) {
+      send(frame("ready", { generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+    } else if (!resume || resume.generation !== this.generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.lastSeq) {
+      const why = !resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind";
+      send(frame("reset", { reason: why, generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+    } else {
+      this.replay(subscriber, resume.seq);
+    }
+    this.subscribers.add(subscriber);
+    this.startTimers();
+    return () => this.unsubscribe(subscriber);
+  }
+
+  /** Stop everything (server shutdown, tests). */
+  close(): void {
+    for (const subscriber of this.subscribers) this.unsubscribe(subscriber);
+  }
+
+  private replay(subscriber: Subscriber, afterSeq: number): void {
+    let from = afterSeq;
+    while (from < this.lastSeq) {
+      const changes = this.tracker.changesSince(from, 500).filter((change) => change.seq <= this.lastSeq);
+      if (!changes.length) break;
+      subscriber.send(frame("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
+      from = changes.at(-1)!.seq;
+    }
+    subscriber.send(frame("counts", { counts: this.tracker.countsByState() }));
+  }
+
+  private unsubscribe(subscriber: Subscriber): void {
+    if (subscriber.flushTimer) clearTimeout(subscriber.flushTimer);
+    subscriber.flushTimer = null;
+    this.subscribers.delete(subscriber);
+    if (this.subscribers.size === 0) this.stopTimers();
+  }
+
+  private startTimers(): void {
+    if (!this.pollTimer) {
+      this.pollTimer = setInterval(() => this.poll(), this.pollMs);
+      this.pollTimer.unref();
+    }
+    if (!this.heartbeatTimer) {
+      this.heartbeatTimer = setInterval(() => {
+        for (const subscriber of this.subscribers) subscriber.send(": heartbeat\n\n");
+      }, this.heartbeatMs);
+      this.heartbeatTimer.unref();
+    }
+  }
+
+  private stopTimers(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.pollTimer = this.heartbeatTimer = null;
+  }
+
+  private poll(): void {
+    const generation = this.tracker.generation();
+    if (generation !== this.generation) {
+      this.generation = generation;
+      this.lastSeq = this.tracker.feedHead().lastSeq;
+      for (const subscriber of this.subscribers) {
+        subscriber.pending = [];
+        subscriber.send(frame("reset", { reason: "the index was rebuilt", generation, seq: this.lastSeq }, eventId(generation, this.lastSeq)));
+      }
+      return;
+    }
+    if (this.tracker.feedHead().lastSeq <= this.lastSeq) return;
+    for (;;) {
+      const changes = this.tracker.changesSince(this.lastSeq, 1000);
+      if (!changes.length) break;
+      this.lastSeq = changes.at(-1)!.seq;
+      for (const subscriber of this.subscribers) {
+        subscriber.pending.push(...changes);
+        subscriber.countsChanged = true;
+        this.scheduleFlush(subscriber);
+      }
+      if (changes.length < 1000) break;
+    }
+  }
+
+  /** Leading edge: a lone change goes out at once; a burst goes out at most once per `batchMs`. */
+  private scheduleFlush(subscriber: Subscriber): void {
+    if (subscriber.flushTimer) return;
+    const wait = Math.max(0, subscriber.lastFlushAt + this.batchMs - Date.now());
+    subscriber.flushTimer = setTimeout(() => this.flush(subscriber), wait);
+  }
+
+  private flush(subscriber: Subscriber): void {
+    subscriber.flushTimer = null;
+    if (!this.subscribers.has(subscriber) || !subscriber.pending.length) return;
+    const changes = subscriber.pending;
+    subscriber.pending = [];
+    subscriber.lastFlushAt = Date.now();
+    subscriber.send(frame("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
+    if (subscriber.countsChanged) {
+      subscriber.countsChanged = false;
+      subscriber.send(frame("counts", { counts: this.countsNow() }));
+    }
+  }
+
+  private countsCache: { seq: number; counts: StateCounts } | null = null;
+
+  /** Counts once per feed position, however many subscribers ask. */
+  private countsNow(): StateCounts {
+    if (this.countsCache?.seq !== this.lastSeq) this.countsCache = { seq: this.lastSeq, counts: this.tracker.countsByState() };
+    return this.countsCache.counts;
+  }
+}
