@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { quantileSorted } from "simple-statistics";
+import { measureLive } from "./live.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, STATES } = require("../dist/index.cjs");
@@ -254,13 +255,18 @@ async function measureThroughput() {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-measureBareDurableWrite();
-measureWrites();
-measureRecovery1k();
-measureCli();
-measureCleanup();
-await measureThroughput();
-measureAt100k();
-const out = path.join(ROOT, "bench", "results.json");
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k) runs one group.
+const only = process.env.BENCH_ONLY;
+const groups = {
+  writes: () => (measureBareDurableWrite(), measureWrites()),
+  recovery: measureRecovery1k,
+  cli: measureCli,
+  cleanup: measureCleanup,
+  throughput: measureThroughput,
+  "100k": measureAt100k,
+  live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }),
+};
+for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
+const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");
 fs.writeFileSync(out, `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, unit: "ms", rows }, null, 2)}\n`);
 console.log(`\nwrote ${path.relative(ROOT, out)}`);

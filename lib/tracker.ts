@@ -21,7 +21,7 @@ import { writeResultMarker } from "./queue/resultMarker";
 import { retry, type RetryOptions, type RetryReport, type RetryTarget } from "./queue/retry";
 import { Waiters } from "./queue/waiters";
 import { startIngest, type IngestHandle, type IngestOptions } from "./ingest/startIngest";
-import { feedHead, readChanges, type FeedChange, type FeedHead } from "./feed/changes";
+import { feedHead, feedLastSeq, readChanges, type FeedChange, type FeedHead } from "./feed/changes";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./schema";
 import { ensureStateDir, stateDirAt, type StateDir } from "./stateDir";
 import type { State } from "./states";
@@ -88,6 +88,8 @@ export interface Tracker {
   changesSince(afterSeq: number, limit?: number): FeedChange[];
   /** Where the change feed starts and ends. */
   feedHead(): FeedHead;
+  /** The newest change's number (cheap: for polling). */
+  feedLastSeq(): number;
   close(): void;
 }
 
@@ -256,6 +258,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     feedHead() {
       return feedHead(ctx.db);
+    },
+
+    feedLastSeq() {
+      return feedLastSeq(ctx.db);
     },
 
     close() {

@@ -56,8 +56,17 @@ export interface FeedHead {
   lastSeq: number;
 }
 
+/** The newest change's number: one b-tree lookup (the poll of every live stream runs this). */
+export function feedLastSeq(db: IndexDb): number {
+  const last = statement(db, "SELECT max(seq) FROM changes").pluck().get() as number | null;
+  return last ?? (statement(db, "SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck().get() as number | undefined) ?? 0;
+}
+
 export function feedHead(db: IndexDb): FeedHead {
-  const row = statement(db, "SELECT coalesce(min(seq), 0) AS oldestSeq, coalesce(max(seq), 0) AS lastSeq FROM changes").get() as FeedHead;
+  // Two statements: min() and max() together make SQLite scan the table instead of two lookups.
+  const oldest = statement(db, "SELECT min(seq) FROM changes").pluck().get() as number | null;
+  const last = statement(db, "SELECT max(seq) FROM changes").pluck().get() as number | null;
+  const row: FeedHead = { oldestSeq: oldest ?? 0, lastSeq: last ?? 0 };
   if (row.lastSeq === 0) {
     // An empty table after trimming everything: sqlite_sequence still knows the last number.
     const last = statement(db, "SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck().get() as number | undefined;

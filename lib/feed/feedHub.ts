@@ -136,7 +136,7 @@ export class FeedHub {
       }
       return;
     }
-    if (this.tracker.feedHead().lastSeq <= this.lastSeq) return;
+    if (this.tracker.feedLastSeq() <= this.lastSeq) return;
     for (;;) {
       const changes = this.tracker.changesSince(this.lastSeq, 1000);
       if (!changes.length) break;
