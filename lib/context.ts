@@ -11,4 +11,9 @@ export interface TrackerContext {
   now: () => number;
   /** Called after every committed write of this process (waiters listen here). */
   onCommit?: (request: RequestRecord) => void;
+  /**
+   * True while a new index is filled from the files: its generation is new, so every client
+   * resets anyway, and the feed is not filled with one change per file.
+   */
+  rebuilding?: boolean;
 }

@@ -123,8 +123,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
 
   // An index that must be rebuilt is rebuilt even with `recover: false`; only recovery changes states.
+  ctx.rebuilding = opened.needsRebuild;
   const openReport =
     resolved.recover || opened.needsRebuild ? recover(ctx, { hungAfterMs: resolved.recover ? resolved.hungAfterMs : null }) : null;
+  ctx.rebuilding = false;
 
   function mustExist(requestId: string, current: RequestRecord | null): RequestRecord {
     if (!current) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);

@@ -38,7 +38,7 @@ const UPSERT = `
 const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, file_ino = ? WHERE id = ? AND doc = ?`;
 
 /** Put one request into the index. Returns false when the index already holds a newer version. */
-export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint): boolean {
+export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint, options: { feed?: boolean } = {}): boolean {
   // Keys in a stable order: the writer's object and the same file parsed back must compare equal.
   const doc = stableStringify(request) as string;
   const result = statement(db, UPSERT).run({
@@ -78,7 +78,7 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     statement(db, REFINGERPRINT).run(fingerprint.mtimeMs, fingerprint.size, fingerprint.ino, request.requestId, doc);
     return false;
   }
-  recordChange(db, "request.upserted", request.requestId, request, Date.now());
+  if (options.feed ?? true) recordChange(db, "request.upserted", request.requestId, request, Date.now());
   return true;
 }
 

@@ -64,6 +64,16 @@ describe("the change feed", () => {
     expect(feedOf(stateDir).at(-1)?.request).toBeUndefined();
   });
 
+  it("does not fill a rebuilt index's feed with one change per file (its clients reset anyway)", () => {
+    const stateDir = tempStateDir();
+    for (let i = 0; i < 20; i++) writeRequestFile(stateDir, aRequest({ requestId: `r${i}` }));
+    const tracker = aTracker({ stateDir });
+    expect(tracker.list({ limit: 100 }).items).toHaveLength(20);
+    expect(tracker.feedHead().lastSeq).toBe(0);
+    tracker.create({ requestId: "after", workspace: "w" });
+    expect(tracker.changesSince(0).map((c) => c.requestId)).toEqual(["after"]);
+  });
+
   it("keeps the newest changes and says where it starts", () => {
     const stateDir = tempStateDir();
     const { db } = openIndex(`${stateDir}/index.db`);
