@@ -1,10 +1,9 @@
 import type { FileFingerprint } from "../requestFile";
 import type { RequestRecord } from "../schema";
-import { stateEnteredAt } from "../transition";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 import stableStringify from "safe-stable-stringify";
-import { recordChange } from "../feed/changes";
+import { recordChange, toSummary } from "../feed/changes";
 
 // Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
 // never replaces a newer row, so a slow reader cannot roll the index back; the same content again
@@ -41,21 +40,23 @@ const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, fil
 export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint, options: { feed?: boolean } = {}): boolean {
   // Keys in a stable order: the writer's object and the same file parsed back must compare equal.
   const doc = stableStringify(request) as string;
+  // The list columns come from the list row itself, so the table and the feed can never disagree.
+  const row = toSummary(request);
   const result = statement(db, UPSERT).run({
-    id: request.requestId,
-    workspace: request.workspace,
-    session_id: request.sessionId ?? null,
-    chat_id: request.chatId === undefined ? null : String(request.chatId),
-    state: request.state,
-    previous_state: request.previousState ?? null,
-    created_at: request.createdAt,
-    updated_at: request.lastUpdatedAt,
-    state_since: stateEnteredAt(request),
+    id: row.requestId,
+    workspace: row.workspace,
+    session_id: row.sessionId,
+    chat_id: row.chatId,
+    state: row.state,
+    previous_state: row.previousState,
+    created_at: row.createdAt,
+    updated_at: row.lastUpdatedAt,
+    state_since: row.stateSince,
     processing_started_at: request.processingStartedAt ?? null,
-    attempt: request.attempt ?? null,
-    model: request.model ?? null,
-    tokens: request.tokens ?? null,
-    version: request.version ?? 0,
+    attempt: row.attempt,
+    model: row.model,
+    tokens: row.tokens,
+    version: row.version,
     max_attempts: request.maxAttempts ?? null,
     not_before: request.notBefore ?? null,
     timeout_at: request.timeoutAt ?? null,
@@ -64,9 +65,9 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     claim_host: request.claim?.host ?? null,
     claim_process_started_at: request.claim?.processStartedAt ?? null,
     heartbeat_at: request.claim
-      ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? stateEnteredAt(request))
+      ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? row.stateSince)
       : request.state === "processing"
-        ? stateEnteredAt(request)
+        ? row.stateSince
         : null,
     file_mtime_ms: fingerprint.mtimeMs,
     file_size: fingerprint.size,
