@@ -16,3 +16,6 @@ export type { Delivery, DeliveryOutcome, CompleteResult, FailOptions } from "./q
 export type { RetryReport, RetryTarget, RetryOptions } from "./queue/retry";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";
 export type { MonitorHandle } from "./monitor/startMonitor";
+export type { FeedChange, FeedHead, ChangeKind } from "./feed/changes";
+export { FeedHub, type FeedHubOptions } from "./feed/feedHub";
+export type { IngestHandle, IngestOptions, IngestStatus } from "./ingest/startIngest";

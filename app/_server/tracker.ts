@@ -26,25 +26,25 @@ function open(): Runtime {
   return { tracker, monitor, ingest, feed: new FeedHub(tracker) };
 }
 
+function runtime(): Runtime {
+  return (holder.__reqwatch ??= open());
+}
+
 /** The one fan-out of the change feed to every browser's event stream. */
 export function getFeedHub(): FeedHub {
-  holder.__reqwatch ??= open();
-  return holder.__reqwatch.feed;
+  return runtime().feed;
 }
 
 /** The server's watcher and reconciliation. */
 export function getIngest(): IngestHandle {
-  holder.__reqwatch ??= open();
-  return holder.__reqwatch.ingest;
+  return runtime().ingest;
 }
 
 export function getTracker(): Tracker {
-  holder.__reqwatch ??= open();
-  return holder.__reqwatch.tracker;
+  return runtime().tracker;
 }
 
 /** The server's stuck monitor: its latest pass is what the stuck badge shows. */
 export function getMonitor(): MonitorHandle {
-  holder.__reqwatch ??= open();
-  return holder.__reqwatch.monitor;
+  return runtime().monitor;
 }

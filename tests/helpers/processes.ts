@@ -14,16 +14,26 @@ export function startWorker(script: string, args: string[]): ChildProcess {
   return spawn(process.execPath, [path.join(WORKERS, script), ...args], { stdio: ["ignore", "pipe", "pipe"], env: childEnv() });
 }
 
+/** Resolves once the child's stdout contains `line`. */
 export function waitForLine(child: ChildProcess, line: string): Promise<void> {
+  return watchOutput(child, (seen) => (seen.includes(line) ? undefined : null), `"${line}"`).then(() => undefined);
+}
+
+/**
+ * Resolves with `pick(stdout so far)` once that is not null; rejects, with stderr, if the child
+ * exits first.
+ */
+function watchOutput<T>(child: ChildProcess, pick: (seen: string) => T | null, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
     let seen = "";
     let errors = "";
     child.stderr?.on("data", (chunk) => (errors += chunk));
     child.stdout?.on("data", (chunk) => {
       seen += chunk;
-      if (seen.includes(line)) resolve();
+      const picked = pick(seen);
+      if (picked !== null) resolve(picked);
     });
-    child.on("exit", (code) => reject(new Error(`worker exited (${code}) before "${line}": ${errors}`)));
+    child.on("exit", (code) => reject(new Error(`worker exited (${code}) before ${what}: ${errors}`)));
   });
 }
 
@@ -39,19 +49,9 @@ export function aDeadPid(): number {
   return spawnSync("true").pid!;
 }
 
-/** Collects a child's stdout and resolves with its first line once it is written. */
+/** Resolves with the child's first line of stdout once it is written. */
 export function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    let errors = "";
-    child.stderr?.on("data", (chunk) => (errors += chunk));
-    child.stdout?.on("data", (chunk) => {
-      seen += chunk;
-      const end = seen.indexOf("\n");
-      if (end >= 0) resolve(seen.slice(0, end));
-    });
-    child.on("exit", (code) => reject(new Error(`exited (${code}) before writing a line: ${errors}`)));
-  });
+  return watchOutput(child, (seen) => (seen.includes("\n") ? seen.slice(0, seen.indexOf("\n")) : null), "writing a line");
 }
 
 /** Poll `check` until it returns a value (not undefined) or `timeoutMs` passes. */
