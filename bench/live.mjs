@@ -5,7 +5,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 
-export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }) {
+export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, readEvents, summarize, rows }) {
   execFileSync(process.execPath, [path.join(ROOT, "scripts/build-if-stale.mjs")], { stdio: "inherit" });
   const stateDir = tempDir("live");
   console.log("\nwriting 100,000 request files for the live server...");
@@ -37,27 +37,13 @@ export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, summ
     const seen = new Map();
     const abort = new AbortController();
     const response = await fetch(`${url}/api/events`, { signal: abort.signal });
-    (async () => {
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buffer += decoder.decode(value, { stream: true });
-          let end;
-          while ((end = buffer.indexOf("\n\n")) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            if (!block.includes("event: changes")) continue;
-            const data = JSON.parse(block.split("\n").find((line) => line.startsWith("data: ")).slice(6));
-            const at = performance.timeOrigin + performance.now();
-            for (const change of data.changes) seen.set(change.requestId, (seen.get(change.requestId) ?? []).concat(at));
-          }
-        }
-      } catch {}
-    })();
+    void readEvents(response.body, (events) => {
+      const at = performance.timeOrigin + performance.now();
+      for (const event of events) {
+        if (event.event !== "changes") continue;
+        for (const change of event.data.changes) seen.set(change.requestId, (seen.get(change.requestId) ?? []).concat(at));
+      }
+    });
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     const dir = path.join(stateDir, "requests");

@@ -10,7 +10,7 @@ import { quantileSorted } from "simple-statistics";
 import { measureLive } from "./live.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTracker, STATES } = require("../dist/index.cjs");
+const { openTracker, STATES, readEvents } = require("../dist/index.cjs");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
 
@@ -264,7 +264,7 @@ const groups = {
   cleanup: measureCleanup,
   throughput: measureThroughput,
   "100k": measureAt100k,
-  live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }),
+  live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, readEvents, summarize, rows }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

@@ -1,6 +1,7 @@
 import type { StateCounts } from "../index/queries/countByState";
 import type { Tracker } from "../tracker";
 import type { FeedChange } from "./changes";
+import { formatEvent } from "./sse";
 
 export interface FeedHubOptions {
   /** How often to look for new changes while anyone listens. Default 50 ms. */
@@ -27,10 +28,6 @@ export function eventId(generation: string, seq: number): string {
 export function parseEventId(id: string | null | undefined): { generation: string; seq: number } | null {
   const match = id ? /^([0-9a-f-]{36}):(\d{1,15})$/.exec(id) : null;
   return match ? { generation: match[1]!, seq: Number(match[2]) } : null;
-}
-
-function frame(event: string, data: unknown, id?: string): string {
-  return `${id ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /**
@@ -71,10 +68,10 @@ export class FeedHub {
     const resume = parseEventId(since);
     const head = this.tracker.feedHead();
     if (since === null) {
-      send(frame("ready", { generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+      send(formatEvent("ready", { generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
     } else if (!resume || resume.generation !== this.generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.lastSeq) {
       const why = !resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind";
-      send(frame("reset", { reason: why, generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+      send(formatEvent("reset", { reason: why, generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
     } else {
       this.replay(subscriber, resume.seq);
     }
@@ -93,10 +90,10 @@ export class FeedHub {
     while (from < this.lastSeq) {
       const changes = this.tracker.changesSince(from, 500).filter((change) => change.seq <= this.lastSeq);
       if (!changes.length) break;
-      subscriber.send(frame("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
+      subscriber.send(formatEvent("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
       from = changes.at(-1)!.seq;
     }
-    subscriber.send(frame("counts", { counts: this.tracker.countsByState() }));
+    subscriber.send(formatEvent("counts", { counts: this.tracker.countsByState() }));
   }
 
   private unsubscribe(subscriber: Subscriber): void {
@@ -132,7 +129,7 @@ export class FeedHub {
       this.lastSeq = this.tracker.feedHead().lastSeq;
       for (const subscriber of this.subscribers) {
         subscriber.pending = [];
-        subscriber.send(frame("reset", { reason: "the index was rebuilt", generation, seq: this.lastSeq }, eventId(generation, this.lastSeq)));
+        subscriber.send(formatEvent("reset", { reason: "the index was rebuilt", generation, seq: this.lastSeq }, eventId(generation, this.lastSeq)));
       }
       return;
     }
@@ -163,10 +160,10 @@ export class FeedHub {
     const changes = subscriber.pending;
     subscriber.pending = [];
     subscriber.lastFlushAt = Date.now();
-    subscriber.send(frame("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
+    subscriber.send(formatEvent("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
     if (subscriber.countsChanged) {
       subscriber.countsChanged = false;
-      subscriber.send(frame("counts", { counts: this.countsNow() }));
+      subscriber.send(formatEvent("counts", { counts: this.countsNow() }));
     }
   }
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { TrackerContext } from "../context";
 import { REQUEST_ID_PATTERN } from "../ids";
-import { ingestRequests, reconcile } from "../recovery/reconcile";
+import { indexedAsIs, ingestRequests, reconcile } from "../recovery/reconcile";
 
 export interface IngestOptions {
   /**
@@ -70,9 +70,11 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   const flush = () => {
     flushTimer = null;
     if (!pending.size) return;
-    const ids = [...pending];
+    const named = [...pending];
     pending.clear();
     try {
+      // Our own writes reach the watcher too: a file the index already holds needs no second read.
+      const ids = named.filter((id) => !indexedAsIs(ctx, id));
       ingestRequests(ctx, ids);
       status.watcherIngested += ids.length;
     } catch (error) {

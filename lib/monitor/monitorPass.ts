@@ -95,21 +95,23 @@ function silentFor(candidate: Candidate, now: number): string {
   return formatDuration(now - (candidate.heartbeat_at ?? candidate.state_since));
 }
 
+/** A candidate as the dashboard shows it, with the reason in words. */
+function stuckEntry(candidate: Candidate, now: number, liveness: Liveness | null): StuckRequest {
+  const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
+  if (candidate.state === "queued") return { ...base, reason: `queued ${formatDuration(now - candidate.state_since)}` };
+  const who =
+    liveness === "gone"
+      ? `${workerName(candidate)} gone`
+      : liveness === "alive"
+        ? `${workerName(candidate)} alive, silent ${silentFor(candidate, now)}`
+        : `no heartbeat for ${silentFor(candidate, now)}`;
+  return { ...base, reason: `processing ${formatDuration(now - candidate.state_since)}, ${who}` };
+}
+
 /** What is stuck right now, without acting: the same rules as a pass, read-only. */
 export function findStuck(ctx: TrackerContext): StuckRequest[] {
   const now = ctx.now();
-  const stuck: StuckRequest[] = [];
-  for (const candidate of findCandidates(ctx, now)) {
-    const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
-    if (candidate.state === "queued") {
-      stuck.push({ ...base, reason: `queued ${formatDuration(now - candidate.state_since)}` });
-    } else {
-      const liveness = livenessOf(candidate);
-      const who = liveness === "gone" ? `${workerName(candidate)} gone` : liveness === "alive" ? `${workerName(candidate)} alive, silent ${silentFor(candidate, now)}` : `no heartbeat for ${silentFor(candidate, now)}`;
-      stuck.push({ ...base, reason: `processing ${formatDuration(now - candidate.state_since)}, ${who}` });
-    }
-  }
-  return stuck;
+  return findCandidates(ctx, now).map((candidate) => stuckEntry(candidate, now, candidate.state === "queued" ? null : livenessOf(candidate)));
 }
 
 /**
@@ -126,16 +128,15 @@ export function monitorPass(ctx: TrackerContext): MonitorPass {
   const stuck: StuckRequest[] = [];
 
   for (const candidate of findCandidates(ctx, now)) {
-    const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
     if (candidate.state === "queued") {
       counts.stuckQueued++;
-      stuck.push({ ...base, reason: `queued ${formatDuration(now - candidate.state_since)}` });
+      stuck.push(stuckEntry(candidate, now, null));
       continue;
     }
     try {
       const action = actOnProcessing(ctx, candidate, now);
       if (action.count) counts[action.count]++;
-      if (action.stuckReason) stuck.push({ ...base, reason: action.stuckReason });
+      if (action.stuck) stuck.push(stuckEntry(candidate, now, "alive"));
     } catch (error) {
       // An unreadable file is reconciliation's to report; the pass goes on with the others.
       if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
@@ -145,7 +146,7 @@ export function monitorPass(ctx: TrackerContext): MonitorPass {
 }
 
 /** What a pass did to one request; no count when the request had moved on by the time the lock was held. */
-type Action = { count?: keyof MonitorCounts; stuckReason?: string };
+type Action = { count?: keyof MonitorCounts; stuck?: boolean };
 
 function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number): Action {
   const token = candidate.claim_token;
@@ -179,7 +180,7 @@ function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number)
 
   const liveness = livenessOf(candidate);
   if (liveness === "alive") {
-    return { count: "stuckAlive", stuckReason: `processing ${formatDuration(now - candidate.state_since)}, ${workerName(candidate)} alive, silent ${silentFor(candidate, now)}` };
+    return { count: "stuckAlive", stuck: true };
   }
 
   const why = liveness === "gone" ? `the worker's pid ${candidate.claim_pid ?? "?"} is gone` : `no heartbeat for ${silentFor(candidate, now)} from a worker on ${candidate.claim_host}`;

@@ -75,7 +75,9 @@ function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint
   ).run(file, reason, now, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null);
 }
 
-function indexedAsIs(ctx: TrackerContext, id: string, file: string): boolean {
+/** True when the index already holds this file as it is on disk (same inode, size and mtime). */
+export function indexedAsIs(ctx: TrackerContext, id: string): boolean {
+  const file = ctx.dir.requestFile(id);
   const row = statement(ctx.db, "SELECT file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM requests WHERE id = ?").get(id) as
     | FileFingerprint
     | undefined;
@@ -102,8 +104,6 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { f
       let batchFixes = 0;
       for (const id of batch) {
         const file = ctx.dir.requestFile(id);
-        // Our own writes reach the watcher too: a file the index already holds needs no second read.
-        if (indexedAsIs(ctx, id, file)) continue;
         try {
           const read = readRequestFile(file, id);
           if (read) {

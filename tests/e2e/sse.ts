@@ -1,10 +1,8 @@
-/** A Server-Sent Events reader for tests: reads the stream over fetch, as a browser's EventSource would. */
-export interface SseEvent {
-  id?: string;
-  event: string;
-  data: Record<string, unknown>;
-}
+import { readEvents, type SseEvent } from "../../lib/feed/sse";
 
+export type { SseEvent };
+
+/** A Server-Sent Events reader for tests: reads the stream over fetch, as a browser's EventSource would. */
 export interface EventStream {
   events: SseEvent[];
   response: Response;
@@ -21,30 +19,10 @@ export async function openEvents(url: string, headers: Record<string, string> = 
   const events: SseEvent[] = [];
   let taken = 0;
   const waiters = new Set<() => void>();
-  (async () => {
-    const reader = response.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const lines = block.split("\n").filter((line) => !line.startsWith(":"));
-          if (!lines.length) continue;
-          const field = (name: string) => lines.find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
-          events.push({ id: field("id"), event: field("event") ?? "message", data: JSON.parse(field("data") ?? "null") });
-          for (const wake of waiters) wake();
-        }
-      }
-    } catch {
-      // Aborted.
-    }
-  })();
+  void readEvents(response.body!, (arrived) => {
+    events.push(...arrived);
+    for (const wake of waiters) wake();
+  });
 
   async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
     const deadline = Date.now() + timeoutMs;

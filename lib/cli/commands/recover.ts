@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../duration";
-import { openTracker } from "../../tracker";
+import { trackerFor } from "../context";
 import { printJson, printLine } from "../output";
 import { duration } from "../parse";
 
@@ -11,8 +11,7 @@ export function registerRecover(program: Command): void {
     .option("--hung-after <duration>", "time out requests processing for longer than this (default 1h)", duration)
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {
-      const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
-      const tracker = openTracker({ stateDir, recover: false, ...(options.hungAfter && { hungAfterMs: options.hungAfter }) });
+      const tracker = trackerFor(command, options.hungAfter ? { hungAfterMs: options.hungAfter } : {});
       try {
         const report = tracker.recover();
         if (options.json) return printJson(report);
