@@ -17,6 +17,8 @@ export interface CleanupOptions {
   states?: readonly State[];
   /** Report what would go and change nothing. */
   dryRun?: boolean;
+  /** Only these requests (those of them that match): a bulk action works through its matches in chunks. */
+  ids?: readonly string[];
 }
 
 export interface CleanupReport {
@@ -44,9 +46,9 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
   const candidates = ctx.db
     .prepare(
       `SELECT id, state FROM requests WHERE state IN (${states.map(() => "?").join(", ")}) AND updated_at < ?
-       ORDER BY updated_at, id`,
+       ${options.ids ? "AND id IN (SELECT value FROM json_each(?))" : ""} ORDER BY updated_at, id`,
     )
-    .all(...states, cutoff) as { id: string; state: State }[];
+    .all(...states, cutoff, ...(options.ids ? [JSON.stringify(options.ids)] : [])) as { id: string; state: State }[];
 
   const byState: Partial<Record<State, number>> = {};
   for (const { state } of candidates) byState[state] = (byState[state] ?? 0) + 1;

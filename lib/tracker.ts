@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { BulkActions } from "./actions/bulkActions";
 import { openArchive, type ArchiveDb } from "./archive";
 import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup";
 import { commitChange } from "./commitChange";
@@ -90,6 +91,8 @@ export interface Tracker {
   feedHead(): FeedHead;
   /** The newest change's number (cheap: for polling). */
   feedLastSeq(): number;
+  /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
+  readonly actions: BulkActions;
   close(): void;
 }
 
@@ -133,8 +136,11 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     return current;
   }
 
+  const actions = new BulkActions(ctx, archive);
+
   return {
     stateDir: dir,
+    actions,
     options: resolved,
     openReport,
 

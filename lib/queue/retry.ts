@@ -48,7 +48,8 @@ export function retryDecision(request: RequestRecord): { retry: true; reason: st
   }
 }
 
-function targetIds(ctx: TrackerContext, target: RetryTarget): string[] {
+/** The ids a retry target names: the ids given, or every request matching the filter now. */
+export function targetIds(ctx: TrackerContext, target: RetryTarget): string[] {
   if (target.ids && target.filter) throw new ReqwatchError("BAD_INPUT", "Retry takes ids or a filter, not both.");
   if (target.ids) {
     for (const id of target.ids) assertRequestId(id);

@@ -1,0 +1,222 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import type { ArchiveDb } from "../archive";
+import { cleanup, restore } from "../cleanup";
+import type { TrackerContext } from "../context";
+import { formatDuration } from "../duration";
+import { ReqwatchError, isReqwatchError } from "../errors";
+import { pidExists } from "../process/liveness";
+import { retry, targetIds, type RetryTarget } from "../queue/retry";
+import { STATES, TERMINAL_STATES, type State } from "../states";
+import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "./auditLog";
+
+/** What a person asks of the dashboard in one action. */
+export type ActionInput =
+  | { kind: "retry"; ids?: string[]; filter?: RetryTarget["filter"] }
+  | { kind: "cleanup"; olderThanMs: number; states?: State[] };
+
+/** The dry run: what the action would do now. */
+export interface ActionPreview {
+  kind: ActionInput["kind"];
+  summary: string;
+  matched: number;
+  /** How many it would change, and of which states. */
+  willChange: number;
+  byState: Partial<Record<State, number>>;
+  /** The first ids it would change. */
+  firstIds: string[];
+  skipped: SkipSummary[];
+}
+
+export interface RunOptions {
+  by?: string;
+  /** Requests per step; the event loop runs between steps, so a server stays responsive. */
+  chunkSize?: number;
+  onProgress?: (entry: EntryProgress & { matched: number }) => void;
+}
+
+const FIRST_IDS = 20;
+const SKIP_EXAMPLES = 5;
+const DEFAULT_CHUNK = 200;
+
+function addSkip(skips: SkipSummary[], reason: string, id: string): void {
+  // Group by the reason's kind, not its details ("a live worker (pid 12) holds it" and "pid 13" are one group).
+  const key = reason.replace(/\d+/g, "N");
+  let group = skips.find((s) => s.reason.replace(/\d+/g, "N") === key);
+  if (!group) skips.push((group = { reason, count: 0, ids: [] }));
+  group.count++;
+  if (group.ids.length < SKIP_EXAMPLES) group.ids.push(id);
+}
+
+function describeFilter(filter: NonNullable<RetryTarget["filter"]>): string {
+  const parts = Object.entries(filter)
+    .filter(([, value]) => value !== undefined && !(Array.isArray(value) && value.length === 0))
+    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(", ") : String(value)}`);
+  return parts.length ? parts.join("; ") : "all requests";
+}
+
+export function describeAction(input: ActionInput): string {
+  if (input.kind === "retry") {
+    if (input.ids) return `Retry ${input.ids.length} selected request${input.ids.length === 1 ? "" : "s"}`;
+    return `Retry every request matching: ${describeFilter(input.filter ?? {})}`;
+  }
+  return `Clean up ${(input.states ?? TERMINAL_STATES).join(", ")} requests not updated for ${formatDuration(input.olderThanMs)}`;
+}
+
+function validate(input: ActionInput): ActionInput {
+  if (input.kind === "retry") {
+    if (!input.ids === !input.filter) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a filter (one of them).");
+    return input;
+  }
+  if (input.kind === "cleanup") {
+    if (!Number.isFinite(input.olderThanMs) || input.olderThanMs < 0) throw new ReqwatchError("BAD_INPUT", "Cleanup needs an age of 0 or more.");
+    for (const state of input.states ?? []) {
+      if (!STATES.includes(state)) throw new ReqwatchError("BAD_INPUT", `Unknown state "${state}".`);
+    }
+    if (input.states?.length === 0) throw new ReqwatchError("BAD_INPUT", "Cleanup needs at least one state.");
+    return input;
+  }
+  throw new ReqwatchError("BAD_INPUT", `Unknown action "${(input as { kind: string }).kind}".`);
+}
+
+/**
+ * Bulk actions from the dashboard: previewed by a dry run, then run in chunks with the event loop
+ * free between them, each one written to the audit log (before it starts, after every chunk, and
+ * when it ends). A cleanup can be undone: its archived requests are restored.
+ */
+export class BulkActions {
+  private readonly running = new Map<number, EntryProgress & { matched: number }>();
+
+  constructor(
+    private readonly ctx: TrackerContext,
+    private readonly archive: () => ArchiveDb,
+  ) {}
+
+  private db(): ArchiveDb {
+    const db = this.archive();
+    ensureAuditTable(db);
+    return db;
+  }
+
+  /** Mark the entries of actions whose process died during them; called once when a server opens. */
+  closeInterrupted(): AuditEntry[] {
+    const db = this.db();
+    const cut = interruptedEntries(db, (pid) => pid === process.pid || pidExists(pid));
+    for (const entry of cut) {
+      updateEntry(db, entry.id, entry, { status: "failed", at: this.ctx.now(), error: `Interrupted: the process stopped after ${entry.changed} of ${entry.matched}; the rest were not changed.` });
+    }
+    return cut;
+  }
+
+  preview(raw: ActionInput): ActionPreview {
+    const input = validate(raw);
+    const summary = describeAction(input);
+    if (input.kind === "retry") {
+      const report = retry(this.ctx, input.ids ? { ids: input.ids } : { filter: input.filter }, { dryRun: true });
+      const byState: Partial<Record<State, number>> = {};
+      for (const r of report.retried) byState[r.from] = (byState[r.from] ?? 0) + 1;
+      const skipped: SkipSummary[] = [];
+      for (const s of report.skipped) addSkip(skipped, s.reason, s.requestId);
+      return { kind: "retry", summary, matched: report.matched, willChange: report.retried.length, byState, firstIds: report.retried.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
+    }
+    if (input.kind === "cleanup") {
+      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
+      return { kind: "cleanup", summary, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
+    }
+    throw new ReqwatchError("BAD_INPUT", "Only retry and cleanup can be previewed.");
+  }
+
+  /** Start an action; the returned promise settles when it is done. The entry id is known at once via `onStart`. */
+  async run(raw: ActionInput, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
+    const input = validate(raw);
+    const ids = input.kind === "retry" ? targetIds(this.ctx, input.ids ? { ids: input.ids } : { filter: input.filter }) : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true }).ids;
+    const target = input.kind === "retry" ? (input.ids ? { ids: input.ids } : { filter: input.filter }) : { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES };
+    return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress) => {
+      if (input.kind === "retry") {
+        const report = retry(this.ctx, { ids: chunk }, { by: options.by ?? "dashboard" });
+        for (const r of report.retried) progress.changedIds.push(r.requestId);
+        for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
+        return { changed: report.retried.length, skipped: report.skipped.length };
+      }
+      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, ids: chunk });
+      progress.changedIds.push(...report.ids);
+      const skippedIds = new Set(report.skipped.map((s) => s.requestId));
+      for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
+      // A chunk's id that no longer matched at all (changed or gone since the preview) is a skip too.
+      const unmatched = chunk.filter((id) => !report.ids.includes(id) && !skippedIds.has(id));
+      for (const id of unmatched) addSkip(progress.skipReasons, "changed since it matched", id);
+      return { changed: report.archived, skipped: report.skipped.length + unmatched.length };
+    });
+  }
+
+  /** Undo a cleanup: restore every request it archived that is still in the archive. */
+  async undo(entryId: number, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
+    const db = this.db();
+    const original = getEntry(db, entryId);
+    if (original.kind !== "cleanup") throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} is a ${original.kind}; only a cleanup can be undone.`);
+    if (original.undoneAt !== null) throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} was already undone.`);
+    if (original.status === "running") throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} is still running.`);
+    const result = await this.runOver(original.changedIds, { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, target: { entry: entryId }, undoes: entryId }, options, (chunk, progress) => {
+      let changed = 0;
+      let skipped = 0;
+      for (const id of chunk) {
+        try {
+          restore(this.ctx, this.archive, id);
+          progress.changedIds.push(id);
+          changed++;
+        } catch (error) {
+          if (!isReqwatchError(error, "NOT_FOUND") && !isReqwatchError(error, "ALREADY_EXISTS")) throw error;
+          addSkip(progress.skipReasons, isReqwatchError(error, "NOT_FOUND") ? "no longer in the archive" : "a request with this id exists again", id);
+          skipped++;
+        }
+      }
+      return { changed, skipped };
+    });
+    if (result.status === "done") markUndone(db, entryId, result.id, this.ctx.now());
+    return result;
+  }
+
+  private async runOver(
+    ids: string[],
+    entry: { kind: AuditEntry["kind"]; summary: string; target: unknown; undoes?: number },
+    options: RunOptions & { onStart?: (id: number) => void },
+    step: (chunk: string[], progress: EntryProgress) => { changed: number; skipped: number },
+  ): Promise<AuditEntry> {
+    const db = this.db();
+    const id = startEntry(db, { ...entry, by: options.by ?? "dashboard", matched: ids.length, at: this.ctx.now() });
+    const progress = { matched: ids.length, changed: 0, skipped: 0, skipReasons: [] as SkipSummary[], changedIds: [] as string[] };
+    this.running.set(id, progress);
+    options.onStart?.(id);
+    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    try {
+      for (let start = 0; start < ids.length; start += chunkSize) {
+        const done = step(ids.slice(start, start + chunkSize), progress);
+        progress.changed += done.changed;
+        progress.skipped += done.skipped;
+        updateEntry(db, id, progress);
+        options.onProgress?.(progress);
+        await yieldToEventLoop();
+      }
+      updateEntry(db, id, progress, { status: "done", at: this.ctx.now() });
+    } catch (error) {
+      const message = isReqwatchError(error) ? error.message : "internal error";
+      updateEntry(db, id, progress, { status: "failed", at: this.ctx.now(), error: message });
+    } finally {
+      this.running.delete(id);
+    }
+    return getEntry(db, id);
+  }
+
+  /** An entry, with live progress while it runs. */
+  entry(id: number): AuditEntry {
+    const entry = getEntry(this.db(), id);
+    const live = this.running.get(id);
+    return live ? { ...entry, changed: live.changed, skipped: live.skipped } : entry;
+  }
+
+  list(limit?: number): AuditEntry[] {
+    return listEntries(this.db(), limit).map((entry) => {
+      const live = this.running.get(entry.id);
+      return live ? { ...entry, changed: live.changed, skipped: live.skipped } : entry;
+    });
+  }
+}
