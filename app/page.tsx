@@ -1,34 +1,115 @@
-import { getTracker } from "@/app/_server/tracker";
-import { EmptyState } from "@/components/EmptyState";
-import { RecentRequestsTable } from "@/components/RecentRequestsTable";
-import { StateCounts } from "@/components/StateCounts";
+import Link from "next/link";
+import { getMonitor, getProcessingAtStart, getTracker } from "@/app/_server/tracker";
+import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
+import { StateBadge } from "@/components/StateBadge";
+import { formatAgo, formatDuration } from "@/lib/duration";
+import { DEFAULT_QUERY } from "@/lib/requestQuery";
+import type { State } from "@/lib/states";
+import { overviewMetrics, recentFailures, recoveryNotice, type Percentiles } from "@/lib/views/overviewView";
+import { requestsView } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";
 
-const RECENT = 50;
+const OUTCOME: Partial<Record<State, string>> = { queued: "requeued", timeout: "timed out", completed: "completed from their result markers", failed: "failed" };
+
+function LatencyRow({ label, p }: { label: string; p: Percentiles | null }) {
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td className="num">{p ? formatDuration(p.p50) : "—"}</td>
+      <td className="num">{p ? formatDuration(p.p95) : "—"}</td>
+      <td className="num">{p ? formatDuration(p.p99) : "—"}</td>
+      <td className="num">{p?.n ?? 0}</td>
+    </tr>
+  );
+}
 
 export default function OverviewPage() {
   const tracker = getTracker();
-  const counts = tracker.countsByState();
-  const recent = tracker.list({ limit: RECENT });
-  const unreadable = tracker.unreadableFiles();
-  // The tracker's clock, the one that stamped the times shown.
   const now = tracker.options.now();
+  const counts = tracker.countsByState();
+  const recent = requestsView(tracker, DEFAULT_QUERY, getMonitor().lastPass()?.stuck ?? []);
+  const unreadable = tracker.unreadableFiles();
+  const metrics = overviewMetrics(tracker, now);
+  const failures = recentFailures(tracker);
+  const notice = recoveryNotice(tracker, tracker.openReport, getProcessingAtStart());
 
   return (
     <>
-      <h1>Requests</h1>
-      <StateCounts counts={counts} />
+      <h1>Overview</h1>
+      <LiveStateCounts initial={counts} />
+      {notice && (
+        <p className="notice" role="alert" aria-label="Recovery notice">
+          {notice.total} request{notice.total === 1 ? " was" : "s were"} processing when the tracker stopped:{" "}
+          {Object.entries(notice.outcomes)
+            .map(([state, ids]) => `${ids.length} ${OUTCOME[state as State] ?? state}`)
+            .join(", ")}
+          .{" "}
+          {Object.values(notice.outcomes)
+            .flat()
+            .slice(0, 10)
+            .map((id) => (
+              <Link key={id} href={`/requests/${encodeURIComponent(id)}`} style={{ marginRight: 8 }}>
+                {id}
+              </Link>
+            ))}
+        </p>
+      )}
       {unreadable.length > 0 && (
         <p className="notice" role="alert">
           {unreadable.length} file{unreadable.length === 1 ? "" : "s"} in the state directory could not be read and{" "}
           {unreadable.length === 1 ? "was" : "were"} left as {unreadable.length === 1 ? "it is" : "they are"}:{" "}
           {unreadable.slice(0, 3).map((file) => `${file.file} (${file.reason})`).join("; ")}
-          {unreadable.length > 3 ? "; …" : ""}
+          {unreadable.length > 3 ? "; …" : ""} (<Link href="/health">Health</Link> lists them all).
         </p>
       )}
+      <div className="grid2">
+        <section aria-label="Last hour">
+          <h2>Last hour</h2>
+          <p>
+            {Object.values(metrics.finished).reduce((a, b) => a + (b ?? 0), 0)} finished ({metrics.perMinute.toFixed(1)}/min):{" "}
+            {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
+          </p>
+          <table aria-label="Latency">
+            <thead>
+              <tr>
+                <th scope="col" />
+                <th scope="col">p50</th>
+                <th scope="col">p95</th>
+                <th scope="col">p99</th>
+                <th scope="col">n</th>
+              </tr>
+            </thead>
+            <tbody>
+              <LatencyRow label="Queue wait" p={metrics.queueWait} />
+              <LatencyRow label="Processing" p={metrics.processing} />
+            </tbody>
+          </table>
+        </section>
+        <section aria-label="Recent failures">
+          <h2>Recent failures</h2>
+          {failures.length ? (
+            <table aria-label="Recent failures">
+              <tbody>
+                {failures.map((failure) => (
+                  <tr key={failure.requestId}>
+                    <td className="id">
+                      <Link href={`/requests/${encodeURIComponent(failure.requestId)}`}>{failure.requestId}</Link>
+                    </td>
+                    <td><StateBadge state={failure.state} /></td>
+                    <td style={{ whiteSpace: "normal", maxWidth: 360 }}>{failure.error ? failure.error.slice(0, 200) : "—"}</td>
+                    <td className="num">{formatAgo(failure.at, now)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <p className="muted">No failures.</p>
+          )}
+        </section>
+      </div>
       <h2>Most recently updated</h2>
-      {recent.items.length ? <RecentRequestsTable requests={recent.items} now={now} /> : <EmptyState stateDir={tracker.stateDir.root} />}
+      <LiveRecentRequests initial={recent} stateDir={tracker.stateDir.root} />
     </>
   );
 }

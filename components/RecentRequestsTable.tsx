@@ -1,3 +1,4 @@
+import Link from "next/link";
 import type { RequestSummary } from "@/lib/index/queries/listRequests";
 import { formatAgo, formatDuration } from "@/lib/duration";
 import { StateBadge } from "./StateBadge";
@@ -22,15 +23,15 @@ export function RecentRequestsTable({ requests, now }: { requests: RequestSummar
       <tbody>
         {requests.map((request) => (
           <tr key={request.requestId}>
-            <td className="id" title={request.requestId}>{request.requestId}</td>
+            <td className="id" title={request.requestId}><Link href={`/requests/${encodeURIComponent(request.requestId)}`}>{request.requestId}</Link></td>
             <td>{request.workspace}</td>
             <td>{request.sessionId ?? "—"}</td>
             <td><StateBadge state={request.state} /></td>
-            <td className="num">{formatDuration(Math.max(0, now - request.stateSince))}</td>
+            <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - request.stateSince))}</td>
             <td className="num">{request.attempt ?? "—"}</td>
             <td>{request.model ?? "—"}</td>
             <td className="num">{request.tokens ?? "—"}</td>
-            <td className="num" title={new Date(request.lastUpdatedAt).toISOString()}>{formatAgo(request.lastUpdatedAt, now)}</td>
+            <td className="num" title={new Date(request.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(request.lastUpdatedAt, now)}</td>
           </tr>
         ))}
       </tbody>

@@ -8,6 +8,7 @@ export const ERROR_CODES = [
   "LOCKED",
   "IO_ERROR",
   "TIMEOUT",
+  "FORBIDDEN",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -20,6 +21,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   LOCKED: 503,
   IO_ERROR: 500,
   TIMEOUT: 504,
+  FORBIDDEN: 403,
 };
 
 /**

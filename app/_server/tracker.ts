@@ -1,4 +1,5 @@
 import "server-only";
+import { randomBytes } from "node:crypto";
 import { FeedHub } from "@/lib/feed/feedHub";
 import type { IngestHandle } from "@/lib/ingest/startIngest";
 import type { MonitorHandle } from "@/lib/monitor/startMonitor";
@@ -14,16 +15,27 @@ interface Runtime {
   monitor: MonitorHandle;
   ingest: IngestHandle;
   feed: FeedHub;
+  /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
+  actionToken: string;
+  /** Requests processing once the tracker opened, before the monitor's first pass: the recovery notice's subjects. */
+  processingAtStart: string[];
 }
 
 const holder = globalThis as typeof globalThis & { __reqwatch?: Runtime };
 
 function open(): Runtime {
   const tracker = openTracker();
-  const monitor = tracker.startMonitor({ onError: (error) => console.error("reqwatch: monitor pass failed:", error.message) });
+  // Actions a killed server left half done say so in the audit log.
+  tracker.actions.closeInterrupted();
+  const feed = new FeedHub(tracker);
+  const processingAtStart = tracker.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
+  const monitor = tracker.startMonitor({
+    onPass: (pass) => feed.publishStuck(pass.stuck, pass.at),
+    onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
+  });
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once.
   const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
-  return { tracker, monitor, ingest, feed: new FeedHub(tracker) };
+  return { tracker, monitor, ingest, feed, actionToken: randomBytes(32).toString("base64url"), processingAtStart };
 }
 
 function runtime(): Runtime {
@@ -42,6 +54,14 @@ export function getIngest(): IngestHandle {
 
 export function getTracker(): Tracker {
   return runtime().tracker;
+}
+
+export function getProcessingAtStart(): readonly string[] {
+  return runtime().processingAtStart;
+}
+
+export function getActionToken(): string {
+  return runtime().actionToken;
 }
 
 /** The server's stuck monitor: its latest pass is what the stuck badge shows. */

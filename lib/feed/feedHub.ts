@@ -1,4 +1,5 @@
 import type { StateCounts } from "../index/queries/countByState";
+import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
 import type { FeedChange } from "./changes";
 import { formatEvent } from "./sse";
@@ -30,6 +31,17 @@ export function parseEventId(id: string | null | undefined): { generation: strin
   return match ? { generation: match[1]!, seq: Number(match[2]) } : null;
 }
 
+/** The `stuck` event: the stuck monitor's latest pass, as the badge and the table's reasons show it. */
+export interface StuckSnapshot {
+  count: number;
+  /** When the pass ran (null before the first). */
+  at: number | null;
+  requests: StuckRequest[];
+}
+
+/** A stuck event carries at most this many requests; the count is always exact. */
+const STUCK_SENT = 200;
+
 /**
  * Fans the change feed out to Server-Sent Events subscribers. One poll of the feed (a max(seq)
  * lookup) serves every subscriber, and runs only while there are any. A subscriber that resumes
@@ -45,6 +57,7 @@ export class FeedHub {
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private lastSeq: number;
   private generation: string;
+  private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
 
   constructor(
     private readonly tracker: Tracker,
@@ -75,9 +88,24 @@ export class FeedHub {
     } else {
       this.replay(subscriber, resume.seq);
     }
+    send(formatEvent("stuck", this.stuck));
     this.subscribers.add(subscriber);
     this.startTimers();
     return () => this.unsubscribe(subscriber);
+  }
+
+  /** The stuck monitor's latest pass; sent to every subscriber when what is stuck changed. */
+  publishStuck(stuck: StuckRequest[], at: number): void {
+    const previous = this.stuck;
+    this.stuck = { count: stuck.length, at, requests: stuck.slice(0, STUCK_SENT) };
+    const same = previous.count === stuck.length && previous.requests.every((r, i) => r.requestId === stuck[i]?.requestId && r.reason === stuck[i]?.reason);
+    if (same) return;
+    const chunk = formatEvent("stuck", this.stuck);
+    for (const subscriber of this.subscribers) subscriber.send(chunk);
+  }
+
+  get stuckSnapshot(): StuckSnapshot {
+    return this.stuck;
   }
 
   /** Stop everything (server shutdown, tests). */

@@ -28,6 +28,8 @@ export interface IngestStatus {
    * non-zero count means the watcher missed something.
    */
   reconcileFixes: number;
+  /** From the watcher's first event of the latest batch to the batch being in the index (ms). */
+  lastIngestLagMs: number | null;
 }
 
 export interface IngestHandle {
@@ -60,8 +62,9 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   const reconcileEveryMs = options.reconcileEveryMs ?? 30_000;
   const fallbackEveryMs = options.fallbackReconcileEveryMs ?? 2_000;
   const onError = options.onError ?? ((error: unknown) => console.error("reqwatch ingest:", error));
-  const status: IngestStatus = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0 };
+  const status: IngestStatus = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0, lastIngestLagMs: null };
   const pending = new Set<string>();
+  let pendingSince = 0;
   let flushTimer: NodeJS.Timeout | null = null;
   let reconcileTimer: NodeJS.Timeout | null = null;
   let watcher: fs.FSWatcher | null = null;
@@ -72,11 +75,13 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     if (!pending.size) return;
     const named = [...pending];
     pending.clear();
+    const since = pendingSince;
     try {
       // Our own writes reach the watcher too: a file the index already holds needs no second read.
       const ids = named.filter((id) => !indexedAsIs(ctx, id));
       ingestRequests(ctx, ids);
       status.watcherIngested += ids.length;
+      status.lastIngestLagMs = Math.round(performance.now() - since);
     } catch (error) {
       onError(error);
     }
@@ -124,6 +129,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     watcher = fs.watch(ctx.dir.requestsDir, { persistent: false }, (_event, name) => {
       const id = name ? requestIdOf(String(name)) : null;
       if (!id) return;
+      if (!pending.size) pendingSince = performance.now();
       pending.add(id);
       flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
     });

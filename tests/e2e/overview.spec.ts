@@ -30,8 +30,8 @@ test("the first page shows the count per state and the most recently updated req
 
 test("it shows a request written after the page was opened, on reload", async ({ page, tracker }) => {
   await page.goto("/");
-  await expect(page.getByRole("status")).toContainText("No requests yet");
-  await expect(page.getByRole("status")).toContainText("REQWATCH_STATE_DIR");
+  await expect(page.getByRole("main").getByRole("status")).toContainText("No requests yet");
+  await expect(page.getByRole("main").getByRole("status")).toContainText("REQWATCH_STATE_DIR");
 
   tracker.create({ requestId: "late-arrival", workspace: "gateway", state: "queued" });
   await page.reload();

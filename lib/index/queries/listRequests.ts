@@ -43,6 +43,7 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
   };
   if (filters.workspace !== undefined) add("workspace = ?", filters.workspace);
   if (filters.sessionId !== undefined) add("session_id = ?", filters.sessionId);
+  if (filters.ids !== undefined) add("id IN (SELECT value FROM json_each(?))", JSON.stringify(filters.ids));
   if (filters.createdFrom !== undefined) add("created_at >= ?", filters.createdFrom);
   if (filters.createdTo !== undefined) add("created_at < ?", filters.createdTo);
   if (filters.updatedFrom !== undefined) add("updated_at >= ?", filters.updatedFrom);

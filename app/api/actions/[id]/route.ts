@@ -1,0 +1,14 @@
+import { errorResponse } from "@/app/_server/respond";
+import { getTracker } from "@/app/_server/tracker";
+import { entryId } from "./schema";
+
+export const dynamic = "force-dynamic";
+
+/** One audit entry, with live progress while its action runs. */
+export async function GET(_request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
+  try {
+    return Response.json({ entry: getTracker().actions.entry(entryId((await params).id)) });
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

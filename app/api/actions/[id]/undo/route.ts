@@ -1,0 +1,18 @@
+import { assertActionAllowed } from "@/app/_server/guard";
+import { errorResponse } from "@/app/_server/respond";
+import { startAction } from "@/app/_server/startAction";
+import { getTracker } from "@/app/_server/tracker";
+import { entryId } from "../schema";
+
+export const dynamic = "force-dynamic";
+
+/** Undo a cleanup: restore what it archived. Runs like any action and is audited. */
+export async function POST(request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
+  try {
+    assertActionAllowed(request);
+    const id = entryId((await params).id);
+    return Response.json({ entry: await startAction((onStart) => getTracker().actions.undo(id, { onStart })) }, { status: 202 });
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

@@ -1,0 +1,16 @@
+import { assertActionAllowed } from "@/app/_server/guard";
+import { errorResponse } from "@/app/_server/respond";
+import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { parseActionInput } from "../schema";
+
+export const dynamic = "force-dynamic";
+
+/** The dry run of an action: changes nothing, but is guarded like the action (it reads request ids). */
+export async function POST(request: Request): Promise<Response> {
+  try {
+    assertActionAllowed(request);
+    return Response.json(getTracker().actions.preview(await parseActionInput(request, getTracker().options.now(), getMonitor().lastPass()?.stuck.map((s) => s.requestId) ?? [])));
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

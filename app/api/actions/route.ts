@@ -1,0 +1,27 @@
+import { assertActionAllowed } from "@/app/_server/guard";
+import { errorResponse } from "@/app/_server/respond";
+import { startAction } from "@/app/_server/startAction";
+import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { parseActionInput } from "./schema";
+
+export const dynamic = "force-dynamic";
+
+/** The audit log, newest first. */
+export function GET(): Response {
+  try {
+    return Response.json({ entries: getTracker().actions.list() });
+  } catch (error) {
+    return errorResponse(error);
+  }
+}
+
+/** Start an action. It runs in chunks after the response; follow it at /api/actions/<id>. */
+export async function POST(request: Request): Promise<Response> {
+  try {
+    assertActionAllowed(request);
+    const input = await parseActionInput(request, getTracker().options.now(), getMonitor().lastPass()?.stuck.map((s) => s.requestId) ?? []);
+    return Response.json({ entry: await startAction((onStart) => getTracker().actions.run(input, { onStart })) }, { status: 202 });
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

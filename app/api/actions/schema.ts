@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { ReqwatchError } from "@/lib/errors";
+import { STATES } from "@/lib/states";
+import type { ActionInput } from "@/lib/actions/bulkActions";
+import { parseRequestQuery, toMatchFilter } from "@/lib/requestQuery";
+import { describeZodError } from "@/lib/schema";
+
+const requestId = z.string().min(1).max(128);
+
+/** What the browser may ask for; lib validates ids, states and filters again in depth. */
+export const actionInput = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("retry"),
+    /** These requests... */
+    ids: z.array(requestId).min(1).max(100_000).optional(),
+    /** ...or every request the table's URL query matches (`states=failed&stuck=1`). */
+    query: z.string().max(4000).optional(),
+  }),
+  z.strictObject({
+    kind: z.literal("cleanup"),
+    olderThanMs: z.number().int().min(0),
+    states: z.array(z.enum(STATES)).min(1).optional(),
+  }),
+]);
+
+/** The action a request body asks for; a table query becomes the filter it means now (`stuckIds`: the monitor's). */
+export async function parseActionInput(request: Request, now: number, stuckIds: readonly string[]): Promise<ActionInput> {
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    throw new ReqwatchError("BAD_INPUT", "The body must be JSON.");
+  }
+  const parsed = actionInput.safeParse(body);
+  if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid action: ${describeZodError(parsed.error)}`);
+  const input = parsed.data;
+  if (input.kind === "cleanup") return input;
+  if (input.ids && input.query !== undefined) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a query, not both.");
+  if (input.ids) return { kind: "retry", ids: input.ids };
+  if (input.query === undefined) throw new ReqwatchError("BAD_INPUT", "A retry needs ids or a query.");
+  return { kind: "retry", filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuckIds) };
+}

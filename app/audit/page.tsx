@@ -1,0 +1,14 @@
+import { getTracker } from "@/app/_server/tracker";
+import { AuditLog } from "@/components/audit/AuditLog";
+
+export const dynamic = "force-dynamic";
+
+export default function AuditPage() {
+  return (
+    <>
+      <h1>Audit log</h1>
+      <p className="muted">Every action taken from the dashboard: when, what, how many changed and why others were skipped. A cleanup can be undone here.</p>
+      <AuditLog initial={getTracker().actions.list()} />
+    </>
+  );
+}

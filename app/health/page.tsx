@@ -1,0 +1,86 @@
+import { getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
+import { AutoRefresh } from "@/components/AutoRefresh";
+import { healthView } from "@/lib/views/healthView";
+import { formatAgo, formatDuration } from "@/lib/duration";
+
+export const dynamic = "force-dynamic";
+
+export default function HealthPage() {
+  const tracker = getTracker();
+  const health = healthView(tracker, getIngest().status(), getMonitor());
+  const now = tracker.options.now();
+  const { ingest, monitor } = health;
+  return (
+    <>
+      <h1>Health</h1>
+      <AutoRefresh everyMs={5000} />
+      <div className="grid2">
+        <section>
+          <h2>State directory and index</h2>
+          <dl className="fields">
+            <dt>State directory</dt>
+            <dd>{health.stateDir}</dd>
+            <dt>Requests indexed</dt>
+            <dd>{health.requests.toLocaleString()}</dd>
+            <dt>Index size</dt>
+            <dd>{(health.indexBytes / 1024 / 1024).toFixed(1)} MB</dd>
+            <dt>Index generation</dt>
+            <dd>{health.generation}</dd>
+          </dl>
+        </section>
+        <section>
+          <h2>Watcher and reconciliation</h2>
+          <dl className="fields">
+            <dt>Watcher</dt>
+            <dd>{ingest.mode === "watching" ? "watching requests/" : `not running (${ingest.watcherError ?? "unknown error"}): reconciling alone, more often`}</dd>
+            <dt>Ingest lag</dt>
+            <dd>{ingest.lastIngestLagMs === null ? "no foreign writes yet" : `${ingest.lastIngestLagMs} ms (latest batch)`}</dd>
+            <dt>Files ingested</dt>
+            <dd>{ingest.watcherIngested}</dd>
+            <dt>Last reconciliation</dt>
+            <dd>{ingest.lastReconcile ? `${formatAgo(ingest.lastReconcile.at, now)}, ${ingest.lastReconcile.scanned} files in ${ingest.lastReconcile.durationMs} ms, ${ingest.lastReconcile.fixes} fixes` : "not yet"}</dd>
+            <dt>Reconciliation fixes</dt>
+            <dd>{ingest.reconcileFixes === 0 ? "0" : `${ingest.reconcileFixes}: the watcher missed changes that reconciliation caught`}</dd>
+          </dl>
+        </section>
+        <section>
+          <h2>Stuck monitor</h2>
+          <dl className="fields">
+            <dt>Last pass</dt>
+            <dd>{monitor.lastPassAt ? `${formatAgo(monitor.lastPassAt, now)} (${monitor.durationMs?.toFixed(1)} ms)` : "not yet"}</dd>
+            <dt>Interval</dt>
+            <dd>{formatDuration(monitor.intervalMs)}</dd>
+            <dt>Stuck</dt>
+            <dd>{monitor.stuck ?? "—"}</dd>
+            <dt>Last error</dt>
+            <dd>{monitor.lastError ?? "none"}</dd>
+          </dl>
+        </section>
+      </div>
+      <h2>Files that could not be read ({health.unreadable.length})</h2>
+      {health.unreadable.length ? (
+        <table aria-label="Unreadable files">
+          <thead>
+            <tr>
+              <th scope="col">File</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Since</th>
+            </tr>
+          </thead>
+          <tbody>
+            {health.unreadable.map((file) => (
+              <tr key={file.file}>
+                <td className="id">{file.file}</td>
+                <td style={{ whiteSpace: "normal" }}>{file.reason}</td>
+                <td className="num">{formatAgo(file.since, now)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted">Every file in the state directory reads cleanly.</p>
+      )}
+      <p className="muted">Unreadable files are kept as they are and their last good state stays in the index; fix or remove a file and it is picked up.</p>
+    </>
+  );
+}

@@ -1,0 +1,91 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useEffect, useRef, useState } from "react";
+import type { ActionPreview } from "@/lib/actions/bulkActions";
+import type { AuditEntry } from "@/lib/actions/auditLog";
+import { useLive } from "../data/LiveFeed";
+import { auditEntryOptions, auditKeys, previewAction, requestKeys, runAction, type ActionRequest } from "../data/queries";
+import { ActionResult } from "./ActionResult";
+
+function describeStates(byState: ActionPreview["byState"]): string {
+  return Object.entries(byState).map(([state, n]) => `${n} ${state}`).join(", ");
+}
+
+/**
+ * A bulk action in three steps: the dry run (how many, which states, the first ids, what would be
+ * skipped and why), the confirmation, then progress and the result from the audit log.
+ */
+export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose: () => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const { actionToken } = useLive();
+  const queryClient = useQueryClient();
+  const [started, setStarted] = useState<AuditEntry | null>(null);
+
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+
+  const preview = useQuery({ queryKey: ["preview", input], queryFn: () => previewAction(actionToken, input), staleTime: 0, gcTime: 0, retry: false });
+  const run = useMutation({
+    mutationFn: () => runAction(actionToken, input),
+    onSuccess: (entry) => setStarted(entry),
+  });
+  const progress = useQuery({
+    ...auditEntryOptions(started?.id ?? 0),
+    enabled: started !== null,
+    initialData: started ?? undefined,
+    refetchInterval: (q) => (q.state.data?.status === "running" ? 300 : false),
+  });
+  const entry = progress.data ?? started;
+  useEffect(() => {
+    if (entry && entry.status !== "running") {
+      void queryClient.invalidateQueries({ queryKey: requestKeys.all });
+      void queryClient.invalidateQueries({ queryKey: auditKeys.list() });
+    }
+  }, [entry, queryClient]);
+
+  const verb = input.kind === "retry" ? "Retry" : "Clean up";
+  return (
+    <dialog ref={ref} onClose={onClose} aria-labelledby="action-title">
+      <h2 id="action-title">{preview.data?.summary ?? verb}</h2>
+      {preview.isPending && <p>Working out what this would change…</p>}
+      {preview.error && <p className="error-text" role="alert">{preview.error.message}</p>}
+      {preview.data && !entry && (
+        <section aria-label="Dry run">
+          <p>
+            <strong>Dry run:</strong> {preview.data.willChange} of {preview.data.matched} matching request{preview.data.matched === 1 ? "" : "s"} would{" "}
+            {input.kind === "retry" ? "go back to queued" : "be archived and removed"}
+            {preview.data.willChange > 0 && ` (${describeStates(preview.data.byState)})`}.
+          </p>
+          {preview.data.firstIds.length > 0 && (
+            <p className="muted">
+              First: {preview.data.firstIds.join(", ")}
+              {preview.data.willChange > preview.data.firstIds.length ? ", …" : ""}
+            </p>
+          )}
+          {preview.data.skipped.map((skip) => (
+            <p key={skip.reason} className="muted">
+              {skip.count} would be skipped: {skip.reason}
+            </p>
+          ))}
+        </section>
+      )}
+      {entry && <ActionResult entry={entry} />}
+      <div className="toolbar">
+        <span className="spacer" />
+        {!entry && (
+          <button type="button" className={input.kind === "cleanup" ? "danger" : "primary"} disabled={!preview.data || preview.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
+            {verb} {preview.data?.willChange ?? ""}
+          </button>
+        )}
+        {entry && entry.status !== "running" && <Link href="/audit">See the audit log</Link>}
+        <button type="button" onClick={() => ref.current?.close()}>
+          {entry && entry.status !== "running" ? "Close" : "Cancel"}
+        </button>
+      </div>
+      {run.error && <p className="error-text" role="alert">{run.error.message}</p>}
+    </dialog>
+  );
+}

@@ -1,0 +1,159 @@
+"use client";
+
+import { QueryClient, QueryClientProvider, useQueryClient } from "@tanstack/react-query";
+import { createContext, useContext, useEffect, useState, type ReactNode } from "react";
+import type { FeedChange } from "@/lib/feed/changes";
+import type { StuckSnapshot } from "@/lib/feed/feedHub";
+import type { StateCounts } from "@/lib/index/queries/countByState";
+import type { RequestsView } from "@/lib/views/requestsView";
+import { auditKeys, requestKeys, statusKeys } from "./queries";
+
+/** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
+export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
+
+export interface LiveStatus {
+  state: LiveState;
+  /** When the last event (or heartbeat-carrying event) arrived, by the browser's clock. */
+  lastEventAt: number | null;
+  /** Queries poll at this interval while the stream is down (false while it is up). */
+  pollMs: number | false;
+  /** The per-launch token that actions must carry. */
+  actionToken: string;
+}
+
+const POLL_MS = 5000;
+/** After the stream has been down this long, fall back to polling (and keep trying to reconnect). */
+const FALLBACK_AFTER_MS = 3000;
+/** List refetches after changes: at most this often, so a burst costs a few refetches, not one per event. */
+const LIST_REFRESH_MS = 400;
+
+const LiveContext = createContext<LiveStatus | null>(null);
+
+export function useLive(): LiveStatus {
+  const status = useContext(LiveContext);
+  if (!status) throw new Error("useLive needs <LiveFeedProvider>.");
+  return status;
+}
+
+/**
+ * One TanStack Query cache and one event stream per tab. The stream's events update the cache:
+ * rows in every cached table page change in place at once, table pages then refetch (so new and
+ * removed rows appear in their sorted place), counts and the stuck list are set directly, and a
+ * `reset` (index rebuilt, or too far behind) refetches everything.
+ */
+export function LiveFeedProvider({ actionToken, children }: { actionToken: string; children: ReactNode }) {
+  const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, refetchOnWindowFocus: false, retry: 1 } } }));
+  return (
+    <QueryClientProvider client={client}>
+      <LiveStream actionToken={actionToken}>{children}</LiveStream>
+    </QueryClientProvider>
+  );
+}
+
+function LiveStream({ actionToken, children }: { actionToken: string; children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [state, setState] = useState<LiveState>("connecting");
+  const [lastEventAt, setLastEventAt] = useState<number | null>(null);
+
+  useEffect(() => {
+    let source: EventSource | null = null;
+    let downSince: number | null = null;
+    let fallbackTimer: ReturnType<typeof setTimeout> | null = null;
+    let reopenTimer: ReturnType<typeof setTimeout> | null = null;
+    let listTimer: ReturnType<typeof setTimeout> | null = null;
+    let lastListRefresh = 0;
+    let closed = false;
+
+    const refreshLists = () => {
+      if (listTimer) return;
+      const wait = Math.max(0, lastListRefresh + LIST_REFRESH_MS - Date.now());
+      listTimer = setTimeout(() => {
+        listTimer = null;
+        lastListRefresh = Date.now();
+        void queryClient.invalidateQueries({ queryKey: requestKeys.lists() });
+      }, wait);
+    };
+
+    const seen = () => setLastEventAt(Date.now());
+
+    const applyChanges = (changes: FeedChange[]) => {
+      const byId = new Map(changes.map((change) => [change.requestId, change]));
+      queryClient.setQueriesData<RequestsView>({ queryKey: requestKeys.lists() }, (page) => {
+        if (!page) return page;
+        let touched = false;
+        const items = page.items.flatMap((row) => {
+          const change = byId.get(row.requestId);
+          if (!change) return [row];
+          touched = true;
+          if (change.kind === "request.removed" || !change.request) return [];
+          return [{ ...row, ...change.request }];
+        });
+        return touched ? { ...page, items } : page;
+      });
+      for (const id of byId.keys()) void queryClient.invalidateQueries({ queryKey: requestKeys.detail(id) });
+      refreshLists();
+    };
+
+    const open = () => {
+      if (closed) return;
+      source = new EventSource("/api/events");
+      source.addEventListener("open", () => {
+        downSince = null;
+        if (fallbackTimer) clearTimeout(fallbackTimer);
+        setState("connected");
+      });
+      source.addEventListener("ready", (event) => {
+        seen();
+        const data = JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts };
+        queryClient.setQueryData(statusKeys.counts, data.counts);
+      });
+      source.addEventListener("reset", (event) => {
+        seen();
+        const data = JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts };
+        queryClient.setQueryData(statusKeys.counts, data.counts);
+        void queryClient.invalidateQueries({ queryKey: requestKeys.all });
+        void queryClient.invalidateQueries({ queryKey: auditKeys.all });
+      });
+      source.addEventListener("changes", (event) => {
+        seen();
+        applyChanges((JSON.parse((event as MessageEvent<string>).data) as { changes: FeedChange[] }).changes);
+      });
+      source.addEventListener("counts", (event) => {
+        seen();
+        queryClient.setQueryData(statusKeys.counts, (JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts }).counts);
+      });
+      source.addEventListener("stuck", (event) => {
+        seen();
+        queryClient.setQueryData(statusKeys.stuck, JSON.parse((event as MessageEvent<string>).data) as StuckSnapshot);
+        // Stuck reasons are on the table's rows.
+        refreshLists();
+      });
+      source.addEventListener("error", () => {
+        downSince ??= Date.now();
+        if (source?.readyState === EventSource.CLOSED) {
+          // The browser gave up (the server answered with an error): poll, and try a new stream later.
+          source = null;
+          setState("polling");
+          reopenTimer = setTimeout(open, POLL_MS * 3);
+          return;
+        }
+        setState((current) => (current === "polling" ? current : "reconnecting"));
+        if (!fallbackTimer) {
+          fallbackTimer = setTimeout(() => {
+            fallbackTimer = null;
+            if (downSince !== null) setState("polling");
+          }, FALLBACK_AFTER_MS);
+        }
+      });
+    };
+    open();
+    return () => {
+      closed = true;
+      source?.close();
+      for (const timer of [fallbackTimer, reopenTimer, listTimer]) if (timer) clearTimeout(timer);
+    };
+  }, [queryClient]);
+
+  const status: LiveStatus = { state, lastEventAt, pollMs: state === "polling" ? POLL_MS : false, actionToken };
+  return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+}

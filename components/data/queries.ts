@@ -1,0 +1,115 @@
+import { queryOptions } from "@tanstack/react-query";
+import type { ActionPreview } from "@/lib/actions/bulkActions";
+import type { State } from "@/lib/states";
+import type { AuditEntry } from "@/lib/actions/auditLog";
+import type { StuckSnapshot } from "@/lib/feed/feedHub";
+import type { StateCounts } from "@/lib/index/queries/countByState";
+import { requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
+import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
+
+/** Every query key, from one factory: the live feed invalidates by these prefixes. */
+export const requestKeys = {
+  all: ["requests"] as const,
+  lists: () => [...requestKeys.all, "list"] as const,
+  list: (query: RequestQuery) => [...requestKeys.lists(), requestQueryParams(query).toString()] as const,
+  details: () => [...requestKeys.all, "detail"] as const,
+  detail: (id: string) => [...requestKeys.details(), id] as const,
+};
+
+export const statusKeys = {
+  counts: ["status", "counts"] as const,
+  stuck: ["status", "stuck"] as const,
+};
+
+export const auditKeys = {
+  all: ["audit"] as const,
+  list: () => [...auditKeys.all, "list"] as const,
+  entry: (id: number) => [...auditKeys.all, "entry", id] as const,
+};
+
+/** The server's `{ error: { code, message } }`, as an Error the UI can show. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+async function parse<T>(response: Response): Promise<T> {
+  const body = (await response.json().catch(() => null)) as ({ error?: { code: string; message: string } } & T) | null;
+  if (!response.ok || !body) throw new ApiError(body?.error?.code ?? "HTTP", body?.error?.message ?? `The server answered ${response.status}.`, response.status);
+  return body;
+}
+
+export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+  return parse<T>(await fetch(url, { signal, cache: "no-store" }));
+}
+
+/** A state-changing call: POST, same origin, with the per-launch token the page was rendered with. */
+export async function postJson<T>(url: string, token: string, body?: unknown): Promise<T> {
+  return parse<T>(
+    await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-reqwatch-token": token },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
+}
+
+export function requestListOptions(query: RequestQuery) {
+  return queryOptions({
+    queryKey: requestKeys.list(query),
+    queryFn: ({ signal }) => getJson<RequestsView>(`/api/requests?${requestQueryParams(query)}`, signal),
+  });
+}
+
+export function requestDetailOptions(id: string) {
+  return queryOptions({
+    queryKey: requestKeys.detail(id),
+    queryFn: ({ signal }) => getJson<RequestDetailView>(`/api/requests/${encodeURIComponent(id)}`, signal),
+  });
+}
+
+interface Health {
+  counts: StateCounts;
+  stuck: StuckSnapshot;
+}
+
+/** Counts and stuck come from the event stream; these fetch them when polling instead. */
+export function countsOptions() {
+  return queryOptions({
+    queryKey: statusKeys.counts,
+    queryFn: async ({ signal }) => (await getJson<Health>("/api/status", signal)).counts,
+  });
+}
+
+export function stuckOptions() {
+  return queryOptions({
+    queryKey: statusKeys.stuck,
+    queryFn: async ({ signal }) => (await getJson<Health>("/api/status", signal)).stuck,
+  });
+}
+
+export function auditListOptions() {
+  return queryOptions({
+    queryKey: auditKeys.list(),
+    queryFn: async ({ signal }) => (await getJson<{ entries: AuditEntry[] }>("/api/actions", signal)).entries,
+  });
+}
+
+export function auditEntryOptions(id: number) {
+  return queryOptions({
+    queryKey: auditKeys.entry(id),
+    queryFn: async ({ signal }) => (await getJson<{ entry: AuditEntry }>(`/api/actions/${id}`, signal)).entry,
+  });
+}
+
+/** What the browser asks for: a retry of ids or of every request a table query matches, or a cleanup. */
+export type ActionRequest = { kind: "retry"; ids: string[] } | { kind: "retry"; query: string } | { kind: "cleanup"; olderThanMs: number; states?: State[] };
+
+export const previewAction = (token: string, input: ActionRequest) => postJson<ActionPreview>("/api/actions/preview", token, input);
+export const runAction = async (token: string, input: ActionRequest) => (await postJson<{ entry: AuditEntry }>("/api/actions", token, input)).entry;
+export const undoAction = async (token: string, id: number) => (await postJson<{ entry: AuditEntry }>(`/api/actions/${id}/undo`, token)).entry;

@@ -1,0 +1,179 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { formatDuration } from "@/lib/duration";
+import { lifecycleSegments, timeInStates } from "@/lib/views/lifecycle";
+import type { RequestDetailView } from "@/lib/views/requestsView";
+import { ActionDialog } from "../actions/ActionDialog";
+import { useLive } from "../data/LiveFeed";
+import { requestDetailOptions } from "../data/queries";
+import { useNow } from "../data/useNow";
+import { StateBadge } from "../StateBadge";
+import { stateColor } from "../stateStyle";
+import { CopyButton } from "./CopyButton";
+
+const iso = (ms: number | undefined | null) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
+
+/** Prompt, output and error: escaped text (React never renders it as HTML), collapsible, copyable. */
+function TextBlock({ label, text }: { label: string; text: string | undefined }) {
+  if (text === undefined || text === "") return null;
+  return (
+    <details className="block" open={text.length < 4000}>
+      <summary>
+        {label} <span className="muted">({text.length.toLocaleString()} characters)</span> <CopyButton text={text} label={label.toLowerCase()} />
+      </summary>
+      <pre className="text" aria-label={label}>{text}</pre>
+    </details>
+  );
+}
+
+/** A request's page: fields, lifecycle bar, history, claims, callback, texts, raw JSON, and the actions its state allows. Live. */
+export function RequestDetail({ id, initial }: { id: string; initial: RequestDetailView }) {
+  const { pollMs } = useLive();
+  const { data, error } = useQuery({ ...requestDetailOptions(id), initialData: initial, refetchInterval: pollMs });
+  const now = useNow(1000);
+  const [retrying, setRetrying] = useState(false);
+  if (error && !data) return <p className="error-text">{error.message}</p>;
+  const { request, stuckReason, actions } = data;
+  const segments = lifecycleSegments(request, now);
+  const total = segments.reduce((sum, s) => sum + s.ms, 0) || 1;
+  const totals = timeInStates(segments);
+
+  return (
+    <>
+      <h1>
+        Request <code>{request.requestId}</code> <StateBadge state={request.state} />
+      </h1>
+      {error && <p className="error-text" role="alert">{error.message}</p>}
+      {stuckReason && (
+        <p className="notice" role="alert">
+          Stuck: {stuckReason}
+        </p>
+      )}
+      <div className="toolbar">
+        <button type="button" className="primary" disabled={!actions.retry.allowed} onClick={() => setRetrying(true)} title={actions.retry.reason}>
+          Retry
+        </button>
+        <span className="muted">{actions.retry.allowed ? actions.retry.reason : `Retry is not available: ${actions.retry.reason}.`}</span>
+      </div>
+      {retrying && <ActionDialog input={{ kind: "retry", ids: [request.requestId] }} onClose={() => setRetrying(false)} />}
+
+      <h2>Lifecycle</h2>
+      <div className="lifecycle" role="img" aria-label={`Lifecycle: ${segments.map((s) => `${s.state} ${formatDuration(s.ms)}`).join(", ")}`}>
+        {segments.map((segment, i) => (
+          <span key={i} style={{ ...stateColor(segment.state), flexGrow: segment.ms / total }} title={`${segment.state}: ${formatDuration(segment.ms)}`} />
+        ))}
+      </div>
+      <ul className="legend" aria-label="Time in each state">
+        {Object.entries(totals).map(([state, ms]) => (
+          <li key={state} style={stateColor(state as never)} suppressHydrationWarning>
+            <i />
+            {state} {formatDuration(ms)}
+          </li>
+        ))}
+      </ul>
+
+      <div className="grid2">
+        <section>
+          <h2>Correlation</h2>
+          <dl className="fields">
+            <dt>Workspace</dt>
+            <dd>{request.workspace}</dd>
+            <dt>Session</dt>
+            <dd>{request.sessionId ? <Link href={`/requests?session=${encodeURIComponent(request.sessionId)}`}>{request.sessionId}</Link> : "—"}</dd>
+            <dt>Chat</dt>
+            <dd>{request.chatId ?? "—"}</dd>
+            <dt>Model</dt>
+            <dd>{request.model ?? "—"}</dd>
+            <dt>Tokens</dt>
+            <dd>{request.tokens ?? "—"}</dd>
+            <dt>Created</dt>
+            <dd>{iso(request.createdAt)}</dd>
+            <dt>Updated</dt>
+            <dd>{iso(request.lastUpdatedAt)}</dd>
+            <dt>Deadline</dt>
+            <dd>{iso(request.timeoutAt)}</dd>
+            <dt>Version</dt>
+            <dd>{request.version ?? "—"}</dd>
+          </dl>
+        </section>
+        <section>
+          <h2>Attempts and claim</h2>
+          <dl className="fields">
+            <dt>Attempt</dt>
+            <dd>
+              {request.attempt ?? 0}
+              {request.maxAttempts ? ` of ${request.maxAttempts}` : ""}
+            </dd>
+            <dt>Not before</dt>
+            <dd>{iso(request.notBefore)}</dd>
+            <dt>Worker</dt>
+            <dd>{request.claim ? `pid ${request.claim.pid ?? "?"} on ${request.claim.host ?? "?"}` : "—"}</dd>
+            <dt>Claimed</dt>
+            <dd>{iso(request.claim?.claimedAt)}</dd>
+            <dt>Heartbeat</dt>
+            <dd>{iso(request.claim?.heartbeatAt)}</dd>
+            <dt>Token</dt>
+            <dd>{request.claim?.token ?? "—"}</dd>
+          </dl>
+          <h2>Callback delivery</h2>
+          {request.callback ? (
+            <dl className="fields">
+              <dt>Delivered</dt>
+              <dd>{request.callback.success ? "yes" : "no"}</dd>
+              <dt>Attempts</dt>
+              <dd>{request.callback.attempts}</dd>
+              <dt>Retries at</dt>
+              <dd>{request.callback.retryTimestamps.map((t) => (typeof t === "number" ? iso(t) : t)).join(", ") || "—"}</dd>
+              <dt>Error</dt>
+              <dd>{request.callback.error ?? "—"}</dd>
+            </dl>
+          ) : (
+            <p className="muted">No callback recorded.</p>
+          )}
+        </section>
+      </div>
+
+      <h2>History</h2>
+      <table aria-label="History">
+        <thead>
+          <tr>
+            <th scope="col">At</th>
+            <th scope="col">From</th>
+            <th scope="col">To</th>
+            <th scope="col">By</th>
+            <th scope="col">Reason</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(request.transitions ?? []).map((entry, i) => (
+            <tr key={i} className={entry.dropped ? "dropped" : undefined}>
+              <td className="num">{iso(entry.at)}</td>
+              <td>{entry.from ?? "—"}</td>
+              <td>{entry.dropped ? "(dropped)" : entry.to}</td>
+              <td>{entry.by ?? "—"}</td>
+              <td>
+                {entry.dropped ? "late delivery, dropped: " : ""}
+                {entry.manual ? "manual: " : ""}
+                {entry.reason ?? (entry.fields?.length ? `fields: ${entry.fields.join(", ")}` : "—")}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <h2>Content</h2>
+      <TextBlock label="Prompt" text={request.prompt} />
+      <TextBlock label="Output" text={request.output} />
+      <TextBlock label="Error" text={request.error} />
+      <details className="block">
+        <summary>
+          Raw JSON <CopyButton text={JSON.stringify(request, null, 2)} label="raw JSON" />
+        </summary>
+        <pre className="text" aria-label="Raw JSON">{JSON.stringify(request, null, 2)}</pre>
+      </details>
+    </>
+  );
+}

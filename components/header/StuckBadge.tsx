@@ -1,0 +1,19 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import type { StuckSnapshot } from "@/lib/feed/feedHub";
+import { useLive } from "../data/LiveFeed";
+import { stuckOptions } from "../data/queries";
+
+/** Red when anything is stuck; links to the table filtered to the stuck requests. */
+export function StuckBadge({ initial }: { initial: StuckSnapshot }) {
+  const { pollMs } = useLive();
+  const { data } = useQuery({ ...stuckOptions(), initialData: initial, refetchInterval: pollMs });
+  const count = data.count;
+  return (
+    <Link href="/requests?stuck=1" className={count > 0 ? "stuck-badge alert" : "stuck-badge"} aria-label={`${count} stuck`}>
+      {count} stuck
+    </Link>
+  );
+}

@@ -1,0 +1,27 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import type { StateCounts as Counts } from "@/lib/index/queries/countByState";
+import { DEFAULT_QUERY } from "@/lib/requestQuery";
+import type { RequestsView } from "@/lib/views/requestsView";
+import { useLive } from "../data/LiveFeed";
+import { countsOptions, requestListOptions } from "../data/queries";
+import { useNow } from "../data/useNow";
+import { EmptyState } from "../EmptyState";
+import { RecentRequestsTable } from "../RecentRequestsTable";
+import { StateCounts } from "../StateCounts";
+
+/** The count per state, kept current by the event stream. */
+export function LiveStateCounts({ initial }: { initial: Counts }) {
+  const { pollMs } = useLive();
+  const { data } = useQuery({ ...countsOptions(), initialData: initial, refetchInterval: pollMs });
+  return <StateCounts counts={data} />;
+}
+
+/** The most recently updated requests, kept current by the event stream. */
+export function LiveRecentRequests({ initial, stateDir }: { initial: RequestsView; stateDir: string }) {
+  const { pollMs } = useLive();
+  const { data } = useQuery({ ...requestListOptions(DEFAULT_QUERY), initialData: initial, placeholderData: keepPreviousData, refetchInterval: pollMs });
+  const now = useNow(1000);
+  return data.items.length ? <RecentRequestsTable requests={data.items} now={now} /> : <EmptyState stateDir={stateDir} />;
+}

@@ -1,0 +1,71 @@
+"use client";
+
+import { useState } from "react";
+import type { RequestQuery } from "@/lib/requestQuery";
+import { STATES, type State } from "@/lib/states";
+
+const WITHIN = [
+  ["", "any time"],
+  ["15m", "last 15 minutes"],
+  ["1h", "last hour"],
+  ["24h", "last 24 hours"],
+  ["7d", "last 7 days"],
+] as const;
+
+/** The table's filters (keyed on the URL's text filters by the parent, so back and forward reset them). Text fields apply on Enter or when they lose focus; the rest at once. */
+export function RequestFilters({ query, onChange }: { query: RequestQuery; onChange: (next: RequestQuery) => void }) {
+  const [workspace, setWorkspace] = useState(query.workspace ?? "");
+  const [session, setSession] = useState(query.session ?? "");
+
+  const toggleState = (state: State, on: boolean) => {
+    const states = on ? [...query.states, state] : query.states.filter((s) => s !== state);
+    onChange({ ...query, states: STATES.filter((s) => states.includes(s)) });
+  };
+  const applyText = () => {
+    if ((query.workspace ?? "") !== workspace.trim() || (query.session ?? "") !== session.trim()) {
+      onChange({ ...query, workspace: workspace.trim() || undefined, session: session.trim() || undefined });
+    }
+  };
+
+  return (
+    <form className="filters" aria-label="Filters" onSubmit={(event) => { event.preventDefault(); applyText(); }}>
+      <fieldset>
+        <legend>States</legend>
+        {STATES.map((state) => (
+          <label key={state} className="check">
+            <input type="checkbox" checked={query.states.includes(state)} onChange={(event) => toggleState(state, event.target.checked)} /> {state}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        Workspace
+        <input value={workspace} onChange={(event) => setWorkspace(event.target.value)} onBlur={applyText} placeholder="any" size={12} />
+      </label>
+      <label>
+        Session
+        <input value={session} onChange={(event) => setSession(event.target.value)} onBlur={applyText} placeholder="any" size={14} />
+      </label>
+      <label>
+        Created
+        <select value={query.within ?? ""} onChange={(event) => onChange({ ...query, within: event.target.value || undefined, from: undefined, to: undefined })}>
+          {WITHIN.map(([value, label]) => (
+            <option key={value} value={value}>{label}</option>
+          ))}
+        </select>
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={query.stuck} onChange={(event) => onChange({ ...query, stuck: event.target.checked })} /> Stuck only
+      </label>
+      <label>
+        Sort by
+        <select value={`${query.sort}:${query.order}`} onChange={(event) => { const [sort, order] = event.target.value.split(":") as [RequestQuery["sort"], RequestQuery["order"]]; onChange({ ...query, sort, order }); }}>
+          <option value="updatedAt:desc">updated, newest first</option>
+          <option value="updatedAt:asc">updated, oldest first</option>
+          <option value="createdAt:desc">created, newest first</option>
+          <option value="createdAt:asc">created, oldest first</option>
+        </select>
+      </label>
+      <button type="submit" hidden>Apply</button>
+    </form>
+  );
+}

@@ -1,0 +1,91 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { useMemo, useState } from "react";
+import type { ActionRequest } from "../data/queries";
+import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
+import type { RequestsView } from "@/lib/views/requestsView";
+import { ActionDialog } from "../actions/ActionDialog";
+import { CleanupButton } from "../actions/CleanupButton";
+import { useLive } from "../data/LiveFeed";
+import { requestListOptions } from "../data/queries";
+import { EmptyState } from "../EmptyState";
+import { RequestFilters } from "./RequestFilters";
+import { RequestsTable } from "./RequestsTable";
+
+function queryFrom(params: URLSearchParams): RequestQuery {
+  try {
+    return parseRequestQuery(params);
+  } catch {
+    return DEFAULT_QUERY;
+  }
+}
+
+/** The live requests table: filters in the URL, keyset pages, selection and bulk actions. */
+export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }: { initialKey: string; initialView: RequestsView; stateDir: string; isEmpty: boolean }) {
+  const router = useRouter();
+  const pathname = usePathname();
+  const searchParams = useSearchParams();
+  const query = useMemo(() => queryFrom(new URLSearchParams(searchParams.toString())), [searchParams]);
+  const key = requestQueryParams(query).toString();
+  const { pollMs } = useLive();
+  const list = useQuery({
+    ...requestListOptions(query),
+    initialData: key === initialKey ? initialView : undefined,
+    placeholderData: keepPreviousData,
+    refetchInterval: pollMs,
+  });
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [action, setAction] = useState<ActionRequest | null>(null);
+  const [history, setHistory] = useState<string[]>([]);
+
+  const navigate = (next: RequestQuery) => {
+    setSelected(new Set());
+    const params = requestQueryParams(next).toString();
+    router.replace(params ? `${pathname}?${params}` : pathname, { scroll: false });
+  };
+  const setFilters = (next: RequestQuery) => {
+    setHistory([]);
+    navigate({ ...next, cursor: undefined });
+  };
+
+  const view = list.data;
+
+  if (isEmpty && view && view.items.length === 0 && !key) return <EmptyState stateDir={stateDir} />;
+
+  return (
+    <>
+      <RequestFilters key={`${query.workspace ?? ""}|${query.session ?? ""}`} query={query} onChange={setFilters} />
+      <div className="toolbar" role="toolbar" aria-label="Bulk actions">
+        <button type="button" disabled={selected.size === 0} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
+          Retry selected ({selected.size})
+        </button>
+        <button type="button" disabled={!view || view.items.length === 0} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
+          Retry all matching
+        </button>
+        <CleanupButton />
+        <span className="spacer" />
+        {list.isFetching && <span className="muted">updating…</span>}
+        {list.error && <span className="error-text" role="alert">{list.error.message}</span>}
+      </div>
+      {view && view.items.length > 0 ? (
+        <RequestsTable rows={view.items} selected={selected} onSelect={setSelected} onRetry={(id) => setAction({ kind: "retry", ids: [id] })} />
+      ) : (
+        <p className="empty">No requests match these filters.</p>
+      )}
+      <div className="pager">
+        <button type="button" disabled={!query.cursor} onClick={() => { setHistory([]); navigate({ ...query, cursor: undefined }); }}>
+          First page
+        </button>
+        <button type="button" disabled={!history.length} onClick={() => { const previous = history.slice(0, -1); setHistory(previous); navigate({ ...query, cursor: history.at(-1) || undefined }); }}>
+          Previous page
+        </button>
+        <button type="button" disabled={!view?.nextCursor} onClick={() => { setHistory([...history, query.cursor ?? ""]); navigate({ ...query, cursor: view!.nextCursor! }); }}>
+          Next page
+        </button>
+      </div>
+      {action && <ActionDialog input={action} onClose={() => { setAction(null); setSelected(new Set()); }} />}
+    </>
+  );
+}

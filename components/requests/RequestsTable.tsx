@@ -1,0 +1,71 @@
+"use client";
+
+import Link from "next/link";
+import { formatAgo, formatDuration } from "@/lib/duration";
+import type { RequestRow } from "@/lib/views/requestsView";
+import { useNow } from "../data/useNow";
+import { StateBadge } from "../StateBadge";
+
+/** Rows a person can retry from the table: the states the transition table sends back to queued, when failed, timed out or stuck. */
+function retryable(row: RequestRow): boolean {
+  return row.state === "failed" || row.state === "timeout" || (row.state === "processing" && row.stuckReason !== null);
+}
+
+/** The requests table. Text from request files is rendered as text, never as HTML. */
+export function RequestsTable({ rows, selected, onSelect, onRetry }: { rows: RequestRow[]; selected: Set<string>; onSelect: (next: Set<string>) => void; onRetry: (id: string) => void }) {
+  const now = useNow(1000);
+  const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
+  const toggle = (id: string, on: boolean) => {
+    const next = new Set(selected);
+    if (on) next.add(id);
+    else next.delete(id);
+    onSelect(next);
+  };
+  return (
+    <table aria-label="Requests">
+      <thead>
+        <tr>
+          <th scope="col">
+            <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />
+          </th>
+          <th scope="col">Request</th>
+          <th scope="col">Workspace</th>
+          <th scope="col">Session</th>
+          <th scope="col">State</th>
+          <th scope="col">In state</th>
+          <th scope="col">Attempt</th>
+          <th scope="col">Model</th>
+          <th scope="col">Tokens</th>
+          <th scope="col">Created</th>
+          <th scope="col">Updated</th>
+          <th scope="col"><span className="sr-only">Actions</span></th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.requestId} className={row.stuckReason ? "stuck" : undefined} data-request-id={row.requestId}>
+            <td>
+              <input type="checkbox" aria-label={`Select ${row.requestId}`} checked={selected.has(row.requestId)} onChange={(event) => toggle(row.requestId, event.target.checked)} />
+            </td>
+            <td className="id" title={row.requestId}>
+              <Link href={`/requests/${encodeURIComponent(row.requestId)}`}>{row.requestId}</Link>
+            </td>
+            <td>{row.workspace}</td>
+            <td>{row.sessionId ? <Link href={`/requests?session=${encodeURIComponent(row.sessionId)}`}>{row.sessionId}</Link> : "—"}</td>
+            <td>
+              <StateBadge state={row.state} />
+              {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
+            </td>
+            <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - row.stateSince))}</td>
+            <td className="num">{row.attempt ?? "—"}</td>
+            <td>{row.model ?? "—"}</td>
+            <td className="num">{row.tokens ?? "—"}</td>
+            <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
+            <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
+            <td>{retryable(row) && <button type="button" onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

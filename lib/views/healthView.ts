@@ -1,0 +1,47 @@
+import fs from "node:fs";
+import type { UnreadableFile } from "../index/queries/listUnreadable";
+import type { IngestStatus } from "../ingest/startIngest";
+import type { MonitorHandle } from "../monitor/startMonitor";
+import { STATES } from "../states";
+import type { Tracker } from "../tracker";
+
+export interface HealthView {
+  stateDir: string;
+  generation: string;
+  requests: number;
+  /** index.db with its write-ahead log. */
+  indexBytes: number;
+  unreadable: UnreadableFile[];
+  ingest: IngestStatus;
+  monitor: { intervalMs: number; lastPassAt: number | null; durationMs: number | null; stuck: number | null; lastError: string | null };
+}
+
+function sizeOf(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** What the health page and /api/health show. */
+export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: MonitorHandle): HealthView {
+  const counts = tracker.countsByState();
+  const pass = monitor.lastPass();
+  const index = tracker.stateDir.indexFile;
+  return {
+    stateDir: tracker.stateDir.root,
+    generation: tracker.generation(),
+    requests: STATES.reduce((sum, state) => sum + counts[state], 0),
+    indexBytes: sizeOf(index) + sizeOf(`${index}-wal`),
+    unreadable: tracker.unreadableFiles(),
+    ingest,
+    monitor: {
+      intervalMs: tracker.options.monitorIntervalMs,
+      lastPassAt: pass?.at ?? null,
+      durationMs: pass?.durationMs ?? null,
+      stuck: pass?.stuck.length ?? null,
+      lastError: monitor.lastError()?.message ?? null,
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { quantileSorted } from "simple-statistics";
+import type { RecoveryReport } from "../recovery/recover";
+import type { RequestRecord } from "../schema";
+import { TERMINAL_STATES, type State } from "../states";
+import type { Tracker } from "../tracker";
+import { stateSteps } from "./lifecycle";
+
+export interface Percentiles {
+  p50: number;
+  p95: number;
+  p99: number;
+  n: number;
+}
+
+export interface OverviewMetrics {
+  windowMs: number;
+  /** Requests that reached a terminal state in the window, per state. */
+  finished: Partial<Record<State, number>>;
+  /** Per minute over the window. */
+  perMinute: number;
+  /** Queue wait (queued until claimed) and processing time (claimed until finished), over the window's finished requests. */
+  queueWait: Percentiles | null;
+  processing: Percentiles | null;
+  /** When more requests finished than were measured, the newest `sampled` were. */
+  sampled: number;
+}
+
+export interface RecentFailure {
+  requestId: string;
+  state: State;
+  at: number;
+  error: string | null;
+}
+
+export interface RecoveryNotice {
+  /** Requests that were processing with their worker gone or hung when this server started. */
+  total: number;
+  outcomes: Partial<Record<State, string[]>>;
+}
+
+const WINDOW_MS = 60 * 60 * 1000;
+/** Newest finished requests measured for the percentiles: keeps the overview under ~50 ms at any size. */
+const MAX_SAMPLED = 2000;
+
+function percentiles(values: number[]): Percentiles | null {
+  if (!values.length) return null;
+  const sorted = values.sort((a, b) => a - b);
+  return { p50: quantileSorted(sorted, 0.5), p95: quantileSorted(sorted, 0.95), p99: quantileSorted(sorted, 0.99), n: sorted.length };
+}
+
+/** Queue wait and processing time of the last attempt, from the history (null where the history lacks a step). */
+function timings(request: RequestRecord): { wait: number | null; work: number | null } {
+  const steps = stateSteps(request);
+  const claimIndex = steps.findLastIndex((s) => s.to === "processing");
+  if (claimIndex < 0) return { wait: null, work: null };
+  const claim = steps[claimIndex]!;
+  const queued = steps.slice(0, claimIndex).findLast((s) => s.to === "queued");
+  const done = steps.slice(claimIndex + 1).find((s) => s.from === "processing");
+  return { wait: queued ? claim.at - queued.at : null, work: done ? done.at - claim.at : null };
+}
+
+/** Throughput and latency over the last hour, from the index and the newest finished requests' histories. */
+export function overviewMetrics(tracker: Tracker, now: number): OverviewMetrics {
+  const finished: Partial<Record<State, number>> = {};
+  const wait: number[] = [];
+  const work: number[] = [];
+  let total = 0;
+  let sampled = 0;
+  let cursor: string | undefined;
+  do {
+    const page = tracker.list({ states: [...TERMINAL_STATES], updatedFrom: now - WINDOW_MS, limit: 500, cursor });
+    for (const row of page.items) {
+      finished[row.state] = (finished[row.state] ?? 0) + 1;
+      total++;
+      if (sampled >= MAX_SAMPLED) continue;
+      const request = tracker.get(row.requestId);
+      if (!request) continue;
+      sampled++;
+      const t = timings(request);
+      if (t.wait !== null) wait.push(t.wait);
+      if (t.work !== null) work.push(t.work);
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return { windowMs: WINDOW_MS, finished, perMinute: total / (WINDOW_MS / 60_000), queueWait: percentiles(wait), processing: percentiles(work), sampled };
+}
+
+/** The newest failed and timed-out requests, with their errors. */
+export function recentFailures(tracker: Tracker, limit = 5): RecentFailure[] {
+  return tracker.list({ states: ["failed", "timeout"], limit }).items.map((row) => ({
+    requestId: row.requestId,
+    state: row.state,
+    at: row.lastUpdatedAt,
+    error: tracker.get(row.requestId)?.error ?? null,
+  }));
+}
+
+/**
+ * What the server's start did to requests left processing: those recovery timed out (hung), and
+ * those the first monitor pass released or timed out (worker gone). `processingAfterOpen` is the
+ * processing ids before that first pass.
+ */
+export function recoveryNotice(tracker: Tracker, report: RecoveryReport | null, processingAfterOpen: readonly string[]): RecoveryNotice | null {
+  const outcomes: Partial<Record<State, string[]>> = {};
+  const add = (state: State, id: string) => (outcomes[state] ??= []).push(id);
+  for (const id of report?.timedOut ?? []) add("timeout", id);
+  for (const id of processingAfterOpen) {
+    const request = tracker.get(id);
+    const last = request?.transitions?.at(-1);
+    if (request && request.state !== "processing" && last?.by === "monitor") add(request.state, id);
+  }
+  const total = Object.values(outcomes).reduce((sum, ids) => sum + ids.length, 0);
+  return total ? { total, outcomes } : null;
+}

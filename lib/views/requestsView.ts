@@ -1,0 +1,49 @@
+import type { RequestPage, RequestSummary } from "../index/queries/listRequests";
+import type { StuckRequest } from "../monitor/monitorPass";
+import { retryDecision } from "../queue/retry";
+import { toListFilters, type RequestQuery } from "../requestQuery";
+import type { RequestRecord } from "../schema";
+import { canTransition } from "../states";
+import type { Tracker } from "../tracker";
+
+/** A table row: the list row and, when the monitor flagged it, why it is stuck. */
+export interface RequestRow extends RequestSummary {
+  stuckReason: string | null;
+}
+
+export interface RequestsView {
+  items: RequestRow[];
+  nextCursor: string | null;
+}
+
+/** One page of the requests table for a URL query, with the stuck monitor's reasons on its rows. */
+export function requestsView(tracker: Tracker, query: RequestQuery, stuck: readonly StuckRequest[], limit = 50): RequestsView {
+  const reasons = new Map(stuck.map((s) => [s.requestId, s.reason]));
+  const page: RequestPage = tracker.list(toListFilters(query, tracker.options.now(), [...reasons.keys()], limit));
+  return { items: page.items.map((item) => ({ ...item, stuckReason: reasons.get(item.requestId) ?? null })), nextCursor: page.nextCursor };
+}
+
+export interface ActionAvailability {
+  allowed: boolean;
+  /** Why it is or is not allowed, in words. */
+  reason: string;
+}
+
+export interface RequestDetailView {
+  request: RequestRecord;
+  stuckReason: string | null;
+  actions: { retry: ActionAvailability };
+}
+
+/** A request with what the detail page needs beside it: its stuck reason and the actions its state allows. */
+export function requestDetailView(tracker: Tracker, requestId: string, stuck: readonly StuckRequest[]): RequestDetailView | null {
+  const request = tracker.get(requestId);
+  if (!request) return null;
+  // The transition table says whether a state can go back to queued at all; retryDecision says whether a person may do it now.
+  const decision = canTransition(request.state, "queued") ? retryDecision(request) : { retry: false, reason: `a ${request.state} request cannot go back to queued` };
+  return {
+    request,
+    stuckReason: stuck.find((s) => s.requestId === requestId)?.reason ?? null,
+    actions: { retry: { allowed: decision.retry, reason: decision.reason } },
+  };
+}
