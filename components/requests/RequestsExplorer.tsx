@@ -2,7 +2,7 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useMemo, useState } from "react";
+import { startTransition, useMemo, useOptimistic, useState } from "react";
 import type { ActionRequest } from "../data/queries";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
@@ -27,7 +27,9 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
   const router = useRouter();
   const pathname = usePathname();
   const searchParams = useSearchParams();
-  const query = useMemo(() => queryFrom(new URLSearchParams(searchParams.toString())), [searchParams]);
+  const urlQuery = useMemo(() => queryFrom(new URLSearchParams(searchParams.toString())), [searchParams]);
+  // The view changes at the click; the URL catches up (router.replace is a transition).
+  const [query, setOptimisticQuery] = useOptimistic(urlQuery);
   const key = requestQueryParams(query).toString();
   const { pollMs } = useLive();
   const list = useQuery({
@@ -43,7 +45,10 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
   const navigate = (next: RequestQuery) => {
     setSelected(new Set());
     const params = requestQueryParams(next).toString();
-    router.replace(params ? `${pathname}?${params}` : pathname, { scroll: false });
+    startTransition(() => {
+      setOptimisticQuery(next);
+      router.replace(params ? `${pathname}?${params}` : pathname, { scroll: false });
+    });
   };
   const setFilters = (next: RequestQuery) => {
     setHistory([]);

@@ -1,0 +1,262 @@
+import fs from "node:fs";
+import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
+import { expect, test } from "./fixtures";
+
+test("a request written by another process appears, and changes state, without a reload", async ({ page, tracker }) => {
+  tracker.create({ requestId: "first", workspace: "gateway", state: "queued" });
+  await page.goto("/requests");
+  await expect(page.getByRole("status", { name: "Live status" })).toContainText("live");
+  const table = page.getByRole("table", { name: "Requests" });
+  await expect(table.getByRole("row", { name: /first/ })).toBeVisible();
+
+  tracker.create({ requestId: "arrived-later", workspace: "gateway", state: "queued", model: "sonnet" });
+  await expect(table.getByRole("row", { name: /arrived-later/ })).toContainText("queued");
+
+  const claim = tracker.claimNext()!;
+  tracker.complete(claim.request.requestId, claim.token, { fields: { tokens: 4321 } });
+  await expect(table.getByRole("row", { name: new RegExp(claim.request.requestId) })).toContainText("completed");
+  await expect(table.getByRole("row", { name: new RegExp(claim.request.requestId) })).toContainText("4321");
+});
+
+test("filters live in the URL and survive a reload", async ({ page, tracker }) => {
+  tracker.create({ requestId: "a-failed", workspace: "alpha", state: "processing" });
+  tracker.transition("a-failed", "failed", { fields: { error: "boom" } });
+  tracker.create({ requestId: "b-failed", workspace: "beta", state: "processing" });
+  tracker.transition("b-failed", "failed");
+  tracker.create({ requestId: "a-queued", workspace: "alpha", state: "queued" });
+
+  await page.goto("/requests");
+  const filters = page.getByRole("form", { name: "Filters" });
+  await filters.getByRole("checkbox", { name: "failed" }).check();
+  await filters.getByLabel("Workspace").fill("alpha");
+  await filters.getByLabel("Workspace").press("Enter");
+  await expect(page).toHaveURL(/states=failed/);
+  await expect(page).toHaveURL(/workspace=alpha/);
+  const table = page.getByRole("table", { name: "Requests" });
+  await expect(table.getByRole("row")).toHaveCount(2);
+  await expect(table.getByRole("row", { name: /a-failed/ })).toBeVisible();
+
+  await page.reload();
+  await expect(filters.getByRole("checkbox", { name: "failed" })).toBeChecked();
+  await expect(filters.getByLabel("Workspace")).toHaveValue("alpha");
+  await expect(table.getByRole("row")).toHaveCount(2);
+  await expect(table.getByRole("row", { name: /a-failed/ })).toBeVisible();
+});
+
+test("keyset pages: next and previous walk the table", async ({ page, tracker }) => {
+  for (let i = 0; i < 60; i++) tracker.create({ requestId: `r-${String(i).padStart(2, "0")}`, workspace: "bulk" });
+  await page.goto("/requests");
+  const table = page.getByRole("table", { name: "Requests" });
+  await expect(table.getByRole("row")).toHaveCount(51);
+  await expect(table.getByRole("row").nth(1)).toContainText("r-59");
+  await page.getByRole("button", { name: "Next page" }).click();
+  await expect(table.getByRole("row")).toHaveCount(11);
+  await expect(table.getByRole("row").nth(1)).toContainText("r-09");
+  await page.getByRole("button", { name: "Previous page" }).click();
+  await expect(table.getByRole("row").nth(1)).toContainText("r-59");
+});
+
+test.describe("stuck", () => {
+  test.use({ appEnv: { REQWATCH_QUEUED_STUCK_AFTER: "1s", REQWATCH_MONITOR_INTERVAL: "250ms" } });
+
+  test("a request crossing the stuck threshold raises the badge, and the filtered table says why", async ({ page, tracker }) => {
+    await page.goto("/requests");
+    const badge = page.getByRole("link", { name: /stuck/ });
+    await expect(badge).toHaveText("0 stuck");
+
+    tracker.create({ requestId: "waiting-too-long", workspace: "gateway", state: "queued" });
+    await expect(badge).toHaveText("1 stuck", { timeout: 10_000 });
+    await expect(badge).toHaveClass(/alert/);
+
+    await badge.click();
+    await expect(page).toHaveURL(/stuck=1/);
+    const row = page.getByRole("table", { name: "Requests" }).getByRole("row", { name: /waiting-too-long/ });
+    await expect(row).toContainText(/stuck: queued \d+s/);
+
+    // Claimed: no longer stuck, and the badge goes back down without a reload.
+    const claim = tracker.claimNext()!;
+    tracker.complete(claim.request.requestId, claim.token);
+    await expect(badge).toHaveText("0 stuck", { timeout: 10_000 });
+  });
+});
+
+test("retry from the detail page sends a failed request back to queued, and a worker completes it", async ({ page, tracker }) => {
+  tracker.create({ requestId: "flaky", workspace: "gateway", state: "queued", prompt: "do the thing" });
+  const first = tracker.claimNext()!;
+  tracker.fail("flaky", first.token, "upstream 503", { retryable: false });
+
+  await page.goto("/requests/flaky");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("failed");
+  await page.getByRole("button", { name: "Retry", exact: true }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("1 of 1 matching request would go back to queued (1 failed)");
+  await dialog.getByRole("button", { name: "Retry 1" }).click();
+  await expect(dialog.getByRole("status")).toContainText("Done: 1 changed, 0 skipped.");
+  await dialog.getByRole("button", { name: "Close" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("queued");
+  expect(tracker.get("flaky")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", by: "dashboard", manual: true });
+
+  const second = tracker.claimNext()!;
+  expect(second.request.requestId).toBe("flaky");
+  tracker.complete("flaky", second.token, { fields: { output: "done" } });
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
+  await expect(page.getByRole("table", { name: "History" })).toContainText("manual");
+});
+
+test("a bulk retry shows its dry run, then does what it showed", async ({ page, tracker }) => {
+  for (const id of ["f-1", "f-2", "f-3"]) {
+    tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
+    tracker.transition(id, "failed", { fields: { error: "rate limited" } });
+  }
+  tracker.create({ requestId: "ok-1", workspace: "gateway", state: "processing" });
+  tracker.transition("ok-1", "completed");
+
+  await page.goto("/requests?states=completed,failed");
+  await page.getByRole("button", { name: "Retry all matching" }).click();
+  const dialog = page.getByRole("dialog");
+  const dryRun = dialog.getByRole("region", { name: "Dry run" });
+  await expect(dryRun).toContainText("3 of 4 matching requests would go back to queued (3 failed)");
+  await expect(dryRun).toContainText("1 would be skipped: it is completed: nothing to retry");
+  await expect(dryRun).toContainText(/f-1|f-2|f-3/);
+  expect(tracker.countsByState().failed).toBe(3);
+
+  await dialog.getByRole("button", { name: "Retry 3" }).click();
+  await expect(dialog.getByRole("status")).toContainText("Done: 3 changed, 1 skipped.");
+  await expect(dialog.getByRole("status")).toContainText("1 skipped: it is completed: nothing to retry");
+  expect(tracker.countsByState()).toMatchObject({ failed: 0, queued: 3, completed: 1 });
+  await dialog.getByRole("button", { name: "Close" }).click();
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(2);
+});
+
+test("retry of selected rows acts on those rows only", async ({ page, tracker }) => {
+  for (const id of ["s-1", "s-2", "s-3"]) {
+    tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
+    tracker.transition(id, "timeout");
+  }
+  await page.goto("/requests?states=timeout");
+  await page.getByRole("checkbox", { name: "Select s-1" }).check();
+  await page.getByRole("checkbox", { name: "Select s-3" }).check();
+  await page.getByRole("button", { name: "Retry selected (2)" }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would go back to queued (2 timeout)");
+  await dialog.getByRole("button", { name: "Retry 2" }).click();
+  await expect(dialog.getByRole("status")).toContainText("Done: 2 changed");
+  expect([tracker.get("s-1")?.state, tracker.get("s-2")?.state, tracker.get("s-3")?.state]).toEqual(["queued", "timeout", "queued"]);
+});
+
+test("cleanup with a dry run, then undo from the audit page", async ({ page, stateDir, launchApp }) => {
+  writeRequestFile(stateDir, anOldCompletedRequest("old-1"));
+  writeRequestFile(stateDir, anOldCompletedRequest("old-2"));
+  writeRequestFile(stateDir, aRequest({ requestId: "recent", state: "completed" }));
+  const { url } = await launchApp();
+
+  await page.goto(`${url}/requests`);
+  await page.getByRole("button", { name: "Clean up…" }).click();
+  const form = page.getByRole("form", { name: "Clean up" });
+  await form.getByLabel("Not updated for").selectOption("24h");
+  await form.getByRole("button", { name: "Preview cleanup" }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would be archived and removed (2 completed)");
+  expect(fs.existsSync(`${stateDir}/requests/old-1.json`)).toBe(true);
+  await dialog.getByRole("button", { name: "Clean up 2" }).click();
+  await expect(dialog.getByRole("status")).toContainText("Done: 2 changed, 0 skipped.");
+  expect(fs.existsSync(`${stateDir}/requests/old-1.json`)).toBe(false);
+  await dialog.getByRole("link", { name: "See the audit log" }).click();
+
+  const audit = page.getByRole("table", { name: "Audit log" });
+  const entry = audit.getByRole("row").filter({ hasText: "Clean up completed, failed, timeout requests not updated for 1d" }).filter({ hasNotText: "Undo #" });
+  await expect(entry).toContainText("done");
+  await entry.getByRole("button", { name: /Undo/ }).click();
+  await expect(entry).toContainText(/undone by #\d+/);
+  await expect(audit.getByRole("row", { name: /Undo #\d+/ })).toContainText("done");
+  expect(fs.existsSync(`${stateDir}/requests/old-1.json`)).toBe(true);
+  expect(fs.existsSync(`${stateDir}/requests/old-2.json`)).toBe(true);
+
+  await page.goto(`${url}/requests/old-1`);
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
+});
+
+test("the detail page shows the lifecycle, the history with a dropped late delivery, and the texts", async ({ page, tracker }) => {
+  tracker.create({ requestId: "lived", workspace: "gateway", state: "queued", sessionId: "sess-9", model: "opus", prompt: "line one\nline two" });
+  const stale = tracker.claimNext()!;
+  tracker.retry({ ids: ["lived"] }, {}); // not allowed: a live worker holds it
+  tracker.fail("lived", stale.token, "first try failed", { retryable: true });
+  tracker.update("lived", { fields: { notBefore: 0 } });
+  const claim = tracker.claimNext()!;
+  tracker.complete("lived", claim.token, { fields: { output: "the answer", tokens: 77 } });
+  tracker.complete("lived", stale.token, { fields: { output: "late" } });
+
+  await page.goto("/requests/lived");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
+  await expect(page.getByRole("img", { name: /Lifecycle: .*queued.*processing.*queued.*processing.*completed/ })).toBeVisible();
+  await expect(page.getByRole("list", { name: "Time in each state" })).toContainText("processing");
+  const history = page.getByRole("table", { name: "History" });
+  await expect(history.getByRole("row", { name: /late delivery, dropped/ })).toBeVisible();
+  await expect(history).toContainText("claimed");
+  await expect(page.getByLabel("Prompt", { exact: true })).toHaveText("line one\nline two");
+  await expect(page.getByLabel("Output", { exact: true })).toHaveText("the answer");
+  await expect(page.getByRole("link", { name: "sess-9" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Retry", exact: true })).toBeDisabled();
+});
+
+test("a prompt holding HTML appears as text and runs nothing", async ({ page, tracker }) => {
+  const attack = `<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=2</script>`;
+  tracker.create({ requestId: "xss", workspace: "gateway", state: "processing", prompt: attack });
+  tracker.transition("xss", "failed", { fields: { error: attack, output: attack } });
+  let dialogs = 0;
+  page.on("dialog", (dialog) => {
+    dialogs++;
+    void dialog.dismiss();
+  });
+
+  await page.goto("/requests/xss");
+  await expect(page.getByLabel("Prompt", { exact: true })).toHaveText(attack);
+  await page.goto("/");
+  await expect(page.getByRole("region", { name: "Recent failures" })).toContainText("<img src=x");
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  expect(await page.locator('img[src="x"]').count()).toBe(0);
+  expect(dialogs).toBe(0);
+});
+
+test("an unreadable file shows in health while the table still works", async ({ page, stateDir, tracker }) => {
+  tracker.create({ requestId: "fine", workspace: "gateway", state: "queued" });
+  await page.goto("/requests");
+  fs.writeFileSync(`${stateDir}/requests/broken.json`, '{"requestId": "broken", "state": ');
+  await page.goto("/health");
+  await expect(page.getByRole("table", { name: "Unreadable files" })).toContainText("requests/broken.json");
+  await expect(page.getByRole("table", { name: "Unreadable files" })).toContainText("invalid JSON");
+  await expect(page.getByText("watching requests/")).toBeVisible();
+  await page.getByRole("link", { name: "Requests" }).click();
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row", { name: /fine/ })).toBeVisible();
+});
+
+test("a cross-origin or tokenless action is refused and changes nothing; a foreign Host is refused everywhere", async ({ page, request, tracker, app }) => {
+  tracker.create({ requestId: "victim", workspace: "gateway", state: "processing" });
+  tracker.transition("victim", "failed");
+  const body = { kind: "retry", ids: ["victim"] };
+
+  const crossOrigin = await request.post("/api/actions", { data: body, headers: { Origin: "http://evil.example" } });
+  expect(crossOrigin.status()).toBe(403);
+  const noOrigin = await request.post("/api/actions", { data: body });
+  expect(noOrigin.status()).toBe(403);
+  const nullOrigin = await request.post("/api/actions", { data: body, headers: { Origin: "null" } });
+  expect(nullOrigin.status()).toBe(403);
+  const noToken = await request.post("/api/actions", { data: body, headers: { Origin: app.url } });
+  expect(noToken.status()).toBe(403);
+  expect((await noToken.json()).error.code).toBe("FORBIDDEN");
+  const cleanup = await request.post("/api/actions", { data: { kind: "cleanup", olderThanMs: 0 }, headers: { Origin: "http://evil.example", "x-reqwatch-token": "guess" } });
+  expect(cleanup.status()).toBe(403);
+  expect(tracker.get("victim")?.state).toBe("failed");
+  expect(tracker.actions.list()).toEqual([]);
+
+  const rebound = await request.get("/api/requests", { headers: { Host: "attacker.example" } });
+  expect(rebound.status()).toBe(403);
+  const reboundPage = await request.get("/", { headers: { Host: "127.0.0.1.attacker.example" } });
+  expect(reboundPage.status()).toBe(403);
+
+  // A form on another site posting into the dashboard: refused, nothing changes.
+  await page.setContent(`<form method="POST" action="${app.url}/api/actions" enctype="text/plain"><input name='{"kind":"retry","ids":["victim"],"x":"' value='"}'></form>`);
+  const [response] = await Promise.all([page.waitForResponse(`${app.url}/api/actions`), page.locator("form").evaluate((form: HTMLFormElement) => form.submit())]);
+  expect(response.status()).toBe(403);
+  expect(tracker.get("victim")?.state).toBe("failed");
+});
