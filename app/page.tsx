@@ -1,11 +1,11 @@
 import Link from "next/link";
-import { getMonitor, getProcessingAtStart, getTracker } from "@/app/_server/tracker";
+import { getMonitor, getRecoveryNotice, getTracker } from "@/app/_server/tracker";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { StateBadge } from "@/components/StateBadge";
 import { formatAgo, formatDuration } from "@/lib/duration";
 import { DEFAULT_QUERY } from "@/lib/requestQuery";
 import type { State } from "@/lib/states";
-import { overviewMetrics, recentFailures, recoveryNotice, type Percentiles } from "@/lib/views/overviewView";
+import { overviewMetrics, recentFailures, type Percentiles } from "@/lib/views/overviewView";
 import { requestsView } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";
@@ -32,7 +32,7 @@ export default function OverviewPage() {
   const unreadable = tracker.unreadableFiles();
   const metrics = overviewMetrics(tracker, now);
   const failures = recentFailures(tracker);
-  const notice = recoveryNotice(tracker, tracker.openReport, getProcessingAtStart());
+  const notice = getRecoveryNotice();
 
   return (
     <>

@@ -4,6 +4,7 @@ import { FeedHub } from "@/lib/feed/feedHub";
 import type { IngestHandle } from "@/lib/ingest/startIngest";
 import type { MonitorHandle } from "@/lib/monitor/startMonitor";
 import { openTracker, type Tracker } from "@/lib/tracker";
+import { recoveryNotice, type RecoveryNotice } from "@/lib/views/overviewView";
 
 /**
  * One tracker per server process, opened (with crash recovery) on first use, with the stuck
@@ -17,8 +18,8 @@ interface Runtime {
   feed: FeedHub;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   actionToken: string;
-  /** Requests processing once the tracker opened, before the monitor's first pass: the recovery notice's subjects. */
-  processingAtStart: string[];
+  /** What opening did to requests left processing (recovery and the monitor's first pass), or null: the overview's notice. */
+  recoveryNotice: RecoveryNotice | null;
 }
 
 const holder = globalThis as typeof globalThis & { __reqwatch?: Runtime };
@@ -35,7 +36,7 @@ function open(): Runtime {
   });
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once.
   const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
-  return { tracker, monitor, ingest, feed, actionToken: randomBytes(32).toString("base64url"), processingAtStart };
+  return { tracker, monitor, ingest, feed, actionToken: randomBytes(32).toString("base64url"), recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart) };
 }
 
 function runtime(): Runtime {
@@ -56,8 +57,8 @@ export function getTracker(): Tracker {
   return runtime().tracker;
 }
 
-export function getProcessingAtStart(): readonly string[] {
-  return runtime().processingAtStart;
+export function getRecoveryNotice(): RecoveryNotice | null {
+  return runtime().recoveryNotice;
 }
 
 export function getActionToken(): string {

@@ -105,6 +105,7 @@ export function recoveryNotice(tracker: Tracker, report: RecoveryReport | null, 
   const add = (state: State, id: string) => (outcomes[state] ??= []).push(id);
   for (const id of report?.timedOut ?? []) add("timeout", id);
   for (const id of processingAfterOpen) {
+    // Called right after the first pass: a monitor step now is that pass's.
     const request = tracker.get(id);
     const last = request?.transitions?.at(-1);
     if (request && request.state !== "processing" && last?.by === "monitor") add(request.state, id);

@@ -1,5 +1,6 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
+import { aClaimedRequest, aHungRequest, aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { expect, test } from "./fixtures";
 
 test("a request written by another process appears, and changes state, without a reload", async ({ page, tracker }) => {
@@ -259,4 +260,19 @@ test("a cross-origin or tokenless action is refused and changes nothing; a forei
   const [response] = await Promise.all([page.waitForResponse(`${app.url}/api/actions`), page.locator("form").evaluate((form: HTMLFormElement) => form.submit())]);
   expect(response.status()).toBe(403);
   expect(tracker.get("victim")?.state).toBe("failed");
+});
+
+test("after a restart the overview says what happened to the requests left processing, with links", async ({ page, stateDir, launchApp }) => {
+  const deadPid = spawnSync("true").pid!;
+  const tenMinutesAgo = Date.now() - 10 * 60 * 1000;
+  writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t1", pid: deadPid, claimedAt: tenMinutesAgo, heartbeatAt: tenMinutesAgo }, { attempt: 1 }));
+  writeRequestFile(stateDir, aHungRequest("hung"));
+  writeRequestFile(stateDir, aRequest({ requestId: "fine", state: "completed" }));
+  const { url } = await launchApp();
+
+  await page.goto(url);
+  const notice = page.getByRole("alert", { name: "Recovery notice" });
+  await expect(notice).toContainText("2 requests were processing when the tracker stopped: 1 timed out, 1 requeued.");
+  await notice.getByRole("link", { name: "orphaned" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("queued");
 });
