@@ -6,9 +6,8 @@ import { DEFAULT_QUERY } from "@/lib/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
 import { useLive } from "../data/LiveFeed";
 import { countsOptions, requestListOptions } from "../data/queries";
-import { useNow } from "../data/useNow";
 import { EmptyState } from "../EmptyState";
-import { RecentRequestsTable } from "../RecentRequestsTable";
+import { RequestsTable } from "../requests/RequestsTable";
 import { StateCounts } from "../StateCounts";
 
 /** The count per state, kept current by the event stream. */
@@ -22,6 +21,5 @@ export function LiveStateCounts({ initial }: { initial: Counts }) {
 export function LiveRecentRequests({ initial, stateDir }: { initial: RequestsView; stateDir: string }) {
   const { pollMs } = useLive();
   const { data } = useQuery({ ...requestListOptions(DEFAULT_QUERY), initialData: initial, placeholderData: keepPreviousData, refetchInterval: pollMs });
-  const now = useNow(1000);
-  return data.items.length ? <RecentRequestsTable requests={data.items} now={now} /> : <EmptyState stateDir={stateDir} />;
+  return data.items.length ? <RequestsTable rows={data.items} label="Recent requests" /> : <EmptyState stateDir={stateDir} />;
 }

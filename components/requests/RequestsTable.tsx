@@ -11,9 +11,19 @@ function retryable(row: RequestRow): boolean {
   return row.state === "failed" || row.state === "timeout" || (row.state === "processing" && row.stuckReason !== null);
 }
 
-/** The requests table. Text from request files is rendered as text, never as HTML. */
-export function RequestsTable({ rows, selected, onSelect, onRetry }: { rows: RequestRow[]; selected: Set<string>; onSelect: (next: Set<string>) => void; onRetry: (id: string) => void }) {
+interface Selection {
+  selected: Set<string>;
+  onSelect: (next: Set<string>) => void;
+  onRetry: (id: string) => void;
+}
+
+/**
+ * The requests table (the requests page, with selection and row actions; the overview, without).
+ * Text from request files is rendered as text, never as HTML.
+ */
+export function RequestsTable({ rows, label = "Requests", selection }: { rows: RequestRow[]; label?: string; selection?: Selection }) {
   const now = useNow(1000);
+  const { selected, onSelect, onRetry } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {} };
   const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
   const toggle = (id: string, on: boolean) => {
     const next = new Set(selected);
@@ -22,12 +32,14 @@ export function RequestsTable({ rows, selected, onSelect, onRetry }: { rows: Req
     onSelect(next);
   };
   return (
-    <table aria-label="Requests">
+    <table aria-label={label}>
       <thead>
         <tr>
-          <th scope="col">
-            <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />
-          </th>
+          {selection && (
+            <th scope="col">
+              <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />
+            </th>
+          )}
           <th scope="col">Request</th>
           <th scope="col">Workspace</th>
           <th scope="col">Session</th>
@@ -38,15 +50,17 @@ export function RequestsTable({ rows, selected, onSelect, onRetry }: { rows: Req
           <th scope="col">Tokens</th>
           <th scope="col">Created</th>
           <th scope="col">Updated</th>
-          <th scope="col"><span className="sr-only">Actions</span></th>
+          {selection && <th scope="col"><span className="sr-only">Actions</span></th>}
         </tr>
       </thead>
       <tbody>
         {rows.map((row) => (
           <tr key={row.requestId} className={row.stuckReason ? "stuck" : undefined} data-request-id={row.requestId}>
-            <td>
-              <input type="checkbox" aria-label={`Select ${row.requestId}`} checked={selected.has(row.requestId)} onChange={(event) => toggle(row.requestId, event.target.checked)} />
-            </td>
+            {selection && (
+              <td>
+                <input type="checkbox" aria-label={`Select ${row.requestId}`} checked={selected.has(row.requestId)} onChange={(event) => toggle(row.requestId, event.target.checked)} />
+              </td>
+            )}
             <td className="id" title={row.requestId}>
               <Link href={`/requests/${encodeURIComponent(row.requestId)}`}>{row.requestId}</Link>
             </td>
@@ -62,7 +76,7 @@ export function RequestsTable({ rows, selected, onSelect, onRetry }: { rows: Req
             <td className="num">{row.tokens ?? "—"}</td>
             <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
             <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
-            <td>{retryable(row) && <button type="button" onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}</td>
+            {selection && <td>{retryable(row) && <button type="button" onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}</td>}
           </tr>
         ))}
       </tbody>

@@ -276,3 +276,11 @@ test("after a restart the overview says what happened to the requests left proce
   await notice.getByRole("link", { name: "orphaned" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("queued");
 });
+
+test("when the event stream fails, the page says so and polls every 5 s", async ({ page, tracker }) => {
+  await page.route("**/api/events", (route) => route.fulfill({ status: 503, body: "down" }));
+  await page.goto("/requests");
+  await expect(page.getByRole("status", { name: "Live status" })).toContainText("stream down: polling every 5 s", { timeout: 10_000 });
+  tracker.create({ requestId: "seen-by-polling", workspace: "gateway", state: "queued" });
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row", { name: /seen-by-polling/ })).toBeVisible({ timeout: 12_000 });
+});
