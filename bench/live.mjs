@@ -1,9 +1,9 @@
 // Issue 4's measurements against `next start` over a state directory of 100,000 requests:
 // write-to-event latency, a 5,000-file burst, and the idle server's memory and CPU.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
+import { startServer } from "./server.mjs";
 
 export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, readEvents, summarize, rows }) {
   execFileSync(process.execPath, [path.join(ROOT, "scripts/build-if-stale.mjs")], { stdio: "inherit" });
@@ -12,27 +12,9 @@ export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, read
   writeFiles(stateDir, 100_000);
   openTracker({ stateDir, recover: false }).close(); // build the index before the server starts
 
-  const port = await new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-  const server = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
-    cwd: ROOT,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", REQWATCH_STATE_DIR: stateDir },
-    stdio: "ignore",
-  });
-  const url = `http://127.0.0.1:${port}`;
+  const server = await startServer(ROOT, stateDir);
+  const url = server.url;
   try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${url}/api/health`)).ok) break;
-      } catch {}
-      if (i > 600) throw new Error("the server did not start");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-
     // One reader of the stream, as a browser would be.
     const seen = new Map();
     const abort = new AbortController();
@@ -91,7 +73,7 @@ export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, read
 
     // Idle: no writes for two minutes; the stream stays open, the monitor and the watcher run.
     const cpuOf = () => {
-      const fields = fs.readFileSync(`/proc/${server.pid}/stat`, "utf8").split(") ")[1].split(" ");
+      const fields = fs.readFileSync(`/proc/${server.child.pid}/stat`, "utf8").split(") ")[1].split(" ");
       return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, ticks of 10 ms
     };
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -100,7 +82,7 @@ export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, read
     const idleFrom = performance.now();
     await new Promise((resolve) => setTimeout(resolve, Number(process.env.BENCH_IDLE_MS ?? 120_000)));
     const idleCpu = (100 * (cpuOf() - cpuBefore)) / (performance.now() - idleFrom);
-    const rssMB = Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.pid}/status`, "utf8"))[1]) / 1024);
+    const rssMB = Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.child.pid}/status`, "utf8"))[1]) / 1024);
     const health = await (await fetch(`${url}/api/health`)).json();
     const reconciledInWindow = health.ingest.lastReconcile?.at !== reconciledBefore;
     const idle = {
@@ -118,8 +100,7 @@ export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, read
     );
     abort.abort();
   } finally {
-    server.kill("SIGTERM");
-    await new Promise((resolve) => server.on("exit", resolve));
+    await server.stop();
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
 }

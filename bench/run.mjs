@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { quantileSorted } from "simple-statistics";
 import { measureLive } from "./live.mjs";
+import { measureDashboard } from "./dashboard.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, STATES, readEvents } = require("../dist/index.cjs");
@@ -55,7 +56,7 @@ function writeFiles(stateDir, count, now = Date.now()) {
       state,
       createdAt,
       lastUpdatedAt: createdAt + 5000,
-      prompt: "Summarise the failing tests in the repository and propose a fix. ".repeat(3),
+      prompt: `${"Summarise the failing tests in the repository and propose a fix. ".repeat(3)}Ticket T${i % 1000}.`,
       model: "sonnet",
       version: 3,
       transitions: [
@@ -135,6 +136,14 @@ function measureAt100k() {
   pages("page of 50 by state (100k)", (i) => ({ states: [STATES[i % STATES.length]], limit: 50 }));
   pages("page of 50 by two states (100k)", (i) => ({ states: [STATES[i % STATES.length], STATES[(i + 1) % STATES.length]], limit: 50 }));
   pages("page of 50 by workspace (100k)", (i) => ({ workspace: `ws${i % 20}`, limit: 50 }));
+  {
+    // A rebuilt index fills its text index afterwards; the server does it in steps, a search does it at once.
+    const [ms] = time(() => tracker.backfillTextIndex(1_000_000));
+    summarize("text index fill after a rebuild (100k)", [ms]);
+  }
+  pages("page of 50 by text search, a word in 100 requests (100k)", (i) => ({ text: `T${i % 1000}`, limit: 50 }));
+  // Every row matches: SQLite collects all 100k matches before it sorts by update time. Slow, shown.
+  pages("page of 50 by text search, a word in every request (100k)", (i) => ({ text: i % 2 ? "failing" : "summarise tests", limit: 50 }), "p99 <= 300 ms (the dashboard's filter target)");
   const now = Date.now();
   const day = (i) => ({ from: now - ((i % 7) + 1) * 86_400_000, to: now - (i % 7) * 86_400_000 });
   pages("page of 50 by created range, sorted by created (100k)", (i) => ({ createdFrom: day(i).from, createdTo: day(i).to, sort: "createdAt", limit: 50 }));
@@ -255,7 +264,7 @@ async function measureThroughput() {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: () => (measureBareDurableWrite(), measureWrites()),
@@ -265,6 +274,7 @@ const groups = {
   throughput: measureThroughput,
   "100k": measureAt100k,
   live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, readEvents, summarize, rows }),
+  dashboard: () => measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

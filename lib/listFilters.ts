@@ -12,6 +12,8 @@ export const listFiltersSchema = z.strictObject({
   workspace: z.string().regex(WORKSPACE_PATTERN, "must be 1 to 64 letters, digits, _ or -").optional(),
   states: z.array(z.enum(STATES)).optional(),
   sessionId: z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -").optional(),
+  /** Words that must appear in the prompt, output or error (each as a word or a word's start). */
+  text: z.string().max(500).optional(),
   /** Only these requests (the stuck-only view passes the monitor's stuck ids). */
   ids: z.array(z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -")).max(100_000).optional(),
   createdFrom: z.number().finite().optional(),

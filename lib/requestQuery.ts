@@ -18,6 +18,8 @@ export interface RequestQuery {
   from?: string;
   to?: string;
   stuck: boolean;
+  /** Words to find in prompt, output or error. */
+  q?: string;
   sort: (typeof SORT_FIELDS)[number];
   order: "asc" | "desc";
   cursor?: string;
@@ -67,6 +69,11 @@ export function parseRequestQuery(params: URLSearchParams): RequestQuery {
       query[key] = value;
     }
   }
+  const q = params.get("q")?.trim();
+  if (q) {
+    if (q.length > 500) bad("Invalid q: the search text is longer than 500 characters.");
+    query.q = q;
+  }
   const stuck = params.get("stuck");
   if (stuck !== null && stuck !== "" && stuck !== "0") {
     if (stuck !== "1") bad('Invalid stuck: use "1" or leave it out.');
@@ -97,6 +104,7 @@ export function requestQueryParams(query: RequestQuery): URLSearchParams {
   if (query.from) params.set("from", query.from);
   if (query.to) params.set("to", query.to);
   if (query.stuck) params.set("stuck", "1");
+  if (query.q) params.set("q", query.q);
   if (query.sort !== DEFAULT_QUERY.sort) params.set("sort", query.sort);
   if (query.order !== DEFAULT_QUERY.order) params.set("order", query.order);
   if (query.cursor) params.set("cursor", query.cursor);
@@ -113,6 +121,7 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
     createdFrom,
     createdTo: query.to ? time(query.to, "to") : undefined,
     ids: query.stuck ? [...stuckIds] : undefined,
+    text: query.q,
     sort: query.sort,
     order: query.order,
     cursor: query.cursor,
@@ -123,5 +132,5 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
 /** Every request the query matches now, whatever the page: what "retry all matching" acts on. */
 export function toMatchFilter(query: RequestQuery, now: number, stuckIds: readonly string[]): Omit<ListFilters, "limit" | "cursor" | "sort" | "order"> {
   const filters = toListFilters({ ...query, cursor: undefined }, now, stuckIds);
-  return { states: filters.states, workspace: filters.workspace, sessionId: filters.sessionId, createdFrom: filters.createdFrom, createdTo: filters.createdTo, ids: filters.ids };
+  return { states: filters.states, workspace: filters.workspace, sessionId: filters.sessionId, createdFrom: filters.createdFrom, createdTo: filters.createdTo, ids: filters.ids, text: filters.text };
 }

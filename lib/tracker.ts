@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
+import { backfillText } from "./index/requestText";
 import { openArchive, type ArchiveDb } from "./archive";
 import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup";
-import { commitChange } from "./commitChange";
+import { commitChange, withWritersLock } from "./commitChange";
 import type { TrackerContext } from "./context";
 import { ReqwatchError } from "./errors";
 import { assertRequestId, assertWorkspace } from "./ids";
@@ -91,6 +92,8 @@ export interface Tracker {
   feedHead(): FeedHead;
   /** The newest change's number (cheap: for polling). */
   feedLastSeq(): number;
+  /** After an index rebuild: fill up to `rows` rows of the text index; returns how many remain (0: done). A search finishes it itself. */
+  backfillTextIndex(rows?: number): number;
   /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
   readonly actions: BulkActions;
   close(): void;
@@ -270,6 +273,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     feedLastSeq() {
       return feedLastSeq(ctx.db);
+    },
+
+    backfillTextIndex(rows = 1000) {
+      return withWritersLock(ctx, () => backfillText(ctx.db, rows));
     },
 
     close() {

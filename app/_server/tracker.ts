@@ -34,9 +34,22 @@ function open(): Runtime {
     onPass: (pass) => feed.publishStuck(pass.stuck, pass.at),
     onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
   });
+  fillTextIndex(tracker);
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once.
   const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
   return { tracker, monitor, ingest, feed, actionToken: randomBytes(32).toString("base64url"), recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart) };
+}
+
+/** After a rebuild, fill the search index in small steps, leaving the event loop free between them. */
+function fillTextIndex(tracker: Tracker): void {
+  const step = () => {
+    try {
+      if (tracker.backfillTextIndex(1000) > 0) setImmediate(step);
+    } catch (error) {
+      console.error("reqwatch: filling the search index failed (a search will retry):", (error as Error).message);
+    }
+  };
+  setImmediate(step);
 }
 
 function runtime(): Runtime {

@@ -16,14 +16,15 @@ const WITHIN = [
 export function RequestFilters({ query, onChange }: { query: RequestQuery; onChange: (next: RequestQuery) => void }) {
   const [workspace, setWorkspace] = useState(query.workspace ?? "");
   const [session, setSession] = useState(query.session ?? "");
+  const [search, setSearch] = useState(query.q ?? "");
 
   const toggleState = (state: State, on: boolean) => {
     const states = on ? [...query.states, state] : query.states.filter((s) => s !== state);
     onChange({ ...query, states: STATES.filter((s) => states.includes(s)) });
   };
   const applyText = () => {
-    if ((query.workspace ?? "") !== workspace.trim() || (query.session ?? "") !== session.trim()) {
-      onChange({ ...query, workspace: workspace.trim() || undefined, session: session.trim() || undefined });
+    if ((query.workspace ?? "") !== workspace.trim() || (query.session ?? "") !== session.trim() || (query.q ?? "") !== search.trim()) {
+      onChange({ ...query, workspace: workspace.trim() || undefined, session: session.trim() || undefined, q: search.trim() || undefined });
     }
   };
 
@@ -37,6 +38,10 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
           </label>
         ))}
       </fieldset>
+      <label>
+        Search
+        <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} onBlur={applyText} placeholder="prompt, output, error" size={22} />
+      </label>
       <label>
         Workspace
         <input value={workspace} onChange={(event) => setWorkspace(event.target.value)} onBlur={applyText} placeholder="any" size={12} />

@@ -61,7 +61,7 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
 
   return (
     <>
-      <RequestFilters key={`${query.workspace ?? ""}|${query.session ?? ""}`} query={query} onChange={setFilters} />
+      <RequestFilters key={`${query.workspace ?? ""}|${query.session ?? ""}|${query.q ?? ""}`} query={query} onChange={setFilters} />
       <div className="toolbar" role="toolbar" aria-label="Bulk actions">
         <button type="button" disabled={selected.size === 0} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
           Retry selected ({selected.size})

@@ -2,7 +2,7 @@
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 5;
+export const INDEX_SCHEMA_VERSION = 6;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS requests (
   file_mtime_ms REAL NOT NULL,
   file_size INTEGER NOT NULL,
   file_ino INTEGER NOT NULL,
+  -- A signature of prompt, output and error (lib/index/requestText.ts): the text index is rewritten only when it changes.
+  text_sig TEXT,
   doc TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS requests_by_updated ON requests (updated_at, id);
@@ -54,6 +56,10 @@ CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_sin
 CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
 CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
+
+-- Text search over prompt, output and error (the first TEXT_INDEXED_CHARS of each), by requests.rowid.
+-- Contentless: the text lives in doc already; words match by prefix (unicode61, diacritics folded).
+CREATE VIRTUAL TABLE IF NOT EXISTS requests_text USING fts5(prompt, output, error, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
 
 -- The change feed: one row per index change, in commit order across every process (our writers
 -- update the index in the same transaction as the file). Trimmed to the newest FEED_RETAINED rows.

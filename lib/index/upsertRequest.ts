@@ -4,6 +4,7 @@ import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 import stableStringify from "safe-stable-stringify";
 import { recordChange, toSummary } from "../feed/changes";
+import { syncRequestText, textSignature } from "./requestText";
 
 // Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
 // never replaces a newer row, so a slow reader cannot roll the index back; the same content again
@@ -11,10 +12,10 @@ import { recordChange, toSummary } from "../feed/changes";
 const UPSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
         state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
-        claim_token, claim_pid, claim_host, claim_process_started_at, heartbeat_at, file_mtime_ms, file_size, file_ino, doc)
+        claim_token, claim_pid, claim_host, claim_process_started_at, heartbeat_at, file_mtime_ms, file_size, file_ino, text_sig, doc)
       VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
         @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @max_attempts, @not_before, @timeout_at,
-        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @doc)
+        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)
       ON CONFLICT(id) DO UPDATE SET
         workspace = excluded.workspace, session_id = excluded.session_id, chat_id = excluded.chat_id,
         state = excluded.state, previous_state = excluded.previous_state, created_at = excluded.created_at,
@@ -29,19 +30,26 @@ const UPSERT = `
           THEN max(coalesce(requests.heartbeat_at, 0), coalesce(excluded.heartbeat_at, 0)) ELSE excluded.heartbeat_at END,
         reserved_until = NULL, reserved_by = NULL,
         file_mtime_ms = excluded.file_mtime_ms,
-        file_size = excluded.file_size, file_ino = excluded.file_ino, doc = excluded.doc
+        file_size = excluded.file_size, file_ino = excluded.file_ino, text_sig = excluded.text_sig, doc = excluded.doc
       WHERE excluded.version > requests.version
          OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at AND excluded.doc IS NOT requests.doc)`;
 
 /** The same content under a new fingerprint (touched, copied over itself): remember the file, nothing else. */
 const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, file_ino = ? WHERE id = ? AND doc = ?`;
 
-/** Put one request into the index. Returns false when the index already holds a newer version. */
-export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint, options: { feed?: boolean } = {}): boolean {
+/**
+ * Put one request into the index. Returns false when the index already holds a newer version.
+ * `feed: false` and `text: false` are for a rebuild: no feed changes, and the text index is filled
+ * afterwards in one pass (requestText.ts).
+ */
+export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint, options: { feed?: boolean; text?: boolean } = {}): boolean {
   // Keys in a stable order: the writer's object and the same file parsed back must compare equal.
   const doc = stableStringify(request) as string;
   // The list columns come from the list row itself, so the table and the feed can never disagree.
   const row = toSummary(request);
+  const textSig = textSignature(request);
+  const syncText = options.text ?? true;
+  const before = syncText ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(row.requestId) as { rowid: number; text_sig: string | null } | undefined) : undefined;
   const result = statement(db, UPSERT).run({
     id: row.requestId,
     workspace: row.workspace,
@@ -72,6 +80,7 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     file_mtime_ms: fingerprint.mtimeMs,
     file_size: fingerprint.size,
     file_ino: fingerprint.ino,
+    text_sig: textSig,
     doc,
   });
   statement(db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(request.requestId));
@@ -79,11 +88,14 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     statement(db, REFINGERPRINT).run(fingerprint.mtimeMs, fingerprint.size, fingerprint.ino, request.requestId, doc);
     return false;
   }
+  if (syncText) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, request, before?.text_sig ?? null, textSig);
   if (options.feed ?? true) recordChange(db, "request.upserted", request.requestId, request, Date.now());
   return true;
 }
 
 export function removeRequest(db: IndexDb, requestId: string): void {
+  const row = statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined;
+  if (row?.text_sig) statement(db, "DELETE FROM requests_text WHERE rowid = ?").run(row.rowid);
   const removed = statement(db, "DELETE FROM requests WHERE id = ?").run(requestId).changes > 0;
   statement(db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(requestId));
   if (removed) recordChange(db, "request.removed", requestId, null, Date.now());

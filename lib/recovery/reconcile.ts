@@ -107,7 +107,7 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { f
         try {
           const read = readRequestFile(file, id);
           if (read) {
-            if (upsertRequest(ctx.db, read.request, read.fingerprint, { feed: !ctx.rebuilding })) batchFixes++;
+            if (upsertRequest(ctx.db, read.request, read.fingerprint, { feed: !ctx.rebuilding, text: !ctx.rebuilding })) batchFixes++;
           } else if (statement(ctx.db, "SELECT 1 FROM requests WHERE id = ?").get(id)) {
             removeRequest(ctx.db, id);
             batchFixes++;

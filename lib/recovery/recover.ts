@@ -1,5 +1,6 @@
 import type { TrackerContext } from "../context";
 import { commitChange } from "../commitChange";
+import { markTextBackfill } from "../index/requestText";
 import { writeMeta } from "../index/openIndex";
 import { applyChange, stateEnteredAt } from "../transition";
 import { formatDuration } from "../duration";
@@ -32,6 +33,7 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
   const started = performance.now();
   const removedTempFiles = sweepTempFiles(ctx);
   const reconciled = reconcile(ctx);
+  if (ctx.rebuilding) markTextBackfill(ctx.db);
   writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
 
   const timedOut = options.hungAfterMs === null ? [] : timeOutHung(ctx, options.hungAfterMs);

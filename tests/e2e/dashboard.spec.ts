@@ -284,3 +284,26 @@ test("when the event stream fails, the page says so and polls every 5 s", async 
   tracker.create({ requestId: "seen-by-polling", workspace: "gateway", state: "queued" });
   await expect(page.getByRole("table", { name: "Requests" }).getByRole("row", { name: /seen-by-polling/ })).toBeVisible({ timeout: 12_000 });
 });
+
+test("text search finds requests by words of their prompt, output or error, and lives in the URL", async ({ page, tracker }) => {
+  tracker.create({ requestId: "about-migrations", workspace: "gateway", state: "processing", prompt: "Write a migration for the orders table" });
+  tracker.transition("about-migrations", "completed", { fields: { output: "Added 0042_orders_index.sql" } });
+  tracker.create({ requestId: "about-websockets", workspace: "gateway", state: "processing", prompt: "Why does the websocket reconnect?" });
+  tracker.transition("about-websockets", "failed", { fields: { error: "upstream overloaded" } });
+
+  await page.goto("/requests");
+  const search = page.getByRole("searchbox", { name: "Search" });
+  await search.fill("migrat orders");
+  await search.press("Enter");
+  await expect(page).toHaveURL(/q=migrat\+orders/);
+  const table = page.getByRole("table", { name: "Requests" });
+  await expect(table.getByRole("row")).toHaveCount(2);
+  await expect(table.getByRole("row", { name: /about-migrations/ })).toBeVisible();
+
+  await search.fill("overloaded");
+  await search.press("Enter");
+  await expect(table.getByRole("row", { name: /about-websockets/ })).toBeVisible();
+  await expect(table.getByRole("row")).toHaveCount(2);
+  await page.reload();
+  await expect(page.getByRole("searchbox", { name: "Search" })).toHaveValue("overloaded");
+});

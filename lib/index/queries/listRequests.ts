@@ -1,6 +1,7 @@
 import { decodeCursor, encodeCursor, type ResolvedListFilters } from "../../listFilters";
 import type { State } from "../../states";
 import type { IndexDb } from "../openIndex";
+import { backfillText, searchQuery } from "../requestText";
 import { statement } from "../statements";
 
 /** One row of a list: the indexed columns, not the whole document (prompts and outputs stay out). */
@@ -43,6 +44,9 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
   };
   if (filters.workspace !== undefined) add("workspace = ?", filters.workspace);
   if (filters.sessionId !== undefined) add("session_id = ?", filters.sessionId);
+  // After a rebuild, a search first fills what the text index still lacks (once), so it misses nothing.
+  if (filters.text !== undefined) while (backfillText(db, 20_000) > 0);
+  if (filters.text !== undefined) add("rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(filters.text));
   if (filters.ids !== undefined) add("id IN (SELECT value FROM json_each(?))", JSON.stringify(filters.ids));
   if (filters.createdFrom !== undefined) add("created_at >= ?", filters.createdFrom);
   if (filters.createdTo !== undefined) add("created_at < ?", filters.createdTo);

@@ -1,0 +1,81 @@
+// Issue 5's measurements, driven by Playwright in Debian's Chromium against `next start` over
+// 100,000 indexed requests: the requests page's first render, a filter change until the table
+// shows the result, and a foreign write until its row is visible.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { chromium } from "@playwright/test";
+import { startServer } from "./server.mjs";
+
+const now = () => performance.timeOrigin + performance.now();
+
+export async function measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }) {
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build-if-stale.mjs")], { stdio: "inherit" });
+  const stateDir = tempDir("dashboard");
+  console.log("\nwriting 100,000 request files for the dashboard...");
+  writeFiles(stateDir, 100_000);
+  openTracker({ stateDir, recover: false }).close();
+  const server = await startServer(ROOT, stateDir);
+  const browser = await chromium.launch({ executablePath: process.env.REQWATCH_CHROMIUM ?? "/usr/bin/chromium", args: ["--disable-gpu", "--no-first-run"] });
+  try {
+    const page = await browser.newPage();
+    const rows = page.getByRole("table", { name: "Requests" }).getByRole("row");
+    // Warm the server's code paths once (the first request after a start compiles nothing, but loads modules).
+    await page.goto(`${server.url}/requests`);
+    await rows.nth(50).waitFor();
+
+    const firstRender = [];
+    for (let i = 0; i < 15; i++) {
+      const start = now();
+      await page.goto(`${server.url}/requests${i % 2 ? "?states=failed" : ""}`);
+      await rows.nth(50).waitFor();
+      await page.getByRole("status", { name: "Live status" }).getByText("live").waitFor();
+      firstRender.push(now() - start);
+    }
+    summarize("requests page at 100k: navigation until the table is live", firstRender, { target: "<= 1.5 s" });
+
+    await page.goto(`${server.url}/requests`);
+    await rows.nth(50).waitFor();
+    const filterChange = [];
+    const filters = page.getByRole("form", { name: "Filters" });
+    for (let i = 0; i < 20; i++) {
+      const state = i % 2 ? "failed" : "timeout";
+      const other = i % 2 ? "timeout" : "failed";
+      const start = now();
+      if (i > 0) await filters.getByRole("checkbox", { name: other, exact: true }).uncheck();
+      await filters.getByRole("checkbox", { name: state, exact: true }).check();
+      // Shown: 50 rows, every one in the chosen state.
+      await page.waitForFunction(
+        (want) => {
+          const badges = [...document.querySelectorAll('table[aria-label="Requests"] tbody tr .state')];
+          return badges.length === 50 && badges.every((badge) => badge.textContent === want);
+        },
+        state,
+        { polling: "raf" },
+      );
+      filterChange.push(now() - start);
+    }
+    summarize("requests page at 100k: filter change until the table shows it", filterChange, { target: "<= 300 ms" });
+
+    await page.goto(`${server.url}/requests`);
+    await rows.nth(50).waitFor();
+    await page.getByRole("status", { name: "Live status" }).getByText("live").waitFor();
+    const dir = path.join(stateDir, "requests");
+    const visible = [];
+    for (let i = 0; i < 30; i++) {
+      const id = `seen${i}`;
+      const temp = path.join(dir, `.${id}.tmp`);
+      fs.writeFileSync(temp, JSON.stringify({ requestId: id, workspace: "live", state: "queued", createdAt: Date.now(), lastUpdatedAt: Date.now() }));
+      const start = now();
+      fs.renameSync(temp, path.join(dir, `${id}.json`));
+      await page.getByRole("link", { name: id, exact: true }).waitFor();
+      visible.push(now() - start);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    summarize("requests page at 100k: foreign write until its row is visible", visible, { target: "p95 <= 500 ms" });
+  } finally {
+    await browser.close();
+    await server.stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,27 @@
+// Start `next start` on a free port over a state directory, for the benches that need the dashboard.
+import { spawn } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+
+export async function startServer(ROOT, stateDir, env = {}) {
+  const port = await new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+  const child = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
+    cwd: ROOT,
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env, REQWATCH_STATE_DIR: stateDir },
+    stdio: "ignore",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) break;
+    } catch {}
+    if (i > 600) throw new Error("the server did not start");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url, child, stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGTERM"); }) };
+}
