@@ -1,8 +1,8 @@
 "use client";
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { startTransition, useMemo, useOptimistic, useState } from "react";
+import { usePathname, useSearchParams } from "next/navigation";
+import { useMemo, useState } from "react";
 import type { ActionRequest } from "../data/queries";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
@@ -24,12 +24,17 @@ function queryFrom(params: URLSearchParams): RequestQuery {
 
 /** The live requests table: filters in the URL, keyset pages, selection and bulk actions. */
 export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }: { initialKey: string; initialView: RequestsView; stateDir: string; isEmpty: boolean }) {
-  const router = useRouter();
   const pathname = usePathname();
   const searchParams = useSearchParams();
   const urlQuery = useMemo(() => queryFrom(new URLSearchParams(searchParams.toString())), [searchParams]);
-  // The view changes at the click; the URL catches up (router.replace is a transition).
-  const [query, setOptimisticQuery] = useOptimistic(urlQuery);
+  // The view follows a click at once and the URL follows the view; a change of URL from outside
+  // (back, forward, a link) resets the view (derived state, set during render as React advises).
+  const [query, setQuery] = useState(urlQuery);
+  const [seenUrlQuery, setSeenUrlQuery] = useState(urlQuery);
+  if (urlQuery !== seenUrlQuery) {
+    setSeenUrlQuery(urlQuery);
+    setQuery(urlQuery);
+  }
   const key = requestQueryParams(query).toString();
   const { pollMs } = useLive();
   const list = useQuery({
@@ -45,10 +50,10 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
   const navigate = (next: RequestQuery) => {
     setSelected(new Set());
     const params = requestQueryParams(next).toString();
-    startTransition(() => {
-      setOptimisticQuery(next);
-      router.replace(params ? `${pathname}?${params}` : pathname, { scroll: false });
-    });
+    // The native History API: Next keeps useSearchParams in step without a server round trip,
+    // so a filter change costs one fetch of the table's page, not a re-render of the whole route.
+    setQuery(next);
+    window.history.replaceState(null, "", params ? `${pathname}?${params}` : pathname);
   };
   const setFilters = (next: RequestQuery) => {
     setHistory([]);
