@@ -123,7 +123,7 @@ export interface EntryProgress {
   changedIds: string[];
 }
 
-/** Progress so far; written after each chunk, so a crash leaves the entry saying how far it got. */
+/** Progress so far; written as the action goes, so a crash leaves the entry saying about how far it got. */
 export function updateEntry(db: ArchiveDb, id: number, progress: EntryProgress, finish?: { status: "done" | "failed"; at: number; error?: string }): void {
   db.prepare(
     `UPDATE audit_log SET changed = ?, skipped = ?, skip_reasons = ?, changed_ids = ?,

@@ -29,14 +29,22 @@ export interface ActionPreview {
 
 export interface RunOptions {
   by?: string;
-  /** Requests per step; the event loop runs between steps, so a server stays responsive. */
+  /**
+   * Requests per step. By default each step is sized to take about SLICE_MS, with the event loop
+   * free between steps, so a server hosting the action keeps answering.
+   */
   chunkSize?: number;
   onProgress?: (entry: EntryProgress & { matched: number }) => void;
 }
 
 const FIRST_IDS = 20;
 const SKIP_EXAMPLES = 5;
-const DEFAULT_CHUNK = 200;
+/** A step's target duration when the size is not fixed: short enough that a page's other requests barely wait. */
+const SLICE_MS = 40;
+/** The audit entry's progress is written (fully synced) at most this often while an action runs; the live figures are in memory. */
+const PERSIST_EVERY_MS = 500;
+const FIRST_CHUNK = 10;
+const MAX_CHUNK = 500;
 
 function addSkip(skips: SkipSummary[], reason: string, id: string): void {
   // Group by the reason's kind, not its details ("a live worker (pid 12) holds it" and "pid 13" are one group).
@@ -102,7 +110,7 @@ export class BulkActions {
     const db = this.db();
     const cut = interruptedEntries(db, (pid) => pid === process.pid || pidExists(pid));
     for (const entry of cut) {
-      updateEntry(db, entry.id, entry, { status: "failed", at: this.ctx.now(), error: `Interrupted: the process stopped after ${entry.changed} of ${entry.matched}; the rest were not changed.` });
+      updateEntry(db, entry.id, entry, { status: "failed", at: this.ctx.now(), error: `Interrupted: the process stopped partway (at least ${entry.changed + entry.skipped} of ${entry.matched} done); each request's history says whether this action changed it.` });
     }
     return cut;
   }
@@ -186,14 +194,25 @@ export class BulkActions {
     const progress = { matched: ids.length, changed: 0, skipped: 0, skipReasons: [] as SkipSummary[], changedIds: [] as string[] };
     this.running.set(id, progress);
     options.onStart?.(id);
-    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    let chunkSize = options.chunkSize ?? FIRST_CHUNK;
+    let persistedAt = performance.now();
     try {
-      for (let start = 0; start < ids.length; start += chunkSize) {
-        const done = step(ids.slice(start, start + chunkSize), progress);
+      for (let start = 0; start < ids.length; ) {
+        const began = performance.now();
+        const chunk = ids.slice(start, start + chunkSize);
+        const done = step(chunk, progress);
+        start += chunk.length;
         progress.changed += done.changed;
         progress.skipped += done.skipped;
-        updateEntry(db, id, progress);
+        if (performance.now() - persistedAt >= PERSIST_EVERY_MS) {
+          updateEntry(db, id, progress);
+          persistedAt = performance.now();
+        }
         options.onProgress?.(progress);
+        if (options.chunkSize === undefined) {
+          const took = Math.max(0.1, performance.now() - began);
+          chunkSize = Math.max(1, Math.min(MAX_CHUNK, Math.round((chunk.length * SLICE_MS) / took)));
+        }
         await yieldToEventLoop();
       }
       updateEntry(db, id, progress, { status: "done", at: this.ctx.now() });
