@@ -9,6 +9,9 @@ export function EmptyState({ stateDir }: { stateDir: string }) {
         gateway&apos;s state directory: <code>npm start -- --state-dir /path/to/state</code> (or set{" "}
         <code>REQWATCH_STATE_DIR</code>).
       </p>
+      <p>
+        To see reqwatch at work first, run <code>npm run demo</code>: a simulated gateway and workers on a temporary state directory.
+      </p>
     </div>
   );
 }

@@ -86,7 +86,8 @@ function LiveStream({ actionToken, children }: { actionToken: string; children: 
           if (!change) return [row];
           touched = true;
           if (change.kind === "request.removed" || !change.request) return [];
-          return [{ ...row, ...change.request }];
+          // A stuck reason describes the state it was given for; a new state drops it until the next pass.
+          return [{ ...row, ...change.request, stuckReason: change.request.state === row.state ? row.stuckReason : null }];
         });
         return touched ? { ...page, items } : page;
       });

@@ -308,3 +308,23 @@ test("text search finds requests by words of their prompt, output or error, and 
   await page.reload();
   await expect(page.getByRole("searchbox", { name: "Search" })).toHaveValue("overloaded");
 });
+
+test("a custom created-between range filters the table", async ({ page, stateDir, launchApp }) => {
+  const day = 86_400_000;
+  writeRequestFile(stateDir, aRequest({ requestId: "three-days-old", state: "completed", createdAt: Date.now() - 3 * day, lastUpdatedAt: Date.now() - 3 * day }));
+  writeRequestFile(stateDir, aRequest({ requestId: "fresh", state: "completed" }));
+  const { url } = await launchApp();
+  await page.goto(`${url}/requests`);
+  const filters = page.getByRole("form", { name: "Filters" });
+  await filters.getByRole("combobox", { name: "Created" }).selectOption("custom");
+  const local = (ms: number) => {
+    const d = new Date(ms);
+    return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  };
+  await filters.getByLabel("From", { exact: true }).fill(local(Date.now() - 4 * day));
+  await filters.getByLabel("To", { exact: true }).fill(local(Date.now() - 2 * day));
+  const table = page.getByRole("table", { name: "Requests" });
+  await expect(table.getByRole("row")).toHaveCount(2);
+  await expect(table.getByRole("row", { name: /three-days-old/ })).toBeVisible();
+  await expect(page).toHaveURL(/from=.*&to=/);
+});
