@@ -8,6 +8,7 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_QUEUED_STUCK_AFTER_MS = 10 * 60 * 1000;
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
 export const DEFAULT_MONITOR_INTERVAL_MS = 15 * 1000;
+export const DEFAULT_SESSION_EXPIRY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
 
 /** Exponential back-off between retries: base * 2^(attempt-1), at most cap, less up to `jitter` of it at random. */
@@ -37,6 +38,8 @@ export interface TrackerOptions {
   heartbeatTimeoutMs?: number;
   /** How often the stuck monitor runs. Default 15 s (`REQWATCH_MONITOR_INTERVAL`). */
   monitorIntervalMs?: number;
+  /** A session not updated for this long is expired: the next start begins a new one. Default 24 h (`REQWATCH_SESSION_EXPIRY`). */
+  sessionExpiryMs?: number;
   /**
    * "full" (default): claims are as durable as every other write. "atomic": a claim's content is
    * fsynced before its rename but the rename is not forced to disk, so a power cut may lose the
@@ -60,6 +63,7 @@ export interface ResolvedTrackerOptions {
   queuedStuckAfterMs: number;
   heartbeatTimeoutMs: number;
   monitorIntervalMs: number;
+  sessionExpiryMs: number;
   claimDurability: "atomic" | "full";
   random: () => number;
   now: () => number;
@@ -75,6 +79,7 @@ const KNOWN = [
   "queuedStuckAfterMs",
   "heartbeatTimeoutMs",
   "monitorIntervalMs",
+  "sessionExpiryMs",
   "claimDurability",
   "random",
   "now",
@@ -130,6 +135,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),
     heartbeatTimeoutMs: durationSetting(options.heartbeatTimeoutMs, "heartbeatTimeoutMs", env, "REQWATCH_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT_MS),
     monitorIntervalMs: durationSetting(options.monitorIntervalMs, "monitorIntervalMs", env, "REQWATCH_MONITOR_INTERVAL", DEFAULT_MONITOR_INTERVAL_MS),
+    sessionExpiryMs: durationSetting(options.sessionExpiryMs, "sessionExpiryMs", env, "REQWATCH_SESSION_EXPIRY", DEFAULT_SESSION_EXPIRY_MS),
     claimDurability: resolveClaimDurability(options.claimDurability, env),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,

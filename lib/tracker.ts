@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
 import { backfillText } from "./index/requestText";
+import { Sessions } from "./sessions/sessionTracker";
 import { openArchive, type ArchiveDb } from "./archive";
 import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup";
 import { commitChange, withWritersLock } from "./commitChange";
@@ -56,7 +57,7 @@ export interface Tracker {
   update(requestId: string, change: ChangeInput): RequestRecord;
   get(requestId: string): RequestRecord | null;
   list(filters?: ListFilters): RequestPage;
-  countsByState(filters?: { workspace?: string }): StateCounts;
+  countsByState(filters?: { workspace?: string; sessionId?: string }): StateCounts;
   unreadableFiles(): UnreadableFile[];
   /** The index's feed generation: changes when the index is rebuilt. */
   generation(): string;
@@ -94,6 +95,8 @@ export interface Tracker {
   feedLastSeq(): number;
   /** After an index rebuild: fill up to `rows` rows of the text index; returns how many remain (0: done). A search finishes it itself. */
   backfillTextIndex(rows?: number): number;
+  /** The session tracker (seed 004): sessions/<id>.json, their index, their feed changes. */
+  readonly sessions: Sessions;
   /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
   readonly actions: BulkActions;
   close(): void;
@@ -140,10 +143,12 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   }
 
   const actions = new BulkActions(ctx, archive);
+  const sessions = new Sessions(ctx);
 
   return {
     stateDir: dir,
     actions,
+    sessions,
     options: resolved,
     openReport,
 
@@ -184,6 +189,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     countsByState(filters = {}) {
       if (filters.workspace !== undefined) assertWorkspace(filters.workspace);
+      if (filters.sessionId !== undefined) assertRequestId(filters.sessionId);
       return countByState(ctx.db, filters);
     },
 

@@ -7,14 +7,28 @@ import { stateEnteredAt } from "../transition";
 /** How many changes the feed keeps; a client further behind than this is told to refetch. */
 export const FEED_RETAINED = 10_000;
 
-export type ChangeKind = "request.upserted" | "request.removed";
+export type ChangeKind = "request.upserted" | "request.removed" | "session.upserted";
+
+/** A session as the sessions list shows it (and as its feed change carries it). */
+export interface SessionSummary {
+  sessionId: string;
+  createdAt: number | null;
+  updatedAt: number | null;
+  endedAt: number | null;
+  activeTask: string | null;
+  commands: number;
+  files: number;
+}
 
 export interface FeedChange {
   seq: number;
   kind: ChangeKind;
+  /** The request's id, or for `session.upserted` the session's. */
   requestId: string;
   /** The request as a list row, for `request.upserted`. */
   request?: RequestSummary;
+  /** The session as a list row, for `session.upserted`. */
+  session?: SessionSummary;
   at: number;
 }
 
@@ -35,6 +49,11 @@ export function toSummary(request: RequestRecord): RequestSummary {
     tokens: request.tokens ?? null,
     version: request.version ?? 0,
   };
+}
+
+/** A session's change, in the same feed (so one stream carries both). */
+export function recordSessionChange(db: IndexDb, session: SessionSummary, at: number): void {
+  statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES ('session.upserted', ?, ?, ?)").run(session.sessionId, JSON.stringify(session), at);
 }
 
 /** Append a change; called inside the transaction that changed the index. */
@@ -84,5 +103,8 @@ export function readChanges(db: IndexDb, afterSeq: number, limit = 1000): FeedCh
     data: string | null;
     at: number;
   }[];
-  return rows.map(({ data, ...row }) => (data ? { ...row, request: JSON.parse(data) as RequestSummary } : row));
+  return rows.map(({ data, ...row }) => {
+    if (!data) return row;
+    return row.kind === "session.upserted" ? { ...row, session: JSON.parse(data) as SessionSummary } : { ...row, request: JSON.parse(data) as RequestSummary };
+  });
 }

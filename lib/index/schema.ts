@@ -2,7 +2,7 @@
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 6;
+export const INDEX_SCHEMA_VERSION = 7;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -60,6 +60,19 @@ CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_
 -- Text search over prompt, output and error (the first TEXT_INDEXED_CHARS of each), by requests.rowid.
 -- Contentless: the text lives in doc already; words match by prefix (unicode61, diacritics folded).
 CREATE VIRTUAL TABLE IF NOT EXISTS requests_text USING fts5(prompt, output, error, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+
+-- Sessions (sessions/<id>.json), for the sessions list and "which session is current".
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  created_at INTEGER,
+  updated_at INTEGER,
+  ended_at INTEGER,
+  active_task TEXT,
+  commands INTEGER NOT NULL,
+  files INTEGER NOT NULL,
+  doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_updated ON sessions (updated_at, id);
 
 -- The change feed: one row per index change, in commit order across every process (our writers
 -- update the index in the same transaction as the file). Trimmed to the newest FEED_RETAINED rows.

@@ -67,7 +67,7 @@ function sameFingerprint(a: FileFingerprint, b: FileFingerprint): boolean {
   return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
 }
 
-function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint: FileFingerprint | null, now: number): void {
+export function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint: FileFingerprint | null, now: number): void {
   db.prepare(
     `INSERT INTO unreadable_files (file, reason, since, file_mtime_ms, file_size, file_ino) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT(file) DO UPDATE SET reason = excluded.reason, file_mtime_ms = excluded.file_mtime_ms,

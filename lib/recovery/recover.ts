@@ -1,6 +1,7 @@
 import type { TrackerContext } from "../context";
 import { commitChange } from "../commitChange";
 import { markTextBackfill } from "../index/requestText";
+import { Sessions } from "../sessions/sessionTracker";
 import { writeMeta } from "../index/openIndex";
 import { applyChange, stateEnteredAt } from "../transition";
 import { formatDuration } from "../duration";
@@ -33,6 +34,7 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
   const started = performance.now();
   const removedTempFiles = sweepTempFiles(ctx);
   const reconciled = reconcile(ctx);
+  const sessions = new Sessions(ctx).ingest();
   if (ctx.rebuilding) markTextBackfill(ctx.db);
   writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
 
@@ -43,7 +45,7 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
     changed: reconciled.fixes,
     timedOut,
     removedTempFiles,
-    unreadable: reconciled.unreadable,
+    unreadable: [...reconciled.unreadable, ...sessions.unreadable],
     durationMs: Math.round((performance.now() - started) * 10) / 10,
   };
 }

@@ -1,0 +1,287 @@
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { asReqwatchError, withWritersLock } from "../commitChange";
+import type { TrackerContext } from "../context";
+import { ReqwatchError, isReqwatchError, type ErrorCode } from "../errors";
+import { writeFileDurable } from "../fs/durableWrite";
+import { assertRequestId } from "../ids";
+import { recordUnreadable } from "../recovery/reconcile";
+import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
+import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "./sessionFile";
+import { currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "./sessionIndex";
+
+/** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
+export type SessionResult<T = SessionRecord> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
+
+export const COMMAND_STATUSES = ["completed", "partial", "failed"] as const;
+export type CommandStatus = (typeof COMMAND_STATUSES)[number];
+
+export interface CommandInput {
+  command: string;
+  workflow?: string;
+  /** When it started (default: now less its duration). */
+  startedAt?: number;
+  durationSeconds?: number;
+  status: CommandStatus;
+}
+
+export interface FileInput {
+  path: string;
+  summary?: string;
+  workflow?: string;
+}
+
+export type SnapshotInput = Partial<{ activeTask: string | null; completedSteps: string[]; nextSteps: string[]; keyFiles: string[]; blockingIssues: string[] }>;
+
+/** What a start did: continued the current session, or began a new one (and why). */
+export interface StartOutcome {
+  session: SessionRecord;
+  started: boolean;
+  /** Why a new session began: none yet, the last one expired or was reset, or its file is unreadable (kept, reported). */
+  reason: "continued" | "none" | "expired" | "unreadable";
+}
+
+const isoAt = (ms: number) => new Date(ms).toISOString();
+
+function result<T>(run: () => T): SessionResult<T> {
+  try {
+    return { ok: true, value: run() };
+  } catch (error) {
+    const failure = asReqwatchError(error);
+    return { ok: false, error: { code: failure.code, message: failure.message } };
+  }
+}
+
+/**
+ * The session tracker (seed 004) on the state directory: `sessions/<id>.json` in the seed's shape,
+ * written through the durable path under the writers' lock, indexed, and in the change feed.
+ */
+export class Sessions {
+  constructor(private readonly ctx: TrackerContext) {}
+
+  private file(sessionId: string): string {
+    assertRequestId(sessionId);
+    return path.join(this.ctx.dir.sessionsDir, `${sessionId}.json`);
+  }
+
+  private write(session: SessionRecord): SessionRecord {
+    const next = { ...session, last_updated: isoAt(this.ctx.now()) };
+    next.statistics = { ...(session.statistics ?? {}), ...deriveStatistics(next) };
+    writeFileDurable(this.file(next.session_id), serializeSession(next));
+    upsertSession(this.ctx.db, next);
+    return next;
+  }
+
+  /** Read, change and write one session under the writers' lock. A missing or unreadable file is an error (the file is kept). */
+  private change(sessionId: string, mutate: (session: SessionRecord) => SessionRecord): SessionRecord {
+    return withWritersLock(this.ctx, () => {
+      const current = this.read(sessionId);
+      if (!current) throw new ReqwatchError("NOT_FOUND", `Session ${sessionId} does not exist.`);
+      return this.write(mutate(current));
+    });
+  }
+
+  private read(sessionId: string): SessionRecord | null {
+    try {
+      return readSessionFile(this.file(sessionId), sessionId);
+    } catch (error) {
+      if (isReqwatchError(error, "CORRUPT_FILE")) {
+        recordUnreadable(this.ctx.db, `sessions/${sessionId}.json`, String(error.details?.reason ?? error.message), null, this.ctx.now());
+        throw new ReqwatchError("CORRUPT_FILE", `Session ${sessionId} cannot be read (${String(error.details?.reason)}); it was left as it is.`, error.details);
+      }
+      throw error;
+    }
+  }
+
+  private create(): SessionRecord {
+    const now = isoAt(this.ctx.now());
+    return this.write({
+      session_id: randomUUID(),
+      created_at: now,
+      last_updated: now,
+      commands_executed: [],
+      files_modified: {},
+      patterns_detected: [],
+      workflows_used: {},
+      context_snapshot: { active_task: null, completed_steps: [], next_steps: [], key_files: [], blocking_issues: [] },
+      statistics: {},
+    });
+  }
+
+  /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
+  start(): SessionResult<StartOutcome> {
+    return result(() =>
+      withWritersLock(this.ctx, () => {
+        const since = this.ctx.now() - this.ctx.options.sessionExpiryMs;
+        const currentId = currentSessionId(this.ctx.db, since);
+        if (currentId) {
+          try {
+            const session = this.read(currentId);
+            if (session) return { session, started: false, reason: "continued" as const };
+          } catch (error) {
+            // A corrupt current session is reported and kept; work goes on in a new one.
+            if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+            return { session: this.create(), started: true, reason: "unreadable" as const };
+          }
+        }
+        const anyBefore = (this.ctx.db.prepare("SELECT 1 FROM sessions LIMIT 1").get() ?? null) !== null;
+        return { session: this.create(), started: true, reason: anyBefore ? ("expired" as const) : ("none" as const) };
+      }),
+    );
+  }
+
+  private target(sessionId: string | undefined): string {
+    if (sessionId) return sessionId;
+    const started = this.start();
+    if (!started.ok) throw new ReqwatchError(started.error.code, started.error.message);
+    return started.value.session.session_id;
+  }
+
+  /** Append a command; its workflow is counted and its words become patterns. */
+  recordCommand(input: CommandInput, sessionId?: string): SessionResult {
+    return result(() => {
+      if (!input.command?.trim()) throw new ReqwatchError("BAD_INPUT", "A command needs its text.");
+      if (!COMMAND_STATUSES.includes(input.status)) throw new ReqwatchError("BAD_INPUT", `Invalid status "${input.status}": use ${COMMAND_STATUSES.join(", ")}.`);
+      if (input.durationSeconds !== undefined && !(input.durationSeconds >= 0)) throw new ReqwatchError("BAD_INPUT", "A duration is 0 or more seconds.");
+      const id = this.target(sessionId);
+      return this.change(id, (session) => {
+        const duration = input.durationSeconds ?? 0;
+        const entry: CommandEntry = {
+          timestamp: isoAt(input.startedAt ?? this.ctx.now() - duration * 1000),
+          command: input.command,
+          ...(input.workflow && { workflow: input.workflow }),
+          duration_seconds: duration,
+          status: input.status,
+        };
+        const workflows = { ...(session.workflows_used ?? {}) };
+        if (input.workflow) workflows[input.workflow] = (workflows[input.workflow] ?? 0) + 1;
+        return {
+          ...session,
+          commands_executed: [...(session.commands_executed ?? []), entry],
+          workflows_used: workflows,
+          patterns_detected: addPatterns(session.patterns_detected ?? [], patternsOfCommand(input.command)),
+        };
+      });
+    });
+  }
+
+  /** Record a file modification: count, first and last time, summaries joined, workflows kept. */
+  recordFile(input: FileInput, sessionId?: string): SessionResult {
+    return result(() => {
+      if (!input.path?.trim()) throw new ReqwatchError("BAD_INPUT", "A file modification needs the file's path.");
+      const id = this.target(sessionId);
+      return this.change(id, (session) => {
+        const now = isoAt(this.ctx.now());
+        const files = { ...(session.files_modified ?? {}) };
+        const before = files[input.path];
+        const workflows = [...(before?.workflows ?? [])];
+        if (input.workflow && !workflows.includes(input.workflow)) workflows.push(input.workflow);
+        const summary = [before?.changes_summary, input.summary].filter(Boolean).join(", ");
+        files[input.path] = {
+          ...before,
+          first_modified: before?.first_modified ?? now,
+          last_modified: now,
+          modification_count: (before?.modification_count ?? 0) + 1,
+          changes_summary: summary,
+          workflows,
+        };
+        return { ...session, files_modified: files, patterns_detected: addPatterns(session.patterns_detected ?? [], [areaOfPath(input.path)]) };
+      });
+    });
+  }
+
+  /** Update the context snapshot: the fields given replace theirs, the rest stay. */
+  updateSnapshot(input: SnapshotInput, sessionId?: string): SessionResult {
+    return result(() => {
+      const id = this.target(sessionId);
+      return this.change(id, (session) => {
+        const snapshot: ContextSnapshot = { ...(session.context_snapshot ?? {}) };
+        if (input.activeTask !== undefined) snapshot.active_task = input.activeTask;
+        if (input.completedSteps) snapshot.completed_steps = input.completedSteps;
+        if (input.nextSteps) snapshot.next_steps = input.nextSteps;
+        if (input.keyFiles) snapshot.key_files = input.keyFiles;
+        if (input.blockingIssues) snapshot.blocking_issues = input.blockingIssues;
+        return { ...session, context_snapshot: snapshot };
+      });
+    });
+  }
+
+  /** End the current session (kept, marked ended) and start a new one. */
+  reset(): SessionResult<{ ended: string | null; session: SessionRecord }> {
+    return result(() =>
+      withWritersLock(this.ctx, () => {
+        const currentId = currentSessionId(this.ctx.db, this.ctx.now() - this.ctx.options.sessionExpiryMs);
+        let ended: string | null = null;
+        if (currentId) {
+          try {
+            const current = this.read(currentId);
+            if (current) {
+              this.write({ ...current, ended_at: isoAt(this.ctx.now()) });
+              ended = currentId;
+            }
+          } catch (error) {
+            if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+          }
+        }
+        return { ended, session: this.create() };
+      }),
+    );
+  }
+
+  get(sessionId: string): SessionRecord | null {
+    return this.read(sessionId);
+  }
+
+  list(limit?: number) {
+    return listSessions(this.ctx.db, limit);
+  }
+
+  /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
+  ingest(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
+    const unreadable: { file: string; reason: string }[] = [];
+    let fixes = 0;
+    withWritersLock(this.ctx, () => {
+      const onDisk = ids ?? sessionIdsIn(this.ctx.dir.sessionsDir);
+      for (const id of onDisk) {
+        try {
+          const session = readSessionFile(this.file(id), id);
+          if (session) {
+            if (upsertSession(this.ctx.db, session, { feed: !this.ctx.rebuilding })) fixes++;
+            this.ctx.db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(`sessions/${id}.json`);
+          } else {
+            removeSession(this.ctx.db, id);
+            this.ctx.db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(`sessions/${id}.json`);
+          }
+        } catch (error) {
+          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+          const reason = String(error.details?.reason ?? error.message);
+          recordUnreadable(this.ctx.db, `sessions/${id}.json`, reason, null, this.ctx.now());
+          unreadable.push({ file: `sessions/${id}.json`, reason });
+        }
+      }
+      if (!ids) {
+        const present = new Set(onDisk);
+        for (const id of indexedSessionIds(this.ctx.db)) {
+          if (!present.has(id)) {
+            removeSession(this.ctx.db, id);
+            fixes++;
+          }
+        }
+      }
+    });
+    return { fixes, unreadable };
+  }
+}
+
+/** Session ids of the files in sessions/ (temp files and other names are not sessions). */
+export function sessionIdsIn(dir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  return names.filter((name) => name.endsWith(".json") && !name.startsWith(".")).map((name) => name.slice(0, -5)).filter((id) => /^[A-Za-z0-9_-]{1,128}$/.test(id));
+}
