@@ -8,6 +8,7 @@ import { registerMonitor } from "./commands/monitor";
 import { registerRetry } from "./commands/retry";
 import { registerRecover } from "./commands/recover";
 import { registerRestore } from "./commands/restore";
+import { registerSession } from "./commands/session";
 import { registerUpdate } from "./commands/update";
 
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
@@ -18,7 +19,7 @@ function buildProgram(): Command {
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerMonitor]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerMonitor, registerSession]) {
     register(program);
   }
   for (const command of program.commands) command.exitOverride();

@@ -1,0 +1,136 @@
+import type { Command } from "commander";
+import { ReqwatchError } from "../../errors";
+import { readSessionFile } from "../../sessions/sessionFile";
+import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
+import { sessionSummaryLines } from "../../sessions/summary";
+import { trackerFor, withTracker } from "../context";
+import { printJson, printLine, printTable } from "../output";
+
+const list = (value: string, previous: string[] = []) => [...previous, value];
+
+/** A recording that failed is this command's failure (exit 1), with the tracker's message. */
+function unwrap<T>(result: SessionResult<T>): T {
+  if (!result.ok) throw new ReqwatchError(result.error.code, result.error.message);
+  return result.value;
+}
+
+export function registerSession(program: Command): void {
+  const session = program.command("session").description("Session context (seed 004): start, record commands and files, snapshot, show, list, reset");
+
+  session
+    .command("start")
+    .description("Continue the session updated in the last 24 hours, or start a new one; prints its id")
+    .option("--json", "print the outcome as JSON")
+    .action(async (options, command: Command) => {
+      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.start()));
+      if (options.json) return printJson(outcome);
+      printLine(outcome.session.session_id);
+    });
+
+  session
+    .command("command <text>")
+    .description("Record a command run in the session")
+    .requiredOption("--status <status>", `how it ended: ${COMMAND_STATUSES.join(", ")}`)
+    .option("--workflow <name>", "the workflow it used")
+    .option("--duration <seconds>", "how long it took, in seconds", Number)
+    .option("--session <id>", "this session (default: the current one)")
+    .option("--json", "print the session as JSON")
+    .action(async (text: string, options, command: Command) => {
+      const result = unwrap(
+        await withTracker(command, (tracker) => tracker.sessions.recordCommand({ command: text, status: options.status, workflow: options.workflow, durationSeconds: options.duration }, options.session)),
+      );
+      if (options.json) return printJson(result);
+      printLine(`Recorded in session ${result.session_id} (${result.commands_executed?.length ?? 0} commands).`);
+    });
+
+  session
+    .command("file <path>")
+    .description("Record a file modification")
+    .option("--summary <text>", "what changed")
+    .option("--workflow <name>", "the workflow that changed it")
+    .option("--session <id>", "this session (default: the current one)")
+    .option("--json", "print the session as JSON")
+    .action(async (file: string, options, command: Command) => {
+      const result = unwrap(await withTracker(command, (tracker) => tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session)));
+      if (options.json) return printJson(result);
+      const entry = result.files_modified?.[file];
+      printLine(`Recorded ${file} in session ${result.session_id} (${entry?.modification_count ?? 1} change(s)).`);
+    });
+
+  session
+    .command("snapshot")
+    .description("Update the context snapshot (each option replaces that field; repeat list options)")
+    .option("--task <text>", "the active task")
+    .option("--done <step>", "a completed step (repeatable)", list)
+    .option("--next <step>", "a next step (repeatable)", list)
+    .option("--key-file <path>", "a key file (repeatable)", list)
+    .option("--blocker <text>", "a blocking issue (repeatable)", list)
+    .option("--clear-blockers", "no blocking issues")
+    .option("--session <id>", "this session (default: the current one)")
+    .option("--json", "print the session as JSON")
+    .action(async (options, command: Command) => {
+      const result = unwrap(
+        await withTracker(command, (tracker) =>
+          tracker.sessions.updateSnapshot(
+            { activeTask: options.task, completedSteps: options.done, nextSteps: options.next, keyFiles: options.keyFile, blockingIssues: options.clearBlockers ? [] : options.blocker },
+            options.session,
+          ),
+        ),
+      );
+      if (options.json) return printJson(result);
+      printLine(`Updated the snapshot of session ${result.session_id}.`);
+    });
+
+  session
+    .command("show [id]")
+    .description("Show a session's context (default: the current one); --file reads another tool's session file")
+    .option("--file <path>", "a session file in the seed's shape, e.g. CLAUDE-session-state.json")
+    .option("--json", "print the session as JSON")
+    .action(async (id: string | undefined, options, command: Command) => {
+      const tracker = trackerFor(command);
+      try {
+        const now = tracker.options.now();
+        let found = options.file ? readSessionFile(options.file, "external") : null;
+        if (!options.file) {
+          const sessionId = id ?? tracker.sessions.list(1).find((s) => !s.endedAt && s.updatedAt !== null && now - s.updatedAt <= tracker.options.sessionExpiryMs)?.sessionId;
+          if (!sessionId) throw new ReqwatchError("NOT_FOUND", "There is no current session; start one with `reqwatch session start`.");
+          found = tracker.sessions.get(sessionId);
+          if (!found) throw new ReqwatchError("NOT_FOUND", `Session ${sessionId} does not exist.`);
+        }
+        if (!found) throw new ReqwatchError("NOT_FOUND", "The session file does not exist.");
+        if (options.json) return printJson(found);
+        for (const line of sessionSummaryLines(found, now, tracker.options.sessionExpiryMs)) printLine(line);
+      } finally {
+        tracker.close();
+      }
+    });
+
+  session
+    .command("list")
+    .description("List sessions, newest update first")
+    .option("--json", "print them as JSON")
+    .action(async (options, command: Command) => {
+      const tracker = trackerFor(command);
+      try {
+        const now = tracker.options.now();
+        const rows = tracker.sessions.list().map((s) => ({ ...s, state: s.endedAt ? "ended" : s.updatedAt !== null && now - s.updatedAt > tracker.options.sessionExpiryMs ? "expired" : "active" }));
+        if (options.json) return printJson(rows);
+        printTable(
+          ["session", "state", "updated", "commands", "files", "task"],
+          rows.map((s) => [s.sessionId, s.state, s.updatedAt ? new Date(s.updatedAt).toISOString() : "—", String(s.commands), String(s.files), s.activeTask ?? "—"]),
+        );
+      } finally {
+        tracker.close();
+      }
+    });
+
+  session
+    .command("reset")
+    .description("End the current session (it is kept) and start a new one")
+    .option("--json", "print the outcome as JSON")
+    .action(async (options, command: Command) => {
+      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.reset()));
+      if (options.json) return printJson({ ended: outcome.ended, started: outcome.session.session_id });
+      printLine(outcome.ended ? `Ended session ${outcome.ended}; started ${outcome.session.session_id}.` : `Started session ${outcome.session.session_id}.`);
+    });
+}

@@ -1,0 +1,28 @@
+import { formatDuration } from "../duration";
+import type { SessionRecord } from "./sessionFile";
+
+/** The seed's "session context" text (Example 2), in plain words: what `reqwatch session show` prints. */
+export function sessionSummaryLines(session: SessionRecord, now: number, expiryMs: number): string[] {
+  const created = Date.parse(session.created_at ?? "");
+  const updated = Date.parse(session.last_updated ?? "");
+  const snapshot = session.context_snapshot ?? {};
+  const files = Object.entries(session.files_modified ?? {});
+  const state = session.ended_at ? "ended" : Number.isFinite(updated) && now - updated > expiryMs ? "expired" : "active";
+  const lines = [
+    `Session ${session.session_id} (${state}${Number.isFinite(created) ? `, started ${formatDuration(Math.max(0, now - created))} ago` : ""}${Number.isFinite(updated) ? `, updated ${formatDuration(Math.max(0, now - updated))} ago` : ""})`,
+    `Current focus: ${snapshot.active_task ?? "—"}`,
+  ];
+  const list = (title: string, items: readonly string[] | undefined) => {
+    if (!items?.length) return;
+    lines.push(`${title} (${items.length}):`, ...items.map((item) => `  - ${item}`));
+  };
+  list("Completed", snapshot.completed_steps);
+  if (files.length) lines.push(`Modified files (${files.length}):`, ...files.map(([file, entry]) => `  - ${file} (${entry.modification_count ?? 0} change${entry.modification_count === 1 ? "" : "s"})`));
+  list("Next steps", snapshot.next_steps);
+  list("Blocking issues", snapshot.blocking_issues);
+  if (session.patterns_detected?.length) lines.push(`Patterns: ${session.patterns_detected.join(", ")}`);
+  const workflows = Object.entries(session.workflows_used ?? {});
+  if (workflows.length) lines.push(`Workflows: ${workflows.map(([name, n]) => `${name} (${n})`).join(", ")}`);
+  lines.push(`Commands: ${session.commands_executed?.length ?? 0}`);
+  return lines;
+}
