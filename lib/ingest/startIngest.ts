@@ -2,6 +2,7 @@ import fs from "node:fs";
 import type { TrackerContext } from "../context";
 import { REQUEST_ID_PATTERN } from "../ids";
 import { indexedAsIs, ingestRequests, reconcile } from "../recovery/reconcile";
+import { Sessions } from "../sessions/sessionTracker";
 
 export interface IngestOptions {
   /**
@@ -64,14 +65,26 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   const onError = options.onError ?? ((error: unknown) => console.error("reqwatch ingest:", error));
   const status: IngestStatus = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0, lastIngestLagMs: null };
   const pending = new Set<string>();
+  const pendingSessions = new Set<string>();
+  const sessions = new Sessions(ctx);
   let pendingSince = 0;
   let flushTimer: NodeJS.Timeout | null = null;
   let reconcileTimer: NodeJS.Timeout | null = null;
   let watcher: fs.FSWatcher | null = null;
+  let sessionWatcher: fs.FSWatcher | null = null;
   let stopped = false;
 
   const flush = () => {
     flushTimer = null;
+    if (pendingSessions.size) {
+      const ids = [...pendingSessions];
+      pendingSessions.clear();
+      try {
+        sessions.ingest(ids);
+      } catch (error) {
+        onError(error);
+      }
+    }
     if (!pending.size) return;
     const named = [...pending];
     pending.clear();
@@ -91,8 +104,10 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     const started = performance.now();
     try {
       const report = reconcile(ctx);
-      status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes: report.fixes };
-      if (counted) status.reconcileFixes += report.fixes;
+      const sessionReport = sessions.ingest();
+      const fixes = report.fixes + sessionReport.fixes;
+      status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes };
+      if (counted) status.reconcileFixes += fixes;
     } catch (error) {
       onError(error);
     }
@@ -117,6 +132,8 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   const fallBack = (error: unknown) => {
     watcher?.close();
     watcher = null;
+    sessionWatcher?.close();
+    sessionWatcher = null;
     if (stopped) return;
     status.mode = "reconciling";
     const code = (error as NodeJS.ErrnoException)?.code;
@@ -134,6 +151,14 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
       flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
     });
     watcher.on("error", fallBack);
+    // Sessions: another tool (or a reqwatch CLI in a hook) records a command; the dashboard shows it at once.
+    sessionWatcher = fs.watch(ctx.dir.sessionsDir, { persistent: false }, (_event, name) => {
+      const id = name ? requestIdOf(String(name)) : null;
+      if (!id) return;
+      pendingSessions.add(id);
+      flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
+    });
+    sessionWatcher.on("error", fallBack);
   } catch (error) {
     fallBack(error);
   }
@@ -147,6 +172,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     stop() {
       stopped = true;
       watcher?.close();
+      sessionWatcher?.close();
       if (flushTimer) clearTimeout(flushTimer);
       if (reconcileTimer) clearTimeout(reconcileTimer);
     },

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { aClock } from "../helpers/clock";
+import { eventually } from "../helpers/processes";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
 
 const HOUR = 3_600_000;
@@ -126,5 +127,24 @@ describe("sessions", () => {
     tracker.create({ workspace: "w", state: "queued", sessionId: id });
     tracker.create({ workspace: "w", state: "queued", sessionId: "someone-else" });
     expect(tracker.countsByState({ sessionId: id })).toMatchObject({ queued: 2 });
+  });
+});
+
+describe("sessions written by other tools", () => {
+  it("reach the index and the change feed through the watcher, once each", async () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    const ingest = tracker.startIngest({ reconcileEveryMs: 60_000 });
+    const from = tracker.feedLastSeq();
+    const temp = `${stateDir}/sessions/.hook.tmp`;
+    fs.writeFileSync(temp, JSON.stringify(seedSession("from-a-hook", "2026-03-01T10:00:00Z")));
+    fs.renameSync(temp, `${stateDir}/sessions/from-a-hook.json`);
+    await eventually(() => tracker.sessions.list().find((s) => s.sessionId === "from-a-hook"));
+    ok(tracker.sessions.updateSnapshot({ activeTask: "ours now" }, "from-a-hook"));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    ingest.flush();
+    const changes = tracker.changesSince(from).filter((c) => c.kind === "session.upserted");
+    expect(changes.map((c) => c.session?.activeTask)).toEqual(["User registration system", "ours now"]);
+    ingest.stop();
   });
 });
