@@ -26,6 +26,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             <nav aria-label="Pages">
               <Link href="/">Overview</Link>
               <Link href="/requests">Requests</Link>
+              <Link href="/sessions">Sessions</Link>
               <Link href="/audit">Audit</Link>
               <Link href="/health">Health</Link>
             </nav>

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
+import { countRequestsBySession } from "./index/queries/countBySession";
 import { backfillText } from "./index/requestText";
 import { Sessions } from "./sessions/sessionTracker";
 import { openArchive, type ArchiveDb } from "./archive";
@@ -58,6 +59,8 @@ export interface Tracker {
   get(requestId: string): RequestRecord | null;
   list(filters?: ListFilters): RequestPage;
   countsByState(filters?: { workspace?: string; sessionId?: string }): StateCounts;
+  /** How many requests carry each of these session ids. */
+  requestCountsBySession(sessionIds: readonly string[]): Map<string, number>;
   unreadableFiles(): UnreadableFile[];
   /** The index's feed generation: changes when the index is rebuilt. */
   generation(): string;
@@ -191,6 +194,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       if (filters.workspace !== undefined) assertWorkspace(filters.workspace);
       if (filters.sessionId !== undefined) assertRequestId(filters.sessionId);
       return countByState(ctx.db, filters);
+    },
+
+    requestCountsBySession(sessionIds) {
+      return countRequestsBySession(ctx.db, sessionIds);
     },
 
     unreadableFiles() {

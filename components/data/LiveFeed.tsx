@@ -6,7 +6,7 @@ import type { FeedChange } from "@/lib/feed/changes";
 import type { StuckSnapshot } from "@/lib/feed/feedHub";
 import type { StateCounts } from "@/lib/index/queries/countByState";
 import type { RequestsView } from "@/lib/views/requestsView";
-import { auditKeys, requestKeys, statusKeys } from "./queries";
+import { auditKeys, requestKeys, sessionKeys, statusKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
 export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
@@ -76,7 +76,15 @@ function LiveStream({ actionToken, children }: { actionToken: string; children: 
 
     const seen = () => setLastEventAt(Date.now());
 
-    const applyChanges = (changes: FeedChange[]) => {
+    const applyChanges = (all: FeedChange[]) => {
+      const sessionChanges = all.filter((change) => change.kind === "session.upserted");
+      for (const change of sessionChanges) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(change.requestId) });
+      // Session pages count requests and list them: any change refreshes the sessions list.
+      void queryClient.invalidateQueries({ queryKey: sessionKeys.list() });
+      const changes = all.filter((change) => change.kind !== "session.upserted");
+      for (const sessionId of new Set(changes.map((change) => change.request?.sessionId).filter(Boolean))) {
+        void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(sessionId!) });
+      }
       const byId = new Map(changes.map((change) => [change.requestId, change]));
       queryClient.setQueriesData<RequestsView>({ queryKey: requestKeys.lists() }, (page) => {
         if (!page) return page;
@@ -114,6 +122,7 @@ function LiveStream({ actionToken, children }: { actionToken: string; children: 
         queryClient.setQueryData(statusKeys.counts, data.counts);
         void queryClient.invalidateQueries({ queryKey: requestKeys.all });
         void queryClient.invalidateQueries({ queryKey: auditKeys.all });
+        void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
       });
       source.addEventListener("changes", (event) => {
         seen();

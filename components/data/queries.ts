@@ -6,6 +6,7 @@ import type { StuckSnapshot } from "@/lib/feed/feedHub";
 import type { StateCounts } from "@/lib/index/queries/countByState";
 import { requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
 import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
+import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
 
 /** Every query key, from one factory: the live feed invalidates by these prefixes. */
 export const requestKeys = {
@@ -19,6 +20,12 @@ export const requestKeys = {
 export const statusKeys = {
   counts: ["status", "counts"] as const,
   stuck: ["status", "stuck"] as const,
+};
+
+export const sessionKeys = {
+  all: ["sessions"] as const,
+  list: () => [...sessionKeys.all, "list"] as const,
+  detail: (id: string) => [...sessionKeys.all, "detail", id] as const,
 };
 
 export const auditKeys = {
@@ -90,6 +97,20 @@ export function stuckOptions() {
   return queryOptions({
     queryKey: statusKeys.stuck,
     queryFn: async ({ signal }) => (await getJson<Health>("/api/status", signal)).stuck,
+  });
+}
+
+export function sessionListOptions() {
+  return queryOptions({
+    queryKey: sessionKeys.list(),
+    queryFn: async ({ signal }) => (await getJson<{ sessions: SessionRow[] }>("/api/sessions", signal)).sessions,
+  });
+}
+
+export function sessionDetailOptions(id: string) {
+  return queryOptions({
+    queryKey: sessionKeys.detail(id),
+    queryFn: ({ signal }) => getJson<SessionDetailView>(`/api/sessions/${encodeURIComponent(id)}`, signal),
   });
 }
 

@@ -82,7 +82,16 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
             <dt>Workspace</dt>
             <dd>{request.workspace}</dd>
             <dt>Session</dt>
-            <dd>{request.sessionId ? <Link href={`/requests?session=${encodeURIComponent(request.sessionId)}`}>{request.sessionId}</Link> : "—"}</dd>
+            <dd>
+              {request.sessionId ? (
+                <>
+                  <Link href={`/sessions/${encodeURIComponent(request.sessionId)}`}>{request.sessionId}</Link>{" "}
+                  <Link href={`/requests?session=${encodeURIComponent(request.sessionId)}`} className="muted">(its requests)</Link>
+                </>
+              ) : (
+                "—"
+              )}
+            </dd>
             <dt>Chat</dt>
             <dd>{request.chatId ?? "—"}</dd>
             <dt>Model</dt>

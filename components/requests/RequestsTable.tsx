@@ -65,7 +65,7 @@ export function RequestsTable({ rows, label = "Requests", selection }: { rows: R
               <Link href={`/requests/${encodeURIComponent(row.requestId)}`}>{row.requestId}</Link>
             </td>
             <td>{row.workspace}</td>
-            <td>{row.sessionId ? <Link href={`/requests?session=${encodeURIComponent(row.sessionId)}`}>{row.sessionId}</Link> : "—"}</td>
+            <td>{row.sessionId ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`}>{row.sessionId}</Link> : "—"}</td>
             <td>
               <StateBadge state={row.state} />
               {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}

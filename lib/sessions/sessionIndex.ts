@@ -54,3 +54,8 @@ export function currentSessionId(db: IndexDb, since: number): string | null {
 export function indexedSessionIds(db: IndexDb): string[] {
   return statement(db, "SELECT id FROM sessions").pluck().all() as string[];
 }
+
+export function getSessionSummary(db: IndexDb, sessionId: string): SessionSummary | null {
+  const doc = statement(db, "SELECT doc FROM sessions WHERE id = ?").pluck().get(sessionId) as string | undefined;
+  return doc === undefined ? null : toSessionSummary(JSON.parse(doc) as SessionRecord);
+}

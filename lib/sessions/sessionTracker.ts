@@ -9,7 +9,7 @@ import { assertRequestId } from "../ids";
 import { recordUnreadable } from "../recovery/reconcile";
 import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
 import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "./sessionFile";
-import { currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "./sessionIndex";
+import { currentSessionId, getSessionSummary, indexedSessionIds, listSessions, removeSession, upsertSession } from "./sessionIndex";
 
 /** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
 export type SessionResult<T = SessionRecord> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
@@ -235,6 +235,12 @@ export class Sessions {
 
   list(limit?: number) {
     return listSessions(this.ctx.db, limit);
+  }
+
+  /** A session's list row, from the index (null when it is not indexed). */
+  summary(sessionId: string) {
+    assertRequestId(sessionId);
+    return getSessionSummary(this.ctx.db, sessionId);
   }
 
   /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */

@@ -1,0 +1,33 @@
+import Link from "next/link";
+import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { SessionDetail } from "@/components/sessions/SessionDetail";
+import { isReqwatchError } from "@/lib/errors";
+import { DEFAULT_QUERY } from "@/lib/requestQuery";
+import { requestsView } from "@/lib/views/requestsView";
+import { sessionDetailView } from "@/lib/views/sessionsView";
+
+export const dynamic = "force-dynamic";
+
+export default async function SessionPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const tracker = getTracker();
+  let view;
+  let problem: string | null = null;
+  try {
+    view = sessionDetailView(tracker, id);
+  } catch (error) {
+    if (!isReqwatchError(error)) throw error;
+    view = null;
+    problem = error.message;
+  }
+  if (!view) {
+    return (
+      <>
+        <h1>Session not found</h1>
+        <p className="empty">{problem ?? <>There is no session <code>{id}</code> in this state directory.</>} <Link href="/sessions">All sessions</Link></p>
+      </>
+    );
+  }
+  const requests = requestsView(tracker, { ...DEFAULT_QUERY, session: id }, getMonitor().lastPass()?.stuck ?? []);
+  return <SessionDetail id={id} initial={view} initialRequests={requests} />;
+}

@@ -1,0 +1,138 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { formatDuration } from "@/lib/duration";
+import { DEFAULT_QUERY } from "@/lib/requestQuery";
+import { STATES } from "@/lib/states";
+import type { RequestsView } from "@/lib/views/requestsView";
+import type { SessionDetailView } from "@/lib/views/sessionsView";
+import { useLive } from "../data/LiveFeed";
+import { requestListOptions, sessionDetailOptions } from "../data/queries";
+import { useNow } from "../data/useNow";
+import { RequestsTable } from "../requests/RequestsTable";
+
+function Steps({ title, items }: { title: string; items: string[] | undefined }) {
+  return (
+    <section aria-label={title}>
+      <h2>
+        {title} ({items?.length ?? 0})
+      </h2>
+      {items?.length ? (
+        <ul>
+          {items.map((item, i) => (
+            <li key={i}>{item}</li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">None.</p>
+      )}
+    </section>
+  );
+}
+
+/** A session's context summary (seed 004), its commands, files, and its requests, live. */
+export function SessionDetail({ id, initial, initialRequests }: { id: string; initial: SessionDetailView; initialRequests: RequestsView }) {
+  const { pollMs } = useLive();
+  const { data } = useQuery({ ...sessionDetailOptions(id), initialData: initial, refetchInterval: pollMs });
+  const query = { ...DEFAULT_QUERY, session: id };
+  const requests = useQuery({ ...requestListOptions(query), initialData: initialRequests, placeholderData: keepPreviousData, refetchInterval: pollMs });
+  const now = useNow(1000);
+  const { session, state, requestCounts } = data;
+  const snapshot = session.context_snapshot ?? {};
+  const created = Date.parse(session.created_at ?? "");
+  const files = Object.entries(session.files_modified ?? {});
+  const commands = session.commands_executed ?? [];
+  const totalRequests = STATES.reduce((sum, s) => sum + requestCounts[s], 0);
+
+  return (
+    <>
+      <h1>
+        Session <code>{session.session_id}</code> <span className={`session-state session-${state}`}>{state}</span>
+      </h1>
+      <p aria-label="Context" suppressHydrationWarning>
+        {Number.isFinite(created) ? `Active for ${formatDuration(Math.max(0, Date.parse(session.last_updated ?? "") - created))}, started ${formatDuration(Math.max(0, now - created))} ago. ` : ""}
+        <strong>Current focus:</strong> {snapshot.active_task ?? "—"}
+      </p>
+      <div className="grid2">
+        <Steps title="Completed steps" items={snapshot.completed_steps} />
+        <Steps title="Next steps" items={snapshot.next_steps} />
+        <Steps title="Blocking issues" items={snapshot.blocking_issues} />
+        <section aria-label="Patterns and workflows">
+          <h2>Patterns and workflows</h2>
+          <p>{session.patterns_detected?.join(", ") || "—"}</p>
+          <p className="muted">
+            {Object.entries(session.workflows_used ?? {})
+              .map(([name, n]) => `${name} (${n})`)
+              .join(", ") || "no workflows"}
+          </p>
+        </section>
+      </div>
+
+      <h2>Files modified ({files.length})</h2>
+      {files.length ? (
+        <table aria-label="Files modified">
+          <thead>
+            <tr>
+              <th scope="col">File</th>
+              <th scope="col">Changes</th>
+              <th scope="col">Summary</th>
+              <th scope="col">Last modified</th>
+            </tr>
+          </thead>
+          <tbody>
+            {files.map(([file, entry]) => (
+              <tr key={file}>
+                <td className="id">{file}</td>
+                <td className="num">{entry.modification_count ?? 0}</td>
+                <td style={{ whiteSpace: "normal" }}>{entry.changes_summary ?? "—"}</td>
+                <td className="num">{entry.last_modified ?? "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted">No files recorded.</p>
+      )}
+
+      <h2>Commands ({commands.length})</h2>
+      {commands.length ? (
+        <table aria-label="Commands">
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">Command</th>
+              <th scope="col">Workflow</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {commands.map((command, i) => (
+              <tr key={i}>
+                <td className="num">{command.timestamp ?? "—"}</td>
+                <td style={{ whiteSpace: "normal" }}>{command.command ?? "—"}</td>
+                <td>{command.workflow ?? "—"}</td>
+                <td className="num">{command.duration_seconds !== undefined ? formatDuration(command.duration_seconds * 1000) : "—"}</td>
+                <td>{command.status ?? "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted">No commands recorded.</p>
+      )}
+
+      <h2>
+        Requests ({totalRequests}
+        {totalRequests ? `: ${STATES.filter((s) => requestCounts[s]).map((s) => `${requestCounts[s]} ${s}`).join(", ")}` : ""})
+      </h2>
+      {requests.data.items.length ? <RequestsTable rows={requests.data.items} label="Session requests" /> : <p className="muted">No requests carry this session id.</p>}
+      {requests.data.nextCursor && (
+        <p>
+          <Link href={`/requests?session=${encodeURIComponent(id)}`}>All of this session&apos;s requests</Link>
+        </p>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,58 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { formatAgo, formatDuration } from "@/lib/duration";
+import type { SessionRow } from "@/lib/views/sessionsView";
+import { useLive } from "../data/LiveFeed";
+import { sessionListOptions } from "../data/queries";
+import { useNow } from "../data/useNow";
+
+/** Every session: state, age, last update, active task, and counts of commands, files and requests. Live. */
+export function SessionsList({ initial }: { initial: SessionRow[] }) {
+  const { pollMs } = useLive();
+  const { data: sessions } = useQuery({ ...sessionListOptions(), initialData: initial, refetchInterval: pollMs });
+  const now = useNow(1000);
+  if (!sessions.length) {
+    return (
+      <p className="empty" role="status">
+        No sessions yet. Start one with <code>npx reqwatch session start</code>, record a command with{" "}
+        <code>npx reqwatch session command &quot;add auth&quot; --status completed</code>, and requests that carry its id as <code>sessionId</code> are listed with it.
+      </p>
+    );
+  }
+  return (
+    <table aria-label="Sessions">
+      <thead>
+        <tr>
+          <th scope="col">Session</th>
+          <th scope="col">State</th>
+          <th scope="col">Age</th>
+          <th scope="col">Updated</th>
+          <th scope="col">Active task</th>
+          <th scope="col">Commands</th>
+          <th scope="col">Files</th>
+          <th scope="col">Requests</th>
+        </tr>
+      </thead>
+      <tbody>
+        {sessions.map((s) => (
+          <tr key={s.sessionId}>
+            <td className="id">
+              <Link href={`/sessions/${encodeURIComponent(s.sessionId)}`}>{s.sessionId}</Link>
+            </td>
+            <td>
+              <span className={`session-state session-${s.state}`}>{s.state}</span>
+            </td>
+            <td className="num" suppressHydrationWarning>{s.createdAt ? formatDuration(Math.max(0, now - s.createdAt)) : "—"}</td>
+            <td className="num" suppressHydrationWarning>{s.updatedAt ? formatAgo(s.updatedAt, now) : "—"}</td>
+            <td style={{ whiteSpace: "normal" }}>{s.activeTask ?? "—"}</td>
+            <td className="num">{s.commands}</td>
+            <td className="num">{s.files}</td>
+            <td className="num">{s.requests}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

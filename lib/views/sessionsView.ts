@@ -1,0 +1,44 @@
+import type { SessionSummary } from "../feed/changes";
+import type { StateCounts } from "../index/queries/countByState";
+import type { SessionRecord } from "../sessions/sessionFile";
+import type { Tracker } from "../tracker";
+
+export type SessionState = "active" | "expired" | "ended";
+
+export interface SessionRow extends SessionSummary {
+  state: SessionState;
+  requests: number;
+}
+
+export interface SessionDetailView {
+  session: SessionRecord;
+  state: SessionState;
+  requestCounts: StateCounts;
+  expiryMs: number;
+}
+
+export function sessionState(summary: Pick<SessionSummary, "endedAt" | "updatedAt">, now: number, expiryMs: number): SessionState {
+  if (summary.endedAt !== null) return "ended";
+  return summary.updatedAt !== null && now - summary.updatedAt <= expiryMs ? "active" : "expired";
+}
+
+/** The sessions list: each session's state, and how many requests carry its id. */
+export function sessionsView(tracker: Tracker): SessionRow[] {
+  const now = tracker.options.now();
+  const sessions = tracker.sessions.list();
+  const counts = tracker.requestCountsBySession(sessions.map((s) => s.sessionId));
+  return sessions.map((s) => ({ ...s, state: sessionState(s, now, tracker.options.sessionExpiryMs), requests: counts.get(s.sessionId) ?? 0 }));
+}
+
+export function sessionDetailView(tracker: Tracker, sessionId: string): SessionDetailView | null {
+  const session = tracker.sessions.get(sessionId);
+  if (!session) return null;
+  const summary = tracker.sessions.summary(sessionId);
+  const now = tracker.options.now();
+  return {
+    session,
+    state: summary ? sessionState(summary, now, tracker.options.sessionExpiryMs) : session.ended_at ? "ended" : "expired",
+    requestCounts: tracker.countsByState({ sessionId }),
+    expiryMs: tracker.options.sessionExpiryMs,
+  };
+}
