@@ -14,24 +14,28 @@ export const FOREIGN_TEMP_GRACE_MS = 5 * 60 * 1000;
  * writers fsync their temps outside the writers' lock, so holding it would protect nothing.
  */
 export function sweepTempFiles(ctx: TrackerContext): string[] {
+  return [...sweepFolder(ctx, ctx.dir.requestsDir, "requests"), ...sweepFolder(ctx, ctx.dir.sessionsDir, "sessions")];
+}
+
+function sweepFolder(ctx: TrackerContext, dir: string, label: string): string[] {
   const removed: string[] = [];
   let names: string[];
   try {
-    names = fs.readdirSync(ctx.dir.requestsDir);
+    names = fs.readdirSync(dir);
   } catch {
     return removed;
   }
   const now = ctx.now();
   for (const name of names) {
     if (!name.endsWith(".tmp")) continue;
-    const file = path.join(ctx.dir.requestsDir, name);
+    const file = path.join(dir, name);
     try {
       const stat = fs.lstatSync(file);
       if (!stat.isFile()) continue;
       const own = OWN_TEMP_PATTERN.exec(name);
       if (own ? Number(own[1]) !== process.pid && pidExists(Number(own[1])) : now - stat.mtimeMs < FOREIGN_TEMP_GRACE_MS) continue;
       fs.rmSync(file);
-      removed.push(`requests/${name}`);
+      removed.push(`${label}/${name}`);
     } catch {
       // Already gone.
     }

@@ -148,3 +148,16 @@ describe("sessions written by other tools", () => {
     ingest.stop();
   });
 });
+
+describe("recovery of sessions/", () => {
+  it("removes a dead writer's temp file in sessions/ and keeps a live one's", () => {
+    const stateDir = tempStateDir();
+    fs.mkdirSync(`${stateDir}/sessions`, { recursive: true });
+    fs.writeFileSync(`${stateDir}/sessions/.s1.json.999999999.abcdef01.tmp`, "{");
+    fs.writeFileSync(`${stateDir}/sessions/.s2.json.${process.ppid}.abcdef02.tmp`, "{");
+    const report = aTracker({ stateDir }).openReport;
+    expect(report?.removedTempFiles).toEqual(["sessions/.s1.json.999999999.abcdef01.tmp"]);
+    expect(fs.existsSync(`${stateDir}/sessions/.s1.json.999999999.abcdef01.tmp`)).toBe(false);
+    expect(fs.existsSync(`${stateDir}/sessions/.s2.json.${process.ppid}.abcdef02.tmp`)).toBe(true);
+  });
+});
