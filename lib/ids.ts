@@ -4,6 +4,13 @@ import { ReqwatchError } from "./errors";
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 export const WORKSPACE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** `<id>.json` → the id; temp files (hidden), other names and invalid ids → null. */
+export function idOfFileName(name: string): string | null {
+  if (!name.endsWith(".json") || name.startsWith(".")) return null;
+  const id = name.slice(0, -".json".length);
+  return REQUEST_ID_PATTERN.test(id) ? id : null;
+}
+
 function describe(value: unknown): string {
   if (typeof value !== "string") return `a ${value === null ? "null" : typeof value}`;
   if (value.length === 0) return "an empty string";

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import type { TrackerContext } from "../context";
-import { REQUEST_ID_PATTERN } from "../ids";
+import { idOfFileName } from "../ids";
 import { indexedAsIs, ingestRequests, reconcile } from "../recovery/reconcile";
 import { Sessions } from "../sessions/sessionTracker";
 
@@ -41,12 +41,6 @@ export interface IngestHandle {
 }
 
 const FLUSH_DELAY_MS = 10;
-
-function requestIdOf(name: string): string | null {
-  if (!name.endsWith(".json") || name.startsWith(".")) return null;
-  const id = name.slice(0, -".json".length);
-  return REQUEST_ID_PATTERN.test(id) ? id : null;
-}
 
 /**
  * Keep the index in line with writers that are not ours (a `jq ... && mv` hook, `cp`, an editor)
@@ -144,7 +138,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
 
   try {
     watcher = fs.watch(ctx.dir.requestsDir, { persistent: false }, (_event, name) => {
-      const id = name ? requestIdOf(String(name)) : null;
+      const id = name ? idOfFileName(String(name)) : null;
       if (!id) return;
       if (!pending.size) pendingSince = performance.now();
       pending.add(id);
@@ -153,7 +147,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     watcher.on("error", fallBack);
     // Sessions: another tool (or a reqwatch CLI in a hook) records a command; the dashboard shows it at once.
     sessionWatcher = fs.watch(ctx.dir.sessionsDir, { persistent: false }, (_event, name) => {
-      const id = name ? requestIdOf(String(name)) : null;
+      const id = name ? idOfFileName(String(name)) : null;
       if (!id) return;
       pendingSessions.add(id);
       flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);

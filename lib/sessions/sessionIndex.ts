@@ -8,6 +8,14 @@ const ms = (iso: string | undefined) => {
   return Number.isFinite(t) ? t : null;
 };
 
+export type SessionState = "active" | "expired" | "ended";
+
+/** Ended by a reset; else active while updated within the expiry, else expired (a session never updated counts as expired). */
+export function sessionState(summary: Pick<SessionSummary, "endedAt" | "updatedAt">, now: number, expiryMs: number): SessionState {
+  if (summary.endedAt !== null) return "ended";
+  return summary.updatedAt !== null && now - summary.updatedAt <= expiryMs ? "active" : "expired";
+}
+
 export function toSessionSummary(session: SessionRecord): SessionSummary {
   return {
     sessionId: session.session_id,
@@ -53,9 +61,4 @@ export function currentSessionId(db: IndexDb, since: number): string | null {
 
 export function indexedSessionIds(db: IndexDb): string[] {
   return statement(db, "SELECT id FROM sessions").pluck().all() as string[];
-}
-
-export function getSessionSummary(db: IndexDb, sessionId: string): SessionSummary | null {
-  const doc = statement(db, "SELECT doc FROM sessions WHERE id = ?").pluck().get(sessionId) as string | undefined;
-  return doc === undefined ? null : toSessionSummary(JSON.parse(doc) as SessionRecord);
 }

@@ -5,11 +5,11 @@ import { asReqwatchError, withWritersLock } from "../commitChange";
 import type { TrackerContext } from "../context";
 import { ReqwatchError, isReqwatchError, type ErrorCode } from "../errors";
 import { writeFileDurable } from "../fs/durableWrite";
-import { assertRequestId } from "../ids";
+import { assertRequestId, idOfFileName } from "../ids";
 import { recordUnreadable } from "../recovery/reconcile";
 import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
 import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "./sessionFile";
-import { currentSessionId, getSessionSummary, indexedSessionIds, listSessions, removeSession, upsertSession } from "./sessionIndex";
+import { currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "./sessionIndex";
 
 /** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
 export type SessionResult<T = SessionRecord> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
@@ -86,12 +86,13 @@ export class Sessions {
     try {
       return readSessionFile(this.file(sessionId), sessionId);
     } catch (error) {
-      if (isReqwatchError(error, "CORRUPT_FILE")) {
-        recordUnreadable(this.ctx.db, `sessions/${sessionId}.json`, String(error.details?.reason ?? error.message), null, this.ctx.now());
-        throw new ReqwatchError("CORRUPT_FILE", `Session ${sessionId} cannot be read (${String(error.details?.reason)}); it was left as it is.`, error.details);
-      }
-      throw error;
+      if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+      throw new ReqwatchError("CORRUPT_FILE", `Session ${sessionId} cannot be read (${String(error.details?.reason)}); it was left as it is.`, error.details);
     }
+  }
+
+  private recordUnreadable(sessionId: string, reason: string): void {
+    recordUnreadable(this.ctx.db, sessionFileKey(sessionId), reason, null, this.ctx.now());
   }
 
   private create(): SessionRecord {
@@ -109,12 +110,16 @@ export class Sessions {
     });
   }
 
+  /** The current session's id: the newest not ended and updated within the expiry (null when there is none). */
+  current(): string | null {
+    return currentSessionId(this.ctx.db, this.ctx.now() - this.ctx.options.sessionExpiryMs);
+  }
+
   /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
   start(): SessionResult<StartOutcome> {
     return result(() =>
       withWritersLock(this.ctx, () => {
-        const since = this.ctx.now() - this.ctx.options.sessionExpiryMs;
-        const currentId = currentSessionId(this.ctx.db, since);
+        const currentId = this.current();
         if (currentId) {
           try {
             const session = this.read(currentId);
@@ -122,6 +127,7 @@ export class Sessions {
           } catch (error) {
             // A corrupt current session is reported and kept; work goes on in a new one.
             if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+            this.recordUnreadable(currentId, String(error.details?.reason ?? error.message));
             return { session: this.create(), started: true, reason: "unreadable" as const };
           }
         }
@@ -211,7 +217,7 @@ export class Sessions {
   reset(): SessionResult<{ ended: string | null; session: SessionRecord }> {
     return result(() =>
       withWritersLock(this.ctx, () => {
-        const currentId = currentSessionId(this.ctx.db, this.ctx.now() - this.ctx.options.sessionExpiryMs);
+        const currentId = this.current();
         let ended: string | null = null;
         if (currentId) {
           try {
@@ -237,11 +243,6 @@ export class Sessions {
     return listSessions(this.ctx.db, limit);
   }
 
-  /** A session's list row, from the index (null when it is not indexed). */
-  summary(sessionId: string) {
-    assertRequestId(sessionId);
-    return getSessionSummary(this.ctx.db, sessionId);
-  }
 
   /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
   ingest(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
@@ -252,18 +253,14 @@ export class Sessions {
       for (const id of onDisk) {
         try {
           const session = readSessionFile(this.file(id), id);
-          if (session) {
-            if (upsertSession(this.ctx.db, session, { feed: !this.ctx.rebuilding })) fixes++;
-            this.ctx.db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(`sessions/${id}.json`);
-          } else {
-            removeSession(this.ctx.db, id);
-            this.ctx.db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(`sessions/${id}.json`);
-          }
+          if (!session) removeSession(this.ctx.db, id);
+          else if (upsertSession(this.ctx.db, session, { feed: !this.ctx.rebuilding })) fixes++;
+          this.ctx.db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(sessionFileKey(id));
         } catch (error) {
           if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
           const reason = String(error.details?.reason ?? error.message);
-          recordUnreadable(this.ctx.db, `sessions/${id}.json`, reason, null, this.ctx.now());
-          unreadable.push({ file: `sessions/${id}.json`, reason });
+          this.recordUnreadable(id, reason);
+          unreadable.push({ file: sessionFileKey(id), reason });
         }
       }
       if (!ids) {
@@ -280,6 +277,11 @@ export class Sessions {
   }
 }
 
+/** How session files are named in `unreadable_files` and reports: relative to the state directory. */
+function sessionFileKey(sessionId: string): string {
+  return `sessions/${sessionId}.json`;
+}
+
 /** Session ids of the files in sessions/ (temp files and other names are not sessions). */
 export function sessionIdsIn(dir: string): string[] {
   let names: string[];
@@ -289,5 +291,5 @@ export function sessionIdsIn(dir: string): string[] {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
-  return names.filter((name) => name.endsWith(".json") && !name.startsWith(".")).map((name) => name.slice(0, -5)).filter((id) => /^[A-Za-z0-9_-]{1,128}$/.test(id));
+  return names.map(idOfFileName).filter((id): id is string => id !== null);
 }

@@ -1,5 +1,6 @@
 import { formatDuration } from "../duration";
 import type { SessionRecord } from "./sessionFile";
+import { sessionState, toSessionSummary } from "./sessionIndex";
 
 /** The seed's "session context" text (Example 2), in plain words: what `reqwatch session show` prints. */
 export function sessionSummaryLines(session: SessionRecord, now: number, expiryMs: number): string[] {
@@ -7,7 +8,7 @@ export function sessionSummaryLines(session: SessionRecord, now: number, expiryM
   const updated = Date.parse(session.last_updated ?? "");
   const snapshot = session.context_snapshot ?? {};
   const files = Object.entries(session.files_modified ?? {});
-  const state = session.ended_at ? "ended" : Number.isFinite(updated) && now - updated > expiryMs ? "expired" : "active";
+  const state = sessionState(toSessionSummary(session), now, expiryMs);
   const lines = [
     `Session ${session.session_id} (${state}${Number.isFinite(created) ? `, started ${formatDuration(Math.max(0, now - created))} ago` : ""}${Number.isFinite(updated) ? `, updated ${formatDuration(Math.max(0, now - updated))} ago` : ""})`,
     `Current focus: ${snapshot.active_task ?? "—"}`,

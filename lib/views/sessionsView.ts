@@ -1,9 +1,8 @@
 import type { SessionSummary } from "../feed/changes";
 import type { StateCounts } from "../index/queries/countByState";
 import type { SessionRecord } from "../sessions/sessionFile";
+import { sessionState, toSessionSummary, type SessionState } from "../sessions/sessionIndex";
 import type { Tracker } from "../tracker";
-
-export type SessionState = "active" | "expired" | "ended";
 
 export interface SessionRow extends SessionSummary {
   state: SessionState;
@@ -17,11 +16,6 @@ export interface SessionDetailView {
   expiryMs: number;
 }
 
-export function sessionState(summary: Pick<SessionSummary, "endedAt" | "updatedAt">, now: number, expiryMs: number): SessionState {
-  if (summary.endedAt !== null) return "ended";
-  return summary.updatedAt !== null && now - summary.updatedAt <= expiryMs ? "active" : "expired";
-}
-
 /** The sessions list: each session's state, and how many requests carry its id. */
 export function sessionsView(tracker: Tracker): SessionRow[] {
   const now = tracker.options.now();
@@ -33,11 +27,9 @@ export function sessionsView(tracker: Tracker): SessionRow[] {
 export function sessionDetailView(tracker: Tracker, sessionId: string): SessionDetailView | null {
   const session = tracker.sessions.get(sessionId);
   if (!session) return null;
-  const summary = tracker.sessions.summary(sessionId);
-  const now = tracker.options.now();
   return {
     session,
-    state: summary ? sessionState(summary, now, tracker.options.sessionExpiryMs) : session.ended_at ? "ended" : "expired",
+    state: sessionState(toSessionSummary(session), tracker.options.now(), tracker.options.sessionExpiryMs),
     requestCounts: tracker.countsByState({ sessionId }),
     expiryMs: tracker.options.sessionExpiryMs,
   };

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ReqwatchError } from "../../errors";
 import { readSessionFile } from "../../sessions/sessionFile";
+import { sessionState } from "../../sessions/sessionIndex";
 import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
 import { sessionSummaryLines } from "../../sessions/summary";
 import { trackerFor, withTracker } from "../context";
@@ -92,7 +93,7 @@ export function registerSession(program: Command): void {
         const now = tracker.options.now();
         let found = options.file ? readSessionFile(options.file, "external") : null;
         if (!options.file) {
-          const sessionId = id ?? tracker.sessions.list(1).find((s) => !s.endedAt && s.updatedAt !== null && now - s.updatedAt <= tracker.options.sessionExpiryMs)?.sessionId;
+          const sessionId = id ?? tracker.sessions.current();
           if (!sessionId) throw new ReqwatchError("NOT_FOUND", "There is no current session; start one with `reqwatch session start`.");
           found = tracker.sessions.get(sessionId);
           if (!found) throw new ReqwatchError("NOT_FOUND", `Session ${sessionId} does not exist.`);
@@ -113,7 +114,7 @@ export function registerSession(program: Command): void {
       const tracker = trackerFor(command);
       try {
         const now = tracker.options.now();
-        const rows = tracker.sessions.list().map((s) => ({ ...s, state: s.endedAt ? "ended" : s.updatedAt !== null && now - s.updatedAt > tracker.options.sessionExpiryMs ? "expired" : "active" }));
+        const rows = tracker.sessions.list().map((s) => ({ ...s, state: sessionState(s, now, tracker.options.sessionExpiryMs) }));
         if (options.json) return printJson(rows);
         printTable(
           ["session", "state", "updated", "commands", "files", "task"],
