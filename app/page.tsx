@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getMonitor, getRecoveryNotice, getTracker } from "@/app/_server/tracker";
+import { getRecoveryNotice, getStuck, getTracker } from "@/app/_server/tracker";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { StateBadge } from "@/components/StateBadge";
 import { formatAgo, formatDuration } from "@/lib/duration";
@@ -28,7 +28,7 @@ export default function OverviewPage() {
   const tracker = getTracker();
   const now = tracker.options.now();
   const counts = tracker.countsByState();
-  const recent = requestsView(tracker, DEFAULT_QUERY, getMonitor().lastPass()?.stuck ?? []);
+  const recent = requestsView(tracker, DEFAULT_QUERY, getStuck());
   const unreadable = tracker.unreadableFiles();
   const metrics = overviewMetrics(tracker, now);
   const failures = recentFailures(tracker);

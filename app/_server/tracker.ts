@@ -2,6 +2,7 @@ import "server-only";
 import { randomBytes } from "node:crypto";
 import { FeedHub } from "@/lib/feed/feedHub";
 import type { IngestHandle } from "@/lib/ingest/startIngest";
+import type { StuckRequest } from "@/lib/monitor/monitorPass";
 import type { MonitorHandle } from "@/lib/monitor/startMonitor";
 import { openTracker, type Tracker } from "@/lib/tracker";
 import { recoveryNotice, type RecoveryNotice } from "@/lib/views/overviewView";
@@ -76,6 +77,11 @@ export function getRecoveryNotice(): RecoveryNotice | null {
 
 export function getActionToken(): string {
   return runtime().actionToken;
+}
+
+/** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
+export function getStuck(): StuckRequest[] {
+  return runtime().monitor.lastPass()?.stuck ?? [];
 }
 
 /** The server's stuck monitor: its latest pass is what the stuck badge shows. */

@@ -1,4 +1,4 @@
-import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_server/tracker";
 import { RequestsExplorer } from "@/components/requests/RequestsExplorer";
 import { isReqwatchError } from "@/lib/errors";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
@@ -21,13 +21,13 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
   const tracker = getTracker();
   let view;
   try {
-    view = requestsView(tracker, query, getMonitor().lastPass()?.stuck ?? []);
+    view = requestsView(tracker, query, getStuck());
   } catch (error) {
     // A cursor from another sort, say: show the first page and say why.
     if (!isReqwatchError(error, "BAD_INPUT")) throw error;
     problem = error.message;
     query = { ...query, cursor: undefined };
-    view = requestsView(tracker, query, getMonitor().lastPass()?.stuck ?? []);
+    view = requestsView(tracker, query, getStuck());
   }
   return (
     <>

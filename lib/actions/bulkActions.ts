@@ -227,15 +227,16 @@ export class BulkActions {
 
   /** An entry, with live progress while it runs. */
   entry(id: number): AuditEntry {
-    const entry = getEntry(this.db(), id);
-    const live = this.running.get(id);
-    return live ? { ...entry, changed: live.changed, skipped: live.skipped } : entry;
+    return this.withLiveProgress(getEntry(this.db(), id));
   }
 
   list(limit?: number): AuditEntry[] {
-    return listEntries(this.db(), limit).map((entry) => {
-      const live = this.running.get(entry.id);
-      return live ? { ...entry, changed: live.changed, skipped: live.skipped } : entry;
-    });
+    return listEntries(this.db(), limit).map((entry) => this.withLiveProgress(entry));
+  }
+
+  /** A running action saves its progress now and then; the figures in memory are the current ones. */
+  private withLiveProgress(entry: AuditEntry): AuditEntry {
+    const live = this.running.get(entry.id);
+    return live ? { ...entry, changed: live.changed, skipped: live.skipped } : entry;
   }
 }

@@ -1,7 +1,7 @@
 import { assertActionAllowed } from "@/app/_server/guard";
 import { errorResponse } from "@/app/_server/respond";
 import { startAction } from "@/app/_server/startAction";
-import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_server/tracker";
 import { parseActionInput } from "./schema";
 
 export const dynamic = "force-dynamic";
@@ -19,7 +19,7 @@ export function GET(): Response {
 export async function POST(request: Request): Promise<Response> {
   try {
     assertActionAllowed(request);
-    const input = await parseActionInput(request, getTracker().options.now(), getMonitor().lastPass()?.stuck.map((s) => s.requestId) ?? []);
+    const input = await parseActionInput(request, getTracker().options.now(), getStuck());
     return Response.json({ entry: await startAction((onStart) => getTracker().actions.run(input, { onStart })) }, { status: 202 });
   } catch (error) {
     return errorResponse(error);

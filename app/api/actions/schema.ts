@@ -23,8 +23,8 @@ export const actionInput = z.discriminatedUnion("kind", [
   }),
 ]);
 
-/** The action a request body asks for; a table query becomes the filter it means now (`stuckIds`: the monitor's). */
-export async function parseActionInput(request: Request, now: number, stuckIds: readonly string[]): Promise<ActionInput> {
+/** The action a request body asks for; a table query becomes the filter it means now (`stuck`: the monitor's latest). */
+export async function parseActionInput(request: Request, now: number, stuck: readonly { requestId: string }[]): Promise<ActionInput> {
   let body: unknown;
   try {
     body = await request.json();
@@ -38,5 +38,5 @@ export async function parseActionInput(request: Request, now: number, stuckIds: 
   if (input.ids && input.query !== undefined) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a query, not both.");
   if (input.ids) return { kind: "retry", ids: input.ids };
   if (input.query === undefined) throw new ReqwatchError("BAD_INPUT", "A retry needs ids or a query.");
-  return { kind: "retry", filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuckIds) };
+  return { kind: "retry", filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuck.map((s) => s.requestId)) };
 }

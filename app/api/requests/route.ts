@@ -1,5 +1,5 @@
 import { errorResponse } from "@/app/_server/respond";
-import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_server/tracker";
 import { parseRequestQuery } from "@/lib/requestQuery";
 import { requestsView } from "@/lib/views/requestsView";
 
@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export function GET(request: Request): Response {
   try {
     const query = parseRequestQuery(new URL(request.url).searchParams);
-    return Response.json(requestsView(getTracker(), query, getMonitor().lastPass()?.stuck ?? []));
+    return Response.json(requestsView(getTracker(), query, getStuck()));
   } catch (error) {
     return errorResponse(error);
   }

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_server/tracker";
 import { RequestDetail } from "@/components/detail/RequestDetail";
 import { isReqwatchError } from "@/lib/errors";
 import { requestDetailView } from "@/lib/views/requestsView";
@@ -10,7 +10,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
   const { id } = await params;
   let view;
   try {
-    view = requestDetailView(getTracker(), id, getMonitor().lastPass()?.stuck ?? []);
+    view = requestDetailView(getTracker(), id, getStuck());
   } catch (error) {
     if (!isReqwatchError(error, "BAD_INPUT")) throw error;
     view = null;

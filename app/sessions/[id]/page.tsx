@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_server/tracker";
 import { SessionDetail } from "@/components/sessions/SessionDetail";
 import { isReqwatchError } from "@/lib/errors";
 import { DEFAULT_QUERY } from "@/lib/requestQuery";
@@ -28,6 +28,6 @@ export default async function SessionPage({ params }: { params: Promise<{ id: st
       </>
     );
   }
-  const requests = requestsView(tracker, { ...DEFAULT_QUERY, session: id }, getMonitor().lastPass()?.stuck ?? []);
+  const requests = requestsView(tracker, { ...DEFAULT_QUERY, session: id }, getStuck());
   return <SessionDetail id={id} initial={view} initialRequests={requests} />;
 }

@@ -1,6 +1,6 @@
 import { assertActionAllowed } from "@/app/_server/guard";
 import { errorResponse } from "@/app/_server/respond";
-import { getMonitor, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_server/tracker";
 import { parseActionInput } from "../schema";
 
 export const dynamic = "force-dynamic";
@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request): Promise<Response> {
   try {
     assertActionAllowed(request);
-    return Response.json(getTracker().actions.preview(await parseActionInput(request, getTracker().options.now(), getMonitor().lastPass()?.stuck.map((s) => s.requestId) ?? [])));
+    return Response.json(getTracker().actions.preview(await parseActionInput(request, getTracker().options.now(), getStuck())));
   } catch (error) {
     return errorResponse(error);
   }
