@@ -224,8 +224,9 @@ test("an unreadable file shows in health while the table still works", async ({ 
   await page.goto("/requests");
   fs.writeFileSync(`${stateDir}/requests/broken.json`, '{"requestId": "broken", "state": ');
   await page.goto("/health");
-  await expect(page.getByRole("table", { name: "Unreadable files" })).toContainText("requests/broken.json");
-  // The health page refreshes itself every 5 s; an in-place write can be seen half-written (empty) first.
+  // The page may render before the watcher has ingested the file; it refreshes itself every 5 s.
+  // An in-place write can also be seen half-written (empty) first.
+  await expect(page.getByRole("table", { name: "Unreadable files" })).toContainText("requests/broken.json", { timeout: 12_000 });
   await expect(page.getByRole("table", { name: "Unreadable files" })).toContainText("invalid JSON", { timeout: 12_000 });
   await expect(page.getByText("watching requests/")).toBeVisible();
   await page.getByRole("link", { name: "Requests" }).click();
