@@ -2,8 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import type { TrackerContext } from "./context";
 import { ReqwatchError } from "./errors";
-import { fsyncDir, writeFileDurable, writeTempFile } from "./fs/durableWrite";
+import { dropSpare, fsyncDir, keepReplaced, writeFileDurable, writeTempFile } from "./fs/durableWrite";
 import { upsertRequest } from "./index/upsertRequest";
+import { immediate } from "./index/writeLock";
 import { fingerprintOf, readRequestFile, serializeRequest, type FileFingerprint } from "./requestFile";
 import type { RequestRecord } from "./schema";
 
@@ -48,7 +49,7 @@ export function commitChange(ctx: TrackerContext, requestId: string, decide: Dec
         committed = tryOptimistic(ctx, requestId, file, decide, durable);
       }
     }
-    if (committed === CONFLICT) committed = ctx.db.transaction(() => commitLocked(ctx, requestId, file, decide)).immediate();
+    if (committed === CONFLICT) committed = immediate(ctx.db, () => commitLocked(ctx, requestId, file, decide));
   } catch (error) {
     throw asReqwatchError(error);
   }
@@ -79,16 +80,20 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   const temp = writeTempFile(file, serializeRequest(next));
   let renamed = false;
   try {
-    const won = ctx.db
-      .transaction(() => {
-        if (!sameFile(file, read?.fingerprint ?? null)) return false;
-        // Index first: if the rename fails, the rollback leaves both as they were.
-        upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
+    const won = immediate(ctx.db, () => {
+      if (!sameFile(file, read?.fingerprint ?? null)) return false;
+      // Index first: if the rename fails, the rollback leaves both as they were.
+      upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
+      const spare = keepReplaced(file);
+      try {
         fs.renameSync(temp.path, file);
-        renamed = true;
-        return true;
-      })
-      .immediate();
+      } catch (error) {
+        if (spare) dropSpare(spare);
+        throw error;
+      }
+      renamed = true;
+      return true;
+    });
     if (!won) return CONFLICT;
   } finally {
     if (!renamed) fs.rmSync(temp.path, { force: true });
@@ -116,7 +121,7 @@ function assertSameId(requestId: string, next: RequestRecord): void {
 /** Runs `fn` holding the writers' lock (for sweeps and batches that must not race a writer). */
 export function withWritersLock<T>(ctx: TrackerContext, fn: () => T): T {
   try {
-    return ctx.db.transaction(fn).immediate();
+    return immediate(ctx.db, fn);
   } catch (error) {
     throw asReqwatchError(error);
   }

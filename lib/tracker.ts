@@ -8,6 +8,7 @@ import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cle
 import { commitChange, withWritersLock } from "./commitChange";
 import type { TrackerContext } from "./context";
 import { ReqwatchError } from "./errors";
+import { discardSpares } from "./fs/durableWrite";
 import { assertRequestId, assertWorkspace } from "./ids";
 import { countByState, type StateCounts } from "./index/queries/countByState";
 import { getRequest } from "./index/queries/getRequest";
@@ -298,6 +299,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       waiters.close();
       opened.db.close();
       archiveDb?.close();
+      discardSpares();
     },
   };
 }

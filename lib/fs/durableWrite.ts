@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 /** Our temp files: hidden, named after the target and the writing pid, ending in `.tmp`. */
-export const OWN_TEMP_PATTERN = /^\.[A-Za-z0-9_-]+\.json\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+export const OWN_TEMP_PATTERN = /^\.[A-Za-z0-9_-]+\.json\.(\d+)\.[0-9a-f]{8,}\.tmp$/;
 
 // Unique per process (random prefix) and per write (counter), without a call into the random source each time.
 const processTag = randomBytes(3).toString("hex");
@@ -15,18 +15,114 @@ export interface TempFile {
   stat: fs.Stats;
 }
 
+function tempNameFor(file: string): string {
+  // Never wraps: a spare may outlive many writes, and a new temp must not collide with it.
+  written += 1;
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${processTag}${written.toString(16).padStart(2, "0")}.tmp`);
+}
+
 /**
- * Write `data` to a new temp file beside `file` (opened with O_EXCL, so nothing planted there is
- * followed), and fsync it unless `fsync: false`. Nothing is visible at `file` until the rename.
+ * Inodes kept for reuse, a few per folder. Every write makes a temp file and its rename frees the
+ * version it replaces; on ext4 without a journal (this project's machine) creating a file then
+ * scans past every inode freed in the last few seconds, so the cost of a create grows with the
+ * write rate (measured: 0.57–0.73 ms per durable write, against 0.28 ms with reuse). A writer
+ * keeps the version it replaces (a hard link made under the writers' lock, before the rename) and
+ * rewrites it as its next temp file. A spare is a temp file like any other (hidden, `.tmp`, named
+ * after its pid), so a crash leaves nothing the sweep does not remove.
+ */
+const SPARES_PER_FOLDER = 4;
+const spares = new Map<string, string[]>();
+
+/**
+ * Before `file` is replaced: keep its inode as a spare for a later write in the same folder. Call
+ * it right before the rename (under the writers' lock where there is one); if the rename then
+ * fails, `dropSpare` the returned name. A spare is only ever rewritten while it is the inode's one
+ * link, so two writers that kept the same version never share it. Null when the file does not
+ * exist or the folder has its spares already.
+ */
+export function keepReplaced(file: string): string | null {
+  const dir = path.dirname(file);
+  const kept = spares.get(dir) ?? [];
+  if (kept.length >= SPARES_PER_FOLDER) return null;
+  const spare = tempNameFor(file);
+  try {
+    fs.linkSync(file, spare);
+  } catch {
+    return null; // No file to keep (a create), or a file system without hard links.
+  }
+  kept.push(spare);
+  spares.set(dir, kept);
+  return spare;
+}
+
+/** Forget and remove a spare (its rename failed, so it is still a link to the live file). */
+export function dropSpare(spare: string): void {
+  const kept = spares.get(path.dirname(spare));
+  kept?.splice(kept.indexOf(spare) >>> 0, 1);
+  fs.rmSync(spare, { force: true });
+}
+
+/** Keep a file that is no longer wanted (a result marker once applied) as a spare, or remove it. */
+export function retireFile(file: string): void {
+  const dir = path.dirname(file);
+  const kept = spares.get(dir) ?? [];
+  if (kept.length < SPARES_PER_FOLDER) {
+    const spare = tempNameFor(file);
+    try {
+      fs.renameSync(file, spare);
+      kept.push(spare);
+      spares.set(dir, kept);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    }
+  }
+  fs.rmSync(file, { force: true });
+}
+
+/** Remove this process's spares (a tracker closing). */
+export function discardSpares(): void {
+  for (const kept of spares.values()) for (const spare of kept.splice(0)) fs.rmSync(spare, { force: true });
+}
+
+/**
+ * Open a spare of `dir` for writing. Its link count must be 1: a spare still linked to a live file
+ * (a rename that failed after `keepReplaced`) is never written. Null when none is usable. The old
+ * content is overwritten in place and cut to the new length after (emptying it first would free
+ * its blocks only to allocate them again).
+ */
+function openSpare(dir: string): { path: string; fd: number; size: number } | null {
+  const kept = spares.get(dir);
+  for (let spare = kept?.pop(); spare !== undefined; spare = kept?.pop()) {
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(spare, fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW);
+      const stat = fs.fstatSync(fd);
+      if (stat.nlink === 1) return { path: spare, fd, size: stat.size };
+    } catch {
+      // Gone (a sweep removed it): try the next, or create.
+    }
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(spare, { force: true });
+  }
+  return null;
+}
+
+/**
+ * Write `data` to a temp file beside `file` (a spare of this process, or a new file opened with
+ * O_EXCL, so nothing planted there is followed), and fsync it unless `fsync: false`. Nothing is
+ * visible at `file` until the rename.
  */
 export function writeTempFile(file: string, data: string | Uint8Array, options: { fsync?: boolean } = {}): TempFile {
   const buffer = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  written = (written + 1) % 0x100;
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${processTag}${written.toString(16).padStart(2, "0")}.tmp`);
-  const fd = fs.openSync(temp, "wx", 0o644);
+  const { path: temp, fd, size } = openSpare(path.dirname(file)) ?? (() => {
+    const created = tempNameFor(file);
+    return { path: created, fd: fs.openSync(created, "wx", 0o644), size: 0 };
+  })();
   try {
     let offset = 0;
-    while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset);
+    while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset, offset);
+    if (size > buffer.length) fs.ftruncateSync(fd, buffer.length);
     if (options.fsync ?? true) fs.fsyncSync(fd);
     return { path: temp, stat: fs.fstatSync(fd) };
   } catch (error) {
@@ -51,9 +147,11 @@ export function writeTempFile(file: string, data: string | Uint8Array, options: 
  */
 export function writeFileDurable(file: string, data: string | Uint8Array, options: { fsync?: boolean } = {}): fs.Stats {
   const temp = writeTempFile(file, data, options);
+  const spare = keepReplaced(file);
   try {
     fs.renameSync(temp.path, file);
   } catch (error) {
+    if (spare) dropSpare(spare);
     fs.rmSync(temp.path, { force: true });
     throw error;
   }

@@ -4,6 +4,7 @@ import { formatDuration } from "../duration";
 import { ReqwatchError } from "../errors";
 import { assertRequestId } from "../ids";
 import { statement } from "../index/statements";
+import { immediate } from "../index/writeLock";
 import type { RequestFields, RequestRecord } from "../schema";
 import { applyChange } from "../transition";
 import { backoffDelay } from "./backoff";
@@ -137,10 +138,8 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
  */
 export function heartbeat(ctx: TrackerContext, requestId: string, token: string): boolean {
   assertRequestId(requestId);
-  const result = statement(ctx.db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(
-    ctx.now(),
-    requestId,
-    token,
+  const result = immediate(ctx.db, () =>
+    statement(ctx.db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(ctx.now(), requestId, token),
   );
   return result.changes > 0;
 }

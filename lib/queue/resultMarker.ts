@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { writeFileDurable } from "../fs/durableWrite";
+import { retireFile, writeFileDurable } from "../fs/durableWrite";
 import { assertRequestId } from "../ids";
 import { requestFieldsSchema } from "../schema";
 import type { StateDir } from "../stateDir";
@@ -46,7 +46,10 @@ export function readResultMarker(dir: StateDir, requestId: string): ResultMarker
   }
 }
 
-/** Not fsynced: a marker that survives a crash names a claim that is no longer current, and is ignored. */
+/**
+ * Not fsynced: a marker that survives a crash names a claim that is no longer current, and is
+ * ignored. The file is kept as this process's spare for its next marker when it can be.
+ */
 export function removeResultMarker(dir: StateDir, requestId: string): void {
-  fs.rmSync(markerPath(dir, requestId), { force: true });
+  retireFile(markerPath(dir, requestId));
 }

@@ -14,7 +14,11 @@ export const FOREIGN_TEMP_GRACE_MS = 5 * 60 * 1000;
  * writers fsync their temps outside the writers' lock, so holding it would protect nothing.
  */
 export function sweepTempFiles(ctx: TrackerContext): string[] {
-  return [...sweepFolder(ctx, ctx.dir.requestsDir, "requests"), ...sweepFolder(ctx, ctx.dir.sessionsDir, "sessions")];
+  return [
+    ...sweepFolder(ctx, ctx.dir.requestsDir, "requests"),
+    ...sweepFolder(ctx, ctx.dir.sessionsDir, "sessions"),
+    ...sweepFolder(ctx, ctx.dir.resultsDir, "results"),
+  ];
 }
 
 function sweepFolder(ctx: TrackerContext, dir: string, label: string): string[] {
