@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { TrackerContext } from "./context";
-import { ReqwatchError } from "./errors";
+import { isReqwatchError, ReqwatchError } from "./errors";
 import { dropSpare, fsyncDir, keepReplaced, writeFileDurable, writeTempFile } from "./fs/durableWrite";
 import { upsertRequest } from "./index/upsertRequest";
 import { immediate } from "./index/writeLock";
@@ -128,7 +128,7 @@ export function withWritersLock<T>(ctx: TrackerContext, fn: () => T): T {
 }
 
 export function asReqwatchError(error: unknown): ReqwatchError {
-  if (error instanceof ReqwatchError) return error;
+  if (isReqwatchError(error)) return error;
   const code = (error as { code?: string }).code;
   if (code === "SQLITE_BUSY") {
     return new ReqwatchError("LOCKED", "Another writer held the state directory's lock for too long; try again.", undefined, { cause: error });

@@ -28,7 +28,15 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
  * The one error type lib throws. `message` is written for a person and never contains a path
  * outside the state directory, so it is safe to show in the CLI and the browser.
  */
+/**
+ * Marks our errors across copies of this module. Next bundles lib/ into more than one server chunk
+ * (the runtime opened by instrumentation.ts is one, each route another), so an error thrown by the
+ * shared tracker is not `instanceof` the class a route imported; `Symbol.for` is the same in all.
+ */
+const BRAND = Symbol.for("reqwatch.ReqwatchError");
+
 export class ReqwatchError extends Error {
+  readonly [BRAND] = true;
   readonly code: ErrorCode;
   readonly details?: Record<string, unknown>;
 
@@ -41,7 +49,7 @@ export class ReqwatchError extends Error {
 }
 
 export function isReqwatchError(error: unknown, code?: ErrorCode): error is ReqwatchError {
-  return error instanceof ReqwatchError && (code === undefined || error.code === code);
+  return typeof error === "object" && error !== null && (error as { [BRAND]?: unknown })[BRAND] === true && (code === undefined || (error as ReqwatchError).code === code);
 }
 
 /** `waitForResult` gave up: the request did not finish within the time asked for. */

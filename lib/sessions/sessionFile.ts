@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { z } from "zod";
-import { ReqwatchError } from "../errors";
+import { isReqwatchError, ReqwatchError } from "../errors";
 import { REQUEST_ID_PATTERN } from "../ids";
 
 /**
@@ -64,7 +64,7 @@ export function readSessionFile(file: string, expectedId?: string): SessionRecor
     text = fs.readFileSync(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    if (error instanceof ReqwatchError) throw error;
+    if (isReqwatchError(error)) throw error;
     throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})` });
   }
   let raw: unknown;
