@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { ReqwatchError } from "./errors";
+import { jsonStructureProblem } from "./json/structure";
 import { describeZodError, requestSchema, type RequestRecord } from "./schema";
 
 /** Files larger than this are reported, not parsed: one bad file must not take the process's memory. */
@@ -23,6 +24,14 @@ function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${bytes} bytes`;
 }
 
+/** The request file format this code reads and writes; a file may say so in `formatVersion`. */
+export const REQUEST_FORMAT_VERSION = 1;
+
+/** JSON.parse's message without the copy of the file's text some versions append. */
+function describeJsonError(error: Error): string {
+  return error.message.replace(/, "[\s\S]*" is not valid JSON$/, "").slice(0, 200);
+}
+
 /**
  * Parse and validate the text of a request file. Throws CORRUPT_FILE with one line a person can act
  * on; `details.reason` is that line without the file name.
@@ -30,15 +39,24 @@ function formatBytes(bytes: number): string {
 export function parseRequestText(text: string, expectedId: string): RequestRecord {
   const name = `${expectedId}.json`;
   if (text.trim() === "") throw corrupt(name, "the file is empty");
+  if (text.startsWith("\uFEFF")) throw corrupt(name, "starts with a byte-order mark (BOM); save it as UTF-8 without one");
+  if (text.startsWith("\uFFFD\uFFFD") || (text.charCodeAt(0) > 0 && text.charCodeAt(0) < 0x80 && text.charCodeAt(1) === 0)) throw corrupt(name, "is UTF-16, not UTF-8; save it as UTF-8");
+  if (text.includes("\0")) throw corrupt(name, "contains NUL bytes: not a JSON text file");
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof RangeError ? "nested too deeply" : (error as Error).message;
+    const detail = error instanceof RangeError ? "nested too deeply" : describeJsonError(error as Error);
     throw corrupt(name, `invalid JSON (${detail})`);
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw corrupt(name, "expected a JSON object");
+  }
+  const structure = jsonStructureProblem(text);
+  if (structure) throw corrupt(name, structure);
+  const formatVersion = (raw as { formatVersion?: unknown }).formatVersion;
+  if (formatVersion !== undefined && formatVersion !== REQUEST_FORMAT_VERSION) {
+    throw corrupt(name, `written in format version ${JSON.stringify(formatVersion).slice(0, 40)}; this reqwatch reads version ${REQUEST_FORMAT_VERSION} (upgrade reqwatch)`);
   }
   const parsed = requestSchema.safeParse(raw);
   if (!parsed.success) throw corrupt(name, describeZodError(parsed.error));

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { TrackerContext } from "../context";
 import { idOfFileName } from "../ids";
-import { indexedAsIs, ingestRequests, reconcile } from "../recovery/reconcile";
+import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile } from "../recovery/reconcile";
 import { Sessions } from "../sessions/sessionTracker";
 
 export interface IngestOptions {
@@ -60,6 +60,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   const status: IngestStatus = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0, lastIngestLagMs: null };
   const pending = new Set<string>();
   const pendingSessions = new Set<string>();
+  const pendingBadNames = new Set<string>();
   const sessions = new Sessions(ctx);
   let pendingSince = 0;
   let flushTimer: NodeJS.Timeout | null = null;
@@ -75,6 +76,15 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
       pendingSessions.clear();
       try {
         sessions.ingest(ids);
+      } catch (error) {
+        onError(error);
+      }
+    }
+    if (pendingBadNames.size) {
+      const names = [...pendingBadNames];
+      pendingBadNames.clear();
+      try {
+        noteBadFileNames(ctx, names);
       } catch (error) {
         onError(error);
       }
@@ -139,7 +149,14 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   try {
     watcher = fs.watch(ctx.dir.requestsDir, { persistent: false }, (_event, name) => {
       const id = name ? idOfFileName(String(name)) : null;
-      if (!id) return;
+      if (!id) {
+        // `bad name.json`: not a request, but health should say so now, not at the next reconciliation.
+        if (name && isBadRequestFileName(String(name))) {
+          pendingBadNames.add(String(name));
+          flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
+        }
+        return;
+      }
       if (!pending.size) pendingSince = performance.now();
       pending.add(id);
       flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);

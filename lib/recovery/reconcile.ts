@@ -32,6 +32,33 @@ interface Listed {
   fingerprint: FileFingerprint;
 }
 
+const BAD_NAME = "the file name is not a valid request id";
+
+/** Whether a name in `requests/` looks like a request file but cannot be one (`bad name.json`). */
+export function isBadRequestFileName(name: string): boolean {
+  return name.endsWith(".json") && !name.startsWith(".") && !REQUEST_ID_PATTERN.test(name.slice(0, -".json".length));
+}
+
+/**
+ * The watcher saw these badly named files change: list the ones that exist as unreadable (as
+ * reconciliation does), forget the ones that have gone.
+ */
+export function noteBadFileNames(ctx: TrackerContext, names: readonly string[]): void {
+  withWritersLock(ctx, () => {
+    for (const name of names) {
+      const file = `requests/${name}`;
+      let fingerprint: FileFingerprint | null = null;
+      try {
+        fingerprint = fingerprintOf(fs.lstatSync(path.join(ctx.dir.requestsDir, name)));
+      } catch {
+        statement(ctx.db, "DELETE FROM unreadable_files WHERE file = ?").run(file);
+        continue;
+      }
+      recordUnreadable(ctx.db, file, BAD_NAME, fingerprint, ctx.now());
+    }
+  });
+}
+
 function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
   let entries: fs.Dirent[];
   try {
@@ -46,8 +73,8 @@ function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): 
     // Temp files (ours and the seed's `*.tmp`) and the seed's by-workspace copies are not requests.
     if (!name.endsWith(".json") || name.startsWith(".")) continue;
     const id = name.slice(0, -".json".length);
-    if (!REQUEST_ID_PATTERN.test(id)) {
-      unreadable.push({ file: `requests/${name}`, reason: "the file name is not a valid request id" });
+    if (isBadRequestFileName(name)) {
+      unreadable.push({ file: `requests/${name}`, reason: BAD_NAME });
       continue;
     }
     try {

@@ -72,7 +72,7 @@ describe("unreadable files", () => {
     ["missing-fields", JSON.stringify({ requestId: "missing-fields" }), /field 'workspace'/],
     ["an-array", "[1,2,3]", /expected a JSON object/],
     ["name-mismatch", JSON.stringify(aSeedShapedRequest("someone-else")), /file name says 'name-mismatch' but requestId is 'someone-else'/],
-    ["binary", Buffer.from([0x00, 0xff, 0x13, 0x37, 0x80]), /invalid JSON/],
+    ["binary", Buffer.from([0x00, 0xff, 0x13, 0x37, 0x80]), /NUL bytes/],
   ];
 
   it("are reported with a reason, kept on disk, and do not hide the others", () => {
