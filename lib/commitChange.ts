@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { TrackerContext } from "./context";
 import { isReqwatchError, ReqwatchError } from "./errors";
-import { dropSpare, fsyncDir, keepReplaced, writeFileDurable, writeTempFile } from "./fs/durableWrite";
+import { fsyncDir, replaceKeepingSpare, writeFileDurable, writeTempFile } from "./fs/durableWrite";
 import { upsertRequest } from "./index/upsertRequest";
 import { immediate } from "./index/writeLock";
 import { fingerprintOf, readRequestFile, serializeRequest, type FileFingerprint } from "./requestFile";
@@ -84,13 +84,7 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
       if (!sameFile(file, read?.fingerprint ?? null)) return false;
       // Index first: if the rename fails, the rollback leaves both as they were.
       upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
-      const spare = keepReplaced(file);
-      try {
-        fs.renameSync(temp.path, file);
-      } catch (error) {
-        if (spare) dropSpare(spare);
-        throw error;
-      }
+      replaceKeepingSpare(temp.path, file);
       renamed = true;
       return true;
     });

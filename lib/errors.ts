@@ -25,16 +25,16 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
 };
 
 /**
- * The one error type lib throws. `message` is written for a person and never contains a path
- * outside the state directory, so it is safe to show in the CLI and the browser.
- */
-/**
  * Marks our errors across copies of this module. Next bundles lib/ into more than one server chunk
  * (the runtime opened by instrumentation.ts is one, each route another), so an error thrown by the
  * shared tracker is not `instanceof` the class a route imported; `Symbol.for` is the same in all.
  */
 const BRAND = Symbol.for("reqwatch.ReqwatchError");
 
+/**
+ * The one error type lib throws. `message` is written for a person and never contains a path
+ * outside the state directory, so it is safe to show in the CLI and the browser.
+ */
 export class ReqwatchError extends Error {
   readonly [BRAND] = true;
   readonly code: ErrorCode;

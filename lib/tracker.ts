@@ -10,7 +10,7 @@ import type { TrackerContext } from "./context";
 import { ReqwatchError } from "./errors";
 import { discardSpares } from "./fs/durableWrite";
 import { assertRequestId, assertWorkspace } from "./ids";
-import { jsonStructureProblem } from "./json/structure";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json/structure";
 import { countByState, type StateCounts } from "./index/queries/countByState";
 import { getRequest } from "./index/queries/getRequest";
 import { listRequests, type RequestPage } from "./index/queries/listRequests";
@@ -112,13 +112,7 @@ function validateFields(fields: RequestFields | undefined): RequestFields | unde
   const parsed = requestFieldsSchema.safeParse(fields);
   if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid request fields: ${describeZodError(parsed.error)}`);
   // What the reader would refuse is never written: nesting it cannot rewrite.
-  let problem: string | null;
-  try {
-    problem = jsonStructureProblem(JSON.stringify(parsed.data));
-  } catch {
-    problem = "nested too deeply";
-  }
-  if (problem) throw new ReqwatchError("BAD_INPUT", `Invalid request fields: ${problem}`);
+  if (nestedDeeperThan(parsed.data)) throw new ReqwatchError("BAD_INPUT", `Invalid request fields: nested more than ${MAX_JSON_DEPTH} levels deep`);
   return parsed.data;
 }
 

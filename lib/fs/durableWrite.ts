@@ -33,6 +33,13 @@ function tempNameFor(file: string): string {
 const SPARES_PER_FOLDER = 4;
 const spares = new Map<string, string[]>();
 
+/** The spares of `dir`'s pool, when it has room for one more; null when it is full. */
+function poolWithRoom(dir: string): string[] | null {
+  let kept = spares.get(dir);
+  if (!kept) spares.set(dir, (kept = []));
+  return kept.length < SPARES_PER_FOLDER ? kept : null;
+}
+
 /**
  * Before `file` is replaced: keep its inode as a spare for a later write in the same folder. Call
  * it right before the rename (under the writers' lock where there is one); if the rename then
@@ -41,9 +48,8 @@ const spares = new Map<string, string[]>();
  * exist or the folder has its spares already.
  */
 export function keepReplaced(file: string): string | null {
-  const dir = path.dirname(file);
-  const kept = spares.get(dir) ?? [];
-  if (kept.length >= SPARES_PER_FOLDER) return null;
+  const kept = poolWithRoom(path.dirname(file));
+  if (!kept) return null;
   const spare = tempNameFor(file);
   try {
     fs.linkSync(file, spare);
@@ -51,27 +57,38 @@ export function keepReplaced(file: string): string | null {
     return null; // No file to keep (a create), or a file system without hard links.
   }
   kept.push(spare);
-  spares.set(dir, kept);
   return spare;
 }
 
 /** Forget and remove a spare (its rename failed, so it is still a link to the live file). */
-export function dropSpare(spare: string): void {
+function dropSpare(spare: string): void {
   const kept = spares.get(path.dirname(spare));
   kept?.splice(kept.indexOf(spare) >>> 0, 1);
   fs.rmSync(spare, { force: true });
 }
 
+/**
+ * Rename `temp` over `file`, keeping the version it replaces as a spare (`keepReplaced`); a
+ * failed rename leaves no spare linked to the live file. Both of our renames go through here.
+ */
+export function replaceKeepingSpare(temp: string, file: string): void {
+  const spare = keepReplaced(file);
+  try {
+    fs.renameSync(temp, file);
+  } catch (error) {
+    if (spare) dropSpare(spare);
+    throw error;
+  }
+}
+
 /** Keep a file that is no longer wanted (a result marker once applied) as a spare, or remove it. */
 export function retireFile(file: string): void {
-  const dir = path.dirname(file);
-  const kept = spares.get(dir) ?? [];
-  if (kept.length < SPARES_PER_FOLDER) {
+  const kept = poolWithRoom(path.dirname(file));
+  if (kept) {
     const spare = tempNameFor(file);
     try {
       fs.renameSync(file, spare);
       kept.push(spare);
-      spares.set(dir, kept);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
@@ -147,11 +164,9 @@ export function writeTempFile(file: string, data: string | Uint8Array, options: 
  */
 export function writeFileDurable(file: string, data: string | Uint8Array, options: { fsync?: boolean } = {}): fs.Stats {
   const temp = writeTempFile(file, data, options);
-  const spare = keepReplaced(file);
   try {
-    fs.renameSync(temp.path, file);
+    replaceKeepingSpare(temp.path, file);
   } catch (error) {
-    if (spare) dropSpare(spare);
     fs.rmSync(temp.path, { force: true });
     throw error;
   }

@@ -22,7 +22,7 @@ export function immediate<T>(db: IndexDb, fn: () => T): T {
   if (db.inTransaction) return db.transaction(fn)();
   acquire(db);
   try {
-    const result = db.transaction(fn)();
+    const result = fn();
     statement(db, "COMMIT").run();
     return result;
   } catch (error) {

@@ -92,3 +92,17 @@ export function jsonStructureProblem(text: string, maxDepth = MAX_JSON_DEPTH): s
   }
   return null;
 }
+
+/**
+ * Whether a value nests objects and arrays more than `maxDepth` deep (the value itself, when it
+ * is one, is level 1): the same limit as `jsonStructureProblem`, checked on a value about to be
+ * written, without serializing it. A cycle counts as too deep.
+ */
+export function nestedDeeperThan(value: unknown, maxDepth = MAX_JSON_DEPTH): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (maxDepth === 0) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) {
+    if (nestedDeeperThan(child, maxDepth - 1)) return true;
+  }
+  return false;
+}
