@@ -128,7 +128,7 @@ export function asReqwatchError(error: unknown): ReqwatchError {
     return new ReqwatchError("LOCKED", "Another writer held the state directory's lock for too long; try again.", undefined, { cause: error });
   }
   if (code === "ENOSPC") {
-    return new ReqwatchError("IO_ERROR", "The disk is full; nothing was changed.", undefined, { cause: error });
+    return new ReqwatchError("NO_SPACE", "The disk is full; nothing was changed.", undefined, { cause: error });
   }
   // System errors name absolute paths; say only what failed, so the message is safe to show anywhere.
   const syscall = (error as { syscall?: string }).syscall;

@@ -7,6 +7,8 @@ export const ERROR_CODES = [
   "CORRUPT_FILE",
   "LOCKED",
   "IO_ERROR",
+  "NO_SPACE",
+  "TOO_LARGE",
   "TIMEOUT",
   "FORBIDDEN",
 ] as const;
@@ -20,6 +22,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   CORRUPT_FILE: 422,
   LOCKED: 503,
   IO_ERROR: 500,
+  NO_SPACE: 507,
+  TOO_LARGE: 413,
   TIMEOUT: 504,
   FORBIDDEN: 403,
 };

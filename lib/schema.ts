@@ -41,6 +41,10 @@ export const claimSchema = z.looseObject({
   heartbeatAt: epochMs.optional(),
 });
 
+/** The free-text fields, any length: searched (their start), shown cut on the detail page, downloadable whole. */
+export const TEXT_FIELDS = ["prompt", "output", "error"] as const;
+export type TextField = (typeof TEXT_FIELDS)[number];
+
 /** Fields a caller may set on create or update. Everything else is managed by the tracker. */
 export const requestFieldsShape = {
   chatId: z.union([z.string(), z.number().finite()]).optional(),

@@ -16,14 +16,34 @@ import { CopyButton } from "./CopyButton";
 
 const iso = (ms: number | undefined | null) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
 
-/** Prompt, output and error: escaped text (React never renders it as HTML), collapsible, copyable. */
-function TextBlock({ label, text }: { label: string; text: string | undefined }) {
+/**
+ * Prompt, output and error: escaped text (React never renders it as HTML), collapsible, copyable.
+ * A text over the display limit comes cut (`total` is its full length) with a link to download it whole.
+ */
+function TextBlock({ label, text, total, download }: { label: string; text: string | undefined; total: number | undefined; download: string }) {
   if (text === undefined || text === "") return null;
+  const name = label.toLowerCase();
   return (
     <details className="block" open={text.length < 4000}>
       <summary>
-        {label} <span className="muted">({text.length.toLocaleString()} characters)</span> <CopyButton text={text} label={label.toLowerCase()} />
+        {label} <span className="muted">({(total ?? text.length).toLocaleString()} characters)</span>{" "}
+        {total === undefined ? (
+          <CopyButton text={text} label={name} />
+        ) : (
+          <a href={download} download>
+            Download the full {name}
+          </a>
+        )}
       </summary>
+      {total !== undefined && (
+        <p className="notice">
+          Showing the first {text.length.toLocaleString()} of {total.toLocaleString()} characters.{" "}
+          <a href={download} download>
+            Download the full {name}
+          </a>{" "}
+          to see the rest.
+        </p>
+      )}
       <pre className="text" aria-label={label}>{text}</pre>
     </details>
   );
@@ -36,7 +56,8 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
   const now = useNow(1000);
   const [retrying, setRetrying] = useState(false);
   if (error && !data) return <p className="error-text">{error.message}</p>;
-  const { request, stuckReason, actions } = data;
+  const { request, truncated, stuckReason, actions } = data;
+  const download = (part: string) => `/api/requests/${encodeURIComponent(request.requestId)}/download/${part}`;
   const segments = lifecycleSegments(request, now);
   const total = segments.reduce((sum, s) => sum + s.ms, 0) || 1;
   const totals = timeInStates(segments);
@@ -174,12 +195,22 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
       </table>
 
       <h2>Content</h2>
-      <TextBlock label="Prompt" text={request.prompt} />
-      <TextBlock label="Output" text={request.output} />
-      <TextBlock label="Error" text={request.error} />
+      <TextBlock label="Prompt" text={request.prompt} total={truncated.prompt} download={download("prompt")} />
+      <TextBlock label="Output" text={request.output} total={truncated.output} download={download("output")} />
+      <TextBlock label="Error" text={request.error} total={truncated.error} download={download("error")} />
       <details className="block">
         <summary>
-          Raw JSON <CopyButton text={JSON.stringify(request, null, 2)} label="raw JSON" />
+          Raw JSON{" "}
+          {Object.keys(truncated).length ? (
+            <>
+              <span className="muted">(long texts cut)</span>{" "}
+              <a href={download("json")} download>
+                Download the request
+              </a>
+            </>
+          ) : (
+            <CopyButton text={JSON.stringify(request, null, 2)} label="raw JSON" />
+          )}
         </summary>
         <pre className="text" aria-label="Raw JSON">{JSON.stringify(request, null, 2)}</pre>
       </details>

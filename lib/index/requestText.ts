@@ -1,14 +1,12 @@
 import { ReqwatchError } from "../errors";
-import type { RequestRecord } from "../schema";
+import { TEXT_FIELDS, type RequestRecord, type TextField } from "../schema";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 
 /** Each text field is searchable over its first this many characters (a 10 MB output would bloat the index and slow every write of it). */
 export const TEXT_INDEXED_CHARS = 64 * 1024;
 
-const FIELDS = ["prompt", "output", "error"] as const;
-
-function fieldText(request: RequestRecord, field: (typeof FIELDS)[number]): string {
+function fieldText(request: RequestRecord, field: TextField): string {
   const value = request[field];
   return typeof value === "string" ? value.slice(0, TEXT_INDEXED_CHARS) : "";
 }
@@ -17,7 +15,7 @@ function fieldText(request: RequestRecord, field: (typeof FIELDS)[number]): stri
 export function textSignature(request: RequestRecord): string | null {
   let hash = 0x811c9dc5;
   const lengths: number[] = [];
-  for (const field of FIELDS) {
+  for (const field of TEXT_FIELDS) {
     const text = fieldText(request, field);
     lengths.push(text.length);
     for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);

@@ -2,7 +2,7 @@ import type { RequestPage, RequestSummary } from "../index/queries/listRequests"
 import type { StuckRequest } from "../monitor/monitorPass";
 import { retryDecision } from "../queue/retry";
 import { toListFilters, type RequestQuery } from "../requestQuery";
-import type { RequestRecord } from "../schema";
+import { TEXT_FIELDS, type RequestRecord, type TextField } from "../schema";
 import { canTransition } from "../states";
 import type { Tracker } from "../tracker";
 
@@ -29,8 +29,17 @@ export interface ActionAvailability {
   reason: string;
 }
 
+/**
+ * The detail page shows at most this many characters of each text field: a 50 MB output would make
+ * every render and every refetch of the page move 50 MB. The whole text is a download away.
+ */
+export const DISPLAY_TEXT_CHARS = 100_000;
+
 export interface RequestDetailView {
+  /** The request, its text fields cut to DISPLAY_TEXT_CHARS. */
   request: RequestRecord;
+  /** The full length, in characters, of each text field that was cut. */
+  truncated: Partial<Record<TextField, number>>;
   stuckReason: string | null;
   actions: { retry: ActionAvailability };
 }
@@ -41,8 +50,18 @@ export function requestDetailView(tracker: Tracker, requestId: string, stuck: re
   if (!request) return null;
   // The transition table says whether a state can go back to queued at all; retryDecision says whether a person may do it now.
   const decision = canTransition(request.state, "queued") ? retryDecision(request) : { retry: false, reason: `a ${request.state} request cannot go back to queued` };
+  const truncated: RequestDetailView["truncated"] = {};
+  const shown = { ...request };
+  for (const field of TEXT_FIELDS) {
+    const text = request[field];
+    if (typeof text === "string" && text.length > DISPLAY_TEXT_CHARS) {
+      truncated[field] = text.length;
+      shown[field] = text.slice(0, DISPLAY_TEXT_CHARS);
+    }
+  }
   return {
-    request,
+    request: shown,
+    truncated,
     stuckReason: stuck.find((s) => s.requestId === requestId)?.reason ?? null,
     actions: { retry: { allowed: decision.retry, reason: decision.reason } },
   };

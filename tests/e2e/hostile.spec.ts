@@ -127,3 +127,79 @@ test.describe("hostile requests", () => {
     expect(fs.lstatSync(path.join(stateDir, "requests/secret.json")).isSymbolicLink()).toBe(true);
   });
 });
+
+/** The per-launch action token, as the dashboard's own page carries it. */
+async function actionToken(url: string): Promise<string> {
+  const html = await (await fetch(`${url}/`)).text();
+  const token = /actionToken\\?":\\?"([A-Za-z0-9_-]{43})/.exec(html)?.[1];
+  if (!token) throw new Error("no action token in the page");
+  return token;
+}
+
+test.describe("sizes", () => {
+  test("an action body over the limit is refused with 413, stated or streamed, and nothing changes", async ({ app, tracker }) => {
+    tracker.create({ requestId: "victim", workspace: "gateway", state: "processing" });
+    tracker.transition("victim", "failed");
+    const headers = { Origin: app.url, "x-reqwatch-token": await actionToken(app.url), "content-type": "application/json" };
+    // 30,000 ids: over the 2 MB limit (and the 10,000-id cap).
+    const body = JSON.stringify({ kind: "retry", ids: ["victim", ...Array.from({ length: 30_000 }, (_, i) => `padding-request-id-${i}-${"x".repeat(60)}`)] });
+    expect(body.length).toBeGreaterThan(2 * 1024 * 1024);
+    const stated = await raw(app.url, { method: "POST", path: "/api/actions", headers, body });
+    expect(stated.status).toBe(413);
+    expect(JSON.parse(stated.body).error.code).toBe("TOO_LARGE");
+    // Chunked, with no Content-Length: counted as it arrives.
+    const streamed = await new Promise<number>((resolve, reject) => {
+      const { port } = new URL(app.url);
+      const req = http.request({ host: "127.0.0.1", port, method: "POST", path: "/api/actions", headers: { ...headers, "transfer-encoding": "chunked" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", (error) => ((error as NodeJS.ErrnoException).code === "EPIPE" || (error as NodeJS.ErrnoException).code === "ECONNRESET" ? undefined : reject(error)));
+      for (let i = 0; i < 40; i++) req.write(body.slice(i * 100_000, (i + 1) * 100_000));
+      req.end();
+    });
+    expect(streamed).toBe(413);
+    // Within the limit, the same request works: the limit is what refused it.
+    const small = await raw(app.url, { method: "POST", path: "/api/actions/preview", headers, body: JSON.stringify({ kind: "retry", ids: ["victim"] }) });
+    expect(small.status).toBe(200);
+    expect(tracker.get("victim")?.state).toBe("failed");
+    expect(tracker.actions.list()).toEqual([]);
+  });
+
+  test("a 50 MB output is shown cut with a link to download it whole, and the server keeps answering meanwhile", async ({ page, app, tracker }) => {
+    test.setTimeout(120_000);
+    const output = "0123456789abcdef".repeat((50 * 1024 * 1024) / 16);
+    tracker.create({ requestId: "huge", workspace: "gateway", state: "processing", prompt: "summarize the logs" });
+    tracker.transition("huge", "completed", { fields: { output } });
+
+    // Other clients meanwhile: the status API keeps answering while the big request is read, shown and downloaded.
+    let slowest = 0;
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const started = performance.now();
+        expect((await fetch(`${app.url}/api/status`)).status).toBe(200);
+        slowest = Math.max(slowest, performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+
+    await page.goto("/requests/huge");
+    const block = page.locator("details", { has: page.getByLabel("Output", { exact: true }) });
+    await expect(block).toContainText(`(${(50 * 1024 * 1024).toLocaleString("en-US")} characters)`);
+    await expect(block).toContainText(`Showing the first 100,000 of ${(50 * 1024 * 1024).toLocaleString("en-US")} characters.`);
+    await block.locator("summary").click();
+    await expect(page.getByLabel("Output", { exact: true })).toHaveText(output.slice(0, 100_000));
+    const [download] = await Promise.all([page.waitForEvent("download"), block.getByRole("link", { name: "Download the full output" }).first().click()]);
+    expect(download.suggestedFilename()).toBe("huge-output.txt");
+    expect(fs.statSync(await download.path()).size).toBe(50 * 1024 * 1024);
+    // The page itself stays small: the text is cut in what the server sends, not hidden in the browser.
+    const html = await (await fetch(`${app.url}/requests/huge`)).text();
+    expect(html.length).toBeLessThan(2 * 1024 * 1024);
+    polling = false;
+    await poller;
+    // Generous: the point is "keeps answering", not a benchmark (the figure is in the note and the README).
+    expect(slowest).toBeLessThan(5_000);
+    console.log(`slowest /api/status while the 50 MB request was served: ${Math.round(slowest)} ms`);
+  });
+});

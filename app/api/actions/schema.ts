@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readJsonBody } from "@/app/_server/body";
 import { ReqwatchError } from "@/lib/errors";
 import { STATES } from "@/lib/states";
 import type { ActionInput } from "@/lib/actions/bulkActions";
@@ -12,7 +13,7 @@ export const actionInput = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("retry"),
     /** These requests... */
-    ids: z.array(requestId).min(1).max(100_000).optional(),
+    ids: z.array(requestId).min(1).max(10_000).optional(),
     /** ...or every request the table's URL query matches (`states=failed&stuck=1`). */
     query: z.string().max(4000).optional(),
   }),
@@ -25,13 +26,7 @@ export const actionInput = z.discriminatedUnion("kind", [
 
 /** The action a request body asks for; a table query becomes the filter it means now (`stuck`: the monitor's latest). */
 export async function parseActionInput(request: Request, now: number, stuck: readonly { requestId: string }[]): Promise<ActionInput> {
-  let body: unknown;
-  try {
-    body = await request.json();
-  } catch {
-    throw new ReqwatchError("BAD_INPUT", "The body must be JSON.");
-  }
-  const parsed = actionInput.safeParse(body);
+  const parsed = actionInput.safeParse(await readJsonBody(request));
   if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid action: ${describeZodError(parsed.error)}`);
   const input = parsed.data;
   if (input.kind === "cleanup") return input;
