@@ -95,6 +95,50 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
   return report;
 }
 
+/**
+ * After a crash during a cleanup of `requestId`: finish it or undo it, so the request is in the
+ * files or in the archive, not both. The archive commit is the point of no return: a request
+ * archived as it still is gets its file removed; one that changed since keeps its file and loses
+ * the stale archive row. True when the request ends up cleaned up.
+ */
+export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): boolean {
+  const archiveDb = archive();
+  return withWritersLock(ctx, () => {
+    const archived = getArchived(archiveDb, requestId);
+    let current: RequestRecord | null;
+    try {
+      current = readRequestFile(ctx.dir.requestFile(requestId), requestId)?.request ?? null;
+    } catch (error) {
+      if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+      return false;
+    }
+    if (!archived) return false;
+    if (!current) return true;
+    if ((current.version ?? 0) === (archived.version ?? 0) && current.lastUpdatedAt === archived.lastUpdatedAt) {
+      fs.rmSync(ctx.dir.requestFile(requestId), { force: true });
+      fsyncDir(ctx.dir.requestsDir);
+      removeRequest(ctx.db, requestId);
+      return true;
+    }
+    removeArchived(archiveDb, requestId);
+    return false;
+  });
+}
+
+/** After a crash during the restore of `requestId`: finish it if it was half done. True when the request is back as a file from the archive. */
+export function settleRestore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): boolean {
+  try {
+    restore(ctx, archive, requestId);
+    return true;
+  } catch (error) {
+    if (isReqwatchError(error, "ALREADY_EXISTS")) return false;
+    if (!isReqwatchError(error, "NOT_FOUND")) throw error;
+  }
+  // Not in the archive: restored if the file is our restored copy.
+  const current = readRequestFile(ctx.dir.requestFile(requestId), requestId)?.request;
+  return current?.transitions?.at(-1)?.reason === RESTORED_REASON;
+}
+
 const RESTORED_REASON = "restored from the archive";
 
 function isRestoredCopy(current: RequestRecord, archived: RequestRecord): boolean {

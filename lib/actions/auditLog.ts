@@ -34,6 +34,11 @@ export interface AuditEntry {
   undoneAt: number | null;
   undoneBy: number | null;
   undoes: number | null;
+  /**
+   * The chunk being worked on, written before the chunk starts (with the progress before it): after
+   * a crash, these are the only requests whose fate the entry does not already say.
+   */
+  inFlight: string[];
 }
 
 /**
@@ -61,9 +66,13 @@ export function ensureAuditTable(db: ArchiveDb): void {
       error TEXT,
       undone_at INTEGER,
       undone_by INTEGER,
-      undoes INTEGER
+      undoes INTEGER,
+      in_flight TEXT NOT NULL DEFAULT '[]'
     );
   `);
+  // Archives written before the write-ahead of chunks existed.
+  const columns = db.prepare("SELECT name FROM pragma_table_info('audit_log')").pluck().all() as string[];
+  if (!columns.includes("in_flight")) db.exec("ALTER TABLE audit_log ADD COLUMN in_flight TEXT NOT NULL DEFAULT '[]'");
 }
 
 interface Row {
@@ -85,6 +94,7 @@ interface Row {
   undone_at: number | null;
   undone_by: number | null;
   undoes: number | null;
+  in_flight: string;
 }
 
 function toEntry(row: Row): AuditEntry {
@@ -106,6 +116,7 @@ function toEntry(row: Row): AuditEntry {
     undoneAt: row.undone_at,
     undoneBy: row.undone_by,
     undoes: row.undoes,
+    inFlight: JSON.parse(row.in_flight) as string[],
   };
 }
 
@@ -123,16 +134,20 @@ export interface EntryProgress {
   changedIds: string[];
 }
 
-/** Progress so far; written as the action goes, so a crash leaves the entry saying about how far it got. */
-export function updateEntry(db: ArchiveDb, id: number, progress: EntryProgress, finish?: { status: "done" | "failed"; at: number; error?: string }): void {
+/**
+ * Progress so far and the chunk about to be worked on (`inFlight`), written (fully synced) before
+ * each chunk: a crash leaves the entry exact up to one chunk, and naming that chunk.
+ */
+export function updateEntry(db: ArchiveDb, id: number, progress: EntryProgress, finish?: { status: "done" | "failed"; at: number; error?: string }, inFlight: readonly string[] = []): void {
   db.prepare(
-    `UPDATE audit_log SET changed = ?, skipped = ?, skip_reasons = ?, changed_ids = ?,
+    `UPDATE audit_log SET changed = ?, skipped = ?, skip_reasons = ?, changed_ids = ?, in_flight = ?,
        status = coalesce(?, status), finished_at = coalesce(?, finished_at), error = coalesce(?, error) WHERE id = ?`,
   ).run(
     progress.changed,
     progress.skipped,
     JSON.stringify(progress.skipReasons),
     JSON.stringify(progress.changedIds),
+    JSON.stringify(inFlight),
     finish?.status ?? null,
     finish?.at ?? null,
     finish?.error ?? null,

@@ -1,11 +1,12 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { ArchiveDb } from "../archive";
-import { cleanup, restore } from "../cleanup";
+import { cleanup, restore, settleCleanup, settleRestore } from "../cleanup";
 import type { TrackerContext } from "../context";
 import { formatDuration } from "../duration";
 import { ReqwatchError, isReqwatchError } from "../errors";
 import { pidExists } from "../process/liveness";
 import { retry, targetIds, type RetryTarget } from "../queue/retry";
+import { readRequestFile } from "../requestFile";
 import { STATES, TERMINAL_STATES, type State } from "../states";
 import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "./auditLog";
 
@@ -41,8 +42,6 @@ const FIRST_IDS = 20;
 const SKIP_EXAMPLES = 5;
 /** A step's target duration when the size is not fixed: short enough that a page's other requests barely wait. */
 const SLICE_MS = 40;
-/** The audit entry's progress is written (fully synced) at most this often while an action runs; the live figures are in memory. */
-const PERSIST_EVERY_MS = 500;
 const FIRST_CHUNK = 10;
 const MAX_CHUNK = 500;
 
@@ -53,6 +52,11 @@ function addSkip(skips: SkipSummary[], reason: string, id: string): void {
   if (!group) skips.push((group = { reason, count: 0, ids: [] }));
   group.count++;
   if (group.ids.length < SKIP_EXAMPLES) group.ids.push(id);
+}
+
+/** Who a retry's history names: the person's tool and the audit entry, so each request says which action changed it. */
+function actedBy(by: string, entryId: number): string {
+  return `${by} (action #${entryId})`;
 }
 
 function describeFilter(filter: NonNullable<RetryTarget["filter"]>): string {
@@ -105,14 +109,39 @@ export class BulkActions {
     return db;
   }
 
-  /** Mark the entries of actions whose process died during them; called once when a server opens. */
+  /**
+   * Close the entries of actions whose process died during them; called once when a server opens.
+   * Each entry was written before its last chunk began, naming the chunk: that chunk's requests are
+   * looked at one by one (a half-done cleanup or restore is finished or undone), so the entry ends
+   * up listing exactly the requests the action changed.
+   */
   closeInterrupted(): AuditEntry[] {
     const db = this.db();
     const cut = interruptedEntries(db, (pid) => pid === process.pid || pidExists(pid));
     for (const entry of cut) {
-      updateEntry(db, entry.id, entry, { status: "failed", at: this.ctx.now(), error: `Interrupted: the process stopped partway (at least ${entry.changed + entry.skipped} of ${entry.matched} done); each request's history says whether this action changed it.` });
+      const settled = entry.inFlight.filter((id) => this.settle(entry, id));
+      const progress = { ...entry, changed: entry.changed + settled.length, changedIds: [...entry.changedIds, ...settled] };
+      const done = progress.changed + progress.skipped;
+      updateEntry(db, entry.id, progress, {
+        status: "failed",
+        at: this.ctx.now(),
+        error: `Interrupted: the process stopped after ${done} of ${entry.matched}. The ${progress.changed} changed are listed here; the other ${entry.matched - done} were not touched.`,
+      });
     }
-    return cut;
+    return cut.map((entry) => getEntry(db, entry.id));
+  }
+
+  /** Whether the interrupted action `entry` changed request `id` (finishing or undoing a half-done change first). */
+  private settle(entry: AuditEntry, id: string): boolean {
+    if (entry.kind === "cleanup") return settleCleanup(this.ctx, this.archive, id);
+    if (entry.kind === "undo") return settleRestore(this.ctx, this.archive, id);
+    try {
+      const stamp = actedBy(entry.by, entry.id);
+      return !!readRequestFile(this.ctx.dir.requestFile(id), id)?.request.transitions?.some((t) => t.by === stamp);
+    } catch (error) {
+      if (isReqwatchError(error, "CORRUPT_FILE")) return false;
+      throw error;
+    }
   }
 
   preview(raw: ActionInput): ActionPreview {
@@ -138,9 +167,9 @@ export class BulkActions {
     const input = validate(raw);
     const ids = input.kind === "retry" ? targetIds(this.ctx, input.ids ? { ids: input.ids } : { filter: input.filter }) : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true }).ids;
     const target = input.kind === "retry" ? (input.ids ? { ids: input.ids } : { filter: input.filter }) : { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES };
-    return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress) => {
+    return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
       if (input.kind === "retry") {
-        const report = retry(this.ctx, { ids: chunk }, { by: options.by ?? "dashboard" });
+        const report = retry(this.ctx, { ids: chunk }, { by: actedBy(options.by ?? "dashboard", entryId) });
         for (const r of report.retried) progress.changedIds.push(r.requestId);
         for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
         return { changed: report.retried.length, skipped: report.skipped.length };
@@ -187,7 +216,7 @@ export class BulkActions {
     ids: string[],
     entry: { kind: AuditEntry["kind"]; summary: string; target: unknown; undoes?: number },
     options: RunOptions & { onStart?: (id: number) => void },
-    step: (chunk: string[], progress: EntryProgress) => { changed: number; skipped: number },
+    step: (chunk: string[], progress: EntryProgress, entryId: number) => { changed: number; skipped: number },
   ): Promise<AuditEntry> {
     const db = this.db();
     const id = startEntry(db, { ...entry, by: options.by ?? "dashboard", matched: ids.length, at: this.ctx.now() });
@@ -195,19 +224,16 @@ export class BulkActions {
     this.running.set(id, progress);
     options.onStart?.(id);
     let chunkSize = options.chunkSize ?? FIRST_CHUNK;
-    let persistedAt = performance.now();
     try {
       for (let start = 0; start < ids.length; ) {
         const began = performance.now();
         const chunk = ids.slice(start, start + chunkSize);
-        const done = step(chunk, progress);
+        // Write-ahead: the entry is exact up to here and names what comes next (see closeInterrupted).
+        updateEntry(db, id, progress, undefined, chunk);
+        const done = step(chunk, progress, id);
         start += chunk.length;
         progress.changed += done.changed;
         progress.skipped += done.skipped;
-        if (performance.now() - persistedAt >= PERSIST_EVERY_MS) {
-          updateEntry(db, id, progress);
-          persistedAt = performance.now();
-        }
         options.onProgress?.(progress);
         if (options.chunkSize === undefined) {
           const took = Math.max(0.1, performance.now() - began);

@@ -47,8 +47,8 @@ interface Fixtures {
   tracker: Tracker;
   /** The dashboard on a free port, serving `stateDir`; `page` and `request` use it as their base URL. */
   app: { url: string };
-  /** Start the dashboard when the test says (after it has prepared the state directory). */
-  launchApp: (env?: Record<string, string>) => Promise<{ url: string }>;
+  /** Start the dashboard when the test says (after it has prepared the state directory); `kill` is SIGKILL. */
+  launchApp: (env?: Record<string, string>) => Promise<{ url: string; kill: () => Promise<void> }>;
 }
 
 export const test = base.extend<Fixtures & Options>({
@@ -81,10 +81,16 @@ export const test = base.extend<Fixtures & Options>({
       server.stderr?.on("data", (chunk) => (output += chunk));
       const url = `http://127.0.0.1:${port}`;
       await waitForHealth(`${url}/api/health`, server, () => output);
-      return { url };
+      const kill = async () => {
+        if (server.exitCode !== null || server.signalCode !== null) return;
+        const exited = new Promise((resolve) => server.on("exit", resolve));
+        server.kill("SIGKILL");
+        await exited;
+      };
+      return { url, kill };
     });
     for (const server of servers) {
-      if (server.exitCode !== null) continue;
+      if (server.exitCode !== null || server.signalCode !== null) continue;
       server.kill("SIGTERM");
       await new Promise((resolve) => server.on("exit", resolve));
     }
@@ -98,5 +104,13 @@ export const test = base.extend<Fixtures & Options>({
     await use(app.url);
   },
 });
+
+/** The per-launch action token, as the dashboard's own page carries it. */
+export async function actionToken(url: string): Promise<string> {
+  const html = await (await fetch(`${url}/`)).text();
+  const token = /actionToken\\?":\\?"([A-Za-z0-9_-]{43})/.exec(html)?.[1];
+  if (!token) throw new Error("no action token in the page");
+  return token;
+}
 
 export { expect };

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { expect, test } from "./fixtures";
+import { actionToken, expect, test } from "./fixtures";
 
 /** One raw HTTP request, so that the Host header can be anything, or absent. */
 function raw(url: string, options: { method?: string; path: string; host?: string | null; headers?: Record<string, string>; body?: string }) {
@@ -127,14 +127,6 @@ test.describe("hostile requests", () => {
     expect(fs.lstatSync(path.join(stateDir, "requests/secret.json")).isSymbolicLink()).toBe(true);
   });
 });
-
-/** The per-launch action token, as the dashboard's own page carries it. */
-async function actionToken(url: string): Promise<string> {
-  const html = await (await fetch(`${url}/`)).text();
-  const token = /actionToken\\?":\\?"([A-Za-z0-9_-]{43})/.exec(html)?.[1];
-  if (!token) throw new Error("no action token in the page");
-  return token;
-}
 
 test.describe("sizes", () => {
   test("an action body over the limit is refused with 413, stated or streamed, and nothing changes", async ({ app, tracker }) => {

@@ -30,7 +30,7 @@ describe("bulk actions", () => {
     expect(entry).toMatchObject({ kind: "retry", status: "done", matched: 31, changed: preview.willChange, skipped: 1 });
     expect(progress).toEqual([7, 14, 21, 28, 31]);
     expect(tracker.countsByState()).toMatchObject({ failed: 0, queued: 30, completed: 1 });
-    expect(tracker.get("f0001")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", by: "dashboard", manual: true });
+    expect(tracker.get("f0001")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", by: `dashboard (action #${entry.id})`, manual: true });
     expect(tracker.actions.list()[0]).toMatchObject({ id: entry.id, summary: "Retry every request matching: states failed, completed" });
   });
 

@@ -1,0 +1,60 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { AuditEntry } from "../../lib/actions/auditLog";
+import { actionOutcome, readOriginals } from "../helpers/actionOutcome";
+import { actionToken, expect, test } from "./fixtures";
+
+const ROUNDS = 3;
+
+test("the server killed with SIGKILL during bulk retries and cleanups: every request wholly before or after, as the audit log says", async ({ page, stateDir, tracker, launchApp }) => {
+  test.setTimeout(240_000);
+  const count = 2000;
+  for (let i = 0; i < count; i++) {
+    const id = `r${String(i).padStart(4, "0")}`;
+    tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
+    tracker.transition(id, "failed", { fields: { error: "upstream 503" } });
+  }
+  const requestIds = () => fs.readdirSync(path.join(stateDir, "requests")).filter((name) => name.endsWith(".json")).map((name) => name.slice(0, -5));
+  const rounds: string[] = [];
+  for (const kind of ["retry", "cleanup"] as const) {
+    for (let round = 0; round < ROUNDS; round++) {
+      const app = await launchApp();
+      const ids = requestIds().filter((id) => tracker.get(id)?.state === "failed");
+      const originals = readOriginals(stateDir, ids);
+      const body = kind === "retry" ? { kind, query: "states=failed" } : { kind, olderThanMs: 0 };
+      const started = await fetch(`${app.url}/api/actions`, {
+        method: "POST",
+        headers: { Origin: app.url, "x-reqwatch-token": await actionToken(app.url), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(started.status).toBe(202);
+      const { entry: startedEntry } = (await started.json()) as { entry: AuditEntry };
+      // Each round kills a little later into the action.
+      await new Promise((resolve) => setTimeout(resolve, 50 + round * 150 + Math.random() * 100));
+      await app.kill();
+
+      // A new server on the same directory closes the entry; the files and the archive must agree with it.
+      const next = await launchApp();
+      const entry = ((await (await fetch(`${next.url}/api/actions`)).json()) as { entries: AuditEntry[] }).entries.find((e) => e.id === startedEntry.id)!;
+      const outcome = actionOutcome(stateDir, entry, ids, originals);
+      expect(outcome.problems, `${kind} round ${round}`).toEqual([]);
+      expect(outcome.changed).toBe(entry.changed);
+      rounds.push(`${kind} ${entry.changed}/${ids.length}${entry.status === "done" ? " (finished)" : ""}`);
+      if (kind === "retry") {
+        // Put the retried ones back to failed for the next round (as a worker would fail them).
+        for (let n = 0; n < entry.changedIds.length; n++) {
+          const claim = tracker.claimNext({ worker: "test" });
+          if (claim) tracker.fail(claim.request.requestId, claim.token, "failed again", { retryable: false });
+        }
+      }
+      await next.kill();
+    }
+  }
+  console.log(`changed before each kill: ${rounds.join(", ")}`);
+  expect(rounds.some((r) => !r.includes("finished") && !/ 0\//.test(r))).toBe(true);
+
+  // A person sees the interrupted actions as such.
+  const last = await launchApp();
+  await page.goto(`${last.url}/audit`);
+  await expect(page.locator("main")).toContainText("Interrupted: the process stopped after");
+});

@@ -1,0 +1,69 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openTracker } from "../../lib/tracker";
+import { actionOutcome, readOriginals } from "../helpers/actionOutcome";
+import { startWorker, waitForExit, waitForLine } from "../helpers/processes";
+
+/**
+ * A process running a bulk retry or cleanup is killed with SIGKILL at a random moment, many times.
+ * After the restart every request is wholly before or wholly after the action, the audit entry
+ * lists exactly those after, and no request is in neither the files nor the archive.
+ */
+const COUNT = 800;
+const ROUNDS = 8;
+let template: string;
+const ids = Array.from({ length: COUNT }, (_, i) => `k${String(i).padStart(4, "0")}`);
+
+beforeAll(() => {
+  template = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-kills-"));
+  const tracker = openTracker({ stateDir: template });
+  for (const id of ids) {
+    tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
+    tracker.transition(id, "failed", { fields: { error: "upstream 503" } });
+  }
+  tracker.close();
+}, 60_000);
+
+afterAll(() => fs.rmSync(template, { recursive: true, force: true }));
+
+describe.each(["retry", "cleanup"] as const)("SIGKILL during a bulk %s", (kind) => {
+  it(`leaves every request wholly before or after, as the audit log says (${ROUNDS} kills)`, async () => {
+    const summary: string[] = [];
+    // Round -1 runs to the end: how long the whole action takes on this machine spreads the kills over it.
+    let fullRunMs = 0;
+    for (let round = -1; round < ROUNDS; round++) {
+      const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-kill-"));
+      fs.cpSync(template, stateDir, { recursive: true });
+      const originals = readOriginals(stateDir, ids);
+      const child = startWorker("runAction.cjs", [stateDir, kind]);
+      await waitForLine(child, "started");
+      if (round < 0) {
+        const started = performance.now();
+        await waitForLine(child, "finished");
+        fullRunMs = performance.now() - started;
+      } else {
+        // Spread the kills over the action: right away, a few chunks in, most of the way.
+        await new Promise((resolve) => setTimeout(resolve, Math.round(((round + Math.random()) / ROUNDS) * fullRunMs)));
+      }
+      child.kill("SIGKILL");
+      await waitForExit(child);
+
+      const tracker = openTracker({ stateDir });
+      const [closed] = tracker.actions.closeInterrupted();
+      const entry = closed ?? tracker.actions.list()[0]!;
+      const outcome = actionOutcome(stateDir, entry, ids, originals);
+      expect(outcome.problems, `round ${round}`).toEqual([]);
+      expect(outcome.changed).toBe(entry.changed);
+      // The index agrees with the files.
+      expect(tracker.countsByState()).toMatchObject(kind === "retry" ? { failed: COUNT - entry.changed, queued: entry.changed } : { failed: COUNT - entry.changed });
+      summary.push(`${entry.changed}/${COUNT}${closed ? "" : " (finished)"}`);
+      tracker.close();
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
+    console.log(`${kind} (${Math.round(fullRunMs)} ms uninterrupted): changed before the kill in each round: ${summary.join(", ")}`);
+    // The kills landed mid-action at least some of the time (otherwise the test proves little).
+    expect(summary.filter((s) => !s.includes("finished") && !s.startsWith("0/")).length).toBeGreaterThan(0);
+  }, 120_000);
+});
