@@ -15,7 +15,8 @@ import { countByState, type StateCounts } from "./index/queries/countByState";
 import { getRequest } from "./index/queries/getRequest";
 import { listRequests, type RequestPage } from "./index/queries/listRequests";
 import { listUnreadable, type UnreadableFile } from "./index/queries/listUnreadable";
-import { openIndex, readMeta } from "./index/openIndex";
+import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./index/indexGuard";
+import { openIndex, readMeta, removeIndexFiles } from "./index/openIndex";
 import { resolveListFilters, type ListFilters } from "./listFilters";
 import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./options";
 import { recover, type RecoveryReport } from "./recovery/recover";
@@ -100,6 +101,14 @@ export interface Tracker {
   feedLastSeq(): number;
   /** After an index rebuild: fill up to `rows` rows of the text index; returns how many remain (0: done). A search finishes it itself. */
   backfillTextIndex(rows?: number): number;
+  /**
+   * Whether the index is still the state directory's index.db and readable; if it was deleted,
+   * replaced or corrupted, reopen it (rebuilt from the files). A missing state directory is
+   * reported and left for its owner to recreate.
+   */
+  checkIndex(): IndexCheck;
+  /** `checkIndex` every `intervalMs` (default 1 s) in a long-lived process; `onReopened` restarts what watched the old folders. */
+  startIndexGuard(options?: { intervalMs?: number; onReopened?: (cause: string) => void; onError?: (error: unknown) => void }): IndexGuardHandle;
   /** The session tracker (seed 004): sessions/<id>.json, their index, their feed changes. */
   readonly sessions: Sessions;
   /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
@@ -129,11 +138,14 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
   const dir = stateDirAt(resolved.stateDir);
   ensureStateDir(dir);
-  const opened = openIndex(dir.indexFile);
-  const waiters = new Waiters(opened.db);
-  const ctx: TrackerContext = { dir, db: opened.db, options: resolved, now: resolved.now, onCommit: (request) => waiters.notify(request) };
+  let opened = openIndex(dir.indexFile);
+  let identity = indexIdentity(dir.indexFile);
+  const ctx: TrackerContext = { dir, db: opened.db, options: resolved, now: resolved.now };
+  const waiters = new Waiters(() => ctx.db);
+  ctx.onCommit = (request) => waiters.notify(request);
   const monitors = new Set<MonitorHandle>();
   const ingests = new Set<IngestHandle>();
+  const guards = new Set<IndexGuardHandle>();
 
   let archiveDb: ArchiveDb | null = null;
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
@@ -151,6 +163,32 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
   const actions = new BulkActions(ctx, archive);
   const sessions = new Sessions(ctx);
+
+  /** Reopen a lost index (rebuilding it from the files when it is new) and the archive with it. */
+  function checkIndex(): IndexCheck {
+    const started = performance.now();
+    const problem = indexProblem(dir, ctx.db, identity);
+    if (!problem || problem.kind === "dir-missing") return { problem, reopened: false, durationMs: performance.now() - started };
+    // Deleted or replaced: open what is there now (another process may have made it). Corrupt: start over.
+    if (problem.kind === "corrupt") removeIndexFiles(dir.indexFile);
+    ensureStateDir(dir);
+    const old = ctx.db;
+    opened = openIndex(dir.indexFile);
+    identity = indexIdentity(dir.indexFile);
+    ctx.db = opened.db;
+    old.close();
+    archiveDb?.close();
+    archiveDb = null;
+    if (opened.needsRebuild) {
+      ctx.rebuilding = true;
+      try {
+        recover(ctx, { hungAfterMs: null });
+      } finally {
+        ctx.rebuilding = false;
+      }
+    }
+    return { problem, reopened: true, durationMs: performance.now() - started };
+  }
 
   return {
     stateDir: dir,
@@ -296,11 +334,20 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       return withWritersLock(ctx, () => backfillText(ctx.db, rows));
     },
 
+    checkIndex,
+
+    startIndexGuard(options = {}) {
+      const handle = startIndexGuard(checkIndex, { now: ctx.now, ...options });
+      guards.add(handle);
+      return handle;
+    },
+
     close() {
       for (const monitor of monitors) monitor.stop();
       for (const ingest of ingests) ingest.stop();
+      for (const guard of guards) guard.stop();
       waiters.close();
-      opened.db.close();
+      ctx.db.close();
       archiveDb?.close();
       discardSpares();
     },

@@ -1,6 +1,7 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import { FeedHub } from "@/lib/feed/feedHub";
+import type { IndexGuardHandle } from "@/lib/index/indexGuard";
 import type { IngestHandle } from "@/lib/ingest/startIngest";
 import type { StuckRequest } from "@/lib/monitor/monitorPass";
 import type { MonitorHandle } from "@/lib/monitor/startMonitor";
@@ -15,7 +16,10 @@ import { recoveryNotice, type RecoveryNotice } from "@/lib/views/overviewView";
 interface Runtime {
   tracker: Tracker;
   monitor: MonitorHandle;
+  /** Replaced when the index guard reopens the state directory (its watchers were on the old folders). */
   ingest: IngestHandle;
+  /** Notices a deleted, replaced or corrupted index.db, or a missing state directory, and recovers. */
+  guard: IndexGuardHandle;
   feed: FeedHub;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   actionToken: string;
@@ -37,8 +41,19 @@ function open(): Runtime {
   });
   fillTextIndex(tracker);
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once.
-  const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
-  return { tracker, monitor, ingest, feed, actionToken: randomBytes(32).toString("base64url"), recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart) };
+  const startIngest = () => tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
+  const ingest = startIngest();
+  // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
+  const guard = tracker.startIndexGuard({
+    onReopened: (cause) => {
+      console.error(`reqwatch: ${cause}; the index was rebuilt from the files.`);
+      runtime().ingest.stop();
+      runtime().ingest = startIngest();
+      fillTextIndex(tracker);
+    },
+    onError: (error) => console.error("reqwatch: index check failed:", error),
+  });
+  return { tracker, monitor, ingest, guard, feed, actionToken: randomBytes(32).toString("base64url"), recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart) };
 }
 
 /** After a rebuild, fill the search index in small steps, leaving the event loop free between them. */
@@ -82,6 +97,11 @@ export function getActionToken(): string {
 /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
 export function getStuck(): StuckRequest[] {
   return runtime().monitor.lastPass()?.stuck ?? [];
+}
+
+/** The server's index guard: what is wrong with the state directory now, and the rebuilds it made. */
+export function getIndexGuard(): IndexGuardHandle {
+  return runtime().guard;
 }
 
 /** The server's stuck monitor: its latest pass is what the stuck badge shows. */

@@ -1,4 +1,4 @@
-import { getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
+import { getIndexGuard, getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { healthView } from "@/lib/views/healthView";
 import { formatAgo, formatDuration } from "@/lib/duration";
@@ -7,13 +7,18 @@ export const dynamic = "force-dynamic";
 
 export default function HealthPage() {
   const tracker = getTracker();
-  const health = healthView(tracker, getIngest().status(), getMonitor());
+  const health = healthView(tracker, getIngest().status(), getMonitor(), getIndexGuard().status());
   const now = tracker.options.now();
-  const { ingest, monitor } = health;
+  const { ingest, monitor, guard } = health;
   return (
     <>
       <h1>Health</h1>
-      <AutoRefresh everyMs={5000} />
+      <AutoRefresh everyMs={guard.problem ? 1000 : 5000} />
+      {guard.problem && (
+        <p className="notice" role="alert">
+          {guard.problem} The tables show the requests as they were{guard.since ? ` ${formatAgo(guard.since, now)}` : ""}.
+        </p>
+      )}
       <div className="grid2">
         <section>
           <h2>State directory and index</h2>
@@ -26,6 +31,12 @@ export default function HealthPage() {
             <dd>{(health.indexBytes / 1024 / 1024).toFixed(1)} MB</dd>
             <dt>Index generation</dt>
             <dd>{health.generation}</dd>
+            <dt>Index rebuilds</dt>
+            <dd>
+              {guard.lastRebuild
+                ? `${guard.rebuilds} while running; latest ${formatAgo(guard.lastRebuild.at, now)}, because ${guard.lastRebuild.cause} (${guard.lastRebuild.durationMs} ms)`
+                : "none while running"}
+            </dd>
           </dl>
         </section>
         <section>

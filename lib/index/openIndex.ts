@@ -16,7 +16,8 @@ export interface OpenedIndex {
   generation: string;
 }
 
-function removeIndexFiles(file: string): void {
+/** Delete index.db with its write-ahead log and shared memory (it is rebuildable from the files). */
+export function removeIndexFiles(file: string): void {
   for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
 }
 

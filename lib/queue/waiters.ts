@@ -22,8 +22,10 @@ export class Waiters {
   private readonly waiting = new Map<string, Set<Waiter>>();
   private poller: NodeJS.Timeout | null = null;
   private dataVersion = -1;
+  private versionOf: IndexDb | null = null;
 
-  constructor(private readonly db: IndexDb) {}
+  /** `db` is asked each time: the tracker reopens its index when the file is lost. */
+  constructor(private readonly index: () => IndexDb) {}
 
   /** How many waits are pending (the tests check that none leak). */
   get size(): number {
@@ -97,12 +99,15 @@ export class Waiters {
   }
 
   private poll(): void {
-    if (!this.db.open) return;
-    const version = this.db.pragma("data_version", { simple: true }) as number;
+    const db = this.index();
+    if (!db.open) return;
+    // data_version counts per connection: a reopened index starts a new count.
+    if (db !== this.versionOf) [this.versionOf, this.dataVersion] = [db, -1];
+    const version = db.pragma("data_version", { simple: true }) as number;
     if (version === this.dataVersion) return;
     this.dataVersion = version;
     const rows = statement(
-      this.db,
+      db,
       `SELECT doc FROM requests WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('completed', 'failed', 'timeout')`,
     )
       .pluck()

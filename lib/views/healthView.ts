@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import type { UnreadableFile } from "../index/queries/listUnreadable";
+import type { IndexGuardStatus } from "../index/indexGuard";
 import type { IngestStatus } from "../ingest/startIngest";
 import type { MonitorHandle } from "../monitor/startMonitor";
 import { STATES } from "../states";
@@ -13,6 +14,8 @@ export interface HealthView {
   indexBytes: number;
   unreadable: UnreadableFile[];
   ingest: IngestStatus;
+  /** A missing state directory (now), and the index rebuilds made while the server ran. */
+  guard: IndexGuardStatus;
   monitor: { intervalMs: number; lastPassAt: number | null; durationMs: number | null; stuck: number | null; lastError: string | null };
 }
 
@@ -25,7 +28,7 @@ function sizeOf(file: string): number {
 }
 
 /** What the health page and /api/health show. */
-export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: MonitorHandle): HealthView {
+export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: MonitorHandle, guard: IndexGuardStatus): HealthView {
   const counts = tracker.countsByState();
   const pass = monitor.lastPass();
   const index = tracker.stateDir.indexFile;
@@ -36,6 +39,7 @@ export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: Moni
     indexBytes: sizeOf(index) + sizeOf(`${index}-wal`),
     unreadable: tracker.unreadableFiles(),
     ingest,
+    guard,
     monitor: {
       intervalMs: tracker.options.monitorIntervalMs,
       lastPassAt: pass?.at ?? null,

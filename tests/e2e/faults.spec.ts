@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { AuditEntry } from "../../lib/actions/auditLog";
 import { actionOutcome, readOriginals } from "../helpers/actionOutcome";
+import { aRequest, writeRequestFile } from "../helpers/builders";
 import { actionToken, expect, test } from "./fixtures";
 
 const ROUNDS = 3;
@@ -57,4 +58,50 @@ test("the server killed with SIGKILL during bulk retries and cleanups: every req
   const last = await launchApp();
   await page.goto(`${last.url}/audit`);
   await expect(page.locator("main")).toContainText("Interrupted: the process stopped after");
+});
+
+test("index.db deleted, then corrupted, while the server runs: rebuilt from the files, and the open page refetches on its own", async ({ page, app, stateDir }) => {
+  for (let i = 0; i < 5; i++) writeRequestFile(stateDir, aRequest({ requestId: `before-${i}`, state: "failed" }));
+  await page.goto(`${app.url}/requests`);
+  const table = page.getByRole("table", { name: "Requests" });
+  await expect(table.getByRole("row", { name: /before-4/ })).toBeVisible();
+
+  for (const [n, damage] of [
+    [1, () => ["", "-wal", "-shm"].forEach((suffix) => fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true }))],
+    [2, () => fs.writeFileSync(path.join(stateDir, "index.db"), Buffer.alloc(256 * 1024, 0x5a))],
+  ] as const) {
+    damage();
+    // A request written while the index is being lost and rebuilt: it must appear without a reload.
+    writeRequestFile(stateDir, aRequest({ requestId: `after-${n}`, state: "failed" }));
+    await expect.poll(async () => (await (await fetch(`${app.url}/api/health`)).json()).guard.rebuilds, { timeout: 10_000 }).toBe(n);
+    await expect(table.getByRole("row", { name: new RegExp(`after-${n}`) })).toBeVisible({ timeout: 10_000 });
+    await expect(table.getByRole("row", { name: /before-4/ })).toBeVisible();
+  }
+  await page.goto(`${app.url}/health`);
+  await expect(page.getByText(/^2 while running; latest .*, because index\.db was overwritten: it is not a SQLite database any more/)).toBeVisible();
+  expect(fs.readFileSync(path.join(stateDir, "index.db")).subarray(0, 15).toString()).toBe("SQLite format 3");
+});
+
+test("the state directory removed and recreated while the server runs: health says so, and the server recovers without a restart", async ({ page, app, stateDir }) => {
+  writeRequestFile(stateDir, aRequest({ requestId: "old-one", state: "queued" }));
+  await page.goto(`${app.url}/health`);
+  await expect(page.getByText("Index rebuilds")).toBeVisible();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  await expect(page.locator("main").getByRole("alert")).toContainText(`The state directory ${stateDir} is missing; waiting for it to be created again.`, { timeout: 10_000 });
+  expect((await (await fetch(`${app.url}/api/health`)).json()).ok).toBe(false);
+
+  // Someone recreates it (a worker starting, a person restoring a backup).
+  writeRequestFile(stateDir, aRequest({ requestId: "new-one", state: "queued" }));
+  await expect(page.locator("main").getByRole("alert")).toHaveCount(0, { timeout: 10_000 });
+  await expect(page.getByText(/^1 while running; latest .*, because index\.db was deleted/)).toBeVisible();
+  expect((await (await fetch(`${app.url}/api/health`)).json()).ok).toBe(true);
+  await page.goto(`${app.url}/requests`);
+  const table = page.getByRole("table", { name: "Requests" });
+  await expect(table.getByRole("row", { name: /new-one/ })).toBeVisible();
+  await expect(table.getByRole("row", { name: /old-one/ })).toHaveCount(0);
+  // The watcher is back on the new folders: a file written now shows up live.
+  writeRequestFile(stateDir, aRequest({ requestId: "newer-one", state: "queued" }));
+  await expect(table.getByRole("row", { name: /newer-one/ })).toBeVisible();
+  await page.goto(`${app.url}/health`);
+  await expect(page.getByText("watching requests/")).toBeVisible();
 });

@@ -55,9 +55,12 @@ export const test = base.extend<Fixtures & Options>({
   appEnv: [{}, { option: true }],
 
   stateDir: async ({}, use) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-"));
+    // Inside a parent of its own, removed with it: tests put files "outside the state directory" there.
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-"));
+    const dir = path.join(parent, "state");
+    fs.mkdirSync(dir);
     await use(dir);
-    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(parent, { recursive: true, force: true });
   },
 
   tracker: async ({ stateDir }, use) => {

@@ -19,10 +19,12 @@ afterEach(() => {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fresh, empty state directory, removed after the test. */
+/** A fresh, empty state directory, removed after the test with its parent (where tests put files "outside" it). */
 export function tempStateDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-test-"));
-  made.push(dir);
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-test-"));
+  made.push(parent);
+  const dir = path.join(parent, "state");
+  fs.mkdirSync(dir);
   return dir;
 }
 

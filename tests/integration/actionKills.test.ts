@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTracker } from "../../lib/tracker";
 import { actionOutcome, readOriginals } from "../helpers/actionOutcome";
 import { startWorker, waitForExit, waitForLine } from "../helpers/processes";
+import { tempStateDir } from "../helpers/stateDir";
 
 /**
  * A process running a bulk retry or cleanup is killed with SIGKILL at a random moment, many times.
@@ -34,7 +35,7 @@ describe.each(["retry", "cleanup"] as const)("SIGKILL during a bulk %s", (kind) 
     // Round -1 runs to the end: how long the whole action takes on this machine spreads the kills over it.
     let fullRunMs = 0;
     for (let round = -1; round < ROUNDS; round++) {
-      const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-kill-"));
+      const stateDir = tempStateDir();
       fs.cpSync(template, stateDir, { recursive: true });
       const originals = readOriginals(stateDir, ids);
       const child = startWorker("runAction.cjs", [stateDir, kind]);
@@ -60,7 +61,6 @@ describe.each(["retry", "cleanup"] as const)("SIGKILL during a bulk %s", (kind) 
       expect(tracker.countsByState()).toMatchObject(kind === "retry" ? { failed: COUNT - entry.changed, queued: entry.changed } : { failed: COUNT - entry.changed });
       summary.push(`${entry.changed}/${COUNT}${closed ? "" : " (finished)"}`);
       tracker.close();
-      fs.rmSync(stateDir, { recursive: true, force: true });
     }
     console.log(`${kind} (${Math.round(fullRunMs)} ms uninterrupted): changed before the kill in each round: ${summary.join(", ")}`);
     // The kills landed mid-action at least some of the time (otherwise the test proves little).

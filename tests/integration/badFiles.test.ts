@@ -75,6 +75,7 @@ describe("a corpus of bad request files", () => {
     if (process.getuid?.() === 0) {
       // Root reads anything: run the reader as nobody, on a state directory nobody owns (but not the file).
       runAs = { uid: 65534, gid: 65534 };
+      fs.chmodSync(path.dirname(stateDir), 0o755);
       fs.chmodSync(stateDir, 0o777);
       fs.chmodSync(path.join(stateDir, "requests"), 0o777);
       fs.chownSync(path.join(stateDir, "requests", "good-1.json"), 65534, 65534);

@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli";
@@ -40,7 +39,7 @@ describe("reqwatch session", () => {
   });
 
   it("shows another tool's seed-shaped file given by path, and fails with exit 1 on bad input", () => {
-    const external = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-ext-")), "CLAUDE-session-state.json");
+    const external = path.join(tempStateDir(), "..", "CLAUDE-session-state.json");
     fs.writeFileSync(external, JSON.stringify({ created_at: "2025-01-26T09:00:00Z", last_updated: "2025-01-26T12:30:00Z", context_snapshot: { active_task: "User registration system" }, files_modified: { "src/routes/users.ts": { modification_count: 2 } } }));
     const shown = runCli(["session", "show", "--file", external], { stateDir: tempStateDir() });
     expect(shown.code).toBe(0);

@@ -1,5 +1,5 @@
 import { errorResponse } from "@/app/_server/respond";
-import { getFeedHub, getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
+import { getFeedHub, getIndexGuard, getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
 import { healthView } from "@/lib/views/healthView";
 
 export const dynamic = "force-dynamic";
@@ -8,10 +8,11 @@ export const dynamic = "force-dynamic";
 export function GET(): Response {
   try {
     const tracker = getTracker();
-    const { unreadable, monitor, ...health } = healthView(tracker, getIngest().status(), getMonitor());
+    const { unreadable, monitor, ...health } = healthView(tracker, getIngest().status(), getMonitor(), getIndexGuard().status());
     const pass = getMonitor().lastPass();
     return Response.json({
-      ok: true,
+      // False while the state directory is missing (the server itself still answers).
+      ok: health.guard.problem === null,
       ...health,
       unreadableFiles: unreadable.length,
       feed: { ...tracker.feedHead(), generation: health.generation, subscribers: getFeedHub().size },

@@ -1,0 +1,92 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { aRequest, writeRequestFile } from "../helpers/builders";
+import { aTracker } from "../helpers/stateDir";
+
+function seed(count: number) {
+  const tracker = aTracker();
+  for (let i = 0; i < count; i++) tracker.create({ requestId: `r${i}`, workspace: "gateway", state: "queued" });
+  return { tracker, stateDir: tracker.stateDir.root };
+}
+
+function removeIndex(stateDir: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
+}
+
+describe("losing the index while a tracker has it open", () => {
+  it("a healthy index is left alone", () => {
+    const { tracker } = seed(3);
+    const generation = tracker.generation();
+    expect(tracker.checkIndex()).toMatchObject({ problem: null, reopened: false });
+    expect(tracker.generation()).toBe(generation);
+  });
+
+  it("index.db deleted: noticed, rebuilt from the files under a new generation, and shared with other processes again", () => {
+    const { tracker, stateDir } = seed(20);
+    const generation = tracker.generation();
+    removeIndex(stateDir);
+    // Another process opens the state directory meanwhile: it makes (and rebuilds) a new index.db.
+    const other = aTracker({ stateDir });
+    other.create({ requestId: "late", workspace: "gateway", state: "queued" });
+    expect(tracker.get("late")).toBeNull(); // Still on the deleted file.
+
+    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "replaced" }, reopened: true });
+    expect(tracker.get("late")?.state).toBe("queued");
+    expect(tracker.countsByState().queued).toBe(21);
+    expect(tracker.generation()).not.toBe(generation);
+    // One index again: a write by either is seen by the other.
+    tracker.transition("late", "processing");
+    expect(other.get("late")?.state).toBe("processing");
+    expect(tracker.checkIndex().problem).toBeNull();
+  });
+
+  it("index.db deleted with nobody else around: rebuilt by the tracker itself", () => {
+    const { tracker, stateDir } = seed(5);
+    removeIndex(stateDir);
+    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
+    expect(fs.existsSync(path.join(stateDir, "index.db"))).toBe(true);
+    expect(tracker.countsByState().queued).toBe(5);
+  });
+
+  it("index.db overwritten with garbage: noticed, replaced by a rebuilt one; the request files are untouched", () => {
+    const { tracker, stateDir } = seed(10);
+    const files = fs.readdirSync(path.join(stateDir, "requests")).map((name) => fs.readFileSync(path.join(stateDir, "requests", name), "utf8"));
+    const fd = fs.openSync(path.join(stateDir, "index.db"), "r+");
+    fs.writeSync(fd, Buffer.alloc(64 * 1024, 0xab), 0, 64 * 1024, 0);
+    fs.closeSync(fd);
+    const check = tracker.checkIndex();
+    expect(check).toMatchObject({ problem: { kind: "corrupt" }, reopened: true });
+    expect(tracker.countsByState().queued).toBe(10);
+    expect(fs.readdirSync(path.join(stateDir, "requests")).map((name) => fs.readFileSync(path.join(stateDir, "requests", name), "utf8"))).toEqual(files);
+    tracker.create({ requestId: "after", workspace: "gateway", state: "queued" });
+    expect(tracker.get("after")).not.toBeNull();
+  });
+
+  it("the state directory removed: reported and left alone until it is back; then the index is rebuilt from what is there", () => {
+    const { tracker, stateDir } = seed(5);
+    fs.rmSync(stateDir, { recursive: true, force: true });
+    for (let i = 0; i < 2; i++) expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "dir-missing" }, reopened: false });
+    expect(fs.existsSync(stateDir)).toBe(false);
+    // A writer (or a person) recreates it with one request.
+    writeRequestFile(stateDir, aRequest({ requestId: "reborn", state: "queued" }));
+    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
+    expect(tracker.list().items.map((r) => r.requestId)).toEqual(["reborn"]);
+    // Writes work again: the layout was made.
+    tracker.create({ requestId: "next", workspace: "gateway", state: "queued" });
+    expect(fs.existsSync(path.join(stateDir, "requests/next.json"))).toBe(true);
+  });
+
+  it("the guard loop reports a missing directory and counts the rebuilds", async () => {
+    const { tracker, stateDir } = seed(2);
+    const causes: string[] = [];
+    const guard = tracker.startIndexGuard({ intervalMs: 20, onReopened: (cause) => causes.push(cause) });
+    fs.rmSync(stateDir, { recursive: true, force: true });
+    await expect.poll(() => guard.status().problem).toMatch(/is missing; waiting for it to be created again/);
+    fs.mkdirSync(stateDir);
+    await expect.poll(() => guard.status().rebuilds).toBe(1);
+    expect(guard.status()).toMatchObject({ problem: null, lastRebuild: { cause: "index.db was deleted" } });
+    expect(causes).toEqual(["index.db was deleted"]);
+    guard.stop();
+  });
+});
