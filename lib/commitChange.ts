@@ -127,7 +127,8 @@ export function asReqwatchError(error: unknown): ReqwatchError {
   if (code === "SQLITE_BUSY") {
     return new ReqwatchError("LOCKED", "Another writer held the state directory's lock for too long; try again.", undefined, { cause: error });
   }
-  if (code === "ENOSPC") {
+  // The request file's write (ENOSPC) or the index's (SQLite's own code for the same).
+  if (code === "ENOSPC" || code === "SQLITE_FULL") {
     return new ReqwatchError("NO_SPACE", "The disk is full; nothing was changed.", undefined, { cause: error });
   }
   // System errors name absolute paths; say only what failed, so the message is safe to show anywhere.
