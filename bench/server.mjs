@@ -3,14 +3,14 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 
-export async function startServer(ROOT, stateDir, env = {}) {
+export async function startServer(ROOT, stateDir, env = {}, nodeArgs = []) {
   const port = await new Promise((resolve) => {
     const server = net.createServer().listen(0, "127.0.0.1", () => {
       const { port } = server.address();
       server.close(() => resolve(port));
     });
   });
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: ROOT,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env, REQWATCH_STATE_DIR: stateDir },
     stdio: "ignore",

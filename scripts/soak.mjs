@@ -1,0 +1,195 @@
+// `npm run soak`: the dashboard under sustained load for a bounded time (SOAK_SECONDS, default 60):
+// API clients polling, writer processes changing state, event-stream clients following the feed.
+// Reports errors, API latency (p50/p99), whether every SSE client got every change in order, and
+// the server's memory at the end. The short version runs in `npm test` (tests/e2e/soak.spec.ts).
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { quantileSorted } from "simple-statistics";
+import { startServer } from "../bench/server.mjs";
+
+const require = createRequire(import.meta.url);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The resident memory of a process and its children, in MB. */
+function treeRssMb(pid) {
+  let kb = 0;
+  const visit = (p) => {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, "utf8"))?.[1] ?? 0);
+      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
+        for (const child of fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").split(" ").filter(Boolean)) visit(child);
+      }
+    } catch {
+      // Gone meanwhile.
+    }
+  };
+  visit(pid);
+  return Math.round(kb / 1024);
+}
+
+function quantiles(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const q = (p) => (sorted.length ? Number(quantileSorted(sorted, p).toFixed(1)) : null);
+  return { n: sorted.length, p50: q(0.5), p99: q(0.99), max: sorted.length ? Number(sorted.at(-1).toFixed(1)) : null };
+}
+
+/** One event-stream client: checks that `changes` arrive in order with no gap, from its `ready` on. */
+async function followEvents(url, signal) {
+  const { readEvents } = require("../dist/index.cjs");
+  const client = { startSeq: null, lastSeq: null, received: 0, gaps: 0, outOfOrder: 0, resets: 0, errors: 0 };
+  try {
+    const response = await fetch(`${url}/api/events`, { headers: { Accept: "text/event-stream" }, signal });
+    if (!response.ok) throw new Error(`status ${response.status}`);
+    await readEvents(response.body, (events) => {
+      for (const event of events) {
+        if (event.event === "ready") client.startSeq = client.lastSeq = event.data.seq;
+        else if (event.event === "reset") client.resets++;
+        else if (event.event === "changes") {
+          for (const change of event.data.changes) {
+            if (change.seq <= client.lastSeq) client.outOfOrder++;
+            else if (change.seq > client.lastSeq + 1) client.gaps += change.seq - client.lastSeq - 1;
+            client.lastSeq = Math.max(client.lastSeq, change.seq);
+            client.received++;
+          }
+        }
+      }
+    });
+  } catch {
+    if (!signal.aborted) client.errors++;
+  }
+  return client;
+}
+
+/** One API client: requests the dashboard's routes in turn, with `thinkMs` between them. */
+async function pollApi(url, until, thinkMs, latencies, failures, recentId, byRoute) {
+  const routes = [
+    () => "/api/status",
+    () => "/api/requests?states=queued,processing",
+    () => `/api/requests/${recentId()}`,
+    () => "/api/requests?workspace=soak&sort=createdAt&order=desc",
+    () => "/api/sessions",
+    () => "/api/requests?q=soak",
+  ];
+  for (let i = Math.floor(Math.random() * routes.length); Date.now() < until; i++) {
+    const route = routes[i % routes.length]();
+    const started = performance.now();
+    try {
+      const response = await fetch(url + route);
+      await response.arrayBuffer();
+      // A request not written yet (the id is a guess at a recent one) is a fair 404.
+      if (!response.ok && !(response.status === 404 && route.startsWith("/api/requests/"))) failures.push(`${response.status} ${route}`);
+    } catch (error) {
+      failures.push(`${error.message} ${route}`);
+    }
+    latencies.push(performance.now() - started);
+    const key = route.replace(/\/api\/requests\/[^?]+/, "/api/requests/<id>");
+    (byRoute[key] ??= []).push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, thinkMs));
+  }
+}
+
+export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, writers = 4, writesPerSecond = 500, thinkMs = 1000, log = console.log, nodeArgs = [] } = {}) {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-soak-"));
+  const server = await startServer(ROOT, stateDir, {}, nodeArgs);
+  try {
+    const abort = new AbortController();
+    const streams = Array.from({ length: sseClients }, () => followEvents(server.url, abort.signal));
+    // Every stream is connected (has its `ready`) before the first write.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const rssStart = treeRssMb(server.child.pid);
+
+    const until = Date.now() + seconds * 1000;
+    const writerProcs = Array.from({ length: writers }, (_, w) =>
+      spawn(process.execPath, [path.join(ROOT, "scripts/soak/writer.cjs"), stateDir, String(writesPerSecond / writers), String(seconds), `w${w}`], { stdio: ["ignore", "pipe", "inherit"] }),
+    );
+    const writerReports = writerProcs.map(
+      (child) =>
+        new Promise((resolve) => {
+          let out = "";
+          child.stdout.on("data", (chunk) => (out += chunk));
+          child.on("exit", () => resolve(JSON.parse(out.trim() || '{"writes":0,"errors":1,"firstErrors":["no report"]}')));
+        }),
+    );
+    const latencies = [];
+    const failures = [];
+    const byRoute = {};
+    const started = Date.now();
+    const recentId = () => `w${Math.floor(Math.random() * writers)}-${Math.max(0, Math.floor(((Date.now() - started) / 1000) * (writesPerSecond / writers / 3)) - 5)}`;
+    await Promise.all(Array.from({ length: apiClients }, () => pollApi(server.url, until, thinkMs, latencies, failures, recentId, byRoute)));
+    const written = await Promise.all(writerReports);
+
+    // Let the feed drain: wait until the feed's last change stops moving, then a second for the streams to catch up.
+    const feedHead = async () => (await (await fetch(`${server.url}/api/health`)).json()).feed;
+    let head = await feedHead();
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const now = await feedHead();
+      if (now.lastSeq === head.lastSeq) break;
+      head = now;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const rssEnd = treeRssMb(server.child.pid);
+    abort.abort();
+    const clients = await Promise.all(streams);
+
+    const writes = written.reduce((sum, r) => sum + r.writes, 0);
+    const writeErrors = written.reduce((sum, r) => sum + r.errors, 0);
+    const api = quantiles(latencies);
+    const expected = (client) => head.lastSeq - client.startSeq;
+    const report = {
+      seconds,
+      load: { apiClients, thinkMs, sseClients, writers, writesPerSecondAsked: writesPerSecond },
+      writes: { total: writes, perSecond: Math.round(writes / seconds), errors: writeErrors, firstErrors: written.flatMap((r) => r.firstErrors).slice(0, 5) },
+      apiByRoute: Object.fromEntries(Object.entries(byRoute).map(([route, samples]) => [route, quantiles(samples)])),
+      api: { requests: api.n, perSecond: Math.round(api.n / seconds), errors: failures.length, firstErrors: failures.slice(0, 5), p50Ms: api.p50, p99Ms: api.p99, maxMs: api.max },
+      sse: {
+        clients: clients.length,
+        feedChanges: head.lastSeq - Math.min(...clients.map((c) => c.startSeq ?? 0)),
+        everyChangeDelivered: clients.every((c) => c.received === expected(c) && c.lastSeq === head.lastSeq),
+        gaps: clients.reduce((sum, c) => sum + c.gaps, 0),
+        outOfOrder: clients.reduce((sum, c) => sum + c.outOfOrder, 0),
+        resets: clients.reduce((sum, c) => sum + c.resets, 0),
+        errors: clients.reduce((sum, c) => sum + c.errors, 0),
+        shortest: Math.min(...clients.map((c) => c.received)),
+      },
+      serverRssMb: { start: rssStart, end: rssEnd },
+      machine: { cpus: os.cpus().length, node: process.version },
+    };
+    log(
+      [
+        `soak: ${seconds} s, ${apiClients} API clients (${thinkMs} ms think time), ${sseClients} SSE clients, ${writers} writer processes asked for ${writesPerSecond} writes/s`,
+        `  writes     ${report.writes.total} (${report.writes.perSecond}/s), errors ${report.writes.errors}`,
+        `  API        ${report.api.requests} requests (${report.api.perSecond}/s), errors ${report.api.errors}, p50 ${report.api.p50Ms} ms, p99 ${report.api.p99Ms} ms, max ${report.api.maxMs} ms`,
+        `  SSE        ${report.sse.feedChanges} changes; every change to every client: ${report.sse.everyChangeDelivered}; gaps ${report.sse.gaps}, out of order ${report.sse.outOfOrder}, resets ${report.sse.resets}, errors ${report.sse.errors}`,
+        `  server RSS ${rssStart} MB at the start, ${rssEnd} MB at the end`,
+      ].join("\n"),
+    );
+    return report;
+  } finally {
+    await server.stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // Every figure can be changed from the environment; the short run in `npm test` uses a smaller load.
+  const env = (name, fallback) => Number(process.env[`SOAK_${name}`] ?? fallback);
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build-if-stale.mjs")], { stdio: "inherit" });
+  const report = await runSoak({
+    seconds: env("SECONDS", 60),
+    apiClients: env("API_CLIENTS", 50),
+    thinkMs: env("THINK_MS", 1000),
+    sseClients: env("SSE_CLIENTS", 20),
+    writers: env("WRITERS", 4),
+    writesPerSecond: env("WRITES_PER_SECOND", 500),
+  });
+  const out = process.env.SOAK_REPORT ?? path.join(ROOT, "bench/soak-results.json");
+  fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  const failed = report.writes.errors + report.api.errors + report.sse.gaps + report.sse.outOfOrder + report.sse.resets + report.sse.errors > 0 || !report.sse.everyChangeDelivered;
+  if (failed) console.error("soak: FAILED (errors, gaps, out-of-order or undelivered changes above)");
+  process.exitCode = failed ? 1 : 0;
+}
