@@ -3,6 +3,8 @@ const nextConfig = {
   // Native module: load it with Node's require instead of bundling it.
   serverExternalPackages: ["better-sqlite3"],
   poweredByHeader: false,
+  // Served to a browser on the same machine: gzip would only cost CPU, on every event-stream write too.
+  compress: false,
   reactStrictMode: true,
   async headers() {
     return [

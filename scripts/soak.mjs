@@ -64,16 +64,20 @@ async function followEvents(url, signal) {
   return client;
 }
 
-/** One API client: requests the dashboard's routes in turn, with `thinkMs` between them. */
-async function pollApi(url, until, thinkMs, latencies, failures, recentId, byRoute) {
-  const routes = [
+/** The routes an API client asks for, in turn (a dashboard's reads). */
+const ROUTES = (recentId) => [
     () => "/api/status",
     () => "/api/requests?states=queued,processing",
     () => `/api/requests/${recentId()}`,
     () => "/api/requests?workspace=soak&sort=createdAt&order=desc",
     () => "/api/sessions",
-    () => "/api/requests?q=soak",
-  ];
+    // A search as a person types one: a few words that match a handful of requests.
+    () => `/api/requests?q=${encodeURIComponent(`soak request ${Math.floor(Math.random() * 1000)}`)}`,
+];
+
+/** One API client: requests the dashboard's routes in turn, with `thinkMs` between them. */
+async function pollApi(url, until, thinkMs, latencies, failures, recentId, byRoute) {
+  const routes = ROUTES(recentId);
   for (let i = Math.floor(Math.random() * routes.length); Date.now() < until; i++) {
     const route = routes[i % routes.length]();
     const started = performance.now();
@@ -86,7 +90,7 @@ async function pollApi(url, until, thinkMs, latencies, failures, recentId, byRou
       failures.push(`${error.message} ${route}`);
     }
     latencies.push(performance.now() - started);
-    const key = route.replace(/\/api\/requests\/[^?]+/, "/api/requests/<id>");
+    const key = route.replace(/\/api\/requests\/[^?]+/, "/api/requests/<id>").replace(/q=.*/, "q=<words>");
     (byRoute[key] ??= []).push(performance.now() - started);
     await new Promise((resolve) => setTimeout(resolve, thinkMs));
   }
@@ -98,7 +102,8 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
   try {
     const abort = new AbortController();
     const streams = Array.from({ length: sseClients }, () => followEvents(server.url, abort.signal));
-    // Every stream is connected (has its `ready`) before the first write.
+    // Warm up: each route's code is loaded on its first request (a one-off, not load). Every stream is connected before the first write.
+    for (const route of ROUTES(() => "none")) await (await fetch(server.url + route())).arrayBuffer();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const rssStart = treeRssMb(server.child.pid);
 

@@ -7,7 +7,7 @@ import { formatEvent } from "./sse";
 export interface FeedHubOptions {
   /** How often to look for new changes while anyone listens. Default 50 ms. */
   pollMs?: number;
-  /** At most one batch per subscriber this often, so a burst never floods a browser. Default 250 ms. */
+  /** At most one batch this often, so a burst never floods a browser. Default 250 ms. */
   batchMs?: number;
   /** A comment line this often keeps proxies and the browser from timing out. Default 15 s. */
   heartbeatMs?: number;
@@ -15,10 +15,8 @@ export interface FeedHubOptions {
 
 interface Subscriber {
   send: (chunk: string) => void;
-  pending: FeedChange[];
-  countsChanged: boolean;
-  flushTimer: NodeJS.Timeout | null;
-  lastFlushAt: number;
+  /** The feed position it was brought to when it subscribed (ready, reset or replay): it has every change up to here. */
+  fromSeq: number;
 }
 
 /** The `id:` of an event: the feed's generation and the sequence number of the last change in it. */
@@ -55,6 +53,10 @@ export class FeedHub {
   private readonly heartbeatMs: number;
   private pollTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** Changes polled but not sent yet: one batch for every subscriber, formatted once. */
+  private pending: FeedChange[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private lastFlushAt = 0;
   private lastSeq: number;
   private generation: string;
   private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
@@ -77,7 +79,7 @@ export class FeedHub {
   /** Start a subscription; `send` receives SSE text. Returns the function that ends it. */
   subscribe(since: string | null, send: (chunk: string) => void): () => void {
     this.poll(); // Bring lastSeq up to date, so replay and live delivery meet exactly.
-    const subscriber: Subscriber = { send, pending: [], countsChanged: false, flushTimer: null, lastFlushAt: 0 };
+    const subscriber: Subscriber = { send, fromSeq: this.lastSeq };
     const resume = parseEventId(since);
     const head = this.tracker.feedHead();
     if (since === null) {
@@ -125,8 +127,6 @@ export class FeedHub {
   }
 
   private unsubscribe(subscriber: Subscriber): void {
-    if (subscriber.flushTimer) clearTimeout(subscriber.flushTimer);
-    subscriber.flushTimer = null;
     this.subscribers.delete(subscriber);
     if (this.subscribers.size === 0) this.stopTimers();
   }
@@ -147,7 +147,9 @@ export class FeedHub {
   private stopTimers(): void {
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    this.pollTimer = this.heartbeatTimer = null;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.pollTimer = this.heartbeatTimer = this.flushTimer = null;
+    this.pending = [];
   }
 
   private poll(): void {
@@ -155,9 +157,11 @@ export class FeedHub {
     if (generation !== this.generation) {
       this.generation = generation;
       this.lastSeq = this.tracker.feedHead().lastSeq;
+      this.pending = [];
+      const chunk = formatEvent("reset", { reason: "the index was rebuilt", generation, seq: this.lastSeq }, eventId(generation, this.lastSeq));
       for (const subscriber of this.subscribers) {
-        subscriber.pending = [];
-        subscriber.send(formatEvent("reset", { reason: "the index was rebuilt", generation, seq: this.lastSeq }, eventId(generation, this.lastSeq)));
+        subscriber.fromSeq = this.lastSeq;
+        subscriber.send(chunk);
       }
       return;
     }
@@ -166,32 +170,37 @@ export class FeedHub {
       const changes = this.tracker.changesSince(this.lastSeq, 1000);
       if (!changes.length) break;
       this.lastSeq = changes.at(-1)!.seq;
-      for (const subscriber of this.subscribers) {
-        subscriber.pending.push(...changes);
-        subscriber.countsChanged = true;
-        this.scheduleFlush(subscriber);
-      }
+      this.pending.push(...changes);
       if (changes.length < 1000) break;
     }
+    this.scheduleFlush();
   }
 
   /** Leading edge: a lone change goes out at once; a burst goes out at most once per `batchMs`. */
-  private scheduleFlush(subscriber: Subscriber): void {
-    if (subscriber.flushTimer) return;
-    const wait = Math.max(0, subscriber.lastFlushAt + this.batchMs - Date.now());
-    subscriber.flushTimer = setTimeout(() => this.flush(subscriber), wait);
+  private scheduleFlush(): void {
+    if (this.flushTimer || !this.pending.length) return;
+    const wait = Math.max(0, this.lastFlushAt + this.batchMs - Date.now());
+    this.flushTimer = setTimeout(() => this.flush(), wait);
   }
 
-  private flush(subscriber: Subscriber): void {
-    subscriber.flushTimer = null;
-    if (!this.subscribers.has(subscriber) || !subscriber.pending.length) return;
-    const changes = subscriber.pending;
-    subscriber.pending = [];
-    subscriber.lastFlushAt = Date.now();
-    subscriber.send(formatEvent("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
-    if (subscriber.countsChanged) {
-      subscriber.countsChanged = false;
-      subscriber.send(formatEvent("counts", { counts: this.countsNow() }));
+  /**
+   * Send the batch, with the counts after it, as one write: formatted once for every subscriber
+   * (20 open tabs cost one JSON.stringify, not 20). A subscriber that joined during the batch gets
+   * only the changes after the point its own start brought it to.
+   */
+  private flush(): void {
+    this.flushTimer = null;
+    const changes = this.pending;
+    this.pending = [];
+    if (!changes.length) return;
+    this.lastFlushAt = Date.now();
+    const last = changes.at(-1)!.seq;
+    const counts = formatEvent("counts", { counts: this.countsNow() });
+    const batch = (from: FeedChange[]) => formatEvent("changes", { changes: from }, eventId(this.generation, last)) + counts;
+    const shared = batch(changes);
+    for (const subscriber of this.subscribers) {
+      if (subscriber.fromSeq >= last) continue;
+      subscriber.send(subscriber.fromSeq < changes[0]!.seq ? shared : batch(changes.filter((change) => change.seq > subscriber.fromSeq)));
     }
   }
 

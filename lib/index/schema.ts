@@ -51,6 +51,7 @@ CREATE INDEX IF NOT EXISTS requests_by_updated ON requests (updated_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_created ON requests (created_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_state ON requests (state, updated_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_workspace ON requests (workspace, updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_workspace_created ON requests (workspace, created_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_since, id);
 -- The stuck monitor's range scans, over processing requests only.
 CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
