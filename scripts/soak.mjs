@@ -75,9 +75,14 @@ const ROUTES = (recentId) => [
     () => `/api/requests?q=${encodeURIComponent(`soak request ${Math.floor(Math.random() * 1000)}`)}`,
 ];
 
-/** One API client: requests the dashboard's routes in turn, with `thinkMs` between them. */
+/**
+ * One API client: requests the dashboard's routes in turn, `thinkMs` apart on average. Start and
+ * pauses are jittered (0.5x to 1.5x): 50 clients started together with a fixed pause would arrive
+ * as one wave of 50 every second, which no set of real browser tabs does.
+ */
 async function pollApi(url, until, thinkMs, latencies, failures, recentId, byRoute) {
   const routes = ROUTES(recentId);
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * thinkMs));
   for (let i = Math.floor(Math.random() * routes.length); Date.now() < until; i++) {
     const route = routes[i % routes.length]();
     const started = performance.now();
@@ -92,7 +97,7 @@ async function pollApi(url, until, thinkMs, latencies, failures, recentId, byRou
     latencies.push(performance.now() - started);
     const key = route.replace(/\/api\/requests\/[^?]+/, "/api/requests/<id>").replace(/q=.*/, "q=<words>");
     (byRoute[key] ??= []).push(performance.now() - started);
-    await new Promise((resolve) => setTimeout(resolve, thinkMs));
+    await new Promise((resolve) => setTimeout(resolve, thinkMs * (0.5 + Math.random())));
   }
 }
 

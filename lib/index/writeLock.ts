@@ -49,3 +49,24 @@ function acquire(db: IndexDb): void {
     statement(db, `PRAGMA busy_timeout = ${LOCK_TIMEOUT_MS}`).run();
   }
 }
+
+/**
+ * Whether the writers' lock is free right now (taken and released at once, never waited for). An
+ * event-loop process checks this before a write it can put off, instead of sleeping in `immediate`
+ * while busy workers keep the lock: the dashboard server stayed blocked for up to a second at a
+ * time behind four writers at 500 writes/s.
+ */
+export function writersLockFree(db: IndexDb): boolean {
+  if (db.inTransaction) return true;
+  statement(db, "PRAGMA busy_timeout = 0").run();
+  try {
+    statement(db, "BEGIN IMMEDIATE").run();
+    statement(db, "ROLLBACK").run();
+    return true;
+  } catch (error) {
+    if (isBusy(error)) return false;
+    throw error;
+  } finally {
+    statement(db, `PRAGMA busy_timeout = ${LOCK_TIMEOUT_MS}`).run();
+  }
+}

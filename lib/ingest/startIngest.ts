@@ -2,6 +2,7 @@ import fs from "node:fs";
 import type { TrackerContext } from "../context";
 import { idOfFileName } from "../ids";
 import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile } from "../recovery/reconcile";
+import { writersLockFree } from "../index/writeLock";
 import { Sessions } from "../sessions/sessionTracker";
 
 export interface IngestOptions {
@@ -41,6 +42,9 @@ export interface IngestHandle {
 }
 
 const FLUSH_DELAY_MS = 10;
+/** While the writers' lock is busy, look again this often, up to this many times, before waiting for it. */
+const BUSY_RETRY_MS = 20;
+const BUSY_RETRIES = 50;
 
 /**
  * Keep the index in line with writers that are not ours (a `jq ... && mv` hook, `cp`, an editor)
@@ -68,6 +72,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   let watcher: fs.FSWatcher | null = null;
   let sessionWatcher: fs.FSWatcher | null = null;
   let stopped = false;
+  let busyRetries = 0;
 
   const flush = () => {
     flushTimer = null;
@@ -94,8 +99,19 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     pending.clear();
     const since = pendingSince;
     try {
-      // Our own writes reach the watcher too: a file the index already holds needs no second read.
+      // Our own writes reach the watcher too, as do a worker's, which indexes its own writes: a
+      // file the index already holds needs no second read.
       const ids = named.filter((id) => !indexedAsIs(ctx, id));
+      if (ids.length && busyRetries < BUSY_RETRIES && !writersLockFree(ctx.db)) {
+        // A worker holds the lock, most likely to index this very file: look again shortly rather
+        // than stall the server's event loop waiting for the lock.
+        busyRetries++;
+        for (const id of ids) pending.add(id);
+        pendingSince = since;
+        flushTimer = setTimeout(flush, BUSY_RETRY_MS);
+        return;
+      }
+      busyRetries = 0;
       ingestRequests(ctx, ids);
       status.watcherIngested += ids.length;
       status.lastIngestLagMs = Math.round(performance.now() - since);
