@@ -3,6 +3,7 @@
 // Reports errors, API latency (p50/p99), whether every SSE client got every change in order, and
 // the server's memory at the end. The short version runs in `npm test` (tests/e2e/soak.spec.ts).
 import { spawn, execFileSync } from "node:child_process";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -29,6 +30,24 @@ function treeRssMb(pid) {
   };
   visit(pid);
   return Math.round(kb / 1024);
+}
+
+/** CPU seconds (user + system) a process and its children have used so far. */
+function treeCpuSeconds(pid) {
+  let ticks = 0;
+  const visit = (p) => {
+    try {
+      const fields = fs.readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
+        for (const child of fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").split(" ").filter(Boolean)) visit(child);
+      }
+    } catch {
+      // Gone meanwhile.
+    }
+  };
+  visit(pid);
+  return ticks / 100;
 }
 
 function quantiles(samples) {
@@ -101,7 +120,7 @@ async function pollApi(url, until, thinkMs, latencies, failures, recentId, byRou
   }
 }
 
-export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, writers = 4, writesPerSecond = 500, thinkMs = 1000, log = console.log, nodeArgs = [] } = {}) {
+export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, writers = 4, writesPerSecond = 500, thinkMs = 1000, writerNice = 0, log = console.log, nodeArgs = [] } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-soak-"));
   const server = await startServer(ROOT, stateDir, {}, nodeArgs);
   try {
@@ -111,10 +130,19 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     for (const route of ROUTES(() => "none")) await (await fetch(server.url + route())).arrayBuffer();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const rssStart = treeRssMb(server.child.pid);
+    const cpuStart = treeCpuSeconds(server.child.pid);
 
+    // The clients' own event loop: if it lagged, the latencies below would include the lag.
+    const clientLoop = monitorEventLoopDelay({ resolution: 10 });
+    clientLoop.enable();
     const until = Date.now() + seconds * 1000;
     const writerProcs = Array.from({ length: writers }, (_, w) =>
-      spawn(process.execPath, [path.join(ROOT, "scripts/soak/writer.cjs"), stateDir, String(writesPerSecond / writers), String(seconds), `w${w}`], { stdio: ["ignore", "pipe", "inherit"] }),
+      // `writerNice` > 0 runs the writers at a lower CPU priority: how much of the latency is the server's own, and how much waiting for a core.
+      spawn(
+        writerNice > 0 ? "nice" : process.execPath,
+        [...(writerNice > 0 ? ["-n", String(writerNice), process.execPath] : []), path.join(ROOT, "scripts/soak/writer.cjs"), stateDir, String(writesPerSecond / writers), String(seconds), `w${w}`],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      ),
     );
     const writerReports = writerProcs.map(
       (child) =>
@@ -143,6 +171,8 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const rssEnd = treeRssMb(server.child.pid);
+    const cpuSeconds = treeCpuSeconds(server.child.pid) - cpuStart;
+    const serverHealth = await (await fetch(`${server.url}/api/health`)).json();
     abort.abort();
     const clients = await Promise.all(streams);
 
@@ -152,7 +182,7 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     const expected = (client) => head.lastSeq - client.startSeq;
     const report = {
       seconds,
-      load: { apiClients, thinkMs, sseClients, writers, writesPerSecondAsked: writesPerSecond },
+      load: { apiClients, thinkMs, sseClients, writers, writesPerSecondAsked: writesPerSecond, writerNice },
       writes: { total: writes, perSecond: Math.round(writes / seconds), errors: writeErrors, firstErrors: written.flatMap((r) => r.firstErrors).slice(0, 5) },
       apiByRoute: Object.fromEntries(Object.entries(byRoute).map(([route, samples]) => [route, quantiles(samples)])),
       api: { requests: api.n, perSecond: Math.round(api.n / seconds), errors: failures.length, firstErrors: failures.slice(0, 5), p50Ms: api.p50, p99Ms: api.p99, maxMs: api.max },
@@ -167,6 +197,14 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
         shortest: Math.min(...clients.map((c) => c.received)),
       },
       serverRssMb: { start: rssStart, end: rssEnd },
+      clientEventLoopDelayMs: { p99: Math.round(clientLoop.percentile(99) / 1e6), max: Math.round(clientLoop.max / 1e6) },
+      server: {
+        eventLoopDelayMs: serverHealth.eventLoopDelay,
+        /** Share of one core the server used, from the first write to the end. */
+        cpuShare: Number((cpuSeconds / (seconds + 2)).toFixed(2)),
+        lastReconcileMs: serverHealth.ingest.lastReconcile?.durationMs ?? null,
+        lastMonitorPassMs: serverHealth.monitor.durationMs,
+      },
       machine: { cpus: os.cpus().length, node: process.version },
     };
     log(
@@ -175,7 +213,8 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
         `  writes     ${report.writes.total} (${report.writes.perSecond}/s), errors ${report.writes.errors}`,
         `  API        ${report.api.requests} requests (${report.api.perSecond}/s), errors ${report.api.errors}, p50 ${report.api.p50Ms} ms, p99 ${report.api.p99Ms} ms, max ${report.api.maxMs} ms`,
         `  SSE        ${report.sse.feedChanges} changes; every change to every client: ${report.sse.everyChangeDelivered}; gaps ${report.sse.gaps}, out of order ${report.sse.outOfOrder}, resets ${report.sse.resets}, errors ${report.sse.errors}`,
-        `  server RSS ${rssStart} MB at the start, ${rssEnd} MB at the end`,
+        `  clients' event loop delay p99 ${report.clientEventLoopDelayMs.p99} ms, max ${report.clientEventLoopDelayMs.max} ms`,
+        `  server CPU ${Math.round(report.server.cpuShare * 100)}% of a core; RSS ${rssStart} MB at the start, ${rssEnd} MB at the end; event loop delay p50 ${report.server.eventLoopDelayMs.p50} ms, p99 ${report.server.eventLoopDelayMs.p99} ms, max ${report.server.eventLoopDelayMs.max} ms; last reconciliation ${report.server.lastReconcileMs} ms, monitor pass ${report.server.lastMonitorPassMs} ms`,
       ].join("\n"),
     );
     return report;
@@ -196,6 +235,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     sseClients: env("SSE_CLIENTS", 20),
     writers: env("WRITERS", 4),
     writesPerSecond: env("WRITES_PER_SECOND", 500),
+    writerNice: env("WRITER_NICE", 0),
   });
   const out = process.env.SOAK_REPORT ?? path.join(ROOT, "bench/soak-results.json");
   fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

@@ -1,5 +1,6 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
+import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { FeedHub } from "@/lib/feed/feedHub";
 import type { IndexGuardHandle } from "@/lib/index/indexGuard";
 import type { IngestHandle } from "@/lib/ingest/startIngest";
@@ -21,6 +22,8 @@ interface Runtime {
   /** Notices a deleted, replaced or corrupted index.db, or a missing state directory, and recovers. */
   guard: IndexGuardHandle;
   feed: FeedHub;
+  /** How long callbacks waited for the event loop: what every request waits behind a long synchronous task. */
+  loopDelay: IntervalHistogram;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   actionToken: string;
   /** What opening did to requests left processing (recovery and the monitor's first pass), or null: the overview's notice. */
@@ -53,7 +56,9 @@ function open(): Runtime {
     },
     onError: (error) => console.error("reqwatch: index check failed:", error),
   });
-  return { tracker, monitor, ingest, guard, feed, actionToken: randomBytes(32).toString("base64url"), recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart) };
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  return { tracker, monitor, ingest, guard, feed, loopDelay, actionToken: randomBytes(32).toString("base64url"), recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart) };
 }
 
 /** After a rebuild, fill the search index in small steps, leaving the event loop free between them. */
@@ -102,6 +107,13 @@ export function getStuck(): StuckRequest[] {
 /** The server's index guard: what is wrong with the state directory now, and the rebuilds it made. */
 export function getIndexGuard(): IndexGuardHandle {
   return runtime().guard;
+}
+
+/** The event loop's delay since the server started: p50, p99 and max in ms. */
+export function getEventLoopDelay(): { p50: number; p99: number; max: number } {
+  const { loopDelay } = runtime();
+  const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+  return { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
 }
 
 /** The server's stuck monitor: its latest pass is what the stuck badge shows. */

@@ -1,5 +1,5 @@
 import { errorResponse } from "@/app/_server/respond";
-import { getFeedHub, getIndexGuard, getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
+import { getEventLoopDelay, getFeedHub, getIndexGuard, getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
 import { healthView } from "@/lib/views/healthView";
 
 export const dynamic = "force-dynamic";
@@ -18,6 +18,8 @@ export function GET(): Response {
       feed: { ...tracker.feedHead(), generation: health.generation, subscribers: getFeedHub().size },
       // What keeps the event loop alive (sockets, timers, watchers).
       activeResources: process.getActiveResourcesInfo().length,
+      // Since the server started, in ms: a long synchronous task shows here as a high max.
+      eventLoopDelay: getEventLoopDelay(),
       monitor: { ...monitor, counts: pass?.counts ?? null },
     });
   } catch (error) {
