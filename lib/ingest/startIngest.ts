@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { TrackerContext } from "../context";
 import { idOfFileName } from "../ids";
-import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile } from "../recovery/reconcile";
+import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile, reconcileInSteps } from "../recovery/reconcile";
 import { writersLockFree } from "../index/writeLock";
 import { Sessions } from "../sessions/sessionTracker";
 
@@ -120,14 +120,29 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     }
   };
 
-  const runReconcile = (counted: boolean) => {
+  const record = (report: { scanned: number; fixes: number }, started: number, counted: boolean) => {
+    const sessionReport = sessions.ingest();
+    const fixes = report.fixes + sessionReport.fixes;
+    status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes };
+    if (counted) status.reconcileFixes += fixes;
+  };
+
+  /** At start: in one go, so the index has caught up when `startIngest` returns. */
+  const reconcileNow = () => {
     const started = performance.now();
     try {
-      const report = reconcile(ctx);
-      const sessionReport = sessions.ingest();
-      const fixes = report.fixes + sessionReport.fixes;
-      status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes };
-      if (counted) status.reconcileFixes += fixes;
+      record(reconcile(ctx), started, false);
+    } catch (error) {
+      onError(error);
+    }
+  };
+
+  /** Later passes: in steps, with the event loop free between them (the server keeps answering). */
+  const reconcileInBackground = async (counted: boolean) => {
+    const started = performance.now();
+    try {
+      const report = await reconcileInSteps(ctx, () => stopped);
+      if (report) record(report, started, counted);
     } catch (error) {
       onError(error);
     }
@@ -143,8 +158,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     const watching = status.mode === "watching";
     const wait = Math.max(watching ? reconcileEveryMs : fallbackEveryMs, (status.lastReconcile?.durationMs ?? 0) * (watching ? 200 : 10));
     reconcileTimer = setTimeout(() => {
-      runReconcile(status.mode === "watching");
-      schedule();
+      void reconcileInBackground(status.mode === "watching").then(schedule);
     }, wait);
     reconcileTimer.unref();
   };
@@ -190,7 +204,7 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     fallBack(error);
   }
   // At start: catch up with whatever happened while nobody was watching.
-  runReconcile(false);
+  reconcileNow();
   if (status.mode === "watching") schedule();
 
   return {
