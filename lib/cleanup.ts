@@ -35,6 +35,13 @@ export interface CleanupReport {
 
 const BATCH = 500;
 
+/** The second half of a cleanup, once the archive commit holds these requests: their files go (durably), then their index rows. Under the writers' lock. */
+function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void {
+  for (const id of ids) fs.rmSync(ctx.dir.requestFile(id), { force: true });
+  fsyncDir(ctx.dir.requestsDir);
+  for (const id of ids) removeRequest(ctx.db, id);
+}
+
 /**
  * Archive, then delete, the files of requests in `states` not updated for `olderThanMs`. Each
  * batch is committed to archive.db (fully synced) before any of its files is unlinked, so a crash
@@ -83,12 +90,9 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
       }
       if (!going.length) return;
       archiveRequests(archiveDb, going, ctx.now());
-      for (const request of going) fs.rmSync(ctx.dir.requestFile(request.requestId), { force: true });
-      fsyncDir(ctx.dir.requestsDir);
-      for (const request of going) {
-        removeRequest(ctx.db, request.requestId);
-        report.ids.push(request.requestId);
-      }
+      const ids = going.map((request) => request.requestId);
+      removeArchivedFiles(ctx, ids);
+      report.ids.push(...ids);
       report.archived += going.length;
     });
   }
@@ -115,9 +119,7 @@ export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, req
     if (!archived) return false;
     if (!current) return true;
     if ((current.version ?? 0) === (archived.version ?? 0) && current.lastUpdatedAt === archived.lastUpdatedAt) {
-      fs.rmSync(ctx.dir.requestFile(requestId), { force: true });
-      fsyncDir(ctx.dir.requestsDir);
-      removeRequest(ctx.db, requestId);
+      removeArchivedFiles(ctx, [requestId]);
       return true;
     }
     removeArchived(archiveDb, requestId);

@@ -150,11 +150,19 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   let archiveDb: ArchiveDb | null = null;
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
 
-  // An index that must be rebuilt is rebuilt even with `recover: false`; only recovery changes states.
-  ctx.rebuilding = opened.needsRebuild;
-  const openReport =
-    resolved.recover || opened.needsRebuild ? recover(ctx, { hungAfterMs: resolved.recover ? resolved.hungAfterMs : null }) : null;
-  ctx.rebuilding = false;
+  /**
+   * Bring the just-opened index up to date: an index that must be rebuilt is rebuilt even without
+   * `withRecovery`; only recovery changes states (times out hung requests).
+   */
+  function catchUp(withRecovery: boolean): RecoveryReport | null {
+    ctx.rebuilding = opened.needsRebuild;
+    try {
+      return withRecovery || opened.needsRebuild ? recover(ctx, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
+    } finally {
+      ctx.rebuilding = false;
+    }
+  }
+  const openReport = catchUp(resolved.recover);
 
   function mustExist(requestId: string, current: RequestRecord | null): RequestRecord {
     if (!current) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
@@ -179,14 +187,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     old.close();
     archiveDb?.close();
     archiveDb = null;
-    if (opened.needsRebuild) {
-      ctx.rebuilding = true;
-      try {
-        recover(ctx, { hungAfterMs: null });
-      } finally {
-        ctx.rebuilding = false;
-      }
-    }
+    catchUp(false);
     return { problem, reopened: true, durationMs: performance.now() - started };
   }
 

@@ -15,12 +15,12 @@ import { startServer } from "../bench/server.mjs";
 const require = createRequire(import.meta.url);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The resident memory of a process and its children, in MB. */
-function treeRssMb(pid) {
-  let kb = 0;
+/** A process and all its descendants (`next start` may fork its server). */
+function processTree(pid) {
+  const pids = [];
   const visit = (p) => {
+    pids.push(p);
     try {
-      kb += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, "utf8"))?.[1] ?? 0);
       for (const task of fs.readdirSync(`/proc/${p}/task`)) {
         for (const child of fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").split(" ").filter(Boolean)) visit(child);
       }
@@ -29,25 +29,35 @@ function treeRssMb(pid) {
     }
   };
   visit(pid);
-  return Math.round(kb / 1024);
+  return pids;
+}
+
+/** Read one /proc file of each process in the tree and add up what `pick` takes from it. */
+function sumOverTree(pid, file, pick) {
+  let total = 0;
+  for (const p of processTree(pid)) {
+    try {
+      total += pick(fs.readFileSync(`/proc/${p}/${file}`, "utf8"));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return total;
+}
+
+/** The resident memory of a process and its children, in MB. */
+function treeRssMb(pid) {
+  return Math.round(sumOverTree(pid, "status", (text) => Number(/VmRSS:\s+(\d+)/.exec(text)?.[1] ?? 0)) / 1024);
 }
 
 /** CPU seconds (user + system) a process and its children have used so far. */
 function treeCpuSeconds(pid) {
-  let ticks = 0;
-  const visit = (p) => {
-    try {
-      const fields = fs.readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
-        for (const child of fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").split(" ").filter(Boolean)) visit(child);
-      }
-    } catch {
-      // Gone meanwhile.
-    }
-  };
-  visit(pid);
-  return ticks / 100;
+  return (
+    sumOverTree(pid, "stat", (text) => {
+      const fields = text.split(") ")[1].split(" ");
+      return Number(fields[11]) + Number(fields[12]);
+    }) / 100
+  );
 }
 
 function quantiles(samples) {

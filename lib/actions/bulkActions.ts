@@ -260,7 +260,7 @@ export class BulkActions {
     return listEntries(this.db(), limit).map((entry) => this.withLiveProgress(entry));
   }
 
-  /** A running action saves its progress now and then; the figures in memory are the current ones. */
+  /** A running action saves its progress before each step; the figures in memory include the step under way. */
   private withLiveProgress(entry: AuditEntry): AuditEntry {
     const live = this.running.get(entry.id);
     return live ? { ...entry, changed: live.changed, skipped: live.skipped } : entry;

@@ -31,10 +31,19 @@ export function immediate<T>(db: IndexDb, fn: () => T): T {
   }
 }
 
-function acquire(db: IndexDb): void {
-  const begin = statement(db, "BEGIN IMMEDIATE");
+/** Run `fn` with SQLite's own busy wait off (an attempt on a held lock fails at once), then put it back. */
+function withoutBusyWait<T>(db: IndexDb, fn: () => T): T {
   statement(db, "PRAGMA busy_timeout = 0").run();
   try {
+    return fn();
+  } finally {
+    statement(db, `PRAGMA busy_timeout = ${LOCK_TIMEOUT_MS}`).run();
+  }
+}
+
+function acquire(db: IndexDb): void {
+  const begin = statement(db, "BEGIN IMMEDIATE");
+  withoutBusyWait(db, () => {
     const deadline = performance.now() + LOCK_TIMEOUT_MS;
     for (let wait = 0.02; ; wait = Math.min(wait * 2, 1)) {
       try {
@@ -45,9 +54,7 @@ function acquire(db: IndexDb): void {
       }
       Atomics.wait(sleeper, 0, 0, wait);
     }
-  } finally {
-    statement(db, `PRAGMA busy_timeout = ${LOCK_TIMEOUT_MS}`).run();
-  }
+  });
 }
 
 /**
@@ -58,15 +65,14 @@ function acquire(db: IndexDb): void {
  */
 export function writersLockFree(db: IndexDb): boolean {
   if (db.inTransaction) return true;
-  statement(db, "PRAGMA busy_timeout = 0").run();
-  try {
-    statement(db, "BEGIN IMMEDIATE").run();
+  return withoutBusyWait(db, () => {
+    try {
+      statement(db, "BEGIN IMMEDIATE").run();
+    } catch (error) {
+      if (isBusy(error)) return false;
+      throw error;
+    }
     statement(db, "ROLLBACK").run();
     return true;
-  } catch (error) {
-    if (isBusy(error)) return false;
-    throw error;
-  } finally {
-    statement(db, `PRAGMA busy_timeout = ${LOCK_TIMEOUT_MS}`).run();
-  }
+  });
 }
