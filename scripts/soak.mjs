@@ -2,17 +2,19 @@
 // API clients polling, writer processes changing state, event-stream clients following the feed.
 // Reports errors, API latency (p50/p99), whether every SSE client got every change in order, and
 // the server's memory at the end. The short version runs in `npm test` (tests/e2e/soak.spec.ts).
+// Beside it, so that a slow figure can be read: the latency of a server that does nothing, asked by
+// the same clients at the same time (the floor this machine and this load set for any server), and
+// where the machine's CPU time went. The event-stream clients run in a process of their own
+// (scripts/soak/followers.mjs), so their parsing is not counted as API latency.
 import { spawn, execFileSync } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createRequire } from "node:module";
 import { quantileSorted } from "simple-statistics";
 import { startServer } from "../bench/server.mjs";
 
-const require = createRequire(import.meta.url);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** A process and all its descendants (`next start` may fork its server). */
@@ -66,31 +68,33 @@ function quantiles(samples) {
   return { n: sorted.length, p50: q(0.5), p99: q(0.99), max: sorted.length ? Number(sorted.at(-1).toFixed(1)) : null };
 }
 
-/** One event-stream client: checks that `changes` arrive in order with no gap, from its `ready` on. */
-async function followEvents(url, signal) {
-  const { readEvents } = require("../dist/index.cjs");
-  const client = { startSeq: null, lastSeq: null, received: 0, gaps: 0, outOfOrder: 0, resets: 0, errors: 0 };
-  try {
-    const response = await fetch(`${url}/api/events`, { headers: { Accept: "text/event-stream" }, signal });
-    if (!response.ok) throw new Error(`status ${response.status}`);
-    await readEvents(response.body, (events) => {
-      for (const event of events) {
-        if (event.event === "ready") client.startSeq = client.lastSeq = event.data.seq;
-        else if (event.event === "reset") client.resets++;
-        else if (event.event === "changes") {
-          for (const change of event.data.changes) {
-            if (change.seq <= client.lastSeq) client.outOfOrder++;
-            else if (change.seq > client.lastSeq + 1) client.gaps += change.seq - client.lastSeq - 1;
-            client.lastSeq = Math.max(client.lastSeq, change.seq);
-            client.received++;
-          }
-        }
-      }
+/** The machine's CPU time so far, from /proc/stat: [user, nice, system, idle, iowait, irq, softirq, steal], in ticks. */
+function machineCpuTicks() {
+  return fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1, 9).map(Number);
+}
+
+/** Where the machine's time went between two machineCpuTicks(), in percent. Steal is time the hypervisor gave to other machines. */
+function machineCpuShares(before, after) {
+  const d = after.map((ticks, i) => ticks - before[i]);
+  const total = d.reduce((sum, ticks) => sum + ticks, 0) || 1;
+  const pct = (ticks) => Math.round((ticks / total) * 100);
+  return { user: pct(d[0] + d[1]), system: pct(d[2] + d[5] + d[6]), idle: pct(d[3]), iowait: pct(d[4]), steal: pct(d[7]) };
+}
+
+/** A child process's first line of output, and then its last (a JSON report). */
+function startChild(args, options = {}) {
+  const child = spawn(args[0], args.slice(1), { stdio: ["pipe", "pipe", "inherit"], ...options });
+  let out = "";
+  child.stdout.setEncoding("utf8");
+  const firstLine = new Promise((resolve, reject) => {
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
     });
-  } catch {
-    if (!signal.aborted) client.errors++;
-  }
-  return client;
+    child.once("exit", (code) => reject(new Error(`${path.basename(args.at(-1))} exited (${code}) before it was ready`)));
+  });
+  const lastLine = new Promise((resolve) => child.once("exit", () => resolve(out.trim().split("\n").at(-1))));
+  return { child, firstLine, lastLine };
 }
 
 /** The routes an API client asks for, in turn (a dashboard's reads). */
@@ -105,12 +109,12 @@ const ROUTES = (recentId) => [
 ];
 
 /**
- * One API client: requests the dashboard's routes in turn, `thinkMs` apart on average. Start and
- * pauses are jittered (0.5x to 1.5x): 50 clients started together with a fixed pause would arrive
- * as one wave of 50 every second, which no set of real browser tabs does.
+ * One API client: requests `routes` in turn, `thinkMs` apart on average, and calls `record` with
+ * each answer's time. Start and pauses are jittered (0.5x to 1.5x): 50 clients started together
+ * with a fixed pause would arrive as one wave of 50 every second, which no set of real browser
+ * tabs does.
  */
-async function pollApi(url, until, thinkMs, latencies, startedAt, failures, recentId, byRoute) {
-  const routes = ROUTES(recentId);
+async function poll({ url, routes, until, thinkMs, record, failures }) {
   await new Promise((resolve) => setTimeout(resolve, Math.random() * thinkMs));
   for (let i = Math.floor(Math.random() * routes.length); Date.now() < until; i++) {
     const route = routes[i % routes.length]();
@@ -123,25 +127,26 @@ async function pollApi(url, until, thinkMs, latencies, startedAt, failures, rece
     } catch (error) {
       failures.push(`${error.message} ${route}`);
     }
-    latencies.push(performance.now() - started);
-    startedAt.push(started);
-    const key = route.replace(/\/api\/requests\/[^?]+/, "/api/requests/<id>").replace(/q=.*/, "q=<words>");
-    (byRoute[key] ??= []).push(performance.now() - started);
+    record(route, started, performance.now() - started);
     await new Promise((resolve) => setTimeout(resolve, thinkMs * (0.5 + Math.random())));
   }
 }
 
-export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, writers = 4, writesPerSecond = 500, thinkMs = 1000, writerNice = 0, log = console.log, nodeArgs = [] } = {}) {
+export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, writers = 4, writesPerSecond = 500, thinkMs = 1000, writerNice = 0, floorClients = 5, log = console.log, nodeArgs = [] } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-soak-"));
   const server = await startServer(ROOT, stateDir, {}, nodeArgs);
+  const nullServer = startChild([process.execPath, path.join(ROOT, "scripts/soak/nullServer.cjs")]);
+  const followers = startChild([process.execPath, path.join(ROOT, "scripts/soak/followers.mjs"), server.url, String(sseClients)]);
   try {
-    const abort = new AbortController();
-    const streams = Array.from({ length: sseClients }, () => followEvents(server.url, abort.signal));
-    // Warm up: each route's code is loaded on its first request (a one-off, not load). Every stream is connected before the first write.
+    const floorUrl = `http://127.0.0.1:${await nullServer.firstLine}`;
+    // Warm up: each route's code is loaded on its first request (a one-off, not load).
     for (const route of ROUTES(() => "none")) await (await fetch(server.url + route())).arrayBuffer();
+    // Every stream has its `ready` (its starting point in the feed) before the first write.
+    await followers.firstLine;
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const rssStart = treeRssMb(server.child.pid);
     const cpuStart = treeCpuSeconds(server.child.pid);
+    const machineStart = machineCpuTicks();
 
     // The clients' own event loop: if it lagged, the latencies below would include the lag.
     const clientLoop = monitorEventLoopDelay({ resolution: 10 });
@@ -167,10 +172,21 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     const startedAt = [];
     const failures = [];
     const byRoute = {};
+    const floorLatencies = [];
+    const floorFailures = [];
     const started = Date.now();
     const recentId = () => `w${Math.floor(Math.random() * writers)}-${Math.max(0, Math.floor(((Date.now() - started) / 1000) * (writesPerSecond / writers / 3)) - 5)}`;
-    await Promise.all(Array.from({ length: apiClients }, () => pollApi(server.url, until, thinkMs, latencies, startedAt, failures, recentId, byRoute)));
+    const recordApi = (route, at, ms) => {
+      latencies.push(ms);
+      startedAt.push(at);
+      (byRoute[route.replace(/\/api\/requests\/[^?]+/, "/api/requests/<id>").replace(/q=.*/, "q=<words>")] ??= []).push(ms);
+    };
+    await Promise.all([
+      ...Array.from({ length: apiClients }, () => poll({ url: server.url, routes: ROUTES(recentId), until, thinkMs, record: recordApi, failures })),
+      ...Array.from({ length: floorClients }, () => poll({ url: floorUrl, routes: [() => "/api/status"], until, thinkMs, record: (_, __, ms) => floorLatencies.push(ms), failures: floorFailures })),
+    ]);
     const written = await Promise.all(writerReports);
+    const machine = machineCpuShares(machineStart, machineCpuTicks());
 
     // Let the feed drain: wait until the feed's last change stops moving, then a second for the streams to catch up.
     const feedHead = async () => (await (await fetch(`${server.url}/api/health`)).json()).feed;
@@ -185,8 +201,8 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     const rssEnd = treeRssMb(server.child.pid);
     const cpuSeconds = treeCpuSeconds(server.child.pid) - cpuStart;
     const serverHealth = await (await fetch(`${server.url}/api/health`)).json();
-    abort.abort();
-    const clients = await Promise.all(streams);
+    followers.child.stdin.end("stop\n");
+    const clients = JSON.parse(await followers.lastLine);
 
     const writes = written.reduce((sum, r) => sum + r.writes, 0);
     const writeErrors = written.reduce((sum, r) => sum + r.errors, 0);
@@ -211,6 +227,8 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
         errors: clients.reduce((sum, c) => sum + c.errors, 0),
         shortest: Math.min(...clients.map((c) => c.received)),
       },
+      // The same clients' latency from a server that does nothing (scripts/soak/nullServer.cjs): what the machine and the load cost any server.
+      floor: { clients: floorClients, ...quantiles(floorLatencies), errors: floorFailures.length },
       serverRssMb: { start: rssStart, end: rssEnd },
       clientEventLoopDelayMs: { p99: Math.round(clientLoop.percentile(99) / 1e6), max: Math.round(clientLoop.max / 1e6) },
       server: {
@@ -220,20 +238,25 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
         lastReconcileMs: serverHealth.ingest.lastReconcile?.durationMs ?? null,
         lastMonitorPassMs: serverHealth.monitor.durationMs,
       },
-      machine: { cpus: os.cpus().length, node: process.version },
+      // Where the machine's CPU time went during the load, in percent (steal: taken by the hypervisor for other machines).
+      machine: { cpus: os.cpus().length, node: process.version, cpu: machine },
     };
     log(
       [
         `soak: ${seconds} s, ${apiClients} API clients (${thinkMs} ms think time), ${sseClients} SSE clients, ${writers} writer processes asked for ${writesPerSecond} writes/s`,
         `  writes     ${report.writes.total} (${report.writes.perSecond}/s), errors ${report.writes.errors}`,
-        `  API        ${report.api.requests} requests (${report.api.perSecond}/s), errors ${report.api.errors}, p50 ${report.api.p50Ms} ms, p99 ${report.api.p99Ms} ms, max ${report.api.maxMs} ms; after the first 10 s: p50 ${steady.p50} ms, p99 ${steady.p99} ms, max ${steady.max} ms`,
+        `  API        ${report.api.requests} requests (${report.api.perSecond}/s), errors ${report.api.errors}, p50 ${report.api.p50Ms} ms, p99 ${report.api.p99Ms} ms, max ${report.api.maxMs} ms${steady.n ? `; after the first 10 s: p50 ${steady.p50} ms, p99 ${steady.p99} ms, max ${steady.max} ms` : ""}`,
         `  SSE        ${report.sse.feedChanges} changes; every change to every client: ${report.sse.everyChangeDelivered}; gaps ${report.sse.gaps}, out of order ${report.sse.outOfOrder}, resets ${report.sse.resets}, errors ${report.sse.errors}`,
+        `  floor      a server that does nothing, asked by ${floorClients} clients alongside: p50 ${report.floor.p50} ms, p99 ${report.floor.p99} ms, max ${report.floor.max} ms`,
+        `  machine    CPU user ${machine.user}%, system ${machine.system}%, iowait ${machine.iowait}%, idle ${machine.idle}%, stolen by the hypervisor ${machine.steal}%`,
         `  clients' event loop delay p99 ${report.clientEventLoopDelayMs.p99} ms, max ${report.clientEventLoopDelayMs.max} ms`,
         `  server CPU ${Math.round(report.server.cpuShare * 100)}% of a core; RSS ${rssStart} MB at the start, ${rssEnd} MB at the end; event loop delay p50 ${report.server.eventLoopDelayMs.p50} ms, p99 ${report.server.eventLoopDelayMs.p99} ms, max ${report.server.eventLoopDelayMs.max} ms; last reconciliation ${report.server.lastReconcileMs} ms, monitor pass ${report.server.lastMonitorPassMs} ms`,
       ].join("\n"),
     );
     return report;
   } finally {
+    nullServer.child.kill();
+    followers.child.kill();
     await server.stop();
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
@@ -251,6 +274,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     writers: env("WRITERS", 4),
     writesPerSecond: env("WRITES_PER_SECOND", 500),
     writerNice: env("WRITER_NICE", 0),
+    floorClients: env("FLOOR_CLIENTS", 5),
   });
   const out = process.env.SOAK_REPORT ?? path.join(ROOT, "bench/soak-results.json");
   fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

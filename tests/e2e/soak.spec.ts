@@ -24,4 +24,8 @@ test("under sustained load: no errors, and every change reaches every event stre
   expect(result.api.requests).toBeGreaterThan(50);
   expect(result.sse).toMatchObject({ clients: 5, everyChangeDelivered: true, gaps: 0, outOfOrder: 0, resets: 0, errors: 0 });
   expect(result.sse.feedChanges).toBe(result.writes.total);
+  // The control beside it (a server that does nothing) was asked too, and the machine's CPU read.
+  expect(result.floor).toMatchObject({ clients: 5, errors: 0 });
+  expect(result.floor.n).toBeGreaterThan(20);
+  expect(result.machine.cpu.user + result.machine.cpu.system + result.machine.cpu.idle + result.machine.cpu.iowait + result.machine.cpu.steal).toBeGreaterThan(90);
 });
