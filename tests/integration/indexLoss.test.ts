@@ -1,8 +1,9 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { aRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker } from "../helpers/stateDir";
+import { aTracker, tempStateDir } from "../helpers/stateDir";
 
 function seed(count: number) {
   const tracker = aTracker();
@@ -88,5 +89,32 @@ describe("losing the index while a tracker has it open", () => {
     expect(guard.status()).toMatchObject({ problem: null, lastRebuild: { cause: "index.db was deleted" } });
     expect(causes).toEqual(["index.db was deleted"]);
     guard.stop();
+  });
+});
+
+describe("reqwatch monitor when the index is lost", () => {
+  it("reopens the index rebuilt from the files and goes on flagging what is stuck in it", async () => {
+    const stateDir = tempStateDir();
+    const monitor = spawn(process.execPath, [path.resolve(__dirname, "../../bin/reqwatch.js"), "monitor", "--interval", "200ms", "--json"], {
+      env: { ...process.env, REQWATCH_STATE_DIR: stateDir },
+    });
+    let stdout = "";
+    let stderr = "";
+    monitor.stdout.on("data", (chunk) => (stdout += chunk));
+    monitor.stderr.on("data", (chunk) => (stderr += chunk));
+    const passes = () => stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { stuck: { requestId: string }[] });
+    try {
+      await expect.poll(() => passes().length, { timeout: 10_000 }).toBeGreaterThan(0);
+      removeIndex(stateDir);
+      // Written after the index was lost: only a monitor that rebuilt its index from the files sees it.
+      const hourAgo = Date.now() - 3_600_000;
+      writeRequestFile(stateDir, aRequest({ requestId: "left-waiting", state: "queued", createdAt: hourAgo, lastUpdatedAt: hourAgo, queuedAt: hourAgo }));
+      await expect.poll(() => passes().at(-1)?.stuck.map((stuck) => stuck.requestId), { timeout: 10_000 }).toEqual(["left-waiting"]);
+      expect(stderr).toContain("index.db was deleted; the index was reopened from the files.");
+      expect(fs.existsSync(path.join(stateDir, "index.db"))).toBe(true);
+    } finally {
+      monitor.kill("SIGTERM");
+      await new Promise((resolve) => monitor.once("exit", resolve));
+    }
   });
 });

@@ -40,14 +40,24 @@ export function registerMonitor(program: Command): void {
         }
         return;
       }
-      printLine(`Monitoring ${tracker.stateDir.root} every ${formatDuration(tracker.options.monitorIntervalMs)}; Ctrl-C to stop.`);
+      // With --json, stdout is JSON lines only (`reqwatch monitor --json | jq` must parse every line).
+      const banner = `Monitoring ${tracker.stateDir.root} every ${formatDuration(tracker.options.monitorIntervalMs)}; Ctrl-C to stop.`;
+      if (options.json) process.stderr.write(`${banner}\n`);
+      else printLine(banner);
       await new Promise<void>((resolve) => {
         const monitor = tracker.startMonitor({
           keepAlive: true,
           onPass: report,
           onError: (error) => process.stderr.write(`reqwatch: monitor pass failed: ${error.message}\n`),
         });
+        // A monitor runs for hours: if index.db is deleted or replaced meanwhile, it reopens (and,
+        // if need be, rebuilds) the index instead of watching a file no one else sees.
+        const guard = tracker.startIndexGuard({
+          onReopened: (cause) => process.stderr.write(`reqwatch: ${cause}; the index was reopened from the files.\n`),
+          onError: (error) => process.stderr.write(`reqwatch: index check failed: ${(error as Error).message}\n`),
+        });
         const stop = () => {
+          guard.stop();
           monitor.stop();
           tracker.close();
           resolve();
