@@ -81,19 +81,22 @@ function machineCpuShares(before, after) {
   return { user: pct(d[0] + d[1]), system: pct(d[2] + d[5] + d[6]), idle: pct(d[3]), iowait: pct(d[4]), steal: pct(d[7]) };
 }
 
-/** A child process's first line of output, and then its last (a JSON report). */
+/** Start a child process; `firstLine` is its first line of output, `lastLine` its last once it has ended (a JSON report). */
 function startChild(args, options = {}) {
   const child = spawn(args[0], args.slice(1), { stdio: ["pipe", "pipe", "inherit"], ...options });
   let out = "";
   child.stdout.setEncoding("utf8");
+  // "close", not "exit": the process may exit before its last output has been read.
   const firstLine = new Promise((resolve, reject) => {
     child.stdout.on("data", (chunk) => {
       out += chunk;
       if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
     });
-    child.once("exit", (code) => reject(new Error(`${path.basename(args.at(-1))} exited (${code}) before it was ready`)));
+    child.once("close", (code) => reject(new Error(`${path.basename(args.at(-1))} exited (${code}) before it was ready`)));
   });
-  const lastLine = new Promise((resolve) => child.once("exit", () => resolve(out.trim().split("\n").at(-1))));
+  // Only some callers wait for the first line; for the others, an early exit is not an unhandled rejection.
+  firstLine.catch(() => {});
+  const lastLine = new Promise((resolve) => child.once("close", () => resolve(out.trim().split("\n").at(-1))));
   return { child, firstLine, lastLine };
 }
 
@@ -152,21 +155,20 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     const clientLoop = monitorEventLoopDelay({ resolution: 10 });
     clientLoop.enable();
     const until = Date.now() + seconds * 1000;
-    const writerProcs = Array.from({ length: writers }, (_, w) =>
-      // `writerNice` > 0 runs the writers at a lower CPU priority: how much of the latency is the server's own, and how much waiting for a core.
-      spawn(
-        writerNice > 0 ? "nice" : process.execPath,
-        [...(writerNice > 0 ? ["-n", String(writerNice), process.execPath] : []), path.join(ROOT, "scripts/soak/writer.cjs"), stateDir, String(writesPerSecond / writers), String(seconds), `w${w}`],
+    // `writerNice` > 0 runs the writers at a lower CPU priority: how much of the latency is the server's own, and how much waiting for a core.
+    const writerReports = Array.from({ length: writers }, (_, w) =>
+      startChild(
+        [
+          ...(writerNice > 0 ? ["nice", "-n", String(writerNice)] : []),
+          process.execPath,
+          path.join(ROOT, "scripts/soak/writer.cjs"),
+          stateDir,
+          String(writesPerSecond / writers),
+          String(seconds),
+          `w${w}`,
+        ],
         { stdio: ["ignore", "pipe", "inherit"] },
-      ),
-    );
-    const writerReports = writerProcs.map(
-      (child) =>
-        new Promise((resolve) => {
-          let out = "";
-          child.stdout.on("data", (chunk) => (out += chunk));
-          child.on("exit", () => resolve(JSON.parse(out.trim() || '{"writes":0,"errors":1,"firstErrors":["no report"]}')));
-        }),
+      ).lastLine.then((line) => JSON.parse(line || '{"writes":0,"errors":1,"firstErrors":["no report"]}')),
     );
     const latencies = [];
     const startedAt = [];

@@ -51,13 +51,12 @@ export function registerMonitor(program: Command): void {
           onError: (error) => process.stderr.write(`reqwatch: monitor pass failed: ${error.message}\n`),
         });
         // A monitor runs for hours: if index.db is deleted or replaced meanwhile, it reopens (and,
-        // if need be, rebuilds) the index instead of watching a file no one else sees.
-        const guard = tracker.startIndexGuard({
+        // if need be, rebuilds) the index instead of watching a file no one else sees. tracker.close() stops the guard.
+        tracker.startIndexGuard({
           onReopened: (cause) => process.stderr.write(`reqwatch: ${cause}; the index was reopened from the files.\n`),
           onError: (error) => process.stderr.write(`reqwatch: index check failed: ${(error as Error).message}\n`),
         });
         const stop = () => {
-          guard.stop();
           monitor.stop();
           tracker.close();
           resolve();
