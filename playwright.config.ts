@@ -1,7 +1,7 @@
 import { defineConfig } from "@playwright/test";
 
 /**
- * Each test gets its own state directory and its own `next start` on a free port (see
+ * Each test gets its own state directory and its own dashboard server (dist/server.cjs) on a free port (see
  * tests/e2e/fixtures.ts), so tests never see each other's requests. The production build is made
  * once, in globalSetup, when it is missing or older than the sources.
  */

@@ -3,10 +3,12 @@ import { defineConfig } from "rolldown";
 // lib/ is bundled into single CommonJS files for plain Node: the CLI (hooks call `reqwatch update`
 // often, and loading one file instead of a few hundred modules halves its start-up) and the
 // library entry (`require("reqwatch")`, and the child processes of the crash and concurrency
-// tests). better-sqlite3 is native, so it stays an ordinary require.
+// tests), and the dashboard server. better-sqlite3 is native, so it stays an ordinary require.
 const common = { platform: "node", external: ["better-sqlite3"] };
 
 export default defineConfig([
   { ...common, input: "lib/cli/main.ts", output: { file: "dist/cli.cjs", format: "cjs", minify: true } },
   { ...common, input: "lib/index.ts", output: { file: "dist/index.cjs", format: "cjs" } },
+  // The dashboard server (`npm start`): the read API, then Next.js, which stays an ordinary require.
+  { ...common, external: ["better-sqlite3", /^next($|\/)/], input: "server/main.ts", output: { file: "dist/server.cjs", format: "cjs" } },
 ]);

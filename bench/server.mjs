@@ -1,4 +1,4 @@
-// Start `next start` on a free port over a state directory, for the benches that need the dashboard.
+// Start the dashboard server (dist/server.cjs) on a free port over a state directory, for the benches that need the dashboard.
 import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
@@ -10,7 +10,7 @@ export async function startServer(ROOT, stateDir, env = {}, nodeArgs = []) {
       server.close(() => resolve(port));
     });
   });
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: ROOT,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env, REQWATCH_STATE_DIR: stateDir },
     stdio: "ignore",

@@ -29,9 +29,10 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
 };
 
 /**
- * Marks our errors across copies of this module. Next bundles lib/ into more than one server chunk
- * (the runtime opened by instrumentation.ts is one, each route another), so an error thrown by the
- * shared tracker is not `instanceof` the class a route imported; `Symbol.for` is the same in all.
+ * Marks our errors across copies of this module. The dashboard server (dist/server.cjs) opens the
+ * shared runtime with its own copy of lib/, and Next bundles lib/ into its server chunks again, so
+ * an error thrown by the shared tracker is not `instanceof` the class a route imported;
+ * `Symbol.for` is the same in all.
  */
 const BRAND = Symbol.for("reqwatch.ReqwatchError");
 

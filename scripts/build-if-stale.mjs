@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const SOURCES = ["app", "components", "lib", "public", "next.config.mjs", "package.json", "tsconfig.json"];
+const SOURCES = ["app", "components", "lib", "server", "public", "next.config.mjs", "rolldown.config.mjs", "package.json", "tsconfig.json"];
 
 function newestMtime(entry) {
   let stat;
@@ -19,11 +19,11 @@ function newestMtime(entry) {
   return newest;
 }
 
-/** True when there is no production build, or a source file changed after it was made. */
+/** True when there is no production build (the pages' or the server's), or a source file changed after it was made. */
 export function buildIsStale() {
   let built;
   try {
-    built = fs.statSync(path.join(ROOT, ".next", "BUILD_ID")).mtimeMs;
+    built = Math.min(fs.statSync(path.join(ROOT, ".next", "BUILD_ID")).mtimeMs, fs.statSync(path.join(ROOT, "dist", "server.cjs")).mtimeMs);
   } catch {
     return true;
   }

@@ -54,7 +54,7 @@ function stop(code = 0) {
 }
 
 console.log(`demo: state directory ${stateDir}`);
-run("dashboard", [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", values.port]);
+run("dashboard", [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", values.port]);
 run("gateway", [path.join(ROOT, "scripts/demo/gateway.cjs"), stateDir]);
 for (const workspace of ["gateway-eu", "gateway-us", "batch"]) run(`worker (${workspace})`, [path.join(ROOT, "scripts/demo/worker.cjs"), stateDir, workspace], { restart: true });
 console.log(`demo: dashboard on http://127.0.0.1:${values.port}/ (Ctrl-C stops everything)`);

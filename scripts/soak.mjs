@@ -17,7 +17,7 @@ import { startServer } from "../bench/server.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** A process and all its descendants (`next start` may fork its server). */
+/** A process and all its descendants (the server may fork workers). */
 function processTree(pid) {
   const pids = [];
   const visit = (p) => {

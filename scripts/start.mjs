@@ -1,12 +1,14 @@
 // `npm start`: build the dashboard if needed, then serve it on 127.0.0.1.
 //   npm start -- --state-dir ../gateway/data/state --port 4600
-import { spawn } from "node:child_process";
+// `npm run dev`: the same server with Next.js in development mode (pages rebuilt on change; the
+// server's own code, lib/ included, is rebuilt once at start).
+import { spawn, spawnSync } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { ROOT, ensureBuild } from "./build-if-stale.mjs";
 
 const DEFAULT_PORT = 4600;
-const USAGE = "Usage: npm start -- [--state-dir PATH] [--port N] [--host 127.0.0.1]";
+const USAGE = "Usage: npm start -- [--state-dir PATH] [--port N] [--host 127.0.0.1] [--dev]";
 
 let values;
 try {
@@ -15,6 +17,7 @@ try {
       "state-dir": { type: "string" },
       port: { type: "string" },
       host: { type: "string" },
+      dev: { type: "boolean" },
       help: { type: "boolean" },
     },
   }));
@@ -40,13 +43,17 @@ if (!["127.0.0.1", "localhost", "::1"].includes(host)) {
 const invokedFrom = process.env.INIT_CWD ?? process.cwd();
 const stateDir = path.resolve(invokedFrom, values["state-dir"] ?? process.env.REQWATCH_STATE_DIR ?? path.join(ROOT, ".reqwatch"));
 
-ensureBuild();
+if (values.dev) {
+  const lib = spawnSync("npm", ["run", "build:lib"], { cwd: ROOT, stdio: "inherit" });
+  if (lib.status !== 0) process.exit(lib.status ?? 1);
+} else {
+  ensureBuild();
+}
 console.log(`reqwatch: state directory ${stateDir}`);
-console.log(`reqwatch: dashboard on http://${host.includes(":") ? `[${host}]` : host}:${port}/`);
-const next = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", host, "--port", port], {
+const server = spawn(process.execPath, [path.join(ROOT, "dist/server.cjs"), "--hostname", host, "--port", port, ...(values.dev ? ["--dev"] : [])], {
   cwd: ROOT,
   stdio: "inherit",
   env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir },
 });
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => next.kill(signal));
-next.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
+server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,7 +1,7 @@
 import "server-only";
 import { timingSafeEqual } from "node:crypto";
 import { ReqwatchError } from "@/lib/errors";
-import { isLoopbackHost } from "@/lib/http/loopback";
+import { FOREIGN_HOST_MESSAGE, isLoopbackHost } from "@/lib/http/loopback";
 import { getActionToken } from "./tracker";
 
 export const ACTION_TOKEN_HEADER = "x-reqwatch-token";
@@ -17,7 +17,7 @@ function forbidden(message: string): never {
  */
 export function assertActionAllowed(request: Request): void {
   const host = request.headers.get("host");
-  if (!isLoopbackHost(host)) forbidden("reqwatch answers only to localhost, 127.0.0.1 and [::1].");
+  if (!isLoopbackHost(host)) forbidden(FOREIGN_HOST_MESSAGE);
   const origin = request.headers.get("origin");
   if (!origin || origin === "null") forbidden("Actions need the Origin header of the dashboard's own page.");
   let originHost: string;

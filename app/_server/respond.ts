@@ -1,11 +1,10 @@
 import "server-only";
-import { HTTP_STATUS, isReqwatchError } from "@/lib/errors";
+import { errorReply } from "@/lib/http/errorReply";
 
-/** The one place a lib error becomes an HTTP response: a status, a code, a message. No stack, no paths. */
+/** A lib error as a route handler's response (lib/http/errorReply.ts says which status and code). */
 export function errorResponse(error: unknown): Response {
-  if (isReqwatchError(error)) {
-    return Response.json({ error: { code: error.code, message: error.message } }, { status: HTTP_STATUS[error.code] });
-  }
-  console.error(error);
-  return Response.json({ error: { code: "INTERNAL", message: "Internal error; see the server log." } }, { status: 500 });
+  const { status, body } = errorReply(error);
+  // A body refused as too large was not read to its end: the connection cannot carry another
+  // request, and a client that reused it would be reset (RFC 9112, 9.6).
+  return Response.json(body, { status, headers: status === 413 ? { Connection: "close" } : undefined });
 }

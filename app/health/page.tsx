@@ -1,13 +1,12 @@
-import { getIndexGuard, getIngest, getMonitor, getTracker } from "@/app/_server/tracker";
+import { getHealth, getTracker } from "@/app/_server/tracker";
 import { AutoRefresh } from "@/components/AutoRefresh";
-import { healthView } from "@/lib/views/healthView";
 import { formatAgo, formatDuration } from "@/lib/duration";
 
 export const dynamic = "force-dynamic";
 
 export default function HealthPage() {
   const tracker = getTracker();
-  const health = healthView(tracker, getIngest().status(), getMonitor(), getIndexGuard().status());
+  const health = getHealth();
   const now = tracker.options.now();
   const { ingest, monitor, guard } = health;
   return (

@@ -10,3 +10,6 @@ export function isLoopbackHost(host: string | null | undefined): boolean {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(host.trim().toLowerCase());
   return !!match && LOOPBACK_NAMES.has(match[1]!);
 }
+
+/** What a request with any other Host is told. */
+export const FOREIGN_HOST_MESSAGE = "reqwatch answers only to localhost, 127.0.0.1 and [::1].";

@@ -74,7 +74,7 @@ export const test = base.extend<Fixtures & Options>({
     await use(async (env = {}) => {
       const port = await freePort();
       let output = "";
-      const server = spawn(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
+      const server = spawn(process.execPath, [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
         cwd: ROOT,
         env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, ...appEnv, ...env, REQWATCH_STATE_DIR: stateDir },
         stdio: ["ignore", "pipe", "pipe"],

@@ -48,6 +48,21 @@ test.describe("hostile requests", () => {
     }
   });
 
+  test("every answer forbids framing and sniffing: pages, the read API, the event stream, scripts, errors and refusals", async ({ app }) => {
+    const page = await raw(app.url, { path: "/" });
+    const script = /src="(\/_next\/static\/[^"]+\.js)"/.exec(page.body)?.[1];
+    expect(script, "a script of the page").toBeTruthy();
+    const answers = [page, await raw(app.url, { path: script! })];
+    for (const route of [...PAGES, ...API, "/api/requests/nope", "/api/requests?states=bogus", "/no-such-page"]) answers.push(await raw(app.url, { path: route }));
+    answers.push(await raw(app.url, { path: "/api/status", host: "evil.example" }), await raw(app.url, { method: "DELETE", path: "/api/status" }));
+    for (const answer of answers) {
+      expect(answer.headers["x-frame-options"]).toBe("DENY");
+      expect(answer.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+      expect(answer.headers["x-content-type-options"]).toBe("nosniff");
+      expect(answer.headers["access-control-allow-origin"]).toBeUndefined();
+    }
+  });
+
   test("cross-site writes: wrong token, other methods and simple-request content types are refused, and nothing changes", async ({ app, tracker, stateDir }) => {
     const before = fs.readFileSync(path.join(stateDir, "requests/victim.json"), "utf8");
     const body = JSON.stringify({ kind: "retry", ids: ["victim"] });
@@ -139,18 +154,20 @@ test.describe("sizes", () => {
     const stated = await raw(app.url, { method: "POST", path: "/api/actions", headers, body });
     expect(stated.status).toBe(413);
     expect(JSON.parse(stated.body).error.code).toBe("TOO_LARGE");
+    // The rest of the body was never read: the connection is closed, not left for the next request to be reset on.
+    expect(stated.headers.connection).toBe("close");
     // Chunked, with no Content-Length: counted as it arrives.
-    const streamed = await new Promise<number>((resolve, reject) => {
+    const streamed = await new Promise<{ status: number; connection?: string }>((resolve, reject) => {
       const { port } = new URL(app.url);
       const req = http.request({ host: "127.0.0.1", port, method: "POST", path: "/api/actions", headers: { ...headers, "transfer-encoding": "chunked" } }, (res) => {
         res.resume();
-        resolve(res.statusCode ?? 0);
+        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
       });
       req.on("error", (error) => ((error as NodeJS.ErrnoException).code === "EPIPE" || (error as NodeJS.ErrnoException).code === "ECONNRESET" ? undefined : reject(error)));
       for (let i = 0; i < 40; i++) req.write(body.slice(i * 100_000, (i + 1) * 100_000));
       req.end();
     });
-    expect(streamed).toBe(413);
+    expect(streamed).toEqual({ status: 413, connection: "close" });
     // Within the limit, the same request works: the limit is what refused it.
     const small = await raw(app.url, { method: "POST", path: "/api/actions/preview", headers, body: JSON.stringify({ kind: "retry", ids: ["victim"] }) });
     expect(small.status).toBe(200);

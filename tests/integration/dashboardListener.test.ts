@@ -1,0 +1,124 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { SECURITY_HEADERS, dashboardListener } from "../../lib/server/dashboardListener";
+import { openRuntime, type Runtime } from "../../lib/server/runtime";
+import { tempStateDir } from "../helpers/stateDir";
+
+type ErrorBody = { error: { code: string; message: string } };
+
+const running: { server: http.Server; runtime: Runtime }[] = [];
+
+afterEach(async () => {
+  for (const { server, runtime } of running.splice(0)) {
+    await new Promise((resolve) => server.close(resolve));
+    runtime.close();
+  }
+});
+
+/** The dashboard's listener on a real port over a real state directory; "Next.js" is a stand-in that records what reached it. */
+async function aDashboard() {
+  const runtime = openRuntime({ stateDir: tempStateDir(), monitorIntervalMs: 60_000 });
+  const passedOn: string[] = [];
+  const server = http.createServer(
+    dashboardListener(
+      () => runtime,
+      (request, response) => {
+        passedOn.push(`${request.method} ${request.url}`);
+        response.end("from next");
+      },
+    ),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  running.push({ server, runtime });
+  const { port } = server.address() as AddressInfo;
+  /** One raw request, so that the Host header can be anything. */
+  const ask = (path: string, options: { method?: string; host?: string } = {}) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string; json: <T>() => T }>((resolve, reject) => {
+      const request = http.request({ host: "127.0.0.1", port, path, method: options.method ?? "GET", headers: { Host: options.host ?? `127.0.0.1:${port}` }, setHost: false }, (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => (text += chunk));
+        response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, text, json: <T>() => JSON.parse(text) as T }));
+      });
+      request.on("error", reject);
+      request.end();
+    });
+  return { runtime, tracker: runtime.tracker, passedOn, ask };
+}
+
+describe("the dashboard server's read API", () => {
+  it("answers status, the requests table, a request, sessions and health from the state directory", async () => {
+    const { tracker, ask } = await aDashboard();
+    tracker.create({ requestId: "a", workspace: "gateway", state: "queued", prompt: "first" });
+    tracker.create({ requestId: "b", workspace: "gateway", state: "processing" });
+    tracker.transition("b", "failed", { fields: { error: "boom" } });
+
+    const status = await ask("/api/status");
+    expect(status.status).toBe(200);
+    expect(status.headers["content-type"]).toBe("application/json");
+    expect(status.json<{ counts: Record<string, number> }>().counts).toMatchObject({ queued: 1, failed: 1, processing: 0 });
+
+    const failed = (await ask("/api/requests?states=failed")).json<{ items: { requestId: string }[] }>();
+    expect(failed.items.map((row) => row.requestId)).toEqual(["b"]);
+
+    const detail = await ask("/api/requests/a");
+    expect(detail.status).toBe(200);
+    expect(detail.json<{ request: unknown }>().request).toMatchObject({ requestId: "a", prompt: "first" });
+
+    expect((await ask("/api/sessions")).json()).toEqual({ sessions: [] });
+    const health = (await ask("/api/health")).json<{ ok: boolean; unreadableFiles: number; eventLoopDelay: { p99: number } }>();
+    expect(health).toMatchObject({ ok: true, unreadableFiles: 0 });
+    expect(health.eventLoopDelay.p99).toBeGreaterThanOrEqual(0);
+  });
+
+  it("unknown ids get 404, a bad query or path 400, other methods 405; each with a code and a message", async () => {
+    const { ask, passedOn } = await aDashboard();
+    for (const [path, status, code] of [
+      ["/api/requests/nope", 404, "NOT_FOUND"],
+      ["/api/sessions/nope", 404, "NOT_FOUND"],
+      ["/api/requests?states=bogus", 400, "BAD_INPUT"],
+      ["/api/requests/%E0%A4%A", 400, "BAD_INPUT"],
+      ["/api/requests/..%2F..%2Fetc%2Fpasswd", 400, "BAD_INPUT"],
+    ] as const) {
+      const response = await ask(path);
+      expect(response.status, path).toBe(status);
+      const { error } = response.json<ErrorBody>();
+      expect(error.code, path).toBe(code);
+      expect(error.message, path).toEqual(expect.any(String));
+    }
+    const post = await ask("/api/status", { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe("GET, HEAD");
+    const head = await ask("/api/status", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe("");
+    expect(Number(head.headers["content-length"])).toBeGreaterThan(0);
+    expect(passedOn).toEqual([]);
+  });
+
+  it("a foreign Host is refused before anything is read, on every path, and nothing reaches Next.js", async () => {
+    const { tracker, ask, passedOn } = await aDashboard();
+    tracker.create({ requestId: "secret", workspace: "gateway", state: "queued", prompt: "TOP-SECRET" });
+    for (const path of ["/api/status", "/api/requests/secret", "/api/requests", "/requests", "/api/events", "/_next/static/x.js"]) {
+      for (const host of ["evil.example", "127.0.0.1.evil.example", "localhost.evil.example:80"]) {
+        const response = await ask(path, { host });
+        expect(response.status, `${path} with Host ${host}`).toBe(403);
+        expect(response.json<ErrorBody>().error.code).toBe("FORBIDDEN");
+        expect(response.text).not.toContain("TOP-SECRET");
+      }
+    }
+    expect(passedOn).toEqual([]);
+    expect((await ask("/api/requests/secret", { host: "localhost:4600" })).status).toBe(200);
+  });
+
+  it("everything else goes on to Next.js, and every answer, ours, Next's or a refusal, carries the security headers", async () => {
+    const { ask, passedOn } = await aDashboard();
+    const answers = [await ask("/api/status"), await ask("/api/nope", { host: "evil.example" }), await ask("/requests?states=failed")];
+    for (const path of ["/api/events?since=3", "/api/requests/a/download/json", "/api/status/", "/api/actions"]) answers.push(await ask(path, { method: path === "/api/actions" ? "POST" : "GET" }));
+    expect(passedOn).toEqual(["GET /requests?states=failed", "GET /api/events?since=3", "GET /api/requests/a/download/json", "GET /api/status/", "POST /api/actions"]);
+    for (const answer of answers) {
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(answer.headers[name.toLowerCase()]).toBe(value);
+    }
+  });
+});
