@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "TOO_LARGE",
   "TIMEOUT",
   "FORBIDDEN",
+  "METHOD_NOT_ALLOWED",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -26,6 +27,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   TOO_LARGE: 413,
   TIMEOUT: 504,
   FORBIDDEN: 403,
+  METHOD_NOT_ALLOWED: 405,
 };
 
 /**

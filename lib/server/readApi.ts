@@ -72,16 +72,13 @@ export function answerReadApi(runtime: () => Runtime, request: IncomingMessage, 
   for (const [pattern, answer] of ROUTES) {
     const match = pattern.exec(pathname);
     if (!match) continue;
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      send(request, response, 405, { error: { code: "BAD_INPUT", message: `${pathname} answers GET only.` } }, { Allow: "GET, HEAD" });
-      return true;
-    }
     try {
+      if (request.method !== "GET" && request.method !== "HEAD") throw new ReqwatchError("METHOD_NOT_ALLOWED", `${pathname} answers GET only.`);
       const param = match[1] === undefined ? "" : decodePathSegment(match[1]);
       send(request, response, 200, answer(runtime(), param, new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1))));
     } catch (error) {
       const { status, body } = errorReply(error);
-      send(request, response, status, body);
+      send(request, response, status, body, status === 405 ? { Allow: "GET, HEAD" } : {});
     }
     return true;
   }

@@ -90,6 +90,7 @@ describe("the dashboard server's read API", () => {
     const post = await ask("/api/status", { method: "POST" });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe("GET, HEAD");
+    expect(post.json<ErrorBody>().error.code).toBe("METHOD_NOT_ALLOWED");
     const head = await ask("/api/status", { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.text).toBe("");
