@@ -28,17 +28,18 @@ async function main(): Promise<void> {
   if (!values.port || !Number.isInteger(port) || port < 1 || port > 65535) fail(`invalid port "${values.port ?? ""}".`);
   process.title = "reqwatch-server";
 
-  // Open the state directory now, so the stuck monitor and the watcher run from the start, not from
-  // the first page anyone opens, and the recovery notice describes the server's own start.
+  const app = next({ dev: values.dev, dir: ROOT, hostname: values.hostname, port });
+  await app.prepare();
+  // Open the state directory before listening, so the stuck monitor and the watcher run from the
+  // start, not from the first page anyone opens, and the recovery notice describes the server's own
+  // start. After Next's start-up: its 0.3 s of module loading is not the event-loop delay that
+  // /api/health reports.
   try {
     getRuntime();
   } catch (error) {
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);
   }
-
-  const app = next({ dev: values.dev, dir: ROOT, hostname: values.hostname, port });
-  await app.prepare();
   const server = http.createServer(dashboardListener(getRuntime, app.getRequestHandler()));
   // In development, the browser's hot reload connects by WebSocket.
   if (values.dev) server.on("upgrade", app.getUpgradeHandler());
