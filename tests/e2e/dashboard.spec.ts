@@ -177,6 +177,17 @@ test("cleanup with a dry run, then undo from the audit page", async ({ page, sta
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
 });
 
+test("a request that does not exist gets a 404 page that says so and leads to the audit log, where cleanups are", async ({ page }) => {
+  for (const id of ["no-such-request", "..%2Fsecret"]) {
+    const response = await page.goto(`/requests/${id}`);
+    expect(response?.status(), id).toBe(404);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Request not found");
+    await expect(page.getByText("This page could not be found")).toHaveCount(0);
+  }
+  await page.getByRole("main").getByRole("link", { name: "audit log" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Audit log");
+});
+
 test("the detail page shows the lifecycle, the history with a dropped late delivery, and the texts", async ({ page, tracker }) => {
   tracker.create({ requestId: "lived", workspace: "gateway", state: "queued", sessionId: "sess-9", model: "opus", prompt: "line one\nline two" });
   const stale = tracker.claimNext()!;

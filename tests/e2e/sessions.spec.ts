@@ -50,5 +50,14 @@ test("an expired session is shown as expired, and a corrupt one is reported in h
   await expect(page.getByRole("table", { name: "Sessions" }).getByRole("row", { name: /old-session/ })).toContainText("expired");
   await page.goto(`${url}/health`);
   await expect(page.getByRole("table", { name: "Unreadable files" })).toContainText("sessions/broken.json");
+  // The corrupt session's own page says why it cannot be shown; a session that does not exist is a 404.
+  await page.goto(`${url}/sessions/broken`);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Session unreadable");
+  await expect(page.getByRole("main")).toContainText("invalid JSON");
+  const missing = await page.goto(`${url}/sessions/no-such-session`);
+  expect(missing?.status()).toBe(404);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Session not found");
+  await page.getByRole("main").getByRole("link", { name: "All sessions" }).click();
+  await expect(page.getByRole("table", { name: "Sessions" }).getByRole("row", { name: /old-session/ })).toBeVisible();
   expect(fs.readFileSync(`${stateDir}/sessions/broken.json`, "utf8")).toBe("{ not json");
 });

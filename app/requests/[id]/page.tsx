@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { notFound } from "next/navigation";
 import { getStuck, getTracker } from "@/app/_server/tracker";
 import { RequestDetail } from "@/components/detail/RequestDetail";
 import { isReqwatchError } from "@/lib/errors";
@@ -15,16 +15,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
     if (!isReqwatchError(error, "BAD_INPUT")) throw error;
     view = null;
   }
-  if (!view) {
-    return (
-      <>
-        <h1>Request not found</h1>
-        <p className="empty">
-          There is no request <code>{id}</code> in this state directory. It may have been cleaned up: the <Link href="/audit">audit log</Link> lists cleanups, and
-          each can be undone.
-        </p>
-      </>
-    );
-  }
+  // 404, with not-found.tsx beside this page: an invalid id names no request either.
+  if (!view) notFound();
   return <RequestDetail id={id} initial={view} />;
 }

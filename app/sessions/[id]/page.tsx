@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import { getStuck, getTracker } from "@/app/_server/tracker";
 import { SessionDetail } from "@/components/sessions/SessionDetail";
 import { isReqwatchError } from "@/lib/errors";
@@ -17,14 +18,19 @@ export default async function SessionPage({ params }: { params: Promise<{ id: st
     view = sessionDetailView(tracker, id);
   } catch (error) {
     if (!isReqwatchError(error)) throw error;
+    // An invalid id names no session (404); a session file that cannot be read is shown with its reason.
+    if (error.code === "BAD_INPUT") notFound();
     view = null;
     problem = error.message;
   }
+  if (!view && !problem) notFound();
   if (!view) {
     return (
       <>
-        <h1>Session not found</h1>
-        <p className="empty">{problem ?? <>There is no session <code>{id}</code> in this state directory.</>} <Link href="/sessions">All sessions</Link></p>
+        <h1>Session unreadable</h1>
+        <p className="empty">
+          {problem} <Link href="/sessions">All sessions</Link>
+        </p>
       </>
     );
   }
