@@ -61,7 +61,8 @@ export class Sessions {
   constructor(private readonly ctx: TrackerContext) {}
 
   private file(sessionId: string): string {
-    assertRequestId(sessionId);
+    // The same pattern as request ids (they become file names too), named as what they are.
+    assertRequestId(sessionId, "session id");
     return path.join(this.ctx.dir.sessionsDir, `${sessionId}.json`);
   }
 

@@ -120,6 +120,12 @@ describe("sessions", () => {
     expect(tracker.sessions.recordCommand({ command: "x", status: "done" as never })).toMatchObject({ ok: false, error: { message: expect.stringContaining("completed, partial, failed") } });
   });
 
+  it("an id that cannot be a session's file name is refused, and named a session id", () => {
+    const tracker = aTracker();
+    expect(() => tracker.sessions.get("../secret")).toThrow(/^Invalid session id: "\.\.\/secret"/);
+    expect(tracker.sessions.recordCommand({ command: "x", status: "completed" }, "a/b")).toMatchObject({ ok: false, error: { code: "BAD_INPUT", message: expect.stringMatching(/^Invalid session id/) } });
+  });
+
   it("counts a session's requests by state", () => {
     const tracker = aTracker();
     const id = ok(tracker.sessions.start()).session.session_id;
