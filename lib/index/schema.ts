@@ -1,8 +1,10 @@
+import { STATES } from "../states";
+
 /**
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 7;
+export const INDEX_SCHEMA_VERSION = 8;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -57,6 +59,22 @@ CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_sin
 CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
 CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
+
+-- How many requests are in each state, kept by triggers in the statement that changes the row, so
+-- the header's counts (polled, and sent with every feed batch) are one small read, not a scan of
+-- every request. Every state has its row; a row's state is always one of them (lib/schema.ts).
+CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO state_counts (state, n) VALUES ${STATES.map((state) => `('${state}', 0)`).join(", ")};
+CREATE TRIGGER IF NOT EXISTS state_counts_insert AFTER INSERT ON requests BEGIN
+  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
+END;
+CREATE TRIGGER IF NOT EXISTS state_counts_delete AFTER DELETE ON requests BEGIN
+  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+END;
+CREATE TRIGGER IF NOT EXISTS state_counts_update AFTER UPDATE OF state ON requests WHEN OLD.state IS NOT NEW.state BEGIN
+  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
+END;
 
 -- Text search over prompt, output and error (the first TEXT_INDEXED_CHARS of each), by requests.rowid.
 -- Contentless: the text lives in doc already; words match by prefix (unicode61, diacritics folded).

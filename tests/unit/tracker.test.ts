@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { isReqwatchError, type ErrorCode } from "../../lib/errors";
+import { STATES } from "../../lib/states";
 import { openTracker } from "../../lib/tracker";
 import { aSeedShapedRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
@@ -242,6 +244,52 @@ describe("listing", () => {
     const { tracker } = seeded();
     expect(tracker.countsByState()).toEqual({ created: 1, queued: 3, processing: 1, completed: 1, failed: 0, timeout: 0 });
     expect(tracker.countsByState({ workspace: "alpha" })).toEqual({ created: 1, queued: 1, processing: 0, completed: 1, failed: 0, timeout: 0 });
+  });
+
+  it("keeps the counts in step with the rows through every kind of write, a rebuild included", () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    // What the counts must be: a scan of the rows, as the index held them before it kept counts.
+    const scanned = () => {
+      const db = new Database(path.join(stateDir, "index.db"), { readonly: true });
+      try {
+        const counts = Object.fromEntries(STATES.map((state) => [state, 0]));
+        for (const row of db.prepare("SELECT state, count(*) AS n FROM requests GROUP BY state").all() as { state: string; n: number }[]) counts[row.state] = row.n;
+        return counts;
+      } finally {
+        db.close();
+      }
+    };
+    const check = (expected: Partial<Record<(typeof STATES)[number], number>>) => {
+      const counts = tracker.countsByState();
+      expect(counts).toEqual(scanned());
+      expect(counts).toMatchObject(expected);
+    };
+    for (let i = 0; i < 6; i++) tracker.create({ requestId: `r${i}`, workspace: "gw", state: "queued" });
+    check({ queued: 6 });
+    tracker.transition("r0", "processing");
+    tracker.transition("r0", "completed", { fields: { output: "done" } });
+    tracker.transition("r1", "processing");
+    tracker.transition("r1", "failed");
+    tracker.transition("r1", "queued"); // A retry.
+    tracker.update("r2", { fields: { model: "m" } }); // A write that leaves the state alone.
+    check({ queued: 5, completed: 1 });
+    // Another tool rewrites a file (ingest), and deletes one (reconciliation).
+    const edited = JSON.parse(fs.readFileSync(requestPath(stateDir, "r3"), "utf8"));
+    fs.writeFileSync(requestPath(stateDir, "r3"), JSON.stringify({ ...edited, state: "timeout", version: edited.version + 1, lastUpdatedAt: edited.lastUpdatedAt + 1 }));
+    fs.rmSync(requestPath(stateDir, "r4"));
+    tracker.recover();
+    check({ queued: 3, completed: 1, timeout: 1 });
+    // Cleanup archives and removes; restore brings one back.
+    expect(tracker.cleanup({ olderThanMs: 0, states: ["completed", "timeout"] }).archived).toBe(2);
+    check({ completed: 0, timeout: 0 });
+    tracker.restore("r0");
+    check({ queued: 3, completed: 1 });
+    // A rebuilt index counts the files afresh.
+    tracker.close();
+    for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
+    const reopened = aTracker({ stateDir });
+    expect(reopened.countsByState()).toEqual({ created: 0, queued: 3, processing: 0, completed: 1, failed: 0, timeout: 0 });
   });
 
   it("refuses bad filters and foreign cursors", () => {

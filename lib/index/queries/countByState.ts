@@ -11,7 +11,7 @@ export function countByState(db: IndexDb, filters: { workspace?: string; session
     filters.sessionId !== undefined
       ? statement(db, "SELECT state, count(*) AS n FROM requests WHERE session_id = ? GROUP BY state").all(filters.sessionId)
       : filters.workspace === undefined
-        ? statement(db, "SELECT state, count(*) AS n FROM requests GROUP BY state").all()
+        ? statement(db, "SELECT state, n FROM state_counts").all()
         : statement(db, "SELECT state, count(*) AS n FROM requests WHERE workspace = ? GROUP BY state").all(filters.workspace)
   ) as { state: State; n: number }[];
   for (const row of rows) if (row.state in counts) counts[row.state] = row.n;
