@@ -4,16 +4,21 @@ import { errorReply } from "../http/errorReply";
 import { parseRequestQuery } from "../requestQuery";
 import { requestDetailView, requestsView } from "../views/requestsView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
+import { answerEventStream } from "./eventStream";
 import type { Runtime } from "./runtime";
 
 type Answer = (runtime: Runtime, param: string, query: URLSearchParams) => unknown;
+/** The route answered by a stream of events instead of one JSON body. */
+const STREAM = Symbol("event stream");
 
 /**
- * The dashboard's read API: what the pages poll and refetch on every change, so it is answered
- * with Node's own request and response, without the framework's per-request work (see
- * docs/ARCHITECTURE.md, "Serving"). Event streams, downloads and actions go on to Next.js.
+ * The dashboard's read API: what the pages poll and refetch on every change, and the event stream
+ * that tells them when, answered with Node's own request and response, without the framework's
+ * per-request work (see docs/ARCHITECTURE.md, "Serving"). Downloads and actions go on to Next.js.
  */
-const ROUTES: readonly [RegExp, Answer][] = [
+const ROUTES: readonly [RegExp, Answer | typeof STREAM][] = [
+  // The change feed as Server-Sent Events (lib/server/eventStream.ts).
+  [/^\/api\/events$/, STREAM],
   // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
   [/^\/api\/status$/, (runtime) => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
   // One page of the requests table; the query is the page's own URL query (lib/requestQuery.ts).
@@ -62,20 +67,25 @@ function send(request: IncomingMessage, response: ServerResponse, status: number
 }
 
 /**
- * Answer `request` if it is for the read API and return true; return false for any other path.
- * Only GET and HEAD: any other method gets 405.
+ * Answer `request` if it is for the read API or the event stream and return true; return false for
+ * any other path. Only GET and HEAD: any other method gets 405.
  */
 export function answerReadApi(runtime: () => Runtime, request: IncomingMessage, response: ServerResponse): boolean {
   const url = request.url ?? "/";
   const queryAt = url.indexOf("?");
   const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+  const query = () => new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1));
   for (const [pattern, answer] of ROUTES) {
     const match = pattern.exec(pathname);
     if (!match) continue;
     try {
       if (request.method !== "GET" && request.method !== "HEAD") throw new ReqwatchError("METHOD_NOT_ALLOWED", `${pathname} answers GET only.`);
+      if (answer === STREAM) {
+        answerEventStream(runtime(), request, response, query());
+        return true;
+      }
       const param = match[1] === undefined ? "" : decodePathSegment(match[1]);
-      send(request, response, 200, answer(runtime(), param, new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1))));
+      send(request, response, 200, answer(runtime(), param, query()));
     } catch (error) {
       const { status, body } = errorReply(error);
       send(request, response, status, body, status === 405 ? { Allow: "GET, HEAD" } : {});

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { SseParser, type SseEvent } from "../../lib/feed/sse";
 import { SECURITY_HEADERS, dashboardListener } from "../../lib/server/dashboardListener";
 import { openRuntime, type Runtime } from "../../lib/server/runtime";
 import { tempStateDir } from "../helpers/stateDir";
@@ -11,6 +12,7 @@ const running: { server: http.Server; runtime: Runtime }[] = [];
 
 afterEach(async () => {
   for (const { server, runtime } of running.splice(0)) {
+    server.closeAllConnections(); // Event streams never end by themselves.
     await new Promise((resolve) => server.close(resolve));
     runtime.close();
   }
@@ -44,7 +46,38 @@ async function aDashboard() {
       request.on("error", reject);
       request.end();
     });
-  return { runtime, tracker: runtime.tracker, passedOn, ask };
+  /** The event stream, parsed: `next(type)` waits for the next event of that type. */
+  const stream = (headers: Record<string, string> = {}) =>
+    new Promise<{ headers: http.IncomingHttpHeaders; next: (type: string) => Promise<SseEvent>; close: () => void }>((resolve, reject) => {
+      const parser = new SseParser();
+      const seen: SseEvent[] = [];
+      const waiting: { type: string; resolve: (event: SseEvent) => void }[] = [];
+      const deliver = () => {
+        for (const waiter of [...waiting]) {
+          const at = seen.findIndex((event) => event.event === waiter.type);
+          if (at === -1) continue;
+          waiting.splice(waiting.indexOf(waiter), 1);
+          waiter.resolve(seen.splice(at, 1)[0]!);
+        }
+      };
+      const request = http.get({ host: "127.0.0.1", port, path: "/api/events", headers: { ...headers, Host: `127.0.0.1:${port}` }, setHost: false }, (response) => {
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          seen.push(...parser.push(chunk));
+          deliver();
+        });
+        resolve({
+          headers: response.headers,
+          next: (type) => new Promise((resolveEvent) => {
+            waiting.push({ type, resolve: resolveEvent });
+            deliver();
+          }),
+          close: () => request.destroy(),
+        });
+      });
+      request.on("error", (error) => ((error as NodeJS.ErrnoException).code === "ECONNRESET" ? undefined : reject(error)));
+    });
+  return { runtime, tracker: runtime.tracker, passedOn, ask, stream };
 }
 
 describe("the dashboard server's read API", () => {
@@ -116,10 +149,34 @@ describe("the dashboard server's read API", () => {
   it("everything else goes on to Next.js, and every answer, ours, Next's or a refusal, carries the security headers", async () => {
     const { ask, passedOn } = await aDashboard();
     const answers = [await ask("/api/status"), await ask("/api/nope", { host: "evil.example" }), await ask("/requests?states=failed")];
-    for (const path of ["/api/events?since=3", "/api/requests/a/download/json", "/api/status/", "/api/actions"]) answers.push(await ask(path, { method: path === "/api/actions" ? "POST" : "GET" }));
-    expect(passedOn).toEqual(["GET /requests?states=failed", "GET /api/events?since=3", "GET /api/requests/a/download/json", "GET /api/status/", "POST /api/actions"]);
+    for (const path of ["/api/actions/3", "/api/requests/a/download/json", "/api/status/", "/api/actions"]) answers.push(await ask(path, { method: path === "/api/actions" ? "POST" : "GET" }));
+    expect(passedOn).toEqual(["GET /requests?states=failed", "GET /api/actions/3", "GET /api/requests/a/download/json", "GET /api/status/", "POST /api/actions"]);
     for (const answer of answers) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(answer.headers[name.toLowerCase()]).toBe(value);
     }
+  });
+
+  it("the event stream: where the feed is first, then each change; a resume gets what it missed; a closed stream leaves no subscriber", async () => {
+    const { tracker, runtime, stream, passedOn } = await aDashboard();
+    const live = await stream();
+    expect(live.headers["content-type"]).toBe("text/event-stream; charset=utf-8");
+    const ready = await live.next("ready");
+    expect(ready.data).toMatchObject({ counts: { queued: 0 } });
+    tracker.create({ requestId: "new-one", workspace: "gateway", state: "queued" });
+    const changes = (await live.next("changes")).data as { changes: { requestId: string }[] };
+    expect(changes.changes.map((change) => change.requestId)).toEqual(["new-one"]);
+
+    // A browser that reconnects with the last id it saw gets exactly what it missed.
+    tracker.transition("new-one", "processing");
+    const resumed = await stream({ "Last-Event-ID": ready.id! });
+    const missed = (await resumed.next("changes")).data as { changes: { requestId: string; request: { state: string } }[] };
+    expect(missed.changes.map((change) => `${change.requestId} ${change.request.state}`)).toEqual(["new-one queued", "new-one processing"]);
+    const unknown = await stream({ "Last-Event-ID": "nonsense" });
+    expect((await unknown.next("reset")).data).toMatchObject({ reason: "unknown event id" });
+
+    expect(runtime.feed.size).toBe(3);
+    for (const open of [live, resumed, unknown]) open.close();
+    await expect.poll(() => runtime.feed.size).toBe(0);
+    expect(passedOn).toEqual([]);
   });
 });
