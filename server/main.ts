@@ -6,7 +6,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import next from "next";
 import { dashboardListener } from "../lib/server/dashboardListener";
-import { getRuntime } from "../lib/server/runtime";
+import { closeRuntime, getRuntime } from "../lib/server/runtime";
 
 const USAGE = "Usage: node dist/server.cjs --hostname HOST --port N [--dev]";
 // dist/server.cjs: the project is the folder above.
@@ -52,11 +52,7 @@ async function main(): Promise<void> {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
       // Every write is already durable: closing only stops the watchers and the monitor in order.
-      try {
-        getRuntime().close();
-      } catch {
-        // It never opened.
-      }
+      closeRuntime();
       process.exit(0);
     });
   }

@@ -110,3 +110,9 @@ const holder = globalThis as typeof globalThis & { __reqwatch?: Runtime };
 export function getRuntime(): Runtime {
   return (holder.__reqwatch ??= openRuntime());
 }
+
+/** Close the process's runtime if it was opened (server shutdown); never opens one. */
+export function closeRuntime(): void {
+  holder.__reqwatch?.close();
+  holder.__reqwatch = undefined;
+}
