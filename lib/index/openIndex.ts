@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { ReqwatchError } from "../errors";
-import { INDEX_DDL, INDEX_SCHEMA_VERSION } from "./schema";
+import { DROP_STATE_COUNT_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, STATE_COUNT_TRIGGERS_DDL } from "./schema";
 
 export type IndexDb = Database.Database;
 
@@ -74,7 +74,10 @@ export function openIndex(file: string): OpenedIndex {
       insert.run("created_at", String(Date.now()));
     }
     const generation = readMeta(db, "generation") as string;
-    return { needsRebuild: readMeta(db, "reconciled_at") === undefined, generation };
+    const needsRebuild = readMeta(db, "reconciled_at") === undefined;
+    // A rebuild counts the states once at its end, and puts the triggers back then.
+    db.exec(needsRebuild ? DROP_STATE_COUNT_TRIGGERS : STATE_COUNT_TRIGGERS_DDL);
+    return { needsRebuild, generation };
   });
   return { db, ...setUp.immediate() };
 }

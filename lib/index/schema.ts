@@ -60,21 +60,9 @@ CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE stat
 CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
 
--- How many requests are in each state, kept by triggers in the statement that changes the row, so
--- the header's counts (polled, and sent with every feed batch) are one small read, not a scan of
--- every request. Every state has its row; a row's state is always one of them (lib/schema.ts).
+-- How many requests are in each state (STATE_COUNTS_DDL below).
 CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO state_counts (state, n) VALUES ${STATES.map((state) => `('${state}', 0)`).join(", ")};
-CREATE TRIGGER IF NOT EXISTS state_counts_insert AFTER INSERT ON requests BEGIN
-  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
-END;
-CREATE TRIGGER IF NOT EXISTS state_counts_delete AFTER DELETE ON requests BEGIN
-  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
-END;
-CREATE TRIGGER IF NOT EXISTS state_counts_update AFTER UPDATE OF state ON requests WHEN OLD.state IS NOT NEW.state BEGIN
-  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
-  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
-END;
 
 -- Text search over prompt, output and error (the first TEXT_INDEXED_CHARS of each), by requests.rowid.
 -- Contentless: the text lives in doc already; words match by prefix (unicode61, diacritics folded).
@@ -114,3 +102,30 @@ CREATE TABLE IF NOT EXISTS unreadable_files (
   file_ino INTEGER
 );
 `;
+
+/**
+ * The counts per state, kept by triggers in the statement that changes the row, so the header's
+ * counts (polled, and sent with every feed batch) are one small read, not a scan of every request.
+ * A rebuild drops them while it fills the index (they would cost a quarter of its time), then
+ * counts once and puts them back (lib/recovery/recover.ts). A row's state is always one of STATES.
+ */
+export const STATE_COUNT_TRIGGERS_DDL = `
+CREATE TRIGGER IF NOT EXISTS state_counts_insert AFTER INSERT ON requests BEGIN
+  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
+END;
+CREATE TRIGGER IF NOT EXISTS state_counts_delete AFTER DELETE ON requests BEGIN
+  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+END;
+CREATE TRIGGER IF NOT EXISTS state_counts_update AFTER UPDATE OF state ON requests WHEN OLD.state IS NOT NEW.state BEGIN
+  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
+END;
+`;
+
+export const DROP_STATE_COUNT_TRIGGERS = ["insert", "delete", "update"].map((kind) => `DROP TRIGGER IF EXISTS state_counts_${kind};`).join("\n");
+
+/** Count every state afresh (zeros included) and put the triggers back: the end of a rebuild. */
+export const RECOUNT_STATES = `
+UPDATE state_counts SET n = coalesce((SELECT count(*) FROM requests WHERE requests.state = state_counts.state), 0);
+${STATE_COUNT_TRIGGERS_DDL}`;
+

@@ -1,8 +1,9 @@
 import type { TrackerContext } from "../context";
-import { commitChange } from "../commitChange";
+import { commitChange, withWritersLock } from "../commitChange";
 import { markTextBackfill } from "../index/requestText";
 import { Sessions } from "../sessions/sessionTracker";
 import { writeMeta } from "../index/openIndex";
+import { RECOUNT_STATES } from "../index/schema";
 import { applyChange, stateEnteredAt } from "../transition";
 import { formatDuration } from "../duration";
 import { reconcile, type UnreadableReport } from "./reconcile";
@@ -36,7 +37,11 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
   const reconciled = reconcile(ctx);
   const sessions = new Sessions(ctx).ingest();
   if (ctx.rebuilding) markTextBackfill(ctx.db);
-  writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
+  withWritersLock(ctx, () => {
+    // The rebuild filled the index without the counting triggers (openIndex): count once, put them back.
+    if (ctx.rebuilding) ctx.db.exec(RECOUNT_STATES);
+    writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
+  });
 
   const timedOut = options.hungAfterMs === null ? [] : timeOutHung(ctx, options.hungAfterMs);
 

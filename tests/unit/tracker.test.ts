@@ -290,6 +290,11 @@ describe("listing", () => {
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
     const reopened = aTracker({ stateDir });
     expect(reopened.countsByState()).toEqual({ created: 0, queued: 3, processing: 0, completed: 1, failed: 0, timeout: 0 });
+    // The rebuild filled the index without the triggers and counted once at its end: they are back for what follows.
+    reopened.create({ requestId: "after-rebuild", workspace: "gw", state: "queued" });
+    reopened.transition("r2", "processing");
+    expect(reopened.countsByState()).toEqual({ ...scanned(), queued: 3, processing: 1 });
+    expect(reopened.countsByState()).toEqual(scanned());
   });
 
   it("refuses bad filters and foreign cursors", () => {
