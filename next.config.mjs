@@ -3,7 +3,7 @@ const nextConfig = {
   // Native module: load it with Node's require instead of bundling it.
   serverExternalPackages: ["better-sqlite3"],
   poweredByHeader: false,
-  // Served to a browser on the same machine: gzip would only cost CPU, on every event-stream write too.
+  // Served to a browser on the same machine: gzip would only cost CPU.
   compress: false,
   reactStrictMode: true,
   // The security headers and the Host check are the dashboard server's, on every response (lib/server/dashboardListener.ts).

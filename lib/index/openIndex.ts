@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { ReqwatchError } from "../errors";
-import { DROP_STATE_COUNT_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, STATE_COUNT_TRIGGERS_DDL } from "./schema";
+import { DROP_STATE_COUNT_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION } from "./schema";
 
 export type IndexDb = Database.Database;
 
@@ -75,8 +75,9 @@ export function openIndex(file: string): OpenedIndex {
     }
     const generation = readMeta(db, "generation") as string;
     const needsRebuild = readMeta(db, "reconciled_at") === undefined;
-    // A rebuild counts the states once at its end, and puts the triggers back then.
-    db.exec(needsRebuild ? DROP_STATE_COUNT_TRIGGERS : STATE_COUNT_TRIGGERS_DDL);
+    // A rebuild fills the index without the counting triggers, then counts once and creates them in
+    // the transaction that sets reconciled_at (lib/recovery/recover.ts): a reconciled index has them.
+    if (needsRebuild) db.exec(DROP_STATE_COUNT_TRIGGERS);
     return { needsRebuild, generation };
   });
   return { db, ...setUp.immediate() };

@@ -60,7 +60,7 @@ CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE stat
 CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
 
--- How many requests are in each state (STATE_COUNTS_DDL below).
+-- How many requests are in each state, kept by the triggers of STATE_COUNT_TRIGGERS_DDL below.
 CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO state_counts (state, n) VALUES ${STATES.map((state) => `('${state}', 0)`).join(", ")};
 
@@ -109,23 +109,28 @@ CREATE TABLE IF NOT EXISTS unreadable_files (
  * A rebuild drops them while it fills the index (they would cost a quarter of its time), then
  * counts once and puts them back (lib/recovery/recover.ts). A row's state is always one of STATES.
  */
-export const STATE_COUNT_TRIGGERS_DDL = `
-CREATE TRIGGER IF NOT EXISTS state_counts_insert AFTER INSERT ON requests BEGIN
+const STATE_COUNT_TRIGGERS: Readonly<Record<string, string>> = {
+  state_counts_insert: `AFTER INSERT ON requests BEGIN
   UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
-END;
-CREATE TRIGGER IF NOT EXISTS state_counts_delete AFTER DELETE ON requests BEGIN
+END`,
+  state_counts_delete: `AFTER DELETE ON requests BEGIN
   UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
-END;
-CREATE TRIGGER IF NOT EXISTS state_counts_update AFTER UPDATE OF state ON requests WHEN OLD.state IS NOT NEW.state BEGIN
+END`,
+  state_counts_update: `AFTER UPDATE OF state ON requests WHEN OLD.state IS NOT NEW.state BEGIN
   UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
   UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
-END;
-`;
+END`,
+};
 
-export const DROP_STATE_COUNT_TRIGGERS = ["insert", "delete", "update"].map((kind) => `DROP TRIGGER IF EXISTS state_counts_${kind};`).join("\n");
+const STATE_COUNT_TRIGGERS_DDL = Object.entries(STATE_COUNT_TRIGGERS)
+  .map(([name, body]) => `CREATE TRIGGER IF NOT EXISTS ${name} ${body};`)
+  .join("\n");
+
+export const DROP_STATE_COUNT_TRIGGERS = Object.keys(STATE_COUNT_TRIGGERS)
+  .map((name) => `DROP TRIGGER IF EXISTS ${name};`)
+  .join("\n");
 
 /** Count every state afresh (zeros included) and put the triggers back: the end of a rebuild. */
 export const RECOUNT_STATES = `
 UPDATE state_counts SET n = coalesce((SELECT count(*) FROM requests WHERE requests.state = state_counts.state), 0);
 ${STATE_COUNT_TRIGGERS_DDL}`;
-

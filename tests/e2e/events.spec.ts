@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { openTracker } from "../../lib/tracker";
 import { expect, test } from "./fixtures";
-import { changesIn, openEvents } from "./sse";
+import { changesIn, openEvents } from "../helpers/sse";
 
 const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 

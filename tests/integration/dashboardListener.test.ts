@@ -1,9 +1,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { SseParser, type SseEvent } from "../../lib/feed/sse";
 import { SECURITY_HEADERS, dashboardListener } from "../../lib/server/dashboardListener";
 import { openRuntime, type Runtime } from "../../lib/server/runtime";
+import { openEvents } from "../helpers/sse";
 import { tempStateDir } from "../helpers/stateDir";
 
 type ErrorBody = { error: { code: string; message: string } };
@@ -46,37 +46,8 @@ async function aDashboard() {
       request.on("error", reject);
       request.end();
     });
-  /** The event stream, parsed: `next(type)` waits for the next event of that type. */
-  const stream = (headers: Record<string, string> = {}) =>
-    new Promise<{ headers: http.IncomingHttpHeaders; next: (type: string) => Promise<SseEvent>; close: () => void }>((resolve, reject) => {
-      const parser = new SseParser();
-      const seen: SseEvent[] = [];
-      const waiting: { type: string; resolve: (event: SseEvent) => void }[] = [];
-      const deliver = () => {
-        for (const waiter of [...waiting]) {
-          const at = seen.findIndex((event) => event.event === waiter.type);
-          if (at === -1) continue;
-          waiting.splice(waiting.indexOf(waiter), 1);
-          waiter.resolve(seen.splice(at, 1)[0]!);
-        }
-      };
-      const request = http.get({ host: "127.0.0.1", port, path: "/api/events", headers: { ...headers, Host: `127.0.0.1:${port}` }, setHost: false }, (response) => {
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          seen.push(...parser.push(chunk));
-          deliver();
-        });
-        resolve({
-          headers: response.headers,
-          next: (type) => new Promise((resolveEvent) => {
-            waiting.push({ type, resolve: resolveEvent });
-            deliver();
-          }),
-          close: () => request.destroy(),
-        });
-      });
-      request.on("error", (error) => ((error as NodeJS.ErrnoException).code === "ECONNRESET" ? undefined : reject(error)));
-    });
+  /** The event stream, read as a browser's EventSource would (tests/helpers/sse.ts). */
+  const stream = (headers: Record<string, string> = {}) => openEvents(`http://127.0.0.1:${port}/api/events`, headers);
   return { runtime, tracker: runtime.tracker, passedOn, ask, stream };
 }
 
@@ -159,20 +130,20 @@ describe("the dashboard server's read API", () => {
   it("the event stream: where the feed is first, then each change; a resume gets what it missed; a closed stream leaves no subscriber", async () => {
     const { tracker, runtime, stream, passedOn } = await aDashboard();
     const live = await stream();
-    expect(live.headers["content-type"]).toBe("text/event-stream; charset=utf-8");
-    const ready = await live.next("ready");
+    expect(live.response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const ready = await live.next((event) => event.event === "ready");
     expect(ready.data).toMatchObject({ counts: { queued: 0 } });
     tracker.create({ requestId: "new-one", workspace: "gateway", state: "queued" });
-    const changes = (await live.next("changes")).data as { changes: { requestId: string }[] };
+    const changes = (await live.next((event) => event.event === "changes")).data as { changes: { requestId: string }[] };
     expect(changes.changes.map((change) => change.requestId)).toEqual(["new-one"]);
 
     // A browser that reconnects with the last id it saw gets exactly what it missed.
     tracker.transition("new-one", "processing");
     const resumed = await stream({ "Last-Event-ID": ready.id! });
-    const missed = (await resumed.next("changes")).data as { changes: { requestId: string; request: { state: string } }[] };
+    const missed = (await resumed.next((event) => event.event === "changes")).data as { changes: { requestId: string; request: { state: string } }[] };
     expect(missed.changes.map((change) => `${change.requestId} ${change.request.state}`)).toEqual(["new-one queued", "new-one processing"]);
     const unknown = await stream({ "Last-Event-ID": "nonsense" });
-    expect((await unknown.next("reset")).data).toMatchObject({ reason: "unknown event id" });
+    expect((await unknown.next((event) => event.event === "reset")).data).toMatchObject({ reason: "unknown event id" });
 
     expect(runtime.feed.size).toBe(3);
     for (const open of [live, resumed, unknown]) open.close();
