@@ -86,7 +86,11 @@ test("the state directory removed and recreated while the server runs: health sa
   writeRequestFile(stateDir, aRequest({ requestId: "old-one", state: "queued" }));
   await page.goto(`${app.url}/health`);
   await expect(page.getByText("Index rebuilds")).toBeVisible();
-  fs.rmSync(stateDir, { recursive: true, force: true });
+  // Gone at once: a recursive delete in place races the server, whose index guard may recreate
+  // index.db in the folder between the delete's unlinks and its rmdir (ENOTEMPTY, seen once in CI).
+  const gone = `${stateDir}-gone`;
+  fs.renameSync(stateDir, gone);
+  fs.rmSync(gone, { recursive: true, force: true });
   await expect(page.locator("main").getByRole("alert")).toContainText(`The state directory ${stateDir} is missing; waiting for it to be created again.`, { timeout: 10_000 });
   expect((await (await fetch(`${app.url}/api/health`)).json()).ok).toBe(false);
 
