@@ -15,10 +15,12 @@ export const metadata: Metadata = {
 export const dynamic = "force-dynamic";
 
 export default function RootLayout({ children }: { children: ReactNode }) {
+  const { ownership, stateDir } = getTracker();
+  const readOnly = ownership.access === "observed" ? `Observing ${stateDir.root} read-only: ${ownership.reason}. Every action is off. To allow actions, ${ownership.toWrite}.` : null;
   return (
     <html lang="en">
       <body>
-        <LiveFeedProvider actionToken={getActionToken()}>
+        <LiveFeedProvider actionToken={getActionToken()} readOnly={readOnly}>
           <header className="site">
             <Link className="brand" href="/">
               reqwatch
@@ -32,7 +34,12 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             </nav>
             <StuckBadge initial={getFeedHub().stuckSnapshot} />
             <LiveIndicator />
-            <span className="where" title="State directory">{getTracker().stateDir.root}</span>
+            {readOnly && (
+              <span className="readonly" role="note" aria-label="Access" title={readOnly}>
+                <strong>observing, read-only</strong> <span className="why">({ownership.reason.split(":")[0]})</span>
+              </span>
+            )}
+            <span className="where" title="State directory">{stateDir.root}</span>
           </header>
           <main>{children}</main>
         </LiveFeedProvider>

@@ -37,10 +37,15 @@ export default function OverviewPage() {
   return (
     <>
       <h1>Overview</h1>
+      {tracker.ownership.access === "observed" && (
+        <p className="notice" role="note" aria-label="Observing read-only">
+          reqwatch observes <code>{tracker.stateDir.root}</code> read-only: {tracker.ownership.reason}. It writes nothing there (its index is kept in your cache directory), changes no request, and every action is off. To allow actions, {tracker.ownership.toWrite}.
+        </p>
+      )}
       <LiveStateCounts initial={counts} />
       {notice && (
         <p className="notice" role="alert" aria-label="Recovery notice">
-          {notice.total} request{notice.total === 1 ? " was" : "s were"} processing when the tracker stopped:{" "}
+          When the dashboard started, {notice.total} request{notice.total === 1 ? "'s" : "s'"} reqwatch worker{notice.total === 1 ? " was" : "s were"} gone:{" "}
           {Object.entries(notice.outcomes)
             .map(([state, ids]) => `${ids.length} ${OUTCOME[state as State] ?? state}`)
             .join(", ")}

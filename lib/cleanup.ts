@@ -5,6 +5,7 @@ import type { TrackerContext } from "./context";
 import { ReqwatchError, isReqwatchError } from "./errors";
 import { fsyncDir } from "./fs/durableWrite";
 import { removeRequest } from "./index/upsertRequest";
+import { assertManaged } from "./ownership";
 import { readRequestFile } from "./requestFile";
 import type { RequestRecord } from "./schema";
 import { TERMINAL_STATES, type State } from "./states";
@@ -64,6 +65,7 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
     report.ids = candidates.map((c) => c.id);
     return report;
   }
+  assertManaged(ctx, "Cleanup");
 
   const archiveDb = archive();
   for (let start = 0; start < candidates.length; start += BATCH) {

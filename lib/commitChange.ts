@@ -4,6 +4,7 @@ import type { TrackerContext } from "./context";
 import { isReqwatchError, ReqwatchError } from "./errors";
 import { fsyncDir, replaceKeepingSpare, writeFileDurable, writeTempFile } from "./fs/durableWrite";
 import { upsertRequest } from "./index/upsertRequest";
+import { assertManaged } from "./ownership";
 import { immediate } from "./index/writeLock";
 import { fingerprintOf, readRequestFile, serializeRequest, type FileFingerprint } from "./requestFile";
 import type { RequestRecord } from "./schema";
@@ -38,6 +39,7 @@ export interface CommitOptions {
  * that was read, update the index, rename the temp over it, commit; then fsync the folder before
  * returning. A file changed meanwhile is a conflict: the change is decided again on the new file.
  * Inside a caller's transaction, or after repeated conflicts, everything happens under the lock.
+ * In a folder reqwatch only observes, a decision to write is refused (READ_ONLY); reading is not.
  */
 export function commitChange(ctx: TrackerContext, requestId: string, decide: Decide, options: CommitOptions = {}): RequestRecord | null {
   const file = ctx.dir.requestFile(requestId);
@@ -77,6 +79,7 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   const next = decide(current);
   if (next === current || next === null) return next;
   assertSameId(requestId, next);
+  assertManaged(ctx);
   const temp = writeTempFile(file, serializeRequest(next));
   let renamed = false;
   try {
@@ -102,6 +105,7 @@ function commitLocked(ctx: TrackerContext, requestId: string, file: string, deci
   const next = decide(current);
   if (next === current || next === null) return next;
   assertSameId(requestId, next);
+  assertManaged(ctx);
   upsertRequest(ctx.db, next, fingerprintOf(writeFileDurable(file, serializeRequest(next))));
   return next;
 }

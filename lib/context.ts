@@ -1,11 +1,14 @@
 import type { IndexDb } from "./index/openIndex";
 import type { ResolvedTrackerOptions } from "./options";
+import type { Ownership } from "./ownership";
 import type { RequestRecord } from "./schema";
 import type { StateDir } from "./stateDir";
 
 /** What the operations share: the folder, the index, the settings and the clock. Passed in, never global. */
 export interface TrackerContext {
   dir: StateDir;
+  /** Whether reqwatch manages the folder (and may write there) or only observes it. */
+  ownership: Ownership;
   db: IndexDb;
   options: ResolvedTrackerOptions;
   now: () => number;

@@ -3,15 +3,17 @@ import { ReqwatchError } from "./errors";
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
 
 /**
- * `250ms`, `30s`, `15m`, `1h`, `7d`, `2w`, or a bare number of milliseconds. Strict on purpose:
- * a threshold that silently parsed as something else would hide requests or delete them early.
+ * `250ms`, `30s`, `15m`, `1h`, `7d` or `2w`. Strict on purpose: a threshold that silently parsed
+ * as something else (`5`, meant as minutes and taken as milliseconds) would hide requests or
+ * delete them early.
  */
 export function parseDuration(text: string, what = "duration"): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$/.exec(text);
   if (!match) {
-    throw new ReqwatchError("BAD_INPUT", `Invalid ${what}: ${JSON.stringify(text)}. Use a number with a unit, such as 30s, 15m, 1h or 7d.`);
+    const hint = /^\s*\d+(\.\d+)?\s*$/.test(text) ? " A number needs its unit." : "";
+    throw new ReqwatchError("BAD_INPUT", `Invalid ${what}: ${JSON.stringify(text)}.${hint} Use a number with a unit: 250ms, 30s, 15m, 1h, 7d or 2w.`);
   }
-  return Math.round(Number(match[1]) * UNIT_MS[(match[2] ?? "ms") as keyof typeof UNIT_MS]);
+  return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }
 
 /** `1h`, `1h 30m`, `45s`, `250ms`: the largest two units. */

@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   "TIMEOUT",
   "FORBIDDEN",
   "METHOD_NOT_ALLOWED",
+  "READ_ONLY",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -28,6 +29,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   TIMEOUT: 504,
   FORBIDDEN: 403,
   METHOD_NOT_ALLOWED: 405,
+  READ_ONLY: 403,
 };
 
 /**

@@ -1,5 +1,7 @@
+import path from "node:path";
 import { ReqwatchError } from "./errors";
 import { parseDuration } from "./duration";
+import { defaultCacheDir } from "./ownership";
 import { resolveStateDirPath } from "./stateDir";
 
 export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;
@@ -26,8 +28,20 @@ export interface TrackerOptions {
   hungAfterMs?: number;
   /** Terminal requests older than this are cleaned up. Default 24 hours (`REQWATCH_RETENTION`). */
   retentionMs?: number;
-  /** Run recovery when opening. Default true. (An index that must be rebuilt is rebuilt regardless.) */
+  /**
+   * Run recovery when opening (the owner's start-up: time out hung requests, remove crashed
+   * writers' temp files). Default true. An index that must be rebuilt is rebuilt regardless.
+   */
   recover?: boolean;
+  /** Create the state directory when it does not exist. Default true; false throws NOT_FOUND instead (readers). */
+  create?: boolean;
+  /**
+   * Observe the folder without writing anything into it, even if reqwatch manages it. Default
+   * false (`REQWATCH_READ_ONLY=1`). A folder reqwatch did not create is observed whatever this says.
+   */
+  readOnly?: boolean;
+  /** Where the indexes of observed folders live. Default `REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
+  cacheDir?: string;
   /** Attempts a request gets unless it sets its own `maxAttempts`. Default 3. */
   maxAttempts?: number;
   /** Back-off between automatic retries. Default base 1 s, cap 5 min, jitter 0.2. */
@@ -58,6 +72,9 @@ export interface ResolvedTrackerOptions {
   hungAfterMs: number;
   retentionMs: number;
   recover: boolean;
+  create: boolean;
+  readOnly: boolean;
+  cacheDir: string;
   maxAttempts: number;
   backoff: BackoffOptions;
   queuedStuckAfterMs: number;
@@ -74,6 +91,9 @@ const KNOWN = [
   "hungAfterMs",
   "retentionMs",
   "recover",
+  "create",
+  "readOnly",
+  "cacheDir",
   "maxAttempts",
   "backoff",
   "queuedStuckAfterMs",
@@ -130,6 +150,9 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     hungAfterMs: durationSetting(options.hungAfterMs, "hungAfterMs", env, "REQWATCH_HUNG_AFTER", DEFAULT_HUNG_AFTER_MS),
     retentionMs: durationSetting(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
     recover: options.recover ?? true,
+    create: options.create ?? true,
+    readOnly: options.readOnly ?? flagSetting(env, "REQWATCH_READ_ONLY"),
+    cacheDir: options.cacheDir ? path.resolve(options.cacheDir) : defaultCacheDir(env),
     maxAttempts: options.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : positiveInteger(options.maxAttempts, "maxAttempts"),
     backoff: resolveBackoff(options.backoff),
     queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),
@@ -167,6 +190,14 @@ function resolveBackoff(backoff: Partial<BackoffOptions> | undefined): BackoffOp
   }
   if (!(merged.jitter >= 0 && merged.jitter <= 1)) throw new ReqwatchError("BAD_INPUT", `Option "backoff.jitter" must be between 0 and 1.`);
   return merged;
+}
+
+/** `1`, `true` or `yes` (any case) is on; unset, empty, `0`, `false` or `no` is off; anything else is refused. */
+function flagSetting(env: NodeJS.ProcessEnv, variable: string): boolean {
+  const value = (env[variable] ?? "").trim().toLowerCase();
+  if (["1", "true", "yes"].includes(value)) return true;
+  if (["", "0", "false", "no"].includes(value)) return false;
+  throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(env[variable])}. Use 1 or 0.`);
 }
 
 /** The option if given, else the environment variable (a duration such as `1h`), else the default. */

@@ -12,6 +12,11 @@ export interface StateDir {
   readonly sessionsDir: string;
   /** Result markers: a worker's result, written before it reports, so a crash in between loses nothing. */
   readonly resultsDir: string;
+  /**
+   * Where reqwatch keeps its own files (index.db, archive.db): the state directory itself when
+   * reqwatch manages it, a folder under the user's cache directory when it only observes it.
+   */
+  readonly storeDir: string;
   readonly indexFile: string;
   readonly archiveFile: string;
   requestFile(requestId: string): string;
@@ -23,16 +28,18 @@ export function resolveStateDirPath(explicit?: string, env: NodeJS.ProcessEnv = 
   return path.resolve(/*turbopackIgnore: true*/ explicit || env[STATE_DIR_ENV] || DEFAULT_STATE_DIR);
 }
 
-export function stateDirAt(root: string): StateDir {
+export function stateDirAt(root: string, storeDir: string = root): StateDir {
   const absolute = path.resolve(/*turbopackIgnore: true*/ root);
+  const store = path.resolve(/*turbopackIgnore: true*/ storeDir);
   const requestsDir = path.join(absolute, "requests");
   return {
     root: absolute,
     requestsDir,
     sessionsDir: path.join(absolute, "sessions"),
     resultsDir: path.join(absolute, "results"),
-    indexFile: path.join(absolute, "index.db"),
-    archiveFile: path.join(absolute, "archive.db"),
+    storeDir: store,
+    indexFile: path.join(store, "index.db"),
+    archiveFile: path.join(store, "archive.db"),
     requestFile(requestId: string) {
       assertRequestId(requestId);
       return path.join(requestsDir, `${requestId}.json`);
@@ -40,7 +47,10 @@ export function stateDirAt(root: string): StateDir {
   };
 }
 
+/** Make the folders reqwatch writes into: all of them in a folder it manages, only its store for one it observes. */
 export function ensureStateDir(dir: StateDir): void {
+  fs.mkdirSync(dir.storeDir, { recursive: true });
+  if (dir.storeDir !== dir.root) return;
   fs.mkdirSync(dir.requestsDir, { recursive: true });
   fs.mkdirSync(dir.sessionsDir, { recursive: true });
   fs.mkdirSync(dir.resultsDir, { recursive: true });

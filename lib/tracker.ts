@@ -30,7 +30,8 @@ import { Waiters } from "./queue/waiters";
 import { startIngest, type IngestHandle, type IngestOptions } from "./ingest/startIngest";
 import { feedHead, feedLastSeq, readChanges, type FeedChange, type FeedHead } from "./feed/changes";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./schema";
-import { ensureStateDir, stateDirAt, type StateDir } from "./stateDir";
+import { ensureStateDir, type StateDir } from "./stateDir";
+import { assertManaged, openStateDir, type Ownership } from "./ownership";
 import type { State } from "./states";
 import { applyChange, newRequest, type Change, type NewRequestInput } from "./transition";
 
@@ -48,6 +49,11 @@ export type ChangeInput = Change | ((current: RequestRecord) => Change);
 
 export interface Tracker {
   readonly stateDir: StateDir;
+  /**
+   * Managed (reqwatch created or adopted the folder, and writes there) or observed (another
+   * program's folder: read, never written; every write is refused with READ_ONLY), and why.
+   */
+  readonly ownership: Ownership;
   readonly options: ResolvedTrackerOptions;
   /**
    * The recovery report of `open`; with `recover: false`, the report of the index rebuild if one
@@ -131,16 +137,17 @@ function validateChange({ to, fields, reason, by }: Change): Change {
 }
 
 /**
- * Open the tracker on a state directory: create its folders, open (or rebuild) the index, and
- * run recovery unless `recover: false`.
+ * Open the tracker on a state directory: decide whether reqwatch manages or only observes it
+ * (lib/ownership.ts), create its folders (a managed one's), open (or rebuild) the index, and run
+ * recovery unless `recover: false` (in an observed folder, recovery only reads).
  */
 export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
-  const dir = stateDirAt(resolved.stateDir);
+  const { dir, ownership } = openStateDir(resolved.stateDir, resolved);
   ensureStateDir(dir);
   let opened = openIndex(dir.indexFile);
   let identity = indexIdentity(dir.indexFile);
-  const ctx: TrackerContext = { dir, db: opened.db, options: resolved, now: resolved.now };
+  const ctx: TrackerContext = { dir, ownership, db: opened.db, options: resolved, now: resolved.now };
   const waiters = new Waiters(() => ctx.db);
   ctx.onCommit = (request) => waiters.notify(request);
   const monitors = new Set<MonitorHandle>();
@@ -193,6 +200,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
   return {
     stateDir: dir,
+    ownership,
     actions,
     sessions,
     options: resolved,
@@ -252,10 +260,12 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     recover(options = {}) {
+      assertManaged(ctx, "Recovery");
       return recover(ctx, { hungAfterMs: options.hungAfterMs ?? resolved.hungAfterMs });
     },
 
     cleanup(options = {}) {
+      if (!options.dryRun) assertManaged(ctx, "Cleanup");
       return cleanup(ctx, archive, { olderThanMs: options.olderThanMs ?? resolved.retentionMs, ...options });
     },
 
@@ -266,15 +276,18 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     claimNext(options) {
       if (options?.workspace !== undefined) assertWorkspace(options.workspace);
+      assertManaged(ctx, "Claiming");
       return claimNext(ctx, options);
     },
 
     heartbeat(requestId, token) {
+      assertManaged(ctx, "A heartbeat");
       return heartbeat(ctx, requestId, token);
     },
 
     recordResult(requestId, token, result) {
       assertRequestId(requestId);
+      assertManaged(ctx, "Recording a result");
       writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...result });
     },
 

@@ -8,13 +8,14 @@ import { parseArgs } from "node:util";
 import { ROOT, ensureBuild } from "./build-if-stale.mjs";
 
 const DEFAULT_PORT = 4600;
-const USAGE = "Usage: npm start -- [--state-dir PATH] [--port N] [--host 127.0.0.1] [--dev]";
+const USAGE = "Usage: npm start -- [--state-dir PATH] [--read-only] [--port N] [--host 127.0.0.1] [--dev]";
 
 let values;
 try {
   ({ values } = parseArgs({
     options: {
       "state-dir": { type: "string" },
+      "read-only": { type: "boolean" },
       port: { type: "string" },
       host: { type: "string" },
       dev: { type: "boolean" },
@@ -53,7 +54,7 @@ console.log(`reqwatch: state directory ${stateDir}`);
 const server = spawn(process.execPath, [path.join(ROOT, "dist/server.cjs"), "--hostname", host, "--port", port, ...(values.dev ? ["--dev"] : [])], {
   cwd: ROOT,
   stdio: "inherit",
-  env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir },
+  env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir, ...(values["read-only"] && { REQWATCH_READ_ONLY: "1" }) },
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
 server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -35,7 +35,8 @@ async function main(): Promise<void> {
   // start. After Next's start-up: its 0.3 s of module loading is not the event-loop delay that
   // /api/health reports.
   try {
-    getRuntime();
+    const { tracker } = getRuntime();
+    if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite}.`);
   } catch (error) {
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);

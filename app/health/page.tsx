@@ -24,6 +24,8 @@ export default function HealthPage() {
           <dl className="fields">
             <dt>State directory</dt>
             <dd>{health.stateDir}</dd>
+            <dt>Access</dt>
+            <dd>{health.access === "managed" ? `managed: ${health.accessReason}` : `observed, read-only: ${health.accessReason} (its index is kept in your cache directory)`}</dd>
             <dt>Requests indexed</dt>
             <dd>{health.requests.toLocaleString()}</dd>
             <dt>Index size</dt>

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
 import type { ActionPreview } from "@/lib/actions/bulkActions";
 import type { AuditEntry } from "@/lib/actions/auditLog";
-import { useLive } from "../data/LiveFeed";
+import { useDashboard } from "../data/LiveFeed";
 import { auditEntryOptions, auditKeys, previewAction, requestKeys, runAction, type ActionRequest } from "../data/queries";
 import { ActionResult } from "./ActionResult";
 
@@ -19,7 +19,7 @@ function describeStates(byState: ActionPreview["byState"]): string {
  */
 export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
-  const { actionToken } = useLive();
+  const { actionToken } = useDashboard();
   const queryClient = useQueryClient();
   const [started, setStarted] = useState<AuditEntry | null>(null);
 

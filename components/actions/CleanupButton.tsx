@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { parseDuration } from "@/lib/duration";
 import { STATES, TERMINAL_STATES, type State } from "@/lib/states";
+import { useDashboard } from "../data/LiveFeed";
 import { ActionDialog } from "./ActionDialog";
 
 const AGES = [
@@ -13,6 +14,7 @@ const AGES = [
 
 /** Cleanup by age and state (terminal states by default): a form, then the dry run and confirmation. */
 export function CleanupButton() {
+  const { readOnly } = useDashboard();
   const [open, setOpen] = useState(false);
   const [age, setAge] = useState<string>("24h");
   const [custom, setCustom] = useState("");
@@ -36,7 +38,7 @@ export function CleanupButton() {
   }
   if (!open) {
     return (
-      <button type="button" onClick={() => setOpen(true)}>
+      <button type="button" disabled={readOnly !== null} title={readOnly ?? undefined} onClick={() => setOpen(true)}>
         Clean up…
       </button>
     );

@@ -3,11 +3,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { AuditEntry } from "@/lib/actions/auditLog";
 import { formatDuration } from "@/lib/duration";
-import { useLive } from "../data/LiveFeed";
+import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { auditKeys, auditListOptions, requestKeys, undoAction } from "../data/queries";
 
 function UndoButton({ entry }: { entry: AuditEntry }) {
-  const { actionToken } = useLive();
+  const { actionToken, readOnly } = useDashboard();
   const queryClient = useQueryClient();
   const undo = useMutation({
     mutationFn: () => undoAction(actionToken, entry.id),
@@ -18,7 +18,7 @@ function UndoButton({ entry }: { entry: AuditEntry }) {
   });
   return (
     <>
-      <button type="button" onClick={() => undo.mutate()} disabled={undo.isPending} aria-label={`Undo #${entry.id}`}>
+      <button type="button" onClick={() => undo.mutate()} disabled={readOnly !== null || undo.isPending} title={readOnly ?? undefined} aria-label={`Undo #${entry.id}`}>
         Undo
       </button>
       {undo.error && <span className="error-text" role="alert"> {undo.error.message}</span>}
@@ -28,7 +28,7 @@ function UndoButton({ entry }: { entry: AuditEntry }) {
 
 /** The audit log, newest first; refreshes while an action runs. */
 export function AuditLog({ initial }: { initial: AuditEntry[] }) {
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
   const { data: entries } = useQuery({
     ...auditListOptions(),
     initialData: initial,

@@ -1,7 +1,7 @@
 "use client";
 
 import { QueryClient, QueryClientProvider, useQueryClient } from "@tanstack/react-query";
-import { createContext, useContext, useEffect, useState, type ReactNode } from "react";
+import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import type { FeedChange } from "@/lib/feed/changes";
 import type { StuckSnapshot } from "@/lib/feed/feedHub";
 import type { StateCounts } from "@/lib/index/queries/countByState";
@@ -15,10 +15,17 @@ export interface LiveStatus {
   state: LiveState;
   /** When the last event (or heartbeat-carrying event) arrived, by the browser's clock. */
   lastEventAt: number | null;
-  /** Queries poll at this interval while the stream is down (false while it is up). */
-  pollMs: number | false;
+}
+
+/** What a page's components need of the dashboard, fixed for the page's life. */
+export interface DashboardInfo {
   /** The per-launch token that actions must carry. */
   actionToken: string;
+  /**
+   * Null when reqwatch manages the folder. When it only observes it: why, and how to allow
+   * actions, in words (every action button is disabled with this as its tooltip).
+   */
+  readOnly: string | null;
 }
 
 const POLL_MS = 5000;
@@ -27,12 +34,32 @@ const FALLBACK_AFTER_MS = 3000;
 /** List refetches after changes: at most this often, so a burst costs a few refetches, not one per event. */
 const LIST_REFRESH_MS = 400;
 
-const LiveContext = createContext<LiveStatus | null>(null);
+// Three contexts, so that an event re-renders only what shows it: the status (every event: the
+// live indicator), the poll interval (when the stream goes down or comes back: every live query),
+// and the dashboard's fixed facts (never).
+const StatusContext = createContext<LiveStatus | null>(null);
+const PollContext = createContext<number | false | null>(null);
+const DashboardContext = createContext<DashboardInfo | null>(null);
 
-export function useLive(): LiveStatus {
-  const status = useContext(LiveContext);
-  if (!status) throw new Error("useLive needs <LiveFeedProvider>.");
-  return status;
+function need<T>(value: T | null, hook: string): T {
+  if (value === null) throw new Error(`${hook} needs <LiveFeedProvider>.`);
+  return value;
+}
+
+/** The stream's state and the age of its last event (the live indicator). */
+export function useLiveStatus(): LiveStatus {
+  return need(useContext(StatusContext), "useLiveStatus");
+}
+
+/** How often live queries poll: every 5 s while the stream is down, else never (false). */
+export function usePollInterval(): number | false {
+  const poll = useContext(PollContext);
+  if (poll === null) throw new Error("usePollInterval needs <LiveFeedProvider>.");
+  return poll;
+}
+
+export function useDashboard(): DashboardInfo {
+  return need(useContext(DashboardContext), "useDashboard");
 }
 
 /**
@@ -41,16 +68,19 @@ export function useLive(): LiveStatus {
  * removed rows appear in their sorted place), counts and the stuck list are set directly, and a
  * `reset` (index rebuilt, or too far behind) refetches everything.
  */
-export function LiveFeedProvider({ actionToken, children }: { actionToken: string; children: ReactNode }) {
+export function LiveFeedProvider({ actionToken, readOnly, children }: DashboardInfo & { children: ReactNode }) {
   const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, refetchOnWindowFocus: false, retry: 1 } } }));
+  const [info] = useState<DashboardInfo>(() => ({ actionToken, readOnly }));
   return (
     <QueryClientProvider client={client}>
-      <LiveStream actionToken={actionToken}>{children}</LiveStream>
+      <DashboardContext.Provider value={info}>
+        <LiveStream>{children}</LiveStream>
+      </DashboardContext.Provider>
     </QueryClientProvider>
   );
 }
 
-function LiveStream({ actionToken, children }: { actionToken: string; children: ReactNode }) {
+function LiveStream({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
   const [state, setState] = useState<LiveState>("connecting");
   const [lastEventAt, setLastEventAt] = useState<number | null>(null);
@@ -108,7 +138,9 @@ function LiveStream({ actionToken, children }: { actionToken: string; children: 
       source = new EventSource("/api/events");
       source.addEventListener("open", () => {
         downSince = null;
+        // Cleared and forgotten, so the next outage arms it again.
         if (fallbackTimer) clearTimeout(fallbackTimer);
+        fallbackTimer = null;
         setState("connected");
       });
       source.addEventListener("ready", (event) => {
@@ -164,6 +196,10 @@ function LiveStream({ actionToken, children }: { actionToken: string; children: 
     };
   }, [queryClient]);
 
-  const status: LiveStatus = { state, lastEventAt, pollMs: state === "polling" ? POLL_MS : false, actionToken };
-  return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+  const status = useMemo<LiveStatus>(() => ({ state, lastEventAt }), [state, lastEventAt]);
+  return (
+    <StatusContext.Provider value={status}>
+      <PollContext.Provider value={state === "polling" ? POLL_MS : false}>{children}</PollContext.Provider>
+    </StatusContext.Provider>
+  );
 }

@@ -7,7 +7,7 @@ import { formatDuration } from "@/lib/duration";
 import { lifecycleSegments, timeInStates } from "@/lib/views/lifecycle";
 import type { RequestDetailView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
-import { useLive } from "../data/LiveFeed";
+import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestDetailOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
@@ -51,7 +51,8 @@ function TextBlock({ label, text, total, download }: { label: string; text: stri
 
 /** A request's page: fields, lifecycle bar, history, claims, callback, texts, raw JSON, and the actions its state allows. Live. */
 export function RequestDetail({ id, initial }: { id: string; initial: RequestDetailView }) {
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
+  const { readOnly } = useDashboard();
   const { data, error } = useQuery({ ...requestDetailOptions(id), initialData: initial, refetchInterval: pollMs });
   const now = useNow(1000);
   const [retrying, setRetrying] = useState(false);
@@ -74,10 +75,10 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
         </p>
       )}
       <div className="toolbar">
-        <button type="button" className="primary" disabled={!actions.retry.allowed} onClick={() => setRetrying(true)} title={actions.retry.reason}>
+        <button type="button" className="primary" disabled={readOnly !== null || !actions.retry.allowed} onClick={() => setRetrying(true)} title={readOnly ?? actions.retry.reason}>
           Retry
         </button>
-        <span className="muted">{actions.retry.allowed ? actions.retry.reason : `Retry is not available: ${actions.retry.reason}.`}</span>
+        <span className="muted">{readOnly ? "Actions are off: this folder is observed read-only." : actions.retry.allowed ? actions.retry.reason : `Retry is not available: ${actions.retry.reason}.`}</span>
       </div>
       {retrying && <ActionDialog input={{ kind: "retry", ids: [request.requestId] }} onClose={() => setRetrying(false)} />}
 

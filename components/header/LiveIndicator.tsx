@@ -1,14 +1,14 @@
 "use client";
 
 import { formatDuration } from "@/lib/duration";
-import { useLive } from "../data/LiveFeed";
+import { useLiveStatus } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
 
 const LABEL = { connecting: "connecting…", connected: "live", reconnecting: "reconnecting…", polling: "stream down: polling every 5 s" } as const;
 
 /** Whether the page is live: connected, reconnecting, or polling, with the age of the last event. */
 export function LiveIndicator() {
-  const { state, lastEventAt } = useLive();
+  const { state, lastEventAt } = useLiveStatus();
   const now = useNow(1000);
   const age = lastEventAt === null ? null : Math.max(0, now - lastEventAt);
   return (

@@ -3,12 +3,12 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { StuckSnapshot } from "@/lib/feed/feedHub";
-import { useLive } from "../data/LiveFeed";
+import { usePollInterval } from "../data/LiveFeed";
 import { stuckOptions } from "../data/queries";
 
 /** Red when anything is stuck; links to the table filtered to the stuck requests. */
 export function StuckBadge({ initial }: { initial: StuckSnapshot }) {
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
   const { data } = useQuery({ ...stuckOptions(), initialData: initial, refetchInterval: pollMs });
   const count = data.count;
   return (

@@ -4,7 +4,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { StateCounts as Counts } from "@/lib/index/queries/countByState";
 import { DEFAULT_QUERY } from "@/lib/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
-import { useLive } from "../data/LiveFeed";
+import { usePollInterval } from "../data/LiveFeed";
 import { countsOptions, requestListOptions } from "../data/queries";
 import { EmptyState } from "../EmptyState";
 import { RequestsTable } from "../requests/RequestsTable";
@@ -12,14 +12,14 @@ import { StateCounts } from "../StateCounts";
 
 /** The count per state, kept current by the event stream. */
 export function LiveStateCounts({ initial }: { initial: Counts }) {
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
   const { data } = useQuery({ ...countsOptions(), initialData: initial, refetchInterval: pollMs });
   return <StateCounts counts={data} />;
 }
 
 /** The most recently updated requests, kept current by the event stream. */
 export function LiveRecentRequests({ initial, stateDir }: { initial: RequestsView; stateDir: string }) {
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
   const { data } = useQuery({ ...requestListOptions(DEFAULT_QUERY), initialData: initial, placeholderData: keepPreviousData, refetchInterval: pollMs });
   return data.items.length ? <RequestsTable rows={data.items} label="Recent requests" /> : <EmptyState stateDir={stateDir} />;
 }

@@ -8,7 +8,7 @@ import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery
 import type { RequestsView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
 import { CleanupButton } from "../actions/CleanupButton";
-import { useLive } from "../data/LiveFeed";
+import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions } from "../data/queries";
 import { EmptyState } from "../EmptyState";
 import { RequestFilters } from "./RequestFilters";
@@ -36,7 +36,8 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
     setQuery(urlQuery);
   }
   const key = requestQueryParams(query).toString();
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
+  const { readOnly } = useDashboard();
   const list = useQuery({
     ...requestListOptions(query),
     initialData: key === initialKey ? initialView : undefined,
@@ -68,13 +69,14 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
     <>
       <RequestFilters key={`${query.workspace ?? ""}|${query.session ?? ""}|${query.q ?? ""}`} query={query} onChange={setFilters} />
       <div className="toolbar" role="toolbar" aria-label="Bulk actions">
-        <button type="button" disabled={selected.size === 0} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
+        <button type="button" disabled={readOnly !== null || selected.size === 0} title={readOnly ?? undefined} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
           Retry selected ({selected.size})
         </button>
-        <button type="button" disabled={!view || view.items.length === 0} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
+        <button type="button" disabled={readOnly !== null || !view || view.items.length === 0} title={readOnly ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
           Retry all matching
         </button>
         <CleanupButton />
+        {readOnly && <span className="muted">Actions are off: this folder is observed read-only.</span>}
         <span className="spacer" />
         {list.isFetching && <span className="muted">updating…</span>}
         {list.error && <span className="error-text" role="alert">{list.error.message}</span>}

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { formatAgo, formatDuration } from "@/lib/duration";
 import type { RequestRow } from "@/lib/views/requestsView";
+import { useDashboard } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 
@@ -23,6 +24,7 @@ interface Selection {
  */
 export function RequestsTable({ rows, label = "Requests", selection }: { rows: RequestRow[]; label?: string; selection?: Selection }) {
   const now = useNow(1000);
+  const { readOnly } = useDashboard();
   const { selected, onSelect, onRetry } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {} };
   const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
   const toggle = (id: string, on: boolean) => {
@@ -76,7 +78,7 @@ export function RequestsTable({ rows, label = "Requests", selection }: { rows: R
             <td className="num">{row.tokens ?? "—"}</td>
             <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
             <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
-            {selection && <td>{retryable(row) && <button type="button" onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}</td>}
+            {selection && <td>{retryable(row) && <button type="button" disabled={readOnly !== null} title={readOnly ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}</td>}
           </tr>
         ))}
       </tbody>

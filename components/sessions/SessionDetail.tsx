@@ -7,7 +7,7 @@ import { DEFAULT_QUERY } from "@/lib/requestQuery";
 import { STATES } from "@/lib/states";
 import type { RequestsView } from "@/lib/views/requestsView";
 import type { SessionDetailView } from "@/lib/views/sessionsView";
-import { useLive } from "../data/LiveFeed";
+import { usePollInterval } from "../data/LiveFeed";
 import { requestListOptions, sessionDetailOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { RequestsTable } from "../requests/RequestsTable";
@@ -33,7 +33,7 @@ function Steps({ title, items }: { title: string; items: string[] | undefined })
 
 /** A session's context summary (seed 004), its commands, files, and its requests, live. */
 export function SessionDetail({ id, initial, initialRequests }: { id: string; initial: SessionDetailView; initialRequests: RequestsView }) {
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
   const { data } = useQuery({ ...sessionDetailOptions(id), initialData: initial, refetchInterval: pollMs });
   const query = { ...DEFAULT_QUERY, session: id };
   const requests = useQuery({ ...requestListOptions(query), initialData: initialRequests, placeholderData: keepPreviousData, refetchInterval: pollMs });

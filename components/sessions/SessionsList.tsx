@@ -4,13 +4,13 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatAgo, formatDuration } from "@/lib/duration";
 import type { SessionRow } from "@/lib/views/sessionsView";
-import { useLive } from "../data/LiveFeed";
+import { usePollInterval } from "../data/LiveFeed";
 import { sessionListOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 
 /** Every session: state, age, last update, active task, and counts of commands, files and requests. Live. */
 export function SessionsList({ initial }: { initial: SessionRow[] }) {
-  const { pollMs } = useLive();
+  const pollMs = usePollInterval();
   const { data: sessions } = useQuery({ ...sessionListOptions(), initialData: initial, refetchInterval: pollMs });
   const now = useNow(1000);
   if (!sessions.length) {

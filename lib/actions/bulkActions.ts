@@ -4,6 +4,7 @@ import { cleanup, restore, settleCleanup, settleRestore } from "../cleanup";
 import type { TrackerContext } from "../context";
 import { formatDuration } from "../duration";
 import { ReqwatchError, isReqwatchError } from "../errors";
+import { assertManaged } from "../ownership";
 import { pidExists } from "../process/liveness";
 import { retry, targetIds, type RetryTarget } from "../queue/retry";
 import { readRequestFile } from "../requestFile";
@@ -165,6 +166,7 @@ export class BulkActions {
   /** Start an action; the returned promise settles when it is done. The entry id is known at once via `onStart`. */
   async run(raw: ActionInput, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
     const input = validate(raw);
+    assertManaged(this.ctx, describeAction(input));
     const ids = input.kind === "retry" ? targetIds(this.ctx, input.ids ? { ids: input.ids } : { filter: input.filter }) : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true }).ids;
     const target = input.kind === "retry" ? (input.ids ? { ids: input.ids } : { filter: input.filter }) : { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES };
     return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
@@ -187,6 +189,7 @@ export class BulkActions {
 
   /** Undo a cleanup: restore every request it archived that is still in the archive. */
   async undo(entryId: number, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
+    assertManaged(this.ctx, "Undo");
     const db = this.db();
     const original = getEntry(db, entryId);
     if (original.kind !== "cleanup") throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} is a ${original.kind}; only a cleanup can be undone.`);

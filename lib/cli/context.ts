@@ -1,18 +1,32 @@
 import type { Command } from "commander";
+import { isReqwatchError } from "../errors";
 import type { TrackerOptions } from "../options";
 import { openTracker, type Tracker } from "../tracker";
+
+/** A usage error found after commander's parsing (a state directory that does not exist, or is a file): exit 2. */
+export class UsageError extends Error {}
 
 /**
  * How a command gets its tracker. Commands open without recovery so a hook's `reqwatch update`
  * stays fast; `reqwatch recover` runs it on demand. A missing index is still rebuilt on open.
+ * `creates`: the command may create a missing state directory (it records something); a command
+ * that reads never does, and says the folder does not exist.
  */
-export function trackerFor(command: Command, options: Omit<TrackerOptions, "stateDir" | "recover"> = {}): Tracker {
+export function trackerFor(command: Command, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Tracker {
   const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
-  return openTracker({ ...options, stateDir, recover: false });
+  try {
+    return openTracker({ ...options, stateDir, recover: false, create: creates });
+  } catch (error) {
+    // The folder named by --state-dir or REQWATCH_STATE_DIR is missing or not a folder: the value is wrong.
+    if (isReqwatchError(error) && typeof error.details?.stateDir === "string") {
+      throw new UsageError(`${error.message}${error.code === "NOT_FOUND" ? " Check --state-dir (or REQWATCH_STATE_DIR); reading never creates it." : ""}`);
+    }
+    throw error;
+  }
 }
 
-export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T, options: Omit<TrackerOptions, "stateDir" | "recover"> = {}): Promise<T> {
-  const tracker = trackerFor(command, options);
+export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Promise<T> {
+  const tracker = trackerFor(command, options, creates);
   try {
     return fn(tracker);
   } finally {

@@ -1,5 +1,9 @@
+import fs from "node:fs";
+import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { isReqwatchError } from "../errors";
+import { UsageError } from "./context";
+import { registerAdopt } from "./commands/adopt";
 import { registerCleanup } from "./commands/cleanup";
 import { registerCreate } from "./commands/create";
 import { registerGet } from "./commands/get";
@@ -13,13 +17,22 @@ import { registerUpdate } from "./commands/update";
 
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
 
+/** package.json's version: the CLI runs as dist/cli.cjs, one folder below it. */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(fs.readFileSync(path.join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return "unknown";
+  }
+}
+
 function buildProgram(): Command {
   const program = new Command("reqwatch")
     .description("Record request lifecycles in a reqwatch state directory")
+    .version(packageVersion(), "-V, --version", "print the version")
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
-    .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerMonitor, registerSession]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerMonitor, registerSession, registerAdopt]) {
     register(program);
   }
   for (const command of program.commands) command.exitOverride();
@@ -35,6 +48,10 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) {
       // Help and version are successes; everything else commander reports is a usage error it already printed.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`reqwatch: error: ${error.message}\n`);
+      return EXIT.usage;
     }
     const message = isReqwatchError(error) ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
     process.stderr.write(`reqwatch: ${message}\n`);

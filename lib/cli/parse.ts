@@ -23,14 +23,22 @@ export function duration(value: string): number {
   }
 }
 
-/** Epoch milliseconds, an ISO date, or `+15m` (from now). */
+/** Epoch milliseconds or an ISO date; null when it is neither. */
+function pointInTime(value: string): number | null {
+  if (/^\d+$/.test(value)) return Number(value);
+  // Date.parse takes "5" or "June" as dates; only what looks like an ISO date counts.
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
+  const parsed = Date.parse(value);
+  return Number.isNaN(parsed) ? null : parsed;
+}
+
+/** A point in the future: `+15m` (from now), an ISO date, or epoch milliseconds. */
 export function timestamp(now: () => number) {
   return (value: string): number => {
-    if (/^\d+$/.test(value)) return Number(value);
     if (value.startsWith("+")) return now() + duration(value.slice(1));
-    const parsed = Date.parse(value);
-    if (Number.isNaN(parsed)) throw new InvalidArgumentError("Expected epoch milliseconds, an ISO date, or +DURATION.");
-    return parsed;
+    const at = pointInTime(value);
+    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time. Use +15m (from now), an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
+    return at;
   };
 }
 
@@ -38,7 +46,9 @@ export function timestamp(now: () => number) {
 export function since(now: () => number) {
   return (value: string): number => {
     if (/^\d+(\.\d+)?(ms|s|m|h|d|w)$/.test(value)) return now() - duration(value);
-    return timestamp(now)(value);
+    const at = pointInTime(value);
+    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time. Use a duration ago such as 1h or 7d, an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
+    return at;
   };
 }
 
@@ -54,17 +64,15 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `--set key=JSON` (a bare word that is not JSON is taken as a string). */
+/** `--set key=JSON`. The value must be JSON: a typo in an object must not be stored as a string. */
 export function assignment(value: string, previous: Record<string, unknown> = {}): Record<string, unknown> {
   const at = value.indexOf("=");
-  if (at <= 0) throw new InvalidArgumentError("Expected key=value.");
+  if (at <= 0) throw new InvalidArgumentError(`"${value}" is not key=JSON. Use, for example, retries=3, urgent=true or note='"text"'.`);
   const key = value.slice(0, at);
   const raw = value.slice(at + 1);
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
+    return { ...previous, [key]: JSON.parse(raw) };
   } catch {
-    parsed = raw;
+    throw new InvalidArgumentError(`the value of ${key} is not JSON: ${raw}. Use, for example, ${key}=3, ${key}=true, ${key}={"a":1} or ${key}='"text"' (a string in double quotes).`);
   }
-  return { ...previous, [key]: parsed };
 }

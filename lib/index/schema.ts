@@ -4,7 +4,7 @@ import { STATES } from "../states";
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 8;
+export const INDEX_SCHEMA_VERSION = 9;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS requests (
   claim_pid INTEGER,
   claim_host TEXT,
   claim_process_started_at INTEGER,
+  -- When a reqwatch worker last claimed this request (its history's latest claim): which workspaces are being worked.
+  last_claimed_at INTEGER,
   -- Last sign of life of a processing request: its claim's latest heartbeat (beats are liveness, not
   -- history, and are kept here only; see lib/queue/deliver.ts), else when it entered processing.
   heartbeat_at INTEGER,
@@ -59,6 +61,8 @@ CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_sin
 CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
 CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
+-- A workspace's latest claim, for the reason a queued request is stuck.
+CREATE INDEX IF NOT EXISTS requests_last_claim ON requests (workspace, last_claimed_at) WHERE last_claimed_at IS NOT NULL;
 
 -- How many requests are in each state, kept by the triggers of STATE_COUNT_TRIGGERS_DDL below.
 CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;

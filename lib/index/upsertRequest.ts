@@ -12,10 +12,10 @@ import { syncRequestText, textSignature } from "./requestText";
 const UPSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
         state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
-        claim_token, claim_pid, claim_host, claim_process_started_at, heartbeat_at, file_mtime_ms, file_size, file_ino, text_sig, doc)
+        claim_token, claim_pid, claim_host, claim_process_started_at, last_claimed_at, heartbeat_at, file_mtime_ms, file_size, file_ino, text_sig, doc)
       VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
         @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @max_attempts, @not_before, @timeout_at,
-        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)
+        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @last_claimed_at, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)
       ON CONFLICT(id) DO UPDATE SET
         workspace = excluded.workspace, session_id = excluded.session_id, chat_id = excluded.chat_id,
         state = excluded.state, previous_state = excluded.previous_state, created_at = excluded.created_at,
@@ -24,7 +24,7 @@ const UPSERT = `
         tokens = excluded.tokens, version = excluded.version, max_attempts = excluded.max_attempts,
         not_before = excluded.not_before, timeout_at = excluded.timeout_at, claim_token = excluded.claim_token,
         claim_pid = excluded.claim_pid, claim_host = excluded.claim_host,
-        claim_process_started_at = excluded.claim_process_started_at,
+        claim_process_started_at = excluded.claim_process_started_at, last_claimed_at = excluded.last_claimed_at,
         -- A heartbeat newer than the file's (beats go to the index only) survives a re-read of the same claim.
         heartbeat_at = CASE WHEN excluded.claim_token IS requests.claim_token
           THEN max(coalesce(requests.heartbeat_at, 0), coalesce(excluded.heartbeat_at, 0)) ELSE excluded.heartbeat_at END,
@@ -72,6 +72,7 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     claim_pid: request.claim?.pid ?? null,
     claim_host: request.claim?.host ?? null,
     claim_process_started_at: request.claim?.processStartedAt ?? null,
+    last_claimed_at: lastClaimedAt(request),
     heartbeat_at: request.claim
       ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? row.stateSince)
       : request.state === "processing"
@@ -91,6 +92,16 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
   if (syncText) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, request, before?.text_sig ?? null, textSig);
   if (options.feed ?? true) recordChange(db, "request.upserted", request.requestId, request, Date.now());
   return true;
+}
+
+/** When a reqwatch worker last claimed the request: the newest claim step in its history, else its current claim. */
+function lastClaimedAt(request: RequestRecord): number | null {
+  const history = request.transitions ?? [];
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    if (entry.to === "processing" && entry.from !== "processing" && entry.token) return entry.at;
+  }
+  return request.claim?.claimedAt ?? null;
 }
 
 export function removeRequest(db: IndexDb, requestId: string): void {

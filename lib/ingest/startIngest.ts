@@ -172,7 +172,11 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     status.mode = "reconciling";
     const code = (error as NodeJS.ErrnoException)?.code;
     status.watcherError =
-      code === "ENOSPC" ? "out of inotify watches (fs.inotify.max_user_watches)" : `${code ?? "error"}: the watcher stopped`;
+      code === "ENOSPC"
+        ? "out of inotify watches (fs.inotify.max_user_watches)"
+        : code === "ENOENT"
+          ? "there is no requests/ folder to watch yet"
+          : `${code ?? "error"}: the watcher stopped`;
     schedule();
   };
 
@@ -193,13 +197,14 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
     });
     watcher.on("error", fallBack);
     // Sessions: another tool (or a reqwatch CLI in a hook) records a command; the dashboard shows it at once.
-    sessionWatcher = fs.watch(ctx.dir.sessionsDir, { persistent: false }, (_event, name) => {
+    // A folder reqwatch only observes may have no sessions/: reconciliation finds it if it comes.
+    if (fs.existsSync(ctx.dir.sessionsDir)) sessionWatcher = fs.watch(ctx.dir.sessionsDir, { persistent: false }, (_event, name) => {
       const id = name ? idOfFileName(String(name)) : null;
       if (!id) return;
       pendingSessions.add(id);
       flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
     });
-    sessionWatcher.on("error", fallBack);
+    sessionWatcher?.on("error", fallBack);
   } catch (error) {
     fallBack(error);
   }

@@ -22,6 +22,12 @@ export interface StuckRequest {
 export interface MonitorCounts {
   /** `queued` longer than the threshold: flagged, nothing else. */
   stuckQueued: number;
+  /**
+   * `processing` with no reqwatch claim (another program, or a hand-made change, moved it there)
+   * past the hung threshold or its deadline; or any stuck request in a folder reqwatch only
+   * observes: flagged, never changed.
+   */
+  stuckNotOwned: number;
   /** `processing` past `timeoutAt`: moved to `timeout`. */
   deadlineTimedOut: number;
   /** No heartbeat, but a result marker was there: the result was applied. */
@@ -47,6 +53,9 @@ interface Candidate {
   workspace: string;
   state: State;
   state_since: number;
+  /** 0 for a file reqwatch never wrote (it always writes a version). */
+  version: number;
+  not_before: number | null;
   timeout_at: number | null;
   heartbeat_at: number | null;
   claim_token: string | null;
@@ -60,24 +69,31 @@ interface Candidate {
  * scans (requests_by_state_since, requests_deadline, requests_silent), so a pass over a healthy
  * queue of any size reads only the rows that are late.
  */
-const COLUMNS = "id, workspace, state, state_since, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at";
+const COLUMNS = "id, workspace, state, state_since, version, not_before, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at";
 // No ORDER BY here: it would make SQLite walk the state_since index of every branch to merge them;
 // the few late rows are sorted in JS. Without statistics the planner prefers state = ? on
 // requests_by_state_since (every processing row) to the partial indexes, so they are named.
+// A request with no claim has no heartbeat (its heartbeat_at is when it entered processing): it is
+// late past the hung threshold, a claimed one past the heartbeat timeout.
 const CANDIDATES = `
   SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff
   UNION ALL
   SELECT ${COLUMNS} FROM requests INDEXED BY requests_deadline
     WHERE state = 'processing' AND timeout_at IS NOT NULL AND timeout_at < @now
   UNION ALL
-  SELECT ${COLUMNS} FROM requests INDEXED BY requests_silent WHERE state = 'processing' AND heartbeat_at < @heartbeatCutoff
+  SELECT ${COLUMNS} FROM requests INDEXED BY requests_silent WHERE state = 'processing' AND heartbeat_at < @silentCutoff
+    AND heartbeat_at < (CASE WHEN claim_token IS NULL THEN @hungCutoff ELSE @heartbeatCutoff END)
     AND NOT (timeout_at IS NOT NULL AND timeout_at < @now)`;
 
 function findCandidates(ctx: TrackerContext, now: number): Candidate[] {
+  const heartbeatCutoff = now - ctx.options.heartbeatTimeoutMs;
+  const hungCutoff = now - ctx.options.hungAfterMs;
   const rows = statement(ctx.db, CANDIDATES).all({
     now,
     queuedCutoff: now - ctx.options.queuedStuckAfterMs,
-    heartbeatCutoff: now - ctx.options.heartbeatTimeoutMs,
+    heartbeatCutoff,
+    hungCutoff,
+    silentCutoff: Math.max(heartbeatCutoff, hungCutoff),
   }) as Candidate[];
   return rows.sort((a, b) => a.state_since - b.state_since || a.id.localeCompare(b.id));
 }
@@ -86,8 +102,9 @@ function workerName(candidate: Pick<Candidate, "claim_pid" | "claim_host">): str
   return candidate.claim_pid ? `worker ${candidate.claim_pid}` : "the worker";
 }
 
+/** A claim that names no pid cannot be proven gone: only its heartbeat tells. */
 function livenessOf(candidate: Candidate): Liveness {
-  if (candidate.claim_pid === null) return "gone";
+  if (candidate.claim_pid === null) return "unknown";
   return claimLiveness({ pid: candidate.claim_pid, host: candidate.claim_host ?? undefined, processStartedAt: candidate.claim_process_started_at });
 }
 
@@ -95,48 +112,98 @@ function silentFor(candidate: Candidate, now: number): string {
   return formatDuration(now - (candidate.heartbeat_at ?? candidate.state_since));
 }
 
-/** A candidate as the dashboard shows it, with the reason in words. */
-function stuckEntry(candidate: Candidate, now: number, liveness: Liveness | null): StuckRequest {
-  const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
-  if (candidate.state === "queued") return { ...base, reason: `queued ${formatDuration(now - candidate.state_since)}` };
+/** A queued request's wait, and what is known of the workers that would claim it. */
+function queuedReason(ctx: TrackerContext, candidate: Candidate, now: number, lastClaims: Map<string, number | null>): string {
+  const base = `queued ${formatDuration(now - candidate.state_since)}`;
+  if (candidate.not_before !== null && candidate.not_before > now) return `${base}; waiting for its back-off until ${new Date(candidate.not_before).toISOString()}`;
+  let last = lastClaims.get(candidate.workspace);
+  if (last === undefined) {
+    last = statement(ctx.db, "SELECT max(last_claimed_at) FROM requests WHERE workspace = ?").pluck().get(candidate.workspace) as number | null;
+    lastClaims.set(candidate.workspace, last);
+  }
+  const threshold = formatDuration(ctx.options.queuedStuckAfterMs);
+  if (last === null) return `${base}; no reqwatch worker has claimed from workspace ${candidate.workspace} in ${threshold} (last claim: never)`;
+  const ago = now - last;
+  if (ago >= ctx.options.queuedStuckAfterMs) {
+    return `${base}; no reqwatch worker has claimed from workspace ${candidate.workspace} in ${threshold} (last claim ${formatDuration(ago)} ago)`;
+  }
+  const ahead = statement(ctx.db, "SELECT count(*) FROM requests WHERE state = 'queued' AND workspace = ? AND (state_since < ? OR (state_since = ? AND id < ?))")
+    .pluck()
+    .get(candidate.workspace, candidate.state_since, candidate.state_since, candidate.id) as number;
+  return `${base}; workers are claiming from workspace ${candidate.workspace} (last claim ${formatDuration(ago)} ago), ${ahead} queued ahead of it`;
+}
+
+/** Why no reqwatch worker holds a processing request that carries no claim. */
+function notClaimed(candidate: Candidate): string {
+  return candidate.version === 0 ? "no reqwatch worker holds it (written by another program)" : "no reqwatch worker holds it (moved to processing without a claim)";
+}
+
+/** A processing candidate as the dashboard shows it: what is known of its worker, and what is not. */
+function processingReason(candidate: Candidate, now: number, liveness: Liveness | null, managed: boolean): string {
+  const base = `processing ${formatDuration(now - candidate.state_since)}`;
+  const deadline = candidate.timeout_at !== null && candidate.timeout_at < now ? `, past its deadline (${new Date(candidate.timeout_at).toISOString()})` : "";
+  if (candidate.claim_token === null) return `${base}${deadline}; ${notClaimed(candidate)}`;
   const who =
     liveness === "gone"
       ? `${workerName(candidate)} gone`
       : liveness === "alive"
         ? `${workerName(candidate)} alive, silent ${silentFor(candidate, now)}`
         : `no heartbeat for ${silentFor(candidate, now)}`;
-  return { ...base, reason: `processing ${formatDuration(now - candidate.state_since)}, ${who}` };
+  return `${base}${deadline}, ${who}${managed ? "" : " (the folder is observed read-only: left as it is)"}`;
+}
+
+/** A candidate as the dashboard shows it, with the reason in words. */
+function stuckEntry(ctx: TrackerContext, candidate: Candidate, now: number, liveness: Liveness | null, lastClaims: Map<string, number | null>): StuckRequest {
+  const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
+  if (candidate.state === "queued") return { ...base, reason: queuedReason(ctx, candidate, now, lastClaims) };
+  return { ...base, reason: processingReason(candidate, now, liveness, ctx.ownership.access === "managed") };
+}
+
+/** Whether a pass may act on this candidate: reqwatch's own queue owns it (a reqwatch claim, in a folder reqwatch manages). */
+function owned(ctx: TrackerContext, candidate: Candidate): boolean {
+  return candidate.state === "processing" && candidate.claim_token !== null && ctx.ownership.access === "managed";
 }
 
 /** What is stuck right now, without acting: the same rules as a pass, read-only. */
 export function findStuck(ctx: TrackerContext): StuckRequest[] {
   const now = ctx.now();
-  return findCandidates(ctx, now).map((candidate) => stuckEntry(candidate, now, candidate.state === "queued" ? null : livenessOf(candidate)));
+  const lastClaims = new Map<string, number | null>();
+  return findCandidates(ctx, now).map((candidate) =>
+    stuckEntry(ctx, candidate, now, candidate.state === "processing" && candidate.claim_token !== null ? livenessOf(candidate) : null, lastClaims),
+  );
 }
 
 /**
- * One pass of the stuck monitor: one index query, then an action for each candidate, each through
- * the write path (which re-checks the request under the lock) and with its reason in the history.
- * In order for a silent `processing` request (seed 001): a result marker is applied; a live worker
- * is left alone and flagged; a gone worker's request is released, or timed out when no attempts
- * are left.
+ * One pass of the stuck monitor: one index query, then for each candidate either a flag or an
+ * action. It acts only on what reqwatch's own queue owns: a `processing` request under a reqwatch
+ * claim, in a folder reqwatch manages. In order for a silent one (seed 001): a result marker is
+ * applied; a live worker is left alone and flagged; a gone worker's request is released, or timed
+ * out when no attempts are left. Each action goes through the write path, which re-checks the
+ * request under the lock, with its reason in the history. Anything else late is flagged with what
+ * is known and what is not, and never changed.
  */
 export function monitorPass(ctx: TrackerContext): MonitorPass {
   const started = performance.now();
   const now = ctx.now();
-  const counts: MonitorCounts = { stuckQueued: 0, deadlineTimedOut: 0, resultsApplied: 0, stuckAlive: 0, released: 0, timedOut: 0 };
+  const counts: MonitorCounts = { stuckQueued: 0, stuckNotOwned: 0, deadlineTimedOut: 0, resultsApplied: 0, stuckAlive: 0, released: 0, timedOut: 0 };
   const stuck: StuckRequest[] = [];
+  const lastClaims = new Map<string, number | null>();
 
   for (const candidate of findCandidates(ctx, now)) {
     if (candidate.state === "queued") {
       counts.stuckQueued++;
-      stuck.push(stuckEntry(candidate, now, null));
+      stuck.push(stuckEntry(ctx, candidate, now, null, lastClaims));
+      continue;
+    }
+    if (!owned(ctx, candidate)) {
+      counts.stuckNotOwned++;
+      stuck.push(stuckEntry(ctx, candidate, now, candidate.claim_token === null ? null : livenessOf(candidate), lastClaims));
       continue;
     }
     try {
       const action = actOnProcessing(ctx, candidate, now);
       if (action.count) counts[action.count]++;
-      if (action.stuck) stuck.push(stuckEntry(candidate, now, "alive"));
+      if (action.stuck) stuck.push(stuckEntry(ctx, candidate, now, "alive", lastClaims));
     } catch (error) {
       // An unreadable file is reconciliation's to report; the pass goes on with the others.
       if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
@@ -148,8 +215,9 @@ export function monitorPass(ctx: TrackerContext): MonitorPass {
 /** What a pass did to one request; no count when the request had moved on by the time the lock was held. */
 type Action = { count?: keyof MonitorCounts; stuck?: boolean };
 
+/** Act on a processing request under a reqwatch claim (`owned`). */
 function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number): Action {
-  const token = candidate.claim_token;
+  const token = candidate.claim_token!;
   // Every action re-checks under the lock that the request is still processing under the same claim.
   const underSameClaim = (current: RequestRecord | null): current is RequestRecord =>
     !!current && current.state === "processing" && (current.claim?.token ?? null) === token;
@@ -159,20 +227,20 @@ function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number)
     commitChange(ctx, candidate.id, (current) => {
       acted = underSameClaim(current);
       if (!underSameClaim(current)) return current;
-      return applyChange(current, { to: "timeout", reason: `past its deadline (${new Date(candidate.timeout_at!).toISOString()})`, by: "monitor", note: token ? { token } : {} }, now);
+      return applyChange(current, { to: "timeout", reason: `past its deadline (${new Date(candidate.timeout_at!).toISOString()})`, by: "monitor", note: { token } }, now);
     });
     return acted ? { count: "deadlineTimedOut" } : {};
   }
 
-  const marker = token ? readResultMarker(ctx.dir, candidate.id) : null;
+  const marker = readResultMarker(ctx.dir, candidate.id);
   if (marker && marker.token === token) {
     const reason = "result marker found: the worker finished but did not report";
     commitChange(ctx, candidate.id, (current) => {
       acted = underSameClaim(current);
       if (!underSameClaim(current)) return current;
       return marker.outcome === "completed"
-        ? applyChange(current, { to: "completed", fields: marker.fields, reason, by: "monitor", note: { token: token! } }, now)
-        : applyChange(current, { to: "failed", fields: { error: marker.error ?? "failed" }, reason, by: "monitor", note: { token: token! } }, now);
+        ? applyChange(current, { to: "completed", fields: marker.fields, reason, by: "monitor", note: { token } }, now)
+        : applyChange(current, { to: "failed", fields: { error: marker.error ?? "failed" }, reason, by: "monitor", note: { token } }, now);
     });
     removeResultMarker(ctx.dir, candidate.id);
     return acted ? { count: "resultsApplied" } : {};
@@ -183,7 +251,7 @@ function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number)
     return { count: "stuckAlive", stuck: true };
   }
 
-  const why = liveness === "gone" ? `the worker's pid ${candidate.claim_pid ?? "?"} is gone` : `no heartbeat for ${silentFor(candidate, now)} from a worker on ${candidate.claim_host}`;
+  const why = liveness === "gone" ? `the worker's pid ${candidate.claim_pid ?? "?"} is gone` : `no heartbeat for ${silentFor(candidate, now)} from a worker on ${candidate.claim_host ?? "an unknown host"}`;
   let count: keyof MonitorCounts | undefined;
   commitChange(ctx, candidate.id, (current) => {
     count = undefined;
@@ -192,10 +260,10 @@ function actOnProcessing(ctx: TrackerContext, candidate: Candidate, now: number)
     const maxAttempts = current.maxAttempts ?? ctx.options.maxAttempts;
     if (attempt < maxAttempts) {
       count = "released";
-      return applyChange(current, { to: "queued", reason: `released: ${why} (attempt ${attempt} of ${maxAttempts})`, by: "monitor", note: token ? { token } : {} }, now);
+      return applyChange(current, { to: "queued", reason: `released: ${why} (attempt ${attempt} of ${maxAttempts})`, by: "monitor", note: { token } }, now);
     }
     count = "timedOut";
-    return applyChange(current, { to: "timeout", reason: `${why}; no attempts left (${attempt} of ${maxAttempts})`, by: "monitor", note: token ? { token } : {} }, now);
+    return applyChange(current, { to: "timeout", reason: `${why}; no attempts left (${attempt} of ${maxAttempts})`, by: "monitor", note: { token } }, now);
   });
   return { count };
 }

@@ -16,7 +16,7 @@ export interface RecoveryReport {
   changed: number;
   /** Requests moved from `processing` to `timeout` because they passed the hung threshold. */
   timedOut: string[];
-  /** Temp files left by crashed writers, removed. */
+  /** Temp files left by crashed reqwatch writers, removed (another program's temp files are its own business). */
   removedTempFiles: string[];
   unreadable: UnreadableReport[];
   durationMs: number;
@@ -28,12 +28,16 @@ export interface RecoverOptions {
 }
 
 /**
- * Crash recovery, safe to run at any time and from any process: sweep temp files, reconcile the
- * index with the files, and time out requests stuck in `processing` past the hung threshold.
+ * Crash recovery, safe to run at any time and from any process: sweep our crashed writers' temp
+ * files, reconcile the index with the files, and time out requests stuck in `processing` past the
+ * hung threshold (the owner's start-up recovery: `openTracker` in the owner's process, or
+ * `reqwatch recover`; the dashboard never asks for it). In a folder reqwatch only observes, it
+ * reconciles the index and changes nothing in the folder.
  */
 export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryReport {
   const started = performance.now();
-  const removedTempFiles = sweepTempFiles(ctx);
+  const managed = ctx.ownership.access === "managed";
+  const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const reconciled = reconcile(ctx);
   const sessions = new Sessions(ctx).ingest();
   if (ctx.rebuilding) markTextBackfill(ctx.db);
@@ -43,7 +47,7 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
     writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
   });
 
-  const timedOut = options.hungAfterMs === null ? [] : timeOutHung(ctx, options.hungAfterMs);
+  const timedOut = options.hungAfterMs === null || !managed ? [] : timeOutHung(ctx, options.hungAfterMs);
 
   return {
     scanned: reconciled.scanned,

@@ -26,7 +26,7 @@ export interface Runtime {
   readonly feed: FeedHub;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   readonly actionToken: string;
-  /** What opening did to requests left processing (recovery and the monitor's first pass), or null: the overview's notice. */
+  /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null: the overview's notice. */
   readonly recoveryNotice: RecoveryNotice | null;
   /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
   stuck(): StuckRequest[];
@@ -38,11 +38,16 @@ export interface Runtime {
   close(): void;
 }
 
-/** Open the runtime on a state directory (the options default to the environment's, as for `openTracker`). */
+/**
+ * Open the runtime on a state directory (the options default to the environment's, as for
+ * `openTracker`). Looking changes nothing: no start-up recovery (timing out hung requests is their
+ * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
+ * queue owns, and in a folder reqwatch only observes, on nothing.
+ */
 export function openRuntime(options?: TrackerOptions): Runtime {
-  const tracker = openTracker(options);
+  const tracker = openTracker({ ...options, recover: false });
   // Actions a killed server left half done say so in the audit log.
-  tracker.actions.closeInterrupted();
+  if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
   const feed = new FeedHub(tracker);
   const processingAtStart = tracker.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
   const monitor = tracker.startMonitor({

@@ -6,6 +6,7 @@ import type { TrackerContext } from "../context";
 import { ReqwatchError, isReqwatchError, type ErrorCode } from "../errors";
 import { writeFileDurable } from "../fs/durableWrite";
 import { assertRequestId, idOfFileName } from "../ids";
+import { assertManaged } from "../ownership";
 import { recordUnreadable } from "../recovery/reconcile";
 import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
 import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "./sessionFile";
@@ -67,6 +68,7 @@ export class Sessions {
   }
 
   private write(session: SessionRecord): SessionRecord {
+    assertManaged(this.ctx, "Recording a session");
     const next = { ...session, last_updated: isoAt(this.ctx.now()) };
     next.statistics = { ...(session.statistics ?? {}), ...deriveStatistics(next) };
     writeFileDurable(this.file(next.session_id), serializeSession(next));

@@ -8,6 +8,9 @@ import type { Tracker } from "../tracker";
 
 export interface HealthView {
   stateDir: string;
+  /** Whether reqwatch manages the folder or only observes it, and why. */
+  access: "managed" | "observed";
+  accessReason: string;
   generation: string;
   requests: number;
   /** index.db with its write-ahead log. */
@@ -34,6 +37,8 @@ export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: Moni
   const index = tracker.stateDir.indexFile;
   return {
     stateDir: tracker.stateDir.root,
+    access: tracker.ownership.access,
+    accessReason: tracker.ownership.reason,
     generation: tracker.generation(),
     requests: STATES.reduce((sum, state) => sum + counts[state], 0),
     indexBytes: sizeOf(index) + sizeOf(`${index}-wal`),

@@ -33,7 +33,7 @@ export interface RecentFailure {
 }
 
 export interface RecoveryNotice {
-  /** Requests that were processing with their worker gone or hung when this server started. */
+  /** Requests under a reqwatch claim whose worker was gone when this server started, that its monitor released or timed out. */
   total: number;
   outcomes: Partial<Record<State, string[]>>;
 }
@@ -96,9 +96,9 @@ export function recentFailures(tracker: Tracker, limit = 5): RecentFailure[] {
 }
 
 /**
- * What the server's start did to requests left processing: those recovery timed out (hung), and
- * those the first monitor pass released or timed out (worker gone). `processingAfterOpen` is the
- * processing ids before that first pass.
+ * What the server's start did to requests left processing: those recovery timed out (when the
+ * tracker was opened with recovery), and those the first monitor pass released or timed out (a
+ * reqwatch worker gone). `processingAfterOpen` is the processing ids before that first pass.
  */
 export function recoveryNotice(tracker: Tracker, report: RecoveryReport | null, processingAfterOpen: readonly string[]): RecoveryNotice | null {
   const outcomes: Partial<Record<State, string[]>> = {};

@@ -275,7 +275,7 @@ test("a cross-origin or tokenless action is refused and changes nothing; a forei
   expect(tracker.get("victim")?.state).toBe("failed");
 });
 
-test("after a restart the overview says what happened to the requests left processing, with links", async ({ page, stateDir, launchApp }) => {
+test("after a restart the overview says which dead reqwatch workers' requests were requeued, with links; another program's hung request is only flagged", async ({ page, stateDir, launchApp }) => {
   const deadPid = spawnSync("true").pid!;
   const tenMinutesAgo = Date.now() - 10 * 60 * 1000;
   writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t1", pid: deadPid, claimedAt: tenMinutesAgo, heartbeatAt: tenMinutesAgo }, { attempt: 1 }));
@@ -285,7 +285,9 @@ test("after a restart the overview says what happened to the requests left proce
 
   await page.goto(url);
   const notice = page.getByRole("alert", { name: "Recovery notice" });
-  await expect(notice).toContainText("2 requests were processing when the tracker stopped: 1 timed out, 1 requeued.");
+  await expect(notice).toContainText("When the dashboard started, 1 request's reqwatch worker was gone: 1 requeued.");
+  await expect(notice.getByRole("link", { name: "hung" })).toHaveCount(0);
+  await expect(page.getByRole("table", { name: "Recent requests" }).getByRole("row", { name: /hung/ })).toContainText("stuck: processing 2h; no reqwatch worker holds it (written by another program)");
   await notice.getByRole("link", { name: "orphaned" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("queued");
 });

@@ -4,6 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { test as base, expect } from "@playwright/test";
+import { adoptStateDir } from "../../lib/ownership";
 import { openTracker, type Tracker } from "../../lib/tracker";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -59,12 +60,14 @@ export const test = base.extend<Fixtures & Options>({
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-"));
     const dir = path.join(parent, "state");
     fs.mkdirSync(dir);
+    // A folder reqwatch manages, as one it created (tests of another program's folder make their own).
+    adoptStateDir(dir);
     await use(dir);
     fs.rmSync(parent, { recursive: true, force: true });
   },
 
   tracker: async ({ stateDir }, use) => {
-    const tracker = openTracker({ stateDir });
+    const tracker = openTracker({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
     await use(tracker);
     tracker.close();
   },
@@ -76,7 +79,9 @@ export const test = base.extend<Fixtures & Options>({
       let output = "";
       const server = spawn(process.execPath, [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
         cwd: ROOT,
-        env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, ...appEnv, ...env, REQWATCH_STATE_DIR: stateDir },
+        // The index of an observed folder goes beside the test's state directory, not under ~/.cache.
+        // `env` may name another state directory (a folder another program writes).
+        env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_CACHE_DIR: path.join(path.dirname(stateDir), "cache"), REQWATCH_STATE_DIR: stateDir, ...appEnv, ...env },
         stdio: ["ignore", "pipe", "pipe"],
       });
       servers.push(server);

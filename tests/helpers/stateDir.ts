@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
+import { adoptStateDir } from "../../lib/ownership";
 import { openTracker, type Tracker } from "../../lib/tracker";
 import type { TrackerOptions } from "../../lib/options";
 
@@ -19,11 +20,27 @@ afterEach(() => {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fresh, empty state directory, removed after the test with its parent (where tests put files "outside" it). */
-export function tempStateDir(): string {
+/** A fresh parent folder for a test, removed after it. */
+export function tempParent(): string {
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-test-"));
   made.push(parent);
-  const dir = path.join(parent, "state");
+  return parent;
+}
+
+/**
+ * A fresh state directory that reqwatch manages (it holds the marker, as one reqwatch created
+ * does), removed after the test with its parent (where tests put files "outside" it).
+ */
+export function tempStateDir(): string {
+  const dir = path.join(tempParent(), "state");
+  fs.mkdirSync(dir);
+  adoptStateDir(dir);
+  return dir;
+}
+
+/** A fresh folder another program writes (no marker): reqwatch observes it read-only. */
+export function tempForeignDir(): string {
+  const dir = path.join(tempParent(), "state");
   fs.mkdirSync(dir);
   return dir;
 }

@@ -2,7 +2,10 @@ import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { anOldCompletedRequest, aHungRequest, writeRequestFile } from "../helpers/builders";
 import { runCli } from "../helpers/cli";
-import { readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+import path from "node:path";
+import { aRequest } from "../helpers/builders";
+import { readRaw, requestPath, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
+import { treeSnapshot } from "../helpers/treeSnapshot";
 
 describe("reqwatch CLI", () => {
   it("create prints the new id, or the whole request with --json", () => {
@@ -112,7 +115,10 @@ describe("reqwatch CLI", () => {
     expect(human.stdout).toMatch(/ {2}waiting {2}queued 1h/);
     const json = JSON.parse(runCli(["monitor", "--once", "--json"], { stateDir }).stdout);
     // "queued 1h", or "queued 1h 1s" when the runs take over a second.
-    expect(json).toMatchObject({ counts: { stuckQueued: 1 }, stuck: [{ requestId: "waiting", reason: expect.stringMatching(/^queued 1h( \d+s)?$/) }] });
+    expect(json).toMatchObject({
+      counts: { stuckQueued: 1 },
+      stuck: [{ requestId: "waiting", reason: expect.stringMatching(/^queued 1h( \d+s)?; no reqwatch worker has claimed from workspace w in 10m \(last claim: never\)$/) }],
+    });
   });
 
   it("takes --state-dir over REQWATCH_STATE_DIR", () => {
@@ -158,10 +164,97 @@ describe("reqwatch CLI", () => {
       [["list", "--no-such-flag"]],
     ])("2 for a usage error: %j", (args) => {
       const stateDir = tempStateDir();
+      const before = fs.readdirSync(stateDir);
       const result = runCli(args, { stateDir });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/error:/);
-      expect(fs.readdirSync(`${stateDir}`)).toEqual([]);
+      expect(fs.readdirSync(stateDir)).toEqual(before);
+    });
+  });
+
+  describe("bad input: one line naming the value and what is accepted, exit 2, nothing changed", () => {
+    const oneLine = (stderr: string) => expect(stderr.trim().split("\n")).toHaveLength(1);
+
+    it("--set with a value that is not JSON", () => {
+      const stateDir = tempStateDir();
+      const before = treeSnapshot(stateDir);
+      const result = runCli(["create", "-w", "gw", "--id", "typo", "--set", "foo={bad json"], { stateDir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/the value of foo is not JSON: \{bad json\. Use, for example, foo=3/);
+      oneLine(result.stderr);
+      expect(treeSnapshot(stateDir)).toEqual(before);
+    });
+
+    it("a duration without its unit", () => {
+      const stateDir = tempStateDir();
+      writeRequestFile(stateDir, anOldCompletedRequest("old"));
+      const before = treeSnapshot(stateDir);
+      const result = runCli(["cleanup", "--older-than", "5"], { stateDir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/Invalid duration: "5"\. A number needs its unit\. Use a number with a unit: 250ms, 30s, 15m, 1h, 7d or 2w\./);
+      oneLine(result.stderr);
+      expect(treeSnapshot(stateDir)).toEqual(before);
+    });
+
+    it("a time that is not one: the message shows the forms the README writes (1h)", () => {
+      const result = runCli(["list", "--updated-since", "yesterday"], { stateDir: tempStateDir() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/"yesterday" is not a time\. Use a duration ago such as 1h or 7d, an ISO date/);
+      expect(result.stderr).not.toMatch(/\+DURATION/);
+      oneLine(result.stderr);
+    });
+
+    it("a mistyped --state-dir on a read: says it does not exist, and creates nothing", () => {
+      const parent = tempParent();
+      const missing = path.join(parent, "sate");
+      for (const args of [["list"], ["get", "x"], ["session", "list"], ["monitor", "--once"], ["cleanup", "--dry-run"]]) {
+        const result = runCli(["--state-dir", missing, ...args]);
+        expect(result.code, args.join(" ")).toBe(2);
+        expect(result.stderr).toBe(`reqwatch: error: The state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); reading never creates it.\n`);
+      }
+      expect(fs.readdirSync(parent)).toEqual([]);
+    });
+
+    it("a state directory that is a file", () => {
+      const file = path.join(tempParent(), "state");
+      fs.writeFileSync(file, "not a folder");
+      for (const args of [["list"], ["create", "-w", "gw"], ["--state-dir", path.join(file, "below"), "list"]]) {
+        const result = runCli(args, { env: { ...process.env, REQWATCH_STATE_DIR: file } });
+        expect(result.code, args.join(" ")).toBe(2);
+        expect(result.stderr).toBe(`reqwatch: error: The state directory ${file} is not a directory.\n`);
+      }
+      expect(fs.readFileSync(file, "utf8")).toBe("not a folder");
+    });
+
+    it("--version prints the package's version; --help lists every command", () => {
+      const version = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")).version;
+      expect(runCli(["--version"])).toMatchObject({ code: 0, stdout: `${version}\n` });
+      const help = runCli(["--help"]).stdout;
+      for (const command of ["create", "update", "get", "list", "recover", "cleanup", "restore", "retry", "monitor", "session", "adopt"]) expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
+    });
+  });
+
+  describe("a folder another program writes", () => {
+    it("is read by the reading commands and refused to the writing ones, byte for byte unchanged; adopt lets reqwatch write", () => {
+      const stateDir = tempForeignDir();
+      writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "processing", processingStartedAt: Date.now() - 3 * 60 * 60 * 1000 }));
+      const before = treeSnapshot(stateDir);
+
+      expect(runCli(["list"], { stateDir }).stdout).toMatch(/theirs +ws +processing/);
+      expect(JSON.parse(runCli(["get", "theirs"], { stateDir }).stdout)).toMatchObject({ requestId: "theirs" });
+      const stuck = JSON.parse(runCli(["monitor", "--once", "--json"], { stateDir }).stdout);
+      expect(stuck.stuck[0].reason).toMatch(/^processing 3h; no reqwatch worker holds it \(written by another program\)$/);
+      expect(runCli(["retry", "theirs", "--dry-run"], { stateDir }).code).toBe(0);
+      for (const args of [["create", "-w", "gw"], ["update", "theirs", "--state", "failed"], ["recover"], ["retry", "theirs"], ["cleanup"], ["session", "start"]]) {
+        const result = runCli(args, { stateDir });
+        expect(result.code, args.join(" ")).toBe(1);
+        expect(result.stderr).toMatch(new RegExp(`is refused: ${stateDir} is observed read-only \\(reqwatch did not create this folder: it holds files and no reqwatch marker \\(reqwatch.json\\)\\)\\. Nothing was changed\\. To let reqwatch write there, run \`reqwatch adopt --state-dir ${stateDir}\` and open it again\\.`));
+      }
+      expect(treeSnapshot(stateDir)).toEqual(before);
+
+      expect(runCli(["adopt"], { stateDir }).code).toBe(0);
+      expect(runCli(["update", "theirs", "--state", "failed", "--error", "given up"], { stateDir }).code).toBe(0);
+      expect(JSON.parse(readRaw(stateDir, "theirs"))).toMatchObject({ state: "failed", error: "given up" });
     });
   });
 });

@@ -67,14 +67,14 @@ describe("seed 002: six stuck points", () => {
     const cases = [
       { args: ["update", "h", "--state", "completed"], code: 1 },
       { args: ["update", "missing", "--state", "queued"], code: 1 },
-      { args: ["--state-dir", notADir, "list"], code: 1 },
+      { args: ["--state-dir", notADir, "list"], code: 2 },
       { args: ["update", "h", "--tokens", "lots"], code: 2 },
       { args: ["frobnicate"], code: 2 },
     ];
     for (const { args, code } of cases) {
       const result = runCli(args, { stateDir });
       expect(result.code, args.join(" ")).toBe(code);
-      if (code === 1) expect(result.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(result.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
       expect(result.stderr, args.join(" ")).not.toMatch(/\n\s+at /);
     }
   });

@@ -29,7 +29,7 @@ describe("the stuck monitor", () => {
     const pass = tracker.monitorPass();
 
     expect(pass.counts).toMatchObject({ stuckQueued: 1, released: 0 });
-    expect(pass.stuck).toEqual([{ requestId: "waiting", workspace: "ws", state: "queued", since: expect.any(Number), reason: "queued 11m" }]);
+    expect(pass.stuck).toEqual([{ requestId: "waiting", workspace: "ws", state: "queued", since: expect.any(Number), reason: "queued 11m; no reqwatch worker has claimed from workspace ws in 10m (last claim: never)" }]);
     expect(readRaw(stateDir, "waiting")).toBe(before);
     expect(tracker.stuck()).toEqual(pass.stuck);
   });
@@ -109,5 +109,74 @@ describe("the stuck monitor", () => {
     const pass = tracker.monitorPass();
     expect(pass.stuck).toEqual([]);
     expect(Object.values(pass.counts).every((n) => n === 0)).toBe(true);
+  });
+
+  it("is one cheap query when nothing is wrong (owned or not)", () => {
+    const stateDir = tempStateDir();
+    // Another program's request in processing for a minute: well inside the hung threshold.
+    writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "processing", processingStartedAt: Date.now() - MINUTE }));
+    const pass = aTracker({ stateDir }).monitorPass();
+    expect(pass.stuck).toEqual([]);
+  });
+});
+
+describe("the stuck monitor acts only on what reqwatch's own queue owns", () => {
+  const HOUR = 60 * MINUTE;
+
+  it("flags a request another program left processing for hours, with what is known, and never changes it", () => {
+    const stateDir = tempStateDir();
+    // The seed gateway's shape: no version, claim or history.
+    writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", createdAt: Date.now() - 2 * HOUR, processingStartedAt: Date.now() - 72 * MINUTE, lastUpdatedAt: Date.now() - 72 * MINUTE }));
+    // Opened as the dashboard opens it: without the owner's start-up recovery.
+    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false });
+    const before = readRaw(stateDir, "gateway-hung");
+
+    for (let i = 0; i < 3; i++) tracker.monitorPass();
+    const pass = tracker.monitorPass();
+
+    expect(pass.counts).toMatchObject({ stuckNotOwned: 1, released: 0, timedOut: 0, deadlineTimedOut: 0 });
+    expect(pass.stuck).toEqual([{ requestId: "gateway-hung", workspace: "ws", state: "processing", since: expect.any(Number), reason: "processing 1h 12m; no reqwatch worker holds it (written by another program)" }]);
+    expect(readRaw(stateDir, "gateway-hung")).toBe(before);
+  });
+
+  it("waits for the hung threshold before it flags an unclaimed request (it has no heartbeat to miss)", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aRequest({ requestId: "busy", state: "processing", processingStartedAt: Date.now() - 30 * MINUTE }));
+    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false });
+    expect(tracker.monitorPass().stuck).toEqual([]);
+    expect(aTracker({ stateDir, hungAfterMs: 20 * MINUTE, recover: false }).monitorPass().stuck[0]?.reason).toBe("processing 30m; no reqwatch worker holds it (written by another program)");
+  });
+
+  it("flags, and does not time out, an unclaimed request past its deadline; says when reqwatch moved it without a claim", () => {
+    const tracker = aTracker();
+    tracker.create({ requestId: "by-hand", workspace: "ws", state: "processing", timeoutAt: Date.now() - 1000 });
+    const pass = tracker.monitorPass();
+    expect(pass.counts).toMatchObject({ stuckNotOwned: 1, deadlineTimedOut: 0 });
+    expect(pass.stuck[0]?.reason).toMatch(/^processing \d+ms, past its deadline \(.+\); no reqwatch worker holds it \(moved to processing without a claim\)$/);
+    expect(tracker.get("by-hand")?.state).toBe("processing");
+  });
+
+  it("releases a claim that names no pid only when its heartbeat expired, and says what is not known", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aClaimedRequest("no-pid", { token: "t", claimedAt: Date.now() - 10 * MINUTE, heartbeatAt: Date.now() - 10 * MINUTE } as ClaimShape));
+    const tracker = aTracker({ stateDir });
+    expect(tracker.monitorPass().counts.released).toBe(1);
+    expect(tracker.get("no-pid")?.transitions?.at(-1)?.reason).toBe("released: no heartbeat for 10m from a worker on an unknown host (attempt 1 of 3)");
+  });
+
+  it("says why a queued request waits: no claim from its workspace, or the workers' position", () => {
+    const tracker = aTracker({ queuedStuckAfterMs: 1 });
+    tracker.create({ requestId: "first", workspace: "nightly", state: "queued" });
+    tracker.create({ requestId: "second", workspace: "nightly", state: "queued" });
+    tracker.create({ requestId: "elsewhere", workspace: "batch", state: "queued" });
+    const claimed = tracker.claimNext({ workspace: "batch" });
+    tracker.create({ requestId: "behind", workspace: "batch", state: "queued" });
+    const wait = Date.now() + 20;
+    while (Date.now() < wait);
+
+    const reasons = Object.fromEntries(tracker.monitorPass().stuck.map((s) => [s.requestId, s.reason]));
+    expect(reasons.first).toMatch(/^queued \d+ms; no reqwatch worker has claimed from workspace nightly in 1ms \(last claim: never\)$/);
+    expect(reasons.behind).toMatch(/^queued \d+ms; no reqwatch worker has claimed from workspace batch in 1ms \(last claim \d+ms ago\)$/);
+    expect(claimed?.request.requestId).toBe("elsewhere");
   });
 });

@@ -26,7 +26,7 @@ describe("recovery on open", () => {
     expect(tracker.openReport?.timedOut).toEqual(["three-seconds-in"]);
   });
 
-  it("removes temp files left by crashed writers but not a foreign writer's fresh one", () => {
+  it("removes the temp files of crashed reqwatch writers, and never another program's, however old", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aSeedShapedRequest("r"));
     const dir = path.join(stateDir, "requests");
@@ -40,8 +40,20 @@ describe("recovery on open", () => {
 
     const tracker = aTracker({ stateDir });
 
-    expect(tracker.openReport?.removedTempFiles.sort()).toEqual([`requests/${ours}`, "requests/old.json.tmp"].sort());
-    expect(fs.readdirSync(dir).sort()).toEqual(["r.json", "r.json.tmp"]);
+    expect(tracker.openReport?.removedTempFiles).toEqual([`requests/${ours}`]);
+    expect(fs.readdirSync(dir).sort()).toEqual(["old.json.tmp", "r.json", "r.json.tmp"]);
+  });
+
+  it("does not take the writer's own spare temp files for a crashed writer's", () => {
+    const tracker = aTracker();
+    tracker.create({ requestId: "r", workspace: "w", state: "queued" });
+    tracker.transition("r", "processing");
+    tracker.transition("r", "completed");
+    const spares = fs.readdirSync(path.join(tracker.stateDir.root, "requests")).filter((name) => name.endsWith(".tmp"));
+    expect(spares.length).toBeGreaterThan(0);
+
+    expect(tracker.recover().removedTempFiles).toEqual([]);
+    expect(fs.readdirSync(path.join(tracker.stateDir.root, "requests")).filter((name) => name.endsWith(".tmp"))).toEqual(spares);
   });
 
   it("parses only what changed since the index saw it", () => {

@@ -24,6 +24,8 @@ export function registerCreate(program: Command): void {
       const fields = fieldsFromOptions(options);
       const request = await withTracker(command, (tracker) =>
         tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
+        {},
+        true,
       );
       if (options.json) printJson(request);
       else printLine(request.requestId);

@@ -23,7 +23,7 @@ export function registerSession(program: Command): void {
     .description("Continue the session updated in the last 24 hours, or start a new one; prints its id")
     .option("--json", "print the outcome as JSON")
     .action(async (options, command: Command) => {
-      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.start()));
+      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.start(), {}, true));
       if (options.json) return printJson(outcome);
       printLine(outcome.session.session_id);
     });
@@ -38,7 +38,7 @@ export function registerSession(program: Command): void {
     .option("--json", "print the session as JSON")
     .action(async (text: string, options, command: Command) => {
       const result = unwrap(
-        await withTracker(command, (tracker) => tracker.sessions.recordCommand({ command: text, status: options.status, workflow: options.workflow, durationSeconds: options.duration }, options.session)),
+        await withTracker(command, (tracker) => tracker.sessions.recordCommand({ command: text, status: options.status, workflow: options.workflow, durationSeconds: options.duration }, options.session), {}, true),
       );
       if (options.json) return printJson(result);
       printLine(`Recorded in session ${result.session_id} (${result.commands_executed?.length ?? 0} commands).`);
@@ -52,7 +52,7 @@ export function registerSession(program: Command): void {
     .option("--session <id>", "this session (default: the current one)")
     .option("--json", "print the session as JSON")
     .action(async (file: string, options, command: Command) => {
-      const result = unwrap(await withTracker(command, (tracker) => tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session)));
+      const result = unwrap(await withTracker(command, (tracker) => tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session), {}, true));
       if (options.json) return printJson(result);
       const entry = result.files_modified?.[file];
       printLine(`Recorded ${file} in session ${result.session_id} (${entry?.modification_count ?? 1} change(s)).`);
@@ -76,6 +76,8 @@ export function registerSession(program: Command): void {
             { activeTask: options.task, completedSteps: options.done, nextSteps: options.next, keyFiles: options.keyFile, blockingIssues: options.clearBlockers ? [] : options.blocker },
             options.session,
           ),
+          {},
+          true,
         ),
       );
       if (options.json) return printJson(result);
@@ -130,7 +132,7 @@ export function registerSession(program: Command): void {
     .description("End the current session (it is kept) and start a new one")
     .option("--json", "print the outcome as JSON")
     .action(async (options, command: Command) => {
-      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.reset()));
+      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.reset(), {}, true));
       if (options.json) return printJson({ ended: outcome.ended, started: outcome.session.session_id });
       printLine(outcome.ended ? `Ended session ${outcome.ended}; started ${outcome.session.session_id}.` : `Started session ${outcome.session.session_id}.`);
     });

@@ -1,0 +1,167 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { TrackerContext } from "./context";
+import { ReqwatchError } from "./errors";
+import { fsyncDir } from "./fs/durableWrite";
+import { stateDirAt, type StateDir } from "./stateDir";
+
+/** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */
+export const MARKER_FILE = "reqwatch.json";
+export const CACHE_DIR_ENV = "REQWATCH_CACHE_DIR";
+
+/**
+ * `managed`: reqwatch created the folder (or was told to adopt it) and writes there: its index,
+ * archive and result markers, and changes to requests its own queue owns. `observed`: another
+ * program's folder, read and never written; reqwatch's index of it lives in the user's cache.
+ */
+export type Access = "managed" | "observed";
+
+export interface Ownership {
+  access: Access;
+  /** Why, in words a person can act on. */
+  reason: string;
+  /** For an observed folder: how to let reqwatch write there. */
+  toWrite?: string;
+}
+
+export interface OpenStateDirOptions {
+  /** Create the folder when it does not exist (a writer's open); a reader gets NOT_FOUND instead. */
+  create: boolean;
+  /** Observe the folder even when reqwatch manages it. */
+  readOnly: boolean;
+  /** Where the indexes of observed folders live (`REQWATCH_CACHE_DIR`, else the XDG cache directory). */
+  cacheDir: string;
+  now: () => number;
+}
+
+/** `$REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env[CACHE_DIR_ENV]) return path.resolve(env[CACHE_DIR_ENV]);
+  const xdg = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), ".cache");
+  return path.join(xdg, "reqwatch");
+}
+
+/** The folder under the cache directory that holds an observed folder's index: its name and a hash of its real path. */
+export function observedStoreDir(root: string, cacheDir: string): string {
+  const real = fs.realpathSync(root);
+  const name = path.basename(real).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 40) || "root";
+  return path.join(cacheDir, "observed", `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
+}
+
+/** What an earlier reqwatch left in a folder it made, before it wrote a marker. */
+const EARLIER_SIGNS = ["index.db", "archive.db", "results"];
+
+function statOrNull(file: string): fs.Stats | null {
+  try {
+    return fs.statSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    if (code === "ENOTDIR") throw notADirectory(path.dirname(file));
+    throw new ReqwatchError("IO_ERROR", `Cannot read the state directory ${path.dirname(file)}: ${(error as Error).message}`);
+  }
+}
+
+function notADirectory(root: string): ReqwatchError {
+  return new ReqwatchError("BAD_INPUT", `The state directory ${root} is not a directory.`, { stateDir: root });
+}
+
+function writeMarker(root: string, how: string, now: number): void {
+  const body = `${JSON.stringify({ reqwatch: "state directory", formatVersion: 1, since: new Date(now).toISOString(), how }, null, 2)}\n`;
+  try {
+    const fd = fs.openSync(path.join(root, MARKER_FILE), "wx", 0o644);
+    try {
+      fs.writeSync(fd, body);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fsyncDir(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+}
+
+/**
+ * Decide whether reqwatch manages or observes the state directory at `root`, and where its own
+ * files live. Managed: a folder with the marker, one an earlier reqwatch made (it holds index.db,
+ * archive.db or results/; the marker is added), an empty folder, or a missing one when `create`.
+ * Anything else is another program's: observed, and its index goes under the cache directory.
+ */
+export function openStateDir(root: string, options: OpenStateDirOptions): { dir: StateDir; ownership: Ownership } {
+  const absolute = path.resolve(/*turbopackIgnore: true*/ root);
+  const stat = statOrNull(absolute);
+  if (stat && !stat.isDirectory()) throw notADirectory(absolute);
+  if (!stat) {
+    if (!options.create || options.readOnly) {
+      throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
+    }
+    fs.mkdirSync(absolute, { recursive: true });
+    writeMarker(absolute, "created", options.now());
+    return managed(absolute, "reqwatch created this folder");
+  }
+  const marked = statOrNull(path.join(absolute, MARKER_FILE)) !== null;
+  const earlier = !marked && EARLIER_SIGNS.some((name) => statOrNull(path.join(absolute, name)) !== null);
+  let empty = false;
+  if (!marked && !earlier) {
+    try {
+      empty = fs.readdirSync(absolute).length === 0;
+    } catch (error) {
+      throw new ReqwatchError("IO_ERROR", `Cannot read the state directory ${absolute}: ${(error as Error).message}`);
+    }
+  }
+  if (options.readOnly) {
+    return observed(absolute, options.cacheDir, "it was opened read-only", "open it without --read-only (REQWATCH_READ_ONLY)");
+  }
+  if (marked) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)");
+  if (earlier) {
+    writeMarker(absolute, "made by an earlier reqwatch", options.now());
+    return managed(absolute, "an earlier reqwatch made this folder (it holds index.db)");
+  }
+  if (empty) {
+    writeMarker(absolute, "adopted while empty", options.now());
+    return managed(absolute, "the folder was empty, so reqwatch took it as its own");
+  }
+  return observed(
+    absolute,
+    options.cacheDir,
+    "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)",
+    `run \`reqwatch adopt --state-dir ${absolute}\` and open it again`,
+  );
+}
+
+function managed(root: string, reason: string) {
+  return { dir: stateDirAt(root, root), ownership: { access: "managed" as const, reason } };
+}
+
+function observed(root: string, cacheDir: string, reason: string, toWrite: string) {
+  return { dir: stateDirAt(root, observedStoreDir(root, cacheDir)), ownership: { access: "observed" as const, reason, toWrite } };
+}
+
+/**
+ * Let reqwatch manage a folder another program writes: write its marker. From then on reqwatch
+ * keeps its index, archive and result markers there, and the dashboard's actions rewrite request
+ * files under its writers' lock, which the other program does not take (see the README).
+ * Returns false when the folder was reqwatch's already.
+ */
+export function adoptStateDir(root: string, now: number = Date.now()): boolean {
+  const absolute = path.resolve(root);
+  const stat = statOrNull(absolute);
+  if (!stat) throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
+  if (!stat.isDirectory()) throw notADirectory(absolute);
+  if (statOrNull(path.join(absolute, MARKER_FILE))) return false;
+  writeMarker(absolute, "adopted", now);
+  return true;
+}
+
+/** The one check before reqwatch writes anything into the state directory. */
+export function assertManaged(ctx: Pick<TrackerContext, "dir" | "ownership">, what = "Writing"): void {
+  if (ctx.ownership.access === "managed") return;
+  throw new ReqwatchError(
+    "READ_ONLY",
+    `${what} is refused: ${ctx.dir.root} is observed read-only (${ctx.ownership.reason}). Nothing was changed. ` +
+      `To let reqwatch write there, ${ctx.ownership.toWrite}.`,
+  );
+}

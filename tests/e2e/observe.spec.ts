@@ -1,0 +1,75 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { makeGatewayFolder } from "../helpers/gatewayFolder";
+import { treeSnapshot } from "../helpers/treeSnapshot";
+import { expect, test } from "./fixtures";
+
+const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
+const LOOK_FOR_MS = 60_000;
+
+function cli(args: string[], stateDir: string, cacheDir: string) {
+  const result = spawnSync(process.execPath, [BIN, "--state-dir", stateDir, ...args], { encoding: "utf8", env: { ...process.env, REQWATCH_CACHE_DIR: cacheDir } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+test("a gateway's data folder, watched for a minute with every page and every reading command, stays byte-identical; hung requests show as stuck with their reason", async ({ page, stateDir, launchApp }) => {
+  test.setTimeout(180_000);
+  const parent = path.dirname(stateDir);
+  const cacheDir = path.join(parent, "cache");
+  const gateway = makeGatewayFolder(path.join(parent, "gateway"), { count: 200, hung: 5 });
+  const before = treeSnapshot(gateway.data);
+  const hung = gateway.requests.filter((r) => r.state === "processing");
+  const byState = (state: string) => gateway.requests.filter((r) => r.state === state).length;
+  // Every queued request has waited past the 10-minute threshold with no reqwatch worker to claim it.
+  const stuck = hung.length + byState("queued");
+
+  const { url } = await launchApp({ REQWATCH_STATE_DIR: gateway.state, REQWATCH_MONITOR_INTERVAL: "1s", REQWATCH_HEARTBEAT_TIMEOUT: "1s" });
+  const started = Date.now();
+
+  await page.goto(url);
+  await expect(page.getByRole("note", { name: "Access" })).toContainText("observing, read-only (reqwatch did not create this folder)");
+  await expect(page.getByRole("note", { name: "Observing read-only" })).toContainText(`To allow actions, run \`reqwatch adopt --state-dir ${gateway.state}\``);
+  const counts = page.getByRole("list", { name: "Requests by state" });
+  for (const state of ["queued", "processing", "completed", "failed"]) {
+    await expect(counts.getByRole("listitem", { name: `${state}: ${byState(state)}` })).toBeVisible();
+  }
+  await expect(page.getByRole("link", { name: `${stuck} stuck`, exact: true })).toBeVisible();
+
+  // Every action is off, and says how to allow it.
+  await page.goto(`${url}/requests?states=processing`);
+  const table = page.getByRole("table", { name: "Requests" });
+  for (const request of hung) {
+    const hours = Math.floor((Date.now() - request.processingStartedAt!) / 3_600_000);
+    await expect(table.getByRole("row", { name: new RegExp(request.requestId) })).toContainText(`stuck: processing ${hours}h`);
+    await expect(table.getByRole("row", { name: new RegExp(request.requestId) })).toContainText("no reqwatch worker holds it (written by another program)");
+  }
+  for (const name of ["Retry all matching", "Clean up…", `Retry ${hung[0]!.requestId}`]) {
+    const button = page.getByRole("button", { name });
+    await expect(button).toBeDisabled();
+    await expect(button).toHaveAttribute("title", /reqwatch adopt --state-dir/);
+  }
+  await page.goto(`${url}/requests/${hung[0]!.requestId}`);
+  await expect(page.getByRole("alert").filter({ hasText: "Stuck:" })).toContainText("no reqwatch worker holds it (written by another program)");
+  await expect(page.getByRole("button", { name: "Retry" })).toBeDisabled();
+
+  // Reading commands, while the server runs.
+  for (const args of [["list"], ["list", "--json"], ["get", hung[0]!.requestId], ["monitor", "--once"], ["cleanup", "--dry-run"], ["retry", "--state", "failed", "--dry-run"], ["session", "list"]]) {
+    const result = cli(args, gateway.state, cacheDir);
+    expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
+  }
+  expect(cli(["monitor", "--once"], gateway.state, cacheDir).stdout).toContain(`stuck ${stuck}`);
+
+  // A minute of looking, with the monitor passing every second.
+  const pages = ["/", "/requests", "/requests?stuck=1", `/requests/${gateway.requests[50]!.requestId}`, "/sessions", "/audit", "/health"];
+  for (let i = 0; Date.now() - started < LOOK_FOR_MS; i++) {
+    const response = await page.goto(`${url}${pages[i % pages.length]}`);
+    expect(response?.status()).toBe(200);
+    await page.waitForTimeout(500);
+  }
+  const health = await (await page.request.get(`${url}/api/health`)).json();
+  expect(health.monitor.lastError).toBeNull();
+  expect(health.monitor.lastPassAt).toBeGreaterThan(started + LOOK_FOR_MS - 5000);
+  expect(health).toMatchObject({ access: "observed", requests: gateway.requests.length });
+
+  expect(treeSnapshot(gateway.data)).toEqual(before);
+});
