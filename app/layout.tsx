@@ -22,15 +22,15 @@ export default function RootLayout({ children }: { children: ReactNode }) {
       <body>
         <LiveFeedProvider actionToken={getActionToken()} readOnly={readOnly}>
           <header className="site">
-            <Link className="brand" href="/">
+            <Link prefetch={false} className="brand" href="/">
               reqwatch
             </Link>
             <nav aria-label="Pages">
-              <Link href="/">Overview</Link>
-              <Link href="/requests">Requests</Link>
-              <Link href="/sessions">Sessions</Link>
-              <Link href="/audit">Audit</Link>
-              <Link href="/health">Health</Link>
+              <Link prefetch={false} href="/">Overview</Link>
+              <Link prefetch={false} href="/requests">Requests</Link>
+              <Link prefetch={false} href="/sessions">Sessions</Link>
+              <Link prefetch={false} href="/audit">Audit</Link>
+              <Link prefetch={false} href="/health">Health</Link>
             </nav>
             <StuckBadge initial={getFeedHub().stuckSnapshot} />
             <LiveIndicator />

@@ -54,7 +54,7 @@ export default function OverviewPage() {
             .flat()
             .slice(0, 10)
             .map((id) => (
-              <Link key={id} href={`/requests/${encodeURIComponent(id)}`} style={{ marginRight: 8 }}>
+              <Link prefetch={false} key={id} href={`/requests/${encodeURIComponent(id)}`} style={{ marginRight: 8 }}>
                 {id}
               </Link>
             ))}
@@ -65,14 +65,15 @@ export default function OverviewPage() {
           {unreadable.length} file{unreadable.length === 1 ? "" : "s"} in the state directory could not be read and{" "}
           {unreadable.length === 1 ? "was" : "were"} left as {unreadable.length === 1 ? "it is" : "they are"}:{" "}
           {unreadable.slice(0, 3).map((file) => `${file.file} (${file.reason})`).join("; ")}
-          {unreadable.length > 3 ? "; …" : ""} (<Link href="/health">Health</Link> lists them all).
+          {unreadable.length > 3 ? "; …" : ""} (<Link prefetch={false} href="/health">Health</Link> lists them all).
         </p>
       )}
       <div className="grid2">
         <section aria-label="Last hour">
           <h2>Last hour</h2>
           <p>
-            {Object.values(metrics.finished).reduce((a, b) => a + (b ?? 0), 0)} finished ({metrics.perMinute.toFixed(1)}/min):{" "}
+            {Object.values(metrics.finished).reduce((a, b) => a + (b ?? 0), 0)} finished
+            {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""} ({metrics.perMinute.toFixed(1)}/min):{" "}
             {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
           </p>
           <table aria-label="Latency">
@@ -99,7 +100,7 @@ export default function OverviewPage() {
                 {failures.map((failure) => (
                   <tr key={failure.requestId}>
                     <td className="id">
-                      <Link href={`/requests/${encodeURIComponent(failure.requestId)}`}>{failure.requestId}</Link>
+                      <Link prefetch={false} href={`/requests/${encodeURIComponent(failure.requestId)}`}>{failure.requestId}</Link>
                     </td>
                     <td><StateBadge state={failure.state} /></td>
                     <td style={{ whiteSpace: "normal", maxWidth: 360 }}>{failure.error ? failure.error.slice(0, 200) : "—"}</td>

@@ -20,6 +20,10 @@ export interface CleanupOptions {
   dryRun?: boolean;
   /** Only these requests (those of them that match): a bulk action works through its matches in chunks. */
   ids?: readonly string[];
+  /** Requests last updated before this time go (default: now less `olderThanMs`): a dry run's cutoff, fixed for its run. */
+  cutoff?: number;
+  /** At most this many, oldest first (a dry run's count, for its run). */
+  limit?: number;
 }
 
 export interface CleanupReport {
@@ -50,13 +54,13 @@ function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void 
  */
 export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: CleanupOptions): CleanupReport {
   const states = options.states ?? TERMINAL_STATES;
-  const cutoff = ctx.now() - options.olderThanMs;
+  const cutoff = Math.min(options.cutoff ?? Infinity, ctx.now() - options.olderThanMs);
   const candidates = ctx.db
     .prepare(
       `SELECT id, state FROM requests WHERE state IN (${states.map(() => "?").join(", ")}) AND updated_at < ?
-       ${options.ids ? "AND id IN (SELECT value FROM json_each(?))" : ""} ORDER BY updated_at, id`,
+       ${options.ids ? "AND id IN (SELECT value FROM json_each(?))" : ""} ORDER BY updated_at, id LIMIT ?`,
     )
-    .all(...states, cutoff, ...(options.ids ? [JSON.stringify(options.ids)] : [])) as { id: string; state: State }[];
+    .all(...states, cutoff, ...(options.ids ? [JSON.stringify(options.ids)] : []), options.limit ?? -1) as { id: string; state: State }[];
 
   const byState: Partial<Record<State, number>> = {};
   for (const { state } of candidates) byState[state] = (byState[state] ?? 0) + 1;

@@ -1,6 +1,7 @@
 /** The library's public surface: what a gateway or worker imports. */
 export { openTracker, type Tracker, type CreateInput, type ChangeInput } from "./tracker";
 export type { TrackerOptions } from "./options";
+export { adoptStateDir, type Ownership, type Access } from "./ownership";
 export { STATES, TERMINAL_STATES, TRANSITIONS, canTransition, isTerminal, type State } from "./states";
 export { ReqwatchError, type ErrorCode } from "./errors";
 export type { RequestRecord, RequestFields, TransitionEntry, CallbackInfo } from "./schema";
@@ -14,6 +15,7 @@ export { TimeoutError } from "./errors";
 export type { Claim, ClaimOptions } from "./queue/claimNext";
 export type { Delivery, DeliveryOutcome, CompleteResult, FailOptions } from "./queue/deliver";
 export type { RetryReport, RetryTarget, RetryOptions } from "./queue/retry";
+export type { CancelReport, CancelOptions } from "./queue/cancel";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";
 export type { MonitorHandle } from "./monitor/startMonitor";
 export type { FeedChange, FeedHead, ChangeKind } from "./feed/changes";

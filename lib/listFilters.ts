@@ -34,31 +34,3 @@ export function resolveListFilters(input: ListFilters = {}): ResolvedListFilters
   if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid list filter: ${describeZodError(parsed.error)}`);
   return parsed.data;
 }
-
-/** A keyset cursor: the sort key of the last row, tied to the sort it was made for. */
-interface CursorPayload {
-  s: string;
-  o: string;
-  v: number;
-  id: string;
-}
-
-export function encodeCursor(payload: CursorPayload): string {
-  return Buffer.from(JSON.stringify(payload)).toString("base64url");
-}
-
-export function decodeCursor(cursor: string, sort: string, order: string): { value: number; id: string } {
-  let payload: Partial<CursorPayload>;
-  try {
-    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Partial<CursorPayload>;
-  } catch {
-    throw new ReqwatchError("BAD_INPUT", "Invalid cursor: it was not made by reqwatch.");
-  }
-  if (typeof payload.v !== "number" || typeof payload.id !== "string") {
-    throw new ReqwatchError("BAD_INPUT", "Invalid cursor: it was not made by reqwatch.");
-  }
-  if (payload.s !== sort || payload.o !== order) {
-    throw new ReqwatchError("BAD_INPUT", "Invalid cursor: it belongs to another sort order.");
-  }
-  return { value: payload.v, id: payload.id };
-}

@@ -152,7 +152,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     recover: options.recover ?? true,
     create: options.create ?? true,
     readOnly: options.readOnly ?? flagSetting(env, "REQWATCH_READ_ONLY"),
-    cacheDir: options.cacheDir ? path.resolve(options.cacheDir) : defaultCacheDir(env),
+    cacheDir: options.cacheDir ? path.resolve(/*turbopackIgnore: true*/ options.cacheDir) : defaultCacheDir(env),
     maxAttempts: options.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : positiveInteger(options.maxAttempts, "maxAttempts"),
     backoff: resolveBackoff(options.backoff),
     queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),

@@ -38,16 +38,17 @@ export interface OpenStateDirOptions {
 
 /** `$REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env[CACHE_DIR_ENV]) return path.resolve(env[CACHE_DIR_ENV]);
-  const xdg = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), ".cache");
-  return path.join(xdg, "reqwatch");
+  // Chosen at run time: Next's file tracer is told not to trace the project for these paths.
+  if (env[CACHE_DIR_ENV]) return path.resolve(/*turbopackIgnore: true*/ env[CACHE_DIR_ENV]);
+  const xdg = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(/*turbopackIgnore: true*/ os.homedir(), ".cache");
+  return path.join(/*turbopackIgnore: true*/ xdg, "reqwatch");
 }
 
 /** The folder under the cache directory that holds an observed folder's index: its name and a hash of its real path. */
 export function observedStoreDir(root: string, cacheDir: string): string {
   const real = fs.realpathSync(root);
   const name = path.basename(real).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 40) || "root";
-  return path.join(cacheDir, "observed", `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
+  return path.join(/*turbopackIgnore: true*/ cacheDir, "observed", `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
 }
 
 /** What an earlier reqwatch left in a folder it made, before it wrote a marker. */
@@ -147,7 +148,7 @@ function observed(root: string, cacheDir: string, reason: string, toWrite: strin
  * Returns false when the folder was reqwatch's already.
  */
 export function adoptStateDir(root: string, now: number = Date.now()): boolean {
-  const absolute = path.resolve(root);
+  const absolute = path.resolve(/*turbopackIgnore: true*/ root);
   const stat = statOrNull(absolute);
   if (!stat) throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
   if (!stat.isDirectory()) throw notADirectory(absolute);

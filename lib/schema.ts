@@ -23,6 +23,8 @@ export const transitionEntrySchema = z.looseObject({
   dropped: z.boolean().optional(),
   /** A retry asked for by a person (CLI or dashboard), not by the retry policy. */
   manual: z.boolean().optional(),
+  /** The error of the attempt this step ended or left behind (a retryable failure, a retry of a failed request). */
+  error: z.string().optional(),
 });
 
 export const callbackSchema = z.looseObject({

@@ -10,8 +10,9 @@ export type TerminalState = (typeof TERMINAL_STATES)[number];
  * listed here; the dashboard derives its buttons from it; the tests enumerate it.
  */
 export const TRANSITIONS: Readonly<Record<State, readonly State[]>> = {
-  created: ["queued", "processing"],
-  queued: ["processing"],
+  // To failed: a person's cancel (lib/queue/cancel.ts).
+  created: ["queued", "processing", "failed"],
+  queued: ["processing", "failed"],
   processing: ["completed", "failed", "timeout", "queued"],
   completed: [],
   failed: ["queued"],

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
-import { countRequestsBySession } from "./index/queries/countBySession";
+import { sessionsSeen, type SessionSeen } from "./index/queries/sessionsSeen";
+import { oldestCreatedAt } from "./index/queries/oldestCreated";
 import { backfillText } from "./index/requestText";
 import { Sessions } from "./sessions/sessionTracker";
 import { openArchive, type ArchiveDb } from "./archive";
@@ -27,6 +28,7 @@ import { complete, fail, heartbeat, type CompleteResult, type Delivery, type Fai
 import { writeResultMarker } from "./queue/resultMarker";
 import { retry, type RetryOptions, type RetryReport, type RetryTarget } from "./queue/retry";
 import { Waiters } from "./queue/waiters";
+import { cancel, type CancelOptions, type CancelReport } from "./queue/cancel";
 import { startIngest, type IngestHandle, type IngestOptions } from "./ingest/startIngest";
 import { feedHead, feedLastSeq, readChanges, type FeedChange, type FeedHead } from "./feed/changes";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./schema";
@@ -68,8 +70,13 @@ export interface Tracker {
   get(requestId: string): RequestRecord | null;
   list(filters?: ListFilters): RequestPage;
   countsByState(filters?: { workspace?: string; sessionId?: string }): StateCounts;
-  /** How many requests carry each of these session ids. */
-  requestCountsBySession(sessionIds: readonly string[]): Map<string, number>;
+  /**
+   * The sessions requests carry (how many, first and last seen), most recently active first, or
+   * only those of `ids`: a session id that requests carry is a session, recorded context or not.
+   */
+  sessionsSeen(options?: { ids?: readonly string[]; limit?: number }): SessionSeen[];
+  /** When the oldest request indexed was created; null when there is none. */
+  oldestCreatedAt(): number | null;
   unreadableFiles(): UnreadableFile[];
   /** The index's feed generation: changes when the index is rebuilt. */
   generation(): string;
@@ -87,6 +94,8 @@ export interface Tracker {
   fail(requestId: string, token: string, error: string, options?: FailOptions): Delivery;
   /** A person's retry of ids or of every request matching a filter; `dryRun` reports exactly what would change. */
   retry(target: RetryTarget, options?: RetryOptions): RetryReport;
+  /** A person's cancel: created, queued or processing requests go to `failed`, reason `cancelled`; a worker's late result is dropped. */
+  cancel(requestIds: readonly string[], options?: CancelOptions): CancelReport;
   /** What is stuck now (read-only; the same rules as the monitor). */
   stuck(): StuckRequest[];
   /** One pass of the stuck monitor. */
@@ -247,8 +256,12 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       return countByState(ctx.db, filters);
     },
 
-    requestCountsBySession(sessionIds) {
-      return countRequestsBySession(ctx.db, sessionIds);
+    oldestCreatedAt() {
+      return oldestCreatedAt(ctx.db);
+    },
+
+    sessionsSeen(options) {
+      return sessionsSeen(ctx.db, options);
     },
 
     unreadableFiles() {
@@ -301,6 +314,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     retry(target, options) {
       return retry(ctx, target, options);
+    },
+
+    cancel(requestIds, options) {
+      return cancel(ctx, requestIds, options);
     },
 
     stuck() {

@@ -15,7 +15,7 @@ export interface InternalChange extends Change {
   /** Fields the tracker manages, set after the state change. */
   managed?: Partial<Pick<RequestRecord, "claim" | "notBefore">>;
   /** Extra facts for the history entry. */
-  note?: Pick<TransitionEntry, "token" | "dropped" | "manual">;
+  note?: Pick<TransitionEntry, "token" | "dropped" | "manual" | "error">;
 }
 
 export interface NewRequestInput extends RequestFields {
@@ -65,6 +65,11 @@ export function applyChange(current: RequestRecord, change: InternalChange, now:
   if (change.reason) entry.reason = change.reason;
   if (change.by) entry.by = change.by;
   if (changedFields.length) entry.fields = changedFields;
+  // A new attempt, or success, leaves an earlier attempt's error to that attempt's step in the history.
+  if ((to === "queued" || to === "completed") && next.error !== undefined && !changedFields.includes("error")) {
+    if (to === "queued") entry.error = next.error;
+    delete next.error;
+  }
   Object.assign(entry, change.note);
   next.transitions = [...(current.transitions ?? []), entry];
   return next;

@@ -9,6 +9,13 @@ import { useDashboard } from "../data/LiveFeed";
 import { auditEntryOptions, auditKeys, previewAction, requestKeys, runAction, type ActionRequest } from "../data/queries";
 import { ActionResult } from "./ActionResult";
 
+const WORDS: Record<ActionRequest["kind"], { verb: string; outcome: string }> = {
+  retry: { verb: "Retry", outcome: "go back to queued" },
+  cancel: { verb: "Cancel", outcome: "be cancelled (moved to failed; a worker's late result is dropped)" },
+  cleanup: { verb: "Clean up", outcome: "be archived and removed" },
+  undo: { verb: "Restore", outcome: "be restored from the archive" },
+};
+
 function describeStates(byState: ActionPreview["byState"]): string {
   return Object.entries(byState).map(([state, n]) => `${n} ${state}`).join(", ");
 }
@@ -29,7 +36,7 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
 
   const preview = useQuery({ queryKey: ["preview", input], queryFn: () => previewAction(actionToken, input), staleTime: 0, gcTime: 0, retry: false });
   const run = useMutation({
-    mutationFn: () => runAction(actionToken, input),
+    mutationFn: () => runAction(actionToken, input, preview.data!),
     onSuccess: (entry) => setStarted(entry),
   });
   const progress = useQuery({
@@ -46,7 +53,7 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
     }
   }, [entry, queryClient]);
 
-  const verb = input.kind === "retry" ? "Retry" : "Clean up";
+  const { verb, outcome } = WORDS[input.kind];
   return (
     <dialog ref={ref} onClose={onClose} aria-labelledby="action-title">
       <h2 id="action-title">{preview.data?.summary ?? verb}</h2>
@@ -56,7 +63,7 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
         <section aria-label="Dry run">
           <p>
             <strong>Dry run:</strong> {preview.data.willChange} of {preview.data.matched} matching request{preview.data.matched === 1 ? "" : "s"} would{" "}
-            {input.kind === "retry" ? "go back to queued" : "be archived and removed"}
+            {outcome}
             {preview.data.willChange > 0 && ` (${describeStates(preview.data.byState)})`}.
           </p>
           {preview.data.firstIds.length > 0 && (
@@ -72,15 +79,15 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
           ))}
         </section>
       )}
-      {entry && <ActionResult entry={entry} />}
+      {entry && <ActionResult entry={entry} previewed={preview.data?.matched ?? null} />}
       <div className="toolbar">
         <span className="spacer" />
         {!entry && (
-          <button type="button" className={input.kind === "cleanup" ? "danger" : "primary"} disabled={!preview.data || preview.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
+          <button type="button" className={input.kind === "cleanup" || input.kind === "cancel" ? "danger" : "primary"} disabled={!preview.data || preview.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
             {verb} {preview.data?.willChange ?? ""}
           </button>
         )}
-        {entry && entry.status !== "running" && <Link href="/audit">See the audit log</Link>}
+        {entry && entry.status !== "running" && <Link prefetch={false} href="/audit">See the audit log</Link>}
         <button type="button" onClick={() => ref.current?.close()}>
           {entry && entry.status !== "running" ? "Close" : "Cancel"}
         </button>

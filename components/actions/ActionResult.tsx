@@ -1,7 +1,10 @@
 import type { AuditEntry } from "@/lib/actions/auditLog";
 
-/** An action's progress while it runs, then how many changed and how many were skipped, and why. */
-export function ActionResult({ entry }: { entry: AuditEntry }) {
+/**
+ * An action's progress while it runs, then how many changed and how many were skipped, and why;
+ * when the dry run said more than the run found, how many no longer matched.
+ */
+export function ActionResult({ entry, previewed = null }: { entry: AuditEntry; previewed?: number | null }) {
   const done = entry.changed + entry.skipped;
   if (entry.status === "running") {
     return (
@@ -16,7 +19,8 @@ export function ActionResult({ entry }: { entry: AuditEntry }) {
   return (
     <section aria-label="Result" role="status">
       <p>
-        <strong>{entry.status === "done" ? "Done" : "Stopped"}:</strong> {entry.changed} changed, {entry.skipped} skipped.
+        <strong>{entry.status === "done" ? "Done" : "Stopped"}:</strong> {entry.changed} changed, {entry.skipped} skipped
+        {previewed !== null && previewed > entry.matched ? `; ${previewed - entry.matched} of the ${previewed} in the dry run no longer matched` : ""}.
       </p>
       {entry.skipReasons.map((skip) => (
         <p key={skip.reason} className="muted">

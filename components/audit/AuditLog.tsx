@@ -1,28 +1,41 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
 import type { AuditEntry } from "@/lib/actions/auditLog";
 import { formatDuration } from "@/lib/duration";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
-import { auditKeys, auditListOptions, requestKeys, undoAction } from "../data/queries";
+import { ActionDialog } from "../actions/ActionDialog";
+import { auditListOptions } from "../data/queries";
 
-function UndoButton({ entry }: { entry: AuditEntry }) {
-  const { actionToken, readOnly } = useDashboard();
-  const queryClient = useQueryClient();
-  const undo = useMutation({
-    mutationFn: () => undoAction(actionToken, entry.id),
-    onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: auditKeys.all });
-      void queryClient.invalidateQueries({ queryKey: requestKeys.all });
-    },
-  });
+/** Undo a cleanup, through the same dry run and confirmation as any action; off while an undo of it runs. */
+function UndoButton({ entry, undoing, onUndo }: { entry: AuditEntry; undoing: boolean; onUndo: () => void }) {
+  const { readOnly } = useDashboard();
   return (
-    <>
-      <button type="button" onClick={() => undo.mutate()} disabled={readOnly !== null || undo.isPending} title={readOnly ?? undefined} aria-label={`Undo #${entry.id}`}>
-        Undo
-      </button>
-      {undo.error && <span className="error-text" role="alert"> {undo.error.message}</span>}
-    </>
+    <button type="button" onClick={onUndo} disabled={readOnly !== null || undoing} title={readOnly ?? (undoing ? "An undo of this cleanup is running." : undefined)} aria-label={`Undo #${entry.id}`}>
+      {undoing ? "Undoing…" : "Undo"}
+    </button>
+  );
+}
+
+/** The requests an action changed, as links (for a cleanup, what its undo restores). */
+function ChangedIds({ ids }: { ids: string[] }) {
+  if (!ids.length) return null;
+  return (
+    <details>
+      <summary className="muted">{ids.length} changed</summary>
+      <ul className="ids" aria-label="Changed requests">
+        {ids.slice(0, 200).map((id) => (
+          <li key={id}>
+            <Link href={`/requests/${encodeURIComponent(id)}`} prefetch={false}>
+              {id}
+            </Link>
+          </li>
+        ))}
+        {ids.length > 200 && <li className="muted">and {ids.length - 200} more</li>}
+      </ul>
+    </details>
   );
 }
 
@@ -34,57 +47,63 @@ export function AuditLog({ initial }: { initial: AuditEntry[] }) {
     initialData: initial,
     refetchInterval: (query) => (query.state.data?.some((e) => e.status === "running") ? 500 : pollMs),
   });
-  if (!entries.length) return <p className="empty">No actions yet. Retries and cleanups from the dashboard are listed here.</p>;
+  // The cleanup being undone: its dialog stays open (outside the table) until the person closes it.
+  const [undoing, setUndoing] = useState<number | null>(null);
+  if (!entries.length) return <p className="empty">No actions yet. Retries, cancels and cleanups from the dashboard are listed here.</p>;
   return (
-    <table aria-label="Audit log">
-      <thead>
-        <tr>
-          <th scope="col">#</th>
-          <th scope="col">When</th>
-          <th scope="col">Action</th>
-          <th scope="col">Status</th>
-          <th scope="col">Matched</th>
-          <th scope="col">Changed</th>
-          <th scope="col">Skipped</th>
-          <th scope="col">Undo</th>
-        </tr>
-      </thead>
-      <tbody>
-        {entries.map((entry) => (
-          <tr key={entry.id} data-entry-id={entry.id}>
-            <td className="num">{entry.id}</td>
-            <td className="num" title={new Date(entry.startedAt).toISOString()}>
-              {new Date(entry.startedAt).toLocaleString()}
-              {entry.finishedAt !== null && <div className="muted">took {formatDuration(entry.finishedAt - entry.startedAt)}</div>}
-            </td>
-            <td style={{ whiteSpace: "normal" }}>
-              {entry.summary}
-              <div className="muted">by {entry.by}</div>
-              {entry.skipReasons.map((skip) => (
-                <div key={skip.reason} className="muted">
-                  {skip.count} skipped: {skip.reason}
-                </div>
-              ))}
-              {entry.error && <div className="error-text">{entry.error}</div>}
-            </td>
-            <td>{entry.status === "running" ? `running (${entry.changed + entry.skipped} of ${entry.matched})` : entry.status}</td>
-            <td className="num">{entry.matched}</td>
-            <td className="num">{entry.changed}</td>
-            <td className="num">{entry.skipped}</td>
-            <td>
-              {entry.undoneBy !== null ? (
-                <span className="muted">undone by #{entry.undoneBy}</span>
-              ) : entry.kind === "cleanup" && entry.status !== "running" && entry.changed > 0 ? (
-                <UndoButton entry={entry} />
-              ) : entry.undoes !== null ? (
-                <span className="muted">undid #{entry.undoes}</span>
-              ) : (
-                "—"
-              )}
-            </td>
+    <>
+      <table aria-label="Audit log">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">When</th>
+            <th scope="col">Action</th>
+            <th scope="col">Status</th>
+            <th scope="col">Matched</th>
+            <th scope="col">Changed</th>
+            <th scope="col">Skipped</th>
+            <th scope="col">Undo</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {entries.map((entry) => (
+            <tr key={entry.id} data-entry-id={entry.id}>
+              <td className="num">{entry.id}</td>
+              <td className="num" title={new Date(entry.startedAt).toISOString()}>
+                {new Date(entry.startedAt).toLocaleString()}
+                {entry.finishedAt !== null && <div className="muted">took {formatDuration(entry.finishedAt - entry.startedAt)}</div>}
+              </td>
+              <td style={{ whiteSpace: "normal" }}>
+                {entry.summary}
+                <div className="muted">by {entry.by}</div>
+                {entry.skipReasons.map((skip) => (
+                  <div key={skip.reason} className="muted">
+                    {skip.count} skipped: {skip.reason}
+                  </div>
+                ))}
+                {entry.error && <div className="error-text">{entry.error}</div>}
+                <ChangedIds ids={entry.changedIds} />
+              </td>
+              <td>{entry.status === "running" ? `running (${entry.changed + entry.skipped} of ${entry.matched})` : entry.status}</td>
+              <td className="num">{entry.matched}</td>
+              <td className="num">{entry.changed}</td>
+              <td className="num">{entry.skipped}</td>
+              <td>
+                {entry.undoneBy !== null ? (
+                  <span className="muted">undone by #{entry.undoneBy}</span>
+                ) : entry.kind === "cleanup" && entry.status !== "running" && entry.changed > 0 ? (
+                  <UndoButton entry={entry} undoing={undoing === entry.id || entries.some((e) => e.kind === "undo" && e.undoes === entry.id && e.status === "running")} onUndo={() => setUndoing(entry.id)} />
+                ) : entry.undoes !== null ? (
+                  <span className="muted">undid #{entry.undoes}</span>
+                ) : (
+                  "—"
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {undoing !== null && <ActionDialog input={{ kind: "undo", entry: undoing }} onClose={() => setUndoing(null)} />}
+    </>
   );
 }

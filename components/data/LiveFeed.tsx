@@ -5,7 +5,9 @@ import { createContext, useContext, useEffect, useMemo, useState, type ReactNode
 import type { FeedChange } from "@/lib/feed/changes";
 import type { StuckSnapshot } from "@/lib/feed/feedHub";
 import type { StateCounts } from "@/lib/index/queries/countByState";
-import type { RequestsView } from "@/lib/views/requestsView";
+import { parseRequestQuery, type RequestQuery } from "@/lib/requestQuery";
+import { applyChangesToPage } from "@/lib/views/livePage";
+import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
 import { auditKeys, requestKeys, sessionKeys, statusKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
@@ -62,11 +64,22 @@ export function useDashboard(): DashboardInfo {
   return need(useContext(DashboardContext), "useDashboard");
 }
 
+/** The view a table page's query key stands for (its URL query), or null when it cannot be read. */
+function queryOfKey(paramsKey: string): RequestQuery | null {
+  try {
+    return parseRequestQuery(new URLSearchParams(paramsKey));
+  } catch {
+    return null;
+  }
+}
+
 /**
- * One TanStack Query cache and one event stream per tab. The stream's events update the cache:
- * rows in every cached table page change in place at once, table pages then refetch (so new and
- * removed rows appear in their sorted place), counts and the stuck list are set directly, and a
- * `reset` (index rebuilt, or too far behind) refetches everything.
+ * One TanStack Query cache and one event stream per tab. The stream's events update the cache in
+ * the browser: a change moves its row to its sorted place in every cached table page, or takes it
+ * off (lib/views/livePage.ts), and only a page whose membership the browser cannot decide (a text
+ * search, "stuck only", a row gone from a page with more after it) is refetched; counts and the
+ * stuck list, with the rows' stuck reasons, are set from their events; a `reset` (index rebuilt, or
+ * too far behind) refetches everything. At rest the tab makes no request but its event stream.
  */
 export function LiveFeedProvider({ actionToken, readOnly, children }: DashboardInfo & { children: ReactNode }) {
   const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, refetchOnWindowFocus: false, retry: 1 } } }));
@@ -94,43 +107,78 @@ function LiveStream({ children }: { children: ReactNode }) {
     let lastListRefresh = 0;
     let closed = false;
 
-    const refreshLists = () => {
+    // Pages whose membership only the server can decide, refetched together at most every LIST_REFRESH_MS.
+    const toRefetch = new Set<string>();
+    const refetchSoon = (paramsKey: string) => {
+      toRefetch.add(paramsKey);
       if (listTimer) return;
       const wait = Math.max(0, lastListRefresh + LIST_REFRESH_MS - Date.now());
       listTimer = setTimeout(() => {
         listTimer = null;
         lastListRefresh = Date.now();
-        void queryClient.invalidateQueries({ queryKey: requestKeys.lists() });
+        for (const key of toRefetch) void queryClient.invalidateQueries({ queryKey: [...requestKeys.lists(), key], exact: true });
+        toRefetch.clear();
       }, wait);
     };
+
+    /** Every cached table page, with the view its key stands for. */
+    const cachedPages = () =>
+      queryClient
+        .getQueryCache()
+        .findAll({ queryKey: requestKeys.lists() })
+        .map((cached) => ({ cached, paramsKey: String(cached.queryKey[2] ?? ""), query: queryOfKey(String(cached.queryKey[2] ?? "")) }));
 
     const seen = () => setLastEventAt(Date.now());
 
     const applyChanges = (all: FeedChange[]) => {
-      const sessionChanges = all.filter((change) => change.kind === "session.upserted");
-      for (const change of sessionChanges) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(change.requestId) });
-      // Session pages count requests and list them: any change refreshes the sessions list.
-      void queryClient.invalidateQueries({ queryKey: sessionKeys.list() });
-      const changes = all.filter((change) => change.kind !== "session.upserted");
-      for (const sessionId of new Set(changes.map((change) => change.request?.sessionId).filter(Boolean))) {
-        void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(sessionId!) });
+      const sessionIds = new Set<string>();
+      for (const change of all) {
+        if (change.kind === "session.upserted") sessionIds.add(change.requestId);
+        else if (change.request?.sessionId) sessionIds.add(change.request.sessionId);
       }
-      const byId = new Map(changes.map((change) => [change.requestId, change]));
-      queryClient.setQueriesData<RequestsView>({ queryKey: requestKeys.lists() }, (page) => {
-        if (!page) return page;
-        let touched = false;
-        const items = page.items.flatMap((row) => {
-          const change = byId.get(row.requestId);
-          if (!change) return [row];
-          touched = true;
-          if (change.kind === "request.removed" || !change.request) return [];
-          // A stuck reason describes the state it was given for; a new state drops it until the next pass.
-          return [{ ...row, ...change.request, stuckReason: change.request.state === row.state ? row.stuckReason : null }];
-        });
-        return touched ? { ...page, items } : page;
+      for (const id of sessionIds) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(id) });
+      // The sessions list counts requests per session: it changes only with a session or a request that has one.
+      if (sessionIds.size) void queryClient.invalidateQueries({ queryKey: sessionKeys.list() });
+      const now = Date.now();
+      for (const { cached, paramsKey, query } of cachedPages()) {
+        const page = cached.state.data as RequestsView | undefined;
+        if (!page) continue;
+        if (!query) {
+          refetchSoon(paramsKey);
+          continue;
+        }
+        const update = applyChangesToPage(page, query, all, now);
+        if (update.page !== page) queryClient.setQueryData(cached.queryKey, update.page);
+        if (update.refetch) refetchSoon(paramsKey);
+      }
+      for (const change of all) if (change.kind !== "session.upserted") void queryClient.invalidateQueries({ queryKey: requestKeys.detail(change.requestId) });
+    };
+
+    /** A stuck pass: set each cached row's reason from it (a reason holds for the state it was given for); "stuck only" pages whose set changed are refetched. */
+    const applyStuck = (snapshot: StuckSnapshot) => {
+      const byId = new Map(snapshot.requests.map((entry) => [entry.requestId, entry]));
+      const complete = snapshot.requests.length === snapshot.count;
+      const reasonOf = (row: { requestId: string; state: string; stateSince: number; stuckReason: string | null }) => {
+        const entry = byId.get(row.requestId);
+        if (entry) return entry.state === row.state && entry.since === row.stateSince ? entry.reason : null;
+        return complete ? null : row.stuckReason;
+      };
+      for (const { cached, paramsKey, query } of cachedPages()) {
+        const page = cached.state.data as RequestsView | undefined;
+        if (!page) continue;
+        if (query?.stuck) {
+          const shown = new Set(page.items.map((row) => row.requestId));
+          if (!complete || shown.size !== byId.size || [...byId.keys()].some((id) => !shown.has(id))) refetchSoon(paramsKey);
+        }
+        if (page.items.every((row) => row.stuckReason === reasonOf(row))) continue;
+        queryClient.setQueryData(cached.queryKey, { ...page, items: page.items.map((row) => ({ ...row, stuckReason: reasonOf(row) })) });
+      }
+      queryClient.setQueriesData<RequestDetailView>({ queryKey: requestKeys.details() }, (view) => {
+        if (!view) return view;
+        const row = { requestId: view.request.requestId, state: view.request.state, stateSince: view.stateSince, stuckReason: view.stuckReason };
+        const reason = reasonOf(row);
+        return reason === view.stuckReason ? view : { ...view, stuckReason: reason };
       });
-      for (const id of byId.keys()) void queryClient.invalidateQueries({ queryKey: requestKeys.detail(id) });
-      refreshLists();
     };
 
     const open = () => {
@@ -166,9 +214,10 @@ function LiveStream({ children }: { children: ReactNode }) {
       });
       source.addEventListener("stuck", (event) => {
         seen();
-        queryClient.setQueryData(statusKeys.stuck, JSON.parse((event as MessageEvent<string>).data) as StuckSnapshot);
-        // Stuck reasons are on the table's rows.
-        refreshLists();
+        const snapshot = JSON.parse((event as MessageEvent<string>).data) as StuckSnapshot;
+        queryClient.setQueryData(statusKeys.stuck, snapshot);
+        // Stuck reasons are on the table's rows and the detail page: set there, not refetched.
+        applyStuck(snapshot);
       });
       source.addEventListener("error", () => {
         downSince ??= Date.now();

@@ -128,9 +128,20 @@ export function auditEntryOptions(id: number) {
   });
 }
 
-/** What the browser asks for: a retry of ids or of every request a table query matches, or a cleanup. */
-export type ActionRequest = { kind: "retry"; ids: string[] } | { kind: "retry"; query: string } | { kind: "cleanup"; olderThanMs: number; states?: State[] };
+/** What the browser asks for: a retry of ids or of every request a table query matches, a cancel, a cleanup, or the undo of a cleanup. */
+export type ActionRequest =
+  | { kind: "retry"; ids: string[] }
+  | { kind: "retry"; query: string }
+  | { kind: "cancel"; ids: string[] }
+  | { kind: "cleanup"; olderThanMs: number; states?: State[] }
+  | { kind: "undo"; entry: number };
 
-export const previewAction = (token: string, input: ActionRequest) => postJson<ActionPreview>("/api/actions/preview", token, input);
-export const runAction = async (token: string, input: ActionRequest) => (await postJson<{ entry: AuditEntry }>("/api/actions", token, input)).entry;
-export const undoAction = async (token: string, id: number) => (await postJson<{ entry: AuditEntry }>(`/api/actions/${id}/undo`, token)).entry;
+export const previewAction = (token: string, input: ActionRequest) =>
+  input.kind === "undo" ? postJson<ActionPreview>(`/api/actions/${input.entry}/undo/preview`, token) : postJson<ActionPreview>("/api/actions/preview", token, input);
+
+/** Run an action with what its dry run fixed (a cleanup's cutoff and count, a retry's moment), so it never does more than the dry run said. */
+export async function runAction(token: string, input: ActionRequest, preview: ActionPreview): Promise<AuditEntry> {
+  if (input.kind === "undo") return (await postJson<{ entry: AuditEntry }>(`/api/actions/${input.entry}/undo`, token)).entry;
+  const fixed = input.kind === "cleanup" ? { ...input, cutoff: preview.cutoff, expected: preview.willChange } : input.kind === "retry" && "query" in input ? { ...input, asOf: preview.asOf } : input;
+  return (await postJson<{ entry: AuditEntry }>("/api/actions", token, fixed)).entry;
+}

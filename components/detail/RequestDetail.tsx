@@ -55,7 +55,7 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
   const { readOnly } = useDashboard();
   const { data, error } = useQuery({ ...requestDetailOptions(id), initialData: initial, refetchInterval: pollMs });
   const now = useNow(1000);
-  const [retrying, setRetrying] = useState(false);
+  const [action, setAction] = useState<"retry" | "cancel" | null>(null);
   if (error && !data) return <p className="error-text">{error.message}</p>;
   const { request, truncated, stuckReason, actions } = data;
   const download = (part: string) => `/api/requests/${encodeURIComponent(request.requestId)}/download/${part}`;
@@ -75,12 +75,19 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
         </p>
       )}
       <div className="toolbar">
-        <button type="button" className="primary" disabled={readOnly !== null || !actions.retry.allowed} onClick={() => setRetrying(true)} title={readOnly ?? actions.retry.reason}>
+        <button type="button" className="primary" disabled={readOnly !== null || !actions.retry.allowed} onClick={() => setAction("retry")} title={readOnly ?? actions.retry.reason}>
           Retry
         </button>
-        <span className="muted">{readOnly ? "Actions are off: this folder is observed read-only." : actions.retry.allowed ? actions.retry.reason : `Retry is not available: ${actions.retry.reason}.`}</span>
+        <button type="button" className="danger" disabled={readOnly !== null || !actions.cancel.allowed} onClick={() => setAction("cancel")} title={readOnly ?? actions.cancel.reason}>
+          Cancel request
+        </button>
+        <span className="muted">
+          {readOnly
+            ? "Actions are off: this folder is observed read-only."
+            : [actions.retry.allowed ? `Retry: ${actions.retry.reason}.` : `Retry is not available: ${actions.retry.reason}.`, actions.cancel.allowed ? `Cancel: ${actions.cancel.reason}.` : ""].join(" ")}
+        </span>
       </div>
-      {retrying && <ActionDialog input={{ kind: "retry", ids: [request.requestId] }} onClose={() => setRetrying(false)} />}
+      {action && <ActionDialog input={action === "retry" ? { kind: "retry", ids: [request.requestId] } : { kind: "cancel", ids: [request.requestId] }} onClose={() => setAction(null)} />}
 
       <h2>Lifecycle</h2>
       <div className="lifecycle" role="img" aria-label={`Lifecycle: ${segments.map((s) => `${s.state} ${formatDuration(s.ms)}`).join(", ")}`}>
@@ -107,8 +114,8 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
             <dd>
               {request.sessionId ? (
                 <>
-                  <Link href={`/sessions/${encodeURIComponent(request.sessionId)}`}>{request.sessionId}</Link>{" "}
-                  <Link href={`/requests?session=${encodeURIComponent(request.sessionId)}`} className="muted">(its requests)</Link>
+                  <Link prefetch={false} href={`/sessions/${encodeURIComponent(request.sessionId)}`}>{request.sessionId}</Link>{" "}
+                  <Link prefetch={false} href={`/requests?session=${encodeURIComponent(request.sessionId)}`} className="muted">(its requests)</Link>
                 </>
               ) : (
                 "—"
@@ -189,6 +196,7 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
                 {entry.dropped ? "late delivery, dropped: " : ""}
                 {entry.manual ? "manual: " : ""}
                 {entry.reason ?? (entry.fields?.length ? `fields: ${entry.fields.join(", ")}` : "—")}
+                {entry.error && <div className="why">error of this attempt: {entry.error.length > 500 ? `${entry.error.slice(0, 500)}…` : entry.error}</div>}
               </td>
             </tr>
           ))}

@@ -12,7 +12,7 @@ export function StuckBadge({ initial }: { initial: StuckSnapshot }) {
   const { data } = useQuery({ ...stuckOptions(), initialData: initial, refetchInterval: pollMs });
   const count = data.count;
   return (
-    <Link href="/requests?stuck=1" className={count > 0 ? "stuck-badge alert" : "stuck-badge"} aria-label={`${count} stuck`}>
+    <Link prefetch={false} href="/requests?stuck=1" className={count > 0 ? "stuck-badge alert" : "stuck-badge"} aria-label={`${count} stuck`}>
       {count} stuck
     </Link>
   );

@@ -82,7 +82,7 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
         {list.error && <span className="error-text" role="alert">{list.error.message}</span>}
       </div>
       {view && view.items.length > 0 ? (
-        <RequestsTable rows={view.items} selection={{ selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }) }} />
+        <RequestsTable rows={view.items} selection={{ selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }) }} />
       ) : (
         <p className="empty">No requests match these filters.</p>
       )}

@@ -12,10 +12,16 @@ function retryable(row: RequestRow): boolean {
   return row.state === "failed" || row.state === "timeout" || (row.state === "processing" && row.stuckReason !== null);
 }
 
+/** Stuck rows that are waiting for a worker (or held by none): the table offers to cancel them. */
+function cancellable(row: RequestRow): boolean {
+  return row.stuckReason !== null && (row.state === "created" || row.state === "queued");
+}
+
 interface Selection {
   selected: Set<string>;
   onSelect: (next: Set<string>) => void;
   onRetry: (id: string) => void;
+  onCancel: (id: string) => void;
 }
 
 /**
@@ -25,7 +31,7 @@ interface Selection {
 export function RequestsTable({ rows, label = "Requests", selection }: { rows: RequestRow[]; label?: string; selection?: Selection }) {
   const now = useNow(1000);
   const { readOnly } = useDashboard();
-  const { selected, onSelect, onRetry } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {} };
+  const { selected, onSelect, onRetry, onCancel } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {}, onCancel: () => {} };
   const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
   const toggle = (id: string, on: boolean) => {
     const next = new Set(selected);
@@ -64,10 +70,12 @@ export function RequestsTable({ rows, label = "Requests", selection }: { rows: R
               </td>
             )}
             <td className="id" title={row.requestId}>
-              <Link href={`/requests/${encodeURIComponent(row.requestId)}`}>{row.requestId}</Link>
+              <Link href={`/requests/${encodeURIComponent(row.requestId)}`} prefetch={false}>
+                {row.requestId}
+              </Link>
             </td>
             <td>{row.workspace}</td>
-            <td>{row.sessionId ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`}>{row.sessionId}</Link> : "—"}</td>
+            <td>{row.sessionId ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : "—"}</td>
             <td>
               <StateBadge state={row.state} />
               {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
@@ -78,7 +86,12 @@ export function RequestsTable({ rows, label = "Requests", selection }: { rows: R
             <td className="num">{row.tokens ?? "—"}</td>
             <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
             <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
-            {selection && <td>{retryable(row) && <button type="button" disabled={readOnly !== null} title={readOnly ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}</td>}
+            {selection && (
+              <td>
+                {retryable(row) && <button type="button" disabled={readOnly !== null} title={readOnly ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}
+                {cancellable(row) && <button type="button" disabled={readOnly !== null} title={readOnly ?? undefined} onClick={() => onCancel(row.requestId)} aria-label={`Cancel ${row.requestId}`}>Cancel</button>}
+              </td>
+            )}
           </tr>
         ))}
       </tbody>

@@ -2,12 +2,13 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatDuration } from "@/lib/duration";
+import { formatAgo, formatDuration } from "@/lib/duration";
+import type { SessionRecord } from "@/lib/sessions/sessionFile";
 import { DEFAULT_QUERY } from "@/lib/requestQuery";
 import { STATES } from "@/lib/states";
 import type { RequestsView } from "@/lib/views/requestsView";
 import type { SessionDetailView } from "@/lib/views/sessionsView";
-import { usePollInterval } from "../data/LiveFeed";
+import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions, sessionDetailOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { RequestsTable } from "../requests/RequestsTable";
@@ -38,18 +39,56 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
   const query = { ...DEFAULT_QUERY, session: id };
   const requests = useQuery({ ...requestListOptions(query), initialData: initialRequests, placeholderData: keepPreviousData, refetchInterval: pollMs });
   const now = useNow(1000);
-  const { session, state, requestCounts } = data;
-  const snapshot = session.context_snapshot ?? {};
-  const created = Date.parse(session.created_at ?? "");
-  const files = Object.entries(session.files_modified ?? {});
-  const commands = session.commands_executed ?? [];
+  const { readOnly } = useDashboard();
+  const { session, sessionId, state, requestCounts, seen } = data;
   const totalRequests = STATES.reduce((sum, s) => sum + requestCounts[s], 0);
 
   return (
     <>
       <h1>
-        Session <code>{session.session_id}</code> <span className={`session-state session-${state}`}>{state}</span>
+        Session <code>{sessionId}</code> <span className={`session-state session-${state}`}>{state}</span>
       </h1>
+      {seen && (
+        <p aria-label="Requests seen" suppressHydrationWarning>
+          {seen.requests} request{seen.requests === 1 ? "" : "s"} carry this id: the first created {formatAgo(seen.firstSeen, now)}, the last updated {formatAgo(seen.lastSeen, now)}.
+        </p>
+      )}
+      {session ? (
+        <RecordedContext session={session} now={now} />
+      ) : (
+        <p className="empty" role="status">
+          No context was recorded for this session: it is known from the requests that carry its id.
+          {!readOnly && (
+            <>
+              {" "}
+              Record its focus and next steps with <code>reqwatch session snapshot --session {sessionId} --task &quot;...&quot;</code>.
+            </>
+          )}
+        </p>
+      )}
+
+      <h2>
+        Requests ({totalRequests}
+        {totalRequests ? `: ${STATES.filter((s) => requestCounts[s]).map((s) => `${requestCounts[s]} ${s}`).join(", ")}` : ""})
+      </h2>
+      {requests.data.items.length ? <RequestsTable rows={requests.data.items} label="Session requests" /> : <p className="muted">No requests carry this session id.</p>}
+      {requests.data.nextCursor && (
+        <p>
+          <Link prefetch={false} href={`/requests?session=${encodeURIComponent(id)}`}>All of this session&apos;s requests</Link>
+        </p>
+      )}
+    </>
+  );
+}
+
+/** What a session recorded: focus, steps, blockers, patterns, files and commands (seed 004). */
+function RecordedContext({ session, now }: { session: SessionRecord; now: number }) {
+  const snapshot = session.context_snapshot ?? {};
+  const created = Date.parse(session.created_at ?? "");
+  const files = Object.entries(session.files_modified ?? {});
+  const commands = session.commands_executed ?? [];
+  return (
+    <>
       <p aria-label="Context" suppressHydrationWarning>
         {Number.isFinite(created) ? `Active for ${formatDuration(Math.max(0, Date.parse(session.last_updated ?? "") - created))}, started ${formatDuration(Math.max(0, now - created))} ago. ` : ""}
         <strong>Current focus:</strong> {snapshot.active_task ?? "—"}
@@ -121,17 +160,6 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
         </table>
       ) : (
         <p className="muted">No commands recorded.</p>
-      )}
-
-      <h2>
-        Requests ({totalRequests}
-        {totalRequests ? `: ${STATES.filter((s) => requestCounts[s]).map((s) => `${requestCounts[s]} ${s}`).join(", ")}` : ""})
-      </h2>
-      {requests.data.items.length ? <RequestsTable rows={requests.data.items} label="Session requests" /> : <p className="muted">No requests carry this session id.</p>}
-      {requests.data.nextCursor && (
-        <p>
-          <Link href={`/requests?session=${encodeURIComponent(id)}`}>All of this session&apos;s requests</Link>
-        </p>
       )}
     </>
   );

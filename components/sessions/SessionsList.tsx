@@ -39,10 +39,11 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
         {sessions.map((s) => (
           <tr key={s.sessionId}>
             <td className="id">
-              <Link href={`/sessions/${encodeURIComponent(s.sessionId)}`}>{s.sessionId}</Link>
+              <Link prefetch={false} href={`/sessions/${encodeURIComponent(s.sessionId)}`}>{s.sessionId}</Link>
             </td>
             <td>
               <span className={`session-state session-${s.state}`}>{s.state}</span>
+              {!s.recorded && <div className="muted">no recorded context</div>}
             </td>
             <td className="num" suppressHydrationWarning>{s.createdAt ? formatDuration(Math.max(0, now - s.createdAt)) : "—"}</td>
             <td className="num" suppressHydrationWarning>{s.updatedAt ? formatAgo(s.updatedAt, now) : "—"}</td>

@@ -1,7 +1,7 @@
 import type { ArchiveDb } from "../archive";
 import { ReqwatchError } from "../errors";
 
-export type ActionKind = "retry" | "cleanup" | "undo";
+export type ActionKind = "retry" | "cancel" | "cleanup" | "undo";
 
 export interface SkipSummary {
   reason: string;

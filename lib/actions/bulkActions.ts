@@ -1,25 +1,34 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { ArchiveDb } from "../archive";
+import { getArchived, type ArchiveDb } from "../archive";
 import { cleanup, restore, settleCleanup, settleRestore } from "../cleanup";
 import type { TrackerContext } from "../context";
 import { formatDuration } from "../duration";
 import { ReqwatchError, isReqwatchError } from "../errors";
 import { assertManaged } from "../ownership";
 import { pidExists } from "../process/liveness";
+import { cancel } from "../queue/cancel";
 import { retry, targetIds, type RetryTarget } from "../queue/retry";
 import { readRequestFile } from "../requestFile";
 import { STATES, TERMINAL_STATES, type State } from "../states";
 import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "./auditLog";
 
-/** What a person asks of the dashboard in one action. */
+/**
+ * What a person asks of the dashboard in one action. A run after a dry run carries what the dry run
+ * fixed, so it never does more than it said: a retry by filter only requests not updated since
+ * `asOf`, a cleanup the `cutoff` it showed and at most the `expected` number it counted.
+ */
 export type ActionInput =
-  | { kind: "retry"; ids?: string[]; filter?: RetryTarget["filter"] }
-  | { kind: "cleanup"; olderThanMs: number; states?: State[] };
+  | { kind: "retry"; ids?: string[]; filter?: RetryTarget["filter"]; asOf?: number }
+  | { kind: "cancel"; ids: string[] }
+  | { kind: "cleanup"; olderThanMs: number; states?: State[]; cutoff?: number; expected?: number };
 
 /** The dry run: what the action would do now. */
 export interface ActionPreview {
-  kind: ActionInput["kind"];
+  kind: ActionInput["kind"] | "undo";
   summary: string;
+  /** What the dry run fixed, for the run to send back: when it looked, and a cleanup's cutoff. */
+  asOf: number;
+  cutoff?: number;
   matched: number;
   /** How many it would change, and of which states. */
   willChange: number;
@@ -67,17 +76,24 @@ function describeFilter(filter: NonNullable<RetryTarget["filter"]>): string {
   return parts.length ? parts.join("; ") : "all requests";
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 export function describeAction(input: ActionInput): string {
   if (input.kind === "retry") {
-    if (input.ids) return `Retry ${input.ids.length} selected request${input.ids.length === 1 ? "" : "s"}`;
+    if (input.ids) return `Retry ${plural(input.ids.length, "selected request")}`;
     return `Retry every request matching: ${describeFilter(input.filter ?? {})}`;
   }
+  if (input.kind === "cancel") return input.ids.length === 1 ? `Cancel ${input.ids[0]}` : `Cancel ${plural(input.ids.length, "request")}`;
   return `Clean up ${(input.states ?? TERMINAL_STATES).join(", ")} requests not updated for ${formatDuration(input.olderThanMs)}`;
 }
 
 function validate(input: ActionInput): ActionInput {
   if (input.kind === "retry") {
     if (!input.ids === !input.filter) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a filter (one of them).");
+    return input;
+  }
+  if (input.kind === "cancel") {
+    if (!input.ids?.length) throw new ReqwatchError("BAD_INPUT", "A cancel takes the ids of the requests to cancel.");
     return input;
   }
   if (input.kind === "cleanup") {
@@ -148,35 +164,48 @@ export class BulkActions {
   preview(raw: ActionInput): ActionPreview {
     const input = validate(raw);
     const summary = describeAction(input);
-    if (input.kind === "retry") {
-      const report = retry(this.ctx, input.ids ? { ids: input.ids } : { filter: input.filter }, { dryRun: true });
+    const asOf = this.ctx.now();
+    if (input.kind === "retry" || input.kind === "cancel") {
+      const ids = this.targetOf(input, asOf);
+      const report = input.kind === "retry" ? retry(this.ctx, { ids }, { dryRun: true }) : cancel(this.ctx, ids, { dryRun: true });
+      const changing = "retried" in report ? report.retried : report.cancelled;
       const byState: Partial<Record<State, number>> = {};
-      for (const r of report.retried) byState[r.from] = (byState[r.from] ?? 0) + 1;
+      for (const r of changing) byState[r.from] = (byState[r.from] ?? 0) + 1;
       const skipped: SkipSummary[] = [];
       for (const s of report.skipped) addSkip(skipped, s.reason, s.requestId);
-      return { kind: "retry", summary, matched: report.matched, willChange: report.retried.length, byState, firstIds: report.retried.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
+      return { kind: input.kind, summary, asOf, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
     }
-    if (input.kind === "cleanup") {
-      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
-      return { kind: "cleanup", summary, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
-    }
-    throw new ReqwatchError("BAD_INPUT", "Only retry and cleanup can be previewed.");
+    const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: input.cutoff, dryRun: true });
+    return { kind: "cleanup", summary, asOf, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
+  }
+
+  /** The ids a retry or cancel acts on: those given, or those a filter matches that were not updated after `asOf` (the dry run's moment). */
+  private targetOf(input: Extract<ActionInput, { kind: "retry" | "cancel" }>, asOf: number | undefined): string[] {
+    if (input.kind === "cancel" || input.ids) return targetIds(this.ctx, { ids: input.ids });
+    return targetIds(this.ctx, { filter: asOf === undefined ? input.filter : { ...input.filter, updatedTo: asOf + 1 } });
   }
 
   /** Start an action; the returned promise settles when it is done. The entry id is known at once via `onStart`. */
   async run(raw: ActionInput, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
     const input = validate(raw);
     assertManaged(this.ctx, describeAction(input));
-    const ids = input.kind === "retry" ? targetIds(this.ctx, input.ids ? { ids: input.ids } : { filter: input.filter }) : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true }).ids;
-    const target = input.kind === "retry" ? (input.ids ? { ids: input.ids } : { filter: input.filter }) : { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES };
-    return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
-      if (input.kind === "retry") {
-        const report = retry(this.ctx, { ids: chunk }, { by: actedBy(options.by ?? "dashboard", entryId) });
-        for (const r of report.retried) progress.changedIds.push(r.requestId);
+    const by = options.by ?? "dashboard";
+    if (input.kind === "retry" || input.kind === "cancel") {
+      const ids = this.targetOf(input, input.kind === "retry" ? input.asOf : undefined);
+      const target = input.kind === "cancel" ? { ids: input.ids } : input.ids ? { ids: input.ids } : { filter: input.filter, asOf: input.asOf };
+      return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
+        const report = input.kind === "retry" ? retry(this.ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.ctx, chunk, { by: actedBy(by, entryId) });
+        const changed = "retried" in report ? report.retried : report.cancelled;
+        for (const r of changed) progress.changedIds.push(r.requestId);
         for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
-        return { changed: report.retried.length, skipped: report.skipped.length };
-      }
-      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, ids: chunk });
+        return { changed: changed.length, skipped: report.skipped.length };
+      });
+    }
+    // The dry run's cutoff and count: the run never takes in a request the dry run did not describe.
+    const matched = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: input.cutoff, limit: input.expected, dryRun: true });
+    const target = { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES, cutoff: matched.cutoff, ...(input.expected !== undefined && { expected: input.expected }) };
+    return this.runOver(matched.ids, { kind: "cleanup", summary: describeAction(input), target }, options, (chunk, progress) => {
+      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk });
       progress.changedIds.push(...report.ids);
       const skippedIds = new Set(report.skipped.map((s) => s.requestId));
       for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
@@ -187,14 +216,37 @@ export class BulkActions {
     });
   }
 
-  /** Undo a cleanup: restore every request it archived that is still in the archive. */
-  async undo(entryId: number, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
-    assertManaged(this.ctx, "Undo");
+  /** The dry run of an undo: how many of the cleanup's requests are still in the archive to restore, and which exist again. */
+  previewUndo(entryId: number): ActionPreview {
+    const original = this.undoable(entryId);
+    const archive = this.archive();
+    const skipped: SkipSummary[] = [];
+    const restorable: string[] = [];
+    for (const id of original.changedIds) {
+      if (!getArchived(archive, id)) addSkip(skipped, "no longer in the archive", id);
+      else if (this.ctx.db.prepare("SELECT 1 FROM requests WHERE id = ?").get(id)) addSkip(skipped, "a request with this id exists again", id);
+      else restorable.push(id);
+    }
+    return { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, asOf: this.ctx.now(), matched: original.changedIds.length, willChange: restorable.length, byState: {}, firstIds: restorable.slice(0, FIRST_IDS), skipped };
+  }
+
+  /** A cleanup that can be undone now, or why not. */
+  private undoable(entryId: number): AuditEntry {
     const db = this.db();
     const original = getEntry(db, entryId);
     if (original.kind !== "cleanup") throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} is a ${original.kind}; only a cleanup can be undone.`);
     if (original.undoneAt !== null) throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} was already undone.`);
     if (original.status === "running") throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} is still running.`);
+    const running = listEntries(db).find((entry) => entry.kind === "undo" && entry.undoes === entryId && entry.status === "running");
+    if (running) throw new ReqwatchError("BAD_INPUT", `Entry ${entryId} is being undone (#${running.id}).`);
+    return original;
+  }
+
+  /** Undo a cleanup: restore every request it archived that is still in the archive. */
+  async undo(entryId: number, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
+    assertManaged(this.ctx, "Undo");
+    const db = this.db();
+    const original = this.undoable(entryId);
     const result = await this.runOver(original.changedIds, { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, target: { entry: entryId }, undoes: entryId }, options, (chunk, progress) => {
       let changed = 0;
       let skipped = 0;

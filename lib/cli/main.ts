@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { isReqwatchError } from "../errors";
 import { UsageError } from "./context";
 import { registerAdopt } from "./commands/adopt";
+import { registerCancel } from "./commands/cancel";
 import { registerCleanup } from "./commands/cleanup";
 import { registerCreate } from "./commands/create";
 import { registerGet } from "./commands/get";
@@ -32,7 +33,7 @@ function buildProgram(): Command {
     .version(packageVersion(), "-V, --version", "print the version")
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerMonitor, registerSession, registerAdopt]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerMonitor, registerSession, registerAdopt]) {
     register(program);
   }
   for (const command of program.commands) command.exitOverride();

@@ -107,7 +107,8 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
       if (retryable && attempt < maxAttempts) {
         const delay = backoffDelay(attempt, ctx.options.backoff, ctx.options.random);
         const reason = `retryable failure (attempt ${attempt} of ${maxAttempts}); next attempt in ${formatDuration(delay)}`;
-        const request = applyChange(current, { to: "queued", fields: { error }, reason, by: options.by, managed: { notBefore: now + delay }, note: { token } }, now);
+        // The error belongs to this attempt: it goes into its step of the history, not onto the request.
+        const request = applyChange(current, { to: "queued", reason, by: options.by, managed: { notBefore: now + delay }, note: { token, error } }, now);
         delivery = { outcome: "applied", request, reason };
         return request;
       }
@@ -118,7 +119,7 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
     }
     const own = lastStepWithToken(current, token);
     // The same failure reported twice under one claim: its step recorded the error (a release did not).
-    if (own?.from === "processing" && own.fields?.includes("error") && current.error === error) {
+    if (own?.from === "processing" && (own.error === error || (own.fields?.includes("error") && current.error === error))) {
       delivery = { outcome: "duplicate", request: current };
       return current;
     }

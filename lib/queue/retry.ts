@@ -1,13 +1,11 @@
-import { commitChange } from "../commitChange";
 import type { TrackerContext } from "../context";
-import { ReqwatchError, isReqwatchError } from "../errors";
+import { ReqwatchError } from "../errors";
 import { assertRequestId } from "../ids";
 import { listRequests } from "../index/queries/listRequests";
 import { resolveListFilters, type ListFilters } from "../listFilters";
 import { claimLiveness } from "../process/liveness";
 import type { RequestRecord } from "../schema";
-import type { State } from "../states";
-import { applyChange } from "../transition";
+import { changeEach, type Changed, type Skipped } from "./changeEach";
 
 export interface RetryTarget {
   /** These requests... */
@@ -27,8 +25,8 @@ export interface RetryReport {
   dryRun: boolean;
   matched: number;
   /** Requested back to `queued` (or, in a dry run, that would be). */
-  retried: { requestId: string; from: State; reason: string }[];
-  skipped: { requestId: string; state: State | null; reason: string }[];
+  retried: Changed[];
+  skipped: Skipped[];
 }
 
 /** Whether a person's retry applies to this request, and why: the one rule for the dry run and the real run. */
@@ -39,9 +37,10 @@ export function retryDecision(request: RequestRecord): { retry: true; reason: st
       return { retry: true, reason: `manual retry of a ${request.state} request` };
     case "processing": {
       const claim = request.claim;
-      const liveness = claim ? claimLiveness(claim) : "gone";
-      if (liveness === "gone") return { retry: true, reason: `manual retry: the worker${claim?.pid ? ` (pid ${claim.pid})` : ""} is gone` };
-      return { retry: false, reason: liveness === "alive" ? `a live worker (pid ${claim!.pid}) holds it` : "its worker runs on another host; wait for the monitor" };
+      if (!claim) return { retry: true, reason: "manual retry: no reqwatch worker holds it; it goes back to the queue for one to claim" };
+      const liveness = claimLiveness(claim);
+      if (liveness === "gone") return { retry: true, reason: `manual retry: the worker${claim.pid ? ` (pid ${claim.pid})` : ""} is gone` };
+      return { retry: false, reason: liveness === "alive" ? `a live worker (pid ${claim!.pid}) holds it` : "its worker cannot be checked from here (another host, or no pid); wait for the monitor to release it" };
     }
     default:
       return { retry: false, reason: `it is ${request.state}: nothing to retry` };
@@ -73,37 +72,15 @@ export function targetIds(ctx: TrackerContext, target: RetryTarget): string[] {
  */
 export function retry(ctx: TrackerContext, target: RetryTarget, options: RetryOptions = {}): RetryReport {
   const ids = targetIds(ctx, target);
-  const report: RetryReport = { dryRun: !!options.dryRun, matched: ids.length, retried: [], skipped: [] };
-  for (const id of ids) {
-    try {
-      retryOne(ctx, id, options, report);
-    } catch (error) {
-      // One unreadable file must not stop a bulk retry; it is reported and left as it is.
-      if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
-      report.skipped.push({ requestId: id, state: null, reason: `unreadable: ${String(error.details?.reason ?? error.message)}` });
-    }
-  }
-  return report;
-}
-
-function retryOne(ctx: TrackerContext, id: string, options: RetryOptions, report: RetryReport): void {
-  // Decided afresh each time the write path asks (it may ask again after a conflict); reported once.
-  let outcome: { retried: RetryReport["retried"][number] } | { skipped: RetryReport["skipped"][number] } | null = null;
-  commitChange(ctx, id, (current) => {
-    if (!current) {
-      outcome = { skipped: { requestId: id, state: null, reason: "it does not exist" } };
-      return current;
-    }
-    const decision = retryDecision(current);
-    if (!decision.retry) {
-      outcome = { skipped: { requestId: id, state: current.state, reason: decision.reason } };
-      return current;
-    }
-    outcome = { retried: { requestId: id, from: current.state, reason: decision.reason } };
-    if (options.dryRun) return current;
-    return applyChange(current, { to: "queued", reason: decision.reason, by: options.by ?? "manual", note: { manual: true, ...(current.claim && { token: current.claim.token }) } }, ctx.now());
-  });
-  const decided = outcome as { retried: RetryReport["retried"][number] } | { skipped: RetryReport["skipped"][number] } | null;
-  if (decided && "retried" in decided) report.retried.push(decided.retried);
-  else if (decided) report.skipped.push(decided.skipped);
+  const { changed, skipped } = changeEach(
+    ctx,
+    ids,
+    (current) => {
+      const decision = retryDecision(current);
+      if (!decision.retry) return { skip: decision.reason };
+      return { reason: decision.reason, change: { to: "queued", reason: decision.reason, by: options.by ?? "manual", note: { manual: true, ...(current.claim && { token: current.claim.token }) } } };
+    },
+    options.dryRun,
+  );
+  return { dryRun: !!options.dryRun, matched: ids.length, retried: changed, skipped };
 }

@@ -76,13 +76,12 @@ export class Sessions {
     return next;
   }
 
-  /** Read, change and write one session under the writers' lock. A missing or unreadable file is an error (the file is kept). */
+  /**
+   * Read, change and write one session under the writers' lock. A session named but not recorded
+   * yet (requests may carry its id) is recorded from now; an unreadable file is an error (the file is kept).
+   */
   private change(sessionId: string, mutate: (session: SessionRecord) => SessionRecord): SessionRecord {
-    return withWritersLock(this.ctx, () => {
-      const current = this.read(sessionId);
-      if (!current) throw new ReqwatchError("NOT_FOUND", `Session ${sessionId} does not exist.`);
-      return this.write(mutate(current));
-    });
+    return withWritersLock(this.ctx, () => this.write(mutate(this.read(sessionId) ?? this.blank(sessionId))));
   }
 
   private read(sessionId: string): SessionRecord | null {
@@ -99,9 +98,13 @@ export class Sessions {
   }
 
   private create(): SessionRecord {
+    return this.write(this.blank(randomUUID()));
+  }
+
+  private blank(sessionId: string): SessionRecord {
     const now = isoAt(this.ctx.now());
-    return this.write({
-      session_id: randomUUID(),
+    return {
+      session_id: sessionId,
       created_at: now,
       last_updated: now,
       commands_executed: [],
@@ -110,7 +113,7 @@ export class Sessions {
       workflows_used: {},
       context_snapshot: { active_task: null, completed_steps: [], next_steps: [], key_files: [], blocking_issues: [] },
       statistics: {},
-    });
+    };
   }
 
   /** The current session's id: the newest not ended and updated within the expiry (null when there is none). */

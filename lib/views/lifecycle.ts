@@ -9,9 +9,36 @@ export interface LifecycleSegment {
   ms: number;
 }
 
-/** The steps that changed the state (late deliveries and field-only writes changed nothing). */
-export function stateSteps(request: RequestRecord): TransitionEntry[] {
-  return (request.transitions ?? []).filter((entry) => !entry.dropped && entry.from !== entry.to);
+type Step = Pick<TransitionEntry, "from" | "to" | "at">;
+
+/**
+ * The steps that changed the state (late deliveries and field-only writes changed nothing). A file
+ * without a history (another program's, such as the seed gateway's) has its lifecycle times: the
+ * steps are made from `createdAt`, `queuedAt`, `processingStartedAt` and `completedAt`.
+ */
+export function stateSteps(request: RequestRecord): Step[] {
+  const history = (request.transitions ?? []).filter((entry) => !entry.dropped && entry.from !== entry.to);
+  return history.length ? history : stepsFromTimes(request);
+}
+
+function stepsFromTimes(request: RequestRecord): Step[] {
+  const marks: [State, number | undefined][] = [
+    ["created", request.createdAt],
+    ["queued", request.queuedAt],
+    ["processing", request.processingStartedAt],
+  ];
+  if (isTerminal(request.state)) marks.push([request.state, request.completedAt]);
+  const steps: Step[] = [];
+  let from: State | null = null;
+  let last = -Infinity;
+  for (const [state, at] of marks) {
+    // A time out of order (or missing) says nothing reliable about that step.
+    if (typeof at !== "number" || at < last) continue;
+    steps.push({ from, to: state, at });
+    from = state;
+    last = at;
+  }
+  return steps;
 }
 
 /**

@@ -14,9 +14,11 @@ export interface Percentiles {
 
 export interface OverviewMetrics {
   windowMs: number;
+  /** The span the figures cover: the window, or less when the oldest request is younger than it. */
+  spanMs: number;
   /** Requests that reached a terminal state in the window, per state. */
   finished: Partial<Record<State, number>>;
-  /** Per minute over the window. */
+  /** Per minute over the span covered. */
   perMinute: number;
   /** Queue wait (queued until claimed) and processing time (claimed until finished), over the window's finished requests. */
   queueWait: Percentiles | null;
@@ -48,7 +50,7 @@ function percentiles(values: number[]): Percentiles | null {
   return { p50: quantileSorted(sorted, 0.5), p95: quantileSorted(sorted, 0.95), p99: quantileSorted(sorted, 0.99), n: sorted.length };
 }
 
-/** Queue wait and processing time of the last attempt, from the history (null where the history lacks a step). */
+/** Queue wait and processing time of the last attempt, from the history or the lifecycle times (null where a step is missing). */
 function timings(request: RequestRecord): { wait: number | null; work: number | null } {
   const steps = stateSteps(request);
   const claimIndex = steps.findLastIndex((s) => s.to === "processing");
@@ -82,7 +84,10 @@ export function overviewMetrics(tracker: Tracker, now: number): OverviewMetrics 
     }
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
-  return { windowMs: WINDOW_MS, finished, perMinute: total / (WINDOW_MS / 60_000), queueWait: percentiles(wait), processing: percentiles(work), sampled };
+  // Rates over the time actually covered: a folder whose first request is a minute old has a minute of data.
+  const oldest = tracker.oldestCreatedAt();
+  const spanMs = Math.max(1000, Math.min(WINDOW_MS, oldest === null ? WINDOW_MS : now - oldest));
+  return { windowMs: WINDOW_MS, spanMs, finished, perMinute: total / (spanMs / 60_000), queueWait: percentiles(wait), processing: percentiles(work), sampled };
 }
 
 /** The newest failed and timed-out requests, with their errors. */

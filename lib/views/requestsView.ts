@@ -1,9 +1,11 @@
 import type { RequestPage, RequestSummary } from "../index/queries/listRequests";
 import type { StuckRequest } from "../monitor/monitorPass";
+import { cancelDecision } from "../queue/cancel";
 import { retryDecision } from "../queue/retry";
 import { toListFilters, type RequestQuery } from "../requestQuery";
 import { TEXT_FIELDS, type RequestRecord, type TextField } from "../schema";
 import { canTransition } from "../states";
+import { stateEnteredAt } from "../transition";
 import type { Tracker } from "../tracker";
 
 /** A table row: the list row and, when the monitor flagged it, why it is stuck. */
@@ -16,11 +18,22 @@ export interface RequestsView {
   nextCursor: string | null;
 }
 
+/**
+ * The monitor's reason for a request, if it still describes it: a reason is for the state (and
+ * the moment it entered it) the pass saw, and a request that moved on since is not stuck for it.
+ */
+export function stuckReasonOf(stuck: readonly StuckRequest[] | ReadonlyMap<string, StuckRequest>, row: Pick<RequestSummary, "requestId" | "state" | "stateSince">): string | null {
+  const entry = stuck instanceof Map ? stuck.get(row.requestId) : (stuck as readonly StuckRequest[]).find((s) => s.requestId === row.requestId);
+  return entry && entry.state === row.state && entry.since === row.stateSince ? entry.reason : null;
+}
+
 /** One page of the requests table for a URL query, with the stuck monitor's reasons on its rows. */
 export function requestsView(tracker: Tracker, query: RequestQuery, stuck: readonly StuckRequest[], limit = 50): RequestsView {
-  const reasons = new Map(stuck.map((s) => [s.requestId, s.reason]));
-  const page: RequestPage = tracker.list(toListFilters(query, tracker.options.now(), [...reasons.keys()], limit));
-  return { items: page.items.map((item) => ({ ...item, stuckReason: reasons.get(item.requestId) ?? null })), nextCursor: page.nextCursor };
+  const byId = new Map(stuck.map((s) => [s.requestId, s]));
+  const page: RequestPage = tracker.list(toListFilters(query, tracker.options.now(), [...byId.keys()], limit));
+  const items = page.items.map((item) => ({ ...item, stuckReason: stuckReasonOf(byId, item) }));
+  // "Stuck only": a request that moved on since the monitor's pass is not stuck any more.
+  return { items: query.stuck ? items.filter((item) => item.stuckReason !== null) : items, nextCursor: page.nextCursor };
 }
 
 export interface ActionAvailability {
@@ -41,7 +54,9 @@ export interface RequestDetailView {
   /** The full length, in characters, of each text field that was cut. */
   truncated: Partial<Record<TextField, number>>;
   stuckReason: string | null;
-  actions: { retry: ActionAvailability };
+  /** When it entered its state (the stuck monitor's reasons are for a state and this moment). */
+  stateSince: number;
+  actions: { retry: ActionAvailability; cancel: ActionAvailability };
 }
 
 /** A request with what the detail page needs beside it: its stuck reason and the actions its state allows. */
@@ -50,6 +65,8 @@ export function requestDetailView(tracker: Tracker, requestId: string, stuck: re
   if (!request) return null;
   // The transition table says whether a state can go back to queued at all; retryDecision says whether a person may do it now.
   const decision = canTransition(request.state, "queued") ? retryDecision(request) : { retry: false, reason: `a ${request.state} request cannot go back to queued` };
+  const cancelling = cancelDecision(request);
+  const stateSince = stateEnteredAt(request);
   const truncated: RequestDetailView["truncated"] = {};
   const shown = { ...request };
   for (const field of TEXT_FIELDS) {
@@ -62,7 +79,8 @@ export function requestDetailView(tracker: Tracker, requestId: string, stuck: re
   return {
     request: shown,
     truncated,
-    stuckReason: stuck.find((s) => s.requestId === requestId)?.reason ?? null,
-    actions: { retry: { allowed: decision.retry, reason: decision.reason } },
+    stuckReason: stuckReasonOf(stuck, { requestId, state: request.state, stateSince }),
+    stateSince,
+    actions: { retry: { allowed: decision.retry, reason: decision.reason }, cancel: { allowed: cancelling.cancel, reason: cancelling.reason } },
   };
 }

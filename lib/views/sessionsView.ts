@@ -1,5 +1,6 @@
 import type { SessionSummary } from "../feed/changes";
 import type { StateCounts } from "../index/queries/countByState";
+import type { SessionSeen } from "../index/queries/sessionsSeen";
 import type { SessionRecord } from "../sessions/sessionFile";
 import { sessionState, toSessionSummary, type SessionState } from "../sessions/sessionIndex";
 import type { Tracker } from "../tracker";
@@ -7,30 +8,62 @@ import type { Tracker } from "../tracker";
 export interface SessionRow extends SessionSummary {
   state: SessionState;
   requests: number;
+  /** Whether its context was recorded (a session file); false for a session known only from the requests that carry its id. */
+  recorded: boolean;
+  /** The first of its requests created, the last updated (null when none carries its id). */
+  firstSeen: number | null;
+  lastSeen: number | null;
 }
 
 export interface SessionDetailView {
-  session: SessionRecord;
+  /** The recorded context, or null when only requests carry the id. */
+  session: SessionRecord | null;
+  sessionId: string;
   state: SessionState;
   requestCounts: StateCounts;
+  seen: SessionSeen | null;
   expiryMs: number;
 }
 
-/** The sessions list: each session's state, and how many requests carry its id. */
-export function sessionsView(tracker: Tracker): SessionRow[] {
-  const now = tracker.options.now();
-  const sessions = tracker.sessions.list();
-  const counts = tracker.requestCountsBySession(sessions.map((s) => s.sessionId));
-  return sessions.map((s) => ({ ...s, state: sessionState(s, now, tracker.options.sessionExpiryMs), requests: counts.get(s.sessionId) ?? 0 }));
+/** When a session was last active: its last update or its last request's, whichever is later. */
+function lastActive(row: Pick<SessionRow, "updatedAt" | "lastSeen">): number {
+  return Math.max(row.updatedAt ?? 0, row.lastSeen ?? 0);
 }
 
+/**
+ * The sessions list: every recorded session, and every session id requests carry without a
+ * recorded context, with their requests' counts and first and last seen; most recently active first.
+ */
+export function sessionsView(tracker: Tracker): SessionRow[] {
+  const now = tracker.options.now();
+  const expiry = tracker.options.sessionExpiryMs;
+  const recorded = tracker.sessions.list();
+  const seenOfRecorded = new Map(tracker.sessionsSeen({ ids: recorded.map((s) => s.sessionId) }).map((s) => [s.sessionId, s]));
+  const rows: SessionRow[] = recorded.map((s) => {
+    const seen = seenOfRecorded.get(s.sessionId);
+    return { ...s, state: sessionState(s, now, expiry), requests: seen?.requests ?? 0, recorded: true, firstSeen: seen?.firstSeen ?? null, lastSeen: seen?.lastSeen ?? null };
+  });
+  const known = new Set(recorded.map((s) => s.sessionId));
+  for (const seen of tracker.sessionsSeen()) {
+    if (known.has(seen.sessionId)) continue;
+    const summary = { sessionId: seen.sessionId, createdAt: seen.firstSeen, updatedAt: seen.lastSeen, endedAt: null, activeTask: null, commands: 0, files: 0 };
+    rows.push({ ...summary, state: sessionState(summary, now, expiry), requests: seen.requests, recorded: false, firstSeen: seen.firstSeen, lastSeen: seen.lastSeen });
+  }
+  return rows.sort((a, b) => lastActive(b) - lastActive(a) || a.sessionId.localeCompare(b.sessionId));
+}
+
+/** A session's page: its recorded context if any, and its requests; null when neither exists. */
 export function sessionDetailView(tracker: Tracker, sessionId: string): SessionDetailView | null {
   const session = tracker.sessions.get(sessionId);
-  if (!session) return null;
+  const seen = tracker.sessionsSeen({ ids: [sessionId] })[0] ?? null;
+  if (!session && !seen) return null;
+  const summary = session ? toSessionSummary(session) : { endedAt: null, updatedAt: seen!.lastSeen };
   return {
     session,
-    state: sessionState(toSessionSummary(session), tracker.options.now(), tracker.options.sessionExpiryMs),
+    sessionId,
+    state: sessionState(summary, tracker.options.now(), tracker.options.sessionExpiryMs),
     requestCounts: tracker.countsByState({ sessionId }),
+    seen,
     expiryMs: tracker.options.sessionExpiryMs,
   };
 }

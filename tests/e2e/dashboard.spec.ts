@@ -102,6 +102,9 @@ test("retry from the detail page sends a failed request back to queued, and a wo
   tracker.complete("flaky", second.token, { fields: { output: "done" } });
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
   await expect(page.getByRole("table", { name: "History" })).toContainText("manual");
+  // The first attempt's error is that attempt's, in the history; the completed request shows none.
+  await expect(page.getByRole("table", { name: "History" })).toContainText("error of this attempt: upstream 503");
+  await expect(page.getByLabel("Error", { exact: true })).toHaveCount(0);
 });
 
 test("a bulk retry shows its dry run, then does what it showed", async ({ page, tracker }) => {
@@ -167,7 +170,18 @@ test("cleanup with a dry run, then undo from the audit page", async ({ page, sta
   const audit = page.getByRole("table", { name: "Audit log" });
   const entry = audit.getByRole("row").filter({ hasText: "Clean up completed, failed, timeout requests not updated for 1d" }).filter({ hasNotText: "Undo #" });
   await expect(entry).toContainText("done");
+  // The entry lists the requests it changed.
+  await entry.getByText("2 changed").click();
+  await expect(entry.getByRole("list", { name: "Changed requests" }).getByRole("link")).toHaveText(["old-1", "old-2"]);
+  // Undo asks first, with its own dry run, and its button is off while the dialog is open.
   await entry.getByRole("button", { name: /Undo/ }).click();
+  const undo = page.getByRole("dialog");
+  await expect(undo.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would be restored from the archive");
+  await expect(entry.getByRole("button", { name: /Undo/ })).toBeDisabled();
+  expect(fs.existsSync(`${stateDir}/requests/old-1.json`)).toBe(false);
+  await undo.getByRole("button", { name: "Restore 2" }).click();
+  await expect(undo.getByRole("status")).toContainText("Done: 2 changed, 0 skipped.");
+  await undo.getByRole("button", { name: "Close" }).click();
   await expect(entry).toContainText(/undone by #\d+/);
   await expect(audit.getByRole("row", { name: /Undo #\d+/ })).toContainText("done");
   expect(fs.existsSync(`${stateDir}/requests/old-1.json`)).toBe(true);

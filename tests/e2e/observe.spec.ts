@@ -34,6 +34,12 @@ test("a gateway's data folder, watched for a minute with every page and every re
     await expect(counts.getByRole("listitem", { name: `${state}: ${byState(state)}` })).toBeVisible();
   }
   await expect(page.getByRole("link", { name: `${stuck} stuck`, exact: true })).toBeVisible();
+  // The gateway's files have no history: queue wait and processing time come from their lifecycle times.
+  const finishedLastHour = gateway.requests.filter((r) => r.completedAt !== undefined && r.completedAt >= started - 3_600_000).length;
+  expect(finishedLastHour).toBeGreaterThan(0);
+  for (const row of ["Queue wait", "Processing"]) {
+    await expect(page.getByRole("table", { name: "Latency" }).getByRole("row", { name: new RegExp(row) }).getByRole("cell").last()).toHaveText(String(finishedLastHour));
+  }
 
   // Every action is off, and says how to allow it.
   await page.goto(`${url}/requests?states=processing`);

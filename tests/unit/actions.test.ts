@@ -89,4 +89,70 @@ describe("bulk actions", () => {
     expect(reopened.actions.closeInterrupted().map((e) => e.id)).toEqual([entry.id]);
     expect(reopened.actions.entry(entry.id)).toMatchObject({ status: "failed", error: expect.stringMatching(/^Interrupted/) });
   });
+
+  it("a cleanup does no more than its dry run said: the run keeps the dry run's cutoff and count, and says how many no longer matched", async () => {
+    const clock = { now: Date.now() };
+    const stateDir = tempStateDir();
+    // Finished 59, 60 and 61 minutes ago: after a minute more, a cutoff taken afresh would take in the first too.
+    for (const [id, ago] of [["a", 59], ["b", 61], ["c", 62]] as const) {
+      writeRequestFile(stateDir, aRequest({ requestId: id, state: id === "c" ? "failed" : "completed", lastUpdatedAt: clock.now - ago * 60_000 }));
+    }
+    const tracker = aTracker({ stateDir, now: () => clock.now });
+    const preview = tracker.actions.preview({ kind: "cleanup", olderThanMs: HOUR });
+    expect(preview).toMatchObject({ matched: 2, willChange: 2, byState: { completed: 1, failed: 1 }, cutoff: clock.now - HOUR });
+
+    clock.now += 2 * 60_000;
+    tracker.transition("c", "queued");
+    const entry = await tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, cutoff: preview.cutoff, expected: preview.willChange });
+    expect(entry).toMatchObject({ status: "done", matched: 1, changed: 1, changedIds: ["b"] });
+    expect(tracker.get("a")?.state).toBe("completed");
+  });
+
+  it("a retry by filter leaves out what changed after its dry run", async () => {
+    const clock = { now: Date.now() };
+    const { tracker } = aFailedBatch(3);
+    const fixed = aTracker({ stateDir: tracker.stateDir.root, now: () => clock.now });
+    const preview = fixed.actions.preview({ kind: "retry", filter: { states: ["failed"] } });
+    clock.now += 1000;
+    fixed.create({ requestId: "new-failure", workspace: "w", state: "processing" });
+    fixed.transition("new-failure", "failed");
+    const entry = await fixed.actions.run({ kind: "retry", filter: { states: ["failed"] }, asOf: preview.asOf });
+    expect(entry).toMatchObject({ matched: 3, changed: 3 });
+    expect(fixed.get("new-failure")?.state).toBe("failed");
+  });
+
+  it("cancels a queued request and a processing one; the worker's late result is dropped; audited with the ids", async () => {
+    const tracker = aTracker();
+    tracker.create({ requestId: "running", workspace: "nightly", state: "queued" });
+    const claim = tracker.claimNext()!;
+    expect(claim.request.requestId).toBe("running");
+    tracker.create({ requestId: "waiting", workspace: "nightly", state: "queued" });
+    tracker.create({ requestId: "done", workspace: "nightly", state: "processing" });
+    tracker.transition("done", "completed");
+
+    const preview = tracker.actions.preview({ kind: "cancel", ids: ["waiting", "running", "done"] });
+    expect(preview).toMatchObject({ matched: 3, willChange: 2, byState: { processing: 1, queued: 1 }, skipped: [{ reason: "it is completed: already finished", ids: ["done"] }] });
+    const entry = await tracker.actions.run({ kind: "cancel", ids: ["waiting", "running", "done"] });
+    expect(entry).toMatchObject({ kind: "cancel", status: "done", changed: 2, skipped: 1, changedIds: ["waiting", "running"], summary: "Cancel 3 requests" });
+    expect(tracker.get("waiting")).toMatchObject({ state: "failed", error: "cancelled" });
+    expect(tracker.get("waiting")?.transitions?.at(-1)).toMatchObject({ from: "queued", to: "failed", reason: "cancelled", by: `dashboard (action #${entry.id})` });
+
+    expect(tracker.complete("running", claim.token, { output: "too late" })).toMatchObject({ outcome: "dropped", reason: "late completion dropped: the request is already failed" });
+    expect(tracker.get("running")).toMatchObject({ state: "failed", error: "cancelled", claim: null });
+  });
+
+  it("an undo has a dry run, and a second undo of the same cleanup is refused while the first runs", async () => {
+    const stateDir = tempStateDir();
+    for (let i = 0; i < 30; i++) writeRequestFile(stateDir, aRequest({ requestId: `old-${i}`, state: "completed", lastUpdatedAt: Date.now() - 48 * HOUR }));
+    const tracker = aTracker({ stateDir });
+    const cleanup = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    tracker.create({ requestId: "old-3", workspace: "w" });
+
+    expect(tracker.actions.previewUndo(cleanup.id)).toMatchObject({ kind: "undo", matched: 30, willChange: 29, skipped: [{ reason: "a request with this id exists again", ids: ["old-3"] }] });
+    let undoId = 0;
+    const first = tracker.actions.undo(cleanup.id, { chunkSize: 1, onStart: (id) => (undoId = id) });
+    expect(undoId).toBeGreaterThan(0);
+    await expect(tracker.actions.undo(cleanup.id)).rejects.toMatchObject({ code: "BAD_INPUT", message: `Entry ${cleanup.id} is being undone (#${undoId}).` });
+    expect(await first).toMatchObject({ status: "done", changed: 29, skipped: 1 });
+  });
 });

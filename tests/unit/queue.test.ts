@@ -94,9 +94,36 @@ describe("complete and fail: the token fence", () => {
     const delivery = tracker.fail("r1", claim.token, "rate limited");
 
     expect(delivery.outcome).toBe("applied");
-    expect(delivery.request).toMatchObject({ state: "queued", attempt: 1, error: "rate limited", notBefore: clock.now() + 1000, version: versionBefore + 1 });
+    expect(delivery.request).toMatchObject({ state: "queued", attempt: 1, notBefore: clock.now() + 1000, version: versionBefore + 1 });
+    // The error is the attempt's: in its step of the history, not on the request that waits for the next one.
+    expect(delivery.request.error).toBeUndefined();
+    expect(delivery.request.transitions?.at(-1)).toMatchObject({ from: "processing", to: "queued", error: "rate limited", token: claim.token });
     expect(delivery.reason).toBe("retryable failure (attempt 1 of 3); next attempt in 1s");
     expect(tracker.fail("r1", claim.token, "rate limited").outcome).toBe("duplicate");
+  });
+
+  it("a request that succeeds on a later attempt carries no error; each earlier attempt's error stays in its step", () => {
+    const { tracker, clock } = queueOf(["r1"]);
+    for (const error of ["rate limited", "upstream 503"]) {
+      clock.advance(10 * MINUTE);
+      tracker.fail("r1", tracker.claimNext()!.token, error);
+    }
+    clock.advance(10 * MINUTE);
+    const done = tracker.complete("r1", tracker.claimNext()!.token, { output: "ok" }).request;
+    expect(done).toMatchObject({ state: "completed", attempt: 3, output: "ok" });
+    expect(done.error).toBeUndefined();
+    expect(done.transitions?.filter((t) => t.error).map((t) => t.error)).toEqual(["rate limited", "upstream 503"]);
+  });
+
+  it("a person's retry of a failed request moves its error into the retry's step; the new attempt's completion shows none", () => {
+    const { tracker } = queueOf(["r1"]);
+    tracker.fail("r1", tracker.claimNext()!.token, "bad prompt", { retryable: false });
+    expect(tracker.get("r1")).toMatchObject({ state: "failed", error: "bad prompt" });
+    tracker.retry({ ids: ["r1"] }, { by: "dashboard" });
+    expect(tracker.get("r1")?.error).toBeUndefined();
+    expect(tracker.get("r1")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", error: "bad prompt", by: "dashboard" });
+    tracker.complete("r1", tracker.claimNext()!.token, { output: "fixed" });
+    expect(tracker.get("r1")?.error).toBeUndefined();
   });
 
   it("fails for good after maxAttempts, or at once when not retryable", () => {

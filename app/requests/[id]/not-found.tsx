@@ -6,7 +6,7 @@ export default function RequestNotFound() {
     <>
       <h1>Request not found</h1>
       <p className="empty">
-        There is no such request in this state directory. It may have been cleaned up: the <Link href="/audit">audit log</Link> lists cleanups, and each can be
+        There is no such request in this state directory. It may have been cleaned up: the <Link prefetch={false} href="/audit">audit log</Link> lists cleanups, and each can be
         undone.
       </p>
     </>

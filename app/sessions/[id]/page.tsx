@@ -29,7 +29,7 @@ export default async function SessionPage({ params }: { params: Promise<{ id: st
       <>
         <h1>Session unreadable</h1>
         <p className="empty">
-          {problem} <Link href="/sessions">All sessions</Link>
+          {problem} <Link prefetch={false} href="/sessions">All sessions</Link>
         </p>
       </>
     );

@@ -1,4 +1,5 @@
-import { decodeCursor, encodeCursor, type ResolvedListFilters } from "../../listFilters";
+import { decodeCursor, encodeCursor } from "../../cursor";
+import type { ResolvedListFilters } from "../../listFilters";
 import type { State } from "../../states";
 import type { IndexDb } from "../openIndex";
 import { backfillText, searchQuery } from "../requestText";

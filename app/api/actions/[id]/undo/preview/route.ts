@@ -1,0 +1,16 @@
+import { assertActionAllowed } from "@/app/_server/guard";
+import { errorResponse } from "@/app/_server/respond";
+import { getTracker } from "@/app/_server/tracker";
+import { entryId } from "../../schema";
+
+export const dynamic = "force-dynamic";
+
+/** The dry run of an undo: what it would restore, and what it would skip and why. Guarded like the undo. */
+export async function POST(request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
+  try {
+    assertActionAllowed(request);
+    return Response.json(getTracker().actions.previewUndo(entryId((await params).id)));
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

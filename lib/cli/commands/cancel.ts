@@ -1,0 +1,18 @@
+import type { Command } from "commander";
+import { withTracker } from "../context";
+import { printJson, printLine } from "../output";
+
+export function registerCancel(program: Command): void {
+  program
+    .command("cancel <requestIds...>")
+    .description("Cancel created, queued or processing requests: they go to failed, reason cancelled (a worker's late result is dropped)")
+    .option("--dry-run", "only report what would change")
+    .option("--json", "print the report as JSON")
+    .action(async (requestIds: string[], options, command: Command) => {
+      const report = await withTracker(command, (tracker) => tracker.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }));
+      if (options.json) return printJson(report);
+      printLine(`${report.dryRun ? "Would cancel" : "Cancelled"} ${report.cancelled.length} of ${report.matched} request(s).`);
+      for (const item of report.cancelled) printLine(`  ${item.requestId}  ${item.from} -> failed`);
+      for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
+    });
+}

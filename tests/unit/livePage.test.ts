@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { toSummary, type FeedChange } from "../../lib/feed/changes";
+import { DEFAULT_QUERY, type RequestQuery } from "../../lib/requestQuery";
+import { applyChangesToPage } from "../../lib/views/livePage";
+import { requestsView, type RequestsView } from "../../lib/views/requestsView";
+import { aClock } from "../helpers/clock";
+import { aTracker } from "../helpers/stateDir";
+
+/** A tracker with `n` requests, one per 10 ms, and a way to turn its latest writes into feed changes. */
+function world(n: number) {
+  const clock = aClock(1_800_000_000_000);
+  const tracker = aTracker({ now: clock.now });
+  for (let i = 0; i < n; i++) {
+    clock.advance(10);
+    tracker.create({ requestId: `r${String(i).padStart(3, "0")}`, workspace: i % 2 ? "odd" : "even", state: "queued" });
+  }
+  let seq = 0;
+  const changed = (id: string): FeedChange => {
+    const request = tracker.get(id);
+    return request ? { seq: ++seq, kind: "request.upserted", requestId: id, request: toSummary(request), at: clock.now() } : { seq: ++seq, kind: "request.removed", requestId: id, at: clock.now() };
+  };
+  return { clock, tracker, changed };
+}
+
+/** The page the server would answer now, without stuck reasons. */
+const server = (tracker: ReturnType<typeof aTracker>, query: RequestQuery, limit: number): RequestsView => requestsView(tracker, query, [], limit);
+
+describe("a change applied to a cached table page in the browser", () => {
+  it("gives the page the server would give, for updates, new requests and filters, across a full page and its next one", () => {
+    for (const query of [DEFAULT_QUERY, { ...DEFAULT_QUERY, states: ["queued" as const] }, { ...DEFAULT_QUERY, workspace: "odd" }, { ...DEFAULT_QUERY, sort: "createdAt" as const, order: "asc" as const }]) {
+      const { clock, tracker, changed } = world(12);
+      const first = server(tracker, query, 5);
+      const second = server(tracker, { ...query, cursor: first.nextCursor! }, 5);
+      clock.advance(10);
+      tracker.transition("r003", "processing");
+      clock.advance(10);
+      tracker.create({ requestId: "new", workspace: "odd", state: "queued" });
+      const changes = [changed("r003"), changed("new")];
+
+      for (const [page, q] of [[first, query], [second, { ...query, cursor: first.nextCursor! }]] as const) {
+        const update = applyChangesToPage(page, q, changes, clock.now(), 5);
+        const expected = server(tracker, q, 5);
+        if (!update.refetch) expect(update.page.items.map((r) => [r.requestId, r.state])).toEqual(expected.items.map((r) => [r.requestId, r.state]));
+        // Only a page that lost a row with more after it may have to ask.
+        if (update.refetch) expect(page.items.some((r) => r.requestId === "r003") && page.nextCursor !== null).toBe(true);
+      }
+    }
+  });
+
+  it("moves a full first page's last row on, with the cursor that continues after it", () => {
+    const { clock, tracker, changed } = world(6);
+    const page = server(tracker, DEFAULT_QUERY, 5);
+    clock.advance(10);
+    tracker.create({ requestId: "newest", workspace: "even", state: "queued" });
+    const update = applyChangesToPage(page, DEFAULT_QUERY, [changed("newest")], clock.now(), 5);
+    expect(update).toMatchObject({ refetch: false, page: server(tracker, DEFAULT_QUERY, 5) });
+  });
+
+  it("asks the server when only it can tell (a text search), and keeps a row it already had, changed in place", () => {
+    const { clock, tracker, changed } = world(3);
+    const query = { ...DEFAULT_QUERY, q: "anything" };
+    const page: RequestsView = { items: server(tracker, DEFAULT_QUERY, 5).items, nextCursor: null };
+    clock.advance(10);
+    tracker.transition("r001", "processing");
+    expect(applyChangesToPage(page, query, [changed("r001")], clock.now()).page.items.find((r) => r.requestId === "r001")?.state).toBe("processing");
+    tracker.create({ requestId: "other", workspace: "w" });
+    expect(applyChangesToPage(page, query, [changed("other")], clock.now()).refetch).toBe(true);
+  });
+
+  it("leaves a page untouched, and asks nothing, for changes that do not belong on it", () => {
+    const { clock, tracker, changed } = world(4);
+    const query = { ...DEFAULT_QUERY, workspace: "even" };
+    const page = server(tracker, query, 5);
+    clock.advance(10);
+    tracker.transition("r001", "processing");
+    expect(applyChangesToPage(page, query, [changed("r001")], clock.now())).toEqual({ page, refetch: false });
+  });
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_QUERY } from "../../lib/requestQuery";
+import { lifecycleSegments } from "../../lib/views/lifecycle";
+import { overviewMetrics } from "../../lib/views/overviewView";
+import { requestDetailView, requestsView } from "../../lib/views/requestsView";
+import { aRequest, writeRequestFile } from "../helpers/builders";
+import { aClock } from "../helpers/clock";
+import { aTracker, tempStateDir } from "../helpers/stateDir";
+
+const MINUTE = 60_000;
+
+describe("the overview's figures", () => {
+  it("divide by the span the data covers, not the whole hour, when the first request is younger", () => {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    for (let i = 0; i < 60; i++) {
+      tracker.create({ requestId: `r${i}`, workspace: "w", state: "processing" });
+      tracker.transition(`r${i}`, "completed");
+    }
+    clock.advance(2 * MINUTE);
+    const metrics = overviewMetrics(tracker, clock.now());
+    expect(metrics.spanMs).toBe(2 * MINUTE);
+    expect(metrics.perMinute).toBe(30);
+
+    clock.advance(3 * 60 * MINUTE);
+    tracker.create({ requestId: "late", workspace: "w", state: "processing" });
+    tracker.transition("late", "completed");
+    expect(overviewMetrics(tracker, clock.now())).toMatchObject({ spanMs: 60 * MINUTE, perMinute: 1 / 60 });
+  });
+
+  it("measure queue wait and processing time from the lifecycle times of files without a history (the seed gateway's)", () => {
+    const stateDir = tempStateDir();
+    const now = Date.now();
+    for (let i = 0; i < 4; i++) {
+      const queuedAt = now - 10 * MINUTE + i;
+      writeRequestFile(stateDir, aRequest({ requestId: `g${i}`, state: "completed", createdAt: queuedAt - 100, queuedAt, processingStartedAt: queuedAt + 2000, completedAt: queuedAt + 2000 + (i + 1) * 1000, lastUpdatedAt: queuedAt + 6000 }));
+    }
+    const metrics = overviewMetrics(aTracker({ stateDir }), now);
+    expect(metrics.queueWait).toMatchObject({ n: 4, p50: 2000 });
+    expect(metrics.processing).toMatchObject({ n: 4 });
+    expect(metrics.processing!.p95).toBeGreaterThan(3000);
+  });
+
+  it("draw a gateway file's lifecycle bar from its lifecycle times", () => {
+    const now = Date.now();
+    const segments = lifecycleSegments({ requestId: "g", workspace: "w", state: "completed", createdAt: now - 10_000, queuedAt: now - 9_000, processingStartedAt: now - 6_000, completedAt: now - 1_000, lastUpdatedAt: now - 1_000 }, now);
+    expect(segments.map((s) => [s.state, s.ms])).toEqual([
+      ["created", 1000],
+      ["queued", 3000],
+      ["processing", 5000],
+      ["completed", 0],
+    ]);
+  });
+});
+
+describe("stuck reasons on rows", () => {
+  it("are shown only while the request is still in the state the monitor saw", () => {
+    const tracker = aTracker({ queuedStuckAfterMs: 1 });
+    tracker.create({ requestId: "r", workspace: "w", state: "queued" });
+    const wait = Date.now() + 5;
+    while (Date.now() < wait);
+    const stuck = tracker.monitorPass().stuck;
+    expect(requestsView(tracker, DEFAULT_QUERY, stuck).items[0]?.stuckReason).toMatch(/^queued /);
+
+    tracker.transition("r", "processing");
+    // The monitor's pass is older than the change: a processing row is not "stuck: queued 22s".
+    expect(requestsView(tracker, DEFAULT_QUERY, stuck).items[0]).toMatchObject({ state: "processing", stuckReason: null });
+    expect(requestsView(tracker, { ...DEFAULT_QUERY, stuck: true }, stuck).items).toEqual([]);
+    expect(requestDetailView(tracker, "r", stuck)?.stuckReason).toBeNull();
+  });
+});
+
+describe("sessions known from the requests that carry their id", () => {
+  it("are listed and have a page (requests, first and last seen), beside recorded ones; recording into one starts its context", async () => {
+    const { sessionsView, sessionDetailView } = await import("../../lib/views/sessionsView");
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    tracker.create({ requestId: "r1", workspace: "w", sessionId: "from-requests", state: "queued" });
+    clock.advance(60_000);
+    tracker.create({ requestId: "r2", workspace: "w", sessionId: "from-requests", state: "queued" });
+    const recorded = tracker.sessions.start();
+    expect(recorded.ok).toBe(true);
+
+    const rows = sessionsView(tracker);
+    expect(rows.map((r) => [r.sessionId, r.recorded, r.requests])).toEqual([
+      [recorded.ok ? recorded.value.session.session_id : "", true, 0],
+      ["from-requests", false, 2],
+    ]);
+    expect(rows[1]).toMatchObject({ state: "active", firstSeen: clock.now() - 60_000, lastSeen: clock.now() });
+
+    expect(sessionDetailView(tracker, "from-requests")).toMatchObject({ session: null, sessionId: "from-requests", seen: { requests: 2 }, requestCounts: { queued: 2 } });
+    expect(sessionDetailView(tracker, "nobody")).toBeNull();
+
+    expect(tracker.sessions.updateSnapshot({ activeTask: "triage" }, "from-requests")).toMatchObject({ ok: true, value: { session_id: "from-requests" } });
+    expect(sessionDetailView(tracker, "from-requests")?.session?.context_snapshot?.active_task).toBe("triage");
+  });
+});
