@@ -16,6 +16,8 @@ export const listFiltersSchema = z.strictObject({
   text: z.string().max(500).optional(),
   /** Only these requests (the stuck-only view passes the monitor's stuck ids). */
   ids: z.array(z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -")).max(100_000).optional(),
+  /** Only requests whose callback delivery failed: their own `callback`, or a gateway's response file (lib/responses). */
+  callbackFailed: z.boolean().optional(),
   createdFrom: z.number().finite().optional(),
   createdTo: z.number().finite().optional(),
   updatedFrom: z.number().finite().optional(),

@@ -42,6 +42,12 @@ export interface TrackerOptions {
   readOnly?: boolean;
   /** Where the indexes of observed folders live. Default `REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
   cacheDir?: string;
+  /**
+   * A gateway's ipc folder, where its stop hook writes `<workspace>/responses/<id>.json` (output,
+   * exit code, callback delivery). Default `REQWATCH_IPC_DIR`, else `ipc/` beside the state folder
+   * when it exists. Read, never written.
+   */
+  ipcDir?: string;
   /** Attempts a request gets unless it sets its own `maxAttempts`. Default 3. */
   maxAttempts?: number;
   /** Back-off between automatic retries. Default base 1 s, cap 5 min, jitter 0.2. */
@@ -75,6 +81,7 @@ export interface ResolvedTrackerOptions {
   create: boolean;
   readOnly: boolean;
   cacheDir: string;
+  ipcDir?: string;
   maxAttempts: number;
   backoff: BackoffOptions;
   queuedStuckAfterMs: number;
@@ -94,6 +101,7 @@ const KNOWN = [
   "create",
   "readOnly",
   "cacheDir",
+  "ipcDir",
   "maxAttempts",
   "backoff",
   "queuedStuckAfterMs",
@@ -142,6 +150,9 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
   if (options.stateDir !== undefined && (typeof options.stateDir !== "string" || options.stateDir === "")) {
     throw new ReqwatchError("BAD_INPUT", `Option "stateDir" must be a non-empty path.`);
   }
+  for (const key of ["cacheDir", "ipcDir"] as const) {
+    if (options[key] !== undefined && (typeof options[key] !== "string" || options[key] === "")) throw new ReqwatchError("BAD_INPUT", `Option "${key}" must be a non-empty path.`);
+  }
   if (options.now !== undefined && typeof options.now !== "function") {
     throw new ReqwatchError("BAD_INPUT", `Option "now" must be a function returning epoch milliseconds.`);
   }
@@ -153,6 +164,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     create: options.create ?? true,
     readOnly: options.readOnly ?? flagSetting(env, "REQWATCH_READ_ONLY"),
     cacheDir: options.cacheDir ? path.resolve(/*turbopackIgnore: true*/ options.cacheDir) : defaultCacheDir(env),
+    ...((options.ipcDir ?? env.REQWATCH_IPC_DIR) && { ipcDir: path.resolve(/*turbopackIgnore: true*/ (options.ipcDir ?? env.REQWATCH_IPC_DIR)!) }),
     maxAttempts: options.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : positiveInteger(options.maxAttempts, "maxAttempts"),
     backoff: resolveBackoff(options.backoff),
     queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),

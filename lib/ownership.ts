@@ -5,6 +5,7 @@ import path from "node:path";
 import type { TrackerContext } from "./context";
 import { ReqwatchError } from "./errors";
 import { fsyncDir } from "./fs/durableWrite";
+import { resolveIpcDir } from "./responses/ipcDir";
 import { stateDirAt, type StateDir } from "./stateDir";
 
 /** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */
@@ -33,6 +34,8 @@ export interface OpenStateDirOptions {
   readOnly: boolean;
   /** Where the indexes of observed folders live (`REQWATCH_CACHE_DIR`, else the XDG cache directory). */
   cacheDir: string;
+  /** A gateway's ipc folder, if one was named (else `ipc/` beside the folder, when it exists). */
+  ipcDir?: string;
   now: () => number;
 }
 
@@ -101,7 +104,7 @@ export function openStateDir(root: string, options: OpenStateDirOptions): { dir:
     }
     fs.mkdirSync(absolute, { recursive: true });
     writeMarker(absolute, "created", options.now());
-    return managed(absolute, "reqwatch created this folder");
+    return managed(absolute, "reqwatch created this folder", options.ipcDir);
   }
   const marked = statOrNull(path.join(absolute, MARKER_FILE)) !== null;
   const earlier = !marked && EARLIER_SIGNS.some((name) => statOrNull(path.join(absolute, name)) !== null);
@@ -114,31 +117,32 @@ export function openStateDir(root: string, options: OpenStateDirOptions): { dir:
     }
   }
   if (options.readOnly) {
-    return observed(absolute, options.cacheDir, "it was opened read-only", "open it without --read-only (REQWATCH_READ_ONLY)");
+    return observed(absolute, options.cacheDir, options.ipcDir, "it was opened read-only", "open it without --read-only (REQWATCH_READ_ONLY)");
   }
-  if (marked) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)");
+  if (marked) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
   if (earlier) {
     writeMarker(absolute, "made by an earlier reqwatch", options.now());
-    return managed(absolute, "an earlier reqwatch made this folder (it holds index.db)");
+    return managed(absolute, "an earlier reqwatch made this folder (it holds index.db)", options.ipcDir);
   }
   if (empty) {
     writeMarker(absolute, "adopted while empty", options.now());
-    return managed(absolute, "the folder was empty, so reqwatch took it as its own");
+    return managed(absolute, "the folder was empty, so reqwatch took it as its own", options.ipcDir);
   }
   return observed(
     absolute,
     options.cacheDir,
+    options.ipcDir,
     "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)",
     `run \`reqwatch adopt --state-dir ${absolute}\` and open it again`,
   );
 }
 
-function managed(root: string, reason: string) {
-  return { dir: stateDirAt(root, root), ownership: { access: "managed" as const, reason } };
+function managed(root: string, reason: string, ipcDir: string | undefined) {
+  return { dir: stateDirAt(root, root, resolveIpcDir(ipcDir, root)), ownership: { access: "managed" as const, reason } };
 }
 
-function observed(root: string, cacheDir: string, reason: string, toWrite: string) {
-  return { dir: stateDirAt(root, observedStoreDir(root, cacheDir)), ownership: { access: "observed" as const, reason, toWrite } };
+function observed(root: string, cacheDir: string, ipcDir: string | undefined, reason: string, toWrite: string) {
+  return { dir: stateDirAt(root, observedStoreDir(root, cacheDir), resolveIpcDir(ipcDir, root)), ownership: { access: "observed" as const, reason, toWrite } };
 }
 
 /**

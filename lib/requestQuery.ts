@@ -18,6 +18,8 @@ export interface RequestQuery {
   from?: string;
   to?: string;
   stuck: boolean;
+  /** "failed": only requests whose callback delivery failed (their own, or a gateway's response file). */
+  callback?: "failed";
   /** Words to find in prompt, output or error. */
   q?: string;
   sort: (typeof SORT_FIELDS)[number];
@@ -79,6 +81,11 @@ export function parseRequestQuery(params: URLSearchParams): RequestQuery {
     if (stuck !== "1") bad('Invalid stuck: use "1" or leave it out.');
     query.stuck = true;
   }
+  const callback = params.get("callback");
+  if (callback) {
+    if (callback !== "failed") bad('Invalid callback: use "failed" or leave it out.');
+    query.callback = "failed";
+  }
   const sort = params.get("sort");
   if (sort) {
     if (!SORT_FIELDS.includes(sort as RequestQuery["sort"])) bad(`Invalid sort: use ${SORT_FIELDS.join(" or ")}.`);
@@ -104,6 +111,7 @@ export function requestQueryParams(query: RequestQuery): URLSearchParams {
   if (query.from) params.set("from", query.from);
   if (query.to) params.set("to", query.to);
   if (query.stuck) params.set("stuck", "1");
+  if (query.callback) params.set("callback", query.callback);
   if (query.q) params.set("q", query.q);
   if (query.sort !== DEFAULT_QUERY.sort) params.set("sort", query.sort);
   if (query.order !== DEFAULT_QUERY.order) params.set("order", query.order);
@@ -121,6 +129,7 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
     createdFrom,
     createdTo: query.to ? time(query.to, "to") : undefined,
     ids: query.stuck ? [...stuckIds] : undefined,
+    callbackFailed: query.callback === "failed" ? true : undefined,
     text: query.q,
     sort: query.sort,
     order: query.order,
@@ -132,5 +141,14 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
 /** Every request the query matches now, whatever the page: what "retry all matching" acts on. */
 export function toMatchFilter(query: RequestQuery, now: number, stuckIds: readonly string[]): Omit<ListFilters, "limit" | "cursor" | "sort" | "order"> {
   const filters = toListFilters({ ...query, cursor: undefined }, now, stuckIds);
-  return { states: filters.states, workspace: filters.workspace, sessionId: filters.sessionId, createdFrom: filters.createdFrom, createdTo: filters.createdTo, ids: filters.ids, text: filters.text };
+  return {
+    states: filters.states,
+    workspace: filters.workspace,
+    sessionId: filters.sessionId,
+    createdFrom: filters.createdFrom,
+    createdTo: filters.createdTo,
+    ids: filters.ids,
+    text: filters.text,
+    callbackFailed: filters.callbackFailed,
+  };
 }

@@ -17,6 +17,8 @@ export interface StateDir {
    * reqwatch manages it, a folder under the user's cache directory when it only observes it.
    */
   readonly storeDir: string;
+  /** A gateway's ipc folder with its response files (lib/responses/ipcDir.ts), read and never written; null when there is none. */
+  readonly ipcDir: string | null;
   readonly indexFile: string;
   readonly archiveFile: string;
   requestFile(requestId: string): string;
@@ -28,7 +30,7 @@ export function resolveStateDirPath(explicit?: string, env: NodeJS.ProcessEnv = 
   return path.resolve(/*turbopackIgnore: true*/ explicit || env[STATE_DIR_ENV] || DEFAULT_STATE_DIR);
 }
 
-export function stateDirAt(root: string, storeDir: string = root): StateDir {
+export function stateDirAt(root: string, storeDir: string = root, ipcDir: string | null = null): StateDir {
   const absolute = path.resolve(/*turbopackIgnore: true*/ root);
   const store = path.resolve(/*turbopackIgnore: true*/ storeDir);
   const requestsDir = path.join(absolute, "requests");
@@ -38,6 +40,7 @@ export function stateDirAt(root: string, storeDir: string = root): StateDir {
     sessionsDir: path.join(absolute, "sessions"),
     resultsDir: path.join(absolute, "results"),
     storeDir: store,
+    ipcDir,
     indexFile: path.join(store, "index.db"),
     archiveFile: path.join(store, "archive.db"),
     requestFile(requestId: string) {

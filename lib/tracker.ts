@@ -21,6 +21,7 @@ import { openIndex, readMeta, removeIndexFiles } from "./index/openIndex";
 import { resolveListFilters, type ListFilters } from "./listFilters";
 import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./options";
 import { recover, type RecoveryReport } from "./recovery/recover";
+import { reconcileResponses, responseCounts } from "./responses/responseIndex";
 import { findStuck, monitorPass, type MonitorPass, type StuckRequest } from "./monitor/monitorPass";
 import { startMonitorLoop, type MonitorHandle, type MonitorLoopOptions } from "./monitor/startMonitor";
 import { claimNext, type Claim, type ClaimOptions } from "./queue/claimNext";
@@ -77,6 +78,8 @@ export interface Tracker {
   sessionsSeen(options?: { ids?: readonly string[]; limit?: number }): SessionSeen[];
   /** When the oldest request indexed was created; null when there is none. */
   oldestCreatedAt(): number | null;
+  /** A gateway's response files in the index (lib/responses). */
+  responseCounts(): { files: number; unreadable: number; callbackFailed: number };
   unreadableFiles(): UnreadableFile[];
   /** The index's feed generation: changes when the index is rebuilt. */
   generation(): string;
@@ -247,7 +250,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     list(filters) {
-      return listRequests(ctx.db, resolveListFilters(filters));
+      const resolved = resolveListFilters(filters);
+      // Without a follower in this process (a CLI command), the response files are read in first.
+      if (resolved.callbackFailed && ingests.size === 0) reconcileResponses(ctx);
+      return listRequests(ctx.db, resolved);
     },
 
     countsByState(filters = {}) {
@@ -258,6 +264,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     oldestCreatedAt() {
       return oldestCreatedAt(ctx.db);
+    },
+
+    responseCounts() {
+      return responseCounts(ctx.db);
     },
 
     sessionsSeen(options) {

@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { ROOT, ensureBuild } from "./build-if-stale.mjs";
 
 const DEFAULT_PORT = 4600;
-const USAGE = "Usage: npm start -- [--state-dir PATH] [--read-only] [--port N] [--host 127.0.0.1] [--dev]";
+const USAGE = "Usage: npm start -- [--state-dir PATH] [--read-only] [--ipc-dir PATH] [--port N] [--host 127.0.0.1] [--dev]";
 
 let values;
 try {
@@ -16,6 +16,7 @@ try {
     options: {
       "state-dir": { type: "string" },
       "read-only": { type: "boolean" },
+      "ipc-dir": { type: "string" },
       port: { type: "string" },
       host: { type: "string" },
       dev: { type: "boolean" },
@@ -54,7 +55,7 @@ console.log(`reqwatch: state directory ${stateDir}`);
 const server = spawn(process.execPath, [path.join(ROOT, "dist/server.cjs"), "--hostname", host, "--port", port, ...(values.dev ? ["--dev"] : [])], {
   cwd: ROOT,
   stdio: "inherit",
-  env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir, ...(values["read-only"] && { REQWATCH_READ_ONLY: "1" }) },
+  env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_STATE_DIR: stateDir, ...(values["read-only"] && { REQWATCH_READ_ONLY: "1" }), ...(values["ipc-dir"] && { REQWATCH_IPC_DIR: path.resolve(invokedFrom, values["ipc-dir"]) }) },
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
 server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -53,6 +53,12 @@ export default function HealthPage() {
             <dd>{ingest.lastReconcile ? `${formatAgo(ingest.lastReconcile.at, now)}, ${ingest.lastReconcile.scanned} files in ${ingest.lastReconcile.durationMs} ms, ${ingest.lastReconcile.fixes} fixes` : "not yet"}</dd>
             <dt>Reconciliation fixes</dt>
             <dd>{ingest.reconcileFixes === 0 ? "0" : `${ingest.reconcileFixes}: the watcher missed changes that reconciliation caught`}</dd>
+            <dt>Response files</dt>
+            <dd>
+              {ingest.responses.mode === "off"
+                ? "no ipc folder beside the state directory (set REQWATCH_IPC_DIR to name one)"
+                : `${ingest.responses.mode === "following" ? "following" : `not watched (${ingest.responses.error ?? "error"}): reconciling`} ${health.responses.files} in the ipc folder, ${health.responses.unreadable} unreadable, ${health.responses.callbackFailed} with a failed callback`}
+            </dd>
           </dl>
         </section>
         <section>

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useState } from "react";
 import { formatDuration } from "@/lib/duration";
 import { lifecycleSegments, timeInStates } from "@/lib/views/lifecycle";
-import type { RequestDetailView } from "@/lib/views/requestsView";
+import type { RequestDetailView, ResponseView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestDetailOptions } from "../data/queries";
@@ -46,6 +46,42 @@ function TextBlock({ label, text, total, download }: { label: string; text: stri
       )}
       <pre className="text" aria-label={label}>{text}</pre>
     </details>
+  );
+}
+
+/** The gateway's response file for this request: output, exit code and callback delivery, or why there is none to show. */
+function ResponseFile({ view, download }: { view: ResponseView; download: string }) {
+  return (
+    <section aria-label="Response file">
+      <h2>
+        Response file <code className="muted">{view.file}</code>
+      </h2>
+      {view.status === "missing" && <p className="muted">No response file (yet): the gateway writes it when the model has answered.</p>}
+      {view.status === "unreadable" && (
+        <p className="notice" role="alert">
+          The response file cannot be read: {view.reason}. It is left as it is.
+        </p>
+      )}
+      {view.status === "ok" && (
+        <>
+          <dl className="fields">
+            <dt>Written</dt>
+            <dd>{view.response.timestamp ?? "—"}</dd>
+            <dt>Exit code</dt>
+            <dd>{view.response.exitCode ?? "—"}</dd>
+            <dt>Callback delivered</dt>
+            <dd>{view.response.callback ? (view.response.callback.success ? "yes" : "no") : "—"}</dd>
+            <dt>Callback attempts</dt>
+            <dd>{view.response.callback?.attempts ?? "—"}</dd>
+            <dt>Retries at</dt>
+            <dd>{view.response.callback?.retryTimestamps.map((t) => (typeof t === "number" ? iso(t) : t)).join(", ") || "—"}</dd>
+            <dt>Callback error</dt>
+            <dd>{view.response.callback?.error ?? "—"}</dd>
+          </dl>
+          <TextBlock label="Response output" text={view.response.output} total={view.outputChars ?? undefined} download={download} />
+        </>
+      )}
+    </section>
   );
 }
 
@@ -142,7 +178,7 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
           <dl className="fields">
             <dt>Attempt</dt>
             <dd>
-              {request.attempt ?? 0}
+              {request.attempt ?? "—"}
               {request.maxAttempts ? ` of ${request.maxAttempts}` : ""}
             </dd>
             <dt>Not before</dt>
@@ -169,10 +205,11 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
               <dd>{request.callback.error ?? "—"}</dd>
             </dl>
           ) : (
-            <p className="muted">No callback recorded.</p>
+            <p className="muted">No callback recorded{data.response ? " in the request file" : ""}.</p>
           )}
         </section>
       </div>
+      {data.response && <ResponseFile view={data.response} download={download("response-output")} />}
 
       <h2>History</h2>
       <table aria-label="History">
@@ -186,6 +223,13 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
           </tr>
         </thead>
         <tbody>
+          {!request.transitions?.length && (
+            <tr>
+              <td colSpan={5} className="muted">
+                No history in the file (another program wrote it): the lifecycle above is from its lifecycle times.
+              </td>
+            </tr>
+          )}
           {(request.transitions ?? []).map((entry, i) => (
             <tr key={i} className={entry.dropped ? "dropped" : undefined}>
               <td className="num">{iso(entry.at)}</td>

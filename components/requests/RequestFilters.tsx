@@ -93,6 +93,9 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
       <label className="check">
         <input type="checkbox" checked={query.stuck} onChange={(event) => onChange({ ...query, stuck: event.target.checked })} /> Stuck only
       </label>
+      <label className="check">
+        <input type="checkbox" checked={query.callback === "failed"} onChange={(event) => onChange({ ...query, callback: event.target.checked ? "failed" : undefined })} /> Callback failed
+      </label>
       <label>
         Sort by
         <select value={`${query.sort}:${query.order}`} onChange={(event) => { const [sort, order] = event.target.value.split(":") as [RequestQuery["sort"], RequestQuery["order"]]; onChange({ ...query, sort, order }); }}>

@@ -7,7 +7,8 @@ import { stateEnteredAt } from "../transition";
 /** How many changes the feed keeps; a client further behind than this is told to refetch. */
 export const FEED_RETAINED = 10_000;
 
-export type ChangeKind = "request.upserted" | "request.removed" | "session.upserted";
+/** `response.changed`: a gateway's response file for the request was written, replaced or removed (lib/responses). */
+export type ChangeKind = "request.upserted" | "request.removed" | "session.upserted" | "response.changed";
 
 /** A session as the sessions list shows it (and as its feed change carries it). */
 export interface SessionSummary {

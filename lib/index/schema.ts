@@ -4,7 +4,7 @@ import { STATES } from "../states";
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 9;
+export const INDEX_SCHEMA_VERSION = 10;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS requests (
   claim_process_started_at INTEGER,
   -- When a reqwatch worker last claimed this request (its history's latest claim): which workspaces are being worked.
   last_claimed_at INTEGER,
+  -- The request's own callback delivery: 1 delivered, 0 failed, NULL none recorded (the table's "callback failed").
+  callback_success INTEGER,
   -- Last sign of life of a processing request: its claim's latest heartbeat (beats are liveness, not
   -- history, and are kept here only; see lib/queue/deliver.ts), else when it entered processing.
   heartbeat_at INTEGER,
@@ -95,6 +97,20 @@ CREATE TABLE IF NOT EXISTS changes (
   data TEXT,
   at INTEGER NOT NULL
 );
+
+-- A gateway's response files (<data>/ipc/<workspace>/responses/<id>.json, lib/responses): their
+-- callback delivery, for the table's "callback failed"; the request page reads the file itself.
+CREATE TABLE IF NOT EXISTS responses (
+  request_id TEXT PRIMARY KEY,
+  workspace TEXT NOT NULL,
+  callback_success INTEGER,
+  -- Why the file cannot be read, or NULL.
+  problem TEXT,
+  file_mtime_ms REAL,
+  file_size INTEGER,
+  file_ino INTEGER
+);
+CREATE INDEX IF NOT EXISTS responses_callback_failed ON responses (request_id) WHERE callback_success = 0;
 
 -- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.
 CREATE TABLE IF NOT EXISTS unreadable_files (

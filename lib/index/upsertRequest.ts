@@ -12,10 +12,10 @@ import { syncRequestText, textSignature } from "./requestText";
 const UPSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
         state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
-        claim_token, claim_pid, claim_host, claim_process_started_at, last_claimed_at, heartbeat_at, file_mtime_ms, file_size, file_ino, text_sig, doc)
+        claim_token, claim_pid, claim_host, claim_process_started_at, last_claimed_at, callback_success, heartbeat_at, file_mtime_ms, file_size, file_ino, text_sig, doc)
       VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
         @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @max_attempts, @not_before, @timeout_at,
-        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @last_claimed_at, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)
+        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @last_claimed_at, @callback_success, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)
       ON CONFLICT(id) DO UPDATE SET
         workspace = excluded.workspace, session_id = excluded.session_id, chat_id = excluded.chat_id,
         state = excluded.state, previous_state = excluded.previous_state, created_at = excluded.created_at,
@@ -25,6 +25,7 @@ const UPSERT = `
         not_before = excluded.not_before, timeout_at = excluded.timeout_at, claim_token = excluded.claim_token,
         claim_pid = excluded.claim_pid, claim_host = excluded.claim_host,
         claim_process_started_at = excluded.claim_process_started_at, last_claimed_at = excluded.last_claimed_at,
+        callback_success = excluded.callback_success,
         -- A heartbeat newer than the file's (beats go to the index only) survives a re-read of the same claim.
         heartbeat_at = CASE WHEN excluded.claim_token IS requests.claim_token
           THEN max(coalesce(requests.heartbeat_at, 0), coalesce(excluded.heartbeat_at, 0)) ELSE excluded.heartbeat_at END,
@@ -73,6 +74,7 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     claim_host: request.claim?.host ?? null,
     claim_process_started_at: request.claim?.processStartedAt ?? null,
     last_claimed_at: lastClaimedAt(request),
+    callback_success: request.callback ? (request.callback.success ? 1 : 0) : null,
     heartbeat_at: request.claim
       ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? row.stateSince)
       : request.state === "processing"

@@ -3,7 +3,9 @@ import type { TrackerContext } from "../context";
 import { idOfFileName } from "../ids";
 import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile, reconcileInSteps } from "../recovery/reconcile";
 import { writersLockFree } from "../index/writeLock";
+import { reconcileResponses } from "../responses/responseIndex";
 import { Sessions } from "../sessions/sessionTracker";
+import { followResponses, type ResponsesStatus } from "./followResponses";
 
 export interface IngestOptions {
   /**
@@ -32,6 +34,8 @@ export interface IngestStatus {
   reconcileFixes: number;
   /** From the watcher's first event of the latest batch to the batch being in the index (ms). */
   lastIngestLagMs: number | null;
+  /** A gateway's response files, followed with chokidar (lib/ingest/followResponses.ts). */
+  responses: ResponsesStatus;
 }
 
 export interface IngestHandle {
@@ -61,7 +65,8 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   const reconcileEveryMs = options.reconcileEveryMs ?? 30_000;
   const fallbackEveryMs = options.fallbackReconcileEveryMs ?? 2_000;
   const onError = options.onError ?? ((error: unknown) => console.error("reqwatch ingest:", error));
-  const status: IngestStatus = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0, lastIngestLagMs: null };
+  const responses = followResponses(ctx, onError);
+  const status: Omit<IngestStatus, "responses"> = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0, lastIngestLagMs: null };
   const pending = new Set<string>();
   const pendingSessions = new Set<string>();
   const pendingBadNames = new Set<string>();
@@ -122,7 +127,8 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
 
   const record = (report: { scanned: number; fixes: number }, started: number, counted: boolean) => {
     const sessionReport = sessions.ingest();
-    const fixes = report.fixes + sessionReport.fixes;
+    const responseFixes = reconcileResponses(ctx);
+    const fixes = report.fixes + sessionReport.fixes + responseFixes;
     status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes };
     if (counted) status.reconcileFixes += fixes;
   };
@@ -213,10 +219,14 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   if (status.mode === "watching") schedule();
 
   return {
-    status: () => ({ ...status, lastReconcile: status.lastReconcile && { ...status.lastReconcile } }),
-    flush,
+    status: () => ({ ...status, lastReconcile: status.lastReconcile && { ...status.lastReconcile }, responses: responses.status() }),
+    flush() {
+      flush();
+      responses.flush();
+    },
     stop() {
       stopped = true;
+      void responses.stop();
       watcher?.close();
       sessionWatcher?.close();
       if (flushTimer) clearTimeout(flushTimer);

@@ -6,6 +6,7 @@ import { writeMeta } from "../index/openIndex";
 import { RECOUNT_STATES } from "../index/schema";
 import { applyChange, stateEnteredAt } from "../transition";
 import { formatDuration } from "../duration";
+import { reconcileResponses } from "../responses/responseIndex";
 import { reconcile, type UnreadableReport } from "./reconcile";
 import { sweepTempFiles } from "./sweepTempFiles";
 
@@ -40,6 +41,7 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const reconciled = reconcile(ctx);
   const sessions = new Sessions(ctx).ingest();
+  reconcileResponses(ctx);
   if (ctx.rebuilding) markTextBackfill(ctx.db);
   withWritersLock(ctx, () => {
     // The rebuild filled the index without the counting triggers (openIndex): count once, put them back.

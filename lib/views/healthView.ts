@@ -17,6 +17,8 @@ export interface HealthView {
   indexBytes: number;
   unreadable: UnreadableFile[];
   ingest: IngestStatus;
+  /** A gateway's response files in the index: how many, how many cannot be read, how many with a failed callback. */
+  responses: { files: number; unreadable: number; callbackFailed: number };
   /** A missing state directory (now), and the index rebuilds made while the server ran. */
   guard: IndexGuardStatus;
   monitor: { intervalMs: number; lastPassAt: number | null; durationMs: number | null; stuck: number | null; lastError: string | null };
@@ -44,6 +46,7 @@ export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: Moni
     indexBytes: sizeOf(index) + sizeOf(`${index}-wal`),
     unreadable: tracker.unreadableFiles(),
     ingest,
+    responses: tracker.responseCounts(),
     guard,
     monitor: {
       intervalMs: tracker.options.monitorIntervalMs,

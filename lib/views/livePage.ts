@@ -24,9 +24,9 @@ function compare(a: Key, b: Key, query: RequestQuery): number {
   return query.order === "desc" ? -raw : raw;
 }
 
-/** Whether a row matches the filters the browser can check; null when the query has one it cannot (text, stuck). */
+/** Whether a row matches the filters the browser can check; null when the query has one it cannot (text, stuck, callback). */
 function matches(row: RequestSummary, query: RequestQuery, now: number): boolean | null {
-  if (query.q || query.stuck) return null;
+  if (query.q || query.stuck || query.callback) return null;
   if (query.states.length && !query.states.includes(row.state)) return false;
   if (query.workspace !== undefined && row.workspace !== query.workspace) return false;
   if (query.session !== undefined && row.sessionId !== query.session) return false;
@@ -52,6 +52,11 @@ export function applyChangesToPage(page: RequestsView, query: RequestQuery, chan
   const upper = page.nextCursor ? keyOf(page.items.at(-1)!, query) : null;
   for (const change of changes) {
     if (change.kind === "session.upserted") continue;
+    if (change.kind === "response.changed") {
+      // A response file decides "callback failed" membership: only the server can say.
+      if (query.callback) refetch = true;
+      continue;
+    }
     const at = items.findIndex((row) => row.requestId === change.requestId);
     const before = at >= 0 ? items[at]! : null;
     if (before) {

@@ -1,6 +1,8 @@
 import type { RequestPage, RequestSummary } from "../index/queries/listRequests";
 import type { StuckRequest } from "../monitor/monitorPass";
+import path from "node:path";
 import { cancelDecision } from "../queue/cancel";
+import { readResponseFile, responseFilePath, type ResponseRecord } from "../responses/responseFile";
 import { retryDecision } from "../queue/retry";
 import { toListFilters, type RequestQuery } from "../requestQuery";
 import { TEXT_FIELDS, type RequestRecord, type TextField } from "../schema";
@@ -48,6 +50,13 @@ export interface ActionAvailability {
  */
 export const DISPLAY_TEXT_CHARS = 100_000;
 
+/** A gateway's response file for the request, as the page shows it: its content, or why there is none to show. */
+export type ResponseView = { file: string } & (
+  | { status: "missing" }
+  | { status: "unreadable"; reason: string }
+  | { status: "ok"; response: ResponseRecord; outputChars: number | null }
+);
+
 export interface RequestDetailView {
   /** The request, its text fields cut to DISPLAY_TEXT_CHARS. */
   request: RequestRecord;
@@ -56,7 +65,34 @@ export interface RequestDetailView {
   stuckReason: string | null;
   /** When it entered its state (the stuck monitor's reasons are for a state and this moment). */
   stateSince: number;
+  /** Its response file in the gateway's ipc folder; null when there is no ipc folder. */
+  response: ResponseView | null;
   actions: { retry: ActionAvailability; cancel: ActionAvailability };
+}
+
+/** The whole output of the request's response file (the download the page links to when it shows it cut); null when there is none. */
+export function responseOutput(tracker: Tracker, request: RequestRecord): string | null {
+  const file = tracker.stateDir.ipcDir && responseFilePath(tracker.stateDir.ipcDir, request.workspace, request.requestId);
+  const read = file ? readResponseFile(file, request.requestId) : null;
+  return read?.status === "ok" ? (read.response.output ?? null) : null;
+}
+
+/** Read the request's response file now (the file is the truth), leniently: missing or unreadable is said, never thrown. */
+function responseView(tracker: Tracker, request: RequestRecord): ResponseView | null {
+  const { ipcDir, root } = tracker.stateDir;
+  if (!ipcDir) return null;
+  const file = responseFilePath(ipcDir, request.workspace, request.requestId);
+  if (!file) return null;
+  // Relative to the state folder: no absolute path reaches the browser.
+  const shown = path.relative(root, file);
+  const read = readResponseFile(file, request.requestId);
+  if (!read) return { file: shown, status: "missing" };
+  if (read.status === "unreadable") return { file: shown, status: "unreadable", reason: read.reason };
+  const output = read.response.output;
+  if (typeof output === "string" && output.length > DISPLAY_TEXT_CHARS) {
+    return { file: shown, status: "ok", response: { ...read.response, output: output.slice(0, DISPLAY_TEXT_CHARS) }, outputChars: output.length };
+  }
+  return { file: shown, status: "ok", response: read.response, outputChars: null };
 }
 
 /** A request with what the detail page needs beside it: its stuck reason and the actions its state allows. */
@@ -81,6 +117,7 @@ export function requestDetailView(tracker: Tracker, requestId: string, stuck: re
     truncated,
     stuckReason: stuckReasonOf(stuck, { requestId, state: request.state, stateSince }),
     stateSince,
+    response: responseView(tracker, request),
     actions: { retry: { allowed: decision.retry, reason: decision.reason }, cancel: { allowed: cancelling.cancel, reason: cancelling.reason } },
   };
 }

@@ -28,7 +28,7 @@ test("filters live in the URL and survive a reload", async ({ page, tracker }) =
 
   await page.goto("/requests");
   const filters = page.getByRole("form", { name: "Filters" });
-  await filters.getByRole("checkbox", { name: "failed" }).check();
+  await filters.getByRole("checkbox", { name: "failed", exact: true }).check();
   await filters.getByLabel("Workspace").fill("alpha");
   await filters.getByLabel("Workspace").press("Enter");
   await expect(page).toHaveURL(/states=failed/);
@@ -38,7 +38,7 @@ test("filters live in the URL and survive a reload", async ({ page, tracker }) =
   await expect(table.getByRole("row", { name: /a-failed/ })).toBeVisible();
 
   await page.reload();
-  await expect(filters.getByRole("checkbox", { name: "failed" })).toBeChecked();
+  await expect(filters.getByRole("checkbox", { name: "failed", exact: true })).toBeChecked();
   await expect(filters.getByLabel("Workspace")).toHaveValue("alpha");
   await expect(table.getByRole("row")).toHaveCount(2);
   await expect(table.getByRole("row", { name: /a-failed/ })).toBeVisible();

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { makeGatewayFolder } from "../helpers/gatewayFolder";
+import { makeGatewayFolder, uuidv7, writeGatewayRequest, writeGatewayResponse, type GatewayRequest } from "../helpers/gatewayFolder";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 import { expect, test } from "./fixtures";
 
@@ -54,7 +54,24 @@ test("a gateway's data folder, watched for a minute with every page and every re
     await expect(button).toBeDisabled();
     await expect(button).toHaveAttribute("title", /reqwatch adopt --state-dir/);
   }
+  // The gateway's response files: the table filters on a failed callback, a request page shows its response.
+  const broken = gateway.responses.at(-1)!;
+  const failedCallbacks = gateway.responses.filter((r) => !r.callback.success && r !== broken);
+  await page.goto(`${url}/requests`);
+  await page.getByRole("checkbox", { name: "Callback failed" }).check();
+  await expect(page).toHaveURL(/callback=failed/);
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(failedCallbacks.length + 1);
+  const failedOne = failedCallbacks[0]!;
+  await page.goto(`${url}/requests/${failedOne.requestId}`);
+  const response = page.getByRole("region", { name: "Response file" });
+  await expect(response).toContainText(`../ipc/${failedOne.workspace}/responses/${failedOne.requestId}.json`);
+  await expect(response.getByRole("definition").nth(2)).toHaveText("no");
+  await expect(response).toContainText("chat service answered 502");
+  await page.goto(`${url}/requests/${broken.requestId}`);
+  await expect(page.getByRole("region", { name: "Response file" }).getByRole("alert")).toContainText("The response file cannot be read: invalid JSON (a write cut short?)");
+
   await page.goto(`${url}/requests/${hung[0]!.requestId}`);
+  await expect(page.getByRole("region", { name: "Response file" })).toContainText("No response file (yet)");
   await expect(page.getByRole("alert").filter({ hasText: "Stuck:" })).toContainText("no reqwatch worker holds it (written by another program)");
   await expect(page.getByRole("button", { name: "Retry" })).toBeDisabled();
 
@@ -78,4 +95,22 @@ test("a gateway's data folder, watched for a minute with every page and every re
   expect(health).toMatchObject({ access: "observed", requests: gateway.requests.length });
 
   expect(treeSnapshot(gateway.data)).toEqual(before);
+});
+
+test("a gateway's response files are followed live: a new workspace folder, a file replaced by rename", async ({ page, stateDir, launchApp }) => {
+  const gateway = makeGatewayFolder(path.join(path.dirname(stateDir), "gateway"), { count: 20, hung: 1 });
+  const { url } = await launchApp({ REQWATCH_STATE_DIR: gateway.state });
+  const now = Date.now();
+  const late: GatewayRequest = { requestId: uuidv7(now), chatId: 7, workspace: "later", state: "processing", previousState: "queued", createdAt: now - 3000, queuedAt: now - 2000, processingStartedAt: now - 1000, lastUpdatedAt: now - 1000, prompt: "late one", timedOut: false };
+  writeGatewayRequest(gateway, late);
+  await page.goto(`${url}/requests/${late.requestId}`);
+  const response = page.getByRole("region", { name: "Response file" });
+  await expect(response).toContainText("No response file (yet)");
+  await expect.poll(async () => (await (await page.request.get(`${url}/api/health`)).json()).ingest.responses.ready).toBe(true);
+
+  writeGatewayResponse(gateway, { requestId: late.requestId, chatId: 7, workspace: "later", timestamp: new Date().toISOString(), output: "the late answer", exitCode: 0, callback: { success: false, attempts: 1, retryTimestamps: [], error: "timeout" } });
+  await expect(response).toContainText("the late answer");
+  await expect(response).toContainText("timeout");
+  writeGatewayResponse(gateway, { requestId: late.requestId, chatId: 7, workspace: "later", timestamp: new Date().toISOString(), output: "the late answer", exitCode: 0, callback: { success: true, attempts: 2, retryTimestamps: [] } });
+  await expect(response.getByRole("definition").nth(2)).toHaveText("yes");
 });

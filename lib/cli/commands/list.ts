@@ -13,6 +13,7 @@ export function registerList(program: Command): void {
     .option("-w, --workspace <name>", "only this workspace")
     .option("-s, --state <states>", "only these states (comma-separated or repeated)", states)
     .option("--session <sessionId>", "only this session")
+    .option("--callback-failed", "only requests whose callback delivery failed (their own, or a gateway's response file: REQWATCH_IPC_DIR, or ipc/ beside the state folder)")
     .option("--created-since <when>", "created at or after: a duration ago (1h), ISO date or epoch ms", since(Date.now))
     .option("--created-before <when>", "created before", since(Date.now))
     .option("--updated-since <when>", "updated at or after", since(Date.now))
@@ -28,6 +29,7 @@ export function registerList(program: Command): void {
           workspace: options.workspace,
           states: options.state as State[] | undefined,
           sessionId: options.session,
+          ...(options.callbackFailed && { callbackFailed: true }),
           createdFrom: options.createdSince,
           createdTo: options.createdBefore,
           updatedFrom: options.updatedSince,

@@ -2,23 +2,25 @@ import { errorResponse } from "@/app/_server/respond";
 import { getTracker } from "@/app/_server/tracker";
 import { ReqwatchError } from "@/lib/errors";
 import { TEXT_FIELDS, type TextField } from "@/lib/schema";
+import { responseOutput } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";
 
 /**
- * The whole of a request's text field (`prompt`, `output`, `error`) as a text file, or the whole
- * request (`json`): what the detail page links to when it shows a long text cut.
+ * The whole of a request's text field (`prompt`, `output`, `error`) as a text file, the output of
+ * its gateway response file (`response-output`), or the whole request (`json`): what the detail
+ * page links to when it shows a long text cut.
  */
 export async function GET(_request: Request, { params }: { params: Promise<{ id: string; part: string }> }): Promise<Response> {
   try {
     const { id, part } = await params;
-    if (part !== "json" && !TEXT_FIELDS.includes(part as TextField)) {
-      throw new ReqwatchError("BAD_INPUT", `Download "json" or one of ${TEXT_FIELDS.join(", ")}, not "${part}".`);
+    if (part !== "json" && part !== "response-output" && !TEXT_FIELDS.includes(part as TextField)) {
+      throw new ReqwatchError("BAD_INPUT", `Download "json", "response-output" or one of ${TEXT_FIELDS.join(", ")}, not "${part}".`);
     }
     const request = getTracker().get(id);
     if (!request) throw new ReqwatchError("NOT_FOUND", `Request ${id} does not exist (it may have been cleaned up).`);
     const json = part === "json";
-    const body = json ? JSON.stringify(request, null, 2) : (request[part as TextField] ?? "");
+    const body = json ? JSON.stringify(request, null, 2) : part === "response-output" ? (responseOutput(getTracker(), request) ?? "") : (request[part as TextField] ?? "");
     return new Response(body, {
       headers: {
         "content-type": json ? "application/json; charset=utf-8" : "text/plain; charset=utf-8",
