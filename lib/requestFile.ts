@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { ReqwatchError } from "./errors";
+import { readTextFile } from "./fs/readTextFile";
 import { jsonStructureProblem } from "./json/structure";
 import { describeZodError, requestSchema, type RequestRecord } from "./schema";
 
@@ -18,10 +19,6 @@ export function fingerprintOf(stat: fs.Stats): FileFingerprint {
 
 function corrupt(name: string, reason: string): ReqwatchError {
   return new ReqwatchError("CORRUPT_FILE", `requests/${name}: ${reason}`, { file: `requests/${name}`, reason });
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${bytes} bytes`;
 }
 
 /** The request file format this code reads and writes; a file may say so in `formatVersion`. */
@@ -71,28 +68,10 @@ export function parseRequestText(text: string, expectedId: string): RequestRecor
  * throws CORRUPT_FILE for anything that is there but unusable.
  */
 export function readRequestFile(file: string, expectedId: string): { request: RequestRecord; fingerprint: FileFingerprint } | null {
-  const name = `${expectedId}.json`;
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw corrupt(name, `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);
-  }
-  if (stat.isSymbolicLink()) throw corrupt(name, "is a symbolic link; links are not followed");
-  if (!stat.isFile()) throw corrupt(name, "is not a regular file");
-  if (stat.size > MAX_REQUEST_FILE_BYTES) {
-    throw corrupt(name, `is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_REQUEST_FILE_BYTES)} limit`);
-  }
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return null;
-    throw corrupt(name, `cannot be read (${code === "EACCES" ? "permission denied" : (code ?? "error")})`);
-  }
-  return { request: parseRequestText(text, expectedId), fingerprint: fingerprintOf(stat) };
+  const read = readTextFile(file, MAX_REQUEST_FILE_BYTES);
+  if (!read) return null;
+  if ("problem" in read) throw corrupt(`${expectedId}.json`, read.problem);
+  return { request: parseRequestText(read.text, expectedId), fingerprint: fingerprintOf(read.stat) };
 }
 
 export function serializeRequest(request: RequestRecord): string {

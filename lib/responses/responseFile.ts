@@ -1,6 +1,6 @@
-import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { readTextFile } from "../fs/readTextFile";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../ids";
 import { fingerprintOf, type FileFingerprint } from "../requestFile";
 import { callbackSchema, describeZodError } from "../schema";
@@ -50,26 +50,12 @@ export function responseOfPath(ipcDir: string, file: string): { workspace: strin
  * or why it cannot be read. Never throws for what is in the file.
  */
 export function readResponseFile(file: string, requestId: string): ResponseRead | null {
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    return { status: "unreadable", reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`, fingerprint: null };
-  }
-  const fingerprint = fingerprintOf(stat);
+  const read = readTextFile(file, MAX_RESPONSE_BYTES);
+  if (!read) return null;
+  const fingerprint = read.stat && fingerprintOf(read.stat);
   const bad = (reason: string): ResponseRead => ({ status: "unreadable", reason, fingerprint });
-  if (stat.isSymbolicLink()) return bad("is a symbolic link; links are not followed");
-  if (!stat.isFile()) return bad("is not a regular file");
-  if (stat.size > MAX_RESPONSE_BYTES) return bad(`is over the ${MAX_RESPONSE_BYTES / 1024 / 1024} MB limit`);
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return null;
-    return bad(`cannot be read (${code ?? "error"})`);
-  }
+  if ("problem" in read) return bad(read.problem);
+  const { text } = read;
   if (text.trim() === "") return bad("the file is empty");
   let raw: unknown;
   try {
@@ -81,5 +67,5 @@ export function readResponseFile(file: string, requestId: string): ResponseRead 
   const parsed = responseSchema.safeParse(raw);
   if (!parsed.success) return bad(describeZodError(parsed.error));
   if (parsed.data.requestId !== undefined && parsed.data.requestId !== requestId) return bad(`the file name says '${requestId}' but requestId is '${parsed.data.requestId}'`);
-  return { status: "ok", response: parsed.data, fingerprint };
+  return { status: "ok", response: parsed.data, fingerprint: fingerprintOf(read.stat) };
 }
