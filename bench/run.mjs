@@ -11,7 +11,7 @@ import { measureLive } from "./live.mjs";
 import { measureDashboard } from "./dashboard.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTracker, STATES, readEvents } = require("../dist/index.cjs");
+const { openTracker, adoptStateDir, STATES, readEvents } = require("../dist/index.cjs");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
 
@@ -35,8 +35,11 @@ function time(fn) {
   return [Number(process.hrtime.bigint() - start) / 1e6, result];
 }
 
+/** A state directory reqwatch manages (files written into it directly stand for a tracker's own). */
 function tempDir(label) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `reqwatch-bench-${label}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `reqwatch-bench-${label}-`));
+  adoptStateDir(dir);
+  return dir;
 }
 
 /** Request files written directly (as another tool would), so 100k of them take seconds, not minutes. */

@@ -112,8 +112,26 @@ function silentFor(candidate: Candidate, now: number): string {
   return formatDuration(now - (candidate.heartbeat_at ?? candidate.state_since));
 }
 
+/**
+ * What a pass learns once and uses for every queued candidate: each workspace's latest claim, and
+ * how many of its queued requests came before. Every queued request older than this one is older
+ * than the threshold too, so it is a candidate: counting the candidates in order is its place.
+ */
+class QueueContext {
+  readonly lastClaims = new Map<string, number | null>();
+  private readonly seen = new Map<string, number>();
+  ahead = 0;
+
+  /** Called for each queued candidate, oldest first. */
+  next(workspace: string): void {
+    this.ahead = this.seen.get(workspace) ?? 0;
+    this.seen.set(workspace, this.ahead + 1);
+  }
+}
+
 /** A queued request's wait, and what is known of the workers that would claim it. */
-function queuedReason(ctx: TrackerContext, candidate: Candidate, now: number, lastClaims: Map<string, number | null>): string {
+function queuedReason(ctx: TrackerContext, candidate: Candidate, now: number, context: QueueContext): string {
+  const lastClaims = context.lastClaims;
   const base = `queued ${formatDuration(now - candidate.state_since)}`;
   if (candidate.not_before !== null && candidate.not_before > now) return `${base}; waiting for its back-off until ${new Date(candidate.not_before).toISOString()}`;
   let last = lastClaims.get(candidate.workspace);
@@ -127,10 +145,7 @@ function queuedReason(ctx: TrackerContext, candidate: Candidate, now: number, la
   if (ago >= ctx.options.queuedStuckAfterMs) {
     return `${base}; no reqwatch worker has claimed from workspace ${candidate.workspace} in ${threshold} (last claim ${formatDuration(ago)} ago)`;
   }
-  const ahead = statement(ctx.db, "SELECT count(*) FROM requests WHERE state = 'queued' AND workspace = ? AND (state_since < ? OR (state_since = ? AND id < ?))")
-    .pluck()
-    .get(candidate.workspace, candidate.state_since, candidate.state_since, candidate.id) as number;
-  return `${base}; workers are claiming from workspace ${candidate.workspace} (last claim ${formatDuration(ago)} ago), ${ahead} queued ahead of it`;
+  return `${base}; workers are claiming from workspace ${candidate.workspace} (last claim ${formatDuration(ago)} ago), ${context.ahead} queued ahead of it`;
 }
 
 /** Why no reqwatch worker holds a processing request that carries no claim. */
@@ -153,9 +168,12 @@ function processingReason(candidate: Candidate, now: number, liveness: Liveness 
 }
 
 /** A candidate as the dashboard shows it, with the reason in words. */
-function stuckEntry(ctx: TrackerContext, candidate: Candidate, now: number, liveness: Liveness | null, lastClaims: Map<string, number | null>): StuckRequest {
+function stuckEntry(ctx: TrackerContext, candidate: Candidate, now: number, liveness: Liveness | null, queue: QueueContext): StuckRequest {
   const base = { requestId: candidate.id, workspace: candidate.workspace, state: candidate.state, since: candidate.state_since };
-  if (candidate.state === "queued") return { ...base, reason: queuedReason(ctx, candidate, now, lastClaims) };
+  if (candidate.state === "queued") {
+    queue.next(candidate.workspace);
+    return { ...base, reason: queuedReason(ctx, candidate, now, queue) };
+  }
   return { ...base, reason: processingReason(candidate, now, liveness, ctx.ownership.access === "managed") };
 }
 
@@ -167,9 +185,9 @@ function owned(ctx: TrackerContext, candidate: Candidate): boolean {
 /** What is stuck right now, without acting: the same rules as a pass, read-only. */
 export function findStuck(ctx: TrackerContext): StuckRequest[] {
   const now = ctx.now();
-  const lastClaims = new Map<string, number | null>();
+  const queue = new QueueContext();
   return findCandidates(ctx, now).map((candidate) =>
-    stuckEntry(ctx, candidate, now, candidate.state === "processing" && candidate.claim_token !== null ? livenessOf(candidate) : null, lastClaims),
+    stuckEntry(ctx, candidate, now, candidate.state === "processing" && candidate.claim_token !== null ? livenessOf(candidate) : null, queue),
   );
 }
 
@@ -187,23 +205,23 @@ export function monitorPass(ctx: TrackerContext): MonitorPass {
   const now = ctx.now();
   const counts: MonitorCounts = { stuckQueued: 0, stuckNotOwned: 0, deadlineTimedOut: 0, resultsApplied: 0, stuckAlive: 0, released: 0, timedOut: 0 };
   const stuck: StuckRequest[] = [];
-  const lastClaims = new Map<string, number | null>();
+  const queue = new QueueContext();
 
   for (const candidate of findCandidates(ctx, now)) {
     if (candidate.state === "queued") {
       counts.stuckQueued++;
-      stuck.push(stuckEntry(ctx, candidate, now, null, lastClaims));
+      stuck.push(stuckEntry(ctx, candidate, now, null, queue));
       continue;
     }
     if (!owned(ctx, candidate)) {
       counts.stuckNotOwned++;
-      stuck.push(stuckEntry(ctx, candidate, now, candidate.claim_token === null ? null : livenessOf(candidate), lastClaims));
+      stuck.push(stuckEntry(ctx, candidate, now, candidate.claim_token === null ? null : livenessOf(candidate), queue));
       continue;
     }
     try {
       const action = actOnProcessing(ctx, candidate, now);
       if (action.count) counts[action.count]++;
-      if (action.stuck) stuck.push(stuckEntry(ctx, candidate, now, "alive", lastClaims));
+      if (action.stuck) stuck.push(stuckEntry(ctx, candidate, now, "alive", queue));
     } catch (error) {
       // An unreadable file is reconciliation's to report; the pass goes on with the others.
       if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;

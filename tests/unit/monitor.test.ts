@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { currentProcess } from "../../lib/process/liveness";
 import { aClaimedRequest, aRequest, writeRequestFile, type ClaimShape } from "../helpers/builders";
+import { aClock } from "../helpers/clock";
 import { aDeadPid } from "../helpers/processes";
 import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 
@@ -178,5 +179,23 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     expect(reasons.first).toMatch(/^queued \d+ms; no reqwatch worker has claimed from workspace nightly in 1ms \(last claim: never\)$/);
     expect(reasons.behind).toMatch(/^queued \d+ms; no reqwatch worker has claimed from workspace batch in 1ms \(last claim \d+ms ago\)$/);
     expect(claimed?.request.requestId).toBe("elsewhere");
+  });
+
+  it("says where a queued request stands when workers are claiming from its workspace", () => {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    for (const id of ["q1", "q2", "q3"]) {
+      clock.advance(10);
+      tracker.create({ requestId: id, workspace: "busy", state: "queued" });
+    }
+    clock.advance(11 * MINUTE);
+    // A worker takes the oldest: q1. The others have waited past the threshold while it works.
+    expect(tracker.claimNext()?.request.requestId).toBe("q1");
+    clock.advance(1000);
+    const reasons = tracker.monitorPass().stuck.map((s) => [s.requestId, s.reason]);
+    expect(reasons).toEqual([
+      ["q2", "queued 11m 1s; workers are claiming from workspace busy (last claim 1s ago), 0 queued ahead of it"],
+      ["q3", "queued 11m 1s; workers are claiming from workspace busy (last claim 1s ago), 1 queued ahead of it"],
+    ]);
   });
 });
