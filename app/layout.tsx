@@ -16,11 +16,11 @@ export const dynamic = "force-dynamic";
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   const { ownership, stateDir } = getTracker();
-  const readOnly = ownership.access === "observed" ? `Observing ${stateDir.root} read-only: ${ownership.reason}. Every action is off. To allow actions, ${ownership.toWrite}.` : null;
+  const readOnly = ownership.access === "observed" ? `Observing ${stateDir.root} read-only: ${ownership.reason}. Every action is off. To allow actions, ${ownership.toWrite} and restart the dashboard.` : null;
   return (
     <html lang="en">
       <body>
-        <LiveFeedProvider actionToken={getActionToken()} readOnly={readOnly}>
+        <LiveFeedProvider actionToken={getActionToken()} readOnly={readOnly} stateDir={stateDir.root}>
           <header className="site">
             <Link prefetch={false} className="brand" href="/">
               reqwatch

@@ -39,7 +39,7 @@ export default function OverviewPage() {
       <h1>Overview</h1>
       {tracker.ownership.access === "observed" && (
         <p className="notice" role="note" aria-label="Observing read-only">
-          reqwatch observes <code>{tracker.stateDir.root}</code> read-only: {tracker.ownership.reason}. It writes nothing there (its index is kept in your cache directory), changes no request, and every action is off. To allow actions, {tracker.ownership.toWrite}.
+          reqwatch observes <code>{tracker.stateDir.root}</code> read-only: {tracker.ownership.reason}. It writes nothing there (its index is kept in your cache directory), changes no request, and every action is off. To allow actions, {tracker.ownership.toWrite} and restart the dashboard.
         </p>
       )}
       <LiveStateCounts initial={counts} />
@@ -115,7 +115,7 @@ export default function OverviewPage() {
         </section>
       </div>
       <h2>Most recently updated</h2>
-      <LiveRecentRequests initial={recent} stateDir={tracker.stateDir.root} />
+      <LiveRecentRequests initial={recent} />
     </>
   );
 }

@@ -1,15 +1,11 @@
 "use client";
 
 import { useDashboard } from "./data/LiveFeed";
-
-/** A path as one shell word: single quotes unless it needs none. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}
+import { shellWord } from "./shellWord";
 
 /** What to do when the folder shown has no requests: the exact command for this folder, or, when it is observed, why nothing is offered. */
-export function EmptyState({ stateDir }: { stateDir: string }) {
-  const { readOnly } = useDashboard();
+export function EmptyState() {
+  const { readOnly, stateDir } = useDashboard();
   if (readOnly) {
     return (
       <div className="empty" role="status">

@@ -22,8 +22,6 @@ export interface CleanupOptions {
   ids?: readonly string[];
   /** Requests last updated before this time go (default: now less `olderThanMs`): a dry run's cutoff, fixed for its run. */
   cutoff?: number;
-  /** At most this many, oldest first (a dry run's count, for its run). */
-  limit?: number;
 }
 
 export interface CleanupReport {
@@ -58,9 +56,9 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
   const candidates = ctx.db
     .prepare(
       `SELECT id, state FROM requests WHERE state IN (${states.map(() => "?").join(", ")}) AND updated_at < ?
-       ${options.ids ? "AND id IN (SELECT value FROM json_each(?))" : ""} ORDER BY updated_at, id LIMIT ?`,
+       ${options.ids ? "AND id IN (SELECT value FROM json_each(?))" : ""} ORDER BY updated_at, id`,
     )
-    .all(...states, cutoff, ...(options.ids ? [JSON.stringify(options.ids)] : []), options.limit ?? -1) as { id: string; state: State }[];
+    .all(...states, cutoff, ...(options.ids ? [JSON.stringify(options.ids)] : [])) as { id: string; state: State }[];
 
   const byState: Partial<Record<State, number>> = {};
   for (const { state } of candidates) byState[state] = (byState[state] ?? 0) + 1;

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -23,7 +23,7 @@ export interface Ownership {
   access: Access;
   /** Why, in words a person can act on. */
   reason: string;
-  /** For an observed folder: how to let reqwatch write there. */
+  /** For an observed folder: how to let reqwatch write there (a running dashboard needs a restart after it). */
   toWrite?: string;
 }
 
@@ -72,27 +72,49 @@ function notADirectory(root: string): ReqwatchError {
   return new ReqwatchError("BAD_INPUT", `The state directory ${root} is not a directory.`, { stateDir: root });
 }
 
+/**
+ * Write the marker whole, then link it into place: another process opening the folder at the same
+ * moment sees no marker or the whole one, never an empty file (which would not be reqwatch's). The
+ * first of several writers wins; the others find it there.
+ */
 function writeMarker(root: string, how: string, now: number): void {
   const body = `${JSON.stringify({ reqwatch: "state directory", formatVersion: 1, since: new Date(now).toISOString(), how }, null, 2)}\n`;
+  const temp = path.join(root, `.${MARKER_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   try {
-    const fd = fs.openSync(path.join(root, MARKER_FILE), "wx", 0o644);
+    fs.writeFileSync(temp, body, { flag: "wx", mode: 0o644 });
+    const fd = fs.openSync(temp, "r");
     try {
-      fs.writeSync(fd, body);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
+    fs.linkSync(temp, path.join(root, MARKER_FILE));
     fsyncDir(root);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
+/** Whether `file` is reqwatch's marker: a small JSON file that says so, not any file of that name. */
+function isMarker(file: string): boolean {
+  try {
+    const stat = fs.lstatSync(file);
+    if (!stat.isFile() || stat.size > 4096) return false;
+    return (JSON.parse(fs.readFileSync(file, "utf8")) as { reqwatch?: unknown }).reqwatch === "state directory";
+  } catch {
+    return false;
   }
 }
 
 /**
  * Decide whether reqwatch manages or observes the state directory at `root`, and where its own
- * files live. Managed: a folder with the marker, one an earlier reqwatch made (it holds index.db,
- * archive.db or results/; the marker is added), an empty folder, or a missing one when `create`.
- * Anything else is another program's: observed, and its index goes under the cache directory.
+ * files live. Managed: a folder with the marker; one an earlier reqwatch made (it holds index.db,
+ * archive.db or results/; the marker is added); and, for a writer's open (`create`: the library,
+ * CLI commands that record), a missing folder (made) or an empty one. Anything else is observed,
+ * with its index under the cache directory: another program's folder, and, for a reader, an empty
+ * one (a gateway may have made it and not written yet).
  */
 export function openStateDir(root: string, options: OpenStateDirOptions): { dir: StateDir; ownership: Ownership } {
   const absolute = path.resolve(/*turbopackIgnore: true*/ root);
@@ -106,35 +128,33 @@ export function openStateDir(root: string, options: OpenStateDirOptions): { dir:
     writeMarker(absolute, "created", options.now());
     return managed(absolute, "reqwatch created this folder", options.ipcDir);
   }
-  const marked = statOrNull(path.join(absolute, MARKER_FILE)) !== null;
-  const earlier = !marked && EARLIER_SIGNS.some((name) => statOrNull(path.join(absolute, name)) !== null);
-  let empty = false;
-  if (!marked && !earlier) {
-    try {
-      empty = fs.readdirSync(absolute).length === 0;
-    } catch (error) {
-      throw new ReqwatchError("IO_ERROR", `Cannot read the state directory ${absolute}: ${(error as Error).message}`);
-    }
-  }
   if (options.readOnly) {
     return observed(absolute, options.cacheDir, options.ipcDir, "it was opened read-only", "open it without --read-only (REQWATCH_READ_ONLY)");
   }
-  if (marked) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
-  if (earlier) {
+  const markerFile = path.join(absolute, MARKER_FILE);
+  if (isMarker(markerFile)) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
+  const toAdopt = `run \`reqwatch adopt --state-dir ${absolute}\``;
+  if (statOrNull(markerFile)) {
+    return observed(absolute, options.cacheDir, options.ipcDir, "it holds a reqwatch.json that is not reqwatch's marker", toAdopt);
+  }
+  if (EARLIER_SIGNS.some((name) => statOrNull(path.join(absolute, name)) !== null)) {
     writeMarker(absolute, "made by an earlier reqwatch", options.now());
     return managed(absolute, "an earlier reqwatch made this folder (it holds index.db)", options.ipcDir);
   }
-  if (empty) {
-    writeMarker(absolute, "adopted while empty", options.now());
-    return managed(absolute, "the folder was empty, so reqwatch took it as its own", options.ipcDir);
+  let empty: boolean;
+  try {
+    empty = fs.readdirSync(absolute).length === 0;
+  } catch (error) {
+    throw new ReqwatchError("IO_ERROR", `Cannot read the state directory ${absolute}: ${(error as Error).message}`);
   }
-  return observed(
-    absolute,
-    options.cacheDir,
-    options.ipcDir,
-    "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)",
-    `run \`reqwatch adopt --state-dir ${absolute}\` and open it again`,
-  );
+  if (empty && options.create) {
+    writeMarker(absolute, "adopted while empty", options.now());
+    return managed(absolute, "the folder was empty when reqwatch first recorded into it", options.ipcDir);
+  }
+  if (empty) {
+    return observed(absolute, options.cacheDir, options.ipcDir, "the folder is empty and holds no reqwatch marker; reqwatch takes it as its own when it first records into it", toAdopt);
+  }
+  return observed(absolute, options.cacheDir, options.ipcDir, "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)", toAdopt);
 }
 
 function managed(root: string, reason: string, ipcDir: string | undefined) {
@@ -156,7 +176,9 @@ export function adoptStateDir(root: string, now: number = Date.now()): boolean {
   const stat = statOrNull(absolute);
   if (!stat) throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
   if (!stat.isDirectory()) throw notADirectory(absolute);
-  if (statOrNull(path.join(absolute, MARKER_FILE))) return false;
+  const markerFile = path.join(absolute, MARKER_FILE);
+  if (isMarker(markerFile)) return false;
+  if (statOrNull(markerFile)) throw new ReqwatchError("ALREADY_EXISTS", `${markerFile} exists and is not reqwatch's marker; move it away first.`);
   writeMarker(absolute, "adopted", now);
   return true;
 }

@@ -29,6 +29,15 @@ function describeJsonError(error: Error): string {
   return error.message.replace(/, "[\s\S]*" is not valid JSON$/, "").slice(0, 200);
 }
 
+/** Fields a file may leave out: another program may write `null` for "not set" instead (`"completedAt": null`). */
+const OPTIONAL_FIELDS = new Set(Object.entries(requestSchema.shape).filter(([, field]) => field.safeParse(undefined).success).map(([key]) => key));
+
+/** The request with its optional fields that are `null` left out: read as not set, never as unreadable. */
+function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.entries(raw).some(([key, value]) => value === null && OPTIONAL_FIELDS.has(key))) return raw;
+  return Object.fromEntries(Object.entries(raw).filter(([key, value]) => !(value === null && OPTIONAL_FIELDS.has(key) && key !== "claim")));
+}
+
 /**
  * Parse and validate the text of a request file. Throws CORRUPT_FILE with one line a person can act
  * on; `details.reason` is that line without the file name.
@@ -55,7 +64,7 @@ export function parseRequestText(text: string, expectedId: string): RequestRecor
   if (formatVersion !== undefined && formatVersion !== REQUEST_FORMAT_VERSION) {
     throw corrupt(name, `written in format version ${JSON.stringify(formatVersion).slice(0, 40)}; this reqwatch reads version ${REQUEST_FORMAT_VERSION} (upgrade reqwatch)`);
   }
-  const parsed = requestSchema.safeParse(raw);
+  const parsed = requestSchema.safeParse(withoutNullOptionals(raw as Record<string, unknown>));
   if (!parsed.success) throw corrupt(name, describeZodError(parsed.error));
   if (parsed.data.requestId !== expectedId) {
     throw corrupt(name, `the file name says '${expectedId}' but requestId is '${parsed.data.requestId}'`);

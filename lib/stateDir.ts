@@ -50,10 +50,14 @@ export function stateDirAt(root: string, storeDir: string = root, ipcDir: string
   };
 }
 
-/** Make the folders reqwatch writes into: all of them in a folder it manages, only its store for one it observes. */
+/** Make the folders reqwatch writes into: all of them in a folder it manages, only its store (private) for one it observes. */
 export function ensureStateDir(dir: StateDir): void {
-  fs.mkdirSync(dir.storeDir, { recursive: true });
-  if (dir.storeDir !== dir.root) return;
+  if (dir.storeDir !== dir.root) {
+    // The index of an observed folder holds its requests' text: private to this user, whatever the folder's own permissions.
+    fs.mkdirSync(dir.storeDir, { recursive: true, mode: 0o700 });
+    fs.chmodSync(dir.storeDir, 0o700);
+    return;
+  }
   fs.mkdirSync(dir.requestsDir, { recursive: true });
   fs.mkdirSync(dir.sessionsDir, { recursive: true });
   fs.mkdirSync(dir.resultsDir, { recursive: true });

@@ -10,7 +10,7 @@ export type TerminalState = (typeof TERMINAL_STATES)[number];
  * listed here; the dashboard derives its buttons from it; the tests enumerate it.
  */
 export const TRANSITIONS: Readonly<Record<State, readonly State[]>> = {
-  // To failed: a person's cancel (lib/queue/cancel.ts).
+  // To failed before it ran: a cancel (lib/queue/cancel.ts), or a writer giving up on it.
   created: ["queued", "processing", "failed"],
   queued: ["processing", "failed"],
   processing: ["completed", "failed", "timeout", "queued"],

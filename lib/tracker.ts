@@ -151,7 +151,7 @@ function validateChange({ to, fields, reason, by }: Change): Change {
 /**
  * Open the tracker on a state directory: decide whether reqwatch manages or only observes it
  * (lib/ownership.ts), create its folders (a managed one's), open (or rebuild) the index, and run
- * recovery unless `recover: false` (in an observed folder, recovery only reads).
+ * recovery unless `recover: false` (in an observed folder, the open only reconciles its index).
  */
 export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
@@ -315,10 +315,13 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     complete(requestId, token, result, by) {
+      // Even a duplicate, which writes no request, removes the result marker.
+      assertManaged(ctx, "Completing");
       return complete(ctx, requestId, token, result, by);
     },
 
     fail(requestId, token, error, options) {
+      assertManaged(ctx, "Failing");
       return fail(ctx, requestId, token, error, options);
     },
 

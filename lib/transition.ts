@@ -67,7 +67,8 @@ export function applyChange(current: RequestRecord, change: InternalChange, now:
   if (changedFields.length) entry.fields = changedFields;
   // A new attempt, or success, leaves an earlier attempt's error to that attempt's step in the history.
   if ((to === "queued" || to === "completed") && next.error !== undefined && !changedFields.includes("error")) {
-    if (to === "queued") entry.error = next.error;
+    // Kept once: a file written before errors moved to the history still carries it.
+    if (!current.transitions?.some((step) => step.error === next.error)) entry.error = next.error;
     delete next.error;
   }
   Object.assign(entry, change.note);

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { ROOT, ensureBuild } from "./build-if-stale.mjs";
 
@@ -22,6 +23,8 @@ const env = {
 };
 
 ensureBuild();
+// reqwatch's own folder (the dashboard observes an empty folder it did not make).
+createRequire(import.meta.url)("../dist/index.cjs").adoptStateDir(stateDir);
 const children = new Set();
 let stopping = false;
 

@@ -3,6 +3,7 @@
 // `npm run dev`: the same server with Next.js in development mode (pages rebuilt on change; the
 // server's own code, lib/ included, is rebuilt once at start).
 import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { ROOT, ensureBuild } from "./build-if-stale.mjs";
@@ -44,6 +45,11 @@ if (!["127.0.0.1", "localhost", "::1"].includes(host)) {
 // npm runs scripts from the package folder; a relative --state-dir means relative to where the user typed it.
 const invokedFrom = process.env.INIT_CWD ?? process.cwd();
 const stateDir = path.resolve(invokedFrom, values["state-dir"] ?? process.env.REQWATCH_STATE_DIR ?? path.join(ROOT, ".reqwatch"));
+// Only the default folder is made here; a folder named that does not exist is most likely a typo.
+if ((values["state-dir"] ?? process.env.REQWATCH_STATE_DIR) && !fs.existsSync(stateDir)) {
+  console.error(`reqwatch: the state directory ${stateDir} does not exist. Check the path; to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.\n${USAGE}`);
+  process.exit(2);
+}
 
 if (values.dev) {
   const lib = spawnSync("npm", ["run", "build:lib"], { cwd: ROOT, stdio: "inherit" });

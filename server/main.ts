@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   // /api/health reports.
   try {
     const { tracker } = getRuntime();
-    if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite}.`);
+    if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite} and restart the dashboard.`);
   } catch (error) {
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);

@@ -40,7 +40,6 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
       <RequestsExplorer
         initialKey={requestQueryParams(query).toString()}
         initialView={view}
-        stateDir={tracker.stateDir.root}
         isEmpty={view.items.length === 0 && Object.values(tracker.countsByState()).every((n) => n === 0)}
       />
     </>

@@ -79,7 +79,7 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
           ))}
         </section>
       )}
-      {entry && <ActionResult entry={entry} previewed={preview.data?.matched ?? null} />}
+      {entry && <ActionResult entry={entry} />}
       <div className="toolbar">
         <span className="spacer" />
         {!entry && (

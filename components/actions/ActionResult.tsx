@@ -1,10 +1,7 @@
 import type { AuditEntry } from "@/lib/actions/auditLog";
 
-/**
- * An action's progress while it runs, then how many changed and how many were skipped, and why;
- * when the dry run said more than the run found, how many no longer matched.
- */
-export function ActionResult({ entry, previewed = null }: { entry: AuditEntry; previewed?: number | null }) {
+/** An action's progress while it runs, then how many changed and how many were skipped, and why (what changed since the dry run among them). */
+export function ActionResult({ entry }: { entry: AuditEntry }) {
   const done = entry.changed + entry.skipped;
   if (entry.status === "running") {
     return (
@@ -19,8 +16,7 @@ export function ActionResult({ entry, previewed = null }: { entry: AuditEntry; p
   return (
     <section aria-label="Result" role="status">
       <p>
-        <strong>{entry.status === "done" ? "Done" : "Stopped"}:</strong> {entry.changed} changed, {entry.skipped} skipped
-        {previewed !== null && previewed > entry.matched ? `; ${previewed - entry.matched} of the ${previewed} in the dry run no longer matched` : ""}.
+        <strong>{entry.status === "done" ? "Done" : "Stopped"}:</strong> {entry.changed} changed, {entry.skipped} skipped.
       </p>
       {entry.skipReasons.map((skip) => (
         <p key={skip.reason} className="muted">

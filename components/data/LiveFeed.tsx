@@ -7,7 +7,8 @@ import type { StuckSnapshot } from "@/lib/feed/feedHub";
 import type { StateCounts } from "@/lib/index/queries/countByState";
 import { parseRequestQuery, type RequestQuery } from "@/lib/requestQuery";
 import { applyChangesToPage } from "@/lib/views/livePage";
-import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
+import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
+import { stuckReasonOf } from "@/lib/views/stuckReason";
 import { auditKeys, requestKeys, sessionKeys, statusKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
@@ -28,6 +29,8 @@ export interface DashboardInfo {
    * actions, in words (every action button is disabled with this as its tooltip).
    */
   readOnly: string | null;
+  /** The state directory shown (for the exact commands the empty states give). */
+  stateDir: string;
 }
 
 const POLL_MS = 5000;
@@ -35,6 +38,8 @@ const POLL_MS = 5000;
 const FALLBACK_AFTER_MS = 3000;
 /** List refetches after changes: at most this often, so a burst costs a few refetches, not one per event. */
 const LIST_REFRESH_MS = 400;
+/** The sessions list, at most this often while changes touch sessions. */
+const SESSION_LIST_REFRESH_MS = 2000;
 
 // Three contexts, so that an event re-renders only what shows it: the status (every event: the
 // live indicator), the poll interval (when the stream goes down or comes back: every live query),
@@ -81,9 +86,9 @@ function queryOfKey(paramsKey: string): RequestQuery | null {
  * stuck list, with the rows' stuck reasons, are set from their events; a `reset` (index rebuilt, or
  * too far behind) refetches everything. At rest the tab makes no request but its event stream.
  */
-export function LiveFeedProvider({ actionToken, readOnly, children }: DashboardInfo & { children: ReactNode }) {
+export function LiveFeedProvider({ actionToken, readOnly, stateDir, children }: DashboardInfo & { children: ReactNode }) {
   const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, refetchOnWindowFocus: false, retry: 1 } } }));
-  const [info] = useState<DashboardInfo>(() => ({ actionToken, readOnly }));
+  const [info] = useState<DashboardInfo>(() => ({ actionToken, readOnly, stateDir }));
   return (
     <QueryClientProvider client={client}>
       <DashboardContext.Provider value={info}>
@@ -104,6 +109,7 @@ function LiveStream({ children }: { children: ReactNode }) {
     let fallbackTimer: ReturnType<typeof setTimeout> | null = null;
     let reopenTimer: ReturnType<typeof setTimeout> | null = null;
     let listTimer: ReturnType<typeof setTimeout> | null = null;
+    let sessionListTimer: ReturnType<typeof setTimeout> | null = null;
     let lastListRefresh = 0;
     let closed = false;
 
@@ -128,6 +134,23 @@ function LiveStream({ children }: { children: ReactNode }) {
         .findAll({ queryKey: requestKeys.lists() })
         .map((cached) => ({ cached, paramsKey: String(cached.queryKey[2] ?? ""), query: queryOfKey(String(cached.queryKey[2] ?? "")) }));
 
+    // At once, then at most once per SESSION_LIST_REFRESH_MS for whatever came meanwhile.
+    let sessionListAgain = false;
+    const refreshSessionList = () => {
+      if (sessionListTimer) {
+        sessionListAgain = true;
+        return;
+      }
+      void queryClient.invalidateQueries({ queryKey: sessionKeys.list() });
+      sessionListTimer = setTimeout(() => {
+        sessionListTimer = null;
+        if (sessionListAgain) {
+          sessionListAgain = false;
+          refreshSessionList();
+        }
+      }, SESSION_LIST_REFRESH_MS);
+    };
+
     const seen = () => setLastEventAt(Date.now());
 
     const applyChanges = (all: FeedChange[]) => {
@@ -137,8 +160,9 @@ function LiveStream({ children }: { children: ReactNode }) {
         else if (change.request?.sessionId) sessionIds.add(change.request.sessionId);
       }
       for (const id of sessionIds) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(id) });
-      // The sessions list counts requests per session: it changes only with a session or a request that has one.
-      if (sessionIds.size) void queryClient.invalidateQueries({ queryKey: sessionKeys.list() });
+      // The sessions list counts requests per session: it changes only with a session or a request
+      // that has one, and a busy queue must not refetch it (a grouped query) on every batch.
+      if (sessionIds.size) refreshSessionList();
       const now = Date.now();
       for (const { cached, paramsKey, query } of cachedPages()) {
         const page = cached.state.data as RequestsView | undefined;
@@ -158,11 +182,9 @@ function LiveStream({ children }: { children: ReactNode }) {
     const applyStuck = (snapshot: StuckSnapshot) => {
       const byId = new Map(snapshot.requests.map((entry) => [entry.requestId, entry]));
       const complete = snapshot.requests.length === snapshot.count;
-      const reasonOf = (row: { requestId: string; state: string; stateSince: number; stuckReason: string | null }) => {
-        const entry = byId.get(row.requestId);
-        if (entry) return entry.state === row.state && entry.since === row.stateSince ? entry.reason : null;
-        return complete ? null : row.stuckReason;
-      };
+      // A row the snapshot leaves out is not stuck, unless the snapshot was cut short (it carries at most 200).
+      const reasonOf = (row: Pick<RequestRow, "requestId" | "state" | "stateSince" | "stuckReason">) =>
+        byId.has(row.requestId) ? stuckReasonOf(byId, row) : complete ? null : row.stuckReason;
       for (const { cached, paramsKey, query } of cachedPages()) {
         const page = cached.state.data as RequestsView | undefined;
         if (!page) continue;
@@ -241,7 +263,7 @@ function LiveStream({ children }: { children: ReactNode }) {
     return () => {
       closed = true;
       source?.close();
-      for (const timer of [fallbackTimer, reopenTimer, listTimer]) if (timer) clearTimeout(timer);
+      for (const timer of [fallbackTimer, reopenTimer, listTimer, sessionListTimer]) if (timer) clearTimeout(timer);
     };
   }, [queryClient]);
 

@@ -139,9 +139,8 @@ export type ActionRequest =
 export const previewAction = (token: string, input: ActionRequest) =>
   input.kind === "undo" ? postJson<ActionPreview>(`/api/actions/${input.entry}/undo/preview`, token) : postJson<ActionPreview>("/api/actions/preview", token, input);
 
-/** Run an action with what its dry run fixed (a cleanup's cutoff and count, a retry's moment), so it never does more than the dry run said. */
+/** Run an action after its dry run, naming it: the run acts on what the dry run described and on no other request. */
 export async function runAction(token: string, input: ActionRequest, preview: ActionPreview): Promise<AuditEntry> {
   if (input.kind === "undo") return (await postJson<{ entry: AuditEntry }>(`/api/actions/${input.entry}/undo`, token)).entry;
-  const fixed = input.kind === "cleanup" ? { ...input, cutoff: preview.cutoff, expected: preview.willChange } : input.kind === "retry" && "query" in input ? { ...input, asOf: preview.asOf } : input;
-  return (await postJson<{ entry: AuditEntry }>("/api/actions", token, fixed)).entry;
+  return (await postJson<{ entry: AuditEntry }>("/api/actions", token, { ...input, preview: preview.previewId })).entry;
 }

@@ -120,7 +120,7 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
         <span className="muted">
           {readOnly
             ? "Actions are off: this folder is observed read-only."
-            : [actions.retry.allowed ? `Retry: ${actions.retry.reason}.` : `Retry is not available: ${actions.retry.reason}.`, actions.cancel.allowed ? `Cancel: ${actions.cancel.reason}.` : ""].join(" ")}
+            : [actions.retry.allowed ? `Retry: ${actions.retry.reason}.` : `Retry is not available: ${actions.retry.reason}.`, actions.cancel.allowed ? `Cancelling moves it to failed (${actions.cancel.reason}).` : ""].join(" ")}
         </span>
       </div>
       {action && <ActionDialog input={action === "retry" ? { kind: "retry", ids: [request.requestId] } : { kind: "cancel", ids: [request.requestId] }} onClose={() => setAction(null)} />}

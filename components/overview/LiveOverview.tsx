@@ -18,8 +18,8 @@ export function LiveStateCounts({ initial }: { initial: Counts }) {
 }
 
 /** The most recently updated requests, kept current by the event stream. */
-export function LiveRecentRequests({ initial, stateDir }: { initial: RequestsView; stateDir: string }) {
+export function LiveRecentRequests({ initial }: { initial: RequestsView }) {
   const pollMs = usePollInterval();
   const { data } = useQuery({ ...requestListOptions(DEFAULT_QUERY), initialData: initial, placeholderData: keepPreviousData, refetchInterval: pollMs });
-  return data.items.length ? <RequestsTable rows={data.items} label="Recent requests" /> : <EmptyState stateDir={stateDir} />;
+  return data.items.length ? <RequestsTable rows={data.items} label="Recent requests" /> : <EmptyState />;
 }

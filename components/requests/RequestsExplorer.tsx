@@ -23,7 +23,7 @@ function queryFrom(params: URLSearchParams): RequestQuery {
 }
 
 /** The live requests table: filters in the URL, keyset pages, selection and bulk actions. */
-export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }: { initialKey: string; initialView: RequestsView; stateDir: string; isEmpty: boolean }) {
+export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initialKey: string; initialView: RequestsView; isEmpty: boolean }) {
   const pathname = usePathname();
   const searchParams = useSearchParams();
   const urlQuery = useMemo(() => queryFrom(new URLSearchParams(searchParams.toString())), [searchParams]);
@@ -63,7 +63,7 @@ export function RequestsExplorer({ initialKey, initialView, stateDir, isEmpty }:
 
   const view = list.data;
 
-  if (isEmpty && view && view.items.length === 0 && !key) return <EmptyState stateDir={stateDir} />;
+  if (isEmpty && view && view.items.length === 0 && !key) return <EmptyState />;
 
   return (
     <>

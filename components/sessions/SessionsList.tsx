@@ -4,7 +4,8 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatAgo, formatDuration } from "@/lib/duration";
 import type { SessionRow } from "@/lib/views/sessionsView";
-import { usePollInterval } from "../data/LiveFeed";
+import { useDashboard, usePollInterval } from "../data/LiveFeed";
+import { shellWord } from "../shellWord";
 import { sessionListOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 
@@ -13,11 +14,17 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
   const pollMs = usePollInterval();
   const { data: sessions } = useQuery({ ...sessionListOptions(), initialData: initial, refetchInterval: pollMs });
   const now = useNow(1000);
+  const { readOnly, stateDir } = useDashboard();
   if (!sessions.length) {
-    return (
+    return readOnly ? (
       <p className="empty" role="status">
-        No sessions yet. Start one with <code>npx reqwatch session start</code>, record a command with{" "}
-        <code>npx reqwatch session command &quot;add auth&quot; --status completed</code>, and requests that carry its id as <code>sessionId</code> are listed with it.
+        No sessions yet: they appear here as the program that owns this folder records them, or as its requests carry a <code>sessionId</code>.
+      </p>
+    ) : (
+      <p className="empty" role="status">
+        No sessions yet. Start one with <code>npx reqwatch session start --state-dir {shellWord(stateDir)}</code>, record a command with{" "}
+        <code>npx reqwatch session command &quot;add auth&quot; --status completed --state-dir {shellWord(stateDir)}</code>, and requests that carry its id as{" "}
+        <code>sessionId</code> are listed with it.
       </p>
     );
   }

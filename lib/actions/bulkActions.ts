@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { getArchived, type ArchiveDb } from "../archive";
 import { cleanup, restore, settleCleanup, settleRestore } from "../cleanup";
 import type { TrackerContext } from "../context";
 import { formatDuration } from "../duration";
 import { ReqwatchError, isReqwatchError } from "../errors";
+import { statement } from "../index/statements";
 import { assertManaged } from "../ownership";
 import { pidExists } from "../process/liveness";
 import { cancel } from "../queue/cancel";
@@ -13,21 +15,23 @@ import { STATES, TERMINAL_STATES, type State } from "../states";
 import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "./auditLog";
 
 /**
- * What a person asks of the dashboard in one action. A run after a dry run carries what the dry run
- * fixed, so it never does more than it said: a retry by filter only requests not updated since
- * `asOf`, a cleanup the `cutoff` it showed and at most the `expected` number it counted.
+ * What a person asks of the dashboard in one action. A run after a dry run names it (`preview`,
+ * the dry run's `previewId`): it then acts on the requests the dry run described, with its cutoff,
+ * and on no other, so it never does more than the dry run said.
  */
-export type ActionInput =
-  | { kind: "retry"; ids?: string[]; filter?: RetryTarget["filter"]; asOf?: number }
+export type ActionInput = (
+  | { kind: "retry"; ids?: string[]; filter?: RetryTarget["filter"] }
   | { kind: "cancel"; ids: string[] }
-  | { kind: "cleanup"; olderThanMs: number; states?: State[]; cutoff?: number; expected?: number };
+  | { kind: "cleanup"; olderThanMs: number; states?: State[] }
+) & { preview?: string };
 
 /** The dry run: what the action would do now. */
 export interface ActionPreview {
   kind: ActionInput["kind"] | "undo";
   summary: string;
-  /** What the dry run fixed, for the run to send back: when it looked, and a cleanup's cutoff. */
-  asOf: number;
+  /** Send it back with the run: the run acts on exactly what this dry run described (kept 15 minutes). */
+  previewId: string;
+  /** A cleanup's cutoff: requests not updated since this time. */
   cutoff?: number;
   matched: number;
   /** How many it would change, and of which states. */
@@ -49,6 +53,17 @@ export interface RunOptions {
 }
 
 const FIRST_IDS = 20;
+/** Dry runs kept for their runs: how long, and how many (a dashboard has a few dialogs open at most). */
+const PREVIEW_TTL_MS = 15 * 60 * 1000;
+const PREVIEWS_KEPT = 20;
+
+/** What a dry run fixed for its run: the requests it matched, and a cleanup's cutoff. */
+interface FixedPreview {
+  kind: ActionInput["kind"];
+  ids: string[];
+  cutoff?: number;
+  expiresAt: number;
+}
 const SKIP_EXAMPLES = 5;
 /** A step's target duration when the size is not fixed: short enough that a page's other requests barely wait. */
 const SLICE_MS = 40;
@@ -114,6 +129,7 @@ function validate(input: ActionInput): ActionInput {
  */
 export class BulkActions {
   private readonly running = new Map<number, EntryProgress & { matched: number }>();
+  private readonly previews = new Map<string, FixedPreview>();
 
   constructor(
     private readonly ctx: TrackerContext,
@@ -164,35 +180,58 @@ export class BulkActions {
   preview(raw: ActionInput): ActionPreview {
     const input = validate(raw);
     const summary = describeAction(input);
-    const asOf = this.ctx.now();
     if (input.kind === "retry" || input.kind === "cancel") {
-      const ids = this.targetOf(input, asOf);
+      const ids = this.targetOf(input);
       const report = input.kind === "retry" ? retry(this.ctx, { ids }, { dryRun: true }) : cancel(this.ctx, ids, { dryRun: true });
       const changing = "retried" in report ? report.retried : report.cancelled;
       const byState: Partial<Record<State, number>> = {};
       for (const r of changing) byState[r.from] = (byState[r.from] ?? 0) + 1;
       const skipped: SkipSummary[] = [];
       for (const s of report.skipped) addSkip(skipped, s.reason, s.requestId);
-      return { kind: input.kind, summary, asOf, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
+      const previewId = this.keep({ kind: input.kind, ids });
+      return { kind: input.kind, summary, previewId, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
     }
-    const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: input.cutoff, dryRun: true });
-    return { kind: "cleanup", summary, asOf, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
+    const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
+    const previewId = this.keep({ kind: "cleanup", ids: report.ids, cutoff: report.cutoff });
+    return { kind: "cleanup", summary, previewId, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
   }
 
-  /** The ids a retry or cancel acts on: those given, or those a filter matches that were not updated after `asOf` (the dry run's moment). */
-  private targetOf(input: Extract<ActionInput, { kind: "retry" | "cancel" }>, asOf: number | undefined): string[] {
+  /** Keep what a dry run fixed for its run; returns the id the run names it by. */
+  private keep(fixed: Omit<FixedPreview, "expiresAt">): string {
+    const now = this.ctx.now();
+    for (const [id, kept] of this.previews) if (kept.expiresAt <= now) this.previews.delete(id);
+    while (this.previews.size >= PREVIEWS_KEPT) this.previews.delete(this.previews.keys().next().value!);
+    const id = randomUUID();
+    this.previews.set(id, { ...fixed, expiresAt: now + PREVIEW_TTL_MS });
+    return id;
+  }
+
+  /** What the dry run a run names fixed; an unknown or expired one is refused, so nothing runs unseen. */
+  private fixedBy(input: ActionInput): FixedPreview | null {
+    if (input.preview === undefined) return null;
+    const fixed = this.previews.get(input.preview);
+    if (!fixed || fixed.expiresAt <= this.ctx.now() || fixed.kind !== input.kind) {
+      throw new ReqwatchError("BAD_INPUT", "That dry run is no longer known (it expired, or the dashboard restarted); run the dry run again.");
+    }
+    this.previews.delete(input.preview);
+    return fixed;
+  }
+
+  /** The ids a retry or cancel acts on: those given, or those a filter matches now. */
+  private targetOf(input: Extract<ActionInput, { kind: "retry" | "cancel" }>): string[] {
     if (input.kind === "cancel" || input.ids) return targetIds(this.ctx, { ids: input.ids });
-    return targetIds(this.ctx, { filter: asOf === undefined ? input.filter : { ...input.filter, updatedTo: asOf + 1 } });
+    return targetIds(this.ctx, { filter: input.filter });
   }
 
   /** Start an action; the returned promise settles when it is done. The entry id is known at once via `onStart`. */
   async run(raw: ActionInput, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
     const input = validate(raw);
     assertManaged(this.ctx, describeAction(input));
+    const fixed = this.fixedBy(input);
     const by = options.by ?? "dashboard";
     if (input.kind === "retry" || input.kind === "cancel") {
-      const ids = this.targetOf(input, input.kind === "retry" ? input.asOf : undefined);
-      const target = input.kind === "cancel" ? { ids: input.ids } : input.ids ? { ids: input.ids } : { filter: input.filter, asOf: input.asOf };
+      const ids = fixed?.ids ?? this.targetOf(input);
+      const target = input.kind === "cancel" || input.ids ? { ids: input.ids } : { filter: input.filter };
       return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
         const report = input.kind === "retry" ? retry(this.ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.ctx, chunk, { by: actedBy(by, entryId) });
         const changed = "retried" in report ? report.retried : report.cancelled;
@@ -201,17 +240,17 @@ export class BulkActions {
         return { changed: changed.length, skipped: report.skipped.length };
       });
     }
-    // The dry run's cutoff and count: the run never takes in a request the dry run did not describe.
-    const matched = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: input.cutoff, limit: input.expected, dryRun: true });
-    const target = { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES, cutoff: matched.cutoff, ...(input.expected !== undefined && { expected: input.expected }) };
+    const matched = fixed ? { ids: fixed.ids, cutoff: fixed.cutoff! } : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
+    const target = { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES, cutoff: matched.cutoff };
     return this.runOver(matched.ids, { kind: "cleanup", summary: describeAction(input), target }, options, (chunk, progress) => {
+      // The dry run's cutoff: a request that reached it since (or changed) is skipped, not taken in.
       const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk });
       progress.changedIds.push(...report.ids);
       const skippedIds = new Set(report.skipped.map((s) => s.requestId));
       for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
       // A chunk's id that no longer matched at all (changed or gone since the preview) is a skip too.
       const unmatched = chunk.filter((id) => !report.ids.includes(id) && !skippedIds.has(id));
-      for (const id of unmatched) addSkip(progress.skipReasons, "changed since it matched", id);
+      for (const id of unmatched) addSkip(progress.skipReasons, "changed since the dry run", id);
       return { changed: report.archived, skipped: report.skipped.length + unmatched.length };
     });
   }
@@ -224,10 +263,10 @@ export class BulkActions {
     const restorable: string[] = [];
     for (const id of original.changedIds) {
       if (!getArchived(archive, id)) addSkip(skipped, "no longer in the archive", id);
-      else if (this.ctx.db.prepare("SELECT 1 FROM requests WHERE id = ?").get(id)) addSkip(skipped, "a request with this id exists again", id);
+      else if (statement(this.ctx.db, "SELECT 1 FROM requests WHERE id = ?").get(id)) addSkip(skipped, "a request with this id exists again", id);
       else restorable.push(id);
     }
-    return { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, asOf: this.ctx.now(), matched: original.changedIds.length, willChange: restorable.length, byState: {}, firstIds: restorable.slice(0, FIRST_IDS), skipped };
+    return { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, previewId: "", matched: original.changedIds.length, willChange: restorable.length, byState: {}, firstIds: restorable.slice(0, FIRST_IDS), skipped };
   }
 
   /** A cleanup that can be undone now, or why not. */

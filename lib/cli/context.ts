@@ -19,7 +19,8 @@ export function trackerFor(command: Command, options: Omit<TrackerOptions, "stat
   } catch (error) {
     // The folder named by --state-dir or REQWATCH_STATE_DIR is missing or not a folder: the value is wrong.
     if (isReqwatchError(error) && typeof error.details?.stateDir === "string") {
-      throw new UsageError(`${error.message}${error.code === "NOT_FOUND" ? " Check --state-dir (or REQWATCH_STATE_DIR); reading never creates it." : ""}`);
+      const hint = " Check --state-dir (or REQWATCH_STATE_DIR); only `create` and the `session` commands that record make a new state directory.";
+      throw new UsageError(`${error.message}${error.code === "NOT_FOUND" ? hint : ""}`);
     }
     throw error;
   }

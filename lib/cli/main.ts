@@ -32,11 +32,14 @@ function buildProgram(): Command {
     .description("Record request lifecycles in a reqwatch state directory")
     .version(packageVersion(), "-V, --version", "print the version")
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
+    // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
+    .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
     .exitOverride();
   for (const register of [registerCreate, registerUpdate, registerGet, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerMonitor, registerSession, registerAdopt]) {
     register(program);
   }
-  for (const command of program.commands) command.exitOverride();
+  const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
+  for (const command of everyCommand(program).slice(1)) command.exitOverride().configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) });
   return program;
 }
 

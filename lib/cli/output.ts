@@ -1,9 +1,16 @@
+import type { Ownership } from "../ownership";
+
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function printLine(line = ""): void {
   process.stdout.write(`${line}\n`);
+}
+
+/** After a dry run in a folder reqwatch only observes: the run itself would be refused, and how to allow it. */
+export function printObservedNote(ownership: Ownership): void {
+  if (ownership.access === "observed") printLine(`Note: this folder is observed read-only (${ownership.reason}): the run itself would be refused. To let reqwatch write there, ${ownership.toWrite}.`);
 }
 
 /** A plain aligned table; the last column is not padded. */

@@ -5,8 +5,17 @@ import { STATES, isState, type State } from "../states";
 
 /** Option-value parsers: a bad value is a usage error (exit 2), reported by commander with the option's name. */
 export function integer(value: string): number {
-  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError("Expected a whole number.");
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`"${value}" is not a whole number.`);
   return Number(value);
+}
+
+/** A whole number from `min` to `max`. */
+export function integerBetween(min: number, max: number) {
+  return (value: string): number => {
+    const n = integer(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${n} is out of range: use ${min} to ${max}.`);
+    return n;
+  };
 }
 
 export function boolean(value: string): boolean {

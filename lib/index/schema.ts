@@ -4,7 +4,7 @@ import { STATES } from "../states";
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 10;
+export const INDEX_SCHEMA_VERSION = 11;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -101,16 +101,16 @@ CREATE TABLE IF NOT EXISTS changes (
 -- A gateway's response files (<data>/ipc/<workspace>/responses/<id>.json, lib/responses): their
 -- callback delivery, for the table's "callback failed"; the request page reads the file itself.
 CREATE TABLE IF NOT EXISTS responses (
-  request_id TEXT PRIMARY KEY,
+  request_id TEXT NOT NULL,
   workspace TEXT NOT NULL,
   callback_success INTEGER,
   -- Why the file cannot be read, or NULL.
   problem TEXT,
   file_mtime_ms REAL,
   file_size INTEGER,
-  file_ino INTEGER
-);
-CREATE INDEX IF NOT EXISTS responses_callback_failed ON responses (request_id) WHERE callback_success = 0;
+  file_ino INTEGER,
+  PRIMARY KEY (request_id, workspace)
+) WITHOUT ROWID;
 
 -- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.
 CREATE TABLE IF NOT EXISTS unreadable_files (

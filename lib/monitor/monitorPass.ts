@@ -136,7 +136,7 @@ function queuedReason(ctx: TrackerContext, candidate: Candidate, now: number, co
   if (candidate.not_before !== null && candidate.not_before > now) return `${base}; waiting for its back-off until ${new Date(candidate.not_before).toISOString()}`;
   let last = lastClaims.get(candidate.workspace);
   if (last === undefined) {
-    last = statement(ctx.db, "SELECT max(last_claimed_at) FROM requests WHERE workspace = ?").pluck().get(candidate.workspace) as number | null;
+    last = statement(ctx.db, "SELECT max(last_claimed_at) FROM requests WHERE workspace = ? AND last_claimed_at IS NOT NULL").pluck().get(candidate.workspace) as number | null;
     lastClaims.set(candidate.workspace, last);
   }
   const threshold = formatDuration(ctx.options.queuedStuckAfterMs);
@@ -186,9 +186,21 @@ function owned(ctx: TrackerContext, candidate: Candidate): boolean {
 export function findStuck(ctx: TrackerContext): StuckRequest[] {
   const now = ctx.now();
   const queue = new QueueContext();
-  return findCandidates(ctx, now).map((candidate) =>
-    stuckEntry(ctx, candidate, now, candidate.state === "processing" && candidate.claim_token !== null ? livenessOf(candidate) : null, queue),
-  );
+  const stuck: StuckRequest[] = [];
+  for (const candidate of findCandidates(ctx, now)) {
+    const liveness = candidate.state === "processing" && candidate.claim_token !== null ? livenessOf(candidate) : null;
+    if (!silenceVisible(ctx, liveness)) continue;
+    stuck.push(stuckEntry(ctx, candidate, now, liveness, queue));
+  }
+  return stuck;
+}
+
+/**
+ * An observer reads the files, not the owner's index, where heartbeats live: a live worker's
+ * silence there is not silence. Its request is not flagged; a gone worker's is.
+ */
+function silenceVisible(ctx: TrackerContext, liveness: Liveness | null): boolean {
+  return !(liveness === "alive" && ctx.ownership.access === "observed");
 }
 
 /**
@@ -214,8 +226,10 @@ export function monitorPass(ctx: TrackerContext): MonitorPass {
       continue;
     }
     if (!owned(ctx, candidate)) {
+      const liveness = candidate.claim_token === null ? null : livenessOf(candidate);
+      if (!silenceVisible(ctx, liveness)) continue;
       counts.stuckNotOwned++;
-      stuck.push(stuckEntry(ctx, candidate, now, candidate.claim_token === null ? null : livenessOf(candidate), queue));
+      stuck.push(stuckEntry(ctx, candidate, now, liveness, queue));
       continue;
     }
     try {

@@ -25,9 +25,9 @@ export const CANCELLED = "cancelled";
 export function cancelDecision(request: RequestRecord): { cancel: boolean; reason: string } {
   if (!canTransition(request.state, "failed")) return { cancel: false, reason: `it is ${request.state}: already finished` };
   if (request.state === "processing") {
-    return { cancel: true, reason: request.claim ? "a worker holds it: its result, if it comes, will be dropped" : "moves it to failed; no reqwatch worker holds it" };
+    return { cancel: true, reason: request.claim ? "a worker holds it; the result it may still send will be dropped" : "no reqwatch worker holds it" };
   }
-  return { cancel: true, reason: `it is ${request.state}: no worker will take it` };
+  return { cancel: true, reason: "before a worker takes it" };
 }
 
 /**

@@ -6,6 +6,7 @@ import { writeMeta } from "../index/openIndex";
 import { RECOUNT_STATES } from "../index/schema";
 import { applyChange, stateEnteredAt } from "../transition";
 import { formatDuration } from "../duration";
+import { claimLiveness } from "../process/liveness";
 import { reconcileResponses } from "../responses/responseIndex";
 import { reconcile, type UnreadableReport } from "./reconcile";
 import { sweepTempFiles } from "./sweepTempFiles";
@@ -61,12 +62,33 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
   };
 }
 
+interface HungRow {
+  id: string;
+  claim_token: string | null;
+  claim_pid: number | null;
+  claim_host: string | null;
+  claim_process_started_at: number | null;
+  heartbeat_at: number | null;
+}
+
+/**
+ * Processing past the hung threshold: the seed's start-up rule, for requests no live worker holds.
+ * A request under a claim whose worker is alive, or beat within the heartbeat timeout, is that
+ * worker's (a long job), not hung: the monitor decides about it.
+ */
 function timeOutHung(ctx: TrackerContext, hungAfterMs: number): string[] {
-  const cutoff = ctx.now() - hungAfterMs;
-  const hung = ctx.db
-    .prepare("SELECT id FROM requests WHERE state = 'processing' AND COALESCE(processing_started_at, state_since) < ?")
-    .pluck()
-    .all(cutoff) as string[];
+  const now = ctx.now();
+  const cutoff = now - hungAfterMs;
+  const rows = ctx.db
+    .prepare(
+      "SELECT id, claim_token, claim_pid, claim_host, claim_process_started_at, heartbeat_at FROM requests WHERE state = 'processing' AND COALESCE(processing_started_at, state_since) < ?",
+    )
+    .all(cutoff) as HungRow[];
+  const held = (row: HungRow) =>
+    row.claim_token !== null &&
+    ((row.heartbeat_at ?? 0) >= now - ctx.options.heartbeatTimeoutMs ||
+      (row.claim_pid !== null && claimLiveness({ pid: row.claim_pid, host: row.claim_host ?? undefined, processStartedAt: row.claim_process_started_at }) === "alive"));
+  const hung = rows.filter((row) => !held(row)).map((row) => row.id);
   const reason = `processing for longer than the hung threshold (${formatDuration(hungAfterMs)})`;
   const timedOut: string[] = [];
   for (const id of hung) {

@@ -9,7 +9,11 @@ import { readResponseFile, responseOfPath } from "./responseFile";
 
 interface Indexed extends FileFingerprint {
   request_id: string;
+  workspace: string;
 }
+
+/** A response file is its workspace's and its request's: `<workspace>/<requestId>`. */
+const keyOf = (workspace: string, requestId: string) => `${workspace}/${requestId}`;
 
 function sameFingerprint(a: FileFingerprint, b: FileFingerprint): boolean {
   return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
@@ -43,10 +47,9 @@ export function ingestResponseFiles(ctx: TrackerContext, files: readonly string[
         result = statement(
           ctx.db,
           `INSERT INTO responses (request_id, workspace, callback_success, problem, file_mtime_ms, file_size, file_ino) VALUES (?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(request_id) DO UPDATE SET workspace = excluded.workspace, callback_success = excluded.callback_success, problem = excluded.problem,
+           ON CONFLICT(request_id, workspace) DO UPDATE SET callback_success = excluded.callback_success, problem = excluded.problem,
              file_mtime_ms = excluded.file_mtime_ms, file_size = excluded.file_size, file_ino = excluded.file_ino
-           WHERE responses.file_mtime_ms IS NOT excluded.file_mtime_ms OR responses.file_size IS NOT excluded.file_size OR responses.file_ino IS NOT excluded.file_ino
-             OR responses.workspace IS NOT excluded.workspace`,
+           WHERE responses.file_mtime_ms IS NOT excluded.file_mtime_ms OR responses.file_size IS NOT excluded.file_size OR responses.file_ino IS NOT excluded.file_ino`,
         ).run(named.requestId, named.workspace, callback, problem, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null);
       }
       if (result.changes > 0) {
@@ -66,9 +69,9 @@ function listDir(dir: string): string[] {
   }
 }
 
-/** Every response file under the ipc folder with its fingerprint: `<workspace>/responses/<id>.json`. */
-function listResponseFiles(ipcDir: string): Map<string, { file: string; fingerprint: FileFingerprint }> {
-  const found = new Map<string, { file: string; fingerprint: FileFingerprint }>();
+/** Every response file under the ipc folder (`<workspace>/responses/<id>.json`) with its fingerprint, by `keyOf`. */
+function listResponseFiles(ipcDir: string): Map<string, { file: string; workspace: string; requestId: string; fingerprint: FileFingerprint }> {
+  const found = new Map<string, { file: string; workspace: string; requestId: string; fingerprint: FileFingerprint }>();
   for (const workspace of listDir(ipcDir)) {
     const dir = path.join(ipcDir, workspace, "responses");
     for (const name of listDir(dir)) {
@@ -76,7 +79,7 @@ function listResponseFiles(ipcDir: string): Map<string, { file: string; fingerpr
       const named = responseOfPath(ipcDir, file);
       if (!named) continue;
       try {
-        found.set(named.requestId, { file, fingerprint: fingerprintOf(fs.lstatSync(file)) });
+        found.set(keyOf(named.workspace, named.requestId), { file, ...named, fingerprint: fingerprintOf(fs.lstatSync(file)) });
       } catch {
         // Gone between the listing and the stat.
       }
@@ -91,20 +94,23 @@ export function reconcileResponses(ctx: TrackerContext): number {
   if (!ipcDir) return 0;
   const onDisk = listResponseFiles(ipcDir);
   const indexed = new Map(
-    (statement(ctx.db, "SELECT request_id, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM responses").all() as Indexed[]).map((row) => [row.request_id, row]),
+    (statement(ctx.db, "SELECT request_id, workspace, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM responses").all() as Indexed[]).map((row) => [
+      keyOf(row.workspace, row.request_id),
+      row,
+    ]),
   );
-  const changed = [...onDisk].filter(([id, { fingerprint }]) => {
-    const row = indexed.get(id);
+  const changed = [...onDisk].filter(([key, { fingerprint }]) => {
+    const row = indexed.get(key);
     return !row || !sameFingerprint(row, fingerprint);
   });
   let fixes = ingestResponseFiles(ctx, changed.map(([, { file }]) => file));
-  const gone = [...indexed.keys()].filter((id) => !onDisk.has(id));
+  const gone = [...indexed].filter(([key]) => !onDisk.has(key)).map(([, row]) => row);
   if (gone.length) {
     fixes += withWritersLock(ctx, () => {
       let removed = 0;
-      for (const id of gone) {
-        removed += statement(ctx.db, "DELETE FROM responses WHERE request_id = ?").run(id).changes;
-        if (!ctx.rebuilding) recordResponseChange(ctx.db, id);
+      for (const row of gone) {
+        removed += statement(ctx.db, "DELETE FROM responses WHERE request_id = ? AND workspace = ?").run(row.request_id, row.workspace).changes;
+        if (!ctx.rebuilding) recordResponseChange(ctx.db, row.request_id);
       }
       return removed;
     });

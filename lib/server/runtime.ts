@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { FeedHub } from "../feed/feedHub";
 import type { IndexGuardHandle } from "../index/indexGuard";
@@ -6,6 +7,7 @@ import type { IngestHandle } from "../ingest/startIngest";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { MonitorHandle } from "../monitor/startMonitor";
 import type { TrackerOptions } from "../options";
+import { resolveStateDirPath } from "../stateDir";
 import { openTracker, type Tracker } from "../tracker";
 import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
@@ -44,27 +46,33 @@ export interface Runtime {
  * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
  * queue owns, and in a folder reqwatch only observes, on nothing.
  */
-export function openRuntime(options?: TrackerOptions): Runtime {
-  const tracker = openTracker({ ...options, recover: false });
+export function openRuntime(options: TrackerOptions = {}): Runtime {
+  // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
+  // empty one is observed: a gateway may have made it and not written yet.
+  const stateDir = resolveStateDirPath(options.stateDir);
+  const tracker = openTracker({ ...options, recover: false, create: !fs.existsSync(stateDir) });
   // Actions a killed server left half done say so in the audit log.
   if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
+  // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
+  // starts with a reconciliation, so the monitor's first pass sees the folder as it is now, not as
+  // an index kept from an earlier run left it.
+  const startIngest = () => tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
+  let ingest = startIngest();
   const feed = new FeedHub(tracker);
   const processingAtStart = tracker.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
   const monitor = tracker.startMonitor({
     onPass: (pass) => feed.publishStuck(pass.stuck, pass.at),
     onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
   });
-  fillTextIndex(tracker);
-  // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once.
-  const startIngest = () => tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
-  let ingest = startIngest();
+  let closed = false;
+  fillTextIndex(tracker, () => closed);
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({
     onReopened: (cause) => {
       console.error(`reqwatch: ${cause}; the index was rebuilt from the files.`);
       ingest.stop();
       ingest = startIngest();
-      fillTextIndex(tracker);
+      fillTextIndex(tracker, () => closed);
     },
     onError: (error) => console.error("reqwatch: index check failed:", error),
   });
@@ -85,6 +93,7 @@ export function openRuntime(options?: TrackerOptions): Runtime {
     health: () => healthView(tracker, ingest.status(), monitor, guard.status()),
     eventLoopDelay: () => ({ p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) }),
     close() {
+      closed = true;
       loopDelay.disable();
       // Stops the monitor, the ingest and the guard it started.
       tracker.close();
@@ -92,9 +101,10 @@ export function openRuntime(options?: TrackerOptions): Runtime {
   };
 }
 
-/** After a rebuild, fill the search index in small steps, leaving the event loop free between them. */
-function fillTextIndex(tracker: Tracker): void {
+/** After a rebuild, fill the search index in small steps, leaving the event loop free between them; stops when the runtime closes. */
+function fillTextIndex(tracker: Tracker, closed: () => boolean): void {
   const step = () => {
+    if (closed()) return;
     try {
       if (tracker.backfillTextIndex(1000) > 0) setImmediate(step);
     } catch (error) {

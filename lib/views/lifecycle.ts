@@ -18,24 +18,32 @@ type Step = Pick<TransitionEntry, "from" | "to" | "at">;
  */
 export function stateSteps(request: RequestRecord): Step[] {
   const history = (request.transitions ?? []).filter((entry) => !entry.dropped && entry.from !== entry.to);
-  return history.length ? history : stepsFromTimes(request);
+  if (!history.length) return stepsFromTimes(request, request.state);
+  const first = history[0]!;
+  if (first.from === null) return history;
+  // A history that starts mid-way (another program's file, adopted and then written by reqwatch):
+  // the lifecycle times tell the steps before it, up to the state its first step left.
+  const before = stepsFromTimes(request, first.from).filter((step) => step.at <= first.at);
+  return before.at(-1)?.to === first.from ? [...before, ...history] : history;
 }
 
-function stepsFromTimes(request: RequestRecord): Step[] {
+/** The steps the lifecycle times tell, up to `state` (a terminal one at `completedAt`). */
+function stepsFromTimes(request: RequestRecord, state: State): Step[] {
   const marks: [State, number | undefined][] = [
     ["created", request.createdAt],
     ["queued", request.queuedAt],
     ["processing", request.processingStartedAt],
   ];
-  if (isTerminal(request.state)) marks.push([request.state, request.completedAt]);
+  if (isTerminal(state)) marks.push([state, request.completedAt]);
+  const upTo = marks.findIndex(([mark]) => mark === state);
   const steps: Step[] = [];
   let from: State | null = null;
   let last = -Infinity;
-  for (const [state, at] of marks) {
+  for (const [mark, at] of upTo < 0 ? marks : marks.slice(0, upTo + 1)) {
     // A time out of order (or missing) says nothing reliable about that step.
     if (typeof at !== "number" || at < last) continue;
-    steps.push({ from, to: state, at });
-    from = state;
+    steps.push({ from, to: mark, at });
+    from = mark;
     last = at;
   }
   return steps;

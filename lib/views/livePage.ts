@@ -1,8 +1,7 @@
 import { decodeCursor, encodeCursor } from "../cursor";
-import { parseDuration } from "../duration";
 import type { FeedChange } from "../feed/changes";
 import type { RequestSummary } from "../index/queries/listRequests";
-import type { RequestQuery } from "../requestQuery";
+import { toListFilters, type RequestQuery } from "../requestQuery";
 import type { RequestRow, RequestsView } from "./requestsView";
 
 /** What a batch of changes did to one table page: the new page, and whether only the server can say the rest. */
@@ -24,15 +23,18 @@ function compare(a: Key, b: Key, query: RequestQuery): number {
   return query.order === "desc" ? -raw : raw;
 }
 
-/** Whether a row matches the filters the browser can check; null when the query has one it cannot (text, stuck, callback). */
+/**
+ * Whether a row matches the page's filters, by the same URL-to-filter mapping the server uses
+ * (`toListFilters`); null when the query has one only the server can check (text, stuck, callback).
+ */
 function matches(row: RequestSummary, query: RequestQuery, now: number): boolean | null {
   if (query.q || query.stuck || query.callback) return null;
-  if (query.states.length && !query.states.includes(row.state)) return false;
-  if (query.workspace !== undefined && row.workspace !== query.workspace) return false;
-  if (query.session !== undefined && row.sessionId !== query.session) return false;
-  const from = query.within ? now - parseDuration(query.within, "within") : query.from ? Date.parse(query.from) : undefined;
-  if (from !== undefined && row.createdAt < from) return false;
-  if (query.to && row.createdAt >= Date.parse(query.to)) return false;
+  const filters = toListFilters(query, now, []);
+  if (filters.states && !filters.states.includes(row.state)) return false;
+  if (filters.workspace !== undefined && row.workspace !== filters.workspace) return false;
+  if (filters.sessionId !== undefined && row.sessionId !== filters.sessionId) return false;
+  if (filters.createdFrom !== undefined && row.createdAt < filters.createdFrom) return false;
+  if (filters.createdTo !== undefined && row.createdAt >= filters.createdTo) return false;
   return true;
 }
 

@@ -8,6 +8,7 @@ import { toListFilters, type RequestQuery } from "../requestQuery";
 import { TEXT_FIELDS, type RequestRecord, type TextField } from "../schema";
 import { canTransition } from "../states";
 import { stateEnteredAt } from "../transition";
+import { stuckReasonOf } from "./stuckReason";
 import type { Tracker } from "../tracker";
 
 /** A table row: the list row and, when the monitor flagged it, why it is stuck. */
@@ -18,15 +19,6 @@ export interface RequestRow extends RequestSummary {
 export interface RequestsView {
   items: RequestRow[];
   nextCursor: string | null;
-}
-
-/**
- * The monitor's reason for a request, if it still describes it: a reason is for the state (and
- * the moment it entered it) the pass saw, and a request that moved on since is not stuck for it.
- */
-export function stuckReasonOf(stuck: readonly StuckRequest[] | ReadonlyMap<string, StuckRequest>, row: Pick<RequestSummary, "requestId" | "state" | "stateSince">): string | null {
-  const entry = stuck instanceof Map ? stuck.get(row.requestId) : (stuck as readonly StuckRequest[]).find((s) => s.requestId === row.requestId);
-  return entry && entry.state === row.state && entry.since === row.stateSince ? entry.reason : null;
 }
 
 /** One page of the requests table for a URL query, with the stuck monitor's reasons on its rows. */

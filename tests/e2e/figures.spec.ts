@@ -1,4 +1,6 @@
 import type { Request } from "@playwright/test";
+import path from "node:path";
+import { openTracker } from "../../lib/tracker";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { expect, test } from "./fixtures";
 
@@ -48,7 +50,6 @@ test("after a short stream outage, a longer one still falls back to polling", as
   const live = page.getByRole("status", { name: "Live status" });
   await expect(live).toContainText("live");
   mode = "short";
-  await page.evaluate(() => undefined);
   await page.reload();
   await page.waitForTimeout(2500);
   await expect(live).not.toContainText("polling");
@@ -92,13 +93,13 @@ test("a processing request cancelled from its page: the worker's late result is 
   await expect(page.getByRole("heading", { level: 1 })).toContainText("failed");
 });
 
-test("a cleanup does no more than its dry run said, and says how many no longer matched", async ({ page, stateDir, launchApp }) => {
+test("a cleanup does no more than its dry run said, and says which of them changed since", async ({ page, stateDir, launchApp }) => {
   const now = Date.now();
-  // One finished just inside the hour when the dry run looks; by the time the run starts it is past it.
-  const edgeAt = now - 60 * 60 * 1000 + 20_000;
+  // "edge" finished just inside the hour when the dry run looks; by the time the run starts it is past it.
+  const edgeAt = now - 60 * 60 * 1000 + 8000;
   writeRequestFile(stateDir, aRequest({ requestId: "edge", state: "completed", lastUpdatedAt: edgeAt }));
   writeRequestFile(stateDir, aRequest({ requestId: "old", state: "completed", lastUpdatedAt: now - 2 * 60 * 60 * 1000 }));
-  writeRequestFile(stateDir, aRequest({ requestId: "old-too", state: "failed", lastUpdatedAt: now - 3 * 60 * 60 * 1000 }));
+  writeRequestFile(stateDir, aRequest({ requestId: "old-too", state: "failed", lastUpdatedAt: now - 3 * 60 * 60 * 1000, version: 3 }));
   const { url } = await launchApp();
   await page.goto(`${url}/requests`);
   await page.getByRole("button", { name: "Clean up…" }).click();
@@ -107,10 +108,14 @@ test("a cleanup does no more than its dry run said, and says how many no longer 
   await form.getByRole("button", { name: "Preview cleanup" }).click();
   const dialog = page.getByRole("dialog");
   await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would be archived and removed");
-  // Confirm once "edge" is older than an hour too: a cutoff taken afresh would now take it in.
-  await page.waitForTimeout(Math.max(0, edgeAt + 60 * 60 * 1000 + 1000 - Date.now()));
+  // Meanwhile someone retries one of the two.
+  const tracker = openTracker({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
+  tracker.retry({ ids: ["old-too"] });
+  tracker.close();
+  await page.waitForTimeout(Math.max(0, edgeAt + 60 * 60 * 1000 + 500 - Date.now()));
   await dialog.getByRole("button", { name: "Clean up 2" }).click();
-  await expect(dialog.getByRole("status")).toContainText("Done: 2 changed, 0 skipped.");
+  await expect(dialog.getByRole("status")).toContainText("Done: 1 changed, 1 skipped.");
+  await expect(dialog.getByRole("status")).toContainText("1 skipped: changed since the dry run");
   await page.goto(`${url}/requests/edge`);
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
 });

@@ -19,6 +19,9 @@ test("a gateway's data folder, watched for a minute with every page and every re
   const gateway = makeGatewayFolder(path.join(parent, "gateway"), { count: 200, hung: 5 });
   const before = treeSnapshot(gateway.data);
   const hung = gateway.requests.filter((r) => r.state === "processing");
+  // The last response file is a stop hook cut short: unreadable, so not counted as a failed callback.
+  const broken = gateway.responses.at(-1)!;
+  const failedCallbacks = gateway.responses.filter((r) => !r.callback.success && r !== broken);
   const byState = (state: string) => gateway.requests.filter((r) => r.state === state).length;
   // Every queued request has waited past the 10-minute threshold with no reqwatch worker to claim it.
   const stuck = hung.length + byState("queued");
@@ -55,8 +58,6 @@ test("a gateway's data folder, watched for a minute with every page and every re
     await expect(button).toHaveAttribute("title", /reqwatch adopt --state-dir/);
   }
   // The gateway's response files: the table filters on a failed callback, a request page shows its response.
-  const broken = gateway.responses.at(-1)!;
-  const failedCallbacks = gateway.responses.filter((r) => !r.callback.success && r !== broken);
   await page.goto(`${url}/requests`);
   await page.getByRole("checkbox", { name: "Callback failed" }).check();
   await expect(page).toHaveURL(/callback=failed/);
@@ -76,10 +77,24 @@ test("a gateway's data folder, watched for a minute with every page and every re
   await expect(page.getByRole("button", { name: "Retry" })).toBeDisabled();
 
   // Reading commands, while the server runs.
-  for (const args of [["list"], ["list", "--json"], ["get", hung[0]!.requestId], ["monitor", "--once"], ["cleanup", "--dry-run"], ["retry", "--state", "failed", "--dry-run"], ["session", "list"]]) {
+  const readers = [
+    ["list"],
+    ["list", "--json"],
+    ["list", "--callback-failed"],
+    ["get", hung[0]!.requestId],
+    ["monitor", "--once"],
+    ["cleanup", "--dry-run"],
+    ["retry", "--state", "failed", "--dry-run"],
+    ["cancel", hung[0]!.requestId, "--dry-run"],
+    ["session", "list"],
+  ];
+  for (const args of readers) {
     const result = cli(args, gateway.state, cacheDir);
     expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
   }
+  // There is no session to show: an error, and still nothing written.
+  expect(cli(["session", "show"], gateway.state, cacheDir)).toMatchObject({ code: 1, stderr: "reqwatch: There is no current session recorded in this folder.\n" });
+  expect(cli(["list", "--callback-failed"], gateway.state, cacheDir).stdout.trim().split("\n")).toHaveLength(failedCallbacks.length + 1);
   expect(cli(["monitor", "--once"], gateway.state, cacheDir).stdout).toContain(`stuck ${stuck}`);
 
   // A minute of looking, with the monitor passing every second.
@@ -103,6 +118,8 @@ test("a gateway's response files are followed live: a new workspace folder, a fi
   const now = Date.now();
   const late: GatewayRequest = { requestId: uuidv7(now), chatId: 7, workspace: "later", state: "processing", previousState: "queued", createdAt: now - 3000, queuedAt: now - 2000, processingStartedAt: now - 1000, lastUpdatedAt: now - 1000, prompt: "late one", timedOut: false };
   writeGatewayRequest(gateway, late);
+  // The watcher takes it in within milliseconds; the page is opened once it has.
+  await expect.poll(async () => (await page.request.get(`${url}/api/requests/${late.requestId}`)).status()).toBe(200);
   await page.goto(`${url}/requests/${late.requestId}`);
   const response = page.getByRole("region", { name: "Response file" });
   await expect(response).toContainText("No response file (yet)");

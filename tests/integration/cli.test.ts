@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { anOldCompletedRequest, aHungRequest, writeRequestFile } from "../helpers/builders";
@@ -210,9 +211,17 @@ describe("reqwatch CLI", () => {
       for (const args of [["list"], ["get", "x"], ["session", "list"], ["monitor", "--once"], ["cleanup", "--dry-run"]]) {
         const result = runCli(["--state-dir", missing, ...args]);
         expect(result.code, args.join(" ")).toBe(2);
-        expect(result.stderr).toBe(`reqwatch: error: The state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); reading never creates it.\n`);
+        expect(result.stderr).toBe(`reqwatch: error: The state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); only \`create\` and the \`session\` commands that record make a new state directory.\n`);
       }
       expect(fs.readdirSync(parent)).toEqual([]);
+    });
+
+    it("npm start with a state directory that does not exist: says so, builds nothing, creates nothing", () => {
+      const missing = path.join(tempParent(), "typo");
+      const result = spawnSync(process.execPath, [path.resolve(__dirname, "../../scripts/start.mjs"), "--state-dir", missing, "--port", "1"], { encoding: "utf8" });
+      expect(result.status).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`^reqwatch: the state directory ${missing} does not exist\\.`));
+      expect(fs.existsSync(missing)).toBe(false);
     });
 
     it("a state directory that is a file", () => {
@@ -224,6 +233,15 @@ describe("reqwatch CLI", () => {
         expect(result.stderr).toBe(`reqwatch: error: The state directory ${file} is not a directory.\n`);
       }
       expect(fs.readFileSync(file, "utf8")).toBe("not a folder");
+    });
+
+    it("a page size out of range; every usage error starts with the command's name", () => {
+      for (const limit of ["0", "-3", "1001"]) {
+        const result = runCli(["list", "--limit", limit], { stateDir: tempStateDir() });
+        expect(result.code).toBe(2);
+        expect(result.stderr).toMatch(new RegExp(`^reqwatch: error: option '-n, --limit <n>' argument '${limit}' is invalid\\. .* use 1 to 1000\\.\\n$`));
+      }
+      expect(runCli(["frobnicate"]).stderr).toBe("reqwatch: error: unknown command 'frobnicate'\n");
     });
 
     it("--version prints the package's version; --help lists every command", () => {
@@ -244,11 +262,14 @@ describe("reqwatch CLI", () => {
       expect(JSON.parse(runCli(["get", "theirs"], { stateDir }).stdout)).toMatchObject({ requestId: "theirs" });
       const stuck = JSON.parse(runCli(["monitor", "--once", "--json"], { stateDir }).stdout);
       expect(stuck.stuck[0].reason).toMatch(/^processing 3h; no reqwatch worker holds it \(written by another program\)$/);
-      expect(runCli(["retry", "theirs", "--dry-run"], { stateDir }).code).toBe(0);
+      const dryRun = runCli(["retry", "theirs", "--dry-run"], { stateDir });
+      expect(dryRun.code).toBe(0);
+      // A dry run here says the run itself would be refused.
+      expect(dryRun.stdout).toMatch(/Note: this folder is observed read-only \(.*\): the run itself would be refused\. To let reqwatch write there, run `reqwatch adopt/);
       for (const args of [["create", "-w", "gw"], ["update", "theirs", "--state", "failed"], ["recover"], ["retry", "theirs"], ["cleanup"], ["session", "start"]]) {
         const result = runCli(args, { stateDir });
         expect(result.code, args.join(" ")).toBe(1);
-        expect(result.stderr).toMatch(new RegExp(`is refused: ${stateDir} is observed read-only \\(reqwatch did not create this folder: it holds files and no reqwatch marker \\(reqwatch.json\\)\\)\\. Nothing was changed\\. To let reqwatch write there, run \`reqwatch adopt --state-dir ${stateDir}\` and open it again\\.`));
+        expect(result.stderr).toMatch(new RegExp(`is refused: ${stateDir} is observed read-only \\(reqwatch did not create this folder: it holds files and no reqwatch marker \\(reqwatch.json\\)\\)\\. Nothing was changed\\. To let reqwatch write there, run \`reqwatch adopt --state-dir ${stateDir}\`\\.`));
       }
       expect(treeSnapshot(stateDir)).toEqual(before);
 

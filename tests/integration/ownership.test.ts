@@ -1,9 +1,11 @@
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { isReqwatchError } from "../../lib/errors";
 import { MARKER_FILE } from "../../lib/ownership";
 import { openRuntime } from "../../lib/server/runtime";
+import { currentProcess } from "../../lib/process/liveness";
 import { openTracker } from "../../lib/tracker";
 import { aClaimedRequest, aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { aDeadPid } from "../helpers/processes";
@@ -116,5 +118,75 @@ describe("the dashboard's runtime changes nothing by looking", () => {
     } finally {
       runtime.close();
     }
+  });
+});
+
+describe("what the review found", () => {
+  it("a reader, and the dashboard, observe an existing empty folder (a gateway may have made it): nothing is written there", () => {
+    const empty = path.join(tempParent(), "state");
+    fs.mkdirSync(empty);
+    const reader = openTracker({ stateDir: empty, create: false });
+    expect(reader.ownership).toMatchObject({ access: "observed", reason: expect.stringMatching(/^the folder is empty and holds no reqwatch marker/) });
+    reader.close();
+    const runtime = openRuntime({ stateDir: empty, monitorIntervalMs: 60_000 });
+    expect(runtime.tracker.ownership.access).toBe("observed");
+    runtime.close();
+    expect(fs.readdirSync(empty)).toEqual([]);
+    // A writer's open records into it, and from then on it is reqwatch's.
+    const writer = openTracker({ stateDir: empty });
+    expect(writer.ownership.access).toBe("managed");
+    writer.close();
+  });
+
+  it("a repeated completion on a read-only tracker is refused, and leaves the result marker where it is", () => {
+    const stateDir = tempStateDir();
+    const owner = aTracker({ stateDir });
+    owner.create({ requestId: "r", workspace: "w", state: "queued" });
+    const claim = owner.claimNext()!;
+    owner.recordResult("r", claim.token, { outcome: "completed", fields: { output: "42" } });
+    owner.complete("r", claim.token, { output: "42" });
+    const marker = path.join(stateDir, "results", "r.json");
+    fs.writeFileSync(marker, JSON.stringify({ requestId: "r", token: claim.token, outcome: "completed", writtenAt: Date.now() }));
+    const observer = aTracker({ stateDir, readOnly: true });
+    expect(refused(() => observer.complete("r", claim.token, { output: "42" }))).toMatch(/^Completing is refused/);
+    expect(refused(() => observer.fail("r", claim.token, "x"))).toMatch(/^Failing is refused/);
+    observer.close();
+    expect(fs.existsSync(marker)).toBe(true);
+  });
+
+  it("keeps an observed folder's index private to the user, whatever the folder's own permissions", () => {
+    const stateDir = tempForeignDir();
+    writeRequestFile(stateDir, aRequest({ requestId: "secret", state: "queued", prompt: "the password is hunter2" }));
+    const tracker = aTracker({ stateDir });
+    expect(fs.statSync(tracker.stateDir.storeDir).mode & 0o777).toBe(0o700);
+  });
+
+  it("a file named reqwatch.json that is not reqwatch's marker does not make a folder reqwatch's", () => {
+    const stateDir = tempForeignDir();
+    fs.writeFileSync(path.join(stateDir, MARKER_FILE), JSON.stringify({ name: "some other tool's config" }));
+    writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "queued" }));
+    expect(aTracker({ stateDir }).ownership).toMatchObject({ access: "observed", reason: "it holds a reqwatch.json that is not reqwatch's marker" });
+  });
+
+  it("the owner's start-up recovery leaves a long job alone while its worker is alive, and times out a hung request nobody holds", () => {
+    const stateDir = tempStateDir();
+    const started = Date.now() - 2 * HOUR;
+    const me = currentProcess();
+    writeRequestFile(stateDir, aClaimedRequest("long-job", { token: "t", pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }), claimedAt: started, heartbeatAt: started }));
+    writeRequestFile(stateDir, aRequest({ requestId: "hung", state: "processing", processingStartedAt: started, createdAt: started - 1000 }));
+    const tracker = aTracker({ stateDir });
+    expect(tracker.openReport?.timedOut).toEqual(["hung"]);
+    expect(tracker.get("long-job")?.state).toBe("processing");
+  });
+
+  it("writers opening one empty folder at the same moment all find it reqwatch's: the marker appears whole or not at all", async () => {
+    const dir = path.join(tempParent(), "state");
+    fs.mkdirSync(dir);
+    const script = `const t = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: process.argv[1], recover: false }); process.stdout.write(t.ownership.access); t.close();`;
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, () => new Promise<string>((resolve, reject) => execFile(process.execPath, ["-e", script, dir], (error, stdout) => (error ? reject(error) : resolve(stdout))))),
+    );
+    expect(runs).toEqual(Array(6).fill("managed"));
+    expect(fs.readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
 });

@@ -90,10 +90,10 @@ describe("bulk actions", () => {
     expect(reopened.actions.entry(entry.id)).toMatchObject({ status: "failed", error: expect.stringMatching(/^Interrupted/) });
   });
 
-  it("a cleanup does no more than its dry run said: the run keeps the dry run's cutoff and count, and says how many no longer matched", async () => {
+  it("a run after a dry run acts on what the dry run described and on no other: a cleanup keeps its set and cutoff, and says what changed since", async () => {
     const clock = { now: Date.now() };
     const stateDir = tempStateDir();
-    // Finished 59, 60 and 61 minutes ago: after a minute more, a cutoff taken afresh would take in the first too.
+    // Finished 59, 61 and 62 minutes ago: after two minutes more, a cutoff taken afresh would take in "a" too.
     for (const [id, ago] of [["a", 59], ["b", 61], ["c", 62]] as const) {
       writeRequestFile(stateDir, aRequest({ requestId: id, state: id === "c" ? "failed" : "completed", lastUpdatedAt: clock.now - ago * 60_000 }));
     }
@@ -103,22 +103,21 @@ describe("bulk actions", () => {
 
     clock.now += 2 * 60_000;
     tracker.transition("c", "queued");
-    const entry = await tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, cutoff: preview.cutoff, expected: preview.willChange });
-    expect(entry).toMatchObject({ status: "done", matched: 1, changed: 1, changedIds: ["b"] });
+    const entry = await tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, preview: preview.previewId });
+    expect(entry).toMatchObject({ status: "done", matched: 2, changed: 1, skipped: 1, changedIds: ["b"], skipReasons: [{ reason: "changed since the dry run", ids: ["c"] }] });
     expect(tracker.get("a")?.state).toBe("completed");
+    // A dry run serves one run; an unknown one is refused and nothing runs.
+    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, preview: preview.previewId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^That dry run is no longer known/) });
   });
 
-  it("a retry by filter leaves out what changed after its dry run", async () => {
-    const clock = { now: Date.now() };
+  it("a retry by filter after its dry run leaves out what matches only since", async () => {
     const { tracker } = aFailedBatch(3);
-    const fixed = aTracker({ stateDir: tracker.stateDir.root, now: () => clock.now });
-    const preview = fixed.actions.preview({ kind: "retry", filter: { states: ["failed"] } });
-    clock.now += 1000;
-    fixed.create({ requestId: "new-failure", workspace: "w", state: "processing" });
-    fixed.transition("new-failure", "failed");
-    const entry = await fixed.actions.run({ kind: "retry", filter: { states: ["failed"] }, asOf: preview.asOf });
+    const preview = tracker.actions.preview({ kind: "retry", filter: { states: ["failed"] } });
+    tracker.create({ requestId: "new-failure", workspace: "w", state: "processing" });
+    tracker.transition("new-failure", "failed");
+    const entry = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, preview: preview.previewId });
     expect(entry).toMatchObject({ matched: 3, changed: 3 });
-    expect(fixed.get("new-failure")?.state).toBe("failed");
+    expect(tracker.get("new-failure")?.state).toBe("failed");
   });
 
   it("cancels a queued request and a processing one; the worker's late result is dropped; audited with the ids", async () => {

@@ -56,6 +56,16 @@ describe("recovery on open", () => {
     expect(fs.readdirSync(path.join(tracker.stateDir.root, "requests")).filter((name) => name.endsWith(".tmp"))).toEqual(spares);
   });
 
+  it("reads null in an optional field as not set (another program's way of writing it), and still refuses null where a field is required", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, { ...aRequest({ requestId: "nulls", state: "processing" }), previousState: null, completedAt: null, queuedAt: null, callback: null, claim: null });
+    writeRequestFile(stateDir, { ...aRequest({ requestId: "no-state", state: "queued" }), state: null });
+    const tracker = aTracker({ stateDir, recover: false });
+    expect(tracker.get("nulls")).toMatchObject({ state: "processing", claim: null });
+    expect(tracker.get("nulls")).not.toHaveProperty("completedAt");
+    expect(tracker.unreadableFiles()).toEqual([expect.objectContaining({ file: "requests/no-state.json", reason: expect.stringMatching(/^field 'state'/) })]);
+  });
+
   it("parses only what changed since the index saw it", () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 20; i++) writeRequestFile(stateDir, aRequest({ requestId: `r${i}` }));

@@ -53,6 +53,28 @@ describe("the overview's figures", () => {
   });
 });
 
+describe("a lifecycle from another program's times, continued by reqwatch", () => {
+  it("keeps the steps the times tell before reqwatch's first step", () => {
+    const now = Date.now();
+    const request = {
+      requestId: "g",
+      workspace: "w",
+      state: "failed" as const,
+      createdAt: now - 10_000,
+      queuedAt: now - 9_000,
+      processingStartedAt: now - 6_000,
+      lastUpdatedAt: now - 1_000,
+      transitions: [{ from: "processing" as const, to: "failed" as const, at: now - 1_000, reason: "cancelled" }],
+    };
+    expect(lifecycleSegments(request, now).map((s) => [s.state, s.ms])).toEqual([
+      ["created", 1000],
+      ["queued", 3000],
+      ["processing", 5000],
+      ["failed", 0],
+    ]);
+  });
+});
+
 describe("stuck reasons on rows", () => {
   it("are shown only while the request is still in the state the monitor saw", () => {
     const tracker = aTracker({ queuedStuckAfterMs: 1 });

@@ -16,20 +16,19 @@ export const actionInput = z.discriminatedUnion("kind", [
     ids: z.array(requestId).min(1).max(10_000).optional(),
     /** ...or every request the table's URL query matches (`states=failed&stuck=1`). */
     query: z.string().max(4000).optional(),
-    /** The dry run's moment: a retry by query leaves out what changed after it. */
-    asOf: z.number().int().min(0).optional(),
+    preview: z.string().max(100).optional(),
   }),
   z.strictObject({
     kind: z.literal("cancel"),
     ids: z.array(requestId).min(1).max(10_000),
+    preview: z.string().max(100).optional(),
   }),
   z.strictObject({
     kind: z.literal("cleanup"),
     olderThanMs: z.number().int().min(0),
     states: z.array(z.enum(STATES)).min(1).optional(),
-    /** The dry run's cutoff and count: the run does no more than the dry run said. */
-    cutoff: z.number().int().min(0).optional(),
-    expected: z.number().int().min(0).optional(),
+    /** The dry run's id: the run acts on what it described, and on no other request. */
+    preview: z.string().max(100).optional(),
   }),
 ]);
 
@@ -40,7 +39,7 @@ export async function parseActionInput(request: Request, now: number, stuck: rea
   const input = parsed.data;
   if (input.kind === "cleanup" || input.kind === "cancel") return input;
   if (input.ids && input.query !== undefined) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a query, not both.");
-  if (input.ids) return { kind: "retry", ids: input.ids };
+  if (input.ids) return { kind: "retry", ids: input.ids, preview: input.preview };
   if (input.query === undefined) throw new ReqwatchError("BAD_INPUT", "A retry needs ids or a query.");
-  return { kind: "retry", filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuck.map((s) => s.requestId)), asOf: input.asOf };
+  return { kind: "retry", filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuck.map((s) => s.requestId)), preview: input.preview };
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { withTracker } from "../context";
-import { printJson, printLine } from "../output";
+import { printJson, printLine, printObservedNote } from "../output";
 
 export function registerCancel(program: Command): void {
   program
@@ -9,10 +9,11 @@ export function registerCancel(program: Command): void {
     .option("--dry-run", "only report what would change")
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {
-      const report = await withTracker(command, (tracker) => tracker.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }));
+      const { report, ownership } = await withTracker(command, (tracker) => ({ report: tracker.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }));
       if (options.json) return printJson(report);
       printLine(`${report.dryRun ? "Would cancel" : "Cancelled"} ${report.cancelled.length} of ${report.matched} request(s).`);
       for (const item of report.cancelled) printLine(`  ${item.requestId}  ${item.from} -> failed`);
       for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
+      printObservedNote(ownership);
     });
 }

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { formatDuration } from "../../duration";
 import { TERMINAL_STATES } from "../../states";
 import { withTracker } from "../context";
-import { printJson, printLine } from "../output";
+import { printJson, printLine, printObservedNote } from "../output";
 import { duration, states } from "../parse";
 
 export function registerCleanup(program: Command): void {
@@ -14,19 +14,21 @@ export function registerCleanup(program: Command): void {
     .option("--dry-run", "only report what would go")
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {
-      const report = await withTracker(command, (tracker) =>
-        tracker.cleanup({
+      const { report, ownership } = await withTracker(command, (tracker) => ({
+        report: tracker.cleanup({
           ...(options.olderThan !== undefined && { olderThanMs: options.olderThan }),
           ...(options.state !== undefined && { states: options.state }),
           dryRun: !!options.dryRun,
         }),
-      );
+        ownership: tracker.ownership,
+      }));
       if (options.json) return printJson(report);
       const states = Object.entries(report.byState).map(([state, n]) => `${n} ${state}`).join(", ") || "none";
       const age = formatDuration(Date.now() - report.cutoff);
       if (report.dryRun) {
         printLine(`Would archive and delete ${report.matched} request(s) not updated for ${age} (${states}).`);
         if (report.ids.length) printLine(`First: ${report.ids.slice(0, 10).join(", ")}${report.ids.length > 10 ? ", ..." : ""}`);
+        printObservedNote(ownership);
         return;
       }
       printLine(`Archived and deleted ${report.archived} of ${report.matched} request(s) not updated for ${age} (${states}).`);

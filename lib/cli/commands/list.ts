@@ -4,7 +4,7 @@ import type { State } from "../../states";
 import { withTracker } from "../context";
 import { formatAgo, formatDuration } from "../../duration";
 import { printJson, printLine, printTable } from "../output";
-import { integer, since, states } from "../parse";
+import { integerBetween, since, states } from "../parse";
 
 export function registerList(program: Command): void {
   program
@@ -20,7 +20,7 @@ export function registerList(program: Command): void {
     .option("--updated-before <when>", "updated before", since(Date.now))
     .addOption(new Option("--sort <field>", "sort by").choices(SORT_FIELDS).default("updatedAt"))
     .addOption(new Option("--order <order>", "sort order").choices(["asc", "desc"]).default("desc"))
-    .option("-n, --limit <n>", `rows per page (1-${MAX_PAGE_SIZE})`, integer, 50)
+    .option("-n, --limit <n>", `rows per page (1-${MAX_PAGE_SIZE})`, integerBetween(1, MAX_PAGE_SIZE), 50)
     .option("--cursor <cursor>", "continue after a previous page")
     .option("--json", "print the page as JSON ({ items, nextCursor })")
     .action(async (options, command: Command) => {

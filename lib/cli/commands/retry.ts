@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { State } from "../../states";
 import { withTracker } from "../context";
-import { printJson, printLine } from "../output";
+import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";
 
 export function registerRetry(program: Command): void {
@@ -18,10 +18,11 @@ export function registerRetry(program: Command): void {
       const target = requestIds.length
         ? { ids: requestIds }
         : { filter: { states: options.state as State[], ...(options.workspace && { workspace: options.workspace }) } };
-      const report = await withTracker(command, (tracker) => tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }));
+      const { report, ownership } = await withTracker(command, (tracker) => ({ report: tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }));
       if (options.json) return printJson(report);
       printLine(`${report.dryRun ? "Would retry" : "Retried"} ${report.retried.length} of ${report.matched} request(s).`);
       for (const item of report.retried) printLine(`  ${item.requestId}  ${item.from} -> queued  (${item.reason})`);
       for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
+      printObservedNote(ownership);
     });
 }

@@ -96,7 +96,10 @@ export function registerSession(program: Command): void {
         let found = options.file ? readSessionFile(options.file, "external") : null;
         if (!options.file) {
           const sessionId = id ?? tracker.sessions.current();
-          if (!sessionId) throw new ReqwatchError("NOT_FOUND", "There is no current session; start one with `reqwatch session start`.");
+          if (!sessionId) {
+            const hint = tracker.ownership.access === "managed" ? "; start one with `reqwatch session start`" : " recorded in this folder";
+            throw new ReqwatchError("NOT_FOUND", `There is no current session${hint}.`);
+          }
           found = tracker.sessions.get(sessionId);
           if (!found) throw new ReqwatchError("NOT_FOUND", `Session ${sessionId} does not exist.`);
         }

@@ -49,7 +49,9 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
   if (filters.text !== undefined) while (backfillText(db, 20_000) > 0);
   if (filters.text !== undefined) add("rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(filters.text));
   if (filters.ids !== undefined) add("id IN (SELECT value FROM json_each(?))", JSON.stringify(filters.ids));
-  if (filters.callbackFailed) add("(callback_success = 0 OR id IN (SELECT request_id FROM responses WHERE callback_success = 0))");
+  if (filters.callbackFailed) {
+    add("(callback_success = 0 OR EXISTS (SELECT 1 FROM responses r WHERE r.request_id = requests.id AND r.workspace = requests.workspace AND r.callback_success = 0))");
+  }
   if (filters.createdFrom !== undefined) add("created_at >= ?", filters.createdFrom);
   if (filters.createdTo !== undefined) add("created_at < ?", filters.createdTo);
   if (filters.updatedFrom !== undefined) add("updated_at >= ?", filters.updatedFrom);
