@@ -17,6 +17,11 @@ export function fingerprintOf(stat: fs.Stats): FileFingerprint {
   return { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino };
 }
 
+/** The same file as far as a stat can tell: same inode, size and modification time. */
+export function sameFingerprint(a: FileFingerprint, b: FileFingerprint): boolean {
+  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
+}
+
 function corrupt(name: string, reason: string): ReqwatchError {
   return new ReqwatchError("CORRUPT_FILE", `requests/${name}: ${reason}`, { file: `requests/${name}`, reason });
 }

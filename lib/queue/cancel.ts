@@ -1,8 +1,8 @@
 import type { TrackerContext } from "../context";
-import { assertRequestId } from "../ids";
 import type { RequestRecord } from "../schema";
 import { canTransition } from "../states";
 import { changeEach, type Changed, type Skipped } from "./changeEach";
+import { targetIds } from "./retry";
 
 export interface CancelOptions {
   /** Report exactly what would change, and change nothing. */
@@ -36,8 +36,7 @@ export function cancelDecision(request: RequestRecord): { cancel: boolean; reaso
  * late result is dropped by the token fence (lib/queue/deliver.ts).
  */
 export function cancel(ctx: TrackerContext, ids: readonly string[], options: CancelOptions = {}): CancelReport {
-  for (const id of ids) assertRequestId(id);
-  const unique = [...new Set(ids)];
+  const unique = targetIds(ctx, { ids: [...ids] });
   const { changed, skipped } = changeEach(
     ctx,
     unique,

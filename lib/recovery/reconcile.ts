@@ -7,7 +7,7 @@ import { REQUEST_ID_PATTERN } from "../ids";
 import type { IndexDb } from "../index/openIndex";
 import { statement } from "../index/statements";
 import { removeRequest, requestFileKey, upsertRequest } from "../index/upsertRequest";
-import { fingerprintOf, readRequestFile, type FileFingerprint } from "../requestFile";
+import { fingerprintOf, readRequestFile, sameFingerprint, type FileFingerprint } from "../requestFile";
 
 export interface UnreadableReport {
   file: string;
@@ -94,10 +94,6 @@ const STAT_STEP = 1000;
 
 interface IndexedFingerprint extends FileFingerprint {
   id: string;
-}
-
-function sameFingerprint(a: FileFingerprint, b: FileFingerprint): boolean {
-  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
 }
 
 export function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint: FileFingerprint | null, now: number): void {

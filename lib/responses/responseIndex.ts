@@ -4,7 +4,8 @@ import { withWritersLock } from "../commitChange";
 import type { TrackerContext } from "../context";
 import type { IndexDb } from "../index/openIndex";
 import { statement } from "../index/statements";
-import { fingerprintOf, type FileFingerprint } from "../requestFile";
+import { recordChange } from "../feed/changes";
+import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../requestFile";
 import { readResponseFile, responseOfPath } from "./responseFile";
 
 interface Indexed extends FileFingerprint {
@@ -15,13 +16,9 @@ interface Indexed extends FileFingerprint {
 /** A response file is its workspace's and its request's: `<workspace>/<requestId>`. */
 const keyOf = (workspace: string, requestId: string) => `${workspace}/${requestId}`;
 
-function sameFingerprint(a: FileFingerprint, b: FileFingerprint): boolean {
-  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
-}
-
-/** A response change reaches the feed, so an open request page shows it and a "callback failed" view refetches. */
+/** A response change reaches the feed (the feed's own append, trim included), so an open request page shows it and a "callback failed" view refetches. */
 function recordResponseChange(db: IndexDb, requestId: string): void {
-  statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES ('response.changed', ?, NULL, ?)").run(requestId, Date.now());
+  recordChange(db, "response.changed", requestId, null, Date.now());
 }
 
 /**

@@ -50,7 +50,7 @@ export function openRuntime(options: TrackerOptions = {}): Runtime {
   // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
   // empty one is observed: a gateway may have made it and not written yet.
   const stateDir = resolveStateDirPath(options.stateDir);
-  const tracker = openTracker({ ...options, recover: false, create: !fs.existsSync(stateDir) });
+  const tracker = openTracker({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir) });
   // Actions a killed server left half done say so in the audit log.
   if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
