@@ -97,15 +97,32 @@ function writeMarker(root: string, how: string, now: number): void {
   }
 }
 
-/** Whether `file` is reqwatch's marker: a small JSON file that says so, not any file of that name. */
-function isMarker(file: string): boolean {
+/** Another writer's marker on its way in (see writeMarker): not a sign that the folder holds anything. */
+function isMarkerTemp(name: string): boolean {
+  return name.startsWith(`.${MARKER_FILE}.`) && name.endsWith(".tmp");
+}
+
+/**
+ * What a `reqwatch.json` at `file` is: reqwatch's marker (a small JSON file that says so), some
+ * other file of that name, or none. One look: a marker appears whole (linked in) and never changes.
+ */
+function markerAt(file: string): "reqwatch" | "other" | "none" {
+  let stat: fs.Stats;
   try {
-    const stat = fs.lstatSync(file);
-    if (!stat.isFile() || stat.size > 4096) return false;
-    return (JSON.parse(fs.readFileSync(file, "utf8")) as { reqwatch?: unknown }).reqwatch === "state directory";
-  } catch {
-    return false;
+    stat = fs.lstatSync(file);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? "none" : "other";
   }
+  try {
+    if (!stat.isFile() || stat.size > 4096) return "other";
+    return (JSON.parse(fs.readFileSync(file, "utf8")) as { reqwatch?: unknown }).reqwatch === "state directory" ? "reqwatch" : "other";
+  } catch {
+    return "other";
+  }
+}
+
+function isMarker(file: string): boolean {
+  return markerAt(file) === "reqwatch";
 }
 
 /**
@@ -132,23 +149,30 @@ export function openStateDir(root: string, options: OpenStateDirOptions): { dir:
     return observed(absolute, options.cacheDir, options.ipcDir, "it was opened read-only", "open it without --read-only (REQWATCH_READ_ONLY)");
   }
   const markerFile = path.join(absolute, MARKER_FILE);
-  if (isMarker(markerFile)) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
+  const marker = markerAt(markerFile);
+  if (marker === "reqwatch") return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
   const toAdopt = `run \`reqwatch adopt --state-dir ${absolute}\``;
-  if (statOrNull(markerFile)) {
+  if (marker === "other") {
     return observed(absolute, options.cacheDir, options.ipcDir, "it holds a reqwatch.json that is not reqwatch's marker", toAdopt);
   }
   if (EARLIER_SIGNS.some((name) => statOrNull(path.join(absolute, name)) !== null)) {
     writeMarker(absolute, "made by an earlier reqwatch", options.now());
     return managed(absolute, "an earlier reqwatch made this folder (it holds index.db)", options.ipcDir);
   }
-  let empty: boolean;
+  let entries: string[];
   try {
-    empty = fs.readdirSync(absolute).length === 0;
+    entries = fs.readdirSync(absolute).filter((name) => !isMarkerTemp(name));
   } catch (error) {
     throw new ReqwatchError("IO_ERROR", `Cannot read the state directory ${absolute}: ${(error as Error).message}`);
   }
+  // A writer links its marker before it writes anything else: what it wrote since the first look means the marker is there now.
+  if (entries.length > 0 && isMarker(markerFile)) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
+  const empty = entries.length === 0;
   if (empty && options.create) {
     writeMarker(absolute, "adopted while empty", options.now());
+    if (!isMarker(markerFile)) {
+      return observed(absolute, options.cacheDir, options.ipcDir, "it holds a reqwatch.json that is not reqwatch's marker", toAdopt);
+    }
     return managed(absolute, "the folder was empty when reqwatch first recorded into it", options.ipcDir);
   }
   if (empty) {
@@ -177,8 +201,9 @@ export function adoptStateDir(root: string, now: number = Date.now()): boolean {
   if (!stat) throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
   if (!stat.isDirectory()) throw notADirectory(absolute);
   const markerFile = path.join(absolute, MARKER_FILE);
-  if (isMarker(markerFile)) return false;
-  if (statOrNull(markerFile)) throw new ReqwatchError("ALREADY_EXISTS", `${markerFile} exists and is not reqwatch's marker; move it away first.`);
+  const marker = markerAt(markerFile);
+  if (marker === "reqwatch") return false;
+  if (marker === "other") throw new ReqwatchError("ALREADY_EXISTS", `${markerFile} exists and is not reqwatch's marker; move it away first.`);
   writeMarker(absolute, "adopted", now);
   return true;
 }

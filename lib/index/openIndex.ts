@@ -3,6 +3,7 @@ import fs from "node:fs";
 import Database from "better-sqlite3";
 import { ReqwatchError } from "../errors";
 import { DROP_STATE_COUNT_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION } from "./schema";
+import { LOCK_TIMEOUT_MS } from "./writeLock";
 
 export type IndexDb = Database.Database;
 
@@ -29,8 +30,8 @@ function isNotADatabase(error: unknown): boolean {
 function connect(file: string): IndexDb {
   const db = new Database(file);
   // Writers queue on BEGIN IMMEDIATE; wait for each other rather than fail.
-  db.pragma("busy_timeout = 10000");
-  db.pragma("journal_mode = WAL");
+  db.pragma(`busy_timeout = ${LOCK_TIMEOUT_MS}`);
+  retryBusy(() => db.pragma("journal_mode = WAL"));
   // The files are the source of truth and the index is rebuildable, so a commit lost to a power
   // cut is repaired by reconciliation; NORMAL keeps each write to one fsync (the file's).
   db.pragma("synchronous = NORMAL");
@@ -40,12 +41,55 @@ function connect(file: string): IndexDb {
 }
 
 /**
+ * Create `index.db` empty if it is missing, and remove a write-ahead log left beside a deleted one
+ * (it must not be replayed into the new database). Only the process that created the file removes
+ * it; another opening at the same moment waits until the creator has written the file, so it never
+ * connects to a log that is about to be removed.
+ */
+function createIndexFile(file: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "wx");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(error);
+    waitWhileBeingCreated(file);
+    return;
+  }
+  fs.closeSync(fd);
+  for (const suffix of ["-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function waitWhileBeingCreated(file: string): void {
+  const deadline = Date.now() + LOCK_TIMEOUT_MS;
+  for (;;) {
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    // Empty and young: its creator is between creating and writing it (an old empty one was left by a crash).
+    if (!stat || stat.size > 0 || Date.now() - stat.mtimeMs > LOCK_TIMEOUT_MS || Date.now() > deadline) return;
+    Atomics.wait(sleeper, 0, 0, 5);
+  }
+}
+
+/** A connection's first statements can meet another process that is switching the new file to WAL: try again. */
+function retryBusy<T>(fn: () => T): T {
+  const deadline = Date.now() + LOCK_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return fn();
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
+    }
+    Atomics.wait(sleeper, 0, 0, 5);
+  }
+}
+
+/**
  * Open (or create) `index.db`. A missing, unreadable or out-of-date index is replaced by an empty
  * one marked `fresh`, and the caller rebuilds it from the files.
  */
 export function openIndex(file: string): OpenedIndex {
-  // A WAL left beside a deleted database must not be replayed into the new one.
-  if (!fs.existsSync(file)) removeIndexFiles(file);
+  createIndexFile(file);
   let db: IndexDb;
   try {
     db = connect(file);

@@ -179,14 +179,14 @@ describe("what the review found", () => {
     expect(tracker.get("long-job")?.state).toBe("processing");
   });
 
-  it("writers opening one empty folder at the same moment all find it reqwatch's: the marker appears whole or not at all", async () => {
+  it("writers opening one empty folder at the same moment all find it reqwatch's and all open its new index: the marker appears whole or not at all", async () => {
     const dir = path.join(tempParent(), "state");
     fs.mkdirSync(dir);
     const script = `const t = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: process.argv[1], recover: false }); process.stdout.write(t.ownership.access); t.close();`;
     const runs = await Promise.all(
-      Array.from({ length: 6 }, () => new Promise<string>((resolve, reject) => execFile(process.execPath, ["-e", script, dir], (error, stdout) => (error ? reject(error) : resolve(stdout))))),
+      Array.from({ length: 8 }, () => new Promise<string>((resolve, reject) => execFile(process.execPath, ["-e", script, dir], (error, stdout) => (error ? reject(error) : resolve(stdout))))),
     );
-    expect(runs).toEqual(Array(6).fill("managed"));
+    expect(runs).toEqual(Array(8).fill("managed"));
     expect(fs.readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
 });
