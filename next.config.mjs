@@ -6,7 +6,7 @@ const nextConfig = {
   // Served to a browser on the same machine: gzip would only cost CPU.
   compress: false,
   reactStrictMode: true,
-  // The security headers and the Host check are the dashboard server's, on every response (lib/server/dashboardListener.ts).
+  // The security headers and the Host check are the dashboard server's, on every response (lib/dashboard/dashboardListener.ts).
 };
 
 export default nextConfig;

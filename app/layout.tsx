@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { getActionToken, getFeedHub, getTracker } from "@/app/_server/tracker";
+import { getActionToken, getFeedHub, getTracker } from "@/app/_routes/runtime";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
 import { StuckBadge } from "@/components/header/StuckBadge";

@@ -1,10 +1,10 @@
 import Link from "next/link";
-import { getRecoveryNotice, getStuck, getTracker } from "@/app/_server/tracker";
+import { getRecoveryNotice, getStuck, getTracker } from "@/app/_routes/runtime";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { StateBadge } from "@/components/StateBadge";
-import { formatAgo, formatDuration } from "@/lib/duration";
-import { DEFAULT_QUERY } from "@/lib/requestQuery";
-import type { State } from "@/lib/states";
+import { formatAgo, formatDuration } from "@/lib/model/duration";
+import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
+import type { State } from "@/lib/model/states";
 import { overviewMetrics, recentFailures, type Percentiles } from "@/lib/views/overviewView";
 import { requestsView } from "@/lib/views/requestsView";
 

@@ -1,4 +1,4 @@
-import type { State } from "@/lib/states";
+import type { State } from "@/lib/model/states";
 import { stateColor } from "./stateStyle";
 
 export function StateBadge({ state }: { state: State }) {

@@ -1,5 +1,5 @@
-import type { StateCounts as Counts } from "@/lib/index/queries/countByState";
-import { STATES } from "@/lib/states";
+import type { StateCounts as Counts } from "@/lib/db/queries/countByState";
+import { STATES } from "@/lib/model/states";
 import { stateColor } from "./stateStyle";
 
 export function StateCounts({ counts }: { counts: Counts }) {

@@ -1,5 +1,5 @@
 import type { CSSProperties } from "react";
-import type { State } from "@/lib/states";
+import type { State } from "@/lib/model/states";
 
 /** Each state's colour comes from the CSS variable of the same name. */
 export function stateColor(state: State): CSSProperties {

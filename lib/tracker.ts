@@ -1,27 +1,29 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
-import { sessionsSeen, type SessionSeen } from "./index/queries/sessionsSeen";
-import { oldestCreatedAt } from "./index/queries/oldestCreated";
-import { backfillText } from "./index/requestText";
+import { sessionsSeen, type SessionSeen } from "./db/queries/sessionsSeen";
+import { oldestCreatedAt } from "./db/queries/oldestCreated";
+import { backfillText } from "./db/requestText";
 import { Sessions } from "./sessions/sessionTracker";
-import { openArchive, type ArchiveDb } from "./archive";
-import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup";
-import { commitChange, withWritersLock } from "./commitChange";
-import type { TrackerContext } from "./context";
-import { ReqwatchError } from "./errors";
+import { openArchive, type ArchiveDb } from "./db/archive";
+import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup/cleanup";
+import { commitChange } from "./store/commitChange";
+import { withWritersLock } from "./db/writeLock";
+import type { TrackerContext } from "./store/context";
+import { ReqwatchError } from "./model/errors";
 import { discardSpares } from "./fs/durableWrite";
-import { assertRequestId, assertWorkspace } from "./ids";
-import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json/structure";
-import { countByState, type StateCounts } from "./index/queries/countByState";
-import { getRequest } from "./index/queries/getRequest";
-import { listRequests, type RequestPage } from "./index/queries/listRequests";
-import { listUnreadable, type UnreadableFile } from "./index/queries/listUnreadable";
-import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./index/indexGuard";
-import { openIndex, readMeta, removeIndexFiles } from "./index/openIndex";
-import { resolveListFilters, type ListFilters } from "./listFilters";
-import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./options";
+import { assertRequestId, assertWorkspace } from "./model/ids";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
+import { countByState, type StateCounts } from "./db/queries/countByState";
+import { getRequest } from "./db/queries/getRequest";
+import { listRequests, type RequestPage } from "./db/queries/listRequests";
+import { listUnreadable, type UnreadableFile } from "./db/queries/listUnreadable";
+import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
+import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
+import { resolveListFilters, type ListFilters } from "./model/listFilters";
+import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
 import { recover, type RecoveryReport } from "./recovery/recover";
-import { reconcileResponses, responseCounts } from "./responses/responseIndex";
+import { reconcileResponses } from "./responses/responseIndex";
+import { responseCounts } from "./db/responseRows";
 import { findStuck, monitorPass, type MonitorPass, type StuckRequest } from "./monitor/monitorPass";
 import { startMonitorLoop, type MonitorHandle, type MonitorLoopOptions } from "./monitor/startMonitor";
 import { claimNext, type Claim, type ClaimOptions } from "./queue/claimNext";
@@ -31,12 +33,12 @@ import { retry, type RetryOptions, type RetryReport, type RetryTarget } from "./
 import { Waiters } from "./queue/waiters";
 import { cancel, type CancelOptions, type CancelReport } from "./queue/cancel";
 import { startIngest, type IngestHandle, type IngestOptions } from "./ingest/startIngest";
-import { feedHead, feedLastSeq, readChanges, type FeedChange, type FeedHead } from "./feed/changes";
-import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./schema";
-import { ensureStateDir, type StateDir } from "./stateDir";
-import { assertManaged, openStateDir, type Ownership } from "./ownership";
-import type { State } from "./states";
-import { applyChange, newRequest, type Change, type NewRequestInput } from "./transition";
+import { feedHead, feedLastSeq, readChanges, type FeedChange, type FeedHead } from "./db/changes";
+import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
+import { ensureStateDir, type StateDir } from "./files/stateDir";
+import { assertManaged, openStateDir, type Ownership } from "./store/ownership";
+import type { State } from "./model/states";
+import { applyChange, newRequest, type Change, type NewRequestInput } from "./model/transition";
 
 export interface CreateInput extends RequestFields {
   /** Default: a random UUID. */
@@ -109,7 +111,7 @@ export interface Tracker {
   waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
   /** Waits not yet settled. */
   pendingWaits(): number;
-  /** Watch the state directory for writers that are not ours, and reconcile it periodically. */
+  /** Watch the state directory for writers that are not ours, and reconcile it periodically; restarted when `checkIndex` reopens the index. */
   startIngest(options?: IngestOptions): IngestHandle;
   /** Changes after `afterSeq`, oldest first (the change feed). */
   changesSince(afterSeq: number, limit?: number): FeedChange[];
@@ -125,9 +127,9 @@ export interface Tracker {
    * reported and left for its owner to recreate.
    */
   checkIndex(): IndexCheck;
-  /** `checkIndex` every `intervalMs` (default 1 s) in a long-lived process; `onReopened` restarts what watched the old folders. */
+  /** `checkIndex` every `intervalMs` (default 1 s) in a long-lived process; `onReopened` is told the cause after a reopen. */
   startIndexGuard(options?: { intervalMs?: number; onReopened?: (cause: string) => void; onError?: (error: unknown) => void }): IndexGuardHandle;
-  /** The session tracker (seed 004): sessions/<id>.json, their index, their feed changes. */
+  /** The session tracker: sessions/<id>.json, their index, their feed changes. */
   readonly sessions: Sessions;
   /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
   readonly actions: BulkActions;
@@ -150,7 +152,7 @@ function validateChange({ to, fields, reason, by }: Change): Change {
 
 /**
  * Open the tracker on a state directory: decide whether reqwatch manages or only observes it
- * (lib/ownership.ts), create its folders (a managed one's), open (or rebuild) the index, and run
+ * (lib/store/ownership.ts), create its folders (a managed one's), open (or rebuild) the index, and run
  * recovery unless `recover: false` (in an observed folder, the open only reconciles its index).
  */
 export function openTracker(options: TrackerOptions = {}): Tracker {
@@ -163,9 +165,11 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const waiters = new Waiters(() => ctx.db);
   ctx.onCommit = (request) => waiters.notify(request);
   const monitors = new Set<MonitorHandle>();
-  const ingests = new Set<IngestHandle>();
+  /** Each ingest this tracker started, with how to restart it on a reopened index (its watchers were on the old folders). */
+  const ingests = new Map<IngestHandle, () => void>();
   const guards = new Set<IndexGuardHandle>();
 
+  const sessions = new Sessions(ctx);
   let archiveDb: ArchiveDb | null = null;
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
 
@@ -176,7 +180,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   function catchUp(withRecovery: boolean): RecoveryReport | null {
     ctx.rebuilding = opened.needsRebuild;
     try {
-      return withRecovery || opened.needsRebuild ? recover(ctx, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
+      return withRecovery || opened.needsRebuild ? recover(ctx, sessions, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
     } finally {
       ctx.rebuilding = false;
     }
@@ -189,7 +193,6 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   }
 
   const actions = new BulkActions(ctx, archive);
-  const sessions = new Sessions(ctx);
 
   /** Reopen a lost index (rebuilding it from the files when it is new) and the archive with it. */
   function checkIndex(): IndexCheck {
@@ -207,6 +210,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     archiveDb?.close();
     archiveDb = null;
     catchUp(false);
+    for (const restart of ingests.values()) restart();
     return { problem, reopened: true, durationMs: performance.now() - started };
   }
 
@@ -284,7 +288,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     recover(options = {}) {
       assertManaged(ctx, "Recovery");
-      return recover(ctx, { hungAfterMs: options.hungAfterMs ?? resolved.hungAfterMs });
+      return recover(ctx, sessions, { hungAfterMs: options.hungAfterMs ?? resolved.hungAfterMs });
     },
 
     cleanup(options = {}) {
@@ -357,8 +361,19 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     startIngest(options) {
-      const handle = startIngest(ctx, options);
-      ingests.add(handle);
+      let current = startIngest(ctx, sessions, options);
+      const handle: IngestHandle = {
+        status: () => current.status(),
+        flush: () => current.flush(),
+        stop() {
+          current.stop();
+          ingests.delete(handle);
+        },
+      };
+      ingests.set(handle, () => {
+        current.stop();
+        current = startIngest(ctx, sessions, options);
+      });
       return handle;
     },
 
@@ -375,7 +390,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     backfillTextIndex(rows = 1000) {
-      return withWritersLock(ctx, () => backfillText(ctx.db, rows));
+      return withWritersLock(ctx.db, () => backfillText(ctx.db, rows));
     },
 
     checkIndex,
@@ -388,7 +403,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     close() {
       for (const monitor of monitors) monitor.stop();
-      for (const ingest of ingests) ingest.stop();
+      for (const ingest of ingests.keys()) ingest.stop();
       for (const guard of guards) guard.stop();
       waiters.close();
       ctx.db.close();

@@ -5,8 +5,8 @@ import http from "node:http";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import next from "next";
-import { dashboardListener } from "../lib/server/dashboardListener";
-import { closeRuntime, getRuntime } from "../lib/server/runtime";
+import { dashboardListener } from "../lib/dashboard/dashboardListener";
+import { closeRuntime, getRuntime } from "../lib/dashboard/runtime";
 
 const USAGE = "Usage: node dist/server.cjs --hostname HOST --port N [--dev]";
 // dist/server.cjs: the project is the folder above.

@@ -1,4 +1,4 @@
-import { getTracker } from "@/app/_server/tracker";
+import { getTracker } from "@/app/_routes/runtime";
 import { AuditLog } from "@/components/audit/AuditLog";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
-import { getHealth, getTracker } from "@/app/_server/tracker";
+import { getHealth, getTracker } from "@/app/_routes/runtime";
 import { AutoRefresh } from "@/components/AutoRefresh";
-import { formatAgo, formatDuration } from "@/lib/duration";
+import { formatAgo, formatDuration } from "@/lib/model/duration";
 
 export const dynamic = "force-dynamic";
 

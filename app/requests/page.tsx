@@ -1,7 +1,7 @@
-import { getStuck, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_routes/runtime";
 import { RequestsExplorer } from "@/components/requests/RequestsExplorer";
-import { isReqwatchError } from "@/lib/errors";
-import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
+import { isReqwatchError } from "@/lib/model/errors";
+import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
 import { requestsView } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";

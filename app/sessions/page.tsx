@@ -1,4 +1,4 @@
-import { getTracker } from "@/app/_server/tracker";
+import { getTracker } from "@/app/_routes/runtime";
 import { SessionsList } from "@/components/sessions/SessionsList";
 import { sessionsView } from "@/lib/views/sessionsView";
 

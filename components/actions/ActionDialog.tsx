@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
 import type { ActionPreview } from "@/lib/actions/bulkActions";
-import type { AuditEntry } from "@/lib/actions/auditLog";
+import type { AuditEntry } from "@/lib/db/auditLog";
 import { useDashboard } from "../data/LiveFeed";
 import { auditEntryOptions, auditKeys, previewAction, requestKeys, runAction, type ActionRequest } from "../data/queries";
 import { ActionResult } from "./ActionResult";

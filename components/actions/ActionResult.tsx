@@ -1,4 +1,4 @@
-import type { AuditEntry } from "@/lib/actions/auditLog";
+import type { AuditEntry } from "@/lib/db/auditLog";
 
 /** An action's progress while it runs, then how many changed and how many were skipped, and why (what changed since the dry run among them). */
 export function ActionResult({ entry }: { entry: AuditEntry }) {

@@ -1,8 +1,8 @@
 "use client";
 
 import { useState } from "react";
-import { parseDuration } from "@/lib/duration";
-import { STATES, TERMINAL_STATES, type State } from "@/lib/states";
+import { parseDuration } from "@/lib/model/duration";
+import { STATES, TERMINAL_STATES, type State } from "@/lib/model/states";
 import { useDashboard } from "../data/LiveFeed";
 import { ActionDialog } from "./ActionDialog";
 

@@ -3,8 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import type { AuditEntry } from "@/lib/actions/auditLog";
-import { formatDuration } from "@/lib/duration";
+import type { AuditEntry } from "@/lib/db/auditLog";
+import { formatDuration } from "@/lib/model/duration";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { ActionDialog } from "../actions/ActionDialog";
 import { auditListOptions } from "../data/queries";

@@ -2,10 +2,10 @@
 
 import { QueryClient, QueryClientProvider, useQueryClient } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
-import type { FeedChange } from "@/lib/feed/changes";
-import type { StuckSnapshot } from "@/lib/feed/feedHub";
-import type { StateCounts } from "@/lib/index/queries/countByState";
-import { parseRequestQuery, type RequestQuery } from "@/lib/requestQuery";
+import type { FeedChange } from "@/lib/db/changes";
+import type { StuckSnapshot } from "@/lib/dashboard/feedHub";
+import type { StateCounts } from "@/lib/db/queries/countByState";
+import { parseRequestQuery, type RequestQuery } from "@/lib/model/requestQuery";
 import { applyChangesToPage } from "@/lib/views/livePage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";

@@ -1,10 +1,10 @@
 import { queryOptions } from "@tanstack/react-query";
 import type { ActionPreview } from "@/lib/actions/bulkActions";
-import type { State } from "@/lib/states";
-import type { AuditEntry } from "@/lib/actions/auditLog";
-import type { StuckSnapshot } from "@/lib/feed/feedHub";
-import type { StateCounts } from "@/lib/index/queries/countByState";
-import { requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
+import type { State } from "@/lib/model/states";
+import type { AuditEntry } from "@/lib/db/auditLog";
+import type { StuckSnapshot } from "@/lib/dashboard/feedHub";
+import type { StateCounts } from "@/lib/db/queries/countByState";
+import { requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
 import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
 

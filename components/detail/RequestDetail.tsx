@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { formatDuration } from "@/lib/duration";
+import { formatDuration } from "@/lib/model/duration";
 import { lifecycleSegments, timeInStates } from "@/lib/views/lifecycle";
 import type { RequestDetailView, ResponseView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";

@@ -1,6 +1,6 @@
 "use client";
 
-import { formatDuration } from "@/lib/duration";
+import { formatDuration } from "@/lib/model/duration";
 import { useLiveStatus } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
 

@@ -1,8 +1,8 @@
 "use client";
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import type { StateCounts as Counts } from "@/lib/index/queries/countByState";
-import { DEFAULT_QUERY } from "@/lib/requestQuery";
+import type { StateCounts as Counts } from "@/lib/db/queries/countByState";
+import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
 import { usePollInterval } from "../data/LiveFeed";
 import { countsOptions, requestListOptions } from "../data/queries";

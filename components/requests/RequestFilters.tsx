@@ -1,8 +1,8 @@
 "use client";
 
 import { useState } from "react";
-import type { RequestQuery } from "@/lib/requestQuery";
-import { STATES, type State } from "@/lib/states";
+import type { RequestQuery } from "@/lib/model/requestQuery";
+import { STATES, type State } from "@/lib/model/states";
 
 const WITHIN = [
   ["", "any time"],

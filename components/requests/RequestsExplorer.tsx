@@ -4,7 +4,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { usePathname, useSearchParams } from "next/navigation";
 import { useMemo, useState } from "react";
 import type { ActionRequest } from "../data/queries";
-import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/requestQuery";
+import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
 import { CleanupButton } from "../actions/CleanupButton";

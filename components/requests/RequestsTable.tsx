@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { formatAgo, formatDuration } from "@/lib/duration";
+import { formatAgo, formatDuration } from "@/lib/model/duration";
 import type { RequestRow } from "@/lib/views/requestsView";
 import { useDashboard } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";

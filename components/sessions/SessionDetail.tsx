@@ -2,10 +2,10 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatAgo, formatDuration } from "@/lib/duration";
-import type { SessionRecord } from "@/lib/sessions/sessionFile";
-import { DEFAULT_QUERY } from "@/lib/requestQuery";
-import { STATES } from "@/lib/states";
+import { formatAgo, formatDuration } from "@/lib/model/duration";
+import type { SessionRecord } from "@/lib/files/sessionFile";
+import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
+import { STATES } from "@/lib/model/states";
 import type { RequestsView } from "@/lib/views/requestsView";
 import type { SessionDetailView } from "@/lib/views/sessionsView";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
@@ -32,7 +32,7 @@ function Steps({ title, items }: { title: string; items: string[] | undefined })
   );
 }
 
-/** A session's context summary (seed 004), its commands, files, and its requests, live. */
+/** A session's context summary, its commands, files, and its requests, live. */
 export function SessionDetail({ id, initial, initialRequests }: { id: string; initial: SessionDetailView; initialRequests: RequestsView }) {
   const pollMs = usePollInterval();
   const { data } = useQuery({ ...sessionDetailOptions(id), initialData: initial, refetchInterval: pollMs });
@@ -81,7 +81,7 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
   );
 }
 
-/** What a session recorded: focus, steps, blockers, patterns, files and commands (seed 004). */
+/** What a session recorded: focus, steps, blockers, patterns, files and commands. */
 function RecordedContext({ session, now }: { session: SessionRecord; now: number }) {
   const snapshot = session.context_snapshot ?? {};
   const created = Date.parse(session.created_at ?? "");

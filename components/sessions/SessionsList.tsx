@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatAgo, formatDuration } from "@/lib/duration";
+import { formatAgo, formatDuration } from "@/lib/model/duration";
 import type { SessionRow } from "@/lib/views/sessionsView";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { shellWord } from "../shellWord";

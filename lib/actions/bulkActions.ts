@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { getArchived, type ArchiveDb } from "../archive";
-import { cleanup, restore, settleCleanup, settleRestore } from "../cleanup";
-import type { TrackerContext } from "../context";
-import { formatDuration } from "../duration";
-import { ReqwatchError, isReqwatchError } from "../errors";
-import { statement } from "../index/statements";
-import { assertManaged } from "../ownership";
+import { getArchived, type ArchiveDb } from "../db/archive";
+import { cleanup, restore, settleCleanup, settleRestore } from "../cleanup/cleanup";
+import type { TrackerContext } from "../store/context";
+import { formatDuration } from "../model/duration";
+import { ReqwatchError, isReqwatchError } from "../model/errors";
+import { isIndexed } from "../db/requestFingerprints";
+import { assertManaged } from "../store/ownership";
 import { pidExists } from "../process/liveness";
 import { cancel } from "../queue/cancel";
 import { retry, targetIds, type RetryTarget } from "../queue/retry";
-import { readRequestFile } from "../requestFile";
-import { STATES, TERMINAL_STATES, type State } from "../states";
-import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "./auditLog";
+import { readRequestFile } from "../files/requestFile";
+import { STATES, TERMINAL_STATES, type State } from "../model/states";
+import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "../db/auditLog";
 
 /**
  * What a person asks of the dashboard in one action. A run after a dry run names it (`preview`,
@@ -263,7 +263,7 @@ export class BulkActions {
     const restorable: string[] = [];
     for (const id of original.changedIds) {
       if (!getArchived(archive, id)) addSkip(skipped, "no longer in the archive", id);
-      else if (statement(this.ctx.db, "SELECT 1 FROM requests WHERE id = ?").get(id)) addSkip(skipped, "a request with this id exists again", id);
+      else if (isIndexed(this.ctx.db, id)) addSkip(skipped, "a request with this id exists again", id);
       else restorable.push(id);
     }
     return { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, previewId: "", matched: original.changedIds.length, willChange: restorable.length, byState: {}, firstIds: restorable.slice(0, FIRST_IDS), skipped };

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { isReqwatchError } from "../errors";
-import type { TrackerOptions } from "../options";
+import { isReqwatchError } from "../model/errors";
+import type { TrackerOptions } from "../store/options";
 import { openTracker, type Tracker } from "../tracker";
 
 /** A usage error found after commander's parsing (a state directory that does not exist, or is a file): exit 2. */

@@ -1,4 +1,4 @@
-import type { RequestFields } from "../schema";
+import type { RequestFields } from "../model/requestFormat";
 
 /** The request-field flags `create` and `update` share, as they arrive from commander. */
 export interface FieldOptions {

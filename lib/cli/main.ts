@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
-import { isReqwatchError } from "../errors";
+import { isReqwatchError } from "../model/errors";
 import { UsageError } from "./context";
 import { registerAdopt } from "./commands/adopt";
 import { registerCancel } from "./commands/cancel";

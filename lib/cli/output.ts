@@ -1,4 +1,4 @@
-import type { Ownership } from "../ownership";
+import type { Ownership } from "../store/ownership";
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

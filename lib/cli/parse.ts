@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from "commander";
-import { parseDuration } from "../duration";
-import { isReqwatchError } from "../errors";
-import { STATES, isState, type State } from "../states";
+import { parseDuration } from "../model/duration";
+import { isReqwatchError } from "../model/errors";
+import { STATES, isState, type State } from "../model/states";
 
 /** Option-value parsers: a bad value is a usage error (exit 2), reported by commander with the option's name. */
 export function integer(value: string): number {

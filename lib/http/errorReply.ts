@@ -1,4 +1,4 @@
-import { HTTP_STATUS, isReqwatchError } from "../errors";
+import { HTTP_STATUS, isReqwatchError } from "../model/errors";
 
 export interface ErrorReply {
   status: number;

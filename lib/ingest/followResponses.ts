@@ -1,6 +1,6 @@
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
-import type { TrackerContext } from "../context";
+import type { TrackerContext } from "../store/context";
 import { ingestResponseFiles, reconcileResponses } from "../responses/responseIndex";
 
 export interface ResponsesStatus {

@@ -1,16 +1,16 @@
 import fs from "node:fs";
-import type { TrackerContext } from "../context";
-import { idOfFileName } from "../ids";
+import type { TrackerContext } from "../store/context";
+import { idOfFileName } from "../model/ids";
 import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile, reconcileInSteps } from "../recovery/reconcile";
-import { writersLockFree } from "../index/writeLock";
+import { writersLockFree } from "../db/writeLock";
 import { reconcileResponses } from "../responses/responseIndex";
-import { Sessions } from "../sessions/sessionTracker";
+import type { Sessions } from "../sessions/sessionTracker";
 import { followResponses, type ResponsesStatus } from "./followResponses";
 
 export interface IngestOptions {
   /**
    * Full reconciliation while the watcher works. Default 30 s, stretched on big state directories
-   * so that reconciliation never takes more than 0.5% of a core (100k files: about every 200 s).
+   * so that reconciliation never takes more than 0.5% of a core.
    */
   reconcileEveryMs?: number;
   /** Reconciliation alone, when the watcher cannot run. Default 2 s. */
@@ -57,11 +57,10 @@ const BUSY_RETRIES = 50;
  * change; the same content twice emits nothing). Reconciliation is the guarantee: every
  * `reconcileEveryMs` it stats everything and fixes what the watcher missed, and counts the fixes.
  *
- * `fs.watch` on the folder, not chokidar: DESIGN.md measured chokidar 5 with one inotify watch and
- * ~4 KB of memory per file (423 MB at 100k files) and 35-93% of a 5,000-file burst reported,
- * against 100% for one `fs.watch` on the folder.
+ * `fs.watch` on the folder, not chokidar: chokidar puts one inotify watch on each file and missed
+ * part of a large burst where one watch on the folder caught it all (docs/DEPENDENCIES.md).
  */
-export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): IngestHandle {
+export function startIngest(ctx: TrackerContext, sessions: Sessions, options: IngestOptions = {}): IngestHandle {
   const reconcileEveryMs = options.reconcileEveryMs ?? 30_000;
   const fallbackEveryMs = options.fallbackReconcileEveryMs ?? 2_000;
   const onError = options.onError ?? ((error: unknown) => console.error("reqwatch ingest:", error));
@@ -70,7 +69,6 @@ export function startIngest(ctx: TrackerContext, options: IngestOptions = {}): I
   const pending = new Set<string>();
   const pendingSessions = new Set<string>();
   const pendingBadNames = new Set<string>();
-  const sessions = new Sessions(ctx);
   let pendingSince = 0;
   let flushTimer: NodeJS.Timeout | null = null;
   let reconcileTimer: NodeJS.Timeout | null = null;

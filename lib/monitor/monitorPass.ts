@@ -1,13 +1,13 @@
-import { commitChange } from "../commitChange";
-import type { TrackerContext } from "../context";
-import { formatDuration } from "../duration";
-import { isReqwatchError } from "../errors";
-import { statement } from "../index/statements";
+import { commitChange } from "../store/commitChange";
+import type { TrackerContext } from "../store/context";
+import { formatDuration } from "../model/duration";
+import { isReqwatchError } from "../model/errors";
+import { lastClaimAt, lateRequests, type LateRequest as Candidate } from "../db/queries/lateRequests";
 import { claimLiveness, type Liveness } from "../process/liveness";
 import { readResultMarker, removeResultMarker } from "../queue/resultMarker";
-import type { RequestRecord } from "../schema";
-import type { State } from "../states";
-import { applyChange } from "../transition";
+import type { RequestRecord } from "../model/requestFormat";
+import type { State } from "../model/states";
+import { applyChange } from "../model/transition";
 
 /** A request the dashboard shows as stuck, with the reason in words. */
 export interface StuckRequest {
@@ -48,54 +48,13 @@ export interface MonitorPass {
   stuck: StuckRequest[];
 }
 
-interface Candidate {
-  id: string;
-  workspace: string;
-  state: State;
-  state_since: number;
-  /** 0 for a file reqwatch never wrote (it always writes a version). */
-  version: number;
-  not_before: number | null;
-  timeout_at: number | null;
-  heartbeat_at: number | null;
-  claim_token: string | null;
-  claim_pid: number | null;
-  claim_host: string | null;
-  claim_process_started_at: number | null;
-}
-
-/**
- * The one index query of a pass: queued too long, past a deadline, or silent too long. Three range
- * scans (requests_by_state_since, requests_deadline, requests_silent), so a pass over a healthy
- * queue of any size reads only the rows that are late.
- */
-const COLUMNS = "id, workspace, state, state_since, version, not_before, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at";
-// No ORDER BY here: it would make SQLite walk the state_since index of every branch to merge them;
-// the few late rows are sorted in JS. Without statistics the planner prefers state = ? on
-// requests_by_state_since (every processing row) to the partial indexes, so they are named.
-// A request with no claim has no heartbeat (its heartbeat_at is when it entered processing): it is
-// late past the hung threshold, a claimed one past the heartbeat timeout.
-const CANDIDATES = `
-  SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff
-  UNION ALL
-  SELECT ${COLUMNS} FROM requests INDEXED BY requests_deadline
-    WHERE state = 'processing' AND timeout_at IS NOT NULL AND timeout_at < @now
-  UNION ALL
-  SELECT ${COLUMNS} FROM requests INDEXED BY requests_silent WHERE state = 'processing' AND heartbeat_at < @silentCutoff
-    AND heartbeat_at < (CASE WHEN claim_token IS NULL THEN @hungCutoff ELSE @heartbeatCutoff END)
-    AND NOT (timeout_at IS NOT NULL AND timeout_at < @now)`;
-
 function findCandidates(ctx: TrackerContext, now: number): Candidate[] {
-  const heartbeatCutoff = now - ctx.options.heartbeatTimeoutMs;
-  const hungCutoff = now - ctx.options.hungAfterMs;
-  const rows = statement(ctx.db, CANDIDATES).all({
+  return lateRequests(ctx.db, {
     now,
     queuedCutoff: now - ctx.options.queuedStuckAfterMs,
-    heartbeatCutoff,
-    hungCutoff,
-    silentCutoff: Math.max(heartbeatCutoff, hungCutoff),
-  }) as Candidate[];
-  return rows.sort((a, b) => a.state_since - b.state_since || a.id.localeCompare(b.id));
+    heartbeatCutoff: now - ctx.options.heartbeatTimeoutMs,
+    hungCutoff: now - ctx.options.hungAfterMs,
+  });
 }
 
 function workerName(candidate: Pick<Candidate, "claim_pid" | "claim_host">): string {
@@ -136,7 +95,7 @@ function queuedReason(ctx: TrackerContext, candidate: Candidate, now: number, co
   if (candidate.not_before !== null && candidate.not_before > now) return `${base}; waiting for its back-off until ${new Date(candidate.not_before).toISOString()}`;
   let last = lastClaims.get(candidate.workspace);
   if (last === undefined) {
-    last = statement(ctx.db, "SELECT max(last_claimed_at) FROM requests WHERE workspace = ? AND last_claimed_at IS NOT NULL").pluck().get(candidate.workspace) as number | null;
+    last = lastClaimAt(ctx.db, candidate.workspace);
     lastClaims.set(candidate.workspace, last);
   }
   const threshold = formatDuration(ctx.options.queuedStuckAfterMs);
@@ -206,7 +165,7 @@ function silenceVisible(ctx: TrackerContext, liveness: Liveness | null): boolean
 /**
  * One pass of the stuck monitor: one index query, then for each candidate either a flag or an
  * action. It acts only on what reqwatch's own queue owns: a `processing` request under a reqwatch
- * claim, in a folder reqwatch manages. In order for a silent one (seed 001): a result marker is
+ * claim, in a folder reqwatch manages. In order for a silent one: a result marker is
  * applied; a live worker is left alone and flagged; a gone worker's request is released, or timed
  * out when no attempts are left. Each action goes through the write path, which re-checks the
  * request under the lock, with its reason in the history. Anything else late is flagged with what

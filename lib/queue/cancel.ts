@@ -1,6 +1,6 @@
-import type { TrackerContext } from "../context";
-import type { RequestRecord } from "../schema";
-import { canTransition } from "../states";
+import type { TrackerContext } from "../store/context";
+import type { RequestRecord } from "../model/requestFormat";
+import { canTransition } from "../model/states";
 import { changeEach, type Changed, type Skipped } from "./changeEach";
 import { targetIds } from "./retry";
 

@@ -1,9 +1,9 @@
-import { commitChange } from "../commitChange";
-import type { TrackerContext } from "../context";
-import { isReqwatchError } from "../errors";
-import type { RequestRecord } from "../schema";
-import type { State } from "../states";
-import { applyChange, type InternalChange } from "../transition";
+import { commitChange } from "../store/commitChange";
+import type { TrackerContext } from "../store/context";
+import { isReqwatchError } from "../model/errors";
+import type { RequestRecord } from "../model/requestFormat";
+import type { State } from "../model/states";
+import { applyChange, type InternalChange } from "../model/transition";
 
 export interface Changed {
   requestId: string;

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { commitChange, withWritersLock } from "../commitChange";
-import type { TrackerContext } from "../context";
-import { isReqwatchError } from "../errors";
-import { statement } from "../index/statements";
+import { commitChange } from "../store/commitChange";
+import type { TrackerContext } from "../store/context";
+import { isReqwatchError } from "../model/errors";
+import { releaseReservation, reserveOldestReady } from "../db/claims";
 import { currentProcess } from "../process/liveness";
-import type { RequestRecord } from "../schema";
-import { applyChange } from "../transition";
+import type { RequestRecord } from "../model/requestFormat";
+import { applyChange } from "../model/transition";
 
 export interface ClaimOptions {
   /** Only claim from this workspace. */
@@ -29,28 +29,6 @@ const RESERVATION_MS = 5000;
 const MAX_CANDIDATES = 16;
 
 /**
- * Reserve the oldest ready, unreserved `queued` request: a quick step under the writers' lock,
- * index only, so that concurrent claimers spread over the queue in order instead of all writing a
- * claim for the same request and all but one losing.
- */
-function reserveOldestReady(ctx: TrackerContext, workspace: string | undefined, now: number): string | null {
-  return withWritersLock(ctx, () => {
-    const id = (
-      workspace === undefined
-        ? statement(ctx.db, READY).pluck().get(now, now)
-        : statement(ctx.db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
-    ) as string | undefined;
-    if (id === undefined) return null;
-    statement(ctx.db, "UPDATE requests SET reserved_until = ?, reserved_by = ? WHERE id = ?").run(now + RESERVATION_MS, process.pid, id);
-    return id;
-  });
-}
-
-function releaseReservation(ctx: TrackerContext, id: string): void {
-  statement(ctx.db, "UPDATE requests SET reserved_until = NULL, reserved_by = NULL WHERE id = ? AND reserved_by = ?").run(id, process.pid);
-}
-
-/**
  * Move the oldest ready `queued` request to `processing` and return it with a fresh claim token.
  * Two workers, in any processes, never get the same request: the claim is written through the one
  * write path, which checks under the lock that the file is still the queued one it read. Null when
@@ -61,7 +39,9 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
   const by = options.worker ?? `pid ${me.pid}`;
   for (let tried = 0; tried < MAX_CANDIDATES; tried++) {
     const now = ctx.now();
-    const id = reserveOldestReady(ctx, options.workspace, now);
+    // Reserved first, so that concurrent claimers spread over the queue in order instead of all
+    // writing a claim for the same request and all but one losing.
+    const id = reserveOldestReady(ctx.db, options.workspace, now, now + RESERVATION_MS, process.pid);
     if (id === null) return null;
     const token = randomUUID();
     let claimed: RequestRecord | null = null;
@@ -77,16 +57,11 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
     } catch (error) {
       // An unreadable file is reconciliation's to report; it keeps its reservation a while and the queue goes on.
       if (isReqwatchError(error, "CORRUPT_FILE")) continue;
-      releaseReservation(ctx, id);
+      releaseReservation(ctx.db, id, process.pid);
       throw error;
     }
     if (claimed) return { request: claimed, token };
-    releaseReservation(ctx, id);
+    releaseReservation(ctx.db, id, process.pid);
   }
   return null;
 }
-
-const READY = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
-  AND (reserved_until IS NULL OR reserved_until <= ?) ORDER BY state_since, id LIMIT 1`;
-const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
-  AND (reserved_until IS NULL OR reserved_until <= ?) AND workspace = ? ORDER BY state_since, id LIMIT 1`;

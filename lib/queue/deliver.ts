@@ -1,12 +1,11 @@
-import { commitChange } from "../commitChange";
-import type { TrackerContext } from "../context";
-import { formatDuration } from "../duration";
-import { ReqwatchError } from "../errors";
-import { assertRequestId } from "../ids";
-import { statement } from "../index/statements";
-import { immediate } from "../index/writeLock";
-import type { RequestFields, RequestRecord } from "../schema";
-import { applyChange } from "../transition";
+import { commitChange } from "../store/commitChange";
+import type { TrackerContext } from "../store/context";
+import { formatDuration } from "../model/duration";
+import { ReqwatchError } from "../model/errors";
+import { assertRequestId } from "../model/ids";
+import { renewHeartbeat } from "../db/claims";
+import type { RequestFields, RequestRecord } from "../model/requestFormat";
+import { applyChange } from "../model/transition";
 import { backoffDelay } from "./backoff";
 import { removeResultMarker } from "./resultMarker";
 
@@ -139,8 +138,5 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
  */
 export function heartbeat(ctx: TrackerContext, requestId: string, token: string): boolean {
   assertRequestId(requestId);
-  const result = immediate(ctx.db, () =>
-    statement(ctx.db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(ctx.now(), requestId, token),
-  );
-  return result.changes > 0;
+  return renewHeartbeat(ctx.db, requestId, token, ctx.now());
 }

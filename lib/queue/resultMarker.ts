@@ -2,9 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { retireFile, writeFileDurable } from "../fs/durableWrite";
-import { assertRequestId } from "../ids";
-import { requestFieldsSchema } from "../schema";
-import type { StateDir } from "../stateDir";
+import { assertRequestId } from "../model/ids";
+import { requestFieldsSchema } from "../model/requestFormat";
+import type { StateDir } from "../files/stateDir";
 
 /**
  * `results/<id>.json`: what a worker finished with, written before it reports. If the

@@ -1,10 +1,10 @@
-import type { TrackerContext } from "../context";
-import { ReqwatchError } from "../errors";
-import { assertRequestId } from "../ids";
-import { listRequests } from "../index/queries/listRequests";
-import { resolveListFilters, type ListFilters } from "../listFilters";
+import type { TrackerContext } from "../store/context";
+import { ReqwatchError } from "../model/errors";
+import { assertRequestId } from "../model/ids";
+import { listRequests } from "../db/queries/listRequests";
+import { resolveListFilters, type ListFilters } from "../model/listFilters";
 import { claimLiveness } from "../process/liveness";
-import type { RequestRecord } from "../schema";
+import type { RequestRecord } from "../model/requestFormat";
 import { changeEach, type Changed, type Skipped } from "./changeEach";
 
 export interface RetryTarget {

@@ -1,8 +1,8 @@
-import { TimeoutError } from "../errors";
-import type { IndexDb } from "../index/openIndex";
-import { statement } from "../index/statements";
-import type { RequestRecord } from "../schema";
-import { isTerminal } from "../states";
+import { TimeoutError } from "../model/errors";
+import type { IndexDb } from "../db/openIndex";
+import { dataVersion, finishedAmong } from "../db/queries/finishedRequests";
+import type { RequestRecord } from "../model/requestFormat";
+import { isTerminal } from "../model/states";
 
 interface Waiter {
   resolve: (request: RequestRecord) => void;
@@ -103,15 +103,9 @@ export class Waiters {
     if (!db.open) return;
     // data_version counts per connection: a reopened index starts a new count.
     if (db !== this.versionOf) [this.versionOf, this.dataVersion] = [db, -1];
-    const version = db.pragma("data_version", { simple: true }) as number;
+    const version = dataVersion(db);
     if (version === this.dataVersion) return;
     this.dataVersion = version;
-    const rows = statement(
-      db,
-      `SELECT doc FROM requests WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('completed', 'failed', 'timeout')`,
-    )
-      .pluck()
-      .all(JSON.stringify([...this.waiting.keys()])) as string[];
-    for (const doc of rows) this.notify(JSON.parse(doc) as RequestRecord);
+    for (const request of finishedAmong(db, [...this.waiting.keys()])) this.notify(request);
   }
 }

@@ -1,13 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { TrackerContext } from "../context";
-import { withWritersLock } from "../commitChange";
-import { isReqwatchError } from "../errors";
-import { REQUEST_ID_PATTERN } from "../ids";
-import type { IndexDb } from "../index/openIndex";
-import { statement } from "../index/statements";
-import { removeRequest, requestFileKey, upsertRequest } from "../index/upsertRequest";
-import { fingerprintOf, readRequestFile, sameFingerprint, type FileFingerprint } from "../requestFile";
+import type { TrackerContext } from "../store/context";
+import { withWritersLock } from "../db/writeLock";
+import { isReqwatchError } from "../model/errors";
+import { REQUEST_ID_PATTERN } from "../model/ids";
+import { indexedFingerprint, indexedFingerprints, isIndexed } from "../db/requestFingerprints";
+import { forgetUnreadable, knownUnreadable, recordUnreadable } from "../db/unreadableFiles";
+import { removeRequest, requestFileKey, upsertRequest } from "../db/upsertRequest";
+import { fingerprintOf, readRequestFile, sameFingerprint, type FileFingerprint } from "../files/requestFile";
 
 export interface UnreadableReport {
   file: string;
@@ -44,14 +44,14 @@ export function isBadRequestFileName(name: string): boolean {
  * reconciliation does), forget the ones that have gone.
  */
 export function noteBadFileNames(ctx: TrackerContext, names: readonly string[]): void {
-  withWritersLock(ctx, () => {
+  withWritersLock(ctx.db, () => {
     for (const name of names) {
       const file = `requests/${name}`;
       let fingerprint: FileFingerprint | null = null;
       try {
         fingerprint = fingerprintOf(fs.lstatSync(path.join(ctx.dir.requestsDir, name)));
       } catch {
-        statement(ctx.db, "DELETE FROM unreadable_files WHERE file = ?").run(file);
+        forgetUnreadable(ctx.db, file);
         continue;
       }
       recordUnreadable(ctx.db, file, BAD_NAME, fingerprint, ctx.now());
@@ -70,7 +70,7 @@ function readRequestsDir(ctx: TrackerContext): fs.Dirent[] {
 
 /** One directory entry: a request file with its fingerprint, a bad name (reported), or nothing. */
 function listEntry(ctx: TrackerContext, name: string, listed: Listed[], unreadable: UnreadableReport[]): void {
-  // Temp files (ours and the seed's `*.tmp`) and the seed's by-workspace copies are not requests.
+  // Temp files (ours and other writers' `*.tmp`) and a gateway's by-workspace copies are not requests.
   if (!name.endsWith(".json") || name.startsWith(".")) return;
   if (isBadRequestFileName(name)) {
     unreadable.push({ file: `requests/${name}`, reason: BAD_NAME });
@@ -89,27 +89,13 @@ function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): 
   return listed;
 }
 
-/** Files stat'ed between two turns of the event loop by `reconcileInSteps` (about 10 ms here). */
+/** Files stat'ed between two turns of the event loop by `reconcileInSteps`: a step short enough not to delay a request. */
 const STAT_STEP = 1000;
-
-interface IndexedFingerprint extends FileFingerprint {
-  id: string;
-}
-
-export function recordUnreadable(db: IndexDb, file: string, reason: string, fingerprint: FileFingerprint | null, now: number): void {
-  db.prepare(
-    `INSERT INTO unreadable_files (file, reason, since, file_mtime_ms, file_size, file_ino) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT(file) DO UPDATE SET reason = excluded.reason, file_mtime_ms = excluded.file_mtime_ms,
-       file_size = excluded.file_size, file_ino = excluded.file_ino`,
-  ).run(file, reason, now, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null);
-}
 
 /** True when the index already holds this file as it is on disk (same inode, size and mtime). */
 export function indexedAsIs(ctx: TrackerContext, id: string): boolean {
   const file = ctx.dir.requestFile(id);
-  const row = statement(ctx.db, "SELECT file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM requests WHERE id = ?").get(id) as
-    | FileFingerprint
-    | undefined;
+  const row = indexedFingerprint(ctx.db, id);
   if (!row) return false;
   try {
     return sameFingerprint(row, fingerprintOf(fs.lstatSync(file)));
@@ -129,7 +115,7 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { f
   let fixes = 0;
   for (let start = 0; start < ids.length; start += BATCH) {
     const batch = ids.slice(start, start + BATCH);
-    fixes += withWritersLock(ctx, () => {
+    fixes += withWritersLock(ctx.db, () => {
       let batchFixes = 0;
       for (const id of batch) {
         const file = ctx.dir.requestFile(id);
@@ -137,11 +123,11 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { f
           const read = readRequestFile(file, id);
           if (read) {
             if (upsertRequest(ctx.db, read.request, read.fingerprint, { feed: !ctx.rebuilding, text: !ctx.rebuilding })) batchFixes++;
-          } else if (statement(ctx.db, "SELECT 1 FROM requests WHERE id = ?").get(id)) {
+          } else if (isIndexed(ctx.db, id)) {
             removeRequest(ctx.db, id);
             batchFixes++;
           } else {
-            statement(ctx.db, "DELETE FROM unreadable_files WHERE file = ?").run(requestFileKey(id));
+            forgetUnreadable(ctx.db, requestFileKey(id));
           }
         } catch (error) {
           if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
@@ -174,8 +160,8 @@ export function reconcile(ctx: TrackerContext): ReconcileReport {
 
 /**
  * `reconcile` for a process that serves requests meanwhile (the dashboard): the files are stat'ed
- * STAT_STEP at a time with the event loop free between steps (30,000 files took 300-450 ms in one
- * go). The listing may be a little stale by the end; every decision it leads to is re-checked on
+ * STAT_STEP at a time with the event loop free between steps (a big folder's stat in one go would
+ * hold every request for a noticeable time). The listing may be a little stale by the end; every decision it leads to is re-checked on
  * the file (changed files are re-read, missing ones re-checked under the lock).
  */
 export async function reconcileInSteps(ctx: TrackerContext, cancelled: () => boolean = () => false): Promise<ReconcileReport | null> {
@@ -192,18 +178,8 @@ export async function reconcileInSteps(ctx: TrackerContext, cancelled: () => boo
 
 function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: UnreadableReport[]): ReconcileReport {
   const { db } = ctx;
-  const indexed = new Map<string, IndexedFingerprint>();
-  for (const row of db
-    .prepare("SELECT id, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM requests")
-    .all() as IndexedFingerprint[]) {
-    indexed.set(row.id, row);
-  }
-  const knownBad = new Map<string, FileFingerprint & { reason: string }>();
-  for (const row of db
-    .prepare("SELECT file, reason, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM unreadable_files")
-    .all() as (FileFingerprint & { file: string; reason: string })[]) {
-    knownBad.set(row.file, row);
-  }
+  const indexed = new Map(indexedFingerprints(db).map((row) => [row.id, row]));
+  const knownBad = new Map(knownUnreadable(db).map((row) => [row.file, row]));
 
   const changed: Listed[] = [];
   for (const item of listed) {
@@ -223,7 +199,7 @@ function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: Unreada
   const present = new Set(listed.map((item) => item.id));
   const missing = [...indexed.keys()].filter((id) => !present.has(id));
   if (missing.length) {
-    fixes += withWritersLock(ctx, () => {
+    fixes += withWritersLock(ctx.db, () => {
       let removed = 0;
       for (const id of missing) {
         // Re-check under the lock: a writer may have created the file after our listing.
@@ -236,12 +212,12 @@ function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: Unreada
   }
   const badNames = unreadable.filter((item) => !knownBad.has(item.file) && !present.has(item.file.slice("requests/".length, -".json".length)));
   if (knownBad.size || badNames.length) {
-    withWritersLock(ctx, () => {
+    withWritersLock(ctx.db, () => {
       // Files with names that cannot be request ids are listed too, so health shows them.
       for (const item of badNames) recordUnreadable(db, item.file, item.reason, null, ctx.now());
       // Unreadable files that have since gone are forgotten.
       for (const file of knownBad.keys()) {
-        if (!fs.existsSync(path.join(ctx.dir.root, file))) db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(file);
+        if (!fs.existsSync(path.join(ctx.dir.root, file))) forgetUnreadable(db, file);
       }
     });
   }

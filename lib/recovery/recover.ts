@@ -1,12 +1,13 @@
-import type { TrackerContext } from "../context";
-import { commitChange, withWritersLock } from "../commitChange";
-import { markTextBackfill } from "../index/requestText";
-import { Sessions } from "../sessions/sessionTracker";
-import { writeMeta } from "../index/openIndex";
-import { RECOUNT_STATES } from "../index/schema";
-import { applyChange, stateEnteredAt } from "../transition";
-import { formatDuration } from "../duration";
+import type { TrackerContext } from "../store/context";
+import { commitChange } from "../store/commitChange";
+import { withWritersLock } from "../db/writeLock";
+import { markTextBackfill } from "../db/requestText";
+import type { Sessions } from "../sessions/sessionTracker";
+import { recountStates, writeMeta } from "../db/openIndex";
+import { applyChange, stateEnteredAt } from "../model/transition";
+import { formatDuration } from "../model/duration";
 import { claimLiveness } from "../process/liveness";
+import { processingSince, type ProcessingRow } from "../db/queries/lateRequests";
 import { reconcileResponses } from "../responses/responseIndex";
 import { reconcile, type UnreadableReport } from "./reconcile";
 import { sweepTempFiles } from "./sweepTempFiles";
@@ -36,17 +37,16 @@ export interface RecoverOptions {
  * `reqwatch recover`; the dashboard never asks for it). In a folder reqwatch only observes, it
  * reconciles the index and changes nothing in the folder.
  */
-export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryReport {
+export function recover(ctx: TrackerContext, sessions: Sessions, options: RecoverOptions): RecoveryReport {
   const started = performance.now();
   const managed = ctx.ownership.access === "managed";
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const reconciled = reconcile(ctx);
-  const sessions = new Sessions(ctx).ingest();
+  const sessionsIngested = sessions.ingest();
   reconcileResponses(ctx);
   if (ctx.rebuilding) markTextBackfill(ctx.db);
-  withWritersLock(ctx, () => {
-    // The rebuild filled the index without the counting triggers (openIndex): count once, put them back.
-    if (ctx.rebuilding) ctx.db.exec(RECOUNT_STATES);
+  withWritersLock(ctx.db, () => {
+    if (ctx.rebuilding) recountStates(ctx.db);
     writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
   });
 
@@ -57,34 +57,22 @@ export function recover(ctx: TrackerContext, options: RecoverOptions): RecoveryR
     changed: reconciled.fixes,
     timedOut,
     removedTempFiles,
-    unreadable: [...reconciled.unreadable, ...sessions.unreadable],
+    unreadable: [...reconciled.unreadable, ...sessionsIngested.unreadable],
     durationMs: Math.round((performance.now() - started) * 10) / 10,
   };
 }
 
-interface HungRow {
-  id: string;
-  claim_token: string | null;
-  claim_pid: number | null;
-  claim_host: string | null;
-  claim_process_started_at: number | null;
-  heartbeat_at: number | null;
-}
 
 /**
- * Processing past the hung threshold: the seed's start-up rule, for requests no live worker holds.
+ * Processing past the hung threshold: the owner's start-up rule, for requests no live worker holds.
  * A request under a claim whose worker is alive, or beat within the heartbeat timeout, is that
  * worker's (a long job), not hung: the monitor decides about it.
  */
 function timeOutHung(ctx: TrackerContext, hungAfterMs: number): string[] {
   const now = ctx.now();
   const cutoff = now - hungAfterMs;
-  const rows = ctx.db
-    .prepare(
-      "SELECT id, claim_token, claim_pid, claim_host, claim_process_started_at, heartbeat_at FROM requests WHERE state = 'processing' AND COALESCE(processing_started_at, state_since) < ?",
-    )
-    .all(cutoff) as HungRow[];
-  const held = (row: HungRow) =>
+  const rows = processingSince(ctx.db, cutoff);
+  const held = (row: ProcessingRow) =>
     row.claim_token !== null &&
     ((row.heartbeat_at ?? 0) >= now - ctx.options.heartbeatTimeoutMs ||
       (row.claim_pid !== null && claimLiveness({ pid: row.claim_pid, host: row.claim_host ?? undefined, processStartedAt: row.claim_process_started_at }) === "alive"));

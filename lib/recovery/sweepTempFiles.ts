@@ -1,14 +1,14 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { TrackerContext } from "../context";
+import type { TrackerContext } from "../store/context";
 import { OWN_TEMP_PATTERN } from "../fs/durableWrite";
 import { pidExists } from "../process/liveness";
 
 /**
  * Remove temp files left by crashed reqwatch writers: ours name their writer's pid, and one is
  * removed when that process is gone. This process's own are its spares, kept for reuse on purpose
- * and removed when its tracker closes. Another program's `*.tmp` (a `jq > tmp && mv` hook, the
- * seed gateway's `<id>.json.tmp`) is its own business and never touched. No lock is needed:
+ * and removed when its tracker closes. Another program's `*.tmp` (a `jq > tmp && mv` hook, a
+ * gateway's `<id>.json.tmp`) is its own business and never touched. No lock is needed:
  * writers fsync their temps outside the writers' lock, so holding it would protect nothing.
  */
 export function sweepTempFiles(ctx: TrackerContext): string[] {

@@ -1,25 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
-import { withWritersLock } from "../commitChange";
-import type { TrackerContext } from "../context";
-import type { IndexDb } from "../index/openIndex";
-import { statement } from "../index/statements";
-import { recordChange } from "../feed/changes";
-import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../requestFile";
-import { readResponseFile, responseOfPath } from "./responseFile";
-
-interface Indexed extends FileFingerprint {
-  request_id: string;
-  workspace: string;
-}
+import { withWritersLock } from "../db/writeLock";
+import type { TrackerContext } from "../store/context";
+import { indexedResponses, recordResponseChange, removeResponse, upsertResponse } from "../db/responseRows";
+import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../files/requestFile";
+import { readResponseFile, responseOfPath } from "../files/responseFile";
 
 /** A response file is its workspace's and its request's: `<workspace>/<requestId>`. */
 const keyOf = (workspace: string, requestId: string) => `${workspace}/${requestId}`;
-
-/** A response change reaches the feed (the feed's own append, trim included), so an open request page shows it and a "callback failed" view refetches. */
-function recordResponseChange(db: IndexDb, requestId: string): void {
-  recordChange(db, "response.changed", requestId, null, Date.now());
-}
 
 /**
  * Bring these response files into the index (under the writers' lock): a file's callback
@@ -28,28 +16,21 @@ function recordResponseChange(db: IndexDb, requestId: string): void {
 export function ingestResponseFiles(ctx: TrackerContext, files: readonly string[]): number {
   const ipcDir = ctx.dir.ipcDir;
   if (!ipcDir || !files.length) return 0;
-  return withWritersLock(ctx, () => {
+  return withWritersLock(ctx.db, () => {
     let changed = 0;
     for (const file of files) {
       const named = responseOfPath(ipcDir, file);
       if (!named) continue;
       const read = readResponseFile(file, named.requestId);
-      let result;
-      if (!read) {
-        result = statement(ctx.db, "DELETE FROM responses WHERE request_id = ? AND workspace = ?").run(named.requestId, named.workspace);
-      } else {
-        const callback = read.status === "ok" && read.response.callback ? (read.response.callback.success ? 1 : 0) : null;
-        const problem = read.status === "ok" ? null : read.reason;
-        const fingerprint = read.fingerprint;
-        result = statement(
-          ctx.db,
-          `INSERT INTO responses (request_id, workspace, callback_success, problem, file_mtime_ms, file_size, file_ino) VALUES (?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(request_id, workspace) DO UPDATE SET callback_success = excluded.callback_success, problem = excluded.problem,
-             file_mtime_ms = excluded.file_mtime_ms, file_size = excluded.file_size, file_ino = excluded.file_ino
-           WHERE responses.file_mtime_ms IS NOT excluded.file_mtime_ms OR responses.file_size IS NOT excluded.file_size OR responses.file_ino IS NOT excluded.file_ino`,
-        ).run(named.requestId, named.workspace, callback, problem, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null);
-      }
-      if (result.changes > 0) {
+      const changedRow = !read
+        ? removeResponse(ctx.db, named.requestId, named.workspace)
+        : upsertResponse(ctx.db, {
+            ...named,
+            callbackSuccess: read.status === "ok" && read.response.callback ? (read.response.callback.success ? 1 : 0) : null,
+            problem: read.status === "ok" ? null : read.reason,
+            fingerprint: read.fingerprint,
+          });
+      if (changedRow) {
         changed++;
         if (!ctx.rebuilding) recordResponseChange(ctx.db, named.requestId);
       }
@@ -91,7 +72,7 @@ export function reconcileResponses(ctx: TrackerContext): number {
   if (!ipcDir) return 0;
   const onDisk = listResponseFiles(ipcDir);
   const indexed = new Map(
-    (statement(ctx.db, "SELECT request_id, workspace, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM responses").all() as Indexed[]).map((row) => [
+    indexedResponses(ctx.db).map((row) => [
       keyOf(row.workspace, row.request_id),
       row,
     ]),
@@ -103,23 +84,14 @@ export function reconcileResponses(ctx: TrackerContext): number {
   let fixes = ingestResponseFiles(ctx, changed.map(([, { file }]) => file));
   const gone = [...indexed].filter(([key]) => !onDisk.has(key)).map(([, row]) => row);
   if (gone.length) {
-    fixes += withWritersLock(ctx, () => {
+    fixes += withWritersLock(ctx.db, () => {
       let removed = 0;
       for (const row of gone) {
-        removed += statement(ctx.db, "DELETE FROM responses WHERE request_id = ? AND workspace = ?").run(row.request_id, row.workspace).changes;
+        if (removeResponse(ctx.db, row.request_id, row.workspace)) removed++;
         if (!ctx.rebuilding) recordResponseChange(ctx.db, row.request_id);
       }
       return removed;
     });
   }
   return fixes;
-}
-
-/** How many response files the index holds, and how many of them cannot be read. */
-export function responseCounts(db: IndexDb): { files: number; unreadable: number; callbackFailed: number } {
-  return statement(db, "SELECT count(*) AS files, count(problem) AS unreadable, coalesce(sum(callback_success = 0), 0) AS callbackFailed FROM responses").get() as {
-    files: number;
-    unreadable: number;
-    callbackFailed: number;
-  };
 }

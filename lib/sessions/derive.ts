@@ -1,4 +1,4 @@
-import type { SessionRecord } from "./sessionFile";
+import type { SessionRecord } from "../files/sessionFile";
 
 /**
  * Patterns, by one deterministic rule: the words of a command (lower-cased runs of letters,

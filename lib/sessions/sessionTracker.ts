@@ -1,16 +1,17 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { asReqwatchError, withWritersLock } from "../commitChange";
-import type { TrackerContext } from "../context";
-import { ReqwatchError, isReqwatchError, type ErrorCode } from "../errors";
+import { asReqwatchError } from "../model/errors";
+import { withWritersLock } from "../db/writeLock";
+import type { TrackerContext } from "../store/context";
+import { ReqwatchError, isReqwatchError, type ErrorCode } from "../model/errors";
 import { writeFileDurable } from "../fs/durableWrite";
-import { assertRequestId, idOfFileName } from "../ids";
-import { assertManaged } from "../ownership";
-import { recordUnreadable } from "../recovery/reconcile";
+import { assertRequestId, idOfFileName } from "../model/ids";
+import { assertManaged } from "../store/ownership";
+import { forgetUnreadable, recordUnreadable } from "../db/unreadableFiles";
 import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
-import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "./sessionFile";
-import { currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "./sessionIndex";
+import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "../files/sessionFile";
+import { anySession, currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "../db/sessionRows";
 
 /** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
 export type SessionResult<T = SessionRecord> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
@@ -55,7 +56,7 @@ function result<T>(run: () => T): SessionResult<T> {
 }
 
 /**
- * The session tracker (seed 004) on the state directory: `sessions/<id>.json` in the seed's shape,
+ * The session tracker on the state directory: `sessions/<id>.json` in the common session-file shape,
  * written through the durable path under the writers' lock, indexed, and in the change feed.
  */
 export class Sessions {
@@ -81,7 +82,7 @@ export class Sessions {
    * yet (requests may carry its id) is recorded from now; an unreadable file is an error (the file is kept).
    */
   private change(sessionId: string, mutate: (session: SessionRecord) => SessionRecord): SessionRecord {
-    return withWritersLock(this.ctx, () => this.write(mutate(this.read(sessionId) ?? this.blank(sessionId))));
+    return withWritersLock(this.ctx.db, () => this.write(mutate(this.read(sessionId) ?? this.blank(sessionId))));
   }
 
   private read(sessionId: string): SessionRecord | null {
@@ -124,7 +125,7 @@ export class Sessions {
   /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
   start(): SessionResult<StartOutcome> {
     return result(() =>
-      withWritersLock(this.ctx, () => {
+      withWritersLock(this.ctx.db, () => {
         const currentId = this.current();
         if (currentId) {
           try {
@@ -137,7 +138,7 @@ export class Sessions {
             return { session: this.create(), started: true, reason: "unreadable" as const };
           }
         }
-        const anyBefore = (this.ctx.db.prepare("SELECT 1 FROM sessions LIMIT 1").get() ?? null) !== null;
+        const anyBefore = anySession(this.ctx.db);
         return { session: this.create(), started: true, reason: anyBefore ? ("expired" as const) : ("none" as const) };
       }),
     );
@@ -222,7 +223,7 @@ export class Sessions {
   /** End the current session (kept, marked ended) and start a new one. */
   reset(): SessionResult<{ ended: string | null; session: SessionRecord }> {
     return result(() =>
-      withWritersLock(this.ctx, () => {
+      withWritersLock(this.ctx.db, () => {
         const currentId = this.current();
         let ended: string | null = null;
         if (currentId) {
@@ -254,14 +255,14 @@ export class Sessions {
   ingest(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;
-    withWritersLock(this.ctx, () => {
+    withWritersLock(this.ctx.db, () => {
       const onDisk = ids ?? sessionIdsIn(this.ctx.dir.sessionsDir);
       for (const id of onDisk) {
         try {
           const session = readSessionFile(this.file(id), id);
           if (!session) removeSession(this.ctx.db, id);
           else if (upsertSession(this.ctx.db, session, { feed: !this.ctx.rebuilding })) fixes++;
-          this.ctx.db.prepare("DELETE FROM unreadable_files WHERE file = ?").run(sessionFileKey(id));
+          forgetUnreadable(this.ctx.db, sessionFileKey(id));
         } catch (error) {
           if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
           const reason = String(error.details?.reason ?? error.message);

@@ -1,8 +1,8 @@
-import { formatDuration } from "../duration";
-import type { SessionRecord } from "./sessionFile";
-import { sessionState, toSessionSummary } from "./sessionIndex";
+import { formatDuration } from "../model/duration";
+import type { SessionRecord } from "../files/sessionFile";
+import { sessionState, toSessionSummary } from "../db/sessionRows";
 
-/** The seed's "session context" text (Example 2), in plain words: what `reqwatch session show` prints. */
+/** The "session context" text, in plain words: what `reqwatch session show` prints. */
 export function sessionSummaryLines(session: SessionRecord, now: number, expiryMs: number): string[] {
   const created = Date.parse(session.created_at ?? "");
   const updated = Date.parse(session.last_updated ?? "");

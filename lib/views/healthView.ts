@@ -1,9 +1,9 @@
 import fs from "node:fs";
-import type { UnreadableFile } from "../index/queries/listUnreadable";
-import type { IndexGuardStatus } from "../index/indexGuard";
+import type { UnreadableFile } from "../db/queries/listUnreadable";
+import type { IndexGuardStatus } from "../recovery/indexGuard";
 import type { IngestStatus } from "../ingest/startIngest";
 import type { MonitorHandle } from "../monitor/startMonitor";
-import { STATES } from "../states";
+import { STATES } from "../model/states";
 import type { Tracker } from "../tracker";
 
 export interface HealthView {

@@ -1,5 +1,5 @@
-import type { RequestRecord, TransitionEntry } from "../schema";
-import { isTerminal, type State } from "../states";
+import type { RequestRecord, TransitionEntry } from "../model/requestFormat";
+import { isTerminal, type State } from "../model/states";
 
 export interface LifecycleSegment {
   state: State;
@@ -13,7 +13,7 @@ type Step = Pick<TransitionEntry, "from" | "to" | "at">;
 
 /**
  * The steps that changed the state (late deliveries and field-only writes changed nothing). A file
- * without a history (another program's, such as the seed gateway's) has its lifecycle times: the
+ * without a history (another program's, such as a gateway's own tracker) has its lifecycle times: the
  * steps are made from `createdAt`, `queuedAt`, `processingStartedAt` and `completedAt`.
  */
 export function stateSteps(request: RequestRecord): Step[] {

@@ -1,7 +1,7 @@
-import { decodeCursor, encodeCursor } from "../cursor";
-import type { FeedChange } from "../feed/changes";
-import type { RequestSummary } from "../index/queries/listRequests";
-import { toListFilters, type RequestQuery } from "../requestQuery";
+import { decodeCursor, encodeCursor } from "../model/cursor";
+import type { FeedChange } from "../db/changes";
+import type { RequestSummary } from "../db/queries/listRequests";
+import { toListFilters, type RequestQuery } from "../model/requestQuery";
 import type { RequestRow, RequestsView } from "./requestsView";
 
 /** What a batch of changes did to one table page: the new page, and whether only the server can say the rest. */

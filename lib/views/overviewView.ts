@@ -1,7 +1,7 @@
 import { quantileSorted } from "simple-statistics";
 import type { RecoveryReport } from "../recovery/recover";
-import type { RequestRecord } from "../schema";
-import { TERMINAL_STATES, type State } from "../states";
+import type { RequestRecord } from "../model/requestFormat";
+import { TERMINAL_STATES, type State } from "../model/states";
 import type { Tracker } from "../tracker";
 import { stateSteps } from "./lifecycle";
 

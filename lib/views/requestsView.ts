@@ -1,13 +1,13 @@
-import type { RequestPage, RequestSummary } from "../index/queries/listRequests";
+import type { RequestPage, RequestSummary } from "../db/queries/listRequests";
 import type { StuckRequest } from "../monitor/monitorPass";
 import path from "node:path";
 import { cancelDecision } from "../queue/cancel";
-import { readResponseFile, responseFilePath, type ResponseRecord } from "../responses/responseFile";
+import { readResponseFile, responseFilePath, type ResponseRecord } from "../files/responseFile";
 import { retryDecision } from "../queue/retry";
-import { toListFilters, type RequestQuery } from "../requestQuery";
-import { TEXT_FIELDS, type RequestRecord, type TextField } from "../schema";
-import { canTransition } from "../states";
-import { stateEnteredAt } from "../transition";
+import { toListFilters, type RequestQuery } from "../model/requestQuery";
+import { TEXT_FIELDS, type RequestRecord, type TextField } from "../model/requestFormat";
+import { canTransition } from "../model/states";
+import { stateEnteredAt } from "../model/transition";
 import { stuckReasonOf } from "./stuckReason";
 import type { Tracker } from "../tracker";
 

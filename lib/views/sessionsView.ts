@@ -1,8 +1,8 @@
-import type { SessionSummary } from "../feed/changes";
-import type { StateCounts } from "../index/queries/countByState";
-import type { SessionSeen } from "../index/queries/sessionsSeen";
-import type { SessionRecord } from "../sessions/sessionFile";
-import { sessionState, toSessionSummary, type SessionState } from "../sessions/sessionIndex";
+import type { SessionSummary } from "../db/changes";
+import type { StateCounts } from "../db/queries/countByState";
+import type { SessionSeen } from "../db/queries/sessionsSeen";
+import type { SessionRecord } from "../files/sessionFile";
+import { sessionState, toSessionSummary, type SessionState } from "../db/sessionRows";
 import type { Tracker } from "../tracker";
 
 export interface SessionRow extends SessionSummary {

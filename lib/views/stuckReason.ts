@@ -1,4 +1,4 @@
-import type { RequestSummary } from "../index/queries/listRequests";
+import type { RequestSummary } from "../db/queries/listRequests";
 import type { StuckRequest } from "../monitor/monitorPass";
 
 /**

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CompleteResult } from "../queue/deliver";
-import type { RequestRecord } from "../schema";
+import type { RequestRecord } from "../model/requestFormat";
 import { openTracker, type Tracker } from "../tracker";
 
 export interface HandlerContext {
@@ -59,7 +59,7 @@ export interface WorkerHandle {
 /**
  * Claim, heartbeat, record the result marker, then complete or fail, `concurrency` at a time. A
  * handler that throws fails its request (retryably, unless the error says otherwise) and the worker
- * goes on: one bad request never stops the loop (seed 002, stuck point 4).
+ * goes on: one bad request never stops the loop.
  */
 export function runWorker(options: RunWorkerOptions): WorkerHandle {
   const tracker = options.tracker ?? openTracker({ stateDir: options.stateDir, recover: false });

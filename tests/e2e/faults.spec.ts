@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { AuditEntry } from "../../lib/actions/auditLog";
+import type { AuditEntry } from "../../lib/db/auditLog";
 import { actionOutcome, readOriginals } from "../helpers/actionOutcome";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { actionToken, expect, test } from "./fixtures";

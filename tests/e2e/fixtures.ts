@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { test as base, expect } from "@playwright/test";
-import { adoptStateDir } from "../../lib/ownership";
+import { adoptStateDir } from "../../lib/store/ownership";
 import { openTracker, type Tracker } from "../../lib/tracker";
 
 const ROOT = path.resolve(__dirname, "../..");

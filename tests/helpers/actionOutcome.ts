@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import type { AuditEntry } from "../../lib/actions/auditLog";
+import type { AuditEntry } from "../../lib/db/auditLog";
 
 /**
  * What a bulk action did to each of `ids`, read from the files and the archive (not from the

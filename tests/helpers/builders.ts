@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { State } from "../../lib/states";
+import type { State } from "../../lib/model/states";
 
 /**
  * Test data builders: request files written straight to disk, as another tool (or an older

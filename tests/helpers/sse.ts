@@ -1,4 +1,4 @@
-import { readEvents, type SseEvent } from "../../lib/feed/sse";
+import { readEvents, type SseEvent } from "../../lib/dashboard/sse";
 
 export type { SseEvent };
 

@@ -2,9 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
-import { adoptStateDir } from "../../lib/ownership";
+import { adoptStateDir } from "../../lib/store/ownership";
 import { openTracker, type Tracker } from "../../lib/tracker";
-import type { TrackerOptions } from "../../lib/options";
+import type { TrackerOptions } from "../../lib/store/options";
 
 const made: string[] = [];
 const opened: Tracker[] = [];

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
-import { readChanges } from "../../lib/feed/changes";
-import { openIndex } from "../../lib/index/openIndex";
+import { readChanges } from "../../lib/db/changes";
+import { openIndex } from "../../lib/db/openIndex";
 import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 import { startWorker, waitForExit } from "../helpers/processes";
 

@@ -1,8 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { SECURITY_HEADERS, dashboardListener } from "../../lib/server/dashboardListener";
-import { openRuntime, type Runtime } from "../../lib/server/runtime";
+import { SECURITY_HEADERS, dashboardListener } from "../../lib/dashboard/dashboardListener";
+import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
 import { openEvents } from "../helpers/sse";
 import { tempStateDir } from "../helpers/stateDir";
 

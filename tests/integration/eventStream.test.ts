@@ -2,8 +2,8 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
-import { MAX_QUEUED_BYTES, answerEventStream } from "../../lib/server/eventStream";
-import type { Runtime } from "../../lib/server/runtime";
+import { MAX_QUEUED_BYTES, answerEventStream } from "../../lib/dashboard/eventStream";
+import type { Runtime } from "../../lib/dashboard/runtime";
 
 const servers: http.Server[] = [];
 afterEach(async () => {

@@ -110,7 +110,7 @@ describe("ingest of writers that are not ours", () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(ingest.status().reconcileFixes).toBe(0);
     // Something the watcher cannot see: the index row vanishes.
-    const { openIndex } = await import("../../lib/index/openIndex");
+    const { openIndex } = await import("../../lib/db/openIndex");
     const { db } = openIndex(path.join(stateDir, "index.db"));
     db.prepare("DELETE FROM requests WHERE id = 'r'").run();
     db.close();

@@ -4,8 +4,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { discardSpares, keepReplaced, writeFileDurable, writeTempFile } from "../../lib/fs/durableWrite";
-import { openIndex } from "../../lib/index/openIndex";
-import { immediate } from "../../lib/index/writeLock";
+import { openIndex } from "../../lib/db/openIndex";
+import { withWritersLock } from "../../lib/db/writeLock";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
 
 const temps = (dir: string) => fs.readdirSync(dir).filter((name) => name.endsWith(".tmp"));
@@ -77,7 +77,7 @@ describe("the writers' lock", () => {
     );
     await new Promise<void>((resolve) => holder.stdout.once("data", () => resolve()));
     const started = performance.now();
-    const result = immediate(db, () => db.prepare("INSERT INTO meta (key, value) VALUES ('x', '1')").run().changes);
+    const result = withWritersLock(db, () => db.prepare("INSERT INTO meta (key, value) VALUES ('x', '1')").run().changes);
     expect(result).toBe(1);
     expect(performance.now() - started).toBeGreaterThan(200);
     expect(db.pragma("busy_timeout", { simple: true })).toBe(10_000);
@@ -89,13 +89,13 @@ describe("the writers' lock", () => {
   it("rolls back when the function throws, and runs nested calls in the caller's transaction", () => {
     const { db } = openIndex(path.join(tempStateDir(), "index.db"));
     expect(() =>
-      immediate(db, () => {
+      withWritersLock(db, () => {
         db.prepare("INSERT INTO meta (key, value) VALUES ('y', '1')").run();
         throw new Error("no");
       }),
     ).toThrow("no");
     expect(db.inTransaction).toBe(false);
-    immediate(db, () => immediate(db, () => db.prepare("INSERT INTO meta (key, value) VALUES ('z', '1')").run()));
+    withWritersLock(db, () => withWritersLock(db, () => db.prepare("INSERT INTO meta (key, value) VALUES ('z', '1')").run()));
     expect(db.prepare("SELECT key FROM meta WHERE key IN ('y', 'z')").pluck().all()).toEqual(["z"]);
     db.close();
   });

@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
-import { isReqwatchError, ReqwatchError } from "../../lib/errors";
+import { isReqwatchError, ReqwatchError } from "../../lib/model/errors";
 
 describe("isReqwatchError", () => {
   it("recognises an error made by another copy of the module (Next bundles lib/ into several chunks)", async () => {
     vi.resetModules();
-    const other = await import("../../lib/errors");
+    const other = await import("../../lib/model/errors");
     expect(other.ReqwatchError).not.toBe(ReqwatchError);
     const foreign = new other.ReqwatchError("BAD_INPUT", "from the other copy");
     expect(foreign instanceof ReqwatchError).toBe(false);

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { FEED_RETAINED, feedHead, readChanges, recordChange } from "../../lib/feed/changes";
-import { openIndex } from "../../lib/index/openIndex";
+import { FEED_RETAINED, feedHead, readChanges, recordChange } from "../../lib/db/changes";
+import { openIndex } from "../../lib/db/openIndex";
 import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonStructureProblem } from "../../lib/json/structure";
+import { jsonStructureProblem } from "../../lib/model/jsonStructure";
 import { aTracker } from "../helpers/stateDir";
 
 describe("jsonStructureProblem", () => {

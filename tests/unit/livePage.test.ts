@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { toSummary, type FeedChange } from "../../lib/feed/changes";
-import { DEFAULT_QUERY, type RequestQuery } from "../../lib/requestQuery";
+import { toSummary, type FeedChange } from "../../lib/db/changes";
+import { DEFAULT_QUERY, type RequestQuery } from "../../lib/model/requestQuery";
 import { applyChangesToPage } from "../../lib/views/livePage";
 import { requestsView, type RequestsView } from "../../lib/views/requestsView";
 import { aClock } from "../helpers/clock";

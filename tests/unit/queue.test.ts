@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { TimeoutError } from "../../lib/errors";
+import { TimeoutError } from "../../lib/model/errors";
 import { currentProcess, processStartedAt } from "../../lib/process/liveness";
 import { backoffDelay } from "../../lib/queue/backoff";
 import { aClaimedRequest, aRequest, writeRequestFile } from "../helpers/builders";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { isReqwatchError } from "../../lib/errors";
-import { STATES, TRANSITIONS, canTransition } from "../../lib/states";
+import { isReqwatchError } from "../../lib/model/errors";
+import { STATES, TRANSITIONS, canTransition } from "../../lib/model/states";
 import { aRequestIn, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_QUERY } from "../../lib/requestQuery";
+import { DEFAULT_QUERY } from "../../lib/model/requestQuery";
 import { lifecycleSegments } from "../../lib/views/lifecycle";
 import { overviewMetrics } from "../../lib/views/overviewView";
 import { requestDetailView, requestsView } from "../../lib/views/requestsView";

@@ -1,7 +1,7 @@
 import { notFound } from "next/navigation";
-import { getStuck, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_routes/runtime";
 import { RequestDetail } from "@/components/detail/RequestDetail";
-import { isReqwatchError } from "@/lib/errors";
+import { isReqwatchError } from "@/lib/model/errors";
 import { requestDetailView } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";

@@ -1,9 +1,9 @@
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { getStuck, getTracker } from "@/app/_server/tracker";
+import { getStuck, getTracker } from "@/app/_routes/runtime";
 import { SessionDetail } from "@/components/sessions/SessionDetail";
-import { isReqwatchError } from "@/lib/errors";
-import { DEFAULT_QUERY } from "@/lib/requestQuery";
+import { isReqwatchError } from "@/lib/model/errors";
+import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import { requestsView } from "@/lib/views/requestsView";
 import { sessionDetailView } from "@/lib/views/sessionsView";
 

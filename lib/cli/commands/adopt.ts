@@ -1,8 +1,8 @@
 import type { Command } from "commander";
-import { isReqwatchError } from "../../errors";
-import { adoptStateDir } from "../../ownership";
+import { isReqwatchError } from "../../model/errors";
+import { adoptStateDir } from "../../store/ownership";
 import { UsageError } from "../context";
-import { resolveStateDirPath } from "../../stateDir";
+import { resolveStateDirPath } from "../../files/stateDir";
 import { printLine } from "../output";
 
 export function registerAdopt(program: Command): void {

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { formatDuration } from "../../duration";
-import { TERMINAL_STATES } from "../../states";
+import { formatDuration } from "../../model/duration";
+import { TERMINAL_STATES } from "../../model/states";
 import { withTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { duration, states } from "../parse";

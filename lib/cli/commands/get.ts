@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ReqwatchError } from "../../errors";
+import { ReqwatchError } from "../../model/errors";
 import { withTracker } from "../context";
 import { printJson } from "../output";
 

@@ -1,8 +1,8 @@
 import { Option, type Command } from "commander";
-import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../listFilters";
-import type { State } from "../../states";
+import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
+import type { State } from "../../model/states";
 import { withTracker } from "../context";
-import { formatAgo, formatDuration } from "../../duration";
+import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
 import { integerBetween, since, states } from "../parse";
 

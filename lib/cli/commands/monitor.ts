@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { formatDuration } from "../../duration";
+import { formatDuration } from "../../model/duration";
 import type { MonitorPass } from "../../monitor/monitorPass";
 import { trackerFor } from "../context";
 import { printJson, printLine } from "../output";

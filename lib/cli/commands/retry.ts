@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { State } from "../../states";
+import type { State } from "../../model/states";
 import { withTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";

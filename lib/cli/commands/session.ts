@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import { ReqwatchError } from "../../errors";
-import { readSessionFile } from "../../sessions/sessionFile";
-import { sessionState } from "../../sessions/sessionIndex";
+import { ReqwatchError } from "../../model/errors";
+import { readSessionFile } from "../../files/sessionFile";
+import { sessionState } from "../../db/sessionRows";
 import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
 import { sessionSummaryLines } from "../../sessions/summary";
 import { trackerFor, withTracker } from "../context";
@@ -16,7 +16,7 @@ function unwrap<T>(result: SessionResult<T>): T {
 }
 
 export function registerSession(program: Command): void {
-  const session = program.command("session").description("Session context (seed 004): start, record commands and files, snapshot, show, list, reset");
+  const session = program.command("session").description("Session context: start, record commands and files, snapshot, show, list, reset");
 
   session
     .command("start")
@@ -87,7 +87,7 @@ export function registerSession(program: Command): void {
   session
     .command("show [id]")
     .description("Show a session's context (default: the current one); --file reads another tool's session file")
-    .option("--file <path>", "a session file in the seed's shape, e.g. CLAUDE-session-state.json")
+    .option("--file <path>", "a session file in the common session-file shape, e.g. CLAUDE-session-state.json")
     .option("--json", "print the session as JSON")
     .action(async (id: string | undefined, options, command: Command) => {
       const tracker = trackerFor(command);

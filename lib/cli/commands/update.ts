@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
-import type { CallbackInfo, RequestRecord } from "../../schema";
-import { STATES } from "../../states";
-import type { Change } from "../../transition";
+import type { CallbackInfo, RequestRecord } from "../../model/requestFormat";
+import { STATES } from "../../model/states";
+import type { Change } from "../../model/transition";
 import { withTracker } from "../context";
 import { fieldsFromOptions, type FieldOptions } from "../fields";
 import { printJson, printLine } from "../output";
@@ -39,7 +39,7 @@ function callbackFrom(options: UpdateOptions, current: RequestRecord): CallbackI
 export function registerUpdate(program: Command): void {
   program
     .command("update <requestId>")
-    .description("Apply a transition and/or set fields, under the writers' lock (replaces the seed's jq stop hook)")
+    .description("Apply a transition and/or set fields, under the writers' lock (replaces a jq stop hook)")
     .addOption(new Option("--state <state>", "move to this state (checked against the transition table)").choices(STATES))
     .option("--reason <text>", "why, for the history")
     .option("--by <who>", "who made the change, for the history", "cli")

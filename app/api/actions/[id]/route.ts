@@ -1,6 +1,6 @@
-import { errorResponse } from "@/app/_server/respond";
-import { getTracker } from "@/app/_server/tracker";
-import { entryId } from "./schema";
+import { errorResponse } from "@/app/_routes/respond";
+import { getTracker } from "@/app/_routes/runtime";
+import { entryId } from "./entryId";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
-import { assertActionAllowed } from "@/app/_server/guard";
-import { errorResponse } from "@/app/_server/respond";
-import { getStuck, getTracker } from "@/app/_server/tracker";
-import { parseActionInput } from "../schema";
+import { assertActionAllowed } from "@/app/_routes/guard";
+import { errorResponse } from "@/app/_routes/respond";
+import { getStuck, getTracker } from "@/app/_routes/runtime";
+import { parseActionInput } from "../actionBody";
 
 export const dynamic = "force-dynamic";
 

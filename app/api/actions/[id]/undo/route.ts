@@ -1,8 +1,8 @@
-import { assertActionAllowed } from "@/app/_server/guard";
-import { errorResponse } from "@/app/_server/respond";
-import { startAction } from "@/app/_server/startAction";
-import { getTracker } from "@/app/_server/tracker";
-import { entryId } from "../schema";
+import { assertActionAllowed } from "@/app/_routes/guard";
+import { errorResponse } from "@/app/_routes/respond";
+import { startAction } from "@/app/_routes/startAction";
+import { getTracker } from "@/app/_routes/runtime";
+import { entryId } from "../entryId";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
-import { assertActionAllowed } from "@/app/_server/guard";
-import { errorResponse } from "@/app/_server/respond";
-import { getTracker } from "@/app/_server/tracker";
-import { entryId } from "../../schema";
+import { assertActionAllowed } from "@/app/_routes/guard";
+import { errorResponse } from "@/app/_routes/respond";
+import { getTracker } from "@/app/_routes/runtime";
+import { entryId } from "../../entryId";
 
 export const dynamic = "force-dynamic";
 

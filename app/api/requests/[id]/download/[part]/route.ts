@@ -1,7 +1,7 @@
-import { errorResponse } from "@/app/_server/respond";
-import { getTracker } from "@/app/_server/tracker";
-import { ReqwatchError } from "@/lib/errors";
-import { TEXT_FIELDS, type TextField } from "@/lib/schema";
+import { errorResponse } from "@/app/_routes/respond";
+import { getTracker } from "@/app/_routes/runtime";
+import { ReqwatchError } from "@/lib/model/errors";
+import { TEXT_FIELDS, type TextField } from "@/lib/model/requestFormat";
 import { responseOutput } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";

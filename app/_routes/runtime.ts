@@ -1,0 +1,15 @@
+import "server-only";
+import { getRuntime } from "@/lib/dashboard/runtime";
+
+/**
+ * The pages' and route handlers' view of the process's runtime (lib/dashboard/runtime.ts), which the
+ * dashboard server opened before it started listening.
+ */
+export const getTracker = () => getRuntime().tracker;
+/** The one fan-out of the change feed to every browser's event stream. */
+export const getFeedHub = () => getRuntime().feed;
+export const getRecoveryNotice = () => getRuntime().recoveryNotice;
+export const getActionToken = () => getRuntime().actionToken;
+/** What the monitor's latest pass found stuck: table rows show its reasons. */
+export const getStuck = () => getRuntime().stuck();
+export const getHealth = () => getRuntime().health();

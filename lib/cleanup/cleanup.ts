@@ -1,0 +1,177 @@
+import fs from "node:fs";
+import { archiveRequests, getArchived, removeArchived, type ArchiveDb } from "../db/archive";
+import { commitChange } from "../store/commitChange";
+import { withWritersLock } from "../db/writeLock";
+import type { TrackerContext } from "../store/context";
+import { ReqwatchError, isReqwatchError } from "../model/errors";
+import { fsyncDir } from "../fs/durableWrite";
+import { cleanupCandidates } from "../db/queries/cleanupCandidates";
+import { removeRequest } from "../db/upsertRequest";
+import { assertManaged } from "../store/ownership";
+import { readRequestFile } from "../files/requestFile";
+import type { RequestRecord } from "../model/requestFormat";
+import { TERMINAL_STATES, type State } from "../model/states";
+import { applyChange } from "../model/transition";
+
+export interface CleanupOptions {
+  /** Requests last updated longer ago than this go. */
+  olderThanMs: number;
+  /** Which states may go; terminal states by default. */
+  states?: readonly State[];
+  /** Report what would go and change nothing. */
+  dryRun?: boolean;
+  /** Only these requests (those of them that match): a bulk action works through its matches in chunks. */
+  ids?: readonly string[];
+  /** Requests last updated before this time go (default: now less `olderThanMs`): a dry run's cutoff, fixed for its run. */
+  cutoff?: number;
+}
+
+export interface CleanupReport {
+  dryRun: boolean;
+  /** Requests last updated before this time matched. */
+  cutoff: number;
+  matched: number;
+  byState: Partial<Record<State, number>>;
+  /** The matching ids, oldest first (dry run), or the ids archived and removed. */
+  ids: string[];
+  archived: number;
+  skipped: { requestId: string; reason: string }[];
+}
+
+const BATCH = 500;
+
+/** The second half of a cleanup, once the archive commit holds these requests: their files go (durably), then their index rows. Under the writers' lock. */
+function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void {
+  for (const id of ids) fs.rmSync(ctx.dir.requestFile(id), { force: true });
+  fsyncDir(ctx.dir.requestsDir);
+  for (const id of ids) removeRequest(ctx.db, id);
+}
+
+/**
+ * Archive, then delete, the files of requests in `states` not updated for `olderThanMs`. Each
+ * batch is committed to archive.db (fully synced) before any of its files is unlinked, so a crash
+ * at any point leaves every request in the files, the archive, or both.
+ */
+export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: CleanupOptions): CleanupReport {
+  const states = options.states ?? TERMINAL_STATES;
+  const cutoff = Math.min(options.cutoff ?? Infinity, ctx.now() - options.olderThanMs);
+  const candidates = cleanupCandidates(ctx.db, states, cutoff, options.ids);
+
+  const byState: Partial<Record<State, number>> = {};
+  for (const { state } of candidates) byState[state] = (byState[state] ?? 0) + 1;
+  const report: CleanupReport = { dryRun: !!options.dryRun, cutoff, matched: candidates.length, byState, ids: [], archived: 0, skipped: [] };
+  if (options.dryRun) {
+    report.ids = candidates.map((c) => c.id);
+    return report;
+  }
+  assertManaged(ctx, "Cleanup");
+
+  const archiveDb = archive();
+  for (let start = 0; start < candidates.length; start += BATCH) {
+    const batch = candidates.slice(start, start + BATCH);
+    withWritersLock(ctx.db, () => {
+      const going: RequestRecord[] = [];
+      for (const { id } of batch) {
+        let current: RequestRecord | null;
+        try {
+          current = readRequestFile(ctx.dir.requestFile(id), id)?.request ?? null;
+        } catch (error) {
+          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+          report.skipped.push({ requestId: id, reason: `unreadable: ${String(error.details?.reason ?? error.message)}` });
+          continue;
+        }
+        if (!current) {
+          removeRequest(ctx.db, id);
+          report.skipped.push({ requestId: id, reason: "the file was already gone" });
+        } else if (!states.includes(current.state) || current.lastUpdatedAt >= cutoff) {
+          report.skipped.push({ requestId: id, reason: `changed since it matched (now ${current.state})` });
+        } else {
+          going.push(current);
+        }
+      }
+      if (!going.length) return;
+      archiveRequests(archiveDb, going, ctx.now());
+      const ids = going.map((request) => request.requestId);
+      removeArchivedFiles(ctx, ids);
+      report.ids.push(...ids);
+      report.archived += going.length;
+    });
+  }
+  return report;
+}
+
+/**
+ * After a crash during a cleanup of `requestId`: finish it or undo it, so the request is in the
+ * files or in the archive, not both. The archive commit is the point of no return: a request
+ * archived as it still is gets its file removed; one that changed since keeps its file and loses
+ * the stale archive row. True when the request ends up cleaned up.
+ */
+export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): boolean {
+  const archiveDb = archive();
+  return withWritersLock(ctx.db, () => {
+    const archived = getArchived(archiveDb, requestId);
+    let current: RequestRecord | null;
+    try {
+      current = readRequestFile(ctx.dir.requestFile(requestId), requestId)?.request ?? null;
+    } catch (error) {
+      if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+      return false;
+    }
+    if (!archived) return false;
+    if (!current) return true;
+    if ((current.version ?? 0) === (archived.version ?? 0) && current.lastUpdatedAt === archived.lastUpdatedAt) {
+      removeArchivedFiles(ctx, [requestId]);
+      return true;
+    }
+    removeArchived(archiveDb, requestId);
+    return false;
+  });
+}
+
+/** After a crash during the restore of `requestId`: finish it if it was half done. True when the request is back as a file from the archive. */
+export function settleRestore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): boolean {
+  try {
+    restore(ctx, archive, requestId);
+    return true;
+  } catch (error) {
+    if (isReqwatchError(error, "ALREADY_EXISTS")) return false;
+    if (!isReqwatchError(error, "NOT_FOUND")) throw error;
+  }
+  // Not in the archive: restored if the file is our restored copy.
+  const current = readRequestFile(ctx.dir.requestFile(requestId), requestId)?.request;
+  return current?.transitions?.at(-1)?.reason === RESTORED_REASON;
+}
+
+const RESTORED_REASON = "restored from the archive";
+
+function isRestoredCopy(current: RequestRecord, archived: RequestRecord): boolean {
+  return (
+    current.createdAt === archived.createdAt &&
+    (current.version ?? 0) === (archived.version ?? 0) + 1 &&
+    current.transitions?.at(-1)?.reason === RESTORED_REASON
+  );
+}
+
+/** Bring an archived request back as a file, as it was when it was archived. */
+export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): RequestRecord {
+  const archiveDb = archive();
+  let outcome = "missing" as "restored" | "exists" | "missing";
+  const restored = commitChange(ctx, requestId, (current) => {
+    const archived = getArchived(archiveDb, requestId);
+    if (!archived) {
+      outcome = current ? "exists" : "missing";
+      return current;
+    }
+    if (current) {
+      // Our own restore, cut short after writing the file and before clearing the archive row.
+      outcome = isRestoredCopy(current, archived) ? "restored" : "exists";
+      return current;
+    }
+    outcome = "restored";
+    return applyChange(archived, { reason: RESTORED_REASON, by: "restore" }, ctx.now());
+  });
+  if (outcome === "missing") throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive.`);
+  if (outcome === "exists") throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists; it was not restored over.`);
+  removeArchived(archiveDb, requestId);
+  return restored!;
+}

@@ -1,0 +1,214 @@
+import type { StateCounts } from "../db/queries/countByState";
+import type { StuckRequest } from "../monitor/monitorPass";
+import type { Tracker } from "../tracker";
+import type { FeedChange } from "../db/changes";
+import { formatEvent } from "./sse";
+
+export interface FeedHubOptions {
+  /** How often to look for new changes while anyone listens. Default 50 ms. */
+  pollMs?: number;
+  /** At most one batch this often, so a burst never floods a browser. Default 250 ms. */
+  batchMs?: number;
+  /** A comment line this often keeps proxies and the browser from timing out. Default 15 s. */
+  heartbeatMs?: number;
+}
+
+interface Subscriber {
+  send: (chunk: string) => void;
+  /** The feed position it was brought to when it subscribed (ready, reset or replay): it has every change up to here. */
+  fromSeq: number;
+}
+
+/** The `id:` of an event: the feed's generation and the sequence number of the last change in it. */
+export function eventId(generation: string, seq: number): string {
+  return `${generation}:${seq}`;
+}
+
+export function parseEventId(id: string | null | undefined): { generation: string; seq: number } | null {
+  const match = id ? /^([0-9a-f-]{36}):(\d{1,15})$/.exec(id) : null;
+  return match ? { generation: match[1]!, seq: Number(match[2]) } : null;
+}
+
+/** The `stuck` event: the stuck monitor's latest pass, as the badge and the table's reasons show it. */
+export interface StuckSnapshot {
+  count: number;
+  /** When the pass ran (null before the first). */
+  at: number | null;
+  requests: StuckRequest[];
+}
+
+/** A stuck event carries at most this many requests; the count is always exact. */
+const STUCK_SENT = 200;
+
+/**
+ * Fans the change feed out to Server-Sent Events subscribers. One poll of the feed (a max(seq)
+ * lookup) serves every subscriber, and runs only while there are any. A subscriber that resumes
+ * from an event id gets every change after it, in order, then the live ones: no gap, no duplicate.
+ * From another generation, or from before the oldest change kept, it gets `reset` and refetches.
+ */
+export class FeedHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly pollMs: number;
+  private readonly batchMs: number;
+  private readonly heartbeatMs: number;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** Changes polled but not sent yet: one batch for every subscriber, formatted once. */
+  private pending: FeedChange[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private lastFlushAt = 0;
+  private lastSeq: number;
+  private generation: string;
+  private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
+
+  constructor(
+    private readonly tracker: Tracker,
+    options: FeedHubOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 50;
+    this.batchMs = options.batchMs ?? 250;
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.lastSeq = tracker.feedHead().lastSeq;
+    this.generation = tracker.generation();
+  }
+
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /** Start a subscription; `send` receives SSE text. Returns the function that ends it. */
+  subscribe(since: string | null, send: (chunk: string) => void): () => void {
+    this.poll(); // Bring lastSeq up to date, so replay and live delivery meet exactly.
+    const subscriber: Subscriber = { send, fromSeq: this.lastSeq };
+    const resume = parseEventId(since);
+    const head = this.tracker.feedHead();
+    if (since === null) {
+      send(formatEvent("ready", { generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+    } else if (!resume || resume.generation !== this.generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.lastSeq) {
+      const why = !resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind";
+      send(formatEvent("reset", { reason: why, generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+    } else {
+      this.replay(subscriber, resume.seq);
+    }
+    send(formatEvent("stuck", this.stuck));
+    this.subscribers.add(subscriber);
+    this.startTimers();
+    return () => this.unsubscribe(subscriber);
+  }
+
+  /** The stuck monitor's latest pass; sent to every subscriber when what is stuck changed. */
+  publishStuck(stuck: StuckRequest[], at: number): void {
+    const previous = this.stuck;
+    this.stuck = { count: stuck.length, at, requests: stuck.slice(0, STUCK_SENT) };
+    const same = previous.count === stuck.length && previous.requests.every((r, i) => r.requestId === stuck[i]?.requestId && r.reason === stuck[i]?.reason);
+    if (same) return;
+    const chunk = formatEvent("stuck", this.stuck);
+    for (const subscriber of this.subscribers) subscriber.send(chunk);
+  }
+
+  get stuckSnapshot(): StuckSnapshot {
+    return this.stuck;
+  }
+
+  /** Stop everything (server shutdown, tests). */
+  close(): void {
+    for (const subscriber of this.subscribers) this.unsubscribe(subscriber);
+  }
+
+  private replay(subscriber: Subscriber, afterSeq: number): void {
+    let from = afterSeq;
+    while (from < this.lastSeq) {
+      const changes = this.tracker.changesSince(from, 500).filter((change) => change.seq <= this.lastSeq);
+      if (!changes.length) break;
+      subscriber.send(formatEvent("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
+      from = changes.at(-1)!.seq;
+    }
+    subscriber.send(formatEvent("counts", { counts: this.tracker.countsByState() }));
+  }
+
+  private unsubscribe(subscriber: Subscriber): void {
+    this.subscribers.delete(subscriber);
+    if (this.subscribers.size === 0) this.stopTimers();
+  }
+
+  private startTimers(): void {
+    if (!this.pollTimer) {
+      this.pollTimer = setInterval(() => this.poll(), this.pollMs);
+      this.pollTimer.unref();
+    }
+    if (!this.heartbeatTimer) {
+      this.heartbeatTimer = setInterval(() => {
+        for (const subscriber of this.subscribers) subscriber.send(": heartbeat\n\n");
+      }, this.heartbeatMs);
+      this.heartbeatTimer.unref();
+    }
+  }
+
+  private stopTimers(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.pollTimer = this.heartbeatTimer = this.flushTimer = null;
+    this.pending = [];
+  }
+
+  private poll(): void {
+    const generation = this.tracker.generation();
+    if (generation !== this.generation) {
+      this.generation = generation;
+      this.lastSeq = this.tracker.feedHead().lastSeq;
+      this.pending = [];
+      const chunk = formatEvent("reset", { reason: "the index was rebuilt", generation, seq: this.lastSeq }, eventId(generation, this.lastSeq));
+      for (const subscriber of this.subscribers) {
+        subscriber.fromSeq = this.lastSeq;
+        subscriber.send(chunk);
+      }
+      return;
+    }
+    if (this.tracker.feedLastSeq() <= this.lastSeq) return;
+    for (;;) {
+      const changes = this.tracker.changesSince(this.lastSeq, 1000);
+      if (!changes.length) break;
+      this.lastSeq = changes.at(-1)!.seq;
+      this.pending.push(...changes);
+      if (changes.length < 1000) break;
+    }
+    this.scheduleFlush();
+  }
+
+  /** Leading edge: a lone change goes out at once; a burst goes out at most once per `batchMs`. */
+  private scheduleFlush(): void {
+    if (this.flushTimer || !this.pending.length) return;
+    const wait = Math.max(0, this.lastFlushAt + this.batchMs - Date.now());
+    this.flushTimer = setTimeout(() => this.flush(), wait);
+  }
+
+  /**
+   * Send the batch, with the counts after it, as one write: formatted once for every subscriber
+   * (20 open tabs cost one JSON.stringify, not 20). A subscriber that joined during the batch gets
+   * only the changes after the point its own start brought it to.
+   */
+  private flush(): void {
+    this.flushTimer = null;
+    const changes = this.pending;
+    this.pending = [];
+    if (!changes.length) return;
+    this.lastFlushAt = Date.now();
+    const last = changes.at(-1)!.seq;
+    const counts = formatEvent("counts", { counts: this.countsNow() });
+    const batch = (from: FeedChange[]) => formatEvent("changes", { changes: from }, eventId(this.generation, last)) + counts;
+    const shared = batch(changes);
+    for (const subscriber of this.subscribers) {
+      if (subscriber.fromSeq >= last) continue;
+      subscriber.send(subscriber.fromSeq < changes[0]!.seq ? shared : batch(changes.filter((change) => change.seq > subscriber.fromSeq)));
+    }
+  }
+
+  private countsCache: { seq: number; counts: StateCounts } | null = null;
+
+  /** Counts once per feed position, however many subscribers ask. */
+  private countsNow(): StateCounts {
+    if (this.countsCache?.seq !== this.lastSeq) this.countsCache = { seq: this.lastSeq, counts: this.tracker.countsByState() };
+    return this.countsCache.counts;
+  }
+}

@@ -1,0 +1,104 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ReqwatchError } from "../model/errors";
+import { errorReply } from "../http/errorReply";
+import { parseRequestQuery } from "../model/requestQuery";
+import { requestDetailView, requestsView } from "../views/requestsView";
+import { sessionDetailView, sessionsView } from "../views/sessionsView";
+import { answerEventStream } from "./eventStream";
+import type { Runtime } from "./runtime";
+
+type Answer = (runtime: Runtime, param: string, query: URLSearchParams) => unknown;
+/** The route answered by a stream of events instead of one JSON body. */
+const STREAM = Symbol("event stream");
+
+/**
+ * The dashboard's read API: what the pages poll and refetch on every change, and the event stream
+ * that tells them when, answered with Node's own request and response, without the framework's
+ * per-request work (see docs/ARCHITECTURE.md, "Serving"). Downloads and actions go on to Next.js.
+ */
+const ROUTES: readonly [RegExp, Answer | typeof STREAM][] = [
+  // The change feed as Server-Sent Events (lib/dashboard/eventStream.ts).
+  [/^\/api\/events$/, STREAM],
+  // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
+  [/^\/api\/status$/, (runtime) => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
+  // One page of the requests table; the query is the page's own URL query (lib/model/requestQuery.ts).
+  [/^\/api\/requests$/, (runtime, _, query) => requestsView(runtime.tracker, parseRequestQuery(query), runtime.stuck())],
+  [
+    /^\/api\/requests\/([^/]+)$/,
+    (runtime, id) => requestDetailView(runtime.tracker, id, runtime.stuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
+  ],
+  [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
+  [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],
+  [/^\/api\/health$/, healthAnswer],
+];
+
+function notFound(message: string): never {
+  throw new ReqwatchError("NOT_FOUND", message);
+}
+
+/** The Health page's figures, plus the feed and, for leak checks, the active resources. */
+function healthAnswer(runtime: Runtime): unknown {
+  const { tracker, feed } = runtime;
+  const { unreadable, monitor, ...health } = runtime.health();
+  return {
+    // False while the state directory is missing (the server itself still answers).
+    ok: health.guard.problem === null,
+    ...health,
+    unreadableFiles: unreadable.length,
+    feed: { ...tracker.feedHead(), generation: health.generation, subscribers: feed.size },
+    // What keeps the event loop alive (sockets, timers, watchers).
+    activeResources: process.getActiveResourcesInfo().length,
+    // Since the server started, in ms: a long synchronous task shows here as a high max.
+    eventLoopDelay: runtime.eventLoopDelay(),
+    monitor: { ...monitor, counts: runtime.monitor.lastPass()?.counts ?? null },
+  };
+}
+
+function send(request: IncomingMessage, response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const json = JSON.stringify(body);
+  response.writeHead(status, {
+    ...headers,
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(json),
+    // Live data: never from a cache.
+    "Cache-Control": "no-store",
+  });
+  response.end(request.method === "HEAD" ? undefined : json);
+}
+
+/**
+ * Answer `request` if it is for the read API or the event stream and return true; return false for
+ * any other path. Only GET and HEAD: any other method gets 405.
+ */
+export function answerReadApi(runtime: () => Runtime, request: IncomingMessage, response: ServerResponse): boolean {
+  const url = request.url ?? "/";
+  const queryAt = url.indexOf("?");
+  const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+  const query = () => new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1));
+  for (const [pattern, answer] of ROUTES) {
+    const match = pattern.exec(pathname);
+    if (!match) continue;
+    try {
+      if (request.method !== "GET" && request.method !== "HEAD") throw new ReqwatchError("METHOD_NOT_ALLOWED", `${pathname} answers GET only.`);
+      if (answer === STREAM) {
+        answerEventStream(runtime(), request, response, query());
+        return true;
+      }
+      const param = match[1] === undefined ? "" : decodePathSegment(match[1]);
+      send(request, response, 200, answer(runtime(), param, query()));
+    } catch (error) {
+      const { status, body } = errorReply(error);
+      send(request, response, status, body, status === 405 ? { Allow: "GET, HEAD" } : {});
+    }
+    return true;
+  }
+  return false;
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ReqwatchError("BAD_INPUT", "The path is not valid percent-encoding.");
+  }
+}

@@ -1,0 +1,128 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
+import { FeedHub } from "./feedHub";
+import type { IndexGuardHandle } from "../recovery/indexGuard";
+import type { IngestHandle } from "../ingest/startIngest";
+import type { StuckRequest } from "../monitor/monitorPass";
+import type { MonitorHandle } from "../monitor/startMonitor";
+import type { TrackerOptions } from "../store/options";
+import { resolveStateDirPath } from "../files/stateDir";
+import { openTracker, type Tracker } from "../tracker";
+import { healthView, type HealthView } from "../views/healthView";
+import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
+
+/**
+ * What the dashboard server runs in its process: the tracker (opened with crash recovery), the
+ * stuck monitor, the ingest of foreign writes, the index guard and the one fan-out of the change
+ * feed. The server's own read API (lib/dashboard/readApi.ts) and the Next.js pages and route handlers
+ * all use the same one: see `getRuntime`.
+ */
+export interface Runtime {
+  readonly tracker: Tracker;
+  readonly monitor: MonitorHandle;
+  /** Restarted by the tracker when the index guard reopens the state directory. */
+  readonly ingest: IngestHandle;
+  /** Notices a deleted, replaced or corrupted index.db, or a missing state directory, and recovers. */
+  readonly guard: IndexGuardHandle;
+  readonly feed: FeedHub;
+  /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
+  readonly actionToken: string;
+  /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null: the overview's notice. */
+  readonly recoveryNotice: RecoveryNotice | null;
+  /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
+  stuck(): StuckRequest[];
+  /** The Health page's figures: the state directory, the index, the ingest, the monitor and the guard. */
+  health(): HealthView;
+  /** How long callbacks waited for the event loop since the start, in ms: what every request waits behind a long synchronous task. */
+  eventLoopDelay(): { p50: number; p99: number; max: number };
+  /** Stop the monitor, the watchers and the guard, and close the index. */
+  close(): void;
+}
+
+/**
+ * Open the runtime on a state directory (the options default to the environment's, as for
+ * `openTracker`). Looking changes nothing: no start-up recovery (timing out hung requests is their
+ * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
+ * queue owns, and in a folder reqwatch only observes, on nothing.
+ */
+export function openRuntime(options: TrackerOptions = {}): Runtime {
+  // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
+  // empty one is observed: a gateway may have made it and not written yet.
+  const stateDir = resolveStateDirPath(options.stateDir);
+  const tracker = openTracker({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir) });
+  // Actions a killed server left half done say so in the audit log.
+  if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
+  // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
+  // starts with a reconciliation, so the monitor's first pass sees the folder as it is now, not as
+  // an index kept from an earlier run left it.
+  const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
+  const feed = new FeedHub(tracker);
+  const processingAtStart = tracker.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
+  const monitor = tracker.startMonitor({
+    onPass: (pass) => feed.publishStuck(pass.stuck, pass.at),
+    onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
+  });
+  let closed = false;
+  fillTextIndex(tracker, () => closed);
+  // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
+  const guard = tracker.startIndexGuard({
+    onReopened: (cause) => {
+      console.error(`reqwatch: ${cause}; the index was rebuilt from the files.`);
+      fillTextIndex(tracker, () => closed);
+    },
+    onError: (error) => console.error("reqwatch: index check failed:", error),
+  });
+  const loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+  return {
+    tracker,
+    monitor,
+    ingest,
+    guard,
+    feed,
+    actionToken: randomBytes(32).toString("base64url"),
+    recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart),
+    stuck: () => monitor.lastPass()?.stuck ?? [],
+    health: () => healthView(tracker, ingest.status(), monitor, guard.status()),
+    eventLoopDelay: () => ({ p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) }),
+    close() {
+      closed = true;
+      loopDelay.disable();
+      // Stops the monitor, the ingest and the guard it started.
+      tracker.close();
+    },
+  };
+}
+
+/** After a rebuild, fill the search index in small steps, leaving the event loop free between them; stops when the runtime closes. */
+function fillTextIndex(tracker: Tracker, closed: () => boolean): void {
+  const step = () => {
+    if (closed()) return;
+    try {
+      if (tracker.backfillTextIndex(1000) > 0) setImmediate(step);
+    } catch (error) {
+      console.error("reqwatch: filling the search index failed (a search will retry):", (error as Error).message);
+    }
+  };
+  setImmediate(step);
+}
+
+/**
+ * Kept on globalThis: the dashboard server (server/main.ts, bundled on its own) opens it before it
+ * listens, and the Next.js bundles, which hold their own copies of lib/, find it there instead of
+ * opening the index a second time. Dev-mode module reloads find it there too.
+ */
+const holder = globalThis as typeof globalThis & { __reqwatch?: Runtime };
+
+/** The process's runtime, opened on first use from the environment (REQWATCH_STATE_DIR and the rest). */
+export function getRuntime(): Runtime {
+  return (holder.__reqwatch ??= openRuntime());
+}
+
+/** Close the process's runtime if it was opened (server shutdown); never opens one. */
+export function closeRuntime(): void {
+  holder.__reqwatch?.close();
+  holder.__reqwatch = undefined;
+}

@@ -1,0 +1,33 @@
+import type { IndexDb } from "./openIndex";
+import { statement } from "./statements";
+import { withWritersLock } from "./writeLock";
+
+const READY = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
+  AND (reserved_until IS NULL OR reserved_until <= ?) ORDER BY state_since, id LIMIT 1`;
+const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
+  AND (reserved_until IS NULL OR reserved_until <= ?) AND workspace = ? ORDER BY state_since, id LIMIT 1`;
+
+/**
+ * Reserve the oldest ready, unreserved `queued` request until `until` for process `pid`: a quick
+ * step under the writers' lock, index only. Null when none is ready.
+ */
+export function reserveOldestReady(db: IndexDb, workspace: string | undefined, now: number, until: number, pid: number): string | null {
+  return withWritersLock(db, () => {
+    const id = (
+      workspace === undefined ? statement(db, READY).pluck().get(now, now) : statement(db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
+    ) as string | undefined;
+    if (id === undefined) return null;
+    statement(db, "UPDATE requests SET reserved_until = ?, reserved_by = ? WHERE id = ?").run(until, pid, id);
+    return id;
+  });
+}
+
+/** Give up process `pid`'s reservation of a request (another process's is left alone). */
+export function releaseReservation(db: IndexDb, id: string, pid: number): void {
+  statement(db, "UPDATE requests SET reserved_until = NULL, reserved_by = NULL WHERE id = ? AND reserved_by = ?").run(id, pid);
+}
+
+/** Set a claim's heartbeat; false when `token` is not the request's current claim. */
+export function renewHeartbeat(db: IndexDb, id: string, token: string, now: number): boolean {
+  return withWritersLock(db, () => statement(db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(now, id, token)).changes > 0;
+}

@@ -1,0 +1,156 @@
+import { STATES } from "../model/states";
+
+/**
+ * The index is derived data: when this version changes, the index is dropped and rebuilt from the
+ * files instead of migrated.
+ */
+export const INDEX_SCHEMA_VERSION = 11;
+
+export const INDEX_DDL = `
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS requests (
+  id TEXT NOT NULL UNIQUE,
+  workspace TEXT NOT NULL,
+  session_id TEXT,
+  chat_id TEXT,
+  state TEXT NOT NULL,
+  previous_state TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  state_since INTEGER NOT NULL,
+  processing_started_at INTEGER,
+  attempt INTEGER,
+  model TEXT,
+  tokens INTEGER,
+  version INTEGER NOT NULL,
+  max_attempts INTEGER,
+  -- The work queue: when a queued request may be claimed, its deadline, and who holds its claim.
+  not_before INTEGER,
+  timeout_at INTEGER,
+  claim_token TEXT,
+  claim_pid INTEGER,
+  claim_host TEXT,
+  claim_process_started_at INTEGER,
+  -- When a reqwatch worker last claimed this request (its history's latest claim): which workspaces are being worked.
+  last_claimed_at INTEGER,
+  -- The request's own callback delivery: 1 delivered, 0 failed, NULL none recorded (the table's "callback failed").
+  callback_success INTEGER,
+  -- Last sign of life of a processing request: its claim's latest heartbeat (beats are liveness, not
+  -- history, and are kept here only; see lib/queue/deliver.ts), else when it entered processing.
+  heartbeat_at INTEGER,
+  -- A claimer's short reservation of a queued request while it writes the claim outside the lock
+  -- (lib/queue/claimNext.ts); cleared by any write of the request.
+  reserved_until INTEGER,
+  reserved_by INTEGER,
+  file_mtime_ms REAL NOT NULL,
+  file_size INTEGER NOT NULL,
+  file_ino INTEGER NOT NULL,
+  -- A signature of prompt, output and error (lib/db/requestText.ts): the text index is rewritten only when it changes.
+  text_sig TEXT,
+  doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS requests_by_updated ON requests (updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_created ON requests (created_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_state ON requests (state, updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_workspace ON requests (workspace, updated_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_workspace_created ON requests (workspace, created_at, id);
+CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_since, id);
+-- The stuck monitor's range scans, over processing requests only.
+CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
+CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
+-- A workspace's latest claim, for the reason a queued request is stuck.
+CREATE INDEX IF NOT EXISTS requests_last_claim ON requests (workspace, last_claimed_at) WHERE last_claimed_at IS NOT NULL;
+
+-- How many requests are in each state, kept by the triggers of STATE_COUNT_TRIGGERS_DDL below.
+CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO state_counts (state, n) VALUES ${STATES.map((state) => `('${state}', 0)`).join(", ")};
+
+-- Text search over prompt, output and error (the first TEXT_INDEXED_CHARS of each), by requests.rowid.
+-- Contentless: the text lives in doc already; words match by prefix (unicode61, diacritics folded).
+CREATE VIRTUAL TABLE IF NOT EXISTS requests_text USING fts5(prompt, output, error, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+
+-- Sessions (sessions/<id>.json), for the sessions list and "which session is current".
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  created_at INTEGER,
+  updated_at INTEGER,
+  ended_at INTEGER,
+  active_task TEXT,
+  commands INTEGER NOT NULL,
+  files INTEGER NOT NULL,
+  doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_updated ON sessions (updated_at, id);
+
+-- The change feed: one row per index change, in commit order across every process (our writers
+-- update the index in the same transaction as the file). Trimmed to the newest FEED_RETAINED rows.
+CREATE TABLE IF NOT EXISTS changes (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  -- For an upsert, the request's summary (a list row), so a table can update without a refetch.
+  data TEXT,
+  at INTEGER NOT NULL
+);
+
+-- A gateway's response files (<data>/ipc/<workspace>/responses/<id>.json, lib/responses): their
+-- callback delivery, for the table's "callback failed"; the request page reads the file itself.
+CREATE TABLE IF NOT EXISTS responses (
+  request_id TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  callback_success INTEGER,
+  -- Why the file cannot be read, or NULL.
+  problem TEXT,
+  file_mtime_ms REAL,
+  file_size INTEGER,
+  file_ino INTEGER,
+  PRIMARY KEY (request_id, workspace)
+) WITHOUT ROWID;
+
+-- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.
+CREATE TABLE IF NOT EXISTS unreadable_files (
+  file TEXT PRIMARY KEY,
+  reason TEXT NOT NULL,
+  since INTEGER NOT NULL,
+  file_mtime_ms REAL,
+  file_size INTEGER,
+  file_ino INTEGER
+);
+`;
+
+/**
+ * The counts per state, kept by triggers in the statement that changes the row, so the header's
+ * counts (polled, and sent with every feed batch) are one small read, not a scan of every request.
+ * A rebuild drops them while it fills the index (they would cost a quarter of its time), then
+ * counts once and puts them back (lib/recovery/recover.ts). A row's state is always one of STATES.
+ */
+const STATE_COUNT_TRIGGERS: Readonly<Record<string, string>> = {
+  state_counts_insert: `AFTER INSERT ON requests BEGIN
+  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
+END`,
+  state_counts_delete: `AFTER DELETE ON requests BEGIN
+  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+END`,
+  state_counts_update: `AFTER UPDATE OF state ON requests WHEN OLD.state IS NOT NEW.state BEGIN
+  UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+  UPDATE state_counts SET n = n + 1 WHERE state = NEW.state;
+END`,
+};
+
+const STATE_COUNT_TRIGGERS_DDL = Object.entries(STATE_COUNT_TRIGGERS)
+  .map(([name, body]) => `CREATE TRIGGER IF NOT EXISTS ${name} ${body};`)
+  .join("\n");
+
+export const DROP_STATE_COUNT_TRIGGERS = Object.keys(STATE_COUNT_TRIGGERS)
+  .map((name) => `DROP TRIGGER IF EXISTS ${name};`)
+  .join("\n");
+
+/** Count every state afresh (zeros included) and put the triggers back: the end of a rebuild. */
+export const RECOUNT_STATES = `
+UPDATE state_counts SET n = coalesce((SELECT count(*) FROM requests WHERE requests.state = state_counts.state), 0);
+${STATE_COUNT_TRIGGERS_DDL}`;

@@ -1,0 +1,161 @@
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import Database from "better-sqlite3";
+import { ReqwatchError } from "../model/errors";
+import { DROP_STATE_COUNT_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, RECOUNT_STATES } from "./ddl";
+import { statement } from "./statements";
+import { LOCK_TIMEOUT_MS } from "./writeLock";
+
+export type IndexDb = Database.Database;
+
+export interface OpenedIndex {
+  db: IndexDb;
+  /**
+   * True until one full reconciliation has completed against this index (it was missing, corrupt,
+   * from another schema, or a rebuild was cut short): the caller rebuilds it from the files.
+   */
+  needsRebuild: boolean;
+  generation: string;
+}
+
+/** Delete index.db with its write-ahead log and shared memory (it is rebuildable from the files). */
+export function removeIndexFiles(file: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+}
+
+function isNotADatabase(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT";
+}
+
+function connect(file: string): IndexDb {
+  const db = new Database(file);
+  // Writers queue on BEGIN IMMEDIATE; wait for each other rather than fail.
+  db.pragma(`busy_timeout = ${LOCK_TIMEOUT_MS}`);
+  retryBusy(() => db.pragma("journal_mode = WAL"));
+  // The files are the source of truth and the index is rebuildable, so a commit lost to a power
+  // cut is repaired by reconciliation; NORMAL keeps each write to one fsync (the file's).
+  db.pragma("synchronous = NORMAL");
+  // Room for the indexes of ~100k requests: a rebuild inserts into five b-trees at once.
+  db.pragma("cache_size = -65536");
+  return db;
+}
+
+/**
+ * Create `index.db` empty if it is missing, and remove a write-ahead log left beside a deleted one
+ * (it must not be replayed into the new database). Only the process that created the file removes
+ * it; another opening at the same moment waits until the creator has written the file, so it never
+ * connects to a log that is about to be removed.
+ */
+function createIndexFile(file: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "wx");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(error);
+    waitWhileBeingCreated(file);
+    return;
+  }
+  fs.closeSync(fd);
+  for (const suffix of ["-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function waitWhileBeingCreated(file: string): void {
+  const deadline = Date.now() + LOCK_TIMEOUT_MS;
+  for (;;) {
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    // Empty and young: its creator is between creating and writing it (an old empty one was left by a crash).
+    if (!stat || stat.size > 0 || Date.now() - stat.mtimeMs > LOCK_TIMEOUT_MS || Date.now() > deadline) return;
+    Atomics.wait(sleeper, 0, 0, 5);
+  }
+}
+
+/** A connection's first statements can meet another process that is switching the new file to WAL: try again. */
+function retryBusy<T>(fn: () => T): T {
+  const deadline = Date.now() + LOCK_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return fn();
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
+    }
+    Atomics.wait(sleeper, 0, 0, 5);
+  }
+}
+
+/**
+ * Open (or create) `index.db`. A missing, unreadable or out-of-date index is replaced by an empty
+ * one marked `fresh`, and the caller rebuilds it from the files.
+ */
+export function openIndex(file: string): OpenedIndex {
+  createIndexFile(file);
+  let db: IndexDb;
+  try {
+    db = connect(file);
+    db.prepare("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    if (!isNotADatabase(error)) throw ioError(error);
+    removeIndexFiles(file);
+    db = connect(file);
+  }
+
+  const setUp = db.transaction(() => {
+    const existing = tableExists(db, "meta")
+      ? readMeta(db, "schema_version")
+      : undefined;
+    let fresh = existing === undefined;
+    if (existing !== undefined && Number(existing) !== INDEX_SCHEMA_VERSION) {
+      dropAll(db);
+      fresh = true;
+    }
+    db.exec(INDEX_DDL);
+    if (fresh) {
+      db.prepare("DELETE FROM meta").run();
+      const insert = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+      insert.run("schema_version", String(INDEX_SCHEMA_VERSION));
+      insert.run("generation", randomUUID());
+      insert.run("created_at", String(Date.now()));
+    }
+    const generation = readMeta(db, "generation") as string;
+    const needsRebuild = readMeta(db, "reconciled_at") === undefined;
+    // A rebuild fills the index without the counting triggers, then counts once and creates them in
+    // the transaction that sets reconciled_at (lib/recovery/recover.ts): a reconciled index has them.
+    if (needsRebuild) db.exec(DROP_STATE_COUNT_TRIGGERS);
+    return { needsRebuild, generation };
+  });
+  return { db, ...setUp.immediate() };
+}
+
+export function readMeta(db: IndexDb, key: string): string | undefined {
+  return db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(key) as string | undefined;
+}
+
+export function writeMeta(db: IndexDb, key: string, value: string): void {
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+}
+
+function tableExists(db: IndexDb, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+function dropAll(db: IndexDb): void {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+  for (const table of tables) db.exec(`DROP TABLE IF EXISTS "${table}"`);
+}
+
+function ioError(error: unknown): ReqwatchError {
+  return new ReqwatchError("IO_ERROR", `Cannot open the index: ${(error as Error).message}`, undefined, { cause: error });
+}
+
+/** The end of a rebuild, which filled the index without the counting triggers: count once, put them back. */
+export function recountStates(db: IndexDb): void {
+  db.exec(RECOUNT_STATES);
+}
+
+/** Read one row of two tables: a read of their pages, not a scan (the index guard runs it every second). Throws what SQLite finds. */
+export function probeIndex(db: IndexDb): void {
+  statement(db, "SELECT key FROM meta LIMIT 1").get();
+  statement(db, "SELECT id FROM requests LIMIT 1").get();
+}

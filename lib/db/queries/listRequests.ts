@@ -1,0 +1,94 @@
+import { decodeCursor, encodeCursor } from "../../model/cursor";
+import type { ResolvedListFilters } from "../../model/listFilters";
+import type { State } from "../../model/states";
+import type { IndexDb } from "../openIndex";
+import { backfillText, searchQuery } from "../requestText";
+import { statement } from "../statements";
+
+/** One row of a list: the indexed columns, not the whole document (prompts and outputs stay out). */
+export interface RequestSummary {
+  requestId: string;
+  workspace: string;
+  sessionId: string | null;
+  chatId: string | null;
+  state: State;
+  previousState: State | null;
+  createdAt: number;
+  lastUpdatedAt: number;
+  /** When the request entered its current state. */
+  stateSince: number;
+  attempt: number | null;
+  model: string | null;
+  tokens: number | null;
+  version: number;
+}
+
+export interface RequestPage {
+  items: RequestSummary[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+const COLUMN = { updatedAt: "updated_at", createdAt: "created_at" } as const;
+
+const COLUMNS = `id AS requestId, workspace, session_id AS sessionId, chat_id AS chatId, state,
+  previous_state AS previousState, created_at AS createdAt, updated_at AS lastUpdatedAt,
+  state_since AS stateSince, attempt, model, tokens, version`;
+
+/** Keyset paging over the index: cost depends on the page size, not on how deep the page is. */
+export function listRequests(db: IndexDb, filters: ResolvedListFilters): RequestPage {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (condition: string, ...values: unknown[]) => {
+    where.push(condition);
+    params.push(...values);
+  };
+  if (filters.workspace !== undefined) add("workspace = ?", filters.workspace);
+  if (filters.sessionId !== undefined) add("session_id = ?", filters.sessionId);
+  // After a rebuild, a search first fills what the text index still lacks (once), so it misses nothing.
+  if (filters.text !== undefined) while (backfillText(db, 20_000) > 0);
+  if (filters.text !== undefined) add("rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(filters.text));
+  if (filters.ids !== undefined) add("id IN (SELECT value FROM json_each(?))", JSON.stringify(filters.ids));
+  if (filters.callbackFailed) {
+    add("(callback_success = 0 OR EXISTS (SELECT 1 FROM responses r WHERE r.request_id = requests.id AND r.workspace = requests.workspace AND r.callback_success = 0))");
+  }
+  if (filters.createdFrom !== undefined) add("created_at >= ?", filters.createdFrom);
+  if (filters.createdTo !== undefined) add("created_at < ?", filters.createdTo);
+  if (filters.updatedFrom !== undefined) add("updated_at >= ?", filters.updatedFrom);
+  if (filters.updatedTo !== undefined) add("updated_at < ?", filters.updatedTo);
+
+  const column = COLUMN[filters.sort];
+  const direction = filters.order === "desc" ? "DESC" : "ASC";
+  if (filters.cursor !== undefined) {
+    const after = decodeCursor(filters.cursor, filters.sort, filters.order);
+    add(`(${column}, id) ${filters.order === "desc" ? "<" : ">"} (?, ?)`, after.value, after.id);
+  }
+  const order = `ORDER BY ${column} ${direction}, id ${direction}`;
+  const states = [...new Set(filters.states ?? [])];
+  const limit = filters.limit + 1;
+
+  let sql: string;
+  let args: unknown[];
+  if (states.length > 1 && filters.sort === "updatedAt") {
+    // One ordered walk of the (state, updated_at, id) index per state, merged: a page costs
+    // states x page size whatever the data, instead of sorting every matching row.
+    const branch = `SELECT ${COLUMNS} FROM requests WHERE state = ?${where.length ? ` AND ${where.join(" AND ")}` : ""} ${order} LIMIT ?`;
+    sql = `SELECT * FROM (${states.map(() => `SELECT * FROM (${branch})`).join(" UNION ALL ")}) ORDER BY lastUpdatedAt ${direction}, requestId ${direction} LIMIT ?`;
+    args = [...states.flatMap((state) => [state, ...params, limit]), limit];
+  } else {
+    const conditions = states.length ? [`state IN (${states.map(() => "?").join(", ")})`, ...where] : where;
+    sql = `SELECT ${COLUMNS} FROM requests ${conditions.length ? `WHERE ${conditions.join(" AND ")}` : ""} ${order} LIMIT ?`;
+    args = [...states, ...params, limit];
+  }
+  const rows = statement(db, sql).all(...args) as RequestSummary[];
+  const more = rows.length > filters.limit;
+  const items = more ? rows.slice(0, filters.limit) : rows;
+  const last = items[items.length - 1];
+  return {
+    items,
+    nextCursor:
+      more && last
+        ? encodeCursor({ s: filters.sort, o: filters.order, v: filters.sort === "updatedAt" ? last.lastUpdatedAt : last.createdAt, id: last.requestId })
+        : null,
+  };
+}

@@ -1,0 +1,121 @@
+import type { FileFingerprint } from "../files/requestFile";
+import type { RequestRecord } from "../model/requestFormat";
+import type { IndexDb } from "./openIndex";
+import { statement } from "./statements";
+import { forgetUnreadable } from "./unreadableFiles";
+import stableStringify from "safe-stable-stringify";
+import { recordChange, toSummary } from "./changes";
+import { syncRequestText, textSignature } from "./requestText";
+
+// Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
+// never replaces a newer row, so a slow reader cannot roll the index back; the same content again
+// (a touch, a second look at one file) changes nothing and reaches no one.
+const UPSERT = `
+      INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
+        state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
+        claim_token, claim_pid, claim_host, claim_process_started_at, last_claimed_at, callback_success, heartbeat_at, file_mtime_ms, file_size, file_ino, text_sig, doc)
+      VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
+        @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @max_attempts, @not_before, @timeout_at,
+        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @last_claimed_at, @callback_success, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)
+      ON CONFLICT(id) DO UPDATE SET
+        workspace = excluded.workspace, session_id = excluded.session_id, chat_id = excluded.chat_id,
+        state = excluded.state, previous_state = excluded.previous_state, created_at = excluded.created_at,
+        updated_at = excluded.updated_at, state_since = excluded.state_since,
+        processing_started_at = excluded.processing_started_at, attempt = excluded.attempt, model = excluded.model,
+        tokens = excluded.tokens, version = excluded.version, max_attempts = excluded.max_attempts,
+        not_before = excluded.not_before, timeout_at = excluded.timeout_at, claim_token = excluded.claim_token,
+        claim_pid = excluded.claim_pid, claim_host = excluded.claim_host,
+        claim_process_started_at = excluded.claim_process_started_at, last_claimed_at = excluded.last_claimed_at,
+        callback_success = excluded.callback_success,
+        -- A heartbeat newer than the file's (beats go to the index only) survives a re-read of the same claim.
+        heartbeat_at = CASE WHEN excluded.claim_token IS requests.claim_token
+          THEN max(coalesce(requests.heartbeat_at, 0), coalesce(excluded.heartbeat_at, 0)) ELSE excluded.heartbeat_at END,
+        reserved_until = NULL, reserved_by = NULL,
+        file_mtime_ms = excluded.file_mtime_ms,
+        file_size = excluded.file_size, file_ino = excluded.file_ino, text_sig = excluded.text_sig, doc = excluded.doc
+      WHERE excluded.version > requests.version
+         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at AND excluded.doc IS NOT requests.doc)`;
+
+/** The same content under a new fingerprint (touched, copied over itself): remember the file, nothing else. */
+const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, file_ino = ? WHERE id = ? AND doc = ?`;
+
+/**
+ * Put one request into the index. Returns false when the index already holds a newer version.
+ * `feed: false` and `text: false` are for a rebuild: no feed changes, and the text index is filled
+ * afterwards in one pass (requestText.ts).
+ */
+export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint, options: { feed?: boolean; text?: boolean } = {}): boolean {
+  // Keys in a stable order: the writer's object and the same file parsed back must compare equal.
+  const doc = stableStringify(request) as string;
+  // The list columns come from the list row itself, so the table and the feed can never disagree.
+  const row = toSummary(request);
+  const textSig = textSignature(request);
+  const syncText = options.text ?? true;
+  const before = syncText ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(row.requestId) as { rowid: number; text_sig: string | null } | undefined) : undefined;
+  const result = statement(db, UPSERT).run({
+    id: row.requestId,
+    workspace: row.workspace,
+    session_id: row.sessionId,
+    chat_id: row.chatId,
+    state: row.state,
+    previous_state: row.previousState,
+    created_at: row.createdAt,
+    updated_at: row.lastUpdatedAt,
+    state_since: row.stateSince,
+    processing_started_at: request.processingStartedAt ?? null,
+    attempt: row.attempt,
+    model: row.model,
+    tokens: row.tokens,
+    version: row.version,
+    max_attempts: request.maxAttempts ?? null,
+    not_before: request.notBefore ?? null,
+    timeout_at: request.timeoutAt ?? null,
+    claim_token: request.claim?.token ?? null,
+    claim_pid: request.claim?.pid ?? null,
+    claim_host: request.claim?.host ?? null,
+    claim_process_started_at: request.claim?.processStartedAt ?? null,
+    last_claimed_at: lastClaimedAt(request),
+    callback_success: request.callback ? (request.callback.success ? 1 : 0) : null,
+    heartbeat_at: request.claim
+      ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? row.stateSince)
+      : request.state === "processing"
+        ? row.stateSince
+        : null,
+    file_mtime_ms: fingerprint.mtimeMs,
+    file_size: fingerprint.size,
+    file_ino: fingerprint.ino,
+    text_sig: textSig,
+    doc,
+  });
+  forgetUnreadable(db, requestFileKey(request.requestId));
+  if (result.changes === 0) {
+    statement(db, REFINGERPRINT).run(fingerprint.mtimeMs, fingerprint.size, fingerprint.ino, request.requestId, doc);
+    return false;
+  }
+  if (syncText) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, request, before?.text_sig ?? null, textSig);
+  if (options.feed ?? true) recordChange(db, "request.upserted", request.requestId, request, Date.now());
+  return true;
+}
+
+/** When a reqwatch worker last claimed the request: the newest claim step in its history, else its current claim. */
+function lastClaimedAt(request: RequestRecord): number | null {
+  const history = request.transitions ?? [];
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    if (entry.to === "processing" && entry.from !== "processing" && entry.token) return entry.at;
+  }
+  return request.claim?.claimedAt ?? null;
+}
+
+export function removeRequest(db: IndexDb, requestId: string): void {
+  const row = statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined;
+  if (row?.text_sig) statement(db, "DELETE FROM requests_text WHERE rowid = ?").run(row.rowid);
+  const removed = statement(db, "DELETE FROM requests WHERE id = ?").run(requestId).changes > 0;
+  forgetUnreadable(db, requestFileKey(requestId));
+  if (removed) recordChange(db, "request.removed", requestId, null, Date.now());
+}
+
+/** How files are named in `unreadable_files` and in reports: relative to the state directory. */
+export function requestFileKey(requestId: string): string {
+  return `requests/${requestId}.json`;
+}

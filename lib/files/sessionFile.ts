@@ -1,0 +1,94 @@
+import fs from "node:fs";
+import { z } from "zod";
+import { isReqwatchError, ReqwatchError } from "../model/errors";
+import { REQUEST_ID_PATTERN } from "../model/ids";
+
+/**
+ * The session state file: the shape agent session trackers already write (snake_case, ISO times), so a file written by
+ * that tool (`CLAUDE-session-state.json`) loads here and one written here loads there. Read
+ * leniently: every field may be missing, unknown fields are kept on rewrite.
+ */
+const iso = z.string();
+export const commandSchema = z.looseObject({
+  timestamp: iso.optional(),
+  command: z.string().optional(),
+  workflow: z.string().optional(),
+  duration_seconds: z.number().nonnegative().optional(),
+  status: z.string().optional(),
+});
+export const fileEntrySchema = z.looseObject({
+  first_modified: iso.optional(),
+  last_modified: iso.optional(),
+  modification_count: z.number().int().nonnegative().optional(),
+  changes_summary: z.string().optional(),
+  workflows: z.array(z.string()).optional(),
+});
+export const snapshotSchema = z.looseObject({
+  active_task: z.string().nullable().optional(),
+  completed_steps: z.array(z.string()).optional(),
+  next_steps: z.array(z.string()).optional(),
+  key_files: z.array(z.string()).optional(),
+  blocking_issues: z.array(z.string()).optional(),
+});
+export const sessionSchema = z.looseObject({
+  session_id: z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -"),
+  created_at: iso.optional(),
+  last_updated: iso.optional(),
+  /** reqwatch's own: set by reset; an ended session is never the current one again. */
+  ended_at: iso.optional(),
+  commands_executed: z.array(commandSchema).optional(),
+  files_modified: z.record(z.string(), fileEntrySchema).optional(),
+  patterns_detected: z.array(z.string()).optional(),
+  workflows_used: z.record(z.string(), z.number()).optional(),
+  context_snapshot: snapshotSchema.optional(),
+  statistics: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type SessionRecord = z.infer<typeof sessionSchema>;
+export type CommandEntry = z.infer<typeof commandSchema>;
+export type ContextSnapshot = z.infer<typeof snapshotSchema>;
+
+/** Files over this size are reported, not parsed (session files are typically under 50 KB). */
+const MAX_SESSION_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Read a session file; null when there is none. A file that cannot be read or is not a session
+ * throws CORRUPT_FILE with a one-line reason, and is left as it is.
+ */
+export function readSessionFile(file: string, expectedId?: string): SessionRecord | null {
+  let text: string;
+  try {
+    const stat = fs.lstatSync(file);
+    if (!stat.isFile()) throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: stat.isSymbolicLink() ? "a symbolic link (not followed)" : "not a regular file" });
+    if (stat.size > MAX_SESSION_BYTES) throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `larger than ${MAX_SESSION_BYTES / 1024 / 1024} MB` });
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    if (isReqwatchError(error)) throw error;
+    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})` });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text.replace(/^\uFEFF/, ""));
+  } catch {
+    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: text.trim() === "" ? "empty file" : "invalid JSON" });
+  }
+  // Another tool's file may lack its id (one file per tool, at a fixed path): take the expected one.
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && (raw as Record<string, unknown>).session_id === undefined && expectedId) {
+    raw = { ...(raw as object), session_id: expectedId };
+  }
+  const parsed = sessionSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `not a session: ${issue?.path.join(".") || "the file"} ${issue?.message ?? ""}`.trim() });
+  }
+  if (expectedId && parsed.data.session_id !== expectedId) {
+    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `its session_id is ${parsed.data.session_id}, not ${expectedId}` });
+  }
+  return parsed.data;
+}
+
+/** Pretty-printed, as session trackers write it. */
+export function serializeSession(session: SessionRecord): string {
+  return `${JSON.stringify(session, null, 2)}\n`;
+}

@@ -1,0 +1,118 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { TrackerContext } from "./context";
+import { asReqwatchError, ReqwatchError } from "../model/errors";
+import { fsyncDir, replaceKeepingSpare, writeFileDurable, writeTempFile } from "../fs/durableWrite";
+import { upsertRequest } from "../db/upsertRequest";
+import { assertManaged } from "./ownership";
+import { withWritersLock } from "../db/writeLock";
+import { fingerprintOf, readRequestFile, serializeRequest, type FileFingerprint } from "../files/requestFile";
+import type { RequestRecord } from "../model/requestFormat";
+
+/**
+ * Decide the next version of a request from the current one (null: no file). Return `current`
+ * itself to leave the request untouched; throw to refuse (nothing is written). It may be called
+ * more than once for one change (after a conflict), so it must not have effects beyond its result.
+ */
+export type Decide = (current: RequestRecord | null) => RequestRecord | null;
+
+/** Optimistic tries before a change is made wholly under the lock (which always succeeds). */
+const OPTIMISTIC_TRIES = 3;
+
+export interface CommitOptions {
+  /**
+   * "full" (default): the rename is made durable (the folder is fsynced) before returning.
+   * "atomic": the new content is fsynced before the rename, so a power cut leaves the old file or
+   * the new one, never a torn one, but the change itself may be lost to a power cut. Only for a
+   * change whose loss costs a re-run and never data: a claim (the request reads as queued again,
+   * and the token fence drops any result of the lost claim).
+   */
+  durability?: "full" | "atomic";
+}
+
+/**
+ * The one function through which every writer changes a request file.
+ *
+ * Optimistic, so that the slow part (fsync) never holds the writers' lock: read the file, decide,
+ * write and fsync a temp file; then, holding the lock (BEGIN IMMEDIATE on index.db, serialized
+ * across processes and dropped by the OS if the process dies), check the file is still the one
+ * that was read, update the index, rename the temp over it, commit; then fsync the folder before
+ * returning. A file changed meanwhile is a conflict: the change is decided again on the new file.
+ * Inside a caller's transaction, or after repeated conflicts, everything happens under the lock.
+ * In a folder reqwatch only observes, a decision to write is refused (READ_ONLY); reading is not.
+ */
+export function commitChange(ctx: TrackerContext, requestId: string, decide: Decide, options: CommitOptions = {}): RequestRecord | null {
+  const file = ctx.dir.requestFile(requestId);
+  const durable = (options.durability ?? "full") === "full";
+  let committed: RequestRecord | null | typeof CONFLICT = CONFLICT;
+  try {
+    if (!ctx.db.inTransaction) {
+      for (let attempt = 0; attempt < OPTIMISTIC_TRIES && committed === CONFLICT; attempt++) {
+        committed = tryOptimistic(ctx, requestId, file, decide, durable);
+      }
+    }
+    if (committed === CONFLICT) committed = withWritersLock(ctx.db, () => commitLocked(ctx, requestId, file, decide));
+  } catch (error) {
+    throw asReqwatchError(error);
+  }
+  if (committed) ctx.onCommit?.(committed);
+  return committed;
+}
+
+const CONFLICT = Symbol("conflict");
+
+function sameFile(file: string, seen: FileFingerprint | null): boolean {
+  let now: FileFingerprint | null;
+  try {
+    now = fingerprintOf(fs.lstatSync(file));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    now = null;
+  }
+  if (!now || !seen) return now === seen;
+  return now.ino === seen.ino && now.size === seen.size && now.mtimeMs === seen.mtimeMs;
+}
+
+function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, decide: Decide, durable: boolean): RequestRecord | null | typeof CONFLICT {
+  const read = readRequestFile(file, requestId);
+  const current = read?.request ?? null;
+  const next = decide(current);
+  if (next === current || next === null) return next;
+  assertSameId(requestId, next);
+  assertManaged(ctx);
+  const temp = writeTempFile(file, serializeRequest(next));
+  let renamed = false;
+  try {
+    const won = withWritersLock(ctx.db, () => {
+      if (!sameFile(file, read?.fingerprint ?? null)) return false;
+      // Index first: if the rename fails, the rollback leaves both as they were.
+      upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
+      replaceKeepingSpare(temp.path, file);
+      renamed = true;
+      return true;
+    });
+    if (!won) return CONFLICT;
+  } finally {
+    if (!renamed) fs.rmSync(temp.path, { force: true });
+  }
+  if (durable) fsyncDir(path.dirname(file));
+  return next;
+}
+
+/** The whole change under a lock the caller holds. */
+function commitLocked(ctx: TrackerContext, requestId: string, file: string, decide: Decide): RequestRecord | null {
+  const current = readRequestFile(file, requestId)?.request ?? null;
+  const next = decide(current);
+  if (next === current || next === null) return next;
+  assertSameId(requestId, next);
+  assertManaged(ctx);
+  upsertRequest(ctx.db, next, fingerprintOf(writeFileDurable(file, serializeRequest(next))));
+  return next;
+}
+
+function assertSameId(requestId: string, next: RequestRecord): void {
+  if (next.requestId !== requestId) {
+    throw new ReqwatchError("BAD_INPUT", `A change to ${requestId} cannot rename it to ${next.requestId}.`);
+  }
+}
+

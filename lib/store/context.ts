@@ -1,0 +1,22 @@
+import type { IndexDb } from "../db/openIndex";
+import type { ResolvedTrackerOptions } from "./options";
+import type { Ownership } from "./ownership";
+import type { RequestRecord } from "../model/requestFormat";
+import type { StateDir } from "../files/stateDir";
+
+/** What the operations share: the folder, the index, the settings and the clock. Passed in, never global. */
+export interface TrackerContext {
+  dir: StateDir;
+  /** Whether reqwatch manages the folder (and may write there) or only observes it. */
+  ownership: Ownership;
+  db: IndexDb;
+  options: ResolvedTrackerOptions;
+  now: () => number;
+  /** Called after every committed write of this process (waiters listen here). */
+  onCommit?: (request: RequestRecord) => void;
+  /**
+   * True while a new index is filled from the files: its generation is new, so every client
+   * resets anyway, and the feed is not filled with one change per file.
+   */
+  rebuilding?: boolean;
+}

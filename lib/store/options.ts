@@ -1,0 +1,220 @@
+import path from "node:path";
+import { ReqwatchError } from "../model/errors";
+import { parseDuration } from "../model/duration";
+import { defaultCacheDir } from "./ownership";
+import { resolveStateDirPath } from "../files/stateDir";
+
+export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;
+export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_MAX_ATTEMPTS = 3;
+export const DEFAULT_QUEUED_STUCK_AFTER_MS = 10 * 60 * 1000;
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
+export const DEFAULT_MONITOR_INTERVAL_MS = 15 * 1000;
+export const DEFAULT_SESSION_EXPIRY_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
+
+/** Exponential back-off between retries: base * 2^(attempt-1), at most cap, less up to `jitter` of it at random. */
+export interface BackoffOptions {
+  baseMs: number;
+  capMs: number;
+  /** 0 (none) to 1 (anywhere from 0 to the full delay). */
+  jitter: number;
+}
+
+export interface TrackerOptions {
+  /** The state directory. Default: `REQWATCH_STATE_DIR`, else `./.reqwatch`. */
+  stateDir?: string;
+  /** A request `processing` for longer than this is timed out by recovery. Default 1 hour (`REQWATCH_HUNG_AFTER`). */
+  hungAfterMs?: number;
+  /** Terminal requests older than this are cleaned up. Default 24 hours (`REQWATCH_RETENTION`). */
+  retentionMs?: number;
+  /**
+   * Run recovery when opening (the owner's start-up: time out hung requests, remove crashed
+   * writers' temp files). Default true. An index that must be rebuilt is rebuilt regardless.
+   */
+  recover?: boolean;
+  /** Create the state directory when it does not exist. Default true; false throws NOT_FOUND instead (readers). */
+  create?: boolean;
+  /**
+   * Observe the folder without writing anything into it, even if reqwatch manages it. Default
+   * false (`REQWATCH_READ_ONLY=1`). A folder reqwatch did not create is observed whatever this says.
+   */
+  readOnly?: boolean;
+  /** Where the indexes of observed folders live. Default `REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
+  cacheDir?: string;
+  /**
+   * A gateway's ipc folder, where its stop hook writes `<workspace>/responses/<id>.json` (output,
+   * exit code, callback delivery). Default `REQWATCH_IPC_DIR`, else `ipc/` beside the state folder
+   * when it exists. Read, never written.
+   */
+  ipcDir?: string;
+  /** Attempts a request gets unless it sets its own `maxAttempts`. Default 3. */
+  maxAttempts?: number;
+  /** Back-off between automatic retries. Default base 1 s, cap 5 min, jitter 0.2. */
+  backoff?: Partial<BackoffOptions>;
+  /** A request queued for longer than this is flagged stuck. Default 10 min (`REQWATCH_QUEUED_STUCK_AFTER`). */
+  queuedStuckAfterMs?: number;
+  /** A processing request with no heartbeat for this long is checked by the monitor. Default 5 min (`REQWATCH_HEARTBEAT_TIMEOUT`). */
+  heartbeatTimeoutMs?: number;
+  /** How often the stuck monitor runs. Default 15 s (`REQWATCH_MONITOR_INTERVAL`). */
+  monitorIntervalMs?: number;
+  /** A session not updated for this long is expired: the next start begins a new one. Default 24 h (`REQWATCH_SESSION_EXPIRY`). */
+  sessionExpiryMs?: number;
+  /**
+   * "full" (default): claims are as durable as every other write. "atomic": a claim's content is
+   * fsynced before its rename but the rename is not forced to disk, so a power cut may lose the
+   * claim and the request is re-run (see CommitOptions.durability), for a few percent more queue
+   * throughput (`npm run bench`).
+   */
+  claimDurability?: "atomic" | "full";
+  /** The random source for back-off jitter, for tests. */
+  random?: () => number;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+export interface ResolvedTrackerOptions {
+  stateDir: string;
+  hungAfterMs: number;
+  retentionMs: number;
+  recover: boolean;
+  create: boolean;
+  readOnly: boolean;
+  cacheDir: string;
+  ipcDir?: string;
+  maxAttempts: number;
+  backoff: BackoffOptions;
+  queuedStuckAfterMs: number;
+  heartbeatTimeoutMs: number;
+  monitorIntervalMs: number;
+  sessionExpiryMs: number;
+  claimDurability: "atomic" | "full";
+  random: () => number;
+  now: () => number;
+}
+
+const KNOWN = [
+  "stateDir",
+  "hungAfterMs",
+  "retentionMs",
+  "recover",
+  "create",
+  "readOnly",
+  "cacheDir",
+  "ipcDir",
+  "maxAttempts",
+  "backoff",
+  "queuedStuckAfterMs",
+  "heartbeatTimeoutMs",
+  "monitorIntervalMs",
+  "sessionExpiryMs",
+  "claimDurability",
+  "random",
+  "now",
+] as const;
+
+function suggestion(key: string): string {
+  const lower = key.toLowerCase();
+  const close = KNOWN.find((known) => known.toLowerCase() === lower || distance(known.toLowerCase(), lower) <= 2);
+  return close ? ` should be "${close}"` : ` (known options: ${KNOWN.join(", ")})`;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const kept = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = kept;
+    }
+  }
+  return row[b.length]!;
+}
+
+function positiveMs(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new ReqwatchError("BAD_INPUT", `Option "${name}" must be a positive number of milliseconds.`);
+  }
+  return value;
+}
+
+/** Check options up front with exact messages, then fill in defaults from the environment. */
+export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedTrackerOptions {
+  for (const key of Object.keys(options)) {
+    if (!(KNOWN as readonly string[]).includes(key)) {
+      throw new ReqwatchError("BAD_INPUT", `Unknown option "${key}"${suggestion(key)}.`);
+    }
+  }
+  if (options.stateDir !== undefined && (typeof options.stateDir !== "string" || options.stateDir === "")) {
+    throw new ReqwatchError("BAD_INPUT", `Option "stateDir" must be a non-empty path.`);
+  }
+  for (const key of ["cacheDir", "ipcDir"] as const) {
+    if (options[key] !== undefined && (typeof options[key] !== "string" || options[key] === "")) throw new ReqwatchError("BAD_INPUT", `Option "${key}" must be a non-empty path.`);
+  }
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new ReqwatchError("BAD_INPUT", `Option "now" must be a function returning epoch milliseconds.`);
+  }
+  return {
+    stateDir: resolveStateDirPath(options.stateDir, env),
+    hungAfterMs: durationSetting(options.hungAfterMs, "hungAfterMs", env, "REQWATCH_HUNG_AFTER", DEFAULT_HUNG_AFTER_MS),
+    retentionMs: durationSetting(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
+    recover: options.recover ?? true,
+    create: options.create ?? true,
+    readOnly: options.readOnly ?? flagSetting(env, "REQWATCH_READ_ONLY"),
+    cacheDir: options.cacheDir ? path.resolve(/*turbopackIgnore: true*/ options.cacheDir) : defaultCacheDir(env),
+    ...((options.ipcDir ?? env.REQWATCH_IPC_DIR) && { ipcDir: path.resolve(/*turbopackIgnore: true*/ (options.ipcDir ?? env.REQWATCH_IPC_DIR)!) }),
+    maxAttempts: options.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : positiveInteger(options.maxAttempts, "maxAttempts"),
+    backoff: resolveBackoff(options.backoff),
+    queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),
+    heartbeatTimeoutMs: durationSetting(options.heartbeatTimeoutMs, "heartbeatTimeoutMs", env, "REQWATCH_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT_MS),
+    monitorIntervalMs: durationSetting(options.monitorIntervalMs, "monitorIntervalMs", env, "REQWATCH_MONITOR_INTERVAL", DEFAULT_MONITOR_INTERVAL_MS),
+    sessionExpiryMs: durationSetting(options.sessionExpiryMs, "sessionExpiryMs", env, "REQWATCH_SESSION_EXPIRY", DEFAULT_SESSION_EXPIRY_MS),
+    claimDurability: resolveClaimDurability(options.claimDurability, env),
+    random: options.random ?? Math.random,
+    now: options.now ?? Date.now,
+  };
+}
+
+function resolveClaimDurability(value: unknown, env: NodeJS.ProcessEnv): "atomic" | "full" {
+  const chosen = value ?? env.REQWATCH_CLAIM_DURABILITY ?? "full";
+  if (chosen !== "atomic" && chosen !== "full") {
+    throw new ReqwatchError("BAD_INPUT", `Option "claimDurability" must be "atomic" or "full", not ${JSON.stringify(chosen)}.`);
+  }
+  return chosen;
+}
+
+function positiveInteger(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new ReqwatchError("BAD_INPUT", `Option "${name}" must be a whole number of at least 1.`);
+  }
+  return value;
+}
+
+function resolveBackoff(backoff: Partial<BackoffOptions> | undefined): BackoffOptions {
+  const merged = { ...DEFAULT_BACKOFF, ...backoff };
+  for (const key of Object.keys(backoff ?? {})) {
+    if (!(key in DEFAULT_BACKOFF)) throw new ReqwatchError("BAD_INPUT", `Unknown option "backoff.${key}" (known: baseMs, capMs, jitter).`);
+  }
+  if (!(merged.baseMs >= 0 && merged.capMs >= merged.baseMs)) {
+    throw new ReqwatchError("BAD_INPUT", `Option "backoff" needs 0 <= baseMs <= capMs.`);
+  }
+  if (!(merged.jitter >= 0 && merged.jitter <= 1)) throw new ReqwatchError("BAD_INPUT", `Option "backoff.jitter" must be between 0 and 1.`);
+  return merged;
+}
+
+/** `1`, `true` or `yes` (any case) is on; unset, empty, `0`, `false` or `no` is off; anything else is refused. */
+function flagSetting(env: NodeJS.ProcessEnv, variable: string): boolean {
+  const value = (env[variable] ?? "").trim().toLowerCase();
+  if (["1", "true", "yes"].includes(value)) return true;
+  if (["", "0", "false", "no"].includes(value)) return false;
+  throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(env[variable])}. Use 1 or 0.`);
+}
+
+/** The option if given, else the environment variable (a duration such as `1h`), else the default. */
+function durationSetting(value: unknown, name: string, env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+  if (value !== undefined) return positiveMs(value, name);
+  const fromEnv = env[variable];
+  return fromEnv ? parseDuration(fromEnv, variable) : fallback;
+}

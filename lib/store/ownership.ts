@@ -1,0 +1,219 @@
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { TrackerContext } from "./context";
+import { ReqwatchError } from "../model/errors";
+import { fsyncDir } from "../fs/durableWrite";
+import { resolveIpcDir } from "../files/ipcDir";
+import { stateDirAt, type StateDir } from "../files/stateDir";
+
+/** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */
+export const MARKER_FILE = "reqwatch.json";
+export const CACHE_DIR_ENV = "REQWATCH_CACHE_DIR";
+
+/**
+ * `managed`: reqwatch created the folder (or was told to adopt it) and writes there: its index,
+ * archive and result markers, and changes to requests its own queue owns. `observed`: another
+ * program's folder, read and never written; reqwatch's index of it lives in the user's cache.
+ */
+export type Access = "managed" | "observed";
+
+export interface Ownership {
+  access: Access;
+  /** Why, in words a person can act on. */
+  reason: string;
+  /** For an observed folder: how to let reqwatch write there (a running dashboard needs a restart after it). */
+  toWrite?: string;
+}
+
+export interface OpenStateDirOptions {
+  /** Create the folder when it does not exist (a writer's open); a reader gets NOT_FOUND instead. */
+  create: boolean;
+  /** Observe the folder even when reqwatch manages it. */
+  readOnly: boolean;
+  /** Where the indexes of observed folders live (`REQWATCH_CACHE_DIR`, else the XDG cache directory). */
+  cacheDir: string;
+  /** A gateway's ipc folder, if one was named (else `ipc/` beside the folder, when it exists). */
+  ipcDir?: string;
+  now: () => number;
+}
+
+/** `$REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  // Chosen at run time: Next's file tracer is told not to trace the project for these paths.
+  if (env[CACHE_DIR_ENV]) return path.resolve(/*turbopackIgnore: true*/ env[CACHE_DIR_ENV]);
+  const xdg = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(/*turbopackIgnore: true*/ os.homedir(), ".cache");
+  return path.join(/*turbopackIgnore: true*/ xdg, "reqwatch");
+}
+
+/** The folder under the cache directory that holds an observed folder's index: its name and a hash of its real path. */
+export function observedStoreDir(root: string, cacheDir: string): string {
+  const real = fs.realpathSync(root);
+  const name = path.basename(real).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 40) || "root";
+  return path.join(/*turbopackIgnore: true*/ cacheDir, "observed", `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
+}
+
+/** What an earlier reqwatch left in a folder it made, before it wrote a marker. */
+const EARLIER_SIGNS = ["index.db", "archive.db", "results"];
+
+function statOrNull(file: string): fs.Stats | null {
+  try {
+    return fs.statSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    if (code === "ENOTDIR") throw notADirectory(path.dirname(file));
+    throw new ReqwatchError("IO_ERROR", `Cannot read the state directory ${path.dirname(file)}: ${(error as Error).message}`);
+  }
+}
+
+function notADirectory(root: string): ReqwatchError {
+  return new ReqwatchError("BAD_INPUT", `The state directory ${root} is not a directory.`, { stateDir: root });
+}
+
+/**
+ * Write the marker whole, then link it into place: another process opening the folder at the same
+ * moment sees no marker or the whole one, never an empty file (which would not be reqwatch's). The
+ * first of several writers wins; the others find it there.
+ */
+function writeMarker(root: string, how: string, now: number): void {
+  const body = `${JSON.stringify({ reqwatch: "state directory", formatVersion: 1, since: new Date(now).toISOString(), how }, null, 2)}\n`;
+  const temp = path.join(root, `.${MARKER_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    fs.writeFileSync(temp, body, { flag: "wx", mode: 0o644 });
+    const fd = fs.openSync(temp, "r");
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.linkSync(temp, path.join(root, MARKER_FILE));
+    fsyncDir(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
+/** Another writer's marker on its way in (see writeMarker): not a sign that the folder holds anything. */
+function isMarkerTemp(name: string): boolean {
+  return name.startsWith(`.${MARKER_FILE}.`) && name.endsWith(".tmp");
+}
+
+/**
+ * What a `reqwatch.json` at `file` is: reqwatch's marker (a small JSON file that says so), some
+ * other file of that name, or none. One look: a marker appears whole (linked in) and never changes.
+ */
+function markerAt(file: string): "reqwatch" | "other" | "none" {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(file);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? "none" : "other";
+  }
+  try {
+    if (!stat.isFile() || stat.size > 4096) return "other";
+    return (JSON.parse(fs.readFileSync(file, "utf8")) as { reqwatch?: unknown }).reqwatch === "state directory" ? "reqwatch" : "other";
+  } catch {
+    return "other";
+  }
+}
+
+function isMarker(file: string): boolean {
+  return markerAt(file) === "reqwatch";
+}
+
+/**
+ * Decide whether reqwatch manages or observes the state directory at `root`, and where its own
+ * files live. Managed: a folder with the marker; one an earlier reqwatch made (it holds index.db,
+ * archive.db or results/; the marker is added); and, for a writer's open (`create`: the library,
+ * CLI commands that record), a missing folder (made) or an empty one. Anything else is observed,
+ * with its index under the cache directory: another program's folder, and, for a reader, an empty
+ * one (a gateway may have made it and not written yet).
+ */
+export function openStateDir(root: string, options: OpenStateDirOptions): { dir: StateDir; ownership: Ownership } {
+  const absolute = path.resolve(/*turbopackIgnore: true*/ root);
+  const stat = statOrNull(absolute);
+  if (stat && !stat.isDirectory()) throw notADirectory(absolute);
+  if (!stat) {
+    if (!options.create || options.readOnly) {
+      throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
+    }
+    fs.mkdirSync(absolute, { recursive: true });
+    writeMarker(absolute, "created", options.now());
+    return managed(absolute, "reqwatch created this folder", options.ipcDir);
+  }
+  if (options.readOnly) {
+    return observed(absolute, options.cacheDir, options.ipcDir, "it was opened read-only", "open it without --read-only (REQWATCH_READ_ONLY)");
+  }
+  const markerFile = path.join(absolute, MARKER_FILE);
+  const marker = markerAt(markerFile);
+  if (marker === "reqwatch") return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
+  const toAdopt = `run \`reqwatch adopt --state-dir ${absolute}\``;
+  if (marker === "other") {
+    return observed(absolute, options.cacheDir, options.ipcDir, "it holds a reqwatch.json that is not reqwatch's marker", toAdopt);
+  }
+  if (EARLIER_SIGNS.some((name) => statOrNull(path.join(absolute, name)) !== null)) {
+    writeMarker(absolute, "made by an earlier reqwatch", options.now());
+    return managed(absolute, "an earlier reqwatch made this folder (it holds index.db)", options.ipcDir);
+  }
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(absolute).filter((name) => !isMarkerTemp(name));
+  } catch (error) {
+    throw new ReqwatchError("IO_ERROR", `Cannot read the state directory ${absolute}: ${(error as Error).message}`);
+  }
+  // A writer links its marker before it writes anything else: what it wrote since the first look means the marker is there now.
+  if (entries.length > 0 && isMarker(markerFile)) return managed(absolute, "reqwatch created or adopted this folder (it holds reqwatch.json)", options.ipcDir);
+  const empty = entries.length === 0;
+  if (empty && options.create) {
+    writeMarker(absolute, "adopted while empty", options.now());
+    if (!isMarker(markerFile)) {
+      return observed(absolute, options.cacheDir, options.ipcDir, "it holds a reqwatch.json that is not reqwatch's marker", toAdopt);
+    }
+    return managed(absolute, "the folder was empty when reqwatch first recorded into it", options.ipcDir);
+  }
+  if (empty) {
+    return observed(absolute, options.cacheDir, options.ipcDir, "the folder is empty and holds no reqwatch marker; reqwatch takes it as its own when it first records into it", toAdopt);
+  }
+  return observed(absolute, options.cacheDir, options.ipcDir, "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)", toAdopt);
+}
+
+function managed(root: string, reason: string, ipcDir: string | undefined) {
+  return { dir: stateDirAt(root, root, resolveIpcDir(ipcDir, root)), ownership: { access: "managed" as const, reason } };
+}
+
+function observed(root: string, cacheDir: string, ipcDir: string | undefined, reason: string, toWrite: string) {
+  return { dir: stateDirAt(root, observedStoreDir(root, cacheDir), resolveIpcDir(ipcDir, root)), ownership: { access: "observed" as const, reason, toWrite } };
+}
+
+/**
+ * Let reqwatch manage a folder another program writes: write its marker. From then on reqwatch
+ * keeps its index, archive and result markers there, and the dashboard's actions rewrite request
+ * files under its writers' lock, which the other program does not take (see the README).
+ * Returns false when the folder was reqwatch's already.
+ */
+export function adoptStateDir(root: string, now: number = Date.now()): boolean {
+  const absolute = path.resolve(/*turbopackIgnore: true*/ root);
+  const stat = statOrNull(absolute);
+  if (!stat) throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
+  if (!stat.isDirectory()) throw notADirectory(absolute);
+  const markerFile = path.join(absolute, MARKER_FILE);
+  const marker = markerAt(markerFile);
+  if (marker === "reqwatch") return false;
+  if (marker === "other") throw new ReqwatchError("ALREADY_EXISTS", `${markerFile} exists and is not reqwatch's marker; move it away first.`);
+  writeMarker(absolute, "adopted", now);
+  return true;
+}
+
+/** The one check before reqwatch writes anything into the state directory. */
+export function assertManaged(ctx: Pick<TrackerContext, "dir" | "ownership">, what = "Writing"): void {
+  if (ctx.ownership.access === "managed") return;
+  throw new ReqwatchError(
+    "READ_ONLY",
+    `${what} is refused: ${ctx.dir.root} is observed read-only (${ctx.ownership.reason}). Nothing was changed. ` +
+      `To let reqwatch write there, ${ctx.ownership.toWrite}.`,
+  );
+}
