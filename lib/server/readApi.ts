@@ -4,6 +4,7 @@ import { errorReply } from "../http/errorReply";
 import { parseRequestQuery } from "../requestQuery";
 import { requestDetailView, requestsView } from "../views/requestsView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
+import type { StatusBody } from "../views/statusView";
 import { answerEventStream } from "./eventStream";
 import type { Runtime } from "./runtime";
 
@@ -20,7 +21,7 @@ const ROUTES: readonly [RegExp, Answer | typeof STREAM][] = [
   // The change feed as Server-Sent Events (lib/server/eventStream.ts).
   [/^\/api\/events$/, STREAM],
   // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
-  [/^\/api\/status$/, (runtime) => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
+  [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
   // One page of the requests table; the query is the page's own URL query (lib/requestQuery.ts).
   [/^\/api\/requests$/, (runtime, _, query) => requestsView(runtime.tracker, parseRequestQuery(query), runtime.stuck())],
   [
