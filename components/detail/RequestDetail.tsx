@@ -12,6 +12,7 @@ import { requestDetailOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { stateColor } from "../stateStyle";
+import { TableHead } from "../TableHead";
 import { CopyButton } from "./CopyButton";
 
 const iso = (ms: number | undefined | null) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
@@ -213,15 +214,7 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
 
       <h2>History</h2>
       <table aria-label="History">
-        <thead>
-          <tr>
-            <th scope="col">At</th>
-            <th scope="col">From</th>
-            <th scope="col">To</th>
-            <th scope="col">By</th>
-            <th scope="col">Reason</th>
-          </tr>
-        </thead>
+        <TableHead columns={["At", "From", "To", "By", "Reason"]} />
         <tbody>
           {!request.transitions?.length && (
             <tr>

@@ -12,6 +12,7 @@ import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions, sessionDetailOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { RequestsTable } from "../requests/RequestsTable";
+import { TableHead } from "../TableHead";
 
 function Steps({ title, items }: { title: string; items: string[] | undefined }) {
   return (
@@ -111,14 +112,7 @@ function RecordedContext({ session, now }: { session: SessionRecord; now: number
       <h2>Files modified ({files.length})</h2>
       {files.length ? (
         <table aria-label="Files modified">
-          <thead>
-            <tr>
-              <th scope="col">File</th>
-              <th scope="col">Changes</th>
-              <th scope="col">Summary</th>
-              <th scope="col">Last modified</th>
-            </tr>
-          </thead>
+          <TableHead columns={["File", "Changes", "Summary", "Last modified"]} />
           <tbody>
             {files.map(([file, entry]) => (
               <tr key={file}>
@@ -137,15 +131,7 @@ function RecordedContext({ session, now }: { session: SessionRecord; now: number
       <h2>Commands ({commands.length})</h2>
       {commands.length ? (
         <table aria-label="Commands">
-          <thead>
-            <tr>
-              <th scope="col">Started</th>
-              <th scope="col">Command</th>
-              <th scope="col">Workflow</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Started", "Command", "Workflow", "Duration", "Status"]} />
           <tbody>
             {commands.map((command, i) => (
               <tr key={i}>
