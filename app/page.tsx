@@ -2,6 +2,7 @@ import Link from "next/link";
 import { getRecoveryNotice, getStuck, getTracker } from "@/app/_routes/runtime";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { StateBadge } from "@/components/StateBadge";
+import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import type { State } from "@/lib/model/states";
@@ -77,15 +78,7 @@ export default function OverviewPage() {
             {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
           </p>
           <table aria-label="Latency">
-            <thead>
-              <tr>
-                <th scope="col" />
-                <th scope="col">p50</th>
-                <th scope="col">p95</th>
-                <th scope="col">p99</th>
-                <th scope="col">n</th>
-              </tr>
-            </thead>
+            <TableHead columns={[null, "p50", "p95", "p99", "n"]} />
             <tbody>
               <LatencyRow label="Queue wait" p={metrics.queueWait} />
               <LatencyRow label="Processing" p={metrics.processing} />

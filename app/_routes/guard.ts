@@ -1,10 +1,9 @@
 import "server-only";
 import { timingSafeEqual } from "node:crypto";
 import { ReqwatchError } from "@/lib/model/errors";
+import { ACTION_TOKEN_HEADER } from "@/lib/http/actionToken";
 import { FOREIGN_HOST_MESSAGE, isLoopbackHost } from "@/lib/http/loopback";
 import { getActionToken } from "./runtime";
-
-export const ACTION_TOKEN_HEADER = "x-reqwatch-token";
 
 function forbidden(message: string): never {
   throw new ReqwatchError("FORBIDDEN", message);

@@ -1,5 +1,6 @@
 import { getHealth, getTracker } from "@/app/_routes/runtime";
 import { AutoRefresh } from "@/components/AutoRefresh";
+import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 
 export const dynamic = "force-dynamic";
@@ -78,13 +79,7 @@ export default function HealthPage() {
       <h2>Files that could not be read ({health.unreadable.length})</h2>
       {health.unreadable.length ? (
         <table aria-label="Unreadable files">
-          <thead>
-            <tr>
-              <th scope="col">File</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Since</th>
-            </tr>
-          </thead>
+          <TableHead columns={["File", "Reason", "Since"]} />
           <tbody>
             {health.unreadable.map((file) => (
               <tr key={file.file}>

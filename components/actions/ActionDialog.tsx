@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from "react";
 import type { ActionPreview } from "@/lib/actions/bulkActions";
 import type { AuditEntry } from "@/lib/db/auditLog";
 import { useDashboard } from "../data/LiveFeed";
-import { auditEntryOptions, auditKeys, previewAction, requestKeys, runAction, type ActionRequest } from "../data/queries";
+import { actionPreviewOptions, auditEntryOptions, auditKeys, requestKeys, runAction, type ActionRequest } from "../data/queries";
 import { ActionResult } from "./ActionResult";
 
 const WORDS: Record<ActionRequest["kind"], { verb: string; outcome: string }> = {
@@ -34,7 +34,7 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
     ref.current?.showModal();
   }, []);
 
-  const preview = useQuery({ queryKey: ["preview", input], queryFn: () => previewAction(actionToken, input), staleTime: 0, gcTime: 0, retry: false });
+  const preview = useQuery(actionPreviewOptions(actionToken, input));
   const run = useMutation({
     mutationFn: () => runAction(actionToken, input, preview.data!),
     onSuccess: (entry) => setStarted(entry),

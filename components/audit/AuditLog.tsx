@@ -8,6 +8,7 @@ import { formatDuration } from "@/lib/model/duration";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { ActionDialog } from "../actions/ActionDialog";
 import { auditListOptions } from "../data/queries";
+import { TableHead } from "../TableHead";
 
 /** Undo a cleanup, through the same dry run and confirmation as any action; off while an undo of it runs. */
 function UndoButton({ entry, undoing, onUndo }: { entry: AuditEntry; undoing: boolean; onUndo: () => void }) {
@@ -53,18 +54,7 @@ export function AuditLog({ initial }: { initial: AuditEntry[] }) {
   return (
     <>
       <table aria-label="Audit log">
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">When</th>
-            <th scope="col">Action</th>
-            <th scope="col">Status</th>
-            <th scope="col">Matched</th>
-            <th scope="col">Changed</th>
-            <th scope="col">Skipped</th>
-            <th scope="col">Undo</th>
-          </tr>
-        </thead>
+        <TableHead columns={["#", "When", "Action", "Status", "Matched", "Changed", "Skipped", "Undo"]} />
         <tbody>
           {entries.map((entry) => (
             <tr key={entry.id} data-entry-id={entry.id}>

@@ -2,11 +2,11 @@ import { queryOptions } from "@tanstack/react-query";
 import type { ActionPreview } from "@/lib/actions/bulkActions";
 import type { State } from "@/lib/model/states";
 import type { AuditEntry } from "@/lib/db/auditLog";
-import type { StuckSnapshot } from "@/lib/dashboard/feedHub";
-import type { StateCounts } from "@/lib/db/queries/countByState";
+import { ACTION_TOKEN_HEADER } from "@/lib/http/actionToken";
 import { requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
 import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
+import type { StatusBody } from "@/lib/dashboard/readApi";
 
 /** Every query key, from one factory: the live feed invalidates by these prefixes. */
 export const requestKeys = {
@@ -32,6 +32,11 @@ export const auditKeys = {
   all: ["audit"] as const,
   list: () => [...auditKeys.all, "list"] as const,
   entry: (id: number) => [...auditKeys.all, "entry", id] as const,
+};
+
+/** An action's dry run: never shared or kept, so nothing invalidates it by prefix. */
+export const previewKeys = {
+  preview: (input: ActionRequest) => ["preview", input] as const,
 };
 
 /** The server's `{ error: { code, message } }`, as an Error the UI can show. */
@@ -60,7 +65,7 @@ export async function postJson<T>(url: string, token: string, body?: unknown): P
   return parse<T>(
     await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-reqwatch-token": token },
+      headers: { "content-type": "application/json", [ACTION_TOKEN_HEADER]: token },
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
   );
@@ -80,23 +85,18 @@ export function requestDetailOptions(id: string) {
   });
 }
 
-interface Health {
-  counts: StateCounts;
-  stuck: StuckSnapshot;
-}
-
 /** Counts and stuck come from the event stream; these fetch them when polling instead. */
 export function countsOptions() {
   return queryOptions({
     queryKey: statusKeys.counts,
-    queryFn: async ({ signal }) => (await getJson<Health>("/api/status", signal)).counts,
+    queryFn: async ({ signal }) => (await getJson<StatusBody>("/api/status", signal)).counts,
   });
 }
 
 export function stuckOptions() {
   return queryOptions({
     queryKey: statusKeys.stuck,
-    queryFn: async ({ signal }) => (await getJson<Health>("/api/status", signal)).stuck,
+    queryFn: async ({ signal }) => (await getJson<StatusBody>("/api/status", signal)).stuck,
   });
 }
 
@@ -136,8 +136,13 @@ export type ActionRequest =
   | { kind: "cleanup"; olderThanMs: number; states?: State[] }
   | { kind: "undo"; entry: number };
 
-export const previewAction = (token: string, input: ActionRequest) =>
+const previewAction = (token: string, input: ActionRequest) =>
   input.kind === "undo" ? postJson<ActionPreview>(`/api/actions/${input.entry}/undo/preview`, token) : postJson<ActionPreview>("/api/actions/preview", token, input);
+
+/** The dry run a dialog shows: asked for afresh each time it opens, and not retried (a refusal is the answer). */
+export function actionPreviewOptions(token: string, input: ActionRequest) {
+  return queryOptions({ queryKey: previewKeys.preview(input), queryFn: () => previewAction(token, input), staleTime: 0, gcTime: 0, retry: false });
+}
 
 /** Run an action after its dry run, naming it: the run acts on what the dry run described and on no other request. */
 export async function runAction(token: string, input: ActionRequest, preview: ActionPreview): Promise<AuditEntry> {

@@ -1,272 +1,48 @@
-"use client";
-
-import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
-import { useState } from "react";
-import { formatDuration } from "@/lib/model/duration";
-import { lifecycleSegments, timeInStates } from "@/lib/views/lifecycle";
-import type { RequestDetailView, ResponseView } from "@/lib/views/requestsView";
-import { ActionDialog } from "../actions/ActionDialog";
-import { useDashboard, usePollInterval } from "../data/LiveFeed";
-import { requestDetailOptions } from "../data/queries";
-import { useNow } from "../data/useNow";
-import { StateBadge } from "../StateBadge";
-import { stateColor } from "../stateStyle";
-import { CopyButton } from "./CopyButton";
-
-const iso = (ms: number | undefined | null) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
+import type { RequestDetailView } from "@/lib/views/requestsView";
+import { TableHead } from "../TableHead";
+import { RequestDetailQuery } from "./RequestDetailQuery";
+import { RequestLifecycle } from "./RequestLifecycle";
+import { CallbackFields, ClaimFields, CorrelationFields, HistoryRows, RequestActions, RequestContent, RequestNotices, RequestStateBadge, ResponseFile } from "./RequestParts";
 
 /**
- * Prompt, output and error: escaped text (React never renders it as HTML), collapsible, copyable.
- * A text over the display limit comes cut (`total` is its full length) with a link to download it whole.
+ * A request's page: fields, lifecycle bar, history, claims, callback, texts, raw JSON, and the
+ * actions its state allows. The layout and headings render on the server; the parts the live
+ * query drives are client leaves sharing that one query (RequestDetailQuery).
  */
-function TextBlock({ label, text, total, download }: { label: string; text: string | undefined; total: number | undefined; download: string }) {
-  if (text === undefined || text === "") return null;
-  const name = label.toLowerCase();
-  return (
-    <details className="block" open={text.length < 4000}>
-      <summary>
-        {label} <span className="muted">({(total ?? text.length).toLocaleString()} characters)</span>{" "}
-        {total === undefined ? (
-          <CopyButton text={text} label={name} />
-        ) : (
-          <a href={download} download>
-            Download the full {name}
-          </a>
-        )}
-      </summary>
-      {total !== undefined && (
-        <p className="notice">
-          Showing the first {text.length.toLocaleString()} of {total.toLocaleString()} characters.{" "}
-          <a href={download} download>
-            Download the full {name}
-          </a>{" "}
-          to see the rest.
-        </p>
-      )}
-      <pre className="text" aria-label={label}>{text}</pre>
-    </details>
-  );
-}
-
-/** The gateway's response file for this request: output, exit code and callback delivery, or why there is none to show. */
-function ResponseFile({ view, download }: { view: ResponseView; download: string }) {
-  return (
-    <section aria-label="Response file">
-      <h2>
-        Response file <code className="muted">{view.file}</code>
-      </h2>
-      {view.status === "missing" && <p className="muted">No response file (yet): the gateway writes it when the model has answered.</p>}
-      {view.status === "unreadable" && (
-        <p className="notice" role="alert">
-          The response file cannot be read: {view.reason}. It is left as it is.
-        </p>
-      )}
-      {view.status === "ok" && (
-        <>
-          <dl className="fields">
-            <dt>Written</dt>
-            <dd>{view.response.timestamp ?? "—"}</dd>
-            <dt>Exit code</dt>
-            <dd>{view.response.exitCode ?? "—"}</dd>
-            <dt>Callback delivered</dt>
-            <dd>{view.response.callback ? (view.response.callback.success ? "yes" : "no") : "—"}</dd>
-            <dt>Callback attempts</dt>
-            <dd>{view.response.callback?.attempts ?? "—"}</dd>
-            <dt>Retries at</dt>
-            <dd>{view.response.callback?.retryTimestamps.map((t) => (typeof t === "number" ? iso(t) : t)).join(", ") || "—"}</dd>
-            <dt>Callback error</dt>
-            <dd>{view.response.callback?.error ?? "—"}</dd>
-          </dl>
-          <TextBlock label="Response output" text={view.response.output} total={view.outputChars ?? undefined} download={download} />
-        </>
-      )}
-    </section>
-  );
-}
-
-/** A request's page: fields, lifecycle bar, history, claims, callback, texts, raw JSON, and the actions its state allows. Live. */
 export function RequestDetail({ id, initial }: { id: string; initial: RequestDetailView }) {
-  const pollMs = usePollInterval();
-  const { readOnly } = useDashboard();
-  const { data, error } = useQuery({ ...requestDetailOptions(id), initialData: initial, refetchInterval: pollMs });
-  const now = useNow(1000);
-  const [action, setAction] = useState<"retry" | "cancel" | null>(null);
-  if (error && !data) return <p className="error-text">{error.message}</p>;
-  const { request, truncated, stuckReason, actions } = data;
-  const download = (part: string) => `/api/requests/${encodeURIComponent(request.requestId)}/download/${part}`;
-  const segments = lifecycleSegments(request, now);
-  const total = segments.reduce((sum, s) => sum + s.ms, 0) || 1;
-  const totals = timeInStates(segments);
-
   return (
-    <>
+    <RequestDetailQuery id={id} initial={initial}>
       <h1>
-        Request <code>{request.requestId}</code> <StateBadge state={request.state} />
+        Request <code>{initial.request.requestId}</code> <RequestStateBadge />
       </h1>
-      {error && <p className="error-text" role="alert">{error.message}</p>}
-      {stuckReason && (
-        <p className="notice" role="alert">
-          Stuck: {stuckReason}
-        </p>
-      )}
-      <div className="toolbar">
-        <button type="button" className="primary" disabled={readOnly !== null || !actions.retry.allowed} onClick={() => setAction("retry")} title={readOnly ?? actions.retry.reason}>
-          Retry
-        </button>
-        <button type="button" className="danger" disabled={readOnly !== null || !actions.cancel.allowed} onClick={() => setAction("cancel")} title={readOnly ?? actions.cancel.reason}>
-          Cancel request
-        </button>
-        <span className="muted">
-          {readOnly
-            ? "Actions are off: this folder is observed read-only."
-            : [actions.retry.allowed ? `Retry: ${actions.retry.reason}.` : `Retry is not available: ${actions.retry.reason}.`, actions.cancel.allowed ? `Cancelling moves it to failed (${actions.cancel.reason}).` : ""].join(" ")}
-        </span>
-      </div>
-      {action && <ActionDialog input={action === "retry" ? { kind: "retry", ids: [request.requestId] } : { kind: "cancel", ids: [request.requestId] }} onClose={() => setAction(null)} />}
+      <RequestNotices />
+      <RequestActions />
 
       <h2>Lifecycle</h2>
-      <div className="lifecycle" role="img" aria-label={`Lifecycle: ${segments.map((s) => `${s.state} ${formatDuration(s.ms)}`).join(", ")}`}>
-        {segments.map((segment, i) => (
-          <span key={i} style={{ ...stateColor(segment.state), flexGrow: segment.ms / total }} title={`${segment.state}: ${formatDuration(segment.ms)}`} />
-        ))}
-      </div>
-      <ul className="legend" aria-label="Time in each state">
-        {Object.entries(totals).map(([state, ms]) => (
-          <li key={state} style={stateColor(state as never)} suppressHydrationWarning>
-            <i />
-            {state} {formatDuration(ms)}
-          </li>
-        ))}
-      </ul>
+      <RequestLifecycle />
 
       <div className="grid2">
         <section>
           <h2>Correlation</h2>
-          <dl className="fields">
-            <dt>Workspace</dt>
-            <dd>{request.workspace}</dd>
-            <dt>Session</dt>
-            <dd>
-              {request.sessionId ? (
-                <>
-                  <Link prefetch={false} href={`/sessions/${encodeURIComponent(request.sessionId)}`}>{request.sessionId}</Link>{" "}
-                  <Link prefetch={false} href={`/requests?session=${encodeURIComponent(request.sessionId)}`} className="muted">(its requests)</Link>
-                </>
-              ) : (
-                "—"
-              )}
-            </dd>
-            <dt>Chat</dt>
-            <dd>{request.chatId ?? "—"}</dd>
-            <dt>Model</dt>
-            <dd>{request.model ?? "—"}</dd>
-            <dt>Tokens</dt>
-            <dd>{request.tokens ?? "—"}</dd>
-            <dt>Created</dt>
-            <dd>{iso(request.createdAt)}</dd>
-            <dt>Updated</dt>
-            <dd>{iso(request.lastUpdatedAt)}</dd>
-            <dt>Deadline</dt>
-            <dd>{iso(request.timeoutAt)}</dd>
-            <dt>Version</dt>
-            <dd>{request.version ?? "—"}</dd>
-          </dl>
+          <CorrelationFields />
         </section>
         <section>
           <h2>Attempts and claim</h2>
-          <dl className="fields">
-            <dt>Attempt</dt>
-            <dd>
-              {request.attempt ?? "—"}
-              {request.maxAttempts ? ` of ${request.maxAttempts}` : ""}
-            </dd>
-            <dt>Not before</dt>
-            <dd>{iso(request.notBefore)}</dd>
-            <dt>Worker</dt>
-            <dd>{request.claim ? `pid ${request.claim.pid ?? "?"} on ${request.claim.host ?? "?"}` : "—"}</dd>
-            <dt>Claimed</dt>
-            <dd>{iso(request.claim?.claimedAt)}</dd>
-            <dt>Heartbeat</dt>
-            <dd>{iso(request.claim?.heartbeatAt)}</dd>
-            <dt>Token</dt>
-            <dd>{request.claim?.token ?? "—"}</dd>
-          </dl>
+          <ClaimFields />
           <h2>Callback delivery</h2>
-          {request.callback ? (
-            <dl className="fields">
-              <dt>Delivered</dt>
-              <dd>{request.callback.success ? "yes" : "no"}</dd>
-              <dt>Attempts</dt>
-              <dd>{request.callback.attempts}</dd>
-              <dt>Retries at</dt>
-              <dd>{request.callback.retryTimestamps.map((t) => (typeof t === "number" ? iso(t) : t)).join(", ") || "—"}</dd>
-              <dt>Error</dt>
-              <dd>{request.callback.error ?? "—"}</dd>
-            </dl>
-          ) : (
-            <p className="muted">No callback recorded{data.response ? " in the request file" : ""}.</p>
-          )}
+          <CallbackFields />
         </section>
       </div>
-      {data.response && <ResponseFile view={data.response} download={download("response-output")} />}
+      <ResponseFile />
 
       <h2>History</h2>
       <table aria-label="History">
-        <thead>
-          <tr>
-            <th scope="col">At</th>
-            <th scope="col">From</th>
-            <th scope="col">To</th>
-            <th scope="col">By</th>
-            <th scope="col">Reason</th>
-          </tr>
-        </thead>
-        <tbody>
-          {!request.transitions?.length && (
-            <tr>
-              <td colSpan={5} className="muted">
-                No history in the file (another program wrote it): the lifecycle above is from its lifecycle times.
-              </td>
-            </tr>
-          )}
-          {(request.transitions ?? []).map((entry, i) => (
-            <tr key={i} className={entry.dropped ? "dropped" : undefined}>
-              <td className="num">{iso(entry.at)}</td>
-              <td>{entry.from ?? "—"}</td>
-              <td>{entry.dropped ? "(dropped)" : entry.to}</td>
-              <td>{entry.by ?? "—"}</td>
-              <td>
-                {entry.dropped ? "late delivery, dropped: " : ""}
-                {entry.manual ? "manual: " : ""}
-                {entry.reason ?? (entry.fields?.length ? `fields: ${entry.fields.join(", ")}` : "—")}
-                {entry.error && <div className="why">error of this attempt: {entry.error.length > 500 ? `${entry.error.slice(0, 500)}…` : entry.error}</div>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
+        <TableHead columns={["At", "From", "To", "By", "Reason"]} />
+        <HistoryRows />
       </table>
 
       <h2>Content</h2>
-      <TextBlock label="Prompt" text={request.prompt} total={truncated.prompt} download={download("prompt")} />
-      <TextBlock label="Output" text={request.output} total={truncated.output} download={download("output")} />
-      <TextBlock label="Error" text={request.error} total={truncated.error} download={download("error")} />
-      <details className="block">
-        <summary>
-          Raw JSON{" "}
-          {Object.keys(truncated).length ? (
-            <>
-              <span className="muted">(long texts cut)</span>{" "}
-              <a href={download("json")} download>
-                Download the request
-              </a>
-            </>
-          ) : (
-            <CopyButton text={JSON.stringify(request, null, 2)} label="raw JSON" />
-          )}
-        </summary>
-        <pre className="text" aria-label="Raw JSON">{JSON.stringify(request, null, 2)}</pre>
-      </details>
-    </>
+      <RequestContent />
+    </RequestDetailQuery>
   );
 }

@@ -6,6 +6,7 @@ import type { RequestRow } from "@/lib/views/requestsView";
 import { useDashboard } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
+import { TableHead } from "../TableHead";
 
 /** Rows a person can retry from the table: the states the transition table sends back to queued, when failed, timed out or stuck. */
 function retryable(row: RequestRow): boolean {
@@ -41,26 +42,24 @@ export function RequestsTable({ rows, label = "Requests", selection }: { rows: R
   };
   return (
     <table aria-label={label}>
-      <thead>
-        <tr>
-          {selection && (
-            <th scope="col">
-              <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />
-            </th>
-          )}
-          <th scope="col">Request</th>
-          <th scope="col">Workspace</th>
-          <th scope="col">Session</th>
-          <th scope="col">State</th>
-          <th scope="col">In state</th>
-          <th scope="col">Attempt</th>
-          <th scope="col">Model</th>
-          <th scope="col">Tokens</th>
-          <th scope="col">Created</th>
-          <th scope="col">Updated</th>
-          {selection && <th scope="col"><span className="sr-only">Actions</span></th>}
-        </tr>
-      </thead>
+      <TableHead
+        columns={[
+          ...(selection
+            ? [<input key="all" type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />]
+            : []),
+          "Request",
+          "Workspace",
+          "Session",
+          "State",
+          "In state",
+          "Attempt",
+          "Model",
+          "Tokens",
+          "Created",
+          "Updated",
+          ...(selection ? [<span key="actions" className="sr-only">Actions</span>] : []),
+        ]}
+      />
       <tbody>
         {rows.map((row) => (
           <tr key={row.requestId} className={row.stuckReason ? "stuck" : undefined} data-request-id={row.requestId}>

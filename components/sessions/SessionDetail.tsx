@@ -2,7 +2,7 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatAgo, formatDuration } from "@/lib/model/duration";
+import { formatDuration } from "@/lib/model/duration";
 import type { SessionRecord } from "@/lib/files/sessionFile";
 import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import { STATES } from "@/lib/model/states";
@@ -10,8 +10,9 @@ import type { RequestsView } from "@/lib/views/requestsView";
 import type { SessionDetailView } from "@/lib/views/sessionsView";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions, sessionDetailOptions } from "../data/queries";
-import { useNow } from "../data/useNow";
+import { TimeAgo, TimeSince } from "../Clock";
 import { RequestsTable } from "../requests/RequestsTable";
+import { TableHead } from "../TableHead";
 
 function Steps({ title, items }: { title: string; items: string[] | undefined }) {
   return (
@@ -38,7 +39,6 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
   const { data } = useQuery({ ...sessionDetailOptions(id), initialData: initial, refetchInterval: pollMs });
   const query = { ...DEFAULT_QUERY, session: id };
   const requests = useQuery({ ...requestListOptions(query), initialData: initialRequests, placeholderData: keepPreviousData, refetchInterval: pollMs });
-  const now = useNow(1000);
   const { readOnly } = useDashboard();
   const { session, sessionId, state, requestCounts, seen } = data;
   const totalRequests = STATES.reduce((sum, s) => sum + requestCounts[s], 0);
@@ -50,11 +50,11 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
       </h1>
       {seen && (
         <p aria-label="Requests seen" suppressHydrationWarning>
-          {seen.requests} request{seen.requests === 1 ? "" : "s"} carry this id: the first created {formatAgo(seen.firstSeen, now)}, the last updated {formatAgo(seen.lastSeen, now)}.
+          {seen.requests} request{seen.requests === 1 ? "" : "s"} carry this id: the first created <TimeAgo at={seen.firstSeen} />, the last updated <TimeAgo at={seen.lastSeen} />.
         </p>
       )}
       {session ? (
-        <RecordedContext session={session} now={now} />
+        <RecordedContext session={session} />
       ) : (
         <p className="empty" role="status">
           No context was recorded for this session: it is known from the requests that carry its id.
@@ -82,7 +82,7 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
 }
 
 /** What a session recorded: focus, steps, blockers, patterns, files and commands. */
-function RecordedContext({ session, now }: { session: SessionRecord; now: number }) {
+function RecordedContext({ session }: { session: SessionRecord }) {
   const snapshot = session.context_snapshot ?? {};
   const created = Date.parse(session.created_at ?? "");
   const files = Object.entries(session.files_modified ?? {});
@@ -90,7 +90,12 @@ function RecordedContext({ session, now }: { session: SessionRecord; now: number
   return (
     <>
       <p aria-label="Context" suppressHydrationWarning>
-        {Number.isFinite(created) ? `Active for ${formatDuration(Math.max(0, Date.parse(session.last_updated ?? "") - created))}, started ${formatDuration(Math.max(0, now - created))} ago. ` : ""}
+        {Number.isFinite(created) && (
+          <>
+            Active for {formatDuration(Math.max(0, Date.parse(session.last_updated ?? "") - created))}, started <TimeSince since={created} />
+            {" ago. "}
+          </>
+        )}
         <strong>Current focus:</strong> {snapshot.active_task ?? "—"}
       </p>
       <div className="grid2">
@@ -111,14 +116,7 @@ function RecordedContext({ session, now }: { session: SessionRecord; now: number
       <h2>Files modified ({files.length})</h2>
       {files.length ? (
         <table aria-label="Files modified">
-          <thead>
-            <tr>
-              <th scope="col">File</th>
-              <th scope="col">Changes</th>
-              <th scope="col">Summary</th>
-              <th scope="col">Last modified</th>
-            </tr>
-          </thead>
+          <TableHead columns={["File", "Changes", "Summary", "Last modified"]} />
           <tbody>
             {files.map(([file, entry]) => (
               <tr key={file}>
@@ -137,15 +135,7 @@ function RecordedContext({ session, now }: { session: SessionRecord; now: number
       <h2>Commands ({commands.length})</h2>
       {commands.length ? (
         <table aria-label="Commands">
-          <thead>
-            <tr>
-              <th scope="col">Started</th>
-              <th scope="col">Command</th>
-              <th scope="col">Workflow</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Started", "Command", "Workflow", "Duration", "Status"]} />
           <tbody>
             {commands.map((command, i) => (
               <tr key={i}>

@@ -8,6 +8,7 @@ import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { shellWord } from "../shellWord";
 import { sessionListOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
+import { TableHead } from "../TableHead";
 
 /** Every session: state, age, last update, active task, and counts of commands, files and requests. Live. */
 export function SessionsList({ initial }: { initial: SessionRow[] }) {
@@ -30,18 +31,7 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
   }
   return (
     <table aria-label="Sessions">
-      <thead>
-        <tr>
-          <th scope="col">Session</th>
-          <th scope="col">State</th>
-          <th scope="col">Age</th>
-          <th scope="col">Updated</th>
-          <th scope="col">Active task</th>
-          <th scope="col">Commands</th>
-          <th scope="col">Files</th>
-          <th scope="col">Requests</th>
-        </tr>
-      </thead>
+      <TableHead columns={["Session", "State", "Age", "Updated", "Active task", "Commands", "Files", "Requests"]} />
       <tbody>
         {sessions.map((s) => (
           <tr key={s.sessionId}>

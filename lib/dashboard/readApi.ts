@@ -4,8 +4,19 @@ import { errorReply } from "../http/errorReply";
 import { parseRequestQuery } from "../model/requestQuery";
 import { requestDetailView, requestsView } from "../views/requestsView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
+import type { StateCounts } from "../db/queries/countByState";
+import type { StuckSnapshot } from "./feedHub";
 import { answerEventStream } from "./eventStream";
 import type { Runtime } from "./runtime";
+
+/**
+ * The body of GET /api/status: the counts per state and the stuck monitor's latest pass, which the
+ * browser fetches when it polls instead of following the event stream.
+ */
+export interface StatusBody {
+  counts: StateCounts;
+  stuck: StuckSnapshot;
+}
 
 type Answer = (runtime: Runtime, param: string, query: URLSearchParams) => unknown;
 /** The route answered by a stream of events instead of one JSON body. */
@@ -20,8 +31,8 @@ const ROUTES: readonly [RegExp, Answer | typeof STREAM][] = [
   // The change feed as Server-Sent Events (lib/dashboard/eventStream.ts).
   [/^\/api\/events$/, STREAM],
   // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
-  [/^\/api\/status$/, (runtime) => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
-  // One page of the requests table; the query is the page's own URL query (lib/model/requestQuery.ts).
+  [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
+  // One page of the requests table; the query is the page's own URL query (lib/requestQuery.ts).
   [/^\/api\/requests$/, (runtime, _, query) => requestsView(runtime.tracker, parseRequestQuery(query), runtime.stuck())],
   [
     /^\/api\/requests\/([^/]+)$/,
