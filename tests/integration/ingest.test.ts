@@ -17,6 +17,15 @@ function watched(options: Parameters<typeof aTracker>[0] = {}) {
   return { stateDir, tracker, ingest };
 }
 
+/**
+ * A foreign writer's file written after everything the test did: the watcher reports the folder's
+ * events in order, so once this file is in the index every earlier write has been through ingest.
+ */
+async function watcherCaughtUp(stateDir: string, tracker: ReturnType<typeof aTracker>): Promise<void> {
+  writeRequestFile(stateDir, aSeedShapedRequest("sentinel"));
+  await eventually(() => tracker.get("sentinel") ?? undefined);
+}
+
 describe("ingest of writers that are not ours", () => {
   it("picks up the seed's stop hook (jq > tmp && mv) as one change", async () => {
     const { stateDir, tracker, ingest } = watched();
@@ -54,23 +63,22 @@ describe("ingest of writers that are not ours", () => {
   });
 
   it("does not ingest our own writes a second time", async () => {
-    const { tracker, ingest } = watched();
+    const { stateDir, tracker } = watched();
     const seqBefore = tracker.feedHead().lastSeq;
     tracker.create({ requestId: "ours", workspace: "gw", state: "queued" });
     tracker.transition("ours", "processing");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    ingest.flush();
-    expect(tracker.changesSince(seqBefore).map((c) => c.request?.version)).toEqual([1, 2]);
+    await watcherCaughtUp(stateDir, tracker);
+    const ours = tracker.changesSince(seqBefore).filter((c) => c.requestId === "ours");
+    expect(ours.map((c) => c.request?.version)).toEqual([1, 2]);
   });
 
   it("never lets an older version replace a newer one", async () => {
-    const { stateDir, tracker, ingest } = watched();
+    const { stateDir, tracker } = watched();
     tracker.create({ requestId: "v", workspace: "gw", state: "queued" });
     const old = fs.readFileSync(requestPath(stateDir, "v"), "utf8");
     tracker.transition("v", "processing");
     fs.writeFileSync(requestPath(stateDir, "v"), old); // a stale copy put back by some tool
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    ingest.flush();
+    await watcherCaughtUp(stateDir, tracker);
     expect(tracker.get("v")).toMatchObject({ state: "processing", version: 2 });
   });
 
@@ -107,7 +115,9 @@ describe("ingest of writers that are not ours", () => {
     const tracker = aTracker({ stateDir });
     tracker.create({ requestId: "r", workspace: "gw" });
     const ingest = tracker.startIngest({ reconcileEveryMs: 100 });
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // A periodic pass over a folder the watcher kept in line fixes nothing.
+    const atStart = ingest.status().lastReconcile?.at ?? 0;
+    await eventually(() => ((ingest.status().lastReconcile?.at ?? 0) > atStart ? true : undefined));
     expect(ingest.status().reconcileFixes).toBe(0);
     // Something the watcher cannot see: the index row vanishes.
     const { openIndex } = await import("../../lib/index/openIndex");

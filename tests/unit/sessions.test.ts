@@ -147,9 +147,11 @@ describe("sessions written by other tools", () => {
     fs.renameSync(temp, `${stateDir}/sessions/from-a-hook.json`);
     await eventually(() => tracker.sessions.list().find((s) => s.sessionId === "from-a-hook"));
     ok(tracker.sessions.updateSnapshot({ activeTask: "ours now" }, "from-a-hook"));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    ingest.flush();
-    const changes = tracker.changesSince(from).filter((c) => c.kind === "session.upserted");
+    // A second hook's session, written after our update: once it is in, the watcher has seen our write.
+    fs.writeFileSync(temp, JSON.stringify(seedSession("sentinel", "2026-03-01T11:00:00Z")));
+    fs.renameSync(temp, `${stateDir}/sessions/sentinel.json`);
+    await eventually(() => tracker.sessions.list().find((s) => s.sessionId === "sentinel"));
+    const changes = tracker.changesSince(from).filter((c) => c.kind === "session.upserted" && c.requestId === "from-a-hook");
     expect(changes.map((c) => c.session?.activeTask)).toEqual(["User registration system", "ours now"]);
     ingest.stop();
   });
