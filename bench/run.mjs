@@ -11,7 +11,7 @@ import { measureLive } from "./live.mjs";
 import { measureDashboard } from "./dashboard.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTracker, adoptStateDir, STATES, readEvents } = require("../dist/index.cjs");
+const { openTracker, adoptStateDir, STATES } = require("../dist/index.cjs");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
 
@@ -276,7 +276,7 @@ const groups = {
   cleanup: measureCleanup,
   throughput: measureThroughput,
   "100k": measureAt100k,
-  live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, readEvents, summarize, rows }),
+  live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }),
   dashboard: () => measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();

@@ -20,7 +20,7 @@ export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitor
 export type { MonitorHandle } from "./monitor/startMonitor";
 export type { FeedChange, FeedHead, ChangeKind } from "./feed/changes";
 export { FeedHub, type FeedHubOptions } from "./feed/feedHub";
-export { SseParser, formatEvent, readEvents, type SseEvent } from "./feed/sse";
+export { formatEvent } from "./feed/sse";
 export type { IngestHandle, IngestOptions, IngestStatus } from "./ingest/startIngest";
 export type { IndexCheck, IndexGuardHandle, IndexGuardStatus } from "./index/indexGuard";
 export { BulkActions, type ActionInput, type ActionPreview, type RunOptions } from "./actions/bulkActions";
