@@ -1,4 +1,4 @@
-// Issue 4's measurements against the dashboard server over a state directory of 100,000 requests:
+// The live path measured against the dashboard server over a state directory of 100,000 requests:
 // write-to-event latency, a 5,000-file burst, and the idle server's memory and CPU.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";

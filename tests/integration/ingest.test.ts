@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { aSeedShapedRequest, writeRequestFile } from "../helpers/builders";
+import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { eventually } from "../helpers/processes";
 import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
 
@@ -22,12 +22,12 @@ function watched(options: Parameters<typeof aTracker>[0] = {}) {
  * events in order, so once this file is in the index every earlier write has been through ingest.
  */
 async function watcherCaughtUp(stateDir: string, tracker: ReturnType<typeof aTracker>): Promise<void> {
-  writeRequestFile(stateDir, aSeedShapedRequest("sentinel"));
+  writeRequestFile(stateDir, aGatewayRequest("sentinel"));
   await eventually(() => tracker.get("sentinel") ?? undefined);
 }
 
 describe("ingest of writers that are not ours", () => {
-  it("picks up the seed's stop hook (jq > tmp && mv) as one change", async () => {
+  it("picks up a gateway's stop hook (jq > tmp && mv) as one change", async () => {
     const { stateDir, tracker, ingest } = watched();
     tracker.create({ requestId: "hooked", workspace: "gw", state: "processing" });
     const seqBefore = tracker.feedHead().lastSeq;
@@ -48,12 +48,12 @@ describe("ingest of writers that are not ours", () => {
 
   it("picks up cp, an editor's in-place save, and rm", async () => {
     const { stateDir, tracker } = watched();
-    const elsewhere = path.join(tempStateDir(), "seed.json");
-    fs.writeFileSync(elsewhere, JSON.stringify(aSeedShapedRequest("copied")));
+    const elsewhere = path.join(tempStateDir(), "gateway.json");
+    fs.writeFileSync(elsewhere, JSON.stringify(aGatewayRequest("copied")));
     sh(`cp "$SRC" "$DIR/requests/copied.json"`, { SRC: elsewhere, DIR: stateDir });
     await eventually(() => tracker.get("copied") ?? undefined);
 
-    const edited = { ...aSeedShapedRequest("copied"), model: "edited in vim", lastUpdatedAt: Date.now() };
+    const edited = { ...aGatewayRequest("copied"), model: "edited in vim", lastUpdatedAt: Date.now() };
     fs.writeFileSync(requestPath(stateDir, "copied"), JSON.stringify(edited, null, 2));
     await eventually(() => (tracker.get("copied")?.model === "edited in vim" ? true : undefined));
 
@@ -135,7 +135,7 @@ describe("ingest of writers that are not ours", () => {
     const ingest = tracker.startIngest({ fallbackReconcileEveryMs: 100 });
     expect(ingest.status()).toMatchObject({ mode: "reconciling", watcherError: "there is no requests/ folder to watch yet" });
     fs.mkdirSync(path.join(stateDir, "requests"));
-    writeRequestFile(stateDir, aSeedShapedRequest("late"));
+    writeRequestFile(stateDir, aGatewayRequest("late"));
     await eventually(() => tracker.get("late") ?? undefined);
   });
 });
