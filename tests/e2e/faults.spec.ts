@@ -25,7 +25,7 @@ test("the server killed with SIGKILL during bulk retries and cleanups: every req
       const body = kind === "retry" ? { kind, query: "states=failed" } : { kind, olderThanMs: 0 };
       const started = await fetch(`${app.url}/api/actions`, {
         method: "POST",
-        headers: { Origin: app.url, "x-reqwatch-token": await actionToken(app.url), "content-type": "application/json" },
+        headers: { Origin: app.url, "x-reqwatch-token": await actionToken(page, app.url), "content-type": "application/json" },
         body: JSON.stringify(body),
       });
       expect(started.status).toBe(202);
