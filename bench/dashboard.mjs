@@ -1,4 +1,4 @@
-// Issue 5's measurements, driven by Playwright in Debian's Chromium against the dashboard server over
+// The dashboard measured in a browser, driven by Playwright in Debian's Chromium against the dashboard server over
 // 100,000 indexed requests: the requests page's first render, a filter change until the table
 // shows the result, and a foreign write until its row is visible.
 import { execFileSync } from "node:child_process";

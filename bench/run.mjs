@@ -11,12 +11,12 @@ import { measureLive } from "./live.mjs";
 import { measureDashboard } from "./dashboard.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTracker, adoptStateDir, STATES, readEvents } = require("../dist/index.cjs");
+const { openTracker, adoptStateDir, STATES } = require("../dist/index.cjs");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
 
 function summarize(name, samplesMs, extra = {}) {
-  // `target` is the figure the issue asks for; rows without one are context.
+  // `target` is the figure the project aims for; rows without one are context.
   const sorted = [...samplesMs].sort((a, b) => a - b);
   const q = (p) => Number(quantileSorted(sorted, p).toFixed(3));
   const row = { name, n: sorted.length, p50: q(0.5), p95: q(0.95), p99: q(0.99), max: Number(sorted.at(-1).toFixed(3)), ...extra };
@@ -105,7 +105,7 @@ function measureWrites() {
   const N = 2000;
   const create = [];
   for (let i = 0; i < N; i++) create.push(time(() => tracker.create({ requestId: `w${i}`, workspace: "bench", state: "queued", prompt: "hello" }))[0]);
-  summarize("create (durable)", create, { target: "seed < 5 ms" });
+  summarize("create (durable)", create, { target: "< 5 ms" });
   const transition = [];
   for (let i = 0; i < N; i++) transition.push(time(() => tracker.transition(`w${i}`, "processing"))[0]);
   for (let i = 0; i < N; i++) transition.push(time(() => tracker.transition(`w${i}`, "completed", { fields: { output: "done", tokens: 10 } }))[0]);
@@ -174,7 +174,7 @@ function measureRecovery1k() {
     cold.push(ms);
     tracker.close();
   }
-  summarize("recovery of 1,000, missing index (open)", cold, { target: "seed < 1 s" });
+  summarize("recovery of 1,000, missing index (open)", cold, { target: "< 1 s" });
   const warm = [];
   for (let i = 0; i < 20; i++) {
     const [ms, tracker] = time(() => openTracker({ stateDir, hungAfterMs: 365 * 86_400_000 }));
@@ -276,7 +276,7 @@ const groups = {
   cleanup: measureCleanup,
   throughput: measureThroughput,
   "100k": measureAt100k,
-  live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, readEvents, summarize, rows }),
+  live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }),
   dashboard: () => measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();

@@ -21,4 +21,3 @@ export type { MonitorHandle } from "./monitor/startMonitor";
 export type { FeedChange, FeedHead, ChangeKind } from "./db/changes";
 export type { IngestHandle, IngestOptions, IngestStatus } from "./ingest/startIngest";
 export type { IndexCheck, IndexGuardHandle, IndexGuardStatus } from "./recovery/indexGuard";
-export { SseParser, formatEvent, readEvents, type SseEvent } from "./dashboard/sse";

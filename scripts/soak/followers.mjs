@@ -2,11 +2,8 @@
 // is real work, and on the API clients' event loop it would have been counted as API latency.
 // Prints `ready` once every stream has had its `ready` event; on a `stop` line on stdin, closes
 // the streams and prints one JSON line: each client's count, gaps and order.
-import { createRequire } from "node:module";
 import readline from "node:readline";
-
-const require = createRequire(import.meta.url);
-const { readEvents } = require("../../dist/index.cjs");
+import { readEvents } from "../lib/readEvents.mjs";
 const [url, countText] = process.argv.slice(2);
 
 /** One event-stream client: checks that `changes` arrive in order with no gap, from its `ready` on. */

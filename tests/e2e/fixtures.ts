@@ -3,7 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { test as base, expect } from "@playwright/test";
+import { test as base, expect, type Page } from "@playwright/test";
 import { adoptStateDir } from "../../lib/store/ownership";
 import { openTracker, type Tracker } from "../../lib/tracker";
 
@@ -113,11 +113,20 @@ export const test = base.extend<Fixtures & Options>({
   },
 });
 
-/** The per-launch action token, as the dashboard's own page carries it. */
-export async function actionToken(url: string): Promise<string> {
-  const html = await (await fetch(`${url}/`)).text();
-  const token = /actionToken\\?":\\?"([A-Za-z0-9_-]{43})/.exec(html)?.[1];
-  if (!token) throw new Error("no action token in the page");
+/**
+ * The per-launch action token, as the dashboard's own code sends it: the page is rendered with it,
+ * and its dialogs put it in the action token header. A cleanup's dry run (which changes nothing)
+ * is the action the requests page offers once there is a request (an empty one offers none).
+ */
+export async function actionToken(page: Page, url: string): Promise<string> {
+  await page.goto(`${url}/requests`);
+  await page.getByRole("button", { name: "Clean up…" }).click();
+  const [preview] = await Promise.all([
+    page.waitForRequest((request) => new URL(request.url()).pathname === "/api/actions/preview"),
+    page.getByRole("button", { name: "Preview cleanup" }).click(),
+  ]);
+  const token = preview.headers()["x-reqwatch-token"];
+  if (!token) throw new Error("the page sent no action token");
   return token;
 }
 

@@ -144,10 +144,10 @@ test.describe("hostile requests", () => {
 });
 
 test.describe("sizes", () => {
-  test("an action body over the limit is refused with 413, stated or streamed, and nothing changes", async ({ app, tracker }) => {
+  test("an action body over the limit is refused with 413, stated or streamed, and nothing changes", async ({ page, app, tracker }) => {
     tracker.create({ requestId: "victim", workspace: "gateway", state: "processing" });
     tracker.transition("victim", "failed");
-    const headers = { Origin: app.url, "x-reqwatch-token": await actionToken(app.url), "content-type": "application/json" };
+    const headers = { Origin: app.url, "x-reqwatch-token": await actionToken(page, app.url), "content-type": "application/json" };
     // 30,000 ids: over the 2 MB limit (and the 10,000-id cap).
     const body = JSON.stringify({ kind: "retry", ids: ["victim", ...Array.from({ length: 30_000 }, (_, i) => `padding-request-id-${i}-${"x".repeat(60)}`)] });
     expect(body.length).toBeGreaterThan(2 * 1024 * 1024);

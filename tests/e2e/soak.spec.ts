@@ -8,7 +8,8 @@ import { expect, test } from "./fixtures";
 /**
  * The short version of `npm run soak`: a smaller load for 8 seconds against its own server. What
  * must hold at any load: no errors, and every change reaches every event stream, in order, once.
- * (Latency is a benchmark figure, measured by the full soak, not asserted here.)
+ * How much load the machine managed (writes per second, latency, CPU) is the soak's and the
+ * bench's to measure: printed here, never asserted.
  */
 test("under sustained load: no errors, and every change reaches every event stream in order with no gap", async () => {
   test.setTimeout(120_000);
@@ -19,13 +20,13 @@ test("under sustained load: no errors, and every change reaches every event stre
   fs.rmSync(path.dirname(report), { recursive: true, force: true });
   console.log(run.stdout.split("\n").filter((line: string) => line.startsWith("soak") || line.startsWith("  ")).join("\n"));
   expect(result.writes).toMatchObject({ errors: 0 });
-  expect(result.writes.total).toBeGreaterThan(400);
+  // Something was written and asked, however slowly, so the delivery checks below are not empty.
+  expect(result.writes.total).toBeGreaterThan(0);
   expect(result.api).toMatchObject({ errors: 0 });
-  expect(result.api.requests).toBeGreaterThan(50);
+  expect(result.api.requests).toBeGreaterThan(0);
   expect(result.sse).toMatchObject({ clients: 5, everyChangeDelivered: true, gaps: 0, outOfOrder: 0, resets: 0, errors: 0 });
   expect(result.sse.feedChanges).toBe(result.writes.total);
-  // The control beside it (a server that does nothing) was asked too, and the machine's CPU read.
+  // The control beside it (a server that does nothing) was asked too, without an error.
   expect(result.floor).toMatchObject({ clients: 5, errors: 0 });
-  expect(result.floor.n).toBeGreaterThan(20);
-  expect(result.machine.cpu.user + result.machine.cpu.system + result.machine.cpu.idle + result.machine.cpu.iowait + result.machine.cpu.steal).toBeGreaterThan(90);
+  expect(result.floor.n).toBeGreaterThan(0);
 });

@@ -29,8 +29,8 @@ export function aRequest(overrides: Partial<RawRequest> & { requestId: string },
   return { workspace: "ws", state: "created", createdAt: now - 1000, lastUpdatedAt: now - 1000, ...overrides };
 }
 
-/** The seed tracker's shape: no version, claim or transitions; a numeric chatId; a field we do not know. */
-export function aSeedShapedRequest(requestId: string, now = Date.now()): RawRequest {
+/** As a chat gateway's own request tracker writes it: no version, claim or transitions; a numeric chatId; a field we do not know. */
+export function aGatewayRequest(requestId: string, now = Date.now()): RawRequest {
   return {
     requestId,
     chatId: 123456789,

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 /**
- * A data folder as the public chat gateway built on the seed's request tracker leaves it, written
+ * A data folder as a chat gateway with its own request tracker leaves it, written
  * the way it writes (no reqwatch code in it): `data/state/requests/<id>.json` (UUIDv7 ids, two-space
  * JSON without a trailing newline, epoch-millisecond times), a copy under
  * `requests/by-workspace/<ws>/`, each written to `<name>.tmp` and renamed; and its stop hook's

@@ -1,6 +1,11 @@
-import { readEvents, type SseEvent } from "../../lib/dashboard/sse";
+import { createParser } from "eventsource-parser";
 
-export type { SseEvent };
+/** One event as the dashboard's stream sends it: `data` is always JSON. */
+export interface SseEvent {
+  id?: string;
+  event: string;
+  data: Record<string, unknown>;
+}
 
 /** A Server-Sent Events reader for tests: reads the stream over fetch, as a browser's EventSource would. */
 export interface EventStream {
@@ -19,10 +24,23 @@ export async function openEvents(url: string, headers: Record<string, string> = 
   const events: SseEvent[] = [];
   let taken = 0;
   const waiters = new Set<() => void>();
-  void readEvents(response.body!, (arrived) => {
-    events.push(...arrived);
-    for (const wake of waiters) wake();
+  // Why the stream stopped early, if it did: a wait that then times out says so.
+  let failure: unknown = null;
+  const parser = createParser({
+    onEvent: (message) => {
+      events.push({ id: message.id, event: message.event ?? "message", data: JSON.parse(message.data) });
+      for (const wake of waiters) wake();
+    },
   });
+  void (async () => {
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) parser.feed(decoder.decode(read.value, { stream: true }));
+    } catch (error) {
+      if (!abort.signal.aborted) failure = error;
+    }
+  })();
 
   async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
     const deadline = Date.now() + timeoutMs;
@@ -30,7 +48,7 @@ export async function openEvents(url: string, headers: Record<string, string> = 
       const found = probe();
       if (found !== undefined) return found;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no matching event within ${timeoutMs} ms; got ${JSON.stringify(events.map((e) => e.event))}`);
+      if (left <= 0) throw new Error(`no matching event within ${timeoutMs} ms; got ${JSON.stringify(events.map((e) => e.event))}${failure ? `; the stream failed: ${String(failure)}` : ""}`);
       await new Promise<void>((resolve) => {
         const wake = () => {
           waiters.delete(wake);

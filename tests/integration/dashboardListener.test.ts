@@ -1,55 +1,8 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import { SECURITY_HEADERS, dashboardListener } from "../../lib/dashboard/dashboardListener";
-import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
-import { openEvents } from "../helpers/sse";
-import { tempStateDir } from "../helpers/stateDir";
+import { describe, expect, it } from "vitest";
+import { SECURITY_HEADERS } from "../../lib/dashboard/dashboardListener";
+import { aDashboard } from "../helpers/dashboard";
 
 type ErrorBody = { error: { code: string; message: string } };
-
-const running: { server: http.Server; runtime: Runtime }[] = [];
-
-afterEach(async () => {
-  for (const { server, runtime } of running.splice(0)) {
-    server.closeAllConnections(); // Event streams never end by themselves.
-    await new Promise((resolve) => server.close(resolve));
-    runtime.close();
-  }
-});
-
-/** The dashboard's listener on a real port over a real state directory; "Next.js" is a stand-in that records what reached it. */
-async function aDashboard() {
-  const runtime = openRuntime({ stateDir: tempStateDir(), monitorIntervalMs: 60_000 });
-  const passedOn: string[] = [];
-  const server = http.createServer(
-    dashboardListener(
-      () => runtime,
-      (request, response) => {
-        passedOn.push(`${request.method} ${request.url}`);
-        response.end("from next");
-      },
-    ),
-  );
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  running.push({ server, runtime });
-  const { port } = server.address() as AddressInfo;
-  /** One raw request, so that the Host header can be anything. */
-  const ask = (path: string, options: { method?: string; host?: string } = {}) =>
-    new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string; json: <T>() => T }>((resolve, reject) => {
-      const request = http.request({ host: "127.0.0.1", port, path, method: options.method ?? "GET", headers: { Host: options.host ?? `127.0.0.1:${port}` }, setHost: false }, (response) => {
-        let text = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk) => (text += chunk));
-        response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, text, json: <T>() => JSON.parse(text) as T }));
-      });
-      request.on("error", reject);
-      request.end();
-    });
-  /** The event stream, read as a browser's EventSource would (tests/helpers/sse.ts). */
-  const stream = (headers: Record<string, string> = {}) => openEvents(`http://127.0.0.1:${port}/api/events`, headers);
-  return { runtime, tracker: runtime.tracker, passedOn, ask, stream };
-}
 
 describe("the dashboard server's read API", () => {
   it("answers status, the requests table, a request, sessions and health from the state directory", async () => {

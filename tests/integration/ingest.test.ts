@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { aSeedShapedRequest, writeRequestFile } from "../helpers/builders";
+import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { eventually } from "../helpers/processes";
 import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
 
@@ -17,8 +17,17 @@ function watched(options: Parameters<typeof aTracker>[0] = {}) {
   return { stateDir, tracker, ingest };
 }
 
+/**
+ * A foreign writer's file written after everything the test did: the watcher reports the folder's
+ * events in order, so once this file is in the index every earlier write has been through ingest.
+ */
+async function watcherCaughtUp(stateDir: string, tracker: ReturnType<typeof aTracker>): Promise<void> {
+  writeRequestFile(stateDir, aGatewayRequest("sentinel"));
+  await eventually(() => tracker.get("sentinel") ?? undefined);
+}
+
 describe("ingest of writers that are not ours", () => {
-  it("picks up the seed's stop hook (jq > tmp && mv) as one change", async () => {
+  it("picks up a gateway's stop hook (jq > tmp && mv) as one change", async () => {
     const { stateDir, tracker, ingest } = watched();
     tracker.create({ requestId: "hooked", workspace: "gw", state: "processing" });
     const seqBefore = tracker.feedHead().lastSeq;
@@ -39,12 +48,12 @@ describe("ingest of writers that are not ours", () => {
 
   it("picks up cp, an editor's in-place save, and rm", async () => {
     const { stateDir, tracker } = watched();
-    const elsewhere = path.join(tempStateDir(), "seed.json");
-    fs.writeFileSync(elsewhere, JSON.stringify(aSeedShapedRequest("copied")));
+    const elsewhere = path.join(tempStateDir(), "gateway.json");
+    fs.writeFileSync(elsewhere, JSON.stringify(aGatewayRequest("copied")));
     sh(`cp "$SRC" "$DIR/requests/copied.json"`, { SRC: elsewhere, DIR: stateDir });
     await eventually(() => tracker.get("copied") ?? undefined);
 
-    const edited = { ...aSeedShapedRequest("copied"), model: "edited in vim", lastUpdatedAt: Date.now() };
+    const edited = { ...aGatewayRequest("copied"), model: "edited in vim", lastUpdatedAt: Date.now() };
     fs.writeFileSync(requestPath(stateDir, "copied"), JSON.stringify(edited, null, 2));
     await eventually(() => (tracker.get("copied")?.model === "edited in vim" ? true : undefined));
 
@@ -54,23 +63,22 @@ describe("ingest of writers that are not ours", () => {
   });
 
   it("does not ingest our own writes a second time", async () => {
-    const { tracker, ingest } = watched();
+    const { stateDir, tracker } = watched();
     const seqBefore = tracker.feedHead().lastSeq;
     tracker.create({ requestId: "ours", workspace: "gw", state: "queued" });
     tracker.transition("ours", "processing");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    ingest.flush();
-    expect(tracker.changesSince(seqBefore).map((c) => c.request?.version)).toEqual([1, 2]);
+    await watcherCaughtUp(stateDir, tracker);
+    const ours = tracker.changesSince(seqBefore).filter((c) => c.requestId === "ours");
+    expect(ours.map((c) => c.request?.version)).toEqual([1, 2]);
   });
 
   it("never lets an older version replace a newer one", async () => {
-    const { stateDir, tracker, ingest } = watched();
+    const { stateDir, tracker } = watched();
     tracker.create({ requestId: "v", workspace: "gw", state: "queued" });
     const old = fs.readFileSync(requestPath(stateDir, "v"), "utf8");
     tracker.transition("v", "processing");
     fs.writeFileSync(requestPath(stateDir, "v"), old); // a stale copy put back by some tool
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    ingest.flush();
+    await watcherCaughtUp(stateDir, tracker);
     expect(tracker.get("v")).toMatchObject({ state: "processing", version: 2 });
   });
 
@@ -107,7 +115,9 @@ describe("ingest of writers that are not ours", () => {
     const tracker = aTracker({ stateDir });
     tracker.create({ requestId: "r", workspace: "gw" });
     const ingest = tracker.startIngest({ reconcileEveryMs: 100 });
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // A periodic pass over a folder the watcher kept in line fixes nothing.
+    const atStart = ingest.status().lastReconcile?.at ?? 0;
+    await eventually(() => ((ingest.status().lastReconcile?.at ?? 0) > atStart ? true : undefined));
     expect(ingest.status().reconcileFixes).toBe(0);
     // Something the watcher cannot see: the index row vanishes.
     const { openIndex } = await import("../../lib/db/openIndex");
@@ -125,7 +135,7 @@ describe("ingest of writers that are not ours", () => {
     const ingest = tracker.startIngest({ fallbackReconcileEveryMs: 100 });
     expect(ingest.status()).toMatchObject({ mode: "reconciling", watcherError: "there is no requests/ folder to watch yet" });
     fs.mkdirSync(path.join(stateDir, "requests"));
-    writeRequestFile(stateDir, aSeedShapedRequest("late"));
+    writeRequestFile(stateDir, aGatewayRequest("late"));
     await eventually(() => tracker.get("late") ?? undefined);
   });
 });

@@ -38,7 +38,7 @@ describe("reqwatch session", () => {
     );
   });
 
-  it("shows another tool's seed-shaped file given by path, and fails with exit 1 on bad input", () => {
+  it("shows another tool's session file given by path, and fails with exit 1 on bad input", () => {
     const external = path.join(tempStateDir(), "..", "CLAUDE-session-state.json");
     fs.writeFileSync(external, JSON.stringify({ created_at: "2025-01-26T09:00:00Z", last_updated: "2025-01-26T12:30:00Z", context_snapshot: { active_task: "User registration system" }, files_modified: { "src/routes/users.ts": { modification_count: 2 } } }));
     const shown = runCli(["session", "show", "--file", external], { stateDir: tempStateDir() });

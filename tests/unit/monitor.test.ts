@@ -126,7 +126,7 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
 
   it("flags a request another program left processing for hours, with what is known, and never changes it", () => {
     const stateDir = tempStateDir();
-    // The seed gateway's shape: no version, claim or history.
+    // A chat gateway's shape: no version, claim or history.
     writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", createdAt: Date.now() - 2 * HOUR, processingStartedAt: Date.now() - 72 * MINUTE, lastUpdatedAt: Date.now() - 72 * MINUTE }));
     // Opened as the dashboard opens it: without the owner's start-up recovery.
     const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false });

@@ -2,14 +2,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openTracker } from "../../lib/tracker";
-import { aHungRequest, aRequest, aSeedShapedRequest, writeRequestFile } from "../helpers/builders";
+import { aHungRequest, aRequest, aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 describe("recovery on open", () => {
   it("times out requests processing past the hung threshold, with a reason, and leaves the rest", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aHungRequest("hung-1"));
-    writeRequestFile(stateDir, aSeedShapedRequest("recent"));
+    writeRequestFile(stateDir, aGatewayRequest("recent"));
     const tracker = aTracker({ stateDir });
 
     expect(tracker.openReport?.timedOut).toEqual(["hung-1"]);
@@ -21,14 +21,14 @@ describe("recovery on open", () => {
 
   it("takes the hung threshold from the options", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aSeedShapedRequest("three-seconds-in"));
+    writeRequestFile(stateDir, aGatewayRequest("three-seconds-in"));
     const tracker = aTracker({ stateDir, hungAfterMs: 1000 });
     expect(tracker.openReport?.timedOut).toEqual(["three-seconds-in"]);
   });
 
   it("removes the temp files of crashed reqwatch writers, and never another program's, however old", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aSeedShapedRequest("r"));
+    writeRequestFile(stateDir, aGatewayRequest("r"));
     const dir = path.join(stateDir, "requests");
     const ours = ".r.json.12345.0badf00d.tmp";
     fs.writeFileSync(path.join(dir, ours), '{"torn":');
@@ -89,21 +89,21 @@ describe("unreadable files", () => {
   const bad: [string, string | Buffer, RegExp][] = [
     ["invalid-json", "{ not json", /invalid JSON/],
     ["empty", "", /the file is empty/],
-    ["truncated", JSON.stringify(aSeedShapedRequest("truncated")).slice(0, 60), /invalid JSON/],
-    ["wrong-types", JSON.stringify({ ...aSeedShapedRequest("wrong-types"), state: "done", createdAt: "yesterday" }), /field 'state'/],
+    ["truncated", JSON.stringify(aGatewayRequest("truncated")).slice(0, 60), /invalid JSON/],
+    ["wrong-types", JSON.stringify({ ...aGatewayRequest("wrong-types"), state: "done", createdAt: "yesterday" }), /field 'state'/],
     ["missing-fields", JSON.stringify({ requestId: "missing-fields" }), /field 'workspace'/],
     ["an-array", "[1,2,3]", /expected a JSON object/],
-    ["name-mismatch", JSON.stringify(aSeedShapedRequest("someone-else")), /file name says 'name-mismatch' but requestId is 'someone-else'/],
+    ["name-mismatch", JSON.stringify(aGatewayRequest("someone-else")), /file name says 'name-mismatch' but requestId is 'someone-else'/],
     ["binary", Buffer.from([0x00, 0xff, 0x13, 0x37, 0x80]), /NUL bytes/],
   ];
 
   it("are reported with a reason, kept on disk, and do not hide the others", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aSeedShapedRequest("good-1"));
+    writeRequestFile(stateDir, aGatewayRequest("good-1"));
     for (const [id, content] of bad) fs.writeFileSync(requestPath(stateDir, id), content);
     fs.writeFileSync(path.join(stateDir, "requests", "bad name.json"), "{}");
-    writeRequestFile(stateDir, aSeedShapedRequest("good-2"));
-    const big = { ...aSeedShapedRequest("ten-megabytes"), output: "x".repeat(10 * 1024 * 1024) };
+    writeRequestFile(stateDir, aGatewayRequest("good-2"));
+    const big = { ...aGatewayRequest("ten-megabytes"), output: "x".repeat(10 * 1024 * 1024) };
     writeRequestFile(stateDir, big);
 
     const tracker = aTracker({ stateDir });
@@ -149,7 +149,7 @@ describe("unreadable files", () => {
   it("do not follow a symlink that points outside the state directory", () => {
     const stateDir = tempStateDir();
     const outside = path.join(tempStateDir(), "secret.json");
-    fs.writeFileSync(outside, JSON.stringify(aSeedShapedRequest("linked")));
+    fs.writeFileSync(outside, JSON.stringify(aGatewayRequest("linked")));
     fs.mkdirSync(path.join(stateDir, "requests"), { recursive: true });
     fs.symlinkSync(outside, requestPath(stateDir, "linked"));
     const tracker = aTracker({ stateDir });

@@ -11,8 +11,8 @@ function ok<T>(result: { ok: true; value: T } | { ok: false; error: { message: s
   return result.value;
 }
 
-/** The seed's own example (seeds/004), as another tool writes it. */
-const seedSession = (id: string, lastUpdated: string) => ({
+/** A session file as another session tracker writes it (snake_case, ISO times, fields reqwatch does not know). */
+const anotherToolsSession = (id: string, lastUpdated: string) => ({
   session_id: id,
   created_at: "2025-01-26T09:00:00Z",
   last_updated: lastUpdated,
@@ -93,11 +93,11 @@ describe("sessions", () => {
     expect(tracker.unreadableFiles()).toEqual([expect.objectContaining({ file: `sessions/${first}.json`, reason: "invalid JSON" })]);
   });
 
-  it("reads another tool's seed-shaped file leniently and keeps what it does not know", () => {
+  it("reads another tool's session file leniently and keeps what it does not know", () => {
     const stateDir = tempStateDir();
     const clock = aClock(Date.parse("2025-01-26T13:00:00Z"));
     fs.mkdirSync(`${stateDir}/sessions`, { recursive: true });
-    fs.writeFileSync(`${stateDir}/sessions/a1b2c3d4-e5f6-7890-abcd-ef1234567890.json`, JSON.stringify(seedSession("a1b2c3d4-e5f6-7890-abcd-ef1234567890", "2025-01-26T12:30:00Z"), null, 2));
+    fs.writeFileSync(`${stateDir}/sessions/a1b2c3d4-e5f6-7890-abcd-ef1234567890.json`, JSON.stringify(anotherToolsSession("a1b2c3d4-e5f6-7890-abcd-ef1234567890", "2025-01-26T12:30:00Z"), null, 2));
     fs.writeFileSync(`${stateDir}/sessions/sparse.json`, JSON.stringify({ created_at: "2025-01-20T00:00:00Z" }));
     const tracker = aTracker({ stateDir, now: clock.now });
     expect(tracker.sessions.get("sparse")).toMatchObject({ session_id: "sparse" });
@@ -143,13 +143,15 @@ describe("sessions written by other tools", () => {
     const ingest = tracker.startIngest({ reconcileEveryMs: 60_000 });
     const from = tracker.feedLastSeq();
     const temp = `${stateDir}/sessions/.hook.tmp`;
-    fs.writeFileSync(temp, JSON.stringify(seedSession("from-a-hook", "2026-03-01T10:00:00Z")));
+    fs.writeFileSync(temp, JSON.stringify(anotherToolsSession("from-a-hook", "2026-03-01T10:00:00Z")));
     fs.renameSync(temp, `${stateDir}/sessions/from-a-hook.json`);
     await eventually(() => tracker.sessions.list().find((s) => s.sessionId === "from-a-hook"));
     ok(tracker.sessions.updateSnapshot({ activeTask: "ours now" }, "from-a-hook"));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    ingest.flush();
-    const changes = tracker.changesSince(from).filter((c) => c.kind === "session.upserted");
+    // A second hook's session, written after our update: once it is in, the watcher has seen our write.
+    fs.writeFileSync(temp, JSON.stringify(anotherToolsSession("sentinel", "2026-03-01T11:00:00Z")));
+    fs.renameSync(temp, `${stateDir}/sessions/sentinel.json`);
+    await eventually(() => tracker.sessions.list().find((s) => s.sessionId === "sentinel"));
+    const changes = tracker.changesSince(from).filter((c) => c.kind === "session.upserted" && c.requestId === "from-a-hook");
     expect(changes.map((c) => c.session?.activeTask)).toEqual(["User registration system", "ours now"]);
     ingest.stop();
   });

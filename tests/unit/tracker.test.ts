@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { isReqwatchError, type ErrorCode } from "../../lib/model/errors";
 import { STATES } from "../../lib/model/states";
 import { openTracker } from "../../lib/tracker";
-import { aSeedShapedRequest, writeRequestFile } from "../helpers/builders";
+import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 function codeOf(fn: () => unknown): { code: ErrorCode | undefined; message: string } {
@@ -128,26 +128,26 @@ describe("updates", () => {
 });
 
 describe("files written by other tools", () => {
-  it("loads a seed-shaped file and keeps fields it does not know on rewrite", () => {
+  it("loads a chat gateway's file (no version, claim or history) and keeps fields it does not know on rewrite", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aSeedShapedRequest("seed-1"));
-    writeRequestFile(stateDir, { ...aSeedShapedRequest("seed-2"), chatId: "chat-abc", requestId: "seed-2" });
+    writeRequestFile(stateDir, aGatewayRequest("gateway-1"));
+    writeRequestFile(stateDir, { ...aGatewayRequest("gateway-2"), chatId: "chat-abc", requestId: "gateway-2" });
     const tracker = aTracker({ stateDir });
 
-    expect(tracker.get("seed-1")).toMatchObject({ chatId: 123456789, state: "processing", gatewayHost: "builder-7" });
-    expect(tracker.get("seed-2")?.chatId).toBe("chat-abc");
+    expect(tracker.get("gateway-1")).toMatchObject({ chatId: 123456789, state: "processing", gatewayHost: "builder-7" });
+    expect(tracker.get("gateway-2")?.chatId).toBe("chat-abc");
 
-    const done = tracker.transition("seed-1", "completed", { fields: { output: "done" } });
+    const done = tracker.transition("gateway-1", "completed", { fields: { output: "done" } });
     expect(done.version).toBe(1);
-    const onDisk = JSON.parse(readRaw(stateDir, "seed-1"));
+    const onDisk = JSON.parse(readRaw(stateDir, "gateway-1"));
     expect(onDisk.gatewayHost).toBe("builder-7");
     expect(onDisk.callback).toEqual({ success: false, attempts: 1, retryTimestamps: ["2026-02-07T10:00:00Z"] });
     expect(onDisk.transitions).toEqual([{ from: "processing", to: "completed", at: done.lastUpdatedAt, fields: ["output"] }]);
   });
 
-  it("ignores the seed's by-workspace copies and temp files", () => {
+  it("ignores a gateway's by-workspace copies and temp files", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aSeedShapedRequest("main-copy"));
+    writeRequestFile(stateDir, aGatewayRequest("main-copy"));
     fs.mkdirSync(path.join(stateDir, "requests/by-workspace/gateway"), { recursive: true });
     fs.writeFileSync(path.join(stateDir, "requests/by-workspace/gateway/main-copy.json"), "{}");
     fs.writeFileSync(path.join(stateDir, "requests/main-copy.json.tmp"), "{");
@@ -325,7 +325,7 @@ describe("the index", () => {
 
   it("is replaced when it is not a database", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aSeedShapedRequest("survivor"));
+    writeRequestFile(stateDir, aGatewayRequest("survivor"));
     fs.writeFileSync(path.join(stateDir, "index.db"), "this is not sqlite");
     const tracker = aTracker({ stateDir });
     expect(tracker.get("survivor")?.state).toBe("processing");

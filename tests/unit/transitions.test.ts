@@ -8,7 +8,7 @@ import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 const pairs = STATES.flatMap((from) => STATES.map((to) => ({ from, to })));
 
 describe("the transition table", () => {
-  it("is the one DESIGN.md gives, and a person's cancel of a request not yet finished", () => {
+  it("allows exactly the lifecycle's moves, and a person's cancel of a request not yet finished", () => {
     const allowed = pairs.filter(({ from, to }) => canTransition(from, to)).map(({ from, to }) => `${from}->${to}`);
     expect(allowed.sort()).toEqual(
       [

@@ -28,7 +28,7 @@ describe("the overview's figures", () => {
     expect(overviewMetrics(tracker, clock.now())).toMatchObject({ spanMs: 60 * MINUTE, perMinute: 1 / 60 });
   });
 
-  it("measure queue wait and processing time from the lifecycle times of files without a history (the seed gateway's)", () => {
+  it("measure queue wait and processing time from the lifecycle times of files without a history (a chat gateway's)", () => {
     const stateDir = tempStateDir();
     const now = Date.now();
     for (let i = 0; i < 4; i++) {

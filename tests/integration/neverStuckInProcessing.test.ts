@@ -1,6 +1,7 @@
 /**
- * Seed 002 found six ways observations got stuck in `processing`. Each is a scenario here, run
- * against this design, named after the gap it closes.
+ * Six ways a request tracker can leave work stuck in `processing` for good (a claim kept after a
+ * crash, a failed completion, a hook's odd exit code, a worker loop that stops, recovery only at
+ * start-up, a failure recorded in two writes). Each is a scenario here, named after the gap it closes.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -17,7 +18,7 @@ function queued(ids: string[], options: Parameters<typeof aTracker>[0] = {}) {
   return { stateDir, tracker };
 }
 
-describe("seed 002: six stuck points", () => {
+describe("nothing stays stuck in processing", () => {
   it("#1 in-memory tracking not cleared on error: a crashed handler leaves no claim held", async () => {
     const { tracker } = queued(["boom", "next"]);
     const worker = runWorker({
