@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getRecoveryNotice, getStuck, getTracker } from "@/app/_routes/runtime";
+import { getRecoveryNotice, getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { StateBadge } from "@/components/StateBadge";
 import { TableHead } from "@/components/TableHead";
@@ -29,7 +29,7 @@ export default function OverviewPage() {
   const tracker = getTracker();
   const now = tracker.options.now();
   const counts = tracker.countsByState();
-  const recent = requestsView(tracker, DEFAULT_QUERY, getStuck());
+  const recent = requestsView(tracker, DEFAULT_QUERY, getLastStuck());
   const unreadable = tracker.unreadableFiles();
   const metrics = overviewMetrics(tracker, now);
   const failures = recentFailures(tracker);

@@ -2,10 +2,11 @@
 export { openTracker, type Tracker, type CreateInput, type ChangeInput } from "./tracker";
 export type { TrackerOptions } from "./store/options";
 export { adoptStateDir, type Ownership, type Access } from "./store/ownership";
-export { STATES, TERMINAL_STATES, TRANSITIONS, canTransition, isTerminal, type State } from "./model/states";
-export { ReqwatchError, type ErrorCode } from "./model/errors";
+export { STATES, TERMINAL_STATES, TRANSITIONS, canTransition, isTerminal, type State, type TerminalState } from "./model/states";
+export { ReqwatchError, isReqwatchError, type ErrorCode } from "./model/errors";
 export type { RequestRecord, RequestFields, TransitionEntry, CallbackInfo } from "./model/requestFormat";
 export type { RequestSummary, RequestPage } from "./db/queries/listRequests";
+export type { StateCounts } from "./db/queries/countByState";
 export type { ListFilters } from "./model/listFilters";
 export type { RecoveryReport } from "./recovery/recover";
 export type { CleanupReport, CleanupOptions } from "./cleanup/cleanup";
@@ -17,7 +18,9 @@ export type { Delivery, DeliveryOutcome, CompleteResult, FailOptions } from "./q
 export type { RetryReport, RetryTarget, RetryOptions } from "./queue/retry";
 export type { CancelReport, CancelOptions } from "./queue/cancel";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";
-export type { MonitorHandle } from "./monitor/startMonitor";
+export type { MonitorHandle, MonitorLoopOptions } from "./monitor/startMonitor";
+export type { Sessions, SessionResult, CommandInput, CommandStatus, FileInput, SnapshotInput, StartOutcome } from "./sessions/sessionTracker";
+export type { SessionRecord, CommandEntry, ContextSnapshot } from "./files/sessionFile";
 export type { FeedChange, FeedHead, ChangeKind } from "./db/changes";
 export type { IngestHandle, IngestOptions, IngestStatus } from "./ingest/startIngest";
 export type { IndexCheck, IndexGuardHandle, IndexGuardStatus } from "./recovery/indexGuard";

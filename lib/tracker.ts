@@ -28,7 +28,7 @@ import { findStuck, monitorPass, type MonitorPass, type StuckRequest } from "./m
 import { startMonitorLoop, type MonitorHandle, type MonitorLoopOptions } from "./monitor/startMonitor";
 import { claimNext, type Claim, type ClaimOptions } from "./queue/claimNext";
 import { complete, fail, heartbeat, type CompleteResult, type Delivery, type FailOptions } from "./queue/deliver";
-import { writeResultMarker } from "./queue/resultMarker";
+import { writeResultMarker } from "./files/resultMarker";
 import { retry, type RetryOptions, type RetryReport, type RetryTarget } from "./queue/retry";
 import { Waiters } from "./queue/waiters";
 import { cancel, type CancelOptions, type CancelReport } from "./queue/cancel";

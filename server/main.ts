@@ -32,8 +32,8 @@ async function main(): Promise<void> {
   await app.prepare();
   // Open the state directory before listening, so the stuck monitor and the watcher run from the
   // start, not from the first page anyone opens, and the recovery notice describes the server's own
-  // start. After Next's start-up: its 0.3 s of module loading is not the event-loop delay that
-  // /api/health reports.
+  // start. After Next's start-up: its module loading is not the event-loop delay that /api/health
+  // reports.
   try {
     const { tracker } = getRuntime();
     if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite} and restart the dashboard.`);

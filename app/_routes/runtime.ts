@@ -11,5 +11,5 @@ export const getFeedHub = () => getRuntime().feed;
 export const getRecoveryNotice = () => getRuntime().recoveryNotice;
 export const getActionToken = () => getRuntime().actionToken;
 /** What the monitor's latest pass found stuck: table rows show its reasons. */
-export const getStuck = () => getRuntime().stuck();
+export const getLastStuck = () => getRuntime().lastStuck();
 export const getHealth = () => getRuntime().health();

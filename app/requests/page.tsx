@@ -1,4 +1,4 @@
-import { getStuck, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { RequestsExplorer } from "@/components/requests/RequestsExplorer";
 import { isReqwatchError } from "@/lib/model/errors";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
@@ -21,13 +21,13 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
   const tracker = getTracker();
   let view;
   try {
-    view = requestsView(tracker, query, getStuck());
+    view = requestsView(tracker, query, getLastStuck());
   } catch (error) {
     // A cursor from another sort, say: show the first page and say why.
     if (!isReqwatchError(error, "BAD_INPUT")) throw error;
     problem = error.message;
     query = { ...query, cursor: undefined };
-    view = requestsView(tracker, query, getStuck());
+    view = requestsView(tracker, query, getLastStuck());
   }
   return (
     <>

@@ -32,11 +32,11 @@ const ROUTES: readonly [RegExp, Answer | typeof STREAM][] = [
   [/^\/api\/events$/, STREAM],
   // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
   [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
-  // One page of the requests table; the query is the page's own URL query (lib/requestQuery.ts).
-  [/^\/api\/requests$/, (runtime, _, query) => requestsView(runtime.tracker, parseRequestQuery(query), runtime.stuck())],
+  // One page of the requests table; the query is the page's own URL query (lib/model/requestQuery.ts).
+  [/^\/api\/requests$/, (runtime, _, query) => requestsView(runtime.tracker, parseRequestQuery(query), runtime.lastStuck())],
   [
     /^\/api\/requests\/([^/]+)$/,
-    (runtime, id) => requestDetailView(runtime.tracker, id, runtime.stuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
+    (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
   ],
   [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
   [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],

@@ -13,7 +13,7 @@ import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 
 /**
- * What the dashboard server runs in its process: the tracker (opened with crash recovery), the
+ * What the dashboard server runs in its process: the tracker (opened without start-up recovery), the
  * stuck monitor, the ingest of foreign writes, the index guard and the one fan-out of the change
  * feed. The server's own read API (lib/dashboard/readApi.ts) and the Next.js pages and route handlers
  * all use the same one: see `getRuntime`.
@@ -31,7 +31,7 @@ export interface Runtime {
   /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null: the overview's notice. */
   readonly recoveryNotice: RecoveryNotice | null;
   /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
-  stuck(): StuckRequest[];
+  lastStuck(): StuckRequest[];
   /** The Health page's figures: the state directory, the index, the ingest, the monitor and the guard. */
   health(): HealthView;
   /** How long callbacks waited for the event loop since the start, in ms: what every request waits behind a long synchronous task. */
@@ -84,7 +84,7 @@ export function openRuntime(options: TrackerOptions = {}): Runtime {
     feed,
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart),
-    stuck: () => monitor.lastPass()?.stuck ?? [],
+    lastStuck: () => monitor.lastPass()?.stuck ?? [],
     health: () => healthView(tracker, ingest.status(), monitor, guard.status()),
     eventLoopDelay: () => ({ p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) }),
     close() {

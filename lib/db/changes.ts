@@ -52,22 +52,22 @@ export function toSummary(request: RequestRecord): RequestSummary {
   };
 }
 
-/** A session's change, in the same feed (so one stream carries both). */
-export function recordSessionChange(db: IndexDb, session: SessionSummary, at: number): void {
-  statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES ('session.upserted', ?, ?, ?)").run(session.sessionId, JSON.stringify(session), at);
-}
-
-/** Append a change; called inside the transaction that changed the index. */
-export function recordChange(db: IndexDb, kind: ChangeKind, requestId: string, request: RequestRecord | null, at: number): void {
-  const { lastInsertRowid } = statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES (?, ?, ?, ?)").run(
-    kind,
-    requestId,
-    request ? JSON.stringify(toSummary(request)) : null,
-    at,
-  );
+/** Append a change (its row as data, or none); called inside the transaction that changed the index. */
+function appendChange(db: IndexDb, kind: ChangeKind, id: string, data: RequestSummary | SessionSummary | null, at: number): void {
+  const { lastInsertRowid } = statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES (?, ?, ?, ?)").run(kind, id, data ? JSON.stringify(data) : null, at);
   const seq = Number(lastInsertRowid);
   // Trim now and then, not on every write.
   if (seq % 500 === 0) statement(db, "DELETE FROM changes WHERE seq <= ?").run(seq - FEED_RETAINED);
+}
+
+/** A request's change, with its list row. */
+export function recordChange(db: IndexDb, kind: ChangeKind, requestId: string, request: RequestRecord | null, at: number): void {
+  appendChange(db, kind, requestId, request ? toSummary(request) : null, at);
+}
+
+/** A session's change, in the same feed (so one stream carries both); its id goes where a request's would. */
+export function recordSessionChange(db: IndexDb, session: SessionSummary, at: number): void {
+  appendChange(db, "session.upserted", session.sessionId, session, at);
 }
 
 export interface FeedHead {

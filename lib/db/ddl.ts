@@ -126,7 +126,7 @@ CREATE TABLE IF NOT EXISTS unreadable_files (
 /**
  * The counts per state, kept by triggers in the statement that changes the row, so the header's
  * counts (polled, and sent with every feed batch) are one small read, not a scan of every request.
- * A rebuild drops them while it fills the index (they would cost a quarter of its time), then
+ * A rebuild drops them while it fills the index (a trigger per inserted row would slow it), then
  * counts once and puts them back (lib/recovery/recover.ts). A row's state is always one of STATES.
  */
 const STATE_COUNT_TRIGGERS: Readonly<Record<string, string>> = {

@@ -4,7 +4,9 @@ import Database from "better-sqlite3";
 import { ReqwatchError } from "../model/errors";
 import { DROP_STATE_COUNT_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, RECOUNT_STATES } from "./ddl";
 import { statement } from "./statements";
-import { LOCK_TIMEOUT_MS } from "./writeLock";
+
+/** How long a writer waits for the writers' lock before SQLITE_BUSY (the connection's `busy_timeout` too). */
+export const LOCK_TIMEOUT_MS = 10_000;
 
 export type IndexDb = Database.Database;
 
@@ -101,6 +103,8 @@ export function openIndex(file: string): OpenedIndex {
     db = connect(file);
   }
 
+  // The writers' lock with SQLite's own busy wait: opening is rare, and withWritersLock (writeLock.ts)
+  // is built on this module's connection.
   const setUp = db.transaction(() => {
     const existing = tableExists(db, "meta")
       ? readMeta(db, "schema_version")
@@ -158,4 +162,9 @@ export function recountStates(db: IndexDb): void {
 export function probeIndex(db: IndexDb): void {
   statement(db, "SELECT key FROM meta LIMIT 1").get();
   statement(db, "SELECT id FROM requests LIMIT 1").get();
+}
+
+/** SQLite's count of commits by other connections (per connection: a reopened index starts anew). */
+export function dataVersion(db: IndexDb): number {
+  return db.pragma("data_version", { simple: true }) as number;
 }

@@ -44,7 +44,7 @@ export function searchQuery(text: string): string {
 
 /**
  * A rebuilt index fills its text index afterwards, not row by row during the rebuild (which would
- * add seconds to it at 100k requests): rows up to `text_backfill_to` still need their text, from
+ * slow a big one noticeably): rows up to `text_backfill_to` still need their text, from
  * `text_backfill_from` on. The server does it in small steps after start; a search does the rest
  * first, so it never misses a row.
  */

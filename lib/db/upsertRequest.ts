@@ -1,4 +1,4 @@
-import type { FileFingerprint } from "../files/requestFile";
+import type { FileFingerprint } from "../fs/fingerprint";
 import type { RequestRecord } from "../model/requestFormat";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";

@@ -1,9 +1,7 @@
 import { asReqwatchError } from "../model/errors";
-import type { IndexDb } from "./openIndex";
+import { LOCK_TIMEOUT_MS, type IndexDb } from "./openIndex";
 import { statement } from "./statements";
 
-/** How long a writer waits for the writers' lock before SQLITE_BUSY (the connection's `busy_timeout` too). */
-export const LOCK_TIMEOUT_MS = 10_000;
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 

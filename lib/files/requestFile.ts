@@ -1,26 +1,11 @@
-import fs from "node:fs";
 import { ReqwatchError } from "../model/errors";
+import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
 import { readTextFile } from "../fs/readTextFile";
 import { jsonStructureProblem } from "../model/jsonStructure";
 import { describeZodError, requestSchema, type RequestRecord } from "../model/requestFormat";
 
 /** Files larger than this are reported, not parsed: one bad file must not take the process's memory. */
 export const MAX_REQUEST_FILE_BYTES = 64 * 1024 * 1024;
-
-export interface FileFingerprint {
-  mtimeMs: number;
-  size: number;
-  ino: number;
-}
-
-export function fingerprintOf(stat: fs.Stats): FileFingerprint {
-  return { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino };
-}
-
-/** The same file as far as a stat can tell: same inode, size and modification time. */
-export function sameFingerprint(a: FileFingerprint, b: FileFingerprint): boolean {
-  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
-}
 
 function corrupt(name: string, reason: string): ReqwatchError {
   return new ReqwatchError("CORRUPT_FILE", `requests/${name}: ${reason}`, { file: `requests/${name}`, reason });

@@ -2,7 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import { readTextFile } from "../fs/readTextFile";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
-import { fingerprintOf, type FileFingerprint } from "./requestFile";
+import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
 import { callbackSchema, describeZodError } from "../model/requestFormat";
 
 /**

@@ -83,7 +83,7 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
       const ids = [...pendingSessions];
       pendingSessions.clear();
       try {
-        sessions.ingest(ids);
+        sessions.reconcile(ids);
       } catch (error) {
         onError(error);
       }
@@ -124,7 +124,7 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
   };
 
   const record = (report: { scanned: number; fixes: number }, started: number, counted: boolean) => {
-    const sessionReport = sessions.ingest();
+    const sessionReport = sessions.reconcile();
     const responseFixes = reconcileResponses(ctx);
     const fixes = report.fixes + sessionReport.fixes + responseFixes;
     status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes };

@@ -63,9 +63,8 @@ class ObjectKeys {
 /**
  * What JSON.parse accepts but a request file must not have: a key twice in one object (parsers
  * disagree on which value wins, so the file is ambiguous) or nesting deeper than `maxDepth`.
- * `text` must be valid JSON (call it after JSON.parse). One pass, strings skipped with indexOf:
- * about as long as JSON.parse itself (5 µs for a 1.7 KB request file). Returns the problem in
- * words, or null.
+ * `text` must be valid JSON (call it after JSON.parse). One pass, strings skipped with indexOf,
+ * so it costs about what JSON.parse itself does. Returns the problem in words, or null.
  */
 export function jsonStructureProblem(text: string, maxDepth = MAX_JSON_DEPTH): string | null {
   const open: (ObjectKeys | null)[] = [];

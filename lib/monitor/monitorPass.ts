@@ -4,7 +4,7 @@ import { formatDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
 import { lastClaimAt, lateRequests, type LateRequest as Candidate } from "../db/queries/lateRequests";
 import { claimLiveness, type Liveness } from "../process/liveness";
-import { readResultMarker, removeResultMarker } from "../queue/resultMarker";
+import { readResultMarker, removeResultMarker } from "../files/resultMarker";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { applyChange } from "../model/transition";

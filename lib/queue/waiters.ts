@@ -1,6 +1,6 @@
 import { TimeoutError } from "../model/errors";
-import type { IndexDb } from "../db/openIndex";
-import { dataVersion, finishedAmong } from "../db/queries/finishedRequests";
+import { dataVersion, type IndexDb } from "../db/openIndex";
+import { finishedAmong } from "../db/queries/finishedRequests";
 import type { RequestRecord } from "../model/requestFormat";
 import { isTerminal } from "../model/states";
 

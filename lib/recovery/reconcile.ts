@@ -7,7 +7,8 @@ import { REQUEST_ID_PATTERN } from "../model/ids";
 import { indexedFingerprint, indexedFingerprints, isIndexed } from "../db/requestFingerprints";
 import { forgetUnreadable, knownUnreadable, recordUnreadable } from "../db/unreadableFiles";
 import { removeRequest, requestFileKey, upsertRequest } from "../db/upsertRequest";
-import { fingerprintOf, readRequestFile, sameFingerprint, type FileFingerprint } from "../files/requestFile";
+import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
+import { readRequestFile } from "../files/requestFile";
 
 export interface UnreadableReport {
   file: string;

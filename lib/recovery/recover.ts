@@ -42,7 +42,7 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   const managed = ctx.ownership.access === "managed";
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const reconciled = reconcile(ctx);
-  const sessionsIngested = sessions.ingest();
+  const sessionsReconciled = sessions.reconcile();
   reconcileResponses(ctx);
   if (ctx.rebuilding) markTextBackfill(ctx.db);
   withWritersLock(ctx.db, () => {
@@ -57,7 +57,7 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
     changed: reconciled.fixes,
     timedOut,
     removedTempFiles,
-    unreadable: [...reconciled.unreadable, ...sessionsIngested.unreadable],
+    unreadable: [...reconciled.unreadable, ...sessionsReconciled.unreadable],
     durationMs: Math.round((performance.now() - started) * 10) / 10,
   };
 }

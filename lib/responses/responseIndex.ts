@@ -3,7 +3,7 @@ import path from "node:path";
 import { withWritersLock } from "../db/writeLock";
 import type { TrackerContext } from "../store/context";
 import { indexedResponses, recordResponseChange, removeResponse, upsertResponse } from "../db/responseRows";
-import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../files/requestFile";
+import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
 import { readResponseFile, responseOfPath } from "../files/responseFile";
 
 /** A response file is its workspace's and its request's: `<workspace>/<requestId>`. */

@@ -250,9 +250,8 @@ export class Sessions {
     return listSessions(this.ctx.db, limit);
   }
 
-
   /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
-  ingest(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
+  reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;
     withWritersLock(this.ctx.db, () => {

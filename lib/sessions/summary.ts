@@ -1,6 +1,7 @@
 import { formatDuration } from "../model/duration";
 import type { SessionRecord } from "../files/sessionFile";
-import { sessionState, toSessionSummary } from "../db/sessionRows";
+import { toSessionSummary } from "../db/sessionRows";
+import { sessionState } from "./sessionState";
 
 /** The "session context" text, in plain words: what `reqwatch session show` prints. */
 export function sessionSummaryLines(session: SessionRecord, now: number, expiryMs: number): string[] {

@@ -6,7 +6,8 @@ import { fsyncDir, replaceKeepingSpare, writeFileDurable, writeTempFile } from "
 import { upsertRequest } from "../db/upsertRequest";
 import { assertManaged } from "./ownership";
 import { withWritersLock } from "../db/writeLock";
-import { fingerprintOf, readRequestFile, serializeRequest, type FileFingerprint } from "../files/requestFile";
+import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
+import { readRequestFile, serializeRequest } from "../files/requestFile";
 import type { RequestRecord } from "../model/requestFormat";
 
 /**
@@ -70,7 +71,7 @@ function sameFile(file: string, seen: FileFingerprint | null): boolean {
     now = null;
   }
   if (!now || !seen) return now === seen;
-  return now.ino === seen.ino && now.size === seen.size && now.mtimeMs === seen.mtimeMs;
+  return sameFingerprint(now, seen);
 }
 
 function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, decide: Decide, durable: boolean): RequestRecord | null | typeof CONFLICT {

@@ -1,7 +1,7 @@
+import os from "node:os";
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { parseDuration } from "../model/duration";
-import { defaultCacheDir } from "./ownership";
 import { resolveStateDirPath } from "../files/stateDir";
 
 export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;
@@ -217,4 +217,14 @@ function durationSetting(value: unknown, name: string, env: NodeJS.ProcessEnv, v
   if (value !== undefined) return positiveMs(value, name);
   const fromEnv = env[variable];
   return fromEnv ? parseDuration(fromEnv, variable) : fallback;
+}
+
+const CACHE_DIR_ENV = "REQWATCH_CACHE_DIR";
+
+/** `$REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  // Chosen at run time: Next's file tracer is told not to trace the project for these paths.
+  if (env[CACHE_DIR_ENV]) return path.resolve(/*turbopackIgnore: true*/ env[CACHE_DIR_ENV]);
+  const xdg = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(/*turbopackIgnore: true*/ os.homedir(), ".cache");
+  return path.join(/*turbopackIgnore: true*/ xdg, "reqwatch");
 }

@@ -1,8 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import type { TrackerContext } from "./context";
 import { ReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
 import { resolveIpcDir } from "../files/ipcDir";
@@ -10,7 +8,6 @@ import { stateDirAt, type StateDir } from "../files/stateDir";
 
 /** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */
 export const MARKER_FILE = "reqwatch.json";
-export const CACHE_DIR_ENV = "REQWATCH_CACHE_DIR";
 
 /**
  * `managed`: reqwatch created the folder (or was told to adopt it) and writes there: its index,
@@ -37,14 +34,6 @@ export interface OpenStateDirOptions {
   /** A gateway's ipc folder, if one was named (else `ipc/` beside the folder, when it exists). */
   ipcDir?: string;
   now: () => number;
-}
-
-/** `$REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  // Chosen at run time: Next's file tracer is told not to trace the project for these paths.
-  if (env[CACHE_DIR_ENV]) return path.resolve(/*turbopackIgnore: true*/ env[CACHE_DIR_ENV]);
-  const xdg = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(/*turbopackIgnore: true*/ os.homedir(), ".cache");
-  return path.join(/*turbopackIgnore: true*/ xdg, "reqwatch");
 }
 
 /** The folder under the cache directory that holds an observed folder's index: its name and a hash of its real path. */
@@ -209,7 +198,7 @@ export function adoptStateDir(root: string, now: number = Date.now()): boolean {
 }
 
 /** The one check before reqwatch writes anything into the state directory. */
-export function assertManaged(ctx: Pick<TrackerContext, "dir" | "ownership">, what = "Writing"): void {
+export function assertManaged(ctx: { dir: StateDir; ownership: Ownership }, what = "Writing"): void {
   if (ctx.ownership.access === "managed") return;
   throw new ReqwatchError(
     "READ_ONLY",

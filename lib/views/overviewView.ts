@@ -41,7 +41,7 @@ export interface RecoveryNotice {
 }
 
 const WINDOW_MS = 60 * 60 * 1000;
-/** Newest finished requests measured for the percentiles: keeps the overview under ~50 ms at any size. */
+/** Newest finished requests measured for the percentiles: the overview's cost stays the same at any size. */
 const MAX_SAMPLED = 2000;
 
 function percentiles(values: number[]): Percentiles | null {

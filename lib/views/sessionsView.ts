@@ -2,7 +2,8 @@ import type { SessionSummary } from "../db/changes";
 import type { StateCounts } from "../db/queries/countByState";
 import type { SessionSeen } from "../db/queries/sessionsSeen";
 import type { SessionRecord } from "../files/sessionFile";
-import { sessionState, toSessionSummary, type SessionState } from "../db/sessionRows";
+import { toSessionSummary } from "../db/sessionRows";
+import { sessionState, type SessionState } from "../sessions/sessionState";
 import type { Tracker } from "../tracker";
 
 export interface SessionRow extends SessionSummary {

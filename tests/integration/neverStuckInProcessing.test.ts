@@ -1,7 +1,7 @@
 /**
  * Six ways a request tracker can leave work stuck in `processing` for good (a claim kept after a
  * crash, a failed completion, a hook's odd exit code, a worker loop that stops, recovery only at
- * start-up, a failure recorded in two writes). Each is a scenario here, named after the gap it closes.
+ * start-up, a failure recorded in two writes). Each is a scenario here, named after what it guarantees.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -19,7 +19,7 @@ function queued(ids: string[], options: Parameters<typeof aTracker>[0] = {}) {
 }
 
 describe("nothing stays stuck in processing", () => {
-  it("#1 in-memory tracking not cleared on error: a crashed handler leaves no claim held", async () => {
+  it("a handler that crashes leaves no claim held", async () => {
     const { tracker } = queued(["boom", "next"]);
     const worker = runWorker({
       tracker,
@@ -37,7 +37,7 @@ describe("nothing stays stuck in processing", () => {
     expect(stats).toEqual({ completed: 2, failed: 1, dropped: 0 });
   });
 
-  it("#2 no try-catch around markProcessed: one failing completion does not strand the others", async () => {
+  it("one failing completion does not strand the others", async () => {
     const { stateDir, tracker } = queued(["a", "b", "c"]);
     const errors: unknown[] = [];
     const worker = runWorker({
@@ -60,7 +60,7 @@ describe("nothing stays stuck in processing", () => {
     expect(fs.existsSync(path.join(stateDir, "results", "b.json"))).toBe(true);
   });
 
-  it("#3 hook exit codes: the CLI exits 0, 1 or 2, never anything else, with one line on stderr", () => {
+  it("the CLI exits 0, 1 or 2, never anything else, with one line on stderr", () => {
     const stateDir = tempStateDir();
     expect(runCli(["create", "-w", "w", "--id", "h"], { stateDir }).code).toBe(0);
     const notADir = path.join(tempStateDir(), "file");
@@ -80,7 +80,7 @@ describe("nothing stays stuck in processing", () => {
     }
   });
 
-  it("#4 iterator does not resume after a yield error: a handler that throws does not stop the worker", async () => {
+  it("a handler that throws does not stop the worker", async () => {
     const { tracker } = queued(["first", "second", "third"], { maxAttempts: 1 });
     const seen: string[] = [];
     const worker = runWorker({
@@ -98,7 +98,7 @@ describe("nothing stays stuck in processing", () => {
     expect(tracker.countsByState()).toMatchObject({ failed: 1, completed: 2, processing: 0 });
   });
 
-  it("#5 recovery only on start-up: the running monitor recovers a request orphaned after it started", async () => {
+  it("the running monitor recovers a request orphaned after it started, not only a start-up recovery", async () => {
     const { stateDir, tracker } = queued([], { heartbeatTimeoutMs: 300, monitorIntervalMs: 100 });
     const monitor = tracker.startMonitor();
     // Only now, with the monitor already running, does a worker claim and die.
@@ -112,7 +112,7 @@ describe("nothing stays stuck in processing", () => {
     monitor.stop();
   });
 
-  it("#6 markFailed not transactional: the attempt count and the state change in one write, once", () => {
+  it("a failure changes the attempt count and the state in one write, once", () => {
     const { tracker } = queued(["flaky"]);
     const claim = tracker.claimNext()!;
     const before = tracker.get("flaky")!;

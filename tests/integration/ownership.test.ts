@@ -114,7 +114,7 @@ describe("the dashboard's runtime changes nothing by looking", () => {
       expect(readRaw(stateDir, "gateway-hung")).toBe(hungBefore);
       expect(runtime.tracker.get("orphaned")?.state).toBe("queued");
       expect(runtime.recoveryNotice).toEqual({ total: 1, outcomes: { queued: ["orphaned"] } });
-      expect(runtime.stuck().map((s) => [s.requestId, s.reason])).toEqual([["gateway-hung", "processing 2h; no reqwatch worker holds it (written by another program)"]]);
+      expect(runtime.lastStuck().map((s) => [s.requestId, s.reason])).toEqual([["gateway-hung", "processing 2h; no reqwatch worker holds it (written by another program)"]]);
     } finally {
       runtime.close();
     }

@@ -59,6 +59,39 @@ function layerIndex(layers: Layer[], file: string): number {
   return best;
 }
 
+/** Groups of files that import one another in a circle (strongly connected components of two or more). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== file);
+    if (group.length > 1) found.push(group.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
 describe("layers", () => {
   const layers = layersOfArchitecture();
   const files = SOURCE_ROOTS.flatMap(sourceFiles);
@@ -69,6 +102,10 @@ describe("layers", () => {
 
   it("every source file belongs to a layer of the architecture doc", () => {
     expect(files.filter((file) => layerIndex(layers, file) < 0)).toEqual([]);
+  });
+
+  it("no files import one another in a circle, type-only imports included", () => {
+    expect(cycles(new Map(files.map((file) => [file, importsOf(file)])))).toEqual([]);
   });
 
   it("every import points to the importer's own layer or one below it", () => {

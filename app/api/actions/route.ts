@@ -1,7 +1,7 @@
 import { assertActionAllowed } from "@/app/_routes/guard";
 import { errorResponse } from "@/app/_routes/respond";
 import { startAction } from "@/app/_routes/startAction";
-import { getStuck, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { parseActionInput } from "./actionBody";
 
 export const dynamic = "force-dynamic";
@@ -19,7 +19,7 @@ export function GET(): Response {
 export async function POST(request: Request): Promise<Response> {
   try {
     assertActionAllowed(request);
-    const input = await parseActionInput(request, getTracker().options.now(), getStuck());
+    const input = await parseActionInput(request, getTracker().options.now(), getLastStuck());
     return Response.json({ entry: await startAction((onStart) => getTracker().actions.run(input, { onStart })) }, { status: 202 });
   } catch (error) {
     return errorResponse(error);

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { getStuck, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { SessionDetail } from "@/components/sessions/SessionDetail";
 import { isReqwatchError } from "@/lib/model/errors";
 import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
@@ -34,6 +34,6 @@ export default async function SessionPage({ params }: { params: Promise<{ id: st
       </>
     );
   }
-  const requests = requestsView(tracker, { ...DEFAULT_QUERY, session: id }, getStuck());
+  const requests = requestsView(tracker, { ...DEFAULT_QUERY, session: id }, getLastStuck());
   return <SessionDetail id={id} initial={view} initialRequests={requests} />;
 }

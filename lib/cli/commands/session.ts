@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ReqwatchError } from "../../model/errors";
 import { readSessionFile } from "../../files/sessionFile";
-import { sessionState } from "../../db/sessionRows";
+import { sessionState } from "../../sessions/sessionState";
 import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
 import { sessionSummaryLines } from "../../sessions/summary";
 import { trackerFor, withTracker } from "../context";

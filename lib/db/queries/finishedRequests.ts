@@ -2,11 +2,6 @@ import type { RequestRecord } from "../../model/requestFormat";
 import type { IndexDb } from "../openIndex";
 import { statement } from "../statements";
 
-/** SQLite's count of commits by other connections (per connection: a reopened index starts anew). */
-export function dataVersion(db: IndexDb): number {
-  return db.pragma("data_version", { simple: true }) as number;
-}
-
 /** Those of `ids` that have finished (completed, failed or timed out), as recorded. */
 export function finishedAmong(db: IndexDb, ids: readonly string[]): RequestRecord[] {
   const docs = statement(db, `SELECT doc FROM requests WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('completed', 'failed', 'timeout')`)

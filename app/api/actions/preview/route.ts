@@ -1,6 +1,6 @@
 import { assertActionAllowed } from "@/app/_routes/guard";
 import { errorResponse } from "@/app/_routes/respond";
-import { getStuck, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { parseActionInput } from "../actionBody";
 
 export const dynamic = "force-dynamic";
@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request): Promise<Response> {
   try {
     assertActionAllowed(request);
-    return Response.json(getTracker().actions.preview(await parseActionInput(request, getTracker().options.now(), getStuck())));
+    return Response.json(getTracker().actions.preview(await parseActionInput(request, getTracker().options.now(), getLastStuck())));
   } catch (error) {
     return errorResponse(error);
   }

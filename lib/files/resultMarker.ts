@@ -4,7 +4,7 @@ import { z } from "zod";
 import { retireFile, writeFileDurable } from "../fs/durableWrite";
 import { assertRequestId } from "../model/ids";
 import { requestFieldsSchema } from "../model/requestFormat";
-import type { StateDir } from "../files/stateDir";
+import type { StateDir } from "./stateDir";
 
 /**
  * `results/<id>.json`: what a worker finished with, written before it reports. If the
