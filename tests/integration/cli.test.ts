@@ -107,6 +107,23 @@ describe("reqwatch CLI", () => {
     expect(runCli(["retry"], { stateDir }).code).toBe(2);
   });
 
+  it("explain tells a request's story and what to do next, as text or --json; an unknown id fails with one line", () => {
+    const stateDir = tempStateDir();
+    runCli(["create", "-w", "gw", "--id", "f1", "--state", "processing"], { stateDir });
+    runCli(["update", "f1", "--state", "failed", "--error", "boom"], { stateDir });
+
+    const text = runCli(["explain", "f1"], { stateDir });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^f1 \(workspace gw\) is failed, since \S+ ago\.\n/);
+    expect(text.stdout.trimEnd().split("\n").at(-1)).toBe("Next: Retry it if the cause is fixed (manual retry of a failed request). Run: reqwatch retry f1");
+
+    const json = JSON.parse(runCli(["explain", "f1", "--json"], { stateDir }).stdout);
+    expect(json).toMatchObject({ requestId: "f1", state: "failed", next: { command: "reqwatch retry f1" } });
+
+    const missing = runCli(["explain", "nope"], { stateDir });
+    expect(missing).toMatchObject({ code: 1, stdout: "", stderr: "reqwatch: Request nope does not exist.\n" });
+  });
+
   it("monitor --once runs one pass and reports what is stuck", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, { requestId: "waiting", workspace: "w", state: "queued", createdAt: Date.now() - 3_600_000, queuedAt: Date.now() - 3_600_000, lastUpdatedAt: Date.now() - 3_600_000 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_QUERY } from "../../lib/model/requestQuery";
+import { explainRequest } from "../../lib/views/explainView";
 import { lifecycleSegments } from "../../lib/views/lifecycle";
 import { overviewMetrics } from "../../lib/views/overviewView";
 import { requestDetailView, requestsView } from "../../lib/views/requestsView";
@@ -115,5 +116,54 @@ describe("sessions known from the requests that carry their id", () => {
 
     expect(tracker.sessions.updateSnapshot({ activeTask: "triage" }, "from-requests")).toMatchObject({ ok: true, value: { session_id: "from-requests" } });
     expect(sessionDetailView(tracker, "from-requests")?.session?.context_snapshot?.active_task).toBe("triage");
+  });
+});
+
+describe("explaining a request", () => {
+  it("tells its attempts, a dropped late delivery, its callback, its session and what to do next", () => {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now, backoff: { baseMs: 0, capMs: 0 }, random: () => 0 });
+    const session = tracker.sessions.start();
+    if (!session.ok) throw new Error(session.error.message);
+    const sessionId = session.value.session.session_id;
+    tracker.sessions.updateSnapshot({ activeTask: "ship the login fix", nextSteps: ["rerun the suite"], blockingIssues: ["provider down"] });
+    tracker.create({ requestId: "story", workspace: "chat", state: "queued", sessionId });
+    clock.advance(2000);
+    const first = tracker.claimNext({ worker: "worker-a" })!;
+    clock.advance(3000);
+    tracker.fail("story", first.token, "model timed out", { retryable: true });
+    clock.advance(1000);
+    const second = tracker.claimNext({ worker: "worker-b" })!;
+    clock.advance(500);
+    tracker.fail("story", second.token, "model timed out again", { retryable: false });
+    tracker.complete("story", first.token, { output: "late" });
+    tracker.update("story", { fields: { callback: { success: false, attempts: 3, retryTimestamps: [], error: "HTTP 502" } } });
+
+    const story = explainRequest(tracker, "story", tracker.stuck())!;
+    expect(story.attempts).toEqual([
+      { number: 1, claimedAt: expect.any(Number), by: "worker-a", ended: { at: expect.any(Number), state: "queued", reason: expect.any(String), error: "model timed out" } },
+      { number: 2, claimedAt: expect.any(Number), by: "worker-b", ended: { at: expect.any(Number), state: "failed", reason: expect.any(String), error: "model timed out again" } },
+    ]);
+    expect(story.timeInStates).toMatchObject({ queued: 3000, processing: 3500 });
+    expect(story.droppedDeliveries).toEqual([{ at: expect.any(Number), reason: expect.stringMatching(/^late completion dropped/), by: null }]);
+    expect(story.callback).toEqual({ success: false, attempts: 3, error: "HTTP 502" });
+    expect(story.session).toEqual({ sessionId, activeTask: "ship the login fix", nextSteps: ["rerun the suite"], blockers: ["provider down"] });
+    expect(story.next).toEqual({ advice: expect.stringMatching(/^Retry it/), command: "reqwatch retry story" });
+    expect(story.lines.at(-1)).toBe(`Next: ${story.next.advice} Run: reqwatch retry story`);
+    expect(story.lines).toContain("Callback: failed after 3 attempts (HTTP 502).");
+  });
+
+  it("says why a queued request is stuck and offers to cancel it; says nothing is wrong with a completed one", () => {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now, queuedStuckAfterMs: MINUTE });
+    tracker.create({ requestId: "waiting", workspace: "nobody", state: "queued" });
+    tracker.create({ requestId: "done", workspace: "w", state: "processing" });
+    tracker.transition("done", "completed");
+    clock.advance(2 * MINUTE);
+    const waiting = explainRequest(tracker, "waiting", tracker.stuck())!;
+    expect(waiting.stuckReason).toMatch(/^queued 2m/);
+    expect(waiting.next).toEqual({ advice: "No worker has claimed it: start a worker for workspace nobody, or cancel it.", command: "reqwatch cancel waiting" });
+    expect(explainRequest(tracker, "done", tracker.stuck())!.next).toEqual({ advice: "Nothing to do: it completed.", command: null });
+    expect(explainRequest(tracker, "missing", [])).toBeNull();
   });
 });

@@ -1,0 +1,18 @@
+import type { Command } from "commander";
+import { ReqwatchError } from "../../model/errors";
+import { explainRequest } from "../../views/explainView";
+import { withTracker } from "../context";
+import { printJson, printLine } from "../output";
+
+export function registerExplain(program: Command): void {
+  program
+    .command("explain <requestId>")
+    .description("Tell one request's story: time in each state, attempts, dropped deliveries, callback, why it is stuck, its session, what to do next")
+    .option("--json", "print the explanation as JSON")
+    .action(async (requestId: string, options: { json?: boolean }, command: Command) => {
+      const explanation = await withTracker(command, (tracker) => explainRequest(tracker, requestId, tracker.stuck()));
+      if (!explanation) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
+      if (options.json) printJson(explanation);
+      else for (const line of explanation.lines) printLine(line);
+    });
+}

@@ -1,0 +1,156 @@
+import type { SessionRecord } from "../files/sessionFile";
+import { formatDuration } from "../model/duration";
+import { isReqwatchError } from "../model/errors";
+import type { RequestRecord, TransitionEntry } from "../model/requestFormat";
+import { STATES, type State } from "../model/states";
+import type { StuckRequest } from "../monitor/monitorPass";
+import type { Tracker } from "../tracker";
+import { lifecycleSegments, timeInStates } from "./lifecycle";
+import { requestDetailView, type ResponseView } from "./requestsView";
+
+/** One attempt: from its claim to what ended it (null while it runs). */
+export interface Attempt {
+  number: number;
+  claimedAt: number;
+  by: string | null;
+  ended: { at: number; state: State; reason: string | null; error: string | null } | null;
+}
+
+/** A request's story: what happened, what is wrong now, and what to do next. */
+export interface Explanation {
+  requestId: string;
+  workspace: string;
+  state: State;
+  stateSince: number;
+  /** Total time in each state so far, in ms. */
+  timeInStates: Partial<Record<State, number>>;
+  attempts: Attempt[];
+  /** Deliveries the claim fence turned away (a worker's result after its claim had ended). */
+  droppedDeliveries: { at: number; reason: string; by: string | null }[];
+  /** The request's own callback delivery, and a gateway's response file for it. */
+  callback: { success: boolean; attempts: number; error: string | null } | null;
+  responseFile: ResponseView | null;
+  stuckReason: string | null;
+  session: { sessionId: string; activeTask: string | null; nextSteps: string[]; blockers: string[] } | null;
+  next: { advice: string; command: string | null };
+  /** The story in a few lines, for a person or an agent. */
+  lines: string[];
+}
+
+/** A request's session file, or why it cannot be read (a corrupt file is reported, never fatal here). */
+function readSession(tracker: Tracker, sessionId: string): { session: SessionRecord | null; problem: string | null } {
+  try {
+    return { session: tracker.sessions.get(sessionId), problem: null };
+  } catch (error) {
+    if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+    return { session: null, problem: error.message };
+  }
+}
+
+/** The claims in the history, each with the step that ended it. */
+function attemptsOf(transitions: readonly TransitionEntry[]): Attempt[] {
+  const attempts: Attempt[] = [];
+  let open: Attempt | null = null;
+  for (const entry of transitions) {
+    if (entry.dropped || entry.from === entry.to) continue;
+    if (entry.to === "processing") {
+      open = { number: attempts.length + 1, claimedAt: entry.at, by: entry.by ?? null, ended: null };
+      attempts.push(open);
+    } else if (open && entry.from === "processing") {
+      open.ended = { at: entry.at, state: entry.to, reason: entry.reason ?? null, error: entry.error ?? null };
+      open = null;
+    }
+  }
+  return attempts;
+}
+
+function nextStep(request: RequestRecord, stuckReason: string | null, retry: { allowed: boolean; reason: string }, now: number): Explanation["next"] {
+  const id = request.requestId;
+  switch (request.state) {
+    case "completed":
+      return { advice: "Nothing to do: it completed.", command: null };
+    case "failed":
+    case "timeout":
+      return retry.allowed
+        ? { advice: `Retry it if the cause is fixed (${retry.reason}).`, command: `reqwatch retry ${id}` }
+        : { advice: `It cannot be retried: ${retry.reason}.`, command: null };
+    case "created":
+      return { advice: "It was never queued: queue it for a worker to claim.", command: `reqwatch update ${id} --state queued` };
+    case "queued":
+      if (request.notBefore !== undefined && request.notBefore > now) {
+        return { advice: `It waits for its back-off, until ${new Date(request.notBefore).toISOString()}.`, command: null };
+      }
+      return stuckReason
+        ? { advice: `No worker has claimed it: start a worker for workspace ${request.workspace}, or cancel it.`, command: `reqwatch cancel ${id}` }
+        : { advice: "It waits for a worker; nothing to do yet.", command: null };
+    case "processing":
+      if (!stuckReason) return { advice: "A worker is on it; nothing to do yet.", command: null };
+      return retry.allowed
+        ? { advice: `Send it back to the queue (${retry.reason}).`, command: `reqwatch retry ${id}` }
+        : { advice: `Wait for its worker or the monitor: ${retry.reason}.`, command: null };
+  }
+}
+
+/**
+ * Explain one request: the time it spent in each state, its attempts, the deliveries that were
+ * dropped, its callback, why it is stuck (the monitor's rules), its session's context, and what to
+ * do next with the command for it. Null when the request does not exist.
+ */
+export function explainRequest(tracker: Tracker, requestId: string, stuck: readonly StuckRequest[]): Explanation | null {
+  const detail = requestDetailView(tracker, requestId, stuck);
+  if (!detail) return null;
+  const { request, stuckReason, stateSince } = detail;
+  const now = tracker.options.now();
+  const transitions = request.transitions ?? [];
+  const attempts = attemptsOf(transitions);
+  // A final failure keeps its error in the request's own field, not in the history entry.
+  const last = attempts.at(-1);
+  if (last?.ended && last.ended.error === null && last.ended.state === request.state && typeof request.error === "string") last.ended.error = request.error;
+  const droppedDeliveries = transitions.filter((entry) => entry.dropped).map((entry) => ({ at: entry.at, reason: entry.reason ?? "dropped", by: entry.by ?? null }));
+  const spent = timeInStates(lifecycleSegments(request, now));
+  const read = request.sessionId ? readSession(tracker, request.sessionId) : null;
+  const snapshot = read?.session?.context_snapshot ?? {};
+  const session = request.sessionId
+    ? { sessionId: request.sessionId, activeTask: snapshot.active_task ?? null, nextSteps: snapshot.next_steps ?? [], blockers: snapshot.blocking_issues ?? [] }
+    : null;
+  const callback = request.callback ? { success: request.callback.success, attempts: request.callback.attempts, error: request.callback.error ?? null } : null;
+  const next = nextStep(request, stuckReason, detail.actions.retry, now);
+
+  const lines = [`${request.requestId} (workspace ${request.workspace}) is ${request.state}, since ${formatDuration(Math.max(0, now - stateSince))} ago.`];
+  const times = STATES.filter((state) => spent[state] !== undefined).map((state) => `${state} ${formatDuration(spent[state]!)}`);
+  lines.push(`Time in each state: ${times.join(", ")}.`);
+  for (const attempt of attempts) {
+    const how = attempt.ended ? `${attempt.ended.state}${attempt.ended.reason ? ` (${attempt.ended.reason})` : ""}${attempt.ended.error ? `: ${attempt.ended.error}` : ""}` : "still running";
+    lines.push(`Attempt ${attempt.number}: claimed by ${attempt.by ?? "a worker"} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`);
+  }
+  if (request.state === "processing" && request.claim) {
+    const claim = request.claim;
+    lines.push(`Held by pid ${claim.pid ?? "?"} on ${claim.host ?? "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`);
+  }
+  for (const drop of droppedDeliveries) lines.push(`Dropped at ${new Date(drop.at).toISOString()}: ${drop.reason}.`);
+  if (callback) lines.push(`Callback: ${callback.success ? "delivered" : "failed"} after ${callback.attempts} attempt${callback.attempts === 1 ? "" : "s"}${callback.error ? ` (${callback.error})` : ""}.`);
+  if (detail.response) lines.push(`Response file ${detail.response.file}: ${detail.response.status === "ok" ? "present" : detail.response.status}${detail.response.status === "unreadable" ? ` (${detail.response.reason})` : ""}.`);
+  if (stuckReason) lines.push(`Stuck: ${stuckReason}.`);
+  if (session) {
+    lines.push(`Session ${session.sessionId}: ${read?.problem ?? (read?.session ? `focus ${session.activeTask ?? "—"}` : "no context recorded")}.`);
+    if (session.nextSteps.length) lines.push(`  Next steps: ${session.nextSteps.join("; ")}.`);
+    if (session.blockers.length) lines.push(`  Blockers: ${session.blockers.join("; ")}.`);
+  }
+  lines.push(`Next: ${next.advice}${next.command ? ` Run: ${next.command}` : ""}`);
+
+  return {
+    requestId: request.requestId,
+    workspace: request.workspace,
+    state: request.state,
+    stateSince,
+    timeInStates: spent,
+    attempts,
+    droppedDeliveries,
+    callback,
+    responseFile: detail.response,
+    stuckReason,
+    session,
+    next,
+    lines,
+  };
+}
