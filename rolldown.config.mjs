@@ -7,7 +7,8 @@ import { defineConfig } from "rolldown";
 const common = { platform: "node", external: ["better-sqlite3"] };
 
 export default defineConfig([
-  { ...common, input: "lib/cli/main.ts", output: { file: "dist/cli.cjs", format: "cjs", minify: true } },
+  // `reqwatch mcp` loads the MCP server as a chunk of its own, so the other commands never load its SDK.
+  { ...common, input: { cli: "lib/cli/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "cli-[name].cjs", format: "cjs", minify: true } },
   { ...common, input: "lib/index.ts", output: { file: "dist/index.cjs", format: "cjs" } },
   // The dashboard server (`npm start`): the read API, then Next.js, which stays an ordinary require.
   { ...common, external: ["better-sqlite3", /^next($|\/)/], input: "server/main.ts", output: { file: "dist/server.cjs", format: "cjs" } },

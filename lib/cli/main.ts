@@ -10,6 +10,7 @@ import { registerCreate } from "./commands/create";
 import { registerExplain } from "./commands/explain";
 import { registerGet } from "./commands/get";
 import { registerList } from "./commands/list";
+import { registerMcp } from "./commands/mcp";
 import { registerMonitor } from "./commands/monitor";
 import { registerRetry } from "./commands/retry";
 import { registerRecover } from "./commands/recover";
@@ -29,9 +30,10 @@ function packageVersion(): string {
 }
 
 function buildProgram(): Command {
+  const version = packageVersion();
   const program = new Command("reqwatch")
     .description("Record request lifecycles in a reqwatch state directory")
-    .version(packageVersion(), "-V, --version", "print the version")
+    .version(version, "-V, --version", "print the version")
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
     // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
     .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
@@ -39,6 +41,7 @@ function buildProgram(): Command {
   for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerMonitor, registerSession, registerAdopt]) {
     register(program);
   }
+  registerMcp(program, version);
   const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program).slice(1)) command.exitOverride().configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) });
   return program;

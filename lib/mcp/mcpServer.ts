@@ -1,0 +1,266 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+import { z } from "zod";
+import { filterFields, MAX_PAGE_SIZE } from "../model/listFilters";
+import { isReqwatchError, ReqwatchError } from "../model/errors";
+import { parseDuration } from "../model/duration";
+import type { State } from "../model/states";
+import { COMMAND_STATUSES, type SessionResult } from "../sessions/sessionTracker";
+import { sessionSummaryLines } from "../sessions/summary";
+import type { Tracker } from "../tracker";
+import { explainRequest } from "../views/explainView";
+import { requestDetailView } from "../views/requestsView";
+
+export { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+
+/** Who the audit log and the requests' histories name for what an agent did through this server. */
+export const MCP_ACTOR = "mcp";
+
+const requestId = filterFields.sessionId.describe("a request id");
+const ids = z.array(requestId).min(1).max(1000);
+
+function text(value: unknown): CallToolResult {
+  return { content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value, null, 2) }] };
+}
+
+/** A tool's failure as an MCP tool error the agent reads (the library's message), never a crash of the server. */
+function failure(error: unknown): CallToolResult {
+  const message = isReqwatchError(error) ? error.message : `Unexpected error: ${(error as Error)?.message ?? String(error)}`;
+  return { isError: true, content: [{ type: "text", text: message }] };
+}
+
+function tool<A>(run: (args: A) => unknown | Promise<unknown>): (args: A) => Promise<CallToolResult> {
+  return async (args) => {
+    try {
+      return text(await run(args));
+    } catch (error) {
+      return failure(error);
+    }
+  };
+}
+
+function recorded<T>(outcome: SessionResult<T>): T {
+  if (!outcome.ok) throw new ReqwatchError(outcome.error.code, outcome.error.message);
+  return outcome.value;
+}
+
+function mustExist<T>(value: T | null, id: string): T {
+  if (value === null) throw new ReqwatchError("NOT_FOUND", `Request ${id} does not exist (it may have been cleaned up).`);
+  return value;
+}
+
+const CONFIRM = "Leave out (or false) for the dry run; true, with the dry run's previewId, to act on exactly what it described.";
+
+/**
+ * The MCP server over one tracker: read tools (stuck, list, get, explain, cleanup's dry run, the
+ * session's context) and write tools (retry, cancel, recording into the session). Writes go
+ * through the library, so a folder reqwatch only observes refuses them with READ_ONLY, returned as
+ * a tool error. Retry and cancel are the dashboard's audited bulk actions: a dry run first, then a
+ * run bound to it with `confirm: true`, named `mcp` in the audit log and in each request's history.
+ */
+export function createMcpServer(tracker: Tracker, version: string): McpServer {
+  const server = new McpServer({ name: "reqwatch", version });
+  const stuck = () => tracker.stuck();
+
+  server.registerTool(
+    "stuck",
+    {
+      title: "What is stuck now",
+      description:
+        "Requests stuck now and why, by the stuck monitor's rules: queued too long with no worker claiming, processing past a deadline, or silent (no heartbeat) with its worker gone or unknown. Each has its reason in words. Follow with explain_request for one of them.",
+      inputSchema: { workspace: filterFields.workspace.optional().describe("only this workspace") },
+      annotations: { readOnlyHint: true },
+    },
+    tool(({ workspace }: { workspace?: string }) => {
+      const rows = stuck().filter((row) => workspace === undefined || row.workspace === workspace);
+      return { count: rows.length, stuck: rows.map((row) => ({ ...row, since: new Date(row.since).toISOString() })) };
+    }),
+  );
+
+  server.registerTool(
+    "list_requests",
+    {
+      title: "List and search requests",
+      description:
+        "Requests, newest update first by default, filtered like the dashboard's table: states, workspace, session, words in the prompt/output/error, failed callbacks, creation window. One page at a time: pass nextCursor back as cursor for the next page.",
+      inputSchema: {
+        states: z.array(filterFields.state).optional().describe("any of these states"),
+        workspace: filterFields.workspace.optional(),
+        sessionId: filterFields.sessionId.optional(),
+        text: filterFields.text.optional().describe("words that must appear in the prompt, output or error"),
+        callbackFailed: z.boolean().optional().describe("only requests whose callback delivery failed"),
+        createdWithin: z.string().optional().describe("created within this long before now: 15m, 24h, 7d"),
+        sort: filterFields.sort.optional(),
+        order: filterFields.order.optional(),
+        limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe("rows per page (default 50)"),
+        cursor: z.string().optional().describe("nextCursor of the previous page"),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    tool(({ createdWithin, ...filters }: { createdWithin?: string } & Parameters<Tracker["list"]>[0] & object) =>
+      tracker.list({ ...filters, ...(createdWithin !== undefined && { createdFrom: tracker.options.now() - parseDuration(createdWithin, "createdWithin") }) }),
+    ),
+  );
+
+  server.registerTool(
+    "get_request",
+    {
+      title: "One request",
+      description: "One request's whole record: state, fields, claim, history. Text over 100,000 characters is cut (truncated says how long it was); `reqwatch get <id>` prints it whole.",
+      inputSchema: { requestId },
+      annotations: { readOnlyHint: true },
+    },
+    tool(({ requestId: id }: { requestId: string }) => {
+      const detail = mustExist(requestDetailView(tracker, id, stuck()), id);
+      return { request: detail.request, truncated: detail.truncated, stuckReason: detail.stuckReason, actions: detail.actions };
+    }),
+  );
+
+  server.registerTool(
+    "explain_request",
+    {
+      title: "Explain one request",
+      description:
+        "One request's story: time in each state, its attempts (who claimed it, how each ended), deliveries dropped by the claim fence, its callback and response file, why it is stuck, its session's focus and blockers, and what to do next with the CLI command for it.",
+      inputSchema: { requestId },
+      annotations: { readOnlyHint: true },
+    },
+    tool(({ requestId: id }: { requestId: string }) => {
+      const explanation = mustExist(explainRequest(tracker, id, stuck()), id);
+      return `${explanation.lines.join("\n")}\n\n${JSON.stringify(explanation, null, 2)}`;
+    }),
+  );
+
+  server.registerTool(
+    "retry_requests",
+    {
+      title: "Retry requests",
+      description: `Send failed, timed-out or orphaned requests back to the queue (by ids, or every request in the given states and workspace). ${CONFIRM} Audited in the dashboard's audit log as by mcp.`,
+      inputSchema: {
+        ids: ids.optional(),
+        states: z.array(filterFields.state).optional().describe("instead of ids: every request in these states"),
+        workspace: filterFields.workspace.optional().describe("with states: only this workspace"),
+        confirm: z.boolean().optional(),
+        previewId: z.string().optional().describe("the dry run's previewId (required with confirm)"),
+      },
+      annotations: { destructiveHint: false, idempotentHint: true },
+    },
+    tool(async ({ ids: chosen, states, workspace, confirm, previewId }: { ids?: string[]; states?: State[]; workspace?: string; confirm?: boolean; previewId?: string }) => {
+      if (!chosen && !states) throw new ReqwatchError("BAD_INPUT", "Name the requests to retry: ids, or states (and a workspace).");
+      const input = chosen ? { kind: "retry" as const, ids: chosen } : { kind: "retry" as const, filter: { states, ...(workspace !== undefined && { workspace }) } };
+      return act(tracker, input, confirm, previewId);
+    }),
+  );
+
+  server.registerTool(
+    "cancel_requests",
+    {
+      title: "Cancel requests",
+      description: `Cancel created, queued or processing requests: they go to failed with reason cancelled, and a worker's late result is dropped. ${CONFIRM} Audited as by mcp.`,
+      inputSchema: { ids, confirm: z.boolean().optional(), previewId: z.string().optional().describe("the dry run's previewId (required with confirm)") },
+      annotations: { destructiveHint: true },
+    },
+    tool(({ ids: chosen, confirm, previewId }: { ids: string[]; confirm?: boolean; previewId?: string }) => act(tracker, { kind: "cancel", ids: chosen }, confirm, previewId)),
+  );
+
+  server.registerTool(
+    "cleanup_preview",
+    {
+      title: "What a cleanup would remove (dry run)",
+      description:
+        "A dry run only: how many finished requests a cleanup would archive and delete (not updated for olderThan; completed, failed and timeout by default). Nothing changes; a person runs the cleanup from the dashboard or with `reqwatch cleanup`.",
+      inputSchema: { olderThan: z.string().describe("not updated for this long: 24h, 7d"), states: z.array(filterFields.state).optional() },
+      annotations: { readOnlyHint: true },
+    },
+    tool(({ olderThan, states }: { olderThan: string; states?: State[] }) => {
+      const report = tracker.cleanup({ dryRun: true, olderThanMs: parseDuration(olderThan, "olderThan"), ...(states && { states }) });
+      return { matched: report.matched, byState: report.byState, cutoff: new Date(report.cutoff).toISOString(), firstIds: report.ids.slice(0, 20) };
+    }),
+  );
+
+  server.registerTool(
+    "session_context",
+    {
+      title: "The session's context",
+      description:
+        "What a working session did and where it stands, for an agent resuming work: current focus, completed steps, next steps, modified files, blocking issues, patterns. The current session (updated within the expiry), or the one named.",
+      inputSchema: { sessionId: filterFields.sessionId.optional() },
+      annotations: { readOnlyHint: true },
+    },
+    tool(({ sessionId }: { sessionId?: string }) => {
+      const id = sessionId ?? tracker.sessions.current();
+      if (!id) return "No current session: none was updated within the expiry. Recording a command starts one.";
+      const session = tracker.sessions.get(id);
+      if (!session) throw new ReqwatchError("NOT_FOUND", `Session ${id} has no recorded context.`);
+      return sessionSummaryLines(session, tracker.options.now(), tracker.options.sessionExpiryMs).join("\n");
+    }),
+  );
+
+  server.registerTool(
+    "record_command",
+    {
+      title: "Record a command",
+      description: "Record a command the agent ran into the current session (or the one named), with how it ended.",
+      inputSchema: {
+        command: z.string().min(1).max(10_000),
+        status: z.enum(COMMAND_STATUSES),
+        workflow: z.string().max(200).optional(),
+        durationSeconds: z.number().nonnegative().optional(),
+        sessionId: filterFields.sessionId.optional(),
+      },
+    },
+    tool(({ sessionId, workflow, durationSeconds, ...input }: { command: string; status: (typeof COMMAND_STATUSES)[number]; workflow?: string; durationSeconds?: number; sessionId?: string }) => {
+      const session = recorded(tracker.sessions.recordCommand({ ...input, ...(workflow !== undefined && { workflow }), ...(durationSeconds !== undefined && { durationSeconds }) }, sessionId));
+      return `Recorded in session ${session.session_id} (${session.commands_executed?.length ?? 0} commands).`;
+    }),
+  );
+
+  server.registerTool(
+    "record_file",
+    {
+      title: "Record a file change",
+      description: "Record a file the agent changed, with a one-line summary, into the current session (or the one named).",
+      inputSchema: { path: z.string().min(1).max(4096), summary: z.string().max(2000).optional(), workflow: z.string().max(200).optional(), sessionId: filterFields.sessionId.optional() },
+    },
+    tool(({ sessionId, summary, workflow, path }: { path: string; summary?: string; workflow?: string; sessionId?: string }) => {
+      const session = recorded(tracker.sessions.recordFile({ path, ...(summary !== undefined && { summary }), ...(workflow !== undefined && { workflow }) }, sessionId));
+      return `Recorded in session ${session.session_id} (${Object.keys(session.files_modified ?? {}).length} files).`;
+    }),
+  );
+
+  server.registerTool(
+    "record_snapshot",
+    {
+      title: "Record where the work stands",
+      description: "Set the session's context: the current focus, completed and next steps, key files, blocking issues. Lists replace the recorded ones; leave a field out to keep it.",
+      inputSchema: {
+        activeTask: z.string().max(2000).nullable().optional(),
+        completedSteps: z.array(z.string().max(2000)).max(200).optional(),
+        nextSteps: z.array(z.string().max(2000)).max(200).optional(),
+        keyFiles: z.array(z.string().max(4096)).max(200).optional(),
+        blockingIssues: z.array(z.string().max(2000)).max(200).optional(),
+        sessionId: filterFields.sessionId.optional(),
+      },
+    },
+    tool(({ sessionId, ...snapshot }: { sessionId?: string; activeTask?: string | null; completedSteps?: string[]; nextSteps?: string[]; keyFiles?: string[]; blockingIssues?: string[] }) => {
+      const session = recorded(tracker.sessions.updateSnapshot(snapshot, sessionId));
+      return `Recorded in session ${session.session_id}.`;
+    }),
+  );
+
+  return server;
+}
+
+type ActionInput = Parameters<Tracker["actions"]["preview"]>[0];
+
+/** The dry run, or (confirmed) the run bound to it, as the dashboard's audited action by `mcp`. */
+async function act(tracker: Tracker, input: ActionInput, confirm: boolean | undefined, previewId: string | undefined) {
+  if (!confirm) {
+    const preview = tracker.actions.preview(input);
+    return { dryRun: true, ...preview, next: `Nothing changed. To act on exactly this, call again with confirm: true and previewId: "${preview.previewId}".` };
+  }
+  if (!previewId) throw new ReqwatchError("BAD_INPUT", "confirm needs the dry run's previewId: call without confirm first, check what it would change, then confirm with its previewId.");
+  const entry = await tracker.actions.run({ ...input, preview: previewId }, { by: MCP_ACTOR });
+  return { dryRun: false, entry };
+}

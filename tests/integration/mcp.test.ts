@@ -1,0 +1,108 @@
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { aHungRequest, aRequest, writeRequestFile } from "../helpers/builders";
+import { readRaw, tempForeignDir, tempStateDir } from "../helpers/stateDir";
+import { treeSnapshot } from "../helpers/treeSnapshot";
+
+const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
+const HOUR = 60 * 60 * 1000;
+const clients: Client[] = [];
+
+/** `reqwatch mcp` as a coding agent's client starts it: a child process spoken to over stdio. */
+async function anAgent(stateDir: string): Promise<Client> {
+  const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp"], env: { ...env, REQWATCH_STATE_DIR: stateDir }, stderr: "pipe" });
+  const client = new Client({ name: "test-agent", version: "1.0.0" });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; text: string }> {
+  const result = await client.callTool({ name, arguments: args });
+  const content = result.content as { type: string; text: string }[];
+  return { isError: result.isError === true, text: content.map((part) => part.text).join("\n") };
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+
+describe("reqwatch mcp", () => {
+  it("lists its tools, says what is stuck and why, explains it, and retries only after a dry run and a confirmation", async () => {
+    const stateDir = tempStateDir();
+    const now = Date.now();
+    writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "nobody", state: "queued", queuedAt: now - 2 * HOUR, createdAt: now - 2 * HOUR, lastUpdatedAt: now - 2 * HOUR }));
+    writeRequestFile(stateDir, aRequest({ requestId: "broken", workspace: "chat", state: "failed", error: "model timed out", completedAt: now - 1000 }));
+    const agent = await anAgent(stateDir);
+
+    const { tools } = await agent.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(
+      ["cancel_requests", "cleanup_preview", "explain_request", "get_request", "list_requests", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "stuck"].sort(),
+    );
+    for (const tool of tools) expect(tool.description?.length, tool.name).toBeGreaterThan(40);
+
+    const stuck = JSON.parse((await call(agent, "stuck")).text);
+    expect(stuck).toMatchObject({ count: 1, stuck: [{ requestId: "waiting", reason: expect.stringMatching(/^queued 2h/) }] });
+
+    const story = await call(agent, "explain_request", { requestId: "waiting" });
+    expect(story.isError).toBe(false);
+    expect(story.text).toMatch(/^waiting \(workspace nobody\) is queued/);
+    expect(story.text).toContain("Next: No worker has claimed it: start a worker for workspace nobody, or cancel it. Run: reqwatch cancel waiting");
+
+    const list = JSON.parse((await call(agent, "list_requests", { states: ["failed"] })).text);
+    expect(list.items.map((row: { requestId: string }) => row.requestId)).toEqual(["broken"]);
+
+    const dryRun = JSON.parse((await call(agent, "retry_requests", { ids: ["broken"] })).text);
+    expect(dryRun).toMatchObject({ dryRun: true, willChange: 1, firstIds: ["broken"] });
+    expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("failed");
+
+    const unbound = await call(agent, "retry_requests", { ids: ["broken"], confirm: true });
+    expect(unbound).toMatchObject({ isError: true, text: expect.stringMatching(/previewId/) });
+    expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("failed");
+
+    const run = JSON.parse((await call(agent, "retry_requests", { ids: ["broken"], confirm: true, previewId: dryRun.previewId })).text);
+    expect(run).toMatchObject({ dryRun: false, entry: { kind: "retry", status: "done", by: "mcp", changed: 1 } });
+    const retried = JSON.parse(readRaw(stateDir, "broken"));
+    expect(retried.state).toBe("queued");
+    expect(retried.transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: expect.stringMatching(/^mcp/) });
+  });
+
+  it("answers a bad id and a bad argument with a tool error, and keeps serving", async () => {
+    const agent = await anAgent(tempStateDir());
+    expect(await call(agent, "get_request", { requestId: "nope" })).toEqual({ isError: true, text: "Request nope does not exist (it may have been cleaned up)." });
+    expect(await call(agent, "explain_request", { requestId: "../etc/passwd" })).toMatchObject({ isError: true });
+    expect(await call(agent, "cleanup_preview", { olderThan: "soon" })).toMatchObject({ isError: true, text: expect.stringMatching(/olderThan/) });
+    expect(JSON.parse((await call(agent, "stuck")).text)).toEqual({ count: 0, stuck: [] });
+  });
+
+  it("records into the session and gives its context back, as a resuming agent reads it", async () => {
+    const agent = await anAgent(tempStateDir());
+    expect(await call(agent, "record_command", { command: "npm test", status: "failed", workflow: "fix" })).toMatchObject({ isError: false, text: expect.stringMatching(/^Recorded in session /) });
+    await call(agent, "record_file", { path: "lib/login.ts", summary: "retry on 502" });
+    await call(agent, "record_snapshot", { activeTask: "fix the login retry", nextSteps: ["rerun the suite"], blockingIssues: ["provider down"] });
+    const context = await call(agent, "session_context");
+    expect(context.text).toContain("Current focus: fix the login retry");
+    expect(context.text).toContain("Next steps (1):\n  - rerun the suite");
+    expect(context.text).toContain("Blocking issues (1):\n  - provider down");
+    expect(context.text).toContain("  - lib/login.ts (1 change)");
+  });
+
+  it("in a folder reqwatch only observes: reads work, every write is a tool error, and nothing in the folder changes", async () => {
+    const stateDir = tempForeignDir();
+    writeRequestFile(stateDir, aHungRequest("hung"));
+    writeRequestFile(stateDir, aRequest({ requestId: "failed-one", state: "failed" }));
+    const before = treeSnapshot(stateDir);
+    const agent = await anAgent(stateDir);
+
+    expect(JSON.parse((await call(agent, "stuck")).text)).toMatchObject({ count: 1, stuck: [{ requestId: "hung", reason: expect.stringContaining("no reqwatch worker holds it") }] });
+    const dryRun = JSON.parse((await call(agent, "retry_requests", { ids: ["failed-one"] })).text);
+    const refused = await call(agent, "retry_requests", { ids: ["failed-one"], confirm: true, previewId: dryRun.previewId });
+    expect(refused).toMatchObject({ isError: true, text: expect.stringMatching(/read-only|observed/i) });
+    expect(await call(agent, "record_command", { command: "ls", status: "completed" })).toMatchObject({ isError: true });
+    expect(await call(agent, "cancel_requests", { ids: ["hung"], confirm: true, previewId: "x" })).toMatchObject({ isError: true });
+    expect(treeSnapshot(stateDir)).toEqual(before);
+  });
+});
