@@ -100,9 +100,39 @@ export async function measureDashboard({ ROOT, writeFiles, tempDir, openTracker,
     await probe;
     summarize(`bulk retry of ${count}: other requests' latency meanwhile`, during, { target: "the page stays responsive" });
     console.log(`bulk retry of ${count}: progress shown after ${Math.round(progressSeenAfter)} ms, done after ${(took / 1000).toFixed(1)} s (${Math.round(count / (took / 1000))}/s)`);
+
+    await measureExport(server, summarize);
   } finally {
     await browser.close();
     await server.stop();
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
+}
+
+/** The server process's resident memory, in MB (Linux). */
+function rssMB(pid) {
+  const line = fs.readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  return Number(line.replace(/\D/g, "")) / 1024;
+}
+
+/** Every one of the 100,000 requests as JSON Lines from the running server: the time, and how much the server's memory grew meanwhile. */
+async function measureExport(server, summarize) {
+  const times = [];
+  const growth = [];
+  for (let run = 0; run < 3; run++) {
+    const before = rssMB(server.child.pid);
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMB(server.child.pid))), 20);
+    const start = now();
+    const response = await fetch(`${server.url}/api/export?format=jsonl`);
+    let lines = 0;
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body) lines += (decoder.decode(chunk, { stream: true }).match(/\n/g) ?? []).length;
+    times.push(now() - start);
+    clearInterval(sampler);
+    growth.push(peak - before);
+    if (lines < 100_000) throw new Error(`the export had ${lines} rows`);
+  }
+  summarize("export of 100k as JSON Lines, streamed from the server", times, { target: "<= 5 s" });
+  summarize("export of 100k: the server's memory growth meanwhile (MB, not ms)", growth, { target: "<= 50 MB" });
 }

@@ -5,6 +5,7 @@ import { usePathname, useSearchParams } from "next/navigation";
 import { useMemo, useState } from "react";
 import type { ActionRequest } from "../data/queries";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
+import type { ExportFormat } from "@/lib/views/exportRows";
 import type { RequestsView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
 import { CleanupButton } from "../actions/CleanupButton";
@@ -62,6 +63,8 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
   };
 
   const view = list.data;
+  // Every request the filters match, every page: the server streams it (lib/dashboard/exportStream.ts).
+  const exportUrl = (format: ExportFormat) => `/api/export?${new URLSearchParams([["format", format], ...requestQueryParams({ ...query, cursor: undefined })]).toString()}`;
 
   if (isEmpty && view && view.items.length === 0 && !key) return <EmptyState />;
 
@@ -79,6 +82,12 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
         {readOnly && <span className="muted">Actions are off: this folder is observed read-only.</span>}
         <span className="spacer" />
         {list.isFetching && <span className="muted">updating…</span>}
+        <a className="button" href={exportUrl("csv")} download>
+          Export CSV
+        </a>
+        <a className="button" href={exportUrl("jsonl")} download>
+          Export JSON Lines
+        </a>
         {list.error && <span className="error-text" role="alert">{list.error.message}</span>}
       </div>
       {view && view.items.length > 0 ? (

@@ -26,10 +26,11 @@ export function trackerFor(command: Command, options: Omit<TrackerOptions, "stat
   }
 }
 
-export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Promise<T> {
+export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T | Promise<T>, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Promise<T> {
   const tracker = trackerFor(command, options, creates);
   try {
-    return fn(tracker);
+    // Awaited, so a command that streams keeps its tracker open until it is done.
+    return await fn(tracker);
   } finally {
     tracker.close();
   }

@@ -7,6 +7,7 @@ import { sessionDetailView, sessionsView } from "../views/sessionsView";
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckSnapshot } from "./feedHub";
 import { answerEventStream } from "./eventStream";
+import { answerExport } from "./exportStream";
 import type { Runtime } from "./runtime";
 
 /**
@@ -19,17 +20,19 @@ export interface StatusBody {
 }
 
 type Answer = (runtime: Runtime, param: string, query: URLSearchParams) => unknown;
-/** The route answered by a stream of events instead of one JSON body. */
-const STREAM = Symbol("event stream");
+/** A route that writes its own response (a stream) instead of one JSON body. */
+type Streamed = { stream: (runtime: Runtime, request: IncomingMessage, response: ServerResponse, query: URLSearchParams) => void };
 
 /**
  * The dashboard's read API: what the pages poll and refetch on every change, and the event stream
  * that tells them when, answered with Node's own request and response, without the framework's
  * per-request work (see docs/ARCHITECTURE.md, "Serving"). Downloads and actions go on to Next.js.
  */
-const ROUTES: readonly [RegExp, Answer | typeof STREAM][] = [
+const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   // The change feed as Server-Sent Events (lib/dashboard/eventStream.ts).
-  [/^\/api\/events$/, STREAM],
+  [/^\/api\/events$/, { stream: answerEventStream }],
+  // Every request the table's URL query matches, as CSV or JSON Lines, streamed (lib/dashboard/exportStream.ts).
+  [/^\/api\/export$/, { stream: answerExport }],
   // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
   [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
   // One page of the requests table; the query is the page's own URL query (lib/model/requestQuery.ts).
@@ -91,8 +94,8 @@ export function answerReadApi(runtime: () => Runtime, request: IncomingMessage, 
     if (!match) continue;
     try {
       if (request.method !== "GET" && request.method !== "HEAD") throw new ReqwatchError("METHOD_NOT_ALLOWED", `${pathname} answers GET only.`);
-      if (answer === STREAM) {
-        answerEventStream(runtime(), request, response, query());
+      if (typeof answer !== "function") {
+        answer.stream(runtime(), request, response, query());
         return true;
       }
       const param = match[1] === undefined ? "" : decodePathSegment(match[1]);

@@ -1,6 +1,8 @@
+import { once } from "node:events";
 import { Option, type Command } from "commander";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
+import { exportChunks, EXPORT_FORMATS } from "../../views/exportRows";
 import { withTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
@@ -23,23 +25,29 @@ export function registerList(program: Command): void {
     .option("-n, --limit <n>", `rows per page (1-${MAX_PAGE_SIZE})`, integerBetween(1, MAX_PAGE_SIZE), 50)
     .option("--cursor <cursor>", "continue after a previous page")
     .option("--json", "print the page as JSON ({ items, nextCursor })")
+    .addOption(new Option("--format <format>", "every matching request, every page, as CSV or JSON Lines (streamed; --limit is the page size)").choices(EXPORT_FORMATS).conflicts(["json", "cursor"]))
     .action(async (options, command: Command) => {
-      const page = await withTracker(command, (tracker) =>
-        tracker.list({
-          workspace: options.workspace,
-          states: options.state as State[] | undefined,
-          sessionId: options.session,
-          ...(options.callbackFailed && { callbackFailed: true }),
-          createdFrom: options.createdSince,
-          createdTo: options.createdBefore,
-          updatedFrom: options.updatedSince,
-          updatedTo: options.updatedBefore,
-          sort: options.sort,
-          order: options.order,
-          limit: options.limit,
-          cursor: options.cursor,
-        }),
-      );
+      const filter = {
+        workspace: options.workspace,
+        states: options.state as State[] | undefined,
+        sessionId: options.session,
+        ...(options.callbackFailed && { callbackFailed: true }),
+        createdFrom: options.createdSince,
+        createdTo: options.createdBefore,
+        updatedFrom: options.updatedSince,
+        updatedTo: options.updatedBefore,
+        sort: options.sort,
+        order: options.order,
+      };
+      if (options.format) {
+        await withTracker(command, async (tracker) => {
+          for (const chunk of exportChunks(tracker, filter, options.format, options.limit)) {
+            if (!process.stdout.write(chunk)) await once(process.stdout, "drain");
+          }
+        });
+        return;
+      }
+      const page = await withTracker(command, (tracker) => tracker.list({ ...filter, limit: options.limit, cursor: options.cursor }));
       if (options.json) return printJson(page);
       if (!page.items.length) return printLine("No requests match.");
       const now = Date.now();
