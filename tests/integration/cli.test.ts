@@ -148,8 +148,13 @@ describe("reqwatch CLI", () => {
   });
 
   describe("exit codes", () => {
-    it("0 for --help", () => {
-      expect(runCli(["--help"]).code).toBe(0);
+    it("0 for --help, which lists every command on one line each, and for --version", () => {
+      const help = runCli(["--help"]);
+      expect(help.code).toBe(0);
+      const commands = help.stdout.slice(help.stdout.indexOf("Commands:\n") + "Commands:\n".length).trimEnd().split("\n");
+      expect(commands.map((line) => line.trim().split(" ")[0])).toEqual(["create", "update", "get", "explain", "list", "recover", "cleanup", "restore", "retry", "cancel", "monitor", "session", "adopt", "mcp", "help"]);
+      const version = runCli(["--version"]);
+      expect(version).toMatchObject({ code: 0, stdout: `${JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")).version}\n` });
     });
 
     it.each([

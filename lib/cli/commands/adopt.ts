@@ -9,6 +9,7 @@ export function registerAdopt(program: Command): void {
   program
     .command("adopt")
     .description("Let reqwatch manage a folder another program writes (it is observed read-only until then)")
+    .summary("Let reqwatch manage this folder")
     .action((_options, command: Command) => {
       const root = resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir);
       let adopted: boolean;

@@ -6,6 +6,7 @@ export function registerCancel(program: Command): void {
   program
     .command("cancel <requestIds...>")
     .description("Cancel created, queued or processing requests: they go to failed, reason cancelled (a worker's late result is dropped)")
+    .summary("Cancel waiting or running requests")
     .option("--dry-run", "only report what would change")
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {

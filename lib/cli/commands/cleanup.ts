@@ -9,6 +9,7 @@ export function registerCleanup(program: Command): void {
   program
     .command("cleanup")
     .description("Archive, then delete, requests not updated for a while (terminal states by default)")
+    .summary("Archive, then delete, old finished requests")
     .option("--older-than <duration>", "not updated for this long (default 24h)", duration)
     .option("-s, --state <states>", `states to clean up (default ${TERMINAL_STATES.join(",")})`, states)
     .option("--dry-run", "only report what would go")

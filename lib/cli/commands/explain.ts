@@ -8,6 +8,7 @@ export function registerExplain(program: Command): void {
   program
     .command("explain <requestId>")
     .description("Tell one request's story: time in each state, attempts, dropped deliveries, callback, why it is stuck, its session, what to do next")
+    .summary("A request's story and what to do next")
     .option("--json", "print the explanation as JSON")
     .action(async (requestId: string, options: { json?: boolean }, command: Command) => {
       const explanation = await withTracker(command, (tracker) => explainRequest(tracker, requestId, tracker.stuck()));

@@ -12,6 +12,7 @@ export function registerList(program: Command): void {
   program
     .command("list")
     .description("List requests, most recently updated first")
+    .summary("List requests, newest update first")
     .option("-w, --workspace <name>", "only this workspace")
     .option("-s, --state <states>", "only these states (comma-separated or repeated)", states)
     .option("--session <sessionId>", "only this session")

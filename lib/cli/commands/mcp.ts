@@ -5,6 +5,7 @@ export function registerMcp(program: Command, version: string): void {
   program
     .command("mcp")
     .description("Serve the state folder to a coding agent over MCP (stdio): what is stuck, list, get, explain, retry, cancel, the session's context")
+    .summary("Serve the folder to a coding agent (MCP)")
     .action(async (_options, command: Command) => {
       const tracker = trackerFor(command);
       // stdout carries the protocol: everything else goes to stderr.

@@ -20,6 +20,7 @@ export function registerMonitor(program: Command): void {
   program
     .command("monitor")
     .description("Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers")
+    .summary("Run the stuck monitor")
     .option("--once", "run one pass and exit")
     .option("--interval <duration>", "time between passes (default 15s, or REQWATCH_MONITOR_INTERVAL)", duration)
     .option("--json", "print each pass as a JSON line")

@@ -8,6 +8,7 @@ export function registerRecover(program: Command): void {
   program
     .command("recover")
     .description("Reconcile the index with the files, time out hung requests, remove crashed writers' temp files")
+    .summary("Reconcile the index; time out hung requests")
     .option("--hung-after <duration>", "time out requests processing for longer than this (default 1h)", duration)
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {

@@ -6,6 +6,7 @@ export function registerRestore(program: Command): void {
   program
     .command("restore <requestId>")
     .description("Bring an archived request back from the archive")
+    .summary("Bring a request back from the archive")
     .action(async (requestId: string, _options, command: Command) => {
       const request = await withTracker(command, (tracker) => tracker.restore(requestId));
       printLine(`Restored ${request.requestId} (${request.state}).`);

@@ -8,6 +8,7 @@ export function registerRetry(program: Command): void {
   program
     .command("retry [requestIds...]")
     .description("Send failed, timed-out or orphaned requests back to the queue (ids, or --state / --workspace)")
+    .summary("Send requests back to the queue")
     .option("-s, --state <states>", "every request in these states (comma-separated)", states)
     .option("-w, --workspace <name>", "only this workspace (with --state)")
     .option("--dry-run", "only report what would change")

@@ -16,7 +16,7 @@ function unwrap<T>(result: SessionResult<T>): T {
 }
 
 export function registerSession(program: Command): void {
-  const session = program.command("session").description("Session context: start, record commands and files, snapshot, show, list, reset");
+  const session = program.command("session").description("Session context: start, record commands and files, snapshot, show, list, reset").summary("Record and show session context");
 
   session
     .command("start")
@@ -114,6 +114,7 @@ export function registerSession(program: Command): void {
   session
     .command("list")
     .description("List sessions, newest update first")
+    .summary("List requests, newest update first")
     .option("--json", "print them as JSON")
     .action(async (options, command: Command) => {
       const tracker = trackerFor(command);

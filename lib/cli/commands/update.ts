@@ -40,6 +40,7 @@ export function registerUpdate(program: Command): void {
   program
     .command("update <requestId>")
     .description("Apply a transition and/or set fields, under the writers' lock (replaces a jq stop hook)")
+    .summary("Change a request's state or fields")
     .addOption(new Option("--state <state>", "move to this state (checked against the transition table)").choices(STATES))
     .option("--reason <text>", "why, for the history")
     .option("--by <who>", "who made the change, for the history", "cli")
