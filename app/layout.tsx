@@ -15,12 +15,15 @@ export const metadata: Metadata = {
 export const dynamic = "force-dynamic";
 
 export default function RootLayout({ children }: { children: ReactNode }) {
-  const { ownership, stateDir } = getTracker();
+  const tracker = getTracker();
+  const { ownership, stateDir } = tracker;
+  // Read before the page's own data (a layout renders before its page): the stream replays from here.
+  const feedSince = `${tracker.generation()}:${tracker.feedLastSeq()}`;
   const readOnly = ownership.access === "observed" ? `Observing ${stateDir.root} read-only: ${ownership.reason}. Every action is off. To allow actions, ${ownership.toWrite} and restart the dashboard.` : null;
   return (
     <html lang="en">
       <body>
-        <LiveFeedProvider actionToken={getActionToken()} readOnly={readOnly} stateDir={stateDir.root}>
+        <LiveFeedProvider actionToken={getActionToken()} readOnly={readOnly} stateDir={stateDir.root} feedSince={feedSince}>
           <header className="site">
             <Link prefetch={false} className="brand" href="/">
               reqwatch

@@ -86,19 +86,24 @@ function queryOfKey(paramsKey: string): RequestQuery | null {
  * stuck list, with the rows' stuck reasons, are set from their events; a `reset` (index rebuilt, or
  * too far behind) refetches everything. At rest the tab makes no request but its event stream.
  */
-export function LiveFeedProvider({ actionToken, readOnly, stateDir, children }: DashboardInfo & { children: ReactNode }) {
+/**
+ * `feedSince`: where the change feed stood when the server rendered the page (`<generation>:<seq>`).
+ * The stream starts there, so a change made between the render and the stream's opening is
+ * replayed instead of missed.
+ */
+export function LiveFeedProvider({ actionToken, readOnly, stateDir, feedSince, children }: DashboardInfo & { feedSince: string; children: ReactNode }) {
   const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, refetchOnWindowFocus: false, retry: 1 } } }));
   const [info] = useState<DashboardInfo>(() => ({ actionToken, readOnly, stateDir }));
   return (
     <QueryClientProvider client={client}>
       <DashboardContext.Provider value={info}>
-        <LiveStream>{children}</LiveStream>
+        <LiveStream since={feedSince}>{children}</LiveStream>
       </DashboardContext.Provider>
     </QueryClientProvider>
   );
 }
 
-function LiveStream({ children }: { children: ReactNode }) {
+function LiveStream({ since, children }: { since: string; children: ReactNode }) {
   const queryClient = useQueryClient();
   const [state, setState] = useState<LiveState>("connecting");
   const [lastEventAt, setLastEventAt] = useState<number | null>(null);
@@ -112,6 +117,9 @@ function LiveStream({ children }: { children: ReactNode }) {
     let sessionListTimer: ReturnType<typeof setTimeout> | null = null;
     let lastListRefresh = 0;
     let closed = false;
+    // Where a new EventSource resumes: the render's feed position, then the last event id seen
+    // (EventSource resends it by itself only within one connection's retries).
+    let resumeFrom = since;
 
     // Pages whose membership only the server can decide, refetched together at most every LIST_REFRESH_MS.
     const toRefetch = new Set<string>();
@@ -203,9 +211,14 @@ function LiveStream({ children }: { children: ReactNode }) {
       });
     };
 
+    const remember = (event: Event) => {
+      const id = (event as MessageEvent<string>).lastEventId;
+      if (id) resumeFrom = id;
+    };
+
     const open = () => {
       if (closed) return;
-      source = new EventSource("/api/events");
+      source = new EventSource(`/api/events?since=${encodeURIComponent(resumeFrom)}`);
       source.addEventListener("open", () => {
         downSince = null;
         // Cleared and forgotten, so the next outage arms it again.
@@ -215,11 +228,13 @@ function LiveStream({ children }: { children: ReactNode }) {
       });
       source.addEventListener("ready", (event) => {
         seen();
+        remember(event);
         const data = JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts };
         queryClient.setQueryData(statusKeys.counts, data.counts);
       });
       source.addEventListener("reset", (event) => {
         seen();
+        remember(event);
         const data = JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts };
         queryClient.setQueryData(statusKeys.counts, data.counts);
         void queryClient.invalidateQueries({ queryKey: requestKeys.all });
@@ -228,6 +243,7 @@ function LiveStream({ children }: { children: ReactNode }) {
       });
       source.addEventListener("changes", (event) => {
         seen();
+        remember(event);
         applyChanges((JSON.parse((event as MessageEvent<string>).data) as { changes: FeedChange[] }).changes);
       });
       source.addEventListener("counts", (event) => {
@@ -265,7 +281,7 @@ function LiveStream({ children }: { children: ReactNode }) {
       source?.close();
       for (const timer of [fallbackTimer, reopenTimer, listTimer, sessionListTimer]) if (timer) clearTimeout(timer);
     };
-  }, [queryClient]);
+  }, [queryClient, since]);
 
   const status = useMemo<LiveStatus>(() => ({ state, lastEventAt }), [state, lastEventAt]);
   return (

@@ -307,7 +307,7 @@ test("after a restart the overview says which dead reqwatch workers' requests we
 });
 
 test("when the event stream fails, the page says so and polls every 5 s", async ({ page, tracker }) => {
-  await page.route("**/api/events", (route) => route.fulfill({ status: 503, body: "down" }));
+  await page.route("**/api/events*", (route) => route.fulfill({ status: 503, body: "down" }));
   await page.goto("/requests");
   await expect(page.getByRole("status", { name: "Live status" })).toContainText("stream down: polling every 5 s", { timeout: 10_000 });
   tracker.create({ requestId: "seen-by-polling", workspace: "gateway", state: "queued" });

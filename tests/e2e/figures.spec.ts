@@ -40,7 +40,7 @@ test("an open tab makes no requests at rest, and a change updates the rows it ca
 
 test("after a short stream outage, a longer one still falls back to polling", async ({ page }) => {
   let mode: "short" | "down" | "pass" = "pass";
-  await page.route("**/api/events", async (route) => {
+  await page.route("**/api/events*", async (route) => {
     if (mode === "pass") return route.continue();
     // "short": a stream that opens and ends at once, so the browser reconnects within a second.
     if (mode === "short") return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: "retry: 300\n\n" });

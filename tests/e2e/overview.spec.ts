@@ -39,6 +39,25 @@ test("it shows a request written after the page was opened, without a reload", a
   await expect(page.getByRole("listitem", { name: "queued: 1" })).toBeVisible();
 });
 
+test("a request written while the page was still opening its event stream shows too", async ({ page, tracker }) => {
+  tracker.create({ requestId: "before-the-page", workspace: "gateway", state: "queued" });
+  // The stream is held back until a request has been written after the page was rendered.
+  let release!: () => void;
+  const written = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/events*", async (route) => {
+    await written;
+    await route.continue();
+  });
+  await page.goto("/");
+  const recent = page.getByRole("table", { name: "Recent requests" });
+  await expect(recent.getByRole("row", { name: /before-the-page/ })).toBeVisible();
+  tracker.create({ requestId: "in-the-gap", workspace: "gateway", state: "queued" });
+  release();
+
+  await expect(recent.getByRole("row", { name: /in-the-gap/ })).toBeVisible();
+  await expect(page.getByRole("listitem", { name: "queued: 2" })).toBeVisible();
+});
+
 test("only the 50 most recently updated requests are listed", async ({ page, tracker }) => {
   for (let i = 0; i < 55; i++) tracker.create({ requestId: `bulk-${String(i).padStart(2, "0")}`, workspace: "bulk" });
 
