@@ -2,7 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { z } from "zod";
-import { filterFields, MAX_PAGE_SIZE } from "../model/listFilters";
+import { filterFields, MAX_PAGE_SIZE, type ListFilters } from "../model/listFilters";
 import { isReqwatchError, ReqwatchError } from "../model/errors";
 import { parseDuration } from "../model/duration";
 import type { State } from "../model/states";
@@ -98,7 +98,7 @@ export function createMcpServer(tracker: Tracker, version: string): McpServer {
       },
       annotations: { readOnlyHint: true },
     },
-    tool(({ createdWithin, ...filters }: { createdWithin?: string } & Parameters<Tracker["list"]>[0] & object) =>
+    tool(({ createdWithin, ...filters }: ListFilters & { createdWithin?: string }) =>
       tracker.list({ ...filters, ...(createdWithin !== undefined && { createdFrom: tracker.options.now() - parseDuration(createdWithin, "createdWithin") }) }),
     ),
   );
