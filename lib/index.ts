@@ -19,7 +19,7 @@ export type { RetryReport, RetryTarget, RetryOptions } from "./queue/retry";
 export type { CancelReport, CancelOptions } from "./queue/cancel";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";
 export type { MonitorHandle, MonitorLoopOptions } from "./monitor/startMonitor";
-export type { Sessions, SessionResult, CommandInput, CommandStatus, FileInput, SnapshotInput, StartOutcome } from "./sessions/sessionTracker";
+export type { SessionTracker, SessionResult, CommandInput, CommandStatus, FileInput, SnapshotInput, StartOutcome } from "./sessions/sessionTracker";
 export type { SessionRecord, CommandEntry, ContextSnapshot } from "./files/sessionFile";
 export type { FeedChange, FeedHead, ChangeKind } from "./db/changes";
 export type { IngestHandle, IngestOptions, IngestStatus } from "./ingest/startIngest";

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { BulkActions } from "./actions/bulkActions";
+import { BulkActions, type Actions } from "./actions/bulkActions";
 import { sessionsSeen, type SessionSeen } from "./db/queries/sessionsSeen";
 import { oldestCreatedAt } from "./db/queries/oldestCreated";
 import { backfillText } from "./db/requestText";
-import { Sessions } from "./sessions/sessionTracker";
+import { Sessions, type SessionTracker } from "./sessions/sessionTracker";
 import { openArchive, type ArchiveDb } from "./db/archive";
 import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup/cleanup";
 import { commitChange } from "./store/commitChange";
@@ -130,9 +130,9 @@ export interface Tracker {
   /** `checkIndex` every `intervalMs` (default 1 s) in a long-lived process; `onReopened` is told the cause after a reopen. */
   startIndexGuard(options?: { intervalMs?: number; onReopened?: (cause: string) => void; onError?: (error: unknown) => void }): IndexGuardHandle;
   /** The session tracker: sessions/<id>.json, their index, their feed changes. */
-  readonly sessions: Sessions;
+  readonly sessions: SessionTracker;
   /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
-  readonly actions: BulkActions;
+  readonly actions: Actions;
   close(): void;
 }
 

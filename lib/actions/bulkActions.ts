@@ -122,12 +122,25 @@ function validate(input: ActionInput): ActionInput {
   throw new ReqwatchError("BAD_INPUT", `Unknown action "${(input as { kind: string }).kind}".`);
 }
 
+/** The dashboard's bulk actions as a tracker hands them out (the class below is the one implementation). */
+export interface Actions {
+  /** Close the entries of actions whose process died during them; called once when a server opens. */
+  closeInterrupted(): AuditEntry[];
+  /** The dry run: what the action would do now, kept under a previewId for the run. */
+  preview(input: ActionInput): ActionPreview;
+  run(input: ActionInput, options?: RunOptions & { onStart?: (id: number) => void }): Promise<AuditEntry>;
+  previewUndo(entryId: number): ActionPreview;
+  undo(entryId: number, options?: RunOptions & { onStart?: (id: number) => void }): Promise<AuditEntry>;
+  entry(id: number): AuditEntry;
+  list(limit?: number): AuditEntry[];
+}
+
 /**
  * Bulk actions from the dashboard: previewed by a dry run, then run in chunks with the event loop
  * free between them, each one written to the audit log (before it starts, after every chunk, and
  * when it ends). A cleanup can be undone: its archived requests are restored.
  */
-export class BulkActions {
+export class BulkActions implements Actions {
   private readonly running = new Map<number, EntryProgress & { matched: number }>();
   private readonly previews = new Map<string, FixedPreview>();
 

@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { asReqwatchError } from "../model/errors";
 import { withWritersLock } from "../db/writeLock";
 import type { TrackerContext } from "../store/context";
-import { ReqwatchError, isReqwatchError, type ErrorCode } from "../model/errors";
+import { asReqwatchError, ReqwatchError, isReqwatchError, type ErrorCode } from "../model/errors";
 import { writeFileDurable } from "../fs/durableWrite";
 import { assertRequestId, idOfFileName } from "../model/ids";
 import { assertManaged } from "../store/ownership";
 import { forgetUnreadable, recordUnreadable } from "../db/unreadableFiles";
 import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
 import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "../files/sessionFile";
+import type { SessionSummary } from "../db/changes";
 import { anySession, currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "../db/sessionRows";
 
 /** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
@@ -55,11 +55,28 @@ function result<T>(run: () => T): SessionResult<T> {
   }
 }
 
+/** The session tracker as a tracker hands it out (the class below is the one implementation). */
+export interface SessionTracker {
+  /** The current session's id: the newest not ended, updated within the expiry; null when there is none. */
+  current(): string | null;
+  /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
+  start(): SessionResult<StartOutcome>;
+  recordCommand(input: CommandInput, sessionId?: string): SessionResult;
+  recordFile(input: FileInput, sessionId?: string): SessionResult;
+  updateSnapshot(input: SnapshotInput, sessionId?: string): SessionResult;
+  /** End the current session and start another; nothing is deleted. */
+  reset(): SessionResult<{ ended: string | null; session: SessionRecord }>;
+  get(sessionId: string): SessionRecord | null;
+  list(limit?: number): SessionSummary[];
+  /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
+  reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] };
+}
+
 /**
  * The session tracker on the state directory: `sessions/<id>.json` in the common session-file shape,
  * written through the durable path under the writers' lock, indexed, and in the change feed.
  */
-export class Sessions {
+export class Sessions implements SessionTracker {
   constructor(private readonly ctx: TrackerContext) {}
 
   private file(sessionId: string): string {
@@ -246,7 +263,7 @@ export class Sessions {
     return this.read(sessionId);
   }
 
-  list(limit?: number) {
+  list(limit?: number): SessionSummary[] {
     return listSessions(this.ctx.db, limit);
   }
 
