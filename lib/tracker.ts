@@ -16,7 +16,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
 import { countByState, type StateCounts } from "./db/queries/countByState";
 import { getRequest } from "./db/queries/getRequest";
 import { listRequests, type RequestPage } from "./db/queries/listRequests";
-import { listUnreadable, type UnreadableFile } from "./db/queries/listUnreadable";
+import { listUnreadable, type UnreadableFile } from "./db/unreadableFiles";
 import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
 import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
 import { resolveListFilters, type ListFilters } from "./model/listFilters";

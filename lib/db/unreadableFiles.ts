@@ -23,6 +23,18 @@ export function forgetUnreadable(db: IndexDb, file: string): void {
   statement(db, "DELETE FROM unreadable_files WHERE file = ?").run(file);
 }
 
+/** A file the index could not read, as health lists it. */
+export interface UnreadableFile {
+  /** Relative to the state directory, e.g. `requests/abc.json`. */
+  file: string;
+  reason: string;
+  since: number;
+}
+
+export function listUnreadable(db: IndexDb): UnreadableFile[] {
+  return statement(db, "SELECT file, reason, since FROM unreadable_files ORDER BY file").all() as UnreadableFile[];
+}
+
 export function knownUnreadable(db: IndexDb): KnownUnreadable[] {
   return statement(db, "SELECT file, reason, file_mtime_ms AS mtimeMs, file_size AS size, file_ino AS ino FROM unreadable_files").all() as KnownUnreadable[];
 }

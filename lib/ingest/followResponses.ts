@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { TrackerContext } from "../store/context";
@@ -24,24 +23,8 @@ export interface ResponsesFollower {
 }
 
 const FLUSH_DELAY_MS = 10;
-/** A folder that appears is read once more this long after: a file written into it at once can come before its watch. */
-const NEW_FOLDER_RESCAN_MS = 100;
-
-/** The files in a new workspace folder (its `responses/`) or a new `responses/` folder; what is not a response file is skipped at ingest. */
-function filesIn(folder: string): string[] {
-  const list = (dir: string) => {
-    try {
-      return fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return [];
-    }
-  };
-  const entries = list(folder);
-  if (path.basename(folder) === "responses") return entries.filter((entry) => entry.isFile()).map((entry) => path.join(folder, entry.name));
-  return list(path.join(folder, "responses"))
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(folder, "responses", entry.name));
-}
+/** After a folder appears, the ipc folder is reconciled once this long after: a file written into it at once can come before its watch. */
+const NEW_FOLDER_RECONCILE_MS = 100;
 
 /**
  * Whether chokidar should look at `file` under the ipc folder: the folder, a workspace folder, its
@@ -68,7 +51,7 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | null = null;
   let watcher: FSWatcher | null = null;
-  const rescans = new Set<NodeJS.Timeout>();
+  let folderTimer: NodeJS.Timeout | null = null;
 
   const flush = () => {
     timer = null;
@@ -82,6 +65,13 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
       onError(error);
     }
   };
+  const reconcile = () => {
+    try {
+      reconcileResponses(ctx);
+    } catch (error) {
+      onError(error);
+    }
+  };
   const queue = (file: string) => {
     pending.add(file);
     timer ??= setTimeout(flush, FLUSH_DELAY_MS);
@@ -91,21 +81,16 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
     watcher = watch(ipcDir, { ignoreInitial: true, persistent: false, depth: 2, ignored: (file) => ignored(ipcDir, file) });
     watcher.on("add", queue).on("change", queue).on("unlink", queue);
     watcher.on("addDir", (folder) => {
-      if (folder === ipcDir) return;
-      const rescan = setTimeout(() => {
-        rescans.delete(rescan);
-        for (const file of filesIn(folder)) queue(file);
-      }, NEW_FOLDER_RESCAN_MS);
-      rescans.add(rescan);
+      if (folder === ipcDir || folderTimer) return;
+      folderTimer = setTimeout(() => {
+        folderTimer = null;
+        reconcile();
+      }, NEW_FOLDER_RECONCILE_MS);
     });
     // Anything written before the scan ended is in the reconciliation that follows it.
     watcher.on("ready", () => {
       status.ready = true;
-      try {
-        reconcileResponses(ctx);
-      } catch (error) {
-        onError(error);
-      }
+      reconcile();
     });
     watcher.on("error", (error) => {
       status.mode = "reconciling";
@@ -117,7 +102,7 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
     flush,
     async stop() {
       if (timer) clearTimeout(timer);
-      for (const rescan of rescans) clearTimeout(rescan);
+      if (folderTimer) clearTimeout(folderTimer);
       await watcher?.close();
     },
   };

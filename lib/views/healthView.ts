@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import type { UnreadableFile } from "../db/queries/listUnreadable";
+import type { UnreadableFile } from "../db/unreadableFiles";
 import type { IndexGuardStatus } from "../recovery/indexGuard";
 import type { IngestStatus } from "../ingest/startIngest";
 import type { MonitorHandle } from "../monitor/startMonitor";
