@@ -6,6 +6,9 @@ const nextConfig = {
   // Served to a browser on the same machine: gzip would only cost CPU.
   compress: false,
   reactStrictMode: true,
+  // The package's prebuilt dashboard is made from the standalone output (scripts/package-dashboard.mjs).
+  output: "standalone",
+  outputFileTracingRoot: import.meta.dirname,
   // The security headers and the Host check are the dashboard server's, on every response (lib/dashboard/dashboardListener.ts).
 };
 

@@ -10,6 +10,6 @@ export default defineConfig([
   // `reqwatch mcp` loads the MCP server as a chunk of its own, so the other commands never load its SDK.
   { ...common, input: { cli: "lib/cli/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "cli-[name].cjs", format: "cjs", minify: true } },
   { ...common, input: "lib/index.ts", output: { file: "dist/index.cjs", format: "cjs" } },
-  // The dashboard server (`npm start`): the read API, then Next.js, which stays an ordinary require.
-  { ...common, external: ["better-sqlite3", /^next($|\/)/], input: "server/main.ts", output: { file: "dist/server.cjs", format: "cjs" } },
+  // The dashboard server (`reqwatch dashboard`, `npm start`): the read API; it loads Next.js from the dashboard's folder.
+  { ...common, input: "server/main.ts", output: { file: "dist/server.cjs", format: "cjs" } },
 ]);

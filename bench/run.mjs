@@ -10,6 +10,7 @@ import { quantileSorted } from "simple-statistics";
 import { measureLive } from "./live.mjs";
 import { measureDashboard } from "./dashboard.mjs";
 import { measureMcp } from "./mcp.mjs";
+import { measurePackage } from "./package.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, adoptStateDir, STATES } = require("../dist/index.cjs");
@@ -268,7 +269,7 @@ async function measureThroughput() {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: () => (measureBareDurableWrite(), measureWrites()),
@@ -280,6 +281,7 @@ const groups = {
   live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }),
   dashboard: () => measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }),
   mcp: () => measureMcp({ ROOT, writeFiles, tempDir, openTracker, summarize }),
+  package: () => measurePackage({ ROOT, summarize }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const SOURCES = ["app", "components", "lib", "server", "public", "next.config.mjs", "rolldown.config.mjs", "package.json", "tsconfig.json"];
+const SOURCES = ["app", "components", "lib", "server", "public", "next.config.mjs", "rolldown.config.mjs", "package.json", "tsconfig.json", "scripts/package-dashboard.mjs"];
 
 function newestMtime(entry) {
   let stat;
@@ -19,11 +19,11 @@ function newestMtime(entry) {
   return newest;
 }
 
-/** True when there is no production build (the pages' or the server's), or a source file changed after it was made. */
+/** True when there is no production build (the pages', the server's or the package's dashboard), or a source file changed after it was made. */
 export function buildIsStale() {
   let built;
   try {
-    built = Math.min(fs.statSync(path.join(ROOT, ".next", "BUILD_ID")).mtimeMs, fs.statSync(path.join(ROOT, "dist", "server.cjs")).mtimeMs);
+    built = Math.min(...[".next/BUILD_ID", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID"].map((file) => fs.statSync(path.join(ROOT, file)).mtimeMs));
   } catch {
     return true;
   }

@@ -1,16 +1,42 @@
-// The dashboard server: `npm start` runs it (scripts/start.mjs), bundled as dist/server.cjs.
+// The dashboard server, bundled as dist/server.cjs: `reqwatch dashboard` runs it (and `npm start`
+// through it).
 //   node dist/server.cjs --hostname 127.0.0.1 --port 4600 [--dev]
 // The state directory comes from REQWATCH_STATE_DIR (and the other REQWATCH_* settings), as for the CLI.
+import fs from "node:fs";
 import http from "node:http";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import next from "next";
 import { dashboardListener } from "../lib/dashboard/dashboardListener";
 import { closeRuntime, getRuntime } from "../lib/dashboard/runtime";
 
 const USAGE = "Usage: node dist/server.cjs --hostname HOST --port N [--dev]";
-// dist/server.cjs: the project is the folder above.
-const ROOT = path.resolve(__dirname, "..");
+
+interface Dashboard {
+  /** The folder whose .next holds the build, and from which `next` is loaded. */
+  readonly dir: string;
+  /** Next.js's settings as the build recorded them; null in development, where next.config.mjs is read. */
+  readonly config: Record<string, unknown> | null;
+}
+
+/**
+ * Where the pages are built. In a clone of the repository: the project's own .next (`npm run build`),
+ * run with the project's Next.js. In the installed package: dist/dashboard, Next.js's standalone
+ * output with the modules it needs (scripts/package-dashboard.mjs), so the user installs no framework.
+ * Both run as Next's own standalone server does, with the settings the build recorded.
+ */
+function locateDashboard(dev: boolean): Dashboard {
+  const project = path.resolve(__dirname, "..");
+  const inRepository = fs.existsSync(path.join(project, "next.config.mjs"));
+  const dir = dev || inRepository ? project : path.join(__dirname, "dashboard");
+  if (dev) return { dir, config: null };
+  try {
+    const required = JSON.parse(fs.readFileSync(path.join(dir, ".next", "required-server-files.json"), "utf8")) as { config: Record<string, unknown> };
+    return { dir, config: required.config };
+  } catch (error) {
+    fail(`no dashboard build in ${path.join(dir, ".next")} (${(error as Error).message}); ${inRepository ? "run `npm run build`" : "reinstall reqwatch"}.`);
+  }
+}
 
 function fail(message: string): never {
   console.error(`reqwatch: ${message}\n${USAGE}`);
@@ -28,7 +54,15 @@ async function main(): Promise<void> {
   if (!values.port || !Number.isInteger(port) || port < 1 || port > 65535) fail(`invalid port "${values.port ?? ""}".`);
   process.title = "reqwatch-server";
 
-  const app = next({ dev: values.dev, dir: ROOT, hostname: values.hostname, port });
+  const dashboard = locateDashboard(values.dev!);
+  if (dashboard.config) {
+    // What Next.js's own standalone server.js does: the settings come from the build, not next.config.mjs.
+    process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(dashboard.config);
+  }
+  // Loaded from the dashboard's folder: the package's own copy of Next.js, not one the user's project may have.
+  const nextModule = createRequire(path.join(dashboard.dir, "server.cjs"))("next") as typeof import("next") & { default?: typeof import("next").default };
+  const next = nextModule.default ?? (nextModule as unknown as typeof import("next").default);
+  const app = next({ dev: values.dev, dir: dashboard.dir, hostname: values.hostname, port, ...(dashboard.config && { conf: dashboard.config }) });
   await app.prepare();
   // Open the state directory before listening, so the stuck monitor and the watcher run from the
   // start, not from the first page anyone opens, and the recovery notice describes the server's own

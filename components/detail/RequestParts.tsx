@@ -54,6 +54,11 @@ export function RequestActions() {
             ? "Actions are off: this folder is observed read-only."
             : [actions.retry.allowed ? `Retry: ${actions.retry.reason}.` : `Retry is not available: ${actions.retry.reason}.`, actions.cancel.allowed ? `Cancelling moves it to failed (${actions.cancel.reason}).` : ""].join(" ")}
         </span>
+        <span className="spacer" />
+        {/* The whole request, long texts included, as the index holds it: what `reqwatch get` prints. */}
+        <a className="button" href={downloadUrl(request.requestId, "json")} download>
+          Export JSON
+        </a>
       </div>
       {action && <ActionDialog input={action === "retry" ? { kind: "retry", ids: [request.requestId] } : { kind: "cancel", ids: [request.requestId] }} onClose={() => setAction(null)} />}
     </>

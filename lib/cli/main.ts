@@ -7,6 +7,7 @@ import { registerAdopt } from "./commands/adopt";
 import { registerCancel } from "./commands/cancel";
 import { registerCleanup } from "./commands/cleanup";
 import { registerCreate } from "./commands/create";
+import { registerDashboard } from "./commands/dashboard";
 import { registerExplain } from "./commands/explain";
 import { registerGet } from "./commands/get";
 import { registerList } from "./commands/list";
@@ -38,7 +39,7 @@ function buildProgram(): Command {
     // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
     .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerMonitor, registerSession, registerAdopt]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerMonitor, registerSession, registerAdopt, registerDashboard]) {
     register(program);
   }
   registerMcp(program, version);

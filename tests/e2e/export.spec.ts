@@ -33,3 +33,16 @@ test("the requests page exports what its filters match, as CSV and as JSON Lines
   expect(rows.map((row) => row.requestId)).toEqual(expected);
   expect(rows.every((row) => row.state === "failed" && row.workspace === "alpha")).toBe(true);
 });
+
+test("a request's page exports the whole request as JSON, its long output included", async ({ page, tracker }) => {
+  const output = "line of output\n".repeat(20_000);
+  tracker.create({ requestId: "exported", workspace: "alpha", state: "processing", prompt: "summarise" });
+  tracker.transition("exported", "completed", { fields: { output, tokens: 42 } });
+
+  await page.goto("/requests/exported");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Export JSON" }).click()]);
+  expect(download.suggestedFilename()).toBe("exported.json");
+  const exported = JSON.parse(fs.readFileSync((await download.path())!, "utf8")) as Record<string, unknown>;
+  expect(exported).toEqual(JSON.parse(JSON.stringify(tracker.get("exported"))));
+  expect(exported).toMatchObject({ requestId: "exported", state: "completed", output, tokens: 42, prompt: "summarise" });
+});

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import net from "node:net";
 import path from "node:path";
 
 export const WORKERS = path.resolve(__dirname, "workers");
@@ -54,13 +55,26 @@ export function firstLine(child: ChildProcess): Promise<string> {
   return watchOutput(child, (seen) => (seen.includes("\n") ? seen.slice(0, seen.indexOf("\n")) : null), "writing a line");
 }
 
-/** Poll `check` until it returns a value (not undefined) or `timeoutMs` passes. */
-export async function eventually<T>(check: () => T | undefined, timeoutMs = 10_000, everyMs = 20): Promise<T> {
+/** Poll `check` until it returns (or resolves to) a value, not undefined, or `timeoutMs` passes. */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000, everyMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** A port no one listens on now, on 127.0.0.1: for a server a test starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -152,7 +152,7 @@ describe("reqwatch CLI", () => {
       const help = runCli(["--help"]);
       expect(help.code).toBe(0);
       const commands = help.stdout.slice(help.stdout.indexOf("Commands:\n") + "Commands:\n".length).trimEnd().split("\n");
-      expect(commands.map((line) => line.trim().split(" ")[0])).toEqual(["create", "update", "get", "explain", "list", "recover", "cleanup", "restore", "retry", "cancel", "monitor", "session", "adopt", "mcp", "help"]);
+      expect(commands.map((line) => line.trim().split(" ")[0])).toEqual(["create", "update", "get", "explain", "list", "recover", "cleanup", "restore", "retry", "cancel", "monitor", "session", "adopt", "dashboard", "mcp", "help"]);
       const version = runCli(["--version"]);
       expect(version).toMatchObject({ code: 0, stdout: `${JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")).version}\n` });
     });
@@ -242,7 +242,12 @@ describe("reqwatch CLI", () => {
       const missing = path.join(tempParent(), "typo");
       const result = spawnSync(process.execPath, [path.resolve(__dirname, "../../scripts/start.mjs"), "--state-dir", missing, "--port", "1"], { encoding: "utf8" });
       expect(result.status).toBe(2);
-      expect(result.stderr).toMatch(new RegExp(`^reqwatch: the state directory ${missing} does not exist\\.`));
+      expect(result.stderr).toMatch(new RegExp(`^reqwatch: error: the state directory ${missing} does not exist\\.`));
+      expect(fs.existsSync(missing)).toBe(false);
+      // The same from the command a project that installed reqwatch runs.
+      const dashboard = runCli(["--state-dir", missing, "dashboard", "--port", "1"]);
+      expect(dashboard.code).toBe(2);
+      expect(dashboard.stderr).toBe(`reqwatch: error: the state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); to start a new one there, run \`mkdir -p ${missing} && npx reqwatch adopt --state-dir ${missing}\`.\n`);
       expect(fs.existsSync(missing)).toBe(false);
     });
 

@@ -25,7 +25,7 @@ export async function GET(_request: Request, { params }: { params: Promise<{ id:
       headers: {
         "content-type": json ? "application/json; charset=utf-8" : "text/plain; charset=utf-8",
         // The id is letters, digits, _ and - (checked by get): safe in a header as it is.
-        "content-disposition": `attachment; filename="${id}-${part}.${json ? "json" : "txt"}"`,
+        "content-disposition": `attachment; filename="${json ? `${id}.json` : `${id}-${part}.txt`}"`,
       },
     });
   } catch (error) {

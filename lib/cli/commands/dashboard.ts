@@ -1,0 +1,62 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { Option, type Command } from "commander";
+import { resolveStateDirPath, STATE_DIR_ENV } from "../../files/stateDir";
+import { UsageError } from "../context";
+import { integerBetween } from "../parse";
+
+const DEFAULT_PORT = 4600;
+const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
+
+export function registerDashboard(program: Command): void {
+  program
+    .command("dashboard")
+    .description("Serve the dashboard for the state folder on http://127.0.0.1:4600/ (the prebuilt pages the package carries; Ctrl-C stops it)")
+    .summary("Serve the dashboard")
+    .option("--port <n>", `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT})`, integerBetween(1, 65535))
+    .option("--host <address>", "address to listen on (default: $REQWATCH_HOST, else 127.0.0.1; anything else prints a warning)")
+    .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
+    .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
+    // `npm run dev` in the repository: Next.js in development mode, on the project's sources.
+    .addOption(new Option("--dev").hideHelp())
+    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; dev?: boolean }, command: Command) => {
+      const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
+      const stateDir = resolveStateDirPath(named);
+      // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.
+      if (named && !fs.existsSync(stateDir)) {
+        throw new UsageError(`the state directory ${stateDir} does not exist. Check --state-dir (or ${STATE_DIR_ENV}); to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.`);
+      }
+      const port = options.port ?? portFromEnv();
+      const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
+      if (!LOOPBACK.includes(host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+
+      console.log(`reqwatch: state directory ${stateDir}`);
+      // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.
+      const server = spawn(process.execPath, [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])], {
+        stdio: "inherit",
+        env: {
+          NEXT_TELEMETRY_DISABLED: "1",
+          ...process.env,
+          NODE_ENV: options.dev ? "development" : "production",
+          [STATE_DIR_ENV]: stateDir,
+          ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
+          ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
+        },
+      });
+      for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
+      return new Promise<never>(() => {
+        server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+      });
+    });
+}
+
+function portFromEnv(): number {
+  const value = process.env.REQWATCH_PORT ?? process.env.PORT;
+  if (value === undefined) return DEFAULT_PORT;
+  try {
+    return integerBetween(1, 65535)(value);
+  } catch (error) {
+    throw new UsageError(`${process.env.REQWATCH_PORT !== undefined ? "REQWATCH_PORT" : "PORT"}=${value}: ${(error as Error).message}`);
+  }
+}

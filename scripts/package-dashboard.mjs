@@ -1,0 +1,47 @@
+// The prebuilt dashboard the package carries (dist/dashboard), made from Next.js's standalone output
+// after `next build` (`npm run build` runs it). `reqwatch dashboard` serves it with dist/server.cjs,
+// so a project that installs reqwatch runs the pages with no build and no framework of its own.
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const standalone = path.join(ROOT, ".next", "standalone");
+const target = path.join(ROOT, "dist", "dashboard");
+
+// Native or unused: better-sqlite3 (with its loaders) must be the user's own install, compiled for
+// their Node; sharp is next/image's optimizer, and the dashboard has no images.
+const LEFT_OUT = new Set(["better-sqlite3", "bindings", "file-uri-to-path", "sharp", "@img"]);
+
+if (!fs.existsSync(path.join(standalone, ".next", "BUILD_ID"))) {
+  console.error("package-dashboard: no standalone build in .next/standalone; run `next build` first (next.config.mjs sets output: \"standalone\").");
+  process.exit(1);
+}
+
+// Built beside the target and renamed into place, so a failed run never leaves half a dashboard.
+const building = `${target}.building`;
+fs.rmSync(building, { recursive: true, force: true });
+// Only the build and its modules: the trace also copies sources some server files name by path.
+fs.cpSync(path.join(standalone, ".next"), path.join(building, ".next"), { recursive: true, filter: (from) => path.basename(from) !== "cache" });
+fs.cpSync(path.join(ROOT, ".next", "static"), path.join(building, ".next", "static"), { recursive: true });
+fs.cpSync(path.join(standalone, "node_modules"), path.join(building, "node_modules"), {
+  recursive: true,
+  filter: (from) => !LEFT_OUT.has(path.relative(path.join(standalone, "node_modules"), from).split(path.sep)[0]),
+});
+
+// Turbopack names each external package with a hash and links it from .next/node_modules to the
+// project's copy. A tarball keeps no links: each becomes a one-line package that loads the user's own.
+const externals = path.join(building, ".next", "node_modules");
+for (const entry of fs.existsSync(externals) ? fs.readdirSync(externals, { withFileTypes: true }) : []) {
+  if (!entry.isSymbolicLink()) continue;
+  const link = path.join(externals, entry.name);
+  const name = path.basename(fs.readlinkSync(link));
+  fs.unlinkSync(link);
+  fs.mkdirSync(link);
+  fs.writeFileSync(path.join(link, "package.json"), `${JSON.stringify({ name: entry.name, private: true, main: "index.js" })}\n`);
+  fs.writeFileSync(path.join(link, "index.js"), `module.exports = require(${JSON.stringify(name)});\n`);
+}
+
+fs.rmSync(target, { recursive: true, force: true });
+fs.renameSync(building, target);
+console.log(`package-dashboard: ${path.relative(ROOT, target)} ready`);
