@@ -1,5 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions, type Actions } from "./actions/bulkActions";
+import { pauseWorkspace, resumeWorkspace, type PauseOptions, type PauseOutcome } from "./actions/queuePause";
+import { readPauses, type Pause } from "./files/pauseFile";
+import { queueStats, type QueueStats } from "./db/queries/queueStats";
 import { sessionsSeen, type SessionSeen } from "./db/queries/sessionsSeen";
 import { oldestCreatedAt } from "./db/queries/oldestCreated";
 import { backfillText } from "./db/requestText";
@@ -101,6 +104,17 @@ export interface Tracker {
   retry(target: RetryTarget, options?: RetryOptions): RetryReport;
   /** A person's cancel: created, queued or processing requests go to `failed`, reason `cancelled`; a worker's late result is dropped. */
   cancel(requestIds: readonly string[], options?: CancelOptions): CancelReport;
+  /**
+   * Pause a workspace's queue: no claim takes from it (work already claimed finishes), its wait is
+   * not stuck. Durable (a file in the state folder), audited; refused in an observed folder.
+   */
+  pause(workspace: string, options?: PauseOptions): PauseOutcome;
+  /** Resume a paused workspace; false when it was not paused. */
+  resume(workspace: string, options?: { by?: string }): boolean;
+  /** The paused workspaces, by name. */
+  pauses(): Pause[];
+  /** Each workspace with work queued or processing: how much, and since when the oldest has waited. */
+  queueStats(): QueueStats[];
   /** What is stuck now (read-only; the same rules as the monitor). */
   stuck(): StuckRequest[];
   /** One pass of the stuck monitor. */
@@ -335,6 +349,22 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     cancel(requestIds, options) {
       return cancel(ctx, requestIds, options);
+    },
+
+    pause(workspace, options) {
+      return pauseWorkspace(ctx, archive, workspace, options);
+    },
+
+    resume(workspace, options) {
+      return resumeWorkspace(ctx, archive, workspace, options);
+    },
+
+    pauses() {
+      return readPauses(ctx.dir);
+    },
+
+    queueStats() {
+      return queueStats(ctx.db);
     },
 
     stuck() {

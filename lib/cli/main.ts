@@ -13,6 +13,7 @@ import { registerGet } from "./commands/get";
 import { registerList } from "./commands/list";
 import { registerMcp } from "./commands/mcp";
 import { registerMonitor } from "./commands/monitor";
+import { registerQueues } from "./commands/queues";
 import { registerRetry } from "./commands/retry";
 import { registerRecover } from "./commands/recover";
 import { registerRestore } from "./commands/restore";
@@ -39,7 +40,7 @@ function buildProgram(): Command {
     // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
     .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerMonitor, registerSession, registerAdopt, registerDashboard]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerAdopt, registerDashboard]) {
     register(program);
   }
   registerMcp(program, version);

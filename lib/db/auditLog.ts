@@ -1,7 +1,7 @@
 import type { ArchiveDb } from "./archive";
 import { ReqwatchError } from "../model/errors";
 
-export type ActionKind = "retry" | "cancel" | "cleanup" | "undo";
+export type ActionKind = "retry" | "cancel" | "cleanup" | "undo" | "pause" | "resume";
 
 export interface SkipSummary {
   reason: string;
@@ -124,6 +124,14 @@ export function startEntry(db: ArchiveDb, entry: { kind: ActionKind; by: string;
   const { lastInsertRowid } = db
     .prepare("INSERT INTO audit_log (kind, by, pid, started_at, status, summary, target, matched, undoes) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)")
     .run(entry.kind, entry.by, process.pid, entry.at, entry.summary, JSON.stringify(entry.target), entry.matched, entry.undoes ?? null);
+  return Number(lastInsertRowid);
+}
+
+/** An action done in one step (a pause, a resume): written finished. */
+export function recordEntry(db: ArchiveDb, entry: { kind: ActionKind; by: string; summary: string; target: unknown; at: number }): number {
+  const { lastInsertRowid } = db
+    .prepare("INSERT INTO audit_log (kind, by, pid, started_at, finished_at, status, summary, target) VALUES (?, ?, ?, ?, ?, 'done', ?, ?)")
+    .run(entry.kind, entry.by, process.pid, entry.at, entry.at, entry.summary, JSON.stringify(entry.target));
   return Number(lastInsertRowid);
 }
 

@@ -7,8 +7,12 @@ import { stateEnteredAt } from "../model/transition";
 /** How many changes the feed keeps; a client further behind than this is told to refetch. */
 export const FEED_RETAINED = 10_000;
 
-/** `response.changed`: a gateway's response file for the request was written, replaced or removed (lib/responses). */
-export type ChangeKind = "request.upserted" | "request.removed" | "session.upserted" | "response.changed";
+/**
+ * `response.changed`: a gateway's response file for the request was written, replaced or removed
+ * (lib/responses). `queue.changed`: a workspace's queue was paused or resumed (its name where a
+ * request's id would be).
+ */
+export type ChangeKind = "request.upserted" | "request.removed" | "session.upserted" | "response.changed" | "queue.changed";
 
 /** A session as the sessions list shows it (and as its feed change carries it). */
 export interface SessionSummary {
@@ -68,6 +72,11 @@ export function recordChange(db: IndexDb, kind: ChangeKind, requestId: string, r
 /** A session's change, in the same feed (so one stream carries both); its id goes where a request's would. */
 export function recordSessionChange(db: IndexDb, session: SessionSummary, at: number): void {
   appendChange(db, "session.upserted", session.sessionId, session, at);
+}
+
+/** A workspace paused or resumed, in the same feed, so every tab and process sees it. */
+export function recordQueueChange(db: IndexDb, workspace: string, at: number): void {
+  appendChange(db, "queue.changed", workspace, null, at);
 }
 
 export interface FeedHead {

@@ -2,19 +2,21 @@ import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 import { withWritersLock } from "./writeLock";
 
+// `skip`: a JSON array of the paused workspaces, whose queued requests are left where they are.
 const READY = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
-  AND (reserved_until IS NULL OR reserved_until <= ?) ORDER BY state_since, id LIMIT 1`;
+  AND (reserved_until IS NULL OR reserved_until <= ?) AND workspace NOT IN (SELECT value FROM json_each(?)) ORDER BY state_since, id LIMIT 1`;
 const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
   AND (reserved_until IS NULL OR reserved_until <= ?) AND workspace = ? ORDER BY state_since, id LIMIT 1`;
 
 /**
  * Reserve the oldest ready, unreserved `queued` request until `until` for process `pid`: a quick
- * step under the writers' lock, index only. Null when none is ready.
+ * step under the writers' lock, index only. Null when none is ready. `paused` workspaces are
+ * skipped (the caller refuses a claim from a paused workspace it names).
  */
-export function reserveOldestReady(db: IndexDb, workspace: string | undefined, now: number, until: number, pid: number): string | null {
+export function reserveOldestReady(db: IndexDb, workspace: string | undefined, paused: readonly string[], now: number, until: number, pid: number): string | null {
   return withWritersLock(db, () => {
     const id = (
-      workspace === undefined ? statement(db, READY).pluck().get(now, now) : statement(db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
+      workspace === undefined ? statement(db, READY).pluck().get(now, now, JSON.stringify(paused)) : statement(db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
     ) as string | undefined;
     if (id === undefined) return null;
     statement(db, "UPDATE requests SET reserved_until = ?, reserved_by = ? WHERE id = ?").run(until, pid, id);

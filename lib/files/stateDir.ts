@@ -12,6 +12,8 @@ export interface StateDir {
   readonly sessionsDir: string;
   /** Result markers: a worker's result, written before it reports, so a crash in between loses nothing. */
   readonly resultsDir: string;
+  /** One file per paused workspace (lib/files/pauseFile.ts): claims take nothing from it. */
+  readonly pausedDir: string;
   /**
    * Where reqwatch keeps its own files (index.db, archive.db): the state directory itself when
    * reqwatch manages it, a folder under the user's cache directory when it only observes it.
@@ -39,6 +41,7 @@ export function stateDirAt(root: string, storeDir: string = root, ipcDir: string
     requestsDir,
     sessionsDir: path.join(absolute, "sessions"),
     resultsDir: path.join(absolute, "results"),
+    pausedDir: path.join(absolute, "paused"),
     storeDir: store,
     ipcDir,
     indexFile: path.join(store, "index.db"),

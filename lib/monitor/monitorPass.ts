@@ -1,4 +1,5 @@
 import { commitChange } from "../store/commitChange";
+import { pausedWorkspaces } from "../files/pauseFile";
 import type { TrackerContext } from "../store/context";
 import { formatDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
@@ -49,12 +50,15 @@ export interface MonitorPass {
 }
 
 function findCandidates(ctx: TrackerContext, now: number): Candidate[] {
-  return lateRequests(ctx.db, {
+  const late = lateRequests(ctx.db, {
     now,
     queuedCutoff: now - ctx.options.queuedStuckAfterMs,
     heartbeatCutoff: now - ctx.options.heartbeatTimeoutMs,
     hungCutoff: now - ctx.options.hungAfterMs,
   });
+  // A paused queue's wait is what its pause is for, not a stuck request (the header says it is paused).
+  const paused = new Set(pausedWorkspaces(ctx.dir));
+  return paused.size ? late.filter((candidate) => candidate.state !== "queued" || !paused.has(candidate.workspace)) : late;
 }
 
 function workerName(candidate: Pick<Candidate, "claim_pid" | "claim_host">): string {

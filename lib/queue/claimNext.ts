@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { commitChange } from "../store/commitChange";
 import type { TrackerContext } from "../store/context";
 import { isReqwatchError } from "../model/errors";
+import { isPaused, pausedWorkspaces } from "../files/pauseFile";
 import { releaseReservation, reserveOldestReady } from "../db/claims";
 import { currentProcess } from "../process/liveness";
 import type { RequestRecord } from "../model/requestFormat";
@@ -41,7 +42,10 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
     const now = ctx.now();
     // Reserved first, so that concurrent claimers spread over the queue in order instead of all
     // writing a claim for the same request and all but one losing.
-    const id = reserveOldestReady(ctx.db, options.workspace, now, now + RESERVATION_MS, process.pid);
+    // Read at every claim, from the files: a pause holds from the moment it is written, in every process.
+    const paused = pausedWorkspaces(ctx.dir);
+    if (options.workspace !== undefined && paused.includes(options.workspace)) return null;
+    const id = reserveOldestReady(ctx.db, options.workspace, paused, now, now + RESERVATION_MS, process.pid);
     if (id === null) return null;
     const token = randomUUID();
     let claimed: RequestRecord | null = null;
@@ -50,6 +54,8 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
         claimed = null;
         // The file is the truth: skip a candidate another writer moved on since the index said ready.
         if (!current || current.state !== "queued" || (current.notBefore ?? 0) > now) return current;
+        // Under the lock a pause is written under: a pause that finished before this claim holds.
+        if (isPaused(ctx.dir, current.workspace)) return current;
         const claim = { token, pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }), claimedAt: now, heartbeatAt: now };
         claimed = applyChange(current, { to: "processing", reason: "claimed", by, managed: { claim }, note: { token } }, now);
         return claimed;

@@ -1,0 +1,49 @@
+import type { Command } from "commander";
+import { formatDuration } from "../../model/duration";
+import { queuesView } from "../../views/queuesView";
+import { withTracker } from "../context";
+import { printJson, printLine, printTable } from "../output";
+
+export function registerQueues(program: Command): void {
+  program
+    .command("queues")
+    .description("Each workspace's queue: queued, processing, the oldest wait, and whether it is paused")
+    .summary("List the workspaces' queues")
+    .option("--json", "print the queues as JSON")
+    .action(async (options, command: Command) => {
+      const now = Date.now();
+      const rows = await withTracker(command, (tracker) => queuesView(tracker, now));
+      if (options.json) return printJson(rows);
+      if (!rows.length) return printLine("No request is queued or processing, and no workspace is paused.");
+      printTable(
+        ["WORKSPACE", "QUEUED", "PROCESSING", "OLDEST WAIT", "STATUS"],
+        rows.map((row) => [
+          row.workspace,
+          String(row.queued),
+          String(row.processing),
+          row.oldestQueuedSince === null ? "-" : formatDuration(now - row.oldestQueuedSince),
+          row.paused ? `paused${row.paused.by ? ` by ${row.paused.by}` : ""}${row.paused.reason ? `: ${row.paused.reason}` : ""}` : row.late ? "late" : "running",
+        ]),
+      );
+    });
+
+  program
+    .command("pause <workspace>")
+    .description("Pause a workspace's queue: workers take nothing from it (claimed work finishes) until `reqwatch resume`; kept in the state folder")
+    .summary("Pause a workspace's queue")
+    .option("--reason <text>", "why, for the dashboard and the audit log")
+    .action(async (workspace: string, options: { reason?: string }, command: Command) => {
+      const outcome = await withTracker(command, (tracker) => tracker.pause(workspace, { by: "cli", ...(options.reason !== undefined && { reason: options.reason }) }));
+      const since = outcome.pause.pausedAt === null ? "" : ` since ${new Date(outcome.pause.pausedAt).toISOString()}`;
+      printLine(outcome.changed ? `Paused ${workspace}: workers take nothing from it until \`reqwatch resume ${workspace}\`.` : `${workspace} was already paused${since}.`);
+    });
+
+  program
+    .command("resume <workspace>")
+    .description("Resume a paused workspace's queue: workers take from it again at their next claim")
+    .summary("Resume a paused workspace's queue")
+    .action(async (workspace: string, _options, command: Command) => {
+      const resumed = await withTracker(command, (tracker) => tracker.resume(workspace, { by: "cli" }));
+      printLine(resumed ? `Resumed ${workspace}.` : `${workspace} is not paused.`);
+    });
+}

@@ -1,0 +1,84 @@
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { fsyncDir, writeFileDurable } from "../fs/durableWrite";
+import { assertWorkspace, WORKSPACE_PATTERN } from "../model/ids";
+import type { StateDir } from "./stateDir";
+
+/**
+ * `paused/<workspace>.json`: the workspace's queue is paused. The file is the whole truth (not the
+ * index), so a pause survives an index rebuild and a restart, and every process sees it at its
+ * next claim.
+ */
+const pauseFileSchema = z.looseObject({
+  workspace: z.string(),
+  pausedAt: z.number(),
+  by: z.string(),
+  reason: z.string().nullable().optional(),
+});
+
+export interface Pause {
+  workspace: string;
+  /** Null when the file cannot be read: the workspace is still paused (its file is there), and says so. */
+  pausedAt: number | null;
+  by: string | null;
+  reason: string | null;
+}
+
+function pausePath(dir: StateDir, workspace: string): string {
+  assertWorkspace(workspace);
+  return path.join(dir.pausedDir, `${workspace}.json`);
+}
+
+/** Write the workspace's pause file, durably (a pause must not come undone in a power cut). */
+export function writePause(dir: StateDir, pause: { workspace: string; pausedAt: number; by: string; reason: string | null }): void {
+  const file = pausePath(dir, pause.workspace);
+  fs.mkdirSync(dir.pausedDir, { recursive: true });
+  writeFileDurable(file, `${JSON.stringify(pause)}\n`);
+}
+
+/** Remove the workspace's pause file, durably; false when it was not paused. */
+export function removePause(dir: StateDir, workspace: string): boolean {
+  const file = pausePath(dir, workspace);
+  try {
+    fs.unlinkSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  fsyncDir(dir.pausedDir);
+  return true;
+}
+
+export function isPaused(dir: StateDir, workspace: string): boolean {
+  return fs.existsSync(pausePath(dir, workspace));
+}
+
+/** The paused workspaces' names: one directory listing, cheap enough for every claim. */
+export function pausedWorkspaces(dir: StateDir): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir.pausedDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  // Temp files of a write under way, and names that are no workspace, are not pauses.
+  return names.filter((name) => name.endsWith(".json") && WORKSPACE_PATTERN.test(name.slice(0, -5))).map((name) => name.slice(0, -5));
+}
+
+/** The pauses with what their files say, sorted by workspace. An unreadable file still pauses its workspace. */
+export function readPauses(dir: StateDir): Pause[] {
+  const pauses: Pause[] = [];
+  for (const workspace of pausedWorkspaces(dir).sort()) {
+    try {
+      const parsed = pauseFileSchema.parse(JSON.parse(fs.readFileSync(pausePath(dir, workspace), "utf8")));
+      pauses.push({ workspace, pausedAt: parsed.pausedAt, by: parsed.by, reason: parsed.reason ?? null });
+    } catch (error) {
+      // Resumed since the listing: not paused.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      pauses.push({ workspace, pausedAt: null, by: null, reason: "its pause file cannot be read; resume the workspace to remove it" });
+    }
+  }
+  return pauses;
+}

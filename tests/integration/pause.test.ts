@@ -1,0 +1,142 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { aRequest, writeRequestFile } from "../helpers/builders";
+import { runCli } from "../helpers/cli";
+import { firstLine, startWorker, waitForExit } from "../helpers/processes";
+import { aTracker, tempForeignDir, tempStateDir } from "../helpers/stateDir";
+import { treeSnapshot } from "../helpers/treeSnapshot";
+import { isReqwatchError } from "../../lib/model/errors";
+import { queuesView } from "../../lib/views/queuesView";
+
+describe("pausing a workspace's queue", () => {
+  it("claims take nothing from a paused workspace, named or not; the others go on; resume and it is claimed again", () => {
+    const tracker = aTracker({ stateDir: tempStateDir() });
+    tracker.create({ requestId: "paused-1", workspace: "batch", state: "queued" });
+    tracker.create({ requestId: "other-1", workspace: "chat", state: "queued" });
+    tracker.create({ requestId: "paused-2", workspace: "batch", state: "queued" });
+
+    const outcome = tracker.pause("batch", { by: "test", reason: "provider down" });
+    expect(outcome).toMatchObject({ changed: true, pause: { workspace: "batch", by: "test", reason: "provider down" } });
+    expect(tracker.pause("batch").changed).toBe(false);
+
+    expect(tracker.claimNext({ workspace: "batch" })).toBeNull();
+    expect(tracker.claimNext()?.request.requestId).toBe("other-1");
+    expect(tracker.claimNext()).toBeNull();
+    expect(tracker.countsByState()).toMatchObject({ queued: 2, processing: 1 });
+
+    expect(tracker.resume("batch")).toBe(true);
+    expect(tracker.resume("batch")).toBe(false);
+    expect(tracker.claimNext()?.request.requestId).toBe("paused-1");
+    expect(tracker.claimNext({ workspace: "batch" })?.request.requestId).toBe("paused-2");
+  });
+
+  it("work claimed before the pause finishes; the pause is in the audit log and the feed", () => {
+    const tracker = aTracker({ stateDir: tempStateDir() });
+    tracker.create({ requestId: "running", workspace: "batch", state: "queued" });
+    const claim = tracker.claimNext()!;
+    const before = tracker.feedLastSeq();
+    tracker.pause("batch", { by: "dashboard" });
+    expect(tracker.complete("running", claim.token, { fields: { output: "ok" } }).outcome).toBe("applied");
+    tracker.resume("batch", { by: "cli" });
+
+    expect(tracker.changesSince(before).filter((change) => change.kind === "queue.changed").map((change) => change.requestId)).toEqual(["batch", "batch"]);
+    const [resumed, paused] = tracker.actions.list(2);
+    expect(paused).toMatchObject({ kind: "pause", by: "dashboard", status: "done", summary: "Pause workspace batch", target: { workspace: "batch", reason: null } });
+    expect(resumed).toMatchObject({ kind: "resume", by: "cli", status: "done", summary: "Resume workspace batch" });
+  });
+
+  it("survives a restart and a lost index: the pause is a file in the state folder", () => {
+    const stateDir = tempStateDir();
+    const first = aTracker({ stateDir });
+    first.create({ requestId: "waiting", workspace: "batch", state: "queued" });
+    first.pause("batch", { reason: "maintenance" });
+    first.close();
+    expect(JSON.parse(fs.readFileSync(path.join(stateDir, "paused", "batch.json"), "utf8"))).toMatchObject({ workspace: "batch", reason: "maintenance", by: "library" });
+
+    fs.rmSync(path.join(stateDir, "index.db"));
+    const reopened = aTracker({ stateDir });
+    expect(reopened.pauses()).toMatchObject([{ workspace: "batch", reason: "maintenance" }]);
+    expect(reopened.claimNext()).toBeNull();
+    reopened.resume("batch");
+    expect(reopened.claimNext()?.request.requestId).toBe("waiting");
+  });
+
+  it("a paused queue's wait is not stuck; resumed, it is", () => {
+    let now = Date.now();
+    const tracker = aTracker({ stateDir: tempStateDir(), queuedStuckAfterMs: 60_000, now: () => now });
+    tracker.create({ requestId: "waiting", workspace: "batch", state: "queued" });
+    now += 120_000;
+    expect(tracker.stuck().map((entry) => entry.requestId)).toEqual(["waiting"]);
+    tracker.pause("batch");
+    expect(tracker.stuck()).toEqual([]);
+    expect(tracker.monitorPass().stuck).toEqual([]);
+    expect(queuesView(tracker, now)).toMatchObject([{ workspace: "batch", queued: 1, late: false, paused: { workspace: "batch" } }]);
+    tracker.resume("batch");
+    expect(tracker.monitorPass().stuck.map((entry) => entry.requestId)).toEqual(["waiting"]);
+    expect(queuesView(tracker, now)).toMatchObject([{ workspace: "batch", queued: 1, late: true, paused: null }]);
+  });
+
+  it("a pause file that cannot be read still pauses its workspace, and says so", () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    tracker.create({ requestId: "waiting", workspace: "batch", state: "queued" });
+    fs.mkdirSync(path.join(stateDir, "paused"));
+    fs.writeFileSync(path.join(stateDir, "paused", "batch.json"), "{ torn");
+    expect(tracker.claimNext()).toBeNull();
+    expect(tracker.pauses()).toEqual([{ workspace: "batch", pausedAt: null, by: null, reason: "its pause file cannot be read; resume the workspace to remove it" }]);
+    expect(tracker.resume("batch")).toBe(true);
+    expect(tracker.claimNext()?.request.requestId).toBe("waiting");
+  });
+
+  it("is refused in a folder reqwatch only observes, and for a name that is no workspace; nothing changes", () => {
+    const foreign = tempForeignDir();
+    writeRequestFile(foreign, aRequest({ requestId: "theirs", state: "queued" }));
+    const before = treeSnapshot(foreign);
+    const observer = aTracker({ stateDir: foreign });
+    for (const act of [() => observer.pause("batch"), () => observer.resume("batch")]) {
+      let error: unknown;
+      try {
+        act();
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isReqwatchError(error, "READ_ONLY"), String(error)).toBe(true);
+    }
+    expect(treeSnapshot(foreign)).toEqual(before);
+
+    const tracker = aTracker({ stateDir: tempStateDir() });
+    expect(() => tracker.pause("../etc")).toThrow(/Invalid workspace/);
+    expect(tracker.pauses()).toEqual([]);
+  });
+
+  it("from the CLI, a worker in another process takes nothing from the paused workspace; after resume it drains it", async () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    for (let i = 0; i < 20; i++) {
+      tracker.create({ requestId: `batch-${i}`, workspace: "batch", state: "queued" });
+      tracker.create({ requestId: `chat-${i}`, workspace: "chat", state: "queued" });
+    }
+    expect(runCli(["pause", "batch", "--reason", "provider down"], { stateDir })).toMatchObject({ code: 0, stdout: "Paused batch: workers take nothing from it until `reqwatch resume batch`.\n" });
+    expect(runCli(["pause", "batch"], { stateDir }).stdout).toMatch(/^batch was already paused since \d{4}-/);
+    const queues = runCli(["queues"], { stateDir }).stdout.split("\n");
+    expect(queues[0]).toMatch(/^WORKSPACE\s+QUEUED\s+PROCESSING\s+OLDEST WAIT\s+STATUS$/);
+    expect(queues[1]).toMatch(/^batch\s+20\s+0\s+\S+\s+paused by cli: provider down$/);
+    expect(queues[2]).toMatch(/^chat\s+20\s+0\s+\S+\s+running$/);
+
+    const drain = async () => {
+      const worker = startWorker("drainQueue.cjs", [stateDir, "2"]);
+      const stats = JSON.parse(await firstLine(worker)) as { completed: number; errors: number };
+      expect(await waitForExit(worker)).toBe(0);
+      return stats;
+    };
+    expect(await drain()).toMatchObject({ completed: 20, errors: 0 });
+    expect(tracker.countsByState({ workspace: "batch" })).toMatchObject({ queued: 20, completed: 0 });
+
+    expect(runCli(["resume", "batch"], { stateDir })).toMatchObject({ code: 0, stdout: "Resumed batch.\n" });
+    expect(runCli(["resume", "batch"], { stateDir }).stdout).toBe("batch is not paused.\n");
+    expect(await drain()).toMatchObject({ completed: 20, errors: 0 });
+    expect(tracker.countsByState()).toMatchObject({ queued: 0, completed: 40 });
+    expect(runCli(["pause", "a/b"], { stateDir })).toMatchObject({ code: 1, stderr: expect.stringMatching(/^reqwatch: Invalid workspace: "a\/b"/) });
+  }, 60_000);
+});
