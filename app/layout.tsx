@@ -5,6 +5,8 @@ import { getActionToken, getFeedHub, getTracker } from "@/app/_routes/runtime";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
 import { StuckBadge } from "@/components/header/StuckBadge";
+import { PausedBadge } from "@/components/queues/Queues";
+import { queuesView } from "@/lib/views/queuesView";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -36,6 +38,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <Link prefetch={false} href="/health">Health</Link>
             </nav>
             <StuckBadge initial={getFeedHub().stuckSnapshot} />
+            <PausedBadge initial={queuesView(tracker)} />
             <LiveIndicator />
             {readOnly && (
               <span className="readonly" role="note" aria-label="Access" title={readOnly}>

@@ -1,6 +1,8 @@
 import Link from "next/link";
 import { getRecoveryNotice, getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
+import { QueuesTable } from "@/components/queues/Queues";
+import { queuesView } from "@/lib/views/queuesView";
 import { StateBadge } from "@/components/StateBadge";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
@@ -107,6 +109,10 @@ export default function OverviewPage() {
           )}
         </section>
       </div>
+      <section aria-labelledby="queues">
+        <h2 id="queues">Queues</h2>
+        <QueuesTable initial={queuesView(tracker, now)} />
+      </section>
       <h2>Most recently updated</h2>
       <LiveRecentRequests initial={recent} />
     </>

@@ -3,20 +3,11 @@
 // run, the floor every npx command pays: `npx reqwatch --version`.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "./server.mjs";
 
 const STARTS = 7;
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function firstPageMs(project) {
   const port = await freePort();

@@ -268,8 +268,45 @@ async function measureThroughput() {
   }
 }
 
+/**
+ * Pausing a workspace while a worker process polls it: how long pause() takes (a durable write
+ * under the writers' lock), and whether the worker claimed anything from the workspace after a
+ * pause returned. Beside it, the bare durable write. Also what a claim pays for reading paused/.
+ */
+async function measurePause() {
+  measureBareDurableWrite();
+  const stateDir = tempDir("pause");
+  const tracker = openTracker({ stateDir });
+  for (let i = 0; i < 4000; i++) tracker.create({ requestId: `p${i}`, workspace: i % 2 ? "batch" : "chat", state: "queued" });
+  // A worker in another process, polling every 50 ms when idle, as runWorker does.
+  const worker = spawn(process.execPath, ["-e", `const { runWorker } = require(${JSON.stringify(path.join(ROOT, "dist/index.cjs"))}); const w = runWorker({ stateDir: process.argv[1], pollIntervalMs: 50, handler: () => ({ output: "ok" }) }); process.on("SIGTERM", () => w.stop().then(() => process.exit(0)));`, stateDir], { stdio: "ignore" });
+  const samples = [];
+  let claimedAfterPause = 0;
+  for (let round = 0; round < 40; round++) {
+    const [ms, outcome] = time(() => tracker.pause("batch", { by: "bench" }));
+    samples.push(ms);
+    const pausedAt = outcome.pause.pausedAt;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Anything of batch's claimed after the pause returned would be a violation.
+    // (one claimed before it and finished after is work already claimed, which finishes).
+    for (const row of tracker.list({ workspace: "batch", states: ["processing", "completed"], limit: 1000 }).items) {
+      if (row.stateSince <= pausedAt) continue;
+      const claims = tracker.get(row.requestId).transitions.filter((step) => step.to === "processing");
+      if (claims.some((step) => step.at > pausedAt)) claimedAfterPause++;
+    }
+    tracker.resume("batch", { by: "bench" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  worker.kill("SIGTERM");
+  await new Promise((resolve) => worker.once("exit", resolve));
+  summarize("pause a workspace (durable, under the writers' lock)", samples, { target: "nothing claimed after it: within 1 s", claimedAfterPause });
+  console.log(`  requests of the paused workspace claimed after a pause returned: ${claimedAfterPause} (of 40 pauses)`);
+  tracker.close();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+}
+
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package, pause) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: () => (measureBareDurableWrite(), measureWrites()),
@@ -282,6 +319,7 @@ const groups = {
   dashboard: () => measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }),
   mcp: () => measureMcp({ ROOT, writeFiles, tempDir, openTracker, summarize }),
   package: () => measurePackage({ ROOT, summarize }),
+  pause: measurePause,
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

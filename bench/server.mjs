@@ -3,13 +3,18 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 
-export async function startServer(ROOT, stateDir, env = {}, nodeArgs = []) {
-  const port = await new Promise((resolve) => {
+/** A port no one listens on now, on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve) => {
     const server = net.createServer().listen(0, "127.0.0.1", () => {
       const { port } = server.address();
       server.close(() => resolve(port));
     });
   });
+}
+
+export async function startServer(ROOT, stateDir, env = {}, nodeArgs = []) {
+  const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: ROOT,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env, REQWATCH_STATE_DIR: stateDir },

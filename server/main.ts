@@ -84,13 +84,14 @@ async function main(): Promise<void> {
   });
   server.listen(port, values.hostname, () => console.log(`reqwatch: dashboard on http://${values.hostname!.includes(":") ? `[${values.hostname}]` : values.hostname}:${port}/`));
 
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      // Every write is already durable: closing only stops the watchers and the monitor in order.
-      closeRuntime();
-      process.exit(0);
-    });
-  }
+  const stop = () => {
+    // Every write is already durable: closing only stops the watchers and the monitor in order.
+    closeRuntime();
+    process.exit(0);
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, stop);
+  // Started by `reqwatch dashboard` with a channel to it: when that process is gone, however it died, so is the server.
+  if (process.send) process.once("disconnect", stop);
 }
 
 void main().catch((error: unknown) => {

@@ -8,8 +8,9 @@ import type { StateCounts } from "@/lib/db/queries/countByState";
 import { parseRequestQuery, type RequestQuery } from "@/lib/model/requestQuery";
 import { applyChangesToPage } from "@/lib/views/livePage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
+import type { QueueRow } from "@/lib/views/queuesView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
-import { auditKeys, requestKeys, sessionKeys, statusKeys } from "./queries";
+import { auditKeys, queueKeys, requestKeys, sessionKeys, statusKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
 export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
@@ -83,7 +84,7 @@ function queryOfKey(paramsKey: string): RequestQuery | null {
  * the browser: a change moves its row to its sorted place in every cached table page, or takes it
  * off (lib/views/livePage.ts), and only a page whose membership the browser cannot decide (a text
  * search, "stuck only", a row gone from a page with more after it) is refetched; counts and the
- * stuck list, with the rows' stuck reasons, are set from their events; a `reset` (index rebuilt, or
+ * stuck list, with the rows' stuck reasons, and the queues are set from their events; a `reset` (index rebuilt, or
  * too far behind) refetches everything. At rest the tab makes no request but its event stream.
  */
 /**
@@ -114,7 +115,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
     let fallbackTimer: ReturnType<typeof setTimeout> | null = null;
     let reopenTimer: ReturnType<typeof setTimeout> | null = null;
     let listTimer: ReturnType<typeof setTimeout> | null = null;
-    let sessionListTimer: ReturnType<typeof setTimeout> | null = null;
+    const throttles = new Map<readonly unknown[], ReturnType<typeof setTimeout>>();
     let lastListRefresh = 0;
     let closed = false;
     // Where a new EventSource resumes: the render's feed position, then the last event id seen
@@ -142,22 +143,30 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         .findAll({ queryKey: requestKeys.lists() })
         .map((cached) => ({ cached, paramsKey: String(cached.queryKey[2] ?? ""), query: queryOfKey(String(cached.queryKey[2] ?? "")) }));
 
-    // At once, then at most once per SESSION_LIST_REFRESH_MS for whatever came meanwhile.
-    let sessionListAgain = false;
-    const refreshSessionList = () => {
-      if (sessionListTimer) {
-        sessionListAgain = true;
-        return;
-      }
-      void queryClient.invalidateQueries({ queryKey: sessionKeys.list() });
-      sessionListTimer = setTimeout(() => {
-        sessionListTimer = null;
-        if (sessionListAgain) {
-          sessionListAgain = false;
-          refreshSessionList();
+    // At once, then at most once per `everyMs` for whatever came meanwhile.
+    const throttledRefresh = (queryKey: readonly unknown[], everyMs: number) => {
+      let again = false;
+      const refresh = () => {
+        const at = throttles.get(queryKey);
+        if (at) {
+          again = true;
+          return;
         }
-      }, SESSION_LIST_REFRESH_MS);
+        void queryClient.invalidateQueries({ queryKey });
+        throttles.set(
+          queryKey,
+          setTimeout(() => {
+            throttles.delete(queryKey);
+            if (again) {
+              again = false;
+              refresh();
+            }
+          }, everyMs),
+        );
+      };
+      return refresh;
     };
+    const refreshSessionList = throttledRefresh(sessionKeys.list(), SESSION_LIST_REFRESH_MS);
 
     const seen = () => setLastEventAt(Date.now());
 
@@ -167,6 +176,8 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         if (change.kind === "session.upserted") sessionIds.add(change.requestId);
         else if (change.request?.sessionId) sessionIds.add(change.request.sessionId);
       }
+      // A pause or resume is in the audit log; the queues themselves come in their own event.
+      if (all.some((change) => change.kind === "queue.changed")) void queryClient.invalidateQueries({ queryKey: auditKeys.all });
       for (const id of sessionIds) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(id) });
       // The sessions list counts requests per session: it changes only with a session or a request
       // that has one, and a busy queue must not refetch it (a grouped query) on every batch.
@@ -183,7 +194,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         if (update.page !== page) queryClient.setQueryData(cached.queryKey, update.page);
         if (update.refetch) refetchSoon(paramsKey);
       }
-      for (const change of all) if (change.kind !== "session.upserted") void queryClient.invalidateQueries({ queryKey: requestKeys.detail(change.requestId) });
+      for (const change of all) if (change.kind !== "session.upserted" && change.kind !== "queue.changed") void queryClient.invalidateQueries({ queryKey: requestKeys.detail(change.requestId) });
     };
 
     /** A stuck pass: set each cached row's reason from it (a reason holds for the state it was given for); "stuck only" pages whose set changed are refetched. */
@@ -240,6 +251,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         void queryClient.invalidateQueries({ queryKey: requestKeys.all });
         void queryClient.invalidateQueries({ queryKey: auditKeys.all });
         void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
+        void queryClient.invalidateQueries({ queryKey: queueKeys.all });
       });
       source.addEventListener("changes", (event) => {
         seen();
@@ -249,6 +261,10 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
       source.addEventListener("counts", (event) => {
         seen();
         queryClient.setQueryData(statusKeys.counts, (JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts }).counts);
+      });
+      source.addEventListener("queues", (event) => {
+        seen();
+        queryClient.setQueryData(queueKeys.all, (JSON.parse((event as MessageEvent<string>).data) as { queues: QueueRow[] }).queues);
       });
       source.addEventListener("stuck", (event) => {
         seen();
@@ -279,7 +295,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
     return () => {
       closed = true;
       source?.close();
-      for (const timer of [fallbackTimer, reopenTimer, listTimer, sessionListTimer]) if (timer) clearTimeout(timer);
+      for (const timer of [fallbackTimer, reopenTimer, listTimer, ...throttles.values()]) if (timer) clearTimeout(timer);
     };
   }, [queryClient, since]);
 

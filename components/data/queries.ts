@@ -5,6 +5,7 @@ import type { AuditEntry } from "@/lib/db/auditLog";
 import { ACTION_TOKEN_HEADER } from "@/lib/http/actionToken";
 import { requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
 import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
+import type { QueueRow } from "@/lib/views/queuesView";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
 import type { StatusBody } from "@/lib/dashboard/readApi";
 
@@ -26,6 +27,10 @@ export const sessionKeys = {
   all: ["sessions"] as const,
   list: () => [...sessionKeys.all, "list"] as const,
   detail: (id: string) => [...sessionKeys.all, "detail", id] as const,
+};
+
+export const queueKeys = {
+  all: ["queues"] as const,
 };
 
 export const auditKeys = {
@@ -69,6 +74,18 @@ export async function postJson<T>(url: string, token: string, body?: unknown): P
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
   );
+}
+
+export function queuesOptions() {
+  return queryOptions({
+    queryKey: queueKeys.all,
+    queryFn: async ({ signal }) => (await getJson<{ queues: QueueRow[] }>("/api/queues", signal)).queues,
+  });
+}
+
+/** Pause or resume a workspace's queue (audited as the dashboard's). */
+export async function setQueuePaused(token: string, workspace: string, paused: boolean): Promise<void> {
+  await postJson(`/api/queues/${encodeURIComponent(workspace)}`, token, { action: paused ? "pause" : "resume" });
 }
 
 export function requestListOptions(query: RequestQuery) {

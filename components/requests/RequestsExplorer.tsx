@@ -8,6 +8,7 @@ import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery
 import type { ExportFormat } from "@/lib/views/exportRows";
 import type { RequestsView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
+import { WorkspacePauseButton } from "../queues/Queues";
 import { CleanupButton } from "../actions/CleanupButton";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions } from "../data/queries";
@@ -79,6 +80,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
           Retry all matching
         </button>
         <CleanupButton />
+        {query.workspace && <WorkspacePauseButton workspace={query.workspace} />}
         {readOnly && <span className="muted">Actions are off: this folder is observed read-only.</span>}
         <span className="spacer" />
         {list.isFetching && <span className="muted">updating…</span>}

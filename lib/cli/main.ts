@@ -45,7 +45,8 @@ function buildProgram(): Command {
   }
   registerMcp(program, version);
   const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
-  for (const command of everyCommand(program).slice(1)) command.exitOverride().configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) });
+  // Each command's --help shows --state-dir too: it is global, and where it matters most.
+  for (const command of everyCommand(program).slice(1)) command.exitOverride().configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) }).configureHelp({ showGlobalOptions: true });
   return program;
 }
 

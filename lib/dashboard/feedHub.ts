@@ -1,6 +1,7 @@
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
+import { queuesView, type QueueRow } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent } from "./sse";
 
@@ -123,7 +124,7 @@ export class FeedHub {
       subscriber.send(formatEvent("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
       from = changes.at(-1)!.seq;
     }
-    subscriber.send(formatEvent("counts", { counts: this.tracker.countsByState() }));
+    subscriber.send(formatEvent("counts", { counts: this.tracker.countsByState() }) + formatEvent("queues", { queues: queuesView(this.tracker) }));
   }
 
   private unsubscribe(subscriber: Subscriber): void {
@@ -184,7 +185,7 @@ export class FeedHub {
   }
 
   /**
-   * Send the batch, with the counts after it, as one write: formatted once for every subscriber
+   * Send the batch, with the counts and the queues after it, as one write: formatted once for every subscriber
    * (20 open tabs cost one JSON.stringify, not 20). A subscriber that joined during the batch gets
    * only the changes after the point its own start brought it to.
    */
@@ -195,8 +196,8 @@ export class FeedHub {
     if (!changes.length) return;
     this.lastFlushAt = Date.now();
     const last = changes.at(-1)!.seq;
-    const counts = formatEvent("counts", { counts: this.countsNow() });
-    const batch = (from: FeedChange[]) => formatEvent("changes", { changes: from }, eventId(this.generation, last)) + counts;
+    const after = formatEvent("counts", { counts: this.countsNow() }) + formatEvent("queues", { queues: this.queuesNow() });
+    const batch = (from: FeedChange[]) => formatEvent("changes", { changes: from }, eventId(this.generation, last)) + after;
     const shared = batch(changes);
     for (const subscriber of this.subscribers) {
       if (subscriber.fromSeq >= last) continue;
@@ -205,6 +206,14 @@ export class FeedHub {
   }
 
   private countsCache: { seq: number; counts: StateCounts } | null = null;
+
+  private queuesCache: { seq: number; queues: QueueRow[] } | null = null;
+
+  /** The queues (a pause, or a request moving in or out of one) once per feed position: tabs set them from the event instead of asking. */
+  private queuesNow(): QueueRow[] {
+    if (this.queuesCache?.seq !== this.lastSeq) this.queuesCache = { seq: this.lastSeq, queues: queuesView(this.tracker) };
+    return this.queuesCache.queues;
+  }
 
   /** Counts once per feed position, however many subscribers ask. */
   private countsNow(): StateCounts {

@@ -3,6 +3,7 @@ import { ReqwatchError } from "../model/errors";
 import { errorReply } from "../http/errorReply";
 import { parseRequestQuery } from "../model/requestQuery";
 import { requestDetailView, requestsView } from "../views/requestsView";
+import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckSnapshot } from "./feedHub";
@@ -41,6 +42,8 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
     /^\/api\/requests\/([^/]+)$/,
     (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
   ],
+  // Each workspace's queue (queued, processing, oldest wait) and its pause: the overview's table and the header's paused badge.
+  [/^\/api\/queues$/, (runtime) => ({ queues: queuesView(runtime.tracker) })],
   [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
   [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],
   [/^\/api\/health$/, healthAnswer],

@@ -84,6 +84,11 @@ function nextStep(request: RequestRecord, stuckReason: string | null, retry: { a
         ? { advice: `No worker has claimed it: start a worker for workspace ${request.workspace}, or cancel it.`, command: `reqwatch cancel ${id}` }
         : { advice: "It waits for a worker; nothing to do yet.", command: null };
     case "processing":
+      if (!request.claim) {
+        // Another program (or a hand) moved it: reqwatch cannot tell whether that program still runs it.
+        const advice = "No reqwatch worker holds it: whatever moved it to processing is expected to finish it.";
+        return retry.allowed ? { advice: `${advice} If that is gone, send it back to the queue.`, command: `reqwatch retry ${id}` } : { advice, command: null };
+      }
       if (!stuckReason) return { advice: "A worker is on it; nothing to do yet.", command: null };
       return retry.allowed
         ? { advice: `Send it back to the queue (${retry.reason}).`, command: `reqwatch retry ${id}` }
@@ -121,7 +126,12 @@ export function explainRequest(tracker: Tracker, requestId: string, stuck: reado
   lines.push(`Time in each state: ${times.join(", ")}.`);
   for (const attempt of attempts) {
     const how = attempt.ended ? `${attempt.ended.state}${attempt.ended.reason ? ` (${attempt.ended.reason})` : ""}${attempt.ended.error ? `: ${attempt.ended.error}` : ""}` : "still running";
-    lines.push(`Attempt ${attempt.number}: claimed by ${attempt.by ?? "a worker"} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`);
+    const unclaimed = !attempt.ended && request.state === "processing" && !request.claim;
+    lines.push(
+      unclaimed
+        ? `Attempt ${attempt.number}: moved to processing${attempt.by ? ` by ${attempt.by}` : ""} at ${new Date(attempt.claimedAt).toISOString()} without a reqwatch claim (another program, or by hand); no reqwatch worker holds it.`
+        : `Attempt ${attempt.number}: claimed by ${attempt.by ?? "a worker"} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`,
+    );
   }
   if (request.state === "processing" && request.claim) {
     const claim = request.claim;

@@ -53,7 +53,8 @@ export function applyChangesToPage(page: RequestsView, query: RequestQuery, chan
   // The last row of a page with more after it bounds what can land on it; it is fixed before the batch.
   const upper = page.nextCursor ? keyOf(page.items.at(-1)!, query) : null;
   for (const change of changes) {
-    if (change.kind === "session.upserted") continue;
+    // A session's change, or a queue's (a pause: its workspace's name where an id would be), moves no row.
+    if (change.kind === "session.upserted" || change.kind === "queue.changed") continue;
     if (change.kind === "response.changed") {
       // A response file decides "callback failed" membership: only the server can say.
       if (query.callback) refetch = true;

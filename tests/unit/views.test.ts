@@ -166,4 +166,14 @@ describe("explaining a request", () => {
     expect(explainRequest(tracker, "done", tracker.stuck())!.next).toEqual({ advice: "Nothing to do: it completed.", command: null });
     expect(explainRequest(tracker, "missing", [])).toBeNull();
   });
+
+  it("does not take a request another program moved to processing for a reqwatch worker's", () => {
+    const tracker = aTracker();
+    tracker.create({ requestId: "theirs", workspace: "gw", state: "queued" });
+    tracker.transition("theirs", "processing", { by: "gateway" });
+    const story = explainRequest(tracker, "theirs", tracker.stuck())!;
+    expect(story.lines).toContainEqual(expect.stringMatching(/^Attempt 1: moved to processing by gateway at \S+ without a reqwatch claim \(another program, or by hand\); no reqwatch worker holds it\.$/));
+    expect(story.next.advice).toBe("No reqwatch worker holds it: whatever moved it to processing is expected to finish it. If that is gone, send it back to the queue.");
+    expect(story.next.command).toBe("reqwatch retry theirs");
+  });
 });

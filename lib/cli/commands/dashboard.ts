@@ -34,7 +34,8 @@ export function registerDashboard(program: Command): void {
       console.log(`reqwatch: state directory ${stateDir}`);
       // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.
       const server = spawn(process.execPath, [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])], {
-        stdio: "inherit",
+        // The channel closes when this process dies, even by SIGKILL: the server then stops too.
+        stdio: ["inherit", "inherit", "inherit", "ipc"],
         env: {
           NEXT_TELEMETRY_DISABLED: "1",
           ...process.env,

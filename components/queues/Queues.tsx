@@ -1,0 +1,107 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import type { QueueRow } from "@/lib/views/queuesView";
+import { TimeSince } from "../Clock";
+import { TableHead } from "../TableHead";
+import { useDashboard, usePollInterval } from "../data/LiveFeed";
+import { queueKeys, queuesOptions, setQueuePaused } from "../data/queries";
+
+/** The queues, live: from the server's render, then refetched on the feed's changes (or polled when it is down). */
+export function useQueues(initial: QueueRow[]) {
+  const pollMs = usePollInterval();
+  return useQuery({ ...queuesOptions(), initialData: initial, refetchInterval: pollMs }).data;
+}
+
+/** Pause or resume one workspace's queue; a failure is shown beside the button. `named`: its text names the workspace (outside the queues table). */
+export function PauseButton({ workspace, paused, named = false }: { workspace: string; paused: boolean; named?: boolean }) {
+  const { actionToken, readOnly } = useDashboard();
+  const queryClient = useQueryClient();
+  const toggle = useMutation({
+    mutationFn: () => setQueuePaused(actionToken, workspace, !paused),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: queueKeys.all }),
+  });
+  const verb = paused ? "Resume" : "Pause";
+  return (
+    <>
+      <button
+        type="button"
+        disabled={readOnly !== null || toggle.isPending}
+        onClick={() => toggle.mutate()}
+        aria-label={`${verb} ${workspace}`}
+        title={readOnly ?? (paused ? `Workers take from ${workspace} again at their next claim` : `Workers take nothing more from ${workspace}; what they hold finishes`)}
+      >
+        {toggle.isPending ? `${verb === "Pause" ? "Pausing" : "Resuming"}…` : named ? `${verb} ${workspace}` : verb}
+      </button>
+      {toggle.error && (
+        <span role="alert" className="error-text">
+          {toggle.error.message}
+        </span>
+      )}
+    </>
+  );
+}
+
+/** The requests page's pause button for the workspace its filter names, once the queues are known. */
+export function WorkspacePauseButton({ workspace }: { workspace: string }) {
+  const pollMs = usePollInterval();
+  const queues = useQuery({ ...queuesOptions(), refetchInterval: pollMs }).data;
+  if (!queues) return null;
+  return <PauseButton workspace={workspace} paused={queues.some((row) => row.workspace === workspace && row.paused)} named />;
+}
+
+/** In the header while any workspace is paused: which, linking to the overview's queues. */
+export function PausedBadge({ initial }: { initial: QueueRow[] }) {
+  const paused = useQueues(initial).filter((row) => row.paused);
+  if (!paused.length) return null;
+  const names = paused.map((row) => row.workspace);
+  return (
+    <Link prefetch={false} href="/#queues" className="paused-badge" aria-label={`Paused: ${names.join(", ")}`}>
+      paused: {names.length > 2 ? `${names.slice(0, 2).join(", ")} +${names.length - 2}` : names.join(", ")}
+    </Link>
+  );
+}
+
+/** The overview's queues: each workspace's waiting and running work, its oldest wait (red past the stuck threshold), and its pause. */
+export function QueuesTable({ initial }: { initial: QueueRow[] }) {
+  const queues = useQueues(initial);
+  if (!queues.length) return <p className="muted">No request is queued or processing, and no workspace is paused.</p>;
+  return (
+    <table aria-label="Queues">
+      <TableHead columns={["Workspace", "Queued", "Processing", "Oldest wait", "Status", null]} />
+      <tbody>
+        {queues.map((row) => (
+          <tr key={row.workspace}>
+            <td>
+              <Link prefetch={false} href={`/requests?workspace=${encodeURIComponent(row.workspace)}&states=queued,processing`}>
+                {row.workspace}
+              </Link>
+            </td>
+            <td className="num">{row.queued}</td>
+            <td className="num">{row.processing}</td>
+            <td className={row.late ? "num late" : "num"} title={row.late ? "Past the queued stuck threshold" : undefined} suppressHydrationWarning>
+              {row.oldestQueuedSince === null ? "—" : <TimeSince since={row.oldestQueuedSince} />}
+            </td>
+            <td>
+              {row.paused ? (
+                <span title={row.paused.pausedAt ? `since ${new Date(row.paused.pausedAt).toISOString()}` : undefined}>
+                  <strong>paused</strong>
+                  {row.paused.by ? ` by ${row.paused.by}` : ""}
+                  {row.paused.reason ? `: ${row.paused.reason}` : ""}
+                </span>
+              ) : row.late ? (
+                "late"
+              ) : (
+                "running"
+              )}
+            </td>
+            <td>
+              <PauseButton workspace={row.workspace} paused={row.paused !== null} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
