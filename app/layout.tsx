@@ -4,13 +4,14 @@ import type { ReactNode } from "react";
 import { getActionToken, getFeedHub, getTracker } from "@/app/_routes/runtime";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
+import { Notifier } from "@/components/header/Notifier";
 import { StuckBadge } from "@/components/header/StuckBadge";
 import { PausedBadge } from "@/components/queues/Queues";
 import { queuesView } from "@/lib/views/queuesView";
 import "./globals.css";
 
+// No title here: the stuck badge renders it, with the stuck count (components/header/StuckBadge.tsx).
 export const metadata: Metadata = {
-  title: "reqwatch",
   description: "Request lifecycles of your agent gateways and workers, live.",
 };
 
@@ -40,6 +41,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             <StuckBadge initial={getFeedHub().stuckSnapshot} />
             <PausedBadge initial={queuesView(tracker)} />
             <LiveIndicator />
+            <Notifier />
             {readOnly && (
               <span className="readonly" role="note" aria-label="Access" title={readOnly}>
                 <strong>observing, read-only</strong> <span className="why">({ownership.reason.split(":")[0]})</span>

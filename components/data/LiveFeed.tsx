@@ -42,10 +42,13 @@ const LIST_REFRESH_MS = 400;
 /** The sessions list, at most this often while changes touch sessions. */
 const SESSION_LIST_REFRESH_MS = 2000;
 
-// Three contexts, so that an event re-renders only what shows it: the status (every event: the
+// Contexts split so that an event re-renders only what shows it: the status (every event: the
 // live indicator), the poll interval (when the stream goes down or comes back: every live query),
 // and the dashboard's fixed facts (never).
 const StatusContext = createContext<LiveStatus | null>(null);
+/** Components that act on changes as they arrive (notifications) subscribe here; it never changes, so it re-renders nothing. */
+type ChangeListener = (changes: readonly FeedChange[]) => void;
+const ChangesContext = createContext<((listener: ChangeListener) => () => void) | null>(null);
 const PollContext = createContext<number | false | null>(null);
 const DashboardContext = createContext<DashboardInfo | null>(null);
 
@@ -64,6 +67,12 @@ export function usePollInterval(): number | false {
   const poll = useContext(PollContext);
   if (poll === null) throw new Error("usePollInterval needs <LiveFeedProvider>.");
   return poll;
+}
+
+/** Call `listener` with every batch of changes the stream brings (not those a refetch brings); returns nothing to render. */
+export function useChanges(listener: ChangeListener): void {
+  const subscribe = need(useContext(ChangesContext), "useChanges");
+  useEffect(() => subscribe(listener), [subscribe, listener]);
 }
 
 export function useDashboard(): DashboardInfo {
@@ -108,6 +117,11 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
   const queryClient = useQueryClient();
   const [state, setState] = useState<LiveState>("connecting");
   const [lastEventAt, setLastEventAt] = useState<number | null>(null);
+  const [listeners] = useState(() => new Set<ChangeListener>());
+  const [subscribe] = useState(() => (listener: ChangeListener) => {
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  });
 
   useEffect(() => {
     let source: EventSource | null = null;
@@ -171,6 +185,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
     const seen = () => setLastEventAt(Date.now());
 
     const applyChanges = (all: FeedChange[]) => {
+      for (const listener of listeners) listener(all);
       const sessionIds = new Set<string>();
       for (const change of all) {
         if (change.kind === "session.upserted") sessionIds.add(change.requestId);
@@ -297,12 +312,14 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
       source?.close();
       for (const timer of [fallbackTimer, reopenTimer, listTimer, ...throttles.values()]) if (timer) clearTimeout(timer);
     };
-  }, [queryClient, since]);
+  }, [queryClient, since, listeners]);
 
   const status = useMemo<LiveStatus>(() => ({ state, lastEventAt }), [state, lastEventAt]);
   return (
     <StatusContext.Provider value={status}>
-      <PollContext.Provider value={state === "polling" ? POLL_MS : false}>{children}</PollContext.Provider>
+      <PollContext.Provider value={state === "polling" ? POLL_MS : false}>
+        <ChangesContext.Provider value={subscribe}>{children}</ChangesContext.Provider>
+      </PollContext.Provider>
     </StatusContext.Provider>
   );
 }
