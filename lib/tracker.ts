@@ -3,6 +3,7 @@ import { BulkActions, type Actions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace, type PauseOptions, type PauseOutcome } from "./actions/queuePause";
 import { readPauses, type Pause } from "./files/pauseFile";
 import { queueStats, type QueueStats } from "./db/queries/queueStats";
+import { knownValues } from "./db/queries/knownValues";
 import { sessionsSeen, type SessionSeen } from "./db/queries/sessionsSeen";
 import { oldestCreatedAt } from "./db/queries/oldestCreated";
 import { backfillText } from "./db/requestText";
@@ -115,6 +116,8 @@ export interface Tracker {
   pauses(): Pause[];
   /** Each workspace with work queued or processing: how much, and since when the oldest has waited. */
   queueStats(): QueueStats[];
+  /** Up to `limit` (default 20) known workspaces or session ids starting with `prefix`, in order (the filters' suggestions). */
+  knownValues(field: "workspace" | "session", prefix?: string, limit?: number): string[];
   /** What is stuck now (read-only; the same rules as the monitor). */
   stuck(): StuckRequest[];
   /** One pass of the stuck monitor. */
@@ -365,6 +368,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     queueStats() {
       return queueStats(ctx.db);
+    },
+
+    knownValues(field, prefix = "", limit = 20) {
+      return knownValues(ctx.db, field, prefix, limit);
     },
 
     stuck() {

@@ -47,8 +47,10 @@ export function PauseButton({ workspace, paused, named = false }: { workspace: s
 export function WorkspacePauseButton({ workspace }: { workspace: string }) {
   const pollMs = usePollInterval();
   const queues = useQuery({ ...queuesOptions(), refetchInterval: pollMs }).data;
-  if (!queues) return null;
-  return <PauseButton workspace={workspace} paused={queues.some((row) => row.workspace === workspace && row.paused)} named />;
+  // A filter is a prefix: the button is for the workspace it names exactly, when that one has a queue.
+  const row = queues?.find((candidate) => candidate.workspace === workspace);
+  if (!row) return null;
+  return <PauseButton workspace={workspace} paused={row.paused !== null} named />;
 }
 
 /** In the header while any workspace is paused: which, linking to the overview's queues. */

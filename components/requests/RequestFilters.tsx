@@ -1,8 +1,10 @@
 "use client";
 
-import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
 import type { RequestQuery } from "@/lib/model/requestQuery";
 import { STATES, type State } from "@/lib/model/states";
+import { getJson } from "../data/queries";
 
 const WITHIN = [
   ["", "any time"],
@@ -24,25 +26,64 @@ function fromLocalInput(value: string): string | undefined {
   return value ? new Date(value).toISOString() : undefined;
 }
 
-/** The table's filters (keyed on the URL's text filters by the parent, so back and forward reset them). Text fields apply on Enter or when they lose focus; the rest at once. */
+/** How long typing pauses before a text filter applies. */
+const TYPING_MS = 300;
+
+interface TextFilters {
+  workspace: string;
+  session: string;
+  search: string;
+}
+
+const textOf = (query: RequestQuery): TextFilters => ({ workspace: query.workspace ?? "", session: query.session ?? "", search: query.q ?? "" });
+const sameText = (a: TextFilters, b: TextFilters) => a.workspace === b.workspace && a.session === b.session && a.search === b.search;
+
+/** Known workspaces or sessions that start with what is typed, for the input's list. */
+function Suggestions({ id, field, prefix }: { id: string; field: "workspace" | "session"; prefix: string }) {
+  const { data } = useQuery({ queryKey: ["values", field, prefix], queryFn: ({ signal }) => getJson<{ values: string[] }>(`/api/values/${field}?prefix=${encodeURIComponent(prefix)}`, signal), staleTime: 10_000 });
+  return (
+    <datalist id={id}>
+      {data?.values.map((value) => <option key={value} value={value} />)}
+    </datalist>
+  );
+}
+
+/**
+ * The table's filters. Text filters apply as you type (after a short pause) and match by prefix;
+ * the rest at once. The URL stays the one source of the view: a filter applied is a navigation, and
+ * back or forward puts the inputs back as the URL says.
+ */
 export function RequestFilters({ query, onChange }: { query: RequestQuery; onChange: (next: RequestQuery) => void }) {
-  const [workspace, setWorkspace] = useState(query.workspace ?? "");
-  const [session, setSession] = useState(query.session ?? "");
-  const [search, setSearch] = useState(query.q ?? "");
+  const [typed, setTyped] = useState<TextFilters>(() => textOf(query));
+  // What the URL said when the inputs last followed it; a new URL (back, forward, a link) resets them.
+  const [followed, setFollowed] = useState<TextFilters>(() => textOf(query));
+  if (!sameText(textOf(query), followed)) {
+    setFollowed(textOf(query));
+    setTyped(textOf(query));
+  }
   const [custom, setCustom] = useState(false);
 
   const toggleState = (state: State, on: boolean) => {
     const states = on ? [...query.states, state] : query.states.filter((s) => s !== state);
     onChange({ ...query, states: STATES.filter((s) => states.includes(s)) });
   };
-  const applyText = () => {
-    if ((query.workspace ?? "") !== workspace.trim() || (query.session ?? "") !== session.trim() || (query.q ?? "") !== search.trim()) {
-      onChange({ ...query, workspace: workspace.trim() || undefined, session: session.trim() || undefined, q: search.trim() || undefined });
-    }
+  const applyText = (text: TextFilters) => {
+    const next = { workspace: text.workspace.trim(), session: text.session.trim(), search: text.search.trim() };
+    if (sameText(next, textOf(query))) return;
+    setFollowed(next);
+    onChange({ ...query, workspace: next.workspace || undefined, session: next.session || undefined, q: next.search || undefined });
   };
+  const type = (field: keyof TextFilters, value: string) => setTyped((current) => ({ ...current, [field]: value }));
+  useEffect(() => {
+    const timer = setTimeout(() => applyText(typed), TYPING_MS);
+    return () => clearTimeout(timer);
+    // Only typing schedules an apply; a new URL resets `typed` to what it says, which applies nothing.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [typed]);
+  const { workspace, session, search } = typed;
 
   return (
-    <form className="filters" aria-label="Filters" onSubmit={(event) => { event.preventDefault(); applyText(); }}>
+    <form className="filters" aria-label="Filters" aria-describedby="filters-hint" onSubmit={(event) => { event.preventDefault(); applyText(typed); }}>
       <fieldset>
         <legend>States</legend>
         {STATES.map((state) => (
@@ -53,15 +94,17 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
       </fieldset>
       <label>
         Search
-        <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} onBlur={applyText} placeholder="prompt, output, error" size={22} />
+        <input type="search" value={search} onChange={(event) => type("search", event.target.value)} placeholder="prompt, output, error" size={22} />
       </label>
       <label>
         Workspace
-        <input value={workspace} onChange={(event) => setWorkspace(event.target.value)} onBlur={applyText} placeholder="any" size={12} />
+        <input value={workspace} onChange={(event) => type("workspace", event.target.value)} list="workspace-values" autoComplete="off" placeholder="any" size={12} />
+        <Suggestions id="workspace-values" field="workspace" prefix={workspace.trim()} />
       </label>
       <label>
         Session
-        <input value={session} onChange={(event) => setSession(event.target.value)} onBlur={applyText} placeholder="any" size={14} />
+        <input value={session} onChange={(event) => type("session", event.target.value)} list="session-values" autoComplete="off" placeholder="any" size={14} />
+        <Suggestions id="session-values" field="session" prefix={session.trim()} />
       </label>
       <label>
         Created
@@ -105,6 +148,7 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
           <option value="createdAt:asc">created, oldest first</option>
         </select>
       </label>
+      <p id="filters-hint" className="muted hint">Search, workspace and session apply as you type; workspace and session match what starts with it.</p>
       <button type="submit" hidden>Apply</button>
     </form>
   );

@@ -71,7 +71,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
 
   return (
     <>
-      <RequestFilters key={`${query.workspace ?? ""}|${query.session ?? ""}|${query.q ?? ""}`} query={query} onChange={setFilters} />
+      <RequestFilters query={query} onChange={setFilters} />
       <div className="toolbar" role="toolbar" aria-label="Bulk actions">
         <button type="button" disabled={readOnly !== null || selected.size === 0} title={readOnly ?? undefined} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
           Retry selected ({selected.size})

@@ -44,6 +44,8 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   ],
   // Each workspace's queue (queued, processing, oldest wait) and its pause: the overview's table and the header's paused badge.
   [/^\/api\/queues$/, (runtime) => ({ queues: queuesView(runtime.tracker) })],
+  // What the table's workspace and session filters suggest as you type: known values starting with `prefix`.
+  [/^\/api\/values\/(workspace|session)$/, (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) })],
   [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
   [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],
   [/^\/api\/health$/, healthAnswer],

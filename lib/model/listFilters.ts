@@ -25,6 +25,10 @@ export const listFiltersSchema = z.strictObject({
   workspace: filterFields.workspace.optional(),
   states: z.array(filterFields.state).optional(),
   sessionId: filterFields.sessionId.optional(),
+  /** Workspaces that start with this (the dashboard's filter as you type it: `bat` finds `batch`). */
+  workspacePrefix: filterFields.workspace.optional(),
+  /** Sessions whose id starts with this. */
+  sessionPrefix: filterFields.sessionId.optional(),
   /** Words that must appear in the prompt, output or error (each as a word or a word's start). */
   text: filterFields.text.optional(),
   /** Only these requests (the stuck-only view passes the monitor's stuck ids). */

@@ -116,8 +116,9 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
   const createdFrom = query.within ? now - parseDuration(query.within, "within") : query.from ? time(query.from, "from") : undefined;
   return {
     states: query.states.length ? query.states : undefined,
-    workspace: query.workspace,
-    sessionId: query.session,
+    // The page's text filters match as typed: by prefix.
+    workspacePrefix: query.workspace,
+    sessionPrefix: query.session,
     createdFrom,
     createdTo: query.to ? time(query.to, "to") : undefined,
     ids: query.stuck ? [...stuckIds] : undefined,
@@ -135,8 +136,8 @@ export function toMatchFilter(query: RequestQuery, now: number, stuckIds: readon
   const filters = toListFilters({ ...query, cursor: undefined }, now, stuckIds);
   return {
     states: filters.states,
-    workspace: filters.workspace,
-    sessionId: filters.sessionId,
+    workspacePrefix: filters.workspacePrefix,
+    sessionPrefix: filters.sessionPrefix,
     createdFrom: filters.createdFrom,
     createdTo: filters.createdTo,
     ids: filters.ids,

@@ -45,6 +45,9 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
   };
   if (filters.workspace !== undefined) add("workspace = ?", filters.workspace);
   if (filters.sessionId !== undefined) add("session_id = ?", filters.sessionId);
+  // A range, so the indexes serve it: every character an id or workspace may hold sorts before "~".
+  if (filters.workspacePrefix !== undefined) add("workspace >= ? AND workspace < ?", filters.workspacePrefix, `${filters.workspacePrefix}~`);
+  if (filters.sessionPrefix !== undefined) add("session_id >= ? AND session_id < ?", filters.sessionPrefix, `${filters.sessionPrefix}~`);
   // After a rebuild, a search first fills what the text index still lacks (once), so it misses nothing.
   if (filters.text !== undefined) while (backfillText(db, 20_000) > 0);
   if (filters.text !== undefined) add("rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(filters.text));
