@@ -94,7 +94,7 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
       </fieldset>
       <label>
         Search
-        <input type="search" value={search} onChange={(event) => type("search", event.target.value)} placeholder="prompt, output, error" size={22} />
+        <input id="filter-search" type="search" value={search} onChange={(event) => type("search", event.target.value)} placeholder="prompt, output, error" size={22} />
       </label>
       <label>
         Workspace

@@ -1,7 +1,7 @@
 "use client";
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { usePathname, useSearchParams } from "next/navigation";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useMemo, useState } from "react";
 import type { ActionRequest } from "../data/queries";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
@@ -9,6 +9,7 @@ import type { ExportFormat } from "@/lib/views/exportRows";
 import type { RequestsView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
 import { WorkspacePauseButton } from "../queues/Queues";
+import { TableKeysHelp, useTableKeys } from "./TableKeys";
 import { CleanupButton } from "../actions/CleanupButton";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions } from "../data/queries";
@@ -64,6 +65,21 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
   };
 
   const view = list.data;
+  const router = useRouter();
+  const keys = useTableKeys({
+    rowIds: view?.items.map((row) => row.requestId) ?? [],
+    open: (id) => router.push(`/requests/${encodeURIComponent(id)}`),
+    toggle: (id) => setSelected((current) => {
+      const next = new Set(current);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    }),
+    retry: (current) => {
+      const ids = selected.size ? [...selected] : current ? [current] : [];
+      if (ids.length && readOnly === null) setAction({ kind: "retry", ids });
+    },
+    focusSearch: () => document.getElementById("filter-search")?.focus(),
+  });
   // Every request the filters match, every page: the server streams it (lib/dashboard/exportStream.ts).
   const exportUrl = (format: ExportFormat) => `/api/export?${new URLSearchParams([["format", format], ...requestQueryParams({ ...query, cursor: undefined })]).toString()}`;
 
@@ -93,7 +109,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
         {list.error && <span className="error-text" role="alert">{list.error.message}</span>}
       </div>
       {view && view.items.length > 0 ? (
-        <RequestsTable rows={view.items} selection={{ selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }) }} />
+        <RequestsTable rows={view.items} current={keys.current} selection={{ selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }) }} />
       ) : (
         <p className="empty">No requests match these filters.</p>
       )}
@@ -108,6 +124,10 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
           Next page
         </button>
       </div>
+      <p className="muted keys-hint">
+        Press <kbd>?</kbd> for the keyboard.
+      </p>
+      {keys.help && <TableKeysHelp onClose={keys.closeHelp} />}
       {action && <ActionDialog input={action} onClose={() => { setAction(null); setSelected(new Set()); }} />}
     </>
   );

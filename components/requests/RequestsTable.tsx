@@ -29,7 +29,7 @@ interface Selection {
  * The requests table (the requests page, with selection and row actions; the overview, without).
  * Text from request files is rendered as text, never as HTML.
  */
-export function RequestsTable({ rows, label = "Requests", selection }: { rows: RequestRow[]; label?: string; selection?: Selection }) {
+export function RequestsTable({ rows, label = "Requests", selection, current = null }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null }) {
   const now = useNow(1000);
   const { readOnly } = useDashboard();
   const { selected, onSelect, onRetry, onCancel } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {}, onCancel: () => {} };
@@ -62,7 +62,13 @@ export function RequestsTable({ rows, label = "Requests", selection }: { rows: R
       />
       <tbody>
         {rows.map((row) => (
-          <tr key={row.requestId} className={row.stuckReason ? "stuck" : undefined} data-request-id={row.requestId}>
+          <tr
+            key={row.requestId}
+            ref={row.requestId === current ? (element) => element?.scrollIntoView({ block: "nearest" }) : undefined}
+            className={[row.stuckReason && "stuck", row.requestId === current && "current"].filter(Boolean).join(" ") || undefined}
+            aria-current={row.requestId === current ? "true" : undefined}
+            data-request-id={row.requestId}
+          >
             {selection && (
               <td>
                 <input type="checkbox" aria-label={`Select ${row.requestId}`} checked={selected.has(row.requestId)} onChange={(event) => toggle(row.requestId, event.target.checked)} />
