@@ -69,6 +69,12 @@ function writeFiles(stateDir, count, now = Date.now()) {
         { from: "created", to: "queued", at: createdAt + 1000 },
       ],
     };
+    // Everything past queued ran under a claim by one of 8 workers, whose steps name it (the workers page).
+    if (state !== "created" && state !== "queued") {
+      const worker = { pid: state === "processing" ? process.pid : 100_000 + (i % 8), host: os.hostname() };
+      request.transitions.push({ from: "queued", to: "processing", at: createdAt + 2000, reason: "claimed", by: `worker ${i % 8}`, token: `t${i}`, worker });
+      if (state !== "processing") request.transitions.push({ from: "processing", to: state, at: createdAt + 4000, token: `t${i}` });
+    }
     if (state === "processing") {
       request.claim = { token: `t${i}`, pid: process.pid, host: os.hostname(), claimedAt: createdAt + 2000, heartbeatAt: createdAt + 2000 };
       request.processingStartedAt = createdAt + 2000;
@@ -158,6 +164,8 @@ function measureAt100k() {
   summarize("counts by state (100k)", Array.from({ length: 200 }, () => time(() => tracker.countsByState())[0]));
 
   summarize("monitor pass (100k)", Array.from({ length: 50 }, () => time(() => tracker.monitorPass())[0]), { target: "<= 50 ms" });
+  summarize("workers seen, grouped from the claims (100k)", Array.from({ length: 50 }, () => time(() => tracker.workers())[0]));
+  summarize("known workspaces starting with a prefix (100k)", Array.from({ length: 200 }, (_, i) => time(() => tracker.knownValues("workspace", `ws${i % 10}`))[0]));
 
   const warm = [];
   for (let i = 0; i < 5; i++) warm.push(time(() => tracker.recover({ hungAfterMs: 365 * 86_400_000 }))[0]);

@@ -4,6 +4,7 @@ import { pauseWorkspace, resumeWorkspace, type PauseOptions, type PauseOutcome }
 import { readPauses, type Pause } from "./files/pauseFile";
 import { queueStats, type QueueStats } from "./db/queries/queueStats";
 import { knownValues } from "./db/queries/knownValues";
+import { listWorkers, unfinishedBy, type WorkerRow } from "./db/queries/workers";
 import { sessionsSeen, type SessionSeen } from "./db/queries/sessionsSeen";
 import { oldestCreatedAt } from "./db/queries/oldestCreated";
 import { backfillText } from "./db/requestText";
@@ -116,6 +117,10 @@ export interface Tracker {
   pauses(): Pause[];
   /** Each workspace with work queued or processing: how much, and since when the oldest has waited. */
   queueStats(): QueueStats[];
+  /** Every worker process seen in the claims indexed (most recently seen first), with what it did and holds. */
+  workers(limit?: number): WorkerRow[];
+  /** The requests a worker held and did not finish, newest first. */
+  unfinishedBy(worker: { pid: number; host: string | null; processStartedAt: number | null }, limit?: number): { requestId: string; claimedAt: number; outcome: string | null }[];
   /** Up to `limit` (default 20) known workspaces or session ids starting with `prefix`, in order (the filters' suggestions). */
   knownValues(field: "workspace" | "session", prefix?: string, limit?: number): string[];
   /** What is stuck now (read-only; the same rules as the monitor). */
@@ -368,6 +373,14 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     queueStats() {
       return queueStats(ctx.db);
+    },
+
+    workers(limit) {
+      return listWorkers(ctx.db, limit);
+    },
+
+    unfinishedBy(worker, limit) {
+      return unfinishedBy(ctx.db, worker, limit);
     },
 
     knownValues(field, prefix = "", limit = 20) {

@@ -10,7 +10,7 @@ import { applyChangesToPage } from "@/lib/views/livePage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
-import { auditKeys, queueKeys, requestKeys, sessionKeys, statusKeys } from "./queries";
+import { auditKeys, queueKeys, requestKeys, sessionKeys, statusKeys, workerKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
 export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
@@ -41,6 +41,8 @@ const FALLBACK_AFTER_MS = 3000;
 const LIST_REFRESH_MS = 400;
 /** The sessions list, at most this often while changes touch sessions. */
 const SESSION_LIST_REFRESH_MS = 2000;
+/** The workers page, at most this often while claims change. */
+const WORKERS_REFRESH_MS = 2000;
 
 // Contexts split so that an event re-renders only what shows it: the status (every event: the
 // live indicator), the poll interval (when the stream goes down or comes back: every live query),
@@ -181,6 +183,8 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
       return refresh;
     };
     const refreshSessionList = throttledRefresh(sessionKeys.list(), SESSION_LIST_REFRESH_MS);
+    // Claims and their ends move the workers page (refetched only while it is open: an unobserved query is not fetched).
+    const refreshWorkers = throttledRefresh(workerKeys.all, WORKERS_REFRESH_MS);
 
     const seen = () => setLastEventAt(Date.now());
 
@@ -191,6 +195,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         if (change.kind === "session.upserted") sessionIds.add(change.requestId);
         else if (change.request?.sessionId) sessionIds.add(change.request.sessionId);
       }
+      if (all.some((change) => change.kind === "request.upserted" && (change.request?.state === "processing" || change.request?.previousState === "processing"))) refreshWorkers();
       // A pause or resume is in the audit log; the queues themselves come in their own event.
       if (all.some((change) => change.kind === "queue.changed")) void queryClient.invalidateQueries({ queryKey: auditKeys.all });
       for (const id of sessionIds) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(id) });
@@ -267,6 +272,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         void queryClient.invalidateQueries({ queryKey: auditKeys.all });
         void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
         void queryClient.invalidateQueries({ queryKey: queueKeys.all });
+        void queryClient.invalidateQueries({ queryKey: workerKeys.all });
       });
       source.addEventListener("changes", (event) => {
         seen();

@@ -6,6 +6,7 @@ import { ACTION_TOKEN_HEADER } from "@/lib/http/actionToken";
 import { requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
 import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
+import type { WorkerView } from "@/lib/views/workersView";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
 import type { StatusBody } from "@/lib/dashboard/readApi";
 
@@ -31,6 +32,10 @@ export const sessionKeys = {
 
 export const queueKeys = {
   all: ["queues"] as const,
+};
+
+export const workerKeys = {
+  all: ["workers"] as const,
 };
 
 export const auditKeys = {
@@ -80,6 +85,13 @@ export function queuesOptions() {
   return queryOptions({
     queryKey: queueKeys.all,
     queryFn: async ({ signal }) => (await getJson<{ queues: QueueRow[] }>("/api/queues", signal)).queues,
+  });
+}
+
+export function workersOptions() {
+  return queryOptions({
+    queryKey: workerKeys.all,
+    queryFn: async ({ signal }) => (await getJson<{ workers: WorkerView[] }>("/api/workers", signal)).workers,
   });
 }
 

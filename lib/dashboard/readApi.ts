@@ -5,6 +5,7 @@ import { parseRequestQuery } from "../model/requestQuery";
 import { requestDetailView, requestsView } from "../views/requestsView";
 import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
+import { workersView } from "../views/workersView";
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckSnapshot } from "./feedHub";
 import { answerEventStream } from "./eventStream";
@@ -46,6 +47,8 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   [/^\/api\/queues$/, (runtime) => ({ queues: queuesView(runtime.tracker) })],
   // What the table's workspace and session filters suggest as you type: known values starting with `prefix`.
   [/^\/api\/values\/(workspace|session)$/, (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) })],
+  // Every worker process seen in the claims, alive or gone and how we know (the workers page).
+  [/^\/api\/workers$/, (runtime) => ({ workers: workersView(runtime.tracker) })],
   [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
   [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],
   [/^\/api\/health$/, healthAnswer],

@@ -4,7 +4,7 @@ import { STATES } from "../model/states";
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 11;
+export const INDEX_SCHEMA_VERSION = 12;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -65,6 +65,24 @@ CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE stat
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, updated_at, id) WHERE session_id IS NOT NULL;
 -- A workspace's latest claim, for the reason a queued request is stuck.
 CREATE INDEX IF NOT EXISTS requests_last_claim ON requests (workspace, last_claimed_at) WHERE last_claimed_at IS NOT NULL;
+
+-- Each reqwatch claim in a request's history (lib/model/attempts.ts), with the worker process that
+-- made it and how it ended: the workers page. Rewritten with the request on every write.
+CREATE TABLE IF NOT EXISTS attempts (
+  request_id TEXT NOT NULL,
+  number INTEGER NOT NULL,
+  workspace TEXT NOT NULL,
+  worker_name TEXT,
+  pid INTEGER,
+  host TEXT,
+  process_started_at INTEGER,
+  claimed_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  -- The state it ended in (completed, failed, timeout, queued when released or retried); NULL while it runs.
+  outcome TEXT,
+  PRIMARY KEY (request_id, number)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS attempts_by_worker ON attempts (host, pid, process_started_at, claimed_at);
 
 -- How many requests are in each state, kept by the triggers of STATE_COUNT_TRIGGERS_DDL below.
 CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;

@@ -2,6 +2,7 @@ import type { FileFingerprint } from "../fs/fingerprint";
 import type { RequestRecord } from "../model/requestFormat";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
+import { removeAttempts, syncAttempts } from "./attemptRows";
 import { forgetUnreadable } from "./unreadableFiles";
 import stableStringify from "safe-stable-stringify";
 import { recordChange, toSummary } from "./changes";
@@ -93,6 +94,7 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
     return false;
   }
   if (syncText) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, request, before?.text_sig ?? null, textSig);
+  syncAttempts(db, request);
   if (options.feed ?? true) recordChange(db, "request.upserted", request.requestId, request, Date.now());
   return true;
 }
@@ -111,6 +113,7 @@ export function removeRequest(db: IndexDb, requestId: string): void {
   const row = statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined;
   if (row?.text_sig) statement(db, "DELETE FROM requests_text WHERE rowid = ?").run(row.rowid);
   const removed = statement(db, "DELETE FROM requests WHERE id = ?").run(requestId).changes > 0;
+  removeAttempts(db, requestId);
   forgetUnreadable(db, requestFileKey(requestId));
   if (removed) recordChange(db, "request.removed", requestId, null, Date.now());
 }

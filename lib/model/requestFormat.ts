@@ -25,6 +25,8 @@ export const transitionEntrySchema = z.looseObject({
   manual: z.boolean().optional(),
   /** The error of the attempt this step ended or left behind (a retryable failure, a retry of a failed request). */
   error: z.string().optional(),
+  /** On a claim: the worker process that made it, so the history keeps who ran each attempt after the claim is gone. */
+  worker: z.looseObject({ pid: z.number().int(), host: z.string(), processStartedAt: z.number().optional() }).optional(),
 });
 
 export const callbackSchema = z.looseObject({

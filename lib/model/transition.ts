@@ -15,7 +15,7 @@ export interface InternalChange extends Change {
   /** Fields the tracker manages, set after the state change. */
   managed?: Partial<Pick<RequestRecord, "claim" | "notBefore">>;
   /** Extra facts for the history entry. */
-  note?: Pick<TransitionEntry, "token" | "dropped" | "manual" | "error">;
+  note?: Pick<TransitionEntry, "token" | "dropped" | "manual" | "error" | "worker">;
 }
 
 export interface NewRequestInput extends RequestFields {

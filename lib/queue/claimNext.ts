@@ -56,8 +56,9 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
         if (!current || current.state !== "queued" || (current.notBefore ?? 0) > now) return current;
         // Under the lock a pause is written under: a pause that finished before this claim holds.
         if (isPaused(ctx.dir, current.workspace)) return current;
-        const claim = { token, pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }), claimedAt: now, heartbeatAt: now };
-        claimed = applyChange(current, { to: "processing", reason: "claimed", by, managed: { claim }, note: { token } }, now);
+        const worker = { pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }) };
+        const claim = { token, ...worker, claimedAt: now, heartbeatAt: now };
+        claimed = applyChange(current, { to: "processing", reason: "claimed", by, managed: { claim }, note: { token, worker } }, now);
         return claimed;
       }, { durability: ctx.options.claimDurability });
     } catch (error) {

@@ -1,7 +1,8 @@
 import type { SessionRecord } from "../files/sessionFile";
 import { formatDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
-import type { RequestRecord, TransitionEntry } from "../model/requestFormat";
+import { attemptsOf, type Attempt } from "../model/attempts";
+import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
@@ -9,13 +10,6 @@ import { lifecycleSegments, timeInStates } from "./lifecycle";
 import { requestDetailView, type ResponseView } from "./requestsView";
 
 /** One attempt: from its claim to what ended it (null while it runs). */
-export interface Attempt {
-  number: number;
-  claimedAt: number;
-  by: string | null;
-  ended: { at: number; state: State; reason: string | null; error: string | null } | null;
-}
-
 /** A request's story: what happened, what is wrong now, and what to do next. */
 export interface Explanation {
   requestId: string;
@@ -45,23 +39,6 @@ function readSession(tracker: Tracker, sessionId: string): { session: SessionRec
     if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
     return { session: null, problem: error.message };
   }
-}
-
-/** The claims in the history, each with the step that ended it. */
-function attemptsOf(transitions: readonly TransitionEntry[]): Attempt[] {
-  const attempts: Attempt[] = [];
-  let open: Attempt | null = null;
-  for (const entry of transitions) {
-    if (entry.dropped || entry.from === entry.to) continue;
-    if (entry.to === "processing") {
-      open = { number: attempts.length + 1, claimedAt: entry.at, by: entry.by ?? null, ended: null };
-      attempts.push(open);
-    } else if (open && entry.from === "processing") {
-      open.ended = { at: entry.at, state: entry.to, reason: entry.reason ?? null, error: entry.error ?? null };
-      open = null;
-    }
-  }
-  return attempts;
 }
 
 function nextStep(request: RequestRecord, stuckReason: string | null, retry: { allowed: boolean; reason: string }, now: number): Explanation["next"] {
@@ -130,7 +107,7 @@ export function explainRequest(tracker: Tracker, requestId: string, stuck: reado
     lines.push(
       unclaimed
         ? `Attempt ${attempt.number}: moved to processing${attempt.by ? ` by ${attempt.by}` : ""} at ${new Date(attempt.claimedAt).toISOString()} without a reqwatch claim (another program, or by hand); no reqwatch worker holds it.`
-        : `Attempt ${attempt.number}: claimed by ${attempt.by ?? "a worker"} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`,
+        : `Attempt ${attempt.number}: claimed by ${attempt.by ?? "a worker"}${attempt.worker ? ` (pid ${attempt.worker.pid} on ${attempt.worker.host})` : ""} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`,
     );
   }
   if (request.state === "processing" && request.claim) {

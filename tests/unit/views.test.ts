@@ -1,3 +1,4 @@
+import os from "node:os";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_QUERY } from "../../lib/model/requestQuery";
 import { explainRequest } from "../../lib/views/explainView";
@@ -140,10 +141,13 @@ describe("explaining a request", () => {
     tracker.update("story", { fields: { callback: { success: false, attempts: 3, retryTimestamps: [], error: "HTTP 502" } } });
 
     const story = explainRequest(tracker, "story", tracker.stuck())!;
+    // Each claim step keeps the worker process that made it.
+    const worker = { pid: process.pid, host: os.hostname(), processStartedAt: expect.any(Number) };
     expect(story.attempts).toEqual([
-      { number: 1, claimedAt: expect.any(Number), by: "worker-a", ended: { at: expect.any(Number), state: "queued", reason: expect.any(String), error: "model timed out" } },
-      { number: 2, claimedAt: expect.any(Number), by: "worker-b", ended: { at: expect.any(Number), state: "failed", reason: expect.any(String), error: "model timed out again" } },
+      { number: 1, claimedAt: expect.any(Number), by: "worker-a", token: first.token, worker, ended: { at: expect.any(Number), state: "queued", reason: expect.any(String), error: "model timed out" } },
+      { number: 2, claimedAt: expect.any(Number), by: "worker-b", token: second.token, worker, ended: { at: expect.any(Number), state: "failed", reason: expect.any(String), error: "model timed out again" } },
     ]);
+    expect(story.lines).toContain(`Attempt 1: claimed by worker-a (pid ${process.pid} on ${os.hostname()}) at ${new Date(story.attempts[0]!.claimedAt).toISOString()}, queued (${story.attempts[0]!.ended!.reason}): model timed out.`);
     expect(story.timeInStates).toMatchObject({ queued: 3000, processing: 3500 });
     expect(story.droppedDeliveries).toEqual([{ at: expect.any(Number), reason: expect.stringMatching(/^late completion dropped/), by: null }]);
     expect(story.callback).toEqual({ success: false, attempts: 3, error: "HTTP 502" });
