@@ -14,6 +14,12 @@ export function useQueues(initial: QueueRow[]) {
   return useQuery({ ...queuesOptions(), initialData: initial, refetchInterval: pollMs }).data;
 }
 
+/** The paused workspaces, from the queues the header already holds (never fetched from here). */
+export function usePausedWorkspaces(): ReadonlySet<string> {
+  const queues = useQuery({ ...queuesOptions(), enabled: false }).data;
+  return new Set(queues?.filter((row) => row.paused).map((row) => row.workspace));
+}
+
 /** Pause or resume one workspace's queue; a failure is shown beside the button. `named`: its text names the workspace (outside the queues table). */
 export function PauseButton({ workspace, paused, named = false }: { workspace: string; paused: boolean; named?: boolean }) {
   const { actionToken, readOnly } = useDashboard();

@@ -7,6 +7,7 @@ import { useDashboard } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
+import { usePausedWorkspaces } from "../queues/Queues";
 
 /** Rows a person can retry from the table: the states the transition table sends back to queued, when failed, timed out or stuck. */
 function retryable(row: RequestRow): boolean {
@@ -32,6 +33,7 @@ interface Selection {
 export function RequestsTable({ rows, label = "Requests", selection, current = null }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null }) {
   const now = useNow(1000);
   const { readOnly } = useDashboard();
+  const paused = usePausedWorkspaces();
   const { selected, onSelect, onRetry, onCancel } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {}, onCancel: () => {} };
   const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
   const toggle = (id: string, on: boolean) => {
@@ -84,6 +86,7 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
             <td>
               <StateBadge state={row.state} />
               {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
+              {row.state === "queued" && paused.has(row.workspace) && <div className="why">paused: workspace {row.workspace} takes no claims until resumed</div>}
             </td>
             <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - row.stateSince))}</td>
             <td className="num">{row.attempt ?? "—"}</td>
