@@ -311,6 +311,17 @@ async function measurePause() {
   console.log(`  requests of the paused workspace claimed after a pause returned: ${claimedAfterPause} (of 40 pauses)`);
   tracker.close();
   fs.rmSync(stateDir, { recursive: true, force: true });
+
+  // A claim with half the workspaces paused must not scan their backlog: beside the same claims with none paused.
+  const big = tempDir("pause-100k");
+  writeFiles(big, 100_000);
+  const queue = openTracker({ stateDir: big, recover: false });
+  const claims = (n) => Array.from({ length: n }, () => time(() => queue.claimNext())[0]);
+  summarize("claim, nothing paused (100k, 17k queued)", claims(300));
+  for (let w = 0; w < 10; w++) queue.pause(`ws${w}`, { by: "bench" });
+  summarize("claim, half the workspaces paused (100k)", claims(300), { target: "no slower than with none paused" });
+  queue.close();
+  fs.rmSync(big, { recursive: true, force: true });
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);

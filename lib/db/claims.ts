@@ -2,9 +2,22 @@ import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 import { withWritersLock } from "./writeLock";
 
-// `skip`: a JSON array of the paused workspaces, whose queued requests are left where they are.
 const READY = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
-  AND (reserved_until IS NULL OR reserved_until <= ?) AND workspace NOT IN (SELECT value FROM json_each(?)) ORDER BY state_since, id LIMIT 1`;
+  AND (reserved_until IS NULL OR reserved_until <= ?) ORDER BY state_since, id LIMIT 1`;
+// While some workspaces are paused (a JSON array), the oldest ready request of each of the others,
+// found by walking the workspaces that have a queue (one index seek each), then the oldest of those:
+// a paused workspace's backlog is never scanned.
+const READY_UNPAUSED = `WITH RECURSIVE queues(workspace) AS (
+    SELECT (SELECT workspace FROM requests INDEXED BY requests_queued_by_workspace WHERE state = 'queued' ORDER BY workspace LIMIT 1)
+    UNION ALL
+    SELECT (SELECT workspace FROM requests INDEXED BY requests_queued_by_workspace WHERE state = 'queued' AND workspace > queues.workspace ORDER BY workspace LIMIT 1)
+    FROM queues WHERE queues.workspace IS NOT NULL
+  )
+  SELECT r.id FROM queues JOIN requests r ON r.rowid = (
+    SELECT rowid FROM requests INDEXED BY requests_queued_by_workspace WHERE state = 'queued' AND workspace = queues.workspace AND (not_before IS NULL OR not_before <= ?)
+      AND (reserved_until IS NULL OR reserved_until <= ?) ORDER BY state_since, id LIMIT 1)
+  WHERE queues.workspace NOT IN (SELECT value FROM json_each(?))
+  ORDER BY r.state_since, r.id LIMIT 1`;
 const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
   AND (reserved_until IS NULL OR reserved_until <= ?) AND workspace = ? ORDER BY state_since, id LIMIT 1`;
 
@@ -16,7 +29,11 @@ const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (
 export function reserveOldestReady(db: IndexDb, workspace: string | undefined, paused: readonly string[], now: number, until: number, pid: number): string | null {
   return withWritersLock(db, () => {
     const id = (
-      workspace === undefined ? statement(db, READY).pluck().get(now, now, JSON.stringify(paused)) : statement(db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
+      workspace !== undefined
+        ? statement(db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
+        : paused.length
+          ? statement(db, READY_UNPAUSED).pluck().get(now, now, JSON.stringify(paused))
+          : statement(db, READY).pluck().get(now, now)
     ) as string | undefined;
     if (id === undefined) return null;
     statement(db, "UPDATE requests SET reserved_until = ?, reserved_by = ? WHERE id = ?").run(until, pid, id);

@@ -59,6 +59,8 @@ CREATE INDEX IF NOT EXISTS requests_by_state ON requests (state, updated_at, id)
 CREATE INDEX IF NOT EXISTS requests_by_workspace ON requests (workspace, updated_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_workspace_created ON requests (workspace, created_at, id);
 CREATE INDEX IF NOT EXISTS requests_by_state_since ON requests (state, state_since, id);
+-- Each workspace's queue in order: a claim while some workspaces are paused takes the oldest of each of the others.
+CREATE INDEX IF NOT EXISTS requests_queued_by_workspace ON requests (workspace, state_since, id) WHERE state = 'queued';
 -- The stuck monitor's range scans, over processing requests only.
 CREATE INDEX IF NOT EXISTS requests_silent ON requests (heartbeat_at) WHERE state = 'processing';
 CREATE INDEX IF NOT EXISTS requests_deadline ON requests (timeout_at) WHERE state = 'processing' AND timeout_at IS NOT NULL;

@@ -31,6 +31,27 @@ describe("pausing a workspace's queue", () => {
     expect(tracker.claimNext({ workspace: "batch" })?.request.requestId).toBe("paused-2");
   });
 
+  it("while one is paused, claims take the others' requests oldest first across workspaces, backed-off ones when due", () => {
+    let now = Date.now();
+    const tracker = aTracker({ stateDir: tempStateDir(), now: () => now });
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const workspace of ["alpha", "batch", "chat"]) {
+        tracker.create({ requestId: `${workspace}-${i}`, workspace, state: "queued" });
+        order.push(`${workspace}-${i}`);
+        now += 10;
+      }
+    }
+    tracker.update("alpha-1", { fields: { notBefore: now + 60_000 } });
+    tracker.pause("batch");
+    const claimed: string[] = [];
+    for (let claim = tracker.claimNext(); claim; claim = tracker.claimNext()) claimed.push(claim.request.requestId);
+    expect(claimed).toEqual(order.filter((id) => !id.startsWith("batch") && id !== "alpha-1"));
+    now += 60_000;
+    expect(tracker.claimNext()?.request.requestId).toBe("alpha-1");
+    expect(tracker.claimNext()).toBeNull();
+  });
+
   it("work claimed before the pause finishes; the pause is in the audit log and the feed", () => {
     const tracker = aTracker({ stateDir: tempStateDir() });
     tracker.create({ requestId: "running", workspace: "batch", state: "queued" });
