@@ -2,7 +2,7 @@ import type { ArchiveDb } from "../db/archive";
 import { ensureAuditTable, recordEntry } from "../db/auditLog";
 import { recordQueueChange } from "../db/changes";
 import { withWritersLock } from "../db/writeLock";
-import { isPaused, readPauses, removePause, writePause, type Pause } from "../files/pauseFile";
+import { readPauses, removePause, writePause, type Pause } from "../files/pauseFile";
 import { assertWorkspace } from "../model/ids";
 import type { TrackerContext } from "../store/context";
 import { assertManaged } from "../store/ownership";
@@ -27,16 +27,19 @@ export interface PauseOutcome {
 export function pauseWorkspace(ctx: TrackerContext, archive: () => ArchiveDb, workspace: string, options: PauseOptions = {}): PauseOutcome {
   assertWorkspace(workspace);
   assertManaged(ctx, `Pausing workspace ${workspace}`);
-  const current = readPauses(ctx.dir).find((pause) => pause.workspace === workspace);
-  if (current) return { pause: current, changed: false };
   const at = ctx.now();
   const by = options.by ?? "library";
   const reason = options.reason?.trim() || null;
-  // Under the writers' lock a claim commits under: every claim after this sees the file.
-  withWritersLock(ctx.db, () => {
+  // Under the writers' lock a claim commits under: every claim after this sees the file. The check
+  // too, so of two pauses at once one writes and the other says it was paused already.
+  const current = withWritersLock(ctx.db, () => {
+    const existing = readPauses(ctx.dir).find((pause) => pause.workspace === workspace);
+    if (existing) return existing;
     writePause(ctx.dir, { workspace, pausedAt: at, by, reason });
     recordQueueChange(ctx.db, workspace, at);
+    return null;
   });
+  if (current) return { pause: current, changed: false };
   audit(archive, "pause", by, `Pause workspace ${workspace}${reason ? `: ${reason}` : ""}`, { workspace, reason }, at);
   return { pause: { workspace, pausedAt: at, by, reason }, changed: true };
 }
@@ -45,7 +48,6 @@ export function pauseWorkspace(ctx: TrackerContext, archive: () => ArchiveDb, wo
 export function resumeWorkspace(ctx: TrackerContext, archive: () => ArchiveDb, workspace: string, options: { by?: string } = {}): boolean {
   assertWorkspace(workspace);
   assertManaged(ctx, `Resuming workspace ${workspace}`);
-  if (!isPaused(ctx.dir, workspace)) return false;
   const at = ctx.now();
   const removed = withWritersLock(ctx.db, () => {
     const gone = removePause(ctx.dir, workspace);

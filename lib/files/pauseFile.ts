@@ -33,7 +33,8 @@ function pausePath(dir: StateDir, workspace: string): string {
 /** Write the workspace's pause file, durably (a pause must not come undone in a power cut). */
 export function writePause(dir: StateDir, pause: { workspace: string; pausedAt: number; by: string; reason: string | null }): void {
   const file = pausePath(dir, pause.workspace);
-  fs.mkdirSync(dir.pausedDir, { recursive: true });
+  // A folder made now must itself survive a power cut, or the pause in it would not.
+  if (fs.mkdirSync(dir.pausedDir, { recursive: true })) fsyncDir(dir.root);
   writeFileDurable(file, `${JSON.stringify(pause)}\n`);
 }
 

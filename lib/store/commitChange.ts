@@ -29,6 +29,12 @@ export interface CommitOptions {
    * and the token fence drops any result of the lost claim).
    */
   durability?: "full" | "atomic";
+  /**
+   * Checked under the writers' lock just before the change is written: false sends it back to be
+   * decided again on the world as it is then. For a condition outside the file that another
+   * writer sets under the same lock (a claim, and a pause of its workspace).
+   */
+  guard?: (next: RequestRecord) => boolean;
 }
 
 /**
@@ -49,7 +55,7 @@ export function commitChange(ctx: TrackerContext, requestId: string, decide: Dec
   try {
     if (!ctx.db.inTransaction) {
       for (let attempt = 0; attempt < OPTIMISTIC_TRIES && committed === CONFLICT; attempt++) {
-        committed = tryOptimistic(ctx, requestId, file, decide, durable);
+        committed = tryOptimistic(ctx, requestId, file, decide, durable, options.guard);
       }
     }
     if (committed === CONFLICT) committed = withWritersLock(ctx.db, () => commitLocked(ctx, requestId, file, decide));
@@ -74,7 +80,7 @@ function sameFile(file: string, seen: FileFingerprint | null): boolean {
   return sameFingerprint(now, seen);
 }
 
-function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, decide: Decide, durable: boolean): RequestRecord | null | typeof CONFLICT {
+function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, decide: Decide, durable: boolean, guard?: (next: RequestRecord) => boolean): RequestRecord | null | typeof CONFLICT {
   const read = readRequestFile(file, requestId);
   const current = read?.request ?? null;
   const next = decide(current);
@@ -85,7 +91,7 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   let renamed = false;
   try {
     const won = withWritersLock(ctx.db, () => {
-      if (!sameFile(file, read?.fingerprint ?? null)) return false;
+      if (!sameFile(file, read?.fingerprint ?? null) || (guard && !guard(next))) return false;
       // Index first: if the rename fails, the rollback leaves both as they were.
       upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
       replaceKeepingSpare(temp.path, file);
@@ -100,7 +106,7 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   return next;
 }
 
-/** The whole change under a lock the caller holds. */
+/** The whole change under a lock the caller holds (so `decide` itself sees what a guard would). */
 function commitLocked(ctx: TrackerContext, requestId: string, file: string, decide: Decide): RequestRecord | null {
   const current = readRequestFile(file, requestId)?.request ?? null;
   const next = decide(current);

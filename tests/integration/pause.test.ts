@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { runCli } from "../helpers/cli";
 import { firstLine, startWorker, waitForExit } from "../helpers/processes";
@@ -50,6 +50,29 @@ describe("pausing a workspace's queue", () => {
     now += 60_000;
     expect(tracker.claimNext()?.request.requestId).toBe("alpha-1");
     expect(tracker.claimNext()).toBeNull();
+  });
+
+  it("a pause that returns while a claim is being written holds for that claim", () => {
+    const stateDir = tempStateDir();
+    const worker = aTracker({ stateDir });
+    const person = aTracker({ stateDir });
+    worker.create({ requestId: "r1", workspace: "batch", state: "queued" });
+    // The claim has decided and is syncing its temp file (outside the lock) when the pause comes and returns.
+    const fsync = fs.fsyncSync;
+    let pausedMidClaim = false;
+    const spy = vi.spyOn(fs, "fsyncSync").mockImplementation((fd) => {
+      fsync(fd);
+      if (pausedMidClaim) return;
+      pausedMidClaim = true;
+      person.pause("batch");
+    });
+    try {
+      expect(worker.claimNext()).toBeNull();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(pausedMidClaim).toBe(true);
+    expect(worker.get("r1")?.state).toBe("queued");
   });
 
   it("work claimed before the pause finishes; the pause is in the audit log and the feed", () => {
