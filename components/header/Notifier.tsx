@@ -55,7 +55,8 @@ export function Notifier() {
   useChanges(
     useCallback(
       (changes: readonly FeedChange[]) => {
-        const failed = changes.filter((change) => change.kind === "request.upserted" && change.request?.state === "failed" && change.request.previousState !== "failed");
+        // Entering failed now: not a later write to a request already failed (a callback result, say).
+        const failed = changes.filter((change) => change.kind === "request.upserted" && change.request?.state === "failed" && change.request.stateSince === change.request.lastUpdatedAt);
         const first = failed[0];
         if (!first) return;
         if (failed.length === 1) notify(`Request ${first.requestId} failed`, `workspace ${first.request!.workspace}`, `/requests/${encodeURIComponent(first.requestId)}`);
@@ -67,17 +68,16 @@ export function Notifier() {
 
   // Set by the stream's stuck events (the badge holds the first); never fetched from here.
   const stuck = useQuery({ ...stuckOptions(), enabled: false }).data;
-  const known = useRef<Set<string> | null>(null);
+  // The count decides (an event carries at most 200 requests); the ids only name what is new.
+  const known = useRef<{ count: number; ids: Set<string> } | null>(null);
   useEffect(() => {
     if (!stuck) return;
     const before = known.current;
-    known.current = new Set(stuck.requests.map((entry) => entry.requestId));
-    if (!before) return;
-    const added = stuck.requests.filter((entry) => !before.has(entry.requestId));
+    known.current = { count: stuck.count, ids: new Set(stuck.requests.map((entry) => entry.requestId)) };
+    if (!before || stuck.count <= before.count) return;
+    const added = stuck.requests.filter((entry) => !before.ids.has(entry.requestId));
     const only = added.length === 1 ? added[0] : undefined;
-    if (stuck.count > before.size || added.length) {
-      notify(`${stuck.count} stuck`, only ? `${only.requestId}: ${only.reason}` : `${added.length} newly stuck`, only ? `/requests/${encodeURIComponent(only.requestId)}` : "/requests?stuck=1");
-    }
+    notify(`${stuck.count} stuck`, only ? `${only.requestId}: ${only.reason}` : `${stuck.count - before.count} more stuck`, only ? `/requests/${encodeURIComponent(only.requestId)}` : "/requests?stuck=1");
   }, [stuck, notify]);
 
   if (choice === "unsupported") return null;

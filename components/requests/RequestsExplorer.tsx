@@ -76,7 +76,9 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
     }),
     retry: (current) => {
       const ids = selected.size ? [...selected] : current ? [current] : [];
-      if (ids.length && readOnly === null) setAction({ kind: "retry", ids });
+      if (!ids.length || readOnly !== null) return false;
+      setAction({ kind: "retry", ids });
+      return true;
     },
     focusSearch: () => document.getElementById("filter-search")?.focus(),
   });

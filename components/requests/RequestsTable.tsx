@@ -1,6 +1,7 @@
 "use client";
 
 import Link from "next/link";
+import { useEffect } from "react";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 import type { RequestRow } from "@/lib/views/requestsView";
 import { useDashboard } from "../data/LiveFeed";
@@ -34,6 +35,10 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
   const now = useNow(1000);
   const { readOnly } = useDashboard();
   const paused = usePausedWorkspaces();
+  // The keyboard's current row stays in view when it moves (not on every tick of the clock).
+  useEffect(() => {
+    if (current) document.querySelector(`tr[data-request-id="${CSS.escape(current)}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [current]);
   const { selected, onSelect, onRetry, onCancel } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {}, onCancel: () => {} };
   const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
   const toggle = (id: string, on: boolean) => {
@@ -66,7 +71,6 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
         {rows.map((row) => (
           <tr
             key={row.requestId}
-            ref={row.requestId === current ? (element) => element?.scrollIntoView({ block: "nearest" }) : undefined}
             className={[row.stuckReason && "stuck", row.requestId === current && "current"].filter(Boolean).join(" ") || undefined}
             aria-current={row.requestId === current ? "true" : undefined}
             data-request-id={row.requestId}

@@ -17,15 +17,17 @@ interface TableKeyActions {
   rowIds: readonly string[];
   open: (id: string) => void;
   toggle: (id: string) => void;
-  retry: (current: string | null) => void;
+  /** Whether there was anything to retry. */
+  retry: (current: string | null) => boolean;
   focusSearch: () => void;
 }
 
-/** Typing into a field, or a dialog open: the keys are the page's, not ours. */
+/** Typing into a field, a key on a focused control, or a dialog open: the keys are the page's, not ours. */
 function ignored(event: KeyboardEvent): boolean {
   if (event.ctrlKey || event.metaKey || event.altKey) return true;
   const target = event.target as HTMLElement | null;
   if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return true;
+  if (target?.closest("a, button, summary, [role=button], [role=link]")) return true;
   return document.querySelector("dialog[open]") !== null;
 }
 
@@ -49,23 +51,22 @@ export function useTableKeys(actions: TableKeyActions): { current: string | null
       const { actions: act, current: at } = latest.current;
       const index = at === null ? -1 : act.rowIds.indexOf(at);
       const move = (by: number) => {
-        if (!act.rowIds.length) return;
+        if (!act.rowIds.length) return false;
         const next = index < 0 ? 0 : Math.min(act.rowIds.length - 1, Math.max(0, index + by));
         setCurrent(act.rowIds[next]!);
+        return true;
       };
-      const handled: Record<string, () => void> = {
+      // Each returns whether it acted: only then is the key taken from the browser.
+      const handled: Record<string, () => boolean> = {
         j: () => move(1),
         k: () => move(-1),
-        Enter: () => index >= 0 && act.open(at!),
-        x: () => index >= 0 && act.toggle(at!),
+        Enter: () => index >= 0 && (act.open(at!), true),
+        x: () => index >= 0 && (act.toggle(at!), true),
         r: () => act.retry(index >= 0 ? at : null),
-        "/": () => act.focusSearch(),
-        "?": () => setHelp((shown) => !shown),
+        "/": () => (act.focusSearch(), true),
+        "?": () => (setHelp((shown) => !shown), true),
       };
-      const run = handled[event.key];
-      if (!run) return;
-      event.preventDefault();
-      run();
+      if (handled[event.key]?.()) event.preventDefault();
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);

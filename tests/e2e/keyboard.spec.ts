@@ -44,7 +44,13 @@ test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r r
   await expect(page.getByLabel("Search")).toHaveValue("job");
   await expect(current).toHaveCount(1);
 
-  await page.getByLabel("Search").blur();
+  // Enter on a focused control is the control's, as ever.
+  await page.getByRole("button", { name: "Retry all matching" }).focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("dialog")).toContainText("Dry run");
+  await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
   await page.keyboard.press("k");
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(/\/requests\/failed-\d$/);

@@ -63,3 +63,16 @@ test("a failure shows a notification that opens the request; a second within 10 
   await page.evaluate(() => (window as unknown as { shown: { click: () => void }[] }).shown[0]!.click());
   await expect(page).toHaveURL(/\/requests\/doomed$/);
 });
+
+test("a later write to a request that already failed (its callback result, say) shows nothing", async ({ page, tracker }) => {
+  tracker.create({ requestId: "failed-before", workspace: "gw", state: "processing" });
+  tracker.transition("failed-before", "failed", { fields: { error: "rate limited" } });
+  await page.goto("/requests");
+  await page.getByRole("button", { name: "Notify me" }).click();
+  await expect(page.getByRole("button", { name: "Notifications on" })).toBeVisible();
+
+  tracker.update("failed-before", { fields: { callback: { success: false, attempts: 1, retryTimestamps: [], error: "HTTP 502" } } });
+  tracker.create({ requestId: "marker", workspace: "gw", state: "queued" });
+  await expect(page.getByRole("table", { name: "Requests" })).toContainText("marker");
+  expect(await shown(page)).toEqual([]);
+});
