@@ -38,6 +38,10 @@ export const workerKeys = {
   all: ["workers"] as const,
 };
 
+export const valueKeys = {
+  known: (field: "workspace" | "session", prefix: string) => ["values", field, prefix] as const,
+};
+
 export const auditKeys = {
   all: ["audit"] as const,
   list: () => [...auditKeys.all, "list"] as const,
@@ -92,6 +96,15 @@ export function workersOptions() {
   return queryOptions({
     queryKey: workerKeys.all,
     queryFn: async ({ signal }) => (await getJson<{ workers: WorkerView[] }>("/api/workers", signal)).workers,
+  });
+}
+
+/** Known workspaces or sessions starting with `prefix`: the filters' suggestions. */
+export function knownValuesOptions(field: "workspace" | "session", prefix: string) {
+  return queryOptions({
+    queryKey: valueKeys.known(field, prefix),
+    queryFn: async ({ signal }) => (await getJson<{ values: string[] }>(`/api/values/${field}?prefix=${encodeURIComponent(prefix)}`, signal)).values,
+    staleTime: 10_000,
   });
 }
 

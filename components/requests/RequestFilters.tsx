@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { RequestQuery } from "@/lib/model/requestQuery";
 import { STATES, type State } from "@/lib/model/states";
-import { getJson } from "../data/queries";
+import { knownValuesOptions } from "../data/queries";
 
 const WITHIN = [
   ["", "any time"],
@@ -35,15 +35,16 @@ interface TextFilters {
   search: string;
 }
 
-const textOf = (query: RequestQuery): TextFilters => ({ workspace: query.workspace ?? "", session: query.session ?? "", search: query.q ?? "" });
+// An exact filter from a link shows as its value; what is typed becomes a prefix filter.
+const textOf = (query: RequestQuery): TextFilters => ({ workspace: query.workspacePrefix ?? query.workspace ?? "", session: query.sessionPrefix ?? query.session ?? "", search: query.q ?? "" });
 const sameText = (a: TextFilters, b: TextFilters) => a.workspace === b.workspace && a.session === b.session && a.search === b.search;
 
-/** Known workspaces or sessions that start with what is typed, for the input's list. */
+/** Known workspaces or sessions that start with what was typed (once typing pauses), for the input's list. */
 function Suggestions({ id, field, prefix }: { id: string; field: "workspace" | "session"; prefix: string }) {
-  const { data } = useQuery({ queryKey: ["values", field, prefix], queryFn: ({ signal }) => getJson<{ values: string[] }>(`/api/values/${field}?prefix=${encodeURIComponent(prefix)}`, signal), staleTime: 10_000 });
+  const { data } = useQuery(knownValuesOptions(field, prefix));
   return (
     <datalist id={id}>
-      {data?.values.map((value) => <option key={value} value={value} />)}
+      {data?.map((value) => <option key={value} value={value} />)}
     </datalist>
   );
 }
@@ -71,7 +72,14 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
     const next = { workspace: text.workspace.trim(), session: text.session.trim(), search: text.search.trim() };
     if (sameText(next, textOf(query))) return;
     setFollowed(next);
-    onChange({ ...query, workspace: next.workspace || undefined, session: next.session || undefined, q: next.search || undefined });
+    const current = textOf(query);
+    onChange({
+      ...query,
+      // A filter left as the link set it stays exact; one typed matches by prefix.
+      ...(next.workspace !== current.workspace && { workspace: undefined, workspacePrefix: next.workspace || undefined }),
+      ...(next.session !== current.session && { session: undefined, sessionPrefix: next.session || undefined }),
+      q: next.search || undefined,
+    });
   };
   const type = (field: keyof TextFilters, value: string) => setTyped((current) => ({ ...current, [field]: value }));
   useEffect(() => {
@@ -99,12 +107,12 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
       <label>
         Workspace
         <input value={workspace} onChange={(event) => type("workspace", event.target.value)} list="workspace-values" autoComplete="off" placeholder="any" size={12} />
-        <Suggestions id="workspace-values" field="workspace" prefix={workspace.trim()} />
+        <Suggestions id="workspace-values" field="workspace" prefix={followed.workspace} />
       </label>
       <label>
         Session
         <input value={session} onChange={(event) => type("session", event.target.value)} list="session-values" autoComplete="off" placeholder="any" size={14} />
-        <Suggestions id="session-values" field="session" prefix={session.trim()} />
+        <Suggestions id="session-values" field="session" prefix={followed.session} />
       </label>
       <label>
         Created

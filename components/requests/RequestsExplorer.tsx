@@ -98,7 +98,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
           Retry all matching
         </button>
         <CleanupButton />
-        {query.workspace && <WorkspacePauseButton workspace={query.workspace} />}
+        {(query.workspace ?? query.workspacePrefix) && <WorkspacePauseButton workspace={(query.workspace ?? query.workspacePrefix)!} />}
         {readOnly && <span className="muted">Actions are off: this folder is observed read-only.</span>}
         <span className="spacer" />
         {list.isFetching && <span className="muted">updating…</span>}

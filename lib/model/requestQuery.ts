@@ -12,8 +12,12 @@ import type { State } from "./states";
  */
 export interface RequestQuery {
   states: State[];
+  /** This workspace exactly (a link: a queue, a request's workspace). */
   workspace?: string;
   session?: string;
+  /** Workspaces or sessions that start with this: what the filter inputs write as people type. */
+  workspacePrefix?: string;
+  sessionPrefix?: string;
   /** Created within this long before now (`15m`, `24h`), or between `from` and `to` (ISO times). */
   within?: string;
   from?: string;
@@ -60,6 +64,10 @@ export function parseRequestQuery(params: URLSearchParams): RequestQuery {
   if (workspace) query.workspace = checked(filterFields.workspace, workspace, "workspace");
   const session = params.get("session");
   if (session) query.session = checked(filterFields.sessionId, session, "session");
+  const workspacePrefix = params.get("workspacePrefix");
+  if (workspacePrefix) query.workspacePrefix = checked(filterFields.workspace, workspacePrefix, "workspacePrefix");
+  const sessionPrefix = params.get("sessionPrefix");
+  if (sessionPrefix) query.sessionPrefix = checked(filterFields.sessionId, sessionPrefix, "sessionPrefix");
   const within = params.get("within");
   if (within) {
     parseDuration(within, "within");
@@ -99,6 +107,8 @@ export function requestQueryParams(query: RequestQuery): URLSearchParams {
   if (query.states.length) params.set("states", query.states.join(","));
   if (query.workspace) params.set("workspace", query.workspace);
   if (query.session) params.set("session", query.session);
+  if (query.workspacePrefix) params.set("workspacePrefix", query.workspacePrefix);
+  if (query.sessionPrefix) params.set("sessionPrefix", query.sessionPrefix);
   if (query.within) params.set("within", query.within);
   if (query.from) params.set("from", query.from);
   if (query.to) params.set("to", query.to);
@@ -116,9 +126,10 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
   const createdFrom = query.within ? now - parseDuration(query.within, "within") : query.from ? time(query.from, "from") : undefined;
   return {
     states: query.states.length ? query.states : undefined,
-    // The page's text filters match as typed: by prefix.
-    workspacePrefix: query.workspace,
-    sessionPrefix: query.session,
+    workspace: query.workspace,
+    sessionId: query.session,
+    workspacePrefix: query.workspacePrefix,
+    sessionPrefix: query.sessionPrefix,
     createdFrom,
     createdTo: query.to ? time(query.to, "to") : undefined,
     ids: query.stuck ? [...stuckIds] : undefined,
@@ -136,6 +147,8 @@ export function toMatchFilter(query: RequestQuery, now: number, stuckIds: readon
   const filters = toListFilters({ ...query, cursor: undefined }, now, stuckIds);
   return {
     states: filters.states,
+    workspace: filters.workspace,
+    sessionId: filters.sessionId,
     workspacePrefix: filters.workspacePrefix,
     sessionPrefix: filters.sessionPrefix,
     createdFrom: filters.createdFrom,

@@ -31,6 +31,8 @@ function matches(row: RequestSummary, query: RequestQuery, now: number): boolean
   if (query.q || query.stuck || query.callback) return null;
   const filters = toListFilters(query, now, []);
   if (filters.states && !filters.states.includes(row.state)) return false;
+  if (filters.workspace !== undefined && row.workspace !== filters.workspace) return false;
+  if (filters.sessionId !== undefined && row.sessionId !== filters.sessionId) return false;
   if (filters.workspacePrefix !== undefined && !row.workspace.startsWith(filters.workspacePrefix)) return false;
   if (filters.sessionPrefix !== undefined && !row.sessionId?.startsWith(filters.sessionPrefix)) return false;
   if (filters.createdFrom !== undefined && row.createdAt < filters.createdFrom) return false;

@@ -32,7 +32,7 @@ test("filters live in the URL and survive a reload", async ({ page, tracker }) =
   await filters.getByLabel("Workspace").fill("alpha");
   await filters.getByLabel("Workspace").press("Enter");
   await expect(page).toHaveURL(/states=failed/);
-  await expect(page).toHaveURL(/workspace=alpha/);
+  await expect(page).toHaveURL(/workspacePrefix=alpha/);
   const table = page.getByRole("table", { name: "Requests" });
   await expect(table.getByRole("row")).toHaveCount(2);
   await expect(table.getByRole("row", { name: /a-failed/ })).toBeVisible();

@@ -15,7 +15,7 @@ test("text filters apply as you type, by prefix, with the known workspaces and s
   const workspace = filters.getByLabel("Workspace");
   await workspace.pressSequentially("bat", { delay: 50 });
   await expect.poll(ids).toEqual(["batch-0", "batch-1", "batch-2", "batch-nightly-0", "batch-nightly-1"]);
-  await expect(page).toHaveURL(/[?&]workspace=bat(&|$)/);
+  await expect(page).toHaveURL(/[?&]workspacePrefix=bat(&|$)/);
   await expect(workspace).toBeFocused();
   await expect(page.locator("#workspace-values option")).toHaveCount(2);
   expect(await page.locator("#workspace-values option").evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(["batch", "batch-nightly"]);
@@ -29,8 +29,11 @@ test("text filters apply as you type, by prefix, with the known workspaces and s
   await expect.poll(ids).toEqual(["batch-0", "batch-1", "batch-2", "chat-0", "chat-1"]);
   expect(await page.locator("#session-values option").evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(["s-alpha"]);
 
-  // The URL leads too: opened with a filter, the inputs show it.
-  await page.goto("/requests?workspace=ch");
+  // The URL leads too: opened with a filter, the inputs show it. A link's workspace is exact.
+  await page.goto("/requests?workspacePrefix=ch");
   await expect(filters.getByLabel("Workspace")).toHaveValue("ch");
   await expect.poll(ids).toEqual(["chat-0", "chat-1"]);
+  await page.goto("/requests?workspace=batch");
+  await expect(filters.getByLabel("Workspace")).toHaveValue("batch");
+  await expect.poll(ids).toEqual(["batch-0", "batch-1", "batch-2"]);
 });

@@ -21,9 +21,10 @@ describe("filters by prefix, and the values they suggest", () => {
     expect(tracker.list({ sessionPrefix: "s-b" }).items.map((row) => row.workspace)).toEqual(["batch-nightly", "batch-nightly"]);
   });
 
-  it("the table's URL means a prefix for workspace and session", () => {
-    const filters = toListFilters(parseRequestQuery(new URLSearchParams("workspace=bat&session=s-al")), Date.now(), []);
-    expect(filters).toMatchObject({ workspacePrefix: "bat", sessionPrefix: "s-al" });
-    expect(filters.workspace).toBeUndefined();
+  it("the table's URL keeps a link's workspace and session exact, and what was typed a prefix", () => {
+    expect(toListFilters(parseRequestQuery(new URLSearchParams("workspacePrefix=bat&sessionPrefix=s-al")), Date.now(), [])).toMatchObject({ workspacePrefix: "bat", sessionPrefix: "s-al" });
+    const exact = toListFilters(parseRequestQuery(new URLSearchParams("workspace=batch&session=s1")), Date.now(), []);
+    expect(exact).toMatchObject({ workspace: "batch", sessionId: "s1" });
+    expect(exact.workspacePrefix).toBeUndefined();
   });
 });
