@@ -8,8 +8,6 @@ import { usePollInterval } from "../data/LiveFeed";
 import { workersOptions } from "../data/queries";
 import { TableHead } from "../TableHead";
 
-const STATUS = { alive: "alive", gone: "gone", unknown: "unknown" } as const;
-
 /** Every worker process seen in the claims: who, alive or gone and how we know, what it holds and did. Live. */
 export function WorkersTable({ initial }: { initial: WorkerView[] }) {
   const pollMs = usePollInterval();
@@ -35,13 +33,13 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
               {worker.processStartedAt !== null && <div className="muted">started {new Date(worker.processStartedAt).toISOString()}</div>}
             </td>
             <td style={{ whiteSpace: "normal", maxWidth: 320 }}>
-              <strong>{STATUS[worker.liveness]}</strong>
+              <strong>{worker.liveness}</strong>
               <div className="muted">{worker.how}</div>
               {worker.unfinished.length > 0 && (
                 <div>
-                  held, unfinished:{" "}
+                  left unfinished:{" "}
                   {worker.unfinished.map((held) => (
-                    <Link key={held.requestId} prefetch={false} href={`/requests/${encodeURIComponent(held.requestId)}`} style={{ marginRight: 8 }} title={held.outcome ? `ended ${held.outcome}` : "still processing"}>
+                    <Link key={held.requestId} prefetch={false} href={`/requests/${encodeURIComponent(held.requestId)}`} style={{ marginRight: 8 }} title={held.outcome ? `${held.outcome} by the monitor` : "still processing under its claim"}>
                       {held.requestId}
                     </Link>
                   ))}

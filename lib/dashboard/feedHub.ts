@@ -1,7 +1,7 @@
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
-import { queuesView, type QueueRow } from "../views/queuesView";
+import { queuesView } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent } from "./sse";
 
@@ -36,6 +36,16 @@ export interface StuckSnapshot {
   /** When the pass ran (null before the first). */
   at: number | null;
   requests: StuckRequest[];
+}
+
+/** The queues event at most this often while changes move them. */
+const QUEUES_EVERY_MS = 1000;
+
+/** A change that can move a workspace's queue: a pause or resume, or a request into or out of queued or processing. */
+function movesQueues(change: FeedChange): boolean {
+  if (change.kind === "queue.changed" || change.kind === "request.removed") return true;
+  const row = change.kind === "request.upserted" ? change.request : undefined;
+  return !!row && [row.state, row.previousState].some((state) => state === "queued" || state === "processing");
 }
 
 /** A stuck event carries at most this many requests; the count is always exact. */
@@ -149,7 +159,8 @@ export class FeedHub {
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.pollTimer = this.heartbeatTimer = this.flushTimer = null;
+    if (this.queuesTimer) clearTimeout(this.queuesTimer);
+    this.pollTimer = this.heartbeatTimer = this.flushTimer = this.queuesTimer = null;
     this.pending = [];
   }
 
@@ -196,7 +207,7 @@ export class FeedHub {
     if (!changes.length) return;
     this.lastFlushAt = Date.now();
     const last = changes.at(-1)!.seq;
-    const after = formatEvent("counts", { counts: this.countsNow() }) + formatEvent("queues", { queues: this.queuesNow() });
+    const after = formatEvent("counts", { counts: this.countsNow() }) + (changes.some(movesQueues) ? this.queuesIfDue() : "");
     const batch = (from: FeedChange[]) => formatEvent("changes", { changes: from }, eventId(this.generation, last)) + after;
     const shared = batch(changes);
     for (const subscriber of this.subscribers) {
@@ -207,12 +218,25 @@ export class FeedHub {
 
   private countsCache: { seq: number; counts: StateCounts } | null = null;
 
-  private queuesCache: { seq: number; queues: QueueRow[] } | null = null;
+  private lastQueuesAt = 0;
+  private queuesTimer: NodeJS.Timeout | null = null;
 
-  /** The queues (a pause, or a request moving in or out of one) once per feed position: tabs set them from the event instead of asking. */
-  private queuesNow(): QueueRow[] {
-    if (this.queuesCache?.seq !== this.lastSeq) this.queuesCache = { seq: this.lastSeq, queues: queuesView(this.tracker) };
-    return this.queuesCache.queues;
+  /**
+   * The queues event, at most once per QUEUES_EVERY_MS (a GROUP BY over the queued and processing
+   * rows): now when due, else sent on its own once it is, with the queues as they are then.
+   */
+  private queuesIfDue(): string {
+    const wait = this.lastQueuesAt + QUEUES_EVERY_MS - Date.now();
+    if (wait <= 0) {
+      this.lastQueuesAt = Date.now();
+      return formatEvent("queues", { queues: queuesView(this.tracker) });
+    }
+    this.queuesTimer ??= setTimeout(() => {
+      this.queuesTimer = null;
+      const event = this.queuesIfDue();
+      for (const subscriber of this.subscribers) subscriber.send(event);
+    }, wait);
+    return "";
   }
 
   /** Counts once per feed position, however many subscribers ask. */

@@ -27,7 +27,7 @@ export function syncAttempts(db: IndexDb, request: RequestRecord): void {
       worker?.processStartedAt ?? null,
       attempt.claimedAt,
       attempt.ended?.at ?? null,
-      attempt.ended?.state ?? null,
+      attempt.ended?.how ?? null,
     );
   }
 }

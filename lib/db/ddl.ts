@@ -4,7 +4,7 @@ import { STATES } from "../model/states";
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 12;
+export const INDEX_SCHEMA_VERSION = 13;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -80,7 +80,7 @@ CREATE TABLE IF NOT EXISTS attempts (
   process_started_at INTEGER,
   claimed_at INTEGER NOT NULL,
   ended_at INTEGER,
-  -- The state it ended in (completed, failed, timeout, queued when released or retried); NULL while it runs.
+  -- How it ended (lib/model/attempts.ts: completed, failed, released, timed out, stopped); NULL while it runs.
   outcome TEXT,
   PRIMARY KEY (request_id, number)
 ) WITHOUT ROWID;

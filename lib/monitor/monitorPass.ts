@@ -50,15 +50,14 @@ export interface MonitorPass {
 }
 
 function findCandidates(ctx: TrackerContext, now: number): Candidate[] {
-  const late = lateRequests(ctx.db, {
+  return lateRequests(ctx.db, {
     now,
     queuedCutoff: now - ctx.options.queuedStuckAfterMs,
     heartbeatCutoff: now - ctx.options.heartbeatTimeoutMs,
     hungCutoff: now - ctx.options.hungAfterMs,
+    // A paused queue's wait is what its pause is for, not a stuck request (the header says it is paused).
+    paused: pausedWorkspaces(ctx.dir),
   });
-  // A paused queue's wait is what its pause is for, not a stuck request (the header says it is paused).
-  const paused = new Set(pausedWorkspaces(ctx.dir));
-  return paused.size ? late.filter((candidate) => candidate.state !== "queued" || !paused.has(candidate.workspace)) : late;
 }
 
 function workerName(candidate: Pick<Candidate, "claim_pid" | "claim_host">): string {

@@ -47,8 +47,8 @@ describe("the workers seen in the claims", () => {
     };
     const { me, gone, named, count } = expected();
     expect(count).toBe(3);
-    // a completed; b failed (retryable: back to the queue); then b or c claimed and running.
-    expect(me).toMatchObject({ name: "me", host: os.hostname(), liveness: "alive", completed: 1, failed: 0, released: 1, running: 1, holding: 1, unfinished: [] });
+    // a completed; b failed (its own failure, to be retried); then b or c claimed and running.
+    expect(me).toMatchObject({ name: "me", host: os.hostname(), liveness: "alive", completed: 1, failed: 1, released: 0, running: 1, holding: 1, unfinished: [] });
     expect(me.how).toMatch(new RegExp(`^process ${process.pid} runs on this host`));
     expect(gone).toMatchObject({ liveness: "gone", holding: 1, running: 1, completed: 0, unfinished: [{ requestId: "orphan", outcome: null }] });
     expect(gone.how).toMatch(/^no process \d+ with its start time on this host/);
@@ -77,4 +77,27 @@ describe("the workers seen in the claims", () => {
     expect(seen.map((worker) => worker.completed).sort()).toEqual(stats.map((s) => s.completed).sort());
     expect(seen.every((worker) => worker.liveness === "gone" && worker.holding === 0 && worker.unfinished.length === 0)).toBe(true);
   }, 60_000);
+});
+
+describe("how an attempt ended, and by whom", () => {
+  it("tells a worker's own failure from the monitor's release and a person's cancel", async () => {
+    const { attemptsOf } = await import("../../lib/model/attempts");
+    const at = 1;
+    const ends = attemptsOf([
+      { from: "queued", to: "processing", at, token: "t1" },
+      { from: "processing", to: "queued", at, token: "t1", error: "rate limited" },
+      { from: "queued", to: "processing", at, token: "t2" },
+      { from: "processing", to: "queued", at, token: "t2", by: "monitor", reason: "released: worker 7 gone (attempt 2 of 3)" },
+      { from: "queued", to: "processing", at, token: "t3" },
+      { from: "processing", to: "completed", at, token: "t2", dropped: true },
+      { from: "processing", to: "failed", at, token: "t3", manual: true, reason: "cancelled" },
+      { from: "failed", to: "queued", at, manual: true },
+      { from: "queued", to: "processing", at, token: "t4" },
+      { from: "processing", to: "timeout", at, token: "t4", by: "monitor", reason: "past its deadline" },
+      { from: "timeout", to: "queued", at, manual: true },
+      { from: "queued", to: "processing", at, token: "t5" },
+      { from: "processing", to: "completed", at, token: "t5" },
+    ]).map((attempt) => attempt.ended?.how);
+    expect(ends).toEqual(["failed", "released", "stopped", "timed out", "completed"]);
+  });
 });

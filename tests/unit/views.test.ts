@@ -144,8 +144,8 @@ describe("explaining a request", () => {
     // Each claim step keeps the worker process that made it.
     const worker = { pid: process.pid, host: os.hostname(), processStartedAt: expect.any(Number) };
     expect(story.attempts).toEqual([
-      { number: 1, claimedAt: expect.any(Number), by: "worker-a", token: first.token, worker, ended: { at: expect.any(Number), state: "queued", reason: expect.any(String), error: "model timed out" } },
-      { number: 2, claimedAt: expect.any(Number), by: "worker-b", token: second.token, worker, ended: { at: expect.any(Number), state: "failed", reason: expect.any(String), error: "model timed out again" } },
+      { number: 1, claimedAt: expect.any(Number), by: "worker-a", token: first.token, worker, ended: { at: expect.any(Number), state: "queued", how: "failed", reason: expect.any(String), error: "model timed out" } },
+      { number: 2, claimedAt: expect.any(Number), by: "worker-b", token: second.token, worker, ended: { at: expect.any(Number), state: "failed", how: "failed", reason: expect.any(String), error: "model timed out again" } },
     ]);
     expect(story.lines).toContain(`Attempt 1: claimed by worker-a (pid ${process.pid} on ${os.hostname()}) at ${new Date(story.attempts[0]!.claimedAt).toISOString()}, queued (${story.attempts[0]!.ended!.reason}): model timed out.`);
     expect(story.timeInStates).toMatchObject({ queued: 3000, processing: 3500 });

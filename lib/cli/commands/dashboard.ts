@@ -3,11 +3,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { Option, type Command } from "commander";
 import { resolveStateDirPath, STATE_DIR_ENV } from "../../files/stateDir";
+import { isLoopbackHost } from "../../http/loopback";
 import { UsageError } from "../context";
 import { integerBetween } from "../parse";
 
 const DEFAULT_PORT = 4600;
-const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
 
 export function registerDashboard(program: Command): void {
   program
@@ -29,7 +29,7 @@ export function registerDashboard(program: Command): void {
       }
       const port = options.port ?? portFromEnv();
       const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
-      if (!LOOPBACK.includes(host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
 
       console.log(`reqwatch: state directory ${stateDir}`);
       // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.

@@ -31,7 +31,7 @@ const COLUMNS = "id, workspace, state, state_since, version, not_before, timeout
 // A request with no claim has no heartbeat (its heartbeat_at is when it entered processing): it is
 // late past the hung threshold, a claimed one past the heartbeat timeout.
 const CANDIDATES = `
-  SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff
+  SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff AND workspace NOT IN (SELECT value FROM json_each(@paused))
   UNION ALL
   SELECT ${COLUMNS} FROM requests INDEXED BY requests_deadline
     WHERE state = 'processing' AND timeout_at IS NOT NULL AND timeout_at < @now
@@ -48,11 +48,13 @@ export interface LateCutoffs {
   heartbeatCutoff: number;
   /** An unclaimed processing request's since before this is late. */
   hungCutoff: number;
+  /** Workspaces whose queue is paused: their wait is not late. */
+  paused: readonly string[];
 }
 
 /** The late requests, oldest first. */
 export function lateRequests(db: IndexDb, cutoffs: LateCutoffs): LateRequest[] {
-  const rows = statement(db, CANDIDATES).all({ ...cutoffs, silentCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.hungCutoff) }) as LateRequest[];
+  const rows = statement(db, CANDIDATES).all({ ...cutoffs, paused: JSON.stringify(cutoffs.paused), silentCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.hungCutoff) }) as LateRequest[];
   return rows.sort((a, b) => a.state_since - b.state_since || a.id.localeCompare(b.id));
 }
 

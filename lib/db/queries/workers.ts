@@ -12,8 +12,9 @@ export interface WorkerRow {
   firstSeen: number;
   lastSeen: number;
   completed: number;
+  /** Attempts it reported failed (to be retried, or for good). */
   failed: number;
-  /** Attempts that ended back in the queue: released when it was gone, or retried. */
+  /** Attempts the monitor ended for it: released when it was gone or silent, or timed out. */
   released: number;
   /** Attempts it has not finished, by its claims' history. */
   running: number;
@@ -33,8 +34,8 @@ export function listWorkers(db: IndexDb, limit = 500): WorkerRow[] {
     `WITH seen AS (
        SELECT pid, host, process_started_at AS processStartedAt, max(worker_name) AS name,
          min(claimed_at) AS firstSeen, max(coalesce(ended_at, claimed_at)) AS lastSeen,
-         count(*) FILTER (WHERE outcome = 'completed') AS completed, count(*) FILTER (WHERE outcome IN ('failed', 'timeout')) AS failed,
-         count(*) FILTER (WHERE outcome = 'queued') AS released, count(*) FILTER (WHERE outcome IS NULL) AS running
+         count(*) FILTER (WHERE outcome = 'completed') AS completed, count(*) FILTER (WHERE outcome = 'failed') AS failed,
+         count(*) FILTER (WHERE outcome IN ('released', 'timed out')) AS released, count(*) FILTER (WHERE outcome IS NULL) AS running
        FROM attempts
        GROUP BY host, pid, process_started_at, CASE WHEN pid IS NULL THEN worker_name END
        ORDER BY lastSeen DESC LIMIT ?
@@ -48,12 +49,12 @@ export function listWorkers(db: IndexDb, limit = 500): WorkerRow[] {
   ).all(limit) as WorkerRow[];
 }
 
-/** The requests a worker held and did not finish (running now, released, failed or timed out), newest first. */
+/** The requests a worker left: held now, or ended by the monitor for it (released, timed out), newest first. */
 export function unfinishedBy(db: IndexDb, worker: { pid: number; host: string | null; processStartedAt: number | null }, limit = 20): { requestId: string; claimedAt: number; outcome: string | null }[] {
   return statement(
     db,
     `SELECT request_id AS requestId, claimed_at AS claimedAt, outcome FROM attempts
-     WHERE pid = ? AND host IS ? AND process_started_at IS ? AND (outcome IS NULL OR outcome != 'completed')
+     WHERE pid = ? AND host IS ? AND process_started_at IS ? AND (outcome IS NULL OR outcome IN ('released', 'timed out'))
      ORDER BY claimed_at DESC LIMIT ?`,
   ).all(worker.pid, worker.host, worker.processStartedAt, limit) as { requestId: string; claimedAt: number; outcome: string | null }[];
 }

@@ -1,8 +1,7 @@
 import { assertActionAllowed } from "@/app/_routes/guard";
-import { readJsonBody } from "@/app/_routes/body";
 import { errorResponse } from "@/app/_routes/respond";
 import { getTracker } from "@/app/_routes/runtime";
-import { ReqwatchError } from "@/lib/model/errors";
+import { parsePauseBody } from "./pauseBody";
 
 export const dynamic = "force-dynamic";
 
@@ -10,12 +9,9 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request, { params }: { params: Promise<{ workspace: string }> }): Promise<Response> {
   try {
     assertActionAllowed(request);
-    const { workspace } = await params;
-    const body = (await readJsonBody(request, 4096)) as { action?: unknown; reason?: unknown } | null;
-    const reason = typeof body?.reason === "string" ? body.reason.slice(0, 500) : undefined;
-    if (body?.action === "pause") return Response.json(getTracker().pause(workspace, { by: "dashboard", ...(reason !== undefined && { reason }) }));
-    if (body?.action === "resume") return Response.json({ resumed: getTracker().resume(workspace, { by: "dashboard" }) });
-    throw new ReqwatchError("BAD_INPUT", 'The body must be { "action": "pause" } (with an optional "reason") or { "action": "resume" }.');
+    const [{ workspace }, body] = await Promise.all([params, parsePauseBody(request)]);
+    if (body.action === "pause") return Response.json(getTracker().pause(workspace, { by: "dashboard", ...(body.reason !== undefined && { reason: body.reason }) }));
+    return Response.json({ resumed: getTracker().resume(workspace, { by: "dashboard" }) });
   } catch (error) {
     return errorResponse(error);
   }

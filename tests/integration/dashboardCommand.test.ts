@@ -1,0 +1,19 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { expect, it } from "vitest";
+import { childEnv, eventually, freePort, waitForExit } from "../helpers/processes";
+import { tempStateDir } from "../helpers/stateDir";
+
+const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
+
+it("reqwatch dashboard: when the command's process dies, even by SIGKILL, its server stops too", async () => {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/api/status`;
+  const command = spawn(process.execPath, [BIN, "dashboard", "--port", String(port)], { env: { ...childEnv(), REQWATCH_STATE_DIR: tempStateDir() }, stdio: "ignore" });
+  await eventually(async () => ((await fetch(url).catch(() => null))?.ok ? true : undefined), 60_000, 100);
+
+  command.kill("SIGKILL");
+  await waitForExit(command);
+  // The server noticed its channel to the command close, and stopped listening.
+  await eventually(async () => ((await fetch(url).catch(() => null)) === null ? true : undefined), 10_000, 100);
+}, 90_000);
