@@ -35,7 +35,8 @@ const externals = path.join(building, ".next", "node_modules");
 for (const entry of fs.existsSync(externals) ? fs.readdirSync(externals, { withFileTypes: true }) : []) {
   if (!entry.isSymbolicLink()) continue;
   const link = path.join(externals, entry.name);
-  const name = path.basename(fs.readlinkSync(link));
+  // The package's name, scope included: the link's target after its node_modules/.
+  const name = fs.readlinkSync(link).split(/node_modules[\\/]/).at(-1).replaceAll("\\", "/");
   fs.unlinkSync(link);
   fs.mkdirSync(link);
   fs.writeFileSync(path.join(link, "package.json"), `${JSON.stringify({ name: entry.name, private: true, main: "index.js" })}\n`);
