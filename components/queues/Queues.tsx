@@ -98,10 +98,8 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
                   {row.paused.by ? ` by ${row.paused.by}` : ""}
                   {row.paused.reason ? `: ${row.paused.reason}` : ""}
                 </span>
-              ) : row.late ? (
-                "late"
               ) : (
-                "running"
+                row.status
               )}
             </td>
             <td>

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { RequestQuery } from "@/lib/model/requestQuery";
+import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "@/lib/model/ids";
 import { STATES, type State } from "@/lib/model/states";
 import { knownValuesOptions } from "../data/queries";
 
@@ -36,6 +37,10 @@ interface TextFilters {
 }
 
 // An exact filter from a link shows as its value; what is typed becomes a prefix filter.
+/** What a workspace or a session id may hold: a typed value that cannot be one is not applied, and says why. */
+const VALID = { workspace: WORKSPACE_PATTERN, session: REQUEST_ID_PATTERN } as const;
+const invalid = (field: keyof typeof VALID, value: string) => value.trim() !== "" && !VALID[field].test(value.trim());
+
 const textOf = (query: RequestQuery): TextFilters => ({ workspace: query.workspacePrefix ?? query.workspace ?? "", session: query.sessionPrefix ?? query.session ?? "", search: query.q ?? "" });
 const sameText = (a: TextFilters, b: TextFilters) => a.workspace === b.workspace && a.session === b.session && a.search === b.search;
 
@@ -69,6 +74,7 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
     onChange({ ...query, states: STATES.filter((s) => states.includes(s)) });
   };
   const applyText = (text: TextFilters) => {
+    if (invalid("workspace", text.workspace) || invalid("session", text.session)) return;
     const next = { workspace: text.workspace.trim(), session: text.session.trim(), search: text.search.trim() };
     if (sameText(next, textOf(query))) return;
     setFollowed(next);
@@ -106,12 +112,22 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
       </label>
       <label>
         Workspace
-        <input value={workspace} onChange={(event) => type("workspace", event.target.value)} list="workspace-values" autoComplete="off" placeholder="any" size={12} />
+        <input value={workspace} onChange={(event) => type("workspace", event.target.value)} list="workspace-values" autoComplete="off" placeholder="any" size={12} aria-invalid={invalid("workspace", workspace)} aria-describedby="workspace-invalid" />
+        {invalid("workspace", workspace) && (
+          <span id="workspace-invalid" role="alert" className="error-text">
+            letters, digits, _ or - only
+          </span>
+        )}
         <Suggestions id="workspace-values" field="workspace" prefix={followed.workspace} />
       </label>
       <label>
         Session
-        <input value={session} onChange={(event) => type("session", event.target.value)} list="session-values" autoComplete="off" placeholder="any" size={14} />
+        <input value={session} onChange={(event) => type("session", event.target.value)} list="session-values" autoComplete="off" placeholder="any" size={14} aria-invalid={invalid("session", session)} aria-describedby="session-invalid" />
+        {invalid("session", session) && (
+          <span id="session-invalid" role="alert" className="error-text">
+            letters, digits, _ or - only
+          </span>
+        )}
         <Suggestions id="session-values" field="session" prefix={followed.session} />
       </label>
       <label>
@@ -156,7 +172,7 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
           <option value="createdAt:asc">created, oldest first</option>
         </select>
       </label>
-      <p id="filters-hint" className="muted hint">Search, workspace and session apply as you type; workspace and session match what starts with it.</p>
+      <p id="filters-hint" className="muted hint">Search, workspace and session apply as you type; a typed workspace or session finds every one that starts with it.</p>
       <button type="submit" hidden>Apply</button>
     </form>
   );

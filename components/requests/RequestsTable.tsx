@@ -90,7 +90,7 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
             <td>
               <StateBadge state={row.state} />
               {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
-              {row.state === "queued" && paused.has(row.workspace) && <div className="why">paused: workspace {row.workspace} takes no claims until resumed</div>}
+              {row.state === "queued" && paused.has(row.workspace) && <div className="muted">paused: workspace {row.workspace} takes no claims until resumed</div>}
             </td>
             <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - row.stateSince))}</td>
             <td className="num">{row.attempt ?? "—"}</td>

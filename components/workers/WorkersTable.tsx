@@ -25,7 +25,7 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
       <TableHead columns={["Worker", "Process", "Status", "Holding", "Heartbeat", "Completed", "Failed", "Released", "First seen", "Last seen"]} />
       <tbody>
         {workers.map((worker) => (
-          <tr key={`${worker.host}|${worker.pid}|${worker.processStartedAt}|${worker.pid === null ? worker.name : ""}`} className={worker.liveness === "gone" && worker.unfinished.length ? "stuck" : undefined}>
+          <tr key={`${worker.host}|${worker.pid}|${worker.processStartedAt}|${worker.pid === null ? worker.name : ""}`} className={worker.status === "gone" && worker.unfinished.length ? "stuck" : undefined}>
             <td>{worker.name ?? "—"}</td>
             <td>
               {worker.pid === null ? "—" : `pid ${worker.pid}`}
@@ -33,7 +33,7 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
               {worker.processStartedAt !== null && <div className="muted">started {new Date(worker.processStartedAt).toISOString()}</div>}
             </td>
             <td style={{ whiteSpace: "normal", maxWidth: 320 }}>
-              <strong>{worker.liveness}</strong>
+              <strong>{worker.status}</strong>
               <div className="muted">{worker.how}</div>
               {worker.unfinished.length > 0 && (
                 <div>

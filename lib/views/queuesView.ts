@@ -8,6 +8,12 @@ export interface QueueRow extends QueueStats {
   paused: Pause | null;
   /** Whether its oldest request has waited past the queued stuck threshold (a paused queue never has). */
   late: boolean;
+  /** In a word: paused; late (waited past the threshold); running (a worker holds some); waiting (none taken yet). */
+  status: "paused" | "late" | "running" | "waiting";
+}
+
+function statusOf(row: Omit<QueueRow, "status">): QueueRow["status"] {
+  return row.paused ? "paused" : row.late ? "late" : row.processing > 0 ? "running" : "waiting";
 }
 
 /** Every workspace with work waiting or running, and every paused one (with or without requests), by name. */
@@ -17,10 +23,11 @@ export function queuesView(tracker: Tracker, now = Date.now()): QueueRow[] {
   for (const stats of tracker.queueStats()) {
     const paused = pauses.get(stats.workspace) ?? null;
     const late = !paused && stats.oldestQueuedSince !== null && now - stats.oldestQueuedSince >= tracker.options.queuedStuckAfterMs;
-    rows.set(stats.workspace, { ...stats, paused, late });
+    const row = { ...stats, paused, late };
+    rows.set(stats.workspace, { ...row, status: statusOf(row) });
   }
   for (const [workspace, pause] of pauses) {
-    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false });
+    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false, status: "paused" });
   }
   return [...rows.values()].sort((a, b) => a.workspace.localeCompare(b.workspace));
 }

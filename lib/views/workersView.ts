@@ -6,6 +6,8 @@ import type { Tracker } from "../tracker";
 /** A worker as the workers page shows it: what it did, and whether it still runs and how we know. */
 export interface WorkerView extends WorkerRow {
   liveness: Liveness;
+  /** In a word: alive; exited (gone, and left nothing for the monitor); gone (it left work behind); unknown. */
+  status: "alive" | "exited" | "gone" | "unknown";
   /** How we know it is alive or gone, in words. */
   how: string;
   /** For a gone worker: the requests it held and did not finish (running when it went, released, failed). */
@@ -18,7 +20,10 @@ function how(row: WorkerRow, liveness: Liveness, now: number): string {
   if (row.pid === null) return "its claims did not record a process (written by an earlier reqwatch): known by name only";
   const beat = row.heartbeatAt === null ? "" : `; last heartbeat ${formatDuration(Math.max(0, now - row.heartbeatAt))} ago`;
   if (liveness === "alive") return `process ${row.pid} runs on this host${row.processStartedAt === null ? "" : ", started when its claims say"}${beat}`;
-  if (liveness === "gone") return `no process ${row.pid} with its start time on this host (it exited, or the pid was reused)`;
+  if (liveness === "gone") {
+    const left = row.holding + row.released;
+    return `no process ${row.pid} with its start time on this host (it exited, or the pid was reused)${left ? `; it left ${left} request${left === 1 ? "" : "s"} unfinished` : "; it left nothing unfinished"}`;
+  }
   return `on another host (${row.host ?? "unknown"}): known by its heartbeats only${beat || "; none now"}`;
 }
 
@@ -30,6 +35,7 @@ export function workersView(tracker: Tracker, now = Date.now()): WorkerView[] {
     return {
       ...row,
       liveness,
+      status: liveness === "gone" && row.holding === 0 && row.released === 0 ? "exited" : liveness,
       how: how(row, liveness, now),
       unfinished: listUnfinished ? tracker.unfinishedBy({ pid: row.pid!, host: row.host, processStartedAt: row.processStartedAt }) : [],
     };

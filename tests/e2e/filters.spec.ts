@@ -29,6 +29,17 @@ test("text filters apply as you type, by prefix, with the known workspaces and s
   await expect.poll(ids).toEqual(["batch-0", "batch-1", "batch-2", "chat-0", "chat-1"]);
   expect(await page.locator("#session-values option").evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(["s-alpha"]);
 
+  // A character no workspace can hold is not applied: the box says so, and the view stays as it was.
+  await session.fill("");
+  await workspace.fill("batch?");
+  await expect(filters.getByRole("alert")).toHaveText("letters, digits, _ or - only");
+  await page.waitForTimeout(500);
+  await expect(workspace).toHaveValue("batch?");
+  expect(page.url()).not.toContain("batch%3F");
+  await workspace.fill("batch");
+  await expect(filters.getByRole("alert")).toHaveCount(0);
+  await expect.poll(ids).toEqual(["batch-0", "batch-1", "batch-2", "batch-nightly-0", "batch-nightly-1"]);
+
   // The URL leads too: opened with a filter, the inputs show it. A link's workspace is exact.
   await page.goto("/requests?workspacePrefix=ch");
   await expect(filters.getByLabel("Workspace")).toHaveValue("ch");

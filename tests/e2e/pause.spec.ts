@@ -10,7 +10,7 @@ test("pause a workspace from the overview while a worker runs: it takes nothing 
   await page.goto("/");
   const queues = page.getByRole("table", { name: "Queues" });
   const row = (workspace: string) => queues.getByRole("row").filter({ has: page.getByRole("link", { name: workspace, exact: true }) });
-  await expect(row("batch")).toContainText("running");
+  await expect(row("batch")).toContainText("waiting");
 
   await page.getByRole("button", { name: "Pause batch" }).click();
   await expect(row("batch")).toContainText("paused by dashboard");

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { expect, it } from "vitest";
+import { it } from "vitest";
 import { childEnv, eventually, freePort, waitForExit } from "../helpers/processes";
 import { tempStateDir } from "../helpers/stateDir";
 

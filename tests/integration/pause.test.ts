@@ -166,7 +166,7 @@ describe("pausing a workspace's queue", () => {
     const queues = runCli(["queues"], { stateDir }).stdout.split("\n");
     expect(queues[0]).toMatch(/^WORKSPACE\s+QUEUED\s+PROCESSING\s+OLDEST WAIT\s+STATUS$/);
     expect(queues[1]).toMatch(/^batch\s+20\s+0\s+\S+\s+paused by cli: provider down$/);
-    expect(queues[2]).toMatch(/^chat\s+20\s+0\s+\S+\s+running$/);
+    expect(queues[2]).toMatch(/^chat\s+20\s+0\s+\S+\s+waiting$/);
 
     const drain = async () => {
       const worker = startWorker("drainQueue.cjs", [stateDir, "2"]);

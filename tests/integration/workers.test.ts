@@ -50,7 +50,7 @@ describe("the workers seen in the claims", () => {
     // a completed; b failed (its own failure, to be retried); then b or c claimed and running.
     expect(me).toMatchObject({ name: "me", host: os.hostname(), liveness: "alive", completed: 1, failed: 1, released: 0, running: 1, holding: 1, unfinished: [] });
     expect(me.how).toMatch(new RegExp(`^process ${process.pid} runs on this host`));
-    expect(gone).toMatchObject({ liveness: "gone", holding: 1, running: 1, completed: 0, unfinished: [{ requestId: "orphan", outcome: null }] });
+    expect(gone).toMatchObject({ liveness: "gone", status: "gone", holding: 1, running: 1, completed: 0, unfinished: [{ requestId: "orphan", outcome: null }] });
     expect(gone.how).toMatch(/^no process \d+ with its start time on this host/);
     expect(named).toMatchObject({ name: "nightly-runner", host: null, completed: 1, liveness: "unknown" });
 
@@ -75,7 +75,8 @@ describe("the workers seen in the claims", () => {
     const seen = workersView(tracker).filter((worker) => worker.name?.startsWith("drain "));
     expect(seen.map((worker) => worker.pid).sort()).toEqual(workers.map((worker) => worker.pid).sort());
     expect(seen.map((worker) => worker.completed).sort()).toEqual(stats.map((s) => s.completed).sort());
-    expect(seen.every((worker) => worker.liveness === "gone" && worker.holding === 0 && worker.unfinished.length === 0)).toBe(true);
+    // They ran out of work and exited, leaving nothing: not a crash.
+    expect(seen.every((worker) => worker.liveness === "gone" && worker.status === "exited" && worker.holding === 0 && worker.unfinished.length === 0)).toBe(true);
   }, 60_000);
 });
 
