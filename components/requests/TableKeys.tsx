@@ -22,12 +22,12 @@ interface TableKeyActions {
   focusSearch: () => void;
 }
 
-/** Typing into a field, a key on a focused control, or a dialog open: the keys are the page's, not ours. */
+/** Typing into a field, Enter on a focused control (it clicks it), or a dialog open: the keys are the page's, not ours. */
 function ignored(event: KeyboardEvent): boolean {
   if (event.ctrlKey || event.metaKey || event.altKey) return true;
   const target = event.target as HTMLElement | null;
   if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return true;
-  if (target?.closest("a, button, summary, [role=button], [role=link]")) return true;
+  if (event.key === "Enter" && target?.closest("a, button, summary, [role=button], [role=link]")) return true;
   return document.querySelector("dialog[open]") !== null;
 }
 
