@@ -54,6 +54,23 @@ function Suggestions({ id, field, prefix }: { id: string; field: "workspace" | "
   );
 }
 
+/** A workspace or session filter: what is typed, what it may hold, and the known values that start with what was applied. */
+function IdFilter({ label, field, value, applied, onType, size }: { label: string; field: keyof typeof VALID; value: string; applied: string; onType: (value: string) => void; size: number }) {
+  const bad = invalid(field, value);
+  return (
+    <label>
+      {label}
+      <input value={value} onChange={(event) => onType(event.target.value)} list={`${field}-values`} autoComplete="off" placeholder="any" size={size} aria-invalid={bad} aria-describedby={`${field}-invalid`} />
+      {bad && (
+        <span id={`${field}-invalid`} role="alert" className="error-text">
+          letters, digits, _ or - only
+        </span>
+      )}
+      <Suggestions id={`${field}-values`} field={field} prefix={applied} />
+    </label>
+  );
+}
+
 /**
  * The table's filters. Text filters apply as you type (after a short pause) and match by prefix;
  * the rest at once. The URL stays the one source of the view: a filter applied is a navigation, and
@@ -110,26 +127,8 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
         Search
         <input id="filter-search" type="search" value={search} onChange={(event) => type("search", event.target.value)} placeholder="prompt, output, error" size={22} />
       </label>
-      <label>
-        Workspace
-        <input value={workspace} onChange={(event) => type("workspace", event.target.value)} list="workspace-values" autoComplete="off" placeholder="any" size={12} aria-invalid={invalid("workspace", workspace)} aria-describedby="workspace-invalid" />
-        {invalid("workspace", workspace) && (
-          <span id="workspace-invalid" role="alert" className="error-text">
-            letters, digits, _ or - only
-          </span>
-        )}
-        <Suggestions id="workspace-values" field="workspace" prefix={followed.workspace} />
-      </label>
-      <label>
-        Session
-        <input value={session} onChange={(event) => type("session", event.target.value)} list="session-values" autoComplete="off" placeholder="any" size={14} aria-invalid={invalid("session", session)} aria-describedby="session-invalid" />
-        {invalid("session", session) && (
-          <span id="session-invalid" role="alert" className="error-text">
-            letters, digits, _ or - only
-          </span>
-        )}
-        <Suggestions id="session-values" field="session" prefix={followed.session} />
-      </label>
+      <IdFilter label="Workspace" field="workspace" value={workspace} applied={followed.workspace} onType={(value) => type("workspace", value)} size={12} />
+      <IdFilter label="Session" field="session" value={session} applied={followed.session} onType={(value) => type("session", value)} size={14} />
       <label>
         Created
         <select
