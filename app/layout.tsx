@@ -1,13 +1,12 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { getActionToken, getFeedHub, getTracker } from "@/app/_routes/runtime";
+import { getActionToken, getFeedHub, getQueues, getTracker } from "@/app/_routes/runtime";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
 import { Notifier } from "@/components/header/Notifier";
 import { StuckBadge } from "@/components/header/StuckBadge";
 import { PausedBadge } from "@/components/queues/Queues";
-import { queuesView } from "@/lib/views/queuesView";
 import "./globals.css";
 
 // No title here: the stuck badge renders it, with the stuck count (components/header/StuckBadge.tsx).
@@ -40,7 +39,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <Link prefetch={false} href="/health">Health</Link>
             </nav>
             <StuckBadge initial={getFeedHub().stuckSnapshot} />
-            <PausedBadge initial={queuesView(tracker)} />
+            <PausedBadge initial={getQueues()} />
             <LiveIndicator />
             <Notifier />
             {readOnly && (

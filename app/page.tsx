@@ -1,8 +1,7 @@
 import Link from "next/link";
-import { getRecoveryNotice, getLastStuck, getTracker } from "@/app/_routes/runtime";
+import { getQueues, getRecoveryNotice, getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { QueuesTable } from "@/components/queues/Queues";
-import { queuesView } from "@/lib/views/queuesView";
 import { StateBadge } from "@/components/StateBadge";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
@@ -111,7 +110,7 @@ export default function OverviewPage() {
       </div>
       <section aria-labelledby="queues">
         <h2 id="queues">Queues</h2>
-        <QueuesTable initial={queuesView(tracker, now)} />
+        <QueuesTable initial={getQueues()} />
       </section>
       <h2>Most recently updated</h2>
       <LiveRecentRequests initial={recent} />

@@ -1,5 +1,7 @@
 import "server-only";
+import { cache } from "react";
 import { getRuntime } from "@/lib/dashboard/runtime";
+import { queuesView } from "@/lib/views/queuesView";
 
 /**
  * The pages' and route handlers' view of the process's runtime (lib/dashboard/runtime.ts), which the
@@ -13,3 +15,5 @@ export const getActionToken = () => getRuntime().actionToken;
 /** What the monitor's latest pass found stuck: table rows show its reasons. */
 export const getLastStuck = () => getRuntime().lastStuck();
 export const getHealth = () => getRuntime().health();
+/** The queues (a GROUP BY over queued and processing rows), once per page render: the header and the overview both show them. */
+export const getQueues = cache(() => queuesView(getRuntime().tracker));
