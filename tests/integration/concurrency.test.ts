@@ -11,8 +11,11 @@ it("4 processes x 500 read-modify-write updates on the same 10 requests lose non
   for (const requestId of ids) tracker.create({ requestId, workspace: "race", counter: 0 } as never);
 
   const workers = Array.from({ length: 4 }, () => startWorker("incrementCounters.cjs", [stateDir, "500", ...ids]));
+  // What a worker that fails says, in the failure's message.
+  let stderr = "";
+  for (const worker of workers) worker.stderr?.on("data", (chunk) => (stderr += chunk));
   const codes = await Promise.all(workers.map(waitForExit));
-  expect(codes).toEqual([0, 0, 0, 0]);
+  expect(codes, stderr).toEqual([0, 0, 0, 0]);
 
   let total = 0;
   for (const id of ids) {
