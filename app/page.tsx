@@ -1,6 +1,8 @@
 import Link from "next/link";
 import { getQueues, getRecoveryNotice, getLastStuck, getTracker } from "@/app/_routes/runtime";
 import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
+import { ActivityCharts } from "@/components/charts/ActivityCharts";
+import { activityView } from "@/lib/views/activityView";
 import { QueuesTable } from "@/components/queues/Queues";
 import { StateBadge } from "@/components/StateBadge";
 import { TableHead } from "@/components/TableHead";
@@ -70,6 +72,7 @@ export default function OverviewPage() {
           {unreadable.length > 3 ? "; …" : ""} (<Link prefetch={false} href="/health">Health</Link> lists them all).
         </p>
       )}
+      <ActivityCharts initial={activityView(tracker, "1h", null, now)} match={null} />
       <div className="grid2">
         <section aria-label="Last hour">
           <h2>Last hour</h2>

@@ -13,7 +13,7 @@ import { measureMcp } from "./mcp.mjs";
 import { measurePackage } from "./package.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTracker, adoptStateDir, STATES } = require("../dist/index.cjs");
+const { openTracker, adoptStateDir, STATES, ACTIVITY_RANGES } = require("../dist/index.cjs");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
 
@@ -72,6 +72,11 @@ function writeFiles(stateDir, count, now = Date.now()) {
     // Everything past queued ran under a claim by one of 8 workers, whose steps name it (the workers page).
     if (state !== "created" && state !== "queued") {
       const worker = { pid: state === "processing" ? process.pid : 100_000 + (i % 8), host: os.hostname() };
+      // A failure or time-out came after a failed attempt that was retried: four more steps.
+      if (state === "failed" || state === "timeout") {
+        request.transitions.push({ from: "queued", to: "processing", at: createdAt + 1500, by: `worker ${(i + 1) % 8}`, token: `t${i}-1`, worker: { ...worker, pid: 100_000 + ((i + 1) % 8) } });
+        request.transitions.push({ from: "processing", to: "queued", at: createdAt + 1700, token: `t${i}-1`, error: "rate limited" });
+      }
       request.transitions.push({ from: "queued", to: "processing", at: createdAt + 2000, reason: "claimed", by: `worker ${i % 8}`, token: `t${i}`, worker });
       if (state !== "processing") request.transitions.push({ from: "processing", to: state, at: createdAt + 4000, token: `t${i}` });
     }
@@ -165,6 +170,19 @@ function measureAt100k() {
 
   summarize("monitor pass (100k)", Array.from({ length: 50 }, () => time(() => tracker.monitorPass())[0]), { target: "<= 50 ms" });
   summarize("workers seen, grouped from the claims (100k)", Array.from({ length: 50 }, () => time(() => tracker.workers())[0]));
+  {
+    // The charts' query over the rollups (lib/db/queries/activity.ts), every range, all workspaces and one.
+    const steps = tracker.activity({ spanMs: 900_000, pointMs: 900_000, from: 0, to: Date.now(), match: null }).rows
+      .filter((row) => row.metric.startsWith("in:")).reduce((sum, row) => sum + row.n, 0);
+    for (const [range, { rangeMs, pointMs, spanMs }] of Object.entries(ACTIVITY_RANGES)) {
+      const at = Date.now();
+      summarize(
+        `chart query, last ${range} (100k requests, ${steps} steps)`,
+        Array.from({ length: 200 }, (_, i) => time(() => tracker.activity({ spanMs, pointMs, from: at - rangeMs, to: at, match: i % 2 ? { workspace: `ws${i % 20}` } : null }))[0]),
+        { target: "p95 <= 50 ms" },
+      );
+    }
+  }
   summarize("known workspaces starting with a prefix (100k)", Array.from({ length: 200 }, (_, i) => time(() => tracker.knownValues("workspace", `ws${i % 10}`))[0]));
 
   const warm = [];

@@ -19,6 +19,8 @@ export type { RetryReport, RetryTarget, RetryOptions } from "./queue/retry";
 export type { CancelReport, CancelOptions } from "./queue/cancel";
 export type { Pause } from "./files/pauseFile";
 export type { QueueStats } from "./db/queries/queueStats";
+export { ACTIVITY_RANGES, type ActivityRange, type WorkspaceMatch } from "./model/activity";
+export type { ActivityOptions, ActivityRow, LiveStateCounts } from "./db/queries/activity";
 export type { WorkerRow } from "./db/queries/workers";
 export type { PauseOptions, PauseOutcome } from "./actions/queuePause";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";

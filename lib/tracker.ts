@@ -3,6 +3,7 @@ import { BulkActions, type Actions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace, type PauseOptions, type PauseOutcome } from "./actions/queuePause";
 import { readPauses, type Pause } from "./files/pauseFile";
 import { queueStats, type QueueStats } from "./db/queries/queueStats";
+import { activityRows, liveStateCounts, type ActivityOptions, type ActivityRow, type LiveStateCounts } from "./db/queries/activity";
 import { knownValues } from "./db/queries/knownValues";
 import { listWorkers, unfinishedBy, type WorkerRow } from "./db/queries/workers";
 import { sessionsSeen, type SessionSeen } from "./db/queries/sessionsSeen";
@@ -117,6 +118,8 @@ export interface Tracker {
   pauses(): Pause[];
   /** Each workspace with work queued or processing: how much, and since when the oldest has waited. */
   queueStats(): QueueStats[];
+  /** The activity rollups' rows over a range (lib/db/queries/activity.ts) and the live states' counts now: the charts. */
+  activity(options: ActivityOptions): { rows: ActivityRow[]; live: LiveStateCounts };
   /** Every worker process seen in the claims indexed (most recently seen first), with what it did and holds. */
   workers(limit?: number): WorkerRow[];
   /** The requests a worker held and did not finish, newest first. */
@@ -373,6 +376,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     queueStats() {
       return queueStats(ctx.db);
+    },
+
+    activity(options) {
+      return { rows: activityRows(ctx.db, options), live: liveStateCounts(ctx.db, options.match) };
     },
 
     workers(limit) {

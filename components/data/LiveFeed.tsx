@@ -10,7 +10,7 @@ import { applyChangesToPage } from "@/lib/views/livePage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
-import { auditKeys, queueKeys, requestKeys, sessionKeys, statusKeys, workerKeys } from "./queries";
+import { activityKeys, auditKeys, queueKeys, requestKeys, sessionKeys, statusKeys, workerKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
 export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
@@ -43,6 +43,8 @@ const LIST_REFRESH_MS = 400;
 const SESSION_LIST_REFRESH_MS = 2000;
 /** The workers page, at most this often while claims change. */
 const WORKERS_REFRESH_MS = 2000;
+/** The charts, at most this often while requests change state. */
+const ACTIVITY_REFRESH_MS = 2000;
 
 // Contexts split so that an event re-renders only what shows it: the status (every event: the
 // live indicator), the poll interval (when the stream goes down or comes back: every live query),
@@ -185,6 +187,8 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
     const refreshSessionList = throttledRefresh(sessionKeys.list(), SESSION_LIST_REFRESH_MS);
     // Claims and their ends move the workers page (refetched only while it is open: an unobserved query is not fetched).
     const refreshWorkers = throttledRefresh(workerKeys.all, WORKERS_REFRESH_MS);
+    // A step of a request's lifecycle moves the charts (refetched only while one shows).
+    const refreshActivity = throttledRefresh(activityKeys.all, ACTIVITY_REFRESH_MS);
 
     const seen = () => setLastEventAt(Date.now());
 
@@ -196,6 +200,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         else if (change.request?.sessionId) sessionIds.add(change.request.sessionId);
       }
       if (all.some((change) => change.kind === "request.upserted" && (change.request?.state === "processing" || change.request?.previousState === "processing"))) refreshWorkers();
+      if (all.some((change) => change.kind === "request.upserted" || change.kind === "request.removed")) refreshActivity();
       // A pause or resume is in the audit log; the queues themselves come in their own event.
       if (all.some((change) => change.kind === "queue.changed")) void queryClient.invalidateQueries({ queryKey: auditKeys.all });
       for (const id of sessionIds) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(id) });
@@ -273,6 +278,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
         void queryClient.invalidateQueries({ queryKey: queueKeys.all });
         void queryClient.invalidateQueries({ queryKey: workerKeys.all });
+        void queryClient.invalidateQueries({ queryKey: activityKeys.all });
       });
       source.addEventListener("changes", (event) => {
         seen();

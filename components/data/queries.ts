@@ -7,6 +7,8 @@ import { requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery"
 import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
 import type { WorkerView } from "@/lib/views/workersView";
+import type { ActivityView } from "@/lib/views/activityView";
+import type { ActivityRange, WorkspaceMatch } from "@/lib/model/activity";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
 import type { StatusBody } from "@/lib/dashboard/readApi";
 
@@ -32,6 +34,11 @@ export const sessionKeys = {
 
 export const queueKeys = {
   all: ["queues"] as const,
+};
+
+export const activityKeys = {
+  all: ["activity"] as const,
+  chart: (range: ActivityRange, match: WorkspaceMatch) => [...activityKeys.all, range, match] as const,
 };
 
 export const workerKeys = {
@@ -89,6 +96,17 @@ export function queuesOptions() {
   return queryOptions({
     queryKey: queueKeys.all,
     queryFn: async ({ signal }) => (await getJson<{ queues: QueueRow[] }>("/api/queues", signal)).queues,
+  });
+}
+
+/** The charts over `range` for the workspaces `match` picks. */
+export function activityOptions(range: ActivityRange, match: WorkspaceMatch) {
+  const params = new URLSearchParams({ range });
+  if (match && "workspace" in match) params.set("workspace", match.workspace);
+  if (match && "workspacePrefix" in match) params.set("workspacePrefix", match.workspacePrefix);
+  return queryOptions({
+    queryKey: activityKeys.chart(range, match),
+    queryFn: ({ signal }) => getJson<ActivityView>(`/api/activity?${params}`, signal),
   });
 }
 

@@ -16,6 +16,8 @@ import { requestListOptions } from "../data/queries";
 import { EmptyState } from "../EmptyState";
 import { RequestFilters } from "./RequestFilters";
 import { RequestsTable } from "./RequestsTable";
+import { ActivityCharts } from "../charts/ActivityCharts";
+import type { WorkspaceMatch } from "@/lib/model/activity";
 
 function queryFrom(params: URLSearchParams): RequestQuery {
   try {
@@ -23,6 +25,19 @@ function queryFrom(params: URLSearchParams): RequestQuery {
   } catch {
     return DEFAULT_QUERY;
   }
+}
+
+/** The charts for the table's workspace filter, drawn (and fetched) only once opened. */
+function FilterActivity({ query }: { query: RequestQuery }) {
+  const [open, setOpen] = useState(false);
+  const match: WorkspaceMatch = query.workspace ? { workspace: query.workspace } : query.workspacePrefix ? { workspacePrefix: query.workspacePrefix } : null;
+  const others = requestQueryParams({ ...query, workspace: undefined, workspacePrefix: undefined, cursor: undefined, sort: DEFAULT_QUERY.sort, order: DEFAULT_QUERY.order }).size > 0;
+  return (
+    <details className="filter-activity" onToggle={(event) => setOpen(event.currentTarget.open)}>
+      <summary>Activity charts{match ? " for this workspace filter" : ""}</summary>
+      {open && <ActivityCharts match={match} note={others ? "The charts follow the workspace filter only." : undefined} />}
+    </details>
+  );
 }
 
 /** The live requests table: filters in the URL, keyset pages, selection and bulk actions. */
@@ -129,6 +144,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
       <p className="muted keys-hint">
         Press <kbd>?</kbd> for the keyboard.
       </p>
+      <FilterActivity query={query} />
       {keys.help && <TableKeysHelp onClose={keys.closeHelp} />}
       {action && <ActionDialog input={action} onClose={() => { setAction(null); setSelected(new Set()); }} />}
     </>

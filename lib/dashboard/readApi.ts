@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ReqwatchError } from "../model/errors";
 import { errorReply } from "../http/errorReply";
-import { parseRequestQuery } from "../model/requestQuery";
+import { parseActivityQuery, parseRequestQuery } from "../model/requestQuery";
+import { activityView } from "../views/activityView";
 import { requestDetailView, requestsView } from "../views/requestsView";
 import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
@@ -42,6 +43,14 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   [
     /^\/api\/requests\/([^/]+)$/,
     (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
+  ],
+  // The charts: attempts ended, waits, run times and live states per interval over 1h, 24h or 7d (lib/views/activityView.ts).
+  [
+    /^\/api\/activity$/,
+    (runtime, _, query) => {
+      const { range, match } = parseActivityQuery(query);
+      return activityView(runtime.tracker, range, match);
+    },
   ],
   // Each workspace's queue (queued, processing, oldest wait) and its pause: the overview's table and the header's paused badge.
   [/^\/api\/queues$/, (runtime) => ({ queues: queuesView(runtime.tracker) })],

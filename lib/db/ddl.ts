@@ -1,10 +1,11 @@
+import { ROLLUP_SPANS_MS } from "../model/activity";
 import { STATES } from "../model/states";
 
 /**
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 13;
+export const INDEX_SCHEMA_VERSION = 14;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -86,6 +87,37 @@ CREATE TABLE IF NOT EXISTS attempts (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS attempts_by_worker ON attempts (host, pid, process_started_at, claimed_at);
 
+-- Every step of every request's lifecycle (lib/model/activity.ts): what the charts count. A write
+-- appends its request's new steps (lib/db/transitionRows.ts).
+CREATE TABLE IF NOT EXISTS transitions (
+  request_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  workspace TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  from_state TEXT,
+  to_state TEXT NOT NULL,
+  wait_ms INTEGER,
+  wait_bin INTEGER,
+  run_ms INTEGER,
+  run_bin INTEGER,
+  outcome TEXT,
+  PRIMARY KEY (request_id, seq)
+) WITHOUT ROWID;
+
+-- The steps counted per interval, workspace and metric, one rollup per width in ROLLUP_SPANS_MS,
+-- kept by the triggers below: a chart reads a few thousand of these rows, never the steps.
+-- Metrics: in:<state> and out:<state> (steps into and out of it), end:<outcome> (how attempts
+-- ended), wait and run (durations, by histogram bin; the other metrics have bin 0).
+CREATE TABLE IF NOT EXISTS activity (
+  span INTEGER NOT NULL,
+  bucket INTEGER NOT NULL,
+  workspace TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  bin INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (span, bucket, workspace, metric, bin)
+) WITHOUT ROWID;
+
 -- How many requests are in each state, kept by the triggers of STATE_COUNT_TRIGGERS_DDL below.
 CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO state_counts (state, n) VALUES ${STATES.map((state) => `('${state}', 0)`).join(", ")};
@@ -162,15 +194,60 @@ END`,
 END`,
 };
 
-const STATE_COUNT_TRIGGERS_DDL = Object.entries(STATE_COUNT_TRIGGERS)
+/** A step's rows in the activity rollups: [metric, bin, condition], from a row of `transitions` named `row`. */
+const ACTIVITY_METRICS = (row: string): [string, string, string][] => [
+  [`'in:' || ${row}.to_state`, "0", "1"],
+  [`'out:' || ${row}.from_state`, "0", `${row}.from_state IS NOT NULL`],
+  [`'end:' || ${row}.outcome`, "0", `${row}.outcome IS NOT NULL`],
+  ["'wait'", `${row}.wait_bin`, `${row}.wait_bin IS NOT NULL`],
+  ["'run'", `${row}.run_bin`, `${row}.run_bin IS NOT NULL`],
+];
+
+/** The activity rollups, kept in the statement that adds or removes a step. */
+const ACTIVITY_TRIGGERS: Readonly<Record<string, string>> = {
+  activity_insert: `AFTER INSERT ON transitions BEGIN
+${ROLLUP_SPANS_MS.flatMap((span) =>
+  ACTIVITY_METRICS("NEW").map(
+    ([metric, bin, when]) =>
+      `  INSERT INTO activity (span, bucket, workspace, metric, bin, n) SELECT ${span}, NEW.at / ${span}, NEW.workspace, ${metric}, ${bin}, 1 WHERE ${when}
+    ON CONFLICT (span, bucket, workspace, metric, bin) DO UPDATE SET n = n + 1;`,
+  ),
+).join("\n")}
+END`,
+  activity_delete: `AFTER DELETE ON transitions BEGIN
+${ROLLUP_SPANS_MS.flatMap((span) =>
+  ACTIVITY_METRICS("OLD").map(
+    ([metric, bin, when]) =>
+      `  UPDATE activity SET n = n - 1 WHERE ${when} AND span = ${span} AND bucket = OLD.at / ${span} AND workspace = OLD.workspace AND metric = ${metric} AND bin = ${bin};`,
+  ),
+).join("\n")}
+END`,
+};
+
+/** The rollups counted afresh from the steps, each width from the steps themselves. */
+const REFILL_ACTIVITY = `DELETE FROM activity;
+${ROLLUP_SPANS_MS.map(
+  (span) => `INSERT INTO activity (span, bucket, workspace, metric, bin, n)
+  SELECT ${span}, at / ${span} AS bucket, workspace, metric, bin, count(*) FROM (
+${ACTIVITY_METRICS("t")
+  .map(([metric, bin, when]) => `    SELECT at, workspace, ${metric} AS metric, ${bin} AS bin FROM transitions t WHERE ${when}`)
+  .join("\n    UNION ALL\n")}
+  ) GROUP BY bucket, workspace, metric, bin;`,
+).join("\n")}`;
+
+/** Every trigger that keeps a count: a rebuild drops them all while it fills the index. */
+const COUNTING_TRIGGERS = { ...STATE_COUNT_TRIGGERS, ...ACTIVITY_TRIGGERS };
+
+const COUNTING_TRIGGERS_DDL = Object.entries(COUNTING_TRIGGERS)
   .map(([name, body]) => `CREATE TRIGGER IF NOT EXISTS ${name} ${body};`)
   .join("\n");
 
-export const DROP_STATE_COUNT_TRIGGERS = Object.keys(STATE_COUNT_TRIGGERS)
+export const DROP_COUNTING_TRIGGERS = Object.keys(COUNTING_TRIGGERS)
   .map((name) => `DROP TRIGGER IF EXISTS ${name};`)
   .join("\n");
 
-/** Count every state afresh (zeros included) and put the triggers back: the end of a rebuild. */
-export const RECOUNT_STATES = `
+/** Count every state and the activity afresh (zeros included) and put the triggers back: the end of a rebuild. */
+export const RECOUNT = `
 UPDATE state_counts SET n = coalesce((SELECT count(*) FROM requests WHERE requests.state = state_counts.state), 0);
-${STATE_COUNT_TRIGGERS_DDL}`;
+${REFILL_ACTIVITY}
+${COUNTING_TRIGGERS_DDL}`;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { ReqwatchError } from "../model/errors";
-import { DROP_STATE_COUNT_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, RECOUNT_STATES } from "./ddl";
+import { DROP_COUNTING_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, RECOUNT } from "./ddl";
 import { statement } from "./statements";
 
 /** How long a writer waits for the writers' lock before SQLITE_BUSY (the connection's `busy_timeout` too). */
@@ -126,7 +126,7 @@ export function openIndex(file: string): OpenedIndex {
     const needsRebuild = readMeta(db, "reconciled_at") === undefined;
     // A rebuild fills the index without the counting triggers, then counts once and creates them in
     // the transaction that sets reconciled_at (lib/recovery/recover.ts): a reconciled index has them.
-    if (needsRebuild) db.exec(DROP_STATE_COUNT_TRIGGERS);
+    if (needsRebuild) db.exec(DROP_COUNTING_TRIGGERS);
     return { needsRebuild, generation };
   });
   return { db, ...setUp.immediate() };
@@ -154,8 +154,8 @@ function ioError(error: unknown): ReqwatchError {
 }
 
 /** The end of a rebuild, which filled the index without the counting triggers: count once, put them back. */
-export function recountStates(db: IndexDb): void {
-  db.exec(RECOUNT_STATES);
+export function recount(db: IndexDb): void {
+  db.exec(RECOUNT);
 }
 
 /** Read one row of two tables: a read of their pages, not a scan (the index guard runs it every second). Throws what SQLite finds. */

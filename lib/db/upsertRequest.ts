@@ -3,6 +3,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 import { removeAttempts, syncAttempts } from "./attemptRows";
+import { removeTransitions, syncTransitions } from "./transitionRows";
 import { forgetUnreadable } from "./unreadableFiles";
 import stableStringify from "safe-stable-stringify";
 import { recordChange, toSummary } from "./changes";
@@ -95,6 +96,7 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
   }
   if (syncText) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, request, before?.text_sig ?? null, textSig);
   syncAttempts(db, request);
+  syncTransitions(db, request);
   if (options.feed ?? true) recordChange(db, "request.upserted", request.requestId, request, Date.now());
   return true;
 }
@@ -114,6 +116,7 @@ export function removeRequest(db: IndexDb, requestId: string): void {
   if (row?.text_sig) statement(db, "DELETE FROM requests_text WHERE rowid = ?").run(row.rowid);
   const removed = statement(db, "DELETE FROM requests WHERE id = ?").run(requestId).changes > 0;
   removeAttempts(db, requestId);
+  removeTransitions(db, requestId);
   forgetUnreadable(db, requestFileKey(requestId));
   if (removed) recordChange(db, "request.removed", requestId, null, Date.now());
 }

@@ -8,7 +8,8 @@ import type { State } from "./states";
  */
 export type AttemptEnd = "completed" | "failed" | "released" | "timed out" | "stopped";
 
-function howEnded(entry: TransitionEntry): AttemptEnd {
+/** How the attempt a step out of `processing` ended. */
+export function howEnded(entry: Pick<TransitionEntry, "to" | "by" | "manual">): AttemptEnd {
   if (entry.to === "completed") return "completed";
   if (entry.manual) return "stopped";
   // The monitor applying a dead worker's result marker reports that worker's failure.

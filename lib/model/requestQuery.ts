@@ -1,3 +1,4 @@
+import { ACTIVITY_RANGES, isActivityRange, type ActivityRange, type WorkspaceMatch } from "./activity";
 import { parseDuration } from "./duration";
 import { ReqwatchError } from "./errors";
 import type { z } from "zod";
@@ -49,6 +50,20 @@ function time(text: string, name: string): number {
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) bad(`Invalid ${name}: ${JSON.stringify(text)} is not a date and time.`);
   return ms;
+}
+
+/** The charts' query (GET /api/activity): a range, and the workspace filter of the table they sit over. */
+export function parseActivityQuery(params: URLSearchParams): { range: ActivityRange; match: WorkspaceMatch } {
+  const range = params.get("range") ?? "1h";
+  if (!isActivityRange(range)) bad(`Invalid range: ${JSON.stringify(range)}; one of ${Object.keys(ACTIVITY_RANGES).join(", ")}.`);
+  const workspace = params.get("workspace");
+  const workspacePrefix = params.get("workspacePrefix");
+  const match: WorkspaceMatch = workspace
+    ? { workspace: checked(filterFields.workspace, workspace, "workspace") }
+    : workspacePrefix
+      ? { workspacePrefix: checked(filterFields.workspace, workspacePrefix, "workspacePrefix") }
+      : null;
+  return { range, match };
 }
 
 /** Parse URL search params; anything unknown or malformed is a BAD_INPUT naming the parameter. */

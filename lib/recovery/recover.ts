@@ -3,7 +3,7 @@ import { commitChange } from "../store/commitChange";
 import { withWritersLock } from "../db/writeLock";
 import { markTextBackfill } from "../db/requestText";
 import type { Sessions } from "../sessions/sessionTracker";
-import { recountStates, writeMeta } from "../db/openIndex";
+import { recount, writeMeta } from "../db/openIndex";
 import { applyChange, stateEnteredAt } from "../model/transition";
 import { formatDuration } from "../model/duration";
 import { claimLiveness } from "../process/liveness";
@@ -46,7 +46,7 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   reconcileResponses(ctx);
   if (ctx.rebuilding) markTextBackfill(ctx.db);
   withWritersLock(ctx.db, () => {
-    if (ctx.rebuilding) recountStates(ctx.db);
+    if (ctx.rebuilding) recount(ctx.db);
     writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
   });
 

@@ -3,7 +3,7 @@ import type { RecoveryReport } from "../recovery/recover";
 import type { RequestRecord } from "../model/requestFormat";
 import { TERMINAL_STATES, type State } from "../model/states";
 import type { Tracker } from "../tracker";
-import { stateSteps } from "./lifecycle";
+import { stateSteps } from "../model/stateSteps";
 
 export interface Percentiles {
   p50: number;

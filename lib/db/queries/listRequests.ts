@@ -35,6 +35,11 @@ const COLUMNS = `id AS requestId, workspace, session_id AS sessionId, chat_id AS
   previous_state AS previousState, created_at AS createdAt, updated_at AS lastUpdatedAt,
   state_since AS stateSince, attempt, model, tokens, version`;
 
+/** What sorts after every id or workspace that starts with `prefix`: each character they may hold sorts before "~". */
+export function prefixEnd(prefix: string): string {
+  return `${prefix}~`;
+}
+
 /** Keyset paging over the index: cost depends on the page size, not on how deep the page is. */
 export function listRequests(db: IndexDb, filters: ResolvedListFilters): RequestPage {
   const where: string[] = [];
@@ -45,9 +50,9 @@ export function listRequests(db: IndexDb, filters: ResolvedListFilters): Request
   };
   if (filters.workspace !== undefined) add("workspace = ?", filters.workspace);
   if (filters.sessionId !== undefined) add("session_id = ?", filters.sessionId);
-  // A range, so the indexes serve it: every character an id or workspace may hold sorts before "~".
-  if (filters.workspacePrefix !== undefined) add("workspace >= ? AND workspace < ?", filters.workspacePrefix, `${filters.workspacePrefix}~`);
-  if (filters.sessionPrefix !== undefined) add("session_id >= ? AND session_id < ?", filters.sessionPrefix, `${filters.sessionPrefix}~`);
+  // A range, so the indexes serve it.
+  if (filters.workspacePrefix !== undefined) add("workspace >= ? AND workspace < ?", filters.workspacePrefix, prefixEnd(filters.workspacePrefix));
+  if (filters.sessionPrefix !== undefined) add("session_id >= ? AND session_id < ?", filters.sessionPrefix, prefixEnd(filters.sessionPrefix));
   // After a rebuild, a search first fills what the text index still lacks (once), so it misses nothing.
   if (filters.text !== undefined) while (backfillText(db, 20_000) > 0);
   if (filters.text !== undefined) add("rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(filters.text));

@@ -1,0 +1,106 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { ACTIVITY_RANGES, type ActivityRange, type WorkspaceMatch } from "@/lib/model/activity";
+import { formatDuration } from "@/lib/model/duration";
+import type { ActivityView } from "@/lib/views/activityView";
+import { usePollInterval } from "../data/LiveFeed";
+import { activityOptions } from "../data/queries";
+import { TimeChart, type ChartSeries } from "./TimeChart";
+
+const RANGE_LABEL: Record<ActivityRange, string> = { "1h": "1 hour", "24h": "24 hours", "7d": "7 days" };
+/** Even with the event stream up, the charts move on as time passes. */
+const CLOCK_REFRESH_MS = 30_000;
+
+function per(pointMs: number): string {
+  return pointMs >= 3_600_000 ? `${pointMs / 3_600_000}h` : `${pointMs / 60_000}m`;
+}
+
+const count = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1));
+const duration = (value: number) => formatDuration(value);
+
+/** p50 solid, p95 dashed, in one colour. */
+function percentiles(color: string, values: ActivityView["wait"]): ChartSeries[] {
+  return [
+    { label: "p50", color, values: values.p50 },
+    { label: "p95", color, values: values.p95, dashed: true },
+  ];
+}
+
+/** The four charts of a view: what each draws, in what unit. */
+function charts(data: ActivityView): { label: string; unit: string; format: (value: number) => string; series: ChartSeries[] }[] {
+  return [
+    {
+      label: "Attempts ended",
+      unit: `per ${per(data.pointMs)}`,
+      format: count,
+      series: [
+        { label: "completed", color: "--completed", values: data.ended.completed, stepped: true },
+        { label: "failed", color: "--failed", values: data.ended.failed, stepped: true },
+        { label: "timed out", color: "--timeout", values: data.ended["timed out"], stepped: true },
+      ],
+    },
+    {
+      label: "Requests by state",
+      unit: "requests",
+      format: count,
+      series: (["queued", "processing", "created"] as const).map((state) => ({ label: state, color: `--${state}`, values: data.states[state], stepped: true })),
+    },
+    { label: "Queue wait", unit: "time", format: duration, series: percentiles("--queued", data.wait) },
+    { label: "Processing time", unit: "time", format: duration, series: percentiles("--processing", data.run) },
+  ];
+}
+
+function what(match: WorkspaceMatch): string {
+  if (match === null) return "every workspace";
+  return "workspace" in match ? `workspace ${match.workspace}` : `workspaces starting with ${match.workspacePrefix}`;
+}
+
+/**
+ * Attempts ended, queue wait, processing time and requests by state over the last hour, day or week,
+ * for every workspace or the table's workspace filter; kept current by the event stream.
+ */
+export function ActivityCharts({ initial, match, note }: { initial?: ActivityView; match: WorkspaceMatch; note?: string }) {
+  const [range, setRange] = useState<ActivityRange>(initial?.range ?? "1h");
+  const pollMs = usePollInterval();
+  const { data, error } = useQuery({
+    ...activityOptions(range, match),
+    initialData: range === initial?.range && match === null ? initial : undefined,
+    placeholderData: keepPreviousData,
+    refetchInterval: pollMs || CLOCK_REFRESH_MS,
+  });
+  if (!data) {
+    return (
+      <section aria-label="Activity" className="activity">
+        {error ? <p role="alert" className="error-text">The charts could not be loaded: {error.message}</p> : <p className="muted">Loading the charts…</p>}
+      </section>
+    );
+  }
+  const { totals } = data;
+
+  return (
+    <section aria-labelledby="activity" className="activity">
+      <div className="activity-head">
+        <h2 id="activity">Activity</h2>
+        <div role="group" aria-label="Chart range" className="range-buttons">
+          {(Object.keys(ACTIVITY_RANGES) as ActivityRange[]).map((key) => (
+            <button key={key} type="button" aria-pressed={range === key} onClick={() => setRange(key)}>
+              {key}
+            </button>
+          ))}
+        </div>
+        <p className="muted" aria-label="Activity summary">
+          Attempts ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed, {totals["timed out"]} timed out
+          {totals.released ? `, ${totals.released} released (worker gone)` : ""}
+          {totals.stopped ? `, ${totals.stopped} stopped by hand` : ""}. Percentiles within 10%.{note ? ` ${note}` : ""}
+        </p>
+      </div>
+      <div className="charts">
+        {charts(data).map((chart) => (
+          <TimeChart key={chart.label} {...chart} times={data.times} pointMs={data.pointMs} />
+        ))}
+      </div>
+    </section>
+  );
+}

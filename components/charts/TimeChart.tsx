@@ -1,0 +1,148 @@
+"use client";
+
+import "uplot/dist/uPlot.min.css";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import type uPlot from "uplot";
+
+export interface ChartSeries {
+  label: string;
+  /** A CSS custom property of the theme (`--completed`): the chart follows the page's colours. */
+  color: string;
+  values: (number | null)[];
+  dashed?: boolean;
+  /** A count per interval or a level held until the next point: drawn as steps. */
+  stepped?: boolean;
+}
+
+interface TimeChartProps {
+  label: string;
+  /** What a value is, for the axis and the readout: "attempts per 1m", "requests". */
+  unit: string;
+  times: number[];
+  pointMs: number;
+  series: ChartSeries[];
+  format: (value: number) => string;
+}
+
+const HEIGHT = 180;
+
+function timeOf(at: number, pointMs: number): string {
+  const options: Intl.DateTimeFormatOptions = pointMs >= 3_600_000 ? { weekday: "short", hour: "2-digit", minute: "2-digit" } : { hour: "2-digit", minute: "2-digit" };
+  return new Date(at).toLocaleString(undefined, options);
+}
+
+/**
+ * A time series chart (uPlot, on a canvas) that a keyboard can read: focus it, then ← and → (Home,
+ * End) move through the points, and the line under it says the point's values in words. Without a
+ * point chosen, it says the latest.
+ */
+export function TimeChart({ label, unit, times, pointMs, series, format }: TimeChartProps) {
+  const holder = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const [index, setIndex] = useState<number | null>(null);
+  const data = [times, ...series.map((s) => s.values)] as uPlot.AlignedData;
+  // The newest values, for the chart made after its module loads (effects run before that).
+  const latest = useRef(data);
+  // The chart is made again only when its series change (their names), not on new values.
+  const shape = series.map((s) => `${s.label}:${s.color}`).join("|");
+
+  useEffect(() => {
+    let disposed = false;
+    let observer: ResizeObserver | null = null;
+    void import("uplot").then(({ default: UPlot }) => {
+      const element = holder.current;
+      if (disposed || !element) return;
+      const css = getComputedStyle(document.documentElement);
+      const color = (name: string) => css.getPropertyValue(name).trim() || "#888";
+      const axis = { stroke: color("--muted"), grid: { stroke: color("--border"), width: 1 }, ticks: { stroke: color("--border"), width: 1 } };
+      plot.current = new UPlot(
+        {
+          width: Math.max(200, element.clientWidth),
+          height: HEIGHT,
+          ms: 1,
+          legend: { show: false },
+          cursor: { y: false, drag: { x: false, y: false } },
+          scales: { y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+          axes: [axis, { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format) }],
+          series: [
+            {},
+            ...series.map((s) => ({
+              label: s.label,
+              stroke: color(s.color),
+              width: 2,
+              dash: s.dashed ? [6, 4] : undefined,
+              paths: s.stepped ? UPlot.paths.stepped!({ align: 1 }) : undefined,
+              points: { show: !s.stepped, size: 4 },
+            })),
+          ],
+          hooks: { setCursor: [(u) => setIndex(u.cursor.idx ?? null)] },
+        },
+        latest.current,
+        element,
+      );
+      observer = new ResizeObserver(() => plot.current?.setSize({ width: Math.max(200, element.clientWidth), height: HEIGHT }));
+      observer.observe(element);
+    });
+    return () => {
+      disposed = true;
+      observer?.disconnect();
+      plot.current?.destroy();
+      plot.current = null;
+    };
+    // format and unit are fixed for a chart; series' values come through setData below.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [shape]);
+
+  useEffect(() => {
+    latest.current = data;
+    plot.current?.setData(data);
+  });
+
+  const move = (event: KeyboardEvent<HTMLDivElement>) => {
+    const last = times.length - 1;
+    const current = index ?? last;
+    const next = { ArrowLeft: current - 1, ArrowRight: current + 1, Home: 0, End: last }[event.key];
+    if (next === undefined) return;
+    event.preventDefault();
+    const chosen = Math.min(last, Math.max(0, next));
+    setIndex(chosen);
+    const u = plot.current;
+    if (u) u.setCursor({ left: u.valToPos(times[chosen]!, "x"), top: u.bbox.height / devicePixelRatio / 2 }, false);
+  };
+
+  const at = index ?? times.length - 1;
+  const values = series.map((s) => {
+    const value = s.values[at];
+    return `${s.label} ${value === null || value === undefined ? "—" : format(value)}`;
+  });
+  const when = index === null ? `now (${timeOf(times[at] ?? 0, pointMs)})` : timeOf(times[at] ?? 0, pointMs);
+
+  return (
+    <figure className="chart">
+      <figcaption>
+        {label} <span className="muted">({unit})</span>
+        <span className="chart-key">
+          {series.map((s) => (
+            <span key={s.label}>
+              <i style={{ borderColor: `var(${s.color})`, borderStyle: s.dashed ? "dashed" : "solid" }} aria-hidden="true" />
+              {s.label}
+            </span>
+          ))}
+        </span>
+      </figcaption>
+      <div
+        ref={holder}
+        className="chart-plot"
+        tabIndex={0}
+        role="group"
+        aria-label={`${label}: ← and → move through the points`}
+        onKeyDown={move}
+        onBlur={() => setIndex(null)}
+        onMouseLeave={() => setIndex(null)}
+      />
+      <p className="chart-readout" aria-live="polite" aria-label={`${label} at the point shown`}>
+        {when}: {values.join(", ")}
+      </p>
+    </figure>
+  );
+}

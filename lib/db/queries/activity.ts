@@ -1,0 +1,61 @@
+import type { IndexDb } from "../openIndex";
+import { statement } from "../statements";
+import { LIVE_STATES, type WorkspaceMatch } from "../../model/activity";
+import type { State } from "../../model/states";
+import { prefixEnd } from "./listRequests";
+
+/** The rollup's count of one metric (and histogram bin) in one point of a chart. */
+export interface ActivityRow {
+  /** The point's start, divided by its width. */
+  point: number;
+  metric: string;
+  bin: number;
+  n: number;
+}
+
+function workspaceCondition(match: WorkspaceMatch): { sql: string; params: string[] } {
+  if (match === null) return { sql: "", params: [] };
+  if ("workspace" in match) return { sql: " AND workspace = ?", params: [match.workspace] };
+  return { sql: " AND workspace >= ? AND workspace < ?", params: [match.workspacePrefix, prefixEnd(match.workspacePrefix)] };
+}
+
+export interface ActivityOptions {
+  /** The rollup read (one of ROLLUP_SPANS_MS): pointMs is a multiple of it. */
+  spanMs: number;
+  pointMs: number;
+  from: number;
+  to: number;
+  match: WorkspaceMatch;
+}
+
+export type LiveStateCounts = Record<(typeof LIVE_STATES)[number], number>;
+
+/**
+ * The activity from `from` to `to` (ms) in points of `pointMs`, read from the rollup of width
+ * `spanMs`: a range of the rollup's rows, never the steps.
+ */
+export function activityRows(db: IndexDb, options: ActivityOptions): ActivityRow[] {
+  const { sql, params } = workspaceCondition(options.match);
+  return statement(
+    db,
+    // Integer division: a number bound from JavaScript is a REAL to SQLite.
+    `SELECT bucket / CAST(? AS INTEGER) AS point, metric, bin, sum(n) AS n FROM activity
+     WHERE span = ? AND bucket >= ? AND bucket <= ?${sql}
+     GROUP BY point, metric, bin HAVING sum(n) != 0`,
+  ).all(options.pointMs / options.spanMs, options.spanMs, Math.floor(options.from / options.spanMs), Math.floor(options.to / options.spanMs), ...params) as ActivityRow[];
+}
+
+/** How many requests are in each of LIVE_STATES now: the last point of the chart of states. */
+export function liveStateCounts(db: IndexDb, match: WorkspaceMatch): LiveStateCounts {
+  const { sql, params } = workspaceCondition(match);
+  const rows =
+    match === null
+      ? (statement(db, `SELECT state, n FROM state_counts WHERE state IN (${LIVE_STATES.map(() => "?").join(", ")})`).all(...LIVE_STATES) as { state: State; n: number }[])
+      : (statement(db, `SELECT state, count(*) AS n FROM requests WHERE state IN (${LIVE_STATES.map(() => "?").join(", ")})${sql} GROUP BY state`).all(...LIVE_STATES, ...params) as {
+          state: State;
+          n: number;
+        }[]);
+  const counts = Object.fromEntries(LIVE_STATES.map((state) => [state, 0])) as LiveStateCounts;
+  for (const row of rows) counts[row.state as keyof LiveStateCounts] = row.n;
+  return counts;
+}

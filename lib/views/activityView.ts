@@ -1,0 +1,73 @@
+import { ACTIVITY_RANGES, binPercentile, LIVE_STATES, type ActivityRange, type WorkspaceMatch } from "../model/activity";
+import type { AttemptEnd } from "../model/attempts";
+import type { Tracker } from "../tracker";
+
+const OUTCOMES = ["completed", "failed", "timed out", "released", "stopped"] as const satisfies readonly AttemptEnd[];
+
+/**
+ * The charts' figures over a range, one value per point (an interval of `pointMs`), in columns as
+ * the chart library takes them. The last point is the interval now running.
+ */
+export interface ActivityView {
+  range: ActivityRange;
+  pointMs: number;
+  /** Each point's start (ms). */
+  times: number[];
+  /** Attempts that ended in each point, by how. */
+  ended: Record<AttemptEnd, number[]>;
+  /** Queue wait and processing time of the claims and ended attempts in each point (ms; null where there were none). */
+  wait: { p50: (number | null)[]; p95: (number | null)[] };
+  run: { p50: (number | null)[]; p95: (number | null)[] };
+  /** How many requests were in each live state at each point's end (now, for the last). */
+  states: Record<(typeof LIVE_STATES)[number], number[]>;
+  /** The attempts ended over the whole range, by how. */
+  totals: Record<AttemptEnd, number>;
+}
+
+/** The activity of the last `range`, for every workspace or those `match` picks, from the index's rollups. */
+export function activityView(tracker: Tracker, range: ActivityRange, match: WorkspaceMatch, now = tracker.options.now()): ActivityView {
+  const { rangeMs, pointMs, spanMs } = ACTIVITY_RANGES[range];
+  const count = rangeMs / pointMs;
+  const lastPoint = Math.floor(now / pointMs);
+  const firstPoint = lastPoint - count + 1;
+  const times = Array.from({ length: count }, (_, i) => (firstPoint + i) * pointMs);
+  const zeros = () => new Array<number>(count).fill(0);
+  const ended = Object.fromEntries(OUTCOMES.map((how) => [how, zeros()])) as Record<AttemptEnd, number[]>;
+  const net = Object.fromEntries(LIVE_STATES.map((state) => [state, zeros()])) as Record<(typeof LIVE_STATES)[number], number[]>;
+  const bins = { wait: times.map(() => new Map<number, number>()), run: times.map(() => new Map<number, number>()) };
+
+  const { rows, live } = tracker.activity({ spanMs, pointMs, from: times[0]!, to: now, match });
+  for (const row of rows) {
+    const i = row.point - firstPoint;
+    if (i < 0 || i >= count) continue;
+    const [kind, name] = row.metric.split(":", 2) as [string, string | undefined];
+    if (kind === "end" && name && name in ended) ended[name as AttemptEnd][i]! += row.n;
+    else if ((kind === "in" || kind === "out") && name && name in net) net[name as keyof typeof net][i]! += kind === "in" ? row.n : -row.n;
+    else if (kind === "wait" || kind === "run") bins[kind][i]!.set(row.bin, row.n);
+  }
+
+  // A count at a point's end is the count now less what changed after it.
+  const states = Object.fromEntries(
+    LIVE_STATES.map((state) => {
+      const series = zeros();
+      let value = live[state];
+      for (let i = count - 1; i >= 0; i--) {
+        series[i] = Math.max(0, value);
+        value -= net[state][i]!;
+      }
+      return [state, series];
+    }),
+  ) as ActivityView["states"];
+
+  const percentile = (kind: "wait" | "run", q: number) => bins[kind].map((histogram) => binPercentile(histogram, q));
+  return {
+    range,
+    pointMs,
+    times,
+    ended,
+    wait: { p50: percentile("wait", 0.5), p95: percentile("wait", 0.95) },
+    run: { p50: percentile("run", 0.5), p95: percentile("run", 0.95) },
+    states,
+    totals: Object.fromEntries(OUTCOMES.map((how) => [how, ended[how].reduce((a, b) => a + b, 0)])) as Record<AttemptEnd, number>,
+  };
+}
