@@ -1,11 +1,11 @@
-import { ROLLUP_SPANS_MS } from "../model/activity";
+import { LIVE_STATES, ROLLUP_SPANS_MS } from "../model/activity";
 import { STATES } from "../model/states";
 
 /**
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 14;
+export const INDEX_SCHEMA_VERSION = 15;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -106,8 +106,8 @@ CREATE TABLE IF NOT EXISTS transitions (
 
 -- The steps counted per interval, workspace and metric, one rollup per width in ROLLUP_SPANS_MS,
 -- kept by the triggers below: a chart reads a few thousand of these rows, never the steps.
--- Metrics: in:<state> and out:<state> (steps into and out of it), end:<outcome> (how attempts
--- ended), wait and run (durations, by histogram bin; the other metrics have bin 0).
+-- Metrics: state:<state> for the live states (requests in less requests out), end:<outcome> (how
+-- attempts ended), wait and run (durations, by histogram bin; the other metrics have bin 0).
 CREATE TABLE IF NOT EXISTS activity (
   span INTEGER NOT NULL,
   bucket INTEGER NOT NULL,
@@ -194,45 +194,57 @@ END`,
 END`,
 };
 
-/** A step's rows in the activity rollups: [metric, bin, condition], from a row of `transitions` named `row`. */
-const ACTIVITY_METRICS = (row: string): [string, string, string][] => [
-  [`'in:' || ${row}.to_state`, "0", "1"],
-  [`'out:' || ${row}.from_state`, "0", `${row}.from_state IS NOT NULL`],
-  [`'end:' || ${row}.outcome`, "0", `${row}.outcome IS NOT NULL`],
-  ["'wait'", `${row}.wait_bin`, `${row}.wait_bin IS NOT NULL`],
-  ["'run'", `${row}.run_bin`, `${row}.run_bin IS NOT NULL`],
+const LIVE_LIST = LIVE_STATES.map((state) => `'${state}'`).join(", ");
+
+/**
+ * A step's rows in the activity rollups, from a row of `transitions` named `row`: [metric, bin,
+ * how much it adds, when it applies]. A live state's row counts requests in minus requests out.
+ */
+const ACTIVITY_METRICS = (row: string): [metric: string, bin: string, delta: number, when: string][] => [
+  [`'state:' || ${row}.to_state`, "0", 1, `${row}.to_state IN (${LIVE_LIST})`],
+  [`'state:' || ${row}.from_state`, "0", -1, `${row}.from_state IN (${LIVE_LIST})`],
+  [`'end:' || ${row}.outcome`, "0", 1, `${row}.outcome IS NOT NULL`],
+  ["'wait'", `${row}.wait_bin`, 1, `${row}.wait_bin IS NOT NULL`],
+  ["'run'", `${row}.run_bin`, 1, `${row}.run_bin IS NOT NULL`],
 ];
 
 /** The activity rollups, kept in the statement that adds or removes a step. */
-const ACTIVITY_TRIGGERS: Readonly<Record<string, string>> = {
-  activity_insert: `AFTER INSERT ON transitions BEGIN
+const ACTIVITY_TRIGGERS: Readonly<Record<string, string>> = Object.fromEntries(
+  (
+    [
+      ["activity_insert", "INSERT", "NEW", 1],
+      ["activity_delete", "DELETE", "OLD", -1],
+    ] as const
+  ).map(([name, event, row, sign]) => [
+    name,
+    `AFTER ${event} ON transitions BEGIN
 ${ROLLUP_SPANS_MS.flatMap((span) =>
-  ACTIVITY_METRICS("NEW").map(
-    ([metric, bin, when]) =>
-      `  INSERT INTO activity (span, bucket, workspace, metric, bin, n) SELECT ${span}, NEW.at / ${span}, NEW.workspace, ${metric}, ${bin}, 1 WHERE ${when}
-    ON CONFLICT (span, bucket, workspace, metric, bin) DO UPDATE SET n = n + 1;`,
+  ACTIVITY_METRICS(row).map(
+    ([metric, bin, delta, when]) =>
+      `  INSERT INTO activity (span, bucket, workspace, metric, bin, n) SELECT ${span}, ${row}.at / ${span}, ${row}.workspace, ${metric}, ${bin}, ${sign * delta} WHERE ${when}
+    ON CONFLICT (span, bucket, workspace, metric, bin) DO UPDATE SET n = n + excluded.n;`,
   ),
 ).join("\n")}
 END`,
-  activity_delete: `AFTER DELETE ON transitions BEGIN
-${ROLLUP_SPANS_MS.flatMap((span) =>
-  ACTIVITY_METRICS("OLD").map(
-    ([metric, bin, when]) =>
-      `  UPDATE activity SET n = n - 1 WHERE ${when} AND span = ${span} AND bucket = OLD.at / ${span} AND workspace = OLD.workspace AND metric = ${metric} AND bin = ${bin};`,
-  ),
-).join("\n")}
-END`,
-};
+  ]),
+);
 
-/** The rollups counted afresh from the steps, each width from the steps themselves. */
+/**
+ * The rollups counted afresh: the finest from the steps, each coarser one from the finest (fewer
+ * rows than the steps). Rows that add up to nothing are left out.
+ */
+const [FINEST_SPAN, ...COARSER_SPANS] = ROLLUP_SPANS_MS;
 const REFILL_ACTIVITY = `DELETE FROM activity;
-${ROLLUP_SPANS_MS.map(
-  (span) => `INSERT INTO activity (span, bucket, workspace, metric, bin, n)
-  SELECT ${span}, at / ${span} AS bucket, workspace, metric, bin, count(*) FROM (
+INSERT INTO activity (span, bucket, workspace, metric, bin, n)
+  SELECT ${FINEST_SPAN}, at / ${FINEST_SPAN} AS bucket, workspace, metric, bin, sum(delta) AS n FROM (
 ${ACTIVITY_METRICS("t")
-  .map(([metric, bin, when]) => `    SELECT at, workspace, ${metric} AS metric, ${bin} AS bin FROM transitions t WHERE ${when}`)
+  .map(([metric, bin, delta, when]) => `    SELECT at, workspace, ${metric} AS metric, ${bin} AS bin, ${delta} AS delta FROM transitions t WHERE ${when}`)
   .join("\n    UNION ALL\n")}
-  ) GROUP BY bucket, workspace, metric, bin;`,
+  ) GROUP BY bucket, workspace, metric, bin HAVING n != 0;
+${COARSER_SPANS.map(
+  (span) => `INSERT INTO activity (span, bucket, workspace, metric, bin, n)
+  SELECT ${span}, bucket * ${FINEST_SPAN} / ${span} AS coarse, workspace, metric, bin, sum(n) FROM activity WHERE span = ${FINEST_SPAN}
+  GROUP BY coarse, workspace, metric, bin HAVING sum(n) != 0;`,
 ).join("\n")}`;
 
 /** Every trigger that keeps a count: a rebuild drops them all while it fills the index. */

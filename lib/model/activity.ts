@@ -56,13 +56,13 @@ export function binValue(bin: number): number {
   return bin < 0 ? 0 : 2 ** ((bin + 0.5) / BINS_PER_OCTAVE);
 }
 
-/** The widths of the index's rollups of the steps (lib/db/ddl.ts), in ms: each range reads one. */
-export const ROLLUP_SPANS_MS = [60_000, 900_000] as const;
+/** The widths of the index's rollups of the steps (lib/db/ddl.ts), in ms, finest first: each range reads one. */
+export const ROLLUP_SPANS_MS = [60_000, 900_000, 3_600_000] as const;
 
 export const ACTIVITY_RANGES = {
   "1h": { rangeMs: 3_600_000, pointMs: 60_000, spanMs: 60_000 },
   "24h": { rangeMs: 86_400_000, pointMs: 900_000, spanMs: 900_000 },
-  "7d": { rangeMs: 604_800_000, pointMs: 3_600_000, spanMs: 900_000 },
+  "7d": { rangeMs: 604_800_000, pointMs: 3_600_000, spanMs: 3_600_000 },
 } as const satisfies Record<string, { rangeMs: number; pointMs: number; spanMs: (typeof ROLLUP_SPANS_MS)[number] }>;
 
 export type ActivityRange = keyof typeof ACTIVITY_RANGES;

@@ -42,7 +42,7 @@ export function activityView(tracker: Tracker, range: ActivityRange, match: Work
     if (i < 0 || i >= count) continue;
     const [kind, name] = row.metric.split(":", 2) as [string, string | undefined];
     if (kind === "end" && name && name in ended) ended[name as AttemptEnd][i]! += row.n;
-    else if ((kind === "in" || kind === "out") && name && name in net) net[name as keyof typeof net][i]! += kind === "in" ? row.n : -row.n;
+    else if (kind === "state" && name && name in net) net[name as keyof typeof net][i]! += row.n;
     else if (kind === "wait" || kind === "run") bins[kind][i]!.set(row.bin, row.n);
   }
 
