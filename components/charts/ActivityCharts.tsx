@@ -29,12 +29,13 @@ function percentiles(color: string, values: ActivityView["wait"]): ChartSeries[]
 }
 
 /** The four charts of a view: what each draws, in what unit. */
-function charts(data: ActivityView): { label: string; unit: string; format: (value: number) => string; series: ChartSeries[] }[] {
+function charts(data: ActivityView): { label: string; unit: string; format: (value: number) => string; whole?: boolean; series: ChartSeries[] }[] {
   return [
     {
       label: "Attempts ended",
       unit: `per ${per(data.pointMs)}`,
       format: count,
+      whole: true,
       series: [
         { label: "completed", color: "--completed", values: data.ended.completed, stepped: true },
         { label: "failed", color: "--failed", values: data.ended.failed, stepped: true },
@@ -45,6 +46,7 @@ function charts(data: ActivityView): { label: string; unit: string; format: (val
       label: "Requests by state",
       unit: "requests",
       format: count,
+      whole: true,
       series: (["queued", "processing", "created"] as const).map((state) => ({ label: state, color: `--${state}`, values: data.states[state], stepped: true })),
     },
     { label: "Queue wait", unit: "time", format: duration, series: percentiles("--queued", data.wait) },

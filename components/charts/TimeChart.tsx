@@ -22,7 +22,12 @@ interface TimeChartProps {
   pointMs: number;
   series: ChartSeries[];
   format: (value: number) => string;
+  /** Whole numbers only (counts): no ticks between them. */
+  whole?: boolean;
 }
+
+/** Tick steps for whole numbers: 1, 2, 5, 10, 20, 50, ... */
+const WHOLE_STEPS = Array.from({ length: 24 }, (_, i) => [1, 2, 5][i % 3]! * 10 ** Math.floor(i / 3));
 
 const HEIGHT = 180;
 
@@ -36,15 +41,15 @@ function timeOf(at: number, pointMs: number): string {
  * End) move through the points, and the line under it says the point's values in words. Without a
  * point chosen, it says the latest.
  */
-export function TimeChart({ label, unit, times, pointMs, series, format }: TimeChartProps) {
+export function TimeChart({ label, unit, times, pointMs, series, format, whole = false }: TimeChartProps) {
   const holder = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const [index, setIndex] = useState<number | null>(null);
   const data = [times, ...series.map((s) => s.values)] as uPlot.AlignedData;
   // The newest values, for the chart made after its module loads (effects run before that).
   const latest = useRef(data);
-  // The chart is made again only when its series change (their names), not on new values.
-  const shape = series.map((s) => `${s.label}:${s.color}`).join("|");
+  // The chart is made again only when what it draws changes (its series, its unit), not on new values.
+  const shape = [unit, whole, ...series.map((s) => `${s.label}:${s.color}`)].join("|");
 
   useEffect(() => {
     let disposed = false;
@@ -63,7 +68,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format }: TimeC
           legend: { show: false },
           cursor: { y: false, drag: { x: false, y: false } },
           scales: { y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-          axes: [axis, { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format) }],
+          axes: [axis, { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format), incrs: whole ? WHOLE_STEPS : undefined }],
           series: [
             {},
             ...series.map((s) => ({
@@ -89,7 +94,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format }: TimeC
       plot.current?.destroy();
       plot.current = null;
     };
-    // format and unit are fixed for a chart; series' values come through setData below.
+    // shape stands for unit, whole and the series; a format is fixed per chart; values come through setData below.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [shape]);
 
