@@ -208,7 +208,10 @@ const ACTIVITY_METRICS = (row: string): [metric: string, bin: string, delta: num
   ["'run'", `${row}.run_bin`, 1, `${row}.run_bin IS NOT NULL`],
 ];
 
-/** The activity rollups, kept in the statement that adds or removes a step. */
+/**
+ * The activity rollups, kept in the statement that adds or removes a step. A removal (a cleanup, a
+ * rewritten history) deletes the rows it brings to zero, so the rollups shrink with the folder.
+ */
 const ACTIVITY_TRIGGERS: Readonly<Record<string, string>> = Object.fromEntries(
   (
     [
@@ -219,11 +222,12 @@ const ACTIVITY_TRIGGERS: Readonly<Record<string, string>> = Object.fromEntries(
     name,
     `AFTER ${event} ON transitions BEGIN
 ${ROLLUP_SPANS_MS.flatMap((span) =>
-  ACTIVITY_METRICS(row).map(
-    ([metric, bin, delta, when]) =>
-      `  INSERT INTO activity (span, bucket, workspace, metric, bin, n) SELECT ${span}, ${row}.at / ${span}, ${row}.workspace, ${metric}, ${bin}, ${sign * delta} WHERE ${when}
-    ON CONFLICT (span, bucket, workspace, metric, bin) DO UPDATE SET n = n + excluded.n;`,
-  ),
+  ACTIVITY_METRICS(row).map(([metric, bin, delta, when]) => {
+    const key = `span = ${span} AND bucket = ${row}.at / ${span} AND workspace = ${row}.workspace AND metric = ${metric} AND bin = ${bin}`;
+    const add = `  INSERT INTO activity (span, bucket, workspace, metric, bin, n) SELECT ${span}, ${row}.at / ${span}, ${row}.workspace, ${metric}, ${bin}, ${sign * delta} WHERE ${when}
+    ON CONFLICT (span, bucket, workspace, metric, bin) DO UPDATE SET n = n + excluded.n;`;
+    return sign < 0 ? `${add}\n  DELETE FROM activity WHERE ${when} AND ${key} AND n = 0;` : add;
+  }),
 ).join("\n")}
 END`,
   ]),

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import Database from "better-sqlite3";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeRequestFile } from "../helpers/builders";
@@ -168,6 +169,18 @@ describe("the charts' aggregates", () => {
     const reopened = aTracker({ stateDir });
     const after = activityView(reopened, "24h", null, now);
     expect(after.totals.failed).toBe(before.totals.failed - 1);
+    // Its rows in the rollups went with it, not left at zero: as many rows as a rebuild of what is left makes.
+    const rollupRows = () => {
+      const db = new Database(path.join(stateDir, "index.db"), { readonly: true });
+      const n = db.prepare("SELECT count(*) FROM activity").pluck().get() as number;
+      db.close();
+      return n;
+    };
+    const left = rollupRows();
+    reopened.close();
+    fs.rmSync(path.join(stateDir, "index.db"));
+    aTracker({ stateDir });
+    expect(rollupRows()).toBe(left);
   });
 });
 
