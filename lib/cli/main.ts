@@ -18,6 +18,7 @@ import { registerRetry } from "./commands/retry";
 import { registerRecover } from "./commands/recover";
 import { registerRestore } from "./commands/restore";
 import { registerSession } from "./commands/session";
+import { registerSource } from "./commands/source";
 import { registerUpdate } from "./commands/update";
 
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
@@ -40,7 +41,7 @@ function buildProgram(): Command {
     // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
     .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerAdopt, registerDashboard]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerSource, registerAdopt, registerDashboard]) {
     register(program);
   }
   registerMcp(program, version);

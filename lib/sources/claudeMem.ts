@@ -1,0 +1,171 @@
+import os from "node:os";
+import path from "node:path";
+import { formatDuration } from "../model/duration";
+import { ReqwatchError } from "../model/errors";
+import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
+import type { RequestRecord } from "../model/requestFormat";
+import type { State } from "../model/states";
+import { pidExists } from "../process/liveness";
+import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
+
+/** Where claude-mem keeps its database unless told otherwise. */
+export function defaultClaudeMemPath(): string {
+  return path.join(os.homedir(), ".claude-mem", "claude-mem.db");
+}
+
+/** claude-mem's own stuck rule (its stuck-message reset): processing longer than this. */
+export const CLAUDE_MEM_PROCESSING_LIMIT_MS = 5 * 60_000;
+/** claude-mem's retries before it marks a message failed. */
+export const CLAUDE_MEM_MAX_RETRIES = 3;
+/** A table of a generation that no longer processes it, not written for this long, holds left-overs; a message pending this long has no worker. */
+export const LEFT_OVER_AFTER_MS = 60 * 60_000;
+
+const STATUS_STATE: Readonly<Record<string, State>> = { pending: "queued", processing: "processing", processed: "completed", failed: "failed" };
+
+/** What a `pending_messages` table holds: its columns decide what can be known, never its version. */
+export interface ClaudeMemShape {
+  /** The release range whose fresh schema this matches best (an upgraded file may keep older columns). */
+  generation: string;
+  sessionColumn: "content_session_id" | "claude_session_id";
+  columns: ReadonlySet<string>;
+  /** Whether claude-mem still works through this table: from v12.5.0 its schema drops retries, and from v13.4.0 it keeps the queue in memory. */
+  retired: boolean;
+  hasSessions: boolean;
+}
+
+/** One `pending_messages` row as reqwatch sees it. */
+export interface ClaudeMemMessage {
+  request: RequestRecord;
+  /** Why it is stuck, by claude-mem's own rules; null when it is not. */
+  stuck: string | null;
+  /** For a failed message: why it stays failed. */
+  note: string | null;
+}
+
+function has(columns: ReadonlySet<string>, ...names: string[]): boolean {
+  return names.every((name) => columns.has(name));
+}
+
+/** The table's shape from its columns and indexes. Throws BAD_INPUT naming what is missing. */
+export function claudeMemShape(db: SourceDb, file: string): ClaudeMemShape {
+  const what = "claude-mem source";
+  try {
+    const table = (name: string) => new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(name) as string[]).map((column) => column.toLowerCase()));
+    const columns = table("pending_messages");
+    if (!columns.size) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no pending_messages table; is it claude-mem's database (${defaultClaudeMemPath()})?`, { file });
+    const sessionColumn = columns.has("content_session_id") ? "content_session_id" : columns.has("claude_session_id") ? "claude_session_id" : null;
+    const missing = ["id", "status", "created_at_epoch"].filter((name) => !columns.has(name));
+    if (!sessionColumn) missing.push("content_session_id (or claude_session_id)");
+    if (missing.length) throw new ReqwatchError("BAD_INPUT", `${what}: ${file}'s pending_messages has a shape reqwatch does not know: no ${missing.join(", ")}. Nothing was read or changed.`, { file });
+    const uniqueBySessionDb = (db.prepare("SELECT name FROM pragma_index_list('pending_messages') WHERE \"unique\" = 1").pluck().all() as string[]).some((index) => {
+      const keys = db.prepare("SELECT name FROM pragma_index_info(?)").pluck().all(index) as string[];
+      return keys.join(",") === "session_db_id,tool_use_id";
+    });
+    const retired = columns.has("tool_use_id") && !columns.has("retry_count");
+    return {
+      generation: generationOf(columns, sessionColumn!, retired, uniqueBySessionDb),
+      sessionColumn: sessionColumn!,
+      columns,
+      retired,
+      hasSessions: table("sdk_sessions").has("id"),
+    };
+  } catch (error) {
+    if (error instanceof ReqwatchError) throw error;
+    throw sourceReadError(error, file, what);
+  }
+}
+
+function generationOf(columns: ReadonlySet<string>, sessionColumn: string, retired: boolean, uniqueBySessionDb: boolean): string {
+  if (sessionColumn === "claude_session_id") return "g1 (v7.3.1-v8.2.5)";
+  if (retired) return uniqueBySessionDb ? "g8 (v13.9.1 onward)" : "g7 (v12.5.0-v13.9.0)";
+  if (columns.has("worker_pid")) return "g6 (v12.4.5-v12.4.9)";
+  if (has(columns, "agent_type") && !columns.has("started_processing_at_epoch")) return "g5 (v12.4.0-v12.4.4)";
+  if (has(columns, "agent_type")) return "g4 (v12.2.2-v12.3.9)";
+  if (has(columns, "failed_at_epoch")) return "g3 (v8.5.5-v12.2.1)";
+  return "g2 (v8.2.6-v8.5.4)";
+}
+
+/** Epoch times as claude-mem writes them (ms); a value in seconds is taken as seconds. */
+function epochMs(value: unknown): number | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) return undefined;
+  return value < 1e11 ? value * 1000 : value;
+}
+
+/** A name reqwatch can show and filter by: what the pattern allows, the rest as `_`. */
+function safeName(value: unknown, pattern: RegExp, max: number): string | undefined {
+  if (typeof value !== "string" || !value) return undefined;
+  const name = value.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max);
+  return pattern.test(name) ? name : undefined;
+}
+
+type Row = Record<string, unknown>;
+
+/** Read every message of the table (newest first), mapped to requests, with stuck reasons by claude-mem's rules. */
+export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now = Date.now()): { messages: ClaudeMemMessage[]; lastWriteAt: number | null } {
+  const optional = ["message_type", "tool_name", "tool_input", "tool_response", "cwd", "last_user_message", "retry_count", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch", "worker_pid", "agent_type", "tool_use_id", "session_db_id"];
+  const columns = ["id", "status", "created_at_epoch", shape.sessionColumn, ...optional.filter((name) => shape.columns.has(name))].map((name) => `p.${name}`);
+  const join = shape.hasSessions && shape.columns.has("session_db_id");
+  const sql = `SELECT ${columns.join(", ")}${join ? ", s.project AS project" : ""} FROM pending_messages p${join ? " LEFT JOIN sdk_sessions s ON s.id = p.session_db_id" : ""} ORDER BY p.id DESC`;
+  let rows: Row[];
+  try {
+    rows = db.prepare(sql).all() as Row[];
+  } catch (error) {
+    throw sourceReadError(error, file, "claude-mem source");
+  }
+  const times = (row: Row) => [row.created_at_epoch, row.started_processing_at_epoch, row.completed_at_epoch, row.failed_at_epoch].map(epochMs).filter((t): t is number => t !== undefined);
+  const lastWriteAt = rows.reduce<number | null>((latest, row) => Math.max(latest ?? 0, ...times(row)), null);
+  return { messages: rows.map((row) => toMessage(row, shape, now, lastWriteAt)), lastWriteAt };
+}
+
+function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: number | null): ClaudeMemMessage {
+  const status = String(row.status);
+  const state = STATUS_STATE[status] ?? "failed";
+  const createdAt = epochMs(row.created_at_epoch) ?? 0;
+  const startedAt = epochMs(row.started_processing_at_epoch);
+  const finishedAt = epochMs(row.completed_at_epoch) ?? epochMs(row.failed_at_epoch);
+  const retries = typeof row.retry_count === "number" ? row.retry_count : undefined;
+  const tool = typeof row.tool_name === "string" && row.tool_name ? row.tool_name : null;
+  const kind = typeof row.message_type === "string" ? row.message_type : "message";
+  const input = [row.tool_input, row.last_user_message].find((text): text is string => typeof text === "string" && text.length > 0);
+  const request: RequestRecord = {
+    requestId: `claude-mem-${String(row.id)}`.slice(0, 128),
+    workspace: safeName(row.project, WORKSPACE_PATTERN, 64) ?? "claude-mem",
+    state,
+    createdAt,
+    queuedAt: createdAt,
+    ...(startedAt !== undefined && { processingStartedAt: startedAt }),
+    ...(finishedAt !== undefined && (state === "completed" || state === "failed") && { completedAt: finishedAt }),
+    lastUpdatedAt: Math.max(createdAt, startedAt ?? 0, finishedAt ?? 0),
+    ...(retries !== undefined && { attempt: retries + 1 }),
+    ...(safeName(row[shape.sessionColumn], REQUEST_ID_PATTERN, 128) && { sessionId: safeName(row[shape.sessionColumn], REQUEST_ID_PATTERN, 128) }),
+    prompt: `${kind}${tool ? ` ${tool}` : ""}${input ? `: ${input}` : ""}`,
+    ...(typeof row.tool_response === "string" && { output: row.tool_response }),
+    ...(STATUS_STATE[status] === undefined && { error: `claude-mem status ${JSON.stringify(status)}, which reqwatch does not know` }),
+  };
+  return { request, stuck: stuckReason(row, state, shape, now, lastWriteAt, startedAt, createdAt), note: state === "failed" && retries !== undefined && retries >= CLAUDE_MEM_MAX_RETRIES ? `failed after ${retries} retries, claude-mem's limit` : null };
+}
+
+function stuckReason(row: Row, state: State, shape: ClaudeMemShape, now: number, lastWriteAt: number | null, startedAt: number | undefined, createdAt: number): string | null {
+  if (state !== "queued" && state !== "processing") return null;
+  if (shape.retired && lastWriteAt !== null && now - lastWriteAt >= LEFT_OVER_AFTER_MS) {
+    return `left over: claude-mem from v13.4.0 keeps its queue in memory and no longer processes this table (nothing written for ${formatDuration(now - lastWriteAt)})`;
+  }
+  if (state === "queued") return now - createdAt >= LEFT_OVER_AFTER_MS ? `pending ${formatDuration(now - createdAt)}: no claude-mem worker has taken it` : null;
+  const pid = typeof row.worker_pid === "number" ? row.worker_pid : null;
+  const since = startedAt ?? createdAt;
+  const known = startedAt === undefined ? " since it was created (claude-mem did not record when processing started)" : "";
+  if (pid !== null && !pidExists(pid)) return `processing ${formatDuration(Math.max(0, now - since))}${known}; claude-mem worker pid ${pid} is gone`;
+  if (now - since > CLAUDE_MEM_PROCESSING_LIMIT_MS) return `processing ${formatDuration(now - since)}${known}, past claude-mem's own ${formatDuration(CLAUDE_MEM_PROCESSING_LIMIT_MS)} stuck limit`;
+  return null;
+}
+
+/** Open a claude-mem database read-only and read its queue: what `reqwatch sources` shows. */
+export function inspectClaudeMem(file: string, now = Date.now()): { file: string; shape: ClaudeMemShape; messages: ClaudeMemMessage[]; lastWriteAt: number | null } {
+  const db = openSourceDb(file, "claude-mem source");
+  try {
+    const shape = claudeMemShape(db, file);
+    return { file, shape, ...readClaudeMem(db, shape, file, now) };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,45 @@
+import fs from "node:fs";
+import Database from "better-sqlite3";
+import { ReqwatchError } from "../model/errors";
+
+export type SourceDb = Database.Database;
+
+/**
+ * Open another program's SQLite database to read it, never to change it: read-only, the file must
+ * exist, and a short busy wait (its owner may be writing now; WAL lets us read beside it). Each
+ * failure is a ReqwatchError that says what the file is and what to do.
+ */
+export function openSourceDb(file: string, what: string): SourceDb {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new ReqwatchError("NOT_FOUND", `${what}: ${file} does not exist.`, { file });
+    throw new ReqwatchError("IO_ERROR", `${what}: cannot read ${file}: ${(error as Error).message}`, { file });
+  }
+  if (!stat.isFile()) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} is not a file.`, { file });
+  let db: SourceDb;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 2000 });
+  } catch (error) {
+    throw new ReqwatchError("IO_ERROR", `${what}: cannot open ${file}: ${(error as Error).message}`, { file }, { cause: error });
+  }
+  try {
+    // A first read: a file that is not SQLite, or a database locked past the busy wait, fails here.
+    db.prepare("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    db.close();
+    throw sourceReadError(error, file, what);
+  }
+  return db;
+}
+
+/** A failed read of a source, as an error a person can act on. */
+export function sourceReadError(error: unknown, file: string, what: string): ReqwatchError {
+  const code = (error as { code?: string }).code ?? "";
+  if (code === "SQLITE_NOTADB") return new ReqwatchError("CORRUPT_FILE", `${what}: ${file} is not an SQLite database.`, { file }, { cause: error });
+  if (code === "SQLITE_CORRUPT") return new ReqwatchError("CORRUPT_FILE", `${what}: ${file} is damaged (${(error as Error).message}); nothing was changed.`, { file }, { cause: error });
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return new ReqwatchError("LOCKED", `${what}: ${file} is locked by its owner; try again.`, { file }, { cause: error });
+  return new ReqwatchError("IO_ERROR", `${what}: cannot read ${file}: ${(error as Error).message}`, { file }, { cause: error });
+}
