@@ -11,6 +11,8 @@ import { sessionSummaryLines } from "../sessions/summary";
 import type { Tracker } from "../tracker";
 import { explainRequest } from "../views/explainView";
 import { requestDetailView } from "../views/requestsView";
+import { sourceView } from "../views/sourceView";
+import { parseSourceSpec } from "../sources/sourceSpec";
 
 export { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 
@@ -177,6 +179,22 @@ export function createMcpServer(tracker: Tracker, version: string): McpServer {
       const report = tracker.cleanup({ dryRun: true, olderThanMs: parseDuration(olderThan, "olderThan"), ...(states && { states }) });
       return { matched: report.matched, byState: report.byState, cutoff: new Date(report.cutoff).toISOString(), firstIds: report.ids.slice(0, 20) };
     }),
+  );
+
+  server.registerTool(
+    "claude_mem_queue",
+    {
+      title: "claude-mem's queue: what is stuck and why",
+      description:
+        "Reads claude-mem's pending_messages (read-only; its database at ~/.claude-mem/claude-mem.db unless path says otherwise), in any of its schema generations, and says which messages are stuck by claude-mem's own rules (processing past its 5-minute limit, a worker pid that is gone, pending with no worker, left over in a table a newer claude-mem no longer processes), with the counts per state. The same as `reqwatch source claude-mem`.",
+      inputSchema: {
+        path: z.string().min(1).optional().describe("the claude-mem database; absolute, or relative to this server's working folder"),
+        all: z.boolean().optional().describe("list every message, not only the stuck ones"),
+        limit: z.number().int().min(1).max(1000).optional().describe("messages to list (default 50)"),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    tool(({ path, all, limit }: { path?: string; all?: boolean; limit?: number }) => sourceView(parseSourceSpec(path === undefined ? "claude-mem" : `claude-mem:${path}`), { all, limit: limit ?? 50 }, tracker.options.now())),
   );
 
   server.registerTool(

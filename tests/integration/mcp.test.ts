@@ -3,7 +3,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { aHungRequest, aRequest, writeRequestFile } from "../helpers/builders";
-import { readRaw, tempForeignDir, tempStateDir } from "../helpers/stateDir";
+import { readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
+import { addMessage, createClaudeMemDb } from "../helpers/claudeMemDb";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 
 const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
@@ -40,7 +41,7 @@ describe("reqwatch mcp", () => {
 
     const { tools } = await agent.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ["cancel_requests", "cleanup_preview", "explain_request", "get_request", "list_requests", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "stuck"].sort(),
+      ["cancel_requests", "claude_mem_queue", "cleanup_preview", "explain_request", "get_request", "list_requests", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "stuck"].sort(),
     );
     for (const tool of tools) expect(tool.description?.length, tool.name).toBeGreaterThan(40);
 
@@ -68,6 +69,24 @@ describe("reqwatch mcp", () => {
     const retried = JSON.parse(readRaw(stateDir, "broken"));
     expect(retried.state).toBe("queued");
     expect(retried.transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: expect.stringMatching(/^mcp/) });
+  });
+
+  it("reads claude-mem's queue for the agent: what is stuck and why, read-only; a missing database is a tool error", async () => {
+    const file = path.join(tempParent(), "claude-mem.db");
+    const db = createClaudeMemDb(file, "g4");
+    const now = Date.now();
+    const hung = addMessage(db, { status: "processing", createdAt: now - 30 * 60_000, startedAt: now - 20 * 60_000 });
+    addMessage(db, { status: "processed", createdAt: now - 60_000, startedAt: now - 50_000, finishedAt: now - 40_000 });
+    db.close();
+    const agent = await anAgent(tempStateDir());
+    const queue = JSON.parse((await call(agent, "claude_mem_queue", { path: file })).text);
+    expect(queue).toMatchObject({
+      source: { kind: "claude-mem", file, generation: "g4 (v12.2.2-v12.3.9)" },
+      counts: { processing: 1, completed: 1 },
+      stuck: 1,
+      messages: [{ requestId: `claude-mem-${hung}`, stuckReason: "processing 20m, past claude-mem's own 5m stuck limit" }],
+    });
+    expect(await call(agent, "claude_mem_queue", { path: `${file}.nope` })).toEqual({ isError: true, text: `claude-mem source: ${file}.nope does not exist.` });
   });
 
   it("answers a bad id and a bad argument with a tool error, and keeps serving", async () => {

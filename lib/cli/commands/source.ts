@@ -1,9 +1,9 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { isReqwatchError } from "../../model/errors";
-import { inspectClaudeMem } from "../../sources/claudeMem";
-import { parseSourceSpec, type SourceSpec } from "../../sources/sourceSpec";
 import { STATES } from "../../model/states";
+import { parseSourceSpec, type SourceSpec } from "../../sources/sourceSpec";
+import { sourceView } from "../../views/sourceView";
 import { printJson, printLine, printTable } from "../output";
 import { integerBetween } from "../parse";
 
@@ -28,30 +28,20 @@ export function registerSource(program: Command): void {
     .option("--json", "print the source, its counts and the messages listed as JSON")
     .action((spec: SourceSpec, options: { all?: boolean; limit: number; json?: boolean }) => {
       const now = Date.now();
-      const { file, shape, messages, lastWriteAt } = inspectClaudeMem(spec.file, now);
-      const counts = Object.fromEntries(STATES.map((state) => [state, 0]));
-      for (const { request } of messages) counts[request.state]!++;
-      const stuck = messages.filter((message) => message.stuck !== null);
-      const listed = (options.all ? messages : stuck).slice(0, options.limit);
-      if (options.json) {
-        return printJson({
-          source: { kind: spec.kind, file, generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt },
-          counts,
-          stuck: stuck.length,
-          messages: listed.map(({ request, stuck: reason, note }) => ({ ...request, stuckReason: reason, note })),
-        });
-      }
-      printLine(`claude-mem: ${file} (read-only)`);
-      printLine(`schema: ${shape.generation}${shape.retired ? "; from v13.4.0 claude-mem keeps its queue in memory and no longer processes this table" : ""}`);
-      printLine(`last written: ${lastWriteAt === null ? "never (the table is empty)" : formatAgo(lastWriteAt, now)}`);
-      printLine(`messages: ${messages.length} (${STATES.filter((state) => counts[state]).map((state) => `${counts[state]} ${state}`).join(", ") || "none"}); stuck: ${stuck.length}`);
-      if (!listed.length) return printLine(options.all ? "" : "Nothing is stuck.");
+      const view = sourceView(spec, options, now);
+      if (options.json) return printJson(view);
+      const { source, counts } = view;
+      printLine(`claude-mem: ${source.file} (read-only)`);
+      printLine(`schema: ${source.generation}${source.retired ? "; from v13.4.0 claude-mem keeps its queue in memory and no longer processes this table" : ""}`);
+      printLine(`last written: ${source.lastWriteAt === null ? "never (the table is empty)" : formatAgo(source.lastWriteAt, now)}`);
+      printLine(`messages: ${view.total} (${STATES.filter((state) => counts[state]).map((state) => `${counts[state]} ${state}`).join(", ") || "none"}); stuck: ${view.stuck}`);
+      if (!view.messages.length) return printLine(options.all ? "" : "Nothing is stuck.");
       printLine();
       printTable(
         ["ID", "WORKSPACE", "STATE", "CREATED", options.all ? "STUCK / NOTE" : "WHY STUCK"],
-        listed.map(({ request, stuck: reason, note }) => [request.requestId, request.workspace, request.state, formatDuration(Math.max(0, now - request.createdAt)) + " ago", reason ?? note ?? "-"]),
+        view.messages.map((message) => [message.requestId, message.workspace, message.state, `${formatDuration(Math.max(0, now - message.createdAt))} ago`, message.stuckReason ?? message.note ?? "-"]),
       );
-      const more = (options.all ? messages : stuck).length - listed.length;
+      const more = (options.all ? view.total : view.stuck) - view.messages.length;
       if (more > 0) printLine(`\n${more} more: --limit ${Math.min(10_000, options.limit + more)}`);
     });
 }
