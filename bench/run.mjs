@@ -254,6 +254,42 @@ function measureCli() {
   fs.rmSync(stateDir, { recursive: true, force: true });
 }
 
+/**
+ * `reqwatch source` on a claude-mem database of 60,000 messages (as its v12.4.5 creates the table),
+ * beside the CLI's own start (`--version`) in the same run.
+ */
+function measureSource() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-bench-claude-mem-"));
+  const file = path.join(dir, "claude-mem.db");
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.exec(`CREATE TABLE sdk_sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, content_session_id TEXT UNIQUE NOT NULL, memory_session_id TEXT, project TEXT NOT NULL, platform_source TEXT, user_prompt TEXT, started_at_epoch INTEGER NOT NULL, completed_at_epoch INTEGER, status TEXT NOT NULL DEFAULT 'active');
+    CREATE TABLE pending_messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_db_id INTEGER NOT NULL REFERENCES sdk_sessions(id), content_session_id TEXT NOT NULL, tool_use_id TEXT, message_type TEXT NOT NULL, tool_name TEXT, tool_input TEXT, tool_response TEXT, cwd TEXT, last_user_message TEXT, last_assistant_message TEXT, prompt_number INTEGER, status TEXT NOT NULL DEFAULT 'pending', retry_count INTEGER NOT NULL DEFAULT 0, created_at_epoch INTEGER NOT NULL, started_processing_at_epoch INTEGER, completed_at_epoch INTEGER, failed_at_epoch INTEGER, agent_type TEXT, agent_id TEXT, worker_pid INTEGER);`);
+  const now = Date.now();
+  const statuses = ["failed", "failed", "processed", "pending", "processing"];
+  db.transaction(() => {
+    for (let s = 0; s < 300; s++) db.prepare("INSERT INTO sdk_sessions (content_session_id, project, started_at_epoch) VALUES (?, ?, ?)").run(`session-${s}`, `project-${s % 12}`, now - 30 * 86_400_000);
+    const insert = db.prepare(`INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, tool_input, tool_response, status, retry_count, created_at_epoch, started_processing_at_epoch, completed_at_epoch, failed_at_epoch)
+      VALUES (?, ?, 'observation', 'Bash', ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (let i = 0; i < 60_000; i++) {
+      const status = statuses[i % statuses.length];
+      const at = now - (60_000 - i) * 40_000;
+      insert.run((i % 300) + 1, `session-${i % 300}`, JSON.stringify({ command: `npm test -- --shard ${i % 40}` }), status === "processed" ? "ok ".repeat(50) : null, status, status === "failed" ? 3 : 0, at, status === "pending" ? null : at + 1000, status === "processed" ? at + 5000 : null, status === "failed" ? at + 5000 : null);
+    }
+  })();
+  db.close();
+  const run = (args) =>
+    Array.from({ length: 10 }, () => {
+      const start = process.hrtime.bigint();
+      const result = spawnSync(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), ...args], { maxBuffer: 64 * 1024 * 1024 });
+      if (result.status !== 0) throw new Error(String(result.stderr));
+      return Number(process.hrtime.bigint() - start) / 1e6;
+    });
+  summarize("baseline: CLI start (`reqwatch --version`)", run(["--version"]));
+  summarize("CLI `reqwatch source` on claude-mem, 60,000 messages", run(["source", `claude-mem:${file}`]));
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 /** Completed requests per second through runWorker: claim, heartbeat, result marker, complete (durable). */
 async function measureThroughput() {
   const REQUESTS = 3000;
@@ -345,7 +381,7 @@ async function measurePause() {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package, pause) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package, pause, source) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: () => (measureBareDurableWrite(), measureWrites()),
@@ -359,6 +395,7 @@ const groups = {
   mcp: () => measureMcp({ ROOT, writeFiles, tempDir, openTracker, summarize }),
   package: () => measurePackage({ ROOT, summarize }),
   pause: measurePause,
+  source: measureSource,
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");
