@@ -182,19 +182,19 @@ export function createMcpServer(tracker: Tracker, version: string): McpServer {
   );
 
   server.registerTool(
-    "claude_mem_queue",
+    "source_queue",
     {
-      title: "claude-mem's queue: what is stuck and why",
+      title: "Another program's queue: what is stuck and why",
       description:
-        "Reads claude-mem's pending_messages (read-only; its database at ~/.claude-mem/claude-mem.db unless path says otherwise), in any of its schema generations, and says which messages are stuck by claude-mem's own rules (processing past its 5-minute limit, a worker pid that is gone, pending with no worker, left over in a table a newer claude-mem no longer processes), with the counts per state. The same as `reqwatch source claude-mem`.",
+        "Reads another program's queue, read-only, and says which messages or jobs are stuck by that program's own rules, with the counts per state: claude-mem's pending_messages in any of its schema generations (processing past its 5-minute limit, a worker pid that is gone, pending with no worker, left over in a table a newer claude-mem no longer processes), or a SQLite job table a mapping file describes (done marker, pid file, age). The same as `reqwatch source`.",
       inputSchema: {
-        path: z.string().min(1).optional().describe("the claude-mem database; absolute, or relative to this server's working folder"),
+        source: z.string().min(1).optional().describe("claude-mem (its database at ~/.claude-mem/claude-mem.db; the default), claude-mem:<path>, or sqlite:<mapping.json>; relative paths from this server's working folder"),
         all: z.boolean().optional().describe("list every message, not only the stuck ones"),
         limit: z.number().int().min(1).max(1000).optional().describe("messages to list (default 50)"),
       },
       annotations: { readOnlyHint: true },
     },
-    tool(({ path, all, limit }: { path?: string; all?: boolean; limit?: number }) => sourceView(parseSourceSpec(path === undefined ? "claude-mem" : `claude-mem:${path}`), { all, limit: limit ?? 50 }, tracker.options.now())),
+    tool(({ source, all, limit }: { source?: string; all?: boolean; limit?: number }) => sourceView(parseSourceSpec(source ?? "claude-mem"), { all, limit: limit ?? 50 }, tracker.options.now())),
   );
 
   server.registerTool(

@@ -7,6 +7,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
+import type { SourceMessage } from "./sourceMessage";
 
 /** Where claude-mem keeps its database unless told otherwise. */
 export function defaultClaudeMemPath(): string {
@@ -31,15 +32,6 @@ export interface ClaudeMemShape {
   /** Whether claude-mem still works through this table: from v12.5.0 its schema drops retries, and from v13.4.0 it keeps the queue in memory. */
   retired: boolean;
   hasSessions: boolean;
-}
-
-/** One `pending_messages` row as reqwatch sees it. */
-export interface ClaudeMemMessage {
-  request: RequestRecord;
-  /** Why it is stuck, by claude-mem's own rules; null when it is not. */
-  stuck: string | null;
-  /** For a failed message: why it stays failed. */
-  note: string | null;
 }
 
 function has(columns: ReadonlySet<string>, ...names: string[]): boolean {
@@ -101,7 +93,7 @@ function safeName(value: unknown, pattern: RegExp, max: number): string | undefi
 type Row = Record<string, unknown>;
 
 /** Read every message of the table (newest first), mapped to requests, with stuck reasons by claude-mem's rules. */
-export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now = Date.now()): { messages: ClaudeMemMessage[]; lastWriteAt: number | null } {
+export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now = Date.now()): { messages: SourceMessage[]; lastWriteAt: number | null } {
   const optional = ["message_type", "tool_name", "tool_input", "tool_response", "cwd", "last_user_message", "retry_count", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch", "worker_pid", "agent_type", "tool_use_id", "session_db_id"];
   const columns = ["id", "status", "created_at_epoch", shape.sessionColumn, ...optional.filter((name) => shape.columns.has(name))].map((name) => `p.${name}`);
   const join = shape.hasSessions && shape.columns.has("session_db_id");
@@ -117,7 +109,7 @@ export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string,
   return { messages: rows.map((row) => toMessage(row, shape, now, lastWriteAt)), lastWriteAt };
 }
 
-function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: number | null): ClaudeMemMessage {
+function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: number | null): SourceMessage {
   const status = String(row.status);
   const state = STATUS_STATE[status] ?? "failed";
   const createdAt = epochMs(row.created_at_epoch) ?? 0;
@@ -160,7 +152,7 @@ function stuckReason(row: Row, state: State, shape: ClaudeMemShape, now: number,
 }
 
 /** Open a claude-mem database read-only and read its queue: what `reqwatch sources` shows. */
-export function inspectClaudeMem(file: string, now = Date.now()): { file: string; shape: ClaudeMemShape; messages: ClaudeMemMessage[]; lastWriteAt: number | null } {
+export function inspectClaudeMem(file: string, now = Date.now()): { file: string; shape: ClaudeMemShape; messages: SourceMessage[]; lastWriteAt: number | null } {
   const db = openSourceDb(file, "claude-mem source");
   try {
     const shape = claudeMemShape(db, file);

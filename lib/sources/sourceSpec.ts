@@ -3,23 +3,28 @@ import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { defaultClaudeMemPath } from "./claudeMem";
 
-/** A queue another program keeps, that reqwatch reads: for now claude-mem's database. */
-export type SourceSpec = { kind: "claude-mem"; file: string };
+/**
+ * A queue another program keeps, that reqwatch reads: claude-mem's database, or any SQLite job
+ * table described by a mapping file (lib/sources/sqliteTable.ts).
+ */
+export type SourceSpec = { kind: "claude-mem"; file: string } | { kind: "sqlite"; mapping: string };
 
-export const SOURCE_KINDS = ["claude-mem"] as const;
+const USAGE = `use claude-mem (its database at ${defaultClaudeMemPath()}), claude-mem:<path to claude-mem.db>, or sqlite:<mapping.json> for another SQLite job table`;
 
 /**
- * `claude-mem` (its database where claude-mem keeps it) or `claude-mem:<path>`; a relative path is
- * from `cwd`, and `~/` is the home folder.
+ * `claude-mem` (its database where claude-mem keeps it), `claude-mem:<path>` or
+ * `sqlite:<mapping.json>`; a relative path is from `cwd`, and `~/` is the home folder.
  */
 export function parseSourceSpec(text: string, cwd = process.cwd()): SourceSpec {
   const colon = text.indexOf(":");
   const kind = colon < 0 ? text : text.slice(0, colon);
   const where = colon < 0 ? "" : text.slice(colon + 1);
-  if (kind !== "claude-mem") {
-    throw new ReqwatchError("BAD_INPUT", `Unknown source ${JSON.stringify(text)}: use claude-mem (its database at ${defaultClaudeMemPath()}) or claude-mem:<path to claude-mem.db>.`);
+  if (kind !== "claude-mem" && kind !== "sqlite") throw new ReqwatchError("BAD_INPUT", `Unknown source ${JSON.stringify(text)}: ${USAGE}.`);
+  const resolve = (file: string) => (file.startsWith("~/") ? path.join(os.homedir(), file.slice(2)) : path.resolve(cwd, file));
+  if (kind === "sqlite") {
+    if (!where) throw new ReqwatchError("BAD_INPUT", `Source ${JSON.stringify(text)} names no mapping file: use sqlite:<mapping.json>.`);
+    return { kind, mapping: resolve(where) };
   }
   if (colon >= 0 && !where) throw new ReqwatchError("BAD_INPUT", `Source ${JSON.stringify(text)} names no file: use claude-mem:<path to claude-mem.db>, or claude-mem alone for ${defaultClaudeMemPath()}.`);
-  const file = !where ? defaultClaudeMemPath() : where.startsWith("~/") ? path.join(os.homedir(), where.slice(2)) : path.resolve(cwd, where);
-  return { kind, file };
+  return { kind, file: where ? resolve(where) : defaultClaudeMemPath() };
 }

@@ -1,11 +1,26 @@
 import { STATES, type State } from "../model/states";
 import type { RequestRecord } from "../model/requestFormat";
 import { inspectClaudeMem } from "../sources/claudeMem";
+import type { SourceMessage } from "../sources/sourceMessage";
 import type { SourceSpec } from "../sources/sourceSpec";
+import { inspectTable, readTableMapping } from "../sources/sqliteTable";
 
 /** Another program's queue as `reqwatch source` and the MCP tool show it. */
 export interface SourceView {
-  source: { kind: SourceSpec["kind"]; file: string; generation: string; retired: boolean; columns: string[]; lastWriteAt: number | null };
+  source: {
+    kind: SourceSpec["kind"];
+    /** The database read. */
+    file: string;
+    /** The mapping file, for a sqlite source. */
+    mapping: string | null;
+    table: string;
+    /** For claude-mem: the release range whose schema the table matches best. */
+    generation: string | null;
+    /** For claude-mem: whether claude-mem no longer processes the table. */
+    retired: boolean;
+    columns: string[];
+    lastWriteAt: number | null;
+  };
   counts: Record<State, number>;
   /** How many are stuck, and how many messages there are in all. */
   stuck: number;
@@ -14,13 +29,26 @@ export interface SourceView {
   messages: (RequestRecord & { stuckReason: string | null; note: string | null })[];
 }
 
-export function sourceView(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): SourceView {
+function read(spec: SourceSpec, now: number): { source: SourceView["source"]; messages: SourceMessage[] } {
+  if (spec.kind === "sqlite") {
+    const mapping = readTableMapping(spec.mapping);
+    const { columns, messages, lastWriteAt } = inspectTable(mapping, now);
+    return { source: { kind: "sqlite", file: mapping.database, mapping: spec.mapping, table: mapping.table, generation: null, retired: false, columns, lastWriteAt }, messages };
+  }
   const { file, shape, messages, lastWriteAt } = inspectClaudeMem(spec.file, now);
+  return {
+    source: { kind: "claude-mem", file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt },
+    messages,
+  };
+}
+
+export function sourceView(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): SourceView {
+  const { source, messages } = read(spec, now);
   const counts = Object.fromEntries(STATES.map((state) => [state, 0])) as Record<State, number>;
   for (const { request } of messages) counts[request.state]++;
   const stuck = messages.filter((message) => message.stuck !== null);
   return {
-    source: { kind: spec.kind, file, generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt },
+    source,
     counts,
     stuck: stuck.length,
     total: messages.length,

@@ -41,7 +41,7 @@ describe("reqwatch mcp", () => {
 
     const { tools } = await agent.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ["cancel_requests", "claude_mem_queue", "cleanup_preview", "explain_request", "get_request", "list_requests", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "stuck"].sort(),
+      ["cancel_requests", "cleanup_preview", "explain_request", "get_request", "list_requests", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "source_queue", "stuck"].sort(),
     );
     for (const tool of tools) expect(tool.description?.length, tool.name).toBeGreaterThan(40);
 
@@ -79,14 +79,15 @@ describe("reqwatch mcp", () => {
     addMessage(db, { status: "processed", createdAt: now - 60_000, startedAt: now - 50_000, finishedAt: now - 40_000 });
     db.close();
     const agent = await anAgent(tempStateDir());
-    const queue = JSON.parse((await call(agent, "claude_mem_queue", { path: file })).text);
+    const queue = JSON.parse((await call(agent, "source_queue", { source: `claude-mem:${file}` })).text);
     expect(queue).toMatchObject({
       source: { kind: "claude-mem", file, generation: "g4 (v12.2.2-v12.3.9)" },
       counts: { processing: 1, completed: 1 },
       stuck: 1,
       messages: [{ requestId: `claude-mem-${hung}`, stuckReason: "processing 20m, past claude-mem's own 5m stuck limit" }],
     });
-    expect(await call(agent, "claude_mem_queue", { path: `${file}.nope` })).toEqual({ isError: true, text: `claude-mem source: ${file}.nope does not exist.` });
+    expect(await call(agent, "source_queue", { source: `claude-mem:${file}.nope` })).toEqual({ isError: true, text: `claude-mem source: ${file}.nope does not exist.` });
+    expect(await call(agent, "source_queue", { source: "redis:localhost" })).toMatchObject({ isError: true, text: expect.stringContaining('Unknown source "redis:localhost"') });
   });
 
   it("answers a bad id and a bad argument with a tool error, and keeps serving", async () => {

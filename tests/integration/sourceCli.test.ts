@@ -28,7 +28,7 @@ describe("reqwatch source: another program's queue, read-only", () => {
     const text = runCli(["source", `claude-mem:${path.relative(process.cwd(), file)}`]);
     expect(text.stderr).toBe("");
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`claude-mem: ${file} (read-only)`);
+    expect(text.stdout).toContain(`claude-mem: ${file}, table pending_messages, read-only`);
     expect(text.stdout).toContain("schema: g6 (v12.4.5-v12.4.9)");
     expect(text.stdout).toContain("messages: 4 (3 processing, 1 failed); stuck: 2");
     expect(text.stdout).toMatch(new RegExp(`claude-mem-${hung} +site +processing .*processing 15m, past claude-mem's own 5m stuck limit`));

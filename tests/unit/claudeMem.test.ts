@@ -7,7 +7,7 @@ import { addMessage, createClaudeMemDb, GENERATIONS, migrateClaudeMemDb, upgrade
 import { aDeadPid } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { inspectClaudeMem } from "../../lib/sources/claudeMem";
-import { isReqwatchError } from "../../lib/model/errors";
+import { thrown } from "../helpers/thrown";
 
 const MIN = 60_000;
 const now = Date.now();
@@ -16,15 +16,6 @@ function dbFile(): string {
   return path.join(tempParent(), "claude-mem.db");
 }
 
-function thrown(fn: () => unknown): { code: string; message: string } {
-  try {
-    fn();
-  } catch (error) {
-    if (isReqwatchError(error)) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error("expected an error");
-}
 
 const LABEL: Record<Generation, string> = {
   g1: "g1 (v7.3.1-v8.2.5)",

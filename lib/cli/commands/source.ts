@@ -18,11 +18,11 @@ function sourceSpec(value: string): SourceSpec {
 export function registerSource(program: Command): void {
   program
     .command("source")
-    .argument("[source]", "claude-mem (at ~/.claude-mem/claude-mem.db) or claude-mem:<path>", sourceSpec, parseSourceSpec("claude-mem"))
+    .argument("[source]", "claude-mem (at ~/.claude-mem/claude-mem.db), claude-mem:<path>, or sqlite:<mapping.json>", sourceSpec, parseSourceSpec("claude-mem"))
     .description(
-      "Read another program's queue, read-only, and say what is stuck in it by that program's own rules: claude-mem's pending_messages, in any of its schema generations. The database is never written (SQLite may add the -wal and -shm files a reader needs beside it).",
+      "Read another program's queue, read-only, and say what is stuck in it by that program's own rules: claude-mem's pending_messages in any of its schema generations, or any SQLite job table a mapping file describes (see the README). The database is never written (SQLite may add the -wal and -shm files a reader needs beside it).",
     )
-    .summary("Inspect another program's queue (claude-mem), read-only")
+    .summary("Inspect another program's queue (claude-mem, a SQLite job table), read-only")
     .option("--all", "list every message, not only the stuck ones")
     .option("-n, --limit <n>", "rows to list (1-10000)", integerBetween(1, 10_000), 50)
     .option("--json", "print the source, its counts and the messages listed as JSON")
@@ -31,10 +31,10 @@ export function registerSource(program: Command): void {
       const view = sourceView(spec, options, now);
       if (options.json) return printJson(view);
       const { source, counts } = view;
-      printLine(`claude-mem: ${source.file} (read-only)`);
-      printLine(`schema: ${source.generation}${source.retired ? "; from v13.4.0 claude-mem keeps its queue in memory and no longer processes this table" : ""}`);
+      printLine(`${source.kind}: ${source.file}, table ${source.table}${source.mapping ? ` (mapping ${source.mapping})` : ""}, read-only`);
+      if (source.generation) printLine(`schema: ${source.generation}${source.retired ? "; from v13.4.0 claude-mem keeps its queue in memory and no longer processes this table" : ""}`);
       printLine(`last written: ${source.lastWriteAt === null ? "never (the table is empty)" : formatAgo(source.lastWriteAt, now)}`);
-      printLine(`messages: ${view.total} (${STATES.filter((state) => counts[state]).map((state) => `${counts[state]} ${state}`).join(", ") || "none"}); stuck: ${view.stuck}`);
+      printLine(`${source.kind === "claude-mem" ? "messages" : "jobs"}: ${view.total} (${STATES.filter((state) => counts[state]).map((state) => `${counts[state]} ${state}`).join(", ") || "none"}); stuck: ${view.stuck}`);
       if (!view.messages.length) return printLine(options.all ? "" : "Nothing is stuck.");
       printLine();
       printTable(

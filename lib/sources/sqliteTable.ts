@@ -1,0 +1,206 @@
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { formatDuration, parseDuration } from "../model/duration";
+import { ReqwatchError } from "../model/errors";
+import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
+import type { RequestRecord } from "../model/requestFormat";
+import { isState, type State } from "../model/states";
+import { pidExists } from "../process/liveness";
+import { openSourceDb, sourceReadError } from "./openSourceDb";
+import type { SourceMessage } from "./sourceMessage";
+
+const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column name (letters, digits and _)");
+
+/**
+ * How a job table maps to requests: `reqwatch source sqlite:<mapping.json>`. Only `database`,
+ * `table`, `id`, `status` and `times.created` are required; every column named must exist.
+ */
+export const tableMappingSchema = z.strictObject({
+  /** The database file: absolute, or relative to the mapping file. */
+  database: z.string().min(1),
+  table: column,
+  id: column,
+  status: z.strictObject({
+    column,
+    /** Each status value the table holds, and the state it means. */
+    values: z.record(z.string(), z.string().refine(isState, "must be a reqwatch state: created, queued, processing, completed, failed or timeout")),
+  }),
+  times: z.strictObject({
+    created: column,
+    started: column.optional(),
+    finished: column.optional(),
+    updated: column.optional(),
+  }),
+  workspace: column.optional(),
+  session: column.optional(),
+  prompt: column.optional(),
+  output: column.optional(),
+  error: column.optional(),
+  /** A column with the worker's pid. */
+  pid: column.optional(),
+  /** Processing longer than this is stuck, unless a marker says otherwise (default 10m). */
+  stuckAfter: z.string().optional(),
+  /**
+   * A job's own folder, from a key of a JSON column (seed 001's `taskDir` in `payload`), and the
+   * marker files in it: `done` (a result waits to be recovered) and `pid` (a file with the worker's pid).
+   */
+  markers: z
+    .strictObject({
+      payload: column,
+      key: z.string().min(1),
+      done: z.string().min(1).optional(),
+      pid: z.string().min(1).optional(),
+    })
+    .optional(),
+});
+
+export type TableMapping = z.infer<typeof tableMappingSchema>;
+
+const DEFAULT_STUCK_AFTER_MS = 10 * 60_000;
+
+/** Read and check a mapping file; its database path is made absolute. */
+export function readTableMapping(file: string): TableMapping {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ReqwatchError(code === "ENOENT" ? "NOT_FOUND" : "IO_ERROR", `sqlite source: cannot read the mapping ${file}: ${code === "ENOENT" ? "it does not exist" : (error as Error).message}.`, { file });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is not JSON: ${(error as Error).message}.`, { file });
+  }
+  const parsed = tableMappingSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is wrong at ${issue.path.join(".") || "its top"}: ${issue.message}.`, { file });
+  }
+  if (parsed.data.stuckAfter !== undefined) parseDuration(parsed.data.stuckAfter, "stuckAfter");
+  return { ...parsed.data, database: path.resolve(path.dirname(file), parsed.data.database) };
+}
+
+/** A time as job tables keep them: epoch ms or s, or an ISO or SQLite date-time text (UTC). */
+function timeOf(value: unknown): number | undefined {
+  if (typeof value === "number" && Number.isFinite(value) && value > 0) return value < 1e11 ? value * 1000 : value;
+  if (typeof value !== "string" || !value) return undefined;
+  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) && !/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? `${value.replace(" ", "T")}Z` : value;
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+function text(value: unknown): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  return typeof value === "string" ? value : String(value);
+}
+
+/** A job's folder from its JSON payload, or null when the payload does not name one. */
+function jobDir(payload: unknown, key: string): string | null {
+  if (typeof payload !== "string") return null;
+  try {
+    const value = (JSON.parse(payload) as Record<string, unknown>)[key];
+    return typeof value === "string" && value ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function readPidFile(file: string): number | null {
+  try {
+    const pid = Number(fs.readFileSync(file, "utf8").trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Open the mapped table read-only and read every job as a request, with stuck reasons by its markers and pid. */
+export function inspectTable(mapping: TableMapping, now = Date.now()): { columns: string[]; messages: SourceMessage[]; lastWriteAt: number | null } {
+  const what = "sqlite source";
+  const file = mapping.database;
+  const db = openSourceDb(file, what);
+  try {
+    const columns = new Set((db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(mapping.table) as string[]).map((name) => name.toLowerCase()));
+    if (!columns.size) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no table ${mapping.table}.`, { file });
+    const named = [mapping.id, mapping.status.column, ...Object.values(mapping.times), mapping.workspace, mapping.session, mapping.prompt, mapping.output, mapping.error, mapping.pid, mapping.markers?.payload].filter(
+      (name): name is string => name !== undefined,
+    );
+    const missing = [...new Set(named)].filter((name) => !columns.has(name.toLowerCase()));
+    if (missing.length) throw new ReqwatchError("BAD_INPUT", `${what}: the mapping names ${missing.join(", ")}, which ${mapping.table} in ${file} does not have. Nothing was read or changed.`, { file });
+    let rows: Record<string, unknown>[];
+    try {
+      rows = db.prepare(`SELECT ${[...new Set(named)].map((name) => `"${name}"`).join(", ")} FROM "${mapping.table}" ORDER BY "${mapping.id}" DESC`).all() as Record<string, unknown>[];
+    } catch (error) {
+      throw sourceReadError(error, file, what);
+    }
+    const stuckAfterMs = mapping.stuckAfter === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(mapping.stuckAfter, "stuckAfter");
+    const messages = rows.map((row) => toMessage(row, mapping, stuckAfterMs, now));
+    const lastWriteAt = messages.reduce<number | null>((latest, { request }) => Math.max(latest ?? 0, request.lastUpdatedAt), null);
+    return { columns: [...columns].sort(), messages, lastWriteAt };
+  } catch (error) {
+    if (error instanceof ReqwatchError) throw error;
+    throw sourceReadError(error, file, what);
+  } finally {
+    db.close();
+  }
+}
+
+function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAfterMs: number, now: number): SourceMessage {
+  const status = text(row[mapping.status.column]) ?? "";
+  const mapped = mapping.status.values[status] as State | undefined;
+  const state: State = mapped ?? "failed";
+  const createdAt = timeOf(row[mapping.times.created]) ?? 0;
+  const startedAt = mapping.times.started ? timeOf(row[mapping.times.started]) : undefined;
+  const finishedAt = mapping.times.finished ? timeOf(row[mapping.times.finished]) : undefined;
+  const updatedAt = mapping.times.updated ? timeOf(row[mapping.times.updated]) : undefined;
+  const id = `${mapping.table}-${text(row[mapping.id]) ?? ""}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128);
+  const name = (column: string | undefined, pattern: RegExp, max: number) => {
+    const value = column ? text(row[column])?.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max) : undefined;
+    return value && pattern.test(value) ? value : undefined;
+  };
+  const request: RequestRecord = {
+    requestId: id,
+    workspace: name(mapping.workspace, WORKSPACE_PATTERN, 64) ?? mapping.table.slice(0, 64),
+    state,
+    createdAt,
+    queuedAt: createdAt,
+    ...(startedAt !== undefined && { processingStartedAt: startedAt }),
+    ...(finishedAt !== undefined && (state === "completed" || state === "failed" || state === "timeout") && { completedAt: finishedAt }),
+    lastUpdatedAt: Math.max(createdAt, startedAt ?? 0, finishedAt ?? 0, updatedAt ?? 0),
+    ...(name(mapping.session, REQUEST_ID_PATTERN, 128) && { sessionId: name(mapping.session, REQUEST_ID_PATTERN, 128) }),
+    ...(mapping.prompt && text(row[mapping.prompt]) !== undefined && { prompt: text(row[mapping.prompt]) }),
+    ...(mapping.output && text(row[mapping.output]) !== undefined && { output: text(row[mapping.output]) }),
+    ...(mapped === undefined
+      ? { error: `status ${JSON.stringify(status)} is not in the mapping's status.values` }
+      : mapping.error && text(row[mapping.error]) !== undefined && { error: text(row[mapping.error]) }),
+  };
+  return { request, ...judge(row, mapping, state, startedAt ?? createdAt, stuckAfterMs, now) };
+}
+
+/**
+ * Seed 001's stale-job rules for a processing job: a done marker means a result waits to be
+ * recovered; a live pid (its column, or the pid file) means leave it, until it has run past
+ * stuckAfter (a pid can be reused); no marker and no live pid means stale.
+ */
+function judge(row: Record<string, unknown>, mapping: TableMapping, state: State, since: number, stuckAfterMs: number, now: number): { stuck: string | null; note: string | null } {
+  if (state !== "processing") return { stuck: null, note: null };
+  const ran = formatDuration(Math.max(0, now - since));
+  const dir = mapping.markers ? jobDir(row[mapping.markers.payload], mapping.markers.key) : null;
+  const marker = (template: string | undefined) => (dir && template ? path.resolve(path.dirname(mapping.database), template.replaceAll("{dir}", dir)) : null);
+  const done = marker(mapping.markers?.done);
+  if (done && fs.existsSync(done)) return { stuck: `processing ${ran}; its done marker ${done} exists: a result waits to be recovered`, note: null };
+  const pidFile = marker(mapping.markers?.pid);
+  const pid = (mapping.pid && typeof row[mapping.pid] === "number" ? (row[mapping.pid] as number) : null) ?? (pidFile ? readPidFile(pidFile) : null);
+  const past = now - since > stuckAfterMs;
+  if (pid !== null && pidExists(pid)) {
+    return past
+      ? { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}; pid ${pid} runs, but a pid can be reused`, note: null }
+      : { stuck: null, note: `worker pid ${pid} runs` };
+  }
+  if (pid !== null) return { stuck: `processing ${ran}; worker pid ${pid} is gone and no done marker`, note: null };
+  if (past) return { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}, with no done marker${mapping.markers?.pid || mapping.pid ? " and no pid" : ""}`, note: null };
+  return { stuck: null, note: null };
+}
