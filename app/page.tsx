@@ -37,6 +37,8 @@ export default function OverviewPage() {
   const metrics = overviewMetrics(tracker, now);
   const failures = recentFailures(tracker);
   const notice = getRecoveryNotice();
+  // Requests that reached a final state (the charts above count attempts, each retry's too).
+  const finishedCount = Object.values(metrics.finished).reduce((a, b) => a + (b ?? 0), 0);
 
   return (
     <>
@@ -77,7 +79,7 @@ export default function OverviewPage() {
         <section aria-label="Last hour">
           <h2>Last hour</h2>
           <p>
-            {Object.values(metrics.finished).reduce((a, b) => a + (b ?? 0), 0)} finished
+            {finishedCount} request{finishedCount === 1 ? "" : "s"} finished
             {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""} ({metrics.perMinute.toFixed(1)}/min):{" "}
             {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
           </p>

@@ -4,14 +4,15 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { ACTIVITY_RANGES, type ActivityRange, type WorkspaceMatch } from "@/lib/model/activity";
 import { formatDuration } from "@/lib/model/duration";
-import type { ActivityView } from "@/lib/views/activityView";
+import { advanceActivity, type ActivityView } from "@/lib/views/activityView";
 import { usePollInterval } from "../data/LiveFeed";
+import { useNow } from "../data/useNow";
 import { activityOptions } from "../data/queries";
 import { TimeChart, type ChartSeries } from "./TimeChart";
 
 const RANGE_LABEL: Record<ActivityRange, string> = { "1h": "1 hour", "24h": "24 hours", "7d": "7 days" };
-/** Even with the event stream up, the charts move on as time passes. */
-const CLOCK_REFRESH_MS = 30_000;
+/** How often the charts look at the clock, to move on to a new interval (locally: no request). */
+const CLOCK_MS = 10_000;
 
 function per(pointMs: number): string {
   return pointMs >= 3_600_000 ? `${pointMs / 3_600_000}h` : `${pointMs / 60_000}m`;
@@ -29,7 +30,7 @@ function percentiles(color: string, values: ActivityView["wait"]): ChartSeries[]
 }
 
 /** The four charts of a view: what each draws, in what unit. */
-function charts(data: ActivityView): { label: string; unit: string; format: (value: number) => string; whole?: boolean; series: ChartSeries[] }[] {
+function charts(data: ActivityView): { label: string; unit: string; hint?: string; format: (value: number) => string; whole?: boolean; durations?: boolean; series: ChartSeries[] }[] {
   return [
     {
       label: "Attempts ended",
@@ -40,6 +41,8 @@ function charts(data: ActivityView): { label: string; unit: string; format: (val
         { label: "completed", color: "--completed", values: data.ended.completed, stepped: true },
         { label: "failed", color: "--failed", values: data.ended.failed, stepped: true },
         { label: "timed out", color: "--timeout", values: data.ended["timed out"], stepped: true },
+        { label: "released", color: "--created", values: data.ended.released, stepped: true },
+        { label: "stopped", color: "--muted", values: data.ended.stopped, stepped: true, dashed: true },
       ],
     },
     {
@@ -49,8 +52,15 @@ function charts(data: ActivityView): { label: string; unit: string; format: (val
       whole: true,
       series: (["queued", "processing", "created"] as const).map((state) => ({ label: state, color: `--${state}`, values: data.states[state], stepped: true })),
     },
-    { label: "Queue wait", unit: "time", format: duration, series: percentiles("--queued", data.wait) },
-    { label: "Processing time", unit: "time", format: duration, series: percentiles("--processing", data.run) },
+    { label: "Queue wait", unit: "time", hint: "from entering the queue to each claim", format: duration, durations: true, series: percentiles("--queued", data.wait) },
+    {
+      label: "Processing time",
+      unit: "time",
+      hint: "each attempt, from its claim until it ended (a released one: until the monitor found its worker gone)",
+      format: duration,
+      durations: true,
+      series: percentiles("--processing", data.run),
+    },
   ];
 }
 
@@ -66,19 +76,22 @@ function what(match: WorkspaceMatch): string {
 export function ActivityCharts({ initial, match, note }: { initial?: ActivityView; match: WorkspaceMatch; note?: string }) {
   const [range, setRange] = useState<ActivityRange>(initial?.range ?? "1h");
   const pollMs = usePollInterval();
-  const { data, error } = useQuery({
+  const now = useNow(CLOCK_MS);
+  const { data: fetched, error } = useQuery({
     ...activityOptions(range, match),
     initialData: range === initial?.range && match === null ? initial : undefined,
     placeholderData: keepPreviousData,
-    refetchInterval: pollMs || CLOCK_REFRESH_MS,
+    refetchInterval: pollMs,
   });
-  if (!data) {
+  if (!fetched) {
     return (
       <section aria-label="Activity" className="activity">
         {error ? <p role="alert" className="error-text">The charts could not be loaded: {error.message}</p> : <p className="muted">Loading the charts…</p>}
       </section>
     );
   }
+  // A change refetches; time passing only moves the intervals on.
+  const data = advanceActivity(fetched, now);
   const { totals } = data;
 
   return (
@@ -95,7 +108,8 @@ export function ActivityCharts({ initial, match, note }: { initial?: ActivityVie
         <p className="muted" aria-label="Activity summary">
           Attempts ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed, {totals["timed out"]} timed out
           {totals.released ? `, ${totals.released} released (worker gone)` : ""}
-          {totals.stopped ? `, ${totals.stopped} stopped by hand` : ""}. Percentiles within 10%.{note ? ` ${note}` : ""}
+          {totals.stopped ? `, ${totals.stopped} stopped by hand` : ""} (each attempt of a retried request counts). Wait and processing percentiles come from a histogram: within 10% of the exact figure.
+          {note ? ` ${note}` : ""}
         </p>
       </div>
       <div className="charts">

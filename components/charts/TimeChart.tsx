@@ -24,10 +24,25 @@ interface TimeChartProps {
   format: (value: number) => string;
   /** Whole numbers only (counts): no ticks between them. */
   whole?: boolean;
+  /** Values in ms: ticks at round durations (1s, 30s, 1m, ...). */
+  durations?: boolean;
+  /** What a value is, in a few words under the title. */
+  hint?: string;
 }
 
 /** Tick steps for whole numbers: 1, 2, 5, 10, 20, 50, ... */
 const WHOLE_STEPS = Array.from({ length: 24 }, (_, i) => [1, 2, 5][i % 3]! * 10 ** Math.floor(i / 3));
+const S = 1000;
+const M = 60 * S;
+const H = 60 * M;
+/** Tick steps for durations in ms, at the steps a clock reads. */
+const DURATION_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, S, 2 * S, 5 * S, 10 * S, 15 * S, 30 * S, M, 2 * M, 5 * M, 10 * M, 15 * M, 30 * M, H, 2 * H, 6 * H, 12 * H, 24 * H];
+
+/** The latest point with something to say (a count above zero, a figure), else the last. */
+function latestWithData(series: ChartSeries[], count: number): number {
+  for (let i = count - 1; i >= 0; i--) if (series.some((s) => s.values[i] !== null && s.values[i] !== undefined && s.values[i] !== 0)) return i;
+  return count - 1;
+}
 
 const HEIGHT = 180;
 
@@ -41,15 +56,18 @@ function timeOf(at: number, pointMs: number): string {
  * End) move through the points, and the line under it says the point's values in words. Without a
  * point chosen, it says the latest.
  */
-export function TimeChart({ label, unit, times, pointMs, series, format, whole = false }: TimeChartProps) {
+export function TimeChart({ label, unit, times, pointMs, series, format, whole = false, durations = false, hint }: TimeChartProps) {
   const holder = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const [index, setIndex] = useState<number | null>(null);
+  // The point chosen by keyboard or pointer, by its time: it stays put as new points come.
+  const [chosen, setChosen] = useState<number | null>(null);
+  const found = chosen === null ? -1 : times.indexOf(chosen);
+  const index = found < 0 ? null : found;
   const data = [times, ...series.map((s) => s.values)] as uPlot.AlignedData;
   // The newest values, for the chart made after its module loads (effects run before that).
   const latest = useRef(data);
   // The chart is made again only when what it draws changes (its series, its unit), not on new values.
-  const shape = [unit, whole, ...series.map((s) => `${s.label}:${s.color}`)].join("|");
+  const shape = [unit, whole, durations, ...series.map((s) => `${s.label}:${s.color}`)].join("|");
 
   useEffect(() => {
     let disposed = false;
@@ -68,7 +86,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
           legend: { show: false },
           cursor: { y: false, drag: { x: false, y: false } },
           scales: { y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-          axes: [axis, { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format), incrs: whole ? WHOLE_STEPS : undefined }],
+          axes: [axis, { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format), incrs: whole ? WHOLE_STEPS : durations ? DURATION_STEPS : undefined }],
           series: [
             {},
             ...series.map((s) => ({
@@ -80,7 +98,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
               points: { show: !s.stepped, size: 4 },
             })),
           ],
-          hooks: { setCursor: [(u) => setIndex(u.cursor.idx ?? null)] },
+          hooks: { setCursor: [(u) => setChosen(u.cursor.idx === null || u.cursor.idx === undefined ? null : (latest.current[0][u.cursor.idx] ?? null))] },
         },
         latest.current,
         element,
@@ -105,27 +123,29 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
 
   const move = (event: KeyboardEvent<HTMLDivElement>) => {
     const last = times.length - 1;
-    const current = index ?? last;
+    const current = index ?? latestWithData(series, times.length);
     const next = { ArrowLeft: current - 1, ArrowRight: current + 1, Home: 0, End: last }[event.key];
     if (next === undefined) return;
     event.preventDefault();
-    const chosen = Math.min(last, Math.max(0, next));
-    setIndex(chosen);
+    const point = Math.min(last, Math.max(0, next));
+    setChosen(times[point]!);
     const u = plot.current;
-    if (u) u.setCursor({ left: u.valToPos(times[chosen]!, "x"), top: u.bbox.height / devicePixelRatio / 2 }, false);
+    if (u) u.setCursor({ left: u.valToPos(times[point]!, "x"), top: u.bbox.height / devicePixelRatio / 2 }, false);
   };
 
-  const at = index ?? times.length - 1;
+  const at = index ?? latestWithData(series, times.length);
   const values = series.map((s) => {
     const value = s.values[at];
     return `${s.label} ${value === null || value === undefined ? "—" : format(value)}`;
   });
-  const when = index === null ? `now (${timeOf(times[at] ?? 0, pointMs)})` : timeOf(times[at] ?? 0, pointMs);
+  const time = timeOf(times[at] ?? 0, pointMs);
+  const when = index !== null ? time : at === times.length - 1 ? `now (${time})` : `latest (${time})`;
 
   return (
     <figure className="chart">
       <figcaption>
         {label} <span className="muted">({unit})</span>
+        {hint && <span className="chart-hint">{hint}</span>}
         <span className="chart-key">
           {series.map((s) => (
             <span key={s.label}>
@@ -142,10 +162,11 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
         role="group"
         aria-label={`${label}: ← and → move through the points`}
         onKeyDown={move}
-        onBlur={() => setIndex(null)}
-        onMouseLeave={() => setIndex(null)}
+        onBlur={() => setChosen(null)}
+        onMouseLeave={() => setChosen(null)}
       />
-      <p className="chart-readout" aria-live="polite" aria-label={`${label} at the point shown`}>
+      {/* Announced while the chart is being read, not on every live update of four charts. */}
+      <p className="chart-readout" aria-live={index === null ? "off" : "polite"} aria-label={`${label} at the point shown`}>
         {when}: {values.join(", ")}
       </p>
     </figure>

@@ -58,6 +58,7 @@ export function parseActivityQuery(params: URLSearchParams): { range: ActivityRa
   if (!isActivityRange(range)) bad(`Invalid range: ${JSON.stringify(range)}; one of ${Object.keys(ACTIVITY_RANGES).join(", ")}.`);
   const workspace = params.get("workspace");
   const workspacePrefix = params.get("workspacePrefix");
+  if (workspace && workspacePrefix) bad("Use workspace or workspacePrefix, not both: a chart counts one workspace, or every one a prefix matches.");
   const match: WorkspaceMatch = workspace
     ? { workspace: checked(filterFields.workspace, workspace, "workspace") }
     : workspacePrefix

@@ -71,3 +71,31 @@ export function activityView(tracker: Tracker, range: ActivityRange, match: Work
     totals: Object.fromEntries(OUTCOMES.map((how) => [how, ended[how].reduce((a, b) => a + b, 0)])) as Record<AttemptEnd, number>,
   };
 }
+
+/**
+ * The view moved on to the interval holding `now`, without asking the server: the intervals begun
+ * since it was computed have seen no activity it knows of (a change would have refetched it), and
+ * the live states keep their last counts. What a tab at rest draws as time passes.
+ */
+export function advanceActivity(view: ActivityView, now: number): ActivityView {
+  const count = view.times.length;
+  const lastPoint = Math.floor(now / view.pointMs);
+  const steps = lastPoint - Math.floor(view.times[count - 1]! / view.pointMs);
+  if (steps <= 0 || count === 0) return view;
+  const shift = <T>(series: T[], fill: (last: T) => T): T[] => {
+    const kept = series.slice(Math.min(steps, count));
+    while (kept.length < count) kept.push(fill(series[count - 1]!));
+    return kept;
+  };
+  const ended = Object.fromEntries(OUTCOMES.map((how) => [how, shift(view.ended[how], () => 0)])) as ActivityView["ended"];
+  const none = () => null;
+  return {
+    ...view,
+    times: Array.from({ length: count }, (_, i) => (lastPoint - count + 1 + i) * view.pointMs),
+    ended,
+    wait: { p50: shift(view.wait.p50, none), p95: shift(view.wait.p95, none) },
+    run: { p50: shift(view.run.p50, none), p95: shift(view.run.p95, none) },
+    states: Object.fromEntries(LIVE_STATES.map((state) => [state, shift(view.states[state], (last) => last)])) as ActivityView["states"],
+    totals: Object.fromEntries(OUTCOMES.map((how) => [how, ended[how].reduce((a, b) => a + b, 0)])) as ActivityView["totals"],
+  };
+}

@@ -17,7 +17,7 @@ test("the overview's charts: a point appears as requests finish, read by keyboar
     else tracker.complete(claim.request.requestId, claim.token);
   }
   await expect(summary).toContainText("2 completed, 1 failed, 0 timed out");
-  await expect(readout).toHaveText(/^now \(.+\): completed 2, failed 1, timed out 0$/);
+  await expect(readout).toHaveText(/^now \(.+\): completed 2, failed 1, timed out 0, released 0, stopped 0$/);
   await expect(page.getByLabel("Queue wait at the point shown")).toHaveText(/^now \(.+\): p50 \d+(ms|s), p95 \d+(ms|s)$/);
 
   // By keyboard: the point before has none; End comes back to the newest.
@@ -50,4 +50,34 @@ test("the requests page's charts follow its workspace filter", async ({ page, tr
   await page.getByText("Activity charts for this workspace filter").click();
   await expect(summary).toContainText("workspace beta: 1 completed");
   await expect(summary).toContainText("The charts follow the workspace filter only.");
+
+  // A hand-made URL with both filters: the table shows nothing, and so do the charts, saying why.
+  await page.goto("/requests?workspace=beta&workspacePrefix=alpha");
+  await page.getByText("Activity charts for this workspace filter").click();
+  await expect(page.getByText("No workspace matches both workspace filters.")).toBeVisible();
+  const both = await page.request.get("/api/activity?workspace=beta&workspacePrefix=alpha");
+  expect(both.status()).toBe(400);
+  expect((await both.json()).error.message).toContain("Use workspace or workspacePrefix, not both");
+});
+
+test("at rest, the charts move on with the clock without asking the server", async ({ page, tracker }) => {
+  tracker.create({ requestId: "r1", workspace: "rest", state: "queued" });
+  const claim = tracker.claimNext({ worker: "chart-test" })!;
+  tracker.complete("r1", claim.token);
+  await page.clock.install();
+  await page.goto("/");
+  await expect(page.getByRole("status", { name: "Live status" })).toContainText("live");
+  const readout = page.getByLabel("Attempts ended at the point shown");
+  await expect(readout).toHaveText(/^now \(.+\): completed 1, /);
+  const asked: string[] = [];
+  page.on("request", (request) => {
+    if (request.url().includes("/api/")) asked.push(request.url());
+  });
+  // Three minutes on: the completion is three intervals back, and nothing was fetched.
+  await page.clock.fastForward("03:00");
+  await expect(readout).toHaveText(/^latest \(.+\): completed 1, /);
+  await page.getByRole("group", { name: /^Attempts ended/ }).focus();
+  await page.keyboard.press("End");
+  await expect(readout).toContainText("completed 0, failed 0");
+  expect(asked).toEqual([]);
 });

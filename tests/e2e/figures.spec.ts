@@ -139,5 +139,5 @@ test("the empty state gives the exact command for the folder shown; the overview
   tracker.create({ requestId: "quick", workspace: "gateway", state: "processing" });
   tracker.transition("quick", "completed");
   await page.reload();
-  await expect(page.getByRole("region", { name: "Last hour" })).toContainText(/1 finished in the \d+s since the first request \(\d+\.\d\/min\)/);
+  await expect(page.getByRole("region", { name: "Last hour" })).toContainText(/1 request finished in the \d+s since the first request \(\d+\.\d\/min\)/);
 });

@@ -195,3 +195,30 @@ describe("percentiles from the histogram", () => {
     expect(binPercentile(new Map([[durationBin(0), 3]]), 0.5)).toBe(0);
   });
 });
+
+describe("the charts as time passes, without the server", () => {
+  it("move on to the interval holding now: new intervals are empty, the live states keep their counts, what scrolls out leaves the totals", async () => {
+    const { advanceActivity } = await import("../../lib/views/activityView");
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    tracker.create({ requestId: "one", workspace: "w", state: "queued" });
+    const claim = tracker.claimNext({ worker: "me" })!;
+    tracker.complete("one", claim.token);
+    tracker.create({ requestId: "two", workspace: "w", state: "queued" });
+    const now = Date.now();
+    const view = activityView(tracker, "1h", null, now);
+    expect(advanceActivity(view, now)).toBe(view);
+
+    const later = advanceActivity(view, now + 2 * MIN);
+    expect(later.times.at(-1)).toBe(Math.floor((now + 2 * MIN) / MIN) * MIN);
+    expect(later.times).toHaveLength(60);
+    expect(later.ended.completed.slice(-3)).toEqual([1, 0, 0]);
+    expect(later.wait.p50.slice(-2)).toEqual([null, null]);
+    expect(later.states.queued.slice(-3)).toEqual([1, 1, 1]);
+    expect(later.totals.completed).toBe(1);
+    // Past the hour, the completion scrolls out; the server would say the same.
+    const hourLater = advanceActivity(view, now + 61 * MIN);
+    expect(hourLater.totals.completed).toBe(0);
+    expect(hourLater).toEqual(activityView(tracker, "1h", null, now + 61 * MIN));
+  });
+});
