@@ -22,7 +22,7 @@ export function registerSource(program: Command): void {
     .description(
       "Read another program's queue, read-only, and say what is stuck in it by that program's own rules: claude-mem's pending_messages in any of its schema generations, or any SQLite job table a mapping file describes (see the README). The database is never written (SQLite may add the -wal and -shm files a reader needs beside it).",
     )
-    .summary("Inspect another program's queue (claude-mem, a SQLite job table), read-only")
+    .summary("Read another program's queue, read-only")
     .option("--all", "list every message, not only the stuck ones")
     .option("-n, --limit <n>", "rows to list (1-10000)", integerBetween(1, 10_000), 50)
     .option("--json", "print the source, its counts and the messages listed as JSON")
