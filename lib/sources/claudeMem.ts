@@ -7,7 +7,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import type { SourceMessage } from "./sourceMessage";
+import { emptyCounts, type SourceMessage, type SourceRead } from "./sourceMessage";
 
 /** Where claude-mem keeps its database unless told otherwise. */
 export function defaultClaudeMemPath(): string {
@@ -92,21 +92,36 @@ function safeName(value: unknown, pattern: RegExp, max: number): string | undefi
 
 type Row = Record<string, unknown>;
 
-/** Read every message of the table (newest first), mapped to requests, with stuck reasons by claude-mem's rules. */
-export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now = Date.now()): { messages: SourceMessage[]; lastWriteAt: number | null } {
+/** Which rows to map: the live ones (pending, processing: what can be stuck), or the newest `newest`. */
+export type RowChoice = "live" | { newest: number };
+
+/**
+ * The table in three cheap reads: the count per status and when it was last written (aggregates),
+ * then only the rows asked for, mapped to requests with stuck reasons by claude-mem's rules.
+ */
+export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now: number, choice: RowChoice): SourceRead {
+  const what = "claude-mem source";
   const optional = ["message_type", "tool_name", "tool_input", "tool_response", "cwd", "last_user_message", "retry_count", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch", "worker_pid", "agent_type", "tool_use_id", "session_db_id"];
   const columns = ["id", "status", "created_at_epoch", shape.sessionColumn, ...optional.filter((name) => shape.columns.has(name))].map((name) => `p.${name}`);
   const join = shape.hasSessions && shape.columns.has("session_db_id");
-  const sql = `SELECT ${columns.join(", ")}${join ? ", s.project AS project" : ""} FROM pending_messages p${join ? " LEFT JOIN sdk_sessions s ON s.id = p.session_db_id" : ""} ORDER BY p.id DESC`;
-  let rows: Row[];
+  const where = choice === "live" ? " WHERE p.status IN ('pending', 'processing')" : "";
+  const sql = `SELECT ${columns.join(", ")}${join ? ", s.project AS project" : ""} FROM pending_messages p${join ? " LEFT JOIN sdk_sessions s ON s.id = p.session_db_id" : ""}${where} ORDER BY p.id DESC${choice === "live" ? "" : " LIMIT ?"}`;
+  const timeColumns = ["created_at_epoch", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch"].filter((name) => shape.columns.has(name));
   try {
-    rows = db.prepare(sql).all() as Row[];
+    const counts = emptyCounts();
+    let total = 0;
+    for (const { status, n } of db.prepare("SELECT status, count(*) AS n FROM pending_messages GROUP BY status").all() as { status: unknown; n: number }[]) {
+      counts[STATUS_STATE[String(status)] ?? "failed"] += n;
+      total += n;
+    }
+    const latest = db.prepare(`SELECT ${timeColumns.map((name) => `max(${name})`).join(", ")} FROM pending_messages`).raw().get() as unknown[];
+    const known = latest.map(epochMs).filter((t): t is number => t !== undefined);
+    const lastWriteAt = known.length ? Math.max(...known) : null;
+    const rows = (choice === "live" ? db.prepare(sql).all() : db.prepare(sql).all(choice.newest)) as Row[];
+    return { counts, total, lastWriteAt, messages: rows.map((row) => toMessage(row, shape, now, lastWriteAt)) };
   } catch (error) {
-    throw sourceReadError(error, file, "claude-mem source");
+    throw sourceReadError(error, file, what);
   }
-  const times = (row: Row) => [row.created_at_epoch, row.started_processing_at_epoch, row.completed_at_epoch, row.failed_at_epoch].map(epochMs).filter((t): t is number => t !== undefined);
-  const lastWriteAt = rows.reduce<number | null>((latest, row) => Math.max(latest ?? 0, ...times(row)), null);
-  return { messages: rows.map((row) => toMessage(row, shape, now, lastWriteAt)), lastWriteAt };
 }
 
 function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: number | null): SourceMessage {
@@ -151,12 +166,12 @@ function stuckReason(row: Row, state: State, shape: ClaudeMemShape, now: number,
   return null;
 }
 
-/** Open a claude-mem database read-only and read its queue: what `reqwatch sources` shows. */
-export function inspectClaudeMem(file: string, now = Date.now()): { file: string; shape: ClaudeMemShape; messages: SourceMessage[]; lastWriteAt: number | null } {
+/** Open a claude-mem database read-only and read its queue: what `reqwatch source` shows. Every row unless told which. */
+export function inspectClaudeMem(file: string, now = Date.now(), choice: RowChoice = { newest: -1 }): SourceRead & { file: string; shape: ClaudeMemShape } {
   const db = openSourceDb(file, "claude-mem source");
   try {
     const shape = claudeMemShape(db, file);
-    return { file, shape, ...readClaudeMem(db, shape, file, now) };
+    return { file, shape, ...readClaudeMem(db, shape, file, now, choice) };
   } finally {
     db.close();
   }

@@ -1,4 +1,5 @@
 import type { RequestRecord } from "../model/requestFormat";
+import { STATES, type State } from "../model/states";
 
 /** One message or job of another program's queue, as reqwatch sees it. */
 export interface SourceMessage {
@@ -7,4 +8,17 @@ export interface SourceMessage {
   stuck: string | null;
   /** Something worth knowing that is not stuck (a failure at the retry limit, a worker that runs). */
   note: string | null;
+}
+
+/** What a read of a source gives: its counts over every row, and the rows asked for. */
+export interface SourceRead {
+  counts: Record<State, number>;
+  total: number;
+  /** The newest time in the table, or null when it is empty. */
+  lastWriteAt: number | null;
+  messages: SourceMessage[];
+}
+
+export function emptyCounts(): Record<State, number> {
+  return Object.fromEntries(STATES.map((state) => [state, 0])) as Record<State, number>;
 }

@@ -8,7 +8,8 @@ import type { RequestRecord } from "../model/requestFormat";
 import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError } from "./openSourceDb";
-import type { SourceMessage } from "./sourceMessage";
+import { emptyCounts, type SourceMessage, type SourceRead } from "./sourceMessage";
+import type { RowChoice } from "./claudeMem";
 
 const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column name (letters, digits and _)");
 
@@ -117,32 +118,48 @@ function readPidFile(file: string): number | null {
   }
 }
 
-/** Open the mapped table read-only and read every job as a request, with stuck reasons by its markers and pid. */
-export function inspectTable(mapping: TableMapping, now = Date.now()): { columns: string[]; messages: SourceMessage[]; lastWriteAt: number | null } {
+/**
+ * Open the mapped table read-only: the count per status and the newest time (aggregates), then the
+ * jobs asked for (the live ones: what can be stuck; or the newest), with stuck reasons by their
+ * markers and pid. Every row unless told which.
+ */
+export function inspectTable(mapping: TableMapping, now = Date.now(), choice: RowChoice = { newest: -1 }): SourceRead & { columns: string[] } {
   const what = "sqlite source";
   const file = mapping.database;
   const db = openSourceDb(file, what);
   try {
     const columns = new Set((db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(mapping.table) as string[]).map((name) => name.toLowerCase()));
     if (!columns.size) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no table ${mapping.table}.`, { file });
-    const named = [mapping.id, mapping.status.column, ...Object.values(mapping.times), mapping.workspace, mapping.session, mapping.prompt, mapping.output, mapping.error, mapping.pid, mapping.markers?.payload].filter(
-      (name): name is string => name !== undefined,
-    );
-    const missing = [...new Set(named)].filter((name) => !columns.has(name.toLowerCase()));
+    const named = [...new Set([mapping.id, mapping.status.column, ...Object.values(mapping.times), mapping.workspace, mapping.session, mapping.prompt, mapping.output, mapping.error, mapping.pid, mapping.markers?.payload].filter((name): name is string => name !== undefined))];
+    const missing = named.filter((name) => !columns.has(name.toLowerCase()));
     if (missing.length) throw new ReqwatchError("BAD_INPUT", `${what}: the mapping names ${missing.join(", ")}, which ${mapping.table} in ${file} does not have. Nothing was read or changed.`, { file });
-    let rows: Record<string, unknown>[];
+    const quote = (name: string) => `"${name}"`;
+    const table = quote(mapping.table);
+    const status = quote(mapping.status.column);
     try {
-      rows = db.prepare(`SELECT ${[...new Set(named)].map((name) => `"${name}"`).join(", ")} FROM "${mapping.table}" ORDER BY "${mapping.id}" DESC`).all() as Record<string, unknown>[];
+      const counts = emptyCounts();
+      let total = 0;
+      for (const [value, n] of db.prepare(`SELECT ${status}, count(*) FROM ${table} GROUP BY ${status}`).raw().all() as [unknown, number][]) {
+        counts[(mapping.status.values[text(value) ?? ""] as State | undefined) ?? "failed"] += n;
+        total += n;
+      }
+      const times = Object.values(mapping.times);
+      const newest = (db.prepare(`SELECT ${times.map((name) => `max(${quote(name)})`).join(", ")} FROM ${table}`).raw().get() as unknown[]).map(timeOf).filter((t): t is number => t !== undefined);
+      const lastWriteAt = newest.length ? Math.max(...newest) : null;
+      const live = Object.entries(mapping.status.values).filter(([, state]) => state === "processing" || state === "queued" || state === "created").map(([value]) => value);
+      const select = `SELECT ${named.map(quote).join(", ")} FROM ${table}`;
+      const rows = (
+        choice === "live"
+          ? live.length
+            ? db.prepare(`${select} WHERE ${status} IN (${live.map(() => "?").join(", ")}) ORDER BY ${quote(mapping.id)} DESC`).all(...live)
+            : []
+          : db.prepare(`${select} ORDER BY ${quote(mapping.id)} DESC LIMIT ?`).all(choice.newest)
+      ) as Record<string, unknown>[];
+      const stuckAfterMs = mapping.stuckAfter === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(mapping.stuckAfter, "stuckAfter");
+      return { columns: [...columns].sort(), counts, total, lastWriteAt, messages: rows.map((row) => toMessage(row, mapping, stuckAfterMs, now)) };
     } catch (error) {
       throw sourceReadError(error, file, what);
     }
-    const stuckAfterMs = mapping.stuckAfter === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(mapping.stuckAfter, "stuckAfter");
-    const messages = rows.map((row) => toMessage(row, mapping, stuckAfterMs, now));
-    const lastWriteAt = messages.reduce<number | null>((latest, { request }) => Math.max(latest ?? 0, request.lastUpdatedAt), null);
-    return { columns: [...columns].sort(), messages, lastWriteAt };
-  } catch (error) {
-    if (error instanceof ReqwatchError) throw error;
-    throw sourceReadError(error, file, what);
   } finally {
     db.close();
   }

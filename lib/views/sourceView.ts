@@ -1,7 +1,7 @@
-import { STATES, type State } from "../model/states";
+import type { State } from "../model/states";
 import type { RequestRecord } from "../model/requestFormat";
-import { inspectClaudeMem } from "../sources/claudeMem";
-import type { SourceMessage } from "../sources/sourceMessage";
+import { inspectClaudeMem, type RowChoice } from "../sources/claudeMem";
+import type { SourceRead } from "../sources/sourceMessage";
 import type { SourceSpec } from "../sources/sourceSpec";
 import { inspectTable, readTableMapping } from "../sources/sqliteTable";
 
@@ -29,29 +29,29 @@ export interface SourceView {
   messages: (RequestRecord & { stuckReason: string | null; note: string | null })[];
 }
 
-function read(spec: SourceSpec, now: number): { source: SourceView["source"]; messages: SourceMessage[] } {
+function read(spec: SourceSpec, rows: RowChoice, now: number): SourceRead & { source: SourceView["source"] } {
   if (spec.kind === "sqlite") {
     const mapping = readTableMapping(spec.mapping);
-    const { columns, messages, lastWriteAt } = inspectTable(mapping, now);
-    return { source: { kind: "sqlite", file: mapping.database, mapping: spec.mapping, table: mapping.table, generation: null, retired: false, columns, lastWriteAt }, messages };
+    const { columns, ...read } = inspectTable(mapping, now, rows);
+    return { ...read, source: { kind: "sqlite", file: mapping.database, mapping: spec.mapping, table: mapping.table, generation: null, retired: false, columns, lastWriteAt: read.lastWriteAt } };
   }
-  const { file, shape, messages, lastWriteAt } = inspectClaudeMem(spec.file, now);
+  const { file, shape, ...read } = inspectClaudeMem(spec.file, now, rows);
   return {
-    source: { kind: "claude-mem", file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt },
-    messages,
+    ...read,
+    source: { kind: "claude-mem", file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt: read.lastWriteAt },
   };
 }
 
+/** The counts over every row; the stuck rows (only live rows can be), or with `all` the newest, up to `limit`. */
 export function sourceView(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): SourceView {
-  const { source, messages } = read(spec, now);
-  const counts = Object.fromEntries(STATES.map((state) => [state, 0])) as Record<State, number>;
-  for (const { request } of messages) counts[request.state]++;
+  const { source, counts, total, messages } = read(spec, options.all ? { newest: options.limit } : "live", now);
   const stuck = messages.filter((message) => message.stuck !== null);
   return {
     source,
     counts,
-    stuck: stuck.length,
-    total: messages.length,
+    // With `all`, only the newest rows were read: the stuck count needs the live ones.
+    stuck: options.all ? read(spec, "live", now).messages.filter((message) => message.stuck !== null).length : stuck.length,
+    total,
     messages: (options.all ? messages : stuck).slice(0, options.limit).map(({ request, stuck: reason, note }) => ({ ...request, stuckReason: reason, note })),
   };
 }

@@ -83,6 +83,11 @@ describe("a SQLite job table, by a mapping (seed 001's queue)", () => {
     expect(job("refused")).toMatchObject({ state: "failed", error: "model refused", completedAt: now - MIN });
     expect(job("odd")).toMatchObject({ state: "failed", error: 'status "archived" is not in the mapping\'s status.values' });
     expect(crypto.createHash("sha256").update(fs.readFileSync(database)).digest("hex")).toBe(hash);
+    // The counts and the stuck count cover every job, whatever the page listed.
+    const page = sourceView({ kind: "sqlite", mapping }, { all: true, limit: 2 }, now);
+    expect(page).toMatchObject({ total: 9, stuck: 4, counts: view.counts });
+    expect(page.messages.map((message) => message.requestId)).toEqual(["jobs-waiting", "jobs-silent"]);
+    expect(sourceView({ kind: "sqlite", mapping }, { limit: 2 }, now).messages).toHaveLength(2);
   });
 
   it("a mapping that is wrong says where, and reads nothing", () => {
