@@ -30,7 +30,7 @@ function percentiles(color: string, values: ActivityView["wait"]): ChartSeries[]
 }
 
 /** The four charts of a view: what each draws, in what unit. */
-function charts(data: ActivityView): { label: string; unit: string; hint?: string; format: (value: number) => string; whole?: boolean; durations?: boolean; series: ChartSeries[] }[] {
+function charts(data: ActivityView): { label: string; unit: string; hint?: string; format: (value: number) => string; whole?: boolean; durations?: boolean; levels?: boolean; series: ChartSeries[] }[] {
   return [
     {
       label: "Attempts ended",
@@ -50,6 +50,7 @@ function charts(data: ActivityView): { label: string; unit: string; hint?: strin
       unit: "requests",
       format: count,
       whole: true,
+      levels: true,
       series: (["queued", "processing", "created"] as const).map((state) => ({ label: state, color: `--${state}`, values: data.states[state], stepped: true })),
     },
     { label: "Queue wait", unit: "time", hint: "from entering the queue to each claim", format: duration, durations: true, series: percentiles("--queued", data.wait) },

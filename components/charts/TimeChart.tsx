@@ -28,6 +28,8 @@ interface TimeChartProps {
   durations?: boolean;
   /** What a value is, in a few words under the title. */
   hint?: string;
+  /** The values are levels (how many there were), so every point has something to say, zero too. */
+  levels?: boolean;
 }
 
 /** Tick steps for whole numbers: 1, 2, 5, 10, 20, 50, ... */
@@ -56,14 +58,15 @@ function timeOf(at: number, pointMs: number): string {
  * End) move through the points, and the line under it says the point's values in words. Without a
  * point chosen, it says the latest.
  */
-export function TimeChart({ label, unit, times, pointMs, series, format, whole = false, durations = false, hint }: TimeChartProps) {
+export function TimeChart({ label, unit, times, pointMs, series, format, whole = false, durations = false, hint, levels = false }: TimeChartProps) {
   const holder = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   // The point chosen by keyboard or pointer, by its time: it stays put as new points come.
   const [chosen, setChosen] = useState<number | null>(null);
   const found = chosen === null ? -1 : times.indexOf(chosen);
   const index = found < 0 ? null : found;
-  const data = [times, ...series.map((s) => s.values)] as uPlot.AlignedData;
+  // One more point at the end of the current interval, so its step is drawn as wide as the others.
+  const data = [[...times, (times.at(-1) ?? 0) + pointMs], ...series.map((s) => [...s.values, s.stepped ? (s.values.at(-1) ?? null) : null])] as uPlot.AlignedData;
   // The newest values, for the chart made after its module loads (effects run before that).
   const latest = useRef(data);
   // The chart is made again only when what it draws changes (its series, its unit), not on new values.
@@ -123,7 +126,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
 
   const move = (event: KeyboardEvent<HTMLDivElement>) => {
     const last = times.length - 1;
-    const current = index ?? latestWithData(series, times.length);
+    const current = index ?? (levels ? last : latestWithData(series, times.length));
     const next = { ArrowLeft: current - 1, ArrowRight: current + 1, Home: 0, End: last }[event.key];
     if (next === undefined) return;
     event.preventDefault();
@@ -133,7 +136,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
     if (u) u.setCursor({ left: u.valToPos(times[point]!, "x"), top: u.bbox.height / devicePixelRatio / 2 }, false);
   };
 
-  const at = index ?? latestWithData(series, times.length);
+  const at = index ?? (levels ? times.length - 1 : latestWithData(series, times.length));
   const values = series.map((s) => {
     const value = s.values[at];
     return `${s.label} ${value === null || value === undefined ? "—" : format(value)}`;

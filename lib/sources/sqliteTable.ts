@@ -75,12 +75,19 @@ export function readTableMapping(file: string): TableMapping {
   } catch (error) {
     throw new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is not JSON: ${(error as Error).message}.`, { file });
   }
+  const wrong = (where: string, what: string) => new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is wrong at ${where}: ${what}.`, { file });
   const parsed = tableMappingSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is wrong at ${issue.path.join(".") || "its top"}: ${issue.message}.`, { file });
+    throw wrong(issue.path.join(".") || "its top", /received undefined$/.test(issue.message) ? "it is required" : issue.message);
   }
-  if (parsed.data.stuckAfter !== undefined) parseDuration(parsed.data.stuckAfter, "stuckAfter");
+  if (parsed.data.stuckAfter !== undefined) {
+    try {
+      parseDuration(parsed.data.stuckAfter, "stuckAfter");
+    } catch {
+      throw wrong("stuckAfter", `${JSON.stringify(parsed.data.stuckAfter)} is not a duration; use a number with a unit: 250ms, 30s, 15m, 1h, 7d`);
+    }
+  }
   return { ...parsed.data, database: path.resolve(path.dirname(file), parsed.data.database) };
 }
 
@@ -88,6 +95,8 @@ export function readTableMapping(file: string): TableMapping {
 function timeOf(value: unknown): number | undefined {
   if (typeof value === "number" && Number.isFinite(value) && value > 0) return value < 1e11 ? value * 1000 : value;
   if (typeof value !== "string" || !value) return undefined;
+  // Epoch seconds or ms as text (what SQLite's strftime('%s') gives).
+  if (/^\d+(\.\d+)?$/.test(value)) return timeOf(Number(value));
   const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) && !/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? `${value.replace(" ", "T")}Z` : value;
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? undefined : ms;
@@ -130,9 +139,19 @@ export function inspectTable(mapping: TableMapping, now = Date.now(), choice: Ro
   try {
     const columns = new Set((db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(mapping.table) as string[]).map((name) => name.toLowerCase()));
     if (!columns.size) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no table ${mapping.table}.`, { file });
-    const named = [...new Set([mapping.id, mapping.status.column, ...Object.values(mapping.times), mapping.workspace, mapping.session, mapping.prompt, mapping.output, mapping.error, mapping.pid, mapping.markers?.payload].filter((name): name is string => name !== undefined))];
-    const missing = named.filter((name) => !columns.has(name.toLowerCase()));
-    if (missing.length) throw new ReqwatchError("BAD_INPUT", `${what}: the mapping names ${missing.join(", ")}, which ${mapping.table} in ${file} does not have. Nothing was read or changed.`, { file });
+    // Each column the mapping names, under the key that names it.
+    const keyed: [string, string | undefined][] = [
+      ["id", mapping.id],
+      ["status.column", mapping.status.column],
+      ...Object.entries(mapping.times).map(([key, name]): [string, string | undefined] => [`times.${key}`, name]),
+      ...(["workspace", "session", "prompt", "output", "error", "pid"] as const).map((key): [string, string | undefined] => [key, mapping[key]]),
+      ["markers.payload", mapping.markers?.payload],
+    ];
+    const named = [...new Set(keyed.map(([, name]) => name).filter((name): name is string => name !== undefined))];
+    const missing = keyed.filter(([, name]) => name !== undefined && !columns.has(name.toLowerCase())).map(([key, name]) => `${key} (${name})`);
+    if (missing.length) {
+      throw new ReqwatchError("BAD_INPUT", `${what}: the mapping names columns ${mapping.table} in ${file} does not have: ${missing.join(", ")}; it has ${[...columns].join(", ")}. Nothing was read or changed.`, { file });
+    }
     const quote = (name: string) => `"${name}"`;
     const table = quote(mapping.table);
     const status = quote(mapping.status.column);
@@ -169,10 +188,22 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
   const status = text(row[mapping.status.column]) ?? "";
   const mapped = mapping.status.values[status] as State | undefined;
   const state: State = mapped ?? "failed";
-  const createdAt = timeOf(row[mapping.times.created]) ?? 0;
-  const startedAt = mapping.times.started ? timeOf(row[mapping.times.started]) : undefined;
-  const finishedAt = mapping.times.finished ? timeOf(row[mapping.times.finished]) : undefined;
-  const updatedAt = mapping.times.updated ? timeOf(row[mapping.times.updated]) : undefined;
+  const problems: string[] = [];
+  // A time that cannot be read is said, never taken as 1970.
+  const time = (key: keyof TableMapping["times"]) => {
+    const column = mapping.times[key];
+    if (!column) return undefined;
+    const value = row[column];
+    const ms = timeOf(value);
+    if (ms === undefined && value !== null && value !== undefined && value !== "") problems.push(`${column} holds ${JSON.stringify(value)}, which is not a time`);
+    return ms;
+  };
+  const created = time("created");
+  const startedAt = time("started");
+  const finishedAt = time("finished");
+  const updatedAt = time("updated");
+  const createdAt = created ?? startedAt ?? finishedAt ?? updatedAt ?? 0;
+  if (mapped === undefined) problems.unshift(`status ${JSON.stringify(status)} is not in the mapping's status.values`);
   const id = `${mapping.table}-${text(row[mapping.id]) ?? ""}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128);
   const name = (column: string | undefined, pattern: RegExp, max: number) => {
     const value = column ? text(row[column])?.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max) : undefined;
@@ -191,10 +222,12 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
     ...(mapping.prompt && text(row[mapping.prompt]) !== undefined && { prompt: text(row[mapping.prompt]) }),
     ...(mapping.output && text(row[mapping.output]) !== undefined && { output: text(row[mapping.output]) }),
     ...(mapped === undefined
-      ? { error: `status ${JSON.stringify(status)} is not in the mapping's status.values` }
+      ? { error: problems[0] }
       : mapping.error && text(row[mapping.error]) !== undefined && { error: text(row[mapping.error]) }),
   };
-  return { request, ...judge(row, mapping, state, startedAt ?? createdAt, stuckAfterMs, now) };
+  const since = startedAt ?? created;
+  const judged = judge(row, mapping, state, since ?? null, stuckAfterMs, now);
+  return { request, stuck: judged.stuck, note: [...problems, ...(judged.note ? [judged.note] : [])].join("; ") || null };
 }
 
 /**
@@ -202,22 +235,24 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
  * recovered; a live pid (its column, or the pid file) means leave it, until it has run past
  * stuckAfter (a pid can be reused); no marker and no live pid means stale.
  */
-function judge(row: Record<string, unknown>, mapping: TableMapping, state: State, since: number, stuckAfterMs: number, now: number): { stuck: string | null; note: string | null } {
+function judge(row: Record<string, unknown>, mapping: TableMapping, state: State, since: number | null, stuckAfterMs: number, now: number): { stuck: string | null; note: string | null } {
   if (state !== "processing") return { stuck: null, note: null };
-  const ran = formatDuration(Math.max(0, now - since));
+  const ran = since === null ? "since a time that cannot be read" : formatDuration(Math.max(0, now - since));
   const dir = mapping.markers ? jobDir(row[mapping.markers.payload], mapping.markers.key) : null;
+  // Markers configured, but this job's payload names no folder: say so rather than judge without them.
+  const unmarked = mapping.markers && dir === null ? `its ${mapping.markers.payload} has no ${JSON.stringify(mapping.markers.key)}: no marker could be checked` : null;
   const marker = (template: string | undefined) => (dir && template ? path.resolve(path.dirname(mapping.database), template.replaceAll("{dir}", dir)) : null);
   const done = marker(mapping.markers?.done);
   if (done && fs.existsSync(done)) return { stuck: `processing ${ran}; its done marker ${done} exists: a result waits to be recovered`, note: null };
   const pidFile = marker(mapping.markers?.pid);
   const pid = (mapping.pid && typeof row[mapping.pid] === "number" ? (row[mapping.pid] as number) : null) ?? (pidFile ? readPidFile(pidFile) : null);
-  const past = now - since > stuckAfterMs;
+  const past = since !== null && now - since > stuckAfterMs;
   if (pid !== null && pidExists(pid)) {
     return past
-      ? { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}; pid ${pid} runs, but a pid can be reused`, note: null }
-      : { stuck: null, note: `worker pid ${pid} runs` };
+      ? { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}; pid ${pid} runs, but a pid can be reused`, note: unmarked }
+      : { stuck: null, note: [`worker pid ${pid} runs`, unmarked].filter(Boolean).join("; ") };
   }
-  if (pid !== null) return { stuck: `processing ${ran}; worker pid ${pid} is gone and no done marker`, note: null };
-  if (past) return { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}, with no done marker${mapping.markers?.pid || mapping.pid ? " and no pid" : ""}`, note: null };
-  return { stuck: null, note: null };
+  if (pid !== null) return { stuck: `processing ${ran}; worker pid ${pid} is gone and no done marker`, note: unmarked };
+  if (past) return { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}, with no done marker${mapping.markers?.pid || mapping.pid ? " and no pid" : ""}`, note: unmarked };
+  return { stuck: null, note: unmarked };
 }

@@ -65,6 +65,22 @@ function aJobQueue() {
 
 
 describe("a SQLite job table, by a mapping (seed 001's queue)", () => {
+  it("reads epoch seconds written as text, says so when a time cannot be read, and when a payload names no folder", () => {
+    const dir = tempParent();
+    const database = path.join(dir, "q.db");
+    const db = new Database(database);
+    db.exec("CREATE TABLE jobs (id INTEGER PRIMARY KEY, status TEXT, created TEXT, payload TEXT)");
+    const now = Date.now();
+    db.prepare("INSERT INTO jobs (status, created, payload) VALUES ('processing', ?, '{\"taskDir\": \"t1\"}')").run(String(Math.floor((now - 20 * MIN) / 1000)));
+    db.prepare("INSERT INTO jobs (status, created, payload) VALUES ('processing', 'yesterday', '{}')").run();
+    db.close();
+    const mapping = path.join(dir, "m.json");
+    fs.writeFileSync(mapping, JSON.stringify({ database: "q.db", table: "jobs", id: "id", status: { column: "status", values: { processing: "processing" } }, times: { created: "created" }, markers: { payload: "payload", key: "taskDir", done: "{dir}/done" } }));
+    const [unreadable, seconds] = sourceView({ kind: "sqlite", mapping }, { all: true, limit: 10 }, now).messages;
+    expect(seconds).toMatchObject({ createdAt: Math.floor((now - 20 * MIN) / 1000) * 1000, stuckReason: expect.stringMatching(/^processing 20m( \d+s)?, past 10m, with no done marker$/), note: null });
+    expect(unreadable).toMatchObject({ createdAt: 0, stuckReason: null, note: 'created holds "yesterday", which is not a time; its payload has no "taskDir": no marker could be checked' });
+  });
+
   it("maps statuses and times, and judges each processing job by its done marker, its pid file and its age", () => {
     const { database, mapping, dead, now } = aJobQueue();
     const hash = crypto.createHash("sha256").update(fs.readFileSync(database)).digest("hex");
@@ -81,7 +97,7 @@ describe("a SQLite job table, by a mapping (seed 001's queue)", () => {
     // SQLite's CURRENT_TIMESTAMP text is UTC.
     expect(job("waiting")).toMatchObject({ state: "queued", workspace: "ai-phases", createdAt: Math.floor((now - 60 * MIN) / 1000) * 1000 });
     expect(job("refused")).toMatchObject({ state: "failed", error: "model refused", completedAt: now - MIN });
-    expect(job("odd")).toMatchObject({ state: "failed", error: 'status "archived" is not in the mapping\'s status.values' });
+    expect(job("odd")).toMatchObject({ state: "failed", error: 'status "archived" is not in the mapping\'s status.values', note: 'status "archived" is not in the mapping\'s status.values' });
     expect(crypto.createHash("sha256").update(fs.readFileSync(database)).digest("hex")).toBe(hash);
     // The counts and the stuck count cover every job, whatever the page listed.
     const page = sourceView({ kind: "sqlite", mapping }, { all: true, limit: 2 }, now);
@@ -105,9 +121,10 @@ describe("a SQLite job table, by a mapping (seed 001's queue)", () => {
       message: expect.stringMatching(/wrong at status\.values\.done: must be a reqwatch state/),
     });
     expect(thrown(view(write({ ...body, retries: "attempts" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("wrong at its top") });
-    expect(thrown(view(write({ ...body, pid: "worker_pid" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("the mapping names worker_pid, which jobs in") });
+    expect(thrown(view(write({ ...body, pid: "worker_pid" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/the mapping names columns jobs in .* does not have: pid \(worker_pid\); it has id, queue, status/) });
+    expect(thrown(view(write({ ...body, status: undefined })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("wrong at status: it is required") });
     expect(thrown(view(write({ ...body, table: "tasks" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("has no table tasks") });
-    expect(thrown(view(write({ ...body, stuckAfter: "10" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("A number needs its unit") });
+    expect(thrown(view(write({ ...body, stuckAfter: "10" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining('is wrong at stuckAfter: "10" is not a duration; use a number with a unit') });
     expect(thrown(view(write({ ...body, database: "missing.db" })))).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("missing.db does not exist") });
     expect(sourceView({ kind: "sqlite", mapping }, { limit: 10 }).stuck).toBe(4);
   });

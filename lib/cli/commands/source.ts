@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from "commander";
+import { Argument, InvalidArgumentError, type Command } from "commander";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { isReqwatchError } from "../../model/errors";
 import { STATES } from "../../model/states";
@@ -18,7 +18,9 @@ function sourceSpec(value: string): SourceSpec {
 export function registerSource(program: Command): void {
   program
     .command("source")
-    .argument("[source]", "claude-mem (at ~/.claude-mem/claude-mem.db), claude-mem:<path>, or sqlite:<mapping.json>", sourceSpec, parseSourceSpec("claude-mem"))
+    .addArgument(
+      new Argument("[source]", "claude-mem (at ~/.claude-mem/claude-mem.db), claude-mem:<path>, or sqlite:<mapping.json>").argParser(sourceSpec).default(parseSourceSpec("claude-mem"), "claude-mem"),
+    )
     .description(
       "Read another program's queue, read-only, and say what is stuck in it by that program's own rules: claude-mem's pending_messages in any of its schema generations, or any SQLite job table a mapping file describes (see the README). The database is never written (SQLite may add the -wal and -shm files a reader needs beside it).",
     )
