@@ -1,32 +1,17 @@
 import Link from "next/link";
 import { getQueues, getRecoveryNotice, getLastStuck, getTracker } from "@/app/_routes/runtime";
-import { LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
+import { LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { ActivityCharts } from "@/components/charts/ActivityCharts";
 import { activityView } from "@/lib/views/activityView";
 import { QueuesTable } from "@/components/queues/Queues";
-import { StateBadge } from "@/components/StateBadge";
-import { TableHead } from "@/components/TableHead";
-import { formatAgo, formatDuration } from "@/lib/model/duration";
 import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import type { State } from "@/lib/model/states";
-import { overviewMetrics, recentFailures, type Percentiles } from "@/lib/views/overviewView";
+import { overviewView } from "@/lib/views/overviewView";
 import { requestsView } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";
 
 const OUTCOME: Partial<Record<State, string>> = { queued: "requeued", timeout: "timed out", completed: "completed from their result markers", failed: "failed" };
-
-function LatencyRow({ label, p }: { label: string; p: Percentiles | null }) {
-  return (
-    <tr>
-      <th scope="row">{label}</th>
-      <td className="num">{p ? formatDuration(p.p50) : "—"}</td>
-      <td className="num">{p ? formatDuration(p.p95) : "—"}</td>
-      <td className="num">{p ? formatDuration(p.p99) : "—"}</td>
-      <td className="num">{p?.n ?? 0}</td>
-    </tr>
-  );
-}
 
 export default function OverviewPage() {
   const tracker = getTracker();
@@ -34,11 +19,8 @@ export default function OverviewPage() {
   const counts = tracker.countsByState();
   const recent = requestsView(tracker, DEFAULT_QUERY, getLastStuck());
   const unreadable = tracker.unreadableFiles();
-  const metrics = overviewMetrics(tracker, now);
-  const failures = recentFailures(tracker);
+  const overview = overviewView(tracker, now);
   const notice = getRecoveryNotice();
-  // Requests that reached a final state (the charts above count attempts, each retry's too).
-  const finishedCount = Object.values(metrics.finished).reduce((a, b) => a + (b ?? 0), 0);
 
   return (
     <>
@@ -76,42 +58,8 @@ export default function OverviewPage() {
       )}
       <ActivityCharts initial={activityView(tracker, "1h", null, now)} match={null} />
       <div className="grid2">
-        <section aria-label="Last hour">
-          <h2>Last hour</h2>
-          <p>
-            {finishedCount} request{finishedCount === 1 ? "" : "s"} finished
-            {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""} ({metrics.perMinute.toFixed(1)}/min):{" "}
-            {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
-          </p>
-          <table aria-label="Latency">
-            <TableHead columns={[null, "p50", "p95", "p99", "n"]} />
-            <tbody>
-              <LatencyRow label="Queue wait" p={metrics.queueWait} />
-              <LatencyRow label="Processing" p={metrics.processing} />
-            </tbody>
-          </table>
-        </section>
-        <section aria-label="Recent failures">
-          <h2>Recent failures</h2>
-          {failures.length ? (
-            <table aria-label="Recent failures">
-              <tbody>
-                {failures.map((failure) => (
-                  <tr key={failure.requestId}>
-                    <td className="id">
-                      <Link prefetch={false} href={`/requests/${encodeURIComponent(failure.requestId)}`}>{failure.requestId}</Link>
-                    </td>
-                    <td><StateBadge state={failure.state} /></td>
-                    <td style={{ whiteSpace: "normal", maxWidth: 360 }}>{failure.error ? failure.error.slice(0, 200) : "—"}</td>
-                    <td className="num">{formatAgo(failure.at, now)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : (
-            <p className="muted">No failures.</p>
-          )}
-        </section>
+        <LiveLastHour initial={overview} />
+        <LiveRecentFailures initial={overview} />
       </div>
       <section aria-labelledby="queues">
         <h2 id="queues">Queues</h2>

@@ -10,7 +10,7 @@ import { applyChangesToPage } from "@/lib/views/livePage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
-import { activityKeys, auditKeys, queueKeys, requestKeys, sessionKeys, statusKeys, workerKeys } from "./queries";
+import { activityKeys, auditKeys, overviewKeys, queueKeys, requestKeys, sessionKeys, statusKeys, workerKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
 export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
@@ -45,6 +45,8 @@ const SESSION_LIST_REFRESH_MS = 2000;
 const WORKERS_REFRESH_MS = 2000;
 /** The charts, at most this often while requests change state. */
 const ACTIVITY_REFRESH_MS = 2000;
+/** The overview's last hour (it reads the newest finished requests' histories), at most this often. */
+const OVERVIEW_REFRESH_MS = 2000;
 
 // Contexts split so that an event re-renders only what shows it: the status (every event: the
 // live indicator), the poll interval (when the stream goes down or comes back: every live query),
@@ -189,6 +191,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
     const refreshWorkers = throttledRefresh(workerKeys.all, WORKERS_REFRESH_MS);
     // A step of a request's lifecycle moves the charts (refetched only while one shows).
     const refreshActivity = throttledRefresh(activityKeys.all, ACTIVITY_REFRESH_MS);
+    const refreshOverview = throttledRefresh(overviewKeys.all, OVERVIEW_REFRESH_MS);
 
     const seen = () => setLastEventAt(Date.now());
 
@@ -200,7 +203,10 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         else if (change.request?.sessionId) sessionIds.add(change.request.sessionId);
       }
       if (all.some((change) => change.kind === "request.upserted" && (change.request?.state === "processing" || change.request?.previousState === "processing"))) refreshWorkers();
-      if (all.some((change) => change.kind === "request.upserted" || change.kind === "request.removed")) refreshActivity();
+      if (all.some((change) => change.kind === "request.upserted" || change.kind === "request.removed")) {
+        refreshActivity();
+        refreshOverview();
+      }
       // A pause or resume is in the audit log; the queues themselves come in their own event.
       if (all.some((change) => change.kind === "queue.changed")) void queryClient.invalidateQueries({ queryKey: auditKeys.all });
       for (const id of sessionIds) void queryClient.invalidateQueries({ queryKey: sessionKeys.detail(id) });
@@ -279,6 +285,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         void queryClient.invalidateQueries({ queryKey: queueKeys.all });
         void queryClient.invalidateQueries({ queryKey: workerKeys.all });
         void queryClient.invalidateQueries({ queryKey: activityKeys.all });
+        void queryClient.invalidateQueries({ queryKey: overviewKeys.all });
       });
       source.addEventListener("changes", (event) => {
         seen();

@@ -8,6 +8,7 @@ import type { RequestDetailView, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
 import type { WorkerView } from "@/lib/views/workersView";
 import type { ActivityView } from "@/lib/views/activityView";
+import type { OverviewView } from "@/lib/views/overviewView";
 import type { ActivityRange, WorkspaceMatch } from "@/lib/model/activity";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
 import type { StatusBody } from "@/lib/dashboard/readApi";
@@ -34,6 +35,10 @@ export const sessionKeys = {
 
 export const queueKeys = {
   all: ["queues"] as const,
+};
+
+export const overviewKeys = {
+  all: ["overview"] as const,
 };
 
 export const activityKeys = {
@@ -97,6 +102,10 @@ export function queuesOptions() {
     queryKey: queueKeys.all,
     queryFn: async ({ signal }) => (await getJson<{ queues: QueueRow[] }>("/api/queues", signal)).queues,
   });
+}
+
+export function overviewOptions() {
+  return queryOptions({ queryKey: overviewKeys.all, queryFn: ({ signal }) => getJson<OverviewView>("/api/overview", signal) });
 }
 
 /** The charts over `range` for the workspaces `match` picks. */

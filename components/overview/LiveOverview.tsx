@@ -1,11 +1,17 @@
 "use client";
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { formatDuration } from "@/lib/model/duration";
+import type { OverviewView, Percentiles } from "@/lib/views/overviewView";
+import { TimeAgo } from "../Clock";
+import { StateBadge } from "../StateBadge";
+import { TableHead } from "../TableHead";
 import type { StateCounts as Counts } from "@/lib/db/queries/countByState";
 import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
 import { usePollInterval } from "../data/LiveFeed";
-import { countsOptions, requestListOptions } from "../data/queries";
+import { countsOptions, overviewOptions, requestListOptions } from "../data/queries";
 import { EmptyState } from "../EmptyState";
 import { RequestsTable } from "../requests/RequestsTable";
 import { StateCounts } from "../StateCounts";
@@ -22,4 +28,78 @@ export function LiveRecentRequests({ initial }: { initial: RequestsView }) {
   const pollMs = usePollInterval();
   const { data } = useQuery({ ...requestListOptions(DEFAULT_QUERY), initialData: initial, placeholderData: keepPreviousData, refetchInterval: pollMs });
   return data.items.length ? <RequestsTable rows={data.items} label="Recent requests" /> : <EmptyState />;
+}
+
+/** The overview's last hour and newest failures: one query, refetched (throttled) as requests change. */
+function useOverview(initial: OverviewView): OverviewView {
+  const pollMs = usePollInterval();
+  return useQuery({ ...overviewOptions(), initialData: initial, refetchInterval: pollMs }).data;
+}
+
+function LatencyRow({ label, p }: { label: string; p: Percentiles | null }) {
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td className="num">{p ? formatDuration(p.p50) : "—"}</td>
+      <td className="num">{p ? formatDuration(p.p95) : "—"}</td>
+      <td className="num">{p ? formatDuration(p.p99) : "—"}</td>
+      <td className="num">{p?.n ?? 0}</td>
+    </tr>
+  );
+}
+
+/** Requests that reached a final state in the last hour (the charts count attempts, each retry's too), and their latency. */
+export function LiveLastHour({ initial }: { initial: OverviewView }) {
+  const { metrics } = useOverview(initial);
+  const finished = Object.values(metrics.finished).reduce((a, b) => a + (b ?? 0), 0);
+  return (
+    <section aria-label="Last hour">
+      <h2>Last hour</h2>
+      <p>
+        {finished} request{finished === 1 ? "" : "s"} finished
+        {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""} ({metrics.perMinute.toFixed(1)}/min):{" "}
+        {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
+      </p>
+      <table aria-label="Latency">
+        <TableHead columns={[null, "p50", "p95", "p99", "n"]} />
+        <tbody>
+          <LatencyRow label="Queue wait" p={metrics.queueWait} />
+          <LatencyRow label="Processing" p={metrics.processing} />
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+export function LiveRecentFailures({ initial }: { initial: OverviewView }) {
+  const { failures } = useOverview(initial);
+  return (
+    <section aria-label="Recent failures">
+      <h2>Recent failures</h2>
+      {failures.length ? (
+        <table aria-label="Recent failures">
+          <tbody>
+            {failures.map((failure) => (
+              <tr key={failure.requestId}>
+                <td className="id">
+                  <Link prefetch={false} href={`/requests/${encodeURIComponent(failure.requestId)}`}>
+                    {failure.requestId}
+                  </Link>
+                </td>
+                <td>
+                  <StateBadge state={failure.state} />
+                </td>
+                <td style={{ whiteSpace: "normal", maxWidth: 360 }}>{failure.error ? failure.error.slice(0, 200) : "—"}</td>
+                <td className="num" suppressHydrationWarning>
+                  <TimeAgo at={failure.at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted">No failures.</p>
+      )}
+    </section>
+  );
 }

@@ -3,6 +3,7 @@ import { ReqwatchError } from "../model/errors";
 import { errorReply } from "../http/errorReply";
 import { parseActivityQuery, parseRequestQuery } from "../model/requestQuery";
 import { activityView } from "../views/activityView";
+import { overviewView } from "../views/overviewView";
 import { requestDetailView, requestsView } from "../views/requestsView";
 import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
@@ -44,6 +45,8 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
     /^\/api\/requests\/([^/]+)$/,
     (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
   ],
+  // The overview's last hour (throughput, latency percentiles) and newest failures.
+  [/^\/api\/overview$/, (runtime) => overviewView(runtime.tracker)],
   // The charts: attempts ended, waits, run times and live states per interval over 1h, 24h or 7d (lib/views/activityView.ts).
   [
     /^\/api\/activity$/,

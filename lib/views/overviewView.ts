@@ -90,6 +90,16 @@ export function overviewMetrics(tracker: Tracker, now: number): OverviewMetrics 
   return { windowMs: WINDOW_MS, spanMs, finished, perMinute: total / (spanMs / 60_000), queueWait: percentiles(wait), processing: percentiles(work), sampled };
 }
 
+/** The overview's figures that follow every change: the last hour, and the newest failures. */
+export interface OverviewView {
+  metrics: OverviewMetrics;
+  failures: RecentFailure[];
+}
+
+export function overviewView(tracker: Tracker, now = tracker.options.now()): OverviewView {
+  return { metrics: overviewMetrics(tracker, now), failures: recentFailures(tracker) };
+}
+
 /** The newest failed and timed-out requests, with their errors. */
 export function recentFailures(tracker: Tracker, limit = 5): RecentFailure[] {
   return tracker.list({ states: ["failed", "timeout"], limit }).items.map((row) => ({

@@ -81,3 +81,21 @@ test("an unreadable file is reported and the other requests still show", async (
   await expect(page.getByText(/could not be read/)).toContainText("requests/mangled.json (invalid JSON");
   await expect(page.getByRole("row", { name: /healthy/ })).toBeVisible();
 });
+
+test("the last hour and the recent failures follow new requests without a reload", async ({ page, tracker }) => {
+  await page.goto("/");
+  const lastHour = page.getByRole("region", { name: "Last hour" });
+  await expect(lastHour).toContainText("0 requests finished");
+  await expect(page.getByRole("region", { name: "Recent failures" })).toContainText("No failures.");
+
+  tracker.create({ requestId: "ok-1", workspace: "live", state: "processing" });
+  tracker.transition("ok-1", "completed");
+  tracker.create({ requestId: "bad-1", workspace: "live", state: "processing" });
+  tracker.transition("bad-1", "failed", { fields: { error: "provider returned 529" } });
+
+  await expect(lastHour).toContainText(/2 requests finished .*1 completed, 1 failed|2 requests finished .*1 failed, 1 completed/);
+  await expect(lastHour.getByRole("table", { name: "Latency" }).getByRole("row", { name: /Processing/ }).getByRole("cell").last()).toHaveText("2");
+  const failure = page.getByRole("table", { name: "Recent failures" }).getByRole("row", { name: /bad-1/ });
+  await expect(failure).toContainText("provider returned 529");
+  await expect(failure).toContainText(/\ds ago/);
+});
