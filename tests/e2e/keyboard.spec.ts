@@ -49,6 +49,8 @@ test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r r
   await page.keyboard.press("Enter");
   await expect(page.getByRole("dialog")).toContainText("Dry run");
   await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+  // While a dialog is open the keys are its own: wait until it has gone.
+  await expect(page.getByRole("dialog")).toHaveCount(0);
 
   await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
   await page.keyboard.press("k");
