@@ -92,20 +92,17 @@ function safeName(value: unknown, pattern: RegExp, max: number): string | undefi
 
 type Row = Record<string, unknown>;
 
-/** Which rows to map: the live ones (pending, processing: what can be stuck), or the newest `newest`. */
-export type RowChoice = "live" | { newest: number };
-
 /**
- * The table in three cheap reads: the count per status and when it was last written (aggregates),
- * then only the rows asked for, mapped to requests with stuck reasons by claude-mem's rules.
+ * The table in cheap reads: the count per status and when it was last written (aggregates), the
+ * live rows (pending, processing: all that can be stuck), and the newest `newest` rows (-1: every
+ * one; 0: none), mapped to requests with stuck reasons by claude-mem's rules.
  */
-export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now: number, choice: RowChoice): SourceRead {
+export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now: number, newest: number): SourceRead {
   const what = "claude-mem source";
   const optional = ["message_type", "tool_name", "tool_input", "tool_response", "cwd", "last_user_message", "retry_count", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch", "worker_pid", "agent_type", "tool_use_id", "session_db_id"];
   const columns = ["id", "status", "created_at_epoch", shape.sessionColumn, ...optional.filter((name) => shape.columns.has(name))].map((name) => `p.${name}`);
   const join = shape.hasSessions && shape.columns.has("session_db_id");
-  const where = choice === "live" ? " WHERE p.status IN ('pending', 'processing')" : "";
-  const sql = `SELECT ${columns.join(", ")}${join ? ", s.project AS project" : ""} FROM pending_messages p${join ? " LEFT JOIN sdk_sessions s ON s.id = p.session_db_id" : ""}${where} ORDER BY p.id DESC${choice === "live" ? "" : " LIMIT ?"}`;
+  const select = `SELECT ${columns.join(", ")}${join ? ", s.project AS project" : ""} FROM pending_messages p${join ? " LEFT JOIN sdk_sessions s ON s.id = p.session_db_id" : ""}`;
   const timeColumns = ["created_at_epoch", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch"].filter((name) => shape.columns.has(name));
   try {
     const counts = emptyCounts();
@@ -117,8 +114,14 @@ export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string,
     const latest = db.prepare(`SELECT ${timeColumns.map((name) => `max(${name})`).join(", ")} FROM pending_messages`).raw().get() as unknown[];
     const known = latest.map(epochMs).filter((t): t is number => t !== undefined);
     const lastWriteAt = known.length ? Math.max(...known) : null;
-    const rows = (choice === "live" ? db.prepare(sql).all() : db.prepare(sql).all(choice.newest)) as Row[];
-    return { counts, total, lastWriteAt, messages: rows.map((row) => toMessage(row, shape, now, lastWriteAt)) };
+    const map = (rows: unknown[]) => (rows as Row[]).map((row) => toMessage(row, shape, now, lastWriteAt));
+    return {
+      counts,
+      total,
+      lastWriteAt,
+      live: map(db.prepare(`${select} WHERE p.status IN ('pending', 'processing') ORDER BY p.id DESC`).all()),
+      messages: newest === 0 ? [] : map(db.prepare(`${select} ORDER BY p.id DESC LIMIT ?`).all(newest)),
+    };
   } catch (error) {
     throw sourceReadError(error, file, what);
   }
@@ -166,12 +169,12 @@ function stuckReason(row: Row, state: State, shape: ClaudeMemShape, now: number,
   return null;
 }
 
-/** Open a claude-mem database read-only and read its queue: what `reqwatch source` shows. Every row unless told which. */
-export function inspectClaudeMem(file: string, now = Date.now(), choice: RowChoice = { newest: -1 }): SourceRead & { file: string; shape: ClaudeMemShape } {
+/** Open a claude-mem database read-only and read its queue: what `reqwatch source` shows. Every row unless told how many. */
+export function inspectClaudeMem(file: string, now = Date.now(), newest = -1): SourceRead & { file: string; shape: ClaudeMemShape } {
   const db = openSourceDb(file, "claude-mem source");
   try {
     const shape = claudeMemShape(db, file);
-    return { file, shape, ...readClaudeMem(db, shape, file, now, choice) };
+    return { file, shape, ...readClaudeMem(db, shape, file, now, newest) };
   } finally {
     db.close();
   }

@@ -10,12 +10,15 @@ export interface SourceMessage {
   note: string | null;
 }
 
-/** What a read of a source gives: its counts over every row, and the rows asked for. */
+/** What a read of a source gives: its counts over every row, its live rows, and the newest rows asked for. */
 export interface SourceRead {
   counts: Record<State, number>;
   total: number;
   /** The newest time in the table, or null when it is empty. */
   lastWriteAt: number | null;
+  /** The rows that can be stuck (waiting or running), newest first. */
+  live: SourceMessage[];
+  /** The newest rows, as many as asked for. */
   messages: SourceMessage[];
 }
 

@@ -9,7 +9,6 @@ import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError } from "./openSourceDb";
 import { emptyCounts, type SourceMessage, type SourceRead } from "./sourceMessage";
-import type { RowChoice } from "./claudeMem";
 
 const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column name (letters, digits and _)");
 
@@ -128,11 +127,11 @@ function readPidFile(file: string): number | null {
 }
 
 /**
- * Open the mapped table read-only: the count per status and the newest time (aggregates), then the
- * jobs asked for (the live ones: what can be stuck; or the newest), with stuck reasons by their
- * markers and pid. Every row unless told which.
+ * Open the mapped table read-only: the count per status and the newest time (aggregates), the live
+ * jobs (what can be stuck) and the newest `newest` (-1: every one; 0: none), with stuck reasons by
+ * their markers and pid.
  */
-export function inspectTable(mapping: TableMapping, now = Date.now(), choice: RowChoice = { newest: -1 }): SourceRead & { columns: string[] } {
+export function inspectTable(mapping: TableMapping, now = Date.now(), newest = -1): SourceRead & { columns: string[] } {
   const what = "sqlite source";
   const file = mapping.database;
   const db = openSourceDb(file, what);
@@ -163,19 +162,21 @@ export function inspectTable(mapping: TableMapping, now = Date.now(), choice: Ro
         total += n;
       }
       const times = Object.values(mapping.times);
-      const newest = (db.prepare(`SELECT ${times.map((name) => `max(${quote(name)})`).join(", ")} FROM ${table}`).raw().get() as unknown[]).map(timeOf).filter((t): t is number => t !== undefined);
-      const lastWriteAt = newest.length ? Math.max(...newest) : null;
+      const latest = (db.prepare(`SELECT ${times.map((name) => `max(${quote(name)})`).join(", ")} FROM ${table}`).raw().get() as unknown[]).map(timeOf).filter((t): t is number => t !== undefined);
+      const lastWriteAt = latest.length ? Math.max(...latest) : null;
       const live = Object.entries(mapping.status.values).filter(([, state]) => state === "processing" || state === "queued" || state === "created").map(([value]) => value);
       const select = `SELECT ${named.map(quote).join(", ")} FROM ${table}`;
-      const rows = (
-        choice === "live"
-          ? live.length
-            ? db.prepare(`${select} WHERE ${status} IN (${live.map(() => "?").join(", ")}) ORDER BY ${quote(mapping.id)} DESC`).all(...live)
-            : []
-          : db.prepare(`${select} ORDER BY ${quote(mapping.id)} DESC LIMIT ?`).all(choice.newest)
-      ) as Record<string, unknown>[];
       const stuckAfterMs = mapping.stuckAfter === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(mapping.stuckAfter, "stuckAfter");
-      return { columns: [...columns].sort(), counts, total, lastWriteAt, messages: rows.map((row) => toMessage(row, mapping, stuckAfterMs, now)) };
+      const map = (rows: unknown[]) => (rows as Record<string, unknown>[]).map((row) => toMessage(row, mapping, stuckAfterMs, now));
+      const order = ` ORDER BY ${quote(mapping.id)} DESC`;
+      return {
+        columns: [...columns].sort(),
+        counts,
+        total,
+        lastWriteAt,
+        live: live.length ? map(db.prepare(`${select} WHERE ${status} IN (${live.map(() => "?").join(", ")})${order}`).all(...live)) : [],
+        messages: newest === 0 ? [] : map(db.prepare(`${select}${order} LIMIT ?`).all(newest)),
+      };
     } catch (error) {
       throw sourceReadError(error, file, what);
     }

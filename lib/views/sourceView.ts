@@ -1,6 +1,6 @@
 import type { State } from "../model/states";
 import type { RequestRecord } from "../model/requestFormat";
-import { inspectClaudeMem, type RowChoice } from "../sources/claudeMem";
+import { inspectClaudeMem } from "../sources/claudeMem";
 import type { SourceRead } from "../sources/sourceMessage";
 import type { SourceSpec } from "../sources/sourceSpec";
 import { inspectTable, readTableMapping } from "../sources/sqliteTable";
@@ -29,13 +29,13 @@ export interface SourceView {
   messages: (RequestRecord & { stuckReason: string | null; note: string | null })[];
 }
 
-function read(spec: SourceSpec, rows: RowChoice, now: number): SourceRead & { source: SourceView["source"] } {
+function read(spec: SourceSpec, newest: number, now: number): SourceRead & { source: SourceView["source"] } {
   if (spec.kind === "sqlite") {
     const mapping = readTableMapping(spec.mapping);
-    const { columns, ...read } = inspectTable(mapping, now, rows);
+    const { columns, ...read } = inspectTable(mapping, now, newest);
     return { ...read, source: { kind: "sqlite", file: mapping.database, mapping: spec.mapping, table: mapping.table, generation: null, retired: false, columns, lastWriteAt: read.lastWriteAt } };
   }
-  const { file, shape, ...read } = inspectClaudeMem(spec.file, now, rows);
+  const { file, shape, ...read } = inspectClaudeMem(spec.file, now, newest);
   return {
     ...read,
     source: { kind: "claude-mem", file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt: read.lastWriteAt },
@@ -44,13 +44,12 @@ function read(spec: SourceSpec, rows: RowChoice, now: number): SourceRead & { so
 
 /** The counts over every row; the stuck rows (only live rows can be), or with `all` the newest, up to `limit`. */
 export function sourceView(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): SourceView {
-  const { source, counts, total, messages } = read(spec, options.all ? { newest: options.limit } : "live", now);
-  const stuck = messages.filter((message) => message.stuck !== null);
+  const { source, counts, total, live, messages } = read(spec, options.all ? options.limit : 0, now);
+  const stuck = live.filter((message) => message.stuck !== null);
   return {
     source,
     counts,
-    // With `all`, only the newest rows were read: the stuck count needs the live ones.
-    stuck: options.all ? read(spec, "live", now).messages.filter((message) => message.stuck !== null).length : stuck.length,
+    stuck: stuck.length,
     total,
     messages: (options.all ? messages : stuck).slice(0, options.limit).map(({ request, stuck: reason, note }) => ({ ...request, stuckReason: reason, note })),
   };
