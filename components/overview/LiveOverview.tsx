@@ -57,7 +57,9 @@ export function LiveLastHour({ initial }: { initial: OverviewView }) {
       <h2>Last hour</h2>
       <p>
         {finished} request{finished === 1 ? "" : "s"} finished
-        {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""} ({metrics.perMinute.toFixed(1)}/min):{" "}
+        {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""}
+        {/* A rate over seconds of data would say more than it knows. */}
+        {metrics.spanMs >= 60_000 ? ` (${metrics.perMinute.toFixed(1)}/min)` : ""}:{" "}
         {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
       </p>
       <table aria-label="Latency">
