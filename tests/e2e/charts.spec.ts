@@ -1,5 +1,11 @@
 import { expect, test } from "./fixtures";
 
+/** A chart's point is a minute: start what a test reads point by point early in one, so the minute does not turn under it. */
+async function earlyInAMinute(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 25_000) await new Promise((resolve) => setTimeout(resolve, left + 250));
+}
+
 test("the overview's charts: a point appears as requests finish, read by keyboard, over another range", async ({ page, tracker }) => {
   await page.goto("/");
   const summary = page.getByLabel("Activity summary");
@@ -10,6 +16,7 @@ test("the overview's charts: a point appears as requests finish, read by keyboar
   await expect(readout).toContainText("completed 0, failed 0");
 
   // Three requests run: two complete, one fails for good; the page was not reloaded.
+  await earlyInAMinute();
   for (const id of ["c1", "c2", "f1"]) tracker.create({ requestId: id, workspace: "charts", state: "queued" });
   for (let i = 0; i < 3; i++) {
     const claim = tracker.claimNext({ worker: "chart-test" })!;
@@ -61,6 +68,7 @@ test("the requests page's charts follow its workspace filter", async ({ page, tr
 });
 
 test("at rest, the charts move on with the clock without asking the server", async ({ page, tracker }) => {
+  await earlyInAMinute();
   tracker.create({ requestId: "r1", workspace: "rest", state: "queued" });
   const claim = tracker.claimNext({ worker: "chart-test" })!;
   tracker.complete("r1", claim.token);
