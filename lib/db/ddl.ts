@@ -194,15 +194,16 @@ END`,
 END`,
 };
 
-const LIVE_LIST = LIVE_STATES.map((state) => `'${state}'`).join(", ");
+/** LIVE_STATES as an SQL list, for `IN (...)`. */
+export const LIVE_STATES_SQL = LIVE_STATES.map((state) => `'${state}'`).join(", ");
 
 /**
  * A step's rows in the activity rollups, from a row of `transitions` named `row`: [metric, bin,
  * how much it adds, when it applies]. A live state's row counts requests in minus requests out.
  */
 const ACTIVITY_METRICS = (row: string): [metric: string, bin: string, delta: number, when: string][] => [
-  [`'state:' || ${row}.to_state`, "0", 1, `${row}.to_state IN (${LIVE_LIST})`],
-  [`'state:' || ${row}.from_state`, "0", -1, `${row}.from_state IN (${LIVE_LIST})`],
+  [`'state:' || ${row}.to_state`, "0", 1, `${row}.to_state IN (${LIVE_STATES_SQL})`],
+  [`'state:' || ${row}.from_state`, "0", -1, `${row}.from_state IN (${LIVE_STATES_SQL})`],
   [`'end:' || ${row}.outcome`, "0", 1, `${row}.outcome IS NOT NULL`],
   ["'wait'", `${row}.wait_bin`, 1, `${row}.wait_bin IS NOT NULL`],
   ["'run'", `${row}.run_bin`, 1, `${row}.run_bin IS NOT NULL`],

@@ -7,7 +7,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import { emptyCounts, type SourceMessage, type SourceRead } from "./sourceMessage";
+import { emptyCounts, epochMs, safeName, type SourceMessage, type SourceRead } from "./sourceMessage";
 
 /** Where claude-mem keeps its database unless told otherwise. */
 export function defaultClaudeMemPath(): string {
@@ -77,19 +77,6 @@ function generationOf(columns: ReadonlySet<string>, sessionColumn: string, retir
   return "g2 (v8.2.6-v8.5.4)";
 }
 
-/** Epoch times as claude-mem writes them (ms); a value in seconds is taken as seconds. */
-function epochMs(value: unknown): number | undefined {
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) return undefined;
-  return value < 1e11 ? value * 1000 : value;
-}
-
-/** A name reqwatch can show and filter by: what the pattern allows, the rest as `_`. */
-function safeName(value: unknown, pattern: RegExp, max: number): string | undefined {
-  if (typeof value !== "string" || !value) return undefined;
-  const name = value.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max);
-  return pattern.test(name) ? name : undefined;
-}
-
 type Row = Record<string, unknown>;
 
 /**
@@ -136,6 +123,7 @@ function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: nu
   const retries = typeof row.retry_count === "number" ? row.retry_count : undefined;
   const tool = typeof row.tool_name === "string" && row.tool_name ? row.tool_name : null;
   const kind = typeof row.message_type === "string" ? row.message_type : "message";
+  const sessionId = safeName(row[shape.sessionColumn], REQUEST_ID_PATTERN, 128);
   const input = [row.tool_input, row.last_user_message].find((text): text is string => typeof text === "string" && text.length > 0);
   const request: RequestRecord = {
     requestId: `claude-mem-${String(row.id)}`.slice(0, 128),
@@ -147,7 +135,7 @@ function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: nu
     ...(finishedAt !== undefined && (state === "completed" || state === "failed") && { completedAt: finishedAt }),
     lastUpdatedAt: Math.max(createdAt, startedAt ?? 0, finishedAt ?? 0),
     ...(retries !== undefined && { attempt: retries + 1 }),
-    ...(safeName(row[shape.sessionColumn], REQUEST_ID_PATTERN, 128) && { sessionId: safeName(row[shape.sessionColumn], REQUEST_ID_PATTERN, 128) }),
+    ...(sessionId !== undefined && { sessionId }),
     prompt: `${kind}${tool ? ` ${tool}` : ""}${input ? `: ${input}` : ""}`,
     ...(typeof row.tool_response === "string" && { output: row.tool_response }),
     ...(STATUS_STATE[status] === undefined && { error: `claude-mem status ${JSON.stringify(status)}, which reqwatch does not know` }),

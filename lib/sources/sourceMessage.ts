@@ -25,3 +25,16 @@ export interface SourceRead {
 export function emptyCounts(): Record<State, number> {
   return Object.fromEntries(STATES.map((state) => [state, 0])) as Record<State, number>;
 }
+
+/** Epoch times as job tables keep them: ms, or seconds (taken as seconds); anything else is none. */
+export function epochMs(value: unknown): number | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) return undefined;
+  return value < 1e11 ? value * 1000 : value;
+}
+
+/** A name reqwatch can show and filter by (a workspace, a session id): what `pattern` allows, the rest as `_`. */
+export function safeName(value: unknown, pattern: RegExp, max: number): string | undefined {
+  if ((typeof value !== "string" && typeof value !== "number") || value === "") return undefined;
+  const name = String(value).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max);
+  return pattern.test(name) ? name : undefined;
+}

@@ -8,7 +8,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError } from "./openSourceDb";
-import { emptyCounts, type SourceMessage, type SourceRead } from "./sourceMessage";
+import { emptyCounts, epochMs, safeName, type SourceMessage, type SourceRead } from "./sourceMessage";
 
 const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column name (letters, digits and _)");
 
@@ -92,10 +92,9 @@ export function readTableMapping(file: string): TableMapping {
 
 /** A time as job tables keep them: epoch ms or s, or an ISO or SQLite date-time text (UTC). */
 function timeOf(value: unknown): number | undefined {
-  if (typeof value === "number" && Number.isFinite(value) && value > 0) return value < 1e11 ? value * 1000 : value;
-  if (typeof value !== "string" || !value) return undefined;
+  if (typeof value !== "string" || !value) return epochMs(value);
   // Epoch seconds or ms as text (what SQLite's strftime('%s') gives).
-  if (/^\d+(\.\d+)?$/.test(value)) return timeOf(Number(value));
+  if (/^\d+(\.\d+)?$/.test(value)) return epochMs(Number(value));
   const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) && !/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? `${value.replace(" ", "T")}Z` : value;
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? undefined : ms;
@@ -205,21 +204,18 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
   const updatedAt = time("updated");
   const createdAt = created ?? startedAt ?? finishedAt ?? updatedAt ?? 0;
   if (mapped === undefined) problems.unshift(`status ${JSON.stringify(status)} is not in the mapping's status.values`);
-  const id = `${mapping.table}-${text(row[mapping.id]) ?? ""}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128);
-  const name = (column: string | undefined, pattern: RegExp, max: number) => {
-    const value = column ? text(row[column])?.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max) : undefined;
-    return value && pattern.test(value) ? value : undefined;
-  };
+  const id = safeName(`${mapping.table}-${text(row[mapping.id]) ?? ""}`, REQUEST_ID_PATTERN, 128)!;
+  const sessionId = mapping.session ? safeName(row[mapping.session], REQUEST_ID_PATTERN, 128) : undefined;
   const request: RequestRecord = {
     requestId: id,
-    workspace: name(mapping.workspace, WORKSPACE_PATTERN, 64) ?? mapping.table.slice(0, 64),
+    workspace: (mapping.workspace ? safeName(row[mapping.workspace], WORKSPACE_PATTERN, 64) : undefined) ?? mapping.table.slice(0, 64),
     state,
     createdAt,
     queuedAt: createdAt,
     ...(startedAt !== undefined && { processingStartedAt: startedAt }),
     ...(finishedAt !== undefined && (state === "completed" || state === "failed" || state === "timeout") && { completedAt: finishedAt }),
     lastUpdatedAt: Math.max(createdAt, startedAt ?? 0, finishedAt ?? 0, updatedAt ?? 0),
-    ...(name(mapping.session, REQUEST_ID_PATTERN, 128) && { sessionId: name(mapping.session, REQUEST_ID_PATTERN, 128) }),
+    ...(sessionId !== undefined && { sessionId }),
     ...(mapping.prompt && text(row[mapping.prompt]) !== undefined && { prompt: text(row[mapping.prompt]) }),
     ...(mapping.output && text(row[mapping.output]) !== undefined && { output: text(row[mapping.output]) }),
     ...(mapped === undefined

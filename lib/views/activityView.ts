@@ -24,13 +24,22 @@ export interface ActivityView {
   totals: Record<AttemptEnd, number>;
 }
 
+/** The start of each of `count` points of `pointMs`, the last one being `lastPoint`. */
+function pointTimes(lastPoint: number, count: number, pointMs: number): number[] {
+  return Array.from({ length: count }, (_, i) => (lastPoint - count + 1 + i) * pointMs);
+}
+
+function totalsOf(ended: ActivityView["ended"]): ActivityView["totals"] {
+  return Object.fromEntries(OUTCOMES.map((how) => [how, ended[how].reduce((a, b) => a + b, 0)])) as ActivityView["totals"];
+}
+
 /** The activity of the last `range`, for every workspace or those `match` picks, from the index's rollups. */
 export function activityView(tracker: Tracker, range: ActivityRange, match: WorkspaceMatch, now = tracker.options.now()): ActivityView {
   const { rangeMs, pointMs, spanMs } = ACTIVITY_RANGES[range];
   const count = rangeMs / pointMs;
   const lastPoint = Math.floor(now / pointMs);
   const firstPoint = lastPoint - count + 1;
-  const times = Array.from({ length: count }, (_, i) => (firstPoint + i) * pointMs);
+  const times = pointTimes(lastPoint, count, pointMs);
   const zeros = () => new Array<number>(count).fill(0);
   const ended = Object.fromEntries(OUTCOMES.map((how) => [how, zeros()])) as Record<AttemptEnd, number[]>;
   const net = Object.fromEntries(LIVE_STATES.map((state) => [state, zeros()])) as Record<(typeof LIVE_STATES)[number], number[]>;
@@ -68,7 +77,7 @@ export function activityView(tracker: Tracker, range: ActivityRange, match: Work
     wait: { p50: percentile("wait", 0.5), p95: percentile("wait", 0.95) },
     run: { p50: percentile("run", 0.5), p95: percentile("run", 0.95) },
     states,
-    totals: Object.fromEntries(OUTCOMES.map((how) => [how, ended[how].reduce((a, b) => a + b, 0)])) as Record<AttemptEnd, number>,
+    totals: totalsOf(ended),
   };
 }
 
@@ -91,11 +100,11 @@ export function advanceActivity(view: ActivityView, now: number): ActivityView {
   const none = () => null;
   return {
     ...view,
-    times: Array.from({ length: count }, (_, i) => (lastPoint - count + 1 + i) * view.pointMs),
+    times: pointTimes(lastPoint, count, view.pointMs),
     ended,
     wait: { p50: shift(view.wait.p50, none), p95: shift(view.wait.p95, none) },
     run: { p50: shift(view.run.p50, none), p95: shift(view.run.p95, none) },
     states: Object.fromEntries(LIVE_STATES.map((state) => [state, shift(view.states[state], (last) => last)])) as ActivityView["states"],
-    totals: Object.fromEntries(OUTCOMES.map((how) => [how, ended[how].reduce((a, b) => a + b, 0)])) as ActivityView["totals"],
+    totals: totalsOf(ended),
   };
 }

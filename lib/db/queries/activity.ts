@@ -3,6 +3,7 @@ import { statement } from "../statements";
 import { LIVE_STATES, type WorkspaceMatch } from "../../model/activity";
 import type { State } from "../../model/states";
 import { prefixEnd } from "./listRequests";
+import { LIVE_STATES_SQL } from "../ddl";
 
 /** The rollup's count of one metric (and histogram bin) in one point of a chart. */
 export interface ActivityRow {
@@ -48,13 +49,13 @@ export function activityRows(db: IndexDb, options: ActivityOptions): ActivityRow
 /** How many requests are in each of LIVE_STATES now: the last point of the chart of states. */
 export function liveStateCounts(db: IndexDb, match: WorkspaceMatch): LiveStateCounts {
   const { sql, params } = workspaceCondition(match);
-  const rows =
+  // Every workspace: the counts the triggers keep; some: a count over the few live rows.
+  const rows = statement(
+    db,
     match === null
-      ? (statement(db, `SELECT state, n FROM state_counts WHERE state IN (${LIVE_STATES.map(() => "?").join(", ")})`).all(...LIVE_STATES) as { state: State; n: number }[])
-      : (statement(db, `SELECT state, count(*) AS n FROM requests WHERE state IN (${LIVE_STATES.map(() => "?").join(", ")})${sql} GROUP BY state`).all(...LIVE_STATES, ...params) as {
-          state: State;
-          n: number;
-        }[]);
+      ? `SELECT state, n FROM state_counts WHERE state IN (${LIVE_STATES_SQL})`
+      : `SELECT state, count(*) AS n FROM requests WHERE state IN (${LIVE_STATES_SQL})${sql} GROUP BY state`,
+  ).all(...params) as { state: State; n: number }[];
   const counts = Object.fromEntries(LIVE_STATES.map((state) => [state, 0])) as LiveStateCounts;
   for (const row of rows) counts[row.state as keyof LiveStateCounts] = row.n;
   return counts;
