@@ -1,7 +1,8 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { getActionToken, getFeedHub, getQueues, getTracker } from "@/app/_routes/runtime";
+import { getActionToken, getFeedHub, getQueues, getSources, getTracker } from "@/app/_routes/runtime";
+import { SourceBadges } from "@/components/sources/SourceParts";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
 import { Notifier } from "@/components/header/Notifier";
@@ -39,6 +40,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <Link prefetch={false} href="/health">Health</Link>
             </nav>
             <StuckBadge initial={getFeedHub().stuckSnapshot} />
+            <SourceBadges initial={getSources()} />
             <PausedBadge initial={getQueues()} />
             <LiveIndicator />
             <Notifier />

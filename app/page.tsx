@@ -1,5 +1,6 @@
 import Link from "next/link";
-import { getQueues, getRecoveryNotice, getLastStuck, getTracker } from "@/app/_routes/runtime";
+import { getQueues, getRecoveryNotice, getLastStuck, getSources, getTracker } from "@/app/_routes/runtime";
+import { SourcesTable } from "@/components/sources/SourceParts";
 import { LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { ActivityCharts } from "@/components/charts/ActivityCharts";
 import { activityView } from "@/lib/views/activityView";
@@ -21,6 +22,7 @@ export default function OverviewPage() {
   const unreadable = tracker.unreadableFiles();
   const overview = overviewView(tracker, now);
   const notice = getRecoveryNotice();
+  const sources = getSources();
 
   return (
     <>
@@ -31,6 +33,13 @@ export default function OverviewPage() {
         </p>
       )}
       <LiveStateCounts initial={counts} />
+      {sources.length > 0 && (
+        <section aria-labelledby="sources">
+          <h2 id="sources">Other programs&apos; queues</h2>
+          <p className="muted">Read only, with stuck reasons by each owner&apos;s own rules.</p>
+          <SourcesTable initial={sources} />
+        </section>
+      )}
       {notice && (
         <p className="notice" role="alert" aria-label="Recovery notice">
           When the dashboard started, {notice.total} request{notice.total === 1 ? "'s" : "s'"} reqwatch worker{notice.total === 1 ? " was" : "s were"} gone:{" "}

@@ -155,3 +155,101 @@ async function measureExport(server, summarize) {
   summarize("export of 100k as JSON Lines, streamed from the server", times, { target: "<= 5 s" });
   summarize("export of 100k: the server's memory growth meanwhile (MB, not ms)", growth, { target: "<= 50 MB" });
 }
+
+/**
+ * The dashboard reading a claude-mem database of 60,000 messages as a source (its owner's
+ * connection open): the requests page's first render of the source, a filter change until the
+ * table shows it, what the stuck count costs (a look at the source, and GET /api/sources), and an
+ * owner's write until the page shows it. The folder's own page (empty) is the baseline in the same run.
+ */
+export async function measureSourceDashboard({ ROOT, file, owner, tempDir, summarize }) {
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build-if-stale.mjs")], { stdio: "inherit" });
+  const server = await startServer(ROOT, tempDir("source-dashboard"), { REQWATCH_SOURCES: JSON.stringify([`claude-mem:${file}`]) });
+  const browser = await chromium.launch({ executablePath: process.env.REQWATCH_CHROMIUM ?? "/usr/bin/chromium", args: ["--disable-gpu", "--no-first-run"] });
+  try {
+    const page = await browser.newPage();
+    const rows = page.getByRole("table", { name: "Requests" }).getByRole("row");
+    const live = () => page.getByRole("status", { name: "Live status" }).getByText("live").waitFor();
+    await page.goto(`${server.url}/requests?source=claude-mem`);
+    await rows.nth(50).waitFor();
+
+    const baseline = [];
+    for (let i = 0; i < 10; i++) {
+      const start = now();
+      await page.goto(`${server.url}/health`);
+      await page.getByRole("heading", { name: "Health" }).waitFor();
+      await live();
+      baseline.push(now() - start);
+    }
+    summarize("baseline: the Health page, until live", baseline);
+    const firstRender = [];
+    for (let i = 0; i < 15; i++) {
+      const start = now();
+      await page.goto(`${server.url}/requests?source=claude-mem${i % 2 ? "&states=failed" : ""}`);
+      await rows.nth(50).waitFor();
+      await live();
+      firstRender.push(now() - start);
+    }
+    summarize("requests page on a claude-mem source of 60,000: navigation until the table is live", firstRender, { target: "<= 1.5 s" });
+
+    await page.goto(`${server.url}/requests?source=claude-mem`);
+    await rows.nth(50).waitFor();
+    const filterChange = [];
+    // A different project each time, typed, then Enter: the table until every row shows it (a prefix: project-1 finds project-10 too).
+    const workspace = page.getByRole("form", { name: "Filters" }).getByLabel("Workspace");
+    for (let i = 0; i < 20; i++) {
+      const want = `project-${i % 12}`;
+      await workspace.fill(want);
+      const start = now();
+      await workspace.press("Enter");
+      await page.waitForFunction(
+        (want) => {
+          const cells = [...document.querySelectorAll('table[aria-label="Requests"] tbody tr td:nth-child(3)')];
+          return cells.length === 50 && cells.every((cell) => cell.textContent.startsWith(want));
+        },
+        want,
+        { polling: "raf" },
+      );
+      filterChange.push(now() - start);
+      await workspace.fill("");
+      await workspace.press("Enter");
+      await page.waitForFunction(() => new Set([...document.querySelectorAll('table[aria-label="Requests"] tbody tr td:nth-child(3)')].map((cell) => cell.textContent)).size > 1, null, { polling: "raf" });
+    }
+    summarize("requests page on the 60,000 source: filter change until the table shows it", filterChange, { target: "<= 300 ms" });
+
+    const stuckApi = [];
+    for (let i = 0; i < 50; i++) {
+      const start = now();
+      const { sources } = await (await fetch(`${server.url}/api/sources`)).json();
+      if (!(sources[0].stuck > 0)) throw new Error("no stuck count");
+      stuckApi.push(now() - start);
+    }
+    summarize("stuck count of the 60,000 source: GET /api/sources", stuckApi, { target: "p99 <= 50 ms" });
+    // What one look costs the server when the owner wrote (the counts, the newest time and the live rows, re-read).
+    const looks = [];
+    for (let i = 0; i < 20; i++) {
+      owner.prepare("UPDATE pending_messages SET status = status WHERE id = ?").run(i + 1);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const { sources } = await (await fetch(`${server.url}/api/sources`)).json();
+      looks.push(sources[0].readMs);
+    }
+    summarize("a look at the 60,000 source after its owner wrote (counts, stuck), server side", looks);
+
+    await page.goto(`${server.url}/requests?source=claude-mem`);
+    await rows.nth(50).waitFor();
+    await live();
+    const visible = [];
+    for (let i = 0; i < 20; i++) {
+      const id = owner.prepare("INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, status, created_at_epoch) VALUES (1, 'session-0', 'observation', 'Write', 'pending', ?)").run(Date.now()).lastInsertRowid;
+      const start = now();
+      // Checked every frame: a locator's waitFor backs off to 500 ms between checks.
+      await page.waitForFunction((name) => [...document.querySelectorAll('table[aria-label="Requests"] a')].some((link) => link.textContent === name), `claude-mem-${id}`, { polling: "raf" });
+      visible.push(now() - start);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    summarize("the owner's write until its row shows on the source's page", visible, { target: "<= 1 s" });
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+}

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { quantileSorted } from "simple-statistics";
 import { measureLive } from "./live.mjs";
-import { measureDashboard } from "./dashboard.mjs";
+import { measureDashboard, measureSourceDashboard } from "./dashboard.mjs";
 import { measureMcp } from "./mcp.mjs";
 import { measurePackage } from "./package.mjs";
 
@@ -254,13 +254,8 @@ function measureCli() {
   fs.rmSync(stateDir, { recursive: true, force: true });
 }
 
-/**
- * `reqwatch source` on a claude-mem database of 60,000 messages (as its v12.4.5 creates the table),
- * beside the CLI's own start (`--version`) in the same run.
- */
-function measureSource() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-bench-claude-mem-"));
-  const file = path.join(dir, "claude-mem.db");
+/** A claude-mem database of `n` messages, as its v12.4.5 creates the table (WAL), most of them failed or processed. */
+function claudeMemDb(file, n) {
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
   db.exec(`CREATE TABLE sdk_sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, content_session_id TEXT UNIQUE NOT NULL, memory_session_id TEXT, project TEXT NOT NULL, platform_source TEXT, user_prompt TEXT, started_at_epoch INTEGER NOT NULL, completed_at_epoch INTEGER, status TEXT NOT NULL DEFAULT 'active');
@@ -271,13 +266,23 @@ function measureSource() {
     for (let s = 0; s < 300; s++) db.prepare("INSERT INTO sdk_sessions (content_session_id, project, started_at_epoch) VALUES (?, ?, ?)").run(`session-${s}`, `project-${s % 12}`, now - 30 * 86_400_000);
     const insert = db.prepare(`INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, tool_input, tool_response, status, retry_count, created_at_epoch, started_processing_at_epoch, completed_at_epoch, failed_at_epoch)
       VALUES (?, ?, 'observation', 'Bash', ?, ?, ?, ?, ?, ?, ?, ?)`);
-    for (let i = 0; i < 60_000; i++) {
+    for (let i = 0; i < n; i++) {
       const status = statuses[i % statuses.length];
-      const at = now - (60_000 - i) * 40_000;
+      const at = now - (n - i) * 40_000;
       insert.run((i % 300) + 1, `session-${i % 300}`, JSON.stringify({ command: `npm test -- --shard ${i % 40}` }), status === "processed" ? "ok ".repeat(50) : null, status, status === "failed" ? 3 : 0, at, status === "pending" ? null : at + 1000, status === "processed" ? at + 5000 : null, status === "failed" ? at + 5000 : null);
     }
   })();
-  db.close();
+  return db;
+}
+
+/**
+ * A claude-mem database of 60,000 messages: `reqwatch source` beside the CLI's own start
+ * (`--version`) in the same run, then the dashboard reading it as a source (bench/dashboard.mjs).
+ */
+async function measureSource() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-bench-claude-mem-"));
+  const file = path.join(dir, "claude-mem.db");
+  const db = claudeMemDb(file, 60_000);
   const run = (args) =>
     Array.from({ length: 10 }, () => {
       const start = process.hrtime.bigint();
@@ -287,6 +292,9 @@ function measureSource() {
     });
   summarize("baseline: CLI start (`reqwatch --version`)", run(["--version"]));
   summarize("CLI `reqwatch source` on claude-mem, 60,000 messages", run(["source", `claude-mem:${file}`]));
+  // The owner keeps its connection open (and so its WAL) while the dashboard reads.
+  await measureSourceDashboard({ ROOT, file, owner: db, tempDir, summarize });
+  db.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

@@ -2,6 +2,8 @@ import "server-only";
 import { cache } from "react";
 import { getRuntime } from "@/lib/dashboard/runtime";
 import { queuesView } from "@/lib/views/queuesView";
+import { tableView } from "@/lib/dashboard/readApi";
+import type { RequestQuery } from "@/lib/model/requestQuery";
 
 /**
  * The pages' and route handlers' view of the process's runtime (lib/dashboard/runtime.ts), which the
@@ -17,3 +19,7 @@ export const getLastStuck = () => getRuntime().lastStuck();
 export const getHealth = () => getRuntime().health();
 /** The queues (a GROUP BY over queued and processing rows), once per page render: the header and the overview both show them. */
 export const getQueues = cache(() => queuesView(getRuntime().tracker));
+/** Other programs' queues the dashboard reads (--source), as of their latest look. */
+export const getSources = () => getRuntime().sources.statuses();
+/** The requests table's page for a URL query: the folder's, or a source's. */
+export const getTableView = (query: RequestQuery) => tableView(getRuntime(), query);

@@ -1,4 +1,5 @@
-import { getHealth, getTracker } from "@/app/_routes/runtime";
+import { getHealth, getSources, getTracker } from "@/app/_routes/runtime";
+import { SourcesTable } from "@/components/sources/SourceParts";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
@@ -10,6 +11,7 @@ export default function HealthPage() {
   const health = getHealth();
   const now = tracker.options.now();
   const { ingest, monitor, guard } = health;
+  const sources = getSources();
   return (
     <>
       <h1>Health</h1>
@@ -94,6 +96,15 @@ export default function HealthPage() {
         <p className="muted">Every file in the state directory reads cleanly.</p>
       )}
       <p className="muted">Unreadable files are kept as they are and their last good state stays in the index; fix or remove a file and it is picked up.</p>
+      <h2>Sources</h2>
+      {sources.length ? (
+        <>
+          <SourcesTable initial={sources} detail />
+          <p className="muted">Each is opened read-only and looked at every 250 ms (a source that cannot be read is tried again every 2 s); one that fails changes nothing for the others.</p>
+        </>
+      ) : (
+        <p className="muted">None: start the dashboard with --source claude-mem, claude-mem:&lt;path&gt; or sqlite:&lt;mapping.json&gt; to read another program&apos;s queue beside the folder.</p>
+      )}
     </>
   );
 }

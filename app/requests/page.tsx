@@ -1,8 +1,7 @@
-import { getLastStuck, getTracker } from "@/app/_routes/runtime";
+import { getSources, getTableView, getTracker } from "@/app/_routes/runtime";
 import { RequestsExplorer } from "@/components/requests/RequestsExplorer";
 import { isReqwatchError } from "@/lib/model/errors";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
-import { requestsView } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";
 
@@ -21,13 +20,18 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
   const tracker = getTracker();
   let view;
   try {
-    view = requestsView(tracker, query, getLastStuck());
+    view = getTableView(query);
   } catch (error) {
-    // A cursor from another sort, say: show the first page and say why.
-    if (!isReqwatchError(error, "BAD_INPUT")) throw error;
-    problem = error.message;
-    query = { ...query, cursor: undefined };
-    view = requestsView(tracker, query, getLastStuck());
+    if (!isReqwatchError(error)) throw error;
+    if (query.source && !isReqwatchError(error, "BAD_INPUT") && !isReqwatchError(error, "NOT_FOUND")) {
+      // A source that cannot be read now (locked, damaged, gone): the line over its table says why.
+      view = { items: [], nextCursor: null };
+    } else {
+      // A cursor from another sort, or a source the dashboard does not read: show the first page (the folder's) and say why.
+      problem = error.message;
+      query = { ...query, cursor: undefined, ...(isReqwatchError(error, "NOT_FOUND") && { source: undefined }) };
+      view = getTableView(query);
+    }
   }
   return (
     <>
@@ -41,6 +45,7 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
         initialKey={requestQueryParams(query).toString()}
         initialView={view}
         isEmpty={view.items.length === 0 && Object.values(tracker.countsByState()).every((n) => n === 0)}
+        initialSources={getSources()}
       />
     </>
   );

@@ -10,7 +10,8 @@ import { applyChangesToPage } from "@/lib/views/livePage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
-import { activityKeys, auditKeys, overviewKeys, queueKeys, requestKeys, sessionKeys, statusKeys, workerKeys } from "./queries";
+import type { SourceStatus } from "@/lib/sources/liveSource";
+import { activityKeys, auditKeys, overviewKeys, queueKeys, requestKeys, sessionKeys, sourceKeys, statusKeys, workerKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
 export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
@@ -156,12 +157,13 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
       }, wait);
     };
 
-    /** Every cached table page, with the view its key stands for. */
+    /** Every cached table page of the state folder, with the view its key stands for (a source's pages follow the `sources` event). */
     const cachedPages = () =>
       queryClient
         .getQueryCache()
         .findAll({ queryKey: requestKeys.lists() })
-        .map((cached) => ({ cached, paramsKey: String(cached.queryKey[2] ?? ""), query: queryOfKey(String(cached.queryKey[2] ?? "")) }));
+        .map((cached) => ({ cached, paramsKey: String(cached.queryKey[2] ?? ""), query: queryOfKey(String(cached.queryKey[2] ?? "")) }))
+        .filter(({ query }) => !query?.source);
 
     // At once, then at most once per `everyMs` for whatever came meanwhile.
     const throttledRefresh = (queryKey: readonly unknown[], everyMs: number) => {
@@ -306,6 +308,16 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         queryClient.setQueryData(statusKeys.stuck, snapshot);
         // Stuck reasons are on the table's rows and the detail page: set there, not refetched.
         applyStuck(snapshot);
+      });
+      source.addEventListener("sources", (event) => {
+        seen();
+        const data = JSON.parse((event as MessageEvent<string>).data) as { sources: SourceStatus[]; changed: string[] };
+        queryClient.setQueryData(sourceKeys.list(), data.sources);
+        // A source's pages and rows are read from its database: refetched when its owner wrote.
+        const changed = new Set(data.changed);
+        if (!changed.size) return;
+        void queryClient.invalidateQueries({ queryKey: requestKeys.lists(), predicate: (cached) => changed.has(queryOfKey(String(cached.queryKey[2] ?? ""))?.source ?? "") });
+        void queryClient.invalidateQueries({ queryKey: [...sourceKeys.all, "request"], predicate: (cached) => changed.has(String(cached.queryKey[2])) });
       });
       source.addEventListener("error", () => {
         downSince ??= Date.now();

@@ -12,6 +12,8 @@ import type { OverviewView } from "@/lib/views/overviewView";
 import type { ActivityRange, WorkspaceMatch } from "@/lib/model/activity";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
 import type { StatusBody } from "@/lib/dashboard/readApi";
+import type { SourceStatus } from "@/lib/sources/liveSource";
+import type { SourceRequestView } from "@/lib/views/sourceRowsView";
 
 /** Every query key, from one factory: the live feed invalidates by these prefixes. */
 export const requestKeys = {
@@ -217,4 +219,26 @@ export function actionPreviewOptions(token: string, input: ActionRequest) {
 export async function runAction(token: string, input: ActionRequest, preview: ActionPreview): Promise<AuditEntry> {
   if (input.kind === "undo") return (await postJson<{ entry: AuditEntry }>(`/api/actions/${input.entry}/undo`, token)).entry;
   return (await postJson<{ entry: AuditEntry }>("/api/actions", token, { ...input, preview: preview.previewId })).entry;
+}
+
+export const sourceKeys = {
+  all: ["sources"] as const,
+  list: () => [...sourceKeys.all, "list"] as const,
+  request: (source: string, id: string) => [...sourceKeys.all, "request", source, id] as const,
+};
+
+/** Other programs' queues the dashboard reads; the event stream's `sources` event keeps this current. */
+export function sourcesOptions() {
+  return queryOptions({
+    queryKey: sourceKeys.list(),
+    queryFn: async ({ signal }) => (await getJson<{ sources: SourceStatus[] }>("/api/sources", signal)).sources,
+    staleTime: Infinity,
+  });
+}
+
+export function sourceRequestOptions(source: string, id: string) {
+  return queryOptions({
+    queryKey: sourceKeys.request(source, id),
+    queryFn: ({ signal }) => getJson<SourceRequestView>(`/api/sources/${encodeURIComponent(source)}/requests/${encodeURIComponent(id)}`, signal),
+  });
 }

@@ -2,7 +2,8 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import type { RequestQuery } from "@/lib/model/requestQuery";
+import { DEFAULT_QUERY, type RequestQuery } from "@/lib/model/requestQuery";
+import type { SourceStatus } from "@/lib/sources/liveSource";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "@/lib/model/ids";
 import { STATES, type State } from "@/lib/model/states";
 import { knownValuesOptions } from "../data/queries";
@@ -55,7 +56,7 @@ function Suggestions({ id, field, prefix }: { id: string; field: "workspace" | "
 }
 
 /** A workspace or session filter: what is typed, what it may hold, and the known values that start with what was applied. */
-function IdFilter({ label, field, value, applied, onType, size }: { label: string; field: keyof typeof VALID; value: string; applied: string; onType: (value: string) => void; size: number }) {
+function IdFilter({ label, field, value, applied, onType, size, suggest }: { label: string; field: keyof typeof VALID; value: string; applied: string; onType: (value: string) => void; size: number; suggest: boolean }) {
   const bad = invalid(field, value);
   return (
     <label>
@@ -66,7 +67,7 @@ function IdFilter({ label, field, value, applied, onType, size }: { label: strin
           letters, digits, _ or - only
         </span>
       )}
-      <Suggestions id={`${field}-values`} field={field} prefix={applied} />
+      {suggest && <Suggestions id={`${field}-values`} field={field} prefix={applied} />}
     </label>
   );
 }
@@ -76,7 +77,7 @@ function IdFilter({ label, field, value, applied, onType, size }: { label: strin
  * the rest at once. The URL stays the one source of the view: a filter applied is a navigation, and
  * back or forward puts the inputs back as the URL says.
  */
-export function RequestFilters({ query, onChange }: { query: RequestQuery; onChange: (next: RequestQuery) => void }) {
+export function RequestFilters({ query, onChange, sources }: { query: RequestQuery; onChange: (next: RequestQuery) => void; sources: readonly SourceStatus[] }) {
   const [typed, setTyped] = useState<TextFilters>(() => textOf(query));
   // What the URL said when the inputs last followed it; a new URL (back, forward, a link) resets them.
   const [followed, setFollowed] = useState<TextFilters>(() => textOf(query));
@@ -115,6 +116,23 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
 
   return (
     <form className="filters" aria-label="Filters" aria-describedby="filters-hint" onSubmit={(event) => { event.preventDefault(); applyText(typed); }}>
+      {(sources.length > 0 || query.source) && (
+        <label>
+          Source
+          <select
+            value={query.source ?? ""}
+            // A source has no update time and records no callbacks: those filters do not carry over.
+            onChange={(event) => onChange({ ...query, source: event.target.value || undefined, sort: DEFAULT_QUERY.sort, callback: undefined })}
+          >
+            <option value="">state folder</option>
+            {sources.map((source) => (
+              <option key={source.name} value={source.name}>
+                {source.name} {source.error ? "(cannot be read)" : `(${source.total} rows, ${source.stuck} stuck)`}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <fieldset>
         <legend>States</legend>
         {STATES.map((state) => (
@@ -127,8 +145,9 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
         Search
         <input id="filter-search" type="search" value={search} onChange={(event) => type("search", event.target.value)} placeholder="prompt, output, error" size={22} />
       </label>
-      <IdFilter label="Workspace" field="workspace" value={workspace} applied={followed.workspace} onType={(value) => type("workspace", value)} size={12} />
-      <IdFilter label="Session" field="session" value={session} applied={followed.session} onType={(value) => type("session", value)} size={14} />
+      {/* Suggestions come from the folder's index: none for a source. */}
+      <IdFilter label="Workspace" field="workspace" value={workspace} applied={followed.workspace} onType={(value) => type("workspace", value)} size={12} suggest={!query.source} />
+      <IdFilter label="Session" field="session" value={session} applied={followed.session} onType={(value) => type("session", value)} size={14} suggest={!query.source} />
       <label>
         Created
         <select
@@ -159,18 +178,31 @@ export function RequestFilters({ query, onChange }: { query: RequestQuery; onCha
       <label className="check">
         <input type="checkbox" checked={query.stuck} onChange={(event) => onChange({ ...query, stuck: event.target.checked })} /> Stuck only
       </label>
-      <label className="check">
-        <input type="checkbox" checked={query.callback === "failed"} onChange={(event) => onChange({ ...query, callback: event.target.checked ? "failed" : undefined })} /> Callback failed
-      </label>
-      <label>
-        Sort by
-        <select value={`${query.sort}:${query.order}`} onChange={(event) => { const [sort, order] = event.target.value.split(":") as [RequestQuery["sort"], RequestQuery["order"]]; onChange({ ...query, sort, order }); }}>
-          <option value="updatedAt:desc">updated, newest first</option>
-          <option value="updatedAt:asc">updated, oldest first</option>
-          <option value="createdAt:desc">created, newest first</option>
-          <option value="createdAt:asc">created, oldest first</option>
-        </select>
-      </label>
+      {!query.source && (
+        <label className="check">
+          <input type="checkbox" checked={query.callback === "failed"} onChange={(event) => onChange({ ...query, callback: event.target.checked ? "failed" : undefined })} /> Callback failed
+        </label>
+      )}
+      {query.source ? (
+        // A source's rows come in its table's id order, which is the order they were created in.
+        <label>
+          Order
+          <select value={query.order} onChange={(event) => onChange({ ...query, order: event.target.value as RequestQuery["order"] })}>
+            <option value="desc">newest first</option>
+            <option value="asc">oldest first</option>
+          </select>
+        </label>
+      ) : (
+        <label>
+          Sort by
+          <select value={`${query.sort}:${query.order}`} onChange={(event) => { const [sort, order] = event.target.value.split(":") as [RequestQuery["sort"], RequestQuery["order"]]; onChange({ ...query, sort, order }); }}>
+            <option value="updatedAt:desc">updated, newest first</option>
+            <option value="updatedAt:asc">updated, oldest first</option>
+            <option value="createdAt:desc">created, newest first</option>
+            <option value="createdAt:asc">created, oldest first</option>
+          </select>
+        </label>
+      )}
       <p id="filters-hint" className="muted hint">Search, workspace and session apply as you type; a typed workspace or session finds every one that starts with it.</p>
       <button type="submit" hidden>Apply</button>
     </form>

@@ -12,7 +12,9 @@ import { WorkspacePauseButton } from "../queues/Queues";
 import { TableKeysHelp, useTableKeys } from "./TableKeys";
 import { CleanupButton } from "../actions/CleanupButton";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
-import { requestListOptions } from "../data/queries";
+import { requestListOptions, sourcesOptions } from "../data/queries";
+import type { SourceStatus } from "@/lib/sources/liveSource";
+import { SourceLine, sourceRowPath } from "../sources/SourceParts";
 import { EmptyState } from "../EmptyState";
 import { RequestFilters } from "./RequestFilters";
 import { RequestsTable } from "./RequestsTable";
@@ -48,13 +50,14 @@ function FilterActivity({ query }: { query: RequestQuery }) {
 }
 
 /** The live requests table: filters in the URL, keyset pages, selection and bulk actions. */
-export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initialKey: string; initialView: RequestsView; isEmpty: boolean }) {
+export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSources }: { initialKey: string; initialView: RequestsView; isEmpty: boolean; initialSources: SourceStatus[] }) {
   const pathname = usePathname();
   const searchParams = useSearchParams();
   const urlQuery = useMemo(() => queryFrom(new URLSearchParams(searchParams.toString())), [searchParams]);
   // The view follows a click at once and the URL follows the view; a change of URL from outside
   // (back, forward, a link) resets the view (derived state, set during render as React advises).
-  const [query, setQuery] = useState(urlQuery);
+  // The server's view at first: it may have left out what it could not show (a cursor of another sort, a source it does not read), and said so.
+  const [query, setQuery] = useState(() => queryFrom(new URLSearchParams(initialKey)));
   const [seenUrlQuery, setSeenUrlQuery] = useState(urlQuery);
   if (urlQuery !== seenUrlQuery) {
     setSeenUrlQuery(urlQuery);
@@ -69,6 +72,10 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
     placeholderData: keepPreviousData,
     refetchInterval: pollMs,
   });
+  const { data: sources = initialSources } = useQuery({ ...sourcesOptions(), initialData: initialSources });
+  const source = query.source ? sources.find((candidate) => candidate.name === query.source) : undefined;
+  // Another program's queue is read, never acted on: every action says so.
+  const noActions = query.source ? `${query.source} is another program's queue, read only: reqwatch does not act on it.` : readOnly;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [action, setAction] = useState<ActionRequest | null>(null);
   const [history, setHistory] = useState<string[]>([]);
@@ -90,7 +97,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
   const router = useRouter();
   const keys = useTableKeys({
     rowIds: view?.items.map((row) => row.requestId) ?? [],
-    open: (id) => router.push(`/requests/${encodeURIComponent(id)}`),
+    open: (id) => router.push(query.source ? sourceRowPath(query.source, id) : `/requests/${encodeURIComponent(id)}`),
     toggle: (id) => setSelected((current) => {
       const next = new Set(current);
       if (!next.delete(id)) next.add(id);
@@ -98,7 +105,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
     }),
     retry: (current) => {
       const ids = selected.size ? [...selected] : current ? [current] : [];
-      if (!ids.length || readOnly !== null) return false;
+      if (!ids.length || noActions !== null) return false;
       setAction({ kind: "retry", ids });
       return true;
     },
@@ -107,33 +114,43 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
   // Every request the filters match, every page: the server streams it (lib/dashboard/exportStream.ts).
   const exportUrl = (format: ExportFormat) => `/api/export?${new URLSearchParams([["format", format], ...requestQueryParams({ ...query, cursor: undefined })]).toString()}`;
 
-  if (isEmpty && view && view.items.length === 0 && !key) return <EmptyState />;
+  if (isEmpty && !sources.length && view && view.items.length === 0 && !key) return <EmptyState />;
 
   return (
     <>
-      <RequestFilters query={query} onChange={setFilters} />
+      <RequestFilters query={query} onChange={setFilters} sources={sources} />
+      {source && <SourceLine source={source} />}
       <div className="toolbar" role="toolbar" aria-label="Bulk actions">
-        <button type="button" disabled={readOnly !== null || selected.size === 0} title={readOnly ?? undefined} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
+        <button type="button" disabled={noActions !== null || selected.size === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
           Retry selected ({selected.size})
         </button>
-        <button type="button" disabled={readOnly !== null || !view || view.items.length === 0} title={readOnly ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
+        <button type="button" disabled={noActions !== null || !view || view.items.length === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
           Retry all matching
         </button>
-        <CleanupButton />
-        {(query.workspace ?? query.workspacePrefix) && <WorkspacePauseButton workspace={(query.workspace ?? query.workspacePrefix)!} />}
-        {readOnly && <span className="muted">Actions are off: this folder is observed read-only.</span>}
+        {!query.source && <CleanupButton />}
+        {!query.source && (query.workspace ?? query.workspacePrefix) && <WorkspacePauseButton workspace={(query.workspace ?? query.workspacePrefix)!} />}
+        {noActions && <span className="muted">{query.source ? "Actions are off: this source is read only." : "Actions are off: this folder is observed read-only."}</span>}
         <span className="spacer" />
         {list.isFetching && <span className="muted">updating…</span>}
-        <a className="button" href={exportUrl("csv")} download>
-          Export CSV
-        </a>
-        <a className="button" href={exportUrl("jsonl")} download>
-          Export JSON Lines
-        </a>
+        {!query.source && (
+          <>
+            <a className="button" href={exportUrl("csv")} download>
+              Export CSV
+            </a>
+            <a className="button" href={exportUrl("jsonl")} download>
+              Export JSON Lines
+            </a>
+          </>
+        )}
         {list.error && <span className="error-text" role="alert">{list.error.message}</span>}
       </div>
       {view && view.items.length > 0 ? (
-        <RequestsTable rows={view.items} current={keys.current} selection={{ selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }) }} />
+        <RequestsTable
+          rows={view.items}
+          current={keys.current}
+          showSource={sources.length > 0}
+          selection={query.source ? undefined : { selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }) }}
+        />
       ) : (
         <p className="empty">No requests match these filters.</p>
       )}
@@ -151,7 +168,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty }: { initial
       <p className="muted keys-hint">
         Press <kbd>?</kbd> for the keyboard.
       </p>
-      <FilterActivity query={query} />
+      {!query.source && <FilterActivity query={query} />}
       {keys.help && <TableKeysHelp onClose={keys.closeHelp} />}
       {action && <ActionDialog input={action} onClose={() => { setAction(null); setSelected(new Set()); }} />}
     </>

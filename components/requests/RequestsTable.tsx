@@ -9,6 +9,7 @@ import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
 import { usePausedWorkspaces } from "../queues/Queues";
+import { sourceRowPath } from "../sources/SourceParts";
 
 /** Rows a person can retry from the table: the states the transition table sends back to queued, when failed, timed out or stuck. */
 function retryable(row: RequestRow): boolean {
@@ -31,7 +32,7 @@ interface Selection {
  * The requests table (the requests page, with selection and row actions; the overview, without).
  * Text from request files is rendered as text, never as HTML.
  */
-export function RequestsTable({ rows, label = "Requests", selection, current = null }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null }) {
+export function RequestsTable({ rows, label = "Requests", selection, current = null, showSource = false }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null; showSource?: boolean }) {
   const now = useNow(1000);
   const { readOnly } = useDashboard();
   const paused = usePausedWorkspaces();
@@ -55,6 +56,7 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
             ? [<input key="all" type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />]
             : []),
           "Request",
+          ...(showSource ? ["Source"] : []),
           "Workspace",
           "Session",
           "State",
@@ -81,16 +83,19 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
               </td>
             )}
             <td className="id" title={row.requestId}>
-              <Link href={`/requests/${encodeURIComponent(row.requestId)}`} prefetch={false}>
+              <Link href={row.source ? sourceRowPath(row.source, row.requestId) : `/requests/${encodeURIComponent(row.requestId)}`} prefetch={false}>
                 {row.requestId}
               </Link>
             </td>
+            {showSource && <td>{row.source ?? "state folder"}</td>}
             <td>{row.workspace}</td>
-            <td>{row.sessionId ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : "—"}</td>
+            {/* A source's session ids are its owner's: no reqwatch session page holds them. */}
+            <td>{row.sessionId && !row.source ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : (row.sessionId ?? "—")}</td>
             <td>
               <StateBadge state={row.state} />
               {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
-              {row.state === "queued" && paused.has(row.workspace) && <div className="muted">paused: workspace {row.workspace} takes no claims until resumed</div>}
+              {row.note && <div className="muted">{row.note}</div>}
+              {!row.source && row.state === "queued" && paused.has(row.workspace) && <div className="muted">paused: workspace {row.workspace} takes no claims until resumed</div>}
             </td>
             <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - row.stateSince))}</td>
             <td className="num">{row.attempt ?? "—"}</td>

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from "commander";
 import { parseDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
 import { STATES, isState, type State } from "../model/states";
+import { parseSourceSpec, type SourceSpec } from "../sources/sourceSpec";
 
 /** Option-value parsers: a bad value is a usage error (exit 2), reported by commander with the option's name. */
 export function integer(value: string): number {
@@ -83,5 +84,14 @@ export function assignment(value: string, previous: Record<string, unknown> = {}
     return { ...previous, [key]: JSON.parse(raw) };
   } catch {
     throw new InvalidArgumentError(`the value of ${key} is not JSON: ${raw}. Use, for example, ${key}=3, ${key}=true, ${key}={"a":1} or ${key}='"text"' (a string in double quotes).`);
+  }
+}
+
+/** Another program's queue: claude-mem, claude-mem:<path> or sqlite:<mapping.json> (a relative path from here). */
+export function source(value: string): SourceSpec {
+  try {
+    return parseSourceSpec(value);
+  } catch (error) {
+    throw new InvalidArgumentError(isReqwatchError(error) ? error.message : String(error));
   }
 }

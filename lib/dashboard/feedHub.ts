@@ -4,6 +4,7 @@ import type { Tracker } from "../tracker";
 import { queuesView } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent } from "./sse";
+import type { SourceStatus } from "../sources/liveSource";
 
 export interface FeedHubOptions {
   /** How often to look for new changes while anyone listens. Default 50 ms. */
@@ -71,6 +72,7 @@ export class FeedHub {
   private lastSeq: number;
   private generation: string;
   private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
+  private sources: SourceStatus[] = [];
 
   constructor(
     private readonly tracker: Tracker,
@@ -102,6 +104,7 @@ export class FeedHub {
       this.replay(subscriber, resume.seq);
     }
     send(formatEvent("stuck", this.stuck));
+    if (this.sources.length) send(formatEvent("sources", { sources: this.sources, changed: [] }));
     this.subscribers.add(subscriber);
     this.startTimers();
     return () => this.unsubscribe(subscriber);
@@ -114,6 +117,16 @@ export class FeedHub {
     const same = previous.count === stuck.length && previous.requests.every((r, i) => r.requestId === stuck[i]?.requestId && r.reason === stuck[i]?.reason);
     if (same) return;
     const chunk = formatEvent("stuck", this.stuck);
+    for (const subscriber of this.subscribers) subscriber.send(chunk);
+  }
+
+  /**
+   * The `sources` event: every source's counts, stuck count and error, and which of them changed
+   * (a browser refetches the pages it shows of those).
+   */
+  publishSources(sources: SourceStatus[], changed: string[]): void {
+    this.sources = sources;
+    const chunk = formatEvent("sources", { sources, changed });
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ReqwatchError } from "../model/errors";
 import { errorReply } from "../http/errorReply";
-import { parseActivityQuery, parseRequestQuery } from "../model/requestQuery";
+import { parseActivityQuery, parseRequestQuery, type RequestQuery } from "../model/requestQuery";
 import { activityView } from "../views/activityView";
 import { overviewView } from "../views/overviewView";
-import { requestDetailView, requestsView } from "../views/requestsView";
+import { requestDetailView, requestsView, type RequestsView } from "../views/requestsView";
+import { sourceRequestsView, sourceRequestView } from "../views/sourceRowsView";
 import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
 import { workersView } from "../views/workersView";
@@ -23,7 +24,7 @@ export interface StatusBody {
   stuck: StuckSnapshot;
 }
 
-type Answer = (runtime: Runtime, param: string, query: URLSearchParams) => unknown;
+type Answer = (runtime: Runtime, param: string, query: URLSearchParams, second: string) => unknown;
 /** A route that writes its own response (a stream) instead of one JSON body. */
 type Streamed = { stream: (runtime: Runtime, request: IncomingMessage, response: ServerResponse, query: URLSearchParams) => void };
 
@@ -40,7 +41,7 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
   [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
   // One page of the requests table; the query is the page's own URL query (lib/model/requestQuery.ts).
-  [/^\/api\/requests$/, (runtime, _, query) => requestsView(runtime.tracker, parseRequestQuery(query), runtime.lastStuck())],
+  [/^\/api\/requests$/, (runtime, _, query) => tableView(runtime, parseRequestQuery(query))],
   [
     /^\/api\/requests\/([^/]+)$/,
     (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
@@ -64,7 +65,18 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
   [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],
   [/^\/api\/health$/, healthAnswer],
+  // Other programs' queues the dashboard reads (--source): counts, stuck, errors; and one row of one.
+  [/^\/api\/sources$/, (runtime) => ({ sources: runtime.sources.statuses() })],
+  [
+    /^\/api\/sources\/([^/]+)\/requests\/([^/]+)$/,
+    (runtime, name, _, id) => sourceRequestView(runtime.sources.get(name), id) ?? notFound(`${name} has no row ${id} (it may have been deleted by its owner).`),
+  ],
 ];
+
+/** The requests table's page: the state folder's, or with `source`, that source's. */
+export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {
+  return query.source ? sourceRequestsView(runtime.sources.get(query.source), query) : requestsView(runtime.tracker, query, runtime.lastStuck());
+}
 
 function notFound(message: string): never {
   throw new ReqwatchError("NOT_FOUND", message);
@@ -118,8 +130,8 @@ export function answerReadApi(runtime: () => Runtime, request: IncomingMessage, 
         answer.stream(runtime(), request, response, query());
         return true;
       }
-      const param = match[1] === undefined ? "" : decodePathSegment(match[1]);
-      send(request, response, 200, answer(runtime(), param, query()));
+      const [param, second] = [match[1], match[2]].map((segment) => (segment === undefined ? "" : decodePathSegment(segment)));
+      send(request, response, 200, answer(runtime(), param!, query(), second!));
     } catch (error) {
       const { status, body } = errorReply(error);
       send(request, response, status, body, status === 405 ? { Allow: "GET, HEAD" } : {});

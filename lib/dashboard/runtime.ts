@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { FeedHub } from "./feedHub";
+import { SourceSet, sourcesFromEnv } from "../sources/liveSource";
+import type { SourceSpec } from "../sources/sourceSpec";
 import type { IndexGuardHandle } from "../recovery/indexGuard";
 import type { IngestHandle } from "../ingest/startIngest";
 import type { StuckRequest } from "../monitor/monitorPass";
@@ -26,6 +28,8 @@ export interface Runtime {
   /** Notices a deleted, replaced or corrupted index.db, or a missing state directory, and recovers. */
   readonly guard: IndexGuardHandle;
   readonly feed: FeedHub;
+  /** Other programs' queues shown beside the folder (`--source`, REQWATCH_SOURCES), read-only. */
+  readonly sources: SourceSet;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   readonly actionToken: string;
   /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null: the overview's notice. */
@@ -46,7 +50,7 @@ export interface Runtime {
  * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
  * queue owns, and in a folder reqwatch only observes, on nothing.
  */
-export function openRuntime(options: TrackerOptions = {}): Runtime {
+export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly SourceSpec[] = sourcesFromEnv(process.env.REQWATCH_SOURCES)): Runtime {
   // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
   // empty one is observed: a gateway may have made it and not written yet.
   const stateDir = resolveStateDirPath(options.stateDir);
@@ -63,6 +67,8 @@ export function openRuntime(options: TrackerOptions = {}): Runtime {
     onPass: (pass) => feed.publishStuck(pass.stuck, pass.at),
     onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
   });
+  const sources = new SourceSet(sourceSpecs);
+  sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   let closed = false;
   fillTextIndex(tracker, () => closed);
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
@@ -82,6 +88,7 @@ export function openRuntime(options: TrackerOptions = {}): Runtime {
     ingest,
     guard,
     feed,
+    sources,
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart),
     lastStuck: () => monitor.lastPass()?.stuck ?? [],
@@ -90,6 +97,7 @@ export function openRuntime(options: TrackerOptions = {}): Runtime {
     close() {
       closed = true;
       loopDelay.disable();
+      sources.close();
       // Stops the monitor, the ingest and the guard it started.
       tracker.close();
     },

@@ -12,6 +12,8 @@ import type { State } from "./states";
  * own checks (`filterFields`), which bring zod into the browser's bundle with them.
  */
 export interface RequestQuery {
+  /** Another program's queue the dashboard reads (`--source`), by its name; absent: the state folder. */
+  source?: string;
   states: State[];
   /** This workspace exactly (a link: a queue, a request's workspace). */
   workspace?: string;
@@ -70,6 +72,8 @@ export function parseActivityQuery(params: URLSearchParams): { range: ActivityRa
 /** Parse URL search params; anything unknown or malformed is a BAD_INPUT naming the parameter. */
 export function parseRequestQuery(params: URLSearchParams): RequestQuery {
   const query: RequestQuery = { ...DEFAULT_QUERY, states: [] };
+  const source = params.get("source");
+  if (source) query.source = checked(filterFields.workspace, source, "source");
   const states = params.get("states");
   if (states) {
     for (const state of states.split(",").map((text) => checked(filterFields.state, text, "states"))) {
@@ -120,6 +124,7 @@ export function parseRequestQuery(params: URLSearchParams): RequestQuery {
 /** The URL form of a query: only what differs from the default, in a stable order. */
 export function requestQueryParams(query: RequestQuery): URLSearchParams {
   const params = new URLSearchParams();
+  if (query.source) params.set("source", query.source);
   if (query.states.length) params.set("states", query.states.join(","));
   if (query.workspace) params.set("workspace", query.workspace);
   if (query.session) params.set("session", query.session);
@@ -160,6 +165,10 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
 
 /** Every request the query matches now, whatever the page: what "retry all matching" acts on. */
 export function toMatchFilter(query: RequestQuery, now: number, stuckIds: readonly string[]): Omit<ListFilters, "limit" | "cursor" | "sort" | "order"> {
+  // Never the folder's requests in a source's stead: actions and exports take the folder's only.
+  if (query.source) {
+    bad(`Rows of ${query.source} are read only here: reqwatch does not act on another program's queue, and exports the state folder's requests (\`reqwatch source --all --json\` prints a source's rows).`);
+  }
   const filters = toListFilters({ ...query, cursor: undefined }, now, stuckIds);
   return {
     states: filters.states,

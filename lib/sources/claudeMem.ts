@@ -2,12 +2,12 @@ import os from "node:os";
 import path from "node:path";
 import { formatDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
-import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import { emptyCounts, epochMs, safeName, type SourceMessage, type SourceRead } from "./sourceMessage";
+import { epochMs, type SourceMessage, type SourceRead } from "./sourceMessage";
+import { readNewest, readSummary, type Row, type SourceQueue } from "./sourceQueue";
 
 /** Where claude-mem keeps its database unless told otherwise. */
 export function defaultClaudeMemPath(): string {
@@ -77,41 +77,29 @@ function generationOf(columns: ReadonlySet<string>, sessionColumn: string, retir
   return "g2 (v8.2.6-v8.5.4)";
 }
 
-type Row = Record<string, unknown>;
-
-/**
- * The table in cheap reads: the count per status and when it was last written (aggregates), the
- * live rows (pending, processing: all that can be stuck), and the newest `newest` rows (-1: every
- * one; 0: none), mapped to requests with stuck reasons by claude-mem's rules.
- */
-export function readClaudeMem(db: SourceDb, shape: ClaudeMemShape, file: string, now: number, newest: number): SourceRead {
-  const what = "claude-mem source";
-  const optional = ["message_type", "tool_name", "tool_input", "tool_response", "cwd", "last_user_message", "retry_count", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch", "worker_pid", "agent_type", "tool_use_id", "session_db_id"];
-  const columns = ["id", "status", "created_at_epoch", shape.sessionColumn, ...optional.filter((name) => shape.columns.has(name))].map((name) => `p.${name}`);
+/** The claude-mem table as a source queue (lib/sources/sourceQueue.ts), mapped by claude-mem's own rules. */
+export function claudeMemQueue(shape: ClaudeMemShape, file: string): SourceQueue {
+  const optional = ["message_type", "tool_name", "tool_input", "tool_response", "last_user_message", "retry_count", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch", "worker_pid"];
   const join = shape.hasSessions && shape.columns.has("session_db_id");
-  const select = `SELECT ${columns.join(", ")}${join ? ", s.project AS project" : ""} FROM pending_messages p${join ? " LEFT JOIN sdk_sessions s ON s.id = p.session_db_id" : ""}`;
-  const timeColumns = ["created_at_epoch", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch"].filter((name) => shape.columns.has(name));
-  try {
-    const counts = emptyCounts();
-    let total = 0;
-    for (const { status, n } of db.prepare("SELECT status, count(*) AS n FROM pending_messages GROUP BY status").all() as { status: unknown; n: number }[]) {
-      counts[STATUS_STATE[String(status)] ?? "failed"] += n;
-      total += n;
-    }
-    const latest = db.prepare(`SELECT ${timeColumns.map((name) => `max(${name})`).join(", ")} FROM pending_messages`).raw().get() as unknown[];
-    const known = latest.map(epochMs).filter((t): t is number => t !== undefined);
-    const lastWriteAt = known.length ? Math.max(...known) : null;
-    const map = (rows: unknown[]) => (rows as Row[]).map((row) => toMessage(row, shape, now, lastWriteAt));
-    return {
-      counts,
-      total,
-      lastWriteAt,
-      live: map(db.prepare(`${select} WHERE p.status IN ('pending', 'processing') ORDER BY p.id DESC`).all()),
-      messages: newest === 0 ? [] : map(db.prepare(`${select} ORDER BY p.id DESC LIMIT ?`).all(newest)),
-    };
-  } catch (error) {
-    throw sourceReadError(error, file, what);
-  }
+  const prefix = "claude-mem-";
+  return {
+    kind: "claude-mem",
+    file,
+    table: "pending_messages",
+    from: `pending_messages t${join ? " LEFT JOIN sdk_sessions s ON s.id = t.session_db_id" : ""}`,
+    select: ["t.status", "t.created_at_epoch", ...optional.filter((name) => shape.columns.has(name)).map((name) => `t.${name}`)].join(", "),
+    id: "t.id",
+    status: "t.status",
+    statusValues: STATUS_STATE,
+    created: "reqwatch_time(t.created_at_epoch)",
+    times: ["created_at_epoch", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`),
+    // The project of the message's session names its workspace, as it does in claude-mem's viewer.
+    workspace: `coalesce(${join ? "reqwatch_name(s.project, 64)" : "NULL"}, 'claude-mem')`,
+    session: `reqwatch_name(t.${shape.sessionColumn}, 128)`,
+    text: ["tool_name", "tool_input", "tool_response", "last_user_message"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`),
+    rowId: (requestId) => (requestId.startsWith(prefix) && /^\d{1,18}$/.test(requestId.slice(prefix.length)) ? requestId.slice(prefix.length) : null),
+    toMessage: (row, now, lastWriteAt) => toMessage(row, shape, now, lastWriteAt),
+  };
 }
 
 function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: number | null): SourceMessage {
@@ -123,11 +111,11 @@ function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: nu
   const retries = typeof row.retry_count === "number" ? row.retry_count : undefined;
   const tool = typeof row.tool_name === "string" && row.tool_name ? row.tool_name : null;
   const kind = typeof row.message_type === "string" ? row.message_type : "message";
-  const sessionId = safeName(row[shape.sessionColumn], REQUEST_ID_PATTERN, 128);
+  const sessionId = typeof row._session === "string" ? row._session : undefined;
   const input = [row.tool_input, row.last_user_message].find((text): text is string => typeof text === "string" && text.length > 0);
   const request: RequestRecord = {
-    requestId: `claude-mem-${String(row.id)}`.slice(0, 128),
-    workspace: safeName(row.project, WORKSPACE_PATTERN, 64) ?? "claude-mem",
+    requestId: `claude-mem-${String(row._id)}`,
+    workspace: String(row._workspace),
     state,
     createdAt,
     queuedAt: createdAt,
@@ -162,7 +150,9 @@ export function inspectClaudeMem(file: string, now = Date.now(), newest = -1): S
   const db = openSourceDb(file, "claude-mem source");
   try {
     const shape = claudeMemShape(db, file);
-    return { file, shape, ...readClaudeMem(db, shape, file, now, newest) };
+    const queue = claudeMemQueue(shape, file);
+    const summary = readSummary(db, queue, now);
+    return { file, shape, ...summary, messages: newest === 0 ? [] : readNewest(db, queue, now, summary.lastWriteAt, newest) };
   } finally {
     db.close();
   }

@@ -1,6 +1,9 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { ReqwatchError } from "../model/errors";
+import { safeName, timeOf } from "./sourceMessage";
+
+const NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
 export type SourceDb = Database.Database;
 
@@ -22,6 +25,9 @@ export function openSourceDb(file: string, what: string): SourceDb {
   let db: SourceDb;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true, timeout: 2000 });
+    // What a row shows, computable in SQL, so a filter matches what the page shows (lib/sources/sourceQueue.ts).
+    db.function("reqwatch_name", { deterministic: true }, (value: unknown, max: unknown) => safeName(value, NAME, Number(max)) ?? null);
+    db.function("reqwatch_time", { deterministic: true }, (value: unknown) => timeOf(value) ?? null);
   } catch (error) {
     throw new ReqwatchError("IO_ERROR", `${what}: cannot open ${file}: ${(error as Error).message}`, { file }, { cause: error });
   }

@@ -38,3 +38,13 @@ export function safeName(value: unknown, pattern: RegExp, max: number): string |
   const name = String(value).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max);
   return pattern.test(name) ? name : undefined;
 }
+
+/** A time as job tables keep them: epoch ms or s, or an ISO or SQLite date-time text (UTC). */
+export function timeOf(value: unknown): number | undefined {
+  if (typeof value !== "string" || !value) return epochMs(value);
+  // Epoch seconds or ms as text (what SQLite's strftime('%s') gives).
+  if (/^\d+(\.\d+)?$/.test(value)) return epochMs(Number(value));
+  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) && !/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? `${value.replace(" ", "T")}Z` : value;
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? undefined : ms;
+}

@@ -28,3 +28,8 @@ export function parseSourceSpec(text: string, cwd = process.cwd()): SourceSpec {
   if (colon >= 0 && !where) throw new ReqwatchError("BAD_INPUT", `Source ${JSON.stringify(text)} names no file: use claude-mem:<path to claude-mem.db>, or claude-mem alone for ${defaultClaudeMemPath()}.`);
   return { kind, file: where ? resolve(where) : defaultClaudeMemPath() };
 }
+
+/** The spec as text, with its path absolute: what parses back to it from anywhere. */
+export function sourceText(spec: SourceSpec): string {
+  return spec.kind === "claude-mem" ? `claude-mem:${spec.file}` : `sqlite:${spec.mapping}`;
+}

@@ -3,12 +3,13 @@ import path from "node:path";
 import { z } from "zod";
 import { formatDuration, parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
-import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
+import { REQUEST_ID_PATTERN } from "../model/ids";
 import type { RequestRecord } from "../model/requestFormat";
 import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
-import { openSourceDb, sourceReadError } from "./openSourceDb";
-import { emptyCounts, epochMs, safeName, type SourceMessage, type SourceRead } from "./sourceMessage";
+import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
+import { safeName, timeOf, type SourceMessage, type SourceRead } from "./sourceMessage";
+import { readNewest, readSummary, type SourceQueue } from "./sourceQueue";
 
 const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column name (letters, digits and _)");
 
@@ -90,16 +91,6 @@ export function readTableMapping(file: string): TableMapping {
   return { ...parsed.data, database: path.resolve(path.dirname(file), parsed.data.database) };
 }
 
-/** A time as job tables keep them: epoch ms or s, or an ISO or SQLite date-time text (UTC). */
-function timeOf(value: unknown): number | undefined {
-  if (typeof value !== "string" || !value) return epochMs(value);
-  // Epoch seconds or ms as text (what SQLite's strftime('%s') gives).
-  if (/^\d+(\.\d+)?$/.test(value)) return epochMs(Number(value));
-  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) && !/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? `${value.replace(" ", "T")}Z` : value;
-  const ms = Date.parse(iso);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
 function text(value: unknown): string | undefined {
   if (value === null || value === undefined) return undefined;
   return typeof value === "string" ? value : String(value);
@@ -125,60 +116,65 @@ function readPidFile(file: string): number | null {
   }
 }
 
+/** The mapped table as a source queue (lib/sources/sourceQueue.ts), once every column the mapping names is found in it. */
+export function tableQueue(db: SourceDb, mapping: TableMapping): SourceQueue & { columns: string[] } {
+  const what = "sqlite source";
+  const file = mapping.database;
+  let columns: Set<string>;
+  try {
+    columns = new Set((db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(mapping.table) as string[]).map((name) => name.toLowerCase()));
+  } catch (error) {
+    throw sourceReadError(error, file, what);
+  }
+  if (!columns.size) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no table ${mapping.table}.`, { file });
+  // Each column the mapping names, under the key that names it.
+  const keyed: [string, string | undefined][] = [
+    ["id", mapping.id],
+    ["status.column", mapping.status.column],
+    ...Object.entries(mapping.times).map(([key, name]): [string, string | undefined] => [`times.${key}`, name]),
+    ...(["workspace", "session", "prompt", "output", "error", "pid"] as const).map((key): [string, string | undefined] => [key, mapping[key]]),
+    ["markers.payload", mapping.markers?.payload],
+  ];
+  const named = [...new Set(keyed.map(([, name]) => name).filter((name): name is string => name !== undefined))];
+  const missing = keyed.filter(([, name]) => name !== undefined && !columns.has(name.toLowerCase())).map(([key, name]) => `${key} (${name})`);
+  if (missing.length) {
+    throw new ReqwatchError("BAD_INPUT", `${what}: the mapping names columns ${mapping.table} in ${file} does not have: ${missing.join(", ")}; it has ${[...columns].join(", ")}. Nothing was read or changed.`, { file });
+  }
+  const column = (name: string) => `t."${name}"`;
+  const stuckAfterMs = mapping.stuckAfter === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(mapping.stuckAfter, "stuckAfter");
+  const prefix = `${mapping.table}-`;
+  return {
+    kind: "sqlite",
+    file,
+    table: mapping.table,
+    columns: [...columns].sort(),
+    from: `"${mapping.table}" t`,
+    select: named.map((name) => `${column(name)} AS "${name}"`).join(", "),
+    id: column(mapping.id),
+    status: column(mapping.status.column),
+    statusValues: mapping.status.values as Record<string, State>,
+    created: `reqwatch_time(${column(mapping.times.created)})`,
+    times: Object.values(mapping.times).map(column),
+    workspace: mapping.workspace ? `coalesce(reqwatch_name(${column(mapping.workspace)}, 64), '${mapping.table.slice(0, 64)}')` : `'${mapping.table.slice(0, 64)}'`,
+    session: mapping.session ? `reqwatch_name(${column(mapping.session)}, 128)` : null,
+    text: [mapping.prompt, mapping.output, mapping.error].filter((name): name is string => name !== undefined).map(column),
+    // The id as the row keeps it (a request id shows it with anything but letters, digits, _ and - as _).
+    rowId: (requestId) => (requestId.startsWith(prefix) && requestId.length > prefix.length ? requestId.slice(prefix.length) : null),
+    toMessage: (row, now) => toMessage(row, mapping, stuckAfterMs, now),
+  };
+}
+
 /**
  * Open the mapped table read-only: the count per status and the newest time (aggregates), the live
  * jobs (what can be stuck) and the newest `newest` (-1: every one; 0: none), with stuck reasons by
  * their markers and pid.
  */
 export function inspectTable(mapping: TableMapping, now = Date.now(), newest = -1): SourceRead & { columns: string[] } {
-  const what = "sqlite source";
-  const file = mapping.database;
-  const db = openSourceDb(file, what);
+  const db = openSourceDb(mapping.database, "sqlite source");
   try {
-    const columns = new Set((db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(mapping.table) as string[]).map((name) => name.toLowerCase()));
-    if (!columns.size) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no table ${mapping.table}.`, { file });
-    // Each column the mapping names, under the key that names it.
-    const keyed: [string, string | undefined][] = [
-      ["id", mapping.id],
-      ["status.column", mapping.status.column],
-      ...Object.entries(mapping.times).map(([key, name]): [string, string | undefined] => [`times.${key}`, name]),
-      ...(["workspace", "session", "prompt", "output", "error", "pid"] as const).map((key): [string, string | undefined] => [key, mapping[key]]),
-      ["markers.payload", mapping.markers?.payload],
-    ];
-    const named = [...new Set(keyed.map(([, name]) => name).filter((name): name is string => name !== undefined))];
-    const missing = keyed.filter(([, name]) => name !== undefined && !columns.has(name.toLowerCase())).map(([key, name]) => `${key} (${name})`);
-    if (missing.length) {
-      throw new ReqwatchError("BAD_INPUT", `${what}: the mapping names columns ${mapping.table} in ${file} does not have: ${missing.join(", ")}; it has ${[...columns].join(", ")}. Nothing was read or changed.`, { file });
-    }
-    const quote = (name: string) => `"${name}"`;
-    const table = quote(mapping.table);
-    const status = quote(mapping.status.column);
-    try {
-      const counts = emptyCounts();
-      let total = 0;
-      for (const [value, n] of db.prepare(`SELECT ${status}, count(*) FROM ${table} GROUP BY ${status}`).raw().all() as [unknown, number][]) {
-        counts[(mapping.status.values[text(value) ?? ""] as State | undefined) ?? "failed"] += n;
-        total += n;
-      }
-      const times = Object.values(mapping.times);
-      const latest = (db.prepare(`SELECT ${times.map((name) => `max(${quote(name)})`).join(", ")} FROM ${table}`).raw().get() as unknown[]).map(timeOf).filter((t): t is number => t !== undefined);
-      const lastWriteAt = latest.length ? Math.max(...latest) : null;
-      const live = Object.entries(mapping.status.values).filter(([, state]) => state === "processing" || state === "queued" || state === "created").map(([value]) => value);
-      const select = `SELECT ${named.map(quote).join(", ")} FROM ${table}`;
-      const stuckAfterMs = mapping.stuckAfter === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(mapping.stuckAfter, "stuckAfter");
-      const map = (rows: unknown[]) => (rows as Record<string, unknown>[]).map((row) => toMessage(row, mapping, stuckAfterMs, now));
-      const order = ` ORDER BY ${quote(mapping.id)} DESC`;
-      return {
-        columns: [...columns].sort(),
-        counts,
-        total,
-        lastWriteAt,
-        live: live.length ? map(db.prepare(`${select} WHERE ${status} IN (${live.map(() => "?").join(", ")})${order}`).all(...live)) : [],
-        messages: newest === 0 ? [] : map(db.prepare(`${select}${order} LIMIT ?`).all(newest)),
-      };
-    } catch (error) {
-      throw sourceReadError(error, file, what);
-    }
+    const queue = tableQueue(db, mapping);
+    const summary = readSummary(db, queue, now);
+    return { columns: queue.columns, ...summary, messages: newest === 0 ? [] : readNewest(db, queue, now, summary.lastWriteAt, newest) };
   } finally {
     db.close();
   }
@@ -204,11 +200,11 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
   const updatedAt = time("updated");
   const createdAt = created ?? startedAt ?? finishedAt ?? updatedAt ?? 0;
   if (mapped === undefined) problems.unshift(`status ${JSON.stringify(status)} is not in the mapping's status.values`);
-  const id = safeName(`${mapping.table}-${text(row[mapping.id]) ?? ""}`, REQUEST_ID_PATTERN, 128)!;
-  const sessionId = mapping.session ? safeName(row[mapping.session], REQUEST_ID_PATTERN, 128) : undefined;
+  const id = safeName(`${mapping.table}-${text(row._id) ?? ""}`, REQUEST_ID_PATTERN, 128)!;
+  const sessionId = typeof row._session === "string" ? row._session : undefined;
   const request: RequestRecord = {
     requestId: id,
-    workspace: (mapping.workspace ? safeName(row[mapping.workspace], WORKSPACE_PATTERN, 64) : undefined) ?? mapping.table.slice(0, 64),
+    workspace: String(row._workspace),
     state,
     createdAt,
     queuedAt: createdAt,

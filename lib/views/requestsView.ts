@@ -14,6 +14,10 @@ import type { Tracker } from "../tracker";
 /** A table row: the list row and, when the monitor flagged it, why it is stuck. */
 export interface RequestRow extends RequestSummary {
   stuckReason: string | null;
+  /** The source the row comes from (lib/views/sourceRowsView.ts); absent for the state folder's. */
+  source?: string;
+  /** For a source's row: something worth knowing that is not stuck (a failure at the retry limit). */
+  note?: string | null;
 }
 
 export interface RequestsView {

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { aDeadPid } from "./processes";
 
 /**
  * claude-mem databases of every generation of its `pending_messages` queue (from the formats in
@@ -133,4 +134,25 @@ export function addMessage(db: Database.Database, message: MessageInput): number
   if (message.status === "failed" && !columns.has("failed_at_epoch")) values.completed_at_epoch = message.finishedAt ?? null;
   const names = Object.keys(values).filter((name) => columns.has(name));
   return Number(db.prepare(`INSERT INTO pending_messages (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`).run(...names.map((name) => values[name])).lastInsertRowid);
+}
+
+/**
+ * A g6 claude-mem database in WAL mode, as claude-mem keeps it, with the owner's connection left
+ * open and one message of each kind: a processing one whose worker is gone (stuck), one whose
+ * worker runs (this process), one pending, one processed, one failed at the retry limit.
+ */
+export function claudeMemWithOneOfEach(file: string) {
+  const db = createClaudeMemDb(file, "g6");
+  db.pragma("journal_mode = WAL");
+  const now = Date.now();
+  const min = 60_000;
+  const dead = aDeadPid();
+  const ids = {
+    crashed: addMessage(db, { status: "processing", createdAt: now - 3 * min, startedAt: now - 2 * min, workerPid: dead, project: "web", tool: "Edit", input: "fix the login form" }),
+    running: addMessage(db, { status: "processing", createdAt: now - 2 * min, startedAt: now - min, workerPid: process.pid, project: "web", session: "sess-2" }),
+    waiting: addMessage(db, { status: "pending", createdAt: now - min, project: "api", session: "sess-3" }),
+    done: addMessage(db, { status: "processed", createdAt: now - 30 * min, startedAt: now - 29 * min, finishedAt: now - 28 * min, response: "observed: tests pass", project: "api", session: "sess-3" }),
+    failed: addMessage(db, { status: "failed", createdAt: now - 40 * min, startedAt: now - 39 * min, finishedAt: now - 38 * min, retries: 3, project: "api", session: "sess-3" }),
+  };
+  return { db, ids, dead, now };
 }

@@ -2,10 +2,12 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { Option, type Command } from "commander";
+import { sourceText } from "../../sources/sourceSpec";
+import { sourcesFromEnv } from "../../sources/liveSource";
 import { resolveStateDirPath, STATE_DIR_ENV } from "../../files/stateDir";
 import { isLoopbackHost } from "../../http/loopback";
 import { UsageError } from "../context";
-import { integerBetween } from "../parse";
+import { integerBetween, source } from "../parse";
 
 const DEFAULT_PORT = 4600;
 
@@ -18,9 +20,15 @@ export function registerDashboard(program: Command): void {
     .option("--host <address>", "address to listen on (default: $REQWATCH_HOST, else 127.0.0.1; anything else prints a warning)")
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
     .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
+    .option(
+      "--source <source>",
+      "also show another program's queue, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json> (repeat for several; default: $REQWATCH_SOURCES)",
+      // Made absolute here: the server runs elsewhere.
+      (value: string, previous: string[] = []) => [...previous, sourceText(source(value))],
+    )
     // `npm run dev` in the repository: Next.js in development mode, on the project's sources.
     .addOption(new Option("--dev").hideHelp())
-    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; dev?: boolean }, command: Command) => {
+    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; source?: string[]; dev?: boolean }, command: Command) => {
       const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
       const stateDir = resolveStateDirPath(named);
       // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.
@@ -32,6 +40,14 @@ export function registerDashboard(program: Command): void {
       if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
 
       console.log(`reqwatch: state directory ${stateDir}`);
+      if (!options.source && process.env.REQWATCH_SOURCES) {
+        try {
+          sourcesFromEnv(process.env.REQWATCH_SOURCES);
+        } catch (error) {
+          throw new UsageError(`REQWATCH_SOURCES: ${(error as Error).message}`);
+        }
+      }
+      for (const source of options.source ?? []) console.log(`reqwatch: source ${source}, read-only`);
       // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.
       const server = spawn(process.execPath, [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])], {
         // The channel closes when this process dies, even by SIGKILL: the server then stops too.
@@ -43,6 +59,8 @@ export function registerDashboard(program: Command): void {
           [STATE_DIR_ENV]: stateDir,
           ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
           ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
+          // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.
+          ...(options.source && { REQWATCH_SOURCES: JSON.stringify(options.source) }),
         },
       });
       for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));

@@ -1,12 +1,16 @@
 import { once } from "node:events";
 import { Option, type Command } from "commander";
+import { ReqwatchError, type ErrorCode } from "../../model/errors";
+import { LiveSource, sourceNames } from "../../sources/liveSource";
+import type { SourceSpec } from "../../sources/sourceSpec";
+import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
 import { exportChunks, EXPORT_FORMATS } from "../../views/exportRows";
-import { withTracker } from "../context";
+import { UsageError, withTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
-import { integerBetween, since, states } from "../parse";
+import { integerBetween, since, source, states } from "../parse";
 
 export function registerList(program: Command): void {
   program
@@ -26,8 +30,10 @@ export function registerList(program: Command): void {
     .option("-n, --limit <n>", `rows per page (1-${MAX_PAGE_SIZE})`, integerBetween(1, MAX_PAGE_SIZE), 50)
     .option("--cursor <cursor>", "continue after a previous page")
     .option("--json", "print the page as JSON ({ items, nextCursor })")
+    .option("--source <source>", "list another program's queue instead, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json> (in its id order, newest first; filters by workspace, state, session and creation time)", source)
     .addOption(new Option("--format <format>", "every matching request, every page, as CSV or JSON Lines (streamed; --limit is the page size)").choices(EXPORT_FORMATS).conflicts(["json", "cursor"]))
     .action(async (options, command: Command) => {
+      if (options.source) return listSource(options.source as SourceSpec, options, command);
       const filter = {
         workspace: options.workspace,
         states: options.state as State[] | undefined,
@@ -58,4 +64,41 @@ export function registerList(program: Command): void {
       );
       if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
     });
+}
+
+/** `list --source`: a page of another program's queue, read-only, with each row's stuck reason by its owner's rules. */
+function listSource(spec: SourceSpec, options: Record<string, unknown>, command: Command): void {
+  const unfit: string[] = ["callbackFailed", "updatedSince", "updatedBefore", "format"].filter((key) => options[key] !== undefined);
+  if (command.getOptionValueSource("sort") === "cli") unfit.push("sort");
+  if (unfit.length) {
+    const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    throw new UsageError(`${unfit.map(flag).join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks or update times, lists in its id order (--order sets which way), and \`reqwatch source --all --json\` prints its rows.`);
+  }
+  const [name] = sourceNames([spec]);
+  const source = new LiveSource(name!, spec);
+  try {
+    source.refresh();
+    const failure = source.status().error;
+    if (failure) throw new ReqwatchError(failure.code as ErrorCode, failure.message);
+    const page = sourceRows(source, {
+      workspace: options.workspace as string | undefined,
+      states: options.state as State[] | undefined,
+      sessionId: options.session as string | undefined,
+      createdFrom: options.createdSince as number | undefined,
+      createdTo: options.createdBefore as number | undefined,
+      order: options.order as "asc" | "desc",
+      limit: options.limit as number,
+      cursor: options.cursor as string | undefined,
+    });
+    if (options.json) return printJson(page);
+    if (!page.items.length) return printLine("No rows match.");
+    const now = Date.now();
+    printTable(
+      ["ID", "WORKSPACE", "STATE", "IN STATE", "ATTEMPT", "CREATED", "STUCK / NOTE"],
+      page.items.map((r) => [r.requestId, r.workspace, r.state, formatDuration(Math.max(0, now - r.stateSince)), String(r.attempt ?? "-"), formatAgo(r.createdAt, now), r.stuckReason ? `stuck: ${r.stuckReason}` : (r.note ?? "-")]),
+    );
+    if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
+  } finally {
+    source.close();
+  }
 }

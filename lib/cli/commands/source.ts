@@ -1,25 +1,16 @@
-import { Argument, InvalidArgumentError, type Command } from "commander";
+import { Argument, type Command } from "commander";
 import { formatAgo, formatDuration } from "../../model/duration";
-import { isReqwatchError } from "../../model/errors";
 import { STATES } from "../../model/states";
 import { parseSourceSpec, type SourceSpec } from "../../sources/sourceSpec";
 import { sourceView } from "../../views/sourceView";
 import { printJson, printLine, printTable } from "../output";
-import { integerBetween } from "../parse";
-
-function sourceSpec(value: string): SourceSpec {
-  try {
-    return parseSourceSpec(value);
-  } catch (error) {
-    throw new InvalidArgumentError(isReqwatchError(error) ? error.message : String(error));
-  }
-}
+import { integerBetween, source } from "../parse";
 
 export function registerSource(program: Command): void {
   program
     .command("source")
     .addArgument(
-      new Argument("[source]", "claude-mem (at ~/.claude-mem/claude-mem.db), claude-mem:<path>, or sqlite:<mapping.json>").argParser(sourceSpec).default(parseSourceSpec("claude-mem"), "claude-mem"),
+      new Argument("[source]", "claude-mem (at ~/.claude-mem/claude-mem.db), claude-mem:<path>, or sqlite:<mapping.json>").argParser(source).default(parseSourceSpec("claude-mem"), "claude-mem"),
     )
     .description(
       "Read another program's queue, read-only, and say what is stuck in it by that program's own rules: claude-mem's pending_messages in any of its schema generations, or any SQLite job table a mapping file describes (see the README). The database is never written (SQLite may add the -wal and -shm files a reader needs beside it).",

@@ -1,0 +1,91 @@
+"use client";
+
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { formatAgo } from "@/lib/model/duration";
+import { requestQueryParams, DEFAULT_QUERY } from "@/lib/model/requestQuery";
+import type { SourceStatus } from "@/lib/sources/liveSource";
+import { sourcesOptions } from "../data/queries";
+import { useNow } from "../data/useNow";
+import { TableHead } from "../TableHead";
+
+/** A source's row's own page. */
+export function sourceRowPath(source: string, requestId: string): string {
+  return `/sources/${encodeURIComponent(source)}/${encodeURIComponent(requestId)}`;
+}
+
+/** The requests page for a source, with more filters if given. */
+export function sourceTablePath(source: string, stuck = false): string {
+  return `/requests?${requestQueryParams({ ...DEFAULT_QUERY, source, stuck })}`;
+}
+
+function what(source: SourceStatus): string {
+  return source.kind === "claude-mem" ? `claude-mem's ${source.table ?? "pending_messages"}` : `table ${source.table ?? "?"}`;
+}
+
+/** Over a source's table: what it is, where it is read from, and why it cannot be read when it cannot. */
+export function SourceLine({ source }: { source: SourceStatus }) {
+  const now = useNow(5000);
+  return (
+    <p className={source.error ? "notice" : "muted"} role={source.error ? "alert" : undefined} data-testid="source-line">
+      {source.error
+        ? `${source.name} cannot be read: ${source.error.message}`
+        : `${what(source)} in ${source.file}, read only${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last written ${source.lastWriteAt === null ? "never" : formatAgo(source.lastWriteAt, now)}.`}
+    </p>
+  );
+}
+
+/** Every source: rows, stuck, last write, or why it cannot be read (the overview and the Health page). */
+export function SourcesTable({ initial, detail = false }: { initial: SourceStatus[]; detail?: boolean }) {
+  const { data: sources = initial } = useQuery({ ...sourcesOptions(), initialData: initial });
+  const now = useNow(5000);
+  if (!sources.length) return null;
+  return (
+    <table aria-label="Sources">
+      <TableHead columns={["Source", "Reads", "Rows", "Queued", "Processing", "Stuck", "Last written", ...(detail ? ["Last read"] : [])]} />
+      <tbody>
+        {sources.map((source) => (
+          <tr key={source.name} className={source.error ? "stuck" : undefined}>
+            <td>
+              <Link href={sourceTablePath(source.name)} prefetch={false}>{source.name}</Link>
+            </td>
+            <td>
+              {what(source)}
+              {detail && source.file && <div className="muted">{source.file}{source.mapping ? ` (mapping ${source.mapping})` : ""}</div>}
+              {source.generation && <div className="muted">schema {source.generation}{source.retired ? "; no longer processed by claude-mem" : ""}</div>}
+              {source.error && <div className="why" role="alert">cannot be read: {source.error.message}</div>}
+            </td>
+            <td className="num">{source.error ? "—" : source.total}</td>
+            <td className="num">{source.error ? "—" : source.counts.queued}</td>
+            <td className="num">{source.error ? "—" : source.counts.processing}</td>
+            <td className="num">{source.error ? "—" : source.stuck ? <Link href={sourceTablePath(source.name, true)} prefetch={false}>{source.stuck} stuck</Link> : 0}</td>
+            <td className="num" suppressHydrationWarning>{source.lastWriteAt === null ? "—" : formatAgo(source.lastWriteAt, now)}</td>
+            {detail && <td className="num" suppressHydrationWarning>{source.readAt === null ? "—" : `${formatAgo(source.readAt, now)}, ${source.readMs} ms`}</td>}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** In the header: each source with stuck rows, or that cannot be read, as a badge beside the folder's stuck count. */
+export function SourceBadges({ initial }: { initial: SourceStatus[] }) {
+  const { data: sources = initial } = useQuery({ ...sourcesOptions(), initialData: initial });
+  return (
+    <>
+      {sources
+        .filter((source) => source.error || source.stuck > 0)
+        .map((source) =>
+          source.error ? (
+            <Link key={source.name} prefetch={false} href="/health" className="stuck-badge alert" title={source.error.message}>
+              {source.name}: cannot be read
+            </Link>
+          ) : (
+            <Link key={source.name} prefetch={false} href={sourceTablePath(source.name, true)} className="stuck-badge alert" title={`${what(source)}, read only`}>
+              {source.name}: {source.stuck} stuck
+            </Link>
+          ),
+        )}
+    </>
+  );
+}

@@ -1,0 +1,269 @@
+import fs from "node:fs";
+import path from "node:path";
+import { ReqwatchError } from "../model/errors";
+import type { ResolvedListFilters } from "../model/listFilters";
+import type { State } from "../model/states";
+import { claudeMemQueue, claudeMemShape } from "./claudeMem";
+import { openSourceDb, type SourceDb } from "./openSourceDb";
+import { emptyCounts, safeName, type SourceMessage } from "./sourceMessage";
+import { readOne, readPage, readSummary, type SourcePage, type SourceQueue } from "./sourceQueue";
+import { parseSourceSpec, type SourceSpec } from "./sourceSpec";
+import { readTableMapping, tableQueue } from "./sqliteTable";
+
+/** A source as the Health page, the table's source filter and the event stream show it. */
+export interface SourceStatus {
+  /** What the table's filter and links call it (`?source=`). */
+  name: string;
+  kind: SourceSpec["kind"];
+  /** The database (for a sqlite source, once its mapping was read). */
+  file: string | null;
+  /** The mapping file, for a sqlite source. */
+  mapping: string | null;
+  table: string | null;
+  /** For claude-mem: the release range whose schema the table matches best. */
+  generation: string | null;
+  /** For claude-mem: whether claude-mem no longer processes the table. */
+  retired: boolean;
+  /** Why it cannot be read now (it is tried again every few seconds); null when it can. */
+  error: { code: string; message: string } | null;
+  counts: Record<State, number>;
+  total: number;
+  stuck: number;
+  lastWriteAt: number | null;
+  /** When it was last read, and how long that took (ms). */
+  readAt: number | null;
+  readMs: number | null;
+}
+
+/** A read again at least this often while nothing is written: stuck reasons depend on the time. */
+const RESUMMARIZE_MS = 5000;
+/** A source that cannot be read is tried again this often. */
+const REOPEN_MS = 2000;
+
+/**
+ * One source the dashboard shows: a read-only connection kept open (SQLite's data_version then
+ * says, for the cost of a pragma, whether the owner committed since the last look), the table's
+ * counts and stuck rows as of the last look, and pages read on demand. A file replaced under the
+ * same name (a new inode) is reopened; a source that fails is reported and tried again, alone.
+ */
+export class LiveSource {
+  private db: SourceDb | null = null;
+  private queue: SourceQueue | null = null;
+  private describe: Pick<SourceStatus, "file" | "mapping" | "table" | "generation" | "retired"> = { file: null, mapping: null, table: null, generation: null, retired: false };
+  private ino = 0;
+  private version: number | null = null;
+  private summary: { counts: Record<State, number>; total: number; lastWriteAt: number | null; stuck: SourceMessage[] } | null = null;
+  private error: ReqwatchError | null = null;
+  private readAt: number | null = null;
+  private readMs: number | null = null;
+  private failedAt = 0;
+
+  constructor(
+    readonly name: string,
+    readonly spec: SourceSpec,
+  ) {}
+
+  /** Look again (cheap when nothing was written); true when what the source shows changed. */
+  refresh(now = Date.now()): boolean {
+    const before = this.fingerprint();
+    try {
+      if (this.db && this.replaced()) this.close();
+      if (!this.db) {
+        if (this.error && now - this.failedAt < REOPEN_MS) return false;
+        this.open();
+      }
+      const version = this.db!.pragma("data_version", { simple: true }) as number;
+      if (this.readAt !== null) {
+        const since = now - this.readAt;
+        // A busy owner is read at most a quarter of the time, whatever its pace.
+        if (version === this.version ? since < RESUMMARIZE_MS : since < 4 * (this.readMs ?? 0)) return false;
+      }
+      const started = performance.now();
+      const { counts, total, lastWriteAt, live } = readSummary(this.db!, this.queue!, now);
+      this.summary = { counts, total, lastWriteAt, stuck: live.filter((message) => message.stuck !== null) };
+      this.version = version;
+      this.readAt = now;
+      this.readMs = Math.round((performance.now() - started) * 10) / 10;
+      this.error = null;
+    } catch (error) {
+      this.fail(error, now);
+    }
+    return this.fingerprint() !== before;
+  }
+
+  status(): SourceStatus {
+    const summary = this.summary;
+    return {
+      name: this.name,
+      kind: this.spec.kind,
+      ...this.describe,
+      error: this.error && { code: this.error.code, message: this.error.message },
+      counts: summary?.counts ?? emptyCounts(),
+      total: summary?.total ?? 0,
+      stuck: summary?.stuck.length ?? 0,
+      lastWriteAt: summary?.lastWriteAt ?? null,
+      readAt: this.readAt,
+      readMs: this.readMs,
+    };
+  }
+
+  /** The stuck rows as of the last look, newest first. */
+  stuck(): readonly SourceMessage[] {
+    return this.summary?.stuck ?? [];
+  }
+
+  page(filters: ResolvedListFilters, now = Date.now()): SourcePage {
+    return this.reading(now, (db, queue) => readPage(db, queue, this.name, filters, now, this.summary?.lastWriteAt ?? null));
+  }
+
+  get(requestId: string, now = Date.now()): SourceMessage | null {
+    return this.reading(now, (db, queue) => readOne(db, queue, requestId, now, this.summary?.lastWriteAt ?? null));
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = null;
+    this.queue = null;
+    this.version = null;
+  }
+
+  private reading<T>(now: number, read: (db: SourceDb, queue: SourceQueue) => T): T {
+    if (!this.db) this.refresh(now);
+    if (!this.db || !this.queue) throw this.error ?? new ReqwatchError("IO_ERROR", `Source ${this.name} cannot be read.`);
+    try {
+      return read(this.db, this.queue);
+    } catch (error) {
+      // A bad cursor is the caller's; anything else is the source's, and shows on the Health page.
+      if (!(error instanceof ReqwatchError && error.code === "BAD_INPUT")) this.fail(error, now);
+      throw error;
+    }
+  }
+
+  private open(): void {
+    if (this.spec.kind === "claude-mem") {
+      const file = this.spec.file;
+      this.describe = { ...this.describe, file, table: "pending_messages" };
+      const db = openSourceDb(file, "claude-mem source");
+      try {
+        const shape = claudeMemShape(db, file);
+        this.describe = { file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired };
+        this.queue = claudeMemQueue(shape, file);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      this.db = db;
+    } else {
+      this.describe = { ...this.describe, mapping: this.spec.mapping };
+      const mapping = readTableMapping(this.spec.mapping);
+      this.describe = { ...this.describe, file: mapping.database, table: mapping.table };
+      const db = openSourceDb(mapping.database, "sqlite source");
+      try {
+        this.queue = tableQueue(db, mapping);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      this.db = db;
+    }
+    this.ino = this.inode() ?? 0;
+  }
+
+  private inode(): number | null {
+    try {
+      return fs.statSync(this.describe.file!).ino;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The file was deleted or replaced since it was opened: the open connection reads what is gone. */
+  private replaced(): boolean {
+    return this.inode() !== this.ino;
+  }
+
+  private fail(error: unknown, now: number): void {
+    this.close();
+    this.summary = null;
+    this.failedAt = now;
+    this.error = error instanceof ReqwatchError ? error : new ReqwatchError("IO_ERROR", `Source ${this.name}: ${(error as Error).message}`, {}, { cause: error });
+  }
+
+  private fingerprint(): string {
+    const s = this.summary;
+    return JSON.stringify([this.version, this.error?.message, s?.total, s?.counts, s?.lastWriteAt, s?.stuck.map((m) => [m.request.requestId, m.stuck])]);
+  }
+}
+
+/** The names a list of sources goes by: claude-mem's kind, a mapping's file name; a second of the same name gets -2. */
+export function sourceNames(specs: readonly SourceSpec[]): string[] {
+  const taken = new Set<string>();
+  return specs.map((spec) => {
+    const base = spec.kind === "claude-mem" ? "claude-mem" : (safeName(path.basename(spec.mapping).replace(/\.json$/i, ""), /^[A-Za-z0-9_-]{1,64}$/, 48) ?? "sqlite");
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
+    taken.add(name);
+    return name;
+  });
+}
+
+/** `REQWATCH_SOURCES`: source specs separated by commas, or a JSON array of them (what `reqwatch dashboard --source` passes). */
+export function sourcesFromEnv(value: string | undefined, cwd = process.cwd()): SourceSpec[] {
+  if (!value?.trim()) return [];
+  let list: unknown = null;
+  if (value.trim().startsWith("[")) {
+    try {
+      list = JSON.parse(value);
+    } catch {
+      list = null;
+    }
+    if (!Array.isArray(list) || !list.every((item) => typeof item === "string")) throw new ReqwatchError("BAD_INPUT", "REQWATCH_SOURCES: a JSON list must be a list of source texts.");
+  }
+  return ((list as string[] | null) ?? value.split(",")).map((text) => text.trim()).filter(Boolean).map((text) => parseSourceSpec(text, cwd));
+}
+
+/**
+ * The dashboard's sources, looked at every `pollMs` (data_version: a pragma each); `onChange` hears
+ * of each look that changed what one shows. Sources are independent: one that fails changes
+ * nothing for the others.
+ */
+export class SourceSet {
+  readonly sources: readonly LiveSource[];
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(specs: readonly SourceSpec[]) {
+    const names = sourceNames(specs);
+    this.sources = specs.map((spec, i) => new LiveSource(names[i]!, spec));
+  }
+
+  start(onChange: (changed: string[]) => void, pollMs = 250): void {
+    if (!this.sources.length || this.timer) return;
+    const look = () => {
+      const changed = this.sources.filter((source) => source.refresh()).map((source) => source.name);
+      if (changed.length) onChange(changed);
+    };
+    look();
+    this.timer = setInterval(look, pollMs);
+    this.timer.unref();
+  }
+
+  statuses(): SourceStatus[] {
+    return this.sources.map((source) => source.status());
+  }
+
+  /** The source of that name; NOT_FOUND naming the ones there are. */
+  get(name: string): LiveSource {
+    const source = this.sources.find((candidate) => candidate.name === name);
+    if (!source) {
+      const known = this.sources.map((candidate) => candidate.name);
+      throw new ReqwatchError("NOT_FOUND", `No source is named ${JSON.stringify(name)}; ${known.length ? `the dashboard reads ${known.join(", ")}` : "the dashboard reads none (start it with --source)"}.`);
+    }
+    return source;
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const source of this.sources) source.close();
+  }
+}

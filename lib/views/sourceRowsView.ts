@@ -1,0 +1,71 @@
+import { resolveListFilters, type ListFilters } from "../model/listFilters";
+import { TEXT_FIELDS, type RequestRecord } from "../model/requestFormat";
+import { toListFilters, type RequestQuery } from "../model/requestQuery";
+import { stateEnteredAt } from "../model/transition";
+import type { LiveSource, SourceStatus } from "../sources/liveSource";
+import type { SourceMessage } from "../sources/sourceMessage";
+import { DISPLAY_TEXT_CHARS, type RequestDetailView, type RequestRow, type RequestsView } from "./requestsView";
+
+/** A source's row as the requests table shows it: what the table holds that a source can tell, and its source. */
+function rowOf(message: SourceMessage, source: string): RequestRow {
+  const { request } = message;
+  return {
+    requestId: request.requestId,
+    workspace: request.workspace,
+    sessionId: request.sessionId ?? null,
+    chatId: null,
+    state: request.state,
+    previousState: null,
+    createdAt: request.createdAt,
+    lastUpdatedAt: request.lastUpdatedAt,
+    stateSince: stateEnteredAt(request),
+    attempt: request.attempt ?? null,
+    model: null,
+    tokens: null,
+    version: 0,
+    stuckReason: message.stuck,
+    source,
+    note: message.note,
+  };
+}
+
+/**
+ * One page of a source's rows for the requests page's URL query: the same filters as the folder's
+ * table, in the source's id order (newest first unless `order=asc`); "stuck only" takes the stuck
+ * rows of the source's latest look.
+ */
+export function sourceRequestsView(source: LiveSource, query: RequestQuery, now = Date.now(), limit = 50): RequestsView {
+  const stuck = query.stuck ? source.stuck().map((message) => message.request.requestId) : [];
+  const view = sourceRows(source, toListFilters(query, now, stuck, limit), now);
+  return query.stuck ? { ...view, items: view.items.filter((item) => item.stuckReason !== null) } : view;
+}
+
+/** A page of a source's rows for list filters (`reqwatch list --source`; the table's view above). */
+export function sourceRows(source: LiveSource, filters: ListFilters, now = Date.now()): RequestsView {
+  const page = source.page(resolveListFilters(filters), now);
+  return { items: page.items.map((message) => rowOf(message, source.name)), nextCursor: page.nextCursor };
+}
+
+/** A source's row on its own page: the record as mapped (texts cut as for any request), why it is stuck, and the source. */
+export interface SourceRequestView {
+  source: SourceStatus;
+  request: RequestRecord;
+  truncated: RequestDetailView["truncated"];
+  stuckReason: string | null;
+  note: string | null;
+}
+
+export function sourceRequestView(source: LiveSource, requestId: string, now = Date.now()): SourceRequestView | null {
+  const message = source.get(requestId, now);
+  if (!message) return null;
+  const truncated: SourceRequestView["truncated"] = {};
+  const request = { ...message.request };
+  for (const field of TEXT_FIELDS) {
+    const text = request[field];
+    if (typeof text === "string" && text.length > DISPLAY_TEXT_CHARS) {
+      truncated[field] = text.length;
+      request[field] = text.slice(0, DISPLAY_TEXT_CHARS);
+    }
+  }
+  return { source: source.status(), request, truncated, stuckReason: message.stuck, note: message.note };
+}
