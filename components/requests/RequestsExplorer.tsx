@@ -15,6 +15,8 @@ import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions, sourcesOptions } from "../data/queries";
 import type { SourceStatus } from "@/lib/sources/liveSource";
 import { SourceLine, sourceRowPath } from "../sources/SourceParts";
+import { SourceActionDialog } from "../sources/SourceActionDialog";
+import type { SourceActionKind } from "@/lib/sources/sourceActions";
 import { EmptyState } from "../EmptyState";
 import { RequestFilters } from "./RequestFilters";
 import { RequestsTable } from "./RequestsTable";
@@ -75,7 +77,12 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
   const { data: sources = initialSources } = useQuery({ ...sourcesOptions(), initialData: initialSources });
   const source = query.source ? sources.find((candidate) => candidate.name === query.source) : undefined;
   // Another program's queue is read, never acted on: every action says so.
-  const noActions = query.source ? `${query.source} is another program's queue, read only: reqwatch does not act on it.` : readOnly;
+  const noActions = query.source
+    ? source?.writable
+      ? null
+      : `${query.source} is another program's queue, read only here: to retry and delete where its own recovery does the same, start the dashboard with --source <source>?write=1 (claude-mem only).`
+    : readOnly;
+  const [sourceAction, setSourceAction] = useState<{ kind: SourceActionKind; ids: string[] } | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [action, setAction] = useState<ActionRequest | null>(null);
   const [history, setHistory] = useState<string[]>([]);
@@ -106,7 +113,8 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
     retry: (current) => {
       const ids = selected.size ? [...selected] : current ? [current] : [];
       if (!ids.length || noActions !== null) return false;
-      setAction({ kind: "retry", ids });
+      if (query.source) setSourceAction({ kind: "retry", ids });
+      else setAction({ kind: "retry", ids });
       return true;
     },
     focusSearch: () => document.getElementById("filter-search")?.focus(),
@@ -121,15 +129,28 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
       <RequestFilters query={query} onChange={setFilters} sources={sources} />
       {source && <SourceLine source={source} />}
       <div className="toolbar" role="toolbar" aria-label="Bulk actions">
-        <button type="button" disabled={noActions !== null || selected.size === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", ids: [...selected] })}>
+        <button
+          type="button"
+          disabled={noActions !== null || selected.size === 0}
+          title={noActions ?? undefined}
+          onClick={() => (query.source ? setSourceAction({ kind: "retry", ids: [...selected] }) : setAction({ kind: "retry", ids: [...selected] }))}
+        >
           Retry selected ({selected.size})
         </button>
-        <button type="button" disabled={noActions !== null || !view || view.items.length === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
-          Retry all matching
-        </button>
+        {query.source ? (
+          source?.retired && (
+            <button type="button" className="danger" disabled={noActions !== null || selected.size === 0} title={noActions ?? undefined} onClick={() => setSourceAction({ kind: "delete", ids: [...selected] })}>
+              Delete selected ({selected.size})
+            </button>
+          )
+        ) : (
+          <button type="button" disabled={noActions !== null || !view || view.items.length === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
+            Retry all matching
+          </button>
+        )}
         {!query.source && <CleanupButton />}
         {!query.source && (query.workspace ?? query.workspacePrefix) && <WorkspacePauseButton workspace={(query.workspace ?? query.workspacePrefix)!} />}
-        {noActions && <span className="muted">{query.source ? "Actions are off: this source is read only." : "Actions are off: this folder is observed read-only."}</span>}
+        {noActions && <span className="muted">{query.source ? "Actions are off: this source is read only here." : "Actions are off: this folder is observed read-only."}</span>}
         <span className="spacer" />
         {list.isFetching && <span className="muted">updating…</span>}
         {!query.source && (
@@ -149,7 +170,11 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
           rows={view.items}
           current={keys.current}
           showSource={sources.length > 0}
-          selection={query.source ? undefined : { selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }) }}
+          selection={
+            query.source
+              ? { selected, onSelect: setSelected, onRetry: (id) => setSourceAction({ kind: "retry", ids: [id] }), onCancel: () => {}, onDelete: (id) => setSourceAction({ kind: "delete", ids: [id] }), noActions }
+              : { selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }), noActions }
+          }
         />
       ) : (
         <p className="empty">No requests match these filters.</p>
@@ -170,6 +195,7 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
       </p>
       {!query.source && <FilterActivity query={query} />}
       {keys.help && <TableKeysHelp onClose={keys.closeHelp} />}
+      {sourceAction && query.source && <SourceActionDialog source={query.source} kind={sourceAction.kind} ids={sourceAction.ids} onClose={() => { setSourceAction(null); setSelected(new Set()); }} />}
       {action && <ActionDialog input={action} onClose={() => { setAction(null); setSelected(new Set()); }} />}
     </>
   );

@@ -4,7 +4,6 @@ import Link from "next/link";
 import { useEffect } from "react";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 import type { RequestRow } from "@/lib/views/requestsView";
-import { useDashboard } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
@@ -26,6 +25,10 @@ interface Selection {
   onSelect: (next: Set<string>) => void;
   onRetry: (id: string) => void;
   onCancel: (id: string) => void;
+  /** A source's left-over message (lib/sources/sourceActions.ts). */
+  onDelete?: (id: string) => void;
+  /** Why the actions are off (a folder observed read-only, a source not opened for writing), or null. */
+  noActions: string | null;
 }
 
 /**
@@ -34,13 +37,12 @@ interface Selection {
  */
 export function RequestsTable({ rows, label = "Requests", selection, current = null, showSource = false }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null; showSource?: boolean }) {
   const now = useNow(1000);
-  const { readOnly } = useDashboard();
   const paused = usePausedWorkspaces();
   // The keyboard's current row stays in view when it moves (not on every tick of the clock).
   useEffect(() => {
     if (current) document.querySelector(`tr[data-request-id="${CSS.escape(current)}"]`)?.scrollIntoView({ block: "nearest" });
   }, [current]);
-  const { selected, onSelect, onRetry, onCancel } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {}, onCancel: () => {} };
+  const { selected, onSelect, onRetry, onCancel, onDelete, noActions } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {}, onCancel: () => {}, noActions: null };
   const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
   const toggle = (id: string, on: boolean) => {
     const next = new Set(selected);
@@ -105,8 +107,9 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
             <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
             {selection && (
               <td>
-                {retryable(row) && <button type="button" disabled={readOnly !== null} title={readOnly ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}
-                {cancellable(row) && <button type="button" disabled={readOnly !== null} title={readOnly ?? undefined} onClick={() => onCancel(row.requestId)} aria-label={`Cancel ${row.requestId}`}>Cancel</button>}
+                {retryable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}
+                {!row.source && cancellable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onCancel(row.requestId)} aria-label={`Cancel ${row.requestId}`}>Cancel</button>}
+                {onDelete && row.stuckReason?.startsWith("left over") && <button type="button" className="danger" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onDelete(row.requestId)} aria-label={`Delete ${row.requestId}`}>Delete</button>}
               </td>
             )}
           </tr>

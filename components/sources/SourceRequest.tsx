@@ -2,6 +2,9 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import type { SourceActionKind } from "@/lib/sources/sourceActions";
+import { SourceActionDialog } from "./SourceActionDialog";
 import { formatAgo } from "@/lib/model/duration";
 import { TEXT_FIELDS } from "@/lib/model/requestFormat";
 import type { SourceRequestView } from "@/lib/views/sourceRowsView";
@@ -41,6 +44,7 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
             </p>
           )}
           {data.note && <p className="muted">{data.note}</p>}
+          <SourceRowActions source={source} id={id} view={data} />
           <dl className="fields">
             <dt>Workspace</dt>
             <dd>{data.request.workspace}</dd>
@@ -66,5 +70,30 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
         </>
       )}
     </>
+  );
+}
+
+/** Retry or delete, where the source was opened for writing and the row is one its owner's recovery would take. */
+function SourceRowActions({ source, id, view }: { source: string; id: string; view: SourceRequestView }) {
+  const [kind, setKind] = useState<SourceActionKind | null>(null);
+  if (!view.source.writable) return null;
+  const { state } = view.request;
+  const retryable = state === "failed" || (state === "processing" && view.stuckReason !== null);
+  const leftOver = view.stuckReason?.startsWith("left over") ?? false;
+  if (!retryable && !leftOver) return null;
+  return (
+    <div className="toolbar">
+      {retryable && !leftOver && (
+        <button type="button" className="primary" onClick={() => setKind("retry")}>
+          Retry
+        </button>
+      )}
+      {leftOver && (
+        <button type="button" className="danger" onClick={() => setKind("delete")}>
+          Delete
+        </button>
+      )}
+      {kind && <SourceActionDialog source={source} kind={kind} ids={[id]} onClose={() => setKind(null)} />}
+    </div>
   );
 }

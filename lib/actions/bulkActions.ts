@@ -11,6 +11,7 @@ import { pidExists } from "../process/liveness";
 import { cancel } from "../queue/cancel";
 import { retry, targetIds, type RetryTarget } from "../queue/retry";
 import { readRequestFile } from "../files/requestFile";
+import type { SourceActionKind, SourceActionResult } from "../sources/sourceActions";
 import { STATES, TERMINAL_STATES, type State } from "../model/states";
 import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "../db/auditLog";
 
@@ -133,6 +134,7 @@ export interface Actions {
   undo(entryId: number, options?: RunOptions & { onStart?: (id: number) => void }): Promise<AuditEntry>;
   entry(id: number): AuditEntry;
   list(limit?: number): AuditEntry[];
+  recordSourceAction(source: { name: string; file: string }, kind: SourceActionKind, requestIds: readonly string[], by: string, act: () => SourceActionResult): { entry: AuditEntry; result: SourceActionResult };
 }
 
 /**
@@ -165,6 +167,11 @@ export class BulkActions implements Actions {
     const db = this.db();
     const cut = interruptedEntries(db, (pid) => pid === process.pid || pidExists(pid));
     for (const entry of cut) {
+      if (entry.kind === "source-retry" || entry.kind === "source-delete") {
+        const { file } = entry.target as { file: string };
+        updateEntry(db, entry.id, entry, { status: "failed", at: this.ctx.now(), error: `Interrupted: the process stopped during its one transaction on ${file}, which SQLite committed whole or not at all: look at the messages to see which.` });
+        continue;
+      }
       const settled = entry.inFlight.filter((id) => this.settle(entry, id));
       const progress = { ...entry, changed: entry.changed + settled.length, changedIds: [...entry.changedIds, ...settled] };
       const done = progress.changed + progress.skipped;
@@ -356,6 +363,25 @@ export class BulkActions implements Actions {
       this.running.delete(id);
     }
     return getEntry(db, id);
+  }
+
+  /**
+   * An action on another program's queue (`sourceAction`), in the audit log: written before it
+   * runs (a crash leaves it running, then closed as interrupted), and finished with what it did.
+   */
+  recordSourceAction(source: { name: string; file: string }, kind: SourceActionKind, requestIds: readonly string[], by: string, act: () => SourceActionResult): { entry: AuditEntry; result: SourceActionResult } {
+    const db = this.db();
+    const summary = `${kind === "retry" ? "Retry" : "Delete"} ${requestIds.length} message${requestIds.length === 1 ? "" : "s"} of ${source.name} (${source.file})`;
+    const id = startEntry(db, { kind: `source-${kind}`, by, summary, target: { source: source.name, file: source.file, ids: requestIds }, matched: requestIds.length, at: this.ctx.now() });
+    try {
+      const result = act();
+      const skipped = result.skipped.reduce((n, skip) => n + skip.count, 0);
+      updateEntry(db, id, { changed: result.changed.length, skipped, skipReasons: result.skipped, changedIds: result.changed }, { status: "done", at: this.ctx.now() });
+      return { entry: getEntry(db, id), result };
+    } catch (error) {
+      updateEntry(db, id, { changed: 0, skipped: 0, skipReasons: [], changedIds: [] }, { status: "failed", at: this.ctx.now(), error: (error as Error).message });
+      throw error;
+    }
   }
 
   /** An entry, with live progress while it runs. */

@@ -1,14 +1,11 @@
 import type { ArchiveDb } from "./archive";
 import { ReqwatchError } from "../model/errors";
+import type { SkipSummary } from "../model/skipSummary";
 
-export type ActionKind = "retry" | "cancel" | "cleanup" | "undo" | "pause" | "resume";
+/** source-retry and source-delete: on another program's queue (lib/sources/sourceActions.ts), each one transaction there. */
+export type ActionKind = "retry" | "cancel" | "cleanup" | "undo" | "pause" | "resume" | "source-retry" | "source-delete";
 
-export interface SkipSummary {
-  reason: string;
-  count: number;
-  /** The first few ids skipped for this reason. */
-  ids: string[];
-}
+export type { SkipSummary };
 
 /** One action taken from the dashboard, as the audit page shows it. */
 export interface AuditEntry {

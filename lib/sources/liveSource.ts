@@ -24,6 +24,8 @@ export interface SourceStatus {
   generation: string | null;
   /** For claude-mem: whether claude-mem no longer processes the table. */
   retired: boolean;
+  /** Opened with `?write=1`: the dashboard may retry and delete where the owner's own recovery does the same. */
+  writable: boolean;
   /** Why it cannot be read now (it is tried again every few seconds); null when it can. */
   error: { code: string; message: string } | null;
   counts: Record<State, number>;
@@ -39,6 +41,8 @@ export interface SourceStatus {
 const RESUMMARIZE_MS = 5000;
 /** A source that cannot be read is tried again this often. */
 const REOPEN_MS = 2000;
+/** How long a look waits for an owner's lock: the dashboard's one thread waits with it, so briefly; a lock held longer is reported as such. */
+const LOOK_BUSY_MS = 100;
 
 /**
  * One source the dashboard shows: a read-only connection kept open (SQLite's data_version then
@@ -97,6 +101,7 @@ export class LiveSource {
       name: this.name,
       kind: this.spec.kind,
       ...this.describe,
+      writable: this.spec.kind === "claude-mem" && this.spec.write === true,
       error: this.error && { code: this.error.code, message: this.error.message },
       counts: summary?.counts ?? emptyCounts(),
       total: summary?.total ?? 0,
@@ -143,7 +148,7 @@ export class LiveSource {
     if (this.spec.kind === "claude-mem") {
       const file = this.spec.file;
       this.describe = { ...this.describe, file, table: "pending_messages" };
-      const db = openSourceDb(file, "claude-mem source");
+      const db = openSourceDb(file, "claude-mem source", { busyMs: LOOK_BUSY_MS });
       try {
         const shape = claudeMemShape(db, file);
         this.describe = { file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired };
@@ -157,7 +162,7 @@ export class LiveSource {
       this.describe = { ...this.describe, mapping: this.spec.mapping };
       const mapping = readTableMapping(this.spec.mapping);
       this.describe = { ...this.describe, file: mapping.database, table: mapping.table };
-      const db = openSourceDb(mapping.database, "sqlite source");
+      const db = openSourceDb(mapping.database, "sqlite source", { busyMs: LOOK_BUSY_MS });
       try {
         this.queue = tableQueue(db, mapping);
       } catch (error) {

@@ -12,7 +12,7 @@ export type SourceDb = Database.Database;
  * exist, and a short busy wait (its owner may be writing now; WAL lets us read beside it). Each
  * failure is a ReqwatchError that says what the file is and what to do.
  */
-export function openSourceDb(file: string, what: string): SourceDb {
+export function openSourceDb(file: string, what: string, options: { write?: boolean; busyMs?: number } = {}): SourceDb {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
@@ -24,7 +24,8 @@ export function openSourceDb(file: string, what: string): SourceDb {
   if (!stat.isFile()) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} is not a file.`, { file });
   let db: SourceDb;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 2000 });
+    // Written only for an action a person asked for (lib/sources/sourceActions.ts), in one short transaction.
+    db = new Database(file, { readonly: !options.write, fileMustExist: true, timeout: options.busyMs ?? 2000 });
     // What a row shows, computable in SQL, so a filter matches what the page shows (lib/sources/sourceQueue.ts).
     db.function("reqwatch_name", { deterministic: true }, (value: unknown, max: unknown) => safeName(value, NAME, Number(max)) ?? null);
     db.function("reqwatch_time", { deterministic: true }, (value: unknown) => timeOf(value) ?? null);
@@ -47,5 +48,6 @@ export function sourceReadError(error: unknown, file: string, what: string): Req
   if (code === "SQLITE_NOTADB") return new ReqwatchError("CORRUPT_FILE", `${what}: ${file} is not an SQLite database.`, { file }, { cause: error });
   if (code === "SQLITE_CORRUPT") return new ReqwatchError("CORRUPT_FILE", `${what}: ${file} is damaged (${(error as Error).message}); nothing was changed.`, { file }, { cause: error });
   if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return new ReqwatchError("LOCKED", `${what}: ${file} is locked by its owner; try again.`, { file }, { cause: error });
+  if (code.startsWith("SQLITE_READONLY")) return new ReqwatchError("FORBIDDEN", `${what}: ${file} cannot be written (${(error as Error).message}): check its permissions; nothing was changed.`, { file }, { cause: error });
   return new ReqwatchError("IO_ERROR", `${what}: cannot read ${file}: ${(error as Error).message}`, { file }, { cause: error });
 }

@@ -88,14 +88,21 @@ export function readSummary(db: SourceDb, queue: SourceQueue, now: number): Omit
       counts[queue.statusValues[value === null ? "" : String(value)] ?? "failed"] += n;
       total += n;
     }
+    const lastWriteAt = lastWriteOf(db, queue);
+    const [live, params] = stateCondition(queue, LIVE);
+    const rows = db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${live} ORDER BY ${queue.id} DESC`).all(...params) as Row[];
+    return { counts, total, lastWriteAt, live: rows.map((row) => queue.toMessage(row, now, lastWriteAt)) };
+  });
+}
+
+/** The newest time in the table (when it was last written, as far as its times tell), or null when it is empty. */
+export function lastWriteOf(db: SourceDb, queue: SourceQueue): number | null {
+  return reading(queue, () => {
     // The native max of each column (an index can serve it), read as a time after.
     const latest = (db.prepare(`SELECT ${queue.times.map((column) => `max(${column})`).join(", ")} FROM "${queue.table}" t`).raw().get() as unknown[])
       .map(timeOf)
       .filter((t): t is number => t !== undefined);
-    const lastWriteAt = latest.length ? Math.max(...latest) : null;
-    const [live, params] = stateCondition(queue, LIVE);
-    const rows = db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${live} ORDER BY ${queue.id} DESC`).all(...params) as Row[];
-    return { counts, total, lastWriteAt, live: rows.map((row) => queue.toMessage(row, now, lastWriteAt)) };
+    return latest.length ? Math.max(...latest) : null;
   });
 }
 

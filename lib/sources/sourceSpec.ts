@@ -7,15 +7,29 @@ import { defaultClaudeMemPath } from "./claudeMem";
  * A queue another program keeps, that reqwatch reads: claude-mem's database, or any SQLite job
  * table described by a mapping file (lib/sources/sqliteTable.ts).
  */
-export type SourceSpec = { kind: "claude-mem"; file: string } | { kind: "sqlite"; mapping: string };
+export type SourceSpec = ({ kind: "claude-mem"; file: string } | { kind: "sqlite"; mapping: string }) & {
+  /** `?write=1`: the dashboard may act on it where the owner's own recovery does the same (lib/sources/sourceActions.ts). */
+  write?: boolean;
+};
+
+/** What a spec ends with to let the dashboard act on the source. */
+const WRITE_SUFFIX = "?write=1";
 
 const USAGE = `use claude-mem (its database at ${defaultClaudeMemPath()}), claude-mem:<path to claude-mem.db>, or sqlite:<mapping.json> for another SQLite job table`;
 
 /**
  * `claude-mem` (its database where claude-mem keeps it), `claude-mem:<path>` or
- * `sqlite:<mapping.json>`; a relative path is from `cwd`, and `~/` is the home folder.
+ * `sqlite:<mapping.json>`; a relative path is from `cwd`, and `~/` is the home folder. A trailing
+ * `?write=1` lets the dashboard act on it.
  */
-export function parseSourceSpec(text: string, cwd = process.cwd()): SourceSpec {
+export function parseSourceSpec(given: string, cwd = process.cwd()): SourceSpec {
+  const write = given.endsWith(WRITE_SUFFIX);
+  const text = write ? given.slice(0, -WRITE_SUFFIX.length) : given;
+  const spec = parseReadSpec(text, cwd);
+  return write ? { ...spec, write } : spec;
+}
+
+function parseReadSpec(text: string, cwd: string): SourceSpec {
   const colon = text.indexOf(":");
   const kind = colon < 0 ? text : text.slice(0, colon);
   const where = colon < 0 ? "" : text.slice(colon + 1);
@@ -31,5 +45,5 @@ export function parseSourceSpec(text: string, cwd = process.cwd()): SourceSpec {
 
 /** The spec as text, with its path absolute: what parses back to it from anywhere. */
 export function sourceText(spec: SourceSpec): string {
-  return spec.kind === "claude-mem" ? `claude-mem:${spec.file}` : `sqlite:${spec.mapping}`;
+  return `${spec.kind === "claude-mem" ? `claude-mem:${spec.file}` : `sqlite:${spec.mapping}`}${spec.write ? WRITE_SUFFIX : ""}`;
 }

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 
@@ -77,4 +78,28 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Every other process's open descriptors of `file`, with their access mode from /proc (0: read only, 1: write only, 2: read and write). */
+export function openModesOf(file: string): { pid: number; mode: number }[] {
+  const real = fs.realpathSync(file);
+  const found: { pid: number; mode: number }[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)) {
+    let fds: string[];
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== real) continue;
+        const flags = /^flags:\s+([0-7]+)$/m.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8"))![1]!;
+        found.push({ pid: Number(pid), mode: parseInt(flags, 8) & 3 });
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  return found;
 }

@@ -8,6 +8,7 @@ import { tempParent } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
 import { LiveSource, SourceSet, sourceNames, sourcesFromEnv } from "../../lib/sources/liveSource";
 import { resolveListFilters, type ListFilters } from "../../lib/model/listFilters";
+import { sourceText } from "../../lib/sources/sourceSpec";
 import { DEFAULT_QUERY } from "../../lib/model/requestQuery";
 import { sourceRequestsView, sourceRequestView } from "../../lib/views/sourceRowsView";
 
@@ -147,6 +148,12 @@ describe("a source the dashboard keeps open", () => {
     expect(sourcesFromEnv("claude-mem, sqlite:/x/m.json", "/")).toEqual([{ kind: "claude-mem", file: expect.stringContaining(".claude-mem") }, { kind: "sqlite", mapping: "/x/m.json" }]);
     expect(sourcesFromEnv('["claude-mem:/a,b/c.db"]')).toEqual([{ kind: "claude-mem", file: "/a,b/c.db" }]);
     expect(sourcesFromEnv(" ")).toEqual([]);
+    // Opened for writing: the spec keeps it, and says it again.
+    const [writable] = sourcesFromEnv("claude-mem:/a/b.db?write=1");
+    expect(writable).toEqual({ kind: "claude-mem", file: "/a/b.db", write: true });
+    expect(sourceText(writable!)).toBe("claude-mem:/a/b.db?write=1");
+    expect(new LiveSource("x", writable!).status().writable).toBe(true);
+    expect(new LiveSource("y", { kind: "sqlite", mapping: "/m.json", write: true }).status().writable).toBe(false);
     expect(thrown(() => sourcesFromEnv("[1]"))).toMatchObject({ code: "BAD_INPUT" });
     expect(thrown(() => sourcesFromEnv("redis:x"))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("Unknown source") });
   });
@@ -163,5 +170,31 @@ describe("a source the dashboard keeps open", () => {
     expect(one).toMatchObject({ source: { name: "claude-mem" }, request: { state: "processing", prompt: "observation Edit: fix the login form" }, stuckReason: expect.stringContaining("is gone") });
     source.close();
     db.close();
+  });
+
+  it("each kind of bad source is its own error in words, found quickly: no table, an unknown shape, a lock its owner holds", () => {
+    const dir = tempParent();
+    const other = path.join(dir, "other.db");
+    new Database(other).exec("CREATE TABLE notes (id INTEGER PRIMARY KEY)").close();
+    const odd = path.join(dir, "odd.db");
+    new Database(odd).exec("CREATE TABLE pending_messages (id INTEGER PRIMARY KEY, body TEXT)").close();
+    const locked = path.join(dir, "locked.db");
+    const owner = createClaudeMemDb(locked, "g3");
+    // A rollback journal (not WAL): an exclusive transaction keeps readers out.
+    owner.pragma("journal_mode = DELETE");
+    owner.exec("BEGIN EXCLUSIVE");
+    const set = new SourceSet([{ kind: "claude-mem", file: other }, { kind: "claude-mem", file: odd }, { kind: "claude-mem", file: locked }]);
+    const started = performance.now();
+    set.start(() => {}, 60_000);
+    const took = performance.now() - started;
+    set.close();
+    owner.exec("ROLLBACK");
+    owner.close();
+    const [noTable, unknown, busy] = set.statuses();
+    expect(noTable!.error).toEqual({ code: "BAD_INPUT", message: `claude-mem source: ${other} has no pending_messages table; is it claude-mem's database (${path.join(process.env.HOME ?? "", ".claude-mem", "claude-mem.db")})?` });
+    expect(unknown!.error).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("has a shape reqwatch does not know: no status, created_at_epoch") });
+    expect(busy!.error).toMatchObject({ code: "LOCKED", message: `claude-mem source: ${locked} is locked by its owner; try again.` });
+    // The dashboard's one thread waited a moment for the lock, not seconds.
+    expect(took).toBeLessThan(1000);
   });
 });

@@ -22,7 +22,7 @@ export function registerDashboard(program: Command): void {
     .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
     .option(
       "--source <source>",
-      "also show another program's queue, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json> (repeat for several; default: $REQWATCH_SOURCES)",
+      "also show another program's queue, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json>; add ?write=1 to allow retrying and deleting where claude-mem's own recovery does the same (repeat for several; default: $REQWATCH_SOURCES)",
       // Made absolute here: the server runs elsewhere.
       (value: string, previous: string[] = []) => [...previous, sourceText(source(value))],
     )

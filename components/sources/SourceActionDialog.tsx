@@ -1,0 +1,96 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useEffect, useRef } from "react";
+import type { SourceActionKind, SourceActionResult } from "@/lib/sources/sourceActions";
+import { useDashboard } from "../data/LiveFeed";
+import { auditKeys, postJson, requestKeys, sourceKeys } from "../data/queries";
+
+const WORDS: Record<SourceActionKind, { verb: string; outcome: string }> = {
+  retry: { verb: "Retry", outcome: "go back to pending, as claude-mem's own retry does" },
+  delete: { verb: "Delete", outcome: "be deleted from a table claude-mem no longer reads" },
+};
+
+const post = (token: string, source: string, body: { kind: SourceActionKind; ids: string[]; dryRun: boolean }) =>
+  postJson<SourceActionResult>(`/api/sources/${encodeURIComponent(source)}/actions`, token, body);
+
+function Skipped({ result, would }: { result: SourceActionResult; would: boolean }) {
+  return result.skipped.map((skip) => (
+    <p key={skip.reason} className="muted">
+      {skip.count} {would ? "would be " : ""}skipped: {skip.reason}
+    </p>
+  ));
+}
+
+/**
+ * An action on another program's queue: the dry run (what would change, what would be skipped and
+ * why, and the statement that does it), the confirmation, then the result, audited.
+ */
+export function SourceActionDialog({ source, kind, ids, onClose }: { source: string; kind: SourceActionKind; ids: string[]; onClose: () => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const { actionToken } = useDashboard();
+  const queryClient = useQueryClient();
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+  const preview = useQuery({
+    queryKey: [...sourceKeys.all, "dry run", source, kind, ids],
+    queryFn: () => post(actionToken, source, { kind, ids, dryRun: true }),
+    staleTime: 0,
+    gcTime: 0,
+    retry: false,
+  });
+  const run = useMutation({
+    mutationFn: () => post(actionToken, source, { kind, ids, dryRun: false }),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: requestKeys.lists() });
+      void queryClient.invalidateQueries({ queryKey: sourceKeys.all });
+      void queryClient.invalidateQueries({ queryKey: auditKeys.list() });
+    },
+  });
+  const { verb, outcome } = WORDS[kind];
+  const done = run.data;
+  return (
+    <dialog ref={ref} onClose={onClose} aria-labelledby="source-action-title">
+      <h2 id="source-action-title">
+        {verb} {ids.length} message{ids.length === 1 ? "" : "s"} of {source}
+      </h2>
+      {preview.isPending && <p>Working out what this would change…</p>}
+      {preview.error && <p className="error-text" role="alert">{preview.error.message}</p>}
+      {preview.data && !done && (
+        <section aria-label="Dry run">
+          <p>
+            <strong>Dry run:</strong> {preview.data.changed.length} of {preview.data.matched} would {outcome}.
+          </p>
+          {preview.data.changed.length > 0 && <p className="muted">{preview.data.changed.slice(0, 10).join(", ")}{preview.data.changed.length > 10 ? ", …" : ""}</p>}
+          <Skipped result={preview.data} would />
+          <p className="muted">
+            One transaction on {preview.data.file}, each message read again and judged in it: <code>{preview.data.sql}</code>
+          </p>
+        </section>
+      )}
+      {done && (
+        <section aria-label="Result" role="status">
+          <p>
+            <strong>Done:</strong> {done.changed.length} {kind === "retry" ? "retried" : "deleted"}, {done.skipped.reduce((n, skip) => n + skip.count, 0)} skipped.
+          </p>
+          <Skipped result={done} would={false} />
+        </section>
+      )}
+      <div className="toolbar">
+        <span className="spacer" />
+        {!done && (
+          <button type="button" className={kind === "delete" ? "danger" : "primary"} disabled={!preview.data || preview.data.changed.length === 0 || run.isPending} onClick={() => run.mutate()}>
+            {verb} {preview.data?.changed.length ?? ""}
+          </button>
+        )}
+        {done && <Link prefetch={false} href="/audit">See the audit log</Link>}
+        <button type="button" onClick={() => ref.current?.close()}>
+          {done ? "Close" : "Cancel"}
+        </button>
+      </div>
+      {run.error && <p className="error-text" role="alert">{run.error.message}</p>}
+    </dialog>
+  );
+}
