@@ -19,6 +19,7 @@ import { registerRecover } from "./commands/recover";
 import { registerRestore } from "./commands/restore";
 import { registerSession } from "./commands/session";
 import { registerSource } from "./commands/source";
+import { registerOtel } from "./commands/otel";
 import { registerUpdate } from "./commands/update";
 
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
@@ -41,7 +42,7 @@ function buildProgram(): Command {
     // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
     .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerSource, registerAdopt, registerDashboard]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerSource, registerAdopt, registerDashboard, registerOtel]) {
     register(program);
   }
   registerMcp(program, version);

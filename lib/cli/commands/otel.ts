@@ -1,0 +1,38 @@
+import type { Command } from "commander";
+import { formatDuration } from "../../model/duration";
+import { trackerFor } from "../context";
+
+export function registerOtel(program: Command): void {
+  program
+    .command("otel")
+    .description(
+      "Export every request lifecycle as OpenTelemetry traces (a PRODUCER create span, a CONSUMER process span per attempt) over OTLP/HTTP, as the standard variables say: OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT), OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or http/json), OTEL_SERVICE_NAME. Follows the change feed until Ctrl-C and resumes where it stopped.",
+    )
+    .summary("Export lifecycles as OpenTelemetry traces")
+    .action(async (_options, command: Command) => {
+      const tracker = trackerFor(command);
+      // Other writers' files reach the feed through the ingest, as in the dashboard.
+      const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch otel: ingest failed:", error) });
+      // Loaded only here: the OpenTelemetry packages would otherwise slow the start of every other command.
+      const { startOtelExport } = await import("../../otel/otelExport");
+      let lastError: string | null = null;
+      const exporting = startOtelExport(tracker, {
+        onError: (error) => {
+          if (error.message !== lastError) console.error(`reqwatch otel: export failed (retrying, nothing is skipped): ${error.message}`);
+          lastError = error.message;
+        },
+      });
+      console.error(`reqwatch otel: exporting ${tracker.stateDir.root} to ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318"}`);
+      const report = setInterval(() => {
+        const { exported, lagMs, position } = exporting.status();
+        console.error(`reqwatch otel: ${exported} spans exported; at change ${position?.seq ?? "-"}; lag ${formatDuration(lagMs)}`);
+      }, 60_000);
+      await new Promise<void>((resolve) => {
+        for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
+      });
+      clearInterval(report);
+      await exporting.stop();
+      ingest.stop();
+      tracker.close();
+    });
+}

@@ -1,0 +1,198 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ExportResultCode, type InstrumentationScope } from "@opentelemetry/core";
+import { OTLPTraceExporter as OtlpJsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as OtlpProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { writeFileDurable } from "../fs/durableWrite";
+import { ReqwatchError } from "../model/errors";
+import type { Tracker } from "../tracker";
+import { lifecycleSpans } from "./lifecycleSpans";
+
+/** Where the exporter stands in the change feed: the feed's generation (a rebuilt index has another) and the last change exported. */
+export interface ExportPosition {
+  generation: string;
+  seq: number;
+}
+
+export interface OtelExportStatus {
+  /** Spans sent and acknowledged since the start. */
+  exported: number;
+  position: ExportPosition | null;
+  /** How far behind the feed the export is: the age of the oldest change not yet exported (0 when caught up). */
+  lagMs: number;
+  lastError: { message: string; at: number } | null;
+  /** Whole re-exports from the files (the first run, a rebuilt index, a feed trimmed past the position). */
+  reexports: number;
+}
+
+export interface OtelExportOptions {
+  /** Where spans go. Default: OTLP over HTTP as the OTEL_EXPORTER_OTLP_* variables say (protocol http/protobuf or http/json). */
+  exporter?: SpanExporter;
+  /** Default: otel-position.json in reqwatch's own store for the folder (the state folder, or its cache for an observed one). */
+  positionFile?: string;
+  /** How often to look for new changes. Default 500 ms. */
+  pollMs?: number;
+  onError?: (error: Error) => void;
+}
+
+/** The changes read per step: a step's spans are one export. */
+const STEP_CHANGES = 500;
+/** Requests per step of a whole re-export. */
+const REEXPORT_PAGE = 200;
+/** Spans remembered as sent (id and content), so a request that changes again does not send its old spans again. */
+const SENT_REMEMBERED = 200_000;
+const MAX_BACKOFF_MS = 30_000;
+
+/** The OTLP exporter the standard variables describe: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, ENDPOINT, HEADERS (read by the exporter itself). */
+export function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf";
+  if (protocol === "http/json") return new OtlpJsonExporter();
+  if (protocol === "http/protobuf") return new OtlpProtoExporter();
+  throw new ReqwatchError("BAD_INPUT", `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.`);
+}
+
+/** The resource: OTEL_SERVICE_NAME (default reqwatch) and the SDK's defaults, with OTEL_RESOURCE_ATTRIBUTES. */
+function resourceOf(): Resource {
+  return defaultResource().merge(resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME ?? "reqwatch" }));
+}
+
+function readPosition(file: string): ExportPosition | null {
+  try {
+    const value = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<ExportPosition>;
+    return typeof value.generation === "string" && typeof value.seq === "number" ? { generation: value.generation, seq: value.seq } : null;
+  } catch {
+    return null;
+  }
+}
+
+function exportSpans(exporter: SpanExporter, spans: ReadableSpan[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    exporter.export(spans, (result) => {
+      if (result.code === ExportResultCode.SUCCESS) resolve();
+      else reject(result.error ?? new Error("the collector refused the spans"));
+    });
+  });
+}
+
+const contentOf = (span: ReadableSpan) => createHash("sha1").update(JSON.stringify([span.endTime, span.status, span.attributes, span.events])).digest("base64");
+
+/**
+ * Follow the change feed and export every request lifecycle as OpenTelemetry spans
+ * (lib/otel/lifecycleSpans.ts). The position is written (durably) after the collector acknowledged
+ * a step, so after a crash, a restart or a collector that was down, the export resumes where it
+ * stopped and loses nothing; what it sends twice is the same spans with the same ids. A rebuilt
+ * index (a new feed generation), or a feed trimmed past the position, is exported again from the
+ * files. A slow or dead collector only delays this loop: nothing waits on it, and a step holds at
+ * most STEP_CHANGES changes' spans in memory.
+ */
+export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {}) {
+  const exporter = options.exporter ?? otlpExporterFromEnv();
+  const positionFile = options.positionFile ?? path.join(tracker.stateDir.storeDir, "otel-position.json");
+  const pollMs = options.pollMs ?? 500;
+  const resource = resourceOf();
+  const scope: InstrumentationScope = { name: "reqwatch" };
+  const sent = new Map<string, string>();
+  const status: OtelExportStatus = { exported: 0, position: readPosition(positionFile), lagMs: 0, lastError: null, reexports: 0 };
+  let stopping = false;
+  let failures = 0;
+  const wake = new AbortController();
+
+  const spansOf = (ids: Iterable<string>): ReadableSpan[] => {
+    const spans: ReadableSpan[] = [];
+    for (const id of ids) {
+      const request = tracker.get(id);
+      if (!request) continue;
+      for (const span of lifecycleSpans(request, resource, scope)) {
+        const key = `${span.spanContext().traceId}/${span.spanContext().spanId}`;
+        if (sent.get(key) !== contentOf(span)) spans.push(span);
+      }
+    }
+    return spans;
+  };
+  const remember = (spans: readonly ReadableSpan[]) => {
+    for (const span of spans) {
+      const key = `${span.spanContext().traceId}/${span.spanContext().spanId}`;
+      sent.delete(key);
+      sent.set(key, contentOf(span));
+    }
+    for (const key of sent.keys()) {
+      if (sent.size <= SENT_REMEMBERED) break;
+      sent.delete(key);
+    }
+  };
+  const send = async (spans: ReadableSpan[]) => {
+    if (spans.length) await exportSpans(exporter, spans);
+    remember(spans);
+    status.exported += spans.length;
+  };
+  const save = (position: ExportPosition) => {
+    writeFileDurable(positionFile, `${JSON.stringify(position)}\n`);
+    status.position = position;
+  };
+
+  /** Every request in the index, a page at a time, then the feed from where the scan began. */
+  const reexport = async (generation: string) => {
+    const from = tracker.feedLastSeq();
+    let cursor: string | undefined;
+    do {
+      const page = tracker.list({ sort: "updatedAt", order: "asc", limit: REEXPORT_PAGE, cursor });
+      await send(spansOf(page.items.map((row) => row.requestId)));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && !stopping);
+    if (stopping) return;
+    save({ generation, seq: from });
+    status.reexports++;
+  };
+
+  const step = async (): Promise<boolean> => {
+    const generation = tracker.generation();
+    const position = status.position;
+    if (!position || position.generation !== generation || position.seq < tracker.feedHead().oldestSeq - 1) {
+      await reexport(generation);
+      return true;
+    }
+    const changes = tracker.changesSince(position.seq, STEP_CHANGES);
+    if (!changes.length) {
+      status.lagMs = 0;
+      return false;
+    }
+    status.lagMs = Date.now() - changes[0]!.at;
+    const ids = new Set(changes.filter((change) => change.kind === "request.upserted").map((change) => change.requestId));
+    await send(spansOf(ids));
+    save({ generation, seq: changes.at(-1)!.seq });
+    return changes.length === STEP_CHANGES;
+  };
+
+  const loop = (async () => {
+    while (!stopping) {
+      let more = false;
+      try {
+        more = await step();
+        failures = 0;
+      } catch (error) {
+        failures++;
+        status.lastError = { message: (error as Error).message, at: Date.now() };
+        options.onError?.(error as Error);
+      }
+      if (stopping) break;
+      if (!more) await sleep(failures ? Math.min(MAX_BACKOFF_MS, pollMs * 2 ** failures) : pollMs, undefined, { signal: wake.signal }).catch(() => {});
+    }
+  })();
+
+  return {
+    status: (): OtelExportStatus => ({ ...status }),
+    /** Stop after the step under way, and shut the exporter down (it sends what it holds). */
+    async stop(): Promise<void> {
+      stopping = true;
+      wake.abort();
+      await loop;
+      await exporter.shutdown();
+    },
+  };
+}
+
+export type OtelExportHandle = ReturnType<typeof startOtelExport>;

@@ -1,0 +1,60 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: { key: string; value: Record<string, unknown> }[];
+  events?: { name: string }[];
+  links?: { traceId: string; spanId: string }[];
+  status?: { code?: number; message?: string };
+}
+
+/** An OTLP/HTTP receiver (JSON encoding): every span it was sent, and a switch that makes it answer 503, as a collector that is down. */
+export async function aCollector() {
+  const requests: { resourceSpans: { resource: { attributes: OtlpSpan["attributes"] }; scopeSpans: { spans: OtlpSpan[] }[] }[] }[] = [];
+  let down = false;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      if (down || request.url !== "/v1/traces") {
+        response.writeHead(503).end();
+        return;
+      }
+      if (request.headers["content-type"] !== "application/json") {
+        response.writeHead(415).end();
+        return;
+      }
+      requests.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+  return {
+    url,
+    spans: () => requests.flatMap((body) => body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans))),
+    resources: () => requests.flatMap((body) => body.resourceSpans.map((r) => r.resource)),
+    setDown: (value: boolean) => void (down = value),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export const attr = (span: OtlpSpan, key: string) => {
+  const value = span.attributes.find((a) => a.key === key)?.value;
+  return value === undefined ? undefined : (Object.values(value)[0] as unknown);
+};
+export const waitFor = async (check: () => boolean, ms = 5000) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+

@@ -1,0 +1,91 @@
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { afterEach, describe, expect, it } from "vitest";
+import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
+import { startOtelExport, type OtelExportHandle } from "../../lib/otel/otelExport";
+import { aCollector, attr, waitFor, type OtlpSpan } from "../helpers/otlpCollector";
+import { aTracker } from "../helpers/stateDir";
+
+const running: OtelExportHandle[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((handle) => handle.stop()));
+});
+
+describe("every request lifecycle as an OpenTelemetry trace", () => {
+  it("a create span and a span per attempt, after the messaging conventions, with ids derived from the request", async () => {
+    const collector = await aCollector();
+    // No back-off: the retry is claimable at once.
+    const tracker = aTracker({ backoff: { baseMs: 0, capMs: 0, jitter: 0 } });
+    tracker.create({ requestId: "ok-1", workspace: "chat", state: "queued", model: "claude-x" });
+    const first = tracker.claimNext()!;
+    tracker.complete("ok-1", first.token, { output: "done", tokens: 42 });
+    // A retry: failed once (retryable), claimed again, completed; then a late result of the first claim, dropped.
+    tracker.create({ requestId: "retry-1", workspace: "batch", state: "queued", maxAttempts: 3 });
+    const a1 = tracker.claimNext()!;
+    tracker.fail("retry-1", a1.token, "provider 529");
+    const a2 = tracker.claimNext({ workspace: "batch" })!;
+    expect(a2.request.requestId).toBe("retry-1");
+    tracker.complete("retry-1", a2.token);
+    expect(tracker.complete("retry-1", a1.token).outcome).toBe("dropped");
+
+    running.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50 }));
+    await waitFor(() => collector.spans().length >= 5);
+    const spans = collector.spans();
+    const ids = lifecycleIds({ requestId: "retry-1" });
+    const ofRetry = spans.filter((span) => span.traceId === ids.traceId);
+    expect(ofRetry.map((span) => [span.name, span.kind, span.spanId, span.parentSpanId ?? null])).toEqual([
+      ["create batch", 4, ids.createSpanId, null],
+      ["process batch", 5, ids.attemptSpanId(1), ids.createSpanId],
+      ["process batch", 5, ids.attemptSpanId(2), ids.createSpanId],
+    ]);
+    const [, failed, done] = ofRetry as [OtlpSpan, OtlpSpan, OtlpSpan];
+    expect([attr(failed, "messaging.system"), attr(failed, "messaging.destination.name"), attr(failed, "messaging.message.id"), attr(failed, "reqwatch.attempt"), attr(failed, "error.type")]).toEqual([
+      "reqwatch",
+      "batch",
+      "retry-1",
+      1,
+      "failed",
+    ]);
+    expect(failed.status).toMatchObject({ code: 2, message: "provider 529" });
+    expect(failed.events?.map((event) => event.name)).toEqual(["dropped: stale claim"]);
+    expect(failed.links).toEqual([expect.objectContaining({ traceId: ids.traceId, spanId: ids.createSpanId })]);
+    expect(attr(done, "error.type")).toBeUndefined();
+    const ok = spans.find((span) => span.name === "process chat")!;
+    expect([attr(ok, "gen_ai.request.model"), attr(ok, "gen_ai.usage.output_tokens")]).toEqual(["claude-x", 42]);
+    expect(collector.resources()[0]!.attributes).toContainEqual({ key: "service.name", value: { stringValue: "reqwatch" } });
+    tracker.close();
+    await collector.close();
+  });
+
+  it("a collector down for a while, then the exporter restarted: every lifecycle arrives, once per id and content, from where it stopped", async () => {
+    const collector = await aCollector();
+    const tracker = aTracker();
+    const exporter = () => new OTLPTraceExporter({ url: collector.url, timeoutMillis: 1000 });
+    let handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50 });
+    running.push(handle);
+    for (let i = 0; i < 20; i++) tracker.create({ requestId: `a${i}`, workspace: "w", state: "queued" });
+    await waitFor(() => collector.spans().length === 20);
+    collector.setDown(true);
+    for (let i = 0; i < 20; i++) {
+      const claim = tracker.claimNext()!;
+      tracker.complete(claim.request.requestId, claim.token);
+    }
+    await waitFor(() => handle.status().lastError !== null);
+    expect(collector.spans()).toHaveLength(20);
+    // Stopped while the collector is down: its position is before the unsent changes.
+    await handle.stop();
+    running.splice(0);
+    collector.setDown(false);
+    handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50 });
+    running.push(handle);
+    await waitFor(() => collector.spans().length >= 40);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const byId = new Map<string, OtlpSpan[]>();
+    for (const span of collector.spans()) byId.set(span.spanId, [...(byId.get(span.spanId) ?? []), span]);
+    expect(byId.size).toBe(40);
+    // A span sent twice is the same span.
+    for (const copies of byId.values()) for (const copy of copies) expect(copy).toEqual(copies[0]);
+    expect(handle.status()).toMatchObject({ lastError: null, lagMs: 0 });
+    tracker.close();
+    await collector.close();
+  });
+});
