@@ -11,5 +11,6 @@ export default defineConfig([
   { ...common, input: { cli: "lib/cli/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "cli-[name].cjs", format: "cjs", minify: true } },
   { ...common, input: "lib/index.ts", output: { file: "dist/index.cjs", format: "cjs" } },
   // The dashboard server (`reqwatch dashboard`, `npm start`): the read API; it loads Next.js from the dashboard's folder.
-  { ...common, input: "server/main.ts", output: { file: "dist/server.cjs", format: "cjs" } },
+  // `--otel` loads the exporter as a chunk of its own (dist/server-otelExport.cjs), so a server without it never loads OpenTelemetry.
+  { ...common, input: { server: "server/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "server-[name].cjs", format: "cjs" } },
 ]);

@@ -39,6 +39,7 @@ import { retry, type RetryOptions, type RetryReport, type RetryTarget } from "./
 import { Waiters } from "./queue/waiters";
 import { cancel, type CancelOptions, type CancelReport } from "./queue/cancel";
 import { startIngest, type IngestHandle, type IngestOptions } from "./ingest/startIngest";
+import { activeTraceparent } from "./process/activeTrace";
 import { feedHead, feedLastSeq, readChanges, type FeedChange, type FeedHead } from "./db/changes";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { ensureStateDir, type StateDir } from "./files/stateDir";
@@ -251,8 +252,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       const { requestId = randomUUID(), workspace, ...rest } = input;
       assertRequestId(requestId);
       assertWorkspace(workspace);
-      const { state, reason, by, ...fields } = rest;
-      const validated = validateFields(fields) ?? {};
+      const { state, reason, by, ...given } = rest;
+      // Created inside an instrumented gateway's span: its trace is the request's.
+      const traceparent = given.traceparent ?? activeTraceparent() ?? undefined;
+      const validated = validateFields({ ...given, ...(traceparent !== undefined && { traceparent }) }) ?? {};
       return commitChange(ctx, requestId, (current) => {
         if (current) throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists.`);
         return newRequest({ ...validated, requestId, workspace, state, reason, by }, ctx.now());

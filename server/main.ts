@@ -69,7 +69,14 @@ async function main(): Promise<void> {
   // start. After Next's start-up: its module loading is not the event-loop delay that /api/health
   // reports.
   try {
-    const { tracker } = getRuntime();
+    const runtime = getRuntime();
+    const { tracker } = runtime;
+    if (process.env.REQWATCH_OTEL === "1") {
+      // Loaded only when asked for: OpenTelemetry's packages stay out of a server that does not export.
+      const { startOtelExport } = await import("../lib/otel/otelExport");
+      runtime.attachExport(startOtelExport(tracker, { onError: (error) => console.error(`reqwatch: OpenTelemetry export failed (retrying, nothing is skipped): ${error.message}`) }));
+      console.log(`reqwatch: exporting lifecycles as OpenTelemetry traces to ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318"}`);
+    }
     if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite} and restart the dashboard.`);
   } catch (error) {
     // Every page and route reports it (and retries) on its next request; the server still starts.

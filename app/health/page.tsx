@@ -76,6 +76,21 @@ export default function HealthPage() {
             <dt>Last error</dt>
             <dd>{monitor.lastError ?? "none"}</dd>
           </dl>
+          <h2>OpenTelemetry export</h2>
+          {health.otel ? (
+            <dl className="fields" aria-label="OpenTelemetry export">
+              <dt>Spans exported</dt>
+              <dd>{health.otel.exported.toLocaleString()}</dd>
+              <dt>Lag</dt>
+              <dd>{health.otel.lagMs === 0 ? "caught up" : formatDuration(health.otel.lagMs)}</dd>
+              <dt>Position</dt>
+              <dd>{health.otel.position ? `change ${health.otel.position.seq}` : "not yet"}</dd>
+              <dt>Last error</dt>
+              <dd>{health.otel.lastError ? `${formatAgo(health.otel.lastError.at, now)}: ${health.otel.lastError.message}` : "none"}</dd>
+            </dl>
+          ) : (
+            <p className="muted">Off: start the dashboard with --otel (REQWATCH_OTEL=1) to export every lifecycle as OpenTelemetry traces, or run `reqwatch otel`.</p>
+          )}
         </section>
       </div>
       <h2>Files that could not be read ({health.unreadable.length})</h2>

@@ -4,6 +4,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { FeedHub } from "./feedHub";
 import { SourceSet, sourcesFromEnv } from "../sources/liveSource";
 import type { SourceSpec } from "../sources/sourceSpec";
+import type { OtelExportStatus } from "../otel/otelExport";
 import type { IndexGuardHandle } from "../recovery/indexGuard";
 import type { IngestHandle } from "../ingest/startIngest";
 import type { StuckRequest } from "../monitor/monitorPass";
@@ -36,11 +37,13 @@ export interface Runtime {
   readonly recoveryNotice: RecoveryNotice | null;
   /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
   lastStuck(): StuckRequest[];
-  /** The Health page's figures: the state directory, the index, the ingest, the monitor and the guard. */
-  health(): HealthView;
+  /** The Health page's figures: the state directory, the index, the ingest, the monitor, the guard, and the OpenTelemetry export when it runs. */
+  health(): HealthView & { otel: OtelExportStatus | null };
   /** How long callbacks waited for the event loop since the start, in ms: what every request waits behind a long synchronous task. */
   eventLoopDelay(): { p50: number; p99: number; max: number };
-  /** Stop the monitor, the watchers and the guard, and close the index. */
+  /** The OpenTelemetry export the server runs (`--otel`): attached once started; its status is in `health()`. */
+  attachExport(exporter: { status(): OtelExportStatus; stop(): Promise<void> }): void;
+  /** Stop the monitor, the watchers, the guard and the export, and close the index. */
   close(): void;
 }
 
@@ -70,6 +73,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   const sources = new SourceSet(sourceSpecs);
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   let closed = false;
+  let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
   fillTextIndex(tracker, () => closed);
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({
@@ -92,12 +96,17 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart),
     lastStuck: () => monitor.lastPass()?.stuck ?? [],
-    health: () => healthView(tracker, ingest.status(), monitor, guard.status()),
+    health: () => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null }),
+    attachExport(handle) {
+      if (closed) void handle.stop();
+      else exporter = handle;
+    },
     eventLoopDelay: () => ({ p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) }),
     close() {
       closed = true;
       loopDelay.disable();
       sources.close();
+      void exporter?.stop();
       // Stops the monitor, the ingest and the guard it started.
       tracker.close();
     },

@@ -16,12 +16,16 @@ export function registerCreate(program: Command): void {
     .option("--model <name>", "the model")
     .addOption(new Option("--state <state>", "start in this state").choices(["created", "queued", "processing"]).default("created"))
     .option("--max-attempts <n>", "how many attempts are allowed", integer)
+    .option("--traceparent <value>", "the W3C trace context it is created in (00-<trace id>-<span id>-<flags>): its OpenTelemetry trace joins that one (default: $TRACEPARENT)")
     .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
     .option("--set <key=json>", "any other field (repeatable)", assignment)
     .option("--reason <text>", "why, for the history")
     .option("--json", "print the whole request as JSON")
     .action(async (options, command: Command) => {
       const fields = fieldsFromOptions(options);
+      // A hook run inside a traced process may be handed its context as TRACEPARENT (the environment carrier).
+      const traceparent = (options.traceparent as string | undefined) ?? (process.env.TRACEPARENT || undefined);
+      if (traceparent !== undefined) fields.traceparent = traceparent;
       const request = await withTracker(command, (tracker) =>
         tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
         {},

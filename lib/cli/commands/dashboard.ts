@@ -19,6 +19,7 @@ export function registerDashboard(program: Command): void {
     .option("--port <n>", `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT})`, integerBetween(1, 65535))
     .option("--host <address>", "address to listen on (default: $REQWATCH_HOST, else 127.0.0.1; anything else prints a warning)")
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
+    .option("--otel", "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page")
     .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
     .option(
       "--source <source>",
@@ -28,7 +29,7 @@ export function registerDashboard(program: Command): void {
     )
     // `npm run dev` in the repository: Next.js in development mode, on the project's sources.
     .addOption(new Option("--dev").hideHelp())
-    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; source?: string[]; dev?: boolean }, command: Command) => {
+    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; source?: string[]; otel?: boolean; dev?: boolean }, command: Command) => {
       const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
       const stateDir = resolveStateDirPath(named);
       // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.
@@ -58,6 +59,7 @@ export function registerDashboard(program: Command): void {
           NODE_ENV: options.dev ? "development" : "production",
           [STATE_DIR_ENV]: stateDir,
           ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
+          ...(options.otel && { REQWATCH_OTEL: "1" }),
           ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
           // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.
           ...(options.source && { REQWATCH_SOURCES: JSON.stringify(options.source) }),

@@ -1,0 +1,29 @@
+import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
+import { aCollector, waitFor } from "../helpers/otlpCollector";
+import { expect, test } from "./fixtures";
+
+test("the dashboard with --otel exports each lifecycle as it happens, and its Health page says how the export goes", async ({ page, tracker, launchApp }) => {
+  const collector = await aCollector();
+  try {
+    const { url } = await launchApp({ REQWATCH_OTEL: "1", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/v1\/traces$/, ""), OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    tracker.create({ requestId: "traced", workspace: "chat", state: "queued" });
+    const claim = tracker.claimNext()!;
+    tracker.complete("traced", claim.token);
+    const ids = lifecycleIds({ requestId: "traced" });
+    await waitFor(() => collector.spans().some((span) => span.spanId === ids.attemptSpanId(1)), 10_000);
+
+    await page.goto(`${url}/health`);
+    await expect(page.getByLabel("OpenTelemetry export")).toContainText("Spans exported2");
+    // The page refreshes every 5 s.
+    await expect(page.getByLabel("OpenTelemetry export")).toContainText("Lagcaught up", { timeout: 12_000 });
+
+    // The collector goes down: the page says so (it refreshes every 5 s), and nothing is lost once it is back.
+    collector.setDown(true);
+    tracker.create({ requestId: "while-down", workspace: "chat", state: "queued" });
+    await expect(page.getByLabel("OpenTelemetry export")).toContainText(/Last error.*ago: /, { timeout: 15_000 });
+    collector.setDown(false);
+    await waitFor(() => collector.spans().some((span) => span.spanId === lifecycleIds({ requestId: "while-down" }).createSpanId), 40_000);
+  } finally {
+    await collector.close();
+  }
+});
