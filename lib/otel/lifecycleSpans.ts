@@ -117,8 +117,11 @@ export function lifecycleSpans(request: RequestRecord & { traceparent?: unknown 
       scope,
     ),
   ];
+  const steps = history.filter((entry) => !entry.dropped && entry.from !== entry.to);
   for (const attempt of attempts) {
     if (!attempt.ended) continue;
+    // The wait before this claim: since the request last entered queued (none when it was created processing).
+    const queuedAt = steps.filter((entry) => entry.to === "queued" && entry.at <= attempt.claimedAt).at(-1)?.at ?? (attempt.number === 1 ? request.queuedAt : undefined);
     const dropped = history.filter((entry) => entry.dropped && attempt.token !== null && entry.token === attempt.token);
     const last = attempt.number === attempts.length && attempt.ended.state === request.state;
     const type = errorType(attempt);
@@ -137,6 +140,7 @@ export function lifecycleSpans(request: RequestRecord & { traceparent?: unknown 
             "messaging.operation.name": "process",
             "reqwatch.attempt": attempt.number,
             "reqwatch.outcome": attempt.ended.how,
+            "reqwatch.wait_ms": queuedAt === undefined ? 0 : Math.max(0, attempt.claimedAt - queuedAt),
             ...(attempt.worker && { "process.pid": attempt.worker.pid, "host.name": attempt.worker.host }),
             ...(type !== null && { "error.type": type }),
             // The request's model and tokens are its last attempt's.

@@ -10,7 +10,9 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { writeFileDurable } from "../fs/durableWrite";
 import { ReqwatchError } from "../model/errors";
 import type { Tracker } from "../tracker";
+import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { lifecycleSpans } from "./lifecycleSpans";
+import { startOtelMetrics } from "./otelMetrics";
 
 /** Where the exporter stands in the change feed: the feed's generation (a rebuilt index has another) and the last change exported. */
 export interface ExportPosition {
@@ -36,6 +38,8 @@ export interface OtelExportOptions {
   positionFile?: string;
   /** How often to look for new changes. Default 500 ms. */
   pollMs?: number;
+  /** The metrics beside the traces (lib/otel/otelMetrics.ts); false: none. Default: on, unless OTEL_METRICS_EXPORTER=none. */
+  metrics?: false | { exporter?: PushMetricExporter; intervalMs?: number };
   onError?: (error: Error) => void;
 }
 
@@ -46,6 +50,8 @@ const REEXPORT_PAGE = 200;
 /** Spans remembered as sent (id and content), so a request that changes again does not send its old spans again. */
 const SENT_REMEMBERED = 200_000;
 const MAX_BACKOFF_MS = 30_000;
+/** How long a stop waits for the exporters to send what they hold. */
+const SHUTDOWN_MS = 5000;
 
 /** The OTLP exporter the standard variables describe: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, ENDPOINT, HEADERS (read by the exporter itself). */
 export function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
@@ -95,7 +101,9 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
   const pollMs = options.pollMs ?? 500;
   const resource = resourceOf();
   const scope: InstrumentationScope = { name: "reqwatch" };
-  const sent = new Map<string, string>();
+  // Per span sent: its content, and its events (dropped late results) for the metrics.
+  const sent = new Map<string, { content: string; events: number }>();
+  const metrics = options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none") ? null : startOtelMetrics(tracker, resource, options.metrics || {});
   const status: OtelExportStatus = { exported: 0, position: readPosition(positionFile), lagMs: 0, lastError: null, reexports: 0 };
   let stopping = false;
   let failures = 0;
@@ -108,16 +116,17 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
       if (!request) continue;
       for (const span of lifecycleSpans(request, resource, scope)) {
         const key = `${span.spanContext().traceId}/${span.spanContext().spanId}`;
-        if (sent.get(key) !== contentOf(span)) spans.push(span);
+        if (sent.get(key)?.content !== contentOf(span)) spans.push(span);
       }
     }
     return spans;
   };
+  const keyOf = (span: ReadableSpan) => `${span.spanContext().traceId}/${span.spanContext().spanId}`;
   const remember = (spans: readonly ReadableSpan[]) => {
     for (const span of spans) {
-      const key = `${span.spanContext().traceId}/${span.spanContext().spanId}`;
+      const key = keyOf(span);
       sent.delete(key);
-      sent.set(key, contentOf(span));
+      sent.set(key, { content: contentOf(span), events: span.events.length });
     }
     for (const key of sent.keys()) {
       if (sent.size <= SENT_REMEMBERED) break;
@@ -126,6 +135,7 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
   };
   const send = async (spans: ReadableSpan[]) => {
     if (spans.length) await exportSpans(exporter, spans);
+    metrics?.recordSpans(spans.map((span) => ({ span, previousEvents: sent.get(keyOf(span))?.events ?? null })));
     remember(spans);
     status.exported += spans.length;
   };
@@ -185,12 +195,13 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
 
   return {
     status: (): OtelExportStatus => ({ ...status }),
-    /** Stop after the step under way, and shut the exporter down (it sends what it holds). */
+    /** Stop after the step under way, and shut the exporters down (they send what they hold, for at most SHUTDOWN_MS). */
     async stop(): Promise<void> {
       stopping = true;
       wake.abort();
       await loop;
-      await exporter.shutdown();
+      // What the exporters still hold goes out now, unless the collector is down: then not for long.
+      await Promise.race([Promise.all([exporter.shutdown(), metrics?.shutdown()]), sleep(SHUTDOWN_MS)]);
     },
   };
 }

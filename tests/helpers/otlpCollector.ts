@@ -15,15 +15,24 @@ export interface OtlpSpan {
   status?: { code?: number; message?: string };
 }
 
-/** An OTLP/HTTP receiver (JSON encoding): every span it was sent, and a switch that makes it answer 503, as a collector that is down. */
+/** A metric as OTLP's JSON encoding has it (the fields the tests read). */
+export interface OtlpMetric {
+  name: string;
+  sum?: { dataPoints: { asInt?: number; asDouble?: number; attributes: OtlpSpan["attributes"] }[] };
+  gauge?: { dataPoints: { asInt?: number; asDouble?: number; attributes: OtlpSpan["attributes"] }[] };
+  histogram?: { dataPoints: { count: number; sum?: number; attributes: OtlpSpan["attributes"] }[] };
+}
+
+/** An OTLP/HTTP receiver (JSON encoding): every span and metric it was sent, and a switch that makes it answer 503, as a collector that is down. */
 export async function aCollector() {
   const requests: { resourceSpans: { resource: { attributes: OtlpSpan["attributes"] }; scopeSpans: { spans: OtlpSpan[] }[] }[] }[] = [];
+  const metricRequests: { resourceMetrics: { scopeMetrics: { metrics: OtlpMetric[] }[] }[] }[] = [];
   let down = false;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      if (down || request.url !== "/v1/traces") {
+      if (down || (request.url !== "/v1/traces" && request.url !== "/v1/metrics")) {
         response.writeHead(503).end();
         return;
       }
@@ -31,7 +40,9 @@ export async function aCollector() {
         response.writeHead(415).end();
         return;
       }
-      requests.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      if (request.url === "/v1/metrics") metricRequests.push(body);
+      else requests.push(body);
       response.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
@@ -40,9 +51,16 @@ export async function aCollector() {
   return {
     url,
     spans: () => requests.flatMap((body) => body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans))),
+    /** Every metric of every export, newest last. */
+    metrics: () => metricRequests.flatMap((body) => body.resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))),
     resources: () => requests.flatMap((body) => body.resourceSpans.map((r) => r.resource)),
     setDown: (value: boolean) => void (down = value),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // The exporters keep their connections alive: close them rather than wait for their timeout.
+        server.closeAllConnections();
+      }),
   };
 }
 

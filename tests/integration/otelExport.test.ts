@@ -1,3 +1,4 @@
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { afterEach, describe, expect, it } from "vitest";
 import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
@@ -27,7 +28,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     tracker.complete("retry-1", a2.token);
     expect(tracker.complete("retry-1", a1.token).outcome).toBe("dropped");
 
-    running.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50 }));
+    running.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false }));
     await waitFor(() => collector.spans().length >= 5);
     const spans = collector.spans();
     const ids = lifecycleIds({ requestId: "retry-1" });
@@ -60,7 +61,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     const collector = await aCollector();
     const tracker = aTracker();
     const exporter = () => new OTLPTraceExporter({ url: collector.url, timeoutMillis: 1000 });
-    let handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50 });
+    let handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50, metrics: false });
     running.push(handle);
     for (let i = 0; i < 20; i++) tracker.create({ requestId: `a${i}`, workspace: "w", state: "queued" });
     await waitFor(() => collector.spans().length === 20);
@@ -75,7 +76,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     await handle.stop();
     running.splice(0);
     collector.setDown(false);
-    handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50 });
+    handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50, metrics: false });
     running.push(handle);
     await waitFor(() => collector.spans().length >= 40);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -85,6 +86,44 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     // A span sent twice is the same span.
     for (const copies of byId.values()) for (const copy of copies) expect(copy).toEqual(copies[0]);
     expect(handle.status()).toMatchObject({ lastError: null, lagMs: 0 });
+    tracker.close();
+    await collector.close();
+  });
+
+  it("metrics beside the traces: attempts by outcome, retries, dropped late results, process time and queue wait, and the queues and stuck now", async () => {
+    const collector = await aCollector();
+    const base = collector.url.replace(/\/v1\/traces$/, "");
+    const tracker = aTracker({ backoff: { baseMs: 0, capMs: 0, jitter: 0 } });
+    tracker.create({ requestId: "m1", workspace: "mx", state: "queued" });
+    const first = tracker.claimNext()!;
+    tracker.fail("m1", first.token, "overloaded");
+    const second = tracker.claimNext()!;
+    tracker.complete("m1", second.token);
+    tracker.complete("m1", first.token);
+    tracker.create({ requestId: "m2", workspace: "mx", state: "queued" });
+    const handle = startOtelExport(tracker, {
+      exporter: new OTLPTraceExporter({ url: collector.url }),
+      pollMs: 50,
+      metrics: { exporter: new OTLPMetricExporter({ url: `${base}/v1/metrics` }), intervalMs: 200 },
+    });
+    running.push(handle);
+    const metric = (name: string) => collector.metrics().filter((m) => m.name === name).at(-1);
+    await waitFor(() => metric("reqwatch.attempts") !== undefined && metric("reqwatch.deliveries.dropped") !== undefined, 10_000);
+    const points = (name: string) => (metric(name)?.sum ?? metric(name)?.gauge)!.dataPoints.map((point) => [Object.fromEntries(point.attributes.map((a) => [a.key, Object.values(a.value)[0]])), point.asInt ?? point.asDouble]);
+    expect(points("reqwatch.attempts")).toEqual(
+      expect.arrayContaining([
+        [{ "messaging.destination.name": "mx", "reqwatch.outcome": "failed" }, 1],
+        [{ "messaging.destination.name": "mx", "reqwatch.outcome": "completed" }, 1],
+      ]),
+    );
+    expect(points("reqwatch.retries")).toEqual([[{ "messaging.destination.name": "mx" }, 1]]);
+    expect(points("reqwatch.deliveries.dropped")).toEqual([[{ "messaging.destination.name": "mx" }, 1]]);
+    expect(points("reqwatch.requests")).toEqual(expect.arrayContaining([[{ "messaging.destination.name": "mx", state: "queued" }, 1]]));
+    expect(metric("messaging.process.duration")!.histogram!.dataPoints[0]).toMatchObject({ count: 2 });
+    expect(metric("reqwatch.queue.wait")!.histogram!.dataPoints[0]).toMatchObject({ count: 2 });
+    // Stopped while the collector still answers: its last export goes through at once.
+    await handle.stop();
+    running.splice(running.indexOf(handle), 1);
     tracker.close();
     await collector.close();
   });
