@@ -27,7 +27,7 @@ function what(source: SourceStatus): string {
 export function SourceLine({ source }: { source: SourceStatus }) {
   const now = useNow(5000);
   return (
-    <p className={source.error ? "notice" : "muted"} role={source.error ? "alert" : undefined} data-testid="source-line">
+    <p className={source.error ? "notice" : "muted"} role={source.error ? "alert" : undefined} data-testid="source-line" suppressHydrationWarning>
       {source.error
         ? `${source.name} cannot be read: ${source.error.message}`
         : `${what(source)} in ${source.file}, ${source.writable ? "opened for writing (retry and delete where claude-mem's own recovery does the same)" : "read only"}${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last written ${source.lastWriteAt === null ? "never" : formatAgo(source.lastWriteAt, now)}.`}

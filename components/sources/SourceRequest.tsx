@@ -32,7 +32,8 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
         Request <code>{id}</code> {data && <StateBadge state={data.request.state} />}
       </h1>
       <p>
-        From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, another program&apos;s queue, read only: reqwatch shows it and does not act on it.
+        From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, another program&apos;s queue
+        {data?.source.writable ? ", opened for writing: reqwatch retries and deletes only where claude-mem's own recovery does the same." : ", read only: reqwatch shows it and does not act on it."}
       </p>
       {message && <p className="error-text" role="alert">{message}</p>}
       {data && (
@@ -59,6 +60,21 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
             <dt>Finished</dt>
             <dd>{iso(data.request.completedAt)}</dd>
           </dl>
+          {data.stored && (
+            <>
+              <h2>As {source} stores it</h2>
+              <table aria-label="As stored">
+                <tbody>
+                  {Object.entries(data.stored).map(([column, value]) => (
+                    <tr key={column}>
+                      <th scope="row">{column}</th>
+                      <td className="id">{value === null ? "NULL" : String(value)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
           <h2>Content</h2>
           {TEXT_FIELDS.filter((field) => typeof data.request[field] === "string").map((field) => (
             <section key={field}>
@@ -80,7 +96,8 @@ function SourceRowActions({ source, id, view }: { source: string; id: string; vi
   const { state } = view.request;
   const retryable = state === "failed" || (state === "processing" && view.stuckReason !== null);
   const leftOver = view.stuckReason?.startsWith("left over") ?? false;
-  if (!retryable && !leftOver) return null;
+  // The dialog stays until closed: it shows the result after the row has moved on.
+  if (!retryable && !leftOver && !kind) return null;
   return (
     <div className="toolbar">
       {retryable && !leftOver && (

@@ -167,7 +167,7 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
 export function toMatchFilter(query: RequestQuery, now: number, stuckIds: readonly string[]): Omit<ListFilters, "limit" | "cursor" | "sort" | "order"> {
   // Never the folder's requests in a source's stead: actions and exports take the folder's only.
   if (query.source) {
-    bad(`Rows of ${query.source} are read only here: reqwatch does not act on another program's queue, and exports the state folder's requests (\`reqwatch source --all --json\` prints a source's rows).`);
+    bad(`Rows of ${query.source} are read only here: reqwatch does not act on another program's queue, and exports the state folder's requests (\`reqwatch list --source <source> --json\` pages through a source's rows).`);
   }
   const filters = toListFilters({ ...query, cursor: undefined }, now, stuckIds);
   return {

@@ -128,7 +128,15 @@ function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: nu
     ...(typeof row.tool_response === "string" && { output: row.tool_response }),
     ...(STATUS_STATE[status] === undefined && { error: `claude-mem status ${JSON.stringify(status)}, which reqwatch does not know` }),
   };
-  return { request, stuck: stuckReason(row, state, shape, now, lastWriteAt, startedAt, createdAt), note: state === "failed" && retries !== undefined && retries >= CLAUDE_MEM_MAX_RETRIES ? `failed after ${retries} retries, claude-mem's limit` : null };
+  const stuck = stuckReason(row, state, shape, now, lastWriteAt, startedAt, createdAt);
+  const pid = typeof row.worker_pid === "number" ? row.worker_pid : null;
+  const note =
+    state === "failed" && retries !== undefined && retries >= CLAUDE_MEM_MAX_RETRIES
+      ? `failed after ${retries} retries, claude-mem's limit`
+      : state === "processing" && stuck === null && pid !== null
+        ? `claude-mem worker pid ${pid} runs`
+        : null;
+  return { request, stuck, note };
 }
 
 function stuckReason(row: Row, state: State, shape: ClaudeMemShape, now: number, lastWriteAt: number | null, startedAt: number | undefined, createdAt: number): string | null {
@@ -141,6 +149,8 @@ function stuckReason(row: Row, state: State, shape: ClaudeMemShape, now: number,
   const since = startedAt ?? createdAt;
   const known = startedAt === undefined ? " since it was created (claude-mem did not record when processing started)" : "";
   if (pid !== null && !pidExists(pid)) return `processing ${formatDuration(Math.max(0, now - since))}${known}; claude-mem worker pid ${pid} is gone`;
+  // Where claude-mem records its worker (v12.4.5-v12.4.9), its own rule is that worker's liveness, not the time.
+  if (pid !== null) return null;
   if (now - since > CLAUDE_MEM_PROCESSING_LIMIT_MS) return `processing ${formatDuration(now - since)}${known}, past claude-mem's own ${formatDuration(CLAUDE_MEM_PROCESSING_LIMIT_MS)} stuck limit`;
   return null;
 }

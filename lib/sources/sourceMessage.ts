@@ -8,6 +8,8 @@ export interface SourceMessage {
   stuck: string | null;
   /** Something worth knowing that is not stuck (a failure at the retry limit, a worker that runs). */
   note: string | null;
+  /** The row as its owner stores it, each column reqwatch reads (one row's read only: lib/sources/sourceQueue.ts readOne). */
+  stored?: Record<string, unknown>;
 }
 
 /** What a read of a source gives: its counts over every row, its live rows, and the newest rows asked for. */

@@ -117,7 +117,9 @@ export function readOne(db: SourceDb, queue: SourceQueue, requestId: string, now
   if (rowId === null) return null;
   return reading(queue, () => {
     const row = db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${queue.id} = ?`).get(rowId) as Row | undefined;
-    return row ? queue.toMessage(row, now, lastWriteAt) : null;
+    if (!row) return null;
+    const stored = Object.fromEntries(Object.entries(row).filter(([column]) => !column.startsWith("_")));
+    return { ...queue.toMessage(row, now, lastWriteAt), stored };
   });
 }
 

@@ -53,7 +53,12 @@ export interface SourceRequestView {
   truncated: RequestDetailView["truncated"];
   stuckReason: string | null;
   note: string | null;
+  /** The row as its owner stores it, long texts cut (they are whole under Content). */
+  stored: Record<string, unknown> | null;
 }
+
+/** A stored column's value on the row's page: texts cut at this many characters. */
+const STORED_CHARS = 2000;
 
 export function sourceRequestView(source: LiveSource, requestId: string, now = Date.now()): SourceRequestView | null {
   const message = source.get(requestId, now);
@@ -67,5 +72,6 @@ export function sourceRequestView(source: LiveSource, requestId: string, now = D
       request[field] = text.slice(0, DISPLAY_TEXT_CHARS);
     }
   }
-  return { source: source.status(), request, truncated, stuckReason: message.stuck, note: message.note };
+  const stored = message.stored ? Object.fromEntries(Object.entries(message.stored).map(([column, value]) => [column, value instanceof Uint8Array ? `<${value.length} bytes>` : typeof value === "string" && value.length > STORED_CHARS ? `${value.slice(0, STORED_CHARS)}…` : value])) : null;
+  return { source: source.status(), request, truncated, stuckReason: message.stuck, note: message.note, stored };
 }

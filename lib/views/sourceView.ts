@@ -27,6 +27,8 @@ export interface SourceView {
   total: number;
   /** The stuck messages (or every one, with `all`), up to `limit`, newest first. */
   messages: (RequestRecord & { stuckReason: string | null; note: string | null })[];
+  /** How many more there are than `messages` lists (`reqwatch list --source` pages through them all). */
+  more: number;
 }
 
 function read(spec: SourceSpec, newest: number, now: number): SourceRead & { source: SourceView["source"] } {
@@ -46,11 +48,13 @@ function read(spec: SourceSpec, newest: number, now: number): SourceRead & { sou
 export function sourceView(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): SourceView {
   const { source, counts, total, live, messages } = read(spec, options.all ? options.limit : 0, now);
   const stuck = live.filter((message) => message.stuck !== null);
+  const listed = (options.all ? messages : stuck).slice(0, options.limit);
   return {
     source,
     counts,
     stuck: stuck.length,
     total,
-    messages: (options.all ? messages : stuck).slice(0, options.limit).map(({ request, stuck: reason, note }) => ({ ...request, stuckReason: reason, note })),
+    messages: listed.map(({ request, stuck: reason, note }) => ({ ...request, stuckReason: reason, note })),
+    more: (options.all ? total : stuck.length) - listed.length,
   };
 }

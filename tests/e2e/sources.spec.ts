@@ -87,6 +87,10 @@ test("another program's queue beside the folder: its counts and stuck rows, filt
   await expect(page.getByRole("heading", { level: 1 })).toHaveText(`Request claude-mem-${ids.crashed} processing`);
   await expect(page.getByRole("alert").filter({ hasText: "Stuck:" })).toContainText(`claude-mem worker pid ${dead} is gone`);
   await expect(page.getByText("observation Edit: fix the login form")).toBeVisible();
+  // And as claude-mem stores it: every column read, the raw status and pid among them.
+  const stored = page.getByRole("table", { name: "As stored" });
+  await expect(stored.getByRole("row", { name: /^status / })).toContainText("processing");
+  await expect(stored.getByRole("row", { name: /^worker_pid / })).toContainText(String(dead));
   await expect(page.getByRole("button", { name: "Retry" })).toHaveCount(0);
 
   // The folder's own requests are the table without a source, each saying where it comes from.

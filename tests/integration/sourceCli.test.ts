@@ -40,6 +40,8 @@ describe("reqwatch source: another program's queue, read-only", () => {
     expect(body.counts).toMatchObject({ processing: 3, failed: 1 });
     expect(body.stuck).toBe(2);
     expect(body.messages.find((message) => message.note)?.note).toBe("failed after 3 retries, claude-mem's limit");
+    // What a page leaves out is said, never dropped silently.
+    expect(JSON.parse(runCli(["source", `claude-mem:${file}`, "--all", "--json", "--limit", "1"]).stdout)).toMatchObject({ total: 4, more: 3, messages: [expect.anything()] });
     expect(hash()).toBe(before);
   });
 

@@ -79,6 +79,14 @@ describe("claude-mem's queue, every generation", () => {
     expect(inspectClaudeMem(file, now).messages.find((message) => message.request.requestId === `claude-mem-${id}`)!.stuck).toBe(`processing 1m; claude-mem worker pid ${dead} is gone`);
   });
 
+  it("g6: a message whose worker runs is not stuck however long it has run: claude-mem's own rule there is the worker, not the time", () => {
+    const file = dbFile();
+    const db = createClaudeMemDb(file, "g6");
+    const id = addMessage(db, { status: "processing", createdAt: now - 30 * MIN, startedAt: now - 20 * MIN, workerPid: process.pid });
+    db.close();
+    expect(inspectClaudeMem(file, now).messages.find((message) => message.request.requestId === `claude-mem-${id}`)).toMatchObject({ stuck: null, note: `claude-mem worker pid ${process.pid} runs` });
+  });
+
   it("g7 and later: rows in a table nothing has written to for an hour are left over", () => {
     for (const g of ["g7", "g8"] as const) {
       const file = dbFile();

@@ -48,7 +48,9 @@ export function registerDashboard(program: Command): void {
           throw new UsageError(`REQWATCH_SOURCES: ${(error as Error).message}`);
         }
       }
-      for (const source of options.source ?? []) console.log(`reqwatch: source ${source}, read-only`);
+      for (const source of options.source ?? []) {
+        console.log(`reqwatch: source ${source}, ${source.endsWith("?write=1") ? "opened for writing: retry and delete where claude-mem's own recovery does the same" : "read-only"}`);
+      }
       // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.
       const server = spawn(process.execPath, [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])], {
         // The channel closes when this process dies, even by SIGKILL: the server then stops too.

@@ -72,7 +72,7 @@ function listSource(spec: SourceSpec, options: Record<string, unknown>, command:
   if (command.getOptionValueSource("sort") === "cli") unfit.push("sort");
   if (unfit.length) {
     const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    throw new UsageError(`${unfit.map(flag).join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks or update times, lists in its id order (--order sets which way), and \`reqwatch source --all --json\` prints its rows.`);
+    throw new UsageError(`${unfit.map(flag).join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks or update times, lists in its id order (--order sets which way), and has no export format: --json pages through its rows with --cursor.`);
   }
   const [name] = sourceNames([spec]);
   const source = new LiveSource(name!, spec);

@@ -18,7 +18,7 @@ export function registerSource(program: Command): void {
     .summary("Read another program's queue, read-only")
     .option("--all", "list every message, not only the stuck ones")
     .option("-n, --limit <n>", "rows to list (1-10000)", integerBetween(1, 10_000), 50)
-    .option("--json", "print the source, its counts and the messages listed as JSON")
+    .option("--json", "print the source, its counts and the messages listed as JSON (`more`: how many it left out)")
     .action((spec: SourceSpec, options: { all?: boolean; limit: number; json?: boolean }) => {
       const now = Date.now();
       const view = sourceView(spec, options, now);
@@ -34,7 +34,6 @@ export function registerSource(program: Command): void {
         ["ID", "WORKSPACE", "STATE", "CREATED", options.all ? "STUCK / NOTE" : "WHY STUCK"],
         view.messages.map((message) => [message.requestId, message.workspace, message.state, `${formatDuration(Math.max(0, now - message.createdAt))} ago`, message.stuckReason ?? message.note ?? "-"]),
       );
-      const more = (options.all ? view.total : view.stuck) - view.messages.length;
-      if (more > 0) printLine(`\n${more} more: --limit ${Math.min(10_000, options.limit + more)}`);
+      if (view.more > 0) printLine(`\n${view.more} more: --limit ${Math.min(10_000, options.limit + view.more)}${options.limit + view.more > 10_000 ? `, or page through every row with \`reqwatch list --source <source> --json\`` : ""}`);
     });
 }
