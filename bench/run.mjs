@@ -11,6 +11,7 @@ import { measureLive } from "./live.mjs";
 import { measureDashboard, measureSourceDashboard } from "./dashboard.mjs";
 import { measureMcp } from "./mcp.mjs";
 import { measurePackage } from "./package.mjs";
+import { measureOtel } from "./otel.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, adoptStateDir, STATES, ACTIVITY_RANGES } = require("../dist/index.cjs");
@@ -389,7 +390,7 @@ async function measurePause() {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package, pause, source) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package, pause, source, otel) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: () => (measureBareDurableWrite(), measureWrites()),
@@ -404,6 +405,7 @@ const groups = {
   package: () => measurePackage({ ROOT, summarize }),
   pause: measurePause,
   source: measureSource,
+  otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

@@ -1,0 +1,133 @@
+// The OpenTelemetry export measured: with the dashboard running under 500 transitions/s, the
+// server's CPU with the export against without it (the same load, in the same run) and the
+// export's lag; then `reqwatch otel` under 100 transitions/s with its collector down for 60 s:
+// every lifecycle after it returns, and how much the exporter's memory grew meanwhile.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { freePort, startServer } from "./server.mjs";
+
+/** An OTLP/HTTP receiver that counts distinct span ids (protobuf: it only counts requests; JSON: it reads the ids). */
+async function aCollector() {
+  const spanIds = new Set();
+  let down = false;
+  const port = await freePort();
+  const server = http.createServer((request, response) => {
+    const chunks = [];
+    request.on("data", (chunk) => chunks.push(chunk));
+    request.on("end", () => {
+      if (down) return response.writeHead(503).end();
+      if (request.url === "/v1/traces") {
+        for (const match of Buffer.concat(chunks).toString("utf8").matchAll(/"spanId":"([0-9a-f]{16})"/g)) spanIds.add(match[1]);
+      }
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    spanIds,
+    setDown: (value) => (down = value),
+    close: () => new Promise((resolve) => (server.close(resolve), server.closeAllConnections())),
+  };
+}
+
+/** CPU seconds a process has used (user + system), from /proc. */
+function cpuSeconds(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function rssMB(pid) {
+  const line = fs.readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  return Number(line.replace(/\D/g, "")) / 1024;
+}
+
+/** `perSecond` transitions a second for `seconds`: each request created queued, claimed, completed (three writes). */
+async function load(tracker, perSecond, seconds, prefix) {
+  const ids = [];
+  const started = Date.now();
+  let done = 0;
+  while (Date.now() - started < seconds * 1000) {
+    const due = Math.floor(((Date.now() - started) / 1000) * perSecond);
+    while (done + 3 <= due) {
+      const id = `${prefix}${ids.length}`;
+      tracker.create({ requestId: id, workspace: `w${ids.length % 5}`, state: "queued" });
+      const claim = tracker.claimNext({ workspace: `w${ids.length % 5}` });
+      tracker.complete(claim.request.requestId, claim.token);
+      ids.push(id);
+      done += 3;
+    }
+    await sleep(5);
+  }
+  return ids;
+}
+
+export async function measureOtel({ ROOT, tempDir, openTracker, summarize }) {
+  const collector = await aCollector();
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_METRIC_EXPORT_INTERVAL: "10000" };
+  try {
+    // 1. The dashboard under 500 transitions/s for 20 s, without and then with the export.
+    const cpu = {};
+    for (const otel of [false, true]) {
+      const stateDir = tempDir(`otel-${otel}`);
+      const tracker = openTracker({ stateDir });
+      const server = await startServer(ROOT, stateDir, { ...env, ...(otel && { REQWATCH_OTEL: "1" }) });
+      const lags = [];
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const health = await (await fetch(`${server.url}/api/health`)).json();
+          if (health.otel) lags.push(health.otel.lagMs);
+          await sleep(250);
+        }
+      })();
+      const before = cpuSeconds(server.child.pid);
+      const startedAt = Date.now();
+      const ids = await load(tracker, 500, 20, otel ? "o" : "b");
+      cpu[otel] = (cpuSeconds(server.child.pid) - before) / ((Date.now() - startedAt) / 1000);
+      if (otel) {
+        const wanted = ids.length * 2;
+        const deadline = Date.now() + 30_000;
+        while (collector.spanIds.size < wanted && Date.now() < deadline) await sleep(100);
+        if (collector.spanIds.size < wanted) throw new Error(`${collector.spanIds.size} of ${wanted} spans arrived`);
+      }
+      sampling = false;
+      await sampler;
+      await server.stop();
+      tracker.close();
+      if (otel) summarize("otel: export lag under 500 transitions/s (sampled every 250 ms)", lags, { target: "p95 <= 2 s" });
+    }
+    summarize("otel: dashboard server CPU under 500 transitions/s, without export (% of a core, not ms)", [cpu.false * 100]);
+    summarize("otel: dashboard server CPU under 500 transitions/s, with export (% of a core, not ms)", [cpu.true * 100], { target: "<= 5% more than without" });
+
+    // 2. `reqwatch otel` under 100 transitions/s, its collector down for 60 s of it.
+    collector.spanIds.clear();
+    const stateDir = tempDir("otel-down");
+    const tracker = openTracker({ stateDir });
+    const exporter = spawn(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "otel", "--state-dir", stateDir], { env: { ...process.env, ...env }, stdio: "ignore" });
+    await sleep(1500);
+    const rssBefore = rssMB(exporter.pid);
+    let peak = rssBefore;
+    const watch = setInterval(() => (peak = Math.max(peak, rssMB(exporter.pid))), 500);
+    const first = await load(tracker, 100, 5, "d");
+    collector.setDown(true);
+    const during = await load(tracker, 100, 60, "e");
+    collector.setDown(false);
+    const recoveredFrom = Date.now();
+    const after = await load(tracker, 100, 5, "f");
+    const wanted = (first.length + during.length + after.length) * 2;
+    while (collector.spanIds.size < wanted && Date.now() - recoveredFrom < 120_000) await sleep(200);
+    clearInterval(watch);
+    const caughtUpMs = Date.now() - recoveredFrom;
+    exporter.kill("SIGTERM");
+    tracker.close();
+    summarize("otel: collector down 60 s under 100 transitions/s: spans missing after it returned (count, not ms)", [wanted - collector.spanIds.size], { target: "0" });
+    summarize("otel: collector down 60 s: time from its return until every span arrived", [caughtUpMs]);
+    summarize("otel: collector down 60 s: exporter memory growth (MB, not ms)", [peak - rssBefore], { target: "<= 50 MB" });
+  } finally {
+    await collector.close();
+  }
+}
