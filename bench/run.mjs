@@ -12,6 +12,7 @@ import { measureDashboard, measureSourceDashboard } from "./dashboard.mjs";
 import { measureMcp } from "./mcp.mjs";
 import { measurePackage } from "./package.mjs";
 import { measureOtel } from "./otel.mjs";
+import { postgresThroughput, startPostgres } from "./postgres.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, adoptStateDir, STATES, ACTIVITY_RANGES } = require("../dist/index.cjs");
@@ -299,47 +300,69 @@ async function measureSource() {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-/** Completed requests per second through runWorker: claim, heartbeat, result marker, complete (durable). */
+/** Completed requests per second through runWorker with `workers` processes: claim, heartbeat, result marker, complete (durable). */
+async function throughputRun(REQUESTS, workers, claims) {
+  const stateDir = tempDir(`throughput${workers}`);
+  const tracker = openTracker({ stateDir });
+  for (let i = 0; i < REQUESTS; i++) tracker.create({ requestId: `q${i}`, workspace: "bench", state: "queued" });
+  const children = Array.from({ length: workers }, () =>
+    spawn(process.execPath, [path.join(ROOT, "bench/workers/throughput.cjs"), stateDir, claims], { stdio: ["ignore", "pipe", "inherit"] }),
+  );
+  const results = await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve, reject) => {
+          let out = "";
+          child.stdout.on("data", (chunk) => (out += chunk));
+          child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`))));
+        }),
+    ),
+  );
+  const completed = results.reduce((sum, r) => sum + r.completed, 0);
+  const seconds = (Math.max(...results.map((r) => r.last)) - Math.min(...results.map((r) => r.first).filter(Boolean))) / 1000;
+  let doubleClaims = 0;
+  for (let i = 0; i < REQUESTS; i++) {
+    const claimed = tracker.get(`q${i}`).transitions.filter((t) => t.from === "queued" && t.to === "processing").length;
+    if (claimed !== 1) doubleClaims++;
+  }
+  if (completed !== REQUESTS || doubleClaims) throw new Error(`completed ${completed}, double claims ${doubleClaims}`);
+  tracker.close();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  return { completed, perSecond: Math.round(completed / seconds), doubleClaims };
+}
+
+function throughputRow(name, { completed, perSecond, doubleClaims }, target) {
+  rows.push({ name, n: completed, perSecond, doubleClaims, ...(target && { target }) });
+  console.log(`${name.padEnd(56)} ${String(perSecond).padStart(6)} completed/s  (${completed} requests, ${doubleClaims} double claims)${target ? `   target ${target}` : ""}`);
+}
+
 async function measureThroughput() {
-  const REQUESTS = 3000;
-  const runs = [
-    ...[1, 2, 4].map((workers) => ({ workers, claims: "full" })),
-    { workers: 2, claims: "atomic" },
-  ];
+  const runs = [...[1, 2, 4].map((workers) => ({ workers, claims: "full" })), { workers: 2, claims: "atomic" }];
   for (const { workers, claims } of runs) {
-    const stateDir = tempDir(`throughput${workers}`);
-    const tracker = openTracker({ stateDir });
-    for (let i = 0; i < REQUESTS; i++) tracker.create({ requestId: `q${i}`, workspace: "bench", state: "queued" });
-    const children = Array.from({ length: workers }, () =>
-      spawn(process.execPath, [path.join(ROOT, "bench/workers/throughput.cjs"), stateDir, claims], { stdio: ["ignore", "pipe", "inherit"] }),
-    );
-    const results = await Promise.all(
-      children.map(
-        (child) =>
-          new Promise((resolve, reject) => {
-            let out = "";
-            child.stdout.on("data", (chunk) => (out += chunk));
-            child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`))));
-          }),
-      ),
-    );
-    const completed = results.reduce((sum, r) => sum + r.completed, 0);
-    const seconds = (Math.max(...results.map((r) => r.last)) - Math.min(...results.map((r) => r.first).filter(Boolean))) / 1000;
-    let doubleClaims = 0;
-    for (let i = 0; i < REQUESTS; i++) {
-      const claims = tracker.get(`q${i}`).transitions.filter((t) => t.from === "queued" && t.to === "processing").length;
-      if (claims !== 1) doubleClaims++;
-    }
-    if (completed !== REQUESTS || doubleClaims) throw new Error(`completed ${completed}, double claims ${doubleClaims}`);
-    const perSecond = Math.round(completed / seconds);
-    const name = `throughput, ${workers} worker process(es), ${claims} claims`;
-    const target = workers === 2 ? ">= 500/s" : undefined;
-    rows.push({ name, n: completed, perSecond, doubleClaims, ...(target && { target }) });
-    console.log(`${name.padEnd(56)} ${String(perSecond).padStart(6)} completed/s  (${completed} requests, ${doubleClaims} double claims)${target ? `   target ${target}` : ""}`);
-    tracker.close();
-    fs.rmSync(stateDir, { recursive: true, force: true });
+    throughputRow(`throughput, ${workers} worker process(es), ${claims} claims`, await throughputRun(3000, workers, claims), workers === 2 ? ">= 500/s" : undefined);
   }
 }
+
+/**
+ * docs/SCALING.md's prototype: the same queue steps on PostgreSQL 15 (claims by FOR UPDATE SKIP
+ * LOCKED, a transitions table, NOTIFY per change) against the present store, 2 worker processes
+ * each, in the same run, twice each, alternating.
+ */
+async function measureScaling() {
+  const server = await startPostgres();
+  try {
+    for (let round = 0; round < 2; round++) {
+      throughputRow("scaling: present store, 2 worker processes", await throughputRun(3000, 2, "full"));
+      const pg = await postgresThroughput(ROOT, server, 3000, 2);
+      throughputRow("scaling: PostgreSQL prototype, 2 worker processes", { completed: 3000, ...pg });
+    }
+    const pg4 = await postgresThroughput(ROOT, server, 3000, 4);
+    throughputRow("scaling: PostgreSQL prototype, 4 worker processes", { completed: 3000, ...pg4 });
+  } finally {
+    server.stop();
+  }
+}
+
 
 /**
  * Pausing a workspace while a worker process polls it: how long pause() takes (a durable write
@@ -390,7 +413,7 @@ async function measurePause() {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package, pause, source, otel) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, mcp, package, pause, source, otel, scaling) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: () => (measureBareDurableWrite(), measureWrites()),
@@ -406,6 +429,7 @@ const groups = {
   pause: measurePause,
   source: measureSource,
   otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize }),
+  scaling: measureScaling,
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");
