@@ -149,7 +149,8 @@ export function lifecycleSpans(request: RequestRecord & { traceparent?: unknown 
           },
           events: dropped.map((entry) => ({ name: "dropped: stale claim", time: hrTime(entry.at), attributes: { "reqwatch.to": entry.to, ...(entry.reason !== undefined && { "reqwatch.reason": entry.reason }) } })),
           links: [{ context: createContext }],
-          error: type === null ? null : (attempt.ended.error ?? attempt.ended.reason ?? type),
+          // The step's own error, else the request's (a final failure keeps it there), else why the step was taken.
+          error: type === null ? null : (attempt.ended.error ?? (last ? request.error : undefined) ?? attempt.ended.reason ?? type),
         },
         resource,
         scope,

@@ -1,5 +1,25 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+// The official OTLP protocol definitions, compiled (protobufjs), as an older @opentelemetry/otlp-transformer ships them.
+import root from "otlp-proto-definitions/build/src/generated/root";
+
+const proto = (root as unknown as { opentelemetry: { proto: { collector: Record<string, { v1: Record<string, { decode(b: Uint8Array): unknown; toObject(m: unknown, o: object): Record<string, unknown> }> }> } } }).opentelemetry.proto.collector;
+
+/**
+ * A protobuf export decoded into the shape of OTLP's JSON encoding (ids in hex, integers as
+ * numbers), so one set of assertions reads both.
+ */
+function decodeProtobuf(url: string, raw: Buffer): unknown {
+  const type = url === "/v1/metrics" ? proto.metrics!.v1.ExportMetricsServiceRequest! : proto.trace!.v1.ExportTraceServiceRequest!;
+  const object = type.toObject(type.decode(raw), { longs: String, enums: Number, bytes: Array, defaults: false });
+  const normalize = (value: unknown, key = ""): unknown => {
+    if (Array.isArray(value) && /Id$/.test(key)) return Buffer.from(value as number[]).toString("hex");
+    if (Array.isArray(value)) return value.map((item) => normalize(item));
+    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "intValue" || k === "asInt" || k === "count" ? Number(v) : normalize(v, k)]));
+    return value;
+  };
+  return normalize(object);
+}
 
 export interface OtlpSpan {
   traceId: string;
@@ -27,6 +47,7 @@ export interface OtlpMetric {
 export async function aCollector() {
   const requests: { resourceSpans: { resource: { attributes: OtlpSpan["attributes"] }; scopeSpans: { spans: OtlpSpan[] }[] }[] }[] = [];
   const metricRequests: { resourceMetrics: { scopeMetrics: { metrics: OtlpMetric[] }[] }[] }[] = [];
+  const encodings: string[] = [];
   let down = false;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -36,11 +57,14 @@ export async function aCollector() {
         response.writeHead(503).end();
         return;
       }
-      if (request.headers["content-type"] !== "application/json") {
+      const type = request.headers["content-type"];
+      if (type !== "application/json" && type !== "application/x-protobuf") {
         response.writeHead(415).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      const raw = Buffer.concat(chunks);
+      const body = type === "application/json" ? JSON.parse(raw.toString("utf8")) : decodeProtobuf(request.url!, raw);
+      encodings.push(type);
       if (request.url === "/v1/metrics") metricRequests.push(body);
       else requests.push(body);
       response.writeHead(200, { "content-type": "application/json" }).end("{}");
@@ -54,6 +78,8 @@ export async function aCollector() {
     /** Every metric of every export, newest last. */
     metrics: () => metricRequests.flatMap((body) => body.resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))),
     resources: () => requests.flatMap((body) => body.resourceSpans.map((r) => r.resource)),
+    /** The content type of every export received. */
+    encodings: () => [...encodings],
     setDown: (value: boolean) => void (down = value),
     close: () =>
       new Promise<void>((resolve) => {

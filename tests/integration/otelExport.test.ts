@@ -1,10 +1,13 @@
+import fs from "node:fs";
+import path from "node:path";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { afterEach, describe, expect, it } from "vitest";
 import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
 import { startOtelExport, type OtelExportHandle } from "../../lib/otel/otelExport";
 import { aCollector, attr, waitFor, type OtlpSpan } from "../helpers/otlpCollector";
-import { aTracker } from "../helpers/stateDir";
+import { aTracker, tempParent } from "../helpers/stateDir";
 
 const running: OtelExportHandle[] = [];
 afterEach(async () => {
@@ -124,6 +127,58 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     // Stopped while the collector still answers: its last export goes through at once.
     await handle.stop();
     running.splice(running.indexOf(handle), 1);
+    tracker.close();
+    await collector.close();
+  });
+
+  it("the protobuf encoding (the default) carries the same spans as JSON, decoded with the official protocol definitions", async () => {
+    const [json, protobuf] = [await aCollector(), await aCollector()];
+    const tracker = aTracker();
+    tracker.create({ requestId: "p1", workspace: "enc", state: "queued", model: "m" });
+    const claim = tracker.claimNext()!;
+    tracker.fail("p1", claim.token, "bad gateway", { retryable: false });
+    const positions = tempParent();
+    running.push(
+      startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: json.url }), positionFile: path.join(positions, "json.json"), pollMs: 50, metrics: false }),
+      startOtelExport(tracker, { exporter: new ProtoTraceExporter({ url: protobuf.url }), positionFile: path.join(positions, "proto.json"), pollMs: 50, metrics: false }),
+    );
+    await waitFor(() => json.spans().length === 2 && protobuf.spans().length === 2);
+    expect(protobuf.encodings()).toEqual(["application/x-protobuf"]);
+    expect(json.encodings()).toEqual(["application/json"]);
+    const bySpan = (spans: OtlpSpan[]) => [...spans].sort((a, b) => a.spanId.localeCompare(b.spanId));
+    // What a span says (these definitions predate the spans' `flags` field, and protobuf leaves out what is empty).
+    const comparable = (span: OtlpSpan) => ({
+      ids: [span.traceId, span.spanId, span.parentSpanId ?? null],
+      name: span.name,
+      kind: span.kind,
+      times: [String(span.startTimeUnixNano), String(span.endTimeUnixNano)],
+      attributes: span.attributes,
+      events: (span.events ?? []).map((event) => event.name),
+      links: (span.links ?? []).map((link) => [link.traceId, link.spanId]),
+      status: span.status,
+    });
+    expect(bySpan(protobuf.spans()).map(comparable)).toEqual(bySpan(json.spans()).map(comparable));
+    expect(protobuf.spans().find((span) => span.kind === 5)).toMatchObject({ name: "process enc", status: { code: 2, message: "bad gateway" } });
+    tracker.close();
+    await Promise.all([json.close(), protobuf.close()]);
+  });
+
+  it("a rebuilt index (another feed generation) is exported again from the files: the backend gets the same spans again, nothing new", async () => {
+    const collector = await aCollector();
+    const tracker = aTracker();
+    for (let i = 0; i < 5; i++) tracker.create({ requestId: `g${i}`, workspace: "gen", state: "queued" });
+    const positionFile = path.join(tempParent(), "position.json");
+    let handle = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false });
+    await waitFor(() => collector.spans().length === 5);
+    await handle.stop();
+    const first = collector.spans();
+    // As if the index had been rebuilt since: the position belongs to a feed that is gone.
+    fs.writeFileSync(positionFile, JSON.stringify({ generation: "an-older-index", seq: 999 }));
+    handle = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false });
+    running.push(handle);
+    await waitFor(() => collector.spans().length === 10);
+    expect(handle.status()).toMatchObject({ reexports: 1, position: { generation: tracker.generation() } });
+    expect(collector.spans().slice(5)).toEqual(first);
     tracker.close();
     await collector.close();
   });
