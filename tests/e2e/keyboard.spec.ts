@@ -54,6 +54,8 @@ test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r r
 
   await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
   await page.keyboard.press("k");
+  // The key moved the cursor (a busy machine may still be rendering the closed dialog's page).
+  await expect(current).toContainText(/failed-\d/);
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(/\/requests\/failed-\d$/);
 });

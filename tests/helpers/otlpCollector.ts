@@ -48,6 +48,7 @@ export async function aCollector() {
   const requests: { resourceSpans: { resource: { attributes: OtlpSpan["attributes"] }; scopeSpans: { spans: OtlpSpan[] }[] }[] }[] = [];
   const metricRequests: { resourceMetrics: { scopeMetrics: { metrics: OtlpMetric[] }[] }[] }[] = [];
   const encodings: string[] = [];
+  let lastHeaders: http.IncomingHttpHeaders = {};
   let down = false;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -65,6 +66,7 @@ export async function aCollector() {
       const raw = Buffer.concat(chunks);
       const body = type === "application/json" ? JSON.parse(raw.toString("utf8")) : decodeProtobuf(request.url!, raw);
       encodings.push(type);
+      lastHeaders = request.headers;
       if (request.url === "/v1/metrics") metricRequests.push(body);
       else requests.push(body);
       response.writeHead(200, { "content-type": "application/json" }).end("{}");
@@ -78,6 +80,8 @@ export async function aCollector() {
     /** Every metric of every export, newest last. */
     metrics: () => metricRequests.flatMap((body) => body.resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))),
     resources: () => requests.flatMap((body) => body.resourceSpans.map((r) => r.resource)),
+    /** The headers of the latest export received. */
+    headers: () => lastHeaders,
     /** The content type of every export received. */
     encodings: () => [...encodings],
     setDown: (value: boolean) => void (down = value),

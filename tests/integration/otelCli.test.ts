@@ -10,7 +10,7 @@ const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 
 function startOtel(stateDir: string, endpoint: string): ChildProcess {
   return spawn(process.execPath, [BIN, "otel", "--state-dir", stateDir], {
-    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "gateway-test" },
+    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "gateway-test", OTEL_EXPORTER_OTLP_HEADERS: "x-team=gateway,authorization=Bearer%20secret" },
     stdio: ["ignore", "ignore", "pipe"],
   });
 }
@@ -42,6 +42,8 @@ describe("reqwatch otel", () => {
     expect(wanted.size).toBe(300);
     await waitFor(() => [...wanted].every((id) => collector.spans().some((span) => span.spanId === id)), 20_000);
     expect(collector.resources()[0]!.attributes).toContainEqual({ key: "service.name", value: { stringValue: "gateway-test" } });
+    // The standard headers variable reaches the collector (an API key, say).
+    expect(collector.headers()).toMatchObject({ "x-team": "gateway", authorization: "Bearer secret" });
     otel.kill("SIGTERM");
     expect(await exited(otel)).toBe(0);
     tracker.close();

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
@@ -179,6 +180,30 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     await waitFor(() => collector.spans().length === 10);
     expect(handle.status()).toMatchObject({ reexports: 1, position: { generation: tracker.generation() } });
     expect(collector.spans().slice(5)).toEqual(first);
+    tracker.close();
+    await collector.close();
+  });
+
+  it("a dead worker's request released by the monitor, and one past its deadline timed out: each attempt's span says so", async () => {
+    const collector = await aCollector();
+    // The monitor looks at a claim once its heartbeat is this old.
+    const tracker = aTracker({ heartbeatTimeoutMs: 10 });
+    tracker.create({ requestId: "orphan", workspace: "life", state: "queued", maxAttempts: 3 });
+    // Claimed by a worker process that then dies.
+    const child = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: ${JSON.stringify(tracker.stateDir.root)} }).claimNext()`]);
+    expect(child.status).toBe(0);
+    tracker.create({ requestId: "late", workspace: "life", state: "queued" });
+    const claim = tracker.claimNext({ workspace: "life" })!;
+    expect(claim.request.requestId).toBe("late");
+    tracker.update("late", { fields: { timeoutAt: Date.now() - 1000 } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(tracker.monitorPass().counts).toMatchObject({ released: 1, deadlineTimedOut: 1 });
+    running.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false }));
+    const attemptOf = (id: string) => collector.spans().find((span) => span.spanId === lifecycleIds({ requestId: id }).attemptSpanId(1));
+    await waitFor(() => attemptOf("orphan") !== undefined && attemptOf("late") !== undefined);
+    expect([attr(attemptOf("orphan")!, "reqwatch.outcome"), attr(attemptOf("orphan")!, "error.type")]).toEqual(["released", "released"]);
+    expect(attemptOf("orphan")!.status!.message).toMatch(/^released: the worker's pid \d+ is gone \(attempt 1 of 3\)$/);
+    expect([attr(attemptOf("late")!, "reqwatch.outcome"), attr(attemptOf("late")!, "error.type")]).toEqual(["timed out", "timeout"]);
     tracker.close();
     await collector.close();
   });
