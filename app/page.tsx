@@ -36,7 +36,7 @@ export default function OverviewPage() {
       {sources.length > 0 && (
         <section aria-labelledby="sources">
           <h2 id="sources">Other programs&apos; queues</h2>
-          <p className="muted">Read only, with stuck reasons by each owner&apos;s own rules.</p>
+          <p className="muted">With stuck reasons by each owner&apos;s own rules; read only, unless opened for writing (<code>?write=1</code>).</p>
           <SourcesTable initial={sources} />
         </section>
       )}

@@ -115,7 +115,7 @@ export default function HealthPage() {
       {sources.length ? (
         <>
           <SourcesTable initial={sources} detail />
-          <p className="muted">Each is opened read-only and looked at every 250 ms (a source that cannot be read is tried again every 2 s); one that fails changes nothing for the others.</p>
+          <p className="muted">Each is looked at read-only every 250 ms (one opened for writing is written only by an action you confirm, in one transaction) (a source that cannot be read is tried again every 2 s); one that fails changes nothing for the others.</p>
         </>
       ) : (
         <p className="muted">None: start the dashboard with --source claude-mem, claude-mem:&lt;path&gt; or sqlite:&lt;mapping.json&gt; to read another program&apos;s queue beside the folder.</p>

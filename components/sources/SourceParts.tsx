@@ -51,6 +51,7 @@ export function SourcesTable({ initial, detail = false }: { initial: SourceStatu
             </td>
             <td>
               {what(source)}
+              {source.writable && <div className="muted">opened for writing</div>}
               {detail && source.file && <div className="muted">{source.file}{source.mapping ? ` (mapping ${source.mapping})` : ""}</div>}
               {source.generation && <div className="muted">schema {source.generation}{source.retired ? "; no longer processed by claude-mem" : ""}</div>}
               {source.error && <div className="why" role="alert">cannot be read: {source.error.message}</div>}

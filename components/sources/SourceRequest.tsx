@@ -68,7 +68,7 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
                   {Object.entries(data.stored).map(([column, value]) => (
                     <tr key={column}>
                       <th scope="row">{column}</th>
-                      <td className="id">{value === null ? "NULL" : String(value)}</td>
+                      <td className="id" style={{ whiteSpace: "pre-wrap" }}>{value === null ? "NULL" : String(value)}</td>
                     </tr>
                   ))}
                 </tbody>

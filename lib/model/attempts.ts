@@ -35,6 +35,9 @@ export function attemptsOf(transitions: readonly TransitionEntry[]): Attempt[] {
   let open: Attempt | null = null;
   for (const entry of transitions) {
     if (entry.dropped || entry.from === entry.to) continue;
+    // A failure recorded as the request's error (not on its step) moves to the step that leaves it (a retry): it is that attempt's.
+    const ended = attempts.at(-1)?.ended;
+    if (ended && !open && !ended.error && entry.error && entry.from === ended.state) ended.error = entry.error;
     if (entry.to === "processing") {
       const worker = entry.worker ? { pid: entry.worker.pid, host: entry.worker.host, processStartedAt: entry.worker.processStartedAt ?? null } : null;
       open = { number: attempts.length + 1, claimedAt: entry.at, by: entry.by ?? null, token: entry.token ?? null, worker, ended: null };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TRACEPARENT_PATTERN } from "./traceparent";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "./ids";
 import { STATES } from "./states";
 
@@ -66,7 +67,7 @@ export const requestFieldsShape = {
   /** A queued request is not claimed before this time (a retry's back-off, or a scheduled request). */
   notBefore: epochMs.optional(),
   /** The W3C trace context it was created in: its OpenTelemetry trace joins that one (lib/otel). */
-  traceparent: z.string().regex(/^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/, "must be a W3C traceparent: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>").optional(),
+  traceparent: z.string().regex(TRACEPARENT_PATTERN, "must be a W3C traceparent: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>").optional(),
 };
 
 export const requestSchema = z.looseObject({

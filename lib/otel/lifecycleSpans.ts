@@ -5,18 +5,12 @@ import type { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace-base";
 import { attemptsOf, type Attempt } from "../model/attempts";
 import type { RequestRecord } from "../model/requestFormat";
+import { parseTraceparent } from "../model/traceparent";
 
 /** The OpenTelemetry messaging system name reqwatch's spans carry. */
 export const MESSAGING_SYSTEM = "reqwatch";
 
 const hex = (text: string, chars: number) => createHash("sha256").update(text).digest("hex").slice(0, chars);
-
-/** A W3C traceparent (`00-<trace id>-<span id>-<flags>`), or null when `value` is not one. */
-export function parseTraceparent(value: unknown): { traceId: string; spanId: string; flags: number } | null {
-  const match = typeof value === "string" ? /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(value.trim()) : null;
-  if (!match || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return null;
-  return { traceId: match[1]!, spanId: match[2]!, flags: parseInt(match[3]!, 16) };
-}
 
 /**
  * A request's ids, derived from its id alone, so exporting the same lifecycle again gives the same
@@ -98,7 +92,9 @@ export function lifecycleSpans(request: RequestRecord & { traceparent?: unknown 
   const history = request.transitions ?? [];
   const attempts = attemptsOf(history);
   const createContext = context(ids.traceId, ids.createSpanId);
-  const createEnd = request.queuedAt ?? attempts[0]?.claimedAt ?? request.createdAt;
+  const steps = history.filter((entry) => !entry.dropped && entry.from !== entry.to);
+  // The first time it was queued (queuedAt moves with each requeue), so the span stays the same as the lifecycle goes on.
+  const createEnd = steps.find((entry) => entry.to === "queued")?.at ?? attempts[0]?.claimedAt ?? request.queuedAt ?? request.createdAt;
   const spans = [
     span(
       {
@@ -117,7 +113,6 @@ export function lifecycleSpans(request: RequestRecord & { traceparent?: unknown 
       scope,
     ),
   ];
-  const steps = history.filter((entry) => !entry.dropped && entry.from !== entry.to);
   for (const attempt of attempts) {
     if (!attempt.ended) continue;
     // The wait before this claim: since the request last entered queued (none when it was created processing).

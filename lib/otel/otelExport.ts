@@ -41,6 +41,8 @@ export interface OtelExportOptions {
   /** The metrics beside the traces (lib/otel/otelMetrics.ts); false: none. Default: on, unless OTEL_METRICS_EXPORTER=none. */
   metrics?: false | { exporter?: PushMetricExporter; intervalMs?: number };
   onError?: (error: Error) => void;
+  /** A step went through after failed ones: the collector is back. */
+  onRecovered?: () => void;
 }
 
 /** The changes read per step: a step's spans are one export. */
@@ -55,10 +57,11 @@ const SHUTDOWN_MS = 5000;
 
 /** The OTLP exporter the standard variables describe: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, ENDPOINT, HEADERS (read by the exporter itself). */
 export function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf";
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL !== undefined ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL";
+  const protocol = env[name] ?? "http/protobuf";
   if (protocol === "http/json") return new OtlpJsonExporter();
   if (protocol === "http/protobuf") return new OtlpProtoExporter();
-  throw new ReqwatchError("BAD_INPUT", `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.`);
+  throw new ReqwatchError("BAD_INPUT", `${name}=${protocol}: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.`);
 }
 
 /** The resource: OTEL_SERVICE_NAME (default reqwatch) and the SDK's defaults, with OTEL_RESOURCE_ATTRIBUTES. */
@@ -182,6 +185,7 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
       let more = false;
       try {
         more = await step();
+        if (failures) options.onRecovered?.();
         failures = 0;
       } catch (error) {
         failures++;

@@ -9,10 +9,11 @@ import type { Tracker } from "../tracker";
 
 /** The OTLP metric exporter the standard variables describe (OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL, ENDPOINT, HEADERS). */
 export function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env): PushMetricExporter {
-  const protocol = env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf";
+  const name = env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL !== undefined ? "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL";
+  const protocol = env[name] ?? "http/protobuf";
   if (protocol === "http/json") return new OtlpJsonMetricExporter();
   if (protocol === "http/protobuf") return new OtlpProtoMetricExporter();
-  throw new ReqwatchError("BAD_INPUT", `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.`);
+  throw new ReqwatchError("BAD_INPUT", `${name}=${protocol}: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.`);
 }
 
 /** Seconds, as OpenTelemetry's duration histograms are kept; buckets from 5 ms to 1 h. */

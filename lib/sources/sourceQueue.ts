@@ -118,7 +118,8 @@ export function readOne(db: SourceDb, queue: SourceQueue, requestId: string, now
   return reading(queue, () => {
     const row = db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${queue.id} = ?`).get(rowId) as Row | undefined;
     if (!row) return null;
-    const stored = Object.fromEntries(Object.entries(row).filter(([column]) => !column.startsWith("_")));
+    // Every column of the row, as its owner stores it (not only those reqwatch maps).
+    const stored = db.prepare(`SELECT t.* FROM "${queue.table}" t WHERE ${queue.id} = ?`).get(rowId) as Row;
     return { ...queue.toMessage(row, now, lastWriteAt), stored };
   });
 }

@@ -2,7 +2,8 @@ import { context, trace, TraceFlags } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { emptyResource } from "@opentelemetry/resources";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lifecycleIds, lifecycleSpans, parseTraceparent } from "../../lib/otel/lifecycleSpans";
+import { lifecycleIds, lifecycleSpans } from "../../lib/otel/lifecycleSpans";
+import { parseTraceparent } from "../../lib/model/traceparent";
 import { runCli } from "../helpers/cli";
 import { aTracker } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
@@ -47,7 +48,25 @@ describe("a request's trace context", () => {
     const root = tracker.stateDir.root;
     expect(JSON.parse(runCli(["create", "-w", "w", "--id", "flag", "--traceparent", PARENT, "--json"], { stateDir: root }).stdout)).toMatchObject({ traceparent: PARENT });
     expect(JSON.parse(runCli(["create", "-w", "w", "--id", "env", "--json"], { stateDir: root, env: { ...process.env, TRACEPARENT: PARENT } }).stdout)).toMatchObject({ traceparent: PARENT });
-    expect(runCli(["create", "-w", "w", "--traceparent", "nope"], { stateDir: root })).toMatchObject({ code: 1, stderr: expect.stringContaining("must be a W3C traceparent") });
+    expect(runCli(["create", "-w", "w", "--traceparent", "nope"], { stateDir: root })).toMatchObject({ code: 2, stderr: expect.stringContaining("'--traceparent <value>' argument 'nope' is invalid. not a W3C traceparent") });
+    expect(runCli(["create", "-w", "w"], { stateDir: root, env: { ...process.env, TRACEPARENT: "nope" } })).toMatchObject({ code: 2, stderr: expect.stringContaining("TRACEPARENT=nope: not a W3C traceparent") });
+    tracker.close();
+  });
+
+  it("a retried failure keeps its error on its attempt's span, and the create span does not move with the retry", () => {
+    const tracker = aTracker();
+    tracker.create({ requestId: "again", workspace: "w", state: "queued" });
+    tracker.transition("again", "processing");
+    tracker.transition("again", "failed", { fields: { error: "boom" } });
+    const before = lifecycleSpans(tracker.get("again")!, emptyResource(), { name: "test" });
+    tracker.retry({ ids: ["again"] });
+    tracker.transition("again", "processing");
+    tracker.transition("again", "completed");
+    const [create, first, second] = lifecycleSpans(tracker.get("again")!, emptyResource(), { name: "test" });
+    expect(first!.status).toEqual({ code: 2, message: "boom" });
+    expect(create!.endTime).toEqual(before[0]!.endTime);
+    expect(first).toMatchObject({ endTime: before[1]!.endTime, attributes: before[1]!.attributes });
+    expect(second!.status).toEqual({ code: 0 });
     tracker.close();
   });
 });

@@ -1,5 +1,6 @@
-import { Option, type Command } from "commander";
-import { withTracker } from "../context";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { parseTraceparent } from "../../model/traceparent";
+import { UsageError, withTracker } from "../context";
 import { fieldsFromOptions } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, integer, timestamp } from "../parse";
@@ -16,7 +17,7 @@ export function registerCreate(program: Command): void {
     .option("--model <name>", "the model")
     .addOption(new Option("--state <state>", "start in this state").choices(["created", "queued", "processing"]).default("created"))
     .option("--max-attempts <n>", "how many attempts are allowed", integer)
-    .option("--traceparent <value>", "the W3C trace context it is created in (00-<trace id>-<span id>-<flags>): its OpenTelemetry trace joins that one (default: $TRACEPARENT)")
+    .option("--traceparent <value>", "the W3C trace context it is created in (00-<trace id>-<span id>-<flags>): its OpenTelemetry trace joins that one (default: $TRACEPARENT)", traceparent)
     .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
     .option("--set <key=json>", "any other field (repeatable)", assignment)
     .option("--reason <text>", "why, for the history")
@@ -24,8 +25,11 @@ export function registerCreate(program: Command): void {
     .action(async (options, command: Command) => {
       const fields = fieldsFromOptions(options);
       // A hook run inside a traced process may be handed its context as TRACEPARENT (the environment carrier).
-      const traceparent = (options.traceparent as string | undefined) ?? (process.env.TRACEPARENT || undefined);
-      if (traceparent !== undefined) fields.traceparent = traceparent;
+      const given = (options.traceparent as string | undefined) ?? (process.env.TRACEPARENT || undefined);
+      if (given !== undefined && options.traceparent === undefined && !parseTraceparent(given)) {
+        throw new UsageError(`TRACEPARENT=${given}: not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>); unset it or fix it.`);
+      }
+      if (given !== undefined) fields.traceparent = given;
       const request = await withTracker(command, (tracker) =>
         tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
         {},
@@ -34,4 +38,9 @@ export function registerCreate(program: Command): void {
       if (options.json) printJson(request);
       else printLine(request.requestId);
     });
+}
+
+function traceparent(value: string): string {
+  if (!parseTraceparent(value)) throw new InvalidArgumentError("not a W3C traceparent: use 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>.");
+  return value;
 }

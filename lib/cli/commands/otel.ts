@@ -21,6 +21,10 @@ export function registerOtel(program: Command): void {
           if (error.message !== lastError) console.error(`reqwatch otel: export failed (retrying, nothing is skipped): ${error.message}`);
           lastError = error.message;
         },
+        onRecovered: () => {
+          console.error("reqwatch otel: export resumed; nothing was skipped");
+          lastError = null;
+        },
       });
       console.error(`reqwatch otel: exporting ${tracker.stateDir.root} to ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318"}`);
       const report = setInterval(() => {
