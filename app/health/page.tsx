@@ -85,8 +85,14 @@ export default function HealthPage() {
               <dd>{health.otel.lagMs === 0 ? "caught up" : formatDuration(health.otel.lagMs)}</dd>
               <dt>Position</dt>
               <dd>{health.otel.position ? `change ${health.otel.position.seq}` : "not yet"}</dd>
+              <dt>Last export</dt>
+              <dd>{health.otel.lastSuccessAt ? formatAgo(health.otel.lastSuccessAt, now) : "not yet"}</dd>
               <dt>Last error</dt>
-              <dd>{health.otel.lastError ? `${formatAgo(health.otel.lastError.at, now)}: ${health.otel.lastError.message}` : "none"}</dd>
+              <dd>
+                {health.otel.lastError
+                  ? `${formatAgo(health.otel.lastError.at, now)}: ${health.otel.lastError.message}${health.otel.lastSuccessAt !== null && health.otel.lastSuccessAt > health.otel.lastError.at ? " (recovered since)" : ""}`
+                  : "none"}
+              </dd>
             </dl>
           ) : (
             <p className="muted">Off: start the dashboard with --otel (REQWATCH_OTEL=1) to export every lifecycle as OpenTelemetry traces, or run `reqwatch otel`.</p>

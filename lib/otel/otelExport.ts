@@ -27,6 +27,8 @@ export interface OtelExportStatus {
   /** How far behind the feed the export is: the age of the oldest change not yet exported (0 when caught up). */
   lagMs: number;
   lastError: { message: string; at: number } | null;
+  /** When a step last went through (its spans acknowledged, or nothing to send): after lastError.at, the export has recovered. */
+  lastSuccessAt: number | null;
   /** Whole re-exports from the files (the first run, a rebuilt index, a feed trimmed past the position). */
   reexports: number;
 }
@@ -106,8 +108,11 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
   const scope: InstrumentationScope = { name: "reqwatch" };
   // Per span sent: its content, and its events (dropped late results) for the metrics.
   const sent = new Map<string, { content: string; events: number }>();
-  const metrics = options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none") ? null : startOtelMetrics(tracker, resource, options.metrics || {});
-  const status: OtelExportStatus = { exported: 0, position: readPosition(positionFile), lagMs: 0, lastError: null, reexports: 0 };
+  const metrics =
+    options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none")
+      ? null
+      : startOtelMetrics(tracker, resource, { ...(options.metrics || {}), onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)) });
+  const status: OtelExportStatus = { exported: 0, position: readPosition(positionFile), lagMs: 0, lastError: null, lastSuccessAt: null, reexports: 0 };
   let stopping = false;
   let failures = 0;
   const wake = new AbortController();
@@ -185,6 +190,7 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
       let more = false;
       try {
         more = await step();
+        status.lastSuccessAt = Date.now();
         if (failures) options.onRecovered?.();
         failures = 0;
       } catch (error) {
@@ -203,9 +209,8 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
     async stop(): Promise<void> {
       stopping = true;
       wake.abort();
-      await loop;
-      // What the exporters still hold goes out now, unless the collector is down: then not for long.
-      await Promise.race([Promise.all([exporter.shutdown(), metrics?.shutdown()]), sleep(SHUTDOWN_MS)]);
+      // The step under way, and what the exporters still hold, go out now, unless the collector is down: then not for long.
+      await Promise.race([loop.then(() => Promise.all([exporter.shutdown(), metrics?.shutdown()])), sleep(SHUTDOWN_MS)]);
     },
   };
 }

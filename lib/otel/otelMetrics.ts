@@ -1,4 +1,5 @@
 import { SpanKind } from "@opentelemetry/api";
+import { ExportResultCode } from "@opentelemetry/core";
 import { OTLPMetricExporter as OtlpJsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPMetricExporter as OtlpProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import type { Resource } from "@opentelemetry/resources";
@@ -32,11 +33,27 @@ export interface OtelMetrics {
  * workspace as `messaging.destination.name`. Counters count from this exporter's start, what it
  * sees in the spans it sends (a span sent again after a restart may be counted twice).
  */
-export function startOtelMetrics(tracker: Tracker, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number } = {}): OtelMetrics {
+/** The exporter, with its failures reported (the SDK's reader only logs them to its own diagnostics, off by default). */
+function reporting(exporter: PushMetricExporter, onError: (error: Error) => void): PushMetricExporter {
+  return {
+    export: (metrics, done) =>
+      exporter.export(metrics, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) onError(result.error ?? new Error("the collector refused the metrics"));
+        done(result);
+      }),
+    forceFlush: () => exporter.forceFlush(),
+    shutdown: () => exporter.shutdown(),
+    ...(exporter.selectAggregationTemporality && { selectAggregationTemporality: exporter.selectAggregationTemporality.bind(exporter) }),
+    ...(exporter.selectAggregation && { selectAggregation: exporter.selectAggregation.bind(exporter) }),
+  };
+}
+
+export function startOtelMetrics(tracker: Tracker, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void } = {}): OtelMetrics {
   const intervalMs = options.intervalMs ?? (Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000);
+  const exporter = reporting(options.exporter ?? otlpMetricExporterFromEnv(), options.onError ?? (() => {}));
   const provider = new MeterProvider({
     resource,
-    readers: [new PeriodicExportingMetricReader({ exporter: options.exporter ?? otlpMetricExporterFromEnv(), exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(30_000, intervalMs) })],
+    readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(30_000, intervalMs) })],
   });
   const meter = provider.getMeter("reqwatch");
   const attempts = meter.createCounter("reqwatch.attempts", { description: "Attempts ended, by outcome (completed, failed, timed out, released, stopped)" });

@@ -23,6 +23,8 @@ test("the dashboard with --otel exports each lifecycle as it happens, and its He
     await expect(page.getByLabel("OpenTelemetry export")).toContainText(/Last error.*ago: /, { timeout: 15_000 });
     collector.setDown(false);
     await waitFor(() => collector.spans().some((span) => span.spanId === lifecycleIds({ requestId: "while-down" }).createSpanId), 40_000);
+    // And says it recovered.
+    await expect(page.getByLabel("OpenTelemetry export")).toContainText("(recovered since)", { timeout: 12_000 });
   } finally {
     await collector.close();
   }

@@ -1,5 +1,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -207,4 +209,26 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     tracker.close();
     await collector.close();
   });
+
+  it("a collector that takes the request and never answers: metric failures are reported too, and a stop still ends within seconds", async () => {
+    const hung = http.createServer(() => {});
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const tracker = aTracker();
+    tracker.create({ requestId: "h1", workspace: "hang", state: "queued" });
+    const errors: string[] = [];
+    const handle = startOtelExport(tracker, {
+      exporter: new OTLPTraceExporter({ url: `${url}/v1/traces`, timeoutMillis: 30_000 }),
+      pollMs: 50,
+      metrics: { exporter: new OTLPMetricExporter({ url: `${url}/v1/metrics`, timeoutMillis: 300 }), intervalMs: 400 },
+      onError: (error) => errors.push(error.message),
+    });
+    await waitFor(() => errors.some((message) => message.startsWith("metrics: ")), 10_000);
+    const started = Date.now();
+    await handle.stop();
+    expect(Date.now() - started).toBeLessThan(7000);
+    tracker.close();
+    hung.closeAllConnections();
+    hung.close();
+  }, 20_000);
 });

@@ -38,5 +38,7 @@ export function registerOtel(program: Command): void {
       await exporting.stop();
       ingest.stop();
       tracker.close();
+      // A collector that holds a request open would keep the process alive until the exporter's own timeout.
+      process.exit(0);
     });
 }
