@@ -8,10 +8,10 @@ import { OTLPTraceExporter as OtlpProtoExporter } from "@opentelemetry/exporter-
 import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { writeFileDurable } from "../fs/durableWrite";
-import { ReqwatchError } from "../model/errors";
 import type { Tracker } from "../tracker";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { lifecycleSpans } from "./lifecycleSpans";
+import { otlpProtocol } from "./protocol";
 import { startOtelMetrics } from "./otelMetrics";
 
 /** Where the exporter stands in the change feed: the feed's generation (a rebuilt index has another) and the last change exported. */
@@ -59,11 +59,7 @@ const SHUTDOWN_MS = 5000;
 
 /** The OTLP exporter the standard variables describe: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, ENDPOINT, HEADERS (read by the exporter itself). */
 export function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
-  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL !== undefined ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL";
-  const protocol = env[name] ?? "http/protobuf";
-  if (protocol === "http/json") return new OtlpJsonExporter();
-  if (protocol === "http/protobuf") return new OtlpProtoExporter();
-  throw new ReqwatchError("BAD_INPUT", `${name}=${protocol}: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.`);
+  return otlpProtocol("TRACES", env) === "http/json" ? new OtlpJsonExporter() : new OtlpProtoExporter();
 }
 
 /** The resource: OTEL_SERVICE_NAME (default reqwatch) and the SDK's defaults, with OTEL_RESOURCE_ATTRIBUTES. */

@@ -5,16 +5,12 @@ import { OTLPMetricExporter as OtlpProtoMetricExporter } from "@opentelemetry/ex
 import type { Resource } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { ReqwatchError } from "../model/errors";
+import { otlpProtocol } from "./protocol";
 import type { Tracker } from "../tracker";
 
 /** The OTLP metric exporter the standard variables describe (OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL, ENDPOINT, HEADERS). */
 export function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env): PushMetricExporter {
-  const name = env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL !== undefined ? "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL";
-  const protocol = env[name] ?? "http/protobuf";
-  if (protocol === "http/json") return new OtlpJsonMetricExporter();
-  if (protocol === "http/protobuf") return new OtlpProtoMetricExporter();
-  throw new ReqwatchError("BAD_INPUT", `${name}=${protocol}: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.`);
+  return otlpProtocol("METRICS", env) === "http/json" ? new OtlpJsonMetricExporter() : new OtlpProtoMetricExporter();
 }
 
 /** Seconds, as OpenTelemetry's duration histograms are kept; buckets from 5 ms to 1 h. */

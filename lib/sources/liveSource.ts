@@ -61,6 +61,8 @@ export class LiveSource {
   private readAt: number | null = null;
   private readMs: number | null = null;
   private failedAt = 0;
+  /** What the source showed after its last look that read: refresh reports a change against it. */
+  private shown = "";
 
   constructor(
     readonly name: string,
@@ -69,7 +71,6 @@ export class LiveSource {
 
   /** Look again (cheap when nothing was written); true when what the source shows changed. */
   refresh(now = Date.now()): boolean {
-    const before = this.fingerprint();
     try {
       if (this.db && this.replaced()) this.close();
       if (!this.db) {
@@ -92,7 +93,11 @@ export class LiveSource {
     } catch (error) {
       this.fail(error, now);
     }
-    return this.fingerprint() !== before;
+    // Against what the last look that read (or failed) showed: a look that read nothing changed nothing.
+    const shown = this.fingerprint();
+    const changed = shown !== this.shown;
+    this.shown = shown;
+    return changed;
   }
 
   status(): SourceStatus {

@@ -101,9 +101,8 @@ function judgeAndAct(db: SourceDb, queue: SourceQueue, shape: ClaudeMemShape, ki
       skipped.set(why, [...(skipped.get(why) ?? []), id]);
       continue;
     }
-    const rowId = queue.rowId(id)!;
-    const status = db.prepare("SELECT status FROM pending_messages WHERE id = ?").pluck().get(rowId);
-    if (write && write.run(rowId, status).changes !== 1) {
+    // Guarded by the status just read (inside the transaction for a run).
+    if (write && write.run(queue.rowId(id)!, message!.stored!.status).changes !== 1) {
       skipped.set("changed by claude-mem meanwhile", [...(skipped.get("changed by claude-mem meanwhile") ?? []), id]);
       continue;
     }
