@@ -3,6 +3,7 @@ import { SourcesTable } from "@/components/sources/SourceParts";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
+import { waitingText } from "@/lib/otel/waitingText";
 
 export const dynamic = "force-dynamic";
 
@@ -79,6 +80,8 @@ export default function HealthPage() {
           <h2>OpenTelemetry export</h2>
           {health.otel ? (
             <dl className="fields" aria-label="OpenTelemetry export">
+              <dt>State</dt>
+              <dd>{health.otel.waitingFor ? `Waiting: ${waitingText(health.otel.waitingFor)}` : "Exporting"}</dd>
               <dt>Spans exported</dt>
               <dd>{health.otel.exported.toLocaleString()}</dd>
               <dt>Lag</dt>

@@ -8,10 +8,12 @@ import { OTLPTraceExporter as OtlpProtoExporter } from "@opentelemetry/exporter-
 import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { writeFileDurable } from "../fs/durableWrite";
+import { holderFile } from "../process/holderFile";
+import type { ProcessIdentity } from "../process/liveness";
 import type { Tracker } from "../tracker";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { lifecycleSpans } from "./lifecycleSpans";
-import { otlpProtocol } from "./protocol";
+import { otlpEndpoint, otlpProtocol } from "./protocol";
 import { startOtelMetrics } from "./otelMetrics";
 
 /** Where the exporter stands in the change feed: the feed's generation (a rebuilt index has another) and the last change exported. */
@@ -31,13 +33,17 @@ export interface OtelExportStatus {
   lastSuccessAt: number | null;
   /** Whole re-exports from the files (the first run, a rebuilt index, a feed trimmed past the position). */
   reexports: number;
+  /** Another exporter (a `reqwatch otel`, or a dashboard with --otel) exports this folder: this one waits to take over when it stops. */
+  waitingFor: ProcessIdentity | null;
 }
 
 export interface OtelExportOptions {
   /** Where spans go. Default: OTLP over HTTP as the OTEL_EXPORTER_OTLP_* variables say (protocol http/protobuf or http/json). */
   exporter?: SpanExporter;
-  /** Default: otel-position.json in reqwatch's own store for the folder (the state folder, or its cache for an observed one). */
+  /** Default: otel-position.json in reqwatch's own store for the folder (the state folder, or its cache for an observed one). Beside it, `<file>.holder` names the one exporter that follows it. */
   positionFile?: string;
+  /** With no position yet (a first start), begin at the feed's end instead of exporting every request the folder holds. */
+  fromNow?: boolean;
   /** How often to look for new changes. Default 500 ms. */
   pollMs?: number;
   /** The metrics beside the traces (lib/otel/otelMetrics.ts); false: none. Default: on, unless OTEL_METRICS_EXPORTER=none. */
@@ -45,6 +51,8 @@ export interface OtelExportOptions {
   onError?: (error: Error) => void;
   /** A step went through after failed ones: the collector is back. */
   onRecovered?: () => void;
+  /** Another exporter holds the position (null: it ended, this one has taken over). */
+  onWaiting?: (holder: ProcessIdentity | null) => void;
 }
 
 /** The changes read per step: a step's spans are one export. */
@@ -56,9 +64,12 @@ const SENT_REMEMBERED = 200_000;
 const MAX_BACKOFF_MS = 30_000;
 /** How long a stop waits for the exporters to send what they hold. */
 const SHUTDOWN_MS = 5000;
+/** How often an exporter that waits for another looks whether that one has stopped. */
+const WAITING_POLL_MS = 2000;
 
 /** The OTLP exporter the standard variables describe: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, ENDPOINT, HEADERS (read by the exporter itself). */
 export function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
+  otlpEndpoint("TRACES", env);
   return otlpProtocol("TRACES", env) === "http/json" ? new OtlpJsonExporter() : new OtlpProtoExporter();
 }
 
@@ -102,13 +113,16 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
   const pollMs = options.pollMs ?? 500;
   const resource = resourceOf();
   const scope: InstrumentationScope = { name: "reqwatch" };
+  // One exporter per position: two would each send every span (identical, but twice the traffic).
+  const holder = holderFile(`${positionFile}.holder`);
+  let holding = false;
+  const status: OtelExportStatus = { exported: 0, position: null, lagMs: 0, lastError: null, lastSuccessAt: null, reexports: 0, waitingFor: null };
   // Per span sent: its content, and its events (dropped late results) for the metrics.
   const sent = new Map<string, { content: string; events: number }>();
   const metrics =
     options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none")
       ? null
-      : startOtelMetrics(tracker, resource, { ...(options.metrics || {}), onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)) });
-  const status: OtelExportStatus = { exported: 0, position: readPosition(positionFile), lagMs: 0, lastError: null, lastSuccessAt: null, reexports: 0 };
+      : startOtelMetrics(tracker, resource, { ...(options.metrics || {}), observing: () => holding, onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)) });
   let stopping = false;
   let failures = 0;
   const wake = new AbortController();
@@ -165,6 +179,10 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
   const step = async (): Promise<boolean> => {
     const generation = tracker.generation();
     const position = status.position;
+    if (!position && options.fromNow) {
+      save({ generation, seq: tracker.feedLastSeq() });
+      return true;
+    }
     if (!position || position.generation !== generation || position.seq < tracker.feedHead().oldestSeq - 1) {
       await reexport(generation);
       return true;
@@ -181,10 +199,31 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
     return changes.length === STEP_CHANGES;
   };
 
+  /** Hold the position, or say who does; on taking it, start from where the last holder stopped. */
+  const hold = (): boolean => {
+    const now = holder.hold();
+    if (now.held && !holding) {
+      status.position = readPosition(positionFile);
+      if (status.waitingFor) {
+        status.waitingFor = null;
+        options.onWaiting?.(null);
+      }
+    } else if (!now.held && now.holder && now.holder.pid !== status.waitingFor?.pid) {
+      status.waitingFor = now.holder;
+      options.onWaiting?.(now.holder);
+    }
+    holding = now.held;
+    return holding;
+  };
+
   const loop = (async () => {
     while (!stopping) {
       let more = false;
       try {
+        if (!hold()) {
+          await sleep(WAITING_POLL_MS, undefined, { signal: wake.signal }).catch(() => {});
+          continue;
+        }
         more = await step();
         status.lastSuccessAt = Date.now();
         if (failures) options.onRecovered?.();
@@ -207,6 +246,7 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
       wake.abort();
       // The step under way, and what the exporters still hold, go out now, unless the collector is down: then not for long.
       await Promise.race([loop.then(() => Promise.all([exporter.shutdown(), metrics?.shutdown()])), sleep(SHUTDOWN_MS)]);
+      holder.release();
     },
   };
 }

@@ -5,11 +5,12 @@ import { OTLPMetricExporter as OtlpProtoMetricExporter } from "@opentelemetry/ex
 import type { Resource } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { otlpProtocol } from "./protocol";
+import { otlpEndpoint, otlpProtocol } from "./protocol";
 import type { Tracker } from "../tracker";
 
 /** The OTLP metric exporter the standard variables describe (OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL, ENDPOINT, HEADERS). */
 export function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env): PushMetricExporter {
+  otlpEndpoint("METRICS", env);
   return otlpProtocol("METRICS", env) === "http/json" ? new OtlpJsonMetricExporter() : new OtlpProtoMetricExporter();
 }
 
@@ -44,7 +45,9 @@ function reporting(exporter: PushMetricExporter, onError: (error: Error) => void
   };
 }
 
-export function startOtelMetrics(tracker: Tracker, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void } = {}): OtelMetrics {
+export function startOtelMetrics(tracker: Tracker, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void; observing?: () => boolean } = {}): OtelMetrics {
+  // An exporter that waits for another reports no gauges: the one exporting does.
+  const observing = options.observing ?? (() => true);
   const intervalMs = options.intervalMs ?? (Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000);
   const exporter = reporting(options.exporter ?? otlpMetricExporterFromEnv(), options.onError ?? (() => {}));
   const provider = new MeterProvider({
@@ -58,12 +61,14 @@ export function startOtelMetrics(tracker: Tracker, resource: Resource, options: 
   const processing = meter.createHistogram("messaging.process.duration", { unit: "s", description: "Each attempt, from its claim to its end", advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
   const wait = meter.createHistogram("reqwatch.queue.wait", { unit: "s", description: "From entering queued to the claim", advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
   meter.createObservableGauge("reqwatch.requests", { description: "Requests queued and processing, now" }).addCallback((result) => {
+    if (!observing()) return;
     for (const queue of tracker.queueStats()) {
       result.observe(queue.queued, { "messaging.destination.name": queue.workspace, state: "queued" });
       result.observe(queue.processing, { "messaging.destination.name": queue.workspace, state: "processing" });
     }
   });
   meter.createObservableGauge("reqwatch.requests.stuck", { description: "Requests the stuck monitor's rules flag, now" }).addCallback((result) => {
+    if (!observing()) return;
     const byWorkspace = new Map<string, number>();
     for (const stuck of tracker.stuck()) byWorkspace.set(stuck.workspace, (byWorkspace.get(stuck.workspace) ?? 0) + 1);
     for (const [workspace, n] of byWorkspace) result.observe(n, { "messaging.destination.name": workspace });

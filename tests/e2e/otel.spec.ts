@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
 import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
 import { aCollector, waitFor } from "../helpers/otlpCollector";
 import { expect, test } from "./fixtures";
@@ -26,6 +28,33 @@ test("the dashboard with --otel exports each lifecycle as it happens, and its He
     // And says it recovered.
     await expect(page.getByLabel("OpenTelemetry export")).toContainText("(recovered since)", { timeout: 12_000 });
   } finally {
+    await collector.close();
+  }
+});
+
+test("a dashboard with --otel beside a running `reqwatch otel` waits, its Health page says for which process, and it takes over when that one stops", async ({ page, tracker, launchApp }) => {
+  const collector = await aCollector();
+  const endpoint = collector.url.replace(/\/v1\/traces$/, "");
+  const otel = spawn(process.execPath, [path.resolve(__dirname, "../../bin/reqwatch.js"), "otel", "--state-dir", tracker.stateDir.root], {
+    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    stdio: "ignore",
+  });
+  try {
+    tracker.create({ requestId: "first", workspace: "chat", state: "queued" });
+    await waitFor(() => collector.spans().some((span) => span.spanId === lifecycleIds({ requestId: "first" }).createSpanId), 15_000);
+    const { url } = await launchApp({ REQWATCH_OTEL: "1", OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    await page.goto(`${url}/health`);
+    const section = page.getByLabel("OpenTelemetry export");
+    await expect(section).toContainText(`Waiting: another exporter (pid ${otel.pid} on `, { timeout: 12_000 });
+    await expect(section).toContainText("Spans exported0");
+
+    otel.kill("SIGTERM");
+    await new Promise((resolve) => otel.once("exit", resolve));
+    tracker.create({ requestId: "after", workspace: "chat", state: "queued" });
+    await expect(section).toContainText("StateExporting", { timeout: 15_000 });
+    await waitFor(() => collector.spans().some((span) => span.spanId === lifecycleIds({ requestId: "after" }).createSpanId), 15_000);
+  } finally {
+    otel.kill("SIGKILL");
     await collector.close();
   }
 });

@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { describe, expect, it } from "vitest";
 import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
+import { startOtelExport } from "../../lib/otel/otelExport";
 import { runCli } from "../helpers/cli";
 import { aCollector, waitFor } from "../helpers/otlpCollector";
 import { aTracker } from "../helpers/stateDir";
@@ -50,10 +53,47 @@ describe("reqwatch otel", () => {
     await collector.close();
   }, 60_000);
 
-  it("wrong settings: a protocol it does not speak is said, and nothing starts", () => {
+  it("a second exporter on the folder waits for the first, says for which, and takes over from where it stopped when it dies", async () => {
+    const collector = await aCollector();
     const tracker = aTracker();
-    const result = runCli(["otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } });
-    expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.") });
+    const otel = startOtel(tracker.stateDir.root, collector.url.replace(/\/v1\/traces$/, ""));
+    for (let i = 0; i < 50; i++) tracker.create({ requestId: `q${i}`, workspace: "two", state: "queued" });
+    await waitFor(() => collector.spans().length >= 50, 15_000);
+    const waiting: (number | null)[] = [];
+    const second = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false, onWaiting: (holder) => waiting.push(holder?.pid ?? null) });
+    try {
+      await waitFor(() => second.status().waitingFor !== null);
+      expect(second.status().waitingFor).toMatchObject({ pid: otel.pid });
+      for (let i = 50; i < 60; i++) tracker.create({ requestId: `q${i}`, workspace: "two", state: "queued" });
+      await waitFor(() => collector.spans().length >= 60, 15_000);
+      // The first sent those; the second sent nothing.
+      expect(second.status().exported).toBe(0);
+      otel.kill("SIGKILL");
+      await exited(otel);
+      for (let i = 60; i < 70; i++) tracker.create({ requestId: `q${i}`, workspace: "two", state: "queued" });
+      await waitFor(() => second.status().waitingFor === null && second.status().exported >= 10, 15_000);
+      expect(waiting).toEqual([otel.pid, null]);
+      const arrived = new Set(collector.spans().map((span) => span.spanId));
+      for (let i = 0; i < 70; i++) expect(arrived.has(lifecycleIds({ requestId: `q${i}` }).createSpanId)).toBe(true);
+      // It went on from the first one's position, not from the start: the ten new ones, and at most a step the first had sent but not yet saved.
+      expect(second.status().reexports).toBe(0);
+      expect(second.status().exported).toBeLessThan(60);
+    } finally {
+      await second.stop();
+      tracker.close();
+      await collector.close();
+    }
+  }, 60_000);
+
+  it("wrong settings: a protocol it does not speak, or an endpoint without its scheme, is a usage error that names the variable, and nothing starts", () => {
+    const tracker = aTracker();
+    const grpc = runCli(["otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } });
+    expect(grpc).toMatchObject({ code: 2, stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.") });
+    const bare = runCli(["otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } });
+    expect(bare).toMatchObject({ code: 2, stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318: not an http(s) URL; write it with its scheme, e.g. http://localhost:4318.") });
+    const dashboard = runCli(["dashboard", "--otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318/v1/traces" } });
+    expect(dashboard).toMatchObject({ code: 2, stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=collector:4318/v1/traces: not an http(s) URL") });
+    expect(fs.readdirSync(tracker.stateDir.storeDir).filter((name) => name.startsWith("otel"))).toEqual([]);
     tracker.close();
   });
 });

@@ -186,7 +186,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     await collector.close();
   });
 
-  it("a dead worker's request released by the monitor, and one past its deadline timed out: each attempt's span says so", async () => {
+  it("a dead worker's request released by the monitor, one past its deadline timed out, and one a person cancelled: each attempt's span says so", async () => {
     const collector = await aCollector();
     // The monitor looks at a claim once its heartbeat is this old.
     const tracker = aTracker({ heartbeatTimeoutMs: 10 });
@@ -200,12 +200,34 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     tracker.update("late", { fields: { timeoutAt: Date.now() - 1000 } });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(tracker.monitorPass().counts).toMatchObject({ released: 1, deadlineTimedOut: 1 });
+    // A person stops a running attempt.
+    tracker.create({ requestId: "cancelled", workspace: "stop", state: "queued" });
+    expect(tracker.claimNext({ workspace: "stop" })!.request.requestId).toBe("cancelled");
+    expect(tracker.cancel(["cancelled"]).cancelled).toHaveLength(1);
     running.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false }));
     const attemptOf = (id: string) => collector.spans().find((span) => span.spanId === lifecycleIds({ requestId: id }).attemptSpanId(1));
-    await waitFor(() => attemptOf("orphan") !== undefined && attemptOf("late") !== undefined);
+    await waitFor(() => attemptOf("orphan") !== undefined && attemptOf("late") !== undefined && attemptOf("cancelled") !== undefined);
     expect([attr(attemptOf("orphan")!, "reqwatch.outcome"), attr(attemptOf("orphan")!, "error.type")]).toEqual(["released", "released"]);
     expect(attemptOf("orphan")!.status!.message).toMatch(/^released: the worker's pid \d+ is gone \(attempt 1 of 3\)$/);
     expect([attr(attemptOf("late")!, "reqwatch.outcome"), attr(attemptOf("late")!, "error.type")]).toEqual(["timed out", "timeout"]);
+    expect([attr(attemptOf("cancelled")!, "reqwatch.outcome"), attr(attemptOf("cancelled")!, "error.type")]).toEqual(["stopped", "stopped"]);
+    expect(attemptOf("cancelled")!.status).toMatchObject({ code: 2, message: "cancelled" });
+    tracker.close();
+    await collector.close();
+  });
+
+  it("from now: a first start with fromNow sends what changes after it, not the history the folder already holds", async () => {
+    const collector = await aCollector();
+    const tracker = aTracker();
+    for (let i = 0; i < 5; i++) tracker.create({ requestId: `old${i}`, workspace: "w", state: "queued" });
+    const handle = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false, fromNow: true });
+    running.push(handle);
+    await waitFor(() => handle.status().position !== null);
+    tracker.create({ requestId: "new", workspace: "w", state: "queued" });
+    await waitFor(() => collector.spans().length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(collector.spans().map((span) => span.spanId)).toEqual([lifecycleIds({ requestId: "new" }).createSpanId]);
+    expect(handle.status().reexports).toBe(0);
     tracker.close();
     await collector.close();
   });

@@ -8,6 +8,7 @@ import { resolveStateDirPath, STATE_DIR_ENV } from "../../files/stateDir";
 import { isLoopbackHost } from "../../http/loopback";
 import { UsageError } from "../context";
 import { integerBetween, source } from "../parse";
+import { otlpSettings } from "./otel";
 
 const DEFAULT_PORT = 4600;
 
@@ -40,6 +41,7 @@ export function registerDashboard(program: Command): void {
       const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
       if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
 
+      if (options.otel || process.env.REQWATCH_OTEL === "1") otlpSettings();
       console.log(`reqwatch: state directory ${stateDir}`);
       if (!options.source && process.env.REQWATCH_SOURCES) {
         try {

@@ -1,6 +1,17 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
-import { trackerFor } from "../context";
+import { checkOtlpSettings } from "../../otel/protocol";
+import { waitingText } from "../../otel/waitingText";
+import { trackerFor, UsageError } from "../context";
+
+/** The OTLP variables, checked before anything starts: a wrong one is a usage error that names it. */
+export function otlpSettings(): { tracesEndpoint: string } {
+  try {
+    return checkOtlpSettings();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
 
 export function registerOtel(program: Command): void {
   program
@@ -9,7 +20,9 @@ export function registerOtel(program: Command): void {
       "Export every request lifecycle as OpenTelemetry traces (a PRODUCER create span, a CONSUMER process span per attempt) over OTLP/HTTP, as the standard variables say: OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT), OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or http/json), OTEL_SERVICE_NAME. Follows the change feed until Ctrl-C and resumes where it stopped.",
     )
     .summary("Export lifecycles as OpenTelemetry traces")
-    .action(async (_options, command: Command) => {
+    .option("--from-now", "on a first start (no position kept yet), begin with what changes from now on instead of sending every request the folder holds")
+    .action(async (options: { fromNow?: boolean }, command: Command) => {
+      const { tracesEndpoint } = otlpSettings();
       const tracker = trackerFor(command);
       // Other writers' files reach the feed through the ingest, as in the dashboard.
       const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch otel: ingest failed:", error) });
@@ -17,6 +30,7 @@ export function registerOtel(program: Command): void {
       const { startOtelExport } = await import("../../otel/otelExport");
       let lastError: string | null = null;
       const exporting = startOtelExport(tracker, {
+        fromNow: options.fromNow,
         onError: (error) => {
           if (error.message !== lastError) console.error(`reqwatch otel: export failed (retrying, nothing is skipped): ${error.message}`);
           lastError = error.message;
@@ -25,8 +39,9 @@ export function registerOtel(program: Command): void {
           console.error("reqwatch otel: export resumed; nothing was skipped");
           lastError = null;
         },
+        onWaiting: (holder) => console.error(holder ? `reqwatch otel: ${waitingText(holder)}` : "reqwatch otel: the other exporter stopped; exporting now, from where it stopped"),
       });
-      console.error(`reqwatch otel: exporting ${tracker.stateDir.root} to ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318"}`);
+      console.error(`reqwatch otel: exporting ${tracker.stateDir.root} to ${tracesEndpoint}`);
       const report = setInterval(() => {
         const { exported, lagMs, position } = exporting.status();
         console.error(`reqwatch otel: ${exported} spans exported; at change ${position?.seq ?? "-"}; lag ${formatDuration(lagMs)}`);

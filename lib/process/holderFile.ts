@@ -1,0 +1,48 @@
+import fs from "node:fs";
+import { claimLiveness, currentProcess, type ProcessIdentity } from "./liveness";
+
+/** Not held: who holds it (null in the moment another process replaced the file). */
+export type Holding = { held: true } | { held: false; holder: ProcessIdentity | null };
+
+function readHolder(file: string): ProcessIdentity | null {
+  try {
+    const value = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<ProcessIdentity>;
+    return typeof value.pid === "number" && typeof value.host === "string" ? { pid: value.pid, host: value.host, processStartedAt: value.processStartedAt ?? null } : null;
+  } catch {
+    return null;
+  }
+}
+
+const isMe = (holder: ProcessIdentity | null) => {
+  const me = currentProcess();
+  return holder !== null && holder.pid === me.pid && holder.host === me.host && holder.processStartedAt === me.processStartedAt;
+};
+
+/**
+ * One process at a time does a job for a folder: the file names the process that holds it (pid,
+ * host, start time). `hold()` takes it when it is free or its holder is gone, and says who holds it
+ * otherwise; a holder on another host counts as alive. Two processes that take a gone holder's file
+ * at the same moment both write; each `hold()` reads the file again, so the one not named in it
+ * learns it lost at its next call.
+ */
+export function holderFile(file: string) {
+  return {
+    hold(): Holding {
+      const holder = readHolder(file);
+      if (isMe(holder)) return { held: true };
+      if (holder && claimLiveness(holder) !== "gone") return { held: false, holder };
+      if (holder || fs.existsSync(file)) fs.rmSync(file, { force: true });
+      try {
+        fs.writeFileSync(file, `${JSON.stringify(currentProcess())}\n`, { flag: "wx", mode: 0o644 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const now = readHolder(file);
+      return isMe(now) ? { held: true } : { held: false, holder: now };
+    },
+    /** Give it up, if this process holds it. */
+    release(): void {
+      if (isMe(readHolder(file))) fs.rmSync(file, { force: true });
+    },
+  };
+}
