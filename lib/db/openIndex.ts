@@ -153,6 +153,28 @@ function ioError(error: unknown): ReqwatchError {
   return new ReqwatchError("IO_ERROR", `Cannot open the index: ${(error as Error).message}`, undefined, { cause: error });
 }
 
+/** WAL pages between checkpoints while a rebuild fills the index (SQLite's default is 1000: a checkpoint every few batches). */
+const REBUILD_CHECKPOINT_PAGES = 16_384;
+
+/**
+ * Run a rebuild's writes without syncing them, then sync everything before the caller marks the
+ * index complete. A power cut in the middle may leave the index damaged, but an index not marked
+ * complete is rebuilt at its next open (and a damaged one is replaced: lib/recovery/indexGuard.ts);
+ * the request files, the source of truth, are never touched by this.
+ */
+export function withUnsyncedWrites<T>(db: IndexDb, fn: () => T): T {
+  db.pragma("synchronous = OFF");
+  db.pragma(`wal_autocheckpoint = ${REBUILD_CHECKPOINT_PAGES}`);
+  try {
+    return fn();
+  } finally {
+    db.pragma("synchronous = NORMAL");
+    db.pragma("wal_autocheckpoint = 1000");
+    // Under NORMAL a checkpoint syncs the log first, then the database: what the rebuild wrote is on disk.
+    db.pragma("wal_checkpoint(PASSIVE)");
+  }
+}
+
 /** The end of a rebuild, which filled the index without the counting triggers: count once, put them back. */
 export function recount(db: IndexDb): void {
   db.exec(RECOUNT);

@@ -2,8 +2,8 @@ import type { FileFingerprint } from "../fs/fingerprint";
 import type { RequestRecord } from "../model/requestFormat";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
-import { removeAttempts, syncAttempts } from "./attemptRows";
-import { removeTransitions, syncTransitions } from "./transitionRows";
+import { attemptRowsOf, insertAttempts, removeAttempts, syncAttempts, type AttemptRow } from "./attemptRows";
+import { insertSteps, removeTransitions, stepRowsOf, syncTransitions, type StepRow } from "./transitionRows";
 import { forgetUnreadable } from "./unreadableFiles";
 import stableStringify from "safe-stable-stringify";
 import { recordChange, toSummary } from "./changes";
@@ -38,8 +38,69 @@ const UPSERT = `
       WHERE excluded.version > requests.version
          OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at AND excluded.doc IS NOT requests.doc)`;
 
+/** UPSERT's insert alone: a rebuild's rows are nearly all new, and a new row needs none of the lookups an update does. */
+const INSERT_NEW = UPSERT.slice(0, UPSERT.indexOf("ON CONFLICT")).replace("INSERT INTO", "INSERT OR IGNORE INTO");
+
 /** The same content under a new fingerprint (touched, copied over itself): remember the file, nothing else. */
 const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, file_ino = ? WHERE id = ? AND doc = ?`;
+
+/** What a request puts into the index: its row, its text's signature, its attempts and steps. Pure, so a rebuild computes it off the writer's thread. */
+export interface IndexRows {
+  requestId: string;
+  params: Record<string, string | number | null>;
+  textSig: string | null;
+  attempts: AttemptRow[];
+  steps: StepRow[];
+}
+
+export function indexRowsOf(request: RequestRecord, fingerprint: FileFingerprint): IndexRows {
+  // Keys in a stable order: the writer's object and the same file parsed back must compare equal.
+  const doc = stableStringify(request) as string;
+  // The list columns come from the list row itself, so the table and the feed can never disagree.
+  const row = toSummary(request);
+  const textSig = textSignature(request);
+  return {
+    requestId: row.requestId,
+    textSig,
+    attempts: attemptRowsOf(request),
+    steps: stepRowsOf(request),
+    params: {
+      id: row.requestId,
+      workspace: row.workspace,
+      session_id: row.sessionId,
+      chat_id: row.chatId,
+      state: row.state,
+      previous_state: row.previousState,
+      created_at: row.createdAt,
+      updated_at: row.lastUpdatedAt,
+      state_since: row.stateSince,
+      processing_started_at: request.processingStartedAt ?? null,
+      attempt: row.attempt,
+      model: row.model,
+      tokens: row.tokens,
+      version: row.version,
+      max_attempts: request.maxAttempts ?? null,
+      not_before: request.notBefore ?? null,
+      timeout_at: request.timeoutAt ?? null,
+      claim_token: request.claim?.token ?? null,
+      claim_pid: request.claim?.pid ?? null,
+      claim_host: request.claim?.host ?? null,
+      claim_process_started_at: request.claim?.processStartedAt ?? null,
+      last_claimed_at: lastClaimedAt(request),
+      callback_success: request.callback ? (request.callback.success ? 1 : 0) : null,
+      heartbeat_at: request.claim
+        ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? row.stateSince)
+        : request.state === "processing"
+          ? row.stateSince
+          : null,
+      file_mtime_ms: fingerprint.mtimeMs,
+      file_size: fingerprint.size,
+      file_ino: fingerprint.ino,
+      text_sig: textSig,
+      doc,
+    },
+  };
+}
 
 /**
  * Put one request into the index. Returns false when the index already holds a newer version.
@@ -47,57 +108,33 @@ const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, fil
  * afterwards in one pass (requestText.ts).
  */
 export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: FileFingerprint, options: { feed?: boolean; text?: boolean } = {}): boolean {
-  // Keys in a stable order: the writer's object and the same file parsed back must compare equal.
-  const doc = stableStringify(request) as string;
-  // The list columns come from the list row itself, so the table and the feed can never disagree.
-  const row = toSummary(request);
-  const textSig = textSignature(request);
-  const syncText = options.text ?? true;
-  const before = syncText ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(row.requestId) as { rowid: number; text_sig: string | null } | undefined) : undefined;
-  const result = statement(db, UPSERT).run({
-    id: row.requestId,
-    workspace: row.workspace,
-    session_id: row.sessionId,
-    chat_id: row.chatId,
-    state: row.state,
-    previous_state: row.previousState,
-    created_at: row.createdAt,
-    updated_at: row.lastUpdatedAt,
-    state_since: row.stateSince,
-    processing_started_at: request.processingStartedAt ?? null,
-    attempt: row.attempt,
-    model: row.model,
-    tokens: row.tokens,
-    version: row.version,
-    max_attempts: request.maxAttempts ?? null,
-    not_before: request.notBefore ?? null,
-    timeout_at: request.timeoutAt ?? null,
-    claim_token: request.claim?.token ?? null,
-    claim_pid: request.claim?.pid ?? null,
-    claim_host: request.claim?.host ?? null,
-    claim_process_started_at: request.claim?.processStartedAt ?? null,
-    last_claimed_at: lastClaimedAt(request),
-    callback_success: request.callback ? (request.callback.success ? 1 : 0) : null,
-    heartbeat_at: request.claim
-      ? (request.claim.heartbeatAt ?? request.claim.claimedAt ?? row.stateSince)
-      : request.state === "processing"
-        ? row.stateSince
-        : null,
-    file_mtime_ms: fingerprint.mtimeMs,
-    file_size: fingerprint.size,
-    file_ino: fingerprint.ino,
-    text_sig: textSig,
-    doc,
-  });
-  forgetUnreadable(db, requestFileKey(request.requestId));
+  return writeIndexRows(db, indexRowsOf(request, fingerprint), { text: options.text ?? true, feed: options.feed ?? true, request });
+}
+
+/**
+ * Write a request's rows (lib/db/upsertRequest.ts's `indexRowsOf`). The text index and the feed
+ * need the request itself; a rebuild writes neither.
+ */
+export function writeIndexRows(db: IndexDb, rows: IndexRows, options: { text: false; feed: false } | { text: boolean; feed: boolean; request: RequestRecord }): boolean {
+  const { requestId, params } = rows;
+  if (!options.text && !options.feed && statement(db, INSERT_NEW).run(params).changes === 1) {
+    // New to the index: no unreadable record, no attempts and no steps to compare with.
+    forgetUnreadable(db, requestFileKey(requestId));
+    insertAttempts(db, rows.attempts);
+    insertSteps(db, rows.steps);
+    return true;
+  }
+  const before = options.text ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined) : undefined;
+  const result = statement(db, UPSERT).run(params);
+  forgetUnreadable(db, requestFileKey(requestId));
   if (result.changes === 0) {
-    statement(db, REFINGERPRINT).run(fingerprint.mtimeMs, fingerprint.size, fingerprint.ino, request.requestId, doc);
+    statement(db, REFINGERPRINT).run(params.file_mtime_ms, params.file_size, params.file_ino, requestId, params.doc);
     return false;
   }
-  if (syncText) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, request, before?.text_sig ?? null, textSig);
-  syncAttempts(db, request);
-  syncTransitions(db, request);
-  if (options.feed ?? true) recordChange(db, "request.upserted", request.requestId, request, Date.now());
+  if ("request" in options && options.text) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, options.request, before?.text_sig ?? null, rows.textSig);
+  syncAttempts(db, requestId, rows.attempts);
+  syncTransitions(db, requestId, String(params.workspace), rows.steps);
+  if ("request" in options && options.feed) recordChange(db, "request.upserted", requestId, options.request, Date.now());
   return true;
 }
 

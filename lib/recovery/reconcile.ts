@@ -2,13 +2,13 @@ import fs from "node:fs";
 import path from "node:path";
 import type { TrackerContext } from "../store/context";
 import { withWritersLock } from "../db/writeLock";
-import { isReqwatchError } from "../model/errors";
 import { REQUEST_ID_PATTERN } from "../model/ids";
 import { indexedFingerprint, indexedFingerprints, isIndexed } from "../db/requestFingerprints";
 import { forgetUnreadable, knownUnreadable, recordUnreadable } from "../db/unreadableFiles";
-import { removeRequest, requestFileKey, upsertRequest } from "../db/upsertRequest";
+import { removeRequest, requestFileKey, writeIndexRows } from "../db/upsertRequest";
 import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
-import { readRequestFile } from "../files/requestFile";
+import { readForIndex, type FileRead } from "./fileRead";
+import { readInParallel } from "./parallelReads";
 
 export interface UnreadableReport {
   file: string;
@@ -23,6 +23,8 @@ export interface ReconcileReport {
   /** Index rows added, updated or removed. */
   fixes: number;
   unreadable: UnreadableReport[];
+  /** Threads that read the files beside the writing one (a rebuild of a big folder; else 0). */
+  readerThreads: number;
 }
 
 /** Parse and commit changed files in batches, so the writers' lock is never held for long. */
@@ -30,7 +32,8 @@ const BATCH = 500;
 
 interface Listed {
   id: string;
-  fingerprint: FileFingerprint;
+  /** Null in a rebuild's listing (names only). */
+  fingerprint: FileFingerprint | null;
 }
 
 const BAD_NAME = "the file name is not a valid request id";
@@ -84,6 +87,17 @@ function listEntry(ctx: TrackerContext, name: string, listed: Listed[], unreadab
   }
 }
 
+/** A rebuild's listing: names only. The index holds no fingerprints to compare with, and each read takes its file's own. */
+function listRequestNames(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
+  const listed: Listed[] = [];
+  for (const { name } of readRequestsDir(ctx)) {
+    if (!name.endsWith(".json") || name.startsWith(".")) continue;
+    if (isBadRequestFileName(name)) unreadable.push({ file: `requests/${name}`, reason: BAD_NAME });
+    else listed.push({ id: name.slice(0, -".json".length), fingerprint: null });
+  }
+  return listed;
+}
+
 function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
   const listed: Listed[] = [];
   for (const entry of readRequestsDir(ctx)) listEntry(ctx, entry.name, listed, unreadable);
@@ -106,47 +120,70 @@ export function indexedAsIs(ctx: TrackerContext, id: string): boolean {
 }
 
 /**
- * Read these request files into the index, in batches under the writers' lock: upsert what parses
- * (an older version never replaces a newer one), remove the rows of files that are gone, record
- * unreadable files with their reason (their last good row stays). Used by reconciliation and by
- * the watcher. Returns how many index rows changed.
+ * Write what was read of request files, under the writers' lock: upsert what parses (an older
+ * version never replaces a newer one), remove the rows of files that are gone, record unreadable
+ * files with their reason (their last good row stays). `readOutsideLock`: the reads were made
+ * before the lock was taken (a rebuild's reader threads), so a file read as gone is looked for
+ * again before its row goes.
  */
-export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { fixes: number; unreadable: UnreadableReport[] } {
+function applyReads(ctx: TrackerContext, reads: Iterable<FileRead>, unreadable: UnreadableReport[], readOutsideLock: boolean): number {
+  return withWritersLock(ctx.db, () => {
+    let fixes = 0;
+    for (const read of reads) {
+      const key = requestFileKey(read.id);
+      if (read.kind === "request") {
+        const options = read.request && !ctx.rebuilding ? { text: true, feed: true, request: read.request } : ({ text: false, feed: false } as const);
+        if (writeIndexRows(ctx.db, read.rows, options)) fixes++;
+      } else if (read.kind === "gone") {
+        if (isIndexed(ctx.db, read.id) && !(readOutsideLock && fs.existsSync(ctx.dir.requestFile(read.id)))) {
+          removeRequest(ctx.db, read.id);
+          fixes++;
+        } else {
+          forgetUnreadable(ctx.db, key);
+        }
+      } else {
+        recordUnreadable(ctx.db, key, read.reason, read.fingerprint, ctx.now());
+        unreadable.push({ file: key, reason: read.reason });
+      }
+    }
+    return fixes;
+  });
+}
+
+/**
+ * Read these request files into the index, in batches, each read under the writers' lock (see
+ * applyReads). Used by reconciliation and by the watcher. Returns how many index rows changed.
+ */
+export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { fixes: number; unreadable: UnreadableReport[]; readerThreads: number } {
   const unreadable: UnreadableReport[] = [];
   let fixes = 0;
   for (let start = 0; start < ids.length; start += BATCH) {
     const batch = ids.slice(start, start + BATCH);
-    fixes += withWritersLock(ctx.db, () => {
-      let batchFixes = 0;
-      for (const id of batch) {
-        const file = ctx.dir.requestFile(id);
-        try {
-          const read = readRequestFile(file, id);
-          if (read) {
-            if (upsertRequest(ctx.db, read.request, read.fingerprint, { feed: !ctx.rebuilding, text: !ctx.rebuilding })) batchFixes++;
-          } else if (isIndexed(ctx.db, id)) {
-            removeRequest(ctx.db, id);
-            batchFixes++;
-          } else {
-            forgetUnreadable(ctx.db, requestFileKey(id));
-          }
-        } catch (error) {
-          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
-          const reason = String(error.details?.reason ?? error.message);
-          let fingerprint: FileFingerprint | null = null;
-          try {
-            fingerprint = fingerprintOf(fs.lstatSync(file));
-          } catch {
-            // Gone meanwhile; the next look sees it missing.
-          }
-          recordUnreadable(ctx.db, requestFileKey(id), reason, fingerprint, ctx.now());
-          unreadable.push({ file: requestFileKey(id), reason });
-        }
-      }
-      return batchFixes;
-    });
+    fixes += applyReads(ctx, (function* () {
+      for (const id of batch) yield readForIndex(ctx.dir.requestsDir, id, !ctx.rebuilding);
+    })(), unreadable, false);
   }
-  return { fixes, unreadable };
+  return { fixes, unreadable, readerThreads: 0 };
+}
+
+/**
+ * A rebuild's ingest: every file is new to the index, so reader threads read, validate and turn
+ * them into rows (lib/recovery/parallelReads.ts) while this thread writes them, BATCH at a time.
+ */
+function ingestAll(ctx: TrackerContext, ids: readonly string[]): { fixes: number; unreadable: UnreadableReport[]; readerThreads: number } {
+  const unreadable: UnreadableReport[] = [];
+  let fixes = 0;
+  let pending: FileRead[] = [];
+  const flush = () => {
+    fixes += applyReads(ctx, pending, unreadable, true);
+    pending = [];
+  };
+  const { threads } = readInParallel(ctx.dir.requestsDir, ids, ctx.options.rebuildThreads, (reads) => {
+    for (const read of reads) pending.push(read);
+    if (pending.length >= BATCH) flush();
+  });
+  if (pending.length) flush();
+  return { fixes, unreadable, readerThreads: threads };
 }
 
 /**
@@ -156,6 +193,7 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { f
  */
 export function reconcile(ctx: TrackerContext): ReconcileReport {
   const unreadable: UnreadableReport[] = [];
+  if (ctx.rebuilding) return applyListing(ctx, listRequestNames(ctx, unreadable), unreadable);
   return applyListing(ctx, listRequestFiles(ctx, unreadable), unreadable);
 }
 
@@ -185,15 +223,15 @@ function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: Unreada
   const changed: Listed[] = [];
   for (const item of listed) {
     const bad = knownBad.get(requestFileKey(item.id));
-    if (bad && sameFingerprint(bad, item.fingerprint)) {
+    if (bad && item.fingerprint && sameFingerprint(bad, item.fingerprint)) {
       unreadable.push({ file: requestFileKey(item.id), reason: bad.reason });
       continue;
     }
     const row = indexed.get(item.id);
-    if (!row || !sameFingerprint(row, item.fingerprint) || bad) changed.push(item);
+    if (!row || !item.fingerprint || !sameFingerprint(row, item.fingerprint) || bad) changed.push(item);
   }
 
-  const ingested = ingestRequests(ctx, changed.map((item) => item.id));
+  const ingested = (ctx.rebuilding ? ingestAll : ingestRequests)(ctx, changed.map((item) => item.id));
   let fixes = ingested.fixes;
   unreadable.push(...ingested.unreadable);
 
@@ -224,5 +262,5 @@ function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: Unreada
   }
 
   unreadable.sort((a, b) => a.file.localeCompare(b.file));
-  return { scanned: listed.length, parsed: changed.length, fixes, unreadable };
+  return { scanned: listed.length, parsed: changed.length, fixes, unreadable, readerThreads: ingested.readerThreads };
 }

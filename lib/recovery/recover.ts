@@ -3,7 +3,7 @@ import { commitChange } from "../store/commitChange";
 import { withWritersLock } from "../db/writeLock";
 import { markTextBackfill } from "../db/requestText";
 import type { Sessions } from "../sessions/sessionTracker";
-import { recount, writeMeta } from "../db/openIndex";
+import { recount, withUnsyncedWrites, writeMeta } from "../db/openIndex";
 import { applyChange, stateEnteredAt } from "../model/transition";
 import { formatDuration } from "../model/duration";
 import { claimLiveness } from "../process/liveness";
@@ -22,6 +22,8 @@ export interface RecoveryReport {
   /** Temp files left by crashed reqwatch writers, removed (another program's temp files are its own business). */
   removedTempFiles: string[];
   unreadable: UnreadableReport[];
+  /** Threads that read the files beside the writing one (a rebuild of a big folder; else 0). */
+  readerThreads: number;
   durationMs: number;
 }
 
@@ -41,7 +43,8 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   const started = performance.now();
   const managed = ctx.ownership.access === "managed";
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
-  const reconciled = reconcile(ctx);
+  // A rebuild's writes are synced once at its end, not batch by batch.
+  const reconciled = ctx.rebuilding ? withUnsyncedWrites(ctx.db, () => reconcile(ctx)) : reconcile(ctx);
   const sessionsReconciled = sessions.reconcile();
   reconcileResponses(ctx);
   if (ctx.rebuilding) markTextBackfill(ctx.db);
@@ -58,6 +61,7 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
     timedOut,
     removedTempFiles,
     unreadable: [...reconciled.unreadable, ...sessionsReconciled.unreadable],
+    readerThreads: reconciled.readerThreads,
     durationMs: Math.round((performance.now() - started) * 10) / 10,
   };
 }

@@ -11,6 +11,8 @@ export const DEFAULT_QUEUED_STUCK_AFTER_MS = 10 * 60 * 1000;
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
 export const DEFAULT_MONITOR_INTERVAL_MS = 15 * 1000;
 export const DEFAULT_SESSION_EXPIRY_MS = 24 * 60 * 60 * 1000;
+/** A rebuild's reader threads unless told: one per core beyond the writing thread's, at most 3. */
+const defaultRebuildThreads = () => Math.max(0, Math.min(3, os.availableParallelism() - 1));
 export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
 
 /** Exponential back-off between retries: base * 2^(attempt-1), at most cap, less up to `jitter` of it at random. */
@@ -67,6 +69,8 @@ export interface TrackerOptions {
    * throughput (`npm run bench`).
    */
   claimDurability?: "atomic" | "full";
+  /** Threads that read and parse the files while the index is rebuilt from them (0: the opening thread alone). Default: one per core beyond the first, at most 3. */
+  rebuildThreads?: number;
   /** The random source for back-off jitter, for tests. */
   random?: () => number;
   /** The clock, for tests. */
@@ -89,6 +93,7 @@ export interface ResolvedTrackerOptions {
   monitorIntervalMs: number;
   sessionExpiryMs: number;
   claimDurability: "atomic" | "full";
+  rebuildThreads: number;
   random: () => number;
   now: () => number;
 }
@@ -109,6 +114,7 @@ const KNOWN = [
   "monitorIntervalMs",
   "sessionExpiryMs",
   "claimDurability",
+  "rebuildThreads",
   "random",
   "now",
 ] as const;
@@ -172,6 +178,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     monitorIntervalMs: durationSetting(options.monitorIntervalMs, "monitorIntervalMs", env, "REQWATCH_MONITOR_INTERVAL", DEFAULT_MONITOR_INTERVAL_MS),
     sessionExpiryMs: durationSetting(options.sessionExpiryMs, "sessionExpiryMs", env, "REQWATCH_SESSION_EXPIRY", DEFAULT_SESSION_EXPIRY_MS),
     claimDurability: resolveClaimDurability(options.claimDurability, env),
+    rebuildThreads: options.rebuildThreads === undefined ? defaultRebuildThreads() : wholeNumber(options.rebuildThreads, "rebuildThreads"),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
   };
@@ -183,6 +190,11 @@ function resolveClaimDurability(value: unknown, env: NodeJS.ProcessEnv): "atomic
     throw new ReqwatchError("BAD_INPUT", `Option "claimDurability" must be "atomic" or "full", not ${JSON.stringify(chosen)}.`);
   }
   return chosen;
+}
+
+function wholeNumber(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new ReqwatchError("BAD_INPUT", `Option "${name}" must be a whole number of at least 0.`);
+  return value;
 }
 
 function positiveInteger(value: unknown, name: string): number {

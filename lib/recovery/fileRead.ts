@@ -1,0 +1,36 @@
+import fs from "node:fs";
+import path from "node:path";
+import { isReqwatchError } from "../model/errors";
+import type { RequestRecord } from "../model/requestFormat";
+import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
+import { readRequestFile } from "../files/requestFile";
+import { indexRowsOf, type IndexRows } from "../db/upsertRequest";
+
+/** What one request file holds for the index: its rows (and the request, when the caller writes the feed), nothing (gone), or why it cannot be read. */
+export type FileRead =
+  | { id: string; kind: "request"; rows: IndexRows; request?: RequestRecord }
+  | { id: string; kind: "gone" }
+  | { id: string; kind: "unreadable"; reason: string; fingerprint: FileFingerprint | null };
+
+/**
+ * Read and validate one request file and compute its index rows. Pure of the index, so a rebuild
+ * runs it in worker threads (lib/recovery/rebuildWorker.ts) while one thread writes. `keepRequest`:
+ * carry the parsed request too (for the feed and the text index; a rebuild writes neither).
+ */
+export function readForIndex(requestsDir: string, id: string, keepRequest: boolean): FileRead {
+  const file = path.join(requestsDir, `${id}.json`);
+  try {
+    const read = readRequestFile(file, id);
+    if (!read) return { id, kind: "gone" };
+    return { id, kind: "request", rows: indexRowsOf(read.request, read.fingerprint), ...(keepRequest && { request: read.request }) };
+  } catch (error) {
+    if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+    let fingerprint: FileFingerprint | null = null;
+    try {
+      fingerprint = fingerprintOf(fs.lstatSync(file));
+    } catch {
+      // Gone meanwhile; the next look sees it missing.
+    }
+    return { id, kind: "unreadable", reason: String(error.details?.reason ?? error.message), fingerprint };
+  }
+}
