@@ -1,11 +1,12 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { getActionToken, getFeedHub, getQueues, getSources, getTracker } from "@/app/_routes/runtime";
+import { getActionToken, getFeedHub, getIndexing, getQueues, getSources, getTracker } from "@/app/_routes/runtime";
 import { SourceBadges } from "@/components/sources/SourceParts";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
 import { Notifier } from "@/components/header/Notifier";
+import { IndexingBanner } from "@/components/header/IndexingBanner";
 import { StuckBadge } from "@/components/header/StuckBadge";
 import { PausedBadge } from "@/components/queues/Queues";
 import "./globals.css";
@@ -51,6 +52,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             )}
             <span className="where" title="State directory">{stateDir.root}</span>
           </header>
+          <IndexingBanner initial={getIndexing()} />
           <main>{children}</main>
         </LiveFeedProvider>
       </body>

@@ -253,3 +253,77 @@ export async function measureSourceDashboard({ ROOT, file, owner, tempDir, summa
     await server.stop();
   }
 }
+
+/**
+ * A first open of a big folder: the dashboard started on 100,000 request files with no index
+ * (each file's modification time its last update, as its writer left it). From the server
+ * process's start: when it listens, when GET /api/requests gives the right first page (the 50 most
+ * recently updated), when a browser opened at once shows that page, and when the index is complete.
+ * Three starts, the index deleted before each.
+ */
+export async function measureFirstOpen({ ROOT, writeFiles, tempDir, summarize, ratio, median }) {
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build-if-stale.mjs")], { stdio: "inherit" });
+  const stateDir = tempDir("first-open");
+  console.log("\nwriting 100,000 request files, each with its last update as its modification time...");
+  const written = writeFiles(stateDir, 100_000, Date.now(), { mtimeAsUpdated: true });
+  written.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1));
+  const newest = written.slice(0, 50).map((row) => row.id);
+  const browser = await chromium.launch({ executablePath: process.env.REQWATCH_CHROMIUM ?? "/usr/bin/chromium", args: ["--disable-gpu", "--no-first-run"] });
+  const listening = [];
+  const apiFirstPage = [];
+  const browserFirstPage = [];
+  const indexed = [];
+  const browserIndexed = [];
+  try {
+    // Three starts watched through the API alone, then three through a browser alone (each would
+    // slow the other); then, as the baseline, three through a browser with the index complete.
+    for (let round = 0; round < 9; round++) {
+      const firstOpen = round < 6;
+      if (firstOpen) for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
+      const started = now();
+      const server = await startServer(ROOT, stateDir, {}, [], 10);
+      if (firstOpen) listening.push(now() - started);
+      try {
+        if (round < 3) {
+          for (;;) {
+            const body = await (await fetch(`${server.url}/api/requests`)).json();
+            if (body.items.length === 50 && body.items.every((row, i) => row.requestId === newest[i])) break;
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+          apiFirstPage.push(now() - started);
+        } else {
+          const page = await browser.newPage();
+          await page.goto(`${server.url}/requests`, { waitUntil: "commit" });
+          await page.waitForFunction(
+            (want) => {
+              const ids = [...document.querySelectorAll('table[aria-label="Requests"] tbody tr')].map((row) => row.getAttribute("data-request-id"));
+              return ids.length === 50 && ids.every((id, i) => id === want[i]);
+            },
+            newest,
+            { polling: "raf", timeout: 60_000 },
+          );
+          (firstOpen ? browserFirstPage : browserIndexed).push(now() - started);
+          await page.close();
+        }
+        if (!firstOpen) continue;
+        for (;;) {
+          const status = await (await fetch(`${server.url}/api/status`)).json();
+          if (!status.indexing) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        indexed.push(now() - started);
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    await browser.close();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+  summarize("first open of 100k: server start until it listens", listening);
+  summarize("first open of 100k: start until GET /api/requests gives the newest 50", apiFirstPage, { target: "<= 1 s" });
+  summarize("first open of 100k: start until a browser shows the newest 50", browserFirstPage, { target: "<= 1 s" });
+  summarize("first open of 100k: start until the index is complete", indexed);
+  summarize("baseline: start with the index complete until a browser shows the newest 50", browserIndexed);
+  ratio("first open: browser's first page / with the index complete", median(browserFirstPage) / median(browserIndexed));
+}

@@ -6,10 +6,15 @@ import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 const { STATES } = require("../dist/index.cjs");
 
-/** Request files written directly (as another tool would), so 100k of them take seconds, not minutes. */
-export function writeFiles(stateDir, count, now = Date.now()) {
+/**
+ * Request files written directly (as another tool would), so 100k of them take seconds, not minutes.
+ * `mtimeAsUpdated`: each file's modification time is its lastUpdatedAt, as when its writer wrote
+ * it at its last update. Returns each request's id and lastUpdatedAt.
+ */
+export function writeFiles(stateDir, count, now = Date.now(), { mtimeAsUpdated = false } = {}) {
   const dir = path.join(stateDir, "requests");
   fs.mkdirSync(dir, { recursive: true });
+  const written = [];
   for (let i = 0; i < count; i++) {
     const state = STATES[i % STATES.length];
     // Finished requests spread over a week; live ones recent, so a monitor pass finds a healthy queue.
@@ -46,7 +51,11 @@ export function writeFiles(stateDir, count, now = Date.now()) {
       request.claim = { token: `t${i}`, pid: process.pid, host: os.hostname(), claimedAt: createdAt + 2000, heartbeatAt: createdAt + 2000 };
       request.processingStartedAt = createdAt + 2000;
     }
-    fs.writeFileSync(path.join(dir, `${request.requestId}.json`), JSON.stringify(request));
+    const file = path.join(dir, `${request.requestId}.json`);
+    fs.writeFileSync(file, JSON.stringify(request));
+    if (mtimeAsUpdated) fs.utimesSync(file, new Date(request.lastUpdatedAt), new Date(request.lastUpdatedAt));
+    written.push({ id: request.requestId, updatedAt: request.lastUpdatedAt });
   }
+  return written;
 }
 

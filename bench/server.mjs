@@ -13,7 +13,8 @@ export function freePort() {
   });
 }
 
-export async function startServer(ROOT, stateDir, env = {}, nodeArgs = []) {
+/** Start the server and wait until it answers (polled every `pollMs`). */
+export async function startServer(ROOT, stateDir, env = {}, nodeArgs = [], pollMs = 100) {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: ROOT,
@@ -25,8 +26,8 @@ export async function startServer(ROOT, stateDir, env = {}, nodeArgs = []) {
     try {
       if ((await fetch(`${url}/api/health`)).ok) break;
     } catch {}
-    if (i > 600) throw new Error("the server did not start");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (i * pollMs > 60_000) throw new Error("the server did not start");
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
   return { url, child, stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGTERM"); }) };
 }

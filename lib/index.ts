@@ -9,6 +9,7 @@ export type { RequestSummary, RequestPage } from "./db/queries/listRequests";
 export type { StateCounts } from "./db/queries/countByState";
 export type { ListFilters } from "./model/listFilters";
 export type { RecoveryReport } from "./recovery/recover";
+export type { IndexingProgress } from "./store/context";
 export type { CleanupReport, CleanupOptions } from "./cleanup/cleanup";
 export type { Change } from "./model/transition";
 export { runWorker, PermanentError, type Handler, type HandlerContext, type RunWorkerOptions, type WorkerHandle, type WorkerStats } from "./worker/runWorker";

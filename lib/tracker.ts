@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { randomUUID } from "node:crypto";
 import { BulkActions, type Actions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace, type PauseOptions, type PauseOutcome } from "./actions/queuePause";
@@ -14,7 +15,7 @@ import { openArchive, type ArchiveDb } from "./db/archive";
 import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup/cleanup";
 import { commitChange } from "./store/commitChange";
 import { withWritersLock } from "./db/writeLock";
-import type { TrackerContext } from "./store/context";
+import type { IndexingProgress, TrackerContext } from "./store/context";
 import { ReqwatchError } from "./model/errors";
 import { discardSpares } from "./fs/durableWrite";
 import { assertRequestId, assertWorkspace } from "./model/ids";
@@ -28,6 +29,7 @@ import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
 import { resolveListFilters, type ListFilters } from "./model/listFilters";
 import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
 import { recover, type RecoveryReport } from "./recovery/recover";
+import { rebuildOnThread } from "./recovery/backgroundRebuild";
 import { reconcileResponses } from "./responses/responseIndex";
 import { responseCounts } from "./db/responseRows";
 import { findStuck, monitorPass, type MonitorPass, type StuckRequest } from "./monitor/monitorPass";
@@ -40,7 +42,9 @@ import { Waiters } from "./queue/waiters";
 import { cancel, type CancelOptions, type CancelReport } from "./queue/cancel";
 import { startIngest, type IngestHandle, type IngestOptions } from "./ingest/startIngest";
 import { activeTraceparent } from "./process/activeTrace";
-import { feedHead, feedLastSeq, readChanges, type FeedChange, type FeedHead } from "./db/changes";
+import { feedHead, feedLastSeq, readChanges, requestsChangedSince, type FeedChange, type FeedHead } from "./db/changes";
+import { ingestRequests } from "./recovery/reconcile";
+import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { ensureStateDir, type StateDir } from "./files/stateDir";
 import { assertManaged, openStateDir, type Ownership } from "./store/ownership";
@@ -159,6 +163,14 @@ export interface Tracker {
   readonly sessions: SessionTracker;
   /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
   readonly actions: Actions;
+  /** With `rebuild: "in-background"`: how far the rebuild of the index from the files is; null when the index is complete. */
+  indexing(): IndexingProgress | null;
+  /**
+   * With `rebuild: "in-background"`: run the rebuild the open left to do on a thread of its own,
+   * newest files first, while this one goes on (reads see each batch as it commits). Its report;
+   * null when there was none to do, or the tracker closed first (the next open rebuilds).
+   */
+  rebuildIndex(): Promise<RecoveryReport | null>;
   close(): void;
 }
 
@@ -174,6 +186,26 @@ function validateFields(fields: RequestFields | undefined): RequestFields | unde
 /** Only the public parts of a change: claims, notes and managed fields are the tracker's own. */
 function validateChange({ to, fields, reason, by }: Change): Change {
   return { to, fields: validateFields(fields), reason, by };
+}
+
+/** Fewer files than this are indexed at open even with `rebuild: "in-background"`: it takes a fraction of a second. */
+const BACKGROUND_REBUILD_FROM = 2000;
+
+/** Whether a folder holds at least `n` entries, read no further than that. */
+function holdsAtLeast(folder: string, n: number): boolean {
+  let dir: fs.Dir;
+  try {
+    dir = fs.opendirSync(folder);
+  } catch {
+    return false;
+  }
+  try {
+    let seen = 0;
+    while (seen < n && dir.readSync()) seen++;
+    return seen >= n;
+  } finally {
+    dir.closeSync();
+  }
 }
 
 /**
@@ -203,7 +235,11 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
    * Bring the just-opened index up to date: an index that must be rebuilt is rebuilt even without
    * `withRecovery`; only recovery changes states (times out hung requests).
    */
-  function catchUp(withRecovery: boolean): RecoveryReport | null {
+  function catchUp(withRecovery: boolean, when: "at-open" | "in-background" = "at-open"): RecoveryReport | null {
+    if (opened.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_REBUILD_FROM)) {
+      ctx.indexing = { done: 0, total: 0, startedAt: ctx.now() };
+      return null;
+    }
     ctx.rebuilding = opened.needsRebuild;
     try {
       return withRecovery || opened.needsRebuild ? recover(ctx, sessions, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
@@ -211,7 +247,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       ctx.rebuilding = false;
     }
   }
-  const openReport = catchUp(resolved.recover);
+  const openReport = catchUp(resolved.recover, resolved.rebuild);
+  /** Aborted by `close()`: a rebuild under way stops. */
+  const stopping = new AbortController();
+  const stopCheckpoints = startCheckpoints(() => ctx.db, `${dir.indexFile}-wal`);
 
   function mustExist(requestId: string, current: RequestRecord | null): RequestRecord {
     if (!current) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
@@ -461,7 +500,27 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       return handle;
     },
 
+    indexing: () => (ctx.indexing ? { ...ctx.indexing } : null),
+
+    async rebuildIndex() {
+      if (!ctx.indexing) return null;
+      const progress = ctx.indexing;
+      const fromSeq = feedLastSeq(ctx.db);
+      try {
+        // Without the bundle's thread script (the sources run directly), here and now.
+        const report = (await rebuildOnThread(ctx, progress, stopping.signal)) ?? (stopping.signal.aborted ? null : catchUp(false));
+        if (!report || stopping.signal.aborted) return null;
+        // What reqwatch writers changed while it ran (the feed names them), read again as it is now.
+        ingestRequests(ctx, requestsChangedSince(ctx.db, fromSeq));
+        return report;
+      } finally {
+        if (!stopping.signal.aborted) ctx.indexing = null;
+      }
+    },
+
     close() {
+      stopping.abort();
+      stopCheckpoints();
       for (const monitor of monitors) monitor.stop();
       for (const ingest of ingests.keys()) ingest.stop();
       for (const guard of guards) guard.stop();

@@ -63,11 +63,11 @@ async function main(): Promise<void> {
   const nextModule = createRequire(path.join(dashboard.dir, "server.cjs"))("next") as typeof import("next") & { default?: typeof import("next").default };
   const next = nextModule.default ?? (nextModule as unknown as typeof import("next").default);
   const app = next({ dev: values.dev, dir: dashboard.dir, hostname: values.hostname, port, ...(dashboard.config && { conf: dashboard.config }) });
-  await app.prepare();
   // Open the state directory before listening, so the stuck monitor and the watcher run from the
   // start, not from the first page anyone opens, and the recovery notice describes the server's own
-  // start. After Next's start-up: its module loading is not the event-loop delay that /api/health
-  // reports.
+  // start; and before Next's start-up, so that a folder opened for the first time is being indexed
+  // (on its own thread) while Next loads. The event loop's delay that /api/health reports counts
+  // from the listening on (runtime.serving below), not Next's module loading.
   try {
     const runtime = getRuntime();
     const { tracker } = runtime;
@@ -87,6 +87,7 @@ async function main(): Promise<void> {
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);
   }
+  await app.prepare();
   const server = http.createServer(dashboardListener(getRuntime, app.getRequestHandler()));
   // In development, the browser's hot reload connects by WebSocket.
   if (values.dev) server.on("upgrade", app.getUpgradeHandler());
@@ -94,7 +95,14 @@ async function main(): Promise<void> {
     console.error(error.code === "EADDRINUSE" ? `reqwatch: port ${port} is in use; pick another with --port.` : `reqwatch: the server failed: ${error.message}`);
     process.exit(1);
   });
-  server.listen(port, values.hostname, () => console.log(`reqwatch: dashboard on http://${values.hostname!.includes(":") ? `[${values.hostname}]` : values.hostname}:${port}/`));
+  server.listen(port, values.hostname, () => {
+    console.log(`reqwatch: dashboard on http://${values.hostname!.includes(":") ? `[${values.hostname}]` : values.hostname}:${port}/`);
+    try {
+      getRuntime().serving();
+    } catch {
+      // Not open: reported above, and by every page.
+    }
+  });
 
   const stop = () => {
     // Every write is already durable: closing only stops the watchers and the monitor in order.

@@ -17,6 +17,8 @@ export const getActionToken = () => getRuntime().actionToken;
 /** What the monitor's latest pass found stuck: table rows show its reasons. */
 export const getLastStuck = () => getRuntime().lastStuck();
 export const getHealth = () => getRuntime().health();
+/** How far indexing the folder is (a first open), null when the index is complete. */
+export const getIndexing = () => getRuntime().indexing();
 /** The queues (a GROUP BY over queued and processing rows), once per page render: the header and the overview both show them. */
 export const getQueues = cache(() => queuesView(getRuntime().tracker));
 /** Other programs' queues the dashboard reads (--source), as of their latest look. */

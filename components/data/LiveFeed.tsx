@@ -11,6 +11,7 @@ import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/re
 import type { QueueRow } from "@/lib/views/queuesView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
 import type { SourceStatus } from "@/lib/sources/liveSource";
+import type { IndexingProgress } from "@/lib/store/context";
 import { activityKeys, auditKeys, overviewKeys, queueKeys, requestKeys, sessionKeys, sourceKeys, statusKeys, workerKeys } from "./queries";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
@@ -276,11 +277,7 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         const data = JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts };
         queryClient.setQueryData(statusKeys.counts, data.counts);
       });
-      source.addEventListener("reset", (event) => {
-        seen();
-        remember(event);
-        const data = JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts };
-        queryClient.setQueryData(statusKeys.counts, data.counts);
+      const refetchEverything = () => {
         void queryClient.invalidateQueries({ queryKey: requestKeys.all });
         void queryClient.invalidateQueries({ queryKey: auditKeys.all });
         void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
@@ -288,6 +285,21 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         void queryClient.invalidateQueries({ queryKey: workerKeys.all });
         void queryClient.invalidateQueries({ queryKey: activityKeys.all });
         void queryClient.invalidateQueries({ queryKey: overviewKeys.all });
+      };
+      source.addEventListener("reset", (event) => {
+        seen();
+        remember(event);
+        const data = JSON.parse((event as MessageEvent<string>).data) as { counts: StateCounts };
+        queryClient.setQueryData(statusKeys.counts, data.counts);
+        refetchEverything();
+      });
+      // The folder is being indexed (a first open): rows come in without feed changes, so what is shown is fetched again.
+      source.addEventListener("indexing", (event) => {
+        seen();
+        const data = JSON.parse((event as MessageEvent<string>).data) as { indexing: IndexingProgress | null; counts: StateCounts };
+        queryClient.setQueryData(statusKeys.indexing, data.indexing);
+        queryClient.setQueryData(statusKeys.counts, data.counts);
+        refetchEverything();
       });
       source.addEventListener("changes", (event) => {
         seen();

@@ -27,6 +27,7 @@ export const requestKeys = {
 export const statusKeys = {
   counts: ["status", "counts"] as const,
   stuck: ["status", "stuck"] as const,
+  indexing: ["status", "indexing"] as const,
 };
 
 export const sessionKeys = {
@@ -168,6 +169,13 @@ export function stuckOptions() {
   return queryOptions({
     queryKey: statusKeys.stuck,
     queryFn: async ({ signal }) => (await getJson<StatusBody>("/api/status", signal)).stuck,
+  });
+}
+
+export function indexingOptions() {
+  return queryOptions({
+    queryKey: statusKeys.indexing,
+    queryFn: async ({ signal }) => (await getJson<StatusBody>("/api/status", signal)).indexing,
   });
 }
 

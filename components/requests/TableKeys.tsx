@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 
 /** The requests page's keys, as `?` lists them. */
 export const TABLE_KEYS: readonly (readonly [string, string])[] = [
@@ -38,9 +38,10 @@ function ignored(event: KeyboardEvent): boolean {
 export function useTableKeys(actions: TableKeyActions): { current: string | null; help: boolean; closeHelp: () => void } {
   const [current, setCurrent] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
-  // The handler reads the latest rows and actions without re-subscribing on every render.
+  // The handler reads the latest rows and actions without re-subscribing on every render. Kept in
+  // step before paint (a passive effect could run after the next key, once the cursor already shows).
   const latest = useRef({ actions, current });
-  useEffect(() => {
+  useLayoutEffect(() => {
     latest.current = { actions, current };
   });
 
@@ -52,8 +53,10 @@ export function useTableKeys(actions: TableKeyActions): { current: string | null
       const index = at === null ? -1 : act.rowIds.indexOf(at);
       const move = (by: number) => {
         if (!act.rowIds.length) return false;
-        const next = index < 0 ? 0 : Math.min(act.rowIds.length - 1, Math.max(0, index + by));
-        setCurrent(act.rowIds[next]!);
+        const next = act.rowIds[index < 0 ? 0 : Math.min(act.rowIds.length - 1, Math.max(0, index + by))]!;
+        // The next key acts on this row even before React renders it.
+        latest.current = { ...latest.current, current: next };
+        setCurrent(next);
         return true;
       };
       // Each returns whether it acted: only then is the key taken from the browser.

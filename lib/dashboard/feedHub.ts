@@ -5,6 +5,7 @@ import { queuesView } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent } from "./sse";
 import type { SourceStatus } from "../sources/liveSource";
+import type { IndexingProgress } from "../store/context";
 
 export interface FeedHubOptions {
   /** How often to look for new changes while anyone listens. Default 50 ms. */
@@ -73,6 +74,7 @@ export class FeedHub {
   private generation: string;
   private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
   private sources: SourceStatus[] = [];
+  private indexing: IndexingProgress | null = null;
 
   constructor(
     private readonly tracker: Tracker,
@@ -105,6 +107,7 @@ export class FeedHub {
     }
     send(formatEvent("stuck", this.stuck));
     if (this.sources.length) send(formatEvent("sources", { sources: this.sources, changed: [] }));
+    if (this.indexing) send(formatEvent("indexing", { indexing: this.indexing, counts: this.tracker.countsByState() }));
     this.subscribers.add(subscriber);
     this.startTimers();
     return () => this.unsubscribe(subscriber);
@@ -128,6 +131,22 @@ export class FeedHub {
     this.sources = sources;
     const chunk = formatEvent("sources", { sources, changed });
     for (const subscriber of this.subscribers) subscriber.send(chunk);
+  }
+
+  /**
+   * The `indexing` event: how far indexing the folder is, or null once it is complete. A browser
+   * shows it and refetches what it shows (the rows come in without feed changes).
+   */
+  publishIndexing(indexing: IndexingProgress | null): void {
+    const ended = this.indexing !== null && indexing === null;
+    if (indexing === null && !ended) return;
+    this.indexing = indexing;
+    const chunk = formatEvent("indexing", { indexing, counts: this.tracker.countsByState() });
+    for (const subscriber of this.subscribers) subscriber.send(chunk);
+  }
+
+  get indexingSnapshot(): IndexingProgress | null {
+    return this.indexing;
   }
 
   get stuckSnapshot(): StuckSnapshot {

@@ -11,6 +11,7 @@ import { sessionDetailView, sessionsView } from "../views/sessionsView";
 import { workersView } from "../views/workersView";
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckSnapshot } from "./feedHub";
+import type { IndexingProgress } from "../store/context";
 import { answerEventStream } from "./eventStream";
 import { answerExport } from "./exportStream";
 import type { Runtime } from "./runtime";
@@ -22,6 +23,8 @@ import type { Runtime } from "./runtime";
 export interface StatusBody {
   counts: StateCounts;
   stuck: StuckSnapshot;
+  /** How far indexing the folder is (a first open), null when the index is complete. */
+  indexing: IndexingProgress | null;
 }
 
 type Answer = (runtime: Runtime, param: string, query: URLSearchParams, second: string) => unknown;
@@ -39,7 +42,7 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   // Every request the table's URL query matches, as CSV or JSON Lines, streamed (lib/dashboard/exportStream.ts).
   [/^\/api\/export$/, { stream: answerExport }],
   // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
-  [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot })],
+  [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot, indexing: runtime.indexing() })],
   // One page of the requests table; the query is the page's own URL query (lib/model/requestQuery.ts).
   [/^\/api\/requests$/, (runtime, _, query) => tableView(runtime, parseRequestQuery(query))],
   [

@@ -10,6 +10,7 @@ import type { IngestHandle } from "../ingest/startIngest";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { MonitorHandle } from "../monitor/startMonitor";
 import type { TrackerOptions } from "../store/options";
+import type { IndexingProgress } from "../store/context";
 import { resolveStateDirPath } from "../files/stateDir";
 import { openTracker, type Tracker } from "../tracker";
 import { healthView, type HealthView } from "../views/healthView";
@@ -39,13 +40,20 @@ export interface Runtime {
   lastStuck(): StuckRequest[];
   /** The Health page's figures: the state directory, the index, the ingest, the monitor, the guard, and the OpenTelemetry export when it runs. */
   health(): HealthView & { otel: OtelExportStatus | null };
-  /** How long callbacks waited for the event loop since the start, in ms: what every request waits behind a long synchronous task. */
+  /** How long callbacks waited for the event loop since the server listens, in ms: what every request waits behind a long synchronous task. */
   eventLoopDelay(): { p50: number; p99: number; max: number };
+  /** The server listens: the event loop's delay is measured from here (not the framework's start-up). */
+  serving(): void;
   /** The OpenTelemetry export the server runs (`--otel`): attached once started; its status is in `health()`. */
   attachExport(exporter: { status(): OtelExportStatus; stop(): Promise<void> }): void;
+  /** How far indexing the folder is while the server answers (a first open, a lost index); null when the index is complete. */
+  indexing(): IndexingProgress | null;
   /** Stop the monitor, the watchers, the guard and the export, and close the index. */
   close(): void;
 }
+
+/** How often the browsers hear how far indexing is (and refetch what they show). */
+const INDEXING_EVERY_MS = 500;
 
 /**
  * Open the runtime on a state directory (the options default to the environment's, as for
@@ -57,7 +65,8 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
   // empty one is observed: a gateway may have made it and not written yet.
   const stateDir = resolveStateDirPath(options.stateDir);
-  const tracker = openTracker({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir) });
+  // A folder opened for the first time (or a lost index) is indexed while the server answers: newest first, so the first page is right at once.
+  const tracker = openTracker({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir), rebuild: "in-background" });
   // Actions a killed server left half done say so in the audit log.
   if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
@@ -74,7 +83,27 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   let closed = false;
   let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
-  fillTextIndex(tracker, () => closed);
+  if (tracker.indexing()) {
+    // Every browser refetches what it shows as the index fills (at most twice a second), and once more when it is complete.
+    const progress = setInterval(() => feed.publishIndexing(tracker.indexing()), INDEXING_EVERY_MS);
+    progress.unref();
+    void tracker
+      .rebuildIndex()
+      .then((report) => {
+        if (!report) return;
+        console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader threads)` : ""}`);
+        fillTextIndex(tracker, () => closed);
+      })
+      .catch((error: Error) => {
+        if (!closed) console.error("reqwatch: indexing the folder failed (the next start tries again):", error.message);
+      })
+      .finally(() => {
+        clearInterval(progress);
+        if (!closed) feed.publishIndexing(null);
+      });
+  } else {
+    fillTextIndex(tracker, () => closed);
+  }
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({
     onReopened: (cause) => {
@@ -96,12 +125,14 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart),
     lastStuck: () => monitor.lastPass()?.stuck ?? [],
+    indexing: () => tracker.indexing(),
     health: () => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null }),
     attachExport(handle) {
       if (closed) void handle.stop();
       else exporter = handle;
     },
     eventLoopDelay: () => ({ p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) }),
+    serving: () => loopDelay.reset(),
     close() {
       closed = true;
       loopDelay.disable();

@@ -118,3 +118,8 @@ export function readChanges(db: IndexDb, afterSeq: number, limit = 1000): FeedCh
     return row.kind === "session.upserted" ? { ...row, session: JSON.parse(data) as SessionSummary } : { ...row, request: JSON.parse(data) as RequestSummary };
   });
 }
+
+/** The requests the feed says were written or removed after `afterSeq`, each once. */
+export function requestsChangedSince(db: IndexDb, afterSeq: number): string[] {
+  return statement(db, "SELECT DISTINCT request_id FROM changes WHERE seq > ? AND kind IN ('request.upserted', 'request.removed')").pluck().all(afterSeq) as string[];
+}

@@ -30,6 +30,11 @@ function isNotADatabase(error: unknown): boolean {
   return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT";
 }
 
+/** A connection to an index another connection of this process has opened and set up (a rebuild thread's own). */
+export function connectIndex(file: string): IndexDb {
+  return connect(file);
+}
+
 function connect(file: string): IndexDb {
   const db = new Database(file);
   // Writers queue on BEGIN IMMEDIATE; wait for each other rather than fail.
@@ -40,6 +45,8 @@ function connect(file: string): IndexDb {
   db.pragma("synchronous = NORMAL");
   // Room for the indexes of ~100k requests: a rebuild inserts into five b-trees at once.
   db.pragma("cache_size = -65536");
+  // Checkpoints run beside the writes (lib/db/checkpoints.ts); a write checkpoints itself only past this.
+  db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   return db;
 }
 
@@ -153,6 +160,14 @@ function ioError(error: unknown): ReqwatchError {
   return new ReqwatchError("IO_ERROR", `Cannot open the index: ${(error as Error).message}`, undefined, { cause: error });
 }
 
+/**
+ * The write-ahead log's length at which a commit checkpoints it itself: a safety net for a process
+ * that writes without ever giving its event loop a turn. Otherwise the checkpoints run on a timer,
+ * off the write path (lib/db/checkpoints.ts): SQLite's default of 1,000 pages put a checkpoint,
+ * with its two fsyncs, into one write in about sixty (docs/SCALING.md, "The write tail").
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+
 /** WAL pages between checkpoints while a rebuild fills the index (SQLite's default is 1000: a checkpoint every few batches). */
 const REBUILD_CHECKPOINT_PAGES = 16_384;
 
@@ -169,7 +184,7 @@ export function withUnsyncedWrites<T>(db: IndexDb, fn: () => T): T {
     return fn();
   } finally {
     db.pragma("synchronous = NORMAL");
-    db.pragma("wal_autocheckpoint = 1000");
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     // Under NORMAL a checkpoint syncs the log first, then the database: what the rebuild wrote is on disk.
     db.pragma("wal_checkpoint(PASSIVE)");
   }

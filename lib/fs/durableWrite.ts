@@ -99,6 +99,34 @@ export function retireFile(file: string): void {
 /** Remove this process's spares (a tracker closing). */
 export function discardSpares(): void {
   for (const kept of spares.values()) for (const spare of kept.splice(0)) fs.rmSync(spare, { force: true });
+  // A top-up still to come finds no pool, and makes none.
+  spares.clear();
+}
+
+const toppingUp = new Set<string>();
+
+/**
+ * After a write that found no spare (a create, most often): fill `dir`'s pool with new empty
+ * files, on a later turn of the event loop, so that the next creates rewrite an inode that exists
+ * instead of paying for a new one inside the write. Nothing durable is needed of a spare: its
+ * content is written and fsynced when it is used.
+ */
+function topUpLater(dir: string): void {
+  if (toppingUp.has(dir)) return;
+  toppingUp.add(dir);
+  setImmediate(() => {
+    toppingUp.delete(dir);
+    const kept = spares.get(dir);
+    try {
+      while (kept && kept.length < SPARES_PER_FOLDER) {
+        const spare = tempNameFor(path.join(dir, "spare.json"));
+        fs.closeSync(fs.openSync(spare, "wx", 0o644));
+        kept.push(spare);
+      }
+    } catch {
+      // The folder went, or is full: the next write creates its own file.
+    }
+  });
 }
 
 /**
@@ -133,7 +161,9 @@ export function writeTempFile(file: string, data: string | Uint8Array, options: 
   const buffer = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const { path: temp, fd, size } = openSpare(path.dirname(file)) ?? (() => {
     const created = tempNameFor(file);
-    return { path: created, fd: fs.openSync(created, "wx", 0o644), size: 0 };
+    const opened = { path: created, fd: fs.openSync(created, "wx", 0o644), size: 0 };
+    topUpLater(path.dirname(file));
+    return opened;
   })();
   try {
     let offset = 0;

@@ -143,6 +143,8 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
 
   /** Later passes: in steps, with the event loop free between them (the server keeps answering). */
   const reconcileInBackground = async (counted: boolean) => {
+    // A rebuild on its own thread is reading every file already; a pass now would read them all again.
+    if (ctx.indexing) return;
     const started = performance.now();
     try {
       const report = await reconcileInSteps(ctx, () => stopped);
@@ -212,8 +214,8 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
   } catch (error) {
     fallBack(error);
   }
-  // At start: catch up with whatever happened while nobody was watching.
-  reconcileNow();
+  // At start: catch up with whatever happened while nobody was watching (a rebuild under way on its own thread does that).
+  if (!ctx.indexing) reconcileNow();
   if (status.mode === "watching") schedule();
 
   return {

@@ -12,7 +12,10 @@ const MIN_FILES_FOR_THREADS = 2000;
 const STALL_MS = 15_000;
 
 /** The reader thread's script: beside the bundle this runs from (dist/). Absent when the sources run directly (tests, `npm run dev`): then this thread reads. */
-const workerFile = () => path.join(__dirname, "rebuildWorker.cjs");
+const workerFile = () => path.join(/*turbopackIgnore: true*/ __dirname, "rebuildWorker.cjs");
+
+type Mode = RebuildWorkerData["mode"];
+type Result<M extends Mode> = M extends "read" ? FileRead : [id: string, mtimeMs: number];
 
 interface Reader {
   batches: string[][];
@@ -23,35 +26,71 @@ interface Reader {
   worker: Worker;
 }
 
-/**
- * Read these request files for the index on `threads` reader threads while this thread consumes
- * them: `consume` gets each batch as it arrives (in no set order across threads). Synchronous (the
- * thread sleeps in Atomics.wait until a batch is there), so opening a tracker stays synchronous.
- * A reader that fails or stalls is stopped and its batches are read here: the result is the same.
- */
-export function readInParallel(requestsDir: string, ids: readonly string[], threads: number, consume: (reads: FileRead[]) => void): { threads: number } {
+function batchesOf(ids: readonly string[]): string[][] {
   const batches: string[][] = [];
   for (let i = 0; i < ids.length; i += READ_BATCH) batches.push(ids.slice(i, i + READ_BATCH));
-  const readHere = (batch: string[]) => consume(batch.map((id) => readForIndex(requestsDir, id, false)));
-  if (threads < 1 || ids.length < MIN_FILES_FOR_THREADS || !fs.existsSync(workerFile())) {
-    batches.forEach(readHere);
+  return batches;
+}
+
+function here<M extends Mode>(mode: M, requestsDir: string, batch: string[]): Result<M>[] {
+  if (mode === "read") return batch.map((id) => readForIndex(requestsDir, id, false)) as Result<M>[];
+  return batch.map((id) => {
+    try {
+      return [id, fs.lstatSync(path.join(requestsDir, `${id}.json`)).mtimeMs];
+    } catch {
+      return [id, -1];
+    }
+  }) as Result<M>[];
+}
+
+const threadsPay = (threads: number, files: number) => threads >= 1 && files >= MIN_FILES_FOR_THREADS && fs.existsSync(workerFile());
+
+/** Start `threads` readers; batch i goes to reader i % threads, so the readers move through the list together. */
+function startReaders(mode: Mode, requestsDir: string, batches: string[][], threads: number, posted: SharedArrayBuffer): Reader[] {
+  return Array.from({ length: threads }, (_, k) => {
+    const share = batches.filter((_, i) => i % threads === k);
+    const counters = new SharedArrayBuffer(8);
+    const channel = new MessageChannel();
+    const workerData: RebuildWorkerData = { mode, requestsDir, batches: share, port: channel.port2, counters, posted };
+    return { batches: share, received: 0, counters: new Int32Array(counters), channel, worker: new Worker(/*turbopackIgnore: true*/ workerFile(), { workerData, transferList: [channel.port2] }) };
+  });
+}
+
+function stop(reader: Reader): void {
+  void reader.worker.terminate();
+  reader.channel.port1.close();
+}
+
+/** Tell the reader a batch was taken: it may read one more ahead. */
+function taken(reader: Reader): void {
+  reader.received++;
+  Atomics.add(reader.counters, 1, 1);
+  Atomics.notify(reader.counters, 1);
+}
+
+/**
+ * Read these request files for the index on `threads` reader threads while this thread consumes
+ * them: `consume` gets each batch as it arrives (in no set order across threads). "stat" mode gives
+ * each file's modification time instead (-1: gone), to order a rebuild newest first. Synchronous
+ * (the thread sleeps in Atomics.wait until a batch is there), so opening a tracker stays
+ * synchronous. A reader that fails or stalls is stopped and its batches are read here: the result
+ * is the same.
+ */
+export function readInParallel<M extends Mode>(mode: M, requestsDir: string, ids: readonly string[], threads: number, consume: (results: Result<M>[]) => void): { threads: number } {
+  const batches = batchesOf(ids);
+  if (!threadsPay(threads, ids.length)) {
+    for (const batch of batches) consume(here(mode, requestsDir, batch));
     return { threads: 0 };
   }
   const posted = new SharedArrayBuffer(4);
   const anyPosted = new Int32Array(posted);
-  const readers: Reader[] = [];
-  for (let k = 0; k < threads; k++) {
-    const share = batches.filter((_, i) => i % threads === k);
-    const counters = new SharedArrayBuffer(8);
-    const channel = new MessageChannel();
-    const workerData: RebuildWorkerData = { requestsDir, batches: share, port: channel.port2, counters, posted };
-    readers.push({ batches: share, received: 0, counters: new Int32Array(counters), channel, worker: new Worker(workerFile(), { workerData, transferList: [channel.port2] }) });
-  }
-  const stop = (reader: Reader) => {
-    void reader.worker.terminate();
-    reader.channel.port1.close();
-  };
+  const readers = startReaders(mode, requestsDir, batches, threads, posted);
   const left = new Set(readers.filter((reader) => reader.batches.length > 0));
+  const giveUp = (reader: Reader) => {
+    stop(reader);
+    left.delete(reader);
+    for (const batch of reader.batches.slice(reader.received)) consume(here(mode, requestsDir, batch));
+  };
   try {
     let heardAt = performance.now();
     while (left.size) {
@@ -61,33 +100,21 @@ export function readInParallel(requestsDir: string, ids: readonly string[], thre
         const got = receiveMessageOnPort(reader.channel.port1);
         if (!got) continue;
         heard = true;
-        const message = got.message as { reads: FileRead[] } | { error: string };
+        const message = got.message as { results: Result<M>[] } | { error: string };
         if ("error" in message) {
           giveUp(reader);
           continue;
         }
-        Atomics.add(reader.counters, 1, 1);
-        Atomics.notify(reader.counters, 1);
-        reader.received++;
-        consume(message.reads);
+        taken(reader);
+        consume(message.results);
         if (reader.received === reader.batches.length) left.delete(reader);
       }
-      if (heard) {
-        heardAt = performance.now();
-      } else if (performance.now() - heardAt > STALL_MS) {
-        for (const reader of left) giveUp(reader);
-      } else {
-        Atomics.wait(anyPosted, 0, seen, 1000);
-      }
+      if (heard) heardAt = performance.now();
+      else if (performance.now() - heardAt > STALL_MS) for (const reader of left) giveUp(reader);
+      else Atomics.wait(anyPosted, 0, seen, 1000);
     }
   } finally {
     readers.forEach(stop);
   }
   return { threads };
-
-  function giveUp(reader: Reader) {
-    stop(reader);
-    left.delete(reader);
-    reader.batches.slice(reader.received).forEach(readHere);
-  }
 }

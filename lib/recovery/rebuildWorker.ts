@@ -1,26 +1,38 @@
-// A rebuild's reader thread (bundled as dist/rebuildWorker.cjs): reads, validates and turns its
-// share of the request files into index rows, and hands them to the writing thread a batch at a
-// time, never more than WINDOW batches ahead of it (lib/recovery/parallelReads.ts).
+// A rebuild's reader thread (bundled as dist/rebuildWorker.cjs): reads its share of the request
+// files (or only stats them, to order a rebuild newest first) and hands the results to the writing
+// thread a batch at a time, never more than WINDOW batches ahead of it (lib/recovery/parallelReads.ts).
+import fs from "node:fs";
+import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { readForIndex } from "./fileRead";
 
 export interface RebuildWorkerData {
+  /** "read": each file's index rows; "stat": each file's modification time (-1: gone). */
+  mode: "read" | "stat";
   requestsDir: string;
   /** This thread's share, in batches. */
   batches: string[][];
   port: MessagePort;
   /** [batches posted, batches taken by the writer], shared with the writer. */
   counters: SharedArrayBuffer;
-  /** Bumped on every post, so the writer can sleep until any reader has something. */
+  /** Bumped on every post, so a writer that waits synchronously can sleep until any reader has something. */
   posted: SharedArrayBuffer;
 }
 
 /** Batches a reader may be ahead of the writer: bounds the memory the rows wait in. */
 export const WINDOW = 4;
 
+function mtimeOf(requestsDir: string, id: string): number {
+  try {
+    return fs.lstatSync(path.join(requestsDir, `${id}.json`)).mtimeMs;
+  } catch {
+    return -1;
+  }
+}
+
 if (parentPort) {
-  const { requestsDir, batches, port, counters, posted } = workerData as RebuildWorkerData;
+  const { mode, requestsDir, batches, port, counters, posted } = workerData as RebuildWorkerData;
   const mine = new Int32Array(counters);
   const anyPosted = new Int32Array(posted);
   const post = (message: unknown) => {
@@ -32,9 +44,8 @@ if (parentPort) {
   try {
     for (const batch of batches) {
       for (let taken = Atomics.load(mine, 1); Atomics.load(mine, 0) - taken >= WINDOW; taken = Atomics.load(mine, 1)) Atomics.wait(mine, 1, taken, 1000);
-      post({ reads: batch.map((id) => readForIndex(requestsDir, id, false)) });
+      post(mode === "stat" ? { results: batch.map((id) => [id, mtimeOf(requestsDir, id)]) } : { results: batch.map((id) => readForIndex(requestsDir, id, false)) });
     }
-    post({ done: true });
   } catch (error) {
     post({ error: (error as Error).message });
   }

@@ -87,7 +87,11 @@ function listEntry(ctx: TrackerContext, name: string, listed: Listed[], unreadab
   }
 }
 
-/** A rebuild's listing: names only. The index holds no fingerprints to compare with, and each read takes its file's own. */
+/**
+ * A rebuild's listing: names only. The index holds no fingerprints to compare with, and each read
+ * takes its file's own. For a rebuild others look at while it runs, newest first: the files'
+ * modification times, stat'ed on the reader threads, put the most recently written in the first batches.
+ */
 function listRequestNames(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
   const listed: Listed[] = [];
   for (const { name } of readRequestsDir(ctx)) {
@@ -95,7 +99,13 @@ function listRequestNames(ctx: TrackerContext, unreadable: UnreadableReport[]): 
     if (isBadRequestFileName(name)) unreadable.push({ file: `requests/${name}`, reason: BAD_NAME });
     else listed.push({ id: name.slice(0, -".json".length), fingerprint: null });
   }
-  return listed;
+  if (!ctx.rebuild?.newestFirst) return listed;
+  const mtimes = new Map<string, number>();
+  // One reader more than the read that follows: this thread has nothing to write meanwhile.
+  readInParallel("stat", ctx.dir.requestsDir, listed.map((item) => item.id), ctx.options.rebuildThreads + 1, (results) => {
+    for (const [id, mtimeMs] of results) mtimes.set(id, mtimeMs);
+  });
+  return listed.sort((a, b) => mtimes.get(b.id)! - mtimes.get(a.id)!);
 }
 
 function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
@@ -174,11 +184,15 @@ function ingestAll(ctx: TrackerContext, ids: readonly string[]): { fixes: number
   const unreadable: UnreadableReport[] = [];
   let fixes = 0;
   let pending: FileRead[] = [];
+  let done = 0;
   const flush = () => {
     fixes += applyReads(ctx, pending, unreadable, true);
+    done += pending.length;
     pending = [];
+    ctx.rebuild?.onProgress(done, ids.length);
   };
-  const { threads } = readInParallel(ctx.dir.requestsDir, ids, ctx.options.rebuildThreads, (reads) => {
+  ctx.rebuild?.onProgress(0, ids.length);
+  const { threads } = readInParallel("read", ctx.dir.requestsDir, ids, ctx.options.rebuildThreads, (reads) => {
     for (const read of reads) pending.push(read);
     if (pending.length >= BATCH) flush();
   });
@@ -215,23 +229,46 @@ export async function reconcileInSteps(ctx: TrackerContext, cancelled: () => boo
   return applyListing(ctx, listed, unreadable);
 }
 
-function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: UnreadableReport[]): ReconcileReport {
-  const { db } = ctx;
-  const indexed = new Map(indexedFingerprints(db).map((row) => [row.id, row]));
-  const knownBad = new Map(knownUnreadable(db).map((row) => [row.file, row]));
+/** What the index held when a listing was taken: each row's file fingerprint, and the files known unreadable. */
+interface IndexSnapshot {
+  indexed: Map<string, FileFingerprint>;
+  knownBad: Map<string, FileFingerprint & { reason: string }>;
+}
 
+function snapshotIndex(ctx: TrackerContext): IndexSnapshot {
+  return {
+    indexed: new Map(indexedFingerprints(ctx.db).map((row) => [row.id, row])),
+    knownBad: new Map(knownUnreadable(ctx.db).map((row) => [row.file, row])),
+  };
+}
+
+function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: UnreadableReport[]): ReconcileReport {
+  const before = snapshotIndex(ctx);
   const changed: Listed[] = [];
   for (const item of listed) {
-    const bad = knownBad.get(requestFileKey(item.id));
+    const bad = before.knownBad.get(requestFileKey(item.id));
     if (bad && item.fingerprint && sameFingerprint(bad, item.fingerprint)) {
       unreadable.push({ file: requestFileKey(item.id), reason: bad.reason });
       continue;
     }
-    const row = indexed.get(item.id);
+    const row = before.indexed.get(item.id);
     if (!row || !item.fingerprint || !sameFingerprint(row, item.fingerprint) || bad) changed.push(item);
   }
-
   const ingested = (ctx.rebuilding ? ingestAll : ingestRequests)(ctx, changed.map((item) => item.id));
+  return finishListing(ctx, listed, before, unreadable, ingested, changed.length);
+}
+
+/** After the files were read: drop the rows whose file has gone, note badly named files, forget unreadable ones that left. */
+function finishListing(
+  ctx: TrackerContext,
+  listed: Listed[],
+  before: IndexSnapshot,
+  unreadable: UnreadableReport[],
+  ingested: { fixes: number; unreadable: UnreadableReport[]; readerThreads: number },
+  parsed: number,
+): ReconcileReport {
+  const { db } = ctx;
+  const { indexed, knownBad } = before;
   let fixes = ingested.fixes;
   unreadable.push(...ingested.unreadable);
 
@@ -262,5 +299,5 @@ function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: Unreada
   }
 
   unreadable.sort((a, b) => a.file.localeCompare(b.file));
-  return { scanned: listed.length, parsed: changed.length, fixes, unreadable, readerThreads: ingested.readerThreads };
+  return { scanned: listed.length, parsed, fixes, unreadable, readerThreads: ingested.readerThreads };
 }

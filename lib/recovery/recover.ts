@@ -9,7 +9,7 @@ import { formatDuration } from "../model/duration";
 import { claimLiveness } from "../process/liveness";
 import { processingSince, type ProcessingRow } from "../db/queries/lateRequests";
 import { reconcileResponses } from "../responses/responseIndex";
-import { reconcile, type UnreadableReport } from "./reconcile";
+import { reconcile, type ReconcileReport, type UnreadableReport } from "./reconcile";
 import { sweepTempFiles } from "./sweepTempFiles";
 
 export interface RecoveryReport {
@@ -45,27 +45,27 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   // A rebuild's writes are synced once at its end, not batch by batch.
   const reconciled = ctx.rebuilding ? withUnsyncedWrites(ctx.db, () => reconcile(ctx)) : reconcile(ctx);
+  const report = finishReconcile(ctx, sessions, reconciled, !!ctx.rebuilding);
+  const timedOut = options.hungAfterMs === null || !managed ? [] : timeOutHung(ctx, options.hungAfterMs);
+  return { ...report, timedOut, removedTempFiles, durationMs: Math.round((performance.now() - started) * 10) / 10 };
+}
+
+/** What every reconciliation ends with: the sessions, the responses, and the marker that the index is complete; after a rebuild, the counts and the text index's backfill too. */
+function finishReconcile(ctx: TrackerContext, sessions: Sessions, reconciled: ReconcileReport, rebuilt: boolean): Pick<RecoveryReport, "scanned" | "changed" | "unreadable" | "readerThreads"> {
   const sessionsReconciled = sessions.reconcile();
   reconcileResponses(ctx);
-  if (ctx.rebuilding) markTextBackfill(ctx.db);
+  if (rebuilt) markTextBackfill(ctx.db);
   withWritersLock(ctx.db, () => {
-    if (ctx.rebuilding) recount(ctx.db);
+    if (rebuilt) recount(ctx.db);
     writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
   });
-
-  const timedOut = options.hungAfterMs === null || !managed ? [] : timeOutHung(ctx, options.hungAfterMs);
-
   return {
     scanned: reconciled.scanned,
     changed: reconciled.fixes,
-    timedOut,
-    removedTempFiles,
     unreadable: [...reconciled.unreadable, ...sessionsReconciled.unreadable],
     readerThreads: reconciled.readerThreads,
-    durationMs: Math.round((performance.now() - started) * 10) / 10,
   };
 }
-
 
 /**
  * Processing past the hung threshold: the owner's start-up rule, for requests no live worker holds.

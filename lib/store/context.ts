@@ -19,4 +19,16 @@ export interface TrackerContext {
    * resets anyway, and the feed is not filled with one change per file.
    */
   rebuilding?: boolean;
+  /** A rebuild under way on another thread (`rebuild: "in-background"`): files written so far, of how many. Periodic reconciliations wait for it. */
+  indexing?: IndexingProgress | null;
+  /** How a rebuild others look at while it runs goes (lib/recovery/rebuildThread.ts): newest files first, reporting its progress. */
+  rebuild?: { newestFirst: boolean; onProgress: (done: number, total: number) => void };
+}
+
+export interface IndexingProgress {
+  /** Files written into the index so far. */
+  done: number;
+  /** Files to write (0 until they are listed). */
+  total: number;
+  startedAt: number;
 }

@@ -69,6 +69,14 @@ export interface TrackerOptions {
    * throughput (`npm run bench`).
    */
   claimDurability?: "atomic" | "full";
+  /**
+   * When the index must be rebuilt from the files (a first open, a lost index): "at-open" (default)
+   * rebuilds before `openTracker` returns; "in-background" leaves it to `rebuildIndex()`, which
+   * writes the newest files first while the process goes on (the dashboard answers meanwhile from
+   * what is in; `indexing()` says how far it is), for a folder of 2,000 files or more (fewer take a
+   * fraction of a second at open). Recovery (`recover: true`) always rebuilds at open.
+   */
+  rebuild?: "at-open" | "in-background";
   /** Threads that read and parse the files while the index is rebuilt from them (0: the opening thread alone). Default: one per core beyond the first, at most 3. */
   rebuildThreads?: number;
   /** The random source for back-off jitter, for tests. */
@@ -93,6 +101,7 @@ export interface ResolvedTrackerOptions {
   monitorIntervalMs: number;
   sessionExpiryMs: number;
   claimDurability: "atomic" | "full";
+  rebuild: "at-open" | "in-background";
   rebuildThreads: number;
   random: () => number;
   now: () => number;
@@ -114,6 +123,7 @@ const KNOWN = [
   "monitorIntervalMs",
   "sessionExpiryMs",
   "claimDurability",
+  "rebuild",
   "rebuildThreads",
   "random",
   "now",
@@ -178,6 +188,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     monitorIntervalMs: durationSetting(options.monitorIntervalMs, "monitorIntervalMs", env, "REQWATCH_MONITOR_INTERVAL", DEFAULT_MONITOR_INTERVAL_MS),
     sessionExpiryMs: durationSetting(options.sessionExpiryMs, "sessionExpiryMs", env, "REQWATCH_SESSION_EXPIRY", DEFAULT_SESSION_EXPIRY_MS),
     claimDurability: resolveClaimDurability(options.claimDurability, env),
+    rebuild: resolveRebuild(options.rebuild),
     rebuildThreads: options.rebuildThreads === undefined ? defaultRebuildThreads() : wholeNumber(options.rebuildThreads, "rebuildThreads"),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
@@ -190,6 +201,11 @@ function resolveClaimDurability(value: unknown, env: NodeJS.ProcessEnv): "atomic
     throw new ReqwatchError("BAD_INPUT", `Option "claimDurability" must be "atomic" or "full", not ${JSON.stringify(chosen)}.`);
   }
   return chosen;
+}
+
+function resolveRebuild(value: unknown): "at-open" | "in-background" {
+  if (value === undefined || value === "at-open" || value === "in-background") return value ?? "at-open";
+  throw new ReqwatchError("BAD_INPUT", `Option "rebuild" must be "at-open" or "in-background", not ${JSON.stringify(value)}.`);
 }
 
 function wholeNumber(value: unknown, name: string): number {

@@ -9,6 +9,8 @@ test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r r
   const table = page.getByRole("table", { name: "Requests" });
   await expect(table.getByRole("row")).toHaveCount(5);
   const current = table.locator('tr[aria-current="true"]');
+  // The rows are there from the server before the page's code runs: keys count once it is live.
+  await expect(page.getByRole("status", { name: "Live status" })).toContainText("live");
 
   await page.keyboard.press("?");
   const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
@@ -43,6 +45,8 @@ test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r r
   await page.keyboard.type("job");
   await expect(page.getByLabel("Search")).toHaveValue("job");
   await expect(current).toHaveCount(1);
+  // The search applies once typing pauses: a row opened before that could lose to it.
+  await expect(page).toHaveURL(/q=job/);
 
   // Enter on a focused control is the control's, as ever.
   await page.getByRole("button", { name: "Retry all matching" }).focus();

@@ -58,7 +58,7 @@ describe("the packed package", () => {
 
   it("holds no sources or tests, and installs only what the library and the CLI need", () => {
     expect(files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining(["bin/reqwatch.js", "dist/index.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID", "README.md"]));
+    expect(files).toEqual(expect.arrayContaining(["bin/reqwatch.js", "dist/index.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID", "README.md"]));
     // The dashboard's framework travels inside the package, prebuilt; better-sqlite3 is the user's own, compiled for their Node.
     expect(files.filter((file) => file.startsWith("dist/dashboard/") && /better-sqlite3\/|\.node$/.test(file))).toEqual([]);
     for (const absent of ["next", "react", "react-dom", "@modelcontextprotocol/sdk", "commander", "chokidar"]) expect(fs.existsSync(path.join(project, "node_modules", absent)), absent).toBe(false);

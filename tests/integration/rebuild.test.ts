@@ -4,31 +4,10 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { plantBadFiles } from "../helpers/badFiles";
-import { tempStateDir } from "../helpers/stateDir";
+import { newestIds, writeRequests } from "../helpers/requestFiles";
+import { aTracker, tempStateDir } from "../helpers/stateDir";
 
 const LIB = path.resolve(__dirname, "../../dist/index.cjs");
-
-/** `count` request files as another program would write them: every state, retried failures, claims by several workers. */
-function writeRequests(stateDir: string, count: number): void {
-  const states = ["created", "queued", "processing", "completed", "failed", "timeout"] as const;
-  const dir = path.join(stateDir, "requests");
-  fs.mkdirSync(dir, { recursive: true });
-  const start = Date.UTC(2026, 10, 1);
-  for (let i = 0; i < count; i++) {
-    const state = states[i % states.length]!;
-    const createdAt = start + i * 37_000;
-    const transitions: Record<string, unknown>[] = [{ from: null, to: "created", at: createdAt }];
-    if (state !== "created") transitions.push({ from: "created", to: "queued", at: createdAt + 1000 });
-    if (state === "failed" || state === "timeout") {
-      transitions.push({ from: "queued", to: "processing", at: createdAt + 1500, token: `t${i}-1`, worker: { pid: 100_000 + (i % 7), host: "h" } });
-      transitions.push({ from: "processing", to: "queued", at: createdAt + 1700, token: `t${i}-1`, error: "rate limited" });
-    }
-    if (state !== "created" && state !== "queued") transitions.push({ from: "queued", to: "processing", at: createdAt + 2000, token: `t${i}`, worker: { pid: 100_000 + (i % 5), host: "h" } });
-    if (state !== "created" && state !== "queued" && state !== "processing") transitions.push({ from: "processing", to: state, at: createdAt + 4000 + (i % 90) * 1000, token: `t${i}` });
-    const request = { requestId: `r${String(i).padStart(5, "0")}`, workspace: `ws${i % 7}`, sessionId: `s${i % 40}`, state, createdAt, lastUpdatedAt: transitions.at(-1)!.at, prompt: `prompt ${i}`, version: transitions.length, transitions };
-    fs.writeFileSync(path.join(dir, `${request.requestId}.json`), JSON.stringify(request));
-  }
-}
 
 /** Open the tracker in a process of its own, on the bundle (where the reader threads' script is), and return its open report. */
 function openInChild(stateDir: string, rebuildThreads: number): { readerThreads: number; scanned: number; unreadable: unknown[] } {
@@ -77,5 +56,104 @@ describe("rebuilding the index from the files", () => {
     expect(a.requests).toHaveLength(3003);
     expect(a.transitions.length).toBeGreaterThan(10_000);
     expect(a).toEqual(b);
+  }, 60_000);
+});
+
+/**
+ * In a process of its own, on the bundle (where the rebuild thread's script is): open with the
+ * rebuild in the background, start it, write while it runs (a new request, the oldest one moved on),
+ * note the first page once the first batch is in, and report.
+ */
+function rebuildInBackgroundInChild(stateDir: string): { firstPage: string[]; whileIndexing: boolean; indexingAtOpen: unknown; report: { scanned: number; readerThreads: number; unreadable: unknown[] }; states: Record<string, string | undefined>; fed: string[] } {
+  const script = `
+    const t = require(${JSON.stringify(LIB)}).openTracker({ stateDir: ${JSON.stringify(stateDir)}, recover: false, rebuild: "in-background", rebuildThreads: 1 });
+    const indexingAtOpen = t.indexing();
+    const rebuilt = t.rebuildIndex();
+    t.create({ requestId: "during", workspace: "ws0", state: "queued" });
+    t.transition("r00001", "processing");
+    let firstPage = null;
+    let whileIndexing = false;
+    const look = setInterval(() => {
+      const progress = t.indexing();
+      if (firstPage || (progress && progress.done < 250)) return;
+      firstPage = t.list({ limit: 50 }).items.map((row) => row.requestId);
+      whileIndexing = progress !== null && progress.done < progress.total;
+    }, 2);
+    rebuilt.then((report) => {
+      clearInterval(look);
+      const states = Object.fromEntries(["during", "r00001"].map((id) => [id, t.get(id)?.state]));
+      const fed = [...new Set(t.changesSince(0).map((change) => change.requestId))];
+      process.stdout.write(JSON.stringify({ firstPage, whileIndexing, indexingAtOpen, report, states, fed }));
+      t.close();
+    });`;
+  return JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }));
+}
+
+describe("rebuilding the index while the process goes on (rebuild: in-background)", () => {
+  it("on a thread of its own, newest files first; writes made meanwhile reach the index and the feed; at the end it is the index a rebuild at open makes", () => {
+    const stateDir = tempStateDir();
+    writeRequests(stateDir, 6000);
+    const copy = path.join(path.dirname(stateDir), "copy");
+    execFileSync("cp", ["-a", stateDir, copy]);
+    const newest = newestIds(stateDir, 50);
+
+    const { firstPage, whileIndexing, indexingAtOpen, report, states, fed } = rebuildInBackgroundInChild(stateDir);
+    expect(indexingAtOpen).toMatchObject({ done: 0 });
+    // The first batches hold the newest files: the first page is already the final one (after the two just written).
+    expect(firstPage).toEqual(["r00001", "during", ...newest.slice(0, 48)]);
+    expect(whileIndexing).toBe(true);
+    expect(report).toMatchObject({ readerThreads: 1, unreadable: [] });
+    expect(states).toEqual({ during: "queued", r00001: "processing" });
+    expect(fed).toEqual(expect.arrayContaining(["during", "r00001"]));
+
+    // The same as a rebuild at open of the same files (the copy, with the two writes made there too).
+    const atOpen = aTracker({ stateDir: copy, recover: false });
+    atOpen.create({ requestId: "during", workspace: "ws0", state: "queued" });
+    atOpen.transition("r00001", "processing");
+    const reopened = aTracker({ stateDir, recover: false });
+    expect(reopened.openReport).toBeNull(); // complete: nothing left to rebuild
+    expect(reopened.countsByState()).toEqual(atOpen.countsByState());
+    expect(reopened.list({ limit: 200 }).items.map((row) => [row.requestId, row.state])).toEqual(atOpen.list({ limit: 200 }).items.map((row) => [row.requestId, row.state]));
+    // The charts' rollups, counted afresh at the end, hold every step of the files (the two writes fall in this hour, at different moments).
+    const rollups = (dir: string) => {
+      const db = new Database(path.join(dir, "index.db"), { readonly: true });
+      const rows = db.prepare("SELECT * FROM activity WHERE (bucket + 1) * span < ? ORDER BY span, bucket, workspace, metric, bin").all(Date.now() - 3_600_000);
+      db.close();
+      return rows;
+    };
+    expect(rollups(stateDir).length).toBeGreaterThan(1000);
+    expect(rollups(stateDir)).toEqual(rollups(copy));
+  }, 60_000);
+
+  it("closed before it ends: the thread stops, and the next open rebuilds the whole index", () => {
+    const stateDir = tempStateDir();
+    writeRequests(stateDir, 3000);
+    const script = `
+      const t = require(${JSON.stringify(LIB)}).openTracker({ stateDir: ${JSON.stringify(stateDir)}, recover: false, rebuild: "in-background" });
+      const rebuilt = t.rebuildIndex();
+      const look = setInterval(() => {
+        if (t.indexing().done < 250) return;
+        clearInterval(look);
+        t.close();
+        rebuilt.then((report) => process.stdout.write(JSON.stringify({ report })));
+      }, 2);`;
+    expect(JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }))).toEqual({ report: null });
+    const again = aTracker({ stateDir, recover: false });
+    expect(again.openReport).toMatchObject({ scanned: 3000 });
+    expect(again.countsByState().queued).toBe(500);
+  }, 60_000);
+
+  it("a small folder, or the sources run directly (no thread script): rebuilt in this thread, with the same result", async () => {
+    const small = tempStateDir();
+    writeRequests(small, 100);
+    const atOnce = aTracker({ stateDir: small, recover: false, rebuild: "in-background" });
+    expect([atOnce.indexing(), atOnce.openReport?.scanned]).toEqual([null, 100]);
+
+    const big = tempStateDir();
+    writeRequests(big, 2500);
+    const tracker = aTracker({ stateDir: big, recover: false, rebuild: "in-background" });
+    expect(tracker.indexing()).toMatchObject({ done: 0 });
+    expect(await tracker.rebuildIndex()).toMatchObject({ scanned: 2500 });
+    expect([tracker.indexing(), tracker.countsByState().queued]).toEqual([null, 417]);
   }, 60_000);
 });

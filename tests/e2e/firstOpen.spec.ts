@@ -1,0 +1,37 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { adoptStateDir } from "../../lib/store/ownership";
+import { newestIds, writeRequests } from "../helpers/requestFiles";
+import { expect, test } from "./fixtures";
+
+test("a big folder opened for the first time: the newest requests show at once, a bar says how far indexing is, and the counts are whole when it ends", async ({ page, launchApp }) => {
+  test.setTimeout(120_000);
+  // A folder of its own: the fixtures' app opens theirs before the test starts. No tracker has opened
+  // this one: the dashboard makes its index, on a thread of its own, newest files first.
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-first-open-"));
+  let stop = async () => {};
+  try {
+    adoptStateDir(stateDir);
+    writeRequests(stateDir, 100_000);
+    const newest = newestIds(stateDir, 3);
+    const { url, kill } = await launchApp({ REQWATCH_STATE_DIR: stateDir });
+    stop = kill;
+    await page.goto(`${url}/requests`);
+    const banner = page.getByRole("status", { name: "Indexing" });
+    await expect(banner).toContainText(/Indexing the folder: .* of 100,000 request files, newest first/);
+    await expect(banner.getByRole("progressbar", { name: "Indexed" })).toBeVisible();
+    const rows = page.getByRole("table", { name: "Requests" }).locator("tbody tr");
+    await expect(rows.first()).toHaveAttribute("data-request-id", newest[0]!);
+    await expect(rows.nth(2)).toHaveAttribute("data-request-id", newest[2]!);
+
+    // When it ends, the bar goes and the counts cover every file (each state holds a sixth of them).
+    await expect(banner).toBeHidden({ timeout: 60_000 });
+    await page.goto(`${url}/`);
+    await expect(page.getByRole("list", { name: "Requests by state" }).getByLabel("queued: 16667")).toBeVisible();
+    await expect(page.getByRole("status", { name: "Indexing" })).toHaveCount(0);
+  } finally {
+    await stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+});

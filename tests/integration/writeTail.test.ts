@@ -1,0 +1,43 @@
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { OWN_TEMP_PATTERN } from "../../lib/fs/durableWrite";
+import { aTracker } from "../helpers/stateDir";
+
+const turn = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("the write tail: what a write no longer pays for", () => {
+  it("the index's checkpoint runs from a timer, not inside a write's commit", async () => {
+    const tracker = aTracker();
+    const wal = path.join(tracker.stateDir.storeDir, "index.db-wal");
+    for (let i = 0; i < 300; i++) tracker.create({ requestId: `c${i}`, workspace: "w", state: "queued" });
+    for (let i = 0; i < 300; i++) tracker.transition(`c${i}`, "processing");
+    // Written without a turn of the event loop: no commit checkpointed (SQLite's default would have, every 1,000 pages: about 4 MB).
+    expect(fs.statSync(wal).size).toBeGreaterThan(8 * 1024 * 1024);
+    // A turn later the timer has checkpointed every frame: the next write starts the log over.
+    await turn(600);
+    tracker.transition("c0", "completed");
+    const reader = new Database(path.join(tracker.stateDir.storeDir, "index.db"));
+    const [result] = reader.pragma("wal_checkpoint(PASSIVE)") as { log: number }[];
+    reader.close();
+    expect(result!.log).toBeLessThan(100);
+  });
+
+  it("a create that found no spare inode has the pool topped up on the next turn, and the next create rewrites one", async () => {
+    const tracker = aTracker();
+    const dir = tracker.stateDir.requestsDir;
+    const spares = () => fs.readdirSync(dir).filter((name) => OWN_TEMP_PATTERN.test(name));
+    tracker.create({ requestId: "first", workspace: "w", state: "queued" });
+    await turn();
+    const kept = spares();
+    expect(kept).toHaveLength(4);
+    const inodes = new Set(kept.map((name) => fs.statSync(path.join(dir, name)).ino));
+    tracker.create({ requestId: "second", workspace: "w", state: "queued", prompt: "hello" });
+    expect(inodes.has(fs.statSync(path.join(dir, "second.json")).ino)).toBe(true);
+    expect(tracker.get("second")?.prompt).toBe("hello");
+    // Closing removes them.
+    tracker.close();
+    expect(spares()).toEqual([]);
+  });
+});
