@@ -91,7 +91,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
       .rebuildIndex()
       .then((report) => {
         if (!report) return;
-        console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader threads)` : ""}`);
+        console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
         fillTextIndex(tracker, () => closed);
       })
       .catch((error: Error) => {

@@ -5,7 +5,8 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { plantBadFiles } from "../helpers/badFiles";
 import { newestIds, writeRequests } from "../helpers/requestFiles";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aTracker, tempForeignDir, tempStateDir } from "../helpers/stateDir";
+import { treeSnapshot } from "../helpers/treeSnapshot";
 
 const LIB = path.resolve(__dirname, "../../dist/index.cjs");
 
@@ -141,6 +142,19 @@ describe("rebuilding the index while the process goes on (rebuild: in-background
     const again = aTracker({ stateDir, recover: false });
     expect(again.openReport).toMatchObject({ scanned: 3000 });
     expect(again.countsByState().queued).toBe(500);
+  }, 60_000);
+
+  it("a folder another program writes is indexed in the background into reqwatch's cache, and stays byte-identical", () => {
+    const stateDir = tempForeignDir();
+    writeRequests(stateDir, 3000);
+    const before = treeSnapshot(stateDir);
+    const cacheDir = path.join(path.dirname(stateDir), "cache");
+    const script = `
+      const t = require(${JSON.stringify(LIB)}).openTracker({ stateDir: ${JSON.stringify(stateDir)}, cacheDir: ${JSON.stringify(cacheDir)}, recover: false, rebuild: "in-background" });
+      t.rebuildIndex().then((report) => { process.stdout.write(JSON.stringify({ access: t.ownership.access, report, queued: t.countsByState().queued })); t.close(); });`;
+    const { access, report, queued } = JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }));
+    expect([access, report.scanned, queued]).toEqual(["observed", 3000, 500]);
+    expect(treeSnapshot(stateDir)).toEqual(before);
   }, 60_000);
 
   it("a small folder, or the sources run directly (no thread script): rebuilt in this thread, with the same result", async () => {
