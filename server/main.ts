@@ -74,13 +74,13 @@ async function main(): Promise<void> {
     if (process.env.REQWATCH_OTEL === "1") {
       // Loaded only when asked for: OpenTelemetry's packages stay out of a server that does not export.
       const [{ startOtelExport }, { otlpEndpoint }, { waitingText }] = await Promise.all([import("../lib/otel/otelExport"), import("../lib/otel/protocol"), import("../lib/otel/waitingText")]);
+      console.log(`reqwatch: exporting lifecycles as OpenTelemetry traces to ${otlpEndpoint("TRACES")}`);
       runtime.attachExport(
         startOtelExport(tracker, {
           onError: (error) => console.error(`reqwatch: OpenTelemetry export failed (retrying, nothing is skipped): ${error.message}`),
           onWaiting: (holder) => console.log(holder ? `reqwatch: ${waitingText(holder)}` : "reqwatch: the other OpenTelemetry exporter stopped; this server exports now, from where it stopped"),
         }),
       );
-      console.log(`reqwatch: exporting lifecycles as OpenTelemetry traces to ${otlpEndpoint("TRACES")}`);
     }
     if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite} and restart the dashboard.`);
   } catch (error) {

@@ -92,6 +92,8 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
       .then((report) => {
         if (!report) return;
         console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
+        // The stuck badge and reasons as of the whole folder now, not at the next interval.
+        monitor.passNow();
         fillTextIndex(tracker, () => closed);
       })
       .catch((error: Error) => {

@@ -28,7 +28,8 @@ export function otlpEndpoint(signal: "TRACES" | "METRICS", env: NodeJS.ProcessEn
     // refused below
   }
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-    throw new ReqwatchError("BAD_INPUT", `${name}=${value}: not an http(s) URL; write it with its scheme, e.g. http://localhost:4318.`);
+    const example = name === own ? `http://localhost:4318/v1/${signal.toLowerCase()}` : "http://localhost:4318";
+    throw new ReqwatchError("BAD_INPUT", `${name}=${value}: not an http(s) URL; write it with its scheme, e.g. ${example}.`);
   }
   return name === own ? value : `${value.replace(/\/+$/, "")}/v1/${signal.toLowerCase()}`;
 }

@@ -25,8 +25,10 @@ test("a big folder opened for the first time: the newest requests show at once, 
     await expect(rows.first()).toHaveAttribute("data-request-id", newest[0]!);
     await expect(rows.nth(2)).toHaveAttribute("data-request-id", newest[2]!);
 
-    // When it ends, the bar goes and the counts cover every file (each state holds a sixth of them).
+    // When it ends, the bar goes, the stuck monitor looks at the whole folder at once (not at its next
+    // interval, 15 s on), and the counts cover every file (each state holds a sixth of them).
     await expect(banner).toBeHidden({ timeout: 60_000 });
+    await expect(page.getByRole("link", { name: /^[1-9]\d* stuck$/ })).toBeVisible({ timeout: 5000 });
     await page.goto(`${url}/`);
     await expect(page.getByRole("list", { name: "Requests by state" }).getByLabel("queued: 16667")).toBeVisible();
     await expect(page.getByRole("status", { name: "Indexing" })).toHaveCount(0);

@@ -29,6 +29,7 @@ export function registerOtel(program: Command): void {
       // Loaded only here: the OpenTelemetry packages would otherwise slow the start of every other command.
       const { startOtelExport } = await import("../../otel/otelExport");
       let lastError: string | null = null;
+      console.error(`reqwatch otel: exporting ${tracker.stateDir.root} to ${tracesEndpoint}${options.fromNow ? " (from now on: on a first start, the folder's history is not sent)" : ""}`);
       const exporting = startOtelExport(tracker, {
         fromNow: options.fromNow,
         onError: (error) => {
@@ -41,7 +42,6 @@ export function registerOtel(program: Command): void {
         },
         onWaiting: (holder) => console.error(holder ? `reqwatch otel: ${waitingText(holder)}` : "reqwatch otel: the other exporter stopped; exporting now, from where it stopped"),
       });
-      console.error(`reqwatch otel: exporting ${tracker.stateDir.root} to ${tracesEndpoint}`);
       const report = setInterval(() => {
         const { exported, lagMs, position } = exporting.status();
         console.error(`reqwatch otel: ${exported} spans exported; at change ${position?.seq ?? "-"}; lag ${formatDuration(lagMs)}`);
