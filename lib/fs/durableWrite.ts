@@ -104,15 +104,19 @@ export function discardSpares(): void {
 }
 
 const toppingUp = new Set<string>();
+/** Per folder, the writes that found no spare: a process that creates once (a script, a hook) is left alone. */
+const withoutSpare = new Map<string, number>();
 
 /**
- * After a write that found no spare (a create, most often): fill `dir`'s pool with new empty
- * files, on a later turn of the event loop, so that the next creates rewrite an inode that exists
- * instead of paying for a new one inside the write. Nothing durable is needed of a spare: its
+ * After the second write in a folder that found no spare (creates, most often): fill its pool with
+ * new empty files, on a later turn of the event loop, so that the next creates rewrite an inode that
+ * exists instead of paying for a new one inside the write. Nothing durable is needed of a spare: its
  * content is written and fsynced when it is used.
  */
 function topUpLater(dir: string): void {
-  if (toppingUp.has(dir)) return;
+  const missed = (withoutSpare.get(dir) ?? 0) + 1;
+  withoutSpare.set(dir, missed);
+  if (missed < 2 || toppingUp.has(dir)) return;
   toppingUp.add(dir);
   setImmediate(() => {
     toppingUp.delete(dir);
