@@ -85,7 +85,7 @@ export default function HealthPage() {
               <dt>Spans exported</dt>
               <dd>{health.otel.exported.toLocaleString()}</dd>
               <dt>Lag</dt>
-              <dd>{health.otel.lagMs === 0 ? "caught up" : formatDuration(health.otel.lagMs)}</dd>
+              <dd>{health.otel.waitingFor ? "— (the other exporter's)" : health.otel.lagMs === 0 ? "caught up" : formatDuration(health.otel.lagMs)}</dd>
               <dt>Position</dt>
               <dd>{health.otel.position ? `change ${health.otel.position.seq}` : "not yet"}</dd>
               <dt>Last export</dt>

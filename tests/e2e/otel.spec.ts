@@ -47,6 +47,7 @@ test("a dashboard with --otel beside a running `reqwatch otel` waits, its Health
     const section = page.getByLabel("OpenTelemetry export");
     await expect(section).toContainText(`Waiting: another exporter (pid ${otel.pid} on `, { timeout: 12_000 });
     await expect(section).toContainText("Spans exported0");
+    await expect(section).toContainText("Lag— (the other exporter's)");
 
     otel.kill("SIGTERM");
     await new Promise((resolve) => otel.once("exit", resolve));
