@@ -34,3 +34,19 @@ export function readForIndex(requestsDir: string, id: string, keepRequest: boole
     return { id, kind: "unreadable", reason: String(error.details?.reason ?? error.message), fingerprint };
   }
 }
+
+/** What a rebuild's reader hands over for a batch of files: "read", each one's `readForIndex` (without the request); "stat", each one's modification time (-1: gone). */
+export type ReadMode = "read" | "stat";
+export type BatchResult<M extends ReadMode> = M extends "read" ? FileRead : [id: string, mtimeMs: number];
+
+/** One batch of a rebuild's reads, on a reader thread or, when there is none, on the writing one. */
+export function readBatch<M extends ReadMode>(mode: M, requestsDir: string, batch: readonly string[]): BatchResult<M>[] {
+  if (mode === "read") return batch.map((id) => readForIndex(requestsDir, id, false)) as BatchResult<M>[];
+  return batch.map((id): [string, number] => {
+    try {
+      return [id, fs.lstatSync(path.join(requestsDir, `${id}.json`)).mtimeMs];
+    } catch {
+      return [id, -1];
+    }
+  }) as BatchResult<M>[];
+}

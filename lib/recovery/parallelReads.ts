@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
-import { readForIndex, type FileRead } from "./fileRead";
+import { readBatch, type BatchResult, type ReadMode } from "./fileRead";
 import type { RebuildWorkerData } from "./rebuildWorker";
 
 /** Files per batch a reader hands over. */
@@ -13,9 +13,6 @@ const STALL_MS = 15_000;
 
 /** The reader thread's script: beside the bundle this runs from (dist/). Absent when the sources run directly (tests, `npm run dev`): then this thread reads. */
 const workerFile = () => path.join(/*turbopackIgnore: true*/ __dirname, "rebuildWorker.cjs");
-
-type Mode = RebuildWorkerData["mode"];
-type Result<M extends Mode> = M extends "read" ? FileRead : [id: string, mtimeMs: number];
 
 interface Reader {
   batches: string[][];
@@ -32,21 +29,10 @@ function batchesOf(ids: readonly string[]): string[][] {
   return batches;
 }
 
-function here<M extends Mode>(mode: M, requestsDir: string, batch: string[]): Result<M>[] {
-  if (mode === "read") return batch.map((id) => readForIndex(requestsDir, id, false)) as Result<M>[];
-  return batch.map((id) => {
-    try {
-      return [id, fs.lstatSync(path.join(requestsDir, `${id}.json`)).mtimeMs];
-    } catch {
-      return [id, -1];
-    }
-  }) as Result<M>[];
-}
-
 const threadsPay = (threads: number, files: number) => threads >= 1 && files >= MIN_FILES_FOR_THREADS && fs.existsSync(workerFile());
 
 /** Start `threads` readers; batch i goes to reader i % threads, so the readers move through the list together. */
-function startReaders(mode: Mode, requestsDir: string, batches: string[][], threads: number, posted: SharedArrayBuffer): Reader[] {
+function startReaders(mode: ReadMode, requestsDir: string, batches: string[][], threads: number, posted: SharedArrayBuffer): Reader[] {
   return Array.from({ length: threads }, (_, k) => {
     const share = batches.filter((_, i) => i % threads === k);
     const counters = new SharedArrayBuffer(8);
@@ -76,10 +62,10 @@ function taken(reader: Reader): void {
  * synchronous. A reader that fails or stalls is stopped and its batches are read here: the result
  * is the same.
  */
-export function readInParallel<M extends Mode>(mode: M, requestsDir: string, ids: readonly string[], threads: number, consume: (results: Result<M>[]) => void): { threads: number } {
+export function readInParallel<M extends ReadMode>(mode: M, requestsDir: string, ids: readonly string[], threads: number, consume: (results: BatchResult<M>[]) => void): { threads: number } {
   const batches = batchesOf(ids);
   if (!threadsPay(threads, ids.length)) {
-    for (const batch of batches) consume(here(mode, requestsDir, batch));
+    for (const batch of batches) consume(readBatch(mode, requestsDir, batch));
     return { threads: 0 };
   }
   const posted = new SharedArrayBuffer(4);
@@ -89,7 +75,7 @@ export function readInParallel<M extends Mode>(mode: M, requestsDir: string, ids
   const giveUp = (reader: Reader) => {
     stop(reader);
     left.delete(reader);
-    for (const batch of reader.batches.slice(reader.received)) consume(here(mode, requestsDir, batch));
+    for (const batch of reader.batches.slice(reader.received)) consume(readBatch(mode, requestsDir, batch));
   };
   try {
     let heardAt = performance.now();
@@ -100,7 +86,7 @@ export function readInParallel<M extends Mode>(mode: M, requestsDir: string, ids
         const got = receiveMessageOnPort(reader.channel.port1);
         if (!got) continue;
         heard = true;
-        const message = got.message as { results: Result<M>[] } | { error: string };
+        const message = got.message as { results: BatchResult<M>[] } | { error: string };
         if ("error" in message) {
           giveUp(reader);
           continue;

@@ -24,9 +24,10 @@ export interface RebuildThreadData {
 if (parentPort) {
   const data = workerData as RebuildThreadData;
   const progress = new Int32Array(data.progress);
-  const db = connectIndex(stateDirAt(data.root, data.storeDir, data.ipcDir).indexFile);
+  const dir = stateDirAt(data.root, data.storeDir, data.ipcDir);
+  const db = connectIndex(dir.indexFile);
   const ctx: TrackerContext = {
-    dir: stateDirAt(data.root, data.storeDir, data.ipcDir),
+    dir,
     ownership: data.ownership,
     db,
     options: { ...data.options, random: Math.random, now: Date.now },

@@ -1,15 +1,12 @@
 // A rebuild's reader thread (bundled as dist/rebuildWorker.cjs): reads its share of the request
 // files (or only stats them, to order a rebuild newest first) and hands the results to the writing
 // thread a batch at a time, never more than WINDOW batches ahead of it (lib/recovery/parallelReads.ts).
-import fs from "node:fs";
-import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
-import { readForIndex } from "./fileRead";
+import { readBatch, type ReadMode } from "./fileRead";
 
 export interface RebuildWorkerData {
-  /** "read": each file's index rows; "stat": each file's modification time (-1: gone). */
-  mode: "read" | "stat";
+  mode: ReadMode;
   requestsDir: string;
   /** This thread's share, in batches. */
   batches: string[][];
@@ -22,14 +19,6 @@ export interface RebuildWorkerData {
 
 /** Batches a reader may be ahead of the writer: bounds the memory the rows wait in. */
 export const WINDOW = 4;
-
-function mtimeOf(requestsDir: string, id: string): number {
-  try {
-    return fs.lstatSync(path.join(requestsDir, `${id}.json`)).mtimeMs;
-  } catch {
-    return -1;
-  }
-}
 
 if (parentPort) {
   const { mode, requestsDir, batches, port, counters, posted } = workerData as RebuildWorkerData;
@@ -44,7 +33,7 @@ if (parentPort) {
   try {
     for (const batch of batches) {
       for (let taken = Atomics.load(mine, 1); Atomics.load(mine, 0) - taken >= WINDOW; taken = Atomics.load(mine, 1)) Atomics.wait(mine, 1, taken, 1000);
-      post(mode === "stat" ? { results: batch.map((id) => [id, mtimeOf(requestsDir, id)]) } : { results: batch.map((id) => readForIndex(requestsDir, id, false)) });
+      post({ results: readBatch(mode, requestsDir, batch) });
     }
   } catch (error) {
     post({ error: (error as Error).message });

@@ -72,12 +72,16 @@ function readRequestsDir(ctx: TrackerContext): fs.Dirent[] {
   }
 }
 
-/** One directory entry: a request file with its fingerprint, a bad name (reported), or nothing. */
-function listEntry(ctx: TrackerContext, name: string, listed: Listed[], unreadable: UnreadableReport[]): void {
+/** One directory entry: a request file with its fingerprint (none when `withStat` is false), a bad name (reported), or nothing. */
+function listEntry(ctx: TrackerContext, name: string, listed: Listed[], unreadable: UnreadableReport[], withStat = true): void {
   // Temp files (ours and other writers' `*.tmp`) and a gateway's by-workspace copies are not requests.
   if (!name.endsWith(".json") || name.startsWith(".")) return;
   if (isBadRequestFileName(name)) {
     unreadable.push({ file: `requests/${name}`, reason: BAD_NAME });
+    return;
+  }
+  if (!withStat) {
+    listed.push({ id: name.slice(0, -".json".length), fingerprint: null });
     return;
   }
   try {
@@ -94,11 +98,7 @@ function listEntry(ctx: TrackerContext, name: string, listed: Listed[], unreadab
  */
 function listRequestNames(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
   const listed: Listed[] = [];
-  for (const { name } of readRequestsDir(ctx)) {
-    if (!name.endsWith(".json") || name.startsWith(".")) continue;
-    if (isBadRequestFileName(name)) unreadable.push({ file: `requests/${name}`, reason: BAD_NAME });
-    else listed.push({ id: name.slice(0, -".json".length), fingerprint: null });
-  }
+  for (const { name } of readRequestsDir(ctx)) listEntry(ctx, name, listed, unreadable, false);
   if (!ctx.rebuild?.newestFirst) return listed;
   const mtimes = new Map<string, number>();
   // One reader more than the read that follows: this thread has nothing to write meanwhile.
