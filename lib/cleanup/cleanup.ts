@@ -22,7 +22,7 @@ export interface CleanupOptions {
   dryRun?: boolean;
   /** Only these requests (those of them that match): a bulk action works through its matches in chunks. */
   ids?: readonly string[];
-  /** Requests last updated before this time go (default: now less `olderThanMs`): a dry run's cutoff, fixed for its run. */
+  /** Requests last updated at or before this time go (default: now less `olderThanMs`): a dry run's cutoff, fixed for its run. */
   cutoff?: number;
 }
 
@@ -83,7 +83,7 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
         if (!current) {
           removeRequest(ctx.db, id);
           report.skipped.push({ requestId: id, reason: "the file was already gone" });
-        } else if (!states.includes(current.state) || current.lastUpdatedAt >= cutoff) {
+        } else if (!states.includes(current.state) || current.lastUpdatedAt > cutoff) {
           report.skipped.push({ requestId: id, reason: `changed since it matched (now ${current.state})` });
         } else {
           going.push(current);
