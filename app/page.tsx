@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { getQueues, getRecoveryNotice, getLastStuck, getSources, getTracker } from "@/app/_routes/runtime";
 import { SourcesTable } from "@/components/sources/SourceParts";
-import { LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveStateCounts } from "@/components/overview/LiveOverview";
+import { LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveRetention, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { ActivityCharts } from "@/components/charts/ActivityCharts";
 import { activityView } from "@/lib/views/activityView";
 import { QueuesTable } from "@/components/queues/Queues";
@@ -76,6 +76,7 @@ export default function OverviewPage() {
       </section>
       <h2>Most recently updated</h2>
       <LiveRecentRequests initial={recent} />
+      <LiveRetention initial={overview} />
     </>
   );
 }

@@ -9,14 +9,14 @@ const { STATES } = require("../dist/index.cjs");
 /**
  * Request files written directly (as another tool would), so 100k of them take seconds, not minutes.
  * `mtimeAsUpdated`: each file's modification time is its lastUpdatedAt, as when its writer wrote
- * it at its last update. Returns each request's id and lastUpdatedAt.
+ * it at its last update. `states`: the states to cycle through (default all). Returns each request's id and lastUpdatedAt.
  */
-export function writeFiles(stateDir, count, now = Date.now(), { mtimeAsUpdated = false } = {}) {
+export function writeFiles(stateDir, count, now = Date.now(), { mtimeAsUpdated = false, states = STATES } = {}) {
   const dir = path.join(stateDir, "requests");
   fs.mkdirSync(dir, { recursive: true });
   const written = [];
   for (let i = 0; i < count; i++) {
-    const state = STATES[i % STATES.length];
+    const state = states[i % states.length];
     // Finished requests spread over a week; live ones recent, so a monitor pass finds a healthy queue.
     const live = state === "queued" || state === "processing";
     const createdAt = live ? now - 60_000 + (i % 50_000) : now - 7 * 86_400_000 + Math.floor((i / count) * 7 * 86_400_000);

@@ -437,8 +437,49 @@ async function measurePause() {
   fs.rmSync(big, { recursive: true, force: true });
 }
 
+/**
+ * The monitor's retention on 100,000 finished requests past it, in its paced steps, while a
+ * gateway in another process writes: the writer's p99 beside the same writer with no retention
+ * running, in the same round (3 rounds; the ratio is of the medians of the rounds' p99s).
+ */
+async function measureRetention() {
+  const stateDir = tempDir("retention");
+  console.log("\nwriting 100,000 finished request files...");
+  // Finished over the week before: all past the default 24 h but the newest seventh.
+  writeFiles(stateDir, 117_000, Date.now() - 86_400_000, { states: ["completed", "failed", "timeout"] });
+  openTracker({ stateDir }).close();
+  const writer = async (label) => {
+    const child = spawn(process.execPath, [path.join(ROOT, "bench/workers/writer.cjs"), stateDir, "5000", label], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    await new Promise((resolve) => child.once("exit", resolve));
+    return JSON.parse(out);
+  };
+  const p99 = (samples) => quantileSorted([...samples].sort((a, b) => a - b), 0.99);
+  const rounds = { alone: [], during: [] };
+  const all = { alone: [], during: [] };
+  for (let round = 0; round < 3; round++) {
+    const alone = await writer(`alone${round}`);
+    const tracker = openTracker({ stateDir, recover: false });
+    const running = tracker.runRetention();
+    const during = await writer(`during${round}`);
+    const entry = tracker.actions.list(1)[0];
+    console.log(`  round ${round + 1}: retention removed ${entry?.changed ?? 0} meanwhile`);
+    tracker.close();
+    await running;
+    rounds.alone.push(p99(alone));
+    rounds.during.push(p99(during));
+    all.alone.push(...alone);
+    all.during.push(...during);
+  }
+  summarize("baseline: a gateway's writes, no retention running", all.alone);
+  summarize("the same writes while the retention runs (100k past it)", all.during, { target: "p99 <= 2x the baseline's" });
+  ratio("writes' p99 during retention / without", median(rounds.during) / median(rounds.alone), { target: "<= 2" });
+  fs.rmSync(stateDir, { recursive: true, force: true });
+}
+
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, otel, scaling) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, otel, scaling, retention) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -456,6 +497,7 @@ const groups = {
   source: measureSource,
   otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize }),
   scaling: measureScaling,
+  retention: measureRetention,
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

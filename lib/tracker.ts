@@ -9,10 +9,12 @@ import { knownValues } from "./db/queries/knownValues";
 import { listWorkers, unfinishedBy, type WorkerRow } from "./db/queries/workers";
 import { sessionsSeen, type SessionSeen } from "./db/queries/sessionsSeen";
 import { oldestCreatedAt } from "./db/queries/oldestCreated";
+import { requestFileBytes } from "./db/queries/requestFileBytes";
 import { backfillText } from "./db/requestText";
 import { Sessions, type SessionTracker } from "./sessions/sessionTracker";
 import { openArchive, type ArchiveDb } from "./db/archive";
 import { cleanup, restore, type CleanupOptions, type CleanupReport } from "./cleanup/cleanup";
+import { RETENTION_INTERVAL_MS, retentionInactiveReason, retentionStatus, runRetention, startRetentionLoop, type RetentionHandle, type RetentionRun, type RetentionStatus } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
 import { withWritersLock } from "./db/writeLock";
 import type { IndexingProgress, TrackerContext } from "./store/context";
@@ -27,7 +29,7 @@ import { listUnreadable, type UnreadableFile } from "./db/unreadableFiles";
 import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
 import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
 import { resolveListFilters, type ListFilters } from "./model/listFilters";
-import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
+import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
 import { recover, type RecoveryReport } from "./recovery/recover";
 import { rebuildOnThread } from "./recovery/backgroundRebuild";
 import { reconcileResponses } from "./responses/responseIndex";
@@ -63,6 +65,18 @@ export interface CreateInput extends RequestFields {
 /** A change, or a function of the current request that returns one (for read-modify-write). */
 export type ChangeInput = Change | ((current: RequestRecord) => Change);
 
+export interface MonitorOptions extends MonitorLoopOptions {
+  /** Also run the retention, now and every RETENTION_INTERVAL_MS, on a managed folder. Default true. */
+  retention: boolean;
+  /** Called after every retention run. */
+  onRetention: (run: RetentionRun) => void;
+}
+
+export interface MonitorWithRetention extends MonitorHandle {
+  /** The retention the monitor runs beside its passes; null when it does not (an observed folder, retention off, `retention: false`). */
+  retention: RetentionHandle | null;
+}
+
 export interface Tracker {
   readonly stateDir: StateDir;
   /**
@@ -91,6 +105,8 @@ export interface Tracker {
   sessionsSeen(options?: { ids?: readonly string[]; limit?: number }): SessionSeen[];
   /** When the oldest request indexed was created; null when there is none. */
   oldestCreatedAt(): number | null;
+  /** The request files' total size in bytes, as indexed. */
+  requestFileBytes(): number;
   /** A gateway's response files in the index (lib/responses). */
   responseCounts(): { files: number; unreadable: number; callbackFailed: number };
   unreadableFiles(): UnreadableFile[];
@@ -135,8 +151,19 @@ export interface Tracker {
   stuck(): StuckRequest[];
   /** One pass of the stuck monitor. */
   monitorPass(): MonitorPass;
-  /** Run the monitor every `monitorIntervalMs` until `stop()` or `close()`. */
-  startMonitor(options?: Partial<MonitorLoopOptions>): MonitorHandle;
+  /**
+   * Run the monitor every `monitorIntervalMs` until `stop()` or `close()`; on a managed folder it
+   * also runs the retention (now, then every RETENTION_INTERVAL_MS) unless `retention: false`.
+   */
+  startMonitor(options?: Partial<MonitorOptions>): MonitorWithRetention;
+  /**
+   * One run of the retention (what the monitor runs): finished requests past `retentionMs`
+   * archived and removed in paced steps, audited `by: retention`; the archive's own retention
+   * applied. Null on an observed folder, with retention off, or when the tracker closed meanwhile.
+   */
+  runRetention(): Promise<RetentionRun | null>;
+  /** The retention's settings, whether it acts on this folder, and its latest runs (by any process). */
+  retention(): RetentionStatus;
   /** Resolves when the request reaches a terminal state, by any process; rejects with TimeoutError after `timeoutMs`. */
   waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
   /** Waits not yet settled. */
@@ -222,7 +249,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const ctx: TrackerContext = { dir, ownership, db: opened.db, options: resolved, now: resolved.now };
   const waiters = new Waiters(() => ctx.db);
   ctx.onCommit = (request) => waiters.notify(request);
-  const monitors = new Set<MonitorHandle>();
+  const monitors = new Set<MonitorWithRetention>();
   /** Each ingest this tracker started, with how to restart it on a reopened index (its watchers were on the old folders). */
   const ingests = new Map<IngestHandle, () => void>();
   const guards = new Set<IndexGuardHandle>();
@@ -337,6 +364,10 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       return oldestCreatedAt(ctx.db);
     },
 
+    requestFileBytes() {
+      return requestFileBytes(ctx.db);
+    },
+
     responseCounts() {
       return responseCounts(ctx.db);
     },
@@ -360,7 +391,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
 
     cleanup(options = {}) {
       if (!options.dryRun) assertManaged(ctx, "Cleanup");
-      return cleanup(ctx, archive, { olderThanMs: options.olderThanMs ?? resolved.retentionMs, ...options });
+      return cleanup(ctx, archive, { olderThanMs: options.olderThanMs ?? resolved.retentionMs ?? DEFAULT_RETENTION_MS, ...options });
     },
 
     restore(requestId) {
@@ -445,9 +476,31 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     startMonitor(options = {}) {
-      const handle = startMonitorLoop(() => monitorPass(ctx), { intervalMs: resolved.monitorIntervalMs, ...options });
+      const { retention: withRetention = true, onRetention, ...loopOptions } = options;
+      const loop = startMonitorLoop(() => monitorPass(ctx), { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
+      const retention =
+        withRetention && retentionInactiveReason(ctx) === null
+          ? startRetentionLoop(() => runRetention(ctx, actions, archive, stopping.signal), { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, onRun: onRetention, onError: loopOptions.onError })
+          : null;
+      const handle: MonitorWithRetention = {
+        ...loop,
+        retention,
+        stop() {
+          loop.stop();
+          retention?.stop();
+          monitors.delete(handle);
+        },
+      };
       monitors.add(handle);
       return handle;
+    },
+
+    runRetention() {
+      return runRetention(ctx, actions, archive, stopping.signal);
+    },
+
+    retention() {
+      return retentionStatus(ctx, archive);
     },
 
     waitForResult(requestId, { timeoutMs }) {

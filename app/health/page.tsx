@@ -7,11 +7,13 @@ import { waitingText } from "@/lib/otel/waitingText";
 
 export const dynamic = "force-dynamic";
 
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
 export default function HealthPage() {
   const tracker = getTracker();
   const health = getHealth();
   const now = tracker.options.now();
-  const { ingest, monitor, guard } = health;
+  const { ingest, monitor, guard, retention } = health;
   const sources = getSources();
   return (
     <>
@@ -32,8 +34,12 @@ export default function HealthPage() {
             <dd>{health.access === "managed" ? `managed: ${health.accessReason}` : `observed, read-only: ${health.accessReason} (its index is kept in your cache directory)`}</dd>
             <dt>Requests indexed</dt>
             <dd>{health.requests.toLocaleString()}</dd>
+            <dt>Request files</dt>
+            <dd>{megabytes(health.requestFileBytes)}</dd>
             <dt>Index size</dt>
-            <dd>{(health.indexBytes / 1024 / 1024).toFixed(1)} MB</dd>
+            <dd>{megabytes(health.indexBytes)}</dd>
+            <dt>Archive size</dt>
+            <dd>{health.access === "observed" ? "none: nothing is archived from an observed folder" : `${megabytes(health.archiveBytes)} (cleaned-up requests and the audit log)`}</dd>
             <dt>Index generation</dt>
             <dd>{health.generation}</dd>
             <dt>Index rebuilds</dt>
@@ -76,6 +82,19 @@ export default function HealthPage() {
             <dd>{monitor.stuck ?? "—"}</dd>
             <dt>Last error</dt>
             <dd>{monitor.lastError ?? "none"}</dd>
+          </dl>
+          <h2>Retention</h2>
+          <dl className="fields" aria-label="Retention">
+            <dt>Requests</dt>
+            <dd>{!retention.active ? `off: ${retention.inactiveReason}` : retention.retentionMs === null ? "kept (REQWATCH_RETENTION=off)" : `finished ones archived and removed ${formatDuration(retention.retentionMs)} after their last update, every ${formatDuration(retention.intervalMs)}`}</dd>
+            <dt>Archive</dt>
+            <dd>{retention.archiveRetentionMs === null ? "kept forever (REQWATCH_ARCHIVE_RETENTION=off)" : `kept ${formatDuration(retention.archiveRetentionMs)}, with the audit log`}</dd>
+            <dt>Last run</dt>
+            <dd>
+              {retention.latest
+                ? `${formatAgo(retention.latest.finishedAt, now)}: ${retention.latest.error ? `failed: ${retention.latest.error}` : `removed ${retention.latest.removed.toLocaleString()}, skipped ${retention.latest.skipped}, archive dropped ${retention.latest.archiveDropped.toLocaleString()}`}`
+                : "not yet"}
+            </dd>
           </dl>
           <h2>OpenTelemetry export</h2>
           {health.otel ? (

@@ -301,6 +301,12 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         queryClient.setQueryData(statusKeys.counts, data.counts);
         refetchEverything();
       });
+      // A retention run ended: the overview says what it removed, the audit log has its entry.
+      source.addEventListener("retention", () => {
+        seen();
+        void queryClient.invalidateQueries({ queryKey: overviewKeys.all });
+        void queryClient.invalidateQueries({ queryKey: auditKeys.all });
+      });
       source.addEventListener("changes", (event) => {
         seen();
         remember(event);

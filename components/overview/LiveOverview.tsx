@@ -105,3 +105,48 @@ export function LiveRecentFailures({ initial }: { initial: OverviewView }) {
     </section>
   );
 }
+
+const removedText = (n: number) => `removed ${n.toLocaleString()} finished request${n === 1 ? "" : "s"}`;
+
+/** What the monitor's retention keeps, and what its latest runs removed (each removal is undoable from the audit log). */
+export function LiveRetention({ initial }: { initial: OverviewView }) {
+  const { retention } = useOverview(initial);
+  if (!retention.active) {
+    return (
+      <p className="muted" aria-label="Retention">
+        Retention: off, {retention.inactiveReason}.
+      </p>
+    );
+  }
+  const { latest, lastRemoval } = retention;
+  const entryLink = (run: NonNullable<typeof lastRemoval>) =>
+    run.entryId !== null && (
+      <>
+        {" "}
+        (<Link prefetch={false} href="/audit">audit #{run.entryId}</Link>, undoable)
+      </>
+    );
+  return (
+    <p className="muted" aria-label="Retention">
+      Retention: finished requests go{" "}
+      {retention.retentionMs === null ? "never (REQWATCH_RETENTION=off)" : `${formatDuration(retention.retentionMs)} after their last update`}, into the archive, which keeps them{" "}
+      {retention.archiveRetentionMs === null ? "forever" : formatDuration(retention.archiveRetentionMs)}.{" "}
+      {latest ? (
+        <>
+          Last ran <TimeAgo at={latest.finishedAt} />: {latest.error ? `failed: ${latest.error}` : latest.removed ? removedText(latest.removed) : "nothing past it"}
+          {latest.removed > 0 && entryLink(latest)}
+          {latest.archiveDropped > 0 && `; the archive dropped ${latest.archiveDropped.toLocaleString()}`}.
+          {lastRemoval && lastRemoval !== latest && lastRemoval.finishedAt !== latest.finishedAt && (
+            <>
+              {" "}
+              Last removal <TimeAgo at={lastRemoval.finishedAt} />: {removedText(lastRemoval.removed)}
+              {entryLink(lastRemoval)}.
+            </>
+          )}
+        </>
+      ) : (
+        `Not run yet: the monitor runs it every ${formatDuration(retention.intervalMs)}.`
+      )}
+    </p>
+  );
+}

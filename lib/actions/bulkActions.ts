@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from "node:timers/promises";
 import { getArchived, type ArchiveDb } from "../db/archive";
 import { cleanup, restore, settleCleanup, settleRestore } from "../cleanup/cleanup";
 import type { TrackerContext } from "../store/context";
@@ -51,6 +51,20 @@ export interface RunOptions {
    */
   chunkSize?: number;
   onProgress?: (entry: EntryProgress & { matched: number }) => void;
+  /** A pause after each step, so writers in other processes find the lock free between steps (the monitor's retention). */
+  restMs?: number;
+  /**
+   * Aborted when the tracker closes: the run stops between steps, writing nothing more (its entry
+   * names the last step, as after a kill, and the next `closeInterrupted` settles it); it rejects with ActionStopped.
+   */
+  signal?: AbortSignal;
+}
+
+/** A run stopped by its signal, between two steps. */
+export class ActionStopped extends Error {
+  constructor() {
+    super("The action stopped: its tracker closed.");
+  }
 }
 
 const FIRST_IDS = 20;
@@ -353,10 +367,13 @@ export class BulkActions implements Actions {
           const took = Math.max(0.1, performance.now() - began);
           chunkSize = Math.max(1, Math.min(MAX_CHUNK, Math.round((chunk.length * SLICE_MS) / took)));
         }
-        await yieldToEventLoop();
+        if (options.restMs) await sleep(options.restMs);
+        else await yieldToEventLoop();
+        if (options.signal?.aborted) throw new ActionStopped();
       }
       updateEntry(db, id, progress, { status: "done", at: this.ctx.now() });
     } catch (error) {
+      if (error instanceof ActionStopped) throw error;
       const message = isReqwatchError(error) ? error.message : "internal error";
       updateEntry(db, id, progress, { status: "failed", at: this.ctx.now(), error: message });
     } finally {

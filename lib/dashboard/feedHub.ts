@@ -145,6 +145,12 @@ export class FeedHub {
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
+  /** The `retention` event: a run of the retention ended (what the overview and the audit page say changed). */
+  publishRetention(run: { finishedAt: number; removed: number }): void {
+    const chunk = formatEvent("retention", { finishedAt: run.finishedAt, removed: run.removed });
+    for (const subscriber of this.subscribers) subscriber.send(chunk);
+  }
+
   get indexingSnapshot(): IndexingProgress | null {
     return this.indexing;
   }

@@ -78,6 +78,11 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   const monitor = tracker.startMonitor({
     onPass: (pass) => feed.publishStuck(pass.stuck, pass.at),
     onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
+    onRetention: (run) => {
+      if (run.error) console.error(`reqwatch: retention failed: ${run.error}`);
+      else if (run.removed) console.log(`reqwatch: retention removed ${run.removed} finished request(s) (audit #${run.entryId})`);
+      feed.publishRetention(run);
+    },
   });
   const sources = new SourceSet(sourceSpecs);
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));

@@ -47,3 +47,10 @@ export function getArchived(db: ArchiveDb, requestId: string): RequestRecord | n
 export function removeArchived(db: ArchiveDb, requestId: string): void {
   db.prepare("DELETE FROM archived_requests WHERE id = ?").run(requestId);
 }
+
+/** Drop up to `limit` archived requests archived before `before`, oldest first; returns how many went. */
+export function pruneArchived(db: ArchiveDb, before: number, limit: number): number {
+  return db
+    .prepare("DELETE FROM archived_requests WHERE id IN (SELECT id FROM archived_requests WHERE archived_at < ? ORDER BY archived_at LIMIT ?)")
+    .run(before, limit).changes;
+}

@@ -180,3 +180,8 @@ export function interruptedEntries(db: ArchiveDb, isAlive: (pid: number) => bool
   const rows = db.prepare("SELECT * FROM audit_log WHERE status = 'running'").all() as Row[];
   return rows.filter((row) => !isAlive(row.pid)).map(toEntry);
 }
+
+/** Drop finished entries that ended before `before` (the archive's retention); returns how many went. */
+export function pruneEntries(db: ArchiveDb, before: number): number {
+  return db.prepare("DELETE FROM audit_log WHERE status != 'running' AND finished_at < ?").run(before).changes;
+}

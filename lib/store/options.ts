@@ -6,6 +6,7 @@ import { resolveStateDirPath } from "../files/stateDir";
 
 export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_ARCHIVE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_QUEUED_STUCK_AFTER_MS = 10 * 60 * 1000;
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
@@ -28,8 +29,14 @@ export interface TrackerOptions {
   stateDir?: string;
   /** A request `processing` for longer than this is timed out by recovery. Default 1 hour (`REQWATCH_HUNG_AFTER`). */
   hungAfterMs?: number;
-  /** Terminal requests older than this are cleaned up. Default 24 hours (`REQWATCH_RETENTION`). */
-  retentionMs?: number;
+  /**
+   * Finished requests not updated for this long are archived and removed by the monitor's
+   * retention (managed folders only), and by a cleanup not told an age. Default 24 hours
+   * (`REQWATCH_RETENTION`); null (`off`) turns the monitor's retention off.
+   */
+  retentionMs?: number | null;
+  /** Archived requests (and audit entries) older than this are dropped by the retention. Default 30 days (`REQWATCH_ARCHIVE_RETENTION`); null (`off`) keeps them. */
+  archiveRetentionMs?: number | null;
   /**
    * Run recovery when opening (the owner's start-up: time out hung requests, remove crashed
    * writers' temp files). Default true. An index that must be rebuilt is rebuilt regardless.
@@ -88,7 +95,8 @@ export interface TrackerOptions {
 export interface ResolvedTrackerOptions {
   stateDir: string;
   hungAfterMs: number;
-  retentionMs: number;
+  retentionMs: number | null;
+  archiveRetentionMs: number | null;
   recover: boolean;
   create: boolean;
   readOnly: boolean;
@@ -111,6 +119,7 @@ const KNOWN = [
   "stateDir",
   "hungAfterMs",
   "retentionMs",
+  "archiveRetentionMs",
   "recover",
   "create",
   "readOnly",
@@ -175,7 +184,8 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
   return {
     stateDir: resolveStateDirPath(options.stateDir, env),
     hungAfterMs: durationSetting(options.hungAfterMs, "hungAfterMs", env, "REQWATCH_HUNG_AFTER", DEFAULT_HUNG_AFTER_MS),
-    retentionMs: durationSetting(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
+    retentionMs: durationOrOff(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
+    archiveRetentionMs: durationOrOff(options.archiveRetentionMs, "archiveRetentionMs", env, "REQWATCH_ARCHIVE_RETENTION", DEFAULT_ARCHIVE_RETENTION_MS),
     recover: options.recover ?? true,
     create: options.create ?? true,
     readOnly: options.readOnly ?? flagSetting(env, "REQWATCH_READ_ONLY"),
@@ -245,6 +255,13 @@ function durationSetting(value: unknown, name: string, env: NodeJS.ProcessEnv, v
   if (value !== undefined) return positiveMs(value, name);
   const fromEnv = env[variable];
   return fromEnv ? parseDuration(fromEnv, variable) : fallback;
+}
+
+/** As `durationSetting`, where null (the option) or `off` (the variable) turns the feature off. */
+function durationOrOff(value: unknown, name: string, env: NodeJS.ProcessEnv, variable: string, fallback: number): number | null {
+  if (value === null) return null;
+  if (value === undefined && env[variable]?.trim().toLowerCase() === "off") return null;
+  return durationSetting(value, name, env, variable, fallback);
 }
 
 const CACHE_DIR_ENV = "REQWATCH_CACHE_DIR";

@@ -5,6 +5,7 @@ import type { IngestStatus } from "../ingest/startIngest";
 import type { MonitorHandle } from "../monitor/startMonitor";
 import { STATES } from "../model/states";
 import type { Tracker } from "../tracker";
+import type { RetentionStatus } from "../actions/retention";
 
 export interface HealthView {
   stateDir: string;
@@ -15,6 +16,11 @@ export interface HealthView {
   requests: number;
   /** index.db with its write-ahead log. */
   indexBytes: number;
+  /** The request files, as indexed. */
+  requestFileBytes: number;
+  /** archive.db with its write-ahead log (cleaned-up requests and the audit log); 0 when there is none yet. */
+  archiveBytes: number;
+  retention: RetentionStatus;
   unreadable: UnreadableFile[];
   ingest: IngestStatus;
   /** A gateway's response files in the index: how many, how many cannot be read, how many with a failed callback. */
@@ -44,6 +50,9 @@ export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: Moni
     generation: tracker.generation(),
     requests: STATES.reduce((sum, state) => sum + counts[state], 0),
     indexBytes: sizeOf(index) + sizeOf(`${index}-wal`),
+    requestFileBytes: tracker.requestFileBytes(),
+    archiveBytes: sizeOf(tracker.stateDir.archiveFile) + sizeOf(`${tracker.stateDir.archiveFile}-wal`),
+    retention: tracker.retention(),
     unreadable: tracker.unreadableFiles(),
     ingest,
     responses: tracker.responseCounts(),

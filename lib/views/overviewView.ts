@@ -1,5 +1,6 @@
 import { quantileSorted } from "simple-statistics";
 import type { RecoveryReport } from "../recovery/recover";
+import type { RetentionStatus } from "../actions/retention";
 import type { RequestRecord } from "../model/requestFormat";
 import { TERMINAL_STATES, type State } from "../model/states";
 import type { Tracker } from "../tracker";
@@ -90,14 +91,15 @@ export function overviewMetrics(tracker: Tracker, now: number): OverviewMetrics 
   return { windowMs: WINDOW_MS, spanMs, finished, perMinute: total / (spanMs / 60_000), queueWait: percentiles(wait), processing: percentiles(work), sampled };
 }
 
-/** The overview's figures that follow every change: the last hour, and the newest failures. */
+/** The overview's figures that follow every change: the last hour, the newest failures, what the retention did. */
 export interface OverviewView {
   metrics: OverviewMetrics;
   failures: RecentFailure[];
+  retention: RetentionStatus;
 }
 
 export function overviewView(tracker: Tracker, now = tracker.options.now()): OverviewView {
-  return { metrics: overviewMetrics(tracker, now), failures: recentFailures(tracker) };
+  return { metrics: overviewMetrics(tracker, now), failures: recentFailures(tracker), retention: tracker.retention() };
 }
 
 /** The newest failed and timed-out requests, with their errors. */

@@ -32,6 +32,8 @@ test("a gateway's data folder, watched for a minute with every page and every re
   await page.goto(url);
   await expect(page.getByRole("note", { name: "Access" })).toContainText("observing, read-only (reqwatch did not create this folder)");
   await expect(page.getByRole("note", { name: "Observing read-only" })).toContainText(`To allow actions, run \`reqwatch adopt --state-dir ${gateway.state}\``);
+  // Its finished requests are days old: the monitor's retention leaves another program's folder alone.
+  await expect(page.getByLabel("Retention")).toContainText("Retention: off, the folder is observed, read-only: reqwatch removes nothing there.");
   const counts = page.getByRole("list", { name: "Requests by state" });
   for (const state of ["queued", "processing", "completed", "failed"]) {
     await expect(counts.getByRole("listitem", { name: `${state}: ${byState(state)}` })).toBeVisible();

@@ -8,7 +8,7 @@ import { startWorker, waitForExit, waitForLine } from "../helpers/processes";
 import { tempStateDir } from "../helpers/stateDir";
 
 /**
- * A process running a bulk retry or cleanup is killed with SIGKILL at a random moment, many times.
+ * A process running a bulk retry or cleanup, or the monitor's retention, is killed with SIGKILL at a random moment, many times.
  * After the restart every request is wholly before or wholly after the action, the audit entry
  * lists exactly those after, and no request is in neither the files nor the archive.
  */
@@ -29,7 +29,7 @@ beforeAll(() => {
 
 afterAll(() => fs.rmSync(template, { recursive: true, force: true }));
 
-describe.each(["retry", "cleanup"] as const)("SIGKILL during a bulk %s", (kind) => {
+describe.each(["retry", "cleanup", "retention"] as const)("SIGKILL during a bulk %s", (kind) => {
   it(`leaves every request wholly before or after, as the audit log says (${ROUNDS} kills)`, async () => {
     const summary: string[] = [];
     // Round -1 runs to the end: how long the whole action takes on this machine spreads the kills over it.
@@ -61,6 +61,14 @@ describe.each(["retry", "cleanup"] as const)("SIGKILL during a bulk %s", (kind) 
       expect(tracker.countsByState()).toMatchObject(kind === "retry" ? { failed: COUNT - entry.changed, queued: entry.changed } : { failed: COUNT - entry.changed });
       summary.push(`${entry.changed}/${COUNT}${closed ? "" : " (finished)"}`);
       tracker.close();
+      if (kind === "retention") {
+        // The next run of the retention, in any process, settles the cut one and takes the rest.
+        const next = openTracker({ stateDir, retentionMs: 1 });
+        const run = await next.runRetention();
+        expect(run).toMatchObject({ removed: COUNT - entry.changed, error: null });
+        expect(next.countsByState().failed).toBe(0);
+        next.close();
+      }
     }
     console.log(`${kind} (${Math.round(fullRunMs)} ms uninterrupted): changed before the kill in each round: ${summary.join(", ")}`);
     // The kills landed mid-action at least some of the time (otherwise the test proves little).

@@ -139,6 +139,25 @@ describe("reqwatch CLI", () => {
     });
   });
 
+  it("monitor --once also runs the retention in a managed folder: what is past it goes, audited, and REQWATCH_RETENTION=off keeps it", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, anOldCompletedRequest("old"));
+    writeRequestFile(stateDir, aRequest({ requestId: "new", state: "completed" }));
+    const kept = runCli(["monitor", "--once"], { stateDir, env: { REQWATCH_RETENTION: "off" } });
+    expect(kept.code).toBe(0);
+    expect(kept.stdout).not.toMatch(/retention: removed/);
+    expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(true);
+
+    const human = runCli(["monitor", "--once"], { stateDir });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/retention: removed 1 finished request\(s\) \(audit #\d+; `reqwatch restore <id>` or the audit page's undo brings them back\)/);
+    expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(false);
+    expect(fs.existsSync(requestPath(stateDir, "new"))).toBe(true);
+    const json = JSON.parse(runCli(["monitor", "--once", "--json"], { stateDir }).stdout);
+    expect(json.retention).toMatchObject({ removed: 0, entryId: null, error: null });
+    expect(runCli(["restore", "old"], { stateDir }).code).toBe(0);
+  });
+
   it("takes --state-dir over REQWATCH_STATE_DIR", () => {
     const fromEnv = tempStateDir();
     const fromFlag = tempStateDir();

@@ -1,9 +1,16 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import type { MonitorPass } from "../../monitor/monitorPass";
+import type { RetentionRun } from "../../actions/retention";
 import { trackerFor } from "../context";
 import { printJson, printLine } from "../output";
 import { duration } from "../parse";
+
+function describeRetention(run: RetentionRun): string {
+  if (run.error) return `${new Date(run.finishedAt).toISOString()}  retention failed: ${run.error}`;
+  const removed = run.removed ? `removed ${run.removed} finished request(s) (audit #${run.entryId}; \`reqwatch restore <id>\` or the audit page's undo brings them back)` : "nothing past it";
+  return `${new Date(run.finishedAt).toISOString()}  retention: ${removed}${run.archiveDropped ? `; the archive dropped ${run.archiveDropped}` : ""}`;
+}
 
 function describePass(pass: MonitorPass): string {
   const c = pass.counts;
@@ -19,9 +26,9 @@ function describePass(pass: MonitorPass): string {
 export function registerMonitor(program: Command): void {
   program
     .command("monitor")
-    .description("Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers")
+    .description("Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers; and the retention (REQWATCH_RETENTION) on a managed folder")
     .summary("Run the stuck monitor")
-    .option("--once", "run one pass and exit")
+    .option("--once", "run one pass (and one run of the retention) and exit")
     .option("--interval <duration>", "time between passes (default 15s, or REQWATCH_MONITOR_INTERVAL)", duration)
     .option("--json", "print each pass as a JSON line")
     .action(async (options, command: Command) => {
@@ -31,11 +38,19 @@ export function registerMonitor(program: Command): void {
         printLine(describePass(pass));
         for (const stuck of pass.stuck) printLine(`  ${stuck.requestId}  ${stuck.reason}`);
       };
+      const reportRetention = (run: RetentionRun) => {
+        if (options.json) process.stdout.write(`${JSON.stringify({ retention: run })}\n`);
+        else printLine(describeRetention(run));
+      };
       if (options.once) {
         try {
           const pass = tracker.monitorPass();
-          if (options.json) printJson(pass);
-          else report(pass);
+          const run = await tracker.runRetention();
+          if (options.json) printJson({ ...pass, retention: run });
+          else {
+            report(pass);
+            if (run) reportRetention(run);
+          }
         } finally {
           tracker.close();
         }
@@ -49,6 +64,7 @@ export function registerMonitor(program: Command): void {
         const monitor = tracker.startMonitor({
           keepAlive: true,
           onPass: report,
+          onRetention: reportRetention,
           onError: (error) => process.stderr.write(`reqwatch: monitor pass failed: ${error.message}\n`),
         });
         // A monitor runs for hours: if index.db is deleted or replaced meanwhile, it reopens (and,

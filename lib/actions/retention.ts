@@ -1,0 +1,130 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { ActionStopped, type Actions } from "./bulkActions";
+import { pruneArchived, type ArchiveDb } from "../db/archive";
+import { ensureAuditTable, pruneEntries } from "../db/auditLog";
+import { latestRetentionRuns, pruneRetentionRuns, recordRetentionRun, type RetentionRun } from "../db/retentionRuns";
+import { isReqwatchError } from "../model/errors";
+import type { TrackerContext } from "../store/context";
+
+export type { RetentionRun };
+
+/** How often the monitor's retention looks for requests past it. */
+export const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
+/**
+ * Requests per step, and the rest after each: a step holds the writers' lock for a few
+ * milliseconds, and writers in other processes find it free between steps (`npm run bench`,
+ * the retention group, measures their p99 during a run).
+ */
+export const RETENTION_STEP = 20;
+export const RETENTION_REST_MS = 40;
+/** Archived requests dropped per statement, the event loop free between. */
+const ARCHIVE_STEP = 1000;
+
+export interface RetentionStatus {
+  /** Whether the monitor's retention acts on this folder: managed, with a retention set. */
+  active: boolean;
+  /** Why not, when it does not. */
+  inactiveReason: string | null;
+  retentionMs: number | null;
+  archiveRetentionMs: number | null;
+  /** How often the monitor runs it. */
+  intervalMs: number;
+  /** The latest run (by any process) and the latest that removed something. */
+  latest: RetentionRun | null;
+  lastRemoval: RetentionRun | null;
+}
+
+/** Why the monitor's retention does not run on this folder, or null when it does. */
+export function retentionInactiveReason(ctx: TrackerContext): string | null {
+  if (ctx.ownership.access !== "managed") return "the folder is observed, read-only: reqwatch removes nothing there";
+  if (ctx.options.retentionMs === null && ctx.options.archiveRetentionMs === null) return "turned off (REQWATCH_RETENTION=off and REQWATCH_ARCHIVE_RETENTION=off)";
+  return null;
+}
+
+export function retentionStatus(ctx: TrackerContext, archive: () => ArchiveDb): RetentionStatus {
+  const inactiveReason = retentionInactiveReason(ctx);
+  // An observed folder's archive is never opened: nothing has run there.
+  const runs = ctx.ownership.access === "managed" ? latestRetentionRuns(archive()) : { latest: null, lastRemoval: null };
+  return { active: inactiveReason === null, inactiveReason, retentionMs: ctx.options.retentionMs, archiveRetentionMs: ctx.options.archiveRetentionMs, intervalMs: RETENTION_INTERVAL_MS, ...runs };
+}
+
+/**
+ * One run of the retention, on a managed folder only: finished requests not updated for
+ * `retentionMs` go through the same archive-first cleanup as the dashboard's button, in small
+ * paced steps, audited `by: retention` (so it can be undone from the audit log); then archived
+ * requests, audit entries and runs older than `archiveRetentionMs` are dropped. Null when the
+ * folder is not one to act on, or the tracker closed during the run.
+ */
+export async function runRetention(ctx: TrackerContext, actions: Actions, archive: () => ArchiveDb, signal?: AbortSignal): Promise<RetentionRun | null> {
+  if (retentionInactiveReason(ctx) !== null) return null;
+  const startedAt = ctx.now();
+  const run: RetentionRun = { startedAt, finishedAt: startedAt, removed: 0, skipped: 0, entryId: null, archiveDropped: 0, error: null };
+  try {
+    // A run another process left half done (killed) is settled first, so its requests are in the files or the archive.
+    actions.closeInterrupted();
+    if (ctx.options.retentionMs !== null) {
+      const preview = actions.preview({ kind: "cleanup", olderThanMs: ctx.options.retentionMs });
+      if (preview.willChange > 0) {
+        const entry = await actions.run(
+          { kind: "cleanup", olderThanMs: ctx.options.retentionMs, preview: preview.previewId },
+          { by: "retention", chunkSize: RETENTION_STEP, restMs: RETENTION_REST_MS, signal },
+        );
+        Object.assign(run, { removed: entry.changed, skipped: entry.skipped, entryId: entry.id, error: entry.error });
+      }
+    }
+    if (ctx.options.archiveRetentionMs !== null) run.archiveDropped = await pruneArchive(archive(), startedAt - ctx.options.archiveRetentionMs, signal);
+  } catch (error) {
+    if (error instanceof ActionStopped || signal?.aborted) return null;
+    run.error = isReqwatchError(error) ? error.message : String((error as Error).message ?? error);
+  }
+  run.finishedAt = ctx.now();
+  recordRetentionRun(archive(), run);
+  return run;
+}
+
+/** Drop what the archive keeps past its retention: archived requests, finished audit entries, retention runs. */
+async function pruneArchive(db: ArchiveDb, before: number, signal?: AbortSignal): Promise<number> {
+  let dropped = 0;
+  for (;;) {
+    const n = pruneArchived(db, before, ARCHIVE_STEP);
+    dropped += n;
+    if (n < ARCHIVE_STEP) break;
+    await yieldToEventLoop();
+    if (signal?.aborted) throw new ActionStopped();
+  }
+  ensureAuditTable(db);
+  pruneEntries(db, before);
+  pruneRetentionRuns(db, before);
+  return dropped;
+}
+
+export interface RetentionHandle {
+  /** Run now, or wait for the run under way. */
+  runNow(): Promise<RetentionRun | null>;
+  stop(): void;
+}
+
+/**
+ * Run the retention now and every `intervalMs` in a long-lived process (started with the
+ * monitor). One run at a time; a failed run is recorded with its error and the loop goes on.
+ */
+export function startRetentionLoop(run: () => Promise<RetentionRun | null>, options: { intervalMs: number; keepAlive?: boolean; onRun?: (run: RetentionRun) => void; onError?: (error: Error) => void }): RetentionHandle {
+  let current: Promise<RetentionRun | null> | null = null;
+  const runNow = (): Promise<RetentionRun | null> =>
+    (current ??= run()
+      .then((result) => {
+        if (result) options.onRun?.(result);
+        return result;
+      })
+      .catch((error: Error) => {
+        options.onError?.(error);
+        return null;
+      })
+      .finally(() => {
+        current = null;
+      }));
+  void runNow();
+  const timer = setInterval(() => void runNow(), options.intervalMs);
+  if (!options.keepAlive) timer.unref();
+  return { runNow, stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,128 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { aRequest, writeRequestFile } from "../helpers/builders";
+import { aTracker, tempForeignDir, tempParent } from "../helpers/stateDir";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** A tracker on a fake clock: `clock.at` is now. */
+function onClock(options: Parameters<typeof aTracker>[0] = {}) {
+  const clock = { at: Date.UTC(2026, 10, 1) };
+  const tracker = aTracker({ now: () => clock.at, ...options });
+  return { clock, tracker };
+}
+
+function finish(tracker: ReturnType<typeof aTracker>, id: string, to: "completed" | "failed" = "completed") {
+  tracker.create({ requestId: id, workspace: "w", state: "processing" });
+  tracker.transition(id, to, to === "failed" ? { fields: { error: "boom" } } : {});
+}
+
+const files = (tracker: ReturnType<typeof aTracker>) => fs.readdirSync(tracker.stateDir.requestsDir).filter((f) => f.endsWith(".json")).sort();
+
+describe("the monitor's retention", () => {
+  it("archives and removes exactly the finished requests past it, audited by retention, and can be undone", async () => {
+    const { clock, tracker } = onClock();
+    finish(tracker, "old-done");
+    finish(tracker, "old-failed", "failed");
+    tracker.create({ requestId: "old-queued", workspace: "w", state: "queued" });
+    clock.at += DAY;
+    finish(tracker, "edge");
+    clock.at += 1;
+    finish(tracker, "young");
+    clock.at += DAY - 1; // "edge" finished exactly 24 h ago (it goes), "young" 1 ms less (it stays)
+
+    const run = await tracker.runRetention();
+    expect(run).toMatchObject({ removed: 3, skipped: 0, archiveDropped: 0, error: null });
+    expect(files(tracker)).toEqual(["old-queued.json", "young.json"]);
+    const entry = tracker.actions.entry(run!.entryId!);
+    expect(entry).toMatchObject({ kind: "cleanup", by: "retention", status: "done", changed: 3 });
+    expect([...entry.changedIds].sort()).toEqual(["edge", "old-done", "old-failed"]);
+    expect(tracker.retention()).toMatchObject({ active: true, retentionMs: DAY, latest: { removed: 3 }, lastRemoval: { entryId: entry.id } });
+
+    // Nothing more past it: a run removes nothing and writes no audit entry.
+    const again = await tracker.runRetention();
+    expect(again).toMatchObject({ removed: 0, entryId: null });
+    expect(tracker.actions.list().filter((e) => e.by === "retention")).toHaveLength(1);
+    expect(tracker.retention().lastRemoval?.entryId).toBe(entry.id);
+
+    await tracker.actions.undo(entry.id, { by: "test" });
+    expect(files(tracker)).toEqual(["edge.json", "old-done.json", "old-failed.json", "old-queued.json", "young.json"]);
+    expect(tracker.get("old-failed")).toMatchObject({ state: "failed", error: "boom" });
+  });
+
+  it("drops archived requests and finished audit entries past the archive's retention", async () => {
+    const { clock, tracker } = onClock({ retentionMs: HOUR, archiveRetentionMs: 30 * DAY });
+    finish(tracker, "a");
+    clock.at += 2 * HOUR;
+    const first = await tracker.runRetention();
+    expect(first?.removed).toBe(1);
+    finish(tracker, "b");
+    clock.at += 29 * DAY;
+    expect((await tracker.runRetention())?.archiveDropped).toBe(0);
+    expect(tracker.actions.list().some((e) => e.id === first!.entryId)).toBe(true);
+    clock.at += 2 * DAY; // "a" was archived 31 days ago, "b" 29 days ago
+    const late = await tracker.runRetention();
+    expect(late?.archiveDropped).toBe(1);
+    expect(tracker.actions.list().some((e) => e.id === first!.entryId)).toBe(false);
+    expect(() => tracker.restore("a")).toThrow(/not in the archive|does not exist|not found/i);
+    expect(tracker.restore("b").requestId).toBe("b");
+  });
+
+  it("is off with REQWATCH_RETENTION=off, and reads the durations from the environment", async () => {
+    process.env.REQWATCH_RETENTION = "off";
+    process.env.REQWATCH_ARCHIVE_RETENTION = "7d";
+    try {
+      const { clock, tracker } = onClock();
+      expect(tracker.options).toMatchObject({ retentionMs: null, archiveRetentionMs: 7 * DAY });
+      finish(tracker, "kept");
+      clock.at += 100 * DAY;
+      expect(await tracker.runRetention()).toMatchObject({ removed: 0, entryId: null });
+      expect(files(tracker)).toEqual(["kept.json"]);
+      // A cleanup not told an age still uses the default 24 h.
+      expect(tracker.cleanup().archived).toBe(1);
+    } finally {
+      delete process.env.REQWATCH_RETENTION;
+      delete process.env.REQWATCH_ARCHIVE_RETENTION;
+    }
+    expect(() => aTracker({ retentionMs: -1 })).toThrow(/retentionMs/);
+  });
+
+  it("never touches an observed folder: not started by the monitor, a run does nothing, every byte stays", async () => {
+    const stateDir = tempForeignDir();
+    for (let i = 0; i < 5; i++) writeRequestFile(stateDir, aRequest({ requestId: `f${i}`, state: "completed", createdAt: 1_000, lastUpdatedAt: 2_000 }));
+    const before = snapshot(stateDir);
+    const tracker = aTracker({ stateDir, cacheDir: tempParent() });
+    expect(tracker.ownership.access).toBe("observed");
+    const monitor = tracker.startMonitor();
+    expect(monitor.retention).toBeNull();
+    expect(await tracker.runRetention()).toBeNull();
+    expect(tracker.retention()).toMatchObject({ active: false, inactiveReason: expect.stringMatching(/observed/) });
+    monitor.stop();
+    tracker.close();
+    expect(snapshot(stateDir)).toEqual(before);
+  });
+
+  it("runs with the monitor: now, then on its interval, and stops with it", async () => {
+    const { clock, tracker } = onClock();
+    finish(tracker, "x");
+    clock.at += 2 * DAY;
+    const runs: number[] = [];
+    await new Promise<void>((resolve) => {
+      const monitor = tracker.startMonitor({ onRetention: (run) => (runs.push(run.removed), resolve()) });
+      expect(monitor.retention).not.toBeNull();
+    });
+    expect(runs).toEqual([1]);
+    expect(files(tracker)).toEqual([]);
+  });
+});
+
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const full = path.join(entry.parentPath, entry.name);
+    out[path.relative(dir, full)] = entry.isFile() ? fs.readFileSync(full, "base64") : "dir";
+  }
+  return out;
+}
