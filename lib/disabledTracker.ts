@@ -50,13 +50,13 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
   noteTrackingOff(byOption);
   const now = options.now;
   const held = new Map<string, RequestRecord>();
-  const waiting = new Map<string, Set<(request: RequestRecord) => void>>();
+  const waiting = new Map<string, Set<{ settle: (request: RequestRecord) => void; fail: (error: Error) => void }>>();
 
   function keep(request: RequestRecord): RequestRecord {
     held.delete(request.requestId);
     held.set(request.requestId, request);
     if (held.size > DISABLED_HELD) held.delete(held.keys().next().value!);
-    if (isTerminal(request.state)) for (const resolve of waiting.get(request.requestId) ?? []) resolve(request);
+    if (isTerminal(request.state)) for (const waiter of waiting.get(request.requestId) ?? []) waiter.settle(request);
     return request;
   }
 
@@ -225,18 +225,17 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
       return new Promise((resolve, reject) => {
         const waiters = waiting.get(requestId) ?? new Set();
         waiting.set(requestId, waiters);
-        const done = (request: RequestRecord) => {
+        const end = () => {
           clearTimeout(timer);
-          waiters.delete(done);
+          waiters.delete(waiter);
           if (!waiters.size) waiting.delete(requestId);
-          resolve(request);
         };
-        const timer = setTimeout(() => {
-          waiters.delete(done);
-          if (!waiters.size) waiting.delete(requestId);
-          reject(new TimeoutError(`Request ${requestId} did not finish within ${timeoutMs} ms (tracking is off: only this process's changes count).`, { requestId }));
-        }, timeoutMs);
-        waiters.add(done);
+        const waiter = {
+          settle: (request: RequestRecord) => (end(), resolve(request)),
+          fail: (error: Error) => (end(), reject(error)),
+        };
+        const timer = setTimeout(() => waiter.fail(new TimeoutError(`Request ${requestId} did not finish within ${timeoutMs} ms (tracking is off: only this process's changes count).`, { requestId })), timeoutMs);
+        waiters.add(waiter);
       });
     },
     pendingWaits: () => [...waiting.values()].reduce((n, waiters) => n + waiters.size, 0),
@@ -264,6 +263,7 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     rebuildIndex: () => Promise.resolve(null),
 
     close() {
+      for (const [requestId, waiters] of waiting) for (const waiter of waiters) waiter.fail(new TimeoutError(`The tracker closed while waiting for request ${requestId}.`, { requestId }));
       held.clear();
     },
   };

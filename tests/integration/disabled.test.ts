@@ -114,7 +114,10 @@ describe("tracking off: the library", () => {
     await expect(waiting).resolves.toMatchObject({ state: "completed", output: "ok" });
     expect(tracker.pendingWaits()).toBe(0);
     await expect(tracker.waitForResult("nobody-finishes-it", { timeoutMs: 20 })).rejects.toBeInstanceOf(TimeoutError);
+    const cut = tracker.waitForResult(request.requestId + "-never", { timeoutMs: 60_000 });
     tracker.close();
+    await expect(cut).rejects.toThrow("The tracker closed while waiting");
+    expect(tracker.pendingWaits()).toBe(0);
   });
 
   it("in a gateway process with REQWATCH_DISABLED=1 or enabled: false: no file, no throw, and the line said once", () => {
