@@ -1,10 +1,27 @@
 import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
-import type { TrackerOptions } from "../store/options";
+import { trackingEnabled, type TrackerOptions } from "../store/options";
+import { noteTrackingOff } from "../disabledTracker";
 import { openTracker, type Tracker } from "../tracker";
 
 /** A usage error found after commander's parsing (a state directory that does not exist, or is a file): exit 2. */
 export class UsageError extends Error {}
+
+/** A command stopped because tracking is off; it said so on stderr, and the CLI exits 0. */
+export class TrackingOff extends Error {}
+
+/**
+ * With tracking off (REQWATCH_DISABLED), a command with nothing to do without a recording folder (a
+ * server or a loop, one request or session shown, a change the disabled tracker cannot fake) stops
+ * here: one line on stderr and exit 0, so a hook never fails because tracking is off. The commands
+ * whose output a script captures (create, update, the session records) and the lists run on the
+ * disabled tracker `openTracker` returns instead, and print what it answers.
+ */
+export function stopIfTrackingOff(): void {
+  if (trackingEnabled()) return;
+  noteTrackingOff();
+  throw new TrackingOff();
+}
 
 /**
  * How a command gets its tracker. Commands open without recovery so a hook's `reqwatch update`

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { isReqwatchError } from "../model/errors";
-import { UsageError } from "./context";
+import { TrackingOff, UsageError } from "./context";
 import { registerAdopt } from "./commands/adopt";
 import { registerCancel } from "./commands/cancel";
 import { registerCleanup } from "./commands/cleanup";
@@ -62,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
       // Help and version are successes; everything else commander reports is a usage error it already printed.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
+    if (error instanceof TrackingOff) return EXIT.ok;
     if (error instanceof UsageError) {
       process.stderr.write(`reqwatch: error: ${error.message}\n`);
       return EXIT.usage;

@@ -55,6 +55,22 @@ function result<T>(run: () => T): SessionResult<T> {
   }
 }
 
+/** A session with nothing recorded yet. */
+export function blankSession(sessionId: string, now: number): SessionRecord {
+  const at = isoAt(now);
+  return {
+    session_id: sessionId,
+    created_at: at,
+    last_updated: at,
+    commands_executed: [],
+    files_modified: {},
+    patterns_detected: [],
+    workflows_used: {},
+    context_snapshot: { active_task: null, completed_steps: [], next_steps: [], key_files: [], blocking_issues: [] },
+    statistics: {},
+  };
+}
+
 /** The session tracker as a tracker hands it out (the class below is the one implementation). */
 export interface SessionTracker {
   /** The current session's id: the newest not ended, updated within the expiry; null when there is none. */
@@ -120,18 +136,7 @@ export class Sessions implements SessionTracker {
   }
 
   private blank(sessionId: string): SessionRecord {
-    const now = isoAt(this.ctx.now());
-    return {
-      session_id: sessionId,
-      created_at: now,
-      last_updated: now,
-      commands_executed: [],
-      files_modified: {},
-      patterns_detected: [],
-      workflows_used: {},
-      context_snapshot: { active_task: null, completed_steps: [], next_steps: [], key_files: [], blocking_issues: [] },
-      statistics: {},
-    };
+    return blankSession(sessionId, this.ctx.now());
   }
 
   /** The current session's id: the newest not ended and updated within the expiry (null when there is none). */

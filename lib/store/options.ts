@@ -25,6 +25,12 @@ export interface BackoffOptions {
 }
 
 export interface TrackerOptions {
+  /**
+   * Record at all. Default true, unless `REQWATCH_DISABLED` is 1, true, yes or on. Off (either
+   * way), `openTracker` returns a tracker that writes nothing and never throws on the hot path: the
+   * rollback of an integration, without a code change (lib/disabledTracker.ts).
+   */
+  enabled?: boolean;
   /** The state directory. Default: `REQWATCH_STATE_DIR`, else `./.reqwatch`. */
   stateDir?: string;
   /** A request `processing` for longer than this is timed out by recovery. Default 1 hour (`REQWATCH_HUNG_AFTER`). */
@@ -93,6 +99,7 @@ export interface TrackerOptions {
 }
 
 export interface ResolvedTrackerOptions {
+  enabled: boolean;
   stateDir: string;
   hungAfterMs: number;
   retentionMs: number | null;
@@ -116,6 +123,7 @@ export interface ResolvedTrackerOptions {
 }
 
 const KNOWN = [
+  "enabled",
   "stateDir",
   "hungAfterMs",
   "retentionMs",
@@ -182,6 +190,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     throw new ReqwatchError("BAD_INPUT", `Option "now" must be a function returning epoch milliseconds.`);
   }
   return {
+    enabled: trackingEnabled(options, env),
     stateDir: resolveStateDirPath(options.stateDir, env),
     hungAfterMs: durationSetting(options.hungAfterMs, "hungAfterMs", env, "REQWATCH_HUNG_AFTER", DEFAULT_HUNG_AFTER_MS),
     retentionMs: durationOrOff(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
@@ -242,12 +251,25 @@ function resolveBackoff(backoff: Partial<BackoffOptions> | undefined): BackoffOp
   return merged;
 }
 
-/** `1`, `true` or `yes` (any case) is on; unset, empty, `0`, `false` or `no` is off; anything else is refused. */
+export const DISABLED_ENV = "REQWATCH_DISABLED";
+
+/**
+ * Whether reqwatch records: `enabled: false` turns it off whatever the environment says (the
+ * variable is not even read); otherwise `REQWATCH_DISABLED` does, so an operator can turn tracking
+ * off without a code change even where the code says `enabled: true`.
+ */
+export function trackingEnabled(options: Pick<TrackerOptions, "enabled"> = {}, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (options.enabled !== undefined && typeof options.enabled !== "boolean") throw new ReqwatchError("BAD_INPUT", `Option "enabled" must be true or false.`);
+  if (options.enabled === false) return false;
+  return !flagSetting(env, DISABLED_ENV);
+}
+
+/** `1`, `true`, `yes` or `on` (any case) is on; unset, empty, `0`, `false`, `no` or `off` is off; anything else is refused. */
 function flagSetting(env: NodeJS.ProcessEnv, variable: string): boolean {
   const value = (env[variable] ?? "").trim().toLowerCase();
-  if (["1", "true", "yes"].includes(value)) return true;
-  if (["", "0", "false", "no"].includes(value)) return false;
-  throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(env[variable])}. Use 1 or 0.`);
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["", "0", "false", "no", "off"].includes(value)) return false;
+  throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(env[variable])}. Use 1, true, yes or on; or 0, false, no, off or empty.`);
 }
 
 /** The option if given, else the environment variable (a duration such as `1h`), else the default. */

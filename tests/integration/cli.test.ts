@@ -143,7 +143,7 @@ describe("reqwatch CLI", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, anOldCompletedRequest("old"));
     writeRequestFile(stateDir, aRequest({ requestId: "new", state: "completed" }));
-    const kept = runCli(["monitor", "--once"], { stateDir, env: { REQWATCH_RETENTION: "off" } });
+    const kept = runCli(["monitor", "--once"], { stateDir, env: { ...process.env, REQWATCH_RETENTION: "off" } });
     expect(kept.code).toBe(0);
     expect(kept.stdout).not.toMatch(/retention: removed/);
     expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(true);

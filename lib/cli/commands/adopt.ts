@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { isReqwatchError } from "../../model/errors";
 import { adoptStateDir } from "../../store/ownership";
-import { UsageError } from "../context";
+import { stopIfTrackingOff, UsageError } from "../context";
 import { resolveStateDirPath } from "../../files/stateDir";
 import { printLine } from "../output";
 
@@ -11,6 +11,7 @@ export function registerAdopt(program: Command): void {
     .description("Let reqwatch manage a folder another program writes (it is observed read-only until then)")
     .summary("Let reqwatch manage this folder")
     .action((_options, command: Command) => {
+      stopIfTrackingOff();
       const root = resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir);
       let adopted: boolean;
       try {

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { withTracker } from "../context";
+import { stopIfTrackingOff, withTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 
 export function registerCancel(program: Command): void {
@@ -10,6 +10,7 @@ export function registerCancel(program: Command): void {
     .option("--dry-run", "only report what would change")
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {
+      stopIfTrackingOff();
       const { report, ownership } = await withTracker(command, (tracker) => ({ report: tracker.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }));
       if (options.json) return printJson(report);
       printLine(`${report.dryRun ? "Would cancel" : "Cancelled"} ${report.cancelled.length} of ${report.matched} request(s).`);

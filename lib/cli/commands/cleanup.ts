@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { TERMINAL_STATES } from "../../model/states";
-import { withTracker } from "../context";
+import { stopIfTrackingOff, withTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { duration, states } from "../parse";
 
@@ -15,6 +15,7 @@ export function registerCleanup(program: Command): void {
     .option("--dry-run", "only report what would go")
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {
+      stopIfTrackingOff();
       const { report, ownership } = await withTracker(command, (tracker) => ({
         report: tracker.cleanup({
           ...(options.olderThan !== undefined && { olderThanMs: options.olderThan }),

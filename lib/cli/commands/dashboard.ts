@@ -6,7 +6,7 @@ import { sourceText } from "../../sources/sourceSpec";
 import { sourcesFromEnv } from "../../sources/liveSource";
 import { resolveStateDirPath, STATE_DIR_ENV } from "../../files/stateDir";
 import { isLoopbackHost } from "../../http/loopback";
-import { UsageError } from "../context";
+import { stopIfTrackingOff, UsageError } from "../context";
 import { integerBetween, source } from "../parse";
 import { otlpSettings } from "./otel";
 
@@ -31,6 +31,7 @@ export function registerDashboard(program: Command): void {
     // `npm run dev` in the repository: Next.js in development mode, on the project's sources.
     .addOption(new Option("--dev").hideHelp())
     .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; source?: string[]; otel?: boolean; dev?: boolean }, command: Command) => {
+      stopIfTrackingOff();
       const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
       const stateDir = resolveStateDirPath(named);
       // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.

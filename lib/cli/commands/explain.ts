@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ReqwatchError } from "../../model/errors";
 import { explainRequest } from "../../views/explainView";
-import { withTracker } from "../context";
+import { stopIfTrackingOff, withTracker } from "../context";
 import { printJson, printLine } from "../output";
 
 export function registerExplain(program: Command): void {
@@ -11,6 +11,7 @@ export function registerExplain(program: Command): void {
     .summary("A request's story and what to do next")
     .option("--json", "print the explanation as JSON")
     .action(async (requestId: string, options: { json?: boolean }, command: Command) => {
+      stopIfTrackingOff();
       const explanation = await withTracker(command, (tracker) => explainRequest(tracker, requestId, tracker.stuck()));
       if (!explanation) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
       if (options.json) printJson(explanation);

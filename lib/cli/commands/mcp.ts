@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { trackerFor } from "../context";
+import { stopIfTrackingOff, trackerFor } from "../context";
 
 export function registerMcp(program: Command, version: string): void {
   program
@@ -7,6 +7,7 @@ export function registerMcp(program: Command, version: string): void {
     .description("Serve the state folder to a coding agent over MCP (stdio): what is stuck, list, get, explain, retry, cancel, the session's context")
     .summary("Serve the folder to a coding agent (MCP)")
     .action(async (_options, command: Command) => {
+      stopIfTrackingOff();
       const tracker = trackerFor(command);
       // stdout carries the protocol: everything else goes to stderr.
       const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch mcp: ingest failed:", error) });

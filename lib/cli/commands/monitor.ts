@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import type { MonitorPass } from "../../monitor/monitorPass";
 import type { RetentionRun } from "../../actions/retention";
-import { trackerFor } from "../context";
+import { stopIfTrackingOff, trackerFor } from "../context";
 import { printJson, printLine } from "../output";
 import { duration } from "../parse";
 
@@ -32,6 +32,7 @@ export function registerMonitor(program: Command): void {
     .option("--interval <duration>", "time between passes (default 15s, or REQWATCH_MONITOR_INTERVAL)", duration)
     .option("--json", "print each pass as a JSON line")
     .action(async (options, command: Command) => {
+      stopIfTrackingOff();
       const tracker = trackerFor(command, options.interval ? { monitorIntervalMs: options.interval } : {});
       const report = (pass: MonitorPass) => {
         if (options.json) return process.stdout.write(`${JSON.stringify(pass)}\n`);

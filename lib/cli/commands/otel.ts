@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { checkOtlpSettings } from "../../otel/protocol";
 import { waitingText } from "../../otel/waitingText";
-import { trackerFor, UsageError } from "../context";
+import { stopIfTrackingOff, trackerFor, UsageError } from "../context";
 
 /** The OTLP variables, checked before anything starts: a wrong one is a usage error that names it. */
 export function otlpSettings(): { tracesEndpoint: string } {
@@ -22,6 +22,7 @@ export function registerOtel(program: Command): void {
     .summary("Export lifecycles as OpenTelemetry traces")
     .option("--from-now", "on a first start (no position kept yet), begin with what changes from now on instead of sending every request the folder holds")
     .action(async (options: { fromNow?: boolean }, command: Command) => {
+      stopIfTrackingOff();
       const { tracesEndpoint } = otlpSettings();
       const tracker = trackerFor(command);
       // Other writers' files reach the feed through the ingest, as in the dashboard.

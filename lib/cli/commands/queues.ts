@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { queuesView } from "../../views/queuesView";
-import { withTracker } from "../context";
+import { stopIfTrackingOff, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
 export function registerQueues(program: Command): void {
@@ -33,6 +33,7 @@ export function registerQueues(program: Command): void {
     .summary("Pause a workspace's queue")
     .option("--reason <text>", "why, for the dashboard and the audit log")
     .action(async (workspace: string, options: { reason?: string }, command: Command) => {
+      stopIfTrackingOff();
       const outcome = await withTracker(command, (tracker) => tracker.pause(workspace, { by: "cli", ...(options.reason !== undefined && { reason: options.reason }) }));
       const since = outcome.pause.pausedAt === null ? "" : ` since ${new Date(outcome.pause.pausedAt).toISOString()}`;
       printLine(outcome.changed ? `Paused ${workspace}: workers take nothing from it until \`reqwatch resume ${workspace}\`.` : `${workspace} was already paused${since}.`);
@@ -43,6 +44,7 @@ export function registerQueues(program: Command): void {
     .description("Resume a paused workspace's queue: workers take from it again at their next claim")
     .summary("Resume a paused workspace's queue")
     .action(async (workspace: string, _options, command: Command) => {
+      stopIfTrackingOff();
       const resumed = await withTracker(command, (tracker) => tracker.resume(workspace, { by: "cli" }));
       printLine(resumed ? `Resumed ${workspace}.` : `${workspace} is not paused.`);
     });

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
-import { trackerFor } from "../context";
+import { stopIfTrackingOff, trackerFor } from "../context";
 import { printJson, printLine } from "../output";
 import { duration } from "../parse";
 
@@ -12,6 +12,7 @@ export function registerRecover(program: Command): void {
     .option("--hung-after <duration>", "time out requests processing for longer than this (default 1h)", duration)
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {
+      stopIfTrackingOff();
       const tracker = trackerFor(command, options.hungAfter ? { hungAfterMs: options.hungAfter } : {});
       try {
         const report = tracker.recover();

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { withTracker } from "../context";
+import { stopIfTrackingOff, withTracker } from "../context";
 import { printLine } from "../output";
 
 export function registerRestore(program: Command): void {
@@ -8,6 +8,7 @@ export function registerRestore(program: Command): void {
     .description("Bring an archived request back from the archive")
     .summary("Bring a request back from the archive")
     .action(async (requestId: string, _options, command: Command) => {
+      stopIfTrackingOff();
       const request = await withTracker(command, (tracker) => tracker.restore(requestId));
       printLine(`Restored ${request.requestId} (${request.state}).`);
     });

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { State } from "../../model/states";
-import { withTracker } from "../context";
+import { stopIfTrackingOff, withTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";
 
@@ -14,6 +14,7 @@ export function registerRetry(program: Command): void {
     .option("--dry-run", "only report what would change")
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {
+      stopIfTrackingOff();
       if (!requestIds.length && !options.state) command.error("error: give request ids, or --state to retry by filter", { exitCode: 2 });
       if (requestIds.length && (options.state || options.workspace)) command.error("error: give request ids or --state/--workspace, not both", { exitCode: 2 });
       const target = requestIds.length

@@ -4,7 +4,7 @@ import { readSessionFile } from "../../files/sessionFile";
 import { sessionState } from "../../sessions/sessionState";
 import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
 import { sessionSummaryLines } from "../../sessions/summary";
-import { trackerFor, withTracker } from "../context";
+import { stopIfTrackingOff, trackerFor, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
 const list = (value: string, previous: string[] = []) => [...previous, value];
@@ -90,6 +90,7 @@ export function registerSession(program: Command): void {
     .option("--file <path>", "a session file in the common session-file shape, e.g. CLAUDE-session-state.json")
     .option("--json", "print the session as JSON")
     .action(async (id: string | undefined, options, command: Command) => {
+      stopIfTrackingOff();
       const tracker = trackerFor(command);
       try {
         const now = tracker.options.now();

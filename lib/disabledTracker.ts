@@ -1,0 +1,282 @@
+import { randomUUID } from "node:crypto";
+import type { Actions } from "./actions/bulkActions";
+import type { RecoveryReport } from "./recovery/recover";
+import type { MonitorPass } from "./monitor/monitorPass";
+import type { SessionRecord } from "./files/sessionFile";
+import type { SessionTracker } from "./sessions/sessionTracker";
+import type { Ownership } from "./store/ownership";
+import type { Tracker } from "./trackerInterface";
+import { blankSession } from "./sessions/sessionTracker";
+import { stateDirAt } from "./files/stateDir";
+import { activeTraceparent } from "./process/activeTrace";
+import { DEFAULT_RETENTION_MS, DISABLED_ENV, type ResolvedTrackerOptions } from "./store/options";
+import { RETENTION_INTERVAL_MS } from "./actions/retention";
+import { LIVE_STATES } from "./model/activity";
+import { ReqwatchError, TimeoutError } from "./model/errors";
+import type { RequestRecord } from "./model/requestFormat";
+import { STATES, isTerminal } from "./model/states";
+import { applyChange, newRequest, type Change } from "./model/transition";
+
+/** Requests a disabled tracker keeps in memory (so `get` after `create` works), the oldest forgotten first. */
+export const DISABLED_HELD = 1000;
+
+/** Why tracking is off, and how to turn it back on: the one line said once per process. */
+function offNotice(byOption: boolean, env: NodeJS.ProcessEnv): string {
+  return byOption
+    ? "reqwatch: tracking is off (the option enabled: false): nothing is recorded. Open the tracker without it to turn tracking back on."
+    : `reqwatch: tracking is off (${DISABLED_ENV}=${env[DISABLED_ENV] ?? ""}): nothing is recorded. Unset ${DISABLED_ENV} to turn tracking back on.`;
+}
+
+let told = false;
+
+/** Say on stderr, once per process, that tracking is off: a gateway's log shows why its folder stays empty. */
+export function noteTrackingOff(byOption = false, env: NodeJS.ProcessEnv = process.env): void {
+  if (told) return;
+  told = true;
+  process.stderr.write(`${offNotice(byOption, env)}\n`);
+}
+
+/** What the dashboard's and the CLI's writes that cannot be faked say: nothing was done, and why. */
+function offError(what: string): ReqwatchError {
+  return new ReqwatchError("READ_ONLY", `${what} is not possible: tracking is off (${DISABLED_ENV} or enabled: false); nothing is recorded.`);
+}
+
+/**
+ * The tracker `openTracker` returns when tracking is off: it creates, changes and removes no file
+ * or folder, and its hot path (create, transition, update, the queue's deliveries, session
+ * recording) never throws: a gateway rolled back this way runs as if reqwatch were not there.
+ * Requests live in a small map for this process only; every read of the folder is empty.
+ */
+export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: boolean): Tracker {
+  noteTrackingOff(byOption);
+  const now = options.now;
+  const held = new Map<string, RequestRecord>();
+  const waiting = new Map<string, Set<{ settle: (request: RequestRecord) => void; fail: (error: Error) => void }>>();
+
+  function keep(request: RequestRecord): RequestRecord {
+    held.delete(request.requestId);
+    held.set(request.requestId, request);
+    if (held.size > DISABLED_HELD) held.delete(held.keys().next().value!);
+    if (isTerminal(request.state)) for (const waiter of waiting.get(request.requestId) ?? []) waiter.settle(request);
+    return request;
+  }
+
+  /** A request this process does not hold (another process created it, or it was forgotten): its id and nothing else known. */
+  const standIn = (requestId: string): RequestRecord => newRequest({ requestId, workspace: "" }, now());
+
+  /**
+   * The change as the real tracker would apply it; one it would refuse (a transition the table does
+   * not allow, a managed field) still moves the request to the state asked for: the caller goes on.
+   */
+  function change(requestId: string, next: Change | ((current: RequestRecord) => Change)): RequestRecord {
+    const current = held.get(requestId) ?? standIn(requestId);
+    const at = now();
+    let asked: Change = {};
+    try {
+      asked = typeof next === "function" ? next(current) : next;
+      return keep(applyChange(current, asked, at));
+    } catch {
+      const { to, ...fields } = asked;
+      let next: RequestRecord = { ...current, lastUpdatedAt: at, version: (current.version ?? 0) + 1 };
+      try {
+        next = applyChange(current, fields, at);
+      } catch {
+        // A managed field: the change is kept without its fields.
+      }
+      return keep(to ? { ...next, state: to, previousState: current.state } : next);
+    }
+  }
+
+  const emptyReport = (): RecoveryReport => ({ scanned: 0, changed: 0, timedOut: [], removedTempFiles: [], unreadable: [], readerThreads: 0, durationMs: 0 });
+  const emptyPass = (): MonitorPass => ({
+    at: now(),
+    durationMs: 0,
+    counts: { stuckQueued: 0, stuckNotOwned: 0, deadlineTimedOut: 0, resultsApplied: 0, stuckAlive: 0, released: 0, timedOut: 0 },
+    stuck: [],
+  });
+  const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
+
+  let session: SessionRecord | null = null;
+  const sessions: SessionTracker = {
+    current: () => session?.session_id ?? null,
+    start() {
+      const started = session === null;
+      session ??= blankSession(randomUUID(), now());
+      return { ok: true, value: { session, started, reason: started ? "none" : "continued" } };
+    },
+    // Recorded nowhere: the session comes back as it was, so a hook that prints its id goes on.
+    recordCommand: (_input, sessionId) => ({ ok: true, value: sessionFor(sessionId) }),
+    recordFile: (_input, sessionId) => ({ ok: true, value: sessionFor(sessionId) }),
+    updateSnapshot: (_input, sessionId) => ({ ok: true, value: sessionFor(sessionId) }),
+    reset() {
+      const ended = session?.session_id ?? null;
+      session = blankSession(randomUUID(), now());
+      return { ok: true, value: { ended, session } };
+    },
+    get: (sessionId) => (session?.session_id === sessionId ? session : null),
+    list: () => [],
+    reconcile: () => ({ fixes: 0, unreadable: [] }),
+  };
+  function sessionFor(sessionId: string | undefined): SessionRecord {
+    if (sessionId !== undefined && session?.session_id !== sessionId) return blankSession(sessionId, now());
+    session ??= blankSession(randomUUID(), now());
+    return session;
+  }
+
+  const actions: Actions = {
+    closeInterrupted: () => [],
+    preview: () => {
+      throw offError("An action");
+    },
+    run: () => Promise.reject(offError("An action")),
+    previewUndo: () => {
+      throw offError("An undo");
+    },
+    undo: () => Promise.reject(offError("An undo")),
+    entry: (id) => {
+      throw new ReqwatchError("NOT_FOUND", `Audit entry ${id} does not exist: tracking is off, nothing is audited.`);
+    },
+    list: () => [],
+    recordSourceAction: () => {
+      throw offError("An action on a source");
+    },
+  };
+
+  const ownership: Ownership = {
+    access: "observed",
+    reason: `tracking is off (${DISABLED_ENV} or enabled: false)`,
+    toWrite: `unset ${DISABLED_ENV} (or drop enabled: false)`,
+  };
+
+  return {
+    stateDir: stateDirAt(options.stateDir),
+    ownership,
+    options,
+    openReport: null,
+    sessions,
+    actions,
+
+    create(input) {
+      const { requestId = randomUUID(), workspace, state, reason, by, ...fields } = input;
+      const traceparent = fields.traceparent ?? activeTraceparent() ?? undefined;
+      try {
+        return keep(newRequest({ ...fields, ...(traceparent !== undefined && { traceparent }), requestId, workspace, state, reason, by }, now()));
+      } catch {
+        // Fields the real tracker would refuse: the request is still made, without them.
+        return keep(newRequest({ requestId, workspace, state }, now()));
+      }
+    },
+    transition: (requestId, to, extra = {}) => change(requestId, { ...extra, to }),
+    update: (requestId, next) => change(requestId, next),
+    get: (requestId) => held.get(requestId) ?? null,
+    list: () => ({ items: [], nextCursor: null }),
+    countsByState: () => zeros(STATES),
+    sessionsSeen: () => [],
+    oldestCreatedAt: () => null,
+    requestFileBytes: () => 0,
+    responseCounts: () => ({ files: 0, unreadable: 0, callbackFailed: 0 }),
+    unreadableFiles: () => [],
+    generation: () => "tracking-off",
+    recover: emptyReport,
+    cleanup: (cleanupOptions = {}) => ({
+      dryRun: !!cleanupOptions.dryRun,
+      cutoff: now() - (cleanupOptions.olderThanMs ?? options.retentionMs ?? DEFAULT_RETENTION_MS),
+      matched: 0,
+      byState: {},
+      ids: [],
+      archived: 0,
+      skipped: [],
+    }),
+    restore: (requestId) => {
+      throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive: tracking is off, nothing is archived.`);
+    },
+
+    // Nothing is ever queued for this tracker: a worker loop finds no work and idles.
+    claimNext: () => null,
+    // True: a worker that claimed elsewhere keeps going; nothing here can have taken its claim.
+    heartbeat: () => true,
+    recordResult: () => {},
+    complete: (requestId, _token, result = {}, by) => {
+      const { fields, ...named } = result;
+      return { outcome: "applied", request: change(requestId, { to: "completed", fields: { ...fields, ...named }, ...(by !== undefined && { by }) }) };
+    },
+    fail: (requestId, _token, error, failOptions = {}) => ({
+      outcome: "applied",
+      request: change(requestId, { to: "failed", fields: { error }, ...(failOptions.by !== undefined && { by: failOptions.by }) }),
+    }),
+    retry: (_target, retryOptions = {}) => ({ dryRun: !!retryOptions.dryRun, matched: 0, retried: [], skipped: [] }),
+    cancel: (_ids, cancelOptions = {}) => ({ dryRun: !!cancelOptions.dryRun, matched: 0, cancelled: [], skipped: [] }),
+    pause: () => {
+      throw offError("Pausing a queue");
+    },
+    resume: () => false,
+    pauses: () => [],
+    queueStats: () => [],
+    activity: () => ({ rows: [], live: zeros(LIVE_STATES) }),
+    workers: () => [],
+    unfinishedBy: () => [],
+    knownValues: () => [],
+    stuck: () => [],
+    monitorPass: emptyPass,
+    startMonitor: () => ({ lastPass: () => null, lastError: () => null, passNow: emptyPass, retention: null, stop: () => {} }),
+    runRetention: () => Promise.resolve(null),
+    retention: () => ({
+      active: false,
+      inactiveReason: "tracking is off",
+      retentionMs: options.retentionMs,
+      archiveRetentionMs: options.archiveRetentionMs,
+      intervalMs: RETENTION_INTERVAL_MS,
+      latest: null,
+      lastRemoval: null,
+    }),
+
+    waitForResult(requestId, { timeoutMs }) {
+      const current = held.get(requestId);
+      if (current && isTerminal(current.state)) return Promise.resolve(current);
+      // Only this process's own changes can finish it: nothing else is recorded.
+      return new Promise((resolve, reject) => {
+        const waiters = waiting.get(requestId) ?? new Set();
+        waiting.set(requestId, waiters);
+        const end = () => {
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          if (!waiters.size) waiting.delete(requestId);
+        };
+        const waiter = {
+          settle: (request: RequestRecord) => (end(), resolve(request)),
+          fail: (error: Error) => (end(), reject(error)),
+        };
+        const timer = setTimeout(() => waiter.fail(new TimeoutError(`Request ${requestId} did not finish within ${timeoutMs} ms (tracking is off: only this process's changes count).`, { requestId })), timeoutMs);
+        waiters.add(waiter);
+      });
+    },
+    pendingWaits: () => [...waiting.values()].reduce((n, waiters) => n + waiters.size, 0),
+
+    startIngest: () => ({
+      status: () => ({
+        mode: "watching",
+        watcherError: null,
+        watcherIngested: 0,
+        lastReconcile: null,
+        reconcileFixes: 0,
+        lastIngestLagMs: null,
+        responses: { ipcDir: null, mode: "off", ready: true, error: null, ingested: 0 },
+      }),
+      flush: () => {},
+      stop: () => {},
+    }),
+    changesSince: () => [],
+    feedHead: () => ({ oldestSeq: 0, lastSeq: 0 }),
+    feedLastSeq: () => 0,
+    backfillTextIndex: () => 0,
+    checkIndex: () => ({ problem: null, reopened: false, durationMs: 0 }),
+    startIndexGuard: () => ({ status: () => ({ problem: null, since: null, rebuilds: 0, lastRebuild: null }), checkNow: () => {}, stop: () => {} }),
+    indexing: () => null,
+    rebuildIndex: () => Promise.resolve(null),
+
+    close() {
+      for (const [requestId, waiters] of waiting) for (const waiter of waiters) waiter.fail(new TimeoutError(`The tracker closed while waiting for request ${requestId}.`, { requestId }));
+      held.clear();
+    },
+  };
+}

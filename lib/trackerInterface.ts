@@ -1,0 +1,182 @@
+import type { Actions } from "./actions/bulkActions";
+import type { RetentionHandle, RetentionRun, RetentionStatus } from "./actions/retention";
+import type { PauseOptions, PauseOutcome } from "./actions/queuePause";
+import type { CleanupOptions, CleanupReport } from "./cleanup/cleanup";
+import type { FeedChange, FeedHead } from "./db/changes";
+import type { ActivityOptions, ActivityRow, LiveStateCounts } from "./db/queries/activity";
+import type { StateCounts } from "./db/queries/countByState";
+import type { RequestPage } from "./db/queries/listRequests";
+import type { QueueStats } from "./db/queries/queueStats";
+import type { SessionSeen } from "./db/queries/sessionsSeen";
+import type { WorkerRow } from "./db/queries/workers";
+import type { UnreadableFile } from "./db/unreadableFiles";
+import type { Pause } from "./files/pauseFile";
+import type { StateDir } from "./files/stateDir";
+import type { IngestHandle, IngestOptions } from "./ingest/startIngest";
+import type { ListFilters } from "./model/listFilters";
+import type { RequestFields, RequestRecord } from "./model/requestFormat";
+import type { State } from "./model/states";
+import type { Change, NewRequestInput } from "./model/transition";
+import type { MonitorPass, StuckRequest } from "./monitor/monitorPass";
+import type { MonitorHandle, MonitorLoopOptions } from "./monitor/startMonitor";
+import type { Claim, ClaimOptions } from "./queue/claimNext";
+import type { CancelOptions, CancelReport } from "./queue/cancel";
+import type { CompleteResult, Delivery, FailOptions } from "./queue/deliver";
+import type { RetryOptions, RetryReport, RetryTarget } from "./queue/retry";
+import type { IndexCheck, IndexGuardHandle } from "./recovery/indexGuard";
+import type { RecoveryReport } from "./recovery/recover";
+import type { SessionTracker } from "./sessions/sessionTracker";
+import type { IndexingProgress } from "./store/context";
+import type { ResolvedTrackerOptions } from "./store/options";
+import type { Ownership } from "./store/ownership";
+
+// What `openTracker` returns, apart from it: the recording tracker (lib/tracker.ts) and the one
+// that records nothing (lib/disabledTracker.ts) both implement it, and neither imports the other's module.
+
+export interface CreateInput extends RequestFields {
+  /** Default: a random UUID. */
+  requestId?: string;
+  workspace: string;
+  state?: NewRequestInput["state"];
+  reason?: string;
+  by?: string;
+}
+
+/** A change, or a function of the current request that returns one (for read-modify-write). */
+export type ChangeInput = Change | ((current: RequestRecord) => Change);
+
+export interface MonitorOptions extends MonitorLoopOptions {
+  /** Also run the retention, now and every RETENTION_INTERVAL_MS, on a managed folder. Default true. */
+  retention: boolean;
+  /** Called after every retention run. */
+  onRetention: (run: RetentionRun) => void;
+}
+
+export interface MonitorWithRetention extends MonitorHandle {
+  /** The retention the monitor runs beside its passes; null when it does not (an observed folder, retention off, `retention: false`). */
+  retention: RetentionHandle | null;
+}
+
+export interface Tracker {
+  readonly stateDir: StateDir;
+  /**
+   * Managed (reqwatch created or adopted the folder, and writes there) or observed (another
+   * program's folder: read, never written; every write is refused with READ_ONLY), and why.
+   */
+  readonly ownership: Ownership;
+  readonly options: ResolvedTrackerOptions;
+  /**
+   * The recovery report of `open`; with `recover: false`, the report of the index rebuild if one
+   * was needed (no hung requests timed out), else null.
+   */
+  readonly openReport: RecoveryReport | null;
+  create(input: CreateInput): RequestRecord;
+  /** Move a request to `to` (checked against the transition table), optionally setting fields. */
+  transition(requestId: string, to: State, extra?: Omit<Change, "to">): RequestRecord;
+  /** Set fields and/or change state; a function receives the current request under the writers' lock. */
+  update(requestId: string, change: ChangeInput): RequestRecord;
+  get(requestId: string): RequestRecord | null;
+  list(filters?: ListFilters): RequestPage;
+  countsByState(filters?: { workspace?: string; sessionId?: string }): StateCounts;
+  /**
+   * The sessions requests carry (how many, first and last seen), most recently active first, or
+   * only those of `ids`: a session id that requests carry is a session, recorded context or not.
+   */
+  sessionsSeen(options?: { ids?: readonly string[]; limit?: number }): SessionSeen[];
+  /** When the oldest request indexed was created; null when there is none. */
+  oldestCreatedAt(): number | null;
+  /** The request files' total size in bytes, as indexed. */
+  requestFileBytes(): number;
+  /** A gateway's response files in the index (lib/responses). */
+  responseCounts(): { files: number; unreadable: number; callbackFailed: number };
+  unreadableFiles(): UnreadableFile[];
+  /** The index's feed generation: changes when the index is rebuilt. */
+  generation(): string;
+  recover(options?: { hungAfterMs?: number }): RecoveryReport;
+  cleanup(options?: Partial<CleanupOptions>): CleanupReport;
+  restore(requestId: string): RequestRecord;
+
+  /** Claim the oldest ready `queued` request (see lib/queue/claimNext.ts). Null when none is ready. */
+  claimNext(options?: ClaimOptions): Claim | null;
+  /** Renew a claim; false when the token is no longer current (stop: the result will be dropped). */
+  heartbeat(requestId: string, token: string): boolean;
+  /** Write the result marker, so a crash before `complete` loses nothing (runWorker does this). */
+  recordResult(requestId: string, token: string, result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean }): void;
+  complete(requestId: string, token: string, result?: CompleteResult, by?: string): Delivery;
+  fail(requestId: string, token: string, error: string, options?: FailOptions): Delivery;
+  /** A person's retry of ids or of every request matching a filter; `dryRun` reports exactly what would change. */
+  retry(target: RetryTarget, options?: RetryOptions): RetryReport;
+  /** A person's cancel: created, queued or processing requests go to `failed`, reason `cancelled`; a worker's late result is dropped. */
+  cancel(requestIds: readonly string[], options?: CancelOptions): CancelReport;
+  /**
+   * Pause a workspace's queue: no claim takes from it (work already claimed finishes), its wait is
+   * not stuck. Durable (a file in the state folder), audited; refused in an observed folder.
+   */
+  pause(workspace: string, options?: PauseOptions): PauseOutcome;
+  /** Resume a paused workspace; false when it was not paused. */
+  resume(workspace: string, options?: { by?: string }): boolean;
+  /** The paused workspaces, by name. */
+  pauses(): Pause[];
+  /** Each workspace with work queued or processing: how much, and since when the oldest has waited. */
+  queueStats(): QueueStats[];
+  /** The activity rollups' rows over a range (lib/db/queries/activity.ts) and the live states' counts now: the charts. */
+  activity(options: ActivityOptions): { rows: ActivityRow[]; live: LiveStateCounts };
+  /** Every worker process seen in the claims indexed (most recently seen first), with what it did and holds. */
+  workers(limit?: number): WorkerRow[];
+  /** The requests a worker held and did not finish, newest first. */
+  unfinishedBy(worker: { pid: number; host: string | null; processStartedAt: number | null }, limit?: number): { requestId: string; claimedAt: number; outcome: string | null }[];
+  /** Up to `limit` (default 20) known workspaces or session ids starting with `prefix`, in order (the filters' suggestions). */
+  knownValues(field: "workspace" | "session", prefix?: string, limit?: number): string[];
+  /** What is stuck now (read-only; the same rules as the monitor). */
+  stuck(): StuckRequest[];
+  /** One pass of the stuck monitor. */
+  monitorPass(): MonitorPass;
+  /**
+   * Run the monitor every `monitorIntervalMs` until `stop()` or `close()`; on a managed folder it
+   * also runs the retention (now, then every RETENTION_INTERVAL_MS) unless `retention: false`.
+   */
+  startMonitor(options?: Partial<MonitorOptions>): MonitorWithRetention;
+  /**
+   * One run of the retention (what the monitor runs): finished requests past `retentionMs`
+   * archived and removed in paced steps, audited `by: retention`; the archive's own retention
+   * applied. Null on an observed folder, with retention off, or when the tracker closed meanwhile.
+   */
+  runRetention(): Promise<RetentionRun | null>;
+  /** The retention's settings, whether it acts on this folder, and its latest runs (by any process). */
+  retention(): RetentionStatus;
+  /** Resolves when the request reaches a terminal state, by any process; rejects with TimeoutError after `timeoutMs`. */
+  waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
+  /** Waits not yet settled. */
+  pendingWaits(): number;
+  /** Watch the state directory for writers that are not ours, and reconcile it periodically; restarted when `checkIndex` reopens the index. */
+  startIngest(options?: IngestOptions): IngestHandle;
+  /** Changes after `afterSeq`, oldest first (the change feed). */
+  changesSince(afterSeq: number, limit?: number): FeedChange[];
+  /** Where the change feed starts and ends. */
+  feedHead(): FeedHead;
+  /** The newest change's number (cheap: for polling). */
+  feedLastSeq(): number;
+  /** After an index rebuild: fill up to `rows` rows of the text index; returns how many remain (0: done). A search finishes it itself. */
+  backfillTextIndex(rows?: number): number;
+  /**
+   * Whether the index is still the state directory's index.db and readable; if it was deleted,
+   * replaced or corrupted, reopen it (rebuilt from the files). A missing state directory is
+   * reported and left for its owner to recreate.
+   */
+  checkIndex(): IndexCheck;
+  /** `checkIndex` every `intervalMs` (default 1 s) in a long-lived process; `onReopened` is told the cause after a reopen. */
+  startIndexGuard(options?: { intervalMs?: number; onReopened?: (cause: string) => void; onError?: (error: unknown) => void }): IndexGuardHandle;
+  /** The session tracker: sessions/<id>.json, their index, their feed changes. */
+  readonly sessions: SessionTracker;
+  /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
+  readonly actions: Actions;
+  /** With `rebuild: "in-background"`: how far the rebuild of the index from the files is; null when the index is complete. */
+  indexing(): IndexingProgress | null;
+  /**
+   * With `rebuild: "in-background"`: run the rebuild the open left to do on a thread of its own,
+   * newest files first, while this one goes on (reads see each batch as it commits). Its report;
+   * null when there was none to do, or the tracker closed first (the next open rebuilds).
+   */
+  rebuildIndex(): Promise<RecoveryReport | null>;
+  close(): void;
+}
