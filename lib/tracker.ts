@@ -50,6 +50,7 @@ import { ensureStateDir, type StateDir } from "./files/stateDir";
 import { assertManaged, openStateDir, type Ownership } from "./store/ownership";
 import type { State } from "./model/states";
 import { applyChange, newRequest, type Change, type NewRequestInput } from "./model/transition";
+import { redactField, redactRequestFields, type Redaction } from "./model/redaction";
 
 export interface CreateInput extends RequestFields {
   /** Default: a random UUID. */
@@ -186,6 +187,14 @@ function validateFields(fields: RequestFields | undefined): RequestFields | unde
 /** Only the public parts of a change: claims, notes and managed fields are the tracker's own. */
 function validateChange({ to, fields, reason, by }: Change): Change {
   return { to, fields: validateFields(fields), reason, by };
+}
+
+type WorkerResult = Parameters<Tracker["recordResult"]>[2];
+
+/** A result marker is a file too: its text is redacted as the request's will be. */
+function redactResult(redaction: Redaction, result: WorkerResult): WorkerResult {
+  if (result.outcome === "failed") return { ...result, error: redactField(redaction, "error", result.error) };
+  return result.fields ? { ...result, fields: redactRequestFields(redaction, result.fields) } : result;
 }
 
 /** Fewer files than this are indexed at open even with `rebuild: "in-background"`: it takes a fraction of a second. */
@@ -382,7 +391,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     recordResult(requestId, token, result) {
       assertRequestId(requestId);
       assertManaged(ctx, "Recording a result");
-      writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...result });
+      writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...redactResult(resolved.redaction, result) });
     },
 
     complete(requestId, token, result, by) {

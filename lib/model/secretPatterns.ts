@@ -205,10 +205,10 @@ export const SHAPES: readonly Shape[] = [
     // Matched from its `=` or `:` (a lookbehind reads the name), so the scan tests one character
     // where no separator is, not a name at every word.
     pattern:
-      /[=:](?<=(?<![A-Za-z0-9_./-])(["']?)([A-Za-z_][A-Za-z0-9_.-]*?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
+      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(["']?)([A-Za-z_][A-Za-z0-9_.-]*?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
     groups: [3, 4, 5, 6],
     rank: RANK_SHAPE,
-    // Not after a slash: `user:password@` in a URL is the URL shape's.
+    // Not right after `://`: a URL's `user:password@` is the URL shape's.
     source: "POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value` and JSON `\"name\": \"value\"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential",
   },
 ];
