@@ -33,7 +33,7 @@ describe("the CLI redacts what it records", () => {
 
   it("leaves the fields REQWATCH_REDACT_RAW names raw", () => {
     const stateDir = tempStateDir();
-    const env = { REQWATCH_REDACT_RAW: "prompt" };
+    const env = { ...process.env, REQWATCH_REDACT_RAW: "prompt" };
     expect(runCli(["create", "--workspace", "hooks", "--id", "raw", "--prompt", openai.line, "--set", `output=${JSON.stringify(openai.line)}`], { stateDir, env }).code).toBe(0);
     const file = JSON.parse(readRaw(stateDir, "raw"));
     expect(file.prompt).toBe(openai.line);
@@ -42,7 +42,7 @@ describe("the CLI redacts what it records", () => {
 
   it("refuses a bad setting with its message and exit 1, and records nothing", () => {
     const stateDir = path.join(tempParent(), "state");
-    const result = runCli(["create", "--workspace", "hooks", "--prompt", openai.line], { stateDir, env: { REQWATCH_REDACT_PATTERNS: '{"ticket": "tk_[a-z"}' } });
+    const result = runCli(["create", "--workspace", "hooks", "--prompt", openai.line], { stateDir, env: { ...process.env, REQWATCH_REDACT_PATTERNS: '{"ticket": "tk_[a-z"}' } });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`reqwatch: REQWATCH_REDACT_PATTERNS: the pattern for "ticket" is not a valid regular expression`);
     expect(fs.existsSync(stateDir)).toBe(false);
