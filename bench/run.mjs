@@ -16,7 +16,7 @@ import { postgresThroughput, startPostgres } from "./postgres.mjs";
 import { writeFiles } from "./requestFiles.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTracker, adoptStateDir, STATES, ACTIVITY_RANGES } = require("../dist/index.cjs");
+const { openTracker, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/index.cjs");
 const Database = require("better-sqlite3");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
@@ -478,8 +478,58 @@ async function measureRetention() {
   fs.rmSync(stateDir, { recursive: true, force: true });
 }
 
+/** A 4 KB prompt as an agent sends one: prose, a command, code, and two secrets (an OpenAI key and a database password in a URL). */
+function promptWithSecrets() {
+  const key = `sk-proj-${"Ab3_".repeat(18)}xy9-T3BlbkFJ${"Qz7-".repeat(18)}k2P_`;
+  const paragraph =
+    "The deploy failed after the migration step; the worker logged a timeout while it waited for the queue. " +
+    "Check `npm run build && npm test`, then look at src/queue/worker.ts:142 where the retry count is read. " +
+    "const backoff = Math.min(cap, base * 2 ** attempt); // commit e3b231f0c8a9d4b5e6f7a8b9c0d1e2f3a4b5c6d7\n";
+  const secrets = `\nexport OPENAI_API_KEY=${key}\npsql postgres://app_user:Xk93mQ7zTq@db.internal:5432/app -c 'select 1'\n`;
+  let text = paragraph.repeat(6) + secrets;
+  while (text.length < 4096) text += paragraph;
+  return text.slice(0, 4096);
+}
+
+/**
+ * Redaction on the write that carries the text: a transition that sets a 4 KB prompt with two
+ * secrets, with redaction on and off (`raw: "all"`), in the same rounds (order alternating), each
+ * round's p50 taken and the medians of three rounds compared. Then redacting that text alone.
+ */
+async function measureRedaction() {
+  const N = 1000;
+  const prompt = promptWithSecrets();
+  const rounds = { on: [], off: [] };
+  const all = { on: [], off: [] };
+  for (let round = 0; round < 3; round++) {
+    for (const mode of round % 2 ? ["off", "on"] : ["on", "off"]) {
+      const stateDir = tempDir(`redaction-${mode}`);
+      const tracker = openTracker({ stateDir, ...(mode === "off" && { redact: { raw: "all" } }) });
+      for (let i = 0; i < N; i++) tracker.create({ requestId: `r${i}`, workspace: "bench" });
+      const samples = [];
+      for (let i = 0; i < N; i++) {
+        samples.push(time(() => tracker.transition(`r${i}`, "queued", { fields: { prompt } }))[0]);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // Each mode did what it says: the key is in the file only without redaction.
+      if (tracker.get("r0").prompt.includes("T3BlbkFJ") !== (mode === "off")) throw new Error(`redaction ${mode} wrote the wrong prompt`);
+      tracker.close();
+      fs.rmSync(stateDir, { recursive: true, force: true });
+      rounds[mode].push(median(samples));
+      all[mode].push(...samples);
+    }
+  }
+  summarize("transition setting a 4 KB prompt, redaction on", all.on);
+  summarize("transition setting a 4 KB prompt, redaction off", all.off);
+  ratio("transition p50, redaction on / off", median(rounds.on) / median(rounds.off), { target: "<= 1.05" });
+  const raw = [];
+  for (let i = 0; i < 5000; i++) raw.push(time(() => redactSecrets(prompt))[0]);
+  summarize("redact 4 KB (two secrets), alone", raw);
+  ratio("redact 4 KB p50 / transition p50 without redaction", median(raw) / median(rounds.off), { target: "<= 0.05" });
+}
+
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, otel, scaling, retention) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, otel, scaling, retention, redaction) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -498,6 +548,7 @@ const groups = {
   otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize }),
   scaling: measureScaling,
   retention: measureRetention,
+  redaction: measureRedaction,
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

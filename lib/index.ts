@@ -1,6 +1,8 @@
 /** The library's public surface: what a gateway or worker imports. */
 export { openTracker, type Tracker, type CreateInput, type ChangeInput } from "./tracker";
-export type { TrackerOptions } from "./store/options";
+export type { TrackerOptions, RedactOptions } from "./store/options";
+/** The redaction every write applies, for text of your own (logs, traces): secrets become `[redacted: <kind>]`. */
+export { redactSecrets, REDACT_FIELDS, type RedactField, type ExtraPattern } from "./model/redaction";
 export { adoptStateDir, type Ownership, type Access } from "./store/ownership";
 export { STATES, TERMINAL_STATES, TRANSITIONS, canTransition, isTerminal, type State, type TerminalState } from "./model/states";
 export { ReqwatchError, isReqwatchError, type ErrorCode } from "./model/errors";

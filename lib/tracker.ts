@@ -52,6 +52,7 @@ import { ensureStateDir } from "./files/stateDir";
 import { assertManaged, openStateDir } from "./store/ownership";
 import { applyChange, newRequest, type Change } from "./model/transition";
 import { openDisabledTracker } from "./disabledTracker";
+import { redactField, redactRequestFields, type Redaction } from "./model/redaction";
 
 export type { ChangeInput, CreateInput, MonitorOptions, MonitorWithRetention, Tracker } from "./trackerInterface";
 import type { MonitorWithRetention, Tracker } from "./trackerInterface";
@@ -68,6 +69,14 @@ function validateFields(fields: RequestFields | undefined): RequestFields | unde
 /** Only the public parts of a change: claims, notes and managed fields are the tracker's own. */
 function validateChange({ to, fields, reason, by }: Change): Change {
   return { to, fields: validateFields(fields), reason, by };
+}
+
+type WorkerResult = Parameters<Tracker["recordResult"]>[2];
+
+/** A result marker is a file too: its text is redacted as the request's will be. */
+function redactResult(redaction: Redaction, result: WorkerResult): WorkerResult {
+  if (result.outcome === "failed") return { ...result, error: redactField(redaction, "error", result.error) };
+  return result.fields ? { ...result, fields: redactRequestFields(redaction, result.fields) } : result;
 }
 
 /** Fewer files than this are indexed at open even with `rebuild: "in-background"`: it takes a fraction of a second. */
@@ -271,7 +280,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     recordResult(requestId, token, result) {
       assertRequestId(requestId);
       assertManaged(ctx, "Recording a result");
-      writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...result });
+      writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...redactResult(resolved.redaction, result) });
     },
 
     complete(requestId, token, result, by) {

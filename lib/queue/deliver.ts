@@ -8,6 +8,7 @@ import type { RequestFields, RequestRecord } from "../model/requestFormat";
 import { applyChange } from "../model/transition";
 import { backoffDelay } from "./backoff";
 import { removeResultMarker } from "../files/resultMarker";
+import { redactField } from "../model/redaction";
 
 export type DeliveryOutcome = "applied" | "duplicate" | "dropped";
 
@@ -67,7 +68,7 @@ function mustExist(requestId: string, current: RequestRecord | null): RequestRec
 export function complete(ctx: TrackerContext, requestId: string, token: string, result: CompleteResult = {}, by?: string): Delivery {
   assertRequestId(requestId);
   let delivery!: Delivery;
-  commitChange(ctx, requestId, (found) => {
+  const written = commitChange(ctx, requestId, (found) => {
     const current = mustExist(requestId, found);
     if (current.state === "processing" && current.claim?.token === token) {
       const { fields, ...named } = result;
@@ -83,6 +84,8 @@ export function complete(ctx: TrackerContext, requestId: string, token: string, 
     delivery = { outcome: "dropped", request, reason };
     return request;
   });
+  // The request as written: its output's secrets redacted.
+  if (written) delivery.request = written;
   // The marker has served its purpose once the result is recorded.
   if (delivery.outcome !== "dropped") removeResultMarker(ctx.dir, requestId);
   return delivery;
@@ -96,8 +99,10 @@ export function complete(ctx: TrackerContext, requestId: string, token: string, 
 export function fail(ctx: TrackerContext, requestId: string, token: string, error: string, options: FailOptions = {}): Delivery {
   assertRequestId(requestId);
   const retryable = options.retryable ?? true;
+  // The error as it was recorded, to know the same failure reported twice.
+  const recorded = redactField(ctx.options.redaction, "error", error);
   let delivery!: Delivery;
-  commitChange(ctx, requestId, (found) => {
+  const written = commitChange(ctx, requestId, (found) => {
     const current = mustExist(requestId, found);
     if (current.state === "processing" && current.claim?.token === token) {
       const now = ctx.now();
@@ -118,7 +123,8 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
     }
     const own = lastStepWithToken(current, token);
     // The same failure reported twice under one claim: its step recorded the error (a release did not).
-    if (own?.from === "processing" && (own.error === error || (own.fields?.includes("error") && current.error === error))) {
+    const same = (text: string | undefined) => text === recorded || text === error;
+    if (own?.from === "processing" && (same(own.error) || (own.fields?.includes("error") && same(current.error)))) {
       delivery = { outcome: "duplicate", request: current };
       return current;
     }
@@ -126,6 +132,7 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
     delivery = { outcome: "dropped", request, reason };
     return request;
   });
+  if (written) delivery.request = written;
   // The marker has served its purpose once the result is recorded.
   if (delivery.outcome !== "dropped") removeResultMarker(ctx.dir, requestId);
   return delivery;

@@ -11,6 +11,7 @@ import { forgetUnreadable, recordUnreadable } from "../db/unreadableFiles";
 import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
 import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "../files/sessionFile";
 import type { SessionSummary } from "../db/changes";
+import { redactField, type RedactField } from "../model/redaction";
 import { anySession, currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "../db/sessionRows";
 
 /** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
@@ -94,6 +95,11 @@ export interface SessionTracker {
  */
 export class Sessions implements SessionTracker {
   constructor(private readonly ctx: TrackerContext) {}
+
+  /** What a session records is redacted before it is written (lib/model/redaction.ts). */
+  private redact(field: RedactField, text: string): string {
+    return redactField(this.ctx.options.redaction, field, text);
+  }
 
   private file(sessionId: string): string {
     // The same pattern as request ids (they become file names too), named as what they are.
@@ -179,12 +185,13 @@ export class Sessions implements SessionTracker {
       if (!input.command?.trim()) throw new ReqwatchError("BAD_INPUT", "A command needs its text.");
       if (!COMMAND_STATUSES.includes(input.status)) throw new ReqwatchError("BAD_INPUT", `Invalid status "${input.status}": use ${COMMAND_STATUSES.join(", ")}.`);
       if (input.durationSeconds !== undefined && !(input.durationSeconds >= 0)) throw new ReqwatchError("BAD_INPUT", "A duration is 0 or more seconds.");
+      const command = this.redact("command", input.command);
       const id = this.target(sessionId);
       return this.change(id, (session) => {
         const duration = input.durationSeconds ?? 0;
         const entry: CommandEntry = {
           timestamp: isoAt(input.startedAt ?? this.ctx.now() - duration * 1000),
-          command: input.command,
+          command,
           ...(input.workflow && { workflow: input.workflow }),
           duration_seconds: duration,
           status: input.status,
@@ -195,7 +202,7 @@ export class Sessions implements SessionTracker {
           ...session,
           commands_executed: [...(session.commands_executed ?? []), entry],
           workflows_used: workflows,
-          patterns_detected: addPatterns(session.patterns_detected ?? [], patternsOfCommand(input.command)),
+          patterns_detected: addPatterns(session.patterns_detected ?? [], patternsOfCommand(command)),
         };
       });
     });
@@ -205,6 +212,7 @@ export class Sessions implements SessionTracker {
   recordFile(input: FileInput, sessionId?: string): SessionResult {
     return result(() => {
       if (!input.path?.trim()) throw new ReqwatchError("BAD_INPUT", "A file modification needs the file's path.");
+      const given = input.summary && this.redact("fileSummary", input.summary);
       const id = this.target(sessionId);
       return this.change(id, (session) => {
         const now = isoAt(this.ctx.now());
@@ -212,7 +220,7 @@ export class Sessions implements SessionTracker {
         const before = files[input.path];
         const workflows = [...(before?.workflows ?? [])];
         if (input.workflow && !workflows.includes(input.workflow)) workflows.push(input.workflow);
-        const summary = [before?.changes_summary, input.summary].filter(Boolean).join(", ");
+        const summary = [before?.changes_summary, given].filter(Boolean).join(", ");
         files[input.path] = {
           ...before,
           first_modified: before?.first_modified ?? now,
@@ -229,14 +237,22 @@ export class Sessions implements SessionTracker {
   /** Update the context snapshot: the fields given replace theirs, the rest stay. */
   updateSnapshot(input: SnapshotInput, sessionId?: string): SessionResult {
     return result(() => {
+      const each = (field: RedactField, items: string[] | undefined) => items?.map((item) => this.redact(field, item));
+      const given = {
+        activeTask: typeof input.activeTask === "string" ? this.redact("snapshot", input.activeTask) : input.activeTask,
+        completedSteps: each("snapshot", input.completedSteps),
+        nextSteps: each("snapshot", input.nextSteps),
+        keyFiles: each("snapshot", input.keyFiles),
+        blockingIssues: each("blockers", input.blockingIssues),
+      };
       const id = this.target(sessionId);
       return this.change(id, (session) => {
         const snapshot: ContextSnapshot = { ...(session.context_snapshot ?? {}) };
-        if (input.activeTask !== undefined) snapshot.active_task = input.activeTask;
-        if (input.completedSteps) snapshot.completed_steps = input.completedSteps;
-        if (input.nextSteps) snapshot.next_steps = input.nextSteps;
-        if (input.keyFiles) snapshot.key_files = input.keyFiles;
-        if (input.blockingIssues) snapshot.blocking_issues = input.blockingIssues;
+        if (given.activeTask !== undefined) snapshot.active_task = given.activeTask;
+        if (given.completedSteps) snapshot.completed_steps = given.completedSteps;
+        if (given.nextSteps) snapshot.next_steps = given.nextSteps;
+        if (given.keyFiles) snapshot.key_files = given.keyFiles;
+        if (given.blockingIssues) snapshot.blocking_issues = given.blockingIssues;
         return { ...session, context_snapshot: snapshot };
       });
     });

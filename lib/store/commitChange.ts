@@ -9,6 +9,7 @@ import { withWritersLock } from "../db/writeLock";
 import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
 import { readRequestFile, serializeRequest } from "../files/requestFile";
 import type { RequestRecord } from "../model/requestFormat";
+import { redactRequest } from "../model/redaction";
 
 /**
  * Decide the next version of a request from the current one (null: no file). Return `current`
@@ -47,6 +48,8 @@ export interface CommitOptions {
  * returning. A file changed meanwhile is a conflict: the change is decided again on the new file.
  * Inside a caller's transaction, or after repeated conflicts, everything happens under the lock.
  * In a folder reqwatch only observes, a decision to write is refused (READ_ONLY); reading is not.
+ * Secrets in the text a change brings are redacted here (lib/model/redaction.ts), so every writer's
+ * text is; the version returned is the one written.
  */
 export function commitChange(ctx: TrackerContext, requestId: string, decide: Decide, options: CommitOptions = {}): RequestRecord | null {
   const file = ctx.dir.requestFile(requestId);
@@ -83,10 +86,9 @@ function sameFile(file: string, seen: FileFingerprint | null): boolean {
 function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, decide: Decide, durable: boolean, guard?: (next: RequestRecord) => boolean): RequestRecord | null | typeof CONFLICT {
   const read = readRequestFile(file, requestId);
   const current = read?.request ?? null;
-  const next = decide(current);
-  if (next === current || next === null) return next;
-  assertSameId(requestId, next);
-  assertManaged(ctx);
+  const decided = decide(current);
+  if (decided === current || decided === null) return decided;
+  const next = toWrite(ctx, requestId, current, decided);
   const temp = writeTempFile(file, serializeRequest(next));
   let renamed = false;
   try {
@@ -109,12 +111,18 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
 /** The whole change under a lock the caller holds (so `decide` itself sees what a guard would). */
 function commitLocked(ctx: TrackerContext, requestId: string, file: string, decide: Decide): RequestRecord | null {
   const current = readRequestFile(file, requestId)?.request ?? null;
-  const next = decide(current);
-  if (next === current || next === null) return next;
-  assertSameId(requestId, next);
-  assertManaged(ctx);
+  const decided = decide(current);
+  if (decided === current || decided === null) return decided;
+  const next = toWrite(ctx, requestId, current, decided);
   upsertRequest(ctx.db, next, fingerprintOf(writeFileDurable(file, serializeRequest(next))));
   return next;
+}
+
+/** A decided version checked (same id, a folder reqwatch manages) and with its new text's secrets redacted: what goes to the file and the index. */
+function toWrite(ctx: TrackerContext, requestId: string, current: RequestRecord | null, decided: RequestRecord): RequestRecord {
+  assertSameId(requestId, decided);
+  assertManaged(ctx);
+  return redactRequest(ctx.options.redaction, current, decided);
 }
 
 function assertSameId(requestId: string, next: RequestRecord): void {

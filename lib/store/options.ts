@@ -3,6 +3,7 @@ import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { parseDuration } from "../model/duration";
 import { resolveStateDirPath } from "../files/stateDir";
+import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } from "../model/redaction";
 
 export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -92,10 +93,31 @@ export interface TrackerOptions {
   rebuild?: "at-open" | "in-background";
   /** Threads that read and parse the files while the index is rebuilt from them (0: the opening thread alone). Default: one per core beyond the first, at most 3. */
   rebuildThreads?: number;
+  /**
+   * Secrets in what is recorded are replaced by a marker that keeps their kind
+   * (`[redacted: github token]`) before anything is written: see `RedactOptions`. On for every field
+   * unless `raw` names it.
+   */
+  redact?: RedactOptions;
   /** The random source for back-off jitter, for tests. */
   random?: () => number;
   /** The clock, for tests. */
   now?: () => number;
+}
+
+export interface RedactOptions {
+  /**
+   * Fields written as given, for users who need the raw text: "all", or some of `prompt`, `output`,
+   * `error` (a request's), `command`, `fileSummary`, `snapshot`, `blockers` (a session's).
+   * Default: none (`REQWATCH_REDACT_RAW=prompt,output`, or `all`).
+   */
+  raw?: "all" | readonly RedactField[];
+  /**
+   * More secret formats, redacted besides the built-in ones: the kind the marker names, and a
+   * regular expression (a RegExp, or its source; `/source/flags` gives flags). Default: none
+   * (`REQWATCH_REDACT_PATTERNS`, a JSON object: `{"internal token": "itk_[A-Za-z0-9]{32}"}`).
+   */
+  patterns?: Readonly<Record<string, string | RegExp>>;
 }
 
 export interface ResolvedTrackerOptions {
@@ -118,6 +140,7 @@ export interface ResolvedTrackerOptions {
   claimDurability: "atomic" | "full";
   rebuild: "at-open" | "in-background";
   rebuildThreads: number;
+  redaction: Redaction;
   random: () => number;
   now: () => number;
 }
@@ -142,6 +165,7 @@ const KNOWN = [
   "claimDurability",
   "rebuild",
   "rebuildThreads",
+  "redact",
   "random",
   "now",
 ] as const;
@@ -209,9 +233,55 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     claimDurability: resolveClaimDurability(options.claimDurability, env),
     rebuild: resolveRebuild(options.rebuild),
     rebuildThreads: options.rebuildThreads === undefined ? defaultRebuildThreads() : wholeNumber(options.rebuildThreads, "rebuildThreads"),
+    redaction: resolveRedaction(options.redact, env),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
   };
+}
+
+const REDACT_KEYS = ["raw", "patterns"];
+
+/** The option if given, else the environment's `REQWATCH_REDACT_RAW` and `REQWATCH_REDACT_PATTERNS`; each checked here, at open. */
+function resolveRedaction(value: unknown, env: NodeJS.ProcessEnv): Redaction {
+  if (value !== undefined && (typeof value !== "object" || value === null || Array.isArray(value))) {
+    throw new ReqwatchError("BAD_INPUT", `Option "redact" must be an object: { raw?: [...fields] | "all", patterns?: { kind: pattern } }.`);
+  }
+  const given = (value ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    if (!REDACT_KEYS.includes(key)) throw new ReqwatchError("BAD_INPUT", `Unknown option "redact.${key}" (known: ${REDACT_KEYS.join(", ")}).`);
+  }
+  const raw = given.raw !== undefined ? rawFields(given.raw, `Option "redact.raw"`) : rawFields(splitList(env.REQWATCH_REDACT_RAW), "REQWATCH_REDACT_RAW");
+  const patterns = given.patterns !== undefined ? given.patterns : patternsOfEnv(env.REQWATCH_REDACT_PATTERNS);
+  const where = given.patterns !== undefined ? `Option "redact.patterns"` : "REQWATCH_REDACT_PATTERNS";
+  if (typeof patterns !== "object" || patterns === null || Array.isArray(patterns) || patterns instanceof RegExp) {
+    throw new ReqwatchError("BAD_INPUT", `${where} must be an object of kind and pattern, such as { "internal token": "itk_[A-Za-z0-9]{32}" }.`);
+  }
+  return { raw, patterns: Object.entries(patterns).map(([kind, pattern]) => compileExtraPattern(kind, pattern, where)) };
+}
+
+function splitList(value: string | undefined): string[] | "all" {
+  const items = (value ?? "").split(",").map((item) => item.trim()).filter(Boolean);
+  return items.length === 1 && items[0]!.toLowerCase() === "all" ? "all" : items;
+}
+
+function rawFields(value: unknown, where: string): RedactField[] {
+  if (value === "all") return [...REDACT_FIELDS];
+  if (!Array.isArray(value)) throw new ReqwatchError("BAD_INPUT", `${where} must be "all" or a list of fields (${REDACT_FIELDS.join(", ")}).`);
+  return value.map((field) => {
+    if ((REDACT_FIELDS as readonly unknown[]).includes(field)) return field as RedactField;
+    const text = String(field);
+    const close = REDACT_FIELDS.find((known) => known.toLowerCase() === text.toLowerCase() || distance(known.toLowerCase(), text.toLowerCase()) <= 2);
+    throw new ReqwatchError("BAD_INPUT", `${where}: unknown field ${JSON.stringify(field)}${close ? ` should be "${close}"` : ""} (fields: ${REDACT_FIELDS.join(", ")}, or "all").`);
+  });
+}
+
+function patternsOfEnv(value: string | undefined): unknown {
+  if (!value?.trim()) return {};
+  try {
+    return JSON.parse(value);
+  } catch (error) {
+    throw new ReqwatchError("BAD_INPUT", `REQWATCH_REDACT_PATTERNS must be a JSON object of kind and pattern, such as {"internal token": "itk_[A-Za-z0-9]{32}"} (${(error as Error).message}).`);
+  }
 }
 
 function resolveClaimDurability(value: unknown, env: NodeJS.ProcessEnv): "atomic" | "full" {

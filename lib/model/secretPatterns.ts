@@ -1,0 +1,248 @@
+import { rules as secretlintRules } from "@secretlint/secretlint-rule-preset-recommend";
+
+/**
+ * Where secrets are in a text. Two sources: the rules of secretlint's recommended preset (the
+ * maintained set: provider key formats, run synchronously through their rule API, below), and the
+ * shapes that preset does not cover (`SHAPES`), each with where its shape comes from.
+ */
+
+/** One secret found: its place in the text, its kind (the marker names it), and its rank where two overlap. */
+export interface Finding {
+  start: number;
+  end: number;
+  kind: string;
+  /** A named format (a provider's key, a JWT, a user's pattern) outranks a generic shape (an assignment, a header). */
+  rank: number;
+}
+
+export const RANK_SHAPE = 1;
+export const RANK_FORMAT = 2;
+
+// The part of secretlint's rule API these rules use (@secretlint/types, "SecretLintRuleCreator").
+interface RuleSource {
+  content: string;
+  contentType: "text";
+  filePath: string;
+  ext: string;
+}
+interface RuleReport {
+  message: RuleMessage;
+  range: readonly [number, number];
+}
+/** What our translator makes of a rule's message: its kind, and the secret it names. */
+interface RuleMessage {
+  kind: string;
+  secret?: string;
+}
+interface RuleContext {
+  createTranslator(messages: Record<string, { en: (props: Record<string, string>) => string }>): (id: string, props?: Record<string, unknown>) => RuleMessage;
+  report(report: RuleReport): void;
+  ignore(): void;
+}
+interface RuleCreator {
+  meta: { id: string; supportedContentTypes?: readonly string[] };
+  create(context: RuleContext, options: object): { file?: (source: RuleSource) => unknown };
+}
+
+/** Its message with the secret left out, as a kind: "found GitHub Token(...): ghp_..." is "github token". */
+function kindOfMessage(en: (props: Record<string, string>) => string): string {
+  const blank = new Proxy({}, { get: () => "" });
+  return en(blank)
+    .replace(/^found\s+/i, "")
+    .replace(/\([^)]*\)/g, "")
+    .replace(/:.*$/s, "")
+    .trim()
+    .toLowerCase();
+}
+
+/**
+ * Left out: `filter-comments` lets a `secretlint-disable` comment in the text switch rules off (a
+ * prompt must not be able to); `gcp` reads key files by their extension, not text; `basicauth` and
+ * `database-connection-string` find `user:password@` in URLs, which the "password in url" shape
+ * below finds for every scheme, including the example-looking credentials those rules let pass
+ * (a linter avoids false alarms; a redactor must not let a password through), and they were two
+ * fifths of the preset's time on a 4 KB text.
+ */
+const SKIPPED_RULES = new Set([
+  "@secretlint/secretlint-rule-filter-comments",
+  "@secretlint/secretlint-rule-gcp",
+  "@secretlint/secretlint-rule-basicauth",
+  "@secretlint/secretlint-rule-database-connection-string",
+]);
+/** Access key ids are scanned too (off in the preset, where a linter reports only secret keys). */
+const RULE_OPTIONS: Record<string, object> = { "@secretlint/secretlint-rule-aws": { enableIDScanRule: true } };
+/**
+ * A rule is run only on a text that holds a word each of its patterns needs. The AWS rule's three
+ * patterns (an access key id's prefixes, `secret` of a secret access key's name, `account` of an
+ * account id's) try every position of a text, which made it a quarter of the preset's time.
+ */
+const RULE_GATES: Record<string, RegExp> = { "@secretlint/secretlint-rule-aws": /A3T|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA|secret|account/i };
+
+let found: Finding[] = [];
+let scanners: { file: (source: RuleSource) => unknown; gate?: RegExp }[] | null = null;
+
+function secretlintScanners() {
+  if (scanners) return scanners;
+  const kinds = new Map<string, string>();
+  scanners = (secretlintRules as unknown as readonly RuleCreator[])
+    .filter((rule) => !SKIPPED_RULES.has(rule.meta.id) && (rule.meta.supportedContentTypes ?? ["text"]).includes("text"))
+    .map((rule) => {
+      const context: RuleContext = {
+        createTranslator: (messages) => (id, props = {}) => {
+          const key = `${rule.meta.id}:${id}`;
+          let kind = kinds.get(key);
+          if (kind === undefined) kinds.set(key, (kind = messages[id] ? kindOfMessage(messages[id].en) : rule.meta.id.replace(/^.*secretlint-rule-/, "")));
+          const secret = SECRET_PROPS.map((name) => props[name]).find((value): value is string => typeof value === "string" && value !== "");
+          return { kind, secret };
+        },
+        report: ({ message, range }) => found.push(placed(message, range)),
+        ignore() {},
+      };
+      const handler = rule.create(context, RULE_OPTIONS[rule.meta.id] ?? {});
+      if (!handler.file) throw new Error(`${rule.meta.id} has no file handler`);
+      return { file: handler.file, gate: RULE_GATES[rule.meta.id] };
+    });
+  return scanners;
+}
+
+let scanning = "";
+
+/** The message properties that carry the secret a rule found. */
+const SECRET_PROPS = ["KEY", "TOKEN", "ID", "URI", "URL", "CREDENTIAL"];
+
+/**
+ * Where the secret is: the text the rule named, looked for from the start of its range. A rule's
+ * range can start at the text before the secret (the AWS secret key's starts at the variable name
+ * and is as long as the key), so the range alone could leave the secret's end in place.
+ */
+function placed(message: RuleMessage, range: readonly [number, number]): Finding {
+  const at = message.secret ? scanning.indexOf(message.secret, range[0]) : -1;
+  const [start, end] = at >= 0 ? [at, at + message.secret!.length] : range;
+  return { start, end, kind: message.kind, rank: RANK_FORMAT };
+}
+
+/**
+ * A shape the preset does not cover. `group`: the capture groups whose text is the secret (the
+ * first one that matched), so `Bearer` and the variable's name stay; none: the whole match.
+ */
+interface Shape {
+  kind: string | ((match: RegExpExecArray) => string | null);
+  pattern: RegExp;
+  groups?: readonly number[];
+  rank: number;
+  /** Where the shape is defined. */
+  source: string;
+}
+
+const SECRET_WORDS: Record<string, string> = {
+  password: "password",
+  passwd: "password",
+  pwd: "password",
+  passphrase: "password",
+  secret: "secret",
+  secrets: "secret",
+  token: "token",
+  key: "key",
+  apikey: "key",
+  accesskey: "key",
+  secretkey: "secret",
+  privatekey: "key",
+  credential: "credential",
+  credentials: "credential",
+};
+/** Single words that also start a line of prose ("Key: ...", "Token: ..."); with a colon they need quotes. */
+const PROSE_WORDS = new Set(["key", "token", "credential", "credentials", "secrets"]);
+
+/** The kind an assignment's name says (`DB_PASSWORD`, `apiKey`, `"client_secret"`), or null for another name. */
+function assignmentKind(match: RegExpExecArray): string | null {
+  const [separator, quote, name] = [match[0][0], match[1], match[2]];
+  const value = match[3] ?? match[4] ?? match[5] ?? match[6] ?? "";
+  // A reference to another variable, a flag, a count or a marker is not a secret; nor is base64's padding.
+  if (/^(?:\$|\[redacted)|^(?:true|false|null|none|\d{1,6}|=+)$/i.test(value)) return null;
+  const words = name!.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).map((word) => word.toLowerCase());
+  const said = words.map((word) => SECRET_WORDS[word]).find(Boolean);
+  if (!said) return null;
+  if (separator === ":" && !quote && words.length === 1 && PROSE_WORDS.has(words[0]!)) return null;
+  return said;
+}
+
+export const SHAPES: readonly Shape[] = [
+  {
+    kind: "jwt",
+    // Lookbehind, not \b: a JWT glued to a word (`id_token=eyJ...`) is still one.
+    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+    rank: RANK_FORMAT,
+    source: "RFC 7519 section 3 (JWS compact serialization, RFC 7515 section 7.1): three base64url parts joined by dots; the header and the claims are JSON objects, and base64url of `{\"` is `eyJ`",
+  },
+  {
+    kind: "bearer token",
+    pattern: /\bauthorization\s*[:=]\s*["']?\s*bearer\s+([A-Za-z0-9._~+/-]+=*)|\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)/dgi,
+    groups: [1, 2],
+    rank: RANK_SHAPE,
+    source: "RFC 6750 section 2.1: `Authorization: Bearer <b64token>`; outside that header, a token of 16 characters or more after `Bearer`",
+  },
+  {
+    kind: "basic auth credentials",
+    pattern: /\bauthorization\s*[:=]\s*["']?\s*basic\s+([A-Za-z0-9+/]+={0,2})/dgi,
+    groups: [1],
+    rank: RANK_SHAPE,
+    source: "RFC 7617 section 2: `Authorization: Basic <base64 of user:password>`",
+  },
+  {
+    kind: "password",
+    pattern: /(?:^|\s)(?:-u|--user)[\s=]+["']?[^\s:"'@]+:([^\s"']+)/dg,
+    groups: [1],
+    rank: RANK_SHAPE,
+    source: "curl(1), `-u, --user <user:password>`: a command line's basic auth credentials",
+  },
+  {
+    kind: "password in url",
+    // From the `://` (the scheme is looked behind): scanning for it is quicker than trying every word as a scheme.
+    pattern: /:\/\/(?<=[A-Za-z0-9]:\/\/)[^\s:/?#@"'<>]+:([^\s/?#@"'<>]+)@/dg,
+    groups: [1],
+    rank: RANK_SHAPE,
+    source: "RFC 3986 section 3.2.1: `user:password@` in a URI's authority, for any scheme (`postgres://user:pass@host`)",
+  },
+  {
+    kind: assignmentKind,
+    // Matched from its `=` or `:` (a lookbehind reads the name), so the scan tests one character
+    // where no separator is, not a name at every word.
+    pattern:
+      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(["']?)([A-Za-z_][A-Za-z0-9_.-]*?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
+    groups: [3, 4, 5, 6],
+    rank: RANK_SHAPE,
+    // Not right after `://`: a URL's `user:password@` is the URL shape's.
+    source: "POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value` and JSON `\"name\": \"value\"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential",
+  },
+];
+
+/** Every match of a pattern, as findings: the whole match, or the first of `groups` that matched. */
+export function findPattern(text: string, pattern: RegExp, kind: Shape["kind"], rank: number, groups: readonly number[] = [], into: Finding[] = []): Finding[] {
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    if (match[0] === "") {
+      pattern.lastIndex++;
+      continue;
+    }
+    const named = typeof kind === "string" ? kind : kind(match);
+    if (named === null) continue;
+    const group = groups.find((g) => match[g] !== undefined);
+    const span: readonly [number, number] | undefined = group === undefined ? [match.index, match.index + match[0].length] : match.indices?.[group];
+    if (span) into.push({ start: span[0], end: span[1], kind: named, rank });
+  }
+  return into;
+}
+
+/** Every secret the maintained rules and the shapes find in `text` (overlapping, unsorted). */
+export function findSecrets(text: string): Finding[] {
+  const rules = secretlintScanners();
+  found = [];
+  scanning = text;
+  const source: RuleSource = { content: text, contentType: "text", filePath: "", ext: "" };
+  for (const rule of rules) if (!rule.gate || rule.gate.test(text)) rule.file(source);
+  const all = found;
+  found = [];
+  scanning = "";
+  for (const shape of SHAPES) findPattern(text, shape.pattern, shape.kind, shape.rank, shape.groups, all);
+  return all;
+}

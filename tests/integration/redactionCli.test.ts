@@ -1,0 +1,50 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli";
+import { SECRETS } from "../helpers/secrets";
+import { readRaw, tempParent, tempStateDir } from "../helpers/stateDir";
+
+const openai = SECRETS.find((sample) => sample.kind === "openai api token")!;
+const github = SECRETS.find((sample) => sample.kind === "github token")!;
+const postgres = SECRETS.find((sample) => sample.kind === "password in url")!;
+
+describe("the CLI redacts what it records", () => {
+  it("writes the marker, never the secret, for a prompt, an output and a session's command", () => {
+    const stateDir = tempStateDir();
+    const created = runCli(["create", "--workspace", "hooks", "--id", "r1", "--prompt", `deploy with ${openai.line}`], { stateDir });
+    expect(created.code).toBe(0);
+    expect(runCli(["update", "r1", "--state", "processing"], { stateDir }).code).toBe(0);
+    expect(runCli(["update", "r1", "--state", "completed", "--output", postgres.line], { stateDir }).code).toBe(0);
+    expect(runCli(["session", "command", github.line, "--status", "completed"], { stateDir }).code).toBe(0);
+
+    const file = JSON.parse(readRaw(stateDir, "r1"));
+    expect(file.prompt).toBe("deploy with export OPENAI_API_KEY=[redacted: openai api token]");
+    expect(file.output).toBe("psql postgres://app_user:[redacted: password in url]@db.internal:5432/app");
+    const sessions = fs.readdirSync(path.join(stateDir, "sessions")).map((name) => fs.readFileSync(path.join(stateDir, "sessions", name), "utf8"));
+    expect(sessions.join("")).toContain("[redacted: github token]");
+    for (const sample of [openai, github, postgres]) {
+      expect(readRaw(stateDir, "r1")).not.toContain(sample.secret);
+      expect(sessions.join("")).not.toContain(sample.secret);
+      // Nor in the index, whose text search would otherwise find it.
+      expect(fs.readFileSync(path.join(stateDir, "index.db"), "latin1")).not.toContain(sample.secret);
+    }
+  });
+
+  it("leaves the fields REQWATCH_REDACT_RAW names raw", () => {
+    const stateDir = tempStateDir();
+    const env = { ...process.env, REQWATCH_REDACT_RAW: "prompt" };
+    expect(runCli(["create", "--workspace", "hooks", "--id", "raw", "--prompt", openai.line, "--set", `output=${JSON.stringify(openai.line)}`], { stateDir, env }).code).toBe(0);
+    const file = JSON.parse(readRaw(stateDir, "raw"));
+    expect(file.prompt).toBe(openai.line);
+    expect(file.output).toBe("export OPENAI_API_KEY=[redacted: openai api token]");
+  });
+
+  it("refuses a bad setting with its message and exit 1, and records nothing", () => {
+    const stateDir = path.join(tempParent(), "state");
+    const result = runCli(["create", "--workspace", "hooks", "--prompt", openai.line], { stateDir, env: { ...process.env, REQWATCH_REDACT_PATTERNS: '{"ticket": "tk_[a-z"}' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`reqwatch: REQWATCH_REDACT_PATTERNS: the pattern for "ticket" is not a valid regular expression`);
+    expect(fs.existsSync(stateDir)).toBe(false);
+  });
+});
