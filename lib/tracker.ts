@@ -343,11 +343,11 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     startMonitor(options = {}) {
-      const { retention: withRetention = true, onRetention, ...loopOptions } = options;
+      const { retention: withRetention = true, onRetention, onRetentionError, ...loopOptions } = options;
       const loop = startMonitorLoop(() => monitorPass(ctx), { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
       const retention =
         withRetention && retentionInactiveReason(ctx) === null
-          ? startRetentionLoop(() => runRetention(ctx, actions, archive, stopping.signal), { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, onRun: onRetention, onError: loopOptions.onError })
+          ? startRetentionLoop(() => runRetention(ctx, actions, archive, stopping.signal), { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, onRun: onRetention, onError: onRetentionError })
           : null;
       const handle: MonitorWithRetention = {
         ...loop,

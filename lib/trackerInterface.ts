@@ -48,8 +48,10 @@ export type ChangeInput = Change | ((current: RequestRecord) => Change);
 export interface MonitorOptions extends MonitorLoopOptions {
   /** Also run the retention, now and every RETENTION_INTERVAL_MS, on a managed folder. Default true. */
   retention: boolean;
-  /** Called after every retention run. */
+  /** Called after every retention run (a run that failed says so in its `error`). */
   onRetention: (run: RetentionRun) => void;
+  /** Called when a run could not even be recorded (its archive unwritable). */
+  onRetentionError: (error: Error) => void;
 }
 
 export interface MonitorWithRetention extends MonitorHandle {

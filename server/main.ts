@@ -9,6 +9,8 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { dashboardListener } from "../lib/dashboard/dashboardListener";
 import { closeRuntime, getRuntime } from "../lib/dashboard/runtime";
+import { trackingEnabled } from "../lib/store/options";
+import { noteTrackingOff } from "../lib/disabledTracker";
 
 const USAGE = "Usage: node dist/server.cjs --hostname HOST --port N [--dev]";
 
@@ -53,6 +55,11 @@ async function main(): Promise<void> {
   const port = Number(values.port);
   if (!values.port || !Number.isInteger(port) || port < 1 || port > 65535) fail(`invalid port "${values.port ?? ""}".`);
   process.title = "reqwatch-server";
+  // `npm start` with tracking off: what `reqwatch dashboard` does, say so and serve nothing (there is nothing recorded to show).
+  if (!trackingEnabled()) {
+    noteTrackingOff();
+    process.exit(0);
+  }
 
   const dashboard = locateDashboard(values.dev!);
   if (dashboard.config) {

@@ -1,4 +1,6 @@
+import path from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { holderFile } from "../process/holderFile";
 import { ActionStopped, type Actions } from "./bulkActions";
 import { pruneArchived, type ArchiveDb } from "../db/archive";
 import { ensureAuditTable, pruneEntries } from "../db/auditLog";
@@ -17,6 +19,8 @@ export const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
  */
 export const RETENTION_STEP = 20;
 export const RETENTION_REST_MS = 40;
+/** Names the process running the retention of a folder: a dashboard and a `reqwatch monitor` on one folder take turns. */
+export const RETENTION_HOLDER = "retention.holder";
 /** Archived requests dropped per statement, the event loop free between. */
 const ARCHIVE_STEP = 1000;
 
@@ -53,10 +57,21 @@ export function retentionStatus(ctx: TrackerContext, archive: () => ArchiveDb): 
  * `retentionMs` go through the same archive-first cleanup as the dashboard's button, in small
  * paced steps, audited `by: retention` (so it can be undone from the audit log); then archived
  * requests, audit entries and runs older than `archiveRetentionMs` are dropped. Null when the
- * folder is not one to act on, or the tracker closed during the run.
+ * folder is not one to act on, another process is running it (RETENTION_HOLDER), or the tracker
+ * closed during the run.
  */
 export async function runRetention(ctx: TrackerContext, actions: Actions, archive: () => ArchiveDb, signal?: AbortSignal): Promise<RetentionRun | null> {
   if (retentionInactiveReason(ctx) !== null) return null;
+  const holder = holderFile(path.join(ctx.dir.storeDir, RETENTION_HOLDER));
+  if (!holder.hold().held) return null;
+  try {
+    return await runHeld(ctx, actions, archive, signal);
+  } finally {
+    holder.release();
+  }
+}
+
+async function runHeld(ctx: TrackerContext, actions: Actions, archive: () => ArchiveDb, signal?: AbortSignal): Promise<RetentionRun | null> {
   const startedAt = ctx.now();
   const run: RetentionRun = { startedAt, finishedAt: startedAt, removed: 0, skipped: 0, entryId: null, archiveDropped: 0, error: null };
   try {
@@ -77,6 +92,8 @@ export async function runRetention(ctx: TrackerContext, actions: Actions, archiv
     if (error instanceof ActionStopped || signal?.aborted) return null;
     run.error = isReqwatchError(error) ? error.message : String((error as Error).message ?? error);
   }
+  // Closed meanwhile (between two steps, or before the run's first turn of the event loop): nothing more is written.
+  if (signal?.aborted) return null;
   run.finishedAt = ctx.now();
   recordRetentionRun(archive(), run);
   return run;

@@ -83,6 +83,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
       else if (run.removed) console.log(`reqwatch: retention removed ${run.removed} finished request(s) (audit #${run.entryId})`);
       feed.publishRetention(run);
     },
+    onRetentionError: (error) => console.error("reqwatch: the retention failed:", error.message),
   });
   const sources = new SourceSet(sourceSpecs);
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -77,6 +78,9 @@ describe("reqwatch CLI with tracking off", () => {
     ]) {
       expect(runCli(args, { stateDir, env: off }), args.join(" ")).toEqual({ code: 0, stdout: "", stderr: OFF });
     }
+    // `npm start` runs the server without the CLI: it says the same and serves nothing.
+    const server = spawnSync(process.execPath, [path.resolve(__dirname, "../../dist/server.cjs"), "--port", "1"], { encoding: "utf8", env: { ...off, REQWATCH_STATE_DIR: stateDir } });
+    expect({ code: server.status, stdout: server.stdout, stderr: server.stderr }).toEqual({ code: 0, stdout: "", stderr: OFF });
     expect(treeSnapshot(path.dirname(stateDir))).toEqual(before);
 
     // A folder another program writes is not adopted: no marker is written.

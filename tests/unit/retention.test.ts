@@ -1,8 +1,12 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, tempForeignDir, tempParent } from "../helpers/stateDir";
+import { RETENTION_HOLDER } from "../../lib/actions/retention";
+import { processStartedAt } from "../../lib/process/liveness";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -104,6 +108,25 @@ describe("the monitor's retention", () => {
     expect(snapshot(stateDir)).toEqual(before);
   });
 
+  it("runs in one process at a time: while another live process holds the folder's retention, a run does nothing", async () => {
+    const { clock, tracker } = onClock();
+    finish(tracker, "x");
+    clock.at += 2 * DAY;
+    const other = spawn("sleep", ["30"]);
+    try {
+      const holder = { pid: other.pid!, host: os.hostname(), processStartedAt: processStartedAt(other.pid!) };
+      fs.writeFileSync(path.join(tracker.stateDir.storeDir, RETENTION_HOLDER), JSON.stringify(holder));
+      expect(await tracker.runRetention()).toBeNull();
+      expect(files(tracker)).toEqual(["x.json"]);
+    } finally {
+      other.kill("SIGKILL");
+      await new Promise((resolve) => other.once("exit", resolve));
+    }
+    // Its holder gone, the next run takes the folder's retention, and gives it back after.
+    expect(await tracker.runRetention()).toMatchObject({ removed: 1 });
+    expect(fs.existsSync(path.join(tracker.stateDir.storeDir, RETENTION_HOLDER))).toBe(false);
+  });
+
   it("runs with the monitor: now, then on its interval, and stops with it", async () => {
     const { clock, tracker } = onClock();
     finish(tracker, "x");
@@ -115,6 +138,16 @@ describe("the monitor's retention", () => {
     });
     expect(runs).toEqual([1]);
     expect(files(tracker)).toEqual([]);
+  });
+
+  it("stops quietly when the tracker closes before its first run got a turn", async () => {
+    // Nothing past it: the run goes straight to the archive's retention, which yields once.
+    const { tracker } = onClock();
+    const heard: string[] = [];
+    tracker.startMonitor({ onRetention: (run) => heard.push(`run ${run.removed}`), onRetentionError: (error) => heard.push(error.message), onError: (error) => heard.push(error.message) });
+    tracker.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(heard).toEqual([]);
   });
 });
 

@@ -66,6 +66,7 @@ export function registerMonitor(program: Command): void {
           keepAlive: true,
           onPass: report,
           onRetention: reportRetention,
+          onRetentionError: (error) => process.stderr.write(`reqwatch: the retention failed: ${error.message}\n`),
           onError: (error) => process.stderr.write(`reqwatch: monitor pass failed: ${error.message}\n`),
         });
         // A monitor runs for hours: if index.db is deleted or replaced meanwhile, it reopens (and,
