@@ -53,6 +53,9 @@ export interface RunOptions {
   onProgress?: (entry: EntryProgress & { matched: number }) => void;
   /** A pause after each step, so writers in other processes find the lock free between steps (the monitor's retention). */
   restMs?: number;
+  /** A cleanup's unlinks per hold of the writers' lock within a step, and the pause between holds (CleanupOptions). */
+  lockedPiece?: number;
+  pauseMs?: number;
   /**
    * Aborted when the tracker closes: the run stops between steps, writing nothing more (its entry
    * names the last step, as after a kill, and the next `closeInterrupted` settles it); it rejects with ActionStopped.
@@ -278,7 +281,7 @@ export class BulkActions implements Actions {
     const target = { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES, cutoff: matched.cutoff };
     return this.runOver(matched.ids, { kind: "cleanup", summary: describeAction(input), target }, options, (chunk, progress) => {
       // The dry run's cutoff: a request that reached it since (or changed) is skipped, not taken in.
-      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk });
+      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk, lockedPiece: options.lockedPiece, pauseMs: options.pauseMs });
       progress.changedIds.push(...report.ids);
       const skippedIds = new Set(report.skipped.map((s) => s.requestId));
       for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);

@@ -13,12 +13,15 @@ export type { RetentionRun };
 /** How often the monitor's retention looks for requests past it. */
 export const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
 /**
- * Requests per step, and the rest after each: a step holds the writers' lock for a few
- * milliseconds, and writers in other processes find it free between steps (`npm run bench`,
- * the retention group, measures their p99 during a run).
+ * Requests per step (one archive commit, one fsync of the folder), the requests unlinked per hold
+ * of the writers' lock within it and the pause between holds, and the rest after a step: few
+ * fsyncs beside the writers' and short holds (`npm run bench`, the retention group, measures a
+ * writer's p99 during a run).
  */
-export const RETENTION_STEP = 20;
-export const RETENTION_REST_MS = 40;
+export const RETENTION_STEP = 50;
+export const RETENTION_LOCKED_PIECE = 2;
+export const RETENTION_PAUSE_MS = 2;
+export const RETENTION_REST_MS = 300;
 /** Names the process running the retention of a folder: a dashboard and a `reqwatch monitor` on one folder take turns. */
 export const RETENTION_HOLDER = "retention.holder";
 /** Archived requests dropped per statement, the event loop free between. */
@@ -82,7 +85,7 @@ async function runHeld(ctx: TrackerContext, actions: Actions, archive: () => Arc
       if (preview.willChange > 0) {
         const entry = await actions.run(
           { kind: "cleanup", olderThanMs: ctx.options.retentionMs, preview: preview.previewId },
-          { by: "retention", chunkSize: RETENTION_STEP, restMs: RETENTION_REST_MS, signal },
+          { by: "retention", chunkSize: RETENTION_STEP, lockedPiece: RETENTION_LOCKED_PIECE, pauseMs: RETENTION_PAUSE_MS, restMs: RETENTION_REST_MS, signal },
         );
         Object.assign(run, { removed: entry.changed, skipped: entry.skipped, entryId: entry.id, error: entry.error });
       }

@@ -5,6 +5,7 @@ import { withWritersLock } from "../db/writeLock";
 import type { TrackerContext } from "../store/context";
 import { ReqwatchError, isReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
+import { isSameFile, type FileFingerprint } from "../fs/fingerprint";
 import { cleanupCandidates } from "../db/queries/cleanupCandidates";
 import { removeRequest } from "../db/upsertRequest";
 import { assertManaged } from "../store/ownership";
@@ -24,6 +25,12 @@ export interface CleanupOptions {
   ids?: readonly string[];
   /** Requests last updated at or before this time go (default: now less `olderThanMs`): a dry run's cutoff, fixed for its run. */
   cutoff?: number;
+  /**
+   * Requests unlinked per hold of the writers' lock (default: a whole batch), and a pause between
+   * two holds (the monitor's retention: writers in other processes wait for a short hold at most).
+   */
+  lockedPiece?: number;
+  pauseMs?: number;
 }
 
 export interface CleanupReport {
@@ -39,6 +46,7 @@ export interface CleanupReport {
 }
 
 const BATCH = 500;
+const pauser = new Int32Array(new SharedArrayBuffer(4));
 
 /** The second half of a cleanup, once the archive commit holds these requests: their files go (durably), then their index rows. Under the writers' lock. */
 function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void {
@@ -50,7 +58,9 @@ function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void 
 /**
  * Archive, then delete, the files of requests in `states` not updated for `olderThanMs`. Each
  * batch is committed to archive.db (fully synced) before any of its files is unlinked, so a crash
- * at any point leaves every request in the files, the archive, or both.
+ * at any point leaves every request in the files, the archive, or both. Only the unlinks and the
+ * index rows are under the writers' lock; a file rewritten after it was read and archived is
+ * kept, and its stale archived copy dropped.
  */
 export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: CleanupOptions): CleanupReport {
   const states = options.states ?? TERMINAL_STATES;
@@ -69,33 +79,57 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
   const archiveDb = archive();
   for (let start = 0; start < candidates.length; start += BATCH) {
     const batch = candidates.slice(start, start + BATCH);
-    withWritersLock(ctx.db, () => {
-      const going: RequestRecord[] = [];
-      for (const { id } of batch) {
-        let current: RequestRecord | null;
-        try {
-          current = readRequestFile(ctx.dir.requestFile(id), id)?.request ?? null;
-        } catch (error) {
-          if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
-          report.skipped.push({ requestId: id, reason: `unreadable: ${String(error.details?.reason ?? error.message)}` });
-          continue;
-        }
-        if (!current) {
-          removeRequest(ctx.db, id);
-          report.skipped.push({ requestId: id, reason: "the file was already gone" });
-        } else if (!states.includes(current.state) || current.lastUpdatedAt > cutoff) {
-          report.skipped.push({ requestId: id, reason: `changed since it matched (now ${current.state})` });
-        } else {
-          going.push(current);
-        }
+    const going: { request: RequestRecord; fingerprint: FileFingerprint }[] = [];
+    const gone: string[] = [];
+    for (const { id } of batch) {
+      let read: ReturnType<typeof readRequestFile>;
+      try {
+        read = readRequestFile(ctx.dir.requestFile(id), id);
+      } catch (error) {
+        if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+        report.skipped.push({ requestId: id, reason: `unreadable: ${String(error.details?.reason ?? error.message)}` });
+        continue;
       }
-      if (!going.length) return;
-      archiveRequests(archiveDb, going, ctx.now());
-      const ids = going.map((request) => request.requestId);
-      removeArchivedFiles(ctx, ids);
-      report.ids.push(...ids);
-      report.archived += going.length;
-    });
+      if (!read) {
+        gone.push(id);
+        report.skipped.push({ requestId: id, reason: "the file was already gone" });
+      } else if (!states.includes(read.request.state) || read.request.lastUpdatedAt > cutoff) {
+        report.skipped.push({ requestId: id, reason: `changed since it matched (now ${read.request.state})` });
+      } else {
+        going.push(read);
+      }
+    }
+    // The archive's commit (fully synced) comes first and outside the writers' lock: writers wait
+    // only for the unlinks and the index rows. A crash from here on leaves a request in both.
+    if (going.length) archiveRequests(archiveDb, going.map((g) => g.request), ctx.now());
+    const removed: string[] = [];
+    const changedSince: RequestRecord[] = [];
+    if (gone.length) withWritersLock(ctx.db, () => gone.forEach((id) => removeRequest(ctx.db, id)));
+    // The unlinks in pieces, each one hold of the lock, with a pause between for other processes' writers.
+    const piece = options.lockedPiece ?? going.length;
+    for (let at = 0; at < going.length; at += piece) {
+      if (at > 0 && options.pauseMs) Atomics.wait(pauser, 0, 0, options.pauseMs);
+      withWritersLock(ctx.db, () => {
+        for (const { request, fingerprint } of going.slice(at, at + piece)) {
+          const file = ctx.dir.requestFile(request.requestId);
+          // Written since it was read (every write renames a new file into place): the archived copy is stale.
+          if (!isSameFile(file, fingerprint)) {
+            changedSince.push(request);
+            continue;
+          }
+          fs.rmSync(file, { force: true });
+          removeRequest(ctx.db, request.requestId);
+          removed.push(request.requestId);
+        }
+      });
+    }
+    if (removed.length) fsyncDir(ctx.dir.requestsDir);
+    for (const request of changedSince) {
+      removeArchived(archiveDb, request.requestId);
+      report.skipped.push({ requestId: request.requestId, reason: "changed while it was archived" });
+    }
+    report.ids.push(...removed);
+    report.archived += removed.length;
   }
   return report;
 }

@@ -6,7 +6,7 @@ import { fsyncDir, replaceKeepingSpare, writeFileDurable, writeTempFile } from "
 import { upsertRequest } from "../db/upsertRequest";
 import { assertManaged } from "./ownership";
 import { withWritersLock } from "../db/writeLock";
-import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
+import { fingerprintOf, isSameFile } from "../fs/fingerprint";
 import { readRequestFile, serializeRequest } from "../files/requestFile";
 import type { RequestRecord } from "../model/requestFormat";
 import { redactRequest } from "../model/redaction";
@@ -71,18 +71,6 @@ export function commitChange(ctx: TrackerContext, requestId: string, decide: Dec
 
 const CONFLICT = Symbol("conflict");
 
-function sameFile(file: string, seen: FileFingerprint | null): boolean {
-  let now: FileFingerprint | null;
-  try {
-    now = fingerprintOf(fs.lstatSync(file));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    now = null;
-  }
-  if (!now || !seen) return now === seen;
-  return sameFingerprint(now, seen);
-}
-
 function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, decide: Decide, durable: boolean, guard?: (next: RequestRecord) => boolean): RequestRecord | null | typeof CONFLICT {
   const read = readRequestFile(file, requestId);
   const current = read?.request ?? null;
@@ -93,7 +81,7 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   let renamed = false;
   try {
     const won = withWritersLock(ctx.db, () => {
-      if (!sameFile(file, read?.fingerprint ?? null) || (guard && !guard(next))) return false;
+      if (!isSameFile(file, read?.fingerprint ?? null) || (guard && !guard(next))) return false;
       // Index first: if the rename fails, the rollback leaves both as they were.
       upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
       replaceKeepingSpare(temp.path, file);

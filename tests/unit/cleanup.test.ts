@@ -16,6 +16,30 @@ function seeded() {
 }
 
 describe("cleanup", () => {
+  it("keeps a request another writer rewrote after it was archived (outside the writers' lock), and drops the stale archived copy", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, anOldCompletedRequest("raced"));
+    writeRequestFile(stateDir, anOldCompletedRequest("quiet"));
+    const other = aTracker({ stateDir });
+    // The cleanup asks the clock twice: for its cutoff, then for the archive's timestamp, which is
+    // after it read the files and before it takes the lock. The other writer writes there.
+    let [armed, calls] = [false, 0];
+    const tracker = aTracker({
+      stateDir,
+      now: () => {
+        if (armed && ++calls === 2) other.update("raced", { fields: { output: "written during the cleanup" } });
+        return Date.now();
+      },
+    });
+    armed = true;
+    const report = tracker.cleanup();
+    expect(report.ids).toEqual(["quiet"]);
+    expect(report.skipped).toEqual([{ requestId: "raced", reason: "changed while it was archived" }]);
+    expect(tracker.get("raced")).toMatchObject({ output: "written during the cleanup" });
+    expect(() => tracker.restore("raced")).toThrow(/exists|not in the archive/);
+    expect(tracker.restore("quiet").requestId).toBe("quiet");
+  });
+
   it("in a dry run reports what would go and touches nothing", () => {
     const { stateDir, tracker } = seeded();
     const before = fs.readdirSync(`${stateDir}/requests`).sort();
