@@ -480,7 +480,8 @@ async function measureRetention() {
 
 /** A 4 KB prompt as an agent sends one: prose, a command, code, and two secrets (an OpenAI key and a database password in a URL). */
 function promptWithSecrets() {
-  const key = `sk-proj-${"Ab3_".repeat(18)}xy9-T3BlbkFJ${"Qz7-".repeat(18)}k2P_`;
+  // Real-shaped: 74 characters on each side of the marker, as secretlint's OpenAI rule expects.
+  const key = `sk-proj-${"Ab3_".repeat(18)}xy-T3BlbkFJ${"Qz7-".repeat(18)}k2`.replace("-T3", "T3");
   const paragraph =
     "The deploy failed after the migration step; the worker logged a timeout while it waited for the queue. " +
     "Check `npm run build && npm test`, then look at src/queue/worker.ts:142 where the retry count is read. " +

@@ -7,7 +7,7 @@ import { waitingText } from "@/lib/otel/waitingText";
 
 export const dynamic = "force-dynamic";
 
-const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const megabytes = (bytes: number) => (bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
 
 export default function HealthPage() {
   const tracker = getTracker();

@@ -75,6 +75,7 @@ export class FeedHub {
   private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
   private sources: SourceStatus[] = [];
   private indexing: IndexingProgress | null = null;
+  private retention: { finishedAt: number; removed: number } | null = null;
 
   constructor(
     private readonly tracker: Tracker,
@@ -108,6 +109,7 @@ export class FeedHub {
     send(formatEvent("stuck", this.stuck));
     if (this.sources.length) send(formatEvent("sources", { sources: this.sources, changed: [] }));
     if (this.indexing) send(formatEvent("indexing", { indexing: this.indexing, counts: this.tracker.countsByState() }));
+    if (this.retention) send(formatEvent("retention", this.retention));
     this.subscribers.add(subscriber);
     this.startTimers();
     return () => this.unsubscribe(subscriber);
@@ -145,9 +147,14 @@ export class FeedHub {
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
-  /** The `retention` event: a run of the retention ended (what the overview and the audit page say changed). */
+  /**
+   * The `retention` event: a run of the retention ended (what the overview and the audit page say
+   * changed). The latest is sent to each new subscriber too: a page rendered during the run (the
+   * one at the server's start, say) connects after it ended.
+   */
   publishRetention(run: { finishedAt: number; removed: number }): void {
-    const chunk = formatEvent("retention", { finishedAt: run.finishedAt, removed: run.removed });
+    this.retention = { finishedAt: run.finishedAt, removed: run.removed };
+    const chunk = formatEvent("retention", this.retention);
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 

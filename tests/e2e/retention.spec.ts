@@ -17,8 +17,8 @@ test("the monitor's retention removes what is past it; the overview says when an
   expect(fs.existsSync(`${stateDir}/requests/recent.json`)).toBe(true);
 
   await page.getByRole("link", { name: "Health" }).click();
-  await expect(page.locator("dt:text-is('Request files') + dd")).toHaveText(/^\d+\.\d MB$/);
-  await expect(page.locator("dt:text-is('Archive size') + dd")).toHaveText(/^\d+\.\d MB \(cleaned-up requests and the audit log\)$/);
+  await expect(page.locator("dt:text-is('Request files') + dd")).toHaveText(/^\d+ KB$/);
+  await expect(page.locator("dt:text-is('Archive size') + dd")).toHaveText(/^\d+ KB \(cleaned-up requests and the audit log\)$/);
   const retention = page.getByRole("definition").and(page.locator("dl[aria-label='Retention'] dd"));
   await expect(retention.nth(0)).toHaveText("finished ones archived and removed 1d after their last update, every 10m");
   await expect(retention.nth(2)).toHaveText(/ago: removed 3, skipped 0, archive dropped 0$/);
