@@ -187,8 +187,8 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
       archived: 0,
       skipped: [],
     }),
-    restore: (requestId) => {
-      throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive: tracking is off, nothing is archived.`);
+    restore: () => {
+      throw offError("Restoring a request");
     },
 
     // Nothing is ever queued for this tracker: a worker loop finds no work and idles.

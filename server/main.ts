@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { dashboardListener } from "../lib/dashboard/dashboardListener";
 import { closeRuntime, getRuntime } from "../lib/dashboard/runtime";
 import { trackingEnabled } from "../lib/store/options";
+import { isReqwatchError } from "../lib/model/errors";
 import { noteTrackingOff } from "../lib/disabledTracker";
 
 const USAGE = "Usage: node dist/server.cjs --hostname HOST --port N [--dev]";
@@ -91,6 +92,11 @@ async function main(): Promise<void> {
     }
     if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite} and restart the dashboard.`);
   } catch (error) {
+    // A setting that is wrong stays wrong: say so and stop, rather than serve pages that fail.
+    if (isReqwatchError(error, "BAD_INPUT")) {
+      console.error(`reqwatch: ${error.message}`);
+      process.exit(2);
+    }
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);
   }

@@ -87,14 +87,18 @@ export default function HealthPage() {
           <dl className="fields" aria-label="Retention">
             <dt>Requests</dt>
             <dd>{!retention.active ? `off: ${retention.inactiveReason}` : retention.retentionMs === null ? "kept (REQWATCH_RETENTION=off)" : `finished ones archived and removed ${formatDuration(retention.retentionMs)} after their last update, every ${formatDuration(retention.intervalMs)}`}</dd>
-            <dt>Archive</dt>
-            <dd>{retention.archiveRetentionMs === null ? "kept forever (REQWATCH_ARCHIVE_RETENTION=off)" : `kept ${formatDuration(retention.archiveRetentionMs)}, with the audit log`}</dd>
-            <dt>Last run</dt>
-            <dd>
-              {retention.latest
-                ? `${formatAgo(retention.latest.finishedAt, now)}: ${retention.latest.error ? `failed: ${retention.latest.error}` : `removed ${retention.latest.removed.toLocaleString()}, skipped ${retention.latest.skipped}, archive dropped ${retention.latest.archiveDropped.toLocaleString()}`}`
-                : "not yet"}
-            </dd>
+            {retention.active && (
+              <>
+                <dt>Archive</dt>
+                <dd>{retention.archiveRetentionMs === null ? "kept forever (REQWATCH_ARCHIVE_RETENTION=off)" : `kept ${formatDuration(retention.archiveRetentionMs)}, with the audit log`}</dd>
+                <dt>Last run</dt>
+                <dd>
+                  {retention.latest
+                    ? `${formatAgo(retention.latest.finishedAt, now)}: ${retention.latest.error ? `failed: ${retention.latest.error}` : `removed ${retention.latest.removed.toLocaleString()}, skipped ${retention.latest.skipped}, archive dropped ${retention.latest.archiveDropped.toLocaleString()}`}`
+                    : "not yet"}
+                </dd>
+              </>
+            )}
           </dl>
           <h2>OpenTelemetry export</h2>
           {health.otel ? (

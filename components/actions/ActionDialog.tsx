@@ -64,7 +64,8 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
           <p>
             <strong>Dry run:</strong> {preview.data.willChange} of {preview.data.matched} matching request{preview.data.matched === 1 ? "" : "s"} would{" "}
             {outcome}
-            {preview.data.willChange > 0 && ` (${describeStates(preview.data.byState)})`}.
+            {/* An undo's dry run counts no states: its requests are in the archive. */}
+            {preview.data.willChange > 0 && Object.keys(preview.data.byState).length > 0 && ` (${describeStates(preview.data.byState)})`}.
           </p>
           {preview.data.firstIds.length > 0 && (
             <p className="muted">

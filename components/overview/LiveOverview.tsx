@@ -126,16 +126,17 @@ export function LiveRetention({ initial }: { initial: OverviewView }) {
         (<Link prefetch={false} href="/audit">audit #{run.entryId}</Link>, undoable)
       </>
     );
+  const archiveKeeps = retention.archiveRetentionMs === null ? "forever" : formatDuration(retention.archiveRetentionMs);
   return (
     <p className="muted" aria-label="Retention">
-      Retention: finished requests go{" "}
-      {retention.retentionMs === null ? "never (REQWATCH_RETENTION=off)" : `${formatDuration(retention.retentionMs)} after their last update`}, into the archive, which keeps them{" "}
-      {retention.archiveRetentionMs === null ? "forever" : formatDuration(retention.archiveRetentionMs)}.{" "}
+      {retention.retentionMs === null
+        ? `Retention: finished requests are kept (REQWATCH_RETENTION=off); the archive keeps what a cleanup puts there ${archiveKeeps}. `
+        : `Retention: finished requests go ${formatDuration(retention.retentionMs)} after their last update, into the archive, which keeps them ${archiveKeeps}. `}
       {latest ? (
         <>
-          Last ran <TimeAgo at={latest.finishedAt} />: {latest.error ? `failed: ${latest.error}` : latest.removed ? removedText(latest.removed) : "nothing past it"}
+          Last ran <TimeAgo at={latest.finishedAt} />: {latest.error ? `failed: ${latest.error}` : latest.removed ? removedText(latest.removed) : retention.retentionMs === null ? "the archive's retention" : "nothing past it"}
           {latest.removed > 0 && entryLink(latest)}
-          {latest.archiveDropped > 0 && `; the archive dropped ${latest.archiveDropped.toLocaleString()}`}.
+          {!latest.error && (latest.archiveDropped > 0 ? `; the archive dropped ${latest.archiveDropped.toLocaleString()}` : retention.retentionMs === null ? ", nothing past it" : "")}.
           {lastRemoval && lastRemoval !== latest && lastRemoval.finishedAt !== latest.finishedAt && (
             <>
               {" "}

@@ -33,6 +33,7 @@ test("the monitor's retention removes what is past it; the overview says when an
   await expect(entry.getByRole("list", { name: "Changed requests" }).getByRole("link")).toHaveText(["old-1", "old-2", "old-3"]);
   await entry.getByRole("button", { name: /Undo/ }).click();
   const undo = page.getByRole("dialog");
+  await expect(undo.getByRole("region", { name: "Dry run" })).toContainText("Dry run: 3 of 3 matching requests would be restored from the archive.");
   await undo.getByRole("button", { name: "Restore 3" }).click();
   await expect(undo.getByRole("status")).toContainText("Done: 3 changed, 0 skipped.");
   for (const id of ["old-1", "old-2", "old-3"]) expect(fs.existsSync(`${stateDir}/requests/${id}.json`)).toBe(true);

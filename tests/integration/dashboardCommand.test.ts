@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { it } from "vitest";
+import { expect, it } from "vitest";
 import { childEnv, eventually, freePort, waitForExit } from "../helpers/processes";
 import { tempStateDir } from "../helpers/stateDir";
 
@@ -16,4 +16,19 @@ it("reqwatch dashboard: when the command's process dies, even by SIGKILL, its se
   await waitForExit(command);
   // The server noticed its channel to the command close, and stopped listening.
   await eventually(async () => ((await fetch(url).catch(() => null)) === null ? true : undefined), 10_000, 100);
+}, 90_000);
+
+it("reqwatch dashboard with a setting that is wrong says which and exits 2, serving no pages that fail", async () => {
+  for (const [variable, value, says] of [
+    ["REQWATCH_RETENTION", "bogus", 'Invalid REQWATCH_RETENTION: "bogus"'],
+    ["REQWATCH_REDACT_RAW", "nope", 'REQWATCH_REDACT_RAW: unknown field "nope"'],
+  ]) {
+    const port = await freePort();
+    const command = spawn(process.execPath, [BIN, "dashboard", "--port", String(port)], { env: { ...childEnv(), REQWATCH_STATE_DIR: tempStateDir(), [variable!]: value }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    command.stderr!.on("data", (chunk) => (stderr += chunk));
+    const code = await new Promise((resolve) => command.once("exit", resolve));
+    expect({ code, says: stderr.includes(says!) }, stderr).toEqual({ code: 2, says: true });
+    expect(await fetch(`http://127.0.0.1:${port}/`).catch(() => null)).toBeNull();
+  }
 }, 90_000);

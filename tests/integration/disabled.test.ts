@@ -76,6 +76,8 @@ describe("tracking off: the library", () => {
     expect(tracker.cleanup()).toMatchObject({ matched: 0, archived: 0 });
     expect(tracker.recover().scanned).toBe(0);
     expect(tracker.options.enabled).toBe(false);
+    // What cannot be faked is refused, as the README says: nothing was done.
+    for (const refused of [() => tracker.pause("gateway"), () => tracker.restore("done")]) expect(refused).toThrow(expect.objectContaining({ code: "READ_ONLY" }));
     tracker.close();
 
     expect(treeSnapshot(path.dirname(stateDir))).toEqual(before);

@@ -6,9 +6,14 @@ import { stopIfTrackingOff, trackerFor } from "../context";
 import { printJson, printLine } from "../output";
 import { duration } from "../parse";
 
-function describeRetention(run: RetentionRun): string {
+function describeRetention(run: RetentionRun, retentionMs: number | null): string {
   if (run.error) return `${new Date(run.finishedAt).toISOString()}  retention failed: ${run.error}`;
-  const removed = run.removed ? `removed ${run.removed} finished request(s) (audit #${run.entryId}; \`reqwatch restore <id>\` or the audit page's undo brings them back)` : "nothing past it";
+  const removed =
+    retentionMs === null
+      ? "requests kept (REQWATCH_RETENTION=off)"
+      : run.removed
+        ? `removed ${run.removed} finished request(s) (audit #${run.entryId}; \`reqwatch restore <id>\` or the audit page's undo brings them back)`
+        : "nothing past it";
   return `${new Date(run.finishedAt).toISOString()}  retention: ${removed}${run.archiveDropped ? `; the archive dropped ${run.archiveDropped}` : ""}`;
 }
 
@@ -34,6 +39,9 @@ export function registerMonitor(program: Command): void {
     .action(async (options, command: Command) => {
       stopIfTrackingOff();
       const tracker = trackerFor(command, options.interval ? { monitorIntervalMs: options.interval } : {});
+      // Files other programs wrote (or a person copied in) are judged too: the index catches up with
+      // the folder first (a reconciliation), and a long-running monitor follows it as the dashboard does.
+      const ingest = tracker.startIngest({ onError: (error) => process.stderr.write(`reqwatch: following the folder failed: ${(error as Error).message}\n`) });
       const report = (pass: MonitorPass) => {
         if (options.json) return process.stdout.write(`${JSON.stringify(pass)}\n`);
         printLine(describePass(pass));
@@ -41,7 +49,7 @@ export function registerMonitor(program: Command): void {
       };
       const reportRetention = (run: RetentionRun) => {
         if (options.json) process.stdout.write(`${JSON.stringify({ retention: run })}\n`);
-        else printLine(describeRetention(run));
+        else printLine(describeRetention(run, tracker.options.retentionMs));
       };
       if (options.once) {
         try {
@@ -53,6 +61,7 @@ export function registerMonitor(program: Command): void {
             if (run) reportRetention(run);
           }
         } finally {
+          ingest.stop();
           tracker.close();
         }
         return;
