@@ -102,15 +102,22 @@ describe("reqwatch monitor when the index is lost", () => {
     let stderr = "";
     monitor.stdout.on("data", (chunk) => (stdout += chunk));
     monitor.stderr.on("data", (chunk) => (stderr += chunk));
-    const passes = () => stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { stuck: { requestId: string }[] });
+    // Passes only: the retention's runs are lines of their own (`{"retention": ...}`).
+    const passes = () =>
+      stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { stuck?: { requestId: string }[] })
+        .filter((line): line is { stuck: { requestId: string }[] } => line.stuck !== undefined);
     try {
       await expect.poll(() => passes().length, { timeout: 10_000 }).toBeGreaterThan(0);
       removeIndex(stateDir);
-      // Written after the index was lost: only a monitor that rebuilt its index from the files sees it.
+      // Written after the index was lost: the monitor follows the folder, and its guard reopens the index rebuilt from the files.
       const hourAgo = Date.now() - 3_600_000;
       writeRequestFile(stateDir, aRequest({ requestId: "left-waiting", state: "queued", createdAt: hourAgo, lastUpdatedAt: hourAgo, queuedAt: hourAgo }));
       await expect.poll(() => passes().at(-1)?.stuck.map((stuck) => stuck.requestId), { timeout: 10_000 }).toEqual(["left-waiting"]);
-      expect(stderr).toContain("index.db was deleted; the index was reopened from the files.");
+      await expect.poll(() => stderr, { timeout: 10_000 }).toContain("index.db was deleted; the index was reopened from the files.");
+      await expect.poll(() => passes().at(-1)?.stuck.map((stuck) => stuck.requestId), { timeout: 10_000 }).toEqual(["left-waiting"]);
       expect(fs.existsSync(path.join(stateDir, "index.db"))).toBe(true);
     } finally {
       monitor.kill("SIGTERM");
