@@ -21,7 +21,7 @@ export const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
 export const RETENTION_STEP = 50;
 export const RETENTION_LOCKED_PIECE = 2;
 export const RETENTION_PAUSE_MS = 2;
-export const RETENTION_REST_MS = 300;
+export const RETENTION_REST_MS = 600;
 /** Names the process running the retention of a folder: a dashboard and a `reqwatch monitor` on one folder take turns. */
 export const RETENTION_HOLDER = "retention.holder";
 /** Archived requests dropped per statement, the event loop free between. */
