@@ -6,6 +6,7 @@ import type { TrackerContext } from "../store/context";
 import { ReqwatchError, isReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
 import { isSameFile, type FileFingerprint } from "../fs/fingerprint";
+import { sleepSync } from "../process/sleepSync";
 import { cleanupCandidates } from "../db/queries/cleanupCandidates";
 import { removeRequest } from "../db/upsertRequest";
 import { assertManaged } from "../store/ownership";
@@ -46,7 +47,6 @@ export interface CleanupReport {
 }
 
 const BATCH = 500;
-const pauser = new Int32Array(new SharedArrayBuffer(4));
 
 /** The second half of a cleanup, once the archive commit holds these requests: their files go (durably), then their index rows. Under the writers' lock. */
 function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void {
@@ -108,7 +108,7 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
     // The unlinks in pieces, each one hold of the lock, with a pause between for other processes' writers.
     const piece = options.lockedPiece ?? going.length;
     for (let at = 0; at < going.length; at += piece) {
-      if (at > 0 && options.pauseMs) Atomics.wait(pauser, 0, 0, options.pauseMs);
+      if (at > 0 && options.pauseMs) sleepSync(options.pauseMs);
       withWritersLock(ctx.db, () => {
         for (const { request, fingerprint } of going.slice(at, at + piece)) {
           const file = ctx.dir.requestFile(request.requestId);

@@ -22,6 +22,17 @@ export function openArchive(file: string): ArchiveDb {
       doc TEXT NOT NULL
     );
     CREATE INDEX IF NOT EXISTS archived_by_time ON archived_requests (archived_at);
+    -- The monitor's retention runs (lib/db/retentionRuns.ts).
+    CREATE TABLE IF NOT EXISTS retention_runs (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      started_at INTEGER NOT NULL,
+      finished_at INTEGER NOT NULL,
+      removed INTEGER NOT NULL,
+      skipped INTEGER NOT NULL,
+      entry_id INTEGER,
+      archive_dropped INTEGER NOT NULL,
+      error TEXT
+    );
   `);
   return db;
 }

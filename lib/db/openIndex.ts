@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { ReqwatchError } from "../model/errors";
+import { sleepSync } from "../process/sleepSync";
 import { DROP_COUNTING_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, RECOUNT } from "./ddl";
 import { statement } from "./statements";
 
@@ -69,7 +70,6 @@ function createIndexFile(file: string): void {
   for (const suffix of ["-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
 }
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 function waitWhileBeingCreated(file: string): void {
   const deadline = Date.now() + LOCK_TIMEOUT_MS;
@@ -77,7 +77,7 @@ function waitWhileBeingCreated(file: string): void {
     const stat = fs.statSync(file, { throwIfNoEntry: false });
     // Empty and young: its creator is between creating and writing it (an old empty one was left by a crash).
     if (!stat || stat.size > 0 || Date.now() - stat.mtimeMs > LOCK_TIMEOUT_MS || Date.now() > deadline) return;
-    Atomics.wait(sleeper, 0, 0, 5);
+    sleepSync(5);
   }
 }
 
@@ -90,7 +90,7 @@ function retryBusy<T>(fn: () => T): T {
     } catch (error) {
       if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
     }
-    Atomics.wait(sleeper, 0, 0, 5);
+    sleepSync(5);
   }
 }
 

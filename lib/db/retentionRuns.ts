@@ -1,6 +1,6 @@
 import type { ArchiveDb } from "./archive";
 
-/** One run of the monitor's retention (lib/cleanup/retention.ts), as the overview shows the latest. */
+/** One run of the monitor's retention (lib/actions/retention.ts), as the overview shows the latest. */
 export interface RetentionRun {
   startedAt: number;
   finishedAt: number;
@@ -16,27 +16,13 @@ export interface RetentionRun {
 }
 
 /**
- * Runs are kept beside the audit log in archive.db, so any process's run is seen by every
+ * Runs are kept in archive.db (its table is made with the archive's, in openArchive), so any process's run is seen by every
  * dashboard: those that removed something until the archive's retention drops them, the latest
  * of the others only.
  */
 const EMPTY_KEPT = 20;
 
-export function ensureRetentionTable(db: ArchiveDb): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS retention_runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    started_at INTEGER NOT NULL,
-    finished_at INTEGER NOT NULL,
-    removed INTEGER NOT NULL,
-    skipped INTEGER NOT NULL,
-    entry_id INTEGER,
-    archive_dropped INTEGER NOT NULL,
-    error TEXT
-  )`);
-}
-
 export function recordRetentionRun(db: ArchiveDb, run: RetentionRun): void {
-  ensureRetentionTable(db);
   db.transaction(() => {
     db.prepare("INSERT INTO retention_runs (started_at, finished_at, removed, skipped, entry_id, archive_dropped, error) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
       run.startedAt,
@@ -63,7 +49,6 @@ interface RunRow {
 
 /** The latest run, and the latest that removed something (null when none). */
 export function latestRetentionRuns(db: ArchiveDb): { latest: RetentionRun | null; lastRemoval: RetentionRun | null } {
-  ensureRetentionTable(db);
   const toRun = (row: RunRow | undefined): RetentionRun | null =>
     row ? { startedAt: row.started_at, finishedAt: row.finished_at, removed: row.removed, skipped: row.skipped, entryId: row.entry_id, archiveDropped: row.archive_dropped, error: row.error } : null;
   return {
@@ -74,6 +59,5 @@ export function latestRetentionRuns(db: ArchiveDb): { latest: RetentionRun | nul
 
 /** Drop runs that finished before `before` (the archive's retention). */
 export function pruneRetentionRuns(db: ArchiveDb, before: number): number {
-  ensureRetentionTable(db);
   return db.prepare("DELETE FROM retention_runs WHERE finished_at < ?").run(before).changes;
 }

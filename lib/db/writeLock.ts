@@ -1,9 +1,9 @@
 import { asReqwatchError } from "../model/errors";
+import { sleepSync } from "../process/sleepSync";
 import { LOCK_TIMEOUT_MS, type IndexDb } from "./openIndex";
 import { statement } from "./statements";
 
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 function isBusy(error: unknown): boolean {
   return (error as { code?: string }).code === "SQLITE_BUSY";
@@ -55,7 +55,7 @@ function acquire(db: IndexDb): void {
       } catch (error) {
         if (!isBusy(error) || performance.now() >= deadline) throw error;
       }
-      Atomics.wait(sleeper, 0, 0, wait);
+      sleepSync(wait);
     }
   });
 }
