@@ -13,15 +13,35 @@ export function freePort() {
   });
 }
 
-/** Start the server and wait until it answers (polled every `pollMs`). */
+/**
+ * Start the server and wait until it answers (GET /api/health, polled every `pollMs`), or, with
+ * `pollMs` null, until it prints the line a person starting it waits for ("dashboard on http://..."),
+ * which is when it listens: no request of the bench's own is in the server's way.
+ */
 export async function startServer(ROOT, stateDir, env = {}, nodeArgs = [], pollMs = 100) {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: ROOT,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env, REQWATCH_STATE_DIR: stateDir },
-    stdio: "ignore",
+    stdio: ["ignore", pollMs === null ? "pipe" : "ignore", "ignore"],
   });
   const url = `http://127.0.0.1:${port}`;
+  const stop = () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGTERM"); });
+  if (pollMs === null) {
+    await new Promise((resolve, reject) => {
+      let printed = "";
+      const timer = setTimeout(() => reject(new Error("the server did not start")), 60_000);
+      child.once("exit", (code) => reject(new Error(`the server exited (${code})`)));
+      child.stdout.on("data", (chunk) => {
+        printed += chunk;
+        if (printed.includes(`dashboard on ${url}/`)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    return { url, child, stop };
+  }
   for (let i = 0; ; i++) {
     try {
       if ((await fetch(`${url}/api/health`)).ok) break;
@@ -29,5 +49,5 @@ export async function startServer(ROOT, stateDir, env = {}, nodeArgs = [], pollM
     if (i * pollMs > 60_000) throw new Error("the server did not start");
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
-  return { url, child, stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGTERM"); }) };
+  return { url, child, stop };
 }

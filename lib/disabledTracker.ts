@@ -253,6 +253,7 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     pendingWaits: () => [...waiting.values()].reduce((n, waiters) => n + waiters.size, 0),
 
     startIngest: () => ({
+      caughtUp: null,
       status: () => ({
         mode: "watching",
         watcherError: null,

@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace } from "./actions/queuePause";
@@ -48,7 +47,7 @@ import { feedHead, feedLastSeq, readChanges, requestsChangedSince } from "./db/c
 import { ingestRequests } from "./recovery/reconcile";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
-import { ensureStateDir } from "./files/stateDir";
+import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./files/stateDir";
 import { assertManaged, openStateDir } from "./store/ownership";
 import { applyChange, newRequest, type Change } from "./model/transition";
 import { openDisabledTracker } from "./disabledTracker";
@@ -77,26 +76,6 @@ type WorkerResult = Parameters<Tracker["recordResult"]>[2];
 function redactResult(redaction: Redaction, result: WorkerResult): WorkerResult {
   if (result.outcome === "failed") return { ...result, error: redactField(redaction, "error", result.error) };
   return result.fields ? { ...result, fields: redactRequestFields(redaction, result.fields) } : result;
-}
-
-/** Fewer files than this are indexed at open even with `rebuild: "in-background"`: it takes a fraction of a second. */
-const BACKGROUND_REBUILD_FROM = 2000;
-
-/** Whether a folder holds at least `n` entries, read no further than that. */
-function holdsAtLeast(folder: string, n: number): boolean {
-  let dir: fs.Dir;
-  try {
-    dir = fs.opendirSync(folder);
-  } catch {
-    return false;
-  }
-  try {
-    let seen = 0;
-    while (seen < n && dir.readSync()) seen++;
-    return seen >= n;
-  } finally {
-    dir.closeSync();
-  }
 }
 
 /**
@@ -130,7 +109,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
    * `withRecovery`; only recovery changes states (times out hung requests).
    */
   function catchUp(withRecovery: boolean, when: "at-open" | "in-background" = "at-open"): RecoveryReport | null {
-    if (opened.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_REBUILD_FROM)) {
+    if (opened.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) {
       ctx.indexing = { done: 0, total: 0, startedAt: ctx.now() };
       return null;
     }
@@ -347,7 +326,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       const loop = startMonitorLoop(() => monitorPass(ctx), { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
       const retention =
         withRetention && retentionInactiveReason(ctx) === null
-          ? startRetentionLoop(() => runRetention(ctx, actions, archive, stopping.signal), { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, onRun: onRetention, onError: onRetentionError })
+          ? startRetentionLoop(() => runRetention(ctx, actions, archive, stopping.signal), { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, startAfter: loopOptions.startAfter, onRun: onRetention, onError: onRetentionError })
           : null;
       const handle: MonitorWithRetention = {
         ...loop,
@@ -382,6 +361,7 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     startIngest(options) {
       let current = startIngest(ctx, sessions, options);
       const handle: IngestHandle = {
+        caughtUp: current.caughtUp,
         status: () => current.status(),
         flush: () => current.flush(),
         stop() {

@@ -12,13 +12,15 @@ import type { RequestQuery } from "@/lib/model/requestQuery";
 export const getTracker = () => getRuntime().tracker;
 /** The one fan-out of the change feed to every browser's event stream. */
 export const getFeedHub = () => getRuntime().feed;
-export const getRecoveryNotice = () => getRuntime().recoveryNotice;
+export const getRecoveryNotice = () => getRuntime().recoveryNotice();
 export const getActionToken = () => getRuntime().actionToken;
 /** What the monitor's latest pass found stuck: table rows show its reasons. */
 export const getLastStuck = () => getRuntime().lastStuck();
 export const getHealth = () => getRuntime().health();
 /** How far indexing the folder is (a first open), null when the index is complete. */
 export const getIndexing = () => getRuntime().indexing();
+/** While the index fills, until its first batch (the newest requests) is in, so a page shows them; at once otherwise. */
+export const untilFirstBatch = () => getRuntime().firstBatch();
 /** The queues (a GROUP BY over queued and processing rows), once per page render: the header and the overview both show them. */
 export const getQueues = cache(() => queuesView(getRuntime().tracker));
 /** Other programs' queues the dashboard reads (--source), as of their latest look. */

@@ -1,4 +1,4 @@
-import { getSources, getTableView, getTracker } from "@/app/_routes/runtime";
+import { getSources, getTableView, getTracker, untilFirstBatch } from "@/app/_routes/runtime";
 import { RequestsExplorer } from "@/components/requests/RequestsExplorer";
 import { isReqwatchError } from "@/lib/model/errors";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
@@ -17,6 +17,8 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
     if (!isReqwatchError(error)) throw error;
     problem = error.message;
   }
+  // While a big folder's index fills: until the newest requests are in, so the first page is the final one.
+  await untilFirstBatch();
   const tracker = getTracker();
   let view;
   try {

@@ -128,7 +128,10 @@ export interface RetentionHandle {
  * Run the retention now and every `intervalMs` in a long-lived process (started with the
  * monitor). One run at a time; a failed run is recorded with its error and the loop goes on.
  */
-export function startRetentionLoop(run: () => Promise<RetentionRun | null>, options: { intervalMs: number; keepAlive?: boolean; onRun?: (run: RetentionRun) => void; onError?: (error: Error) => void }): RetentionHandle {
+export function startRetentionLoop(
+  run: () => Promise<RetentionRun | null>,
+  options: { intervalMs: number; keepAlive?: boolean; startAfter?: Promise<unknown>; onRun?: (run: RetentionRun) => void; onError?: (error: Error) => void },
+): RetentionHandle {
   let current: Promise<RetentionRun | null> | null = null;
   const runNow = (): Promise<RetentionRun | null> =>
     (current ??= run()
@@ -143,8 +146,21 @@ export function startRetentionLoop(run: () => Promise<RetentionRun | null>, opti
       .finally(() => {
         current = null;
       }));
-  void runNow();
-  const timer = setInterval(() => void runNow(), options.intervalMs);
-  if (!options.keepAlive) timer.unref();
-  return { runNow, stop: () => clearInterval(timer) };
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const begin = () => {
+    if (stopped) return;
+    void runNow();
+    timer = setInterval(() => void runNow(), options.intervalMs);
+    if (!options.keepAlive) timer.unref();
+  };
+  if (options.startAfter) void options.startAfter.then(begin, begin);
+  else begin();
+  return {
+    runNow,
+    stop: () => {
+      stopped = true;
+      if (timer) clearInterval(timer);
+    },
+  };
 }

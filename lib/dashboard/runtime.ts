@@ -34,8 +34,8 @@ export interface Runtime {
   readonly sources: SourceSet;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   readonly actionToken: string;
-  /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null: the overview's notice. */
-  readonly recoveryNotice: RecoveryNotice | null;
+  /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null (also before that pass): the overview's notice. */
+  recoveryNotice(): RecoveryNotice | null;
   /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
   lastStuck(): StuckRequest[];
   /** The Health page's figures: the state directory, the index, the ingest, the monitor, the guard, and the OpenTelemetry export when it runs. */
@@ -48,12 +48,20 @@ export interface Runtime {
   attachExport(exporter: { status(): OtelExportStatus; stop(): Promise<void> }): void;
   /** How far indexing the folder is while the server answers (a first open, a lost index); null when the index is complete. */
   indexing(): IndexingProgress | null;
+  /**
+   * Settles once the index holds its first batch while it fills (the newest files: a page rendered
+   * then shows the final first page), at once when it is complete, and after FIRST_BATCH_WAIT_MS at most.
+   */
+  firstBatch(): Promise<void>;
   /** Stop the monitor, the watchers, the guard and the export, and close the index. */
   close(): void;
 }
 
 /** How often the browsers hear how far indexing is (and refetch what they show). */
 const INDEXING_EVERY_MS = 500;
+/** The longest a page waits for the index's first batch; then it shows what there is and the browser follows the indexing. */
+const FIRST_BATCH_WAIT_MS = 2000;
+const FIRST_BATCH_POLL_MS = 20;
 
 /**
  * Open the runtime on a state directory (the options default to the environment's, as for
@@ -70,13 +78,31 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   // Actions a killed server left half done say so in the audit log.
   if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
-  // starts with a reconciliation, so the monitor's first pass sees the folder as it is now, not as
-  // an index kept from an earlier run left it.
-  const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch: ingest failed:", error) });
+  // starts with a catch-up with the folder, in the background on a big one so the server answers at
+  // once (from the index an earlier run kept, until then); the monitor's first pass waits for it, so
+  // it sees the folder as it is now.
+  const ingest = tracker.startIngest({ catchUp: "in-background", onError: (error) => console.error("reqwatch: ingest failed:", error) });
   const feed = new FeedHub(tracker);
-  const processingAtStart = tracker.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
+  let closed = false;
+  let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
+  const indexed = tracker.indexing() ? indexInBackground(tracker, feed, () => closed) : null;
+  if (!indexed) fillTextIndex(tracker, () => closed);
+  // The monitor's first pass (and the retention's first run) see the whole folder as it is now:
+  // after the index is filled (a first open) and caught up with (a restart on a big folder).
+  let processingAtStart: string[] = [];
+  const listProcessing = () => {
+    processingAtStart = tracker.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
+  };
+  const current = indexed || ingest.caughtUp ? Promise.all([indexed, ingest.caughtUp]).then(listProcessing) : null;
+  if (!current) listProcessing();
+  let notice: RecoveryNotice | null = null;
+  let passes = 0;
   const monitor = tracker.startMonitor({
-    onPass: (pass) => feed.publishStuck(pass.stuck, pass.at),
+    ...(current && { startAfter: current }),
+    onPass: (pass) => {
+      if (passes++ === 0) notice = recoveryNotice(tracker, tracker.openReport, processingAtStart);
+      feed.publishStuck(pass.stuck, pass.at);
+    },
     onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
     onRetention: (run) => {
       if (run.error) console.error(`reqwatch: retention failed: ${run.error}`);
@@ -87,31 +113,6 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   });
   const sources = new SourceSet(sourceSpecs);
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
-  let closed = false;
-  let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
-  if (tracker.indexing()) {
-    // Every browser refetches what it shows as the index fills (at most twice a second), and once more when it is complete.
-    const progress = setInterval(() => feed.publishIndexing(tracker.indexing()), INDEXING_EVERY_MS);
-    progress.unref();
-    void tracker
-      .rebuildIndex()
-      .then((report) => {
-        if (!report) return;
-        console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
-        // The stuck badge and reasons as of the whole folder now, not at the next interval.
-        monitor.passNow();
-        fillTextIndex(tracker, () => closed);
-      })
-      .catch((error: Error) => {
-        if (!closed) console.error("reqwatch: indexing the folder failed (the next start tries again):", error.message);
-      })
-      .finally(() => {
-        clearInterval(progress);
-        if (!closed) feed.publishIndexing(null);
-      });
-  } else {
-    fillTextIndex(tracker, () => closed);
-  }
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({
     onReopened: (cause) => {
@@ -131,9 +132,15 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     feed,
     sources,
     actionToken: randomBytes(32).toString("base64url"),
-    recoveryNotice: recoveryNotice(tracker, tracker.openReport, processingAtStart),
+    recoveryNotice: () => notice,
     lastStuck: () => monitor.lastPass()?.stuck ?? [],
     indexing: () => tracker.indexing(),
+    async firstBatch() {
+      const until = performance.now() + FIRST_BATCH_WAIT_MS;
+      for (let progress = tracker.indexing(); progress && progress.done === 0 && performance.now() < until; progress = tracker.indexing()) {
+        await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
+      }
+    },
     health: () => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null }),
     attachExport(handle) {
       if (closed) void handle.stop();
@@ -150,6 +157,30 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
       tracker.close();
     },
   };
+}
+
+/**
+ * The index's rebuild on its own thread while the server answers (a first open, a lost index), with
+ * its progress sent to every browser; settles when it ends, however it ends.
+ */
+function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolean): Promise<void> {
+  // Every browser refetches what it shows as the index fills (at most twice a second), and once more when it is complete.
+  const progress = setInterval(() => feed.publishIndexing(tracker.indexing()), INDEXING_EVERY_MS);
+  progress.unref();
+  return tracker
+    .rebuildIndex()
+    .then((report) => {
+      if (!report) return;
+      console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
+      fillTextIndex(tracker, closed);
+    })
+    .catch((error: Error) => {
+      if (!closed()) console.error("reqwatch: indexing the folder failed (the next start tries again):", error.message);
+    })
+    .finally(() => {
+      clearInterval(progress);
+      if (!closed()) feed.publishIndexing(null);
+    });
 }
 
 /** After a rebuild, fill the search index in small steps, leaving the event loop free between them; stops when the runtime closes. */

@@ -70,3 +70,26 @@ export function ensureStateDir(dir: StateDir): void {
 export function relativeToStateDir(dir: StateDir, file: string): string {
   return path.relative(dir.root, file) || ".";
 }
+
+/**
+ * A folder of fewer request files than this is indexed, or caught up with, at open even when the
+ * dashboard asks for it in the background: that takes a fraction of a second.
+ */
+export const BACKGROUND_FROM_FILES = 2000;
+
+/** Whether a folder holds at least `n` entries, read no further than that. */
+export function holdsAtLeast(folder: string, n: number): boolean {
+  let dir: fs.Dir;
+  try {
+    dir = fs.opendirSync(folder);
+  } catch {
+    return false;
+  }
+  try {
+    let seen = 0;
+    while (seen < n && dir.readSync()) seen++;
+    return seen >= n;
+  } finally {
+    dir.closeSync();
+  }
+}

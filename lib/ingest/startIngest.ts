@@ -3,6 +3,7 @@ import type { TrackerContext } from "../store/context";
 import { idOfFileName } from "../model/ids";
 import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile, reconcileInSteps } from "../recovery/reconcile";
 import { writersLockFree } from "../db/writeLock";
+import { BACKGROUND_FROM_FILES, holdsAtLeast } from "../files/stateDir";
 import { reconcileResponses } from "../responses/responseIndex";
 import type { Sessions } from "../sessions/sessionTracker";
 import { followResponses, type ResponsesStatus } from "./followResponses";
@@ -17,6 +18,12 @@ export interface IngestOptions {
   fallbackReconcileEveryMs?: number;
   /** Called with each error of a background step (the loop keeps running). */
   onError?: (error: unknown) => void;
+  /**
+   * The catch-up with the folder at start: "now" (default), before `startIngest` returns; or
+   * "in-background" (the dashboard, so it answers at once), in steps with the event loop free
+   * between them, for a folder of 2,000 files or more (`caughtUp` says when it is done).
+   */
+  catchUp?: "now" | "in-background";
 }
 
 export interface IngestStatus {
@@ -39,6 +46,8 @@ export interface IngestStatus {
 }
 
 export interface IngestHandle {
+  /** The catch-up at start running in the background, settled when it is done (never rejects); null when it was done before `startIngest` returned. */
+  readonly caughtUp: Promise<void> | null;
   status(): IngestStatus;
   /** Ingest what the watcher has queued, now (tests; the loop does it on its own). */
   flush(): void;
@@ -76,6 +85,7 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
   let sessionWatcher: fs.FSWatcher | null = null;
   let stopped = false;
   let busyRetries = 0;
+  let passing = false;
 
   const flush = () => {
     flushTimer = null;
@@ -144,13 +154,17 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
   /** Later passes: in steps, with the event loop free between them (the server keeps answering). */
   const reconcileInBackground = async (counted: boolean) => {
     // A rebuild on its own thread is reading every file already; a pass now would read them all again.
-    if (ctx.indexing) return;
+    // One pass at a time: the start's catch-up may still run when a fallback's first pass is due.
+    if (ctx.indexing || passing) return;
+    passing = true;
     const started = performance.now();
     try {
       const report = await reconcileInSteps(ctx, () => stopped);
       if (report) record(report, started, counted);
     } catch (error) {
       onError(error);
+    } finally {
+      passing = false;
     }
   };
 
@@ -215,10 +229,22 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
     fallBack(error);
   }
   // At start: catch up with whatever happened while nobody was watching (a rebuild under way on its own thread does that).
-  if (!ctx.indexing) reconcileNow();
-  if (status.mode === "watching") schedule();
+  let caughtUp: Promise<void> | null = null;
+  if (ctx.indexing) {
+    // The rebuild reads every file.
+  } else if (options.catchUp === "in-background" && holdsAtLeast(ctx.dir.requestsDir, BACKGROUND_FROM_FILES)) {
+    caughtUp = reconcileInBackground(false);
+  } else {
+    reconcileNow();
+  }
+  // The periodic passes count from the end of the first.
+  if (status.mode === "watching") {
+    if (caughtUp) void caughtUp.then(schedule);
+    else schedule();
+  }
 
   return {
+    caughtUp,
     status: () => ({ ...status, lastReconcile: status.lastReconcile && { ...status.lastReconcile }, responses: responses.status() }),
     flush() {
       flush();

@@ -17,6 +17,11 @@ export interface MonitorLoopOptions {
   onError?: (error: Error) => void;
   /** Keep the process alive for the monitor (the `reqwatch monitor` command); a host process passes false. */
   keepAlive?: boolean;
+  /**
+   * The first pass waits for this to settle (the dashboard: its ingest's catch-up with the folder),
+   * so it does not judge the index an earlier run left.
+   */
+  startAfter?: Promise<unknown>;
 }
 
 /**
@@ -39,9 +44,16 @@ export function startMonitorLoop(pass: () => MonitorPass, options: MonitorLoopOp
       return null;
     }
   };
-  run();
-  const timer = setInterval(run, options.intervalMs);
-  if (!options.keepAlive) timer.unref();
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const begin = () => {
+    if (stopped) return;
+    run();
+    timer = setInterval(run, options.intervalMs);
+    if (!options.keepAlive) timer.unref();
+  };
+  if (options.startAfter) void options.startAfter.then(begin, begin);
+  else begin();
   return {
     lastPass: () => last,
     lastError: () => lastError,
@@ -50,6 +62,9 @@ export function startMonitorLoop(pass: () => MonitorPass, options: MonitorLoopOp
       if (!result) throw lastError;
       return result;
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      stopped = true;
+      if (timer) clearInterval(timer);
+    },
   };
 }

@@ -9,7 +9,7 @@ import type { RebuildThreadData } from "./rebuildThread";
 const threadFile = () => path.join(/*turbopackIgnore: true*/ __dirname, "rebuildThread.cjs");
 
 /** How often the serving thread copies the rebuild's progress into `progress`. */
-const PROGRESS_EVERY_MS = 100;
+const PROGRESS_EVERY_MS = 20;
 
 /**
  * Run the index's rebuild on a thread of its own (lib/recovery/rebuildThread.ts), with its progress

@@ -10,6 +10,10 @@ import type { TrackerContext } from "../store/context";
 import type { ResolvedTrackerOptions } from "../store/options";
 import type { Ownership } from "../store/ownership";
 import { recover } from "./recover";
+import { lowerThreadPriority } from "../process/threadPriority";
+
+/** The rebuild's threads (this one and its readers) yield the cores to the server answering meanwhile, and to the browser. */
+const BACKGROUND_NICE = 10;
 
 export interface RebuildThreadData {
   root: string;
@@ -22,6 +26,7 @@ export interface RebuildThreadData {
 }
 
 if (parentPort) {
+  lowerThreadPriority(BACKGROUND_NICE);
   const data = workerData as RebuildThreadData;
   const progress = new Int32Array(data.progress);
   const dir = stateDirAt(data.root, data.storeDir, data.ipcDir);

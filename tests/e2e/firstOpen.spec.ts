@@ -2,6 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { adoptStateDir } from "../../lib/store/ownership";
+import { openTracker } from "../../lib/tracker";
+import { aClaimedRequest, writeRequestFile } from "../helpers/builders";
+import { aDeadPid } from "../helpers/processes";
 import { newestIds, writeRequests } from "../helpers/requestFiles";
 import { expect, test } from "./fixtures";
 
@@ -32,6 +35,35 @@ test("a big folder opened for the first time: the newest requests show at once, 
     await page.goto(`${url}/`);
     await expect(page.getByRole("list", { name: "Requests by state" }).getByLabel("queued: 16667")).toBeVisible();
     await expect(page.getByRole("status", { name: "Indexing" })).toHaveCount(0);
+  } finally {
+    await stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test("a restart on a big folder: the dashboard catches up with what changed while it was stopped, then releases a dead worker's claim and says so", async ({ page, launchApp }) => {
+  test.setTimeout(120_000);
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-restart-"));
+  let stop = async () => {};
+  try {
+    adoptStateDir(stateDir);
+    writeRequests(stateDir, 5000);
+    // The index as an earlier run of the dashboard left it.
+    openTracker({ stateDir }).close();
+    // Meanwhile: a worker died holding its claim, and a hook rewrote a request's prompt.
+    const claimedAt = Date.now() - 10 * 60 * 1000;
+    writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t", pid: aDeadPid(), claimedAt, heartbeatAt: claimedAt }));
+    const file = path.join(stateDir, "requests", "r00007.json");
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), prompt: "rewritten while the dashboard was stopped" }));
+
+    const { url, kill } = await launchApp({ REQWATCH_STATE_DIR: stateDir, REQWATCH_RETENTION: "off" });
+    stop = kill;
+    await page.goto(`${url}/requests/r00007`);
+    await expect(page.getByLabel("Prompt", { exact: true })).toHaveText("rewritten while the dashboard was stopped");
+    await page.goto(`${url}/requests/orphaned`);
+    await expect(page.getByText(/released: the worker's pid \d+ is gone/).first()).toBeVisible();
+    await page.goto(`${url}/`);
+    await expect(page.getByRole("alert", { name: "Recovery notice" })).toContainText("When the dashboard started, 1 request's reqwatch worker was gone: 1 requeued.");
   } finally {
     await stop();
     fs.rmSync(stateDir, { recursive: true, force: true });

@@ -113,7 +113,7 @@ describe("the dashboard's runtime changes nothing by looking", () => {
     try {
       expect(readRaw(stateDir, "gateway-hung")).toBe(hungBefore);
       expect(runtime.tracker.get("orphaned")?.state).toBe("queued");
-      expect(runtime.recoveryNotice).toEqual({ total: 1, outcomes: { queued: ["orphaned"] } });
+      expect(runtime.recoveryNotice()).toEqual({ total: 1, outcomes: { queued: ["orphaned"] } });
       expect(runtime.lastStuck().map((s) => [s.requestId, s.reason])).toEqual([["gateway-hung", "processing 2h; no reqwatch worker holds it (written by another program)"]]);
     } finally {
       runtime.close();
