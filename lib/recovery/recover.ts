@@ -42,9 +42,10 @@ export interface RecoverOptions {
 export function recover(ctx: TrackerContext, sessions: Sessions, options: RecoverOptions): RecoveryReport {
   const started = performance.now();
   const managed = ctx.ownership.access === "managed";
-  const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   // A rebuild's writes are synced once at its end, not batch by batch.
   const reconciled = ctx.rebuilding ? withUnsyncedWrites(ctx.db, () => reconcile(ctx)) : reconcile(ctx);
+  // After the reconciliation, which passes temp files by: a rebuild others look at while it runs has its newest requests in sooner.
+  const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const report = finishReconcile(ctx, sessions, reconciled, !!ctx.rebuilding);
   const timedOut = options.hungAfterMs === null || !managed ? [] : timeOutHung(ctx, options.hungAfterMs);
   return { ...report, timedOut, removedTempFiles, durationMs: Math.round((performance.now() - started) * 10) / 10 };
