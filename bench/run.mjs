@@ -123,10 +123,12 @@ async function measureWrites() {
   }
   summarize("baseline: bare temp+fsync+rename+fsync-dir", all.bare);
   summarize("baseline: the same, each to a new name (a growing folder)", all.bareNew);
-  summarize("create (durable)", all.create, { target: "p99 <= 2x the bare write's" });
+  summarize("create (durable)", all.create, { target: "p99 <= 2x the bare write to a new name's" });
   summarize("transition (durable)", all.transition, { target: "p99 <= 2x the bare write's" });
-  ratio("create p99 / bare write p99", median(rounds.create) / median(rounds.bare), { target: "<= 2" });
-  ratio("create p99 / bare write to a new name p99", median(rounds.create) / median(rounds.bareNew));
+  // A create writes a new file into a growing folder: the bare write to a new name is its floor,
+  // and the one its target is measured against; a rewrite of one name (a transition's) is cheaper.
+  ratio("create p99 / bare write to a new name p99", median(rounds.create) / median(rounds.bareNew), { target: "<= 2" });
+  ratio("create p99 / bare write p99 (one name rewritten)", median(rounds.create) / median(rounds.bare));
   ratio("transition p99 / bare write p99", median(rounds.transition) / median(rounds.bare), { target: "<= 2" });
 }
 
