@@ -33,6 +33,13 @@ export function duration(value: string): number {
   }
 }
 
+/** A duration longer than 0: an interval or a threshold. */
+export function positiveDuration(value: string): number {
+  const ms = duration(value);
+  if (ms <= 0) throw new InvalidArgumentError("It must be longer than 0.");
+  return ms;
+}
+
 /** Epoch milliseconds or an ISO date; null when it is neither. */
 function pointInTime(value: string): number | null {
   if (/^\d+$/.test(value)) return Number(value);

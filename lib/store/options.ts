@@ -346,7 +346,11 @@ function flagSetting(env: NodeJS.ProcessEnv, variable: string): boolean {
 function durationSetting(value: unknown, name: string, env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
   if (value !== undefined) return positiveMs(value, name);
   const fromEnv = env[variable];
-  return fromEnv ? parseDuration(fromEnv, variable) : fallback;
+  if (!fromEnv) return fallback;
+  const ms = parseDuration(fromEnv, variable);
+  // As the option: 0 is no interval, threshold or retention at all (a monitor pass in a busy loop, every finished request removed).
+  if (ms <= 0) throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(fromEnv)}. It must be longer than 0.`);
+  return ms;
 }
 
 /** As `durationSetting`, where null (the option) or `off` (the variable) turns the feature off. */

@@ -240,6 +240,25 @@ describe("reqwatch CLI", () => {
       expect(treeSnapshot(stateDir)).toEqual(before);
     });
 
+    it("an interval of 0 (a monitor pass in a busy loop), by flag or by variable, and a 0 hung threshold", () => {
+      const stateDir = tempStateDir();
+      writeRequestFile(stateDir, anOldCompletedRequest("old"));
+      const before = treeSnapshot(stateDir);
+      const flag = runCli(["monitor", "--once", "--interval", "0s"], { stateDir });
+      expect(flag.code).toBe(2);
+      expect(flag.stderr).toMatch(/option '--interval <duration>' argument '0s' is invalid\. It must be longer than 0\./);
+      oneLine(flag.stderr);
+      const variable = runCli(["monitor", "--once"], { stateDir, env: { REQWATCH_MONITOR_INTERVAL: "0s" } });
+      expect(variable.code).toBe(1);
+      expect(variable.stderr).toMatch(/Invalid REQWATCH_MONITOR_INTERVAL: "0s"\. It must be longer than 0\./);
+      oneLine(variable.stderr);
+      // Not "every finished request is past its retention": `off` turns it off.
+      const retention = runCli(["monitor", "--once"], { stateDir, env: { REQWATCH_RETENTION: "0ms" } });
+      expect(retention.stderr).toMatch(/Invalid REQWATCH_RETENTION: "0ms"\. It must be longer than 0\./);
+      expect(runCli(["recover", "--hung-after", "0m"], { stateDir }).code).toBe(2);
+      expect(treeSnapshot(stateDir)).toEqual(before);
+    });
+
     it("a time that is not one: the message shows the forms the README writes (1h)", () => {
       const result = runCli(["list", "--updated-since", "yesterday"], { stateDir: tempStateDir() });
       expect(result.code).toBe(2);

@@ -4,7 +4,7 @@ import type { MonitorPass } from "../../monitor/monitorPass";
 import type { RetentionRun } from "../../actions/retention";
 import { stopIfTrackingOff, trackerFor } from "../context";
 import { printJson, printLine } from "../output";
-import { duration } from "../parse";
+import { positiveDuration } from "../parse";
 
 function describeRetention(run: RetentionRun, retentionMs: number | null): string {
   if (run.error) return `${new Date(run.finishedAt).toISOString()}  retention failed: ${run.error}`;
@@ -34,11 +34,11 @@ export function registerMonitor(program: Command): void {
     .description("Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers; and the retention (REQWATCH_RETENTION) on a managed folder")
     .summary("Run the stuck monitor")
     .option("--once", "run one pass (and one run of the retention) and exit")
-    .option("--interval <duration>", "time between passes (default 15s, or REQWATCH_MONITOR_INTERVAL)", duration)
+    .option("--interval <duration>", "time between passes (default 15s, or REQWATCH_MONITOR_INTERVAL)", positiveDuration)
     .option("--json", "print each pass as a JSON line")
     .action(async (options, command: Command) => {
       stopIfTrackingOff();
-      const tracker = trackerFor(command, options.interval ? { monitorIntervalMs: options.interval } : {});
+      const tracker = trackerFor(command, options.interval !== undefined ? { monitorIntervalMs: options.interval } : {});
       // Files other programs wrote (or a person copied in) are judged too: the index catches up with
       // the folder first (a reconciliation), and a long-running monitor follows it as the dashboard does.
       const ingest = tracker.startIngest({ onError: (error) => process.stderr.write(`reqwatch: following the folder failed: ${(error as Error).message}\n`) });

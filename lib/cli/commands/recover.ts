@@ -2,14 +2,14 @@ import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { stopIfTrackingOff, trackerFor } from "../context";
 import { printJson, printLine } from "../output";
-import { duration } from "../parse";
+import { positiveDuration } from "../parse";
 
 export function registerRecover(program: Command): void {
   program
     .command("recover")
     .description("Reconcile the index with the files, time out hung requests, remove crashed writers' temp files")
     .summary("Reconcile the index; time out hung requests")
-    .option("--hung-after <duration>", "time out requests processing for longer than this (default 1h)", duration)
+    .option("--hung-after <duration>", "time out requests processing for longer than this (default 1h)", positiveDuration)
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {
       stopIfTrackingOff();
