@@ -1,6 +1,7 @@
 import path from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { holderFile } from "../process/holderFile";
+import { runEvery, type IntervalOptions } from "../process/interval";
 import { ActionStopped, type Actions } from "./bulkActions";
 import { pruneArchived, type ArchiveDb } from "../db/archive";
 import { ensureAuditTable, pruneEntries } from "../db/auditLog";
@@ -130,7 +131,7 @@ export interface RetentionHandle {
  */
 export function startRetentionLoop(
   run: () => Promise<RetentionRun | null>,
-  options: { intervalMs: number; keepAlive?: boolean; startAfter?: Promise<unknown>; onRun?: (run: RetentionRun) => void; onError?: (error: Error) => void },
+  options: IntervalOptions & { onRun?: (run: RetentionRun) => void; onError?: (error: Error) => void },
 ): RetentionHandle {
   let current: Promise<RetentionRun | null> | null = null;
   const runNow = (): Promise<RetentionRun | null> =>
@@ -146,21 +147,5 @@ export function startRetentionLoop(
       .finally(() => {
         current = null;
       }));
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  const begin = () => {
-    if (stopped) return;
-    void runNow();
-    timer = setInterval(() => void runNow(), options.intervalMs);
-    if (!options.keepAlive) timer.unref();
-  };
-  if (options.startAfter) void options.startAfter.then(begin, begin);
-  else begin();
-  return {
-    runNow,
-    stop: () => {
-      stopped = true;
-      if (timer) clearInterval(timer);
-    },
-  };
+  return { runNow, stop: runEvery(() => void runNow(), options) };
 }

@@ -1,4 +1,5 @@
 import type { MonitorPass } from "./monitorPass";
+import { runEvery, type IntervalOptions } from "../process/interval";
 
 export interface MonitorHandle {
   /** The latest pass, or null before the first. */
@@ -10,18 +11,10 @@ export interface MonitorHandle {
   stop(): void;
 }
 
-export interface MonitorLoopOptions {
-  intervalMs: number;
+export interface MonitorLoopOptions extends IntervalOptions {
   /** Called after every pass. */
   onPass?: (pass: MonitorPass) => void;
   onError?: (error: Error) => void;
-  /** Keep the process alive for the monitor (the `reqwatch monitor` command); a host process passes false. */
-  keepAlive?: boolean;
-  /**
-   * The first pass waits for this to settle (the dashboard: its ingest's catch-up with the folder),
-   * so it does not judge the index an earlier run left.
-   */
-  startAfter?: Promise<unknown>;
 }
 
 /**
@@ -44,16 +37,7 @@ export function startMonitorLoop(pass: () => MonitorPass, options: MonitorLoopOp
       return null;
     }
   };
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  const begin = () => {
-    if (stopped) return;
-    run();
-    timer = setInterval(run, options.intervalMs);
-    if (!options.keepAlive) timer.unref();
-  };
-  if (options.startAfter) void options.startAfter.then(begin, begin);
-  else begin();
+  const stop = runEvery(run, options);
   return {
     lastPass: () => last,
     lastError: () => lastError,
@@ -62,9 +46,6 @@ export function startMonitorLoop(pass: () => MonitorPass, options: MonitorLoopOp
       if (!result) throw lastError;
       return result;
     },
-    stop: () => {
-      stopped = true;
-      if (timer) clearInterval(timer);
-    },
+    stop,
   };
 }

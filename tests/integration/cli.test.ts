@@ -248,12 +248,12 @@ describe("reqwatch CLI", () => {
       expect(flag.code).toBe(2);
       expect(flag.stderr).toMatch(/option '--interval <duration>' argument '0s' is invalid\. It must be longer than 0\./);
       oneLine(flag.stderr);
-      const variable = runCli(["monitor", "--once"], { stateDir, env: { REQWATCH_MONITOR_INTERVAL: "0s" } });
+      const variable = runCli(["monitor", "--once"], { stateDir, env: { ...process.env, REQWATCH_MONITOR_INTERVAL: "0s" } });
       expect(variable.code).toBe(1);
       expect(variable.stderr).toMatch(/Invalid REQWATCH_MONITOR_INTERVAL: "0s"\. It must be longer than 0\./);
       oneLine(variable.stderr);
       // Not "every finished request is past its retention": `off` turns it off.
-      const retention = runCli(["monitor", "--once"], { stateDir, env: { REQWATCH_RETENTION: "0ms" } });
+      const retention = runCli(["monitor", "--once"], { stateDir, env: { ...process.env, REQWATCH_RETENTION: "0ms" } });
       expect(retention.stderr).toMatch(/Invalid REQWATCH_RETENTION: "0ms"\. It must be longer than 0\./);
       expect(runCli(["recover", "--hung-after", "0m"], { stateDir }).code).toBe(2);
       expect(treeSnapshot(stateDir)).toEqual(before);
