@@ -406,16 +406,14 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       if (!ctx.indexing) return null;
       const progress = ctx.indexing;
       const fromSeq = feedLastSeq(ctx.db);
-      try {
-        // Without the bundle's thread script (the sources run directly), here and now.
-        const report = (await rebuildOnThread(ctx, progress, stopping.signal)) ?? (stopping.signal.aborted ? null : catchUp(false));
-        if (!report || stopping.signal.aborted) return null;
-        // What reqwatch writers changed while it ran (the feed names them), read again as it is now.
-        ingestRequests(ctx, requestsChangedSince(ctx.db, fromSeq));
-        return report;
-      } finally {
-        if (!stopping.signal.aborted) ctx.indexing = null;
-      }
+      // Without the bundle's thread script (the sources run directly), here and now. A failure
+      // leaves `indexing` as it is (the index is not marked complete): a later call tries again.
+      const report = (await rebuildOnThread(ctx, progress, stopping.signal)) ?? (stopping.signal.aborted ? null : catchUp(false));
+      if (!report || stopping.signal.aborted) return null;
+      // What reqwatch writers changed while it ran (the feed names them), read again as it is now.
+      ingestRequests(ctx, requestsChangedSince(ctx.db, fromSeq));
+      ctx.indexing = null;
+      return report;
     },
 
     close() {

@@ -177,7 +177,8 @@ export interface Tracker {
   /**
    * With `rebuild: "in-background"`: run the rebuild the open left to do on a thread of its own,
    * newest files first, while this one goes on (reads see each batch as it commits). Its report;
-   * null when there was none to do, or the tracker closed first (the next open rebuilds).
+   * null when there was none to do, or the tracker closed first (the next open rebuilds). When it
+   * fails (a full disk), it rejects and `indexing()` stays: calling it again tries again.
    */
   rebuildIndex(): Promise<RecoveryReport | null>;
   close(): void;

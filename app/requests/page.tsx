@@ -1,4 +1,4 @@
-import { getSources, getTableView, getTracker, untilFirstBatch } from "@/app/_routes/runtime";
+import { getIndexing, getSources, getTableView, getTracker, untilFirstBatch } from "@/app/_routes/runtime";
 import { RequestsExplorer } from "@/components/requests/RequestsExplorer";
 import { isReqwatchError } from "@/lib/model/errors";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
@@ -46,7 +46,8 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
       <RequestsExplorer
         initialKey={requestQueryParams(query).toString()}
         initialView={view}
-        isEmpty={view.items.length === 0 && Object.values(tracker.countsByState()).every((n) => n === 0)}
+        // Not while the index fills (its counts come at the end) or waits to try again: the folder has files.
+        isEmpty={view.items.length === 0 && Object.values(tracker.countsByState()).every((n) => n === 0) && !getIndexing()}
         initialSources={getSources()}
       />
     </>

@@ -15,6 +15,7 @@ import { resolveStateDirPath } from "../files/stateDir";
 import { openTracker, type Tracker } from "../tracker";
 import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
+import { formatDuration } from "../model/duration";
 
 /**
  * What the dashboard server runs in its process: the tracker (opened without start-up recovery), the
@@ -62,6 +63,9 @@ const INDEXING_EVERY_MS = 500;
 /** The longest a page waits for the index's first batch; then it shows what there is and the browser follows the indexing. */
 const FIRST_BATCH_WAIT_MS = 2000;
 const FIRST_BATCH_POLL_MS = 20;
+/** A failed indexing is tried again after this, then after twice as long each time, up to the most. */
+const INDEXING_RETRY_FIRST_MS = 5000;
+const INDEXING_RETRY_MAX_MS = 5 * 60_000;
 
 /**
  * Open the runtime on a state directory (the options default to the environment's, as for
@@ -85,7 +89,8 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   const feed = new FeedHub(tracker);
   let closed = false;
   let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
-  const indexed = tracker.indexing() ? indexInBackground(tracker, feed, () => closed) : null;
+  const background = tracker.indexing() ? indexInBackground(tracker, feed, () => closed) : null;
+  const indexed = background?.firstTry ?? null;
   if (!indexed) fillTextIndex(tracker, () => closed);
   // The monitor's first pass (and the retention's first run) see the whole folder as it is now:
   // after the index is filled (a first open) and caught up with (a restart on a big folder).
@@ -134,10 +139,13 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: () => notice,
     lastStuck: () => monitor.lastPass()?.stuck ?? [],
-    indexing: () => tracker.indexing(),
+    indexing: () => {
+      const progress = tracker.indexing();
+      return progress && { ...progress, failure: background?.failure() ?? null };
+    },
     async firstBatch() {
       const until = performance.now() + FIRST_BATCH_WAIT_MS;
-      for (let progress = tracker.indexing(); progress && progress.done === 0 && performance.now() < until; progress = tracker.indexing()) {
+      for (let progress = tracker.indexing(); progress && progress.done === 0 && !background?.failure() && performance.now() < until; progress = tracker.indexing()) {
         await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
       }
     },
@@ -161,26 +169,38 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
 
 /**
  * The index's rebuild on its own thread while the server answers (a first open, a lost index), with
- * its progress sent to every browser; settles when it ends, however it ends.
+ * its progress sent to every browser. A try that fails (a full disk) is tried again, at growing
+ * intervals, until one succeeds or the runtime closes; `failure` says why meanwhile. Settles when
+ * the first try ends, however it ends.
  */
-function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolean): Promise<void> {
+function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; failure: () => IndexingProgress["failure"] } {
+  let failure: IndexingProgress["failure"] = null;
+  const publish = () => {
+    const progress = tracker.indexing();
+    feed.publishIndexing(progress && { ...progress, failure });
+  };
   // Every browser refetches what it shows as the index fills (at most twice a second), and once more when it is complete.
-  const progress = setInterval(() => feed.publishIndexing(tracker.indexing()), INDEXING_EVERY_MS);
+  const progress = setInterval(publish, INDEXING_EVERY_MS);
   progress.unref();
-  return tracker
-    .rebuildIndex()
-    .then((report) => {
-      if (!report) return;
-      console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
-      fillTextIndex(tracker, closed);
-    })
-    .catch((error: Error) => {
-      if (!closed()) console.error("reqwatch: indexing the folder failed (the next start tries again):", error.message);
-    })
-    .finally(() => {
-      clearInterval(progress);
-      if (!closed()) feed.publishIndexing(null);
-    });
+  const attempt = (retryInMs: number): Promise<void> =>
+    tracker
+      .rebuildIndex()
+      .then((report) => {
+        failure = null;
+        clearInterval(progress);
+        if (!report || closed()) return;
+        feed.publishIndexing(null);
+        console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
+        fillTextIndex(tracker, closed);
+      })
+      .catch((error: Error) => {
+        if (closed()) return;
+        failure = { message: error.message, retryInMs };
+        console.error(`reqwatch: indexing the folder failed (${error.message}); trying again in ${formatDuration(retryInMs)}`);
+        publish();
+        setTimeout(() => void attempt(Math.min(retryInMs * 2, INDEXING_RETRY_MAX_MS)), retryInMs).unref();
+      });
+  return { firstTry: attempt(INDEXING_RETRY_FIRST_MS), failure: () => failure };
 }
 
 /** After a rebuild, fill the search index in small steps, leaving the event loop free between them; stops when the runtime closes. */

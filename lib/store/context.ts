@@ -31,4 +31,6 @@ export interface IndexingProgress {
   /** Files to write (0 until they are listed). */
   total: number;
   startedAt: number;
+  /** The last try's failure, while the dashboard waits to try again (lib/dashboard/runtime.ts). */
+  failure?: { message: string; retryInMs: number } | null;
 }

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -66,6 +67,40 @@ test("a restart on a big folder: the dashboard catches up with what changed whil
     await expect(page.getByRole("alert", { name: "Recovery notice" })).toContainText("When the dashboard started, 1 request's reqwatch worker was gone: 1 requeued.");
   } finally {
     await stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test("a first open on a full disk: the bar says indexing failed and why, and once there is room a later try completes it", async ({ page, launchApp }) => {
+  test.setTimeout(120_000);
+  // A small disk of its own: a tmpfs (the suite runs as root, as CI does), with 3,000 requests and
+  // then a file that leaves too little room for their index.
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-full-disk-"));
+  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", stateDir], { encoding: "utf8" });
+  expect(mounted.status, `mounting a tmpfs needs root: ${mounted.stderr}`).toBe(0);
+  const filler = path.join(stateDir, "filler");
+  let stop = async () => {};
+  try {
+    adoptStateDir(stateDir);
+    writeRequests(stateDir, 3000);
+    spawnSync("dd", ["if=/dev/zero", `of=${filler}`, "bs=64k"]);
+    fs.truncateSync(filler, fs.statSync(filler).size - 600 * 1024);
+    const { url, kill } = await launchApp({ REQWATCH_STATE_DIR: stateDir, REQWATCH_RETENTION: "off" });
+    stop = kill;
+
+    await page.goto(`${url}/requests`);
+    const banner = page.getByRole("status", { name: "Indexing" });
+    await expect(banner).toContainText(/Indexing the folder failed: (database or disk is full|The disk is full; nothing was changed)\. It is tried again \d+s after that failure/);
+    // Not "no requests yet": the folder has 3,000 of them, not yet in the index.
+    await expect(page.getByText(/No requests yet/)).toHaveCount(0);
+
+    fs.rmSync(filler);
+    await expect(banner).toBeHidden({ timeout: 60_000 });
+    await page.goto(`${url}/`);
+    await expect(page.getByRole("list", { name: "Requests by state" }).getByLabel("queued: 500")).toBeVisible();
+  } finally {
+    await stop();
+    spawnSync("umount", [stateDir]);
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
 });

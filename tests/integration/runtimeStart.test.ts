@@ -1,5 +1,6 @@
 import fs from "node:fs";
-import { describe, expect, it } from "vitest";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
 import { startMonitorLoop } from "../../lib/monitor/startMonitor";
 import type { MonitorPass } from "../../lib/monitor/monitorPass";
@@ -7,6 +8,8 @@ import { aClaimedRequest, aRequest, writeRequestFile } from "../helpers/builders
 import { aDeadPid, eventually } from "../helpers/processes";
 import { writeRequests } from "../helpers/requestFiles";
 import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
+
+afterEach(() => vi.restoreAllMocks());
 
 /** Over the size from which the dashboard indexes, and catches up with, a folder in the background. */
 const BIG = 2500;
@@ -67,6 +70,30 @@ describe("the dashboard's start on a big folder answers at once", () => {
       expect(runtime.recoveryNotice()).toEqual({ total: 1, outcomes: { queued: ["orphaned"] } });
     });
   });
+
+  it("a first open whose indexing fails (a full disk) says why, and tries again until it succeeds", async () => {
+    const stateDir = tempStateDir();
+    writeRequests(stateDir, BIG);
+    const requestsDir = path.join(stateDir, "requests");
+    const readdir = fs.readdirSync;
+    let diskFull = true;
+    vi.spyOn(fs, "readdirSync").mockImplementation(((dir: fs.PathLike, options?: { withFileTypes?: boolean }) => {
+      if (diskFull && dir === requestsDir && options?.withFileTypes) throw Object.assign(new Error(`ENOSPC: no space left on device, scandir '${requestsDir}'`), { code: "ENOSPC" });
+      return readdir(dir, options as never);
+    }) as typeof fs.readdirSync);
+
+    await withRuntime(stateDir, async (runtime) => {
+      const failure = await eventually(() => runtime.indexing()?.failure ?? undefined);
+      expect(failure).toEqual({ message: expect.stringContaining("ENOSPC: no space left on device"), retryInMs: 5000 });
+      // The pages do not wait for a first batch that is not coming, and the monitor started after the first try.
+      await expect(Promise.race([runtime.firstBatch().then(() => "settled"), new Promise((resolve) => setTimeout(resolve, 500, "waiting"))])).resolves.toBe("settled");
+      expect(runtime.monitor.lastPass()).not.toBeNull();
+
+      diskFull = false;
+      await eventually(() => (runtime.indexing() === null ? true : undefined), 15_000, 100);
+      expect(Object.values(runtime.tracker.countsByState()).reduce((sum, n) => sum + n, 0)).toBe(BIG);
+    });
+  }, 30_000);
 
   it("a small folder is caught up with before the runtime opens, and the monitor's first pass is made then", async () => {
     const stateDir = tempStateDir();
