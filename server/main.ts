@@ -37,12 +37,13 @@ function locateDashboard(dev: boolean): Dashboard {
     const required = JSON.parse(fs.readFileSync(path.join(dir, ".next", "required-server-files.json"), "utf8")) as { config: Record<string, unknown> };
     return { dir, config: required.config };
   } catch (error) {
-    fail(`no dashboard build in ${path.join(dir, ".next")} (${(error as Error).message}); ${inRepository ? "run `npm run build`" : "reinstall reqwatch"}.`);
+    fail(`no dashboard build in ${path.join(dir, ".next")} (${(error as Error).message}); ${inRepository ? "run `npm run build`" : "reinstall reqwatch"}.`, false);
   }
 }
 
-function fail(message: string): never {
-  console.error(`reqwatch: ${message}\n${USAGE}`);
+/** Exit 2 with one line; the server's own usage only for a mistake in its arguments (`reqwatch dashboard` passes them, a person rarely does). */
+function fail(message: string, usage = true): never {
+  console.error(usage ? `reqwatch: ${message}\n${USAGE}` : `reqwatch: ${message}`);
   process.exit(2);
 }
 
