@@ -29,5 +29,8 @@ export function queuesView(tracker: Tracker, now = Date.now()): QueueRow[] {
   for (const [workspace, pause] of pauses) {
     if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false, status: "paused" });
   }
-  return [...rows.values()].sort((a, b) => a.workspace.localeCompare(b.workspace));
+  return [...rows.values()].sort((a, b) => BY_NAME.compare(a.workspace, b.workspace));
 }
+
+/** Names as a person reads them: ws2 before ws10. */
+const BY_NAME = new Intl.Collator("en", { numeric: true });

@@ -57,3 +57,9 @@ test("a pause from the CLI shows in an open page at once; the requests page filt
   expect(tracker.pauses()).toEqual([]);
   expect(tracker.claimNext()?.request.requestId).toBe("waiting");
 });
+
+test("the overview lists the queues by name as a person reads it: ws2 before ws10", async ({ page, tracker }) => {
+  for (const workspace of ["ws10", "ws2", "ws1"]) tracker.create({ workspace, state: "queued" });
+  await page.goto("/");
+  await expect(page.getByRole("table", { name: "Queues" }).getByRole("link", { name: /^ws\d+$/ })).toHaveText(["ws1", "ws2", "ws10"]);
+});

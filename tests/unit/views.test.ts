@@ -4,6 +4,7 @@ import { DEFAULT_QUERY } from "../../lib/model/requestQuery";
 import { explainRequest } from "../../lib/views/explainView";
 import { lifecycleSegments } from "../../lib/views/lifecycle";
 import { overviewMetrics } from "../../lib/views/overviewView";
+import { queuesView } from "../../lib/views/queuesView";
 import { requestDetailView, requestsView } from "../../lib/views/requestsView";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
@@ -179,5 +180,13 @@ describe("explaining a request", () => {
     expect(story.lines).toContainEqual(expect.stringMatching(/^Attempt 1: moved to processing by gateway at \S+ without a reqwatch claim \(another program, or by hand\); no reqwatch worker holds it\.$/));
     expect(story.next.advice).toBe("No reqwatch worker holds it: whatever moved it to processing is expected to finish it. If that is gone, send it back to the queue.");
     expect(story.next.command).toBe("reqwatch retry theirs");
+  });
+});
+
+describe("the queues", () => {
+  it("are listed by name as a person reads it: ws2 before ws10", () => {
+    const tracker = aTracker();
+    for (const workspace of ["ws10", "ws2", "ws1", "batch", "ws11"]) tracker.create({ workspace, state: "queued" });
+    expect(queuesView(tracker).map((row) => row.workspace)).toEqual(["batch", "ws1", "ws2", "ws10", "ws11"]);
   });
 });
