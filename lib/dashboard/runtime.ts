@@ -90,6 +90,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   let closed = false;
   let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
   const background = tracker.indexing() ? indexInBackground(tracker, feed, () => closed) : null;
+  const indexing = background?.progress ?? (() => tracker.indexing());
   const indexed = background?.firstTry ?? null;
   if (!indexed) fillTextIndex(tracker, () => closed);
   // The monitor's first pass (and the retention's first run) see the whole folder as it is now:
@@ -139,13 +140,10 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: () => notice,
     lastStuck: () => monitor.lastPass()?.stuck ?? [],
-    indexing: () => {
-      const progress = tracker.indexing();
-      return progress && { ...progress, failure: background?.failure() ?? null };
-    },
+    indexing,
     async firstBatch() {
       const until = performance.now() + FIRST_BATCH_WAIT_MS;
-      for (let progress = tracker.indexing(); progress && progress.done === 0 && !background?.failure() && performance.now() < until; progress = tracker.indexing()) {
+      for (let progress = indexing(); progress && progress.done === 0 && !progress.failure && performance.now() < until; progress = indexing()) {
         await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
       }
     },
@@ -173,12 +171,14 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
  * intervals, until one succeeds or the runtime closes; `failure` says why meanwhile. Settles when
  * the first try ends, however it ends.
  */
-function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; failure: () => IndexingProgress["failure"] } {
+function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; progress: () => IndexingProgress | null } {
   let failure: IndexingProgress["failure"] = null;
-  const publish = () => {
+  /** The tracker's progress with the last try's failure: what the pages and the event stream show. */
+  const withFailure = () => {
     const progress = tracker.indexing();
-    feed.publishIndexing(progress && { ...progress, failure });
+    return progress && { ...progress, failure };
   };
+  const publish = () => feed.publishIndexing(withFailure());
   // Every browser refetches what it shows as the index fills (at most twice a second), and once more when it is complete.
   const progress = setInterval(publish, INDEXING_EVERY_MS);
   progress.unref();
@@ -200,7 +200,7 @@ function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolea
         publish();
         setTimeout(() => void attempt(Math.min(retryInMs * 2, INDEXING_RETRY_MAX_MS)), retryInMs).unref();
       });
-  return { firstTry: attempt(INDEXING_RETRY_FIRST_MS), failure: () => failure };
+  return { firstTry: attempt(INDEXING_RETRY_FIRST_MS), progress: withFailure };
 }
 
 /** After a rebuild, fill the search index in small steps, leaving the event loop free between them; stops when the runtime closes. */
