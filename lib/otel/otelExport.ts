@@ -66,6 +66,12 @@ const MAX_BACKOFF_MS = 30_000;
 const SHUTDOWN_MS = 5000;
 /** How often an exporter that waits for another looks whether that one has stopped. */
 const WAITING_POLL_MS = 2000;
+/**
+ * The position is written (with its fsync) at most this often while the export keeps up; a crash
+ * resends at most this much, as the same spans with the same ids. Under a steady load, an fsync
+ * after every step was a large part of the export's own CPU.
+ */
+const SAVE_EVERY_MS = 1000;
 
 /** The OTLP exporter the standard variables describe: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, ENDPOINT, HEADERS (read by the exporter itself). */
 export function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
@@ -127,39 +133,50 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
   let failures = 0;
   const wake = new AbortController();
 
-  const spansOf = (ids: Iterable<string>): ReadableSpan[] => {
-    const spans: ReadableSpan[] = [];
+  // A span to send, with its content (hashed once).
+  type Outgoing = { span: ReadableSpan; key: string; content: string };
+  const spansOf = (ids: Iterable<string>): Outgoing[] => {
+    const outgoing: Outgoing[] = [];
     for (const id of ids) {
       const request = tracker.get(id);
       if (!request) continue;
       for (const span of lifecycleSpans(request, resource, scope)) {
         const key = `${span.spanContext().traceId}/${span.spanContext().spanId}`;
-        if (sent.get(key)?.content !== contentOf(span)) spans.push(span);
+        const content = contentOf(span);
+        if (sent.get(key)?.content !== content) outgoing.push({ span, key, content });
       }
     }
-    return spans;
+    return outgoing;
   };
-  const keyOf = (span: ReadableSpan) => `${span.spanContext().traceId}/${span.spanContext().spanId}`;
-  const remember = (spans: readonly ReadableSpan[]) => {
-    for (const span of spans) {
-      const key = keyOf(span);
+  const remember = (outgoing: readonly Outgoing[]) => {
+    for (const { span, key, content } of outgoing) {
       sent.delete(key);
-      sent.set(key, { content: contentOf(span), events: span.events.length });
+      sent.set(key, { content, events: span.events.length });
     }
     for (const key of sent.keys()) {
       if (sent.size <= SENT_REMEMBERED) break;
       sent.delete(key);
     }
   };
-  const send = async (spans: ReadableSpan[]) => {
-    if (spans.length) await exportSpans(exporter, spans);
-    metrics?.recordSpans(spans.map((span) => ({ span, previousEvents: sent.get(keyOf(span))?.events ?? null })));
-    remember(spans);
-    status.exported += spans.length;
+  const send = async (outgoing: Outgoing[]) => {
+    if (outgoing.length) await exportSpans(exporter, outgoing.map(({ span }) => span));
+    metrics?.recordSpans(outgoing.map(({ span, key }) => ({ span, previousEvents: sent.get(key)?.events ?? null })));
+    remember(outgoing);
+    status.exported += outgoing.length;
   };
-  const save = (position: ExportPosition) => {
-    writeFileDurable(positionFile, `${JSON.stringify(position)}\n`);
+  let savedAt = 0;
+  let unsaved = false;
+  /** The position reached; written now, or with a later step (`lazily`: unless SAVE_EVERY_MS has passed). */
+  const save = (position: ExportPosition, lazily = false) => {
     status.position = position;
+    unsaved = true;
+    if (!lazily || Date.now() - savedAt >= SAVE_EVERY_MS) flushPosition();
+  };
+  const flushPosition = () => {
+    if (!unsaved || !status.position) return;
+    writeFileDurable(positionFile, `${JSON.stringify(status.position)}\n`);
+    savedAt = Date.now();
+    unsaved = false;
   };
 
   /** Every request in the index, a page at a time, then the feed from where the scan began. */
@@ -190,12 +207,13 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
     const changes = tracker.changesSince(position.seq, STEP_CHANGES);
     if (!changes.length) {
       status.lagMs = 0;
+      flushPosition();
       return false;
     }
     status.lagMs = Date.now() - changes[0]!.at;
     const ids = new Set(changes.filter((change) => change.kind === "request.upserted").map((change) => change.requestId));
     await send(spansOf(ids));
-    save({ generation, seq: changes.at(-1)!.seq });
+    save({ generation, seq: changes.at(-1)!.seq }, true);
     return changes.length === STEP_CHANGES;
   };
 
@@ -246,6 +264,11 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
       wake.abort();
       // The step under way, and what the exporters still hold, go out now, unless the collector is down: then not for long.
       await Promise.race([loop.then(() => Promise.all([exporter.shutdown(), metrics?.shutdown()])), sleep(SHUTDOWN_MS)]);
+      try {
+        if (holding) flushPosition();
+      } catch (error) {
+        options.onError?.(error as Error);
+      }
       holder.release();
     },
   };
