@@ -55,10 +55,12 @@ export default function HealthPage() {
           <dl className="fields">
             <dt>Watcher</dt>
             <dd>{ingest.mode === "watching" ? "watching requests/" : `not running (${ingest.watcherError ?? "unknown error"}): reconciling alone, more often`}</dd>
-            <dt>Ingest lag</dt>
-            <dd>{ingest.lastIngestLagMs === null ? "no foreign writes yet" : `${ingest.lastIngestLagMs} ms (latest batch)`}</dd>
-            <dt>Files ingested</dt>
-            <dd>{ingest.watcherIngested}</dd>
+            <dt>Files another program wrote</dt>
+            <dd>
+              {ingest.watcherIngested === 0
+                ? "none since this server started (reqwatch's writers index what they write; what was there before is in the index)"
+                : `${ingest.watcherIngested.toLocaleString()} since this server started, indexed as the watcher reported them${ingest.lastIngestLagMs === null ? "" : `; the latest batch ${ingest.lastIngestLagMs} ms after the report`}`}
+            </dd>
             <dt>Last reconciliation</dt>
             <dd>{ingest.lastReconcile ? `${formatAgo(ingest.lastReconcile.at, now)}, ${ingest.lastReconcile.scanned} files in ${ingest.lastReconcile.durationMs} ms, ${ingest.lastReconcile.fixes} fixes` : "not yet"}</dd>
             <dt>Reconciliation fixes</dt>

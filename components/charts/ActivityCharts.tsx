@@ -51,7 +51,9 @@ function charts(data: ActivityView): { label: string; unit: string; hint?: strin
       format: count,
       whole: true,
       levels: true,
-      series: (["queued", "processing", "created"] as const).map((state) => ({ label: state, color: `--${state}`, values: data.states[state], stepped: true })),
+      // Each line is drawn over the one before, narrower, so where two states hold the same count
+      // (a burst claimed as it arrives) both colours still show.
+      series: (["queued", "processing", "created"] as const).map((state, i) => ({ label: state, color: `--${state}`, values: data.states[state], stepped: true, width: [5, 3, 1.5][i] })),
     },
     { label: "Queue wait", unit: "time", hint: "from entering the queue to each claim", format: duration, durations: true, series: percentiles("--queued", data.wait) },
     {

@@ -12,6 +12,8 @@ export interface ChartSeries {
   dashed?: boolean;
   /** A count per interval or a level held until the next point: drawn as steps. */
   stepped?: boolean;
+  /** Line width in CSS pixels (2). */
+  width?: number;
 }
 
 interface TimeChartProps {
@@ -95,7 +97,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
             ...series.map((s) => ({
               label: s.label,
               stroke: color(s.color),
-              width: 2,
+              width: s.width ?? 2,
               dash: s.dashed ? [6, 4] : undefined,
               paths: s.stepped ? UPlot.paths.stepped!({ align: 1 }) : undefined,
               points: { show: !s.stepped, size: 4 },

@@ -56,11 +56,11 @@ export function LiveLastHour({ initial }: { initial: OverviewView }) {
     <section aria-label="Last hour">
       <h2>Last hour</h2>
       <p>
-        {finished} request{finished === 1 ? "" : "s"} finished
+        {finished === 0 ? "No request" : `${finished} request${finished === 1 ? "" : "s"}`} finished
         {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""}
         {/* A rate over seconds of data would say more than it knows. */}
-        {metrics.spanMs >= 60_000 ? ` (${metrics.perMinute.toFixed(1)}/min)` : ""}:{" "}
-        {Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none"}
+        {finished > 0 && metrics.spanMs >= 60_000 ? ` (${metrics.perMinute.toFixed(1)}/min)` : ""}
+        {finished > 0 ? `: ${Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ")}` : "."}
       </p>
       <table aria-label="Latency">
         <TableHead columns={[null, "p50", "p95", "p99", "n"]} />

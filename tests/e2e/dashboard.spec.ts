@@ -259,6 +259,16 @@ test("an unreadable file shows in health while the table still works", async ({ 
   await expect(page.getByRole("table", { name: "Requests" }).getByRole("row", { name: /fine/ })).toBeVisible();
 });
 
+test("health says how many files another program wrote since the server started, not only reqwatch's own", async ({ page, stateDir, tracker }) => {
+  tracker.create({ requestId: "ours", workspace: "gateway", state: "queued" });
+  await page.goto("/health");
+  const written = page.getByRole("definition").filter({ hasText: "since this server started" });
+  await expect(written).toHaveText(/^none since this server started/);
+  writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "queued" }));
+  // The page refreshes itself every 5 s.
+  await expect(written).toHaveText(/^1 since this server started, indexed as the watcher reported them; the latest batch \d+ ms after the report$/, { timeout: 12_000 });
+});
+
 test("a cross-origin or tokenless action is refused and changes nothing; a foreign Host is refused everywhere", async ({ page, request, tracker, app }) => {
   tracker.create({ requestId: "victim", workspace: "gateway", state: "processing" });
   tracker.transition("victim", "failed");

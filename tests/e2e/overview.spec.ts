@@ -85,7 +85,7 @@ test("an unreadable file is reported and the other requests still show", async (
 test("the last hour and the recent failures follow new requests without a reload", async ({ page, tracker }) => {
   await page.goto("/");
   const lastHour = page.getByRole("region", { name: "Last hour" });
-  await expect(lastHour).toContainText("0 requests finished");
+  await expect(lastHour).toContainText("No request finished");
   await expect(page.getByRole("region", { name: "Recent failures" })).toContainText("No failures.");
 
   tracker.create({ requestId: "ok-1", workspace: "live", state: "processing" });
