@@ -11,6 +11,11 @@ try {
   }
   throw error;
 }
+// A reader that stops early (`reqwatch list | head -1`) closes the pipe: the rest was not wanted, which is not an error.
+process.stdout.on("error", (error) => {
+  if (error && error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });

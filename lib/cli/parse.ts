@@ -90,7 +90,7 @@ export function assignment(value: string, previous: Record<string, unknown> = {}
   try {
     return { ...previous, [key]: JSON.parse(raw) };
   } catch {
-    throw new InvalidArgumentError(`the value of ${key} is not JSON: ${raw}. Use, for example, ${key}=3, ${key}=true, ${key}={"a":1} or ${key}='"text"' (a string in double quotes).`);
+    throw new InvalidArgumentError(`The value of ${key} is not JSON: ${raw}. Use, for example, ${key}=3, ${key}=true, ${key}={"a":1} or ${key}='"text"' (a string in double quotes).`);
   }
 }
 

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 
-const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
+export const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 
 export interface CliResult {
   code: number;
