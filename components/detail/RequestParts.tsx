@@ -138,7 +138,11 @@ export function CallbackFields() {
       <dd>{request.callback.error ?? "—"}</dd>
     </dl>
   ) : (
-    <p className="muted">No callback recorded{response ? " in the request file" : ""}.</p>
+    <p className="muted">
+      {response?.status === "ok" && response.response.callback
+        ? "Not in the request file: the gateway's response file (below) records its delivery."
+        : `No callback recorded${response ? " in the request file" : ""}.`}
+    </p>
   );
 }
 

@@ -69,8 +69,8 @@ function listResponseFiles(ipcDir: string): Map<string, { file: string; workspac
 /** Bring the index in line with the ipc folder: read what is new or changed, forget what is gone. Returns the rows changed. */
 export function reconcileResponses(ctx: TrackerContext): number {
   const ipcDir = ctx.dir.ipcDir;
-  if (!ipcDir) return 0;
-  const onDisk = listResponseFiles(ipcDir);
+  // Without an ipc folder now (it went, or only an earlier run named one), no response row stays.
+  const onDisk = ipcDir ? listResponseFiles(ipcDir) : new Map<string, never>();
   const indexed = new Map(
     indexedResponses(ctx.db).map((row) => [
       keyOf(row.workspace, row.request_id),

@@ -135,7 +135,7 @@ export function openStateDir(root: string, options: OpenStateDirOptions): { dir:
     return managed(absolute, "reqwatch created this folder", options.ipcDir);
   }
   if (options.readOnly) {
-    return observed(absolute, options.cacheDir, options.ipcDir, "it was opened read-only", "open it without --read-only (REQWATCH_READ_ONLY)");
+    return observed(absolute, options.cacheDir, options.ipcDir, "it was opened read-only", "open it without read-only (unset REQWATCH_READ_ONLY; drop the dashboard's --read-only or the option readOnly)");
   }
   const markerFile = path.join(absolute, MARKER_FILE);
   const marker = markerAt(markerFile);

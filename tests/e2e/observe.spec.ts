@@ -70,6 +70,8 @@ test("a gateway's data folder, watched for a minute with every page and every re
   await expect(response).toContainText(`../ipc/${failedOne.workspace}/responses/${failedOne.requestId}.json`);
   await expect(response.getByRole("definition").nth(2)).toHaveText("no");
   await expect(response).toContainText("chat service answered 502");
+  // The request file has no callback of its own: the page points to the response file, not "No callback".
+  await expect(page.getByText("Not in the request file: the gateway's response file (below) records its delivery.")).toBeVisible();
   await page.goto(`${url}/requests/${broken.requestId}`);
   await expect(page.getByRole("region", { name: "Response file" }).getByRole("alert")).toContainText("The response file cannot be read: invalid JSON (a write cut short?)");
 
@@ -89,6 +91,8 @@ test("a gateway's data folder, watched for a minute with every page and every re
     ["retry", "--state", "failed", "--dry-run"],
     ["cancel", hung[0]!.requestId, "--dry-run"],
     ["session", "list"],
+    ["explain", hung[0]!.requestId],
+    ["queues"],
   ];
   for (const args of readers) {
     const result = cli(args, gateway.state, cacheDir);
@@ -98,6 +102,19 @@ test("a gateway's data folder, watched for a minute with every page and every re
   expect(cli(["session", "show"], gateway.state, cacheDir)).toMatchObject({ code: 1, stderr: "reqwatch: There is no current session recorded in this folder.\n" });
   expect(cli(["list", "--callback-failed"], gateway.state, cacheDir).stdout.trim().split("\n")).toHaveLength(failedCallbacks.length + 1);
   expect(cli(["monitor", "--once"], gateway.state, cacheDir).stdout).toContain(`stuck ${stuck}`);
+
+  // Not only the buttons: the API refuses a change sent with the page's own action token (its dry
+  // run answers, as the CLI's does, and says the run would be refused).
+  const token = /actionToken\\?"\s*:\s*\\?"([A-Za-z0-9_-]{20,})/.exec(await (await page.request.get(url)).text())?.[1];
+  expect(token, "the page carries its action token").toBeTruthy();
+  const headers = { Origin: url, "x-reqwatch-token": token! };
+  for (const data of [{ kind: "retry", ids: [hung[0]!.requestId] }, { kind: "cancel", ids: [hung[1]!.requestId] }, { kind: "cleanup", olderThanMs: 0 }]) {
+    const preview = await page.request.post(`${url}/api/actions/preview`, { data, headers });
+    expect(preview.status(), `preview ${data.kind}`).toBe(200);
+    const refused = await page.request.post(`${url}/api/actions`, { data: { ...data, preview: (await preview.json()).preview?.id }, headers });
+    expect(refused.status(), `run ${data.kind}`).toBe(403);
+    expect((await refused.json()).error.code).toBe("READ_ONLY");
+  }
 
   // A minute of looking, with the monitor passing every second.
   const pages = ["/", "/requests", "/requests?stuck=1", `/requests/${gateway.requests[50]!.requestId}`, "/sessions", "/audit", "/health"];

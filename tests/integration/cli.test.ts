@@ -1,12 +1,13 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { anOldCompletedRequest, aHungRequest, writeRequestFile } from "../helpers/builders";
-import { runCli } from "../helpers/cli";
+import { BIN, runCli } from "../helpers/cli";
 import path from "node:path";
 import { aRequest } from "../helpers/builders";
 import { readRaw, requestPath, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
+import { makeGatewayFolder } from "../helpers/gatewayFolder";
 
 describe("reqwatch CLI", () => {
   it("create prints the new id, or the whole request with --json", () => {
@@ -105,6 +106,18 @@ describe("reqwatch CLI", () => {
     expect(JSON.parse(byId.stdout)).toMatchObject({ matched: 2, retried: [{ requestId: "f1", from: "failed" }], skipped: [{ requestId: "ok", reason: "it is queued: nothing to retry" }] });
     expect(JSON.parse(readRaw(stateDir, "f1")).transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: "cli" });
     expect(runCli(["retry"], { stateDir }).code).toBe(2);
+  });
+
+  it("stops quietly, exit 0, when its reader stops early (reqwatch list | head -1)", async () => {
+    const stateDir = tempStateDir();
+    // More rows than a pipe holds, so the CLI is still writing when the reader goes.
+    for (let i = 0; i < 1000; i++) writeRequestFile(stateDir, aRequest({ requestId: `r${String(i).padStart(4, "0")}`, prompt: "x".repeat(100) }));
+    const child = spawn(process.execPath, [BIN, "list", "--limit", "1000", "--json"], { env: { ...process.env, REQWATCH_STATE_DIR: stateDir } });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   });
 
   it("explain tells a request's story and what to do next, as text or --json; an unknown id fails with one line", () => {
@@ -224,7 +237,7 @@ describe("reqwatch CLI", () => {
       const before = treeSnapshot(stateDir);
       const result = runCli(["create", "-w", "gw", "--id", "typo", "--set", "foo={bad json"], { stateDir });
       expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/the value of foo is not JSON: \{bad json\. Use, for example, foo=3/);
+      expect(result.stderr).toMatch(/is invalid\. The value of foo is not JSON: \{bad json\. Use, for example, foo=3/);
       oneLine(result.stderr);
       expect(treeSnapshot(stateDir)).toEqual(before);
     });
@@ -320,6 +333,36 @@ describe("reqwatch CLI", () => {
   });
 
   describe("a folder another program writes", () => {
+    it("reads a gateway's response files from the folder REQWATCH_IPC_DIR names, and forgets them once no folder is named", () => {
+      const gateway = makeGatewayFolder(tempParent(), { count: 40, hung: 1 });
+      const elsewhere = path.join(tempParent(), "responses-here");
+      fs.renameSync(gateway.ipc, elsewhere);
+      const before = treeSnapshot(gateway.data);
+      // The last response file is a stop hook cut short: unreadable, so not counted as a failed callback.
+      const failed = gateway.responses.filter((r) => !r.callback.success && r !== gateway.responses.at(-1)).map((r) => r.requestId).sort();
+      expect(failed.length).toBeGreaterThan(0);
+      const listFailed = (env: NodeJS.ProcessEnv) => (JSON.parse(runCli(["list", "--callback-failed", "--json", "--limit", "1000"], { stateDir: gateway.state, env }).stdout) as { items: { requestId: string }[] }).items.map((r) => r.requestId).sort();
+      expect(listFailed({ ...process.env, REQWATCH_IPC_DIR: elsewhere })).toEqual(failed);
+      expect(listFailed(process.env)).toEqual([]);
+      expect(treeSnapshot(gateway.data)).toEqual(before);
+    });
+
+    it("keeps its index under $XDG_CACHE_HOME/reqwatch, else ~/.cache/reqwatch, when REQWATCH_CACHE_DIR is not set", () => {
+      const stateDir = tempForeignDir();
+      writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "queued" }));
+      const before = treeSnapshot(stateDir);
+      const xdg = path.join(tempParent(), "xdg");
+      const home = tempParent();
+      expect(runCli(["list"], { stateDir, env: { ...process.env, REQWATCH_CACHE_DIR: "", XDG_CACHE_HOME: xdg } }).stdout).toMatch(/theirs/);
+      expect(runCli(["list"], { stateDir, env: { ...process.env, REQWATCH_CACHE_DIR: "", XDG_CACHE_HOME: "", HOME: home } }).stdout).toMatch(/theirs/);
+      for (const cache of [path.join(xdg, "reqwatch"), path.join(home, ".cache", "reqwatch")]) {
+        const [folder, ...others] = fs.readdirSync(path.join(cache, "observed"));
+        expect(others).toEqual([]);
+        expect(fs.existsSync(path.join(cache, "observed", folder!, "index.db"))).toBe(true);
+      }
+      expect(treeSnapshot(stateDir)).toEqual(before);
+    });
+
     it("is read by the reading commands and refused to the writing ones, byte for byte unchanged; adopt lets reqwatch write", () => {
       const stateDir = tempForeignDir();
       writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "processing", processingStartedAt: Date.now() - 3 * 60 * 60 * 1000 }));

@@ -65,7 +65,7 @@ describe("a folder another program writes is observed, never written", () => {
     const tracker = aTracker({ stateDir, readOnly: true });
     expect(tracker.ownership).toMatchObject({ access: "observed", reason: "it was opened read-only" });
     expect(tracker.get("mine")?.state).toBe("queued");
-    expect(refused(() => tracker.transition("mine", "processing"))).toMatch(/open it without --read-only/);
+    expect(refused(() => tracker.transition("mine", "processing"))).toMatch(/open it without read-only \(unset REQWATCH_READ_ONLY; drop the dashboard's --read-only or the option readOnly\)/);
     tracker.close();
     expect(treeSnapshot(stateDir)).toEqual(before);
   });
