@@ -58,7 +58,6 @@ function tempDir(label) {
 }
 
 /** The disk's own cost for one durable replace, outside reqwatch: the floor under every write below. */
-/** The disk's own cost for one durable replace, outside reqwatch: the floor under every write below. */
 function bareDurableWrites(count = 2000, { newNames = false } = {}) {
   const dir = tempDir("bare");
   const body = "x".repeat(900);
@@ -157,6 +156,7 @@ function measureAt100k() {
   summarize("baseline: read + JSON.parse of the 100k files, one thread", bare);
   const rebuild = summarize("rebuild of 100k from files (missing index)", rebuilds, { target: "<= 5 s", readerThreads: tracker.openReport.readerThreads, rssMB: Math.round(process.memoryUsage().rss / 1e6) });
   ratio("rebuild of 100k / bare read + parse", rebuild.p50 / median(bare));
+  indexSize(stateDir);
 
   const ids = Array.from({ length: 10_000 }, (_, i) => `r${String((i * 7919) % 100_000).padStart(7, "0")}`);
   summarize("get by id (100k)", ids.map((id) => time(() => tracker.get(id))[0]), { target: "p99 <= 0.5 ms" });
@@ -214,6 +214,20 @@ function measureAt100k() {
   summarize("recovery of 100k, warm index", warm);
   tracker.close();
   fs.rmSync(stateDir, { recursive: true, force: true });
+}
+
+/** The index's bytes on disk beside the files it is derived from, and the tables and indexes they go to (SQLite's dbstat). */
+function indexSize(stateDir) {
+  const requestsDir = path.join(stateDir, "requests");
+  let filesBytes = 0;
+  for (const name of fs.readdirSync(requestsDir)) filesBytes += fs.statSync(path.join(requestsDir, name)).size;
+  const indexBytes = ["", "-wal"].reduce((sum, suffix) => sum + (fs.statSync(path.join(stateDir, `index.db${suffix}`), { throwIfNoEntry: false })?.size ?? 0), 0);
+  const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
+  const parts = index.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 8").all();
+  index.close();
+  const mb = (bytes) => Number((bytes / 1e6).toFixed(1));
+  ratio("index on disk (with its log) / request files (100k)", indexBytes / filesBytes, { indexMB: mb(indexBytes), filesMB: mb(filesBytes), largest: Object.fromEntries(parts.map((part) => [part.name, mb(part.bytes)])) });
+  console.log(`  index ${mb(indexBytes)} MB, files ${mb(filesBytes)} MB; largest: ${parts.map((part) => `${part.name} ${mb(part.bytes)} MB`).join(", ")}`);
 }
 
 function measureRecovery1k() {
