@@ -567,7 +567,7 @@ const groups = {
   package: () => measurePackage({ ROOT, summarize }),
   pause: measurePause,
   source: measureSource,
-  otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize }),
+  otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize, ratio, median }),
   scaling: measureScaling,
   retention: measureRetention,
   redaction: measureRedaction,

@@ -9,6 +9,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { dashboardListener } from "../lib/dashboard/dashboardListener";
 import { closeRuntime, getRuntime } from "../lib/dashboard/runtime";
+import { startOtelChild } from "../lib/dashboard/otelChild";
 import { trackingEnabled } from "../lib/store/options";
 import { isReqwatchError } from "../lib/model/errors";
 import { noteTrackingOff } from "../lib/disabledTracker";
@@ -73,14 +74,11 @@ async function main(): Promise<void> {
     const runtime = getRuntime();
     const { tracker } = runtime;
     if (process.env.REQWATCH_OTEL === "1") {
-      // Loaded only when asked for: OpenTelemetry's packages stay out of a server that does not export.
-      const [{ startOtelExport }, { otlpEndpoint }, { waitingText }] = await Promise.all([import("../lib/otel/otelExport"), import("../lib/otel/protocol"), import("../lib/otel/waitingText")]);
-      console.log(`reqwatch: exporting lifecycles as OpenTelemetry traces to ${otlpEndpoint("TRACES")}`);
+      // A `reqwatch otel` of its own (bin/reqwatch.js beside dist/): it says what it exports, and where, on this output.
       runtime.attachExport(
-        startOtelExport(tracker, {
-          onError: (error) => console.error(`reqwatch: OpenTelemetry export failed (retrying, nothing is skipped): ${error.message}`),
-          onWaiting: (holder) => console.log(holder ? `reqwatch: ${waitingText(holder)}` : "reqwatch: the other OpenTelemetry exporter stopped; this server exports now, from where it stopped"),
-        }),
+        startOtelChild(path.resolve(__dirname, "../bin/reqwatch.js"), tracker.stateDir.root, (code, restartInMs) =>
+          console.error(`reqwatch: the OpenTelemetry exporter ended (exit code ${code ?? "none"}); starting it again in ${Math.round(restartInMs / 1000)} s`),
+        ),
       );
     }
     if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite} and restart the dashboard.`);

@@ -8,6 +8,7 @@ import { startOtelExport } from "../../lib/otel/otelExport";
 import { runCli } from "../helpers/cli";
 import { aCollector, waitFor } from "../helpers/otlpCollector";
 import { aTracker } from "../helpers/stateDir";
+import { freePort } from "../helpers/processes";
 
 const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 
@@ -19,6 +20,15 @@ function startOtel(stateDir: string, endpoint: string): ChildProcess {
 }
 
 const exited = (child: ChildProcess) => new Promise((resolve) => child.once("exit", resolve));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe("reqwatch otel", () => {
   it("killed with SIGKILL mid-stream and started again: every lifecycle arrives, none missing", async () => {
@@ -80,6 +90,31 @@ describe("reqwatch otel", () => {
       expect(second.status().exported).toBeLessThan(60);
     } finally {
       await second.stop();
+      tracker.close();
+      await collector.close();
+    }
+  }, 60_000);
+
+  it("a dashboard's --otel export runs in a reqwatch otel process of its own, which ends with the server however the server ends", async () => {
+    const collector = await aCollector();
+    const tracker = aTracker();
+    const server = spawn(process.execPath, [path.resolve(__dirname, "../../dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(await freePort())], {
+      env: { ...process.env, REQWATCH_STATE_DIR: tracker.stateDir.root, REQWATCH_OTEL: "1", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/v1\/traces$/, ""), OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+      stdio: "ignore",
+    });
+    try {
+      // The process that holds the export's position is the exporter: not the server.
+      const holder = path.join(tracker.stateDir.storeDir, "otel-position.json.holder");
+      await waitFor(() => fs.existsSync(holder) && fs.readFileSync(holder, "utf8").endsWith("\n"), 30_000);
+      const exporter = (JSON.parse(fs.readFileSync(holder, "utf8")) as { pid: number }).pid;
+      expect(exporter).not.toBe(server.pid);
+      tracker.create({ requestId: "seen", workspace: "w", state: "queued" });
+      await waitFor(() => collector.spans().some((span) => span.spanId === lifecycleIds({ requestId: "seen" }).createSpanId), 15_000);
+      server.kill("SIGKILL");
+      await exited(server);
+      await waitFor(() => !isAlive(exporter), 10_000);
+    } finally {
+      if (server.exitCode === null && server.signalCode === null) server.kill("SIGKILL");
       tracker.close();
       await collector.close();
     }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { checkOtlpSettings } from "../../otel/protocol";
 import { waitingText } from "../../otel/waitingText";
+import { STATUS_EVERY_MS, type OtelStatusMessage } from "../../dashboard/otelChild";
 import { stopIfTrackingOff, trackerFor, UsageError } from "../context";
 
 /** The OTLP variables, checked before anything starts: a wrong one is a usage error that names it. */
@@ -47,10 +48,22 @@ export function registerOtel(program: Command): void {
         const { exported, lagMs, position } = exporting.status();
         console.error(`reqwatch otel: ${exported} spans exported; at change ${position?.seq ?? "-"}; lag ${formatDuration(lagMs)}`);
       }, 60_000);
+      // Started by a dashboard (`--otel`): its Health page shows this status, sent when it changes.
+      let sent = "";
+      const toParent = process.send
+        ? setInterval(() => {
+            const message = JSON.stringify({ type: "otel-status", status: exporting.status() } satisfies OtelStatusMessage);
+            if (message !== sent) process.send?.(JSON.parse(message));
+            sent = message;
+          }, STATUS_EVERY_MS)
+        : null;
       await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
+        // The dashboard that started it is gone, however it ended.
+        if (process.send) process.once("disconnect", () => resolve());
       });
       clearInterval(report);
+      if (toParent) clearInterval(toParent);
       await exporting.stop();
       ingest.stop();
       tracker.close();
