@@ -96,6 +96,21 @@ describe("the charts' aggregates", () => {
     expect(view.states.queued[0]).toBe(0);
   });
 
+  it("counts a file whose times do not say when it entered its state (a queued file with no queuedAt) in that state from its last update, not from before it existed", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, { requestId: "bare", workspace: "gw", state: "queued", createdAt: T + 20 * MIN, lastUpdatedAt: T + 20 * MIN });
+    writeRequestFile(stateDir, { requestId: "done", workspace: "gw", state: "completed", createdAt: T + 5 * MIN, queuedAt: T + 5 * MIN, lastUpdatedAt: T + 30 * MIN });
+    const view = activityView(aTracker({ stateDir }), "1h", null, now);
+    const at = (offsetMs: number) => view.times.indexOf(T + offsetMs);
+    // "done" waits from +5 (its queuedAt) until its last update at +30, when it was completed at the latest; "bare" from +20.
+    expect(view.states.queued[at(4 * MIN)]).toBe(0);
+    expect(view.states.queued[at(19 * MIN)]).toBe(1);
+    expect(view.states.queued[at(20 * MIN)]).toBe(2);
+    expect(view.states.queued[at(30 * MIN)]).toBe(1);
+    expect(view.states.queued[0]).toBe(0);
+    expect(view.states.created[at(19 * MIN)]).toBe(0);
+  });
+
   it("picks workspaces exactly or by prefix, and reads the last day in quarter hours", () => {
     const stateDir = tempStateDir();
     fixtures(stateDir);
