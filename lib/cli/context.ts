@@ -18,7 +18,7 @@ export class TrackingOff extends Error {}
  * disabled tracker `openTracker` returns instead, and print what it answers.
  */
 export function stopIfTrackingOff(): void {
-  if (trackingEnabled()) return;
+  if (asUsage(() => trackingEnabled())) return;
   noteTrackingOff();
   throw new TrackingOff();
 }
@@ -32,13 +32,27 @@ export function stopIfTrackingOff(): void {
 export function trackerFor(command: Command, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Tracker {
   const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
   try {
-    return openTracker({ ...options, stateDir, recover: false, create: creates });
+    return asUsage(() => openTracker({ ...options, stateDir, recover: false, create: creates }));
   } catch (error) {
     // The folder named by --state-dir or REQWATCH_STATE_DIR is missing or not a folder: the value is wrong.
     if (isReqwatchError(error) && typeof error.details?.stateDir === "string") {
       const hint = " Check --state-dir (or REQWATCH_STATE_DIR); only `create` and the `session` commands that record make a new state directory.";
       throw new UsageError(`${error.message}${error.code === "NOT_FOUND" ? hint : ""}`);
     }
+    throw error;
+  }
+}
+
+/**
+ * Opening refuses only what the command was given: its flags (already checked) and the REQWATCH_*
+ * settings in its environment (`REQWATCH_RETENTION=0s`). A value that is wrong is a usage error,
+ * exit 2, as a wrong flag is.
+ */
+function asUsage<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    if (isReqwatchError(error, "BAD_INPUT")) throw new UsageError(error.message);
     throw error;
   }
 }

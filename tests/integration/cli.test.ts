@@ -261,13 +261,14 @@ describe("reqwatch CLI", () => {
       expect(flag.code).toBe(2);
       expect(flag.stderr).toMatch(/option '--interval <duration>' argument '0s' is invalid\. It must be longer than 0\./);
       oneLine(flag.stderr);
+      // A setting in the environment is given to the command as a flag is: a wrong one is a usage error too.
       const variable = runCli(["monitor", "--once"], { stateDir, env: { ...process.env, REQWATCH_MONITOR_INTERVAL: "0s" } });
-      expect(variable.code).toBe(1);
-      expect(variable.stderr).toMatch(/Invalid REQWATCH_MONITOR_INTERVAL: "0s"\. It must be longer than 0\./);
+      expect(variable.code).toBe(2);
+      expect(variable.stderr).toMatch(/^reqwatch: error: Invalid REQWATCH_MONITOR_INTERVAL: "0s"\. It must be longer than 0\./);
       oneLine(variable.stderr);
       // Not "every finished request is past its retention": `off` turns it off.
       const retention = runCli(["monitor", "--once"], { stateDir, env: { ...process.env, REQWATCH_RETENTION: "0ms" } });
-      expect(retention.stderr).toMatch(/Invalid REQWATCH_RETENTION: "0ms"\. It must be longer than 0\./);
+      expect(retention).toMatchObject({ code: 2, stderr: expect.stringMatching(/Invalid REQWATCH_RETENTION: "0ms"\. It must be longer than 0\./) });
       expect(runCli(["recover", "--hung-after", "0m"], { stateDir }).code).toBe(2);
       expect(treeSnapshot(stateDir)).toEqual(before);
     });

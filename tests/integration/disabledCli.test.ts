@@ -100,14 +100,14 @@ describe("reqwatch CLI with tracking off", () => {
     expect(JSON.parse(runCli(["session", "list", "--json"], { stateDir, env: off }).stdout)).toEqual([]);
   });
 
-  it("a value of REQWATCH_DISABLED it does not know is an error that names it, and nothing is written", () => {
+  it("a value of REQWATCH_DISABLED it does not know is a usage error that names it, and nothing is written", () => {
     const parent = tempParent();
     const stateDir = path.join(parent, "state");
     for (const args of [["create", "-w", "gateway"], ["get", "x"]]) {
       expect(runCli(args, { stateDir, env: disabled("sometimes") })).toEqual({
-        code: 1,
+        code: 2,
         stdout: "",
-        stderr: 'reqwatch: Invalid REQWATCH_DISABLED: "sometimes". Use 1, true, yes or on; or 0, false, no, off or empty.\n',
+        stderr: 'reqwatch: error: Invalid REQWATCH_DISABLED: "sometimes". Use 1, true, yes or on; or 0, false, no, off or empty.\n',
       });
     }
     expect(fs.readdirSync(parent)).toEqual([]);

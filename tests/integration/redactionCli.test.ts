@@ -40,11 +40,11 @@ describe("the CLI redacts what it records", () => {
     expect(file.output).toBe("export OPENAI_API_KEY=[redacted: openai api token]");
   });
 
-  it("refuses a bad setting with its message and exit 1, and records nothing", () => {
+  it("refuses a bad setting with its message and exit 2 (a usage error), and records nothing", () => {
     const stateDir = path.join(tempParent(), "state");
     const result = runCli(["create", "--workspace", "hooks", "--prompt", openai.line], { stateDir, env: { ...process.env, REQWATCH_REDACT_PATTERNS: '{"ticket": "tk_[a-z"}' } });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`reqwatch: REQWATCH_REDACT_PATTERNS: the pattern for "ticket" is not a valid regular expression`);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`reqwatch: error: REQWATCH_REDACT_PATTERNS: the pattern for "ticket" is not a valid regular expression`);
     expect(fs.existsSync(stateDir)).toBe(false);
   });
 });
