@@ -1,6 +1,7 @@
 "use client";
 
 import { formatDuration } from "@/lib/model/duration";
+import { isTerminal } from "@/lib/model/states";
 import { lifecycleSegments, timeInStates } from "@/lib/views/lifecycle";
 import { useNow } from "../data/useNow";
 import { stateColor } from "../stateStyle";
@@ -16,6 +17,7 @@ export function RequestLifecycle() {
   const segments = lifecycleSegments(request, now);
   const total = segments.reduce((sum, s) => sum + s.ms, 0) || 1;
   const totals = timeInStates(segments);
+  const final = isTerminal(segments.at(-1)!.state) ? segments.at(-1)!.state : null;
   return (
     <>
       <div className="lifecycle" role="img" aria-label={`Lifecycle: ${segments.map((s) => `${s.state} ${formatDuration(s.ms)}`).join(", ")}`}>
@@ -27,7 +29,8 @@ export function RequestLifecycle() {
         {Object.entries(totals).map(([state, ms]) => (
           <li key={state} style={stateColor(state as never)} suppressHydrationWarning>
             <i />
-            {state} {formatDuration(ms)}
+            {/* The final state has no time spent in it, only a moment: when it was reached. */}
+            {state} {state === final && ms === 0 ? `${formatDuration(Math.max(0, now - segments.at(-1)!.from))} ago` : formatDuration(ms)}
           </li>
         ))}
       </ul>
