@@ -17,7 +17,8 @@ export function RequestLifecycle() {
   const segments = lifecycleSegments(request, now);
   const total = segments.reduce((sum, s) => sum + s.ms, 0) || 1;
   const totals = timeInStates(segments);
-  const final = isTerminal(segments.at(-1)!.state) ? segments.at(-1)!.state : null;
+  const last = segments.at(-1)!;
+  const final = isTerminal(last.state) ? last.state : null;
   return (
     <>
       <div className="lifecycle" role="img" aria-label={`Lifecycle: ${segments.map((s) => `${s.state} ${formatDuration(s.ms)}`).join(", ")}`}>
@@ -30,7 +31,7 @@ export function RequestLifecycle() {
           <li key={state} style={stateColor(state as never)} suppressHydrationWarning>
             <i />
             {/* The final state has no time spent in it, only a moment: when it was reached. */}
-            {state} {state === final && ms === 0 ? `${formatDuration(Math.max(0, now - segments.at(-1)!.from))} ago` : formatDuration(ms)}
+            {state} {state === final && ms === 0 ? `${formatDuration(Math.max(0, now - last.from))} ago` : formatDuration(ms)}
           </li>
         ))}
       </ul>

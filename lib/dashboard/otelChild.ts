@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import type { OtelExportStatus } from "../otel/otelExport";
+import { NO_EXPORT_YET, type OtelExportStatus } from "../otel/exportStatus";
 
 /** What `reqwatch otel` sends its parent over the IPC channel: its status, looked at every STATUS_EVERY_MS and sent when it changed. */
 export interface OtelStatusMessage {
@@ -10,8 +10,6 @@ export interface OtelStatusMessage {
 export const STATUS_EVERY_MS = 250;
 const RESTART_FIRST_MS = 5000;
 const RESTART_MAX_MS = 300_000;
-
-const NOT_STARTED: OtelExportStatus = { exported: 0, position: null, lagMs: 0, lastError: null, lastSuccessAt: null, reexports: 0, waitingFor: null };
 
 export function isOtelStatusMessage(message: unknown): message is OtelStatusMessage {
   return typeof message === "object" && message !== null && (message as { type?: unknown }).type === "otel-status";
@@ -26,7 +24,7 @@ export function isOtelStatusMessage(message: unknown): message is OtelStatusMess
  */
 export function startOtelChild(cli: string, stateDir: string, onExit: (code: number | null, restartInMs: number) => void) {
   let child: ChildProcess | null = null;
-  let status = NOT_STARTED;
+  let status: OtelExportStatus = NO_EXPORT_YET;
   let stopping = false;
   let restartInMs = RESTART_FIRST_MS;
   let restartTimer: NodeJS.Timeout | null = null;

@@ -4,7 +4,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { FeedHub } from "./feedHub";
 import { SourceSet, sourcesFromEnv } from "../sources/liveSource";
 import type { SourceSpec } from "../sources/sourceSpec";
-import type { OtelExportStatus } from "../otel/otelExport";
+import type { OtelExportStatus } from "../otel/exportStatus";
 import type { IndexGuardHandle } from "../recovery/indexGuard";
 import type { IngestHandle } from "../ingest/startIngest";
 import type { StuckRequest } from "../monitor/monitorPass";

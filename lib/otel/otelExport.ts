@@ -10,32 +10,12 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { writeFileDurable } from "../fs/durableWrite";
 import { holderFile } from "../process/holderFile";
 import type { ProcessIdentity } from "../process/liveness";
+import { NO_EXPORT_YET, type ExportPosition, type OtelExportStatus } from "./exportStatus";
 import type { Tracker } from "../tracker";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { lifecycleSpans } from "./lifecycleSpans";
 import { otlpEndpoint, otlpProtocol } from "./protocol";
 import { startOtelMetrics } from "./otelMetrics";
-
-/** Where the exporter stands in the change feed: the feed's generation (a rebuilt index has another) and the last change exported. */
-export interface ExportPosition {
-  generation: string;
-  seq: number;
-}
-
-export interface OtelExportStatus {
-  /** Spans sent and acknowledged since the start. */
-  exported: number;
-  position: ExportPosition | null;
-  /** How far behind the feed the export is: the age of the oldest change not yet exported (0 when caught up). */
-  lagMs: number;
-  lastError: { message: string; at: number } | null;
-  /** When a step last went through (its spans acknowledged, or nothing to send): after lastError.at, the export has recovered. */
-  lastSuccessAt: number | null;
-  /** Whole re-exports from the files (the first run, a rebuilt index, a feed trimmed past the position). */
-  reexports: number;
-  /** Another exporter (a `reqwatch otel`, or a dashboard with --otel) exports this folder: this one waits to take over when it stops. */
-  waitingFor: ProcessIdentity | null;
-}
 
 export interface OtelExportOptions {
   /** Where spans go. Default: OTLP over HTTP as the OTEL_EXPORTER_OTLP_* variables say (protocol http/protobuf or http/json). */
@@ -122,7 +102,7 @@ export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {
   // One exporter per position: two would each send every span (identical, but twice the traffic).
   const holder = holderFile(`${positionFile}.holder`);
   let holding = false;
-  const status: OtelExportStatus = { exported: 0, position: null, lagMs: 0, lastError: null, lastSuccessAt: null, reexports: 0, waitingFor: null };
+  const status: OtelExportStatus = { ...NO_EXPORT_YET };
   // Per span sent: its content, and its events (dropped late results) for the metrics.
   const sent = new Map<string, { content: string; events: number }>();
   const metrics =

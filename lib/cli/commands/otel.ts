@@ -52,9 +52,10 @@ export function registerOtel(program: Command): void {
       let sent = "";
       const toParent = process.send
         ? setInterval(() => {
-            const message = JSON.stringify({ type: "otel-status", status: exporting.status() } satisfies OtelStatusMessage);
-            if (message !== sent) process.send?.(JSON.parse(message));
-            sent = message;
+            const message: OtelStatusMessage = { type: "otel-status", status: exporting.status() };
+            const text = JSON.stringify(message);
+            if (text !== sent) process.send?.(message);
+            sent = text;
           }, STATUS_EVERY_MS)
         : null;
       await new Promise<void>((resolve) => {
