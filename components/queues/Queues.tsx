@@ -98,6 +98,10 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
                   {row.paused.by ? ` by ${row.paused.by}` : ""}
                   {row.paused.reason ? `: ${row.paused.reason}` : ""}
                 </span>
+              ) : row.status === "stuck" ? (
+                <Link prefetch={false} className="late" href={`/requests?states=processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
+                  stuck: {row.stuck} of {row.processing} processing
+                </Link>
               ) : (
                 row.status
               )}

@@ -8,26 +8,32 @@ export interface QueueRow extends QueueStats {
   paused: Pause | null;
   /** Whether its oldest request has waited past the queued stuck threshold (a paused queue never has). */
   late: boolean;
-  /** In a word: paused; late (waited past the threshold); running (a worker holds some); waiting (none taken yet). */
-  status: "paused" | "late" | "running" | "waiting";
+  /** Its processing requests the stuck monitor flags (hung, silent past the heartbeat timeout, or past their deadline). */
+  stuck: number;
+  /** In a word: paused; stuck (a processing request is); late (waited past the threshold); running (a worker holds some); waiting (none taken yet). */
+  status: "paused" | "stuck" | "late" | "running" | "waiting";
 }
 
 function statusOf(row: Omit<QueueRow, "status">): QueueRow["status"] {
-  return row.paused ? "paused" : row.late ? "late" : row.processing > 0 ? "running" : "waiting";
+  return row.paused ? "paused" : row.stuck > 0 ? "stuck" : row.late ? "late" : row.processing > 0 ? "running" : "waiting";
 }
 
 /** Every workspace with work waiting or running, and every paused one (with or without requests), by name. */
 export function queuesView(tracker: Tracker, now = Date.now()): QueueRow[] {
   const pauses = new Map(tracker.pauses().map((pause) => [pause.workspace, pause]));
+  const stuck = new Map<string, number>();
+  for (const request of tracker.stuck()) {
+    if (request.state === "processing") stuck.set(request.workspace, (stuck.get(request.workspace) ?? 0) + 1);
+  }
   const rows = new Map<string, QueueRow>();
   for (const stats of tracker.queueStats()) {
     const paused = pauses.get(stats.workspace) ?? null;
     const late = !paused && stats.oldestQueuedSince !== null && now - stats.oldestQueuedSince >= tracker.options.queuedStuckAfterMs;
-    const row = { ...stats, paused, late };
+    const row = { ...stats, paused, late, stuck: stuck.get(stats.workspace) ?? 0 };
     rows.set(stats.workspace, { ...row, status: statusOf(row) });
   }
   for (const [workspace, pause] of pauses) {
-    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false, status: "paused" });
+    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false, stuck: 0, status: "paused" });
   }
   return [...rows.values()].sort((a, b) => BY_NAME.compare(a.workspace, b.workspace));
 }

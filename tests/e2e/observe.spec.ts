@@ -39,6 +39,17 @@ test("a gateway's data folder, watched for a minute with every page and every re
     await expect(counts.getByRole("listitem", { name: `${state}: ${byState(state)}` })).toBeVisible();
   }
   await expect(page.getByRole("link", { name: `${stuck} stuck`, exact: true })).toBeVisible();
+  // A queue whose processing requests are hung says it is stuck, not running, and links to them.
+  const hungIn = new Map<string, number>();
+  for (const request of hung) hungIn.set(request.workspace, (hungIn.get(request.workspace) ?? 0) + 1);
+  const queues = page.getByRole("table", { name: "Queues" });
+  for (const [workspace, count] of hungIn) {
+    await expect(queues.getByRole("row", { name: new RegExp(`^${workspace} `) })).toContainText(`stuck: ${count} of ${count} processing`);
+  }
+  const [firstWorkspace, firstCount] = [...hungIn][0]!;
+  await queues.getByRole("row", { name: new RegExp(`^${firstWorkspace} `) }).getByRole("link", { name: /^stuck:/ }).click();
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(firstCount + 1);
+  await page.goto(url);
   // The gateway's files have no history: queue wait and processing time come from their lifecycle times.
   const finishedLastHour = gateway.requests.filter((r) => r.completedAt !== undefined && r.completedAt >= started - 3_600_000).length;
   expect(finishedLastHour).toBeGreaterThan(0);
@@ -102,6 +113,7 @@ test("a gateway's data folder, watched for a minute with every page and every re
   expect(cli(["session", "show"], gateway.state, cacheDir)).toMatchObject({ code: 1, stderr: "reqwatch: There is no current session recorded in this folder.\n" });
   expect(cli(["list", "--callback-failed"], gateway.state, cacheDir).stdout.trim().split("\n")).toHaveLength(failedCallbacks.length + 1);
   expect(cli(["monitor", "--once"], gateway.state, cacheDir).stdout).toContain(`stuck ${stuck}`);
+  expect(cli(["queues"], gateway.state, cacheDir).stdout).toContain(`stuck: ${hungIn.get(firstWorkspace)} of ${hungIn.get(firstWorkspace)} processing`);
 
   // Not only the buttons: the API refuses a change sent with the page's own action token (its dry
   // run answers, as the CLI's does, and says the run would be refused).

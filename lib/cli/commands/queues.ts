@@ -7,7 +7,7 @@ import { printJson, printLine, printTable } from "../output";
 export function registerQueues(program: Command): void {
   program
     .command("queues")
-    .description("Each workspace's queue: queued, processing, the oldest wait, and its status (waiting, running, late or paused)")
+    .description("Each workspace's queue: queued, processing, the oldest wait, and its status (waiting, running, late, stuck or paused)")
     .summary("List the workspaces' queues")
     .option("--json", "print the queues as JSON")
     .action(async (options, command: Command) => {
@@ -22,7 +22,7 @@ export function registerQueues(program: Command): void {
           String(row.queued),
           String(row.processing),
           row.oldestQueuedSince === null ? "-" : formatDuration(now - row.oldestQueuedSince),
-          row.paused ? `paused${row.paused.by ? ` by ${row.paused.by}` : ""}${row.paused.reason ? `: ${row.paused.reason}` : ""}` : row.status,
+          row.paused ? `paused${row.paused.by ? ` by ${row.paused.by}` : ""}${row.paused.reason ? `: ${row.paused.reason}` : ""}` : row.status === "stuck" ? `stuck: ${row.stuck} of ${row.processing} processing` : row.status,
         ]),
       );
     });
