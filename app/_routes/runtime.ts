@@ -22,7 +22,7 @@ export const getIndexing = () => getRuntime().indexing();
 /** While the index fills, until its first batch (the newest requests) is in, so a page shows them; at once otherwise. */
 export const untilFirstBatch = () => getRuntime().firstBatch();
 /** The queues (a GROUP BY over queued and processing rows), once per page render: the header and the overview both show them. */
-export const getQueues = cache(() => queuesView(getRuntime().tracker));
+export const getQueues = cache(() => queuesView(getRuntime().tracker, getRuntime().lastStuck()));
 /** Other programs' queues the dashboard reads (--source), as of their latest look. */
 export const getSources = () => getRuntime().sources.statuses();
 /** The requests table's page for a URL query: the folder's, or a source's. */

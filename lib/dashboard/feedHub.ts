@@ -1,7 +1,7 @@
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
-import { queuesView } from "../views/queuesView";
+import { queuesView, stuckProcessingBy } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent } from "./sse";
 import type { SourceStatus } from "../sources/liveSource";
@@ -73,6 +73,8 @@ export class FeedHub {
   private lastSeq: number;
   private generation: string;
   private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
+  /** The latest pass's whole list, for the queues' stuck counts (the event carries only the first STUCK_SENT). */
+  private stuckAll: readonly StuckRequest[] = [];
   private sources: SourceStatus[] = [];
   private indexing: IndexingProgress | null = null;
   private retention: { finishedAt: number; removed: number } | null = null;
@@ -118,10 +120,15 @@ export class FeedHub {
   /** The stuck monitor's latest pass; sent to every subscriber when what is stuck changed. */
   publishStuck(stuck: StuckRequest[], at: number): void {
     const previous = this.stuck;
+    const queuesBefore = stuckProcessingBy(this.stuckAll);
     this.stuck = { count: stuck.length, at, requests: stuck.slice(0, STUCK_SENT) };
+    this.stuckAll = stuck;
     const same = previous.count === stuck.length && previous.requests.every((r, i) => r.requestId === stuck[i]?.requestId && r.reason === stuck[i]?.reason);
     if (same) return;
-    const chunk = formatEvent("stuck", this.stuck);
+    let chunk = formatEvent("stuck", this.stuck);
+    // A queue's status says whether a processing request in it is stuck.
+    const queuesNow = stuckProcessingBy(stuck);
+    if (queuesNow.size !== queuesBefore.size || [...queuesNow].some(([workspace, count]) => queuesBefore.get(workspace) !== count)) chunk += this.queuesIfDue();
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
@@ -179,7 +186,7 @@ export class FeedHub {
       subscriber.send(formatEvent("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
       from = changes.at(-1)!.seq;
     }
-    subscriber.send(formatEvent("counts", { counts: this.tracker.countsByState() }) + formatEvent("queues", { queues: queuesView(this.tracker) }));
+    subscriber.send(formatEvent("counts", { counts: this.tracker.countsByState() }) + formatEvent("queues", { queues: queuesView(this.tracker, this.stuckAll) }));
   }
 
   private unsubscribe(subscriber: Subscriber): void {
@@ -274,7 +281,7 @@ export class FeedHub {
     const wait = this.lastQueuesAt + QUEUES_EVERY_MS - Date.now();
     if (wait <= 0) {
       this.lastQueuesAt = Date.now();
-      return formatEvent("queues", { queues: queuesView(this.tracker) });
+      return formatEvent("queues", { queues: queuesView(this.tracker, this.stuckAll) });
     }
     this.queuesTimer ??= setTimeout(() => {
       this.queuesTimer = null;

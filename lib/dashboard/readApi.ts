@@ -60,7 +60,7 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
     },
   ],
   // Each workspace's queue (queued, processing, oldest wait) and its pause: the overview's table and the header's paused badge.
-  [/^\/api\/queues$/, (runtime) => ({ queues: queuesView(runtime.tracker) })],
+  [/^\/api\/queues$/, (runtime) => ({ queues: queuesView(runtime.tracker, runtime.lastStuck()) })],
   // What the table's workspace and session filters suggest as you type: known values starting with `prefix`.
   [/^\/api\/values\/(workspace|session)$/, (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) })],
   // Every worker process seen in the claims, alive or gone and how we know (the workers page).

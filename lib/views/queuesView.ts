@@ -1,5 +1,6 @@
 import type { QueueStats } from "../db/queries/queueStats";
 import type { Pause } from "../files/pauseFile";
+import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
 
 /** A workspace's queue as the overview, the requests page and `reqwatch queues` show it. */
@@ -18,13 +19,22 @@ function statusOf(row: Omit<QueueRow, "status">): QueueRow["status"] {
   return row.paused ? "paused" : row.stuck > 0 ? "stuck" : row.late ? "late" : row.processing > 0 ? "running" : "waiting";
 }
 
-/** Every workspace with work waiting or running, and every paused one (with or without requests), by name. */
-export function queuesView(tracker: Tracker, now = Date.now()): QueueRow[] {
-  const pauses = new Map(tracker.pauses().map((pause) => [pause.workspace, pause]));
-  const stuck = new Map<string, number>();
-  for (const request of tracker.stuck()) {
-    if (request.state === "processing") stuck.set(request.workspace, (stuck.get(request.workspace) ?? 0) + 1);
+/** How many processing requests each workspace has among `stuck`. */
+export function stuckProcessingBy(stuck: readonly StuckRequest[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of stuck) {
+    if (request.state === "processing") counts.set(request.workspace, (counts.get(request.workspace) ?? 0) + 1);
   }
+  return counts;
+}
+
+/**
+ * Every workspace with work waiting or running, and every paused one (with or without requests),
+ * by name. `stuck`: what the stuck monitor found (the dashboard's latest pass, or `tracker.stuck()`).
+ */
+export function queuesView(tracker: Tracker, stuckFound: readonly StuckRequest[], now = Date.now()): QueueRow[] {
+  const pauses = new Map(tracker.pauses().map((pause) => [pause.workspace, pause]));
+  const stuck = stuckProcessingBy(stuckFound);
   const rows = new Map<string, QueueRow>();
   for (const stats of tracker.queueStats()) {
     const paused = pauses.get(stats.workspace) ?? null;

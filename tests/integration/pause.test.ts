@@ -115,10 +115,10 @@ describe("pausing a workspace's queue", () => {
     tracker.pause("batch");
     expect(tracker.stuck()).toEqual([]);
     expect(tracker.monitorPass().stuck).toEqual([]);
-    expect(queuesView(tracker, now)).toMatchObject([{ workspace: "batch", queued: 1, late: false, paused: { workspace: "batch" } }]);
+    expect(queuesView(tracker, tracker.stuck(), now)).toMatchObject([{ workspace: "batch", queued: 1, late: false, paused: { workspace: "batch" } }]);
     tracker.resume("batch");
     expect(tracker.monitorPass().stuck.map((entry) => entry.requestId)).toEqual(["waiting"]);
-    expect(queuesView(tracker, now)).toMatchObject([{ workspace: "batch", queued: 1, late: true, paused: null }]);
+    expect(queuesView(tracker, tracker.stuck(), now)).toMatchObject([{ workspace: "batch", queued: 1, late: true, paused: null }]);
   });
 
   it("a pause file that cannot be read still pauses its workspace, and says so", () => {
