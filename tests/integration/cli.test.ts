@@ -144,7 +144,10 @@ describe("reqwatch CLI", () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/stuck 1 /);
     expect(human.stdout).toMatch(/ {2}waiting {2}queued 1h/);
-    const json = JSON.parse(runCli(["monitor", "--once", "--json"], { stateDir }).stdout);
+    const { stdout } = runCli(["monitor", "--once", "--json"], { stateDir });
+    // One JSON line, as every pass of a running monitor is.
+    expect(stdout.split("\n")).toEqual([expect.stringMatching(/^\{.*\}$/), ""]);
+    const json = JSON.parse(stdout);
     // "queued 1h", or "queued 1h 1s" when the runs take over a second.
     expect(json).toMatchObject({
       counts: { stuckQueued: 1 },

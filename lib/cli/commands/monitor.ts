@@ -3,7 +3,7 @@ import { formatDuration } from "../../model/duration";
 import type { MonitorPass } from "../../monitor/monitorPass";
 import type { RetentionRun } from "../../actions/retention";
 import { stopIfTrackingOff, trackerFor } from "../context";
-import { printJson, printLine } from "../output";
+import { printLine } from "../output";
 import { positiveDuration } from "../parse";
 
 function describeRetention(run: RetentionRun, retentionMs: number | null): string {
@@ -55,7 +55,7 @@ export function registerMonitor(program: Command): void {
         try {
           const pass = tracker.monitorPass();
           const run = await tracker.runRetention();
-          if (options.json) printJson({ ...pass, retention: run });
+          if (options.json) process.stdout.write(`${JSON.stringify({ ...pass, retention: run })}\n`);
           else {
             report(pass);
             if (run) reportRetention(run);
