@@ -39,7 +39,8 @@ export function queuesView(tracker: Tracker, stuckFound: readonly StuckRequest[]
   for (const stats of tracker.queueStats()) {
     const paused = pauses.get(stats.workspace) ?? null;
     const late = !paused && stats.oldestQueuedSince !== null && now - stats.oldestQueuedSince >= tracker.options.queuedStuckAfterMs;
-    const row = { ...stats, paused, late, stuck: stuck.get(stats.workspace) ?? 0 };
+    // The dashboard's findings are its monitor's last pass: a request stuck then may have finished since.
+    const row = { ...stats, paused, late, stuck: Math.min(stuck.get(stats.workspace) ?? 0, stats.processing) };
     rows.set(stats.workspace, { ...row, status: statusOf(row) });
   }
   for (const [workspace, pause] of pauses) {
