@@ -33,6 +33,11 @@ const github = `ghp_${chars(ALNUM, 36, "github")}`;
 const githubFineGrained = `github_pat_${chars(ALNUM, 22, "pat-a")}_${chars(ALNUM, 59, "pat-b")}`;
 const openai = `sk-proj-${chars(URL_SAFE, 74, "openai-a")}T3BlbkFJ${chars(URL_SAFE, 74, "openai-b")}`;
 const openaiLegacy = `sk-${chars(ALNUM, 20, "openai-c")}T3BlbkFJ${chars(ALNUM, 20, "openai-d")}`;
+// Newer keys need not hold secretlint's `T3BlbkFJ`; nor do the `sk-` keys of providers that copied OpenAI's.
+const openaiProject = `sk-proj-${chars(URL_SAFE, 64, "openai-e")}`;
+const openaiServiceAccount = `sk-svcacct-${chars(URL_SAFE, 120, "openai-f")}`;
+const skBare = `sk-${chars(ALNUM, 48, "sk-bare")}`;
+const openrouter = `sk-or-v1-${chars("0123456789abcdef", 64, "openrouter")}`;
 const anthropic = `sk-ant-api03-${chars(URL_SAFE, 93, "anthropic")}AA`;
 const awsKeyId = `AKIA${chars(UPPER_DIGITS, 16, "aws-id")}`;
 const awsSecret = chars(`${ALNUM}/+`, 40, "aws-secret");
@@ -50,6 +55,10 @@ const dbPassword = chars(ALNUM, 16, "db-password");
 export const SECRETS: readonly SecretSample[] = [
   { kind: "openai api token", secret: openai, line: `export OPENAI_API_KEY=${openai}` },
   { kind: "openai api token", secret: openaiLegacy, line: `client = OpenAI(api_key="${openaiLegacy}")` },
+  { kind: "openai api token", secret: openaiProject, line: `I pasted ${openaiProject} into the chat by mistake` },
+  { kind: "openai api token", secret: openaiServiceAccount, line: `the worker runs as ${openaiServiceAccount}.` },
+  { kind: "api key", secret: skBare, line: `client = Client(${skBare})` },
+  { kind: "openrouter api key", secret: openrouter, line: `use ${openrouter} for the fallback model` },
   { kind: "anthropic claude api key", secret: anthropic, line: `curl https://api.anthropic.com/v1/messages -H "x-api-key: ${anthropic}"` },
   { kind: "github token", secret: github, line: `git clone https://x-access-token:${github}@github.com/acme/app.git` },
   { kind: "github token", secret: githubFineGrained, line: `gh auth login --with-token <<< ${githubFineGrained}` },
@@ -83,4 +92,7 @@ export const LOOK_ALIKES: readonly string[] = [
   "Key: use the primary index. Token: a word piece. max_tokens=4096 and timeout=30",
   "sha256 of the tarball: 9b74c9897bac770ffc029102a200c5de0d2c4f5c1f8e3a6b7c8d9e0f1a2b3c4d",
   "Open http://localhost:4600/requests?state=failed and https://github.com/acme/app/pull/42",
+  // `sk-` that starts no key: a package, a word's end, letters without a digit, too short.
+  "pip install scikit-learn; the sk-learn docs; a task-0123456789abcdef0123456789abcdef0123 and desk-lamp",
+  "sk-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV and sk-12345678 and sk-proj-short",
 ];
