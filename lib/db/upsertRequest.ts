@@ -9,9 +9,9 @@ import stableStringify from "safe-stable-stringify";
 import { recordChange, toSummary } from "./changes";
 import { syncRequestText, textSignature } from "./requestText";
 
-// Idempotent and ordered: an older version (or, at the same version, an older lastUpdatedAt)
-// never replaces a newer row, so a slow reader cannot roll the index back; the same content again
-// (a touch, a second look at one file) changes nothing and reaches no one.
+// The row becomes the file as read under the writers' lock, whatever its version says: the file is
+// the truth every writer decides from (a stale copy put back, a claim a power cut lost). The same
+// content again (a touch, a second look at one file) changes nothing and reaches no one.
 const UPSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
         state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
@@ -35,8 +35,15 @@ const UPSERT = `
         reserved_until = NULL, reserved_by = NULL,
         file_mtime_ms = excluded.file_mtime_ms,
         file_size = excluded.file_size, file_ino = excluded.file_ino, text_sig = excluded.text_sig, doc = excluded.doc
-      WHERE excluded.version > requests.version
-         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at AND excluded.doc IS NOT requests.doc)`;
+      WHERE excluded.doc IS NOT requests.doc`;
+
+// For a file read before the lock was taken (a rebuild's reader threads): ordered, so an older
+// version (or, at the same version, an older lastUpdatedAt) never replaces a row a writer wrote since.
+const UPSERT_ORDERED = UPSERT.replace(
+  "WHERE excluded.doc IS NOT requests.doc",
+  `WHERE excluded.version > requests.version
+         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at AND excluded.doc IS NOT requests.doc)`,
+);
 
 /** UPSERT's insert alone: a rebuild's rows are nearly all new, and a new row needs none of the lookups an update does. */
 const INSERT_NEW = UPSERT.slice(0, UPSERT.indexOf("ON CONFLICT")).replace("INSERT INTO", "INSERT OR IGNORE INTO");
@@ -103,7 +110,8 @@ export function indexRowsOf(request: RequestRecord, fingerprint: FileFingerprint
 }
 
 /**
- * Put one request into the index. Returns false when the index already holds a newer version.
+ * Put one request, as just written to its file under the writers' lock, into the index. Returns
+ * false when the index already holds that content.
  * `feed: false` and `text: false` are for a rebuild: no feed changes, and the text index is filled
  * afterwards in one pass (requestText.ts).
  */
@@ -113,9 +121,14 @@ export function upsertRequest(db: IndexDb, request: RequestRecord, fingerprint: 
 
 /**
  * Write a request's rows (lib/db/upsertRequest.ts's `indexRowsOf`). The text index and the feed
- * need the request itself; a rebuild writes neither.
+ * need the request itself; a rebuild writes neither. `ordered`: the file was read before the lock
+ * was taken, so a newer row a writer wrote since stays.
  */
-export function writeIndexRows(db: IndexDb, rows: IndexRows, options: { text: false; feed: false } | { text: boolean; feed: boolean; request: RequestRecord }): boolean {
+export function writeIndexRows(
+  db: IndexDb,
+  rows: IndexRows,
+  options: ({ text: false; feed: false } | { text: boolean; feed: boolean; request: RequestRecord }) & { ordered?: boolean },
+): boolean {
   const { requestId, params } = rows;
   if (!options.text && !options.feed && statement(db, INSERT_NEW).run(params).changes === 1) {
     // New to the index: no unreadable record, no attempts and no steps to compare with.
@@ -125,7 +138,7 @@ export function writeIndexRows(db: IndexDb, rows: IndexRows, options: { text: fa
     return true;
   }
   const before = options.text ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined) : undefined;
-  const result = statement(db, UPSERT).run(params);
+  const result = statement(db, options.ordered ? UPSERT_ORDERED : UPSERT).run(params);
   forgetUnreadable(db, requestFileKey(requestId));
   if (result.changes === 0) {
     statement(db, REFINGERPRINT).run(params.file_mtime_ms, params.file_size, params.file_ino, requestId, params.doc);

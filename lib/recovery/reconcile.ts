@@ -133,11 +133,11 @@ export function indexedAsIs(ctx: TrackerContext, id: string): boolean {
 }
 
 /**
- * Write what was read of request files, under the writers' lock: upsert what parses (an older
- * version never replaces a newer one), remove the rows of files that are gone, record unreadable
+ * Write what was read of request files, under the writers' lock: upsert what parses (the file is
+ * the truth, whatever its version), remove the rows of files that are gone, record unreadable
  * files with their reason (their last good row stays). `readOutsideLock`: the reads were made
- * before the lock was taken (a rebuild's reader threads), so a file read as gone is looked for
- * again before its row goes.
+ * before the lock was taken (a rebuild's reader threads), so an older version than the row's
+ * never replaces it, and a file read as gone is looked for again before its row goes.
  */
 function applyReads(ctx: TrackerContext, reads: Iterable<FileRead>, unreadable: UnreadableReport[], readOutsideLock: boolean): number {
   return withWritersLock(ctx.db, () => {
@@ -146,7 +146,7 @@ function applyReads(ctx: TrackerContext, reads: Iterable<FileRead>, unreadable: 
       const key = requestFileKey(read.id);
       if (read.kind === "request") {
         const options = read.request && !ctx.rebuilding ? { text: true, feed: true, request: read.request } : ({ text: false, feed: false } as const);
-        if (writeIndexRows(ctx.db, read.rows, options)) fixes++;
+        if (writeIndexRows(ctx.db, read.rows, { ...options, ordered: readOutsideLock })) fixes++;
       } else if (read.kind === "gone") {
         if (isIndexed(ctx.db, read.id) && !(readOutsideLock && fs.existsSync(ctx.dir.requestFile(read.id)))) {
           removeRequest(ctx.db, read.id);

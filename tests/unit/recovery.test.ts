@@ -83,6 +83,20 @@ describe("recovery on open", () => {
     expect(tracker.get("r4")).toBeNull();
     expect(tracker.get("new")).not.toBeNull();
   });
+
+  it("takes a file edited by hand as it now is, even at the same version with older times", () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    tracker.create({ requestId: "edited", workspace: "w", state: "processing" });
+    const done = tracker.transition("edited", "completed", { fields: { output: "first" } });
+    // Set back three days by hand, as someone who wants it gone sooner would.
+    const threeDaysAgo = done.lastUpdatedAt - 3 * 24 * 3_600_000;
+    const edited = { ...done, output: "edited by hand", createdAt: threeDaysAgo, completedAt: threeDaysAgo, lastUpdatedAt: threeDaysAgo };
+    fs.writeFileSync(requestPath(stateDir, "edited"), JSON.stringify(edited));
+    expect(tracker.recover()).toMatchObject({ changed: 1 });
+    expect(tracker.get("edited")).toEqual(JSON.parse(fs.readFileSync(requestPath(stateDir, "edited"), "utf8")));
+    expect(tracker.list({ updatedTo: threeDaysAgo + 1 }).items.map((row) => row.requestId)).toEqual(["edited"]);
+  });
 });
 
 describe("unreadable files", () => {
