@@ -40,13 +40,21 @@ export function positiveDuration(value: string): number {
   return ms;
 }
 
-/** Epoch milliseconds or an ISO date; null when it is neither. */
+/**
+ * Epoch milliseconds or an ISO date; null when it is neither. Epoch milliseconds have 12 digits or
+ * more (since 1973): a short number is a duration without its unit (`5` for `5m`), refused as one.
+ */
 function pointInTime(value: string): number | null {
-  if (/^\d+$/.test(value)) return Number(value);
+  if (/^\d+$/.test(value)) return value.length >= 12 ? Number(value) : null;
   // Date.parse takes "5" or "June" as dates; only what looks like an ISO date counts.
   if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
   const parsed = Date.parse(value);
   return Number.isNaN(parsed) ? null : parsed;
+}
+
+/** For a short number: that it lacks a unit. */
+function unitless(value: string): string {
+  return /^\d+(\.\d+)?$/.test(value) ? " (a duration needs its unit, such as 5m; epoch milliseconds have 13 digits)" : "";
 }
 
 /** A point in the future: `+15m` (from now), an ISO date, or epoch milliseconds. */
@@ -54,7 +62,7 @@ export function timestamp(now: () => number) {
   return (value: string): number => {
     if (value.startsWith("+")) return now() + duration(value.slice(1));
     const at = pointInTime(value);
-    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time. Use +15m (from now), an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
+    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time${unitless(value)}. Use +15m (from now), an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
     return at;
   };
 }
@@ -64,7 +72,7 @@ export function since(now: () => number) {
   return (value: string): number => {
     if (/^\d+(\.\d+)?(ms|s|m|h|d|w)$/.test(value)) return now() - duration(value);
     const at = pointInTime(value);
-    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time. Use a duration ago such as 1h or 7d, an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
+    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time${unitless(value)}. Use a duration ago such as 1h or 7d, an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
     return at;
   };
 }

@@ -282,6 +282,15 @@ describe("reqwatch CLI", () => {
       expect(result.stderr).toMatch(/"yesterday" is not a time\. Use a duration ago such as 1h or 7d, an ISO date/);
       expect(result.stderr).not.toMatch(/\+DURATION/);
       oneLine(result.stderr);
+      // A number without its unit is not taken as 5 ms after 1970 (which would list everything).
+      const stateDir = tempStateDir();
+      for (const args of [["list", "--updated-since", "5"], ["create", "--timeout-at", "30"]]) {
+        const unitless = runCli(args, { stateDir });
+        expect(unitless.code, args.join(" ")).toBe(2);
+        expect(unitless.stderr).toMatch(/is not a time \(a duration needs its unit, such as 5m; epoch milliseconds have 13 digits\)/);
+        oneLine(unitless.stderr);
+      }
+      expect(runCli(["list", "--updated-since", String(Date.now() - 60_000)], { stateDir }).code).toBe(0);
     });
 
     it("a mistyped --state-dir on a read: says it does not exist, and creates nothing", () => {
