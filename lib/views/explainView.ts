@@ -73,6 +73,12 @@ function nextStep(request: RequestRecord, stuckReason: string | null, retry: { a
   }
 }
 
+/** In a folder reqwatch only observes, its commands are refused: the step is the owning program's. */
+function leftToOwner(next: Explanation["next"], ownership: Tracker["ownership"]): Explanation["next"] {
+  if (ownership.access === "managed" || next.command === null) return next;
+  return { advice: `${next.advice} The program that writes this folder has to do it: reqwatch only observes it (${ownership.reason}).`, command: null };
+}
+
 /**
  * Explain one request: the time it spent in each state, its attempts, the deliveries that were
  * dropped, its callback, why it is stuck (the monitor's rules), its session's context, and what to
@@ -96,7 +102,7 @@ export function explainRequest(tracker: Tracker, requestId: string, stuck: reado
     ? { sessionId: request.sessionId, activeTask: snapshot.active_task ?? null, nextSteps: snapshot.next_steps ?? [], blockers: snapshot.blocking_issues ?? [] }
     : null;
   const callback = request.callback ? { success: request.callback.success, attempts: request.callback.attempts, error: request.callback.error ?? null } : null;
-  const next = nextStep(request, stuckReason, detail.actions.retry, now);
+  const next = leftToOwner(nextStep(request, stuckReason, detail.actions.retry, now), tracker.ownership);
 
   const lines = [`${request.requestId} (workspace ${request.workspace}) is ${request.state}, since ${formatDuration(Math.max(0, now - stateSince))} ago.`];
   const times = STATES.filter((state) => spent[state] !== undefined).map((state) => `${state} ${formatDuration(spent[state]!)}`);

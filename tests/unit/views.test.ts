@@ -8,7 +8,7 @@ import { queuesView } from "../../lib/views/queuesView";
 import { requestDetailView, requestsView } from "../../lib/views/requestsView";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aTracker, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 
 const MINUTE = 60_000;
 
@@ -180,6 +180,21 @@ describe("explaining a request", () => {
     expect(story.lines).toContainEqual(expect.stringMatching(/^Attempt 1: moved to processing by gateway at \S+ without a reqwatch claim \(another program, or by hand\); no reqwatch worker holds it\.$/));
     expect(story.next.advice).toBe("No reqwatch worker holds it: whatever moved it to processing is expected to finish it. If that is gone, send it back to the queue.");
     expect(story.next.command).toBe("reqwatch retry theirs");
+  });
+
+  it("offers no command of reqwatch's in a folder it only observes, where every one is refused", () => {
+    const stateDir = tempForeignDir();
+    const now = Date.now();
+    writeRequestFile(stateDir, aRequest({ requestId: "failed", workspace: "gw", state: "failed", error: "upstream 502" }, now));
+    writeRequestFile(stateDir, aRequest({ requestId: "hung", workspace: "gw", state: "processing", processingStartedAt: now - 3 * 60 * MINUTE }, now));
+    const tracker = aTracker({ stateDir, cacheDir: tempParent() });
+    expect(tracker.ownership.access).toBe("observed");
+    for (const id of ["failed", "hung"]) {
+      const { next, lines } = explainRequest(tracker, id, tracker.stuck())!;
+      expect(next.command, id).toBeNull();
+      expect(next.advice).toMatch(/The program that writes this folder has to do it: reqwatch only observes it \(.+\)\.$/);
+      expect(lines.at(-1)).not.toMatch(/Run: reqwatch/);
+    }
   });
 });
 
