@@ -9,13 +9,21 @@ import { freePort } from "../helpers/processes";
 
 const ROOT = path.resolve(__dirname, "../..");
 
-async function waitForHealth(url: string, server: ChildProcess, log: () => string): Promise<void> {
+/**
+ * Resolves once the server this test started answers: its health names the test's state directory.
+ * Another server may take the port between the pick and the start; then ours exits, and the launch
+ * is tried again on another port ("port taken").
+ */
+async function waitForHealth(url: string, stateDir: string, server: ChildProcess, log: () => string): Promise<"up" | "port taken"> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`the server exited (${server.exitCode}):\n${log()}`);
+    if (server.exitCode !== null) {
+      if (/port \d+ is in use/.test(log())) return "port taken";
+      throw new Error(`the server exited (${server.exitCode}):\n${log()}`);
+    }
     try {
       const response = await fetch(url);
-      if (response.ok) return;
+      if (response.ok && ((await response.json()) as { stateDir?: string }).stateDir === stateDir) return "up";
     } catch {
       // Not listening yet.
     }
@@ -63,27 +71,32 @@ export const test = base.extend<Fixtures & Options>({
   launchApp: async ({ stateDir, appEnv }, use) => {
     const servers: ChildProcess[] = [];
     await use(async (env = {}) => {
-      const port = await freePort();
-      let output = "";
-      const server = spawn(process.execPath, [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
-        cwd: ROOT,
-        // The index of an observed folder goes beside the test's state directory, not under ~/.cache.
-        // `env` may name another state directory (a folder another program writes).
-        env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_CACHE_DIR: path.join(path.dirname(stateDir), "cache"), REQWATCH_STATE_DIR: stateDir, ...appEnv, ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      servers.push(server);
-      server.stdout?.on("data", (chunk) => (output += chunk));
-      server.stderr?.on("data", (chunk) => (output += chunk));
-      const url = `http://127.0.0.1:${port}`;
-      await waitForHealth(`${url}/api/health`, server, () => output);
-      const kill = async () => {
-        if (server.exitCode !== null || server.signalCode !== null) return;
-        const exited = new Promise((resolve) => server.on("exit", resolve));
-        server.kill("SIGKILL");
-        await exited;
-      };
-      return { url, kill };
+      const serverEnv = { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_CACHE_DIR: path.join(path.dirname(stateDir), "cache"), REQWATCH_STATE_DIR: stateDir, ...appEnv, ...env };
+      for (let attempt = 1; ; attempt++) {
+        const port = await freePort();
+        let output = "";
+        const server = spawn(process.execPath, [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
+          cwd: ROOT,
+          // The index of an observed folder goes beside the test's state directory, not under ~/.cache.
+          // `env` may name another state directory (a folder another program writes).
+          env: serverEnv,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        servers.push(server);
+        server.stdout?.on("data", (chunk) => (output += chunk));
+        server.stderr?.on("data", (chunk) => (output += chunk));
+        const url = `http://127.0.0.1:${port}`;
+        const started = await waitForHealth(`${url}/api/health`, path.resolve(serverEnv.REQWATCH_STATE_DIR), server, () => output);
+        if (started === "port taken" && attempt < 5) continue;
+        if (started === "port taken") throw new Error(`five free ports were taken before the server could listen:\n${output}`);
+        const kill = async () => {
+          if (server.exitCode !== null || server.signalCode !== null) return;
+          const exited = new Promise((resolve) => server.on("exit", resolve));
+          server.kill("SIGKILL");
+          await exited;
+        };
+        return { url, kill };
+      }
     });
     for (const server of servers) {
       if (server.exitCode !== null || server.signalCode !== null) continue;
