@@ -4,8 +4,8 @@ import { findPattern, findSecrets, RANK_FORMAT } from "./secretPatterns";
 
 /**
  * What reqwatch redacts before it writes, by the names that turn it off: a request's prompt, output
- * and error (its history's errors and a callback's error with it), and a session's commands, file
- * change summaries, snapshot (focus, steps, key files) and blocking issues.
+ * and error (its history's errors and a callback's error with it), and a session's commands, changed
+ * files (`fileSummary`: their paths and summaries), snapshot (focus, steps, key files) and blocking issues.
  */
 export const REDACT_FIELDS = ["prompt", "output", "error", "command", "fileSummary", "snapshot", "blockers"] as const;
 export type RedactField = (typeof REDACT_FIELDS)[number];
@@ -28,6 +28,9 @@ export interface Redaction {
 export function redactionMarker(kind: string): string {
   return `[redacted: ${kind}]`;
 }
+
+/** Every marker `redactionMarker` writes, in a text. */
+export const REDACTION_MARKERS = /\[redacted: [^\]\n]*\]/g;
 
 /**
  * `text` with every secret replaced by its marker. Overlapping findings become one marker, named by

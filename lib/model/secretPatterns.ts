@@ -211,8 +211,10 @@ const SECRET_WORDS: Record<string, string> = {
   credential: "credential",
   credentials: "credential",
 };
-/** Single words that also start a line of prose ("Key: ...", "Token: ..."); with a colon they need quotes. */
-const PROSE_WORDS = new Set(["key", "token", "credential", "credentials", "secrets"]);
+/** Single words that also start a line of prose ("Token: ..."); with a colon they need quotes. */
+const PROSE_WORDS = new Set(["token", "credential", "credentials", "secrets"]);
+/** Words that say a secret only beside another: a lone `key` names a map's or a keyboard's key, `PWD` the shell's working folder. */
+const NOT_ALONE = new Set(["key", "pwd"]);
 
 /** The kind an assignment's name says (`DB_PASSWORD`, `apiKey`, `"client_secret"`), or null for another name. */
 function assignmentKind(match: RegExpExecArray): string | null {
@@ -223,7 +225,7 @@ function assignmentKind(match: RegExpExecArray): string | null {
   const words = name!.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).map((word) => word.toLowerCase());
   const said = words.map((word) => SECRET_WORDS[word]).find(Boolean);
   if (!said) return null;
-  if (separator === ":" && !quote && words.length === 1 && PROSE_WORDS.has(words[0]!)) return null;
+  if (words.length === 1 && (NOT_ALONE.has(words[0]!) || (separator === ":" && !quote && PROSE_WORDS.has(words[0]!)))) return null;
   return said;
 }
 
@@ -286,7 +288,7 @@ export const SHAPES: readonly Shape[] = [
     // Matched from its `=` or `:` (a lookbehind reads the name), so the scan tests one character
     // where no separator is, not a name at every word.
     pattern:
-      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(["']?)([A-Za-z_][A-Za-z0-9_.-]*?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
+      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(["']?)((?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
     groups: [3, 4, 5, 6],
     rank: RANK_SHAPE,
     // Not right after `://`: a URL's `user:password@` is the URL shape's.

@@ -1,4 +1,5 @@
 import type { SessionRecord } from "../files/sessionFile";
+import { REDACTION_MARKERS } from "../model/redaction";
 
 /**
  * Patterns, by one deterministic rule: the words of a command (lower-cased runs of letters,
@@ -12,7 +13,8 @@ export const STOPWORDS = new Set(
 export const MAX_PATTERNS = 50;
 
 export function patternsOfCommand(command: string): string[] {
-  const words = command.toLowerCase().match(/[a-z0-9][a-z0-9-]*[a-z0-9]/g) ?? [];
+  // A redacted secret's marker says what was there, not what the session worked on.
+  const words = command.replace(REDACTION_MARKERS, " ").toLowerCase().match(/[a-z0-9][a-z0-9-]*[a-z0-9]/g) ?? [];
   return words.filter((word) => word.length >= 4 && !STOPWORDS.has(word) && !/^\d+$/.test(word));
 }
 

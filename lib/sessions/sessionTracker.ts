@@ -213,15 +213,17 @@ export class Sessions implements SessionTracker {
     return result(() => {
       if (!input.path?.trim()) throw new ReqwatchError("BAD_INPUT", "A file modification needs the file's path.");
       const given = input.summary && this.redact("fileSummary", input.summary);
+      // A path can hold a secret too (`keys/ghp_....txt`): it goes with the summary's setting.
+      const filePath = this.redact("fileSummary", input.path);
       const id = this.target(sessionId);
       return this.change(id, (session) => {
         const now = isoAt(this.ctx.now());
         const files = { ...(session.files_modified ?? {}) };
-        const before = files[input.path];
+        const before = files[filePath];
         const workflows = [...(before?.workflows ?? [])];
         if (input.workflow && !workflows.includes(input.workflow)) workflows.push(input.workflow);
         const summary = [before?.changes_summary, given].filter(Boolean).join(", ");
-        files[input.path] = {
+        files[filePath] = {
           ...before,
           first_modified: before?.first_modified ?? now,
           last_modified: now,
@@ -229,7 +231,7 @@ export class Sessions implements SessionTracker {
           changes_summary: summary,
           workflows,
         };
-        return { ...session, files_modified: files, patterns_detected: addPatterns(session.patterns_detected ?? [], [areaOfPath(input.path)]) };
+        return { ...session, files_modified: files, patterns_detected: addPatterns(session.patterns_detected ?? [], [areaOfPath(filePath)]) };
       });
     });
   }

@@ -74,6 +74,12 @@ export const SECRETS: readonly SecretSample[] = [
   { kind: "secret", secret: "9f8e7d6c5b4a39281706", line: `{"client_secret": "9f8e7d6c5b4a39281706"}` },
   { kind: "token", secret: "tok_live_55aa7c1e", line: "SERVICE_TOKEN=tok_live_55aa7c1e ./deploy.sh" },
   { kind: "key", secret: "k3y-0f-the-kingdom", line: "ENCRYPTION_KEY='k3y-0f-the-kingdom'" },
+  // A name that is the secret word alone.
+  { kind: "password", secret: "hunter2xyz", line: "PASSWORD=hunter2xyz ./run.sh" },
+  { kind: "password", secret: "hunter2hunter2", line: `{"user": "ada", "password": "hunter2hunter2"}` },
+  { kind: "secret", secret: "s3cr3t-v4lue", line: "export SECRET=s3cr3t-v4lue" },
+  { kind: "token", secret: "tkn-88e1f0c2", line: `"token": "tkn-88e1f0c2"` },
+  { kind: "password", secret: "correct horse battery", line: `passphrase: "correct horse battery"` },
 ];
 
 /** A small PNG, base64 as a data URL carries it. */
@@ -90,6 +96,8 @@ export const LOOK_ALIKES: readonly string[] = [
   `<img src="data:image/png;base64,${pngBase64()}">`,
   "The token limit was reached: each token costs money, so trim the prompt. The key point is the bearer of bad news.",
   "Key: use the primary index. Token: a word piece. max_tokens=4096 and timeout=30",
+  // A lone `key` (a map's, a keyboard's) and the shell's working folder.
+  `{"key": "Enter", "code": "KeyA"} and key=user:123 in the cache log; cd /app (PWD=/app, OLDPWD=/home/ada)`,
   "sha256 of the tarball: 9b74c9897bac770ffc029102a200c5de0d2c4f5c1f8e3a6b7c8d9e0f1a2b3c4d",
   "Open http://localhost:4600/requests?state=failed and https://github.com/acme/app/pull/42",
   // `sk-` that starts no key: a package, a word's end, letters without a digit, too short.

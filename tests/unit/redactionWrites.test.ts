@@ -48,6 +48,7 @@ function recordEverywhere(tracker: Tracker, line: string) {
 
   ok(tracker.sessions.recordCommand({ command: line, status: "completed" }));
   ok(tracker.sessions.recordFile({ path: "deploy/.env", summary: `set ${line}` }));
+  ok(tracker.sessions.recordFile({ path: `notes/${line}.txt` }));
   const session = ok(tracker.sessions.updateSnapshot({ activeTask: `deploying with ${line}`, completedSteps: [`tried ${line}`], nextSteps: [`rotate ${line}`], keyFiles: [`deploy/${line}`], blockingIssues: [`401 for ${line}`] }));
   return { created, marker, completed, retried, failed, updated, session };
 }
@@ -69,11 +70,14 @@ describe("secrets in what reqwatch records", () => {
     const { commands_executed, files_modified, context_snapshot, patterns_detected } = seen.session;
     expect(commands_executed?.[0]?.command).toContain(mark);
     expect(files_modified?.["deploy/.env"]?.changes_summary).toContain(mark);
+    expect(Object.keys(files_modified ?? {}).filter((file) => file.startsWith("notes/"))).toEqual([expect.stringContaining(mark)]);
     for (const text of [context_snapshot?.active_task, ...(context_snapshot?.completed_steps ?? []), ...(context_snapshot?.next_steps ?? []), ...(context_snapshot?.key_files ?? []), ...(context_snapshot?.blocking_issues ?? [])]) {
       expect(text).toContain(mark);
     }
     // Patterns are words of the command as recorded, so no piece of the secret.
     for (const pattern of patterns_detected ?? []) if (!pattern.startsWith("area:")) expect(commands_executed?.[0]?.command?.toLowerCase()).toContain(pattern);
+    // Nor a word of the marker, which says what was there, not what the session did.
+    expect(patterns_detected).not.toContain("redacted");
     // What the calls return is what was written.
     expect(tracker.get("prompted")).toEqual(seen.completed.request);
     expect(JSON.parse(readRaw(stateDir, "failing"))).toEqual(seen.failed.request);
