@@ -178,6 +178,7 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     unreadableFiles: () => [],
     generation: () => "tracking-off",
     recover: emptyReport,
+    refresh() {},
     cleanup: (cleanupOptions = {}) => ({
       dryRun: !!cleanupOptions.dryRun,
       cutoff: now() - (cleanupOptions.olderThanMs ?? options.retentionMs ?? DEFAULT_RETENTION_MS),

@@ -44,7 +44,7 @@ import { cancel } from "./queue/cancel";
 import { startIngest, type IngestHandle } from "./ingest/startIngest";
 import { activeTraceparent } from "./process/activeTrace";
 import { feedHead, feedLastSeq, readChanges, requestsChangedSince } from "./db/changes";
-import { ingestRequests } from "./recovery/reconcile";
+import { indexedAsIs, ingestRequests } from "./recovery/reconcile";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./files/stateDir";
@@ -233,6 +233,16 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     recover(options = {}) {
       assertManaged(ctx, "Recovery");
       return recover(ctx, sessions, { hungAfterMs: options.hungAfterMs ?? resolved.hungAfterMs });
+    },
+
+    refresh(ids) {
+      if (!ids) {
+        recover(ctx, sessions, { hungAfterMs: null, sweep: false });
+        return;
+      }
+      for (const id of ids) assertRequestId(id);
+      const changed = ids.filter((id) => !indexedAsIs(ctx, id));
+      if (changed.length) ingestRequests(ctx, changed);
     },
 
     cleanup(options = {}) {

@@ -25,7 +25,8 @@ export function stopIfTrackingOff(): void {
 
 /**
  * How a command gets its tracker. Commands open without recovery so a hook's `reqwatch update`
- * stays fast; `reqwatch recover` runs it on demand. A missing index is still rebuilt on open.
+ * stays fast; `reqwatch recover` runs it on demand, and a command that reads refreshes the index
+ * (`withFreshTracker`). A missing index is still rebuilt on open.
  * `creates`: the command may create a missing state directory (it records something); a command
  * that reads never does, and says the folder does not exist.
  */
@@ -55,6 +56,18 @@ function asUsage<T>(open: () => T): T {
     if (isReqwatchError(error, "BAD_INPUT")) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/**
+ * `withTracker` for a command that shows or selects what the folder holds: the index is first brought
+ * up to the files (`refresh`: `ids` only, or every file), since no process may have followed them
+ * since it was last read (another program's writes, a file edited by hand).
+ */
+export function withFreshTracker<T>(command: Command, fn: (tracker: Tracker) => T | Promise<T>, ids?: readonly string[]): Promise<T> {
+  return withTracker(command, (tracker) => {
+    tracker.refresh(ids);
+    return fn(tracker);
+  });
 }
 
 export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T | Promise<T>, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Promise<T> {

@@ -376,6 +376,37 @@ describe("reqwatch CLI", () => {
       expect(treeSnapshot(stateDir)).toEqual(before);
     });
 
+    it("is read as its files are now: what the program changed, added or removed since the last command shows at once", () => {
+      const stateDir = tempForeignDir();
+      const now = Date.now();
+      writeRequestFile(stateDir, aRequest({ requestId: "changes", state: "queued" }, now));
+      writeRequestFile(stateDir, aRequest({ requestId: "goes", state: "queued" }, now));
+      expect(runCli(["list"], { stateDir }).stdout).toMatch(/changes +ws +queued/);
+      // The program moves one on (same version, as a gateway that keeps none writes it), adds one, removes one.
+      writeRequestFile(stateDir, aRequest({ requestId: "changes", state: "failed", error: "upstream 502", completedAt: now }, now));
+      writeRequestFile(stateDir, aRequest({ requestId: "arrived", workspace: "late", state: "queued" }, now));
+      fs.rmSync(path.join(stateDir, "requests", "goes.json"));
+      const before = treeSnapshot(stateDir);
+      expect(JSON.parse(runCli(["get", "changes"], { stateDir }).stdout)).toMatchObject({ state: "failed", error: "upstream 502" });
+      expect(runCli(["explain", "arrived"], { stateDir }).stdout).toMatch(/^arrived \(workspace late\) is queued/);
+      const listed = runCli(["list"], { stateDir }).stdout;
+      expect(listed).toMatch(/changes +ws +failed/);
+      expect(listed).toMatch(/arrived +late +queued/);
+      expect(listed).not.toMatch(/goes/);
+      expect(runCli(["queues"], { stateDir }).stdout).toMatch(/late/);
+      expect(treeSnapshot(stateDir)).toEqual(before);
+    });
+
+    it("and in a folder reqwatch manages, a file edited by hand shows as it now is, with no recover first", () => {
+      const stateDir = tempStateDir();
+      expect(runCli(["create", "--id", "edited", "-w", "ws"], { stateDir }).code).toBe(0);
+      const file = path.join(stateDir, "requests", "edited.json");
+      const request = JSON.parse(fs.readFileSync(file, "utf8"));
+      fs.writeFileSync(file, JSON.stringify({ ...request, model: "edited-by-hand", lastUpdatedAt: request.lastUpdatedAt - 3 * 24 * 3_600_000 }));
+      expect(JSON.parse(runCli(["get", "edited"], { stateDir }).stdout)).toMatchObject({ model: "edited-by-hand", version: request.version });
+      expect(runCli(["list", "--updated-since", "1h"], { stateDir }).stdout).toBe("No requests match.\n");
+    });
+
     it("is read by the reading commands and refused to the writing ones, byte for byte unchanged; adopt lets reqwatch write", () => {
       const stateDir = tempForeignDir();
       writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "processing", processingStartedAt: Date.now() - 3 * 60 * 60 * 1000 }));

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { stopIfTrackingOff, withTracker } from "../context";
+import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 
 export function registerCancel(program: Command): void {
@@ -11,7 +11,7 @@ export function registerCancel(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {
       stopIfTrackingOff();
-      const { report, ownership } = await withTracker(command, (tracker) => ({ report: tracker.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }));
+      const { report, ownership } = await withFreshTracker(command, (tracker) => ({ report: tracker.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }), requestIds);
       if (options.json) return printJson(report);
       printLine(`${report.dryRun ? "Would cancel" : "Cancelled"} ${report.cancelled.length} of ${report.matched} request(s).`);
       for (const item of report.cancelled) printLine(`  ${item.requestId}  ${item.from} -> failed`);

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { TERMINAL_STATES } from "../../model/states";
-import { stopIfTrackingOff, withTracker } from "../context";
+import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { duration, states } from "../parse";
 
@@ -16,7 +16,7 @@ export function registerCleanup(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {
       stopIfTrackingOff();
-      const { report, ownership } = await withTracker(command, (tracker) => ({
+      const { report, ownership } = await withFreshTracker(command, (tracker) => ({
         report: tracker.cleanup({
           ...(options.olderThan !== undefined && { olderThanMs: options.olderThan }),
           ...(options.state !== undefined && { states: options.state }),

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ReqwatchError } from "../../model/errors";
 import { explainRequest } from "../../views/explainView";
-import { stopIfTrackingOff, withTracker } from "../context";
+import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine } from "../output";
 
 export function registerExplain(program: Command): void {
@@ -12,7 +12,7 @@ export function registerExplain(program: Command): void {
     .option("--json", "print the explanation as JSON")
     .action(async (requestId: string, options: { json?: boolean }, command: Command) => {
       stopIfTrackingOff();
-      const explanation = await withTracker(command, (tracker) => explainRequest(tracker, requestId, tracker.stuck()));
+      const explanation = await withFreshTracker(command, (tracker) => explainRequest(tracker, requestId, tracker.stuck()), [requestId]);
       if (!explanation) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
       if (options.json) printJson(explanation);
       else for (const line of explanation.lines) printLine(line);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ReqwatchError } from "../../model/errors";
-import { stopIfTrackingOff, withTracker } from "../context";
+import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson } from "../output";
 
 export function registerGet(program: Command): void {
@@ -9,7 +9,7 @@ export function registerGet(program: Command): void {
     .description("Print one request as JSON")
     .action(async (requestId: string, _options, command: Command) => {
       stopIfTrackingOff();
-      const request = await withTracker(command, (tracker) => tracker.get(requestId));
+      const request = await withFreshTracker(command, (tracker) => tracker.get(requestId), [requestId]);
       if (!request) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
       printJson(request);
     });

@@ -7,7 +7,7 @@ import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
 import { exportChunks, EXPORT_FORMATS } from "../../views/exportRows";
-import { UsageError, withTracker } from "../context";
+import { UsageError, withFreshTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
 import { integerBetween, since, source, states } from "../parse";
@@ -47,14 +47,14 @@ export function registerList(program: Command): void {
         order: options.order,
       };
       if (options.format) {
-        await withTracker(command, async (tracker) => {
+        await withFreshTracker(command, async (tracker) => {
           for (const chunk of exportChunks(tracker, filter, options.format, options.limit)) {
             if (!process.stdout.write(chunk)) await once(process.stdout, "drain");
           }
         });
         return;
       }
-      const page = await withTracker(command, (tracker) => tracker.list({ ...filter, limit: options.limit, cursor: options.cursor }));
+      const page = await withFreshTracker(command, (tracker) => tracker.list({ ...filter, limit: options.limit, cursor: options.cursor }));
       if (options.json) return printJson(page);
       if (!page.items.length) return printLine("No requests match.");
       const now = Date.now();

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { State } from "../../model/states";
-import { stopIfTrackingOff, withTracker } from "../context";
+import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";
 
@@ -20,7 +20,7 @@ export function registerRetry(program: Command): void {
       const target = requestIds.length
         ? { ids: requestIds }
         : { filter: { states: options.state as State[], ...(options.workspace && { workspace: options.workspace }) } };
-      const { report, ownership } = await withTracker(command, (tracker) => ({ report: tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }));
+      const { report, ownership } = await withFreshTracker(command, (tracker) => ({ report: tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }), requestIds.length ? requestIds : undefined);
       if (options.json) return printJson(report);
       printLine(`${report.dryRun ? "Would retry" : "Retried"} ${report.retried.length} of ${report.matched} request(s).`);
       for (const item of report.retried) printLine(`  ${item.requestId}  ${item.from} -> queued  (${item.reason})`);

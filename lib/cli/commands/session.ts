@@ -96,6 +96,7 @@ export function registerSession(program: Command): void {
         const now = tracker.options.now();
         let found = options.file ? readSessionFile(options.file, "external") : null;
         if (!options.file) {
+          if (!id) tracker.sessions.reconcile();
           const sessionId = id ?? tracker.sessions.current();
           if (!sessionId) {
             const hint = tracker.ownership.access === "managed" ? "; start one with `reqwatch session start`" : " recorded in this folder";
@@ -115,11 +116,13 @@ export function registerSession(program: Command): void {
   session
     .command("list")
     .description("List sessions, newest update first")
-    .summary("List requests, newest update first")
+    .summary("List sessions, newest update first")
     .option("--json", "print them as JSON")
     .action(async (options, command: Command) => {
       const tracker = trackerFor(command);
       try {
+        // Sessions another process recorded since the index last looked.
+        tracker.sessions.reconcile();
         const now = tracker.options.now();
         const rows = tracker.sessions.list().map((s) => ({ ...s, state: sessionState(s, now, tracker.options.sessionExpiryMs) }));
         if (options.json) return printJson(rows);
