@@ -79,26 +79,28 @@ export function LiveRecentFailures({ initial }: { initial: OverviewView }) {
     <section aria-label="Recent failures">
       <h2>Recent failures</h2>
       {failures.length ? (
-        <table aria-label="Recent failures">
-          <tbody>
-            {failures.map((failure) => (
-              <tr key={failure.requestId}>
-                <td className="id">
-                  <Link prefetch={false} href={`/requests/${encodeURIComponent(failure.requestId)}`}>
-                    {failure.requestId}
-                  </Link>
-                </td>
-                <td>
-                  <StateBadge state={failure.state} />
-                </td>
-                <td style={{ whiteSpace: "normal", maxWidth: 360 }}>{failure.error ? failure.error.slice(0, 200) : "—"}</td>
-                <td className="num" suppressHydrationWarning>
-                  <TimeAgo at={failure.at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table aria-label="Recent failures">
+            <tbody>
+              {failures.map((failure) => (
+                <tr key={failure.requestId}>
+                  <td className="id" title={failure.requestId}>
+                    <Link prefetch={false} href={`/requests/${encodeURIComponent(failure.requestId)}`}>
+                      {failure.requestId}
+                    </Link>
+                  </td>
+                  <td>
+                    <StateBadge state={failure.state} />
+                  </td>
+                  <td className="text">{failure.error ? failure.error.slice(0, 200) : "—"}</td>
+                  <td className="num" suppressHydrationWarning>
+                    <TimeAgo at={failure.at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : (
         <p className="muted">No failures.</p>
       )}

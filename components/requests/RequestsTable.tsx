@@ -51,70 +51,72 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
     onSelect(next);
   };
   return (
-    <table aria-label={label}>
-      <TableHead
-        columns={[
-          ...(selection
-            ? [<input key="all" type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />]
-            : []),
-          "Request",
-          ...(showSource ? ["Source"] : []),
-          "Workspace",
-          "Session",
-          "State",
-          "In state",
-          "Attempt",
-          "Model",
-          "Tokens",
-          "Created",
-          "Updated",
-          ...(selection ? [<span key="actions" className="sr-only">Actions</span>] : []),
-        ]}
-      />
-      <tbody>
-        {rows.map((row) => (
-          <tr
-            key={row.requestId}
-            className={[row.stuckReason && "stuck", row.requestId === current && "current"].filter(Boolean).join(" ") || undefined}
-            aria-current={row.requestId === current ? "true" : undefined}
-            data-request-id={row.requestId}
-          >
-            {selection && (
-              <td>
-                <input type="checkbox" aria-label={`Select ${row.requestId}`} checked={selected.has(row.requestId)} onChange={(event) => toggle(row.requestId, event.target.checked)} />
+    <div className="table-scroll">
+      <table aria-label={label}>
+        <TableHead
+          columns={[
+            ...(selection
+              ? [<input key="all" type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />]
+              : []),
+            "Request",
+            ...(showSource ? ["Source"] : []),
+            "Workspace",
+            "Session",
+            "State",
+            "In state",
+            "Attempt",
+            "Model",
+            "Tokens",
+            "Created",
+            "Updated",
+            ...(selection ? [<span key="actions" className="sr-only">Actions</span>] : []),
+          ]}
+        />
+        <tbody>
+          {rows.map((row) => (
+            <tr
+              key={row.requestId}
+              className={[row.stuckReason && "stuck", row.requestId === current && "current"].filter(Boolean).join(" ") || undefined}
+              aria-current={row.requestId === current ? "true" : undefined}
+              data-request-id={row.requestId}
+            >
+              {selection && (
+                <td>
+                  <input type="checkbox" aria-label={`Select ${row.requestId}`} checked={selected.has(row.requestId)} onChange={(event) => toggle(row.requestId, event.target.checked)} />
+                </td>
+              )}
+              <td className="id" title={row.requestId}>
+                <Link href={row.source ? sourceRowPath(row.source, row.requestId) : `/requests/${encodeURIComponent(row.requestId)}`} prefetch={false}>
+                  {row.requestId}
+                </Link>
               </td>
-            )}
-            <td className="id" title={row.requestId}>
-              <Link href={row.source ? sourceRowPath(row.source, row.requestId) : `/requests/${encodeURIComponent(row.requestId)}`} prefetch={false}>
-                {row.requestId}
-              </Link>
-            </td>
-            {showSource && <td>{row.source ?? "state folder"}</td>}
-            <td>{row.workspace}</td>
-            {/* A source's session ids are its owner's: no reqwatch session page holds them. */}
-            <td>{row.sessionId && !row.source ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : (row.sessionId ?? "—")}</td>
-            <td>
-              <StateBadge state={row.state} />
-              {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
-              {row.note && <div className="muted">{row.note}</div>}
-              {!row.source && row.state === "queued" && paused.has(row.workspace) && <div className="muted">paused: workspace {row.workspace} takes no claims until resumed</div>}
-            </td>
-            <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - row.stateSince))}</td>
-            <td className="num">{row.attempt ?? "—"}</td>
-            <td>{row.model ?? "—"}</td>
-            <td className="num">{row.tokens ?? "—"}</td>
-            <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
-            <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
-            {selection && (
+              {showSource && <td>{row.source ?? "state folder"}</td>}
+              <td className="clip" title={row.workspace}>{row.workspace}</td>
+              {/* A source's session ids are its owner's: no reqwatch session page holds them. */}
+              <td>{row.sessionId && !row.source ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : (row.sessionId ?? "—")}</td>
               <td>
-                {retryable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}
-                {!row.source && cancellable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onCancel(row.requestId)} aria-label={`Cancel ${row.requestId}`}>Cancel</button>}
-                {onDelete && row.stuckReason?.startsWith("left over") && <button type="button" className="danger" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onDelete(row.requestId)} aria-label={`Delete ${row.requestId}`}>Delete</button>}
+                <StateBadge state={row.state} />
+                {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
+                {row.note && <div className="muted">{row.note}</div>}
+                {!row.source && row.state === "queued" && paused.has(row.workspace) && <div className="muted">paused: workspace {row.workspace} takes no claims until resumed</div>}
               </td>
-            )}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+              <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - row.stateSince))}</td>
+              <td className="num">{row.attempt ?? "—"}</td>
+              <td className="clip" title={row.model ?? undefined}>{row.model ?? "—"}</td>
+              <td className="num">{row.tokens ?? "—"}</td>
+              <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
+              <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
+              {selection && (
+                <td>
+                  {retryable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}
+                  {!row.source && cancellable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onCancel(row.requestId)} aria-label={`Cancel ${row.requestId}`}>Cancel</button>}
+                  {onDelete && row.stuckReason?.startsWith("left over") && <button type="button" className="danger" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onDelete(row.requestId)} aria-label={`Delete ${row.requestId}`}>Delete</button>}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

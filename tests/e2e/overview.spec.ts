@@ -99,3 +99,32 @@ test("the last hour and the recent failures follow new requests without a reload
   await expect(failure).toContainText("provider returned 529");
   await expect(failure).toContainText(/\ds ago/);
 });
+
+test("long names and an unbroken error stay inside the window: wrapped, or cut with the whole in a tooltip", async ({ page, tracker }) => {
+  const workspace = "batch-nightly-very-long-workspace-name-for-the-reports-team";
+  const model = "claude-sonnet-4-5-20250929-with-a-long-deployment-suffix";
+  const token = "averyverylongunbrokenerrortoken".repeat(6);
+  tracker.create({ requestId: `req-${"a".repeat(60)}`, workspace, state: "processing", model });
+  tracker.transition(`req-${"a".repeat(60)}`, "failed", { fields: { error: `HTTP 500 from upstream: ${token}` } });
+  for (let i = 0; i < 3; i++) tracker.create({ requestId: `other-${i}`, workspace: "gateway", state: "queued", model });
+  await page.setViewportSize({ width: 1400, height: 900 });
+
+  for (const url of ["/", "/requests"]) {
+    await page.goto(url);
+    const table = page.getByRole("table", { name: url === "/" ? "Recent requests" : "Requests" });
+    await expect(table.getByRole("row", { name: /req-a+/ })).toBeVisible();
+    // Nothing makes the page wider than the window.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), url).toBeLessThanOrEqual(1400);
+    // A cut name keeps the whole in its title.
+    await expect(table.getByRole("cell", { name: workspace })).toHaveAttribute("title", workspace);
+    await expect(table.getByRole("cell", { name: model }).first()).toHaveAttribute("title", model);
+  }
+  await page.goto("/");
+  // The error wraps inside its cell, and its age stays beside it, not drawn over it.
+  const failure = page.getByRole("table", { name: "Recent failures" }).getByRole("row");
+  await expect(failure).toContainText(token.slice(0, 100));
+  const [error, age] = [failure.getByRole("cell").nth(2), failure.getByRole("cell").nth(3)];
+  const [errorBox, ageBox] = [await error.boundingBox(), await age.boundingBox()];
+  expect(errorBox!.x + errorBox!.width).toBeLessThanOrEqual(ageBox!.x + 1);
+  expect(errorBox!.height).toBeGreaterThan(30);
+});
