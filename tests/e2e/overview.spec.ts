@@ -128,3 +128,23 @@ test("long names and an unbroken error stay inside the window: wrapped, or cut w
   expect(errorBox!.x + errorBox!.width).toBeLessThanOrEqual(ageBox!.x + 1);
   expect(errorBox!.height).toBeGreaterThan(30);
 });
+
+test("times that tick between the server's render and the browser's takeover raise no hydration error", async ({ page, tracker }) => {
+  tracker.create({ requestId: "broke", workspace: "gateway", state: "processing" });
+  tracker.transition("broke", "failed", { fields: { error: "HTTP 502" } });
+  await page.goto("/");
+  await expect(page.getByLabel("Retention")).toContainText("Last ran");
+  // The browser takes the page over more than a second after the server rendered it: every "ago" has ticked.
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
+  await page.route(/\/_next\/static\/chunks\/.*\.js$/, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await route.continue();
+  });
+  await page.goto("/");
+  // Taken over: the 1h/24h/7d buttons answer.
+  await page.getByRole("button", { name: "24h" }).click();
+  await expect(page.getByRole("button", { name: "24h" })).toHaveAttribute("aria-pressed", "true");
+  expect(errors.filter((text) => /418|hydrat/i.test(text))).toEqual([]);
+});
