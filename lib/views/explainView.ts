@@ -3,7 +3,7 @@ import { formatDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
 import { attemptsOf, type Attempt } from "../model/attempts";
 import type { RequestRecord } from "../model/requestFormat";
-import { STATES, type State } from "../model/states";
+import { isTerminal, STATES, type State } from "../model/states";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
 import { lifecycleSegments, timeInStates } from "./lifecycle";
@@ -105,7 +105,8 @@ export function explainRequest(tracker: Tracker, requestId: string, stuck: reado
   const next = leftToOwner(nextStep(request, stuckReason, detail.actions.retry, now), tracker.ownership);
 
   const lines = [`${request.requestId} (workspace ${request.workspace}) is ${request.state}, since ${formatDuration(Math.max(0, now - stateSince))} ago.`];
-  const times = STATES.filter((state) => spent[state] !== undefined).map((state) => `${state} ${formatDuration(spent[state]!)}`);
+  // A final state is a moment, not a stay (the line above says when it was reached).
+  const times = STATES.filter((state) => spent[state] !== undefined && !(isTerminal(state) && state === request.state)).map((state) => `${state} ${formatDuration(spent[state]!)}`);
   lines.push(`Time in each state: ${times.join(", ")}.`);
   for (const attempt of attempts) {
     const how = attempt.ended ? `${attempt.ended.state}${attempt.ended.reason ? ` (${attempt.ended.reason})` : ""}${attempt.ended.error ? `: ${attempt.ended.error}` : ""}` : "still running";

@@ -150,6 +150,8 @@ describe("explaining a request", () => {
     ]);
     expect(story.lines).toContain(`Attempt 1: claimed by worker-a (pid ${process.pid} on ${os.hostname()}) at ${new Date(story.attempts[0]!.claimedAt).toISOString()}, queued (${story.attempts[0]!.ended!.reason}): model timed out.`);
     expect(story.timeInStates).toMatchObject({ queued: 3000, processing: 3500 });
+    // The final state is a moment: the first line says when it was reached, not "failed 0ms".
+    expect(story.lines[1]).toBe("Time in each state: created 0ms, queued 3s, processing 4s.");
     expect(story.droppedDeliveries).toEqual([{ at: expect.any(Number), reason: expect.stringMatching(/^late completion dropped/), by: null }]);
     expect(story.callback).toEqual({ success: false, attempts: 3, error: "HTTP 502" });
     expect(story.session).toEqual({ sessionId, activeTask: "ship the login fix", nextSteps: ["rerun the suite"], blockers: ["provider down"] });
