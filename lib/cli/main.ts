@@ -21,6 +21,7 @@ import { registerSession } from "./commands/session";
 import { registerSource } from "./commands/source";
 import { registerOtel } from "./commands/otel";
 import { registerUpdate } from "./commands/update";
+import { environmentHelp } from "./environment";
 
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
 
@@ -41,6 +42,7 @@ function buildProgram(): Command {
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
     // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
     .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
+    .addHelpText("after", environmentHelp())
     .exitOverride();
   for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerSource, registerAdopt, registerDashboard, registerOtel]) {
     register(program);

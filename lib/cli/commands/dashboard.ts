@@ -10,7 +10,7 @@ import { stopIfTrackingOff, UsageError } from "../context";
 import { integerBetween, source } from "../parse";
 import { otlpSettings } from "./otel";
 
-const DEFAULT_PORT = 4600;
+export const DEFAULT_PORT = 4600;
 
 export function registerDashboard(program: Command): void {
   program

@@ -1,0 +1,46 @@
+import { formatDuration } from "../model/duration";
+import { REDACT_FIELDS } from "../model/redaction";
+import {
+  DEFAULT_ARCHIVE_RETENTION_MS,
+  DEFAULT_HEARTBEAT_TIMEOUT_MS,
+  DEFAULT_HUNG_AFTER_MS,
+  DEFAULT_MONITOR_INTERVAL_MS,
+  DEFAULT_QUEUED_STUCK_AFTER_MS,
+  DEFAULT_RETENTION_MS,
+  DEFAULT_SESSION_EXPIRY_MS,
+} from "../store/options";
+import { DEFAULT_PORT } from "./commands/dashboard";
+
+const by = (ms: number) => formatDuration(ms);
+
+/**
+ * The settings reqwatch reads from its environment, as `reqwatch --help` lists them (the README's
+ * Configuration table says more). A test fails when the code reads a REQWATCH_ name not here.
+ */
+export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
+  ["REQWATCH_STATE_DIR", "the state directory (else ./.reqwatch)"],
+  ["REQWATCH_DISABLED", "1: record nothing, and every command a hook runs exits 0"],
+  ["REQWATCH_READ_ONLY", "1: only observe, even a folder reqwatch manages"],
+  ["REQWATCH_CACHE_DIR", "the indexes of observed folders (else $XDG_CACHE_HOME/reqwatch, else ~/.cache/reqwatch)"],
+  ["REQWATCH_IPC_DIR", "a gateway's folder of response files (else ipc/ beside the state folder)"],
+  ["REQWATCH_HUNG_AFTER", `recovery times out a request processing this long (${by(DEFAULT_HUNG_AFTER_MS)})`],
+  ["REQWATCH_QUEUED_STUCK_AFTER", `a request queued this long is stuck (${by(DEFAULT_QUEUED_STUCK_AFTER_MS)})`],
+  ["REQWATCH_HEARTBEAT_TIMEOUT", `a claim silent this long is checked (${by(DEFAULT_HEARTBEAT_TIMEOUT_MS)})`],
+  ["REQWATCH_MONITOR_INTERVAL", `how often the monitor runs (${by(DEFAULT_MONITOR_INTERVAL_MS)})`],
+  ["REQWATCH_RETENTION", `finished requests are archived after this (${by(DEFAULT_RETENTION_MS)}; off)`],
+  ["REQWATCH_ARCHIVE_RETENTION", `archived requests are dropped after this (${by(DEFAULT_ARCHIVE_RETENTION_MS)}; off)`],
+  ["REQWATCH_SESSION_EXPIRY", `a session not updated this long is over (${by(DEFAULT_SESSION_EXPIRY_MS)})`],
+  ["REQWATCH_CLAIM_DURABILITY", "full (default), or atomic"],
+  ["REQWATCH_REDACT_RAW", `fields written without redacting secrets: ${REDACT_FIELDS.join(",")} or all`],
+  ["REQWATCH_REDACT_PATTERNS", 'more secret formats, as JSON: {"internal token": "itk_[A-Za-z0-9]{32}"}'],
+  ["REQWATCH_PORT", `the dashboard's port (else $PORT, else ${DEFAULT_PORT})`],
+  ["REQWATCH_HOST", "the dashboard's address (else 127.0.0.1)"],
+  ["REQWATCH_SOURCES", "other programs' queues the dashboard shows, as --source takes them"],
+  ["REQWATCH_OTEL", "1: the dashboard exports OpenTelemetry traces (reqwatch otel --help)"],
+];
+
+/** The environment's settings, for the end of `reqwatch --help`. */
+export function environmentHelp(): string {
+  const width = Math.max(...ENVIRONMENT.map(([name]) => name.length));
+  return `\nEnvironment:\n${ENVIRONMENT.map(([name, what]) => `  ${name.padEnd(width)}  ${what}`).join("\n")}\n`;
+}
