@@ -288,6 +288,32 @@ function measureCli() {
     summarize("CLI `reqwatch update`, with NODE_EXTRA_CA_CERTS set", run(process.env));
   }
   fs.rmSync(stateDir, { recursive: true, force: true });
+  measureCliReads(bare);
+}
+
+/**
+ * The reading commands check the folder's files against the index first (`tracker.refresh`): `get`
+ * its one file, `list` every file. On 10,000 requests, beside the CLI's bare start in the same run.
+ */
+function measureCliReads(env) {
+  const N = 10_000;
+  const stateDir = tempDir("cli-reads");
+  const tracker = openTracker({ stateDir });
+  for (let i = 0; i < N; i++) tracker.create({ requestId: `r${i}`, workspace: "bench", state: "queued" });
+  tracker.close();
+  const run = (args) =>
+    Array.from({ length: 10 }, () => {
+      const start = process.hrtime.bigint();
+      const result = spawnSync(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), ...args], { env: { ...env, REQWATCH_STATE_DIR: stateDir }, maxBuffer: 64 * 1024 * 1024 });
+      if (result.status !== 0) throw new Error(String(result.stderr));
+      return Number(process.hrtime.bigint() - start) / 1e6;
+    });
+  const bare = summarize("baseline: CLI start (`reqwatch --version`)", run(["--version"]));
+  const get = summarize(`CLI \`reqwatch get\` on ${N.toLocaleString("en")} requests (its file checked first)`, run(["get", "r5000"]));
+  const list = summarize(`CLI \`reqwatch list\` on ${N.toLocaleString("en")} requests (every file checked first)`, run(["list"]));
+  ratio("`get` p50 / bare start p50", get.p50 / bare.p50);
+  ratio("`list` p50 / bare start p50", list.p50 / bare.p50);
+  fs.rmSync(stateDir, { recursive: true, force: true });
 }
 
 /** A claude-mem database of `n` messages, as its v12.4.5 creates the table (WAL), most of them failed or processed. */
