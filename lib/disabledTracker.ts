@@ -15,6 +15,7 @@ import { LIVE_STATES } from "./model/activity";
 import { ReqwatchError, TimeoutError } from "./model/errors";
 import type { RequestRecord } from "./model/requestFormat";
 import { STATES, isTerminal } from "./model/states";
+import { redactField } from "./model/redaction";
 import { applyChange, newRequest, type Change } from "./model/transition";
 
 /** Requests a disabled tracker keeps in memory (so `get` after `create` works), the oldest forgotten first. */
@@ -107,6 +108,8 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     // Recorded nowhere: the session comes back as it was, so a hook that prints its id goes on.
     recordCommand: (_input, sessionId) => ({ ok: true, value: sessionFor(sessionId) }),
     recordFile: (_input, sessionId) => ({ ok: true, value: sessionFor(sessionId) }),
+    // Shown as a hook's output: redacted as a recording tracker would.
+    recordedPath: (path) => redactField(options.redaction, "fileSummary", path),
     updateSnapshot: (_input, sessionId) => ({ ok: true, value: sessionFor(sessionId) }),
     reset() {
       const ended = session?.session_id ?? null;

@@ -80,6 +80,8 @@ export interface SessionTracker {
   start(): SessionResult<StartOutcome>;
   recordCommand(input: CommandInput, sessionId?: string): SessionResult;
   recordFile(input: FileInput, sessionId?: string): SessionResult;
+  /** A file's path as `recordFile` records it (its key in `files_modified`): redacted with the summaries. */
+  recordedPath(path: string): string;
   updateSnapshot(input: SnapshotInput, sessionId?: string): SessionResult;
   /** End the current session and start another; nothing is deleted. */
   reset(): SessionResult<{ ended: string | null; session: SessionRecord }>;
@@ -209,12 +211,16 @@ export class Sessions implements SessionTracker {
   }
 
   /** Record a file modification: count, first and last time, summaries joined, workflows kept. */
+  recordedPath(path: string): string {
+    // A path can hold a secret too (`keys/ghp_....txt`): it goes with the summaries' setting.
+    return this.redact("fileSummary", path);
+  }
+
   recordFile(input: FileInput, sessionId?: string): SessionResult {
     return result(() => {
       if (!input.path?.trim()) throw new ReqwatchError("BAD_INPUT", "A file modification needs the file's path.");
       const given = input.summary && this.redact("fileSummary", input.summary);
-      // A path can hold a secret too (`keys/ghp_....txt`): it goes with the summary's setting.
-      const filePath = this.redact("fileSummary", input.path);
+      const filePath = this.recordedPath(input.path);
       const id = this.target(sessionId);
       return this.change(id, (session) => {
         const now = isoAt(this.ctx.now());

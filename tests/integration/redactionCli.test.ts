@@ -17,6 +17,12 @@ describe("the CLI redacts what it records", () => {
     expect(runCli(["update", "r1", "--state", "processing"], { stateDir }).code).toBe(0);
     expect(runCli(["update", "r1", "--state", "completed", "--output", postgres.line], { stateDir }).code).toBe(0);
     expect(runCli(["session", "command", github.line, "--status", "completed"], { stateDir }).code).toBe(0);
+    // A path is recorded, and said back, with its secret redacted: a hook's log keeps what it prints.
+    const recorded = runCli(["session", "file", `keys/${github.secret}.txt`], { stateDir });
+    expect(recorded).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Recorded keys\/\[redacted: github token\]\.txt in session \S+ \(1 change\(s\)\)\.\n$/) });
+    const off = runCli(["session", "file", `keys/${github.secret}.txt`], { stateDir, env: { ...process.env, REQWATCH_DISABLED: "1" } });
+    expect(off.code).toBe(0);
+    expect(off.stdout + off.stderr).not.toContain(github.secret);
 
     const file = JSON.parse(readRaw(stateDir, "r1"));
     expect(file.prompt).toBe("deploy with export OPENAI_API_KEY=[redacted: openai api token]");

@@ -52,10 +52,16 @@ export function registerSession(program: Command): void {
     .option("--session <id>", "this session (default: the current one)")
     .option("--json", "print the session as JSON")
     .action(async (file: string, options, command: Command) => {
-      const result = unwrap(await withTracker(command, (tracker) => tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session), {}, true));
+      const { result, recorded } = await withTracker(
+        command,
+        (tracker) => ({ result: unwrap(tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session)), recorded: tracker.sessions.recordedPath(file) }),
+        {},
+        true,
+      );
       if (options.json) return printJson(result);
-      const entry = result.files_modified?.[file];
-      printLine(`Recorded ${file} in session ${result.session_id} (${entry?.modification_count ?? 1} change(s)).`);
+      // The path as recorded: a secret in it stays out of a hook's log too.
+      const entry = result.files_modified?.[recorded];
+      printLine(`Recorded ${recorded} in session ${result.session_id} (${entry?.modification_count ?? 1} change(s)).`);
     });
 
   session
