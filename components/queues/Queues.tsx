@@ -76,42 +76,44 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
   const queues = useQueues(initial);
   if (!queues.length) return <p className="muted">No request is queued or processing, and no workspace is paused.</p>;
   return (
-    <table aria-label="Queues">
-      <TableHead columns={["Workspace", "Queued", "Processing", "Oldest wait", "Status", null]} />
-      <tbody>
-        {queues.map((row) => (
-          <tr key={row.workspace}>
-            <td>
-              <Link prefetch={false} href={`/requests?workspace=${encodeURIComponent(row.workspace)}&states=queued,processing`}>
-                {row.workspace}
-              </Link>
-            </td>
-            <td className="num">{row.queued}</td>
-            <td className="num">{row.processing}</td>
-            <td className={row.late ? "num late" : "num"} title={row.late ? "Past the queued stuck threshold" : undefined} suppressHydrationWarning>
-              {row.oldestQueuedSince === null ? "—" : <TimeSince since={row.oldestQueuedSince} />}
-            </td>
-            <td>
-              {row.paused ? (
-                <span title={row.paused.pausedAt ? `since ${new Date(row.paused.pausedAt).toISOString()}` : undefined}>
-                  <strong>paused</strong>
-                  {row.paused.by ? ` by ${row.paused.by}` : ""}
-                  {row.paused.reason ? `: ${row.paused.reason}` : ""}
-                </span>
-              ) : row.status === "stuck" ? (
-                <Link prefetch={false} className="late" href={`/requests?states=processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
-                  stuck: {row.stuck} of {row.processing} processing
+    <div className="table-scroll">
+      <table aria-label="Queues">
+        <TableHead columns={["Workspace", "Queued", "Processing", "Oldest wait", "Status", null]} />
+        <tbody>
+          {queues.map((row) => (
+            <tr key={row.workspace}>
+              <td className="clip" title={row.workspace}>
+                <Link prefetch={false} href={`/requests?workspace=${encodeURIComponent(row.workspace)}&states=queued,processing`}>
+                  {row.workspace}
                 </Link>
-              ) : (
-                row.status
-              )}
-            </td>
-            <td>
-              <PauseButton workspace={row.workspace} paused={row.paused !== null} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+              </td>
+              <td className="num">{row.queued}</td>
+              <td className="num">{row.processing}</td>
+              <td className={row.late ? "num late" : "num"} title={row.late ? "Past the queued stuck threshold" : undefined} suppressHydrationWarning>
+                {row.oldestQueuedSince === null ? "—" : <TimeSince since={row.oldestQueuedSince} />}
+              </td>
+              <td className="text">
+                {row.paused ? (
+                  <span title={row.paused.pausedAt ? `since ${new Date(row.paused.pausedAt).toISOString()}` : undefined}>
+                    <strong>paused</strong>
+                    {row.paused.by ? ` by ${row.paused.by}` : ""}
+                    {row.paused.reason ? `: ${row.paused.reason}` : ""}
+                  </span>
+                ) : row.status === "stuck" ? (
+                  <Link prefetch={false} className="late" href={`/requests?states=processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
+                    stuck: {row.stuck} of {row.processing} processing
+                  </Link>
+                ) : (
+                  row.status
+                )}
+              </td>
+              <td>
+                <PauseButton workspace={row.workspace} paused={row.paused !== null} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
