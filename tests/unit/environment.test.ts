@@ -27,6 +27,6 @@ describe("the environment's settings", () => {
     const help = runCli(["--help"]);
     expect(help.code).toBe(0);
     for (const [name, what] of ENVIRONMENT) expect(help.stdout).toMatch(new RegExp(`^  ${name} +${what.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
-    expect(help.stdout).toMatch(/REQWATCH_RETENTION +finished requests are archived after this \(1d; off\)/);
+    expect(help.stdout).toMatch(/REQWATCH_RETENTION +finished requests are archived after this \(default 1d; off turns it off\)/);
   });
 });
