@@ -44,7 +44,7 @@ import { cancel } from "./queue/cancel";
 import { startIngest, type IngestHandle } from "./ingest/startIngest";
 import { activeTraceparent } from "./process/activeTrace";
 import { feedHead, feedLastSeq, readChanges, requestsChangedSince } from "./db/changes";
-import { indexedAsIs, ingestRequests } from "./recovery/reconcile";
+import { indexedAsIs, ingestRequests, reconcile } from "./recovery/reconcile";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./files/stateDir";
@@ -236,8 +236,9 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
     },
 
     refresh(ids) {
+      // The request files alone: sessions and response files have their own reads where they are shown.
       if (!ids) {
-        recover(ctx, sessions, { hungAfterMs: null, sweep: false });
+        reconcile(ctx);
         return;
       }
       for (const id of ids) assertRequestId(id);

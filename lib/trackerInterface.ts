@@ -96,9 +96,9 @@ export interface Tracker {
   generation(): string;
   recover(options?: { hungAfterMs?: number }): RecoveryReport;
   /**
-   * Bring the index up to what the files say now, for a process that does not follow the folder (a
-   * command that reads): `ids`, only those requests (a file changed, added or gone); none, every
-   * file, as a reconciliation does. Changes nothing in the folder, managed or observed.
+   * Bring the index up to what the request files say now, for a process that does not follow the
+   * folder (a command that reads): `ids`, only those requests (a file changed, added or gone); none,
+   * every file, as a reconciliation does. Changes nothing in the folder, managed or observed.
    */
   refresh(ids?: readonly string[]): void;
   cleanup(options?: Partial<CleanupOptions>): CleanupReport;

@@ -93,7 +93,7 @@ export function LiveRecentFailures({ initial }: { initial: OverviewView }) {
                     <StateBadge state={failure.state} />
                   </td>
                   <td className="text">{failure.error ? failure.error.slice(0, 200) : "—"}</td>
-                  <td className="num" suppressHydrationWarning>
+                  <td className="num">
                     <TimeAgo at={failure.at} />
                   </td>
                 </tr>

@@ -89,7 +89,7 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
               </td>
               <td className="num">{row.queued}</td>
               <td className="num">{row.processing}</td>
-              <td className={row.late ? "num late" : "num"} title={row.late ? "Past the queued stuck threshold" : undefined} suppressHydrationWarning>
+              <td className={row.late ? "num late" : "num"} title={row.late ? "Past the queued stuck threshold" : undefined}>
                 {row.oldestQueuedSince === null ? "—" : <TimeSince since={row.oldestQueuedSince} />}
               </td>
               <td className="text">

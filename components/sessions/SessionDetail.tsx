@@ -49,7 +49,7 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
         Session <code>{sessionId}</code> <span className={`session-state session-${state}`}>{state}</span>
       </h1>
       {seen && (
-        <p aria-label="Requests seen" suppressHydrationWarning>
+        <p aria-label="Requests seen">
           {seen.requests} request{seen.requests === 1 ? "" : "s"} carry this id: the first created <TimeAgo at={seen.firstSeen} />, the last updated <TimeAgo at={seen.lastSeen} />.
         </p>
       )}
@@ -89,7 +89,7 @@ function RecordedContext({ session }: { session: SessionRecord }) {
   const commands = session.commands_executed ?? [];
   return (
     <>
-      <p aria-label="Context" suppressHydrationWarning>
+      <p aria-label="Context">
         {Number.isFinite(created) && (
           <>
             Active for {formatDuration(Math.max(0, Date.parse(session.last_updated ?? "") - created))}, started <TimeSince since={created} />

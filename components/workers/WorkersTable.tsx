@@ -47,12 +47,12 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
               )}
             </td>
             <td className="num">{worker.holding}</td>
-            <td className="num" suppressHydrationWarning>{worker.heartbeatAt === null ? "—" : <TimeAgo at={worker.heartbeatAt} />}</td>
+            <td className="num">{worker.heartbeatAt === null ? "—" : <TimeAgo at={worker.heartbeatAt} />}</td>
             <td className="num">{worker.completed}</td>
             <td className="num">{worker.failed}</td>
             <td className="num">{worker.released}</td>
-            <td className="num" suppressHydrationWarning><TimeAgo at={worker.firstSeen} /></td>
-            <td className="num" suppressHydrationWarning><TimeAgo at={worker.lastSeen} /></td>
+            <td className="num"><TimeAgo at={worker.firstSeen} /></td>
+            <td className="num"><TimeAgo at={worker.lastSeen} /></td>
           </tr>
         ))}
       </tbody>

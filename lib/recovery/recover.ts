@@ -30,8 +30,6 @@ export interface RecoveryReport {
 export interface RecoverOptions {
   /** Time out requests processing for longer than this; null only rebuilds the index (no state changes). */
   hungAfterMs: number | null;
-  /** Remove crashed writers' temp files (a managed folder's); false: the index alone is brought up to date. */
-  sweep?: boolean;
 }
 
 /**
@@ -47,7 +45,7 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   // A rebuild's writes are synced once at its end, not batch by batch.
   const reconciled = ctx.rebuilding ? withUnsyncedWrites(ctx.db, () => reconcile(ctx)) : reconcile(ctx);
   // After the reconciliation, which passes temp files by: a rebuild others look at while it runs has its newest requests in sooner.
-  const removedTempFiles = managed && options.sweep !== false ? sweepTempFiles(ctx) : [];
+  const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const report = finishReconcile(ctx, sessions, reconciled, !!ctx.rebuilding);
   const timedOut = options.hungAfterMs === null || !managed ? [] : timeOutHung(ctx, options.hungAfterMs);
   return { ...report, timedOut, removedTempFiles, durationMs: Math.round((performance.now() - started) * 10) / 10 };
