@@ -5,7 +5,7 @@ import nextTs from "eslint-config-next/typescript";
 export default defineConfig([
   ...nextVitals,
   ...nextTs,
-  globalIgnores([".next/**", "dist/**", "node_modules/**", "test-results/**", "playwright-report/**", "next-env.d.ts"]),
+  globalIgnores([".next/**", "dist/**", "node_modules/**", ".toolchain/**", "test-results/**", "playwright-report/**", "next-env.d.ts"]),
   {
     // lib/ runs under plain Node (the CLI, the tests): it must not depend on Next or the UI.
     files: ["lib/**/*.ts"],

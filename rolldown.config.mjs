@@ -6,10 +6,35 @@ import { defineConfig } from "rolldown";
 // tests), and the dashboard server. better-sqlite3 is native, so it stays an ordinary require.
 const common = { platform: "node", external: ["better-sqlite3"] };
 
+/**
+ * The library's entry, dist/index.cjs, written beside its bundle (dist/library.cjs): the Node check
+ * first (bin/supported-node.cjs), then the bundle's exports by name. Node's ESM loader finds a
+ * CommonJS file's exports by scanning its text for `exports.<name> =`, and in the bundle it also found
+ * those of bundled CommonJS modules (`createRegExp`, undefined under `import * as`); the entry names
+ * exactly the library's own.
+ */
+function libraryEntry() {
+  return {
+    name: "reqwatch-library-entry",
+    generateBundle(_options, bundle) {
+      const chunk = Object.values(bundle).find((item) => item.type === "chunk" && item.isEntry);
+      const lines = [
+        `"use strict";`,
+        `// reqwatch's library entry, written by rolldown.config.mjs: the Node check, then lib/index.ts's exports.`,
+        `const tooOld = require("../bin/supported-node.cjs").unsupportedNode();`,
+        `if (tooOld) throw Object.assign(new Error("reqwatch " + tooOld), { code: "ERR_REQWATCH_UNSUPPORTED_NODE" });`,
+        `const library = require("./${chunk.fileName}");`,
+        ...chunk.exports.map((name) => `exports.${name} = library.${name};`),
+      ];
+      this.emitFile({ type: "asset", fileName: "index.cjs", source: `${lines.join("\n")}\n` });
+    },
+  };
+}
+
 export default defineConfig([
   // `reqwatch mcp` loads the MCP server as a chunk of its own, so the other commands never load its SDK.
   { ...common, input: { cli: "lib/cli/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "cli-[name].cjs", format: "cjs", minify: true } },
-  { ...common, input: "lib/index.ts", output: { file: "dist/index.cjs", format: "cjs" } },
+  { ...common, input: { library: "lib/index.ts" }, plugins: [libraryEntry()], output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "library-[name].cjs", format: "cjs" } },
   // A rebuild's reader threads (lib/recovery/parallelReads.ts), and the dashboard's rebuild thread
   // (lib/recovery/backgroundRebuild.ts): every bundle here finds them beside itself.
   { ...common, input: "lib/recovery/rebuildWorker.ts", output: { file: "dist/rebuildWorker.cjs", format: "cjs" } },

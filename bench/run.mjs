@@ -594,7 +594,7 @@ const groups = {
   dashboard: () => measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }),
   firstopen: () => measureFirstOpen({ ROOT, writeFiles, tempDir, summarize, ratio, median }),
   mcp: () => measureMcp({ ROOT, writeFiles, tempDir, openTracker, summarize }),
-  package: () => measurePackage({ ROOT, summarize }),
+  package: () => measurePackage({ ROOT, summarize, ratio, median }),
   pause: measurePause,
   source: measureSource,
   otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize, ratio, median }),

@@ -1,9 +1,15 @@
 #!/usr/bin/env node
 "use strict";
+// Syntax any Node parses, so that an old one reaches the version check.
+const tooOld = require("./supported-node.cjs").unsupportedNode();
+if (tooOld) {
+  process.stderr.write("reqwatch: " + tooOld + "\n");
+  process.exit(1);
+}
 // The CLI is bundled from lib/cli into dist/ by `npm install` (the prepare script).
 let main;
 try {
-  ({ main } = require("../dist/cli.cjs"));
+  main = require("../dist/cli.cjs").main;
 } catch (error) {
   if (error && error.code === "MODULE_NOT_FOUND" && /dist[\\/]cli/.test(String(error.message))) {
     process.stderr.write("reqwatch: the CLI is not built yet; run `npm run build:lib` in the reqwatch folder.\n");
@@ -12,10 +18,10 @@ try {
   throw error;
 }
 // A reader that stops early (`reqwatch list | head -1`) closes the pipe: the rest was not wanted, which is not an error.
-process.stdout.on("error", (error) => {
-  if (error && error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+process.stdout.on("error", function (error) {
+  if (error && error.code === "EPIPE") process.exit(process.exitCode === undefined ? 0 : process.exitCode);
   throw error;
 });
-main(process.argv.slice(2)).then((code) => {
+main(process.argv.slice(2)).then(function (code) {
   process.exitCode = code;
 });

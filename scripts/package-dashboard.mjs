@@ -9,9 +9,10 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const standalone = path.join(ROOT, ".next", "standalone");
 const target = path.join(ROOT, "dist", "dashboard");
 
-// Native or unused: better-sqlite3 (with its loaders) must be the user's own install, compiled for
-// their Node; sharp is next/image's optimizer, and the dashboard has no images.
-const LEFT_OUT = new Set(["better-sqlite3", "bindings", "file-uri-to-path", "sharp", "@img"]);
+// Native or unused: better-sqlite3 (and the header package it declares) must be the user's own
+// install, with the binary for their platform; sharp is next/image's optimizer, and the dashboard
+// has no images.
+const LEFT_OUT = new Set(["better-sqlite3", "node-addon-api", "sharp", "@img"]);
 
 if (!fs.existsSync(path.join(standalone, ".next", "BUILD_ID"))) {
   console.error("package-dashboard: no standalone build in .next/standalone; run `next build` first (next.config.mjs sets output: \"standalone\").");

@@ -88,6 +88,11 @@ async function main(): Promise<void> {
       console.error(`reqwatch: ${error.message}`);
       process.exit(2);
     }
+    // So does an SQLite that cannot load: nothing would work until it is fixed and the server restarted.
+    if (isReqwatchError(error, "NO_SQLITE")) {
+      console.error(`reqwatch: ${error.message}`);
+      process.exit(1);
+    }
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);
   }

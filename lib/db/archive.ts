@@ -1,5 +1,6 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import type { RequestRecord } from "../model/requestFormat";
+import { openDatabase } from "../sqlite/openDatabase";
 
 export type ArchiveDb = Database.Database;
 
@@ -8,7 +9,7 @@ export type ArchiveDb = Database.Database;
  * it is not rebuildable, so every commit is fully synced before the file it replaces is deleted.
  */
 export function openArchive(file: string): ArchiveDb {
-  const db = new Database(file);
+  const db = openDatabase(file);
   db.pragma("busy_timeout = 10000");
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import Database from "better-sqlite3";
-import { ReqwatchError } from "../model/errors";
+import type Database from "better-sqlite3";
+import { isReqwatchError, ReqwatchError } from "../model/errors";
 import { sleepSync } from "../process/sleepSync";
 import { DROP_COUNTING_TRIGGERS, INDEX_DDL, INDEX_SCHEMA_VERSION, RECOUNT } from "./ddl";
+import { openDatabase } from "../sqlite/openDatabase";
 import { statement } from "./statements";
 
 /** How long a writer waits for the writers' lock before SQLITE_BUSY (the connection's `busy_timeout` too). */
@@ -37,7 +38,7 @@ export function connectIndex(file: string): IndexDb {
 }
 
 function connect(file: string): IndexDb {
-  const db = new Database(file);
+  const db = openDatabase(file);
   // Writers queue on BEGIN IMMEDIATE; wait for each other rather than fail.
   db.pragma(`busy_timeout = ${LOCK_TIMEOUT_MS}`);
   retryBusy(() => db.pragma("journal_mode = WAL"));
@@ -157,6 +158,7 @@ function dropAll(db: IndexDb): void {
 }
 
 function ioError(error: unknown): ReqwatchError {
+  if (isReqwatchError(error)) return error;
   return new ReqwatchError("IO_ERROR", `Cannot open the index: ${(error as Error).message}`, undefined, { cause: error });
 }
 

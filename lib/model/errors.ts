@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   "FORBIDDEN",
   "METHOD_NOT_ALLOWED",
   "READ_ONLY",
+  "NO_SQLITE",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -30,6 +31,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   FORBIDDEN: 403,
   METHOD_NOT_ALLOWED: 405,
   READ_ONLY: 403,
+  NO_SQLITE: 500,
 };
 
 /**

@@ -1,6 +1,7 @@
 import fs from "node:fs";
-import Database from "better-sqlite3";
-import { ReqwatchError } from "../model/errors";
+import type Database from "better-sqlite3";
+import { openDatabase } from "../sqlite/openDatabase";
+import { isReqwatchError, ReqwatchError } from "../model/errors";
 import { safeName, timeOf } from "./sourceMessage";
 
 const NAME = /^[A-Za-z0-9_-]{1,128}$/;
@@ -25,11 +26,12 @@ export function openSourceDb(file: string, what: string, options: { write?: bool
   let db: SourceDb;
   try {
     // Written only for an action a person asked for (lib/sources/sourceActions.ts), in one short transaction.
-    db = new Database(file, { readonly: !options.write, fileMustExist: true, timeout: options.busyMs ?? 2000 });
+    db = openDatabase(file, { readonly: !options.write, fileMustExist: true, timeout: options.busyMs ?? 2000 });
     // What a row shows, computable in SQL, so a filter matches what the page shows (lib/sources/sourceQueue.ts).
     db.function("reqwatch_name", { deterministic: true }, (value: unknown, max: unknown) => safeName(value, NAME, Number(max)) ?? null);
     db.function("reqwatch_time", { deterministic: true }, (value: unknown) => timeOf(value) ?? null);
   } catch (error) {
+    if (isReqwatchError(error)) throw error;
     throw new ReqwatchError("IO_ERROR", `${what}: cannot open ${file}: ${(error as Error).message}`, { file }, { cause: error });
   }
   try {

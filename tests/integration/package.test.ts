@@ -1,106 +1,106 @@
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { chromium } from "@playwright/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, freePort, waitForExit } from "../helpers/processes";
+import { ConsumerProject, consumerParent, lineToolchain, packTarball, supportedLines, withoutMachineNotices } from "../helpers/consumer";
+import { eventually } from "../helpers/processes";
 
+// The packed package itself, installed into an empty project on the Node the tests run on: what it
+// is, what it exports, the dashboard in a browser, and what it says when it cannot run. Every
+// supported Node line runs it too (nodeLines.test.ts).
 const ROOT = path.resolve(__dirname, "../..");
-const npm = (args: string[], cwd: string) => execFileSync("npm", [...args, "--no-audit", "--no-fund"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-const node = (args: string[], cwd: string) => spawnSync(process.execPath, args, { cwd, encoding: "utf8" });
 
-const STRICT = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, module: "nodenext", moduleResolution: "nodenext", target: "es2022", noEmit: true, types: [] };
-
-/** What a gateway writes with the library: every call typed, wrong uses caught (each @ts-expect-error must be an error). */
-const CONSUMER = `
-import { openTracker, runWorker, isReqwatchError, STATES, type RequestRecord, type Tracker, type State } from "reqwatch";
-const tracker: Tracker = openTracker({ stateDir: "state", recover: false });
-const request: RequestRecord = tracker.create({ workspace: "gw", prompt: "hi", state: "queued" });
-const state: State = request.state;
-const page = tracker.list({ states: ["queued"], limit: 10 });
-const first: string | undefined = page.items[0]?.requestId;
-const claim = tracker.claimNext({ workspace: "gw" });
-if (claim) tracker.complete(claim.request.requestId, claim.token, { fields: { output: "ok" } });
-const worker = runWorker({ tracker, handler: (r) => ({ output: r.prompt ?? "" }), stopWhenIdle: true });
-void worker.done.then((stats) => stats.completed + STATES.length);
-try { tracker.get("../x"); } catch (error) { if (isReqwatchError(error, "BAD_INPUT")) console.log(error.message); }
-const story = tracker.sessions.start();
-if (story.ok) console.log(story.value.session.session_id, first, state);
-// @ts-expect-error: not a state
-tracker.transition(request.requestId, "done");
-// @ts-expect-error: workspace is required
-tracker.create({ prompt: "x" });
-tracker.close();
-`;
+/** The library's names at run time, all of them: what `require("reqwatch")` and `import * as` give. */
+const EXPORTS = [
+  "ACTIVITY_RANGES",
+  "PermanentError",
+  "REDACT_FIELDS",
+  "ReqwatchError",
+  "STATES",
+  "TERMINAL_STATES",
+  "TRANSITIONS",
+  "TimeoutError",
+  "adoptStateDir",
+  "canTransition",
+  "isReqwatchError",
+  "isTerminal",
+  "openTracker",
+  "redactSecrets",
+  "runWorker",
+];
 
 describe("the packed package", () => {
-  let where: string;
-  let project: string;
-  let files: string[];
+  let parent: string;
+  let packed: ReturnType<typeof packTarball>;
+  let project: ConsumerProject;
+  let manifest: Record<string, unknown>;
 
-  // npm pack, then an install into an empty project, as a user would: better-sqlite3 compiles there.
   beforeAll(() => {
-    if (!fs.existsSync(path.join(ROOT, "dist/dashboard/.next/BUILD_ID"))) throw new Error("no prebuilt dashboard in dist/dashboard: run `npm run build` (npm test does it first)");
-    // One install for every test below: not a tempParent(), which goes after each test.
-    where = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-package-"));
-    // --ignore-scripts: dist/ is built already (globalSetup, and npm test's build); a rebuild here would rewrite it under the other tests' feet.
-    const packed = JSON.parse(npm(["pack", "--json", "--ignore-scripts", "--pack-destination", where], ROOT)) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
-    files = packed[0]!.files.map((file) => file.path);
-    project = path.join(where, "project");
-    fs.mkdirSync(project);
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "a-gateway", version: "1.0.0", private: true }));
-    npm(["install", path.join(where, packed[0]!.filename)], project);
-    const installed = npm(["ls", "--all", "--parseable"], project).trim().split("\n").slice(1);
-    console.log(`packed ${packed[0]!.size} bytes (${packed[0]!.unpackedSize} unpacked, ${files.length} files); ${installed.length} packages installed`);
+    parent = consumerParent("package");
+    packed = packTarball(parent);
+    project = ConsumerProject.install(packed.path, parent, { node: process.execPath, env: process.env });
+    manifest = JSON.parse(fs.readFileSync(path.join(project.dir, "node_modules/reqwatch/package.json"), "utf8"));
+    console.log(`packed ${packed.size} bytes (${packed.unpackedSize} unpacked, ${packed.files.length} files)`);
   }, 600_000);
-  afterAll(() => fs.rmSync(where, { recursive: true, force: true }));
+  afterAll(() => fs.rmSync(parent, { recursive: true, force: true }));
 
-  it("holds no sources or tests, and installs only what the library and the CLI need", () => {
-    expect(files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining(["bin/reqwatch.js", "dist/index.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID", "README.md"]));
-    // The dashboard's framework travels inside the package, prebuilt; better-sqlite3 is the user's own, compiled for their Node.
-    expect(files.filter((file) => file.startsWith("dist/dashboard/") && /better-sqlite3\/|\.node$/.test(file))).toEqual([]);
-    for (const absent of ["next", "react", "react-dom", "@modelcontextprotocol/sdk", "commander", "chokidar"]) expect(fs.existsSync(path.join(project, "node_modules", absent)), absent).toBe(false);
+  it("has a manifest a consumer's npm takes as it is: publishable, no script, no development fields, the runtime dependencies alone", () => {
+    expect(Object.keys(manifest).sort()).toEqual(["bin", "dependencies", "description", "engines", "exports", "license", "main", "name", "types", "version"]);
+    expect(Object.keys(manifest.dependencies as object).sort()).toEqual(["better-sqlite3", "zod"]);
+    // One minimum everywhere: the package's engines, the repository's devEngines, the lowest line the tests run on.
+    const repository = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
+    const lowest = supportedLines()[0]!.node;
+    expect(manifest.engines).toEqual({ node: `>=${lowest}` });
+    expect(repository.devEngines.runtime.version).toBe(`>=${lowest}`);
+    // What it carries: the bundles, the prebuilt dashboard, the licence; no sources, tests or native binaries.
+    expect(packed.files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file))).toEqual([]);
+    expect(packed.files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "bin/reqwatch.js", "bin/supported-node.cjs", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID"]));
+    expect(packed.files.filter((file) => /better-sqlite3\/|\.node$/.test(file))).toEqual([]);
   });
 
-  it("works from CommonJS, ESM and npx", () => {
-    const version = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).version as string;
-    expect(execFileSync("npx", ["--no-install", "reqwatch", "--version"], { cwd: project, encoding: "utf8" })).toBe(`${version}\n`);
-
-    const cjs = node(["-e", 'const { openTracker } = require("reqwatch"); const t = openTracker({ stateDir: "state" }); t.create({ requestId: "r1", workspace: "gw" }); console.log(t.get("r1").state); t.close();'], project);
-    expect(cjs).toMatchObject({ status: 0, stdout: "created\n" });
-    const esm = node(["--input-type=module", "-e", 'import { openTracker, STATES } from "reqwatch"; const t = openTracker({ stateDir: "state" }); console.log(t.get("r1").workspace, STATES.length); t.close();'], project);
-    expect(esm).toMatchObject({ status: 0, stdout: "gw 6\n" });
-
-    const listed = spawnSync("npx", ["--no-install", "reqwatch", "list", "--json", "--state-dir", "state"], { cwd: project, encoding: "utf8" });
-    expect(JSON.parse(listed.stdout).items.map((row: { requestId: string }) => row.requestId)).toEqual(["r1"]);
-    expect(spawnSync("npx", ["--no-install", "reqwatch", "mcp", "--help"], { cwd: project, encoding: "utf8" }).status).toBe(0);
+  it("compiles nothing, here or for a consumer: better-sqlite3 loads the binary its package carries", () => {
+    const prebuilt = `node_modules/better-sqlite3/prebuilds/${process.platform}-${process.arch}.node`;
+    const probe = 'const D = require("better-sqlite3"); new D(":memory:").close(); console.log(Object.keys(require.cache).filter((file) => file.endsWith(".node")).join("\\n"));';
+    for (const [where, folder] of [["this repository", ROOT], ["the consumer", project.dir]] as const) {
+      expect(fs.existsSync(path.join(folder, "node_modules/better-sqlite3/build")), where).toBe(false);
+      const loaded = spawnSync(process.execPath, ["-e", probe], { cwd: folder, encoding: "utf8" });
+      expect(loaded.stdout.trim(), where).toBe(path.join(folder, prebuilt));
+    }
   });
 
-  it("serves the prebuilt dashboard with `npx reqwatch dashboard`, on ./.reqwatch of the folder it runs in", async () => {
-    const seeded = node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "seen-on-the-page", workspace: "gw" }); t.close();'], project);
+  it("is made by `npm run package`; `npm pack` here says so instead of packing the developers' manifest", () => {
+    const refused = spawnSync("npm", ["pack", "--dry-run"], { cwd: ROOT, encoding: "utf8" });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("reqwatch: the package is made by `npm run package`");
+  });
+
+  it("exports exactly the library's names, each defined, from CommonJS and ESM, and declares each in its types", () => {
+    const cjs = project.node(["-e", 'const m = require("reqwatch"); console.log(JSON.stringify(Object.keys(m).sort()), JSON.stringify(Object.keys(m).filter((k) => m[k] === undefined)));']);
+    expect(cjs.stdout).toBe(`${JSON.stringify([...EXPORTS].sort())} []\n`);
+    // Node's ESM view of a CommonJS file adds `default` (and, on newer lines, `module.exports`) itself.
+    const esm = project.node(["--input-type=module", "-e", 'import * as m from "reqwatch"; const own = Object.keys(m).filter((k) => k !== "default" && k !== "module.exports"); console.log(JSON.stringify(own.sort()), JSON.stringify(own.filter((k) => m[k] === undefined)));']);
+    expect(esm.stdout).toBe(`${JSON.stringify([...EXPORTS].sort())} []\n`);
+    const types = fs.readFileSync(path.join(project.dir, "node_modules/reqwatch/dist/index.d.ts"), "utf8");
+    for (const name of EXPORTS) expect(types, name).toMatch(new RegExp(`^export declare (const|function|class) ${name}\\b`, "m"));
+  });
+
+  it("serves the prebuilt dashboard with `npx reqwatch dashboard`, on ./.reqwatch of the folder it runs in, to a browser", async () => {
+    const seeded = project.node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "seen-on-the-page", workspace: "gw" }); t.close();']);
     expect(seeded.status, seeded.stderr).toBe(0);
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const started = Date.now();
-    // Its own process group, so the test stops npx, the CLI and the server together, as Ctrl-C does.
-    const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], { cwd: project, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    dashboard.stdout.on("data", (chunk) => (output += chunk));
-    dashboard.stderr.on("data", (chunk) => (output += chunk));
-    try {
-      const page = await eventually(async () => {
-        if (dashboard.exitCode !== null) throw new Error(`the dashboard exited (${dashboard.exitCode}):\n${output}`);
-        const response = await fetch(`${url}/requests`).catch(() => undefined);
-        return response?.ok ? response.text() : undefined;
+    const first = await project.dashboardFirstPage("seen-on-the-page");
+    console.log(`first page ${Math.round(first.ms)} ms after the command`);
+    expect(first.output).toContain(`reqwatch: state directory ${path.join(project.dir, ".reqwatch")}`);
+
+    await project.withDashboard(async ({ url, running }) => {
+      await eventually(async () => {
+        running();
+        return (await fetch(`${url}/api/status`).catch(() => undefined))?.ok || undefined;
       }, 60_000);
-      console.log(`first page ${Date.now() - started} ms after the command`);
-      expect(page).toContain("seen-on-the-page");
-      expect(output).toContain(`reqwatch: state directory ${path.join(project, ".reqwatch")}`);
       const status = (await (await fetch(`${url}/api/status`)).json()) as { counts: Record<string, number> };
       expect(status.counts.created).toBe(1);
       // The browser's code is served from the package too.
+      const page = await (await fetch(`${url}/requests`)).text();
       const script = /\/_next\/static\/[^"]+\.js/.exec(page)?.[0];
       expect(script).toBeDefined();
       const asset = await fetch(`${url}${script}`);
@@ -113,29 +113,57 @@ describe("the packed package", () => {
         const tab = await browser.newPage();
         await tab.goto(`${url}/requests`);
         await expect.poll(() => tab.getByRole("link", { name: "seen-on-the-page" }).count()).toBe(1);
-        const written = node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "arrived-live", workspace: "gw", state: "queued" }); t.close();'], project);
+        const written = project.node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "arrived-live", workspace: "gw", state: "queued" }); t.close();']);
         expect(written.status, written.stderr).toBe(0);
         await expect.poll(() => tab.getByRole("link", { name: "arrived-live" }).count(), { timeout: 15_000 }).toBe(1);
       } finally {
         await browser.close();
       }
-    } finally {
-      const exited = waitForExit(dashboard);
-      process.kill(-dashboard.pid!, "SIGINT");
-      await exited;
-    }
+    });
   }, 120_000);
 
-  it("type-checks a strict TypeScript consumer, with no @types of its own, on TypeScript 5 and 7", () => {
-    fs.writeFileSync(path.join(project, "consumer.mts"), CONSUMER);
-    fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: STRICT, files: ["consumer.mts"] }));
-    for (const typescript of ["typescript@5", "typescript@7"]) {
-      const checker = path.join(where, typescript);
-      fs.mkdirSync(checker);
-      npm(["install", "--prefix", checker, typescript], project);
-      const checked = spawnSync(process.execPath, [path.join(checker, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"], { cwd: project, encoding: "utf8" });
-      expect(`${checked.stdout}${checked.stderr}`, typescript).toBe("");
-      expect(checked.status, typescript).toBe(0);
+  it("says in one line how to fix SQLite's binding when it cannot load, from every command and the library", async () => {
+    const binary = path.join(project.dir, `node_modules/better-sqlite3/prebuilds/${process.platform}-${process.arch}.node`);
+    const aside = `${binary}.aside`;
+    const expected = /^SQLite cannot load: better-sqlite3 13\.\d+\.\d+ on Node\.js [\d.]+, [a-z0-9]+-[a-z0-9]+: its binary (is missing|does not load \(.+\))\. To fix it, reinstall your dependencies \(rm -rf node_modules && npm install\)\.$/;
+    for (const damage of ["missing", "not a library"]) {
+      fs.renameSync(binary, aside);
+      if (damage === "not a library") fs.writeFileSync(binary, "not a shared object");
+      try {
+        for (const command of [["list"], ["get", "r1"], ["create", "--workspace", "gw"], ["recover"]]) {
+          const result = project.reqwatch([...command, "--state-dir", ".reqwatch"]);
+          expect(result.status, `${damage}: reqwatch ${command.join(" ")}`).toBe(1);
+          const lines = withoutMachineNotices(result.stderr).trim().split("\n");
+          expect(lines, `${damage}: reqwatch ${command.join(" ")}`).toHaveLength(1);
+          expect(lines[0]!.replace(/^reqwatch: /, "")).toMatch(expected);
+        }
+        const library = project.node(["-e", 'try { require("reqwatch").openTracker({ stateDir: ".reqwatch" }); } catch (error) { console.log(error.code, error.message); }']);
+        expect(library.stdout.startsWith("NO_SQLITE ")).toBe(true);
+        expect(library.stdout.slice("NO_SQLITE ".length).trim()).toMatch(expected);
+        const dashboard = await project.dashboardFirstPage("never").catch((error: Error) => error.message);
+        expect(dashboard).toMatch(/reqwatch dashboard exited \(1\)/);
+        expect(dashboard).toMatch(/SQLite cannot load: better-sqlite3/);
+      } finally {
+        fs.rmSync(binary, { force: true });
+        fs.renameSync(aside, binary);
+      }
     }
-  }, 300_000);
+    expect(project.reqwatch(["list", "--state-dir", ".reqwatch"]).status).toBe(0);
+  }, 120_000);
+
+  it("stops at once on Node 20, with one line naming the Node found and the one needed", () => {
+    const old = lineToolchain("20");
+    const needed = supportedLines()[0]!.node;
+    const line = `needs Node.js ${needed} or newer; this is Node.js 20.20.2 (${fs.realpathSync(old.node)}).`;
+    const cli = spawnSync(old.node, [project.bin, "list"], { cwd: project.dir, env: old.env, encoding: "utf8" });
+    expect(cli).toMatchObject({ status: 1, stdout: "", stderr: `reqwatch: ${line}\n` });
+    for (const [kind, args] of [
+      ["CommonJS", ["-e", 'try { require("reqwatch"); } catch (error) { console.log(error.code, error.message); }']],
+      ["ESM", ["--input-type=module", "-e", 'try { await import("reqwatch"); } catch (error) { console.log(error.code, error.message); }']],
+    ] as const) {
+      const library = spawnSync(old.node, args, { cwd: project.dir, env: old.env, encoding: "utf8" });
+      expect(library.stdout, kind).toBe(`ERR_REQWATCH_UNSUPPORTED_NODE reqwatch ${line}\n`);
+      expect(library.status, kind).toBe(0);
+    }
+  }, 120_000);
 });
