@@ -25,11 +25,11 @@ function timedInstall(where, label, spec) {
   return { project, ms };
 }
 
-async function firstPageMs(project) {
+async function firstPageMs(project, cacheDir) {
   const port = await freePort();
   const started = performance.now();
   // Its own process group: npx, the CLI and the server stop together, as with Ctrl-C.
-  const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], { cwd: project, detached: true, stdio: "ignore" });
+  const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], { cwd: project, detached: true, stdio: "ignore", env: { ...process.env, REQWATCH_CACHE_DIR: cacheDir } });
   try {
     for (;;) {
       if (dashboard.exitCode !== null) throw new Error(`reqwatch dashboard exited (${dashboard.exitCode})`);
@@ -73,8 +73,11 @@ export async function measurePackage({ ROOT, summarize, ratio, median }) {
       floor.push(performance.now() - started);
     }
     summarize("npx reqwatch --version (the floor of any npx command)", floor);
+    // The first start on a machine unpacks the dashboard into the cache folder (server/unpackDashboard.ts); the others reuse it.
+    const cacheDir = path.join(where, "cache");
+    summarize("npx reqwatch dashboard: first start, unpacking the dashboard", [await firstPageMs(project, cacheDir)]);
     const samples = [];
-    for (let i = 0; i < STARTS; i++) samples.push(await firstPageMs(project));
+    for (let i = 0; i < STARTS; i++) samples.push(await firstPageMs(project, cacheDir));
     summarize("npx reqwatch dashboard: command to first page (packed)", samples, { target: "p50 <= 1500 ms" });
   } finally {
     fs.rmSync(where, { recursive: true, force: true });

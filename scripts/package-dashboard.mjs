@@ -31,17 +31,20 @@ fs.cpSync(path.join(standalone, "node_modules"), path.join(building, "node_modul
 });
 
 // Turbopack names each external package with a hash and links it from .next/node_modules to the
-// project's copy. A tarball keeps no links: each becomes a one-line package that loads the user's own.
+// project's copy. A tarball keeps no links: each becomes a one-line package that takes the copy the
+// server hands over (server/main.ts: the pages run from the cache folder, where the user's
+// node_modules do not resolve), else loads the user's own.
 const externals = path.join(building, ".next", "node_modules");
 for (const entry of fs.existsSync(externals) ? fs.readdirSync(externals, { withFileTypes: true }) : []) {
   if (!entry.isSymbolicLink()) continue;
   const link = path.join(externals, entry.name);
   // The package's name, scope included: the link's target after its node_modules/.
   const name = fs.readlinkSync(link).split(/node_modules[\\/]/).at(-1).replaceAll("\\", "/");
+  if (name !== "better-sqlite3") throw new Error(`package-dashboard: the build loads ${name} from the project's node_modules; server/main.ts hands the pages better-sqlite3 alone`);
   fs.unlinkSync(link);
   fs.mkdirSync(link);
   fs.writeFileSync(path.join(link, "package.json"), `${JSON.stringify({ name: entry.name, private: true, main: "index.js" })}\n`);
-  fs.writeFileSync(path.join(link, "index.js"), `module.exports = require(${JSON.stringify(name)});\n`);
+  fs.writeFileSync(path.join(link, "index.js"), `module.exports = globalThis[Symbol.for(${JSON.stringify(`reqwatch.external.${name}`)})] ?? require(${JSON.stringify(name)});\n`);
 }
 
 fs.rmSync(target, { recursive: true, force: true });

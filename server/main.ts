@@ -7,12 +7,14 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
 import { dashboardListener } from "../lib/dashboard/dashboardListener";
 import { closeRuntime, getRuntime } from "../lib/dashboard/runtime";
 import { startOtelChild } from "../lib/dashboard/otelChild";
 import { trackingEnabled } from "../lib/store/options";
 import { isReqwatchError } from "../lib/model/errors";
 import { noteTrackingOff } from "../lib/disabledTracker";
+import { unpackedDashboard } from "./unpackDashboard";
 
 const USAGE = "Usage: node dist/server.cjs --hostname HOST --port N [--dev]";
 
@@ -32,7 +34,14 @@ interface Dashboard {
 function locateDashboard(dev: boolean): Dashboard {
   const project = path.resolve(__dirname, "..");
   const inRepository = fs.existsSync(path.join(project, "next.config.mjs"));
-  const dir = dev || inRepository ? project : path.join(__dirname, "dashboard");
+  let dir = project;
+  if (!dev && !inRepository) {
+    try {
+      dir = unpackedDashboard(path.join(__dirname, "dashboard.tar.gz"));
+    } catch (error) {
+      fail(`${(error as Error).message}; reinstall reqwatch.`, false);
+    }
+  }
   if (dev) return { dir, config: null };
   try {
     const required = JSON.parse(fs.readFileSync(path.join(dir, ".next", "required-server-files.json"), "utf8")) as { config: Record<string, unknown> };
@@ -96,6 +105,10 @@ async function main(): Promise<void> {
     // Every page and route reports it (and retries) on its next request; the server still starts.
     console.error("reqwatch: could not open the state directory at start:", (error as Error).message);
   }
+  // In the package the pages run from the cache folder (server/unpackDashboard.ts), where
+  // `better-sqlite3` does not resolve: the build's one-line stub for it (scripts/package-dashboard.mjs)
+  // takes this process's copy.
+  (globalThis as Record<symbol, unknown>)[Symbol.for("reqwatch.external.better-sqlite3")] = Database;
   if (dashboard.config) {
     // What Next.js's own standalone server.js does: the settings come from the build, not next.config.mjs.
     process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(dashboard.config);

@@ -102,10 +102,10 @@ export class ConsumerProject {
    * `npx reqwatch dashboard` on a free port, given to `during` while it runs; then Ctrl-C to its process
    * group, as a person stops it. `running()` throws, with what the command printed, once it has exited.
    */
-  async withDashboard<T>(during: (dashboard: { url: string; startedAt: number; running: () => void; output: () => string }) => Promise<T>, args: string[] = []): Promise<T> {
+  async withDashboard<T>(during: (dashboard: { url: string; startedAt: number; running: () => void; output: () => string }) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
     const port = await freePort();
     const startedAt = performance.now();
-    const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port), ...args], { cwd: this.dir, env: this.toolchain.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], { cwd: this.dir, env: { ...this.toolchain.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     dashboard.stdout.on("data", (chunk) => (output += chunk));
     dashboard.stderr.on("data", (chunk) => (output += chunk));
@@ -124,7 +124,7 @@ export class ConsumerProject {
   }
 
   /** Starts the dashboard and waits for `/requests` to answer with `expected` in the page: how long that took, and what the command printed. */
-  dashboardFirstPage(expected: string): Promise<{ ms: number; output: string }> {
+  dashboardFirstPage(expected: string, env: Record<string, string> = {}): Promise<{ ms: number; output: string }> {
     return this.withDashboard(async ({ url, startedAt, running, output }) => {
       await eventually(async () => {
         running();
@@ -133,7 +133,7 @@ export class ConsumerProject {
         return text?.includes(expected) ? text : undefined;
       }, 60_000);
       return { ms: performance.now() - startedAt, output: output() };
-    });
+    }, env);
   }
 }
 

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { chromium } from "@playwright/test";
+import { list } from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConsumerProject, consumerParent, lineToolchain, packTarball, supportedLines, withoutMachineNotices } from "../helpers/consumer";
 import { eventually } from "../helpers/processes";
@@ -47,16 +48,21 @@ describe("the packed package", () => {
 
   it("has a manifest a consumer's npm takes as it is: publishable, no script, no development fields, the runtime dependencies alone", () => {
     expect(Object.keys(manifest).sort()).toEqual(["bin", "dependencies", "description", "engines", "exports", "license", "main", "name", "types", "version"]);
-    expect(Object.keys(manifest.dependencies as object).sort()).toEqual(["better-sqlite3", "zod"]);
+    expect(Object.keys(manifest.dependencies as object)).toEqual(["better-sqlite3"]);
     // One minimum everywhere: the package's engines, the repository's devEngines, the lowest line the tests run on.
     const repository = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
     const lowest = supportedLines()[0]!.node;
     expect(manifest.engines).toEqual({ node: `>=${lowest}` });
     expect(repository.devEngines.runtime.version).toBe(`>=${lowest}`);
-    // What it carries: the bundles, the prebuilt dashboard, the licence; no sources, tests or native binaries.
-    expect(packed.files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file))).toEqual([]);
-    expect(packed.files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "bin/reqwatch.js", "bin/supported-node.cjs", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID"]));
-    expect(packed.files.filter((file) => /better-sqlite3\/|\.node$/.test(file))).toEqual([]);
+    // What it carries: the bundles, the prebuilt dashboard as one archive, the licence; no sources, tests or native binaries.
+    expect(packed.files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file) || file.startsWith("dist/dashboard/"))).toEqual([]);
+    expect(packed.files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "bin/reqwatch.js", "bin/supported-node.cjs", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/server.cjs", "dist/dashboard.tar.gz"]));
+    const archived: string[] = [];
+    list({ file: path.join(project.dir, "node_modules/reqwatch/dist/dashboard.tar.gz"), sync: true, onReadEntry: (entry) => void archived.push(entry.path) });
+    expect(archived).toContain("dashboard/.next/BUILD_ID");
+    expect([...packed.files, ...archived].filter((file) => /better-sqlite3\/|\.node$/.test(file))).toEqual([]);
+    // Its types are plain TypeScript: a consumer needs no zod, or anything else, to check them.
+    expect(fs.readFileSync(path.join(project.dir, "node_modules/reqwatch/dist/index.d.ts"), "utf8")).not.toMatch(/^import |zod/m);
   });
 
   it("compiles nothing, here or for a consumer: better-sqlite3 loads the binary its package carries", () => {
@@ -120,6 +126,23 @@ describe("the packed package", () => {
         await browser.close();
       }
     });
+  }, 120_000);
+
+  it("unpacks its dashboard once into the cache folder, whole, even for two dashboards starting at once; a cache it cannot write is no obstacle", async () => {
+    const cache = path.join(parent, "a-fresh-cache");
+    const both = await Promise.all([project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: cache }), project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: cache })]);
+    expect(both).toHaveLength(2);
+    const unpacked = fs.readdirSync(path.join(cache, "dashboard"));
+    expect(unpacked).toEqual([expect.stringMatching(/^[0-9a-f]{16}$/)]);
+    expect(fs.existsSync(path.join(cache, "dashboard", unpacked[0]!, ".next/BUILD_ID"))).toBe(true);
+    // Started again: the same folder, nothing unpacked anew.
+    const inode = fs.statSync(path.join(cache, "dashboard", unpacked[0]!, ".next/BUILD_ID")).ino;
+    await project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: cache });
+    expect(fs.statSync(path.join(cache, "dashboard", unpacked[0]!, ".next/BUILD_ID")).ino).toBe(inode);
+    // A cache folder that cannot be made (a file is in its way): the dashboard still answers.
+    const blocked = path.join(parent, "a-file-not-a-folder");
+    fs.writeFileSync(blocked, "");
+    await project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: blocked });
   }, 120_000);
 
   it("says in one line how to fix SQLite's binding when it cannot load, from every command and the library", async () => {
