@@ -12,6 +12,7 @@ import { measureDashboard, measureFirstOpen, measureSourceDashboard } from "./da
 import { measureMcp } from "./mcp.mjs";
 import { measurePackage } from "./package.mjs";
 import { measureOtel } from "./otel.mjs";
+import { measureTelemetry } from "./telemetry.mjs";
 import { postgresThroughput, startPostgres } from "./postgres.mjs";
 import { writeFiles } from "./requestFiles.mjs";
 
@@ -581,7 +582,7 @@ async function measureRedaction() {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, otel, scaling, retention, redaction) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, otel, telemetry, scaling, retention, redaction) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -598,6 +599,7 @@ const groups = {
   pause: measurePause,
   source: measureSource,
   otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize, ratio, median }),
+  telemetry: () => measureTelemetry({ ROOT, tempDir, summarize, ratio, median, rows }),
   scaling: measureScaling,
   retention: measureRetention,
   redaction: measureRedaction,

@@ -1,13 +1,32 @@
+import Link from "next/link";
+import { Fragment } from "react";
 import { getHealth, getSources, getTracker } from "@/app/_routes/runtime";
 import { SourcesTable } from "@/components/sources/SourceParts";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
+import { formatUsd } from "@/lib/model/money";
+import { DEFAULT_QUERY, requestQueryParams } from "@/lib/model/requestQuery";
+import type { UsageSums } from "@/lib/telemetry/telemetryStore";
 import { waitingText } from "@/lib/otel/waitingText";
 
 export const dynamic = "force-dynamic";
 
 const megabytes = (bytes: number) => (bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
+
+/** A usage row's calls, tokens and cost. */
+function UsageCells({ row }: { row: UsageSums }) {
+  return (
+    <>
+      {[row.calls, row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map((value, i) => (
+        <td key={i} className="num">
+          {value.toLocaleString("en-US")}
+        </td>
+      ))}
+      <td className="num">{formatUsd(row.costUsd)}</td>
+    </>
+  );
+}
 
 export default function HealthPage() {
   const tracker = getTracker();
@@ -127,6 +146,83 @@ export default function HealthPage() {
           )}
         </section>
       </div>
+      <h2>Received telemetry</h2>
+      {health.telemetry ? (
+        <>
+          <dl className="fields" aria-label="Received telemetry">
+            <dt>Receiver</dt>
+            <dd>{health.telemetry.receiver.url ? `OTLP/HTTP on ${health.telemetry.receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${health.telemetry.receiver.error ?? "starting"}`}</dd>
+            <dt>Store</dt>
+            <dd>
+              {health.telemetry.file} ({megabytes(health.telemetry.bytes)}; kept {formatDuration(health.telemetry.keepMs)})
+            </dd>
+            {health.telemetry.intake.map((row) => (
+              <Fragment key={row.signal}>
+                <dt>{row.signal}</dt>
+                <dd>
+                  {row.records.toLocaleString()} records in {row.exports.toLocaleString()} exports{row.rejected ? `, ${row.rejected.toLocaleString()} rejected` : ""}, the last {formatAgo(row.lastAt, now)}
+                </dd>
+              </Fragment>
+            ))}
+          </dl>
+          {health.telemetry.usage.byDayAndModel.length > 0 && (
+            <>
+              <table aria-label="Tokens and cost by day and model">
+                <caption>Model calls kept, by day (UTC) and model</caption>
+                <TableHead columns={["Day", "Model", "Calls", "Input tokens", "Output tokens", "Cache read", "Cache write", "Cost"]} />
+                <tbody>
+                  {health.telemetry.usage.byDayAndModel.map((row) => (
+                    <tr key={`${row.day} ${row.model}`}>
+                      <td className="id">{row.day}</td>
+                      <td>{row.model}</td>
+                      <UsageCells row={row} />
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <table aria-label="Tokens and cost by session">
+                <caption>By session, the costliest {health.telemetry.usage.bySession.length}</caption>
+                <TableHead columns={["Session", "Service", "Turns", "Tools", "Calls", "Input tokens", "Output tokens", "Cache read", "Cache write", "Cost", "Last"]} />
+                <tbody>
+                  {health.telemetry.usage.bySession.map((row) => (
+                    <tr key={row.session}>
+                      <td className="id">
+                        <Link href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: "otel", session: row.session })}`} prefetch={false}>
+                          {row.session}
+                        </Link>
+                      </td>
+                      <td>{row.service}</td>
+                      <td className="num">{row.turns}</td>
+                      <td className="num">{row.tools}</td>
+                      <UsageCells row={row} />
+                      <td className="num">{formatAgo(row.lastAt, now)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
+          {health.telemetry.unmapped.length > 0 && (
+            <table aria-label="Received, not shown as a lifecycle">
+              <caption>Received, not shown as a lifecycle (no mapping knows them): counted by service and name</caption>
+              <TableHead columns={["Service", "Signal", "Name", "Count", "Last"]} />
+              <tbody>
+                {health.telemetry.unmapped.map((row) => (
+                  <tr key={`${row.service} ${row.signal} ${row.name}`}>
+                    <td>{row.service}</td>
+                    <td>{row.signal}</td>
+                    <td className="id">{row.name || "(no name)"}</td>
+                    <td className="num">{row.count.toLocaleString()}</td>
+                    <td className="num">{formatAgo(row.lastAt, now)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </>
+      ) : (
+        <p className="muted">Off (REQWATCH_OTLP_PORT=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles.</p>
+      )}
       <h2>Files that could not be read ({health.unreadable.length})</h2>
       {health.unreadable.length ? (
         <table aria-label="Unreadable files">

@@ -330,9 +330,13 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
       source.addEventListener("sources", (event) => {
         seen();
         const data = JSON.parse((event as MessageEvent<string>).data) as { sources: SourceStatus[]; changed: string[] };
+        // What a source showed before this event (the page's render, or the last event): the first
+        // event of a stream names nothing changed, but a write between the render and the stream's
+        // start (or while it reconnected) shows in the status it brings.
+        const before = new Map((queryClient.getQueryData<SourceStatus[]>(sourceKeys.list()) ?? []).map((status) => [status.name, sourceShows(status)]));
         queryClient.setQueryData(sourceKeys.list(), data.sources);
         // A source's pages and rows are read from its database: refetched when its owner wrote.
-        const changed = new Set(data.changed);
+        const changed = new Set([...data.changed, ...data.sources.filter((status) => before.has(status.name) && before.get(status.name) !== sourceShows(status)).map((status) => status.name)]);
         if (!changed.size) return;
         void queryClient.invalidateQueries({ queryKey: requestKeys.lists(), predicate: (cached) => changed.has(queryOfKey(String(cached.queryKey[2] ?? ""))?.source ?? "") });
         void queryClient.invalidateQueries({ queryKey: [...sourceKeys.all, "request"], predicate: (cached) => changed.has(String(cached.queryKey[2])) });
@@ -371,4 +375,9 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
       </PollContext.Provider>
     </StatusContext.Provider>
   );
+}
+
+/** What a source's status says of its rows, to tell whether they changed. */
+function sourceShows(status: SourceStatus): string {
+  return JSON.stringify([status.total, status.counts, status.stuck, status.lastWriteAt, status.error?.message ?? null]);
 }

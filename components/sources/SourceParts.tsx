@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { formatAgo } from "@/lib/model/duration";
 import { requestQueryParams, DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import type { SourceStatus } from "@/lib/sources/liveSource";
+import { workerLine } from "@/lib/views/workerLine";
 import { sourcesOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { TableHead } from "../TableHead";
@@ -20,6 +21,8 @@ export function sourceTablePath(source: string, stuck = false): string {
 }
 
 function what(source: SourceStatus): string {
+  if (source.kind === "otel") return "what OpenTelemetry apps sent the receiver (Claude Code's turns, model calls, messages), kept";
+  if (source.worker) return "claude-mem's queue, which its worker keeps in memory, as reqwatch saw it";
   return source.kind === "claude-mem" ? `claude-mem's ${source.table ?? "pending_messages"}` : `table ${source.table ?? "?"}`;
 }
 
@@ -30,7 +33,9 @@ export function SourceLine({ source }: { source: SourceStatus }) {
     <p className={source.error ? "notice" : "muted"} role={source.error ? "alert" : undefined} data-testid="source-line" suppressHydrationWarning>
       {source.error
         ? `${source.name} cannot be read: ${source.error.message}`
-        : `${what(source)} in ${source.file}, ${source.writable ? "opened for writing (retry and delete where claude-mem's own recovery does the same)" : "read only"}${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last written ${source.lastWriteAt === null ? "never" : formatAgo(source.lastWriteAt, now)}.`}
+        : source.worker
+          ? `${what(source)}: ${workerLine(source.worker)}. Below its queue, the left-overs of its pending_messages in ${source.file} (schema ${source.generation}, no longer processed by claude-mem), ${source.writable ? "opened for writing" : "read only"}.`
+          : `${what(source)} in ${source.file}, ${source.writable ? "opened for writing (retry and delete where claude-mem's own recovery does the same)" : source.kind === "otel" ? "shown as sent" : "read only"}${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last ${source.kind === "otel" ? "received" : "written"} ${source.lastWriteAt === null ? "never" : formatAgo(source.lastWriteAt, now)}.`}
     </p>
   );
 }
@@ -53,7 +58,13 @@ export function SourcesTable({ initial, detail = false }: { initial: SourceStatu
               {what(source)}
               {source.writable && <div className="muted">opened for writing</div>}
               {detail && source.file && <div className="muted">{source.file}{source.mapping ? ` (mapping ${source.mapping})` : ""}</div>}
-              {source.generation && <div className="muted">schema {source.generation}{source.retired ? "; no longer processed by claude-mem" : ""}</div>}
+              {source.worker ? (
+                <div className={source.worker.running ? "muted" : "why"} data-testid="worker-line">
+                  {workerLine(source.worker)}
+                </div>
+              ) : (
+                source.generation && <div className="muted">schema {source.generation}{source.retired ? "; no longer processed by claude-mem" : ""}</div>
+              )}
               {source.error && <div className="why" role="alert">cannot be read: {source.error.message}</div>}
             </td>
             <td className="num">{source.error ? "—" : source.total}</td>

@@ -32,8 +32,16 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
         Request <code>{id}</code> {data && <StateBadge state={data.request.state} />}
       </h1>
       <p>
-        From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, another program&apos;s queue
-        {data?.source.writable ? ", opened for writing: reqwatch retries and deletes only where claude-mem's own recovery does the same." : ", read only: reqwatch shows it and does not act on it."}
+        {data?.source.kind === "otel" ? (
+          <>
+            From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, what OpenTelemetry instrumentation sent reqwatch&apos;s receiver: shown as it was told, with nothing to act on.
+          </>
+        ) : (
+          <>
+            From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, another program&apos;s queue
+            {data?.source.writable ? ", opened for writing: reqwatch retries and deletes only where claude-mem's own recovery does the same." : ", read only: reqwatch shows it and does not act on it."}
+          </>
+        )}
       </p>
       {message && <p className="error-text" role="alert">{message}</p>}
       {data && (
@@ -53,6 +61,12 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
             <dd>{data.request.sessionId ?? "—"}</dd>
             <dt>Attempt</dt>
             <dd>{data.request.attempt ?? "—"}</dd>
+            {data.request.model !== undefined && (
+              <>
+                <dt>Model</dt>
+                <dd>{data.request.model}</dd>
+              </>
+            )}
             <dt>Created</dt>
             <dd suppressHydrationWarning>{iso(data.request.createdAt)} ({formatAgo(data.request.createdAt, now)})</dd>
             <dt>Processing started</dt>
@@ -60,9 +74,32 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
             <dt>Finished</dt>
             <dd>{iso(data.request.completedAt)}</dd>
           </dl>
+          {data.steps && data.steps.length > 0 && (
+            <>
+              <h2>What it did</h2>
+              <table aria-label="What it did">
+                <thead>
+                  <tr>
+                    <th scope="col">At</th>
+                    <th scope="col">Step</th>
+                    <th scope="col">What happened</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.steps.map((step, i) => (
+                    <tr key={i}>
+                      <td className="id">{iso(step.at)}</td>
+                      <td>{step.name}</td>
+                      <td style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{step.summary}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
           {data.stored && (
             <>
-              <h2>As {source} stores it</h2>
+              <h2>{data.storedBy === "reqwatch" ? "As reqwatch keeps it" : `As ${source} stores it`}</h2>
               <table aria-label="As stored">
                 <tbody>
                   {Object.entries(data.stored).map(([column, value]) => (

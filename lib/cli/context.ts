@@ -3,6 +3,8 @@ import { isReqwatchError } from "../model/errors";
 import { trackingEnabled, type TrackerOptions } from "../store/options";
 import { noteTrackingOff } from "../disabledTracker";
 import { openTracker, type Tracker } from "../tracker";
+import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
+import { telemetrySettings } from "../telemetry/startTelemetry";
 
 /** A usage error found after commander's parsing (a state directory that does not exist, or is a file): exit 2. */
 export class UsageError extends Error {}
@@ -68,6 +70,12 @@ export function withFreshTracker<T>(command: Command, fn: (tracker: Tracker) => 
     tracker.refresh(ids);
     return fn(tracker);
   });
+}
+
+/** A source as the command line named it, `otel` as the telemetry the dashboard kept for this state folder. */
+export async function sourceFor(command: Command, given: SourceSpec | "otel"): Promise<SourceSpec> {
+  if (given !== "otel") return given;
+  return withTracker(command, (tracker) => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));
 }
 
 export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T | Promise<T>, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Promise<T> {

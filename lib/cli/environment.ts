@@ -10,6 +10,9 @@ import {
   DEFAULT_SESSION_EXPIRY_MS,
 } from "../store/options";
 import { DEFAULT_PORT } from "./commands/dashboard";
+import { DEFAULT_OTLP_PORT } from "../telemetry/otlpReceiver";
+import { DEFAULT_TELEMETRY_RETENTION_MS } from "../telemetry/startTelemetry";
+import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../sources/telemetryQueue";
 
 const by = (ms: number) => formatDuration(ms);
 
@@ -37,6 +40,9 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_HOST", "the dashboard's address (else 127.0.0.1)"],
   ["REQWATCH_SOURCES", "other programs' queues the dashboard shows, as --source takes them"],
   ["REQWATCH_OTEL", "1: the dashboard exports OpenTelemetry traces (reqwatch otel --help)"],
+  ["REQWATCH_OTLP_PORT", `the dashboard's OTLP/HTTP receiver's port (default ${DEFAULT_OTLP_PORT}; 0 any free one; off turns it off)`],
+  ["REQWATCH_TELEMETRY_RETENTION", `received lifecycles are removed after this (default ${by(DEFAULT_TELEMETRY_RETENTION_MS)})`],
+  ["REQWATCH_TELEMETRY_STUCK_AFTER", `a received turn or call with nothing new this long is stuck (default ${by(DEFAULT_TELEMETRY_STUCK_AFTER_MS)})`],
 ];
 
 /** The environment's settings, for the end of `reqwatch --help`. */

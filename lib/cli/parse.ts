@@ -102,6 +102,11 @@ export function assignment(value: string, previous: Record<string, unknown> = {}
   }
 }
 
+/** A source to read: one `source` takes, or `otel`, what the dashboard's receiver kept for the state folder (resolved with it: `sourceFor`). */
+export function readableSource(value: string): SourceSpec | "otel" {
+  return value === "otel" ? "otel" : source(value);
+}
+
 /** Another program's queue: claude-mem, claude-mem:<path> or sqlite:<mapping.json> (a relative path from here). */
 export function source(value: string): SourceSpec {
   try {

@@ -16,6 +16,8 @@ import { openTracker, type Tracker } from "../tracker";
 import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
+import { resolveTrackerOptions } from "../store/options";
+import { startTelemetry, telemetrySettings, type TelemetryHandle, type TelemetrySettings, type TelemetryStatus } from "../telemetry/startTelemetry";
 
 /**
  * What the dashboard server runs in its process: the tracker (opened without start-up recovery), the
@@ -31,8 +33,10 @@ export interface Runtime {
   /** Notices a deleted, replaced or corrupted index.db, or a missing state directory, and recovers. */
   readonly guard: IndexGuardHandle;
   readonly feed: FeedHub;
-  /** Other programs' queues shown beside the folder (`--source`, REQWATCH_SOURCES), read-only. */
+  /** Other programs' queues shown beside the folder (`--source`, REQWATCH_SOURCES), read-only; and `otel`, what the receiver was sent. */
   readonly sources: SourceSet;
+  /** The OTLP receiver and its store (REQWATCH_OTLP_PORT; off: null). */
+  readonly telemetry: TelemetryHandle | null;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   readonly actionToken: string;
   /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null (also before that pass): the overview's notice. */
@@ -40,7 +44,7 @@ export interface Runtime {
   /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
   lastStuck(): StuckRequest[];
   /** The Health page's figures: the state directory, the index, the ingest, the monitor, the guard, and the OpenTelemetry export when it runs. */
-  health(): HealthView & { otel: OtelExportStatus | null };
+  health(): HealthView & { otel: OtelExportStatus | null; telemetry: TelemetryStatus | null };
   /** How long callbacks waited for the event loop since the server listens, in ms: what every request waits behind a long synchronous task. */
   eventLoopDelay(): { p50: number; p99: number; max: number };
   /** The server listens: the event loop's delay is measured from here (not the framework's start-up). */
@@ -73,7 +77,7 @@ const INDEXING_RETRY_MAX_MS = 5 * 60_000;
  * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
  * queue owns, and in a folder reqwatch only observes, on nothing.
  */
-export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly SourceSpec[] = sourcesFromEnv(process.env.REQWATCH_SOURCES)): Runtime {
+export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly SourceSpec[] = sourcesFromEnv(process.env.REQWATCH_SOURCES), telemetryOptions: TelemetrySettings = telemetrySettings()): Runtime {
   // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
   // empty one is observed: a gateway may have made it and not written yet.
   const stateDir = resolveStateDirPath(options.stateDir);
@@ -117,7 +121,19 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     },
     onRetentionError: (error) => console.error("reqwatch: the retention failed:", error.message),
   });
-  const sources = new SourceSet(sourceSpecs);
+  // What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
+  // reqwatch's own beside the index (for a folder it only observes, in the cache folder with its index).
+  const settings = telemetryOptions;
+  const telemetry =
+    settings.port === null
+      ? null
+      : startTelemetry({
+          storeDir: tracker.stateDir.storeDir,
+          settings: { ...settings, port: settings.port },
+          redaction: resolveTrackerOptions(options).redaction,
+          onError: (error) => console.error("reqwatch: the telemetry retention failed:", error.message),
+        });
+  const sources = new SourceSet([...sourceSpecs, ...(telemetry ? [telemetry.source] : [])], tracker.stateDir.storeDir);
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({
@@ -137,6 +153,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     guard,
     feed,
     sources,
+    telemetry,
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: () => notice,
     lastStuck: () => monitor.lastPass()?.stuck ?? [],
@@ -147,7 +164,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
         await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
       }
     },
-    health: () => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null }),
+    health: () => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null, telemetry: telemetry?.status() ?? null }),
     attachExport(handle) {
       if (closed) void handle.stop();
       else exporter = handle;
@@ -158,6 +175,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
       closed = true;
       loopDelay.disable();
       sources.close();
+      void telemetry?.close();
       void exporter?.stop();
       // Stops the monitor, the ingest and the guard it started.
       tracker.close();

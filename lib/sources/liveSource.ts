@@ -2,13 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import type { ResolvedListFilters } from "../model/listFilters";
-import type { State } from "../model/states";
+import { STATES, type State } from "../model/states";
 import { claudeMemQueue, claudeMemShape } from "./claudeMem";
+import { ClaudeMemWorkerWatch, claudeMemWorkerAddress, claudeMemWorkerQueue, workerStoreFile, type WorkerStatus } from "./claudeMemWorker";
 import { openSourceDb, type SourceDb } from "./openSourceDb";
 import { emptyCounts, safeName, type SourceMessage } from "./sourceMessage";
 import { readOne, readPage, readSummary, type SourcePage, type SourceQueue } from "./sourceQueue";
 import { parseSourceSpec, type SourceSpec } from "./sourceSpec";
 import { readTableMapping, tableQueue } from "./sqliteTable";
+import { openTelemetryStore, telemetryQueue } from "./telemetryQueue";
 
 /** A source as the Health page, the table's source filter and the event stream show it. */
 export interface SourceStatus {
@@ -24,6 +26,8 @@ export interface SourceStatus {
   generation: string | null;
   /** For claude-mem: whether claude-mem no longer processes the table. */
   retired: boolean;
+  /** For claude-mem from v13.4.0: its worker, which holds the queue in memory (lib/sources/claudeMemWorker.ts). */
+  worker: WorkerStatus | null;
   /** Opened with `?write=1`: the dashboard may retry and delete where the owner's own recovery does the same. */
   writable: boolean;
   /** Why it cannot be read now (it is tried again every few seconds); null when it can. */
@@ -55,7 +59,7 @@ export class LiveSource {
   private queue: SourceQueue | null = null;
   private describe: Pick<SourceStatus, "file" | "mapping" | "table" | "generation" | "retired"> = { file: null, mapping: null, table: null, generation: null, retired: false };
   private ino = 0;
-  private version: number | null = null;
+  private version: string | null = null;
   private summary: { counts: Record<State, number>; total: number; lastWriteAt: number | null; stuck: SourceMessage[] } | null = null;
   private error: ReqwatchError | null = null;
   private readAt: number | null = null;
@@ -63,10 +67,15 @@ export class LiveSource {
   private failedAt = 0;
   /** What the source showed after its last look that read: refresh reports a change against it. */
   private shown = "";
+  /** claude-mem from v13.4.0: the watch on its worker, and the spells it kept (shown first, before the table's left-overs). */
+  private watch: ClaudeMemWorkerWatch | null = null;
+  private spells: { db: SourceDb; queue: SourceQueue } | null = null;
 
   constructor(
     readonly name: string,
     readonly spec: SourceSpec,
+    /** Where reqwatch keeps what it sees of a source that keeps nothing itself (the index's folder); without it, claude-mem 13 shows its table alone. */
+    private readonly storeDir: string | null = null,
   ) {}
 
   /** Look again (cheap when nothing was written); true when what the source shows changed. */
@@ -77,7 +86,7 @@ export class LiveSource {
         if (this.error && now - this.failedAt < REOPEN_MS) return false;
         this.open();
       }
-      const version = this.db!.pragma("data_version", { simple: true }) as number;
+      const version = [this.db!, this.spells?.db].map((db) => db?.pragma("data_version", { simple: true }) ?? "").join(":");
       if (this.readAt !== null) {
         const since = now - this.readAt;
         // A busy owner is read at most a quarter of the time, whatever its pace.
@@ -85,7 +94,13 @@ export class LiveSource {
       }
       const started = performance.now();
       const { counts, total, lastWriteAt, live } = readSummary(this.db!, this.queue!, now);
-      this.summary = { counts, total, lastWriteAt, stuck: live.filter((message) => message.stuck !== null) };
+      if (this.spells) {
+        const spells = readSummary(this.spells.db, this.spells.queue, now);
+        for (const state of STATES) counts[state] += spells.counts[state];
+        this.summary = { counts, total: total + spells.total, lastWriteAt: Math.max(lastWriteAt ?? 0, spells.lastWriteAt ?? 0) || null, stuck: [...spells.live, ...live].filter((message) => message.stuck !== null) };
+      } else {
+        this.summary = { counts, total, lastWriteAt, stuck: live.filter((message) => message.stuck !== null) };
+      }
       this.version = version;
       this.readAt = now;
       this.readMs = Math.round((performance.now() - started) * 10) / 10;
@@ -107,6 +122,7 @@ export class LiveSource {
       kind: this.spec.kind,
       ...this.describe,
       writable: this.spec.kind === "claude-mem" && this.spec.write === true,
+      worker: this.watch?.status() ?? null,
       error: this.error && { code: this.error.code, message: this.error.message },
       counts: summary?.counts ?? emptyCounts(),
       total: summary?.total ?? 0,
@@ -122,12 +138,20 @@ export class LiveSource {
     return this.summary?.stuck ?? [];
   }
 
+  /** A page of rows, newest first; claude-mem 13's spells all on the first page, before the table's rows (there are few: a week's). */
   page(filters: ResolvedListFilters, now = Date.now()): SourcePage {
-    return this.reading(now, (db, queue) => readPage(db, queue, this.name, filters, now, this.summary?.lastWriteAt ?? null));
+    return this.reading(now, (db, queue) => {
+      const spells = this.spells && filters.cursor === undefined ? readPage(this.spells.db, this.spells.queue, this.name, filters, now, null).items : [];
+      const rows = readPage(db, queue, this.name, { ...filters, limit: Math.max(1, filters.limit - spells.length) }, now, this.summary?.lastWriteAt ?? null);
+      return spells.length ? { items: [...spells, ...rows.items].slice(0, Math.max(filters.limit, spells.length)), nextCursor: rows.nextCursor } : rows;
+    });
   }
 
   get(requestId: string, now = Date.now()): SourceMessage | null {
-    return this.reading(now, (db, queue) => readOne(db, queue, requestId, now, this.summary?.lastWriteAt ?? null));
+    return this.reading(now, (db, queue) => {
+      if (this.spells && this.spells.queue.rowId(requestId) !== null) return readOne(this.spells.db, this.spells.queue, requestId, now, null);
+      return readOne(db, queue, requestId, now, this.summary?.lastWriteAt ?? null);
+    });
   }
 
   close(): void {
@@ -135,6 +159,10 @@ export class LiveSource {
     this.db = null;
     this.queue = null;
     this.version = null;
+    this.spells?.db.close();
+    this.spells = null;
+    void this.watch?.close();
+    this.watch = null;
   }
 
   private reading<T>(now: number, read: (db: SourceDb, queue: SourceQueue) => T): T {
@@ -150,7 +178,12 @@ export class LiveSource {
   }
 
   private open(): void {
-    if (this.spec.kind === "claude-mem") {
+    if (this.spec.kind === "otel") {
+      const file = this.spec.file;
+      this.describe = { file, mapping: null, table: "lifecycles", generation: null, retired: false };
+      this.db = openTelemetryStore(file, LOOK_BUSY_MS);
+      this.queue = telemetryQueue(file, this.spec.stuckAfterMs);
+    } else if (this.spec.kind === "claude-mem") {
       const file = this.spec.file;
       this.describe = { ...this.describe, file, table: "pending_messages" };
       const db = openSourceDb(file, "claude-mem source", { busyMs: LOOK_BUSY_MS });
@@ -158,6 +191,8 @@ export class LiveSource {
         const shape = claudeMemShape(db, file);
         this.describe = { file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired };
         this.queue = claudeMemQueue(shape, file);
+        // The queue is in the worker's memory: follow the worker, and show the spells kept of it.
+        if (shape.retired && this.storeDir) this.followWorker(file, this.storeDir);
       } catch (error) {
         db.close();
         throw error;
@@ -177,6 +212,14 @@ export class LiveSource {
       this.db = db;
     }
     this.ino = this.inode() ?? 0;
+  }
+
+  private followWorker(file: string, storeDir: string): void {
+    const address = claudeMemWorkerAddress(path.dirname(file));
+    const store = workerStoreFile(storeDir, file);
+    this.watch = new ClaudeMemWorkerWatch(address, store);
+    this.watch.start();
+    this.spells = { db: openSourceDb(store, "claude-mem worker store", { busyMs: LOOK_BUSY_MS }), queue: claudeMemWorkerQueue(store) };
   }
 
   private inode(): number | null {
@@ -201,7 +244,8 @@ export class LiveSource {
 
   private fingerprint(): string {
     const s = this.summary;
-    return JSON.stringify([this.version, this.error?.message, s?.total, s?.counts, s?.lastWriteAt, s?.stuck.map((m) => [m.request.requestId, m.stuck])]);
+    const worker = this.watch?.status();
+    return JSON.stringify([this.version, this.error?.message, s?.total, s?.counts, s?.lastWriteAt, s?.stuck.map((m) => [m.request.requestId, m.stuck]), worker && [worker.running, worker.error, worker.snapshot]]);
   }
 }
 
@@ -209,7 +253,7 @@ export class LiveSource {
 export function sourceNames(specs: readonly SourceSpec[]): string[] {
   const taken = new Set<string>();
   return specs.map((spec) => {
-    const base = spec.kind === "claude-mem" ? "claude-mem" : (safeName(path.basename(spec.mapping).replace(/\.json$/i, ""), /^[A-Za-z0-9_-]{1,64}$/, 48) ?? "sqlite");
+    const base = spec.kind === "sqlite" ? (safeName(path.basename(spec.mapping).replace(/\.json$/i, ""), /^[A-Za-z0-9_-]{1,64}$/, 48) ?? "sqlite") : spec.kind;
     let name = base;
     for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
     taken.add(name);
@@ -241,9 +285,9 @@ export class SourceSet {
   readonly sources: readonly LiveSource[];
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(specs: readonly SourceSpec[]) {
+  constructor(specs: readonly SourceSpec[], storeDir: string | null = null) {
     const names = sourceNames(specs);
-    this.sources = specs.map((spec, i) => new LiveSource(names[i]!, spec));
+    this.sources = specs.map((spec, i) => new LiveSource(names[i]!, spec, storeDir));
   }
 
   start(onChange: (changed: string[]) => void, pollMs = 250): void {

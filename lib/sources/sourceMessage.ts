@@ -10,6 +10,18 @@ export interface SourceMessage {
   note: string | null;
   /** The row as its owner stores it, each column reqwatch reads (one row's read only: lib/sources/sourceQueue.ts readOne). */
   stored?: Record<string, unknown>;
+  /** `stored` is reqwatch's own record of what it saw, not the owner's row. */
+  keptByReqwatch?: boolean;
+  /** What it went through, oldest first, where the source keeps that (one row's read only). */
+  steps?: SourceStep[];
+}
+
+/** One step of a row's history as its source keeps it: a model call, a tool use, an error. */
+export interface SourceStep {
+  at: number;
+  name: string;
+  summary: string;
+  detail: Record<string, unknown>;
 }
 
 /** What a read of a source gives: its counts over every row, its live rows, and the newest rows asked for. */

@@ -14,7 +14,7 @@ export type Row = Record<string, unknown>;
  * (lib/sources/openSourceDb.ts), so a filter matches what a row shows.
  */
 export interface SourceQueue {
-  kind: "claude-mem" | "sqlite";
+  kind: "claude-mem" | "sqlite" | "otel";
   file: string;
   table: string;
   /** FROM: the table as `t`, with any joins. Every expression below names the table's columns as `t.<column>`. */
@@ -39,6 +39,10 @@ export interface SourceQueue {
   /** The id value of the row a request id names (null: not one of this source's). */
   rowId(requestId: string): string | null;
   toMessage(row: Row, now: number, lastWriteAt: number | null): SourceMessage;
+  /** The rows are reqwatch's own record of what it saw (received telemetry, a worker's queue), not its owner's table. */
+  keptByReqwatch?: boolean;
+  /** What one row's own page shows besides: its steps, where the source keeps them. */
+  details?(db: SourceDb, rowId: string): Pick<SourceMessage, "steps">;
 }
 
 /** What every read selects: the queue's columns, and the id, workspace and session as a row shows them. */
@@ -120,7 +124,7 @@ export function readOne(db: SourceDb, queue: SourceQueue, requestId: string, now
     if (!row) return null;
     // Every column of the row, as its owner stores it (not only those reqwatch maps).
     const stored = db.prepare(`SELECT t.* FROM "${queue.table}" t WHERE ${queue.id} = ?`).get(rowId) as Row;
-    return { ...queue.toMessage(row, now, lastWriteAt), stored };
+    return { ...queue.toMessage(row, now, lastWriteAt), stored, ...(queue.keptByReqwatch && { keptByReqwatch: true }), ...queue.details?.(db, rowId) };
   });
 }
 

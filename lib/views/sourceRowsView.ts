@@ -3,7 +3,7 @@ import { TEXT_FIELDS, type RequestRecord } from "../model/requestFormat";
 import { toListFilters, type RequestQuery } from "../model/requestQuery";
 import { stateEnteredAt } from "../model/transition";
 import type { LiveSource, SourceStatus } from "../sources/liveSource";
-import type { SourceMessage } from "../sources/sourceMessage";
+import type { SourceMessage, SourceStep } from "../sources/sourceMessage";
 import { DISPLAY_TEXT_CHARS, type RequestDetailView, type RequestRow, type RequestsView } from "./requestsView";
 
 /** A source's row as the requests table shows it: what the table holds that a source can tell, and its source. */
@@ -20,8 +20,8 @@ function rowOf(message: SourceMessage, source: string): RequestRow {
     lastUpdatedAt: request.lastUpdatedAt,
     stateSince: stateEnteredAt(request),
     attempt: request.attempt ?? null,
-    model: null,
-    tokens: null,
+    model: request.model ?? null,
+    tokens: request.tokens ?? null,
     version: 0,
     stuckReason: message.stuck,
     source,
@@ -55,6 +55,10 @@ export interface SourceRequestView {
   note: string | null;
   /** The row as its owner stores it, long texts cut (they are whole under Content). */
   stored: Record<string, unknown> | null;
+  /** Who keeps `stored`: the source's owner, or reqwatch (what it received or saw). */
+  storedBy: "owner" | "reqwatch";
+  /** What it went through, oldest first, where the source keeps that (the received telemetry's turns and calls). */
+  steps: SourceStep[] | null;
 }
 
 /** A stored column's value on the row's page: texts cut at this many characters. */
@@ -73,5 +77,5 @@ export function sourceRequestView(source: LiveSource, requestId: string, now = D
     }
   }
   const stored = message.stored ? Object.fromEntries(Object.entries(message.stored).map(([column, value]) => [column, value instanceof Uint8Array ? `<${value.length} bytes>` : typeof value === "string" && value.length > STORED_CHARS ? `${value.slice(0, STORED_CHARS)}…` : value])) : null;
-  return { source: source.status(), request, truncated, stuckReason: message.stuck, note: message.note, stored };
+  return { source: source.status(), request, truncated, stuckReason: message.stuck, note: message.note, stored, storedBy: message.keptByReqwatch ? "reqwatch" : "owner", steps: message.steps ?? null };
 }

@@ -1,9 +1,12 @@
 import type { State } from "../model/states";
 import type { RequestRecord } from "../model/requestFormat";
+import path from "node:path";
 import { inspectClaudeMem } from "../sources/claudeMem";
+import { askWorker, claudeMemWorkerAddress, workerUrl, type WorkerStatus } from "../sources/claudeMemWorker";
 import type { SourceRead } from "../sources/sourceMessage";
 import type { SourceSpec } from "../sources/sourceSpec";
 import { inspectTable, readTableMapping } from "../sources/sqliteTable";
+import { inspectTelemetry } from "../sources/telemetryQueue";
 
 /** Another program's queue as `reqwatch source` and the MCP tool show it. */
 export interface SourceView {
@@ -31,17 +34,44 @@ export interface SourceView {
   more: number;
 }
 
+/** What `reqwatch source` and the MCP tool say: the view, and claude-mem 13's worker, which keeps its queue in memory (what it said when asked, or why it could not be). */
+export interface SourceReport extends SourceView {
+  worker: WorkerStatus | null;
+}
+
 function read(spec: SourceSpec, newest: number, now: number): SourceRead & { source: SourceView["source"] } {
   if (spec.kind === "sqlite") {
     const mapping = readTableMapping(spec.mapping);
     const { columns, ...read } = inspectTable(mapping, now, newest);
     return { ...read, source: { kind: "sqlite", file: mapping.database, mapping: spec.mapping, table: mapping.table, generation: null, retired: false, columns, lastWriteAt: read.lastWriteAt } };
   }
+  if (spec.kind === "otel") {
+    const read = inspectTelemetry(spec.file, spec.stuckAfterMs, now, newest);
+    return { ...read, source: { kind: "otel", file: spec.file, mapping: null, table: "lifecycles", generation: null, retired: false, columns: [], lastWriteAt: read.lastWriteAt } };
+  }
   const { file, shape, ...read } = inspectClaudeMem(spec.file, now, newest);
   return {
     ...read,
     source: { kind: "claude-mem", file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt: read.lastWriteAt },
   };
+}
+
+/** The worker of a claude-mem whose table is retired, asked once. */
+async function worker(source: SourceView["source"]): Promise<WorkerStatus | null> {
+  if (source.kind !== "claude-mem" || !source.retired) return null;
+  const address = claudeMemWorkerAddress(path.dirname(source.file));
+  const status = { url: workerUrl(address), settings: address.settings };
+  try {
+    return { ...status, running: true, error: null, snapshot: await askWorker(address), seenAt: Date.now() };
+  } catch (error) {
+    return { ...status, running: false, error: (error as Error).message, snapshot: null, seenAt: null };
+  }
+}
+
+/** The view, and the worker of a claude-mem from v13.4.0, asked now. */
+export async function sourceReport(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): Promise<SourceReport> {
+  const view = sourceView(spec, options, now);
+  return { ...view, worker: await worker(view.source) };
 }
 
 /** The counts over every row; the stuck rows (only live rows can be), or with `all` the newest, up to `limit`. */

@@ -71,7 +71,8 @@ export const test = base.extend<Fixtures & Options>({
   launchApp: async ({ stateDir, appEnv }, use) => {
     const servers: ChildProcess[] = [];
     await use(async (env = {}) => {
-      const serverEnv = { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_CACHE_DIR: path.join(path.dirname(stateDir), "cache"), REQWATCH_STATE_DIR: stateDir, ...appEnv, ...env };
+      // No OTLP receiver unless a test asks for one: tests run one server after another, and 4318 may be the machine's own collector.
+      const serverEnv = { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_OTLP_PORT: "off", REQWATCH_CACHE_DIR: path.join(path.dirname(stateDir), "cache"), REQWATCH_STATE_DIR: stateDir, ...appEnv, ...env };
       for (let attempt = 1; ; attempt++) {
         const port = await freePort();
         let output = "";

@@ -7,4 +7,6 @@ import { afterAll } from "vitest";
 // ~/.cache (child processes inherit it through the environment).
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-cache-"));
 process.env.REQWATCH_CACHE_DIR = dir;
+// No dashboard a test starts receives OpenTelemetry unless the test asks: 4318 may be the machine's own collector's.
+process.env.REQWATCH_OTLP_PORT = "off";
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

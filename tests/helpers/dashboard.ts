@@ -4,6 +4,8 @@ import { afterEach } from "vitest";
 import type { TrackerOptions } from "../../lib/store/options";
 import { dashboardListener } from "../../lib/dashboard/dashboardListener";
 import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
+import type { TelemetrySettings } from "../../lib/telemetry/startTelemetry";
+import { sourcesFromEnv } from "../../lib/sources/liveSource";
 import { openEvents } from "./sse";
 import { tempStateDir } from "./stateDir";
 
@@ -22,8 +24,8 @@ afterEach(async () => {
  * with the runtime the server runs (monitor, ingest, index guard, feed); "Next.js" is a stand-in
  * that records what reached it. Closed after the test.
  */
-export async function aDashboard(options: TrackerOptions = {}) {
-  const runtime = openRuntime({ monitorIntervalMs: 60_000, ...options, stateDir: options.stateDir ?? tempStateDir() });
+export async function aDashboard(options: TrackerOptions = {}, telemetry: TelemetrySettings = { port: null, keepMs: 86_400_000, stuckAfterMs: 600_000 }, scope: "test" | "file" = "test") {
+  const runtime = openRuntime({ monitorIntervalMs: 60_000, ...options, stateDir: options.stateDir ?? tempStateDir() }, sourcesFromEnv(process.env.REQWATCH_SOURCES), telemetry);
   const passedOn: string[] = [];
   const server = http.createServer(
     dashboardListener(
@@ -35,7 +37,14 @@ export async function aDashboard(options: TrackerOptions = {}) {
     ),
   );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  running.push({ server, runtime });
+  // A dashboard for a whole file's tests is closed by the file (`close`), not after each test.
+  if (scope === "test") running.push({ server, runtime });
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await runtime.telemetry?.close();
+    runtime.close();
+  };
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   /** One raw request, so that the Host header can be anything. */
@@ -52,5 +61,5 @@ export async function aDashboard(options: TrackerOptions = {}) {
     });
   /** The event stream, read as a browser's EventSource would (tests/helpers/sse.ts). */
   const stream = (headers: Record<string, string> = {}, query = "") => openEvents(`${url}/api/events${query}`, headers);
-  return { url, runtime, tracker: runtime.tracker, passedOn, ask, stream };
+  return { url, runtime, tracker: runtime.tracker, passedOn, ask, stream, close };
 }

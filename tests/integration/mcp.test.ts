@@ -1,35 +1,13 @@
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { aHungRequest, aRequest, writeRequestFile } from "../helpers/builders";
 import { readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { addMessage, createClaudeMemDb } from "../helpers/claudeMemDb";
+import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 
-const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 const HOUR = 60 * 60 * 1000;
-const clients: Client[] = [];
-
-/** `reqwatch mcp` as a coding agent's client starts it: a child process spoken to over stdio. */
-async function anAgent(stateDir: string): Promise<Client> {
-  const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp"], env: { ...env, REQWATCH_STATE_DIR: stateDir }, stderr: "pipe" });
-  const client = new Client({ name: "test-agent", version: "1.0.0" });
-  await client.connect(transport);
-  clients.push(client);
-  return client;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; text: string }> {
-  const result = await client.callTool({ name, arguments: args });
-  const content = result.content as { type: string; text: string }[];
-  return { isError: result.isError === true, text: content.map((part) => part.text).join("\n") };
-}
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-});
+afterEach(closeAgents);
 
 describe("reqwatch mcp", () => {
   it("lists its tools, says what is stuck and why, explains it, and retries only after a dry run and a confirmation", async () => {

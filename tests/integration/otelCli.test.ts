@@ -6,15 +6,19 @@ import { describe, expect, it } from "vitest";
 import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
 import { startOtelExport } from "../../lib/otel/otelExport";
 import { runCli } from "../helpers/cli";
+import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
 import { aCollector, waitFor } from "../helpers/otlpCollector";
 import { aTracker } from "../helpers/stateDir";
-import { freePort } from "../helpers/processes";
+import { eventually, freePort } from "../helpers/processes";
+import { aDashboard } from "../helpers/dashboard";
+import type { RequestsView } from "../../lib/views/requestsView";
+import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 
 const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 
-function startOtel(stateDir: string, endpoint: string): ChildProcess {
+function startOtel(stateDir: string, endpoint: string, protocol = "http/json"): ChildProcess {
   return spawn(process.execPath, [BIN, "otel", "--state-dir", stateDir], {
-    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "gateway-test", OTEL_EXPORTER_OTLP_HEADERS: "x-team=gateway,authorization=Bearer%20secret" },
+    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_SERVICE_NAME: "gateway-test", OTEL_EXPORTER_OTLP_HEADERS: "x-team=gateway,authorization=Bearer%20secret" },
     stdio: ["ignore", "ignore", "pipe"],
   });
 }
@@ -31,6 +35,64 @@ function isAlive(pid: number): boolean {
 }
 
 describe("reqwatch otel", () => {
+  it("into a dashboard's own receiver: the same lifecycles as the folder it exports, as messages of its workspaces", async () => {
+    const source = aTracker();
+    source.create({ requestId: "done", workspace: "mail", state: "queued" });
+    source.create({ requestId: "broken", workspace: "mail", state: "queued", maxAttempts: 1 });
+    source.create({ requestId: "waiting", workspace: "mail", state: "queued" });
+    const first = source.claimNext({ workspace: "mail" })!;
+    source.complete(first.request.requestId, first.token);
+    const second = source.claimNext({ workspace: "mail" })!;
+    source.fail(second.request.requestId, second.token, "the mail server said no");
+    const dashboard = await aDashboard({}, { port: 0, keepMs: 86_400_000, stuckAfterMs: 600_000 });
+    const receiver = (await dashboard.runtime.telemetry!.ready).url!;
+    const otel = startOtel(source.stateDir.root, receiver, "http/protobuf");
+    try {
+      const rows = await eventually(async () => {
+        const page = (await dashboard.ask("/api/requests?source=otel&workspace=mail")).json<RequestsView>();
+        return page.items.length === 3 && page.items.every((item) => item.state !== "created") ? page.items : undefined;
+      }, 20_000);
+      // The folder's states, whatever the message ids became.
+      const states = (ids: string[]) => ids.map((id) => source.get(id)!.state).sort();
+      expect(rows.map((row) => row.state).sort()).toEqual(states(["done", "broken", "waiting"]));
+      expect(rows.every((row) => row.requestId.startsWith("message-"))).toBe(true);
+      const failed = rows.find((row) => row.state === "failed")!;
+      const view = (await dashboard.ask(`/api/sources/otel/requests/${failed.requestId}`)).json<SourceRequestView>();
+      expect(view.request.error).toBe("the mail server said no");
+
+      // The CLI and an agent (MCP) read what the dashboard received for its state folder, read-only.
+      const stateDir = dashboard.runtime.tracker.stateDir.root;
+      const listed = runCli(["list", "--source", "otel", "--workspace", "mail", "--json"], { stateDir });
+      expect(listed.stderr).toBe("");
+      expect((JSON.parse(listed.stdout) as { items: { requestId: string; state: string }[] }).items.map((item) => [item.requestId, item.state]).sort()).toEqual(rows.map((row) => [row.requestId, row.state]).sort());
+      const summary = runCli(["source", "otel"], { stateDir });
+      expect(summary).toMatchObject({ code: 0, stderr: "" });
+      expect(summary.stdout).toContain(`otel: ${path.join(dashboard.runtime.tracker.stateDir.storeDir, "telemetry.db")}, table lifecycles, read-only`);
+      expect(summary.stdout).toMatch(/lifecycles: \d+ \(.*1 failed.*\); stuck: 0/);
+      const answer = await call(await anAgent(stateDir), "source_queue", { source: "otel", all: true });
+      expect(answer.isError).toBe(false);
+      const queue = JSON.parse(answer.text) as { source: { kind: string }; messages: { requestId: string }[] };
+      expect(queue.source.kind).toBe("otel");
+      expect(queue.messages.map((message) => message.requestId)).toEqual(expect.arrayContaining(rows.map((row) => row.requestId)));
+    } finally {
+      otel.kill("SIGTERM");
+      await exited(otel);
+      await closeAgents();
+      await dashboard.runtime.telemetry!.close();
+    }
+  }, 60_000);
+
+  it("`otel` as a source: what a dashboard kept for the folder, or that nothing was received yet; the dashboard refuses it, since it shows its own", () => {
+    const stateDir = aTracker().stateDir.root;
+    const none = runCli(["source", "otel"], { stateDir });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/^reqwatch: Nothing was received for this state folder yet: the dashboard keeps what its OpenTelemetry receiver gets in .*telemetry\.db/);
+    const dashboard = runCli(["dashboard", "--source", "otel"], { stateDir });
+    expect(dashboard.code).toBe(2);
+    expect(dashboard.stderr).toContain("otel is not a source to name here: the dashboard shows what its OpenTelemetry receiver kept by itself");
+    expect(runCli(["list", "--source", "otel?write=1"], { stateDir }).stderr).toContain("otel is read only");
+  });
+
   it("killed with SIGKILL mid-stream and started again: every lifecycle arrives, none missing", async () => {
     const collector = await aCollector();
     const tracker = aTracker();

@@ -9,6 +9,7 @@ import { isLoopbackHost } from "../../http/loopback";
 import { stopIfTrackingOff, UsageError } from "../context";
 import { integerBetween, source } from "../parse";
 import { otlpSettings } from "./otel";
+import { telemetrySettings } from "../../telemetry/startTelemetry";
 
 export const DEFAULT_PORT = 4600;
 
@@ -21,6 +22,7 @@ export function registerDashboard(program: Command): void {
     .option("--host <address>", "address to listen on (default: $REQWATCH_HOST, else 127.0.0.1; anything else prints a warning)")
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
     .option("--otel", "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page")
+    .option("--otlp-port <port>", "receive OpenTelemetry (OTLP/HTTP: Claude Code, the Anthropic SDK, GenAI and messaging spans) on this port of the dashboard's address; 0 for any free port, off for none (default: $REQWATCH_OTLP_PORT, else 4318)")
     .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
     .option(
       "--source <source>",
@@ -30,7 +32,7 @@ export function registerDashboard(program: Command): void {
     )
     // `npm run dev` in the repository: Next.js in development mode, on the project's sources.
     .addOption(new Option("--dev").hideHelp())
-    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; source?: string[]; otel?: boolean; dev?: boolean }, command: Command) => {
+    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; source?: string[]; otel?: boolean; otlpPort?: string; dev?: boolean }, command: Command) => {
       stopIfTrackingOff();
       const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
       const stateDir = resolveStateDirPath(named);
@@ -43,6 +45,11 @@ export function registerDashboard(program: Command): void {
       if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
 
       if (options.otel || process.env.REQWATCH_OTEL === "1") otlpSettings();
+      try {
+        telemetrySettings(process.env, options.otlpPort);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
       console.log(`reqwatch: state directory ${stateDir}`);
       if (!options.source && process.env.REQWATCH_SOURCES) {
         try {
@@ -64,6 +71,7 @@ export function registerDashboard(program: Command): void {
           NODE_ENV: options.dev ? "development" : "production",
           [STATE_DIR_ENV]: stateDir,
           ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
+          ...(options.otlpPort !== undefined && { REQWATCH_OTLP_PORT: options.otlpPort }),
           ...(options.otel && { REQWATCH_OTEL: "1" }),
           ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
           // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.

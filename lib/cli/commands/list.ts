@@ -7,10 +7,10 @@ import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
 import { exportChunks, EXPORT_FORMATS } from "../../views/exportRows";
-import { UsageError, withFreshTracker } from "../context";
+import { sourceFor, UsageError, withFreshTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
-import { integerBetween, since, source, states } from "../parse";
+import { integerBetween, readableSource, since, states } from "../parse";
 
 export function registerList(program: Command): void {
   program
@@ -30,10 +30,10 @@ export function registerList(program: Command): void {
     .option("-n, --limit <n>", `rows per page (1-${MAX_PAGE_SIZE})`, integerBetween(1, MAX_PAGE_SIZE), 50)
     .option("--cursor <cursor>", "continue after a previous page")
     .option("--json", "print the page as JSON ({ items, nextCursor })")
-    .option("--source <source>", "list another program's queue instead, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json> (in its id order, newest first; filters by workspace, state, session and creation time)", source)
+    .option("--source <source>", "list another program's queue instead, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json>, or otel for what the dashboard's OpenTelemetry receiver kept (in its id order, newest first; filters by workspace, state, session and creation time)", readableSource)
     .addOption(new Option("--format <format>", "every matching request, every page, as CSV or JSON Lines (streamed; --limit is the page size)").choices(EXPORT_FORMATS).conflicts(["json", "cursor"]))
     .action(async (options, command: Command) => {
-      if (options.source) return listSource(options.source as SourceSpec, options, command);
+      if (options.source) return listSource(await sourceFor(command, options.source as SourceSpec | "otel"), options, command);
       const filter = {
         workspace: options.workspace,
         states: options.state as State[] | undefined,

@@ -1,0 +1,94 @@
+import type { AttributeValue } from "../records";
+
+/**
+ * What one received record says about one lifecycle: which lifecycle (by the keys that name it),
+ * one step of its history (with a key of its own, so a record received twice counts once), and the
+ * facts it adds. The mapping (pure, lib/telemetry/mapping) makes these; the store
+ * (lib/telemetry/telemetryStore.ts) applies them and derives each lifecycle's state from its facts,
+ * so the order records arrive in does not matter.
+ */
+export type LifecycleKind = "turn" | "call" | "message";
+
+export interface LifecycleChange {
+  kind: LifecycleKind;
+  /** What names the lifecycle, most telling first: `prompt:<id>`, `trace:<id>`, `message:<destination>/<id>`, `span:<id>`. The first names a new one. */
+  keys: string[];
+  /** The program that sent it (`service.name`): the workspace its rows show. */
+  service: string;
+  session?: string;
+  traceId?: string;
+  step: Step;
+  facts: Facts;
+}
+
+export interface Step {
+  /** Unique for what happened: the same record received again has the same key. */
+  key: string;
+  at: number;
+  /** What happened, as a person reads it: `api_request`, `tool Bash`, `process`, ... */
+  name: string;
+  /** One line about it: `claude-sonnet-4-5, 120 in / 30 out, $0.0008, 30 ms`. */
+  summary: string;
+  detail: Record<string, AttributeValue>;
+}
+
+/** What a step tells. Times are epoch ms; sums add up over a lifecycle's steps. */
+export interface Facts {
+  /** It began (a prompt sent, a call or message created). */
+  startedAt?: number;
+  /** It waited in a queue from then (a message published). */
+  queuedAt?: number;
+  /** It was worked on from then (processing). */
+  processingAt?: number;
+  /** A definite end (the turn's span, a call's span, a message's processing span). */
+  endedAt?: number;
+  /** An end the next step may undo: the answer of a turn seen without its span (logs alone). */
+  answeredAt?: number;
+  /** With `endedAt`: that end was a failure (status ERROR, a failed processing). The latest end says how it ended. */
+  failed?: boolean;
+  /** Gave up retrying (Claude Code's api_retries_exhausted): failed, unless an answer came after. */
+  exhausted?: boolean;
+  /** An answer arrived (a model call that succeeded): a turn that ends with none failed. */
+  succeeded?: boolean;
+  error?: string;
+  prompt?: string;
+  output?: string;
+  model?: string;
+  /** The highest attempt seen (a retried call's). */
+  attempt?: number;
+  /**
+   * One model call or tool use of the lifecycle, by its own id (a call's request id, a tool's use
+   * id): what the span and the log record of the same call each say is merged into one, so a call
+   * both report is counted once. Tokens, cost and counts are sums over these.
+   */
+  part?: Part;
+}
+
+export interface Part {
+  kind: "call" | "tool";
+  id: string;
+  at: number;
+  fields: PartFields;
+}
+
+export interface PartFields {
+  model?: string;
+  name?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  costUsd?: number;
+  durationMs?: number;
+  ttftMs?: number;
+  attempt?: number;
+  success?: boolean;
+  error?: string;
+}
+
+/** What maps to no lifecycle: counted per service, signal and name, and shown on the Health page. */
+export interface Unmapped {
+  service: string;
+  signal: "span" | "log" | "metric";
+  name: string;
+}

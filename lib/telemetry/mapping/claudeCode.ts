@@ -1,0 +1,175 @@
+import { formatUsd } from "../../model/money";
+import { booleanAttr, numberAttr, stringAttr, type Attributes, type LogRecord, type SpanRecord } from "../records";
+import type { Facts, LifecycleChange, PartFields, Step } from "./changes";
+
+/**
+ * Claude Code's telemetry (its monitoring docs; what 2.1.332 exports, tests/fixtures/otlp) as one
+ * lifecycle per prompt turn. Its log events (scope com.anthropic.claude_code.events) carry the
+ * turn's `prompt.id`, its session and a sequence number; its spans (com.anthropic.claude_code.tracing,
+ * with the enhanced telemetry beta) carry no prompt id, but each turn is a trace of its own whose
+ * root is `claude_code.interaction`, and the log events carry that trace's id. So a turn is named by
+ * `prompt:<id>` and `trace:<id>`, whichever arrives first. A model call is named by its request id
+ * (the `api_request` event and the `claude_code.llm_request` span both carry it), a tool use by its
+ * `tool_use_id`. No log event marks a turn's end: the interaction span does, and without spans the
+ * final `assistant_response` stands for it until anything later arrives.
+ */
+export const CLAUDE_CODE_LOGS = "com.anthropic.claude_code.events";
+export const CLAUDE_CODE_SPANS = "com.anthropic.claude_code.tracing";
+
+export function isClaudeCode(scopeName: string): boolean {
+  return scopeName === CLAUDE_CODE_LOGS || scopeName === CLAUDE_CODE_SPANS;
+}
+
+const service = (attributes: Attributes) => stringAttr(attributes, "service.name") ?? "claude-code";
+const ms = (value: number | undefined) => (value === undefined ? "" : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
+const usd = (value: number | undefined) => (value === undefined ? "" : formatUsd(value));
+const join = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(", ");
+
+/** A log event of Claude Code's as a change to its turn; null for one that is not about a turn (it is counted as unmapped). */
+export function claudeCodeLog(log: LogRecord): LifecycleChange | null {
+  const a = log.attributes;
+  const promptId = stringAttr(a, "prompt.id");
+  const name = (log.eventName ?? "").replace(/^claude_code\./, "");
+  if (!promptId || !EVENT_NAMES.has(name)) return null;
+  const session = stringAttr(a, "session.id");
+  const sequence = numberAttr(a, "event.sequence");
+  const step = (summary: string, detail: Record<string, unknown> = {}): Step => ({
+    key: sequence !== undefined && session ? `log:${session}:${sequence}` : `log:${promptId}:${name}:${log.atMs}`,
+    at: log.atMs,
+    name,
+    summary,
+    detail: Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"],
+  });
+  const requestId = stringAttr(a, "request_id");
+  const model = stringAttr(a, "model");
+  let facts: Facts;
+  let made: Step;
+  switch (name) {
+    case "user_prompt": {
+      const prompt = stringAttr(a, "prompt");
+      facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }) };
+      made = step(prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)` : `a prompt of ${prompt.length} characters`);
+      break;
+    }
+    case "api_request": {
+      const fields = callFields(a);
+      const durationMs = numberAttr(a, "duration_ms");
+      facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, succeeded: true, ...(model && { model }), ...(requestId && { part: { kind: "call", id: requestId, at: log.atMs, fields: { ...fields, success: true } } }) };
+      made = step(join(model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`, usd(fields.costUsd), ms(durationMs), fields.ttftMs !== undefined && `first token ${ms(fields.ttftMs)}`), { model, request_id: requestId, input_tokens: fields.inputTokens, output_tokens: fields.outputTokens, cache_read_tokens: fields.cacheReadTokens, cache_creation_tokens: fields.cacheWriteTokens, cost_usd: fields.costUsd, duration_ms: durationMs, ttft_ms: fields.ttftMs });
+      break;
+    }
+    case "api_error": {
+      const status = numberAttr(a, "status_code");
+      const attempt = numberAttr(a, "attempt");
+      const error = join(status !== undefined && String(status), stringAttr(a, "error"));
+      facts = { error, ...(attempt !== undefined && { attempt }), ...(requestId && { part: { kind: "call", id: requestId, at: log.atMs, fields: { ...(model && { model }), ...(attempt !== undefined && { attempt }), success: false, error } } }) };
+      made = step(join(error, attempt !== undefined && `attempt ${attempt}`), { status_code: status, error: stringAttr(a, "error"), attempt, request_id: requestId, model });
+      break;
+    }
+    case "api_retries_exhausted": {
+      const attempts = numberAttr(a, "total_attempts");
+      const error = join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error"));
+      facts = { exhausted: true, error: `${error || "failed"}${attempts !== undefined ? ` after ${attempts} attempts` : ""}`, ...(attempts !== undefined && { attempt: attempts }) };
+      made = step(facts.error!, { total_attempts: attempts, total_retry_duration_ms: numberAttr(a, "total_retry_duration_ms"), model });
+      break;
+    }
+    case "assistant_response": {
+      const response = stringAttr(a, "response");
+      facts = { answeredAt: log.atMs, ...(response !== undefined && { output: response }), ...(model && { model }) };
+      made = step(`an answer of ${response?.length ?? numberAttr(a, "response_length") ?? "?"} characters`, { request_id: requestId, model });
+      break;
+    }
+    case "tool_decision": {
+      const tool = stringAttr(a, "tool_name");
+      made = step(join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`), { tool_name: tool, decision: stringAttr(a, "decision"), source: stringAttr(a, "source"), tool_use_id: stringAttr(a, "tool_use_id"), tool_parameters: stringAttr(a, "tool_parameters") });
+      facts = {};
+      break;
+    }
+    default: {
+      // tool_result
+      const tool = stringAttr(a, "tool_name");
+      const id = stringAttr(a, "tool_use_id");
+      const success = booleanAttr(a, "success");
+      const durationMs = numberAttr(a, "duration_ms");
+      const error = success === false ? (stringAttr(a, "error") ?? "failed") : undefined;
+      facts = id ? { part: { kind: "tool", id, at: log.atMs, fields: { ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) } } } : {};
+      made = step(join(tool, success === false ? `failed${error && error !== "failed" ? `: ${error}` : ""}` : "ok", ms(durationMs)), { tool_name: tool, tool_use_id: id, success, duration_ms: durationMs, tool_input: stringAttr(a, "tool_input"), error });
+    }
+  }
+  return { kind: "turn", keys: [`prompt:${promptId}`, ...(log.traceId ? [`trace:${log.traceId}`] : [])], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+}
+
+/** The log events that tell of a turn. Any other (a plugin loaded, a retention sweep) is counted as unmapped. */
+const EVENT_NAMES = new Set(["user_prompt", "api_request", "api_error", "api_retries_exhausted", "assistant_response", "tool_decision", "tool_result"]);
+
+function callFields(a: Attributes): PartFields {
+  const fields: PartFields = {};
+  const set = <K extends keyof PartFields>(key: K, value: PartFields[K] | undefined) => {
+    if (value !== undefined) fields[key] = value;
+  };
+  set("model", stringAttr(a, "model") ?? stringAttr(a, "gen_ai.request.model"));
+  set("inputTokens", numberAttr(a, "input_tokens") ?? numberAttr(a, "gen_ai.usage.input_tokens"));
+  set("outputTokens", numberAttr(a, "output_tokens") ?? numberAttr(a, "gen_ai.usage.output_tokens"));
+  set("cacheReadTokens", numberAttr(a, "cache_read_tokens") ?? numberAttr(a, "gen_ai.usage.cache_read.input_tokens"));
+  set("cacheWriteTokens", numberAttr(a, "cache_creation_tokens") ?? numberAttr(a, "gen_ai.usage.cache_write.input_tokens"));
+  set("costUsd", numberAttr(a, "cost_usd"));
+  set("durationMs", numberAttr(a, "duration_ms"));
+  set("ttftMs", numberAttr(a, "ttft_ms"));
+  set("attempt", numberAttr(a, "attempt"));
+  return fields;
+}
+
+/** A span of Claude Code's as a change to its turn; null for a span name it does not know (counted as unmapped). */
+export function claudeCodeSpan(span: SpanRecord): LifecycleChange | null {
+  const a = span.attributes;
+  const session = stringAttr(a, "session.id") ?? stringAttr(a, "gen_ai.conversation.id");
+  const step = (name: string, summary: string): Step => ({ key: `span:${span.spanId}`, at: span.endMs, name, summary, detail: { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) } });
+  let facts: Facts;
+  let made: Step;
+  switch (span.name) {
+    case "claude_code.interaction": {
+      const prompt = stringAttr(a, "user_prompt");
+      const failed = span.status.code === "error";
+      // A turn is the root of its trace; an interaction inside one (a subagent's) is a step of it.
+      if (span.parentSpanId) {
+        facts = {};
+        made = step("inner turn", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
+        break;
+      }
+      facts = { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, ...(failed && { failed, error: span.status.message || "the turn failed" }), ...(prompt !== undefined && { prompt }) };
+      made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
+      break;
+    }
+    case "claude_code.llm_request": {
+      const fields = callFields(a);
+      const success = booleanAttr(a, "success") ?? span.status.code !== "error";
+      const requestId = stringAttr(a, "request_id") ?? stringAttr(a, "gen_ai.response.id") ?? `span-${span.spanId}`;
+      const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
+      const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
+      const error = success ? undefined : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
+      facts = { processingAt: span.startMs, ...(success && { succeeded: true }), ...(fields.model && { model: fields.model }), ...(attempt !== undefined && { attempt }), ...(error && { error }), part: { kind: "call", id: requestId, at: span.endMs, fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) } } };
+      made = step("model call", join(fields.model, success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`, ms(span.endMs - span.startMs), attempt !== undefined && attempt > 1 && `${attempt} attempts`, stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`));
+      made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
+      break;
+    }
+    case "claude_code.tool": {
+      const tool = stringAttr(a, "tool_name") ?? stringAttr(a, "gen_ai.tool.name");
+      const id = stringAttr(a, "tool_use_id") ?? `span-${span.spanId}`;
+      const failed = span.status.code === "error";
+      facts = { part: { kind: "tool", id, at: span.endMs, fields: { ...(tool && { name: tool }), durationMs: span.endMs - span.startMs, ...(failed && { success: false, error: span.status.message || "failed" }) } } };
+      made = step(`tool ${tool ?? "?"}`, join(failed ? `failed: ${span.status.message || "error"}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`));
+      break;
+    }
+    case "claude_code.tool.blocked_on_user":
+      facts = {};
+      made = step("waited for permission", join(stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`, ms(span.endMs - span.startMs)));
+      break;
+    case "claude_code.tool.execution":
+      facts = {};
+      made = step("tool ran", join(booleanAttr(a, "success") === false ? "failed" : "ok", ms(span.endMs - span.startMs)));
+      break;
+    default:
+      return null;
+  }
+  return { kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step: made, facts };
+}

@@ -1,0 +1,141 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import zlib from "node:zlib";
+import { isReqwatchError } from "../model/errors";
+import { isLoopbackHost } from "../http/loopback";
+import { decodeExport, encodeResponse, encodeStatus, type Encoding } from "./otlp/decode";
+import type { Signal } from "./records";
+import type { TelemetryStore } from "./telemetryStore";
+
+/** OTLP/HTTP's default port. */
+export const DEFAULT_OTLP_PORT = 4318;
+
+/** A body past this, as sent, is refused before it is read whole (413). */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** And past this once decompressed: a gzip bomb stops here, not at the end of its inflating. */
+export const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+/** Exports in flight at once past which more are told to come back later (429, Retry-After). */
+const MAX_IN_FLIGHT = 32;
+
+/** gRPC status codes, as OTLP/HTTP's google.rpc.Status carries them. */
+const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
+
+export interface ReceiverStatus {
+  /** Where it listens, or null (off, or not started). */
+  url: string | null;
+  /** Why it does not listen (the port is taken), or null. */
+  error: string | null;
+}
+
+export interface ReceiverHandle {
+  status(): ReceiverStatus;
+  close(): Promise<void>;
+}
+
+/**
+ * An OTLP/HTTP receiver (the OpenTelemetry protocol's HTTP transport): POST /v1/traces, /v1/logs
+ * and /v1/metrics in `application/x-protobuf` or `application/json`, gzip or not, answered as the
+ * specification says: 200 with the export response (its `partial_success` saying what was
+ * rejected), 400 for what does not decode, 413 past the size limits, 415 for another media type or
+ * encoding, 429 with Retry-After when too many exports are in flight, 503 with Retry-After when the
+ * store is busy; a failure's body is a google.rpc.Status in the request's encoding. Like the
+ * dashboard, it answers only to a loopback Host, and refuses a request that carries a browser's
+ * Origin: a web page may not post telemetry into it (there is no CORS).
+ */
+export function otlpRequestListener(store: TelemetryStore, onStored: (changed: number) => void = () => {}): http.RequestListener {
+  let inFlight = 0;
+  return (request, response) => {
+    const url = new URL(request.url ?? "/", "http://localhost");
+    const signal = /^\/v1\/(traces|logs|metrics)\/?$/.exec(url.pathname)?.[1] as Signal | undefined;
+    const encoding: Encoding = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "application/json" ? "json" : "protobuf";
+    const fail = (status: number, code: number, message: string, headers: http.OutgoingHttpHeaders = {}) => {
+      response.writeHead(status, { "content-type": encoding === "json" ? "application/json" : "application/x-protobuf", ...headers });
+      response.end(encodeStatus(encoding, code, message));
+      request.resume();
+    };
+    if (!isLoopbackHost(request.headers.host)) return fail(403, GRPC.PERMISSION_DENIED, "The OTLP receiver answers only to localhost, 127.0.0.1 and [::1].");
+    if (request.headers.origin !== undefined) return fail(403, GRPC.PERMISSION_DENIED, "A web page may not send telemetry here: the request carries a browser's Origin.");
+    if (!signal) return fail(404, GRPC.NOT_FOUND, `No OTLP endpoint at ${url.pathname}: use /v1/traces, /v1/logs or /v1/metrics.`);
+    if (request.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, `Send exports with POST, not ${request.method}.`, { allow: "POST" });
+    const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/json" && type !== "application/x-protobuf") return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content type ${JSON.stringify(type)}: send application/x-protobuf or application/json.`);
+    const contentEncoding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+    if (contentEncoding !== "gzip" && contentEncoding !== "identity") return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content encoding ${JSON.stringify(contentEncoding)}: send gzip, or none.`);
+    const declared = Number(request.headers["content-length"] ?? NaN);
+    if (declared > MAX_BODY_BYTES) return fail(413, GRPC.RESOURCE_EXHAUSTED, `The export is ${declared} bytes, over the ${MAX_BODY_BYTES}: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`);
+    if (inFlight >= MAX_IN_FLIGHT) return fail(429, GRPC.RESOURCE_EXHAUSTED, "Too many exports at once; try again in a second.", { "retry-after": "1" });
+    inFlight++;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = () => {
+      if (!done) inFlight--;
+      done = true;
+    };
+    request.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        finish();
+        fail(413, GRPC.RESOURCE_EXHAUSTED, `The export is over ${MAX_BODY_BYTES} bytes: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`, { connection: "close" });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    // An exporter that goes away mid-body (or errs) is no longer in flight.
+    request.on("close", finish);
+    request.on("end", () => {
+      if (done) return;
+      finish();
+      let body: Buffer;
+      try {
+        body = contentEncoding === "gzip" ? zlib.gunzipSync(Buffer.concat(chunks), { maxOutputLength: MAX_INFLATED_BYTES }) : Buffer.concat(chunks);
+      } catch (error) {
+        const tooBig = (error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE";
+        return tooBig ? fail(413, GRPC.RESOURCE_EXHAUSTED, `The export inflates past ${MAX_INFLATED_BYTES} bytes; it was not read.`) : fail(400, GRPC.INVALID_ARGUMENT, `The body is not gzip: ${(error as Error).message}`);
+      }
+      try {
+        const decoded = decodeExport(signal, encoding, body);
+        const changed = store.ingest(signal, decoded.records, decoded.rejected);
+        response.writeHead(200, { "content-type": encoding === "json" ? "application/json" : "application/x-protobuf" });
+        response.end(encodeResponse(signal, encoding, decoded.rejected, decoded.reason));
+        if (changed > 0) onStored(changed);
+      } catch (error) {
+        if (isReqwatchError(error, "BAD_INPUT")) return fail(400, GRPC.INVALID_ARGUMENT, error.message);
+        const code = (error as { code?: string }).code ?? "";
+        if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
+        console.error("reqwatch: the OTLP receiver failed:", error);
+        return fail(500, GRPC.INTERNAL, "The receiver failed to keep this export; it was not kept.");
+      }
+    });
+  };
+}
+
+/**
+ * Listen for OTLP/HTTP on `host:port` (0: any free port). A port already taken is not fatal: the
+ * dashboard runs without a receiver, and its status says why.
+ */
+export function startOtlpReceiver(store: TelemetryStore, options: { port: number; host?: string; onStored?: (changed: number) => void }): Promise<ReceiverHandle> {
+  const host = options.host ?? "127.0.0.1";
+  const server = http.createServer(otlpRequestListener(store, options.onStored));
+  server.keepAliveTimeout = 30_000;
+  let status: ReceiverStatus = { url: null, error: null };
+  return new Promise((resolve) => {
+    const handle: ReceiverHandle = {
+      status: () => status,
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((done) => server.close(() => done()));
+      },
+    };
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      status = { url: null, error: error.code === "EADDRINUSE" ? `port ${options.port} is taken (another collector?): set --otlp-port or REQWATCH_OTLP_PORT to another, or off` : error.message };
+      resolve(handle);
+    });
+    server.listen(options.port, host, () => {
+      const { port } = server.address() as AddressInfo;
+      status = { url: `http://${host}:${port}`, error: null };
+      resolve(handle);
+    });
+  });
+}

@@ -1,0 +1,317 @@
+import type Database from "better-sqlite3";
+import { redactField, redactSecrets, type Redaction } from "../model/redaction";
+import { openDatabase } from "../sqlite/openDatabase";
+import type { LifecycleChange, Part, Unmapped } from "./mapping/changes";
+import { foldLifecycle, type FoldStep } from "./mapping/fold";
+import { mapRecords } from "./mapping/mapRecords";
+import type { AttributeValue, Signal, TelemetryRecord } from "./records";
+
+/**
+ * reqwatch's own store of what its OTLP receiver was sent (`telemetry.db`, beside the index; never
+ * in a folder reqwatch only observes): the lifecycles the mapping made, each step of their history
+ * (by a key of its own: a record sent twice counts once), their parts (model calls, tool uses; what
+ * a span and a log record say of the same call merged into one), the keys that name them, and what
+ * mapped to nothing, counted. Each lifecycle's row is folded again from its steps and parts
+ * whenever one of them comes in, so the order records arrive in does not matter. The dashboard
+ * reads it as a source (lib/sources/telemetryQueue.ts) through a read-only connection of its own.
+ */
+const DDL = `
+CREATE TABLE IF NOT EXISTS lifecycles (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  service TEXT NOT NULL,
+  session TEXT,
+  trace_id TEXT,
+  state TEXT NOT NULL,
+  started_at REAL NOT NULL,
+  queued_at REAL,
+  processing_at REAL,
+  finished_at REAL,
+  first_at REAL NOT NULL,
+  last_at REAL NOT NULL,
+  received_at INTEGER NOT NULL,
+  prompt TEXT,
+  output TEXT,
+  error TEXT,
+  model TEXT,
+  attempt INTEGER,
+  last_step TEXT NOT NULL,
+  calls INTEGER NOT NULL,
+  tools INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  cost_usd REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lifecycles_received ON lifecycles (received_at);
+CREATE INDEX IF NOT EXISTS lifecycles_state ON lifecycles (state);
+CREATE INDEX IF NOT EXISTS lifecycles_session ON lifecycles (session);
+CREATE TABLE IF NOT EXISTS lifecycle_keys (key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS lifecycle_keys_seq ON lifecycle_keys (seq);
+CREATE TABLE IF NOT EXISTS steps (
+  seq INTEGER NOT NULL,
+  step_key TEXT NOT NULL,
+  at REAL NOT NULL,
+  name TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  facts TEXT NOT NULL,
+  PRIMARY KEY (seq, step_key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS parts (
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  at REAL NOT NULL,
+  fields TEXT NOT NULL,
+  PRIMARY KEY (seq, kind, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS unmapped (
+  service TEXT NOT NULL,
+  signal TEXT NOT NULL,
+  name TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  PRIMARY KEY (service, signal, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS intake (
+  signal TEXT PRIMARY KEY,
+  exports INTEGER NOT NULL,
+  records INTEGER NOT NULL,
+  rejected INTEGER NOT NULL,
+  last_at INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+export interface TelemetryStoreOptions {
+  redaction: Redaction;
+  /** Lifecycles not heard of for this long are removed (`trim`). */
+  keepMs: number;
+  /** And the oldest go while the store is bigger than this. */
+  maxBytes: number;
+}
+
+export interface IntakeRow {
+  signal: Signal;
+  exports: number;
+  records: number;
+  rejected: number;
+  lastAt: number;
+}
+
+export interface UnmappedRow extends Unmapped {
+  count: number;
+  lastAt: number;
+}
+
+/** What a set of model calls used. */
+export interface UsageSums {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costUsd: number;
+}
+
+export interface Usage {
+  /** Per UTC day (`YYYY-MM-DD`) and model, newest day first. */
+  byDayAndModel: (UsageSums & { day: string; model: string })[];
+  /** Per session, the costliest first, with its prompt turns and tool uses. */
+  bySession: (UsageSums & { session: string; service: string; turns: number; tools: number; lastAt: number })[];
+}
+
+export class TelemetryStore {
+  private readonly db: Database.Database;
+
+  constructor(
+    readonly file: string,
+    private readonly options: TelemetryStoreOptions,
+  ) {
+    this.db = openDatabase(file);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 5000");
+    this.db.exec(DDL);
+  }
+
+  /**
+   * Map and keep one export's records: every lifecycle they touch folded again, what maps to
+   * nothing counted, the export counted (with what the decoder rejected), all in one transaction.
+   * Returns how many lifecycles changed.
+   */
+  ingest(signal: Signal, records: readonly TelemetryRecord[], rejected: number, now = Date.now()): number {
+    const { changes, unmapped } = mapRecords(records);
+    return this.db.transaction(() => {
+      const touched = new Set<number>();
+      for (const change of changes) {
+        const seq = this.apply(change, now);
+        if (seq !== null) touched.add(seq);
+      }
+      for (const seq of touched) this.refold(seq, now);
+      const count = this.db.prepare("INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at");
+      for (const item of unmapped) count.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+      this.db
+        .prepare("INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at")
+        .run(signal, records.length, rejected, now);
+      return touched.size;
+    })();
+  }
+
+  /** One change: its lifecycle found (or made) by its keys, its step and part kept. Null when the step was kept before. */
+  private apply(change: LifecycleChange, now: number): number | null {
+    const found = this.db.prepare(`SELECT DISTINCT seq FROM lifecycle_keys WHERE key IN (SELECT value FROM json_each(?)) ORDER BY seq`).pluck().all(JSON.stringify(change.keys)) as number[];
+    let seq = found[0];
+    if (seq === undefined) {
+      seq = Number(
+        this.db
+          .prepare(
+            `INSERT INTO lifecycles (kind, service, session, trace_id, state, started_at, first_at, last_at, received_at, last_step, calls, tools, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
+             VALUES (?, ?, ?, ?, 'created', ?, ?, ?, ?, '', 0, 0, 0, 0, 0, 0, 0)`,
+          )
+          .run(change.kind, change.service, change.session ?? null, change.traceId ?? null, change.step.at, change.step.at, change.step.at, now).lastInsertRowid,
+      );
+    }
+    // Keys that named two lifecycles (a turn seen by its spans, then by its log events): one now.
+    for (const other of found.slice(1)) this.merge(other, seq);
+    const addKey = this.db.prepare("INSERT OR IGNORE INTO lifecycle_keys (key, seq) VALUES (?, ?)");
+    for (const key of change.keys) addKey.run(key, seq);
+    if (change.session) this.db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ?").run(change.session, change.traceId ?? null, seq);
+    const { step } = change;
+    const kept = this.db
+      .prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(seq, step.key, step.at, step.name, this.redact(step.summary), JSON.stringify(this.redactValue(step.detail)), JSON.stringify(this.redactFacts(change.facts)));
+    if (kept.changes === 0) return found.length > 1 ? seq : null;
+    if (change.facts.part) this.keepPart(seq, change.facts.part);
+    return seq;
+  }
+
+  private keepPart(seq: number, part: Part): void {
+    const existing = this.db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck().get(seq, part.kind, part.id) as string | undefined;
+    // What is known of a call from each record that tells of it: a value once known stays, a later one wins.
+    const fields = { ...(existing ? (JSON.parse(existing) as Part["fields"]) : {}), ...this.redactValue(part.fields as Record<string, AttributeValue>) };
+    this.db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields").run(seq, part.kind, part.id, part.at, JSON.stringify(fields));
+  }
+
+  /** Move `from`'s keys, steps and parts to `into`, and remove it. */
+  private merge(from: number, into: number): void {
+    this.db.prepare("UPDATE OR IGNORE lifecycle_keys SET seq = ? WHERE seq = ?").run(into, from);
+    this.db.prepare("UPDATE OR IGNORE steps SET seq = ? WHERE seq = ?").run(into, from);
+    for (const part of this.db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?").all(from) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
+      this.keepPart(into, { kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] });
+    }
+    this.remove([from]);
+  }
+
+  /** Fold a lifecycle again from its steps and parts, into its row. */
+  private refold(seq: number, now: number): void {
+    const kind = this.db.prepare("SELECT kind FROM lifecycles WHERE seq = ?").pluck().get(seq) as LifecycleChange["kind"] | undefined;
+    if (!kind) return;
+    const steps = (this.db.prepare("SELECT at, name, summary, facts FROM steps WHERE seq = ?").all(seq) as { at: number; name: string; summary: string; facts: string }[]).map((row): FoldStep => ({ at: row.at, name: row.name, summary: row.summary, facts: JSON.parse(row.facts) as FoldStep["facts"] }));
+    const parts = (this.db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?").all(seq) as { kind: Part["kind"]; id: string; at: number; fields: string }[]).map((row): Part => ({ kind: row.kind, id: row.id, at: row.at, fields: JSON.parse(row.fields) as Part["fields"] }));
+    const f = foldLifecycle(kind, steps, parts);
+    this.db
+      .prepare(
+        `UPDATE lifecycles SET state = ?, started_at = ?, queued_at = ?, processing_at = ?, finished_at = ?, first_at = ?, last_at = ?, received_at = ?,
+           prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?
+         WHERE seq = ?`,
+      )
+      .run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, seq);
+  }
+
+  private remove(seqs: readonly number[]): void {
+    const list = JSON.stringify(seqs);
+    for (const table of ["lifecycle_keys", "steps", "parts", "lifecycles"]) this.db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`).run(list);
+  }
+
+  /**
+   * The retention: lifecycles not heard of for `keepMs` go, then the oldest while the store is over
+   * `maxBytes`, a few hundred at a time. Returns how many went.
+   */
+  trim(now = Date.now()): number {
+    let removed = 0;
+    const oldest = this.db.prepare("SELECT seq FROM lifecycles WHERE received_at < ? ORDER BY received_at LIMIT 500").pluck();
+    for (;;) {
+      const seqs = oldest.all(now - this.options.keepMs) as number[];
+      if (seqs.length === 0) break;
+      this.db.transaction(() => this.remove(seqs))();
+      removed += seqs.length;
+    }
+    while (this.bytes() > this.options.maxBytes) {
+      const seqs = this.db.prepare("SELECT seq FROM lifecycles ORDER BY received_at LIMIT 200").pluck().all() as number[];
+      if (seqs.length === 0) break;
+      this.db.transaction(() => this.remove(seqs))();
+      removed += seqs.length;
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+      this.db.exec("VACUUM");
+    }
+    return removed;
+  }
+
+  /** The store's size on disk: its pages in use. */
+  bytes(): number {
+    const pages = this.db.pragma("page_count", { simple: true }) as number;
+    const free = this.db.pragma("freelist_count", { simple: true }) as number;
+    const size = this.db.pragma("page_size", { simple: true }) as number;
+    return (pages - free) * size;
+  }
+
+  intake(): IntakeRow[] {
+    return (this.db.prepare("SELECT signal, exports, records, rejected, last_at AS lastAt FROM intake ORDER BY signal").all() as IntakeRow[]).map((row) => ({ ...row }));
+  }
+
+  /**
+   * Tokens and cost of the model calls kept: per UTC day and model, and per session (the costliest
+   * first). Summed over calls (parts), each counted once however many records reported it.
+   */
+  usage(sessions = 20): Usage {
+    const sums = `count(*) AS calls,
+      coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
+      coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
+      coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
+      coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
+      coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd`;
+    const byDayAndModel = this.db
+      .prepare(
+        `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}
+         FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
+      )
+      .all() as Usage["byDayAndModel"];
+    const bySession = this.db
+      .prepare(
+        `SELECT l.session AS session, min(l.service) AS service, count(DISTINCT CASE WHEN l.kind = 'turn' THEN l.seq END) AS turns, max(l.last_at) AS lastAt, ${sums},
+           (SELECT count(*) FROM parts t JOIN lifecycles s ON s.seq = t.seq WHERE t.kind = 'tool' AND s.session = l.session) AS tools
+         FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
+      )
+      .all(sessions) as Usage["bySession"];
+    return { byDayAndModel, bySession };
+  }
+
+  unmapped(limit = 100): UnmappedRow[] {
+    return this.db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, name LIMIT ?").all(limit) as UnmappedRow[];
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private redact(text: string): string {
+    return redactSecrets(text, this.options.redaction.patterns);
+  }
+
+  private redactValue<T extends Record<string, AttributeValue>>(value: T): T {
+    const walk = (item: AttributeValue): AttributeValue => (typeof item === "string" ? this.redact(item) : Array.isArray(item) ? item.map(walk) : item !== null && typeof item === "object" ? Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, walk(inner)])) : item);
+    return walk(value) as T;
+  }
+
+  /** A step's texts as every write redacts them: the prompt, the output and the error by their fields' settings. */
+  private redactFacts(facts: LifecycleChange["facts"]): LifecycleChange["facts"] {
+    const out = { ...facts };
+    if (out.prompt !== undefined) out.prompt = redactField(this.options.redaction, "prompt", out.prompt);
+    if (out.output !== undefined) out.output = redactField(this.options.redaction, "output", out.output);
+    if (out.error !== undefined) out.error = redactField(this.options.redaction, "error", out.error);
+    delete out.part;
+    return out;
+  }
+}

@@ -1,0 +1,55 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+/** The real clients the tests run, each pinned: what they export is what reqwatch must understand. */
+export const CLIENTS = {
+  claudeCode: "@anthropic-ai/claude-code@2.1.332",
+  anthropicSdk: "@anthropic-ai/sdk@1.14.0",
+  claudeMem: "claude-mem@13.25.3",
+} as const;
+
+/**
+ * A client from the npm registry as its users install it, once, into .toolchain/clients/<spec>
+ * (beside the Node releases scripts/node.sh keeps): installed beside its place and renamed in, so
+ * test files that ask at the same moment share one. Returns its folder (node_modules inside).
+ */
+export function installedClient(spec: string, install: (staging: string) => void = (staging) => npmInstall(staging, [spec])): string {
+  const parent = path.join(ROOT, ".toolchain", "clients");
+  const folder = path.join(parent, spec.replace(/[/@]/g, "_"));
+  if (fs.existsSync(path.join(folder, ".installed"))) return folder;
+  fs.mkdirSync(parent, { recursive: true });
+  const staging = fs.mkdtempSync(path.join(parent, ".installing-"));
+  try {
+    fs.writeFileSync(path.join(staging, "package.json"), JSON.stringify({ name: "client", version: "1.0.0", private: true }));
+    install(staging);
+    fs.writeFileSync(path.join(staging, ".installed"), `${spec}\n`);
+    fs.renameSync(staging, folder);
+  } catch (error) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(folder, ".installed"))) throw error;
+  }
+  return folder;
+}
+
+function npmInstall(folder: string, specs: string[]): void {
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", ...specs], { cwd: folder, stdio: "pipe" });
+}
+
+/**
+ * claude-mem's package as its plugin runs it: the worker (plugin/scripts/worker-service.cjs) under
+ * Bun (the `bun` package), with the modules its plugin folder installs that the worker loads. Its
+ * own dependencies (better-auth, for its optional server mode) are not installed: npm takes minutes
+ * resolving them and the worker does not load them. Returns the worker script and Bun.
+ */
+export function installedClaudeMem(): { worker: string; bun: string } {
+  const folder = installedClient(CLIENTS.claudeMem, (staging) => {
+    npmInstall(staging, ["bun@1.4.5", "zod@^4.4.3", "ajv@^8", "ajv-formats@^3"]);
+    const tarball = execFileSync("npm", ["pack", "--silent", CLIENTS.claudeMem], { cwd: staging, encoding: "utf8" }).trim().split("\n").at(-1)!;
+    execFileSync("tar", ["xzf", tarball], { cwd: staging });
+    fs.rmSync(path.join(staging, tarball));
+  });
+  return { worker: path.join(folder, "package", "plugin", "scripts", "worker-service.cjs"), bun: path.join(folder, "node_modules", ".bin", "bun") };
+}
