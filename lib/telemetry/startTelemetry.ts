@@ -11,6 +11,8 @@ export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
 export const TELEMETRY_MAX_BYTES = 256 * 1024 * 1024;
 /** How often the retention runs. */
 const TRIM_EVERY_MS = 60_000;
+/** The pause between slices of a trim that has more to do: the receiver and the pages get the thread between them. */
+const TRIM_AGAIN_MS = 100;
 
 export interface TelemetrySettings {
   /** The receiver's port (0: any free one), or null: no receiver. */
@@ -78,23 +80,25 @@ export function startTelemetry(options: { storeDir: string; settings: TelemetryS
     else console.error(`reqwatch: not receiving OpenTelemetry: ${error}`);
     return handle;
   });
+  // Every minute, and at once again while a trim says there is more (each is a short slice of work).
+  let timer: NodeJS.Timeout;
   const trim = () => {
+    let more = false;
     try {
-      store.trim();
+      more = store.trim().more;
     } catch (error) {
       options.onError?.(error as Error);
     }
+    if (!closed) timer = setTimeout(trim, more ? TRIM_AGAIN_MS : TRIM_EVERY_MS).unref();
   };
   trim();
-  const timer = setInterval(trim, TRIM_EVERY_MS);
-  timer.unref();
   return {
     source,
     ready: started.then((handle) => handle.status()),
     status: () => ({ receiver: receiver?.status() ?? { url: null, error: null }, file: source.file, bytes: store.bytes(), keepMs: options.settings.keepMs, intake: store.intake(), unmapped: store.unmapped(), usage: store.usage() }),
     async close() {
       closed = true;
-      clearInterval(timer);
+      clearTimeout(timer);
       await (await started).close();
       store.close();
     },

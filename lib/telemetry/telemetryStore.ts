@@ -122,8 +122,38 @@ export interface Usage {
   bySession: (UsageSums & { session: string; service: string; turns: number; tools: number; lastAt: number })[];
 }
 
+/** The statements an export runs, prepared once: preparing is most of a small statement's cost. */
+function statements(db: Database.Database) {
+  return {
+    seqOfKey: db.prepare("SELECT seq FROM lifecycle_keys WHERE key = ?").pluck(),
+    insertLifecycle: db.prepare(
+      `INSERT INTO lifecycles (kind, service, session, trace_id, state, started_at, first_at, last_at, received_at, last_step, calls, tools, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
+       VALUES (?, ?, ?, ?, 'created', ?, ?, ?, ?, '', 0, 0, 0, 0, 0, 0, 0)`,
+    ),
+    addKey: db.prepare("INSERT OR IGNORE INTO lifecycle_keys (key, seq) VALUES (?, ?)"),
+    setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
+    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+    partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
+    upsertPart: db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields"),
+    kindOf: db.prepare("SELECT kind FROM lifecycles WHERE seq = ?").pluck(),
+    stepsOf: db.prepare("SELECT at, name, summary, facts FROM steps WHERE seq = ?"),
+    partsOf: db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?"),
+    fold: db.prepare(
+      `UPDATE lifecycles SET state = ?, started_at = ?, queued_at = ?, processing_at = ?, finished_at = ?, first_at = ?, last_at = ?, received_at = ?,
+         prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?
+       WHERE seq = ?`,
+    ),
+    countUnmapped: db.prepare("INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
+    countIntake: db.prepare(
+      "INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at",
+    ),
+    remove: ["lifecycle_keys", "steps", "parts", "lifecycles"].map((table) => db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`)),
+  };
+}
+
 export class TelemetryStore {
   private readonly db: Database.Database;
+  private readonly sql: ReturnType<typeof statements>;
 
   constructor(
     readonly file: string,
@@ -134,6 +164,7 @@ export class TelemetryStore {
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(DDL);
+    this.sql = statements(this.db);
   }
 
   /**
@@ -150,55 +181,46 @@ export class TelemetryStore {
         if (seq !== null) touched.add(seq);
       }
       for (const seq of touched) this.refold(seq, now);
-      const count = this.db.prepare("INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at");
-      for (const item of unmapped) count.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
-      this.db
-        .prepare("INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at")
-        .run(signal, records.length, rejected, now);
+      for (const item of unmapped) this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+      this.sql.countIntake.run(signal, records.length, rejected, now);
       return touched.size;
     })();
   }
 
   /** One change: its lifecycle found (or made) by its keys, its step and part kept. Null when the step was kept before. */
   private apply(change: LifecycleChange, now: number): number | null {
-    const found = this.db.prepare(`SELECT DISTINCT seq FROM lifecycle_keys WHERE key IN (SELECT value FROM json_each(?)) ORDER BY seq`).pluck().all(JSON.stringify(change.keys)) as number[];
+    // A point lookup per key (one to three): cheaper than one query over a list of them.
+    const seqOf = change.keys.map((key) => this.sql.seqOfKey.get(key) as number | undefined);
+    const found = [...new Set(seqOf.filter((seq): seq is number => seq !== undefined))].sort((a, b) => a - b);
     let seq = found[0];
     if (seq === undefined) {
-      seq = Number(
-        this.db
-          .prepare(
-            `INSERT INTO lifecycles (kind, service, session, trace_id, state, started_at, first_at, last_at, received_at, last_step, calls, tools, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
-             VALUES (?, ?, ?, ?, 'created', ?, ?, ?, ?, '', 0, 0, 0, 0, 0, 0, 0)`,
-          )
-          .run(change.kind, change.service, change.session ?? null, change.traceId ?? null, change.step.at, change.step.at, change.step.at, now).lastInsertRowid,
-      );
+      seq = Number(this.sql.insertLifecycle.run(change.kind, change.service, change.session ?? null, change.traceId ?? null, change.step.at, change.step.at, change.step.at, now).lastInsertRowid);
     }
     // Keys that named two lifecycles (a turn seen by its spans, then by its log events): one now.
     for (const other of found.slice(1)) this.merge(other, seq);
-    const addKey = this.db.prepare("INSERT OR IGNORE INTO lifecycle_keys (key, seq) VALUES (?, ?)");
-    for (const key of change.keys) addKey.run(key, seq);
-    if (change.session) this.db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ?").run(change.session, change.traceId ?? null, seq);
+    change.keys.forEach((key, i) => {
+      if (seqOf[i] !== seq) this.sql.addKey.run(key, seq);
+    });
+    if (change.session) this.sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
     const { step } = change;
-    const kept = this.db
-      .prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(seq, step.key, step.at, step.name, this.redact(step.summary), JSON.stringify(this.redactValue(step.detail)), JSON.stringify(this.redactFacts(change.facts)));
+    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.name, this.redact(step.summary), JSON.stringify(this.redactValue(step.detail)), JSON.stringify(this.redactFacts(change.facts)));
     if (kept.changes === 0) return found.length > 1 ? seq : null;
     if (change.facts.part) this.keepPart(seq, change.facts.part);
     return seq;
   }
 
   private keepPart(seq: number, part: Part): void {
-    const existing = this.db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck().get(seq, part.kind, part.id) as string | undefined;
+    const existing = this.sql.partFields.get(seq, part.kind, part.id) as string | undefined;
     // What is known of a call from each record that tells of it: a value once known stays, a later one wins.
     const fields = { ...(existing ? (JSON.parse(existing) as Part["fields"]) : {}), ...this.redactValue(part.fields as Record<string, AttributeValue>) };
-    this.db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields").run(seq, part.kind, part.id, part.at, JSON.stringify(fields));
+    this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(fields));
   }
 
   /** Move `from`'s keys, steps and parts to `into`, and remove it. */
   private merge(from: number, into: number): void {
     this.db.prepare("UPDATE OR IGNORE lifecycle_keys SET seq = ? WHERE seq = ?").run(into, from);
     this.db.prepare("UPDATE OR IGNORE steps SET seq = ? WHERE seq = ?").run(into, from);
-    for (const part of this.db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?").all(from) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
+    for (const part of this.sql.partsOf.all(from) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
       this.keepPart(into, { kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] });
     }
     this.remove([from]);
@@ -206,47 +228,48 @@ export class TelemetryStore {
 
   /** Fold a lifecycle again from its steps and parts, into its row. */
   private refold(seq: number, now: number): void {
-    const kind = this.db.prepare("SELECT kind FROM lifecycles WHERE seq = ?").pluck().get(seq) as LifecycleChange["kind"] | undefined;
+    const kind = this.sql.kindOf.get(seq) as LifecycleChange["kind"] | undefined;
     if (!kind) return;
-    const steps = (this.db.prepare("SELECT at, name, summary, facts FROM steps WHERE seq = ?").all(seq) as { at: number; name: string; summary: string; facts: string }[]).map((row): FoldStep => ({ at: row.at, name: row.name, summary: row.summary, facts: JSON.parse(row.facts) as FoldStep["facts"] }));
-    const parts = (this.db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?").all(seq) as { kind: Part["kind"]; id: string; at: number; fields: string }[]).map((row): Part => ({ kind: row.kind, id: row.id, at: row.at, fields: JSON.parse(row.fields) as Part["fields"] }));
+    const steps = (this.sql.stepsOf.all(seq) as { at: number; name: string; summary: string; facts: string }[]).map((row): FoldStep => ({ at: row.at, name: row.name, summary: row.summary, facts: JSON.parse(row.facts) as FoldStep["facts"] }));
+    const parts = (this.sql.partsOf.all(seq) as { kind: Part["kind"]; id: string; at: number; fields: string }[]).map((row): Part => ({ kind: row.kind, id: row.id, at: row.at, fields: JSON.parse(row.fields) as Part["fields"] }));
     const f = foldLifecycle(kind, steps, parts);
-    this.db
-      .prepare(
-        `UPDATE lifecycles SET state = ?, started_at = ?, queued_at = ?, processing_at = ?, finished_at = ?, first_at = ?, last_at = ?, received_at = ?,
-           prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?
-         WHERE seq = ?`,
-      )
-      .run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, seq);
+    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, seq);
   }
 
   private remove(seqs: readonly number[]): void {
     const list = JSON.stringify(seqs);
-    for (const table of ["lifecycle_keys", "steps", "parts", "lifecycles"]) this.db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`).run(list);
+    for (const remove of this.sql.remove) remove.run(list);
   }
 
   /**
-   * The retention: lifecycles not heard of for `keepMs` go, then the oldest while the store is over
-   * `maxBytes`, a few hundred at a time. Returns how many went.
+   * The retention: lifecycles not heard of for `keepMs` go, then the oldest while the store holds
+   * more than `maxBytes` (down to nine tenths of it, so it is not trimmed again at once), in
+   * transactions of 500 lifecycles. It runs on the dashboard's one thread, so a call stops after
+   * `budgetMs` and says whether there is more; freed pages are reused, and the file is not shrunk
+   * (a VACUUM would rewrite all of it while every request waits).
    */
-  trim(now = Date.now()): number {
+  trim(now = Date.now(), budgetMs = 50): { removed: number; more: boolean } {
+    const started = performance.now();
     let removed = 0;
-    const oldest = this.db.prepare("SELECT seq FROM lifecycles WHERE received_at < ? ORDER BY received_at LIMIT 500").pluck();
-    for (;;) {
-      const seqs = oldest.all(now - this.options.keepMs) as number[];
-      if (seqs.length === 0) break;
+    const within = () => performance.now() - started < budgetMs;
+    const take = (seqs: number[]) => {
       this.db.transaction(() => this.remove(seqs))();
       removed += seqs.length;
+    };
+    const expired = this.db.prepare("SELECT seq FROM lifecycles WHERE received_at < ? ORDER BY received_at LIMIT 500").pluck();
+    for (let seqs = expired.all(now - this.options.keepMs) as number[]; seqs.length; seqs = expired.all(now - this.options.keepMs) as number[]) {
+      take(seqs);
+      if (!within()) return { removed, more: true };
     }
-    while (this.bytes() > this.options.maxBytes) {
-      const seqs = this.db.prepare("SELECT seq FROM lifecycles ORDER BY received_at LIMIT 200").pluck().all() as number[];
-      if (seqs.length === 0) break;
-      this.db.transaction(() => this.remove(seqs))();
-      removed += seqs.length;
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
-      this.db.exec("VACUUM");
+    if (this.bytes() <= this.options.maxBytes) return { removed, more: false };
+    const oldest = this.db.prepare("SELECT seq FROM lifecycles ORDER BY received_at LIMIT 500").pluck();
+    while (this.bytes() > this.options.maxBytes * 0.9) {
+      const seqs = oldest.all() as number[];
+      if (!seqs.length) break;
+      take(seqs);
+      if (!within()) return { removed, more: true };
     }
-    return removed;
+    return { removed, more: false };
   }
 
   /** The store's size on disk: its pages in use. */
