@@ -288,6 +288,16 @@ export interface WorkerStatus {
   seenAt: number | null;
 }
 
+/** Ask the worker once, as the source shows it: what it holds, or why it could not be asked (`seenAt`: when it last answered). */
+export async function workerStatus(address: WorkerAddress, seenAt: number | null = null): Promise<WorkerStatus> {
+  const asked = { url: workerUrl(address), settings: address.settings };
+  try {
+    return { ...asked, running: true, error: null, snapshot: await askWorker(address), seenAt: Date.now() };
+  } catch (error) {
+    return { ...asked, running: false, error: (error as Error).message, snapshot: null, seenAt };
+  }
+}
+
 /** A look this often, and at once when the stream says the queue changed. */
 const LOOK_MS = 1000;
 
@@ -308,7 +318,6 @@ export class ClaudeMemWorkerWatch {
   constructor(
     readonly address: WorkerAddress,
     storeFile: string,
-    private readonly onChange: () => void = () => {},
   ) {
     this.store = new WorkerSpellStore(storeFile);
     this.status_ = { url: workerUrl(address), settings: address.settings, running: false, error: null, snapshot: null, seenAt: null };
@@ -351,23 +360,15 @@ export class ClaudeMemWorkerWatch {
   }
 
   private async lookOnce(): Promise<void> {
-    let observation: WorkerObservation;
-    try {
-      const snapshot = await askWorker(this.address);
-      observation = { snapshot };
-      this.status_ = { ...this.status_, running: true, error: null, snapshot, seenAt: Date.now() };
-      if (!this.stream) this.follow();
-    } catch (error) {
-      observation = { down: (error as Error).message };
-      this.status_ = { ...this.status_, running: false, error: (error as Error).message, snapshot: null };
-    }
+    const status = await workerStatus(this.address, this.status_.seenAt);
+    this.status_ = status;
+    if (status.snapshot && !this.stream) this.follow();
     if (this.closed) return;
     try {
-      this.store.observe(observation);
+      this.store.observe(status.snapshot ? { snapshot: status.snapshot } : { down: status.error ?? "not running" });
     } catch (error) {
-      this.status_ = { ...this.status_, error: `reqwatch cannot keep what it saw: ${(error as Error).message}` };
+      this.status_ = { ...status, error: `reqwatch cannot keep what it saw: ${(error as Error).message}` };
     }
-    this.onChange();
   }
 
   /** The worker's event stream: each queue change triggers a look, each queued observation is counted. Ends when the worker does. */

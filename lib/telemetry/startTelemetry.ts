@@ -68,7 +68,7 @@ export interface TelemetryHandle {
  * receiver on loopback, and the retention every minute.
  */
 export function startTelemetry(options: { storeDir: string; settings: TelemetrySettings & { port: number }; redaction: Redaction; host?: string; onError?: (error: Error) => void }): TelemetryHandle {
-  const source = otelSpec(options.storeDir, options.settings.stuckAfterMs) as SourceSpec & { kind: "otel" };
+  const source = otelSpec(options.storeDir, options.settings.stuckAfterMs);
   const store = new TelemetryStore(source.file, { redaction: options.redaction, keepMs: options.settings.keepMs, maxBytes: TELEMETRY_MAX_BYTES });
   let receiver: ReceiverHandle | null = null;
   let closed = false;

@@ -2,7 +2,7 @@ import type { State } from "../model/states";
 import type { RequestRecord } from "../model/requestFormat";
 import path from "node:path";
 import { inspectClaudeMem } from "../sources/claudeMem";
-import { askWorker, claudeMemWorkerAddress, workerUrl, type WorkerStatus } from "../sources/claudeMemWorker";
+import { claudeMemWorkerAddress, workerStatus, type WorkerStatus } from "../sources/claudeMemWorker";
 import type { SourceRead } from "../sources/sourceMessage";
 import type { SourceSpec } from "../sources/sourceSpec";
 import { inspectTable, readTableMapping } from "../sources/sqliteTable";
@@ -59,13 +59,7 @@ function read(spec: SourceSpec, newest: number, now: number): SourceRead & { sou
 /** The worker of a claude-mem whose table is retired, asked once. */
 async function worker(source: SourceView["source"]): Promise<WorkerStatus | null> {
   if (source.kind !== "claude-mem" || !source.retired) return null;
-  const address = claudeMemWorkerAddress(path.dirname(source.file));
-  const status = { url: workerUrl(address), settings: address.settings };
-  try {
-    return { ...status, running: true, error: null, snapshot: await askWorker(address), seenAt: Date.now() };
-  } catch (error) {
-    return { ...status, running: false, error: (error as Error).message, snapshot: null, seenAt: null };
-  }
+  return workerStatus(claudeMemWorkerAddress(path.dirname(source.file)));
 }
 
 /** The view, and the worker of a claude-mem from v13.4.0, asked now. */
