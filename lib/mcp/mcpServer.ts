@@ -15,7 +15,7 @@ import { sourceReport } from "../views/sourceView";
 import { otelSpec, parseSourceSpec } from "../sources/sourceSpec";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 
-export { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+export { LineTransport } from "./stdioTransport";
 
 /** Who the audit log and the requests' histories name for what an agent did through this server. */
 export const MCP_ACTOR = "mcp";

@@ -12,12 +12,12 @@ export function registerMcp(program: Command, version: string): void {
       // stdout carries the protocol: everything else goes to stderr.
       const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch mcp: ingest failed:", error) });
       // Loaded only here: the MCP SDK would otherwise slow the start of every other command (hooks run them often).
-      const { createMcpServer, StdioServerTransport } = await import("../../mcp/mcpServer");
+      const { createMcpServer, LineTransport } = await import("../../mcp/mcpServer");
       const server = createMcpServer(tracker, version);
       const closed = new Promise<void>((resolve) => {
         server.server.onclose = () => resolve();
       });
-      await server.connect(new StdioServerTransport());
+      await server.connect(new LineTransport());
       console.error(`reqwatch mcp: serving ${tracker.stateDir.root} (${tracker.ownership.access}) over stdio`);
       await closed;
       ingest.stop();

@@ -1,0 +1,74 @@
+import { PassThrough } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { aRequest, writeRequestFile } from "../helpers/builders";
+import { tempStateDir } from "../helpers/stateDir";
+import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
+import { LineTransport } from "../../lib/mcp/stdioTransport";
+
+afterEach(closeAgents);
+
+describe("reqwatch mcp's stdio", () => {
+  it("refuses a message over 10 MB with an error under its id, and answers the next call", async () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aRequest({ requestId: "kept", state: "failed", error: "boom" }));
+    const agent = await anAgent(stateDir);
+
+    const huge = call(agent, "get_request", { requestId: "x".repeat(11 * 1024 * 1024) });
+    await expect(huge).rejects.toThrow(/11\.0 MB was refused: the limit is 10 MB/);
+
+    const after = await call(agent, "get_request", { requestId: "kept" });
+    expect(after.isError).toBe(false);
+    expect(JSON.parse(after.text)).toMatchObject({ request: { requestId: "kept", state: "failed" } });
+  });
+});
+
+function aTransport(maxBytes: number) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const warnings: string[] = [];
+  const transport = new LineTransport(input, output, maxBytes, (line) => warnings.push(line));
+  const received: unknown[] = [];
+  transport.onmessage = (message) => received.push(message);
+  const sent = (): unknown[] =>
+    String(output.read() ?? "")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+  return { input, transport, received, warnings, sent };
+}
+
+describe("LineTransport", () => {
+  it("reads messages split across chunks and several in one chunk, and closes when its input ends", async () => {
+    const { input, transport, received } = aTransport(1024);
+    let closed = false;
+    transport.onclose = () => (closed = true);
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0",');
+    input.write('"id":2,"method":"ping"}\r\n\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(received).toEqual([
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { jsonrpc: "2.0", id: 2, method: "ping" },
+    ]);
+    input.end();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(true);
+  });
+
+  it("answers an oversized request under the id at its start or its end, skips it whole, and reads what follows", async () => {
+    const { input, transport, received, warnings, sent } = aTransport(100);
+    await transport.start();
+    const pad = "y".repeat(300);
+    input.write(`{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"a":"${pad}`);
+    input.write(`${pad}"}}\n`);
+    input.write(`{"method":"tools/call","params":{"a":"${pad}","nested":{"id":9}},"jsonrpc":"2.0","id":7}\n`);
+    input.write(`{"method":"notifications/x","params":{"a":"${pad}"},"jsonrpc":"2.0"}\n`);
+    input.write('{"jsonrpc":"2.0","id":3,"method":"ping"}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(received).toEqual([{ jsonrpc: "2.0", id: 3, method: "ping" }]);
+    const errors = sent() as { id: unknown; error: { code: number; message: string } }[];
+    expect(errors.map((reply) => reply.id)).toEqual(["first", 7]);
+    expect(errors[0]?.error).toEqual({ code: -32600, message: expect.stringMatching(/was refused: the limit is/) });
+    expect(warnings).toHaveLength(3);
+  });
+});
