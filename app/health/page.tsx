@@ -87,7 +87,9 @@ export default function HealthPage() {
             <dt>Response files</dt>
             <dd>
               {ingest.responses.mode === "off"
-                ? "no ipc folder beside the state directory (set REQWATCH_IPC_DIR to name one)"
+                ? "no ipc folder (this server reads none)"
+                : ingest.responses.mode === "waiting"
+                ? "no ipc folder beside the state directory yet: followed as soon as a gateway creates it (set REQWATCH_IPC_DIR to name another)"
                 : `${ingest.responses.mode === "following" ? "following" : `not watched (${ingest.responses.error ?? "error"}): reconciling`} ${health.responses.files} in the ipc folder, ${health.responses.unreadable} unreadable, ${health.responses.callbackFailed} with a failed callback`}
             </dd>
           </dl>

@@ -19,7 +19,7 @@ export interface StateDir {
    * reqwatch manages it, a folder under the user's cache directory when it only observes it.
    */
   readonly storeDir: string;
-  /** A gateway's ipc folder with its response files (lib/files/ipcDir.ts), read and never written; null when there is none. */
+  /** Where a gateway's response files are (lib/files/ipcDir.ts), read and never written; it may not exist (yet). Null in a tracker that reads none. */
   readonly ipcDir: string | null;
   readonly indexFile: string;
   readonly archiveFile: string;

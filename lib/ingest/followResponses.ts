@@ -1,13 +1,19 @@
+import fs from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { TrackerContext } from "../store/context";
+import { ipcDirExists } from "../files/ipcDir";
 import { ingestResponseFiles, reconcileResponses } from "../responses/responseIndex";
 
 export interface ResponsesStatus {
   /** The ipc folder followed, or null when there is none. */
   ipcDir: string | null;
-  /** "following": chokidar watches it; "reconciling": the watcher failed, the periodic reconciliation alone keeps up. */
-  mode: "following" | "reconciling" | "off";
+  /**
+   * "following": chokidar watches it; "waiting": it does not exist yet (a fresh gateway's first stop
+   * hook creates it) and is followed from the moment it appears; "reconciling": the watcher failed,
+   * the periodic reconciliation alone keeps up.
+   */
+  mode: "following" | "waiting" | "reconciling" | "off";
   /** True once the watcher has scanned the folder: changes from then on arrive within ~10 ms. */
   ready: boolean;
   error: string | null;
@@ -19,6 +25,8 @@ export interface ResponsesFollower {
   status(): ResponsesStatus;
   /** Ingest what the watcher has queued, now (tests; it does so on its own within ~10 ms). */
   flush(): void;
+  /** Start following the ipc folder if it has appeared since (the periodic reconciliation asks). */
+  appeared(): void;
   stop(): Promise<void>;
 }
 
@@ -77,11 +85,12 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
     timer ??= setTimeout(flush, FLUSH_DELAY_MS);
   };
 
-  if (ipcDir) {
-    watcher = watch(ipcDir, { ignoreInitial: true, persistent: false, depth: 2, ignored: (file) => ignored(ipcDir, file) });
+  const follow = (dir: string) => {
+    status.mode = "following";
+    watcher = watch(dir, { ignoreInitial: true, persistent: false, depth: 2, ignored: (file) => ignored(dir, file) });
     watcher.on("add", queue).on("change", queue).on("unlink", queue);
     watcher.on("addDir", (folder) => {
-      if (folder === ipcDir || folderTimer) return;
+      if (folder === dir || folderTimer) return;
       folderTimer = setTimeout(() => {
         folderTimer = null;
         reconcile();
@@ -96,14 +105,46 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
       status.mode = "reconciling";
       status.error = error instanceof Error ? error.message : String(error);
     });
+  };
+
+  // Until the folder exists, its parent is watched for it (and `appeared` is asked at each reconciliation too,
+  // for a parent that cannot be watched or is not there either).
+  let parentWatcher: fs.FSWatcher | null = null;
+  const appeared = () => {
+    if (status.mode !== "waiting" || stopped || !ipcDirExists(ipcDir)) return;
+    parentWatcher?.close();
+    parentWatcher = null;
+    follow(ipcDir);
+  };
+  let stopped = false;
+
+  if (ipcDir && ipcDirExists(ipcDir)) follow(ipcDir);
+  else if (ipcDir) {
+    status.mode = "waiting";
+    status.ready = true;
+    try {
+      parentWatcher = fs.watch(path.dirname(ipcDir), { persistent: false }, (_event, name) => {
+        if (name === null || name.toString() === path.basename(ipcDir)) appeared();
+      });
+      parentWatcher.on("error", () => {
+        parentWatcher?.close();
+        parentWatcher = null;
+      });
+    } catch {
+      // No parent to watch: the reconciliations ask.
+    }
   }
   return {
     status: () => ({ ...status }),
     flush,
+    appeared,
     async stop() {
+      stopped = true;
+      parentWatcher?.close();
       if (timer) clearTimeout(timer);
       if (folderTimer) clearTimeout(folderTimer);
       await watcher?.close();
     },
   };
 }
+

@@ -135,6 +135,7 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
 
   const record = (report: { scanned: number; fixes: number }, started: number, counted: boolean) => {
     const sessionReport = sessions.reconcile();
+    responses.appeared();
     const responseFixes = reconcileResponses(ctx);
     const fixes = report.fixes + sessionReport.fixes + responseFixes;
     status.lastReconcile = { at: ctx.now(), durationMs: Math.round(performance.now() - started), scanned: report.scanned, fixes };

@@ -3,6 +3,7 @@ import type { StuckRequest } from "../monitor/monitorPass";
 import path from "node:path";
 import { cancelDecision } from "../queue/cancel";
 import { readResponseFile, responseFilePath, type ResponseRecord } from "../files/responseFile";
+import { ipcDirExists } from "../files/ipcDir";
 import { retryDecision } from "../queue/retry";
 import { toListFilters, type RequestQuery } from "../model/requestQuery";
 import { TEXT_FIELDS, type RequestRecord, type TextField } from "../model/requestFormat";
@@ -68,7 +69,8 @@ export interface RequestDetailView {
 
 /** The whole output of the request's response file (the download the page links to when it shows it cut); null when there is none. */
 export function responseOutput(tracker: Tracker, request: RequestRecord): string | null {
-  const file = tracker.stateDir.ipcDir && responseFilePath(tracker.stateDir.ipcDir, request.workspace, request.requestId);
+  const { ipcDir } = tracker.stateDir;
+  const file = ipcDirExists(ipcDir) && responseFilePath(ipcDir, request.workspace, request.requestId);
   const read = file ? readResponseFile(file, request.requestId) : null;
   return read?.status === "ok" ? (read.response.output ?? null) : null;
 }
@@ -76,7 +78,7 @@ export function responseOutput(tracker: Tracker, request: RequestRecord): string
 /** Read the request's response file now (the file is the truth), leniently: missing or unreadable is said, never thrown. */
 function responseView(tracker: Tracker, request: RequestRecord): ResponseView | null {
   const { ipcDir, root } = tracker.stateDir;
-  if (!ipcDir) return null;
+  if (!ipcDirExists(ipcDir)) return null;
   const file = responseFilePath(ipcDir, request.workspace, request.requestId);
   if (!file) return null;
   // Relative to the state folder: no absolute path reaches the browser.

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { requestDetailView } from "../../lib/views/requestsView";
@@ -44,6 +45,29 @@ describe("a gateway's response files beside its state folder", () => {
     writeGatewayResponse(gateway, { ...gateway.responses.find((r) => r.requestId === failed[0])!, callback: { success: true, attempts: 4, retryTimestamps: [] } });
     await expect.poll(() => tracker.list({ callbackFailed: true, limit: 1000 }).items.map((r) => r.requestId), { timeout: 5000 }).not.toContain(failed[0]);
     expect(ingest.status().responses).toMatchObject({ mode: "following", error: null });
+    ingest.stop();
+  });
+
+  it("are followed from the moment a fresh gateway's first stop hook creates the ipc folder, with no restart", async () => {
+    const gateway = makeGatewayFolder(tempParent(), { count: 30, hung: 0 });
+    fs.rmSync(gateway.ipc, { recursive: true });
+    const tracker = aTracker({ stateDir: gateway.state });
+    const ingest = tracker.startIngest();
+    expect(ingest.status().responses).toMatchObject({ ipcDir: gateway.ipc, mode: "waiting" });
+    const failedRequest = gateway.requests.find((r) => r.state === "failed")!;
+    expect(requestDetailView(tracker, failedRequest.requestId, [])?.response).toBeNull();
+
+    // The stop hook makes data/ipc/<workspace>/responses/ and writes into it in one go.
+    const response = { requestId: failedRequest.requestId, chatId: failedRequest.chatId, workspace: failedRequest.workspace, timestamp: new Date().toISOString(), output: "", exitCode: 1, callback: { success: false, attempts: 3, retryTimestamps: [], error: "chat service answered 502" } };
+    writeGatewayResponse(gateway, response);
+    await expect.poll(() => tracker.list({ callbackFailed: true, limit: 100 }).items.map((r) => r.requestId), { timeout: 10_000 }).toEqual([failedRequest.requestId]);
+    expect(ingest.status().responses).toMatchObject({ mode: "following" });
+    expect(requestDetailView(tracker, failedRequest.requestId, [])?.response).toMatchObject({ status: "ok", response: { callback: { success: false, attempts: 3 } } });
+
+    // And what it writes later, live.
+    const other = gateway.requests.find((r) => r.state === "completed" && r.workspace !== failedRequest.workspace)!;
+    writeGatewayResponse(gateway, { requestId: other.requestId, chatId: other.chatId, workspace: other.workspace, timestamp: new Date().toISOString(), output: "ok", exitCode: 1, callback: { success: false, attempts: 2, retryTimestamps: [], error: "504" } });
+    await expect.poll(() => tracker.list({ callbackFailed: true, limit: 100 }).items.length, { timeout: 10_000 }).toBe(2);
     ingest.stop();
   });
 });
