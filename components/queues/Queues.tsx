@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import type { QueueRow } from "@/lib/views/queuesView";
+import { stuckText, type QueueRow } from "@/lib/views/queuesView";
 import { TimeSince } from "../Clock";
 import { TableHead } from "../TableHead";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
@@ -100,8 +100,8 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
                     {row.paused.reason ? `: ${row.paused.reason}` : ""}
                   </span>
                 ) : row.status === "stuck" ? (
-                  <Link prefetch={false} className="late" href={`/requests?states=processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
-                    stuck: {row.stuck} of {row.processing} processing
+                  <Link prefetch={false} className="late" href={`/requests?states=queued,processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
+                    {stuckText(row)}
                   </Link>
                 ) : (
                   row.status

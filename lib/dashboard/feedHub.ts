@@ -1,7 +1,7 @@
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
-import { queuesView, stuckProcessingBy } from "../views/queuesView";
+import { queuesView, stuckBy } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent } from "./sse";
 import type { SourceStatus } from "../sources/liveSource";
@@ -120,15 +120,16 @@ export class FeedHub {
   /** The stuck monitor's latest pass; sent to every subscriber when what is stuck changed. */
   publishStuck(stuck: StuckRequest[], at: number): void {
     const previous = this.stuck;
-    const queuesBefore = stuckProcessingBy(this.stuckAll);
+    const queuesBefore = stuckBy(this.stuckAll);
     this.stuck = { count: stuck.length, at, requests: stuck.slice(0, STUCK_SENT) };
     this.stuckAll = stuck;
     const same = previous.count === stuck.length && previous.requests.every((r, i) => r.requestId === stuck[i]?.requestId && r.reason === stuck[i]?.reason);
     if (same) return;
     let chunk = formatEvent("stuck", this.stuck);
-    // A queue's status says whether a processing request in it is stuck.
-    const queuesNow = stuckProcessingBy(stuck);
-    if (queuesNow.size !== queuesBefore.size || [...queuesNow].some(([workspace, count]) => queuesBefore.get(workspace) !== count)) chunk += this.queuesIfDue();
+    // A queue's status says how many of its requests are stuck.
+    const queuesNow = stuckBy(stuck);
+    const differs = ([workspace, count]: [string, { queued: number; processing: number }]) => queuesBefore.get(workspace)?.queued !== count.queued || queuesBefore.get(workspace)?.processing !== count.processing;
+    if (queuesNow.size !== queuesBefore.size || [...queuesNow].some(differs)) chunk += this.queuesIfDue();
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
@@ -266,6 +267,22 @@ export class FeedHub {
       if (subscriber.fromSeq >= last) continue;
       subscriber.send(subscriber.fromSeq < changes[0]!.seq ? shared : batch(changes.filter((change) => change.seq > subscriber.fromSeq)));
     }
+    this.forgetEndedStuck(changes);
+  }
+
+  /**
+   * A stuck request that finished, moved on or went since the monitor's pass (another program's
+   * recovery timed it out, a worker picked it up) leaves the stuck count now, not at the next pass.
+   */
+  private forgetEndedStuck(changes: readonly FeedChange[]): void {
+    if (!this.stuckAll.length) return;
+    const stateNow = new Map<string, string | null>();
+    for (const change of changes) {
+      if (change.kind === "request.removed") stateNow.set(change.requestId, null);
+      else if (change.kind === "request.upserted" && change.request) stateNow.set(change.requestId, change.request.state);
+    }
+    const left = this.stuckAll.filter((request) => !stateNow.has(request.requestId) || stateNow.get(request.requestId) === request.state);
+    if (left.length !== this.stuckAll.length) this.publishStuck(left, this.stuck.at ?? Date.now());
   }
 
   private countsCache: { seq: number; counts: StateCounts } | null = null;

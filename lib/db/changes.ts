@@ -43,7 +43,7 @@ export function toSummary(request: RequestRecord): RequestSummary {
     requestId: request.requestId,
     workspace: request.workspace,
     sessionId: request.sessionId ?? null,
-    chatId: request.chatId === undefined ? null : String(request.chatId),
+    chatId: request.chatId ?? null,
     state: request.state,
     previousState: request.previousState ?? null,
     createdAt: request.createdAt,

@@ -5,7 +5,7 @@ import { STATES } from "../model/states";
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 15;
+export const INDEX_SCHEMA_VERSION = 16;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS requests (
   id TEXT NOT NULL UNIQUE,
   workspace TEXT NOT NULL,
   session_id TEXT,
-  chat_id TEXT,
+  -- No type: a chat id is a string or a number in the file, and a list keeps which.
+  chat_id,
   state TEXT NOT NULL,
   previous_state TEXT,
   created_at INTEGER NOT NULL,

@@ -9,9 +9,13 @@ export interface QueueRow extends QueueStats {
   paused: Pause | null;
   /** Whether its oldest request has waited past the queued stuck threshold (a paused queue never has). */
   late: boolean;
-  /** Its processing requests the stuck monitor flags (hung, silent past the heartbeat timeout, or past their deadline). */
+  /** Its requests the stuck monitor flags, queued and processing: summed over the queues, the header's stuck count. */
   stuck: number;
-  /** In a word: paused; stuck (a processing request is); late (waited past the threshold); running (a worker holds some); waiting (none taken yet). */
+  /** Of those, queued past the queued stuck threshold with no worker claiming. */
+  stuckQueued: number;
+  /** Of those, processing and hung, silent past the heartbeat timeout, or past their deadline. */
+  stuckProcessing: number;
+  /** In a word: paused; stuck (a request in it is); late (waited past the threshold); running (a worker holds some); waiting (none taken yet). */
   status: "paused" | "stuck" | "late" | "running" | "waiting";
 }
 
@@ -19,13 +23,22 @@ function statusOf(row: Omit<QueueRow, "status">): QueueRow["status"] {
   return row.paused ? "paused" : row.stuck > 0 ? "stuck" : row.late ? "late" : row.processing > 0 ? "running" : "waiting";
 }
 
-/** How many processing requests each workspace has among `stuck`. */
-export function stuckProcessingBy(stuck: readonly StuckRequest[]): Map<string, number> {
-  const counts = new Map<string, number>();
+/** How many queued and processing requests each workspace has among `stuck`. */
+export function stuckBy(stuck: readonly StuckRequest[]): Map<string, { queued: number; processing: number }> {
+  const counts = new Map<string, { queued: number; processing: number }>();
   for (const request of stuck) {
-    if (request.state === "processing") counts.set(request.workspace, (counts.get(request.workspace) ?? 0) + 1);
+    if (request.state !== "queued" && request.state !== "processing") continue;
+    const count = counts.get(request.workspace) ?? { queued: 0, processing: 0 };
+    count[request.state]++;
+    counts.set(request.workspace, count);
   }
   return counts;
+}
+
+/** A stuck queue's status in words, for the overview and `reqwatch queues`: "stuck: 2 of 3 processing, 4 of 4 queued". */
+export function stuckText(row: Pick<QueueRow, "stuckProcessing" | "processing" | "stuckQueued" | "queued">): string {
+  const parts = [row.stuckProcessing && `${row.stuckProcessing} of ${row.processing} processing`, row.stuckQueued && `${row.stuckQueued} of ${row.queued} queued`];
+  return `stuck: ${parts.filter(Boolean).join(", ")}`;
 }
 
 /**
@@ -34,17 +47,20 @@ export function stuckProcessingBy(stuck: readonly StuckRequest[]): Map<string, n
  */
 export function queuesView(tracker: Tracker, stuckFound: readonly StuckRequest[], now = Date.now()): QueueRow[] {
   const pauses = new Map(tracker.pauses().map((pause) => [pause.workspace, pause]));
-  const stuck = stuckProcessingBy(stuckFound);
+  const stuck = stuckBy(stuckFound);
   const rows = new Map<string, QueueRow>();
   for (const stats of tracker.queueStats()) {
     const paused = pauses.get(stats.workspace) ?? null;
     const late = !paused && stats.oldestQueuedSince !== null && now - stats.oldestQueuedSince >= tracker.options.queuedStuckAfterMs;
     // The dashboard's findings are its monitor's last pass: a request stuck then may have finished since.
-    const row = { ...stats, paused, late, stuck: Math.min(stuck.get(stats.workspace) ?? 0, stats.processing) };
+    const found = stuck.get(stats.workspace);
+    const stuckQueued = Math.min(found?.queued ?? 0, stats.queued);
+    const stuckProcessing = Math.min(found?.processing ?? 0, stats.processing);
+    const row = { ...stats, paused, late, stuck: stuckQueued + stuckProcessing, stuckQueued, stuckProcessing };
     rows.set(stats.workspace, { ...row, status: statusOf(row) });
   }
   for (const [workspace, pause] of pauses) {
-    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false, stuck: 0, status: "paused" });
+    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false, stuck: 0, stuckQueued: 0, stuckProcessing: 0, status: "paused" });
   }
   return [...rows.values()].sort((a, b) => BY_NAME.compare(a.workspace, b.workspace));
 }

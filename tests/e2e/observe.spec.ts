@@ -48,7 +48,8 @@ test("a gateway's data folder, watched for a minute with every page and every re
   }
   const [firstWorkspace, firstCount] = [...hungIn][0]!;
   await queues.getByRole("row", { name: new RegExp(`^${firstWorkspace} `) }).getByRole("link", { name: /^stuck:/ }).click();
-  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(firstCount + 1);
+  const queuedIn = gateway.requests.filter((r) => r.state === "queued" && r.workspace === firstWorkspace).length;
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(firstCount + queuedIn + 1);
   await page.goto(url);
   // The gateway's files have no history: queue wait and processing time come from their lifecycle times.
   const finishedLastHour = gateway.requests.filter((r) => r.completedAt !== undefined && r.completedAt >= started - 3_600_000).length;
@@ -113,7 +114,10 @@ test("a gateway's data folder, watched for a minute with every page and every re
   expect(cli(["session", "show"], gateway.state, cacheDir)).toMatchObject({ code: 1, stderr: "reqwatch: There is no current session recorded in this folder.\n" });
   expect(cli(["list", "--callback-failed"], gateway.state, cacheDir).stdout.trim().split("\n")).toHaveLength(failedCallbacks.length + 1);
   expect(cli(["monitor", "--once"], gateway.state, cacheDir).stdout).toContain(`stuck ${stuck}`);
-  expect(cli(["queues"], gateway.state, cacheDir).stdout).toContain(`stuck: ${hungIn.get(firstWorkspace)} of ${hungIn.get(firstWorkspace)} processing`);
+  expect(cli(["queues"], gateway.state, cacheDir).stdout).toContain(`stuck: ${hungIn.get(firstWorkspace)} of ${hungIn.get(firstWorkspace)} processing, `);
+  // The queues' stuck counts are the header's, split by workspace: their queued requests are in them too.
+  const queueRows = JSON.parse(cli(["queues", "--json"], gateway.state, cacheDir).stdout) as { stuck: number }[];
+  expect(queueRows.reduce((sum, row) => sum + row.stuck, 0)).toBe(stuck);
 
   // Not only the buttons: the API refuses a change sent with the page's own action token (its dry
   // run answers, as the CLI's does, and says the run would be refused).

@@ -27,3 +27,26 @@ it("a monitor pass that finds a processing request stuck sends the queues again,
     hub.close();
   }
 });
+
+it("a stuck request that another program finishes leaves the stuck count with that change, not at the next monitor pass", async () => {
+  const tracker = aTracker();
+  for (const requestId of ["a", "b", "c"]) tracker.create({ requestId, workspace: "gateway", state: "processing" });
+  const hub = new FeedHub(tracker, { pollMs: 10, batchMs: 0 });
+  const stuckEvents: number[] = [];
+  try {
+    hub.subscribe(null, (chunk) => {
+      for (const event of chunk.split("\n\n").filter((text) => text.startsWith("event: stuck"))) stuckEvents.push((JSON.parse(event.slice(event.indexOf("data: ") + 6)) as { count: number }).count);
+    });
+    const at = Date.now();
+    hub.publishStuck(["a", "b", "c"].map((requestId) => ({ requestId, workspace: "gateway", state: "processing" as const, since: at, reason: "processing 2h; no heartbeat" })), at);
+    expect(hub.stuckSnapshot.count).toBe(3);
+    // A heartbeat (still processing) keeps it stuck; a timeout and a removal take it out.
+    tracker.update("a", { fields: { model: "still going" } });
+    tracker.cancel(["b"]);
+    await expect.poll(() => hub.stuckSnapshot.count).toBe(2);
+    expect(hub.stuckSnapshot.requests.map((request) => request.requestId)).toEqual(["a", "c"]);
+    expect(stuckEvents.at(-1)).toBe(2);
+  } finally {
+    hub.close();
+  }
+});

@@ -4,7 +4,7 @@ import { DEFAULT_QUERY } from "../../lib/model/requestQuery";
 import { explainRequest } from "../../lib/views/explainView";
 import { lifecycleSegments } from "../../lib/views/lifecycle";
 import { overviewMetrics } from "../../lib/views/overviewView";
-import { queuesView } from "../../lib/views/queuesView";
+import { queuesView, stuckText } from "../../lib/views/queuesView";
 import { requestDetailView, requestsView } from "../../lib/views/requestsView";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
@@ -207,7 +207,7 @@ describe("the queues", () => {
     expect(queuesView(tracker, []).map((row) => row.workspace)).toEqual(["batch", "ws1", "ws2", "ws10", "ws11"]);
   });
 
-  it("say a queue is stuck when a processing request in it is, not running", () => {
+  it("say a queue is stuck when a request in it is, queued or processing, and sum to the stuck count", () => {
     const stateDir = tempStateDir();
     const now = Date.now();
     // Another program's requests: one hung for an hour, one that started a minute ago.
@@ -215,11 +215,19 @@ describe("the queues", () => {
     writeRequestFile(stateDir, aRequest({ requestId: "busy", workspace: "gateway", state: "processing", processingStartedAt: now - MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "fresh", workspace: "other", state: "processing", processingStartedAt: now - MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "old", workspace: "slow", state: "queued", queuedAt: now - 20 * MINUTE }, now));
+    // The gateway's own queue too: one waiting past the threshold, one just in.
+    writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "gateway", state: "queued", queuedAt: now - 89 * MINUTE }, now));
+    writeRequestFile(stateDir, aRequest({ requestId: "new", workspace: "gateway", state: "queued", queuedAt: now - MINUTE }, now));
     const tracker = aTracker({ stateDir, hungAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
-    expect(queuesView(tracker, tracker.stuck(), now).map(({ workspace, processing, stuck, status }) => ({ workspace, processing, stuck, status }))).toEqual([
-      { workspace: "gateway", processing: 2, stuck: 1, status: "stuck" },
-      { workspace: "other", processing: 1, stuck: 0, status: "running" },
-      { workspace: "slow", processing: 0, stuck: 0, status: "late" },
+    const stuck = tracker.stuck();
+    const rows = queuesView(tracker, stuck, now);
+    expect(rows.map(({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, status }) => ({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, status }))).toEqual([
+      { workspace: "gateway", queued: 2, processing: 2, stuck: 2, stuckQueued: 1, stuckProcessing: 1, status: "stuck" },
+      { workspace: "other", queued: 0, processing: 1, stuck: 0, stuckQueued: 0, stuckProcessing: 0, status: "running" },
+      { workspace: "slow", queued: 1, processing: 0, stuck: 1, stuckQueued: 1, stuckProcessing: 0, status: "stuck" },
     ]);
+    expect(rows.reduce((sum, row) => sum + row.stuck, 0)).toBe(stuck.length);
+    expect(stuckText(rows[0]!)).toBe("stuck: 1 of 2 processing, 1 of 2 queued");
+    expect(stuckText(rows[2]!)).toBe("stuck: 1 of 1 queued");
   });
 });

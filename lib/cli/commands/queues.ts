@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
-import { queuesView } from "../../views/queuesView";
+import { queuesView, stuckText } from "../../views/queuesView";
 import { stopIfTrackingOff, withFreshTracker, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
@@ -22,7 +22,7 @@ export function registerQueues(program: Command): void {
           String(row.queued),
           String(row.processing),
           row.oldestQueuedSince === null ? "-" : formatDuration(now - row.oldestQueuedSince),
-          row.paused ? `paused${row.paused.by ? ` by ${row.paused.by}` : ""}${row.paused.reason ? `: ${row.paused.reason}` : ""}` : row.status === "stuck" ? `stuck: ${row.stuck} of ${row.processing} processing` : row.status,
+          row.paused ? `paused${row.paused.by ? ` by ${row.paused.by}` : ""}${row.paused.reason ? `: ${row.paused.reason}` : ""}` : row.status === "stuck" ? stuckText(row) : row.status,
         ]),
       );
     });

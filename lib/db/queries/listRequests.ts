@@ -10,7 +10,8 @@ export interface RequestSummary {
   requestId: string;
   workspace: string;
   sessionId: string | null;
-  chatId: string | null;
+  /** As the file has it: a gateway's chat ids are numbers. */
+  chatId: string | number | null;
   state: State;
   previousState: State | null;
   createdAt: number;
