@@ -64,7 +64,8 @@ function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void 
  */
 export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: CleanupOptions): CleanupReport {
   const states = options.states ?? TERMINAL_STATES;
-  const cutoff = Math.min(options.cutoff ?? Infinity, ctx.now() - options.olderThanMs);
+  // An age past the epoch (99999999999999999999w) matches nothing, and its cutoff stays a date.
+  const cutoff = Math.min(options.cutoff ?? Infinity, Math.max(0, ctx.now() - options.olderThanMs));
   const candidates = cleanupCandidates(ctx.db, states, cutoff, options.ids);
 
   const byState: Partial<Record<State, number>> = {};

@@ -183,4 +183,12 @@ describe("pausing a workspace's queue", () => {
     expect(tracker.countsByState()).toMatchObject({ queued: 0, completed: 40 });
     expect(runCli(["pause", "a/b"], { stateDir })).toMatchObject({ code: 1, stderr: expect.stringMatching(/^reqwatch: Invalid workspace: "a\/b"/) });
   }, 60_000);
+
+  it("a workspace named with a leading dash gets a resume hint that works when pasted", () => {
+    const stateDir = tempStateDir();
+    const paused = runCli(["pause", "--", "-x"], { stateDir });
+    expect(paused).toMatchObject({ code: 0, stdout: "Paused -x: workers take nothing from it until `reqwatch resume -- -x`.\n" });
+    const hint = /`reqwatch (.*)`/.exec(paused.stdout)![1]!.split(" ");
+    expect(runCli(hint, { stateDir })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Resumed -x/) });
+  });
 });

@@ -7,7 +7,7 @@ import { LineTransport } from "../../lib/mcp/stdioTransport";
 
 afterEach(closeAgents);
 
-describe("reqwatch mcp's stdio", () => {
+describe("what an agent sends reqwatch mcp", () => {
   it("refuses a message over 10 MB with an error under its id, and answers the next call", async () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aRequest({ requestId: "kept", state: "failed", error: "boom" }));
@@ -19,6 +19,15 @@ describe("reqwatch mcp's stdio", () => {
     const after = await call(agent, "get_request", { requestId: "kept" });
     expect(after.isError).toBe(false);
     expect(JSON.parse(after.text)).toMatchObject({ request: { requestId: "kept", state: "failed" } });
+  });
+
+  it("a cleanup dry run with an age past the epoch matches nothing and says so, as the CLI does", async () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aRequest({ requestId: "old", state: "completed", completedAt: 1 }));
+    const agent = await anAgent(stateDir);
+    const preview = await call(agent, "cleanup_preview", { olderThan: "99999999999999999999w" });
+    expect(preview.isError).toBe(false);
+    expect(JSON.parse(preview.text)).toMatchObject({ matched: 0, cutoff: "1970-01-01T00:00:00.000Z", firstIds: [] });
   });
 });
 
