@@ -579,6 +579,28 @@ async function measureRedaction() {
   for (let i = 0; i < 5000; i++) raw.push(time(() => redactSecrets(prompt))[0]);
   summarize("redact 4 KB (two secrets), alone", raw);
   ratio("redact 4 KB p50 / transition p50 without redaction", median(raw) / median(all.off), { target: "<= 0.05" });
+  measureCraftedRedaction(prompt);
+}
+
+/**
+ * Redacting 100 KB of text crafted against the patterns (one start of a secret, repeated) against
+ * 100 KB of the prompt above; tests/unit/redactionCost.test.ts bounds each pattern's time per KB
+ * against ordinary text's. `ghs_0_` is what secretlint's GitHub rule was slowest on; `figd_` is the
+ * costliest left (secretlint's Figma rule reads on from every `figd_`).
+ */
+function measureCraftedRedaction(prompt) {
+  const SIZE = 100 * 1024;
+  const units = { prompt, "ghs_0_": "ghs_0_", "ghs_0_a.": "ghs_0_a.", "figd_": "figd_", "glpat-": "glpat-", "--api-key=": " --api-key=", '"password": "': '"password": "' };
+  let ordinary = null;
+  for (const [name, unit] of Object.entries(units)) {
+    const text = unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
+    for (let i = 0; i < 5; i++) redactSecrets(text);
+    const samples = [];
+    for (let i = 0; i < 50; i++) samples.push(time(() => redactSecrets(text))[0]);
+    const row = summarize(`redact 100 KB of ${name === "prompt" ? "the 4 KB prompt" : `${name} repeated`}`, samples);
+    if (ordinary === null) ordinary = row.p50;
+    else ratio(`redact 100 KB of ${name} repeated / of the prompt, p50`, row.p50 / ordinary, { target: "<= 100" }, 1);
+  }
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);

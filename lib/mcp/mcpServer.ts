@@ -9,6 +9,7 @@ import type { State } from "../model/states";
 import { COMMAND_STATUSES, type SessionResult } from "../sessions/sessionTracker";
 import { sessionSummaryLines } from "../sessions/summary";
 import type { Tracker } from "../tracker";
+import { displayJson } from "../views/displayText";
 import { explainRequest } from "../views/explainView";
 import { requestDetailView } from "../views/requestsView";
 import { sourceReport } from "../views/sourceView";
@@ -24,7 +25,7 @@ const requestId = filterFields.sessionId.describe("a request id");
 const ids = z.array(requestId).min(1).max(1000);
 
 function text(value: unknown): CallToolResult {
-  return { content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value, null, 2) }] };
+  return { content: [{ type: "text", text: typeof value === "string" ? value : displayJson(value) }] };
 }
 
 /** A tool's failure as an MCP tool error the agent reads (the library's message), never a crash of the server. */
@@ -131,7 +132,7 @@ export function createMcpServer(tracker: Tracker, version: string): McpServer {
     },
     tool(({ requestId: id }: { requestId: string }) => {
       const explanation = mustExist(explainRequest(tracker, id, stuck()), id);
-      return `${explanation.lines.join("\n")}\n\n${JSON.stringify(explanation, null, 2)}`;
+      return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
     }),
   );
 

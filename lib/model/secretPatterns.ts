@@ -62,10 +62,13 @@ function kindOfMessage(en: (props: Record<string, string>) => string): string {
  * below finds for every scheme, including the example-looking credentials those rules let pass
  * (a linter avoids false alarms; a redactor must not let a password through), and they were two
  * fifths of the preset's time on a 4 KB text; `openai` finds only keys that hold `T3BlbkFJ`, and
- * the `sk-` shape below finds those and the newer keys without it.
+ * the `sk-` shape below finds those and the newer keys without it; `github` reads on for the rest
+ * of an app installation token from every `ghs_` it meets, as far as the token's first part may run,
+ * so a text full of them stalled the writer: the GitHub shapes below find its three formats.
  */
 export const SKIPPED_RULES: ReadonlySet<string> = new Set([
   "@secretlint/secretlint-rule-filter-comments",
+  "@secretlint/secretlint-rule-github",
   "@secretlint/secretlint-rule-openai",
   "@secretlint/secretlint-rule-gcp",
   "@secretlint/secretlint-rule-basicauth",
@@ -101,7 +104,6 @@ export const RULE_GATES: Readonly<Record<string, RegExp>> = {
   "@secretlint/secretlint-rule-sendgrid": /\.(?<=SG\.)/,
   "@secretlint/secretlint-rule-shopify": /_(?<=shp(?:pa|ca|at|ss)_)/,
   "@secretlint/secretlint-rule-stripe": /_(?<=[sr]k_)(?:live|test)_/,
-  "@secretlint/secretlint-rule-github": /_(?<=gh[pousr]_|github_pat_)/,
   "@secretlint/secretlint-rule-gitlab": /-(?<=glpat-)/,
   "@secretlint/secretlint-rule-grafana": /_(?<=glc_|glsa_)/,
   "@secretlint/secretlint-rule-1password": /_(?<=ops_)ey/,
@@ -113,27 +115,44 @@ export const RULE_GATES: Readonly<Record<string, RegExp>> = {
   "@secretlint/secretlint-rule-cloudflare": /_(?<=cf(?:k|ut|at)_)/,
   "@secretlint/secretlint-rule-tailscale": /-(?<=tskey-)/,
 };
-const ANY_GATE = new RegExp(Object.values(RULE_GATES).map((gate) => `(?:${gate.source})`).join("|"), "g");
-
 interface Scanner {
   file: (source: RuleSource) => unknown;
   /** Its gate, sticky: tried where the scan of all the gates stopped. */
   gate: RegExp | null;
+  /** Its bit in the key of a set of gated scanners. */
+  bit: number;
 }
 
-/** The rules a text needs run: those without a gate, and those whose gate is somewhere in it. */
-function rulesFor(text: string, rules: readonly Scanner[]): Scanner[] {
-  const run = rules.filter((rule) => !rule.gate);
-  const gated = rules.filter((rule) => rule.gate);
-  ANY_GATE.lastIndex = 0;
-  for (let match = ANY_GATE.exec(text); match && gated.length; match = ANY_GATE.exec(text)) {
-    // Every gate that starts here, not only the alternative that matched; then on from the next character.
+/** One scan for any of these scanners' gates, kept for the next text that leaves the same ones to find. */
+const gateScans = new Map<number, RegExp>();
+function anyGate(gated: readonly Scanner[]): RegExp {
+  const key = gated.reduce((bits, scanner) => bits | scanner.bit, 0);
+  let scan = gateScans.get(key);
+  if (!scan) {
+    // A text meets few gates, so few sets recur; the bound keeps unusual texts from growing it.
+    if (gateScans.size >= 64) gateScans.clear();
+    gateScans.set(key, (scan = new RegExp(gated.map((scanner) => `(?:${scanner.gate!.source})`).join("|"), "g")));
+  }
+  return scan;
+}
+
+/** The scanners a text needs run: those without a gate, and those whose gate is somewhere in it. */
+function scannersFor(text: string, all: readonly Scanner[]): Scanner[] {
+  const run = all.filter((scanner) => !scanner.gate);
+  const gated = all.filter((scanner) => scanner.gate);
+  let scan = anyGate(gated);
+  scan.lastIndex = 0;
+  for (let match = scan.exec(text); match; match = scan.exec(text)) {
+    // Every gate that starts here, not only the alternative that matched.
     for (let i = gated.length - 1; i >= 0; i--) {
       const gate = gated[i]!.gate!;
       gate.lastIndex = match.index;
       if (gate.test(text)) run.push(...gated.splice(i, 1));
     }
-    ANY_GATE.lastIndex = match.index + 1;
+    if (!gated.length) break;
+    // Then on from the next character, for the gates not met yet: a text full of one gate is scanned once.
+    scan = anyGate(gated);
+    scan.lastIndex = match.index + 1;
   }
   return run;
 }
@@ -141,10 +160,11 @@ function rulesFor(text: string, rules: readonly Scanner[]): Scanner[] {
 let found: Finding[] = [];
 let scanners: Scanner[] | null = null;
 
-function secretlintScanners() {
+/** The preset's rules, and the shapes that have a gate: each run only on a text that holds its gate. */
+function gatedScanners(): Scanner[] {
   if (scanners) return scanners;
   const kinds = new Map<string, string>();
-  scanners = (secretlintRules as unknown as readonly RuleCreator[])
+  const rules = (secretlintRules as unknown as readonly RuleCreator[])
     .filter((rule) => !SKIPPED_RULES.has(rule.meta.id) && (rule.meta.supportedContentTypes ?? ["text"]).includes("text"))
     .map((rule) => {
       const context: RuleContext = {
@@ -160,9 +180,13 @@ function secretlintScanners() {
       };
       const handler = rule.create(context, RULE_OPTIONS[rule.meta.id] ?? {});
       if (!handler.file) throw new Error(`${rule.meta.id} has no file handler`);
-      const gate = RULE_GATES[rule.meta.id];
-      return { file: handler.file, gate: gate ? new RegExp(gate.source, "y") : null };
+      return { file: handler.file, gate: RULE_GATES[rule.meta.id] ?? null };
     });
+  const shapes = SHAPES.filter((shape) => shape.gate).map((shape) => ({
+    file: (source: RuleSource) => findPattern(source.content, shape.pattern, shape.kind, shape.rank, shape.groups, found, shape.from),
+    gate: shape.gate!,
+  }));
+  scanners = [...rules, ...shapes].map(({ file, gate }, i) => ({ file, gate: gate && new RegExp(gate.source, "y"), bit: 2 ** i }));
   return scanners;
 }
 
@@ -190,6 +214,10 @@ interface Shape {
   kind: string | ((match: RegExpExecArray) => string | null);
   pattern: RegExp;
   groups?: readonly number[];
+  /** Groups looked behind: the secret starts where the first that matched starts, and runs to the match's end. */
+  from?: readonly number[];
+  /** Text every match holds, as the rules' `RULE_GATES`: the shape runs only on a text the one scan for the gates found it in. */
+  gate?: RegExp;
   rank: number;
   /** Where the shape is defined. */
   source: string;
@@ -211,22 +239,46 @@ const SECRET_WORDS: Record<string, string> = {
   credential: "credential",
   credentials: "credential",
 };
+/** Words that still say a secret joined to what it is for (`PGPASSWORD`, `NPMTOKEN`); not `key` (`monkey`) or `pwd` (`OLDPWD`). */
+const JOINED_WORDS = ["password", "passwd", "passphrase", "secret", "token", "credential", "credentials"];
 /** Single words that also start a line of prose ("Token: ..."); with a colon they need quotes. */
 const PROSE_WORDS = new Set(["token", "credential", "credentials", "secrets"]);
 /** Words that say a secret only beside another: a lone `key` names a map's or a keyboard's key, `PWD` the shell's working folder. */
 const NOT_ALONE = new Set(["key", "pwd"]);
+/** A reference to another variable, a flag, a count or a marker is not a secret; nor is base64's padding. */
+const NOT_A_SECRET = /^(?:\$|\[redacted)|^(?:true|false|null|none|\d{1,6}|=+)$/i;
 
-/** The kind an assignment's name says (`DB_PASSWORD`, `apiKey`, `"client_secret"`), or null for another name. */
+/** A name's words: `DB_PASSWORD`, `api-key`, `apiKey` and `client.secret` are two each. */
+function wordsOf(name: string): string[] {
+  return name.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).map((word) => word.toLowerCase());
+}
+
+/** The kind one word says, or undefined. */
+function wordKind(word: string): string | undefined {
+  const joined = SECRET_WORDS[word] ? word : JOINED_WORDS.find((secret) => word.endsWith(secret));
+  return joined && SECRET_WORDS[joined];
+}
+
+/** The kind an assignment's name says (`DB_PASSWORD`, `apiKey`, `"client_secret"`, `PGPASSWORD`), or null for another name. */
 function assignmentKind(match: RegExpExecArray): string | null {
-  const [separator, quote, name] = [match[0][0], match[1], match[2]];
-  const value = match[3] ?? match[4] ?? match[5] ?? match[6] ?? "";
-  // A reference to another variable, a flag, a count or a marker is not a secret; nor is base64's padding.
-  if (/^(?:\$|\[redacted)|^(?:true|false|null|none|\d{1,6}|=+)$/i.test(value)) return null;
-  const words = name!.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).map((word) => word.toLowerCase());
-  const said = words.map((word) => SECRET_WORDS[word]).find(Boolean);
+  const [separator, quote, name, arrow] = [match[0][0], match[1], match[2], match[3]];
+  // After `=>` only a quoted value is a hash's (Ruby, PHP): `token => token.id` is a function.
+  if (arrow && match[7] !== undefined) return null;
+  if (NOT_A_SECRET.test(match[4] ?? match[5] ?? match[6] ?? match[7] ?? "")) return null;
+  const words = wordsOf(name!);
+  const said = words.map(wordKind).find(Boolean);
   if (!said) return null;
   if (words.length === 1 && (NOT_ALONE.has(words[0]!) || (separator === ":" && !quote && PROSE_WORDS.has(words[0]!)))) return null;
   return said;
+}
+
+/** The kind a command's flag says by its last word (`--password`, `--api-key`), or null: `--token-file` takes a file. */
+function flagKind(match: RegExpExecArray): string | null {
+  if (NOT_A_SECRET.test(match[2] ?? match[3] ?? match[4] ?? "")) return null;
+  const words = wordsOf(match[1]!);
+  const last = words.at(-1)!;
+  if (words.length === 1 && NOT_ALONE.has(last)) return null;
+  return wordKind(last) ?? null;
 }
 
 /** An `sk-` key's provider, by the part after `sk-` the pattern matched (OpenAI's older keys hold `T3BlbkFJ`, base64 of "OpenAI"). */
@@ -236,7 +288,30 @@ function skKeyKind(match: RegExpExecArray): string {
   return "api key";
 }
 
+/** `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and `github_pat_`, scanned for as their `_`. */
+const GITHUB_GATE = /_(?<=gh[pousr]_|github_pat_)/;
+
 export const SHAPES: readonly Shape[] = [
+  {
+    kind: "github token",
+    // Scanned for as `_`, the prefix looked behind, as the gates are.
+    pattern: /_(?:(?<=(?<!\p{L})(gh[pousr])_)[A-Za-z0-9_]{36}|(?<=(?<!\p{L})(github_pat)_)[A-Za-z0-9_]{82})(?![A-Za-z0-9_])/dgu,
+    from: [1, 2],
+    gate: GITHUB_GATE,
+    rank: RANK_FORMAT,
+    source: "GitHub's token formats as secretlint's GitHub rule reads them: `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and 36 letters, digits or `_`; `github_pat_` and 82",
+  },
+  {
+    kind: "github token",
+    // Found from its first dot, the `ghs_<app id>_` part looked behind, so each dot reads back only to
+    // the one before it; read from every `ghs_`, as the rule did, text full of them is read many times over.
+    pattern: /\.(?<=(?<!\p{L})(ghs)_[0-9]{1,20}_[A-Za-z0-9_-]{1,1000}\.)[A-Za-z0-9_-]{1,10000}\.[A-Za-z0-9_-]{1,1000}(?![A-Za-z0-9_-])/dgu,
+    from: [1],
+    gate: GITHUB_GATE,
+    rank: RANK_FORMAT,
+    source:
+      "GitHub App installation tokens in their newer format as secretlint's GitHub rule reads them (2026-04-24 changelog): `ghs_`, the app id, `_`, and a JWT's three base64url parts",
+  },
   {
     kind: skKeyKind,
     // Scanned for as `sk-`, then looked behind (`task-` starts no key). A bare `sk-` key needs a digit,
@@ -276,9 +351,19 @@ export const SHAPES: readonly Shape[] = [
     source: "curl(1), `-u, --user <user:password>`: a command line's basic auth credentials",
   },
   {
+    kind: flagKind,
+    // Scanned for as `--`, a word's start looked behind. A value starting like another flag, a redirect or a variable is not one.
+    pattern: /--(?<=(?<![^\s"'`(])--)([A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*)(?:[ \t]*=[ \t]*|[ \t]+)(?:"((?:[^"\\\n]|\\.)+)"?|'((?:[^'\\\n]|\\.)+)'?|(?![-<>|&;$])([^\s"'`;|&<>)]+))/dg,
+    groups: [2, 3, 4],
+    gate: /--(?<=(?<![^\s"'`(])--)[A-Za-z]/,
+    rank: RANK_SHAPE,
+    source: "getopt_long(3)'s `--name=value` and `--name value`, for flags whose last word says secret, token, password or key (`--password=`, `--token`, `--api-key`)",
+  },
+  {
     kind: "password in url",
     // From the `://` (the scheme is looked behind): scanning for it is quicker than trying every word as a scheme.
-    pattern: /:\/\/(?<=[A-Za-z0-9]:\/\/)[^\s:/?#@"'<>]+:([^\s/?#@"'<>]+)@/dg,
+    // The password runs to the authority's last `@`: one written unencoded holds `@` itself.
+    pattern: /:\/\/(?<=[A-Za-z0-9]:\/\/)[^\s:/?#@"'<>]+:([^\s/?#"'<>]+)@/dg,
     groups: [1],
     rank: RANK_SHAPE,
     source: "RFC 3986 section 3.2.1: `user:password@` in a URI's authority, for any scheme (`postgres://user:pass@host`)",
@@ -288,16 +373,19 @@ export const SHAPES: readonly Shape[] = [
     // Matched from its `=` or `:` (a lookbehind reads the name), so the scan tests one character
     // where no separator is, not a name at every word.
     pattern:
-      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(["']?)((?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
-    groups: [3, 4, 5, 6],
+      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(["']?)((?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])(?:(?<==)(>))?[ \t]*(?:"((?:[^"\\\n]|\\.)+)"?|'((?:[^'\\\n]|\\.)+)'?|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
+    groups: [4, 5, 6, 7],
     rank: RANK_SHAPE,
     // Not right after `://`: a URL's `user:password@` is the URL shape's.
-    source: "POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value` and JSON `\"name\": \"value\"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential",
+    source: "POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value`, JSON `\"name\": \"value\"` (its escapes: a quoted value runs to its closing quote, or to the line's end without one) and Ruby's and PHP's `name => \"value\"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential, and all but key also joined to a prefix (`PGPASSWORD`, `NPMTOKEN`)",
   },
 ];
 
-/** Every match of a pattern, as findings: the whole match, or the first of `groups` that matched. */
-export function findPattern(text: string, pattern: RegExp, kind: Shape["kind"], rank: number, groups: readonly number[] = [], into: Finding[] = []): Finding[] {
+/**
+ * Every match of a pattern, as findings: the whole match, the first of `groups` that matched, or
+ * from where the first of `from` that matched starts to the match's end.
+ */
+export function findPattern(text: string, pattern: RegExp, kind: Shape["kind"], rank: number, groups: readonly number[] = [], into: Finding[] = [], from: readonly number[] = []): Finding[] {
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
     if (match[0] === "") {
@@ -306,8 +394,14 @@ export function findPattern(text: string, pattern: RegExp, kind: Shape["kind"], 
     }
     const named = typeof kind === "string" ? kind : kind(match);
     if (named === null) continue;
+    const end = match.index + match[0].length;
+    if (from.length) {
+      const start = from.map((g) => match.indices?.[g]?.[0]).find((at) => at !== undefined);
+      if (start !== undefined) into.push({ start, end, kind: named, rank });
+      continue;
+    }
     const group = groups.find((g) => match[g] !== undefined);
-    const span: readonly [number, number] | undefined = group === undefined ? [match.index, match.index + match[0].length] : match.indices?.[group];
+    const span: readonly [number, number] | undefined = group === undefined ? [match.index, end] : match.indices?.[group];
     if (span) into.push({ start: span[0], end: span[1], kind: named, rank });
   }
   return into;
@@ -315,14 +409,14 @@ export function findPattern(text: string, pattern: RegExp, kind: Shape["kind"], 
 
 /** Every secret the maintained rules and the shapes find in `text` (overlapping, unsorted). */
 export function findSecrets(text: string): Finding[] {
-  const rules = secretlintScanners();
+  const all = gatedScanners();
   found = [];
   scanning = text;
   const source: RuleSource = { content: text, contentType: "text", filePath: "", ext: "" };
-  for (const rule of rulesFor(text, rules)) rule.file(source);
-  const all = found;
+  for (const scanner of scannersFor(text, all)) scanner.file(source);
+  const findings = found;
   found = [];
   scanning = "";
-  for (const shape of SHAPES) findPattern(text, shape.pattern, shape.kind, shape.rank, shape.groups, all);
-  return all;
+  for (const shape of SHAPES) if (!shape.gate) findPattern(text, shape.pattern, shape.kind, shape.rank, shape.groups, findings, shape.from);
+  return findings;
 }

@@ -6,6 +6,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import { isTerminal, STATES, type State } from "../model/states";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
+import { escapeControls, named, quoted } from "./displayText";
 import { lifecycleSegments, timeInStates } from "./lifecycle";
 import { requestDetailView, type ResponseView } from "./requestsView";
 
@@ -104,31 +105,32 @@ export function explainRequest(tracker: Tracker, requestId: string, stuck: reado
   const callback = request.callback ? { success: request.callback.success, attempts: request.callback.attempts, error: request.callback.error ?? null } : null;
   const next = leftToOwner(nextStep(request, stuckReason, detail.actions.retry, now), tracker.ownership);
 
+  // Text from the files is quoted (names shown bare when plain words): a line break in an error must not start a line of reqwatch's own.
   const lines = [`${request.requestId} (workspace ${request.workspace}) is ${request.state}, since ${formatDuration(Math.max(0, now - stateSince))} ago.`];
   // A final state is a moment, not a stay (the line above says when it was reached).
   const times = STATES.filter((state) => spent[state] !== undefined && !(isTerminal(state) && state === request.state)).map((state) => `${state} ${formatDuration(spent[state]!)}`);
   lines.push(`Time in each state: ${times.join(", ")}.`);
   for (const attempt of attempts) {
-    const how = attempt.ended ? `${attempt.ended.state}${attempt.ended.reason ? ` (${attempt.ended.reason})` : ""}${attempt.ended.error ? `: ${attempt.ended.error}` : ""}` : "still running";
+    const how = attempt.ended ? `${attempt.ended.state}${attempt.ended.reason ? ` (${quoted(attempt.ended.reason)})` : ""}${attempt.ended.error ? `: ${quoted(attempt.ended.error)}` : ""}` : "still running";
     const unclaimed = !attempt.ended && request.state === "processing" && !request.claim;
     lines.push(
       unclaimed
-        ? `Attempt ${attempt.number}: moved to processing${attempt.by ? ` by ${attempt.by}` : ""} at ${new Date(attempt.claimedAt).toISOString()} without a reqwatch claim (another program, or by hand); no reqwatch worker holds it.`
-        : `Attempt ${attempt.number}: claimed by ${attempt.by ?? "a worker"}${attempt.worker ? ` (pid ${attempt.worker.pid} on ${attempt.worker.host})` : ""} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`,
+        ? `Attempt ${attempt.number}: moved to processing${attempt.by ? ` by ${named(attempt.by)}` : ""} at ${new Date(attempt.claimedAt).toISOString()} without a reqwatch claim (another program, or by hand); no reqwatch worker holds it.`
+        : `Attempt ${attempt.number}: claimed by ${attempt.by ? named(attempt.by) : "a worker"}${attempt.worker ? ` (pid ${attempt.worker.pid} on ${named(attempt.worker.host)})` : ""} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`,
     );
   }
   if (request.state === "processing" && request.claim) {
     const claim = request.claim;
-    lines.push(`Held by pid ${claim.pid ?? "?"} on ${claim.host ?? "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`);
+    lines.push(`Held by pid ${claim.pid ?? "?"} on ${claim.host ? named(claim.host) : "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`);
   }
-  for (const drop of droppedDeliveries) lines.push(`Dropped at ${new Date(drop.at).toISOString()}: ${drop.reason}.`);
-  if (callback) lines.push(`Callback: ${callback.success ? "delivered" : "failed"} after ${callback.attempts} attempt${callback.attempts === 1 ? "" : "s"}${callback.error ? ` (${callback.error})` : ""}.`);
-  if (detail.response) lines.push(`Response file ${detail.response.file}: ${detail.response.status === "ok" ? "present" : detail.response.status}${detail.response.status === "unreadable" ? ` (${detail.response.reason})` : ""}.`);
+  for (const drop of droppedDeliveries) lines.push(`Dropped at ${new Date(drop.at).toISOString()}: ${quoted(drop.reason)}.`);
+  if (callback) lines.push(`Callback: ${callback.success ? "delivered" : "failed"} after ${callback.attempts} attempt${callback.attempts === 1 ? "" : "s"}${callback.error ? ` (${quoted(callback.error)})` : ""}.`);
+  if (detail.response) lines.push(`Response file ${escapeControls(detail.response.file)}: ${detail.response.status === "ok" ? "present" : detail.response.status}${detail.response.status === "unreadable" ? ` (${escapeControls(detail.response.reason)})` : ""}.`);
   if (stuckReason) lines.push(`Stuck: ${stuckReason}.`);
   if (session) {
-    lines.push(`Session ${session.sessionId}: ${read?.problem ?? (read?.session ? `focus ${session.activeTask ?? "—"}` : "no context recorded")}.`);
-    if (session.nextSteps.length) lines.push(`  Next steps: ${session.nextSteps.join("; ")}.`);
-    if (session.blockers.length) lines.push(`  Blockers: ${session.blockers.join("; ")}.`);
+    lines.push(`Session ${session.sessionId}: ${read?.problem ? escapeControls(read.problem) : read?.session ? `focus ${session.activeTask === null ? "—" : quoted(session.activeTask)}` : "no context recorded"}.`);
+    if (session.nextSteps.length) lines.push(`  Next steps: ${session.nextSteps.map(quoted).join("; ")}.`);
+    if (session.blockers.length) lines.push(`  Blockers: ${session.blockers.map(quoted).join("; ")}.`);
   }
   lines.push(`Next: ${next.advice}${next.command ? ` Run: ${next.command}` : ""}`);
 

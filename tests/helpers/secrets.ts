@@ -51,6 +51,30 @@ const jwt = [
 const bearer = chars(`${ALNUM}._-`, 40, "bearer");
 const basic = Buffer.from("deploy:Tr0ub4dor&3").toString("base64");
 const dbPassword = chars(ALNUM, 16, "db-password");
+const joined = (seed: string) => chars(ALNUM, 16, seed);
+const [pgPassword, dbJoined, rootPassword, npmToken] = [joined("pgpassword"), joined("dbpassword"), joined("rootpassword"), joined("npmtoken")];
+const [flagPassword, flagToken, flagApiKey] = [joined("flag-password"), joined("flag-token"), joined("flag-api-key")];
+const [atPassword, escapedQuote, rubyPassword, phpPassword] = [joined("at-password"), joined("escaped-quote"), joined("ruby"), joined("php")];
+
+/**
+ * Forms of a secret's name and place beyond `NAME=value`, each of which once reached the files: the
+ * word joined to a prefix, a command's flag, a URL password holding `@`, a quoted value holding an
+ * escaped quote, a Ruby or PHP hash.
+ */
+export const SECRET_FORMS: readonly SecretSample[] = [
+  { kind: "password", secret: pgPassword, line: `PGPASSWORD=${pgPassword} psql -h db.internal app` },
+  { kind: "password", secret: dbJoined, line: `export DBPASSWORD=${dbJoined}` },
+  { kind: "password", secret: rootPassword, line: `docker run -e ROOTPASSWORD=${rootPassword} mysql` },
+  { kind: "token", secret: npmToken, line: `NPMTOKEN=${npmToken} npm publish` },
+  { kind: "password", secret: flagPassword, line: `mysql --password=${flagPassword} -h db.internal` },
+  { kind: "token", secret: flagToken, line: `vault login --token ${flagToken}` },
+  { kind: "key", secret: flagApiKey, line: `llm --api-key="${flagApiKey}" "hello"` },
+  // The secret is the part after the `@` or the escaped quote: the part a redaction stopping there leaves.
+  { kind: "password in url", secret: atPassword, line: `psql postgres://app:p@ss${atPassword}@db.internal/app` },
+  { kind: "password", secret: escapedQuote, line: `{"user": "ada", "password": "ab\\"cd${escapedQuote}"}` },
+  { kind: "password", secret: rubyPassword, line: `connect(:host => "db", :password => '${rubyPassword}')` },
+  { kind: "password", secret: phpPassword, line: `$config = ['password' => "${phpPassword}"];` },
+];
 
 export const SECRETS: readonly SecretSample[] = [
   { kind: "openai api token", secret: openai, line: `export OPENAI_API_KEY=${openai}` },
@@ -80,6 +104,7 @@ export const SECRETS: readonly SecretSample[] = [
   { kind: "secret", secret: "s3cr3t-v4lue", line: "export SECRET=s3cr3t-v4lue" },
   { kind: "token", secret: "tkn-88e1f0c2", line: `"token": "tkn-88e1f0c2"` },
   { kind: "password", secret: "correct horse battery", line: `passphrase: "correct horse battery"` },
+  ...SECRET_FORMS,
 ];
 
 /** A small PNG, base64 as a data URL carries it. */
@@ -103,4 +128,8 @@ export const LOOK_ALIKES: readonly string[] = [
   // `sk-` that starts no key: a package, a word's end, letters without a digit, too short.
   "pip install scikit-learn; the sk-learn docs; a task-0123456789abcdef0123456789abcdef0123 and desk-lamp",
   "sk-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV and sk-12345678 and sk-proj-short",
+  // A word that merely ends in `key`, and flags that take no secret: a file, a switch, input from elsewhere.
+  "monkey=banana hotkey=ctrl+k; gh auth login --with-token < token.txt; docker login --password-stdin -u ada; app --token-file ~/.app/token --tokens 4096",
+  // Arrow functions: a parameter named like a secret is code, not a value.
+  "const ids = tokens.map(token => token.id); passwords.filter((password) => password.length > 8)",
 ];

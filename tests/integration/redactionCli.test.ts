@@ -2,12 +2,20 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli";
-import { SECRETS } from "../helpers/secrets";
+import { SECRET_FORMS, SECRETS } from "../helpers/secrets";
 import { readRaw, tempParent, tempStateDir } from "../helpers/stateDir";
 
 const openai = SECRETS.find((sample) => sample.kind === "openai api token")!;
 const github = SECRETS.find((sample) => sample.kind === "github token")!;
 const postgres = SECRETS.find((sample) => sample.kind === "password in url")!;
+
+/** Every file under the state folder (the index, its WAL and the session files included), by its path there. */
+function everyFile(root: string, dir = root): { name: string; text: string }[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? everyFile(root, full) : [{ name: path.relative(root, full), text: fs.readFileSync(full, "latin1") }];
+  });
+}
 
 describe("the CLI redacts what it records", () => {
   it("writes the marker, never the secret, for a prompt, an output and a session's command", () => {
@@ -34,6 +42,29 @@ describe("the CLI redacts what it records", () => {
       expect(sessions.join("")).not.toContain(sample.secret);
       // Nor in the index, whose text search would otherwise find it.
       expect(fs.readFileSync(path.join(stateDir, "index.db"), "latin1")).not.toContain(sample.secret);
+    }
+  });
+
+  it("redacts every form of a secret's name and place in every field create, update and session record", () => {
+    const stateDir = tempStateDir();
+    // One line each, so every form is in every field, whatever the forms around it.
+    const text = SECRET_FORMS.map((sample) => sample.line).join("\n");
+    const run = (args: string[]) => expect(runCli(args, { stateDir })).toMatchObject({ code: 0 });
+    run(["create", "--workspace", "hooks", "--id", "forms", "--state", "processing", "--prompt", text]);
+    run(["update", "forms", "--output", text, "--reason", "partial"]);
+    run(["update", "forms", "--state", "failed", "--error", text, "--callback-success", "false", "--callback-attempts", "1", "--callback-error", text]);
+    run(["create", "--workspace", "hooks", "--id", "prompted-later"]);
+    run(["update", "prompted-later", "--prompt", text]);
+    for (const sample of SECRET_FORMS) run(["session", "command", sample.line, "--status", "failed"]);
+    run(["session", "snapshot", "--task", text, "--next", text, "--blocker", text]);
+    run(["session", "file", "deploy/.env", "--summary", text]);
+
+    const file = JSON.parse(readRaw(stateDir, "forms"));
+    for (const field of ["prompt", "output", "error"]) expect(file[field].match(/\[redacted: /g), field).toHaveLength(SECRET_FORMS.length);
+    const written = everyFile(stateDir);
+    expect(written.map((entry) => entry.name)).toEqual(expect.arrayContaining([path.join("requests", "forms.json"), "index.db", expect.stringMatching(/^sessions\/.+\.json$/)]));
+    for (const sample of SECRET_FORMS) {
+      for (const { name, text: content } of written) expect(content, `${sample.line} in ${name}`).not.toContain(sample.secret);
     }
   });
 

@@ -21,6 +21,23 @@ describe("redactSecrets", () => {
     expect(redactSecrets(aws.line)).toBe("aws_secret_access_key = [redacted: aws secret access key]");
   });
 
+  it("keeps the name, the flag, the URL's user and host, and the quotes around a secret in each of its forms", () => {
+    const cases: [string, string][] = [
+      ["PGPASSWORD=Zq8vLm2Rt5 psql", "PGPASSWORD=[redacted: password] psql"],
+      ["NPMTOKEN=Zq8vLm2Rt5", "NPMTOKEN=[redacted: token]"],
+      ["mysql --password=Zq8vLm2Rt5 -h db", "mysql --password=[redacted: password] -h db"],
+      ["vault login --token Zq8vLm2Rt5 -address=x", "vault login --token [redacted: token] -address=x"],
+      ["tool --api-key 'Zq8 vLm2Rt5'", "tool --api-key '[redacted: key]'"],
+      ["psql postgres://u:p@ss@w0rd@db/app?sslmode=require", "psql postgres://u:[redacted: password in url]@db/app?sslmode=require"],
+      [`{"password": "ab\\"cd\\\\", "user": "ada"}`, `{"password": "[redacted: password]", "user": "ada"}`],
+      // A value cut off before its closing quote is a secret to the end of the line.
+      [`"password": "ab\\"cd\nnext`, `"password": "[redacted: password]\nnext`],
+      [":password => 'Zq8vLm2Rt5'", ":password => '[redacted: password]'"],
+      [`'db_password' => "Zq8vLm2Rt5",`, `'db_password' => "[redacted: password]",`],
+    ];
+    for (const [text, redacted] of cases) expect(redactSecrets(text), text).toBe(redacted);
+  });
+
   it("finds every secret of a text, several of them on one line", () => {
     const text = SECRETS.map((sample) => sample.line).join(" && ");
     const redacted = redactSecrets(text);

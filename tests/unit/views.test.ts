@@ -148,7 +148,7 @@ describe("explaining a request", () => {
       { number: 1, claimedAt: expect.any(Number), by: "worker-a", token: first.token, worker, ended: { at: expect.any(Number), state: "queued", how: "failed", reason: expect.any(String), error: "model timed out" } },
       { number: 2, claimedAt: expect.any(Number), by: "worker-b", token: second.token, worker, ended: { at: expect.any(Number), state: "failed", how: "failed", reason: expect.any(String), error: "model timed out again" } },
     ]);
-    expect(story.lines).toContain(`Attempt 1: claimed by worker-a (pid ${process.pid} on ${os.hostname()}) at ${new Date(story.attempts[0]!.claimedAt).toISOString()}, queued (${story.attempts[0]!.ended!.reason}): model timed out.`);
+    expect(story.lines).toContain(`Attempt 1: claimed by worker-a (pid ${process.pid} on ${os.hostname()}) at ${new Date(story.attempts[0]!.claimedAt).toISOString()}, queued (${JSON.stringify(story.attempts[0]!.ended!.reason)}): "model timed out".`);
     expect(story.timeInStates).toMatchObject({ queued: 3000, processing: 3500 });
     // The final state is a moment: the first line says when it was reached, not "failed 0ms".
     expect(story.lines[1]).toBe("Time in each state: created 0ms, queued 3s, processing 4s.");
@@ -157,7 +157,9 @@ describe("explaining a request", () => {
     expect(story.session).toEqual({ sessionId, activeTask: "ship the login fix", nextSteps: ["rerun the suite"], blockers: ["provider down"] });
     expect(story.next).toEqual({ advice: expect.stringMatching(/^Retry it/), command: "reqwatch retry story" });
     expect(story.lines.at(-1)).toBe(`Next: ${story.next.advice} Run: reqwatch retry story`);
-    expect(story.lines).toContain("Callback: failed after 3 attempts (HTTP 502).");
+    expect(story.lines).toContain('Callback: failed after 3 attempts ("HTTP 502").');
+    expect(story.lines).toContain(`Session ${sessionId}: focus "ship the login fix".`);
+    expect(story.lines).toContain('  Blockers: "provider down".');
   });
 
   it("says why a queued request is stuck and offers to cancel it; says nothing is wrong with a completed one", () => {
