@@ -1,5 +1,6 @@
 import type { SessionRecord } from "../files/sessionFile";
 import { formatDuration } from "../model/duration";
+import { reqwatchCommand } from "../model/shellCommand";
 import { isReqwatchError } from "../model/errors";
 import { attemptsOf, type Attempt } from "../model/attempts";
 import type { RequestRecord } from "../model/requestFormat";
@@ -50,26 +51,26 @@ function nextStep(request: RequestRecord, stuckReason: string | null, retry: { a
     case "failed":
     case "timeout":
       return retry.allowed
-        ? { advice: `Retry it if the cause is fixed (${retry.reason}).`, command: `reqwatch retry ${id}` }
+        ? { advice: `Retry it if the cause is fixed (${retry.reason}).`, command: reqwatchCommand("retry", id) }
         : { advice: `It cannot be retried: ${retry.reason}.`, command: null };
     case "created":
-      return { advice: "It was never queued: queue it for a worker to claim.", command: `reqwatch update ${id} --state queued` };
+      return { advice: "It was never queued: queue it for a worker to claim.", command: `${reqwatchCommand("update", id)} --state queued` };
     case "queued":
       if (request.notBefore !== undefined && request.notBefore > now) {
         return { advice: `It waits for its back-off, until ${new Date(request.notBefore).toISOString()}.`, command: null };
       }
       return stuckReason
-        ? { advice: `No worker has claimed it: start a worker for workspace ${request.workspace}, or cancel it.`, command: `reqwatch cancel ${id}` }
+        ? { advice: `No worker has claimed it: start a worker for workspace ${request.workspace}, or cancel it.`, command: reqwatchCommand("cancel", id) }
         : { advice: "It waits for a worker; nothing to do yet.", command: null };
     case "processing":
       if (!request.claim) {
         // Another program (or a hand) moved it: reqwatch cannot tell whether that program still runs it.
         const advice = "No reqwatch worker holds it: whatever moved it to processing is expected to finish it.";
-        return retry.allowed ? { advice: `${advice} If that is gone, send it back to the queue.`, command: `reqwatch retry ${id}` } : { advice, command: null };
+        return retry.allowed ? { advice: `${advice} If that is gone, send it back to the queue.`, command: reqwatchCommand("retry", id) } : { advice, command: null };
       }
       if (!stuckReason) return { advice: "A worker is on it; nothing to do yet.", command: null };
       return retry.allowed
-        ? { advice: `Send it back to the queue (${retry.reason}).`, command: `reqwatch retry ${id}` }
+        ? { advice: `Send it back to the queue (${retry.reason}).`, command: reqwatchCommand("retry", id) }
         : { advice: `Wait for its worker or the monitor: ${retry.reason}.`, command: null };
   }
 }
@@ -102,7 +103,9 @@ export function explainRequest(tracker: Tracker, requestId: string, stuck: reado
   const session = request.sessionId
     ? { sessionId: request.sessionId, activeTask: snapshot.active_task ?? null, nextSteps: snapshot.next_steps ?? [], blockers: snapshot.blocking_issues ?? [] }
     : null;
-  const callback = request.callback ? { success: request.callback.success, attempts: request.callback.attempts, error: request.callback.error ?? null } : null;
+  // A gateway's callback delivery is in its response file, not the request's.
+  const delivery = request.callback ?? (detail.response?.status === "ok" ? detail.response.response.callback : undefined);
+  const callback = delivery ? { success: delivery.success, attempts: delivery.attempts, error: delivery.error ?? null } : null;
   const next = leftToOwner(nextStep(request, stuckReason, detail.actions.retry, now), tracker.ownership);
 
   // Text from the files is quoted (names shown bare when plain words): a line break in an error must not start a line of reqwatch's own.
@@ -123,6 +126,8 @@ export function explainRequest(tracker: Tracker, requestId: string, stuck: reado
     const claim = request.claim;
     lines.push(`Held by pid ${claim.pid ?? "?"} on ${claim.host ? named(claim.host) : "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`);
   }
+  // A file another program wrote keeps its error without a history entry to carry it.
+  if (typeof request.error === "string" && request.error && !attempts.some((attempt) => attempt.ended?.error === request.error)) lines.push(`Error: ${quoted(request.error)}.`);
   for (const drop of droppedDeliveries) lines.push(`Dropped at ${new Date(drop.at).toISOString()}: ${quoted(drop.reason)}.`);
   if (callback) lines.push(`Callback: ${callback.success ? "delivered" : "failed"} after ${callback.attempts} attempt${callback.attempts === 1 ? "" : "s"}${callback.error ? ` (${quoted(callback.error)})` : ""}.`);
   if (detail.response) lines.push(`Response file ${escapeControls(detail.response.file)}: ${detail.response.status === "ok" ? "present" : detail.response.status}${detail.response.status === "unreadable" ? ` (${escapeControls(detail.response.reason)})` : ""}.`);

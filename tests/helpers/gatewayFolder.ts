@@ -23,6 +23,8 @@ export interface GatewayRequest {
   lastUpdatedAt: number;
   prompt: string;
   timedOut: boolean;
+  /** What a failed request's last attempt said. */
+  error?: string;
 }
 
 export interface GatewayResponse {
