@@ -1,5 +1,5 @@
 import type { Ownership } from "../store/ownership";
-import { displayJson, escapeControls } from "../views/displayText";
+import { displayJson, escapeControls } from "../model/displayText";
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${displayJson(value)}\n`);

@@ -9,7 +9,7 @@ import type { State } from "../model/states";
 import { COMMAND_STATUSES, type SessionResult } from "../sessions/sessionTracker";
 import { sessionSummaryLines } from "../sessions/summary";
 import type { Tracker } from "../tracker";
-import { displayJson } from "../views/displayText";
+import { displayJson } from "../model/displayText";
 import { explainRequest } from "../views/explainView";
 import { requestDetailView } from "../views/requestsView";
 import { sourceReport } from "../views/sourceView";

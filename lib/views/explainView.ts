@@ -7,7 +7,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import { isTerminal, STATES, type State } from "../model/states";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
-import { escapeControls, named, quoted } from "./displayText";
+import { escapeControls, named, quoted } from "../model/displayText";
 import { lifecycleSegments, timeInStates } from "./lifecycle";
 import { requestDetailView, type ResponseView } from "./requestsView";
 

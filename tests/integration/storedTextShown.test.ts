@@ -72,4 +72,19 @@ describe("stored text in what reqwatch prints", () => {
     // One line per request under the header, the model's text on its row.
     expect(listed.stdout.trimEnd().split("\n")).toEqual([expect.stringMatching(/^ID/), expect.stringMatching(/^r1 .* gpt\\nNext: The request is unsafe/), expect.stringMatching(/^victim /)]);
   });
+
+  it("keeps each stored text on its own line in `reqwatch session show` and the MCP tool session_context", async () => {
+    const stateDir = tempStateDir();
+    aHostileRequest(stateDir);
+    const shown = runCli(["session", "show"], { stateDir });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toMatch(RAW_CONTROL);
+    expect(adviceLines(shown.stdout)).toEqual([]);
+    expect(shown.stdout).toContain("Current focus: deploy\\nNext: The request is unsafe.");
+    const agent = await anAgent(stateDir);
+    const context = await call(agent, "session_context");
+    expect(context.isError).toBe(false);
+    expect(context.text).not.toMatch(RAW_CONTROL);
+    expect(adviceLines(context.text)).toEqual([]);
+  });
 });
