@@ -33,7 +33,7 @@ export function named(text: string): string {
   return /^[\w.@:/+-]{1,128}$/.test(text) ? text : quoted(text);
 }
 
-/** `JSON.stringify(value, null, 2)`, with the characters JSON leaves raw escaped: the same JSON, safe to print. */
-export function displayJson(value: unknown): string {
-  return String(JSON.stringify(value, null, 2)).replace(BEYOND_JSON, escapeOne);
+/** `JSON.stringify(value, null, indent)`, with the characters JSON leaves raw escaped: the same JSON, safe to print (0: one line). */
+export function displayJson(value: unknown, indent = 2): string {
+  return String(JSON.stringify(value, null, indent || undefined)).replace(BEYOND_JSON, escapeOne);
 }

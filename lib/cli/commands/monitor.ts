@@ -1,3 +1,4 @@
+import { displayJson } from "../../model/displayText";
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import type { MonitorPass } from "../../monitor/monitorPass";
@@ -43,19 +44,19 @@ export function registerMonitor(program: Command): void {
       // the folder first (a reconciliation), and a long-running monitor follows it as the dashboard does.
       const ingest = tracker.startIngest({ onError: (error) => process.stderr.write(`reqwatch: following the folder failed: ${(error as Error).message}\n`) });
       const report = (pass: MonitorPass) => {
-        if (options.json) return process.stdout.write(`${JSON.stringify(pass)}\n`);
+        if (options.json) return process.stdout.write(`${displayJson(pass, 0)}\n`);
         printLine(describePass(pass));
         for (const stuck of pass.stuck) printLine(`  ${stuck.requestId}  ${stuck.reason}`);
       };
       const reportRetention = (run: RetentionRun) => {
-        if (options.json) process.stdout.write(`${JSON.stringify({ retention: run })}\n`);
+        if (options.json) process.stdout.write(`${displayJson({ retention: run }, 0)}\n`);
         else printLine(describeRetention(run, tracker.options.retentionMs));
       };
       if (options.once) {
         try {
           const pass = tracker.monitorPass();
           const run = await tracker.runRetention();
-          if (options.json) process.stdout.write(`${JSON.stringify({ ...pass, retention: run })}\n`);
+          if (options.json) process.stdout.write(`${displayJson({ ...pass, retention: run }, 0)}\n`);
           else {
             report(pass);
             if (run) reportRetention(run);
