@@ -4,6 +4,7 @@ import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
 import { resolveIpcDir } from "../files/ipcDir";
+import { accessProblem, errnoWords, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
 import { stateDirAt, type StateDir } from "../files/stateDir";
 
 /** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */
@@ -57,6 +58,38 @@ function statOrNull(file: string): fs.Stats | null {
   }
 }
 
+/** A state directory that cannot be used where it is: one line that names it and the problem, exit 2 from the CLI. */
+function unusable(root: string, problem: string): ReqwatchError {
+  return new ReqwatchError("BAD_INPUT", `Cannot use the state directory ${root}: ${problem}.`, { stateDir: root });
+}
+
+/** Check the named folder before anything is read from or made in it (an unreadable folder, one under /proc...). */
+function checkReachable(root: string, options: { create: boolean }): fs.Stats | null {
+  const long = pathLengthProblem(root);
+  if (long) throw unusable(root, long);
+  let stat: fs.Stats | null;
+  try {
+    stat = fs.statSync(root);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOTDIR") throw unusable(root, `${nearestExisting(root).existing} is a file, not a folder`);
+    if (code !== "ENOENT") {
+      const { existing } = nearestExisting(root);
+      throw unusable(root, accessProblem(existing, false) ?? errnoWords(error as NodeJS.ErrnoException, root));
+    }
+    stat = null;
+  }
+  if (stat && !stat.isDirectory()) throw notADirectory(root);
+  if (stat) {
+    const problem = accessProblem(root, false);
+    if (problem) throw unusable(root, problem);
+  } else if (options.create) {
+    const problem = makeFolder(root);
+    if (problem) throw unusable(root, problem);
+  }
+  return stat;
+}
+
 function notADirectory(root: string): ReqwatchError {
   return new ReqwatchError("BAD_INPUT", `The state directory ${root} is not a directory.`, { stateDir: root });
 }
@@ -80,7 +113,7 @@ function writeMarker(root: string, how: string, now: number): void {
     fs.linkSync(temp, path.join(root, MARKER_FILE));
     fsyncDir(root);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw unusable(root, `reqwatch cannot write its marker there: ${errnoWords(error as NodeJS.ErrnoException, root)}`);
   } finally {
     fs.rmSync(temp, { force: true });
   }
@@ -124,13 +157,12 @@ function isMarker(file: string): boolean {
  */
 export function openStateDir(root: string, options: OpenStateDirOptions): { dir: StateDir; ownership: Ownership } {
   const absolute = path.resolve(/*turbopackIgnore: true*/ root);
-  const stat = statOrNull(absolute);
-  if (stat && !stat.isDirectory()) throw notADirectory(absolute);
+  const creates = options.create && !options.readOnly;
+  const stat = checkReachable(absolute, { create: creates });
   if (!stat) {
-    if (!options.create || options.readOnly) {
+    if (!creates) {
       throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
     }
-    fs.mkdirSync(absolute, { recursive: true });
     writeMarker(absolute, "created", options.now());
     return managed(absolute, "reqwatch created this folder", options.ipcDir);
   }
@@ -186,9 +218,10 @@ function observed(root: string, cacheDir: string, ipcDir: string | undefined, re
  */
 export function adoptStateDir(root: string, now: number = Date.now()): boolean {
   const absolute = path.resolve(/*turbopackIgnore: true*/ root);
-  const stat = statOrNull(absolute);
+  const stat = checkReachable(absolute, { create: false });
   if (!stat) throw new ReqwatchError("NOT_FOUND", `The state directory ${absolute} does not exist.`, { stateDir: absolute });
-  if (!stat.isDirectory()) throw notADirectory(absolute);
+  const writable = accessProblem(absolute, true);
+  if (writable) throw unusable(absolute, writable);
   const markerFile = path.join(absolute, MARKER_FILE);
   const marker = markerAt(markerFile);
   if (marker === "reqwatch") return false;

@@ -321,11 +321,13 @@ describe("reqwatch CLI", () => {
     it("a state directory that is a file", () => {
       const file = path.join(tempParent(), "state");
       fs.writeFileSync(file, "not a folder");
-      for (const args of [["list"], ["create", "-w", "gw"], ["--state-dir", path.join(file, "below"), "list"]]) {
+      for (const args of [["list"], ["create", "-w", "gw"]]) {
         const result = runCli(args, { env: { ...process.env, REQWATCH_STATE_DIR: file } });
         expect(result.code, args.join(" ")).toBe(2);
         expect(result.stderr).toBe(`reqwatch: error: The state directory ${file} is not a directory.\n`);
       }
+      const below = runCli(["--state-dir", path.join(file, "below"), "list"]);
+      expect(below).toMatchObject({ code: 2, stderr: `reqwatch: error: Cannot use the state directory ${path.join(file, "below")}: ${file} is a file, not a folder.\n` });
       expect(fs.readFileSync(file, "utf8")).toBe("not a folder");
     });
 

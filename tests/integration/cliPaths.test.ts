@@ -1,0 +1,67 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { BIN } from "../helpers/cli";
+import { tempParent } from "../helpers/stateDir";
+
+const AS_ROOT = process.getuid?.() === 0;
+/** Root may do anything: the permission cases run the CLI as nobody. */
+const UNPRIVILEGED = AS_ROOT ? { uid: 65534, gid: 65534 } : {};
+
+function reqwatch(args: string[], env: Record<string, string> = {}, runAs: { uid?: number; gid?: number } = {}) {
+  // A bound, not a pace: the /proc case looped for ever; anything that answers at all answers in far less.
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000, ...runAs });
+  return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** One line on stderr naming the folder and the problem, exit 2, nothing on stdout. */
+function expectRefused(result: ReturnType<typeof reqwatch>, folder: string, problem: RegExp): void {
+  expect(result.signal).toBeNull();
+  expect(result.stdout).toBe("");
+  expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+  expect(result.stderr.startsWith(`reqwatch: error: Cannot use the state directory ${folder}: `)).toBe(true);
+  expect(result.stderr).toMatch(problem);
+  expect(result.code).toBe(2);
+}
+
+describe("a state folder reqwatch cannot use", () => {
+  it("under /proc or /sys: refused in a line, never the endless loop of a recursive mkdir", () => {
+    expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", "/proc/1/newdir"]), "/proc/1/newdir", /\/proc\/1 is on proc, a file system the kernel makes up/);
+    expectRefused(reqwatch(["adopt", "--state-dir", "/proc/1"]), "/proc/1", /is on proc/);
+    expectRefused(reqwatch(["list", "--state-dir", "/sys/kernel"]), "/sys/kernel", /is on sysfs/);
+  });
+
+  it("below a file, or with a name too long: refused in a line", () => {
+    const parent = tempParent();
+    const file = path.join(parent, "a-file");
+    fs.writeFileSync(file, "x");
+    expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", path.join(file, "state")]), path.join(file, "state"), /a-file is a file, not a folder/);
+    const long = path.join(parent, "n".repeat(300));
+    expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", long]), long, /in its path is too long \(300 bytes; the limit is 255\)/);
+    expect(fs.readdirSync(parent)).toEqual(["a-file"]);
+  });
+
+  it("that its user may not read or write: the state folder is named, not the cache folder it would have used", () => {
+    const parent = tempParent();
+    fs.chmodSync(parent, 0o755);
+    const closed = path.join(parent, "closed");
+    fs.mkdirSync(path.join(closed, "requests"), { recursive: true });
+    fs.writeFileSync(path.join(closed, "requests", "a.json"), "{}");
+    fs.chmodSync(closed, 0o700);
+    if (!AS_ROOT) fs.chmodSync(closed, 0o000);
+    const readOnly = path.join(parent, "read-only");
+    fs.mkdirSync(readOnly, { mode: 0o555 });
+    fs.chmodSync(readOnly, 0o555);
+    const noHome = { HOME: "/nonexistent", XDG_CACHE_HOME: "" };
+    try {
+      expectRefused(reqwatch(["list", "--state-dir", closed], noHome, UNPRIVILEGED), closed, /no permission to read .*closed \(owner uid \d+, mode 0[0-7]{3}/);
+      expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", path.join(closed, "sub")], noHome, UNPRIVILEGED), path.join(closed, "sub"), /no permission to read .*closed/);
+      expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", path.join(readOnly, "state")], noHome, UNPRIVILEGED), path.join(readOnly, "state"), /no permission to write in .*read-only \(owner uid \d+, mode 0555/);
+      expectRefused(reqwatch(["adopt", "--state-dir", readOnly], noHome, UNPRIVILEGED), readOnly, /no permission to write in/);
+    } finally {
+      fs.chmodSync(closed, 0o700);
+    }
+    expect(fs.readdirSync(readOnly)).toEqual([]);
+  });
+});
