@@ -13,6 +13,18 @@ export class UsageError extends Error {}
 export class TrackingOff extends Error {}
 
 /**
+ * A command that printed its report but did not change all it was named to change (`cancel nope`,
+ * `retry` of a queued request): exit 1, so a script can tell, with its message on stderr.
+ */
+export class NotAllChanged extends Error {}
+
+/** After a report on named requests: exit 1 unless every one changed (or would, in a dry run). */
+export function requireAllChanged(named: number, changed: number, dryRun: boolean, verb: string): void {
+  if (named === 0 || changed >= named) return;
+  throw new NotAllChanged(`${named - changed} of ${named} named request(s) ${dryRun ? "would not be" : "were not"} ${verb} (the lines above say why).`);
+}
+
+/**
  * With tracking off (REQWATCH_DISABLED), a command with nothing to do without a recording folder (a
  * server or a loop, one request or session shown, a change the disabled tracker cannot fake) stops
  * here: one line on stderr and exit 0, so a hook never fails because tracking is off. The commands

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { isReqwatchError } from "../model/errors";
-import { TrackingOff, UsageError } from "./context";
+import { NotAllChanged, TrackingOff, UsageError } from "./context";
 import { registerAdopt } from "./commands/adopt";
 import { registerCancel } from "./commands/cancel";
 import { registerCleanup } from "./commands/cleanup";
@@ -65,6 +65,10 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (error instanceof TrackingOff) return EXIT.ok;
+    if (error instanceof NotAllChanged) {
+      process.stderr.write(`reqwatch: ${error.message}\n`);
+      return EXIT.error;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`reqwatch: error: ${error.message}\n`);
       return EXIT.usage;

@@ -65,3 +65,23 @@ describe("a state folder reqwatch cannot use", () => {
     expect(fs.readdirSync(readOnly)).toEqual([]);
   });
 });
+
+describe("exit codes a script can rely on", () => {
+  it("cancel and retry exit 1 when a named request was not changed, and say how many on stderr", () => {
+    const stateDir = path.join(tempParent(), "state");
+    const env = { REQWATCH_STATE_DIR: stateDir };
+    expect(reqwatch(["create", "--workspace", "w", "--id", "q1", "--state", "queued"], env).code).toBe(0);
+    expect(reqwatch(["create", "--workspace", "w", "--id", "q2", "--state", "queued"], env).code).toBe(0);
+
+    const missing = reqwatch(["cancel", "nope"], env);
+    expect(missing).toMatchObject({ code: 1, stderr: "reqwatch: 1 of 1 named request(s) were not cancelled (the lines above say why).\n" });
+    expect(missing.stdout).toContain("skipped nope");
+    expect(reqwatch(["retry", "q1"], env)).toMatchObject({ code: 1, stderr: "reqwatch: 1 of 1 named request(s) were not retried (the lines above say why).\n" });
+    expect(reqwatch(["cancel", "q1", "nope", "--json"], env)).toMatchObject({ code: 1 });
+    expect(reqwatch(["cancel", "q2", "--dry-run"], env)).toMatchObject({ code: 0 });
+    // All done, named twice or not: 0.
+    expect(reqwatch(["cancel", "q2", "q2"], env)).toMatchObject({ code: 0, stderr: "" });
+    // A filter that matches nothing asked for nothing in particular: 0.
+    expect(reqwatch(["retry", "--state", "timeout"], env)).toMatchObject({ code: 0, stderr: "" });
+  });
+});

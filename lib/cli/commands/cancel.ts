@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { stopIfTrackingOff, withFreshTracker } from "../context";
+import { requireAllChanged, stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 
 export function registerCancel(program: Command): void {
@@ -12,10 +12,14 @@ export function registerCancel(program: Command): void {
     .action(async (requestIds: string[], options, command: Command) => {
       stopIfTrackingOff();
       const { report, ownership } = await withFreshTracker(command, (tracker) => ({ report: tracker.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }), requestIds);
-      if (options.json) return printJson(report);
+      if (options.json) {
+        printJson(report);
+        return requireAllChanged(new Set(requestIds).size, report.cancelled.length, report.dryRun, "cancelled");
+      }
       printLine(`${report.dryRun ? "Would cancel" : "Cancelled"} ${report.cancelled.length} of ${report.matched} request(s).`);
       for (const item of report.cancelled) printLine(`  ${item.requestId}  ${item.from} -> failed`);
       for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
       printObservedNote(ownership);
+      requireAllChanged(new Set(requestIds).size, report.cancelled.length, report.dryRun, "cancelled");
     });
 }

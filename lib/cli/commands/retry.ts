@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { State } from "../../model/states";
-import { stopIfTrackingOff, withFreshTracker } from "../context";
+import { requireAllChanged, stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";
 
@@ -21,10 +21,14 @@ export function registerRetry(program: Command): void {
         ? { ids: requestIds }
         : { filter: { states: options.state as State[], ...(options.workspace && { workspace: options.workspace }) } };
       const { report, ownership } = await withFreshTracker(command, (tracker) => ({ report: tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }), requestIds.length ? requestIds : undefined);
-      if (options.json) return printJson(report);
+      if (options.json) {
+        printJson(report);
+        return requireAllChanged(new Set(requestIds).size, report.retried.length, report.dryRun, "retried");
+      }
       printLine(`${report.dryRun ? "Would retry" : "Retried"} ${report.retried.length} of ${report.matched} request(s).`);
       for (const item of report.retried) printLine(`  ${item.requestId}  ${item.from} -> queued  (${item.reason})`);
       for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
       printObservedNote(ownership);
+      requireAllChanged(new Set(requestIds).size, report.retried.length, report.dryRun, "retried");
     });
 }
