@@ -38,7 +38,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_REDACT_PATTERNS", 'more secret formats, as JSON: {"internal token": "itk_[A-Za-z0-9]{32}"}'],
   ["REQWATCH_PORT", `the dashboard's port (else $PORT, else ${DEFAULT_PORT})`],
   ["REQWATCH_HOST", "the dashboard's address (else 127.0.0.1)"],
-  ["REQWATCH_SOURCES", "other programs' queues the dashboard shows, as --source takes them"],
+  ["REQWATCH_SOURCES", "other programs' queues the dashboard shows and reqwatch mcp lets an agent read, as --source takes them"],
   ["REQWATCH_OTEL", "1: the dashboard exports OpenTelemetry traces (reqwatch otel --help)"],
   ["REQWATCH_OTLP_PORT", `the dashboard's OTLP/HTTP receiver's port (default ${DEFAULT_OTLP_PORT}; 0 any free one; off turns it off)`],
   ["REQWATCH_TELEMETRY_RETENTION", `received lifecycles are removed after this (default ${by(DEFAULT_TELEMETRY_RETENTION_MS)})`],

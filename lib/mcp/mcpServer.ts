@@ -13,7 +13,8 @@ import { displayJson } from "../model/displayText";
 import { explainRequest } from "../views/explainView";
 import { requestDetailView } from "../views/requestsView";
 import { sourceReport } from "../views/sourceView";
-import { otelSpec, parseSourceSpec } from "../sources/sourceSpec";
+import { ConfiguredSources } from "../sources/configuredSources";
+import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 
 export { LineTransport } from "./stdioTransport";
@@ -62,10 +63,12 @@ const CONFIRM = "Leave out (or false) for the dry run; true, with the dry run's 
  * through the library, so a folder reqwatch only observes refuses them with READ_ONLY, returned as
  * a tool error. Retry and cancel are the dashboard's audited bulk actions: a dry run first, then a
  * run bound to it with `confirm: true`, named `mcp` in the audit log and in each request's history.
+ * `source_queue` reads only the `sources` the user started it with, and those that name no path.
  */
-export function createMcpServer(tracker: Tracker, version: string): McpServer {
+export function createMcpServer(tracker: Tracker, version: string, sources: readonly SourceSpec[] = []): McpServer {
   const server = new McpServer({ name: "reqwatch", version });
   const stuck = () => tracker.stuck();
+  const readable = new ConfiguredSources(sources, () => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));
 
   server.registerTool(
     "stuck",
@@ -188,15 +191,20 @@ export function createMcpServer(tracker: Tracker, version: string): McpServer {
     {
       title: "Another program's queue: what is stuck and why",
       description:
-        "Reads another program's queue, read-only, and says which messages or jobs are stuck by that program's own rules, with the counts per state: claude-mem's pending_messages in any of its schema generations (processing past its 5-minute limit, a worker pid that is gone, pending with no worker, left over in a table a newer claude-mem no longer processes; from v13.4.0 also `worker`: what its worker holds in memory now, or that it is not running), or a SQLite job table a mapping file describes (done marker, pid file, age); or otel, the lifecycles the dashboard's OpenTelemetry receiver kept for this state folder (Claude Code's turns, model calls, messages; stuck when nothing arrives for them). The same as `reqwatch source`.",
+        "Reads another program's queue, read-only, and says which messages or jobs are stuck by that program's own rules, with the counts per state: claude-mem's pending_messages in any of its schema generations (processing past its 5-minute limit, a worker pid that is gone, pending with no worker, left over in a table a newer claude-mem no longer processes; from v13.4.0 also `worker`: what its worker holds in memory now, or that it is not running), or a SQLite job table a mapping file describes (done marker, pid file, age); or otel, the lifecycles the dashboard's OpenTelemetry receiver kept for this state folder (Claude Code's turns, model calls, messages; stuck when nothing arrives for them). The same as `reqwatch source`, for the sources the user gave this server (`reqwatch mcp --source`, REQWATCH_SOURCES) and claude-mem in its default place.",
       inputSchema: {
-        source: z.string().min(1).optional().describe("claude-mem (its database at ~/.claude-mem/claude-mem.db; the default), claude-mem:<path>, sqlite:<mapping.json>, or otel; relative paths from this server's working folder"),
+        source: z
+          .string()
+          .min(1)
+          .max(4096)
+          .optional()
+          .describe(`one of the sources this server was given, by name or as written: ${readable.list().join(", ")}; claude-mem is the default`),
         all: z.boolean().optional().describe("list every message, not only the stuck ones"),
         limit: z.number().int().min(1).max(1000).optional().describe("messages to list (default 50)"),
       },
       annotations: { readOnlyHint: true },
     },
-    tool(({ source, all, limit }: { source?: string; all?: boolean; limit?: number }) => sourceReport(parseSourceSpec(source ?? "claude-mem", undefined, () => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs)), { all, limit: limit ?? 50 }, tracker.options.now())),
+    tool(({ source, all, limit }: { source?: string; all?: boolean; limit?: number }) => sourceReport(readable.resolve(source ?? "claude-mem"), { all, limit: limit ?? 50 }, tracker.options.now())),
   );
 
   server.registerTool(

@@ -1,10 +1,10 @@
 import crypto from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { createParser } from "eventsource-parser";
 import { formatDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
+import { readRegularFile } from "../fs/readRegularFile";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { openDatabase } from "../sqlite/openDatabase";
@@ -35,6 +35,9 @@ export function defaultWorkerPort(uid = process.getuid?.() ?? 77): number {
   return 37700 + (uid % 100);
 }
 
+/** claude-mem's settings are a few lines. */
+const MAX_SETTINGS_BYTES = 1024 * 1024;
+
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "0.0.0.0", ""]);
 
 /**
@@ -46,13 +49,17 @@ export function claudeMemWorkerAddress(dataDir: string, uid?: number): WorkerAdd
   const file = path.join(dataDir, "settings.json");
   let settings: Record<string, unknown> = {};
   let from: string | null = null;
+  // Only a small regular file: a FIFO there would freeze the dashboard's one thread.
+  const read = readRegularFile(file, MAX_SETTINGS_BYTES);
   try {
-    const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
-    const env = parsed.env;
-    settings = env && typeof env === "object" ? (env as Record<string, unknown>) : parsed;
-    from = file;
+    if ("text" in read) {
+      const parsed = JSON.parse(read.text) as Record<string, unknown>;
+      const env = parsed.env;
+      settings = env && typeof env === "object" ? (env as Record<string, unknown>) : parsed;
+      from = file;
+    }
   } catch {
-    // No settings (or unreadable ones): claude-mem itself then runs on its defaults.
+    // Settings that are not JSON: claude-mem itself then runs on its defaults, as without any.
   }
   const rawPort = settings.CLAUDE_MEM_WORKER_PORT;
   const port = typeof rawPort === "number" || typeof rawPort === "string" ? Number(rawPort) : NaN;

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { formatDuration, parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import { REQUEST_ID_PATTERN } from "../model/ids";
+import { readRegularFile } from "../fs/readRegularFile";
 import type { RequestRecord } from "../model/requestFormat";
 import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
@@ -60,20 +61,24 @@ export type TableMapping = z.infer<typeof tableMappingSchema>;
 
 const DEFAULT_STUCK_AFTER_MS = 10 * 60_000;
 
-/** Read and check a mapping file; its database path is made absolute. */
+/** A mapping is a few lines; anything larger is not one. */
+const MAX_MAPPING_BYTES = 1024 * 1024;
+/** A pid file holds a number. */
+const MAX_PID_FILE_BYTES = 64;
+
+/**
+ * Read and check a mapping file; its database path is made absolute. Only a small regular file is
+ * read, and no error quotes what it holds: the path may have come from someone who may not read it.
+ */
 export function readTableMapping(file: string): TableMapping {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ReqwatchError(code === "ENOENT" ? "NOT_FOUND" : "IO_ERROR", `sqlite source: cannot read the mapping ${file}: ${code === "ENOENT" ? "it does not exist" : (error as Error).message}.`, { file });
-  }
+  const read = readRegularFile(file, MAX_MAPPING_BYTES);
+  if ("missing" in read) throw new ReqwatchError("NOT_FOUND", `sqlite source: cannot read the mapping ${file}: it does not exist.`, { file });
+  if ("problem" in read) throw new ReqwatchError(read.reason === "unreadable" ? "IO_ERROR" : "BAD_INPUT", `sqlite source: the mapping ${file} ${read.problem}; nothing was read.`, { file });
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(read.text);
   } catch (error) {
-    throw new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is not JSON: ${(error as Error).message}.`, { file });
+    throw new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is not JSON${jsonErrorAt(error, read.text)}; nothing was read.`, { file });
   }
   const wrong = (where: string, what: string) => new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is wrong at ${where}: ${what}.`, { file });
   const parsed = tableMappingSchema.safeParse(json);
@@ -107,13 +112,27 @@ function jobDir(payload: unknown, key: string): string | null {
   }
 }
 
-function readPidFile(file: string): number | null {
-  try {
-    const pid = Number(fs.readFileSync(file, "utf8").trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
+/**
+ * Where JSON.parse stopped, as a line and column, never the text there (the engine's message
+ * quotes it).
+ */
+function jsonErrorAt(error: unknown, text: string): string {
+  const position = /at position (\d+)/.exec((error as Error).message)?.[1];
+  if (position === undefined) return "";
+  const before = text.slice(0, Number(position)).split("\n");
+  return ` (line ${before.length}, column ${before.at(-1)!.length + 1})`;
+}
+
+/**
+ * The pid in a job's pid file, at a path the other program's database names. Anything but a small
+ * regular file is not read (a FIFO would freeze the reader) and is said in the job's note.
+ */
+function readPidFile(file: string): { pid: number | null; problem: string | null } {
+  const read = readRegularFile(file, MAX_PID_FILE_BYTES);
+  if ("missing" in read) return { pid: null, problem: null };
+  if ("problem" in read) return { pid: null, problem: `its pid file ${file} ${read.problem}: not read` };
+  const pid = Number(read.text.trim());
+  return { pid: Number.isInteger(pid) && pid > 0 ? pid : null, problem: null };
 }
 
 /** The mapped table as a source queue (lib/sources/sourceQueue.ts), once every column the mapping names is found in it. */
@@ -238,14 +257,17 @@ function judge(row: Record<string, unknown>, mapping: TableMapping, state: State
   const done = marker(mapping.markers?.done);
   if (done && fs.existsSync(done)) return { stuck: `processing ${ran}; its done marker ${done} exists: a result waits to be recovered`, note: null };
   const pidFile = marker(mapping.markers?.pid);
-  const pid = (mapping.pid && typeof row[mapping.pid] === "number" ? (row[mapping.pid] as number) : null) ?? (pidFile ? readPidFile(pidFile) : null);
+  const columnPid = mapping.pid && typeof row[mapping.pid] === "number" ? (row[mapping.pid] as number) : null;
+  const fromFile = columnPid === null && pidFile ? readPidFile(pidFile) : { pid: null, problem: null };
+  const pid = columnPid ?? fromFile.pid;
+  const note = [unmarked, fromFile.problem].filter(Boolean).join("; ") || null;
   const past = since !== null && now - since > stuckAfterMs;
   if (pid !== null && pidExists(pid)) {
     return past
-      ? { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}; pid ${pid} runs, but a pid can be reused`, note: unmarked }
-      : { stuck: null, note: [`worker pid ${pid} runs`, unmarked].filter(Boolean).join("; ") };
+      ? { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}; pid ${pid} runs, but a pid can be reused`, note }
+      : { stuck: null, note: [`worker pid ${pid} runs`, note].filter(Boolean).join("; ") };
   }
-  if (pid !== null) return { stuck: `processing ${ran}; worker pid ${pid} is gone and no done marker`, note: unmarked };
-  if (past) return { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}, with no done marker${mapping.markers?.pid || mapping.pid ? " and no pid" : ""}`, note: unmarked };
-  return { stuck: null, note: unmarked };
+  if (pid !== null) return { stuck: `processing ${ran}; worker pid ${pid} is gone and no done marker`, note };
+  if (past) return { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}, with no done marker${mapping.markers?.pid || mapping.pid ? " and no pid" : ""}`, note };
+  return { stuck: null, note };
 }

@@ -49,22 +49,27 @@ describe("reqwatch mcp", () => {
     expect(retried.transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: expect.stringMatching(/^mcp/) });
   });
 
-  it("reads claude-mem's queue for the agent: what is stuck and why, read-only; a missing database is a tool error", async () => {
-    const file = path.join(tempParent(), "claude-mem.db");
+  it("reads the claude-mem queue it was given for the agent: what is stuck and why, read-only; a missing database is a tool error", async () => {
+    const dir = tempParent();
+    const file = path.join(dir, "claude-mem.db");
     const db = createClaudeMemDb(file, "g4");
     const now = Date.now();
     const hung = addMessage(db, { status: "processing", createdAt: now - 30 * 60_000, startedAt: now - 20 * 60_000 });
     addMessage(db, { status: "processed", createdAt: now - 60_000, startedAt: now - 50_000, finishedAt: now - 40_000 });
     db.close();
-    const agent = await anAgent(tempStateDir());
+    // Given on its command line, relative to where it runs, as an agent's MCP configuration may; and one that does not exist.
+    const agent = await anAgent(tempStateDir(), {}, ["--source", "claude-mem:claude-mem.db", "--source", `claude-mem:${file}.nope`], dir);
     const queue = JSON.parse((await call(agent, "source_queue", { source: `claude-mem:${file}` })).text);
     expect(queue).toMatchObject({
       source: { kind: "claude-mem", file, generation: "g4 (v12.2.2-v12.3.9)" },
       counts: { processing: 1, completed: 1 },
       stuck: 1,
-      messages: [{ requestId: `claude-mem-${hung}`, stuckReason: "processing 20m, past claude-mem's own 5m stuck limit" }],
+      // The server reads its own clock, a moment after the test's.
+      messages: [{ requestId: `claude-mem-${hung}`, stuckReason: expect.stringMatching(/^processing 20m( \d+s)?, past claude-mem's own 5m stuck limit$/) }],
     });
-    expect(await call(agent, "source_queue", { source: `claude-mem:${file}.nope` })).toEqual({ isError: true, text: `claude-mem source: ${file}.nope does not exist.` });
+    // By the name the dashboard gives it; the default is the claude-mem it was given.
+    for (const args of [{}, { source: "claude-mem" }]) expect(JSON.parse((await call(agent, "source_queue", args)).text)).toMatchObject({ source: { file }, stuck: 1 });
+    expect(await call(agent, "source_queue", { source: "claude-mem-2" })).toEqual({ isError: true, text: `claude-mem source: ${file}.nope does not exist.` });
     expect(await call(agent, "source_queue", { source: "redis:localhost" })).toMatchObject({ isError: true, text: expect.stringContaining('Unknown source "redis:localhost"') });
   });
 

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -104,5 +105,9 @@ describe("claude-mem 13's worker queue, as spells", () => {
     expect(claudeMemWorkerAddress(dir, 0)).toEqual({ host: "127.0.0.1", port: 37700, settings: null });
     fs.writeFileSync(path.join(dir, "settings.json"), JSON.stringify({ CLAUDE_MEM_WORKER_HOST: "10.0.0.5" }));
     expect(thrown(() => claudeMemWorkerAddress(dir))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("reqwatch reads only a worker on this machine") });
+    // Settings that are a FIFO are not opened (it would wait for a writer): claude-mem's defaults.
+    fs.rmSync(path.join(dir, "settings.json"));
+    spawnSync("mkfifo", [path.join(dir, "settings.json")]);
+    expect(claudeMemWorkerAddress(dir, 0)).toEqual({ host: "127.0.0.1", port: 37700, settings: null });
   });
 });

@@ -106,6 +106,19 @@ describe("a SQLite job table, by a mapping (seed 001's queue)", () => {
     expect(sourceView({ kind: "sqlite", mapping }, { limit: 2 }, now).messages).toHaveLength(2);
   });
 
+  it("a pid file that is not a small regular file is not read, and the job's note says so", () => {
+    const { dir, mapping, now } = aJobQueue();
+    const pidFile = (id: string) => path.join(dir, "tasks", id, "meta", "ai.pid");
+    // A device would be read until memory runs out; a file this long holds no pid.
+    fs.rmSync(pidFile("running"));
+    fs.symlinkSync("/dev/zero", pidFile("running"));
+    fs.writeFileSync(pidFile("crashed"), "1".repeat(65));
+    const view = sourceView({ kind: "sqlite", mapping }, { all: true, limit: 100 }, now);
+    const job = (id: string) => view.messages.find((message) => message.requestId === `jobs-${id}`)!;
+    expect(job("running")).toMatchObject({ stuckReason: null, note: `its pid file ${pidFile("running")} is a character device, not a regular file: not read` });
+    expect(job("crashed")).toMatchObject({ stuckReason: null, note: `its pid file ${pidFile("crashed")} is larger than 64 bytes: not read` });
+  });
+
   it("a mapping that is wrong says where, and reads nothing", () => {
     const { dir, mapping, body } = aJobQueue();
     const write = (value: unknown) => {
@@ -115,7 +128,11 @@ describe("a SQLite job table, by a mapping (seed 001's queue)", () => {
     };
     const view = (spec: { kind: "sqlite"; mapping: string }) => () => sourceView(spec, { limit: 10 });
     expect(thrown(view({ kind: "sqlite", mapping: path.join(dir, "none.json") }))).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("it does not exist") });
-    expect(thrown(view(write("{ database: ")))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("is not JSON") });
+    // Where it stops, never the text there: the path may be someone else's file.
+    const notJson = write('{\n  "database": "queue.db",\n  token: "ghp_SECRET"\n}');
+    expect(thrown(view(notJson))).toMatchObject({ code: "BAD_INPUT", message: `sqlite source: the mapping ${notJson.mapping} is not JSON (line 3, column 3); nothing was read.` });
+    expect(thrown(view({ kind: "sqlite", mapping: dir }))).toMatchObject({ code: "BAD_INPUT", message: `sqlite source: the mapping ${dir} is a folder, not a regular file; nothing was read.` });
+    expect(thrown(view(write(" ".repeat(1024 * 1024 + 1))))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("is larger than 1048576 bytes; nothing was read.") });
     expect(thrown(view(write({ ...body, status: { column: "status", values: { done: "finished" } } })))).toMatchObject({
       code: "BAD_INPUT",
       message: expect.stringMatching(/wrong at status\.values\.done: must be a reqwatch state/),
