@@ -173,6 +173,7 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     update: (requestId, next) => change(requestId, next),
     get: (requestId) => held.get(requestId) ?? null,
     list: () => ({ items: [], nextCursor: null }),
+    *listAll() {},
     countsByState: () => zeros(STATES),
     sessionsSeen: () => [],
     oldestCreatedAt: () => null,

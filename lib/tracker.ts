@@ -24,10 +24,11 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
 import { countByState } from "./db/queries/countByState";
 import { getRequest } from "./db/queries/getRequest";
 import { listRequests } from "./db/queries/listRequests";
+import { listAllRequests } from "./db/queries/listAllRequests";
 import { listUnreadable } from "./db/unreadableFiles";
 import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
 import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
-import { resolveListFilters } from "./model/listFilters";
+import { MAX_PAGE_SIZE, resolveListFilters } from "./model/listFilters";
 import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type TrackerOptions } from "./store/options";
 import { recover, type RecoveryReport } from "./recovery/recover";
 import { rebuildOnThread } from "./recovery/backgroundRebuild";
@@ -198,6 +199,14 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
       // Without a follower in this process (a CLI command), the response files are read in first.
       if (resolved.callbackFailed && ingests.size === 0) reconcileResponses(ctx);
       return listRequests(ctx.db, resolved);
+    },
+
+    *listAll(filters = {}, pageSize = MAX_PAGE_SIZE) {
+      const resolved = resolveListFilters({ ...filters, limit: pageSize, cursor: undefined });
+      if (resolved.callbackFailed && ingests.size === 0) reconcileResponses(ctx);
+      // The snapshot only reads: a search's text index is filled here first, as `list` fills it.
+      if (resolved.text !== undefined) while (backfillText(ctx.db, 20_000) > 0);
+      yield* listAllRequests(dir.indexFile, resolved);
     },
 
     countsByState(filters = {}) {

@@ -5,7 +5,7 @@ import type { CleanupOptions, CleanupReport } from "./cleanup/cleanup";
 import type { FeedChange, FeedHead } from "./db/changes";
 import type { ActivityOptions, ActivityRow, LiveStateCounts } from "./db/queries/activity";
 import type { StateCounts } from "./db/queries/countByState";
-import type { RequestPage } from "./db/queries/listRequests";
+import type { RequestPage, RequestSummary } from "./db/queries/listRequests";
 import type { QueueStats } from "./db/queries/queueStats";
 import type { SessionSeen } from "./db/queries/sessionsSeen";
 import type { WorkerRow } from "./db/queries/workers";
@@ -79,6 +79,13 @@ export interface Tracker {
   update(requestId: string, change: ChangeInput): RequestRecord;
   get(requestId: string): RequestRecord | null;
   list(filters?: ListFilters): RequestPage;
+  /**
+   * Every request `filters` match, in their order, `pageSize` (default 1,000) at a time, all from
+   * one snapshot of the index taken at the first page: a request updated meanwhile is listed once,
+   * as it was. The snapshot holds a read transaction until the last page or `return()`: read it
+   * through promptly (the index's write-ahead log cannot be checkpointed past it meanwhile).
+   */
+  listAll(filters?: Omit<ListFilters, "limit" | "cursor">, pageSize?: number): Generator<RequestSummary[], void, undefined>;
   countsByState(filters?: { workspace?: string; sessionId?: string }): StateCounts;
   /**
    * The sessions requests carry (how many, first and last seen), most recently active first, or

@@ -203,8 +203,8 @@ export class BulkActions implements Actions {
 
   /** Whether the interrupted action `entry` changed request `id` (finishing or undoing a half-done change first). */
   private settle(entry: AuditEntry, id: string): boolean {
-    if (entry.kind === "cleanup") return settleCleanup(this.ctx, this.archive, id);
-    if (entry.kind === "undo") return settleRestore(this.ctx, this.archive, id);
+    if (entry.kind === "cleanup") return settleCleanup(this.ctx, this.archive, id, entry.id);
+    if (entry.kind === "undo") return settleRestore(this.ctx, this.archive, id, entry.undoes!);
     try {
       const stamp = actedBy(entry.by, entry.id);
       return !!readRequestFile(this.ctx.dir.requestFile(id), id)?.request.transitions?.some((t) => t.by === stamp);
@@ -279,9 +279,9 @@ export class BulkActions implements Actions {
     }
     const matched = fixed ? { ids: fixed.ids, cutoff: fixed.cutoff! } : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
     const target = { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES, cutoff: matched.cutoff };
-    return this.runOver(matched.ids, { kind: "cleanup", summary: describeAction(input), target }, options, (chunk, progress) => {
+    return this.runOver(matched.ids, { kind: "cleanup", summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
       // The dry run's cutoff: a request that reached it since (or changed) is skipped, not taken in.
-      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk, lockedPiece: options.lockedPiece, pauseMs: options.pauseMs });
+      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk, lockedPiece: options.lockedPiece, pauseMs: options.pauseMs }, entryId);
       progress.changedIds.push(...report.ids);
       const skippedIds = new Set(report.skipped.map((s) => s.requestId));
       for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
@@ -292,14 +292,14 @@ export class BulkActions implements Actions {
     });
   }
 
-  /** The dry run of an undo: how many of the cleanup's requests are still in the archive to restore, and which exist again. */
+  /** The dry run of an undo: how many of the copies the cleanup archived are still in the archive to restore, and which ids exist again. */
   previewUndo(entryId: number): ActionPreview {
     const original = this.undoable(entryId);
     const archive = this.archive();
     const skipped: SkipSummary[] = [];
     const restorable: string[] = [];
     for (const id of original.changedIds) {
-      if (!getArchived(archive, id)) addSkip(skipped, "no longer in the archive", id);
+      if (!getArchived(archive, id, entryId)) addSkip(skipped, "no longer in the archive", id);
       else if (isIndexed(this.ctx.db, id)) addSkip(skipped, "a request with this id exists again", id);
       else restorable.push(id);
     }
@@ -318,7 +318,7 @@ export class BulkActions implements Actions {
     return original;
   }
 
-  /** Undo a cleanup: restore every request it archived that is still in the archive. */
+  /** Undo a cleanup: restore each copy it archived that is still in the archive, unless its id exists again. */
   async undo(entryId: number, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
     assertManaged(this.ctx, "Undo");
     const db = this.db();
@@ -328,7 +328,7 @@ export class BulkActions implements Actions {
       let skipped = 0;
       for (const id of chunk) {
         try {
-          restore(this.ctx, this.archive, id);
+          restore(this.ctx, this.archive, id, entryId);
           progress.changedIds.push(id);
           changed++;
         } catch (error) {

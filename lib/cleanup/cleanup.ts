@@ -60,9 +60,10 @@ function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void 
  * batch is committed to archive.db (fully synced) before any of its files is unlinked, so a crash
  * at any point leaves every request in the files, the archive, or both. Only the unlinks and the
  * index rows are under the writers' lock; a file rewritten after it was read and archived is
- * kept, and its stale archived copy dropped.
+ * kept, and its stale archived copy dropped. Each archived copy is a new one, tagged with
+ * `cleanupEntry` (the bulk action's audit entry), so an id used again never replaces another's copy.
  */
-export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: CleanupOptions): CleanupReport {
+export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: CleanupOptions, cleanupEntry: number | null = null): CleanupReport {
   const states = options.states ?? TERMINAL_STATES;
   // An age past the epoch (99999999999999999999w) matches nothing, and its cutoff stays a date.
   const cutoff = Math.min(options.cutoff ?? Infinity, Math.max(0, ctx.now() - options.olderThanMs));
@@ -102,20 +103,20 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
     }
     // The archive's commit (fully synced) comes first and outside the writers' lock: writers wait
     // only for the unlinks and the index rows. A crash from here on leaves a request in both.
-    if (going.length) archiveRequests(archiveDb, going.map((g) => g.request), ctx.now());
+    const copyIds = going.length ? archiveRequests(archiveDb, going.map((g) => g.request), ctx.now(), cleanupEntry) : [];
     const removed: string[] = [];
-    const changedSince: RequestRecord[] = [];
+    const changedSince: { requestId: string; copyId: number }[] = [];
     if (gone.length) withWritersLock(ctx.db, () => gone.forEach((id) => removeRequest(ctx.db, id)));
     // The unlinks in pieces, each one hold of the lock, with a pause between for other processes' writers.
     const piece = options.lockedPiece ?? going.length;
     for (let at = 0; at < going.length; at += piece) {
       if (at > 0 && options.pauseMs) sleepSync(options.pauseMs);
       withWritersLock(ctx.db, () => {
-        for (const { request, fingerprint } of going.slice(at, at + piece)) {
+        for (const [i, { request, fingerprint }] of going.slice(at, at + piece).entries()) {
           const file = ctx.dir.requestFile(request.requestId);
           // Written since it was read (every write renames a new file into place): the archived copy is stale.
           if (!isSameFile(file, fingerprint)) {
-            changedSince.push(request);
+            changedSince.push({ requestId: request.requestId, copyId: copyIds[at + i]! });
             continue;
           }
           fs.rmSync(file, { force: true });
@@ -125,9 +126,9 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
       });
     }
     if (removed.length) fsyncDir(ctx.dir.requestsDir);
-    for (const request of changedSince) {
-      removeArchived(archiveDb, request.requestId);
-      report.skipped.push({ requestId: request.requestId, reason: "changed while it was archived" });
+    for (const { requestId, copyId } of changedSince) {
+      removeArchived(archiveDb, copyId);
+      report.skipped.push({ requestId, reason: "changed while it was archived" });
     }
     report.ids.push(...removed);
     report.archived += removed.length;
@@ -136,15 +137,15 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
 }
 
 /**
- * After a crash during a cleanup of `requestId`: finish it or undo it, so the request is in the
- * files or in the archive, not both. The archive commit is the point of no return: a request
- * archived as it still is gets its file removed; one that changed since keeps its file and loses
- * the stale archive row. True when the request ends up cleaned up.
+ * After a crash during the cleanup audited as `cleanupEntry`, of `requestId`: finish it or undo
+ * it, so the request is in the files or in the archive, not both. The archive commit is the point
+ * of no return: a request archived as it still is gets its file removed; one that changed since
+ * keeps its file and loses the stale archived copy. True when the request ends up cleaned up.
  */
-export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): boolean {
+export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string, cleanupEntry: number): boolean {
   const archiveDb = archive();
   return withWritersLock(ctx.db, () => {
-    const archived = getArchived(archiveDb, requestId);
+    const copy = getArchived(archiveDb, requestId, cleanupEntry);
     let current: RequestRecord | null;
     try {
       current = readRequestFile(ctx.dir.requestFile(requestId), requestId)?.request ?? null;
@@ -152,21 +153,21 @@ export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, req
       if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
       return false;
     }
-    if (!archived) return false;
+    if (!copy) return false;
     if (!current) return true;
-    if ((current.version ?? 0) === (archived.version ?? 0) && current.lastUpdatedAt === archived.lastUpdatedAt) {
+    if ((current.version ?? 0) === (copy.request.version ?? 0) && current.lastUpdatedAt === copy.request.lastUpdatedAt) {
       removeArchivedFiles(ctx, [requestId]);
       return true;
     }
-    removeArchived(archiveDb, requestId);
+    removeArchived(archiveDb, copy.copyId);
     return false;
   });
 }
 
-/** After a crash during the restore of `requestId`: finish it if it was half done. True when the request is back as a file from the archive. */
-export function settleRestore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): boolean {
+/** After a crash during the undo of `cleanupEntry`, restoring `requestId`: finish it if it was half done. True when the request is back as a file from the archive. */
+export function settleRestore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string, cleanupEntry: number): boolean {
   try {
-    restore(ctx, archive, requestId);
+    restore(ctx, archive, requestId, cleanupEntry);
     return true;
   } catch (error) {
     if (isReqwatchError(error, "ALREADY_EXISTS")) return false;
@@ -187,26 +188,32 @@ function isRestoredCopy(current: RequestRecord, archived: RequestRecord): boolea
   );
 }
 
-/** Bring an archived request back as a file, as it was when it was archived. */
-export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string): RequestRecord {
+/**
+ * Bring an archived request back as a file, as it was when it was archived: the copy the cleanup
+ * audited as `cleanupEntry` archived (an undo), else the newest copy. Never over a request that
+ * exists: the copy then stays in the archive.
+ */
+export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string, cleanupEntry?: number): RequestRecord {
   const archiveDb = archive();
   let outcome = "missing" as "restored" | "exists" | "missing";
+  let copyId = 0;
   const restored = commitChange(ctx, requestId, (current) => {
-    const archived = getArchived(archiveDb, requestId);
-    if (!archived) {
+    const copy = getArchived(archiveDb, requestId, cleanupEntry);
+    if (!copy) {
       outcome = current ? "exists" : "missing";
       return current;
     }
+    copyId = copy.copyId;
     if (current) {
-      // Our own restore, cut short after writing the file and before clearing the archive row.
-      outcome = isRestoredCopy(current, archived) ? "restored" : "exists";
+      // Our own restore, cut short after writing the file and before clearing the archived copy.
+      outcome = isRestoredCopy(current, copy.request) ? "restored" : "exists";
       return current;
     }
     outcome = "restored";
-    return applyChange(archived, { reason: RESTORED_REASON, by: "restore" }, ctx.now());
+    return applyChange(copy.request, { reason: RESTORED_REASON, by: "restore" }, ctx.now());
   });
-  if (outcome === "missing") throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive.`);
+  if (outcome === "missing") throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive${cleanupEntry === undefined ? "" : ` as cleanup #${cleanupEntry} archived it`}.`);
   if (outcome === "exists") throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists; it was not restored over.`);
-  removeArchived(archiveDb, requestId);
+  removeArchived(archiveDb, copyId);
   return restored!;
 }

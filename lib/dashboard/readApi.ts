@@ -29,7 +29,7 @@ export interface StatusBody {
 
 type Answer = (runtime: Runtime, param: string, query: URLSearchParams, second: string) => unknown;
 /** A route that writes its own response (a stream) instead of one JSON body. */
-type Streamed = { stream: (runtime: Runtime, request: IncomingMessage, response: ServerResponse, query: URLSearchParams) => void };
+type Streamed = { stream: (runtime: Runtime, request: IncomingMessage, response: ServerResponse, query: URLSearchParams) => void | Promise<void> };
 
 /**
  * The dashboard's read API: what the pages poll and refetch on every change, and the event stream
@@ -130,18 +130,23 @@ export function answerReadApi(runtime: () => Runtime, request: IncomingMessage, 
     try {
       if (request.method !== "GET" && request.method !== "HEAD") throw new ReqwatchError("METHOD_NOT_ALLOWED", `${pathname} answers GET only.`);
       if (typeof answer !== "function") {
-        answer.stream(runtime(), request, response, query());
+        // An export reads its snapshot before it sends its headers: a failure there is still a clean reply.
+        void answer.stream(runtime(), request, response, query())?.catch((error: unknown) => sendError(request, response, error));
         return true;
       }
       const [param, second] = [match[1], match[2]].map((segment) => (segment === undefined ? "" : decodePathSegment(segment)));
       send(request, response, 200, answer(runtime(), param!, query(), second!));
     } catch (error) {
-      const { status, body } = errorReply(error);
-      send(request, response, status, body, status === 405 ? { Allow: "GET, HEAD" } : {});
+      sendError(request, response, error);
     }
     return true;
   }
   return false;
+}
+
+function sendError(request: IncomingMessage, response: ServerResponse, error: unknown): void {
+  const { status, body } = errorReply(error);
+  send(request, response, status, body, status === 405 ? { Allow: "GET, HEAD" } : {});
 }
 
 function decodePathSegment(segment: string): string {

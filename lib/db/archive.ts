@@ -4,65 +4,123 @@ import { openDatabase } from "../sqlite/openDatabase";
 
 export type ArchiveDb = Database.Database;
 
+/** One archived copy of a request: an id used again (`create --id`, a gateway's own ids) has one per cleanup that took it. */
+export interface ArchivedCopy {
+  copyId: number;
+  request: RequestRecord;
+}
+
+/**
+ * archive.db's schema, in `PRAGMA user_version`. 0: one row per request id, replaced when the id
+ * was archived again (the first request's copy was lost). 1: one row per archived copy.
+ */
+const ARCHIVE_SCHEMA_VERSION = 1;
+
+const ARCHIVE_DDL = `
+  CREATE TABLE IF NOT EXISTS archived_requests (
+    -- Never reused (AUTOINCREMENT), so a copy id names one copy for good.
+    copy_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    request_id TEXT NOT NULL,
+    -- The audit entry of the cleanup that archived it (what its undo restores); null for a cleanup outside the bulk actions.
+    cleanup_entry INTEGER,
+    workspace TEXT NOT NULL,
+    state TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    archived_at INTEGER NOT NULL,
+    doc TEXT NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS archived_by_request ON archived_requests (request_id, cleanup_entry);
+  CREATE INDEX IF NOT EXISTS archived_by_time ON archived_requests (archived_at);
+  -- The monitor's retention runs (lib/db/retentionRuns.ts).
+  CREATE TABLE IF NOT EXISTS retention_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at INTEGER NOT NULL,
+    finished_at INTEGER NOT NULL,
+    removed INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    entry_id INTEGER,
+    archive_dropped INTEGER NOT NULL,
+    error TEXT
+  );
+`;
+
 /**
  * `archive.db` keeps what exists nowhere else once a request file is cleaned up. Unlike the index
- * it is not rebuildable, so every commit is fully synced before the file it replaces is deleted.
+ * it is not rebuildable, so every commit is fully synced before the file it replaces is deleted,
+ * and an older schema is migrated in place, never dropped.
  */
 export function openArchive(file: string): ArchiveDb {
   const db = openDatabase(file);
   db.pragma("busy_timeout = 10000");
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS archived_requests (
-      id TEXT PRIMARY KEY,
-      workspace TEXT NOT NULL,
-      state TEXT NOT NULL,
-      version INTEGER NOT NULL,
-      archived_at INTEGER NOT NULL,
-      doc TEXT NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS archived_by_time ON archived_requests (archived_at);
-    -- The monitor's retention runs (lib/db/retentionRuns.ts).
-    CREATE TABLE IF NOT EXISTS retention_runs (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      started_at INTEGER NOT NULL,
-      finished_at INTEGER NOT NULL,
-      removed INTEGER NOT NULL,
-      skipped INTEGER NOT NULL,
-      entry_id INTEGER,
-      archive_dropped INTEGER NOT NULL,
-      error TEXT
-    );
-  `);
+  if ((db.pragma("user_version", { simple: true }) as number) >= ARCHIVE_SCHEMA_VERSION) return db;
+  // IMMEDIATE, and the version asked again under it: two processes opening an old archive at once migrate it once.
+  db.transaction(() => {
+    if ((db.pragma("user_version", { simple: true }) as number) >= ARCHIVE_SCHEMA_VERSION) return;
+    const legacy = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'archived_requests'").get() !== undefined;
+    if (legacy) {
+      db.exec("ALTER TABLE archived_requests RENAME TO archived_requests_v0; DROP INDEX IF EXISTS archived_by_time;");
+    }
+    db.exec(ARCHIVE_DDL);
+    if (legacy) migrateLegacyCopies(db);
+    db.pragma(`user_version = ${ARCHIVE_SCHEMA_VERSION}`);
+  }).immediate();
   return db;
 }
 
-export function archiveRequests(db: ArchiveDb, requests: RequestRecord[], now: number): void {
-  const insert = db.prepare(
-    `INSERT INTO archived_requests (id, workspace, state, version, archived_at, doc) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT(id) DO UPDATE SET workspace = excluded.workspace, state = excluded.state, version = excluded.version,
-       archived_at = excluded.archived_at, doc = excluded.doc`,
-  );
-  db.transaction(() => {
-    for (const request of requests) {
-      insert.run(request.requestId, request.workspace, request.state, request.version ?? 0, now, JSON.stringify(request));
-    }
-  })();
+/**
+ * Version 0 kept one copy per id: the one the latest cleanup of that id archived. It is tagged
+ * with the bulk cleanup that listed the id and was running when the copy was archived, so that
+ * cleanup's undo still finds it; a copy no such entry claims (a `reqwatch cleanup`) stays untagged.
+ */
+function migrateLegacyCopies(db: ArchiveDb): void {
+  // The audit log's columns as its version left them (in_flight came later; an archive may have none).
+  const audit = db.prepare("SELECT name FROM pragma_table_info('audit_log')").pluck().all() as string[];
+  const listed = (column: string) => (audit.includes(column) ? [`EXISTS (SELECT 1 FROM json_each(entry.${column}) WHERE value = old.id)`] : []);
+  const lists = [...listed("changed_ids"), ...listed("in_flight")];
+  const entry = lists.length
+    ? `(SELECT entry.id FROM audit_log entry
+        WHERE entry.kind = 'cleanup' AND entry.started_at <= old.archived_at AND (entry.finished_at IS NULL OR old.archived_at <= entry.finished_at)
+          AND (${lists.join(" OR ")})
+        ORDER BY entry.id DESC LIMIT 1)`
+    : "NULL";
+  db.exec(`
+    INSERT INTO archived_requests (request_id, cleanup_entry, workspace, state, version, archived_at, doc)
+    SELECT old.id, ${entry}, old.workspace, old.state, old.version, old.archived_at, old.doc
+    FROM archived_requests_v0 old ORDER BY old.archived_at, old.id;
+    DROP TABLE archived_requests_v0;
+  `);
 }
 
-export function getArchived(db: ArchiveDb, requestId: string): RequestRecord | null {
-  const doc = db.prepare("SELECT doc FROM archived_requests WHERE id = ?").pluck().get(requestId) as string | undefined;
-  return doc === undefined ? null : (JSON.parse(doc) as RequestRecord);
+/** Archive a copy of each request, in one fully synced commit; returns each one's copy id, in order. */
+export function archiveRequests(db: ArchiveDb, requests: RequestRecord[], now: number, cleanupEntry: number | null = null): number[] {
+  const insert = db.prepare("INSERT INTO archived_requests (request_id, cleanup_entry, workspace, state, version, archived_at, doc) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  return db.transaction(() =>
+    requests.map((request) => Number(insert.run(request.requestId, cleanupEntry, request.workspace, request.state, request.version ?? 0, now, JSON.stringify(request)).lastInsertRowid)),
+  )();
 }
 
-export function removeArchived(db: ArchiveDb, requestId: string): void {
-  db.prepare("DELETE FROM archived_requests WHERE id = ?").run(requestId);
+/**
+ * The archived copy of `requestId` that the cleanup audited as `cleanupEntry` archived; without
+ * an entry, the newest copy (the one the latest cleanup of that id took).
+ */
+export function getArchived(db: ArchiveDb, requestId: string, cleanupEntry?: number): ArchivedCopy | null {
+  const row = (
+    cleanupEntry === undefined
+      ? db.prepare("SELECT copy_id, doc FROM archived_requests WHERE request_id = ? ORDER BY copy_id DESC LIMIT 1").get(requestId)
+      : db.prepare("SELECT copy_id, doc FROM archived_requests WHERE request_id = ? AND cleanup_entry = ? ORDER BY copy_id DESC LIMIT 1").get(requestId, cleanupEntry)
+  ) as { copy_id: number; doc: string } | undefined;
+  return row ? { copyId: row.copy_id, request: JSON.parse(row.doc) as RequestRecord } : null;
 }
 
-/** Drop up to `limit` archived requests archived before `before`, oldest first; returns how many went. */
+export function removeArchived(db: ArchiveDb, copyId: number): void {
+  db.prepare("DELETE FROM archived_requests WHERE copy_id = ?").run(copyId);
+}
+
+/** Drop up to `limit` archived copies archived before `before`, oldest first; returns how many went. */
 export function pruneArchived(db: ArchiveDb, before: number, limit: number): number {
   return db
-    .prepare("DELETE FROM archived_requests WHERE id IN (SELECT id FROM archived_requests WHERE archived_at < ? ORDER BY archived_at LIMIT ?)")
+    .prepare("DELETE FROM archived_requests WHERE copy_id IN (SELECT copy_id FROM archived_requests WHERE archived_at < ? ORDER BY archived_at LIMIT ?)")
     .run(before, limit).changes;
 }

@@ -1,4 +1,6 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { RequestSummary } from "../db/queries/listRequests";
+import { openSpool, type Spool } from "../fs/spoolFile";
 import { ReqwatchError } from "../model/errors";
 import { MAX_PAGE_SIZE, type ListFilters } from "../model/listFilters";
 import { toMatchFilter, type RequestQuery } from "../model/requestQuery";
@@ -37,18 +39,47 @@ function csvLine(row: RequestSummary): string {
   return COLUMNS.map((column) => csvCell(TIMES.has(column) ? new Date(row[column] as number).toISOString() : row[column])).join(",");
 }
 
+function pageText(rows: readonly RequestSummary[], format: ExportFormat): string {
+  if (!rows.length) return "";
+  return format === "csv" ? `${rows.map(csvLine).join("\r\n")}\r\n` : `${rows.map((row) => JSON.stringify(row)).join("\n")}\n`;
+}
+
 /**
- * The export as text chunks, one per page of `pageSize` rows (a CSV header first): the caller
- * writes each chunk and may wait between them, so memory stays one page whatever the size.
+ * The export: every request the filter matched when it began, each once, as it was then (one
+ * snapshot of the index, `tracker.listAll`). The snapshot is read a page at a time, with the event
+ * loop free between pages, into a spool (a temporary file), and the spool is then handed on in
+ * chunks at the consumer's pace: a slow or stalled download never holds the snapshot (which keeps
+ * the index's write-ahead log from being checkpointed), and memory stays one page. A single page
+ * needs no spool. The first chunk comes once the snapshot is read, so any error comes before it.
  */
-export function* exportChunks(tracker: Tracker, filter: ExportFilter, format: ExportFormat, pageSize = MAX_PAGE_SIZE): Generator<string> {
-  if (format === "csv") yield `${COLUMNS.join(",")}\r\n`;
-  let cursor: string | undefined;
-  do {
-    const page = tracker.list({ ...filter, limit: pageSize, ...(cursor !== undefined && { cursor }) });
-    if (page.items.length) yield format === "csv" ? `${page.items.map(csvLine).join("\r\n")}\r\n` : `${page.items.map((row) => JSON.stringify(row)).join("\n")}\n`;
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined);
+export async function* exportChunks(tracker: Tracker, filter: ExportFilter, format: ExportFormat, pageSize = MAX_PAGE_SIZE): AsyncGenerator<string | Buffer, void, undefined> {
+  const header = format === "csv" ? `${COLUMNS.join(",")}\r\n` : "";
+  const pages = tracker.listAll(filter, pageSize);
+  let spool: Spool | null = null;
+  try {
+    const first = pages.next();
+    if (first.done) {
+      yield header;
+      return;
+    }
+    const second = pages.next();
+    if (second.done) {
+      yield header + pageText(first.value, format);
+      return;
+    }
+    spool = openSpool();
+    spool.write(header + pageText(first.value, format) + pageText(second.value, format));
+    for (;;) {
+      await yieldToEventLoop();
+      const page = pages.next();
+      if (page.done) break;
+      spool.write(pageText(page.value, format));
+    }
+    yield* spool.chunks();
+  } finally {
+    pages.return();
+    spool?.close();
+  }
 }
 
 export const EXPORT_CONTENT_TYPE: Record<ExportFormat, string> = { csv: "text/csv; charset=utf-8", jsonl: "application/x-ndjson; charset=utf-8" };

@@ -16,7 +16,8 @@ export function actionOutcome(stateDir: string, entry: AuditEntry, ids: readonly
   const archived = new Set<string>();
   if (fs.existsSync(archiveFile)) {
     const db = new Database(archiveFile, { readonly: true });
-    for (const id of db.prepare("SELECT id FROM archived_requests").pluck().all() as string[]) archived.add(id);
+    // The copies this cleanup archived (an id used again has one per cleanup that took it).
+    for (const id of db.prepare("SELECT request_id FROM archived_requests WHERE cleanup_entry = ?").pluck().all(entry.id) as string[]) archived.add(id);
     db.close();
   }
   let changed = 0;

@@ -1,6 +1,8 @@
 import fs from "node:fs";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { aRequest, aRequestIn, writeRequestFile } from "../helpers/builders";
+import { aClock } from "../helpers/clock";
 import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
 
 const HOUR = 60 * 60 * 1000;
@@ -66,6 +68,70 @@ describe("bulk actions", () => {
     const undo = await tracker.actions.undo(cleaned.id);
     expect(undo).toMatchObject({ changed: 0, skipped: 1, skipReasons: [{ reason: "a request with this id exists again", count: 1 }] });
     expect(tracker.get("old-1")?.state).toBe("queued");
+  });
+
+  it("a cleanup of an id used again keeps the first request's archived copy: each undo restores the copy its cleanup archived", async () => {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    tracker.create({ requestId: "reused", workspace: "gw", state: "processing", prompt: "the first request" });
+    tracker.transition("reused", "completed");
+    clock.advance(25 * HOUR);
+    const first = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    // The gateway hands out the same id again.
+    tracker.create({ requestId: "reused", workspace: "gw", state: "processing", prompt: "the second request" });
+    tracker.transition("reused", "failed");
+    clock.advance(25 * HOUR);
+    const second = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    expect([first.changedIds, second.changedIds]).toEqual([["reused"], ["reused"]]);
+
+    expect(tracker.actions.previewUndo(first.id)).toMatchObject({ willChange: 1, skipped: [] });
+    expect(await tracker.actions.undo(first.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
+    expect(tracker.get("reused")).toMatchObject({ prompt: "the first request", state: "completed" });
+
+    // The second request's copy is still archived; its undo would restore over the first, so it says so for that id.
+    expect(tracker.actions.previewUndo(second.id)).toMatchObject({ willChange: 0, skipped: [{ reason: "a request with this id exists again", ids: ["reused"] }] });
+    clock.advance(25 * HOUR);
+    expect(tracker.cleanup().ids).toEqual(["reused"]);
+    expect(await tracker.actions.undo(second.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
+    expect(tracker.get("reused")).toMatchObject({ prompt: "the second request", state: "failed" });
+  });
+
+  it("an archive from before copies were kept is migrated in place: a cleanup's undo still restores what it archived, and nothing is lost", async () => {
+    const stateDir = tempStateDir();
+    const at = Date.now() - 48 * HOUR;
+    // archive.db as the earlier schema left it: one row per id, and an audit log without in_flight.
+    const legacy = new Database(`${stateDir}/archive.db`);
+    legacy.exec(`
+      CREATE TABLE archived_requests (id TEXT PRIMARY KEY, workspace TEXT NOT NULL, state TEXT NOT NULL, version INTEGER NOT NULL, archived_at INTEGER NOT NULL, doc TEXT NOT NULL);
+      CREATE INDEX archived_by_time ON archived_requests (archived_at);
+      CREATE TABLE audit_log (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, by TEXT NOT NULL, pid INTEGER NOT NULL, started_at INTEGER NOT NULL,
+        finished_at INTEGER, status TEXT NOT NULL, summary TEXT NOT NULL, target TEXT NOT NULL, matched INTEGER NOT NULL DEFAULT 0, changed INTEGER NOT NULL DEFAULT 0,
+        skipped INTEGER NOT NULL DEFAULT 0, skip_reasons TEXT NOT NULL DEFAULT '[]', changed_ids TEXT NOT NULL DEFAULT '[]', error TEXT, undone_at INTEGER, undone_by INTEGER, undoes INTEGER);
+    `);
+    legacy
+      .prepare("INSERT INTO audit_log (kind, by, pid, started_at, finished_at, status, summary, target, matched, changed, changed_ids) VALUES ('cleanup', 'dashboard', 1, ?, ?, 'done', 'Clean up', '{}', 1, 1, ?)")
+      .run(at, at + 10, JSON.stringify(["by-action"]));
+    const archived = (id: string, archivedAt: number) =>
+      legacy.prepare("INSERT INTO archived_requests VALUES (?, 'ws', 'completed', 0, ?, ?)").run(id, archivedAt, JSON.stringify(aRequest({ requestId: id, state: "completed", lastUpdatedAt: at - HOUR })));
+    archived("by-action", at + 5);
+    archived("by-command", at + 100);
+    legacy.close();
+
+    const tracker = aTracker({ stateDir });
+    expect(tracker.actions.previewUndo(1)).toMatchObject({ willChange: 1, firstIds: ["by-action"] });
+    // The same id archived again now sits beside the migrated copy, not over it.
+    tracker.create({ requestId: "by-action", workspace: "ws", state: "processing", prompt: "the id used again" });
+    tracker.transition("by-action", "completed");
+    expect(tracker.cleanup({ olderThanMs: 0 }).ids).toEqual(["by-action"]);
+    expect(await tracker.actions.undo(1)).toMatchObject({ status: "done", changed: 1 });
+    expect(tracker.get("by-action")).toMatchObject({ state: "completed", lastUpdatedAt: expect.any(Number) });
+    expect(tracker.get("by-action")?.prompt).toBeUndefined();
+    expect(tracker.restore("by-command").requestId).toBe("by-command");
+
+    const migrated = new Database(`${stateDir}/archive.db`, { readonly: true });
+    expect(migrated.pragma("user_version", { simple: true })).toBe(1);
+    expect(migrated.prepare("SELECT request_id, json_extract(doc, '$.prompt') AS prompt FROM archived_requests").all()).toEqual([{ request_id: "by-action", prompt: "the id used again" }]);
+    migrated.close();
   });
 
   it("refuses bad input and writes no audit entry", async () => {

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
@@ -76,6 +77,20 @@ describe("cleanup", () => {
     expect(tracker.get("old-done")?.state).toBe("completed");
     expect(() => tracker.restore("old-done")).toThrow(/already exists|not in the archive/);
     expect(() => tracker.restore("never-archived")).toThrow(/not in the archive/);
+  });
+
+  it("restore of an id archived twice brings back the newest copy, and the older one stays archived", () => {
+    const tracker = aTracker();
+    for (const prompt of ["first", "second"]) {
+      tracker.create({ requestId: "reused", workspace: "ws", state: "processing", prompt });
+      tracker.transition("reused", "completed");
+      expect(tracker.cleanup({ olderThanMs: 0 }).ids).toEqual(["reused"]);
+    }
+    expect(tracker.restore("reused")).toMatchObject({ prompt: "second" });
+    const archive = new Database(tracker.stateDir.archiveFile, { readonly: true });
+    expect(archive.prepare("SELECT json_extract(doc, '$.prompt') FROM archived_requests WHERE request_id = 'reused'").pluck().all()).toEqual(["first"]);
+    archive.close();
+    expect(() => tracker.restore("reused")).toThrow(/already exists; it was not restored over/);
   });
 
   it("never restores over a request that exists", () => {

@@ -74,6 +74,24 @@ describe("the monitor's retention", () => {
     expect(tracker.restore("b").requestId).toBe("b");
   });
 
+  it("keeps each archived copy of an id used again, and drops only the copies past the archive's retention", async () => {
+    const { clock, tracker } = onClock({ retentionMs: HOUR, archiveRetentionMs: 30 * DAY });
+    tracker.create({ requestId: "reused", workspace: "w", state: "processing", prompt: "first" });
+    tracker.transition("reused", "completed");
+    clock.at += 2 * HOUR;
+    const first = await tracker.runRetention();
+    clock.at += 20 * DAY;
+    tracker.create({ requestId: "reused", workspace: "w", state: "processing", prompt: "second" });
+    tracker.transition("reused", "completed");
+    clock.at += 2 * HOUR;
+    const second = await tracker.runRetention();
+    expect([first?.removed, second?.removed]).toEqual([1, 1]);
+
+    clock.at += 11 * DAY; // the first copy was archived 31 days ago, the second 11
+    expect((await tracker.runRetention())?.archiveDropped).toBe(1);
+    expect(tracker.restore("reused")).toMatchObject({ prompt: "second" });
+  });
+
   it("is off with REQWATCH_RETENTION=off, and reads the durations from the environment", async () => {
     process.env.REQWATCH_RETENTION = "off";
     process.env.REQWATCH_ARCHIVE_RETENTION = "7d";

@@ -31,7 +31,7 @@ export function registerList(program: Command): void {
     .option("--cursor <cursor>", "continue after a previous page")
     .option("--json", "print the page as JSON ({ items, nextCursor })")
     .option("--source <source>", "list another program's queue instead, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json>, or otel for what the dashboard's OpenTelemetry receiver kept (in its id order, newest first; filters by workspace, state, session and creation time)", readableSource)
-    .addOption(new Option("--format <format>", "every matching request, every page, as CSV or JSON Lines (streamed; --limit is the page size)").choices(EXPORT_FORMATS).conflicts(["json", "cursor"]))
+    .addOption(new Option("--format <format>", "every request that matched when it began, each once, as CSV or JSON Lines (one snapshot of the index; --limit is the page size)").choices(EXPORT_FORMATS).conflicts(["json", "cursor"]))
     .action(async (options, command: Command) => {
       if (options.source) return listSource(await sourceFor(command, options.source as SourceSpec | "otel"), options, command);
       const filter = {
@@ -48,7 +48,7 @@ export function registerList(program: Command): void {
       };
       if (options.format) {
         await withFreshTracker(command, async (tracker) => {
-          for (const chunk of exportChunks(tracker, filter, options.format, options.limit)) {
+          for await (const chunk of exportChunks(tracker, filter, options.format, options.limit)) {
             if (!process.stdout.write(chunk)) await once(process.stdout, "drain");
           }
         });
