@@ -1,4 +1,7 @@
+import { Option } from "commander";
 import type { RequestFields } from "../model/requestFormat";
+import { UsageError } from "./context";
+import { readTextFile } from "./textFile";
 
 /** The request-field flags `create` and `update` share, as they arrive from commander. */
 export interface FieldOptions {
@@ -13,6 +16,17 @@ export interface FieldOptions {
   error?: string;
   maxAttempts?: number;
   timeoutAt?: number;
+  promptFile?: string;
+  outputFile?: string;
+  errorFile?: string;
+}
+
+/** The text fields that can come from a file or stdin, and their flags. */
+const FROM_FILE = { promptFile: "prompt", outputFile: "output", errorFile: "error" } as const;
+
+/** `--prompt-file` and its like, for `create` and `update`: a file, or `-` for stdin; not with `--prompt`. */
+export function textFileOption(field: "prompt" | "output" | "error"): Option {
+  return new Option(`--${field}-file <file>`, `the ${field} from a file, or - for stdin (text too long for a command line)`).conflicts(field);
 }
 
 const FLAG_TO_FIELD = {
@@ -26,7 +40,7 @@ const FLAG_TO_FIELD = {
   error: "error",
   maxAttempts: "maxAttempts",
   timeoutAt: "timeoutAt",
-} as const satisfies Record<Exclude<keyof FieldOptions, "set">, keyof RequestFields>;
+} as const satisfies Record<Exclude<keyof FieldOptions, "set" | keyof typeof FROM_FILE>, keyof RequestFields>;
 
 /** The fields the flags set; `--set key=json` first, so a named flag wins over it. */
 export function fieldsFromOptions(options: FieldOptions): RequestFields {
@@ -34,6 +48,12 @@ export function fieldsFromOptions(options: FieldOptions): RequestFields {
   for (const [flag, field] of Object.entries(FLAG_TO_FIELD)) {
     const value = options[flag as keyof typeof FLAG_TO_FIELD];
     if (value !== undefined) fields[field] = value;
+  }
+  const fromStdin = Object.keys(FROM_FILE).filter((flag) => options[flag as keyof typeof FROM_FILE] === "-");
+  if (fromStdin.length > 1) throw new UsageError(`only one of ${fromStdin.map((flag) => `--${FROM_FILE[flag as keyof typeof FROM_FILE]}-file`).join(", ")} can read stdin (-).`);
+  for (const [flag, field] of Object.entries(FROM_FILE)) {
+    const file = options[flag as keyof typeof FROM_FILE];
+    if (file !== undefined) fields[field] = readTextFile(file, `--${field}-file`);
   }
   return fields as RequestFields;
 }

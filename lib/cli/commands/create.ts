@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { parseTraceparent } from "../../model/traceparent";
 import { UsageError, withTracker } from "../context";
-import { fieldsFromOptions } from "../fields";
+import { fieldsFromOptions, textFileOption } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, integer, timestamp } from "../parse";
 
@@ -14,6 +14,7 @@ export function registerCreate(program: Command): void {
     .option("--chat-id <id>", "chat id")
     .option("--session <sessionId>", "session the request belongs to")
     .option("--prompt <text>", "the prompt")
+    .addOption(textFileOption("prompt"))
     .option("--model <name>", "the model")
     .addOption(new Option("--state <state>", "start in this state").choices(["created", "queued", "processing"]).default("created"))
     .option("--max-attempts <n>", "how many attempts are allowed", integer)

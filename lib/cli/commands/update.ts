@@ -3,7 +3,7 @@ import type { CallbackInfo, RequestRecord } from "../../model/requestFormat";
 import { STATES } from "../../model/states";
 import type { Change } from "../../model/transition";
 import { withTracker } from "../context";
-import { fieldsFromOptions, type FieldOptions } from "../fields";
+import { fieldsFromOptions, textFileOption, type FieldOptions } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, boolean, collect, integer, timestamp } from "../parse";
 
@@ -46,11 +46,14 @@ export function registerUpdate(program: Command): void {
     .option("--by <who>", "who made the change, for the history", "cli")
     .option("--session <sessionId>", "the session the request belongs to")
     .option("--prompt <text>", "the prompt")
+    .addOption(textFileOption("prompt"))
     .option("--model <name>", "the model")
     .option("--tokens <n>", "tokens used", integer)
     .option("--exit-code <n>", "the worker's exit code", integer)
     .option("--output <text>", "the output")
+    .addOption(textFileOption("output"))
     .option("--error <text>", "the error")
+    .addOption(textFileOption("error"))
     .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
     .option("--callback-success <bool>", "whether the result reached its caller", boolean)
     .option("--callback-attempts <n>", "delivery attempts so far", integer)

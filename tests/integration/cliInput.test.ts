@@ -11,7 +11,7 @@ const UNPRIVILEGED = AS_ROOT ? { uid: 65534, gid: 65534 } : {};
 
 function reqwatch(args: string[], env: Record<string, string> = {}, runAs: { uid?: number; gid?: number } = {}) {
   // A bound, not a pace: the /proc case looped for ever; anything that answers at all answers in far less.
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000, ...runAs });
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024, ...runAs });
   return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -83,5 +83,34 @@ describe("exit codes a script can rely on", () => {
     expect(reqwatch(["cancel", "q2", "q2"], env)).toMatchObject({ code: 0, stderr: "" });
     // A filter that matches nothing asked for nothing in particular: 0.
     expect(reqwatch(["retry", "--state", "timeout"], env)).toMatchObject({ code: 0, stderr: "" });
+  });
+});
+
+describe("text too long for a command line", () => {
+  it("comes from a file or stdin: a 1 MB prompt, output and error, whole", () => {
+    const parent = tempParent();
+    const env = { REQWATCH_STATE_DIR: path.join(parent, "state") };
+    const prompt = `${"p".repeat(1024 * 1024)}\nthe end`;
+    const output = `${"o".repeat(1024 * 1024)}\nüñíçødé`;
+    fs.writeFileSync(path.join(parent, "prompt.txt"), prompt);
+    const created = reqwatch(["create", "--workspace", "w", "--state", "processing", "--prompt-file", path.join(parent, "prompt.txt")], env);
+    expect(created).toMatchObject({ code: 0, stderr: "" });
+    const id = created.stdout.trim();
+    const fromStdin = spawnSync(process.execPath, [BIN, "update", id, "--state", "completed", "--output-file", "-"], { input: output, encoding: "utf8", env: { ...process.env, ...env } });
+    expect(fromStdin).toMatchObject({ status: 0, stderr: "" });
+    const request = JSON.parse(reqwatch(["get", id], env).stdout) as { prompt: string; output: string };
+    expect(request.prompt).toBe(prompt);
+    expect(request.output).toBe(output);
+  });
+
+  it("is refused in a line when the file is missing, a folder, or given with its flag, or when two want stdin", () => {
+    const parent = tempParent();
+    const env = { REQWATCH_STATE_DIR: path.join(parent, "state") };
+    const id = reqwatch(["create", "--workspace", "w"], env).stdout.trim();
+    expect(reqwatch(["update", id, "--error-file", path.join(parent, "nope.txt")], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file ${path.join(parent, "nope.txt")}: no such file.\n` });
+    expect(reqwatch(["update", id, "--error-file", parent], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file ${parent}: is a folder, not a file.\n` });
+    expect(reqwatch(["update", id, "--prompt", "x", "--prompt-file", "-"], env)).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot be used with option '--prompt/) });
+    expect(reqwatch(["update", id, "--output-file", "-", "--error-file", "-"], env)).toMatchObject({ code: 2, stderr: "reqwatch: error: only one of --output-file, --error-file can read stdin (-).\n" });
+    expect(JSON.parse(reqwatch(["get", id], env).stdout)).toMatchObject({ version: 1 });
   });
 });
