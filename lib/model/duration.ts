@@ -18,7 +18,8 @@ export function parseDuration(text: string, what = "duration"): number {
 
 /** `1h`, `1h 30m`, `45s`, `250ms`: the largest two units. */
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
+  // A time read a moment before another program's write (a wait since a resume) is 0, not -27ms.
+  if (ms < 1000) return `${Math.round(Math.max(0, ms))}ms`;
   const parts: string[] = [];
   let rest = Math.round(ms / 1000);
   for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
