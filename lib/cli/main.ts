@@ -40,8 +40,7 @@ function buildProgram(): Command {
     .description("Record request lifecycles in a reqwatch state directory")
     .version(version, "-V, --version", "print the version")
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
-    // Every line reqwatch writes to stderr starts with its name, commander's usage errors too.
-    .configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) })
+    .configureOutput({ outputError })
     .addHelpText("after", environmentHelp())
     .exitOverride();
   for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerSource, registerAdopt, registerDashboard, registerOtel]) {
@@ -50,8 +49,16 @@ function buildProgram(): Command {
   registerMcp(program, version);
   const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
   // Each command's --help shows --state-dir too: it is global, and where it matters most.
-  for (const command of everyCommand(program).slice(1)) command.exitOverride().configureOutput({ outputError: (text, write) => write(`reqwatch: ${text}`) }).configureHelp({ showGlobalOptions: true });
+  for (const command of everyCommand(program).slice(1)) command.exitOverride().configureOutput({ outputError }).configureHelp({ showGlobalOptions: true });
   return program;
+}
+
+/**
+ * Every line reqwatch writes to stderr starts with its name, commander's usage errors too, and a
+ * usage error is one line (commander puts its "Did you mean" on a second).
+ */
+function outputError(text: string, write: (text: string) => void): void {
+  write(`reqwatch: ${text.trimEnd().replace(/\s*\n\s*/g, " ")}\n`);
 }
 
 /** Runs the CLI and resolves to its exit code: 0 success, 1 error (one line on stderr), 2 usage error. */

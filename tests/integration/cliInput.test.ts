@@ -67,6 +67,15 @@ describe("a state folder reqwatch cannot use", () => {
 });
 
 describe("exit codes a script can rely on", () => {
+  it("a usage error is one line, exit 2, the suggestion on it too", () => {
+    for (const args of [["lst"], ["list", "--bogus"], ["get"], ["list", "--limit", "0"]]) {
+      const result = reqwatch(args, { REQWATCH_STATE_DIR: tempParent() });
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr.trimEnd().split("\n"), args.join(" ")).toEqual([expect.stringMatching(/^reqwatch: error: /)]);
+    }
+    expect(reqwatch(["lst"]).stderr).toBe("reqwatch: error: unknown command 'lst' (Did you mean list?)\n");
+  });
+
   it("cancel and retry exit 1 when a named request was not changed, and say how many on stderr", () => {
     const stateDir = path.join(tempParent(), "state");
     const env = { REQWATCH_STATE_DIR: stateDir };
