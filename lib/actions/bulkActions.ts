@@ -14,14 +14,22 @@ import { readRequestFile } from "../files/requestFile";
 import type { SourceActionKind, SourceActionResult } from "../sources/sourceActions";
 import { STATES, TERMINAL_STATES, type State } from "../model/states";
 import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "../db/auditLog";
+import { keepDryRun, takeDryRun, type DryRun } from "../db/dryRuns";
 
 /**
  * What a person asks of the dashboard in one action. A run after a dry run names it (`preview`,
- * the dry run's `previewId`): it then acts on the requests the dry run described, with its cutoff,
- * and on no other, so it never does more than the dry run said.
+ * the dry run's `previewId`) and asks the same: it then acts on the requests the dry run described,
+ * with its cutoff, and on no other, so it never does more than the dry run said. A run that asks
+ * otherwise than its dry run is refused.
  */
 export type ActionInput = (
-  | { kind: "retry"; ids?: string[]; filter?: RetryTarget["filter"] }
+  | {
+      kind: "retry";
+      ids?: string[];
+      filter?: RetryTarget["filter"];
+      /** The dashboard table's URL query the filter was made from: compared with the dry run's instead of the filter, which moves with the clock. */
+      query?: string;
+    }
   | { kind: "cancel"; ids: string[] }
   | { kind: "cleanup"; olderThanMs: number; states?: State[] }
 ) & { preview?: string };
@@ -30,7 +38,7 @@ export type ActionInput = (
 export interface ActionPreview {
   kind: ActionInput["kind"] | "undo";
   summary: string;
-  /** Send it back with the run: the run acts on exactly what this dry run described (kept 15 minutes). */
+  /** Send it back with the run, which asks the same: it acts on exactly what this dry run described (kept for a while, for every process on the folder). */
   previewId: string;
   /** A cleanup's cutoff: requests not updated since this time. */
   cutoff?: number;
@@ -71,17 +79,9 @@ export class ActionStopped extends Error {
 }
 
 const FIRST_IDS = 20;
-/** Dry runs kept for their runs: how long, and how many (a dashboard has a few dialogs open at most). */
+/** Dry runs kept for their runs: how long, and how many (the dashboards and agents on a folder have a few open at most). */
 const PREVIEW_TTL_MS = 15 * 60 * 1000;
-const PREVIEWS_KEPT = 20;
-
-/** What a dry run fixed for its run: the requests it matched, and a cleanup's cutoff. */
-interface FixedPreview {
-  kind: ActionInput["kind"];
-  ids: string[];
-  cutoff?: number;
-  expiresAt: number;
-}
+const PREVIEWS_KEPT = 100;
 const SKIP_EXAMPLES = 5;
 /** A step's target duration when the size is not fixed: short enough that a page's other requests barely wait. */
 const SLICE_MS = 40;
@@ -120,9 +120,41 @@ export function describeAction(input: ActionInput): string {
   return `Clean up ${(input.states ?? TERMINAL_STATES).join(", ")} requests not updated for ${formatDuration(input.olderThanMs)}`;
 }
 
+/** What the audit entry records as an action's input (a cleanup's with the cutoff it works to). */
+function auditTarget(input: ActionInput, cutoff?: number): unknown {
+  if (input.kind === "cleanup") return { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES, cutoff };
+  return input.kind === "cancel" || input.ids ? { ids: input.ids } : { filter: input.filter };
+}
+
+/** Objects with their keys in order, lists of names as sets: two inputs that ask the same read the same. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.every((item) => typeof item === "string") ? [...new Set(value as string[])].sort() : value.map(canonical);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, item]) => item !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([key, item]) => [key, canonical(item)]),
+    );
+  }
+  return value;
+}
+
+/** An action's arguments in one form, to tell whether a run asks what its dry run was asked. */
+function askedOf(input: ActionInput): string {
+  if (input.kind === "cleanup") return JSON.stringify(canonical({ kind: "cleanup", olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES }));
+  if (input.kind === "retry" && input.query !== undefined) {
+    const query = new URLSearchParams(input.query);
+    query.sort();
+    return JSON.stringify(canonical({ kind: "retry", query: query.toString() }));
+  }
+  return JSON.stringify(canonical({ ...input, preview: undefined }));
+}
+
 function validate(input: ActionInput): ActionInput {
   if (input.kind === "retry") {
     if (!input.ids === !input.filter) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a filter (one of them).");
+    if (input.query !== undefined && !input.filter) throw new ReqwatchError("BAD_INPUT", "A retry's query comes with the filter made from it.");
     return input;
   }
   if (input.kind === "cancel") {
@@ -161,7 +193,6 @@ export interface Actions {
  */
 export class BulkActions implements Actions {
   private readonly running = new Map<number, EntryProgress & { matched: number }>();
-  private readonly previews = new Map<string, FixedPreview>();
 
   constructor(
     private readonly ctx: TrackerContext,
@@ -225,33 +256,39 @@ export class BulkActions implements Actions {
       for (const r of changing) byState[r.from] = (byState[r.from] ?? 0) + 1;
       const skipped: SkipSummary[] = [];
       for (const s of report.skipped) addSkip(skipped, s.reason, s.requestId);
-      const previewId = this.keep({ kind: input.kind, ids });
+      const previewId = this.keep(input, ids);
       return { kind: input.kind, summary, previewId, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
     }
     const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
-    const previewId = this.keep({ kind: "cleanup", ids: report.ids, cutoff: report.cutoff });
+    const previewId = this.keep(input, report.ids, report.cutoff);
     return { kind: "cleanup", summary, previewId, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
   }
 
-  /** Keep what a dry run fixed for its run; returns the id the run names it by. */
-  private keep(fixed: Omit<FixedPreview, "expiresAt">): string {
+  /**
+   * Keep what a dry run fixed for its run, in the index, where every process on the folder finds it
+   * (an agent's client may start a new server for the confirmation); returns the id the run names it by.
+   */
+  private keep(input: ActionInput, ids: string[], cutoff?: number): string {
     const now = this.ctx.now();
-    for (const [id, kept] of this.previews) if (kept.expiresAt <= now) this.previews.delete(id);
-    while (this.previews.size >= PREVIEWS_KEPT) this.previews.delete(this.previews.keys().next().value!);
     const id = randomUUID();
-    this.previews.set(id, { ...fixed, expiresAt: now + PREVIEW_TTL_MS });
+    keepDryRun(this.ctx.db, { id, kind: input.kind, asked: askedOf(input), summary: describeAction(input), target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + PREVIEW_TTL_MS }, now, PREVIEWS_KEPT);
     return id;
   }
 
-  /** What the dry run a run names fixed; an unknown or expired one is refused, so nothing runs unseen. */
-  private fixedBy(input: ActionInput): FixedPreview | null {
+  /**
+   * The dry run a run names, taken for it: an unknown or expired one is refused, so nothing runs
+   * unseen, and so is a run that asks otherwise, whose audit entry would not say what it did.
+   */
+  private dryRunFor(input: ActionInput): DryRun | null {
     if (input.preview === undefined) return null;
-    const fixed = this.previews.get(input.preview);
-    if (!fixed || fixed.expiresAt <= this.ctx.now() || fixed.kind !== input.kind) {
-      throw new ReqwatchError("BAD_INPUT", "That dry run is no longer known (it expired, or the dashboard restarted); run the dry run again.");
+    const taken = takeDryRun(this.ctx.db, input.preview, askedOf(input), this.ctx.now());
+    if (taken.outcome === "taken") return taken.dryRun;
+    if (taken.outcome === "unknown") {
+      throw new ReqwatchError("BAD_INPUT", `Dry run ${input.preview} is not known: it expired (a dry run is kept ${formatDuration(PREVIEW_TTL_MS)}), was confirmed already, or was made on another state folder. Make the dry run again.`);
     }
-    this.previews.delete(input.preview);
-    return fixed;
+    const asked = describeAction(input);
+    const differs = asked === taken.dryRun.summary ? `"${asked}" with other arguments than dry run ${input.preview}` : `"${asked}", but dry run ${input.preview} was "${taken.dryRun.summary}"`;
+    throw new ReqwatchError("BAD_INPUT", `This confirmation asks ${differs}. Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`);
   }
 
   /** The ids a retry or cancel acts on: those given, or those a filter matches now. */
@@ -264,12 +301,13 @@ export class BulkActions implements Actions {
   async run(raw: ActionInput, options: RunOptions & { onStart?: (id: number) => void } = {}): Promise<AuditEntry> {
     const input = validate(raw);
     assertManaged(this.ctx, describeAction(input));
-    const fixed = this.fixedBy(input);
+    const dryRun = this.dryRunFor(input);
     const by = options.by ?? "dashboard";
     if (input.kind === "retry" || input.kind === "cancel") {
-      const ids = fixed?.ids ?? this.targetOf(input);
-      const target = input.kind === "cancel" || input.ids ? { ids: input.ids } : { filter: input.filter };
-      return this.runOver(ids, { kind: input.kind, summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
+      const ids = dryRun?.ids ?? this.targetOf(input);
+      // The dry run's words and input: what it matched is what this run acts on.
+      const described = dryRun ? { summary: dryRun.summary, target: dryRun.target } : { summary: describeAction(input), target: auditTarget(input) };
+      return this.runOver(ids, { kind: input.kind, ...described }, options, (chunk, progress, entryId) => {
         const report = input.kind === "retry" ? retry(this.ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.ctx, chunk, { by: actedBy(by, entryId) });
         const changed = "retried" in report ? report.retried : report.cancelled;
         for (const r of changed) progress.changedIds.push(r.requestId);
@@ -277,9 +315,9 @@ export class BulkActions implements Actions {
         return { changed: changed.length, skipped: report.skipped.length };
       });
     }
-    const matched = fixed ? { ids: fixed.ids, cutoff: fixed.cutoff! } : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
-    const target = { olderThanMs: input.olderThanMs, states: input.states ?? TERMINAL_STATES, cutoff: matched.cutoff };
-    return this.runOver(matched.ids, { kind: "cleanup", summary: describeAction(input), target }, options, (chunk, progress, entryId) => {
+    const matched = dryRun ? { ids: dryRun.ids, cutoff: dryRun.cutoff! } : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
+    const described = dryRun ? { summary: dryRun.summary, target: dryRun.target } : { summary: describeAction(input), target: auditTarget(input, matched.cutoff) };
+    return this.runOver(matched.ids, { kind: "cleanup", ...described }, options, (chunk, progress, entryId) => {
       // The dry run's cutoff: a request that reached it since (or changed) is skipped, not taken in.
       const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk, lockedPiece: options.lockedPiece, pauseMs: options.pauseMs }, entryId);
       progress.changedIds.push(...report.ids);

@@ -165,6 +165,20 @@ CREATE TABLE IF NOT EXISTS responses (
   PRIMARY KEY (request_id, workspace)
 ) WITHOUT ROWID;
 
+-- The bulk actions' dry runs (lib/db/dryRuns.ts), until they expire: a confirmation from any process
+-- on the folder acts on what its dry run matched. Not derived from the files: a rebuild loses them.
+CREATE TABLE IF NOT EXISTS dry_runs (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  -- The arguments it was asked with, in one form (lib/actions/bulkActions.ts): a confirmation must ask the same.
+  asked TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  target TEXT NOT NULL,
+  ids TEXT NOT NULL,
+  cutoff INTEGER,
+  expires_at INTEGER NOT NULL
+);
+
 -- Files that exist but could not be read. An indexed request keeps its last good row meanwhile.
 CREATE TABLE IF NOT EXISTS unreadable_files (
   file TEXT PRIMARY KEY,

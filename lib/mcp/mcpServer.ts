@@ -55,7 +55,7 @@ function mustExist<T>(value: T | null, id: string): T {
   return value;
 }
 
-const CONFIRM = "Leave out (or false) for the dry run; true, with the dry run's previewId, to act on exactly what it described.";
+const CONFIRM = "Leave out (or false) for the dry run; true, with the dry run's previewId and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
 
 /**
  * The MCP server over one tracker: read tools (stuck, list, get, explain, cleanup's dry run, the
@@ -282,11 +282,14 @@ export function createMcpServer(tracker: Tracker, version: string, sources: read
 
 type ActionInput = Parameters<Tracker["actions"]["preview"]>[0];
 
-/** The dry run, or (confirmed) the run bound to it, as the dashboard's audited action by `mcp`. */
+/**
+ * The dry run, or (confirmed) the run bound to it, as the dashboard's audited action by `mcp`. The
+ * dry run is kept in the index, so a client that starts a server per call confirms it in another.
+ */
 async function act(tracker: Tracker, input: ActionInput, confirm: boolean | undefined, previewId: string | undefined) {
   if (!confirm) {
     const preview = tracker.actions.preview(input);
-    return { dryRun: true, ...preview, next: `Nothing changed. To act on exactly this, call again with confirm: true and previewId: "${preview.previewId}".` };
+    return { dryRun: true, ...preview, next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and previewId: "${preview.previewId}".` };
   }
   if (!previewId) throw new ReqwatchError("BAD_INPUT", "confirm needs the dry run's previewId: call without confirm first, check what it would change, then confirm with its previewId.");
   const entry = await tracker.actions.run({ ...input, preview: previewId }, { by: MCP_ACTOR });

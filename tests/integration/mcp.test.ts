@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { aHungRequest, aRequest, writeRequestFile } from "../helpers/builders";
-import { readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
+import { aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { addMessage, createClaudeMemDb } from "../helpers/claudeMemDb";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -47,6 +47,54 @@ describe("reqwatch mcp", () => {
     const retried = JSON.parse(readRaw(stateDir, "broken"));
     expect(retried.state).toBe("queued");
     expect(retried.transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: expect.stringMatching(/^mcp/) });
+  });
+
+  it("a dry run made by one server process is confirmed by another, as a client that starts the server per call does", async () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aRequest({ requestId: "broken", workspace: "chat", state: "failed" }));
+    const first = await anAgent(stateDir);
+    const dryRun = JSON.parse((await call(first, "retry_requests", { ids: ["broken"] })).text);
+    await closeAgents();
+
+    const second = await anAgent(stateDir);
+    const run = await call(second, "retry_requests", { ids: ["broken"], confirm: true, previewId: dryRun.previewId });
+    expect(run.isError, run.text).toBe(false);
+    expect(JSON.parse(run.text)).toMatchObject({ dryRun: false, entry: { kind: "retry", status: "done", by: "mcp", summary: "Retry 1 selected request", changedIds: ["broken"] } });
+    expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("queued");
+
+    // Confirmed once; a second confirmation is told why it is refused, in words that fit a server started per call.
+    const again = await call(second, "retry_requests", { ids: ["broken"], confirm: true, previewId: dryRun.previewId });
+    expect(again).toEqual({ isError: true, text: `Dry run ${dryRun.previewId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
+  });
+
+  it("a confirmation that asks other than its dry run is refused and changes nothing; the audit entry names what was done", async () => {
+    const stateDir = tempStateDir();
+    for (const [id, workspace] of [["f-a", "alpha"], ["f-b", "beta"]]) writeRequestFile(stateDir, aRequest({ requestId: id!, workspace, state: "failed" }));
+    writeRequestFile(stateDir, aRequest({ requestId: "t-z", workspace: "zzz", state: "timeout" }));
+    for (const id of ["C", "D"]) writeRequestFile(stateDir, aRequest({ requestId: id, workspace: "w", state: "queued" }));
+    const files = () => ["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id));
+    const before = files();
+    const agent = await anAgent(stateDir);
+
+    const retryDryRun = JSON.parse((await call(agent, "retry_requests", { states: ["failed"] })).text);
+    expect(retryDryRun).toMatchObject({ willChange: 2, summary: "Retry every request matching: states failed" });
+    const otherFilter = await call(agent, "retry_requests", { states: ["timeout"], workspace: "zzz", confirm: true, previewId: retryDryRun.previewId });
+    expect(otherFilter).toEqual({
+      isError: true,
+      text: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.previewId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
+    });
+    const cancelDryRun = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"] })).text);
+    const otherIds = await call(agent, "cancel_requests", { ids: ["D"], confirm: true, previewId: cancelDryRun.previewId });
+    expect(otherIds).toMatchObject({ isError: true, text: expect.stringContaining(`asks "Cancel D", but dry run ${cancelDryRun.previewId} was "Cancel C"`) });
+    expect(files()).toEqual(before);
+    expect(aTracker({ stateDir }).actions.list()).toEqual([]);
+
+    const cancelled = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"], confirm: true, previewId: cancelDryRun.previewId })).text);
+    expect(cancelled.entry).toMatchObject({ kind: "cancel", by: "mcp", status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
+    const retried = JSON.parse((await call(agent, "retry_requests", { states: ["failed"], confirm: true, previewId: retryDryRun.previewId })).text);
+    expect(retried.entry).toMatchObject({ kind: "retry", by: "mcp", status: "done", summary: "Retry every request matching: states failed", target: { filter: { states: ["failed"] } }, matched: 2 });
+    expect(retried.entry.changedIds.sort()).toEqual(["f-a", "f-b"]);
+    expect(["t-z", "D"].map((id) => JSON.parse(readRaw(stateDir, id)).state)).toEqual(["timeout", "queued"]);
   });
 
   it("reads the claude-mem queue it was given for the agent: what is stuck and why, read-only; a missing database is a tool error", async () => {

@@ -1,9 +1,11 @@
 import fs from "node:fs";
+import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { openIndex } from "../../lib/db/openIndex";
 import { aRequest, aRequestIn, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
-import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
+import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -173,7 +175,7 @@ describe("bulk actions", () => {
     expect(entry).toMatchObject({ status: "done", matched: 2, changed: 1, skipped: 1, changedIds: ["b"], skipReasons: [{ reason: "changed since the dry run", ids: ["c"] }] });
     expect(tracker.get("a")?.state).toBe("completed");
     // A dry run serves one run; an unknown one is refused and nothing runs.
-    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, preview: preview.previewId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^That dry run is no longer known/) });
+    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, preview: preview.previewId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Dry run \S+ is not known/) });
   });
 
   it("a retry by filter after its dry run leaves out what matches only since", async () => {
@@ -219,5 +221,69 @@ describe("bulk actions", () => {
     expect(undoId).toBeGreaterThan(0);
     await expect(tracker.actions.undo(cleanup.id)).rejects.toMatchObject({ code: "BAD_INPUT", message: `Entry ${cleanup.id} is being undone (#${undoId}).` });
     expect(await first).toMatchObject({ status: "done", changed: 29, skipped: 1 });
+  });
+
+  it("a confirmation that asks other than its dry run is refused and changes nothing; the dry run then serves the confirmation that asks the same", async () => {
+    const stateDir = tempStateDir();
+    for (const [id, workspace] of [["f-a", "alpha"], ["f-b", "beta"]] as const) writeRequestFile(stateDir, aRequest({ requestId: id, workspace, state: "failed" }));
+    writeRequestFile(stateDir, aRequest({ requestId: "t-z", workspace: "zzz", state: "timeout" }));
+    for (const id of ["C", "D"]) writeRequestFile(stateDir, aRequest({ requestId: id, workspace: "w", state: "queued" }));
+    const tracker = aTracker({ stateDir });
+    const before = ["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id));
+
+    const retryDryRun = tracker.actions.preview({ kind: "retry", filter: { states: ["failed"] } });
+    await expect(tracker.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, preview: retryDryRun.previewId })).rejects.toMatchObject({
+      code: "BAD_INPUT",
+      message: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.previewId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
+    });
+    const cancelDryRun = tracker.actions.preview({ kind: "cancel", ids: ["C"] });
+    await expect(tracker.actions.run({ kind: "cancel", ids: ["D"], preview: cancelDryRun.previewId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') });
+    await expect(tracker.actions.run({ kind: "retry", ids: ["C"], preview: cancelDryRun.previewId })).rejects.toMatchObject({ code: "BAD_INPUT" });
+    expect(["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id))).toEqual(before);
+    expect(tracker.actions.list()).toEqual([]);
+
+    // Refused, the dry runs are still there for the confirmations that ask what they were asked.
+    const cancelled = await tracker.actions.run({ kind: "cancel", ids: ["C"], preview: cancelDryRun.previewId });
+    expect(cancelled).toMatchObject({ status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
+    expect(tracker.get("D")?.state).toBe("queued");
+    const retried = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, preview: retryDryRun.previewId });
+    expect(retried).toMatchObject({ status: "done", summary: "Retry every request matching: states failed", target: { filter: { states: ["failed"] } }, matched: 2 });
+    expect(retried.changedIds.sort()).toEqual(["f-a", "f-b"]);
+    expect(tracker.get("t-z")?.state).toBe("timeout");
+  });
+
+  it("a dry run is kept in the index, where another tracker on the folder confirms it, until it expires", async () => {
+    const stateDir = tempStateDir();
+    for (const id of ["one", "two"]) writeRequestFile(stateDir, aRequestIn("failed", id));
+    const clock = aClock();
+    const dashboard = aTracker({ stateDir, now: clock.now });
+    const agent = aTracker({ stateDir, now: clock.now });
+
+    const dryRun = dashboard.actions.preview({ kind: "retry", ids: ["one"] });
+    expect(await agent.actions.run({ kind: "retry", ids: ["one"], preview: dryRun.previewId })).toMatchObject({ status: "done", changedIds: ["one"] });
+
+    const late = dashboard.actions.preview({ kind: "retry", ids: ["two"] });
+    clock.advance(15 * 60_000);
+    const refused = agent.actions.run({ kind: "retry", ids: ["two"], preview: late.previewId });
+    await expect(refused).rejects.toMatchObject({ code: "BAD_INPUT", message: `Dry run ${late.previewId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
+    expect(agent.get("two")?.state).toBe("failed");
+  });
+
+  it("an index from before dry runs were kept gets their table at its next open, and keeps its requests without a rebuild", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aRequestIn("failed", "kept"));
+    aTracker({ stateDir }).close();
+    const indexFile = path.join(stateDir, "index.db");
+    const old = new Database(indexFile);
+    old.exec("DROP TABLE IF EXISTS dry_runs");
+    old.close();
+
+    const reopened = openIndex(indexFile);
+    expect(reopened.needsRebuild).toBe(false);
+    expect(reopened.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'dry_runs'").pluck().get()).toBe("dry_runs");
+    expect(reopened.db.prepare("SELECT count(*) FROM requests").pluck().get()).toBe(1);
+    reopened.db.close();
+    const tracker = aTracker({ stateDir });
+    expect(tracker.actions.preview({ kind: "retry", ids: ["kept"] })).toMatchObject({ willChange: 1 });
   });
 });

@@ -41,5 +41,6 @@ export async function parseActionInput(request: Request, now: number, stuck: rea
   if (input.ids && input.query !== undefined) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a query, not both.");
   if (input.ids) return { kind: "retry", ids: input.ids, preview: input.preview };
   if (input.query === undefined) throw new ReqwatchError("BAD_INPUT", "A retry needs ids or a query.");
-  return { kind: "retry", filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuck.map((s) => s.requestId)), preview: input.preview };
+  // The query goes along: a confirmation is compared with its dry run by it, not by the filter, which moves with the clock.
+  return { kind: "retry", filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuck.map((s) => s.requestId)), query: input.query, preview: input.preview };
 }
