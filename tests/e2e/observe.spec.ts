@@ -127,7 +127,7 @@ test("a gateway's data folder, watched for a minute with every page and every re
   for (const data of [{ kind: "retry", ids: [hung[0]!.requestId] }, { kind: "cancel", ids: [hung[1]!.requestId] }, { kind: "cleanup", olderThanMs: 0 }]) {
     const preview = await page.request.post(`${url}/api/actions/preview`, { data, headers });
     expect(preview.status(), `preview ${data.kind}`).toBe(200);
-    const refused = await page.request.post(`${url}/api/actions`, { data: { ...data, preview: (await preview.json()).preview?.id }, headers });
+    const refused = await page.request.post(`${url}/api/actions`, { data: { ...data, preview: ((await preview.json()) as { previewId: string }).previewId }, headers });
     expect(refused.status(), `run ${data.kind}`).toBe(403);
     expect((await refused.json()).error.code).toBe("READ_ONLY");
   }
