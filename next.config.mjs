@@ -9,9 +9,7 @@ const nextConfig = {
   // The package's prebuilt dashboard is made from the standalone output (scripts/package-dashboard.mjs).
   output: "standalone",
   outputFileTracingRoot: import.meta.dirname,
-  // Each page's modules load on its first request rather than all of them before the server
-  // listens: a start on a big folder shows its first page sooner (bench: first open).
-  experimental: { preloadEntriesOnStart: false },
+  // preloadEntriesOnStart: false is set by the dashboard server (server/main.ts), not here.
   // The security headers and the Host check are the dashboard server's, on every response (lib/dashboard/dashboardListener.ts).
 };
 

@@ -45,7 +45,11 @@ function locateDashboard(dev: boolean): Dashboard {
   if (dev) return { dir, config: null };
   try {
     const required = JSON.parse(fs.readFileSync(path.join(dir, ".next", "required-server-files.json"), "utf8")) as { config: Record<string, unknown> };
-    return { dir, config: required.config };
+    // Each page's modules load on its first request rather than all before the server listens: a start
+    // on a big folder shows its first page sooner. Set here, not in next.config.mjs, where the build
+    // lists it as "⨯ preloadEntriesOnStart", which reads as an error.
+    const experimental = { ...(required.config.experimental as Record<string, unknown> | undefined), preloadEntriesOnStart: false };
+    return { dir, config: { ...required.config, experimental } };
   } catch (error) {
     fail(`no dashboard build in ${path.join(dir, ".next")} (${(error as Error).message}); ${inRepository ? "run `npm run build`" : "reinstall reqwatch"}.`, false);
   }
