@@ -1,7 +1,7 @@
 "use client";
 
 import { useDashboard } from "./data/LiveFeed";
-import { shellWord } from "./shellWord";
+import { shellWord } from "@/lib/model/shellCommand";
 
 /** What to do when the folder shown has no requests: the exact command for this folder, or, when it is observed, why nothing is offered. */
 export function EmptyState() {

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 import type { SessionRow } from "@/lib/views/sessionsView";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
-import { shellWord } from "../shellWord";
+import { shellWord } from "@/lib/model/shellCommand";
 import { sessionListOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { TableHead } from "../TableHead";

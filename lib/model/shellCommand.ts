@@ -1,5 +1,5 @@
-/** One word of a shell command line, quoted when the shell would read it otherwise. */
-function shellWord(word: string): string {
+/** One word of a shell command line (a path, an id), single-quoted when the shell would read it otherwise. */
+export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
