@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { getQueues, getRecoveryNotice, getLastStuck, getSources, getTracker } from "@/app/_routes/runtime";
 import { SourcesTable } from "@/components/sources/SourceParts";
-import { LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveRetention, LiveStateCounts } from "@/components/overview/LiveOverview";
+import { LiveEmptyLead, LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveRetention, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { ActivityCharts } from "@/components/charts/ActivityCharts";
 import { activityView } from "@/lib/views/activityView";
 import { QueuesTable } from "@/components/queues/Queues";
@@ -32,6 +32,7 @@ export default function OverviewPage() {
           reqwatch observes <code>{tracker.stateDir.root}</code> read-only: {tracker.ownership.reason}. It writes nothing there (its index is kept in your cache directory), changes no request, and every action is off. To allow actions, {tracker.ownership.toWrite} and restart the dashboard.
         </p>
       )}
+      <LiveEmptyLead initial={counts} />
       <LiveStateCounts initial={counts} />
       {sources.length > 0 && (
         <section aria-labelledby="sources">

@@ -85,12 +85,12 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
         <span className="spacer" />
         {!entry && (
           <button type="button" className={input.kind === "cleanup" || input.kind === "cancel" ? "danger" : "primary"} disabled={!preview.data || preview.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
-            {verb} {preview.data?.willChange ?? ""}
+            {preview.data ? `${verb} ${preview.data.willChange} request${preview.data.willChange === 1 ? "" : "s"}` : verb}
           </button>
         )}
         {entry && entry.status !== "running" && <Link prefetch={false} href="/audit">See the audit log</Link>}
         <button type="button" onClick={() => ref.current?.close()}>
-          {entry && entry.status !== "running" ? "Close" : "Cancel"}
+          {entry ? "Close" : `Don't ${verb.toLowerCase()}`}
         </button>
       </div>
       {run.error && <p className="error-text" role="alert">{run.error.message}</p>}

@@ -48,8 +48,9 @@ export function AuditLog({ initial }: { initial: AuditEntry[] }) {
     initialData: initial,
     refetchInterval: (query) => (query.state.data?.some((e) => e.status === "running") ? 500 : pollMs),
   });
-  // The cleanup being undone: its dialog stays open (outside the table) until the person closes it.
-  const [undoing, setUndoing] = useState<number | null>(null);
+  // The cleanup whose undo dialog is open (outside the table) until the person closes it. Its button
+  // says "Undoing…" only once an undo runs: opening the dry run changes nothing.
+  const [dialogFor, setDialogFor] = useState<number | null>(null);
   if (!entries.length) return <p className="empty">No actions yet. Retries, cancels and cleanups from the dashboard are listed here.</p>;
   return (
     <>
@@ -82,7 +83,7 @@ export function AuditLog({ initial }: { initial: AuditEntry[] }) {
                 {entry.undoneBy !== null ? (
                   <span className="muted">undone by #{entry.undoneBy}</span>
                 ) : entry.kind === "cleanup" && entry.status !== "running" && entry.changed > 0 ? (
-                  <UndoButton entry={entry} undoing={undoing === entry.id || entries.some((e) => e.kind === "undo" && e.undoes === entry.id && e.status === "running")} onUndo={() => setUndoing(entry.id)} />
+                  <UndoButton entry={entry} undoing={entries.some((e) => e.kind === "undo" && e.undoes === entry.id && e.status === "running")} onUndo={() => setDialogFor(entry.id)} />
                 ) : entry.undoes !== null ? (
                   <span className="muted">undid #{entry.undoes}</span>
                 ) : (
@@ -93,7 +94,7 @@ export function AuditLog({ initial }: { initial: AuditEntry[] }) {
           ))}
         </tbody>
       </table>
-      {undoing !== null && <ActionDialog input={{ kind: "undo", entry: undoing }} onClose={() => setUndoing(null)} />}
+      {dialogFor !== null && <ActionDialog input={{ kind: "undo", entry: dialogFor }} onClose={() => setDialogFor(null)} />}
     </>
   );
 }

@@ -23,11 +23,18 @@ export function LiveStateCounts({ initial }: { initial: Counts }) {
   return <StateCounts counts={data} />;
 }
 
+/** While the folder has no request at all: what to do next, first on the page (it goes when the first one arrives). */
+export function LiveEmptyLead({ initial }: { initial: Counts }) {
+  const pollMs = usePollInterval();
+  const { data } = useQuery({ ...countsOptions(), initialData: initial, refetchInterval: pollMs });
+  return Object.values(data).some((n) => (n ?? 0) > 0) ? null : <EmptyState />;
+}
+
 /** The most recently updated requests, kept current by the event stream. */
 export function LiveRecentRequests({ initial }: { initial: RequestsView }) {
   const pollMs = usePollInterval();
   const { data } = useQuery({ ...requestListOptions(DEFAULT_QUERY), initialData: initial, placeholderData: keepPreviousData, refetchInterval: pollMs });
-  return data.items.length ? <RequestsTable rows={data.items} label="Recent requests" /> : <EmptyState />;
+  return data.items.length ? <RequestsTable rows={data.items} label="Recent requests" /> : <p className="muted">No requests yet.</p>;
 }
 
 /** The overview's last hour and newest failures: one query, refetched (throttled) as requests change. */

@@ -174,11 +174,13 @@ test("cleanup with a dry run, then undo from the audit page", async ({ page, sta
   // The entry lists the requests it changed.
   await entry.getByText("2 changed").click();
   await expect(entry.getByRole("list", { name: "Changed requests" }).getByRole("link")).toHaveText(["old-1", "old-2"]);
-  // Undo asks first, with its own dry run, and its button is off while the dialog is open.
+  // Undo asks first, with its own dry run; until it is confirmed nothing runs, and its button says so.
   await entry.getByRole("button", { name: /Undo/ }).click();
   const undo = page.getByRole("dialog");
   await expect(undo.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would be restored from the archive");
-  await expect(entry.getByRole("button", { name: /Undo/ })).toBeDisabled();
+  await expect(entry.getByRole("button", { name: /Undo/ })).toHaveText("Undo");
+  await expect(entry.getByRole("button", { name: /Undo/ })).toBeEnabled();
+  await expect(undo.getByRole("button")).toHaveText(["Restore 2 requests", "Don't restore"]);
   expect(fs.existsSync(`${stateDir}/requests/old-1.json`)).toBe(false);
   await undo.getByRole("button", { name: "Restore 2" }).click();
   await expect(undo.getByRole("status")).toContainText("Done: 2 changed, 0 skipped.");

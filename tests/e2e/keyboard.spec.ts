@@ -52,7 +52,7 @@ test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r r
   await page.getByRole("button", { name: "Retry all matching" }).focus();
   await page.keyboard.press("Enter");
   await expect(page.getByRole("dialog")).toContainText("Dry run");
-  await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Don't retry" }).click();
   // While a dialog is open the keys are its own: wait until it has gone.
   await expect(page.getByRole("dialog")).toHaveCount(0);
 

@@ -9,6 +9,9 @@ export default function RequestNotFound() {
         There is no such request in this state directory. It may have been cleaned up: the <Link prefetch={false} href="/audit">audit log</Link> lists cleanups, and each can be
         undone.
       </p>
+      <p>
+        <Link prefetch={false} href="/requests">Back to the requests</Link>
+      </p>
     </>
   );
 }

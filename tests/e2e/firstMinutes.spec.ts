@@ -1,0 +1,46 @@
+import { expect, test } from "./fixtures";
+
+test("an address with no page answers 404 in the dashboard's style, with the ways back", async ({ page }) => {
+  const response = await page.goto("/no/such/page");
+  expect(response?.status()).toBe(404);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Page not found");
+  // The dashboard's own page under its header, not Next.js's default one.
+  await expect(page.getByRole("navigation", { name: "Pages" })).toBeVisible();
+  await expect(page.getByText("This page could not be found")).toHaveCount(0);
+  await page.getByRole("main").getByRole("link", { name: "requests" }).click();
+  await expect(page).toHaveURL(/\/requests$/);
+
+  await page.goto("/requests/gone-for-good");
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Request not found");
+  await page.getByRole("link", { name: "Back to the requests" }).click();
+  await expect(page).toHaveURL(/\/requests$/);
+});
+
+test("an empty folder's overview leads with what to do next, and it goes when the first request arrives", async ({ page, tracker }) => {
+  await page.goto("/");
+  const lead = page.getByRole("main").getByRole("status");
+  await expect(lead).toContainText("No requests yet");
+  // First after the title: before the counts and the charts.
+  const order = await page.evaluate(() => {
+    const main = document.querySelector("main")!;
+    const status = main.querySelector('[role="status"]')!;
+    const counts = main.querySelector('[aria-label="Requests by state"]')!;
+    return status.compareDocumentPosition(counts) & Node.DOCUMENT_POSITION_FOLLOWING ? "lead first" : "counts first";
+  });
+  expect(order).toBe("lead first");
+  tracker.create({ requestId: "first", workspace: "gateway", state: "queued" });
+  await expect(page.getByRole("table", { name: "Recent requests" }).getByRole("row", { name: /first/ })).toBeVisible();
+  await expect(page.getByText("No requests yet")).toHaveCount(0);
+});
+
+test("a dialog's buttons say what they do: cancel the request, or keep it", async ({ page, tracker }) => {
+  tracker.create({ requestId: "waiting", workspace: "gateway", state: "queued" });
+  await page.goto("/requests/waiting");
+  await page.getByRole("button", { name: "Cancel request" }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("1 of 1 matching request would be cancelled");
+  await expect(dialog.getByRole("button")).toHaveText(["Cancel 1 request", "Don't cancel"]);
+  await dialog.getByRole("button", { name: "Don't cancel" }).click();
+  await expect(dialog).toHaveCount(0);
+  expect(tracker.get("waiting")?.state).toBe("queued");
+});
