@@ -169,7 +169,6 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
         <RequestsTable
           rows={view.items}
           current={keys.current}
-          showSource={sources.length > 0}
           selection={
             query.source
               ? { selected, onSelect: setSelected, onRetry: (id) => setSourceAction({ kind: "retry", ids: [id] }), onCancel: () => {}, onDelete: (id) => setSourceAction({ kind: "delete", ids: [id] }), noActions }

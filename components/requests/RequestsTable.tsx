@@ -33,9 +33,10 @@ interface Selection {
 
 /**
  * The requests table (the requests page, with selection and row actions; the overview, without).
- * Text from request files is rendered as text, never as HTML.
+ * Text from request files is rendered as text, never as HTML. Its rows are all from one source,
+ * which the Source filter names: no column repeats it.
  */
-export function RequestsTable({ rows, label = "Requests", selection, current = null, showSource = false }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null; showSource?: boolean }) {
+export function RequestsTable({ rows, label = "Requests", selection, current = null }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null }) {
   const now = useNow(1000);
   const paused = usePausedWorkspaces();
   // The keyboard's current row stays in view when it moves (not on every tick of the clock).
@@ -59,7 +60,6 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
               ? [<input key="all" type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />]
               : []),
             "Request",
-            ...(showSource ? ["Source"] : []),
             "Workspace",
             "Session",
             "State",
@@ -90,10 +90,9 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
                   {row.requestId}
                 </Link>
               </td>
-              {showSource && <td>{row.source ?? "state folder"}</td>}
               <td className="clip" title={row.workspace}>{row.workspace}</td>
               {/* A source's session ids are its owner's: no reqwatch session page holds them. */}
-              <td>{row.sessionId && !row.source ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : (row.sessionId ?? "—")}</td>
+              <td className="clip" title={row.sessionId ?? undefined}>{row.sessionId && !row.source ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : (row.sessionId ?? "—")}</td>
               <td>
                 <StateBadge state={row.state} />
                 {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
@@ -107,7 +106,7 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
               <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
               <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
               {selection && (
-                <td>
+                <td className="row-actions">
                   {retryable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}
                   {!row.source && cancellable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onCancel(row.requestId)} aria-label={`Cancel ${row.requestId}`}>Cancel</button>}
                   {onDelete && row.stuckReason?.startsWith("left over") && <button type="button" className="danger" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onDelete(row.requestId)} aria-label={`Delete ${row.requestId}`}>Delete</button>}

@@ -44,3 +44,30 @@ test("a dialog's buttons say what they do: cancel the request, or keep it", asyn
   await expect(dialog).toHaveCount(0);
   expect(tracker.get("waiting")?.state).toBe("queued");
 });
+
+for (const viewport of [{ width: 1280, height: 800 }, { width: 1400, height: 900 }]) {
+  test(`at ${viewport.width} px a row's actions and the newest time are in view, without scrolling sideways`, async ({ page, tracker }) => {
+    await page.setViewportSize(viewport);
+    // Ids, sessions and models as long as real ones.
+    for (let i = 0; i < 6; i++) {
+      const request = tracker.create({ requestId: crypto.randomUUID(), workspace: `gateway-${i % 3}-production`, state: "queued", sessionId: crypto.randomUUID(), model: "claude-sonnet-4-5-20250929", prompt: `question ${i}` });
+      const claimed = tracker.claimNext({ workspace: request.workspace })!;
+      tracker.fail(claimed.request.requestId, claimed.token, "model overloaded", { retryable: false });
+    }
+    await page.goto("/requests");
+    const table = page.getByRole("table", { name: "Requests" });
+    const retry = table.getByRole("button", { name: /^Retry / }).first();
+    await expect(retry).toBeVisible();
+    const box = (await retry.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
+    // The whole row fits its box: nothing to scroll sideways for, the times included.
+    expect(await table.evaluate((element) => element.scrollWidth - element.parentElement!.clientWidth)).toBeLessThanOrEqual(0);
+
+    await page.goto("/");
+    const updated = page.getByRole("table", { name: "Recent requests" }).getByRole("row").nth(1).getByRole("cell").last();
+    await expect(updated).toContainText("ago");
+    const cell = (await updated.boundingBox())!;
+    expect(cell.x + cell.width).toBeLessThanOrEqual(viewport.width);
+  });
+}

@@ -93,9 +93,10 @@ test("another program's queue beside the folder: its counts and stuck rows, filt
   await expect(stored.getByRole("row", { name: /^worker_pid / })).toContainText(String(dead));
   await expect(page.getByRole("button", { name: "Retry" })).toHaveCount(0);
 
-  // The folder's own requests are the table without a source, each saying where it comes from.
+  // The folder's own requests are the table without a source; the Source filter says which.
   await page.goto(`${url}/requests`);
-  await expect(table.getByRole("row", { name: /own-1/ })).toContainText("state folder");
+  await expect(table.getByRole("row", { name: /own-1/ })).toBeVisible();
+  await expect(filters.getByLabel("Source").locator("option:checked")).toHaveText("state folder");
   await filters.getByLabel("Source").selectOption("claude-mem");
   await expect(page).toHaveURL(/\/requests\?source=claude-mem$/);
   await expect(table.getByRole("row")).toHaveCount(7);
