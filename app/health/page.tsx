@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { Fragment } from "react";
-import { getHealth, getSources, getTracker } from "@/app/_routes/runtime";
+import { getFeedHub, getHealth, getSources, getTracker } from "@/app/_routes/runtime";
+import { LiveStuckCount } from "@/components/header/StuckBadge";
 import { SourcesTable } from "@/components/sources/SourceParts";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
@@ -102,7 +103,7 @@ export default function HealthPage() {
             <dt>Interval</dt>
             <dd>{formatDuration(monitor.intervalMs)}</dd>
             <dt>Stuck</dt>
-            <dd>{monitor.stuck ?? "—"}</dd>
+            <dd>{monitor.lastPassAt === null ? "—" : <LiveStuckCount initial={getFeedHub().stuckSnapshot} />}</dd>
             <dt>Last error</dt>
             <dd>{monitor.lastError ?? "none"}</dd>
           </dl>

@@ -71,3 +71,18 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 1400, height: 900
     expect(cell.x + cell.width).toBeLessThanOrEqual(viewport.width);
   });
 }
+
+test.describe("one figure, one moment", () => {
+  test.use({ appEnv: { REQWATCH_QUEUED_STUCK_AFTER: "1s", REQWATCH_MONITOR_INTERVAL: "500ms" } });
+
+  test("Health's stuck count is the header's, as the requests cross the threshold", async ({ page, tracker }) => {
+    await page.goto("/health");
+    const badge = page.getByRole("link", { name: /^\d+ stuck$/ });
+    const count = page.getByLabel("Stuck count");
+    for (let i = 1; i <= 3; i++) {
+      tracker.create({ requestId: `waiting-${i}`, workspace: "nightly", state: "queued" });
+      await expect(badge).toHaveText(`${i} stuck`);
+      await expect(count).toHaveText(String(i));
+    }
+  });
+});
