@@ -1,39 +1,59 @@
+import path from "node:path";
+import { openTracker, type Tracker } from "../../lib/tracker";
+import { aClock } from "../helpers/clock";
 import { expect, test } from "./fixtures";
 
-/** A chart's point is a minute: start what a test reads point by point early in one, so the minute does not turn under it. */
-async function earlyInAMinute(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 25_000) await new Promise((resolve) => setTimeout(resolve, left + 250));
+const MIN = 60_000;
+
+/**
+ * Mid-minute, two minutes before the current one: a chart's point (a minute) that is never the
+ * newest, however long the test takes, so no minute turns under what the test reads.
+ */
+function twoMinutesAgo(): number {
+  return (Math.floor(Date.now() / MIN) - 2) * MIN + MIN / 2;
 }
 
-test("the overview's charts: a point appears as requests finish, read by keyboard, over another range", async ({ page, tracker }) => {
+/** The library on the test's folder, on a clock the test moves: every step it records falls where the clock says. */
+function trackerOn(stateDir: string, clock: { now: () => number }): Tracker {
+  return openTracker({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache"), now: clock.now });
+}
+
+test("the overview's charts: a point appears as requests finish, read by keyboard, over another range", async ({ page, stateDir }) => {
   await page.goto("/");
   const summary = page.getByLabel("Activity summary");
   await expect(summary).toContainText("Attempts ended in the last 1 hour, every workspace: 0 completed, 0 failed, 0 timed out");
   const ended = page.getByRole("group", { name: /^Attempts ended/ });
   await expect(ended.locator("canvas")).toBeVisible();
   const readout = page.getByLabel("Attempts ended at the point shown");
-  await expect(readout).toContainText("completed 0, failed 0");
+  // Nothing ended yet: the readout is at the newest point, the interval now running.
+  await expect(readout).toHaveText(/^now \(.+\): completed 0, failed 0, /);
 
   // Three requests run: two complete, one fails for good; the page was not reloaded.
-  await earlyInAMinute();
+  const clock = aClock(twoMinutesAgo());
+  const tracker = trackerOn(stateDir, clock);
   for (const id of ["c1", "c2", "f1"]) tracker.create({ requestId: id, workspace: "charts", state: "queued" });
+  // A wait in the queue, within the same point.
+  clock.advance(2000);
   for (let i = 0; i < 3; i++) {
     const claim = tracker.claimNext({ worker: "chart-test" })!;
     if (claim.request.requestId === "f1") tracker.fail("f1", claim.token, "bad input", { retryable: false });
     else tracker.complete(claim.request.requestId, claim.token);
   }
+  tracker.close();
   await expect(summary).toContainText("2 completed, 1 failed, 0 timed out");
-  await expect(readout).toHaveText(/^now \(.+\): completed 2, failed 1, timed out 0, released 0, stopped 0$/);
-  await expect(page.getByLabel("Queue wait at the point shown")).toHaveText(/^now \(.+\): p50 \d+(ms|s), p95 \d+(ms|s)$/);
+  // Not the newest point: the readout says it shows the latest one with something to say.
+  await expect(readout).toHaveText(/^latest \(.+\): completed 2, failed 1, timed out 0, released 0, stopped 0$/);
+  await expect(page.getByLabel("Queue wait at the point shown")).toHaveText(/^latest \(.+\): p50 \d+(ms|s), p95 \d+(ms|s)$/);
 
-  // By keyboard: the point before has none; End comes back to the newest.
+  // By keyboard: the point before has none, the next is theirs again; End goes to the newest, where none ended.
   await ended.focus();
   await page.keyboard.press("ArrowLeft");
-  await expect(readout).not.toContainText("now");
+  await expect(readout).not.toContainText("latest");
   await expect(readout).toContainText("completed 0, failed 0");
-  await page.keyboard.press("End");
+  await page.keyboard.press("ArrowRight");
   await expect(readout).toContainText("completed 2, failed 1");
+  await page.keyboard.press("End");
+  await expect(readout).toContainText("completed 0, failed 0");
 
   // Another range: the same attempts, counted per quarter hour.
   await page.getByRole("group", { name: "Chart range" }).getByRole("button", { name: "24h" }).click();
@@ -67,25 +87,35 @@ test("the requests page's charts follow its workspace filter", async ({ page, tr
   expect((await both.json()).error.message).toContain("Use workspace or workspacePrefix, not both");
 });
 
-test("at rest, the charts move on with the clock without asking the server", async ({ page, tracker }) => {
-  await earlyInAMinute();
+test("at rest, the charts move on with the clock without asking the server", async ({ page, stateDir }) => {
+  const tracker = trackerOn(stateDir, aClock(twoMinutesAgo()));
   tracker.create({ requestId: "r1", workspace: "rest", state: "queued" });
   const claim = tracker.claimNext({ worker: "chart-test" })!;
   tracker.complete("r1", claim.token);
+  tracker.close();
   await page.clock.install();
   await page.goto("/");
   await expect(page.getByRole("status", { name: "Live status" })).toContainText("live");
   const readout = page.getByLabel("Attempts ended at the point shown");
-  await expect(readout).toHaveText(/^now \(.+\): completed 1, /);
+  await expect(readout).toHaveText(/^latest \(.+\): completed 1, /);
+  // The page's clock stands still from here: only the test moves it.
+  await page.clock.pauseAt(Date.now() + 5_000);
   const asked: string[] = [];
   page.on("request", (request) => {
     if (request.url().includes("/api/")) asked.push(request.url());
   });
-  // Three minutes on: the completion is three intervals back, and nothing was fetched.
-  await page.clock.fastForward("03:00");
-  await expect(readout).toHaveText(/^latest \(.+\): completed 1, /);
-  await page.getByRole("group", { name: /^Attempts ended/ }).focus();
+  // The newest point, by its time.
+  const chart = page.getByRole("group", { name: /^Attempts ended/ });
+  await chart.focus();
   await page.keyboard.press("End");
   await expect(readout).toContainText("completed 0, failed 0");
+  const newest = async () => (await readout.textContent())!.replace(/: completed .*$/, "");
+  const before = await newest();
+  // Three minutes on: the newest point is another, the completion is still counted, and nothing was fetched.
+  await page.clock.fastForward("03:00");
+  await page.keyboard.press("End");
+  await expect.poll(newest).not.toBe(before);
+  await expect(readout).toContainText("completed 0, failed 0");
+  await expect(page.getByLabel("Activity summary")).toContainText("1 completed");
   expect(asked).toEqual([]);
 });

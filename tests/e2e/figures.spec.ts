@@ -16,16 +16,29 @@ function recordRequests(page: import("@playwright/test").Page): string[] {
   return seen;
 }
 
+const MARKER = "/api/health?marker";
+
+/**
+ * What the page has asked so far: a request of the test's own, made from the page, is seen after
+ * every request the page started before it, so none can be on its way still.
+ */
+async function askedSoFar(page: import("@playwright/test").Page, seen: string[]): Promise<string[]> {
+  await Promise.all([page.waitForRequest((request) => request.url().endsWith(MARKER)), page.evaluate((marker) => void fetch(marker), MARKER)]);
+  return seen.filter((entry) => entry !== `GET ${MARKER}`);
+}
+
 test("an open tab makes no requests at rest, and a change updates the rows it carries without asking the server", async ({ page, tracker }) => {
   for (let i = 0; i < 30; i++) tracker.create({ requestId: `r-${i}`, workspace: "gateway", state: "queued" });
+  // The page's clock is the test's to move: a minute of it runs every timer the tab has, at once.
+  await page.clock.install();
   await page.goto("/requests");
   const table = page.getByRole("table", { name: "Requests" });
   await expect(table.getByRole("row")).toHaveCount(31);
   await expect(page.getByRole("status", { name: "Live status" })).toContainText("live");
   const seen = recordRequests(page);
 
-  await page.waitForTimeout(4000);
-  expect(seen).toEqual([]);
+  await page.clock.runFor("01:00");
+  expect(await askedSoFar(page, seen)).toEqual([]);
 
   tracker.transition("r-3", "processing");
   tracker.create({ requestId: "brand-new", workspace: "gateway", state: "queued" });
@@ -34,16 +47,24 @@ test("an open tab makes no requests at rest, and a change updates the rows it ca
   await expect(table.getByRole("row").nth(2)).toContainText("r-3");
   await expect(table.getByRole("row").nth(2)).toContainText("processing");
   await expect(table.getByRole("row")).toHaveCount(32);
-  await page.waitForTimeout(1500);
-  expect(seen).toEqual([]);
+  // Whatever the changes set off on a timer (a list refresh, say) has run.
+  await page.clock.runFor("00:10");
+  expect(await askedSoFar(page, seen)).toEqual([]);
 });
 
 test("after a short stream outage, a longer one still falls back to polling", async ({ page }) => {
+  // The page falls back to polling once its stream has been down this long (components/data/LiveFeed.tsx).
+  const FALLBACK_AFTER_MS = 3000;
+  const RETRY_MS = 300;
   let mode: "short" | "down" | "pass" = "pass";
+  let shortStreams = 0;
   await page.route("**/api/events*", async (route) => {
     if (mode === "pass") return route.continue();
-    // "short": a stream that opens and ends at once, so the browser reconnects within a second.
-    if (mode === "short") return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: "retry: 300\n\n" });
+    // "short": a stream that opens and ends at once, so the browser reconnects after the retry it names.
+    if (mode === "short") {
+      shortStreams++;
+      return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `retry: ${RETRY_MS}\n\n` });
+    }
     return route.abort("connectionrefused");
   });
   await page.goto("/requests");
@@ -51,7 +72,9 @@ test("after a short stream outage, a longer one still falls back to polling", as
   await expect(live).toContainText("live");
   mode = "short";
   await page.reload();
-  await page.waitForTimeout(2500);
+  // Each reconnect waits the retry at least, so this many span more than the fallback's delay,
+  // however fast they come: short outages, one after another, never fell back.
+  await expect.poll(() => shortStreams, { timeout: 30_000 }).toBeGreaterThanOrEqual(Math.ceil(FALLBACK_AFTER_MS / RETRY_MS) + 2);
   await expect(live).not.toContainText("polling");
   mode = "down";
   await expect(live).toContainText("stream down: polling every 5 s", { timeout: 10_000 });

@@ -189,6 +189,7 @@ test.describe("sizes", () => {
         const started = performance.now();
         expect((await fetch(`${app.url}/api/status`)).status).toBe(200);
         slowest = Math.max(slowest, performance.now() - started);
+        // Paces the other client: a request every few milliseconds, not a busy loop.
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
@@ -205,10 +206,16 @@ test.describe("sizes", () => {
     // The page itself stays small: the text is cut in what the server sends, not hidden in the browser.
     const html = await (await fetch(`${app.url}/requests/huge`)).text();
     expect(html.length).toBeLessThan(2 * 1024 * 1024);
+    // A download read a little and then left waiting: while the server is still sending it, it answers others.
+    const held = (await fetch(`${app.url}/api/requests/huge/download/output`)).body!.getReader();
+    let received = (await held.read()).value!.length;
+    expect(received).toBeLessThan(50 * 1024 * 1024);
+    expect((await fetch(`${app.url}/api/status`)).status).toBe(200);
+    for (let chunk = await held.read(); !chunk.done; chunk = await held.read()) received += chunk.value.length;
+    expect(received).toBe(50 * 1024 * 1024);
     polling = false;
     await poller;
-    // Generous: the point is "keeps answering", not a benchmark (the figure is in the note and the README).
-    expect(slowest).toBeLessThan(5_000);
+    // A figure, not a check: how fast is for the benchmark (the note and the README), and a test never fails on a timing.
     console.log(`slowest /api/status while the 50 MB request was served: ${Math.round(slowest)} ms`);
   });
 });

@@ -68,12 +68,13 @@ describe("claude-mem 13, followed through its worker", () => {
     // Its agent cannot start here: the worker says so, and reqwatch passes it on.
     expect(status.worker!.snapshot!.degraded.join()).toContain("claude_cli");
 
-    // Six minutes on with the queue where it was: stuck, by claude-mem's own five-minute limit.
-    const later = Date.now() + 6 * MIN;
+    // Six minutes on with the queue where it was: stuck, by claude-mem's own five-minute limit
+    // (counted from when the queue filled, not from this line, so the figure does not grow with the machine's pace).
+    const later = spell.request.createdAt + 6 * MIN;
     source.refresh(later);
     expect(source.status().stuck).toBe(1);
     const [stuck] = source.stuck();
-    expect(stuck!.stuck).toMatch(/^3 observations waiting 6m( \d+s)? with no progress \(none has left the queue since it filled\); claude-mem reports claude_cli: .*; they are in the worker's memory only: stopping it loses them$/);
+    expect(stuck!.stuck).toMatch(/^3 observations waiting 6m with no progress \(none has left the queue since it filled\); claude-mem reports claude_cli: .*; they are in the worker's memory only: stopping it loses them$/);
     // Its page: how the queue went.
     const own = source.get(spell.request.requestId, later)!;
     expect(own.steps!.map((step) => step.name)).toEqual(["queued"]);
@@ -111,10 +112,9 @@ describe("claude-mem 13, followed through its worker", () => {
     // The worker stopped: whatever changes in its folder now, reqwatch changed.
     const before = contents(worker.dataDir);
     const { source } = aSource(worker.database);
-    for (let look = 0; look < 5; look++) {
-      source.refresh(Date.now() + look * 6000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
+    for (let look = 0; look < 5; look++) source.refresh(Date.now() + look * 6000);
+    // Its look at the worker has answered (and been written to reqwatch's own store): nothing answers.
+    await eventually(() => (source.status().worker?.error?.includes("nothing answers") || undefined), 15_000);
     expect(source.status().worker).toMatchObject({ running: false });
     const down = runCli(["source", `claude-mem:${worker.database}`]);
     expect(down).toMatchObject({ code: 0, stderr: "" });

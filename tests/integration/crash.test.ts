@@ -12,8 +12,8 @@ it(`leaves every file whole and the index in agreement after ${KILLS} SIGKILLs m
   const stateDir = tempStateDir();
   for (let kill = 0; kill < KILLS; kill++) {
     const worker = startWorker("writeLoop.cjs", [stateDir, String(kill * 1000)]);
+    // Ready once its first write is whole; then killed a little later, somewhere inside a write or between two.
     await waitForLine(worker, "ready");
-    // Somewhere inside the write loop: each write takes 1 to 6 ms, depending on the machine.
     await sleep(2 + ((kill * 37) % 25));
     worker.kill("SIGKILL");
     await waitForExit(worker);
@@ -26,8 +26,8 @@ it(`leaves every file whole and the index in agreement after ${KILLS} SIGKILLs m
     parseRequestText(fs.readFileSync(path.join(dir, name), "utf8"), name.slice(0, -5));
   }
   const counters = files.filter((name) => name.startsWith("c")).map((name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8")).counter);
-  // The kills landed in the loop, not before it: writes were made (one per kill on a fast disk, fewer on a slow one).
-  expect(counters.reduce((a, b) => a + b, 0)).toBeGreaterThan(KILLS / 4);
+  // The kills landed in the loop, not before it: every worker made at least its first write.
+  expect(counters.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(KILLS);
 
   const tracker = aTracker({ stateDir });
   expect(tracker.openReport?.unreadable).toEqual([]);

@@ -8,6 +8,7 @@ import { openRuntime } from "../../lib/dashboard/runtime";
 import { currentProcess } from "../../lib/process/liveness";
 import { openTracker } from "../../lib/tracker";
 import { aClaimedRequest, aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
+import { aClock } from "../helpers/clock";
 import { aDeadPid } from "../helpers/processes";
 import { aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -27,12 +28,14 @@ function refused(run: () => unknown): string {
 describe("a folder another program writes is observed, never written", () => {
   it("is read into an index under the cache directory, and every write is refused with nothing changed", async () => {
     const stateDir = tempForeignDir();
-    writeRequestFile(stateDir, aRequest({ requestId: "queued-one", state: "queued" }));
-    writeRequestFile(stateDir, anOldCompletedRequest("old"));
-    writeRequestFile(stateDir, aRequest({ requestId: "hung", state: "processing", processingStartedAt: Date.now() - 3 * HOUR }));
+    // On a clock of its own: "processing 3h" is exact however long the open takes.
+    const clock = aClock();
+    writeRequestFile(stateDir, aRequest({ requestId: "queued-one", state: "queued" }, clock.now()));
+    writeRequestFile(stateDir, anOldCompletedRequest("old", clock.now()));
+    writeRequestFile(stateDir, aRequest({ requestId: "hung", state: "processing", processingStartedAt: clock.now() - 3 * HOUR }, clock.now()));
     const before = treeSnapshot(stateDir);
 
-    const tracker = aTracker({ stateDir });
+    const tracker = aTracker({ stateDir, now: clock.now });
 
     expect(tracker.ownership).toMatchObject({ access: "observed", reason: "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)" });
     expect(tracker.stateDir.indexFile.startsWith(process.env.REQWATCH_CACHE_DIR!)).toBe(true);
@@ -104,12 +107,13 @@ describe("which folders reqwatch manages", () => {
 describe("the dashboard's runtime changes nothing by looking", () => {
   it("does not time out another program's hung request; releases only a dead reqwatch worker's claim", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", processingStartedAt: Date.now() - 2 * HOUR, createdAt: Date.now() - 2 * HOUR }));
-    const claimedAt = Date.now() - 10 * 60 * 1000;
+    const clock = aClock();
+    writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", processingStartedAt: clock.now() - 2 * HOUR, createdAt: clock.now() - 2 * HOUR }, clock.now()));
+    const claimedAt = clock.now() - 10 * 60 * 1000;
     writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t", pid: aDeadPid(), claimedAt, heartbeatAt: claimedAt }));
     const hungBefore = readRaw(stateDir, "gateway-hung");
 
-    const runtime = openRuntime({ stateDir, monitorIntervalMs: 60_000 });
+    const runtime = openRuntime({ stateDir, monitorIntervalMs: 60_000, now: clock.now });
     try {
       expect(readRaw(stateDir, "gateway-hung")).toBe(hungBefore);
       expect(runtime.tracker.get("orphaned")?.state).toBe("queued");

@@ -38,11 +38,9 @@ it("a worker killed mid-request: the running monitor releases it, another comple
   const claimed = JSON.parse(await firstLine(hanging));
   hanging.kill("SIGKILL");
   await waitForExit(hanging);
-  const killedAt = Date.now();
 
-  const released = await eventually(() => (tracker.get("victim")?.state === "queued" ? Date.now() - killedAt : undefined));
-  // Released within one threshold plus one interval (plus scheduling slack on a busy machine).
-  expect(released).toBeLessThan(heartbeatTimeoutMs + monitorIntervalMs + 2000);
+  // Released by the running monitor once the heartbeat is past its timeout (how soon is for a benchmark, not a test).
+  await eventually(() => (tracker.get("victim")?.state === "queued" ? true : undefined));
   expect(tracker.get("victim")?.transitions?.at(-1)).toMatchObject({ by: "monitor", reason: `released: the worker's pid ${claimed.pid} is gone (attempt 1 of 3)` });
 
   const drain = startWorker("drainQueue.cjs", [stateDir]);
@@ -107,7 +105,7 @@ it("runWorker stops cleanly on SIGTERM: the request in hand finishes, nothing is
   const tracker = aTracker({ stateDir });
   tracker.create({ requestId: "in-hand", workspace: "w", state: "queued" });
   tracker.create({ requestId: "not-started", workspace: "w", state: "queued" });
-  const worker = startWorker("slowWorker.cjs", [stateDir, "400"]);
+  const worker = startWorker("slowWorker.cjs", [stateDir]);
   let output = "";
   worker.stdout?.on("data", (chunk) => (output += chunk));
   await eventually(() => (output.includes("started in-hand") ? true : undefined));

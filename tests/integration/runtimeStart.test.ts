@@ -11,6 +11,9 @@ import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
 
 afterEach(() => vi.restoreAllMocks());
 
+/** A turn of the event loop: every promise reaction queued before it has run. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 /** Over the size from which the dashboard indexes, and catches up with, a folder in the background. */
 const BIG = 2500;
 
@@ -85,8 +88,9 @@ describe("the dashboard's start on a big folder answers at once", () => {
     await withRuntime(stateDir, async (runtime) => {
       const failure = await eventually(() => runtime.indexing()?.failure ?? undefined);
       expect(failure).toEqual({ message: expect.stringContaining("ENOSPC: no space left on device"), retryInMs: 5000 });
-      // The pages do not wait for a first batch that is not coming, and the monitor started after the first try.
-      await expect(Promise.race([runtime.firstBatch().then(() => "settled"), new Promise((resolve) => setTimeout(resolve, 500, "waiting"))])).resolves.toBe("settled");
+      // The pages do not wait for a first batch that is not coming: it has settled before the next turn
+      // of the event loop (a wait would take a timer's turn, however short). The monitor started after the first try.
+      await expect(Promise.race([runtime.firstBatch().then(() => "settled"), nextTurn().then(() => "waiting")])).resolves.toBe("settled");
       expect(runtime.monitor.lastPass()).not.toBeNull();
 
       diskFull = false;
@@ -116,17 +120,20 @@ describe("the monitor's loop", () => {
     let passes = 0;
     let release!: () => void;
     const loop = startMonitorLoop(() => (passes++, aPass()), { intervalMs: 60_000, startAfter: new Promise<void>((resolve) => (release = resolve)) });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await nextTurn();
     expect(passes).toBe(0);
     release();
     await eventually(() => (passes === 1 ? true : undefined));
     loop.stop();
 
     let never!: () => void;
-    const stopped = startMonitorLoop(() => (passes++, aPass()), { intervalMs: 60_000, startAfter: new Promise<void>((resolve) => (never = resolve)) });
+    const settles = new Promise<void>((resolve) => (never = resolve));
+    const stopped = startMonitorLoop(() => (passes++, aPass()), { intervalMs: 60_000, startAfter: settles });
     stopped.stop();
     never();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Settled, and a turn later every reaction to it has run: the stopped loop made no pass.
+    await settles;
+    await nextTurn();
     expect(passes).toBe(1);
   });
 });

@@ -1,22 +1,27 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { OWN_TEMP_PATTERN } from "../../lib/fs/durableWrite";
 import { aTracker } from "../helpers/stateDir";
 
-const turn = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A turn of the event loop: the callbacks a write queued with setImmediate run before this one's. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+afterEach(() => vi.useRealTimers());
 
 describe("the write tail: what a write no longer pays for", () => {
-  it("the index's checkpoint runs from a timer, not inside a write's commit", async () => {
+  it("the index's checkpoint runs from a timer, not inside a write's commit", () => {
+    // The checkpoint's timer is moved by hand: its next tick, not a wait, comes between the writes and the check.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const tracker = aTracker();
     const wal = path.join(tracker.stateDir.storeDir, "index.db-wal");
     for (let i = 0; i < 300; i++) tracker.create({ requestId: `c${i}`, workspace: "w", state: "queued" });
     for (let i = 0; i < 300; i++) tracker.transition(`c${i}`, "processing");
     // Written without a turn of the event loop: no commit checkpointed (SQLite's default would have, every 1,000 pages: about 4 MB).
     expect(fs.statSync(wal).size).toBeGreaterThan(8 * 1024 * 1024);
-    // A turn later the timer has checkpointed every frame: the next write starts the log over.
-    await turn(600);
+    // The timer's tick has checkpointed every frame: the next write starts the log over.
+    vi.runOnlyPendingTimers();
     tracker.transition("c0", "completed");
     const reader = new Database(path.join(tracker.stateDir.storeDir, "index.db"));
     const [result] = reader.pragma("wal_checkpoint(PASSIVE)") as { log: number }[];

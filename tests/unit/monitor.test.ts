@@ -9,22 +9,24 @@ import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 
 const MINUTE = 60_000;
 
-function silentClaim(overrides: Partial<ClaimShape> = {}): ClaimShape {
-  const long = Date.now() - 10 * MINUTE;
+function silentClaim(overrides: Partial<ClaimShape> = {}, now = Date.now()): ClaimShape {
+  const long = now - 10 * MINUTE;
   return { token: "tok", pid: aDeadPid(), claimedAt: long, heartbeatAt: long, ...overrides };
 }
 
-function liveClaim(overrides: Partial<ClaimShape> = {}): ClaimShape {
+function liveClaim(overrides: Partial<ClaimShape> = {}, now = Date.now()): ClaimShape {
   const me = currentProcess();
-  return silentClaim({ pid: me.pid, host: me.host, processStartedAt: me.processStartedAt ?? undefined, ...overrides });
+  return silentClaim({ pid: me.pid, host: me.host, processStartedAt: me.processStartedAt ?? undefined, ...overrides }, now);
 }
 
 describe("the stuck monitor", () => {
   it("flags a request queued past its threshold and does nothing else", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aRequest({ requestId: "waiting", state: "queued", queuedAt: Date.now() - 11 * MINUTE, lastUpdatedAt: Date.now() - 11 * MINUTE }));
-    writeRequestFile(stateDir, aRequest({ requestId: "fresh", state: "queued", queuedAt: Date.now() - MINUTE, lastUpdatedAt: Date.now() - MINUTE }));
-    const tracker = aTracker({ stateDir });
+    // On a clock of its own: the reason's figures are exact however long the open takes.
+    const clock = aClock();
+    writeRequestFile(stateDir, aRequest({ requestId: "waiting", state: "queued", queuedAt: clock.now() - 11 * MINUTE, lastUpdatedAt: clock.now() - 11 * MINUTE }));
+    writeRequestFile(stateDir, aRequest({ requestId: "fresh", state: "queued", queuedAt: clock.now() - MINUTE, lastUpdatedAt: clock.now() - MINUTE }));
+    const tracker = aTracker({ stateDir, now: clock.now });
     const before = readRaw(stateDir, "waiting");
 
     const pass = tracker.monitorPass();
@@ -69,8 +71,9 @@ describe("the stuck monitor", () => {
 
   it("leaves a silent request alone while its worker process is alive, and flags it", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aClaimedRequest("slow", liveClaim()));
-    const tracker = aTracker({ stateDir });
+    const clock = aClock();
+    writeRequestFile(stateDir, aClaimedRequest("slow", liveClaim({}, clock.now())));
+    const tracker = aTracker({ stateDir, now: clock.now });
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckAlive: 1, released: 0 });
     expect(pass.stuck[0]?.reason).toMatch(new RegExp(`^processing 10m, worker ${process.pid} alive, silent 10m$`));
@@ -126,10 +129,11 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
 
   it("flags a request another program left processing for hours, with what is known, and never changes it", () => {
     const stateDir = tempStateDir();
+    const clock = aClock();
     // A chat gateway's shape: no version, claim or history.
-    writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", createdAt: Date.now() - 2 * HOUR, processingStartedAt: Date.now() - 72 * MINUTE, lastUpdatedAt: Date.now() - 72 * MINUTE }));
+    writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", createdAt: clock.now() - 2 * HOUR, processingStartedAt: clock.now() - 72 * MINUTE, lastUpdatedAt: clock.now() - 72 * MINUTE }));
     // Opened as the dashboard opens it: without the owner's start-up recovery.
-    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false });
+    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
     const before = readRaw(stateDir, "gateway-hung");
 
     for (let i = 0; i < 3; i++) tracker.monitorPass();
@@ -142,42 +146,46 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
 
   it("waits for the hung threshold before it flags an unclaimed request (it has no heartbeat to miss)", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aRequest({ requestId: "busy", state: "processing", processingStartedAt: Date.now() - 30 * MINUTE }));
-    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false });
+    const clock = aClock();
+    writeRequestFile(stateDir, aRequest({ requestId: "busy", state: "processing", processingStartedAt: clock.now() - 30 * MINUTE }));
+    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
     expect(tracker.monitorPass().stuck).toEqual([]);
-    expect(aTracker({ stateDir, hungAfterMs: 20 * MINUTE, recover: false }).monitorPass().stuck[0]?.reason).toBe("processing 30m; no reqwatch worker holds it (written by another program)");
+    expect(aTracker({ stateDir, hungAfterMs: 20 * MINUTE, recover: false, now: clock.now }).monitorPass().stuck[0]?.reason).toBe("processing 30m; no reqwatch worker holds it (written by another program)");
   });
 
   it("flags, and does not time out, an unclaimed request past its deadline; says when reqwatch moved it without a claim", () => {
-    const tracker = aTracker();
-    tracker.create({ requestId: "by-hand", workspace: "ws", state: "processing", timeoutAt: Date.now() - 1000 });
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    tracker.create({ requestId: "by-hand", workspace: "ws", state: "processing", timeoutAt: clock.now() - 1000 });
+    clock.advance(20);
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckNotOwned: 1, deadlineTimedOut: 0 });
-    expect(pass.stuck[0]?.reason).toMatch(/^processing \d+ms, past its deadline \(.+\); no reqwatch worker holds it \(moved to processing without a claim\)$/);
+    expect(pass.stuck[0]?.reason).toMatch(/^processing 20ms, past its deadline \(.+\); no reqwatch worker holds it \(moved to processing without a claim\)$/);
     expect(tracker.get("by-hand")?.state).toBe("processing");
   });
 
   it("releases a claim that names no pid only when its heartbeat expired, and says what is not known", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aClaimedRequest("no-pid", { token: "t", claimedAt: Date.now() - 10 * MINUTE, heartbeatAt: Date.now() - 10 * MINUTE } as ClaimShape));
-    const tracker = aTracker({ stateDir });
+    const clock = aClock();
+    writeRequestFile(stateDir, aClaimedRequest("no-pid", { token: "t", claimedAt: clock.now() - 10 * MINUTE, heartbeatAt: clock.now() - 10 * MINUTE } as ClaimShape));
+    const tracker = aTracker({ stateDir, now: clock.now });
     expect(tracker.monitorPass().counts.released).toBe(1);
     expect(tracker.get("no-pid")?.transitions?.at(-1)?.reason).toBe("released: no heartbeat for 10m from a worker on an unknown host (attempt 1 of 3)");
   });
 
   it("says why a queued request waits: no claim from its workspace, or the workers' position", () => {
-    const tracker = aTracker({ queuedStuckAfterMs: 1 });
+    const clock = aClock();
+    const tracker = aTracker({ queuedStuckAfterMs: 1, now: clock.now });
     tracker.create({ requestId: "first", workspace: "nightly", state: "queued" });
     tracker.create({ requestId: "second", workspace: "nightly", state: "queued" });
     tracker.create({ requestId: "elsewhere", workspace: "batch", state: "queued" });
     const claimed = tracker.claimNext({ workspace: "batch" });
     tracker.create({ requestId: "behind", workspace: "batch", state: "queued" });
-    const wait = Date.now() + 20;
-    while (Date.now() < wait);
+    clock.advance(20);
 
     const reasons = Object.fromEntries(tracker.monitorPass().stuck.map((s) => [s.requestId, s.reason]));
-    expect(reasons.first).toMatch(/^queued \d+ms; no reqwatch worker has claimed from workspace nightly in 1ms \(last claim: never\)$/);
-    expect(reasons.behind).toMatch(/^queued \d+ms; no reqwatch worker has claimed from workspace batch in 1ms \(last claim \d+ms ago\)$/);
+    expect(reasons.first).toBe("queued 20ms; no reqwatch worker has claimed from workspace nightly in 1ms (last claim: never)");
+    expect(reasons.behind).toBe("queued 20ms; no reqwatch worker has claimed from workspace batch in 1ms (last claim 20ms ago)");
     expect(claimed?.request.requestId).toBe("elsewhere");
   });
 

@@ -80,13 +80,14 @@ describe("a lifecycle from another program's times, continued by reqwatch", () =
 
 describe("stuck reasons on rows", () => {
   it("are shown only while the request is still in the state the monitor saw", () => {
-    const tracker = aTracker({ queuedStuckAfterMs: 1 });
+    const clock = aClock();
+    const tracker = aTracker({ queuedStuckAfterMs: 1, now: clock.now });
     tracker.create({ requestId: "r", workspace: "w", state: "queued" });
-    const wait = Date.now() + 5;
-    while (Date.now() < wait);
+    clock.advance(5);
     const stuck = tracker.monitorPass().stuck;
     expect(requestsView(tracker, DEFAULT_QUERY, stuck).items[0]?.stuckReason).toMatch(/^queued /);
 
+    clock.advance(1000);
     tracker.transition("r", "processing");
     // The monitor's pass is older than the change: a processing row is not "stuck: queued 22s".
     expect(requestsView(tracker, DEFAULT_QUERY, stuck).items[0]).toMatchObject({ state: "processing", stuckReason: null });

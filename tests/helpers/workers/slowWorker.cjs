@@ -1,13 +1,14 @@
-// A worker whose handler takes a while; SIGTERM should let the request in hand finish, then exit.
+// A worker whose handler holds its request until the process is told to stop: SIGTERM should let
+// the request in hand finish, then exit, and claim nothing more, however late the signal comes.
 const { runWorker } = require("../../../dist/index.cjs");
 
-const [stateDir, ms = "400"] = process.argv.slice(2);
+const [stateDir] = process.argv.slice(2);
 const worker = runWorker({
   stateDir,
   pollIntervalMs: 20,
   handler: async (request) => {
     process.stdout.write(`started ${request.requestId}\n`);
-    await new Promise((resolve) => setTimeout(resolve, Number(ms)));
+    await new Promise((resolve) => process.once("SIGTERM", resolve));
     return { output: "finished after the signal" };
   },
 });

@@ -11,13 +11,14 @@ for (const id of ids) {
     if (error.code !== "ALREADY_EXISTS") throw error;
   }
 }
-process.stdout.write("ready\n");
 let n = Number(seed);
-for (;;) {
+for (let first = true; ; first = false) {
   n++;
   const id = ids[n % ids.length];
   // Outputs of varying size, so a torn write would show as a truncated file.
   tracker.update(id, (current) => ({ fields: { counter: (current.counter ?? 0) + 1, output: "o".repeat((n * 7919) % 20000) } }));
+  // Said once a write is whole: a kill after it lands inside the loop, whatever the disk's pace.
+  if (first) process.stdout.write("ready\n");
   if (n % 50 === 0) {
     try {
       tracker.create({ requestId: `extra-${seed}-${n}`, workspace: "crash", state: "queued" });
