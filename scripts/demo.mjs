@@ -1,6 +1,7 @@
 // `npm run demo`: the dashboard on a fresh temporary state directory, with a simulated gateway
 // and workers (scripts/demo/), so every feature shows within 30 seconds: live rows, retries,
-// failures, a request hanging past its deadline, crashed workers, and stuck queued requests.
+// failures, a request hanging past its deadline, crashed workers, stuck queued requests, and
+// sessions with their recorded context.
 //   npm run demo -- --port 4601 --keep
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -57,6 +58,9 @@ function stop(code = 0) {
 }
 
 console.log(`demo: state directory ${stateDir}`);
+// The demo's thresholds are not the defaults: a command run on its folder needs the same to agree with its pages.
+const settings = ["REQWATCH_QUEUED_STUCK_AFTER", "REQWATCH_HEARTBEAT_TIMEOUT", "REQWATCH_MONITOR_INTERVAL"].map((name) => `${name}=${env[name]}`).join(" ");
+console.log(`demo: thresholds ${settings} (the Health page shows them); the CLI on this folder: ${settings} npx reqwatch queues --state-dir ${stateDir}`);
 run("dashboard", [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", values.port]);
 run("gateway", [path.join(ROOT, "scripts/demo/gateway.cjs"), stateDir]);
 for (const workspace of ["gateway-eu", "gateway-us", "batch"]) run(`worker (${workspace})`, [path.join(ROOT, "scripts/demo/worker.cjs"), stateDir, workspace], { restart: true });

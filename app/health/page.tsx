@@ -102,6 +102,11 @@ export default function HealthPage() {
             <dd>{monitor.lastPassAt ? `${formatAgo(monitor.lastPassAt, now)} (${monitor.durationMs?.toFixed(1)} ms)` : "not yet"}</dd>
             <dt>Interval</dt>
             <dd>{formatDuration(monitor.intervalMs)}</dd>
+            <dt>Thresholds</dt>
+            <dd aria-label="Thresholds">
+              queued stuck after {formatDuration(tracker.options.queuedStuckAfterMs)} (REQWATCH_QUEUED_STUCK_AFTER), silent after {formatDuration(tracker.options.heartbeatTimeoutMs)} without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT), hung after{" "}
+              {formatDuration(tracker.options.hungAfterMs)} (REQWATCH_HUNG_AFTER)
+            </dd>
             <dt>Stuck</dt>
             <dd>{monitor.lastPassAt === null ? "—" : <LiveStuckCount initial={getFeedHub().stuckSnapshot} />}</dd>
             <dt>Last error</dt>
