@@ -55,6 +55,18 @@ function LatencyRow({ label, p }: { label: string; p: Percentiles | null }) {
   );
 }
 
+/** Why the latency's n is not the number finished, when it is not: one rule per figure, said. */
+function LatencyNote({ finished, metrics }: { finished: number; metrics: OverviewView["metrics"] }) {
+  const parts: string[] = [];
+  if (metrics.sampled < finished) parts.push(`measured over the newest ${metrics.sampled} of the ${finished} finished`);
+  const base = Math.min(finished, metrics.sampled);
+  const unclaimed = base - (metrics.queueWait?.n ?? 0);
+  if (unclaimed > 0) parts.push(`${unclaimed} finished without a wait to measure (cancelled before a worker took ${unclaimed === 1 ? "it" : "them"}, or written without one)`);
+  const unfinished = base - (metrics.processing?.n ?? 0);
+  if (unfinished > 0 && unfinished !== unclaimed) parts.push(`${unfinished} with no processing time`);
+  return parts.length ? <p className="muted">n: {parts.join("; ")}.</p> : null;
+}
+
 /** Requests that reached a final state in the last hour (the charts count attempts, each retry's too), and their latency. */
 export function LiveLastHour({ initial }: { initial: OverviewView }) {
   const { metrics } = useOverview(initial);
@@ -76,6 +88,8 @@ export function LiveLastHour({ initial }: { initial: OverviewView }) {
           <LatencyRow label="Processing" p={metrics.processing} />
         </tbody>
       </table>
+      {/* n counts what could be measured; the sentence above counts every request that finished. */}
+      <LatencyNote finished={finished} metrics={metrics} />
     </section>
   );
 }

@@ -77,6 +77,7 @@ test.describe("one figure, one moment", () => {
 
   test("Health's stuck count is the header's, as the requests cross the threshold", async ({ page, tracker }) => {
     await page.goto("/health");
+    await expect(page.getByLabel("Thresholds")).toContainText("queued stuck after 1s (REQWATCH_QUEUED_STUCK_AFTER)");
     const badge = page.getByRole("link", { name: /^\d+ stuck$/ });
     const count = page.getByLabel("Stuck count");
     for (let i = 1; i <= 3; i++) {
@@ -85,4 +86,17 @@ test.describe("one figure, one moment", () => {
       await expect(count).toHaveText(String(i));
     }
   });
+});
+
+test("the last hour says why its latency's n is not the number finished", async ({ page, tracker }) => {
+  tracker.create({ requestId: "served", workspace: "gateway", state: "queued" });
+  const claim = tracker.claimNext({ workspace: "gateway" })!;
+  tracker.complete("served", claim.token, { output: "ok" });
+  tracker.create({ requestId: "never-taken", workspace: "gateway", state: "queued" });
+  tracker.cancel(["never-taken"]);
+  await page.goto("/");
+  const lastHour = page.getByRole("region", { name: "Last hour" });
+  await expect(lastHour).toContainText("2 requests finished");
+  await expect(page.getByRole("table", { name: "Latency" }).getByRole("row", { name: /Queue wait/ }).getByRole("cell").last()).toHaveText("1");
+  await expect(lastHour).toContainText("n: 1 finished without a wait to measure (cancelled before a worker took it, or written without one).");
 });
