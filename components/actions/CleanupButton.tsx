@@ -44,7 +44,7 @@ export function CleanupButton() {
     );
   }
   return (
-    <form className="filters" aria-label="Clean up" onSubmit={(event) => { event.preventDefault(); submit(); }}>
+    <form className="filters cleanup-form" aria-label="Clean up" onSubmit={(event) => { event.preventDefault(); submit(); }}>
       <label>
         Not updated for
         <select value={age} onChange={(event) => setAge(event.target.value)}>

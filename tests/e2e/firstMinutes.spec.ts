@@ -100,3 +100,19 @@ test("the last hour says why its latency's n is not the number finished", async 
   await expect(page.getByRole("table", { name: "Latency" }).getByRole("row", { name: /Queue wait/ }).getByRole("cell").last()).toHaveText("1");
   await expect(lastHour).toContainText("n: 1 finished without a wait to measure (cancelled before a worker took it, or written without one).");
 });
+
+test("opening Clean up… puts its form on a line of its own: the action bar stays one line", async ({ page, tracker }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  tracker.create({ requestId: "any", workspace: "gateway", state: "queued" });
+  await page.goto("/requests");
+  const top = async (role: "button" | "link", name: string) => (await page.getByRole(role, { name }).boundingBox())!.y;
+  const before = [await top("button", "Retry all matching"), await top("link", "Export CSV")];
+  await page.getByRole("button", { name: "Clean up…" }).click();
+  await expect(page.getByRole("form", { name: "Clean up" })).toBeVisible();
+  // Same line as before (a pixel's shift aside) and as each other.
+  const after = [await top("button", "Retry all matching"), await top("link", "Export CSV")];
+  expect(Math.abs(after[0]! - before[0]!)).toBeLessThan(2);
+  expect(Math.abs(after[1]! - after[0]!)).toBeLessThan(2);
+  const form = (await page.getByRole("form", { name: "Clean up" }).boundingBox())!;
+  expect(form.y).toBeGreaterThan(before[0]!);
+});
