@@ -13,6 +13,7 @@ import { measureMcp } from "./mcp.mjs";
 import { measurePackage } from "./package.mjs";
 import { measureOtel } from "./otel.mjs";
 import { measureTelemetry } from "./telemetry.mjs";
+import { measureClaudeMemQueue } from "./claudeMemQueue.mjs";
 import { postgresThroughput, startPostgres } from "./postgres.mjs";
 import { writeFiles } from "./requestFiles.mjs";
 
@@ -604,7 +605,7 @@ function measureCraftedRedaction(prompt) {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, otel, telemetry, scaling, retention, redaction) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, scaling, retention, redaction) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -620,6 +621,7 @@ const groups = {
   package: () => measurePackage({ ROOT, summarize, ratio, median }),
   pause: measurePause,
   source: measureSource,
+  claudemem: () => measureClaudeMemQueue({ ROOT, tempDir, summarize, rows }),
   otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize, ratio, median }),
   telemetry: () => measureTelemetry({ ROOT, tempDir, summarize, ratio, median, rows }),
   scaling: measureScaling,

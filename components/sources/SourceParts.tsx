@@ -70,7 +70,7 @@ export function SourcesTable({ initial, detail = false }: { initial: SourceStatu
             <td className="num">{source.error ? "—" : source.total}</td>
             <td className="num">{source.error ? "—" : source.counts.queued}</td>
             <td className="num">{source.error ? "—" : source.counts.processing}</td>
-            <td className="num">{source.error ? "—" : source.stuck ? <Link href={sourceTablePath(source.name, true)} prefetch={false}>{source.stuck} stuck</Link> : 0}</td>
+            <td className="num">{source.error ? "—" : source.stuck ? <Link href={sourceTablePath(source.name, true)} prefetch={false}>{source.stuck} stuck{source.counting ? " so far" : ""}</Link> : source.counting ? "counting" : 0}</td>
             <td className="num" suppressHydrationWarning>{source.lastWriteAt === null ? "—" : formatAgo(source.lastWriteAt, now)}</td>
             {detail && <td className="num" suppressHydrationWarning>{source.readAt === null ? "—" : `${formatAgo(source.readAt, now)}, ${source.readMs} ms`}</td>}
           </tr>
@@ -94,7 +94,7 @@ export function SourceBadges({ initial }: { initial: SourceStatus[] }) {
             </Link>
           ) : (
             <Link key={source.name} prefetch={false} href={sourceTablePath(source.name, true)} className="stuck-badge alert" title={`${what(source)}, read only`}>
-              {source.name}: {source.stuck} stuck
+              {source.name}: {source.stuck} stuck{source.counting ? " so far" : ""}
             </Link>
           ),
         )}

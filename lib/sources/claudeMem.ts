@@ -6,8 +6,9 @@ import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import { epochMs, type SourceMessage, type SourceRead } from "./sourceMessage";
-import { readNewest, readSummary, type Row, type SourceQueue } from "./sourceQueue";
+import { epochMs, type SourceMessage, type SourceRead, type StuckReason } from "./sourceMessage";
+import { readQueue, type Listing } from "./queueLook";
+import type { Row, SourceQueue } from "./sourceQueue";
 
 /** Where claude-mem keeps its database unless told otherwise. */
 export function defaultClaudeMemPath(): string {
@@ -98,6 +99,11 @@ export function claudeMemQueue(shape: ClaudeMemShape, file: string): SourceQueue
     session: `reqwatch_name(t.${shape.sessionColumn}, 128)`,
     text: ["tool_name", "tool_input", "tool_response", "last_user_message"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`),
     rowId: (requestId) => (requestId.startsWith(prefix) && /^\d{1,18}$/.test(requestId.slice(prefix.length)) ? requestId.slice(prefix.length) : null),
+    requestId: (row) => `${prefix}${String(row._id)}`,
+    facts: ["t.status", "t.created_at_epoch", ...["started_processing_at_epoch", "worker_pid"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`)].join(", "),
+    // claude-mem changes a pending message only to claim it (or delete it): its status says when to read it again.
+    settled: ["pending"],
+    stuck: (row, now, lastWriteAt) => stuckOf(row, shape, now, lastWriteAt),
     toMessage: (row, now, lastWriteAt) => toMessage(row, shape, now, lastWriteAt),
   };
 }
@@ -128,7 +134,7 @@ function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: nu
     ...(typeof row.tool_response === "string" && { output: row.tool_response }),
     ...(STATUS_STATE[status] === undefined && { error: `claude-mem status ${JSON.stringify(status)}, which reqwatch does not know` }),
   };
-  const stuck = stuckReason(row, state, shape, now, lastWriteAt, startedAt, createdAt);
+  const stuck = stuckOf(row, shape, now, lastWriteAt)?.() ?? null;
   const pid = typeof row.worker_pid === "number" ? row.worker_pid : null;
   const note =
     state === "failed" && retries !== undefined && retries >= CLAUDE_MEM_MAX_RETRIES
@@ -139,30 +145,32 @@ function toMessage(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: nu
   return { request, stuck, note };
 }
 
-function stuckReason(row: Row, state: State, shape: ClaudeMemShape, now: number, lastWriteAt: number | null, startedAt: number | undefined, createdAt: number): string | null {
+/** claude-mem's own stuck rules, on a row's status, times and worker pid. */
+function stuckOf(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: number | null): StuckReason {
+  const state = STATUS_STATE[String(row.status)] ?? "failed";
+  const createdAt = epochMs(row.created_at_epoch) ?? 0;
+  const startedAt = epochMs(row.started_processing_at_epoch);
   if (state !== "queued" && state !== "processing") return null;
   if (shape.retired && lastWriteAt !== null && now - lastWriteAt >= LEFT_OVER_AFTER_MS) {
-    return `left over: claude-mem from v13.4.0 keeps its queue in memory and no longer processes this table (nothing written for ${formatDuration(now - lastWriteAt)})`;
+    return () => `left over: claude-mem from v13.4.0 keeps its queue in memory and no longer processes this table (nothing written for ${formatDuration(now - lastWriteAt)})`;
   }
-  if (state === "queued") return now - createdAt >= LEFT_OVER_AFTER_MS ? `pending ${formatDuration(now - createdAt)}: no claude-mem worker has taken it` : null;
+  if (state === "queued") return now - createdAt >= LEFT_OVER_AFTER_MS ? () => `pending ${formatDuration(now - createdAt)}: no claude-mem worker has taken it` : null;
   const pid = typeof row.worker_pid === "number" ? row.worker_pid : null;
   const since = startedAt ?? createdAt;
   const known = startedAt === undefined ? " since it was created (claude-mem did not record when processing started)" : "";
-  if (pid !== null && !pidExists(pid)) return `processing ${formatDuration(Math.max(0, now - since))}${known}; claude-mem worker pid ${pid} is gone`;
+  if (pid !== null && !pidExists(pid)) return () => `processing ${formatDuration(Math.max(0, now - since))}${known}; claude-mem worker pid ${pid} is gone`;
   // Where claude-mem records its worker (v12.4.5-v12.4.9), its own rule is that worker's liveness, not the time.
   if (pid !== null) return null;
-  if (now - since > CLAUDE_MEM_PROCESSING_LIMIT_MS) return `processing ${formatDuration(now - since)}${known}, past claude-mem's own ${formatDuration(CLAUDE_MEM_PROCESSING_LIMIT_MS)} stuck limit`;
+  if (now - since > CLAUDE_MEM_PROCESSING_LIMIT_MS) return () => `processing ${formatDuration(now - since)}${known}, past claude-mem's own ${formatDuration(CLAUDE_MEM_PROCESSING_LIMIT_MS)} stuck limit`;
   return null;
 }
 
 /** Open a claude-mem database read-only and read its queue: what `reqwatch source` shows. Every row unless told how many. */
-export function inspectClaudeMem(file: string, now = Date.now(), newest = -1): SourceRead & { file: string; shape: ClaudeMemShape } {
+export function inspectClaudeMem(file: string, now = Date.now(), listing?: Listing): SourceRead & { file: string; shape: ClaudeMemShape } {
   const db = openSourceDb(file, "claude-mem source");
   try {
     const shape = claudeMemShape(db, file);
-    const queue = claudeMemQueue(shape, file);
-    const summary = readSummary(db, queue, now);
-    return { file, shape, ...summary, messages: newest === 0 ? [] : readNewest(db, queue, now, summary.lastWriteAt, newest) };
+    return { file, shape, ...readQueue(db, claudeMemQueue(shape, file), now, listing) };
   } finally {
     db.close();
   }

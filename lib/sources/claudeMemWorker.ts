@@ -9,7 +9,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { openDatabase } from "../sqlite/openDatabase";
 import type { SourceDb } from "./openSourceDb";
-import type { SourceMessage, SourceStep } from "./sourceMessage";
+import type { SourceMessage, SourceStep, StuckReason } from "./sourceMessage";
 import type { Row, SourceQueue } from "./sourceQueue";
 
 /**
@@ -434,6 +434,11 @@ export function claudeMemWorkerQueue(file: string, stuckAfterMs = WORKER_STUCK_A
     session: null,
     text: ["t.error", "t.degraded"],
     rowId: (requestId) => ID.exec(requestId)?.[1] ?? null,
+    requestId: (row) => `claude-mem-queue-${String(row._id)}`,
+    // Its rows are small, and what a stuck spell says reads most of them.
+    facts: "t.state, t.started_at, t.progress_at, t.depth, t.done, t.parked, t.degraded",
+    settled: [],
+    stuck: (row, now) => spellStuck(row, now, stuckAfterMs),
     toMessage: (row, now) => spellMessage(row, now, stuckAfterMs),
     details: (db, rowId) => spellSteps(db, rowId),
   };
@@ -447,7 +452,6 @@ function spellMessage(row: Row, now: number, stuckAfterMs: number): SourceMessag
   const state = row.state as State;
   const startedAt = num(row.started_at) ?? 0;
   const depth = num(row.depth) ?? 0;
-  const progressAt = num(row.progress_at) ?? startedAt;
   const endedAt = num(row.ended_at);
   const done = num(row.done) ?? 0;
   const live = state === "queued" || state === "processing";
@@ -463,20 +467,27 @@ function spellMessage(row: Row, now: number, stuckAfterMs: number): SourceMessag
     prompt: `claude-mem worker queue${row.pid ? ` (pid ${String(row.pid)}${row.version ? `, v${String(row.version)}` : ""})` : ""}: up to ${plural(num(row.max_depth) ?? depth, "observation")}`,
     ...(typeof row.error === "string" && { error: row.error }),
   };
-  const waited = now - progressAt;
-  const stuck =
-    live && waited >= stuckAfterMs
-      ? [
-          `${plural(depth, "observation")} waiting ${formatDuration(waited)} with no progress (${done ? `the queue last went down ${formatDuration(waited)} ago` : "none has left the queue since it filled"})`,
-          num(row.parked) ? `${plural(num(row.parked)!, "session")} parked, waiting for an agent slot` : null,
-          typeof row.degraded === "string" ? `claude-mem reports ${row.degraded}` : null,
-          "they are in the worker's memory only: stopping it loses them",
-        ]
-          .filter(Boolean)
-          .join("; ")
-      : null;
+  const stuck = spellStuck(row, now, stuckAfterMs)?.() ?? null;
   const note = live ? [`${depth} waiting`, state === "processing" ? "processing" : "not processing", done && `${done} done`, plural(num(row.active) ?? 0, "active session")].filter(Boolean).join(", ") : `${done} done`;
   return { request, stuck, note };
+}
+
+/** A spell still going on is stuck when the queue has not gone down for `stuckAfterMs`. */
+function spellStuck(row: Row, now: number, stuckAfterMs: number): StuckReason {
+  const state = row.state as State;
+  const depth = num(row.depth) ?? 0;
+  const waited = now - (num(row.progress_at) ?? num(row.started_at) ?? 0);
+  const done = num(row.done) ?? 0;
+  if (!(state === "queued" || state === "processing") || waited < stuckAfterMs) return null;
+  return () =>
+    [
+      `${plural(depth, "observation")} waiting ${formatDuration(waited)} with no progress (${done ? `the queue last went down ${formatDuration(waited)} ago` : "none has left the queue since it filled"})`,
+      num(row.parked) ? `${plural(num(row.parked)!, "session")} parked, waiting for an agent slot` : null,
+      typeof row.degraded === "string" ? `claude-mem reports ${row.degraded}` : null,
+      "they are in the worker's memory only: stopping it loses them",
+    ]
+      .filter(Boolean)
+      .join("; ");
 }
 
 function spellSteps(db: SourceDb, rowId: string): Pick<SourceMessage, "steps"> {

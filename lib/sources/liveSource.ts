@@ -6,8 +6,9 @@ import { STATES, type State } from "../model/states";
 import { claudeMemQueue, claudeMemShape } from "./claudeMem";
 import { ClaudeMemWorkerWatch, claudeMemWorkerAddress, claudeMemWorkerQueue, workerStoreFile, type WorkerStatus } from "./claudeMemWorker";
 import { openSourceDb, type SourceDb } from "./openSourceDb";
+import { LiveRows, type QueueLook, type StuckRow } from "./queueLook";
 import { emptyCounts, safeName, type SourceMessage } from "./sourceMessage";
-import { readOne, readPage, readSummary, type SourcePage, type SourceQueue } from "./sourceQueue";
+import { readOne, readPage, type SourcePage, type SourceQueue } from "./sourceQueue";
 import { parseSourceSpec, type SourceSpec } from "./sourceSpec";
 import { readTableMapping, tableQueue } from "./sqliteTable";
 import { openTelemetryStore, telemetryQueue } from "./telemetryQueue";
@@ -35,6 +36,8 @@ export interface SourceStatus {
   counts: Record<State, number>;
   total: number;
   stuck: number;
+  /** A big table is read in slices at first: until it is read through, `stuck` counts the rows read so far. */
+  counting: boolean;
   lastWriteAt: number | null;
   /** When it was last read, and how long that took (ms). */
   readAt: number | null;
@@ -47,20 +50,24 @@ const RESUMMARIZE_MS = 5000;
 const REOPEN_MS = 2000;
 /** How long a look waits for an owner's lock: the dashboard's one thread waits with it, so briefly; a lock held longer is reported as such. */
 const LOOK_BUSY_MS = 100;
+/** How long a look reads a table it has not read through yet (the rest at the next look): the dashboard's one thread waits meanwhile. */
+const FIRST_READ_SLICE_MS = 25;
 
 /**
  * One source the dashboard shows: a read-only connection kept open (SQLite's data_version then
  * says, for the cost of a pragma, whether the owner committed since the last look), the table's
- * counts and stuck rows as of the last look, and pages read on demand. A file replaced under the
- * same name (a new inode) is reopened; a source that fails is reported and tried again, alone.
+ * live rows without their text (lib/sources/queueLook.ts: read again only where the owner wrote),
+ * its counts and stuck rows as of the last look, and pages read on demand. A file replaced under
+ * the same name (a new inode) is reopened; a source that fails is reported and tried again, alone.
  */
 export class LiveSource {
   private db: SourceDb | null = null;
   private queue: SourceQueue | null = null;
+  private rows: LiveRows | null = null;
   private describe: Pick<SourceStatus, "file" | "mapping" | "table" | "generation" | "retired"> = { file: null, mapping: null, table: null, generation: null, retired: false };
   private ino = 0;
   private version: string | null = null;
-  private summary: { counts: Record<State, number>; total: number; lastWriteAt: number | null; stuck: SourceMessage[] } | null = null;
+  private summary: QueueLook | null = null;
   private error: ReqwatchError | null = null;
   private readAt: number | null = null;
   private readMs: number | null = null;
@@ -69,7 +76,7 @@ export class LiveSource {
   private shown = "";
   /** claude-mem from v13.4.0: the watch on its worker, and the spells it kept (shown first, before the table's left-overs). */
   private watch: ClaudeMemWorkerWatch | null = null;
-  private spells: { db: SourceDb; queue: SourceQueue } | null = null;
+  private spells: { db: SourceDb; queue: SourceQueue; rows: LiveRows } | null = null;
 
   constructor(
     readonly name: string,
@@ -87,19 +94,31 @@ export class LiveSource {
         this.open();
       }
       const version = [this.db!, this.spells?.db].map((db) => db?.pragma("data_version", { simple: true }) ?? "").join(":");
-      if (this.readAt !== null) {
+      const counting = this.rows!.counting || (this.spells?.rows.counting ?? false);
+      if (this.readAt !== null && !counting) {
         const since = now - this.readAt;
         // A busy owner is read at most a quarter of the time, whatever its pace.
         if (version === this.version ? since < RESUMMARIZE_MS : since < 4 * (this.readMs ?? 0)) return false;
       }
       const started = performance.now();
-      const { counts, total, lastWriteAt, live } = readSummary(this.db!, this.queue!, now);
+      // Only what the owner wrote is read; with nothing written, the rows kept are judged again at `now`.
+      if (version !== this.version || counting) {
+        this.rows!.catchUp(this.db!, FIRST_READ_SLICE_MS);
+        this.spells?.rows.catchUp(this.spells.db, FIRST_READ_SLICE_MS);
+      }
+      const look = this.rows!.look(now);
       if (this.spells) {
-        const spells = readSummary(this.spells.db, this.spells.queue, now);
-        for (const state of STATES) counts[state] += spells.counts[state];
-        this.summary = { counts, total: total + spells.total, lastWriteAt: Math.max(lastWriteAt ?? 0, spells.lastWriteAt ?? 0) || null, stuck: [...spells.live, ...live].filter((message) => message.stuck !== null) };
+        const spells = this.spells.rows.look(now);
+        for (const state of STATES) look.counts[state] += spells.counts[state];
+        this.summary = {
+          counts: look.counts,
+          total: look.total + spells.total,
+          lastWriteAt: Math.max(look.lastWriteAt ?? 0, spells.lastWriteAt ?? 0) || null,
+          stuck: [...spells.stuck, ...look.stuck],
+          counting: look.counting || spells.counting,
+        };
       } else {
-        this.summary = { counts, total, lastWriteAt, stuck: live.filter((message) => message.stuck !== null) };
+        this.summary = look;
       }
       this.version = version;
       this.readAt = now;
@@ -127,14 +146,15 @@ export class LiveSource {
       counts: summary?.counts ?? emptyCounts(),
       total: summary?.total ?? 0,
       stuck: summary?.stuck.length ?? 0,
+      counting: summary?.counting ?? false,
       lastWriteAt: summary?.lastWriteAt ?? null,
       readAt: this.readAt,
       readMs: this.readMs,
     };
   }
 
-  /** The stuck rows as of the last look, newest first. */
-  stuck(): readonly SourceMessage[] {
+  /** The stuck rows as of the last look. */
+  stuck(): readonly StuckRow[] {
     return this.summary?.stuck ?? [];
   }
 
@@ -158,6 +178,7 @@ export class LiveSource {
     this.db?.close();
     this.db = null;
     this.queue = null;
+    this.rows = null;
     this.version = null;
     this.spells?.db.close();
     this.spells = null;
@@ -211,6 +232,7 @@ export class LiveSource {
       }
       this.db = db;
     }
+    this.rows = new LiveRows(this.queue!);
     this.ino = this.inode() ?? 0;
   }
 
@@ -219,7 +241,8 @@ export class LiveSource {
     const store = workerStoreFile(storeDir, file);
     this.watch = new ClaudeMemWorkerWatch(address, store);
     this.watch.start();
-    this.spells = { db: openSourceDb(store, "claude-mem worker store", { busyMs: LOOK_BUSY_MS }), queue: claudeMemWorkerQueue(store) };
+    const queue = claudeMemWorkerQueue(store);
+    this.spells = { db: openSourceDb(store, "claude-mem worker store", { busyMs: LOOK_BUSY_MS }), queue, rows: new LiveRows(queue) };
   }
 
   private inode(): number | null {
@@ -245,8 +268,20 @@ export class LiveSource {
   private fingerprint(): string {
     const s = this.summary;
     const worker = this.watch?.status();
-    return JSON.stringify([this.version, this.error?.message, s?.total, s?.counts, s?.lastWriteAt, s?.stuck.map((m) => [m.request.requestId, m.stuck]), worker && [worker.running, worker.error, worker.snapshot]]);
+    // A stuck row's reason says how long: a page showing it is told again each minute, not at each look.
+    const minute = s?.stuck.length && this.readAt !== null ? Math.floor(this.readAt / 60_000) : null;
+    return JSON.stringify([this.version, this.error?.message, s?.total, s?.counts, s?.lastWriteAt, s?.counting, s?.stuck.length, s && stuckDigest(s.stuck), minute, worker && [worker.running, worker.error, worker.snapshot]]);
   }
+}
+
+/** Which rows are stuck, in one number (FNV-1a): a change shows, without a copy of every id kept. */
+function stuckDigest(stuck: readonly StuckRow[]): number {
+  let hash = 0x811c9dc5;
+  for (const { requestId } of stuck) {
+    for (let i = 0; i < requestId.length; i++) hash = Math.imul(hash ^ requestId.charCodeAt(i), 0x01000193);
+    hash = Math.imul(hash ^ 0x0a, 0x01000193);
+  }
+  return hash >>> 0;
 }
 
 /** The names a list of sources goes by: claude-mem's kind, a mapping's file name; a second of the same name gets -2. */

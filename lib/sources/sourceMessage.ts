@@ -16,6 +16,9 @@ export interface SourceMessage {
   steps?: SourceStep[];
 }
 
+/** Why a row is stuck, put in words only when asked (a look counts thousands and shows none); null when it is not stuck. */
+export type StuckReason = (() => string) | null;
+
 /** One step of a row's history as its source keeps it: a model call, a tool use, an error. */
 export interface SourceStep {
   at: number;
@@ -24,14 +27,16 @@ export interface SourceStep {
   detail: Record<string, unknown>;
 }
 
-/** What a read of a source gives: its counts over every row, its live rows, and the newest rows asked for. */
+/** What a read of a source gives: its counts over every row, how many are stuck, and the rows asked for. */
 export interface SourceRead {
   counts: Record<State, number>;
   total: number;
   /** The newest time in the table, or null when it is empty. */
   lastWriteAt: number | null;
-  /** The rows that can be stuck (waiting or running), newest first. */
-  live: SourceMessage[];
+  /** How many rows are stuck. */
+  stuck: number;
+  /** The newest stuck rows, as many as asked for. */
+  stuckMessages: SourceMessage[];
   /** The newest rows, as many as asked for. */
   messages: SourceMessage[];
 }

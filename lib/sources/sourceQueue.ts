@@ -2,16 +2,17 @@ import { ReqwatchError } from "../model/errors";
 import type { ResolvedListFilters } from "../model/listFilters";
 import type { State } from "../model/states";
 import { sourceReadError, type SourceDb } from "./openSourceDb";
-import { emptyCounts, timeOf, type SourceMessage, type SourceRead } from "./sourceMessage";
+import { timeOf, type SourceMessage, type StuckReason } from "./sourceMessage";
 
 export type Row = Record<string, unknown>;
 
 /**
  * Another program's queue table as SQL reqwatch can ask, whatever its shape: claude-mem's
  * `pending_messages` (lib/sources/claudeMem.ts) or a mapped job table (lib/sources/sqliteTable.ts).
- * Each describes its table once here; the reads below (counts, live rows, a filtered page, one row)
- * are the same for both. Expressions may call the connection's reqwatch_name and reqwatch_time
- * (lib/sources/openSourceDb.ts), so a filter matches what a row shows.
+ * Each describes its table once here; the reads below (a filtered page, one row) and a look's
+ * (lib/sources/queueLook.ts: the counts and the stuck rows) are the same for all. Expressions may
+ * call the connection's reqwatch_name and reqwatch_time (lib/sources/openSourceDb.ts), so a filter
+ * matches what a row shows.
  */
 export interface SourceQueue {
   kind: "claude-mem" | "sqlite" | "otel";
@@ -38,6 +39,14 @@ export interface SourceQueue {
   text: readonly string[];
   /** The id value of the row a request id names (null: not one of this source's). */
   rowId(requestId: string): string | null;
+  /** The request id a row shows, from its `_id` and `facts`. */
+  requestId(row: Row): string;
+  /** The columns `stuck` reads, and never the text: what a look keeps of each live row (lib/sources/queueLook.ts). */
+  facts: string;
+  /** Status values whose rows' facts do not change while they keep them: a look reads such a row once, not at every write. */
+  settled: readonly string[];
+  /** Why a row is stuck by its owner's rules; the row holds at least `facts`. toMessage says the same. */
+  stuck(row: Row, now: number, lastWriteAt: number | null): StuckReason;
   toMessage(row: Row, now: number, lastWriteAt: number | null): SourceMessage;
   /** The rows are reqwatch's own record of what it saw (received telemetry, a worker's queue), not its owner's table. */
   keptByReqwatch?: boolean;
@@ -51,9 +60,15 @@ function columns(queue: SourceQueue): string {
 }
 
 /** The live states: the rows that can be stuck. */
-const LIVE: readonly State[] = ["created", "queued", "processing"];
+export const LIVE: readonly State[] = ["created", "queued", "processing"];
 
-function valuesFor(queue: SourceQueue, states: readonly State[]): string[] {
+/** The state a status value means; a value the table's values do not know is shown as failed. */
+export function stateOf(queue: SourceQueue, value: unknown): State {
+  const key = value === null ? "" : String(value);
+  return Object.hasOwn(queue.statusValues, key) ? queue.statusValues[key]! : "failed";
+}
+
+export function valuesFor(queue: SourceQueue, states: readonly State[]): string[] {
   return Object.entries(queue.statusValues)
     .filter(([, state]) => states.includes(state))
     .map(([value]) => value);
@@ -74,29 +89,13 @@ function stateCondition(queue: SourceQueue, states: readonly State[]): [string, 
 }
 
 /** Run a read, with its failure said as a source's error (locked, damaged). */
-function reading<T>(queue: SourceQueue, read: () => T): T {
+export function reading<T>(queue: SourceQueue, read: () => T): T {
   try {
     return read();
   } catch (error) {
     if (error instanceof ReqwatchError) throw error;
     throw sourceReadError(error, queue.file, `${queue.kind} source`);
   }
-}
-
-/** The counts per state, the newest time in the table and its live rows (what can be stuck), newest first. */
-export function readSummary(db: SourceDb, queue: SourceQueue, now: number): Omit<SourceRead, "messages"> {
-  return reading(queue, () => {
-    const counts = emptyCounts();
-    let total = 0;
-    for (const [value, n] of db.prepare(`SELECT ${queue.status}, count(*) FROM "${queue.table}" t GROUP BY ${queue.status}`).raw().all() as [unknown, number][]) {
-      counts[queue.statusValues[value === null ? "" : String(value)] ?? "failed"] += n;
-      total += n;
-    }
-    const lastWriteAt = lastWriteOf(db, queue);
-    const [live, params] = stateCondition(queue, LIVE);
-    const rows = db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${live} ORDER BY ${queue.id} DESC`).all(...params) as Row[];
-    return { counts, total, lastWriteAt, live: rows.map((row) => queue.toMessage(row, now, lastWriteAt)) };
-  });
 }
 
 /** The newest time in the table (when it was last written, as far as its times tell), or null when it is empty. */
@@ -108,6 +107,15 @@ export function lastWriteOf(db: SourceDb, queue: SourceQueue): number | null {
       .filter((t): t is number => t !== undefined);
     return latest.length ? Math.max(...latest) : null;
   });
+}
+
+/** The rows of these ids (as `_id` gives them), newest first, at most `limit`. */
+export function readRows(db: SourceDb, queue: SourceQueue, rowIds: readonly unknown[], now: number, lastWriteAt: number | null, limit: number): SourceMessage[] {
+  return reading(queue, () =>
+    (db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${queue.id} IN (SELECT value FROM json_each(?)) ORDER BY ${queue.id} DESC LIMIT ?`).all(JSON.stringify(rowIds), limit) as Row[]).map((row) =>
+      queue.toMessage(row, now, lastWriteAt),
+    ),
+  );
 }
 
 /** The newest `limit` rows. */

@@ -9,8 +9,9 @@ import type { RequestRecord } from "../model/requestFormat";
 import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
 import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import { safeName, timeOf, type SourceMessage, type SourceRead } from "./sourceMessage";
-import { readNewest, readSummary, type SourceQueue } from "./sourceQueue";
+import { safeName, timeOf, type SourceMessage, type SourceRead, type StuckReason } from "./sourceMessage";
+import { readQueue, type Listing } from "./queueLook";
+import type { SourceQueue } from "./sourceQueue";
 
 const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column name (letters, digits and _)");
 
@@ -179,21 +180,43 @@ export function tableQueue(db: SourceDb, mapping: TableMapping): SourceQueue & {
     text: [mapping.prompt, mapping.output, mapping.error].filter((name): name is string => name !== undefined).map(column),
     // The id as the row keeps it (a request id shows it with anything but letters, digits, _ and - as _).
     rowId: (requestId) => (requestId.startsWith(prefix) && requestId.length > prefix.length ? requestId.slice(prefix.length) : null),
+    requestId: (row) => requestIdOf(row, mapping),
+    // What the stale-job rules read: the status, when it started, its pid and where its markers are.
+    facts: [...new Set([mapping.status.column, mapping.times.created, mapping.times.started, mapping.pid, mapping.markers?.payload])]
+      .filter((name): name is string => name !== undefined)
+      .map((name) => `${column(name)} AS "${name}"`)
+      .join(", "),
+    settled: [],
+    stuck: (row, now) => stuckOf(row, mapping, stuckAfterMs, now),
     toMessage: (row, now) => toMessage(row, mapping, stuckAfterMs, now),
   };
 }
 
+/** A job's request id: the table's name and the row's id, as a request id allows. */
+function requestIdOf(row: Record<string, unknown>, mapping: TableMapping): string {
+  return safeName(`${mapping.table}-${text(row._id) ?? ""}`, REQUEST_ID_PATTERN, 128)!;
+}
+
+function stateOfRow(row: Record<string, unknown>, mapping: TableMapping): State | undefined {
+  return mapping.status.values[text(row[mapping.status.column]) ?? ""] as State | undefined;
+}
+
+/** The stale-job rules on a row's facts (toMessage says the same, and what cannot be read besides). */
+function stuckOf(row: Record<string, unknown>, mapping: TableMapping, stuckAfterMs: number, now: number): StuckReason {
+  const at = (column: string | undefined) => (column ? timeOf(row[column]) : undefined);
+  const { stuck } = judge(row, mapping, stateOfRow(row, mapping) ?? "failed", at(mapping.times.started) ?? at(mapping.times.created) ?? null, stuckAfterMs, now);
+  return stuck === null ? null : () => stuck;
+}
+
 /**
- * Open the mapped table read-only: the count per status and the newest time (aggregates), the live
- * jobs (what can be stuck) and the newest `newest` (-1: every one; 0: none), with stuck reasons by
- * their markers and pid.
+ * Open the mapped table read-only: the count per status, the newest time, the stuck jobs (by their
+ * markers and pid) and the rows the listing asks for.
  */
-export function inspectTable(mapping: TableMapping, now = Date.now(), newest = -1): SourceRead & { columns: string[] } {
+export function inspectTable(mapping: TableMapping, now = Date.now(), listing?: Listing): SourceRead & { columns: string[] } {
   const db = openSourceDb(mapping.database, "sqlite source");
   try {
     const queue = tableQueue(db, mapping);
-    const summary = readSummary(db, queue, now);
-    return { columns: queue.columns, ...summary, messages: newest === 0 ? [] : readNewest(db, queue, now, summary.lastWriteAt, newest) };
+    return { columns: queue.columns, ...readQueue(db, queue, now, listing) };
   } finally {
     db.close();
   }
@@ -201,7 +224,7 @@ export function inspectTable(mapping: TableMapping, now = Date.now(), newest = -
 
 function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAfterMs: number, now: number): SourceMessage {
   const status = text(row[mapping.status.column]) ?? "";
-  const mapped = mapping.status.values[status] as State | undefined;
+  const mapped = stateOfRow(row, mapping);
   const state: State = mapped ?? "failed";
   const problems: string[] = [];
   // A time that cannot be read is said, never taken as 1970.
@@ -219,7 +242,7 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
   const updatedAt = time("updated");
   const createdAt = created ?? startedAt ?? finishedAt ?? updatedAt ?? 0;
   if (mapped === undefined) problems.unshift(`status ${JSON.stringify(status)} is not in the mapping's status.values`);
-  const id = safeName(`${mapping.table}-${text(row._id) ?? ""}`, REQUEST_ID_PATTERN, 128)!;
+  const id = requestIdOf(row, mapping);
   const sessionId = typeof row._session === "string" ? row._session : undefined;
   const request: RequestRecord = {
     requestId: id,

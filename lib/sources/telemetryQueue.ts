@@ -4,8 +4,9 @@ import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
 import { ReqwatchError } from "../model/errors";
 import { openSourceDb, type SourceDb } from "./openSourceDb";
-import type { SourceMessage, SourceRead, SourceStep } from "./sourceMessage";
-import { readNewest, readSummary, type Row, type SourceQueue } from "./sourceQueue";
+import type { SourceMessage, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
+import { readQueue, type Listing } from "./queueLook";
+import type { Row, SourceQueue } from "./sourceQueue";
 
 /** A lifecycle still going on with nothing received for it this long is stuck: an agent's turn with no event for 10 minutes. */
 export const DEFAULT_TELEMETRY_STUCK_AFTER_MS = 10 * 60_000;
@@ -35,6 +36,11 @@ export function telemetryQueue(file: string, stuckAfterMs = DEFAULT_TELEMETRY_ST
     session: "reqwatch_name(t.session, 128)",
     text: ["t.prompt", "t.output", "t.error", "t.last_step", "t.model"],
     rowId: (requestId) => ID.exec(requestId)?.[2] ?? null,
+    requestId: (row) => `${String(row.kind)}-${String(row._id)}`,
+    facts: "t.kind, t.state, t.started_at, t.last_at, t.received_at, t.last_step",
+    // A lifecycle's times move with every record received, whatever its state.
+    settled: [],
+    stuck: (row, now) => stuckOf(row, now, stuckAfterMs),
     toMessage: (row, now) => toMessage(row, now, stuckAfterMs),
     details: (db, rowId) => details(db, rowId),
   };
@@ -66,15 +72,21 @@ function toMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
     ...(inputTokens + outputTokens > 0 && { tokens: inputTokens + outputTokens }),
     ...(num(row.attempt) !== undefined && { attempt: num(row.attempt) }),
   };
-  const receivedAt = num(row.received_at) ?? 0;
-  const lastAt = num(row.last_at) ?? startedAt;
-  const live = state === "created" || state === "queued" || state === "processing";
-  const stuck = live && now - receivedAt >= stuckAfterMs ? `nothing received for ${formatDuration(now - receivedAt)}; last: ${String(row.last_step)} (${formatDuration(Math.max(0, now - lastAt))} ago)` : null;
+  const stuck = stuckOf(row, now, stuckAfterMs)?.() ?? null;
   const calls = num(row.calls) ?? 0;
   const tools = num(row.tools) ?? 0;
   const cost = num(row.cost_usd) ?? 0;
   const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, cost > 0 && formatUsd(cost)].filter(Boolean).join(", ");
   return { request, stuck, note: note || null };
+}
+
+/** A lifecycle still going on is stuck when nothing was received for it for `stuckAfterMs`. */
+function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
+  const state = row.state as State;
+  const receivedAt = num(row.received_at) ?? 0;
+  const lastAt = num(row.last_at) ?? num(row.started_at) ?? 0;
+  const live = state === "created" || state === "queued" || state === "processing";
+  return live && now - receivedAt >= stuckAfterMs ? () => `nothing received for ${formatDuration(now - receivedAt)}; last: ${String(row.last_step)} (${formatDuration(Math.max(0, now - lastAt))} ago)` : null;
 }
 
 /** A lifecycle's steps, oldest first, and its model calls and tool uses. */
@@ -95,13 +107,11 @@ export function openTelemetryStore(file: string, busyMs?: number): SourceDb {
   }
 }
 
-/** Read the store once, as `reqwatch source otel` and the MCP tool do: counts, live rows, the newest `newest`. */
-export function inspectTelemetry(file: string, stuckAfterMs: number | undefined, now = Date.now(), newest = -1): SourceRead {
+/** Read the store once, as `reqwatch source otel` and the MCP tool do: counts, the stuck, the rows the listing asks for. */
+export function inspectTelemetry(file: string, stuckAfterMs: number | undefined, now = Date.now(), listing?: Listing): SourceRead {
   const db = openTelemetryStore(file);
   try {
-    const queue = telemetryQueue(file, stuckAfterMs);
-    const summary = readSummary(db, queue, now);
-    return { ...summary, messages: newest === 0 ? [] : readNewest(db, queue, now, summary.lastWriteAt, newest) };
+    return readQueue(db, telemetryQueue(file, stuckAfterMs), now, listing);
   } finally {
     db.close();
   }

@@ -35,7 +35,7 @@ function rowOf(message: SourceMessage, source: string): RequestRow {
  * rows of the source's latest look.
  */
 export function sourceRequestsView(source: LiveSource, query: RequestQuery, now = Date.now(), limit = 50): RequestsView {
-  const stuck = query.stuck ? source.stuck().map((message) => message.request.requestId) : [];
+  const stuck = query.stuck ? source.stuck().map((row) => row.requestId) : [];
   const view = sourceRows(source, toListFilters(query, now, stuck, limit), now);
   return query.stuck ? { ...view, items: view.items.filter((item) => item.stuckReason !== null) } : view;
 }

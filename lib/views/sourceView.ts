@@ -3,6 +3,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import path from "node:path";
 import { inspectClaudeMem } from "../sources/claudeMem";
 import { claudeMemWorkerAddress, workerStatus, type WorkerStatus } from "../sources/claudeMemWorker";
+import type { Listing } from "../sources/queueLook";
 import type { SourceRead } from "../sources/sourceMessage";
 import type { SourceSpec } from "../sources/sourceSpec";
 import { inspectTable, readTableMapping } from "../sources/sqliteTable";
@@ -39,17 +40,17 @@ export interface SourceReport extends SourceView {
   worker: WorkerStatus | null;
 }
 
-function read(spec: SourceSpec, newest: number, now: number): SourceRead & { source: SourceView["source"] } {
+function read(spec: SourceSpec, listing: Listing, now: number): SourceRead & { source: SourceView["source"] } {
   if (spec.kind === "sqlite") {
     const mapping = readTableMapping(spec.mapping);
-    const { columns, ...read } = inspectTable(mapping, now, newest);
+    const { columns, ...read } = inspectTable(mapping, now, listing);
     return { ...read, source: { kind: "sqlite", file: mapping.database, mapping: spec.mapping, table: mapping.table, generation: null, retired: false, columns, lastWriteAt: read.lastWriteAt } };
   }
   if (spec.kind === "otel") {
-    const read = inspectTelemetry(spec.file, spec.stuckAfterMs, now, newest);
+    const read = inspectTelemetry(spec.file, spec.stuckAfterMs, now, listing);
     return { ...read, source: { kind: "otel", file: spec.file, mapping: null, table: "lifecycles", generation: null, retired: false, columns: [], lastWriteAt: read.lastWriteAt } };
   }
-  const { file, shape, ...read } = inspectClaudeMem(spec.file, now, newest);
+  const { file, shape, ...read } = inspectClaudeMem(spec.file, now, listing);
   return {
     ...read,
     source: { kind: "claude-mem", file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt: read.lastWriteAt },
@@ -68,17 +69,16 @@ export async function sourceReport(spec: SourceSpec, options: { all?: boolean; l
   return { ...view, worker: await worker(view.source) };
 }
 
-/** The counts over every row; the stuck rows (only live rows can be), or with `all` the newest, up to `limit`. */
+/** The counts over every row; the stuck rows, or with `all` the newest, up to `limit` (only those are read with their text). */
 export function sourceView(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): SourceView {
-  const { source, counts, total, live, messages } = read(spec, options.all ? options.limit : 0, now);
-  const stuck = live.filter((message) => message.stuck !== null);
-  const listed = (options.all ? messages : stuck).slice(0, options.limit);
+  const { source, counts, total, stuck, stuckMessages, messages } = read(spec, options.all ? { newest: options.limit } : { newest: 0, stuck: options.limit }, now);
+  const listed = options.all ? messages : stuckMessages;
   return {
     source,
     counts,
-    stuck: stuck.length,
+    stuck,
     total,
     messages: listed.map(({ request, stuck: reason, note }) => ({ ...request, stuckReason: reason, note })),
-    more: (options.all ? total : stuck.length) - listed.length,
+    more: (options.all ? total : stuck) - listed.length,
   };
 }

@@ -109,31 +109,75 @@ export interface MessageInput {
 
 /** Insert a session (once per content session id) and a message, writing only the columns the table has. */
 export function addMessage(db: Database.Database, message: MessageInput): number {
+  return addMessages(db, [message])[0]!;
+}
+
+/** Insert messages (and their sessions) in one transaction, writing only the columns the table has; their ids. */
+export function addMessages(db: Database.Database, messages: readonly MessageInput[]): number[] {
   const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('pending_messages')").pluck().all() as string[]));
   const sessionColumn = columns.has("content_session_id") ? "content_session_id" : "claude_session_id";
-  const session = message.session ?? "sess-1";
-  db.prepare(`INSERT OR IGNORE INTO sdk_sessions (${sessionColumn}, project, started_at_epoch) VALUES (?, ?, ?)`).run(session, message.project ?? "my-app", message.createdAt);
-  const sessionDbId = db.prepare(`SELECT id FROM sdk_sessions WHERE ${sessionColumn} = ?`).pluck().get(session) as number;
-  const values: Record<string, unknown> = {
-    session_db_id: sessionDbId,
-    [sessionColumn]: session,
-    message_type: "observation",
-    tool_name: message.tool ?? "Bash",
-    tool_input: message.input ?? JSON.stringify({ command: "npm test" }),
-    tool_response: message.response ?? null,
-    status: message.status,
-    created_at_epoch: message.createdAt,
-    started_processing_at_epoch: message.startedAt ?? null,
-    completed_at_epoch: message.status === "processed" ? (message.finishedAt ?? null) : null,
-    failed_at_epoch: message.status === "failed" ? (message.finishedAt ?? null) : null,
-    retry_count: message.retries ?? 0,
-    worker_pid: message.workerPid ?? null,
-    tool_use_id: columns.has("tool_use_id") ? `toolu_${Math.random().toString(36).slice(2)}` : null,
-  };
-  // A generation without failed_at_epoch recorded a failure's time as its completion.
-  if (message.status === "failed" && !columns.has("failed_at_epoch")) values.completed_at_epoch = message.finishedAt ?? null;
-  const names = Object.keys(values).filter((name) => columns.has(name));
-  return Number(db.prepare(`INSERT INTO pending_messages (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`).run(...names.map((name) => values[name])).lastInsertRowid);
+  const addSession = db.prepare(`INSERT OR IGNORE INTO sdk_sessions (${sessionColumn}, project, started_at_epoch) VALUES (?, ?, ?)`);
+  const sessionDbId = db.prepare(`SELECT id FROM sdk_sessions WHERE ${sessionColumn} = ?`).pluck();
+  const inserts = new Map<string, Database.Statement>();
+  return db.transaction(() =>
+    messages.map((message) => {
+      const session = message.session ?? "sess-1";
+      addSession.run(session, message.project ?? "my-app", message.createdAt);
+      const values: Record<string, unknown> = {
+        session_db_id: sessionDbId.get(session) as number,
+        [sessionColumn]: session,
+        message_type: "observation",
+        tool_name: message.tool ?? "Bash",
+        tool_input: message.input ?? JSON.stringify({ command: "npm test" }),
+        tool_response: message.response ?? null,
+        status: message.status,
+        created_at_epoch: message.createdAt,
+        started_processing_at_epoch: message.startedAt ?? null,
+        completed_at_epoch: message.status === "processed" ? (message.finishedAt ?? null) : null,
+        failed_at_epoch: message.status === "failed" ? (message.finishedAt ?? null) : null,
+        retry_count: message.retries ?? 0,
+        worker_pid: message.workerPid ?? null,
+        tool_use_id: columns.has("tool_use_id") ? `toolu_${Math.random().toString(36).slice(2)}` : null,
+      };
+      // A generation without failed_at_epoch recorded a failure's time as its completion.
+      if (message.status === "failed" && !columns.has("failed_at_epoch")) values.completed_at_epoch = message.finishedAt ?? null;
+      const names = Object.keys(values).filter((name) => columns.has(name));
+      const key = names.join(",");
+      const insert = inserts.get(key) ?? db.prepare(`INSERT INTO pending_messages (${key}) VALUES (${names.map(() => "?").join(", ")})`);
+      inserts.set(key, insert);
+      return Number(insert.run(...names.map((name) => values[name])).lastInsertRowid);
+    }),
+  )();
+}
+
+/**
+ * A big queue as a claude-mem that stopped keeping up leaves it, `count` messages as of `now`:
+ * most pending, created over the last two hours (so about half past claude-mem's hour), and
+ * some of every other kind on either side of each stuck rule: processing for a worker that is gone
+ * or that runs (this process), or for none, past claude-mem's five minutes or not; processed;
+ * failed. Each with `textBytes` of text in its input and as much in its response.
+ */
+export function aBigClaudeMemQueue(count: number, now: number, { textBytes = 200, dead }: { textBytes?: number; dead: number }): MessageInput[] {
+  const min = 60_000;
+  const text = (kind: string, i: number) => `${kind} ${i} `.padEnd(textBytes, "x");
+  return Array.from({ length: count }, (_, i): MessageInput => {
+    const createdAt = now - Math.round(((count - i) * 120 * min) / count);
+    const common = { createdAt, input: text("input", i), response: text("response", i), project: `project-${i % 7}`, session: `sess-${i % 40}` };
+    switch (i % 20) {
+      case 1:
+        return { ...common, status: "processing", startedAt: now - 3 * min, workerPid: dead };
+      case 2:
+        return { ...common, status: "processing", startedAt: now - 30 * min, workerPid: process.pid };
+      case 3:
+        return { ...common, status: "processing", startedAt: now - (i % 2 ? 2 : 9) * min };
+      case 4:
+        return { ...common, status: "processed", startedAt: createdAt + 1000, finishedAt: createdAt + 5000 };
+      case 5:
+        return { ...common, status: "failed", startedAt: createdAt + 1000, finishedAt: createdAt + 9000, retries: 3 };
+      default:
+        return { ...common, status: "pending" };
+    }
+  });
 }
 
 /**
@@ -155,4 +199,15 @@ export function claudeMemWithOneOfEach(file: string) {
     failed: addMessage(db, { status: "failed", createdAt: now - 40 * min, startedAt: now - 39 * min, finishedAt: now - 38 * min, retries: 3, project: "api", session: "sess-3" }),
   };
   return { db, ids, dead, now };
+}
+
+/** The backlog of a claude-mem whose worker stopped taking messages: `count` pending messages over the last two hours, `textBytes` in the input and as much in the response. */
+export function aPendingBacklog(count: number, now: number, textBytes: number): MessageInput[] {
+  return Array.from({ length: count }, (_, i) => ({
+    status: "pending",
+    createdAt: now - Math.round(((count - i) * 7_200_000) / count),
+    input: `input ${i} `.padEnd(textBytes, "x"),
+    response: `response ${i} `.padEnd(textBytes, "y"),
+    session: `sess-${i % 40}`,
+  }));
 }

@@ -74,7 +74,7 @@ describe("claude-mem 13, followed through its worker", () => {
     source.refresh(later);
     expect(source.status().stuck).toBe(1);
     const [stuck] = source.stuck();
-    expect(stuck!.stuck).toMatch(/^3 observations waiting 6m with no progress \(none has left the queue since it filled\); claude-mem reports claude_cli: .*; they are in the worker's memory only: stopping it loses them$/);
+    expect(stuck!.reason()).toMatch(/^3 observations waiting 6m with no progress \(none has left the queue since it filled\); claude-mem reports claude_cli: .*; they are in the worker's memory only: stopping it loses them$/);
     // Its page: how the queue went.
     const own = source.get(spell.request.requestId, later)!;
     expect(own.steps!.map((step) => step.name)).toEqual(["queued"]);

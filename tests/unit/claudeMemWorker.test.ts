@@ -4,7 +4,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { claudeMemWorkerAddress, claudeMemWorkerQueue, defaultWorkerPort, WorkerSpellStore, type WorkerSnapshot } from "../../lib/sources/claudeMemWorker";
-import { readOne, readSummary } from "../../lib/sources/sourceQueue";
+import { readQueue } from "../../lib/sources/queueLook";
+import { readOne } from "../../lib/sources/sourceQueue";
 import { openSourceDb } from "../../lib/sources/openSourceDb";
 import { tempParent } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
@@ -24,7 +25,7 @@ function aStore() {
     const db = openSourceDb(file, "test");
     try {
       const queue = claudeMemWorkerQueue(file);
-      const summary = readSummary(db, queue, now);
+      const summary = readQueue(db, queue, now, { newest: 0, stuck: 10 });
       const ids = db.prepare("SELECT seq FROM spells ORDER BY seq").pluck().all() as number[];
       return { summary, spells: ids.map((seq) => readOne(db, queue, `claude-mem-queue-${seq}`, now, null)!) };
     } finally {
@@ -58,9 +59,12 @@ describe("claude-mem 13's worker queue, as spells", () => {
     // One done and one arrived: the depth stays 3, but the queue moves.
     store.arrived();
     store.observe(snap(3), T0 + 4 * MIN);
-    expect(read(T0 + 8 * MIN).summary.live[0]!.stuck).toBeNull();
+    const early = read(T0 + 8 * MIN);
+    expect([early.summary.stuck, early.spells[0]!.stuck]).toEqual([0, null]);
     store.observe(snap(3, { isProcessing: false, parkedSessions: 2, degraded: ["claude_cli: Claude executable not found"] }), T0 + 5 * MIN);
-    const stuck = read(T0 + 10 * MIN).summary.live[0]!;
+    const later = read(T0 + 10 * MIN);
+    expect(later.summary.stuck).toBe(1);
+    const stuck = later.summary.stuckMessages[0]!;
     expect(stuck.request.state).toBe("queued");
     expect(stuck.stuck).toBe("3 observations waiting 6m with no progress (the queue last went down 6m ago); 2 sessions parked, waiting for an agent slot; claude-mem reports claude_cli: Claude executable not found; they are in the worker's memory only: stopping it loses them");
   });

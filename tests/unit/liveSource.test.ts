@@ -32,7 +32,7 @@ describe("a source the dashboard keeps open", () => {
     const status = source.status();
     expect(status).toMatchObject({ name: "claude-mem", kind: "claude-mem", file, table: "pending_messages", generation: "g6 (v12.4.5-v12.4.9)", error: null, total: 5, stuck: 1 });
     expect(status.counts).toMatchObject({ processing: 2, queued: 1, completed: 1, failed: 1 });
-    expect(idsOf(source.stuck())).toEqual([`claude-mem-${ids.crashed}`]);
+    expect(source.stuck().map((row) => row.requestId)).toEqual([`claude-mem-${ids.crashed}`]);
 
     const all = Object.values(ids).map((id) => `claude-mem-${id}`).sort((a, b) => Number(b.slice(11)) - Number(a.slice(11)));
     expect(idsOf(page(source, {}).items)).toEqual(all);

@@ -77,7 +77,9 @@ function listSource(spec: SourceSpec, options: Record<string, unknown>, command:
   const [name] = sourceNames([spec]);
   const source = new LiveSource(name!, spec);
   try {
-    source.refresh();
+    // Read through at once (the dashboard reads a big table in slices): a row's stuck reason may need the table's newest time.
+    do source.refresh();
+    while (source.status().counting);
     const failure = source.status().error;
     if (failure) throw new ReqwatchError(failure.code as ErrorCode, failure.message);
     const page = sourceRows(source, {
