@@ -174,6 +174,11 @@ export class FeedHub {
     return this.stuck;
   }
 
+  /** Every stuck request of the latest pass, less those a change has since moved on: what the badge counts. */
+  get stuckRequests(): readonly StuckRequest[] {
+    return this.stuckAll;
+  }
+
   /** Stop everything (server shutdown, tests). */
   close(): void {
     for (const subscriber of this.subscribers) this.unsubscribe(subscriber);

@@ -156,7 +156,8 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     telemetry,
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: () => notice,
-    lastStuck: () => monitor.lastPass()?.stuck ?? [],
+    // The hub's list: the last pass, less what changes have moved on since (the badge's count).
+    lastStuck: () => [...feed.stuckRequests],
     indexing,
     async firstBatch() {
       const until = performance.now() + FIRST_BATCH_WAIT_MS;

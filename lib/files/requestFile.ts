@@ -73,6 +73,13 @@ export function readRequestFile(file: string, expectedId: string): { request: Re
   return { request: parseRequestText(read.text, expectedId), fingerprint: fingerprintOf(read.stat) };
 }
 
+/** The file's text; refused (BAD_INPUT, nothing written) when it would be too big for any reader to read back. */
 export function serializeRequest(request: RequestRecord): string {
-  return `${JSON.stringify(request, null, 2)}\n`;
+  const text = `${JSON.stringify(request, null, 2)}\n`;
+  // Length in UTF-16 units is at most the UTF-8 bytes; the exact count only near the limit.
+  if (text.length * 3 > MAX_REQUEST_FILE_BYTES && Buffer.byteLength(text) > MAX_REQUEST_FILE_BYTES) {
+    const mb = (Buffer.byteLength(text) / (1024 * 1024)).toFixed(1);
+    throw new ReqwatchError("BAD_INPUT", `Request ${request.requestId} would be ${mb} MB written out; reqwatch keeps a request file up to ${MAX_REQUEST_FILE_BYTES / (1024 * 1024)} MB. Nothing was written: keep long text elsewhere and record where.`);
+  }
+  return text;
 }

@@ -87,6 +87,7 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
 
   const follow = (dir: string) => {
     status.mode = "following";
+    status.ready = false;
     watcher = watch(dir, { ignoreInitial: true, persistent: false, depth: 2, ignored: (file) => ignored(dir, file) });
     watcher.on("add", queue).on("change", queue).on("unlink", queue);
     watcher.on("addDir", (folder) => {

@@ -4,11 +4,11 @@ export function shellWord(word: string): string {
 }
 
 /**
- * A reqwatch command line to print as a hint a person pastes into a shell: each argument quoted as
- * needed, and `--` before the arguments when one starts with a dash (a workspace named `-x` is
- * an argument, not an option).
+ * A reqwatch command line to print as a hint a person pastes into a shell: its options first, then
+ * its arguments, each quoted as needed, with `--` between when an argument starts with a dash (a
+ * workspace named `-x` is an argument, not an option; an option after `--` would be one too).
  */
-export function reqwatchCommand(command: string, ...args: string[]): string {
-  const words = args.map(shellWord);
-  return ["reqwatch", command, ...(args.some((arg) => arg.startsWith("-")) ? ["--"] : []), ...words].join(" ");
+export function reqwatchCommand(command: string, args: readonly string[], options: readonly string[] = []): string {
+  const dashed = args.some((arg) => arg.startsWith("-"));
+  return ["reqwatch", command, ...options.map(shellWord), ...(dashed ? ["--"] : []), ...args.map(shellWord)].join(" ");
 }

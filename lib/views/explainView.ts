@@ -51,26 +51,26 @@ function nextStep(request: RequestRecord, stuckReason: string | null, retry: { a
     case "failed":
     case "timeout":
       return retry.allowed
-        ? { advice: `Retry it if the cause is fixed (${retry.reason}).`, command: reqwatchCommand("retry", id) }
+        ? { advice: `Retry it if the cause is fixed (${retry.reason}).`, command: reqwatchCommand("retry", [id]) }
         : { advice: `It cannot be retried: ${retry.reason}.`, command: null };
     case "created":
-      return { advice: "It was never queued: queue it for a worker to claim.", command: `${reqwatchCommand("update", id)} --state queued` };
+      return { advice: "It was never queued: queue it for a worker to claim.", command: reqwatchCommand("update", [id], ["--state", "queued"]) };
     case "queued":
       if (request.notBefore !== undefined && request.notBefore > now) {
         return { advice: `It waits for its back-off, until ${new Date(request.notBefore).toISOString()}.`, command: null };
       }
       return stuckReason
-        ? { advice: `No worker has claimed it: start a worker for workspace ${request.workspace}, or cancel it.`, command: reqwatchCommand("cancel", id) }
+        ? { advice: `No worker has claimed it: start a worker for workspace ${request.workspace}, or cancel it.`, command: reqwatchCommand("cancel", [id]) }
         : { advice: "It waits for a worker; nothing to do yet.", command: null };
     case "processing":
       if (!request.claim) {
         // Another program (or a hand) moved it: reqwatch cannot tell whether that program still runs it.
         const advice = "No reqwatch worker holds it: whatever moved it to processing is expected to finish it.";
-        return retry.allowed ? { advice: `${advice} If that is gone, send it back to the queue.`, command: reqwatchCommand("retry", id) } : { advice, command: null };
+        return retry.allowed ? { advice: `${advice} If that is gone, send it back to the queue.`, command: reqwatchCommand("retry", [id]) } : { advice, command: null };
       }
       if (!stuckReason) return { advice: "A worker is on it; nothing to do yet.", command: null };
       return retry.allowed
-        ? { advice: `Send it back to the queue (${retry.reason}).`, command: reqwatchCommand("retry", id) }
+        ? { advice: `Send it back to the queue (${retry.reason}).`, command: reqwatchCommand("retry", [id]) }
         : { advice: `Wait for its worker or the monitor: ${retry.reason}.`, command: null };
   }
 }

@@ -123,3 +123,15 @@ describe("text too long for a command line", () => {
     expect(JSON.parse(reqwatch(["get", id], env).stdout)).toMatchObject({ version: 1 });
   });
 });
+
+describe("hints that are pasted", () => {
+  it("explain's Run: line works for an id that starts with a dash", () => {
+    const env = { REQWATCH_STATE_DIR: path.join(tempParent(), "state") };
+    expect(reqwatch(["create", "--workspace", "w", "--id=-abc"], env)).toMatchObject({ code: 0 });
+    const story = reqwatch(["explain", "--", "-abc"], env);
+    const run = /Run: reqwatch (.*)$/m.exec(story.stdout)![1]!;
+    expect(run).toBe("update --state queued -- -abc");
+    expect(reqwatch(run.split(" "), env)).toMatchObject({ code: 0 });
+    expect(JSON.parse(reqwatch(["get", "--", "-abc"], env).stdout)).toMatchObject({ state: "queued" });
+  });
+});

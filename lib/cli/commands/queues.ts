@@ -37,7 +37,7 @@ export function registerQueues(program: Command): void {
       stopIfTrackingOff();
       const outcome = await withTracker(command, (tracker) => tracker.pause(workspace, { by: "cli", ...(options.reason !== undefined && { reason: options.reason }) }));
       const since = outcome.pause.pausedAt === null ? "" : ` since ${new Date(outcome.pause.pausedAt).toISOString()}`;
-      printLine(outcome.changed ? `Paused ${workspace}: workers take nothing from it until \`${reqwatchCommand("resume", workspace)}\`.` : `${workspace} was already paused${since}.`);
+      printLine(outcome.changed ? `Paused ${workspace}: workers take nothing from it until \`${reqwatchCommand("resume", [workspace])}\`.` : `${workspace} was already paused${since}.`);
     });
 
   program
