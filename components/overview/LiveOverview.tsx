@@ -16,18 +16,19 @@ import { EmptyState } from "../EmptyState";
 import { RequestsTable } from "../requests/RequestsTable";
 import { StateCounts } from "../StateCounts";
 
-/** The count per state, kept current by the event stream. */
-export function LiveStateCounts({ initial }: { initial: Counts }) {
+/** The count per state, kept current by the event stream: one query for every place that shows it. */
+function useCounts(initial: Counts): Counts {
   const pollMs = usePollInterval();
-  const { data } = useQuery({ ...countsOptions(), initialData: initial, refetchInterval: pollMs });
-  return <StateCounts counts={data} />;
+  return useQuery({ ...countsOptions(), initialData: initial, refetchInterval: pollMs }).data;
+}
+
+export function LiveStateCounts({ initial }: { initial: Counts }) {
+  return <StateCounts counts={useCounts(initial)} />;
 }
 
 /** While the folder has no request at all: what to do next, first on the page (it goes when the first one arrives). */
 export function LiveEmptyLead({ initial }: { initial: Counts }) {
-  const pollMs = usePollInterval();
-  const { data } = useQuery({ ...countsOptions(), initialData: initial, refetchInterval: pollMs });
-  return Object.values(data).some((n) => (n ?? 0) > 0) ? null : <EmptyState />;
+  return Object.values(useCounts(initial)).some((n) => (n ?? 0) > 0) ? null : <EmptyState />;
 }
 
 /** The most recently updated requests, kept current by the event stream. */

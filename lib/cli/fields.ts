@@ -1,7 +1,7 @@
 import { Option } from "commander";
 import type { RequestFields } from "../model/requestFormat";
 import { UsageError } from "./context";
-import { readTextFile } from "./textFile";
+import { readTextArgument } from "./textArgument";
 
 /** The request-field flags `create` and `update` share, as they arrive from commander. */
 export interface FieldOptions {
@@ -53,7 +53,7 @@ export function fieldsFromOptions(options: FieldOptions): RequestFields {
   if (fromStdin.length > 1) throw new UsageError(`only one of ${fromStdin.map((flag) => `--${FROM_FILE[flag as keyof typeof FROM_FILE]}-file`).join(", ")} can read stdin (-).`);
   for (const [flag, field] of Object.entries(FROM_FILE)) {
     const file = options[flag as keyof typeof FROM_FILE];
-    if (file !== undefined) fields[field] = readTextFile(file, `--${field}-file`);
+    if (file !== undefined) fields[field] = readTextArgument(file, `--${field}-file`);
   }
   return fields as RequestFields;
 }

@@ -42,7 +42,7 @@ export interface Runtime {
   /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null (also before that pass): the overview's notice. */
   recoveryNotice(): RecoveryNotice | null;
   /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
-  lastStuck(): StuckRequest[];
+  lastStuck(): readonly StuckRequest[];
   /** The Health page's figures: the state directory, the index, the ingest, the monitor, the guard, and the OpenTelemetry export when it runs. */
   health(): HealthView & { otel: OtelExportStatus | null; telemetry: TelemetryStatus | null };
   /** How long callbacks waited for the event loop since the server listens, in ms: what every request waits behind a long synchronous task. */
@@ -157,7 +157,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: () => notice,
     // The hub's list: the last pass, less what changes have moved on since (the badge's count).
-    lastStuck: () => [...feed.stuckRequests],
+    lastStuck: () => feed.stuckRequests,
     indexing,
     async firstBatch() {
       const until = performance.now() + FIRST_BATCH_WAIT_MS;

@@ -9,7 +9,7 @@ export const TEXT_FILE_MAX_BYTES = 64 * 1024 * 1024;
  * The text of `--<field>-file <file>`, `-` for stdin: for text past the kernel's limit on a command
  * line (a 1 MB prompt), or that should not be in the shell's history. Pipes are fine (`<(cmd)`).
  */
-export function readTextFile(file: string, flag: string): string {
+export function readTextArgument(file: string, flag: string): string {
   let fd: number;
   try {
     fd = file === "-" ? 0 : fs.openSync(file, "r");
