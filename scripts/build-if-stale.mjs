@@ -5,6 +5,9 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SOURCES = ["app", "components", "lib", "server", "public", "next.config.mjs", "rolldown.config.mjs", "package.json", "tsconfig.json", "scripts/package-dashboard.mjs"];
+// What `npm run build:lib` reads and what it writes (the CLI, the library with its types, the server).
+const LIB_SOURCES = ["lib", "server", "bin", "rolldown.config.mjs", "package.json", "tsconfig.json", "scripts/plain-types.mjs"];
+const LIB_OUTPUTS = ["dist/cli.cjs", "dist/index.cjs", "dist/index.d.ts", "dist/server.cjs"];
 
 function newestMtime(entry) {
   let stat;
@@ -21,13 +24,28 @@ function newestMtime(entry) {
 
 /** True when there is no production build (the pages', the server's or the package's dashboard), or a source file changed after it was made. */
 export function buildIsStale() {
+  return isStale([".next/BUILD_ID", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID"], SOURCES);
+}
+
+function isStale(outputs, sources) {
   let built;
   try {
-    built = Math.min(...[".next/BUILD_ID", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID"].map((file) => fs.statSync(path.join(ROOT, file)).mtimeMs));
+    built = Math.min(...outputs.map((file) => fs.statSync(path.join(ROOT, file)).mtimeMs));
   } catch {
     return true;
   }
-  return SOURCES.some((source) => newestMtime(path.join(ROOT, source)) > built);
+  return sources.some((source) => newestMtime(path.join(ROOT, source)) > built);
+}
+
+/**
+ * `npm run build:lib` only when dist/ is missing or older than its sources. npm runs `prepare` on
+ * every `npx reqwatch` in this checkout (it installs the project into its npx cache as a link), and a
+ * full rebuild there made the first command take seconds.
+ */
+export function ensureLib() {
+  if (!isStale(LIB_OUTPUTS, LIB_SOURCES)) return;
+  const result = spawnSync("npm", ["run", "build:lib"], { cwd: ROOT, stdio: "inherit" });
+  if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
 /** Run `npm run build` when the build is missing or stale; exit with its code if it fails. */
@@ -39,4 +57,7 @@ export function ensureBuild({ log = console.log } = {}) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) ensureBuild();
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv[2] === "--lib") ensureLib();
+  else ensureBuild();
+}
