@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import type { StuckSnapshot } from "@/lib/dashboard/feedHub";
+import type { StuckSnapshot } from "@/lib/dashboard/feedEvents";
 import { usePollInterval } from "../data/LiveFeed";
 import { stuckOptions } from "../data/queries";
 

@@ -3,7 +3,7 @@ import type { StuckRequest } from "../monitor/monitorPass";
 import type { Tracker } from "../tracker";
 import { queuesView, stuckBy } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
-import { formatEvent } from "./sse";
+import { formatEvent, type ResetReason, type RetentionRun, type StuckSnapshot } from "./feedEvents";
 import type { SourceStatus } from "../sources/liveSource";
 import type { IndexingProgress } from "../store/context";
 
@@ -30,14 +30,6 @@ export function eventId(generation: string, seq: number): string {
 export function parseEventId(id: string | null | undefined): { generation: string; seq: number } | null {
   const match = id ? /^([0-9a-f-]{36}):(\d{1,15})$/.exec(id) : null;
   return match ? { generation: match[1]!, seq: Number(match[2]) } : null;
-}
-
-/** The `stuck` event: the stuck monitor's latest pass, as the badge and the table's reasons show it. */
-export interface StuckSnapshot {
-  count: number;
-  /** When the pass ran (null before the first). */
-  at: number | null;
-  requests: StuckRequest[];
 }
 
 /** The queues event at most this often while changes move them. */
@@ -77,7 +69,7 @@ export class FeedHub {
   private stuckAll: readonly StuckRequest[] = [];
   private sources: SourceStatus[] = [];
   private indexing: IndexingProgress | null = null;
-  private retention: { finishedAt: number; removed: number } | null = null;
+  private retention: RetentionRun | null = null;
 
   constructor(
     private readonly tracker: Tracker,
@@ -101,17 +93,16 @@ export class FeedHub {
     const resume = parseEventId(since);
     const head = this.tracker.feedHead();
     if (since === null) {
-      send(formatEvent("ready", { generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+      send(formatEvent({ event: "ready", data: { generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() } }, eventId(this.generation, this.lastSeq)));
     } else if (!resume || resume.generation !== this.generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.lastSeq) {
-      const why = !resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind";
-      send(formatEvent("reset", { reason: why, generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() }, eventId(this.generation, this.lastSeq)));
+      send(this.reset(!resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind"));
     } else {
       this.replay(subscriber, resume.seq);
     }
-    send(formatEvent("stuck", this.stuck));
-    if (this.sources.length) send(formatEvent("sources", { sources: this.sources, changed: [] }));
-    if (this.indexing) send(formatEvent("indexing", { indexing: this.indexing, counts: this.tracker.countsByState() }));
-    if (this.retention) send(formatEvent("retention", this.retention));
+    send(formatEvent({ event: "stuck", data: this.stuck }));
+    if (this.sources.length) send(formatEvent({ event: "sources", data: { sources: this.sources, changed: [] } }));
+    if (this.indexing) send(formatEvent({ event: "indexing", data: { indexing: this.indexing, counts: this.tracker.countsByState() } }));
+    if (this.retention) send(formatEvent({ event: "retention", data: this.retention }));
     this.subscribers.add(subscriber);
     this.startTimers();
     return () => this.unsubscribe(subscriber);
@@ -125,7 +116,7 @@ export class FeedHub {
     this.stuckAll = stuck;
     const same = previous.count === stuck.length && previous.requests.every((r, i) => r.requestId === stuck[i]?.requestId && r.reason === stuck[i]?.reason);
     if (same) return;
-    let chunk = formatEvent("stuck", this.stuck);
+    let chunk = formatEvent({ event: "stuck", data: this.stuck });
     // A queue's status says how many of its requests are stuck.
     const queuesNow = stuckBy(stuck);
     const differs = ([workspace, count]: [string, { queued: number; processing: number }]) => queuesBefore.get(workspace)?.queued !== count.queued || queuesBefore.get(workspace)?.processing !== count.processing;
@@ -139,7 +130,7 @@ export class FeedHub {
    */
   publishSources(sources: SourceStatus[], changed: string[]): void {
     this.sources = sources;
-    const chunk = formatEvent("sources", { sources, changed });
+    const chunk = formatEvent({ event: "sources", data: { sources, changed } });
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
@@ -151,7 +142,7 @@ export class FeedHub {
     const ended = this.indexing !== null && indexing === null;
     if (indexing === null && !ended) return;
     this.indexing = indexing;
-    const chunk = formatEvent("indexing", { indexing, counts: this.tracker.countsByState() });
+    const chunk = formatEvent({ event: "indexing", data: { indexing, counts: this.tracker.countsByState() } });
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
@@ -160,9 +151,9 @@ export class FeedHub {
    * changed). The latest is sent to each new subscriber too: a page rendered during the run (the
    * one at the server's start, say) connects after it ended.
    */
-  publishRetention(run: { finishedAt: number; removed: number }): void {
+  publishRetention(run: RetentionRun): void {
     this.retention = { finishedAt: run.finishedAt, removed: run.removed };
-    const chunk = formatEvent("retention", this.retention);
+    const chunk = formatEvent({ event: "retention", data: this.retention });
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
@@ -189,10 +180,15 @@ export class FeedHub {
     while (from < this.lastSeq) {
       const changes = this.tracker.changesSince(from, 500).filter((change) => change.seq <= this.lastSeq);
       if (!changes.length) break;
-      subscriber.send(formatEvent("changes", { changes }, eventId(this.generation, changes.at(-1)!.seq)));
+      subscriber.send(formatEvent({ event: "changes", data: { changes } }, eventId(this.generation, changes.at(-1)!.seq)));
       from = changes.at(-1)!.seq;
     }
-    subscriber.send(formatEvent("counts", { counts: this.tracker.countsByState() }) + formatEvent("queues", { queues: queuesView(this.tracker, this.stuckAll) }));
+    subscriber.send(formatEvent({ event: "counts", data: { counts: this.tracker.countsByState() } }) + formatEvent({ event: "queues", data: { queues: queuesView(this.tracker, this.stuckAll) } }));
+  }
+
+  /** The `reset` event at the feed's head: the counts come with it, as with `ready`, so the header is right before the refetches return. */
+  private reset(reason: ResetReason): string {
+    return formatEvent({ event: "reset", data: { reason, generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() } }, eventId(this.generation, this.lastSeq));
   }
 
   private unsubscribe(subscriber: Subscriber): void {
@@ -228,7 +224,7 @@ export class FeedHub {
       this.generation = generation;
       this.lastSeq = this.tracker.feedHead().lastSeq;
       this.pending = [];
-      const chunk = formatEvent("reset", { reason: "the index was rebuilt", generation, seq: this.lastSeq }, eventId(generation, this.lastSeq));
+      const chunk = this.reset("the index was rebuilt");
       for (const subscriber of this.subscribers) {
         subscriber.fromSeq = this.lastSeq;
         subscriber.send(chunk);
@@ -265,8 +261,8 @@ export class FeedHub {
     if (!changes.length) return;
     this.lastFlushAt = Date.now();
     const last = changes.at(-1)!.seq;
-    const after = formatEvent("counts", { counts: this.countsNow() }) + (changes.some(movesQueues) ? this.queuesIfDue() : "");
-    const batch = (from: FeedChange[]) => formatEvent("changes", { changes: from }, eventId(this.generation, last)) + after;
+    const after = formatEvent({ event: "counts", data: { counts: this.countsNow() } }) + (changes.some(movesQueues) ? this.queuesIfDue() : "");
+    const batch = (from: FeedChange[]) => formatEvent({ event: "changes", data: { changes: from } }, eventId(this.generation, last)) + after;
     const shared = batch(changes);
     for (const subscriber of this.subscribers) {
       if (subscriber.fromSeq >= last) continue;
@@ -303,7 +299,7 @@ export class FeedHub {
     const wait = this.lastQueuesAt + QUEUES_EVERY_MS - Date.now();
     if (wait <= 0) {
       this.lastQueuesAt = Date.now();
-      return formatEvent("queues", { queues: queuesView(this.tracker, this.stuckAll) });
+      return formatEvent({ event: "queues", data: { queues: queuesView(this.tracker, this.stuckAll) } });
     }
     this.queuesTimer ??= setTimeout(() => {
       this.queuesTimer = null;

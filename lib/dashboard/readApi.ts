@@ -10,7 +10,7 @@ import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
 import { workersView } from "../views/workersView";
 import type { StateCounts } from "../db/queries/countByState";
-import type { StuckSnapshot } from "./feedHub";
+import type { StuckSnapshot } from "./feedEvents";
 import type { IndexingProgress } from "../store/context";
 import { answerEventStream } from "./eventStream";
 import { answerExport } from "./exportStream";

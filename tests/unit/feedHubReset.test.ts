@@ -1,0 +1,35 @@
+import fs from "node:fs";
+import path from "node:path";
+import { createParser } from "eventsource-parser";
+import { expect, it } from "vitest";
+import { FeedHub } from "../../lib/dashboard/feedHub";
+import { aTracker } from "../helpers/stateDir";
+
+it("a stream open while the index is rebuilt gets reset with the new index's counts, as a stream that resumes from the old one does", async () => {
+  const tracker = aTracker();
+  tracker.create({ requestId: "kept", workspace: "gateway", state: "queued" });
+  const oldGeneration = tracker.generation();
+  const hub = new FeedHub(tracker, { pollMs: 10 });
+  const resets: { id?: string; data: Record<string, unknown> }[] = [];
+  let resetCame = () => {};
+  const came = new Promise<void>((resolve) => (resetCame = resolve));
+  const parser = createParser({
+    onEvent: (message) => {
+      if (message.event !== "reset") return;
+      resets.push({ id: message.id, data: JSON.parse(message.data) as Record<string, unknown> });
+      resetCame();
+    },
+  });
+  try {
+    hub.subscribe(null, (chunk) => parser.feed(chunk));
+    for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(tracker.stateDir.root, `index.db${suffix}`), { force: true });
+    expect(tracker.checkIndex().reopened).toBe(true);
+    await came;
+    expect(resets).toHaveLength(1);
+    expect(resets[0]!.data).toMatchObject({ reason: "the index was rebuilt", generation: tracker.generation(), counts: { queued: 1 } });
+    expect(resets[0]!.data.generation).not.toBe(oldGeneration);
+    expect(resets[0]!.id).toBe(`${tracker.generation()}:${String(resets[0]!.data.seq)}`);
+  } finally {
+    hub.close();
+  }
+});
