@@ -93,18 +93,21 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
                 {row.oldestQueuedSince === null ? "—" : <TimeSince since={row.oldestQueuedSince} />}
               </td>
               <td className="text">
-                {row.paused ? (
+                {row.paused && (
                   <span title={row.paused.pausedAt ? `since ${new Date(row.paused.pausedAt).toISOString()}` : undefined}>
                     <strong>paused</strong>
                     {row.paused.by ? ` by ${row.paused.by}` : ""}
                     {row.paused.reason ? `: ${row.paused.reason}` : ""}
                   </span>
-                ) : row.status === "stuck" ? (
+                )}
+                {/* A pause excuses the wait, not a hung request: what is stuck in a paused queue is said too (the badge counts it). */}
+                {row.paused && row.stuck > 0 && "; "}
+                {row.stuck > 0 ? (
                   <Link prefetch={false} className="late" href={`/requests?states=queued,processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
                     {stuckText(row)}
                   </Link>
                 ) : (
-                  row.status
+                  !row.paused && row.status
                 )}
               </td>
               <td>

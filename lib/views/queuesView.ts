@@ -41,6 +41,21 @@ export function stuckText(row: Pick<QueueRow, "stuckProcessing" | "processing" |
   return `stuck: ${parts.filter(Boolean).join(", ")}`;
 }
 
+/** A paused queue in words: who paused it and why. */
+export function pausedText(pause: Pause): string {
+  return `paused${pause.by ? ` by ${pause.by}` : ""}${pause.reason ? `: ${pause.reason}` : ""}`;
+}
+
+/**
+ * A queue's status in words, for `reqwatch queues`. A pause excuses the wait, not a hung or silent
+ * request in it: that one is in the stuck count, so its queue says so too.
+ */
+export function queueStatusText(row: QueueRow): string {
+  const stuck = row.stuck > 0 ? stuckText(row) : null;
+  if (row.paused) return stuck ? `${pausedText(row.paused)}; ${stuck}` : pausedText(row.paused);
+  return stuck ?? row.status;
+}
+
 /**
  * Every workspace with work waiting or running, and every paused one (with or without requests),
  * by name. `stuck`: what the stuck monitor found (the dashboard's latest pass, or `tracker.stuck()`).

@@ -4,7 +4,7 @@ import { DEFAULT_QUERY } from "../../lib/model/requestQuery";
 import { explainRequest } from "../../lib/views/explainView";
 import { lifecycleSegments } from "../../lib/views/lifecycle";
 import { overviewMetrics } from "../../lib/views/overviewView";
-import { queuesView, stuckText } from "../../lib/views/queuesView";
+import { queueStatusText, queuesView, stuckText } from "../../lib/views/queuesView";
 import { requestDetailView, requestsView } from "../../lib/views/requestsView";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
@@ -232,5 +232,19 @@ describe("the queues", () => {
     expect(rows.reduce((sum, row) => sum + row.stuck, 0)).toBe(stuck.length);
     expect(stuckText(rows[0]!)).toBe("stuck: 1 of 2 processing, 1 of 2 queued");
     expect(stuckText(rows[2]!)).toBe("stuck: 1 of 1 queued");
+  });
+
+  it("say what in a paused queue is stuck: its pause excuses the wait, not a hung request", () => {
+    const stateDir = tempStateDir();
+    const now = Date.now();
+    writeRequestFile(stateDir, aRequest({ requestId: "hung", workspace: "batch", state: "processing", processingStartedAt: now - 60 * MINUTE }, now));
+    writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "batch", state: "queued", queuedAt: now - 89 * MINUTE }, now));
+    const tracker = aTracker({ stateDir, hungAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
+    tracker.pause("batch", { by: "ops", reason: "deploy" });
+    const stuck = tracker.stuck();
+    const [row] = queuesView(tracker, stuck, now);
+    expect(row).toMatchObject({ status: "paused", stuck: 1, stuckQueued: 0, stuckProcessing: 1 });
+    expect(row!.stuck).toBe(stuck.length);
+    expect(queueStatusText(row!)).toBe("paused by ops: deploy; stuck: 1 of 1 processing");
   });
 });

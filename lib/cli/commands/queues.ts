@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { reqwatchCommand } from "../../model/shellCommand";
-import { queuesView, stuckText } from "../../views/queuesView";
+import { queueStatusText, queuesView } from "../../views/queuesView";
 import { stopIfTrackingOff, withFreshTracker, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
@@ -23,7 +23,7 @@ export function registerQueues(program: Command): void {
           String(row.queued),
           String(row.processing),
           row.oldestQueuedSince === null ? "-" : formatDuration(now - row.oldestQueuedSince),
-          row.paused ? `paused${row.paused.by ? ` by ${row.paused.by}` : ""}${row.paused.reason ? `: ${row.paused.reason}` : ""}` : row.status === "stuck" ? stuckText(row) : row.status,
+          queueStatusText(row),
         ]),
       );
     });
