@@ -30,7 +30,7 @@ const COLUMNS = "id, workspace, state, state_since, version, not_before, timeout
 // requests_by_state_since (every processing row) to the partial indexes, so they are named.
 // A request with no claim has no heartbeat (its heartbeat_at is when it entered processing): it is
 // late past the hung threshold, a claimed one past the heartbeat timeout.
-const CANDIDATES = `
+export const CANDIDATES = `
   SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff AND workspace NOT IN (SELECT value FROM json_each(@paused))
   UNION ALL
   SELECT ${COLUMNS} FROM requests INDEXED BY requests_deadline
