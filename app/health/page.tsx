@@ -2,7 +2,7 @@ import Link from "next/link";
 import { Fragment } from "react";
 import { getFeedHub, getHealth, getSources, getTracker } from "@/app/_routes/runtime";
 import { LiveStuckCount } from "@/components/header/StuckBadge";
-import { SourcesTable } from "@/components/sources/SourceParts";
+import { SourcesTable } from "@/components/sources/SourcesTable";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";

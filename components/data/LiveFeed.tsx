@@ -6,7 +6,7 @@ import type { FeedChange } from "@/lib/db/changes";
 import type { StuckSnapshot } from "@/lib/dashboard/feedHub";
 import type { StateCounts } from "@/lib/db/queries/countByState";
 import { parseRequestQuery, type RequestQuery } from "@/lib/model/requestQuery";
-import { applyChangesToPage } from "@/lib/views/livePage";
+import { applyChangesToPage } from "@/lib/views/applyChangesToPage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
 import type { QueueRow } from "@/lib/views/queuesView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
@@ -99,7 +99,7 @@ function queryOfKey(paramsKey: string): RequestQuery | null {
 /**
  * One TanStack Query cache and one event stream per tab. The stream's events update the cache in
  * the browser: a change moves its row to its sorted place in every cached table page, or takes it
- * off (lib/views/livePage.ts), and only a page whose membership the browser cannot decide (a text
+ * off (lib/views/applyChangesToPage.ts), and only a page whose membership the browser cannot decide (a text
  * search, "stuck only", a row gone from a page with more after it) is refetched; counts and the
  * stuck list, with the rows' stuck reasons, and the queues are set from their events; a `reset` (index rebuilt, or
  * too far behind) refetches everything. At rest the tab makes no request but its event stream.

@@ -3,7 +3,7 @@ import { pausedWorkspaces } from "../files/pauseFile";
 import type { TrackerContext } from "../store/context";
 import { formatDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
-import { lastClaimAt, lateRequests, type LateRequest as Candidate } from "../db/queries/lateRequests";
+import { lastClaimAt, lateRequests, type LateRequest as Candidate } from "../db/queries/stuckRows";
 import { claimLiveness, type Liveness } from "../process/liveness";
 import { readResultMarker, removeResultMarker } from "../files/resultMarker";
 import type { RequestRecord } from "../model/requestFormat";

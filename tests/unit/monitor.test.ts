@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { CANDIDATES } from "../../lib/db/queries/lateRequests";
+import { CANDIDATES } from "../../lib/db/queries/stuckRows";
 import { currentProcess } from "../../lib/process/liveness";
 import { aClaimedRequest, aRequest, writeRequestFile, type ClaimShape } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
