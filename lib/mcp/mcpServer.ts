@@ -75,7 +75,7 @@ export function createMcpServer(tracker: Tracker, version: string, sources: read
     {
       title: "What is stuck now",
       description:
-        "Requests stuck now and why, by the stuck monitor's rules: queued too long with no worker claiming, processing past a deadline, or silent (no heartbeat) with its worker gone or unknown. Each has its reason in words. Follow with explain_request for one of them.",
+        "Requests stuck now and why, by the stuck monitor's rules: queued too long with no worker claiming, processing past a deadline, or without a heartbeat with its worker gone or unknown. Each has its reason in words. Follow with explain_request for one of them.",
       inputSchema: { workspace: filterFields.workspace.optional().describe("only this workspace") },
       annotations: { readOnlyHint: true },
     },

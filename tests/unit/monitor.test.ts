@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { CANDIDATES } from "../../lib/db/queries/stuckRows";
+import { STUCK_ROWS } from "../../lib/db/queries/stuckRows";
 import { currentProcess } from "../../lib/process/liveness";
 import { aClaimedRequest, aRequest, writeRequestFile, type ClaimShape } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
@@ -78,7 +78,7 @@ describe("the stuck monitor", () => {
     const tracker = aTracker({ stateDir, now: clock.now });
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckAlive: 1, released: 0 });
-    expect(pass.stuck[0]?.reason).toMatch(new RegExp(`^processing 10m, worker ${process.pid} alive, silent 10m$`));
+    expect(pass.stuck[0]?.reason).toMatch(new RegExp(`^processing 10m, worker ${process.pid} alive, no heartbeat for 10m$`));
     expect(tracker.get("slow")?.state).toBe("processing");
   });
 
@@ -129,7 +129,7 @@ describe("the stuck monitor", () => {
     const tracker = aTracker();
     const db = new Database(tracker.stateDir.indexFile, { readonly: true });
     try {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${CANDIDATES}`).all({ now: 0, queuedCutoff: 0, heartbeatCutoff: 0, hungCutoff: 0, silentCutoff: 0, paused: "[]" }) as { detail: string }[]).map((row) => row.detail);
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${STUCK_ROWS}`).all({ now: 0, queuedCutoff: 0, heartbeatCutoff: 0, hungCutoff: 0, silentCutoff: 0, paused: "[]" }) as { detail: string }[]).map((row) => row.detail);
       const reads = plan.filter((detail) => /\brequests\b/.test(detail) && !detail.includes("json_each"));
       expect(reads).toHaveLength(3);
       // A range on state_since, timeout_at or heartbeat_at: a healthy queue of any size has no row in it.
