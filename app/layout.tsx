@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { getActionToken, getFeedHub, getIndexing, getQueues, getSources, getTracker } from "@/app/_routes/runtime";
-import { SourceBadges } from "@/components/sources/SourceParts";
+import { SourceBadges } from "@/components/sources/SourcesTable";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
 import { Notifier } from "@/components/header/Notifier";

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { getQueues, getRecoveryNotice, getLastStuck, getSources, getTracker } from "@/app/_routes/runtime";
-import { SourcesTable } from "@/components/sources/SourceParts";
+import { SourcesTable } from "@/components/sources/SourcesTable";
 import { LiveEmptyLead, LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveRetention, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { ActivityCharts } from "@/components/charts/ActivityCharts";
 import { activityView } from "@/lib/views/activityView";

@@ -26,7 +26,7 @@ export type { QueueStats } from "./db/queries/queueStats";
 export { ACTIVITY_RANGES, type ActivityRange, type WorkspaceMatch } from "./model/activity";
 export type { ActivityOptions, ActivityRow, LiveStateCounts } from "./db/queries/activity";
 export type { WorkerRow } from "./db/queries/workers";
-export type { PauseOptions, PauseOutcome } from "./actions/queuePause";
+export type { PauseOptions, PauseOutcome } from "./queue/pause";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";
 export type { MonitorHandle, MonitorLoopOptions } from "./monitor/startMonitor";
 export type { MonitorOptions, MonitorWithRetention } from "./tracker";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
-import { pauseWorkspace, resumeWorkspace } from "./actions/queuePause";
+import { pauseWorkspace, resumeWorkspace } from "./queue/pause";
 import { readPauses } from "./files/pauseFile";
 import { queueStats } from "./db/queries/queueStats";
 import { activityRows, liveStateCounts } from "./db/queries/activity";

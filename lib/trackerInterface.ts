@@ -1,6 +1,6 @@
 import type { Actions } from "./actions/bulkActions";
 import type { RetentionHandle, RetentionRun, RetentionStatus } from "./actions/retention";
-import type { PauseOptions, PauseOutcome } from "./actions/queuePause";
+import type { PauseOptions, PauseOutcome } from "./queue/pause";
 import type { CleanupOptions, CleanupReport } from "./cleanup/cleanup";
 import type { FeedChange, FeedHead } from "./db/changes";
 import type { ActivityOptions, ActivityRow, LiveStateCounts } from "./db/queries/activity";

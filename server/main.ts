@@ -13,6 +13,7 @@ import { closeRuntime, getRuntime } from "../lib/dashboard/runtime";
 import { startOtelChild } from "../lib/dashboard/otelChild";
 import { trackingEnabled } from "../lib/store/options";
 import { isReqwatchError } from "../lib/model/errors";
+import { flagSetting } from "../lib/model/flag";
 import { noteTrackingOff } from "../lib/disabledTracker";
 import { unpackedDashboard } from "./unpackDashboard";
 
@@ -86,7 +87,7 @@ async function main(): Promise<void> {
   try {
     const runtime = getRuntime();
     const { tracker } = runtime;
-    if (process.env.REQWATCH_OTEL === "1") {
+    if (flagSetting(process.env, "REQWATCH_OTEL")) {
       // A `reqwatch otel` of its own (bin/reqwatch.js beside dist/): it says what it exports, and where, on this output.
       runtime.attachExport(
         startOtelChild(path.resolve(__dirname, "../bin/reqwatch.js"), tracker.stateDir.root, (code, restartInMs) =>

@@ -2,7 +2,7 @@ import Link from "next/link";
 import { Fragment } from "react";
 import { getFeedHub, getHealth, getSources, getTracker } from "@/app/_routes/runtime";
 import { LiveStuckCount } from "@/components/header/StuckBadge";
-import { SourcesTable } from "@/components/sources/SourceParts";
+import { SourcesTable } from "@/components/sources/SourcesTable";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
@@ -104,7 +104,7 @@ export default function HealthPage() {
             <dd>{formatDuration(monitor.intervalMs)}</dd>
             <dt>Thresholds</dt>
             <dd aria-label="Thresholds">
-              queued stuck after {formatDuration(tracker.options.queuedStuckAfterMs)} (REQWATCH_QUEUED_STUCK_AFTER), silent after {formatDuration(tracker.options.heartbeatTimeoutMs)} without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT), hung after{" "}
+              queued stuck after {formatDuration(tracker.options.queuedStuckAfterMs)} (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after {formatDuration(tracker.options.heartbeatTimeoutMs)} without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT), unclaimed processing stuck after{" "}
               {formatDuration(tracker.options.hungAfterMs)} (REQWATCH_HUNG_AFTER)
             </dd>
             <dt>Stuck</dt>

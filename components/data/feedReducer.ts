@@ -3,7 +3,7 @@ import type { FeedChange } from "@/lib/db/changes";
 import type { FeedEvent, FeedEventPayloads } from "@/lib/dashboard/feedEvents";
 import { parseRequestQuery, type RequestQuery } from "@/lib/model/requestQuery";
 import type { SourceStatus } from "@/lib/sources/liveSource";
-import { applyChangesToPage } from "@/lib/views/livePage";
+import { applyChangesToPage } from "@/lib/views/applyChangesToPage";
 import type { RequestDetailView, RequestRow, RequestsView } from "@/lib/views/requestsView";
 import { stuckReasonOf } from "@/lib/views/stuckReason";
 import { activityKeys, auditKeys, overviewKeys, queueKeys, requestKeys, sessionKeys, sourceKeys, statusKeys, workerKeys } from "./queries";
@@ -32,7 +32,7 @@ const everything = (): InvalidateQueryFilters[] => [requestKeys.all, auditKeys.a
 
 /**
  * The cache update for one event of the stream: a change moves its row to its sorted place in
- * every cached table page, or takes it off (lib/views/livePage.ts), and only a page whose
+ * every cached table page, or takes it off (lib/views/applyChangesToPage.ts), and only a page whose
  * membership the browser cannot decide is refetched; counts, the stuck list (with the rows'
  * reasons) and the queues are set from their events; a `reset` refetches everything. Pure: it
  * reads the cache as it is before the event, so a test gives it a real cache and reads the answer.

@@ -1,6 +1,6 @@
 import { queryOptions } from "@tanstack/react-query";
 import type { ActionPreview } from "@/lib/actions/bulkActions";
-import type { State } from "@/lib/model/states";
+import type { ActionBody } from "@/lib/actions/actionInput";
 import type { AuditEntry } from "@/lib/db/auditLog";
 import { ACTION_TOKEN_HEADER } from "@/lib/http/actionToken";
 import { requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
@@ -207,13 +207,8 @@ export function auditEntryOptions(id: number) {
   });
 }
 
-/** What the browser asks for: a retry of ids or of every request a table query matches, a cancel, a cleanup, or the undo of a cleanup. */
-export type ActionRequest =
-  | { kind: "retry"; ids: string[] }
-  | { kind: "retry"; query: string }
-  | { kind: "cancel"; ids: string[] }
-  | { kind: "cleanup"; olderThanMs: number; states?: State[] }
-  | { kind: "undo"; entry: number };
+/** What the browser asks for: an action's body as the server's schema defines it (a dry run's id is added by `runAction`), or the undo of a cleanup. */
+export type ActionRequest = ActionBody | { kind: "undo"; entry: number };
 
 const previewAction = (token: string, input: ActionRequest) =>
   input.kind === "undo" ? postJson<ActionPreview>(`/api/actions/${input.entry}/undo/preview`, token) : postJson<ActionPreview>("/api/actions/preview", token, input);

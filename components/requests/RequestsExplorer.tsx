@@ -14,7 +14,7 @@ import { CleanupButton } from "../actions/CleanupButton";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions, sourcesOptions } from "../data/queries";
 import type { SourceStatus } from "@/lib/sources/liveSource";
-import { SourceLine, sourceRowPath } from "../sources/SourceParts";
+import { SourceLine, sourceRowPath } from "../sources/SourcesTable";
 import { SourceActionDialog } from "../sources/SourceActionDialog";
 import type { SourceActionKind } from "@/lib/sources/sourceActions";
 import { EmptyState } from "../EmptyState";

@@ -8,7 +8,7 @@ import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
 import { usePausedWorkspaces } from "../queues/Queues";
-import { sourceRowPath } from "../sources/SourceParts";
+import { sourceRowPath } from "../sources/SourcesTable";
 
 /** Rows a person can retry from the table: the states the transition table sends back to queued, when failed, timed out or stuck. */
 function retryable(row: RequestRow): boolean {

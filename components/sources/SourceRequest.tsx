@@ -12,7 +12,7 @@ import { usePollInterval } from "../data/LiveFeed";
 import { sourceRequestOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
-import { SourceLine, sourceTablePath } from "./SourceParts";
+import { SourceLine, sourceTablePath } from "./SourcesTable";
 
 const iso = (ms: number | undefined) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
 

@@ -9,32 +9,17 @@ import { isIndexed } from "../db/requestFingerprints";
 import { assertManaged } from "../store/ownership";
 import { pidExists } from "../process/liveness";
 import { cancel } from "../queue/cancel";
-import { retry, targetIds, type RetryTarget } from "../queue/retry";
+import { checkRetryTarget, retry, targetIds, type RetryTarget } from "../queue/retry";
+import type { ActionInput } from "./actionInput";
 import { readRequestFile } from "../files/requestFile";
 import type { SourceActionKind, SourceActionResult } from "../sources/sourceActions";
 import { STATES, TERMINAL_STATES, type State } from "../model/states";
 import { ensureAuditTable, getEntry, interruptedEntries, listEntries, markUndone, startEntry, updateEntry, type AuditEntry, type EntryProgress, type SkipSummary } from "../db/auditLog";
 import { keepDryRun, takeDryRun, type DryRun } from "../db/dryRuns";
 
-/**
- * What a person asks of the dashboard in one action. A run after a dry run names it (`preview`,
- * the dry run's `previewId`) and asks the same: it then acts on the requests the dry run described,
- * with its cutoff, and on no other, so it never does more than the dry run said. A run that asks
- * otherwise than its dry run is refused.
- */
-export type ActionInput = (
-  | {
-      kind: "retry";
-      ids?: string[];
-      filter?: RetryTarget["filter"];
-      /** The dashboard table's URL query the filter was made from: compared with the dry run's instead of the filter, which moves with the clock. */
-      query?: string;
-    }
-  | { kind: "cancel"; ids: string[] }
-  | { kind: "cleanup"; olderThanMs: number; states?: State[] }
-) & { preview?: string };
-
 /** The dry run: what the action would do now. */
+export type { ActionInput };
+
 export interface ActionPreview {
   kind: ActionInput["kind"] | "undo";
   summary: string;
@@ -153,7 +138,7 @@ function askedOf(input: ActionInput): string {
 
 function validate(input: ActionInput): ActionInput {
   if (input.kind === "retry") {
-    if (!input.ids === !input.filter) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a filter (one of them).");
+    checkRetryTarget(input);
     if (input.query !== undefined && !input.filter) throw new ReqwatchError("BAD_INPUT", "A retry's query comes with the filter made from it.");
     return input;
   }

@@ -28,7 +28,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_IPC_DIR", "a gateway's folder of response files (else ipc/ beside the state folder)"],
   ["REQWATCH_HUNG_AFTER", `recovery times out a request processing this long (default ${by(DEFAULT_HUNG_AFTER_MS)})`],
   ["REQWATCH_QUEUED_STUCK_AFTER", `a request queued this long is stuck (default ${by(DEFAULT_QUEUED_STUCK_AFTER_MS)})`],
-  ["REQWATCH_HEARTBEAT_TIMEOUT", `a claim silent this long is checked (default ${by(DEFAULT_HEARTBEAT_TIMEOUT_MS)})`],
+  ["REQWATCH_HEARTBEAT_TIMEOUT", `a claim with no heartbeat this long is stuck (default ${by(DEFAULT_HEARTBEAT_TIMEOUT_MS)})`],
   ["REQWATCH_MONITOR_INTERVAL", `how often the monitor runs (default ${by(DEFAULT_MONITOR_INTERVAL_MS)})`],
   ["REQWATCH_RETENTION", `finished requests are archived after this (default ${by(DEFAULT_RETENTION_MS)}; off turns it off)`],
   ["REQWATCH_ARCHIVE_RETENTION", `archived requests are dropped after this (default ${by(DEFAULT_ARCHIVE_RETENTION_MS)}; off keeps them)`],

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from "commander";
 import { parseDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
+import { parseFlag } from "../model/flag";
 import { STATES, isState, type State } from "../model/states";
 import { parseSourceSpec, type SourceSpec } from "../sources/sourceSpec";
 
@@ -20,9 +21,11 @@ export function integerBetween(min: number, max: number) {
 }
 
 export function boolean(value: string): boolean {
-  if (value === "true" || value === "1" || value === "yes") return true;
-  if (value === "false" || value === "0" || value === "no") return false;
-  throw new InvalidArgumentError("Expected true or false.");
+  try {
+    return parseFlag(value, "value");
+  } catch (error) {
+    throw new InvalidArgumentError(isReqwatchError(error) ? error.message : String(error));
+  }
 }
 
 export function duration(value: string): number {

@@ -75,7 +75,7 @@ export function createMcpServer(tracker: Tracker, version: string, sources: read
     {
       title: "What is stuck now",
       description:
-        "Requests stuck now and why, by the stuck monitor's rules: queued too long with no worker claiming, processing past a deadline, or silent (no heartbeat) with its worker gone or unknown. Each has its reason in words. Follow with explain_request for one of them.",
+        "Requests stuck now and why, by the stuck monitor's rules: queued too long with no worker claiming, processing past a deadline, or without a heartbeat with its worker gone or unknown. Each has its reason in words. Follow with explain_request for one of them.",
       inputSchema: { workspace: filterFields.workspace.optional().describe("only this workspace") },
       annotations: { readOnlyHint: true },
     },
@@ -154,9 +154,8 @@ export function createMcpServer(tracker: Tracker, version: string, sources: read
       annotations: { destructiveHint: false, idempotentHint: true },
     },
     tool(async ({ ids: chosen, states, workspace, confirm, previewId }: { ids?: string[]; states?: State[]; workspace?: string; confirm?: boolean; previewId?: string }) => {
-      if (!chosen && !states) throw new ReqwatchError("BAD_INPUT", "Name the requests to retry: ids, or states (and a workspace).");
-      const input = chosen ? { kind: "retry" as const, ids: chosen } : { kind: "retry" as const, filter: { states, ...(workspace !== undefined && { workspace }) } };
-      return act(tracker, input, confirm, previewId);
+      const filter = states || workspace !== undefined ? { states, ...(workspace !== undefined && { workspace }) } : undefined;
+      return act(tracker, { kind: "retry", ids: chosen, filter }, confirm, previewId);
     }),
   );
 

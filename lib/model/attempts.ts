@@ -3,7 +3,7 @@ import type { State } from "./states";
 
 /**
  * How an attempt ended, by whom: the worker finished it (completed, failed: a failure it reported,
- * final or to be retried), the monitor did because the worker was gone, silent or past a deadline
+ * final or to be retried), the monitor did because the worker was gone, without a heartbeat or past a deadline
  * (released, timed out), or a person did (stopped: a cancel, or a retry of it).
  */
 export type AttemptEnd = "completed" | "failed" | "released" | "timed out" | "stopped";

@@ -47,14 +47,19 @@ export function retryDecision(request: RequestRecord): { retry: true; reason: st
   }
 }
 
+/** The one rule of a retry's target, wherever it is asked for (CLI, MCP, dashboard, library): ids or a filter, not both. */
+export function checkRetryTarget(target: RetryTarget): void {
+  if (target.ids && target.filter) throw new ReqwatchError("BAD_INPUT", "A retry takes ids or a filter, not both.");
+  if (!target.ids && !target.filter) throw new ReqwatchError("BAD_INPUT", "A retry needs ids or a filter.");
+}
+
 /** The ids a retry target names: the ids given, or every request matching the filter now. */
 export function targetIds(ctx: TrackerContext, target: RetryTarget): string[] {
-  if (target.ids && target.filter) throw new ReqwatchError("BAD_INPUT", "Retry takes ids or a filter, not both.");
+  checkRetryTarget(target);
   if (target.ids) {
     for (const id of target.ids) assertRequestId(id);
     return [...new Set(target.ids)];
   }
-  if (!target.filter) throw new ReqwatchError("BAD_INPUT", "Retry needs ids or a filter.");
   const ids: string[] = [];
   let cursor: string | undefined;
   do {

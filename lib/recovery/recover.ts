@@ -7,7 +7,7 @@ import { recount, withUnsyncedWrites, writeMeta } from "../db/openIndex";
 import { applyChange, stateEnteredAt } from "../model/transition";
 import { formatDuration } from "../model/duration";
 import { claimLiveness } from "../process/liveness";
-import { processingSince, type ProcessingRow } from "../db/queries/lateRequests";
+import { processingSince, type ProcessingRow } from "../db/queries/stuckRows";
 import { reconcileResponses } from "../responses/responseIndex";
 import { reconcile, type ReconcileReport, type UnreadableReport } from "./reconcile";
 import { sweepTempFiles } from "./sweepTempFiles";

@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { parseDuration } from "../model/duration";
+import { flagSetting } from "../model/flag";
 import { resolveStateDirPath } from "../files/stateDir";
 import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } from "../model/redaction";
 
@@ -332,14 +333,6 @@ export function trackingEnabled(options: Pick<TrackerOptions, "enabled"> = {}, e
   if (options.enabled !== undefined && typeof options.enabled !== "boolean") throw new ReqwatchError("BAD_INPUT", `Option "enabled" must be true or false.`);
   if (options.enabled === false) return false;
   return !flagSetting(env, DISABLED_ENV);
-}
-
-/** `1`, `true`, `yes` or `on` (any case) is on; unset, empty, `0`, `false`, `no` or `off` is off; anything else is refused. */
-function flagSetting(env: NodeJS.ProcessEnv, variable: string): boolean {
-  const value = (env[variable] ?? "").trim().toLowerCase();
-  if (["1", "true", "yes", "on"].includes(value)) return true;
-  if (["", "0", "false", "no", "off"].includes(value)) return false;
-  throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(env[variable])}. Use 1, true, yes or on; or 0, false, no, off or empty.`);
 }
 
 /** The option if given, else the environment variable (a duration such as `1h`), else the default. */

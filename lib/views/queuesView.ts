@@ -13,7 +13,7 @@ export interface QueueRow extends QueueStats {
   stuck: number;
   /** Of those, queued past the queued stuck threshold with no worker claiming. */
   stuckQueued: number;
-  /** Of those, processing and hung, silent past the heartbeat timeout, or past their deadline. */
+  /** Of those, processing past the hung threshold, without a heartbeat past the heartbeat timeout, or past their deadline. */
   stuckProcessing: number;
   /** In a word: paused; stuck (a request in it is); late (waited past the threshold); running (a worker holds some); waiting (none taken yet). */
   status: "paused" | "stuck" | "late" | "running" | "waiting";

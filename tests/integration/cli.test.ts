@@ -105,7 +105,11 @@ describe("reqwatch CLI", () => {
     const byId = runCli(["retry", "f1", "ok", "--json"], { stateDir });
     expect(JSON.parse(byId.stdout)).toMatchObject({ matched: 2, retried: [{ requestId: "f1", from: "failed" }], skipped: [{ requestId: "ok", reason: "it is queued: nothing to retry" }] });
     expect(JSON.parse(readRaw(stateDir, "f1")).transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: "cli" });
-    expect(runCli(["retry"], { stateDir }).code).toBe(2);
+    expect(runCli(["retry"], { stateDir })).toMatchObject({ code: 2, stderr: expect.stringContaining("A retry needs ids or a filter.") });
+    runCli(["update", "f1", "--state", "failed"], { stateDir });
+    const before = readRaw(stateDir, "f1");
+    expect(runCli(["retry", "f1", "--workspace", "gw"], { stateDir })).toMatchObject({ code: 2, stderr: expect.stringContaining("A retry takes ids or a filter, not both.") });
+    expect(readRaw(stateDir, "f1")).toBe(before);
   });
 
   it("stops quietly, exit 0, when its reader stops early (reqwatch list | head -1)", async () => {

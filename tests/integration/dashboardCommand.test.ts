@@ -19,16 +19,19 @@ it("reqwatch dashboard: when the command's process dies, even by SIGKILL, its se
 }, 90_000);
 
 it("reqwatch dashboard with a setting that is wrong says which and exits 2, serving no pages that fail", async () => {
-  for (const [variable, value, says] of [
-    ["REQWATCH_RETENTION", "bogus", 'Invalid REQWATCH_RETENTION: "bogus"'],
-    ["REQWATCH_REDACT_RAW", "nope", 'REQWATCH_REDACT_RAW: unknown field "nope"'],
-  ]) {
+  for (const [settings, says] of [
+    [{ REQWATCH_RETENTION: "bogus" }, 'Invalid REQWATCH_RETENTION: "bogus"'],
+    [{ REQWATCH_REDACT_RAW: "nope" }, 'REQWATCH_REDACT_RAW: unknown field "nope"'],
+    [{ REQWATCH_OTEL: "maybe" }, 'Invalid REQWATCH_OTEL: "maybe". Use 1, true, yes or on; or 0, false, no, off or empty.'],
+    // `true` turns the export on as `1` does: its wrong endpoint is then refused before anything starts.
+    [{ REQWATCH_OTEL: "true", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318/v1/traces" }, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=collector:4318/v1/traces: not an http(s) URL"],
+  ] as const) {
     const port = await freePort();
-    const command = spawn(process.execPath, [BIN, "dashboard", "--port", String(port)], { env: { ...childEnv(), REQWATCH_STATE_DIR: tempStateDir(), [variable!]: value }, stdio: ["ignore", "pipe", "pipe"] });
+    const command = spawn(process.execPath, [BIN, "dashboard", "--port", String(port)], { env: { ...childEnv(), REQWATCH_STATE_DIR: tempStateDir(), ...settings }, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     command.stderr!.on("data", (chunk) => (stderr += chunk));
     const code = await new Promise((resolve) => command.once("exit", resolve));
-    expect({ code, says: stderr.includes(says!) }, stderr).toEqual({ code: 2, says: true });
+    expect({ code, says: stderr.includes(says) }, stderr).toEqual({ code: 2, says: true });
     expect(await fetch(`http://127.0.0.1:${port}/`).catch(() => null)).toBeNull();
   }
 }, 90_000);

@@ -29,6 +29,14 @@ describe("what an agent sends reqwatch mcp", () => {
     expect(preview.isError).toBe(false);
     expect(JSON.parse(preview.text)).toMatchObject({ matched: 0, cutoff: "1970-01-01T00:00:00.000Z", firstIds: [] });
   });
+
+  it("a retry named by ids and by states is refused by the rule the CLI and the dashboard keep, not run on the ids alone", async () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aRequest({ requestId: "f1", state: "failed", error: "boom" }));
+    const agent = await anAgent(stateDir);
+    expect(await call(agent, "retry_requests", { ids: ["f1"], states: ["failed"] })).toEqual({ isError: true, text: expect.stringContaining("A retry takes ids or a filter, not both.") });
+    expect(await call(agent, "retry_requests", {})).toEqual({ isError: true, text: expect.stringContaining("A retry needs ids or a filter.") });
+  });
 });
 
 function aTransport(maxBytes: number) {

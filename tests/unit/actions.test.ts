@@ -138,7 +138,10 @@ describe("bulk actions", () => {
 
   it("refuses bad input and writes no audit entry", async () => {
     const { tracker } = aFailedBatch(1);
-    expect(() => tracker.actions.preview({ kind: "retry" })).toThrow(/ids or a filter/);
+    expect(() => tracker.actions.preview({ kind: "retry" })).toThrow("A retry needs ids or a filter.");
+    expect(() => tracker.actions.preview({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
+    await expect(tracker.actions.run({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).rejects.toThrow("A retry takes ids or a filter, not both.");
+    expect(() => tracker.retry({ ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
     await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: -1 })).rejects.toMatchObject({ code: "BAD_INPUT" });
     await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: 1, states: ["bogus" as never] })).rejects.toThrow(/Unknown state "bogus"/);
     expect(tracker.actions.list()).toEqual([]);

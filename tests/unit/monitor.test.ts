@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { STUCK_ROWS } from "../../lib/db/queries/stuckRows";
 import { currentProcess } from "../../lib/process/liveness";
 import { aClaimedRequest, aRequest, writeRequestFile, type ClaimShape } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
@@ -76,7 +78,7 @@ describe("the stuck monitor", () => {
     const tracker = aTracker({ stateDir, now: clock.now });
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckAlive: 1, released: 0 });
-    expect(pass.stuck[0]?.reason).toMatch(new RegExp(`^processing 10m, worker ${process.pid} alive, silent 10m$`));
+    expect(pass.stuck[0]?.reason).toMatch(new RegExp(`^processing 10m, worker ${process.pid} alive, no heartbeat for 10m$`));
     expect(tracker.get("slow")?.state).toBe("processing");
   });
 
@@ -106,7 +108,7 @@ describe("the stuck monitor", () => {
     expect(pass.stuck).toEqual([]);
   });
 
-  it("is one cheap query when nothing is wrong", () => {
+  it("flags nothing when nothing is wrong", () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 50; i++) writeRequestFile(stateDir, aRequest({ requestId: `ok${i}`, state: "completed" }));
     const tracker = aTracker({ stateDir });
@@ -115,12 +117,26 @@ describe("the stuck monitor", () => {
     expect(Object.values(pass.counts).every((n) => n === 0)).toBe(true);
   });
 
-  it("is one cheap query when nothing is wrong (owned or not)", () => {
+  it("flags nothing when nothing is wrong (owned or not)", () => {
     const stateDir = tempStateDir();
     // Another program's request in processing for a minute: well inside the hung threshold.
     writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "processing", processingStartedAt: Date.now() - MINUTE }));
     const pass = aTracker({ stateDir }).monitorPass();
     expect(pass.stuck).toEqual([]);
+  });
+
+  it("reads only rows past a threshold: each branch of its query is a range on a time, none a walk of a state", () => {
+    const tracker = aTracker();
+    const db = new Database(tracker.stateDir.indexFile, { readonly: true });
+    try {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${STUCK_ROWS}`).all({ now: 0, queuedCutoff: 0, heartbeatCutoff: 0, hungCutoff: 0, silentCutoff: 0, paused: "[]" }) as { detail: string }[]).map((row) => row.detail);
+      const reads = plan.filter((detail) => /\brequests\b/.test(detail) && !detail.includes("json_each"));
+      expect(reads).toHaveLength(3);
+      // A range on state_since, timeout_at or heartbeat_at: a healthy queue of any size has no row in it.
+      for (const detail of reads) expect(detail).toMatch(/^SEARCH requests USING (COVERING )?INDEX \w+ \(state=\? AND state_since<\?|(timeout_at>\? AND )?timeout_at<\?|heartbeat_at<\?\)$/);
+    } finally {
+      db.close();
+    }
   });
 });
 

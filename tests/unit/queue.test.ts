@@ -237,9 +237,18 @@ describe("waitForResult", () => {
   it("rejects with a TimeoutError and forgets the waiter; a later result resolves nothing", async () => {
     const { tracker } = queueOf(["r1"]);
     const claim = tracker.claimNext()!;
-    await expect(tracker.waitForResult("r1", { timeoutMs: 30 })).rejects.toBeInstanceOf(TimeoutError);
+    const outcome = tracker.waitForResult("r1", { timeoutMs: 30 }).then(
+      (request) => request,
+      (error: unknown) => error,
+    );
+    expect(await outcome).toBeInstanceOf(TimeoutError);
     expect(tracker.pendingWaits()).toBe(0);
-    tracker.complete("r1", claim.token);
+    expect(tracker.complete("r1", claim.token)).toMatchObject({ outcome: "applied", request: { requestId: "r1", state: "completed" } });
+    // Nothing was left waiting for it: the result is on disk, and a new wait gets it at once.
+    expect(tracker.pendingWaits()).toBe(0);
+    expect(await outcome).toBeInstanceOf(TimeoutError);
+    await expect(tracker.waitForResult("r1", { timeoutMs: 1 })).resolves.toMatchObject({ requestId: "r1", state: "completed" });
+    expect(tracker.pendingWaits()).toBe(0);
   });
 
   it("leaves no waiter behind after 10,000 waits that time out", async () => {

@@ -51,6 +51,9 @@ describe("redactSecrets", () => {
 
   it("gives a redacted text back unchanged", () => {
     const once = redactSecrets(SECRETS.map((sample) => sample.line).join("\n"));
+    // Redacted first, every one of them: a redactor that changed nothing would pass the rest.
+    for (const sample of SECRETS) expect(once).not.toContain(sample.secret);
+    expect(once.match(/\[redacted: [^\]]+\]/g)).toHaveLength(SECRETS.length);
     expect(redactSecrets(once)).toBe(once);
   });
 

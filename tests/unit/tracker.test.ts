@@ -233,6 +233,31 @@ describe("listing", () => {
     expect(seen).toEqual(["a2", "b3", "b2", "b1", "a3", "a1"]);
   });
 
+  it("pages rows with equal sort keys without gaps or repeats, by id within a key", () => {
+    const clock = aClock();
+    const tracker = aTracker({ now: clock.now });
+    // One frozen clock: every request has the same createdAt and lastUpdatedAt, so the id alone orders them.
+    const ids = ["e", "a", "g", "c", "b", "f", "d"];
+    ids.forEach((requestId, i) => tracker.create({ requestId, workspace: "same", state: i % 2 ? "queued" : "created" }));
+    const sorted = [...ids].sort();
+    const walk = (filters: Parameters<typeof tracker.list>[0]) => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = tracker.list({ ...filters, limit: 2, cursor });
+        seen.push(...page.items.map((r) => r.requestId));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      return seen;
+    };
+    for (const sort of ["updatedAt", "createdAt"] as const) {
+      expect(walk({ sort, order: "asc" })).toEqual(sorted);
+      expect(walk({ sort, order: "desc" })).toEqual([...sorted].reverse());
+    }
+    // Two states sorted by update: the merge of one walk per state pages the same way.
+    expect(walk({ states: ["created", "queued"] })).toEqual([...sorted].reverse());
+  });
+
   it("returns summaries with the time the request entered its state", () => {
     const { tracker, clock } = seeded();
     const [first] = tracker.list({ limit: 1 }).items;

@@ -10,6 +10,7 @@ import { stopIfTrackingOff, UsageError } from "../context";
 import { integerBetween, source } from "../parse";
 import { otlpSettings } from "./otel";
 import { telemetrySettings } from "../../telemetry/startTelemetry";
+import { flagSetting } from "../../model/flag";
 
 export const DEFAULT_PORT = 4600;
 
@@ -44,7 +45,7 @@ export function registerDashboard(program: Command): void {
       const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
       if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
 
-      if (options.otel || process.env.REQWATCH_OTEL === "1") otlpSettings();
+      if (options.otel || otelFromEnv()) otlpSettings();
       try {
         telemetrySettings(process.env, options.otlpPort);
       } catch (error) {
@@ -92,5 +93,14 @@ function portFromEnv(): number {
     return integerBetween(1, 65535)(value);
   } catch (error) {
     throw new UsageError(`${process.env.REQWATCH_PORT !== undefined ? "REQWATCH_PORT" : "PORT"}=${value}: ${(error as Error).message}`);
+  }
+}
+
+/** `REQWATCH_OTEL`, checked here so that a spelling reqwatch does not read is a usage error, not an export that never starts. */
+function otelFromEnv(): boolean {
+  try {
+    return flagSetting(process.env, "REQWATCH_OTEL");
+  } catch (error) {
+    throw new UsageError((error as Error).message);
   }
 }

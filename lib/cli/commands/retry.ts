@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { State } from "../../model/states";
-import { requireAllChanged, stopIfTrackingOff, withFreshTracker } from "../context";
+import { requireAllChanged, stopIfTrackingOff, UsageError, withFreshTracker } from "../context";
+import { checkRetryTarget } from "../../queue/retry";
 import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";
 
@@ -10,16 +11,19 @@ export function registerRetry(program: Command): void {
     .description("Send failed, timed-out or orphaned requests back to the queue (ids, or --state / --workspace)")
     .summary("Send requests back to the queue")
     .option("-s, --state <states>", "every request in these states (comma-separated)", states)
-    .option("-w, --workspace <name>", "only this workspace (with --state)")
+    .option("-w, --workspace <name>", "every request in this workspace (with --state: only those states)")
     .option("--dry-run", "only report what would change")
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {
       stopIfTrackingOff();
-      if (!requestIds.length && !options.state) command.error("error: give request ids, or --state to retry by filter", { exitCode: 2 });
-      if (requestIds.length && (options.state || options.workspace)) command.error("error: give request ids or --state/--workspace, not both", { exitCode: 2 });
-      const target = requestIds.length
-        ? { ids: requestIds }
-        : { filter: { states: options.state as State[], ...(options.workspace && { workspace: options.workspace }) } };
+      const filtered = options.state || options.workspace;
+      const target = { ...(requestIds.length && { ids: requestIds }), ...(filtered && { filter: { states: options.state as State[] | undefined, ...(options.workspace && { workspace: options.workspace }) } }) };
+      try {
+        checkRetryTarget(target);
+      } catch (error) {
+        // Refused before anything opens, as a wrong flag is: exit 2.
+        throw new UsageError((error as Error).message);
+      }
       const { report, ownership } = await withFreshTracker(command, (tracker) => ({ report: tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }), requestIds.length ? requestIds : undefined);
       if (options.json) {
         printJson(report);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toSummary, type FeedChange } from "../../lib/db/changes";
 import { DEFAULT_QUERY, type RequestQuery } from "../../lib/model/requestQuery";
-import { applyChangesToPage } from "../../lib/views/livePage";
+import { applyChangesToPage } from "../../lib/views/applyChangesToPage";
 import { requestsView, type RequestsView } from "../../lib/views/requestsView";
 import { aClock } from "../helpers/clock";
 import { aTracker } from "../helpers/stateDir";

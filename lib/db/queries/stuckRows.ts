@@ -2,8 +2,8 @@ import type { State } from "../../model/states";
 import type { IndexDb } from "../openIndex";
 import { statement } from "../statements";
 
-/** A request the monitor looks at: queued too long, past its deadline, or silent too long. */
-export interface LateRequest {
+/** A request past a stuck threshold: queued too long, past its deadline, or without a heartbeat too long. */
+export interface StuckRow {
   id: string;
   workspace: string;
   state: State;
@@ -20,17 +20,17 @@ export interface LateRequest {
 }
 
 /**
- * The one index query of a pass: queued too long, past a deadline, or silent too long. Three range
+ * The one index query of a pass: queued too long, past a deadline, or without a heartbeat too long. Three range
  * scans (requests_by_state_since, requests_deadline, requests_silent), so a pass over a healthy
- * queue of any size reads only the rows that are late.
+ * queue of any size reads only the rows that are stuck.
  */
 const COLUMNS = "id, workspace, state, state_since, version, not_before, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at";
 // No ORDER BY here: it would make SQLite walk the state_since index of every branch to merge them;
-// the few late rows are sorted in JS. Without statistics the planner prefers state = ? on
+// the few stuck rows are sorted in JS. Without statistics the planner prefers state = ? on
 // requests_by_state_since (every processing row) to the partial indexes, so they are named.
 // A request with no claim has no heartbeat (its heartbeat_at is when it entered processing): it is
-// late past the hung threshold, a claimed one past the heartbeat timeout.
-const CANDIDATES = `
+// stuck past the hung threshold, a claimed one past the heartbeat timeout.
+export const STUCK_ROWS = `
   SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff AND workspace NOT IN (SELECT value FROM json_each(@paused))
   UNION ALL
   SELECT ${COLUMNS} FROM requests INDEXED BY requests_deadline
@@ -40,21 +40,21 @@ const CANDIDATES = `
     AND heartbeat_at < (CASE WHEN claim_token IS NULL THEN @hungCutoff ELSE @heartbeatCutoff END)
     AND NOT (timeout_at IS NOT NULL AND timeout_at < @now)`;
 
-export interface LateCutoffs {
+export interface StuckCutoffs {
   now: number;
-  /** Queued since before this is late. */
+  /** Queued since before this is stuck. */
   queuedCutoff: number;
-  /** A claimed request's last heartbeat before this is late. */
+  /** A claimed request's last heartbeat before this is stuck. */
   heartbeatCutoff: number;
-  /** An unclaimed processing request's since before this is late. */
+  /** An unclaimed processing request's since before this is stuck. */
   hungCutoff: number;
-  /** Workspaces whose queue is paused: their wait is not late. */
+  /** Workspaces whose queue is paused: their wait is not stuck. */
   paused: readonly string[];
 }
 
-/** The late requests, oldest first. */
-export function lateRequests(db: IndexDb, cutoffs: LateCutoffs): LateRequest[] {
-  const rows = statement(db, CANDIDATES).all({ ...cutoffs, paused: JSON.stringify(cutoffs.paused), silentCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.hungCutoff) }) as LateRequest[];
+/** The stuck requests, oldest first. */
+export function stuckRows(db: IndexDb, cutoffs: StuckCutoffs): StuckRow[] {
+  const rows = statement(db, STUCK_ROWS).all({ ...cutoffs, paused: JSON.stringify(cutoffs.paused), silentCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.hungCutoff) }) as StuckRow[];
   return rows.sort((a, b) => a.state_since - b.state_since || a.id.localeCompare(b.id));
 }
 
