@@ -87,7 +87,7 @@ test("the demo shows every feature within its first minute, and leaves nothing b
 
   // Its thresholds, said on its Health page.
   await page.goto(`${demo.url}/health`);
-  await expect(page.getByLabel("Thresholds")).toContainText("queued stuck after 3s (REQWATCH_QUEUED_STUCK_AFTER), silent after 6s without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT)");
+  await expect(page.getByLabel("Thresholds")).toContainText("queued stuck after 3s (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after 6s without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT)");
 
   // Sessions with their recorded context, none known only from their requests.
   await page.goto(`${demo.url}/sessions`);
