@@ -1,4 +1,4 @@
-// `BENCH_ONLY=claudemem`: the dashboard beside a big claude-mem queue (issue 37): MESSAGES pending
+// `BENCH_ONLY=claudemem`: the dashboard beside a big claude-mem queue: MESSAGES pending
 // messages of twice TEXT_BYTES each, as a stuck claude-mem leaves them. The read API's latency and
 // the server's memory with the queue as a source while its owner writes (a message arrives, one is
 // claimed, one finishes, every second), beside a server with no source (the baseline), in turns.

@@ -1,4 +1,4 @@
-// The shared-store prototype of docs/SCALING.md, measured: a throwaway PostgreSQL 15 cluster (the
+// The shared-store prototype of docs/PERFORMANCE.md, measured: a throwaway PostgreSQL 15 cluster (the
 // distribution's, in a temporary folder, on a Unix socket only), the same queue steps as a reqwatch
 // worker (bench/workers/postgres.cjs), and its completed/s with 2 worker processes, beside the
 // present store's in the same run.

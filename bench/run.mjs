@@ -413,7 +413,7 @@ async function measureThroughput() {
 }
 
 /**
- * docs/SCALING.md's prototype: the same queue steps on PostgreSQL 15 (claims by FOR UPDATE SKIP
+ * docs/PERFORMANCE.md's prototype: the same queue steps on PostgreSQL 15 (claims by FOR UPDATE SKIP
  * LOCKED, a transitions table, NOTIFY per change) against the present store, 2 worker processes
  * each, in the same run, twice each, alternating.
  */

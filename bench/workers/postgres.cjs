@@ -1,4 +1,4 @@
-// A bench worker of the shared-store prototype (docs/SCALING.md): the same steps as a reqwatch
+// A bench worker of the shared-store prototype (docs/PERFORMANCE.md): the same steps as a reqwatch
 // worker (claim, heartbeat once, complete), each a committed PostgreSQL transaction
 // (synchronous_commit on: durable at commit), until the queue is empty.
 const { randomUUID } = require("node:crypto");

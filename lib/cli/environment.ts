@@ -17,8 +17,8 @@ import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../sources/telemetryQueue";
 const by = (ms: number) => formatDuration(ms);
 
 /**
- * The settings reqwatch reads from its environment, as `reqwatch --help` lists them (the README's
- * Configuration table says more). A test fails when the code reads a REQWATCH_ name not here.
+ * The settings reqwatch reads from its environment, as `reqwatch --help` lists them (docs/CONFIGURATION.md
+ * says more). A test fails when the code reads a REQWATCH_ name not here.
  */
 export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_STATE_DIR", "the state directory (else ./.reqwatch)"],

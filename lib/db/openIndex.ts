@@ -165,8 +165,8 @@ function ioError(error: unknown): ReqwatchError {
 /**
  * The write-ahead log's length at which a commit checkpoints it itself: a safety net for a process
  * that writes without ever giving its event loop a turn. Otherwise the checkpoints run on a timer,
- * off the write path (lib/db/checkpoints.ts): SQLite's default of 1,000 pages put a checkpoint,
- * with its two fsyncs, into one write in about sixty (docs/SCALING.md, "The write tail").
+ * off the write path (lib/db/checkpoints.ts): SQLite's default put a checkpoint, with its two
+ * fsyncs, inside an ordinary write now and then (docs/PERFORMANCE.md, "The write tail").
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 

@@ -24,8 +24,8 @@ function tempNameFor(file: string): string {
 /**
  * Inodes kept for reuse, a few per folder. Every write makes a temp file and its rename frees the
  * version it replaces; on some file systems creating a file then scans past every inode freed in
- * the last few seconds, so the cost of a create grows with the write rate (docs/ARCHITECTURE.md,
- * "Spares", has the figures). A writer keeps the version it replaces (a hard link made under the writers' lock, before the rename) and
+ * the last few seconds, so the cost of a create grows with the write rate (docs/PERFORMANCE.md,
+ * "The write tail", has the figures). A writer keeps the version it replaces (a hard link made under the writers' lock, before the rename) and
  * rewrites it as its next temp file. A spare is a temp file like any other (hidden, `.tmp`, named
  * after its pid), so a crash leaves nothing the sweep does not remove.
  */

@@ -60,8 +60,8 @@ function kindOfMessage(en: (props: Record<string, string>) => string): string {
  * prompt must not be able to); `gcp` reads key files by their extension, not text; `basicauth` and
  * `database-connection-string` find `user:password@` in URLs, which the "password in url" shape
  * below finds for every scheme, including the example-looking credentials those rules let pass
- * (a linter avoids false alarms; a redactor must not let a password through), and they were two
- * fifths of the preset's time on a 4 KB text; `openai` finds only keys that hold `T3BlbkFJ`, and
+ * (a linter avoids false alarms; a redactor must not let a password through), and they were a large
+ * share of the preset's time; `openai` finds only keys that hold `T3BlbkFJ`, and
  * the `sk-` shape below finds those and the newer keys without it; `github` reads on for the rest
  * of an app installation token from every `ghs_` it meets, as far as the token's first part may run,
  * so a text full of them stalled the writer: the GitHub shapes below find its three formats.
@@ -83,10 +83,10 @@ export const GATES_READ_FROM = "13.0.7";
 /**
  * A rule runs only on a text that holds its gate: text that every finding of each of the rule's
  * patterns contains, read from those patterns (case as they match it). One scan of all the gates
- * together tells a text with none of them, most text, from the rest: running every rule on 4 KB
- * cost four times that scan. A gate starts at a character prose seldom has (`_`, `-`, `.`) where it
+ * together tells a text with none of them, most text, from the rest: running every rule costs
+ * several times that scan (`BENCH_ONLY=redaction`). A gate starts at a character prose seldom has (`_`, `-`, `.`) where it
  * can, the prefix before it looked behind: a scan that tries a common letter at every position of
- * a text took four times as long. A rule without a gate always runs (a test fails until a rule
+ * a text is several times slower. A rule without a gate always runs (a test fails until a rule
  * the preset adds is given one or skipped).
  */
 export const RULE_GATES: Readonly<Record<string, RegExp>> = {

@@ -45,7 +45,7 @@ export const tableMappingSchema = z.strictObject({
   /** Processing longer than this is stuck, unless a marker says otherwise (default 10m). */
   stuckAfter: z.string().optional(),
   /**
-   * A job's own folder, from a key of a JSON column (seed 001's `taskDir` in `payload`), and the
+   * A job's own folder, from a key of a JSON column (a `taskDir` key in a `payload` column, say), and the
    * marker files in it: `done` (a result waits to be recovered) and `pid` (a file with the worker's pid).
    */
   markers: z
@@ -266,7 +266,7 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
 }
 
 /**
- * Seed 001's stale-job rules for a processing job: a done marker means a result waits to be
+ * The stale-job rules of a queue that keeps a folder per job, for a processing job: a done marker means a result waits to be
  * recovered; a live pid (its column, or the pid file) means leave it, until it has run past
  * stuckAfter (a pid can be reused); no marker and no live pid means stale.
  */

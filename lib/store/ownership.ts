@@ -213,7 +213,7 @@ function observed(root: string, cacheDir: string, ipcDir: string | undefined, re
 /**
  * Let reqwatch manage a folder another program writes: write its marker. From then on reqwatch
  * keeps its index, archive and result markers there, and the dashboard's actions rewrite request
- * files under its writers' lock, which the other program does not take (see the README).
+ * files under its writers' lock, which the other program does not take (docs/SOURCES.md).
  * Returns false when the folder was reqwatch's already.
  */
 export function adoptStateDir(root: string, now: number = Date.now()): boolean {

@@ -2,8 +2,8 @@ import Database from "better-sqlite3";
 import { aDeadPid } from "./processes";
 
 /**
- * claude-mem databases of every generation of its `pending_messages` queue (from the formats in
- * ../shared/DESIGN.md and issue 20), made fresh or upgraded from an older one, with rows in them.
+ * claude-mem databases of every generation of its `pending_messages` queue (the column sets of
+ * its releases from v7.3 on), made fresh or upgraded from an older one, with rows in them.
  */
 export const GENERATIONS = ["g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8"] as const;
 export type Generation = (typeof GENERATIONS)[number];

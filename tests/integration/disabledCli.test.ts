@@ -23,7 +23,7 @@ describe("reqwatch CLI with tracking off", () => {
     const stateDir = aRecordingFolder();
     const before = treeSnapshot(path.dirname(stateDir));
 
-    // The seed's hook: the id create prints goes on to the updates, so it still prints one.
+    // A gateway's hook: the id create prints goes on to the updates, so it still prints one.
     const created = runCli(["create", "-w", "gateway", "--state", "queued", "--prompt", "hi"], { stateDir, env: off });
     expect(created).toMatchObject({ code: 0, stderr: OFF });
     const id = created.stdout.trim();

@@ -35,7 +35,7 @@ async function feed(fifo: string, line: string): Promise<void> {
   await waitForLine(feeder, "ready");
 }
 
-/** Seed 001's queue with one job processing for a minute, whose pid file (in its folder, named by the database's row) is a FIFO. */
+/** A job queue with a folder per job, with one job processing for a minute, whose pid file (in its folder, named by the database's row) is a FIFO. */
 function aJobWithAFifoPidFile() {
   const dir = tempParent();
   const db = new Database(path.join(dir, "queue.db"));

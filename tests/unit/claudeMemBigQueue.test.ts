@@ -12,7 +12,7 @@ import { emptyCounts } from "../../lib/sources/sourceMessage";
 import { lastWriteOf, readNewest } from "../../lib/sources/sourceQueue";
 import { sourceView } from "../../lib/views/sourceView";
 
-// A big claude-mem queue (issue 37), with a clock of the test's own.
+// A big claude-mem queue, with a clock of the test's own.
 const T0 = 1_800_000_000_000;
 const MIN = 60_000;
 

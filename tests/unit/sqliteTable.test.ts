@@ -10,7 +10,7 @@ import { sourceView } from "../../lib/views/sourceView";
 
 const MIN = 60_000;
 
-/** Seed 001's job queue: a jobs table, each job's folder named in its JSON payload, with meta/ai-done.json and meta/ai.pid in it. */
+/** A job queue with a folder per job: a jobs table, each job's folder named in its JSON payload, with meta/ai-done.json and meta/ai.pid in it. */
 function aJobQueue() {
   const dir = tempParent();
   const database = path.join(dir, "queue.db");
@@ -64,7 +64,7 @@ function aJobQueue() {
 }
 
 
-describe("a SQLite job table, by a mapping (seed 001's queue)", () => {
+describe("a SQLite job table, by a mapping (a queue with a folder per job)", () => {
   it("reads epoch seconds written as text, says so when a time cannot be read, and when a payload names no folder", () => {
     const dir = tempParent();
     const database = path.join(dir, "q.db");
