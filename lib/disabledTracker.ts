@@ -1,20 +1,15 @@
 import { randomUUID } from "node:crypto";
-import type { Actions } from "./actions/bulkActions";
-import type { RecoveryReport } from "./recovery/recover";
 import type { MonitorPass } from "./monitor/monitorPass";
 import type { SessionRecord } from "./files/sessionFile";
 import type { SessionTracker } from "./sessions/sessionTracker";
 import type { Ownership } from "./store/ownership";
 import type { Tracker } from "./trackerInterface";
 import { blankSession } from "./sessions/sessionTracker";
-import { stateDirAt } from "./files/stateDir";
 import { activeTraceparent } from "./process/activeTrace";
-import { DEFAULT_RETENTION_MS, DISABLED_ENV, type ResolvedTrackerOptions } from "./store/options";
-import { RETENTION_INTERVAL_MS } from "./actions/retention";
-import { LIVE_STATES } from "./model/activity";
+import { DISABLED_ENV, type ResolvedTrackerOptions } from "./store/options";
 import { ReqwatchError, TimeoutError } from "./model/errors";
 import type { RequestRecord } from "./model/requestFormat";
-import { STATES, isTerminal } from "./model/states";
+import { isTerminal } from "./model/states";
 import { redactField } from "./model/redaction";
 import { applyChange, newRequest, type Change } from "./model/transition";
 
@@ -37,8 +32,8 @@ export function noteTrackingOff(byOption = false, env: NodeJS.ProcessEnv = proce
   process.stderr.write(`${offNotice(byOption, env)}\n`);
 }
 
-/** What the dashboard's and the CLI's writes that cannot be faked say: nothing was done, and why. */
-function offError(what: string): ReqwatchError {
+/** What reqwatch's own programs are told when they open the folder with tracking off: nothing was done, and why. */
+export function trackingOffError(what: string): ReqwatchError {
   return new ReqwatchError("READ_ONLY", `${what} is not possible: tracking is off (${DISABLED_ENV} or enabled: false); nothing is recorded.`);
 }
 
@@ -46,7 +41,8 @@ function offError(what: string): ReqwatchError {
  * The tracker `openTracker` returns when tracking is off: it creates, changes and removes no file
  * or folder, and its hot path (create, transition, update, the queue's deliveries, session
  * recording) never throws: a gateway rolled back this way runs as if reqwatch were not there.
- * Requests live in a small map for this process only; every read of the folder is empty.
+ * Requests live in a small map for this process only; `list` is empty. It has the library's calls
+ * alone: reqwatch's own programs, which read and act on the folder, check that tracking is on first.
  */
 export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: boolean): Tracker {
   noteTrackingOff(byOption);
@@ -88,14 +84,12 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     }
   }
 
-  const emptyReport = (): RecoveryReport => ({ scanned: 0, changed: 0, timedOut: [], removedTempFiles: [], unreadable: [], readerThreads: 0, durationMs: 0 });
   const emptyPass = (): MonitorPass => ({
     at: now(),
     durationMs: 0,
     counts: { stuckQueued: 0, stuckNotOwned: 0, deadlineTimedOut: 0, resultsApplied: 0, stuckAlive: 0, released: 0, timedOut: 0 },
     stuck: [],
   });
-  const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
 
   let session: SessionRecord | null = null;
   const sessions: SessionTracker = {
@@ -126,25 +120,6 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     return session;
   }
 
-  const actions: Actions = {
-    closeInterrupted: () => [],
-    preview: () => {
-      throw offError("An action");
-    },
-    run: () => Promise.reject(offError("An action")),
-    previewUndo: () => {
-      throw offError("An undo");
-    },
-    undo: () => Promise.reject(offError("An undo")),
-    entry: (id) => {
-      throw new ReqwatchError("NOT_FOUND", `Audit entry ${id} does not exist: tracking is off, nothing is audited.`);
-    },
-    list: () => [],
-    recordSourceAction: () => {
-      throw offError("An action on a source");
-    },
-  };
-
   const ownership: Ownership = {
     access: "observed",
     reason: `tracking is off (${DISABLED_ENV} or enabled: false)`,
@@ -152,12 +127,10 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
   };
 
   return {
-    stateDir: stateDirAt(options.stateDir),
     ownership,
     options,
     openReport: null,
     sessions,
-    actions,
 
     create(input) {
       const { requestId = randomUUID(), workspace, state, reason, by, ...fields } = input;
@@ -173,28 +146,6 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
     update: (requestId, next) => change(requestId, next),
     get: (requestId) => held.get(requestId) ?? null,
     list: () => ({ items: [], nextCursor: null }),
-    *listAll() {},
-    countsByState: () => zeros(STATES),
-    sessionsSeen: () => [],
-    oldestCreatedAt: () => null,
-    requestFileBytes: () => 0,
-    responseCounts: () => ({ files: 0, unreadable: 0, callbackFailed: 0 }),
-    unreadableFiles: () => [],
-    generation: () => "tracking-off",
-    recover: emptyReport,
-    refresh() {},
-    cleanup: (cleanupOptions = {}) => ({
-      dryRun: !!cleanupOptions.dryRun,
-      cutoff: now() - (cleanupOptions.olderThanMs ?? options.retentionMs ?? DEFAULT_RETENTION_MS),
-      matched: 0,
-      byState: {},
-      ids: [],
-      archived: 0,
-      skipped: [],
-    }),
-    restore: () => {
-      throw offError("Restoring a request");
-    },
 
     // Nothing is ever queued for this tracker: a worker loop finds no work and idles.
     claimNext: () => null,
@@ -209,31 +160,7 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
       outcome: "applied",
       request: change(requestId, { to: "failed", fields: { error }, ...(failOptions.by !== undefined && { by: failOptions.by }) }),
     }),
-    retry: (_target, retryOptions = {}) => ({ dryRun: !!retryOptions.dryRun, matched: 0, retried: [], skipped: [] }),
-    cancel: (_ids, cancelOptions = {}) => ({ dryRun: !!cancelOptions.dryRun, matched: 0, cancelled: [], skipped: [] }),
-    pause: () => {
-      throw offError("Pausing a queue");
-    },
-    resume: () => false,
-    pauses: () => [],
-    queueStats: () => [],
-    activity: () => ({ rows: [], live: zeros(LIVE_STATES) }),
-    workers: () => [],
-    unfinishedBy: () => [],
-    knownValues: () => [],
-    stuck: () => [],
-    monitorPass: emptyPass,
     startMonitor: () => ({ lastPass: () => null, lastError: () => null, passNow: emptyPass, retention: null, stop: () => {} }),
-    runRetention: () => Promise.resolve(null),
-    retention: () => ({
-      active: false,
-      inactiveReason: "tracking is off",
-      retentionMs: options.retentionMs,
-      archiveRetentionMs: options.archiveRetentionMs,
-      intervalMs: RETENTION_INTERVAL_MS,
-      latest: null,
-      lastRemoval: null,
-    }),
 
     waitForResult(requestId, { timeoutMs }) {
       const current = held.get(requestId);
@@ -255,30 +182,6 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
         waiters.add(waiter);
       });
     },
-    pendingWaits: () => [...waiting.values()].reduce((n, waiters) => n + waiters.size, 0),
-
-    startIngest: () => ({
-      caughtUp: null,
-      status: () => ({
-        mode: "watching",
-        watcherError: null,
-        watcherIngested: 0,
-        lastReconcile: null,
-        reconcileFixes: 0,
-        lastIngestLagMs: null,
-        responses: { ipcDir: null, mode: "off", ready: true, error: null, ingested: 0 },
-      }),
-      flush: () => {},
-      stop: () => {},
-    }),
-    changesSince: () => [],
-    feedHead: () => ({ oldestSeq: 0, lastSeq: 0 }),
-    feedLastSeq: () => 0,
-    backfillTextIndex: () => 0,
-    checkIndex: () => ({ problem: null, reopened: false, durationMs: 0 }),
-    startIndexGuard: () => ({ status: () => ({ problem: null, since: null, rebuilds: 0, lastRebuild: null }), checkNow: () => {}, stop: () => {} }),
-    indexing: () => null,
-    rebuildIndex: () => Promise.resolve(null),
 
     close() {
       for (const [requestId, waiters] of waiting) for (const waiter of waiters) waiter.fail(new TimeoutError(`The tracker closed while waiting for request ${requestId}.`, { requestId }));

@@ -1,37 +1,26 @@
-/** The library's public surface: what a gateway or worker imports. */
-export { openTracker, type Tracker, type CreateInput, type ChangeInput } from "./tracker";
+/**
+ * The library's public surface: what a gateway or a worker calls (open, create, transition and
+ * update, claim, heartbeat, complete, fail, get, list, sessions, the monitor, close), runWorker, and
+ * the types and errors those take and give. The CLI, dashboard and MCP server use more of the same
+ * tracker (`TrackerService`, lib/trackerInterface.ts), which is not published.
+ */
+export { openTracker, type Tracker, type CreateInput, type ChangeInput, type MonitorOptions, type MonitorWithRetention } from "./tracker";
 export type { TrackerOptions, RedactOptions } from "./store/options";
-/** The redaction every write applies, for text of your own (logs, traces): secrets become `[redacted: <kind>]`. */
-export { redactSecrets, REDACT_FIELDS, type RedactField, type ExtraPattern } from "./model/redaction";
-export { adoptStateDir, type Ownership, type Access } from "./store/ownership";
+/** The redaction every write applies, for text of your own (a transition's `reason`, logs): secrets become `[redacted: <kind>]`. */
+export { redactSecrets, type ExtraPattern } from "./model/redaction";
+export type { Ownership, Access } from "./store/ownership";
 export { STATES, TERMINAL_STATES, TRANSITIONS, canTransition, isTerminal, type State, type TerminalState } from "./model/states";
-export { ReqwatchError, isReqwatchError, type ErrorCode } from "./model/errors";
+export { ReqwatchError, isReqwatchError, TimeoutError, type ErrorCode } from "./model/errors";
 export type { RequestRecord, RequestFields, TransitionEntry, CallbackInfo } from "./model/requestFormat";
+export type { Change } from "./model/transition";
 export type { RequestSummary, RequestPage } from "./db/queries/listRequests";
-export type { StateCounts } from "./db/queries/countByState";
 export type { ListFilters } from "./model/listFilters";
 export type { RecoveryReport } from "./recovery/recover";
-export type { IndexingProgress } from "./store/context";
-export type { CleanupReport, CleanupOptions } from "./cleanup/cleanup";
-export type { RetentionRun, RetentionStatus, RetentionHandle } from "./actions/retention";
-export type { Change } from "./model/transition";
 export { runWorker, PermanentError, type Handler, type HandlerContext, type RunWorkerOptions, type WorkerHandle, type WorkerStats } from "./worker/runWorker";
-export { TimeoutError } from "./model/errors";
 export type { Claim, ClaimOptions } from "./queue/claimNext";
 export type { Delivery, DeliveryOutcome, CompleteResult, FailOptions } from "./queue/deliver";
-export type { RetryReport, RetryTarget, RetryOptions } from "./queue/retry";
-export type { CancelReport, CancelOptions } from "./queue/cancel";
-export type { Pause } from "./files/pauseFile";
-export type { QueueStats } from "./db/queries/queueStats";
-export { ACTIVITY_RANGES, type ActivityRange, type WorkspaceMatch } from "./model/activity";
-export type { ActivityOptions, ActivityRow, LiveStateCounts } from "./db/queries/activity";
-export type { WorkerRow } from "./db/queries/workers";
-export type { PauseOptions, PauseOutcome } from "./queue/pause";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";
-export type { MonitorHandle, MonitorLoopOptions } from "./monitor/startMonitor";
-export type { MonitorOptions, MonitorWithRetention } from "./tracker";
+export type { MonitorHandle } from "./monitor/startMonitor";
+export type { RetentionRun, RetentionHandle } from "./actions/retention";
 export type { SessionTracker, SessionResult, CommandInput, CommandStatus, FileInput, SnapshotInput, StartOutcome } from "./sessions/sessionTracker";
 export type { SessionRecord, CommandEntry, ContextSnapshot } from "./files/sessionFile";
-export type { FeedChange, FeedHead, ChangeKind } from "./db/changes";
-export type { IngestHandle, IngestOptions, IngestStatus } from "./ingest/startIngest";
-export type { IndexCheck, IndexGuardHandle, IndexGuardStatus } from "./recovery/indexGuard";

@@ -29,7 +29,7 @@ import { listUnreadable } from "./db/unreadableFiles";
 import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
 import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
 import { MAX_PAGE_SIZE, resolveListFilters } from "./model/listFilters";
-import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type TrackerOptions } from "./store/options";
+import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
 import { recover, type RecoveryReport } from "./recovery/recover";
 import { rebuildOnThread } from "./recovery/backgroundRebuild";
 import { reconcileResponses } from "./responses/responseIndex";
@@ -51,11 +51,11 @@ import { describeZodError, requestFieldsSchema, type RequestFields, type Request
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./files/stateDir";
 import { assertManaged, openStateDir } from "./store/ownership";
 import { applyChange, newRequest, type Change } from "./model/transition";
-import { openDisabledTracker } from "./disabledTracker";
+import { openDisabledTracker, trackingOffError } from "./disabledTracker";
 import { redactField, redactRequestFields, type Redaction } from "./model/redaction";
 
-export type { ChangeInput, CreateInput, MonitorOptions, MonitorWithRetention, Tracker } from "./trackerInterface";
-import type { MonitorWithRetention, Tracker } from "./trackerInterface";
+export type { ChangeInput, CreateInput, MonitorOptions, MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
+import type { MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
 
 function validateFields(fields: RequestFields | undefined): RequestFields | undefined {
   if (fields === undefined) return undefined;
@@ -89,6 +89,21 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
   // Tracking off (REQWATCH_DISABLED, or enabled: false): not one file is touched from here on.
   if (!resolved.enabled) return openDisabledTracker(resolved, options.enabled === false);
+  return openRecording(resolved);
+}
+
+/**
+ * `openTracker` for reqwatch's own programs (the dashboard, the CLI, the MCP server): the library's
+ * calls with the read model and a person's actions. With tracking off there is nothing to read or
+ * act on: the caller checks first (the CLI's `stopIfTrackingOff`), and this refuses.
+ */
+export function openTrackerService(options: TrackerOptions = {}): TrackerService {
+  const resolved = resolveTrackerOptions(options);
+  if (!resolved.enabled) throw trackingOffError("Reading or acting on the state folder");
+  return openRecording(resolved);
+}
+
+function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   const { dir, ownership } = openStateDir(resolved.stateDir, resolved);
   ensureStateDir(dir);
   let opened = openIndex(dir.indexFile);

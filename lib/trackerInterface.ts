@@ -30,8 +30,9 @@ import type { IndexingProgress } from "./store/context";
 import type { ResolvedTrackerOptions } from "./store/options";
 import type { Ownership } from "./store/ownership";
 
-// What `openTracker` returns, apart from it: the recording tracker (lib/tracker.ts) and the one
-// that records nothing (lib/disabledTracker.ts) both implement it, and neither imports the other's module.
+// What `openTracker` returns (the library's `Tracker`) and what reqwatch's own programs open
+// (`TrackerService`), apart from the implementations: the recording tracker (lib/tracker.ts) and
+// the one that records nothing (lib/disabledTracker.ts), neither importing the other's module.
 
 export interface CreateInput extends RequestFields {
   /** Default: a random UUID. */
@@ -59,13 +60,17 @@ export interface MonitorWithRetention extends MonitorHandle {
   retention: RetentionHandle | null;
 }
 
+/**
+ * The library's tracker: what a gateway or a worker calls (lib/index.ts publishes it). The recording
+ * tracker and the one that records nothing when tracking is off (lib/disabledTracker.ts) implement it.
+ */
 export interface Tracker {
-  readonly stateDir: StateDir;
   /**
    * Managed (reqwatch created or adopted the folder, and writes there) or observed (another
    * program's folder: read, never written; every write is refused with READ_ONLY), and why.
    */
   readonly ownership: Ownership;
+  /** The options as resolved (defaults and REQWATCH_* settings filled in). */
   readonly options: ResolvedTrackerOptions;
   /**
    * The recovery report of `open`; with `recover: false`, the report of the index rebuild if one
@@ -79,6 +84,33 @@ export interface Tracker {
   update(requestId: string, change: ChangeInput): RequestRecord;
   get(requestId: string): RequestRecord | null;
   list(filters?: ListFilters): RequestPage;
+  /** Claim the oldest ready `queued` request (see lib/queue/claimNext.ts). Null when none is ready. */
+  claimNext(options?: ClaimOptions): Claim | null;
+  /** Renew a claim; false when the token is no longer current (stop: the result will be dropped). */
+  heartbeat(requestId: string, token: string): boolean;
+  /** Write the result marker, so a crash before `complete` loses nothing (runWorker does this). */
+  recordResult(requestId: string, token: string, result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean }): void;
+  complete(requestId: string, token: string, result?: CompleteResult, by?: string): Delivery;
+  fail(requestId: string, token: string, error: string, options?: FailOptions): Delivery;
+  /** Resolves when the request reaches a terminal state, by any process; rejects with TimeoutError after `timeoutMs`. */
+  waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
+  /** The session tracker: sessions/<id>.json, their index, their feed changes. */
+  readonly sessions: SessionTracker;
+  /**
+   * Run the monitor every `monitorIntervalMs` until `stop()` or `close()`; on a managed folder it
+   * also runs the retention (now, then every RETENTION_INTERVAL_MS) unless `retention: false`.
+   */
+  startMonitor(options?: Partial<MonitorOptions>): MonitorWithRetention;
+  close(): void;
+}
+
+/**
+ * The recording tracker as reqwatch's own programs use it (the dashboard, the CLI, the MCP server,
+ * the exporter and the receiver): the library's calls, the read model and a person's actions. Not
+ * in the package's types: a dashboard feature widens this, never the library.
+ */
+export interface TrackerService extends Tracker {
+  readonly stateDir: StateDir;
   /**
    * Every request `filters` match, in their order, `pageSize` (default 1,000) at a time, all from
    * one snapshot of the index taken at the first page: a request updated meanwhile is listed once,
@@ -110,15 +142,6 @@ export interface Tracker {
   refresh(ids?: readonly string[]): void;
   cleanup(options?: Partial<CleanupOptions>): CleanupReport;
   restore(requestId: string): RequestRecord;
-
-  /** Claim the oldest ready `queued` request (see lib/queue/claimNext.ts). Null when none is ready. */
-  claimNext(options?: ClaimOptions): Claim | null;
-  /** Renew a claim; false when the token is no longer current (stop: the result will be dropped). */
-  heartbeat(requestId: string, token: string): boolean;
-  /** Write the result marker, so a crash before `complete` loses nothing (runWorker does this). */
-  recordResult(requestId: string, token: string, result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean }): void;
-  complete(requestId: string, token: string, result?: CompleteResult, by?: string): Delivery;
-  fail(requestId: string, token: string, error: string, options?: FailOptions): Delivery;
   /** A person's retry of ids or of every request matching a filter; `dryRun` reports exactly what would change. */
   retry(target: RetryTarget, options?: RetryOptions): RetryReport;
   /** A person's cancel: created, queued or processing requests go to `failed`, reason `cancelled`; a worker's late result is dropped. */
@@ -147,11 +170,6 @@ export interface Tracker {
   /** One pass of the stuck monitor. */
   monitorPass(): MonitorPass;
   /**
-   * Run the monitor every `monitorIntervalMs` until `stop()` or `close()`; on a managed folder it
-   * also runs the retention (now, then every RETENTION_INTERVAL_MS) unless `retention: false`.
-   */
-  startMonitor(options?: Partial<MonitorOptions>): MonitorWithRetention;
-  /**
    * One run of the retention (what the monitor runs): finished requests past `retentionMs`
    * archived and removed in paced steps, audited `by: retention`; the archive's own retention
    * applied. Null on an observed folder, with retention off, or when the tracker closed meanwhile.
@@ -159,8 +177,6 @@ export interface Tracker {
   runRetention(): Promise<RetentionRun | null>;
   /** The retention's settings, whether it acts on this folder, and its latest runs (by any process). */
   retention(): RetentionStatus;
-  /** Resolves when the request reaches a terminal state, by any process; rejects with TimeoutError after `timeoutMs`. */
-  waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
   /** Waits not yet settled. */
   pendingWaits(): number;
   /** Watch the state directory for writers that are not ours, and reconcile it periodically; restarted when `checkIndex` reopens the index. */
@@ -181,8 +197,6 @@ export interface Tracker {
   checkIndex(): IndexCheck;
   /** `checkIndex` every `intervalMs` (default 1 s) in a long-lived process; `onReopened` is told the cause after a reopen. */
   startIndexGuard(options?: { intervalMs?: number; onReopened?: (cause: string) => void; onError?: (error: unknown) => void }): IndexGuardHandle;
-  /** The session tracker: sessions/<id>.json, their index, their feed changes. */
-  readonly sessions: SessionTracker;
   /** Bulk actions with dry runs, progress, the audit log and undo (the dashboard's actions). */
   readonly actions: Actions;
   /** With `rebuild: "in-background"`: how far the rebuild of the index from the files is; null when the index is complete. */
@@ -194,5 +208,4 @@ export interface Tracker {
    * fails (a full disk), it rejects and `indexing()` stays: calling it again tries again.
    */
   rebuildIndex(): Promise<RecoveryReport | null>;
-  close(): void;
 }

@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
 import { trackingEnabled, type TrackerOptions } from "../store/options";
 import { noteTrackingOff } from "../disabledTracker";
-import { openTracker, type Tracker } from "../tracker";
+import { openTracker, openTrackerService, type Tracker, type TrackerService } from "../tracker";
+import { resolveStateDirPath, stateDirAt } from "../files/stateDir";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 
@@ -28,13 +29,19 @@ export function requireAllChanged(named: number, changed: number, dryRun: boolea
  * With tracking off (REQWATCH_DISABLED), a command with nothing to do without a recording folder (a
  * server or a loop, one request or session shown, a change the disabled tracker cannot fake) stops
  * here: one line on stderr and exit 0, so a hook never fails because tracking is off. The commands
- * whose output a script captures (create, update, the session records) and the lists run on the
- * disabled tracker `openTracker` returns instead, and print what it answers.
+ * whose output a script captures (create, update, the session records) run on the disabled tracker
+ * `openTracker` returns instead (`withLibraryTracker`), and the lists print an empty result
+ * (`trackingIsOff`).
  */
 export function stopIfTrackingOff(): void {
-  if (asUsage(() => trackingEnabled())) return;
+  if (trackingIsOff()) throw new TrackingOff();
+}
+
+/** True, having said so once on stderr, when tracking is off: a list then prints an empty result. */
+export function trackingIsOff(): boolean {
+  if (asUsage(() => trackingEnabled())) return false;
   noteTrackingOff();
-  throw new TrackingOff();
+  return true;
 }
 
 /**
@@ -44,10 +51,16 @@ export function stopIfTrackingOff(): void {
  * `creates`: the command may create a missing state directory (it records something); a command
  * that reads never does, and says the folder does not exist.
  */
-export function trackerFor(command: Command, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Tracker {
+export function trackerFor(command: Command, options: CommandOptions = {}, creates = false): TrackerService {
+  return openFor(command, openTrackerService, options, creates);
+}
+
+type CommandOptions = Omit<TrackerOptions, "stateDir" | "recover" | "create">;
+
+function openFor<T>(command: Command, open: (options: TrackerOptions) => T, options: CommandOptions, creates: boolean): T {
   const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
   try {
-    return asUsage(() => openTracker({ ...options, stateDir, recover: false, create: creates }));
+    return asUsage(() => open({ ...options, stateDir, recover: false, create: creates }));
   } catch (error) {
     // The folder named by --state-dir or REQWATCH_STATE_DIR is missing or not a folder: the value is wrong.
     if (isReqwatchError(error) && typeof error.details?.stateDir === "string") {
@@ -77,7 +90,7 @@ function asUsage<T>(open: () => T): T {
  * up to the files (`refresh`: `ids` only, or every file), since no process may have followed them
  * since it was last read (another program's writes, a file edited by hand).
  */
-export function withFreshTracker<T>(command: Command, fn: (tracker: Tracker) => T | Promise<T>, ids?: readonly string[]): Promise<T> {
+export function withFreshTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>, ids?: readonly string[]): Promise<T> {
   return withTracker(command, (tracker) => {
     tracker.refresh(ids);
     return fn(tracker);
@@ -87,11 +100,24 @@ export function withFreshTracker<T>(command: Command, fn: (tracker: Tracker) => 
 /** A source as the command line named it, `otel` as the telemetry the dashboard kept for this state folder. */
 export async function sourceFor(command: Command, given: SourceSpec | "otel"): Promise<SourceSpec> {
   if (given !== "otel") return given;
+  // Nothing is kept with tracking off: the receiver's store, where it would be, reads as empty.
+  if (trackingIsOff()) return otelSpec(stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir, telemetrySettings().stuckAfterMs);
   return withTracker(command, (tracker) => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));
 }
 
-export async function withTracker<T>(command: Command, fn: (tracker: Tracker) => T | Promise<T>, options: Omit<TrackerOptions, "stateDir" | "recover" | "create"> = {}, creates = false): Promise<T> {
-  const tracker = trackerFor(command, options, creates);
+export function withTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>, options: CommandOptions = {}, creates = false): Promise<T> {
+  return closing(trackerFor(command, options, creates), fn);
+}
+
+/**
+ * For a hook's commands (create, update, the session records): the library's tracker, which with
+ * tracking off records nothing and still answers, so a script that captures the output goes on.
+ */
+export function withLibraryTracker<T>(command: Command, fn: (tracker: Tracker) => T | Promise<T>, creates = false): Promise<T> {
+  return closing(openFor(command, openTracker, {}, creates), fn);
+}
+
+async function closing<K extends { close(): void }, T>(tracker: K, fn: (tracker: K) => T | Promise<T>): Promise<T> {
   try {
     // Awaited, so a command that streams keeps its tracker open until it is done.
     return await fn(tracker);

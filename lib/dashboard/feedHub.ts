@@ -1,6 +1,6 @@
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckRequest } from "../monitor/monitorPass";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 import { queuesView, stuckBy } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent, type ResetReason, type RetentionRun, type StuckSnapshot } from "./feedEvents";
@@ -72,7 +72,7 @@ export class FeedHub {
   private retention: RetentionRun | null = null;
 
   constructor(
-    private readonly tracker: Tracker,
+    private readonly tracker: TrackerService,
     options: FeedHubOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 50;

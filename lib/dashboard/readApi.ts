@@ -15,6 +15,7 @@ import type { IndexingProgress } from "../store/context";
 import { answerEventStream } from "./eventStream";
 import { answerExport } from "./exportStream";
 import type { Runtime } from "./runtime";
+import { API_ROUTES, routePattern, type ReadApiPath } from "../http/apiRoutes";
 
 /**
  * The body of GET /api/status: the counts per state and the stuck monitor's latest pass, which the
@@ -35,46 +36,30 @@ type Streamed = { stream: (runtime: Runtime, request: IncomingMessage, response:
  * The dashboard's read API: what the pages poll and refetch on every change, and the event stream
  * that tells them when, answered with Node's own request and response, without the framework's
  * per-request work (see docs/ARCHITECTURE.md, "Serving"). Downloads and actions go on to Next.js.
+ * Each path and what it is for is in the route table (lib/http/apiRoutes.ts); here, its answer.
  */
-const ROUTES: readonly [RegExp, Answer | Streamed][] = [
-  // The change feed as Server-Sent Events (lib/dashboard/eventStream.ts).
-  [/^\/api\/events$/, { stream: answerEventStream }],
-  // Every request the table's URL query matches, as CSV or JSON Lines, streamed (lib/dashboard/exportStream.ts).
-  [/^\/api\/export$/, { stream: answerExport }],
-  // What the header shows: counts per state and the stuck monitor's latest pass (the event stream sends the same).
-  [/^\/api\/status$/, (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot, indexing: runtime.indexing() })],
-  // One page of the requests table; the query is the page's own URL query (lib/model/requestQuery.ts).
-  [/^\/api\/requests$/, (runtime, _, query) => tableView(runtime, parseRequestQuery(query))],
-  [
-    /^\/api\/requests\/([^/]+)$/,
-    (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
-  ],
-  // The overview's last hour (throughput, latency percentiles) and newest failures.
-  [/^\/api\/overview$/, (runtime) => overviewView(runtime.tracker)],
-  // The charts: attempts ended, waits, run times and live states per interval over 1h, 24h or 7d (lib/views/activityView.ts).
-  [
-    /^\/api\/activity$/,
-    (runtime, _, query) => {
-      const { range, match } = parseActivityQuery(query);
-      return activityView(runtime.tracker, range, match);
-    },
-  ],
-  // Each workspace's queue (queued, processing, oldest wait) and its pause: the overview's table and the header's paused badge.
-  [/^\/api\/queues$/, (runtime) => ({ queues: queuesView(runtime.tracker, runtime.lastStuck()) })],
-  // What the table's workspace and session filters suggest as you type: known values starting with `prefix`.
-  [/^\/api\/values\/(workspace|session)$/, (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) })],
-  // Every worker process seen in the claims, alive or gone and how we know (the workers page).
-  [/^\/api\/workers$/, (runtime) => ({ workers: workersView(runtime.tracker) })],
-  [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
-  [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],
-  [/^\/api\/health$/, healthAnswer],
-  // Other programs' queues the dashboard reads (--source): counts, stuck, errors; and one row of one.
-  [/^\/api\/sources$/, (runtime) => ({ sources: runtime.sources.statuses() })],
-  [
-    /^\/api\/sources\/([^/]+)\/requests\/([^/]+)$/,
-    (runtime, name, _, id) => sourceRequestView(runtime.sources.get(name), id) ?? notFound(`${name} has no row ${id} (it may have been deleted by its owner).`),
-  ],
-];
+const ANSWERS: { readonly [path in ReadApiPath]: Answer | Streamed } = {
+  "/api/events": { stream: answerEventStream },
+  "/api/export": { stream: answerExport },
+  "/api/status": (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot, indexing: runtime.indexing() }),
+  "/api/requests": (runtime, _, query) => tableView(runtime, parseRequestQuery(query)),
+  "/api/requests/:id": (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
+  "/api/overview": (runtime) => overviewView(runtime.tracker),
+  "/api/activity": (runtime, _, query) => {
+    const { range, match } = parseActivityQuery(query);
+    return activityView(runtime.tracker, range, match);
+  },
+  "/api/queues": (runtime) => ({ queues: queuesView(runtime.tracker, runtime.lastStuck()) }),
+  "/api/values/:field(workspace|session)": (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) }),
+  "/api/workers": (runtime) => ({ workers: workersView(runtime.tracker) }),
+  "/api/sessions": (runtime) => ({ sessions: sessionsView(runtime.tracker) }),
+  "/api/sessions/:id": (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`),
+  "/api/health": healthAnswer,
+  "/api/sources": (runtime) => ({ sources: runtime.sources.statuses() }),
+  "/api/sources/:name/requests/:id": (runtime, name, _, id) => sourceRequestView(runtime.sources.get(name), id) ?? notFound(`${name} has no row ${id} (it may have been deleted by its owner).`),
+};
+
+const ROUTES: readonly [RegExp, Answer | Streamed][] = API_ROUTES.flatMap((route) => (route.answeredBy === "readApi" ? [[routePattern(route.path), ANSWERS[route.path]] as const] : []));
 
 /** The requests table's page: the state folder's, or with `source`, that source's. */
 export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {

@@ -12,7 +12,7 @@ import type { MonitorHandle } from "../monitor/startMonitor";
 import type { TrackerOptions } from "../store/options";
 import type { IndexingProgress } from "../store/context";
 import { resolveStateDirPath } from "../files/stateDir";
-import { openTracker, type Tracker } from "../tracker";
+import { openTrackerService, type TrackerService } from "../tracker";
 import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
@@ -26,7 +26,7 @@ import { startTelemetry, telemetrySettings, type TelemetryHandle, type Telemetry
  * all use the same one: see `getRuntime`.
  */
 export interface Runtime {
-  readonly tracker: Tracker;
+  readonly tracker: TrackerService;
   readonly monitor: MonitorHandle;
   /** Restarted by the tracker when the index guard reopens the state directory. */
   readonly ingest: IngestHandle;
@@ -73,7 +73,7 @@ const INDEXING_RETRY_MAX_MS = 5 * 60_000;
 
 /**
  * Open the runtime on a state directory (the options default to the environment's, as for
- * `openTracker`). Looking changes nothing: no start-up recovery (timing out hung requests is their
+ * `openTrackerService`). Looking changes nothing: no start-up recovery (timing out hung requests is their
  * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
  * queue owns, and in a folder reqwatch only observes, on nothing.
  */
@@ -82,7 +82,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   // empty one is observed: a gateway may have made it and not written yet.
   const stateDir = resolveStateDirPath(options.stateDir);
   // A folder opened for the first time (or a lost index) is indexed while the server answers: newest first, so the first page is right at once.
-  const tracker = openTracker({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir), rebuild: "in-background" });
+  const tracker = openTrackerService({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir), rebuild: "in-background" });
   // Actions a killed server left half done say so in the audit log.
   if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
@@ -190,7 +190,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
  * intervals, until one succeeds or the runtime closes; `failure` says why meanwhile. Settles when
  * the first try ends, however it ends.
  */
-function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; progress: () => IndexingProgress | null } {
+function indexInBackground(tracker: TrackerService, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; progress: () => IndexingProgress | null } {
   let failure: IndexingProgress["failure"] = null;
   /** The tracker's progress with the last try's failure: what the pages and the event stream show. */
   const withFailure = () => {
@@ -223,7 +223,7 @@ function indexInBackground(tracker: Tracker, feed: FeedHub, closed: () => boolea
 }
 
 /** After a rebuild, fill the search index in small steps, leaving the event loop free between them; stops when the runtime closes. */
-function fillTextIndex(tracker: Tracker, closed: () => boolean): void {
+function fillTextIndex(tracker: TrackerService, closed: () => boolean): void {
   const step = () => {
     if (closed()) return;
     try {

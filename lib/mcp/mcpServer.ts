@@ -8,7 +8,7 @@ import { parseDuration } from "../model/duration";
 import type { State } from "../model/states";
 import { COMMAND_STATUSES, type SessionResult } from "../sessions/sessionTracker";
 import { sessionSummaryLines } from "../sessions/summary";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 import { displayJson } from "../model/displayText";
 import { explainRequest } from "../views/explainView";
 import { requestDetailView } from "../views/requestsView";
@@ -65,7 +65,7 @@ const CONFIRM = "Leave out (or false) for the dry run; true, with the dry run's 
  * run bound to it with `confirm: true`, named `mcp` in the audit log and in each request's history.
  * `source_queue` reads only the `sources` the user started it with, and those that name no path.
  */
-export function createMcpServer(tracker: Tracker, version: string, sources: readonly SourceSpec[] = []): McpServer {
+export function createMcpServer(tracker: TrackerService, version: string, sources: readonly SourceSpec[] = []): McpServer {
   const server = new McpServer({ name: "reqwatch", version });
   const stuck = () => tracker.stuck();
   const readable = new ConfiguredSources(sources, () => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));
@@ -279,13 +279,13 @@ export function createMcpServer(tracker: Tracker, version: string, sources: read
   return server;
 }
 
-type ActionInput = Parameters<Tracker["actions"]["preview"]>[0];
+type ActionInput = Parameters<TrackerService["actions"]["preview"]>[0];
 
 /**
  * The dry run, or (confirmed) the run bound to it, as the dashboard's audited action by `mcp`. The
  * dry run is kept in the index, so a client that starts a server per call confirms it in another.
  */
-async function act(tracker: Tracker, input: ActionInput, confirm: boolean | undefined, previewId: string | undefined) {
+async function act(tracker: TrackerService, input: ActionInput, confirm: boolean | undefined, previewId: string | undefined) {
   if (!confirm) {
     const preview = tracker.actions.preview(input);
     return { dryRun: true, ...preview, next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and previewId: "${preview.previewId}".` };

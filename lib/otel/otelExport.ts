@@ -11,7 +11,7 @@ import { writeFileDurable } from "../fs/durableWrite";
 import { holderFile } from "../process/holderFile";
 import type { ProcessIdentity } from "../process/liveness";
 import { NO_EXPORT_YET, type ExportPosition, type OtelExportStatus } from "./exportStatus";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { lifecycleSpans } from "./lifecycleSpans";
 import { otlpEndpoint, otlpProtocol } from "./protocol";
@@ -93,7 +93,7 @@ const contentOf = (span: ReadableSpan) => createHash("sha1").update(JSON.stringi
  * files. A slow or dead collector only delays this loop: nothing waits on it, and a step holds at
  * most STEP_CHANGES changes' spans in memory.
  */
-export function startOtelExport(tracker: Tracker, options: OtelExportOptions = {}) {
+export function startOtelExport(tracker: TrackerService, options: OtelExportOptions = {}) {
   const exporter = options.exporter ?? otlpExporterFromEnv();
   const positionFile = options.positionFile ?? path.join(tracker.stateDir.storeDir, "otel-position.json");
   const pollMs = options.pollMs ?? 500;

@@ -6,7 +6,7 @@ import type { Resource } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { otlpEndpoint, otlpProtocol } from "./protocol";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 
 /** The OTLP metric exporter the standard variables describe (OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL, ENDPOINT, HEADERS). */
 export function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env): PushMetricExporter {
@@ -45,7 +45,7 @@ function reporting(exporter: PushMetricExporter, onError: (error: Error) => void
   };
 }
 
-export function startOtelMetrics(tracker: Tracker, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void; observing?: () => boolean } = {}): OtelMetrics {
+export function startOtelMetrics(tracker: TrackerService, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void; observing?: () => boolean } = {}): OtelMetrics {
   // An exporter that waits for another reports no gauges: the one exporting does.
   const observing = options.observing ?? (() => true);
   const intervalMs = options.intervalMs ?? (Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000);

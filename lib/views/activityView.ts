@@ -1,6 +1,6 @@
 import { ACTIVITY_RANGES, binPercentile, LIVE_STATES, type ActivityRange, type WorkspaceMatch } from "../model/activity";
 import type { AttemptEnd } from "../model/attempts";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 
 const OUTCOMES = ["completed", "failed", "timed out", "released", "stopped"] as const satisfies readonly AttemptEnd[];
 
@@ -34,7 +34,7 @@ function totalsOf(ended: ActivityView["ended"]): ActivityView["totals"] {
 }
 
 /** The activity of the last `range`, for every workspace or those `match` picks, from the index's rollups. */
-export function activityView(tracker: Tracker, range: ActivityRange, match: WorkspaceMatch, now = tracker.options.now()): ActivityView {
+export function activityView(tracker: TrackerService, range: ActivityRange, match: WorkspaceMatch, now = tracker.options.now()): ActivityView {
   const { rangeMs, pointMs, spanMs } = ACTIVITY_RANGES[range];
   const count = rangeMs / pointMs;
   const lastPoint = Math.floor(now / pointMs);

@@ -6,7 +6,7 @@ import { attemptsOf, type Attempt } from "../model/attempts";
 import type { RequestRecord } from "../model/requestFormat";
 import { isTerminal, STATES, type State } from "../model/states";
 import type { StuckRequest } from "../monitor/monitorPass";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 import { escapeControls, named, quoted } from "../model/displayText";
 import { lifecycleSegments, timeInStates } from "./lifecycle";
 import { requestDetailView, type ResponseView } from "./requestsView";
@@ -34,7 +34,7 @@ export interface Explanation {
 }
 
 /** A request's session file, or why it cannot be read (a corrupt file is reported, never fatal here). */
-function readSession(tracker: Tracker, sessionId: string): { session: SessionRecord | null; problem: string | null } {
+function readSession(tracker: TrackerService, sessionId: string): { session: SessionRecord | null; problem: string | null } {
   try {
     return { session: tracker.sessions.get(sessionId), problem: null };
   } catch (error) {
@@ -76,7 +76,7 @@ function nextStep(request: RequestRecord, stuckReason: string | null, retry: { a
 }
 
 /** In a folder reqwatch only observes, its commands are refused: the step is the owning program's. */
-function leftToOwner(next: Explanation["next"], ownership: Tracker["ownership"]): Explanation["next"] {
+function leftToOwner(next: Explanation["next"], ownership: TrackerService["ownership"]): Explanation["next"] {
   if (ownership.access === "managed" || next.command === null) return next;
   return { advice: `${next.advice} The program that writes this folder has to do it: reqwatch only observes it (${ownership.reason}).`, command: null };
 }
@@ -86,7 +86,7 @@ function leftToOwner(next: Explanation["next"], ownership: Tracker["ownership"])
  * dropped, its callback, why it is stuck (the monitor's rules), its session's context, and what to
  * do next with the command for it. Null when the request does not exist.
  */
-export function explainRequest(tracker: Tracker, requestId: string, stuck: readonly StuckRequest[]): Explanation | null {
+export function explainRequest(tracker: TrackerService, requestId: string, stuck: readonly StuckRequest[]): Explanation | null {
   const detail = requestDetailView(tracker, requestId, stuck);
   if (!detail) return null;
   const { request, stuckReason, stateSince } = detail;

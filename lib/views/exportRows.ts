@@ -5,7 +5,7 @@ import { ReqwatchError } from "../model/errors";
 import { MAX_PAGE_SIZE, type ListFilters } from "../model/listFilters";
 import { toMatchFilter, type RequestQuery } from "../model/requestQuery";
 import type { StuckRequest } from "../monitor/monitorPass";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -52,8 +52,13 @@ function pageText(rows: readonly RequestSummary[], format: ExportFormat): string
  * the index's write-ahead log from being checkpointed), and memory stays one page. A single page
  * needs no spool. The first chunk comes once the snapshot is read, so any error comes before it.
  */
-export async function* exportChunks(tracker: Tracker, filter: ExportFilter, format: ExportFormat, pageSize = MAX_PAGE_SIZE): AsyncGenerator<string | Buffer, void, undefined> {
-  const header = format === "csv" ? `${COLUMNS.join(",")}\r\n` : "";
+/** What an export of no request is: CSV's header line, JSON Lines' nothing. */
+export function exportHeader(format: ExportFormat): string {
+  return format === "csv" ? `${COLUMNS.join(",")}\r\n` : "";
+}
+
+export async function* exportChunks(tracker: TrackerService, filter: ExportFilter, format: ExportFormat, pageSize = MAX_PAGE_SIZE): AsyncGenerator<string | Buffer, void, undefined> {
+  const header = exportHeader(format);
   const pages = tracker.listAll(filter, pageSize);
   let spool: Spool | null = null;
   try {

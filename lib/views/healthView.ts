@@ -4,7 +4,7 @@ import type { IndexGuardStatus } from "../recovery/indexGuard";
 import type { IngestStatus } from "../ingest/startIngest";
 import type { MonitorHandle } from "../monitor/startMonitor";
 import { STATES } from "../model/states";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 import type { RetentionStatus } from "../actions/retention";
 
 export interface HealthView {
@@ -39,7 +39,7 @@ function sizeOf(file: string): number {
 }
 
 /** What the health page and /api/health show. */
-export function healthView(tracker: Tracker, ingest: IngestStatus, monitor: MonitorHandle, guard: IndexGuardStatus): HealthView {
+export function healthView(tracker: TrackerService, ingest: IngestStatus, monitor: MonitorHandle, guard: IndexGuardStatus): HealthView {
   const counts = tracker.countsByState();
   const pass = monitor.lastPass();
   const index = tracker.stateDir.indexFile;

@@ -3,7 +3,7 @@ import type { RecoveryReport } from "../recovery/recover";
 import type { RetentionStatus } from "../actions/retention";
 import type { RequestRecord } from "../model/requestFormat";
 import { TERMINAL_STATES, type State } from "../model/states";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 import { stateSteps } from "../model/stateSteps";
 
 export interface Percentiles {
@@ -63,7 +63,7 @@ function timings(request: RequestRecord): { wait: number | null; work: number | 
 }
 
 /** Throughput and latency over the last hour, from the index and the newest finished requests' histories. */
-export function overviewMetrics(tracker: Tracker, now: number): OverviewMetrics {
+export function overviewMetrics(tracker: TrackerService, now: number): OverviewMetrics {
   const finished: Partial<Record<State, number>> = {};
   const wait: number[] = [];
   const work: number[] = [];
@@ -98,12 +98,12 @@ export interface OverviewView {
   retention: RetentionStatus;
 }
 
-export function overviewView(tracker: Tracker, now = tracker.options.now()): OverviewView {
+export function overviewView(tracker: TrackerService, now = tracker.options.now()): OverviewView {
   return { metrics: overviewMetrics(tracker, now), failures: recentFailures(tracker), retention: tracker.retention() };
 }
 
 /** The newest failed and timed-out requests, with their errors. */
-export function recentFailures(tracker: Tracker, limit = 5): RecentFailure[] {
+export function recentFailures(tracker: TrackerService, limit = 5): RecentFailure[] {
   return tracker.list({ states: ["failed", "timeout"], limit }).items.map((row) => ({
     requestId: row.requestId,
     state: row.state,
@@ -117,7 +117,7 @@ export function recentFailures(tracker: Tracker, limit = 5): RecentFailure[] {
  * tracker was opened with recovery), and those the first monitor pass released or timed out (a
  * reqwatch worker gone). `processingAfterOpen` is the processing ids before that first pass.
  */
-export function recoveryNotice(tracker: Tracker, report: RecoveryReport | null, processingAfterOpen: readonly string[]): RecoveryNotice | null {
+export function recoveryNotice(tracker: TrackerService, report: RecoveryReport | null, processingAfterOpen: readonly string[]): RecoveryNotice | null {
   const outcomes: Partial<Record<State, string[]>> = {};
   const add = (state: State, id: string) => (outcomes[state] ??= []).push(id);
   for (const id of report?.timedOut ?? []) add("timeout", id);

@@ -1,7 +1,7 @@
 import type { QueueStats } from "../db/queries/queueStats";
 import type { Pause } from "../files/pauseFile";
 import type { StuckRequest } from "../monitor/monitorPass";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 
 /** A workspace's queue as the overview, the requests page and `reqwatch queues` show it. */
 export interface QueueRow extends QueueStats {
@@ -60,7 +60,7 @@ export function queueStatusText(row: QueueRow): string {
  * Every workspace with work waiting or running, and every paused one (with or without requests),
  * by name. `stuck`: what the stuck monitor found (the dashboard's latest pass, or `tracker.stuck()`).
  */
-export function queuesView(tracker: Tracker, stuckFound: readonly StuckRequest[], now = Date.now()): QueueRow[] {
+export function queuesView(tracker: TrackerService, stuckFound: readonly StuckRequest[], now = Date.now()): QueueRow[] {
   const pauses = new Map(tracker.pauses().map((pause) => [pause.workspace, pause]));
   const stuck = stuckBy(stuckFound);
   const rows = new Map<string, QueueRow>();

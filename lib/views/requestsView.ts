@@ -10,7 +10,7 @@ import { TEXT_FIELDS, type RequestRecord, type TextField } from "../model/reques
 import { canTransition } from "../model/states";
 import { stateEnteredAt } from "../model/transition";
 import { stuckReasonOf } from "./stuckReason";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 
 /** A table row: the list row and, when the monitor flagged it, why it is stuck. */
 export interface RequestRow extends RequestSummary {
@@ -27,7 +27,7 @@ export interface RequestsView {
 }
 
 /** One page of the requests table for a URL query, with the stuck monitor's reasons on its rows. */
-export function requestsView(tracker: Tracker, query: RequestQuery, stuck: readonly StuckRequest[], limit = 50): RequestsView {
+export function requestsView(tracker: TrackerService, query: RequestQuery, stuck: readonly StuckRequest[], limit = 50): RequestsView {
   const byId = new Map(stuck.map((s) => [s.requestId, s]));
   const page: RequestPage = tracker.list(toListFilters(query, tracker.options.now(), [...byId.keys()], limit));
   const items = page.items.map((item) => ({ ...item, stuckReason: stuckReasonOf(byId, item) }));
@@ -68,7 +68,7 @@ export interface RequestDetailView {
 }
 
 /** The whole output of the request's response file (the download the page links to when it shows it cut); null when there is none. */
-export function responseOutput(tracker: Tracker, request: RequestRecord): string | null {
+export function responseOutput(tracker: TrackerService, request: RequestRecord): string | null {
   const { ipcDir } = tracker.stateDir;
   const file = ipcDirExists(ipcDir) && responseFilePath(ipcDir, request.workspace, request.requestId);
   const read = file ? readResponseFile(file, request.requestId) : null;
@@ -76,7 +76,7 @@ export function responseOutput(tracker: Tracker, request: RequestRecord): string
 }
 
 /** Read the request's response file now (the file is the truth), leniently: missing or unreadable is said, never thrown. */
-function responseView(tracker: Tracker, request: RequestRecord): ResponseView | null {
+function responseView(tracker: TrackerService, request: RequestRecord): ResponseView | null {
   const { ipcDir, root } = tracker.stateDir;
   if (!ipcDirExists(ipcDir)) return null;
   const file = responseFilePath(ipcDir, request.workspace, request.requestId);
@@ -94,7 +94,7 @@ function responseView(tracker: Tracker, request: RequestRecord): ResponseView | 
 }
 
 /** A request with what the detail page needs beside it: its stuck reason and the actions its state allows. */
-export function requestDetailView(tracker: Tracker, requestId: string, stuck: readonly StuckRequest[]): RequestDetailView | null {
+export function requestDetailView(tracker: TrackerService, requestId: string, stuck: readonly StuckRequest[]): RequestDetailView | null {
   const request = tracker.get(requestId);
   if (!request) return null;
   // The transition table says whether a state can go back to queued at all; retryDecision says whether a person may do it now.

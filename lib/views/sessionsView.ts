@@ -4,7 +4,7 @@ import type { SessionSeen } from "../db/queries/sessionsSeen";
 import type { SessionRecord } from "../files/sessionFile";
 import { toSessionSummary } from "../db/sessionRows";
 import { sessionState, type SessionState } from "../sessions/sessionState";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 
 export interface SessionRow extends SessionSummary {
   state: SessionState;
@@ -35,7 +35,7 @@ function lastActive(row: Pick<SessionRow, "updatedAt" | "lastSeen">): number {
  * The sessions list: every recorded session, and every session id requests carry without a
  * recorded context, with their requests' counts and first and last seen; most recently active first.
  */
-export function sessionsView(tracker: Tracker): SessionRow[] {
+export function sessionsView(tracker: TrackerService): SessionRow[] {
   const now = tracker.options.now();
   const expiry = tracker.options.sessionExpiryMs;
   const recorded = tracker.sessions.list();
@@ -54,7 +54,7 @@ export function sessionsView(tracker: Tracker): SessionRow[] {
 }
 
 /** A session's page: its recorded context if any, and its requests; null when neither exists. */
-export function sessionDetailView(tracker: Tracker, sessionId: string): SessionDetailView | null {
+export function sessionDetailView(tracker: TrackerService, sessionId: string): SessionDetailView | null {
   const session = tracker.sessions.get(sessionId);
   const seen = tracker.sessionsSeen({ ids: [sessionId] })[0] ?? null;
   if (!session && !seen) return null;

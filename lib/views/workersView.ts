@@ -1,7 +1,7 @@
 import type { WorkerRow } from "../db/queries/workers";
 import { formatDuration } from "../model/duration";
 import { claimLiveness, type Liveness } from "../process/liveness";
-import type { Tracker } from "../tracker";
+import type { TrackerService } from "../tracker";
 
 /** A worker as the workers page shows it: what it did, and whether it still runs and how we know. */
 export interface WorkerView extends WorkerRow {
@@ -27,7 +27,7 @@ function how(row: WorkerRow, liveness: Liveness, now: number): string {
   return `on another host (${row.host ?? "unknown"}): known by its heartbeats only${beat || "; none now"}`;
 }
 
-export function workersView(tracker: Tracker, now = Date.now()): WorkerView[] {
+export function workersView(tracker: TrackerService, now = Date.now()): WorkerView[] {
   let goneListed = 0;
   return tracker.workers().map((row) => {
     const liveness: Liveness = row.pid === null ? "unknown" : claimLiveness({ pid: row.pid, ...(row.host !== null && { host: row.host }), processStartedAt: row.processStartedAt });

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { openTracker, type Tracker } from "../../lib/tracker";
+import { openTrackerService, type TrackerService } from "../../lib/tracker";
 import { aClock } from "../helpers/clock";
 import { expect, test } from "./fixtures";
 
@@ -14,8 +14,8 @@ function twoMinutesAgo(): number {
 }
 
 /** The library on the test's folder, on a clock the test moves: every step it records falls where the clock says. */
-function trackerOn(stateDir: string, clock: { now: () => number }): Tracker {
-  return openTracker({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache"), now: clock.now });
+function trackerOn(stateDir: string, clock: { now: () => number }): TrackerService {
+  return openTrackerService({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache"), now: clock.now });
 }
 
 test("the overview's charts: a point appears as requests finish, read by keyboard, over another range", async ({ page, stateDir }) => {

@@ -1,5 +1,5 @@
 import type { Page } from "@playwright/test";
-import type { Tracker } from "../../lib/tracker";
+import type { TrackerService } from "../../lib/tracker";
 import { STATES, TERMINAL_STATES, type State } from "../../lib/model/states";
 import { expect, test } from "./fixtures";
 
@@ -14,13 +14,13 @@ const RECORDED = "sess-recorded";
 const BARE = "sess-bare";
 
 /** One request taken by this process's worker and left processing: silent past the heartbeat timeout, its worker alive. */
-function aSilentRequest(tracker: Tracker, requestId: string, workspace: string, sessionId?: string): void {
+function aSilentRequest(tracker: TrackerService, requestId: string, workspace: string, sessionId?: string): void {
   tracker.create({ requestId, workspace, state: "queued", ...(sessionId && { sessionId }) });
   const claim = tracker.claimNext({ workspace });
   if (claim?.request.requestId !== requestId) throw new Error(`expected to claim ${requestId}`);
 }
 
-function aFinishedRequest(tracker: Tracker, requestId: string, workspace: string, outcome: "completed" | "failed", sessionId?: string): void {
+function aFinishedRequest(tracker: TrackerService, requestId: string, workspace: string, outcome: "completed" | "failed", sessionId?: string): void {
   tracker.create({ requestId, workspace, state: "queued", ...(sessionId && { sessionId }) });
   const claim = tracker.claimNext({ workspace });
   if (claim?.request.requestId !== requestId) throw new Error(`expected to claim ${requestId}`);
@@ -29,7 +29,7 @@ function aFinishedRequest(tracker: Tracker, requestId: string, workspace: string
 }
 
 /** The folder: what each workspace holds is named in its ids. */
-function seed(tracker: Tracker): void {
+function seed(tracker: TrackerService): void {
   aFinishedRequest(tracker, "alpha-done-1", "alpha", "completed", RECORDED);
   aFinishedRequest(tracker, "alpha-done-2", "alpha", "completed");
   aFinishedRequest(tracker, "alpha-failed", "alpha", "failed", BARE);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { test as base, expect, type Page } from "@playwright/test";
 import { adoptStateDir } from "../../lib/store/ownership";
-import { openTracker, type Tracker } from "../../lib/tracker";
+import { openTrackerService, type TrackerService } from "../../lib/tracker";
 import { freePort } from "../helpers/processes";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -41,7 +41,7 @@ interface Fixtures {
   /** A fresh state directory for this test. */
   stateDir: string;
   /** The library, on the test's state directory: seed it before or while the app runs. */
-  tracker: Tracker;
+  tracker: TrackerService;
   /** The dashboard on a free port, serving `stateDir`; `page` and `request` use it as their base URL. */
   app: { url: string };
   /** Start the dashboard when the test says (after it has prepared the state directory); `kill` is SIGKILL. */
@@ -63,7 +63,7 @@ export const test = base.extend<Fixtures & Options>({
   },
 
   tracker: async ({ stateDir }, use) => {
-    const tracker = openTracker({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
+    const tracker = openTrackerService({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
     await use(tracker);
     tracker.close();
   },

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
+import { everyRoute } from "../helpers/apiRoutes";
 import { actionToken, expect, test } from "./fixtures";
 
 /** One raw HTTP request, so that the Host header can be anything, or absent. */
@@ -25,8 +26,11 @@ function raw(url: string, options: { method?: string; path: string; host?: strin
 }
 
 const PAGES = ["/", "/requests", "/requests/victim", "/sessions", "/sessions/s1", "/audit", "/health"];
-const API = ["/api/requests", "/api/requests/victim", "/api/actions", "/api/actions/1", "/api/status", "/api/sessions", "/api/sessions/s1", "/api/health", "/api/events"];
-const ACTION_ROUTES = ["/api/actions", "/api/actions/preview", "/api/actions/1/undo"];
+/** Every route of the HTTP API with every method it takes, from the route table (lib/http/apiRoutes.ts). */
+const API = everyRoute();
+const PAGE_ROUTES = PAGES.map((path) => ({ method: "GET", path }));
+/** Every route that changes something: each is tried with a forged token, other methods and simple content types. */
+const WRITE_ROUTES = API.filter((route) => route.method === "POST").map((route) => route.path);
 
 test.describe("hostile requests", () => {
   test.beforeEach(({ tracker }) => {
@@ -34,14 +38,14 @@ test.describe("hostile requests", () => {
     tracker.transition("victim", "failed");
   });
 
-  test("DNS rebinding: a foreign Host, a look-alike Host and no Host are refused on every route, the event stream included", async ({ app }) => {
-    for (const route of [...PAGES, ...API]) {
-      const own = await raw(app.url, { path: route });
-      expect(own.status, `${route} with our Host`).toBeLessThan(500);
+  test("DNS rebinding: a foreign Host, a look-alike Host and no Host are refused on every route and method, the event stream included", async ({ app }) => {
+    for (const { method, path: route } of [...PAGE_ROUTES, ...API]) {
+      const own = await raw(app.url, { method, path: route });
+      expect(own.status, `${method} ${route} with our Host`).toBeLessThan(500);
       for (const host of ["evil.example", "127.0.0.1.evil.example", "localhost.evil.example:80", null]) {
-        const response = await raw(app.url, { path: route, host });
+        const response = await raw(app.url, { method, path: route, host });
         // Node refuses an HTTP/1.1 request without Host with 400 before it reaches us; ours say 403.
-        expect([400, 403], `${route} with Host ${host}`).toContain(response.status);
+        expect([400, 403], `${method} ${route} with Host ${host}`).toContain(response.status);
         expect(response.body).not.toContain("victim");
         expect(response.headers["access-control-allow-origin"]).toBeUndefined();
       }
@@ -53,7 +57,9 @@ test.describe("hostile requests", () => {
     const script = /src="(\/_next\/static\/[^"]+\.js)"/.exec(page.body)?.[1];
     expect(script, "a script of the page").toBeTruthy();
     const answers = [page, await raw(app.url, { path: script! })];
-    for (const route of [...PAGES, ...API, "/api/requests/nope", "/api/requests?states=bogus", "/no-such-page"]) answers.push(await raw(app.url, { path: route }));
+    for (const { method, path: route } of [...PAGE_ROUTES, ...API, ...["/api/requests/nope", "/api/requests?states=bogus", "/no-such-page"].map((path) => ({ method: "GET", path }))]) {
+      answers.push(await raw(app.url, { method, path: route }));
+    }
     answers.push(await raw(app.url, { path: "/api/status", host: "evil.example" }), await raw(app.url, { method: "DELETE", path: "/api/status" }));
     for (const answer of answers) {
       expect(answer.headers["x-frame-options"]).toBe("DENY");
@@ -67,8 +73,8 @@ test.describe("hostile requests", () => {
     const before = fs.readFileSync(path.join(stateDir, "requests/victim.json"), "utf8");
     const body = JSON.stringify({ kind: "retry", ids: ["victim"] });
     const attempts = [
-      ...ACTION_ROUTES.map((route) => ({ method: "POST", path: route, headers: { Origin: app.url, "x-reqwatch-token": "0".repeat(64), "content-type": "application/json" } })),
-      ...ACTION_ROUTES.flatMap((route) =>
+      ...WRITE_ROUTES.map((route) => ({ method: "POST", path: route, headers: { Origin: app.url, "x-reqwatch-token": "0".repeat(64), "content-type": "application/json" } })),
+      ...WRITE_ROUTES.flatMap((route) =>
         ["PUT", "PATCH", "DELETE"].map((method) => ({ method, path: route, headers: { Origin: app.url, "content-type": "application/json" } as Record<string, string> })),
       ),
       { method: "POST", path: "/api/actions", headers: { Origin: "https://evil.example", "content-type": "text/plain" } },
@@ -91,6 +97,7 @@ test.describe("hostile requests", () => {
     expect(preflight.headers["access-control-allow-headers"]).toBeUndefined();
     expect(fs.readFileSync(path.join(stateDir, "requests/victim.json"), "utf8")).toBe(before);
     expect(tracker.actions.list()).toEqual([]);
+    expect(tracker.pauses()).toEqual([]);
   });
 
   test("paths: ids and workspaces that try to leave the state directory are refused, and nothing outside it is read", async ({ app, stateDir, tracker }) => {

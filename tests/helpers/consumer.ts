@@ -177,5 +177,7 @@ if (story.ok) console.log(story.value.session.session_id, first, state);
 tracker.transition(request.requestId, "done");
 // @ts-expect-error: workspace is required
 tracker.create({ prompt: "x" });
+// @ts-expect-error: a person's retry is the dashboard's and the CLI's, not the library's
+tracker.retry({ ids: [request.requestId] });
 tracker.close();
 `;

@@ -3,11 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
 import { adoptStateDir } from "../../lib/store/ownership";
-import { openTracker, type Tracker } from "../../lib/tracker";
+import { openTrackerService, type TrackerService } from "../../lib/tracker";
 import type { TrackerOptions } from "../../lib/store/options";
 
 const made: string[] = [];
-const opened: Tracker[] = [];
+const opened: TrackerService[] = [];
 
 afterEach(() => {
   for (const tracker of opened.splice(0)) {
@@ -46,8 +46,8 @@ export function tempForeignDir(): string {
 }
 
 /** A tracker on a fresh state directory (or the one given), closed after the test. */
-export function aTracker(options: TrackerOptions = {}): Tracker {
-  const tracker = openTracker({ stateDir: options.stateDir ?? tempStateDir(), ...options });
+export function aTracker(options: TrackerOptions = {}): TrackerService {
+  const tracker = openTrackerService({ stateDir: options.stateDir ?? tempStateDir(), ...options });
   opened.push(tracker);
   return tracker;
 }

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTracker } from "../../lib/tracker";
+import { openTrackerService } from "../../lib/tracker";
 import { actionOutcome, readOriginals } from "../helpers/actionOutcome";
 import { startWorker, waitForExit, waitForLine } from "../helpers/processes";
 import { tempStateDir } from "../helpers/stateDir";
@@ -19,7 +19,7 @@ const ids = Array.from({ length: COUNT }, (_, i) => `k${String(i).padStart(4, "0
 
 beforeAll(() => {
   template = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-kills-"));
-  const tracker = openTracker({ stateDir: template });
+  const tracker = openTrackerService({ stateDir: template });
   for (const id of ids) {
     tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
     tracker.transition(id, "failed", { fields: { error: "upstream 503" } });
@@ -51,7 +51,7 @@ describe.each(["retry", "cleanup", "retention"] as const)("SIGKILL during a bulk
       child.kill("SIGKILL");
       await waitForExit(child);
 
-      const tracker = openTracker({ stateDir });
+      const tracker = openTrackerService({ stateDir });
       const [closed] = tracker.actions.closeInterrupted();
       const entry = closed ?? tracker.actions.list()[0];
       if (!entry) {
@@ -71,7 +71,7 @@ describe.each(["retry", "cleanup", "retention"] as const)("SIGKILL during a bulk
       tracker.close();
       if (kind === "retention") {
         // The next run of the retention, in any process, settles the cut one and takes the rest.
-        const next = openTracker({ stateDir, retentionMs: 1 });
+        const next = openTrackerService({ stateDir, retentionMs: 1 });
         const run = await next.runRetention();
         expect(run).toMatchObject({ removed: COUNT - entry.changed, error: null });
         expect(next.countsByState().failed).toBe(0);

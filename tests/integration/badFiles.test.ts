@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openTracker } from "../../lib/tracker";
+import { openTrackerService } from "../../lib/tracker";
 import { BAD_FILES_CORPUS, BAD_FILES_EXPECTED, GOOD_IDS as GOOD, goodRequestFile as goodFile, plantBadFiles as plant } from "../helpers/badFiles";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
 
@@ -43,7 +43,7 @@ describe("a corpus of bad request files", () => {
     tracker.transition("good-1", "processing");
     tracker.close();
     // A second start (warm index) reports the same, and still deletes nothing.
-    const again = openTracker({ stateDir });
+    const again = openTrackerService({ stateDir });
     expectReported(again.unreadableFiles(), expected);
     again.close();
     const after = snapshot(path.join(stateDir, "requests"));

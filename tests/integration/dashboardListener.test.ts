@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SECURITY_HEADERS } from "../../lib/dashboard/dashboardListener";
 import { aDashboard } from "../helpers/dashboard";
+import { everyRoute } from "../helpers/apiRoutes";
 
 /** A block of the event loop no slower machine makes shorter: the delay reported is at least this long. */
 const BLOCK_MS = 200;
@@ -64,19 +65,34 @@ describe("the dashboard server's read API", () => {
     expect(passedOn).toEqual([]);
   });
 
-  it("a foreign Host is refused before anything is read, on every path, and nothing reaches Next.js", async () => {
+  it("a foreign Host is refused before anything is read, on every route of the table and every method it takes, and nothing reaches Next.js", async () => {
     const { tracker, ask, passedOn } = await aDashboard();
-    tracker.create({ requestId: "secret", workspace: "gateway", state: "queued", prompt: "TOP-SECRET" });
-    for (const path of ["/api/status", "/api/requests/secret", "/api/requests", "/requests", "/api/events", "/_next/static/x.js"]) {
+    tracker.create({ requestId: "victim", workspace: "gateway", state: "queued", prompt: "TOP-SECRET" });
+    const tried = [...everyRoute(), ...["/requests", "/_next/static/x.js"].map((path) => ({ method: "GET", path }))];
+    for (const { method, path } of tried) {
       for (const host of ["evil.example", "127.0.0.1.evil.example", "localhost.evil.example:80"]) {
-        const response = await ask(path, { host });
-        expect(response.status, `${path} with Host ${host}`).toBe(403);
+        const response = await ask(path, { host, method });
+        expect(response.status, `${method} ${path} with Host ${host}`).toBe(403);
         expect(response.json<ErrorBody>().error.code).toBe("FORBIDDEN");
         expect(response.text).not.toContain("TOP-SECRET");
       }
     }
     expect(passedOn).toEqual([]);
-    expect((await ask("/api/requests/secret", { host: "localhost:4600" })).status).toBe(200);
+    expect((await ask("/api/requests/victim", { host: "localhost:4600" })).status).toBe(200);
+  });
+
+  it("each route is answered by the layer the route table names: the read API its own, Next.js the others", async () => {
+    const { url, tracker, passedOn } = await aDashboard();
+    tracker.create({ requestId: "victim", workspace: "gateway", state: "queued" });
+    for (const { method, path, route } of everyRoute()) {
+      const before = passedOn.length;
+      // Headers are enough (the event stream never ends): the body is let go.
+      const stop = new AbortController();
+      const response = await fetch(`${url}${path}`, { method, signal: stop.signal });
+      stop.abort();
+      expect({ route: `${method} ${route.path}`, passedOn: passedOn.slice(before) }).toEqual({ route: `${method} ${route.path}`, passedOn: route.answeredBy === "next" ? [`${method} ${path}`] : [] });
+      if (route.answeredBy === "readApi") expect(response.status, `${method} ${path}`).not.toBe(405);
+    }
   });
 
   it("everything else goes on to Next.js, and every answer, ours, Next's or a refusal, carries the security headers", async () => {

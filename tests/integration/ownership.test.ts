@@ -6,7 +6,7 @@ import { isReqwatchError } from "../../lib/model/errors";
 import { MARKER_FILE } from "../../lib/store/ownership";
 import { openRuntime } from "../../lib/dashboard/runtime";
 import { currentProcess } from "../../lib/process/liveness";
-import { openTracker } from "../../lib/tracker";
+import { openTrackerService } from "../../lib/tracker";
 import { aClaimedRequest, aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
 import { aDeadPid } from "../helpers/processes";
@@ -78,19 +78,19 @@ describe("which folders reqwatch manages", () => {
   it("one it creates, an empty one, and one an earlier reqwatch made (index.db) without any step", () => {
     const parent = tempParent();
     const created = path.join(parent, "new");
-    expect(openTracker({ stateDir: created }).ownership.access).toBe("managed");
+    expect(openTrackerService({ stateDir: created }).ownership.access).toBe("managed");
     expect(JSON.parse(fs.readFileSync(path.join(created, MARKER_FILE), "utf8"))).toMatchObject({ reqwatch: "state directory", how: "created" });
 
     const empty = path.join(parent, "empty");
     fs.mkdirSync(empty);
-    expect(openTracker({ stateDir: empty }).ownership.access).toBe("managed");
+    expect(openTrackerService({ stateDir: empty }).ownership.access).toBe("managed");
 
     const earlier = path.join(parent, "earlier");
-    const tracker = openTracker({ stateDir: earlier });
+    const tracker = openTrackerService({ stateDir: earlier });
     tracker.create({ requestId: "r", workspace: "w" });
     tracker.close();
     fs.rmSync(path.join(earlier, MARKER_FILE));
-    const reopened = openTracker({ stateDir: earlier });
+    const reopened = openTrackerService({ stateDir: earlier });
     expect(reopened.ownership.access).toBe("managed");
     reopened.transition("r", "queued");
     reopened.close();
@@ -99,7 +99,7 @@ describe("which folders reqwatch manages", () => {
 
   it("a reader never creates the folder", () => {
     const missing = path.join(tempParent(), "nope");
-    expect(() => openTracker({ stateDir: missing, create: false })).toThrow(expect.objectContaining({ code: "NOT_FOUND", message: `The state directory ${missing} does not exist.` }));
+    expect(() => openTrackerService({ stateDir: missing, create: false })).toThrow(expect.objectContaining({ code: "NOT_FOUND", message: `The state directory ${missing} does not exist.` }));
     expect(fs.existsSync(missing)).toBe(false);
   });
 });
@@ -129,7 +129,7 @@ describe("what the review found", () => {
   it("a reader, and the dashboard, observe an existing empty folder (a gateway may have made it): nothing is written there", () => {
     const empty = path.join(tempParent(), "state");
     fs.mkdirSync(empty);
-    const reader = openTracker({ stateDir: empty, create: false });
+    const reader = openTrackerService({ stateDir: empty, create: false });
     expect(reader.ownership).toMatchObject({ access: "observed", reason: expect.stringMatching(/^the folder is empty and holds no reqwatch marker/) });
     reader.close();
     const runtime = openRuntime({ stateDir: empty, monitorIntervalMs: 60_000 });
@@ -137,7 +137,7 @@ describe("what the review found", () => {
     runtime.close();
     expect(fs.readdirSync(empty)).toEqual([]);
     // A writer's open records into it, and from then on it is reqwatch's.
-    const writer = openTracker({ stateDir: empty });
+    const writer = openTrackerService({ stateDir: empty });
     expect(writer.ownership.access).toBe("managed");
     writer.close();
   });
@@ -186,7 +186,7 @@ describe("what the review found", () => {
   it("writers opening one empty folder at the same moment all find it reqwatch's and all open its new index: the marker appears whole or not at all", async () => {
     const dir = path.join(tempParent(), "state");
     fs.mkdirSync(dir);
-    const script = `const t = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: process.argv[1], recover: false }); process.stdout.write(t.ownership.access); t.close();`;
+    const script = `const t = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTrackerService({ stateDir: process.argv[1], recover: false }); process.stdout.write(t.ownership.access); t.close();`;
     const runs = await Promise.all(
       Array.from({ length: 8 }, () => new Promise<string>((resolve, reject) => execFile(process.execPath, ["-e", script, dir], (error, stdout) => (error ? reject(error) : resolve(stdout))))),
     );

@@ -13,22 +13,21 @@ import { eventually } from "../helpers/processes";
 const ROOT = path.resolve(__dirname, "../..");
 
 /** The library's names at run time, all of them: what `require("reqwatch")` and `import * as` give. */
-const EXPORTS = [
-  "ACTIVITY_RANGES",
-  "PermanentError",
-  "REDACT_FIELDS",
-  "ReqwatchError",
-  "STATES",
-  "TERMINAL_STATES",
-  "TRANSITIONS",
-  "TimeoutError",
-  "adoptStateDir",
-  "canTransition",
-  "isReqwatchError",
-  "isTerminal",
-  "openTracker",
-  "redactSecrets",
-  "runWorker",
+const EXPORTS = ["PermanentError", "ReqwatchError", "STATES", "TERMINAL_STATES", "TRANSITIONS", "TimeoutError", "canTransition", "isReqwatchError", "isTerminal", "openTracker", "redactSecrets", "runWorker"];
+
+/**
+ * The library's types, all of them: the tracker a gateway or worker calls and what its calls take
+ * and give. The dashboard's, the CLI's and the MCP server's (TrackerService, the feed, the ingest,
+ * the index guard) are not among them.
+ */
+const TYPES = [
+  ...["Tracker", "TrackerOptions", "RedactOptions", "ExtraPattern", "Ownership", "Access", "RecoveryReport"],
+  ...["CreateInput", "ChangeInput", "Change", "RequestRecord", "RequestFields", "TransitionEntry", "CallbackInfo", "State", "TerminalState", "ErrorCode"],
+  ...["ListFilters", "RequestPage", "RequestSummary"],
+  ...["Claim", "ClaimOptions", "Delivery", "DeliveryOutcome", "CompleteResult", "FailOptions"],
+  ...["Handler", "HandlerContext", "RunWorkerOptions", "WorkerHandle", "WorkerStats"],
+  ...["MonitorOptions", "MonitorWithRetention", "MonitorHandle", "MonitorPass", "MonitorCounts", "StuckRequest", "RetentionRun", "RetentionHandle"],
+  ...["SessionTracker", "SessionResult", "SessionRecord", "CommandEntry", "CommandInput", "CommandStatus", "ContextSnapshot", "FileInput", "SnapshotInput", "StartOutcome"],
 ];
 
 describe("the packed package", () => {
@@ -89,6 +88,10 @@ describe("the packed package", () => {
     expect(esm.stdout).toBe(`${JSON.stringify([...EXPORTS].sort())} []\n`);
     const types = fs.readFileSync(path.join(project.dir, "node_modules/reqwatch/dist/index.d.ts"), "utf8");
     for (const name of EXPORTS) expect(types, name).toMatch(new RegExp(`^export declare (const|function|class) ${name}\\b`, "m"));
+    // Every name the types export is one of the library's: the types a call needs and the library does not name are declared, not exported.
+    const exported = [...types.matchAll(/^export (?:declare )?(?:const|function|class|interface|type) (\w+)/gm)].map((match) => match[1]);
+    expect(exported.sort()).toEqual([...EXPORTS, ...TYPES].sort());
+    expect(types.match(/^export\b.*$/gm)?.filter((line) => !/^export (declare )?(const|function|class|interface|type) /.test(line))).toEqual(["export {};"]);
   });
 
   it("serves the prebuilt dashboard with `npx reqwatch dashboard`, on ./.reqwatch of the folder it runs in, to a browser", async () => {

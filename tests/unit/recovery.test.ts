@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openTracker } from "../../lib/tracker";
+import { openTrackerService } from "../../lib/tracker";
 import { aHungRequest, aRequest, aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
@@ -69,7 +69,7 @@ describe("recovery on open", () => {
   it("parses only what changed since the index saw it", () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 20; i++) writeRequestFile(stateDir, aRequest({ requestId: `r${i}` }));
-    openTracker({ stateDir }).close();
+    openTrackerService({ stateDir }).close();
 
     writeRequestFile(stateDir, aRequest({ requestId: "r3", state: "queued" }));
     fs.rmSync(requestPath(stateDir, "r4"));

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { openTracker, type Tracker } from "../../lib/tracker";
+import { openTrackerService, type TrackerService } from "../../lib/tracker";
 import { aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { LOOK_ALIKES, SECRETS, type SecretSample } from "../helpers/secrets";
 import { thrown } from "../helpers/thrown";
@@ -28,7 +28,7 @@ function ok<T>(result: { ok: true; value: T } | { ok: false; error: { message: s
 }
 
 /** One of each write that records text: a request's prompt, output and errors, a result marker, and everything a session records. */
-function recordEverywhere(tracker: Tracker, line: string) {
+function recordEverywhere(tracker: TrackerService, line: string) {
   const created = tracker.create({ requestId: "prompted", workspace: "ws", state: "queued", prompt: `fix the deploy: ${line}` });
   const claim = tracker.claimNext({ workspace: "ws" })!;
   tracker.recordResult("prompted", claim.token, { outcome: "completed", fields: { output: `ran ${line}` } });
@@ -143,7 +143,7 @@ describe("secrets in what reqwatch records", () => {
   ])("refuses %s at open, before the folder is made", (_label, options, env, message) => {
     for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
     const stateDir = path.join(tempParent(), "new-state");
-    const error = thrown(() => openTracker({ stateDir, ...(options as object) }));
+    const error = thrown(() => openTrackerService({ stateDir, ...(options as object) }));
     expect(error.code).toBe("BAD_INPUT");
     expect(error.message).toContain(message);
     expect(fs.existsSync(stateDir)).toBe(false);

@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { isReqwatchError, type ErrorCode } from "../../lib/model/errors";
 import { STATES } from "../../lib/model/states";
-import { openTracker } from "../../lib/tracker";
+import { openTrackerService } from "../../lib/tracker";
 import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
@@ -335,7 +335,7 @@ describe("listing", () => {
 describe("the index", () => {
   it("is rebuilt from the files when deleted", () => {
     const stateDir = tempStateDir();
-    const first = openTracker({ stateDir });
+    const first = openTrackerService({ stateDir });
     first.create({ requestId: "keep-1", workspace: "gw", state: "queued" });
     first.create({ requestId: "keep-2", workspace: "gw" });
     const generation = first.generation();
@@ -359,11 +359,11 @@ describe("the index", () => {
 
 describe("options", () => {
   it("are checked up front with exact messages", () => {
-    expect(codeOf(() => openTracker({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
-    expect(codeOf(() => openTracker({ hungAfterMs: -1 })).message).toBe('Option "hungAfterMs" must be a positive number of milliseconds.');
-    expect(codeOf(() => openTracker({ claimDurability: "weak" as never })).message).toBe('Option "claimDurability" must be "atomic" or "full", not "weak".');
-    expect(codeOf(() => openTracker({ backoff: { base: 1 } as never })).message).toBe('Unknown option "backoff.base" (known: baseMs, capMs, jitter).');
-    expect(codeOf(() => openTracker({ maxAttempts: 0 })).message).toBe('Option "maxAttempts" must be a whole number of at least 1.');
+    expect(codeOf(() => openTrackerService({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
+    expect(codeOf(() => openTrackerService({ hungAfterMs: -1 })).message).toBe('Option "hungAfterMs" must be a positive number of milliseconds.');
+    expect(codeOf(() => openTrackerService({ claimDurability: "weak" as never })).message).toBe('Option "claimDurability" must be "atomic" or "full", not "weak".');
+    expect(codeOf(() => openTrackerService({ backoff: { base: 1 } as never })).message).toBe('Unknown option "backoff.base" (known: baseMs, capMs, jitter).');
+    expect(codeOf(() => openTrackerService({ maxAttempts: 0 })).message).toBe('Option "maxAttempts" must be a whole number of at least 1.');
   });
 
   it("take the state directory from REQWATCH_STATE_DIR", () => {
@@ -371,7 +371,7 @@ describe("options", () => {
     const previous = process.env.REQWATCH_STATE_DIR;
     process.env.REQWATCH_STATE_DIR = stateDir;
     try {
-      const tracker = openTracker();
+      const tracker = openTrackerService();
       expect(tracker.stateDir.root).toBe(stateDir);
       tracker.create({ requestId: "env", workspace: "gw" });
       tracker.close();

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { parseTraceparent } from "../../model/traceparent";
-import { UsageError, withTracker } from "../context";
+import { UsageError, withLibraryTracker } from "../context";
 import { fieldsFromOptions, textFileOption } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, integer, timestamp } from "../parse";
@@ -31,9 +31,8 @@ export function registerCreate(program: Command): void {
         throw new UsageError(`TRACEPARENT=${given}: not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>); unset it or fix it.`);
       }
       if (given !== undefined) fields.traceparent = given;
-      const request = await withTracker(command, (tracker) =>
+      const request = await withLibraryTracker(command, (tracker) =>
         tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
-        {},
         true,
       );
       if (options.json) printJson(request);

@@ -33,10 +33,15 @@ export function registerDashboard(program: Command): void {
     )
     // `npm run dev` in the repository: Next.js in development mode, on the project's sources.
     .addOption(new Option("--dev").hideHelp())
-    .action((options: { port?: number; host?: string; readOnly?: boolean; ipcDir?: string; source?: string[]; otel?: boolean; otlpPort?: string; dev?: boolean }, command: Command) => {
+    // For `npm start` (scripts/start.mjs), which passes its options on as given: the folder when none
+    // is named (the project's own ./.reqwatch, wherever npm ran it from), and a check of every option
+    // before it builds the dashboard.
+    .addOption(new Option("--default-state-dir <path>").hideHelp())
+    .addOption(new Option("--check").hideHelp())
+    .action((options: DashboardOptions, command: Command) => {
       stopIfTrackingOff();
       const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
-      const stateDir = resolveStateDirPath(named);
+      const stateDir = resolveStateDirPath(named || options.defaultStateDir);
       // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.
       if (named && !fs.existsSync(stateDir)) {
         throw new UsageError(`the state directory ${stateDir} does not exist. Check --state-dir (or ${STATE_DIR_ENV}); to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.`);
@@ -51,7 +56,6 @@ export function registerDashboard(program: Command): void {
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
-      console.log(`reqwatch: state directory ${stateDir}`);
       if (!options.source && process.env.REQWATCH_SOURCES) {
         try {
           sourcesFromEnv(process.env.REQWATCH_SOURCES);
@@ -59,6 +63,10 @@ export function registerDashboard(program: Command): void {
           throw new UsageError(`REQWATCH_SOURCES: ${(error as Error).message}`);
         }
       }
+      if (options.check) return;
+
+      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+      console.log(`reqwatch: state directory ${stateDir}`);
       for (const source of options.source ?? []) {
         console.log(`reqwatch: source ${source}, ${source.endsWith("?write=1") ? "opened for writing: retry and delete where claude-mem's own recovery does the same" : "read-only"}`);
       }
@@ -84,6 +92,19 @@ export function registerDashboard(program: Command): void {
         server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
       });
     });
+}
+
+interface DashboardOptions {
+  port?: number;
+  host?: string;
+  readOnly?: boolean;
+  ipcDir?: string;
+  source?: string[];
+  otel?: boolean;
+  otlpPort?: string;
+  dev?: boolean;
+  defaultStateDir?: string;
+  check?: boolean;
 }
 
 function portFromEnv(): number {

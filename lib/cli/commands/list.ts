@@ -6,8 +6,8 @@ import type { SourceSpec } from "../../sources/sourceSpec";
 import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
-import { exportChunks, EXPORT_FORMATS } from "../../views/exportRows";
-import { sourceFor, UsageError, withFreshTracker } from "../context";
+import { exportChunks, exportHeader, EXPORT_FORMATS } from "../../views/exportRows";
+import { sourceFor, trackingIsOff, UsageError, withFreshTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
 import { integerBetween, readableSource, since, states } from "../parse";
@@ -46,15 +46,19 @@ export function registerList(program: Command): void {
         sort: options.sort,
         order: options.order,
       };
+      // With tracking off nothing is recorded: there is nothing to list.
+      const off = trackingIsOff();
       if (options.format) {
-        await withFreshTracker(command, async (tracker) => {
-          for await (const chunk of exportChunks(tracker, filter, options.format, options.limit)) {
-            if (!process.stdout.write(chunk)) await once(process.stdout, "drain");
-          }
-        });
+        if (off) process.stdout.write(exportHeader(options.format));
+        else
+          await withFreshTracker(command, async (tracker) => {
+            for await (const chunk of exportChunks(tracker, filter, options.format, options.limit)) {
+              if (!process.stdout.write(chunk)) await once(process.stdout, "drain");
+            }
+          });
         return;
       }
-      const page = await withFreshTracker(command, (tracker) => tracker.list({ ...filter, limit: options.limit, cursor: options.cursor }));
+      const page = off ? { items: [], nextCursor: null } : await withFreshTracker(command, (tracker) => tracker.list({ ...filter, limit: options.limit, cursor: options.cursor }));
       if (options.json) return printJson(page);
       if (!page.items.length) return printLine("No requests match.");
       const now = Date.now();

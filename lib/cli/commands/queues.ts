@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
 import { reqwatchCommand } from "../../model/shellCommand";
 import { queueStatusText, queuesView } from "../../views/queuesView";
-import { stopIfTrackingOff, withFreshTracker, withTracker } from "../context";
+import { stopIfTrackingOff, trackingIsOff, withFreshTracker, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
 export function registerQueues(program: Command): void {
@@ -13,7 +13,7 @@ export function registerQueues(program: Command): void {
     .option("--json", "print the queues as JSON")
     .action(async (options, command: Command) => {
       const now = Date.now();
-      const rows = await withFreshTracker(command, (tracker) => queuesView(tracker, tracker.stuck(), now));
+      const rows = trackingIsOff() ? [] : await withFreshTracker(command, (tracker) => queuesView(tracker, tracker.stuck(), now));
       if (options.json) return printJson(rows);
       if (!rows.length) return printLine("No request is queued or processing, and no workspace is paused.");
       printTable(

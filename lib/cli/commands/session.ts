@@ -4,7 +4,7 @@ import { readSessionFile } from "../../files/sessionFile";
 import { sessionState } from "../../sessions/sessionState";
 import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
 import { sessionSummaryLines } from "../../sessions/summary";
-import { stopIfTrackingOff, trackerFor, withTracker } from "../context";
+import { stopIfTrackingOff, trackerFor, trackingIsOff, withLibraryTracker, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
 const list = (value: string, previous: string[] = []) => [...previous, value];
@@ -23,7 +23,7 @@ export function registerSession(program: Command): void {
     .description("Continue the session updated in the last 24 hours, or start a new one; prints its id")
     .option("--json", "print the outcome as JSON")
     .action(async (options, command: Command) => {
-      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.start(), {}, true));
+      const outcome = unwrap(await withLibraryTracker(command, (tracker) => tracker.sessions.start(), true));
       if (options.json) return printJson(outcome);
       printLine(outcome.session.session_id);
     });
@@ -38,7 +38,7 @@ export function registerSession(program: Command): void {
     .option("--json", "print the session as JSON")
     .action(async (text: string, options, command: Command) => {
       const result = unwrap(
-        await withTracker(command, (tracker) => tracker.sessions.recordCommand({ command: text, status: options.status, workflow: options.workflow, durationSeconds: options.duration }, options.session), {}, true),
+        await withLibraryTracker(command, (tracker) => tracker.sessions.recordCommand({ command: text, status: options.status, workflow: options.workflow, durationSeconds: options.duration }, options.session), true),
       );
       if (options.json) return printJson(result);
       printLine(`Recorded in session ${result.session_id} (${result.commands_executed?.length ?? 0} commands).`);
@@ -52,10 +52,9 @@ export function registerSession(program: Command): void {
     .option("--session <id>", "this session (default: the current one)")
     .option("--json", "print the session as JSON")
     .action(async (file: string, options, command: Command) => {
-      const { result, recorded } = await withTracker(
+      const { result, recorded } = await withLibraryTracker(
         command,
         (tracker) => ({ result: unwrap(tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session)), recorded: tracker.sessions.recordedPath(file) }),
-        {},
         true,
       );
       if (options.json) return printJson(result);
@@ -77,12 +76,11 @@ export function registerSession(program: Command): void {
     .option("--json", "print the session as JSON")
     .action(async (options, command: Command) => {
       const result = unwrap(
-        await withTracker(command, (tracker) =>
+        await withLibraryTracker(command, (tracker) =>
           tracker.sessions.updateSnapshot(
             { activeTask: options.task, completedSteps: options.done, nextSteps: options.next, keyFiles: options.keyFile, blockingIssues: options.clearBlockers ? [] : options.blocker },
             options.session,
           ),
-          {},
           true,
         ),
       );
@@ -125,20 +123,19 @@ export function registerSession(program: Command): void {
     .summary("List sessions, newest update first")
     .option("--json", "print them as JSON")
     .action(async (options, command: Command) => {
-      const tracker = trackerFor(command);
-      try {
-        // Sessions another process recorded since the index last looked.
-        tracker.sessions.reconcile();
-        const now = tracker.options.now();
-        const rows = tracker.sessions.list().map((s) => ({ ...s, state: sessionState(s, now, tracker.options.sessionExpiryMs) }));
-        if (options.json) return printJson(rows);
-        printTable(
-          ["session", "state", "updated", "commands", "files", "task"],
-          rows.map((s) => [s.sessionId, s.state, s.updatedAt ? new Date(s.updatedAt).toISOString() : "—", String(s.commands), String(s.files), s.activeTask ?? "—"]),
-        );
-      } finally {
-        tracker.close();
-      }
+      const rows = trackingIsOff()
+        ? []
+        : await withTracker(command, (tracker) => {
+            // Sessions another process recorded since the index last looked.
+            tracker.sessions.reconcile();
+            const now = tracker.options.now();
+            return tracker.sessions.list().map((s) => ({ ...s, state: sessionState(s, now, tracker.options.sessionExpiryMs) }));
+          });
+      if (options.json) return printJson(rows);
+      printTable(
+        ["session", "state", "updated", "commands", "files", "task"],
+        rows.map((s) => [s.sessionId, s.state, s.updatedAt ? new Date(s.updatedAt).toISOString() : "—", String(s.commands), String(s.files), s.activeTask ?? "—"]),
+      );
     });
 
   session
@@ -146,7 +143,7 @@ export function registerSession(program: Command): void {
     .description("End the current session (it is kept) and start a new one")
     .option("--json", "print the outcome as JSON")
     .action(async (options, command: Command) => {
-      const outcome = unwrap(await withTracker(command, (tracker) => tracker.sessions.reset(), {}, true));
+      const outcome = unwrap(await withLibraryTracker(command, (tracker) => tracker.sessions.reset(), true));
       if (options.json) return printJson({ ended: outcome.ended, started: outcome.session.session_id });
       printLine(outcome.ended ? `Ended session ${outcome.ended}; started ${outcome.session.session_id}.` : `Started session ${outcome.session.session_id}.`);
     });

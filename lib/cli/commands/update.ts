@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import type { CallbackInfo, RequestRecord } from "../../model/requestFormat";
 import { STATES } from "../../model/states";
 import type { Change } from "../../model/transition";
-import { withTracker } from "../context";
+import { withLibraryTracker } from "../context";
 import { fieldsFromOptions, textFileOption, type FieldOptions } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, boolean, collect, integer, timestamp } from "../parse";
@@ -63,7 +63,7 @@ export function registerUpdate(program: Command): void {
     .option("--json", "print the updated request as JSON")
     .action(async (requestId: string, options: UpdateOptions, command: Command) => {
       const fields = fieldsFromOptions(options);
-      const request = await withTracker(command, (tracker) =>
+      const request = await withLibraryTracker(command, (tracker) =>
         tracker.update(requestId, (current): Change => {
           const callback = callbackFrom(options, current);
           const all = callback ? { ...fields, callback } : fields;
