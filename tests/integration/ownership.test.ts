@@ -186,7 +186,7 @@ describe("what the review found", () => {
   it("writers opening one empty folder at the same moment all find it reqwatch's and all open its new index: the marker appears whole or not at all", async () => {
     const dir = path.join(tempParent(), "state");
     fs.mkdirSync(dir);
-    const script = `const t = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTrackerService({ stateDir: process.argv[1], recover: false }); process.stdout.write(t.ownership.access); t.close();`;
+    const script = `const t = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: process.argv[1], recover: false }); process.stdout.write(t.ownership.access); t.close();`;
     const runs = await Promise.all(
       Array.from({ length: 8 }, () => new Promise<string>((resolve, reject) => execFile(process.execPath, ["-e", script, dir], (error, stdout) => (error ? reject(error) : resolve(stdout))))),
     );
