@@ -1,6 +1,10 @@
 /** A file system error about `file` in plain words. */
 export function errnoWords(error: NodeJS.ErrnoException, file: string): string {
   switch (error.code) {
+    case "ENOENT":
+      return `${file} does not exist`;
+    case "EISDIR":
+      return `${file} is a folder, not a file`;
     case "EACCES":
     case "EPERM":
       return `no permission to reach ${file}`;
