@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
-import type { ActionPreview } from "@/lib/actions/bulkActions";
+import type { ActionPreview } from "@/lib/actions/actionPreview";
 import type { AuditEntry } from "@/lib/db/auditLog";
 import { useDashboard } from "../data/LiveFeed";
 import { actionPreviewOptions, auditEntryOptions, auditKeys, requestKeys, runAction, type ActionRequest } from "../data/queries";

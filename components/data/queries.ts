@@ -1,5 +1,5 @@
 import { queryOptions } from "@tanstack/react-query";
-import type { ActionPreview } from "@/lib/actions/bulkActions";
+import type { ActionPreview } from "@/lib/actions/actionPreview";
 import type { ActionBody } from "@/lib/actions/actionInput";
 import type { AuditEntry } from "@/lib/db/auditLog";
 import { ACTION_TOKEN_HEADER } from "@/lib/http/actionToken";

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { errnoWords } from "../fs/errnoWords";
 import { sleepSync } from "../process/sleepSync";
 import { UsageError } from "./context";
 
@@ -10,11 +11,12 @@ export const TEXT_FILE_MAX_BYTES = 64 * 1024 * 1024;
  * line (a 1 MB prompt), or that should not be in the shell's history. Pipes are fine (`<(cmd)`).
  */
 export function readTextArgument(file: string, flag: string): string {
+  const refused = (error: unknown) => new UsageError(`${flag}: ${errnoWords(error as NodeJS.ErrnoException, file === "-" ? "stdin" : file)}.`);
   let fd: number;
   try {
     fd = file === "-" ? 0 : fs.openSync(file, "r");
   } catch (error) {
-    throw new UsageError(`${flag} ${file}: ${describe(error as NodeJS.ErrnoException)}.`);
+    throw refused(error);
   }
   try {
     const chunks: Buffer[] = [];
@@ -30,7 +32,7 @@ export function readTextArgument(file: string, flag: string): string {
           sleepSync(5);
           continue;
         }
-        throw new UsageError(`${flag} ${file}: ${describe(error as NodeJS.ErrnoException)}.`);
+        throw refused(error);
       }
       if (read === 0) break;
       total += read;
@@ -40,18 +42,5 @@ export function readTextArgument(file: string, flag: string): string {
     return Buffer.concat(chunks).toString("utf8");
   } finally {
     if (fd !== 0) fs.closeSync(fd);
-  }
-}
-
-function describe(error: NodeJS.ErrnoException): string {
-  switch (error.code) {
-    case "ENOENT":
-      return "no such file";
-    case "EISDIR":
-      return "is a folder, not a file";
-    case "EACCES":
-      return "permission denied";
-    default:
-      return error.message;
   }
 }

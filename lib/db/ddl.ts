@@ -170,7 +170,7 @@ CREATE TABLE IF NOT EXISTS responses (
 CREATE TABLE IF NOT EXISTS dry_runs (
   id TEXT PRIMARY KEY,
   kind TEXT NOT NULL,
-  -- The arguments it was asked with, in one form (lib/actions/bulkActions.ts): a confirmation must ask the same.
+  -- The arguments it was asked with, in one form (lib/actions/dryRunStore.ts): a confirmation must ask the same.
   asked TEXT NOT NULL,
   summary TEXT NOT NULL,
   target TEXT NOT NULL,

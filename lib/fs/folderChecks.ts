@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { errnoWords } from "./errnoWords";
 
 /**
  * File systems the kernel makes up rather than stores: a folder there is no place for files that must
@@ -77,27 +78,6 @@ export function accessProblem(folder: string, write: boolean): FolderProblem {
   } catch {
     const who = typeof process.getuid === "function" ? `; reqwatch runs as uid ${process.getuid()}` : "";
     return `no permission to ${write ? "write in" : "read"} ${folder} (owner uid ${stat.uid}, mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")}${who})`;
-  }
-}
-
-/** A file system error about `file` in plain words. */
-export function errnoWords(error: NodeJS.ErrnoException, file: string): string {
-  switch (error.code) {
-    case "EACCES":
-    case "EPERM":
-      return `no permission to reach ${file}`;
-    case "ENOTDIR":
-      return `a part of ${file} is a file, not a folder`;
-    case "EROFS":
-      return `${file} is on a read-only file system`;
-    case "ENOSPC":
-      return `the disk holding ${file} is full`;
-    case "ENAMETOOLONG":
-      return `the path ${file} is too long`;
-    case "ELOOP":
-      return `${file} is a loop of symbolic links`;
-    default:
-      return `${file}: ${error.message}`;
   }
 }
 

@@ -4,7 +4,8 @@ import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
 import { resolveIpcDir } from "../files/ipcDir";
-import { accessProblem, errnoWords, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
+import { errnoWords } from "../fs/errnoWords";
+import { accessProblem, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
 import { stateDirAt, type StateDir } from "../files/stateDir";
 
 /** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */

@@ -116,8 +116,8 @@ describe("text too long for a command line", () => {
     const parent = tempParent();
     const env = { REQWATCH_STATE_DIR: path.join(parent, "state") };
     const id = reqwatch(["create", "--workspace", "w"], env).stdout.trim();
-    expect(reqwatch(["update", id, "--error-file", path.join(parent, "nope.txt")], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file ${path.join(parent, "nope.txt")}: no such file.\n` });
-    expect(reqwatch(["update", id, "--error-file", parent], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file ${parent}: is a folder, not a file.\n` });
+    expect(reqwatch(["update", id, "--error-file", path.join(parent, "nope.txt")], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file: ${path.join(parent, "nope.txt")} does not exist.\n` });
+    expect(reqwatch(["update", id, "--error-file", parent], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file: ${parent} is a folder, not a file.\n` });
     expect(reqwatch(["update", id, "--prompt", "x", "--prompt-file", "-"], env)).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot be used with option '--prompt/) });
     expect(reqwatch(["update", id, "--output-file", "-", "--error-file", "-"], env)).toMatchObject({ code: 2, stderr: "reqwatch: error: only one of --output-file, --error-file can read stdin (-).\n" });
     expect(JSON.parse(reqwatch(["get", id], env).stdout)).toMatchObject({ version: 1 });
