@@ -338,6 +338,11 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
         // A source's pages and rows are read from its database: refetched when its owner wrote.
         const changed = new Set([...data.changed, ...data.sources.filter((status) => before.has(status.name) && before.get(status.name) !== sourceShows(status)).map((status) => status.name)]);
         if (!changed.size) return;
+        // What the receiver kept is also sessions: the list and a received session's page follow it.
+        if (changed.has("otel")) {
+          refreshSessionList();
+          void queryClient.invalidateQueries({ queryKey: sessionKeys.received("otel") });
+        }
         void queryClient.invalidateQueries({ queryKey: requestKeys.lists(), predicate: (cached) => changed.has(queryOfKey(String(cached.queryKey[2] ?? ""))?.source ?? "") });
         void queryClient.invalidateQueries({ queryKey: [...sourceKeys.all, "request"], predicate: (cached) => changed.has(String(cached.queryKey[2])) });
       });

@@ -8,6 +8,9 @@ import { requestDetailView, requestsView, type RequestsView } from "../views/req
 import { sourceRequestsView, sourceRequestView } from "../views/sourceRowsView";
 import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
+import { parseSessionSource } from "../model/sessionSource";
+import { resolveListFilters } from "../model/listFilters";
+import type { TelemetrySessionView } from "../views/telemetrySessionsView";
 import { workersView } from "../views/workersView";
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckSnapshot } from "./feedHub";
@@ -65,8 +68,12 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
   [/^\/api\/values\/(workspace|session)$/, (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) })],
   // Every worker process seen in the claims, alive or gone and how we know (the workers page).
   [/^\/api\/workers$/, (runtime) => ({ workers: workersView(runtime.tracker) })],
-  [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker) })],
-  [/^\/api\/sessions\/([^/]+)$/, (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`)],
+  // The folder's sessions and those received over OpenTelemetry; one of them (`?source=otel`: a received one).
+  [/^\/api\/sessions$/, (runtime) => ({ sessions: sessionsView(runtime.tracker, runtime.telemetrySessions) })],
+  [
+    /^\/api\/sessions\/([^/]+)$/,
+    (runtime, id, query) => (parseSessionSource(query.get("source")) ? receivedSession(runtime, id) : (sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`))),
+  ],
   [/^\/api\/health$/, healthAnswer],
   // Other programs' queues the dashboard reads (--source): counts, stuck, errors; and one row of one.
   [/^\/api\/sources$/, (runtime) => ({ sources: runtime.sources.statuses() })],
@@ -79,6 +86,14 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = [
 /** The requests table's page: the state folder's, or with `source`, that source's. */
 export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {
   return query.source ? sourceRequestsView(runtime.sources.get(query.source), query) : requestsView(runtime.tracker, query, runtime.lastStuck());
+}
+
+/** A session received over OpenTelemetry, as its page shows it. */
+export function receivedSession(runtime: Runtime, id: string): TelemetrySessionView {
+  // An id no session can have is the caller's mistake, whether or not anything is received.
+  resolveListFilters({ sessionId: id });
+  if (!runtime.telemetrySessions) notFound("This dashboard receives no OpenTelemetry (REQWATCH_OTLP_PORT=off), so it has no received sessions.");
+  return runtime.telemetrySessions.get(id, runtime.tracker.options.now()) ?? notFound(`No telemetry received carries session ${id} (it may have been trimmed by the retention).`);
 }
 
 function notFound(message: string): never {
