@@ -2,7 +2,8 @@ import "server-only";
 import { cache } from "react";
 import { getRuntime } from "@/lib/dashboard/runtime";
 import { queuesView } from "@/lib/views/queuesView";
-import { tableView } from "@/lib/dashboard/readApi";
+import { receivedSession, tableView } from "@/lib/dashboard/readApi";
+import { sessionsView } from "@/lib/views/sessionsView";
 import type { RequestQuery } from "@/lib/model/requestQuery";
 
 /**
@@ -27,3 +28,7 @@ export const getQueues = cache(() => queuesView(getRuntime().tracker, getRuntime
 export const getSources = () => getRuntime().sources.statuses();
 /** The requests table's page for a URL query: the folder's, or a source's. */
 export const getTableView = (query: RequestQuery) => tableView(getRuntime(), query);
+/** The sessions list: the folder's and those received over OpenTelemetry. */
+export const getSessions = () => sessionsView(getRuntime().tracker, getRuntime().telemetrySessions);
+/** A session received over OpenTelemetry (NOT_FOUND when none carries the id). */
+export const getReceivedSession = (id: string) => receivedSession(getRuntime(), id);

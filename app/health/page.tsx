@@ -7,7 +7,7 @@ import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 import { formatUsd } from "@/lib/model/money";
-import { DEFAULT_QUERY, requestQueryParams } from "@/lib/model/requestQuery";
+import { sessionPath } from "@/components/sessions/sessionPath";
 import type { UsageSums } from "@/lib/telemetry/telemetryStore";
 import { waitingText } from "@/lib/otel/waitingText";
 
@@ -195,7 +195,7 @@ export default function HealthPage() {
                   {health.telemetry.usage.bySession.map((row) => (
                     <tr key={row.session}>
                       <td className="id">
-                        <Link href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: "otel", session: row.session })}`} prefetch={false}>
+                        <Link href={sessionPath({ sessionId: row.session, source: "otel" })} prefetch={false}>
                           {row.session}
                         </Link>
                       </td>

@@ -11,6 +11,8 @@ import type { ActivityView } from "@/lib/views/activityView";
 import type { OverviewView } from "@/lib/views/overviewView";
 import type { ActivityRange, WorkspaceMatch } from "@/lib/model/activity";
 import type { SessionDetailView, SessionRow } from "@/lib/views/sessionsView";
+import type { SessionSource } from "@/lib/model/sessionSource";
+import type { TelemetrySessionView } from "@/lib/views/telemetrySessionsView";
 import type { StatusBody } from "@/lib/dashboard/readApi";
 import type { SourceStatus } from "@/lib/sources/liveSource";
 import type { SourceRequestView } from "@/lib/views/sourceRowsView";
@@ -34,6 +36,8 @@ export const sessionKeys = {
   all: ["sessions"] as const,
   list: () => [...sessionKeys.all, "list"] as const,
   detail: (id: string) => [...sessionKeys.all, "detail", id] as const,
+  /** A session received over OpenTelemetry: refetched when the `otel` source changes, not with the folder's. */
+  received: (source: SessionSource, id?: string) => [...sessionKeys.all, "received", source, ...(id === undefined ? [] : [id])] as const,
 };
 
 export const queueKeys = {
@@ -190,6 +194,13 @@ export function sessionDetailOptions(id: string) {
   return queryOptions({
     queryKey: sessionKeys.detail(id),
     queryFn: ({ signal }) => getJson<SessionDetailView>(`/api/sessions/${encodeURIComponent(id)}`, signal),
+  });
+}
+
+export function receivedSessionOptions(source: SessionSource, id: string) {
+  return queryOptions({
+    queryKey: sessionKeys.received(source, id),
+    queryFn: ({ signal }) => getJson<TelemetrySessionView>(`/api/sessions/${encodeURIComponent(id)}?source=${source}`, signal),
   });
 }
 

@@ -9,6 +9,8 @@ import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
 import { usePausedWorkspaces } from "../queues/Queues";
 import { sourceRowPath } from "../sources/SourcesTable";
+import { sessionPath } from "../sessions/sessionPath";
+import { hasSessions } from "@/lib/model/sessionSource";
 
 /** Rows a person can retry from the table: the states the transition table sends back to queued, when failed, timed out or stuck. */
 function retryable(row: RequestRow): boolean {
@@ -91,8 +93,16 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
                 </Link>
               </td>
               <td className="clip" title={row.workspace}>{row.workspace}</td>
-              {/* A source's session ids are its owner's: no reqwatch session page holds them. */}
-              <td className="clip" title={row.sessionId ?? undefined}>{row.sessionId && !row.source ? <Link href={`/sessions/${encodeURIComponent(row.sessionId)}`} prefetch={false}>{row.sessionId}</Link> : (row.sessionId ?? "—")}</td>
+              {/* Another program's session ids are its own: only the folder's and the received ones (otel) have a session page. */}
+              <td className="clip" title={row.sessionId ?? undefined}>
+                {row.sessionId && (!row.source || hasSessions(row.source)) ? (
+                  <Link href={sessionPath({ sessionId: row.sessionId, source: row.source ?? null })} prefetch={false}>
+                    {row.sessionId}
+                  </Link>
+                ) : (
+                  (row.sessionId ?? "—")
+                )}
+              </td>
               <td>
                 <StateBadge state={row.state} />
                 {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}

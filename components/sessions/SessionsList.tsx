@@ -2,15 +2,26 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatAgo, formatDuration } from "@/lib/model/duration";
+import { formatAgo } from "@/lib/model/duration";
+import { formatUsd } from "@/lib/model/money";
+import { DEFAULT_QUERY, requestQueryParams } from "@/lib/model/requestQuery";
+import { lastActive } from "@/lib/sessions/sessionState";
 import type { SessionRow } from "@/lib/views/sessionsView";
+import { plural, receivedActivity } from "@/lib/views/sessionFigures";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { shellWord } from "@/lib/model/shellCommand";
 import { sessionListOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { TableHead } from "../TableHead";
+import { sessionPath } from "./sessionPath";
 
-/** Every session: state, age, last update, active task, and counts of commands, files and requests. Live. */
+const count = (n: number) => n.toLocaleString("en-US");
+
+/**
+ * Every session, most recently active first: the folder's (state, active task, requests, commands,
+ * files) and those received over OpenTelemetry (turns, model calls, tools, tokens, cost, stuck),
+ * each marked by where it comes from. Live.
+ */
 export function SessionsList({ initial }: { initial: SessionRow[] }) {
   const pollMs = usePollInterval();
   const { data: sessions } = useQuery({ ...sessionListOptions(), initialData: initial, refetchInterval: pollMs });
@@ -29,25 +40,53 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
       </p>
     );
   }
+  const none = <span className="muted">—</span>;
   return (
     <table aria-label="Sessions">
-      <TableHead columns={["Session", "State", "Age", "Updated", "Active task", "Commands", "Files", "Requests"]} />
+      <TableHead columns={["Session", "From", "State", "Last activity", "Active task", "Requests", "Did", "Tokens", "Cost", "Stuck"]} />
       <tbody>
         {sessions.map((s) => (
-          <tr key={s.sessionId}>
+          <tr key={`${s.source ?? ""}:${s.sessionId}`}>
             <td className="id">
-              <Link prefetch={false} href={`/sessions/${encodeURIComponent(s.sessionId)}`}>{s.sessionId}</Link>
+              <Link prefetch={false} href={sessionPath(s)}>{s.sessionId}</Link>
             </td>
+            <td title={s.source ? `received over OpenTelemetry from service ${s.service}` : "recorded in this state folder, or carried by its requests"}>{s.source ? s.from : "this folder"}</td>
             <td>
               <span className={`session-state session-${s.state}`}>{s.state}</span>
-              {!s.recorded && <div className="muted">no recorded context</div>}
+              {s.source === null && !s.recorded && <div className="muted">no recorded context</div>}
             </td>
-            <td className="num" suppressHydrationWarning>{s.createdAt ? formatDuration(Math.max(0, now - s.createdAt)) : "—"}</td>
-            <td className="num" suppressHydrationWarning>{s.updatedAt ? formatAgo(s.updatedAt, now) : "—"}</td>
-            <td style={{ whiteSpace: "normal" }}>{s.activeTask ?? "—"}</td>
-            <td className="num">{s.commands}</td>
-            <td className="num">{s.files}</td>
-            <td className="num">{s.requests}</td>
+            <td className="num" suppressHydrationWarning>{lastActive(s) ? formatAgo(lastActive(s), now) : "—"}</td>
+            {s.source === null ? (
+              <>
+                <td style={{ whiteSpace: "normal" }}>{s.activeTask ?? "—"}</td>
+                <td className="num">{count(s.requests)}</td>
+                <td>
+                  {plural(s.commands, "command")}, {plural(s.files, "file")}
+                </td>
+                <td className="num">{none}</td>
+                <td className="num">{none}</td>
+                <td className="num">{none}</td>
+              </>
+            ) : (
+              <>
+                <td>{none}</td>
+                <td className="num">{count(s.requests)}</td>
+                <td>{receivedActivity(s)}</td>
+                <td className="num" title={`cache read ${count(s.cacheReadTokens)}, cache write ${count(s.cacheWriteTokens)}`}>
+                  {count(s.inputTokens)} in / {count(s.outputTokens)} out
+                </td>
+                <td className="num">{formatUsd(s.costUsd)}</td>
+                <td className="num">
+                  {s.stuck ? (
+                    <Link prefetch={false} href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: s.source, session: s.sessionId, stuck: true })}`}>
+                      {count(s.stuck)} stuck
+                    </Link>
+                  ) : (
+                    "0"
+                  )}
+                </td>
+              </>
+            )}
           </tr>
         ))}
       </tbody>

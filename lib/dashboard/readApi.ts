@@ -8,6 +8,9 @@ import { requestDetailView, requestsView, type RequestsView } from "../views/req
 import { sourceRequestsView, sourceRequestView } from "../views/sourceRowsView";
 import { queuesView } from "../views/queuesView";
 import { sessionDetailView, sessionsView } from "../views/sessionsView";
+import { parseSessionSource } from "../model/sessionSource";
+import { resolveListFilters } from "../model/listFilters";
+import type { TelemetrySessionView } from "../views/telemetrySessionsView";
 import { workersView } from "../views/workersView";
 import type { StateCounts } from "../db/queries/countByState";
 import type { StuckSnapshot } from "./feedEvents";
@@ -52,8 +55,9 @@ const ANSWERS: { readonly [path in ReadApiPath]: Answer | Streamed } = {
   "/api/queues": (runtime) => ({ queues: queuesView(runtime.tracker, runtime.lastStuck()) }),
   "/api/values/:field(workspace|session)": (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) }),
   "/api/workers": (runtime) => ({ workers: workersView(runtime.tracker) }),
-  "/api/sessions": (runtime) => ({ sessions: sessionsView(runtime.tracker) }),
-  "/api/sessions/:id": (runtime, id) => sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`),
+  // The folder's sessions and those received over OpenTelemetry; one of them (`?source=otel`: a received one).
+  "/api/sessions": (runtime) => ({ sessions: sessionsView(runtime.tracker, runtime.telemetrySessions) }),
+  "/api/sessions/:id": (runtime, id, query) => (parseSessionSource(query.get("source")) ? receivedSession(runtime, id) : (sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`))),
   "/api/health": healthAnswer,
   "/api/sources": (runtime) => ({ sources: runtime.sources.statuses() }),
   "/api/sources/:name/requests/:id": (runtime, name, _, id) => sourceRequestView(runtime.sources.get(name), id) ?? notFound(`${name} has no row ${id} (it may have been deleted by its owner).`),
@@ -64,6 +68,14 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = API_ROUTES.flatMap((route
 /** The requests table's page: the state folder's, or with `source`, that source's. */
 export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {
   return query.source ? sourceRequestsView(runtime.sources.get(query.source), query) : requestsView(runtime.tracker, query, runtime.lastStuck());
+}
+
+/** A session received over OpenTelemetry, as its page shows it. */
+export function receivedSession(runtime: Runtime, id: string): TelemetrySessionView {
+  // An id no session can have is the caller's mistake, whether or not anything is received.
+  resolveListFilters({ sessionId: id });
+  if (!runtime.telemetrySessions) notFound("This dashboard receives no OpenTelemetry (REQWATCH_OTLP_PORT=off), so it has no received sessions.");
+  return runtime.telemetrySessions.get(id, runtime.tracker.options.now()) ?? notFound(`No telemetry received carries session ${id} (it may have been trimmed by the retention).`);
 }
 
 function notFound(message: string): never {

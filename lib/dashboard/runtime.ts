@@ -18,6 +18,8 @@ import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
 import { resolveTrackerOptions } from "../store/options";
 import { startTelemetry, telemetrySettings, type TelemetryHandle, type TelemetrySettings, type TelemetryStatus } from "../telemetry/startTelemetry";
+import { otelSpec } from "../sources/sourceSpec";
+import { TelemetrySessions } from "../views/telemetrySessionsView";
 
 /**
  * What the dashboard server runs in its process: the tracker (opened without start-up recovery), the
@@ -37,6 +39,8 @@ export interface Runtime {
   readonly sources: SourceSet;
   /** The OTLP receiver and its store (REQWATCH_OTLP_PORT; off: null). */
   readonly telemetry: TelemetryHandle | null;
+  /** The sessions in what the receiver kept (Claude Code's, GenAI conversations), beside the folder's on the sessions pages; null with no receiver. */
+  readonly telemetrySessions: TelemetrySessions | null;
   /** Per launch: the browser sends it with every action, so another site's form or fetch cannot act. */
   readonly actionToken: string;
   /** What the monitor's first pass did to requests whose reqwatch worker had gone, or null (also before that pass): the overview's notice. */
@@ -134,6 +138,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
           onError: (error) => console.error("reqwatch: the telemetry retention failed:", error.message),
         });
   const sources = new SourceSet([...sourceSpecs, ...(telemetry ? [telemetry.source] : [])], tracker.stateDir.storeDir);
+  const telemetrySessions = telemetry ? new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, settings.stuckAfterMs, tracker.options.sessionExpiryMs) : null;
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({
@@ -154,6 +159,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     feed,
     sources,
     telemetry,
+    telemetrySessions,
     actionToken: randomBytes(32).toString("base64url"),
     recoveryNotice: () => notice,
     // The hub's list: the last pass, less what changes have moved on since (the badge's count).

@@ -7,3 +7,8 @@ export function sessionState(summary: Pick<SessionSummary, "endedAt" | "updatedA
   if (summary.endedAt !== null) return "ended";
   return summary.updatedAt !== null && now - summary.updatedAt <= expiryMs ? "active" : "expired";
 }
+
+/** When a session was last active: the later of its last update and its last request's (a received session has only the latter). */
+export function lastActive(row: { updatedAt?: number | null; lastSeen: number | null }): number {
+  return Math.max(row.updatedAt ?? 0, row.lastSeen ?? 0);
+}

@@ -3,10 +3,13 @@ import type { StateCounts } from "../db/queries/countByState";
 import type { SessionSeen } from "../db/queries/sessionsSeen";
 import type { SessionRecord } from "../files/sessionFile";
 import { toSessionSummary } from "../db/sessionRows";
-import { sessionState, type SessionState } from "../sessions/sessionState";
+import { lastActive, sessionState, type SessionState } from "../sessions/sessionState";
 import type { TrackerService } from "../tracker";
+import type { TelemetrySessionRow, TelemetrySessions } from "./telemetrySessionsView";
 
-export interface SessionRow extends SessionSummary {
+/** A session of the state folder's: recorded (a session file), or carried by its requests. */
+export interface FolderSessionRow extends SessionSummary {
+  source: null;
   state: SessionState;
   requests: number;
   /** Whether its context was recorded (a session file); false for a session known only from the requests that carry its id. */
@@ -15,6 +18,9 @@ export interface SessionRow extends SessionSummary {
   firstSeen: number | null;
   lastSeen: number | null;
 }
+
+/** A row of the sessions list: the folder's, or one received over OpenTelemetry (`source: "otel"`). */
+export type SessionRow = FolderSessionRow | TelemetrySessionRow;
 
 export interface SessionDetailView {
   /** The recorded context, or null when only requests carry the id. */
@@ -26,30 +32,27 @@ export interface SessionDetailView {
   expiryMs: number;
 }
 
-/** When a session was last active: its last update or its last request's, whichever is later. */
-function lastActive(row: Pick<SessionRow, "updatedAt" | "lastSeen">): number {
-  return Math.max(row.updatedAt ?? 0, row.lastSeen ?? 0);
-}
-
 /**
- * The sessions list: every recorded session, and every session id requests carry without a
- * recorded context, with their requests' counts and first and last seen; most recently active first.
+ * The sessions list: every recorded session, every session id requests carry without a recorded
+ * context, with their requests' counts and first and last seen, and the sessions received over
+ * OpenTelemetry (`telemetry`, a read model beside the tracker; null: none); most recently active first.
  */
-export function sessionsView(tracker: TrackerService): SessionRow[] {
+export function sessionsView(tracker: TrackerService, telemetry: TelemetrySessions | null = null): SessionRow[] {
   const now = tracker.options.now();
   const expiry = tracker.options.sessionExpiryMs;
   const recorded = tracker.sessions.list();
   const seenOfRecorded = new Map(tracker.sessionsSeen({ ids: recorded.map((s) => s.sessionId) }).map((s) => [s.sessionId, s]));
   const rows: SessionRow[] = recorded.map((s) => {
     const seen = seenOfRecorded.get(s.sessionId);
-    return { ...s, state: sessionState(s, now, expiry), requests: seen?.requests ?? 0, recorded: true, firstSeen: seen?.firstSeen ?? null, lastSeen: seen?.lastSeen ?? null };
+    return { ...s, source: null, state: sessionState(s, now, expiry), requests: seen?.requests ?? 0, recorded: true, firstSeen: seen?.firstSeen ?? null, lastSeen: seen?.lastSeen ?? null };
   });
   const known = new Set(recorded.map((s) => s.sessionId));
   for (const seen of tracker.sessionsSeen()) {
     if (known.has(seen.sessionId)) continue;
     const summary = { sessionId: seen.sessionId, createdAt: seen.firstSeen, updatedAt: seen.lastSeen, endedAt: null, activeTask: null, commands: 0, files: 0 };
-    rows.push({ ...summary, state: sessionState(summary, now, expiry), requests: seen.requests, recorded: false, firstSeen: seen.firstSeen, lastSeen: seen.lastSeen });
+    rows.push({ ...summary, source: null, state: sessionState(summary, now, expiry), requests: seen.requests, recorded: false, firstSeen: seen.firstSeen, lastSeen: seen.lastSeen });
   }
+  rows.push(...(telemetry?.list(now) ?? []));
   return rows.sort((a, b) => lastActive(b) - lastActive(a) || a.sessionId.localeCompare(b.sessionId));
 }
 

@@ -62,7 +62,7 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   const received = page.getByRole("definition").filter({ hasText: "OTLP/HTTP on" });
   await expect(received).toContainText(receiver);
   await expect(page.getByRole("table", { name: "Received, not shown as a lifecycle" }).getByRole("row").filter({ hasText: "plugin_loaded" })).toContainText("claude-code");
-  // Tokens and cost: by day and model, and by session, the costliest first; a session opens its turns.
+  // Tokens and cost: by day and model, and by session, the costliest first; a session opens its page, with its turns.
   const byModel = page.getByRole("table", { name: "Tokens and cost by day and model" }).getByRole("row").filter({ hasText: "claude-sonnet-4-5" });
   await expect(byModel).toHaveCount(1);
   await expect(byModel).toContainText("240");
@@ -72,6 +72,64 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   await expect(sessions.nth(1)).toContainText("claude-code");
   await expect(sessions.nth(1)).toContainText("$0.0016");
   await sessions.nth(1).getByRole("link").click();
-  await expect(page).toHaveURL(/\/requests\?.*source=otel/);
-  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ hasText: "turn-" }).first()).toContainText("2 model calls, 1 tool use");
+  await expect(page).toHaveURL(/\/sessions\/[^?]+\?source=otel$/);
+  await expect(page.getByRole("table", { name: "Session requests" }).getByRole("row").filter({ hasText: "turn-" }).first()).toContainText("2 model calls, 1 tool use");
+});
+
+test("a Claude Code session on the Sessions page beside the folder's, live; its page with cost per model, tools and turns; a turn's own page", async ({ page, launchApp, tracker }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const started = tracker.sessions.start();
+  if (!started.ok) throw new Error(started.error.message);
+  const folderSession = started.value.session.session_id;
+  tracker.sessions.updateSnapshot({ activeTask: "Building authentication system" });
+  const otlpPort = await freePort();
+  const receiver = `http://127.0.0.1:${otlpPort}`;
+  const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort), REQWATCH_TELEMETRY_STUCK_AFTER: "2s" });
+
+  await page.goto(`${url}/sessions`);
+  const sessions = page.getByRole("table", { name: "Sessions" });
+  await expect(sessions.getByRole("row", { name: new RegExp(folderSession) })).toContainText("this folder");
+
+  // Claude Code exports a turn that ran a tool, and a prompt whose API call never answered: both sessions show without a reload.
+  await send(receiver, "tool-protobuf");
+  await send(receiver, "interrupted", "logs");
+  const toolSession = sessions.getByRole("row").filter({ hasText: "$0.0016" });
+  await expect(toolSession).toHaveCount(1);
+  await expect(toolSession).toContainText("Claude Code");
+  await expect(toolSession).toContainText("240 in / 60 out");
+  await expect(toolSession.getByRole("cell")).toHaveText([/^[0-9a-f-]{36}$/, "Claude Code", "active", /ago$/, "—", "1", "1 turn, 2 model calls, 1 tool use", "240 in / 60 out", "$0.0016", "0"]);
+  const hungSession = sessions.getByRole("row").filter({ hasText: "Claude Code" }).filter({ hasNotText: "$0.0016" });
+  await expect(hungSession.getByRole("link", { name: "1 stuck" })).toBeVisible({ timeout: 15_000 });
+  await page.screenshot({ path: test.info().outputPath("sessions.png") });
+
+  // The session's own page: what it used, per model and tool, and its turns.
+  const sessionId = (await toolSession.getByRole("link").first().textContent())!;
+  await toolSession.getByRole("link", { name: sessionId }).click();
+  await expect(page).toHaveURL(new RegExp(`/sessions/${sessionId}\\?source=otel$`));
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(sessionId);
+  await expect(page.getByLabel("Received")).toContainText("Received over OpenTelemetry from Claude Code");
+  const figures = page.getByRole("definition");
+  await expect(figures.nth(0)).toHaveText("1");
+  await expect(figures.nth(1)).toHaveText("2");
+  await expect(figures.nth(3)).toHaveText("240 in / 60 out (cache read 0, cache write 0)");
+  await expect(figures.nth(4)).toHaveText("$0.0016");
+  await expect(page.getByRole("table", { name: "Cost and tokens by model" }).getByRole("row").filter({ hasText: "claude-sonnet-4-5" }).getByRole("cell")).toHaveText(["claude-sonnet-4-5", "2", "240", "60", "0", "0", "$0.0016"]);
+  await expect(page.getByRole("table", { name: "Tools used" }).getByRole("row").filter({ hasText: "Bash" })).toContainText("1");
+  await expect(page.getByRole("heading", { name: "Errors (0)" })).toBeVisible();
+  await page.screenshot({ path: test.info().outputPath("session.png"), fullPage: true });
+
+  // A turn leads to its lifecycle page, and back to its session.
+  const turns = page.getByRole("table", { name: "Session requests" });
+  await expect(turns.getByRole("row")).toHaveCount(2);
+  await turns.getByRole("link", { name: /^turn-\d+$/ }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
+  await expect(page.getByRole("table", { name: "What it did" }).getByRole("row").filter({ hasText: "tool_decision" })).toContainText("Bash, accept, by config");
+  await page.goBack();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(sessionId);
+
+  // The requests table's session cell of a received turn leads to the same page.
+  await page.goto(`${url}/requests?source=otel`);
+  await page.getByRole("table", { name: "Requests" }).getByRole("link", { name: sessionId }).click();
+  await expect(page).toHaveURL(new RegExp(`/sessions/${sessionId}\\?source=otel$`));
+  await expect(page.getByRole("table", { name: "Cost and tokens by model" })).toBeVisible();
 });

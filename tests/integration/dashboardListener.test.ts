@@ -44,6 +44,9 @@ describe("the dashboard server's read API", () => {
     for (const [path, status, code] of [
       ["/api/requests/nope", 404, "NOT_FOUND"],
       ["/api/sessions/nope", 404, "NOT_FOUND"],
+      ["/api/sessions/nope?source=otel", 404, "NOT_FOUND"],
+      ["/api/sessions/nope?source=bogus", 400, "BAD_INPUT"],
+      ["/api/sessions/not%20an%20id?source=otel", 400, "BAD_INPUT"],
       ["/api/requests?states=bogus", 400, "BAD_INPUT"],
       ["/api/requests/%E0%A4%A", 400, "BAD_INPUT"],
       ["/api/requests/..%2F..%2Fetc%2Fpasswd", 400, "BAD_INPUT"],

@@ -19,7 +19,7 @@ describe("reqwatch mcp", () => {
 
     const { tools } = await agent.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ["cancel_requests", "cleanup_preview", "explain_request", "get_request", "list_requests", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "source_queue", "stuck"].sort(),
+      ["cancel_requests", "cleanup_preview", "explain_request", "get_request", "list_requests", "list_sessions", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "source_queue", "stuck"].sort(),
     );
     for (const tool of tools) expect(tool.description?.length, tool.name).toBeGreaterThan(40);
 

@@ -1,43 +1,17 @@
-import fs from "node:fs";
 import path from "node:path";
-import zlib from "node:zlib";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { decodeExport } from "../../lib/telemetry/otlp/decode";
-import type { Signal } from "../../lib/telemetry/records";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { exportsOf, feed as feedStore, type Export } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 
 // Claude Code 2.1.332's own exports (tests/fixtures/otlp, captured from the real CLI against a mock
 // of the Messages API) fed to the store as the receiver would, and the turns read back.
-const FIXTURES = path.resolve(__dirname, "../fixtures/otlp/claude-code-2.1.332");
-
-interface Export {
-  signal: Signal;
-  body: Buffer;
-  encoding: "json" | "protobuf";
-}
-
-function exportsOf(scenario: string): Export[] {
-  return fs
-    .readdirSync(path.join(FIXTURES, scenario))
-    .sort()
-    .map((file) => {
-      const signal = /-(traces|logs|metrics)\./.exec(file)![1] as Signal;
-      const raw = fs.readFileSync(path.join(FIXTURES, scenario, file));
-      return file.endsWith(".pb.gz") ? { signal, body: zlib.gunzipSync(raw), encoding: "protobuf" as const } : { signal, body: raw, encoding: "json" as const };
-    });
-}
 
 function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { redaction: { raw: [], patterns: [] }, keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  const feed = (exports: Export[], now = Date.now()) => {
-    for (const item of exports) {
-      const decoded = decodeExport(item.signal, item.encoding, item.body);
-      store.ingest(item.signal, decoded.records, decoded.rejected, now);
-    }
-  };
+  const feed = (exports: Export[], now = Date.now()) => feedStore(store, exports, now);
   const turns = () => {
     const db = new Database(file, { readonly: true });
     try {

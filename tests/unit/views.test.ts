@@ -108,7 +108,7 @@ describe("sessions known from the requests that carry their id", () => {
     expect(recorded.ok).toBe(true);
 
     const rows = sessionsView(tracker);
-    expect(rows.map((r) => [r.sessionId, r.recorded, r.requests])).toEqual([
+    expect(rows.map((r) => [r.sessionId, r.source === null && r.recorded, r.requests])).toEqual([
       [recorded.ok ? recorded.value.session.session_id : "", true, 0],
       ["from-requests", false, 2],
     ]);

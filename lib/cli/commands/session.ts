@@ -1,7 +1,11 @@
 import type { Command } from "commander";
 import { ReqwatchError } from "../../model/errors";
 import { readSessionFile } from "../../files/sessionFile";
-import { sessionState } from "../../sessions/sessionState";
+import { lastActive } from "../../sessions/sessionState";
+import { parseSessionSource } from "../../model/sessionSource";
+import { sessionsView } from "../../views/sessionsView";
+import { telemetrySessionFigures } from "../../views/sessionFigures";
+import { telemetrySessionLines, telemetrySessionsOf } from "../../views/telemetrySessionsView";
 import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
 import { sessionSummaryLines } from "../../sessions/summary";
 import { stopIfTrackingOff, trackerFor, trackingIsOff, withLibraryTracker, withTracker } from "../context";
@@ -90,14 +94,27 @@ export function registerSession(program: Command): void {
 
   session
     .command("show [id]")
-    .description("Show a session's context (default: the current one); --file reads another tool's session file")
+    .description("Show a session's context (default: the current one); --file reads another tool's session file; --source otel one received over OpenTelemetry")
     .option("--file <path>", "a session file in the common session-file shape, e.g. CLAUDE-session-state.json")
+    .option("--source <source>", "otel: a session received over OpenTelemetry (a Claude Code session.id, a GenAI conversation), as the dashboard kept it (default: the most recently active)")
     .option("--json", "print the session as JSON")
     .action(async (id: string | undefined, options, command: Command) => {
       stopIfTrackingOff();
+      const source = parseSessionSource(options.source);
+      if (source && options.file) throw new ReqwatchError("BAD_INPUT", "--source and --file name two different sessions: give one.");
       const tracker = trackerFor(command);
       try {
         const now = tracker.options.now();
+        if (source) {
+          const received = telemetrySessionsOf(tracker);
+          const sessionId = id ?? received.list(now, 1)[0]?.sessionId;
+          if (!sessionId) throw new ReqwatchError("NOT_FOUND", "No session was received over OpenTelemetry for this state folder.");
+          const view = received.get(sessionId, now);
+          if (!view) throw new ReqwatchError("NOT_FOUND", `No telemetry received carries session ${sessionId}.`);
+          if (options.json) return printJson(view);
+          for (const line of telemetrySessionLines(view, now)) printLine(line);
+          return;
+        }
         let found = options.file ? readSessionFile(options.file, "external") : null;
         if (!options.file) {
           if (!id) tracker.sessions.reconcile();
@@ -119,22 +136,28 @@ export function registerSession(program: Command): void {
 
   session
     .command("list")
-    .description("List sessions, newest update first")
-    .summary("List sessions, newest update first")
+    .description("List sessions, most recently active first: the folder's, and those received over OpenTelemetry (as the dashboard's Sessions page)")
+    .summary("List sessions, most recently active first")
     .option("--json", "print them as JSON")
     .action(async (options, command: Command) => {
+      // With tracking off the list is empty, as every list is: no store is looked at.
       const rows = trackingIsOff()
         ? []
         : await withTracker(command, (tracker) => {
             // Sessions another process recorded since the index last looked.
             tracker.sessions.reconcile();
-            const now = tracker.options.now();
-            return tracker.sessions.list().map((s) => ({ ...s, state: sessionState(s, now, tracker.options.sessionExpiryMs) }));
+            return sessionsView(tracker, telemetrySessionsOf(tracker));
           });
       if (options.json) return printJson(rows);
       printTable(
-        ["session", "state", "updated", "commands", "files", "task"],
-        rows.map((s) => [s.sessionId, s.state, s.updatedAt ? new Date(s.updatedAt).toISOString() : "—", String(s.commands), String(s.files), s.activeTask ?? "—"]),
+        ["session", "from", "state", "last activity", "requests", "commands", "files", "task or usage"],
+        rows.map((s) => {
+          const at = lastActive(s);
+          const when = at ? new Date(at).toISOString() : "—";
+          return s.source === null
+            ? [s.sessionId, "this folder", s.state, when, String(s.requests), String(s.commands), String(s.files), s.activeTask ?? "—"]
+            : [s.sessionId, s.from, s.state, when, String(s.requests), "—", "—", telemetrySessionFigures(s)];
+        }),
       );
     });
 

@@ -20,7 +20,10 @@ export function isClaudeCode(scopeName: string): boolean {
   return scopeName === CLAUDE_CODE_LOGS || scopeName === CLAUDE_CODE_SPANS;
 }
 
-const service = (attributes: Attributes) => stringAttr(attributes, "service.name") ?? "claude-code";
+/** The service.name Claude Code gives itself; its turns are its own whatever the name. */
+export const CLAUDE_CODE_SERVICE = "claude-code";
+
+const service = (attributes: Attributes) => stringAttr(attributes, "service.name") ?? CLAUDE_CODE_SERVICE;
 const ms = (value: number | undefined) => (value === undefined ? "" : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
 const usd = (value: number | undefined) => (value === undefined ? "" : formatUsd(value));
 const join = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(", ");

@@ -1,0 +1,24 @@
+import { formatUsd } from "../model/money";
+
+/** What a session's figures read as, wherever they are shown (the Sessions page, `reqwatch session`, MCP); pure, so the browser shows the same words. */
+export const plural = (n: number, word: string) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+
+interface ReceivedFigures {
+  turns: number;
+  calls: number;
+  tools: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  stuck: number;
+}
+
+/** What a received session did: its turns (a Claude Code session's), model calls and tool uses. */
+export function receivedActivity(row: Pick<ReceivedFigures, "turns" | "calls" | "tools">): string {
+  return [row.turns > 0 && plural(row.turns, "turn"), plural(row.calls, "model call"), plural(row.tools, "tool use")].filter(Boolean).join(", ");
+}
+
+/** A received session's figures in one line: what the CLI's list says of it. */
+export function telemetrySessionFigures(row: ReceivedFigures): string {
+  return [receivedActivity(row), `${row.inputTokens.toLocaleString("en-US")} in / ${row.outputTokens.toLocaleString("en-US")} out tokens`, formatUsd(row.costUsd), row.stuck > 0 && `${row.stuck} stuck`].filter(Boolean).join(", ");
+}

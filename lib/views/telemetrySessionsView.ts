@@ -1,0 +1,231 @@
+import { escapeControls } from "../model/displayText";
+import { formatDuration } from "../model/duration";
+import { ReqwatchError } from "../model/errors";
+import { resolveListFilters } from "../model/listFilters";
+import { formatUsd } from "../model/money";
+import { plural, telemetrySessionFigures } from "./sessionFigures";
+import { sessionState, type SessionState } from "../sessions/sessionState";
+import type { SourceDb } from "../sources/openSourceDb";
+import type { SourceMessage } from "../sources/sourceMessage";
+import { LIVE, readPage, type Row } from "../sources/sourceQueue";
+import { otelSpec } from "../sources/sourceSpec";
+import { openTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
+import { CLAUDE_CODE_SERVICE } from "../telemetry/mapping/claudeCode";
+import { telemetrySettings } from "../telemetry/startTelemetry";
+import type { UsageSums } from "../telemetry/telemetryStore";
+import type { TrackerService } from "../tracker";
+
+/** A session received over OpenTelemetry (Claude Code's `session.id`, a GenAI conversation id), as the sessions list shows it. */
+export interface TelemetrySessionRow extends UsageSums {
+  source: "otel";
+  sessionId: string;
+  /** Where it comes from, as a person names it: Claude Code for its turns (with its service, when renamed), else the service that sent it. */
+  from: string;
+  service: string;
+  state: SessionState;
+  firstSeen: number;
+  lastSeen: number;
+  /** Its lifecycles (turns, model calls, messages): the rows the requests table shows for it. */
+  requests: number;
+  turns: number;
+  tools: number;
+  /** Lifecycles still going on, and of those, the stuck (by the `otel` source's own rule). */
+  live: number;
+  stuck: number;
+}
+
+/** A received session's page: its figures, cost and tokens per model, tools, errors, and its newest lifecycles. */
+export interface TelemetrySessionView {
+  session: TelemetrySessionRow;
+  byModel: (UsageSums & { model: string })[];
+  tools: { name: string; uses: number; failed: number; durationMs: number }[];
+  /** The lifecycles that failed or carry an error now, newest first. */
+  errors: { requestId: string; state: string; at: number; error: string }[];
+  /** Why each stuck one is stuck, newest first. */
+  stuck: { requestId: string; reason: string }[];
+  /** Its newest lifecycles, as the requests table lists them (`/requests?source=otel&session=<id>` pages through all). */
+  requests: SourceMessage[];
+  /** How many more it has than `requests` lists. */
+  more: number;
+}
+
+/** The sessions list holds the most recently active of the received ones: a GenAI call without a conversation id is a session of its own trace. */
+export const TELEMETRY_SESSIONS_LISTED = 500;
+const LISTED_REQUESTS = 50;
+const LISTED_ERRORS = 50;
+
+const SUMS = `count(*) AS requests, sum(t.kind = 'turn') AS turns, sum(t.calls) AS calls, sum(t.tools) AS tools,
+  sum(t.input_tokens) AS inputTokens, sum(t.output_tokens) AS outputTokens, sum(t.cache_read_tokens) AS cacheReadTokens,
+  sum(t.cache_write_tokens) AS cacheWriteTokens, sum(t.cost_usd) AS costUsd, min(t.started_at) AS firstSeen, max(t.last_at) AS lastSeen, min(t.service) AS service`;
+
+type Sums = Omit<TelemetrySessionRow, "source" | "sessionId" | "from" | "state" | "live" | "stuck">;
+
+/**
+ * The sessions in what the dashboard's OpenTelemetry receiver kept for a state folder
+ * (`telemetry.db`, lib/telemetry/telemetryStore.ts): a read model beside the tracker, read-only
+ * through the `otel` source's own connection and expressions, so a session's id, rows and stuck
+ * ones are those the requests table and the stuck badge show. A store not made yet holds none.
+ */
+export class TelemetrySessions {
+  private readonly queue;
+
+  constructor(
+    readonly file: string,
+    private readonly stuckAfterMs: number,
+    private readonly expiryMs: number,
+  ) {
+    this.queue = telemetryQueue(file, stuckAfterMs);
+  }
+
+  /** Most recently active first, at most `limit`. */
+  list(now: number, limit = TELEMETRY_SESSIONS_LISTED): TelemetrySessionRow[] {
+    return this.reading([], (db) => {
+      // Grouped by the stored id (its index), then by the id a row shows: ids that show alike are one session, as the table's filter has them.
+      const grouped = db.prepare(`SELECT t.session AS raw, ${SUMS} FROM lifecycles t WHERE t.session IS NOT NULL GROUP BY t.session`).all() as (Sums & { raw: string })[];
+      const byName = new Map<string, Sums>();
+      const nameOf = db.prepare("SELECT reqwatch_name(?, 128)").pluck();
+      for (const { raw, ...sums } of grouped) {
+        const name = nameOf.get(raw) as string | null;
+        if (name === null) continue;
+        const before = byName.get(name);
+        byName.set(name, before ? addSums(before, sums) : sums);
+      }
+      const live = this.liveBySession(db, now);
+      return [...byName]
+        .map(([sessionId, sums]) => this.rowOf(sessionId, sums, live.get(sessionId) ?? [], now))
+        .sort((a, b) => b.lastSeen - a.lastSeen || a.sessionId.localeCompare(b.sessionId))
+        .slice(0, limit);
+    });
+  }
+
+  /** One session's page, or null when no lifecycle carries its id. BAD_INPUT for an id no session can have. */
+  get(sessionId: string, now: number): TelemetrySessionView | null {
+    const filters = resolveListFilters({ sessionId, limit: LISTED_REQUESTS });
+    return this.reading(null, (db) => {
+      const session = "reqwatch_name(t.session, 128) = ?";
+      const sums = db.prepare(`SELECT ${SUMS} FROM lifecycles t WHERE ${session}`).get(sessionId) as Sums;
+      if (!sums.requests) return null;
+      const live = this.liveRows(db, now, sessionId);
+      const byModel = db
+        .prepare(
+          `SELECT coalesce(json_extract(p.fields, '$.model'), t.model, '(not said)') AS model, count(*) AS calls,
+             coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens, coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
+             coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens, coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
+             coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd
+           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${session} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
+        )
+        .all(sessionId) as TelemetrySessionView["byModel"];
+      const tools = db
+        .prepare(
+          `SELECT coalesce(json_extract(p.fields, '$.name'), '(not said)') AS name, count(*) AS uses, sum(json_extract(p.fields, '$.success') = 0) AS failed,
+             coalesce(sum(json_extract(p.fields, '$.durationMs')), 0) AS durationMs
+           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'tool' AND ${session} GROUP BY name ORDER BY uses DESC, name`,
+        )
+        .all(sessionId) as TelemetrySessionView["tools"];
+      const errors = (
+        db.prepare(`SELECT t.seq AS _id, t.kind, t.state, t.error, coalesce(t.finished_at, t.last_at) AS at FROM lifecycles t WHERE ${session} AND (t.state = 'failed' OR t.error IS NOT NULL) ORDER BY at DESC LIMIT ?`).all(sessionId, LISTED_ERRORS) as Row[]
+      ).map((row) => ({ requestId: this.queue.requestId(row), state: String(row.state), at: Number(row.at), error: String(row.error ?? "failed") }));
+      const page = readPage(db, this.queue, "otel", filters, now, null);
+      return {
+        session: this.rowOf(sessionId, sums, live, now),
+        byModel,
+        tools: tools.map((tool) => ({ ...tool, failed: tool.failed ?? 0, durationMs: Math.round(tool.durationMs) })),
+        errors,
+        stuck: live.flatMap((row) => {
+          const reason = this.queue.stuck(row, now, null);
+          return reason ? [{ requestId: this.queue.requestId(row), reason: reason() }] : [];
+        }),
+        requests: page.items,
+        more: Math.max(0, sums.requests - page.items.length),
+      };
+    });
+  }
+
+  private rowOf(sessionId: string, sums: Sums, live: readonly Row[], now: number): TelemetrySessionRow {
+    return {
+      source: "otel",
+      sessionId,
+      from: sums.turns === 0 ? sums.service : sums.service === CLAUDE_CODE_SERVICE ? "Claude Code" : `Claude Code (service ${sums.service})`,
+      ...sums,
+      costUsd: Math.round(sums.costUsd * 1e6) / 1e6,
+      state: sessionState({ endedAt: null, updatedAt: sums.lastSeen }, now, this.expiryMs),
+      live: live.length,
+      stuck: live.filter((row) => this.queue.stuck(row, now, null) !== null).length,
+    };
+  }
+
+  /** The lifecycles still going on (few, by the state index), with what the stuck rule reads, newest first. */
+  private liveRows(db: SourceDb, now: number, sessionId?: string): Row[] {
+    const states = LIVE.map(() => "?").join(", ");
+    const sql = `SELECT t.seq AS _id, reqwatch_name(t.session, 128) AS _session, ${this.queue.facts} FROM lifecycles t WHERE t.state IN (${states})${sessionId === undefined ? "" : " AND reqwatch_name(t.session, 128) = ?"} ORDER BY t.seq DESC`;
+    return db.prepare(sql).all(...LIVE, ...(sessionId === undefined ? [] : [sessionId])) as Row[];
+  }
+
+  private liveBySession(db: SourceDb, now: number): Map<string, Row[]> {
+    const bySession = new Map<string, Row[]>();
+    for (const row of this.liveRows(db, now)) {
+      if (typeof row._session !== "string") continue;
+      bySession.set(row._session, [...(bySession.get(row._session) ?? []), row]);
+    }
+    return bySession;
+  }
+
+  /** Read the store; one that does not exist yet (nothing received) holds no session. */
+  private reading<T>(empty: T, read: (db: SourceDb) => T): T {
+    let db: SourceDb;
+    try {
+      db = openTelemetryStore(this.file);
+    } catch (error) {
+      if (error instanceof ReqwatchError && error.code === "NOT_FOUND") return empty;
+      throw error;
+    }
+    try {
+      return read(db);
+    } finally {
+      db.close();
+    }
+  }
+}
+
+function addSums(a: Sums, b: Sums): Sums {
+  const add = (key: keyof Sums) => (a[key] as number) + (b[key] as number);
+  return {
+    requests: add("requests"),
+    turns: add("turns"),
+    calls: add("calls"),
+    tools: add("tools"),
+    inputTokens: add("inputTokens"),
+    outputTokens: add("outputTokens"),
+    cacheReadTokens: add("cacheReadTokens"),
+    cacheWriteTokens: add("cacheWriteTokens"),
+    costUsd: add("costUsd"),
+    firstSeen: Math.min(a.firstSeen, b.firstSeen),
+    lastSeen: Math.max(a.lastSeen, b.lastSeen),
+    service: a.service <= b.service ? a.service : b.service,
+  };
+}
+
+/** The received sessions of the tracker's state folder, as the CLI and the MCP server read them (the dashboard keeps its own, beside its receiver). */
+export function telemetrySessionsOf(tracker: TrackerService, stuckAfterMs = telemetrySettings().stuckAfterMs): TelemetrySessions {
+  return new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, stuckAfterMs, tracker.options.sessionExpiryMs);
+}
+
+/** A received session in plain words: what `reqwatch session show --source otel` prints and the MCP tool says. Each stored text stays on its line. */
+export function telemetrySessionLines(view: TelemetrySessionView, now: number): string[] {
+  const { session } = view;
+  const lines = [
+    `Session ${session.sessionId} (${session.state}, received over OpenTelemetry from ${escapeControls(session.from)}; started ${formatDuration(Math.max(0, now - session.firstSeen))} ago, last activity ${formatDuration(Math.max(0, now - session.lastSeen))} ago)`,
+    telemetrySessionFigures(session),
+  ];
+  if (view.byModel.length) {
+    lines.push(`By model (${view.byModel.length}):`, ...view.byModel.map((m) => `  - ${escapeControls(m.model)}: ${plural(m.calls, "call")}, ${m.inputTokens.toLocaleString("en-US")} in / ${m.outputTokens.toLocaleString("en-US")} out tokens, ${formatUsd(m.costUsd)}`));
+  }
+  if (view.tools.length) lines.push(`Tools (${view.tools.length}): ${view.tools.map((t) => `${escapeControls(t.name)} (${t.uses}${t.failed ? `, ${t.failed} failed` : ""})`).join(", ")}`);
+  if (view.stuck.length) lines.push(`Stuck (${view.stuck.length}):`, ...view.stuck.map((s) => `  - ${s.requestId}: ${escapeControls(s.reason)}`));
+  if (view.errors.length) lines.push(`Errors (${view.errors.length}):`, ...view.errors.map((e) => `  - ${e.requestId} (${e.state}): ${escapeControls(e.error)}`));
+  lines.push(
+    `Newest ${view.requests.length === 1 ? "request" : `${view.requests.length} requests`}${view.more ? ` (${view.more} more: reqwatch list --source otel --session ${session.sessionId})` : ""}:`,
+    ...view.requests.map((m) => `  - ${m.request.requestId} ${m.request.state}${m.note ? `: ${escapeControls(m.note)}` : ""}${m.stuck ? ` (stuck: ${escapeControls(m.stuck)})` : ""}`),
+  );
+  return lines;
+}
