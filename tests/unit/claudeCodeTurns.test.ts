@@ -1,38 +1,17 @@
-import fs from "node:fs";
 import path from "node:path";
-import zlib from "node:zlib";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
-import type { Signal } from "../../lib/telemetry/records";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { capturedExports, type CapturedExport } from "../helpers/claudeCodeFixtures";
 import { tempParent } from "../helpers/stateDir";
 
 // Claude Code 2.1.332's own exports (tests/fixtures/otlp, captured from the real CLI against a mock
 // of the Messages API) fed to the store as the receiver would, and the turns read back.
-const FIXTURES = path.resolve(__dirname, "../fixtures/otlp/claude-code-2.1.332");
-
-interface Export {
-  signal: Signal;
-  body: Buffer;
-  encoding: "json" | "protobuf";
-}
-
-function exportsOf(scenario: string): Export[] {
-  return fs
-    .readdirSync(path.join(FIXTURES, scenario))
-    .sort()
-    .map((file) => {
-      const signal = /-(traces|logs|metrics)\./.exec(file)![1] as Signal;
-      const raw = fs.readFileSync(path.join(FIXTURES, scenario, file));
-      return file.endsWith(".pb.gz") ? { signal, body: zlib.gunzipSync(raw), encoding: "protobuf" as const } : { signal, body: raw, encoding: "json" as const };
-    });
-}
-
 function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { redaction: { raw: [], patterns: [] }, keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  const feed = (exports: Export[], now = Date.now()) => {
+  const feed = (exports: CapturedExport[], now = Date.now()) => {
     for (const item of exports) {
       const decoded = decodeExport(item.signal, item.encoding, item.body);
       store.ingest(item.signal, decoded.records, decoded.rejected, now);
@@ -60,7 +39,7 @@ function aStore() {
 describe("Claude Code's turns, from its own exports", () => {
   it("a plain prompt: one turn, completed, with its prompt, answer, model, tokens, cost and session", () => {
     const { store, feed, turns, steps } = aStore();
-    feed(exportsOf("plain"));
+    feed(capturedExports("plain"));
     expect(turns()).toEqual([
       expect.objectContaining({
         kind: "turn",
@@ -91,7 +70,7 @@ describe("Claude Code's turns, from its own exports", () => {
   it("a prompt that runs a tool: two model calls and one tool in one turn, each call counted once though its span and its log record both tell of it", () => {
     for (const scenario of ["tool", "tool-protobuf"]) {
       const { store, feed, turns } = aStore();
-      feed(exportsOf(scenario));
+      feed(capturedExports(scenario));
       const [turn] = turns();
       expect(turns(), scenario).toHaveLength(1);
       expect(turn, scenario).toMatchObject({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60, cost_usd: 0.00162 });
@@ -101,30 +80,30 @@ describe("Claude Code's turns, from its own exports", () => {
 
   it("529 errors then success: completed, the attempts kept", () => {
     const { store, feed, turns } = aStore();
-    feed(exportsOf("retry"));
+    feed(capturedExports("retry"));
     expect(turns()).toEqual([expect.objectContaining({ state: "completed", attempt: 3, calls: 1, error: null })]);
     store.close();
   });
 
   it("retries exhausted: failed, with the error and the number of attempts", () => {
     const { store, feed, turns } = aStore();
-    feed(exportsOf("exhausted"));
+    feed(capturedExports("exhausted"));
     expect(turns()).toEqual([expect.objectContaining({ state: "failed", attempt: 11, error: "529, Overloaded after 11 attempts", output: null })]);
     store.close();
   });
 
   it("a turn ended before any answer (the process stopped while the API hung): failed, and says so", () => {
     const { store, feed, turns } = aStore();
-    feed(exportsOf("interrupted"));
+    feed(capturedExports("interrupted"));
     expect(turns()).toEqual([expect.objectContaining({ state: "failed", calls: 0, error: "the turn ended before any answer (interrupted?)" })]);
     store.close();
   });
 
   it("the same, whatever order the exports arrive in, and however often", () => {
     const { store: inOrder, feed: feedInOrder, turns: ordered } = aStore();
-    feedInOrder(exportsOf("tool"));
+    feedInOrder(capturedExports("tool"));
     const { store, feed, turns } = aStore();
-    const exports = exportsOf("tool");
+    const exports = capturedExports("tool");
     feed([...exports].reverse());
     feed(exports);
     const pick = (rows: Record<string, unknown>[]) => rows.map(({ state, prompt, output, calls, tools, input_tokens, cost_usd, model, started_at, finished_at }) => ({ state, prompt, output, calls, tools, input_tokens, cost_usd, model, started_at, finished_at }));
@@ -135,10 +114,10 @@ describe("Claude Code's turns, from its own exports", () => {
 
   it("from the log events alone (no traces exported), or the spans alone, the turn is still whole", () => {
     const { store: logsOnly, feed: feedLogs, turns: fromLogs } = aStore();
-    feedLogs(exportsOf("tool").filter((item) => item.signal === "logs"));
+    feedLogs(capturedExports("tool").filter((item) => item.signal === "logs"));
     expect(fromLogs()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", output: "Hello from the mock.", calls: 2, tools: 1, cost_usd: 0.00162 })]);
     const { store: spansOnly, feed: feedSpans, turns: fromSpans } = aStore();
-    feedSpans(exportsOf("tool").filter((item) => item.signal === "traces"));
+    feedSpans(capturedExports("tool").filter((item) => item.signal === "traces"));
     // Spans carry no cost; the prompt's text is on the interaction span.
     expect(fromSpans()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, cost_usd: 0 })]);
     logsOnly.close();
@@ -147,17 +126,17 @@ describe("Claude Code's turns, from its own exports", () => {
 
   it("a prompt with no answer yet is processing, its last event named", () => {
     const { store, feed, turns } = aStore();
-    feed(exportsOf("interrupted").filter((item) => item.signal === "logs"));
+    feed(capturedExports("interrupted").filter((item) => item.signal === "logs"));
     expect(turns()).toEqual([expect.objectContaining({ state: "processing", last_step: expect.stringMatching(/^user_prompt: a prompt of 9 characters/) })]);
     store.close();
   });
 
   it("tokens and cost per day and model, and per session, each call counted once though its span and its log event both report it", () => {
     const { store, feed, turns } = aStore();
-    feed(exportsOf("plain"));
-    feed(exportsOf("tool-protobuf"));
+    feed(capturedExports("plain"));
+    feed(capturedExports("tool-protobuf"));
     // The same exports again (an exporter's retry) change nothing.
-    feed(exportsOf("tool-protobuf"));
+    feed(capturedExports("tool-protobuf"));
     const usage = store.usage();
     const day = new Date(turns()[0]!.started_at as number).toISOString().slice(0, 10);
     expect(usage.byDayAndModel).toEqual([{ day, model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: expect.closeTo(0.00243, 8) }]);
