@@ -59,9 +59,9 @@ export function redactSecrets(text: string, patterns: readonly ExtraPattern[] = 
   return out + text.slice(at);
 }
 
-/** One field's text as it is to be written: redacted, unless the user asked for it raw. */
-export function redactField(redaction: Redaction, field: RedactField, text: string): string {
-  return redaction.raw.includes(field) ? text : redactSecrets(text, redaction.patterns);
+/** One field's text as it is to be written: redacted (by `redact`, which must give what redactSecrets gives), unless the user asked for it raw. */
+export function redactField(redaction: Redaction, field: RedactField, text: string, redact = (value: string) => redactSecrets(value, redaction.patterns)): string {
+  return redaction.raw.includes(field) ? text : redact(text);
 }
 
 /** The text fields (and a callback's error) that differ from `before`'s, redacted. */

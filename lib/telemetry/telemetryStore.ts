@@ -1,8 +1,8 @@
 import type Database from "better-sqlite3";
 import { redactField, redactSecrets, type Redaction } from "../model/redaction";
 import { openDatabase } from "../sqlite/openDatabase";
-import type { LifecycleChange, Part, Unmapped } from "./mapping/changes";
-import { foldLifecycle, type FoldStep } from "./mapping/fold";
+import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "./mapping/changes";
+import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "./mapping/fold";
 import { mapRecords } from "./mapping/mapRecords";
 import type { AttributeValue, Signal, TelemetryRecord } from "./records";
 
@@ -11,9 +11,11 @@ import type { AttributeValue, Signal, TelemetryRecord } from "./records";
  * in a folder reqwatch only observes): the lifecycles the mapping made, each step of their history
  * (by a key of its own: a record sent twice counts once), their parts (model calls, tool uses; what
  * a span and a log record say of the same call merged into one), the keys that name them, and what
- * mapped to nothing, counted. Each lifecycle's row is folded again from its steps and parts
- * whenever one of them comes in, so the order records arrive in does not matter. The dashboard
- * reads it as a source (lib/sources/telemetryQueue.ts) through a read-only connection of its own.
+ * mapped to nothing, counted. Each lifecycle's row is what its steps and parts add up to
+ * (lib/telemetry/mapping/fold.ts), whatever order they arrived in: the lifecycles being received
+ * are tallied in memory and a new step is added to its tally, so an export does not read their
+ * steps again; a tally not held is added up from the store. The dashboard reads it as a source
+ * (lib/sources/telemetryQueue.ts) through a read-only connection of its own.
  */
 const DDL = `
 CREATE TABLE IF NOT EXISTS lifecycles (
@@ -135,14 +137,15 @@ function statements(db: Database.Database) {
     insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
     upsertPart: db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields"),
-    kindOf: db.prepare("SELECT kind FROM lifecycles WHERE seq = ?").pluck(),
-    stepsOf: db.prepare("SELECT at, name, summary, facts FROM steps WHERE seq = ?"),
+    lifecycleOf: db.prepare("SELECT kind, session, trace_id AS traceId FROM lifecycles WHERE seq = ?"),
+    stepsOf: db.prepare("SELECT step_key AS key, at, name, summary, facts FROM steps WHERE seq = ?"),
     partsOf: db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?"),
     fold: db.prepare(
       `UPDATE lifecycles SET state = ?, started_at = ?, queued_at = ?, processing_at = ?, finished_at = ?, first_at = ?, last_at = ?, received_at = ?,
          prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?
        WHERE seq = ?`,
     ),
+    dataVersion: db.prepare("PRAGMA data_version").pluck(),
     countUnmapped: db.prepare("INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
     countIntake: db.prepare(
       "INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at",
@@ -151,9 +154,24 @@ function statements(db: Database.Database) {
   };
 }
 
+/** Lifecycles whose tallies are kept in memory: those being received (a turn spans a few exports). */
+const LIVE_TALLIES = 2000;
+
+/** A lifecycle the store holds in memory: its tally, and what its row says of its session. */
+interface Live {
+  tally: Tally;
+  session: string | null;
+  traceId: string | null;
+}
+
 export class TelemetryStore {
   private readonly db: Database.Database;
   private readonly sql: ReturnType<typeof statements>;
+  /** The lifecycles received lately, by seq, the least recently touched first. */
+  private readonly live = new Map<number, Live>();
+  /** `PRAGMA data_version` after this connection's last write: another one that changes the store makes it differ. */
+  private dataVersion = -1;
+  private readonly keep: Database.Transaction<TelemetryStore["keepExport"]>;
 
   constructor(
     readonly file: string,
@@ -165,59 +183,94 @@ export class TelemetryStore {
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(DDL);
     this.sql = statements(this.db);
+    // Made once: better-sqlite3 builds its wrapper anew on each `transaction` call.
+    this.keep = this.db.transaction(this.keepExport.bind(this));
   }
 
   /**
-   * Map and keep one export's records: every lifecycle they touch folded again, what maps to
-   * nothing counted, the export counted (with what the decoder rejected), all in one transaction.
-   * Returns how many lifecycles changed.
+   * Map and keep one export's records: each step added to its lifecycle's tally and the lifecycles
+   * it touched written once, what maps to nothing counted, the export counted (with what the
+   * decoder rejected), all in one transaction. Returns how many lifecycles changed.
    */
   ingest(signal: Signal, records: readonly TelemetryRecord[], rejected: number, now = Date.now()): number {
     const { changes, unmapped } = mapRecords(records);
-    return this.db.transaction(() => {
-      const touched = new Set<number>();
-      for (const change of changes) {
-        const seq = this.apply(change, now);
-        if (seq !== null) touched.add(seq);
-      }
-      for (const seq of touched) this.refold(seq, now);
-      for (const item of unmapped) this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
-      this.sql.countIntake.run(signal, records.length, rejected, now);
-      return touched.size;
-    })();
+    try {
+      return this.keep.immediate(signal, records.length, rejected, changes, unmapped, now);
+    } catch (error) {
+      // The transaction was rolled back: the tallies may hold steps the store does not.
+      this.live.clear();
+      throw error;
+    }
   }
 
-  /** One change: its lifecycle found (or made) by its keys, its step and part kept. Null when the step was kept before. */
-  private apply(change: LifecycleChange, now: number): number | null {
+  /** `ingest`'s transaction. */
+  private keepExport(signal: Signal, records: number, rejected: number, changes: readonly LifecycleChange[], unmapped: readonly Unmapped[], now: number): number {
+    // Another connection that wrote the store (a second dashboard on the same folder) makes what is
+    // held in memory stale. Read with the write lock held, so no other write can come between.
+    const version = this.sql.dataVersion.get() as number;
+    if (version !== this.dataVersion) this.live.clear();
+    this.dataVersion = version;
+    const redact = this.redactor();
+    const touched = new Set<number>();
+    for (const change of changes) {
+      const seq = this.apply(change, now, redact);
+      if (seq !== null) touched.add(seq);
+    }
+    for (const seq of touched) this.writeFolded(seq, now);
+    for (const item of unmapped) this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+    this.sql.countIntake.run(signal, records, rejected, now);
+    return touched.size;
+  }
+
+  /** One change: its lifecycle found (or made) by its keys, its step and part kept and added to its tally. Null when the step was kept before. */
+  private apply(change: LifecycleChange, now: number, redact: (text: string) => string): number | null {
     // A point lookup per key (one to three): cheaper than one query over a list of them.
     const seqOf = change.keys.map((key) => this.sql.seqOfKey.get(key) as number | undefined);
     const found = [...new Set(seqOf.filter((seq): seq is number => seq !== undefined))].sort((a, b) => a - b);
     let seq = found[0];
+    let live: Live | null;
     if (seq === undefined) {
       seq = Number(this.sql.insertLifecycle.run(change.kind, change.service, change.session ?? null, change.traceId ?? null, change.step.at, change.step.at, change.step.at, now).lastInsertRowid);
+      live = this.remember(seq, { tally: emptyTally(change.kind), session: change.session ?? null, traceId: change.traceId ?? null });
+    } else {
+      // Keys that named two lifecycles (a turn seen by its spans, then by its log events): one now.
+      for (const other of found.slice(1)) this.merge(other, seq);
+      live = this.liveOf(seq);
     }
-    // Keys that named two lifecycles (a turn seen by its spans, then by its log events): one now.
-    for (const other of found.slice(1)) this.merge(other, seq);
     change.keys.forEach((key, i) => {
       if (seqOf[i] !== seq) this.sql.addKey.run(key, seq);
     });
-    if (change.session) this.sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
+    if (change.session && live && (live.session === null || (live.traceId === null && change.traceId))) {
+      this.sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
+      live.session ??= change.session;
+      live.traceId ??= change.traceId ?? null;
+    }
     const { step } = change;
-    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.name, this.redact(step.summary), JSON.stringify(this.redactValue(step.detail)), JSON.stringify(this.redactFacts(change.facts)));
+    const summary = redact(step.summary);
+    const facts = this.redactFacts(change.facts, redact);
+    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.name, summary, JSON.stringify(redactValue(step.detail, redact)), JSON.stringify(facts));
     if (kept.changes === 0) return found.length > 1 ? seq : null;
-    if (change.facts.part) this.keepPart(seq, change.facts.part);
+    if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary, facts });
+    if (change.facts.part) {
+      const part: Part = { ...change.facts.part, fields: redactValue(change.facts.part.fields as Record<string, AttributeValue>, redact) as Part["fields"] };
+      this.keepPart(seq, part, live?.tally);
+    }
     return seq;
   }
 
-  private keepPart(seq: number, part: Part): void {
-    const existing = this.sql.partFields.get(seq, part.kind, part.id) as string | undefined;
-    // What is known of a call from each record that tells of it: a value once known stays, a later one wins.
-    const fields = { ...(existing ? (JSON.parse(existing) as Part["fields"]) : {}), ...this.redactValue(part.fields as Record<string, AttributeValue>) };
-    this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(fields));
+  /** Keep a part, merged with what was known of it: from the tally when there is one, else from the store. */
+  private keepPart(seq: number, part: Part, tally?: Tally): void {
+    const key = partKey(part);
+    const stored = tally ? undefined : (this.sql.partFields.get(seq, part.kind, part.id) as string | undefined);
+    const known = tally ? tally.parts.get(key) : stored === undefined ? undefined : { ...part, fields: JSON.parse(stored) as Part["fields"] };
+    const merged = mergePart(known, part);
+    tally?.parts.set(key, merged);
+    this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(merged.fields));
   }
 
   /** Move `from`'s keys, steps and parts to `into`, and remove it. */
   private merge(from: number, into: number): void {
+    this.live.delete(into);
     this.db.prepare("UPDATE OR IGNORE lifecycle_keys SET seq = ? WHERE seq = ?").run(into, from);
     this.db.prepare("UPDATE OR IGNORE steps SET seq = ? WHERE seq = ?").run(into, from);
     for (const part of this.sql.partsOf.all(from) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
@@ -226,17 +279,40 @@ export class TelemetryStore {
     this.remove([from]);
   }
 
-  /** Fold a lifecycle again from its steps and parts, into its row. */
-  private refold(seq: number, now: number): void {
-    const kind = this.sql.kindOf.get(seq) as LifecycleChange["kind"] | undefined;
-    if (!kind) return;
-    const steps = (this.sql.stepsOf.all(seq) as { at: number; name: string; summary: string; facts: string }[]).map((row): FoldStep => ({ at: row.at, name: row.name, summary: row.summary, facts: JSON.parse(row.facts) as FoldStep["facts"] }));
-    const parts = (this.sql.partsOf.all(seq) as { kind: Part["kind"]; id: string; at: number; fields: string }[]).map((row): Part => ({ kind: row.kind, id: row.id, at: row.at, fields: JSON.parse(row.fields) as Part["fields"] }));
-    const f = foldLifecycle(kind, steps, parts);
+  /** A lifecycle held in memory, the most recently touched last; the least recent goes past `LIVE_TALLIES`. */
+  private remember(seq: number, live: Live): Live {
+    this.live.delete(seq);
+    this.live.set(seq, live);
+    if (this.live.size > LIVE_TALLIES) this.live.delete(this.live.keys().next().value!);
+    return live;
+  }
+
+  /** A lifecycle's tally: held, or added up again from its steps and parts in the store. Null when it is gone (merged into another). */
+  private liveOf(seq: number): Live | null {
+    const held = this.live.get(seq);
+    if (held) return this.remember(seq, held);
+    const row = this.sql.lifecycleOf.get(seq) as { kind: LifecycleKind; session: string | null; traceId: string | null } | undefined;
+    if (!row) return null;
+    const tally = emptyTally(row.kind);
+    for (const step of this.sql.stepsOf.all(seq) as { key: string; at: number; name: string; summary: string; facts: string }[]) {
+      addStep(tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts: JSON.parse(step.facts) as Facts });
+    }
+    for (const part of this.sql.partsOf.all(seq) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
+      tally.parts.set(partKey(part), { kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] });
+    }
+    return this.remember(seq, { tally, session: row.session, traceId: row.traceId });
+  }
+
+  /** A lifecycle's row, as its tally adds up. */
+  private writeFolded(seq: number, now: number): void {
+    const live = this.liveOf(seq);
+    if (!live) return;
+    const f = summarize(live.tally);
     this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, seq);
   }
 
   private remove(seqs: readonly number[]): void {
+    for (const seq of seqs) this.live.delete(seq);
     const list = JSON.stringify(seqs);
     for (const remove of this.sql.remove) remove.run(list);
   }
@@ -319,22 +395,37 @@ export class TelemetryStore {
     this.db.close();
   }
 
-  private redact(text: string): string {
-    return redactSecrets(text, this.options.redaction.patterns);
-  }
-
-  private redactValue<T extends Record<string, AttributeValue>>(value: T): T {
-    const walk = (item: AttributeValue): AttributeValue => (typeof item === "string" ? this.redact(item) : Array.isArray(item) ? item.map(walk) : item !== null && typeof item === "object" ? Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, walk(inner)])) : item);
-    return walk(value) as T;
+  /**
+   * Redaction for one export: the same text (a model's name, a tool's, an error told by a step,
+   * its detail and its part) is scanned once; the result is what redacting it each time would give.
+   */
+  private redactor(): (text: string) => string {
+    const seen = new Map<string, string>();
+    return (text) => {
+      let redacted = seen.get(text);
+      if (redacted === undefined) seen.set(text, (redacted = redactSecrets(text, this.options.redaction.patterns)));
+      return redacted;
+    };
   }
 
   /** A step's texts as every write redacts them: the prompt, the output and the error by their fields' settings. */
-  private redactFacts(facts: LifecycleChange["facts"]): LifecycleChange["facts"] {
+  private redactFacts(facts: LifecycleChange["facts"], redact: (text: string) => string): LifecycleChange["facts"] {
+    const { redaction } = this.options;
     const out = { ...facts };
-    if (out.prompt !== undefined) out.prompt = redactField(this.options.redaction, "prompt", out.prompt);
-    if (out.output !== undefined) out.output = redactField(this.options.redaction, "output", out.output);
-    if (out.error !== undefined) out.error = redactField(this.options.redaction, "error", out.error);
+    if (out.prompt !== undefined) out.prompt = redactField(redaction, "prompt", out.prompt, redact);
+    if (out.output !== undefined) out.output = redactField(redaction, "output", out.output, redact);
+    if (out.error !== undefined) out.error = redactField(redaction, "error", out.error, redact);
     delete out.part;
     return out;
   }
+}
+
+/** Every text in a value redacted. */
+function redactValue<T extends AttributeValue>(value: T, redact: (text: string) => string): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, redact)) as T;
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, AttributeValue> = {};
+  for (const key in value) out[key] = redactValue(value[key]!, redact);
+  return out as T;
 }

@@ -1,5 +1,5 @@
 import type { State } from "../../model/states";
-import type { Facts, LifecycleKind, Part } from "./changes";
+import type { Facts, LifecycleKind, Part, PartFields } from "./changes";
 
 /** A lifecycle as its steps and parts add up: what the store keeps in its row and the pages show. */
 export interface Folded {
@@ -27,78 +27,154 @@ export interface Folded {
 }
 
 export interface FoldStep {
+  /** The step's own key: of two steps at the same time, the one with the greater key counts as the later. */
+  key: string;
   at: number;
   name: string;
   summary: string;
   facts: Facts;
 }
 
-const latest = <T>(steps: readonly FoldStep[], pick: (facts: Facts) => T | undefined): T | undefined => {
-  for (let i = steps.length - 1; i >= 0; i--) {
-    const value = pick(steps[i]!.facts);
-    if (value !== undefined) return value;
-  }
-  return undefined;
-};
+/** Where a step stands among its lifecycle's: by time, then by key, so arrival order never decides. */
+interface Place {
+  at: number;
+  key: string;
+}
+
+const after = (a: Place, b: Place) => a.at > b.at || (a.at === b.at && a.key > b.key);
+
+/** A value with the place of the step that said it. */
+type Said<T> = Place & { value: T };
 
 /**
- * Fold a lifecycle's steps (in any order) and parts into what it is now. The state follows from
- * the facts, not the order they came in: a definite end says completed or failed (a turn that had
- * no answer, or gave up retrying after its last answer, failed); without one, a give-up is a
- * failure, an answer that is the latest thing seen is a completion (a turn seen through its log
- * events alone), and anything else is processing, queued or created, as far as it got.
+ * What a lifecycle's steps and parts add up to so far, kept so that each new step is added to it
+ * (`addStep`) rather than every step read again; `summarize` says what it adds up to. Adding the
+ * same steps in any order, or in any number of batches, gives the same tally.
  */
-export function foldLifecycle(kind: LifecycleKind, unordered: readonly FoldStep[], parts: readonly Part[]): Folded {
-  const steps = [...unordered].sort((a, b) => a.at - b.at);
-  const times = (pick: (facts: Facts) => number | undefined) => steps.map((step) => pick(step.facts)).filter((t): t is number => t !== undefined);
-  const min = (values: number[]) => (values.length ? Math.min(...values) : null);
-  const max = (values: number[]) => (values.length ? Math.max(...values) : null);
-  const firstAt = steps[0]?.at ?? 0;
-  const lastAt = steps.at(-1)?.at ?? firstAt;
-  const startedAt = min([...times((f) => f.startedAt), firstAt]) ?? firstAt;
-  const ends = steps.filter((step) => step.facts.endedAt !== undefined).sort((a, b) => a.facts.endedAt! - b.facts.endedAt!);
-  const end = ends.at(-1);
-  const succeededAt = max(steps.filter((step) => step.facts.succeeded).map((step) => step.at));
-  const exhaustedAt = max(steps.filter((step) => step.facts.exhausted).map((step) => step.at));
+export interface Tally {
+  kind: LifecycleKind;
+  firstAt: number | null;
+  /** The latest step: its place and how it reads (`name: summary`). */
+  last: Said<string> | null;
+  lastAt: number | null;
+  startedAt: number | null;
+  queuedAt: number | null;
+  processingAt: number | null;
+  /** The definite end that counts: the latest `endedAt`, then the latest step. */
+  end: (Place & { endedAt: number; failed: boolean }) | null;
+  succeededAt: number | null;
+  /** The latest give-up, and the error it gave (if it said one). */
+  exhausted: Said<string | undefined> | null;
+  answeredAt: number | null;
+  /** The first prompt; the latest output, error and model. */
+  prompt: Said<string> | null;
+  output: Said<string> | null;
+  error: Said<string> | null;
+  model: Said<string> | null;
+  attempt: number | null;
+  /** Its model calls and tool uses, by `kind id`, each merged from every record that told of it. */
+  parts: Map<string, Part>;
+}
+
+export function emptyTally(kind: LifecycleKind): Tally {
+  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, parts: new Map() };
+}
+
+const least = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b < a ? b : a);
+const most = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b > a ? b : a);
+const later = <T>(kept: Said<T> | null, place: Place, value: T | undefined): Said<T> | null => (value === undefined || (kept && !after(place, kept)) ? kept : { at: place.at, key: place.key, value });
+
+/** Add one step (not added before) to a tally. */
+export function addStep(tally: Tally, step: FoldStep): void {
+  const { facts } = step;
+  tally.firstAt = least(tally.firstAt, step.at);
+  tally.lastAt = most(tally.lastAt, step.at);
+  tally.last = later(tally.last, step, `${step.name}${step.summary ? `: ${step.summary}` : ""}`);
+  tally.startedAt = least(tally.startedAt, facts.startedAt);
+  tally.queuedAt = least(tally.queuedAt, facts.queuedAt);
+  tally.processingAt = least(tally.processingAt, facts.processingAt);
+  const { end } = tally;
+  if (facts.endedAt !== undefined && (!end || facts.endedAt > end.endedAt || (facts.endedAt === end.endedAt && after(step, end)))) {
+    tally.end = { at: step.at, key: step.key, endedAt: facts.endedAt, failed: facts.failed === true };
+  }
+  if (facts.succeeded) tally.succeededAt = most(tally.succeededAt, step.at);
+  if (facts.exhausted && (!tally.exhausted || after(step, tally.exhausted))) tally.exhausted = { at: step.at, key: step.key, value: facts.error };
+  tally.answeredAt = most(tally.answeredAt, facts.answeredAt);
+  if (facts.prompt !== undefined && (!tally.prompt || after(tally.prompt, step))) tally.prompt = { at: step.at, key: step.key, value: facts.prompt };
+  tally.output = later(tally.output, step, facts.output);
+  tally.error = later(tally.error, step, facts.error);
+  tally.model = later(tally.model, step, facts.model);
+  tally.attempt = most(tally.attempt, facts.attempt);
+}
+
+/** What is known of a call or tool use once `part` is added to what was: a value once known stays, a later one wins. */
+export function mergePart(known: Part | undefined, part: Part): Part {
+  if (!known) return part;
+  return { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields } };
+}
+
+export const partKey = (part: Pick<Part, "kind" | "id">) => `${part.kind} ${part.id}`;
+
+/**
+ * What a lifecycle is now, from its tally. The state follows from the facts, not the order they
+ * came in: a definite end says completed or failed (a turn that had no answer, or gave up retrying
+ * after its last answer, failed); without one, a give-up is a failure, an answer that is the latest
+ * thing seen is a completion (a turn seen through its log events alone), and anything else is
+ * processing, queued or created, as far as it got.
+ */
+export function summarize(tally: Tally): Folded {
+  const { kind, end, succeededAt } = tally;
+  const firstAt = tally.firstAt ?? 0;
+  const lastAt = tally.lastAt ?? firstAt;
+  const exhaustedAt = tally.exhausted?.at ?? null;
   const gaveUp = exhaustedAt !== null && (succeededAt === null || exhaustedAt > succeededAt);
-  const answeredAt = max(times((f) => f.answeredAt));
   let state: State;
   let finishedAt: number | null = null;
   if (end) {
-    finishedAt = end.facts.endedAt!;
-    state = end.facts.failed || gaveUp || (kind === "turn" && succeededAt === null) ? "failed" : "completed";
+    finishedAt = end.endedAt;
+    state = end.failed || gaveUp || (kind === "turn" && succeededAt === null) ? "failed" : "completed";
   } else if (gaveUp) {
     [state, finishedAt] = ["failed", exhaustedAt];
-  } else if (answeredAt !== null && answeredAt >= lastAt) {
-    [state, finishedAt] = ["completed", answeredAt];
+  } else if (tally.answeredAt !== null && tally.answeredAt >= lastAt) {
+    [state, finishedAt] = ["completed", tally.answeredAt];
   } else {
-    state = min(times((f) => f.processingAt)) !== null ? "processing" : min(times((f) => f.queuedAt)) !== null ? "queued" : "created";
+    state = tally.processingAt !== null ? "processing" : tally.queuedAt !== null ? "queued" : "created";
   }
+  // In the order of their ids, so a sum of costs comes out the same to the last bit however they arrived.
+  const parts = [...tally.parts.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const calls = parts.filter((part) => part.kind === "call");
-  const sum = (pick: (part: Part) => number | undefined) => calls.reduce((total, part) => total + (pick(part) ?? 0), 0);
-  const lastStep = steps.at(-1);
-  const gaveUpWith = gaveUp ? steps.filter((step) => step.facts.exhausted).at(-1)?.facts.error : undefined;
-  const error = state === "completed" ? null : (gaveUpWith ?? latest(steps, (f) => f.error) ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
+  const sum = (field: keyof PartFields) => calls.reduce((total, part) => total + ((part.fields[field] as number | undefined) ?? 0), 0);
+  const gaveUpWith = gaveUp ? tally.exhausted!.value : undefined;
+  const error = state === "completed" ? null : (gaveUpWith ?? tally.error?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
+  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0)];
   return {
     state,
-    startedAt,
-    queuedAt: min(times((f) => f.queuedAt)),
-    processingAt: min(times((f) => f.processingAt)),
+    startedAt: least(tally.startedAt, firstAt) ?? firstAt,
+    queuedAt: tally.queuedAt,
+    processingAt: tally.processingAt,
     finishedAt,
     firstAt,
     lastAt,
-    prompt: steps.find((step) => step.facts.prompt !== undefined)?.facts.prompt ?? null,
-    output: latest(steps, (f) => f.output) ?? null,
+    prompt: tally.prompt?.value ?? null,
+    output: tally.output?.value ?? null,
     error,
-    model: latest(steps, (f) => f.model) ?? calls.map((part) => part.fields.model).filter(Boolean).at(-1) ?? null,
-    attempt: max([...times((f) => f.attempt), ...calls.map((part) => part.fields.attempt ?? 0)]) || null,
-    lastStep: lastStep ? `${lastStep.name}${lastStep.summary ? `: ${lastStep.summary}` : ""}` : "",
+    model: tally.model?.value ?? calls.map((part) => part.fields.model).filter(Boolean).at(-1) ?? null,
+    attempt: (attempts.length ? Math.max(...attempts) : null) || null,
+    lastStep: tally.last?.value ?? "",
     calls: calls.length,
-    tools: parts.filter((part) => part.kind === "tool").length,
-    inputTokens: sum((part) => part.fields.inputTokens),
-    outputTokens: sum((part) => part.fields.outputTokens),
-    cacheReadTokens: sum((part) => part.fields.cacheReadTokens),
-    cacheWriteTokens: sum((part) => part.fields.cacheWriteTokens),
-    costUsd: Math.round(sum((part) => part.fields.costUsd) * 1e6) / 1e6,
+    tools: parts.length - calls.length,
+    inputTokens: sum("inputTokens"),
+    outputTokens: sum("outputTokens"),
+    cacheReadTokens: sum("cacheReadTokens"),
+    cacheWriteTokens: sum("cacheWriteTokens"),
+    costUsd: Math.round(sum("costUsd") * 1e6) / 1e6,
   };
+}
+
+/** Fold a lifecycle's steps (in any order) and parts (merged per call or tool use) at once. */
+export function foldLifecycle(kind: LifecycleKind, steps: readonly FoldStep[], parts: readonly Part[]): Folded {
+  const tally = emptyTally(kind);
+  for (const step of steps) addStep(tally, step);
+  for (const part of parts) tally.parts.set(partKey(part), mergePart(tally.parts.get(partKey(part)), part));
+  return summarize(tally);
 }
