@@ -194,10 +194,15 @@ export default function HealthPage() {
                 <tbody>
                   {health.telemetry.usage.bySession.map((row) => (
                     <tr key={row.session}>
-                      <td className="id">
-                        <Link href={sessionPath({ sessionId: row.session, source: "otel" })} prefetch={false}>
-                          {row.session}
-                        </Link>
+                      {/* Named as its page and the sessions list name it; the stored id, when it differs, on hover. */}
+                      <td className="id" title={row.session}>
+                        {row.sessionId ? (
+                          <Link href={sessionPath({ sessionId: row.sessionId, source: "otel" })} prefetch={false}>
+                            {row.sessionId}
+                          </Link>
+                        ) : (
+                          row.session
+                        )}
                       </td>
                       <td>{row.service}</td>
                       <td className="num">{row.turns}</td>

@@ -42,54 +42,56 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
   }
   const none = <span className="muted">—</span>;
   return (
-    <table aria-label="Sessions">
-      <TableHead columns={["Session", "From", "State", "Last activity", "Active task", "Requests", "Did", "Tokens", "Cost", "Stuck"]} />
-      <tbody>
-        {sessions.map((s) => (
-          <tr key={`${s.source ?? ""}:${s.sessionId}`}>
-            <td className="id">
-              <Link prefetch={false} href={sessionPath(s)}>{s.sessionId}</Link>
-            </td>
-            <td title={s.source ? `received over OpenTelemetry from service ${s.service}` : "recorded in this state folder, or carried by its requests"}>{s.source ? s.from : "this folder"}</td>
-            <td>
-              <span className={`session-state session-${s.state}`}>{s.state}</span>
-              {s.source === null && !s.recorded && <div className="muted">no recorded context</div>}
-            </td>
-            <td className="num" suppressHydrationWarning>{lastActive(s) ? formatAgo(lastActive(s), now) : "—"}</td>
-            {s.source === null ? (
-              <>
-                <td style={{ whiteSpace: "normal" }}>{s.activeTask ?? "—"}</td>
-                <td className="num">{count(s.requests)}</td>
-                <td>
-                  {plural(s.commands, "command")}, {plural(s.files, "file")}
-                </td>
-                <td className="num">{none}</td>
-                <td className="num">{none}</td>
-                <td className="num">{none}</td>
-              </>
-            ) : (
-              <>
-                <td>{none}</td>
-                <td className="num">{count(s.requests)}</td>
-                <td>{receivedActivity(s)}</td>
-                <td className="num" title={`cache read ${count(s.cacheReadTokens)}, cache write ${count(s.cacheWriteTokens)}`}>
-                  {count(s.inputTokens)} in / {count(s.outputTokens)} out
-                </td>
-                <td className="num">{formatUsd(s.costUsd)}</td>
-                <td className="num">
-                  {s.stuck ? (
-                    <Link prefetch={false} href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: s.source, session: s.sessionId, stuck: true })}`}>
-                      {count(s.stuck)} stuck
-                    </Link>
-                  ) : (
-                    "0"
-                  )}
-                </td>
-              </>
-            )}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div className="table-scroll">
+      <table aria-label="Sessions">
+        <TableHead columns={["Session", "From", "State", "Last activity", "Active task", "Requests", "Did", "Tokens", "Cost", "Stuck"]} />
+        <tbody>
+          {sessions.map((s) => (
+            <tr key={`${s.source ?? ""}:${s.sessionId}`}>
+              <td className="id">
+                <Link prefetch={false} href={sessionPath(s)}>{s.sessionId}</Link>
+              </td>
+              <td title={s.source ? `received over OpenTelemetry from service ${s.service}` : "recorded in this state folder, or carried by its requests"}>{s.source ? s.from : "this folder"}</td>
+              <td>
+                <span className={`session-state session-${s.state}`}>{s.state}</span>
+                {s.source === null && !s.recorded && <div className="muted">no recorded context</div>}
+              </td>
+              <td className="num" suppressHydrationWarning>{lastActive(s) ? formatAgo(lastActive(s), now) : "—"}</td>
+              {s.source === null ? (
+                <>
+                  <td style={{ whiteSpace: "normal" }}>{s.activeTask ?? "—"}</td>
+                  <td className="num">{count(s.requests)}</td>
+                  <td style={{ whiteSpace: "normal" }}>
+                    {plural(s.commands, "command")}, {plural(s.files, "file")}
+                  </td>
+                  <td className="num">{none}</td>
+                  <td className="num">{none}</td>
+                  <td className="num">{none}</td>
+                </>
+              ) : (
+                <>
+                  <td>{none}</td>
+                  <td className="num">{count(s.requests)}</td>
+                  <td style={{ whiteSpace: "normal" }}>{receivedActivity(s)}</td>
+                  <td className="num" title={`cache read ${count(s.cacheReadTokens)}, cache write ${count(s.cacheWriteTokens)}`}>
+                    {count(s.inputTokens)} in / {count(s.outputTokens)} out
+                  </td>
+                  <td className="num">{formatUsd(s.costUsd)}</td>
+                  <td className="num">
+                    {s.stuck ? (
+                      <Link prefetch={false} href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: s.source, session: s.sessionId, stuck: true })}`}>
+                        {count(s.stuck)} stuck
+                      </Link>
+                    ) : (
+                      "0"
+                    )}
+                  </td>
+                </>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

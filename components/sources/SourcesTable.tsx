@@ -46,37 +46,39 @@ export function SourcesTable({ initial, detail = false }: { initial: SourceStatu
   const now = useNow(5000);
   if (!sources.length) return null;
   return (
-    <table aria-label="Sources">
-      <TableHead columns={["Source", "Reads", "Rows", "Queued", "Processing", "Stuck", "Last written", ...(detail ? ["Last read"] : [])]} />
-      <tbody>
-        {sources.map((source) => (
-          <tr key={source.name} className={source.error ? "stuck" : undefined}>
-            <td>
-              <Link href={sourceTablePath(source.name)} prefetch={false}>{source.name}</Link>
-            </td>
-            <td>
-              {what(source)}
-              {source.writable && <div className="muted">opened for writing</div>}
-              {detail && source.file && <div className="muted">{source.file}{source.mapping ? ` (mapping ${source.mapping})` : ""}</div>}
-              {source.worker ? (
-                <div className={source.worker.running ? "muted" : "why"} data-testid="worker-line">
-                  {workerLine(source.worker)}
-                </div>
-              ) : (
-                source.generation && <div className="muted">schema {source.generation}{source.retired ? "; no longer processed by claude-mem" : ""}</div>
-              )}
-              {source.error && <div className="why" role="alert">cannot be read: {source.error.message}</div>}
-            </td>
-            <td className="num">{source.error ? "—" : source.total}</td>
-            <td className="num">{source.error ? "—" : source.counts.queued}</td>
-            <td className="num">{source.error ? "—" : source.counts.processing}</td>
-            <td className="num">{source.error ? "—" : source.stuck ? <Link href={sourceTablePath(source.name, true)} prefetch={false}>{source.stuck} stuck{source.counting ? " so far" : ""}</Link> : source.counting ? "counting" : 0}</td>
-            <td className="num" suppressHydrationWarning>{source.lastWriteAt === null ? "—" : formatAgo(source.lastWriteAt, now)}</td>
-            {detail && <td className="num" suppressHydrationWarning>{source.readAt === null ? "—" : `${formatAgo(source.readAt, now)}, ${source.readMs} ms`}</td>}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div className="table-scroll">
+        <table aria-label="Sources">
+        <TableHead columns={["Source", "Reads", "Rows", "Queued", "Processing", "Stuck", "Last written", ...(detail ? ["Last read"] : [])]} />
+        <tbody>
+          {sources.map((source) => (
+            <tr key={source.name} className={source.error ? "stuck" : undefined}>
+              <td>
+                <Link href={sourceTablePath(source.name)} prefetch={false}>{source.name}</Link>
+              </td>
+              <td className="text">
+                {what(source)}
+                {source.writable && <div className="muted">opened for writing</div>}
+                {detail && source.file && <div className="muted">{source.file}{source.mapping ? ` (mapping ${source.mapping})` : ""}</div>}
+                {source.worker ? (
+                  <div className={source.worker.running ? "muted" : "why"} data-testid="worker-line">
+                    {workerLine(source.worker)}
+                  </div>
+                ) : (
+                  source.generation && <div className="muted">schema {source.generation}{source.retired ? "; no longer processed by claude-mem" : ""}</div>
+                )}
+                {source.error && <div className="why" role="alert">cannot be read: {source.error.message}</div>}
+              </td>
+              <td className="num">{source.error ? "—" : source.total}</td>
+              <td className="num">{source.error ? "—" : source.counts.queued}</td>
+              <td className="num">{source.error ? "—" : source.counts.processing}</td>
+              <td className="num">{source.error ? "—" : source.stuck ? <Link href={sourceTablePath(source.name, true)} prefetch={false}>{source.stuck} stuck{source.counting ? " so far" : ""}</Link> : source.counting ? "counting" : 0}</td>
+              <td className="num" suppressHydrationWarning>{source.lastWriteAt === null ? "—" : formatAgo(source.lastWriteAt, now)}</td>
+              {detail && <td className="num" suppressHydrationWarning>{source.readAt === null ? "—" : `${formatAgo(source.readAt, now)}, ${source.readMs} ms`}</td>}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

@@ -2,9 +2,7 @@ import fs from "node:fs";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../sqlite/openDatabase";
 import { isReqwatchError, ReqwatchError } from "../model/errors";
-import { safeName, timeOf } from "./sourceMessage";
-
-const NAME = /^[A-Za-z0-9_-]{1,128}$/;
+import { shownName, timeOf } from "./sourceMessage";
 
 export type SourceDb = Database.Database;
 
@@ -28,7 +26,7 @@ export function openSourceDb(file: string, what: string, options: { write?: bool
     // Written only for an action a person asked for (lib/sources/sourceActions.ts), in one short transaction.
     db = openDatabase(file, { readonly: !options.write, fileMustExist: true, timeout: options.busyMs ?? 2000 });
     // What a row shows, computable in SQL, so a filter matches what the page shows (lib/sources/sourceQueue.ts).
-    db.function("reqwatch_name", { deterministic: true }, (value: unknown, max: unknown) => safeName(value, NAME, Number(max)) ?? null);
+    db.function("reqwatch_name", { deterministic: true }, (value: unknown, max: unknown) => shownName(value, Number(max)));
     db.function("reqwatch_time", { deterministic: true }, (value: unknown) => timeOf(value) ?? null);
   } catch (error) {
     if (isReqwatchError(error)) throw error;

@@ -58,6 +58,13 @@ export function safeName(value: unknown, pattern: RegExp, max: number): string |
   return pattern.test(name) ? name : undefined;
 }
 
+const SHOWN_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A stored name (a session id, a service) as rows show it and pages resolve it, or null for none: what SQL's reqwatch_name gives (lib/sources/openSourceDb.ts). */
+export function shownName(value: unknown, max: number): string | null {
+  return safeName(value, SHOWN_NAME, max) ?? null;
+}
+
 /** A time as job tables keep them: epoch ms or s, or an ISO or SQLite date-time text (UTC). */
 export function timeOf(value: unknown): number | undefined {
   if (typeof value !== "string" || !value) return epochMs(value);

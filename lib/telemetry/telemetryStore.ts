@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { redactField, redactSecrets, type Redaction } from "../model/redaction";
+import { shownName } from "../sources/sourceMessage";
 import { openDatabase } from "../sqlite/openDatabase";
 import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "./mapping/changes";
 import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "./mapping/fold";
@@ -121,7 +122,8 @@ export interface Usage {
   /** Per UTC day (`YYYY-MM-DD`) and model, newest day first. */
   byDayAndModel: (UsageSums & { day: string; model: string })[];
   /** Per session, the costliest first, with its prompt turns and tool uses. */
-  bySession: (UsageSums & { session: string; service: string; turns: number; tools: number; lastAt: number })[];
+  /** `session` as stored; `sessionId` as its page resolves it (null: it has none). */
+  bySession: (UsageSums & { session: string; sessionId: string | null; service: string; turns: number; tools: number; lastAt: number })[];
 }
 
 /** The statements an export runs, prepared once: preparing is most of a small statement's cost. */
@@ -383,8 +385,8 @@ export class TelemetryStore {
            (SELECT count(*) FROM parts t JOIN lifecycles s ON s.seq = t.seq WHERE t.kind = 'tool' AND s.session = l.session) AS tools
          FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
       )
-      .all(sessions) as Usage["bySession"];
-    return { byDayAndModel, bySession };
+      .all(sessions) as Omit<Usage["bySession"][number], "sessionId">[];
+    return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };
   }
 
   unmapped(limit = 100): UnmappedRow[] {

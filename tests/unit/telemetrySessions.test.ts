@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
 import { sessionsView } from "../../lib/views/sessionsView";
 import { TelemetrySessions, telemetrySessionLines } from "../../lib/views/telemetrySessionsView";
-import { exportsOf, feed, type Export } from "../helpers/claudeCodeExports";
+import { aGenAiExport, exportsOf, feed, type Export } from "../helpers/claudeCodeExports";
 import { aTracker, tempParent } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
 
@@ -31,13 +31,7 @@ function inSession(exports: Export[], sessionId: string): Export[] {
 
 /** A model call of an app using an instrumented SDK: a GenAI span in conversation `conversation`. */
 function aGenAiCall(conversation: string, at: number): Export {
-  const attributes = Object.entries({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "claude-haiku-4-5", "gen_ai.conversation.id": conversation, "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 5 }).map(([key, value]) => ({
-    key,
-    value: typeof value === "number" ? { intValue: value } : { stringValue: value },
-  }));
-  const span = { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "chat claude-haiku-4-5", kind: 3, startTimeUnixNano: `${at - 400}000000`, endTimeUnixNano: `${at}000000`, attributes, status: {} };
-  const body = { resourceSpans: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: "support-bot" } }] }, scopeSpans: [{ scope: { name: "@anthropic-ai/sdk" }, spans: [span] }] }] };
-  return { signal: "traces", encoding: "json", body: Buffer.from(JSON.stringify(body)) };
+  return { signal: "traces", encoding: "json", body: Buffer.from(JSON.stringify(aGenAiExport(conversation, at))) };
 }
 
 function aStore() {
@@ -101,6 +95,16 @@ describe("sessions received over OpenTelemetry", () => {
 
     expect(sessions.get("nobody", RECEIVED)).toBeNull();
     expect(thrown(() => sessions.get("not an id!", RECEIVED))).toMatchObject({ code: "BAD_INPUT" });
+  });
+
+  it("the usage by session names each session as its page resolves it, and a call that said no cost costs $0", () => {
+    const { store, sessions } = aStore();
+    feed(store, [aGenAiCall("support.team:conversation 1", RECEIVED - 1000)], RECEIVED);
+    const [row] = store.usage().bySession;
+    expect(row).toMatchObject({ session: "support.team:conversation 1", sessionId: "support_team_conversation_1", costUsd: 0 });
+    const view = sessions.get(row!.sessionId!, RECEIVED + MINUTE)!;
+    expect(view.session.sessionId).toBe("support_team_conversation_1");
+    expect(telemetrySessionLines(view, RECEIVED + MINUTE)[1]).toMatch(/^1 model call, .*50 in \/ 5 out tokens, \$0$/);
   });
 
   it("nothing received yet: no session, and no store is made by looking", () => {
