@@ -66,7 +66,7 @@ export default function OverviewPage() {
           {unreadable.length > 3 ? "; …" : ""} (<Link prefetch={false} href="/health">Health</Link> lists them all).
         </p>
       )}
-      <ActivityCharts initial={activityView(tracker, "1h", null, now)} match={null} />
+      <ActivityCharts initial={activityView(tracker, "1h", null, now)} match={null} received={sources.some((source) => source.kind === "otel")} />
       <div className="grid2">
         <LiveLastHour initial={overview} />
         <LiveRecentFailures initial={overview} />

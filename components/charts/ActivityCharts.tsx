@@ -4,6 +4,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { ACTIVITY_RANGES, type ActivityRange, type WorkspaceMatch } from "@/lib/model/activity";
 import { formatDuration } from "@/lib/model/duration";
+import { formatUsd } from "@/lib/model/money";
 import { advanceActivity, type ActivityView } from "@/lib/views/activityView";
 import { usePollInterval } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
@@ -18,6 +19,7 @@ function per(pointMs: number): string {
   return pointMs >= 3_600_000 ? `${pointMs / 3_600_000}h` : `${pointMs / 60_000}m`;
 }
 
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const count = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1));
 const duration = (value: number) => formatDuration(value);
 
@@ -29,8 +31,31 @@ function percentiles(color: string, values: ActivityView["wait"]): ChartSeries[]
   ];
 }
 
-/** The four charts of a view: what each draws, in what unit. */
-function charts(data: ActivityView): { label: string; unit: string; hint?: string; format: (value: number) => string; whole?: boolean; durations?: boolean; levels?: boolean; series: ChartSeries[] }[] {
+type Chart = { label: string; unit: string; hint?: string; format: (value: number) => string; whole?: boolean; durations?: boolean; levels?: boolean; series: ChartSeries[] };
+
+/** What the received lifecycles' model calls used: tokens and cost, each point holding those that ended in it. */
+function usageCharts(data: ActivityView): Chart[] {
+  if (!data.usage) return [];
+  const hint = "of the turns, calls and messages that ended in each interval";
+  return [
+    {
+      label: "Tokens",
+      unit: `per ${per(data.pointMs)}`,
+      hint,
+      format: (value) => Math.round(value).toLocaleString("en-US"),
+      whole: true,
+      series: [
+        { label: "in (with cache)", color: "--queued", values: data.usage.inputTokens, stepped: true },
+        { label: "out", color: "--processing", values: data.usage.outputTokens, stepped: true },
+      ],
+    },
+    { label: "Cost", unit: `USD per ${per(data.pointMs)}`, hint, format: formatUsd, series: [{ label: "cost", color: "--completed", values: data.usage.costUsd, stepped: true }] },
+  ];
+}
+
+/** The four charts of a view (six for received lifecycles): what each draws, in what unit. */
+function charts(data: ActivityView): Chart[] {
+  const received = data.source === "otel";
   return [
     {
       label: "Attempts ended",
@@ -46,8 +71,8 @@ function charts(data: ActivityView): { label: string; unit: string; hint?: strin
       ],
     },
     {
-      label: "Requests by state",
-      unit: "requests",
+      label: received ? "Lifecycles by state" : "Requests by state",
+      unit: received ? "turns, calls, messages" : "requests",
       format: count,
       whole: true,
       levels: true,
@@ -64,6 +89,7 @@ function charts(data: ActivityView): { label: string; unit: string; hint?: strin
       durations: true,
       series: percentiles("--processing", data.run),
     },
+    ...usageCharts(data),
   ];
 }
 
@@ -72,17 +98,21 @@ function what(match: WorkspaceMatch): string {
   return "workspace" in match ? `workspace ${match.workspace}` : `workspaces starting with ${match.workspacePrefix}`;
 }
 
+const SOURCE_LABEL: Record<ActivityView["source"], string> = { folder: "State folder", otel: "Received (otel)" };
+
 /**
  * Attempts ended, queue wait, processing time and requests by state over the last hour, day or week,
- * for every workspace or the table's workspace filter; kept current by the event stream.
+ * for every workspace or the table's workspace filter; kept current by the event stream. Where the
+ * dashboard receives OpenTelemetry (`received`), a person may draw them of the received lifecycles.
  */
-export function ActivityCharts({ initial, match, note }: { initial?: ActivityView; match: WorkspaceMatch; note?: string }) {
+export function ActivityCharts({ initial, match, note, received = false }: { initial?: ActivityView; match: WorkspaceMatch; note?: string; received?: boolean }) {
   const [range, setRange] = useState<ActivityRange>(initial?.range ?? "1h");
+  const [source, setSource] = useState<ActivityView["source"]>("folder");
   const pollMs = usePollInterval();
   const now = useNow(CLOCK_MS);
   const { data: fetched, error } = useQuery({
-    ...activityOptions(range, match),
-    initialData: range === initial?.range && match === null ? initial : undefined,
+    ...activityOptions(range, match, source),
+    initialData: range === initial?.range && match === null && source === initial.source ? initial : undefined,
     placeholderData: keepPreviousData,
     refetchInterval: pollMs,
   });
@@ -101,6 +131,15 @@ export function ActivityCharts({ initial, match, note }: { initial?: ActivityVie
     <section aria-labelledby="activity" className="activity">
       <div className="activity-head">
         <h2 id="activity">Activity</h2>
+        {received && (
+          <div role="group" aria-label="Chart source" className="range-buttons">
+            {(Object.keys(SOURCE_LABEL) as ActivityView["source"][]).map((key) => (
+              <button key={key} type="button" aria-pressed={source === key} onClick={() => setSource(key)}>
+                {SOURCE_LABEL[key]}
+              </button>
+            ))}
+          </div>
+        )}
         <div role="group" aria-label="Chart range" className="range-buttons">
           {(Object.keys(ACTIVITY_RANGES) as ActivityRange[]).map((key) => (
             <button key={key} type="button" aria-pressed={range === key} onClick={() => setRange(key)}>
@@ -108,12 +147,20 @@ export function ActivityCharts({ initial, match, note }: { initial?: ActivityVie
             </button>
           ))}
         </div>
-        <p className="muted" aria-label="Activity summary">
-          Attempts ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed, {totals["timed out"]} timed out
-          {totals.released ? `, ${totals.released} released (worker gone)` : ""}
-          {totals.stopped ? `, ${totals.stopped} stopped by hand` : ""} (each attempt of a retried request counts). Wait and processing percentiles come from a histogram: within 10% of the exact figure.
-          {note ? ` ${note}` : ""}
-        </p>
+        {data.usage ? (
+          <p className="muted" aria-label="Activity summary">
+            Received over OpenTelemetry, ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed (turns, model calls and messages; a call inside a turn is part of its turn), using{" "}
+            {sum(data.usage.inputTokens).toLocaleString("en-US")} in / {sum(data.usage.outputTokens).toLocaleString("en-US")} out tokens, {formatUsd(sum(data.usage.costUsd))}. Wait and processing percentiles come from a histogram: within 10% of the exact figure.
+            {note ? ` ${note}` : ""}
+          </p>
+        ) : (
+          <p className="muted" aria-label="Activity summary">
+            Attempts ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed, {totals["timed out"]} timed out
+            {totals.released ? `, ${totals.released} released (worker gone)` : ""}
+            {totals.stopped ? `, ${totals.stopped} stopped by hand` : ""} (each attempt of a retried request counts). Wait and processing percentiles come from a histogram: within 10% of the exact figure.
+            {note ? ` ${note}` : ""}
+          </p>
+        )}
       </div>
       <div className="charts">
         {charts(data).map((chart) => (

@@ -161,9 +161,9 @@ function sourcesUpdate(cache: CacheReader, { sources, changed: named }: FeedEven
     { queryKey: requestKeys.lists(), predicate: (cached) => changed.has(queryOfKey(String(cached.queryKey[2] ?? ""))?.source ?? "") },
     { queryKey: [...sourceKeys.all, "request"], predicate: (cached) => changed.has(String(cached.queryKey[2])) },
   );
-  // What the receiver kept is also sessions: the list (paced) and a received session's page follow it.
+  // What the receiver kept is also sessions and charts: the list and the charts (paced) and a received session's page follow it.
   if (changed.has("otel")) {
-    update.refresh.push("sessionList");
+    update.refresh.push("sessionList", "activity");
     update.invalidate.push({ queryKey: sessionKeys.received("otel") });
   }
   return update;

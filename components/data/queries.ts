@@ -17,6 +17,8 @@ import type { StatusBody } from "@/lib/dashboard/readApi";
 import type { SourceStatus } from "@/lib/sources/liveSource";
 import type { SourceRequestView } from "@/lib/views/sourceRowsView";
 
+type ActivitySource = ActivityView["source"];
+
 /** Every query key, from one factory: the live feed invalidates by these prefixes. */
 export const requestKeys = {
   all: ["requests"] as const,
@@ -50,7 +52,7 @@ export const overviewKeys = {
 
 export const activityKeys = {
   all: ["activity"] as const,
-  chart: (range: ActivityRange, match: WorkspaceMatch) => [...activityKeys.all, range, match] as const,
+  chart: (range: ActivityRange, match: WorkspaceMatch, source: ActivitySource) => [...activityKeys.all, range, match, source] as const,
 };
 
 export const workerKeys = {
@@ -115,13 +117,14 @@ export function overviewOptions() {
   return queryOptions({ queryKey: overviewKeys.all, queryFn: ({ signal }) => getJson<OverviewView>("/api/overview", signal) });
 }
 
-/** The charts over `range` for the workspaces `match` picks. */
-export function activityOptions(range: ActivityRange, match: WorkspaceMatch) {
+/** The charts over `range` for the workspaces `match` picks, of the folder's requests or (`otel`) the received lifecycles. */
+export function activityOptions(range: ActivityRange, match: WorkspaceMatch, source: ActivitySource = "folder") {
   const params = new URLSearchParams({ range });
+  if (source === "otel") params.set("source", "otel");
   if (match && "workspace" in match) params.set("workspace", match.workspace);
   if (match && "workspacePrefix" in match) params.set("workspacePrefix", match.workspacePrefix);
   return queryOptions({
-    queryKey: activityKeys.chart(range, match),
+    queryKey: activityKeys.chart(range, match, source),
     queryFn: ({ signal }) => getJson<ActivityView>(`/api/activity?${params}`, signal),
   });
 }

@@ -3,6 +3,7 @@ import { ReqwatchError } from "../model/errors";
 import { errorReply } from "../http/errorReply";
 import { parseActivityQuery, parseRequestQuery, type RequestQuery } from "../model/requestQuery";
 import { activityView } from "../views/activityView";
+import { telemetryActivityView } from "../views/telemetryActivityView";
 import { overviewView } from "../views/overviewView";
 import { requestDetailView, requestsView, type RequestsView } from "../views/requestsView";
 import { sourceRequestsView, sourceRequestView } from "../views/sourceRowsView";
@@ -49,8 +50,10 @@ const ANSWERS: { readonly [path in ReadApiPath]: Answer | Streamed } = {
   "/api/requests/:id": (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
   "/api/overview": (runtime) => overviewView(runtime.tracker),
   "/api/activity": (runtime, _, query) => {
-    const { range, match } = parseActivityQuery(query);
-    return activityView(runtime.tracker, range, match);
+    const { range, match, source } = parseActivityQuery(query);
+    if (!source) return activityView(runtime.tracker, range, match);
+    if (!runtime.telemetrySessions) notFound("This dashboard receives no OpenTelemetry (REQWATCH_OTLP_PORT=off), so it has no received lifecycles to chart.");
+    return telemetryActivityView(runtime.telemetrySessions.file, range, match, runtime.tracker.options.now());
   },
   "/api/queues": (runtime) => ({ queues: queuesView(runtime.tracker, runtime.lastStuck()) }),
   "/api/values/:field(workspace|session)": (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) }),

@@ -27,7 +27,7 @@ export const API_ROUTES = [
   { path: "/api/requests/:id", methods: ["GET"], answeredBy: "readApi", about: "one request, with its history and why it is stuck" },
   { path: "/api/requests/:id/download/:part", methods: ["GET"], answeredBy: "next", about: "a request's prompt, output or whole file as a download" },
   { path: "/api/overview", methods: ["GET"], answeredBy: "readApi", about: "the overview's last hour (throughput, latency percentiles) and newest failures" },
-  { path: "/api/activity", methods: ["GET"], answeredBy: "readApi", about: "the charts: attempts ended, waits, run times and live states per interval over 1h, 24h or 7d" },
+  { path: "/api/activity", methods: ["GET"], answeredBy: "readApi", about: "the charts: attempts ended, waits, run times and live states per interval over 1h, 24h or 7d; with source=otel, of the lifecycles received over OpenTelemetry, with their cost and tokens" },
   { path: "/api/queues", methods: ["GET"], answeredBy: "readApi", about: "each workspace's queue (queued, processing, oldest wait) and its pause" },
   { path: "/api/queues/:workspace", methods: ["POST"], answeredBy: "next", about: "pause or resume a workspace's queue" },
   { path: "/api/values/:field(workspace|session)", methods: ["GET"], answeredBy: "readApi", about: "what the table's workspace and session filters suggest as you type" },

@@ -13,6 +13,9 @@ import { displayJson } from "../model/displayText";
 import { explainRequest } from "../views/explainView";
 import { requestDetailView } from "../views/requestsView";
 import { sourceReport } from "../views/sourceView";
+import { sourceRequestView, sourceRows } from "../views/sourceRowsView";
+import { explainSourceRequest } from "../views/sourceExplainView";
+import { readSourceOnce } from "../sources/liveSource";
 import { ConfiguredSources } from "../sources/configuredSources";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { telemetrySettings } from "../telemetry/startTelemetry";
@@ -27,6 +30,7 @@ export const MCP_ACTOR = "mcp";
 
 const requestId = filterFields.sessionId.describe("a request id");
 const ids = z.array(requestId).min(1).max(1000);
+const sourceArg = z.string().min(1).max(4096);
 
 function text(value: unknown): CallToolResult {
   return { content: [{ type: "text", text: typeof value === "string" ? value : displayJson(value) }] };
@@ -53,8 +57,8 @@ function recorded<T>(outcome: SessionResult<T>): T {
   return outcome.value;
 }
 
-function mustExist<T>(value: T | null, id: string): T {
-  if (value === null) throw new ReqwatchError("NOT_FOUND", `Request ${id} does not exist (it may have been cleaned up).`);
+function mustExist<T>(value: T | null, id: string, message = `Request ${id} does not exist (it may have been cleaned up).`): T {
+  if (value === null) throw new ReqwatchError("NOT_FOUND", message);
   return value;
 }
 
@@ -73,6 +77,13 @@ export function createMcpServer(tracker: TrackerService, version: string, source
   const stuck = () => tracker.stuck();
   const readable = new ConfiguredSources(sources, () => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));
   const received = () => telemetrySessionsOf(tracker);
+  /** A row of a source this server reads, as its page shows it. */
+  const sourceRow = (source: string, id: string) =>
+    mustExist(
+      readSourceOnce(readable.resolve(source), (live) => sourceRequestView(live, id, tracker.options.now())),
+      id,
+      `${source} has no row ${id} (it may have been trimmed by the retention, or deleted by its owner).`,
+    );
 
   server.registerTool(
     "stuck",
@@ -106,23 +117,30 @@ export function createMcpServer(tracker: TrackerService, version: string, source
         order: filterFields.order.optional(),
         limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe("rows per page (default 50)"),
         cursor: z.string().optional().describe("nextCursor of the previous page"),
+        source: sourceArg.optional().describe(`list another queue instead, read-only, in its id order: ${readable.list().join(", ")} (otel: the turns, model calls and messages received over OpenTelemetry)`),
       },
       annotations: { readOnlyHint: true },
     },
-    tool(({ createdWithin, ...filters }: ListFilters & { createdWithin?: string }) =>
-      tracker.list({ ...filters, ...(createdWithin !== undefined && { createdFrom: tracker.options.now() - parseDuration(createdWithin, "createdWithin") }) }),
-    ),
+    tool(({ createdWithin, source, ...filters }: ListFilters & { createdWithin?: string; source?: string }) => {
+      const listed = { ...filters, ...(createdWithin !== undefined && { createdFrom: tracker.options.now() - parseDuration(createdWithin, "createdWithin") }) };
+      if (source === undefined) return tracker.list(listed);
+      const unfit = (["callbackFailed", "sort"] as const).filter((key) => filters[key] !== undefined);
+      if (unfit.length) throw new ReqwatchError("BAD_INPUT", `${unfit.join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks and lists in its id order (order sets which way); nothing was read.`);
+      return readSourceOnce(readable.resolve(source), (live) => sourceRows(live, listed, tracker.options.now()));
+    }),
   );
 
   server.registerTool(
     "get_request",
     {
       title: "One request",
-      description: "One request's whole record: state, fields, claim, history. Text over 100,000 characters is cut (truncated says how long it was); `reqwatch get <id>` prints it whole.",
-      inputSchema: { requestId },
+      description:
+        "One request's whole record: state, fields, claim, history. Text over 100,000 characters is cut (truncated says how long it was); `reqwatch get <id>` prints it whole. With source, a row of another queue as its page shows it: a received turn or model call (source otel, id turn-3) with its steps (model calls, tool uses, errors) and why it is stuck.",
+      inputSchema: { requestId, source: sourceArg.optional().describe(`the queue the id is in, when not the state folder: ${readable.list().join(", ")}`) },
       annotations: { readOnlyHint: true },
     },
-    tool(({ requestId: id }: { requestId: string }) => {
+    tool(({ requestId: id, source }: { requestId: string; source?: string }) => {
+      if (source !== undefined) return sourceRow(source, id);
       const detail = mustExist(requestDetailView(tracker, id, stuck()), id);
       return { request: detail.request, truncated: detail.truncated, stuckReason: detail.stuckReason, actions: detail.actions };
     }),
@@ -133,11 +151,15 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     {
       title: "Explain one request",
       description:
-        "One request's story: time in each state, its attempts (who claimed it, how each ended), deliveries dropped by the claim fence, its callback and response file, why it is stuck, its session's focus and blockers, and what to do next with the CLI command for it.",
-      inputSchema: { requestId },
+        "One request's story: time in each state, its attempts (who claimed it, how each ended), deliveries dropped by the claim fence, its callback and response file, why it is stuck, its session's focus and blockers, and what to do next with the CLI command for it. With source, a row of another queue: a received turn or model call (source otel, id turn-3): time in each state, model, tokens and cost, its error, why it is stuck, and its steps.",
+      inputSchema: { requestId, source: sourceArg.optional().describe(`the queue the id is in, when not the state folder: ${readable.list().join(", ")}`) },
       annotations: { readOnlyHint: true },
     },
-    tool(({ requestId: id }: { requestId: string }) => {
+    tool(({ requestId: id, source }: { requestId: string; source?: string }) => {
+      if (source !== undefined) {
+        const explanation = explainSourceRequest(sourceRow(source, id), tracker.options.now());
+        return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
+      }
       const explanation = mustExist(explainRequest(tracker, id, stuck()), id);
       return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
     }),
@@ -196,10 +218,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
       description:
         "Reads another program's queue, read-only, and says which messages or jobs are stuck by that program's own rules, with the counts per state: claude-mem's pending_messages in any of its schema generations (processing past its 5-minute limit, a worker pid that is gone, pending with no worker, left over in a table a newer claude-mem no longer processes; from v13.4.0 also `worker`: what its worker holds in memory now, or that it is not running), or a SQLite job table a mapping file describes (done marker, pid file, age); or otel, the lifecycles the dashboard's OpenTelemetry receiver kept for this state folder (Claude Code's turns, model calls, messages; stuck when nothing arrives for them). The same as `reqwatch source`, for the sources the user gave this server (`reqwatch mcp --source`, REQWATCH_SOURCES) and claude-mem in its default place.",
       inputSchema: {
-        source: z
-          .string()
-          .min(1)
-          .max(4096)
+        source: sourceArg
           .optional()
           .describe(`one of the sources this server was given, by name or as written: ${readable.list().join(", ")}; claude-mem is the default`),
         all: z.boolean().optional().describe("list every message, not only the stuck ones"),

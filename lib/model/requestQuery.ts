@@ -55,9 +55,12 @@ function time(text: string, name: string): number {
 }
 
 /** The charts' query (GET /api/activity): a range, and the workspace filter of the table they sit over. */
-export function parseActivityQuery(params: URLSearchParams): { range: ActivityRange; match: WorkspaceMatch } {
+export function parseActivityQuery(params: URLSearchParams): { range: ActivityRange; match: WorkspaceMatch; source: "otel" | null } {
   const range = params.get("range") ?? "1h";
   if (!isActivityRange(range)) bad(`Invalid range: ${JSON.stringify(range)}; one of ${Object.keys(ACTIVITY_RANGES).join(", ")}.`);
+  const source = params.get("source");
+  // The charts count the folder's requests, or what the OpenTelemetry receiver kept: another program's queue has no history to chart.
+  if (source !== null && source !== "otel") bad(`Invalid source: ${JSON.stringify(source.slice(0, 64))}; the charts draw the state folder's requests (no source) or otel, the lifecycles received over OpenTelemetry.`);
   const workspace = params.get("workspace");
   const workspacePrefix = params.get("workspacePrefix");
   if (workspace && workspacePrefix) bad("Use workspace or workspacePrefix, not both: a chart counts one workspace, or every one a prefix matches.");
@@ -66,7 +69,7 @@ export function parseActivityQuery(params: URLSearchParams): { range: ActivityRa
     : workspacePrefix
       ? { workspacePrefix: checked(filterFields.workspace, workspacePrefix, "workspacePrefix") }
       : null;
-  return { range, match };
+  return { range, match, source };
 }
 
 /** Parse URL search params; anything unknown or malformed is a BAD_INPUT naming the parameter. */

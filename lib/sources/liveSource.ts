@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { ReqwatchError } from "../model/errors";
+import { ReqwatchError, type ErrorCode } from "../model/errors";
 import type { ResolvedListFilters } from "../model/listFilters";
 import { STATES, type State } from "../model/states";
 import { claudeMemQueue, claudeMemShape } from "./claudeMem";
@@ -354,5 +354,24 @@ export class SourceSet {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     for (const source of this.sources) source.close();
+  }
+}
+
+/**
+ * A source read once, as the CLI and the MCP server read one: read through at once (the dashboard
+ * reads a big table in slices, but a row's stuck reason may need the table's newest time), a
+ * source that cannot be read thrown as its error, and closed after.
+ */
+export function readSourceOnce<T>(spec: SourceSpec, read: (source: LiveSource) => T): T {
+  const [name] = sourceNames([spec]);
+  const source = new LiveSource(name!, spec);
+  try {
+    do source.refresh();
+    while (source.status().counting);
+    const failure = source.status().error;
+    if (failure) throw new ReqwatchError(failure.code as ErrorCode, failure.message);
+    return read(source);
+  } finally {
+    source.close();
   }
 }

@@ -50,6 +50,11 @@ CREATE TABLE IF NOT EXISTS lifecycles (
 CREATE INDEX IF NOT EXISTS lifecycles_received ON lifecycles (received_at);
 CREATE INDEX IF NOT EXISTS lifecycles_state ON lifecycles (state);
 CREATE INDEX IF NOT EXISTS lifecycles_session ON lifecycles (session);
+-- The charts count each lifecycle's steps per interval by these times (lib/telemetry/telemetryActivity.ts).
+CREATE INDEX IF NOT EXISTS lifecycles_started ON lifecycles (started_at);
+CREATE INDEX IF NOT EXISTS lifecycles_queued ON lifecycles (queued_at) WHERE queued_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS lifecycles_processing ON lifecycles (processing_at) WHERE processing_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS lifecycles_finished ON lifecycles (finished_at) WHERE finished_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS lifecycle_keys (key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS lifecycle_keys_seq ON lifecycle_keys (seq);
 CREATE TABLE IF NOT EXISTS steps (

@@ -1,5 +1,6 @@
 import { ACTIVITY_RANGES, binPercentile, LIVE_STATES, type ActivityRange, type WorkspaceMatch } from "../model/activity";
 import type { AttemptEnd } from "../model/attempts";
+import type { ActivityRow, LiveStateCounts } from "../db/queries/activity";
 import type { TrackerService } from "../tracker";
 
 const OUTCOMES = ["completed", "failed", "timed out", "released", "stopped"] as const satisfies readonly AttemptEnd[];
@@ -22,6 +23,10 @@ export interface ActivityView {
   states: Record<(typeof LIVE_STATES)[number], number[]>;
   /** The attempts ended over the whole range, by how. */
   totals: Record<AttemptEnd, number>;
+  /** Drawn from: the state folder's requests, or the lifecycles received over OpenTelemetry. */
+  source: "folder" | "otel";
+  /** Received lifecycles only: what the model calls of those that ended in each point used (USD; tokens in, with cache, and out). */
+  usage: { costUsd: number[]; inputTokens: number[]; outputTokens: number[] } | null;
 }
 
 /** The start of each of `count` points of `pointMs`, the last one being `lastPoint`. */
@@ -33,8 +38,15 @@ function totalsOf(ended: ActivityView["ended"]): ActivityView["totals"] {
   return Object.fromEntries(OUTCOMES.map((how) => [how, ended[how].reduce((a, b) => a + b, 0)])) as ActivityView["totals"];
 }
 
+export type ActivityRead = (window: { spanMs: number; pointMs: number; from: number; to: number }) => { rows: ActivityRow[]; live: LiveStateCounts };
+
 /** The activity of the last `range`, for every workspace or those `match` picks, from the index's rollups. */
 export function activityView(tracker: TrackerService, range: ActivityRange, match: WorkspaceMatch, now = tracker.options.now()): ActivityView {
+  return buildActivity(range, now, "folder", (window) => tracker.activity({ ...window, match }));
+}
+
+/** The charts of what `read` gives for the points of `range` up to `now`. */
+export function buildActivity(range: ActivityRange, now: number, source: ActivityView["source"], read: ActivityRead): ActivityView {
   const { rangeMs, pointMs, spanMs } = ACTIVITY_RANGES[range];
   const count = rangeMs / pointMs;
   const lastPoint = Math.floor(now / pointMs);
@@ -44,15 +56,18 @@ export function activityView(tracker: TrackerService, range: ActivityRange, matc
   const ended = Object.fromEntries(OUTCOMES.map((how) => [how, zeros()])) as Record<AttemptEnd, number[]>;
   const net = Object.fromEntries(LIVE_STATES.map((state) => [state, zeros()])) as Record<(typeof LIVE_STATES)[number], number[]>;
   const bins = { wait: times.map(() => new Map<number, number>()), run: times.map(() => new Map<number, number>()) };
+  const usage = source === "otel" ? { costUsd: zeros(), inputTokens: zeros(), outputTokens: zeros() } : null;
+  const usageOf = { cost: "costUsd", "tokens:in": "inputTokens", "tokens:out": "outputTokens" } as const;
 
-  const { rows, live } = tracker.activity({ spanMs, pointMs, from: times[0]!, to: now, match });
+  const { rows, live } = read({ spanMs, pointMs, from: times[0]!, to: now });
   for (const row of rows) {
     const i = row.point - firstPoint;
     if (i < 0 || i >= count) continue;
     const [kind, name] = row.metric.split(":", 2) as [string, string | undefined];
     if (kind === "end" && name && name in ended) ended[name as AttemptEnd][i]! += row.n;
     else if (kind === "state" && name && name in net) net[name as keyof typeof net][i]! += row.n;
-    else if (kind === "wait" || kind === "run") bins[kind][i]!.set(row.bin, row.n);
+    else if (kind === "wait" || kind === "run") bins[kind][i]!.set(row.bin, (bins[kind][i]!.get(row.bin) ?? 0) + row.n);
+    else if (usage && row.metric in usageOf) usage[usageOf[row.metric as keyof typeof usageOf]][i]! += row.n;
   }
 
   // A count at a point's end is the count now less what changed after it.
@@ -78,6 +93,8 @@ export function activityView(tracker: TrackerService, range: ActivityRange, matc
     run: { p50: percentile("run", 0.5), p95: percentile("run", 0.95) },
     states,
     totals: totalsOf(ended),
+    source,
+    usage: usage && { ...usage, costUsd: usage.costUsd.map((usd) => Math.round(usd * 1e6) / 1e6) },
   };
 }
 
@@ -106,5 +123,6 @@ export function advanceActivity(view: ActivityView, now: number): ActivityView {
     run: { p50: shift(view.run.p50, none), p95: shift(view.run.p95, none) },
     states: Object.fromEntries(LIVE_STATES.map((state) => [state, shift(view.states[state], (last) => last)])) as ActivityView["states"],
     totals: totalsOf(ended),
+    usage: view.usage && { costUsd: shift(view.usage.costUsd, () => 0), inputTokens: shift(view.usage.inputTokens, () => 0), outputTokens: shift(view.usage.outputTokens, () => 0) },
   };
 }

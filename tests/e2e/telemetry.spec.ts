@@ -133,3 +133,48 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(page).toHaveURL(new RegExp(`/sessions/${sessionId}\\?source=otel$`));
   await expect(page.getByRole("table", { name: "Cost and tokens by model" })).toBeVisible();
 });
+
+/** A JSON scenario's exports with every time moved on so its last record is now: the charts count what happened within their range. */
+async function sendNow(receiver: string, scenario: string, only?: "logs" | "traces") {
+  const files = fs.readdirSync(path.join(FIXTURES, scenario)).sort();
+  const texts = files.map((file) => fs.readFileSync(path.join(FIXTURES, scenario, file), "utf8"));
+  const TIME = /("[A-Za-z]*UnixNano":)"(\d+)"/g;
+  const last = texts.flatMap((text) => [...text.matchAll(TIME)].map((match) => BigInt(match[2]!))).reduce((a, b) => (a > b ? a : b));
+  const shift = BigInt(Date.now()) * 1_000_000n - last;
+  for (const [i, file] of files.entries()) {
+    const signal = /-(traces|logs|metrics)\./.exec(file)![1]!;
+    if (only && signal !== only) continue;
+    const body = texts[i]!.replace(TIME, (_, key: string, nanos: string) => `${key}"${BigInt(nanos) + shift}"`);
+    const response = await fetch(`${receiver}/v1/${signal}`, { method: "POST", body, headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(200);
+  }
+}
+
+test("the overview's charts of the received turns: a person picks the otel source and sees the turns counted, with their tokens and cost, live", async ({ page, launchApp }, testInfo) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const otlpPort = await freePort();
+  const receiver = `http://127.0.0.1:${otlpPort}`;
+  const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort) });
+  await sendNow(receiver, "plain");
+
+  await page.goto(url);
+  const summary = page.getByLabel("Activity summary");
+  // The folder's requests by default: none.
+  await expect(summary).toContainText("Attempts ended in the last 1 hour, every workspace: 0 completed");
+  const source = page.getByRole("group", { name: "Chart source" });
+  await source.getByRole("button", { name: "Received (otel)" }).click();
+  await expect(source.getByRole("button", { name: "Received (otel)" })).toHaveAttribute("aria-pressed", "true");
+  await expect(summary).toContainText("Received over OpenTelemetry, ended in the last 1 hour, every workspace: 1 completed, 0 failed");
+  await expect(summary).toContainText("120 in / 30 out tokens, $0.0008");
+  for (const chart of [/^Lifecycles by state/, /^Tokens/, /^Cost/]) await expect(page.getByRole("figure", { name: chart })).toBeVisible();
+
+  // A turn that retried through 529s arrives while the page is open: counted without a reload.
+  await sendNow(receiver, "retry");
+  await expect(summary).toContainText("every workspace: 2 completed, 0 failed");
+  await expect(summary).toContainText("240 in / 60 out tokens");
+  await page.getByRole("region", { name: "Activity" }).screenshot({ path: testInfo.outputPath("received-charts.png") });
+
+  // Back to the folder's: its own counts again.
+  await source.getByRole("button", { name: "State folder" }).click();
+  await expect(summary).toContainText("Attempts ended in the last 1 hour, every workspace: 0 completed");
+});

@@ -1,7 +1,6 @@
 import { once } from "node:events";
 import { Option, type Command } from "commander";
-import { ReqwatchError, type ErrorCode } from "../../model/errors";
-import { LiveSource, sourceNames } from "../../sources/liveSource";
+import { readSourceOnce } from "../../sources/liveSource";
 import type { SourceSpec } from "../../sources/sourceSpec";
 import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
@@ -78,14 +77,7 @@ function listSource(spec: SourceSpec, options: Record<string, unknown>, command:
     const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
     throw new UsageError(`${unfit.map(flag).join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks or update times, lists in its id order (--order sets which way), and has no export format: --json pages through its rows with --cursor.`);
   }
-  const [name] = sourceNames([spec]);
-  const source = new LiveSource(name!, spec);
-  try {
-    // Read through at once (the dashboard reads a big table in slices): a row's stuck reason may need the table's newest time.
-    do source.refresh();
-    while (source.status().counting);
-    const failure = source.status().error;
-    if (failure) throw new ReqwatchError(failure.code as ErrorCode, failure.message);
+  return readSourceOnce(spec, (source) => {
     const page = sourceRows(source, {
       workspace: options.workspace as string | undefined,
       states: options.state as State[] | undefined,
@@ -104,7 +96,5 @@ function listSource(spec: SourceSpec, options: Record<string, unknown>, command:
       page.items.map((r) => [r.requestId, r.workspace, r.state, formatDuration(Math.max(0, now - r.stateSince)), String(r.attempt ?? "-"), formatAgo(r.createdAt, now), r.stuckReason ? `stuck: ${r.stuckReason}` : (r.note ?? "-")]),
     );
     if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
-  } finally {
-    source.close();
-  }
+  });
 }

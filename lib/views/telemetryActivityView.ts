@@ -1,0 +1,28 @@
+import type { ActivityRange, WorkspaceMatch } from "../model/activity";
+import { ReqwatchError } from "../model/errors";
+import { openTelemetryStore } from "../sources/telemetryQueue";
+import { telemetryActivityRows } from "../telemetry/telemetryActivity";
+import { buildActivity, type ActivityView } from "./activityView";
+
+/**
+ * The same charts of the lifecycles the OpenTelemetry receiver kept in `file` (read-only), with
+ * their cost and tokens; a store not made yet (nothing received) draws empty charts. Apart from
+ * activityView.ts, which the browser imports too: this one opens SQLite.
+ */
+export function telemetryActivityView(file: string, range: ActivityRange, match: WorkspaceMatch, now: number): ActivityView {
+  return buildActivity(range, now, "otel", (window) => {
+    let db;
+    try {
+      db = openTelemetryStore(file);
+    } catch (error) {
+      if (error instanceof ReqwatchError && error.code === "NOT_FOUND") return { rows: [], live: { created: 0, queued: 0, processing: 0 } };
+      throw error;
+    }
+    try {
+      return telemetryActivityRows(db, { ...window, match });
+    } finally {
+      db.close();
+    }
+  });
+}
+
