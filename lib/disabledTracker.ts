@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { MonitorPass } from "./monitor/monitorPass";
-import type { SessionRecord } from "./files/sessionFile";
+import type { SessionRecord } from "./stateFiles/sessionFile";
 import type { SessionTracker } from "./sessions/sessionTracker";
 import type { Ownership } from "./store/ownership";
 import type { Tracker } from "./trackerInterface";

@@ -23,4 +23,4 @@ export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitor
 export type { MonitorHandle } from "./monitor/startMonitor";
 export type { RetentionRun, RetentionHandle } from "./actions/retention";
 export type { SessionTracker, SessionResult, CommandInput, CommandStatus, FileInput, SnapshotInput, StartOutcome } from "./sessions/sessionTracker";
-export type { SessionRecord, CommandEntry, ContextSnapshot } from "./files/sessionFile";
+export type { SessionRecord, CommandEntry, ContextSnapshot } from "./stateFiles/sessionFile";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { BulkActions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace } from "./queue/pause";
-import { readPauses } from "./files/pauseFile";
+import { readPauses } from "./stateFiles/pauseFile";
 import { queueStats } from "./db/queries/queueStats";
 import { activityRows, liveStateCounts } from "./db/queries/activity";
 import { knownValues } from "./db/queries/knownValues";
@@ -38,7 +38,7 @@ import { findStuck, monitorPass } from "./monitor/monitorPass";
 import { startMonitorLoop } from "./monitor/startMonitor";
 import { claimNext } from "./queue/claimNext";
 import { complete, fail, heartbeat } from "./queue/deliver";
-import { writeResultMarker } from "./files/resultMarker";
+import { writeResultMarker } from "./stateFiles/resultMarker";
 import { retry } from "./queue/retry";
 import { Waiters } from "./queue/waiters";
 import { cancel } from "./queue/cancel";
@@ -48,7 +48,7 @@ import { feedHead, feedLastSeq, readChanges, requestsChangedSince } from "./db/c
 import { indexedAsIs, ingestRequests, reconcile } from "./recovery/reconcile";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
-import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./files/stateDir";
+import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./stateFiles/stateDir";
 import { assertManaged, openStateDir } from "./store/ownership";
 import { applyChange, newRequest, type Change } from "./model/transition";
 import { openDisabledTracker, trackingOffError } from "./disabledTracker";

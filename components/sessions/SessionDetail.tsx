@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatDuration } from "@/lib/model/duration";
-import type { SessionRecord } from "@/lib/files/sessionFile";
+import type { SessionRecord } from "@/lib/stateFiles/sessionFile";
 import { DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import { STATES } from "@/lib/model/states";
 import type { RequestsView } from "@/lib/views/requestsView";

@@ -1,7 +1,7 @@
 import type { ArchiveDb } from "../db/archive";
 import { getEntry, interruptedEntries, updateEntry, type AuditEntry } from "../db/auditLog";
 import { settleCleanup, settleRestore } from "../cleanup/cleanup";
-import { readRequestFile } from "../files/requestFile";
+import { readRequestFile } from "../stateFiles/requestFile";
 import { isReqwatchError } from "../model/errors";
 import { pidExists } from "../process/liveness";
 import type { TrackerContext } from "../store/context";

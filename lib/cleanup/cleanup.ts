@@ -10,7 +10,7 @@ import { sleepSync } from "../process/sleepSync";
 import { cleanupCandidates } from "../db/queries/cleanupCandidates";
 import { removeRequest } from "../db/upsertRequest";
 import { assertManaged } from "../store/ownership";
-import { readRequestFile } from "../files/requestFile";
+import { readRequestFile } from "../stateFiles/requestFile";
 import type { RequestRecord } from "../model/requestFormat";
 import { TERMINAL_STATES, type State } from "../model/states";
 import { applyChange } from "../model/transition";

@@ -3,7 +3,7 @@ import { isReqwatchError } from "../model/errors";
 import { trackingEnabled, type TrackerOptions } from "../store/options";
 import { noteTrackingOff } from "../disabledTracker";
 import { openTracker, openTrackerService, type Tracker, type TrackerService } from "../tracker";
-import { resolveStateDirPath, stateDirAt } from "../files/stateDir";
+import { resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 

@@ -11,7 +11,7 @@ import type { StuckRequest } from "../monitor/monitorPass";
 import type { MonitorHandle } from "../monitor/startMonitor";
 import type { TrackerOptions } from "../store/options";
 import type { IndexingProgress } from "../store/context";
-import { resolveStateDirPath } from "../files/stateDir";
+import { resolveStateDirPath } from "../stateFiles/stateDir";
 import { openTrackerService, type TrackerService } from "../tracker";
 import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";

@@ -1,7 +1,7 @@
 import { recordSessionChange, type SessionSummary } from "./changes";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
-import type { SessionRecord } from "../files/sessionFile";
+import type { SessionRecord } from "../stateFiles/sessionFile";
 
 const ms = (iso: string | undefined) => {
   const t = Date.parse(iso ?? "");

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { TrackerContext } from "../store/context";
-import { ipcDirExists } from "../files/ipcDir";
+import { ipcDirExists } from "../stateFiles/ipcDir";
 import { ingestResponseFiles, reconcileResponses } from "../responses/responseIndex";
 
 export interface ResponsesStatus {

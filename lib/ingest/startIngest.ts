@@ -3,7 +3,7 @@ import type { TrackerContext } from "../store/context";
 import { idOfFileName } from "../model/ids";
 import { indexedAsIs, ingestRequests, isBadRequestFileName, noteBadFileNames, reconcile, reconcileInSteps } from "../recovery/reconcile";
 import { writersLockFree } from "../db/writeLock";
-import { BACKGROUND_FROM_FILES, holdsAtLeast } from "../files/stateDir";
+import { BACKGROUND_FROM_FILES, holdsAtLeast } from "../stateFiles/stateDir";
 import { reconcileResponses } from "../responses/responseIndex";
 import type { Sessions } from "../sessions/sessionTracker";
 import { followResponses, type ResponsesStatus } from "./followResponses";

@@ -90,3 +90,14 @@ export function binPercentile(bins: ReadonlyMap<number, number>, q: number): num
   }
   return null;
 }
+
+/** A point of a chart's series: what the index's rollup and the received telemetry's query both give. */
+export interface ActivityRow {
+  /** The point's start, divided by its width. */
+  point: number;
+  metric: string;
+  bin: number;
+  n: number;
+}
+
+export type LiveStateCounts = Record<(typeof LIVE_STATES)[number], number>;

@@ -1,11 +1,11 @@
 import { commitChange } from "../store/commitChange";
-import { pausedWorkspaces } from "../files/pauseFile";
+import { pausedWorkspaces } from "../stateFiles/pauseFile";
 import type { TrackerContext } from "../store/context";
 import { formatDuration } from "../model/duration";
 import { isReqwatchError } from "../model/errors";
 import { lastClaimAt, stuckRows, type StuckRow } from "../db/queries/stuckRows";
 import { claimLiveness, type Liveness } from "../process/liveness";
-import { readResultMarker, removeResultMarker } from "../files/resultMarker";
+import { readResultMarker, removeResultMarker } from "../stateFiles/resultMarker";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { applyChange } from "../model/transition";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { commitChange } from "../store/commitChange";
 import type { TrackerContext } from "../store/context";
 import { isReqwatchError } from "../model/errors";
-import { isPaused, pausedWorkspaces } from "../files/pauseFile";
+import { isPaused, pausedWorkspaces } from "../stateFiles/pauseFile";
 import { releaseReservation, reserveOldestReady } from "../db/claims";
 import { currentProcess } from "../process/liveness";
 import type { RequestRecord } from "../model/requestFormat";

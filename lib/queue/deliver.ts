@@ -7,7 +7,7 @@ import { renewHeartbeat } from "../db/claims";
 import type { RequestFields, RequestRecord } from "../model/requestFormat";
 import { applyChange } from "../model/transition";
 import { backoffDelay } from "./backoff";
-import { removeResultMarker } from "../files/resultMarker";
+import { removeResultMarker } from "../stateFiles/resultMarker";
 import { redactField } from "../model/redaction";
 
 export type DeliveryOutcome = "applied" | "duplicate" | "dropped";

@@ -2,7 +2,7 @@ import type { ArchiveDb } from "../db/archive";
 import { ensureAuditTable, recordEntry } from "../db/auditLog";
 import { recordQueueChange } from "../db/changes";
 import { withWritersLock } from "../db/writeLock";
-import { readPauses, removePause, writePause, type Pause } from "../files/pauseFile";
+import { readPauses, removePause, writePause, type Pause } from "../stateFiles/pauseFile";
 import { assertWorkspace } from "../model/ids";
 import type { TrackerContext } from "../store/context";
 import { assertManaged } from "../store/ownership";

@@ -3,7 +3,7 @@ import path from "node:path";
 import { isReqwatchError } from "../model/errors";
 import type { RequestRecord } from "../model/requestFormat";
 import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
-import { readRequestFile } from "../files/requestFile";
+import { readRequestFile } from "../stateFiles/requestFile";
 import { indexRowsOf, type IndexRows } from "../db/upsertRequest";
 
 /** What one request file holds for the index: its rows (and the request, when the caller writes the feed), nothing (gone), or why it cannot be read. */

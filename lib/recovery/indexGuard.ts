@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import type { StateDir } from "../files/stateDir";
+import type { StateDir } from "../stateFiles/stateDir";
 import { probeIndex, type IndexDb } from "../db/openIndex";
 
 /** Which file the open connection is: a deleted or replaced index.db is a different file. */

@@ -4,7 +4,7 @@
 // with its progress in shared memory. The serving thread only reads what each batch committed.
 import { parentPort, workerData } from "node:worker_threads";
 import { connectIndex } from "../db/openIndex";
-import { stateDirAt } from "../files/stateDir";
+import { stateDirAt } from "../stateFiles/stateDir";
 import { Sessions } from "../sessions/sessionTracker";
 import type { TrackerContext } from "../store/context";
 import type { ResolvedTrackerOptions } from "../store/options";

@@ -4,7 +4,7 @@ import { withWritersLock } from "../db/writeLock";
 import type { TrackerContext } from "../store/context";
 import { indexedResponses, recordResponseChange, removeResponse, upsertResponse } from "../db/responseRows";
 import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
-import { readResponseFile, responseOfPath } from "../files/responseFile";
+import { readResponseFile, responseOfPath } from "../stateFiles/responseFile";
 
 /** A response file is its workspace's and its request's: `<workspace>/<requestId>`. */
 const keyOf = (workspace: string, requestId: string) => `${workspace}/${requestId}`;

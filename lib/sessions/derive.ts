@@ -1,4 +1,4 @@
-import type { SessionRecord } from "../files/sessionFile";
+import type { SessionRecord } from "../stateFiles/sessionFile";
 import { REDACTION_MARKERS } from "../model/redaction";
 
 /**

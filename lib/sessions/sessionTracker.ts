@@ -9,7 +9,7 @@ import { assertRequestId, idOfFileName } from "../model/ids";
 import { assertManaged } from "../store/ownership";
 import { forgetUnreadable, recordUnreadable } from "../db/unreadableFiles";
 import { addPatterns, areaOfPath, deriveStatistics, patternsOfCommand } from "./derive";
-import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "../files/sessionFile";
+import { readSessionFile, serializeSession, type CommandEntry, type ContextSnapshot, type SessionRecord } from "../stateFiles/sessionFile";
 import type { SessionSummary } from "../db/changes";
 import { redactField, type RedactField } from "../model/redaction";
 import { anySession, currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "../db/sessionRows";

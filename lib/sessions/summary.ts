@@ -1,6 +1,6 @@
 import { escapeControls } from "../model/displayText";
 import { formatDuration } from "../model/duration";
-import type { SessionRecord } from "../files/sessionFile";
+import type { SessionRecord } from "../stateFiles/sessionFile";
 import { toSessionSummary } from "../db/sessionRows";
 import { sessionState } from "./sessionState";
 

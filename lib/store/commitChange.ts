@@ -7,7 +7,7 @@ import { upsertRequest } from "../db/upsertRequest";
 import { assertManaged } from "./ownership";
 import { withWritersLock } from "../db/writeLock";
 import { fingerprintOf, isSameFile } from "../fs/fingerprint";
-import { readRequestFile, serializeRequest } from "../files/requestFile";
+import { readRequestFile, serializeRequest } from "../stateFiles/requestFile";
 import type { RequestRecord } from "../model/requestFormat";
 import { redactRequest } from "../model/redaction";
 

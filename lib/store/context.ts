@@ -2,7 +2,7 @@ import type { IndexDb } from "../db/openIndex";
 import type { ResolvedTrackerOptions } from "./options";
 import type { Ownership } from "./ownership";
 import type { RequestRecord } from "../model/requestFormat";
-import type { StateDir } from "../files/stateDir";
+import type { StateDir } from "../stateFiles/stateDir";
 
 /** What the operations share: the folder, the index, the settings and the clock. Passed in, never global. */
 export interface TrackerContext {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { parseDuration } from "../model/duration";
 import { flagSetting } from "../model/flag";
-import { resolveStateDirPath } from "../files/stateDir";
+import { resolveStateDirPath } from "../stateFiles/stateDir";
 import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } from "../model/redaction";
 
 export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;

@@ -3,10 +3,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
-import { resolveIpcDir } from "../files/ipcDir";
+import { resolveIpcDir } from "../stateFiles/ipcDir";
 import { errnoWords } from "../fs/errnoWords";
 import { accessProblem, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
-import { stateDirAt, type StateDir } from "../files/stateDir";
+import { stateDirAt, type StateDir } from "../stateFiles/stateDir";
 
 /** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */
 export const MARKER_FILE = "reqwatch.json";

@@ -1,5 +1,4 @@
-import type { ActivityRow, LiveStateCounts } from "../db/queries/activity";
-import { BINS_PER_OCTAVE, LIVE_STATES, type WorkspaceMatch } from "../model/activity";
+import { BINS_PER_OCTAVE, LIVE_STATES, type ActivityRow, type LiveStateCounts, type WorkspaceMatch } from "../model/activity";
 import type { SourceDb } from "../sources/openSourceDb";
 
 /**

@@ -1,4 +1,4 @@
-import type { SessionRecord } from "../files/sessionFile";
+import type { SessionRecord } from "../stateFiles/sessionFile";
 import { formatDuration } from "../model/duration";
 import { reqwatchCommand } from "../model/shellCommand";
 import { isReqwatchError } from "../model/errors";

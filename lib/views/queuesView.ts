@@ -1,5 +1,5 @@
 import type { QueueStats } from "../db/queries/queueStats";
-import type { Pause } from "../files/pauseFile";
+import type { Pause } from "../stateFiles/pauseFile";
 import type { StuckRequest } from "../monitor/monitorPass";
 import type { TrackerService } from "../tracker";
 

@@ -1,7 +1,7 @@
 import type { SessionSummary } from "../db/changes";
 import type { StateCounts } from "../db/queries/countByState";
 import type { SessionSeen } from "../db/queries/sessionsSeen";
-import type { SessionRecord } from "../files/sessionFile";
+import type { SessionRecord } from "../stateFiles/sessionFile";
 import { toSessionSummary } from "../db/sessionRows";
 import { lastActive, sessionState, type SessionState } from "../sessions/sessionState";
 import type { TrackerService } from "../tracker";

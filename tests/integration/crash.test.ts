@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect, it } from "vitest";
-import { parseRequestText } from "../../lib/files/requestFile";
+import { parseRequestText } from "../../lib/stateFiles/requestFile";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
 import { startWorker, waitForExit, waitForLine } from "../helpers/processes";
 

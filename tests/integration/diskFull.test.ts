@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { parseRequestText } from "../../lib/files/requestFile";
+import { parseRequestText } from "../../lib/stateFiles/requestFile";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
 
 /** Every request file parses, and (unless `spares`: inodes a writer keeps for reuse) no temp file is left behind. */

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { isReqwatchError } from "../../model/errors";
 import { adoptStateDir } from "../../store/ownership";
 import { stopIfTrackingOff, UsageError } from "../context";
-import { resolveStateDirPath } from "../../files/stateDir";
+import { resolveStateDirPath } from "../../stateFiles/stateDir";
 import { printLine } from "../output";
 
 export function registerAdopt(program: Command): void {

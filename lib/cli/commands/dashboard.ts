@@ -4,7 +4,7 @@ import path from "node:path";
 import { Option, type Command } from "commander";
 import { sourceText } from "../../sources/sourceSpec";
 import { sourcesFromEnv } from "../../sources/liveSource";
-import { resolveStateDirPath, STATE_DIR_ENV } from "../../files/stateDir";
+import { resolveStateDirPath, STATE_DIR_ENV } from "../../stateFiles/stateDir";
 import { isLoopbackHost } from "../../http/loopback";
 import { stopIfTrackingOff, UsageError } from "../context";
 import { integerBetween, source } from "../parse";

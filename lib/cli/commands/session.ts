@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ReqwatchError } from "../../model/errors";
-import { readSessionFile } from "../../files/sessionFile";
+import { readSessionFile } from "../../stateFiles/sessionFile";
 import { lastActive } from "../../sessions/sessionState";
 import { parseSessionSource } from "../../model/sessionSource";
 import { sessionsView } from "../../views/sessionsView";

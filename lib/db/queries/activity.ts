@@ -1,18 +1,13 @@
 import type { IndexDb } from "../openIndex";
 import { statement } from "../statements";
-import { LIVE_STATES, type WorkspaceMatch } from "../../model/activity";
+import { LIVE_STATES, type ActivityRow, type LiveStateCounts, type WorkspaceMatch } from "../../model/activity";
+
+export type { ActivityRow, LiveStateCounts };
 import type { State } from "../../model/states";
 import { prefixEnd } from "./listRequests";
 import { LIVE_STATES_SQL } from "../ddl";
 
 /** The rollup's count of one metric (and histogram bin) in one point of a chart. */
-export interface ActivityRow {
-  /** The point's start, divided by its width. */
-  point: number;
-  metric: string;
-  bin: number;
-  n: number;
-}
 
 function workspaceCondition(match: WorkspaceMatch): { sql: string; params: string[] } {
   if (match === null) return { sql: "", params: [] };
@@ -29,7 +24,6 @@ export interface ActivityOptions {
   match: WorkspaceMatch;
 }
 
-export type LiveStateCounts = Record<(typeof LIVE_STATES)[number], number>;
 
 /**
  * The activity from `from` to `to` (ms) in points of `pointMs`, read from the rollup of width

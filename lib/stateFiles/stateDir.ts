@@ -12,14 +12,14 @@ export interface StateDir {
   readonly sessionsDir: string;
   /** Result markers: a worker's result, written before it reports, so a crash in between loses nothing. */
   readonly resultsDir: string;
-  /** One file per paused workspace (lib/files/pauseFile.ts): claims take nothing from it. */
+  /** One file per paused workspace (lib/stateFiles/pauseFile.ts): claims take nothing from it. */
   readonly pausedDir: string;
   /**
    * Where reqwatch keeps its own files (index.db, archive.db): the state directory itself when
    * reqwatch manages it, a folder under the user's cache directory when it only observes it.
    */
   readonly storeDir: string;
-  /** Where a gateway's response files are (lib/files/ipcDir.ts), read and never written; it may not exist (yet). Null in a tracker that reads none. */
+  /** Where a gateway's response files are (lib/stateFiles/ipcDir.ts), read and never written; it may not exist (yet). Null in a tracker that reads none. */
   readonly ipcDir: string | null;
   readonly indexFile: string;
   readonly archiveFile: string;
