@@ -18,7 +18,7 @@ import { postgresThroughput, startPostgres } from "./postgres.mjs";
 import { writeFiles } from "./requestFiles.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTracker, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/index.cjs");
+const { openTracker, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/internal.cjs");
 const Database = require("better-sqlite3");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];

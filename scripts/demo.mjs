@@ -47,7 +47,7 @@ const env = { ...THRESHOLDS, ...process.env, NEXT_TELEMETRY_DISABLED: "1", REQWA
 
 ensureBuild();
 // reqwatch's own folder (the dashboard observes an empty folder it did not make).
-createRequire(import.meta.url)("../dist/index.cjs").adoptStateDir(stateDir);
+createRequire(import.meta.url)("../dist/internal.cjs").adoptStateDir(stateDir);
 const children = new Set();
 let stopping = false;
 

@@ -139,7 +139,7 @@ async function poll({ url, routes, until, thinkMs, record, failures }) {
 export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, writers = 4, writesPerSecond = 500, thinkMs = 1000, writerNice = 0, floorClients = 5, log = console.log, nodeArgs = [] } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-soak-"));
   // reqwatch's own folder (the dashboard observes an empty folder it did not make).
-  createRequire(import.meta.url)("../dist/index.cjs").adoptStateDir(stateDir);
+  createRequire(import.meta.url)("../dist/internal.cjs").adoptStateDir(stateDir);
   const server = await startServer(ROOT, stateDir, {}, nodeArgs);
   const nullServer = startChild([process.execPath, path.join(ROOT, "scripts/soak/nullServer.cjs")]);
   const followers = startChild([process.execPath, path.join(ROOT, "scripts/soak/followers.mjs"), server.url, String(sseClients)]);

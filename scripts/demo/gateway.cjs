@@ -3,9 +3,9 @@
 // blockers, commands and files), as an agent's hooks would. Workspace "nightly" has no worker, so
 // its requests sit in the queue until the stuck monitor flags them; it is given a few at most, so
 // the stuck count stays a number that means something.
-const { openTracker } = require("../../dist/index.cjs");
+const { openTrackerService } = require("../../dist/internal.cjs");
 
-const tracker = openTracker({ stateDir: process.argv[2], recover: false });
+const tracker = openTrackerService({ stateDir: process.argv[2], recover: false });
 const WORKSPACES = ["gateway-eu", "gateway-eu", "gateway-us", "gateway-us", "batch", "nightly"];
 const MODELS = ["claude-sonnet", "claude-opus", "claude-haiku"];
 const PROMPTS = [

@@ -131,7 +131,10 @@ test("each figure shown twice shows the same number in both places, on a frozen 
   const listed = new Map<string, { commands: number; files: number; requests: number }>();
   for (const row of await page.getByRole("table", { name: "Sessions" }).getByRole("row").filter({ has: page.getByRole("cell") }).all()) {
     const cells = await row.getByRole("cell").allTextContents();
-    listed.set(cells[0]!, { commands: Number(cells[5]), files: Number(cells[6]), requests: Number(cells[7]) });
+    // Session, From, State, Last activity, Active task, Requests, Did ("N commands, M files"), ...
+    const did = /^(\d+) commands?, (\d+) files?$/.exec(cells[6]!.trim());
+    expect(did, `the Did cell of ${cells[0]}: ${cells[6]}`).not.toBeNull();
+    listed.set(cells[0]!, { commands: Number(did![1]), files: Number(did![2]), requests: Number(cells[5]) });
   }
   expect([...listed.keys()].sort()).toEqual([BARE, RECORDED]);
   for (const [sessionId, row] of listed) {

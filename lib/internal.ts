@@ -1,0 +1,8 @@
+/**
+ * What reqwatch's own scripts and benches load (dist/internal.cjs, not in the package): the library,
+ * and beside it the internal service and the helpers a script needs to set up a folder.
+ */
+export * from "./index";
+export { openTrackerService, type TrackerService } from "./tracker";
+export { adoptStateDir } from "./store/ownership";
+export { ACTIVITY_RANGES } from "./model/activity";
