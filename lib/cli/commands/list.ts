@@ -7,7 +7,7 @@ import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
 import { exportChunks, EXPORT_FORMATS } from "../../views/exportRows";
-import { sourceFor, UsageError, withFreshTracker } from "../context";
+import { freshPage, sourceFor, UsageError, withFreshTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
 import { integerBetween, readableSource, since, states } from "../parse";
@@ -54,7 +54,7 @@ export function registerList(program: Command): void {
         });
         return;
       }
-      const page = await withFreshTracker(command, (tracker) => tracker.list({ ...filter, limit: options.limit, cursor: options.cursor }));
+      const page = await freshPage(command, { ...filter, limit: options.limit, cursor: options.cursor });
       if (options.json) return printJson(page);
       if (!page.items.length) return printLine("No requests match.");
       const now = Date.now();
