@@ -16,6 +16,7 @@ import { measureTelemetry } from "./telemetry.mjs";
 import { measureClaudeMemQueue } from "./claudeMemQueue.mjs";
 import { postgresThroughput, startPostgres } from "./postgres.mjs";
 import { writeFiles } from "./requestFiles.mjs";
+import { measureBigFolder } from "./bigFolder.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/internal.cjs");
@@ -605,7 +606,7 @@ function measureCraftedRedaction(prompt) {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, scaling, retention, redaction) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, scaling, retention, redaction) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -614,6 +615,7 @@ const groups = {
   cleanup: measureCleanup,
   throughput: measureThroughput,
   "100k": measureAt100k,
+  bigfolder: () => measureBigFolder({ ROOT, writeFiles, tempDir, summarize, ratio, median }),
   live: () => measureLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }),
   dashboard: () => measureDashboard({ ROOT, writeFiles, tempDir, openTracker, summarize }),
   firstopen: () => measureFirstOpen({ ROOT, writeFiles, tempDir, summarize, ratio, median }),

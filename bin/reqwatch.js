@@ -6,6 +6,9 @@ if (tooOld) {
   process.stderr.write("reqwatch: " + tooOld + "\n");
   process.exit(1);
 }
+// Node keeps the bundle's compiled code between runs (in the system's temp folder), so each start
+// compiles less; a cache it cannot write is reported in its return value, not thrown.
+require("node:module").enableCompileCache();
 // The CLI is bundled from lib/cli into dist/ by `npm install` (the prepare script).
 let main;
 try {

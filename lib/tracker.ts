@@ -28,7 +28,8 @@ import { listAllRequests } from "./db/queries/listAllRequests";
 import { listUnreadable } from "./db/unreadableFiles";
 import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
 import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
-import { MAX_PAGE_SIZE, resolveListFilters } from "./model/listFilters";
+import { MAX_PAGE_SIZE, resolveListFilters, type ListFilters } from "./model/listFilters";
+import type { RequestPage } from "./db/queries/listRequests";
 import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
 import { recover, type RecoveryReport } from "./recovery/recover";
 import { rebuildOnThread } from "./recovery/backgroundRebuild";
@@ -46,6 +47,7 @@ import { startIngest, type IngestHandle } from "./ingest/startIngest";
 import { activeTraceparent } from "./process/activeTrace";
 import { feedHead, feedLastSeq, readChanges, requestsChangedSince } from "./db/changes";
 import { indexedAsIs, ingestRequests, reconcile } from "./recovery/reconcile";
+import { followerRebuilt, syncWithFollower } from "./ingest/followerSync";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./stateFiles/stateDir";
@@ -77,6 +79,20 @@ type WorkerResult = Parameters<Tracker["recordResult"]>[2];
 function redactResult(redaction: Redaction, result: WorkerResult): WorkerResult {
   if (result.outcome === "failed") return { ...result, error: redactField(redaction, "error", result.error) };
   return result.fields ? { ...result, fields: redactRequestFields(redaction, result.fields) } : result;
+}
+
+/** A file's times may pass its modification time by this much (the file system stamps it from a coarser clock). */
+const MTIME_SLACK_MS = 1000;
+
+const firstPages = new WeakMap<TrackerService, (filters: ListFilters) => RequestPage>();
+
+/**
+ * Internal (the CLI's `list`): a page on a tracker opened with `rebuild: "in-background"` whose
+ * index is not built yet, read from the newest files until it cannot change; else `list`.
+ */
+export function listBeforeIndexed(tracker: TrackerService, filters: ListFilters): RequestPage {
+  const listNewestFirst = firstPages.get(tracker);
+  return listNewestFirst ? listNewestFirst(filters) : tracker.list(filters);
 }
 
 /**
@@ -120,6 +136,8 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   let archiveDb: ArchiveDb | null = null;
   const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
 
+  /** Every file was just read into the index (a rebuild or a recovery): a refresh right after has nothing to find. */
+  let readEveryFile = false;
   /**
    * Bring the just-opened index up to date: an index that must be rebuilt is rebuilt even without
    * `withRecovery`; only recovery changes states (times out hung requests).
@@ -131,11 +149,14 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     }
     ctx.rebuilding = opened.needsRebuild;
     try {
-      return withRecovery || opened.needsRebuild ? recover(ctx, sessions, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
+      const report = withRecovery || opened.needsRebuild ? recover(ctx, sessions, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
+      readEveryFile = report !== null;
+      return report;
     } finally {
       ctx.rebuilding = false;
     }
   }
+
   const openReport = catchUp(resolved.recover, resolved.rebuild);
   /** Aborted by `close()`: a rebuild under way stops. */
   const stopping = new AbortController();
@@ -168,7 +189,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     return { problem, reopened: true, durationMs: performance.now() - started };
   }
 
-  return {
+  const tracker: TrackerService = {
     stateDir: dir,
     ownership,
     actions,
@@ -262,7 +283,14 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     refresh(ids) {
       // The request files alone: sessions and response files have their own reads where they are shown.
       if (!ids) {
-        reconcile(ctx);
+        // A follower that watched every change since it caught up vouches for the index; else every file is checked.
+        if (readEveryFile) readEveryFile = false;
+        else if (ctx.indexing && !followerRebuilt(ctx.db, dir)) {
+          // Opened with the rebuild left for later, and no follower builds it: every file is read here.
+          ctx.indexing = null;
+          catchUp(false);
+        } else if (!syncWithFollower(dir)) reconcile(ctx);
+        ctx.indexing = null;
         return;
       }
       for (const id of ids) assertRequestId(id);
@@ -463,4 +491,40 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       discardSpares();
     },
   };
+
+  /**
+   * A page of `list` on an index not built yet: the files are read newest first (by modification
+   * time) until no file still unread could enter the page, which holds when a file's times are at
+   * most its modification time (its writer set them, then wrote it), give or take the file
+   * system's clock tick (MTIME_SLACK_MS). Read to the end, the index is complete; stopped before,
+   * it stays unfinished for the next open (or a follower) to complete.
+   */
+  function listNewestFirst(filters: ListFilters): RequestPage {
+    if (!ctx.indexing) return tracker.list(filters);
+    const wanted = resolveListFilters(filters);
+    const key = wanted.sort === "createdAt" ? "createdAt" : "lastUpdatedAt";
+    // Ascending orders, a text search (its index is filled at the end) and callbacks (read from other files) need every file.
+    const early = wanted.order === "desc" && wanted.text === undefined && !wanted.callbackFailed;
+    const settled = (unreadNewestMtimeMs: number) => {
+      if (!early) return false;
+      const { items } = listRequests(ctx.db, wanted);
+      const last = items.at(-1);
+      return items.length === wanted.limit && last !== undefined && last[key] > unreadNewestMtimeMs + MTIME_SLACK_MS;
+    };
+    ctx.rebuilding = true;
+    ctx.rebuild = { newestFirst: true, onProgress: () => {}, settled };
+    try {
+      recover(ctx, sessions, { hungAfterMs: null });
+    } finally {
+      ctx.rebuilding = false;
+      ctx.rebuild = undefined;
+    }
+    if (readMeta(ctx.db, "reconciled_at") !== undefined) {
+      ctx.indexing = null;
+      readEveryFile = true;
+    }
+    return tracker.list(filters);
+  }
+  firstPages.set(tracker, listNewestFirst);
+  return tracker;
 }

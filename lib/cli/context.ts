@@ -2,10 +2,13 @@ import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
 import { trackingEnabled, type TrackerOptions } from "../store/options";
 import { noteTrackingOff } from "../disabledTracker";
-import { openTracker, openTrackerService, type Tracker, type TrackerService } from "../tracker";
+import { listBeforeIndexed, openTracker, openTrackerService, type Tracker, type TrackerService } from "../tracker";
 import { resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
+import type { ListFilters } from "../model/listFilters";
+import type { RequestPage } from "../db/queries/listRequests";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { telemetrySettings } from "../telemetry/startTelemetry";
+import { startFollowerIfUseful } from "./follower";
 
 /** A usage error found after commander's parsing (a state directory that does not exist, or is a file): exit 2. */
 export class UsageError extends Error {}
@@ -91,10 +94,40 @@ function asUsage<T>(open: () => T): T {
  * since it was last read (another program's writes, a file edited by hand).
  */
 export function withFreshTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>, ids?: readonly string[]): Promise<T> {
-  return withTracker(command, (tracker) => {
-    tracker.refresh(ids);
-    return fn(tracker);
-  });
+  // A new index is not built at open: a command about named requests reads their files alone, and
+  // one that needs every file waits for a follower that builds it, else builds it (tracker.refresh).
+  return withTracker(
+    command,
+    async (tracker) => {
+      tracker.refresh(ids);
+      try {
+        return await fn(tracker);
+      } finally {
+        startFollowerIfUseful(tracker.stateDir);
+      }
+    },
+    { rebuild: "in-background" },
+  );
+}
+
+/**
+ * `withFreshTracker` for `list`'s page: on an index not built yet, the newest files are read first,
+ * until the page cannot change (`listBeforeIndexed`), and a follower completes the index after.
+ */
+export function freshPage(command: Command, filters: ListFilters): Promise<RequestPage> {
+  return withTracker(
+    command,
+    (tracker) => {
+      try {
+        if (tracker.indexing()) return listBeforeIndexed(tracker, filters);
+        tracker.refresh();
+        return tracker.list(filters);
+      } finally {
+        startFollowerIfUseful(tracker.stateDir);
+      }
+    },
+    { rebuild: "in-background" },
+  );
 }
 
 /** A source as the command line named it, `otel` as the telemetry the dashboard kept for this state folder. */

@@ -10,6 +10,7 @@ import { registerCreate } from "./commands/create";
 import { registerDashboard } from "./commands/dashboard";
 import { registerExplain } from "./commands/explain";
 import { registerGet } from "./commands/get";
+import { registerFollow } from "./commands/follow";
 import { registerList } from "./commands/list";
 import { registerMcp } from "./commands/mcp";
 import { registerMonitor } from "./commands/monitor";
@@ -43,7 +44,7 @@ function buildProgram(): Command {
     .configureOutput({ outputError })
     .addHelpText("after", environmentHelp())
     .exitOverride();
-  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerSource, registerAdopt, registerDashboard, registerOtel]) {
+  for (const register of [registerCreate, registerUpdate, registerGet, registerExplain, registerList, registerRecover, registerCleanup, registerRestore, registerRetry, registerCancel, registerQueues, registerMonitor, registerSession, registerSource, registerAdopt, registerDashboard, registerOtel, registerFollow]) {
     register(program);
   }
   registerMcp(program, version);

@@ -7,6 +7,7 @@ import { BACKGROUND_FROM_FILES, holdsAtLeast } from "../stateFiles/stateDir";
 import { reconcileResponses } from "../responses/responseIndex";
 import type { Sessions } from "../sessions/sessionTracker";
 import { followResponses, type ResponsesStatus } from "./followResponses";
+import { serveSyncs, type SyncServer } from "./followerSync";
 
 export interface IngestOptions {
   /**
@@ -86,8 +87,11 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
   let stopped = false;
   let busyRetries = 0;
   let passing = false;
+  let syncs: SyncServer | null = null;
 
-  const flush = () => {
+  /** `now`: a command waits on it (a sync file, lib/ingest/followerSync.ts), so a busy lock is waited for. */
+  const flush = (now = false) => {
+    if (flushTimer) clearTimeout(flushTimer);
     flushTimer = null;
     if (pendingSessions.size) {
       const ids = [...pendingSessions];
@@ -115,7 +119,7 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
       // Our own writes reach the watcher too, as do a worker's, which indexes its own writes: a
       // file the index already holds needs no second read.
       const ids = named.filter((id) => !indexedAsIs(ctx, id));
-      if (ids.length && busyRetries < BUSY_RETRIES && !writersLockFree(ctx.db)) {
+      if (!now && ids.length && busyRetries < BUSY_RETRIES && !writersLockFree(ctx.db)) {
         // A worker holds the lock, most likely to index this very file: look again shortly rather
         // than stall the server's event loop waiting for the lock.
         busyRetries++;
@@ -129,6 +133,7 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
       status.watcherIngested += ids.length;
       status.lastIngestLagMs = Math.round(performance.now() - since);
     } catch (error) {
+      if (now) throw error;
       onError(error);
     }
   };
@@ -243,6 +248,18 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
     if (caughtUp) void caughtUp.then(schedule);
     else schedule();
   }
+  // With its watcher running and the catch-up done, this ingest can vouch for the index to a command.
+  const indexIno = fs.statSync(ctx.dir.indexFile, { throwIfNoEntry: false })?.ino;
+  const vouch = () => {
+    if (stopped || status.mode !== "watching") return;
+    try {
+      syncs = serveSyncs(ctx.dir, () => flush(true), () => !stopped && status.mode === "watching" && !ctx.indexing && fs.statSync(ctx.dir.indexFile, { throwIfNoEntry: false })?.ino === indexIno, onError);
+    } catch (error) {
+      onError(error);
+    }
+  };
+  if (caughtUp) void caughtUp.then(vouch);
+  else vouch();
 
   return {
     caughtUp,
@@ -253,6 +270,7 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
     },
     stop() {
       stopped = true;
+      syncs?.stop();
       void responses.stop();
       watcher?.close();
       sessionWatcher?.close();

@@ -60,26 +60,27 @@ function taken(reader: Reader): void {
  * each file's modification time instead (-1: gone), to order a rebuild newest first. Synchronous
  * (the thread sleeps in Atomics.wait until a batch is there), so opening a tracker stays
  * synchronous. A reader that fails or stalls is stopped and its batches are read here: the result
- * is the same.
+ * is the same. `consume` returning false stops the reads there.
  */
-export function readInParallel<M extends ReadMode>(mode: M, requestsDir: string, ids: readonly string[], threads: number, consume: (results: BatchResult<M>[]) => void): { threads: number } {
+export function readInParallel<M extends ReadMode>(mode: M, requestsDir: string, ids: readonly string[], threads: number, consume: (results: BatchResult<M>[]) => boolean | void): { threads: number } {
   const batches = batchesOf(ids);
   if (!threadsPay(threads, ids.length)) {
-    for (const batch of batches) consume(readBatch(mode, requestsDir, batch));
+    for (const batch of batches) if (consume(readBatch(mode, requestsDir, batch)) === false) break;
     return { threads: 0 };
   }
   const posted = new SharedArrayBuffer(4);
   const anyPosted = new Int32Array(posted);
   const readers = startReaders(mode, requestsDir, batches, threads, posted);
   const left = new Set(readers.filter((reader) => reader.batches.length > 0));
+  let stopped = false;
   const giveUp = (reader: Reader) => {
     stop(reader);
     left.delete(reader);
-    for (const batch of reader.batches.slice(reader.received)) consume(readBatch(mode, requestsDir, batch));
+    for (const batch of reader.batches.slice(reader.received)) if (!stopped && consume(readBatch(mode, requestsDir, batch)) === false) stopped = true;
   };
   try {
     let heardAt = performance.now();
-    while (left.size) {
+    while (left.size && !stopped) {
       const seen = Atomics.load(anyPosted, 0);
       let heard = false;
       for (const reader of left) {
@@ -92,7 +93,7 @@ export function readInParallel<M extends ReadMode>(mode: M, requestsDir: string,
           continue;
         }
         taken(reader);
-        consume(message.results);
+        if (consume(message.results) === false) stopped = true;
         if (reader.received === reader.batches.length) left.delete(reader);
       }
       if (heard) heardAt = performance.now();

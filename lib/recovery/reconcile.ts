@@ -25,6 +25,8 @@ export interface ReconcileReport {
   unreadable: UnreadableReport[];
   /** Threads that read the files beside the writing one (a rebuild of a big folder; else 0). */
   readerThreads: number;
+  /** False when a rebuild stopped once its caller had what it asked for (`ctx.rebuild.settled`): the index is not complete. */
+  complete: boolean;
 }
 
 /** Parse and commit changed files in batches, so the writers' lock is never held for long. */
@@ -34,7 +36,11 @@ interface Listed {
   id: string;
   /** Null in a rebuild's listing (names only). */
   fingerprint: FileFingerprint | null;
+  /** A newest-first rebuild's listing: the file's modification time (-1: gone). */
+  mtimeMs?: number;
 }
+
+type Ingested = { fixes: number; unreadable: UnreadableReport[]; readerThreads: number; complete?: boolean };
 
 const BAD_NAME = "the file name is not a valid request id";
 
@@ -108,7 +114,7 @@ function listRequestNames(ctx: TrackerContext, unreadable: UnreadableReport[]): 
   // Positions sorted by a typed array of the times: a third of the time of a sort that looks each time up.
   const times = Float64Array.from(listed, (item) => mtimes.get(item.id)!);
   const order = Uint32Array.from(listed.keys()).sort((a, b) => times[b]! - times[a]!);
-  return Array.from(order, (i) => listed[i]!);
+  return Array.from(order, (i) => ({ ...listed[i]!, mtimeMs: times[i]! }));
 }
 
 function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
@@ -167,7 +173,7 @@ function applyReads(ctx: TrackerContext, reads: Iterable<FileRead>, unreadable: 
  * Read these request files into the index, in batches, each read under the writers' lock (see
  * applyReads). Used by reconciliation and by the watcher. Returns how many index rows changed.
  */
-export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { fixes: number; unreadable: UnreadableReport[]; readerThreads: number } {
+export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): Ingested {
   const unreadable: UnreadableReport[] = [];
   let fixes = 0;
   for (let start = 0; start < ids.length; start += BATCH) {
@@ -183,14 +189,26 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): { f
  * A rebuild's ingest: every file is new to the index, so reader threads read, validate and turn
  * them into rows (lib/recovery/parallelReads.ts) while this thread writes them, BATCH at a time.
  */
-function ingestAll(ctx: TrackerContext, ids: readonly string[]): { fixes: number; unreadable: UnreadableReport[]; readerThreads: number } {
+function ingestAll(ctx: TrackerContext, items: readonly Listed[]): Ingested {
+  const ids = items.map((item) => item.id);
   const unreadable: UnreadableReport[] = [];
   let fixes = 0;
   let pending: FileRead[] = [];
   let done = 0;
+  const settled = ctx.rebuild?.settled;
+  // Newest first, the files not yet written are those from the first one not committed on: the newest of them bounds what is missing.
+  const position = settled ? new Map(ids.map((id, i) => [id, i])) : null;
+  const committed = settled ? new Uint8Array(ids.length) : null;
+  let frontier = 0;
+  let stopped = false;
   const flush = () => {
     fixes += applyReads(ctx, pending, unreadable, true);
     done += pending.length;
+    if (settled) {
+      for (const read of pending) committed![position!.get(read.id)!] = 1;
+      while (frontier < ids.length && committed![frontier]) frontier++;
+      stopped = settled(frontier < ids.length ? (items[frontier]!.mtimeMs ?? Infinity) : -Infinity);
+    }
     pending = [];
     ctx.rebuild?.onProgress(done, ids.length);
   };
@@ -201,12 +219,15 @@ function ingestAll(ctx: TrackerContext, ids: readonly string[]): { fixes: number
     pending = readBatch("read", ctx.dir.requestsDir, ids.slice(0, first));
     flush();
   }
-  const { threads } = readInParallel("read", ctx.dir.requestsDir, first ? ids.slice(first) : ids, ctx.options.rebuildThreads, (reads) => {
-    for (const read of reads) pending.push(read);
-    if (pending.length >= BATCH) flush();
-  });
-  if (pending.length) flush();
-  return { fixes, unreadable, readerThreads: threads };
+  const { threads } = stopped
+    ? { threads: 0 }
+    : readInParallel("read", ctx.dir.requestsDir, first ? ids.slice(first) : ids, ctx.options.rebuildThreads, (reads) => {
+        for (const read of reads) pending.push(read);
+        if (pending.length >= BATCH) flush();
+        return !stopped;
+      });
+  if (pending.length && !stopped) flush();
+  return { fixes, unreadable, readerThreads: threads, complete: !stopped };
 }
 
 /**
@@ -263,7 +284,7 @@ function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: Unreada
     const row = before.indexed.get(item.id);
     if (!row || !item.fingerprint || !sameFingerprint(row, item.fingerprint) || bad) changed.push(item);
   }
-  const ingested = (ctx.rebuilding ? ingestAll : ingestRequests)(ctx, changed.map((item) => item.id));
+  const ingested = ctx.rebuilding ? ingestAll(ctx, changed) : ingestRequests(ctx, changed.map((item) => item.id));
   return finishListing(ctx, listed, before, unreadable, ingested, changed.length);
 }
 
@@ -273,7 +294,7 @@ function finishListing(
   listed: Listed[],
   before: IndexSnapshot,
   unreadable: UnreadableReport[],
-  ingested: { fixes: number; unreadable: UnreadableReport[]; readerThreads: number },
+  ingested: Ingested,
   parsed: number,
 ): ReconcileReport {
   const { db } = ctx;
@@ -308,5 +329,5 @@ function finishListing(
   }
 
   unreadable.sort((a, b) => a.file.localeCompare(b.file));
-  return { scanned: listed.length, parsed, fixes, unreadable, readerThreads: ingested.readerThreads };
+  return { scanned: listed.length, parsed, fixes, unreadable, readerThreads: ingested.readerThreads, complete: ingested.complete ?? true };
 }

@@ -44,6 +44,8 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   const managed = ctx.ownership.access === "managed";
   // A rebuild's writes are synced once at its end, not batch by batch.
   const reconciled = ctx.rebuilding ? withUnsyncedWrites(ctx.db, () => reconcile(ctx)) : reconcile(ctx);
+  // Stopped once its caller had its answer: the index stays unfinished (not marked complete), and changes nothing else.
+  if (!reconciled.complete) return { scanned: reconciled.scanned, changed: reconciled.fixes, timedOut: [], removedTempFiles: [], unreadable: reconciled.unreadable, readerThreads: reconciled.readerThreads, durationMs: Math.round((performance.now() - started) * 10) / 10 };
   // After the reconciliation, which passes temp files by: a rebuild others look at while it runs has its newest requests in sooner.
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const report = finishReconcile(ctx, sessions, reconciled, !!ctx.rebuilding);

@@ -21,8 +21,13 @@ export interface TrackerContext {
   rebuilding?: boolean;
   /** A rebuild under way on another thread (`rebuild: "in-background"`): files written so far, of how many. Periodic reconciliations wait for it. */
   indexing?: IndexingProgress | null;
-  /** How a rebuild others look at while it runs goes (lib/recovery/rebuildThread.ts): newest files first, reporting its progress. */
-  rebuild?: { newestFirst: boolean; onProgress: (done: number, total: number) => void };
+  /**
+   * How a rebuild others look at while it runs goes (lib/recovery/rebuildThread.ts): newest files
+   * first, reporting its progress. `settled`, asked after each batch with the newest modification
+   * time of the files not yet in the index: true stops the rebuild there (a command has its answer),
+   * leaving the index unfinished.
+   */
+  rebuild?: { newestFirst: boolean; onProgress: (done: number, total: number) => void; settled?: (unreadNewestMtimeMs: number) => boolean };
 }
 
 export interface IndexingProgress {

@@ -6,7 +6,7 @@ import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
 import { exportChunks, exportHeader, EXPORT_FORMATS } from "../../views/exportRows";
-import { sourceFor, trackingIsOff, UsageError, withFreshTracker } from "../context";
+import { freshPage, sourceFor, trackingIsOff, UsageError, withFreshTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
 import { integerBetween, readableSource, since, states } from "../parse";
@@ -57,7 +57,7 @@ export function registerList(program: Command): void {
           });
         return;
       }
-      const page = off ? { items: [], nextCursor: null } : await withFreshTracker(command, (tracker) => tracker.list({ ...filter, limit: options.limit, cursor: options.cursor }));
+      const page = off ? { items: [], nextCursor: null } : await freshPage(command, { ...filter, limit: options.limit, cursor: options.cursor });
       if (options.json) return printJson(page);
       if (!page.items.length) return printLine("No requests match.");
       const now = Date.now();
