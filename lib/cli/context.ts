@@ -94,20 +94,10 @@ function asUsage<T>(open: () => T): T {
  * since it was last read (another program's writes, a file edited by hand).
  */
 export function withFreshTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>, ids?: readonly string[]): Promise<T> {
-  // A new index is not built at open: a command about named requests reads their files alone, and
-  // one that needs every file waits for a follower that builds it, else builds it (tracker.refresh).
-  return withTracker(
-    command,
-    async (tracker) => {
-      tracker.refresh(ids);
-      try {
-        return await fn(tracker);
-      } finally {
-        startFollowerIfUseful(tracker.stateDir);
-      }
-    },
-    { rebuild: "in-background" },
-  );
+  return withReadingTracker(command, (tracker) => {
+    tracker.refresh(ids);
+    return fn(tracker);
+  });
 }
 
 /**
@@ -115,13 +105,24 @@ export function withFreshTracker<T>(command: Command, fn: (tracker: TrackerServi
  * until the page cannot change (`listBeforeIndexed`), and a follower completes the index after.
  */
 export function freshPage(command: Command, filters: ListFilters): Promise<RequestPage> {
+  return withReadingTracker(command, (tracker) => {
+    if (tracker.indexing()) return listBeforeIndexed(tracker, filters);
+    tracker.refresh();
+    return tracker.list(filters);
+  });
+}
+
+/**
+ * A reading command's tracker: a new index is not built at open (a command about named requests
+ * reads their files alone; one that needs every file waits for a follower that builds it, else
+ * builds it in `refresh`), and on a big folder a follower is started for the next command.
+ */
+function withReadingTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>): Promise<T> {
   return withTracker(
     command,
-    (tracker) => {
+    async (tracker) => {
       try {
-        if (tracker.indexing()) return listBeforeIndexed(tracker, filters);
-        tracker.refresh();
-        return tracker.list(filters);
+        return await fn(tracker);
       } finally {
         startFollowerIfUseful(tracker.stateDir);
       }

@@ -2,8 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import type { StateDir } from "../stateFiles/stateDir";
-import { holderFile } from "../process/holderFile";
-import { claimLiveness, type ProcessIdentity } from "../process/liveness";
+import { holderFile, liveHolder } from "../process/holderFile";
+import type { ProcessIdentity } from "../process/liveness";
 import { sleepSync } from "../process/sleepSync";
 import { readMeta, type IndexDb } from "../db/openIndex";
 
@@ -27,15 +27,7 @@ const holderPath = (dir: StateDir) => path.join(followerDir(dir), "holder.json")
 
 /** The live process that follows this folder, if any (a holder on another host counts as live). */
 export function liveFollower(dir: StateDir): ProcessIdentity | null {
-  let holder: Partial<ProcessIdentity>;
-  try {
-    holder = JSON.parse(fs.readFileSync(holderPath(dir), "utf8")) as Partial<ProcessIdentity>;
-  } catch {
-    return null;
-  }
-  if (typeof holder.pid !== "number" || typeof holder.host !== "string") return null;
-  const identity = { pid: holder.pid, host: holder.host, processStartedAt: holder.processStartedAt ?? null };
-  return claimLiveness(identity) === "gone" ? null : identity;
+  return liveHolder(holderPath(dir));
 }
 
 /**

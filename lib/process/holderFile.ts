@@ -13,6 +13,12 @@ function readHolder(file: string): ProcessIdentity | null {
   }
 }
 
+/** The live process a holder file names, or null (no file, not readable, or its process gone); a holder on another host counts as live. */
+export function liveHolder(file: string): ProcessIdentity | null {
+  const holder = readHolder(file);
+  return holder && claimLiveness(holder) !== "gone" ? holder : null;
+}
+
 const isMe = (holder: ProcessIdentity | null) => {
   const me = currentProcess();
   return holder !== null && holder.pid === me.pid && holder.host === me.host && holder.processStartedAt === me.processStartedAt;
