@@ -3,7 +3,7 @@ import type { StateDir } from "../stateFiles/stateDir";
 import { BACKGROUND_FROM_FILES, holdsAtLeast } from "../stateFiles/stateDir";
 import { liveFollower } from "../ingest/followerSync";
 import { trackingEnabled } from "../store/options";
-import { parseFlag } from "../model/flag";
+import { flagSetting } from "../model/flag";
 
 /**
  * After a reading command on a folder of BACKGROUND_FROM_FILES files or more that no process
@@ -11,9 +11,7 @@ import { parseFlag } from "../model/flag";
  * every file. REQWATCH_FOLLOW=0 (or off) starts none.
  */
 export function startFollowerIfUseful(dir: StateDir, env: NodeJS.ProcessEnv = process.env): boolean {
-  // On unless turned off: unset or empty is the default, not "off".
-  const follow = (env.REQWATCH_FOLLOW ?? "").trim() === "" || parseFlag(env.REQWATCH_FOLLOW, "REQWATCH_FOLLOW");
-  if (!follow || !trackingEnabled({}, env)) return false;
+  if (!flagSetting(env, "REQWATCH_FOLLOW", true) || !trackingEnabled({}, env)) return false;
   const script = process.argv[1];
   if (!script || liveFollower(dir) || !holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) return false;
   const child = spawn(process.execPath, [script, "follow", "--state-dir", dir.root], { detached: true, stdio: "ignore", env });

@@ -15,7 +15,8 @@ export function parseFlag(value: string | undefined, name: string): boolean {
   throw new ReqwatchError("BAD_INPUT", `Invalid ${name}: ${JSON.stringify(value)}. Use 1, true, yes or on; or 0, false, no, off or empty.`);
 }
 
-/** An on/off environment variable, read with `parseFlag`. */
-export function flagSetting(env: NodeJS.ProcessEnv, variable: string): boolean {
+/** An on/off environment variable, read with `parseFlag`; unset or empty, `unset` (off unless a setting is on by default). */
+export function flagSetting(env: NodeJS.ProcessEnv, variable: string, unset = false): boolean {
+  if ((env[variable] ?? "").trim() === "") return unset;
   return parseFlag(env[variable], variable);
 }
