@@ -107,6 +107,22 @@ export function openTelemetryStore(file: string, busyMs?: number): SourceDb {
   }
 }
 
+/** Read the store once and close it; `empty` when nothing was received yet (no store is made for it). */
+export function readTelemetryStore<T>(file: string, empty: T, read: (db: SourceDb) => T): T {
+  let db: SourceDb;
+  try {
+    db = openTelemetryStore(file);
+  } catch (error) {
+    if (error instanceof ReqwatchError && error.code === "NOT_FOUND") return empty;
+    throw error;
+  }
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
 /** Read the store once, as `reqwatch source otel` and the MCP tool do: counts, the stuck, the rows the listing asks for. */
 export function inspectTelemetry(file: string, stuckAfterMs: number | undefined, now = Date.now(), listing?: Listing): SourceRead {
   const db = openTelemetryStore(file);

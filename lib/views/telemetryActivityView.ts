@@ -1,6 +1,5 @@
 import type { ActivityRange, WorkspaceMatch } from "../model/activity";
-import { ReqwatchError } from "../model/errors";
-import { openTelemetryStore } from "../sources/telemetryQueue";
+import { readTelemetryStore } from "../sources/telemetryQueue";
 import { telemetryActivityRows } from "../telemetry/telemetryActivity";
 import { buildActivity, type ActivityView } from "./activityView";
 
@@ -10,19 +9,8 @@ import { buildActivity, type ActivityView } from "./activityView";
  * activityView.ts, which the browser imports too: this one opens SQLite.
  */
 export function telemetryActivityView(file: string, range: ActivityRange, match: WorkspaceMatch, now: number): ActivityView {
-  return buildActivity(range, now, "otel", (window) => {
-    let db;
-    try {
-      db = openTelemetryStore(file);
-    } catch (error) {
-      if (error instanceof ReqwatchError && error.code === "NOT_FOUND") return { rows: [], live: { created: 0, queued: 0, processing: 0 } };
-      throw error;
-    }
-    try {
-      return telemetryActivityRows(db, { ...window, match });
-    } finally {
-      db.close();
-    }
-  });
+  return buildActivity(range, now, "otel", (window) =>
+    readTelemetryStore(file, { rows: [], live: { created: 0, queued: 0, processing: 0 } }, (db) => telemetryActivityRows(db, { ...window, match })),
+  );
 }
 

@@ -1,6 +1,5 @@
 import { escapeControls } from "../model/displayText";
 import { formatDuration } from "../model/duration";
-import { ReqwatchError } from "../model/errors";
 import { resolveListFilters } from "../model/listFilters";
 import { formatUsd } from "../model/money";
 import { plural, telemetrySessionFigures } from "./sessionFigures";
@@ -9,7 +8,7 @@ import type { SourceDb } from "../sources/openSourceDb";
 import type { SourceMessage } from "../sources/sourceMessage";
 import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
-import { openTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
+import { readTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/mapping/claudeCode";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 import type { UsageSums } from "../telemetry/telemetryStore";
@@ -172,18 +171,7 @@ export class TelemetrySessions {
 
   /** Read the store; one that does not exist yet (nothing received) holds no session. */
   private reading<T>(empty: T, read: (db: SourceDb) => T): T {
-    let db: SourceDb;
-    try {
-      db = openTelemetryStore(this.file);
-    } catch (error) {
-      if (error instanceof ReqwatchError && error.code === "NOT_FOUND") return empty;
-      throw error;
-    }
-    try {
-      return read(db);
-    } finally {
-      db.close();
-    }
+    return readTelemetryStore(this.file, empty, read);
   }
 }
 
