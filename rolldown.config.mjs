@@ -41,6 +41,8 @@ export default defineConfig([
   // (lib/recovery/backgroundRebuild.ts): every bundle here finds them beside itself.
   { ...common, input: "lib/recovery/rebuildWorker.ts", output: { file: "dist/rebuildWorker.cjs", format: "cjs" } },
   { ...common, input: "lib/recovery/rebuildThread.ts", output: { file: "dist/rebuildThread.cjs", format: "cjs" } },
+  // The dashboard's OTLP receiver and its store run on a thread of their own (lib/telemetry/startTelemetry.ts).
+  { ...common, input: "lib/telemetry/telemetryThread.ts", output: { file: "dist/telemetryThread.cjs", format: "cjs" } },
   // The dashboard server (`reqwatch dashboard`, `npm start`): the read API; it loads Next.js from the dashboard's folder.
   // `--otel` loads the exporter as a chunk of its own (dist/server-otelExport.cjs), so a server without it never loads OpenTelemetry.
   { ...common, input: { server: "server/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "server-[name].cjs", format: "cjs" } },

@@ -1,10 +1,13 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import type { Redaction } from "../model/redaction";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
-import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../sources/telemetryQueue";
+import { DEFAULT_TELEMETRY_STUCK_AFTER_MS, readTelemetryStore } from "../sources/telemetryQueue";
 import { DEFAULT_OTLP_PORT, startOtlpReceiver, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
-import { TelemetryStore, type IntakeRow, type UnmappedRow, type Usage } from "./telemetryStore";
+import { storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, type IntakeRow, type TelemetryStoreOptions, type UnmappedRow, type Usage } from "./telemetryStore";
 
 /** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
 export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
@@ -63,21 +66,79 @@ export interface TelemetryHandle {
   close(): Promise<void>;
 }
 
+export interface TelemetryOptions {
+  storeDir: string;
+  settings: TelemetrySettings & { port: number };
+  redaction: Redaction;
+  host?: string;
+  onError?: (error: Error) => void;
+}
+
+/** What the receiver's thread is given: the options that are data (functions stay on this side). */
+export type TelemetryThreadData = Omit<TelemetryOptions, "onError">;
+
+/** The receiver's thread's script, beside the bundle this runs from (dist/); absent when the sources run directly (tests, `npm run dev`). */
+const threadFile = () => path.join(/*turbopackIgnore: true*/ __dirname, "telemetryThread.cjs");
+
 /**
- * The dashboard's telemetry: the store (`telemetry.db` in `storeDir`, reqwatch's own: beside the index), the OTLP/HTTP
- * receiver on loopback, and the retention every minute.
+ * Each export's records are garbage once kept, so the thread's young generation is kept small: a
+ * burst of exports then costs the process its live data and little more (V8 grows the young
+ * generation of a busy thread to many times this).
  */
-export function startTelemetry(options: { storeDir: string; settings: TelemetrySettings & { port: number }; redaction: Redaction; host?: string; onError?: (error: Error) => void }): TelemetryHandle {
+const THREAD_YOUNG_GENERATION_MB = 48;
+/** How long the thread has to close its receiver and its store before it is stopped. */
+const CLOSE_THREAD_MS = 5000;
+
+/**
+ * The dashboard's telemetry: the store (`telemetry.db` in `storeDir`, reqwatch's own: beside the
+ * index), the OTLP/HTTP receiver on loopback, and the retention every minute, on a thread of their
+ * own (lib/telemetry/telemetryThread.ts) so that decoding and keeping a burst of exports never holds
+ * up the pages; in this thread when there is no thread script (the sources run directly). The pages
+ * read the store through their own connections.
+ */
+export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   const source = otelSpec(options.storeDir, options.settings.stuckAfterMs);
-  const store = new TelemetryStore(source.file, { redaction: options.redaction, keepMs: options.settings.keepMs, maxBytes: TELEMETRY_MAX_BYTES });
+  // Made (or found unreadable) here, before the thread starts: the pages read the store from the first moment.
+  new TelemetryStore(source.file, storeOptions(options)).close();
+  const running = fs.existsSync(threadFile()) ? onThread(options) : runTelemetry(options);
+  const ready = running.ready.then((status) => {
+    if (status.url) console.log(`reqwatch: receiving OpenTelemetry (OTLP/HTTP) on ${status.url}`);
+    else console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
+    return status;
+  });
+  return {
+    source,
+    ready,
+    status: () => ({
+      receiver: running.receiver(),
+      file: source.file,
+      keepMs: options.settings.keepMs,
+      ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: [], usage: { byDayAndModel: [], bySession: [] } }, (db) => ({ bytes: storeBytes(db), intake: storeIntake(db), unmapped: storeUnmapped(db), usage: storeUsage(db) })),
+    }),
+    close: () => running.close(),
+  };
+}
+
+function storeOptions(options: TelemetryOptions): TelemetryStoreOptions {
+  return { redaction: options.redaction, keepMs: options.settings.keepMs, maxBytes: TELEMETRY_MAX_BYTES };
+}
+
+/** The store, the receiver and the retention, running. */
+export interface RunningTelemetry {
+  readonly ready: Promise<ReceiverStatus>;
+  receiver(): ReceiverStatus;
+  close(): Promise<void>;
+}
+
+/** Run the store, the receiver and the retention in this thread. */
+export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
+  const source = otelSpec(options.storeDir, options.settings.stuckAfterMs);
+  const store = new TelemetryStore(source.file, storeOptions(options));
   let receiver: ReceiverHandle | null = null;
   let closed = false;
   const started = startOtlpReceiver(store, { port: options.settings.port, ...(options.host && { host: options.host }) }).then((handle) => {
     if (closed) void handle.close();
     else receiver = handle;
-    const { url, error } = handle.status();
-    if (url) console.log(`reqwatch: receiving OpenTelemetry (OTLP/HTTP) on ${url}`);
-    else console.error(`reqwatch: not receiving OpenTelemetry: ${error}`);
     return handle;
   });
   // Every minute, and at once again while a trim says there is more (each is a short slice of work).
@@ -93,14 +154,46 @@ export function startTelemetry(options: { storeDir: string; settings: TelemetryS
   };
   trim();
   return {
-    source,
     ready: started.then((handle) => handle.status()),
-    status: () => ({ receiver: receiver?.status() ?? { url: null, error: null }, file: source.file, bytes: store.bytes(), keepMs: options.settings.keepMs, intake: store.intake(), unmapped: store.unmapped(), usage: store.usage() }),
+    receiver: () => receiver?.status() ?? { url: null, error: null },
     async close() {
       closed = true;
       clearTimeout(timer);
       await (await started).close();
       store.close();
+    },
+  };
+}
+
+/** What the receiver's thread tells: it listens (or why not), the retention failed, or it has closed. */
+export type TelemetryThreadMessage = { ready: ReceiverStatus } | { error: string } | { closed: true };
+
+/** Run them on a thread of their own (lib/telemetry/telemetryThread.ts). */
+function onThread(options: TelemetryOptions): RunningTelemetry {
+  const { onError, ...data } = options;
+  const worker = new Worker(/*turbopackIgnore: true*/ threadFile(), { workerData: data satisfies TelemetryThreadData, resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB } });
+  let status: ReceiverStatus = { url: null, error: null };
+  let listening!: (status: ReceiverStatus) => void;
+  const ready = new Promise<ReceiverStatus>((resolve) => (listening = resolve));
+  worker.on("message", (message: TelemetryThreadMessage) => {
+    if ("ready" in message) listening((status = message.ready));
+    else if ("error" in message) onError?.(new Error(message.error));
+  });
+  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+  worker.on("error", (error) => {
+    status = { url: null, error: `the receiver stopped: ${error.message}` };
+    console.error(`reqwatch: the OpenTelemetry receiver stopped: ${error.message}`);
+    listening(status);
+  });
+  return {
+    ready,
+    receiver: () => status,
+    async close() {
+      worker.postMessage("close");
+      // A thread that does not finish closing is stopped: the dashboard's own close never waits on it for long.
+      const stop = setTimeout(() => void worker.terminate(), CLOSE_THREAD_MS);
+      await exited;
+      clearTimeout(stop);
     },
   };
 }

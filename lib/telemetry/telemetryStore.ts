@@ -161,7 +161,11 @@ function statements(db: Database.Database) {
   };
 }
 
-/** Lifecycles whose tallies are kept in memory: those being received (a turn spans a few exports). */
+/**
+ * Lifecycles whose tallies are kept in memory: those still going on (a turn spans a few exports). A
+ * finished one is let go at once, so a stream of short turns leaves no tallies to outlive them; a
+ * record that comes for it later adds it up again from the store.
+ */
 const LIVE_TALLIES = 2000;
 
 /** A lifecycle the store holds in memory: its tally, and what its row says of its session. */
@@ -315,6 +319,7 @@ export class TelemetryStore {
     const live = this.liveOf(seq);
     if (!live) return;
     const f = summarize(live.tally);
+    if (f.finishedAt !== null) this.live.delete(seq);
     this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, seq);
   }
 
@@ -355,47 +360,20 @@ export class TelemetryStore {
     return { removed, more: false };
   }
 
-  /** The store's size on disk: its pages in use. */
   bytes(): number {
-    const pages = this.db.pragma("page_count", { simple: true }) as number;
-    const free = this.db.pragma("freelist_count", { simple: true }) as number;
-    const size = this.db.pragma("page_size", { simple: true }) as number;
-    return (pages - free) * size;
+    return storeBytes(this.db);
   }
 
   intake(): IntakeRow[] {
-    return (this.db.prepare("SELECT signal, exports, records, rejected, last_at AS lastAt FROM intake ORDER BY signal").all() as IntakeRow[]).map((row) => ({ ...row }));
+    return storeIntake(this.db);
   }
 
-  /**
-   * Tokens and cost of the model calls kept: per UTC day and model, and per session (the costliest
-   * first). Summed over calls (parts), each counted once however many records reported it.
-   */
-  usage(sessions = 20): Usage {
-    const sums = `count(*) AS calls,
-      coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
-      coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
-      coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
-      coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
-      coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd`;
-    const byDayAndModel = this.db
-      .prepare(
-        `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}
-         FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
-      )
-      .all() as Usage["byDayAndModel"];
-    const bySession = this.db
-      .prepare(
-        `SELECT l.session AS session, min(l.service) AS service, count(DISTINCT CASE WHEN l.kind = 'turn' THEN l.seq END) AS turns, max(l.last_at) AS lastAt, ${sums},
-           (SELECT count(*) FROM parts t JOIN lifecycles s ON s.seq = t.seq WHERE t.kind = 'tool' AND s.session = l.session) AS tools
-         FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
-      )
-      .all(sessions) as Omit<Usage["bySession"][number], "sessionId">[];
-    return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };
+  usage(sessions?: number): Usage {
+    return storeUsage(this.db, sessions);
   }
 
-  unmapped(limit = 100): UnmappedRow[] {
-    return this.db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, name LIMIT ?").all(limit) as UnmappedRow[];
+  unmapped(): UnmappedRow[] {
+    return storeUnmapped(this.db);
   }
 
   close(): void {
@@ -435,4 +413,49 @@ function redactValue<T extends AttributeValue>(value: T, redact: (text: string) 
   const out: Record<string, AttributeValue> = {};
   for (const key in value) out[key] = redactValue(value[key]!, redact);
   return out as T;
+}
+
+/** A store's size on disk: its pages in use. */
+export function storeBytes(db: Database.Database): number {
+  const pages = db.pragma("page_count", { simple: true }) as number;
+  const free = db.pragma("freelist_count", { simple: true }) as number;
+  const size = db.pragma("page_size", { simple: true }) as number;
+  return (pages - free) * size;
+}
+
+/** What each signal's exports brought, and what was rejected of them. */
+export function storeIntake(db: Database.Database): IntakeRow[] {
+  return (db.prepare("SELECT signal, exports, records, rejected, last_at AS lastAt FROM intake ORDER BY signal").all() as IntakeRow[]).map((row) => ({ ...row }));
+}
+
+/**
+ * Tokens and cost of the model calls kept: per UTC day and model, and per session (the costliest
+ * first). Summed over calls (parts), each counted once however many records reported it.
+ */
+export function storeUsage(db: Database.Database, sessions = 20): Usage {
+  const sums = `count(*) AS calls,
+    coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
+    coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
+    coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
+    coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
+    coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd`;
+  const byDayAndModel = db
+    .prepare(
+      `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}
+       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
+    )
+    .all() as Usage["byDayAndModel"];
+  const bySession = db
+    .prepare(
+      `SELECT l.session AS session, min(l.service) AS service, count(DISTINCT CASE WHEN l.kind = 'turn' THEN l.seq END) AS turns, max(l.last_at) AS lastAt, ${sums},
+         (SELECT count(*) FROM parts t JOIN lifecycles s ON s.seq = t.seq WHERE t.kind = 'tool' AND s.session = l.session) AS tools
+       FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
+    )
+    .all(sessions) as Omit<Usage["bySession"][number], "sessionId">[];
+  return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };
+}
+
+/** What mapped to no lifecycle, by service and name, the most first. */
+export function storeUnmapped(db: Database.Database, limit = 100): UnmappedRow[] {
+  return db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, name LIMIT ?").all(limit) as UnmappedRow[];
 }

@@ -1,9 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
+import protobuf from "protobufjs/light";
 import { describe, expect, it } from "vitest";
 import { decodeExport, encodeResponse, LIMITS, nanosToMs } from "../../lib/telemetry/otlp/decode";
 import type { LogRecord, SpanRecord } from "../../lib/telemetry/records";
+import descriptor from "../../lib/telemetry/otlp/descriptor.json";
 import { otlpDescriptor } from "../../scripts/otlp-descriptor.mjs";
 
 // Exports captured from Claude Code 2.1.332 run headless against a mock of the Messages API
@@ -81,6 +83,35 @@ describe("decoding OTLP exports", () => {
     expect(nanosToMs("0")).toBeNull();
     expect(nanosToMs("-5")).toBeNull();
     expect(nanosToMs("12abc")).toBeNull();
+  });
+
+  it("reads from protobuf only what the export holds, and every value type as JSON gives it", () => {
+    // protobufjs keeps each field's default on the message's prototype: an int is not also an empty string.
+    const attributes = [
+      { key: "int", value: { intValue: "-9007199254740993" } },
+      { key: "zero", value: { intValue: 0 } },
+      { key: "double", value: { doubleValue: 1.5 } },
+      { key: "bytes", value: { bytesValue: Buffer.from("hi") } },
+      { key: "nested", value: { kvlistValue: { values: [{ key: "on", value: { boolValue: true } }] } } },
+      { key: "list", value: { arrayValue: { values: [{ stringValue: "a" }, { intValue: 3 }, {}] } } },
+      { key: "unset", value: {} },
+    ];
+    const type = protobuf.Root.fromJSON(descriptor as protobuf.INamespace).lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest");
+    const logs = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1795713269035123456", traceId: Buffer.alloc(16, 0xab), spanId: Buffer.alloc(7, 1), attributes }, { observedTimeUnixNano: "18446744073709551615" }, {}] }] }] };
+    const decoded = decodeExport("logs", "protobuf", Buffer.from(type.encode(type.fromObject(logs)).finish()));
+    const [log, observed] = decoded.records as LogRecord[];
+    expect(log).toMatchObject({ atMs: 1795713269035.123, traceId: "ab".repeat(16), spanId: null, body: null, severityText: "", eventName: null });
+    expect(log!.attributes).toEqual({ int: -9007199254740992, zero: 0, double: 1.5, bytes: "aGk=", nested: { on: true }, list: ["a", 3, null], unset: null });
+    expect(observed!.atMs).toBe(18446744073709.55);
+    expect(decoded).toMatchObject({ rejected: 1, reason: "a log record without a time" });
+  });
+
+  it("refuses a protobuf export whose strings are not UTF-8, as proto3 says", () => {
+    const type = protobuf.Root.fromJSON(descriptor as protobuf.INamespace).lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest");
+    const body = Buffer.from(type.encode(type.fromObject({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1795713269035123456", body: { stringValue: "ZZZZ \uFFFD is a character of its own" } }] }] }] })).finish());
+    expect((decodeExport("logs", "protobuf", body).records as LogRecord[])[0]!.body).toBe("ZZZZ \uFFFD is a character of its own");
+    body.fill(0xff, body.indexOf("ZZZZ"), body.indexOf("ZZZZ") + 4);
+    expect(() => decodeExport("logs", "protobuf", body)).toThrow(/Not an OTLP ExportLogsServiceRequest in protobuf: invalid UTF-8/);
   });
 
   it("decodes with the definitions compiled from the vendored .proto files, as they are now", () => {

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import protobuf from "protobufjs/light";
 import { ReqwatchError } from "../../model/errors";
 import { SPAN_KINDS, type AttributeValue, type Attributes, type LogRecord, type MetricPoint, type Origin, type Signal, type SpanEvent, type SpanRecord, type TelemetryRecord } from "../records";
@@ -7,11 +8,32 @@ import descriptor from "./descriptor.json";
  * OTLP export requests decoded into records (lib/telemetry/records.ts), from protobuf through the
  * official protocol definitions (opentelemetry-proto v1.11.0, compiled to descriptor.json by
  * scripts/otlp-descriptor.mjs) and protobufjs, or from OTLP's JSON encoding (the same message as JSON,
- * with ids in hex). What a request may hold is bounded here: a record past the limits is cut, not
- * refused; a record without a valid id or time is rejected and counted (the response's
- * `partial_success`); a request that does not decode at all is BAD_INPUT.
+ * with ids in hex). The decoded message is read as it is, not copied into plain objects first: a
+ * field counts only when the message holds it as its own (protobufjs keeps the defaults on the
+ * prototype), ids are bytes or hex, and 64-bit numbers are protobufjs's Longs or JSON's strings.
+ * What a request may hold is bounded here: a record past the limits is cut, not refused; a record
+ * without a valid id or time is rejected and counted (the response's `partial_success`); a request
+ * that does not decode at all is BAD_INPUT.
  */
 const root = protobuf.Root.fromJSON(descriptor as protobuf.INamespace);
+/**
+ * protobufjs reads each proto3 string through its strict UTF-8 check a character at a time, building
+ * the string by concatenation; Node decodes it natively. The rule stays: a string that is not valid
+ * UTF-8 refuses the export (Node puts U+FFFD where the bytes are not, so only then are they checked).
+ */
+class NodeBufferReader extends protobuf.BufferReader {
+  override stringVerify(): string {
+    const length = this.size();
+    const start = this.pos;
+    if (start + length > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
+    this.pos = start + length;
+    const buf = this.buf as Buffer;
+    const text = buf.toString("utf8", start, this.pos);
+    if (text.includes("\uFFFD") && !isUtf8(buf.subarray(start, this.pos))) throw new Error("invalid UTF-8 in a string field");
+    return text;
+  }
+}
+
 const collector = (signal: Signal) => `opentelemetry.proto.collector.${signal === "traces" ? "trace" : signal}.v1`;
 const REQUEST = { traces: "ExportTraceServiceRequest", logs: "ExportLogsServiceRequest", metrics: "ExportMetricsServiceRequest" } as const;
 const RESPONSE = { traces: "ExportTraceServiceResponse", logs: "ExportLogsServiceResponse", metrics: "ExportMetricsServiceResponse" } as const;
@@ -34,8 +56,7 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
   let message: Record<string, unknown>;
   try {
     if (encoding === "protobuf") {
-      const type = root.lookupType(`${collector(signal)}.${REQUEST[signal]}`);
-      message = type.toObject(type.decode(body), { longs: String, enums: Number, bytes: String, defaults: false }) as Record<string, unknown>;
+      message = root.lookupType(`${collector(signal)}.${REQUEST[signal]}`).decode(new NodeBufferReader(body)) as unknown as Record<string, unknown>;
     } else {
       const parsed: unknown = JSON.parse(body.toString("utf8"));
       if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("the body is not a JSON object");
@@ -49,15 +70,14 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
     out.rejected++;
     out.reason ??= reason;
   };
-  const ids = encoding === "protobuf" ? fromBase64 : fromHexOrBase64;
-  for (const resourceBlock of list(message[signal === "traces" ? "resourceSpans" : signal === "logs" ? "resourceLogs" : "resourceMetrics"])) {
-    const resource = attributes(record(resourceBlock.resource).attributes);
-    for (const scopeBlock of list(resourceBlock[signal === "traces" ? "scopeSpans" : signal === "logs" ? "scopeLogs" : "scopeMetrics"])) {
-      const scope = record(scopeBlock.scope);
-      const origin: Origin = { resource, scope: { name: text(scope.name), version: text(scope.version) } };
-      if (signal === "traces") for (const span of list(scopeBlock.spans)) pushSpan(out.records, origin, span, ids, reject);
-      else if (signal === "logs") for (const log of list(scopeBlock.logRecords)) pushLog(out.records, origin, log, ids, reject);
-      else for (const metric of list(scopeBlock.metrics)) pushMetric(out.records, origin, metric, reject);
+  for (const resourceBlock of list(own(message, signal === "traces" ? "resourceSpans" : signal === "logs" ? "resourceLogs" : "resourceMetrics"))) {
+    const resource = attributes(own(record(own(resourceBlock, "resource")), "attributes"));
+    for (const scopeBlock of list(own(resourceBlock, signal === "traces" ? "scopeSpans" : signal === "logs" ? "scopeLogs" : "scopeMetrics"))) {
+      const scope = record(own(scopeBlock, "scope"));
+      const origin: Origin = { resource, scope: { name: text(own(scope, "name")), version: text(own(scope, "version")) } };
+      if (signal === "traces") for (const span of list(own(scopeBlock, "spans"))) pushSpan(out.records, origin, span, reject);
+      else if (signal === "logs") for (const log of list(own(scopeBlock, "logRecords"))) pushLog(out.records, origin, log, reject);
+      else for (const metric of list(own(scopeBlock, "metrics"))) pushMetric(out.records, origin, metric, reject);
     }
   }
   return out;
@@ -80,69 +100,68 @@ export function encodeStatus(encoding: Encoding, code: number, message: string):
   return Buffer.from(STATUS.encode(STATUS.fromObject({ code, message })).finish());
 }
 
-type Ids = (value: unknown, bytes: number) => string | null;
-
-function pushSpan(into: TelemetryRecord[], origin: Origin, span: Record<string, unknown>, ids: Ids, reject: (reason: string) => void): void {
-  const traceId = ids(span.traceId, 16);
-  const spanId = ids(span.spanId, 8);
-  const startMs = nanosToMs(span.startTimeUnixNano);
+function pushSpan(into: TelemetryRecord[], origin: Origin, span: Record<string, unknown>, reject: (reason: string) => void): void {
+  const traceId = id(own(span, "traceId"), 16);
+  const spanId = id(own(span, "spanId"), 8);
+  const startMs = nanosToMs(own(span, "startTimeUnixNano"));
   if (!traceId || !spanId) return reject("a span without a valid trace or span id");
   if (startMs === null) return reject("a span without a start time");
-  const status = record(span.status);
-  const code = Number(status.code ?? 0);
-  const events: SpanEvent[] = list(span.events)
+  const status = record(own(span, "status"));
+  const code = Number(own(status, "code") ?? 0);
+  const events: SpanEvent[] = list(own(span, "events"))
     .slice(0, LIMITS.events)
-    .map((event) => ({ name: cut(text(event.name)), atMs: nanosToMs(event.timeUnixNano) ?? startMs, attributes: attributes(event.attributes) }));
-  const kind = Number(span.kind ?? 0);
+    .map((event) => ({ name: cut(text(own(event, "name"))), atMs: nanosToMs(own(event, "timeUnixNano")) ?? startMs, attributes: attributes(own(event, "attributes")) }));
+  const kind = Number(own(span, "kind") ?? 0);
   const result: SpanRecord = {
     signal: "span",
     origin,
     traceId,
     spanId,
-    parentSpanId: ids(span.parentSpanId, 8),
-    name: cut(text(span.name)),
+    parentSpanId: id(own(span, "parentSpanId"), 8),
+    name: cut(text(own(span, "name"))),
     kind: SPAN_KINDS[Number.isInteger(kind) && kind >= 0 && kind < SPAN_KINDS.length ? kind : 0]!,
     startMs,
-    endMs: nanosToMs(span.endTimeUnixNano) ?? startMs,
-    status: { code: code === 2 ? "error" : code === 1 ? "ok" : "unset", message: cut(text(status.message)) },
-    attributes: attributes(span.attributes),
+    endMs: nanosToMs(own(span, "endTimeUnixNano")) ?? startMs,
+    status: { code: code === 2 ? "error" : code === 1 ? "ok" : "unset", message: cut(text(own(status, "message"))) },
+    attributes: attributes(own(span, "attributes")),
     events,
   };
   into.push(result);
 }
 
-function pushLog(into: TelemetryRecord[], origin: Origin, log: Record<string, unknown>, ids: Ids, reject: (reason: string) => void): void {
-  const atMs = nanosToMs(log.timeUnixNano) ?? nanosToMs(log.observedTimeUnixNano);
+function pushLog(into: TelemetryRecord[], origin: Origin, log: Record<string, unknown>, reject: (reason: string) => void): void {
+  const atMs = nanosToMs(own(log, "timeUnixNano")) ?? nanosToMs(own(log, "observedTimeUnixNano"));
   if (atMs === null) return reject("a log record without a time");
-  const attrs = attributes(log.attributes);
-  const eventName = text(log.eventName) || (typeof attrs["event.name"] === "string" ? attrs["event.name"] : "");
+  const attrs = attributes(own(log, "attributes"));
+  const eventName = text(own(log, "eventName")) || (typeof attrs["event.name"] === "string" ? attrs["event.name"] : "");
   const result: LogRecord = {
     signal: "log",
     origin,
     atMs,
-    traceId: ids(log.traceId, 16),
-    spanId: ids(log.spanId, 8),
-    severityText: cut(text(log.severityText)),
+    traceId: id(own(log, "traceId"), 16),
+    spanId: id(own(log, "spanId"), 8),
+    severityText: cut(text(own(log, "severityText"))),
     eventName: eventName || null,
-    body: anyValue(log.body, 0),
+    body: anyValue(own(log, "body"), 0),
     attributes: attrs,
   };
   into.push(result);
 }
 
 function pushMetric(into: TelemetryRecord[], origin: Origin, metric: Record<string, unknown>, reject: (reason: string) => void): void {
-  const name = cut(text(metric.name));
-  const unit = cut(text(metric.unit));
-  const data = record(metric.sum ?? metric.gauge ?? metric.histogram ?? metric.exponentialHistogram ?? metric.summary);
-  for (const point of list(data.dataPoints)) {
-    const atMs = nanosToMs(point.timeUnixNano);
+  const name = cut(text(own(metric, "name")));
+  const unit = cut(text(own(metric, "unit")));
+  const data = record(own(metric, "sum") ?? own(metric, "gauge") ?? own(metric, "histogram") ?? own(metric, "exponentialHistogram") ?? own(metric, "summary"));
+  for (const point of list(own(data, "dataPoints"))) {
+    const atMs = nanosToMs(own(point, "timeUnixNano"));
     if (atMs === null) {
       reject("a data point without a time");
       continue;
     }
-    const count = point.count === undefined ? null : Number(point.count);
-    const value = point.asDouble !== undefined ? Number(point.asDouble) : point.asInt !== undefined ? Number(point.asInt) : point.sum !== undefined ? Number(point.sum) : 0;
-    const result: MetricPoint = { signal: "metric", origin, name, unit, atMs, value: Number.isFinite(value) ? value : 0, count: count !== null && Number.isFinite(count) ? count : null, attributes: attributes(point.attributes) };
+    const count = int64(own(point, "count"));
+    const [asDouble, asInt, sum] = [own(point, "asDouble"), own(point, "asInt"), own(point, "sum")];
+    const value = (asDouble !== undefined ? number(asDouble) : asInt !== undefined ? int64(asInt) : number(sum)) ?? 0;
+    const result: MetricPoint = { signal: "metric", origin, name, unit, atMs, value, count, attributes: attributes(own(point, "attributes")) };
     into.push(result);
   }
 }
@@ -153,9 +172,9 @@ function attributes(value: unknown): Attributes {
   let n = 0;
   for (const entry of list(value)) {
     if (n >= LIMITS.attributes) break;
-    const key = text(entry.key);
+    const key = text(own(entry, "key"));
     if (!key || key in out) continue;
-    out[cut(key)] = anyValue(entry.value, 0);
+    out[cut(key)] = anyValue(own(entry, "value"), 0);
     n++;
   }
   return out;
@@ -164,55 +183,97 @@ function attributes(value: unknown): Attributes {
 /** OTLP's AnyValue (string, bool, int, double, bytes, array, key-value list) as a plain value. */
 function anyValue(value: unknown, depth: number): AttributeValue {
   const v = record(value);
-  if (typeof v.stringValue === "string") return cut(v.stringValue);
-  if (typeof v.boolValue === "boolean") return v.boolValue;
-  if (v.intValue !== undefined) {
-    const n = Number(v.intValue);
-    return Number.isFinite(n) ? n : null;
-  }
-  if (v.doubleValue !== undefined) {
-    const n = Number(v.doubleValue);
-    return Number.isFinite(n) ? n : null;
-  }
-  if (typeof v.bytesValue === "string") return cut(v.bytesValue);
+  const string = own(v, "stringValue");
+  if (typeof string === "string") return cut(string);
+  const bool = own(v, "boolValue");
+  if (typeof bool === "boolean") return bool;
+  const int = own(v, "intValue");
+  if (int !== undefined) return int64(int);
+  const double = own(v, "doubleValue");
+  if (double !== undefined) return number(double);
+  const bytes = own(v, "bytesValue");
+  if (bytes instanceof Uint8Array) return cut(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"));
+  if (typeof bytes === "string") return cut(bytes);
   if (depth >= LIMITS.depth) return null;
-  if (v.arrayValue !== undefined) return list(record(v.arrayValue).values).slice(0, LIMITS.items).map((item) => anyValue(item, depth + 1));
-  if (v.kvlistValue !== undefined) {
+  const array = own(v, "arrayValue");
+  if (array !== undefined) return list(own(record(array), "values")).slice(0, LIMITS.items).map((item) => anyValue(item, depth + 1));
+  const kvlist = own(v, "kvlistValue");
+  if (kvlist !== undefined) {
     const out: Record<string, AttributeValue> = {};
-    for (const entry of list(record(v.kvlistValue).values).slice(0, LIMITS.items)) {
-      const key = text(entry.key);
-      if (key) out[cut(key)] = anyValue(entry.value, depth + 1);
+    for (const entry of list(own(record(kvlist), "values")).slice(0, LIMITS.items)) {
+      const key = text(own(entry, "key"));
+      if (key) out[cut(key)] = anyValue(own(entry, "value"), depth + 1);
     }
     return out;
   }
   return null;
 }
 
-/** Epoch nanoseconds (a decimal string, or a number) as epoch ms; null when missing, zero or not a time. */
+/** protobufjs's 64-bit integer, as it decodes one (long.js's Long, or its own LongBits shape). */
+interface Long64 {
+  low: number;
+  high: number;
+  unsigned?: boolean;
+}
+
+function isLong(value: unknown): value is Long64 {
+  return typeof value === "object" && value !== null && typeof (value as Long64).low === "number" && typeof (value as Long64).high === "number";
+}
+
+/**
+ * Epoch nanoseconds (a decimal string, a number, or a 64-bit Long) as epoch ms, kept to the
+ * microsecond; null when missing, zero or not a time.
+ */
 export function nanosToMs(value: unknown): number | null {
   if (typeof value === "string" && /^\d{1,20}$/.test(value)) {
     const nanos = BigInt(value);
     return nanos === 0n ? null : Number(nanos / 1000n) / 1000;
   }
   if (typeof value === "number" && Number.isFinite(value) && value > 0) return value / 1e6;
+  if (isLong(value)) {
+    const high = value.high >>> 0;
+    const low = value.low >>> 0;
+    if (high === 0 && low === 0) return null;
+    // Whole microseconds without a BigInt: 2^32 is 1000 * 4294967 + 296, and each part stays exact in a double.
+    return (high * 4_294_967 + Math.floor((high * 296 + low) / 1000)) / 1000;
+  }
   return null;
 }
 
-const HEX = /^[0-9a-f]+$/;
-
-/** An id as protobufjs gives bytes (base64), in hex; null when missing, all zero or the wrong length. */
-function fromBase64(value: unknown, bytes: number): string | null {
-  if (typeof value !== "string" || value === "") return null;
-  const hex = Buffer.from(value, "base64").toString("hex");
-  return hex.length === bytes * 2 && !/^0+$/.test(hex) ? hex : null;
+/** A 64-bit integer (a Long, a decimal string or a number) as a number; null when it is not one. */
+function int64(value: unknown): number | null {
+  const n = isLong(value) ? (value.unsigned ? value.high >>> 0 : value.high) * 4_294_967_296 + (value.low >>> 0) : Number(value);
+  return value !== undefined && Number.isFinite(n) ? n : null;
 }
 
-/** An id as OTLP/JSON sends it (hex; some older exporters sent base64). */
-function fromHexOrBase64(value: unknown, bytes: number): string | null {
-  if (typeof value !== "string" || value === "") return null;
-  const lower = value.toLowerCase();
-  if (lower.length === bytes * 2 && HEX.test(lower)) return /^0+$/.test(lower) ? null : lower;
-  return fromBase64(value, bytes);
+function number(value: unknown): number | null {
+  const n = Number(value);
+  return value !== undefined && Number.isFinite(n) ? n : null;
+}
+
+const HEX = /^[0-9a-f]+$/;
+const ZEROS = /^0+$/;
+
+/**
+ * An id in hex: from protobuf's bytes, or as OTLP/JSON sends it (hex; some older exporters sent
+ * base64). Null when missing, all zero or the wrong length.
+ */
+function id(value: unknown, bytes: number): string | null {
+  let hex: string;
+  if (value instanceof Uint8Array) {
+    if (value.byteLength !== bytes) return null;
+    hex = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex");
+  } else if (typeof value === "string" && value !== "") {
+    const lower = value.toLowerCase();
+    hex = lower.length === bytes * 2 && HEX.test(lower) ? lower : Buffer.from(value, "base64").toString("hex");
+    if (hex.length !== bytes * 2) return null;
+  } else return null;
+  return ZEROS.test(hex) ? null : hex;
+}
+
+/** A field the message holds as its own: present in the export (protobufjs's defaults sit on the prototype). */
+function own(message: Record<string, unknown>, field: string): unknown {
+  return Object.hasOwn(message, field) ? message[field] : undefined;
 }
 
 function cut(value: string): string {
