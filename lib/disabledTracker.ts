@@ -111,8 +111,6 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
       return { ok: true, value: { ended, session } };
     },
     get: (sessionId) => (session?.session_id === sessionId ? session : null),
-    list: () => [],
-    reconcile: () => ({ fixes: 0, unreadable: [] }),
   };
   function sessionFor(sessionId: string | undefined): SessionRecord {
     if (sessionId !== undefined && session?.session_id !== sessionId) return blankSession(sessionId, now());

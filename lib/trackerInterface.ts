@@ -25,7 +25,7 @@ import type { CompleteResult, Delivery, FailOptions } from "./queue/deliver";
 import type { RetryOptions, RetryReport, RetryTarget } from "./queue/retry";
 import type { IndexCheck, IndexGuardHandle } from "./recovery/indexGuard";
 import type { RecoveryReport } from "./recovery/recover";
-import type { SessionTracker } from "./sessions/sessionTracker";
+import type { SessionService, SessionTracker } from "./sessions/sessionTracker";
 import type { IndexingProgress } from "./store/context";
 import type { ResolvedTrackerOptions } from "./store/options";
 import type { Ownership } from "./store/ownership";
@@ -111,6 +111,8 @@ export interface Tracker {
  */
 export interface TrackerService extends Tracker {
   readonly stateDir: StateDir;
+  /** The session tracker, with the sessions list and the reconciliation of their index. */
+  readonly sessions: SessionService;
   /**
    * Every request `filters` match, in their order, `pageSize` (default 1,000) at a time, all from
    * one snapshot of the index taken at the first page: a request updated meanwhile is listed once,

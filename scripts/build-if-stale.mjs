@@ -27,14 +27,25 @@ export function buildIsStale() {
   return isStale([".next/BUILD_ID", "dist/server.cjs", "dist/dashboard/.next/BUILD_ID"], SOURCES);
 }
 
-function isStale(outputs, sources) {
+function isStale(outputs, sources, root = ROOT) {
   let built;
   try {
-    built = Math.min(...outputs.map((file) => fs.statSync(path.join(ROOT, file)).mtimeMs));
+    built = Math.min(...outputs.map((file) => fs.statSync(path.join(root, file)).mtimeMs));
   } catch {
     return true;
   }
-  return sources.some((source) => newestMtime(path.join(ROOT, source)) > built);
+  return sources.some((source) => newestMtime(path.join(root, source)) > built);
+}
+
+/**
+ * Why dist/ cannot be packed as it is (what the package carries is missing or older than its
+ * sources), with the command that makes it; null when it can. A package test run alone would
+ * otherwise install, and pass or fail on, an old build.
+ */
+export function packedBuildProblem(root = ROOT) {
+  if (isStale(LIB_OUTPUTS, LIB_SOURCES, root)) return "dist/ (the CLI, the library and its types) is missing or older than its sources: run `npm run build:lib`";
+  if (isStale(["dist/dashboard/.next/BUILD_ID"], SOURCES, root)) return "dist/dashboard (the prebuilt dashboard) is missing or older than its sources: run `npm run build`";
+  return null;
 }
 
 /**
@@ -48,9 +59,9 @@ export function ensureLib() {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-/** Run `npm run build` when the build is missing or stale; exit with its code if it fails. */
+/** Run `npm run build` when the build is missing or stale (else `build:lib` when only dist/ is); exit with its code if it fails. */
 export function ensureBuild({ log = console.log } = {}) {
-  if (!buildIsStale()) return;
+  if (!buildIsStale()) return ensureLib();
   log("reqwatch: building the dashboard (first start, or the sources changed)...");
   // A local tool on a machine that may have no network: no telemetry.
   const result = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit", env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env } });

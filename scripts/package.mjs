@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { create } from "tar";
-import { ROOT, ensureBuild } from "./build-if-stale.mjs";
+import { ROOT, ensureBuild, packedBuildProblem } from "./build-if-stale.mjs";
 
 /** What the package carries, beside its manifest and the dashboard's archive: the CLI's shim, the bundles, the docs. */
 const FILES = ["bin", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/cli.cjs", /^dist\/cli-.*\.cjs$/, "dist/server.cjs", /^dist\/server-.*\.cjs$/, "README.md", "LICENSE"];
@@ -28,11 +28,13 @@ function wanted(relative) {
 
 /**
  * Packs the package into `destination`; returns what `npm pack --json` says of it. `build: false`
- * packs the build as it is (the tests: `npm test` builds first, and a rebuild would rewrite dist/
- * under the other tests' feet).
+ * packs the build as it is, and refuses one older than its sources (the tests: `npm test` builds
+ * first, and a rebuild would rewrite dist/ under the other tests' feet).
  */
 export function pack({ destination = ROOT, log = console.log, build = true } = {}) {
   if (build) ensureBuild({ log });
+  const problem = packedBuildProblem();
+  if (problem) throw new Error(`reqwatch: not packed: ${problem}.`);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-pack-"));
   try {
     const folder = path.join(staging, "reqwatch");

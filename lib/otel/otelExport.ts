@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ExportResultCode, type InstrumentationScope } from "@opentelemetry/core";
@@ -8,6 +7,7 @@ import { OTLPTraceExporter as OtlpProtoExporter } from "@opentelemetry/exporter-
 import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { writeFileDurable } from "../fs/durableWrite";
+import { readRegularFile } from "../fs/readRegularFile";
 import { holderFile } from "../process/holderFile";
 import type { ProcessIdentity } from "../process/liveness";
 import { NO_EXPORT_YET, type ExportPosition, type OtelExportStatus } from "./exportStatus";
@@ -64,9 +64,14 @@ function resourceOf(): Resource {
   return defaultResource().merge(resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME ?? "reqwatch" }));
 }
 
+/** A generation and a number. */
+const MAX_POSITION_BYTES = 4096;
+
 function readPosition(file: string): ExportPosition | null {
+  const read = readRegularFile(file, { maxBytes: MAX_POSITION_BYTES, links: "refuse" });
+  if (!("text" in read)) return null;
   try {
-    const value = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<ExportPosition>;
+    const value = JSON.parse(read.text) as Partial<ExportPosition>;
     return typeof value.generation === "string" && typeof value.seq === "number" ? { generation: value.generation, seq: value.seq } : null;
   } catch {
     return null;

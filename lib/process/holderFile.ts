@@ -1,12 +1,18 @@
 import fs from "node:fs";
+import { readRegularFile } from "../fs/readRegularFile";
 import { claimLiveness, currentProcess, type ProcessIdentity } from "./liveness";
 
 /** Not held: who holds it (null in the moment another process replaced the file). */
 export type Holding = { held: true } | { held: false; holder: ProcessIdentity | null };
 
+/** A pid, a host name and a start time. */
+const MAX_HOLDER_BYTES = 4096;
+
 function readHolder(file: string): ProcessIdentity | null {
+  const read = readRegularFile(file, { maxBytes: MAX_HOLDER_BYTES, links: "refuse" });
+  if (!("text" in read)) return null;
   try {
-    const value = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<ProcessIdentity>;
+    const value = JSON.parse(read.text) as Partial<ProcessIdentity>;
     return typeof value.pid === "number" && typeof value.host === "string" ? { pid: value.pid, host: value.host, processStartedAt: value.processStartedAt ?? null } : null;
   } catch {
     return null;

@@ -72,7 +72,7 @@ export function blankSession(sessionId: string, now: number): SessionRecord {
   };
 }
 
-/** The session tracker as a tracker hands it out (the class below is the one implementation). */
+/** The session tracker as the library's tracker hands it out: what a gateway, a worker or a hook records and reads back. */
 export interface SessionTracker {
   /** The current session's id: the newest not ended, updated within the expiry; null when there is none. */
   current(): string | null;
@@ -86,6 +86,11 @@ export interface SessionTracker {
   /** End the current session and start another; nothing is deleted. */
   reset(): SessionResult<{ ended: string | null; session: SessionRecord }>;
   get(sessionId: string): SessionRecord | null;
+}
+
+/** The session tracker as reqwatch's own programs use it (TrackerService): the sessions list, and the index kept in line with the files. */
+export interface SessionService extends SessionTracker {
+  /** The sessions the index holds, most recently updated first. */
   list(limit?: number): SessionSummary[];
   /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
   reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] };
@@ -95,7 +100,7 @@ export interface SessionTracker {
  * The session tracker on the state directory: `sessions/<id>.json` in the common session-file shape,
  * written through the durable path under the writers' lock, indexed, and in the change feed.
  */
-export class Sessions implements SessionTracker {
+export class Sessions implements SessionService {
   constructor(private readonly ctx: TrackerContext) {}
 
   /** What a session records is redacted before it is written (lib/model/redaction.ts). */
@@ -296,7 +301,6 @@ export class Sessions implements SessionTracker {
     return listSessions(this.ctx.db, limit);
   }
 
-  /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
   reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;

@@ -50,7 +50,7 @@ export function claudeMemWorkerAddress(dataDir: string, uid?: number): WorkerAdd
   let settings: Record<string, unknown> = {};
   let from: string | null = null;
   // Only a small regular file: a FIFO there would freeze the dashboard's one thread.
-  const read = readRegularFile(file, MAX_SETTINGS_BYTES);
+  const read = readRegularFile(file, { maxBytes: MAX_SETTINGS_BYTES, links: "follow" });
   try {
     if ("text" in read) {
       const parsed = JSON.parse(read.text) as Record<string, unknown>;

@@ -72,7 +72,7 @@ const MAX_PID_FILE_BYTES = 64;
  * read, and no error quotes what it holds: the path may have come from someone who may not read it.
  */
 export function readTableMapping(file: string): TableMapping {
-  const read = readRegularFile(file, MAX_MAPPING_BYTES);
+  const read = readRegularFile(file, { maxBytes: MAX_MAPPING_BYTES, links: "follow" });
   if ("missing" in read) throw new ReqwatchError("NOT_FOUND", `sqlite source: cannot read the mapping ${file}: it does not exist.`, { file });
   if ("problem" in read) throw new ReqwatchError(read.reason === "unreadable" ? "IO_ERROR" : "BAD_INPUT", `sqlite source: the mapping ${file} ${read.problem}; nothing was read.`, { file });
   let json: unknown;
@@ -129,7 +129,7 @@ function jsonErrorAt(error: unknown, text: string): string {
  * regular file is not read (a FIFO would freeze the reader) and is said in the job's note.
  */
 function readPidFile(file: string): { pid: number | null; problem: string | null } {
-  const read = readRegularFile(file, MAX_PID_FILE_BYTES);
+  const read = readRegularFile(file, { maxBytes: MAX_PID_FILE_BYTES, links: "follow" });
   if ("missing" in read) return { pid: null, problem: null };
   if ("problem" in read) return { pid: null, problem: `its pid file ${file} ${read.problem}: not read` };
   const pid = Number(read.text.trim());

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { fsyncDir, writeFileDurable } from "../fs/durableWrite";
+import { readRegularFile } from "../fs/readRegularFile";
 import { assertWorkspace, WORKSPACE_PATTERN } from "../model/ids";
 import type { StateDir } from "./stateDir";
 
@@ -16,6 +17,8 @@ const pauseFileSchema = z.looseObject({
   by: z.string(),
   reason: z.string().nullable().optional(),
 });
+/** A pause is a name, a time and a person's reason: a file this large is none. */
+const MAX_PAUSE_BYTES = 1024 * 1024;
 
 export interface Pause {
   workspace: string;
@@ -72,13 +75,19 @@ export function pausedWorkspaces(dir: StateDir): string[] {
 export function readPauses(dir: StateDir): Pause[] {
   const pauses: Pause[] = [];
   for (const workspace of pausedWorkspaces(dir).sort()) {
+    const read = readRegularFile(pausePath(dir, workspace), { maxBytes: MAX_PAUSE_BYTES, links: "refuse" });
+    // Resumed since the listing: not paused.
+    if ("missing" in read) continue;
+    const unreadable = (why: string): Pause => ({ workspace, pausedAt: null, by: null, reason: `its pause file ${why}; resume the workspace to remove it` });
+    if ("problem" in read) {
+      pauses.push(unreadable(read.problem));
+      continue;
+    }
     try {
-      const parsed = pauseFileSchema.parse(JSON.parse(fs.readFileSync(pausePath(dir, workspace), "utf8")));
+      const parsed = pauseFileSchema.parse(JSON.parse(read.text));
       pauses.push({ workspace, pausedAt: parsed.pausedAt, by: parsed.by, reason: parsed.reason ?? null });
-    } catch (error) {
-      // Resumed since the listing: not paused.
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-      pauses.push({ workspace, pausedAt: null, by: null, reason: "its pause file cannot be read; resume the workspace to remove it" });
+    } catch {
+      pauses.push(unreadable("cannot be read"));
     }
   }
   return pauses;

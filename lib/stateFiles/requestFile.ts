@@ -1,6 +1,6 @@
 import { ReqwatchError } from "../model/errors";
 import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
-import { readTextFile } from "../fs/readTextFile";
+import { readRegularFile } from "../fs/readRegularFile";
 import { jsonStructureProblem } from "../model/jsonStructure";
 import { describeZodError, requestSchema, type RequestRecord } from "../model/requestFormat";
 
@@ -67,8 +67,8 @@ export function parseRequestText(text: string, expectedId: string): RequestRecor
  * throws CORRUPT_FILE for anything that is there but unusable.
  */
 export function readRequestFile(file: string, expectedId: string): { request: RequestRecord; fingerprint: FileFingerprint } | null {
-  const read = readTextFile(file, MAX_REQUEST_FILE_BYTES);
-  if (!read) return null;
+  const read = readRegularFile(file, { maxBytes: MAX_REQUEST_FILE_BYTES, links: "refuse" });
+  if ("missing" in read) return null;
   if ("problem" in read) throw corrupt(`${expectedId}.json`, read.problem);
   return { request: parseRequestText(read.text, expectedId), fingerprint: fingerprintOf(read.stat) };
 }

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { readTextFile } from "../fs/readTextFile";
+import { readRegularFile } from "../fs/readRegularFile";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
 import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
 import { callbackSchema, describeZodError } from "../model/requestFormat";
@@ -50,8 +50,8 @@ export function responseOfPath(ipcDir: string, file: string): { workspace: strin
  * or why it cannot be read. Never throws for what is in the file.
  */
 export function readResponseFile(file: string, requestId: string): ResponseRead | null {
-  const read = readTextFile(file, MAX_RESPONSE_BYTES);
-  if (!read) return null;
+  const read = readRegularFile(file, { maxBytes: MAX_RESPONSE_BYTES, links: "refuse" });
+  if ("missing" in read) return null;
   const fingerprint = read.stat && fingerprintOf(read.stat);
   const bad = (reason: string): ResponseRead => ({ status: "unreadable", reason, fingerprint });
   if ("problem" in read) return bad(read.problem);

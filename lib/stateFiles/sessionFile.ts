@@ -1,6 +1,6 @@
-import fs from "node:fs";
 import { z } from "zod";
-import { isReqwatchError, ReqwatchError } from "../model/errors";
+import { readRegularFile } from "../fs/readRegularFile";
+import { ReqwatchError } from "../model/errors";
 import { REQUEST_ID_PATTERN } from "../model/ids";
 
 /**
@@ -56,17 +56,10 @@ const MAX_SESSION_BYTES = 16 * 1024 * 1024;
  * throws CORRUPT_FILE with a one-line reason, and is left as it is.
  */
 export function readSessionFile(file: string, expectedId?: string): SessionRecord | null {
-  let text: string;
-  try {
-    const stat = fs.lstatSync(file);
-    if (!stat.isFile()) throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: stat.isSymbolicLink() ? "a symbolic link (not followed)" : "not a regular file" });
-    if (stat.size > MAX_SESSION_BYTES) throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `larger than ${MAX_SESSION_BYTES / 1024 / 1024} MB` });
-    text = fs.readFileSync(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    if (isReqwatchError(error)) throw error;
-    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})` });
-  }
+  const read = readRegularFile(file, { maxBytes: MAX_SESSION_BYTES, links: "refuse" });
+  if ("missing" in read) return null;
+  if ("problem" in read) throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: read.problem });
+  const { text } = read;
   let raw: unknown;
   try {
     raw = JSON.parse(text.replace(/^\uFEFF/, ""));

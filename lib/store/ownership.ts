@@ -5,6 +5,7 @@ import { ReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
 import { resolveIpcDir } from "../stateFiles/ipcDir";
 import { errnoWords } from "../fs/errnoWords";
+import { readRegularFile } from "../fs/readRegularFile";
 import { accessProblem, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
 import { stateDirAt, type StateDir } from "../stateFiles/stateDir";
 
@@ -130,15 +131,11 @@ function isMarkerTemp(name: string): boolean {
  * other file of that name, or none. One look: a marker appears whole (linked in) and never changes.
  */
 function markerAt(file: string): "reqwatch" | "other" | "none" {
-  let stat: fs.Stats;
+  const read = readRegularFile(file, { maxBytes: 4096, links: "refuse" });
+  if ("missing" in read) return "none";
+  if ("problem" in read) return "other";
   try {
-    stat = fs.lstatSync(file);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT" ? "none" : "other";
-  }
-  try {
-    if (!stat.isFile() || stat.size > 4096) return "other";
-    return (JSON.parse(fs.readFileSync(file, "utf8")) as { reqwatch?: unknown }).reqwatch === "state directory" ? "reqwatch" : "other";
+    return (JSON.parse(read.text) as { reqwatch?: unknown }).reqwatch === "state directory" ? "reqwatch" : "other";
   } catch {
     return "other";
   }

@@ -27,13 +27,13 @@ export function plantBadFiles(stateDir: string): Map<string, string> {
   fs.truncateSync(path.join(requests, "huge.json"), 100 * 1024 * 1024);
   expected.set("huge.json", "is 100.0 MB, over the 64.0 MB limit");
   fs.mkdirSync(path.join(requests, "a-directory.json"));
-  expected.set("a-directory.json", "is not a regular file");
+  expected.set("a-directory.json", "is a folder, not a regular file");
   const outside = path.join(stateDir, "..", `${path.basename(stateDir)}-outside.json`);
   fs.writeFileSync(outside, goodRequestFile("escaped"));
   fs.symlinkSync(outside, path.join(requests, "escaped.json"));
   expected.set("escaped.json", "is a symbolic link; links are not followed");
   spawnSync("mkfifo", [path.join(requests, "a-fifo.json")]);
-  expected.set("a-fifo.json", "is not a regular file");
+  expected.set("a-fifo.json", "is a FIFO (a named pipe), not a regular file");
   for (const id of GOOD_IDS) fs.writeFileSync(path.join(requests, `${id}.json`), goodRequestFile(id));
   return expected;
 }

@@ -41,9 +41,11 @@ export function withoutMachineNotices(text: string): string {
 
 /** `npm run package` into `destination`: the tarball a user installs. */
 export function packTarball(destination: string): { path: string; files: string[]; size: number; unpackedSize: number } {
-  if (!fs.existsSync(path.join(ROOT, "dist/dashboard/.next/BUILD_ID"))) throw new Error("no prebuilt dashboard in dist/dashboard: run `npm run build` (npm test does it first)");
-  const script = `import("./scripts/package.mjs").then(({ pack }) => process.stdout.write(JSON.stringify(pack({ destination: ${JSON.stringify(destination)}, build: false }))))`;
-  const packed = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" })) as { path: string; files: { path: string }[]; size: number; unpackedSize: number };
+  const script = `import("./scripts/package.mjs").then(({ pack }) => process.stdout.write(JSON.stringify(pack({ destination: ${JSON.stringify(destination)}, build: false })))).catch((error) => { process.stderr.write(error.message); process.exitCode = 1; })`;
+  // A build older than its sources is refused (scripts/package.mjs), not packed: said as it is.
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" });
+  if (run.status !== 0) throw new Error(run.stderr);
+  const packed = JSON.parse(run.stdout) as { path: string; files: { path: string }[]; size: number; unpackedSize: number };
   return { ...packed, files: packed.files.map((file) => file.path) };
 }
 

@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { FeedEventName, FeedEventPayloads } from "../../lib/dashboard/feedEvents";
 import { aDashboard } from "../helpers/dashboard";
 import { changesIn } from "../helpers/sse";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
@@ -27,35 +28,38 @@ describe("the dashboard's event stream", () => {
     const events = await stream();
     expect(events.response.headers.get("cache-control")).toBe("no-cache, no-transform");
     expect(events.response.headers.get("x-accel-buffering")).toBe("no");
-    const ready = await events.next((event) => event.event === "ready");
+    const ready = await events.next("ready");
     expect(ready.id).toMatch(/^[0-9a-f-]{36}:\d+$/);
+    // Typed as the browser reads them: waiting for a name or reading a field the stream does not send does not compile.
+    expectTypeOf(events.next).parameter(0).toEqualTypeOf<FeedEventName | undefined>();
+    expectTypeOf(ready.data).toEqualTypeOf<FeedEventPayloads["ready"]>();
   });
 
   it("a shell hook's write and another process's write arrive, with the row to show", async () => {
     const { stream, stateDir, writer } = await aDashboardAndAWriter();
     writer.create({ requestId: "hooked", workspace: "gw", state: "processing" });
     const events = await stream();
-    await events.next((event) => event.event === "ready");
+    await events.next("ready");
     sh(
       `tmp=$(mktemp "$DIR/requests/XXXXXX.tmp")
        jq '.callback = {success: true, attempts: 1, retryTimestamps: []} | .lastUpdatedAt = (now * 1000 | floor)' "$DIR/requests/hooked.json" > "$tmp"
        mv "$tmp" "$DIR/requests/hooked.json"`,
       { DIR: stateDir },
     );
-    const hooked = await events.next((event) => event.event === "changes" && changesIn([event]).some((c) => c.requestId === "hooked"));
-    expect(changesIn([hooked])[0]).toMatchObject({ kind: "request.upserted", requestId: "hooked", request: { state: "processing", workspace: "gw" } });
+    const hooked = await events.next("changes", (event) => event.data.changes.some((c) => c.requestId === "hooked"));
+    expect(hooked.data.changes[0]).toMatchObject({ kind: "request.upserted", requestId: "hooked", request: { state: "processing", workspace: "gw" } });
 
     execFileSync(process.execPath, [BIN, "create", "--workspace", "cli", "--id", "from-cli", "--state", "queued"], { env: { ...process.env, REQWATCH_STATE_DIR: stateDir } });
-    const created = await events.next((event) => event.event === "changes" && changesIn([event]).some((c) => c.requestId === "from-cli"));
-    expect(changesIn([created]).find((c) => c.requestId === "from-cli")?.request).toMatchObject({ state: "queued", workspace: "cli", version: 1 });
-    const counts = await events.next((event) => event.event === "counts");
+    const created = await events.next("changes", (event) => event.data.changes.some((c) => c.requestId === "from-cli"));
+    expect(created.data.changes.find((c) => c.requestId === "from-cli")?.request).toMatchObject({ state: "queued", workspace: "cli", version: 1 });
+    const counts = await events.next("counts");
     expect(counts.data.counts).toMatchObject({ queued: 1, processing: 1 });
   });
 
   it("a dropped connection resumed with Last-Event-ID gets exactly the missed changes", async () => {
     const { stream, writer } = await aDashboardAndAWriter();
     const first = await stream();
-    await first.next((event) => event.event === "ready");
+    await first.next("ready");
     for (let i = 0; i < 3; i++) writer.create({ requestId: `before-${i}`, workspace: "gw" });
     const seen = await first.until((events) => changesIn(events).length === 3);
     const lastId = seen.filter((event) => event.id).at(-1)!.id!;
@@ -83,9 +87,8 @@ describe("the dashboard's event stream", () => {
     const { stream } = await aDashboard({ stateDir });
     const events = await stream({ "Last-Event-ID": oldId });
     const reset = await events.next();
-    expect(reset).toMatchObject({ event: "reset", data: { reason: "the index was rebuilt" } });
+    expect(reset).toMatchObject({ event: "reset", data: { reason: "the index was rebuilt", counts: { created: 1 } } });
     expect(reset.id).not.toBe(oldId);
-    expect(reset.data.counts).toMatchObject({ created: 1 });
     const garbage = await stream({}, "?since=not-an-id");
     expect((await garbage.next()).event).toBe("reset");
   });
@@ -93,7 +96,7 @@ describe("the dashboard's event stream", () => {
   it("a burst of 500 files is fully indexed and delivered in a few batches", async () => {
     const { stream, stateDir } = await aDashboardAndAWriter();
     const events = await stream();
-    await events.next((event) => event.event === "ready");
+    await events.next("ready");
     sh(
       `for i in $(seq 1 500); do
          printf '{"requestId":"burst%s","workspace":"burst","state":"queued","createdAt":1,"lastUpdatedAt":1}' "$i" > "$DIR/requests/.burst$i.tmp"
@@ -110,10 +113,10 @@ describe("the dashboard's event stream", () => {
   it("an unreadable file is reported and does not stop the stream", async () => {
     const { stream, stateDir, health } = await aDashboardAndAWriter();
     const events = await stream();
-    await events.next((event) => event.event === "ready");
+    await events.next("ready");
     fs.writeFileSync(path.join(stateDir, "requests", "broken.json"), "{ this is not json");
     fs.writeFileSync(path.join(stateDir, "requests", "fine.json"), JSON.stringify({ requestId: "fine", workspace: "gw", state: "queued", createdAt: 1, lastUpdatedAt: 1 }));
-    await events.next((event) => event.event === "changes" && changesIn([event]).some((c) => c.requestId === "fine"));
+    await events.next("changes", (event) => event.data.changes.some((c) => c.requestId === "fine"));
     await expect.poll(async () => (await health()).unreadableFiles).toBe(1);
   });
 

@@ -30,6 +30,17 @@ const TYPES = [
   ...["SessionTracker", "SessionResult", "SessionRecord", "CommandEntry", "CommandInput", "CommandStatus", "ContextSnapshot", "FileInput", "SnapshotInput", "StartOutcome"],
 ];
 
+/** What the library's tracker and its session tracker declare: what a gateway, a worker or a hook calls; the read model and the index's upkeep are TrackerService's. */
+const TRACKER_MEMBERS = ["ownership", "options", "openReport", "create", "transition", "update", "get", "list", "claimNext", "heartbeat", "recordResult", "complete", "fail", "waitForResult", "sessions", "startMonitor", "close"];
+const SESSION_TRACKER_MEMBERS = ["current", "start", "recordCommand", "recordFile", "recordedPath", "updateSnapshot", "reset", "get"];
+
+/** The members an interface of the package's types declares, by name, in order. */
+function membersOf(types: string, name: string): string[] {
+  const body = new RegExp(`^export interface ${name} \\{\\n([\\s\\S]*?)^\\}`, "m").exec(types)?.[1];
+  if (body === undefined) throw new Error(`the package's types declare no interface ${name}`);
+  return [...body.matchAll(/^\t(?:readonly )?(\w+)\??[(:<]/gm)].map((match) => match[1]!);
+}
+
 describe("the packed package", () => {
   let parent: string;
   let packed: ReturnType<typeof packTarball>;
@@ -92,6 +103,12 @@ describe("the packed package", () => {
     const exported = [...types.matchAll(/^export (?:declare )?(?:const|function|class|interface|type) (\w+)/gm)].map((match) => match[1]);
     expect(exported.sort()).toEqual([...EXPORTS, ...TYPES].sort());
     expect(types.match(/^export\b.*$/gm)?.filter((line) => !/^export (declare )?(const|function|class|interface|type) /.test(line))).toEqual(["export {};"]);
+  });
+
+  it("declares on its tracker and session tracker only what a gateway or a worker calls", () => {
+    const types = fs.readFileSync(path.join(project.dir, "node_modules/reqwatch/dist/index.d.ts"), "utf8");
+    expect(membersOf(types, "Tracker")).toEqual(TRACKER_MEMBERS);
+    expect(membersOf(types, "SessionTracker")).toEqual(SESSION_TRACKER_MEMBERS);
   });
 
   it("serves the prebuilt dashboard with `npx reqwatch dashboard`, on ./.reqwatch of the folder it runs in, to a browser", async () => {

@@ -1,39 +1,19 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { SourceStatus } from "../../lib/sources/liveSource";
 import { runCli } from "../helpers/cli";
+import { aFifo, feedFifo } from "../helpers/fifo";
 import { aDashboard } from "../helpers/dashboard";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
-import { childEnv, waitForLine, WORKERS } from "../helpers/processes";
 import { tempParent, tempStateDir } from "../helpers/stateDir";
 
 const MIN = 60_000;
-const feeders: ChildProcess[] = [];
-
 afterEach(async () => {
-  for (const feeder of feeders.splice(0)) feeder.kill();
   vi.unstubAllEnvs();
   await closeAgents();
 });
-
-function aFifo(file: string): string {
-  const made = spawnSync("mkfifo", [file]);
-  if (made.status !== 0) throw new Error(`mkfifo ${file}: ${made.stderr}`);
-  return file;
-}
-
-/**
- * Holds the writing end of a FIFO and answers each reader with `line`: code that opens the FIFO to
- * read reads that line rather than freezing the test run, so the test fails on what it shows.
- */
-async function feed(fifo: string, line: string): Promise<void> {
-  const feeder = spawn(process.execPath, [path.join(WORKERS, "fifoFeeder.cjs"), fifo, line], { stdio: ["ignore", "pipe", "pipe"], env: childEnv() });
-  feeders.push(feeder);
-  await waitForLine(feeder, "ready");
-}
 
 /** A job queue with a folder per job, with one job processing for a minute, whose pid file (in its folder, named by the database's row) is a FIFO. */
 function aJobWithAFifoPidFile() {
@@ -65,7 +45,7 @@ describe("a job's pid file that is not a regular file", () => {
   it("a FIFO is not opened: the dashboard answers throughout and says why it judged without it", async () => {
     const job = aJobWithAFifoPidFile();
     // A reader that opened the FIFO would get this (live) pid and judge the job by it.
-    await feed(job.pidFile, String(process.pid));
+    await feedFifo(job.pidFile, String(process.pid));
     vi.stubEnv("REQWATCH_SOURCES", `sqlite:${job.mapping}`);
     const dashboard = await aDashboard();
 
@@ -78,7 +58,7 @@ describe("a job's pid file that is not a regular file", () => {
 
   it("reqwatch source returns, with the same word on it", async () => {
     const job = aJobWithAFifoPidFile();
-    await feed(job.pidFile, String(process.pid));
+    await feedFifo(job.pidFile, String(process.pid));
     const result = runCli(["source", `sqlite:${job.mapping}`, "--all", "--json"]);
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(JSON.parse(result.stdout).messages).toEqual([expect.objectContaining({ requestId: "jobs-t1", stuckReason: null, note: job.note })]);

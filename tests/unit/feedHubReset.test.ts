@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createParser } from "eventsource-parser";
 import { expect, it } from "vitest";
+import { readFeedEvent, type FeedEventName, type FeedEventPayloads } from "../../lib/dashboard/feedEvents";
 import { FeedHub } from "../../lib/dashboard/feedHub";
 import { aTracker } from "../helpers/stateDir";
 
@@ -10,13 +11,14 @@ it("a stream open while the index is rebuilt gets reset with the new index's cou
   tracker.create({ requestId: "kept", workspace: "gateway", state: "queued" });
   const oldGeneration = tracker.generation();
   const hub = new FeedHub(tracker, { pollMs: 10 });
-  const resets: { id?: string; data: Record<string, unknown> }[] = [];
+  const resets: { id?: string; data: FeedEventPayloads["reset"] }[] = [];
   let resetCame = () => {};
   const came = new Promise<void>((resolve) => (resetCame = resolve));
   const parser = createParser({
     onEvent: (message) => {
-      if (message.event !== "reset") return;
-      resets.push({ id: message.id, data: JSON.parse(message.data) as Record<string, unknown> });
+      const event = readFeedEvent(message.event as FeedEventName, message.data);
+      if (event.event !== "reset") return;
+      resets.push({ id: message.id, data: event.data });
       resetCame();
     },
   });
@@ -28,7 +30,7 @@ it("a stream open while the index is rebuilt gets reset with the new index's cou
     expect(resets).toHaveLength(1);
     expect(resets[0]!.data).toMatchObject({ reason: "the index was rebuilt", generation: tracker.generation(), counts: { queued: 1 } });
     expect(resets[0]!.data.generation).not.toBe(oldGeneration);
-    expect(resets[0]!.id).toBe(`${tracker.generation()}:${String(resets[0]!.data.seq)}`);
+    expect(resets[0]!.id).toBe(`${tracker.generation()}:${resets[0]!.data.seq}`);
   } finally {
     hub.close();
   }

@@ -116,7 +116,7 @@ describe("a SQLite job table, by a mapping (a queue with a folder per job)", () 
     const view = sourceView({ kind: "sqlite", mapping }, { all: true, limit: 100 }, now);
     const job = (id: string) => view.messages.find((message) => message.requestId === `jobs-${id}`)!;
     expect(job("running")).toMatchObject({ stuckReason: null, note: `its pid file ${pidFile("running")} is a character device, not a regular file: not read` });
-    expect(job("crashed")).toMatchObject({ stuckReason: null, note: `its pid file ${pidFile("crashed")} is larger than 64 bytes: not read` });
+    expect(job("crashed")).toMatchObject({ stuckReason: null, note: `its pid file ${pidFile("crashed")} is 65 bytes, over the 64 bytes limit: not read` });
   });
 
   it("a mapping that is wrong says where, and reads nothing", () => {
@@ -132,7 +132,7 @@ describe("a SQLite job table, by a mapping (a queue with a folder per job)", () 
     const notJson = write('{\n  "database": "queue.db",\n  token: "ghp_SECRET"\n}');
     expect(thrown(view(notJson))).toMatchObject({ code: "BAD_INPUT", message: `sqlite source: the mapping ${notJson.mapping} is not JSON (line 3, column 3); nothing was read.` });
     expect(thrown(view({ kind: "sqlite", mapping: dir }))).toMatchObject({ code: "BAD_INPUT", message: `sqlite source: the mapping ${dir} is a folder, not a regular file; nothing was read.` });
-    expect(thrown(view(write(" ".repeat(1024 * 1024 + 1))))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("is larger than 1048576 bytes; nothing was read.") });
+    expect(thrown(view(write(" ".repeat(1024 * 1024 + 1))))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("is 1048577 bytes, over the 1048576 bytes limit; nothing was read.") });
     expect(thrown(view(write({ ...body, status: { column: "status", values: { done: "finished" } } })))).toMatchObject({
       code: "BAD_INPUT",
       message: expect.stringMatching(/wrong at status\.values\.done: must be a reqwatch state/),
