@@ -140,7 +140,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   let readEveryFile = false;
   /**
    * Bring the just-opened index up to date: an index that must be rebuilt is rebuilt even without
-   * `withRecovery`; only recovery changes states (times out hung requests).
+   * `withRecovery`; only recovery changes states (times out stuck processing requests).
    */
   function catchUp(withRecovery: boolean, when: "at-open" | "in-background" = "at-open"): RecoveryReport | null {
     if (opened.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) {
@@ -149,7 +149,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     }
     ctx.rebuilding = opened.needsRebuild;
     try {
-      const report = withRecovery || opened.needsRebuild ? recover(ctx, sessions, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
+      const report = withRecovery || opened.needsRebuild ? recover(ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null }) : null;
       readEveryFile = report !== null;
       return report;
     } finally {
@@ -277,7 +277,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
 
     recover(options = {}) {
       assertManaged(ctx, "Recovery");
-      return recover(ctx, sessions, { hungAfterMs: options.hungAfterMs ?? resolved.hungAfterMs });
+      return recover(ctx, sessions, { processingStuckAfterMs: options.processingStuckAfterMs ?? resolved.processingStuckAfterMs });
     },
 
     refresh(ids) {
@@ -514,7 +514,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     ctx.rebuilding = true;
     ctx.rebuild = { newestFirst: true, onProgress: () => {}, settled };
     try {
-      recover(ctx, sessions, { hungAfterMs: null });
+      recover(ctx, sessions, { processingStuckAfterMs: null });
     } finally {
       ctx.rebuilding = false;
       ctx.rebuild = undefined;

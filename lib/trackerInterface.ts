@@ -74,7 +74,7 @@ export interface Tracker {
   readonly options: ResolvedTrackerOptions;
   /**
    * The recovery report of `open`; with `recover: false`, the report of the index rebuild if one
-   * was needed (no hung requests timed out), else null.
+   * was needed (no stuck processing requests timed out), else null.
    */
   readonly openReport: RecoveryReport | null;
   create(input: CreateInput): RequestRecord;
@@ -133,7 +133,7 @@ export interface TrackerService extends Tracker {
   unreadableFiles(): UnreadableFile[];
   /** The index's feed generation: changes when the index is rebuilt. */
   generation(): string;
-  recover(options?: { hungAfterMs?: number }): RecoveryReport;
+  recover(options?: { processingStuckAfterMs?: number }): RecoveryReport;
   /**
    * Bring the index up to what the request files say now, for a process that does not follow the
    * folder (a command that reads): `ids`, only those requests (a file changed, added or gone); none,

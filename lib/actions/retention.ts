@@ -83,10 +83,10 @@ async function runHeld(ctx: TrackerContext, actions: Actions, archive: () => Arc
     // A run another process left half done (killed) is settled first, so its requests are in the files or the archive.
     actions.closeInterrupted();
     if (ctx.options.retentionMs !== null) {
-      const preview = actions.preview({ kind: "cleanup", olderThanMs: ctx.options.retentionMs });
-      if (preview.willChange > 0) {
+      const dryRun = actions.dryRun({ kind: "cleanup", olderThanMs: ctx.options.retentionMs });
+      if (dryRun.willChange > 0) {
         const entry = await actions.run(
-          { kind: "cleanup", olderThanMs: ctx.options.retentionMs, preview: preview.previewId },
+          { kind: "cleanup", olderThanMs: ctx.options.retentionMs, dryRunId: dryRun.dryRunId },
           { by: "retention", chunkSize: RETENTION_STEP, lockedPiece: RETENTION_LOCKED_PIECE, pauseMs: RETENTION_PAUSE_MS, restMs: RETENTION_REST_MS, signal },
         );
         Object.assign(run, { removed: entry.changed, skipped: entry.skipped, entryId: entry.id, error: entry.error });
