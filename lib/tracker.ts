@@ -13,7 +13,7 @@ import { backfillText } from "./db/requestText";
 import { Sessions } from "./sessions/sessionTracker";
 import { openArchive, type ArchiveDb } from "./db/archive";
 import { cleanup, restore } from "./cleanup/cleanup";
-import { RETENTION_INTERVAL_MS, retentionInactiveReason, retentionStatus, runRetention, startRetentionLoop } from "./actions/retention";
+import { retentionInactiveReason, retentionStatus, runRetention } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
 import { withWritersLock } from "./db/writeLock";
 import type { TrackerContext } from "./store/context";
@@ -36,7 +36,7 @@ import { rebuildOnThread } from "./recovery/backgroundRebuild";
 import { reconcileResponses } from "./responses/responseIndex";
 import { responseCounts } from "./db/responseRows";
 import { findStuck, monitorPass } from "./monitor/monitorPass";
-import { startMonitorLoop } from "./monitor/startMonitor";
+import { startMonitorWithRetention } from "./monitor/startMonitor";
 import { claimNext } from "./queue/claimNext";
 import { complete, fail, heartbeat } from "./queue/deliver";
 import { writeResultMarker } from "./stateFiles/resultMarker";
@@ -385,18 +385,13 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     },
 
     startMonitor(options = {}) {
-      const { retention: withRetention = true, onRetention, onRetentionError, ...loopOptions } = options;
-      const loop = startMonitorLoop(() => monitorPass(ctx), { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
-      const retention =
-        withRetention && retentionInactiveReason(ctx) === null
-          ? startRetentionLoop(() => runRetention(ctx, actions, archive, stopping.signal), { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, startAfter: loopOptions.startAfter, onRun: onRetention, onError: onRetentionError })
-          : null;
+      const { retention: withRetention = true, ...loopOptions } = options;
+      const retention = withRetention && retentionInactiveReason(ctx) === null ? () => runRetention(ctx, actions, archive, stopping.signal) : null;
+      const started = startMonitorWithRetention(() => monitorPass(ctx), retention, { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
       const handle: MonitorWithRetention = {
-        ...loop,
-        retention,
+        ...started,
         stop() {
-          loop.stop();
-          retention?.stop();
+          started.stop();
           monitors.delete(handle);
         },
       };
