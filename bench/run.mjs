@@ -213,7 +213,7 @@ function measureAt100k() {
   summarize("known workspaces starting with a prefix (100k)", Array.from({ length: 200 }, (_, i) => time(() => tracker.knownValues("workspace", `ws${i % 10}`))[0]));
 
   const warm = [];
-  for (let i = 0; i < 5; i++) warm.push(time(() => tracker.recover({ hungAfterMs: 365 * 86_400_000 }))[0]);
+  for (let i = 0; i < 5; i++) warm.push(time(() => tracker.recover({ processingStuckAfterMs: 365 * 86_400_000 }))[0]);
   summarize("recovery of 100k, warm index", warm);
   tracker.close();
   fs.rmSync(stateDir, { recursive: true, force: true });
@@ -239,14 +239,14 @@ function measureRecovery1k() {
   const cold = [];
   for (let i = 0; i < 5; i++) {
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
-    const [ms, tracker] = time(() => openTracker({ stateDir, hungAfterMs: 365 * 86_400_000 }));
+    const [ms, tracker] = time(() => openTracker({ stateDir, processingStuckAfterMs: 365 * 86_400_000 }));
     cold.push(ms);
     tracker.close();
   }
   summarize("recovery of 1,000, missing index (open)", cold, { target: "< 1 s" });
   const warm = [];
   for (let i = 0; i < 20; i++) {
-    const [ms, tracker] = time(() => openTracker({ stateDir, hungAfterMs: 365 * 86_400_000 }));
+    const [ms, tracker] = time(() => openTracker({ stateDir, processingStuckAfterMs: 365 * 86_400_000 }));
     warm.push(ms);
     tracker.close();
   }

@@ -13,7 +13,7 @@ import { backfillText } from "./db/requestText";
 import { Sessions } from "./sessions/sessionTracker";
 import { openArchive, type ArchiveDb } from "./db/archive";
 import { cleanup, restore } from "./cleanup/cleanup";
-import { RETENTION_INTERVAL_MS, retentionInactiveReason, retentionStatus, runRetention, startRetentionLoop } from "./actions/retention";
+import { retentionInactiveReason, retentionStatus, runRetention } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
 import { withWritersLock } from "./db/writeLock";
 import type { TrackerContext } from "./store/context";
@@ -36,7 +36,7 @@ import { rebuildOnThread } from "./recovery/backgroundRebuild";
 import { reconcileResponses } from "./responses/responseIndex";
 import { responseCounts } from "./db/responseRows";
 import { findStuck, monitorPass } from "./monitor/monitorPass";
-import { startMonitorLoop } from "./monitor/startMonitor";
+import { startMonitorWithRetention } from "./monitor/startMonitor";
 import { claimNext } from "./queue/claimNext";
 import { complete, fail, heartbeat } from "./queue/deliver";
 import { writeResultMarker } from "./stateFiles/resultMarker";
@@ -140,7 +140,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   let readEveryFile = false;
   /**
    * Bring the just-opened index up to date: an index that must be rebuilt is rebuilt even without
-   * `withRecovery`; only recovery changes states (times out hung requests).
+   * `withRecovery`; only recovery changes states (times out stuck processing requests).
    */
   function catchUp(withRecovery: boolean, when: "at-open" | "in-background" = "at-open"): RecoveryReport | null {
     if (opened.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) {
@@ -149,7 +149,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     }
     ctx.rebuilding = opened.needsRebuild;
     try {
-      const report = withRecovery || opened.needsRebuild ? recover(ctx, sessions, { hungAfterMs: withRecovery ? resolved.hungAfterMs : null }) : null;
+      const report = withRecovery || opened.needsRebuild ? recover(ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null }) : null;
       readEveryFile = report !== null;
       return report;
     } finally {
@@ -277,7 +277,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
 
     recover(options = {}) {
       assertManaged(ctx, "Recovery");
-      return recover(ctx, sessions, { hungAfterMs: options.hungAfterMs ?? resolved.hungAfterMs });
+      return recover(ctx, sessions, { processingStuckAfterMs: options.processingStuckAfterMs ?? resolved.processingStuckAfterMs });
     },
 
     refresh(ids) {
@@ -385,18 +385,13 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     },
 
     startMonitor(options = {}) {
-      const { retention: withRetention = true, onRetention, onRetentionError, ...loopOptions } = options;
-      const loop = startMonitorLoop(() => monitorPass(ctx), { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
-      const retention =
-        withRetention && retentionInactiveReason(ctx) === null
-          ? startRetentionLoop(() => runRetention(ctx, actions, archive, stopping.signal), { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, startAfter: loopOptions.startAfter, onRun: onRetention, onError: onRetentionError })
-          : null;
+      const { retention: withRetention = true, ...loopOptions } = options;
+      const retention = withRetention && retentionInactiveReason(ctx) === null ? () => runRetention(ctx, actions, archive, stopping.signal) : null;
+      const started = startMonitorWithRetention(() => monitorPass(ctx), retention, { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
       const handle: MonitorWithRetention = {
-        ...loop,
-        retention,
+        ...started,
         stop() {
-          loop.stop();
-          retention?.stop();
+          started.stop();
           monitors.delete(handle);
         },
       };
@@ -514,7 +509,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     ctx.rebuilding = true;
     ctx.rebuild = { newestFirst: true, onProgress: () => {}, settled };
     try {
-      recover(ctx, sessions, { hungAfterMs: null });
+      recover(ctx, sessions, { processingStuckAfterMs: null });
     } finally {
       ctx.rebuilding = false;
       ctx.rebuild = undefined;

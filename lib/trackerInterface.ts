@@ -1,5 +1,5 @@
 import type { Actions } from "./actions/bulkActions";
-import type { RetentionHandle, RetentionRun, RetentionStatus } from "./actions/retention";
+import type { RetentionRun, RetentionStatus } from "./actions/retention";
 import type { PauseOptions, PauseOutcome } from "./queue/pause";
 import type { CleanupOptions, CleanupReport } from "./cleanup/cleanup";
 import type { FeedChange, FeedHead } from "./db/changes";
@@ -18,7 +18,7 @@ import type { RequestFields, RequestRecord } from "./model/requestFormat";
 import type { State } from "./model/states";
 import type { Change, NewRequestInput } from "./model/transition";
 import type { MonitorPass, StuckRequest } from "./monitor/monitorPass";
-import type { MonitorHandle, MonitorLoopOptions } from "./monitor/startMonitor";
+import type { MonitorOptions, MonitorWithRetention } from "./monitor/startMonitor";
 import type { Claim, ClaimOptions } from "./queue/claimNext";
 import type { CancelOptions, CancelReport } from "./queue/cancel";
 import type { CompleteResult, Delivery, FailOptions } from "./queue/deliver";
@@ -46,19 +46,7 @@ export interface CreateInput extends RequestFields {
 /** A change, or a function of the current request that returns one (for read-modify-write). */
 export type ChangeInput = Change | ((current: RequestRecord) => Change);
 
-export interface MonitorOptions extends MonitorLoopOptions {
-  /** Also run the retention, now and every RETENTION_INTERVAL_MS, on a managed folder. Default true. */
-  retention: boolean;
-  /** Called after every retention run (a run that failed says so in its `error`). */
-  onRetention: (run: RetentionRun) => void;
-  /** Called when a run could not even be recorded (its archive unwritable). */
-  onRetentionError: (error: Error) => void;
-}
-
-export interface MonitorWithRetention extends MonitorHandle {
-  /** The retention the monitor runs beside its passes; null when it does not (an observed folder, retention off, `retention: false`). */
-  retention: RetentionHandle | null;
-}
+export type { MonitorOptions, MonitorWithRetention };
 
 /**
  * The library's tracker: what a gateway or a worker calls (lib/index.ts publishes it). The recording
@@ -74,7 +62,7 @@ export interface Tracker {
   readonly options: ResolvedTrackerOptions;
   /**
    * The recovery report of `open`; with `recover: false`, the report of the index rebuild if one
-   * was needed (no hung requests timed out), else null.
+   * was needed (no stuck processing requests timed out), else null.
    */
   readonly openReport: RecoveryReport | null;
   create(input: CreateInput): RequestRecord;
@@ -135,7 +123,7 @@ export interface TrackerService extends Tracker {
   unreadableFiles(): UnreadableFile[];
   /** The index's feed generation: changes when the index is rebuilt. */
   generation(): string;
-  recover(options?: { hungAfterMs?: number }): RecoveryReport;
+  recover(options?: { processingStuckAfterMs?: number }): RecoveryReport;
   /**
    * Bring the index up to what the request files say now, for a process that does not follow the
    * folder (a command that reads): `ids`, only those requests (a file changed, added or gone); none,

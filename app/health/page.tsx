@@ -104,8 +104,8 @@ export default function HealthPage() {
             <dd>{formatDuration(monitor.intervalMs)}</dd>
             <dt>Thresholds</dt>
             <dd aria-label="Thresholds">
-              queued stuck after {formatDuration(tracker.options.queuedStuckAfterMs)} (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after {formatDuration(tracker.options.heartbeatTimeoutMs)} without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT), unclaimed processing stuck after{" "}
-              {formatDuration(tracker.options.hungAfterMs)} (REQWATCH_HUNG_AFTER)
+              queued stuck after {formatDuration(tracker.options.queuedStuckAfterMs)} (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after {formatDuration(tracker.options.heartbeatTimeoutMs)} without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT), processing stuck after{" "}
+              {formatDuration(tracker.options.processingStuckAfterMs)} with no worker holding it (REQWATCH_PROCESSING_STUCK_AFTER)
             </dd>
             <dt>Stuck</dt>
             <dd>{monitor.lastPassAt === null ? "—" : <LiveStuckCount initial={getFeedHub().stuckSnapshot} />}</dd>

@@ -3,10 +3,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
-import type { ActionPreview } from "@/lib/actions/actionPreview";
+import type { ActionDryRun } from "@/lib/actions/actionDryRun";
 import type { AuditEntry } from "@/lib/db/auditLog";
 import { useDashboard } from "../data/LiveFeed";
-import { actionPreviewOptions, auditEntryOptions, auditKeys, requestKeys, runAction, type ActionRequest } from "../data/queries";
+import { actionDryRunOptions, auditEntryOptions, auditKeys, requestKeys, runAction, type ActionRequest } from "../data/queries";
 import { ActionResult } from "./ActionResult";
 
 const WORDS: Record<ActionRequest["kind"], { verb: string; outcome: string }> = {
@@ -16,7 +16,7 @@ const WORDS: Record<ActionRequest["kind"], { verb: string; outcome: string }> = 
   undo: { verb: "Restore", outcome: "be restored from the archive" },
 };
 
-function describeStates(byState: ActionPreview["byState"]): string {
+function describeStates(byState: ActionDryRun["byState"]): string {
   return Object.entries(byState).map(([state, n]) => `${n} ${state}`).join(", ");
 }
 
@@ -34,9 +34,9 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
     ref.current?.showModal();
   }, []);
 
-  const preview = useQuery(actionPreviewOptions(actionToken, input));
+  const dryRun = useQuery(actionDryRunOptions(actionToken, input));
   const run = useMutation({
-    mutationFn: () => runAction(actionToken, input, preview.data!),
+    mutationFn: () => runAction(actionToken, input, dryRun.data!),
     onSuccess: (entry) => setStarted(entry),
   });
   const progress = useQuery({
@@ -56,24 +56,24 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
   const { verb, outcome } = WORDS[input.kind];
   return (
     <dialog ref={ref} onClose={onClose} aria-labelledby="action-title">
-      <h2 id="action-title">{preview.data?.summary ?? verb}</h2>
-      {preview.isPending && <p>Working out what this would change…</p>}
-      {preview.error && <p className="error-text" role="alert">{preview.error.message}</p>}
-      {preview.data && !entry && (
+      <h2 id="action-title">{dryRun.data?.summary ?? verb}</h2>
+      {dryRun.isPending && <p>Working out what this would change…</p>}
+      {dryRun.error && <p className="error-text" role="alert">{dryRun.error.message}</p>}
+      {dryRun.data && !entry && (
         <section aria-label="Dry run">
           <p>
-            <strong>Dry run:</strong> {preview.data.willChange} of {preview.data.matched} matching request{preview.data.matched === 1 ? "" : "s"} would{" "}
+            <strong>Dry run:</strong> {dryRun.data.willChange} of {dryRun.data.matched} matching request{dryRun.data.matched === 1 ? "" : "s"} would{" "}
             {outcome}
             {/* An undo's dry run counts no states: its requests are in the archive. */}
-            {preview.data.willChange > 0 && Object.keys(preview.data.byState).length > 0 && ` (${describeStates(preview.data.byState)})`}.
+            {dryRun.data.willChange > 0 && Object.keys(dryRun.data.byState).length > 0 && ` (${describeStates(dryRun.data.byState)})`}.
           </p>
-          {preview.data.firstIds.length > 0 && (
+          {dryRun.data.firstIds.length > 0 && (
             <p className="muted">
-              First: {preview.data.firstIds.join(", ")}
-              {preview.data.willChange > preview.data.firstIds.length ? ", …" : ""}
+              First: {dryRun.data.firstIds.join(", ")}
+              {dryRun.data.willChange > dryRun.data.firstIds.length ? ", …" : ""}
             </p>
           )}
-          {preview.data.skipped.map((skip) => (
+          {dryRun.data.skipped.map((skip) => (
             <p key={skip.reason} className="muted">
               {skip.count} would be skipped: {skip.reason}
             </p>
@@ -84,8 +84,8 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
       <div className="toolbar">
         <span className="spacer" />
         {!entry && (
-          <button type="button" className={input.kind === "cleanup" || input.kind === "cancel" ? "danger" : "primary"} disabled={!preview.data || preview.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
-            {preview.data ? `${verb} ${preview.data.willChange} request${preview.data.willChange === 1 ? "" : "s"}` : verb}
+          <button type="button" className={input.kind === "cleanup" || input.kind === "cancel" ? "danger" : "primary"} disabled={!dryRun.data || dryRun.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
+            {dryRun.data ? `${verb} ${dryRun.data.willChange} request${dryRun.data.willChange === 1 ? "" : "s"}` : verb}
           </button>
         )}
         {entry && entry.status !== "running" && <Link prefetch={false} href="/audit">See the audit log</Link>}

@@ -68,7 +68,7 @@ export function CleanupButton() {
           </label>
         ))}
       </fieldset>
-      <button type="submit" className="primary">Preview cleanup</button>
+      <button type="submit" className="primary">Dry run</button>
       <button type="button" onClick={() => setOpen(false)}>Cancel</button>
       {problem && <span className="error-text" role="alert">{problem}</span>}
     </form>

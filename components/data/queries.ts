@@ -1,5 +1,5 @@
 import { queryOptions } from "@tanstack/react-query";
-import type { ActionPreview } from "@/lib/actions/actionPreview";
+import type { ActionDryRun } from "@/lib/actions/actionDryRun";
 import type { ActionBody } from "@/lib/actions/actionInput";
 import type { AuditEntry } from "@/lib/db/auditLog";
 import { ACTION_TOKEN_HEADER } from "@/lib/http/actionToken";
@@ -70,8 +70,8 @@ export const auditKeys = {
 };
 
 /** An action's dry run: never shared or kept, so nothing invalidates it by prefix. */
-export const previewKeys = {
-  preview: (input: ActionRequest) => ["preview", input] as const,
+export const dryRunKeys = {
+  of: (input: ActionRequest) => ["dry run", input] as const,
 };
 
 /** The server's `{ error: { code, message } }`, as an Error the UI can show. */
@@ -224,18 +224,18 @@ export function auditEntryOptions(id: number) {
 /** What the browser asks for: an action's body as the server's schema defines it (a dry run's id is added by `runAction`), or the undo of a cleanup. */
 export type ActionRequest = ActionBody | { kind: "undo"; entry: number };
 
-const previewAction = (token: string, input: ActionRequest) =>
-  input.kind === "undo" ? postJson<ActionPreview>(`/api/actions/${input.entry}/undo/preview`, token) : postJson<ActionPreview>("/api/actions/preview", token, input);
+const dryRunAction = (token: string, input: ActionRequest) =>
+  input.kind === "undo" ? postJson<ActionDryRun>(`/api/actions/${input.entry}/undo/dry-run`, token) : postJson<ActionDryRun>("/api/actions/dry-run", token, input);
 
 /** The dry run a dialog shows: asked for afresh each time it opens, and not retried (a refusal is the answer). */
-export function actionPreviewOptions(token: string, input: ActionRequest) {
-  return queryOptions({ queryKey: previewKeys.preview(input), queryFn: () => previewAction(token, input), staleTime: 0, gcTime: 0, retry: false });
+export function actionDryRunOptions(token: string, input: ActionRequest) {
+  return queryOptions({ queryKey: dryRunKeys.of(input), queryFn: () => dryRunAction(token, input), staleTime: 0, gcTime: 0, retry: false });
 }
 
 /** Run an action after its dry run, naming it: the run acts on what the dry run described and on no other request. */
-export async function runAction(token: string, input: ActionRequest, preview: ActionPreview): Promise<AuditEntry> {
+export async function runAction(token: string, input: ActionRequest, dryRun: ActionDryRun): Promise<AuditEntry> {
   if (input.kind === "undo") return (await postJson<{ entry: AuditEntry }>(`/api/actions/${input.entry}/undo`, token)).entry;
-  return (await postJson<{ entry: AuditEntry }>("/api/actions", token, { ...input, preview: preview.previewId })).entry;
+  return (await postJson<{ entry: AuditEntry }>("/api/actions", token, { ...input, dryRunId: dryRun.dryRunId })).entry;
 }
 
 export const sourceKeys = {

@@ -89,7 +89,7 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
               </td>
               <td className="num">{row.queued}</td>
               <td className="num">{row.processing}</td>
-              <td className={row.late ? "num late" : "num"} title={row.late ? "Past the queued stuck threshold" : undefined}>
+              <td className={row.stuckQueued > 0 ? "num stuck-text" : "num"} title={row.stuckQueued > 0 ? "Waited past the queued stuck threshold" : undefined}>
                 {row.oldestQueuedSince === null ? "—" : <TimeSince since={row.oldestQueuedSince} />}
               </td>
               <td className="text">
@@ -100,10 +100,10 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
                     {row.paused.reason ? `: ${row.paused.reason}` : ""}
                   </span>
                 )}
-                {/* A pause excuses the wait, not a hung request: what is stuck in a paused queue is said too (the badge counts it). */}
+                {/* A pause excuses the wait, not a stuck processing request: what is stuck in a paused queue is said too (the badge counts it). */}
                 {row.paused && row.stuck > 0 && "; "}
                 {row.stuck > 0 ? (
-                  <Link prefetch={false} className="late" href={`/requests?states=queued,processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
+                  <Link prefetch={false} className="stuck-text" href={`/requests?states=queued,processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
                     {stuckText(row)}
                   </Link>
                 ) : (

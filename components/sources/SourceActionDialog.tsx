@@ -34,7 +34,7 @@ export function SourceActionDialog({ source, kind, ids, onClose }: { source: str
   useEffect(() => {
     ref.current?.showModal();
   }, []);
-  const preview = useQuery({
+  const dryRun = useQuery({
     queryKey: [...sourceKeys.all, "dry run", source, kind, ids],
     queryFn: () => post(actionToken, source, { kind, ids, dryRun: true }),
     staleTime: 0,
@@ -56,17 +56,17 @@ export function SourceActionDialog({ source, kind, ids, onClose }: { source: str
       <h2 id="source-action-title">
         {verb} {ids.length} message{ids.length === 1 ? "" : "s"} of {source}
       </h2>
-      {preview.isPending && <p>Working out what this would change…</p>}
-      {preview.error && <p className="error-text" role="alert">{preview.error.message}</p>}
-      {preview.data && !done && (
+      {dryRun.isPending && <p>Working out what this would change…</p>}
+      {dryRun.error && <p className="error-text" role="alert">{dryRun.error.message}</p>}
+      {dryRun.data && !done && (
         <section aria-label="Dry run">
           <p>
-            <strong>Dry run:</strong> {preview.data.changed.length} of {preview.data.matched} would {outcome}.
+            <strong>Dry run:</strong> {dryRun.data.changed.length} of {dryRun.data.matched} would {outcome}.
           </p>
-          {preview.data.changed.length > 0 && <p className="muted">{preview.data.changed.slice(0, 10).join(", ")}{preview.data.changed.length > 10 ? ", …" : ""}</p>}
-          <Skipped result={preview.data} would />
+          {dryRun.data.changed.length > 0 && <p className="muted">{dryRun.data.changed.slice(0, 10).join(", ")}{dryRun.data.changed.length > 10 ? ", …" : ""}</p>}
+          <Skipped result={dryRun.data} would />
           <p className="muted">
-            One transaction on {preview.data.file}, each message read again and judged in it: <code>{preview.data.sql}</code>
+            One transaction on {dryRun.data.file}, each message read again and judged in it: <code>{dryRun.data.sql}</code>
           </p>
         </section>
       )}
@@ -81,8 +81,8 @@ export function SourceActionDialog({ source, kind, ids, onClose }: { source: str
       <div className="toolbar">
         <span className="spacer" />
         {!done && (
-          <button type="button" className={kind === "delete" ? "danger" : "primary"} disabled={!preview.data || preview.data.changed.length === 0 || run.isPending} onClick={() => run.mutate()}>
-            {verb} {preview.data?.changed.length ?? ""}
+          <button type="button" className={kind === "delete" ? "danger" : "primary"} disabled={!dryRun.data || dryRun.data.changed.length === 0 || run.isPending} onClick={() => run.mutate()}>
+            {verb} {dryRun.data?.changed.length ?? ""}
           </button>
         )}
         {done && <Link prefetch={false} href="/audit">See the audit log</Link>}

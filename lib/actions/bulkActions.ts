@@ -9,13 +9,13 @@ import type { ActionInput } from "./actionInput";
 import type { SourceActionKind, SourceActionResult } from "../sources/sourceActions";
 import { STATES, type State } from "../model/states";
 import { ensureAuditTable, getEntry, listEntries, type AuditEntry, type SkipSummary } from "../db/auditLog";
-import { FIRST_IDS, addSkip, type ActionPreview } from "./actionPreview";
+import { FIRST_IDS, addSkip, type ActionDryRun } from "./actionDryRun";
 import { actedBy, auditTarget, describeAction } from "./describeAction";
-import { keepPreview, takePreview } from "./dryRunStore";
+import { storeDryRun, takeStoredDryRun } from "./dryRunStore";
 import { PacedRunner, type StartedRunOptions } from "./pacedRunner";
 import { closeInterrupted } from "./settleInterrupted";
 import { recordSourceAction } from "./sourceActionAudit";
-import { previewUndo, undoCleanup } from "./undoCleanup";
+import { dryRunUndo, undoCleanup } from "./undoCleanup";
 
 function validate(input: ActionInput): ActionInput {
   if (input.kind === "retry") {
@@ -42,10 +42,10 @@ function validate(input: ActionInput): ActionInput {
 export interface Actions {
   /** Close the entries of actions whose process died during them; called once when a server opens. */
   closeInterrupted(): AuditEntry[];
-  /** The dry run: what the action would do now, kept under a previewId for the run. */
-  preview(input: ActionInput): ActionPreview;
+  /** The dry run: what the action would do now, kept under a dryRunId for the run. */
+  dryRun(input: ActionInput): ActionDryRun;
   run(input: ActionInput, options?: StartedRunOptions): Promise<AuditEntry>;
-  previewUndo(entryId: number): ActionPreview;
+  dryRunUndo(entryId: number): ActionDryRun;
   undo(entryId: number, options?: StartedRunOptions): Promise<AuditEntry>;
   entry(id: number): AuditEntry;
   list(limit?: number): AuditEntry[];
@@ -53,7 +53,7 @@ export interface Actions {
 }
 
 /**
- * Bulk actions from the dashboard: previewed by a dry run (kept in dryRunStore), then run in paced
+ * Bulk actions from the dashboard: first a dry run (kept in dryRunStore), then run in paced
  * steps (pacedRunner), each one written to the audit log. A cleanup can be undone (undoCleanup); a
  * run its process died in is settled when a server opens (settleInterrupted).
  */
@@ -77,7 +77,7 @@ export class BulkActions implements Actions {
     return closeInterrupted(this.ctx, this.archive, this.db());
   }
 
-  preview(raw: ActionInput): ActionPreview {
+  dryRun(raw: ActionInput): ActionDryRun {
     const input = validate(raw);
     const summary = describeAction(input);
     if (input.kind === "retry" || input.kind === "cancel") {
@@ -88,12 +88,12 @@ export class BulkActions implements Actions {
       for (const r of changing) byState[r.from] = (byState[r.from] ?? 0) + 1;
       const skipped: SkipSummary[] = [];
       for (const s of report.skipped) addSkip(skipped, s.reason, s.requestId);
-      const previewId = keepPreview(this.ctx, input, ids);
-      return { kind: input.kind, summary, previewId, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
+      const dryRunId = storeDryRun(this.ctx, input, ids);
+      return { kind: input.kind, summary, dryRunId, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
     }
     const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
-    const previewId = keepPreview(this.ctx, input, report.ids, report.cutoff);
-    return { kind: "cleanup", summary, previewId, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
+    const dryRunId = storeDryRun(this.ctx, input, report.ids, report.cutoff);
+    return { kind: "cleanup", summary, dryRunId, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
   }
 
   /** The ids a retry or cancel acts on: those given, or those a filter matches now. */
@@ -106,7 +106,7 @@ export class BulkActions implements Actions {
   async run(raw: ActionInput, options: StartedRunOptions = {}): Promise<AuditEntry> {
     const input = validate(raw);
     assertManaged(this.ctx, describeAction(input));
-    const dryRun = takePreview(this.ctx, input);
+    const dryRun = takeStoredDryRun(this.ctx, input);
     const by = options.by ?? "dashboard";
     if (input.kind === "retry" || input.kind === "cancel") {
       const ids = dryRun?.ids ?? this.targetOf(input);
@@ -128,15 +128,15 @@ export class BulkActions implements Actions {
       progress.changedIds.push(...report.ids);
       const skippedIds = new Set(report.skipped.map((s) => s.requestId));
       for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
-      // A chunk's id that no longer matched at all (changed or gone since the preview) is a skip too.
+      // A chunk's id that no longer matched at all (changed or gone since the dry run) is a skip too.
       const unmatched = chunk.filter((id) => !report.ids.includes(id) && !skippedIds.has(id));
       for (const id of unmatched) addSkip(progress.skipReasons, "changed since the dry run", id);
       return { changed: report.archived, skipped: report.skipped.length + unmatched.length };
     });
   }
 
-  previewUndo(entryId: number): ActionPreview {
-    return previewUndo(this.ctx, () => this.db(), entryId);
+  dryRunUndo(entryId: number): ActionDryRun {
+    return dryRunUndo(this.ctx, () => this.db(), entryId);
   }
 
   undo(entryId: number, options: StartedRunOptions = {}): Promise<AuditEntry> {

@@ -8,8 +8,8 @@ import type { ActionInput } from "./actionInput";
 import { auditTarget, describeAction } from "./describeAction";
 
 /** Dry runs kept for their runs: how long, and how many (the dashboards and agents on a folder have a few open at most). */
-const PREVIEW_TTL_MS = 15 * 60 * 1000;
-const PREVIEWS_KEPT = 100;
+const DRY_RUN_TTL_MS = 15 * 60 * 1000;
+const DRY_RUNS_KEPT = 100;
 
 /** Objects with their keys in order, lists of names as sets: two inputs that ask the same read the same. */
 function canonical(value: unknown): unknown {
@@ -33,17 +33,17 @@ function askedOf(input: ActionInput): string {
     query.sort();
     return JSON.stringify(canonical({ kind: "retry", query: query.toString() }));
   }
-  return JSON.stringify(canonical({ ...input, preview: undefined }));
+  return JSON.stringify(canonical({ ...input, dryRunId: undefined }));
 }
 
 /**
  * Keep what a dry run fixed for its run, in the index, where every process on the folder finds it
  * (an agent's client may start a new server for the confirmation); returns the id the run names it by.
  */
-export function keepPreview(ctx: TrackerContext, input: ActionInput, ids: string[], cutoff?: number): string {
+export function storeDryRun(ctx: TrackerContext, input: ActionInput, ids: string[], cutoff?: number): string {
   const now = ctx.now();
   const id = randomUUID();
-  keepDryRun(ctx.db, { id, kind: input.kind, asked: askedOf(input), summary: describeAction(input), target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + PREVIEW_TTL_MS }, now, PREVIEWS_KEPT);
+  keepDryRun(ctx.db, { id, kind: input.kind, asked: askedOf(input), summary: describeAction(input), target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + DRY_RUN_TTL_MS }, now, DRY_RUNS_KEPT);
   return id;
 }
 
@@ -51,14 +51,14 @@ export function keepPreview(ctx: TrackerContext, input: ActionInput, ids: string
  * The dry run a run names, taken for it: an unknown or expired one is refused, so nothing runs
  * unseen, and so is a run that asks otherwise, whose audit entry would not say what it did.
  */
-export function takePreview(ctx: TrackerContext, input: ActionInput): DryRun | null {
-  if (input.preview === undefined) return null;
-  const taken = takeDryRun(ctx.db, input.preview, askedOf(input), ctx.now());
+export function takeStoredDryRun(ctx: TrackerContext, input: ActionInput): DryRun | null {
+  if (input.dryRunId === undefined) return null;
+  const taken = takeDryRun(ctx.db, input.dryRunId, askedOf(input), ctx.now());
   if (taken.outcome === "taken") return taken.dryRun;
   if (taken.outcome === "unknown") {
-    throw new ReqwatchError("BAD_INPUT", `Dry run ${input.preview} is not known: it expired (a dry run is kept ${formatDuration(PREVIEW_TTL_MS)}), was confirmed already, or was made on another state folder. Make the dry run again.`);
+    throw new ReqwatchError("BAD_INPUT", `Dry run ${input.dryRunId} is not known: it expired (a dry run is kept ${formatDuration(DRY_RUN_TTL_MS)}), was confirmed already, or was made on another state folder. Make the dry run again.`);
   }
   const asked = describeAction(input);
-  const differs = asked === taken.dryRun.summary ? `"${asked}" with other arguments than dry run ${input.preview}` : `"${asked}", but dry run ${input.preview} was "${taken.dryRun.summary}"`;
+  const differs = asked === taken.dryRun.summary ? `"${asked}" with other arguments than dry run ${input.dryRunId}` : `"${asked}", but dry run ${input.dryRunId} was "${taken.dryRun.summary}"`;
   throw new ReqwatchError("BAD_INPUT", `This confirmation asks ${differs}. Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`);
 }

@@ -1,7 +1,6 @@
 import path from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { holderFile } from "../process/holderFile";
-import { runEvery, type IntervalOptions } from "../process/interval";
 import type { Actions } from "./bulkActions";
 import { ActionStopped } from "./pacedRunner";
 import { pruneArchived, type ArchiveDb } from "../db/archive";
@@ -9,11 +8,10 @@ import { ensureAuditTable, pruneEntries } from "../db/auditLog";
 import { latestRetentionRuns, pruneRetentionRuns, recordRetentionRun, type RetentionRun } from "../db/retentionRuns";
 import { isReqwatchError } from "../model/errors";
 import type { TrackerContext } from "../store/context";
+import { RETENTION_INTERVAL_MS } from "../monitor/startMonitor";
 
 export type { RetentionRun };
 
-/** How often the monitor's retention looks for requests past it. */
-export const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
 /**
  * Requests per step (one archive commit, one fsync of the folder), the requests unlinked per hold
  * of the writers' lock within it and the pause between holds, and the rest after a step: few
@@ -83,10 +81,10 @@ async function runHeld(ctx: TrackerContext, actions: Actions, archive: () => Arc
     // A run another process left half done (killed) is settled first, so its requests are in the files or the archive.
     actions.closeInterrupted();
     if (ctx.options.retentionMs !== null) {
-      const preview = actions.preview({ kind: "cleanup", olderThanMs: ctx.options.retentionMs });
-      if (preview.willChange > 0) {
+      const dryRun = actions.dryRun({ kind: "cleanup", olderThanMs: ctx.options.retentionMs });
+      if (dryRun.willChange > 0) {
         const entry = await actions.run(
-          { kind: "cleanup", olderThanMs: ctx.options.retentionMs, preview: preview.previewId },
+          { kind: "cleanup", olderThanMs: ctx.options.retentionMs, dryRunId: dryRun.dryRunId },
           { by: "retention", chunkSize: RETENTION_STEP, lockedPiece: RETENTION_LOCKED_PIECE, pauseMs: RETENTION_PAUSE_MS, restMs: RETENTION_REST_MS, signal },
         );
         Object.assign(run, { removed: entry.changed, skipped: entry.skipped, entryId: entry.id, error: entry.error });
@@ -118,35 +116,4 @@ async function pruneArchive(db: ArchiveDb, before: number, signal?: AbortSignal)
   pruneEntries(db, before);
   pruneRetentionRuns(db, before);
   return dropped;
-}
-
-export interface RetentionHandle {
-  /** Run now, or wait for the run under way. */
-  runNow(): Promise<RetentionRun | null>;
-  stop(): void;
-}
-
-/**
- * Run the retention now and every `intervalMs` in a long-lived process (started with the
- * monitor). One run at a time; a failed run is recorded with its error and the loop goes on.
- */
-export function startRetentionLoop(
-  run: () => Promise<RetentionRun | null>,
-  options: IntervalOptions & { onRun?: (run: RetentionRun) => void; onError?: (error: Error) => void },
-): RetentionHandle {
-  let current: Promise<RetentionRun | null> | null = null;
-  const runNow = (): Promise<RetentionRun | null> =>
-    (current ??= run()
-      .then((result) => {
-        if (result) options.onRun?.(result);
-        return result;
-      })
-      .catch((error: Error) => {
-        options.onError?.(error);
-        return null;
-      })
-      .finally(() => {
-        current = null;
-      }));
-  return { runNow, stop: runEvery(() => void runNow(), options) };
 }

@@ -5,7 +5,7 @@ import { restore } from "../cleanup/cleanup";
 import { ReqwatchError, isReqwatchError } from "../model/errors";
 import type { TrackerContext } from "../store/context";
 import { assertManaged } from "../store/ownership";
-import { FIRST_IDS, addSkip, type ActionPreview } from "./actionPreview";
+import { FIRST_IDS, addSkip, type ActionDryRun } from "./actionDryRun";
 import type { PacedRunner, StartedRunOptions } from "./pacedRunner";
 
 /** A cleanup that can be undone now, or why not. */
@@ -20,7 +20,7 @@ function undoable(auditDb: ArchiveDb, entryId: number): AuditEntry {
 }
 
 /** The dry run of an undo: how many of the copies the cleanup archived are still in the archive to restore, and which ids exist again. */
-export function previewUndo(ctx: TrackerContext, auditDb: () => ArchiveDb, entryId: number): ActionPreview {
+export function dryRunUndo(ctx: TrackerContext, auditDb: () => ArchiveDb, entryId: number): ActionDryRun {
   const archive = auditDb();
   const original = undoable(archive, entryId);
   const skipped: SkipSummary[] = [];
@@ -30,7 +30,7 @@ export function previewUndo(ctx: TrackerContext, auditDb: () => ArchiveDb, entry
     else if (isIndexed(ctx.db, id)) addSkip(skipped, "a request with this id exists again", id);
     else restorable.push(id);
   }
-  return { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, previewId: "", matched: original.changedIds.length, willChange: restorable.length, byState: {}, firstIds: restorable.slice(0, FIRST_IDS), skipped };
+  return { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, dryRunId: "", matched: original.changedIds.length, willChange: restorable.length, byState: {}, firstIds: restorable.slice(0, FIRST_IDS), skipped };
 }
 
 /** Undo a cleanup: restore each copy it archived that is still in the archive, unless its id exists again. */

@@ -77,7 +77,7 @@ const INDEXING_RETRY_MAX_MS = 5 * 60_000;
 
 /**
  * Open the runtime on a state directory (the options default to the environment's, as for
- * `openTrackerService`). Looking changes nothing: no start-up recovery (timing out hung requests is their
+ * `openTrackerService`). Looking changes nothing: no start-up recovery (timing out stuck processing requests is their
  * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
  * queue owns, and in a folder reqwatch only observes, on nothing.
  */

@@ -39,10 +39,10 @@ export const API_ROUTES = [
   { path: "/api/sources/:name/requests/:id", methods: ["GET"], answeredBy: "readApi", about: "one row of another program's queue" },
   { path: "/api/sources/:name/actions", methods: ["POST"], answeredBy: "next", about: "retry or delete rows of another program's queue, where its owner's recovery does the same" },
   { path: "/api/actions", methods: ["GET", "POST"], answeredBy: "next", about: "the audit log; run a bulk action (retry, cancel, cleanup)" },
-  { path: "/api/actions/preview", methods: ["POST"], answeredBy: "next", about: "a bulk action's dry run" },
+  { path: "/api/actions/dry-run", methods: ["POST"], answeredBy: "next", about: "a bulk action's dry run" },
   { path: "/api/actions/:id", methods: ["GET"], answeredBy: "next", about: "one audit entry, with live progress while its action runs" },
   { path: "/api/actions/:id/undo", methods: ["POST"], answeredBy: "next", about: "undo an action" },
-  { path: "/api/actions/:id/undo/preview", methods: ["POST"], answeredBy: "next", about: "an undo's dry run" },
+  { path: "/api/actions/:id/undo/dry-run", methods: ["POST"], answeredBy: "next", about: "an undo's dry run" },
 ] as const satisfies readonly ApiRoute[];
 
 export type ReadApiPath = Extract<(typeof API_ROUTES)[number], { answeredBy: "readApi" }>["path"];

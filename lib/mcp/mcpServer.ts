@@ -62,7 +62,7 @@ function mustExist<T>(value: T | null, id: string, message = `Request ${id} does
   return value;
 }
 
-const CONFIRM = "Leave out (or false) for the dry run; true, with the dry run's previewId and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
+const CONFIRM = "Leave out (or false) for the dry run; true, with the dryRunId the dry run returned and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
 
 /**
  * The MCP server over one tracker: read tools (stuck, list, get, explain, cleanup's dry run, the
@@ -175,13 +175,13 @@ export function createMcpServer(tracker: TrackerService, version: string, source
         states: z.array(filterFields.state).optional().describe("instead of ids: every request in these states"),
         workspace: filterFields.workspace.optional().describe("with states: only this workspace"),
         confirm: z.boolean().optional(),
-        previewId: z.string().optional().describe("the dry run's previewId (required with confirm)"),
+        dryRunId: z.string().optional().describe("the id the dry run returned (required with confirm)"),
       },
       annotations: { destructiveHint: false, idempotentHint: true },
     },
-    tool(async ({ ids: chosen, states, workspace, confirm, previewId }: { ids?: string[]; states?: State[]; workspace?: string; confirm?: boolean; previewId?: string }) => {
+    tool(async ({ ids: chosen, states, workspace, confirm, dryRunId }: { ids?: string[]; states?: State[]; workspace?: string; confirm?: boolean; dryRunId?: string }) => {
       const filter = states || workspace !== undefined ? { states, ...(workspace !== undefined && { workspace }) } : undefined;
-      return act(tracker, { kind: "retry", ids: chosen, filter }, confirm, previewId);
+      return act(tracker, { kind: "retry", ids: chosen, filter }, confirm, dryRunId);
     }),
   );
 
@@ -190,14 +190,14 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     {
       title: "Cancel requests",
       description: `Cancel created, queued or processing requests: they go to failed with reason cancelled, and a worker's late result is dropped. ${CONFIRM} Audited as by mcp.`,
-      inputSchema: { ids, confirm: z.boolean().optional(), previewId: z.string().optional().describe("the dry run's previewId (required with confirm)") },
+      inputSchema: { ids, confirm: z.boolean().optional(), dryRunId: z.string().optional().describe("the id the dry run returned (required with confirm)") },
       annotations: { destructiveHint: true },
     },
-    tool(({ ids: chosen, confirm, previewId }: { ids: string[]; confirm?: boolean; previewId?: string }) => act(tracker, { kind: "cancel", ids: chosen }, confirm, previewId)),
+    tool(({ ids: chosen, confirm, dryRunId }: { ids: string[]; confirm?: boolean; dryRunId?: string }) => act(tracker, { kind: "cancel", ids: chosen }, confirm, dryRunId)),
   );
 
   server.registerTool(
-    "cleanup_preview",
+    "cleanup_dry_run",
     {
       title: "What a cleanup would remove (dry run)",
       description:
@@ -330,7 +330,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
   return server;
 }
 
-type ActionInput = Parameters<TrackerService["actions"]["preview"]>[0];
+type ActionInput = Parameters<TrackerService["actions"]["dryRun"]>[0];
 
 /** A session's times as an agent reads them: ISO dates. */
 function lastTimes(row: { firstSeen: number | null; lastSeen: number | null }) {
@@ -342,12 +342,12 @@ function lastTimes(row: { firstSeen: number | null; lastSeen: number | null }) {
  * The dry run, or (confirmed) the run bound to it, as the dashboard's audited action by `mcp`. The
  * dry run is kept in the index, so a client that starts a server per call confirms it in another.
  */
-async function act(tracker: TrackerService, input: ActionInput, confirm: boolean | undefined, previewId: string | undefined) {
+async function act(tracker: TrackerService, input: ActionInput, confirm: boolean | undefined, dryRunId: string | undefined) {
   if (!confirm) {
-    const preview = tracker.actions.preview(input);
-    return { dryRun: true, ...preview, next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and previewId: "${preview.previewId}".` };
+    const dryRun = tracker.actions.dryRun(input);
+    return { dryRun: true, ...dryRun, next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and dryRunId: "${dryRun.dryRunId}".` };
   }
-  if (!previewId) throw new ReqwatchError("BAD_INPUT", "confirm needs the dry run's previewId: call without confirm first, check what it would change, then confirm with its previewId.");
-  const entry = await tracker.actions.run({ ...input, preview: previewId }, { by: MCP_ACTOR });
+  if (!dryRunId) throw new ReqwatchError("BAD_INPUT", "confirm needs a dryRunId: call without confirm first, check what it would change, then confirm with the dryRunId it returned.");
+  const entry = await tracker.actions.run({ ...input, dryRunId }, { by: MCP_ACTOR });
   return { dryRun: false, entry };
 }

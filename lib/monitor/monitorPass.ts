@@ -8,6 +8,7 @@ import { claimLiveness, type Liveness } from "../process/liveness";
 import { readResultMarker, removeResultMarker } from "../stateFiles/resultMarker";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
+import type { StuckCause } from "../model/stuckCauses";
 import { applyChange } from "../model/transition";
 
 /** A request the dashboard shows as stuck, with the reason in words. */
@@ -17,6 +18,9 @@ export interface StuckRequest {
   state: State;
   /** When it entered its state. */
   since: number;
+  /** Which of the stuck rules it is past. */
+  cause: StuckCause;
+  /** What is known of it, in words: how long, and of its worker or its queue. */
   reason: string;
 }
 
@@ -25,7 +29,7 @@ export interface MonitorCounts {
   stuckQueued: number;
   /**
    * `processing` with no reqwatch claim (another program, or a hand-made change, moved it there)
-   * past the hung threshold or its deadline; or any stuck request in a folder reqwatch only
+   * past the processing stuck threshold or its deadline; or any stuck request in a folder reqwatch only
    * observes: flagged, never changed.
    */
   stuckNotOwned: number;
@@ -54,7 +58,7 @@ function stuckRowsAt(ctx: TrackerContext, now: number): StuckRow[] {
     now,
     queuedCutoff: now - ctx.options.queuedStuckAfterMs,
     heartbeatCutoff: now - ctx.options.heartbeatTimeoutMs,
-    hungCutoff: now - ctx.options.hungAfterMs,
+    unclaimedCutoff: now - ctx.options.processingStuckAfterMs,
     // A paused queue's wait is what its pause is for, not a stuck request (the header says it is paused).
     paused: pausedWorkspaces(ctx.dir),
   });
@@ -129,9 +133,16 @@ function processingReason(row: StuckRow, now: number, liveness: Liveness | null,
   return `${base}${deadline}, ${who}${managed ? "" : " (the folder is observed read-only: left as it is)"}`;
 }
 
-/** A row as the dashboard shows it, with the reason in words. */
+/** The rule a stuck row is past, in the order `stuckRows` tells them apart: a deadline first, then whose heartbeat. */
+function causeOf(row: StuckRow, now: number): StuckCause {
+  if (row.state === "queued") return "waited too long";
+  if (row.timeout_at !== null && row.timeout_at < now) return "past its deadline";
+  return row.claim_token === null ? "no worker holds it" : "no heartbeat";
+}
+
+/** A row as the dashboard shows it, with its cause and the reason in words. */
 function stuckEntry(ctx: TrackerContext, row: StuckRow, now: number, liveness: Liveness | null, queue: QueueContext): StuckRequest {
-  const base = { requestId: row.id, workspace: row.workspace, state: row.state, since: row.state_since };
+  const base = { requestId: row.id, workspace: row.workspace, state: row.state, since: row.state_since, cause: causeOf(row, now) };
   if (row.state === "queued") {
     queue.next(row.workspace);
     return { ...base, reason: queuedReason(ctx, row, now, queue) };
@@ -151,7 +162,7 @@ export function findStuck(ctx: TrackerContext): StuckRequest[] {
   const stuck: StuckRequest[] = [];
   for (const row of stuckRowsAt(ctx, now)) {
     const liveness = row.state === "processing" && row.claim_token !== null ? livenessOf(row) : null;
-    if (!silenceVisible(ctx, liveness)) continue;
+    if (!missingHeartbeatVisible(ctx, liveness)) continue;
     stuck.push(stuckEntry(ctx, row, now, liveness, queue));
   }
   return stuck;
@@ -159,9 +170,9 @@ export function findStuck(ctx: TrackerContext): StuckRequest[] {
 
 /**
  * An observer reads the files, not the owner's index, where heartbeats live: a live worker's
- * silence there is not silence. Its request is not flagged; a gone worker's is.
+ * missing heartbeat there says nothing. Its request is not flagged; a gone worker's is.
  */
-function silenceVisible(ctx: TrackerContext, liveness: Liveness | null): boolean {
+function missingHeartbeatVisible(ctx: TrackerContext, liveness: Liveness | null): boolean {
   return !(liveness === "alive" && ctx.ownership.access === "observed");
 }
 
@@ -189,7 +200,7 @@ export function monitorPass(ctx: TrackerContext): MonitorPass {
     }
     if (!owned(ctx, row)) {
       const liveness = row.claim_token === null ? null : livenessOf(row);
-      if (!silenceVisible(ctx, liveness)) continue;
+      if (!missingHeartbeatVisible(ctx, liveness)) continue;
       counts.stuckNotOwned++;
       stuck.push(stuckEntry(ctx, row, now, liveness, queue));
       continue;

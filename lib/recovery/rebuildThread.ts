@@ -47,8 +47,8 @@ if (parentPort) {
     },
   };
   try {
-    // No state changes (hungAfterMs null): what the dashboard's open would do, on this thread.
-    parentPort.postMessage({ report: recover(ctx, new Sessions(ctx), { hungAfterMs: null }) });
+    // No state changes (processingStuckAfterMs null): what the dashboard's open would do, on this thread.
+    parentPort.postMessage({ report: recover(ctx, new Sessions(ctx), { processingStuckAfterMs: null }) });
   } catch (error) {
     parentPort.postMessage({ error: (error as Error).message });
   } finally {

@@ -17,7 +17,7 @@ export interface RecoveryReport {
   scanned: number;
   /** Index rows the reconciliation added, updated or removed. */
   changed: number;
-  /** Requests moved from `processing` to `timeout` because they passed the hung threshold. */
+  /** Requests moved from `processing` to `timeout`: stuck there, no worker holding them, past `processingStuckAfterMs`. */
   timedOut: string[];
   /** Temp files left by crashed reqwatch writers, removed (another program's temp files are its own business). */
   removedTempFiles: string[];
@@ -28,14 +28,14 @@ export interface RecoveryReport {
 }
 
 export interface RecoverOptions {
-  /** Time out requests processing for longer than this; null only rebuilds the index (no state changes). */
-  hungAfterMs: number | null;
+  /** Time out requests processing, no worker holding them, for longer than this; null only rebuilds the index (no state changes). */
+  processingStuckAfterMs: number | null;
 }
 
 /**
  * Crash recovery, safe to run at any time and from any process: sweep our crashed writers' temp
- * files, reconcile the index with the files, and time out requests stuck in `processing` past the
- * hung threshold (the owner's start-up recovery: `openTracker` in the owner's process, or
+ * files, reconcile the index with the files, and time out requests stuck in `processing` past
+ * `processingStuckAfterMs` (the owner's start-up recovery: `openTracker` in the owner's process, or
  * `reqwatch recover`; the dashboard never asks for it). In a folder reqwatch only observes, it
  * reconciles the index and changes nothing in the folder.
  */
@@ -49,7 +49,7 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   // After the reconciliation, which passes temp files by: a rebuild others look at while it runs has its newest requests in sooner.
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const report = finishReconcile(ctx, sessions, reconciled, !!ctx.rebuilding);
-  const timedOut = options.hungAfterMs === null || !managed ? [] : timeOutHung(ctx, options.hungAfterMs);
+  const timedOut = options.processingStuckAfterMs === null || !managed ? [] : timeOutStuckProcessing(ctx, options.processingStuckAfterMs);
   return { ...report, timedOut, removedTempFiles, durationMs: Math.round((performance.now() - started) * 10) / 10 };
 }
 
@@ -71,22 +71,22 @@ function finishReconcile(ctx: TrackerContext, sessions: Sessions, reconciled: Re
 }
 
 /**
- * Processing past the hung threshold: the owner's start-up rule, for requests no live worker holds.
- * A request under a claim whose worker is alive, or beat within the heartbeat timeout, is that
- * worker's (a long job), not hung: the monitor decides about it.
+ * Processing past `processingStuckAfterMs` with no live worker holding it: stuck, and the owner's
+ * start-up recovery times it out. A request under a claim whose worker is alive, or beat within the
+ * heartbeat timeout, is that worker's (a long job), not stuck by this rule: the monitor decides.
  */
-function timeOutHung(ctx: TrackerContext, hungAfterMs: number): string[] {
+function timeOutStuckProcessing(ctx: TrackerContext, stuckAfterMs: number): string[] {
   const now = ctx.now();
-  const cutoff = now - hungAfterMs;
+  const cutoff = now - stuckAfterMs;
   const rows = processingSince(ctx.db, cutoff);
   const held = (row: ProcessingRow) =>
     row.claim_token !== null &&
     ((row.heartbeat_at ?? 0) >= now - ctx.options.heartbeatTimeoutMs ||
       (row.claim_pid !== null && claimLiveness({ pid: row.claim_pid, host: row.claim_host ?? undefined, processStartedAt: row.claim_process_started_at }) === "alive"));
-  const hung = rows.filter((row) => !held(row)).map((row) => row.id);
-  const reason = `processing for longer than the hung threshold (${formatDuration(hungAfterMs)})`;
+  const stuck = rows.filter((row) => !held(row)).map((row) => row.id);
+  const reason = `processing past ${formatDuration(stuckAfterMs)} with no worker holding it`;
   const timedOut: string[] = [];
-  for (const id of hung) {
+  for (const id of stuck) {
     // Re-checked against the file: it may have moved on since the query.
     const after = commitChange(ctx, id, (current) => {
       if (!current || current.state !== "processing" || stateEnteredAt(current) >= cutoff) return current;

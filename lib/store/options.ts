@@ -6,7 +6,7 @@ import { flagSetting } from "../model/flag";
 import { resolveStateDirPath } from "../stateFiles/stateDir";
 import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } from "../model/redaction";
 
-export const DEFAULT_HUNG_AFTER_MS = 60 * 60 * 1000;
+export const DEFAULT_PROCESSING_STUCK_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_ARCHIVE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_ATTEMPTS = 3;
@@ -35,7 +35,12 @@ export interface TrackerOptions {
   enabled?: boolean;
   /** The state directory. Default: `REQWATCH_STATE_DIR`, else `./.reqwatch`. */
   stateDir?: string;
-  /** A request `processing` for longer than this is timed out by recovery. Default 1 hour (`REQWATCH_HUNG_AFTER`). */
+  /**
+   * A request `processing` this long with no worker holding it is stuck: the monitor flags it, and
+   * the owner's recovery times it out. Default 1 hour (`REQWATCH_PROCESSING_STUCK_AFTER`).
+   */
+  processingStuckAfterMs?: number;
+  /** @deprecated Renamed `processingStuckAfterMs`: read as it, with a warning, for this release. */
   hungAfterMs?: number;
   /**
    * Finished requests not updated for this long are archived and removed by the monitor's
@@ -46,7 +51,7 @@ export interface TrackerOptions {
   /** Archived requests (and audit entries) older than this are dropped by the retention. Default 30 days (`REQWATCH_ARCHIVE_RETENTION`); null (`off`) keeps them. */
   archiveRetentionMs?: number | null;
   /**
-   * Run recovery when opening (the owner's start-up: time out hung requests, remove crashed
+   * Run recovery when opening (the owner's start-up: time out stuck processing requests, remove crashed
    * writers' temp files). Default true. An index that must be rebuilt is rebuilt regardless.
    */
   recover?: boolean;
@@ -124,7 +129,7 @@ export interface RedactOptions {
 export interface ResolvedTrackerOptions {
   enabled: boolean;
   stateDir: string;
-  hungAfterMs: number;
+  processingStuckAfterMs: number;
   retentionMs: number | null;
   archiveRetentionMs: number | null;
   recover: boolean;
@@ -149,7 +154,7 @@ export interface ResolvedTrackerOptions {
 const KNOWN = [
   "enabled",
   "stateDir",
-  "hungAfterMs",
+  "processingStuckAfterMs",
   "retentionMs",
   "archiveRetentionMs",
   "recover",
@@ -198,13 +203,47 @@ function positiveMs(value: unknown, name: string): number {
   return value;
 }
 
+/**
+ * Settings renamed, whose old names still work for this release: each is read as its new name, with
+ * a warning naming it. Both names at once is refused, as two values for one setting.
+ */
+export const RENAMED_SETTINGS = [{ option: ["hungAfterMs", "processingStuckAfterMs"], env: ["REQWATCH_HUNG_AFTER", "REQWATCH_PROCESSING_STUCK_AFTER"] }] as const;
+
+const warnedRenamed = new Set<string>();
+
+/** Say once per process that a setting was given under its old name (a Node warning: a library has no other voice). */
+export function warnRenamed(was: string, is: string): void {
+  if (warnedRenamed.has(was)) return;
+  warnedRenamed.add(was);
+  process.emitWarning(`${was} is renamed ${is}; the old name still works in this release.`, { type: "DeprecationWarning" });
+}
+
+/** The options and the environment with each renamed setting's old name read as its new one. */
+function readRenamed(options: TrackerOptions, env: NodeJS.ProcessEnv): { options: TrackerOptions; env: NodeJS.ProcessEnv } {
+  for (const { option: [was, is], env: [wasEnv, isEnv] } of RENAMED_SETTINGS) {
+    if (options[was] !== undefined) {
+      if (options[is] !== undefined) throw new ReqwatchError("BAD_INPUT", `Option "${was}" is renamed "${is}": give only "${is}".`);
+      warnRenamed(`Option "${was}"`, `"${is}"`);
+      const { [was]: value, ...rest } = options;
+      options = { ...rest, [is]: value };
+    }
+    if (env[wasEnv]) {
+      if (env[isEnv]) throw new ReqwatchError("BAD_INPUT", `${wasEnv} is renamed ${isEnv}: set only ${isEnv}.`);
+      warnRenamed(wasEnv, isEnv);
+      env = { ...env, [isEnv]: env[wasEnv] };
+    }
+  }
+  return { options, env };
+}
+
 /** Check options up front with exact messages, then fill in defaults from the environment. */
-export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedTrackerOptions {
-  for (const key of Object.keys(options)) {
-    if (!(KNOWN as readonly string[]).includes(key)) {
+export function resolveTrackerOptions(given: TrackerOptions = {}, givenEnv: NodeJS.ProcessEnv = process.env): ResolvedTrackerOptions {
+  for (const key of Object.keys(given)) {
+    if (!(KNOWN as readonly string[]).includes(key) && !RENAMED_SETTINGS.some(({ option: [was] }) => was === key)) {
       throw new ReqwatchError("BAD_INPUT", `Unknown option "${key}"${suggestion(key)}.`);
     }
   }
+  const { options, env } = readRenamed(given, givenEnv);
   if (options.stateDir !== undefined && (typeof options.stateDir !== "string" || options.stateDir === "")) {
     throw new ReqwatchError("BAD_INPUT", `Option "stateDir" must be a non-empty path.`);
   }
@@ -217,7 +256,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
   return {
     enabled: trackingEnabled(options, env),
     stateDir: resolveStateDirPath(options.stateDir, env),
-    hungAfterMs: durationSetting(options.hungAfterMs, "hungAfterMs", env, "REQWATCH_HUNG_AFTER", DEFAULT_HUNG_AFTER_MS),
+    processingStuckAfterMs: durationSetting(options.processingStuckAfterMs, "processingStuckAfterMs", env, "REQWATCH_PROCESSING_STUCK_AFTER", DEFAULT_PROCESSING_STUCK_AFTER_MS),
     retentionMs: durationOrOff(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
     archiveRetentionMs: durationOrOff(options.archiveRetentionMs, "archiveRetentionMs", env, "REQWATCH_ARCHIVE_RETENTION", DEFAULT_ARCHIVE_RETENTION_MS),
     recover: options.recover ?? true,

@@ -1,43 +1,52 @@
 import type { QueueStats } from "../db/queries/queueStats";
 import type { Pause } from "../stateFiles/pauseFile";
 import type { StuckRequest } from "../monitor/monitorPass";
+import { STUCK_CAUSES, stuckCauseState, type StuckCause } from "../model/stuckCauses";
 import type { TrackerService } from "../tracker";
 
 /** A workspace's queue as the overview, the requests page and `reqwatch queues` show it. */
 export interface QueueRow extends QueueStats {
   /** Its pause, or null when it runs. */
   paused: Pause | null;
-  /** Whether its oldest request has waited past the queued stuck threshold (a paused queue never has). */
-  late: boolean;
   /** Its requests the stuck monitor flags, queued and processing: summed over the queues, the header's stuck count. */
   stuck: number;
-  /** Of those, queued past the queued stuck threshold with no worker claiming. */
+  /** Of those, queued: they waited past the queued stuck threshold. */
   stuckQueued: number;
-  /** Of those, processing past the hung threshold, without a heartbeat past the heartbeat timeout, or past their deadline. */
+  /** Of those, processing: past their deadline, without a heartbeat, or with no worker holding them. */
   stuckProcessing: number;
-  /** In a word: paused; stuck (a request in it is); late (waited past the threshold); running (a worker holds some); waiting (none taken yet). */
-  status: "paused" | "stuck" | "late" | "running" | "waiting";
+  /** Why they are stuck, in the order of STUCK_CAUSES. */
+  stuckCauses: StuckCause[];
+  /** In a word: paused; stuck (a request in it is: `stuckCauses` say why); running (a worker holds some); waiting (none taken yet). */
+  status: "paused" | "stuck" | "running" | "waiting";
 }
 
 function statusOf(row: Omit<QueueRow, "status">): QueueRow["status"] {
-  return row.paused ? "paused" : row.stuck > 0 ? "stuck" : row.late ? "late" : row.processing > 0 ? "running" : "waiting";
+  return row.paused ? "paused" : row.stuck > 0 ? "stuck" : row.processing > 0 ? "running" : "waiting";
 }
 
-/** How many queued and processing requests each workspace has among `stuck`. */
-export function stuckBy(stuck: readonly StuckRequest[]): Map<string, { queued: number; processing: number }> {
-  const counts = new Map<string, { queued: number; processing: number }>();
+interface StuckInQueue {
+  queued: number;
+  processing: number;
+  causes: Set<StuckCause>;
+}
+
+/** How many queued and processing requests each workspace has among `stuck`, and why they are stuck. */
+export function stuckBy(stuck: readonly StuckRequest[]): Map<string, StuckInQueue> {
+  const counts = new Map<string, StuckInQueue>();
   for (const request of stuck) {
     if (request.state !== "queued" && request.state !== "processing") continue;
-    const count = counts.get(request.workspace) ?? { queued: 0, processing: 0 };
+    const count = counts.get(request.workspace) ?? { queued: 0, processing: 0, causes: new Set() };
     count[request.state]++;
+    count.causes.add(request.cause);
     counts.set(request.workspace, count);
   }
   return counts;
 }
 
-/** A stuck queue's status in words, for the overview and `reqwatch queues`: "stuck: 2 of 3 processing, 4 of 4 queued". */
-export function stuckText(row: Pick<QueueRow, "stuckProcessing" | "processing" | "stuckQueued" | "queued">): string {
-  const parts = [row.stuckProcessing && `${row.stuckProcessing} of ${row.processing} processing`, row.stuckQueued && `${row.stuckQueued} of ${row.queued} queued`];
+/** A stuck queue's status in words, for the overview and `reqwatch queues`: "stuck: 2 of 3 processing (no heartbeat), 4 of 4 queued (waited too long)". */
+export function stuckText(row: Pick<QueueRow, "stuckProcessing" | "processing" | "stuckQueued" | "queued" | "stuckCauses">): string {
+  const why = (state: "queued" | "processing") => row.stuckCauses.filter((cause) => stuckCauseState(cause) === state).join(", ");
+  const parts = [row.stuckProcessing && `${row.stuckProcessing} of ${row.processing} processing (${why("processing")})`, row.stuckQueued && `${row.stuckQueued} of ${row.queued} queued (${why("queued")})`];
   return `stuck: ${parts.filter(Boolean).join(", ")}`;
 }
 
@@ -47,8 +56,8 @@ export function pausedText(pause: Pause): string {
 }
 
 /**
- * A queue's status in words, for `reqwatch queues`. A pause excuses the wait, not a hung or silent
- * request in it: that one is in the stuck count, so its queue says so too.
+ * A queue's status in words, for `reqwatch queues`. A pause excuses the wait, not a processing
+ * request stuck in it: that one is in the stuck count, so its queue says so too.
  */
 export function queueStatusText(row: QueueRow): string {
   const stuck = row.stuck > 0 ? stuckText(row) : null;
@@ -58,24 +67,25 @@ export function queueStatusText(row: QueueRow): string {
 
 /**
  * Every workspace with work waiting or running, and every paused one (with or without requests),
- * by name. `stuck`: what the stuck monitor found (the dashboard's latest pass, or `tracker.stuck()`).
+ * by name. `stuck`: what the stuck monitor found (the dashboard's latest pass, or `tracker.stuck()`),
+ * the one judge of stuck: the queues count its findings and decide nothing of their own.
  */
-export function queuesView(tracker: TrackerService, stuckFound: readonly StuckRequest[], now = Date.now()): QueueRow[] {
+export function queuesView(tracker: TrackerService, stuckFound: readonly StuckRequest[]): QueueRow[] {
   const pauses = new Map(tracker.pauses().map((pause) => [pause.workspace, pause]));
   const stuck = stuckBy(stuckFound);
   const rows = new Map<string, QueueRow>();
   for (const stats of tracker.queueStats()) {
     const paused = pauses.get(stats.workspace) ?? null;
-    const late = !paused && stats.oldestQueuedSince !== null && now - stats.oldestQueuedSince >= tracker.options.queuedStuckAfterMs;
     // The dashboard's findings are its monitor's last pass: a request stuck then may have finished since.
     const found = stuck.get(stats.workspace);
     const stuckQueued = Math.min(found?.queued ?? 0, stats.queued);
     const stuckProcessing = Math.min(found?.processing ?? 0, stats.processing);
-    const row = { ...stats, paused, late, stuck: stuckQueued + stuckProcessing, stuckQueued, stuckProcessing };
+    const stuckCauses = STUCK_CAUSES.filter((cause) => found?.causes.has(cause) && (stuckCauseState(cause) === "queued" ? stuckQueued : stuckProcessing) > 0);
+    const row = { ...stats, paused, stuck: stuckQueued + stuckProcessing, stuckQueued, stuckProcessing, stuckCauses };
     rows.set(stats.workspace, { ...row, status: statusOf(row) });
   }
   for (const [workspace, pause] of pauses) {
-    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, late: false, stuck: 0, stuckQueued: 0, stuckProcessing: 0, status: "paused" });
+    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, stuck: 0, stuckQueued: 0, stuckProcessing: 0, stuckCauses: [], status: "paused" });
   }
   return [...rows.values()].sort((a, b) => BY_NAME.compare(a.workspace, b.workspace));
 }

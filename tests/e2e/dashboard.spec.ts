@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { aClaimedRequest, aHungRequest, aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
+import { aClaimedRequest, aStuckProcessingRequest, aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { expect, test } from "./fixtures";
 
 test("a request written by another process appears, and changes state, without a reload", async ({ page, tracker }) => {
@@ -159,7 +159,7 @@ test("cleanup with a dry run, then undo from the audit page", async ({ page, sta
   await page.getByRole("button", { name: "Clean up…" }).click();
   const form = page.getByRole("form", { name: "Clean up" });
   await form.getByLabel("Not updated for").selectOption("24h");
-  await form.getByRole("button", { name: "Preview cleanup" }).click();
+  await form.getByRole("button", { name: "Dry run" }).click();
   const dialog = page.getByRole("dialog");
   await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would be archived and removed (2 completed)");
   expect(fs.existsSync(`${stateDir}/requests/old-1.json`)).toBe(true);
@@ -304,19 +304,19 @@ test("a cross-origin or tokenless action is refused and changes nothing; a forei
   expect(tracker.get("victim")?.state).toBe("failed");
 });
 
-test("after a restart the overview says which dead reqwatch workers' requests were requeued, with links; another program's hung request is only flagged", async ({ page, stateDir, launchApp }) => {
+test("after a restart the overview says which dead reqwatch workers' requests were requeued, with links; another program's stuck processing request is only flagged", async ({ page, stateDir, launchApp }) => {
   const deadPid = spawnSync("true").pid!;
   const tenMinutesAgo = Date.now() - 10 * 60 * 1000;
   writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t1", pid: deadPid, claimedAt: tenMinutesAgo, heartbeatAt: tenMinutesAgo }, { attempt: 1 }));
-  writeRequestFile(stateDir, aHungRequest("hung"));
+  writeRequestFile(stateDir, aStuckProcessingRequest("unheld"));
   writeRequestFile(stateDir, aRequest({ requestId: "fine", state: "completed" }));
   const { url } = await launchApp();
 
   await page.goto(url);
   const notice = page.getByRole("alert", { name: "Recovery notice" });
   await expect(notice).toContainText("When the dashboard started, 1 request's reqwatch worker was gone: 1 requeued.");
-  await expect(notice.getByRole("link", { name: "hung" })).toHaveCount(0);
-  await expect(page.getByRole("table", { name: "Recent requests" }).getByRole("row", { name: /hung/ })).toContainText(/stuck: processing 2h( \d+s)?; no reqwatch worker holds it \(written by another program\)/);
+  await expect(notice.getByRole("link", { name: "unheld" })).toHaveCount(0);
+  await expect(page.getByRole("table", { name: "Recent requests" }).getByRole("row", { name: /unheld/ })).toContainText(/stuck: processing 2h( \d+s)?; no reqwatch worker holds it \(written by another program\)/);
   await notice.getByRole("link", { name: "orphaned" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("queued");
 });

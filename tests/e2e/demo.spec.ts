@@ -111,7 +111,7 @@ test("the demo shows every feature within its first minute, and leaves nothing b
   // requests that one in six would have overfilled it, it holds no more than its bound.
   await page.goto(demo.url);
   const nightly = page.getByRole("table", { name: "Queues" }).getByRole("row", { name: /^nightly / });
-  await expect(nightly.getByRole("link", { name: /^stuck: \d+ of \d+ queued$/ })).toBeVisible(left());
+  await expect(nightly.getByRole("link", { name: /^stuck: \d+ of \d+ queued \(waited too long\)$/ })).toBeVisible(left());
   await expect
     .poll(async () => (await Promise.all(["queued", "processing", "completed", "failed", "timeout"].map((state) => countOf(page, state)))).reduce((a, b) => a + b, 0), left())
     .toBeGreaterThanOrEqual(NIGHTLY_AT_MOST * 6 * 2);

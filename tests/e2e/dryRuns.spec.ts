@@ -8,7 +8,7 @@ async function actionApi(request: APIRequestContext, url: string) {
   expect(token, "the page carries its action token").toBeTruthy();
   const headers = { Origin: url, "x-reqwatch-token": token! };
   return {
-    preview: async (data: object) => (await request.post(`${url}/api/actions/preview`, { data, headers })).json() as Promise<{ previewId: string; summary: string; willChange: number }>,
+    dryRun: async (data: object) => (await request.post(`${url}/api/actions/dry-run`, { data, headers })).json() as Promise<{ dryRunId: string; summary: string; willChange: number }>,
     run: async (data: object) => {
       const response = await request.post(`${url}/api/actions`, { data, headers });
       return { status: response.status(), body: (await response.json()) as { entry?: AuditEntry; error?: { code: string; message: string } } };
@@ -29,12 +29,12 @@ test("a confirmation acts on its dry run only when it asks the same, and a dry r
   const first = await launchApp();
   let api = await actionApi(request, first.url);
   // `within` makes a filter that moves with the clock: the confirmation is compared by the table's query.
-  const retry = await api.preview({ kind: "retry", query: "states=failed&within=1h" });
+  const retry = await api.dryRun({ kind: "retry", query: "states=failed&within=1h" });
   expect(retry).toMatchObject({ willChange: 2 });
-  const otherQuery = await api.run({ kind: "retry", query: "states=timeout&workspace=zzz", preview: retry.previewId });
+  const otherQuery = await api.run({ kind: "retry", query: "states=timeout&workspace=zzz", dryRunId: retry.dryRunId });
   expect(otherQuery).toMatchObject({ status: 400, body: { error: { code: "BAD_INPUT", message: expect.stringMatching(/^This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run \S+ was "Retry every request matching: states failed; createdFrom \d+"\. Nothing was done/) } } });
-  const cancel = await api.preview({ kind: "cancel", ids: ["C"] });
-  const otherIds = await api.run({ kind: "cancel", ids: ["D"], preview: cancel.previewId });
+  const cancel = await api.dryRun({ kind: "cancel", ids: ["C"] });
+  const otherIds = await api.run({ kind: "cancel", ids: ["D"], dryRunId: cancel.dryRunId });
   expect(otherIds).toMatchObject({ status: 400, body: { error: { code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') } } });
   expect(states()).toEqual(before);
   expect(tracker.actions.list()).toEqual([]);
@@ -43,9 +43,9 @@ test("a confirmation acts on its dry run only when it asks the same, and a dry r
   await first.kill();
   const second = await launchApp();
   api = await actionApi(request, second.url);
-  const cancelled = await api.run({ kind: "cancel", ids: ["C"], preview: cancel.previewId });
+  const cancelled = await api.run({ kind: "cancel", ids: ["C"], dryRunId: cancel.dryRunId });
   expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(202);
-  const retried = await api.run({ kind: "retry", query: "within=1h&states=failed", preview: retry.previewId });
+  const retried = await api.run({ kind: "retry", query: "within=1h&states=failed", dryRunId: retry.dryRunId });
   expect(retried.status, JSON.stringify(retried.body)).toBe(202);
   for (const started of [cancelled.body.entry!, retried.body.entry!]) await expect.poll(async () => (await api.entry(started.id)).status).toBe("done");
 

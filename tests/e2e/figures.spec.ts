@@ -125,7 +125,7 @@ test("a cleanup does no more than its dry run said, and says which of them chang
   await page.getByRole("button", { name: "Clean up…" }).click();
   const form = page.getByRole("form", { name: "Clean up" });
   await form.getByLabel("Not updated for").selectOption("1h");
-  await form.getByRole("button", { name: "Preview cleanup" }).click();
+  await form.getByRole("button", { name: "Dry run" }).click();
   const dialog = page.getByRole("dialog");
   await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would be archived and removed");
   // Meanwhile someone retries one of the two, and another program writes one that the filter matches

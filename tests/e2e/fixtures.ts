@@ -123,11 +123,11 @@ export const test = base.extend<Fixtures & Options>({
 export async function actionToken(page: Page, url: string): Promise<string> {
   await page.goto(`${url}/requests`);
   await page.getByRole("button", { name: "Clean up…" }).click();
-  const [preview] = await Promise.all([
-    page.waitForRequest((request) => new URL(request.url()).pathname === "/api/actions/preview"),
-    page.getByRole("button", { name: "Preview cleanup" }).click(),
+  const [dryRun] = await Promise.all([
+    page.waitForRequest((request) => new URL(request.url()).pathname === "/api/actions/dry-run"),
+    page.getByRole("button", { name: "Dry run" }).click(),
   ]);
-  const token = preview.headers()["x-reqwatch-token"];
+  const token = dryRun.headers()["x-reqwatch-token"];
   if (!token) throw new Error("the page sent no action token");
   return token;
 }

@@ -176,7 +176,7 @@ test.describe("sizes", () => {
     });
     expect(streamed).toEqual({ status: 413, connection: "close" });
     // Within the limit, the same request works: the limit is what refused it.
-    const small = await raw(app.url, { method: "POST", path: "/api/actions/preview", headers, body: JSON.stringify({ kind: "retry", ids: ["victim"] }) });
+    const small = await raw(app.url, { method: "POST", path: "/api/actions/dry-run", headers, body: JSON.stringify({ kind: "retry", ids: ["victim"] }) });
     expect(small.status).toBe(200);
     expect(tracker.get("victim")?.state).toBe("failed");
     expect(tracker.actions.list()).toEqual([]);

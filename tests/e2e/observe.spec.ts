@@ -12,19 +12,19 @@ function cli(args: string[], stateDir: string, cacheDir: string) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-test("a gateway's data folder, watched for a minute with every page and every reading command, stays byte-identical; hung requests show as stuck with their reason", async ({ page, stateDir, launchApp }) => {
+test("a gateway's data folder, watched for a minute with every page and every reading command, stays byte-identical; its stuck processing requests show as stuck with their reason", async ({ page, stateDir, launchApp }) => {
   test.setTimeout(180_000);
   const parent = path.dirname(stateDir);
   const cacheDir = path.join(parent, "cache");
-  const gateway = makeGatewayFolder(path.join(parent, "gateway"), { count: 200, hung: 5 });
+  const gateway = makeGatewayFolder(path.join(parent, "gateway"), { count: 200, stuckProcessing: 5 });
   const before = treeSnapshot(gateway.data);
-  const hung = gateway.requests.filter((r) => r.state === "processing");
+  const stuckProcessing = gateway.requests.filter((r) => r.state === "processing");
   // The last response file is a stop hook cut short: unreadable, so not counted as a failed callback.
   const broken = gateway.responses.at(-1)!;
   const failedCallbacks = gateway.responses.filter((r) => !r.callback.success && r !== broken);
   const byState = (state: string) => gateway.requests.filter((r) => r.state === state).length;
   // Every queued request has waited past the 10-minute threshold with no reqwatch worker to claim it.
-  const stuck = hung.length + byState("queued");
+  const stuck = stuckProcessing.length + byState("queued");
 
   const { url } = await launchApp({ REQWATCH_STATE_DIR: gateway.state, REQWATCH_MONITOR_INTERVAL: "1s", REQWATCH_HEARTBEAT_TIMEOUT: "1s" });
   const started = Date.now();
@@ -39,14 +39,14 @@ test("a gateway's data folder, watched for a minute with every page and every re
     await expect(counts.getByRole("listitem", { name: `${state}: ${byState(state)}` })).toBeVisible();
   }
   await expect(page.getByRole("link", { name: `${stuck} stuck`, exact: true })).toBeVisible();
-  // A queue whose processing requests are hung says it is stuck, not running, and links to them.
-  const hungIn = new Map<string, number>();
-  for (const request of hung) hungIn.set(request.workspace, (hungIn.get(request.workspace) ?? 0) + 1);
+  // A queue whose processing requests are stuck says so and why, not running, and links to them.
+  const stuckIn = new Map<string, number>();
+  for (const request of stuckProcessing) stuckIn.set(request.workspace, (stuckIn.get(request.workspace) ?? 0) + 1);
   const queues = page.getByRole("table", { name: "Queues" });
-  for (const [workspace, count] of hungIn) {
-    await expect(queues.getByRole("row", { name: new RegExp(`^${workspace} `) })).toContainText(`stuck: ${count} of ${count} processing`);
+  for (const [workspace, count] of stuckIn) {
+    await expect(queues.getByRole("row", { name: new RegExp(`^${workspace} `) })).toContainText(`stuck: ${count} of ${count} processing (no worker holds it)`);
   }
-  const [firstWorkspace, firstCount] = [...hungIn][0]!;
+  const [firstWorkspace, firstCount] = [...stuckIn][0]!;
   await queues.getByRole("row", { name: new RegExp(`^${firstWorkspace} `) }).getByRole("link", { name: /^stuck:/ }).click();
   const queuedIn = gateway.requests.filter((r) => r.state === "queued" && r.workspace === firstWorkspace).length;
   await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(firstCount + queuedIn + 1);
@@ -61,12 +61,12 @@ test("a gateway's data folder, watched for a minute with every page and every re
   // Every action is off, and says how to allow it.
   await page.goto(`${url}/requests?states=processing`);
   const table = page.getByRole("table", { name: "Requests" });
-  for (const request of hung) {
+  for (const request of stuckProcessing) {
     const hours = Math.floor((Date.now() - request.processingStartedAt!) / 3_600_000);
     await expect(table.getByRole("row", { name: new RegExp(request.requestId) })).toContainText(`stuck: processing ${hours}h`);
     await expect(table.getByRole("row", { name: new RegExp(request.requestId) })).toContainText("no reqwatch worker holds it (written by another program)");
   }
-  for (const name of ["Retry all matching", "Clean up…", `Retry ${hung[0]!.requestId}`]) {
+  for (const name of ["Retry all matching", "Clean up…", `Retry ${stuckProcessing[0]!.requestId}`]) {
     const button = page.getByRole("button", { name });
     await expect(button).toBeDisabled();
     await expect(button).toHaveAttribute("title", /reqwatch adopt --state-dir/);
@@ -87,7 +87,7 @@ test("a gateway's data folder, watched for a minute with every page and every re
   await page.goto(`${url}/requests/${broken.requestId}`);
   await expect(page.getByRole("region", { name: "Response file" }).getByRole("alert")).toContainText("The response file cannot be read: invalid JSON (a write cut short?)");
 
-  await page.goto(`${url}/requests/${hung[0]!.requestId}`);
+  await page.goto(`${url}/requests/${stuckProcessing[0]!.requestId}`);
   await expect(page.getByRole("region", { name: "Response file" })).toContainText("No response file (yet)");
   await expect(page.getByRole("alert").filter({ hasText: "Stuck:" })).toContainText("no reqwatch worker holds it (written by another program)");
   await expect(page.getByRole("button", { name: "Retry" })).toBeDisabled();
@@ -97,13 +97,13 @@ test("a gateway's data folder, watched for a minute with every page and every re
     ["list"],
     ["list", "--json"],
     ["list", "--callback-failed"],
-    ["get", hung[0]!.requestId],
+    ["get", stuckProcessing[0]!.requestId],
     ["monitor", "--once"],
     ["cleanup", "--dry-run"],
     ["retry", "--state", "failed", "--dry-run"],
-    ["cancel", hung[0]!.requestId, "--dry-run"],
+    ["cancel", stuckProcessing[0]!.requestId, "--dry-run"],
     ["session", "list"],
-    ["explain", hung[0]!.requestId],
+    ["explain", stuckProcessing[0]!.requestId],
     ["queues"],
   ];
   for (const args of readers) {
@@ -114,7 +114,7 @@ test("a gateway's data folder, watched for a minute with every page and every re
   expect(cli(["session", "show"], gateway.state, cacheDir)).toMatchObject({ code: 1, stderr: "reqwatch: There is no current session recorded in this folder.\n" });
   expect(cli(["list", "--callback-failed"], gateway.state, cacheDir).stdout.trim().split("\n")).toHaveLength(failedCallbacks.length + 1);
   expect(cli(["monitor", "--once"], gateway.state, cacheDir).stdout).toContain(`stuck ${stuck}`);
-  expect(cli(["queues"], gateway.state, cacheDir).stdout).toContain(`stuck: ${hungIn.get(firstWorkspace)} of ${hungIn.get(firstWorkspace)} processing, `);
+  expect(cli(["queues"], gateway.state, cacheDir).stdout).toContain(`stuck: ${stuckIn.get(firstWorkspace)} of ${stuckIn.get(firstWorkspace)} processing (no worker holds it), `);
   // The queues' stuck counts are the header's, split by workspace: their queued requests are in them too.
   const queueRows = JSON.parse(cli(["queues", "--json"], gateway.state, cacheDir).stdout) as { stuck: number }[];
   expect(queueRows.reduce((sum, row) => sum + row.stuck, 0)).toBe(stuck);
@@ -124,10 +124,10 @@ test("a gateway's data folder, watched for a minute with every page and every re
   const token = /actionToken\\?"\s*:\s*\\?"([A-Za-z0-9_-]{20,})/.exec(await (await page.request.get(url)).text())?.[1];
   expect(token, "the page carries its action token").toBeTruthy();
   const headers = { Origin: url, "x-reqwatch-token": token! };
-  for (const data of [{ kind: "retry", ids: [hung[0]!.requestId] }, { kind: "cancel", ids: [hung[1]!.requestId] }, { kind: "cleanup", olderThanMs: 0 }]) {
-    const preview = await page.request.post(`${url}/api/actions/preview`, { data, headers });
-    expect(preview.status(), `preview ${data.kind}`).toBe(200);
-    const refused = await page.request.post(`${url}/api/actions`, { data: { ...data, preview: ((await preview.json()) as { previewId: string }).previewId }, headers });
+  for (const data of [{ kind: "retry", ids: [stuckProcessing[0]!.requestId] }, { kind: "cancel", ids: [stuckProcessing[1]!.requestId] }, { kind: "cleanup", olderThanMs: 0 }]) {
+    const dryRun = await page.request.post(`${url}/api/actions/dry-run`, { data, headers });
+    expect(dryRun.status(), `dry run ${data.kind}`).toBe(200);
+    const refused = await page.request.post(`${url}/api/actions`, { data: { ...data, dryRunId: ((await dryRun.json()) as { dryRunId: string }).dryRunId }, headers });
     expect(refused.status(), `run ${data.kind}`).toBe(403);
     expect((await refused.json()).error.code).toBe("READ_ONLY");
   }
@@ -150,7 +150,7 @@ test("a gateway's data folder, watched for a minute with every page and every re
 });
 
 test("a gateway's response files are followed live: a new workspace folder, a file replaced by rename", async ({ page, stateDir, launchApp }) => {
-  const gateway = makeGatewayFolder(path.join(path.dirname(stateDir), "gateway"), { count: 20, hung: 1 });
+  const gateway = makeGatewayFolder(path.join(path.dirname(stateDir), "gateway"), { count: 20, stuckProcessing: 1 });
   const { url } = await launchApp({ REQWATCH_STATE_DIR: gateway.state });
   const now = Date.now();
   const late: GatewayRequest = { requestId: uuidv7(now), chatId: 7, workspace: "later", state: "processing", previousState: "queued", createdAt: now - 3000, queuedAt: now - 2000, processingStartedAt: now - 1000, lastUpdatedAt: now - 1000, prompt: "late one", timedOut: false };

@@ -19,7 +19,7 @@ async function send(receiver: string, scenario: string, only?: "logs" | "traces"
   }
 }
 
-test("Claude Code's turns beside the folder's requests: the table, live; a turn's page with what it did; a hung one stuck; the Health page's counts", async ({ page, launchApp }) => {
+test("Claude Code's turns beside the folder's requests: the table, live; a turn's page with what it did; one that stopped, stuck; the Health page's counts", async ({ page, launchApp }) => {
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
   const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort), REQWATCH_TELEMETRY_STUCK_AFTER: "2s" });
@@ -52,9 +52,9 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   // A prompt whose API call never answered: processing, then stuck, with what it last did; the header counts it.
   await page.goto(`${url}/requests?source=otel`);
   await send(receiver, "interrupted", "logs");
-  const hung = table.getByRole("row").filter({ hasText: "processing" });
-  await expect(hung).toHaveCount(1);
-  await expect(hung).toContainText(/nothing received for \d+s; last: user_prompt: a prompt of 9 characters/, { timeout: 15_000 });
+  const stopped = table.getByRole("row").filter({ hasText: "processing" });
+  await expect(stopped).toHaveCount(1);
+  await expect(stopped).toContainText(/nothing received for \d+s; last: user_prompt: a prompt of 9 characters/, { timeout: 15_000 });
   await expect(page.getByRole("link", { name: "otel: 1 stuck" })).toBeVisible({ timeout: 15_000 });
 
   // The Health page: where it listens, what came in, and what no mapping knows (counted, not dropped).
@@ -98,8 +98,8 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(toolSession).toContainText("Claude Code");
   await expect(toolSession).toContainText("240 in / 60 out");
   await expect(toolSession.getByRole("cell")).toHaveText([/^[0-9a-f-]{36}$/, "Claude Code", "active", /ago$/, "—", "1", "1 turn, 2 model calls, 1 tool use", "240 in / 60 out", "$0.0016", "0"]);
-  const hungSession = sessions.getByRole("row").filter({ hasText: "Claude Code" }).filter({ hasNotText: "$0.0016" });
-  await expect(hungSession.getByRole("link", { name: "1 stuck" })).toBeVisible({ timeout: 15_000 });
+  const stoppedSession = sessions.getByRole("row").filter({ hasText: "Claude Code" }).filter({ hasNotText: "$0.0016" });
+  await expect(stoppedSession.getByRole("link", { name: "1 stuck" })).toBeVisible({ timeout: 15_000 });
   await page.screenshot({ path: test.info().outputPath("sessions.png") });
 
   // The session's own page: what it used, per model and tool, and its turns.

@@ -49,8 +49,8 @@ export function aGatewayRequest(requestId: string, now = Date.now()): RawRequest
   };
 }
 
-/** Processing since long before the hung threshold: recovery times it out. */
-export function aHungRequest(requestId: string, now = Date.now()): RawRequest {
+/** Processing long past the processing stuck threshold with no worker holding it: recovery times it out. */
+export function aStuckProcessingRequest(requestId: string, now = Date.now()): RawRequest {
   return aRequest({ requestId, state: "processing", processingStartedAt: now - 2 * HOUR, lastUpdatedAt: now - 2 * HOUR, createdAt: now - 2 * HOUR - 1000 }, now);
 }
 

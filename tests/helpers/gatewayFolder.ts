@@ -80,13 +80,13 @@ const HOUR = 60 * MINUTE;
 
 /**
  * A gateway's data folder under `parent`: `count` requests over the last day in every state,
- * `hung` of them processing for hours, response files for the finished ones (every fifth with a
+ * `stuckProcessing` of them processing for hours, response files for the finished ones (every fifth with a
  * failed callback delivery, one unreadable), and a leftover `.tmp` from a crashed write.
  */
-export function makeGatewayFolder(parent: string, options: { count?: number; hung?: number; now?: number } = {}): GatewayFolder {
+export function makeGatewayFolder(parent: string, options: { count?: number; stuckProcessing?: number; now?: number } = {}): GatewayFolder {
   const now = options.now ?? Date.now();
   const count = options.count ?? 200;
-  const hung = options.hung ?? 5;
+  const stuckProcessing = options.stuckProcessing ?? 5;
   const data = path.join(parent, "data");
   const folder: GatewayFolder = { data, state: path.join(data, "state"), ipc: path.join(data, "ipc"), requests: [], responses: [] };
   for (let i = 0; i < count; i++) {
@@ -96,7 +96,7 @@ export function makeGatewayFolder(parent: string, options: { count?: number; hun
     const processingStartedAt = queuedAt + 1500;
     const base = { requestId: uuidv7(createdAt), chatId: 100000 + i, workspace, createdAt, prompt: `question ${i} for ${workspace}`, timedOut: false };
     let request: GatewayRequest;
-    if (i < hung) {
+    if (i < stuckProcessing) {
       const started = now - (2 + i) * HOUR;
       request = { ...base, createdAt: started - 2000, queuedAt: started - 1000, state: "processing", previousState: "queued", processingStartedAt: started, lastUpdatedAt: started };
     } else if (i % 10 === 9) {

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { anOldCompletedRequest, aHungRequest, writeRequestFile } from "../helpers/builders";
+import { anOldCompletedRequest, aStuckProcessingRequest, writeRequestFile } from "../helpers/builders";
 import { BIN, runCli } from "../helpers/cli";
 import path from "node:path";
 import { aRequest } from "../helpers/builders";
@@ -63,25 +63,39 @@ describe("reqwatch CLI", () => {
     expect(runCli(["list"], { stateDir: tempStateDir() }).stdout).toBe("No requests match.\n");
   });
 
-  it("recover reports hung requests, unreadable files and fixes", () => {
+  it("recover reports stuck processing requests it timed out, unreadable files and fixes", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aHungRequest("stuck"));
+    writeRequestFile(stateDir, aStuckProcessingRequest("stuck"));
     fs.writeFileSync(requestPath(stateDir, "broken"), "{");
     const human = runCli(["recover"], { stateDir });
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/Scanned 2 request files/);
-    expect(human.stdout).toMatch(/Timed out 1 hung request\(s\) \(processing > 1h\): stuck/);
+    expect(human.stdout).toMatch(/Timed out 1 stuck request\(s\) \(processing > 1h, no worker holding them\): stuck/);
     expect(human.stdout).toMatch(/Unreadable \(kept\): requests\/broken.json: invalid JSON/);
-    const json = JSON.parse(runCli(["recover", "--json", "--hung-after", "10m"], { stateDir }).stdout);
+    const json = JSON.parse(runCli(["recover", "--json", "--processing-stuck-after", "10m"], { stateDir }).stdout);
     expect(json).toMatchObject({ scanned: 2, timedOut: [], unreadable: [{ file: "requests/broken.json" }] });
   });
 
-  it("cleanup previews with --dry-run, then archives; restore undoes it", () => {
+  it("recover reads the processing stuck threshold's old names, flag and variable, saying they are renamed", () => {
+    const stateDir = tempStateDir();
+    writeRequestFile(stateDir, aRequest({ requestId: "half-hour", state: "processing", processingStartedAt: Date.now() - 30 * 60_000 }));
+    const byFlag = runCli(["recover", "--json", "--hung-after", "1h"], { stateDir });
+    expect(byFlag).toMatchObject({ code: 0, stderr: expect.stringContaining("--hung-after is renamed --processing-stuck-after; the old name still works in this release.") });
+    expect(JSON.parse(byFlag.stdout)).toMatchObject({ timedOut: [] });
+    expect(runCli(["recover", "--hung-after", "1h", "--processing-stuck-after", "1h"], { stateDir }).code).toBe(2);
+    const both = runCli(["recover"], { stateDir, env: { ...process.env, REQWATCH_HUNG_AFTER: "1h", REQWATCH_PROCESSING_STUCK_AFTER: "1h" } });
+    expect(both).toMatchObject({ code: 2, stderr: expect.stringMatching(/REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set only REQWATCH_PROCESSING_STUCK_AFTER\./) });
+    const byVariable = runCli(["recover", "--json"], { stateDir, env: { ...process.env, REQWATCH_HUNG_AFTER: "20m" } });
+    expect(byVariable).toMatchObject({ code: 0, stderr: expect.stringContaining("REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER; the old name still works in this release.") });
+    expect(JSON.parse(byVariable.stdout)).toMatchObject({ timedOut: ["half-hour"] });
+  });
+
+  it("cleanup dry-runs with --dry-run, then archives; restore undoes it", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, anOldCompletedRequest("old"));
     runCli(["create", "-w", "gw", "--id", "fresh"], { stateDir });
-    const preview = runCli(["cleanup", "--dry-run"], { stateDir });
-    expect(preview.stdout).toMatch(/Would archive and delete 1 request\(s\) not updated for 1d \(1 completed\)/);
+    const dryRun = runCli(["cleanup", "--dry-run"], { stateDir });
+    expect(dryRun.stdout).toMatch(/Would archive and delete 1 request\(s\) not updated for 1d \(1 completed\)/);
     expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(true);
 
     const done = runCli(["cleanup", "--older-than", "24h"], { stateDir });
@@ -92,14 +106,14 @@ describe("reqwatch CLI", () => {
     expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(true);
   });
 
-  it("retry previews with --dry-run, then requeues by id or by state", () => {
+  it("retry dry-runs with --dry-run, then requeues by id or by state", () => {
     const stateDir = tempStateDir();
     runCli(["create", "-w", "gw", "--id", "f1", "--state", "processing"], { stateDir });
     runCli(["update", "f1", "--state", "failed", "--error", "boom"], { stateDir });
     runCli(["create", "-w", "gw", "--id", "ok", "--state", "queued"], { stateDir });
 
-    const preview = runCli(["retry", "--state", "failed", "--dry-run"], { stateDir });
-    expect(preview).toMatchObject({ code: 0, stdout: "Would retry 1 of 1 request(s).\n  f1  failed -> queued  (manual retry of a failed request)\n" });
+    const dryRun = runCli(["retry", "--state", "failed", "--dry-run"], { stateDir });
+    expect(dryRun).toMatchObject({ code: 0, stdout: "Would retry 1 of 1 request(s).\n  f1  failed -> queued  (manual retry of a failed request)\n" });
     expect(JSON.parse(readRaw(stateDir, "f1")).state).toBe("failed");
 
     const byId = runCli(["retry", "f1", "ok", "--json"], { stateDir });
@@ -261,7 +275,7 @@ describe("reqwatch CLI", () => {
       expect(treeSnapshot(stateDir)).toEqual(before);
     });
 
-    it("an interval of 0 (a monitor pass in a busy loop), by flag or by variable, and a 0 hung threshold", () => {
+    it("an interval of 0 (a monitor pass in a busy loop), by flag or by variable, and a 0 processing stuck threshold", () => {
       const stateDir = tempStateDir();
       writeRequestFile(stateDir, anOldCompletedRequest("old"));
       const before = treeSnapshot(stateDir);
@@ -277,7 +291,7 @@ describe("reqwatch CLI", () => {
       // Not "every finished request is past its retention": `off` turns it off.
       const retention = runCli(["monitor", "--once"], { stateDir, env: { ...process.env, REQWATCH_RETENTION: "0ms" } });
       expect(retention).toMatchObject({ code: 2, stderr: expect.stringMatching(/Invalid REQWATCH_RETENTION: "0ms"\. It must be longer than 0\./) });
-      expect(runCli(["recover", "--hung-after", "0m"], { stateDir }).code).toBe(2);
+      expect(runCli(["recover", "--processing-stuck-after", "0m"], { stateDir }).code).toBe(2);
       expect(treeSnapshot(stateDir)).toEqual(before);
     });
 
@@ -354,7 +368,7 @@ describe("reqwatch CLI", () => {
 
   describe("a folder another program writes", () => {
     it("reads a gateway's response files from the folder REQWATCH_IPC_DIR names, and forgets them once no folder is named", () => {
-      const gateway = makeGatewayFolder(tempParent(), { count: 40, hung: 1 });
+      const gateway = makeGatewayFolder(tempParent(), { count: 40, stuckProcessing: 1 });
       const elsewhere = path.join(tempParent(), "responses-here");
       fs.renameSync(gateway.ipc, elsewhere);
       const before = treeSnapshot(gateway.data);

@@ -8,7 +8,7 @@ import { tempParent } from "../helpers/stateDir";
 describe("the CLI on a gateway's data folder", () => {
   it("keeps a gateway's numeric chat ids numbers in list --json and --format jsonl, as get does", () => {
     const parent = tempParent();
-    const gateway = makeGatewayFolder(parent, { count: 12, hung: 1 });
+    const gateway = makeGatewayFolder(parent, { count: 12, stuckProcessing: 1 });
     const env = { ...process.env, REQWATCH_CACHE_DIR: path.join(parent, "cache") };
     const byId = new Map(gateway.requests.map((r) => [r.requestId, r.chatId]));
 
@@ -26,7 +26,7 @@ describe("the CLI on a gateway's data folder", () => {
 
   it("explain prints a failed gateway request's error and its response file's failed callback", () => {
     const parent = tempParent();
-    const gateway = makeGatewayFolder(parent, { count: 20, hung: 0 });
+    const gateway = makeGatewayFolder(parent, { count: 20, stuckProcessing: 0 });
     const env = { ...process.env, REQWATCH_CACHE_DIR: path.join(parent, "cache") };
     const failed = gateway.requests.find((r) => r.state === "failed")!;
     writeGatewayRequest(gateway, { ...failed, error: "claude exited with code 1: rate limited" });

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { aHungRequest, aRequest, writeRequestFile } from "../helpers/builders";
+import { aStuckProcessingRequest, aRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { addMessage, createClaudeMemDb } from "../helpers/claudeMemDb";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
@@ -19,7 +19,7 @@ describe("reqwatch mcp", () => {
 
     const { tools } = await agent.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ["cancel_requests", "cleanup_preview", "explain_request", "get_request", "list_requests", "list_sessions", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "source_queue", "stuck"].sort(),
+      ["cancel_requests", "cleanup_dry_run", "explain_request", "get_request", "list_requests", "list_sessions", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "source_queue", "stuck"].sort(),
     );
     for (const tool of tools) expect(tool.description?.length, tool.name).toBeGreaterThan(40);
 
@@ -39,10 +39,10 @@ describe("reqwatch mcp", () => {
     expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("failed");
 
     const unbound = await call(agent, "retry_requests", { ids: ["broken"], confirm: true });
-    expect(unbound).toMatchObject({ isError: true, text: expect.stringMatching(/previewId/) });
+    expect(unbound).toMatchObject({ isError: true, text: expect.stringMatching(/dryRunId/) });
     expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("failed");
 
-    const run = JSON.parse((await call(agent, "retry_requests", { ids: ["broken"], confirm: true, previewId: dryRun.previewId })).text);
+    const run = JSON.parse((await call(agent, "retry_requests", { ids: ["broken"], confirm: true, dryRunId: dryRun.dryRunId })).text);
     expect(run).toMatchObject({ dryRun: false, entry: { kind: "retry", status: "done", by: "mcp", changed: 1 } });
     const retried = JSON.parse(readRaw(stateDir, "broken"));
     expect(retried.state).toBe("queued");
@@ -57,14 +57,14 @@ describe("reqwatch mcp", () => {
     await closeAgents();
 
     const second = await anAgent(stateDir);
-    const run = await call(second, "retry_requests", { ids: ["broken"], confirm: true, previewId: dryRun.previewId });
+    const run = await call(second, "retry_requests", { ids: ["broken"], confirm: true, dryRunId: dryRun.dryRunId });
     expect(run.isError, run.text).toBe(false);
     expect(JSON.parse(run.text)).toMatchObject({ dryRun: false, entry: { kind: "retry", status: "done", by: "mcp", summary: "Retry 1 selected request", changedIds: ["broken"] } });
     expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("queued");
 
     // Confirmed once; a second confirmation is told why it is refused, in words that fit a server started per call.
-    const again = await call(second, "retry_requests", { ids: ["broken"], confirm: true, previewId: dryRun.previewId });
-    expect(again).toEqual({ isError: true, text: `Dry run ${dryRun.previewId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
+    const again = await call(second, "retry_requests", { ids: ["broken"], confirm: true, dryRunId: dryRun.dryRunId });
+    expect(again).toEqual({ isError: true, text: `Dry run ${dryRun.dryRunId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
   });
 
   it("a confirmation that asks other than its dry run is refused and changes nothing; the audit entry names what was done", async () => {
@@ -78,20 +78,20 @@ describe("reqwatch mcp", () => {
 
     const retryDryRun = JSON.parse((await call(agent, "retry_requests", { states: ["failed"] })).text);
     expect(retryDryRun).toMatchObject({ willChange: 2, summary: "Retry every request matching: states failed" });
-    const otherFilter = await call(agent, "retry_requests", { states: ["timeout"], workspace: "zzz", confirm: true, previewId: retryDryRun.previewId });
+    const otherFilter = await call(agent, "retry_requests", { states: ["timeout"], workspace: "zzz", confirm: true, dryRunId: retryDryRun.dryRunId });
     expect(otherFilter).toEqual({
       isError: true,
-      text: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.previewId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
+      text: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.dryRunId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
     });
     const cancelDryRun = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"] })).text);
-    const otherIds = await call(agent, "cancel_requests", { ids: ["D"], confirm: true, previewId: cancelDryRun.previewId });
-    expect(otherIds).toMatchObject({ isError: true, text: expect.stringContaining(`asks "Cancel D", but dry run ${cancelDryRun.previewId} was "Cancel C"`) });
+    const otherIds = await call(agent, "cancel_requests", { ids: ["D"], confirm: true, dryRunId: cancelDryRun.dryRunId });
+    expect(otherIds).toMatchObject({ isError: true, text: expect.stringContaining(`asks "Cancel D", but dry run ${cancelDryRun.dryRunId} was "Cancel C"`) });
     expect(files()).toEqual(before);
     expect(aTracker({ stateDir }).actions.list()).toEqual([]);
 
-    const cancelled = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"], confirm: true, previewId: cancelDryRun.previewId })).text);
+    const cancelled = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"], confirm: true, dryRunId: cancelDryRun.dryRunId })).text);
     expect(cancelled.entry).toMatchObject({ kind: "cancel", by: "mcp", status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
-    const retried = JSON.parse((await call(agent, "retry_requests", { states: ["failed"], confirm: true, previewId: retryDryRun.previewId })).text);
+    const retried = JSON.parse((await call(agent, "retry_requests", { states: ["failed"], confirm: true, dryRunId: retryDryRun.dryRunId })).text);
     expect(retried.entry).toMatchObject({ kind: "retry", by: "mcp", status: "done", summary: "Retry every request matching: states failed", target: { filter: { states: ["failed"] } }, matched: 2 });
     expect(retried.entry.changedIds.sort()).toEqual(["f-a", "f-b"]);
     expect(["t-z", "D"].map((id) => JSON.parse(readRaw(stateDir, id)).state)).toEqual(["timeout", "queued"]);
@@ -125,7 +125,7 @@ describe("reqwatch mcp", () => {
     const agent = await anAgent(tempStateDir());
     expect(await call(agent, "get_request", { requestId: "nope" })).toEqual({ isError: true, text: "Request nope does not exist (it may have been cleaned up)." });
     expect(await call(agent, "explain_request", { requestId: "../etc/passwd" })).toMatchObject({ isError: true });
-    expect(await call(agent, "cleanup_preview", { olderThan: "soon" })).toMatchObject({ isError: true, text: expect.stringMatching(/olderThan/) });
+    expect(await call(agent, "cleanup_dry_run", { olderThan: "soon" })).toMatchObject({ isError: true, text: expect.stringMatching(/olderThan/) });
     expect(JSON.parse((await call(agent, "stuck")).text)).toEqual({ count: 0, stuck: [] });
   });
 
@@ -143,17 +143,17 @@ describe("reqwatch mcp", () => {
 
   it("in a folder reqwatch only observes: reads work, every write is a tool error, and nothing in the folder changes", async () => {
     const stateDir = tempForeignDir();
-    writeRequestFile(stateDir, aHungRequest("hung"));
+    writeRequestFile(stateDir, aStuckProcessingRequest("hung"));
     writeRequestFile(stateDir, aRequest({ requestId: "failed-one", state: "failed" }));
     const before = treeSnapshot(stateDir);
     const agent = await anAgent(stateDir);
 
     expect(JSON.parse((await call(agent, "stuck")).text)).toMatchObject({ count: 1, stuck: [{ requestId: "hung", reason: expect.stringContaining("no reqwatch worker holds it") }] });
     const dryRun = JSON.parse((await call(agent, "retry_requests", { ids: ["failed-one"] })).text);
-    const refused = await call(agent, "retry_requests", { ids: ["failed-one"], confirm: true, previewId: dryRun.previewId });
+    const refused = await call(agent, "retry_requests", { ids: ["failed-one"], confirm: true, dryRunId: dryRun.dryRunId });
     expect(refused).toMatchObject({ isError: true, text: expect.stringMatching(/read-only|observed/i) });
     expect(await call(agent, "record_command", { command: "ls", status: "completed" })).toMatchObject({ isError: true });
-    expect(await call(agent, "cancel_requests", { ids: ["hung"], confirm: true, previewId: "x" })).toMatchObject({ isError: true });
+    expect(await call(agent, "cancel_requests", { ids: ["hung"], confirm: true, dryRunId: "x" })).toMatchObject({ isError: true });
     expect(treeSnapshot(stateDir)).toEqual(before);
   });
 });

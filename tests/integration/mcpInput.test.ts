@@ -25,9 +25,9 @@ describe("what an agent sends reqwatch mcp", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aRequest({ requestId: "old", state: "completed", completedAt: 1 }));
     const agent = await anAgent(stateDir);
-    const preview = await call(agent, "cleanup_preview", { olderThan: "99999999999999999999w" });
-    expect(preview.isError).toBe(false);
-    expect(JSON.parse(preview.text)).toMatchObject({ matched: 0, cutoff: "1970-01-01T00:00:00.000Z", firstIds: [] });
+    const dryRun = await call(agent, "cleanup_dry_run", { olderThan: "99999999999999999999w" });
+    expect(dryRun.isError).toBe(false);
+    expect(JSON.parse(dryRun.text)).toMatchObject({ matched: 0, cutoff: "1970-01-01T00:00:00.000Z", firstIds: [] });
   });
 
   it("a retry named by ids and by states is refused by the rule the CLI and the dashboard keep, not run on the ids alone", async () => {

@@ -40,7 +40,7 @@ describe("a folder another program writes is observed, never written", () => {
     expect(tracker.ownership).toMatchObject({ access: "observed", reason: "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)" });
     expect(tracker.stateDir.indexFile.startsWith(process.env.REQWATCH_CACHE_DIR!)).toBe(true);
     expect(tracker.list().items.map((r) => r.requestId).sort()).toEqual(["hung", "old", "queued-one"]);
-    // The owner's start-up recovery does not run here: the hung request is only flagged.
+    // The owner's start-up recovery does not run here: the stuck request is only flagged.
     expect(tracker.get("hung")?.state).toBe("processing");
     expect(tracker.monitorPass().stuck.map((s) => s.reason)).toEqual(["processing 3h; no reqwatch worker holds it (written by another program)"]);
     expect(tracker.cleanup({ dryRun: true }).matched).toBe(1);
@@ -105,7 +105,7 @@ describe("which folders reqwatch manages", () => {
 });
 
 describe("the dashboard's runtime changes nothing by looking", () => {
-  it("does not time out another program's hung request; releases only a dead reqwatch worker's claim", () => {
+  it("does not time out another program's stuck processing request; releases only a dead reqwatch worker's claim", () => {
     const stateDir = tempStateDir();
     const clock = aClock();
     writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", processingStartedAt: clock.now() - 2 * HOUR, createdAt: clock.now() - 2 * HOUR }, clock.now()));
@@ -172,7 +172,7 @@ describe("what the review found", () => {
     expect(aTracker({ stateDir }).ownership).toMatchObject({ access: "observed", reason: "it holds a reqwatch.json that is not reqwatch's marker" });
   });
 
-  it("the owner's start-up recovery leaves a long job alone while its worker is alive, and times out a hung request nobody holds", () => {
+  it("the owner's start-up recovery leaves a long job alone while its worker is alive, and times out a stuck request nobody holds", () => {
     const stateDir = tempStateDir();
     const started = Date.now() - 2 * HOUR;
     const me = currentProcess();

@@ -115,10 +115,10 @@ describe("pausing a workspace's queue", () => {
     tracker.pause("batch");
     expect(tracker.stuck()).toEqual([]);
     expect(tracker.monitorPass().stuck).toEqual([]);
-    expect(queuesView(tracker, tracker.stuck(), now)).toMatchObject([{ workspace: "batch", queued: 1, late: false, paused: { workspace: "batch" } }]);
+    expect(queuesView(tracker, tracker.stuck())).toMatchObject([{ workspace: "batch", queued: 1, stuck: 0, stuckCauses: [], status: "paused", paused: { workspace: "batch" } }]);
     tracker.resume("batch");
     expect(tracker.monitorPass().stuck.map((entry) => entry.requestId)).toEqual(["waiting"]);
-    expect(queuesView(tracker, tracker.stuck(), now)).toMatchObject([{ workspace: "batch", queued: 1, late: true, paused: null }]);
+    expect(queuesView(tracker, tracker.stuck())).toMatchObject([{ workspace: "batch", queued: 1, stuck: 1, stuckCauses: ["waited too long"], status: "stuck", paused: null }]);
   });
 
   it("a pause file that cannot be read still pauses its workspace, and says so", () => {

@@ -8,7 +8,7 @@ import { treeSnapshot } from "../helpers/treeSnapshot";
 
 describe("a gateway's response files beside its state folder", () => {
   it("are read for the request page and the callback-failed filter, followed live as workspaces and files appear, and never written", async () => {
-    const gateway = makeGatewayFolder(tempParent(), { count: 60, hung: 2 });
+    const gateway = makeGatewayFolder(tempParent(), { count: 60, stuckProcessing: 2 });
     const before = treeSnapshot(gateway.data);
     const tracker = aTracker({ stateDir: gateway.state });
     expect(tracker.stateDir.ipcDir).toBe(gateway.ipc);
@@ -49,7 +49,7 @@ describe("a gateway's response files beside its state folder", () => {
   });
 
   it("are followed from the moment a fresh gateway's first stop hook creates the ipc folder, with no restart", async () => {
-    const gateway = makeGatewayFolder(tempParent(), { count: 30, hung: 0 });
+    const gateway = makeGatewayFolder(tempParent(), { count: 30, stuckProcessing: 0 });
     fs.rmSync(gateway.ipc, { recursive: true });
     const tracker = aTracker({ stateDir: gateway.state });
     const ingest = tracker.startIngest();

@@ -17,21 +17,21 @@ function aFailedBatch(count: number) {
 }
 
 describe("bulk actions", () => {
-  it("a retry preview says how many, which states and the first ids, and changes nothing", () => {
+  it("a retry's dry run says how many, which states and the first ids, and changes nothing", () => {
     const { tracker } = aFailedBatch(30);
-    const preview = tracker.actions.preview({ kind: "retry", filter: { states: ["failed", "completed"] } });
-    expect(preview).toMatchObject({ kind: "retry", matched: 31, willChange: 30, byState: { failed: 30 } });
-    expect(preview.firstIds).toHaveLength(20);
-    expect(preview.skipped).toEqual([{ reason: "it is completed: nothing to retry", count: 1, ids: ["done-1"] }]);
+    const dryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed", "completed"] } });
+    expect(dryRun).toMatchObject({ kind: "retry", matched: 31, willChange: 30, byState: { failed: 30 } });
+    expect(dryRun.firstIds).toHaveLength(20);
+    expect(dryRun.skipped).toEqual([{ reason: "it is completed: nothing to retry", count: 1, ids: ["done-1"] }]);
     expect(tracker.countsByState().failed).toBe(30);
   });
 
-  it("a retry does what its preview showed, in chunks, and the audit log says so", async () => {
+  it("a retry does what its dry run showed, in chunks, and the audit log says so", async () => {
     const { tracker } = aFailedBatch(30);
-    const preview = tracker.actions.preview({ kind: "retry", filter: { states: ["failed", "completed"] } });
+    const dryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed", "completed"] } });
     const progress: number[] = [];
     const entry = await tracker.actions.run({ kind: "retry", filter: { states: ["failed", "completed"] } }, { chunkSize: 7, onProgress: (p) => progress.push(p.changed + p.skipped) });
-    expect(entry).toMatchObject({ kind: "retry", status: "done", matched: 31, changed: preview.willChange, skipped: 1 });
+    expect(entry).toMatchObject({ kind: "retry", status: "done", matched: 31, changed: dryRun.willChange, skipped: 1 });
     expect(progress).toEqual([7, 14, 21, 28, 31]);
     expect(tracker.countsByState()).toMatchObject({ failed: 0, queued: 30, completed: 1 });
     expect(tracker.get("f0001")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", by: `dashboard (action #${entry.id})`, manual: true });
@@ -44,8 +44,8 @@ describe("bulk actions", () => {
     writeRequestFile(stateDir, aRequest({ requestId: "old-2", state: "failed", lastUpdatedAt: Date.now() - 48 * HOUR }));
     writeRequestFile(stateDir, aRequest({ requestId: "new-1", state: "completed", lastUpdatedAt: Date.now() - HOUR }));
     const tracker = aTracker({ stateDir });
-    const preview = tracker.actions.preview({ kind: "cleanup", olderThanMs: 24 * HOUR });
-    expect(preview).toMatchObject({ matched: 2, byState: { completed: 1, failed: 1 } });
+    const dryRun = tracker.actions.dryRun({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    expect(dryRun).toMatchObject({ matched: 2, byState: { completed: 1, failed: 1 } });
 
     const cleaned = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     expect(cleaned).toMatchObject({ status: "done", changed: 2, skipped: 0 });
@@ -86,12 +86,12 @@ describe("bulk actions", () => {
     const second = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     expect([first.changedIds, second.changedIds]).toEqual([["reused"], ["reused"]]);
 
-    expect(tracker.actions.previewUndo(first.id)).toMatchObject({ willChange: 1, skipped: [] });
+    expect(tracker.actions.dryRunUndo(first.id)).toMatchObject({ willChange: 1, skipped: [] });
     expect(await tracker.actions.undo(first.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
     expect(tracker.get("reused")).toMatchObject({ prompt: "the first request", state: "completed" });
 
     // The second request's copy is still archived; its undo would restore over the first, so it says so for that id.
-    expect(tracker.actions.previewUndo(second.id)).toMatchObject({ willChange: 0, skipped: [{ reason: "a request with this id exists again", ids: ["reused"] }] });
+    expect(tracker.actions.dryRunUndo(second.id)).toMatchObject({ willChange: 0, skipped: [{ reason: "a request with this id exists again", ids: ["reused"] }] });
     clock.advance(25 * HOUR);
     expect(tracker.cleanup().ids).toEqual(["reused"]);
     expect(await tracker.actions.undo(second.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
@@ -120,7 +120,7 @@ describe("bulk actions", () => {
     legacy.close();
 
     const tracker = aTracker({ stateDir });
-    expect(tracker.actions.previewUndo(1)).toMatchObject({ willChange: 1, firstIds: ["by-action"] });
+    expect(tracker.actions.dryRunUndo(1)).toMatchObject({ willChange: 1, firstIds: ["by-action"] });
     // The same id archived again now sits beside the migrated copy, not over it.
     tracker.create({ requestId: "by-action", workspace: "ws", state: "processing", prompt: "the id used again" });
     tracker.transition("by-action", "completed");
@@ -138,8 +138,8 @@ describe("bulk actions", () => {
 
   it("refuses bad input and writes no audit entry", async () => {
     const { tracker } = aFailedBatch(1);
-    expect(() => tracker.actions.preview({ kind: "retry" })).toThrow("A retry needs ids or a filter.");
-    expect(() => tracker.actions.preview({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
+    expect(() => tracker.actions.dryRun({ kind: "retry" })).toThrow("A retry needs ids or a filter.");
+    expect(() => tracker.actions.dryRun({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
     await expect(tracker.actions.run({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).rejects.toThrow("A retry takes ids or a filter, not both.");
     expect(() => tracker.retry({ ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
     await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: -1 })).rejects.toMatchObject({ code: "BAD_INPUT" });
@@ -169,24 +169,24 @@ describe("bulk actions", () => {
       writeRequestFile(stateDir, aRequest({ requestId: id, state: id === "c" ? "failed" : "completed", lastUpdatedAt: clock.now - ago * 60_000 }));
     }
     const tracker = aTracker({ stateDir, now: () => clock.now });
-    const preview = tracker.actions.preview({ kind: "cleanup", olderThanMs: HOUR });
-    expect(preview).toMatchObject({ matched: 2, willChange: 2, byState: { completed: 1, failed: 1 }, cutoff: clock.now - HOUR });
+    const dryRun = tracker.actions.dryRun({ kind: "cleanup", olderThanMs: HOUR });
+    expect(dryRun).toMatchObject({ matched: 2, willChange: 2, byState: { completed: 1, failed: 1 }, cutoff: clock.now - HOUR });
 
     clock.now += 2 * 60_000;
     tracker.transition("c", "queued");
-    const entry = await tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, preview: preview.previewId });
+    const entry = await tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId });
     expect(entry).toMatchObject({ status: "done", matched: 2, changed: 1, skipped: 1, changedIds: ["b"], skipReasons: [{ reason: "changed since the dry run", ids: ["c"] }] });
     expect(tracker.get("a")?.state).toBe("completed");
     // A dry run serves one run; an unknown one is refused and nothing runs.
-    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, preview: preview.previewId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Dry run \S+ is not known/) });
+    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Dry run \S+ is not known/) });
   });
 
   it("a retry by filter after its dry run leaves out what matches only since", async () => {
     const { tracker } = aFailedBatch(3);
-    const preview = tracker.actions.preview({ kind: "retry", filter: { states: ["failed"] } });
+    const dryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
     tracker.create({ requestId: "new-failure", workspace: "w", state: "processing" });
     tracker.transition("new-failure", "failed");
-    const entry = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, preview: preview.previewId });
+    const entry = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, dryRunId: dryRun.dryRunId });
     expect(entry).toMatchObject({ matched: 3, changed: 3 });
     expect(tracker.get("new-failure")?.state).toBe("failed");
   });
@@ -200,8 +200,8 @@ describe("bulk actions", () => {
     tracker.create({ requestId: "done", workspace: "nightly", state: "processing" });
     tracker.transition("done", "completed");
 
-    const preview = tracker.actions.preview({ kind: "cancel", ids: ["waiting", "running", "done"] });
-    expect(preview).toMatchObject({ matched: 3, willChange: 2, byState: { processing: 1, queued: 1 }, skipped: [{ reason: "it is completed: already finished", ids: ["done"] }] });
+    const dryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["waiting", "running", "done"] });
+    expect(dryRun).toMatchObject({ matched: 3, willChange: 2, byState: { processing: 1, queued: 1 }, skipped: [{ reason: "it is completed: already finished", ids: ["done"] }] });
     const entry = await tracker.actions.run({ kind: "cancel", ids: ["waiting", "running", "done"] });
     expect(entry).toMatchObject({ kind: "cancel", status: "done", changed: 2, skipped: 1, changedIds: ["waiting", "running"], summary: "Cancel 3 requests" });
     expect(tracker.get("waiting")).toMatchObject({ state: "failed", error: "cancelled" });
@@ -218,7 +218,7 @@ describe("bulk actions", () => {
     const cleanup = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     tracker.create({ requestId: "old-3", workspace: "w" });
 
-    expect(tracker.actions.previewUndo(cleanup.id)).toMatchObject({ kind: "undo", matched: 30, willChange: 29, skipped: [{ reason: "a request with this id exists again", ids: ["old-3"] }] });
+    expect(tracker.actions.dryRunUndo(cleanup.id)).toMatchObject({ kind: "undo", matched: 30, willChange: 29, skipped: [{ reason: "a request with this id exists again", ids: ["old-3"] }] });
     let undoId = 0;
     const first = tracker.actions.undo(cleanup.id, { chunkSize: 1, onStart: (id) => (undoId = id) });
     expect(undoId).toBeGreaterThan(0);
@@ -234,22 +234,22 @@ describe("bulk actions", () => {
     const tracker = aTracker({ stateDir });
     const before = ["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id));
 
-    const retryDryRun = tracker.actions.preview({ kind: "retry", filter: { states: ["failed"] } });
-    await expect(tracker.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, preview: retryDryRun.previewId })).rejects.toMatchObject({
+    const retryDryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
+    await expect(tracker.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, dryRunId: retryDryRun.dryRunId })).rejects.toMatchObject({
       code: "BAD_INPUT",
-      message: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.previewId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
+      message: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.dryRunId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
     });
-    const cancelDryRun = tracker.actions.preview({ kind: "cancel", ids: ["C"] });
-    await expect(tracker.actions.run({ kind: "cancel", ids: ["D"], preview: cancelDryRun.previewId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') });
-    await expect(tracker.actions.run({ kind: "retry", ids: ["C"], preview: cancelDryRun.previewId })).rejects.toMatchObject({ code: "BAD_INPUT" });
+    const cancelDryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["C"] });
+    await expect(tracker.actions.run({ kind: "cancel", ids: ["D"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') });
+    await expect(tracker.actions.run({ kind: "retry", ids: ["C"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT" });
     expect(["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id))).toEqual(before);
     expect(tracker.actions.list()).toEqual([]);
 
     // Refused, the dry runs are still there for the confirmations that ask what they were asked.
-    const cancelled = await tracker.actions.run({ kind: "cancel", ids: ["C"], preview: cancelDryRun.previewId });
+    const cancelled = await tracker.actions.run({ kind: "cancel", ids: ["C"], dryRunId: cancelDryRun.dryRunId });
     expect(cancelled).toMatchObject({ status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
     expect(tracker.get("D")?.state).toBe("queued");
-    const retried = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, preview: retryDryRun.previewId });
+    const retried = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, dryRunId: retryDryRun.dryRunId });
     expect(retried).toMatchObject({ status: "done", summary: "Retry every request matching: states failed", target: { filter: { states: ["failed"] } }, matched: 2 });
     expect(retried.changedIds.sort()).toEqual(["f-a", "f-b"]);
     expect(tracker.get("t-z")?.state).toBe("timeout");
@@ -262,13 +262,13 @@ describe("bulk actions", () => {
     const dashboard = aTracker({ stateDir, now: clock.now });
     const agent = aTracker({ stateDir, now: clock.now });
 
-    const dryRun = dashboard.actions.preview({ kind: "retry", ids: ["one"] });
-    expect(await agent.actions.run({ kind: "retry", ids: ["one"], preview: dryRun.previewId })).toMatchObject({ status: "done", changedIds: ["one"] });
+    const dryRun = dashboard.actions.dryRun({ kind: "retry", ids: ["one"] });
+    expect(await agent.actions.run({ kind: "retry", ids: ["one"], dryRunId: dryRun.dryRunId })).toMatchObject({ status: "done", changedIds: ["one"] });
 
-    const late = dashboard.actions.preview({ kind: "retry", ids: ["two"] });
+    const late = dashboard.actions.dryRun({ kind: "retry", ids: ["two"] });
     clock.advance(15 * 60_000);
-    const refused = agent.actions.run({ kind: "retry", ids: ["two"], preview: late.previewId });
-    await expect(refused).rejects.toMatchObject({ code: "BAD_INPUT", message: `Dry run ${late.previewId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
+    const refused = agent.actions.run({ kind: "retry", ids: ["two"], dryRunId: late.dryRunId });
+    await expect(refused).rejects.toMatchObject({ code: "BAD_INPUT", message: `Dry run ${late.dryRunId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
     expect(agent.get("two")?.state).toBe("failed");
   });
 
@@ -287,6 +287,6 @@ describe("bulk actions", () => {
     expect(reopened.db.prepare("SELECT count(*) FROM requests").pluck().get()).toBe(1);
     reopened.db.close();
     const tracker = aTracker({ stateDir });
-    expect(tracker.actions.preview({ kind: "retry", ids: ["kept"] })).toMatchObject({ willChange: 1 });
+    expect(tracker.actions.dryRun({ kind: "retry", ids: ["kept"] })).toMatchObject({ willChange: 1 });
   });
 });

@@ -165,7 +165,7 @@ describe("the charts' aggregates", () => {
     const tracker = aTracker({ stateDir });
     // Another program rewrites r1: it failed at +3 min after a 2-minute wait, instead of completing at +40 s.
     writeRequestFile(stateDir, { ...withHistory("r1", "alpha", [step(null, "queued", T + MIN), step("queued", "processing", T + 3 * MIN, { token: "z" }), step("processing", "failed", T + 3 * MIN + 5 * SEC, { token: "z" })]), version: 9 });
-    tracker.recover({ hungAfterMs: 365 * 86_400_000 });
+    tracker.recover({ processingStuckAfterMs: 365 * 86_400_000 });
     const view = activityView(tracker, "1h", null, now);
     expect(view.totals).toMatchObject({ completed: 2, failed: 2 });
     near(view.wait.p50[view.times.indexOf(T + 3 * MIN)], 120_000);

@@ -17,7 +17,7 @@ it("a monitor pass that finds a processing request stuck sends the queues again,
   const chunks: string[] = [];
   try {
     hub.subscribe(null, (chunk) => chunks.push(chunk));
-    const stuck = { requestId: "job", workspace: "gateway", state: "processing" as const, since: Date.now(), reason: "processing 2h; no heartbeat" };
+    const stuck = { requestId: "job", workspace: "gateway", state: "processing" as const, since: Date.now(), cause: "no heartbeat" as const, reason: "processing 2h; no heartbeat" };
     hub.publishStuck([stuck], Date.now());
     expect(queueStatuses(chunks)).toEqual([["gateway: stuck"]]);
     // The same finding again changes nothing, and sends nothing.
@@ -38,7 +38,7 @@ it("a stuck request that another program finishes leaves the stuck count with th
       for (const event of chunk.split("\n\n").filter((text) => text.startsWith("event: stuck"))) stuckEvents.push((JSON.parse(event.slice(event.indexOf("data: ") + 6)) as { count: number }).count);
     });
     const at = Date.now();
-    hub.publishStuck(["a", "b", "c"].map((requestId) => ({ requestId, workspace: "gateway", state: "processing" as const, since: at, reason: "processing 2h; no heartbeat" })), at);
+    hub.publishStuck(["a", "b", "c"].map((requestId) => ({ requestId, workspace: "gateway", state: "processing" as const, since: at, cause: "no heartbeat" as const, reason: "processing 2h; no heartbeat" })), at);
     expect(hub.stuckSnapshot.count).toBe(3);
     // A heartbeat (still processing) keeps it stuck; a timeout and a removal take it out.
     tracker.update("a", { fields: { model: "still going" } });

@@ -97,7 +97,7 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
     let events: FeedEvent[];
     try {
       events = aBrowserOn(hub);
-      hub.publishStuck([{ requestId: "hung", workspace: "gw", state: "processing", since: detail.stateSince, reason: "processing 2h; no heartbeat" }], Date.now());
+      hub.publishStuck([{ requestId: "hung", workspace: "gw", state: "processing", since: detail.stateSince, cause: "no heartbeat", reason: "processing 2h; no heartbeat" }], Date.now());
     } finally {
       hub.close();
     }

@@ -11,14 +11,14 @@ import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 
 const MINUTE = 60_000;
 
-function silentClaim(overrides: Partial<ClaimShape> = {}, now = Date.now()): ClaimShape {
+function claimWithoutHeartbeat(overrides: Partial<ClaimShape> = {}, now = Date.now()): ClaimShape {
   const long = now - 10 * MINUTE;
   return { token: "tok", pid: aDeadPid(), claimedAt: long, heartbeatAt: long, ...overrides };
 }
 
 function liveClaim(overrides: Partial<ClaimShape> = {}, now = Date.now()): ClaimShape {
   const me = currentProcess();
-  return silentClaim({ pid: me.pid, host: me.host, processStartedAt: me.processStartedAt ?? undefined, ...overrides }, now);
+  return claimWithoutHeartbeat({ pid: me.pid, host: me.host, processStartedAt: me.processStartedAt ?? undefined, ...overrides }, now);
 }
 
 describe("the stuck monitor", () => {
@@ -34,7 +34,7 @@ describe("the stuck monitor", () => {
     const pass = tracker.monitorPass();
 
     expect(pass.counts).toMatchObject({ stuckQueued: 1, released: 0 });
-    expect(pass.stuck).toEqual([{ requestId: "waiting", workspace: "ws", state: "queued", since: expect.any(Number), reason: "queued 11m; no reqwatch worker has claimed from workspace ws in 10m (last claim: never)" }]);
+    expect(pass.stuck).toEqual([{ requestId: "waiting", workspace: "ws", state: "queued", since: expect.any(Number), cause: "waited too long", reason: "queued 11m; no reqwatch worker has claimed from workspace ws in 10m (last claim: never)" }]);
     expect(readRaw(stateDir, "waiting")).toBe(before);
     expect(tracker.stuck()).toEqual(pass.stuck);
   });
@@ -48,9 +48,9 @@ describe("the stuck monitor", () => {
     expect(tracker.get("late")?.transitions?.at(-1)?.reason).toMatch(/^past its deadline/);
   });
 
-  it("applies the result marker of a silent worker instead of running the request again", () => {
+  it("applies the result marker of a worker without a heartbeat instead of running the request again", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aClaimedRequest("finished", silentClaim()));
+    writeRequestFile(stateDir, aClaimedRequest("finished", claimWithoutHeartbeat()));
     fs.mkdirSync(path.join(stateDir, "results"), { recursive: true });
     fs.writeFileSync(path.join(stateDir, "results", "finished.json"), JSON.stringify({ requestId: "finished", token: "tok", outcome: "completed", fields: { output: "42" }, writtenAt: Date.now() }));
     const tracker = aTracker({ stateDir });
@@ -63,7 +63,7 @@ describe("the stuck monitor", () => {
 
   it("ignores a marker written under another claim", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aClaimedRequest("other", silentClaim()));
+    writeRequestFile(stateDir, aClaimedRequest("other", claimWithoutHeartbeat()));
     fs.mkdirSync(path.join(stateDir, "results"), { recursive: true });
     fs.writeFileSync(path.join(stateDir, "results", "other.json"), JSON.stringify({ requestId: "other", token: "older-claim", outcome: "completed", writtenAt: Date.now() }));
     const tracker = aTracker({ stateDir });
@@ -71,14 +71,14 @@ describe("the stuck monitor", () => {
     expect(tracker.get("other")?.state).toBe("queued");
   });
 
-  it("leaves a silent request alone while its worker process is alive, and flags it", () => {
+  it("leaves a request without a heartbeat alone while its worker process is alive, and flags it", () => {
     const stateDir = tempStateDir();
     const clock = aClock();
     writeRequestFile(stateDir, aClaimedRequest("slow", liveClaim({}, clock.now())));
     const tracker = aTracker({ stateDir, now: clock.now });
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckAlive: 1, released: 0 });
-    expect(pass.stuck[0]?.reason).toMatch(new RegExp(`^processing 10m, worker ${process.pid} alive, no heartbeat for 10m$`));
+    expect(pass.stuck[0]).toMatchObject({ cause: "no heartbeat", reason: expect.stringMatching(new RegExp(`^processing 10m, worker ${process.pid} alive, no heartbeat for 10m$`)) });
     expect(tracker.get("slow")?.state).toBe("processing");
   });
 
@@ -94,8 +94,8 @@ describe("the stuck monitor", () => {
   it("releases a gone worker's request while attempts remain, else times it out", () => {
     const stateDir = tempStateDir();
     const pid = aDeadPid();
-    writeRequestFile(stateDir, aClaimedRequest("again", silentClaim({ pid })));
-    writeRequestFile(stateDir, aClaimedRequest("last-try", silentClaim({ pid, token: "tok2" }), { attempt: 3 }));
+    writeRequestFile(stateDir, aClaimedRequest("again", claimWithoutHeartbeat({ pid })));
+    writeRequestFile(stateDir, aClaimedRequest("last-try", claimWithoutHeartbeat({ pid, token: "tok2" }), { attempt: 3 }));
     const tracker = aTracker({ stateDir });
 
     const pass = tracker.monitorPass();
@@ -119,7 +119,7 @@ describe("the stuck monitor", () => {
 
   it("flags nothing when nothing is wrong (owned or not)", () => {
     const stateDir = tempStateDir();
-    // Another program's request in processing for a minute: well inside the hung threshold.
+    // Another program's request in processing for a minute: well inside the processing stuck threshold.
     writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "processing", processingStartedAt: Date.now() - MINUTE }));
     const pass = aTracker({ stateDir }).monitorPass();
     expect(pass.stuck).toEqual([]);
@@ -129,7 +129,7 @@ describe("the stuck monitor", () => {
     const tracker = aTracker();
     const db = new Database(tracker.stateDir.indexFile, { readonly: true });
     try {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${STUCK_ROWS}`).all({ now: 0, queuedCutoff: 0, heartbeatCutoff: 0, hungCutoff: 0, silentCutoff: 0, paused: "[]" }) as { detail: string }[]).map((row) => row.detail);
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${STUCK_ROWS}`).all({ now: 0, queuedCutoff: 0, heartbeatCutoff: 0, unclaimedCutoff: 0, scanCutoff: 0, paused: "[]" }) as { detail: string }[]).map((row) => row.detail);
       const reads = plan.filter((detail) => /\brequests\b/.test(detail) && !detail.includes("json_each"));
       expect(reads).toHaveLength(3);
       // A range on state_since, timeout_at or heartbeat_at: a healthy queue of any size has no row in it.
@@ -156,17 +156,17 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     const pass = tracker.monitorPass();
 
     expect(pass.counts).toMatchObject({ stuckNotOwned: 1, released: 0, timedOut: 0, deadlineTimedOut: 0 });
-    expect(pass.stuck).toEqual([{ requestId: "gateway-hung", workspace: "ws", state: "processing", since: expect.any(Number), reason: "processing 1h 12m; no reqwatch worker holds it (written by another program)" }]);
+    expect(pass.stuck).toEqual([{ requestId: "gateway-hung", workspace: "ws", state: "processing", since: expect.any(Number), cause: "no worker holds it", reason: "processing 1h 12m; no reqwatch worker holds it (written by another program)" }]);
     expect(readRaw(stateDir, "gateway-hung")).toBe(before);
   });
 
-  it("waits for the hung threshold before it flags an unclaimed request (it has no heartbeat to miss)", () => {
+  it("waits for the processing stuck threshold before it flags an unclaimed request (it has no heartbeat to miss)", () => {
     const stateDir = tempStateDir();
     const clock = aClock();
     writeRequestFile(stateDir, aRequest({ requestId: "busy", state: "processing", processingStartedAt: clock.now() - 30 * MINUTE }));
     const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
     expect(tracker.monitorPass().stuck).toEqual([]);
-    expect(aTracker({ stateDir, hungAfterMs: 20 * MINUTE, recover: false, now: clock.now }).monitorPass().stuck[0]?.reason).toBe("processing 30m; no reqwatch worker holds it (written by another program)");
+    expect(aTracker({ stateDir, processingStuckAfterMs: 20 * MINUTE, recover: false, now: clock.now }).monitorPass().stuck[0]?.reason).toBe("processing 30m; no reqwatch worker holds it (written by another program)");
   });
 
   it("flags, and does not time out, an unclaimed request past its deadline; says when reqwatch moved it without a claim", () => {
@@ -176,7 +176,7 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     clock.advance(20);
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckNotOwned: 1, deadlineTimedOut: 0 });
-    expect(pass.stuck[0]?.reason).toMatch(/^processing 20ms, past its deadline \(.+\); no reqwatch worker holds it \(moved to processing without a claim\)$/);
+    expect(pass.stuck[0]).toMatchObject({ cause: "past its deadline", reason: expect.stringMatching(/^processing 20ms, past its deadline \(.+\); no reqwatch worker holds it \(moved to processing without a claim\)$/) });
     expect(tracker.get("by-hand")?.state).toBe("processing");
   });
 

@@ -189,13 +189,13 @@ describe("manual retry", () => {
   it("in a dry run reports exactly what the real run then does", () => {
     const { tracker } = mixed();
 
-    const preview = tracker.retry({ ids: ["failed-1", "timeout-1", "done-1", "orphan", "held", "ghost"] }, { dryRun: true });
+    const dryRun = tracker.retry({ ids: ["failed-1", "timeout-1", "done-1", "orphan", "held", "ghost"] }, { dryRun: true });
     const real = tracker.retry({ ids: ["failed-1", "timeout-1", "done-1", "orphan", "held", "ghost"] }, { dryRun: false });
 
-    expect(preview.dryRun).toBe(true);
-    expect({ ...preview, dryRun: false }).toEqual(real);
-    expect(preview.retried.map((r) => r.requestId)).toEqual(["failed-1", "timeout-1", "orphan"]);
-    expect(preview.skipped).toEqual([
+    expect(dryRun.dryRun).toBe(true);
+    expect({ ...dryRun, dryRun: false }).toEqual(real);
+    expect(dryRun.retried.map((r) => r.requestId)).toEqual(["failed-1", "timeout-1", "orphan"]);
+    expect(dryRun.skipped).toEqual([
       { requestId: "done-1", state: "completed", reason: "it is completed: nothing to retry" },
       { requestId: "held", state: "processing", reason: `a live worker (pid ${process.pid}) holds it` },
       { requestId: "ghost", state: null, reason: "it does not exist" },

@@ -2,27 +2,27 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openTrackerService } from "../../lib/tracker";
-import { aHungRequest, aRequest, aGatewayRequest, writeRequestFile } from "../helpers/builders";
+import { aStuckProcessingRequest, aRequest, aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 describe("recovery on open", () => {
-  it("times out requests processing past the hung threshold, with a reason, and leaves the rest", () => {
+  it("times out requests stuck processing past its threshold with no worker holding them, with a reason, and leaves the rest", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, aHungRequest("hung-1"));
+    writeRequestFile(stateDir, aStuckProcessingRequest("hung-1"));
     writeRequestFile(stateDir, aGatewayRequest("recent"));
     const tracker = aTracker({ stateDir });
 
     expect(tracker.openReport?.timedOut).toEqual(["hung-1"]);
     const hung = tracker.get("hung-1")!;
     expect(hung).toMatchObject({ state: "timeout", previousState: "processing", timedOut: true });
-    expect(hung.transitions?.at(-1)).toMatchObject({ from: "processing", to: "timeout", by: "recovery", reason: "processing for longer than the hung threshold (1h)" });
+    expect(hung.transitions?.at(-1)).toMatchObject({ from: "processing", to: "timeout", by: "recovery", reason: "processing past 1h with no worker holding it" });
     expect(tracker.get("recent")?.state).toBe("processing");
   });
 
-  it("takes the hung threshold from the options", () => {
+  it("takes the processing stuck threshold from the options", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aGatewayRequest("three-seconds-in"));
-    const tracker = aTracker({ stateDir, hungAfterMs: 1000 });
+    const tracker = aTracker({ stateDir, processingStuckAfterMs: 1000 });
     expect(tracker.openReport?.timedOut).toEqual(["three-seconds-in"]);
   });
 

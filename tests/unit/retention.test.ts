@@ -2,10 +2,11 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, tempForeignDir, tempParent } from "../helpers/stateDir";
 import { RETENTION_HOLDER } from "../../lib/actions/retention";
+import { RETENTION_INTERVAL_MS } from "../../lib/monitor/startMonitor";
 import { processStartedAt } from "../../lib/process/liveness";
 
 const HOUR = 3_600_000;
@@ -24,6 +25,8 @@ function finish(tracker: ReturnType<typeof aTracker>, id: string, to: "completed
 }
 
 const files = (tracker: ReturnType<typeof aTracker>) => fs.readdirSync(tracker.stateDir.requestsDir).filter((f) => f.endsWith(".json")).sort();
+
+afterEach(() => vi.useRealTimers());
 
 describe("the monitor's retention", () => {
   it("archives and removes exactly the finished requests past it, audited by retention, and can be undone", async () => {
@@ -145,17 +148,35 @@ describe("the monitor's retention", () => {
     expect(fs.existsSync(path.join(tracker.stateDir.storeDir, RETENTION_HOLDER))).toBe(false);
   });
 
-  it("runs with the monitor: now, then on its interval, and stops with it", async () => {
-    const { clock, tracker } = onClock();
+  it("runs with the monitor: now, then every RETENTION_INTERVAL_MS, and stops with it", async () => {
+    // Only the intervals are moved by hand: a run's own pauses and turns keep their real timers.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const { clock, tracker } = onClock({ monitorIntervalMs: 7 * DAY });
     finish(tracker, "x");
     clock.at += 2 * DAY;
     const runs: number[] = [];
-    await new Promise<void>((resolve) => {
-      const monitor = tracker.startMonitor({ onRetention: (run) => (runs.push(run.removed), resolve()) });
-      expect(monitor.retention).not.toBeNull();
-    });
+    let ran!: () => void;
+    const nextRun = () => new Promise<void>((resolve) => (ran = resolve));
+    const timersBefore = vi.getTimerCount();
+    const first = nextRun();
+    const monitor = tracker.startMonitor({ onRetention: (run) => (runs.push(run.removed), ran()) });
+    expect(monitor.retention).not.toBeNull();
+    await first;
     expect(runs).toEqual([1]);
     expect(files(tracker)).toEqual([]);
+
+    // The next run is the schedule's, when its interval comes round.
+    finish(tracker, "y");
+    clock.at += 2 * DAY;
+    const second = nextRun();
+    await vi.advanceTimersByTimeAsync(RETENTION_INTERVAL_MS);
+    await second;
+    expect(runs).toEqual([1, 1]);
+    expect(files(tracker)).toEqual([]);
+
+    // Stopped with the monitor: neither job keeps a timer.
+    monitor.stop();
+    expect(vi.getTimerCount()).toBe(timersBefore);
   });
 
   it("stops quietly when the tracker closes before its first run got a turn", async () => {

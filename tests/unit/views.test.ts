@@ -213,38 +213,40 @@ describe("the queues", () => {
   it("say a queue is stuck when a request in it is, queued or processing, and sum to the stuck count", () => {
     const stateDir = tempStateDir();
     const now = Date.now();
-    // Another program's requests: one hung for an hour, one that started a minute ago.
-    writeRequestFile(stateDir, aRequest({ requestId: "hung", workspace: "gateway", state: "processing", processingStartedAt: now - 60 * MINUTE }, now));
+    // Another program's requests: one nobody holds for an hour, one past its deadline, one that started a minute ago.
+    writeRequestFile(stateDir, aRequest({ requestId: "unheld", workspace: "gateway", state: "processing", processingStartedAt: now - 60 * MINUTE }, now));
+    writeRequestFile(stateDir, aRequest({ requestId: "overdue", workspace: "gateway", state: "processing", processingStartedAt: now - MINUTE, timeoutAt: now - 1000 }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "busy", workspace: "gateway", state: "processing", processingStartedAt: now - MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "fresh", workspace: "other", state: "processing", processingStartedAt: now - MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "old", workspace: "slow", state: "queued", queuedAt: now - 20 * MINUTE }, now));
     // The gateway's own queue too: one waiting past the threshold, one just in.
     writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "gateway", state: "queued", queuedAt: now - 89 * MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "new", workspace: "gateway", state: "queued", queuedAt: now - MINUTE }, now));
-    const tracker = aTracker({ stateDir, hungAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
+    const tracker = aTracker({ stateDir, processingStuckAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
     const stuck = tracker.stuck();
-    const rows = queuesView(tracker, stuck, now);
-    expect(rows.map(({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, status }) => ({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, status }))).toEqual([
-      { workspace: "gateway", queued: 2, processing: 2, stuck: 2, stuckQueued: 1, stuckProcessing: 1, status: "stuck" },
-      { workspace: "other", queued: 0, processing: 1, stuck: 0, stuckQueued: 0, stuckProcessing: 0, status: "running" },
-      { workspace: "slow", queued: 1, processing: 0, stuck: 1, stuckQueued: 1, stuckProcessing: 0, status: "stuck" },
+    const rows = queuesView(tracker, stuck);
+    expect(rows.map(({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, stuckCauses, status }) => ({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, stuckCauses, status }))).toEqual([
+      { workspace: "gateway", queued: 2, processing: 3, stuck: 3, stuckQueued: 1, stuckProcessing: 2, stuckCauses: ["waited too long", "past its deadline", "no worker holds it"], status: "stuck" },
+      { workspace: "other", queued: 0, processing: 1, stuck: 0, stuckQueued: 0, stuckProcessing: 0, stuckCauses: [], status: "running" },
+      { workspace: "slow", queued: 1, processing: 0, stuck: 1, stuckQueued: 1, stuckProcessing: 0, stuckCauses: ["waited too long"], status: "stuck" },
     ]);
     expect(rows.reduce((sum, row) => sum + row.stuck, 0)).toBe(stuck.length);
-    expect(stuckText(rows[0]!)).toBe("stuck: 1 of 2 processing, 1 of 2 queued");
-    expect(stuckText(rows[2]!)).toBe("stuck: 1 of 1 queued");
+    expect(stuckText(rows[0]!)).toBe("stuck: 2 of 3 processing (past its deadline, no worker holds it), 1 of 2 queued (waited too long)");
+    expect(queueStatusText(rows[2]!)).toBe("stuck: 1 of 1 queued (waited too long)");
+    expect(queueStatusText(rows[1]!)).toBe("running");
   });
 
-  it("say what in a paused queue is stuck: its pause excuses the wait, not a hung request", () => {
+  it("say what in a paused queue is stuck: its pause excuses the wait, not a stuck processing request", () => {
     const stateDir = tempStateDir();
     const now = Date.now();
-    writeRequestFile(stateDir, aRequest({ requestId: "hung", workspace: "batch", state: "processing", processingStartedAt: now - 60 * MINUTE }, now));
+    writeRequestFile(stateDir, aRequest({ requestId: "unheld", workspace: "batch", state: "processing", processingStartedAt: now - 60 * MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "batch", state: "queued", queuedAt: now - 89 * MINUTE }, now));
-    const tracker = aTracker({ stateDir, hungAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
+    const tracker = aTracker({ stateDir, processingStuckAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
     tracker.pause("batch", { by: "ops", reason: "deploy" });
     const stuck = tracker.stuck();
-    const [row] = queuesView(tracker, stuck, now);
+    const [row] = queuesView(tracker, stuck);
     expect(row).toMatchObject({ status: "paused", stuck: 1, stuckQueued: 0, stuckProcessing: 1 });
     expect(row!.stuck).toBe(stuck.length);
-    expect(queueStatusText(row!)).toBe("paused by ops: deploy; stuck: 1 of 1 processing");
+    expect(queueStatusText(row!)).toBe("paused by ops: deploy; stuck: 1 of 1 processing (no worker holds it)");
   });
 });

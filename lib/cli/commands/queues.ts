@@ -8,12 +8,12 @@ import { printJson, printLine, printTable } from "../output";
 export function registerQueues(program: Command): void {
   program
     .command("queues")
-    .description("Each workspace's queue: queued, processing, the oldest wait, and its status (waiting, running, late, stuck or paused)")
+    .description("Each workspace's queue: queued, processing, the oldest wait, and its status (waiting, running, stuck and why, or paused)")
     .summary("List the workspaces' queues")
     .option("--json", "print the queues as JSON")
     .action(async (options, command: Command) => {
       const now = Date.now();
-      const rows = trackingIsOff() ? [] : await withFreshTracker(command, (tracker) => queuesView(tracker, tracker.stuck(), now));
+      const rows = trackingIsOff() ? [] : await withFreshTracker(command, (tracker) => queuesView(tracker, tracker.stuck()));
       if (options.json) return printJson(rows);
       if (!rows.length) return printLine("No request is queued or processing, and no workspace is paused.");
       printTable(

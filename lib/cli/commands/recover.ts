@@ -1,5 +1,6 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { formatDuration } from "../../model/duration";
+import { warnRenamed } from "../../store/options";
 import { stopIfTrackingOff, trackerFor } from "../context";
 import { printJson, printLine } from "../output";
 import { positiveDuration } from "../parse";
@@ -7,19 +8,23 @@ import { positiveDuration } from "../parse";
 export function registerRecover(program: Command): void {
   program
     .command("recover")
-    .description("Reconcile the index with the files, time out hung requests, remove crashed writers' temp files")
-    .summary("Reconcile the index; time out hung requests")
-    .option("--hung-after <duration>", "time out requests processing for longer than this (default 1h)", positiveDuration)
+    .description("Reconcile the index with the files, time out stuck processing requests (no worker holds them), remove crashed writers' temp files")
+    .summary("Reconcile the index; time out stuck requests")
+    .option("--processing-stuck-after <duration>", "time out requests processing this long with no worker holding them (default 1h; REQWATCH_PROCESSING_STUCK_AFTER)", positiveDuration)
+    // The flag's old name, for this release.
+    .addOption(new Option("--hung-after <duration>").argParser(positiveDuration).conflicts("processingStuckAfter").hideHelp())
     .option("--json", "print the report as JSON")
-    .action(async (options, command: Command) => {
+    .action(async (options: { processingStuckAfter?: number; hungAfter?: number; json?: boolean }, command: Command) => {
       stopIfTrackingOff();
-      const tracker = trackerFor(command, options.hungAfter ? { hungAfterMs: options.hungAfter } : {});
+      if (options.hungAfter !== undefined) warnRenamed("--hung-after", "--processing-stuck-after");
+      const stuckAfter = options.processingStuckAfter ?? options.hungAfter;
+      const tracker = trackerFor(command, stuckAfter ? { processingStuckAfterMs: stuckAfter } : {});
       try {
         const report = tracker.recover();
         if (options.json) return printJson(report);
         printLine(`Scanned ${report.scanned} request files in ${report.durationMs} ms; ${report.changed} index fixes.`);
         if (report.timedOut.length) {
-          printLine(`Timed out ${report.timedOut.length} hung request(s) (processing > ${formatDuration(tracker.options.hungAfterMs)}): ${report.timedOut.join(", ")}`);
+          printLine(`Timed out ${report.timedOut.length} stuck request(s) (processing > ${formatDuration(tracker.options.processingStuckAfterMs)}, no worker holding them): ${report.timedOut.join(", ")}`);
         }
         if (report.removedTempFiles.length) printLine(`Removed ${report.removedTempFiles.length} temp file(s) left by crashed writers.`);
         for (const bad of report.unreadable) printLine(`Unreadable (kept): ${bad.file}: ${bad.reason}`);

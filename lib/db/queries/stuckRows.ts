@@ -29,15 +29,15 @@ const COLUMNS = "id, workspace, state, state_since, version, not_before, timeout
 // the few stuck rows are sorted in JS. Without statistics the planner prefers state = ? on
 // requests_by_state_since (every processing row) to the partial indexes, so they are named.
 // A request with no claim has no heartbeat (its heartbeat_at is when it entered processing): it is
-// stuck past the hung threshold, a claimed one past the heartbeat timeout.
+// stuck past the processing stuck threshold, a claimed one past the heartbeat timeout.
 export const STUCK_ROWS = `
   SELECT ${COLUMNS} FROM requests WHERE state = 'queued' AND state_since < @queuedCutoff AND workspace NOT IN (SELECT value FROM json_each(@paused))
   UNION ALL
   SELECT ${COLUMNS} FROM requests INDEXED BY requests_deadline
     WHERE state = 'processing' AND timeout_at IS NOT NULL AND timeout_at < @now
   UNION ALL
-  SELECT ${COLUMNS} FROM requests INDEXED BY requests_silent WHERE state = 'processing' AND heartbeat_at < @silentCutoff
-    AND heartbeat_at < (CASE WHEN claim_token IS NULL THEN @hungCutoff ELSE @heartbeatCutoff END)
+  SELECT ${COLUMNS} FROM requests INDEXED BY requests_silent WHERE state = 'processing' AND heartbeat_at < @scanCutoff
+    AND heartbeat_at < (CASE WHEN claim_token IS NULL THEN @unclaimedCutoff ELSE @heartbeatCutoff END)
     AND NOT (timeout_at IS NOT NULL AND timeout_at < @now)`;
 
 export interface StuckCutoffs {
@@ -46,15 +46,15 @@ export interface StuckCutoffs {
   queuedCutoff: number;
   /** A claimed request's last heartbeat before this is stuck. */
   heartbeatCutoff: number;
-  /** An unclaimed processing request's since before this is stuck. */
-  hungCutoff: number;
+  /** An unclaimed processing request's since before this is stuck (no worker holds it). */
+  unclaimedCutoff: number;
   /** Workspaces whose queue is paused: their wait is not stuck. */
   paused: readonly string[];
 }
 
 /** The stuck requests, oldest first. */
 export function stuckRows(db: IndexDb, cutoffs: StuckCutoffs): StuckRow[] {
-  const rows = statement(db, STUCK_ROWS).all({ ...cutoffs, paused: JSON.stringify(cutoffs.paused), silentCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.hungCutoff) }) as StuckRow[];
+  const rows = statement(db, STUCK_ROWS).all({ ...cutoffs, paused: JSON.stringify(cutoffs.paused), scanCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.unclaimedCutoff) }) as StuckRow[];
   return rows.sort((a, b) => a.state_since - b.state_since || a.id.localeCompare(b.id));
 }
 

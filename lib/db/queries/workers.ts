@@ -14,7 +14,7 @@ export interface WorkerRow {
   completed: number;
   /** Attempts it reported failed (to be retried, or for good). */
   failed: number;
-  /** Attempts the monitor ended for it: released when it was gone or silent, or timed out. */
+  /** Attempts the monitor ended for it: released when it was gone or had no heartbeat, or timed out. */
   released: number;
   /** Attempts it has not finished, by its claims' history. */
   running: number;

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
   try {
     assertActionAllowed(request);
-    return Response.json(getTracker().actions.previewUndo(entryId((await params).id)));
+    return Response.json(getTracker().actions.dryRunUndo(entryId((await params).id)));
   } catch (error) {
     return errorResponse(error);
   }

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request): Promise<Response> {
   try {
     assertActionAllowed(request);
-    return Response.json(getTracker().actions.preview(await parseActionInput(request, getTracker().options.now(), getLastStuck())));
+    return Response.json(getTracker().actions.dryRun(await parseActionInput(request, getTracker().options.now(), getLastStuck())));
   } catch (error) {
     return errorResponse(error);
   }

@@ -3,11 +3,11 @@ import type { State } from "../model/states";
 import type { ActionInput } from "./actionInput";
 
 /** The dry run: what the action would do now. */
-export interface ActionPreview {
+export interface ActionDryRun {
   kind: ActionInput["kind"] | "undo";
   summary: string;
   /** Send it back with the run, which asks the same: it acts on exactly what this dry run described (kept for a while, for every process on the folder). */
-  previewId: string;
+  dryRunId: string;
   /** A cleanup's cutoff: requests not updated since this time. */
   cutoff?: number;
   matched: number;
