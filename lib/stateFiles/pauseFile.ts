@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { fsyncDir, writeFileDurable } from "../fs/durableWrite";
 import { assertWorkspace, WORKSPACE_PATTERN } from "../model/ids";
+import { lazily } from "../model/lazily";
 import type { StateDir } from "./stateDir";
 
 /**
@@ -10,12 +11,14 @@ import type { StateDir } from "./stateDir";
  * index), so a pause survives an index rebuild and a restart, and every process sees it at its
  * next claim.
  */
-const pauseFileSchema = z.looseObject({
-  workspace: z.string(),
-  pausedAt: z.number(),
-  by: z.string(),
-  reason: z.string().nullable().optional(),
-});
+const pauseFileSchema = lazily(() =>
+  z.looseObject({
+    workspace: z.string(),
+    pausedAt: z.number(),
+    by: z.string(),
+    reason: z.string().nullable().optional(),
+  }),
+);
 
 export interface Pause {
   workspace: string;
@@ -73,7 +76,7 @@ export function readPauses(dir: StateDir): Pause[] {
   const pauses: Pause[] = [];
   for (const workspace of pausedWorkspaces(dir).sort()) {
     try {
-      const parsed = pauseFileSchema.parse(JSON.parse(fs.readFileSync(pausePath(dir, workspace), "utf8")));
+      const parsed = pauseFileSchema().parse(JSON.parse(fs.readFileSync(pausePath(dir, workspace), "utf8")));
       pauses.push({ workspace, pausedAt: parsed.pausedAt, by: parsed.by, reason: parsed.reason ?? null });
     } catch (error) {
       // Resumed since the listing: not paused.

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { retireFile, writeFileDurable } from "../fs/durableWrite";
 import { assertRequestId } from "../model/ids";
 import { requestFieldsSchema } from "../model/requestFormat";
+import { lazily } from "../model/lazily";
 import type { StateDir } from "./stateDir";
 
 /**
@@ -11,16 +12,18 @@ import type { StateDir } from "./stateDir";
  * worker dies between finishing and reporting, the monitor applies the marker instead of running
  * the request again.
  */
-export const resultMarkerSchema = z.looseObject({
-  requestId: z.string(),
-  token: z.string(),
-  outcome: z.enum(["completed", "failed"]),
-  fields: requestFieldsSchema.optional(),
-  error: z.string().optional(),
-  retryable: z.boolean().optional(),
-  writtenAt: z.number(),
-});
-export type ResultMarker = z.infer<typeof resultMarkerSchema>;
+export const resultMarkerSchema = lazily(() =>
+  z.looseObject({
+    requestId: z.string(),
+    token: z.string(),
+    outcome: z.enum(["completed", "failed"]),
+    fields: requestFieldsSchema().optional(),
+    error: z.string().optional(),
+    retryable: z.boolean().optional(),
+    writtenAt: z.number(),
+  }),
+);
+export type ResultMarker = z.infer<ReturnType<typeof resultMarkerSchema>>;
 
 function markerPath(dir: StateDir, requestId: string): string {
   assertRequestId(requestId);
@@ -39,7 +42,7 @@ export function writeResultMarker(dir: StateDir, marker: ResultMarker): void {
 /** The marker for a request, or null when there is none or it cannot be read (a torn marker is no result). */
 export function readResultMarker(dir: StateDir, requestId: string): ResultMarker | null {
   try {
-    const parsed = resultMarkerSchema.safeParse(JSON.parse(fs.readFileSync(markerPath(dir, requestId), "utf8")));
+    const parsed = resultMarkerSchema().safeParse(JSON.parse(fs.readFileSync(markerPath(dir, requestId), "utf8")));
     return parsed.success && parsed.data.requestId === requestId ? parsed.data : null;
   } catch {
     return null;

@@ -1,5 +1,6 @@
 import protobuf from "protobufjs/light";
 import { ReqwatchError } from "../../model/errors";
+import { lazily } from "../../model/lazily";
 import { SPAN_KINDS, type AttributeValue, type Attributes, type LogRecord, type MetricPoint, type Origin, type Signal, type SpanEvent, type SpanRecord, type TelemetryRecord } from "../records";
 import descriptor from "./descriptor.json";
 
@@ -11,7 +12,8 @@ import descriptor from "./descriptor.json";
  * refused; a record without a valid id or time is rejected and counted (the response's
  * `partial_success`); a request that does not decode at all is BAD_INPUT.
  */
-const root = protobuf.Root.fromJSON(descriptor as protobuf.INamespace);
+// Built on first use: building them is a large part of a start, and most processes that load this module never decode.
+const messages = lazily(() => protobuf.Root.fromJSON(descriptor as protobuf.INamespace));
 const collector = (signal: Signal) => `opentelemetry.proto.collector.${signal === "traces" ? "trace" : signal}.v1`;
 const REQUEST = { traces: "ExportTraceServiceRequest", logs: "ExportLogsServiceRequest", metrics: "ExportMetricsServiceRequest" } as const;
 const RESPONSE = { traces: "ExportTraceServiceResponse", logs: "ExportLogsServiceResponse", metrics: "ExportMetricsServiceResponse" } as const;
@@ -34,7 +36,7 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
   let message: Record<string, unknown>;
   try {
     if (encoding === "protobuf") {
-      const type = root.lookupType(`${collector(signal)}.${REQUEST[signal]}`);
+      const type = messages().lookupType(`${collector(signal)}.${REQUEST[signal]}`);
       message = type.toObject(type.decode(body), { longs: String, enums: Number, bytes: String, defaults: false }) as Record<string, unknown>;
     } else {
       const parsed: unknown = JSON.parse(body.toString("utf8"));
@@ -65,7 +67,7 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
 
 /** The success response, in the request's encoding: empty, or the partial success (what was rejected, and why). */
 export function encodeResponse(signal: Signal, encoding: Encoding, rejected: number, reason: string | null): Buffer {
-  const type = root.lookupType(`${collector(signal)}.${RESPONSE[signal]}`);
+  const type = messages().lookupType(`${collector(signal)}.${RESPONSE[signal]}`);
   const body = rejected > 0 || reason ? { partialSuccess: { [REJECTED[signal]]: rejected, errorMessage: reason ?? "" } } : {};
   if (encoding === "json") return Buffer.from(JSON.stringify(rejected > 0 || reason ? { partialSuccess: { [REJECTED[signal]]: String(rejected), errorMessage: reason ?? "" } } : {}));
   return Buffer.from(type.encode(type.fromObject(body)).finish());
