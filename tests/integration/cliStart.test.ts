@@ -5,6 +5,7 @@ import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../lib/cli/main";
 import { BIN, runCli } from "../helpers/cli";
+import { aRequest, writeRequestFile } from "../helpers/builders";
 import { waitForExit } from "../helpers/processes";
 import { writeRequests } from "../helpers/requestFiles";
 import { tempParent, tempStateDir } from "../helpers/stateDir";
@@ -34,6 +35,25 @@ function loadedBy(args: string[], stateDir: string): { dist: string[]; packages:
   expect(result.stderr).toBe("");
   expect(result.status).toBe(0);
   return JSON.parse(fs.readFileSync(report, "utf8"));
+}
+
+/** The files of the CLI's own code cache under `nodeCache` (NODE_COMPILE_CACHE), by name, with their inodes. */
+function codeCacheFiles(nodeCache: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const version of fs.existsSync(nodeCache) ? fs.readdirSync(nodeCache) : []) {
+    const folder = path.join(nodeCache, version, "reqwatch");
+    for (const name of fs.existsSync(folder) ? fs.readdirSync(folder) : []) found.set(path.join(folder, name), fs.statSync(path.join(folder, name)).ino);
+  }
+  return found;
+}
+
+/** An environment that names its own NODE_COMPILE_CACHE, so a test sees the caches its runs make. */
+const ownNodeCache = () => ({ NODE_COMPILE_CACHE: path.join(tempParent(), "node-cache") }) as Partial<NodeJS.ProcessEnv> as NodeJS.ProcessEnv & { NODE_COMPILE_CACHE: string };
+
+function aFolderWithRequests(): string {
+  const stateDir = tempStateDir();
+  for (const id of ["r1", "r2", "r3"]) writeRequestFile(stateDir, aRequest({ requestId: id }));
+  return stateDir;
 }
 
 describe("the CLI's start", () => {
@@ -68,5 +88,42 @@ describe("the CLI's start", () => {
     const { dist, packages } = loadedBy(["--version"], tempStateDir());
     expect(dist.filter((file) => COMMAND_MODULES.some((name) => file === `cli-${name}.cjs`))).toEqual([]);
     expect(packages).not.toContain("better-sqlite3");
+  });
+
+  describe("its code cache", () => {
+    it("is written by a command that succeeded, not by one that failed, and read, not written again, by the next run", () => {
+      const stateDir = aFolderWithRequests();
+      const env = ownNodeCache();
+      expect(runCli(["list", "--limit", "0"], { stateDir, env }).code).toBe(2);
+      expect(codeCacheFiles(env.NODE_COMPILE_CACHE).size).toBe(0);
+      const first = runCli(["list", "--json"], { stateDir, env });
+      expect(first.code).toBe(0);
+      const written = codeCacheFiles(env.NODE_COMPILE_CACHE);
+      expect([...written.keys()].some((file) => /-list-cli-list-/.test(path.basename(file)))).toBe(true);
+      expect(runCli(["list", "--json"], { stateDir, env })).toEqual(first);
+      expect(codeCacheFiles(env.NODE_COMPILE_CACHE)).toEqual(written);
+    });
+
+    it("that V8 refuses (damaged, or from another Node) is replaced, and the command runs as it would without one", () => {
+      const stateDir = aFolderWithRequests();
+      const env = ownNodeCache();
+      const first = runCli(["list", "--json"], { stateDir, env });
+      const files = [...codeCacheFiles(env.NODE_COMPILE_CACHE).keys()];
+      expect(files.length).toBeGreaterThan(0);
+      for (const file of files) fs.writeFileSync(file, "not a code cache");
+      expect(runCli(["list", "--json"], { stateDir, env })).toEqual(first);
+      for (const file of files) expect(fs.readFileSync(file, "utf8")).not.toBe("not a code cache");
+    });
+
+    it("in a folder another user may write to is neither read nor written", () => {
+      const env = ownNodeCache();
+      const nodeFolder = spawnSync(process.execPath, ["-e", 'const m = require("node:module"); m.enableCompileCache(); process.stdout.write(m.getCompileCacheDir())'], { encoding: "utf8", env: { ...process.env, ...env } }).stdout;
+      const folder = path.join(nodeFolder, "reqwatch");
+      fs.mkdirSync(folder, { recursive: true });
+      fs.chmodSync(folder, 0o777);
+      const stateDir = aFolderWithRequests();
+      expect(runCli(["list", "--json"], { stateDir, env }).code).toBe(0);
+      expect(fs.readdirSync(folder)).toEqual([]);
+    });
   });
 });
