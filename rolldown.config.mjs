@@ -1,7 +1,7 @@
 import { defineConfig } from "rolldown";
 
-// lib/ is bundled into single CommonJS files for plain Node: the CLI (hooks call `reqwatch update`
-// often, and loading one file instead of a few hundred modules halves its start-up) and the
+// lib/ is bundled into CommonJS files for plain Node: the CLI (hooks call `reqwatch update` often,
+// and loading a few bundled chunks instead of a few hundred modules halves its start-up) and the
 // library entry (`require("reqwatch")`, and the child processes of the crash and concurrency
 // tests), and the dashboard server. better-sqlite3 is native, so it stays an ordinary require.
 const common = { platform: "node", external: ["better-sqlite3"] };
@@ -32,7 +32,8 @@ function libraryEntry() {
 }
 
 export default defineConfig([
-  // `reqwatch mcp` loads the MCP server as a chunk of its own, so the other commands never load its SDK.
+  // Each command is a chunk of its own (lib/cli/main.ts loads the one it runs), and so are the MCP server
+  // and the OTel exporter: a command loads its own code and what it shares with the others, no more.
   { ...common, input: { cli: "lib/cli/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "cli-[name].cjs", format: "cjs", minify: true } },
   { ...common, input: { library: "lib/index.ts" }, plugins: [libraryEntry()], output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "library-[name].cjs", format: "cjs" } },
   // The scripts' and benches' entry (the demo, the soak, `npm run bench`): the library and the internal service; not packed.

@@ -8,7 +8,13 @@ if (tooOld) {
 }
 // Node keeps the bundle's compiled code between runs (in the system's temp folder), so each start
 // compiles less; a cache it cannot write is reported in its return value, not thrown.
-require("node:module").enableCompileCache();
+var nodeModule = require("node:module");
+nodeModule.enableCompileCache();
+// The CLI's own bundles keep a cache made after the command ran, beside Node's, one per command
+// (bin/code-cache.cjs); none when Node's is off (NODE_DISABLE_COMPILE_CACHE).
+var cacheFolder = nodeModule.getCompileCacheDir();
+var command = /^[a-z]+$/.test(process.argv[2] || "") ? process.argv[2] : "other";
+var saveCodeCache = cacheFolder ? require("./code-cache.cjs").useCodeCache(require("node:path").join(__dirname, "..", "dist"), require("node:path").join(cacheFolder, "reqwatch"), command) : function () {};
 // The CLI is bundled from lib/cli into dist/ by `npm install` (the prepare script).
 let main;
 try {
@@ -27,4 +33,5 @@ process.stdout.on("error", function (error) {
 });
 main(process.argv.slice(2)).then(function (code) {
   process.exitCode = code;
+  if (code === 0) saveCodeCache();
 });

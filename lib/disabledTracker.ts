@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "./process/crypto";
 import type { MonitorPass } from "./monitor/monitorPass";
 import type { SessionRecord } from "./stateFiles/sessionFile";
 import type { SessionTracker } from "./sessions/sessionTracker";

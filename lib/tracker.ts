@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "./process/crypto";
 import { BulkActions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace } from "./queue/pause";
 import { readPauses } from "./stateFiles/pauseFile";
@@ -61,7 +61,7 @@ import type { MonitorWithRetention, Tracker, TrackerService } from "./trackerInt
 
 function validateFields(fields: RequestFields | undefined): RequestFields | undefined {
   if (fields === undefined) return undefined;
-  const parsed = requestFieldsSchema.safeParse(fields);
+  const parsed = requestFieldsSchema().safeParse(fields);
   if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid request fields: ${describeZodError(parsed.error)}`);
   // What the reader would refuse is never written: nesting it cannot rewrite.
   if (nestedDeeperThan(parsed.data)) throw new ReqwatchError("BAD_INPUT", `Invalid request fields: nested more than ${MAX_JSON_DEPTH} levels deep`);

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../process/crypto";
 import { keepDryRun, takeDryRun, type DryRun } from "../db/dryRuns";
 import { formatDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";

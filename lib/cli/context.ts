@@ -7,20 +7,10 @@ import { resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
 import type { ListFilters } from "../model/listFilters";
 import type { RequestPage } from "../db/queries/listRequests";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
-import { telemetrySettings } from "../telemetry/startTelemetry";
 import { startFollowerIfUseful } from "./follower";
+import { NotAllChanged, TrackingOff, UsageError } from "./outcomes";
 
-/** A usage error found after commander's parsing (a state directory that does not exist, or is a file): exit 2. */
-export class UsageError extends Error {}
-
-/** A command stopped because tracking is off; it said so on stderr, and the CLI exits 0. */
-export class TrackingOff extends Error {}
-
-/**
- * A command that printed its report but did not change all it was named to change (`cancel nope`,
- * `retry` of a queued request): exit 1, so a script can tell, with its message on stderr.
- */
-export class NotAllChanged extends Error {}
+export { NotAllChanged, TrackingOff, UsageError };
 
 /** After a report on named requests: exit 1 unless every one changed (or would, in a dry run). */
 export function requireAllChanged(named: number, changed: number, dryRun: boolean, verb: string): void {
@@ -134,6 +124,8 @@ function withReadingTracker<T>(command: Command, fn: (tracker: TrackerService) =
 /** A source as the command line named it, `otel` as the telemetry the dashboard kept for this state folder. */
 export async function sourceFor(command: Command, given: SourceSpec | "otel"): Promise<SourceSpec> {
   if (given !== "otel") return given;
+  // Loaded here, not with every command: the receiver's module brings its protobuf decoder.
+  const { telemetrySettings } = await import("../telemetry/startTelemetry");
   // Nothing is kept with tracking off: the receiver's store, where it would be, reads as empty.
   if (trackingIsOff()) return otelSpec(stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir, telemetrySettings().stuckAfterMs);
   return withTracker(command, (tracker) => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../process/crypto";
 import fs from "node:fs";
 import type Database from "better-sqlite3";
 import { isReqwatchError, ReqwatchError } from "../model/errors";

@@ -1,12 +1,14 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../process/crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { lazily } from "../model/lazily";
 
 /** Our temp files: hidden, named after the target and the writing pid, ending in `.tmp`. */
 export const OWN_TEMP_PATTERN = /^\.[A-Za-z0-9_-]+\.json\.(\d+)\.[0-9a-f]{8,}\.tmp$/;
 
-// Unique per process (random prefix) and per write (counter), without a call into the random source each time.
-const processTag = randomBytes(3).toString("hex");
+// Unique per process (random prefix) and per write (counter), without a call into the random source
+// each time; made at the first write, so a process that writes nothing never loads node:crypto.
+const processTag = lazily(() => randomBytes(3).toString("hex"));
 let written = 0;
 
 export interface TempFile {
@@ -18,7 +20,7 @@ export interface TempFile {
 function tempNameFor(file: string): string {
   // Never wraps: a spare may outlive many writes, and a new temp must not collide with it.
   written += 1;
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${processTag}${written.toString(16).padStart(2, "0")}.tmp`);
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${processTag()}${written.toString(16).padStart(2, "0")}.tmp`);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../process/crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
 import type { StateDir } from "../stateFiles/stateDir";
 import { holderFile, liveHolder } from "../process/holderFile";
 import type { ProcessIdentity } from "../process/liveness";
@@ -37,7 +36,8 @@ export function liveFollower(dir: StateDir): ProcessIdentity | null {
  */
 export function syncWithFollower(dir: StateDir): boolean {
   if (!liveFollower(dir)) return false;
-  const file = path.join(followerDir(dir), `${SYNC_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`);
+  // The pid and a random tail make it unique; Math.random, since loading node:crypto would cost more than the sync.
+  const file = path.join(followerDir(dir), `${SYNC_PREFIX}${process.pid}-${Math.random().toString(16).slice(2, 14)}`);
   try {
     fs.writeFileSync(file, "", { flag: "wx" });
   } catch {

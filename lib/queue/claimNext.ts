@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../process/crypto";
 import { commitChange } from "../store/commitChange";
 import type { TrackerContext } from "../store/context";
 import { isReqwatchError } from "../model/errors";

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../process/crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { withWritersLock } from "../db/writeLock";

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { fsyncDir, writeFileDurable } from "../fs/durableWrite";
 import { readRegularFile } from "../fs/readRegularFile";
 import { assertWorkspace, WORKSPACE_PATTERN } from "../model/ids";
+import { lazily } from "../model/lazily";
 import type { StateDir } from "./stateDir";
 
 /**
@@ -11,12 +12,14 @@ import type { StateDir } from "./stateDir";
  * index), so a pause survives an index rebuild and a restart, and every process sees it at its
  * next claim.
  */
-const pauseFileSchema = z.looseObject({
-  workspace: z.string(),
-  pausedAt: z.number(),
-  by: z.string(),
-  reason: z.string().nullable().optional(),
-});
+const pauseFileSchema = lazily(() =>
+  z.looseObject({
+    workspace: z.string(),
+    pausedAt: z.number(),
+    by: z.string(),
+    reason: z.string().nullable().optional(),
+  }),
+);
 /** A pause is a name, a time and a person's reason: a file this large is none. */
 const MAX_PAUSE_BYTES = 1024 * 1024;
 
@@ -84,7 +87,7 @@ export function readPauses(dir: StateDir): Pause[] {
       continue;
     }
     try {
-      const parsed = pauseFileSchema.parse(JSON.parse(read.text));
+      const parsed = pauseFileSchema().parse(JSON.parse(read.text));
       pauses.push({ workspace, pausedAt: parsed.pausedAt, by: parsed.by, reason: parsed.reason ?? null });
     } catch {
       pauses.push(unreadable("cannot be read"));

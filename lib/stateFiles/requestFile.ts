@@ -3,6 +3,7 @@ import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
 import { readRegularFile } from "../fs/readRegularFile";
 import { jsonStructureProblem } from "../model/jsonStructure";
 import { describeZodError, requestSchema, type RequestRecord } from "../model/requestFormat";
+import { lazily } from "../model/lazily";
 
 /** Files larger than this are reported, not parsed: one bad file must not take the process's memory. */
 export const MAX_REQUEST_FILE_BYTES = 64 * 1024 * 1024;
@@ -20,12 +21,12 @@ function describeJsonError(error: Error): string {
 }
 
 /** Fields a file may leave out: another program may write `null` for "not set" instead (`"completedAt": null`). */
-const OPTIONAL_FIELDS = new Set(Object.entries(requestSchema.shape).filter(([, field]) => field.safeParse(undefined).success).map(([key]) => key));
+const optionalFields = lazily(() => new Set(Object.entries(requestSchema().shape).filter(([, field]) => field.safeParse(undefined).success).map(([key]) => key)));
 
 /** The request with its optional fields that are `null` left out: read as not set, never as unreadable. */
 function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unknown> {
-  if (!Object.entries(raw).some(([key, value]) => value === null && OPTIONAL_FIELDS.has(key))) return raw;
-  return Object.fromEntries(Object.entries(raw).filter(([key, value]) => !(value === null && OPTIONAL_FIELDS.has(key) && key !== "claim")));
+  if (!Object.entries(raw).some(([key, value]) => value === null && optionalFields().has(key))) return raw;
+  return Object.fromEntries(Object.entries(raw).filter(([key, value]) => !(value === null && optionalFields().has(key) && key !== "claim")));
 }
 
 /**
@@ -54,7 +55,7 @@ export function parseRequestText(text: string, expectedId: string): RequestRecor
   if (formatVersion !== undefined && formatVersion !== REQUEST_FORMAT_VERSION) {
     throw corrupt(name, `written in format version ${JSON.stringify(formatVersion).slice(0, 40)}; this reqwatch reads version ${REQUEST_FORMAT_VERSION} (upgrade reqwatch)`);
   }
-  const parsed = requestSchema.safeParse(withoutNullOptionals(raw as Record<string, unknown>));
+  const parsed = requestSchema().safeParse(withoutNullOptionals(raw as Record<string, unknown>));
   if (!parsed.success) throw corrupt(name, describeZodError(parsed.error));
   if (parsed.data.requestId !== expectedId) {
     throw corrupt(name, `the file name says '${expectedId}' but requestId is '${parsed.data.requestId}'`);

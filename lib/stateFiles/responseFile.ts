@@ -4,24 +4,27 @@ import { readRegularFile } from "../fs/readRegularFile";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
 import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
 import { callbackSchema, describeZodError } from "../model/requestFormat";
+import { lazily } from "../model/lazily";
 
 /**
  * A response file: what a gateway's stop hook writes with jq once the model has answered,
  * into `<data>/ipc/<workspace>/responses/<requestId>.json`, beside the state folder. Read
  * leniently: every field may be missing; one of the wrong type makes the file unreadable, with why.
  */
-export const responseSchema = z.looseObject({
-  requestId: z.string().optional(),
-  chatId: z.union([z.string(), z.number()]).optional(),
-  workspace: z.string().optional(),
-  /** ISO time of the response. */
-  timestamp: z.string().optional(),
-  output: z.string().optional(),
-  exitCode: z.number().int().optional(),
-  callback: callbackSchema.optional(),
-});
+export const responseSchema = lazily(() =>
+  z.looseObject({
+    requestId: z.string().optional(),
+    chatId: z.union([z.string(), z.number()]).optional(),
+    workspace: z.string().optional(),
+    /** ISO time of the response. */
+    timestamp: z.string().optional(),
+    output: z.string().optional(),
+    exitCode: z.number().int().optional(),
+    callback: callbackSchema().optional(),
+  }),
+);
 
-export type ResponseRecord = z.infer<typeof responseSchema>;
+export type ResponseRecord = z.infer<ReturnType<typeof responseSchema>>;
 
 /** Response files larger than this are reported, not read. */
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -64,7 +67,7 @@ export function readResponseFile(file: string, requestId: string): ResponseRead 
     return bad("invalid JSON (a write cut short?)");
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return bad("expected a JSON object");
-  const parsed = responseSchema.safeParse(raw);
+  const parsed = responseSchema().safeParse(raw);
   if (!parsed.success) return bad(describeZodError(parsed.error));
   if (parsed.data.requestId !== undefined && parsed.data.requestId !== requestId) return bad(`the file name says '${requestId}' but requestId is '${parsed.data.requestId}'`);
   return { status: "ok", response: parsed.data, fingerprint: fingerprintOf(read.stat) };

@@ -4,6 +4,7 @@ import { retireFile, writeFileDurable } from "../fs/durableWrite";
 import { readRegularFile } from "../fs/readRegularFile";
 import { assertRequestId } from "../model/ids";
 import { requestFieldsSchema } from "../model/requestFormat";
+import { lazily } from "../model/lazily";
 import { MAX_REQUEST_FILE_BYTES } from "./requestFile";
 import type { StateDir } from "./stateDir";
 
@@ -12,16 +13,18 @@ import type { StateDir } from "./stateDir";
  * worker dies between finishing and reporting, the monitor applies the marker instead of running
  * the request again.
  */
-export const resultMarkerSchema = z.looseObject({
-  requestId: z.string(),
-  token: z.string(),
-  outcome: z.enum(["completed", "failed"]),
-  fields: requestFieldsSchema.optional(),
-  error: z.string().optional(),
-  retryable: z.boolean().optional(),
-  writtenAt: z.number(),
-});
-export type ResultMarker = z.infer<typeof resultMarkerSchema>;
+export const resultMarkerSchema = lazily(() =>
+  z.looseObject({
+    requestId: z.string(),
+    token: z.string(),
+    outcome: z.enum(["completed", "failed"]),
+    fields: requestFieldsSchema().optional(),
+    error: z.string().optional(),
+    retryable: z.boolean().optional(),
+    writtenAt: z.number(),
+  }),
+);
+export type ResultMarker = z.infer<ReturnType<typeof resultMarkerSchema>>;
 
 function markerPath(dir: StateDir, requestId: string): string {
   assertRequestId(requestId);
@@ -43,7 +46,7 @@ export function readResultMarker(dir: StateDir, requestId: string): ResultMarker
   const read = readRegularFile(markerPath(dir, requestId), { maxBytes: MAX_REQUEST_FILE_BYTES, links: "refuse" });
   if (!("text" in read)) return null;
   try {
-    const parsed = resultMarkerSchema.safeParse(JSON.parse(read.text));
+    const parsed = resultMarkerSchema().safeParse(JSON.parse(read.text));
     return parsed.success && parsed.data.requestId === requestId ? parsed.data : null;
   } catch {
     return null;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "../process/crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";

@@ -3,6 +3,7 @@ import type { Pause } from "../stateFiles/pauseFile";
 import type { StuckRequest } from "../monitor/monitorPass";
 import { STUCK_CAUSES, stuckCauseState, type StuckCause } from "../model/stuckCauses";
 import type { TrackerService } from "../tracker";
+import { lazily } from "../model/lazily";
 
 /** A workspace's queue as the overview, the requests page and `reqwatch queues` show it. */
 export interface QueueRow extends QueueStats {
@@ -87,8 +88,8 @@ export function queuesView(tracker: TrackerService, stuckFound: readonly StuckRe
   for (const [workspace, pause] of pauses) {
     if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, stuck: 0, stuckQueued: 0, stuckProcessing: 0, stuckCauses: [], status: "paused" });
   }
-  return [...rows.values()].sort((a, b) => BY_NAME.compare(a.workspace, b.workspace));
+  return [...rows.values()].sort((a, b) => byName().compare(a.workspace, b.workspace));
 }
 
-/** Names as a person reads them: ws2 before ws10. */
-const BY_NAME = new Intl.Collator("en", { numeric: true });
+/** Names as a person reads them: ws2 before ws10. Made on first use: a collator's locale data loads slowly, and most commands sort no queue. */
+const byName = lazily(() => new Intl.Collator("en", { numeric: true }));

@@ -1,12 +1,10 @@
 import { once } from "node:events";
 import { Option, type Command } from "commander";
-import { readSourceOnce } from "../../sources/liveSource";
 import type { SourceSpec } from "../../sources/sourceSpec";
-import { sourceRows } from "../../views/sourceRowsView";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
 import { exportChunks, exportHeader, EXPORT_FORMATS } from "../../views/exportRows";
-import { freshPage, sourceFor, trackingIsOff, UsageError, withFreshTracker } from "../context";
+import { freshPage, sourceFor, trackingIsOff, withFreshTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printTable } from "../output";
 import { integerBetween, readableSource, since, states } from "../parse";
@@ -32,7 +30,8 @@ export function registerList(program: Command): void {
     .option("--source <source>", "list another program's queue instead, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json>, or otel for what the dashboard's OpenTelemetry receiver kept (in its id order, newest first; filters by workspace, state, session and creation time)", readableSource)
     .addOption(new Option("--format <format>", "every request that matched when it began, each once, as CSV or JSON Lines (one snapshot of the index; --limit is the page size)").choices(EXPORT_FORMATS).conflicts(["json", "cursor"]))
     .action(async (options, command: Command) => {
-      if (options.source) return listSource(await sourceFor(command, options.source as SourceSpec | "otel"), options, command);
+      // Its own module: the source readers load only for --source.
+      if (options.source) return (await import("./listSource")).listSource(await sourceFor(command, options.source as SourceSpec | "otel"), options, command);
       const filter = {
         workspace: options.workspace,
         states: options.state as State[] | undefined,
@@ -67,34 +66,4 @@ export function registerList(program: Command): void {
       );
       if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
     });
-}
-
-/** `list --source`: a page of another program's queue, read-only, with each row's stuck reason by its owner's rules. */
-function listSource(spec: SourceSpec, options: Record<string, unknown>, command: Command): void {
-  const unfit: string[] = ["callbackFailed", "updatedSince", "updatedBefore", "format"].filter((key) => options[key] !== undefined);
-  if (command.getOptionValueSource("sort") === "cli") unfit.push("sort");
-  if (unfit.length) {
-    const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    throw new UsageError(`${unfit.map(flag).join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks or update times, lists in its id order (--order sets which way), and has no export format: --json pages through its rows with --cursor.`);
-  }
-  return readSourceOnce(spec, (source) => {
-    const page = sourceRows(source, {
-      workspace: options.workspace as string | undefined,
-      states: options.state as State[] | undefined,
-      sessionId: options.session as string | undefined,
-      createdFrom: options.createdSince as number | undefined,
-      createdTo: options.createdBefore as number | undefined,
-      order: options.order as "asc" | "desc",
-      limit: options.limit as number,
-      cursor: options.cursor as string | undefined,
-    });
-    if (options.json) return printJson(page);
-    if (!page.items.length) return printLine("No rows match.");
-    const now = Date.now();
-    printTable(
-      ["ID", "WORKSPACE", "STATE", "IN STATE", "ATTEMPT", "CREATED", "STUCK / NOTE"],
-      page.items.map((r) => [r.requestId, r.workspace, r.state, formatDuration(Math.max(0, now - r.stateSince)), String(r.attempt ?? "-"), formatAgo(r.createdAt, now), r.stuckReason ? `stuck: ${r.stuckReason}` : (r.note ?? "-")]),
-    );
-    if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
-  });
 }

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import protobuf from "protobufjs/light";
 import { ReqwatchError } from "../../model/errors";
+import { lazily } from "../../model/lazily";
 import { SPAN_KINDS, type AttributeValue, type Attributes, type LogRecord, type MetricPoint, type Origin, type Signal, type SpanEvent, type SpanRecord, type TelemetryRecord } from "../records";
 import descriptor from "./descriptor.json";
 
@@ -15,7 +16,8 @@ import descriptor from "./descriptor.json";
  * without a valid id or time is rejected and counted (the response's `partial_success`); a request
  * that does not decode at all is BAD_INPUT.
  */
-const root = protobuf.Root.fromJSON(descriptor as protobuf.INamespace);
+// Built on first use: building them is a large part of a start, and most processes that load this module never decode.
+const messages = lazily(() => protobuf.Root.fromJSON(descriptor as protobuf.INamespace));
 /**
  * protobufjs reads each proto3 string through its strict UTF-8 check a character at a time, building
  * the string by concatenation; Node decodes it natively. The rule stays: a string that is not valid
@@ -56,7 +58,7 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
   let message: Record<string, unknown>;
   try {
     if (encoding === "protobuf") {
-      message = root.lookupType(`${collector(signal)}.${REQUEST[signal]}`).decode(new NodeBufferReader(body)) as unknown as Record<string, unknown>;
+      message = messages().lookupType(`${collector(signal)}.${REQUEST[signal]}`).decode(new NodeBufferReader(body)) as unknown as Record<string, unknown>;
     } else {
       const parsed: unknown = JSON.parse(body.toString("utf8"));
       if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("the body is not a JSON object");
@@ -85,7 +87,7 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
 
 /** The success response, in the request's encoding: empty, or the partial success (what was rejected, and why). */
 export function encodeResponse(signal: Signal, encoding: Encoding, rejected: number, reason: string | null): Buffer {
-  const type = root.lookupType(`${collector(signal)}.${RESPONSE[signal]}`);
+  const type = messages().lookupType(`${collector(signal)}.${RESPONSE[signal]}`);
   const body = rejected > 0 || reason ? { partialSuccess: { [REJECTED[signal]]: rejected, errorMessage: reason ?? "" } } : {};
   if (encoding === "json") return Buffer.from(JSON.stringify(rejected > 0 || reason ? { partialSuccess: { [REJECTED[signal]]: String(rejected), errorMessage: reason ?? "" } } : {}));
   return Buffer.from(type.encode(type.fromObject(body)).finish());
