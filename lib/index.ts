@@ -20,6 +20,7 @@ export { runWorker, PermanentError, type Handler, type HandlerContext, type RunW
 export type { Claim, ClaimOptions } from "./queue/claimNext";
 export type { Delivery, DeliveryOutcome, CompleteResult, FailOptions } from "./queue/deliver";
 export type { MonitorPass, MonitorCounts, StuckRequest } from "./monitor/monitorPass";
+export type { StuckCause } from "./model/stuckCauses";
 export type { MonitorHandle, RetentionHandle } from "./monitor/startMonitor";
 export type { RetentionRun } from "./actions/retention";
 export type { SessionTracker, SessionResult, CommandInput, CommandStatus, FileInput, SnapshotInput, StartOutcome } from "./sessions/sessionTracker";

@@ -169,7 +169,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     "retry_requests",
     {
       title: "Retry requests",
-      description: `Send failed, timed-out or orphaned requests back to the queue (by ids, or every request in the given states and workspace). ${CONFIRM} Audited in the dashboard's audit log as by mcp.`,
+      description: `Send failed, timed-out, or processing requests whose worker is gone, back to the queue (by ids, or every request in the given states and workspace). ${CONFIRM} Audited in the dashboard's audit log as by mcp.`,
       inputSchema: {
         ids: ids.optional(),
         states: z.array(filterFields.state).optional().describe("instead of ids: every request in these states"),

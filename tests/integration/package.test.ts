@@ -26,7 +26,7 @@ const TYPES = [
   ...["ListFilters", "RequestPage", "RequestSummary"],
   ...["Claim", "ClaimOptions", "Delivery", "DeliveryOutcome", "CompleteResult", "FailOptions"],
   ...["Handler", "HandlerContext", "RunWorkerOptions", "WorkerHandle", "WorkerStats"],
-  ...["MonitorOptions", "MonitorWithRetention", "MonitorHandle", "MonitorPass", "MonitorCounts", "StuckRequest", "RetentionRun", "RetentionHandle"],
+  ...["MonitorOptions", "MonitorWithRetention", "MonitorHandle", "MonitorPass", "MonitorCounts", "StuckRequest", "StuckCause", "RetentionRun", "RetentionHandle"],
   ...["SessionTracker", "SessionResult", "SessionRecord", "CommandEntry", "CommandInput", "CommandStatus", "ContextSnapshot", "FileInput", "SnapshotInput", "StartOutcome"],
 ];
 

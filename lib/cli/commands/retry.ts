@@ -8,7 +8,7 @@ import { states } from "../parse";
 export function registerRetry(program: Command): void {
   program
     .command("retry [requestIds...]")
-    .description("Send failed, timed-out or orphaned requests back to the queue (ids, or --state / --workspace)")
+    .description("Send failed, timed-out, or processing requests whose worker is gone, back to the queue (ids, or --state / --workspace)")
     .summary("Send requests back to the queue")
     .option("-s, --state <states>", "every request in these states (comma-separated)", states)
     .option("-w, --workspace <name>", "every request in this workspace (with --state: only those states)")
