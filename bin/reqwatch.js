@@ -14,7 +14,8 @@ nodeModule.enableCompileCache();
 // (bin/code-cache.cjs); none when Node's is off (NODE_DISABLE_COMPILE_CACHE).
 var cacheFolder = nodeModule.getCompileCacheDir();
 var command = /^[a-z]+$/.test(process.argv[2] || "") ? process.argv[2] : "other";
-var saveCodeCache = cacheFolder ? require("./code-cache.cjs").useCodeCache(require("node:path").join(__dirname, "..", "dist"), require("node:path").join(cacheFolder, "reqwatch"), command) : function () {};
+var path = require("node:path");
+var saveCodeCache = cacheFolder ? require("./code-cache.cjs").useCodeCache(path.join(__dirname, "..", "dist"), path.join(cacheFolder, "reqwatch"), command) : function () {};
 // The CLI is bundled from lib/cli into dist/ by `npm install` (the prepare script).
 let main;
 try {

@@ -98,9 +98,7 @@ const CLOSE_THREAD_MS = 5000;
  */
 export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   const source = otelSpec(options.storeDir, options.settings.stuckAfterMs);
-  // Made (or found unreadable) here, before the thread starts: the pages read the store from the first moment.
-  new TelemetryStore(source.file, storeOptions(options)).close();
-  const running = fs.existsSync(threadFile()) ? onThread(options) : runTelemetry(options);
+  const running = fs.existsSync(threadFile()) ? onThread(options, source.file) : runTelemetry(options);
   const ready = running.ready.then((status) => {
     if (status.url) console.log(`reqwatch: receiving OpenTelemetry (OTLP/HTTP) on ${status.url}`);
     else console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
@@ -165,11 +163,13 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
   };
 }
 
-/** What the receiver's thread tells: it listens (or why not), the retention failed, or it has closed. */
-export type TelemetryThreadMessage = { ready: ReceiverStatus } | { error: string } | { closed: true };
+/** What the receiver's thread tells: it listens (or why not), or the retention failed. */
+export type TelemetryThreadMessage = { ready: ReceiverStatus } | { error: string };
 
-/** Run them on a thread of their own (lib/telemetry/telemetryThread.ts). */
-function onThread(options: TelemetryOptions): RunningTelemetry {
+/** Run them on a thread of their own (lib/telemetry/telemetryThread.ts), its store in `file`. */
+function onThread(options: TelemetryOptions, file: string): RunningTelemetry {
+  // Made (or found unreadable) here, before the thread starts: the pages read the store from the first moment.
+  new TelemetryStore(file, storeOptions(options)).close();
   const { onError, ...data } = options;
   const worker = new Worker(/*turbopackIgnore: true*/ threadFile(), { workerData: data satisfies TelemetryThreadData, resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB } });
   let status: ReceiverStatus = { url: null, error: null };

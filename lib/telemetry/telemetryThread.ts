@@ -12,9 +12,7 @@ if (parentPort) {
   void running.ready.then((status) => tell({ ready: status }));
   port.on("message", (message: unknown) => {
     if (message !== "close") return;
-    void running.close().then(() => {
-      tell({ closed: true });
-      port.close();
-    });
+    // Closed, the thread has nothing left to wait on, and ends.
+    void running.close().then(() => port.close());
   });
 }
