@@ -3,9 +3,8 @@ import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import { isReqwatchError } from "../model/errors";
 import { isLoopbackHost } from "../http/loopback";
-import { decodeExport, encodeResponse, encodeStatus, type Encoding } from "./otlp/decode";
+import { decodeExport, encodeResponse, encodeStatus, type Decoded, type Encoding } from "./otlp/decode";
 import type { Signal } from "./records";
-import type { TelemetryStore } from "./telemetryStore";
 
 /** OTLP/HTTP's default port. */
 export const DEFAULT_OTLP_PORT = 4318;
@@ -27,6 +26,9 @@ export interface ReceiverStatus {
   error: string | null;
 }
 
+/** What is done with an export once decoded (lib/telemetry/pipeline/ingestExport.ts): returns how many lifecycles changed. */
+export type IngestExport = (signal: Signal, decoded: Decoded) => number;
+
 export interface ReceiverHandle {
   status(): ReceiverStatus;
   close(): Promise<void>;
@@ -42,11 +44,12 @@ export interface ReceiverHandle {
  * dashboard, it answers only to a loopback Host, and refuses a request that carries a browser's
  * Origin: a web page may not post telemetry into it (there is no CORS).
  */
-export function otlpRequestListener(store: TelemetryStore, onStored: (changed: number) => void = () => {}): http.RequestListener {
+export function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}): http.RequestListener {
   let inFlight = 0;
   return (request, response) => {
-    const url = new URL(request.url ?? "/", "http://localhost");
-    const signal = /^\/v1\/(traces|logs|metrics)\/?$/.exec(url.pathname)?.[1] as Signal | undefined;
+    // The path as sent, never parsed as a URL: a target like `//:99999/x` is not a URL and must not throw here.
+    const pathname = (request.url ?? "/").split("?")[0]!;
+    const signal = /^\/v1\/(traces|logs|metrics)\/?$/.exec(pathname)?.[1] as Signal | undefined;
     const encoding: Encoding = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "application/json" ? "json" : "protobuf";
     const fail = (status: number, code: number, message: string, headers: http.OutgoingHttpHeaders = {}) => {
       response.writeHead(status, { "content-type": encoding === "json" ? "application/json" : "application/x-protobuf", ...headers });
@@ -55,7 +58,7 @@ export function otlpRequestListener(store: TelemetryStore, onStored: (changed: n
     };
     if (!isLoopbackHost(request.headers.host)) return fail(403, GRPC.PERMISSION_DENIED, "The OTLP receiver answers only to localhost, 127.0.0.1 and [::1].");
     if (request.headers.origin !== undefined) return fail(403, GRPC.PERMISSION_DENIED, "A web page may not send telemetry here: the request carries a browser's Origin.");
-    if (!signal) return fail(404, GRPC.NOT_FOUND, `No OTLP endpoint at ${url.pathname}: use /v1/traces, /v1/logs or /v1/metrics.`);
+    if (!signal) return fail(404, GRPC.NOT_FOUND, `No OTLP endpoint at ${pathname.slice(0, 200)}: use /v1/traces, /v1/logs or /v1/metrics.`);
     if (request.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, `Send exports with POST, not ${request.method}.`, { allow: "POST" });
     const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
     if (type !== "application/json" && type !== "application/x-protobuf") return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content type ${JSON.stringify(type)}: send application/x-protobuf or application/json.`);
@@ -96,7 +99,7 @@ export function otlpRequestListener(store: TelemetryStore, onStored: (changed: n
       }
       try {
         const decoded = decodeExport(signal, encoding, body);
-        const changed = store.ingest(signal, decoded.records, decoded.rejected);
+        const changed = ingest(signal, decoded);
         response.writeHead(200, { "content-type": encoding === "json" ? "application/json" : "application/x-protobuf" });
         response.end(encodeResponse(signal, encoding, decoded.rejected, decoded.reason));
         if (changed > 0) onStored(changed);
@@ -115,9 +118,9 @@ export function otlpRequestListener(store: TelemetryStore, onStored: (changed: n
  * Listen for OTLP/HTTP on `host:port` (0: any free port). A port already taken is not fatal: the
  * dashboard runs without a receiver, and its status says why.
  */
-export function startOtlpReceiver(store: TelemetryStore, options: { port: number; host?: string; onStored?: (changed: number) => void }): Promise<ReceiverHandle> {
+export function startOtlpReceiver(ingest: IngestExport, options: { port: number; host?: string; onStored?: (changed: number) => void }): Promise<ReceiverHandle> {
   const host = options.host ?? "127.0.0.1";
-  const server = http.createServer(otlpRequestListener(store, options.onStored));
+  const server = http.createServer(otlpRequestListener(ingest, options.onStored));
   server.keepAliveTimeout = 30_000;
   let status: ReceiverStatus = { url: null, error: null };
   return new Promise((resolve) => {

@@ -6,7 +6,8 @@ import { ReqwatchError } from "../model/errors";
 import type { Redaction } from "../model/redaction";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { DEFAULT_TELEMETRY_STUCK_AFTER_MS, readTelemetryStore } from "../sources/telemetryQueue";
-import { DEFAULT_OTLP_PORT, startOtlpReceiver, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
+import { DEFAULT_OTLP_PORT, startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
+import { ingestExport } from "./pipeline/ingestExport";
 import { storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, type IntakeRow, type TelemetryStoreOptions, type UnmappedRow, type Usage } from "./telemetryStore";
 
 /** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
@@ -118,7 +119,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
 }
 
 function storeOptions(options: TelemetryOptions): TelemetryStoreOptions {
-  return { redaction: options.redaction, keepMs: options.settings.keepMs, maxBytes: TELEMETRY_MAX_BYTES };
+  return { keepMs: options.settings.keepMs, maxBytes: TELEMETRY_MAX_BYTES };
 }
 
 /** The store, the receiver and the retention, running. */
@@ -134,7 +135,8 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
   const store = new TelemetryStore(source.file, storeOptions(options));
   let receiver: ReceiverHandle | null = null;
   let closed = false;
-  const started = startOtlpReceiver(store, { port: options.settings.port, ...(options.host && { host: options.host }) }).then((handle) => {
+  const ingest: IngestExport = (signal, decoded) => ingestExport(store, options.redaction, signal, decoded);
+  const started = startOtlpReceiver(ingest, { port: options.settings.port, ...(options.host && { host: options.host }) }).then((handle) => {
     if (closed) void handle.close();
     else receiver = handle;
     return handle;

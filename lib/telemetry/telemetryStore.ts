@@ -1,11 +1,9 @@
 import type Database from "better-sqlite3";
-import { redactField, redactSecrets, type Redaction } from "../model/redaction";
 import { shownName } from "../sources/sourceMessage";
 import { openDatabase } from "../sqlite/openDatabase";
 import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "./mapping/changes";
 import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "./mapping/fold";
-import { mapRecords } from "./mapping/mapRecords";
-import type { AttributeValue, Signal, TelemetryRecord } from "./records";
+import type { Signal } from "./records";
 
 /**
  * reqwatch's own store of what its OTLP receiver was sent (`telemetry.db`, beside the index; never
@@ -93,11 +91,20 @@ CREATE TABLE IF NOT EXISTS intake (
 `;
 
 export interface TelemetryStoreOptions {
-  redaction: Redaction;
   /** Lifecycles not heard of for this long are removed (`trim`). */
   keepMs: number;
   /** And the oldest go while the store is bigger than this. */
   maxBytes: number;
+}
+
+/** One export, as the pipeline hands it to the store: its changes mapped and redacted, and what mapped to nothing. */
+export interface ExportBatch {
+  signal: Signal;
+  /** Records decoded, and rejected by the decoder. */
+  records: number;
+  rejected: number;
+  changes: readonly LifecycleChange[];
+  unmapped: readonly Unmapped[];
 }
 
 export interface IntakeRow {
@@ -182,7 +189,7 @@ export class TelemetryStore {
   private readonly live = new Map<number, Live>();
   /** `PRAGMA data_version` after this connection's last write: another one that changes the store makes it differ. */
   private dataVersion = -1;
-  private readonly keep: Database.Transaction<TelemetryStore["keepExport"]>;
+  private readonly keepTransaction: Database.Transaction<TelemetryStore["keepExport"]>;
 
   constructor(
     readonly file: string,
@@ -195,18 +202,18 @@ export class TelemetryStore {
     this.db.exec(DDL);
     this.sql = statements(this.db);
     // Made once: better-sqlite3 builds its wrapper anew on each `transaction` call.
-    this.keep = this.db.transaction(this.keepExport.bind(this));
+    this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
   }
 
   /**
-   * Map and keep one export's records: each step added to its lifecycle's tally and the lifecycles
-   * it touched written once, what maps to nothing counted, the export counted (with what the
-   * decoder rejected), all in one transaction. Returns how many lifecycles changed.
+   * Keep one export's changes, mapped and redacted (lib/telemetry/pipeline): each step added to its
+   * lifecycle's tally and the lifecycles it touched written once, what maps to nothing counted, the
+   * export counted (with what the decoder rejected), all in one transaction. Returns how many
+   * lifecycles changed.
    */
-  ingest(signal: Signal, records: readonly TelemetryRecord[], rejected: number, now = Date.now()): number {
-    const { changes, unmapped } = mapRecords(records);
+  keep(batch: ExportBatch, now = Date.now()): number {
     try {
-      return this.keep.immediate(signal, records.length, rejected, changes, unmapped, now);
+      return this.keepTransaction.immediate(batch, now);
     } catch (error) {
       // The transaction was rolled back: the tallies may hold steps the store does not.
       this.live.clear();
@@ -214,27 +221,26 @@ export class TelemetryStore {
     }
   }
 
-  /** `ingest`'s transaction. */
-  private keepExport(signal: Signal, records: number, rejected: number, changes: readonly LifecycleChange[], unmapped: readonly Unmapped[], now: number): number {
+  /** `keep`'s transaction. */
+  private keepExport(batch: ExportBatch, now: number): number {
     // Another connection that wrote the store (a second dashboard on the same folder) makes what is
     // held in memory stale. Read with the write lock held, so no other write can come between.
     const version = this.sql.dataVersion.get() as number;
     if (version !== this.dataVersion) this.live.clear();
     this.dataVersion = version;
-    const redact = this.redactor();
     const touched = new Set<number>();
-    for (const change of changes) {
-      const seq = this.apply(change, now, redact);
+    for (const change of batch.changes) {
+      const seq = this.apply(change, now);
       if (seq !== null) touched.add(seq);
     }
     for (const seq of touched) this.writeFolded(seq, now);
-    for (const item of unmapped) this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
-    this.sql.countIntake.run(signal, records, rejected, now);
+    for (const item of batch.unmapped) this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+    this.sql.countIntake.run(batch.signal, batch.records, batch.rejected, now);
     return touched.size;
   }
 
   /** One change: its lifecycle found (or made) by its keys, its step and part kept and added to its tally. Null when the step was kept before. */
-  private apply(change: LifecycleChange, now: number, redact: (text: string) => string): number | null {
+  private apply(change: LifecycleChange, now: number): number | null {
     // A point lookup per key (one to three): cheaper than one query over a list of them.
     const seqOf = change.keys.map((key) => this.sql.seqOfKey.get(key) as number | undefined);
     const found = [...new Set(seqOf.filter((seq): seq is number => seq !== undefined))].sort((a, b) => a - b);
@@ -257,15 +263,12 @@ export class TelemetryStore {
       live.traceId ??= change.traceId ?? null;
     }
     const { step } = change;
-    const summary = redact(step.summary);
-    const facts = this.redactFacts(change.facts, redact);
-    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.name, summary, JSON.stringify(redactValue(step.detail, redact)), JSON.stringify(facts));
+    // The part is kept in its own table, merged with what else told of it.
+    const { part, ...facts } = change.facts;
+    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
     if (kept.changes === 0) return found.length > 1 ? seq : null;
-    if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary, facts });
-    if (change.facts.part) {
-      const part: Part = { ...change.facts.part, fields: redactValue(change.facts.part.fields as Record<string, AttributeValue>, redact) as Part["fields"] };
-      this.keepPart(seq, part, live?.tally);
-    }
+    if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
+    if (part) this.keepPart(seq, part, live?.tally);
     return seq;
   }
 
@@ -379,40 +382,6 @@ export class TelemetryStore {
   close(): void {
     this.db.close();
   }
-
-  /**
-   * Redaction for one export: the same text (a model's name, a tool's, an error told by a step,
-   * its detail and its part) is scanned once; the result is what redacting it each time would give.
-   */
-  private redactor(): (text: string) => string {
-    const seen = new Map<string, string>();
-    return (text) => {
-      let redacted = seen.get(text);
-      if (redacted === undefined) seen.set(text, (redacted = redactSecrets(text, this.options.redaction.patterns)));
-      return redacted;
-    };
-  }
-
-  /** A step's texts as every write redacts them: the prompt, the output and the error by their fields' settings. */
-  private redactFacts(facts: LifecycleChange["facts"], redact: (text: string) => string): LifecycleChange["facts"] {
-    const { redaction } = this.options;
-    const out = { ...facts };
-    if (out.prompt !== undefined) out.prompt = redactField(redaction, "prompt", out.prompt, redact);
-    if (out.output !== undefined) out.output = redactField(redaction, "output", out.output, redact);
-    if (out.error !== undefined) out.error = redactField(redaction, "error", out.error, redact);
-    delete out.part;
-    return out;
-  }
-}
-
-/** Every text in a value redacted. */
-function redactValue<T extends AttributeValue>(value: T, redact: (text: string) => string): T {
-  if (typeof value === "string") return redact(value) as T;
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, redact)) as T;
-  if (value === null || typeof value !== "object") return value;
-  const out: Record<string, AttributeValue> = {};
-  for (const key in value) out[key] = redactValue(value[key]!, redact);
-  return out as T;
 }
 
 /** A store's size on disk: its pages in use. */

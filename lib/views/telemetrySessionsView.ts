@@ -9,7 +9,7 @@ import type { SourceMessage } from "../sources/sourceMessage";
 import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
 import { readTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
-import { CLAUDE_CODE_SERVICE } from "../telemetry/mapping/claudeCode";
+import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 import type { UsageSums } from "../telemetry/telemetryStore";
 import type { TrackerService } from "../tracker";

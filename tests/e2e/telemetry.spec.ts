@@ -1,6 +1,6 @@
-import fs from "node:fs";
 import path from "node:path";
 import { freePort } from "../helpers/processes";
+import { recordedExports, sendExports } from "../helpers/recordedExports";
 import { expect, test } from "./fixtures";
 
 // Claude Code's own exports (captured from the real CLI, tests/fixtures/otlp; the CLI itself runs
@@ -8,15 +8,9 @@ import { expect, test } from "./fixtures";
 // and what a person sees of them.
 const FIXTURES = path.resolve(__dirname, "../fixtures/otlp/claude-code-2.1.332");
 
+/** A scenario's exports, their times moved to now (as if Claude Code sent them this moment), to the receiver. */
 async function send(receiver: string, scenario: string, only?: "logs" | "traces") {
-  for (const file of fs.readdirSync(path.join(FIXTURES, scenario)).sort()) {
-    const signal = /-(traces|logs|metrics)\./.exec(file)![1]!;
-    if (only && signal !== only) continue;
-    const raw = fs.readFileSync(path.join(FIXTURES, scenario, file));
-    const protobuf = file.endsWith(".pb.gz");
-    const response = await fetch(`${receiver}/v1/${signal}`, { method: "POST", body: raw, headers: { "content-type": protobuf ? "application/x-protobuf" : "application/json", ...(protobuf && { "content-encoding": "gzip" }) } });
-    expect(response.status).toBe(200);
-  }
+  await sendExports(receiver, recordedExports(path.join(FIXTURES, scenario)).filter((item) => !only || item.signal === only));
 }
 
 test("Claude Code's turns beside the folder's requests: the table, live; a turn's page with what it did; one that stopped, stuck; the Health page's counts", async ({ page, launchApp }) => {
@@ -134,28 +128,12 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(page.getByRole("table", { name: "Cost and tokens by model" })).toBeVisible();
 });
 
-/** A JSON scenario's exports with every time moved on so its last record is now: the charts count what happened within their range. */
-async function sendNow(receiver: string, scenario: string, only?: "logs" | "traces") {
-  const files = fs.readdirSync(path.join(FIXTURES, scenario)).sort();
-  const texts = files.map((file) => fs.readFileSync(path.join(FIXTURES, scenario, file), "utf8"));
-  const TIME = /("[A-Za-z]*UnixNano":)"(\d+)"/g;
-  const last = texts.flatMap((text) => [...text.matchAll(TIME)].map((match) => BigInt(match[2]!))).reduce((a, b) => (a > b ? a : b));
-  const shift = BigInt(Date.now()) * 1_000_000n - last;
-  for (const [i, file] of files.entries()) {
-    const signal = /-(traces|logs|metrics)\./.exec(file)![1]!;
-    if (only && signal !== only) continue;
-    const body = texts[i]!.replace(TIME, (_, key: string, nanos: string) => `${key}"${BigInt(nanos) + shift}"`);
-    const response = await fetch(`${receiver}/v1/${signal}`, { method: "POST", body, headers: { "content-type": "application/json" } });
-    expect(response.status).toBe(200);
-  }
-}
-
 test("the overview's charts of the received turns: a person picks the otel source and sees the turns counted, with their tokens and cost, live", async ({ page, launchApp }, testInfo) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
   const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort) });
-  await sendNow(receiver, "plain");
+  await send(receiver, "plain");
 
   await page.goto(url);
   const summary = page.getByLabel("Activity summary");
@@ -169,7 +147,7 @@ test("the overview's charts of the received turns: a person picks the otel sourc
   for (const chart of [/^Lifecycles by state/, /^Tokens/, /^Cost/]) await expect(page.getByRole("figure", { name: chart })).toBeVisible();
 
   // A turn that retried through 529s arrives while the page is open: counted without a reload.
-  await sendNow(receiver, "retry");
+  await send(receiver, "retry");
   await expect(summary).toContainText("every workspace: 2 completed, 0 failed");
   await expect(summary).toContainText("240 in / 60 out tokens");
   await page.getByRole("region", { name: "Activity" }).screenshot({ path: testInfo.outputPath("received-charts.png") });

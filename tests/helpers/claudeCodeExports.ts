@@ -4,6 +4,10 @@ import zlib from "node:zlib";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import type { Signal } from "../../lib/telemetry/records";
 import type { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
+
+/** No secret patterns: what the tests send is kept as sent. */
+export const NO_REDACTION = { raw: [], patterns: [] };
 
 /** Claude Code 2.1.332's own exports, captured from the real CLI against a mock of the Messages API (tests/fixtures/otlp), one folder per scenario. */
 export const CLAUDE_CODE_FIXTURES = path.resolve(__dirname, "../fixtures/otlp/claude-code-2.1.332");
@@ -30,7 +34,7 @@ export function exportsOf(scenario: string): Export[] {
 export function feed(store: TelemetryStore, exports: readonly Export[], now = Date.now()): void {
   for (const item of exports) {
     const decoded = decodeExport(item.signal, item.encoding, item.body);
-    store.ingest(item.signal, decoded.records, decoded.rejected, now);
+    ingestExport(store, NO_REDACTION, item.signal, decoded, now);
   }
 }
 

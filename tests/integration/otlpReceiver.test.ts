@@ -10,6 +10,8 @@ import { MAX_BODY_BYTES, startOtlpReceiver, type ReceiverHandle } from "../../li
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
 import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
+import { NO_REDACTION } from "../helpers/claudeCodeExports";
+import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 
 // The OTLP/HTTP receiver on a real port, as an exporter (or an attacker) reaches it, answering as the
 // OTLP specification says, and what it keeps checked in its store.
@@ -27,8 +29,8 @@ afterEach(async () => {
 
 async function aReceiver() {
   const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { redaction: { raw: [], patterns: [] }, keepMs: 86_400_000, maxBytes: 200e6 });
-  const receiver = await startOtlpReceiver(store, { port: 0 });
+  const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
+  const receiver = await startOtlpReceiver((signal, decoded) => ingestExport(store, NO_REDACTION, signal, decoded), { port: 0 });
   open.push({ receiver, store });
   const { port } = new URL(receiver.status().url!);
   const rows = () => {
@@ -131,6 +133,15 @@ describe("the OTLP/HTTP receiver", () => {
     expect(get).toMatchObject({ status: 405, headers: { allow: "POST" } });
     expect((await post(port, "/v1/profiles", tracesProtobuf())).status).toBe(404);
     expect(rows()).toEqual([]);
+  });
+
+  it("survives a request target that is not a URL (an <img> on any page can send one): refused, and the next export is kept", async () => {
+    const { port, rows } = await aReceiver();
+    for (const target of ["//:99999/x.png", "//[::1/x", "http://[bad/v1/traces", "*"]) {
+      expect((await post(port, target, "", {}, "GET")).status).toBe(404);
+    }
+    expect((await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" })).status).toBe(200);
+    expect(rows()).toHaveLength(1);
   });
 
   it("tells an exporter to come back later when too many exports are in flight (429) or the store is busy (503), with Retry-After", async () => {

@@ -14,7 +14,7 @@ afterEach(closeAgents);
 function aFolderWithTelemetry() {
   const stateDir = tempStateDir();
   const tracker = aTracker({ stateDir });
-  const store = new TelemetryStore(path.join(tracker.stateDir.storeDir, "telemetry.db"), { redaction: { raw: [], patterns: [] }, keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
+  const store = new TelemetryStore(path.join(tracker.stateDir.storeDir, "telemetry.db"), { keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
   // 529 errors, then an answer.
   feed(store, exportsOf("retry"));
   // 529 errors until Claude Code gave up.

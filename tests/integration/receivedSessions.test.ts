@@ -22,7 +22,7 @@ function aFolderWithTelemetry() {
   const started = tracker.sessions.start();
   if (!started.ok) throw new Error(started.error.message);
   tracker.sessions.updateSnapshot({ activeTask: "wire the gateway" });
-  const store = new TelemetryStore(path.join(tracker.stateDir.storeDir, "telemetry.db"), { redaction: { raw: [], patterns: [] }, keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
+  const store = new TelemetryStore(path.join(tracker.stateDir.storeDir, "telemetry.db"), { keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
   feed(store, exportsOf("tool"));
   // A prompt whose API call never answered, its last record received 11 minutes ago: stuck by the otel source's 10-minute rule.
   feed(store, exportsOf("interrupted").filter((item) => item.signal === "logs"), Date.now() - 11 * MINUTE);

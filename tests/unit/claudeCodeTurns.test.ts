@@ -10,7 +10,7 @@ import { tempParent } from "../helpers/stateDir";
 
 function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { redaction: { raw: [], patterns: [] }, keepMs: 24 * 3600_000, maxBytes: 200e6 });
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
   const feed = (exports: Export[], now = Date.now()) => feedStore(store, exports, now);
   const turns = () => {
     const db = new Database(file, { readonly: true });

@@ -23,7 +23,7 @@ afterEach(() => {
 
 function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { redaction: { raw: [], patterns: [] }, keepMs: DAY, maxBytes: 200e6 });
+  const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
   open.push(store);
   return { file, store };
 }

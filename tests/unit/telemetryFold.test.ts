@@ -4,11 +4,12 @@ import { describe, expect, it } from "vitest";
 import { exportBody } from "../../bench/claudeCodeExports.mjs";
 import type { LifecycleChange, LifecycleKind, Part } from "../../lib/telemetry/mapping/changes";
 import { addStep, emptyTally, foldLifecycle, mergePart, partKey, summarize, type FoldStep } from "../../lib/telemetry/mapping/fold";
-import { mapRecords } from "../../lib/telemetry/mapping/mapRecords";
+import { mapExport as mapRecords } from "../../lib/telemetry/pipeline/mapExport";
+import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import type { Signal, TelemetryRecord } from "../../lib/telemetry/records";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
-import { exportsOf } from "../helpers/claudeCodeExports";
+import { exportsOf, NO_REDACTION } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 
 // A lifecycle's row is its steps folded, and the store folds each new step into what it holds
@@ -56,9 +57,9 @@ function arrivals(exports: Received[]): [string, Received[]][] {
 }
 
 function aStore(file = path.join(tempParent(), "telemetry.db")) {
-  const store = new TelemetryStore(file, { redaction: { raw: [], patterns: [] }, keepMs: 24 * 3600_000, maxBytes: 1e9 });
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 1e9 });
   const feed = (exports: Received[]) => {
-    for (const { signal, records } of exports) store.ingest(signal, records, 0, 1_800_000_000_000);
+    for (const { signal, records } of exports) ingestExport(store, NO_REDACTION, signal, { records, rejected: 0 }, 1_800_000_000_000);
   };
   return { store, file, feed };
 }

@@ -5,6 +5,8 @@ import { exportBody } from "../../bench/claudeCodeExports.mjs";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
 import { tempParent } from "../helpers/stateDir";
+import { NO_REDACTION } from "../helpers/claudeCodeExports";
+import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 
 // The store's retention, on Claude Code-like exports in numbers (bench/claudeCodeExports.mjs), with
 // the clock given to each call.
@@ -12,12 +14,12 @@ const T0 = 1_800_000_000_000;
 const HOUR = 3_600_000;
 
 function aStore(maxBytes = 1e9) {
-  const store = new TelemetryStore(path.join(tempParent(), "telemetry.db"), { redaction: { raw: [], patterns: [] }, keepMs: 24 * HOUR, maxBytes });
+  const store = new TelemetryStore(path.join(tempParent(), "telemetry.db"), { keepMs: 24 * HOUR, maxBytes });
   const feed = (from: number, count: number, now: number) => {
     for (let n = from; n < from + count; n++) {
       const { signal, body } = exportBody(n);
       const decoded = decodeExport(signal, "protobuf", body);
-      store.ingest(signal, decoded.records, decoded.rejected, now);
+      ingestExport(store, NO_REDACTION, signal, decoded, now);
     }
   };
   /** The oldest and newest times lifecycles were last received at. */

@@ -36,7 +36,7 @@ function aGenAiCall(conversation: string, at: number): Export {
 
 function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { redaction: { raw: [], patterns: [] }, keepMs: DAY, maxBytes: 200e6 });
+  const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
   open.push(store);
   return { file, store, sessions: new TelemetrySessions(file, 10 * MINUTE, DAY) };
 }

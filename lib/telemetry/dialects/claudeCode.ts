@@ -1,6 +1,7 @@
 import { formatUsd } from "../../model/money";
 import { booleanAttr, numberAttr, stringAttr, type Attributes, type LogRecord, type SpanRecord } from "../records";
-import type { Facts, LifecycleChange, PartFields, Step } from "./changes";
+import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/changes";
+import type { Dialect } from "./dialect";
 
 /**
  * Claude Code's telemetry (its monitoring docs; what 2.1.332 exports, tests/fixtures/otlp) as one
@@ -16,9 +17,12 @@ import type { Facts, LifecycleChange, PartFields, Step } from "./changes";
 export const CLAUDE_CODE_LOGS = "com.anthropic.claude_code.events";
 export const CLAUDE_CODE_SPANS = "com.anthropic.claude_code.tracing";
 
-export function isClaudeCode(scopeName: string): boolean {
-  return scopeName === CLAUDE_CODE_LOGS || scopeName === CLAUDE_CODE_SPANS;
-}
+/** Claude Code's records, by the scopes it names them with. */
+export const claudeCode: Dialect = {
+  name: "claude-code",
+  recognises: (record) => record.signal !== "metric" && (record.origin.scope.name === CLAUDE_CODE_LOGS || record.origin.scope.name === CLAUDE_CODE_SPANS),
+  map: (record) => (record.signal === "span" ? claudeCodeSpan(record) : record.signal === "log" ? claudeCodeLog(record) : null),
+};
 
 /** The service.name Claude Code gives itself; its turns are its own whatever the name. */
 export const CLAUDE_CODE_SERVICE = "claude-code";
@@ -29,7 +33,7 @@ const usd = (value: number | undefined) => (value === undefined ? "" : formatUsd
 const join = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(", ");
 
 /** A log event of Claude Code's as a change to its turn; null for one that is not about a turn (it is counted as unmapped). */
-export function claudeCodeLog(log: LogRecord): LifecycleChange | null {
+function claudeCodeLog(log: LogRecord): LifecycleChange | null {
   const a = log.attributes;
   const promptId = stringAttr(a, "prompt.id");
   const name = (log.eventName ?? "").replace(/^claude_code\./, "");
@@ -123,7 +127,7 @@ function callFields(a: Attributes): PartFields {
 }
 
 /** A span of Claude Code's as a change to its turn; null for a span name it does not know (counted as unmapped). */
-export function claudeCodeSpan(span: SpanRecord): LifecycleChange | null {
+function claudeCodeSpan(span: SpanRecord): LifecycleChange | null {
   const a = span.attributes;
   const session = stringAttr(a, "session.id") ?? stringAttr(a, "gen_ai.conversation.id");
   const step = (name: string, summary: string): Step => ({ key: `span:${span.spanId}`, at: span.endMs, name, summary, detail: { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) } });

@@ -1,5 +1,6 @@
 import { numberAttr, stringAttr, type SpanRecord } from "../records";
-import type { LifecycleChange } from "./changes";
+import type { LifecycleChange } from "../mapping/changes";
+import type { Dialect } from "./dialect";
 
 /**
  * A message's life in a queue, from spans that follow OpenTelemetry's messaging conventions
@@ -14,12 +15,18 @@ function operationOf(span: SpanRecord): string | undefined {
   return stringAttr(span.attributes, "messaging.operation.type") ?? stringAttr(span.attributes, "messaging.operation");
 }
 
-export function isMessaging(span: SpanRecord): boolean {
+function isMessaging(span: SpanRecord): boolean {
   const operation = operationOf(span) ?? "";
   return stringAttr(span.attributes, "messaging.system") !== undefined && stringAttr(span.attributes, "messaging.message.id") !== undefined && (CREATE.has(operation) || PROCESS.has(operation));
 }
 
-export function messagingSpan(span: SpanRecord): LifecycleChange {
+export const messaging: Dialect = {
+  name: "messaging",
+  recognises: (record) => record.signal === "span" && isMessaging(record),
+  map: (record) => (record.signal === "span" ? messagingSpan(record) : null),
+};
+
+function messagingSpan(span: SpanRecord): LifecycleChange {
   const a = span.attributes;
   const system = stringAttr(a, "messaging.system")!;
   const destination = stringAttr(a, "messaging.destination.name") ?? "";

@@ -1,5 +1,6 @@
 import { numberAttr, stringAttr, type SpanRecord } from "../records";
-import type { LifecycleChange, PartFields } from "./changes";
+import type { LifecycleChange, PartFields } from "../mapping/changes";
+import type { Dialect } from "./dialect";
 
 /**
  * A model call from any instrumentation that follows OpenTelemetry's GenAI semantic conventions
@@ -10,11 +11,13 @@ import type { LifecycleChange, PartFields } from "./changes";
  */
 const CALL_OPERATIONS = new Set(["chat", "text_completion", "generate_content", "embeddings"]);
 
-export function isGenAiCall(span: SpanRecord): boolean {
-  return CALL_OPERATIONS.has(stringAttr(span.attributes, "gen_ai.operation.name") ?? "");
-}
+export const genAi: Dialect = {
+  name: "genai",
+  recognises: (record) => record.signal === "span" && CALL_OPERATIONS.has(stringAttr(record.attributes, "gen_ai.operation.name") ?? ""),
+  map: (record) => (record.signal === "span" ? genAiSpan(record) : null),
+};
 
-export function genAiSpan(span: SpanRecord): LifecycleChange {
+function genAiSpan(span: SpanRecord): LifecycleChange {
   const a = span.attributes;
   const model = stringAttr(a, "gen_ai.response.model") ?? stringAttr(a, "gen_ai.request.model");
   const resends = numberAttr(a, "http.request.resend_count");

@@ -1,0 +1,22 @@
+import type { TelemetryRecord } from "../records";
+import type { LifecycleChange } from "../mapping/changes";
+
+/**
+ * One client's or library's way of telling what it did over OpenTelemetry (Claude Code's events,
+ * the GenAI conventions' spans, a queue's messaging spans...): how to know its records, and how
+ * each one reads as a change to a lifecycle. A dialect is pure: it reads a record and nothing else,
+ * so it is tested on the client's own captured exports. A new client is one new module and its
+ * fixtures, listed in `DIALECTS` (./index.ts).
+ */
+export interface Dialect {
+  /** The name Health and the docs use: `claude-code`, `genai`, `messaging`. */
+  readonly name: string;
+  /**
+   * Whether this dialect speaks for the record, by what the export carries (its resource, its
+   * scope, its attributes' names), never by a guess at its content: the first dialect in
+   * `DIALECTS` that says yes maps it.
+   */
+  recognises(record: TelemetryRecord): boolean;
+  /** The record as a change to its lifecycle; null when it tells of none (counted as unmapped, by the dialect that knew it). */
+  map(record: TelemetryRecord): LifecycleChange | null;
+}

@@ -1,0 +1,13 @@
+import { claudeCode } from "./claudeCode";
+import type { Dialect } from "./dialect";
+import { genAi } from "./genAi";
+import { messaging } from "./messaging";
+
+/**
+ * The dialects the receiver understands, in the order they are asked: a client's own first (it
+ * may also carry the generic conventions' attributes, and knows better what they mean), the
+ * generic conventions last.
+ */
+export const DIALECTS: readonly Dialect[] = [claudeCode, messaging, genAi];
+
+export type { Dialect } from "./dialect";

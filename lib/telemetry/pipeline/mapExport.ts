@@ -1,0 +1,27 @@
+import { DIALECTS, type Dialect } from "../dialects";
+import { stringAttr, type TelemetryRecord } from "../records";
+import type { LifecycleChange, Unmapped } from "../mapping/changes";
+import { recognise } from "./recognise";
+
+/**
+ * The mapping stage: each received record as a change to its lifecycle, by the dialect that
+ * recognises it (./recognise.ts). What no dialect maps is counted, never dropped unseen: per
+ * service, signal and name (a span's name, a log event's `event.name` where it carries one, else
+ * its record's event name or the start of its body, a metric's name).
+ */
+export function mapExport(records: readonly TelemetryRecord[], dialects: readonly Dialect[] = DIALECTS): { changes: LifecycleChange[]; unmapped: Unmapped[] } {
+  const changes: LifecycleChange[] = [];
+  const unmapped: Unmapped[] = [];
+  for (const record of records) {
+    const change = recognise(record, dialects)?.map(record) ?? null;
+    if (change) changes.push(change);
+    else unmapped.push({ service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service", signal: record.signal, name: unmappedName(record) });
+  }
+  return { changes, unmapped };
+}
+
+function unmappedName(record: TelemetryRecord): string {
+  if (record.signal !== "log") return record.name;
+  // Some clients (Codex) put a source line in the record's own event name and the event's name in the attribute.
+  return stringAttr(record.attributes, "event.name") ?? record.eventName ?? (typeof record.body === "string" ? record.body.slice(0, 80) : "");
+}
