@@ -21,7 +21,13 @@ export type StuckReason = (() => string) | null;
 
 /** One step of a row's history as its source keeps it: a model call, a tool use, an error. */
 export interface SourceStep {
+  /** Its key among its lifecycle's steps, where the source has one (the received telemetry's). */
+  key?: string;
   at: number;
+  /** When it began, where it took time; `at` is then when it ended. */
+  startAt?: number;
+  /** The key of the step it happened inside. */
+  parentKey?: string;
   name: string;
   summary: string;
   detail: Record<string, unknown>;

@@ -91,8 +91,10 @@ function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
 
 /** A lifecycle's steps, oldest first, and its model calls and tool uses. */
 function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps"> {
-  const steps = db.prepare("SELECT at, name, summary, detail FROM steps WHERE seq = ? ORDER BY at, step_key").all(rowId) as { at: number; name: string; summary: string; detail: string }[];
-  return { steps: steps.map((step): SourceStep => ({ at: step.at, name: step.name, summary: step.summary, detail: JSON.parse(step.detail) as SourceStep["detail"] })) };
+  const steps = db.prepare("SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, name, summary, detail FROM steps WHERE seq = ? ORDER BY at, step_key").all(rowId) as { key: string; at: number; startAt: number | null; parentKey: string | null; name: string; summary: string; detail: string }[];
+  return {
+    steps: steps.map((step): SourceStep => ({ key: step.key, at: step.at, ...(step.startAt !== null && { startAt: step.startAt }), ...(step.parentKey !== null && { parentKey: step.parentKey }), name: step.name, summary: step.summary, detail: JSON.parse(step.detail) as SourceStep["detail"] })),
+  };
 }
 
 /** The telemetry store, opened to read; a store that does not exist yet is said as such: nothing was received. */

@@ -63,6 +63,8 @@ CREATE TABLE IF NOT EXISTS steps (
   summary TEXT NOT NULL,
   detail TEXT NOT NULL,
   facts TEXT NOT NULL,
+  start_at REAL,
+  parent_key TEXT,
   PRIMARY KEY (seq, step_key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS parts (
@@ -138,6 +140,27 @@ export interface Usage {
   bySession: (UsageSums & { session: string; sessionId: string | null; service: string; turns: number; tools: number; lastAt: number })[];
 }
 
+/**
+ * A store made by an earlier release, brought to this one's schema: each change once, in order,
+ * `user_version` counting those made (the tables themselves are made by DDL, which leaves existing
+ * ones as they are).
+ */
+const MIGRATIONS: readonly string[] = [
+  // Steps say when they began and what they happened inside: a lifecycle's page draws them on a timeline.
+  "ALTER TABLE steps ADD COLUMN start_at REAL; ALTER TABLE steps ADD COLUMN parent_key TEXT;",
+];
+
+/** Make the tables, or bring a store an earlier release made to this schema. */
+function makeSchema(db: Database.Database): void {
+  const existed = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lifecycles'").get() !== undefined;
+  db.transaction(() => {
+    const version = existed ? (db.pragma("user_version", { simple: true }) as number) : MIGRATIONS.length;
+    for (const change of MIGRATIONS.slice(version)) db.exec(change);
+    db.exec(DDL);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  })();
+}
+
 /** The statements an export runs, prepared once: preparing is most of a small statement's cost. */
 function statements(db: Database.Database) {
   return {
@@ -148,7 +171,7 @@ function statements(db: Database.Database) {
     ),
     addKey: db.prepare("INSERT OR IGNORE INTO lifecycle_keys (key, seq) VALUES (?, ?)"),
     setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
-    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
     upsertPart: db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields"),
     lifecycleOf: db.prepare("SELECT kind, session, trace_id AS traceId FROM lifecycles WHERE seq = ?"),
@@ -199,7 +222,7 @@ export class TelemetryStore {
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
-    this.db.exec(DDL);
+    makeSchema(this.db);
     this.sql = statements(this.db);
     // Made once: better-sqlite3 builds its wrapper anew on each `transaction` call.
     this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
@@ -265,7 +288,7 @@ export class TelemetryStore {
     const { step } = change;
     // The part is kept in its own table, merged with what else told of it.
     const { part, ...facts } = change.facts;
-    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
+    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
     if (kept.changes === 0) return found.length > 1 ? seq : null;
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
     if (part) this.keepPart(seq, part, live?.tally);

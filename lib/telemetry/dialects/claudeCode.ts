@@ -63,6 +63,7 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       const durationMs = numberAttr(a, "duration_ms");
       facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, succeeded: true, ...(model && { model }), ...(requestId && { part: { kind: "call", id: requestId, at: log.atMs, fields: { ...fields, success: true } } }) };
       made = step(join(model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`, usd(fields.costUsd), ms(durationMs), fields.ttftMs !== undefined && `first token ${ms(fields.ttftMs)}`), { model, request_id: requestId, input_tokens: fields.inputTokens, output_tokens: fields.outputTokens, cache_read_tokens: fields.cacheReadTokens, cache_creation_tokens: fields.cacheWriteTokens, cost_usd: fields.costUsd, duration_ms: durationMs, ttft_ms: fields.ttftMs });
+      if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
       break;
     }
     case "api_error": {
@@ -101,6 +102,7 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       const error = success === false ? (stringAttr(a, "error") ?? "failed") : undefined;
       facts = id ? { part: { kind: "tool", id, at: log.atMs, fields: { ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) } } } : {};
       made = step(join(tool, success === false ? `failed${error && error !== "failed" ? `: ${error}` : ""}` : "ok", ms(durationMs)), { tool_name: tool, tool_use_id: id, success, duration_ms: durationMs, tool_input: stringAttr(a, "tool_input"), error });
+      if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
     }
   }
   return { kind: "turn", keys: [`prompt:${promptId}`, ...(log.traceId ? [`trace:${log.traceId}`] : [])], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
@@ -130,7 +132,7 @@ function callFields(a: Attributes): PartFields {
 function claudeCodeSpan(span: SpanRecord): LifecycleChange | null {
   const a = span.attributes;
   const session = stringAttr(a, "session.id") ?? stringAttr(a, "gen_ai.conversation.id");
-  const step = (name: string, summary: string): Step => ({ key: `span:${span.spanId}`, at: span.endMs, name, summary, detail: { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) } });
+  const step = (name: string, summary: string): Step => ({ key: `span:${span.spanId}`, at: span.endMs, startAt: span.startMs, ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }), name, summary, detail: { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) } });
   let facts: Facts;
   let made: Step;
   switch (span.name) {

@@ -52,6 +52,8 @@ function genAiSpan(span: SpanRecord): LifecycleChange {
     step: {
       key: `span:${span.spanId}`,
       at: span.endMs,
+      startAt: span.startMs,
+      ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
       name: span.name,
       summary: [model, failed ? `failed: ${error}` : `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`, `${Math.round(span.endMs - span.startMs)} ms`, attempt !== undefined && attempt > 1 && `${attempt} attempts`, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`].filter(Boolean).join(", "),
       detail: { operation: stringAttr(a, "gen_ai.operation.name") ?? null, provider: stringAttr(a, "gen_ai.provider.name") ?? stringAttr(a, "gen_ai.system") ?? null, request_id: requestId ?? null, finish_reasons: finishReasons, ...(error && { error }) },

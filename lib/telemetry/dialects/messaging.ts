@@ -46,6 +46,8 @@ function messagingSpan(span: SpanRecord): LifecycleChange {
     step: {
       key: `span:${span.spanId}`,
       at: span.endMs,
+      startAt: span.startMs,
+      ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
       name: created ? operation : `process${attempt !== undefined ? ` (attempt ${attempt})` : ""}`,
       summary: [created ? `into ${destination || system}` : failed ? `failed: ${error}` : stringAttr(a, "reqwatch.outcome") ?? "done", `${Math.round(span.endMs - span.startMs)} ms`, wait !== null && wait !== undefined && `waited ${Math.round(wait)} ms`].filter(Boolean).join(", "),
       detail: { system, destination, operation, ...(attempt !== undefined && { attempt }), ...(error && { error }) },

@@ -24,7 +24,12 @@ export interface LifecycleChange {
 export interface Step {
   /** Unique for what happened: the same record received again has the same key. */
   key: string;
+  /** When it ended (or happened, for an instant). */
   at: number;
+  /** When it began, for what took time (a span, a call a log says the duration of): a timeline draws it from here to `at`. */
+  startAt?: number;
+  /** The key of the step it happened inside (a model call inside an agent's step, a tool inside a turn): a timeline nests it there. */
+  parentKey?: string;
   /** What happened, as a person reads it: `api_request`, `tool Bash`, `process`, ... */
   name: string;
   /** One line about it: `claude-sonnet-4-5, 120 in / 30 out, $0.0008, 30 ms`. */
