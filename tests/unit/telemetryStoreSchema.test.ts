@@ -29,7 +29,7 @@ describe("the telemetry store's schema", () => {
     const source = openSourceDb(file, "telemetry store");
     try {
       const seq = source.prepare("SELECT seq FROM lifecycles WHERE kind = 'turn' AND calls = 2").pluck().get() as number;
-      const { steps } = telemetryQueue(file, 600_000).details!(source, String(seq));
+      const steps = telemetryQueue(file, 600_000).details!(source, String(seq)).steps ?? [];
       const tool = steps.find((step) => step.name === "tool Bash")!;
       expect(tool.startAt).toBeLessThan(tool.at);
       expect(steps.find((step) => step.key === tool.parentKey)).toBeDefined();
