@@ -73,10 +73,24 @@ describe("Claude Code's turns, from its own exports", () => {
     }
   });
 
-  it("529 errors then success: completed, the attempts kept", () => {
-    const { store, feed, turns } = aStore();
+  it("529 errors then success: completed, each attempt a step inside its call, the retried ones failed", () => {
+    const { store, feed, turns, steps } = aStore();
     feed(exportsOf("retry"));
     expect(turns()).toEqual([expect.objectContaining({ state: "completed", attempt: 3, calls: 1, error: null })]);
+    expect(steps().filter((step) => step.name.startsWith("attempt"))).toEqual([
+      { name: "attempt 1", summary: expect.stringMatching(/^failed, retried \(its status is not exported\), \d/) },
+      { name: "attempt 2", summary: expect.stringMatching(/^failed, retried/) },
+      { name: "attempt 3", summary: expect.stringMatching(/^answered, \d+ ms$/) },
+    ]);
+    store.close();
+  });
+
+  it("retries exhausted: the last of its attempts failed with the call's error", () => {
+    const { store, feed, steps } = aStore();
+    feed(exportsOf("exhausted"));
+    const attempts = steps().filter((step) => step.name.startsWith("attempt"));
+    expect(attempts).toHaveLength(11);
+    expect(attempts.at(-1)!.summary).toMatch(/^failed: 529, Overloaded/);
     store.close();
   });
 
