@@ -6,7 +6,7 @@ import { SourcesTable } from "@/components/sources/SourcesTable";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
-import { formatUsd } from "@/lib/model/money";
+import { costNote, ESTIMATE_NOTE, formatCost } from "@/lib/model/money";
 import { sessionPath } from "@/components/sessions/sessionPath";
 import type { UsageSums } from "@/lib/telemetry/telemetryStore";
 import { waitingText } from "@/lib/otel/waitingText";
@@ -24,7 +24,7 @@ function UsageCells({ row }: { row: UsageSums }) {
           {value.toLocaleString("en-US")}
         </td>
       ))}
-      <td className="num">{formatUsd(row.costUsd)}</td>
+      <td className="num" title={costNote(row)}>{formatCost(row)}</td>
     </>
   );
 }
@@ -188,6 +188,7 @@ export default function HealthPage() {
                   ))}
                 </tbody>
               </table>
+              <p className="muted">{ESTIMATE_NOTE}</p>
               <table aria-label="Tokens and cost by session">
                 <caption>By session, the costliest {health.telemetry.usage.bySession.length}</caption>
                 <TableHead columns={["Session", "Service", "Turns", "Tools", "Calls", "Input tokens", "Output tokens", "Cache read", "Cache write", "Cost", "Last"]} />

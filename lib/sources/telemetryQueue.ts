@@ -1,5 +1,5 @@
 import { formatDuration } from "../model/duration";
-import { formatUsd } from "../model/money";
+import { formatCost } from "../model/money";
 import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
 import { ReqwatchError } from "../model/errors";
@@ -26,7 +26,7 @@ export function telemetryQueue(file: string, stuckAfterMs = DEFAULT_TELEMETRY_ST
     table: "lifecycles",
     keptByReqwatch: true,
     from: "lifecycles t",
-    select: "t.kind, t.state, t.started_at, t.queued_at, t.processing_at, t.finished_at, t.last_at, t.received_at, t.prompt, t.output, t.error, t.model, t.attempt, t.last_step, t.calls, t.tools, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.cost_usd, t.trace_id",
+    select: "t.kind, t.state, t.started_at, t.queued_at, t.processing_at, t.finished_at, t.last_at, t.received_at, t.prompt, t.output, t.error, t.model, t.attempt, t.last_step, t.calls, t.tools, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.cost_usd, t.estimated_calls, t.unpriced_calls, t.trace_id",
     id: "t.seq",
     status: "t.state",
     statusValues: Object.fromEntries(STATES.map((state) => [state, state])) as Record<string, State>,
@@ -75,8 +75,8 @@ function toMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
   const stuck = stuckOf(row, now, stuckAfterMs)?.() ?? null;
   const calls = num(row.calls) ?? 0;
   const tools = num(row.tools) ?? 0;
-  const cost = num(row.cost_usd) ?? 0;
-  const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, cost > 0 && formatUsd(cost)].filter(Boolean).join(", ");
+  const costs = { calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 };
+  const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, calls > 0 && formatCost(costs)].filter(Boolean).join(", ");
   return { request, stuck, note: note || null };
 }
 

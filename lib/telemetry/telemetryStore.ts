@@ -43,7 +43,9 @@ CREATE TABLE IF NOT EXISTS lifecycles (
   output_tokens INTEGER NOT NULL,
   cache_read_tokens INTEGER NOT NULL,
   cache_write_tokens INTEGER NOT NULL,
-  cost_usd REAL NOT NULL
+  cost_usd REAL NOT NULL,
+  estimated_calls INTEGER NOT NULL DEFAULT 0,
+  unpriced_calls INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS lifecycles_received ON lifecycles (received_at);
 CREATE INDEX IF NOT EXISTS lifecycles_state ON lifecycles (state);
@@ -129,8 +131,22 @@ export interface UsageSums {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** As the clients said, else estimated at list prices (lib/telemetry/prices.ts). */
   costUsd: number;
+  /** Calls whose cost is estimated, and calls with no cost at all (lib/model/money.ts formatCost says both). */
+  estimatedCalls: number;
+  unpricedCalls: number;
 }
+
+/** What model calls (the `parts p` of kind call) used, summed: the columns of UsageSums. */
+export const CALL_SUMS = `count(*) AS calls,
+    coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
+    coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
+    coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
+    coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
+    coalesce(sum(coalesce(json_extract(p.fields, '$.costUsd'), json_extract(p.fields, '$.estimatedCostUsd'))), 0) AS costUsd,
+    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND json_extract(p.fields, '$.estimatedCostUsd') IS NOT NULL), 0) AS estimatedCalls,
+    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND json_extract(p.fields, '$.estimatedCostUsd') IS NULL), 0) AS unpricedCalls`;
 
 export interface Usage {
   /** Per UTC day (`YYYY-MM-DD`) and model, newest day first. */
@@ -148,6 +164,8 @@ export interface Usage {
 const MIGRATIONS: readonly string[] = [
   // Steps say when they began and what they happened inside: a lifecycle's page draws them on a timeline.
   "ALTER TABLE steps ADD COLUMN start_at REAL; ALTER TABLE steps ADD COLUMN parent_key TEXT;",
+  // A cost not said by the client is estimated at list prices, or counted as unpriced: never $0.
+  "ALTER TABLE lifecycles ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0; ALTER TABLE lifecycles ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /** Make the tables, or bring a store an earlier release made to this schema. */
@@ -179,7 +197,8 @@ function statements(db: Database.Database) {
     partsOf: db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?"),
     fold: db.prepare(
       `UPDATE lifecycles SET state = ?, started_at = ?, queued_at = ?, processing_at = ?, finished_at = ?, first_at = ?, last_at = ?, received_at = ?,
-         prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?
+         prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?,
+         estimated_calls = ?, unpriced_calls = ?
        WHERE seq = ?`,
     ),
     dataVersion: db.prepare("PRAGMA data_version").pluck(),
@@ -346,7 +365,7 @@ export class TelemetryStore {
     if (!live) return;
     const f = summarize(live.tally);
     if (f.finishedAt !== null) this.live.delete(seq);
-    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, seq);
+    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, f.estimatedCalls, f.unpricedCalls, seq);
   }
 
   private remove(seqs: readonly number[]): void {
@@ -425,12 +444,7 @@ export function storeIntake(db: Database.Database): IntakeRow[] {
  * first). Summed over calls (parts), each counted once however many records reported it.
  */
 export function storeUsage(db: Database.Database, sessions = 20): Usage {
-  const sums = `count(*) AS calls,
-    coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
-    coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
-    coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
-    coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
-    coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd`;
+  const sums = CALL_SUMS;
   const byDayAndModel = db
     .prepare(
       `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}

@@ -127,8 +127,8 @@ describe("Claude Code's turns, from its own exports", () => {
     expect(fromLogs()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", output: "Hello from the mock.", calls: 2, tools: 1, cost_usd: 0.00162 })]);
     const { store: spansOnly, feed: feedSpans, turns: fromSpans } = aStore();
     feedSpans(exportsOf("tool").filter((item) => item.signal === "traces"));
-    // Spans carry no cost; the prompt's text is on the interaction span.
-    expect(fromSpans()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, cost_usd: 0 })]);
+    // Spans carry no cost: it is estimated at list prices, and comes to what Claude Code said; the prompt's text is on the interaction span.
+    expect(fromSpans()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, cost_usd: 0.00162, estimated_calls: 2, unpriced_calls: 0 })]);
     logsOnly.close();
     spansOnly.close();
   });
@@ -148,7 +148,7 @@ describe("Claude Code's turns, from its own exports", () => {
     feed(exportsOf("tool-protobuf"));
     const usage = store.usage();
     const day = new Date(turns()[0]!.started_at as number).toISOString().slice(0, 10);
-    expect(usage.byDayAndModel).toEqual([{ day, model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: expect.closeTo(0.00243, 8) }]);
+    expect(usage.byDayAndModel).toEqual([{ day, model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: expect.closeTo(0.00243, 8), estimatedCalls: 0, unpricedCalls: 0 }]);
     // The same figures the turns carry.
     expect(turns().reduce((sum, turn) => sum + (turn.cost_usd as number), 0)).toBeCloseTo(0.00243, 8);
     expect(usage.bySession).toEqual([

@@ -79,11 +79,15 @@ export interface Part {
 export interface PartFields {
   model?: string;
   name?: string;
+  /** Input tokens not read from or written to a cache (as Anthropic counts them: a client that counts cached tokens in its input, as OpenAI's do, has them taken out). */
   inputTokens?: number;
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** The cost the client said. */
   costUsd?: number;
+  /** Without one: the cost at list prices (lib/telemetry/prices.ts), set when parts are merged (mapping/fold.ts), never by a dialect. */
+  estimatedCostUsd?: number;
   durationMs?: number;
   ttftMs?: number;
   attempt?: number;

@@ -1,4 +1,5 @@
 import type { State } from "../../model/states";
+import { estimateCostUsd } from "../prices";
 import type { Facts, LifecycleKind, Part, PartFields } from "./changes";
 
 /** A lifecycle as its steps and parts add up: what the store keeps in its row and the pages show. */
@@ -23,7 +24,11 @@ export interface Folded {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** What its model calls cost: as the client said, else estimated at list prices. */
   costUsd: number;
+  /** Of its calls, those whose cost is estimated, and those with none (a model the price table does not know, no tokens said). */
+  estimatedCalls: number;
+  unpricedCalls: number;
 }
 
 export interface FoldStep {
@@ -109,8 +114,20 @@ export function addStep(tally: Tally, step: FoldStep): void {
 
 /** What is known of a call or tool use once `part` is added to what was: a value once known stays, a later one wins. */
 export function mergePart(known: Part | undefined, part: Part): Part {
-  if (!known) return part;
-  return { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields } };
+  const merged = known ? { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields } } : part;
+  return merged.kind === "call" ? priced(merged) : merged;
+}
+
+/**
+ * A call with the cost the client said, else its estimate at list prices: a failed call that said
+ * no tokens was not billed ($0); one the table cannot price has neither, and is counted unpriced,
+ * never as $0.
+ */
+function priced(part: Part): Part {
+  const { estimatedCostUsd: _estimate, ...fields } = part.fields;
+  if (fields.costUsd !== undefined) return _estimate === undefined ? part : { ...part, fields };
+  const estimate = estimateCostUsd(fields) ?? (fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined ? 0 : null);
+  return { ...part, fields: estimate === null ? fields : { ...fields, estimatedCostUsd: estimate } };
 }
 
 export const partKey = (part: Pick<Part, "kind" | "id">) => `${part.kind} ${part.id}`;
@@ -167,7 +184,9 @@ export function summarize(tally: Tally): Folded {
     outputTokens: sum("outputTokens"),
     cacheReadTokens: sum("cacheReadTokens"),
     cacheWriteTokens: sum("cacheWriteTokens"),
-    costUsd: Math.round(sum("costUsd") * 1e6) / 1e6,
+    costUsd: Math.round(calls.reduce((total, part) => total + (part.fields.costUsd ?? part.fields.estimatedCostUsd ?? 0), 0) * 1e6) / 1e6,
+    estimatedCalls: calls.filter((part) => part.fields.costUsd === undefined && part.fields.estimatedCostUsd !== undefined).length,
+    unpricedCalls: calls.filter((part) => part.fields.costUsd === undefined && part.fields.estimatedCostUsd === undefined).length,
   };
 }
 
