@@ -43,3 +43,18 @@ describe("a received model call's cost", () => {
     expect(costNote({ calls: 2, costUsd: 0.00162, estimatedCalls: 1, unpricedCalls: 0 })).toBe(`Cost as the clients said; 1 of 2 calls estimated at list prices (genai-prices ${PRICE_TABLE.version}, published ${PRICE_TABLE.publishedOn}).`);
   });
 });
+
+describe("the flat rates read once from the price table", () => {
+  it("price every usage as the table itself does, below and past a long-context tier, with and without cache", async () => {
+    const { calcPrice } = await import("@pydantic/genai-prices");
+    const models = ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1", "gpt-5", "gpt-4o-mini", "gpt-4.1", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash"];
+    for (const model of models) {
+      for (const [input, cacheRead, cacheWrite, output] of [[240, 0, 0, 60], [10, 5000, 0, 900], [10, 0, 3000, 50], [150_000, 60_000, 0, 2000], [250_000, 0, 0, 100], [1, 0, 0, 0]]) {
+        const table = calcPrice({ input_tokens: input! + cacheRead! + cacheWrite!, output_tokens: output!, cache_read_tokens: cacheRead!, cache_write_tokens: cacheWrite! }, model)?.total_price ?? null;
+        const estimate = estimateCostUsd({ model, inputTokens: input, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite, outputTokens: output });
+        if (table === null) expect(estimate, model).toBeNull();
+        else expect(estimate, `${model} ${input}/${cacheRead}/${cacheWrite}/${output}`).toBeCloseTo(table, 9);
+      }
+    }
+  });
+});
