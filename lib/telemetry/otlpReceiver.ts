@@ -40,9 +40,10 @@ export interface ReceiverHandle {
  * specification says: 200 with the export response (its `partial_success` saying what was
  * rejected), 400 for what does not decode, 413 past the size limits, 415 for another media type or
  * encoding, 429 with Retry-After when too many exports are in flight, 503 with Retry-After when the
- * store is busy; a failure's body is a google.rpc.Status in the request's encoding. Like the
- * dashboard, it answers only to a loopback Host, and refuses a request that carries a browser's
- * Origin: a web page may not post telemetry into it (there is no CORS).
+ * store is busy or the disk full (exporters retry a 503, not a 500); a failure's body is a
+ * google.rpc.Status in the request's encoding. Like the dashboard, it answers only to a loopback
+ * Host, and refuses a request that carries a browser's Origin: a web page may not post telemetry
+ * into it (there is no CORS).
  */
 export function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}): http.RequestListener {
   let inFlight = 0;
@@ -107,6 +108,8 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
         if (isReqwatchError(error, "BAD_INPUT")) return fail(400, GRPC.INVALID_ARGUMENT, error.message);
         const code = (error as { code?: string }).code ?? "";
         if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
+        // 503, which exporters retry (a 500 they drop): the export is kept once space is freed.
+        if (code === "SQLITE_FULL" || code === "ENOSPC") return fail(503, GRPC.UNAVAILABLE, "The disk is full: this export was not kept; send it again once space is freed.", { "retry-after": "10" });
         console.error("reqwatch: the OTLP receiver failed:", error);
         return fail(500, GRPC.INTERNAL, "The receiver failed to keep this export; it was not kept.");
       }

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -133,6 +134,39 @@ describe("the OTLP/HTTP receiver", () => {
     expect(get).toMatchObject({ status: 405, headers: { allow: "POST" } });
     expect((await post(port, "/v1/profiles", tracesProtobuf())).status).toBe(404);
     expect(rows()).toEqual([]);
+  });
+
+  it("answers a full disk with 503 and Retry-After, which exporters retry, and keeps the export sent again once space is freed", async () => {
+    const dir = tempParent();
+    if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=2048k", "tmpfs", dir]).status !== 0) throw new Error("the test needs to mount a tmpfs (root, as in CI here)");
+    try {
+      const file = path.join(dir, "telemetry.db");
+      const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
+      const receiver = await startOtlpReceiver((signal, decoded) => ingestExport(store, NO_REDACTION, signal, decoded), { port: 0 });
+      open.push({ receiver, store });
+      const port = Number(new URL(receiver.status().url!).port);
+      // What is left of the disk taken by another file.
+      const filler = path.join(dir, "filler");
+      try {
+        fs.writeFileSync(filler, Buffer.alloc(4 * 1024 * 1024));
+      } catch {
+        // ENOSPC: the disk is full, as wanted.
+      }
+      const full = await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" });
+      expect(full.status).toBe(503);
+      expect(full.headers["retry-after"]).toBeDefined();
+      expect(JSON.parse(full.body.toString())).toMatchObject({ message: expect.stringContaining("The disk is full") });
+      fs.rmSync(filler);
+      expect((await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" })).status).toBe(200);
+      const db = new Database(file, { readonly: true });
+      expect(db.prepare("SELECT count(*) FROM lifecycles").pluck().get()).toBe(1);
+      db.close();
+      await receiver.close();
+      store.close();
+      open.pop();
+    } finally {
+      spawnSync("umount", ["-l", dir]);
+    }
   });
 
   it("survives a request target that is not a URL (an <img> on any page can send one): refused, and the next export is kept", async () => {
