@@ -15,6 +15,12 @@ export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 export const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
 /** Exports in flight at once past which more are told to come back later (429, Retry-After). */
 const MAX_IN_FLIGHT = 32;
+/**
+ * How long an export's body may take to arrive: an exporter sends a few MB at once, so an upload
+ * still going after this has stalled, and gives its slot back (408) rather than hold it for Node's
+ * five-minute request timeout while every other exporter is told 429.
+ */
+export const UPLOAD_DEADLINE_MS = 10_000;
 
 /** gRPC status codes, as OTLP/HTTP's google.rpc.Status carries them. */
 const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
@@ -45,7 +51,7 @@ export interface ReceiverHandle {
  * Host, and refuses a request that carries a browser's Origin: a web page may not post telemetry
  * into it (there is no CORS).
  */
-export function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}): http.RequestListener {
+export function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}, uploadDeadlineMs = UPLOAD_DEADLINE_MS): http.RequestListener {
   let inFlight = 0;
   return (request, response) => {
     // The path as sent, never parsed as a URL: a target like `//:99999/x` is not a URL and must not throw here.
@@ -75,7 +81,15 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
     const finish = () => {
       if (!done) inFlight--;
       done = true;
+      clearTimeout(deadline);
     };
+    const deadline = setTimeout(() => {
+      if (done) return;
+      finish();
+      fail(408, GRPC.UNAVAILABLE, `The export's body did not arrive within ${uploadDeadlineMs} ms; send it again.`, { connection: "close" });
+      // The stalled connection is closed: nothing more of it is read.
+      request.socket.destroySoon();
+    }, uploadDeadlineMs);
     request.on("data", (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;
@@ -121,9 +135,9 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
  * Listen for OTLP/HTTP on `host:port` (0: any free port). A port already taken is not fatal: the
  * dashboard runs without a receiver, and its status says why.
  */
-export function startOtlpReceiver(ingest: IngestExport, options: { port: number; host?: string; onStored?: (changed: number) => void }): Promise<ReceiverHandle> {
+export function startOtlpReceiver(ingest: IngestExport, options: { port: number; host?: string; onStored?: (changed: number) => void; uploadDeadlineMs?: number }): Promise<ReceiverHandle> {
   const host = options.host ?? "127.0.0.1";
-  const server = http.createServer(otlpRequestListener(ingest, options.onStored));
+  const server = http.createServer(otlpRequestListener(ingest, options.onStored, options.uploadDeadlineMs));
   server.keepAliveTimeout = 30_000;
   let status: ReceiverStatus = { url: null, error: null };
   return new Promise((resolve) => {

@@ -136,6 +136,30 @@ describe("the OTLP/HTTP receiver", () => {
     expect(rows()).toEqual([]);
   });
 
+  it("gives a stalled upload's slot back after the upload deadline (408, its connection closed): 32 stalled uploads do not lock every exporter out", async () => {
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
+    // A short deadline, so the test waits on the receiver closing the stalled uploads, not on a clock.
+    const receiver = await startOtlpReceiver((signal, decoded) => ingestExport(store, NO_REDACTION, signal, decoded), { port: 0, uploadDeadlineMs: 300 });
+    open.push({ receiver, store });
+    const port = Number(new URL(receiver.status().url!).port);
+    const stalled = Array.from({ length: 32 }, () => {
+      const request = http.request({ host: "127.0.0.1", port, path: "/v1/traces", method: "POST", headers: { "content-type": "application/x-protobuf", "content-length": "100" } });
+      const answered = new Promise<number>((resolve) => {
+        request.on("response", (response) => {
+          response.resume();
+          resolve(response.statusCode!);
+        });
+        request.on("error", () => resolve(0));
+      });
+      request.write("x");
+      return answered;
+    });
+    // Each stalled upload is answered 408 and let go, never left to hold its slot.
+    expect(new Set(await Promise.all(stalled))).toEqual(new Set([408]));
+    expect((await post(port, "/v1/traces", tracesProtobuf())).status).toBe(200);
+  });
+
   it("answers a full disk with 503 and Retry-After, which exporters retry, and keeps the export sent again once space is freed", async () => {
     const dir = tempParent();
     if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=2048k", "tmpfs", dir]).status !== 0) throw new Error("the test needs to mount a tmpfs (root, as in CI here)");
