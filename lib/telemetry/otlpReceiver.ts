@@ -44,7 +44,8 @@ export interface ReceiverHandle {
  * An OTLP/HTTP receiver (the OpenTelemetry protocol's HTTP transport): POST /v1/traces, /v1/logs
  * and /v1/metrics in `application/x-protobuf` or `application/json`, gzip or not, answered as the
  * specification says: 200 with the export response (its `partial_success` saying what was
- * rejected), 400 for what does not decode, 413 past the size limits, 415 for another media type or
+ * rejected), 400 for what does not decode, 413 past the size limits (bytes, inflated bytes,
+ * records: MAX_RECORDS_PER_EXPORT), 415 for another media type or
  * encoding, 429 with Retry-After when too many exports are in flight, 503 with Retry-After when the
  * store is busy or the disk full (exporters retry a 503, not a 500); a failure's body is a
  * google.rpc.Status in the request's encoding. Like the dashboard, it answers only to a loopback
@@ -120,6 +121,7 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
         if (changed > 0) onStored(changed);
       } catch (error) {
         if (isReqwatchError(error, "BAD_INPUT")) return fail(400, GRPC.INVALID_ARGUMENT, error.message);
+        if (isReqwatchError(error, "TOO_LARGE")) return fail(413, GRPC.RESOURCE_EXHAUSTED, error.message);
         const code = (error as { code?: string }).code ?? "";
         if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
         // 503, which exporters retry (a 500 they drop): the export is kept once space is freed.

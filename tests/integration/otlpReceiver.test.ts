@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import protobuf from "protobufjs/light";
 import { afterEach, describe, expect, it } from "vitest";
 import descriptor from "../../lib/telemetry/otlp/descriptor.json";
+import { MAX_RECORDS_PER_EXPORT } from "../../lib/telemetry/otlp/decode";
 import { MAX_BODY_BYTES, startOtlpReceiver, type ReceiverHandle } from "../../lib/telemetry/otlpReceiver";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
 import { eventually } from "../helpers/processes";
@@ -61,6 +62,14 @@ function post(port: number, pathname: string, body: Buffer | string, headers: Re
     request.on("error", reject);
     request.end(body);
   });
+}
+
+/** A protobuf varint. */
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  for (; value > 0x7f; value = Math.floor(value / 128)) bytes.push((value & 0x7f) | 0x80);
+  bytes.push(value);
+  return Buffer.from(bytes);
 }
 
 const tracesProtobuf = () => zlib.gunzipSync(fs.readFileSync(path.join(FIXTURES, "tool-protobuf/0001-traces.pb.gz")));
@@ -158,6 +167,26 @@ describe("the OTLP/HTTP receiver", () => {
     // Each stalled upload is answered 408 and let go, never left to hold its slot.
     expect(new Set(await Promise.all(stalled))).toEqual(new Set([408]));
     expect((await post(port, "/v1/traces", tracesProtobuf())).status).toBe(200);
+  });
+
+  it("refuses an export of more records than one may hold (413, saying the limit) after counting them, before decoding one, and takes the next", async () => {
+    const { port, rows } = await aReceiver();
+    // A million log records of a time each: 11 MB of protobuf, a few KB gzipped.
+    const record = Buffer.from([0x12, 9, 0x09, ...Buffer.alloc(8, 1)]);
+    const scope = Buffer.concat(Array.from({ length: 1_000_000 }, () => record));
+    const lengthDelimited = (field: number, bytes: Buffer) => Buffer.concat([Buffer.from([(field << 3) | 2]), varint(bytes.length), bytes]);
+    const body = lengthDelimited(1, lengthDelimited(2, scope));
+    const protobufAnswer = await post(port, "/v1/logs", zlib.gzipSync(body), { "content-encoding": "gzip" });
+    expect(protobufAnswer.status).toBe(413);
+    // A google.rpc.Status: its message (field 2) says the limit.
+    expect(protobufAnswer.body.toString("utf8")).toContain(`over the ${MAX_RECORDS_PER_EXPORT} one export may hold`);
+    const json = JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: MAX_RECORDS_PER_EXPORT + 1 }, () => ({ timeUnixNano: "1" })) }] }] });
+    const jsonAnswer = await post(port, "/v1/logs", json, { "content-type": "application/json" });
+    expect(jsonAnswer.status).toBe(413);
+    expect(JSON.parse(jsonAnswer.body.toString())).toMatchObject({ message: `The export holds ${MAX_RECORDS_PER_EXPORT + 1} log records, over the ${MAX_RECORDS_PER_EXPORT} one export may hold: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).` });
+    expect(rows()).toEqual([]);
+    expect((await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" })).status).toBe(200);
+    expect(rows()).toHaveLength(1);
   });
 
   it("answers a full disk with 503 and Retry-After, which exporters retry, and keeps the export sent again once space is freed", async () => {
