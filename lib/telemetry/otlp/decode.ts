@@ -106,8 +106,8 @@ const RECORD_NAMES = { traces: "spans", logs: "log records", metrics: "data poin
 /**
  * The records a protobuf export holds, counted by walking its wire format (field numbers from
  * opentelemetry-proto: resource block 1, scope block 2, then spans 2, log records 2, metrics 2
- * whose data 5 to 11 holds data points 1), without decoding one; stops counting once far past the
- * limit. A body that does not walk is left to the decoder to refuse.
+ * whose data 5 to 11 holds data points 1), without decoding one; stops counting once a scope
+ * block takes it far past the limit. A body that does not walk is left to the decoder to refuse.
  */
 function countProtobufRecords(signal: Signal, body: Buffer): number {
   const limit = 10 * MAX_RECORDS_PER_EXPORT;
@@ -115,19 +115,21 @@ function countProtobufRecords(signal: Signal, body: Buffer): number {
   try {
     for (const resource of fields(body, 1)) {
       for (const scope of fields(resource, 2)) {
-        if (signal !== "metrics") {
-          for (const _ of fields(scope, 2)) if (++count > limit) return count;
-          continue;
-        }
-        for (const metric of fields(scope, 2)) {
-          for (const data of fields(metric, [5, 7, 9, 10, 11])) for (const _ of fields(data, 1)) if (++count > limit) return count;
-        }
+        if (signal !== "metrics") count += tally(fields(scope, 2));
+        else for (const metric of fields(scope, 2)) for (const data of fields(metric, [5, 7, 9, 10, 11])) count += tally(fields(data, 1));
+        if (count > limit) return count;
       }
     }
   } catch {
     return count;
   }
   return count;
+}
+
+function tally(items: Iterable<unknown>): number {
+  let n = 0;
+  for (const item of items) if (item) n++;
+  return n;
 }
 
 /** The length-delimited fields of a protobuf message with these numbers, as their bytes. */
