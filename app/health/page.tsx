@@ -157,6 +157,13 @@ export default function HealthPage() {
       <h2>Received telemetry</h2>
       {health.telemetry ? (
         <>
+          {health.telemetry.setAside.length > 0 && (
+            <p className="notice" role="alert">
+              The telemetry store was found damaged and set aside as <code>{health.telemetry.setAside[0]}</code>
+              {health.telemetry.setAside.length > 1 ? ` (and ${health.telemetry.setAside.length - 1} earlier)` : ""}; a new one was started. What was received before
+              is in that copy: delete it once you no longer need it.
+            </p>
+          )}
           <dl className="fields" aria-label="Received telemetry">
             <dt>Receiver</dt>
             <dd>{health.telemetry.receiver.url ? `OTLP/HTTP on ${health.telemetry.receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${health.telemetry.receiver.error ?? "starting"}`}</dd>

@@ -3,7 +3,7 @@ import { formatCost } from "../model/money";
 import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
 import { ReqwatchError } from "../model/errors";
-import { openSourceDb, type SourceDb } from "./openSourceDb";
+import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
 import type { SourceMessage, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
 import { readQueue, type Listing } from "./queueLook";
 import type { Row, SourceQueue } from "./sourceQueue";
@@ -109,17 +109,24 @@ export function openTelemetryStore(file: string, busyMs?: number): SourceDb {
   }
 }
 
-/** Read the store once and close it; `empty` when nothing was received yet (no store is made for it). */
+/**
+ * Read the store once and close it; `empty` when nothing was received yet (no store is made for
+ * it), or when the store is damaged: the receiver sets it aside and starts a new one (Health names
+ * it), and what reads it (a page, the sessions list) goes on meanwhile.
+ */
 export function readTelemetryStore<T>(file: string, empty: T, read: (db: SourceDb) => T): T {
   let db: SourceDb;
   try {
     db = openTelemetryStore(file);
   } catch (error) {
-    if (error instanceof ReqwatchError && error.code === "NOT_FOUND") return empty;
+    if (error instanceof ReqwatchError && (error.code === "NOT_FOUND" || error.code === "CORRUPT_FILE")) return empty;
     throw error;
   }
   try {
     return read(db);
+  } catch (error) {
+    if (sourceReadError(error, file, "telemetry store").code === "CORRUPT_FILE") return empty;
+    throw error;
   } finally {
     db.close();
   }

@@ -125,6 +125,7 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
         const code = (error as { code?: string }).code ?? "";
         if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
         // 503, which exporters retry (a 500 they drop): the export is kept once space is freed.
+        if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") return fail(503, GRPC.UNAVAILABLE, "The telemetry store was damaged; it was set aside and a new one started: send this export again.", { "retry-after": "1" });
         if (code === "SQLITE_FULL" || code === "ENOSPC") return fail(503, GRPC.UNAVAILABLE, "The disk is full: this export was not kept; send it again once space is freed.", { "retry-after": "10" });
         console.error("reqwatch: the OTLP receiver failed:", error);
         return fail(500, GRPC.INTERNAL, "The receiver failed to keep this export; it was not kept.");

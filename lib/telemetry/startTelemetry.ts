@@ -8,7 +8,7 @@ import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { DEFAULT_TELEMETRY_STUCK_AFTER_MS, readTelemetryStore } from "../sources/telemetryQueue";
 import { DEFAULT_OTLP_PORT, startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
 import { ingestExport } from "./pipeline/ingestExport";
-import { storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, type IntakeRow, type TelemetryStoreOptions, type UnmappedRow, type Usage } from "./telemetryStore";
+import { setAsideStores, storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, type IntakeRow, type TelemetryStoreOptions, type UnmappedRow, type Usage } from "./telemetryStore";
 
 /** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
 export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
@@ -53,6 +53,8 @@ export interface TelemetryStatus {
   file: string;
   bytes: number;
   keepMs: number;
+  /** Damaged stores set aside (renamed beside it) when found, newest first. */
+  setAside: string[];
   intake: IntakeRow[];
   unmapped: UnmappedRow[];
   usage: Usage;
@@ -112,6 +114,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       receiver: running.receiver(),
       file: source.file,
       keepMs: options.settings.keepMs,
+      setAside: setAsideStores(source.file),
       ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: [], usage: { byDayAndModel: [], bySession: [] } }, (db) => ({ bytes: storeBytes(db), intake: storeIntake(db), unmapped: storeUnmapped(db), usage: storeUsage(db) })),
     }),
     close: () => running.close(),

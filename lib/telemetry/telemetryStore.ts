@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import type Database from "better-sqlite3";
 import { shownName } from "../sources/sourceMessage";
 import { openDatabase } from "../sqlite/openDatabase";
@@ -225,26 +227,40 @@ interface Live {
 }
 
 export class TelemetryStore {
-  private readonly db: Database.Database;
-  private readonly sql: ReturnType<typeof statements>;
+  private db: Database.Database;
+  private sql: ReturnType<typeof statements>;
+  /** The file the connection has open, as the file system names it: another file at the path (or none) is noticed before a write. */
+  private identity: { dev: number; ino: number };
   /** The lifecycles received lately, by seq, the least recently touched first. */
   private readonly live = new Map<number, Live>();
   /** `PRAGMA data_version` after this connection's last write: another one that changes the store makes it differ. */
   private dataVersion = -1;
-  private readonly keepTransaction: Database.Transaction<TelemetryStore["keepExport"]>;
+  private keepTransaction: Database.Transaction<TelemetryStore["keepExport"]>;
 
   constructor(
     readonly file: string,
     private readonly options: TelemetryStoreOptions,
   ) {
-    this.db = openDatabase(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 5000");
-    makeSchema(this.db);
+    [this.db, this.identity] = openStoreFile(file);
     this.sql = statements(this.db);
     // Made once: better-sqlite3 builds its wrapper anew on each `transaction` call.
     this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
+  }
+
+  /** Open the file at the path afresh (it was deleted, replaced or damaged): what was held in memory is of the old one. */
+  private reopen(): void {
+    this.db.close();
+    this.live.clear();
+    this.dataVersion = -1;
+    [this.db, this.identity] = openStoreFile(this.file);
+    this.sql = statements(this.db);
+    this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
+  }
+
+  /** The connection's file is still the one at the path: else (deleted, replaced by another program) the path's is opened, or made. */
+  private checkFile(): void {
+    const now = identityOf(this.file);
+    if (!now || now.dev !== this.identity.dev || now.ino !== this.identity.ino) this.reopen();
   }
 
   /**
@@ -254,11 +270,18 @@ export class TelemetryStore {
    * lifecycles changed.
    */
   keep(batch: ExportBatch, now = Date.now()): number {
+    this.checkFile();
     try {
       return this.keepTransaction.immediate(batch, now);
     } catch (error) {
       // The transaction was rolled back: the tallies may hold steps the store does not.
       this.live.clear();
+      // A file damaged under it is set aside and a new one started; this export fails (the receiver answers 503, and its exporter sends it again).
+      if (isDamage(error)) {
+        this.db.close();
+        setAside(this.file);
+        this.reopen();
+      }
       throw error;
     }
   }
@@ -382,6 +405,7 @@ export class TelemetryStore {
    * (a VACUUM would rewrite all of it while every request waits).
    */
   trim(now = Date.now(), budgetMs = 50): { removed: number; more: boolean } {
+    this.checkFile();
     const started = performance.now();
     let removed = 0;
     const within = () => performance.now() - started < budgetMs;
@@ -423,6 +447,72 @@ export class TelemetryStore {
 
   close(): void {
     this.db.close();
+  }
+}
+
+const DAMAGE = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB"]);
+const isDamage = (error: unknown) => DAMAGE.has((error as { code?: string }).code ?? "");
+
+function identityOf(file: string): { dev: number; ino: number } | null {
+  try {
+    const { dev, ino } = fs.statSync(file);
+    return { dev, ino };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The store's file opened to write, made when missing; one that is not an SQLite database or is
+ * damaged is set aside (renamed beside it, kept for whoever wants to look at it) and a new one
+ * made: what was received is reqwatch's own copy, and the dashboard must go on receiving.
+ */
+function openStoreFile(file: string): [Database.Database, { dev: number; ino: number }] {
+  for (let attempt = 0; ; attempt++) {
+    let db: Database.Database | null = null;
+    try {
+      db = openDatabase(file);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("busy_timeout = 5000");
+      makeSchema(db);
+      return [db, identityOf(file)!];
+    } catch (error) {
+      db?.close();
+      if (!isDamage(error) || attempt > 0) throw error;
+      setAside(file);
+    }
+  }
+}
+
+/** What a damaged store is renamed to: `telemetry.db.damaged-<UTC time>`, with its write-ahead log beside it. */
+const SET_ASIDE = ".damaged-";
+
+function setAside(file: string): void {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const to = `${file}${SET_ASIDE}${stamp}`;
+  for (const suffix of ["", "-wal", "-shm"]) {
+    try {
+      fs.renameSync(file + suffix, to + suffix);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+  console.error(`reqwatch: the telemetry store ${file} is damaged; it was set aside as ${to} and a new one started (what was received before is in the copy; delete it once you no longer need it).`);
+}
+
+/** The damaged stores set aside beside `file`, newest first: the Health page names them. */
+export function setAsideStores(file: string): string[] {
+  const name = path.basename(file) + SET_ASIDE;
+  try {
+    return fs
+      .readdirSync(path.dirname(file))
+      .filter((entry) => entry.startsWith(name) && !entry.endsWith("-wal") && !entry.endsWith("-shm"))
+      .sort()
+      .reverse()
+      .map((entry) => path.join(path.dirname(file), entry));
+  } catch {
+    return [];
   }
 }
 
