@@ -8,6 +8,7 @@ import { recognise } from "../../lib/telemetry/pipeline/recognise";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 import type { Signal } from "../../lib/telemetry/records";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetrySessions } from "../../lib/views/telemetrySessionsView";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 
@@ -51,7 +52,7 @@ function aStore() {
   const turns = () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq");
   const steps = () => read<{ name: string; summary: string; start_at: number | null; parent_key: string | null }>("SELECT name, summary, start_at, parent_key FROM steps ORDER BY at, step_key");
   const parts = () => read<{ kind: string; fields: string }>("SELECT kind, fields FROM parts ORDER BY at").map((part): Record<string, unknown> => ({ kind: part.kind, ...(JSON.parse(part.fields) as Record<string, unknown>) }));
-  return { store, feed, turns, steps, parts };
+  return { file, store, feed, turns, steps, parts };
 }
 
 describe("Gemini CLI's turns, from its own exports", () => {
@@ -136,13 +137,15 @@ describe("Gemini CLI's turns, from its own exports", () => {
     store.close();
   });
 
-  it("two headless runs of one session (the second resumed): two turns of that session, though their prompt ids are the same", () => {
-    const { store, feed, turns } = aStore();
+  it("two headless runs of one session (the second resumed): two turns of that session, though their prompt ids are the same, on the Sessions page as Gemini CLI's", () => {
+    const { file, store, feed, turns } = aStore();
     feed(exportsOf("session"));
     expect(turns()).toEqual([
       expect.objectContaining({ state: "completed", prompt: "first prompt of the session", session: SESSION.session, calls: 2 }),
       expect.objectContaining({ state: "completed", prompt: "second prompt of the session", session: SESSION.session, calls: 2 }),
     ]);
+    const sessions = new TelemetrySessions(file, 10 * 60_000, 24 * 3600_000);
+    expect(sessions.list(Date.parse("2026-11-28T18:13:00Z"))).toEqual([expect.objectContaining({ sessionId: SESSION.session, from: "Gemini CLI", service: "gemini-cli", turns: 2, calls: 4, inputTokens: 340, outputTokens: 80 })]);
     store.close();
   });
 

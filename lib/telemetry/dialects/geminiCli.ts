@@ -20,6 +20,8 @@ import type { Dialect } from "./dialect";
  * attempt failed.
  */
 export const GEMINI_CLI_SCOPE = "gemini-cli";
+/** The service.name Gemini CLI gives itself. */
+export const GEMINI_CLI_SERVICE = "gemini-cli";
 
 export const geminiCli: Dialect = {
   name: "gemini-cli",
@@ -27,7 +29,7 @@ export const geminiCli: Dialect = {
   map: (record) => (record.signal === "span" ? geminiCliSpan(record) : record.signal === "log" ? geminiCliLog(record) : null),
 };
 
-const service = (resource: Attributes) => stringAttr(resource, "service.name") ?? GEMINI_CLI_SCOPE;
+const service = (resource: Attributes) => stringAttr(resource, "service.name") ?? GEMINI_CLI_SERVICE;
 const join = (...parts: (string | number | undefined | false)[]) => parts.filter((part) => part !== undefined && part !== false && part !== "").join(", ");
 const ms = (value: number | undefined) => (value === undefined ? undefined : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
 const compact = (detail: Record<string, unknown>) => Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"];
