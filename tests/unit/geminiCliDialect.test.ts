@@ -34,6 +34,17 @@ function exportsOf(scenario: string): Export[] {
     .map((file) => ({ file, signal: /-(traces|logs|metrics)\./.exec(file)![1] as Signal, body: fs.readFileSync(path.join(folder, file)) }));
 }
 
+/** The exports with the log events `drop` says to leave out, as a client that did not send them. */
+function without(exports: Export[], drop: (attributes: { key: string; value: { stringValue?: string } }[]) => boolean): Export[] {
+  return exports.map((item) => {
+    if (item.signal !== "logs") return item;
+    const body = JSON.parse(item.body.toString("utf8")) as { resourceLogs: { scopeLogs: { logRecords: { attributes: { key: string; value: { stringValue?: string } }[] }[] }[] }[] };
+    for (const resource of body.resourceLogs) for (const scope of resource.scopeLogs) scope.logRecords = scope.logRecords.filter((record) => !drop(record.attributes));
+    return { ...item, body: Buffer.from(JSON.stringify(body)) };
+  });
+}
+const attribute = (attributes: { key: string; value: { stringValue?: string } }[], key: string) => attributes.find((a) => a.key === key)?.value.stringValue;
+
 function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
@@ -135,6 +146,18 @@ describe("Gemini CLI's turns, from its own exports", () => {
     feed(exportsOf("interrupted"));
     expect(turns()).toEqual([expect.objectContaining({ state: "processing", finished_at: null, last_step: "api_request: main, gemini-3.8-flash" })]);
     store.close();
+  });
+
+  it("without a headless run's end (an interactive session sends none), the main model's answer completes the turn, the router's does not", () => {
+    const { store, feed, turns } = aStore();
+    feed(without(exportsOf("tool"), (attributes) => attribute(attributes, "event.name") === "gemini_cli.plan.approval_mode_duration"));
+    expect(turns()).toEqual([expect.objectContaining({ state: "completed", finished_at: expect.any(Number), calls: 3, tools: 2 })]);
+    const { store: routed, feed: feedRouted, turns: routedTurns } = aStore();
+    // Killed after the router answered, before the main model's call began.
+    feedRouted(without(exportsOf("interrupted"), (attributes) => attribute(attributes, "event.name") === "gemini_cli.api_request" && attribute(attributes, "role") === "main"));
+    expect(routedTurns()).toEqual([expect.objectContaining({ state: "processing", calls: 1 })]);
+    store.close();
+    routed.close();
   });
 
   it("two headless runs of one session (the second resumed): two turns of that session, though their prompt ids are the same, on the Sessions page as Gemini CLI's", () => {

@@ -182,9 +182,11 @@ function geminiCliSpan(span: SpanRecord): LifecycleChange | null {
       keys = [turnKey(promptId, span.origin.resource), `trace:${span.traceId}`];
       name = "model call";
       summary = join(model, failed ? `failed: ${error}` : inputTokens !== undefined && `${inputTokens} in / ${numberAttr(a, "gen_ai.usage.output_tokens") ?? 0} out`, took);
-      // A call that answered stands for the turn's end until anything later arrives (its answer's log
-      // event is a moment earlier than the span's end); the router's ends before the main call begins.
-      facts = { processingAt: span.startMs, ...(error ? { error } : { answeredAt: span.endMs }) };
+      // The agent's own call (it offers the model tools; the router's classifier and the CLI's other
+      // utility calls offer none) that answered stands for the turn's end until anything later
+      // arrives: its answer's log event is a moment earlier than the span's end.
+      const offersTools = (stringAttr(a, "gen_ai.tool.definitions") ?? "[]") !== "[]";
+      facts = { processingAt: span.startMs, ...(error ? { error } : offersTools && { answeredAt: span.endMs }) };
       break;
     }
     case "tool_call":
