@@ -10,6 +10,7 @@ import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
 import { readTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
+import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 import { CALL_SUMS, type UsageSums } from "../telemetry/telemetryStore";
 import type { TrackerService } from "../tracker";
@@ -65,6 +66,9 @@ type Sums = Omit<TelemetrySessionRow, "source" | "sessionId" | "from" | "state" 
  * through the `otel` source's own connection and expressions, so a session's id, rows and stuck
  * ones are those the requests table and the stuck badge show. A store not made yet holds none.
  */
+/** The agents whose turns a session's rows name, by the service name each gives itself. */
+const CLIENTS: Record<string, string> = { [CLAUDE_CODE_SERVICE]: "Claude Code", [GEMINI_CLI_SERVICE]: "Gemini CLI" };
+
 export class TelemetrySessions {
   private readonly queue;
 
@@ -141,7 +145,7 @@ export class TelemetrySessions {
     return {
       source: "otel",
       sessionId,
-      from: sums.turns === 0 ? sums.service : sums.service === CLAUDE_CODE_SERVICE ? "Claude Code" : `Claude Code (service ${sums.service})`,
+      from: sums.turns === 0 ? sums.service : (CLIENTS[sums.service] ?? `Claude Code (service ${sums.service})`),
       ...sums,
       costUsd: Math.round(sums.costUsd * 1e6) / 1e6,
       state: receivedSessionState(live.length - stuck),

@@ -77,12 +77,14 @@ export interface Tally {
   error: Said<string> | null;
   model: Said<string> | null;
   attempt: number | null;
+  /** Each attempt of a model call that a step said the outcome of (`Facts.attemptOutcome`). */
+  attemptOutcomes: (Place & { failed: boolean })[];
   /** Its model calls and tool uses, by `kind id`, each merged from every record that told of it. */
   parts: Map<string, Part>;
 }
 
 export function emptyTally(kind: LifecycleKind): Tally {
-  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, parts: new Map() };
+  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, attemptOutcomes: [], parts: new Map() };
 }
 
 const least = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b < a ? b : a);
@@ -110,6 +112,19 @@ export function addStep(tally: Tally, step: FoldStep): void {
   tally.error = later(tally.error, step, facts.error);
   tally.model = later(tally.model, step, facts.model);
   tally.attempt = most(tally.attempt, facts.attempt);
+  if (facts.attemptOutcome) tally.attemptOutcomes.push({ at: step.at, key: step.key, failed: facts.attemptOutcome === "failed" });
+}
+
+/** The attempts of the most tried call (0 when none failed), and whether the latest attempt failed, from the outcomes in the order they happened. */
+function attemptsOf(outcomes: Tally["attemptOutcomes"]): { most: number; latestFailed: boolean } {
+  const ordered = [...outcomes].sort((a, b) => (after(a, b) ? 1 : after(b, a) ? -1 : 0));
+  let failures = 0;
+  let most = 0;
+  for (const outcome of ordered) {
+    if (outcome.failed) most = Math.max(most, ++failures);
+    else [most, failures] = [failures > 0 ? Math.max(most, failures + 1) : most, 0];
+  }
+  return { most, latestFailed: ordered.at(-1)?.failed === true };
 }
 
 /** What is known of a call or tool use once `part` is added to what was: a value once known stays, a later one wins. */
@@ -134,8 +149,8 @@ export const partKey = (part: Pick<Part, "kind" | "id">) => `${part.kind} ${part
 
 /**
  * What a lifecycle is now, from its tally. The state follows from the facts, not the order they
- * came in: a definite end says completed or failed (a turn that had no answer, or gave up retrying
- * after its last answer, failed); without one, a give-up is a failure, an answer that is the latest
+ * came in: a definite end says completed or failed (a turn that had no answer, gave up retrying
+ * after its last answer, or whose latest attempt failed, failed); without one, a give-up is a failure, an answer that is the latest
  * thing seen is a completion (a turn seen through its log events alone), and anything else is
  * processing, queued or created, as far as it got.
  */
@@ -145,11 +160,12 @@ export function summarize(tally: Tally): Folded {
   const lastAt = tally.lastAt ?? firstAt;
   const exhaustedAt = tally.exhausted?.at ?? null;
   const gaveUp = exhaustedAt !== null && (succeededAt === null || exhaustedAt > succeededAt);
+  const outcomes = attemptsOf(tally.attemptOutcomes);
   let state: State;
   let finishedAt: number | null = null;
   if (end) {
     finishedAt = end.endedAt;
-    state = end.failed || gaveUp || (kind === "turn" && succeededAt === null) ? "failed" : "completed";
+    state = end.failed || gaveUp || outcomes.latestFailed || (kind === "turn" && succeededAt === null) ? "failed" : "completed";
   } else if (gaveUp) {
     [state, finishedAt] = ["failed", exhaustedAt];
   } else if (tally.answeredAt !== null && tally.answeredAt >= lastAt) {
@@ -163,7 +179,7 @@ export function summarize(tally: Tally): Folded {
   const sum = (field: keyof PartFields) => calls.reduce((total, part) => total + ((part.fields[field] as number | undefined) ?? 0), 0);
   const gaveUpWith = gaveUp ? tally.exhausted!.value : undefined;
   const error = state === "completed" ? null : (gaveUpWith ?? tally.error?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
-  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0)];
+  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0), outcomes.most];
   return {
     state,
     startedAt: least(tally.startedAt, firstAt) ?? firstAt,
