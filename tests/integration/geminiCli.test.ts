@@ -115,7 +115,7 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(calls.map((call) => (call.router ? "router" : "main"))).toEqual(["router", "main"]);
     const { row, view } = await turnOf("say hello, plainly", "completed");
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "gemini-cli", model: calls[1]!.model, tokens: 210, stuckReason: null, attempt: null });
-    expect(row.note).toMatch(/^2 model calls, 170 in \/ 40 out tokens/);
+    expect(row.note).toMatch(/^2 model calls, 150 in \/ 40 out tokens, \$0\.0002 estimated/);
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", output: MOCK_ANSWER, state: "completed" });
     const steps = summaries(view);
     expect(steps[0]).toBe("user_prompt: a prompt of 18 characters");
