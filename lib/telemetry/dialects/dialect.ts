@@ -17,6 +17,10 @@ export interface Dialect {
    * `DIALECTS` that says yes maps it.
    */
   recognises(record: TelemetryRecord): boolean;
-  /** The record as a change to its lifecycle; null when it tells of none (counted as unmapped, by the dialect that knew it). */
-  map(record: TelemetryRecord): LifecycleChange | null;
+  /**
+   * The record as a change to its lifecycle, or to each of several (one span telling of many jobs:
+   * BullMQ's stalled-jobs check); null, or none, when it tells of none (counted as unmapped, by the
+   * dialect that knew it).
+   */
+  map(record: TelemetryRecord): LifecycleChange | readonly LifecycleChange[] | null;
 }

@@ -13,8 +13,9 @@ export function mapExport(records: readonly TelemetryRecord[], dialects: readonl
   const changes: LifecycleChange[] = [];
   const unmapped: Unmapped[] = [];
   for (const record of records) {
-    const change = recognise(record, dialects)?.map(record) ?? null;
-    if (change) changes.push(change);
+    const mapped = recognise(record, dialects)?.map(record) ?? null;
+    const told = mapped === null ? [] : "kind" in mapped ? [mapped] : mapped;
+    if (told.length > 0) changes.push(...told);
     else unmapped.push({ service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service", signal: record.signal, name: unmappedName(record) });
   }
   return { changes, unmapped };
