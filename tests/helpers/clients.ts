@@ -9,6 +9,7 @@ export const CLIENTS = {
   claudeCode: "@anthropic-ai/claude-code@2.1.332",
   anthropicSdk: "@anthropic-ai/sdk@1.14.0",
   claudeMem: "claude-mem@13.25.3",
+  bullmq: "bullmq@6.7.0",
 } as const;
 
 /**
@@ -52,4 +53,24 @@ export function installedClaudeMem(): { worker: string; bun: string } {
     fs.rmSync(path.join(staging, tarball));
   });
   return { worker: path.join(folder, "package", "plugin", "scripts", "worker-service.cjs"), bun: path.join(folder, "node_modules", ".bin", "bun") };
+}
+
+/**
+ * BullMQ as a user traces it: bullmq with bullmq-otel (its telemetry), ioredis (its Redis client, a
+ * peer it does not install), and an OpenTelemetry SDK exporting over OTLP. Each pinned: bullmq-otel
+ * 2.0.1 wants @opentelemetry/api ^1.9.1, and sdk-trace-node 2.12 takes an api below 1.10.
+ */
+export function installedBullmq(): string {
+  return installedClient(CLIENTS.bullmq, (staging) =>
+    npmInstall(staging, [
+      CLIENTS.bullmq,
+      "bullmq-otel@2.0.1",
+      "ioredis@5.10.1",
+      "@opentelemetry/api@1.9.1",
+      "@opentelemetry/sdk-trace-node@2.12.1",
+      "@opentelemetry/resources@2.12.1",
+      "@opentelemetry/exporter-trace-otlp-proto@0.223.1",
+      "@opentelemetry/exporter-trace-otlp-http@0.223.1",
+    ]),
+  );
 }
