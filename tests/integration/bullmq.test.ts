@@ -68,10 +68,10 @@ async function produce(queue: string, jobs: Job[]): Promise<Record<string, strin
   return Object.fromEntries([...producer.output().matchAll(/^added (\S+) (\S+)$/gm)].map((match) => [match[1], match[2]]));
 }
 
-/** A worker for the queue, once it said `line`. */
+/** A worker for the queue, once it wrote `line` (a whole line: "completed 1" is not "completed 12"). */
 async function worker(queue: string, line: string, env: Record<string, string> = {}) {
   const child = run("bullmqWorker.cjs", [queue], env);
-  await waitForLine(child, line);
+  await waitForLine(child, `${line}\n`);
   return child;
 }
 
