@@ -98,6 +98,6 @@ describe("amqplib with its OpenTelemetry instrumentation, against a real RabbitM
     expect(await waitForExit(consumer)).toBe(0);
     const [row] = await messagesOf("refunds", (items) => items[0]?.state === "completed");
     const steps = await stepsOf(row!);
-    expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process: failed: nack called on message with requeue, \d+ ms$/), expect.stringMatching(/^process: done, \d+ ms$/)]));
+    expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process: failed: nack called on message with requeue \(back in the queue\), \d+ ms$/), expect.stringMatching(/^process: done, \d+ ms$/)]));
   }, 120_000);
 });

@@ -32,6 +32,19 @@ const messageIdOf = (a: Attributes) => stringAttr(a, "messaging.message.id") ?? 
  */
 const destinationOf = (a: Attributes) => stringAttr(a, "messaging.destination.name") ?? stringAttr(a, "messaging.destination") ?? stringAttr(a, "messaging.rabbitmq.destination.routing_key") ?? stringAttr(a, "messaging.rabbitmq.routing_key") ?? "";
 
+/**
+ * How a failed delivery left its message, where the amqplib instrumentation says it (only in its
+ * status's text): a nack or reject without requeue ends it; one with requeue, or without saying
+ * (amqplib requeues by default), and a closed channel's unacked deliveries go back to the queue;
+ * after the instrumentation's own timeout it is not known. Other spans' failures end it.
+ */
+function afterFailure(span: SpanRecord): "ended" | "requeued" | "unknown" {
+  if (span.origin.scope.name !== "@opentelemetry/instrumentation-amqplib") return "ended";
+  const status = span.status.message;
+  if (status.endsWith(" without requeue")) return "ended";
+  return status === "instrumentation timeout" ? "unknown" : "requeued";
+}
+
 function isMessaging(span: SpanRecord): boolean {
   const operation = operationOf(span) ?? "";
   return stringAttr(span.attributes, "messaging.system") !== undefined && messageIdOf(span.attributes) !== undefined && (CREATE.has(operation) || RECEIVE.has(operation) || PROCESS.has(operation));
@@ -55,7 +68,8 @@ function messagingSpan(span: SpanRecord): LifecycleChange {
   const error = failed ? span.status.message || stringAttr(a, "error.type") || "failed" : undefined;
   const attempt = numberAttr(a, "reqwatch.attempt") ?? numberAttr(a, "messaging.message.delivery_attempt");
   const wait = created ? null : numberAttr(a, "reqwatch.wait_ms");
-  const outcome = failed ? `failed: ${error}` : received ? `taken from ${destination || system}` : (stringAttr(a, "reqwatch.outcome") ?? "done");
+  const after = failed && !created && !received ? afterFailure(span) : "ended";
+  const outcome = failed ? `failed: ${error}${after === "requeued" ? " (back in the queue)" : ""}` : received ? `taken from ${destination || system}` : (stringAttr(a, "reqwatch.outcome") ?? "done");
   return {
     kind: "message",
     keys: [`message:${system}/${destination}/${id}`],
@@ -76,6 +90,6 @@ function messagingSpan(span: SpanRecord): LifecycleChange {
       : received
         ? // Taken by a consumer: its processing, not an end (a failed receive took nothing).
           { ...(!failed && { processingAt: span.endMs }), ...(error && { error }) }
-        : { processingAt: span.startMs, endedAt: span.endMs, failed, ...(error && { error }), ...(!failed && { succeeded: true }), ...(attempt !== undefined && { attempt }), ...(stringAttr(a, "gen_ai.request.model") && { model: stringAttr(a, "gen_ai.request.model") }) },
+        : { processingAt: span.startMs, ...(after === "ended" && { endedAt: span.endMs, failed }), ...(error && { error }), ...(!failed && { succeeded: true }), ...(attempt !== undefined && { attempt }), ...(stringAttr(a, "gen_ai.request.model") && { model: stringAttr(a, "gen_ai.request.model") }) },
   };
 }
