@@ -1,4 +1,5 @@
 import { claudeCode } from "./claudeCode";
+import { codexCli } from "./codexCli";
 import type { Dialect } from "./dialect";
 import { genAi } from "./genAi";
 import { messaging } from "./messaging";
@@ -8,6 +9,6 @@ import { messaging } from "./messaging";
  * may also carry the generic conventions' attributes, and knows better what they mean), the
  * generic conventions last.
  */
-export const DIALECTS: readonly Dialect[] = [claudeCode, messaging, genAi];
+export const DIALECTS: readonly Dialect[] = [claudeCode, codexCli, messaging, genAi];
 
 export type { Dialect } from "./dialect";

@@ -83,6 +83,8 @@ export interface PartFields {
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** Of the output tokens, those the model spent reasoning (OpenAI's reasoning models say it; not added again to the sums). */
+  reasoningTokens?: number;
   costUsd?: number;
   durationMs?: number;
   ttftMs?: number;
