@@ -9,6 +9,8 @@ export const CLIENTS = {
   claudeCode: "@anthropic-ai/claude-code@2.1.332",
   anthropicSdk: "@anthropic-ai/sdk@1.14.0",
   claudeMem: "claude-mem@13.25.3",
+  // Its package carries no binary: npm installs the platform's own as an optional dependency (@openai/codex-linux-x64, a vendor folder).
+  codexCli: "@openai/codex@0.171.0",
 } as const;
 
 /**

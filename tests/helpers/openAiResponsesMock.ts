@@ -7,6 +7,8 @@ import type { AddressInfo } from "node:net";
  * What each call gets is the scenario's: an answer in text, a shell tool call first (then text
  * once the tool's output comes back), 500 twice first, 500 every time, or no answer at all (a hung
  * API). Anything else it asks (the models list) gets an empty answer. Every call it saw is kept.
+ * `holdFrom` holds the answer to that call and later ones until `release()`: a test then knows what
+ * the client had sent before it (its telemetry of the earlier attempts) without guessing at a timing.
  */
 export type ResponsesScenario = "text" | "tool" | "error-twice" | "error" | "hang";
 
@@ -29,13 +31,15 @@ function shellCall(tools: string[]): { name: string; arguments: string } {
   return { name: "shell", arguments: JSON.stringify({ command: ["echo", "hi"] }) };
 }
 
-export async function anOpenAiResponsesMock(scenario: ResponsesScenario) {
+export async function anOpenAiResponsesMock(scenario: ResponsesScenario, options: { holdFrom?: number } = {}) {
   const calls: ResponsesCall[] = [];
   const hanging = new Set<http.ServerResponse>();
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
   const server = http.createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
+    request.on("end", async () => {
       if (request.method !== "POST" || !request.url?.endsWith("/responses")) {
         response.writeHead(request.url?.includes("/models") ? 200 : 404, { "content-type": "application/json" });
         response.end(request.url?.includes("/models") ? JSON.stringify({ object: "list", data: [], models: [] }) : JSON.stringify({ error: { message: "not here", type: "invalid_request_error" } }));
@@ -51,6 +55,7 @@ export async function anOpenAiResponsesMock(scenario: ResponsesScenario) {
         hanging.add(response);
         return;
       }
+      if (options.holdFrom !== undefined && n >= options.holdFrom) await released;
       if (failing) {
         response.writeHead(500, { "content-type": "application/json", "x-request-id": `req_mock_${n}` });
         response.end(JSON.stringify({ error: { message: "The server had an error while processing your request.", type: "server_error", code: null } }));
@@ -80,8 +85,10 @@ export async function anOpenAiResponsesMock(scenario: ResponsesScenario) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     calls,
+    release: () => release(),
     close: () =>
       new Promise<void>((resolve) => {
+        release();
         for (const response of hanging) response.destroy();
         server.closeAllConnections();
         server.close(() => resolve());

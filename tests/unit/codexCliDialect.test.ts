@@ -99,6 +99,14 @@ describe("Codex CLI's turns, from its own exports", () => {
     store.close();
   });
 
+  it("a turn whose own span was lost (Codex's exporter shutting down mid-export): completed at its answer, with its call and tokens", () => {
+    const { store, feed, turns, steps } = aStore();
+    feed("turn-span-lost");
+    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "say hello", calls: 1, input_tokens: 100, output_tokens: 30, error: null })]);
+    expect(steps().map((step) => step.name)).not.toContain("turn ended");
+    store.close();
+  });
+
   it("a resumed conversation (codex exec resume --last): two turns of one session", () => {
     const { store, feed, turns } = aStore();
     feed("resumed");

@@ -131,7 +131,8 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
       ...(numberAttr(a, "codex.usage.reasoning_output_tokens") !== undefined && { reasoningTokens: numberAttr(a, "codex.usage.reasoning_output_tokens") }),
       success: !failed,
     };
-    facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };
+    // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
+    facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };
     made = step("model call", join(`${fields.inputTokens} in / ${fields.outputTokens} out`, cached > 0 && `${cached} cached`, fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`, failed && `failed: ${span.status.message || "error"}`), { input_tokens: input, cached_input_tokens: cached, output_tokens: fields.outputTokens, reasoning_output_tokens: fields.reasoningTokens, reasoning_effort: stringAttr(a, "codex.request.reasoning_effort") });
   } else if (stringAttr(a, "codex.tool.phase") !== undefined && stringAttr(a, "call_id") !== undefined) {
     const tool = stringAttr(a, "tool_name") ?? span.name;
