@@ -70,8 +70,9 @@ function startCodex(home: string, args: string[]): ChildProcess & { output: () =
       CODEX_HOME: home,
       MOCK_OPENAI_KEY: "test-key-for-the-mock",
       // The OpenTelemetry SDK's batch interval for log events (1 s by default), so a prompt or an attempt shows within a moment. The
-      // spans keep theirs (5 s): a run this short sends them all as it exits, as its exporter may drop the last ones when it exits mid-export.
+      // spans all go as it exits: its exporter can drop the last ones when it exits in the middle of a periodic export (5 s by default).
       OTEL_BLRP_SCHEDULE_DELAY: "200",
+      OTEL_BSP_SCHEDULE_DELAY: "600000",
     } as Record<string, string | undefined> as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -161,7 +162,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     ]);
   }, 120_000);
 
-  it("500 until Codex gives up: the failed attempts it sent, then stuck, since `codex exec` exits on the error without sending its last batch", async () => {
+  it("500 until Codex gives up: the failed attempts it sent, then stuck, since `codex exec` exits on the error without sending the rest (the turn's end)", async () => {
     // The last attempt's answer is held until the dashboard shows the two before it, so what was sent before the exit is known.
     const api = await anOpenAiResponsesMock("error", { holdFrom: 3 });
     try {
@@ -173,8 +174,10 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
       expect(child.output()).toContain("ERROR:");
       expect(api.calls.map((call) => call.status)).toEqual([500, 500, 500]);
       const { row: stuck, view } = await turnOf("fail until it gives up", (item) => item.stuckReason !== null);
-      expect(stuck).toMatchObject({ state: "processing", attempt: 2 });
-      expect(stuck.stuckReason).toMatch(/^nothing received for \d+s; last: api_request: attempt 2, failed: 500, http 500, \d+ ms, \/responses \(\d+s ago\)$/);
+      // Whether the last attempt's event went out in a periodic batch before the exit is Codex's race; the turn's span never does.
+      expect(stuck.state).toBe("processing");
+      expect([2, 3]).toContain(stuck.attempt);
+      expect(stuck.stuckReason).toMatch(new RegExp(`^nothing received for \\d+s; last: api_request: attempt ${stuck.attempt}, failed: 500, http 500, \\d+ ms, /responses \\(\\d+s ago\\)$`));
       expect(view.request.error).toBe("500, http 500");
     } finally {
       await api.close();

@@ -92,6 +92,14 @@ describe("Codex CLI's turns, from its own exports", () => {
     store.close();
   });
 
+  it("500 until Codex gives up, its spans sent as it went: the turn ended with no answer, so failed, with the attempts' error", () => {
+    const { store, feed, turns, steps } = aStore();
+    feed("exhausted-spans-sent");
+    expect(turns()).toEqual([expect.objectContaining({ state: "failed", prompt: "fail until it gives up", calls: 0, attempt: 3, error: "500, http 500" })]);
+    expect(steps().map((step) => step.name).at(-1)).toBe("turn ended");
+    store.close();
+  });
+
   it("killed while the API hangs: the prompt, processing, nothing more", () => {
     const { store, feed, turns } = aStore();
     feed("interrupted");
