@@ -97,6 +97,7 @@ describe("Codex CLI's turns, from its own exports", () => {
     feed("exhausted-spans-sent");
     expect(turns()).toEqual([expect.objectContaining({ state: "failed", prompt: "fail until it gives up", calls: 0, attempt: 3, error: "500, http 500" })]);
     expect(steps().map((step) => step.name).at(-1)).toBe("turn ended");
+    expect(steps().map((step) => `${step.name}: ${step.summary}`)).toContain("stream error: the response stream failed, in Sampling");
     store.close();
   });
 

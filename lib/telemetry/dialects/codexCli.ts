@@ -10,9 +10,9 @@ import type { Dialect } from "./dialect";
  * id and the conversation's id, so a turn is named by `trace:<id>` and its session is the
  * conversation (a `codex exec resume` continues it). Its spans (the Rust tracing crate's, each with
  * the `code.module.name` of a codex crate) are hundreds a turn; a few tell of it: `session_task.turn`
- * (the turn, start to end), `handle_responses` with `gen_ai.usage.*` (a model call's answer and
- * tokens), the tool's own span (`codex.tool.phase`). The HTTP attempts of a model call are
- * `codex.api_request` events with their status and attempt number (from 0).
+ * (the turn, start to end), `handle_responses` with `gen_ai.usage.*` (a model's answer and its
+ * tokens), `handle_response_stream_error`, the tool's own span (`codex.tool.phase`). The HTTP
+ * attempts of a model call are `codex.api_request` events with their status and attempt (from 0).
  */
 export const CODEX_LOGS = "codex_otel.log_only";
 /** The service.name `codex exec` gives itself; the interactive CLI and the IDEs have their own. */
@@ -134,6 +134,10 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
     // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
     facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };
     made = step("model call", join(`${fields.inputTokens} in / ${fields.outputTokens} out`, cached > 0 && `${cached} cached`, fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`, failed && `failed: ${span.status.message || "error"}`), { input_tokens: input, cached_input_tokens: cached, output_tokens: fields.outputTokens, reasoning_output_tokens: fields.reasoningTokens, reasoning_effort: stringAttr(a, "codex.request.reasoning_effort") });
+  } else if (span.name === "handle_response_stream_error") {
+    // Codex then reconnects, or gives up when its stream retries are spent: the span does not say which.
+    facts = {};
+    made = step("stream error", join("the response stream failed", stringAttr(a, "request") && `in ${stringAttr(a, "request")}`));
   } else if (stringAttr(a, "codex.tool.phase") !== undefined && stringAttr(a, "call_id") !== undefined) {
     const tool = stringAttr(a, "tool_name") ?? span.name;
     const aborted = booleanAttr(a, "aborted") === true;
