@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 /** A CODEX_HOME of its own: a model provider at the mock (its key from MOCK_OPENAI_KEY) and the [otel] section a user writes, pointed at the dashboard. */
-function aCodexHome(apiUrl: string, options: { protocol?: "binary" | "json"; maxRetries?: number } = {}): string {
+function aCodexHome(apiUrl: string, options: { protocol?: "binary" | "json"; maxRetries?: number; traces?: boolean } = {}): string {
   const home = tempParent();
   const exporter = (signal: string) => `{ otlp-http = { endpoint = "${receiver}/v1/${signal}", protocol = "${options.protocol ?? "binary"}" } }`;
   fs.writeFileSync(
@@ -53,7 +53,7 @@ function aCodexHome(apiUrl: string, options: { protocol?: "binary" | "json"; max
       'environment = "test"',
       "log_user_prompt = true",
       `exporter = ${exporter("logs")}`,
-      `trace_exporter = ${exporter("traces")}`,
+      options.traces === false ? "" : `trace_exporter = ${exporter("traces")}`,
       `metrics_exporter = ${exporter("metrics")}`,
       "",
     ].join("\n"),
@@ -201,6 +201,15 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await api.close();
     }
+  }, 120_000);
+
+  it("with no trace exporter (the log events alone, which then carry no trace): the conversation is one lifecycle, its prompt answered", async () => {
+    const run = await runCodex("say hello, logs only", "text", { traces: false });
+    expect(run.code, run.output).toBe(0);
+    const { row, view } = await turnOf("say hello, logs only", inState("completed"));
+    expect(row).toMatchObject({ model: "gpt-5-codex", attempt: 1, sessionId: sessionIdOf(run.output) });
+    expect(row.note).toBe("1 model call");
+    expect(stepsOf(view).map((step) => step.split(":")[0])).toEqual(["user_prompt", "api_request"]);
   }, 120_000);
 
   it("a conversation resumed (`codex exec resume --last`): its second prompt is a second turn of the same session", async () => {

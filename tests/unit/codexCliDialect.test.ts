@@ -116,6 +116,14 @@ describe("Codex CLI's turns, from its own exports", () => {
     store.close();
   });
 
+  it("logs only (no trace_exporter): its events carry no trace nor turn, so the conversation is one lifecycle, with its prompt and answered call", () => {
+    const { store, feed, turns, steps } = aStore();
+    feed("logs-only");
+    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "say hello, logs only", calls: 1, attempt: 1, input_tokens: 0, trace_id: null, session: "01a2236a-f62b-7411-8614-10aafb503764" })]);
+    expect(steps().map((step) => step.name)).toEqual(["user_prompt", "api_request"]);
+    store.close();
+  });
+
   it("a resumed conversation (codex exec resume --last): two turns of one session", () => {
     const { store, feed, turns } = aStore();
     feed("resumed");

@@ -32,16 +32,18 @@ const ms = (value: number | undefined) => (value === undefined ? "" : value < 10
 const join = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(", ");
 const defined = (detail: Record<string, unknown>) => Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"];
 
-/** A log event of Codex's as a change to its turn; null for one that is not about a turn (a conversation starting, a streamed event that carries no trace) or no turn's (counted as unmapped). */
+/** A log event of Codex's as a change to its turn; null for one that is not about a turn (a conversation starting, a streamed event, which carries no trace even when the others do) (counted as unmapped). */
 function codexLog(log: LogRecord): LifecycleChange | null {
   const a = log.attributes;
   const name = (stringAttr(a, "event.name") ?? "").replace(/^codex\./, "");
-  if (!log.traceId || !EVENT_NAMES.has(name)) return null;
   const session = stringAttr(a, "conversation.id");
+  // Without a trace exporter Codex's log events carry no trace, and none a turn's id: the conversation is then the one lifecycle they name.
+  const lifecycle = log.traceId ? `trace:${log.traceId}` : session ? `conversation:${session}` : null;
+  if (!lifecycle || !EVENT_NAMES.has(name)) return null;
   const model = stringAttr(a, "model");
   const durationMs = numberAttr(a, "duration_ms");
   const step = (key: string, summary: string, detail: Record<string, unknown>): Step => ({
-    key: `log:${log.traceId}:${log.spanId ?? ""}:${name}:${key}`,
+    key: `log:${lifecycle}:${log.spanId ?? log.atMs}:${name}:${key}`,
     at: log.atMs,
     ...(durationMs !== undefined && { startAt: log.atMs - durationMs }),
     ...(log.spanId && { parentKey: `span:${log.spanId}` }),
@@ -66,6 +68,8 @@ function codexLog(log: LogRecord): LifecycleChange | null {
       const error = failed ? join(status !== undefined && String(status), stringAttr(a, "error.message")) || "failed" : undefined;
       // Without its traces (a config with only `exporter`), a 200 is the last sign of a turn's answer: it completes it until anything later arrives.
       facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, attempt, ...(model && { model }), ...(failed ? { error } : { succeeded: true, answeredAt: log.atMs }) };
+      // With traces, a call is its answer's span (handle_responses, with the tokens); without, the attempt that was answered.
+      if (!log.traceId && !failed) facts.part = { kind: "call", id: `${session}:${log.atMs}`, at: log.atMs, fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true } };
       made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), { status_code: status, error: stringAttr(a, "error.message"), attempt, duration_ms: durationMs, endpoint: stringAttr(a, "endpoint"), model });
       break;
     }
@@ -87,10 +91,10 @@ function codexLog(log: LogRecord): LifecycleChange | null {
       made = step(id ?? String(log.atMs), join(tool, success === false ? "failed" : "ok", ms(durationMs), stringAttr(a, "arguments") && `args ${stringAttr(a, "arguments")!.slice(0, 200)}`), { tool_name: tool, call_id: id, success, duration_ms: durationMs, arguments: stringAttr(a, "arguments"), output: output?.slice(0, 2000), mcp_server: stringAttr(a, "mcp_server") || undefined });
     }
   }
-  return { kind: "turn", keys: [`trace:${log.traceId}`], service: service(log.origin.resource), ...(session && { session }), traceId: log.traceId, step: made, facts };
+  return { kind: "turn", keys: [lifecycle], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
 }
 
-/** The log events that tell of a turn (and carry its trace). */
+/** The log events that tell of a turn. */
 const EVENT_NAMES = new Set(["user_prompt", "api_request", "tool_decision", "tool_result"]);
 
 /** The conversation a span says it is in: `conversation.id`, or the `thread.id` Codex gives its turn's span (the tracing layer's own `thread.id` is an OS thread's number). */
