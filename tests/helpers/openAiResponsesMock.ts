@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
  * for the real Codex CLI to call through a model provider of its config instead of the network.
  * What each call gets is the scenario's: an answer in text, a shell tool call first (then text
  * once the tool's output comes back), 500 twice first, 500 every time, or no answer at all (a hung
- * API). Anything else it asks (the models list) gets an empty answer. Every call it saw is kept.
+ * API). Anything else it asks (its analytics, a models list) gets an empty answer. Every call it saw is kept.
  * `holdFrom` holds the answer to that call and later ones until `release()`: a test then knows what
  * the client had sent before it (its telemetry of the earlier attempts) without guessing at a timing.
  */
@@ -33,6 +33,8 @@ function shellCall(tools: string[]): { name: string; arguments: string } {
 
 export async function anOpenAiResponsesMock(scenario: ResponsesScenario, options: { holdFrom?: number } = {}) {
   const calls: ResponsesCall[] = [];
+  /** What else the client asked (`POST /v1/analytics/codex/turn-costs`), in order. */
+  const others: string[] = [];
   const hanging = new Set<http.ServerResponse>();
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
@@ -41,8 +43,11 @@ export async function anOpenAiResponsesMock(scenario: ResponsesScenario, options
     request.on("data", (chunk) => (body += chunk));
     request.on("end", async () => {
       if (request.method !== "POST" || !request.url?.endsWith("/responses")) {
-        response.writeHead(request.url?.includes("/models") ? 200 : 404, { "content-type": "application/json" });
-        response.end(request.url?.includes("/models") ? JSON.stringify({ object: "list", data: [], models: [] }) : JSON.stringify({ error: { message: "not here", type: "invalid_request_error" } }));
+        others.push(`${request.method} ${request.url}`);
+        // Codex posts its analytics (turn costs) to the provider's base URL once it has telemetry on: taken, as the API would.
+        const known = request.url?.includes("/models") || request.url?.includes("/analytics/");
+        response.writeHead(known ? 200 : 404, { "content-type": "application/json" });
+        response.end(known ? JSON.stringify({ object: "list", data: [], models: [] }) : JSON.stringify({ error: { message: "not here", type: "invalid_request_error" } }));
         return;
       }
       const asked = JSON.parse(body || "{}") as { model?: string; input?: { type?: string }[]; tools?: { name?: string; type?: string }[] };
@@ -85,6 +90,7 @@ export async function anOpenAiResponsesMock(scenario: ResponsesScenario, options
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     calls,
+    others,
     release: () => release(),
     close: () =>
       new Promise<void>((resolve) => {

@@ -87,7 +87,7 @@ async function runCodex(prompt: string, scenario: ResponsesScenario, options: Pa
   try {
     const child = startCodex(aCodexHome(api.url, options), [prompt]);
     const code = await waitForExit(child);
-    return { code, output: child.output(), calls: api.calls };
+    return { code, output: child.output(), calls: api.calls, others: api.others };
   } finally {
     await api.close();
   }
@@ -132,6 +132,8 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(view.request.error).toBeUndefined();
     expect(stepsOf(view)).toEqual(["user_prompt: a prompt of 18 characters", expect.stringMatching(/^api_request: attempt 1, 200, \d+ ms, \/responses$/), "model call: 100 in / 30 out, 20 cached, 5 reasoning", expect.stringMatching(/^turn ended: took \d+ ms$/)]);
     expect(run.calls).toHaveLength(1);
+    // Besides its one POST /v1/responses, Codex only tells the provider its turn ids (no models list with a provider of one's own).
+    expect(run.others.filter((asked) => asked !== "POST /v1/analytics/codex/turn-costs")).toEqual([]);
   }, 120_000);
 
   it("a prompt that runs its shell tool: both model calls and the tool, its decision, command and result", async () => {
