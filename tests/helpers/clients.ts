@@ -12,6 +12,8 @@ export const CLIENTS = {
   geminiCli: "@google/gemini-cli@0.61.0",
   bullmq: "bullmq@6.7.0",
   amqplib: "amqplib@2.3.1",
+  // Its package carries no binary: npm installs the platform's own as an optional dependency (@openai/codex-linux-x64, a vendor folder).
+  codexCli: "@openai/codex@0.171.0",
 } as const;
 
 /**

@@ -1,5 +1,6 @@
 import { bullmq } from "./bullmq";
 import { claudeCode } from "./claudeCode";
+import { codexCli } from "./codexCli";
 import type { Dialect } from "./dialect";
 import { geminiCli } from "./geminiCli";
 import { genAi } from "./genAi";
@@ -10,6 +11,6 @@ import { messaging } from "./messaging";
  * may also carry the generic conventions' attributes, and knows better what they mean), the
  * generic conventions last.
  */
-export const DIALECTS: readonly Dialect[] = [claudeCode, geminiCli, bullmq, messaging, genAi];
+export const DIALECTS: readonly Dialect[] = [claudeCode, geminiCli, codexCli, bullmq, messaging, genAi];
 
 export type { Dialect } from "./dialect";

@@ -90,6 +90,8 @@ export interface PartFields {
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** Of the output tokens, those the model spent reasoning (OpenAI's reasoning models say it; not added again to the sums). */
+  reasoningTokens?: number;
   /** The cost the client said. */
   costUsd?: number;
   /** Without one: the cost at list prices (lib/telemetry/prices.ts), set when parts are merged (mapping/fold.ts), never by a dialect. */
