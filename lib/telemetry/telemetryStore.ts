@@ -170,6 +170,9 @@ function statements(db: Database.Database) {
        VALUES (?, ?, ?, ?, 'created', ?, ?, ?, ?, '', 0, 0, 0, 0, 0, 0, 0)`,
     ),
     addKey: db.prepare("INSERT OR IGNORE INTO lifecycle_keys (key, seq) VALUES (?, ?)"),
+    // `awaits:<parent key>:<child key>`: the lifecycles waiting for their parent, a range of the key's primary key.
+    awaiting: db.prepare("SELECT key, seq FROM lifecycle_keys WHERE key >= ? AND key < ?"),
+    removeKey: db.prepare("DELETE FROM lifecycle_keys WHERE key = ?"),
     setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
     insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
@@ -267,19 +270,36 @@ export class TelemetryStore {
     // A point lookup per key (one to three): cheaper than one query over a list of them.
     const seqOf = change.keys.map((key) => this.sql.seqOfKey.get(key) as number | undefined);
     const found = [...new Set(seqOf.filter((seq): seq is number => seq !== undefined))].sort((a, b) => a - b);
-    let seq = found[0];
+    // The lifecycle it happened inside, when that is known: it becomes part of it (and of its kind).
+    const parentSeq = change.parent === undefined ? undefined : (this.sql.seqOfKey.get(change.parent) as number | undefined);
+    let seq = parentSeq ?? found[0];
     let live: Live | null;
+    let merged = false;
     if (seq === undefined) {
       seq = Number(this.sql.insertLifecycle.run(change.kind, change.service, change.session ?? null, change.traceId ?? null, change.step.at, change.step.at, change.step.at, now).lastInsertRowid);
       live = this.remember(seq, { tally: emptyTally(change.kind), session: change.session ?? null, traceId: change.traceId ?? null });
     } else {
-      // Keys that named two lifecycles (a turn seen by its spans, then by its log events): one now.
-      for (const other of found.slice(1)) this.merge(other, seq);
+      // Keys that named two lifecycles (a turn seen by its spans, then by its log events, a call and the run it was part of): one now.
+      for (const other of found.filter((other) => other !== seq)) {
+        this.merge(other, seq);
+        merged = true;
+      }
       live = this.liveOf(seq);
     }
     change.keys.forEach((key, i) => {
       if (seqOf[i] !== seq) this.sql.addKey.run(key, seq);
     });
+    if (change.parent !== undefined && parentSeq === undefined) this.sql.addKey.run(`awaits:${change.parent}:${change.keys[0]}`, seq);
+    // Its children that arrived before it (a span is exported when it ends): taken in.
+    for (const key of change.keys) {
+      for (const waiting of this.sql.awaiting.all(`awaits:${key}:`, `awaits:${key};`) as { key: string; seq: number }[]) {
+        this.sql.removeKey.run(waiting.key);
+        if (waiting.seq === seq) continue;
+        this.merge(waiting.seq, seq);
+        merged = true;
+      }
+    }
+    if (merged) live = this.liveOf(seq);
     if (change.session && live && (live.session === null || (live.traceId === null && change.traceId))) {
       this.sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
       live.session ??= change.session;
@@ -289,7 +309,7 @@ export class TelemetryStore {
     // The part is kept in its own table, merged with what else told of it.
     const { part, ...facts } = change.facts;
     const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
-    if (kept.changes === 0) return found.length > 1 ? seq : null;
+    if (kept.changes === 0) return merged ? seq : null;
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
     if (part) this.keepPart(seq, part, live?.tally);
     return seq;

@@ -9,6 +9,12 @@ export const CLIENTS = {
   claudeCode: "@anthropic-ai/claude-code@2.1.332",
   anthropicSdk: "@anthropic-ai/sdk@1.14.0",
   claudeMem: "claude-mem@13.25.3",
+  aiSdk6: "ai@6.0.325",
+  aiSdk6Anthropic: "@ai-sdk/anthropic@3.0.140",
+  aiSdk7: "ai@7.0.173",
+  aiSdk7Anthropic: "@ai-sdk/anthropic@4.0.105",
+  aiSdk7Otel: "@ai-sdk/otel@1.0.173",
+  openInferenceAnthropic: "@arizeai/openinference-instrumentation-anthropic@0.2.8",
 } as const;
 
 /**
@@ -32,6 +38,22 @@ export function installedClient(spec: string, install: (staging: string) => void
     if (!fs.existsSync(path.join(folder, ".installed"))) throw error;
   }
   return folder;
+}
+
+/**
+ * The Vercel AI SDK with its Anthropic provider, as an application installs them: 6 with
+ * `@ai-sdk/anthropic@3`; 7 with `@ai-sdk/anthropic@4` and `@ai-sdk/otel` (7's OpenTelemetry
+ * integrations); the OpenTelemetry API beside them, so the application's tracer provider is the one
+ * the SDK finds.
+ */
+export function installedAiSdk(version: 6 | 7): string {
+  const specs = version === 6 ? [CLIENTS.aiSdk6, CLIENTS.aiSdk6Anthropic, "@opentelemetry/api@1.9.1"] : [CLIENTS.aiSdk7, CLIENTS.aiSdk7Anthropic, CLIENTS.aiSdk7Otel, "@opentelemetry/api@1.9.1"];
+  return installedClient(specs.slice(0, -1).join("+"), (staging) => npmInstall(staging, specs));
+}
+
+/** The Anthropic SDK traced by OpenInference's instrumentation (which patches it when registered). */
+export function installedOpenInference(): string {
+  return installedClient(`${CLIENTS.openInferenceAnthropic}+${CLIENTS.anthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.openInferenceAnthropic, CLIENTS.anthropicSdk, "@opentelemetry/api@1.9.0"]));
 }
 
 function npmInstall(folder: string, specs: string[]): void {

@@ -1,3 +1,4 @@
+import { aiSdk } from "./aiSdk";
 import { claudeCode } from "./claudeCode";
 import type { Dialect } from "./dialect";
 import { genAi } from "./genAi";
@@ -8,6 +9,6 @@ import { messaging } from "./messaging";
  * may also carry the generic conventions' attributes, and knows better what they mean), the
  * generic conventions last.
  */
-export const DIALECTS: readonly Dialect[] = [claudeCode, messaging, genAi];
+export const DIALECTS: readonly Dialect[] = [claudeCode, messaging, aiSdk, genAi];
 
 export type { Dialect } from "./dialect";
