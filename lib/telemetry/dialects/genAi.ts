@@ -110,6 +110,8 @@ export function callChange(span: SpanRecord, call: CallReading): Omit<SpanChange
     durationMs: span.endMs - span.startMs,
     ...(outcome.attempt !== undefined && { attempt: outcome.attempt }),
     ...(call.attemptsOf !== undefined && { attemptsOf: call.attemptsOf }),
+    spanId: span.spanId,
+    ...(span.parentSpanId && { parentSpanId: span.parentSpanId }),
     success: !outcome.failed,
     ...(outcome.error && { error: outcome.error }),
   };

@@ -105,6 +105,13 @@ export interface PartFields {
    * one call with its attempts, not one call per try.
    */
   attemptsOf?: string;
+  /**
+   * The span that told of it and the span it happened inside: a model call told by a span inside
+   * another call's span (the Anthropic SDK's own span inside OpenInference's) is the same call told
+   * twice, counted once.
+   */
+  spanId?: string;
+  parentSpanId?: string;
   success?: boolean;
   error?: string;
 }

@@ -154,7 +154,7 @@ export function summarize(tally: Tally): Folded {
   }
   // In the order of their ids, so a sum of costs comes out the same to the last bit however they arrived.
   const parts = [...tally.parts.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const calls = parts.filter((part) => part.kind === "call");
+  const calls = toldOnce(parts.filter((part) => part.kind === "call"));
   const sum = (field: keyof PartFields) => calls.reduce((total, part) => total + ((part.fields[field] as number | undefined) ?? 0), 0);
   const tries = triesOf(calls);
   // An agent's run that ended well on its own word but whose last model call failed did not get its answer.
@@ -179,13 +179,29 @@ export function summarize(tally: Tally): Folded {
     attempt: (attempts.length ? Math.max(...attempts) : null) || null,
     lastStep: tally.last?.value ?? "",
     calls: tries.length,
-    tools: parts.length - calls.length,
+    tools: parts.filter((part) => part.kind === "tool").length,
     inputTokens: sum("inputTokens"),
     outputTokens: sum("outputTokens"),
     cacheReadTokens: sum("cacheReadTokens"),
     cacheWriteTokens: sum("cacheWriteTokens"),
     costUsd: Math.round(sum("costUsd") * 1e6) / 1e6,
   };
+}
+
+/**
+ * Each call once: one told by a span inside another call's span is that call, told again by a
+ * second instrumentation; what it adds (cache tokens, attempts) fills what the outer did not say.
+ */
+function toldOnce(calls: readonly Part[]): Part[] {
+  const bySpan = new Map(calls.filter((call) => call.fields.spanId !== undefined).map((call) => [call.fields.spanId!, call]));
+  const outer = new Map<string, Part>();
+  const kept: Part[] = [];
+  for (const call of calls) {
+    const holder = call.fields.parentSpanId === undefined ? undefined : bySpan.get(call.fields.parentSpanId);
+    if (holder) outer.set(holder.fields.spanId!, { ...holder, fields: { ...call.fields, ...(outer.get(holder.fields.spanId!) ?? holder).fields } });
+    else kept.push(call);
+  }
+  return kept.map((call) => (call.fields.spanId !== undefined && outer.get(call.fields.spanId)) || call);
 }
 
 /**
