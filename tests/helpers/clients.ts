@@ -15,6 +15,9 @@ export const CLIENTS = {
   aiSdk7Anthropic: "@ai-sdk/anthropic@4.0.105",
   aiSdk7Otel: "@ai-sdk/otel@1.0.173",
   openInferenceAnthropic: "@arizeai/openinference-instrumentation-anthropic@0.2.8",
+  traceloop: "@traceloop/node-server-sdk@0.27.0",
+  // Traceloop's Anthropic instrumentation patches `Anthropic.Completions`, which the SDK 1.x no longer has.
+  traceloopAnthropicSdk: "@anthropic-ai/sdk@0.80.0",
 } as const;
 
 /**
@@ -54,6 +57,11 @@ export function installedAiSdk(version: 6 | 7): string {
 /** The Anthropic SDK traced by OpenInference's instrumentation (which patches it when registered). */
 export function installedOpenInference(): string {
   return installedClient(`${CLIENTS.openInferenceAnthropic}+${CLIENTS.anthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.openInferenceAnthropic, CLIENTS.anthropicSdk, "@opentelemetry/api@1.9.0"]));
+}
+
+/** Traceloop's OpenLLMetry SDK (its own tracer provider and OTLP exporter) with the Anthropic SDK it instruments. */
+export function installedTraceloop(): string {
+  return installedClient(`${CLIENTS.traceloop}+${CLIENTS.traceloopAnthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.traceloop, CLIENTS.traceloopAnthropicSdk]));
 }
 
 function npmInstall(folder: string, specs: string[]): void {

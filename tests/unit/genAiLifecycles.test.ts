@@ -159,3 +159,25 @@ describe("usage", () => {
     store.close();
   });
 });
+
+const TRACELOOP = path.resolve(__dirname, "../fixtures/otlp/traceloop-0.27.0");
+const traceloopFixture = (scenario: string): Export[] =>
+  fs
+    .readdirSync(path.join(TRACELOOP, scenario))
+    .filter((file) => file.endsWith(".json"))
+    .sort()
+    .map((file) => ({ signal: "traces", body: fs.readFileSync(path.join(TRACELOOP, scenario, file)), encoding: "json" }));
+
+describe("Traceloop's OpenLLMetry (captured)", () => {
+  it("a call: one call, completed, with its model and tokens", () => {
+    expect(lifecyclesAfter(traceloopFixture("plain"))).toEqual([expect.objectContaining({ kind: "call", state: "completed", calls: 1, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" })]);
+  });
+
+  it("withAgent, its calls and withTool: one agent, two calls, one tool", () => {
+    expect(lifecyclesAfter(traceloopFixture("tool"))).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60 })]);
+  });
+
+  it("529 every time: one call, failed with the error", () => {
+    expect(lifecyclesAfter(traceloopFixture("error"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: expect.stringMatching(/^Error: 529/) })]);
+  });
+});
