@@ -18,6 +18,9 @@ export const CLIENTS = {
   traceloop: "@traceloop/node-server-sdk@0.27.0",
   // Traceloop's Anthropic instrumentation patches `Anthropic.Completions`, which the SDK 1.x no longer has.
   traceloopAnthropicSdk: "@anthropic-ai/sdk@0.80.0",
+  mastra: "@mastra/core@1.71.0",
+  mastraObservability: "@mastra/observability@1.17.9",
+  mastraOtelExporter: "@mastra/otel-exporter@1.4.0",
 } as const;
 
 /**
@@ -62,6 +65,16 @@ export function installedOpenInference(): string {
 /** Traceloop's OpenLLMetry SDK (its own tracer provider and OTLP exporter) with the Anthropic SDK it instruments. */
 export function installedTraceloop(): string {
   return installedClient(`${CLIENTS.traceloop}+${CLIENTS.traceloopAnthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.traceloop, CLIENTS.traceloopAnthropicSdk]));
+}
+
+/**
+ * Mastra with its observability and OpenTelemetry exporter, the AI SDK's Anthropic provider for its
+ * model, and the OTLP/HTTP exporter the exporter loads (a peer: installed without the others, gRPC
+ * and Zipkin, which it loads only when asked for them).
+ */
+export function installedMastra(): string {
+  const specs = [CLIENTS.mastra, CLIENTS.mastraObservability, CLIENTS.mastraOtelExporter, CLIENTS.aiSdk6Anthropic, "zod@4", "@opentelemetry/exporter-trace-otlp-proto@0.218.0"];
+  return installedClient(specs.slice(0, 3).join("+"), (staging) => execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--legacy-peer-deps", ...specs], { cwd: staging, stdio: "pipe" }));
 }
 
 function npmInstall(folder: string, specs: string[]): void {

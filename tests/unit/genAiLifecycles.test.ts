@@ -181,3 +181,25 @@ describe("Traceloop's OpenLLMetry (captured)", () => {
     expect(lifecyclesAfter(traceloopFixture("error"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: expect.stringMatching(/^Error: 529/) })]);
   });
 });
+
+const MASTRA = path.resolve(__dirname, "../fixtures/otlp/mastra-1.71.0");
+const mastraFixture = (scenario: string): Export[] =>
+  fs
+    .readdirSync(path.join(MASTRA, scenario))
+    .filter((file) => file.endsWith(".json"))
+    .sort()
+    .map((file) => ({ signal: "traces", body: fs.readFileSync(path.join(MASTRA, scenario, file)), encoding: "json" }));
+
+describe("Mastra (captured)", () => {
+  it("an agent's generate: one agent, its call, completed", () => {
+    expect(lifecyclesAfter(mastraFixture("plain"))).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 1, tools: 0, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" })]);
+  });
+
+  it("a tool loop of two steps: one agent, two calls, one tool", () => {
+    expect(lifecyclesAfter(mastraFixture("tool"))).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60 })]);
+  });
+
+  it("529 every time: the error on invoke_agent, its chat finished with error: the agent failed with it", () => {
+    expect(lifecyclesAfter(mastraFixture("error"))).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "Error: Overloaded" })]);
+  });
+});

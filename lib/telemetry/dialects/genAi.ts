@@ -6,8 +6,8 @@ import { spanOutcome, textList } from "./spanOutcome";
 /**
  * Any instrumentation that follows OpenTelemetry's GenAI semantic conventions (the Anthropic SDK's
  * `anthropic.messages.create`, the AI SDK 7's `invoke_agent`/`step`/`chat`/`execute_tool`, ...), by
- * `gen_ai.operation.name`: an agent's run (`invoke_agent`, `create_agent`, `invoke_workflow`, and the
- * AI SDK's `agent_step`) is one lifecycle, its model calls (`chat`, `text_completion`,
+ * `gen_ai.operation.name`: an agent's run (`invoke_agent`, `create_agent`, `invoke_workflow`, the
+ * AI SDK's and Mastra's `agent_step`, Mastra's `model_generation`) is one lifecycle, its model calls (`chat`, `text_completion`,
  * `generate_content`, `embeddings`) its calls and its tools (`execute_tool`, `retrieval`) its tools;
  * a call with no such parent is a lifecycle of its own. In its conversation (`gen_ai.conversation.id`,
  * else `session.id`, else its trace). The previous conventions' names are read too (`gen_ai.system`,
@@ -20,6 +20,8 @@ export const GEN_AI_OPERATIONS: Readonly<Record<string, SpanRole>> = {
   create_agent: "run",
   invoke_workflow: "run",
   agent_step: "run",
+  // Mastra's: the model's whole generation, holding its steps.
+  model_generation: "run",
   chat: "call",
   text_completion: "call",
   generate_content: "call",

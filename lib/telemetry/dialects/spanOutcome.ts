@@ -19,11 +19,12 @@ export function spanOutcome(span: SpanRecord, finishReasons: readonly string[], 
   const exception = span.events.find((event) => event.name === "exception");
   const exceptionType = exception && stringAttr(exception.attributes, "exception.type");
   const exceptionMessage = exception && stringAttr(exception.attributes, "exception.message");
-  const errorType = stringAttr(a, "error.type") ?? exceptionType;
+  // The conventions' fallback types say nothing a person can use.
+  const errorType = [stringAttr(a, "error.type"), exceptionType].find((type) => type !== undefined && type !== "_OTHER" && type !== "unknown");
   const failingFinish = finishReasons.find((reason) => FAILING_FINISH.test(reason));
   const failed = span.status.code === "error" || exception !== undefined || stringAttr(a, "error.type") !== undefined || failingFinish !== undefined || unfinished !== undefined;
   const resends = numberAttr(a, "http.request.resend_count");
-  const message = span.status.message || exceptionMessage;
+  const message = span.status.message || exceptionMessage || stringAttr(a, "error.message");
   // The AI SDK retries inside one span and says how many times only in its RetryError's message.
   const tries = message === undefined ? undefined : /^Failed after (\d+) attempts/.exec(message)?.[1];
   const attempt = resends !== undefined ? resends + 1 : tries !== undefined ? Number(tries) : undefined;
@@ -37,8 +38,16 @@ export function spanOutcome(span: SpanRecord, finishReasons: readonly string[], 
   return { failed, error, ...(attempt !== undefined && { attempt }) };
 }
 
-/** A span attribute that is a list of texts (finish reasons), or one text. */
+/** A span attribute that is a list of texts (finish reasons), as a list, a JSON list in a text (Mastra's), or one text. */
 export function textList(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((item): item is string => typeof item === "string");
-  return typeof value === "string" && value !== "" ? [value] : [];
+  if (typeof value !== "string" || value === "") return [];
+  if (value.startsWith("[")) {
+    try {
+      return textList(JSON.parse(value));
+    } catch {
+      return [value];
+    }
+  }
+  return [value];
 }
