@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { shownName } from "../sources/sourceMessage";
 import { openDatabase } from "../sqlite/openDatabase";
+import { CALL_TOLD_ONCE } from "./callToldOnce";
 import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "./mapping/changes";
 import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "./mapping/fold";
 import type { Signal } from "./records";
@@ -451,19 +452,17 @@ export function storeUsage(db: Database.Database, sessions = 20): Usage {
     coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
     coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
     coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd`;
-  // A call told again by a span inside another call's span (the Anthropic SDK's own inside OpenInference's) counts once.
-  const toldOnce = `NOT EXISTS (SELECT 1 FROM parts o WHERE o.seq = p.seq AND o.kind = 'call' AND json_extract(p.fields, '$.parentSpanId') IS NOT NULL AND json_extract(o.fields, '$.spanId') = json_extract(p.fields, '$.parentSpanId'))`;
   const byDayAndModel = db
     .prepare(
       `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}
-       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' AND ${toldOnce} GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
+       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
     )
     .all() as Usage["byDayAndModel"];
   const bySession = db
     .prepare(
       `SELECT l.session AS session, min(l.service) AS service, count(DISTINCT CASE WHEN l.kind = 'turn' THEN l.seq END) AS turns, max(l.last_at) AS lastAt, ${sums},
          (SELECT count(*) FROM parts t JOIN lifecycles s ON s.seq = t.seq WHERE t.kind = 'tool' AND s.session = l.session) AS tools
-       FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' AND ${toldOnce} WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
+       FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' AND ${CALL_TOLD_ONCE} WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
     )
     .all(sessions) as Omit<Usage["bySession"][number], "sessionId">[];
   return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };

@@ -9,6 +9,7 @@ import type { SourceMessage } from "../sources/sourceMessage";
 import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
 import { readTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
+import { CALL_TOLD_ONCE } from "../telemetry/callToldOnce";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
 import { telemetrySettings } from "../telemetry/startTelemetry";
 import type { UsageSums } from "../telemetry/telemetryStore";
@@ -111,7 +112,7 @@ export class TelemetrySessions {
              coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens, coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
              coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens, coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
              coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd
-           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${session} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
+           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} AND ${session} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
         )
         .all(sessionId) as TelemetrySessionView["byModel"];
       const tools = db
