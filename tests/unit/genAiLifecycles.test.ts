@@ -58,6 +58,20 @@ function anExport(spans: SpanSpec[], scope = "an-agent-framework"): Export {
   return { signal: "traces", body: Buffer.from(JSON.stringify(body)), encoding: "json" };
 }
 
+/** The keys of lifecycles still waiting for their parent after `exports`. */
+function waitingAfter(exports: Export[]) {
+  const file = path.join(tempParent(), "telemetry.db");
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+  feed(store, exports);
+  store.close();
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare("SELECT key FROM lifecycle_keys WHERE key >= 'awaits:' AND key < 'awaits;' ORDER BY key").pluck().all() as string[];
+  } finally {
+    db.close();
+  }
+}
+
 function lifecyclesAfter(exports: Export[]) {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
@@ -85,6 +99,11 @@ describe("the GenAI conventions", () => {
   it("an agent's run, its calls and tools exported before it: one agent lifecycle", () => {
     const rows = lifecyclesAfter([anExport([chat("a1", "aa"), tool("f1", "aa")]), anExport([chat("a2", "aa")]), anExport([agent("aa")])]);
     expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 100, output_tokens: 10, model: "claude-haiku-4-5" })]);
+  });
+
+  it("a child waits for its parent under a key of its own, taken away once the parent arrives", () => {
+    expect(waitingAfter([anExport([chat("a1", "aa"), chat("a2", "ee")])])).toEqual(["awaits:span:00000000000000aa:span:00000000000000a1", "awaits:span:00000000000000ee:span:00000000000000a2"]);
+    expect(waitingAfter([anExport([chat("a1", "aa"), chat("a2", "ee")]), anExport([agent("aa")])])).toEqual(["awaits:span:00000000000000ee:span:00000000000000a2"]);
   });
 
   it("a call arriving after its run joins it", () => {
