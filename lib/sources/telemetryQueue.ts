@@ -76,7 +76,7 @@ function toMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
   const calls = num(row.calls) ?? 0;
   const tools = num(row.tools) ?? 0;
   const costs = { calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 };
-  const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, calls > 0 && formatCost(costs)].filter(Boolean).join(", ");
+  const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, calls > 0 && (costs.costUsd > 0 || costs.estimatedCalls > 0 || costs.unpricedCalls > 0) && formatCost(costs)].filter(Boolean).join(", ");
   return { request, stuck, note: note || null };
 }
 

@@ -74,7 +74,7 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     const { rows, row, view } = await runOf(run.service);
     expect(rows).toHaveLength(1);
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^agent-\d+$/), state: "completed", model: "claude-sonnet-4-5", tokens: 150 });
-    expect(view.note).toBe("1 model call, 120 in / 30 out tokens");
+    expect(view.note).toBe("1 model call, 120 in / 30 out tokens, $0.0008 estimated");
   });
 
   it("a tool loop of two steps: one run of two calls and one tool, each step inside it", async () => {
@@ -84,7 +84,7 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     const { rows, row, view } = await runOf(run.service);
     expect(rows).toHaveLength(1);
     expect(row).toMatchObject({ state: "completed", tokens: 300 });
-    expect(view.note).toBe("2 model calls, 1 tool use, 240 in / 60 out tokens");
+    expect(view.note).toBe("2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016 estimated");
     const steps = view.steps!;
     expect(steps.filter((step) => /Bash/.test(`${step.name} ${step.summary}`))).toHaveLength(1);
   });
@@ -95,7 +95,7 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     expect(run.calls).toBe(3);
     const { row, view } = await runOf(run.service);
     expect(row).toMatchObject({ state: "completed", tokens: 150 });
-    expect(view.note).toBe("1 model call, 120 in / 30 out tokens");
+    expect(view.note).toBe("1 model call, 120 in / 30 out tokens, $0.0008 estimated");
     // The 6 makes a span per attempt; the 7 retries inside one span and says nothing of a retry that worked.
     if (integration === "6") expect(row).toMatchObject({ attempt: 3 });
   });

@@ -127,7 +127,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.output).toMatch(/tokens used\s+130/);
     const { row, view } = await turnOf("say hello, plainly", inState("completed"));
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "codex_exec", model: "gpt-5-codex", tokens: 130, attempt: 1, stuckReason: null, sessionId: sessionIdOf(run.output) });
-    expect(row.note).toBe("1 model call, 100 in / 30 out tokens");
+    expect(row.note).toBe("1 model call, 100 in / 30 out tokens, unknown");
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", state: "completed" });
     expect(view.request.error).toBeUndefined();
     expect(stepsOf(view)).toEqual(["user_prompt: a prompt of 18 characters", expect.stringMatching(/^api_request: attempt 1, 200, \d+ ms, \/responses$/), "model call: 100 in / 30 out, 20 cached, 5 reasoning", expect.stringMatching(/^turn ended: took \d+ ms$/)]);
@@ -142,7 +142,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.output).toMatch(/echo hi[\s\S]*succeeded[\s\S]*\nhi\n/);
     expect(run.calls.map((call) => call.toolOutput)).toEqual([false, true]);
     const { row, view } = await turnOf("run echo hi, please", inState("completed"));
-    expect(row.note).toBe("2 model calls, 1 tool use, 200 in / 60 out tokens");
+    expect(row.note).toBe("2 model calls, 1 tool use, 200 in / 60 out tokens, unknown");
     const steps = stepsOf(view);
     expect(steps).toContainEqual("tool_decision: exec_command, approved, by Config");
     expect(steps).toContainEqual(expect.stringMatching(/^tool exec_command: done, \d+ ms, from direct$/));
@@ -156,7 +156,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.calls.map((call) => call.status)).toEqual([500, 500, 200]);
     const { row, view } = await turnOf("answer after two errors", inState("completed"));
     expect(row).toMatchObject({ attempt: 3, tokens: 130 });
-    expect(row.note).toBe("1 model call, 100 in / 30 out tokens");
+    expect(row.note).toBe("1 model call, 100 in / 30 out tokens, unknown");
     expect(stepsOf(view).filter((step) => step.startsWith("api_request: ")).map((step) => step.replace(/, \d+ ms/, ""))).toEqual([
       "api_request: attempt 1, failed: 500, http 500, /responses",
       "api_request: attempt 2, failed: 500, http 500, /responses",
@@ -210,7 +210,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.code, run.output).toBe(0);
     const { row, view } = await turnOf("say hello, logs only", inState("completed"));
     expect(row).toMatchObject({ model: "gpt-5-codex", attempt: 1, sessionId: sessionIdOf(run.output) });
-    expect(row.note).toBe("1 model call");
+    expect(row.note).toBe("1 model call, unknown");
     expect(stepsOf(view).map((step) => step.split(":")[0])).toEqual(["user_prompt", "api_request"]);
   }, 120_000);
 
@@ -227,8 +227,8 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
       await turnOf("second prompt, resumed", inState("completed"));
       const turns = await get<RequestsView>(`/api/requests?source=otel&session=${session}`);
       expect(turns.items.map((item) => [item.state, item.note]).sort()).toEqual([
-        ["completed", "1 model call, 100 in / 30 out tokens"],
-        ["completed", "1 model call, 100 in / 30 out tokens"],
+        ["completed", "1 model call, 100 in / 30 out tokens, unknown"],
+        ["completed", "1 model call, 100 in / 30 out tokens, unknown"],
       ]);
       expect(api.calls).toHaveLength(2);
     } finally {

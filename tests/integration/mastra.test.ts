@@ -67,7 +67,7 @@ describe("Mastra", () => {
     expect(run.stdout, run.stderr).toContain("1 steps: Hello from the mock.");
     const { row, view } = await lifecycleOf(run.service, "invoke_agent shell-agent");
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^agent-\d+$/), state: "completed", model: "claude-sonnet-4-5", tokens: 150 });
-    expect(view.note).toBe("1 model call, 120 in / 30 out tokens");
+    expect(view.note).toBe("1 model call, 120 in / 30 out tokens, $0.0008 estimated");
   });
 
   it("the model asks for a tool: one run of two calls and one tool", async () => {
@@ -76,7 +76,7 @@ describe("Mastra", () => {
     expect(run.calls).toBe(2);
     const { row, view } = await lifecycleOf(run.service, "invoke_agent shell-agent");
     expect(row).toMatchObject({ state: "completed", tokens: 300 });
-    expect(view.note).toBe("2 model calls, 1 tool use, 240 in / 60 out tokens");
+    expect(view.note).toBe("2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016 estimated");
   });
 
   it("529 every time: the run failed with the error its agent span says", async () => {

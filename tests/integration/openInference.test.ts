@@ -68,7 +68,7 @@ describe("OpenInference's Anthropic instrumentation", () => {
     expect(run.stdout, run.stderr).toContain("Hello from the mock.");
     const { row, view } = await lifecycleOf(run.service, "Anthropic Messages");
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^call-\d+$/), state: "completed", model: "claude-sonnet-4-5", tokens: 150 });
-    expect(view.note).toBe("1 model call, 120 in / 30 out tokens");
+    expect(view.note).toBe("1 model call, 120 in / 30 out tokens, $0.0008 estimated");
   });
 
   it("an agent whose model asks for a tool: one run of two calls and one tool", async () => {
@@ -77,7 +77,7 @@ describe("OpenInference's Anthropic instrumentation", () => {
     expect(run.calls).toBe(2);
     const { row, view } = await lifecycleOf(run.service, "shell-agent");
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^agent-\d+$/), state: "completed", tokens: 300 });
-    expect(view.note).toBe("2 model calls, 1 tool use, 240 in / 60 out tokens");
+    expect(view.note).toBe("2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016 estimated");
     expect(view.request).toMatchObject({ prompt: "say hi with bash", output: "Hello from the mock." });
   });
 
