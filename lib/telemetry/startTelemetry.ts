@@ -8,7 +8,7 @@ import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { DEFAULT_TELEMETRY_STUCK_AFTER_MS, readTelemetryStore } from "../sources/telemetryQueue";
 import { DEFAULT_OTLP_PORT, startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
 import { ingestExport } from "./pipeline/ingestExport";
-import { storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, type IntakeRow, type TelemetryStoreOptions, type UnmappedRow, type Usage } from "./telemetryStore";
+import { storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, UNMAPPED_PAGE, type IntakeRow, type TelemetryStoreOptions, type UnmappedPage, type Usage } from "./telemetryStore";
 
 /** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
 export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
@@ -54,7 +54,8 @@ export interface TelemetryStatus {
   bytes: number;
   keepMs: number;
   intake: IntakeRow[];
-  unmapped: UnmappedRow[];
+  /** A page of the names no mapping knows (the first, unless asked for another), with how many there are. */
+  unmapped: UnmappedPage;
   usage: Usage;
 }
 
@@ -63,7 +64,8 @@ export interface TelemetryHandle {
   readonly source: SourceSpec;
   /** Settles once the receiver listens, or could not (its status says why). */
   readonly ready: Promise<ReceiverStatus>;
-  status(): TelemetryStatus;
+  /** What was received; `unmappedOffset` pages through the names no mapping knows. */
+  status(options?: { unmappedOffset?: number }): TelemetryStatus;
   close(): Promise<void>;
 }
 
@@ -108,11 +110,16 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   return {
     source,
     ready,
-    status: () => ({
+    status: ({ unmappedOffset = 0 } = {}) => ({
       receiver: running.receiver(),
       file: source.file,
       keepMs: options.settings.keepMs,
-      ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: [], usage: { byDayAndModel: [], bySession: [] } }, (db) => ({ bytes: storeBytes(db), intake: storeIntake(db), unmapped: storeUnmapped(db), usage: storeUsage(db) })),
+      ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
+        bytes: storeBytes(db),
+        intake: storeIntake(db),
+        unmapped: storeUnmapped(db, { offset: unmappedOffset }),
+        usage: storeUsage(db),
+      })),
     }),
     close: () => running.close(),
   };

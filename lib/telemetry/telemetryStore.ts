@@ -398,8 +398,9 @@ export class TelemetryStore {
     return storeUsage(this.db, sessions);
   }
 
+  /** Every name that mapped to nothing, the most first. */
   unmapped(): UnmappedRow[] {
-    return storeUnmapped(this.db);
+    return storeUnmapped(this.db, { limit: -1 }).rows;
   }
 
   close(): void {
@@ -447,7 +448,22 @@ export function storeUsage(db: Database.Database, sessions = 20): Usage {
   return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };
 }
 
-/** What mapped to no lifecycle, by service and name, the most first. */
-export function storeUnmapped(db: Database.Database, limit = 100): UnmappedRow[] {
-  return db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, name LIMIT ?").all(limit) as UnmappedRow[];
+/** How many unmapped names the Health page lists at a time. */
+export const UNMAPPED_PAGE = 50;
+
+/** One page of what mapped to no lifecycle, and how many names there are in all. */
+export interface UnmappedPage {
+  rows: UnmappedRow[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+/** What mapped to no lifecycle, by service and name, the most first: `limit` of them from `offset` (every one with a limit of -1), and how many there are. */
+export function storeUnmapped(db: Database.Database, page: { offset?: number; limit?: number } = {}): UnmappedPage {
+  const offset = Math.max(0, Math.floor(page.offset ?? 0));
+  const limit = page.limit ?? UNMAPPED_PAGE;
+  const rows = db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, signal, name LIMIT ? OFFSET ?").all(limit, offset) as UnmappedRow[];
+  const total = db.prepare("SELECT count(*) FROM unmapped").pluck().get() as number;
+  return { rows, total, offset, limit };
 }
