@@ -2,17 +2,19 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { Fragment, useState } from "react";
 import type { SourceActionKind } from "@/lib/sources/sourceActions";
 import { SourceActionDialog } from "./SourceActionDialog";
 import { formatAgo } from "@/lib/model/duration";
 import { TEXT_FIELDS } from "@/lib/model/requestFormat";
+import type { LifecycleFact } from "@/lib/views/lifecycleFacts";
 import type { SourceRequestView } from "@/lib/views/sourceRowsView";
 import { usePollInterval } from "../data/LiveFeed";
 import { sourceRequestOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { SourceLine, sourceTablePath } from "./SourcesTable";
+import { Timeline } from "./Timeline";
 
 const iso = (ms: number | undefined) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
 
@@ -54,27 +56,9 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
           )}
           {data.note && <p className="muted">{data.note}</p>}
           <SourceRowActions source={source} id={id} view={data} />
-          <dl className="fields">
-            <dt>Workspace</dt>
-            <dd>{data.request.workspace}</dd>
-            <dt>Session</dt>
-            <dd>{data.request.sessionId ?? "—"}</dd>
-            <dt>Attempt</dt>
-            <dd>{data.request.attempt ?? "—"}</dd>
-            {data.request.model !== undefined && (
-              <>
-                <dt>Model</dt>
-                <dd>{data.request.model}</dd>
-              </>
-            )}
-            <dt>Created</dt>
-            <dd suppressHydrationWarning>{iso(data.request.createdAt)} ({formatAgo(data.request.createdAt, now)})</dd>
-            <dt>Processing started</dt>
-            <dd>{iso(data.request.processingStartedAt)}</dd>
-            <dt>Finished</dt>
-            <dd>{iso(data.request.completedAt)}</dd>
-          </dl>
-          {data.steps && data.steps.length > 0 && (
+          {data.facts ? <LifecycleFacts facts={data.facts} /> : <QueueRowFields view={data} now={now} />}
+          {data.timeline && <Timeline timeline={data.timeline} />}
+          {!data.timeline && data.steps && data.steps.length > 0 && (
             <>
               <h2>What it did</h2>
               <table aria-label="What it did">
@@ -97,7 +81,7 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
               </table>
             </>
           )}
-          {data.stored && (
+          {data.stored && !data.facts && (
             <>
               <h2>{data.storedBy === "reqwatch" ? "As reqwatch keeps it" : `As ${source} stores it`}</h2>
               <table aria-label="As stored">
@@ -123,6 +107,49 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
         </>
       )}
     </>
+  );
+}
+
+/** A queue's row: where it is from and its times. */
+function QueueRowFields({ view, now }: { view: SourceRequestView; now: number }) {
+  const { request } = view;
+  return (
+    <dl className="fields">
+      <dt>Workspace</dt>
+      <dd>{request.workspace}</dd>
+      <dt>Session</dt>
+      <dd>{request.sessionId ?? "—"}</dd>
+      <dt>Attempt</dt>
+      <dd>{request.attempt ?? "—"}</dd>
+      {request.model !== undefined && (
+        <>
+          <dt>Model</dt>
+          <dd>{request.model}</dd>
+        </>
+      )}
+      <dt>Created</dt>
+      <dd suppressHydrationWarning>
+        {iso(request.createdAt)} ({formatAgo(request.createdAt, now)})
+      </dd>
+      <dt>Processing started</dt>
+      <dd>{iso(request.processingStartedAt)}</dd>
+      <dt>Finished</dt>
+      <dd>{iso(request.completedAt)}</dd>
+    </dl>
+  );
+}
+
+/** A received lifecycle in words: what reqwatch keeps of it, times as times, nothing it does not know. */
+function LifecycleFacts({ facts }: { facts: LifecycleFact[] }) {
+  return (
+    <dl className="fields" aria-label="Lifecycle">
+      {facts.map((fact) => (
+        <Fragment key={fact.label}>
+          <dt>{fact.label}</dt>
+          <dd>{fact.value}</dd>
+        </Fragment>
+      ))}
+    </dl>
   );
 }
 

@@ -1,0 +1,88 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readOne } from "../../lib/sources/sourceQueue";
+import { openTelemetryStore, telemetryQueue } from "../../lib/sources/telemetryQueue";
+import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { lifecycleFacts } from "../../lib/views/lifecycleFacts";
+import { timelineOf, type TimelineItem } from "../../lib/views/timelineView";
+import { exportsOf, feed } from "../helpers/claudeCodeExports";
+import { tempParent } from "../helpers/stateDir";
+
+// Claude Code 2.1.332's own exports (tests/fixtures/otlp) kept by a real store, read back as the
+// turn's page reads them, and drawn as its timeline.
+
+/** A scenario's first turn as its page reads it: the row, its steps and parts. */
+function aTurn(scenario: string, signals?: "logs") {
+  const file = path.join(tempParent(), "telemetry.db");
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+  feed(store, exportsOf(scenario).filter((item) => !signals || item.signal === signals));
+  store.close();
+  const db = openTelemetryStore(file);
+  try {
+    return readOne(db, telemetryQueue(file), "turn-1", Date.now(), null)!;
+  } finally {
+    db.close();
+  }
+}
+
+/** The tree as a person reads it: each item's accessible name, indented by depth. */
+function outline(items: readonly TimelineItem[], depth = 0): string[] {
+  return items.flatMap((item) => [`${"  ".repeat(depth)}${item.title}`, ...outline(item.children, depth + 1)]);
+}
+
+describe("a received turn's timeline", () => {
+  it("a turn that ran a tool: each call and the tool once, merged from every record of it, nested in the turn, the slowest marked", () => {
+    const turn = aTurn("tool");
+    const timeline = timelineOf(turn.steps!, turn.parts!)!;
+    expect(outline(timeline.items)).toEqual([
+      "turn ended, 352 ms",
+      "  user_prompt, instant",
+      "  model call, claude-sonnet-4-5, 95 ms, the slowest",
+      "  tool, Bash, 63 ms",
+      "    waited for permission, 16 ms",
+      "    tool ran, 45 ms",
+      "  model call, claude-sonnet-4-5, 26 ms",
+    ]);
+    const [turnBar] = timeline.items;
+    const call = turnBar!.children[1]!;
+    expect(call.records.map((record) => record.name)).toEqual(["model call", "api_request"]);
+    expect(call.summary).toBe("120 in / 30 out tokens, $0.0008, first token 41 ms");
+    const tool = turnBar!.children[2]!;
+    expect(tool.records.map((record) => record.name)).toEqual(["tool_decision", "tool Bash", "tool_result"]);
+    // Widths are the share of the axis each took.
+    expect(turnBar!.offset).toBe(0);
+    expect(turnBar!.width).toBeCloseTo(100, 0);
+    expect(call.width / tool.width).toBeCloseTo(95 / 62, 0);
+  });
+
+  it("a call that gave up after 11 attempts: the call failed in red with its error, the give-up an event with its own", () => {
+    const turn = aTurn("exhausted");
+    const timeline = timelineOf(turn.steps!, turn.parts!)!;
+    expect(outline(timeline.items)).toEqual([
+      "turn ended, 3m 5s",
+      "  user_prompt, instant",
+      "  model call, claude-sonnet-4-5, 3m 5s, 11 attempts, failed: 529, Overloaded",
+      "  api_retries_exhausted, instant, failed: 529, Overloaded after 11 attempts",
+    ]);
+    expect(timeline.items[0]!.children[1]!.summary).toBe("11 attempts");
+  });
+
+  it("a turn seen through its log events alone: no span to nest in, each call once", () => {
+    const turn = aTurn("tool", "logs");
+    expect(outline(timelineOf(turn.steps!, turn.parts!)!.items)).toEqual([
+      "user_prompt, instant",
+      "model call, claude-sonnet-4-5, 87 ms, the slowest",
+      "tool, Bash, 48 ms",
+      "model call, claude-sonnet-4-5, 23 ms",
+    ]);
+  });
+
+  it("the turn's row in words: times as times, durations as durations, nothing it does not know", () => {
+    const turn = aTurn("tool");
+    const facts = lifecycleFacts(turn.stored!);
+    const text = facts.map((fact) => `${fact.label}: ${fact.value}`);
+    expect(text).toEqual(expect.arrayContaining(["Kind: turn", "Service: claude-code", "State: completed", "Took: 352 ms", "Model calls: 2", "Tool uses: 1", "Tokens: 240 in / 60 out (cache read 0, cache write 0)", "Cost: $0.0016"]));
+    expect(text).toContainEqual(expect.stringMatching(/^Started: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} UTC$/));
+    expect(text.join("\n")).not.toMatch(/null|NULL|undefined|\b1\d{12}\b/);
+  });
+});
