@@ -22,21 +22,27 @@ test("a received turn's page draws it as a timeline: each model call and the too
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
   const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort) });
-  await send(receiver, "tool");
+  const exports = recordedExports(path.join(FIXTURES, "tool"));
+  // Its log events first: the turn as they tell it, flat (they say nothing of what ran inside what).
+  await sendExports(receiver, exports.filter((item) => item.signal === "logs"));
 
   await page.goto(`${url}/requests?source=otel`);
   await page.getByRole("table", { name: "Requests" }).getByRole("link", { name: /^turn-\d+$/ }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
-
   const timeline = page.getByRole("list", { name: "Timeline" });
-  // Claude Code tells of each call twice (its api_request event, its llm_request span) and of the tool three times: each is one bar.
   const calls = timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, \d+ ms/ });
+  await expect(calls).toHaveCount(2);
+  const turn = timeline.getByRole("listitem", { name: /^turn ended, 352 ms$/ });
+  await expect(turn).toHaveCount(0);
+
+  // Then its spans, while the page is open: the same calls and tool, now nested in the turn, each still once.
+  await sendExports(receiver, exports.filter((item) => item.signal === "traces"));
+  await expect(turn).toHaveCount(1, { timeout: 15_000 });
+  // Claude Code tells of each call twice (its api_request event, its llm_request span) and of the tool three times: each is one bar.
   await expect(calls).toHaveCount(2);
   const tool = timeline.getByRole("listitem", { name: /^tool, Bash, \d+ ms/ });
   await expect(tool).toHaveCount(1);
   // Nested: the calls, the tool and the prompt inside the turn; the wait for permission and the run inside the tool.
-  const turn = timeline.getByRole("listitem", { name: /^turn ended, 352 ms$/ });
-  await expect(turn).toHaveCount(1);
   await expect(turn.getByRole("listitem", { name: /^model call/ })).toHaveCount(2);
   await expect(turn.getByRole("listitem", { name: /^user_prompt, instant/ })).toHaveCount(1);
   await expect(tool.getByRole("listitem")).toHaveText([/waited for permission/, /tool ran/]);
