@@ -4,6 +4,7 @@ import { readOne } from "../../lib/sources/sourceQueue";
 import { openTelemetryStore, telemetryQueue } from "../../lib/sources/telemetryQueue";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
 import { lifecycleFacts } from "../../lib/views/lifecycleFacts";
+import type { SourcePart, SourceStep } from "../../lib/sources/sourceMessage";
 import { timelineOf, type TimelineItem } from "../../lib/views/timelineView";
 import { exportsOf, feed } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
@@ -84,5 +85,24 @@ describe("a received turn's timeline", () => {
     expect(text).toEqual(expect.arrayContaining(["Kind: turn", "Service: claude-code", "State: completed", "Took: 352 ms", "Model calls: 2", "Tool uses: 1", "Tokens: 240 in / 60 out (cache read 0, cache write 0)", "Cost: $0.0016"]));
     expect(text).toContainEqual(expect.stringMatching(/^Started: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} UTC$/));
     expect(text.join("\n")).not.toMatch(/null|NULL|undefined|\b1\d{12}\b/);
+  });
+
+  it("a call named after its span (no request id) is that span's bar; a part no step tells of is drawn from its duration; steps that name each other as parent do not loop", () => {
+    const steps: SourceStep[] = [
+      { key: "span:a1", at: 1000, startAt: 400, name: "chat gpt-4o", summary: "gpt-4o, 10 in / 2 out", detail: { request_id: null } },
+      { key: "span:x", at: 900, startAt: 500, parentKey: "span:y", name: "x", summary: "", detail: {} },
+      { key: "span:y", at: 950, startAt: 450, parentKey: "span:x", name: "y", summary: "", detail: {} },
+    ];
+    const parts: SourcePart[] = [
+      { kind: "call", id: "a1", at: 1000, fields: { model: "gpt-4o", inputTokens: 10, outputTokens: 2, success: false, error: "429 rate_limited" } },
+      { kind: "tool", id: "t1", at: 800, fields: { name: "search", durationMs: 200 } },
+    ];
+    const timeline = timelineOf(steps, parts)!;
+    const titles = outline(timeline.items);
+    expect(titles).toContain("model call, gpt-4o, 600 ms, failed: 429 rate_limited, the slowest");
+    expect(titles).toContain("tool, search, 200 ms");
+    expect(titles).toEqual(expect.arrayContaining(["y, 500 ms", "x, 400 ms"]));
+    expect(timeline.items[0]).toMatchObject({ offset: 0, startAt: 400 });
+    expect(timeline.endAt).toBe(1000);
   });
 });
