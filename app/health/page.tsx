@@ -6,7 +6,7 @@ import { SourcesTable } from "@/components/sources/SourcesTable";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
-import { formatUsd } from "@/lib/model/money";
+import { costNote, ESTIMATE_NOTE, formatCost } from "@/lib/model/money";
 import { sessionPath } from "@/components/sessions/sessionPath";
 import { UNMAPPED_PAGE, type UsageSums } from "@/lib/telemetry/telemetryStore";
 import { UnmappedNames } from "@/components/health/UnmappedNames";
@@ -26,7 +26,7 @@ function UsageCells({ row }: { row: UsageSums }) {
           {value.toLocaleString("en-US")}
         </td>
       ))}
-      <td className="num">{formatUsd(row.costUsd)}</td>
+      <td className="num" title={costNote(row)}>{formatCost(row)}</td>
     </>
   );
 }
@@ -160,6 +160,13 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       <h2>Received telemetry</h2>
       {health.telemetry ? (
         <>
+          {health.telemetry.setAside.length > 0 && (
+            <p className="notice" role="alert">
+              The telemetry store was found damaged and set aside as <code>{health.telemetry.setAside[0]}</code>
+              {health.telemetry.setAside.length > 1 ? ` (and ${health.telemetry.setAside.length - 1} earlier)` : ""}; a new one was started. What was received before
+              is in that copy: delete it once you no longer need it.
+            </p>
+          )}
           <dl className="fields" aria-label="Received telemetry">
             <dt>Receiver</dt>
             <dd>{health.telemetry.receiver.url ? `OTLP/HTTP on ${health.telemetry.receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${health.telemetry.receiver.error ?? "starting"}`}</dd>
@@ -191,6 +198,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
                   ))}
                 </tbody>
               </table>
+              <p className="muted">{ESTIMATE_NOTE}</p>
               <table aria-label="Tokens and cost by session">
                 <caption>By session, the costliest {health.telemetry.usage.bySession.length}</caption>
                 <TableHead columns={["Session", "Service", "Turns", "Tools", "Calls", "Input tokens", "Output tokens", "Cache read", "Cache write", "Cost", "Last"]} />

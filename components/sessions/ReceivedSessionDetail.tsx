@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatDuration } from "@/lib/model/duration";
-import { formatUsd } from "@/lib/model/money";
+import { costNote, formatCost } from "@/lib/model/money";
 import { DEFAULT_QUERY, requestQueryParams } from "@/lib/model/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
 import type { TelemetrySessionView } from "@/lib/views/telemetrySessionsView";
@@ -49,7 +49,7 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
           {count(session.inputTokens)} in / {count(session.outputTokens)} out (cache read {count(session.cacheReadTokens)}, cache write {count(session.cacheWriteTokens)})
         </dd>
         <dt>Cost</dt>
-        <dd>{formatUsd(session.costUsd)}</dd>
+        <dd title={costNote(session)}>{formatCost(session)}</dd>
         <dt>Going on</dt>
         <dd>
           {session.live ? `${count(session.live)}, of which ${count(session.stuck)} stuck` : "nothing"}
@@ -87,7 +87,7 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
                         {count(value)}
                       </td>
                     ))}
-                    <td className="num">{formatUsd(row.costUsd)}</td>
+                    <td className="num" title={costNote(row)}>{formatCost(row)}</td>
                   </tr>
                 ))}
               </tbody>

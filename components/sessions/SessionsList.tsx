@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatAgo } from "@/lib/model/duration";
-import { formatUsd } from "@/lib/model/money";
+import { costNote, formatCost } from "@/lib/model/money";
 import { DEFAULT_QUERY, requestQueryParams } from "@/lib/model/requestQuery";
 import { lastActive } from "@/lib/sessions/sessionState";
 import type { SessionRow } from "@/lib/views/sessionsView";
@@ -76,7 +76,7 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
                   <td className="num" title={`cache read ${count(s.cacheReadTokens)}, cache write ${count(s.cacheWriteTokens)}`}>
                     {count(s.inputTokens)} in / {count(s.outputTokens)} out
                   </td>
-                  <td className="num">{formatUsd(s.costUsd)}</td>
+                  <td className="num" title={costNote(s)}>{formatCost(s)}</td>
                   <td className="num">
                     {s.stuck ? (
                       <Link prefetch={false} href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: s.source, session: s.sessionId, stuck: true })}`}>

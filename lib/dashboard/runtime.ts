@@ -139,7 +139,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
           onError: (error) => console.error("reqwatch: the telemetry retention failed:", error.message),
         });
   const sources = new SourceSet([...sourceSpecs, ...(telemetry ? [telemetry.source] : [])], tracker.stateDir.storeDir);
-  const telemetrySessions = telemetry ? new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, settings.stuckAfterMs, tracker.options.sessionExpiryMs) : null;
+  const telemetrySessions = telemetry ? new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, settings.stuckAfterMs) : null;
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({

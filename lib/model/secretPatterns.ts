@@ -263,8 +263,8 @@ function wordKind(word: string): string | undefined {
 function assignmentKind(match: RegExpExecArray): string | null {
   const [separator, quote, name, arrow] = [match[0][0], match[1], match[2], match[3]];
   // After `=>` only a quoted value is a hash's (Ruby, PHP): `token => token.id` is a function.
-  if (arrow && match[7] !== undefined) return null;
-  if (NOT_A_SECRET.test(match[4] ?? match[5] ?? match[6] ?? match[7] ?? "")) return null;
+  if (arrow && match[8] !== undefined) return null;
+  if (NOT_A_SECRET.test(match[4] ?? match[5] ?? match[6] ?? match[7] ?? match[8] ?? "")) return null;
   const words = wordsOf(name!);
   const said = words.map(wordKind).find(Boolean);
   if (!said) return null;
@@ -373,11 +373,11 @@ export const SHAPES: readonly Shape[] = [
     // Matched from its `=` or `:` (a lookbehind reads the name), so the scan tests one character
     // where no separator is, not a name at every word.
     pattern:
-      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(["']?)((?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[=:])(?:(?<==)(>))?[ \t]*(?:"((?:[^"\\\n]|\\.)+)"?|'((?:[^'\\\n]|\\.)+)'?|`([^`\n]+)`|([^\s"'`,;)}\]]+))/dgi,
-    groups: [4, 5, 6, 7],
+      /[=:](?<=(?<![A-Za-z0-9_.-]|:\/\/)(\\?["']?)((?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?:secret|token|passw(?:or)?d|pwd|passphrase|key|credential)[A-Za-z0-9_.-]*)(?:\\?["'])?[ \t]*[=:])(?:(?<==)(>))?[ \t]*(?:\\"((?:\\\\\\"|[^"\\\n]|\\[^"\n])+)(?:\\")?|"((?:[^"\\\n]|\\.)+)"?|'((?:[^'\\\n]|\\.)+)'?|`([^`\n]+)`|([^\s"'`,;)}\]\\]+))/dgi,
+    groups: [4, 5, 6, 7, 8],
     rank: RANK_SHAPE,
     // Not right after `://`: a URL's `user:password@` is the URL shape's.
-    source: "POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value`, JSON `\"name\": \"value\"` (its escapes: a quoted value runs to its closing quote, or to the line's end without one) and Ruby's and PHP's `name => \"value\"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential, and all but key also joined to a prefix (`PGPASSWORD`, `NPMTOKEN`)",
+    source: "POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value`, JSON `\"name\": \"value\"` (its escapes: a quoted value runs to its closing quote, or to the line's end without one), also as JSON text inside a JSON string (`\\\"password\\\":\\\"value\\\"`: a tool's input sent as text) and Ruby's and PHP's `name => \"value\"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential, and all but key also joined to a prefix (`PGPASSWORD`, `NPMTOKEN`)",
   },
 ];
 

@@ -1,9 +1,9 @@
 import { formatDuration } from "../model/duration";
-import { formatUsd } from "../model/money";
+import { formatCost } from "../model/money";
 import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
 import { ReqwatchError } from "../model/errors";
-import { openSourceDb, type SourceDb } from "./openSourceDb";
+import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
 import type { SourceMessage, SourcePart, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
 import { readQueue, type Listing } from "./queueLook";
 import type { Row, SourceQueue } from "./sourceQueue";
@@ -26,7 +26,7 @@ export function telemetryQueue(file: string, stuckAfterMs = DEFAULT_TELEMETRY_ST
     table: "lifecycles",
     keptByReqwatch: true,
     from: "lifecycles t",
-    select: "t.kind, t.state, t.started_at, t.queued_at, t.processing_at, t.finished_at, t.last_at, t.received_at, t.prompt, t.output, t.error, t.model, t.attempt, t.last_step, t.calls, t.tools, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.cost_usd, t.trace_id",
+    select: "t.kind, t.state, t.started_at, t.queued_at, t.processing_at, t.finished_at, t.last_at, t.received_at, t.prompt, t.output, t.error, t.model, t.attempt, t.last_step, t.calls, t.tools, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.cost_usd, t.estimated_calls, t.unpriced_calls, t.trace_id",
     id: "t.seq",
     status: "t.state",
     statusValues: Object.fromEntries(STATES.map((state) => [state, state])) as Record<string, State>,
@@ -75,8 +75,8 @@ function toMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
   const stuck = stuckOf(row, now, stuckAfterMs)?.() ?? null;
   const calls = num(row.calls) ?? 0;
   const tools = num(row.tools) ?? 0;
-  const cost = num(row.cost_usd) ?? 0;
-  const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, cost > 0 && formatUsd(cost)].filter(Boolean).join(", ");
+  const costs = { calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 };
+  const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, calls > 0 && formatCost(costs)].filter(Boolean).join(", ");
   return { request, stuck, note: note || null };
 }
 
@@ -124,17 +124,24 @@ export function openTelemetryStore(file: string, busyMs?: number): SourceDb {
   }
 }
 
-/** Read the store once and close it; `empty` when nothing was received yet (no store is made for it). */
+/**
+ * Read the store once and close it; `empty` when nothing was received yet (no store is made for
+ * it), or when the store is damaged: the receiver sets it aside and starts a new one (Health names
+ * it), and what reads it (a page, the sessions list) goes on meanwhile.
+ */
 export function readTelemetryStore<T>(file: string, empty: T, read: (db: SourceDb) => T): T {
   let db: SourceDb;
   try {
     db = openTelemetryStore(file);
   } catch (error) {
-    if (error instanceof ReqwatchError && error.code === "NOT_FOUND") return empty;
+    if (error instanceof ReqwatchError && (error.code === "NOT_FOUND" || error.code === "CORRUPT_FILE")) return empty;
     throw error;
   }
   try {
     return read(db);
+  } catch (error) {
+    if (sourceReadError(error, file, "telemetry store").code === "CORRUPT_FILE") return empty;
+    throw error;
   } finally {
     db.close();
   }

@@ -15,6 +15,12 @@ export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 export const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
 /** Exports in flight at once past which more are told to come back later (429, Retry-After). */
 const MAX_IN_FLIGHT = 32;
+/**
+ * How long an export's body may take to arrive: an exporter sends a few MB at once, so an upload
+ * still going after this has stalled, and gives its slot back (408) rather than hold it for Node's
+ * five-minute request timeout while every other exporter is told 429.
+ */
+export const UPLOAD_DEADLINE_MS = 10_000;
 
 /** gRPC status codes, as OTLP/HTTP's google.rpc.Status carries them. */
 const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
@@ -38,13 +44,15 @@ export interface ReceiverHandle {
  * An OTLP/HTTP receiver (the OpenTelemetry protocol's HTTP transport): POST /v1/traces, /v1/logs
  * and /v1/metrics in `application/x-protobuf` or `application/json`, gzip or not, answered as the
  * specification says: 200 with the export response (its `partial_success` saying what was
- * rejected), 400 for what does not decode, 413 past the size limits, 415 for another media type or
+ * rejected), 400 for what does not decode, 413 past the size limits (bytes, inflated bytes,
+ * records: MAX_RECORDS_PER_EXPORT), 415 for another media type or
  * encoding, 429 with Retry-After when too many exports are in flight, 503 with Retry-After when the
- * store is busy; a failure's body is a google.rpc.Status in the request's encoding. Like the
- * dashboard, it answers only to a loopback Host, and refuses a request that carries a browser's
- * Origin: a web page may not post telemetry into it (there is no CORS).
+ * store is busy or the disk full (exporters retry a 503, not a 500); a failure's body is a
+ * google.rpc.Status in the request's encoding. Like the dashboard, it answers only to a loopback
+ * Host, and refuses a request that carries a browser's Origin: a web page may not post telemetry
+ * into it (there is no CORS).
  */
-export function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}): http.RequestListener {
+export function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}, uploadDeadlineMs = UPLOAD_DEADLINE_MS): http.RequestListener {
   let inFlight = 0;
   return (request, response) => {
     // The path as sent, never parsed as a URL: a target like `//:99999/x` is not a URL and must not throw here.
@@ -74,7 +82,15 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
     const finish = () => {
       if (!done) inFlight--;
       done = true;
+      clearTimeout(deadline);
     };
+    const deadline = setTimeout(() => {
+      if (done) return;
+      finish();
+      fail(408, GRPC.UNAVAILABLE, `The export's body did not arrive within ${uploadDeadlineMs} ms; send it again.`, { connection: "close" });
+      // The stalled connection is closed: nothing more of it is read.
+      request.socket.destroySoon();
+    }, uploadDeadlineMs);
     request.on("data", (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;
@@ -105,8 +121,12 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
         if (changed > 0) onStored(changed);
       } catch (error) {
         if (isReqwatchError(error, "BAD_INPUT")) return fail(400, GRPC.INVALID_ARGUMENT, error.message);
+        if (isReqwatchError(error, "TOO_LARGE")) return fail(413, GRPC.RESOURCE_EXHAUSTED, error.message);
         const code = (error as { code?: string }).code ?? "";
         if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
+        // 503, which exporters retry (a 500 they drop): the export is kept once space is freed.
+        if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") return fail(503, GRPC.UNAVAILABLE, "The telemetry store was damaged; it was set aside and a new one started: send this export again.", { "retry-after": "1" });
+        if (code === "SQLITE_FULL" || code === "ENOSPC") return fail(503, GRPC.UNAVAILABLE, "The disk is full: this export was not kept; send it again once space is freed.", { "retry-after": "10" });
         console.error("reqwatch: the OTLP receiver failed:", error);
         return fail(500, GRPC.INTERNAL, "The receiver failed to keep this export; it was not kept.");
       }
@@ -118,9 +138,9 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
  * Listen for OTLP/HTTP on `host:port` (0: any free port). A port already taken is not fatal: the
  * dashboard runs without a receiver, and its status says why.
  */
-export function startOtlpReceiver(ingest: IngestExport, options: { port: number; host?: string; onStored?: (changed: number) => void }): Promise<ReceiverHandle> {
+export function startOtlpReceiver(ingest: IngestExport, options: { port: number; host?: string; onStored?: (changed: number) => void; uploadDeadlineMs?: number }): Promise<ReceiverHandle> {
   const host = options.host ?? "127.0.0.1";
-  const server = http.createServer(otlpRequestListener(ingest, options.onStored));
+  const server = http.createServer(otlpRequestListener(ingest, options.onStored, options.uploadDeadlineMs));
   server.keepAliveTimeout = 30_000;
   let status: ReceiverStatus = { url: null, error: null };
   return new Promise((resolve) => {

@@ -8,7 +8,7 @@ import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { DEFAULT_TELEMETRY_STUCK_AFTER_MS, readTelemetryStore } from "../sources/telemetryQueue";
 import { DEFAULT_OTLP_PORT, startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
 import { ingestExport } from "./pipeline/ingestExport";
-import { storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, UNMAPPED_PAGE, type IntakeRow, type TelemetryStoreOptions, type UnmappedPage, type Usage } from "./telemetryStore";
+import { setAsideStores, storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, UNMAPPED_PAGE, type IntakeRow, type TelemetryStoreOptions, type UnmappedPage, type Usage } from "./telemetryStore";
 
 /** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
 export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
@@ -53,6 +53,8 @@ export interface TelemetryStatus {
   file: string;
   bytes: number;
   keepMs: number;
+  /** Damaged stores set aside (renamed beside it) when found, newest first. */
+  setAside: string[];
   intake: IntakeRow[];
   /** A page of the names no mapping knows (the first, unless asked for another), with how many there are. */
   unmapped: UnmappedPage;
@@ -114,6 +116,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       receiver: running.receiver(),
       file: source.file,
       keepMs: options.settings.keepMs,
+      setAside: setAsideStores(source.file),
       ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
         bytes: storeBytes(db),
         intake: storeIntake(db),

@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import type Database from "better-sqlite3";
 import { shownName } from "../sources/sourceMessage";
 import { openDatabase } from "../sqlite/openDatabase";
@@ -43,7 +45,9 @@ CREATE TABLE IF NOT EXISTS lifecycles (
   output_tokens INTEGER NOT NULL,
   cache_read_tokens INTEGER NOT NULL,
   cache_write_tokens INTEGER NOT NULL,
-  cost_usd REAL NOT NULL
+  cost_usd REAL NOT NULL,
+  estimated_calls INTEGER NOT NULL DEFAULT 0,
+  unpriced_calls INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS lifecycles_received ON lifecycles (received_at);
 CREATE INDEX IF NOT EXISTS lifecycles_state ON lifecycles (state);
@@ -129,8 +133,22 @@ export interface UsageSums {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** As the clients said, else estimated at list prices (lib/telemetry/prices.ts). */
   costUsd: number;
+  /** Calls whose cost is estimated, and calls with no cost at all (lib/model/money.ts formatCost says both). */
+  estimatedCalls: number;
+  unpricedCalls: number;
 }
+
+/** What model calls (the `parts p` of kind call) used, summed: the columns of UsageSums. */
+export const CALL_SUMS = `count(*) AS calls,
+    coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
+    coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
+    coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
+    coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
+    coalesce(sum(coalesce(json_extract(p.fields, '$.costUsd'), json_extract(p.fields, '$.estimatedCostUsd'))), 0) AS costUsd,
+    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND json_extract(p.fields, '$.estimatedCostUsd') IS NOT NULL), 0) AS estimatedCalls,
+    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND json_extract(p.fields, '$.estimatedCostUsd') IS NULL), 0) AS unpricedCalls`;
 
 export interface Usage {
   /** Per UTC day (`YYYY-MM-DD`) and model, newest day first. */
@@ -148,6 +166,8 @@ export interface Usage {
 const MIGRATIONS: readonly string[] = [
   // Steps say when they began and what they happened inside: a lifecycle's page draws them on a timeline.
   "ALTER TABLE steps ADD COLUMN start_at REAL; ALTER TABLE steps ADD COLUMN parent_key TEXT;",
+  // A cost not said by the client is estimated at list prices, or counted as unpriced: never $0.
+  "ALTER TABLE lifecycles ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0; ALTER TABLE lifecycles ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /** Make the tables, or bring a store an earlier release made to this schema. */
@@ -179,7 +199,8 @@ function statements(db: Database.Database) {
     partsOf: db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?"),
     fold: db.prepare(
       `UPDATE lifecycles SET state = ?, started_at = ?, queued_at = ?, processing_at = ?, finished_at = ?, first_at = ?, last_at = ?, received_at = ?,
-         prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?
+         prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?,
+         estimated_calls = ?, unpriced_calls = ?
        WHERE seq = ?`,
     ),
     dataVersion: db.prepare("PRAGMA data_version").pluck(),
@@ -206,26 +227,40 @@ interface Live {
 }
 
 export class TelemetryStore {
-  private readonly db: Database.Database;
-  private readonly sql: ReturnType<typeof statements>;
+  private db: Database.Database;
+  private sql: ReturnType<typeof statements>;
+  /** The file the connection has open, as the file system names it: another file at the path (or none) is noticed before a write. */
+  private identity: { dev: number; ino: number };
   /** The lifecycles received lately, by seq, the least recently touched first. */
   private readonly live = new Map<number, Live>();
   /** `PRAGMA data_version` after this connection's last write: another one that changes the store makes it differ. */
   private dataVersion = -1;
-  private readonly keepTransaction: Database.Transaction<TelemetryStore["keepExport"]>;
+  private keepTransaction: Database.Transaction<TelemetryStore["keepExport"]>;
 
   constructor(
     readonly file: string,
     private readonly options: TelemetryStoreOptions,
   ) {
-    this.db = openDatabase(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 5000");
-    makeSchema(this.db);
+    [this.db, this.identity] = openStoreFile(file);
     this.sql = statements(this.db);
     // Made once: better-sqlite3 builds its wrapper anew on each `transaction` call.
     this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
+  }
+
+  /** Open the file at the path afresh (it was deleted, replaced or damaged): what was held in memory is of the old one. */
+  private reopen(): void {
+    this.db.close();
+    this.live.clear();
+    this.dataVersion = -1;
+    [this.db, this.identity] = openStoreFile(this.file);
+    this.sql = statements(this.db);
+    this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
+  }
+
+  /** The connection's file is still the one at the path: else (deleted, replaced by another program) the path's is opened, or made. */
+  private checkFile(): void {
+    const now = identityOf(this.file);
+    if (!now || now.dev !== this.identity.dev || now.ino !== this.identity.ino) this.reopen();
   }
 
   /**
@@ -235,11 +270,18 @@ export class TelemetryStore {
    * lifecycles changed.
    */
   keep(batch: ExportBatch, now = Date.now()): number {
+    this.checkFile();
     try {
       return this.keepTransaction.immediate(batch, now);
     } catch (error) {
       // The transaction was rolled back: the tallies may hold steps the store does not.
       this.live.clear();
+      // A file damaged under it is set aside and a new one started; this export fails (the receiver answers 503, and its exporter sends it again).
+      if (isDamage(error)) {
+        this.db.close();
+        setAside(this.file);
+        this.reopen();
+      }
       throw error;
     }
   }
@@ -346,7 +388,7 @@ export class TelemetryStore {
     if (!live) return;
     const f = summarize(live.tally);
     if (f.finishedAt !== null) this.live.delete(seq);
-    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, seq);
+    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, f.estimatedCalls, f.unpricedCalls, seq);
   }
 
   private remove(seqs: readonly number[]): void {
@@ -363,6 +405,7 @@ export class TelemetryStore {
    * (a VACUUM would rewrite all of it while every request waits).
    */
   trim(now = Date.now(), budgetMs = 50): { removed: number; more: boolean } {
+    this.checkFile();
     const started = performance.now();
     let removed = 0;
     const within = () => performance.now() - started < budgetMs;
@@ -408,6 +451,72 @@ export class TelemetryStore {
   }
 }
 
+const DAMAGE = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB"]);
+const isDamage = (error: unknown) => DAMAGE.has((error as { code?: string }).code ?? "");
+
+function identityOf(file: string): { dev: number; ino: number } | null {
+  try {
+    const { dev, ino } = fs.statSync(file);
+    return { dev, ino };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The store's file opened to write, made when missing; one that is not an SQLite database or is
+ * damaged is set aside (renamed beside it, kept for whoever wants to look at it) and a new one
+ * made: what was received is reqwatch's own copy, and the dashboard must go on receiving.
+ */
+function openStoreFile(file: string): [Database.Database, { dev: number; ino: number }] {
+  for (let attempt = 0; ; attempt++) {
+    let db: Database.Database | null = null;
+    try {
+      db = openDatabase(file);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("busy_timeout = 5000");
+      makeSchema(db);
+      return [db, identityOf(file)!];
+    } catch (error) {
+      db?.close();
+      if (!isDamage(error) || attempt > 0) throw error;
+      setAside(file);
+    }
+  }
+}
+
+/** What a damaged store is renamed to: `telemetry.db.damaged-<UTC time>`, with its write-ahead log beside it. */
+const SET_ASIDE = ".damaged-";
+
+function setAside(file: string): void {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const to = `${file}${SET_ASIDE}${stamp}`;
+  for (const suffix of ["", "-wal", "-shm"]) {
+    try {
+      fs.renameSync(file + suffix, to + suffix);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+  console.error(`reqwatch: the telemetry store ${file} is damaged; it was set aside as ${to} and a new one started (what was received before is in the copy; delete it once you no longer need it).`);
+}
+
+/** The damaged stores set aside beside `file`, newest first: the Health page names them. */
+export function setAsideStores(file: string): string[] {
+  const name = path.basename(file) + SET_ASIDE;
+  try {
+    return fs
+      .readdirSync(path.dirname(file))
+      .filter((entry) => entry.startsWith(name) && !entry.endsWith("-wal") && !entry.endsWith("-shm"))
+      .sort()
+      .reverse()
+      .map((entry) => path.join(path.dirname(file), entry));
+  } catch {
+    return [];
+  }
+}
+
 /** A store's size on disk: its pages in use. */
 export function storeBytes(db: Database.Database): number {
   const pages = db.pragma("page_count", { simple: true }) as number;
@@ -426,12 +535,7 @@ export function storeIntake(db: Database.Database): IntakeRow[] {
  * first). Summed over calls (parts), each counted once however many records reported it.
  */
 export function storeUsage(db: Database.Database, sessions = 20): Usage {
-  const sums = `count(*) AS calls,
-    coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
-    coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
-    coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
-    coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
-    coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd`;
+  const sums = CALL_SUMS;
   const byDayAndModel = db
     .prepare(
       `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}

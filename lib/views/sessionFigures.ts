@@ -1,15 +1,13 @@
-import { formatUsd } from "../model/money";
+import { formatCost, type CallCosts } from "../model/money";
 
 /** What a session's figures read as, wherever they are shown (the Sessions page, `reqwatch session`, MCP); pure, so the browser shows the same words. */
 export const plural = (n: number, word: string) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
 
-interface ReceivedFigures {
+interface ReceivedFigures extends CallCosts {
   turns: number;
-  calls: number;
   tools: number;
   inputTokens: number;
   outputTokens: number;
-  costUsd: number;
   stuck: number;
 }
 
@@ -20,5 +18,5 @@ export function receivedActivity(row: Pick<ReceivedFigures, "turns" | "calls" | 
 
 /** A received session's figures in one line: what the CLI's list says of it. */
 export function telemetrySessionFigures(row: ReceivedFigures): string {
-  return [receivedActivity(row), `${row.inputTokens.toLocaleString("en-US")} in / ${row.outputTokens.toLocaleString("en-US")} out tokens`, formatUsd(row.costUsd), row.stuck > 0 && `${row.stuck} stuck`].filter(Boolean).join(", ");
+  return [receivedActivity(row), `${row.inputTokens.toLocaleString("en-US")} in / ${row.outputTokens.toLocaleString("en-US")} out tokens`, formatCost(row), row.stuck > 0 && `${row.stuck} stuck`].filter(Boolean).join(", ");
 }

@@ -1,17 +1,18 @@
 import { escapeControls } from "../model/displayText";
 import { formatDuration } from "../model/duration";
 import { resolveListFilters } from "../model/listFilters";
-import { formatUsd } from "../model/money";
+import { formatCost } from "../model/money";
 import { plural, telemetrySessionFigures } from "./sessionFigures";
-import { sessionState, type SessionState } from "../sessions/sessionState";
+import { receivedSessionState, type SessionState } from "../sessions/sessionState";
 import type { SourceDb } from "../sources/openSourceDb";
 import type { SourceMessage } from "../sources/sourceMessage";
 import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
 import { readTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
+import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
 import { telemetrySettings } from "../telemetry/startTelemetry";
-import type { UsageSums } from "../telemetry/telemetryStore";
+import { CALL_SUMS, type UsageSums } from "../telemetry/telemetryStore";
 import type { TrackerService } from "../tracker";
 
 /** A session received over OpenTelemetry (Claude Code's `session.id`, a GenAI conversation id), as the sessions list shows it. */
@@ -55,7 +56,7 @@ const LISTED_ERRORS = 50;
 
 const SUMS = `count(*) AS requests, sum(t.kind = 'turn') AS turns, sum(t.calls) AS calls, sum(t.tools) AS tools,
   sum(t.input_tokens) AS inputTokens, sum(t.output_tokens) AS outputTokens, sum(t.cache_read_tokens) AS cacheReadTokens,
-  sum(t.cache_write_tokens) AS cacheWriteTokens, sum(t.cost_usd) AS costUsd, min(t.started_at) AS firstSeen, max(t.last_at) AS lastSeen, min(t.service) AS service`;
+  sum(t.cache_write_tokens) AS cacheWriteTokens, sum(t.cost_usd) AS costUsd, sum(t.estimated_calls) AS estimatedCalls, sum(t.unpriced_calls) AS unpricedCalls, min(t.started_at) AS firstSeen, max(t.last_at) AS lastSeen, min(t.service) AS service`;
 
 type Sums = Omit<TelemetrySessionRow, "source" | "sessionId" | "from" | "state" | "live" | "stuck">;
 
@@ -65,13 +66,15 @@ type Sums = Omit<TelemetrySessionRow, "source" | "sessionId" | "from" | "state" 
  * through the `otel` source's own connection and expressions, so a session's id, rows and stuck
  * ones are those the requests table and the stuck badge show. A store not made yet holds none.
  */
+/** The agents whose turns a session's rows name, by the service name each gives itself. */
+const CLIENTS: Record<string, string> = { [CLAUDE_CODE_SERVICE]: "Claude Code", [GEMINI_CLI_SERVICE]: "Gemini CLI" };
+
 export class TelemetrySessions {
   private readonly queue;
 
   constructor(
     readonly file: string,
     private readonly stuckAfterMs: number,
-    private readonly expiryMs: number,
   ) {
     this.queue = telemetryQueue(file, stuckAfterMs);
   }
@@ -107,10 +110,7 @@ export class TelemetrySessions {
       const live = this.liveRows(db, now, sessionId);
       const byModel = db
         .prepare(
-          `SELECT coalesce(json_extract(p.fields, '$.model'), t.model, '(not said)') AS model, count(*) AS calls,
-             coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens, coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
-             coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens, coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
-             coalesce(sum(json_extract(p.fields, '$.costUsd')), 0) AS costUsd
+          `SELECT coalesce(json_extract(p.fields, '$.model'), t.model, '(not said)') AS model, ${CALL_SUMS}
            FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${session} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
         )
         .all(sessionId) as TelemetrySessionView["byModel"];
@@ -141,15 +141,16 @@ export class TelemetrySessions {
   }
 
   private rowOf(sessionId: string, sums: Sums, live: readonly Row[], now: number): TelemetrySessionRow {
+    const stuck = live.filter((row) => this.queue.stuck(row, now, null) !== null).length;
     return {
       source: "otel",
       sessionId,
-      from: sums.turns === 0 ? sums.service : sums.service === CLAUDE_CODE_SERVICE ? "Claude Code" : `Claude Code (service ${sums.service})`,
+      from: sums.turns === 0 ? sums.service : (CLIENTS[sums.service] ?? `Claude Code (service ${sums.service})`),
       ...sums,
       costUsd: Math.round(sums.costUsd * 1e6) / 1e6,
-      state: sessionState({ endedAt: null, updatedAt: sums.lastSeen }, now, this.expiryMs),
+      state: receivedSessionState(live.length - stuck),
       live: live.length,
-      stuck: live.filter((row) => this.queue.stuck(row, now, null) !== null).length,
+      stuck,
     };
   }
 
@@ -187,6 +188,8 @@ function addSums(a: Sums, b: Sums): Sums {
     cacheReadTokens: add("cacheReadTokens"),
     cacheWriteTokens: add("cacheWriteTokens"),
     costUsd: add("costUsd"),
+    estimatedCalls: add("estimatedCalls"),
+    unpricedCalls: add("unpricedCalls"),
     firstSeen: Math.min(a.firstSeen, b.firstSeen),
     lastSeen: Math.max(a.lastSeen, b.lastSeen),
     service: a.service <= b.service ? a.service : b.service,
@@ -195,7 +198,7 @@ function addSums(a: Sums, b: Sums): Sums {
 
 /** The received sessions of the tracker's state folder, as the CLI and the MCP server read them (the dashboard keeps its own, beside its receiver). */
 export function telemetrySessionsOf(tracker: TrackerService, stuckAfterMs = telemetrySettings().stuckAfterMs): TelemetrySessions {
-  return new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, stuckAfterMs, tracker.options.sessionExpiryMs);
+  return new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, stuckAfterMs);
 }
 
 /** A received session in plain words: what `reqwatch session show --source otel` prints and the MCP tool says. Each stored text stays on its line. */
@@ -206,7 +209,7 @@ export function telemetrySessionLines(view: TelemetrySessionView, now: number): 
     telemetrySessionFigures(session),
   ];
   if (view.byModel.length) {
-    lines.push(`By model (${view.byModel.length}):`, ...view.byModel.map((m) => `  - ${escapeControls(m.model)}: ${plural(m.calls, "call")}, ${m.inputTokens.toLocaleString("en-US")} in / ${m.outputTokens.toLocaleString("en-US")} out tokens, ${formatUsd(m.costUsd)}`));
+    lines.push(`By model (${view.byModel.length}):`, ...view.byModel.map((m) => `  - ${escapeControls(m.model)}: ${plural(m.calls, "call")}, ${m.inputTokens.toLocaleString("en-US")} in / ${m.outputTokens.toLocaleString("en-US")} out tokens, ${formatCost(m)}`));
   }
   if (view.tools.length) lines.push(`Tools (${view.tools.length}): ${view.tools.map((t) => `${escapeControls(t.name)} (${t.uses}${t.failed ? `, ${t.failed} failed` : ""})`).join(", ")}`);
   if (view.stuck.length) lines.push(`Stuck (${view.stuck.length}):`, ...view.stuck.map((s) => `  - ${s.requestId}: ${escapeControls(s.reason)}`));

@@ -92,7 +92,7 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(toolSession).toHaveCount(1);
   await expect(toolSession).toContainText("Claude Code");
   await expect(toolSession).toContainText("240 in / 60 out");
-  await expect(toolSession.getByRole("cell")).toHaveText([/^[0-9a-f-]{36}$/, "Claude Code", "active", /ago$/, "—", "1", "1 turn, 2 model calls, 1 tool use", "240 in / 60 out", "$0.0016", "0"]);
+  await expect(toolSession.getByRole("cell")).toHaveText([/^[0-9a-f-]{36}$/, "Claude Code", "idle", /ago$/, "—", "1", "1 turn, 2 model calls, 1 tool use", "240 in / 60 out", "$0.0016", "0"]);
   const stoppedSession = sessions.getByRole("row").filter({ hasText: "Claude Code" }).filter({ hasNotText: "$0.0016" });
   await expect(stoppedSession.getByRole("link", { name: "1 stuck" })).toBeVisible({ timeout: 15_000 });
   await page.screenshot({ path: test.info().outputPath("sessions.png") });

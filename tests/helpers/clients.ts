@@ -9,6 +9,7 @@ export const CLIENTS = {
   claudeCode: "@anthropic-ai/claude-code@2.1.332",
   anthropicSdk: "@anthropic-ai/sdk@1.14.0",
   claudeMem: "claude-mem@13.25.3",
+  geminiCli: "@google/gemini-cli@0.61.0",
 } as const;
 
 /**

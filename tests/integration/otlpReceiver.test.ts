@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -6,6 +7,7 @@ import Database from "better-sqlite3";
 import protobuf from "protobufjs/light";
 import { afterEach, describe, expect, it } from "vitest";
 import descriptor from "../../lib/telemetry/otlp/descriptor.json";
+import { MAX_RECORDS_PER_EXPORT } from "../../lib/telemetry/otlp/decode";
 import { MAX_BODY_BYTES, startOtlpReceiver, type ReceiverHandle } from "../../lib/telemetry/otlpReceiver";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
 import { eventually } from "../helpers/processes";
@@ -60,6 +62,14 @@ function post(port: number, pathname: string, body: Buffer | string, headers: Re
     request.on("error", reject);
     request.end(body);
   });
+}
+
+/** A protobuf varint. */
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  for (; value > 0x7f; value = Math.floor(value / 128)) bytes.push((value & 0x7f) | 0x80);
+  bytes.push(value);
+  return Buffer.from(bytes);
 }
 
 const tracesProtobuf = () => zlib.gunzipSync(fs.readFileSync(path.join(FIXTURES, "tool-protobuf/0001-traces.pb.gz")));
@@ -133,6 +143,83 @@ describe("the OTLP/HTTP receiver", () => {
     expect(get).toMatchObject({ status: 405, headers: { allow: "POST" } });
     expect((await post(port, "/v1/profiles", tracesProtobuf())).status).toBe(404);
     expect(rows()).toEqual([]);
+  });
+
+  it("gives a stalled upload's slot back after the upload deadline (408, its connection closed): 32 stalled uploads do not lock every exporter out", async () => {
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
+    // A short deadline, so the test waits on the receiver closing the stalled uploads, not on a clock.
+    const receiver = await startOtlpReceiver((signal, decoded) => ingestExport(store, NO_REDACTION, signal, decoded), { port: 0, uploadDeadlineMs: 300 });
+    open.push({ receiver, store });
+    const port = Number(new URL(receiver.status().url!).port);
+    const stalled = Array.from({ length: 32 }, () => {
+      const request = http.request({ host: "127.0.0.1", port, path: "/v1/traces", method: "POST", headers: { "content-type": "application/x-protobuf", "content-length": "100" } });
+      const answered = new Promise<number>((resolve) => {
+        request.on("response", (response) => {
+          response.resume();
+          resolve(response.statusCode!);
+        });
+        request.on("error", () => resolve(0));
+      });
+      request.write("x");
+      return answered;
+    });
+    // Each stalled upload is answered 408 and let go, never left to hold its slot.
+    expect(new Set(await Promise.all(stalled))).toEqual(new Set([408]));
+    expect((await post(port, "/v1/traces", tracesProtobuf())).status).toBe(200);
+  });
+
+  it("refuses an export of more records than one may hold (413, saying the limit) after counting them, before decoding one, and takes the next", async () => {
+    const { port, rows } = await aReceiver();
+    // A million log records of a time each: 11 MB of protobuf, a few KB gzipped.
+    const record = Buffer.from([0x12, 9, 0x09, ...Buffer.alloc(8, 1)]);
+    const scope = Buffer.concat(Array.from({ length: 1_000_000 }, () => record));
+    const lengthDelimited = (field: number, bytes: Buffer) => Buffer.concat([Buffer.from([(field << 3) | 2]), varint(bytes.length), bytes]);
+    const body = lengthDelimited(1, lengthDelimited(2, scope));
+    const protobufAnswer = await post(port, "/v1/logs", zlib.gzipSync(body), { "content-encoding": "gzip" });
+    expect(protobufAnswer.status).toBe(413);
+    // A google.rpc.Status: its message (field 2) says the limit.
+    expect(protobufAnswer.body.toString("utf8")).toContain(`over the ${MAX_RECORDS_PER_EXPORT} one export may hold`);
+    const json = JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: MAX_RECORDS_PER_EXPORT + 1 }, () => ({ timeUnixNano: "1" })) }] }] });
+    const jsonAnswer = await post(port, "/v1/logs", json, { "content-type": "application/json" });
+    expect(jsonAnswer.status).toBe(413);
+    expect(JSON.parse(jsonAnswer.body.toString())).toMatchObject({ message: `The export holds ${MAX_RECORDS_PER_EXPORT + 1} log records, over the ${MAX_RECORDS_PER_EXPORT} one export may hold: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).` });
+    expect(rows()).toEqual([]);
+    expect((await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" })).status).toBe(200);
+    expect(rows()).toHaveLength(1);
+  });
+
+  it("answers a full disk with 503 and Retry-After, which exporters retry, and keeps the export sent again once space is freed", async () => {
+    const dir = tempParent();
+    if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=2048k", "tmpfs", dir]).status !== 0) throw new Error("the test needs to mount a tmpfs (root, as in CI here)");
+    try {
+      const file = path.join(dir, "telemetry.db");
+      const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
+      const receiver = await startOtlpReceiver((signal, decoded) => ingestExport(store, NO_REDACTION, signal, decoded), { port: 0 });
+      open.push({ receiver, store });
+      const port = Number(new URL(receiver.status().url!).port);
+      // What is left of the disk taken by another file.
+      const filler = path.join(dir, "filler");
+      try {
+        fs.writeFileSync(filler, Buffer.alloc(4 * 1024 * 1024));
+      } catch {
+        // ENOSPC: the disk is full, as wanted.
+      }
+      const full = await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" });
+      expect(full.status).toBe(503);
+      expect(full.headers["retry-after"]).toBeDefined();
+      expect(JSON.parse(full.body.toString())).toMatchObject({ message: expect.stringContaining("The disk is full") });
+      fs.rmSync(filler);
+      expect((await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" })).status).toBe(200);
+      const db = new Database(file, { readonly: true });
+      expect(db.prepare("SELECT count(*) FROM lifecycles").pluck().get()).toBe(1);
+      db.close();
+      await receiver.close();
+      store.close();
+      open.pop();
+    } finally {
+      spawnSync("umount", ["-l", dir]);
+    }
   });
 
   it("survives a request target that is not a URL (an <img> on any page can send one): refused, and the next export is kept", async () => {

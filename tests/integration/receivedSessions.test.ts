@@ -47,7 +47,7 @@ describe("sessions received over OpenTelemetry, through MCP and the CLI", () => 
 
     const tool = await call(agent, "session_context", { source: "otel", sessionId: TOOL_SESSION });
     expect(tool.isError, tool.text).toBe(false);
-    expect(tool.text).toMatch(new RegExp(`^Session ${TOOL_SESSION} \\((active|expired), received over OpenTelemetry from Claude Code;`));
+    expect(tool.text).toMatch(new RegExp(`^Session ${TOOL_SESSION} \\(idle, received over OpenTelemetry from Claude Code;`));
     expect(tool.text).toContain("\n1 turn, 2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016\n");
     expect(tool.text).toContain("\n  - claude-sonnet-4-5: 2 calls, 240 in / 60 out tokens, $0.0016\n");
     expect(tool.text).toContain("\nTools (1): Bash (1)\n");

@@ -73,10 +73,24 @@ describe("Claude Code's turns, from its own exports", () => {
     }
   });
 
-  it("529 errors then success: completed, the attempts kept", () => {
-    const { store, feed, turns } = aStore();
+  it("529 errors then success: completed, each attempt a step inside its call, the retried ones failed", () => {
+    const { store, feed, turns, steps } = aStore();
     feed(exportsOf("retry"));
     expect(turns()).toEqual([expect.objectContaining({ state: "completed", attempt: 3, calls: 1, error: null })]);
+    expect(steps().filter((step) => step.name.startsWith("attempt"))).toEqual([
+      { name: "attempt 1", summary: expect.stringMatching(/^failed, retried \(its status is not exported\), \d/) },
+      { name: "attempt 2", summary: expect.stringMatching(/^failed, retried/) },
+      { name: "attempt 3", summary: expect.stringMatching(/^answered, \d+ ms$/) },
+    ]);
+    store.close();
+  });
+
+  it("retries exhausted: the last of its attempts failed with the call's error", () => {
+    const { store, feed, steps } = aStore();
+    feed(exportsOf("exhausted"));
+    const attempts = steps().filter((step) => step.name.startsWith("attempt"));
+    expect(attempts).toHaveLength(11);
+    expect(attempts.at(-1)!.summary).toMatch(/^failed: 529, Overloaded/);
     store.close();
   });
 
@@ -113,8 +127,8 @@ describe("Claude Code's turns, from its own exports", () => {
     expect(fromLogs()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", output: "Hello from the mock.", calls: 2, tools: 1, cost_usd: 0.00162 })]);
     const { store: spansOnly, feed: feedSpans, turns: fromSpans } = aStore();
     feedSpans(exportsOf("tool").filter((item) => item.signal === "traces"));
-    // Spans carry no cost; the prompt's text is on the interaction span.
-    expect(fromSpans()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, cost_usd: 0 })]);
+    // Spans carry no cost: it is estimated at list prices, and comes to what Claude Code said; the prompt's text is on the interaction span.
+    expect(fromSpans()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, cost_usd: 0.00162, estimated_calls: 2, unpriced_calls: 0 })]);
     logsOnly.close();
     spansOnly.close();
   });
@@ -134,7 +148,7 @@ describe("Claude Code's turns, from its own exports", () => {
     feed(exportsOf("tool-protobuf"));
     const usage = store.usage();
     const day = new Date(turns()[0]!.started_at as number).toISOString().slice(0, 10);
-    expect(usage.byDayAndModel).toEqual([{ day, model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: expect.closeTo(0.00243, 8) }]);
+    expect(usage.byDayAndModel).toEqual([{ day, model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: expect.closeTo(0.00243, 8), estimatedCalls: 0, unpricedCalls: 0 }]);
     // The same figures the turns carry.
     expect(turns().reduce((sum, turn) => sum + (turn.cost_usd as number), 0)).toBeCloseTo(0.00243, 8);
     expect(usage.bySession).toEqual([

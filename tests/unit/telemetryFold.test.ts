@@ -102,6 +102,8 @@ const columns = (row: Record<string, unknown>) => ({
   cacheReadTokens: row.cache_read_tokens,
   cacheWriteTokens: row.cache_write_tokens,
   costUsd: row.cost_usd,
+  estimatedCalls: row.estimated_calls,
+  unpricedCalls: row.unpriced_calls,
 });
 
 describe("folding a lifecycle step by step", () => {

@@ -38,7 +38,7 @@ function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
   open.push(store);
-  return { file, store, sessions: new TelemetrySessions(file, 10 * MINUTE, DAY) };
+  return { file, store, sessions: new TelemetrySessions(file, 10 * MINUTE) };
 }
 
 describe("sessions received over OpenTelemetry", () => {
@@ -51,12 +51,11 @@ describe("sessions received over OpenTelemetry", () => {
 
     const [row] = sessions.list(RECEIVED + MINUTE);
     expect(row).toMatchObject({ source: "otel", sessionId: SESSION, from: "Claude Code", service: "claude-code", state: "active", requests: 3, turns: 3, calls: 3, tools: 1, inputTokens: 360, outputTokens: 90, costUsd: 0.00243, live: 1, stuck: 0 });
-    expect(sessions.list(RECEIVED + 11 * MINUTE)[0]).toMatchObject({ live: 1, stuck: 1 });
-    // A day and more without a record: expired, as a folder's session is.
-    expect(sessions.list(RECEIVED + 2 * DAY)[0]!.state).toBe("expired");
+    // Active only while something in it goes on: its one turn still going on is stuck, so nothing does.
+    expect(sessions.list(RECEIVED + 11 * MINUTE)[0]).toMatchObject({ state: "idle", live: 1, stuck: 1 });
 
     const view = sessions.get(SESSION, RECEIVED + 11 * MINUTE)!;
-    expect(view.byModel).toEqual([{ model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.00243 }]);
+    expect(view.byModel).toEqual([{ model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.00243, estimatedCalls: 0, unpricedCalls: 0 }]);
     expect(view.tools).toEqual([{ name: "Bash", uses: 1, failed: 0, durationMs: expect.any(Number) }]);
     expect(view.errors).toEqual([]);
     expect(view.stuck).toEqual([{ requestId: view.requests[0]!.request.requestId, reason: expect.stringMatching(/^nothing received for 11m; last: user_prompt: a prompt of 9 characters/) }]);
@@ -69,7 +68,7 @@ describe("sessions received over OpenTelemetry", () => {
     expect(view.more).toBe(0);
 
     const lines = telemetrySessionLines(view, RECEIVED + 11 * MINUTE);
-    expect(lines[0]).toBe(`Session ${SESSION} (active, received over OpenTelemetry from Claude Code; started 16m 31s ago, last activity 12m 9s ago)`);
+    expect(lines[0]).toBe(`Session ${SESSION} (idle, received over OpenTelemetry from Claude Code; started 16m 31s ago, last activity 12m 9s ago)`);
     expect(lines[1]).toBe("3 turns, 3 model calls, 1 tool use, 360 in / 90 out tokens, $0.0024, 1 stuck");
     expect(lines).toContain("  - claude-sonnet-4-5: 3 calls, 360 in / 90 out tokens, $0.0024");
     expect(lines).toContain("Tools (1): Bash (1)");
@@ -97,19 +96,19 @@ describe("sessions received over OpenTelemetry", () => {
     expect(thrown(() => sessions.get("not an id!", RECEIVED))).toMatchObject({ code: "BAD_INPUT" });
   });
 
-  it("the usage by session names each session as its page resolves it, and a call that said no cost costs $0", () => {
+  it("the usage by session names each session as its page resolves it; a call that said no cost is estimated at list prices, and says so", () => {
     const { store, sessions } = aStore();
     feed(store, [aGenAiCall("support.team:conversation 1", RECEIVED - 1000)], RECEIVED);
     const [row] = store.usage().bySession;
-    expect(row).toMatchObject({ session: "support.team:conversation 1", sessionId: "support_team_conversation_1", costUsd: 0 });
+    expect(row).toMatchObject({ session: "support.team:conversation 1", sessionId: "support_team_conversation_1", costUsd: 0.000075, estimatedCalls: 1, unpricedCalls: 0 });
     const view = sessions.get(row!.sessionId!, RECEIVED + MINUTE)!;
     expect(view.session.sessionId).toBe("support_team_conversation_1");
-    expect(telemetrySessionLines(view, RECEIVED + MINUTE)[1]).toMatch(/^1 model call, .*50 in \/ 5 out tokens, \$0$/);
+    expect(telemetrySessionLines(view, RECEIVED + MINUTE)[1]).toMatch(/^1 model call, .*50 in \/ 5 out tokens, \$0\.0001 estimated$/);
   });
 
   it("nothing received yet: no session, and no store is made by looking", () => {
     const file = path.join(tempParent(), "telemetry.db");
-    const sessions = new TelemetrySessions(file, 10 * MINUTE, DAY);
+    const sessions = new TelemetrySessions(file, 10 * MINUTE);
     expect(sessions.list(RECEIVED)).toEqual([]);
     expect(sessions.get(SESSION, RECEIVED)).toBeNull();
     expect(fs.existsSync(file)).toBe(false);

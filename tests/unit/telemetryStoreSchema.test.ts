@@ -21,7 +21,7 @@ describe("the telemetry store's schema", () => {
     feed(store, exportsOf("tool"));
     store.close();
     const db = new Database(file, { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
     expect(db.prepare("SELECT summary FROM steps WHERE step_key = 'log:old'").pluck().get()).toBe("an old step");
     db.close();
 
@@ -44,7 +44,7 @@ describe("the telemetry store's schema", () => {
     new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 }).close();
     const db = new Database(file, { readonly: true });
     expect(db.prepare("SELECT name FROM pragma_table_info('steps')").pluck().all()).toEqual(expect.arrayContaining(["start_at", "parent_key"]));
-    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
     db.close();
   });
 });

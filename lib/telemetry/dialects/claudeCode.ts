@@ -129,12 +129,13 @@ function callFields(a: Attributes): PartFields {
 }
 
 /** A span of Claude Code's as a change to its turn; null for a span name it does not know (counted as unmapped). */
-function claudeCodeSpan(span: SpanRecord): LifecycleChange | null {
+function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
   const a = span.attributes;
   const session = stringAttr(a, "session.id") ?? stringAttr(a, "gen_ai.conversation.id");
   const step = (name: string, summary: string): Step => ({ key: `span:${span.spanId}`, at: span.endMs, startAt: span.startMs, ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }), name, summary, detail: { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) } });
   let facts: Facts;
   let made: Step;
+  let extra: Step[] = [];
   switch (span.name) {
     case "claude_code.interaction": {
       const prompt = stringAttr(a, "user_prompt");
@@ -159,6 +160,7 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange | null {
       facts = { processingAt: span.startMs, ...(success && { succeeded: true }), ...(fields.model && { model: fields.model }), ...(attempt !== undefined && { attempt }), ...(error && { error }), part: { kind: "call", id: requestId, at: span.endMs, fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) } } };
       made = step("model call", join(fields.model, success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`, ms(span.endMs - span.startMs), attempt !== undefined && attempt > 1 && `${attempt} attempts`, stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`));
       made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
+      extra = attemptSteps(span, success ? undefined : error);
       break;
     }
     case "claude_code.tool": {
@@ -182,5 +184,25 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange | null {
     default:
       return null;
   }
-  return { kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step: made, facts };
+  const change = (step: Step, stepFacts: Facts): LifecycleChange => ({ kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts: stepFacts });
+  return [change(made, facts), ...extra.map((attemptStep) => change(attemptStep, {}))];
+}
+
+/**
+ * A retried model call's attempts, each a step inside the call's: Claude Code marks each with a
+ * `gen_ai.request.attempt` event on its llm_request span, and nothing else of a retried attempt
+ * (no log event, no status) when a later one succeeds. Each ran from its event to the next one's
+ * (the last to the span's end); every one before the last failed, or it would not have been
+ * retried. None for a call that was answered at its first attempt.
+ */
+function attemptSteps(span: SpanRecord, lastError: string | undefined): Step[] {
+  const marks = span.events.filter((event) => event.name === "gen_ai.request.attempt").sort((x, y) => x.atMs - y.atMs);
+  if (marks.length < 2) return [];
+  return marks.map((mark, i) => {
+    const number = numberAttr(mark.attributes, "attempt") ?? i + 1;
+    const last = i === marks.length - 1;
+    const endMs = last ? span.endMs : marks[i + 1]!.atMs;
+    const outcome = !last ? "failed, retried (its status is not exported)" : lastError ? `failed: ${lastError}` : "answered";
+    return { key: `span:${span.spanId}:attempt:${number}`, at: endMs, startAt: mark.atMs, parentKey: `span:${span.spanId}`, name: `attempt ${number}`, summary: join(outcome, ms(endMs - mark.atMs)), detail: { attempt: number, ...(!last || lastError ? { failed: true } : {}), ...(last && lastError && { error: lastError }) } };
+  });
 }

@@ -17,6 +17,9 @@ export interface Dialect {
    * `DIALECTS` that says yes maps it.
    */
   recognises(record: TelemetryRecord): boolean;
-  /** The record as a change to its lifecycle; null when it tells of none (counted as unmapped, by the dialect that knew it). */
-  map(record: TelemetryRecord): LifecycleChange | null;
+  /**
+   * The record as a change to its lifecycle, or several (a span that tells of each of its attempts:
+   * a step each); null (or none) when it tells of none: it is then counted as unmapped.
+   */
+  map(record: TelemetryRecord): LifecycleChange | readonly LifecycleChange[] | null;
 }

@@ -1,5 +1,6 @@
 import { claudeCode } from "./claudeCode";
 import type { Dialect } from "./dialect";
+import { geminiCli } from "./geminiCli";
 import { genAi } from "./genAi";
 import { messaging } from "./messaging";
 
@@ -8,6 +9,6 @@ import { messaging } from "./messaging";
  * may also carry the generic conventions' attributes, and knows better what they mean), the
  * generic conventions last.
  */
-export const DIALECTS: readonly Dialect[] = [claudeCode, messaging, genAi];
+export const DIALECTS: readonly Dialect[] = [claudeCode, geminiCli, messaging, genAi];
 
 export type { Dialect } from "./dialect";

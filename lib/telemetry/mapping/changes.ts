@@ -62,6 +62,12 @@ export interface Facts {
   /** The highest attempt seen (a retried call's). */
   attempt?: number;
   /**
+   * How one attempt of a model call went, for a client that numbers no attempts (Gemini CLI): only
+   * what follows says whether a failed one was retried. A call's attempts are the failures since the
+   * previous answer, and the answer; a definite end whose latest attempt failed is a failure.
+   */
+  attemptOutcome?: "failed" | "answered";
+  /**
    * One model call or tool use of the lifecycle, by its own id (a call's request id, a tool's use
    * id): what the span and the log record of the same call each say is merged into one, so a call
    * both report is counted once. Tokens, cost and counts are sums over these.
@@ -79,11 +85,15 @@ export interface Part {
 export interface PartFields {
   model?: string;
   name?: string;
+  /** Input tokens not read from or written to a cache (as Anthropic counts them: a client that counts cached tokens in its input, as OpenAI's do, has them taken out). */
   inputTokens?: number;
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** The cost the client said. */
   costUsd?: number;
+  /** Without one: the cost at list prices (lib/telemetry/prices.ts), set when parts are merged (mapping/fold.ts), never by a dialect. */
+  estimatedCostUsd?: number;
   durationMs?: number;
   ttftMs?: number;
   attempt?: number;

@@ -1,4 +1,5 @@
 import type { State } from "../../model/states";
+import { estimateCostUsd } from "../prices";
 import type { Facts, LifecycleKind, Part, PartFields } from "./changes";
 
 /** A lifecycle as its steps and parts add up: what the store keeps in its row and the pages show. */
@@ -23,7 +24,11 @@ export interface Folded {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** What its model calls cost: as the client said, else estimated at list prices. */
   costUsd: number;
+  /** Of its calls, those whose cost is estimated, and those with none (a model the price table does not know, no tokens said). */
+  estimatedCalls: number;
+  unpricedCalls: number;
 }
 
 export interface FoldStep {
@@ -72,12 +77,14 @@ export interface Tally {
   error: Said<string> | null;
   model: Said<string> | null;
   attempt: number | null;
+  /** Each attempt of a model call that a step said the outcome of (`Facts.attemptOutcome`). */
+  attemptOutcomes: (Place & { failed: boolean })[];
   /** Its model calls and tool uses, by `kind id`, each merged from every record that told of it. */
   parts: Map<string, Part>;
 }
 
 export function emptyTally(kind: LifecycleKind): Tally {
-  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, parts: new Map() };
+  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, attemptOutcomes: [], parts: new Map() };
 }
 
 const least = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b < a ? b : a);
@@ -105,20 +112,45 @@ export function addStep(tally: Tally, step: FoldStep): void {
   tally.error = later(tally.error, step, facts.error);
   tally.model = later(tally.model, step, facts.model);
   tally.attempt = most(tally.attempt, facts.attempt);
+  if (facts.attemptOutcome) tally.attemptOutcomes.push({ at: step.at, key: step.key, failed: facts.attemptOutcome === "failed" });
+}
+
+/** The attempts of the most tried call (0 when none failed), and whether the latest attempt failed, from the outcomes in the order they happened. */
+function attemptsOf(outcomes: Tally["attemptOutcomes"]): { most: number; latestFailed: boolean } {
+  const ordered = [...outcomes].sort((a, b) => (after(a, b) ? 1 : after(b, a) ? -1 : 0));
+  let failures = 0;
+  let most = 0;
+  for (const outcome of ordered) {
+    if (outcome.failed) most = Math.max(most, ++failures);
+    else [most, failures] = [failures > 0 ? Math.max(most, failures + 1) : most, 0];
+  }
+  return { most, latestFailed: ordered.at(-1)?.failed === true };
 }
 
 /** What is known of a call or tool use once `part` is added to what was: a value once known stays, a later one wins. */
 export function mergePart(known: Part | undefined, part: Part): Part {
-  if (!known) return part;
-  return { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields } };
+  const merged = known ? { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields } } : part;
+  return merged.kind === "call" ? priced(merged) : merged;
+}
+
+/**
+ * A call with the cost the client said, else its estimate at list prices: a failed call that said
+ * no tokens was not billed ($0); one the table cannot price has neither, and is counted unpriced,
+ * never as $0.
+ */
+function priced(part: Part): Part {
+  const { estimatedCostUsd: _estimate, ...fields } = part.fields;
+  if (fields.costUsd !== undefined) return _estimate === undefined ? part : { ...part, fields };
+  const estimate = estimateCostUsd(fields) ?? (fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined ? 0 : null);
+  return { ...part, fields: estimate === null ? fields : { ...fields, estimatedCostUsd: estimate } };
 }
 
 export const partKey = (part: Pick<Part, "kind" | "id">) => `${part.kind} ${part.id}`;
 
 /**
  * What a lifecycle is now, from its tally. The state follows from the facts, not the order they
- * came in: a definite end says completed or failed (a turn that had no answer, or gave up retrying
- * after its last answer, failed); without one, a give-up is a failure, an answer that is the latest
+ * came in: a definite end says completed or failed (a turn that had no answer, gave up retrying
+ * after its last answer, or whose latest attempt failed, failed); without one, a give-up is a failure, an answer that is the latest
  * thing seen is a completion (a turn seen through its log events alone), and anything else is
  * processing, queued or created, as far as it got.
  */
@@ -128,11 +160,12 @@ export function summarize(tally: Tally): Folded {
   const lastAt = tally.lastAt ?? firstAt;
   const exhaustedAt = tally.exhausted?.at ?? null;
   const gaveUp = exhaustedAt !== null && (succeededAt === null || exhaustedAt > succeededAt);
+  const outcomes = attemptsOf(tally.attemptOutcomes);
   let state: State;
   let finishedAt: number | null = null;
   if (end) {
     finishedAt = end.endedAt;
-    state = end.failed || gaveUp || (kind === "turn" && succeededAt === null) ? "failed" : "completed";
+    state = end.failed || gaveUp || outcomes.latestFailed || (kind === "turn" && succeededAt === null) ? "failed" : "completed";
   } else if (gaveUp) {
     [state, finishedAt] = ["failed", exhaustedAt];
   } else if (tally.answeredAt !== null && tally.answeredAt >= lastAt) {
@@ -146,7 +179,7 @@ export function summarize(tally: Tally): Folded {
   const sum = (field: keyof PartFields) => calls.reduce((total, part) => total + ((part.fields[field] as number | undefined) ?? 0), 0);
   const gaveUpWith = gaveUp ? tally.exhausted!.value : undefined;
   const error = state === "completed" ? null : (gaveUpWith ?? tally.error?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
-  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0)];
+  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0), outcomes.most];
   return {
     state,
     startedAt: least(tally.startedAt, firstAt) ?? firstAt,
@@ -167,7 +200,9 @@ export function summarize(tally: Tally): Folded {
     outputTokens: sum("outputTokens"),
     cacheReadTokens: sum("cacheReadTokens"),
     cacheWriteTokens: sum("cacheWriteTokens"),
-    costUsd: Math.round(sum("costUsd") * 1e6) / 1e6,
+    costUsd: Math.round(calls.reduce((total, part) => total + (part.fields.costUsd ?? part.fields.estimatedCostUsd ?? 0), 0) * 1e6) / 1e6,
+    estimatedCalls: calls.filter((part) => part.fields.costUsd === undefined && part.fields.estimatedCostUsd !== undefined).length,
+    unpricedCalls: calls.filter((part) => part.fields.costUsd === undefined && part.fields.estimatedCostUsd === undefined).length,
   };
 }
 

@@ -44,6 +44,14 @@ const REJECTED = { traces: "rejectedSpans", logs: "rejectedLogRecords", metrics:
 /** Cut past these: a string value's length, attributes per record, items per array or map, nesting. */
 export const LIMITS = { valueChars: 65_536, attributes: 128, items: 256, depth: 4, events: 128 } as const;
 
+/**
+ * Records one export may hold: an SDK's batch is 512 by default, a collector's 8,192. A few bytes
+ * can hold a million empty records (gzip makes them fewer still); past this the export is refused
+ * (TOO_LARGE, a 413) after counting them, before any is decoded, so one export never holds the
+ * receiver (and the exporters behind it) for long.
+ */
+export const MAX_RECORDS_PER_EXPORT = 20_000;
+
 export type Encoding = "protobuf" | "json";
 
 export interface Decoded {
@@ -56,6 +64,7 @@ export interface Decoded {
 /** Decode one export request's body (already decompressed). */
 export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): Decoded {
   let message: Record<string, unknown>;
+  if (encoding === "protobuf") refuseTooMany(signal, countProtobufRecords(signal, body));
   try {
     if (encoding === "protobuf") {
       message = messages().lookupType(`${collector(signal)}.${REQUEST[signal]}`).decode(new NodeBufferReader(body)) as unknown as Record<string, unknown>;
@@ -67,6 +76,7 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
   } catch (error) {
     throw new ReqwatchError("BAD_INPUT", `Not an OTLP ${REQUEST[signal]} in ${encoding === "protobuf" ? "protobuf" : "JSON"}: ${(error as Error).message}`);
   }
+  if (encoding === "json") refuseTooMany(signal, countJsonRecords(signal, message));
   const out: Decoded = { records: [], rejected: 0, reason: null };
   const reject = (reason: string) => {
     out.rejected++;
@@ -83,6 +93,65 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
     }
   }
   return out;
+}
+
+function refuseTooMany(signal: Signal, count: number): void {
+  if (count > MAX_RECORDS_PER_EXPORT) {
+    throw new ReqwatchError("TOO_LARGE", `The export holds ${count > 10 * MAX_RECORDS_PER_EXPORT ? "more than " : ""}${Math.min(count, 10 * MAX_RECORDS_PER_EXPORT)} ${RECORD_NAMES[signal]}, over the ${MAX_RECORDS_PER_EXPORT} one export may hold: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).`);
+  }
+}
+
+const RECORD_NAMES = { traces: "spans", logs: "log records", metrics: "data points" } as const;
+
+/**
+ * The records a protobuf export holds, counted by walking its wire format (field numbers from
+ * opentelemetry-proto: resource block 1, scope block 2, then spans 2, log records 2, metrics 2
+ * whose data 5 to 11 holds data points 1), without decoding one; stops counting once a scope
+ * block takes it far past the limit. A body that does not walk is left to the decoder to refuse.
+ */
+function countProtobufRecords(signal: Signal, body: Buffer): number {
+  const limit = 10 * MAX_RECORDS_PER_EXPORT;
+  let count = 0;
+  try {
+    for (const resource of fields(body, 1)) {
+      for (const scope of fields(resource, 2)) {
+        if (signal !== "metrics") count += tally(fields(scope, 2));
+        else for (const metric of fields(scope, 2)) for (const data of fields(metric, [5, 7, 9, 10, 11])) count += tally(fields(data, 1));
+        if (count > limit) return count;
+      }
+    }
+  } catch {
+    return count;
+  }
+  return count;
+}
+
+function tally(items: Iterable<unknown>): number {
+  let n = 0;
+  for (const item of items) if (item) n++;
+  return n;
+}
+
+/** The length-delimited fields of a protobuf message with these numbers, as their bytes. */
+function* fields(message: Uint8Array, numbers: number | readonly number[]): Generator<Uint8Array> {
+  const wanted = typeof numbers === "number" ? [numbers] : numbers;
+  const reader = protobuf.Reader.create(message);
+  while (reader.pos < reader.len) {
+    const tag = reader.uint32();
+    if ((tag & 7) === 2 && wanted.includes(tag >>> 3)) yield reader.bytes();
+    else reader.skipType(tag & 7);
+  }
+}
+
+function countJsonRecords(signal: Signal, message: Record<string, unknown>): number {
+  let count = 0;
+  for (const resourceBlock of list(own(message, signal === "traces" ? "resourceSpans" : signal === "logs" ? "resourceLogs" : "resourceMetrics"))) {
+    for (const scopeBlock of list(own(resourceBlock, signal === "traces" ? "scopeSpans" : signal === "logs" ? "scopeLogs" : "scopeMetrics"))) {
+      if (signal !== "metrics") count += list(own(scopeBlock, signal === "traces" ? "spans" : "logRecords")).length;
+      else for (const metric of list(own(scopeBlock, "metrics"))) for (const kind of ["gauge", "sum", "histogram", "exponentialHistogram", "summary"]) count += list(own(record(own(metric, kind)), "dataPoints")).length;
+    }
+  }
+  return count;
 }
 
 /** The success response, in the request's encoding: empty, or the partial success (what was rejected, and why). */

@@ -13,8 +13,9 @@ export function mapExport(records: readonly TelemetryRecord[], dialects: readonl
   const changes: LifecycleChange[] = [];
   const unmapped: Unmapped[] = [];
   for (const record of records) {
-    const change = recognise(record, dialects)?.map(record) ?? null;
-    if (change) changes.push(change);
+    const mapped = recognise(record, dialects)?.map(record) ?? null;
+    if (mapped && "kind" in mapped) changes.push(mapped);
+    else if (mapped && mapped.length > 0) changes.push(...mapped);
     else unmapped.push({ service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service", signal: record.signal, name: unmappedName(record) });
   }
   return { changes, unmapped };
