@@ -56,7 +56,7 @@ function Bar({ item, depth, origin }: { item: TimelineItem; depth: number; origi
             />
           </span>
           <span className="timeline-duration">{item.durationMs === null ? `at +${formatSpan(item.startAt - origin)}` : formatSpan(item.durationMs)}</span>
-          {item.error && (
+          {item.error && item.error !== "failed" && (
             <span className="timeline-error" style={{ paddingLeft: `${depth * 14}px` }}>
               {item.error}
             </span>

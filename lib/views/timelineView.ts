@@ -32,6 +32,7 @@ export interface TimelineItem {
   /** Where its bar begins and how wide it is, in percent of the axis. */
   offset: number;
   width: number;
+  /** Its error's text, or `failed` where the client said it failed and not why. */
   error: string | null;
   /** The slowest of the lifecycle's calls and tools. */
   slowest: boolean;
@@ -46,6 +47,9 @@ export interface TimelineItem {
   children: TimelineItem[];
 }
 
+/** The error of what failed without saying why. */
+const FAILED = "failed";
+
 /** A duration the way a timeline labels it: `95 ms`, `1.2 s`, `3m 5s`. */
 export function formatSpan(ms: number): string {
   if (ms < 1000) return `${Math.round(Math.max(0, ms))} ms`;
@@ -56,9 +60,10 @@ export function formatSpan(ms: number): string {
 const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
 const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
-/** The part a step tells of: by the call's request id or the tool's use id its detail carries, or the span the part was named after. */
+/** The part a step tells of: by the call's request id or the tool's use id its detail carries, or the span or record the part was named after. */
 function partKeyOf(step: SourceStep, parts: ReadonlyMap<string, SourcePart>): string | null {
   const candidates = [`tool ${text(step.detail.tool_use_id) ?? ""}`, `call ${text(step.detail.request_id) ?? ""}`];
+  if (step.key) candidates.push(`call ${step.key}`, `tool ${step.key}`);
   const span = step.key?.startsWith("span:") ? step.key.slice(5) : undefined;
   if (span) candidates.push(`call ${span}`, `call span-${span}`, `tool ${span}`, `tool span-${span}`);
   return candidates.find((key) => parts.has(key)) ?? null;
@@ -171,8 +176,9 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
   // A span says what it ran inside; a log record of the same call does not.
   const parentStep = steps.map((step) => step.parentKey).find((key) => key !== undefined);
   const parentKey = parentStep === undefined ? null : (itemOfStep.get(parentStep) ?? null);
-  const stepError = steps.map((step) => step.error ?? text(step.detail.status)).find((error) => error !== undefined);
-  const error = part ? (fields.success === false ? (text(fields.error) ?? stepError ?? "failed") : null) : (stepError ?? null);
+  // What the store kept as the step's error, a span's error status, or a step its client marked failed (a retried attempt).
+  const stepError = steps.map((step) => step.error ?? text(step.detail.status) ?? (step.detail.failed === true ? (text(step.detail.error) ?? FAILED) : undefined)).find((error) => error !== undefined);
+  const error = part ? (fields.success === false ? (text(fields.error) ?? stepError ?? FAILED) : null) : (stepError ?? null);
   const kind = part?.kind ?? "step";
   const label = part ? (part.kind === "call" ? "model call" : "tool") : steps[0]!.name;
   const name = part ? (text(part.kind === "call" ? fields.model : fields.name) ?? null) : null;
@@ -180,7 +186,7 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
   const summary = kind === "call" ? callSummary(fields) : kind === "tool" ? (span ?? steps.at(-1))?.summary ?? "" : steps[0]!.summary;
   const durationMs = took > 0 ? took : null;
   const attempts = kind === "call" ? (count(fields.attempt) ?? 0) : 0;
-  const title = [label, name, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && `failed: ${error}`].filter(Boolean).join(", ");
+  const title = [label, name, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
   const item: TimelineItem = {
     key: group.key,
     kind,

@@ -84,7 +84,9 @@ test("a call that gave up after 11 attempts is red on the turn's timeline with i
   const timeline = page.getByRole("list", { name: "Timeline" });
   const call = timeline.getByRole("listitem", { name: "model call, claude-sonnet-4-5, 3m 5s, 11 attempts, failed: 529, Overloaded" });
   await expect(call).toHaveCount(1);
-  await expect(call.getByText("529, Overloaded", { exact: true })).toBeVisible();
+  await expect(call.getByText("529, Overloaded", { exact: true }).first()).toBeVisible();
+  // Its attempts inside it, each failed.
+  await expect(call.getByRole("listitem", { name: /^attempt \d+, .*, failed/ })).toHaveCount(11);
   await expect(call.getByText("11 attempts", { exact: true }).first()).toBeVisible();
   await expect(call.getByRole("img").first()).toHaveCSS("background-color", "rgb(229, 72, 77)");
   const gaveUp = timeline.getByRole("listitem", { name: /^api_retries_exhausted, instant, failed: 529, Overloaded after 11 attempts$/ });
@@ -97,7 +99,10 @@ test("a call that gave up after 11 attempts is red on the turn's timeline with i
   await page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ hasText: "completed" }).getByRole("link", { name: /^turn-\d+$/ }).click();
   const retried = timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, 1\.8 s, 3 attempts$/ });
   await expect(retried).toHaveCount(1);
-  await expect(timeline.getByRole("listitem", { name: /failed/ })).toHaveCount(0);
+  // Its attempts: two retried, the third answered.
+  const attempts = retried.getByRole("listitem");
+  await expect(attempts).toHaveCount(3);
+  for (const [i, name] of [/^attempt 1, .*, failed$/, /^attempt 2, .*, failed$/, /^attempt 3, [^,]*$/].entries()) await expect(attempts.nth(i)).toHaveAccessibleName(name);
 });
 
 /** An OTLP/JSON logs export of `count` events no mapping knows, each of its own name. */

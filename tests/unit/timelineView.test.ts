@@ -63,6 +63,9 @@ describe("a received turn's timeline", () => {
       "turn ended, 3m 5s",
       "  user_prompt, instant",
       "  model call, claude-sonnet-4-5, 3m 5s, 11 attempts, failed: 529, Overloaded",
+      // Each attempt inside the call, from its start to the next one's: every one failed, the last with the error.
+      ...["538 ms", "1.3 s", "2.4 s", "4.1 s", "8.2 s", "17.5 s", "35.2 s", "37.9 s", "38.5 s", "39.9 s"].map((took, i) => `    attempt ${i + 1}, ${took}, failed`),
+      "    attempt 11, 8 ms, failed: 529, Overloaded",
       "  api_retries_exhausted, instant, failed: 529, Overloaded after 11 attempts",
     ]);
     expect(timeline.items[0]!.children[1]!.summary).toBe("11 attempts");
@@ -87,20 +90,24 @@ describe("a received turn's timeline", () => {
     expect(text.join("\n")).not.toMatch(/null|NULL|undefined|\b1\d{12}\b/);
   });
 
-  it("a call named after its span (no request id) is that span's bar; a part no step tells of is drawn from its duration; steps that name each other as parent do not loop", () => {
+  it("a call named after its span or record (no request id) is that step's bar; a part no step tells of is drawn from its duration; steps that name each other as parent do not loop", () => {
     const steps: SourceStep[] = [
       { key: "span:a1", at: 1000, startAt: 400, name: "chat gpt-4o", summary: "gpt-4o, 10 in / 2 out", detail: { request_id: null } },
       { key: "span:x", at: 900, startAt: 500, parentKey: "span:y", name: "x", summary: "", detail: {} },
       { key: "span:y", at: 950, startAt: 450, parentKey: "span:x", name: "y", summary: "", detail: {} },
+      { key: "log:r1", at: 990, startAt: 960, name: "api_response", summary: "", detail: {} },
     ];
     const parts: SourcePart[] = [
       { kind: "call", id: "a1", at: 1000, fields: { model: "gpt-4o", inputTokens: 10, outputTokens: 2, success: false, error: "429 rate_limited" } },
       { kind: "tool", id: "t1", at: 800, fields: { name: "search", durationMs: 200 } },
+      // Named after the record that told of it (a client with no request id).
+      { kind: "call", id: "log:r1", at: 990, fields: { model: "gemini-3.8-flash" } },
     ];
     const timeline = timelineOf(steps, parts)!;
     const titles = outline(timeline.items);
     expect(titles).toContain("model call, gpt-4o, 600 ms, failed: 429 rate_limited, the slowest");
     expect(titles).toContain("tool, search, 200 ms");
+    expect(titles).toContain("model call, gemini-3.8-flash, 30 ms");
     expect(titles).toEqual(expect.arrayContaining(["y, 500 ms", "x, 400 ms"]));
     expect(timeline.items[0]).toMatchObject({ offset: 0, startAt: 400 });
     expect(timeline.endAt).toBe(1000);
