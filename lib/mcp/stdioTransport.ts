@@ -42,10 +42,17 @@ export class LineTransport implements Transport {
     this.input.once("end", this.onEnd);
   }
 
+  /**
+   * Answers wait in memory while nobody reads them: so while the output is full, no more input is
+   * read (and so no more answered) until it drains. An agent that sends and never reads holds the
+   * server at a bounded size, not at a gigabyte of answers.
+   */
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
     if (this.output.write(serializeMessage(message))) return;
+    this.input.pause();
     await new Promise<void>((resolve) => this.output.once("drain", resolve));
+    if (!this.closed) this.input.resume();
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,8 @@ export const CLIENTS = {
   anthropicSdk: "@anthropic-ai/sdk@1.14.0",
   claudeMem: "claude-mem@13.25.3",
   geminiCli: "@google/gemini-cli@0.61.0",
+  bullmq: "bullmq@6.7.0",
+  amqplib: "amqplib@2.3.1",
 } as const;
 
 /**
@@ -53,4 +55,45 @@ export function installedClaudeMem(): { worker: string; bun: string } {
     fs.rmSync(path.join(staging, tarball));
   });
   return { worker: path.join(folder, "package", "plugin", "scripts", "worker-service.cjs"), bun: path.join(folder, "node_modules", ".bin", "bun") };
+}
+
+/**
+ * BullMQ as a user traces it: bullmq with bullmq-otel (its telemetry), ioredis (its Redis client, a
+ * peer it does not install), and an OpenTelemetry SDK exporting over OTLP. Each pinned: bullmq-otel
+ * 2.0.1 wants @opentelemetry/api ^1.9.1, and sdk-trace-node 2.12 takes an api below 1.10.
+ */
+export function installedBullmq(): string {
+  return installedClient(CLIENTS.bullmq, (staging) =>
+    npmInstall(staging, [
+      CLIENTS.bullmq,
+      "bullmq-otel@2.0.1",
+      "ioredis@5.10.1",
+      "@opentelemetry/api@1.9.1",
+      "@opentelemetry/sdk-trace-node@2.12.1",
+      "@opentelemetry/resources@2.12.1",
+      "@opentelemetry/exporter-trace-otlp-proto@0.223.1",
+      "@opentelemetry/exporter-trace-otlp-http@0.223.1",
+    ]),
+  );
+}
+
+/**
+ * amqplib as a user traces it: with @opentelemetry/instrumentation-amqplib (the older messaging
+ * conventions' names) and an OpenTelemetry SDK exporting over OTLP. Each pinned: the
+ * instrumentation 0.71 wants @opentelemetry/api 1.10, which the SDK's 3.x packages take.
+ */
+export function installedAmqplib(): string {
+  return installedClient(CLIENTS.amqplib, (staging) =>
+    npmInstall(staging, [
+      CLIENTS.amqplib,
+      "@opentelemetry/instrumentation-amqplib@0.71.0",
+      "@opentelemetry/instrumentation@0.301.1",
+      "@opentelemetry/api@1.10.0",
+      "@opentelemetry/sdk-trace@3.1.1",
+      "@opentelemetry/core@3.1.1",
+      "@opentelemetry/context-async-hooks@3.1.1",
+      "@opentelemetry/resources@3.1.1",
+      "@opentelemetry/exporter-trace-otlp-proto@0.301.1",
+    ]),
+  );
 }

@@ -114,8 +114,8 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(runs[0]!.output).toContain(MOCK_ANSWER);
     expect(calls.map((call) => (call.router ? "router" : "main"))).toEqual(["router", "main"]);
     const { row, view } = await turnOf("say hello, plainly", "completed");
-    expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "gemini-cli", model: calls[1]!.model, tokens: 210, stuckReason: null, attempt: null });
-    expect(row.note).toMatch(/^2 model calls, 170 in \/ 40 out tokens/);
+    expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "gemini-cli", model: calls[1]!.model, tokens: 190, stuckReason: null, attempt: null });
+    expect(row.note).toMatch(/^2 model calls, 150 in \/ 40 out tokens, \$0\.0002 estimated/);
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", output: MOCK_ANSWER, state: "completed" });
     const steps = summaries(view);
     expect(steps[0]).toBe("user_prompt: a prompt of 18 characters");
@@ -132,7 +132,7 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(runs[0]!.code, runs[0]!.output).toBe(0);
     expect(runs[0]!.output).toContain(MOCK_ANSWER);
     const { row, view } = await turnOf("read the two files, please", "completed");
-    expect(row.note).toMatch(/^3 model calls, 2 tool uses, 290 in \/ 70 out tokens/);
+    expect(row.note).toMatch(/^3 model calls, 2 tool uses, 250 in \/ 70 out tokens, \$0\.0004 estimated$/);
     const steps = summaries(view);
     expect(steps).toContainEqual(expect.stringMatching(/^tool_call: read_file, accept, ok, \d+ ms$/));
     expect(steps).toContainEqual(expect.stringMatching(new RegExp(`^tool_call: read_file, accept, failed: File not found: .*${TOOL_FILES.missing}`)));

@@ -55,6 +55,33 @@ function aTransport(maxBytes: number) {
 }
 
 describe("LineTransport", () => {
+  it("reads no more input while its answers wait unread (the output full), and reads on once they are read: memory stays bounded", async () => {
+    const input = new PassThrough();
+    // An agent that does not read: its pipe holds a few answers at most.
+    const output = new PassThrough({ highWaterMark: 64 });
+    const transport = new LineTransport(input, output, 1024, () => {});
+    const received: unknown[] = [];
+    transport.onmessage = (message) => {
+      received.push(message);
+      void transport.send({ jsonrpc: "2.0", id: (message as { id: number }).id, result: { text: "x".repeat(100) } });
+    };
+    await transport.start();
+    for (let id = 1; id <= 100; id++) input.write(`{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The first answer filled the output: the input was paused, its other requests left unread in it.
+    expect(input.isPaused()).toBe(true);
+    const heldWhileFull = received.length;
+    expect(heldWhileFull).toBeLessThan(100);
+    // The agent reads its answers: the server reads on, to the last request.
+    const answers: unknown[] = [];
+    output.on("data", (chunk: Buffer) => answers.push(...chunk.toString().split("\n").filter(Boolean)));
+    await new Promise<void>((resolve) => {
+      const check = () => (received.length === 100 ? resolve() : setImmediate(check));
+      check();
+    });
+    expect(received).toHaveLength(100);
+  });
+
   it("reads messages split across chunks and several in one chunk, and closes when its input ends", async () => {
     const { input, transport, received } = aTransport(1024);
     let closed = false;

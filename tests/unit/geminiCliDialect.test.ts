@@ -82,21 +82,24 @@ describe("Gemini CLI's turns, from its own exports", () => {
         attempt: null,
         calls: 2,
         tools: 0,
-        input_tokens: 170,
+        // The uncached tokens: Gemini counts the cached ones in its prompt's.
+        input_tokens: 150,
         output_tokens: 40,
         cache_read_tokens: 20,
-        cost_usd: 0,
+        // Gemini CLI sends no cost: estimated at list prices.
+        cost_usd: 0.000229,
+        estimated_calls: 2,
         session: SESSION.plain,
       }),
     ]);
     expect(parts()).toEqual([
       expect.objectContaining({ kind: "call", name: "router", model: "gemini-3.5-flash-lite", inputTokens: 50, outputTokens: 10, success: true }),
-      expect.objectContaining({ kind: "call", name: "main", model: "gemini-3.8-flash", inputTokens: 120, outputTokens: 30, cacheReadTokens: 20, success: true }),
+      expect.objectContaining({ kind: "call", name: "main", model: "gemini-3.8-flash", inputTokens: 100, outputTokens: 30, cacheReadTokens: 20, success: true }),
     ]);
     const named = steps().map((step) => `${step.name}: ${step.summary}`);
     expect(named[0]).toBe("user_prompt: a prompt of 18 characters");
     expect(named.at(-1)).toBe("run ended: the headless run ended");
-    expect(named).toEqual(expect.arrayContaining([expect.stringMatching(/^api_response: router, gemini-3\.5-flash-lite, 50 in \/ 10 out, \d+ ms, finish: stop$/), expect.stringMatching(/^api_response: main, gemini-3\.8-flash, 120 in \/ 30 out \(20 cached\), \d+ ms/), expect.stringMatching(/^model call: gemini-3\.8-flash, \d+ ms$/)]));
+    expect(named).toEqual(expect.arrayContaining([expect.stringMatching(/^api_response: router, gemini-3\.5-flash-lite, 50 in \/ 10 out, \d+ ms, finish: stop$/), expect.stringMatching(/^api_response: main, gemini-3\.8-flash, 100 in \/ 30 out \(20 cached\), \d+ ms/), expect.stringMatching(/^model call: gemini-3\.8-flash, \d+ ms$/)]));
     // Each log event of a call is drawn inside its span.
     const spanSteps = steps().filter((step) => step.name === "model call");
     expect(spanSteps.every((step) => step.start_at !== null)).toBe(true);
@@ -109,7 +112,7 @@ describe("Gemini CLI's turns, from its own exports", () => {
   it("a prompt that runs tools: both model calls, the router's, and two tools, one failed with its error, in one turn", () => {
     const { store, feed, turns, steps, parts } = aStore();
     feed(exportsOf("tool"));
-    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "read note.txt and missing.txt, please", output: "Hello from the mock.", calls: 3, tools: 2, input_tokens: 290, output_tokens: 70 })]);
+    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "read note.txt and missing.txt, please", output: "Hello from the mock.", calls: 3, tools: 2, input_tokens: 250, output_tokens: 70 })]);
     const tools = parts().filter((part) => part.kind === "tool");
     expect(tools).toHaveLength(2);
     expect(tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: "read_file", success: true }), expect.objectContaining({ name: "read_file", success: false, error: expect.stringMatching(/^File not found: .*missing\.txt$/) })]));
@@ -167,8 +170,8 @@ describe("Gemini CLI's turns, from its own exports", () => {
       expect.objectContaining({ state: "completed", prompt: "first prompt of the session", session: SESSION.session, calls: 2 }),
       expect.objectContaining({ state: "completed", prompt: "second prompt of the session", session: SESSION.session, calls: 2 }),
     ]);
-    const sessions = new TelemetrySessions(file, 10 * 60_000, 24 * 3600_000);
-    expect(sessions.list(Date.parse("2026-11-28T18:13:00Z"))).toEqual([expect.objectContaining({ sessionId: SESSION.session, from: "Gemini CLI", service: "gemini-cli", turns: 2, calls: 4, inputTokens: 340, outputTokens: 80 })]);
+    const sessions = new TelemetrySessions(file, 10 * 60_000);
+    expect(sessions.list(Date.parse("2026-11-28T18:13:00Z"))).toEqual([expect.objectContaining({ sessionId: SESSION.session, from: "Gemini CLI", service: "gemini-cli", turns: 2, calls: 4, inputTokens: 300, outputTokens: 80 })]);
     store.close();
   });
 

@@ -18,8 +18,9 @@ export interface Dialect {
    */
   recognises(record: TelemetryRecord): boolean;
   /**
-   * The record as a change to its lifecycle, or several (a span that tells of each of its attempts:
-   * a step each); null (or none) when it tells of none: it is then counted as unmapped.
+   * The record as a change to its lifecycle, or to several (a span telling of each of its
+   * attempts, or of many jobs: BullMQ's stalled-jobs check); null, or none, when it tells of none
+   * (counted as unmapped).
    */
   map(record: TelemetryRecord): LifecycleChange | readonly LifecycleChange[] | null;
 }

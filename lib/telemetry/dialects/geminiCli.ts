@@ -121,9 +121,12 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
       const set = <K extends keyof PartFields>(field: K, value: PartFields[K] | undefined) => value !== undefined && (fields[field] = value);
       set("model", model);
       set("name", role);
-      set("inputTokens", numberAttr(a, "input_token_count"));
+      // Gemini counts the cached part of a prompt in its prompt's tokens; a part's input tokens are the uncached ones.
+      const cachedTokens = numberAttr(a, "cached_content_token_count");
+      const prompt = numberAttr(a, "input_token_count");
+      set("inputTokens", prompt === undefined ? undefined : Math.max(0, prompt - (cachedTokens ?? 0)));
       set("outputTokens", numberAttr(a, "output_token_count"));
-      set("cacheReadTokens", numberAttr(a, "cached_content_token_count"));
+      set("cacheReadTokens", cachedTokens);
       set("durationMs", durationMs);
       const output = role === "router" ? undefined : answerText(a);
       const finish = Array.isArray(a.finish_reasons) ? a.finish_reasons.join(", ") : stringAttr(a, "finish_reasons");

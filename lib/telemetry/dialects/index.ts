@@ -1,3 +1,4 @@
+import { bullmq } from "./bullmq";
 import { claudeCode } from "./claudeCode";
 import type { Dialect } from "./dialect";
 import { geminiCli } from "./geminiCli";
@@ -9,6 +10,6 @@ import { messaging } from "./messaging";
  * may also carry the generic conventions' attributes, and knows better what they mean), the
  * generic conventions last.
  */
-export const DIALECTS: readonly Dialect[] = [claudeCode, geminiCli, messaging, genAi];
+export const DIALECTS: readonly Dialect[] = [claudeCode, geminiCli, bullmq, messaging, genAi];
 
 export type { Dialect } from "./dialect";

@@ -14,8 +14,8 @@ export function mapExport(records: readonly TelemetryRecord[], dialects: readonl
   const unmapped: Unmapped[] = [];
   for (const record of records) {
     const mapped = recognise(record, dialects)?.map(record) ?? null;
-    if (mapped && "kind" in mapped) changes.push(mapped);
-    else if (mapped && mapped.length > 0) changes.push(...mapped);
+    const told = mapped === null ? [] : "kind" in mapped ? [mapped] : mapped;
+    if (told.length > 0) changes.push(...told);
     else unmapped.push({ service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service", signal: record.signal, name: unmappedName(record) });
   }
   return { changes, unmapped };
