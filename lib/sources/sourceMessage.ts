@@ -30,6 +30,8 @@ export interface SourceStep {
   startAt?: number;
   /** The key of the step it happened inside. */
   parentKey?: string;
+  /** The call or tool use it told of (`call <id>`, `tool <id>`: a SourcePart's kind and id), where the source knows. */
+  partKey?: string;
   name: string;
   summary: string;
   detail: Record<string, unknown>;

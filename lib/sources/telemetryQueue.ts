@@ -92,8 +92,8 @@ function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
 /** A lifecycle's steps, oldest first (each with the error it told of), and its model calls and tool uses, each once. */
 function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "parts"> {
   const steps = db
-    .prepare("SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, name, summary, detail, json_extract(facts, '$.error') AS error FROM steps WHERE seq = ? ORDER BY at, step_key")
-    .all(rowId) as { key: string; at: number; startAt: number | null; parentKey: string | null; name: string; summary: string; detail: string; error: unknown }[];
+    .prepare("SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, part_key AS partKey, name, summary, detail, json_extract(facts, '$.error') AS error FROM steps WHERE seq = ? ORDER BY at, step_key")
+    .all(rowId) as { key: string; at: number; startAt: number | null; parentKey: string | null; partKey: string | null; name: string; summary: string; detail: string; error: unknown }[];
   const parts = db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ? ORDER BY at, kind, id").all(rowId) as { kind: SourcePart["kind"]; id: string; at: number; fields: string }[];
   return {
     steps: steps.map(
@@ -102,6 +102,7 @@ function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "pa
         at: step.at,
         ...(step.startAt !== null && { startAt: step.startAt }),
         ...(step.parentKey !== null && { parentKey: step.parentKey }),
+        ...(step.partKey !== null && { partKey: step.partKey }),
         name: step.name,
         summary: step.summary,
         detail: JSON.parse(step.detail) as SourceStep["detail"],

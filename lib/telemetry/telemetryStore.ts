@@ -69,6 +69,8 @@ CREATE TABLE IF NOT EXISTS steps (
   facts TEXT NOT NULL,
   start_at REAL,
   parent_key TEXT,
+  -- The call or tool use the step told of (its part's kind and id): a lifecycle's page draws the steps of one part as one bar.
+  part_key TEXT,
   PRIMARY KEY (seq, step_key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS parts (
@@ -168,6 +170,8 @@ const MIGRATIONS: readonly string[] = [
   "ALTER TABLE steps ADD COLUMN start_at REAL; ALTER TABLE steps ADD COLUMN parent_key TEXT;",
   // A cost not said by the client is estimated at list prices, or counted as unpriced: never $0.
   "ALTER TABLE lifecycles ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0; ALTER TABLE lifecycles ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;",
+  // A step says which call or tool use it told of: a lifecycle's page draws every record of one as one bar.
+  "ALTER TABLE steps ADD COLUMN part_key TEXT;",
 ];
 
 /** Make the tables, or bring a store an earlier release made to this schema. */
@@ -191,7 +195,7 @@ function statements(db: Database.Database) {
     ),
     addKey: db.prepare("INSERT OR IGNORE INTO lifecycle_keys (key, seq) VALUES (?, ?)"),
     setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
-    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, part_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
     upsertPart: db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields"),
     lifecycleOf: db.prepare("SELECT kind, session, trace_id AS traceId FROM lifecycles WHERE seq = ?"),
@@ -330,7 +334,7 @@ export class TelemetryStore {
     const { step } = change;
     // The part is kept in its own table, merged with what else told of it.
     const { part, ...facts } = change.facts;
-    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
+    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, part ? partKey(part) : null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
     if (kept.changes === 0) return found.length > 1 ? seq : null;
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
     if (part) this.keepPart(seq, part, live?.tally);

@@ -60,9 +60,13 @@ export function formatSpan(ms: number): string {
 const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
 const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
-/** The part a step tells of: by the call's request id or the tool's use id its detail carries, or the span or record the part was named after. */
+/**
+ * The part a step tells of: the one the store says it told of; else (a step kept before the store
+ * said) by the call's request id or the tool's use id its detail carries, or the span or record
+ * the part was named after.
+ */
 function partKeyOf(step: SourceStep, parts: ReadonlyMap<string, SourcePart>): string | null {
-  const candidates = [`tool ${text(step.detail.tool_use_id) ?? ""}`, `call ${text(step.detail.request_id) ?? ""}`];
+  const candidates = [step.partKey ?? "", `tool ${text(step.detail.tool_use_id) ?? ""}`, `call ${text(step.detail.request_id) ?? ""}`];
   if (step.key) candidates.push(`call ${step.key}`, `tool ${step.key}`);
   const span = step.key?.startsWith("span:") ? step.key.slice(5) : undefined;
   if (span) candidates.push(`call ${span}`, `call span-${span}`, `tool ${span}`, `tool span-${span}`);
@@ -111,6 +115,7 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
     itemOfStep.set(stepKey, key);
   });
   if (!groups.size) return null;
+  foldSpansIntoParts(groups, itemOfStep);
 
   const items = new Map<string, TimelineItem>();
   /** Each item's parent item, by key. */
@@ -154,6 +159,38 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
   return { startAt, endAt, items: place(shown), ticks: [0, 0.25, 0.5, 0.75, 1].map((share) => ({ offset: share * 100, label: share === 0 ? "0" : formatSpan(share * (endAt - startAt)) })) };
 }
 
+/**
+ * A step its client named as a model call (or as `tool <name>`) that has no part of its own is that
+ * part's own span when it holds exactly one part of that kind, or, holding none, when exactly one
+ * part that ran inside nothing lies within its time with its model: drawn as one bar with it. A
+ * client that names a call by the record that answered it (Gemini CLI names it by its api_response
+ * event, which its llm_call span holds, or not) would otherwise show each call twice.
+ */
+function foldSpansIntoParts(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
+  const held = new Map<string, Group[]>();
+  const loose: Group[] = [];
+  for (const group of groups.values()) {
+    if (!group.part) continue;
+    const holders = new Set(group.steps.map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey))).filter((key): key is string => key !== undefined && key !== group.key));
+    for (const holder of holders) held.set(holder, [...(held.get(holder) ?? []), group]);
+    if (!holders.size) loose.push(group);
+  }
+  const spans = [...groups.values()].filter((group) => !group.part && group.steps.length === 1 && group.steps[0]!.startAt !== undefined);
+  for (const holder of spans) {
+    const span = holder.steps[0]!;
+    const named = (part: SourcePart) => (part.kind === "call" ? span.name === "model call" : span.name === `tool ${text(part.fields.name) ?? ""}`);
+    const inner = (held.get(holder.key) ?? []).filter((group) => named(group.part!));
+    const within = (group: Group) => group.steps.every((step) => (step.startAt ?? step.at) >= span.startAt! && step.at <= span.at) && text(span.detail.model) === text(group.part!.fields.model);
+    const candidates = held.has(holder.key) ? inner : loose.filter((group) => group.part!.kind === "call" && named(group.part!) && group.steps.length > 0 && within(group));
+    if (candidates.length !== 1 || (held.get(holder.key)?.length ?? 0) > 1) continue;
+    const only = candidates[0]!;
+    only.steps.unshift(span);
+    for (const [step, item] of itemOfStep) if (item === holder.key) itemOfStep.set(step, only.key);
+    groups.delete(holder.key);
+    if (loose.includes(only)) loose.splice(loose.indexOf(only), 1);
+  }
+}
+
 /** Whether `key` is `inner` or one of the items it is nested in, however deep: nesting `key` in `inner` would make a loop. */
 function holds(key: string, inner: string, parents: ReadonlyMap<string, string>): boolean {
   const seen = new Set<string>();
@@ -174,8 +211,8 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
   const startAt = steps.some((step) => step.startAt !== undefined) || duration === undefined ? Math.min(...begun, endAt) : endAt - duration;
   const took = endAt - startAt;
   // A span says what it ran inside; a log record of the same call does not.
-  const parentStep = steps.map((step) => step.parentKey).find((key) => key !== undefined);
-  const parentKey = parentStep === undefined ? null : (itemOfStep.get(parentStep) ?? null);
+  // The first step of it that ran inside another item names its parent (a span of it may hold the others).
+  const parentKey = steps.map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey))).find((key) => key !== undefined && key !== group.key) ?? null;
   // What the store kept as the step's error, a span's error status, or a step its client marked failed (a retried attempt).
   const stepError = steps.map((step) => step.error ?? text(step.detail.status) ?? (step.detail.failed === true ? (text(step.detail.error) ?? FAILED) : undefined)).find((error) => error !== undefined);
   const error = part ? (fields.success === false ? (text(fields.error) ?? stepError ?? FAILED) : null) : (stepError ?? null);
