@@ -1,12 +1,16 @@
+import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readOne } from "../../lib/sources/sourceQueue";
 import { openTelemetryStore, telemetryQueue } from "../../lib/sources/telemetryQueue";
+import { decodeExport } from "../../lib/telemetry/otlp/decode";
+import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
+import type { Signal } from "../../lib/telemetry/records";
 import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
 import { lifecycleFacts } from "../../lib/views/lifecycleFacts";
 import type { SourcePart, SourceStep } from "../../lib/sources/sourceMessage";
 import { timelineOf, type TimelineItem } from "../../lib/views/timelineView";
-import { exportsOf, feed } from "../helpers/claudeCodeExports";
+import { exportsOf, feed, NO_REDACTION } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 
 // Claude Code 2.1.332's own exports (tests/fixtures/otlp) kept by a real store, read back as the
@@ -17,6 +21,24 @@ function aTurn(scenario: string, signals?: "logs") {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
   feed(store, exportsOf(scenario).filter((item) => !signals || item.signal === signals));
+  store.close();
+  const db = openTelemetryStore(file);
+  try {
+    return readOne(db, telemetryQueue(file), "turn-1", Date.now(), null)!;
+  } finally {
+    db.close();
+  }
+}
+
+/** A Gemini CLI 0.61.0 scenario's first turn (tests/fixtures/otlp/gemini-cli-0.61.0), as its page reads it. */
+function aGeminiTurn(scenario: string) {
+  const file = path.join(tempParent(), "telemetry.db");
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+  const folder = path.resolve(__dirname, "../fixtures/otlp/gemini-cli-0.61.0", scenario);
+  for (const name of fs.readdirSync(folder).filter((name) => name.endsWith(".json")).sort()) {
+    const signal = /-(traces|logs|metrics)\./.exec(name)![1] as Signal;
+    ingestExport(store, NO_REDACTION, signal, decodeExport(signal, "json", fs.readFileSync(path.join(folder, name))), Date.now());
+  }
   store.close();
   const db = openTelemetryStore(file);
   try {
@@ -111,5 +133,21 @@ describe("a received turn's timeline", () => {
     expect(titles).toEqual(expect.arrayContaining(["y, 500 ms", "x, 400 ms"]));
     expect(timeline.items[0]).toMatchObject({ offset: 0, startAt: 400 });
     expect(timeline.endAt).toBe(1000);
+  });
+
+  it("a Gemini CLI turn: each model call once, its llm_call span and its api_response event one bar; each tool's tool_call event with its tool", () => {
+    const turn = aGeminiTurn("tool");
+    const items = (function flat(list: readonly TimelineItem[]): TimelineItem[] {
+      return list.flatMap((item) => [item, ...flat(item.children)]);
+    })(timelineOf(turn.steps!, turn.parts!)!.items);
+    const calls = items.filter((item) => item.kind === "call");
+    expect(calls.map((call) => call.title)).toEqual(["model call, gemini-3.5-flash-lite, 25 ms", "model call, gemini-3.8-flash, 111 ms, the slowest", "model call, gemini-3.8-flash, 15 ms"]);
+    for (const call of calls) expect(call.records.map((record) => record.name)).toEqual(["model call", "api_response"]);
+    expect(items.filter((item) => item.label === "model call" && item.kind === "step")).toEqual([]);
+    const tools = items.filter((item) => item.kind === "tool");
+    expect(tools.map((tool) => [tool.name, tool.error, tool.records.map((record) => record.name)])).toEqual([
+      ["read_file", null, ["tool_call"]],
+      ["read_file", expect.stringMatching(/^File not found/), ["tool_call"]],
+    ]);
   });
 });
