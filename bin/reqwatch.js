@@ -6,16 +6,14 @@ if (tooOld) {
   process.stderr.write("reqwatch: " + tooOld + "\n");
   process.exit(1);
 }
-// Node keeps the bundle's compiled code between runs (in the system's temp folder), so each start
-// compiles less; a cache it cannot write is reported in its return value, not thrown.
-var nodeModule = require("node:module");
-nodeModule.enableCompileCache();
-// The CLI's own bundles keep a cache made after the command ran, beside Node's, one per command
-// (bin/code-cache.cjs); none when Node's is off (NODE_DISABLE_COMPILE_CACHE).
-var cacheFolder = nodeModule.getCompileCacheDir();
-var command = /^[a-z]+$/.test(process.argv[2] || "") ? process.argv[2] : "other";
+// Node keeps the compiled code of what the CLI loads between runs, so each start compiles less, and
+// the CLI's own bundles keep a code cache made after the command ran, one per command: both under
+// reqwatch's cache folder, and only if no other user can change it (bin/code-cache.cjs).
 var path = require("node:path");
-var saveCodeCache = cacheFolder ? require("./code-cache.cjs").useCodeCache(path.join(__dirname, "..", "dist"), path.join(cacheFolder, "reqwatch"), command) : function () {};
+var codeCache = require("./code-cache.cjs");
+var cacheFolder = codeCache.enableCompileCache(process.env);
+var command = /^[a-z]+$/.test(process.argv[2] || "") ? process.argv[2] : "other";
+var saveCodeCache = cacheFolder ? codeCache.useCodeCache(path.join(__dirname, "..", "dist"), path.join(cacheFolder, "reqwatch"), command) : function () {};
 // The CLI is bundled from lib/cli into dist/ by `npm install` (the prepare script).
 let main;
 try {

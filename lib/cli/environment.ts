@@ -25,7 +25,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_DISABLED", "1: record nothing, and every command a hook runs exits 0"],
   ["REQWATCH_FOLLOW", "0: a reading command on a folder of 2,000 requests or more starts no follower (reqwatch follow) to keep its index current"],
   ["REQWATCH_READ_ONLY", "1: only observe, even a folder reqwatch manages"],
-  ["REQWATCH_CACHE_DIR", "the indexes of observed folders (else $XDG_CACHE_HOME/reqwatch, else ~/.cache/reqwatch)"],
+  ["REQWATCH_CACHE_DIR", "the indexes of observed folders and the CLI's code caches (else $XDG_CACHE_HOME/reqwatch, else ~/.cache/reqwatch)"],
   ["REQWATCH_IPC_DIR", "a gateway's folder of response files (else ipc/ beside the state folder)"],
   ["REQWATCH_QUEUED_STUCK_AFTER", `a request queued this long is stuck (default ${by(DEFAULT_QUEUED_STUCK_AFTER_MS)})`],
   ["REQWATCH_PROCESSING_STUCK_AFTER", `a request processing this long with no worker holding it is stuck; recovery times it out (default ${by(DEFAULT_PROCESSING_STUCK_AFTER_MS)})`],

@@ -11,12 +11,12 @@ import type { Row, SourceQueue } from "./sourceQueue";
 /** A lifecycle still going on with nothing received for it this long is stuck: an agent's turn with no event for 10 minutes. */
 export const DEFAULT_TELEMETRY_STUCK_AFTER_MS = 10 * 60_000;
 
-const ID = /^(turn|call|message)-(\d{1,18})$/;
+const ID = /^(turn|call|message|agent)-(\d{1,18})$/;
 
 /**
  * The telemetry store's lifecycles (lib/telemetry/telemetryStore.ts, which writes them) as a source the dashboard
  * shows beside the folder's requests, with the same table, filters and pages: a turn as
- * `turn-<n>`, a model call as `call-<n>`, a message as `message-<n>`, newest first; its calls'
+ * `turn-<n>`, an agent's run as `agent-<n>`, a model call as `call-<n>`, a message as `message-<n>`, newest first; its calls'
  * tokens and cost in the row; its steps and parts on its own page.
  */
 export function telemetryQueue(file: string, stuckAfterMs = DEFAULT_TELEMETRY_STUCK_AFTER_MS): SourceQueue {

@@ -3,6 +3,7 @@ import path from "node:path";
 import type Database from "better-sqlite3";
 import { shownName } from "../sources/sourceMessage";
 import { openDatabase } from "../sqlite/openDatabase";
+import { CALL_TOLD_ONCE } from "./callToldOnce";
 import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "./mapping/changes";
 import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "./mapping/fold";
 import type { Signal } from "./records";
@@ -142,6 +143,9 @@ export interface UsageSums {
   unpricedCalls: number;
 }
 
+/** A call that may have been billed: not a failed attempt that said no tokens (a known $0, as mapping/fold.ts counts it). */
+const BILLED = `NOT (json_extract(p.fields, '$.success') = 0 AND json_extract(p.fields, '$.inputTokens') IS NULL AND json_extract(p.fields, '$.outputTokens') IS NULL)`;
+
 /** What model calls (the `parts p` of kind call) used, summed: the columns of UsageSums. */
 export const CALL_SUMS = `count(*) AS calls,
     coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
@@ -149,8 +153,8 @@ export const CALL_SUMS = `count(*) AS calls,
     coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
     coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
     coalesce(sum(coalesce(json_extract(p.fields, '$.costUsd'), json_extract(p.fields, '$.estimatedCostUsd'))), 0) AS costUsd,
-    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND json_extract(p.fields, '$.estimatedCostUsd') IS NOT NULL), 0) AS estimatedCalls,
-    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND json_extract(p.fields, '$.estimatedCostUsd') IS NULL), 0) AS unpricedCalls`;
+    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND ${BILLED} AND json_extract(p.fields, '$.estimatedCostUsd') IS NOT NULL), 0) AS estimatedCalls,
+    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND ${BILLED} AND json_extract(p.fields, '$.estimatedCostUsd') IS NULL), 0) AS unpricedCalls`;
 
 export interface Usage {
   /** Per UTC day (`YYYY-MM-DD`) and model, newest day first. */
@@ -194,6 +198,9 @@ function statements(db: Database.Database) {
        VALUES (?, ?, ?, ?, 'created', ?, ?, ?, ?, '', 0, 0, 0, 0, 0, 0, 0)`,
     ),
     addKey: db.prepare("INSERT OR IGNORE INTO lifecycle_keys (key, seq) VALUES (?, ?)"),
+    // `awaits:<parent key>:<child key>`: the lifecycles waiting for their parent, a range of the key's primary key.
+    awaiting: db.prepare("SELECT key, seq FROM lifecycle_keys WHERE key >= ? AND key < ?"),
+    removeKey: db.prepare("DELETE FROM lifecycle_keys WHERE key = ?"),
     setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
     insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, part_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
@@ -313,19 +320,36 @@ export class TelemetryStore {
     // A point lookup per key (one to three): cheaper than one query over a list of them.
     const seqOf = change.keys.map((key) => this.sql.seqOfKey.get(key) as number | undefined);
     const found = [...new Set(seqOf.filter((seq): seq is number => seq !== undefined))].sort((a, b) => a - b);
-    let seq = found[0];
+    // The lifecycle it happened inside, when that is known: it becomes part of it (and of its kind).
+    const parentSeq = change.parent === undefined ? undefined : (this.sql.seqOfKey.get(change.parent) as number | undefined);
+    let seq = parentSeq ?? found[0];
     let live: Live | null;
+    let merged = false;
     if (seq === undefined) {
       seq = Number(this.sql.insertLifecycle.run(change.kind, change.service, change.session ?? null, change.traceId ?? null, change.step.at, change.step.at, change.step.at, now).lastInsertRowid);
       live = this.remember(seq, { tally: emptyTally(change.kind), session: change.session ?? null, traceId: change.traceId ?? null });
     } else {
-      // Keys that named two lifecycles (a turn seen by its spans, then by its log events): one now.
-      for (const other of found.slice(1)) this.merge(other, seq);
+      // Keys that named two lifecycles (a turn seen by its spans, then by its log events, a call and the run it was part of): one now.
+      for (const other of found.filter((other) => other !== seq)) {
+        this.merge(other, seq);
+        merged = true;
+      }
       live = this.liveOf(seq);
     }
     change.keys.forEach((key, i) => {
       if (seqOf[i] !== seq) this.sql.addKey.run(key, seq);
     });
+    if (change.parent !== undefined && parentSeq === undefined) this.sql.addKey.run(`awaits:${change.parent}:${change.keys[0]}`, seq);
+    // Its children that arrived before it (a span is exported when it ends): taken in.
+    for (const key of change.keys) {
+      for (const waiting of this.sql.awaiting.all(`awaits:${key}:`, `awaits:${key};`) as { key: string; seq: number }[]) {
+        this.sql.removeKey.run(waiting.key);
+        if (waiting.seq === seq) continue;
+        this.merge(waiting.seq, seq);
+        merged = true;
+      }
+    }
+    if (merged) live = this.liveOf(seq);
     if (change.session && live && (live.session === null || (live.traceId === null && change.traceId))) {
       this.sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
       live.session ??= change.session;
@@ -335,7 +359,7 @@ export class TelemetryStore {
     // The part is kept in its own table, merged with what else told of it.
     const { part, ...facts } = change.facts;
     const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, part ? partKey(part) : null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
-    if (kept.changes === 0) return found.length > 1 ? seq : null;
+    if (kept.changes === 0) return merged ? seq : null;
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
     if (part) this.keepPart(seq, part, live?.tally);
     return seq;
@@ -543,14 +567,14 @@ export function storeUsage(db: Database.Database, sessions = 20): Usage {
   const byDayAndModel = db
     .prepare(
       `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}
-       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
+       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
     )
     .all() as Usage["byDayAndModel"];
   const bySession = db
     .prepare(
       `SELECT l.session AS session, min(l.service) AS service, count(DISTINCT CASE WHEN l.kind = 'turn' THEN l.seq END) AS turns, max(l.last_at) AS lastAt, ${sums},
          (SELECT count(*) FROM parts t JOIN lifecycles s ON s.seq = t.seq WHERE t.kind = 'tool' AND s.session = l.session) AS tools
-       FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
+       FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' AND ${CALL_TOLD_ONCE} WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
     )
     .all(sessions) as Omit<Usage["bySession"][number], "sessionId">[];
   return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };

@@ -9,6 +9,7 @@ import type { SourceMessage } from "../sources/sourceMessage";
 import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
 import { readTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
+import { CALL_TOLD_ONCE } from "../telemetry/callToldOnce";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
 import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
 import { telemetrySettings } from "../telemetry/startTelemetry";
@@ -111,7 +112,7 @@ export class TelemetrySessions {
       const byModel = db
         .prepare(
           `SELECT coalesce(json_extract(p.fields, '$.model'), t.model, '(not said)') AS model, ${CALL_SUMS}
-           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${session} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
+           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} AND ${session} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
         )
         .all(sessionId) as TelemetrySessionView["byModel"];
       const tools = db

@@ -5,11 +5,13 @@ import type { AddressInfo } from "node:net";
  * A local stand-in for the Anthropic Messages API (POST /v1/messages, streamed or not), for the
  * real Claude Code CLI and the real Anthropic SDK to call instead of the network. What each call
  * gets is the scenario's: an answer in text, a Bash tool use first, 529 "Overloaded" some times
- * first, or no answer at all (a hung API). Every call it saw is kept.
+ * first, or no answer at all (a hung API), or a stream that stops after its first words and never
+ * ends (for a client to abort). Every call it saw is kept. `retryAfterMs` is sent with each 529 as
+ * `retry-after-ms`, for clients whose own backoff would take seconds.
  */
-export type Scenario = "text" | "tool" | "overloaded-twice" | "overloaded" | "hang";
+export type Scenario = "text" | "tool" | "overloaded-twice" | "overloaded" | "hang" | "stall";
 
-export async function anAnthropicMock(scenario: Scenario) {
+export async function anAnthropicMock(scenario: Scenario, options: { retryAfterMs?: number } = {}) {
   const calls: { model: string; stream: boolean }[] = [];
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((request, response) => {
@@ -30,7 +32,7 @@ export async function anAnthropicMock(scenario: Scenario) {
         return;
       }
       if (scenario === "overloaded" || (scenario === "overloaded-twice" && n <= 2)) {
-        response.writeHead(529, { "content-type": "application/json", "request-id": requestId, "x-should-retry": "true" });
+        response.writeHead(529, { "content-type": "application/json", "request-id": requestId, "x-should-retry": "true", ...(options.retryAfterMs !== undefined && { "retry-after-ms": String(options.retryAfterMs) }) });
         response.end(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
         return;
       }
@@ -48,6 +50,12 @@ export async function anAnthropicMock(scenario: Scenario) {
       response.writeHead(200, { "content-type": "text/event-stream", "request-id": requestId });
       const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       send("message_start", { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
+      if (scenario === "stall") {
+        send("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+        send("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hello" } });
+        hanging.add(response);
+        return;
+      }
       content.forEach((block, index) => {
         if (block.type === "text") {
           send("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } });

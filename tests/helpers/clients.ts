@@ -12,6 +12,20 @@ export const CLIENTS = {
   geminiCli: "@google/gemini-cli@0.61.0",
   bullmq: "bullmq@6.7.0",
   amqplib: "amqplib@2.3.1",
+  // Its package carries no binary: npm installs the platform's own as an optional dependency (@openai/codex-linux-x64, a vendor folder).
+  codexCli: "@openai/codex@0.171.0",
+  aiSdk6: "ai@6.0.325",
+  aiSdk6Anthropic: "@ai-sdk/anthropic@3.0.140",
+  aiSdk7: "ai@7.0.173",
+  aiSdk7Anthropic: "@ai-sdk/anthropic@4.0.105",
+  aiSdk7Otel: "@ai-sdk/otel@1.0.173",
+  openInferenceAnthropic: "@arizeai/openinference-instrumentation-anthropic@0.2.8",
+  traceloop: "@traceloop/node-server-sdk@0.27.0",
+  // Traceloop's Anthropic instrumentation patches `Anthropic.Completions`, which the SDK 1.x no longer has.
+  traceloopAnthropicSdk: "@anthropic-ai/sdk@0.80.0",
+  mastra: "@mastra/core@1.71.0",
+  mastraObservability: "@mastra/observability@1.17.9",
+  mastraOtelExporter: "@mastra/otel-exporter@1.4.0",
 } as const;
 
 /**
@@ -35,6 +49,37 @@ export function installedClient(spec: string, install: (staging: string) => void
     if (!fs.existsSync(path.join(folder, ".installed"))) throw error;
   }
   return folder;
+}
+
+/**
+ * The Vercel AI SDK with its Anthropic provider, as an application installs them: 6 with
+ * `@ai-sdk/anthropic@3`; 7 with `@ai-sdk/anthropic@4` and `@ai-sdk/otel` (7's OpenTelemetry
+ * integrations); the OpenTelemetry API beside them, so the application's tracer provider is the one
+ * the SDK finds.
+ */
+export function installedAiSdk(version: 6 | 7): string {
+  const specs = version === 6 ? [CLIENTS.aiSdk6, CLIENTS.aiSdk6Anthropic, "@opentelemetry/api@1.9.1"] : [CLIENTS.aiSdk7, CLIENTS.aiSdk7Anthropic, CLIENTS.aiSdk7Otel, "@opentelemetry/api@1.9.1"];
+  return installedClient(specs.slice(0, -1).join("+"), (staging) => npmInstall(staging, specs));
+}
+
+/** The Anthropic SDK traced by OpenInference's instrumentation (which patches it when registered). */
+export function installedOpenInference(): string {
+  return installedClient(`${CLIENTS.openInferenceAnthropic}+${CLIENTS.anthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.openInferenceAnthropic, CLIENTS.anthropicSdk, "@opentelemetry/api@1.9.0"]));
+}
+
+/** Traceloop's OpenLLMetry SDK (its own tracer provider and OTLP exporter) with the Anthropic SDK it instruments. */
+export function installedTraceloop(): string {
+  return installedClient(`${CLIENTS.traceloop}+${CLIENTS.traceloopAnthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.traceloop, CLIENTS.traceloopAnthropicSdk]));
+}
+
+/**
+ * Mastra with its observability and OpenTelemetry exporter, the AI SDK's Anthropic provider for its
+ * model, and the OTLP/HTTP exporter the exporter loads (a peer: installed without the others, gRPC
+ * and Zipkin, which it loads only when asked for them).
+ */
+export function installedMastra(): string {
+  const specs = [CLIENTS.mastra, CLIENTS.mastraObservability, CLIENTS.mastraOtelExporter, CLIENTS.aiSdk6Anthropic, "zod@4", "@opentelemetry/exporter-trace-otlp-proto@0.218.0"];
+  return installedClient(specs.slice(0, 3).join("+"), (staging) => execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--legacy-peer-deps", ...specs], { cwd: staging, stdio: "pipe" }));
 }
 
 function npmInstall(folder: string, specs: string[]): void {

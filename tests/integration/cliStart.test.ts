@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
+import zlib from "node:zlib";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../lib/cli/main";
@@ -9,6 +11,7 @@ import { aRequest, writeRequestFile } from "../helpers/builders";
 import { waitForExit } from "../helpers/processes";
 import { writeRequests } from "../helpers/requestFiles";
 import { tempParent, tempStateDir } from "../helpers/stateDir";
+import { treeSnapshot } from "../helpers/treeSnapshot";
 import { stateDirAt } from "../../lib/stateFiles/stateDir";
 import { liveFollower, syncWithFollower } from "../../lib/ingest/followerSync";
 
@@ -49,6 +52,66 @@ function codeCacheFiles(nodeCache: string): Map<string, number> {
 
 /** An environment that names its own NODE_COMPILE_CACHE, so a test sees the caches its runs make. */
 const ownNodeCache = () => ({ NODE_COMPILE_CACHE: path.join(tempParent(), "node-cache") }) as Partial<NodeJS.ProcessEnv> as NodeJS.ProcessEnv & { NODE_COMPILE_CACHE: string };
+
+const AS_ROOT = process.getuid?.() === 0;
+
+/**
+ * Makes `folder` another user's, as a shared temp folder's `node-compile-cache/` is whoever made it
+ * first: as root, nobody's (uid 65534); else open to everyone, which a user can make of their own.
+ */
+function anotherUsers(folder: string): void {
+  fs.mkdirSync(folder, { recursive: true });
+  if (AS_ROOT) fs.chownSync(folder, 65534, 65534);
+  else fs.chmodSync(folder, 0o777);
+}
+
+/** The name Node gives a CommonJS file's entry in its compile cache: the CRC-32 of its type (0) and path. */
+const compileCacheKey = (file: string) => zlib.crc32(Buffer.from(file), zlib.crc32(Buffer.from([0]))).toString(16).padStart(8, "0");
+
+/** The folder Node names after itself and the user under a compile cache folder (`v24.1.0-x64-<V8 tag>-<uid>`). */
+function compileCacheTag(): string {
+  const probe = path.join(tempParent(), "probe");
+  const env = { ...process.env, NODE_COMPILE_CACHE: probe };
+  return path.basename(spawnSync(process.execPath, ["-e", 'process.stdout.write(require("node:module").getCompileCacheDir())'], { encoding: "utf8", env }).stdout);
+}
+
+/**
+ * What whoever owns a compile cache folder can plant in it: an entry for bin/code-cache.cjs whose
+ * header names the real file (its length and CRC-32, all Node checks) and whose V8 code is another
+ * script of the same length (all V8 checks), which writes `ran` when it runs.
+ */
+function plantCompileCacheEntry(folder: string, ran: string): string {
+  const target = fs.realpathSync(path.join(path.dirname(BIN), "code-cache.cjs"));
+  const real = fs.readFileSync(target);
+  const scratch = fs.realpathSync(tempParent());
+  const evil = path.join(scratch, "evil.cjs");
+  fs.writeFileSync(evil, `require("node:fs").writeFileSync(${JSON.stringify(ran)}, "ran");`.padEnd(real.length, " "));
+  const made = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(evil)})`], { env: { ...process.env, NODE_COMPILE_CACHE: path.join(scratch, "cache") } });
+  expect(made.status).toBe(0);
+  fs.rmSync(ran);
+  const tag = compileCacheTag();
+  const entry = fs.readFileSync(path.join(scratch, "cache", tag, compileCacheKey(evil)));
+  entry.writeUInt32LE(zlib.crc32(real), 12);
+  const planted = path.join(folder, tag, compileCacheKey(target));
+  anotherUsers(path.dirname(planted));
+  fs.writeFileSync(planted, entry);
+  return planted;
+}
+
+/** The CLI's environment without a NODE_COMPILE_CACHE of the test's: reqwatch picks where its caches go. */
+function withoutNodeCache(env: Record<string, string>): NodeJS.ProcessEnv {
+  const result: NodeJS.ProcessEnv = { ...process.env, ...env };
+  delete result.NODE_COMPILE_CACHE;
+  delete result.NODE_DISABLE_COMPILE_CACHE;
+  return result;
+}
+
+/** A file's identity that a rewrite changes: `kept` holds a hard link to each, so no new file reuses its inode. */
+function keepIdentities(files: string[], kept: string): Map<string, number> {
+  fs.mkdirSync(kept, { recursive: true });
+  files.forEach((file, i) => fs.linkSync(file, path.join(kept, String(i))));
+  return new Map(files.map((file) => [file, fs.statSync(file).ino]));
+}
 
 function aFolderWithRequests(): string {
   const stateDir = tempStateDir();
@@ -124,6 +187,144 @@ describe("the CLI's start", () => {
       const stateDir = aFolderWithRequests();
       expect(runCli(["list", "--json"], { stateDir, env }).code).toBe(0);
       expect(fs.readdirSync(folder)).toEqual([]);
+    });
+
+    it("planted by another user who owns a folder above it does not run, and the CLI answers without it", () => {
+      const version = (JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")) as { version: string }).version;
+      const ran = path.join(tempParent(), "ran");
+      // Node's own place: <temp>/node-compile-cache/, in a temp folder everyone shares (sticky, as /tmp).
+      const sharedTemp = path.join(tempParent(), "tmp");
+      fs.mkdirSync(sharedTemp, { mode: 0o1777 });
+      fs.chmodSync(sharedTemp, 0o1777);
+      anotherUsers(path.join(sharedTemp, "node-compile-cache"));
+      plantCompileCacheEntry(path.join(sharedTemp, "node-compile-cache"), ran);
+      const ownCache = path.join(tempParent(), "cache");
+      const first = runCli(["--version"], { env: withoutNodeCache({ TMPDIR: sharedTemp, REQWATCH_CACHE_DIR: ownCache }) });
+      expect(fs.existsSync(ran)).toBe(false);
+      expect(first).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+
+      // reqwatch's cache folder under a folder another user owns: that user could rename what is below.
+      const theirs = path.join(tempParent(), "theirs");
+      anotherUsers(theirs);
+      const cache = path.join(theirs, "cache");
+      anotherUsers(path.join(cache, "compile-cache"));
+      plantCompileCacheEntry(path.join(cache, "compile-cache"), ran);
+      const before = treeSnapshot(theirs);
+      const env = withoutNodeCache({ TMPDIR: sharedTemp, REQWATCH_CACHE_DIR: cache, XDG_CACHE_HOME: path.join(theirs, "xdg") });
+      expect(runCli(["--version"], { env })).toEqual(first);
+      expect(fs.existsSync(ran)).toBe(false);
+      const stateDir = aFolderWithRequests();
+      const listed = runCli(["list", "--json"], { stateDir, env });
+      expect(listed.code).toBe(0);
+      expect(JSON.parse(listed.stdout).items).toHaveLength(3);
+      expect(fs.existsSync(ran)).toBe(false);
+      expect(treeSnapshot(theirs)).toEqual(before);
+    });
+
+    it("is kept under reqwatch's own cache folder, not the shared temp folder", () => {
+      const sharedTemp = path.join(tempParent(), "tmp");
+      fs.mkdirSync(sharedTemp);
+      fs.chmodSync(sharedTemp, 0o1777);
+      const cache = path.join(tempParent(), "cache");
+      const env = withoutNodeCache({ TMPDIR: sharedTemp, REQWATCH_CACHE_DIR: cache });
+      expect(runCli(["list", "--json"], { stateDir: aFolderWithRequests(), env }).code).toBe(0);
+      expect(fs.readdirSync(sharedTemp)).toEqual([]);
+      const ours = path.join(cache, "compile-cache", compileCacheTag(), "reqwatch");
+      expect(fs.readdirSync(ours).some((name) => /-list-cli-list-/.test(name))).toBe(true);
+    });
+
+    it("under a shared sticky folder, is kept only in a folder of the user's own with mode 0700", () => {
+      const sharedTemp = path.join(tempParent(), "tmp");
+      fs.mkdirSync(sharedTemp);
+      fs.chmodSync(sharedTemp, 0o1777);
+      const stateDir = aFolderWithRequests();
+      for (const [mode, kept] of [
+        [0o755, false],
+        [0o700, true],
+      ] as const) {
+        const cache = path.join(sharedTemp, `cache-${mode.toString(8)}`);
+        fs.mkdirSync(cache);
+        fs.chmodSync(cache, mode);
+        expect(runCli(["list", "--json"], { stateDir, env: withoutNodeCache({ REQWATCH_CACHE_DIR: cache }) }).code).toBe(0);
+        expect(fs.existsSync(path.join(cache, "compile-cache", compileCacheTag(), "reqwatch")), mode.toString(8)).toBe(kept);
+      }
+    });
+
+    it("checks each file with the checksum its comment describes, in WebAssembly", () => {
+      // The loop of bin/code-cache.cjs's comment, in BigInt arithmetic.
+      const reference = (bytes: Buffer) => {
+        const mix = (sum: bigint, word: bigint) => {
+          const mixed = BigInt.asUintN(64, (sum ^ word) * 0x9e3779b97f4a7c15n);
+          return mixed ^ (mixed >> 29n);
+        };
+        let sum = 0xcbf29ce484222325n ^ BigInt(bytes.length);
+        let at = 0;
+        for (; at + 8 <= bytes.length; at += 8) sum = mix(sum, bytes.readBigUInt64LE(at));
+        for (; at < bytes.length; at++) sum = mix(sum, BigInt(bytes.readUInt8(at)));
+        return sum.toString(16).padStart(16, "0");
+      };
+      const { checksum } = createRequire(__filename)("../../bin/code-cache.cjs") as { checksum: (bytes: Uint8Array) => string };
+      const bytes = Buffer.from(Array.from({ length: 200_003 }, (_, i) => (i * 2654435761) >>> 24));
+      for (const length of [0, 1, 7, 8, 9, 64, 1001, 200_003]) expect(checksum(bytes.subarray(3, 3 + length))).toBe(reference(bytes.subarray(3, 3 + length)));
+      const flipped = Buffer.from(bytes);
+      flipped.writeUInt8(flipped.readUInt8(150_000) ^ 1, 150_000);
+      expect(checksum(flipped)).not.toBe(checksum(bytes));
+    });
+
+    describe("damaged, it is found before V8 reads it: the command answers as without it, and the next run finds it good again", () => {
+      const damages: Record<string, (files: Map<string, Buffer>, otherCommand: (file: string) => Buffer | undefined) => Map<string, Buffer>> = {
+        truncated: (files) => new Map([...files].map(([file, bytes]) => [file, bytes.subarray(0, bytes.length >> 1)])),
+        "with bytes flipped": (files) =>
+          new Map(
+            [...files].map(([file, bytes]) => {
+              const flipped = Buffer.from(bytes);
+              for (let i = 64; i < flipped.length; i += 97) flipped.writeUInt8(flipped.readUInt8(i) ^ 0x5a, i);
+              return [file, flipped];
+            }),
+          ),
+        "replaced with another command's": (files, otherCommand) => new Map([...files].flatMap(([file]) => (otherCommand(file) ? [[file, otherCommand(file)!] as const] : []))),
+      };
+      for (const [damage, damaged] of Object.entries(damages)) {
+        it(damage, () => {
+          const stateDir = aFolderWithRequests();
+          const env = ownNodeCache();
+          expect(runCli(["get", "r1"], { stateDir, env }).code).toBe(0);
+          const first = runCli(["list", "--json"], { stateDir, env });
+          expect(first.code).toBe(0);
+          const listFiles = [...codeCacheFiles(env.NODE_COMPILE_CACHE).keys()].filter((file) => /-list-cli/.test(path.basename(file)));
+          expect(listFiles.length).toBeGreaterThan(3);
+          const otherCommand = (file: string) => {
+            const other = path.join(path.dirname(file), path.basename(file).replace("-list-", "-get-"));
+            return fs.existsSync(other) ? fs.readFileSync(other) : undefined;
+          };
+          const written = damaged(new Map(listFiles.map((file) => [file, fs.readFileSync(file)])), otherCommand);
+          expect(written.size).toBeGreaterThan(1);
+          for (const [file, bytes] of written) fs.writeFileSync(file, bytes);
+
+          expect(runCli(["list", "--json"], { stateDir, env })).toEqual(first);
+          expect(runCli(["list", "--json"], { stateDir, env })).toEqual(first);
+          const healed = codeCacheFiles(env.NODE_COMPILE_CACHE);
+          for (const [file, bytes] of written) expect(fs.readFileSync(file).equals(bytes), file).toBe(false);
+          expect(runCli(["list", "--json"], { stateDir, env })).toEqual(first);
+          expect(codeCacheFiles(env.NODE_COMPILE_CACHE)).toEqual(healed);
+        });
+      }
+    });
+
+    it("in use when its process died is not used again: the next run compiles afresh and replaces it", () => {
+      const stateDir = aFolderWithRequests();
+      const env = ownNodeCache();
+      const first = runCli(["list", "--json"], { stateDir, env });
+      const files = [...codeCacheFiles(env.NODE_COMPILE_CACHE).keys()].filter((file) => /-list-cli/.test(path.basename(file)));
+      expect(files.length).toBeGreaterThan(0);
+      const used = keepIdentities(files, path.join(path.dirname(env.NODE_COMPILE_CACHE), "kept"));
+      // A process that dies as the command ends, the cache read and in use: as V8 does on a cache it cannot run.
+      const dies = path.join(tempParent(), "dies.cjs");
+      fs.writeFileSync(dies, 'process.on("exit", () => process.kill(process.pid, "SIGKILL"));');
+      const died = spawnSync(process.execPath, ["--require", dies, BIN, "list", "--json"], { encoding: "utf8", env: { ...process.env, ...env, REQWATCH_STATE_DIR: stateDir } });
+      expect(died.signal).toBe("SIGKILL");
+      expect(runCli(["list", "--json"], { stateDir, env })).toEqual(first);
+      for (const file of files) expect(fs.statSync(file).ino, file).not.toBe(used.get(file));
     });
   });
 });

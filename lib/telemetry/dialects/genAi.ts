@@ -1,53 +1,147 @@
-import { numberAttr, stringAttr, type SpanRecord } from "../records";
-import type { LifecycleChange, PartFields } from "../mapping/changes";
+import { numberAttr, stringAttr, type Attributes, type SpanRecord } from "../records";
+import type { Facts, LifecycleChange, LifecycleKind, PartFields } from "../mapping/changes";
 import type { Dialect } from "./dialect";
+import { spanOutcome, textList } from "./spanOutcome";
 
 /**
- * A model call from any instrumentation that follows OpenTelemetry's GenAI semantic conventions
- * (the Anthropic SDK's `anthropic.messages.create`, OpenAI's, Vercel's AI SDK, ...): one lifecycle
- * per call span, in its conversation (`gen_ai.conversation.id`, else `session.id`, else its trace),
- * with its model, tokens, attempts and error. Only the operations that are one call to a model:
- * an agent's or a tool's span holds such calls, and counting it too would count their tokens twice.
+ * Any instrumentation that follows OpenTelemetry's GenAI semantic conventions (the Anthropic SDK's
+ * `anthropic.messages.create`, the AI SDK 7's `invoke_agent`/`step`/`chat`/`execute_tool`, ...), by
+ * `gen_ai.operation.name`: an agent's run (`invoke_agent`, `create_agent`, `invoke_workflow`, the
+ * AI SDK's and Mastra's `agent_step`, Mastra's `model_generation`) is one lifecycle, its model calls (`chat`, `text_completion`,
+ * `generate_content`, `embeddings`) its calls and its tools (`execute_tool`, `retrieval`) its tools;
+ * a call with no such parent is a lifecycle of its own. In its conversation (`gen_ai.conversation.id`,
+ * else `session.id`, else its trace). The previous conventions' names are read too (`gen_ai.system`,
+ * `gen_ai.usage.prompt_tokens`/`completion_tokens`).
  */
-const CALL_OPERATIONS = new Set(["chat", "text_completion", "generate_content", "embeddings"]);
+export type SpanRole = "run" | "call" | "tool";
+
+export const GEN_AI_OPERATIONS: Readonly<Record<string, SpanRole>> = {
+  invoke_agent: "run",
+  create_agent: "run",
+  invoke_workflow: "run",
+  agent_step: "run",
+  // Mastra's: the model's whole generation, holding its steps.
+  model_generation: "run",
+  chat: "call",
+  text_completion: "call",
+  generate_content: "call",
+  embeddings: "call",
+  execute_tool: "tool",
+  retrieval: "tool",
+};
 
 export const genAi: Dialect = {
   name: "genai",
-  recognises: (record) => record.signal === "span" && CALL_OPERATIONS.has(stringAttr(record.attributes, "gen_ai.operation.name") ?? ""),
+  recognises: (record) => record.signal === "span" && Object.hasOwn(GEN_AI_OPERATIONS, stringAttr(record.attributes, "gen_ai.operation.name") ?? ""),
   map: (record) => (record.signal === "span" ? genAiSpan(record) : null),
 };
 
 function genAiSpan(span: SpanRecord): LifecycleChange {
   const a = span.attributes;
+  const operation = stringAttr(a, "gen_ai.operation.name")!;
+  const role = GEN_AI_OPERATIONS[operation]!;
+  const finishReasons = finishReasonsOf(a);
+  if (role === "tool") {
+    const outcome = spanOutcome(span, []);
+    const name = stringAttr(a, "gen_ai.tool.name") ?? span.name;
+    return spanChange(span, {
+      kind: "call",
+      summary: [name, outcome.failed ? `failed: ${outcome.error}` : "ok", `${Math.round(span.endMs - span.startMs)} ms`].join(", "),
+      detail: { operation, tool: name, call_id: stringAttr(a, "gen_ai.tool.call.id") ?? null },
+      facts: { ...endFacts(span, outcome), part: { kind: "tool", id: stringAttr(a, "gen_ai.tool.call.id") ?? span.spanId, at: span.endMs, fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) } } },
+    });
+  }
   const model = stringAttr(a, "gen_ai.response.model") ?? stringAttr(a, "gen_ai.request.model");
-  const resends = numberAttr(a, "http.request.resend_count");
-  const attempt = resends === undefined ? undefined : resends + 1;
-  const errorType = stringAttr(a, "error.type");
-  const failed = span.status.code === "error" || errorType !== undefined;
-  // "529 overloaded_error: Overloaded": the HTTP status, the error's type and its message, as far as the span says them.
-  const httpStatus = numberAttr(a, "http.response.status_code");
-  const error = failed ? [[httpStatus, errorType].filter((part) => part !== undefined).join(" "), span.status.message].filter(Boolean).join(": ") || "failed" : undefined;
-  const finish = a["gen_ai.response.finish_reasons"];
+  const usage = usageOf(a);
+  if (role === "run") {
+    const outcome = spanOutcome(span, finishReasons);
+    const agent = stringAttr(a, "gen_ai.agent.name");
+    return spanChange(span, {
+      kind: "agent",
+      summary: [agent, model, outcome.failed && `failed: ${outcome.error}`, `${Math.round(span.endMs - span.startMs)} ms`, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`].filter(Boolean).join(", "),
+      detail: { operation, agent: agent ?? null, provider: providerOf(a), finish_reasons: finishReasons, ...(outcome.error && { error: outcome.error }) },
+      facts: { ...endFacts(span, outcome), enclosing: true, ...(model && { model }) },
+    });
+  }
+  // A model call that ends with neither a finish reason nor any usage never got its answer: a stream the caller gave up on.
+  const unfinished = operation !== "embeddings" && finishReasons.length === 0 && usage.outputTokens === undefined && span.status.code !== "error" ? "ended before the model finished (aborted?)" : undefined;
+  const outcome = spanOutcome(span, finishReasons, unfinished);
+  return spanChange(span, callChange(span, { operation, model, usage, finishReasons, outcome, requestId: stringAttr(a, "gen_ai.response.id") ?? stringAttr(a, "anthropic.request.id"), provider: providerOf(a) }));
+}
+
+/** The finish reasons: the conventions' list, else a provider's own (the Anthropic SDK's stop reason). */
+function finishReasonsOf(a: Attributes): string[] {
+  const listed = textList(a["gen_ai.response.finish_reasons"]);
+  return listed.length > 0 ? listed : textList(a["anthropic.message.stop_reason"]);
+}
+
+const providerOf = (a: Attributes) => stringAttr(a, "gen_ai.provider.name") ?? stringAttr(a, "gen_ai.system") ?? null;
+
+/** Tokens by the current conventions' names, else the previous ones'. */
+export function usageOf(a: Attributes): Pick<PartFields, "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens"> {
+  const inputTokens = numberAttr(a, "gen_ai.usage.input_tokens") ?? numberAttr(a, "gen_ai.usage.prompt_tokens");
+  const outputTokens = numberAttr(a, "gen_ai.usage.output_tokens") ?? numberAttr(a, "gen_ai.usage.completion_tokens");
+  const cacheReadTokens = numberAttr(a, "gen_ai.usage.cache_read.input_tokens");
+  const cacheWriteTokens = numberAttr(a, "gen_ai.usage.cache_write.input_tokens") ?? numberAttr(a, "gen_ai.usage.cache_creation.input_tokens");
+  return { ...(inputTokens !== undefined && { inputTokens }), ...(outputTokens !== undefined && { outputTokens }), ...(cacheReadTokens !== undefined && { cacheReadTokens }), ...(cacheWriteTokens !== undefined && { cacheWriteTokens }) };
+}
+
+/** What a span's end says: its times, and completed or failed. */
+export function endFacts(span: SpanRecord, outcome: ReturnType<typeof spanOutcome>): Facts {
+  return { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, failed: outcome.failed, ...(outcome.failed ? { error: outcome.error } : { succeeded: true }), ...(outcome.attempt !== undefined && { attempt: outcome.attempt }) };
+}
+
+export interface CallReading {
+  operation: string;
+  model?: string;
+  usage: ReturnType<typeof usageOf>;
+  finishReasons: string[];
+  outcome: ReturnType<typeof spanOutcome>;
+  requestId?: string;
+  provider: string | null;
+  /** The span whose calls are tries at one call (the AI SDK 6's). */
+  attemptsOf?: string;
+}
+
+/** A model call's step, facts and part. */
+export function callChange(span: SpanRecord, call: CallReading): Omit<SpanChange, "kind"> & { kind: LifecycleKind } {
+  const { model, usage, finishReasons, outcome } = call;
   const fields: PartFields = {
     ...(model && { model }),
-    ...(numberAttr(a, "gen_ai.usage.input_tokens") !== undefined && { inputTokens: numberAttr(a, "gen_ai.usage.input_tokens") }),
-    ...(numberAttr(a, "gen_ai.usage.output_tokens") !== undefined && { outputTokens: numberAttr(a, "gen_ai.usage.output_tokens") }),
-    ...(numberAttr(a, "gen_ai.usage.cache_read.input_tokens") !== undefined && { cacheReadTokens: numberAttr(a, "gen_ai.usage.cache_read.input_tokens") }),
-    ...((numberAttr(a, "gen_ai.usage.cache_write.input_tokens") ?? numberAttr(a, "gen_ai.usage.cache_creation.input_tokens")) !== undefined && { cacheWriteTokens: numberAttr(a, "gen_ai.usage.cache_write.input_tokens") ?? numberAttr(a, "gen_ai.usage.cache_creation.input_tokens") }),
+    ...usage,
     durationMs: span.endMs - span.startMs,
-    ...(attempt !== undefined && { attempt }),
-    success: !failed,
-    ...(error && { error }),
+    ...(outcome.attempt !== undefined && { attempt: outcome.attempt }),
+    ...(call.attemptsOf !== undefined && { attemptsOf: call.attemptsOf }),
+    spanId: span.spanId,
+    ...(span.parentSpanId && { parentSpanId: span.parentSpanId }),
+    success: !outcome.failed,
+    ...(outcome.error && { error: outcome.error }),
   };
-  const session = stringAttr(a, "gen_ai.conversation.id") ?? stringAttr(a, "session.id") ?? `trace-${span.traceId}`;
-  const requestId = stringAttr(a, "gen_ai.response.id") ?? stringAttr(a, "anthropic.request.id");
-  // The conventions' list, else a provider's own (the Anthropic SDK's stop reason).
-  const finishReasons = Array.isArray(finish) ? finish.filter((reason): reason is string => typeof reason === "string") : [stringAttr(a, "anthropic.message.stop_reason")].filter((reason): reason is string => reason !== undefined);
+  const attempt = outcome.attempt;
   return {
     kind: "call",
+    summary: [model, outcome.failed ? `failed: ${outcome.error}` : `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out`, `${Math.round(span.endMs - span.startMs)} ms`, attempt !== undefined && attempt > 1 && `${attempt} attempts`, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`].filter(Boolean).join(", "),
+    detail: { operation: call.operation, provider: call.provider, request_id: call.requestId ?? null, finish_reasons: finishReasons, ...(outcome.error && { error: outcome.error }) },
+    facts: { ...endFacts(span, outcome), ...(model && { model }), part: { kind: "call", id: call.requestId ?? span.spanId, at: span.endMs, fields } },
+  };
+}
+
+export interface SpanChange {
+  kind: LifecycleKind;
+  summary: string;
+  detail: LifecycleChange["step"]["detail"];
+  facts: Facts;
+}
+
+/** A span as a change: named by its span, inside its parent's lifecycle once that arrives, in its conversation. */
+export function spanChange(span: SpanRecord, change: SpanChange): LifecycleChange {
+  const a = span.attributes;
+  return {
+    kind: change.kind,
     keys: [`span:${span.spanId}`],
+    ...(span.parentSpanId && { parent: `span:${span.parentSpanId}` }),
     service: stringAttr(span.origin.resource, "service.name") ?? "unknown_service",
-    session,
+    session: stringAttr(a, "gen_ai.conversation.id") ?? stringAttr(a, "session.id") ?? `trace-${span.traceId}`,
     traceId: span.traceId,
     step: {
       key: `span:${span.spanId}`,
@@ -55,9 +149,9 @@ function genAiSpan(span: SpanRecord): LifecycleChange {
       startAt: span.startMs,
       ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
       name: span.name,
-      summary: [model, failed ? `failed: ${error}` : `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`, `${Math.round(span.endMs - span.startMs)} ms`, attempt !== undefined && attempt > 1 && `${attempt} attempts`, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`].filter(Boolean).join(", "),
-      detail: { operation: stringAttr(a, "gen_ai.operation.name") ?? null, provider: stringAttr(a, "gen_ai.provider.name") ?? stringAttr(a, "gen_ai.system") ?? null, request_id: requestId ?? null, finish_reasons: finishReasons, ...(error && { error }) },
+      summary: change.summary,
+      detail: change.detail,
     },
-    facts: { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, failed, ...(failed ? { error } : { succeeded: true }), ...(model && { model }), ...(attempt !== undefined && { attempt }), part: { kind: "call", id: requestId ?? span.spanId, at: span.endMs, fields } },
+    facts: change.facts,
   };
 }

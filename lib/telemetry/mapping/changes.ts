@@ -7,12 +7,19 @@ import type { AttributeValue } from "../records";
  * (lib/telemetry/telemetryStore.ts) applies them and derives each lifecycle's state from its facts,
  * so the order records arrive in does not matter.
  */
-export type LifecycleKind = "turn" | "call" | "message";
+export type LifecycleKind = "turn" | "call" | "message" | "agent";
 
 export interface LifecycleChange {
   kind: LifecycleKind;
   /** What names the lifecycle, most telling first: `prompt:<id>`, `trace:<id>`, `message:<destination>/<id>`, `span:<id>`. The first names a new one. */
   keys: string[];
+  /**
+   * The key of the lifecycle this one happened inside (`span:<parentSpanId>`: a model call or a tool
+   * inside an agent's run or step): the store makes it part of that one, now if it is known, else
+   * when it arrives (spans are exported as they end, a parent after its children). A parent that
+   * never arrives (a plain HTTP span) leaves it a lifecycle of its own.
+   */
+  parent?: string;
   /** The program that sent it (`service.name`): the workspace its rows show. */
   service: string;
   session?: string;
@@ -49,6 +56,11 @@ export interface Facts {
   endedAt?: number;
   /** An end the next step may undo: the answer of a turn seen without its span (logs alone). */
   answeredAt?: number;
+  /**
+   * With `endedAt`: the end of a span that holds the lifecycle's others (an agent's run or step),
+   * which says how it ended whenever its calls and tools ended; the outermost (first begun) of them.
+   */
+  enclosing?: boolean;
   /** With `endedAt`: that end was a failure (status ERROR, a failed processing). The latest end says how it ended. */
   failed?: boolean;
   /** Gave up retrying (Claude Code's api_retries_exhausted): failed, unless an answer came after. */
@@ -90,6 +102,8 @@ export interface PartFields {
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** Of the output tokens, those the model spent reasoning (OpenAI's reasoning models say it; not added again to the sums). */
+  reasoningTokens?: number;
   /** The cost the client said. */
   costUsd?: number;
   /** Without one: the cost at list prices (lib/telemetry/prices.ts), set when parts are merged (mapping/fold.ts), never by a dialect. */
@@ -97,6 +111,19 @@ export interface PartFields {
   durationMs?: number;
   ttftMs?: number;
   attempt?: number;
+  /**
+   * Calls that say the same `attemptsOf` (their parent's span) and follow one another are tries at one
+   * call when the earlier failed: a client that makes a span per attempt (the AI SDK 6) then shows
+   * one call with its attempts, not one call per try.
+   */
+  attemptsOf?: string;
+  /**
+   * The span that told of it and the span it happened inside: a model call told by a span inside
+   * another call's span (the Anthropic SDK's own span inside OpenInference's) is the same call told
+   * twice, counted once.
+   */
+  spanId?: string;
+  parentSpanId?: string;
   success?: boolean;
   error?: string;
 }

@@ -66,7 +66,7 @@ export interface Tally {
   queuedAt: number | null;
   processingAt: number | null;
   /** The definite end that counts: the latest `endedAt`, then the latest step. */
-  end: (Place & { endedAt: number; failed: boolean }) | null;
+  end: (Place & { endedAt: number; failed: boolean; enclosing?: true; startedAt?: number; error?: string }) | null;
   succeededAt: number | null;
   /** The latest give-up, and the error it gave (if it said one). */
   exhausted: Said<string | undefined> | null;
@@ -91,6 +91,18 @@ const least = (a: number | null, b: number | undefined) => (b === undefined ? a 
 const most = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b > a ? b : a);
 const later = <T>(kept: Said<T> | null, place: Place, value: T | undefined): Said<T> | null => (value === undefined || (kept && !after(place, kept)) ? kept : { at: place.at, key: place.key, value });
 
+/**
+ * Whether a step's end is the lifecycle's rather than the one kept: an enclosing span's end (an
+ * agent's run) over its calls' and tools' whenever they ended (clocks differ by a fraction of a
+ * millisecond between spans), the outermost (first begun) of two enclosing ones, else the latest.
+ */
+function endOutranks(facts: Facts, step: Place, end: NonNullable<Tally["end"]>): boolean {
+  const enclosing = facts.enclosing === true;
+  if (enclosing !== (end.enclosing === true)) return enclosing;
+  if (enclosing && facts.startedAt !== undefined && end.startedAt !== undefined && facts.startedAt !== end.startedAt) return facts.startedAt < end.startedAt;
+  return facts.endedAt! > end.endedAt || (facts.endedAt === end.endedAt && after(step, end));
+}
+
 /** Add one step (not added before) to a tally. */
 export function addStep(tally: Tally, step: FoldStep): void {
   const { facts } = step;
@@ -101,8 +113,8 @@ export function addStep(tally: Tally, step: FoldStep): void {
   tally.queuedAt = least(tally.queuedAt, facts.queuedAt);
   tally.processingAt = least(tally.processingAt, facts.processingAt);
   const { end } = tally;
-  if (facts.endedAt !== undefined && (!end || facts.endedAt > end.endedAt || (facts.endedAt === end.endedAt && after(step, end)))) {
-    tally.end = { at: step.at, key: step.key, endedAt: facts.endedAt, failed: facts.failed === true };
+  if (facts.endedAt !== undefined && (!end || endOutranks(facts, step, end))) {
+    tally.end = { at: step.at, key: step.key, endedAt: facts.endedAt, failed: facts.failed === true, ...(facts.enclosing && { enclosing: true, startedAt: facts.startedAt }), ...(facts.error !== undefined && { error: facts.error }) };
   }
   if (facts.succeeded) tally.succeededAt = most(tally.succeededAt, step.at);
   if (facts.exhausted && (!tally.exhausted || after(step, tally.exhausted))) tally.exhausted = { at: step.at, key: step.key, value: facts.error };
@@ -175,11 +187,16 @@ export function summarize(tally: Tally): Folded {
   }
   // In the order of their ids, so a sum of costs comes out the same to the last bit however they arrived.
   const parts = [...tally.parts.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const calls = parts.filter((part) => part.kind === "call");
+  const calls = toldOnce(parts.filter((part) => part.kind === "call"));
   const sum = (field: keyof PartFields) => calls.reduce((total, part) => total + ((part.fields[field] as number | undefined) ?? 0), 0);
+  const tries = triesOf(calls);
+  // An agent's run that ended well on its own word but whose last model call failed did not get its answer.
+  const lastCall = [...calls].sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1)).at(-1);
+  if (state === "completed" && kind === "agent" && lastCall?.fields.success === false) state = "failed";
   const gaveUpWith = gaveUp ? tally.exhausted!.value : undefined;
-  const error = state === "completed" ? null : (gaveUpWith ?? tally.error?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
-  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0), outcomes.most];
+  // The error the end said (an agent's run: its own, over its last call's), else the latest.
+  const error = state === "completed" ? null : (gaveUpWith ?? (end?.failed ? end.error : undefined) ?? tally.error?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
+  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0), outcomes.most, ...tries.filter((count) => count > 1)];
   return {
     state,
     startedAt: least(tally.startedAt, firstAt) ?? firstAt,
@@ -194,16 +211,69 @@ export function summarize(tally: Tally): Folded {
     model: tally.model?.value ?? calls.map((part) => part.fields.model).filter(Boolean).at(-1) ?? null,
     attempt: (attempts.length ? Math.max(...attempts) : null) || null,
     lastStep: tally.last?.value ?? "",
-    calls: calls.length,
-    tools: parts.length - calls.length,
+    calls: tries.length,
+    tools: parts.filter((part) => part.kind === "tool").length,
     inputTokens: sum("inputTokens"),
     outputTokens: sum("outputTokens"),
     cacheReadTokens: sum("cacheReadTokens"),
     cacheWriteTokens: sum("cacheWriteTokens"),
     costUsd: Math.round(calls.reduce((total, part) => total + (part.fields.costUsd ?? part.fields.estimatedCostUsd ?? 0), 0) * 1e6) / 1e6,
-    estimatedCalls: calls.filter((part) => part.fields.costUsd === undefined && part.fields.estimatedCostUsd !== undefined).length,
-    unpricedCalls: calls.filter((part) => part.fields.costUsd === undefined && part.fields.estimatedCostUsd === undefined).length,
+    ...costCounts(calls, tries.length),
   };
+}
+
+/**
+ * Of `count` calls, those whose cost is estimated and those with none. A failed attempt that said
+ * no tokens cost nothing, as its provider bills it: a known $0, counted as neither.
+ */
+function costCounts(calls: readonly Part[], count: number): { estimatedCalls: number; unpricedCalls: number } {
+  const billed = calls.filter(({ fields }) => fields.costUsd === undefined && !(fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined));
+  const estimated = billed.filter((part) => part.fields.estimatedCostUsd !== undefined).length;
+  const unpriced = billed.length - estimated;
+  return { estimatedCalls: Math.min(estimated, count), unpricedCalls: Math.min(unpriced, count) };
+}
+
+/**
+ * Each call once: one told by a span inside another call's span is that call, told again by a
+ * second instrumentation; what it adds (cache tokens, attempts) fills what the outer did not say.
+ */
+function toldOnce(calls: readonly Part[]): Part[] {
+  const bySpan = new Map(calls.filter((call) => call.fields.spanId !== undefined).map((call) => [call.fields.spanId!, call]));
+  const outer = new Map<string, Part>();
+  const kept: Part[] = [];
+  for (const call of calls) {
+    const holder = call.fields.parentSpanId === undefined ? undefined : bySpan.get(call.fields.parentSpanId);
+    if (holder) outer.set(holder.fields.spanId!, { ...holder, fields: { ...call.fields, ...(outer.get(holder.fields.spanId!) ?? holder).fields } });
+    else kept.push(call);
+  }
+  return kept.map((call) => (call.fields.spanId !== undefined && outer.get(call.fields.spanId)) || call);
+}
+
+/**
+ * The calls as the user made them, each with how many tries it took: calls that say the same
+ * `attemptsOf`, in the order they ended, where each failed one is followed by its next try; a call
+ * that says none is one call.
+ */
+function triesOf(calls: readonly Part[]): number[] {
+  const tries: number[] = [];
+  const groups = new Map<string, Part[]>();
+  for (const call of calls) {
+    const group = call.fields.attemptsOf;
+    if (group === undefined) tries.push(1);
+    else groups.set(group, [...(groups.get(group) ?? []), call]);
+  }
+  for (const group of groups.values()) {
+    let count = 0;
+    const ordered = group.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1));
+    ordered.forEach((call, i) => {
+      count += 1;
+      if (call.fields.success !== false || i === ordered.length - 1) {
+        tries.push(count);
+        count = 0;
+      }
+    });
+  }
+  return tries;
 }
 
 /** Fold a lifecycle's steps (in any order) and parts (merged per call or tool use) at once. */

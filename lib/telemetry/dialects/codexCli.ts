@@ -1,0 +1,162 @@
+import { booleanAttr, numberAttr, stringAttr, type Attributes, type LogRecord, type SpanRecord } from "../records";
+import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/changes";
+import type { Dialect } from "./dialect";
+
+/**
+ * OpenAI's Codex CLI (what 0.171.0 exports with an `[otel]` section in its config.toml;
+ * tests/fixtures/otlp/codex-0.171.0) as one lifecycle per prompt turn. Each turn is a trace of its
+ * own (rooted at the app server's `turn/start`); its log events (scope `codex_otel.log_only`, named
+ * by their `event.name` attribute: the record's own event name is a source line) carry that trace's
+ * id and the conversation's id, so a turn is named by `trace:<id>` and its session is the
+ * conversation (a `codex exec resume` continues it). Its spans (the Rust tracing crate's, each with
+ * the `code.module.name` of a codex crate) are hundreds a turn; a few tell of it: `session_task.turn`
+ * (the turn, start to end), `handle_responses` with `gen_ai.usage.*` (a model's answer and its
+ * tokens), `handle_response_stream_error`, the tool's own span (`codex.tool.phase`). The HTTP
+ * attempts of a model call are `codex.api_request` events with their status and attempt (from 0).
+ */
+export const CODEX_LOGS = "codex_otel.log_only";
+/** The service.name `codex exec` gives itself; the interactive CLI and the IDEs have their own. */
+export const CODEX_SERVICE = "codex_exec";
+
+const isCodexLog = (scope: string) => scope === CODEX_LOGS || scope.startsWith("codex_otel::");
+const isCodexSpan = (span: SpanRecord) => /^codex_[a-z_]+(::|$)/.test(stringAttr(span.attributes, "code.module.name") ?? "");
+
+export const codexCli: Dialect = {
+  name: "codex-cli",
+  recognises: (record) => (record.signal === "log" ? isCodexLog(record.origin.scope.name) : record.signal === "span" && isCodexSpan(record)),
+  map: (record) => (record.signal === "span" ? codexSpan(record) : record.signal === "log" ? codexLog(record) : null),
+};
+
+const service = (resource: Attributes) => stringAttr(resource, "service.name") ?? CODEX_SERVICE;
+const ms = (value: number | undefined) => (value === undefined ? "" : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
+const join = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(", ");
+const defined = (detail: Record<string, unknown>) => Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"];
+
+/** A log event of Codex's as a change to its turn; null for one that is not about a turn (a conversation starting, a streamed event, which carries no trace even when the others do) (counted as unmapped). */
+function codexLog(log: LogRecord): LifecycleChange | null {
+  const a = log.attributes;
+  const name = (stringAttr(a, "event.name") ?? "").replace(/^codex\./, "");
+  const session = stringAttr(a, "conversation.id");
+  // Without a trace exporter Codex's log events carry no trace, and none a turn's id: the conversation is then the one lifecycle they name.
+  const lifecycle = log.traceId ? `trace:${log.traceId}` : session ? `conversation:${session}` : null;
+  if (!lifecycle || !EVENT_NAMES.has(name)) return null;
+  const model = stringAttr(a, "model");
+  const durationMs = numberAttr(a, "duration_ms");
+  const step = (key: string, summary: string, detail: Record<string, unknown>): Step => ({
+    key: `log:${lifecycle}:${log.spanId ?? log.atMs}:${name}:${key}`,
+    at: log.atMs,
+    ...(durationMs !== undefined && { startAt: log.atMs - durationMs }),
+    ...(log.spanId && { parentKey: `span:${log.spanId}` }),
+    name,
+    summary,
+    detail: defined(detail),
+  });
+  let facts: Facts;
+  let made: Step;
+  switch (name) {
+    case "user_prompt": {
+      const prompt = stringAttr(a, "prompt");
+      facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }), ...(model && { model }) };
+      made = step(String(log.atMs), prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with log_user_prompt = true)` : `a prompt of ${prompt.length} characters`, { prompt_length: numberAttr(a, "prompt_length"), model });
+      break;
+    }
+    case "api_request": {
+      // Codex counts its attempts from 0; a person, and Claude Code, from 1.
+      const attempt = (numberAttr(a, "attempt") ?? 0) + 1;
+      const status = numberAttr(a, "http.response.status_code");
+      const failed = stringAttr(a, "error.message") !== undefined || status === undefined || status >= 400;
+      const error = failed ? join(status !== undefined && String(status), stringAttr(a, "error.message")) || "failed" : undefined;
+      // Without its traces (a config with only `exporter`), a 200 is the last sign of a turn's answer: it completes it until anything later arrives.
+      facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, attempt, ...(model && { model }), ...(failed ? { error } : { succeeded: true, answeredAt: log.atMs }) };
+      // With traces, a call is its answer's span (handle_responses, with the tokens); without, the attempt that was answered.
+      if (!log.traceId && !failed) facts.part = { kind: "call", id: `${session}:${log.atMs}`, at: log.atMs, fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true } };
+      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), { status_code: status, error: stringAttr(a, "error.message"), attempt, duration_ms: durationMs, endpoint: stringAttr(a, "endpoint"), model });
+      break;
+    }
+    case "tool_decision": {
+      const tool = stringAttr(a, "tool_name");
+      facts = {};
+      made = step(stringAttr(a, "call_id") ?? String(log.atMs), join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`), { tool_name: tool, decision: stringAttr(a, "decision"), source: stringAttr(a, "source"), call_id: stringAttr(a, "call_id") });
+      break;
+    }
+    default: {
+      // tool_result
+      const tool = stringAttr(a, "tool_name");
+      const id = stringAttr(a, "call_id");
+      const success = booleanAttr(a, "success");
+      const output = stringAttr(a, "output");
+      const error = success === false ? (output?.slice(0, 500) ?? "failed") : undefined;
+      const fields: PartFields = { ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) };
+      facts = id ? { part: { kind: "tool", id, at: log.atMs, fields } } : {};
+      made = step(id ?? String(log.atMs), join(tool, success === false ? "failed" : "ok", ms(durationMs), stringAttr(a, "arguments") && `args ${stringAttr(a, "arguments")!.slice(0, 200)}`), { tool_name: tool, call_id: id, success, duration_ms: durationMs, arguments: stringAttr(a, "arguments"), output: output?.slice(0, 2000), mcp_server: stringAttr(a, "mcp_server") || undefined });
+    }
+  }
+  return { kind: "turn", keys: [lifecycle], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+}
+
+/** The log events that tell of a turn. */
+const EVENT_NAMES = new Set(["user_prompt", "api_request", "tool_decision", "tool_result"]);
+
+/** The conversation a span says it is in: `conversation.id`, or the `thread.id` Codex gives its turn's span (the tracing layer's own `thread.id` is an OS thread's number). */
+function sessionOf(a: Attributes): string | undefined {
+  const thread = stringAttr(a, "thread.id");
+  return stringAttr(a, "conversation.id") ?? stringAttr(a, "thread_id") ?? (thread && !/^\d+$/.test(thread) ? thread : undefined);
+}
+
+/** A span of Codex's as a change to its turn; null for the many that only time its inner work (counted as unmapped). */
+function codexSpan(span: SpanRecord): LifecycleChange | null {
+  const a = span.attributes;
+  const failed = span.status.code === "error";
+  const step = (name: string, summary: string, detail: Record<string, unknown> = {}): Step => ({
+    key: `span:${span.spanId}`,
+    at: span.endMs,
+    startAt: span.startMs,
+    ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
+    name,
+    summary,
+    detail: defined({ span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(failed && { status: span.status.message || "error" }), ...detail }),
+  });
+  const model = stringAttr(a, "model");
+  let facts: Facts;
+  let made: Step;
+  if (span.name === "session_task.turn") {
+    const error = failed ? span.status.message || "the turn failed" : undefined;
+    facts = { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, ...(failed && { failed, error }), ...(model && { model }) };
+    made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${error}`), { turn_id: stringAttr(a, "turn.id"), model, ...turnUsage(a) });
+  } else if (span.name === "handle_responses" && numberAttr(a, "gen_ai.usage.input_tokens") !== undefined) {
+    // The model's answer completed (response.completed), with what it used: OpenAI's input tokens include the cached ones, kept apart here as Claude Code's are.
+    const input = numberAttr(a, "gen_ai.usage.input_tokens") ?? 0;
+    const cached = numberAttr(a, "gen_ai.usage.cache_read.input_tokens") ?? 0;
+    const fields: PartFields = {
+      inputTokens: Math.max(0, input - cached),
+      outputTokens: numberAttr(a, "gen_ai.usage.output_tokens") ?? 0,
+      cacheReadTokens: cached,
+      ...(numberAttr(a, "gen_ai.usage.cache_write.input_tokens") !== undefined && { cacheWriteTokens: numberAttr(a, "gen_ai.usage.cache_write.input_tokens") }),
+      ...(numberAttr(a, "codex.usage.reasoning_output_tokens") !== undefined && { reasoningTokens: numberAttr(a, "codex.usage.reasoning_output_tokens") }),
+      success: !failed,
+    };
+    // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
+    facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };
+    made = step("model call", join(`${fields.inputTokens} in / ${fields.outputTokens} out`, cached > 0 && `${cached} cached`, fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`, failed && `failed: ${span.status.message || "error"}`), { input_tokens: input, cached_input_tokens: cached, output_tokens: fields.outputTokens, reasoning_output_tokens: fields.reasoningTokens, reasoning_effort: stringAttr(a, "codex.request.reasoning_effort") });
+  } else if (span.name === "handle_response_stream_error") {
+    // Codex then reconnects, or gives up when its stream retries are spent: the span does not say which.
+    facts = {};
+    made = step("stream error", join("the response stream failed", stringAttr(a, "request") && `in ${stringAttr(a, "request")}`));
+  } else if (stringAttr(a, "codex.tool.phase") !== undefined && stringAttr(a, "call_id") !== undefined) {
+    const tool = stringAttr(a, "tool_name") ?? span.name;
+    const aborted = booleanAttr(a, "aborted") === true;
+    const error = failed ? span.status.message || "failed" : aborted ? "aborted" : undefined;
+    facts = { part: { kind: "tool", id: stringAttr(a, "call_id")!, at: span.endMs, fields: { name: tool, durationMs: span.endMs - span.startMs, ...(error && { success: false, error }) } } };
+    made = step(`tool ${tool}`, join(error ? `failed: ${error}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "tool_source") && `from ${stringAttr(a, "tool_source")}`), { tool_name: tool, call_id: stringAttr(a, "call_id"), tool_source: stringAttr(a, "tool_source") });
+  } else {
+    return null;
+  }
+  const session = sessionOf(a);
+  return { kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step: made, facts };
+}
+
+/** The turn's own sums, as its span says them (the calls' parts carry what the turn adds up). */
+function turnUsage(a: Attributes): Record<string, number | undefined> {
+  const usage = (key: string) => numberAttr(a, `codex.turn.token_usage.${key}`);
+  return { input_tokens: usage("input_tokens"), cached_input_tokens: usage("cached_input_tokens"), output_tokens: usage("output_tokens"), reasoning_output_tokens: usage("reasoning_output_tokens"), total_tokens: usage("total_tokens") };
+}
