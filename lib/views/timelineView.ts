@@ -138,9 +138,10 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
     if (parent && !holds(item.key, parent.key, parents)) parent.children.push(item);
     else roots.push(item);
   }
-  // One root that holds the rest (a turn's own span): what was told without a parent, inside its time, happened in it.
+  // One root that holds the rest (a turn's own span: the only one with anything nested, or the only step, not a call or tool, whose time spans all the others'): what was told without a parent, inside its time, happened in it.
   const holders = roots.filter((item) => item.children.length > 0);
-  const top = holders.length === 1 ? holders[0]! : null;
+  const spanning = roots.filter((item) => item.kind === "step" && item.durationMs !== null && roots.every((other) => other.startAt >= item.startAt && other.endAt <= item.endAt));
+  const top = holders.length === 1 ? holders[0]! : holders.length === 0 && spanning.length === 1 ? spanning[0]! : null;
   const shown = top ? roots.filter((item) => item === top || !(item.startAt >= top.startAt && item.endAt <= top.endAt)) : roots;
   if (top) top.children.push(...roots.filter((item) => !shown.includes(item)));
 

@@ -150,4 +150,13 @@ describe("a received turn's timeline", () => {
       ["read_file", expect.stringMatching(/^File not found/), ["tool_call"]],
     ]);
   });
+
+  it("a turn whose span holds nothing by its parents (Codex's: what ran in it is told by spans the mapping does not keep) holds what happened within its time", () => {
+    const steps: SourceStep[] = [
+      { key: "span:turn", at: 1000, startAt: 0, name: "turn ended", summary: "", detail: {} },
+      { key: "log:prompt", at: 5, name: "user_prompt", summary: "", detail: {} },
+      { key: "span:answer", at: 900, startAt: 100, parentKey: "span:not-kept", name: "model call", summary: "", detail: {} },
+    ];
+    expect(outline(timelineOf(steps, [{ kind: "call", id: "answer", at: 900, fields: {} }])!.items)).toEqual(["turn ended, 1.0 s", "  user_prompt, instant", "  model call, 800 ms"]);
+  });
 });
