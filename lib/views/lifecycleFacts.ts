@@ -1,4 +1,4 @@
-import { formatUsd } from "../model/money";
+import { formatCost } from "../model/money";
 import { formatSpan } from "./timelineView";
 
 /** One fact of a received lifecycle, in words: `Took` `1.2 s`. */
@@ -54,9 +54,8 @@ export function lifecycleFacts(row: Record<string, unknown>): LifecycleFact[] {
   const cacheRead = num(row.cache_read_tokens) ?? 0;
   const cacheWrite = num(row.cache_write_tokens) ?? 0;
   add("Tokens", input + output + cacheRead + cacheWrite > 0 && `${input.toLocaleString("en-US")} in / ${output.toLocaleString("en-US")} out (cache read ${cacheRead.toLocaleString("en-US")}, cache write ${cacheWrite.toLocaleString("en-US")})`);
-  const cost = num(row.cost_usd) ?? 0;
-  // The store counts no cost as 0: a client that sends none is not free.
-  add("Cost", cost > 0 && formatUsd(cost));
+  // As the requests table says it: estimated at list prices where the client sent none, unknown where no price is known.
+  add("Cost", calls > 0 && formatCost({ calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 }));
   add("Error", str(row.error));
   add("Last step", str(row.last_step));
   return facts;

@@ -80,13 +80,14 @@ function callSummary(fields: Record<string, unknown>): string {
   const cacheRead = count(fields.cacheReadTokens) ?? 0;
   const cacheWrite = count(fields.cacheWriteTokens) ?? 0;
   const cost = count(fields.costUsd);
+  const estimate = count(fields.estimatedCostUsd);
   const ttft = count(fields.ttftMs);
   const attempt = count(fields.attempt);
   return [
     (input !== undefined || output !== undefined) && `${input ?? 0} in / ${output ?? 0} out tokens`,
     cacheRead > 0 && `cache read ${cacheRead}`,
     cacheWrite > 0 && `cache write ${cacheWrite}`,
-    cost !== undefined && formatUsd(cost),
+    cost !== undefined ? formatUsd(cost) : estimate !== undefined && `${formatUsd(estimate)} estimated`,
     ttft !== undefined && `first token ${formatSpan(ttft)}`,
     attempt !== undefined && attempt > 1 && `${attempt} attempts`,
   ]

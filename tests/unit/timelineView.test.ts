@@ -90,7 +90,7 @@ describe("a received turn's timeline", () => {
       "    attempt 11, 8 ms, failed: 529, Overloaded",
       "  api_retries_exhausted, instant, failed: 529, Overloaded after 11 attempts",
     ]);
-    expect(timeline.items[0]!.children[1]!.summary).toBe("11 attempts");
+    expect(timeline.items[0]!.children[1]!.summary).toBe("$0 estimated, 11 attempts");
   });
 
   it("a turn seen through its log events alone: no span to nest in, each call once", () => {
