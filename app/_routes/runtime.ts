@@ -17,7 +17,7 @@ export const getRecoveryNotice = () => getRuntime().recoveryNotice();
 export const getActionToken = () => getRuntime().actionToken;
 /** What the monitor's latest pass found stuck: table rows show its reasons. */
 export const getLastStuck = () => getRuntime().lastStuck();
-export const getHealth = () => getRuntime().health();
+export const getHealth = (options?: { unmappedOffset?: number }) => getRuntime().health(options);
 /** How far indexing the folder is (a first open), null when the index is complete. */
 export const getIndexing = () => getRuntime().indexing();
 /** While the index fills, until its first batch (the newest requests) is in, so a page shows them; at once otherwise. */

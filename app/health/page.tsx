@@ -8,7 +8,9 @@ import { TableHead } from "@/components/TableHead";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 import { costNote, ESTIMATE_NOTE, formatCost } from "@/lib/model/money";
 import { sessionPath } from "@/components/sessions/sessionPath";
-import type { UsageSums } from "@/lib/telemetry/telemetryStore";
+import { UNMAPPED_PAGE, type UsageSums } from "@/lib/telemetry/telemetryStore";
+import { UnmappedNames } from "@/components/health/UnmappedNames";
+import { healthQuery } from "./schema";
 import { waitingText } from "@/lib/otel/waitingText";
 
 export const dynamic = "force-dynamic";
@@ -29,9 +31,10 @@ function UsageCells({ row }: { row: UsageSums }) {
   );
 }
 
-export default function HealthPage() {
+export default async function HealthPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const query = healthQuery.parse(await searchParams);
   const tracker = getTracker();
-  const health = getHealth();
+  const health = getHealth({ unmappedOffset: (query.unmapped - 1) * UNMAPPED_PAGE });
   const now = tracker.options.now();
   const { ingest, monitor, guard, retention } = health;
   const sources = getSources();
@@ -223,23 +226,7 @@ export default function HealthPage() {
               </table>
             </>
           )}
-          {health.telemetry.unmapped.length > 0 && (
-            <table aria-label="Received, not shown as a lifecycle">
-              <caption>Received, not shown as a lifecycle (no mapping knows them): counted by service and name</caption>
-              <TableHead columns={["Service", "Signal", "Name", "Count", "Last"]} />
-              <tbody>
-                {health.telemetry.unmapped.map((row) => (
-                  <tr key={`${row.service} ${row.signal} ${row.name}`}>
-                    <td>{row.service}</td>
-                    <td>{row.signal}</td>
-                    <td className="id">{row.name || "(no name)"}</td>
-                    <td className="num">{row.count.toLocaleString()}</td>
-                    <td className="num">{formatAgo(row.lastAt, now)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <UnmappedNames page={health.telemetry.unmapped} now={now} />
         </>
       ) : (
         <p className="muted">Off (REQWATCH_OTLP_PORT=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles.</p>

@@ -8,7 +8,7 @@ import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
 import { usePausedWorkspaces } from "../queues/Queues";
-import { sourceRowPath } from "../sources/SourcesTable";
+import { sourceRowPath } from "../sources/sourcePaths";
 import { sessionPath } from "../sessions/sessionPath";
 import { hasSessions } from "@/lib/model/sessionSource";
 

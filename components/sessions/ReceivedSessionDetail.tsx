@@ -11,7 +11,7 @@ import { usePollInterval } from "../data/LiveFeed";
 import { receivedSessionOptions, requestListOptions } from "../data/queries";
 import { TimeAgo } from "../Clock";
 import { RequestsTable } from "../requests/RequestsTable";
-import { sourceRowPath } from "../sources/SourcesTable";
+import { sourceRowPath } from "../sources/sourcePaths";
 import { TableHead } from "../TableHead";
 
 const count = (n: number) => n.toLocaleString("en-US");

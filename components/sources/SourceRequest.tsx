@@ -6,42 +6,38 @@ import { useState } from "react";
 import type { SourceActionKind } from "@/lib/sources/sourceActions";
 import { SourceActionDialog } from "./SourceActionDialog";
 import { formatAgo } from "@/lib/model/duration";
-import { TEXT_FIELDS } from "@/lib/model/requestFormat";
 import type { SourceRequestView } from "@/lib/views/sourceRowsView";
 import { usePollInterval } from "../data/LiveFeed";
 import { sourceRequestOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
-import { SourceLine, sourceTablePath } from "./SourcesTable";
+import { ReceivedLifecycle } from "./ReceivedLifecycle";
+import { RowContent } from "./RowContent";
+import { sourceTablePath } from "./sourcePaths";
+import { SourceLine } from "./SourcesTable";
 
 const iso = (ms: number | undefined) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
 
 /**
  * A row of another program's queue, as reqwatch maps it: state, times, session, why it is stuck by
- * its owner's rules, and its text. Live: refetched when the source's owner writes. No actions: the
- * queue is its owner's.
+ * its owner's rules, and its text. Live: refetched when the source's owner writes. Retry and delete
+ * only where the source was opened for writing. A received lifecycle is ReceivedLifecycle's.
  */
 export function SourceRequest({ source, id, initial, problem }: { source: string; id: string; initial: SourceRequestView | null; problem: string | null }) {
   const pollMs = usePollInterval();
   const { data, error } = useQuery({ ...sourceRequestOptions(source, id), initialData: initial ?? undefined, refetchInterval: pollMs });
   const now = useNow(1000);
   const message = error?.message ?? (data ? null : problem);
+  // Its page renders a received lifecycle on the server; here only when the store could not be read at first.
+  if (data?.source.kind === "otel") return <ReceivedLifecycle source={source} id={id} view={data} message={message} />;
   return (
     <>
       <h1>
         Request <code>{id}</code> {data && <StateBadge state={data.request.state} />}
       </h1>
       <p>
-        {data?.source.kind === "otel" ? (
-          <>
-            From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, what OpenTelemetry instrumentation sent reqwatch&apos;s receiver: shown as it was told, with nothing to act on.
-          </>
-        ) : (
-          <>
-            From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, another program&apos;s queue
-            {data?.source.writable ? ", opened for writing: reqwatch retries and deletes only where claude-mem's own recovery does the same." : ", read only: reqwatch shows it and does not act on it."}
-          </>
-        )}
+        From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, another program&apos;s queue
+        {data?.source.writable ? ", opened for writing: reqwatch retries and deletes only where claude-mem's own recovery does the same." : ", read only: reqwatch shows it and does not act on it."}
       </p>
       {message && <p className="error-text" role="alert">{message}</p>}
       {data && (
@@ -112,14 +108,7 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
               </table>
             </>
           )}
-          <h2>Content</h2>
-          {TEXT_FIELDS.filter((field) => typeof data.request[field] === "string").map((field) => (
-            <section key={field}>
-              <h3>{field}</h3>
-              <pre className="text">{data.request[field]}</pre>
-              {data.truncated[field] !== undefined && <p className="muted">Shown: the first {String(data.request[field]).length.toLocaleString()} of {data.truncated[field]!.toLocaleString()} characters.</p>}
-            </section>
-          ))}
+          <RowContent view={data} />
         </>
       )}
     </>

@@ -3,22 +3,13 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { formatAgo } from "@/lib/model/duration";
-import { requestQueryParams, DEFAULT_QUERY } from "@/lib/model/requestQuery";
 import type { SourceStatus } from "@/lib/sources/liveSource";
 import { workerLine } from "@/lib/views/workerLine";
 import { sourcesOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { TableHead } from "../TableHead";
+import { sourceTablePath } from "./sourcePaths";
 
-/** A source's row's own page. */
-export function sourceRowPath(source: string, requestId: string): string {
-  return `/sources/${encodeURIComponent(source)}/${encodeURIComponent(requestId)}`;
-}
-
-/** The requests page for a source, with more filters if given. */
-export function sourceTablePath(source: string, stuck = false): string {
-  return `/requests?${requestQueryParams({ ...DEFAULT_QUERY, source, stuck })}`;
-}
 
 function what(source: SourceStatus): string {
   if (source.kind === "otel") return "what OpenTelemetry apps sent the receiver (Claude Code's turns, model calls, messages), kept";

@@ -48,7 +48,8 @@ export interface Runtime {
   /** What the monitor's latest pass found stuck (empty before the first pass): table rows show its reasons. */
   lastStuck(): readonly StuckRequest[];
   /** The Health page's figures: the state directory, the index, the ingest, the monitor, the guard, and the OpenTelemetry export when it runs. */
-  health(): HealthView & { otel: OtelExportStatus | null; telemetry: TelemetryStatus | null };
+  /** The Health page's figures; `unmappedOffset` pages through the received names no mapping knows. */
+  health(options?: { unmappedOffset?: number }): HealthView & { otel: OtelExportStatus | null; telemetry: TelemetryStatus | null };
   /** How long callbacks waited for the event loop since the server listens, in ms: what every request waits behind a long synchronous task. */
   eventLoopDelay(): { p50: number; p99: number; max: number };
   /** The server listens: the event loop's delay is measured from here (not the framework's start-up). */
@@ -171,7 +172,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
         await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
       }
     },
-    health: () => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null, telemetry: telemetry?.status() ?? null }),
+    health: (options) => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null, telemetry: telemetry?.status(options) ?? null }),
     attachExport(handle) {
       if (closed) void handle.stop();
       else exporter = handle;

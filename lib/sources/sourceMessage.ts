@@ -14,6 +14,8 @@ export interface SourceMessage {
   keptByReqwatch?: boolean;
   /** What it went through, oldest first, where the source keeps that (one row's read only). */
   steps?: SourceStep[];
+  /** Its model calls and tool uses, each once, merged from every record that told of it (the received telemetry's; one row's read only). */
+  parts?: SourcePart[];
 }
 
 /** Why a row is stuck, put in words only when asked (a look counts thousands and shows none); null when it is not stuck. */
@@ -28,9 +30,22 @@ export interface SourceStep {
   startAt?: number;
   /** The key of the step it happened inside. */
   parentKey?: string;
+  /** The call or tool use it told of (`call <id>`, `tool <id>`: a SourcePart's kind and id), where the source knows. */
+  partKey?: string;
   name: string;
   summary: string;
   detail: Record<string, unknown>;
+  /** The error it tells of, where the source says one (a failed call, a give-up, a span's error status). */
+  error?: string;
+}
+
+/** One model call or tool use of a lifecycle, as what each record said of it adds up (lib/telemetry/mapping/changes.ts Part). */
+export interface SourcePart {
+  kind: "call" | "tool";
+  /** Its own id: a call's request id, a tool's use id. */
+  id: string;
+  at: number;
+  fields: Record<string, unknown>;
 }
 
 /** What a read of a source gives: its counts over every row, how many are stuck, and the rows asked for. */

@@ -50,8 +50,8 @@ export interface SourceQueue {
   toMessage(row: Row, now: number, lastWriteAt: number | null): SourceMessage;
   /** The rows are reqwatch's own record of what it saw (received telemetry, a worker's queue), not its owner's table. */
   keptByReqwatch?: boolean;
-  /** What one row's own page shows besides: its steps, where the source keeps them. */
-  details?(db: SourceDb, rowId: string): Pick<SourceMessage, "steps">;
+  /** What one row's own page shows besides: its steps and parts, where the source keeps them. */
+  details?(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "parts">;
 }
 
 /** What every read selects: the queue's columns, and the id, workspace and session as a row shows them. */

@@ -4,7 +4,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
 import { ReqwatchError } from "../model/errors";
 import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import type { SourceMessage, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
+import type { SourceMessage, SourcePart, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
 import { readQueue, type Listing } from "./queueLook";
 import type { Row, SourceQueue } from "./sourceQueue";
 
@@ -89,11 +89,27 @@ function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
   return live && now - receivedAt >= stuckAfterMs ? () => `nothing received for ${formatDuration(now - receivedAt)}; last: ${String(row.last_step)} (${formatDuration(Math.max(0, now - lastAt))} ago)` : null;
 }
 
-/** A lifecycle's steps, oldest first, and its model calls and tool uses. */
-function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps"> {
-  const steps = db.prepare("SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, name, summary, detail FROM steps WHERE seq = ? ORDER BY at, step_key").all(rowId) as { key: string; at: number; startAt: number | null; parentKey: string | null; name: string; summary: string; detail: string }[];
+/** A lifecycle's steps, oldest first (each with the error it told of), and its model calls and tool uses, each once. */
+function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "parts"> {
+  const steps = db
+    .prepare("SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, part_key AS partKey, name, summary, detail, json_extract(facts, '$.error') AS error FROM steps WHERE seq = ? ORDER BY at, step_key")
+    .all(rowId) as { key: string; at: number; startAt: number | null; parentKey: string | null; partKey: string | null; name: string; summary: string; detail: string; error: unknown }[];
+  const parts = db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ? ORDER BY at, kind, id").all(rowId) as { kind: SourcePart["kind"]; id: string; at: number; fields: string }[];
   return {
-    steps: steps.map((step): SourceStep => ({ key: step.key, at: step.at, ...(step.startAt !== null && { startAt: step.startAt }), ...(step.parentKey !== null && { parentKey: step.parentKey }), name: step.name, summary: step.summary, detail: JSON.parse(step.detail) as SourceStep["detail"] })),
+    steps: steps.map(
+      (step): SourceStep => ({
+        key: step.key,
+        at: step.at,
+        ...(step.startAt !== null && { startAt: step.startAt }),
+        ...(step.parentKey !== null && { parentKey: step.parentKey }),
+        ...(step.partKey !== null && { partKey: step.partKey }),
+        name: step.name,
+        summary: step.summary,
+        detail: JSON.parse(step.detail) as SourceStep["detail"],
+        ...(typeof step.error === "string" && step.error !== "" && { error: step.error }),
+      }),
+    ),
+    parts: parts.map((part) => ({ kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as SourcePart["fields"] })),
   };
 }
 

@@ -8,7 +8,7 @@ import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { DEFAULT_TELEMETRY_STUCK_AFTER_MS, readTelemetryStore } from "../sources/telemetryQueue";
 import { DEFAULT_OTLP_PORT, startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
 import { ingestExport } from "./pipeline/ingestExport";
-import { setAsideStores, storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, type IntakeRow, type TelemetryStoreOptions, type UnmappedRow, type Usage } from "./telemetryStore";
+import { setAsideStores, storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, UNMAPPED_PAGE, type IntakeRow, type TelemetryStoreOptions, type UnmappedPage, type Usage } from "./telemetryStore";
 
 /** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
 export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
@@ -56,7 +56,8 @@ export interface TelemetryStatus {
   /** Damaged stores set aside (renamed beside it) when found, newest first. */
   setAside: string[];
   intake: IntakeRow[];
-  unmapped: UnmappedRow[];
+  /** A page of the names no mapping knows (the first, unless asked for another), with how many there are. */
+  unmapped: UnmappedPage;
   usage: Usage;
 }
 
@@ -65,7 +66,8 @@ export interface TelemetryHandle {
   readonly source: SourceSpec;
   /** Settles once the receiver listens, or could not (its status says why). */
   readonly ready: Promise<ReceiverStatus>;
-  status(): TelemetryStatus;
+  /** What was received; `unmappedOffset` pages through the names no mapping knows. */
+  status(options?: { unmappedOffset?: number }): TelemetryStatus;
   close(): Promise<void>;
 }
 
@@ -110,12 +112,17 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   return {
     source,
     ready,
-    status: () => ({
+    status: ({ unmappedOffset = 0 } = {}) => ({
       receiver: running.receiver(),
       file: source.file,
       keepMs: options.settings.keepMs,
       setAside: setAsideStores(source.file),
-      ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: [], usage: { byDayAndModel: [], bySession: [] } }, (db) => ({ bytes: storeBytes(db), intake: storeIntake(db), unmapped: storeUnmapped(db), usage: storeUsage(db) })),
+      ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
+        bytes: storeBytes(db),
+        intake: storeIntake(db),
+        unmapped: storeUnmapped(db, { offset: unmappedOffset }),
+        usage: storeUsage(db),
+      })),
     }),
     close: () => running.close(),
   };

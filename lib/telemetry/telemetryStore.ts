@@ -70,6 +70,8 @@ CREATE TABLE IF NOT EXISTS steps (
   facts TEXT NOT NULL,
   start_at REAL,
   parent_key TEXT,
+  -- The call or tool use the step told of (its part's kind and id): a lifecycle's page draws the steps of one part as one bar.
+  part_key TEXT,
   PRIMARY KEY (seq, step_key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS parts (
@@ -172,6 +174,8 @@ const MIGRATIONS: readonly string[] = [
   "ALTER TABLE steps ADD COLUMN start_at REAL; ALTER TABLE steps ADD COLUMN parent_key TEXT;",
   // A cost not said by the client is estimated at list prices, or counted as unpriced: never $0.
   "ALTER TABLE lifecycles ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0; ALTER TABLE lifecycles ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;",
+  // A step says which call or tool use it told of: a lifecycle's page draws every record of one as one bar.
+  "ALTER TABLE steps ADD COLUMN part_key TEXT;",
 ];
 
 /** Make the tables, or bring a store an earlier release made to this schema. */
@@ -198,7 +202,7 @@ function statements(db: Database.Database) {
     awaiting: db.prepare("SELECT key, seq FROM lifecycle_keys WHERE key >= ? AND key < ?"),
     removeKey: db.prepare("DELETE FROM lifecycle_keys WHERE key = ?"),
     setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
-    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, part_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
     upsertPart: db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields"),
     lifecycleOf: db.prepare("SELECT kind, session, trace_id AS traceId FROM lifecycles WHERE seq = ?"),
@@ -354,7 +358,7 @@ export class TelemetryStore {
     const { step } = change;
     // The part is kept in its own table, merged with what else told of it.
     const { part, ...facts } = change.facts;
-    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
+    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, part ? partKey(part) : null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
     if (kept.changes === 0) return merged ? seq : null;
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
     if (part) this.keepPart(seq, part, live?.tally);
@@ -465,8 +469,9 @@ export class TelemetryStore {
     return storeUsage(this.db, sessions);
   }
 
+  /** Every name that mapped to nothing, the most first. */
   unmapped(): UnmappedRow[] {
-    return storeUnmapped(this.db);
+    return storeUnmapped(this.db, { limit: -1 }).rows;
   }
 
   close(): void {
@@ -575,7 +580,22 @@ export function storeUsage(db: Database.Database, sessions = 20): Usage {
   return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };
 }
 
-/** What mapped to no lifecycle, by service and name, the most first. */
-export function storeUnmapped(db: Database.Database, limit = 100): UnmappedRow[] {
-  return db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, name LIMIT ?").all(limit) as UnmappedRow[];
+/** How many unmapped names the Health page lists at a time. */
+export const UNMAPPED_PAGE = 50;
+
+/** One page of what mapped to no lifecycle, and how many names there are in all. */
+export interface UnmappedPage {
+  rows: UnmappedRow[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+/** What mapped to no lifecycle, by service and name, the most first: `limit` of them from `offset` (every one with a limit of -1), and how many there are. */
+export function storeUnmapped(db: Database.Database, page: { offset?: number; limit?: number } = {}): UnmappedPage {
+  const offset = Math.max(0, Math.floor(page.offset ?? 0));
+  const limit = page.limit ?? UNMAPPED_PAGE;
+  const rows = db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, signal, name LIMIT ? OFFSET ?").all(limit, offset) as UnmappedRow[];
+  const total = db.prepare("SELECT count(*) FROM unmapped").pluck().get() as number;
+  return { rows, total, offset, limit };
 }

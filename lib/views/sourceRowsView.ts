@@ -4,6 +4,8 @@ import { toListFilters, type RequestQuery } from "../model/requestQuery";
 import { stateEnteredAt } from "../model/transition";
 import type { LiveSource, SourceStatus } from "../sources/liveSource";
 import type { SourceMessage, SourceStep } from "../sources/sourceMessage";
+import { lifecycleFacts, type LifecycleFact } from "./lifecycleFacts";
+import { timelineOf, type Timeline } from "./timelineView";
 import { DISPLAY_TEXT_CHARS, type RequestDetailView, type RequestRow, type RequestsView } from "./requestsView";
 
 /** A source's row as the requests table shows it: what the table holds that a source can tell, and its source. */
@@ -59,6 +61,10 @@ export interface SourceRequestView {
   storedBy: "owner" | "reqwatch";
   /** What it went through, oldest first, where the source keeps that (the received telemetry's turns and calls). */
   steps: SourceStep[] | null;
+  /** The received telemetry's lifecycle on a time axis: each call and tool once, nested; null for a queue's row. */
+  timeline: Timeline | null;
+  /** The received telemetry's lifecycle in words (times as times, nothing it does not know); null for a queue's row, whose `stored` is its owner's. */
+  facts: LifecycleFact[] | null;
 }
 
 /** A stored column's value on the row's page: texts cut at this many characters. */
@@ -77,5 +83,17 @@ export function sourceRequestView(source: LiveSource, requestId: string, now = D
     }
   }
   const stored = message.stored ? Object.fromEntries(Object.entries(message.stored).map(([column, value]) => [column, value instanceof Uint8Array ? `<${value.length} bytes>` : typeof value === "string" && value.length > STORED_CHARS ? `${value.slice(0, STORED_CHARS)}…` : value])) : null;
-  return { source: source.status(), request, truncated, stuckReason: message.stuck, note: message.note, stored, storedBy: message.keptByReqwatch ? "reqwatch" : "owner", steps: message.steps ?? null };
+  const received = message.parts !== undefined;
+  return {
+    source: source.status(),
+    request,
+    truncated,
+    stuckReason: message.stuck,
+    note: message.note,
+    stored,
+    storedBy: message.keptByReqwatch ? "reqwatch" : "owner",
+    steps: message.steps ?? null,
+    timeline: received ? timelineOf(message.steps ?? [], message.parts ?? []) : null,
+    facts: received && message.stored ? lifecycleFacts(message.stored) : null,
+  };
 }

@@ -33,13 +33,14 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   await expect(row).toContainText("2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016");
   await expect(row).toContainText("claude-sonnet-4-5");
 
-  // Its own page: what it did, step by step, and its prompt and answer.
+  // Its own page: what it did on a timeline (each call and tool once, with what each record said of it), and its prompt and answer.
   await row.getByRole("link", { name: /^turn-\d+$/ }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
-  const steps = page.getByRole("table", { name: "What it did" });
-  await expect(steps.getByRole("row").filter({ hasText: "user_prompt" })).toContainText("a prompt of 11 characters");
-  await expect(steps.getByRole("row").filter({ hasText: "tool_decision" })).toContainText("Bash, accept, by config");
-  await expect(steps.getByRole("row").filter({ hasText: "turn ended" })).toHaveCount(1);
+  const timeline = page.getByRole("list", { name: "Timeline" });
+  await expect(timeline.getByRole("listitem", { name: /^user_prompt, instant/ })).toContainText("a prompt of 11 characters");
+  await expect(timeline.getByRole("listitem", { name: /^tool, Bash, / })).toContainText("tool_decision: Bash, accept, by config");
+  await expect(timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, / })).toHaveCount(2);
+  await expect(timeline.getByRole("listitem", { name: /^turn ended, / })).toHaveCount(1);
   await expect(page.getByText("what OpenTelemetry instrumentation sent reqwatch's receiver")).toBeVisible();
   await expect(page.locator("pre.text").first()).toHaveText("run echo hi");
 
@@ -117,7 +118,7 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(turns.getByRole("row")).toHaveCount(2);
   await turns.getByRole("link", { name: /^turn-\d+$/ }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
-  await expect(page.getByRole("table", { name: "What it did" }).getByRole("row").filter({ hasText: "tool_decision" })).toContainText("Bash, accept, by config");
+  await expect(page.getByRole("list", { name: "Timeline" }).getByRole("listitem", { name: /^tool, Bash, / })).toContainText("tool_decision: Bash, accept, by config");
   await page.goBack();
   await expect(page.getByRole("heading", { level: 1 })).toContainText(sessionId);
 

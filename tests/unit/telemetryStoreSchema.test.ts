@@ -21,7 +21,7 @@ describe("the telemetry store's schema", () => {
     feed(store, exportsOf("tool"));
     store.close();
     const db = new Database(file, { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(3);
     expect(db.prepare("SELECT summary FROM steps WHERE step_key = 'log:old'").pluck().get()).toBe("an old step");
     db.close();
 
@@ -33,6 +33,8 @@ describe("the telemetry store's schema", () => {
       const tool = steps.find((step) => step.name === "tool Bash")!;
       expect(tool.startAt).toBeLessThan(tool.at);
       expect(steps.find((step) => step.key === tool.parentKey)).toBeDefined();
+      // And which call or tool use each told of (the decision tells of no part: its detail's use id draws it with them).
+      expect(steps.filter((step) => step.partKey === "tool toolu_1").map((step) => step.name)).toEqual(["tool Bash", "tool_result"]);
     } finally {
       source.close();
     }
@@ -43,8 +45,8 @@ describe("the telemetry store's schema", () => {
     new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 }).close();
     new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 }).close();
     const db = new Database(file, { readonly: true });
-    expect(db.prepare("SELECT name FROM pragma_table_info('steps')").pluck().all()).toEqual(expect.arrayContaining(["start_at", "parent_key"]));
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.prepare("SELECT name FROM pragma_table_info('steps')").pluck().all()).toEqual(expect.arrayContaining(["start_at", "parent_key", "part_key"]));
+    expect(db.pragma("user_version", { simple: true })).toBe(3);
     db.close();
   });
 });

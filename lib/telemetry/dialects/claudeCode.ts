@@ -169,6 +169,8 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
       const failed = span.status.code === "error";
       facts = { part: { kind: "tool", id, at: span.endMs, fields: { ...(tool && { name: tool }), durationMs: span.endMs - span.startMs, ...(failed && { success: false, error: span.status.message || "failed" }) } } };
       made = step(`tool ${tool ?? "?"}`, join(failed ? `failed: ${span.status.message || "error"}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`));
+      // The tool's use id, as its decision and result events carry it: the turn's page draws the three as one tool.
+      made.detail = { ...made.detail, tool_use_id: id };
       break;
     }
     case "claude_code.tool.blocked_on_user":

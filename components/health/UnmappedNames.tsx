@@ -1,0 +1,59 @@
+import Link from "next/link";
+import { TableHead } from "@/components/TableHead";
+import { formatAgo } from "@/lib/model/duration";
+import type { UnmappedPage } from "@/lib/telemetry/telemetryStore";
+
+/** The Health page's link to a page of the unmapped names (1 is the first). */
+export const unmappedPagePath = (page: number) => (page <= 1 ? "/health" : `/health?unmapped=${page}`);
+
+/** What was received and no mapping knows: every name, a page at a time, with how many there are. */
+export function UnmappedNames({ page, now }: { page: UnmappedPage; now: number }) {
+  if (page.total === 0) return null;
+  const number = Math.floor(page.offset / page.limit) + 1;
+  const pages = Math.max(1, Math.ceil(page.total / page.limit));
+  const first = page.offset + 1;
+  const last = page.offset + page.rows.length;
+  return (
+    <section aria-label="Unmapped names">
+      <table aria-label="Received, not shown as a lifecycle">
+        <caption>
+          Received, not shown as a lifecycle (no mapping knows them): counted by service and name. {page.total.toLocaleString("en-US")} {page.total === 1 ? "name" : "names"}
+          {pages > 1 && `, ${page.rows.length ? `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")}` : "none"} shown`}.
+        </caption>
+        <TableHead columns={["Service", "Signal", "Name", "Count", "Last"]} />
+        <tbody>
+          {page.rows.map((row) => (
+            <tr key={`${row.service} ${row.signal} ${row.name}`}>
+              <td>{row.service}</td>
+              <td>{row.signal}</td>
+              <td className="id">{row.name || "(no name)"}</td>
+              <td className="num">{row.count.toLocaleString("en-US")}</td>
+              <td className="num">{formatAgo(row.lastAt, now)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {pages > 1 && (
+        <nav className="toolbar" aria-label="Unmapped names pages">
+          {number > 1 ? (
+            <Link href={unmappedPagePath(number - 1)} prefetch={false}>
+              Previous {page.limit}
+            </Link>
+          ) : (
+            <span className="muted">Previous {page.limit}</span>
+          )}
+          <span>
+            Page {number} of {pages}
+          </span>
+          {number < pages ? (
+            <Link href={unmappedPagePath(number + 1)} prefetch={false}>
+              Next {page.limit}
+            </Link>
+          ) : (
+            <span className="muted">Next {page.limit}</span>
+          )}
+        </nav>
+      )}
+    </section>
+  );
+}

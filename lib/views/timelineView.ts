@@ -1,0 +1,248 @@
+import { formatDuration } from "../model/duration";
+import { formatUsd } from "../model/money";
+import type { SourcePart, SourceStep } from "../sources/sourceMessage";
+
+/**
+ * A received lifecycle drawn as a trace viewer draws one (Jaeger, Phoenix, Langfuse): each model
+ * call and tool use once, as one bar merged from every record that told of it (Claude Code reports
+ * a call by its api_request event and its llm_request span, a tool by its decision, its result and
+ * its span); each other step that took time (a turn, a wait) a bar of its own, and each instant
+ * (a prompt, a give-up) a tick; all on one time axis, nested under the step they happened inside.
+ */
+export interface Timeline {
+  startAt: number;
+  endAt: number;
+  /** The roots, each with what happened inside it, by start. */
+  items: TimelineItem[];
+  /** Marks along the axis: where (percent of its width) and the time since the start there. */
+  ticks: { offset: number; label: string }[];
+}
+
+export interface TimelineItem {
+  key: string;
+  kind: "call" | "tool" | "step";
+  /** What it is: `model call`, `tool`, or the step's own name (`turn ended`, `waited for permission`, `user_prompt`). */
+  label: string;
+  /** The model or the tool. */
+  name: string | null;
+  startAt: number;
+  endAt: number;
+  /** Null for an instant, drawn as a tick. */
+  durationMs: number | null;
+  /** Where its bar begins and how wide it is, in percent of the axis. */
+  offset: number;
+  width: number;
+  /** Its error's text, or `failed` where the client said it failed and not why. */
+  error: string | null;
+  /** The slowest of the lifecycle's calls and tools. */
+  slowest: boolean;
+  /** How many times a call was tried, when more than once. */
+  attempts: number | null;
+  /** One line: what a call used, or what the step said. */
+  summary: string;
+  /** Each record that told of it, oldest first. */
+  records: { name: string; summary: string }[];
+  /** How a screen reader and a test name it: `model call, claude-sonnet-4-5, 1.2 s`. */
+  title: string;
+  children: TimelineItem[];
+}
+
+/** The error of what failed without saying why. */
+const FAILED = "failed";
+
+/** A duration the way a timeline labels it: `95 ms`, `1.2 s`, `3m 5s`. */
+export function formatSpan(ms: number): string {
+  if (ms < 1000) return `${Math.round(Math.max(0, ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return formatDuration(ms);
+}
+
+const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+
+/**
+ * The part a step tells of: the one the store says it told of; else (a step kept before the store
+ * said) by the call's request id or the tool's use id its detail carries, or the span or record
+ * the part was named after.
+ */
+function partKeyOf(step: SourceStep, parts: ReadonlyMap<string, SourcePart>): string | null {
+  const candidates = [step.partKey ?? "", `tool ${text(step.detail.tool_use_id) ?? ""}`, `call ${text(step.detail.request_id) ?? ""}`];
+  if (step.key) candidates.push(`call ${step.key}`, `tool ${step.key}`);
+  const span = step.key?.startsWith("span:") ? step.key.slice(5) : undefined;
+  if (span) candidates.push(`call ${span}`, `call span-${span}`, `tool ${span}`, `tool span-${span}`);
+  return candidates.find((key) => parts.has(key)) ?? null;
+}
+
+/** What a call used, in one line. */
+function callSummary(fields: Record<string, unknown>): string {
+  const input = count(fields.inputTokens);
+  const output = count(fields.outputTokens);
+  const cacheRead = count(fields.cacheReadTokens) ?? 0;
+  const cacheWrite = count(fields.cacheWriteTokens) ?? 0;
+  const cost = count(fields.costUsd);
+  const estimate = count(fields.estimatedCostUsd);
+  const ttft = count(fields.ttftMs);
+  const attempt = count(fields.attempt);
+  return [
+    (input !== undefined || output !== undefined) && `${input ?? 0} in / ${output ?? 0} out tokens`,
+    cacheRead > 0 && `cache read ${cacheRead}`,
+    cacheWrite > 0 && `cache write ${cacheWrite}`,
+    cost !== undefined ? formatUsd(cost) : estimate !== undefined && `${formatUsd(estimate)} estimated`,
+    ttft !== undefined && `first token ${formatSpan(ttft)}`,
+    attempt !== undefined && attempt > 1 && `${attempt} attempts`,
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+interface Group {
+  key: string;
+  part: SourcePart | null;
+  steps: SourceStep[];
+}
+
+/** The lifecycle's steps and parts on one time axis; null when there is nothing to draw. */
+export function timelineOf(steps: readonly SourceStep[], parts: readonly SourcePart[]): Timeline | null {
+  const partsByKey = new Map(parts.map((part) => [`${part.kind} ${part.id}`, part]));
+  const groups = new Map<string, Group>();
+  /** Each step's key to the item it is drawn in. */
+  const itemOfStep = new Map<string, string>();
+  for (const part of parts) groups.set(`${part.kind} ${part.id}`, { key: `${part.kind} ${part.id}`, part, steps: [] });
+  steps.forEach((step, i) => {
+    const stepKey = step.key ?? `step ${i}`;
+    const key = partKeyOf(step, partsByKey) ?? stepKey;
+    const group = groups.get(key) ?? groups.set(key, { key, part: null, steps: [] }).get(key)!;
+    group.steps.push(step);
+    itemOfStep.set(stepKey, key);
+  });
+  if (!groups.size) return null;
+  foldSpansIntoParts(groups, itemOfStep);
+
+  const items = new Map<string, TimelineItem>();
+  /** Each item's parent item, by key. */
+  const parents = new Map<string, string>();
+  for (const group of groups.values()) {
+    const { item, parentKey } = itemOf(group, itemOfStep);
+    items.set(group.key, item);
+    if (parentKey !== null && parentKey !== group.key) parents.set(group.key, parentKey);
+  }
+  const all = [...items.values()];
+  const startAt = Math.min(...all.map((item) => item.startAt));
+  const endAt = Math.max(...all.map((item) => item.endAt));
+  const axis = Math.max(endAt - startAt, 1);
+
+  // Nest each item under the item its parent step is drawn in; one that would nest in itself or its own child stays a root.
+  const roots: TimelineItem[] = [];
+  for (const item of all) {
+    const parentKey = parents.get(item.key);
+    const parent = parentKey === undefined ? undefined : items.get(parentKey);
+    if (parent && !holds(item.key, parent.key, parents)) parent.children.push(item);
+    else roots.push(item);
+  }
+  // One root that holds the rest (a turn's own span: the only one with anything nested, or the only step, not a call or tool, whose time spans all the others'): what was told without a parent, inside its time, happened in it.
+  const holders = roots.filter((item) => item.children.length > 0);
+  const spanning = roots.filter((item) => item.kind === "step" && item.durationMs !== null && roots.every((other) => other.startAt >= item.startAt && other.endAt <= item.endAt));
+  const top = holders.length === 1 ? holders[0]! : holders.length === 0 && spanning.length === 1 ? spanning[0]! : null;
+  const shown = top ? roots.filter((item) => item === top || !(item.startAt >= top.startAt && item.endAt <= top.endAt)) : roots;
+  if (top) top.children.push(...roots.filter((item) => !shown.includes(item)));
+
+  // The slowest of the calls and tools, when there are two or more to compare.
+  const timed = all.filter((item) => item.kind !== "step" && item.durationMs !== null);
+  const slowest = timed.length > 1 ? timed.reduce((a, b) => (b.durationMs! > a.durationMs! ? b : a)) : null;
+  if (slowest && slowest.durationMs! > 0) {
+    slowest.slowest = true;
+    slowest.title += ", the slowest";
+  }
+
+  const place = (list: TimelineItem[]): TimelineItem[] =>
+    list
+      .sort((a, b) => a.startAt - b.startAt || a.endAt - b.endAt || (a.key < b.key ? -1 : 1))
+      .map((item) => ({ ...item, offset: ((item.startAt - startAt) / axis) * 100, width: ((item.endAt - item.startAt) / axis) * 100, children: place(item.children) }));
+  return { startAt, endAt, items: place(shown), ticks: [0, 0.25, 0.5, 0.75, 1].map((share) => ({ offset: share * 100, label: share === 0 ? "0" : formatSpan(share * (endAt - startAt)) })) };
+}
+
+/**
+ * A step its client named as a model call (or as `tool <name>`) that has no part of its own is that
+ * part's own span when it holds exactly one part of that kind, or, holding none, when exactly one
+ * part that ran inside nothing lies within its time with its model: drawn as one bar with it. A
+ * client that names a call by the record that answered it (Gemini CLI names it by its api_response
+ * event, which its llm_call span holds, or not) would otherwise show each call twice.
+ */
+function foldSpansIntoParts(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
+  const held = new Map<string, Group[]>();
+  const loose: Group[] = [];
+  for (const group of groups.values()) {
+    if (!group.part) continue;
+    const holders = new Set(group.steps.map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey))).filter((key): key is string => key !== undefined && key !== group.key));
+    for (const holder of holders) held.set(holder, [...(held.get(holder) ?? []), group]);
+    if (!holders.size) loose.push(group);
+  }
+  const spans = [...groups.values()].filter((group) => !group.part && group.steps.length === 1 && group.steps[0]!.startAt !== undefined);
+  for (const holder of spans) {
+    const span = holder.steps[0]!;
+    const named = (part: SourcePart) => (part.kind === "call" ? span.name === "model call" : span.name === `tool ${text(part.fields.name) ?? ""}`);
+    const inner = (held.get(holder.key) ?? []).filter((group) => named(group.part!));
+    const within = (group: Group) => group.steps.every((step) => (step.startAt ?? step.at) >= span.startAt! && step.at <= span.at) && text(span.detail.model) === text(group.part!.fields.model);
+    const candidates = held.has(holder.key) ? inner : loose.filter((group) => group.part!.kind === "call" && named(group.part!) && group.steps.length > 0 && within(group));
+    if (candidates.length !== 1 || (held.get(holder.key)?.length ?? 0) > 1) continue;
+    const only = candidates[0]!;
+    only.steps.unshift(span);
+    for (const [step, item] of itemOfStep) if (item === holder.key) itemOfStep.set(step, only.key);
+    groups.delete(holder.key);
+    if (loose.includes(only)) loose.splice(loose.indexOf(only), 1);
+  }
+}
+
+/** Whether `key` is `inner` or one of the items it is nested in, however deep: nesting `key` in `inner` would make a loop. */
+function holds(key: string, inner: string, parents: ReadonlyMap<string, string>): boolean {
+  const seen = new Set<string>();
+  for (let at: string | undefined = inner; at !== undefined && !seen.has(at); at = parents.get(at)) {
+    if (at === key) return true;
+    seen.add(at);
+  }
+  return false;
+}
+
+function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: TimelineItem; parentKey: string | null } {
+  const { part, steps } = group;
+  const fields = part?.fields ?? {};
+  const duration = count(fields.durationMs);
+  const endAt = steps.length ? Math.max(...steps.map((step) => step.at)) : part!.at;
+  // From the first record of it: a tool's decision comes before the tool runs.
+  const begun = steps.map((step) => step.startAt ?? step.at);
+  const startAt = steps.some((step) => step.startAt !== undefined) || duration === undefined ? Math.min(...begun, endAt) : endAt - duration;
+  const took = endAt - startAt;
+  // A span says what it ran inside; a log record of the same call does not.
+  // The first step of it that ran inside another item names its parent (a span of it may hold the others).
+  const parentKey = steps.map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey))).find((key) => key !== undefined && key !== group.key) ?? null;
+  // What the store kept as the step's error, a span's error status, or a step its client marked failed (a retried attempt).
+  const stepError = steps.map((step) => step.error ?? text(step.detail.status) ?? (step.detail.failed === true ? (text(step.detail.error) ?? FAILED) : undefined)).find((error) => error !== undefined);
+  const error = part ? (fields.success === false ? (text(fields.error) ?? stepError ?? FAILED) : null) : (stepError ?? null);
+  const kind = part?.kind ?? "step";
+  const label = part ? (part.kind === "call" ? "model call" : "tool") : steps[0]!.name;
+  const name = part ? (text(part.kind === "call" ? fields.model : fields.name) ?? null) : null;
+  const span = steps.find((step) => step.key?.startsWith("span:"));
+  const summary = kind === "call" ? callSummary(fields) : kind === "tool" ? (span ?? steps.at(-1))?.summary ?? "" : steps[0]!.summary;
+  const durationMs = took > 0 ? took : null;
+  const attempts = kind === "call" ? (count(fields.attempt) ?? 0) : 0;
+  const title = [label, name, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
+  const item: TimelineItem = {
+    key: group.key,
+    kind,
+    label,
+    name,
+    startAt,
+    endAt,
+    durationMs,
+    offset: 0,
+    width: 0,
+    error,
+    slowest: false,
+    attempts: attempts > 1 ? attempts : null,
+    summary,
+    records: steps.map((step) => ({ name: step.name, summary: step.summary })),
+    title,
+    children: [],
+  };
+  return { item, parentKey };
+}
