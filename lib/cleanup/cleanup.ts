@@ -106,12 +106,12 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
     const copyIds = going.length ? archiveRequests(archiveDb, going.map((g) => g.request), ctx.now(), cleanupEntry) : [];
     const removed: string[] = [];
     const changedSince: { requestId: string; copyId: number }[] = [];
-    if (gone.length) withWritersLock(ctx.db, () => gone.forEach((id) => removeRequest(ctx.db, id)));
+    if (gone.length) withWritersLock(ctx, () => gone.forEach((id) => removeRequest(ctx.db, id)));
     // The unlinks in pieces, each one hold of the lock, with a pause between for other processes' writers.
     const piece = options.lockedPiece ?? going.length;
     for (let at = 0; at < going.length; at += piece) {
       if (at > 0 && options.pauseMs) sleepSync(options.pauseMs);
-      withWritersLock(ctx.db, () => {
+      withWritersLock(ctx, () => {
         for (const [i, { request, fingerprint }] of going.slice(at, at + piece).entries()) {
           const file = ctx.dir.requestFile(request.requestId);
           // Written since it was read (every write renames a new file into place): the archived copy is stale.
@@ -144,7 +144,7 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
  */
 export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string, cleanupEntry: number): boolean {
   const archiveDb = archive();
-  return withWritersLock(ctx.db, () => {
+  return withWritersLock(ctx, () => {
     const copy = getArchived(archiveDb, requestId, cleanupEntry);
     let current: RequestRecord | null;
     try {
