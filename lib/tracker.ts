@@ -12,7 +12,7 @@ import { oldestCreatedAt } from "./db/queries/oldestCreated";
 import { requestFileBytes } from "./db/queries/requestFileBytes";
 import { backfillText } from "./db/requestText";
 import { Sessions } from "./sessions/sessionTracker";
-import { openArchive, type ArchiveDb } from "./db/archive";
+import { archiveReplaced, openArchive, type ArchiveDb } from "./db/archive";
 import { cleanup, restore } from "./cleanup/cleanup";
 import { retentionInactiveReason, retentionStatus, runRetention } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
@@ -140,7 +140,17 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
 
   const sessions = new Sessions(ctx);
   let archiveDb: ArchiveDb | null = null;
-  const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
+  const retiredArchives = new Set<ArchiveDb>();
+  /** archive.db, reopened when the file at its path is no longer the one open (deleted or replaced): what is archived goes where a restart finds it. */
+  const archive = () => {
+    if (archiveDb && archiveReplaced(archiveDb)) {
+      // A caller up the stack may still hold it (an audit entry being finished): closed once the call has returned.
+      retiredArchives.add(archiveDb);
+      setImmediate(closeRetired).unref();
+      archiveDb = null;
+    }
+    return (archiveDb ??= openArchive(dir.archiveFile));
+  };
 
   /** Every file was just read into the index (a rebuild or a recovery): a refresh right after has nothing to find. */
   let readEveryFile = false;
@@ -242,10 +252,11 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   }
 
   function closeRetired(): void {
-    for (const db of retired) {
+    for (const db of [...retired, ...retiredArchives]) {
       try {
         db.close();
         retired.delete(db);
+        retiredArchives.delete(db);
       } catch {
         // Still in use (a statement being iterated): the next pass closes it.
       }
