@@ -82,6 +82,19 @@ it("index.db deleted while a writer runs, and a writer started after: every ackn
   expectEveryAckKept(stateDir, acks);
 }, 120_000);
 
+it("index.db deleted twice while two writers run: every acknowledged update is kept, in the files and the index", async () => {
+  const { stateDir, stopFile } = seeded();
+  const writers = [startWriter(stateDir, stopFile), startWriter(stateDir, stopFile)];
+  await progress(writers, 40);
+  removeIndex(stateDir);
+  await progress(writers, 100);
+  removeIndex(stateDir);
+  await progress(writers, 100);
+  const acks = await stopAll(writers, stopFile);
+  expect(writers.map((writer) => writer.out()).join("\n")).not.toMatch(/^failed/m);
+  expectEveryAckKept(stateDir, acks);
+}, 120_000);
+
 it("index.db overwritten with garbage while two writers run: they rebuild it and go on; no update fails, every acknowledged one is kept", async () => {
   const { stateDir, stopFile } = seeded();
   const writers = [startWriter(stateDir, stopFile), startWriter(stateDir, stopFile)];
