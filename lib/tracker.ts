@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { randomUUID } from "./process/crypto";
 import { BulkActions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace } from "./queue/pause";
@@ -11,7 +12,7 @@ import { oldestCreatedAt } from "./db/queries/oldestCreated";
 import { requestFileBytes } from "./db/queries/requestFileBytes";
 import { backfillText } from "./db/requestText";
 import { Sessions } from "./sessions/sessionTracker";
-import { openArchive, type ArchiveDb } from "./db/archive";
+import { archiveReplaced, openArchive, type ArchiveDb } from "./db/archive";
 import { cleanup, restore } from "./cleanup/cleanup";
 import { retentionInactiveReason, retentionStatus, runRetention } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
@@ -26,8 +27,9 @@ import { getRequest } from "./db/queries/getRequest";
 import { listRequests } from "./db/queries/listRequests";
 import { listAllRequests } from "./db/queries/listAllRequests";
 import { listUnreadable } from "./db/unreadableFiles";
-import { indexIdentity, indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
-import { openIndex, readMeta, removeIndexFiles } from "./db/openIndex";
+import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
+import { fileIdentity, openIndex, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
+import type { IndexLoss } from "./db/writeLock";
 import { MAX_PAGE_SIZE, resolveListFilters, type ListFilters } from "./model/listFilters";
 import type { RequestPage } from "./db/queries/listRequests";
 import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
@@ -58,6 +60,10 @@ import { redactField, redactRequestFields, type Redaction } from "./model/redact
 
 export type { ChangeInput, CreateInput, MonitorOptions, MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
 import type { MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
+
+function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
+  return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
+}
 
 function validateFields(fields: RequestFields | undefined): RequestFields | undefined {
   if (fields === undefined) return undefined;
@@ -123,8 +129,8 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   const { dir, ownership } = openStateDir(resolved.stateDir, resolved);
   ensureStateDir(dir);
   let opened = openIndex(dir.indexFile);
-  let identity = indexIdentity(dir.indexFile);
   const ctx: TrackerContext = { dir, ownership, db: opened.db, options: resolved, now: resolved.now };
+  ctx.keeper = { lost: lostIndex, reopen: reopenInWrite };
   const waiters = new Waiters(() => ctx.db);
   ctx.onCommit = (request) => waiters.notify(request);
   const monitors = new Set<MonitorWithRetention>();
@@ -134,7 +140,17 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
 
   const sessions = new Sessions(ctx);
   let archiveDb: ArchiveDb | null = null;
-  const archive = () => (archiveDb ??= openArchive(dir.archiveFile));
+  const retiredArchives = new Set<ArchiveDb>();
+  /** archive.db, reopened when the file at its path is no longer the one open (deleted or replaced): what is archived goes where a restart finds it. */
+  const archive = () => {
+    if (archiveDb && archiveReplaced(archiveDb)) {
+      // A caller up the stack may still hold it (an audit entry being finished): closed once the call has returned.
+      retiredArchives.add(archiveDb);
+      setImmediate(closeRetired).unref();
+      archiveDb = null;
+    }
+    return (archiveDb ??= openArchive(dir.archiveFile));
+  };
 
   /** Every file was just read into the index (a rebuild or a recovery): a refresh right after has nothing to find. */
   let readEveryFile = false;
@@ -172,14 +188,21 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   /** Reopen a lost index (rebuilding it from the files when it is new) and the archive with it. */
   function checkIndex(): IndexCheck {
     const started = performance.now();
-    const problem = indexProblem(dir, ctx.db, identity);
-    if (!problem || problem.kind === "dir-missing") return { problem, reopened: false, durationMs: performance.now() - started };
+    const problem = indexProblem(dir, ctx.db, opened.identity);
+    if (!problem || problem.kind === "dir-missing") {
+      // A writer reopened it since the last check: reported here, where what watched the old index restarts.
+      const earlier = reopenedByWriter;
+      reopenedByWriter = null;
+      if (!earlier || problem) return { problem, reopened: false, durationMs: performance.now() - started };
+      for (const restart of ingests.values()) restart();
+      return { problem: earlier.loss, reopened: true, durationMs: earlier.durationMs };
+    }
+    reopenedByWriter = null;
     // Deleted or replaced: open what is there now (another process may have made it). Corrupt: start over.
     if (problem.kind === "corrupt") removeIndexFiles(dir.indexFile);
     ensureStateDir(dir);
     const old = ctx.db;
     opened = openIndex(dir.indexFile);
-    identity = indexIdentity(dir.indexFile);
     ctx.db = opened.db;
     old.close();
     archiveDb?.close();
@@ -187,6 +210,57 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     catchUp(false);
     for (const restart of ingests.values()) restart();
     return { problem, reopened: true, durationMs: performance.now() - started };
+  }
+
+  /** A reopen a write made (the guard reports it at its next check), and how long it took. */
+  let reopenedByWriter: { loss: IndexLoss; durationMs: number } | null = null;
+  /** Connections a writer's reopen replaced: code up the stack may still hold one, so each is closed once the call has returned. */
+  const retired = new Set<IndexDb>();
+
+  /** Asked under the writers' lock before each write: is ctx.db still the file at index.db's path? One stat. */
+  function lostIndex(): IndexLoss | null {
+    const now = fileIdentity(dir.indexFile);
+    if (!now) {
+      // The whole state directory gone: the write fails as it would have, and the guard waits for the folder.
+      if (!fs.existsSync(dir.root)) return null;
+      return { kind: "deleted", message: "index.db was deleted" };
+    }
+    if (!sameIdentity(now, opened.identity)) return { kind: "replaced", message: "index.db was replaced by another file" };
+    return null;
+  }
+
+  /**
+   * A writer found its index lost (deleted, replaced, or damaged under a write): open the one at
+   * index.db's path before writing. The writes this process made to the lost file after it was
+   * lost are in the request files: a new index is rebuilt from them, one another process made is
+   * reconciled with them. (Opening takes the writers' lock: a write another process began on the
+   * lost file before it was lost has renamed its file by then, so the rebuild reads it too.)
+   */
+  function reopenInWrite(loss: IndexLoss): void {
+    const started = performance.now();
+    // Damaged: start over, unless another process has replaced the file already (its index is kept).
+    if (loss.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), opened.identity)) removeIndexFiles(dir.indexFile);
+    ensureStateDir(dir);
+    const old = ctx.db;
+    opened = openIndex(dir.indexFile);
+    ctx.db = opened.db;
+    retired.add(old);
+    setImmediate(closeRetired).unref();
+    if (opened.needsRebuild) catchUp(false);
+    else reconcile(ctx);
+    reopenedByWriter = { loss, durationMs: performance.now() - started };
+  }
+
+  function closeRetired(): void {
+    for (const db of [...retired, ...retiredArchives]) {
+      try {
+        db.close();
+        retired.delete(db);
+        retiredArchives.delete(db);
+      } catch {
+        // Still in use (a statement being iterated): the next pass closes it.
+      }
+    }
   }
 
   const tracker: TrackerService = {
@@ -447,7 +521,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     },
 
     backfillTextIndex(rows = 1000) {
-      return withWritersLock(ctx.db, () => backfillText(ctx.db, rows));
+      return withWritersLock(ctx, () => backfillText(ctx.db, rows));
     },
 
     checkIndex,
@@ -482,6 +556,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       for (const guard of guards) guard.stop();
       waiters.close();
       ctx.db.close();
+      closeRetired();
       archiveDb?.close();
       discardSpares();
     },

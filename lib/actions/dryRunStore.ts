@@ -43,7 +43,7 @@ function askedOf(input: ActionInput): string {
 export function storeDryRun(ctx: TrackerContext, input: ActionInput, ids: string[], cutoff?: number): string {
   const now = ctx.now();
   const id = randomUUID();
-  keepDryRun(ctx.db, { id, kind: input.kind, asked: askedOf(input), summary: describeAction(input), target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + DRY_RUN_TTL_MS }, now, DRY_RUNS_KEPT);
+  keepDryRun(ctx, { id, kind: input.kind, asked: askedOf(input), summary: describeAction(input), target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + DRY_RUN_TTL_MS }, now, DRY_RUNS_KEPT);
   return id;
 }
 
@@ -53,7 +53,7 @@ export function storeDryRun(ctx: TrackerContext, input: ActionInput, ids: string
  */
 export function takeStoredDryRun(ctx: TrackerContext, input: ActionInput): DryRun | null {
   if (input.dryRunId === undefined) return null;
-  const taken = takeDryRun(ctx.db, input.dryRunId, askedOf(input), ctx.now());
+  const taken = takeDryRun(ctx, input.dryRunId, askedOf(input), ctx.now());
   if (taken.outcome === "taken") return taken.dryRun;
   if (taken.outcome === "unknown") {
     throw new ReqwatchError("BAD_INPUT", `Dry run ${input.dryRunId} is not known: it expired (a dry run is kept ${formatDuration(DRY_RUN_TTL_MS)}), was confirmed already, or was made on another state folder. Make the dry run again.`);

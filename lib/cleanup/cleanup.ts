@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { archiveRequests, getArchived, removeArchived, type ArchiveDb } from "../db/archive";
+import { archiveRequests, copiesOnDisk, getArchived, removeArchived, type ArchiveDb } from "../db/archive";
 import { commitChange } from "../store/commitChange";
 import { withWritersLock } from "../db/writeLock";
 import type { TrackerContext } from "../store/context";
@@ -48,6 +48,8 @@ export interface CleanupReport {
 
 const BATCH = 500;
 
+const NOT_ON_DISK = "its archived copy is not in archive.db on disk (the archive was deleted, replaced or damaged during the cleanup); the file is kept";
+
 /** The second half of a cleanup, once the archive commit holds these requests: their files go (durably), then their index rows. Under the writers' lock. */
 function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void {
   for (const id of ids) fs.rmSync(ctx.dir.requestFile(id), { force: true });
@@ -57,8 +59,9 @@ function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void 
 
 /**
  * Archive, then delete, the files of requests in `states` not updated for `olderThanMs`. Each
- * batch is committed to archive.db (fully synced) before any of its files is unlinked, so a crash
- * at any point leaves every request in the files, the archive, or both. Only the unlinks and the
+ * batch is committed to archive.db (fully synced), and its copies are read back from the file on
+ * disk, before any of its files is unlinked, so a crash, or archive.db deleted or replaced during
+ * the cleanup, leaves every request in the files, the archive, or both. Only the unlinks and the
  * index rows are under the writers' lock; a file rewritten after it was read and archived is
  * kept, and its stale archived copy dropped. Each archived copy is a new one, tagged with
  * `cleanupEntry` (the bulk action's audit entry), so an id used again never replaces another's copy.
@@ -106,14 +109,21 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
     const copyIds = going.length ? archiveRequests(archiveDb, going.map((g) => g.request), ctx.now(), cleanupEntry) : [];
     const removed: string[] = [];
     const changedSince: { requestId: string; copyId: number }[] = [];
-    if (gone.length) withWritersLock(ctx.db, () => gone.forEach((id) => removeRequest(ctx.db, id)));
+    if (gone.length) withWritersLock(ctx, () => gone.forEach((id) => removeRequest(ctx.db, id)));
     // The unlinks in pieces, each one hold of the lock, with a pause between for other processes' writers.
     const piece = options.lockedPiece ?? going.length;
     for (let at = 0; at < going.length; at += piece) {
       if (at > 0 && options.pauseMs) sleepSync(options.pauseMs);
-      withWritersLock(ctx.db, () => {
-        for (const [i, { request, fingerprint }] of going.slice(at, at + piece).entries()) {
+      withWritersLock(ctx, () => {
+        const pieceGoing = going.slice(at, at + piece);
+        // archive.db deleted, replaced or damaged since this cleanup opened it: copies it wrote are not on disk, and their files stay.
+        const held = copiesOnDisk(archiveDb, pieceGoing.map(({ request }, i) => ({ copyId: copyIds[at + i]!, requestId: request.requestId })));
+        for (const [i, { request, fingerprint }] of pieceGoing.entries()) {
           const file = ctx.dir.requestFile(request.requestId);
+          if (!held.has(copyIds[at + i]!)) {
+            report.skipped.push({ requestId: request.requestId, reason: NOT_ON_DISK });
+            continue;
+          }
           // Written since it was read (every write renames a new file into place): the archived copy is stale.
           if (!isSameFile(file, fingerprint)) {
             changedSince.push({ requestId: request.requestId, copyId: copyIds[at + i]! });
@@ -144,7 +154,7 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
  */
 export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string, cleanupEntry: number): boolean {
   const archiveDb = archive();
-  return withWritersLock(ctx.db, () => {
+  return withWritersLock(ctx, () => {
     const copy = getArchived(archiveDb, requestId, cleanupEntry);
     let current: RequestRecord | null;
     try {
@@ -156,6 +166,7 @@ export function settleCleanup(ctx: TrackerContext, archive: () => ArchiveDb, req
     if (!copy) return false;
     if (!current) return true;
     if ((current.version ?? 0) === (copy.request.version ?? 0) && current.lastUpdatedAt === copy.request.lastUpdatedAt) {
+      if (!copiesOnDisk(archiveDb, [{ copyId: copy.copyId, requestId }]).has(copy.copyId)) return false;
       removeArchivedFiles(ctx, [requestId]);
       return true;
     }

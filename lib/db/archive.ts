@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { RequestRecord } from "../model/requestFormat";
 import { openDatabase } from "../sqlite/openDatabase";
+import { fileIdentity, type FileIdentity } from "./openIndex";
 
 export type ArchiveDb = Database.Database;
 
@@ -51,6 +52,7 @@ const ARCHIVE_DDL = `
  */
 export function openArchive(file: string): ArchiveDb {
   const db = openDatabase(file);
+  opened.set(db, { file, identity: fileIdentity(file) });
   db.pragma("busy_timeout = 10000");
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
@@ -91,6 +93,45 @@ function migrateLegacyCopies(db: ArchiveDb): void {
     FROM archived_requests_v0 old ORDER BY old.archived_at, old.id;
     DROP TABLE archived_requests_v0;
   `);
+}
+
+/** Which file each open archive connection is, at its path. */
+const opened = new WeakMap<ArchiveDb, { file: string; identity: FileIdentity | null }>();
+
+/**
+ * Whether archive.db at the path `db` was opened from is no longer the file `db` holds (deleted, or
+ * replaced by another): SQLite goes on writing to a deleted file, where nothing will find it. A stat.
+ */
+export function archiveReplaced(db: ArchiveDb): boolean {
+  const at = opened.get(db);
+  if (!at) return false;
+  const now = fileIdentity(at.file);
+  return !now || !at.identity || now.dev !== at.identity.dev || now.ino !== at.identity.ino;
+}
+
+/**
+ * Which of these archived copies archive.db on disk holds now, read by a connection of its own (a
+ * new one reads the file, not what `db` caches; SQLite's, so closing it drops no lock `db` holds).
+ * None when the file is gone, replaced by one that lacks them, or damaged: a request file is
+ * deleted only once its copy is found here.
+ */
+export function copiesOnDisk(db: ArchiveDb, copies: readonly { copyId: number; requestId: string }[]): Set<number> {
+  const found = new Set<number>();
+  const at = opened.get(db);
+  if (!at || !copies.length || archiveReplaced(db)) return found;
+  let reader: Database.Database | undefined;
+  try {
+    reader = openDatabase(at.file, { fileMustExist: true });
+    reader.pragma("busy_timeout = 10000");
+    const held = reader.prepare("SELECT 1 FROM archived_requests WHERE copy_id = ? AND request_id = ?").pluck();
+    for (const { copyId, requestId } of copies) if (held.get(copyId, requestId) !== undefined) found.add(copyId);
+  } catch {
+    // Gone, not a database, or damaged: nothing is found there.
+    found.clear();
+  } finally {
+    reader?.close();
+  }
+  return found;
 }
 
 /** Archive a copy of each request, in one fully synced commit; returns each one's copy id, in order. */

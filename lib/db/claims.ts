@@ -1,6 +1,6 @@
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
-import { withWritersLock } from "./writeLock";
+import { withWritersLock, type IndexHolder } from "./writeLock";
 
 const READY = `SELECT id FROM requests WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
   AND (reserved_until IS NULL OR reserved_until <= ?) ORDER BY state_since, id LIMIT 1`;
@@ -26,8 +26,9 @@ const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (
  * step under the writers' lock, index only. Null when none is ready. `paused` workspaces are
  * skipped (the caller refuses a claim from a paused workspace it names).
  */
-export function reserveOldestReady(db: IndexDb, workspace: string | undefined, paused: readonly string[], now: number, until: number, pid: number): string | null {
-  return withWritersLock(db, () => {
+export function reserveOldestReady(index: IndexHolder, workspace: string | undefined, paused: readonly string[], now: number, until: number, pid: number): string | null {
+  return withWritersLock(index, () => {
+    const { db } = index;
     const id = (
       workspace !== undefined
         ? statement(db, READY_IN_WORKSPACE).pluck().get(now, now, workspace)
@@ -47,6 +48,6 @@ export function releaseReservation(db: IndexDb, id: string, pid: number): void {
 }
 
 /** Set a claim's heartbeat; false when `token` is not the request's current claim. */
-export function renewHeartbeat(db: IndexDb, id: string, token: string, now: number): boolean {
-  return withWritersLock(db, () => statement(db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(now, id, token)).changes > 0;
+export function renewHeartbeat(index: IndexHolder, id: string, token: string, now: number): boolean {
+  return withWritersLock(index, () => statement(index.db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(now, id, token)).changes > 0;
 }

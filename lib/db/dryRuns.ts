@@ -1,6 +1,5 @@
-import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
-import { withWritersLock } from "./writeLock";
+import { withWritersLock, type IndexHolder } from "./writeLock";
 
 /** What a bulk action's dry run fixed for its confirmation, kept in the index until `expiresAt`. */
 export interface DryRun {
@@ -33,8 +32,9 @@ interface Row {
  * Keep a dry run, dropping the expired ones and all but the newest `kept`: a client that makes dry
  * runs and never confirms them cannot grow the index.
  */
-export function keepDryRun(db: IndexDb, dryRun: DryRun, now: number, kept: number): void {
-  withWritersLock(db, () => {
+export function keepDryRun(index: IndexHolder, dryRun: DryRun, now: number, kept: number): void {
+  withWritersLock(index, () => {
+    const { db } = index;
     statement(db, "DELETE FROM dry_runs WHERE expires_at <= ?").run(now);
     statement(db, "INSERT INTO dry_runs (id, kind, asked, summary, target, ids, cutoff, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
       dryRun.id,
@@ -57,8 +57,9 @@ export type TakenDryRun = { outcome: "taken"; dryRun: DryRun } | { outcome: "ask
  * Take the dry run `id` for a confirmation that asks `asked`: removed in the same transaction that
  * reads it, so two processes never both confirm one dry run.
  */
-export function takeDryRun(db: IndexDb, id: string, asked: string, now: number): TakenDryRun {
-  return withWritersLock(db, () => {
+export function takeDryRun(index: IndexHolder, id: string, asked: string, now: number): TakenDryRun {
+  return withWritersLock(index, () => {
+    const { db } = index;
     const row = statement(db, "SELECT * FROM dry_runs WHERE id = ? AND expires_at > ?").get(id, now) as Row | undefined;
     if (!row) return { outcome: "unknown" };
     const dryRun: DryRun = { id: row.id, kind: row.kind, asked: row.asked, summary: row.summary, target: JSON.parse(row.target) as unknown, ids: JSON.parse(row.ids) as string[], cutoff: row.cutoff, expiresAt: row.expires_at };

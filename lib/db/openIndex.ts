@@ -1,5 +1,6 @@
 import { randomUUID } from "../process/crypto";
 import fs from "node:fs";
+import path from "node:path";
 import type Database from "better-sqlite3";
 import { isReqwatchError, ReqwatchError } from "../model/errors";
 import { sleepSync } from "../process/sleepSync";
@@ -20,6 +21,28 @@ export interface OpenedIndex {
    */
   needsRebuild: boolean;
   generation: string;
+  /** Which file `db` is (stat'ed right after it was opened): a deleted or replaced index.db is another. */
+  identity: FileIdentity | null;
+}
+
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+export function fileIdentity(file: string): FileIdentity | null {
+  const stat = fs.statSync(file, { throwIfNoEntry: false });
+  return stat ? { dev: stat.dev, ino: stat.ino } : null;
+}
+
+/**
+ * The file the writers' lock is taken on, beside index.db: an empty SQLite database attached to
+ * every index connection as `writers`, so BEGIN IMMEDIATE locks it too. reqwatch never deletes or
+ * replaces it (index.db may be deleted, and is replaced when damaged), so writers holding two
+ * different index.db files still exclude each other. Deleting it while writers run is not safe.
+ */
+export function writersLockFile(indexFile: string): string {
+  return path.join(path.dirname(indexFile), "writers.lock");
 }
 
 /** Delete index.db with its write-ahead log and shared memory (it is rebuildable from the files). */
@@ -49,6 +72,10 @@ function connect(file: string): IndexDb {
   db.pragma("cache_size = -65536");
   // Checkpoints run beside the writes (lib/db/checkpoints.ts); a write checkpoints itself only past this.
   db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+  // Created by SQLite, never opened with fs: closing any other descriptor of a file drops every
+  // lock this process holds on it. WAL: its write lock costs what the index's does.
+  db.prepare("ATTACH DATABASE ? AS writers").run(writersLockFile(file));
+  retryBusy(() => db.pragma("writers.journal_mode = WAL"));
   return db;
 }
 
@@ -101,15 +128,17 @@ function retryBusy<T>(fn: () => T): T {
  */
 export function openIndex(file: string): OpenedIndex {
   createIndexFile(file);
-  let db: IndexDb;
+  let db: IndexDb | undefined;
   try {
     db = connect(file);
     db.prepare("SELECT count(*) FROM sqlite_master").get();
   } catch (error) {
+    db?.close();
     if (!isNotADatabase(error)) throw ioError(error);
     removeIndexFiles(file);
     db = connect(file);
   }
+  const identity = fileIdentity(file);
 
   // The writers' lock with SQLite's own busy wait: opening is rare, and withWritersLock (writeLock.ts)
   // is built on this module's connection.
@@ -137,7 +166,7 @@ export function openIndex(file: string): OpenedIndex {
     if (needsRebuild) db.exec(DROP_COUNTING_TRIGGERS);
     return { needsRebuild, generation };
   });
-  return { db, ...setUp.immediate() };
+  return { db, identity, ...setUp.immediate() };
 }
 
 export function readMeta(db: IndexDb, key: string): string | undefined {

@@ -45,7 +45,7 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
     // Read at every claim, from the files: a pause holds from the moment it is written, in every process.
     const paused = pausedWorkspaces(ctx.dir);
     if (options.workspace !== undefined && paused.includes(options.workspace)) return null;
-    const id = reserveOldestReady(ctx.db, options.workspace, paused, now, now + RESERVATION_MS, process.pid);
+    const id = reserveOldestReady(ctx, options.workspace, paused, now, now + RESERVATION_MS, process.pid);
     if (id === null) return null;
     const token = randomUUID();
     let claimed: RequestRecord | null = null;

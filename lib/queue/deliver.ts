@@ -145,5 +145,5 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
  */
 export function heartbeat(ctx: TrackerContext, requestId: string, token: string): boolean {
   assertRequestId(requestId);
-  return renewHeartbeat(ctx.db, requestId, token, ctx.now());
+  return renewHeartbeat(ctx, requestId, token, ctx.now());
 }

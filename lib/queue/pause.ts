@@ -32,7 +32,7 @@ export function pauseWorkspace(ctx: TrackerContext, archive: () => ArchiveDb, wo
   const reason = options.reason?.trim() || null;
   // Under the writers' lock a claim commits under: every claim after this sees the file. The check
   // too, so of two pauses at once one writes and the other says it was paused already.
-  const current = withWritersLock(ctx.db, () => {
+  const current = withWritersLock(ctx, () => {
     const existing = readPauses(ctx.dir).find((pause) => pause.workspace === workspace);
     if (existing) return existing;
     writePause(ctx.dir, { workspace, pausedAt: at, by, reason });
@@ -49,7 +49,7 @@ export function resumeWorkspace(ctx: TrackerContext, archive: () => ArchiveDb, w
   assertWorkspace(workspace);
   assertManaged(ctx, `Resuming workspace ${workspace}`);
   const at = ctx.now();
-  const removed = withWritersLock(ctx.db, () => {
+  const removed = withWritersLock(ctx, () => {
     const gone = removePause(ctx.dir, workspace);
     if (gone) recordQueueChange(ctx.db, workspace, at);
     return gone;

@@ -1,21 +1,6 @@
 import fs from "node:fs";
 import type { StateDir } from "../stateFiles/stateDir";
-import { probeIndex, type IndexDb } from "../db/openIndex";
-
-/** Which file the open connection is: a deleted or replaced index.db is a different file. */
-export interface IndexIdentity {
-  dev: number;
-  ino: number;
-}
-
-export function indexIdentity(file: string): IndexIdentity | null {
-  try {
-    const { dev, ino } = fs.statSync(file);
-    return { dev, ino };
-  } catch {
-    return null;
-  }
-}
+import { fileIdentity, probeIndex, type FileIdentity, type IndexDb } from "../db/openIndex";
 
 const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
 
@@ -29,9 +14,9 @@ export type IndexProblem =
  * ghost index while every other process opened a new one. Costs a stat, a 16-byte read and two
  * one-row queries.
  */
-export function indexProblem(dir: StateDir, db: IndexDb, identity: IndexIdentity | null): IndexProblem | null {
+export function indexProblem(dir: StateDir, db: IndexDb, identity: FileIdentity | null): IndexProblem | null {
   if (!fs.existsSync(dir.root)) return { kind: "dir-missing", message: `The state directory ${dir.root} is missing; waiting for it to be created again.` };
-  const now = indexIdentity(dir.indexFile);
+  const now = fileIdentity(dir.indexFile);
   if (!now) return { kind: "deleted", message: "index.db was deleted" };
   if (!identity || now.ino !== identity.ino || now.dev !== identity.dev) return { kind: "replaced", message: "index.db was replaced by another file" };
   const header = Buffer.alloc(SQLITE_HEADER.length);

@@ -54,7 +54,7 @@ export function isBadRequestFileName(name: string): boolean {
  * reconciliation does), forget the ones that have gone.
  */
 export function noteBadFileNames(ctx: TrackerContext, names: readonly string[]): void {
-  withWritersLock(ctx.db, () => {
+  withWritersLock(ctx, () => {
     for (const name of names) {
       const file = `requests/${name}`;
       let fingerprint: FileFingerprint | null = null;
@@ -146,7 +146,7 @@ export function indexedAsIs(ctx: TrackerContext, id: string): boolean {
  * never replaces it, and a file read as gone is looked for again before its row goes.
  */
 function applyReads(ctx: TrackerContext, reads: Iterable<FileRead>, unreadable: UnreadableReport[], readOutsideLock: boolean): number {
-  return withWritersLock(ctx.db, () => {
+  return withWritersLock(ctx, () => {
     let fixes = 0;
     for (const read of reads) {
       const key = requestFileKey(read.id);
@@ -305,7 +305,7 @@ function finishListing(
   const present = new Set(listed.map((item) => item.id));
   const missing = [...indexed.keys()].filter((id) => !present.has(id));
   if (missing.length) {
-    fixes += withWritersLock(ctx.db, () => {
+    fixes += withWritersLock(ctx, () => {
       let removed = 0;
       for (const id of missing) {
         // Re-check under the lock: a writer may have created the file after our listing.
@@ -318,7 +318,7 @@ function finishListing(
   }
   const badNames = unreadable.filter((item) => !knownBad.has(item.file) && !present.has(item.file.slice("requests/".length, -".json".length)));
   if (knownBad.size || badNames.length) {
-    withWritersLock(ctx.db, () => {
+    withWritersLock(ctx, () => {
       // Files with names that cannot be request ids are listed too, so health shows them.
       for (const item of badNames) recordUnreadable(db, item.file, item.reason, null, ctx.now());
       // Unreadable files that have since gone are forgotten.

@@ -58,7 +58,7 @@ function finishReconcile(ctx: TrackerContext, sessions: Sessions, reconciled: Re
   const sessionsReconciled = sessions.reconcile();
   reconcileResponses(ctx);
   if (rebuilt) markTextBackfill(ctx.db);
-  withWritersLock(ctx.db, () => {
+  withWritersLock(ctx, () => {
     if (rebuilt) recount(ctx.db);
     writeMeta(ctx.db, "reconciled_at", String(ctx.now()));
   });

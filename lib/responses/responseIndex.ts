@@ -16,7 +16,7 @@ const keyOf = (workspace: string, requestId: string) => `${workspace}/${requestI
 export function ingestResponseFiles(ctx: TrackerContext, files: readonly string[]): number {
   const ipcDir = ctx.dir.ipcDir;
   if (!ipcDir || !files.length) return 0;
-  return withWritersLock(ctx.db, () => {
+  return withWritersLock(ctx, () => {
     let changed = 0;
     for (const file of files) {
       const named = responseOfPath(ipcDir, file);
@@ -84,7 +84,7 @@ export function reconcileResponses(ctx: TrackerContext): number {
   let fixes = ingestResponseFiles(ctx, changed.map(([, { file }]) => file));
   const gone = [...indexed].filter(([key]) => !onDisk.has(key)).map(([, row]) => row);
   if (gone.length) {
-    fixes += withWritersLock(ctx.db, () => {
+    fixes += withWritersLock(ctx, () => {
       let removed = 0;
       for (const row of gone) {
         if (removeResponse(ctx.db, row.request_id, row.workspace)) removed++;

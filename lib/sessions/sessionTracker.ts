@@ -128,7 +128,7 @@ export class Sessions implements SessionService {
    * yet (requests may carry its id) is recorded from now; an unreadable file is an error (the file is kept).
    */
   private change(sessionId: string, mutate: (session: SessionRecord) => SessionRecord): SessionRecord {
-    return withWritersLock(this.ctx.db, () => this.write(mutate(this.read(sessionId) ?? this.blank(sessionId))));
+    return withWritersLock(this.ctx, () => this.write(mutate(this.read(sessionId) ?? this.blank(sessionId))));
   }
 
   private read(sessionId: string): SessionRecord | null {
@@ -160,7 +160,7 @@ export class Sessions implements SessionService {
   /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
   start(): SessionResult<StartOutcome> {
     return result(() =>
-      withWritersLock(this.ctx.db, () => {
+      withWritersLock(this.ctx, () => {
         const currentId = this.current();
         if (currentId) {
           try {
@@ -274,7 +274,7 @@ export class Sessions implements SessionService {
   /** End the current session (kept, marked ended) and start a new one. */
   reset(): SessionResult<{ ended: string | null; session: SessionRecord }> {
     return result(() =>
-      withWritersLock(this.ctx.db, () => {
+      withWritersLock(this.ctx, () => {
         const currentId = this.current();
         let ended: string | null = null;
         if (currentId) {
@@ -304,7 +304,7 @@ export class Sessions implements SessionService {
   reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;
-    withWritersLock(this.ctx.db, () => {
+    withWritersLock(this.ctx, () => {
       const onDisk = ids ?? sessionIdsIn(this.ctx.dir.sessionsDir);
       for (const id of onDisk) {
         try {

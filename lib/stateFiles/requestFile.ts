@@ -1,5 +1,5 @@
 import { ReqwatchError } from "../model/errors";
-import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
+import { fingerprintOf, isSameFile, type FileFingerprint } from "../fs/fingerprint";
 import { readRegularFile } from "../fs/readRegularFile";
 import { jsonStructureProblem } from "../model/jsonStructure";
 import { describeZodError, requestSchema, type RequestRecord } from "../model/requestFormat";
@@ -68,11 +68,23 @@ export function parseRequestText(text: string, expectedId: string): RequestRecor
  * throws CORRUPT_FILE for anything that is there but unusable.
  */
 export function readRequestFile(file: string, expectedId: string): { request: RequestRecord; fingerprint: FileFingerprint } | null {
-  const read = readRegularFile(file, { maxBytes: MAX_REQUEST_FILE_BYTES, links: "refuse" });
-  if ("missing" in read) return null;
-  if ("problem" in read) throw corrupt(`${expectedId}.json`, read.problem);
-  return { request: parseRequestText(read.text, expectedId), fingerprint: fingerprintOf(read.stat) };
+  for (let tries = 1; ; tries++) {
+    const read = readRegularFile(file, { maxBytes: MAX_REQUEST_FILE_BYTES, links: "refuse" });
+    if ("missing" in read) return null;
+    if ("problem" in read) throw corrupt(`${expectedId}.json`, read.problem);
+    const fingerprint = fingerprintOf(read.stat);
+    try {
+      return { request: parseRequestText(read.text, expectedId), fingerprint };
+    } catch (error) {
+      // Replaced while it was read, and the old inode rewritten as another writer's temp file
+      // (lib/fs/durableWrite.ts, spares): what was read is not the file; the file now is read.
+      if (tries >= REREADS || isSameFile(file, fingerprint)) throw error;
+    }
+  }
 }
+
+/** Reads of a request file replaced while it was read, before its content is taken as what the file holds. */
+const REREADS = 5;
 
 /** The file's text; refused (BAD_INPUT, nothing written) when it would be too big for any reader to read back. */
 export function serializeRequest(request: RequestRecord): string {

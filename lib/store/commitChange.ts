@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { TrackerContext } from "./context";
 import { asReqwatchError, ReqwatchError } from "../model/errors";
-import { fsyncDir, replaceKeepingSpare, writeFileDurable, writeTempFile } from "../fs/durableWrite";
+import { fsyncDir, replaceKeepingSpare, writeTempFile } from "../fs/durableWrite";
 import { upsertRequest } from "../db/upsertRequest";
 import { assertManaged } from "./ownership";
 import { withWritersLock } from "../db/writeLock";
@@ -42,9 +42,10 @@ export interface CommitOptions {
  * The one function through which every writer changes a request file.
  *
  * Optimistic, so that the slow part (fsync) never holds the writers' lock: read the file, decide,
- * write and fsync a temp file; then, holding the lock (BEGIN IMMEDIATE on index.db, serialized
- * across processes and dropped by the OS if the process dies), check the file is still the one
- * that was read, update the index, rename the temp over it, commit; then fsync the folder before
+ * write and fsync a temp file; then, holding the lock (BEGIN IMMEDIATE on index.db and
+ * writers.lock, serialized across processes and dropped by the OS if the process dies; a lost
+ * index is reopened first, lib/db/writeLock.ts), check the file is still the one that was read,
+ * update the index, rename the temp over it, commit; then fsync the folder before
  * returning. A file changed meanwhile is a conflict: the change is decided again on the new file.
  * Inside a caller's transaction, or after repeated conflicts, everything happens under the lock.
  * In a folder reqwatch only observes, a decision to write is refused (READ_ONLY); reading is not.
@@ -61,7 +62,7 @@ export function commitChange(ctx: TrackerContext, requestId: string, decide: Dec
         committed = tryOptimistic(ctx, requestId, file, decide, durable, options.guard);
       }
     }
-    if (committed === CONFLICT) committed = withWritersLock(ctx.db, () => commitLocked(ctx, requestId, file, decide));
+    if (committed === CONFLICT) committed = withWritersLock(ctx, () => commitLocked(ctx, requestId, file, decide), { restartable: true });
   } catch (error) {
     throw asReqwatchError(error);
   }
@@ -80,14 +81,14 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   const temp = writeTempFile(file, serializeRequest(next));
   let renamed = false;
   try {
-    const won = withWritersLock(ctx.db, () => {
+    const won = withWritersLock(ctx, () => {
       if (!isSameFile(file, read?.fingerprint ?? null) || (guard && !guard(next))) return false;
       // Index first: if the rename fails, the rollback leaves both as they were.
       upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
       replaceKeepingSpare(temp.path, file);
       renamed = true;
       return true;
-    });
+    }, { restartable: true });
     if (!won) return CONFLICT;
   } finally {
     if (!renamed) fs.rmSync(temp.path, { force: true });
@@ -96,13 +97,25 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   return next;
 }
 
-/** The whole change under a lock the caller holds (so `decide` itself sees what a guard would). */
+/**
+ * The whole change under a lock the caller holds (so `decide` itself sees what a guard would).
+ * Index first, then the rename, as in tryOptimistic: a write that fails in the index (a damaged
+ * one) has not changed the file, and runs again whole on the reopened index.
+ */
 function commitLocked(ctx: TrackerContext, requestId: string, file: string, decide: Decide): RequestRecord | null {
   const current = readRequestFile(file, requestId)?.request ?? null;
   const decided = decide(current);
   if (decided === current || decided === null) return decided;
   const next = toWrite(ctx, requestId, current, decided);
-  upsertRequest(ctx.db, next, fingerprintOf(writeFileDurable(file, serializeRequest(next))));
+  const temp = writeTempFile(file, serializeRequest(next));
+  try {
+    upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
+    replaceKeepingSpare(temp.path, file);
+  } catch (error) {
+    fs.rmSync(temp.path, { force: true });
+    throw error;
+  }
+  fsyncDir(path.dirname(file));
   return next;
 }
 

@@ -1,4 +1,5 @@
 import type { IndexDb } from "../db/openIndex";
+import type { IndexKeeper } from "../db/writeLock";
 import type { ResolvedTrackerOptions } from "./options";
 import type { Ownership } from "./ownership";
 import type { RequestRecord } from "../model/requestFormat";
@@ -10,6 +11,8 @@ export interface TrackerContext {
   /** Whether reqwatch manages the folder (and may write there) or only observes it. */
   ownership: Ownership;
   db: IndexDb;
+  /** Checks the index before each write and reopens a lost one (lib/tracker.ts); none in a rebuild thread's context. */
+  keeper?: IndexKeeper;
   options: ResolvedTrackerOptions;
   now: () => number;
   /** Called after every committed write of this process (waiters listen here). */

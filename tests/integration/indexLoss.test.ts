@@ -64,6 +64,20 @@ describe("losing the index while a tracker has it open", () => {
     expect(tracker.get("after")).not.toBeNull();
   });
 
+  it("index.db deleted, then a write: the write reopens (rebuilds) the index before it writes, and the guard's next check reports it", () => {
+    const { tracker, stateDir } = seed(5);
+    const generation = tracker.generation();
+    removeIndex(stateDir);
+    tracker.create({ requestId: "after", workspace: "gateway", state: "queued" });
+    // The write went to the new index.db, which holds the files written before it too.
+    const other = aTracker({ stateDir, recover: false });
+    expect(other.get("after")?.state).toBe("queued");
+    expect(other.countsByState().queued).toBe(6);
+    expect(tracker.generation()).not.toBe(generation);
+    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
+    expect(tracker.checkIndex()).toMatchObject({ problem: null, reopened: false });
+  });
+
   it("the state directory removed: reported and left alone until it is back; then the index is rebuilt from what is there", () => {
     const { tracker, stateDir } = seed(5);
     fs.rmSync(stateDir, { recursive: true, force: true });
