@@ -9,6 +9,9 @@ export default defineConfig({
     globalSetup: ["tests/helpers/buildLib.ts"],
     setupFiles: ["tests/helpers/cacheDir.ts"],
     testTimeout: 30_000,
+    // A hook that removes or makes a folder of files waits on the disk: on a busy machine that is
+    // not 10 s, and a hook that times out fails its tests for the machine's speed alone.
+    hookTimeout: 60_000,
     pool: "forks",
   },
 });

@@ -129,7 +129,8 @@ describe("the dashboard's event stream", () => {
       events.close();
     }
     await expect.poll(async () => (await health()).feed.subscribers).toBe(before.feed.subscribers);
-    await expect.poll(async () => (await health()).activeResources, { timeout: 10_000 }).toBeLessThanOrEqual(before.activeResources);
+    // The sockets close as the server gets to them: on a busy machine that can take seconds, so the wait is the test's whole budget.
+    await expect.poll(async () => (await health()).activeResources, { timeout: 50_000 }).toBeLessThanOrEqual(before.activeResources);
   }, 60_000);
 });
 
