@@ -120,7 +120,7 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     const steps = summaries(view);
     expect(steps[0]).toBe("user_prompt: a prompt of 18 characters");
     expect(steps).toContainEqual(expect.stringMatching(new RegExp(`^api_response: router, ${calls[0]!.model}, 50 in / 10 out`)));
-    expect(steps).toContainEqual(expect.stringMatching(new RegExp(`^api_response: main, ${calls[1]!.model}, 120 in / 30 out \\(20 cached\\)`)));
+    expect(steps).toContainEqual(expect.stringMatching(new RegExp(`^api_response: main, ${calls[1]!.model}, 100 in / 30 out \\(20 cached\\)`)));
     expect(steps.at(-1)).toMatch(/^run ended: /);
     // The session is Gemini CLI's own: its turns are filtered by it.
     const session = await get<RequestsView>(`/api/requests?source=otel&session=${row.sessionId}`);
