@@ -56,8 +56,6 @@ export const TELEMETRY_SESSIONS_LISTED = 500;
 const LISTED_REQUESTS = 50;
 const LISTED_ERRORS = 50;
 
-type Sums = SessionSums;
-
 /**
  * The sessions in what the dashboard's OpenTelemetry receiver kept for a state folder
  * (`telemetry.db`, read through lib/telemetry/store/queries/sessions.ts): a read model beside the tracker, read-only
@@ -82,7 +80,7 @@ export class TelemetrySessions {
     return this.reading([], (db) => {
       // Grouped by the stored id (its index), then by the id a row shows: ids that show alike are one session, as the table's filter has them.
       const grouped = sessionSumsByStoredId(db);
-      const byName = new Map<string, Sums>();
+      const byName = new Map<string, SessionSums>();
       const nameOf = shownSessionIds(db);
       for (const { raw, ...sums } of grouped) {
         const name = nameOf(raw);
@@ -124,7 +122,7 @@ export class TelemetrySessions {
     });
   }
 
-  private rowOf(sessionId: string, sums: Sums, live: readonly Row[], now: number): TelemetrySessionRow {
+  private rowOf(sessionId: string, sums: SessionSums, live: readonly Row[], now: number): TelemetrySessionRow {
     const stuck = live.filter((row) => this.queue.stuck(row, now, null) !== null).length;
     return {
       source: "otel",
@@ -158,8 +156,8 @@ export class TelemetrySessions {
   }
 }
 
-function addSums(a: Sums, b: Sums): Sums {
-  const add = (key: keyof Sums) => (a[key] as number) + (b[key] as number);
+function addSums(a: SessionSums, b: SessionSums): SessionSums {
+  const add = (key: keyof SessionSums) => (a[key] as number) + (b[key] as number);
   return {
     requests: add("requests"),
     turns: add("turns"),
