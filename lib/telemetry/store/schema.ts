@@ -120,8 +120,10 @@ function makeSchema(db: Database.Database): void {
 }
 
 const DAMAGE = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB"]);
+/** A failure that says the file is damaged or not SQLite: the writer sets it aside and starts a new one. */
 export const isDamage = (error: unknown) => DAMAGE.has((error as { code?: string }).code ?? "");
 
+/** The file at the path, as the file system names it (null: none): the writer notices another file put in its place. */
 export function identityOf(file: string): { dev: number; ino: number } | null {
   try {
     const { dev, ino } = fs.statSync(file);
