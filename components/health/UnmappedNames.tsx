@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { TableHead } from "@/components/TableHead";
 import { formatAgo } from "@/lib/model/duration";
-import type { UnmappedPage } from "@/lib/telemetry/telemetryStore";
+import type { UnmappedPage } from "@/lib/telemetry/store/queries/unmapped";
 
 /** The Health page's link to a page of the unmapped names (1 is the first). */
 export const unmappedPagePath = (page: number) => (page <= 1 ? "/health" : `/health?unmapped=${page}`);

@@ -12,7 +12,7 @@ import {
 import { DEFAULT_PORT } from "./commands/dashboard";
 import { DEFAULT_OTLP_PORT } from "../telemetry/otlpReceiver";
 import { DEFAULT_TELEMETRY_RETENTION_MS } from "../telemetry/startTelemetry";
-import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../sources/telemetryQueue";
+import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../telemetry/startTelemetry";
 
 const by = (ms: number) => formatDuration(ms);
 

@@ -18,7 +18,6 @@ import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
 import { resolveTrackerOptions } from "../store/options";
 import { startTelemetry, telemetrySettings, type TelemetryHandle, type TelemetrySettings, type TelemetryStatus } from "../telemetry/startTelemetry";
-import { otelSpec } from "../sources/sourceSpec";
 import { TelemetrySessions } from "../views/telemetrySessionsView";
 
 /**
@@ -138,8 +137,10 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
           redaction: resolveTrackerOptions(options).redaction,
           onError: (error) => console.error("reqwatch: the telemetry retention failed:", error.message),
         });
-  const sources = new SourceSet([...sourceSpecs, ...(telemetry ? [telemetry.source] : [])], tracker.stateDir.storeDir);
-  const telemetrySessions = telemetry ? new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, settings.stuckAfterMs) : null;
+  // The received lifecycles, shown as the `otel` source beside the configured ones.
+  const received: SourceSpec[] = telemetry ? [{ kind: "otel", file: telemetry.file, stuckAfterMs: settings.stuckAfterMs }] : [];
+  const sources = new SourceSet([...sourceSpecs, ...received], tracker.stateDir.storeDir);
+  const telemetrySessions = telemetry ? new TelemetrySessions(telemetry.file, settings.stuckAfterMs) : null;
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
   const guard = tracker.startIndexGuard({

@@ -5,8 +5,9 @@ import { ReqwatchError } from "../model/errors";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { pidExists } from "../process/liveness";
-import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import { epochMs, type SourceMessage, type SourceRead, type StuckReason } from "./sourceMessage";
+import { openSourceDb, sourceReadError, type SourceDb } from "../sqlite/openSourceDb";
+import { epochMs } from "../model/storedValues";
+import type { SourceMessage, SourceRead, StuckReason } from "./sourceMessage";
 import { readQueue, type Listing } from "./queueLook";
 import type { Row, SourceQueue } from "./sourceQueue";
 

@@ -8,7 +8,7 @@ import { readRegularFile } from "../fs/readRegularFile";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import { openDatabase } from "../sqlite/openDatabase";
-import type { SourceDb } from "./openSourceDb";
+import type { SourceDb } from "../sqlite/openSourceDb";
 import type { SourceMessage, SourceStep, StuckReason } from "./sourceMessage";
 import type { Row, SourceQueue } from "./sourceQueue";
 

@@ -5,13 +5,15 @@ import type { ResolvedListFilters } from "../model/listFilters";
 import { STATES, type State } from "../model/states";
 import { claudeMemQueue, claudeMemShape } from "./claudeMem";
 import { ClaudeMemWorkerWatch, claudeMemWorkerAddress, claudeMemWorkerQueue, workerStoreFile, type WorkerStatus } from "./claudeMemWorker";
-import { openSourceDb, type SourceDb } from "./openSourceDb";
+import { openSourceDb, type SourceDb } from "../sqlite/openSourceDb";
 import { LiveRows, type QueueLook, type StuckRow } from "./queueLook";
-import { emptyCounts, safeName, type SourceMessage } from "./sourceMessage";
+import { safeName } from "../model/storedValues";
+import { emptyCounts, type SourceMessage } from "./sourceMessage";
 import { readOne, readPage, type SourcePage, type SourceQueue } from "./sourceQueue";
 import { parseSourceSpec, type SourceSpec } from "./sourceSpec";
 import { readTableMapping, tableQueue } from "./sqliteTable";
-import { openTelemetryStore, telemetryQueue } from "./telemetryQueue";
+import { openTelemetryStore } from "../telemetry/store/readStore";
+import { telemetryQueue } from "./telemetryQueue";
 
 /** A source as the Health page, the table's source filter and the event stream show it. */
 export interface SourceStatus {

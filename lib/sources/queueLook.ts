@@ -1,6 +1,7 @@
 import type { State } from "../model/states";
-import type { SourceDb } from "./openSourceDb";
-import { emptyCounts, timeOf, type SourceRead } from "./sourceMessage";
+import type { SourceDb } from "../sqlite/openSourceDb";
+import { timeOf } from "../model/storedValues";
+import { emptyCounts, type SourceRead } from "./sourceMessage";
 import { LIVE, readNewest, readRows, reading, stateOf, valuesFor, type Row, type SourceQueue } from "./sourceQueue";
 
 /** A stuck row as a look found it: no text, which only the rows a page shows are read with. */

@@ -4,7 +4,7 @@ import { filterFields } from "../model/listFilters";
 import { describeZodError } from "../model/requestFormat";
 import { ReqwatchError } from "../model/errors";
 import { claudeMemQueue, claudeMemShape, LEFT_OVER_AFTER_MS, type ClaudeMemShape } from "./claudeMem";
-import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
+import { openSourceDb, sourceReadError, type SourceDb } from "../sqlite/openSourceDb";
 import { lastWriteOf, readOne, type SourceQueue } from "./sourceQueue";
 import type { SourceSpec } from "./sourceSpec";
 

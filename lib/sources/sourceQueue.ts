@@ -1,8 +1,9 @@
 import { ReqwatchError } from "../model/errors";
 import type { ResolvedListFilters } from "../model/listFilters";
 import type { State } from "../model/states";
-import { sourceReadError, type SourceDb } from "./openSourceDb";
-import { timeOf, type SourceMessage, type StuckReason } from "./sourceMessage";
+import { sourceReadError, type SourceDb } from "../sqlite/openSourceDb";
+import { timeOf } from "../model/storedValues";
+import type { SourceMessage, StuckReason } from "./sourceMessage";
 
 export type Row = Record<string, unknown>;
 
@@ -11,7 +12,7 @@ export type Row = Record<string, unknown>;
  * `pending_messages` (lib/sources/claudeMem.ts) or a mapped job table (lib/sources/sqliteTable.ts).
  * Each describes its table once here; the reads below (a filtered page, one row) and a look's
  * (lib/sources/queueLook.ts: the counts and the stuck rows) are the same for all. Expressions may
- * call the connection's reqwatch_name and reqwatch_time (lib/sources/openSourceDb.ts), so a filter
+ * call the connection's reqwatch_name and reqwatch_time (lib/sqlite/openSourceDb.ts), so a filter
  * matches what a row shows.
  */
 export interface SourceQueue {

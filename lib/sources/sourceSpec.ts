@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";
+import { telemetryStoreFile } from "../telemetry/store/schema";
 import { defaultClaudeMemPath } from "./claudeMem";
 
 /**
@@ -20,7 +21,7 @@ const USAGE = `use claude-mem (its database at ${defaultClaudeMemPath()}), claud
 
 /** What the dashboard's OpenTelemetry receiver kept for a state folder: its store, beside the index (in `storeDir`). */
 export function otelSpec(storeDir: string, stuckAfterMs?: number): Extract<SourceSpec, { kind: "otel" }> {
-  return { kind: "otel", file: path.join(storeDir, "telemetry.db"), ...(stuckAfterMs !== undefined && { stuckAfterMs }) };
+  return { kind: "otel", file: telemetryStoreFile(storeDir), ...(stuckAfterMs !== undefined && { stuckAfterMs }) };
 }
 
 /**

@@ -8,8 +8,9 @@ import { readRegularFile } from "../fs/readRegularFile";
 import type { RequestRecord } from "../model/requestFormat";
 import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
-import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
-import { safeName, timeOf, type SourceMessage, type SourceRead, type StuckReason } from "./sourceMessage";
+import { openSourceDb, sourceReadError, type SourceDb } from "../sqlite/openSourceDb";
+import { safeName, timeOf } from "../model/storedValues";
+import type { SourceMessage, SourceRead, StuckReason } from "./sourceMessage";
 import { readQueue, type Listing } from "./queueLook";
 import type { SourceQueue } from "./sourceQueue";
 

@@ -2,19 +2,19 @@ import { formatDuration } from "../model/duration";
 import { formatCost } from "../model/money";
 import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
-import { ReqwatchError } from "../model/errors";
-import { openSourceDb, sourceReadError, type SourceDb } from "./openSourceDb";
+import type { SourceDb } from "../sqlite/openSourceDb";
+import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../telemetry/startTelemetry";
+import { lifecycleDetails } from "../telemetry/store/queries/lifecycleDetails";
+import { LIFECYCLE_ROWS } from "../telemetry/store/queries/lifecycleRows";
+import { openTelemetryStore } from "../telemetry/store/readStore";
 import type { SourceMessage, SourcePart, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
 import { readQueue, type Listing } from "./queueLook";
 import type { Row, SourceQueue } from "./sourceQueue";
 
-/** A lifecycle still going on with nothing received for it this long is stuck: an agent's turn with no event for 10 minutes. */
-export const DEFAULT_TELEMETRY_STUCK_AFTER_MS = 10 * 60_000;
-
 const ID = /^(turn|call|message|agent)-(\d{1,18})$/;
 
 /**
- * The telemetry store's lifecycles (lib/telemetry/telemetryStore.ts, which writes them) as a source the dashboard
+ * The telemetry store's lifecycles (lib/telemetry/store/: its writer and its queries) as a source the dashboard
  * shows beside the folder's requests, with the same table, filters and pages: a turn as
  * `turn-<n>`, an agent's run as `agent-<n>`, a model call as `call-<n>`, a message as `message-<n>`, newest first; its calls'
  * tokens and cost in the row; its steps and parts on its own page.
@@ -23,21 +23,11 @@ export function telemetryQueue(file: string, stuckAfterMs = DEFAULT_TELEMETRY_ST
   return {
     kind: "otel",
     file,
-    table: "lifecycles",
+    ...LIFECYCLE_ROWS,
     keptByReqwatch: true,
-    from: "lifecycles t",
-    select: "t.kind, t.state, t.started_at, t.queued_at, t.processing_at, t.finished_at, t.last_at, t.received_at, t.prompt, t.output, t.error, t.model, t.attempt, t.last_step, t.calls, t.tools, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.cost_usd, t.estimated_calls, t.unpriced_calls, t.trace_id",
-    id: "t.seq",
-    status: "t.state",
     statusValues: Object.fromEntries(STATES.map((state) => [state, state])) as Record<string, State>,
-    created: "t.started_at",
-    times: ["t.received_at"],
-    workspace: "coalesce(reqwatch_name(t.service, 64), 'otel')",
-    session: "reqwatch_name(t.session, 128)",
-    text: ["t.prompt", "t.output", "t.error", "t.last_step", "t.model"],
     rowId: (requestId) => ID.exec(requestId)?.[2] ?? null,
     requestId: (row) => `${String(row.kind)}-${String(row._id)}`,
-    facts: "t.kind, t.state, t.started_at, t.last_at, t.received_at, t.last_step",
     // A lifecycle's times move with every record received, whatever its state.
     settled: [],
     stuck: (row, now) => stuckOf(row, now, stuckAfterMs),
@@ -91,10 +81,7 @@ function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
 
 /** A lifecycle's steps, oldest first (each with the error it told of), and its model calls and tool uses, each once. */
 function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "parts"> {
-  const steps = db
-    .prepare("SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, part_key AS partKey, name, summary, detail, json_extract(facts, '$.error') AS error FROM steps WHERE seq = ? ORDER BY at, step_key")
-    .all(rowId) as { key: string; at: number; startAt: number | null; parentKey: string | null; partKey: string | null; name: string; summary: string; detail: string; error: unknown }[];
-  const parts = db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ? ORDER BY at, kind, id").all(rowId) as { kind: SourcePart["kind"]; id: string; at: number; fields: string }[];
+  const { steps, parts } = lifecycleDetails(db, rowId);
   return {
     steps: steps.map(
       (step): SourceStep => ({
@@ -111,41 +98,6 @@ function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "pa
     ),
     parts: parts.map((part) => ({ kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as SourcePart["fields"] })),
   };
-}
-
-/** The telemetry store, opened to read; a store that does not exist yet is said as such: nothing was received. */
-export function openTelemetryStore(file: string, busyMs?: number): SourceDb {
-  try {
-    return openSourceDb(file, "telemetry store", busyMs === undefined ? {} : { busyMs });
-  } catch (error) {
-    if (error instanceof ReqwatchError && error.code === "NOT_FOUND") {
-      throw new ReqwatchError("NOT_FOUND", `Nothing was received for this state folder yet: the dashboard keeps what its OpenTelemetry receiver gets in ${file} (see the README's "See Claude Code and other OpenTelemetry apps").`, { file });
-    }
-    throw error;
-  }
-}
-
-/**
- * Read the store once and close it; `empty` when nothing was received yet (no store is made for
- * it), or when the store is damaged: the receiver sets it aside and starts a new one (Health names
- * it), and what reads it (a page, the sessions list) goes on meanwhile.
- */
-export function readTelemetryStore<T>(file: string, empty: T, read: (db: SourceDb) => T): T {
-  let db: SourceDb;
-  try {
-    db = openTelemetryStore(file);
-  } catch (error) {
-    if (error instanceof ReqwatchError && (error.code === "NOT_FOUND" || error.code === "CORRUPT_FILE")) return empty;
-    throw error;
-  }
-  try {
-    return read(db);
-  } catch (error) {
-    if (sourceReadError(error, file, "telemetry store").code === "CORRUPT_FILE") return empty;
-    throw error;
-  } finally {
-    db.close();
-  }
 }
 
 /** Read the store once, as `reqwatch source otel` and the MCP tool do: counts, the stuck, the rows the listing asks for. */

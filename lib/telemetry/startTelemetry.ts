@@ -4,11 +4,15 @@ import { Worker } from "node:worker_threads";
 import { parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import type { Redaction } from "../model/redaction";
-import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
-import { DEFAULT_TELEMETRY_STUCK_AFTER_MS, readTelemetryStore } from "../sources/telemetryQueue";
 import { DEFAULT_OTLP_PORT, startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
 import { ingestExport } from "./pipeline/ingestExport";
-import { setAsideStores, storeBytes, storeIntake, storeUnmapped, storeUsage, TelemetryStore, UNMAPPED_PAGE, type IntakeRow, type TelemetryStoreOptions, type UnmappedPage, type Usage } from "./telemetryStore";
+import { storeBytes } from "./store/queries/bytes";
+import { storeIntake, type IntakeRow } from "./store/queries/intake";
+import { storeUnmapped, UNMAPPED_PAGE, type UnmappedPage } from "./store/queries/unmapped";
+import { storeUsage, type Usage } from "./store/queries/usage";
+import { readTelemetryStore } from "./store/readStore";
+import { setAsideStores, telemetryStoreFile } from "./store/schema";
+import { TelemetryStore, type TelemetryStoreOptions } from "./store/telemetryStore";
 
 /** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
 export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
@@ -17,6 +21,8 @@ export const TELEMETRY_MAX_BYTES = 256 * 1024 * 1024;
 const TRIM_EVERY_MS = 60_000;
 /** The pause between slices of a trim that has more to do: the receiver and the pages get the thread between them. */
 const TRIM_AGAIN_MS = 100;
+/** A lifecycle still going on with nothing received for it this long is stuck: an agent's turn with no event for 10 minutes. */
+export const DEFAULT_TELEMETRY_STUCK_AFTER_MS = 10 * 60_000;
 
 export interface TelemetrySettings {
   /** The receiver's port (0: any free one), or null: no receiver. */
@@ -62,8 +68,8 @@ export interface TelemetryStatus {
 }
 
 export interface TelemetryHandle {
-  /** The source the dashboard shows the received lifecycles as. */
-  readonly source: SourceSpec;
+  /** The store's file: the dashboard shows its lifecycles as the `otel` source. */
+  readonly file: string;
   /** Settles once the receiver listens, or could not (its status says why). */
   readonly ready: Promise<ReceiverStatus>;
   /** What was received; `unmappedOffset` pages through the names no mapping knows. */
@@ -102,22 +108,22 @@ const CLOSE_THREAD_MS = 5000;
  * read the store through their own connections.
  */
 export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
-  const source = otelSpec(options.storeDir, options.settings.stuckAfterMs);
-  const running = fs.existsSync(threadFile()) ? onThread(options, source.file) : runTelemetry(options);
+  const file = telemetryStoreFile(options.storeDir);
+  const running = fs.existsSync(threadFile()) ? onThread(options, file) : runTelemetry(options);
   const ready = running.ready.then((status) => {
     if (status.url) console.log(`reqwatch: receiving OpenTelemetry (OTLP/HTTP) on ${status.url}`);
     else console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
     return status;
   });
   return {
-    source,
+    file,
     ready,
     status: ({ unmappedOffset = 0 } = {}) => ({
       receiver: running.receiver(),
-      file: source.file,
+      file,
       keepMs: options.settings.keepMs,
-      setAside: setAsideStores(source.file),
-      ...readTelemetryStore(source.file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
+      setAside: setAsideStores(file),
+      ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
         bytes: storeBytes(db),
         intake: storeIntake(db),
         unmapped: storeUnmapped(db, { offset: unmappedOffset }),
@@ -141,8 +147,7 @@ export interface RunningTelemetry {
 
 /** Run the store, the receiver and the retention in this thread. */
 export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
-  const source = otelSpec(options.storeDir, options.settings.stuckAfterMs);
-  const store = new TelemetryStore(source.file, storeOptions(options));
+  const store = new TelemetryStore(telemetryStoreFile(options.storeDir), storeOptions(options));
   let receiver: ReceiverHandle | null = null;
   let closed = false;
   const ingest: IngestExport = (signal, decoded) => ingestExport(store, options.redaction, signal, decoded);

@@ -1,6 +1,6 @@
 import type { ActivityRange, WorkspaceMatch } from "../model/activity";
-import { readTelemetryStore } from "../sources/telemetryQueue";
-import { telemetryActivityRows } from "../telemetry/telemetryActivity";
+import { telemetryActivityRows } from "../telemetry/store/queries/activity";
+import { readTelemetryStore } from "../telemetry/store/readStore";
 import { buildActivity, type ActivityView } from "./activityView";
 
 /**

@@ -4,16 +4,17 @@ import { resolveListFilters } from "../model/listFilters";
 import { formatCost } from "../model/money";
 import { plural, telemetrySessionFigures } from "./sessionFigures";
 import { receivedSessionState, type SessionState } from "../sessions/sessionState";
-import type { SourceDb } from "../sources/openSourceDb";
+import type { SourceDb } from "../sqlite/openSourceDb";
 import type { SourceMessage } from "../sources/sourceMessage";
 import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
-import { readTelemetryStore, telemetryQueue } from "../sources/telemetryQueue";
-import { CALL_TOLD_ONCE } from "../telemetry/callToldOnce";
+import { telemetryQueue } from "../sources/telemetryQueue";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
 import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
 import { telemetrySettings } from "../telemetry/startTelemetry";
-import { CALL_SUMS, type UsageSums } from "../telemetry/telemetryStore";
+import type { UsageSums } from "../telemetry/store/queries/callSums";
+import { liveLifecycles, sessionByModel, sessionErrors, sessionSums, sessionSumsByStoredId, sessionTools, shownSessionIds, type SessionSums } from "../telemetry/store/queries/sessions";
+import { readTelemetryStore } from "../telemetry/store/readStore";
 import type { TrackerService } from "../tracker";
 
 /** A session received over OpenTelemetry (Claude Code's `session.id`, a GenAI conversation id), as the sessions list shows it. */
@@ -55,15 +56,9 @@ export const TELEMETRY_SESSIONS_LISTED = 500;
 const LISTED_REQUESTS = 50;
 const LISTED_ERRORS = 50;
 
-const SUMS = `count(*) AS requests, sum(t.kind = 'turn') AS turns, sum(t.calls) AS calls, sum(t.tools) AS tools,
-  sum(t.input_tokens) AS inputTokens, sum(t.output_tokens) AS outputTokens, sum(t.cache_read_tokens) AS cacheReadTokens,
-  sum(t.cache_write_tokens) AS cacheWriteTokens, sum(t.cost_usd) AS costUsd, sum(t.estimated_calls) AS estimatedCalls, sum(t.unpriced_calls) AS unpricedCalls, min(t.started_at) AS firstSeen, max(t.last_at) AS lastSeen, min(t.service) AS service`;
-
-type Sums = Omit<TelemetrySessionRow, "source" | "sessionId" | "from" | "state" | "live" | "stuck">;
-
 /**
  * The sessions in what the dashboard's OpenTelemetry receiver kept for a state folder
- * (`telemetry.db`, lib/telemetry/telemetryStore.ts): a read model beside the tracker, read-only
+ * (`telemetry.db`, read through lib/telemetry/store/queries/sessions.ts): a read model beside the tracker, read-only
  * through the `otel` source's own connection and expressions, so a session's id, rows and stuck
  * ones are those the requests table and the stuck badge show. A store not made yet holds none.
  */
@@ -84,11 +79,11 @@ export class TelemetrySessions {
   list(now: number, limit = TELEMETRY_SESSIONS_LISTED): TelemetrySessionRow[] {
     return this.reading([], (db) => {
       // Grouped by the stored id (its index), then by the id a row shows: ids that show alike are one session, as the table's filter has them.
-      const grouped = db.prepare(`SELECT t.session AS raw, ${SUMS} FROM lifecycles t WHERE t.session IS NOT NULL GROUP BY t.session`).all() as (Sums & { raw: string })[];
-      const byName = new Map<string, Sums>();
-      const nameOf = db.prepare("SELECT reqwatch_name(?, 128)").pluck();
+      const grouped = sessionSumsByStoredId(db);
+      const byName = new Map<string, SessionSums>();
+      const nameOf = shownSessionIds(db);
       for (const { raw, ...sums } of grouped) {
-        const name = nameOf.get(raw) as string | null;
+        const name = nameOf(raw);
         if (name === null) continue;
         const before = byName.get(name);
         byName.set(name, before ? addSums(before, sums) : sums);
@@ -105,26 +100,12 @@ export class TelemetrySessions {
   get(sessionId: string, now: number): TelemetrySessionView | null {
     const filters = resolveListFilters({ sessionId, limit: LISTED_REQUESTS });
     return this.reading(null, (db) => {
-      const session = "reqwatch_name(t.session, 128) = ?";
-      const sums = db.prepare(`SELECT ${SUMS} FROM lifecycles t WHERE ${session}`).get(sessionId) as Sums;
+      const sums = sessionSums(db, sessionId);
       if (!sums.requests) return null;
       const live = this.liveRows(db, now, sessionId);
-      const byModel = db
-        .prepare(
-          `SELECT coalesce(json_extract(p.fields, '$.model'), t.model, '(not said)') AS model, ${CALL_SUMS}
-           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} AND ${session} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
-        )
-        .all(sessionId) as TelemetrySessionView["byModel"];
-      const tools = db
-        .prepare(
-          `SELECT coalesce(json_extract(p.fields, '$.name'), '(not said)') AS name, count(*) AS uses, sum(json_extract(p.fields, '$.success') = 0) AS failed,
-             coalesce(sum(json_extract(p.fields, '$.durationMs')), 0) AS durationMs
-           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'tool' AND ${session} GROUP BY name ORDER BY uses DESC, name`,
-        )
-        .all(sessionId) as TelemetrySessionView["tools"];
-      const errors = (
-        db.prepare(`SELECT t.seq AS _id, t.kind, t.state, t.error, coalesce(t.finished_at, t.last_at) AS at FROM lifecycles t WHERE ${session} AND (t.state = 'failed' OR t.error IS NOT NULL) ORDER BY at DESC LIMIT ?`).all(sessionId, LISTED_ERRORS) as Row[]
-      ).map((row) => ({ requestId: this.queue.requestId(row), state: String(row.state), at: Number(row.at), error: String(row.error ?? "failed") }));
+      const byModel = sessionByModel(db, sessionId);
+      const tools = sessionTools(db, sessionId);
+      const errors = sessionErrors(db, sessionId, LISTED_ERRORS).map((row) => ({ requestId: this.queue.requestId(row), state: String(row.state), at: Number(row.at), error: String(row.error ?? "failed") }));
       const page = readPage(db, this.queue, "otel", filters, now, null);
       return {
         session: this.rowOf(sessionId, sums, live, now),
@@ -141,7 +122,7 @@ export class TelemetrySessions {
     });
   }
 
-  private rowOf(sessionId: string, sums: Sums, live: readonly Row[], now: number): TelemetrySessionRow {
+  private rowOf(sessionId: string, sums: SessionSums, live: readonly Row[], now: number): TelemetrySessionRow {
     const stuck = live.filter((row) => this.queue.stuck(row, now, null) !== null).length;
     return {
       source: "otel",
@@ -157,9 +138,7 @@ export class TelemetrySessions {
 
   /** The lifecycles still going on (few, by the state index), with what the stuck rule reads, newest first. */
   private liveRows(db: SourceDb, now: number, sessionId?: string): Row[] {
-    const states = LIVE.map(() => "?").join(", ");
-    const sql = `SELECT t.seq AS _id, reqwatch_name(t.session, 128) AS _session, ${this.queue.facts} FROM lifecycles t WHERE t.state IN (${states})${sessionId === undefined ? "" : " AND reqwatch_name(t.session, 128) = ?"} ORDER BY t.seq DESC`;
-    return db.prepare(sql).all(...LIVE, ...(sessionId === undefined ? [] : [sessionId])) as Row[];
+    return liveLifecycles(db, LIVE, sessionId);
   }
 
   private liveBySession(db: SourceDb, now: number): Map<string, Row[]> {
@@ -177,8 +156,8 @@ export class TelemetrySessions {
   }
 }
 
-function addSums(a: Sums, b: Sums): Sums {
-  const add = (key: keyof Sums) => (a[key] as number) + (b[key] as number);
+function addSums(a: SessionSums, b: SessionSums): SessionSums {
+  const add = (key: keyof SessionSums) => (a[key] as number) + (b[key] as number);
   return {
     requests: add("requests"),
     turns: add("turns"),

@@ -3,7 +3,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import type { Signal } from "../../lib/telemetry/records";
-import type { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import type { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 
 /** No secret patterns: what the tests send is kept as sent. */

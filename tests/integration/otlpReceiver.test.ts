@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import descriptor from "../../lib/telemetry/otlp/descriptor.json";
 import { MAX_RECORDS_PER_EXPORT } from "../../lib/telemetry/otlp/decode";
 import { MAX_BODY_BYTES, startOtlpReceiver, type ReceiverHandle } from "../../lib/telemetry/otlpReceiver";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";

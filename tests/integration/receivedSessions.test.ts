@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { runCli } from "../helpers/cli";
 import { exportsOf, feed } from "../helpers/claudeCodeExports";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { exportsOf, feed as feedStore, type Export } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 

@@ -7,7 +7,7 @@ import { aDeadPid } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { claudeMemQueue, claudeMemShape } from "../../lib/sources/claudeMem";
 import { LiveSource } from "../../lib/sources/liveSource";
-import { openSourceDb } from "../../lib/sources/openSourceDb";
+import { openSourceDb } from "../../lib/sqlite/openSourceDb";
 import { emptyCounts } from "../../lib/sources/sourceMessage";
 import { lastWriteOf, readNewest } from "../../lib/sources/sourceQueue";
 import { sourceView } from "../../lib/views/sourceView";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { claudeMemWorkerAddress, claudeMemWorkerQueue, defaultWorkerPort, WorkerSpellStore, type WorkerSnapshot } from "../../lib/sources/claudeMemWorker";
 import { readQueue } from "../../lib/sources/queueLook";
 import { readOne } from "../../lib/sources/sourceQueue";
-import { openSourceDb } from "../../lib/sources/openSourceDb";
+import { openSourceDb } from "../../lib/sqlite/openSourceDb";
 import { tempParent } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
 

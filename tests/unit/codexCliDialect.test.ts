@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 import { recognise } from "../../lib/telemetry/pipeline/recognise";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { recordedExports } from "../helpers/recordedExports";
 import { tempParent } from "../helpers/stateDir";

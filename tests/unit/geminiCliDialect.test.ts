@@ -7,7 +7,7 @@ import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import { recognise } from "../../lib/telemetry/pipeline/recognise";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 import type { Signal } from "../../lib/telemetry/records";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { TelemetrySessions } from "../../lib/views/telemetrySessionsView";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";

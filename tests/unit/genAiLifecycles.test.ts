@@ -3,7 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { Signal } from "../../lib/telemetry/records";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { feed, type Export } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 

@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ACTIVITY_RANGES } from "../../lib/model/activity";
 import { parseActivityQuery } from "../../lib/model/requestQuery";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { telemetryActivityView } from "../../lib/views/telemetryActivityView";
 import { exportsOf, feed } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";

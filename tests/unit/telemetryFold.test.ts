@@ -8,7 +8,7 @@ import { mapExport as mapRecords } from "../../lib/telemetry/pipeline/mapExport"
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import type { Signal, TelemetryRecord } from "../../lib/telemetry/records";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { exportsOf, NO_REDACTION } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 

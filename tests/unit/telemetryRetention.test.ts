@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { exportBody } from "../../bench/claudeCodeExports.mjs";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { tempParent } from "../helpers/stateDir";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";

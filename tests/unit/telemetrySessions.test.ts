@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { sessionsView } from "../../lib/views/sessionsView";
 import { TelemetrySessions, telemetrySessionLines } from "../../lib/views/telemetrySessionsView";
 import { aGenAiExport, exportsOf, feed, type Export } from "../helpers/claudeCodeExports";

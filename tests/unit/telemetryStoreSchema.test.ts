@@ -2,8 +2,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { telemetryQueue } from "../../lib/sources/telemetryQueue";
-import { openSourceDb } from "../../lib/sources/openSourceDb";
-import { TelemetryStore } from "../../lib/telemetry/telemetryStore";
+import { openSourceDb } from "../../lib/sqlite/openSourceDb";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { exportsOf, feed } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 

@@ -1,7 +1,8 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { storeUnmapped, TelemetryStore, UNMAPPED_PAGE } from "../../lib/telemetry/telemetryStore";
+import { storeUnmapped, UNMAPPED_PAGE } from "../../lib/telemetry/store/queries/unmapped";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { tempParent } from "../helpers/stateDir";
 
 // What no mapping knows, as the Health page pages through it: every name, the most received first, with how many there are.

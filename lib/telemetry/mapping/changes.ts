@@ -4,7 +4,7 @@ import type { AttributeValue } from "../records";
  * What one received record says about one lifecycle: which lifecycle (by the keys that name it),
  * one step of its history (with a key of its own, so a record received twice counts once), and the
  * facts it adds. The mapping (pure, lib/telemetry/mapping) makes these; the store
- * (lib/telemetry/telemetryStore.ts) applies them and derives each lifecycle's state from its facts,
+ * (lib/telemetry/store/telemetryStore.ts) applies them and derives each lifecycle's state from its facts,
  * so the order records arrive in does not matter.
  */
 export type LifecycleKind = "turn" | "call" | "message" | "agent";

@@ -1,7 +1,7 @@
 import type { Redaction } from "../../model/redaction";
 import type { Decoded } from "../otlp/decode";
 import type { Signal } from "../records";
-import type { TelemetryStore } from "../telemetryStore";
+import type { TelemetryStore } from "../store/telemetryStore";
 import { mapExport } from "./mapExport";
 import { redactExport } from "./redactExport";
 

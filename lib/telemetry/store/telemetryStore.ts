@@ -1,103 +1,12 @@
-import fs from "node:fs";
-import path from "node:path";
 import type Database from "better-sqlite3";
-import { shownName } from "../sources/sourceMessage";
-import { openDatabase } from "../sqlite/openDatabase";
-import { CALL_TOLD_ONCE } from "./callToldOnce";
-import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "./mapping/changes";
-import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "./mapping/fold";
-import type { Signal } from "./records";
-
-/**
- * reqwatch's own store of what its OTLP receiver was sent (`telemetry.db`, beside the index; never
- * in a folder reqwatch only observes): the lifecycles the mapping made, each step of their history
- * (by a key of its own: a record sent twice counts once), their parts (model calls, tool uses; what
- * a span and a log record say of the same call merged into one), the keys that name them, and what
- * mapped to nothing, counted. Each lifecycle's row is what its steps and parts add up to
- * (lib/telemetry/mapping/fold.ts), whatever order they arrived in: the lifecycles being received
- * are tallied in memory and a new step is added to its tally, so an export does not read their
- * steps again; a tally not held is added up from the store. The dashboard reads it as a source
- * (lib/sources/telemetryQueue.ts) through a read-only connection of its own.
- */
-const DDL = `
-CREATE TABLE IF NOT EXISTS lifecycles (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  kind TEXT NOT NULL,
-  service TEXT NOT NULL,
-  session TEXT,
-  trace_id TEXT,
-  state TEXT NOT NULL,
-  started_at REAL NOT NULL,
-  queued_at REAL,
-  processing_at REAL,
-  finished_at REAL,
-  first_at REAL NOT NULL,
-  last_at REAL NOT NULL,
-  received_at INTEGER NOT NULL,
-  prompt TEXT,
-  output TEXT,
-  error TEXT,
-  model TEXT,
-  attempt INTEGER,
-  last_step TEXT NOT NULL,
-  calls INTEGER NOT NULL,
-  tools INTEGER NOT NULL,
-  input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  cache_read_tokens INTEGER NOT NULL,
-  cache_write_tokens INTEGER NOT NULL,
-  cost_usd REAL NOT NULL,
-  estimated_calls INTEGER NOT NULL DEFAULT 0,
-  unpriced_calls INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS lifecycles_received ON lifecycles (received_at);
-CREATE INDEX IF NOT EXISTS lifecycles_state ON lifecycles (state);
-CREATE INDEX IF NOT EXISTS lifecycles_session ON lifecycles (session);
--- The charts count each lifecycle's steps per interval by these times (lib/telemetry/telemetryActivity.ts).
-CREATE INDEX IF NOT EXISTS lifecycles_started ON lifecycles (started_at);
-CREATE INDEX IF NOT EXISTS lifecycles_queued ON lifecycles (queued_at) WHERE queued_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS lifecycles_processing ON lifecycles (processing_at) WHERE processing_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS lifecycles_finished ON lifecycles (finished_at) WHERE finished_at IS NOT NULL;
-CREATE TABLE IF NOT EXISTS lifecycle_keys (key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS lifecycle_keys_seq ON lifecycle_keys (seq);
-CREATE TABLE IF NOT EXISTS steps (
-  seq INTEGER NOT NULL,
-  step_key TEXT NOT NULL,
-  at REAL NOT NULL,
-  name TEXT NOT NULL,
-  summary TEXT NOT NULL,
-  detail TEXT NOT NULL,
-  facts TEXT NOT NULL,
-  start_at REAL,
-  parent_key TEXT,
-  -- The call or tool use the step told of (its part's kind and id): a lifecycle's page draws the steps of one part as one bar.
-  part_key TEXT,
-  PRIMARY KEY (seq, step_key)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS parts (
-  seq INTEGER NOT NULL,
-  kind TEXT NOT NULL,
-  id TEXT NOT NULL,
-  at REAL NOT NULL,
-  fields TEXT NOT NULL,
-  PRIMARY KEY (seq, kind, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS unmapped (
-  service TEXT NOT NULL,
-  signal TEXT NOT NULL,
-  name TEXT NOT NULL,
-  count INTEGER NOT NULL,
-  last_at INTEGER NOT NULL,
-  PRIMARY KEY (service, signal, name)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS intake (
-  signal TEXT PRIMARY KEY,
-  exports INTEGER NOT NULL,
-  records INTEGER NOT NULL,
-  rejected INTEGER NOT NULL,
-  last_at INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
+import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "../mapping/changes";
+import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "../mapping/fold";
+import type { Signal } from "../records";
+import { storeBytes } from "./queries/bytes";
+import { storeIntake, type IntakeRow } from "./queries/intake";
+import { storeUnmapped, type UnmappedRow } from "./queries/unmapped";
+import { storeUsage, type Usage } from "./queries/usage";
+import { identityOf, isDamage, openStoreFile, setAside } from "./schema";
 
 export interface TelemetryStoreOptions {
   /** Lifecycles not heard of for this long are removed (`trim`). */
@@ -114,79 +23,6 @@ export interface ExportBatch {
   rejected: number;
   changes: readonly LifecycleChange[];
   unmapped: readonly Unmapped[];
-}
-
-export interface IntakeRow {
-  signal: Signal;
-  exports: number;
-  records: number;
-  rejected: number;
-  lastAt: number;
-}
-
-export interface UnmappedRow extends Unmapped {
-  count: number;
-  lastAt: number;
-}
-
-/** What a set of model calls used. */
-export interface UsageSums {
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** As the clients said, else estimated at list prices (lib/telemetry/prices.ts). */
-  costUsd: number;
-  /** Calls whose cost is estimated, and calls with no cost at all (lib/model/money.ts formatCost says both). */
-  estimatedCalls: number;
-  unpricedCalls: number;
-}
-
-/** A call that may have been billed: not a failed attempt that said no tokens (a known $0, as mapping/fold.ts counts it). */
-const BILLED = `NOT (json_extract(p.fields, '$.success') = 0 AND json_extract(p.fields, '$.inputTokens') IS NULL AND json_extract(p.fields, '$.outputTokens') IS NULL)`;
-
-/** What model calls (the `parts p` of kind call) used, summed: the columns of UsageSums. */
-export const CALL_SUMS = `count(*) AS calls,
-    coalesce(sum(json_extract(p.fields, '$.inputTokens')), 0) AS inputTokens,
-    coalesce(sum(json_extract(p.fields, '$.outputTokens')), 0) AS outputTokens,
-    coalesce(sum(json_extract(p.fields, '$.cacheReadTokens')), 0) AS cacheReadTokens,
-    coalesce(sum(json_extract(p.fields, '$.cacheWriteTokens')), 0) AS cacheWriteTokens,
-    coalesce(sum(coalesce(json_extract(p.fields, '$.costUsd'), json_extract(p.fields, '$.estimatedCostUsd'))), 0) AS costUsd,
-    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND ${BILLED} AND json_extract(p.fields, '$.estimatedCostUsd') IS NOT NULL), 0) AS estimatedCalls,
-    coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND ${BILLED} AND json_extract(p.fields, '$.estimatedCostUsd') IS NULL), 0) AS unpricedCalls`;
-
-export interface Usage {
-  /** Per UTC day (`YYYY-MM-DD`) and model, newest day first. */
-  byDayAndModel: (UsageSums & { day: string; model: string })[];
-  /** Per session, the costliest first, with its prompt turns and tool uses. */
-  /** `session` as stored; `sessionId` as its page resolves it (null: it has none). */
-  bySession: (UsageSums & { session: string; sessionId: string | null; service: string; turns: number; tools: number; lastAt: number })[];
-}
-
-/**
- * A store made by an earlier release, brought to this one's schema: each change once, in order,
- * `user_version` counting those made (the tables themselves are made by DDL, which leaves existing
- * ones as they are).
- */
-const MIGRATIONS: readonly string[] = [
-  // Steps say when they began and what they happened inside: a lifecycle's page draws them on a timeline.
-  "ALTER TABLE steps ADD COLUMN start_at REAL; ALTER TABLE steps ADD COLUMN parent_key TEXT;",
-  // A cost not said by the client is estimated at list prices, or counted as unpriced: never $0.
-  "ALTER TABLE lifecycles ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0; ALTER TABLE lifecycles ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;",
-  // A step says which call or tool use it told of: a lifecycle's page draws every record of one as one bar.
-  "ALTER TABLE steps ADD COLUMN part_key TEXT;",
-];
-
-/** Make the tables, or bring a store an earlier release made to this schema. */
-function makeSchema(db: Database.Database): void {
-  const existed = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lifecycles'").get() !== undefined;
-  db.transaction(() => {
-    const version = existed ? (db.pragma("user_version", { simple: true }) as number) : MIGRATIONS.length;
-    for (const change of MIGRATIONS.slice(version)) db.exec(change);
-    db.exec(DDL);
-    db.pragma(`user_version = ${MIGRATIONS.length}`);
-  })();
 }
 
 /** The statements an export runs, prepared once: preparing is most of a small statement's cost. */
@@ -237,6 +73,18 @@ interface Live {
   traceId: string | null;
 }
 
+/**
+ * reqwatch's own store of what its OTLP receiver was sent (`telemetry.db`, beside the index; never
+ * in a folder reqwatch only observes): the lifecycles the mapping made, each step of their history
+ * (by a key of its own: a record sent twice counts once), their parts (model calls, tool uses; what
+ * a span and a log record say of the same call merged into one), the keys that name them, and what
+ * mapped to nothing, counted. Each lifecycle's row is what its steps and parts add up to
+ * (lib/telemetry/mapping/fold.ts), whatever order they arrived in: the lifecycles being received
+ * are tallied in memory and a new step is added to its tally, so an export does not read their
+ * steps again; a tally not held is added up from the store. Its tables are store/schema.ts's; what reads it
+ * (the `otel` source, the sessions, the charts, Health) does through store/queries/, on a read-only
+ * connection of its own (store/readStore.ts).
+ */
 export class TelemetryStore {
   private db: Database.Database;
   private sql: ReturnType<typeof statements>;
@@ -479,123 +327,3 @@ export class TelemetryStore {
   }
 }
 
-const DAMAGE = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB"]);
-const isDamage = (error: unknown) => DAMAGE.has((error as { code?: string }).code ?? "");
-
-function identityOf(file: string): { dev: number; ino: number } | null {
-  try {
-    const { dev, ino } = fs.statSync(file);
-    return { dev, ino };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The store's file opened to write, made when missing; one that is not an SQLite database or is
- * damaged is set aside (renamed beside it, kept for whoever wants to look at it) and a new one
- * made: what was received is reqwatch's own copy, and the dashboard must go on receiving.
- */
-function openStoreFile(file: string): [Database.Database, { dev: number; ino: number }] {
-  for (let attempt = 0; ; attempt++) {
-    let db: Database.Database | null = null;
-    try {
-      db = openDatabase(file);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      db.pragma("busy_timeout = 5000");
-      makeSchema(db);
-      return [db, identityOf(file)!];
-    } catch (error) {
-      db?.close();
-      if (!isDamage(error) || attempt > 0) throw error;
-      setAside(file);
-    }
-  }
-}
-
-/** What a damaged store is renamed to: `telemetry.db.damaged-<UTC time>`, with its write-ahead log beside it. */
-const SET_ASIDE = ".damaged-";
-
-function setAside(file: string): void {
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const to = `${file}${SET_ASIDE}${stamp}`;
-  for (const suffix of ["", "-wal", "-shm"]) {
-    try {
-      fs.renameSync(file + suffix, to + suffix);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
-  }
-  console.error(`reqwatch: the telemetry store ${file} is damaged; it was set aside as ${to} and a new one started (what was received before is in the copy; delete it once you no longer need it).`);
-}
-
-/** The damaged stores set aside beside `file`, newest first: the Health page names them. */
-export function setAsideStores(file: string): string[] {
-  const name = path.basename(file) + SET_ASIDE;
-  try {
-    return fs
-      .readdirSync(path.dirname(file))
-      .filter((entry) => entry.startsWith(name) && !entry.endsWith("-wal") && !entry.endsWith("-shm"))
-      .sort()
-      .reverse()
-      .map((entry) => path.join(path.dirname(file), entry));
-  } catch {
-    return [];
-  }
-}
-
-/** A store's size on disk: its pages in use. */
-export function storeBytes(db: Database.Database): number {
-  const pages = db.pragma("page_count", { simple: true }) as number;
-  const free = db.pragma("freelist_count", { simple: true }) as number;
-  const size = db.pragma("page_size", { simple: true }) as number;
-  return (pages - free) * size;
-}
-
-/** What each signal's exports brought, and what was rejected of them. */
-export function storeIntake(db: Database.Database): IntakeRow[] {
-  return (db.prepare("SELECT signal, exports, records, rejected, last_at AS lastAt FROM intake ORDER BY signal").all() as IntakeRow[]).map((row) => ({ ...row }));
-}
-
-/**
- * Tokens and cost of the model calls kept: per UTC day and model, and per session (the costliest
- * first). Summed over calls (parts), each counted once however many records reported it.
- */
-export function storeUsage(db: Database.Database, sessions = 20): Usage {
-  const sums = CALL_SUMS;
-  const byDayAndModel = db
-    .prepare(
-      `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}
-       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
-    )
-    .all() as Usage["byDayAndModel"];
-  const bySession = db
-    .prepare(
-      `SELECT l.session AS session, min(l.service) AS service, count(DISTINCT CASE WHEN l.kind = 'turn' THEN l.seq END) AS turns, max(l.last_at) AS lastAt, ${sums},
-         (SELECT count(*) FROM parts t JOIN lifecycles s ON s.seq = t.seq WHERE t.kind = 'tool' AND s.session = l.session) AS tools
-       FROM lifecycles l JOIN parts p ON p.seq = l.seq AND p.kind = 'call' AND ${CALL_TOLD_ONCE} WHERE l.session IS NOT NULL GROUP BY l.session ORDER BY costUsd DESC, lastAt DESC LIMIT ?`,
-    )
-    .all(sessions) as Omit<Usage["bySession"][number], "sessionId">[];
-  return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };
-}
-
-/** How many unmapped names the Health page lists at a time. */
-export const UNMAPPED_PAGE = 50;
-
-/** One page of what mapped to no lifecycle, and how many names there are in all. */
-export interface UnmappedPage {
-  rows: UnmappedRow[];
-  total: number;
-  offset: number;
-  limit: number;
-}
-
-/** What mapped to no lifecycle, by service and name, the most first: `limit` of them from `offset` (every one with a limit of -1), and how many there are. */
-export function storeUnmapped(db: Database.Database, page: { offset?: number; limit?: number } = {}): UnmappedPage {
-  const offset = Math.max(0, Math.floor(page.offset ?? 0));
-  const limit = page.limit ?? UNMAPPED_PAGE;
-  const rows = db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, signal, name LIMIT ? OFFSET ?").all(limit, offset) as UnmappedRow[];
-  const total = db.prepare("SELECT count(*) FROM unmapped").pluck().get() as number;
-  return { rows, total, offset, limit };
-}

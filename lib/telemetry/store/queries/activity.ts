@@ -1,5 +1,5 @@
-import { BINS_PER_OCTAVE, LIVE_STATES, type ActivityRow, type LiveStateCounts, type WorkspaceMatch } from "../model/activity";
-import type { SourceDb } from "../sources/openSourceDb";
+import { BINS_PER_OCTAVE, LIVE_STATES, type ActivityRow, type LiveStateCounts, type WorkspaceMatch } from "../../../model/activity";
+import type Database from "better-sqlite3";
 
 /**
  * The charts' rows from the telemetry store's lifecycles (turns, model calls, messages), in the
@@ -36,7 +36,7 @@ const STATE_BEFORE = {
   finished: "CASE WHEN processing_at IS NOT NULL THEN 'processing' WHEN queued_at IS NOT NULL THEN 'queued' ELSE 'created' END",
 };
 
-export function telemetryActivityRows(db: SourceDb, options: TelemetryActivityOptions): { rows: ActivityRow[]; live: LiveStateCounts } {
+export function telemetryActivityRows(db: Database.Database, options: TelemetryActivityOptions): { rows: ActivityRow[]; live: LiveStateCounts } {
   const { sql: matched, params } = matchCondition(options.match);
   const point = (column: string) => `CAST(${column} / ? AS INTEGER)`;
   const within = (column: string) => `${column} >= ? AND ${column} <= ?${matched}`;

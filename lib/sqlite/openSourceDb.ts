@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import type Database from "better-sqlite3";
-import { openDatabase } from "../sqlite/openDatabase";
+import { openDatabase } from "./openDatabase";
 import { isReqwatchError, ReqwatchError } from "../model/errors";
-import { shownName, timeOf } from "./sourceMessage";
+import { shownName, timeOf } from "../model/storedValues";
 
 export type SourceDb = Database.Database;
 
