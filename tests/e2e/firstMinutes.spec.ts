@@ -146,15 +146,16 @@ test.describe("every page at 1280 px and up", () => {
 test.describe("a received session's id with other characters", () => {
   test.use({ appEnv: { REQWATCH_OTLP_PORT: "0" } });
 
-  test("Health's by-session usage links to its page, and a cost of nothing reads $0 there and on the page", async ({ page, app }) => {
+  test("Health's by-session usage links to its page; a cost its client did not say reads as estimated, with the price table on hover, there and on the page", async ({ page, app }) => {
     const sent = await fetch(`${await receiverOf(app.url)}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(aGenAiExport("support.team:conversation 1", Date.now())) });
     expect(sent.status).toBe(200);
     await page.goto("/health");
     const row = page.getByRole("table", { name: "Tokens and cost by session" }).getByRole("row").nth(1);
-    await expect(row.getByRole("cell").nth(9)).toHaveText("$0");
+    await expect(row.getByRole("cell").nth(9)).toHaveText("$0.0001 estimated");
+    await expect(row.getByRole("cell").nth(9)).toHaveAttribute("title", /estimated at list prices \(genai-prices [\d.]+, published \d{4}-\d{2}-\d{2}\)/);
     await row.getByRole("link", { name: "support_team_conversation_1" }).click();
     await expect(page.getByRole("heading", { level: 1 })).toContainText("Session support_team_conversation_1");
-    await expect(page.getByLabel("Session figures")).toContainText("Cost$0Going on");
+    await expect(page.getByLabel("Session figures")).toContainText("Cost$0.0001 estimatedGoing on");
   });
 });
 
