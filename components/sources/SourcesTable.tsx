@@ -12,7 +12,7 @@ import { sourceTablePath } from "./sourcePaths";
 
 
 function what(source: SourceStatus): string {
-  if (source.kind === "otel") return "what OpenTelemetry apps sent the receiver (Claude Code's turns, model calls, messages), kept";
+  if (source.kind === "otel") return "what OpenTelemetry apps sent the receiver (agents' turns and runs, model calls, jobs and messages), kept";
   if (source.worker) return "claude-mem's queue, which its worker keeps in memory, as reqwatch saw it";
   return source.kind === "claude-mem" ? `claude-mem's ${source.table ?? "pending_messages"}` : `table ${source.table ?? "?"}`;
 }
