@@ -1,66 +1,17 @@
-import { spawn } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RequestsView } from "../../lib/views/requestsView";
-import type { SourceRequestView } from "../../lib/views/sourceRowsView";
-import { anAnthropicMock, type Scenario } from "../helpers/anthropicMock";
+import { expect, it, describe } from "vitest";
+import type { Scenario } from "../helpers/anthropicMock";
 import { installedOpenInference } from "../helpers/clients";
-import { aDashboard } from "../helpers/dashboard";
-import { eventually, waitForExit } from "../helpers/processes";
+import { instrumentedApps } from "../helpers/instrumentedApp";
 
 // The Anthropic SDK traced by OpenInference's instrumentation (both pinned, from the npm registry),
 // in an application (tests/helpers/workers/openInferenceApp.cjs) whose tracer provider exports over
 // OTLP/HTTP to a real dashboard's receiver, calling the Messages API mock: a call is one call
 // (OpenInference's LLM span and the SDK's own span inside it told once), an agent (traceAgent) with
 // its tool (traceTool) one agent's run.
-const ROOT = path.resolve(__dirname, "../..");
-const APP = path.join(ROOT, "tests/helpers/workers/openInferenceApp.cjs");
-let client: string;
-let dashboard: Awaited<ReturnType<typeof aDashboard>>;
-let receiver: string;
-let parent: string;
-
-beforeAll(async () => {
-  client = path.join(installedOpenInference(), "node_modules");
-  parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-openinference-"));
-  dashboard = await aDashboard({ stateDir: path.join(parent, "state") }, { port: 0, keepMs: 86_400_000, stuckAfterMs: 600_000 }, "file");
-  receiver = (await dashboard.runtime.telemetry!.ready).url!;
-}, 600_000);
-afterAll(async () => {
-  await dashboard.close();
-  fs.rmSync(parent, { recursive: true, force: true });
-});
-
-async function runApp(scenario: string, mock: Scenario) {
-  const api = await anAnthropicMock(mock, { retryAfterMs: 10 });
-  const service = `openinference-${scenario}`;
-  try {
-    // Not spawnSync: the mock and the receiver answer from this process.
-    const app = spawn(process.execPath, [APP, receiver, api.url, service, client, path.join(ROOT, "node_modules"), scenario], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    app.stdout.on("data", (chunk) => (stdout += chunk));
-    app.stderr.on("data", (chunk) => (stderr += chunk));
-    await waitForExit(app);
-    return { service, stdout, stderr, calls: api.calls.length };
-  } finally {
-    await api.close();
-  }
-}
-
-/** The service's one lifecycle once the span that holds the rest (`name`) has arrived, and its page. */
-async function lifecycleOf(service: string, name: string) {
-  return eventually(async () => {
-    const answer = await dashboard.ask(`/api/requests?source=otel&workspace=${service}`);
-    expect(answer.status, answer.text).toBe(200);
-    const items = answer.json<RequestsView>().items;
-    if (items.length !== 1) return undefined;
-    const view = (await dashboard.ask(`/api/sources/otel/requests/${items[0]!.requestId}`)).json<SourceRequestView>();
-    return view.steps?.some((step) => step.name === name) ? { row: items[0]!, view } : undefined;
-  }, 20_000);
-}
+const apps = instrumentedApps("openInference", () => void installedOpenInference());
+const runApp = (scenario: string, mock: Scenario) => apps.run(`openinference-${scenario}`, path.join(installedOpenInference(), "node_modules"), mock, [scenario]);
+const { lifecycleOf } = apps;
 
 describe("OpenInference's Anthropic instrumentation", () => {
   it("a call: one model call, completed, its model and tokens counted once", async () => {
