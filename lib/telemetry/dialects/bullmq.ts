@@ -1,6 +1,7 @@
 import { numberAttr, stringAttr, type AttributeValue, type SpanRecord } from "../records";
 import type { Facts, LifecycleChange } from "../mapping/changes";
 import type { Dialect } from "./dialect";
+import { spanStep } from "./stepText";
 
 /**
  * BullMQ's own spans (bullmq 6, traced through bullmq-otel's `BullMQOtel` given as a Queue's and a
@@ -109,15 +110,7 @@ function job(span: SpanRecord, id: string, told: Told): LifecycleChange {
     keys: [`message:bullmq/${queue}/${id}`],
     service: queue,
     traceId: span.traceId,
-    step: {
-      key: `span:${span.spanId}`,
-      at: span.endMs,
-      startAt: span.startMs,
-      ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
-      name: told.name,
-      summary: `${jobName ? `${jobName} ` : ""}#${id} ${told.summary}`,
-      detail: { system: "bullmq", queue, job: id, ...(jobName && { name: jobName }), operation, ...told.detail },
-    },
+    step: spanStep(span, told.name, `${jobName ? `${jobName} ` : ""}#${id} ${told.summary}`, { system: "bullmq", queue, job: id, ...(jobName && { name: jobName }), operation, ...told.detail }),
     facts: told.facts,
   };
 }

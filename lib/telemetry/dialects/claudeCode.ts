@@ -2,6 +2,7 @@ import { formatUsd } from "../../model/money";
 import { booleanAttr, numberAttr, stringAttr, type Attributes, type LogRecord, type SpanRecord } from "../records";
 import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/changes";
 import type { Dialect } from "./dialect";
+import { join, ms, said, spanStep } from "./stepText";
 
 /**
  * Claude Code's telemetry (its monitoring docs; what 2.1.332 exports, tests/fixtures/otlp) as one
@@ -28,9 +29,7 @@ export const claudeCode: Dialect = {
 export const CLAUDE_CODE_SERVICE = "claude-code";
 
 const service = (attributes: Attributes) => stringAttr(attributes, "service.name") ?? CLAUDE_CODE_SERVICE;
-const ms = (value: number | undefined) => (value === undefined ? "" : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
 const usd = (value: number | undefined) => (value === undefined ? "" : formatUsd(value));
-const join = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(", ");
 
 /** A log event of Claude Code's as a change to its turn; null for one that is not about a turn (it is counted as unmapped). */
 function claudeCodeLog(log: LogRecord): LifecycleChange | null {
@@ -45,7 +44,7 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
     at: log.atMs,
     name,
     summary,
-    detail: Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"],
+    detail: said(detail),
   });
   const requestId = stringAttr(a, "request_id");
   const model = stringAttr(a, "model");
@@ -132,7 +131,7 @@ function callFields(a: Attributes): PartFields {
 function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
   const a = span.attributes;
   const session = stringAttr(a, "session.id") ?? stringAttr(a, "gen_ai.conversation.id");
-  const step = (name: string, summary: string): Step => ({ key: `span:${span.spanId}`, at: span.endMs, startAt: span.startMs, ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }), name, summary, detail: { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) } });
+  const step = (name: string, summary: string): Step => spanStep(span, name, summary, { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) });
   let facts: Facts;
   let made: Step;
   let extra: Step[] = [];

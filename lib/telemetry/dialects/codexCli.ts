@@ -1,6 +1,7 @@
 import { booleanAttr, numberAttr, stringAttr, type Attributes, type LogRecord, type SpanRecord } from "../records";
 import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/changes";
 import type { Dialect } from "./dialect";
+import { join, ms, said, spanStep } from "./stepText";
 
 /**
  * OpenAI's Codex CLI (what 0.171.0 exports with an `[otel]` section in its config.toml;
@@ -28,9 +29,6 @@ export const codexCli: Dialect = {
 };
 
 const service = (resource: Attributes) => stringAttr(resource, "service.name") ?? CODEX_SERVICE;
-const ms = (value: number | undefined) => (value === undefined ? "" : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
-const join = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(", ");
-const defined = (detail: Record<string, unknown>) => Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"];
 
 /** A log event of Codex's as a change to its turn; null for one that is not about a turn (a conversation starting, a streamed event, which carries no trace even when the others do) (counted as unmapped). */
 function codexLog(log: LogRecord): LifecycleChange | null {
@@ -49,7 +47,7 @@ function codexLog(log: LogRecord): LifecycleChange | null {
     ...(log.spanId && { parentKey: `span:${log.spanId}` }),
     name,
     summary,
-    detail: defined(detail),
+    detail: said(detail),
   });
   let facts: Facts;
   let made: Step;
@@ -107,15 +105,8 @@ function sessionOf(a: Attributes): string | undefined {
 function codexSpan(span: SpanRecord): LifecycleChange | null {
   const a = span.attributes;
   const failed = span.status.code === "error";
-  const step = (name: string, summary: string, detail: Record<string, unknown> = {}): Step => ({
-    key: `span:${span.spanId}`,
-    at: span.endMs,
-    startAt: span.startMs,
-    ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
-    name,
-    summary,
-    detail: defined({ span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(failed && { status: span.status.message || "error" }), ...detail }),
-  });
+  const step = (name: string, summary: string, detail: Record<string, unknown> = {}): Step =>
+    spanStep(span, name, summary, said({ span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(failed && { status: span.status.message || "error" }), ...detail }));
   const model = stringAttr(a, "model");
   let facts: Facts;
   let made: Step;

@@ -1,6 +1,7 @@
 import { booleanAttr, numberAttr, stringAttr, type Attributes, type LogRecord, type SpanRecord } from "../records";
 import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/changes";
 import type { Dialect } from "./dialect";
+import { join, ms, said, spanStep } from "./stepText";
 
 /**
  * Gemini CLI's telemetry (what 0.61.0 exports, tests/fixtures/otlp/gemini-cli-0.61.0) as one turn
@@ -30,9 +31,6 @@ export const geminiCli: Dialect = {
 };
 
 const service = (resource: Attributes) => stringAttr(resource, "service.name") ?? GEMINI_CLI_SERVICE;
-const join = (...parts: (string | number | undefined | false)[]) => parts.filter((part) => part !== undefined && part !== false && part !== "").join(", ");
-const ms = (value: number | undefined) => (value === undefined ? undefined : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
-const compact = (detail: Record<string, unknown>) => Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"];
 
 /** A prompt's turn: its prompt id within the process that ran it. */
 function turnKey(promptId: string, resource: Attributes): string {
@@ -97,7 +95,7 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
     ...(log.spanId && { parentKey: `span:${log.spanId}` }),
     name: stepName,
     summary,
-    detail: compact(detail),
+    detail: said(detail),
   });
   const model = stringAttr(a, "model");
   const role = roleOf(a);
@@ -205,14 +203,6 @@ function geminiCliSpan(span: SpanRecord): LifecycleChange | null {
     default:
       return null;
   }
-  const step: Step = {
-    key: `span:${span.spanId}`,
-    at: span.endMs,
-    startAt: span.startMs,
-    ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
-    name,
-    summary,
-    detail: compact({ span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), model: stringAttr(a, "gen_ai.request.model"), tool_call_id: stringAttr(a, "gen_ai.tool.call_id"), status: failed ? span.status.message || "error" : undefined }),
-  };
+  const step = spanStep(span, name, summary, said({ span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), model: stringAttr(a, "gen_ai.request.model"), tool_call_id: stringAttr(a, "gen_ai.tool.call_id"), status: failed ? span.status.message || "error" : undefined }));
   return { kind: "turn", keys, service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts };
 }

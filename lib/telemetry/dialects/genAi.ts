@@ -1,6 +1,7 @@
 import { numberAttr, stringAttr, type Attributes, type SpanRecord } from "../records";
 import type { Facts, LifecycleChange, LifecycleKind, PartFields } from "../mapping/changes";
 import type { Dialect } from "./dialect";
+import { spanStep } from "./stepText";
 import { spanOutcome, textList } from "./spanOutcome";
 
 /**
@@ -143,15 +144,7 @@ export function spanChange(span: SpanRecord, change: SpanChange): LifecycleChang
     service: stringAttr(span.origin.resource, "service.name") ?? "unknown_service",
     session: stringAttr(a, "gen_ai.conversation.id") ?? stringAttr(a, "session.id") ?? `trace-${span.traceId}`,
     traceId: span.traceId,
-    step: {
-      key: `span:${span.spanId}`,
-      at: span.endMs,
-      startAt: span.startMs,
-      ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
-      name: span.name,
-      summary: change.summary,
-      detail: change.detail,
-    },
+    step: spanStep(span, span.name, change.summary, change.detail),
     facts: change.facts,
   };
 }

@@ -1,6 +1,7 @@
 import { numberAttr, stringAttr, type Attributes, type SpanRecord } from "../records";
 import type { LifecycleChange } from "../mapping/changes";
 import type { Dialect } from "./dialect";
+import { spanStep } from "./stepText";
 
 /**
  * A message's life in a queue, from spans that follow OpenTelemetry's messaging conventions, in
@@ -76,15 +77,12 @@ function messagingSpan(span: SpanRecord): LifecycleChange {
     service: destination || (stringAttr(span.origin.resource, "service.name") ?? system),
     ...(stringAttr(a, "session.id") && { session: stringAttr(a, "session.id") }),
     traceId: span.traceId,
-    step: {
-      key: `span:${span.spanId}`,
-      at: span.endMs,
-      startAt: span.startMs,
-      ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
-      name: created || received ? operation : `process${attempt !== undefined ? ` (attempt ${attempt})` : ""}`,
-      summary: [created ? `into ${destination || system}` : outcome, `${Math.round(span.endMs - span.startMs)} ms`, wait !== null && wait !== undefined && `waited ${Math.round(wait)} ms`].filter(Boolean).join(", "),
-      detail: { system, destination, operation, ...(attempt !== undefined && { attempt }), ...(error && { error }) },
-    },
+    step: spanStep(
+        span,
+        created || received ? operation : `process${attempt !== undefined ? ` (attempt ${attempt})` : ""}`,
+        [created ? `into ${destination || system}` : outcome, `${Math.round(span.endMs - span.startMs)} ms`, wait !== null && wait !== undefined && `waited ${Math.round(wait)} ms`].filter(Boolean).join(", "),
+        { system, destination, operation, ...(attempt !== undefined && { attempt }), ...(error && { error }) },
+      ),
     facts: created
       ? { startedAt: span.startMs, queuedAt: span.endMs }
       : received
