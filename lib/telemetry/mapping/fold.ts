@@ -1,9 +1,18 @@
+import type { CallCosts } from "../../model/money";
 import type { State } from "../../model/states";
 import { estimateCostUsd } from "../prices";
 import type { Facts, LifecycleKind, Part, PartFields } from "./changes";
 
+/** What a set of model calls used: a lifecycle's, and the store's sums over many (store/queries/callSums.ts). */
+export interface UsageSums extends CallCosts {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
 /** A lifecycle as its steps and parts add up: what the store keeps in its row and the pages show. */
-export interface Folded {
+export interface Folded extends UsageSums {
   state: State;
   startedAt: number;
   queuedAt: number | null;
@@ -18,17 +27,7 @@ export interface Folded {
   model: string | null;
   attempt: number | null;
   lastStep: string;
-  calls: number;
   tools: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** What its model calls cost: as the client said, else estimated at list prices. */
-  costUsd: number;
-  /** Of its calls, those whose cost is estimated, and those with none (a model the price table does not know, no tokens said). */
-  estimatedCalls: number;
-  unpricedCalls: number;
 }
 
 export interface FoldStep {

@@ -5,19 +5,7 @@
  */
 export const CALL_TOLD_ONCE = `NOT EXISTS (SELECT 1 FROM parts o WHERE o.seq = p.seq AND o.kind = 'call' AND json_extract(p.fields, '$.parentSpanId') IS NOT NULL AND json_extract(o.fields, '$.spanId') = json_extract(p.fields, '$.parentSpanId'))`;
 
-/** What a set of model calls used. */
-export interface UsageSums {
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** As the clients said, else estimated at list prices (lib/telemetry/prices.ts). */
-  costUsd: number;
-  /** Calls whose cost is estimated, and calls with no cost at all (lib/model/money.ts formatCost says both). */
-  estimatedCalls: number;
-  unpricedCalls: number;
-}
+export type { UsageSums } from "../../mapping/fold";
 
 /** A call that may have been billed: not a failed attempt that said no tokens (a known $0, as mapping/fold.ts counts it). */
 const BILLED = `NOT (json_extract(p.fields, '$.success') = 0 AND json_extract(p.fields, '$.inputTokens') IS NULL AND json_extract(p.fields, '$.outputTokens') IS NULL)`;
