@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import path from "node:path";
 import { randomUUID } from "./process/crypto";
 import { BulkActions } from "./actions/bulkActions";
 import { pauseWorkspace, resumeWorkspace } from "./queue/pause";
@@ -144,8 +143,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   const retiredArchives = new Set<ArchiveDb>();
   /** archive.db, reopened when the file at its path is no longer the one open (deleted or replaced): what is archived goes where a restart finds it. */
   const archive = () => {
-    // A state folder removed whole is not an archive replaced: the open one serves until the folder is back (the guard says it is missing).
-    if (archiveDb && archiveReplaced(archiveDb) && fs.existsSync(path.dirname(dir.archiveFile))) {
+    if (archiveDb && archiveReplaced(archiveDb)) {
       // A caller up the stack may still hold it (an audit entry being finished): closed once the call has returned.
       retiredArchives.add(archiveDb);
       setImmediate(closeRetired).unref();

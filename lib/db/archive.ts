@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import type Database from "better-sqlite3";
 import type { RequestRecord } from "../model/requestFormat";
 import { openDatabase } from "../sqlite/openDatabase";
@@ -101,12 +103,15 @@ const opened = new WeakMap<ArchiveDb, { file: string; identity: FileIdentity | n
 /**
  * Whether archive.db at the path `db` was opened from is no longer the file `db` holds (deleted, or
  * replaced by another): SQLite goes on writing to a deleted file, where nothing will find it. A stat.
+ * A state folder removed whole is not an archive replaced: the open one serves until the folder is
+ * back (the index's guard says it is missing), as there is nowhere to make a new one.
  */
 export function archiveReplaced(db: ArchiveDb): boolean {
   const at = opened.get(db);
   if (!at) return false;
   const now = fileIdentity(at.file);
-  return !now || !at.identity || now.dev !== at.identity.dev || now.ino !== at.identity.ino;
+  if (!now) return fs.existsSync(path.dirname(at.file));
+  return !at.identity || now.dev !== at.identity.dev || now.ino !== at.identity.ino;
 }
 
 /**

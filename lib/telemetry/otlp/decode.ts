@@ -64,7 +64,8 @@ export interface Decoded {
 /** Decode one export request's body (already decompressed). */
 export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): Decoded {
   let message: Record<string, unknown>;
-  if (encoding === "protobuf") refuseTooMany(signal, countProtobufRecords(signal, body));
+  // Each record takes two bytes at least (its field's tag and length): a smaller body holds too few to count.
+  if (encoding === "protobuf" && body.length > 2 * MAX_RECORDS_PER_EXPORT) refuseTooMany(signal, countProtobufRecords(signal, body));
   try {
     if (encoding === "protobuf") {
       message = messages().lookupType(`${collector(signal)}.${REQUEST[signal]}`).decode(new NodeBufferReader(body)) as unknown as Record<string, unknown>;
