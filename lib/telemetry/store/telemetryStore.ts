@@ -86,34 +86,39 @@ interface Live {
  * connection of its own (store/readStore.ts).
  */
 export class TelemetryStore {
-  private db: Database.Database;
-  private sql: ReturnType<typeof statements>;
+  // The connection and what is made on it: set by `connect`, again when the file is opened afresh.
+  private db!: Database.Database;
+  private sql!: ReturnType<typeof statements>;
   /** The file the connection has open, as the file system names it: another file at the path (or none) is noticed before a write. */
-  private identity: { dev: number; ino: number };
+  private identity!: { dev: number; ino: number };
   /** The lifecycles received lately, by seq, the least recently touched first. */
   private readonly live = new Map<number, Live>();
   /** `PRAGMA data_version` after this connection's last write: another one that changes the store makes it differ. */
   private dataVersion = -1;
-  private keepTransaction: Database.Transaction<TelemetryStore["keepExport"]>;
+  private keepTransaction!: Database.Transaction<TelemetryStore["keepExport"]>;
 
   constructor(
     readonly file: string,
     private readonly options: TelemetryStoreOptions,
   ) {
-    [this.db, this.identity] = openStoreFile(file);
+    this.connect();
+  }
+
+  private connect(): void {
+    [this.db, this.identity] = openStoreFile(this.file);
     this.sql = statements(this.db);
-    // Made once: better-sqlite3 builds its wrapper anew on each `transaction` call.
+    // Made once a connection: better-sqlite3 builds its wrapper anew on each `transaction` call.
     this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
   }
 
   /** Open the file at the path afresh (it was deleted, replaced or damaged): what was held in memory is of the old one. */
-  private reopen(): void {
+  private reopen({ damaged = false } = {}): void {
     this.db.close();
+    // Renamed once closed, so its last pages are in the copy.
+    if (damaged) setAside(this.file);
     this.live.clear();
     this.dataVersion = -1;
-    [this.db, this.identity] = openStoreFile(this.file);
-    this.sql = statements(this.db);
-    this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
+    this.connect();
   }
 
   /** The connection's file is still the one at the path: else (deleted, replaced by another program) the path's is opened, or made. */
@@ -136,11 +141,7 @@ export class TelemetryStore {
       // The transaction was rolled back: the tallies may hold steps the store does not.
       this.live.clear();
       // A file damaged under it is set aside and a new one started; this export fails (the receiver answers 503, and its exporter sends it again).
-      if (isDamage(error)) {
-        this.db.close();
-        setAside(this.file);
-        this.reopen();
-      }
+      if (isDamage(error)) this.reopen({ damaged: true });
       throw error;
     }
   }
