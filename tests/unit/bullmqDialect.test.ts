@@ -1,5 +1,4 @@
 import path from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
@@ -8,6 +7,7 @@ import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { recordedExports, type RecordedExport } from "../helpers/recordedExports";
 import { tempParent } from "../helpers/stateDir";
+import { readRows } from "../helpers/telemetryRows";
 
 // BullMQ 6.7.0's own spans, as bullmq-otel 2.0.1 and the OpenTelemetry SDK exported them from a
 // real producer and worker against a real Redis (tests/fixtures/otlp/bullmq-6.7.0, README there),
@@ -21,14 +21,7 @@ function aStore() {
   const feed = (exports: readonly RecordedExport[], now = Date.now()) => {
     for (const item of exports) ingestExport(store, NO_REDACTION, item.signal, decodeExport(item.signal, "json", item.body), now);
   };
-  const read = <T>(sql: string) => {
-    const db = new Database(file, { readonly: true });
-    try {
-      return db.prepare(sql).all() as T[];
-    } finally {
-      db.close();
-    }
-  };
+  const read = <T>(sql: string) => readRows<T>(file, sql);
   const jobs = () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq");
   const steps = () => read<{ name: string; summary: string; parent_key: string | null; step_key: string }>("SELECT step_key, name, summary, parent_key FROM steps ORDER BY at, step_key");
   return { file, store, feed, jobs, steps };

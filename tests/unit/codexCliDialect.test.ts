@@ -1,5 +1,4 @@
 import path from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
@@ -8,6 +7,7 @@ import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { recordedExports } from "../helpers/recordedExports";
 import { tempParent } from "../helpers/stateDir";
+import { readRows } from "../helpers/telemetryRows";
 
 // Codex CLI 0.171.0's own exports (tests/fixtures/otlp/codex-0.171.0, captured from the real
 // `codex exec` against a mock of the Responses API) fed to a real store as the receiver would, and
@@ -22,14 +22,7 @@ function aStore() {
       for (const item of recordedExports(path.join(FIXTURES, scenario))) ingestExport(store, NO_REDACTION, item.signal, decodeExport(item.signal, "json", item.body));
     }
   };
-  const read = <T>(sql: string) => {
-    const db = new Database(file, { readonly: true });
-    try {
-      return db.prepare(sql).all() as T[];
-    } finally {
-      db.close();
-    }
-  };
+  const read = <T>(sql: string) => readRows<T>(file, sql);
   const turns = () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq");
   const steps = () => read<{ name: string; summary: string; parent_key: string | null; start_at: number | null }>("SELECT name, summary, parent_key, start_at FROM steps ORDER BY at, step_key");
   const parts = () => read<{ kind: string; id: string; fields: string }>("SELECT kind, id, fields FROM parts ORDER BY kind, id").map((part) => ({ ...part, fields: JSON.parse(part.fields) as Record<string, unknown> }));

@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { geminiCli } from "../../lib/telemetry/dialects/geminiCli";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
@@ -11,6 +10,7 @@ import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { TelemetrySessions } from "../../lib/views/telemetrySessionsView";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
+import { readRows } from "../helpers/telemetryRows";
 
 // Gemini CLI 0.61.0's own exports (tests/fixtures/otlp/gemini-cli-0.61.0, captured from the real CLI
 // run headless against tests/helpers/geminiMock.ts) fed to a real store as the receiver would, and
@@ -52,14 +52,7 @@ function aStore() {
   const feed = (exports: Export[]) => {
     for (const item of exports) ingestExport(store, NO_REDACTION, item.signal, decodeExport(item.signal, "json", item.body), Date.parse("2026-11-28T18:13:00Z"));
   };
-  const read = <T>(sql: string) => {
-    const db = new Database(file, { readonly: true });
-    try {
-      return db.prepare(sql).all() as T[];
-    } finally {
-      db.close();
-    }
-  };
+  const read = <T>(sql: string) => readRows<T>(file, sql);
   const turns = () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq");
   const steps = () => read<{ name: string; summary: string; start_at: number | null; parent_key: string | null }>("SELECT name, summary, start_at, parent_key FROM steps ORDER BY at, step_key");
   const parts = () => read<{ kind: string; fields: string }>("SELECT kind, fields FROM parts ORDER BY at").map((part): Record<string, unknown> => ({ kind: part.kind, ...(JSON.parse(part.fields) as Record<string, unknown>) }));

@@ -1,11 +1,11 @@
 import path from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { NO_REDACTION } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
+import { readRows } from "../helpers/telemetryRows";
 
 // The messaging conventions in both their names, the current ones (messaging.message.id,
 // messaging.operation.type, messaging.destination.name) and the older ones (messaging.message_id,
@@ -73,14 +73,7 @@ function aStore() {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
   const feed = (...spans: SpanSpec[]) => ingestExport(store, NO_REDACTION, "traces", decodeExport("traces", "json", anExport(spans)));
-  const read = <T>(sql: string) => {
-    const db = new Database(file, { readonly: true });
-    try {
-      return db.prepare(sql).all() as T[];
-    } finally {
-      db.close();
-    }
-  };
+  const read = <T>(sql: string) => readRows<T>(file, sql);
   return { store, feed, messages: () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq"), steps: () => read<{ name: string; summary: string }>("SELECT name, summary FROM steps ORDER BY at, step_key") };
 }
 
