@@ -39,6 +39,14 @@ function watchOutput<T>(child: ChildProcess, pick: (seen: string) => T | null, w
   });
 }
 
+/** A child whose stdout and stderr are kept, as one text, for a test to read (`output()`). */
+export function withOutput<T extends ChildProcess>(child: T): T & { output: () => string } {
+  let output = "";
+  child.stdout?.on("data", (chunk) => (output += chunk));
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  return Object.assign(child, { output: () => output });
+}
+
 export function waitForExit(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);

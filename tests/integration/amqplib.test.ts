@@ -7,7 +7,7 @@ import type { RequestRow, RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { installedAmqplib } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
-import { childEnv, eventually, waitForExit, waitForLine, WORKERS } from "../helpers/processes";
+import { childEnv, eventually, waitForExit, waitForLine, WORKERS, withOutput } from "../helpers/processes";
 import { aRabbitmqServer, type RabbitmqServer } from "../helpers/rabbitmqServer";
 
 // The real amqplib (pinned, from the npm registry) traced by @opentelemetry/instrumentation-amqplib,
@@ -46,10 +46,7 @@ function run(script: string, args: string[]): ChildProcess & { output: () => str
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  return Object.assign(child, { output: () => output });
+  return withOutput(child);
 }
 
 async function publish(queue: string, messages: { id: string; body: string }[]) {

@@ -7,7 +7,7 @@ import type { RequestRow, RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { installedBullmq } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
-import { childEnv, eventually, waitForExit, waitForLine, WORKERS } from "../helpers/processes";
+import { childEnv, eventually, waitForExit, waitForLine, WORKERS, withOutput } from "../helpers/processes";
 import { aRedisServer, type RedisServer } from "../helpers/redisServer";
 
 // The real BullMQ (pinned, from the npm registry) traced as its users trace it: bullmq-otel's
@@ -49,10 +49,7 @@ function run(script: string, args: string[], env: Record<string, string> = {}): 
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  return Object.assign(child, { output: () => output });
+  return withOutput(child);
 }
 
 interface Job {

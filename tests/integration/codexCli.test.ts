@@ -8,7 +8,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
-import { eventually, waitForExit } from "../helpers/processes";
+import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 
 // The real Codex CLI (pinned, from the npm registry: its linux-x64 binary), run headless as
@@ -76,10 +76,7 @@ function startCodex(home: string, args: string[]): ChildProcess & { output: () =
     } as Record<string, string | undefined> as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  return Object.assign(child, { output: () => output });
+  return withOutput(child);
 }
 
 async function runCodex(prompt: string, scenario: ResponsesScenario, options: Parameters<typeof aCodexHome>[1] = {}) {

@@ -8,7 +8,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
 import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
-import { eventually, waitForExit } from "../helpers/processes";
+import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 
 // The real Gemini CLI (pinned, from the npm registry), run headless as a user runs it (`gemini -p`),
@@ -75,11 +75,8 @@ async function runGemini(scenario: GeminiScenario, prompts: string[]) {
   const runs: { code: number | null; output: string }[] = [];
   try {
     for (const [i, prompt] of prompts.entries()) {
-      const child = startGemini(home, api.url, ["-p", prompt, ...(i > 0 ? ["--resume", "latest"] : [])]);
-      let output = "";
-      child.stdout!.on("data", (chunk) => (output += chunk));
-      child.stderr!.on("data", (chunk) => (output += chunk));
-      runs.push({ code: await waitForExit(child), output });
+      const child = withOutput(startGemini(home, api.url, ["-p", prompt, ...(i > 0 ? ["--resume", "latest"] : [])]));
+      runs.push({ code: await waitForExit(child), output: child.output() });
     }
     return { runs, calls: api.calls };
   } finally {
