@@ -162,8 +162,8 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     const api = await aGeminiMock("hang");
     const child = startGemini(aHome(), api.url, ["-p", "wait for an answer that never comes"]);
     try {
+      // Not asked whether it is stuck yet: with 2 s to be stuck, a busy machine's first look can come after it.
       const { row } = await turnOf("wait for an answer that never comes", "processing");
-      expect(row.stuckReason).toBeNull();
       // Killed once the main call's request is in (the router's call came first), as the mock saw it.
       await eventually(async () => (summaries(await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`)).some((step) => step.startsWith("api_request: main")) ? true : undefined), 30_000);
       expect(api.calls.filter((call) => !call.router)).toHaveLength(1);
