@@ -146,8 +146,8 @@ describe("Claude Code, run for real, seen through its own telemetry", () => {
     const api = await anAnthropicMock("hang");
     const child = startClaude("wait for an answer that never comes", api.url);
     try {
+      // Not asked whether it is stuck yet: with 2 s to be stuck, a busy machine's first look can come after it.
       const { row } = await turnOf("wait for an answer that never comes", "processing");
-      expect(row.stuckReason).toBeNull();
       const exited = waitForExit(child);
       child.kill("SIGKILL");
       await exited;
