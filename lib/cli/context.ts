@@ -125,7 +125,7 @@ function withReadingTracker<T>(command: Command, fn: (tracker: TrackerService) =
 export async function sourceFor(command: Command, given: SourceSpec | "otel"): Promise<SourceSpec> {
   if (given !== "otel") return given;
   // Loaded here, not with every command: the receiver's module brings its protobuf decoder.
-  const { telemetrySettings } = await import("../telemetry/startTelemetry");
+  const { telemetrySettings } = await import("../telemetry/telemetrySettings");
   // Nothing is kept with tracking off: the receiver's store, where it would be, reads as empty.
   if (trackingIsOff()) return otelSpec(stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir, telemetrySettings().stuckAfterMs);
   return withTracker(command, (tracker) => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));

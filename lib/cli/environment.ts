@@ -10,9 +10,7 @@ import {
   DEFAULT_SESSION_EXPIRY_MS,
 } from "../store/options";
 import { DEFAULT_PORT } from "./commands/dashboard";
-import { DEFAULT_OTLP_PORT } from "../telemetry/otlpReceiver";
-import { DEFAULT_TELEMETRY_RETENTION_MS } from "../telemetry/startTelemetry";
-import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../telemetry/startTelemetry";
+import { DEFAULT_OTLP_PORT, DEFAULT_TELEMETRY_RETENTION_MS, DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../telemetry/telemetrySettings";
 
 const by = (ms: number) => formatDuration(ms);
 

@@ -17,7 +17,8 @@ import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
 import { resolveTrackerOptions } from "../store/options";
-import { startTelemetry, telemetrySettings, type TelemetryHandle, type TelemetrySettings, type TelemetryStatus } from "../telemetry/startTelemetry";
+import { startTelemetry, type TelemetryHandle, type TelemetryStatus } from "../telemetry/startTelemetry";
+import { telemetrySettings, type TelemetrySettings } from "../telemetry/telemetrySettings";
 import { TelemetrySessions } from "../views/telemetrySessionsView";
 
 /**

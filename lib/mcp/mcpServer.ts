@@ -18,7 +18,7 @@ import { explainSourceRequest } from "../views/sourceExplainView";
 import { readSourceOnce } from "../sources/liveSource";
 import { ConfiguredSources } from "../sources/configuredSources";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
-import { telemetrySettings } from "../telemetry/startTelemetry";
+import { telemetrySettings } from "../telemetry/telemetrySettings";
 import { SESSION_SOURCES } from "../model/sessionSource";
 import { sessionsView } from "../views/sessionsView";
 import { telemetrySessionLines, telemetrySessionsOf } from "../views/telemetrySessionsView";

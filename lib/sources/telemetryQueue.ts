@@ -3,7 +3,7 @@ import { formatCost } from "../model/money";
 import type { RequestRecord } from "../model/requestFormat";
 import { STATES, type State } from "../model/states";
 import type { SourceDb } from "../sqlite/openSourceDb";
-import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../telemetry/startTelemetry";
+import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../telemetry/telemetrySettings";
 import { lifecycleDetails } from "../telemetry/store/queries/lifecycleDetails";
 import { LIFECYCLE_ROWS } from "../telemetry/store/queries/lifecycleRows";
 import { openTelemetryStore } from "../telemetry/store/readStore";

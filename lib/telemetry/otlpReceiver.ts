@@ -6,8 +6,6 @@ import { isLoopbackHost } from "../http/loopback";
 import { decodeExport, encodeResponse, encodeStatus, type Decoded, type Encoding } from "./otlp/decode";
 import type { Signal } from "./records";
 
-/** OTLP/HTTP's default port. */
-export const DEFAULT_OTLP_PORT = 4318;
 
 /** A body past this, as sent, is refused before it is read whole (413). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;

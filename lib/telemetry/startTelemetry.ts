@@ -1,10 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { parseDuration } from "../model/duration";
-import { ReqwatchError } from "../model/errors";
 import type { Redaction } from "../model/redaction";
-import { DEFAULT_OTLP_PORT, startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
+import { startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
+import { TELEMETRY_MAX_BYTES, type TelemetrySettings } from "./telemetrySettings";
 import { ingestExport } from "./pipeline/ingestExport";
 import { storeBytes } from "./store/queries/bytes";
 import { storeIntake, type IntakeRow } from "./store/queries/intake";
@@ -14,45 +13,10 @@ import { readTelemetryStore } from "./store/readStore";
 import { setAsideStores, telemetryStoreFile } from "./store/schema";
 import { TelemetryStore, type TelemetryStoreOptions } from "./store/telemetryStore";
 
-/** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
-export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
-export const TELEMETRY_MAX_BYTES = 256 * 1024 * 1024;
 /** How often the retention runs. */
 const TRIM_EVERY_MS = 60_000;
 /** The pause between slices of a trim that has more to do: the receiver and the pages get the thread between them. */
 const TRIM_AGAIN_MS = 100;
-/** A lifecycle still going on with nothing received for it this long is stuck: an agent's turn with no event for 10 minutes. */
-export const DEFAULT_TELEMETRY_STUCK_AFTER_MS = 10 * 60_000;
-
-export interface TelemetrySettings {
-  /** The receiver's port (0: any free one), or null: no receiver. */
-  port: number | null;
-  keepMs: number;
-  /** A lifecycle still going on with nothing received for it this long is stuck. */
-  stuckAfterMs: number;
-}
-
-/**
- * `REQWATCH_OTLP_PORT` (a port, 0 for any free one, or off; default 4318), `REQWATCH_TELEMETRY_RETENTION`
- * (a duration; default 1d) and `REQWATCH_TELEMETRY_STUCK_AFTER` (a duration; default 10m).
- */
-export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: string): TelemetrySettings {
-  const given = (port ?? env.REQWATCH_OTLP_PORT)?.trim().toLowerCase();
-  let parsed: number | null = DEFAULT_OTLP_PORT;
-  if (given === "off") parsed = null;
-  else if (given !== undefined && given !== "") {
-    parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
-    if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
-  }
-  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS) };
-}
-
-function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const given = env[name];
-  const ms = given ? parseDuration(given, name) : fallback;
-  if (!(ms > 0)) throw new ReqwatchError("BAD_INPUT", `Invalid ${name}: ${JSON.stringify(given)}. It must be longer than 0.`);
-  return ms;
-}
 
 export interface TelemetryStatus {
   receiver: ReceiverStatus;

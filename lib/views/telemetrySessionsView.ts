@@ -11,7 +11,7 @@ import { otelSpec } from "../sources/sourceSpec";
 import { telemetryQueue } from "../sources/telemetryQueue";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
 import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
-import { telemetrySettings } from "../telemetry/startTelemetry";
+import { telemetrySettings } from "../telemetry/telemetrySettings";
 import type { UsageSums } from "../telemetry/store/queries/callSums";
 import { liveLifecycles, sessionByModel, sessionErrors, sessionSums, sessionSumsByStoredId, sessionTools, shownSessionIds, type SessionSums } from "../telemetry/store/queries/sessions";
 import { readTelemetryStore } from "../telemetry/store/readStore";

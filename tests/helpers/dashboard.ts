@@ -4,7 +4,7 @@ import { afterEach } from "vitest";
 import type { TrackerOptions } from "../../lib/store/options";
 import { dashboardListener } from "../../lib/dashboard/dashboardListener";
 import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
-import type { TelemetrySettings } from "../../lib/telemetry/startTelemetry";
+import type { TelemetrySettings } from "../../lib/telemetry/telemetrySettings";
 import { sourcesFromEnv } from "../../lib/sources/liveSource";
 import { openEvents } from "./sse";
 import { tempStateDir } from "./stateDir";

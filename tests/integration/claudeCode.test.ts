@@ -147,7 +147,7 @@ describe("Claude Code, run for real, seen through its own telemetry", () => {
     const child = startClaude("wait for an answer that never comes", api.url);
     try {
       // Not asked whether it is stuck yet: with 2 s to be stuck, a busy machine's first look can come after it.
-      const { row } = await turnOf("wait for an answer that never comes", "processing");
+      await turnOf("wait for an answer that never comes", "processing");
       const exited = waitForExit(child);
       child.kill("SIGKILL");
       await exited;

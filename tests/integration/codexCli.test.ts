@@ -188,7 +188,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     const api = await anOpenAiResponsesMock("hang");
     const child = startCodex(aCodexHome(api.url), ["wait for an answer that never comes"]);
     try {
-      const { row } = await turnOf("wait for an answer that never comes", inState("processing"));
+      await turnOf("wait for an answer that never comes", inState("processing"));
       await eventually(() => (api.calls.length === 1 ? true : undefined), 30_000);
       const exited = waitForExit(child);
       child.kill("SIGKILL");

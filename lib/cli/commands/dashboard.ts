@@ -9,7 +9,7 @@ import { isLoopbackHost } from "../../http/loopback";
 import { stopIfTrackingOff, UsageError } from "../context";
 import { integerBetween, source } from "../parse";
 import { otlpSettings } from "./otel";
-import { telemetrySettings } from "../../telemetry/startTelemetry";
+import { telemetrySettings } from "../../telemetry/telemetrySettings";
 import { flagSetting } from "../../model/flag";
 
 export const DEFAULT_PORT = 4600;

@@ -1,0 +1,43 @@
+import { parseDuration } from "../model/duration";
+import { ReqwatchError } from "../model/errors";
+
+// The received telemetry's settings, apart from what runs it (startTelemetry.ts, the receiver, the
+// store, the price table): the CLI's help, the otel source and the views read them without loading those.
+
+/** OTLP/HTTP's default port. */
+export const DEFAULT_OTLP_PORT = 4318;
+/** What the store keeps: lifecycles heard of within a day, and at most this much on disk. */
+export const DEFAULT_TELEMETRY_RETENTION_MS = 24 * 60 * 60_000;
+export const TELEMETRY_MAX_BYTES = 256 * 1024 * 1024;
+/** A lifecycle still going on with nothing received for it this long is stuck: an agent's turn with no event for 10 minutes. */
+export const DEFAULT_TELEMETRY_STUCK_AFTER_MS = 10 * 60_000;
+
+export interface TelemetrySettings {
+  /** The receiver's port (0: any free one), or null: no receiver. */
+  port: number | null;
+  keepMs: number;
+  /** A lifecycle still going on with nothing received for it this long is stuck. */
+  stuckAfterMs: number;
+}
+
+/**
+ * `REQWATCH_OTLP_PORT` (a port, 0 for any free one, or off; default 4318), `REQWATCH_TELEMETRY_RETENTION`
+ * (a duration; default 1d) and `REQWATCH_TELEMETRY_STUCK_AFTER` (a duration; default 10m).
+ */
+export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: string): TelemetrySettings {
+  const given = (port ?? env.REQWATCH_OTLP_PORT)?.trim().toLowerCase();
+  let parsed: number | null = DEFAULT_OTLP_PORT;
+  if (given === "off") parsed = null;
+  else if (given !== undefined && given !== "") {
+    parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
+    if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
+  }
+  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS) };
+}
+
+function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const given = env[name];
+  const ms = given ? parseDuration(given, name) : fallback;
+  if (!(ms > 0)) throw new ReqwatchError("BAD_INPUT", `Invalid ${name}: ${JSON.stringify(given)}. It must be longer than 0.`);
+  return ms;
+}
