@@ -11,6 +11,15 @@ export function integer(value: string): number {
   return Number(value);
 }
 
+/** A whole number of `min` or more: the request's own bounds (tokens, attempts), checked as the option is read. */
+export function integerFrom(min: number) {
+  return (value: string): number => {
+    const n = integer(value);
+    if (n < min) throw new InvalidArgumentError(`${n} is too small: use ${min} or more.`);
+    return n;
+  };
+}
+
 /** A whole number from `min` to `max`. */
 export function integerBetween(min: number, max: number) {
   return (value: string): number => {

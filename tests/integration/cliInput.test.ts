@@ -76,6 +76,29 @@ describe("exit codes a script can rely on", () => {
     expect(reqwatch(["lst"]).stderr).toBe("reqwatch: error: unknown command 'lst' (Did you mean list?)\n");
   });
 
+  it("a bad option value is exit 2 naming the option, whatever the option, and writes nothing", () => {
+    const stateDir = path.join(tempParent(), "state");
+    const env = { REQWATCH_STATE_DIR: stateDir };
+    const id = reqwatch(["create", "--workspace", "w", "--id", "r1"], env).stdout.trim();
+    const before = reqwatch(["get", id], env).stdout;
+    const cases: [string[], string][] = [
+      [["create", "--workspace", "w", "--max-attempts", "-2"], "--max-attempts <n>' argument '-2' is invalid. -2 is too small: use 1 or more."],
+      [["create", "--workspace", "w", "--max-attempts", "0"], "--max-attempts <n>' argument '0' is invalid. 0 is too small: use 1 or more."],
+      [["update", id, "--tokens", "-5"], "--tokens <n>' argument '-5' is invalid. -5 is too small: use 0 or more."],
+      [["update", id, "--callback-attempts", "-1"], "--callback-attempts <n>' argument '-1' is invalid. -1 is too small: use 0 or more."],
+      [["list", "--limit", "-5"], "--limit <n>' argument '-5' is invalid. -5 is out of range: use 1 to 1000."],
+    ];
+    for (const [args, said] of cases) {
+      const result = reqwatch(args, env);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toMatch(/^reqwatch: error: option '/);
+      expect(result.stderr.trimEnd().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(result.stderr, args.join(" ")).toContain(said);
+    }
+    expect(reqwatch(["get", id], env).stdout).toBe(before);
+    expect((JSON.parse(reqwatch(["list", "--json"], env).stdout) as { items: unknown[] }).items).toHaveLength(1);
+  });
+
   it("cancel and retry exit 1 when a named request was not changed, and say how many on stderr", () => {
     const stateDir = path.join(tempParent(), "state");
     const env = { REQWATCH_STATE_DIR: stateDir };

@@ -3,7 +3,7 @@ import { parseTraceparent } from "../../model/traceparent";
 import { UsageError, withLibraryTracker } from "../context";
 import { fieldsFromOptions, textFileOption } from "../fields";
 import { printJson, printLine } from "../output";
-import { assignment, integer, timestamp } from "../parse";
+import { assignment, integerFrom, timestamp } from "../parse";
 
 export function registerCreate(program: Command): void {
   program
@@ -17,7 +17,7 @@ export function registerCreate(program: Command): void {
     .addOption(textFileOption("prompt"))
     .option("--model <name>", "the model")
     .addOption(new Option("--state <state>", "start in this state").choices(["created", "queued", "processing"]).default("created"))
-    .option("--max-attempts <n>", "how many attempts are allowed", integer)
+    .option("--max-attempts <n>", "how many attempts are allowed", integerFrom(1))
     .option("--traceparent <value>", "the W3C trace context it is created in (00-<trace id>-<span id>-<flags>): its OpenTelemetry trace joins that one (default: $TRACEPARENT)", traceparent)
     .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
     .option("--set <key=json>", "any other field (repeatable)", assignment)

@@ -5,7 +5,7 @@ import type { Change } from "../../model/transition";
 import { withLibraryTracker } from "../context";
 import { fieldsFromOptions, textFileOption, type FieldOptions } from "../fields";
 import { printJson, printLine } from "../output";
-import { assignment, boolean, collect, integer, timestamp } from "../parse";
+import { assignment, boolean, collect, integer, integerFrom, timestamp } from "../parse";
 
 interface UpdateOptions extends FieldOptions {
   state?: (typeof STATES)[number];
@@ -48,7 +48,7 @@ export function registerUpdate(program: Command): void {
     .option("--prompt <text>", "the prompt")
     .addOption(textFileOption("prompt"))
     .option("--model <name>", "the model")
-    .option("--tokens <n>", "tokens used", integer)
+    .option("--tokens <n>", "tokens used", integerFrom(0))
     .option("--exit-code <n>", "the worker's exit code", integer)
     .option("--output <text>", "the output")
     .addOption(textFileOption("output"))
@@ -56,7 +56,7 @@ export function registerUpdate(program: Command): void {
     .addOption(textFileOption("error"))
     .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
     .option("--callback-success <bool>", "whether the result reached its caller", boolean)
-    .option("--callback-attempts <n>", "delivery attempts so far", integer)
+    .option("--callback-attempts <n>", "delivery attempts so far", integerFrom(0))
     .option("--callback-retry-timestamp <time>", "append a delivery retry time (repeatable)", collect)
     .option("--callback-error <text>", "the last delivery error")
     .option("--set <key=json>", "any other field (repeatable)", assignment)
