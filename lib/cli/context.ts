@@ -6,6 +6,7 @@ import { listBeforeIndexed, openTracker, openTrackerService, type Tracker, type 
 import { resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
 import type { ListFilters } from "../model/listFilters";
 import type { RequestPage } from "../db/queries/listRequests";
+import type { UnreadableFile } from "../db/unreadableFiles";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { startFollowerIfUseful } from "./follower";
 import { NotAllChanged, TrackingOff, UsageError } from "./outcomes";
@@ -91,14 +92,14 @@ export function withFreshTracker<T>(command: Command, fn: (tracker: TrackerServi
 }
 
 /**
- * `withFreshTracker` for `list`'s page: on an index not built yet, the newest files are read first,
+ * `withFreshTracker` for `list`'s page, and the request files it could not read: on an index not built yet, the newest files are read first,
  * until the page cannot change (`listBeforeIndexed`), and a follower completes the index after.
  */
-export function freshPage(command: Command, filters: ListFilters): Promise<RequestPage> {
+export function freshPage(command: Command, filters: ListFilters): Promise<{ page: RequestPage; unreadable: UnreadableFile[] }> {
   return withReadingTracker(command, (tracker) => {
-    if (tracker.indexing()) return listBeforeIndexed(tracker, filters);
+    if (tracker.indexing()) return { page: listBeforeIndexed(tracker, filters), unreadable: [] };
     tracker.refresh();
-    return tracker.list(filters);
+    return { page: tracker.list(filters), unreadable: tracker.unreadableFiles() };
   });
 }
 

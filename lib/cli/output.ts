@@ -10,6 +10,11 @@ export function printLine(line = ""): void {
   process.stdout.write(`${line.split("\n").map(escapeControls).join("\n")}\n`);
 }
 
+/** A line for the person beside the output a script reads: on stderr, named as every reqwatch line there is. */
+export function printNote(line: string): void {
+  process.stderr.write(`reqwatch: ${escapeControls(line)}\n`);
+}
+
 /** After a dry run in a folder reqwatch only observes: the run itself would be refused, and how to allow it. */
 export function printObservedNote(ownership: Ownership): void {
   if (ownership.access === "observed") printLine(`Note: this folder is observed read-only (${ownership.reason}): the run itself would be refused. To let reqwatch write there, ${ownership.toWrite}.`);

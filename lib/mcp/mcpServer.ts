@@ -21,6 +21,7 @@ import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { telemetrySettings } from "../telemetry/telemetrySettings";
 import { SESSION_SOURCES } from "../model/sessionSource";
 import { sessionsView } from "../views/sessionsView";
+import { missingRequestError } from "../views/unreadableRequest";
 import { telemetrySessionLines, telemetrySessionsOf } from "../views/telemetrySessionsView";
 
 export { LineTransport } from "./stdioTransport";
@@ -57,9 +58,13 @@ function recorded<T>(outcome: SessionResult<T>): T {
   return outcome.value;
 }
 
-function mustExist<T>(value: T | null, id: string, message = `Request ${id} does not exist (it may have been cleaned up).`): T {
+function mustExist<T>(value: T | null, message: string): T {
   if (value === null) throw new ReqwatchError("NOT_FOUND", message);
   return value;
+}
+
+function fail(error: ReqwatchError): never {
+  throw error;
 }
 
 const CONFIRM = "Leave out (or false) for the dry run; true, with the dryRunId the dry run returned and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
@@ -81,7 +86,6 @@ export function createMcpServer(tracker: TrackerService, version: string, source
   const sourceRow = (source: string, id: string) =>
     mustExist(
       readSourceOnce(readable.resolve(source), (live) => sourceRequestView(live, id, tracker.options.now())),
-      id,
       `${source} has no row ${id} (it may have been trimmed by the retention, or deleted by its owner).`,
     );
 
@@ -141,7 +145,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     },
     tool(({ requestId: id, source }: { requestId: string; source?: string }) => {
       if (source !== undefined) return sourceRow(source, id);
-      const detail = mustExist(requestDetailView(tracker, id, stuck()), id);
+      const detail = requestDetailView(tracker, id, stuck()) ?? fail(missingRequestError(tracker, id));
       return { request: detail.request, truncated: detail.truncated, stuckReason: detail.stuckReason, actions: detail.actions };
     }),
   );
@@ -160,7 +164,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
         const explanation = explainSourceRequest(sourceRow(source, id), tracker.options.now());
         return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
       }
-      const explanation = mustExist(explainRequest(tracker, id, stuck()), id);
+      const explanation = explainRequest(tracker, id, stuck()) ?? fail(missingRequestError(tracker, id));
       return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
     }),
   );

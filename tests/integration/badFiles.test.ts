@@ -89,4 +89,31 @@ describe("a corpus of bad request files", () => {
     expect(report.unreadable).toEqual([{ file: "requests/secret.json", reason: "cannot be read (permission denied)" }]);
     expect(fs.existsSync(path.join(stateDir, "requests", "secret.json"))).toBe(true);
   });
+
+  it("from the CLI: get and explain say why a request cannot be read (the file, the line and column), never that it does not exist; list names them on stderr", () => {
+    const stateDir = tempStateDir();
+    const expected = plant(stateDir);
+    const reqwatch = (...args: string[]) => spawnSync(process.execPath, [path.join(__dirname, "../../bin/reqwatch.js"), ...args, "--state-dir", stateDir], { encoding: "utf8" });
+    for (const [id, reason] of [["truncated-in-string", expected.get("truncated-in-string.json")!], ["missing-workspace", expected.get("missing-workspace.json")!]] as const) {
+      for (const command of ["get", "explain"]) {
+        const result = reqwatch(command, id);
+        expect(result.status, `${command} ${id}`).toBe(1);
+        expect(result.stdout).toBe("");
+        expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+        expect(result.stderr).toContain(`reqwatch: Request ${id} cannot be read: requests/${id}.json: `);
+        expect(result.stderr).toContain(reason);
+      }
+    }
+    expect(reqwatch("get", "truncated-in-string").stderr).toMatch(/line 1 column \d+/);
+    expect(reqwatch("get", "no-such-request").stderr).toBe("reqwatch: Request no-such-request does not exist (it may have been cleaned up).\n");
+
+    const listed = reqwatch("list", "--json");
+    expect(listed.status).toBe(0);
+    expect((JSON.parse(listed.stdout) as { items: { requestId: string }[] }).items.map((request) => request.requestId).sort()).toEqual(GOOD);
+    const note = listed.stderr.trimEnd().split("\n");
+    expect(note[0]).toBe(`reqwatch: ${expected.size} request files cannot be read, so they are in no list (kept as they are):`);
+    expect(note.slice(1, 6)).toHaveLength(5);
+    for (const line of note.slice(1, 6)) expect(line).toMatch(/^reqwatch: {3}requests\/.+\.json: ./);
+    expect(note.at(-1)).toBe(`reqwatch:   and ${expected.size - 5} more (reqwatch recover lists every one)`);
+  });
 });

@@ -152,7 +152,7 @@ describe("reqwatch CLI", () => {
     expect(json).toMatchObject({ requestId: "f1", state: "failed", next: { command: "reqwatch retry f1" } });
 
     const missing = runCli(["explain", "nope"], { stateDir });
-    expect(missing).toMatchObject({ code: 1, stdout: "", stderr: "reqwatch: Request nope does not exist.\n" });
+    expect(missing).toMatchObject({ code: 1, stdout: "", stderr: "reqwatch: Request nope does not exist (it may have been cleaned up).\n" });
   });
 
   it("monitor --once runs one pass and reports what is stuck", () => {

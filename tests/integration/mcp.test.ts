@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { aStuckProcessingRequest, aRequest, writeRequestFile } from "../helpers/builders";
@@ -122,8 +123,15 @@ describe("reqwatch mcp", () => {
   });
 
   it("answers a bad id and a bad argument with a tool error, and keeps serving", async () => {
-    const agent = await anAgent(tempStateDir());
+    const stateDir = tempStateDir();
+    fs.mkdirSync(path.join(stateDir, "requests"), { recursive: true });
+    fs.writeFileSync(path.join(stateDir, "requests", "torn.json"), '{"requestId": "torn", "state": "que');
+    const agent = await anAgent(stateDir);
     expect(await call(agent, "get_request", { requestId: "nope" })).toEqual({ isError: true, text: "Request nope does not exist (it may have been cleaned up)." });
+    // A file there that cannot be read is said as such, with why, never "does not exist".
+    for (const tool of ["get_request", "explain_request"]) {
+      expect(await call(agent, tool, { requestId: "torn" })).toEqual({ isError: true, text: expect.stringMatching(/^Request torn cannot be read: requests\/torn\.json: invalid JSON \(.*line 1 column 36\)\)\. The file is kept as it is/) });
+    }
     expect(await call(agent, "explain_request", { requestId: "../etc/passwd" })).toMatchObject({ isError: true });
     expect(await call(agent, "cleanup_dry_run", { olderThan: "soon" })).toMatchObject({ isError: true, text: expect.stringMatching(/olderThan/) });
     expect(JSON.parse((await call(agent, "stuck")).text)).toEqual({ count: 0, stuck: [] });

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { ReqwatchError } from "../../model/errors";
 import { explainRequest } from "../../views/explainView";
+import { missingRequestError } from "../../views/unreadableRequest";
 import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine } from "../output";
 
@@ -12,8 +12,15 @@ export function registerExplain(program: Command): void {
     .option("--json", "print the explanation as JSON")
     .action(async (requestId: string, options: { json?: boolean }, command: Command) => {
       stopIfTrackingOff();
-      const explanation = await withFreshTracker(command, (tracker) => explainRequest(tracker, requestId, tracker.stuck()), [requestId]);
-      if (!explanation) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
+      const explanation = await withFreshTracker(
+        command,
+        (tracker) => {
+          const found = explainRequest(tracker, requestId, tracker.stuck());
+          if (!found) throw missingRequestError(tracker, requestId);
+          return found;
+        },
+        [requestId],
+      );
       if (options.json) printJson(explanation);
       else for (const line of explanation.lines) printLine(line);
     });

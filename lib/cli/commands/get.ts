@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ReqwatchError } from "../../model/errors";
+import { missingRequestError } from "../../views/unreadableRequest";
 import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson } from "../output";
 
@@ -9,8 +9,15 @@ export function registerGet(program: Command): void {
     .description("Print one request as JSON")
     .action(async (requestId: string, _options, command: Command) => {
       stopIfTrackingOff();
-      const request = await withFreshTracker(command, (tracker) => tracker.get(requestId), [requestId]);
-      if (!request) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
+      const request = await withFreshTracker(
+        command,
+        (tracker) => {
+          const found = tracker.get(requestId);
+          if (!found) throw missingRequestError(tracker, requestId);
+          return found;
+        },
+        [requestId],
+      );
       printJson(request);
     });
 }

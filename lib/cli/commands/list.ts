@@ -6,7 +6,8 @@ import type { State } from "../../model/states";
 import { exportChunks, exportHeader, EXPORT_FORMATS } from "../../views/exportRows";
 import { freshPage, sourceFor, trackingIsOff, withFreshTracker } from "../context";
 import { formatAgo, formatDuration } from "../../model/duration";
-import { printJson, printLine, printTable } from "../output";
+import { printJson, printLine, printNote, printTable } from "../output";
+import { unreadableNote } from "../../views/unreadableRequest";
 import { integerBetween, readableSource, since, states } from "../parse";
 
 export function registerList(program: Command): void {
@@ -56,7 +57,9 @@ export function registerList(program: Command): void {
           });
         return;
       }
-      const page = off ? { items: [], nextCursor: null } : await freshPage(command, { ...filter, limit: options.limit, cursor: options.cursor });
+      const { page, unreadable } = off ? { page: { items: [], nextCursor: null }, unreadable: [] } : await freshPage(command, { ...filter, limit: options.limit, cursor: options.cursor });
+      // On stderr, so a script reading the page reads what it always did.
+      for (const line of unreadableNote(unreadable)) printNote(line);
       if (options.json) return printJson(page);
       if (!page.items.length) return printLine("No requests match.");
       const now = Date.now();
