@@ -54,7 +54,7 @@ import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./stateFiles/stateDir";
 import { assertManaged, openStateDir } from "./store/ownership";
-import { applyChange, newRequest, type Change } from "./model/transition";
+import { applyChange, changesNothing, newRequest, type Change } from "./model/transition";
 import { openDisabledTracker, trackingOffError } from "./disabledTracker";
 import { redactField, redactRequestFields, type Redaction } from "./model/redaction";
 
@@ -295,7 +295,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       return commitChange(ctx, requestId, (current) => {
         const request = mustExist(requestId, current);
         const next = fixed ?? validateChange((change as (current: RequestRecord) => Change)(request));
-        return applyChange(request, next, ctx.now());
+        return changesNothing(request, next) ? request : applyChange(request, next, ctx.now());
       })!;
     },
 

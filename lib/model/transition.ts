@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { ReqwatchError } from "./errors";
 import { MANAGED_KEYS, type RequestFields, type RequestRecord, type TransitionEntry } from "./requestFormat";
 import { canTransition, isTerminal, type State } from "./states";
@@ -74,6 +75,17 @@ export function applyChange(current: RequestRecord, change: InternalChange, now:
   Object.assign(entry, change.note);
   next.transitions = [...(current.transitions ?? []), entry];
   return next;
+}
+
+/**
+ * A writer's change that moves no state and sets each field to the value it already has: nothing to
+ * record, so no new version is written (a hook that sends the same fields again costs nothing).
+ */
+export function changesNothing(current: RequestRecord, change: Change): boolean {
+  if (change.to !== undefined) return false;
+  const fields = (change.fields ?? {}) as Record<string, unknown>;
+  const now = current as unknown as Record<string, unknown>;
+  return Object.entries(fields).every(([key, value]) => isDeepStrictEqual(now[key], value));
 }
 
 function enterState(next: RequestRecord, from: State, to: State, now: number): void {

@@ -117,6 +117,23 @@ describe("updates", () => {
     expect(readRaw(stateDir, "f")).toBe(before);
   });
 
+  it("an update that changes nothing writes nothing: no version, no history entry, the file untouched", () => {
+    const stateDir = tempStateDir();
+    const tracker = aTracker({ stateDir });
+    tracker.create({ requestId: "same", workspace: "gw", model: "m", meta: { tags: ["a", "b"] } } as never);
+    const written = tracker.update("same", { fields: { tokens: 5 } });
+    const before = readRaw(stateDir, "same");
+    const stat = fs.statSync(requestPath(stateDir, "same"));
+    for (const change of [{ fields: { tokens: 5 } }, { fields: { model: "m", tokens: 5, meta: { tags: ["a", "b"] } } as never }, { reason: "nothing new" }, {}]) {
+      expect(tracker.update("same", change)).toEqual(written);
+    }
+    expect(readRaw(stateDir, "same")).toBe(before);
+    expect(fs.statSync(requestPath(stateDir, "same")).ino).toBe(stat.ino);
+    // A value that differs, however deep, is a change.
+    expect(tracker.update("same", { fields: { meta: { tags: ["a", "c"] } } as never }).version).toBe(written.version! + 1);
+    expect(tracker.update("same", { fields: { tokens: 6 } }).transitions?.at(-1)).toMatchObject({ fields: ["tokens"] });
+  });
+
   it("a retry clears the old outcome but keeps it in the history", () => {
     const tracker = aTracker();
     tracker.create({ requestId: "t", workspace: "gw", state: "processing" });
