@@ -21,8 +21,9 @@ function libraryEntry() {
       const lines = [
         `"use strict";`,
         `// reqwatch's library entry, written by rolldown.config.mjs: the Node check, then lib/index.ts's exports.`,
-        `const tooOld = require("../bin/supported-node.cjs").unsupportedNode();`,
-        `if (tooOld) throw Object.assign(new Error("reqwatch " + tooOld), { code: "ERR_REQWATCH_UNSUPPORTED_NODE" });`,
+        `const nodeCheck = require("../bin/supported-node.cjs");`,
+        `const tooOld = nodeCheck.unsupportedNode();`,
+        `if (tooOld) throw nodeCheck.unsupportedNodeError(tooOld);`,
         `const library = require("./${chunk.fileName}");`,
         ...chunk.exports.map((name) => `exports.${name} = library.${name};`),
       ];

@@ -20,4 +20,19 @@ function unsupportedNode() {
   return "needs Node.js " + minimum + " or newer; this is Node.js " + process.versions.node + " (" + process.execPath + ").";
 }
 
-module.exports = { unsupportedNode: unsupportedNode, minimumNode: minimum };
+/**
+ * What the library's entry throws on an older Node: catchable (an app may go on without tracking),
+ * and, uncaught, its line and the one frame that threw it (reqwatch's entry), not ten loader frames.
+ */
+function unsupportedNodeError(text) {
+  var limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 1;
+  var error = new Error("reqwatch " + text);
+  Error.captureStackTrace(error, unsupportedNodeError);
+  Error.stackTraceLimit = limit;
+  // Not enumerable, so an uncaught one prints no `{ code: ... }` after its line.
+  Object.defineProperty(error, "code", { value: "ERR_REQWATCH_UNSUPPORTED_NODE" });
+  return error;
+}
+
+module.exports = { unsupportedNode: unsupportedNode, unsupportedNodeError: unsupportedNodeError, minimumNode: minimum };

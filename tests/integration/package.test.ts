@@ -208,5 +208,11 @@ describe("the packed package", () => {
       expect(library.stdout, kind).toBe(`ERR_REQWATCH_UNSUPPORTED_NODE reqwatch ${line}\n`);
       expect(library.status, kind).toBe(0);
     }
+    // Not caught: its line and the one frame in reqwatch's entry that threw it, not the loader's.
+    const uncaught = spawnSync(old.node, ["-e", 'require("reqwatch")'], { cwd: project.dir, env: old.env, encoding: "utf8" });
+    expect(uncaught.status).toBe(1);
+    expect(uncaught.stderr).toContain(`\nError: reqwatch ${line}\n`);
+    expect(uncaught.stderr.match(/^ {4}at /gm)).toEqual(["    at "]);
+    expect(uncaught.stderr).toMatch(/^ {4}at .*node_modules\/reqwatch\/dist\/index\.cjs:\d+:\d+\)$/m);
   }, 120_000);
 });
