@@ -119,7 +119,9 @@ async function main(): Promise<void> {
     process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(dashboard.config);
   }
   // Loaded from the dashboard's folder: the package's own copy of Next.js, not one the user's project may have.
-  const nextModule = createRequire(path.join(dashboard.dir, "server.cjs"))("next") as typeof import("next") & { default?: typeof import("next").default };
+  const nextRequire = createRequire(path.join(dashboard.dir, "server.cjs"));
+  const nextModule = nextRequire("next") as typeof import("next") & { default?: typeof import("next").default };
+  if (!values.dev) await readNextSettingsQuietly(nextRequire, dashboard.dir);
   const next = nextModule.default ?? (nextModule as unknown as typeof import("next").default);
   const app = next({ dev: values.dev, dir: dashboard.dir, hostname: values.hostname, port, ...(dashboard.config && { conf: dashboard.config }) });
   await app.prepare();
@@ -153,3 +155,14 @@ void main().catch((error: unknown) => {
   console.error("reqwatch: the server could not start:", error);
   process.exit(1);
 });
+
+/**
+ * Next.js's router reads the build's settings on start and, when that read is not cached, logs
+ * "✓ Running next.config took 2ms" (on every start: its cache is per process). The same read made
+ * first, silently, fills that cache.
+ */
+async function readNextSettingsQuietly(nextRequire: NodeJS.Require, dir: string): Promise<void> {
+  const { default: loadConfig } = nextRequire("next/dist/server/config") as { default: (phase: string, dir: string, options: { silent: boolean }) => Promise<unknown> };
+  const { PHASE_PRODUCTION_SERVER } = nextRequire("next/constants") as { PHASE_PRODUCTION_SERVER: string };
+  await loadConfig(PHASE_PRODUCTION_SERVER, dir, { silent: true });
+}
