@@ -46,7 +46,7 @@ export interface ReceiverHandle {
  * records: MAX_RECORDS_PER_EXPORT), 415 for another media type or
  * encoding, 429 with Retry-After when too many exports are in flight, 503 with Retry-After when the
  * store is busy or the disk full (exporters retry a 503, not a 500); a failure's body is a
- * google.rpc.Status in the request's encoding. Like the dashboard, it answers only to a loopback
+ * google.rpc.Status in the request's encoding, or its message as text to a request in neither. Like the dashboard, it answers only to a loopback
  * Host, and refuses a request that carries a browser's Origin: a web page may not post telemetry
  * into it (there is no CORS).
  */
@@ -56,17 +56,23 @@ export function otlpRequestListener(ingest: IngestExport, onStored: (changed: nu
     // The path as sent, never parsed as a URL: a target like `//:99999/x` is not a URL and must not throw here.
     const pathname = (request.url ?? "/").split("?")[0]!;
     const signal = /^\/v1\/(traces|logs|metrics)\/?$/.exec(pathname)?.[1] as Signal | undefined;
-    const encoding: Encoding = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "application/json" ? "json" : "protobuf";
+    const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    const encoding: Encoding = type === "application/json" ? "json" : "protobuf";
+    // A failure is said in the request's format; to a request in neither OTLP format (curl, a browser), as text.
     const fail = (status: number, code: number, message: string, headers: http.OutgoingHttpHeaders = {}) => {
-      response.writeHead(status, { "content-type": encoding === "json" ? "application/json" : "application/x-protobuf", ...headers });
-      response.end(encodeStatus(encoding, code, message));
+      if (type === "application/json" || type === "application/x-protobuf") {
+        response.writeHead(status, { "content-type": type, ...headers });
+        response.end(encodeStatus(encoding, code, message));
+      } else {
+        response.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
+        response.end(`${message}\n`);
+      }
       request.resume();
     };
     if (!isLoopbackHost(request.headers.host)) return fail(403, GRPC.PERMISSION_DENIED, "The OTLP receiver answers only to localhost, 127.0.0.1 and [::1].");
     if (request.headers.origin !== undefined) return fail(403, GRPC.PERMISSION_DENIED, "A web page may not send telemetry here: the request carries a browser's Origin.");
     if (!signal) return fail(404, GRPC.NOT_FOUND, `No OTLP endpoint at ${pathname.slice(0, 200)}: use /v1/traces, /v1/logs or /v1/metrics.`);
     if (request.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, `Send exports with POST, not ${request.method}.`, { allow: "POST" });
-    const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
     if (type !== "application/json" && type !== "application/x-protobuf") return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content type ${JSON.stringify(type)}: send application/x-protobuf or application/json.`);
     const contentEncoding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
     if (contentEncoding !== "gzip" && contentEncoding !== "identity") return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content encoding ${JSON.stringify(contentEncoding)}: send gzip, or none.`);

@@ -145,6 +145,24 @@ describe("the OTLP/HTTP receiver", () => {
     expect(rows()).toEqual([]);
   });
 
+  it("says a failure in the request's format: a google.rpc.Status in JSON or protobuf, text to anything else (curl, a browser)", async () => {
+    const { port } = await aReceiver();
+    const json = await post(port, "/v1/logs", "{not json", { "content-type": "application/json" });
+    expect(json).toMatchObject({ status: 400, headers: { "content-type": "application/json" } });
+    expect(JSON.parse(json.body.toString())).toMatchObject({ code: 3, message: expect.any(String) });
+    const protobuf = await post(port, "/v1/logs", Buffer.from([0xff, 0xff, 0xff]));
+    expect(protobuf).toMatchObject({ status: 400, headers: { "content-type": "application/x-protobuf" } });
+    expect(protobuf.body.subarray(0, 2)).toEqual(Buffer.from([0x08, 0x03]));
+    // A GET from curl, a text/plain post and a request with no type read as a line of text, no stray bytes.
+    for (const [method, headers, status] of [["GET", { "content-type": "" }, 405], ["POST", { "content-type": "text/plain" }, 415], ["GET", { "content-type": "" }, 404]] as const) {
+      const answer = await post(port, status === 404 ? "/nowhere" : "/v1/traces", "", headers, method);
+      expect(answer.status).toBe(status);
+      expect(answer.headers["content-type"]).toBe("text/plain; charset=utf-8");
+      expect(answer.body.toString()).toMatch(/^[\x20-\x7e]+\n$/);
+    }
+    expect((await post(port, "/v1/traces", "", { "content-type": "" }, "GET")).body.toString()).toBe("Send exports with POST, not GET.\n");
+  });
+
   it("gives a stalled upload's slot back after the upload deadline (408, its connection closed): 32 stalled uploads do not lock every exporter out", async () => {
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
