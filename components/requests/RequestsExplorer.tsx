@@ -83,6 +83,8 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
       ? null
       : `${query.source} is another program's queue, read only here: to retry and delete where its own recovery does the same, start the dashboard with --source <source>?write=1 (claude-mem only).`
     : readOnly;
+  // Received telemetry and a mapped SQLite table can never be acted on (only claude-mem's left-overs can be opened for writing): no action is offered, not even a disabled one.
+  const neverActs = query.source !== undefined && source !== undefined && source.kind !== "claude-mem";
   const [sourceAction, setSourceAction] = useState<{ kind: SourceActionKind; ids: string[] } | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [action, setAction] = useState<ActionRequest | null>(null);
@@ -130,28 +132,34 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
       <RequestFilters query={query} onChange={setFilters} sources={sources} />
       {source && <SourceLine source={source} />}
       <div className="toolbar" role="toolbar" aria-label="Bulk actions">
-        <button
-          type="button"
-          disabled={noActions !== null || selected.size === 0}
-          title={noActions ?? undefined}
-          onClick={() => (query.source ? setSourceAction({ kind: "retry", ids: [...selected] }) : setAction({ kind: "retry", ids: [...selected] }))}
-        >
-          Retry selected ({selected.size})
-        </button>
-        {query.source ? (
-          source?.retired && (
-            <button type="button" className="danger" disabled={noActions !== null || selected.size === 0} title={noActions ?? undefined} onClick={() => setSourceAction({ kind: "delete", ids: [...selected] })}>
-              Delete selected ({selected.size})
-            </button>
-          )
+        {neverActs ? (
+          <span className="muted">{source.kind === "otel" ? "Received telemetry is shown as it was sent: nothing here is retried or deleted." : `${source.name} is shown as its owner keeps it: nothing here is retried or deleted.`}</span>
         ) : (
-          <button type="button" disabled={noActions !== null || !view || view.items.length === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
-            Retry all matching
-          </button>
+          <>
+            <button
+              type="button"
+              disabled={noActions !== null || selected.size === 0}
+              title={noActions ?? undefined}
+              onClick={() => (query.source ? setSourceAction({ kind: "retry", ids: [...selected] }) : setAction({ kind: "retry", ids: [...selected] }))}
+            >
+              Retry selected ({selected.size})
+            </button>
+            {query.source ? (
+              source?.retired && (
+                <button type="button" className="danger" disabled={noActions !== null || selected.size === 0} title={noActions ?? undefined} onClick={() => setSourceAction({ kind: "delete", ids: [...selected] })}>
+                  Delete selected ({selected.size})
+                </button>
+              )
+            ) : (
+              <button type="button" disabled={noActions !== null || !view || view.items.length === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
+                Retry all matching
+              </button>
+            )}
+            {!query.source && <CleanupButton />}
+            {!query.source && (query.workspace ?? query.workspacePrefix) && <WorkspacePauseButton workspace={(query.workspace ?? query.workspacePrefix)!} />}
+            {noActions && <span className="muted">{query.source ? "Actions are off: this source is read only here." : "Actions are off: this folder is observed read-only."}</span>}
+          </>
         )}
-        {!query.source && <CleanupButton />}
-        {!query.source && (query.workspace ?? query.workspacePrefix) && <WorkspacePauseButton workspace={(query.workspace ?? query.workspacePrefix)!} />}
-        {noActions && <span className="muted">{query.source ? "Actions are off: this source is read only here." : "Actions are off: this folder is observed read-only."}</span>}
         <span className="spacer" />
         {list.isFetching && <span className="muted">updating…</span>}
         {!query.source && (
@@ -171,7 +179,9 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
           rows={view.items}
           current={keys.current}
           selection={
-            query.source
+            neverActs
+              ? undefined
+              : query.source
               ? { selected, onSelect: setSelected, onRetry: (id) => setSourceAction({ kind: "retry", ids: [id] }), onCancel: () => {}, onDelete: (id) => setSourceAction({ kind: "delete", ids: [id] }), noActions }
               : { selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }), noActions }
           }

@@ -32,6 +32,10 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   await expect(row).toContainText("completed");
   await expect(row).toContainText("2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016");
   await expect(row).toContainText("claude-sonnet-4-5");
+  // Received telemetry is never acted on: no selection, no Retry, not even a disabled one; the toolbar says why.
+  await expect(page.getByRole("toolbar", { name: "Bulk actions" })).toContainText("Received telemetry is shown as it was sent: nothing here is retried or deleted.");
+  await expect(table.getByRole("checkbox")).toHaveCount(0);
+  await expect(page.getByRole("button", { name: /^Retry/ })).toHaveCount(0);
 
   // Its own page: what it did on a timeline (each call and tool once, with what each record said of it), and its prompt and answer.
   await row.getByRole("link", { name: /^turn-\d+$/ }).click();
