@@ -5,6 +5,7 @@ import { useEffect } from "react";
 import { formatAgo, formatDuration } from "@/lib/model/duration";
 import type { RequestRow } from "@/lib/views/requestsView";
 import { useNow } from "../data/useNow";
+import { Cut } from "../Cut";
 import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
 import { usePausedWorkspaces } from "../queues/Queues";
@@ -88,16 +89,16 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
                 </td>
               )}
               <td className="id" title={row.requestId}>
-                <Link href={row.source ? sourceRowPath(row.source, row.requestId) : `/requests/${encodeURIComponent(row.requestId)}`} prefetch={false}>
-                  {row.requestId}
+                <Link href={row.source ? sourceRowPath(row.source, row.requestId) : `/requests/${encodeURIComponent(row.requestId)}`} prefetch={false} aria-label={row.requestId}>
+                  <Cut text={row.requestId} />
                 </Link>
               </td>
               <td className="clip" title={row.workspace}>{row.workspace}</td>
               {/* Another program's session ids are its own: only the folder's and the received ones (otel) have a session page. */}
               <td className="clip" title={row.sessionId ?? undefined}>
                 {row.sessionId && (!row.source || hasSessions(row.source)) ? (
-                  <Link href={sessionPath({ sessionId: row.sessionId, source: row.source ?? null })} prefetch={false}>
-                    {row.sessionId}
+                  <Link href={sessionPath({ sessionId: row.sessionId, source: row.source ?? null })} prefetch={false} aria-label={row.sessionId}>
+                    <Cut text={row.sessionId} />
                   </Link>
                 ) : (
                   (row.sessionId ?? "—")

@@ -14,6 +14,7 @@ import { sessionListOptions } from "../data/queries";
 import { useNow } from "../data/useNow";
 import { TableHead } from "../TableHead";
 import { sessionPath } from "./sessionPath";
+import { Cut } from "../Cut";
 
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -49,7 +50,7 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
           {sessions.map((s) => (
             <tr key={`${s.source ?? ""}:${s.sessionId}`}>
               <td className="id">
-                <Link prefetch={false} href={sessionPath(s)}>{s.sessionId}</Link>
+                <Link prefetch={false} href={sessionPath(s)} aria-label={s.sessionId}><Cut text={s.sessionId} /></Link>
               </td>
               <td title={s.source ? `received over OpenTelemetry from service ${s.service}` : "recorded in this state folder, or carried by its requests"}>{s.source ? s.from : "this folder"}</td>
               <td>

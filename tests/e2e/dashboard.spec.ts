@@ -371,3 +371,29 @@ test("a custom created-between range filters the table", async ({ page, stateDir
   await expect(table.getByRole("row", { name: /three-days-old/ })).toBeVisible();
   await expect(page).toHaveURL(/from=.*&to=/);
 });
+
+test("ids and sessions too long for their column are cut in the middle: the part where they differ stays in view, the whole id in its title", async ({ page, tracker }) => {
+  const sessions = ["sess-mx0o03kq8a7-4f2a91", "sess-mx0o03kq8a7-b07c3e"];
+  for (const [i, sessionId] of sessions.entries()) tracker.create({ requestId: `req-2026-11-28-gateway-worker-${i}-a91c${i}`, workspace: "gateway", sessionId, state: "queued" });
+  for (const width of [1280, 1400]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.goto("/requests");
+    const table = page.getByRole("table", { name: "Requests" });
+    for (const [i, sessionId] of sessions.entries()) {
+      const row = table.getByRole("row", { name: new RegExp(`worker-${i}-`) });
+      // The link is named by the whole session; what shows of it ends as the session does.
+      const session = row.getByRole("link", { name: sessionId });
+      await expect(session.locator(".cut")).toHaveAttribute("title", sessionId);
+      const tail = session.locator(".cut-tail");
+      await expect(tail).toHaveText(sessionId.slice(-6));
+      const cell = (await row.getByRole("cell").nth(3).boundingBox())!;
+      const shown = (await tail.boundingBox())!;
+      expect(shown.width, `${width} px`).toBeGreaterThan(0);
+      expect(shown.x + shown.width, `${width} px`).toBeLessThanOrEqual(cell.x + cell.width + 0.5);
+      // The head gives way (it is cut, with its ellipsis), not the tail.
+      expect(await session.locator(".cut-head").evaluate((head) => head.scrollWidth > head.clientWidth), `${width} px`).toBe(true);
+      await expect(row.getByRole("link", { name: `req-2026-11-28-gateway-worker-${i}-a91c${i}` }).locator(".cut-tail")).toHaveText(`-a91c${i}`.slice(-6));
+    }
+    await page.screenshot({ path: test.info().outputPath(`requests-${width}.png`) });
+  }
+});
