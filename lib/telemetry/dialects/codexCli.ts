@@ -125,6 +125,8 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
       ...(numberAttr(a, "gen_ai.usage.cache_write.input_tokens") !== undefined && { cacheWriteTokens: numberAttr(a, "gen_ai.usage.cache_write.input_tokens") }),
       ...(numberAttr(a, "codex.usage.reasoning_output_tokens") !== undefined && { reasoningTokens: numberAttr(a, "codex.usage.reasoning_output_tokens") }),
       success: !failed,
+      // The span names no model; its turn's span and prompt do, and a turn's calls are all of its model: priced at it.
+      modelOfLifecycle: true,
     };
     // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
     facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };

@@ -96,6 +96,12 @@ export interface Part {
 
 export interface PartFields {
   model?: string;
+  /**
+   * A call whose record names no model, of a client whose every call in a lifecycle is of that
+   * lifecycle's model (a Codex turn's answers: its turn's span and its prompt name the model): it
+   * takes that model, and its price, once the lifecycle's is known (mapping/fold.ts `modelsFilled`).
+   */
+  modelOfLifecycle?: boolean;
   name?: string;
   /** Input tokens not read from or written to a cache (as Anthropic counts them: a client that counts cached tokens in its input, as OpenAI's do, has them taken out). */
   inputTokens?: number;

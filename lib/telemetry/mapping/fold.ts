@@ -156,6 +156,24 @@ function priced(part: Part): Part {
   return { ...part, fields: estimate === null ? fields : { ...fields, estimatedCostUsd: estimate } };
 }
 
+/**
+ * The calls that take their lifecycle's model (`modelOfLifecycle`) and name none yet, given it now
+ * that it is known, priced again: each one changed, also set in the tally. Called before a
+ * lifecycle is summed up, so the order the model and the calls arrive in does not matter.
+ */
+export function modelsFilled(tally: Tally): Part[] {
+  const model = tally.model?.value;
+  if (model === undefined) return [];
+  const filled: Part[] = [];
+  for (const [key, part] of tally.parts) {
+    if (part.kind !== "call" || !part.fields.modelOfLifecycle || part.fields.model !== undefined) continue;
+    const merged = mergePart(part, { ...part, fields: { model } });
+    tally.parts.set(key, merged);
+    filled.push(merged);
+  }
+  return filled;
+}
+
 export const partKey = (part: Pick<Part, "kind" | "id">) => `${part.kind} ${part.id}`;
 
 /**
@@ -280,5 +298,6 @@ export function foldLifecycle(kind: LifecycleKind, steps: readonly FoldStep[], p
   const tally = emptyTally(kind);
   for (const step of steps) addStep(tally, step);
   for (const part of parts) tally.parts.set(partKey(part), mergePart(tally.parts.get(partKey(part)), part));
+  modelsFilled(tally);
   return summarize(tally);
 }

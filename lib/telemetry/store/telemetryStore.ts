@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "../mapping/changes";
-import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "../mapping/fold";
+import { addStep, emptyTally, mergePart, modelsFilled, partKey, summarize, type Tally } from "../mapping/fold";
 import type { Signal } from "../records";
 import { storeBytes } from "./queries/bytes";
 import { storeIntake, type IntakeRow } from "./queries/intake";
@@ -263,6 +263,7 @@ export class TelemetryStore {
   private writeFolded(seq: number, now: number): void {
     const live = this.liveOf(seq);
     if (!live) return;
+    for (const part of modelsFilled(live.tally)) this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(part.fields));
     const f = summarize(live.tally);
     if (f.finishedAt !== null) this.live.delete(seq);
     this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, f.estimatedCalls, f.unpricedCalls, seq);
