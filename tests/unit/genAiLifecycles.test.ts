@@ -167,6 +167,10 @@ describe("OpenInference's Anthropic instrumentation (captured)", () => {
   it("529 every time: one call, failed with the error, its two attempts", () => {
     expect(lifecyclesAfter(fixture("error"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, attempt: 2, error: expect.stringMatching(/529/) })]);
   });
+
+  it("a call its caller aborted: the SDK's APIUserAbortError on OpenInference's span says so plainly, over the SDK's own span that only stopped", () => {
+    expect(lifecyclesAfter(fixture("aborted"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." })]);
+  });
 });
 
 describe("usage", () => {
