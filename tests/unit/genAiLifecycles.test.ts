@@ -225,4 +225,11 @@ describe("Mastra (captured)", () => {
   it("529 every time: the error on invoke_agent, its chat finished with error: the agent failed with it", () => {
     expect(lifecyclesAfter(mastraFixture("error"))).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "Error: Overloaded" })]);
   });
+  it("its model_chunk spans (one per streamed chunk) are known, not shown: counted apart from what no dialect understands", () => {
+    const store = new TelemetryStore(path.join(tempParent(), "telemetry.db"), { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    feed(store, mastraFixture("plain"));
+    expect(store.unmapped().map((row) => row.name)).not.toContain("model_chunk shell-agent");
+    expect(store.unshown()).toEqual([{ dialect: "genai", names: 1, count: expect.any(Number), lastAt: expect.any(Number) }]);
+    store.close();
+  });
 });

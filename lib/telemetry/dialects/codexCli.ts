@@ -26,7 +26,12 @@ export const codexCli: Dialect = {
   name: "codex-cli",
   recognises: (record) => (record.signal === "log" ? isCodexLog(record.origin.scope.name) : record.signal === "span" && isCodexSpan(record)),
   map: (record) => (record.signal === "span" ? codexSpan(record) : record.signal === "log" ? codexLog(record) : null),
+  // Its spans but the few read only time its inner work; of its log events, those that tell of no turn.
+  knows: (record) => record.signal === "span" || (record.signal === "log" && UNSHOWN_EVENTS.has(stringAttr(record.attributes, "event.name") ?? "")),
 };
+
+/** Codex's log events that tell of no turn: a conversation starting, its startup's phases, the streamed events (which carry no trace), the time to the first token. */
+const UNSHOWN_EVENTS = new Set(["codex.conversation_starts", "codex.startup_phase", "codex.sse_event", "codex.turn_ttft"]);
 
 const service = (resource: Attributes) => stringAttr(resource, "service.name") ?? CODEX_SERVICE;
 

@@ -139,4 +139,6 @@ export interface Unmapped {
   service: string;
   signal: "span" | "log" | "metric";
   name: string;
+  /** The dialect that knows it and shows it as no lifecycle on purpose (`Dialect.knows`): counted apart from what no dialect understands. */
+  knownBy?: string;
 }

@@ -4,7 +4,7 @@ import { addStep, emptyTally, mergePart, modelsFilled, partKey, summarize, type 
 import type { Signal } from "../records";
 import { storeBytes } from "./queries/bytes";
 import { storeIntake, type IntakeRow } from "./queries/intake";
-import { storeUnmapped, type UnmappedRow } from "./queries/unmapped";
+import { storeUnmapped, type UnmappedPage, type UnmappedRow } from "./queries/unmapped";
 import { storeUsage, type Usage } from "./queries/usage";
 import { identityOf, isDamage, openStoreFile, setAside } from "./schema";
 
@@ -52,6 +52,7 @@ function statements(db: Database.Database) {
     ),
     dataVersion: db.prepare("PRAGMA data_version").pluck(),
     countUnmapped: db.prepare("INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
+    countUnshown: db.prepare("INSERT INTO unshown (known_by, service, signal, name, count, last_at) VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (known_by, service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
     countIntake: db.prepare(
       "INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at",
     ),
@@ -159,7 +160,10 @@ export class TelemetryStore {
       if (seq !== null) touched.add(seq);
     }
     for (const seq of touched) this.writeFolded(seq, now);
-    for (const item of batch.unmapped) this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+    for (const item of batch.unmapped) {
+      if (item.knownBy !== undefined) this.sql.countUnshown.run(item.knownBy, item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+      else this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+    }
     this.sql.countIntake.run(batch.signal, batch.records, batch.rejected, now);
     return touched.size;
   }
@@ -319,7 +323,12 @@ export class TelemetryStore {
     return storeUsage(this.db, sessions);
   }
 
-  /** Every name that mapped to nothing, the most first. */
+  /** What each dialect knew and showed as no lifecycle (`Dialect.knows`). */
+  unshown(): UnmappedPage["known"] {
+    return storeUnmapped(this.db, { limit: 0 }).known;
+  }
+
+  /** Every name that mapped to nothing and no dialect knows, the most first. */
   unmapped(): UnmappedRow[] {
     return storeUnmapped(this.db, { limit: -1 }).rows;
   }
