@@ -89,9 +89,9 @@ function ended(span: SpanRecord, operation: string): Told {
     case "fail":
       return { name: "failed", summary: "moved to failed: it runs no more", facts: { endedAt: span.endMs, failed: true } };
     case "delay":
-      return { name: "retry later", summary: "back to delayed: it runs again after its backoff", facts: {} };
+      return { name: "retry later", summary: "back to delayed: it runs again after its backoff", facts: { requeuedAt: span.endMs } };
     case "retry":
-      return { name: "retry", summary: "back to waiting: it runs again", facts: {} };
+      return { name: "retry", summary: "back to waiting: it runs again", facts: { requeuedAt: span.endMs } };
     default:
       return { name: operation, summary: ms(span), facts: {} };
   }

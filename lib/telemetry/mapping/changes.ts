@@ -52,6 +52,8 @@ export interface Facts {
   queuedAt?: number;
   /** It was worked on from then (processing). */
   processingAt?: number;
+  /** Back in its queue from then, to be tried again (BullMQ's `delay` or `retry` after a failed attempt): queued until a later attempt begins. */
+  requeuedAt?: number;
   /** A definite end (the turn's span, a call's span, a message's processing span). */
   endedAt?: number;
   /** An end the next step may undo: the answer of a turn seen without its span (logs alone). */
