@@ -131,6 +131,9 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/);
     const calls = everyItem(view.timeline!.items).filter((item) => item.kind === "call");
     expect(calls.map((call) => [call.name, call.summary])).toEqual([["gpt-5-codex", expect.stringMatching(/^100 in \/ 30 out tokens, cache read 20, \$0\.\d+ estimated$/)]]);
+    // One bar for the call: its HTTP attempt and its answer's span, merged.
+    expect(calls[0]!.records.map((record) => record.name)).toEqual(["api_request", "model call"]);
+    expect(everyItem(view.timeline!.items).filter((item) => item.label === "api_request")).toEqual([]);
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", state: "completed" });
     expect(view.request.error).toBeUndefined();
     expect(stepsOf(view)).toEqual(["user_prompt: a prompt of 18 characters", expect.stringMatching(/^api_request: attempt 1, 200, \d+ ms, \/responses$/), "model call: 100 in / 30 out, 20 cached, 5 reasoning", expect.stringMatching(/^turn ended: took \d+ ms$/)]);
@@ -160,6 +163,8 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     const { row, view } = await turnOf("answer after two errors", inState("completed"));
     expect(row).toMatchObject({ attempt: 3, tokens: 130 });
     expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/);
+    const calls = everyItem(view.timeline!.items).filter((item) => item.kind === "call");
+    expect(calls.map((call) => [call.attempts, call.error, call.records.map((record) => record.name)])).toEqual([[3, null, ["api_request", "api_request", "api_request", "model call"]]]);
     expect(stepsOf(view).filter((step) => step.startsWith("api_request: ")).map((step) => step.replace(/, \d+ ms/, ""))).toEqual([
       "api_request: attempt 1, failed: 500, http 500, /responses",
       "api_request: attempt 2, failed: 500, http 500, /responses",

@@ -73,7 +73,8 @@ function codexLog(log: LogRecord): LifecycleChange | null {
       facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, attempt, ...(model && { model }), ...(failed ? { error } : { succeeded: true, answeredAt: log.atMs }) };
       // With traces, a call is its answer's span (handle_responses, with the tokens); without, the attempt that was answered.
       if (!log.traceId && !failed) facts.part = { kind: "call", id: `${session}:${log.atMs}`, at: log.atMs, fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true } };
-      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), { status_code: status, error: stringAttr(a, "error.message"), attempt, duration_ms: durationMs, endpoint: stringAttr(a, "endpoint"), model });
+      // With traces, the call's answer is a span of its own: a timeline draws each attempt in the bar of the answer that follows it (a turn makes one call at a time).
+      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), { status_code: status, error: stringAttr(a, "error.message"), attempt, duration_ms: durationMs, endpoint: stringAttr(a, "endpoint"), model, ...(log.traceId && { attempt_of_next_answer: true }) });
       break;
     }
     case "tool_decision": {
