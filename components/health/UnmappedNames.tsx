@@ -6,8 +6,36 @@ import type { UnmappedPage } from "@/lib/telemetry/store/queries/unmapped";
 /** The Health page's link to a page of the unmapped names (1 is the first). */
 export const unmappedPagePath = (page: number) => (page <= 1 ? "/health" : `/health?unmapped=${page}`);
 
-/** What was received and no mapping knows: every name, a page at a time, with how many there are. */
+/**
+ * What was received and shown as no lifecycle: what a dialect knew and left out on purpose (Codex's
+ * inner spans, a stalled-jobs check that found none), counted per dialect; then what no dialect
+ * understands, every name, a page at a time, with how many there are.
+ */
 export function UnmappedNames({ page, now }: { page: UnmappedPage; now: number }) {
+  return (
+    <>
+      {page.known.length > 0 && (
+        <table aria-label="Known, not shown">
+          <caption>Known, not shown: records a dialect understands that tell of no lifecycle (a client&apos;s inner work, a check that found nothing), counted by dialect.</caption>
+          <TableHead columns={["Dialect", "Names", "Count", "Last"]} />
+          <tbody>
+            {page.known.map((row) => (
+              <tr key={row.dialect}>
+                <td>{row.dialect}</td>
+                <td className="num">{row.names.toLocaleString("en-US")}</td>
+                <td className="num">{row.count.toLocaleString("en-US")}</td>
+                <td className="num">{formatAgo(row.lastAt, now)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Unmapped page={page} now={now} />
+    </>
+  );
+}
+
+function Unmapped({ page, now }: { page: UnmappedPage; now: number }) {
   if (page.total === 0) return null;
   const number = Math.floor(page.offset / page.limit) + 1;
   const pages = Math.max(1, Math.ceil(page.total / page.limit));
@@ -17,7 +45,7 @@ export function UnmappedNames({ page, now }: { page: UnmappedPage; now: number }
     <section aria-label="Unmapped names">
       <table aria-label="Received, not shown as a lifecycle">
         <caption>
-          Received, not shown as a lifecycle (no mapping knows them): counted by service and name. {page.total.toLocaleString("en-US")} {page.total === 1 ? "name" : "names"}
+          Received, not shown as a lifecycle (no dialect understands them): counted by service and name. {page.total.toLocaleString("en-US")} {page.total === 1 ? "name" : "names"}
           {pages > 1 && `, ${page.rows.length ? `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")}` : "none"} shown`}.
         </caption>
         <TableHead columns={["Service", "Signal", "Name", "Count", "Last"]} />

@@ -87,7 +87,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       file,
       keepMs: options.settings.keepMs,
       setAside: setAsideStores(file),
-      ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
+      ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
         bytes: storeBytes(db),
         intake: storeIntake(db),
         unmapped: storeUnmapped(db, { offset: unmappedOffset }),

@@ -117,6 +117,8 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
   });
   if (!groups.size) return null;
   foldSpansIntoParts(groups, itemOfStep);
+  foldToolSpansIntoTools(groups, itemOfStep);
+  foldAttemptsIntoCalls(groups, itemOfStep);
 
   const items = new Map<string, TimelineItem>();
   /** Each item's parent item, by key. */
@@ -193,6 +195,62 @@ function foldSpansIntoParts(groups: Map<string, Group>, itemOfStep: Map<string, 
   }
 }
 
+/** Move a group's steps into another's (drawn as one bar with it) and forget it. */
+function moveInto(from: Group, into: Group, groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
+  into.steps.push(...from.steps);
+  into.steps.sort((a, b) => (a.startAt ?? a.at) - (b.startAt ?? b.at) || a.at - b.at);
+  for (const [step, item] of itemOfStep) if (item === from.key) itemOfStep.set(step, into.key);
+  groups.delete(from.key);
+}
+
+/** When a group's steps began and ended. */
+const timesOf = (group: Group) => ({ startAt: Math.min(...group.steps.map((step) => step.startAt ?? step.at)), endAt: Math.max(...group.steps.map((step) => step.at)) });
+
+/**
+ * A tool's span that names no call id beside the tool's event (Gemini CLI's `tool_call` span and
+ * its `tool_call` log event, both inside the batch's `schedule_tool_calls` span) is that tool when
+ * the two are each other's only match: the same tool, inside the same span, at overlapping times.
+ * Two tools of one name in one batch match each other both ways and stay apart: nothing either
+ * record carries says which is which.
+ */
+function foldToolSpansIntoTools(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
+  const spans = [...groups.values()].filter((group) => !group.part && group.steps.length === 1 && group.steps[0]!.startAt !== undefined && group.steps[0]!.name.startsWith("tool ") && group.steps[0]!.parentKey !== undefined);
+  const tools = [...groups.values()].filter((group) => group.part?.kind === "tool" && group.steps.length > 0 && !group.steps.some((step) => step.key?.startsWith("span:")));
+  const overlap = (a: Group, b: Group) => timesOf(a).startAt <= timesOf(b).endAt && timesOf(b).startAt <= timesOf(a).endAt;
+  const matches = (span: Group, tool: Group) => {
+    const step = span.steps[0]!;
+    return step.name === `tool ${text(tool.part!.fields.name) ?? ""}` && tool.steps.every((told) => told.parentKey === step.parentKey) && overlap(span, tool);
+  };
+  for (const span of spans) {
+    const candidates = tools.filter((tool) => matches(span, tool));
+    if (candidates.length !== 1 || spans.filter((other) => matches(other, candidates[0]!)).length !== 1) continue;
+    moveInto(span, candidates[0]!, groups, itemOfStep);
+  }
+}
+
+/**
+ * A client that makes one model call at a time in a lifecycle and tells each HTTP attempt apart
+ * from its answer (Codex: a `codex.api_request` event per attempt, numbered, and the answer's
+ * `handle_responses` span): the attempts since the previous answer are this answer's call, drawn
+ * as one bar with it, when they are numbered from the first and only the last was answered.
+ * Anything else (an answer's span lost, two answered attempts between two answers) stays apart.
+ */
+function foldAttemptsIntoCalls(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
+  const attempts = [...groups.values()].filter((group) => !group.part && group.steps.length === 1 && group.steps[0]!.detail.attempt_of_next_answer === true).sort((a, b) => a.steps[0]!.at - b.steps[0]!.at);
+  if (!attempts.length) return;
+  const calls = [...groups.values()].filter((group) => group.part?.kind === "call").sort((a, b) => timesOf(a).endAt - timesOf(b).endAt);
+  let after = -Infinity;
+  for (const call of calls) {
+    const endAt = timesOf(call).endAt;
+    const mine = attempts.filter((group) => group.steps[0]!.at > after && group.steps[0]!.at <= endAt);
+    after = endAt;
+    const numbers = mine.map((group) => count(group.steps[0]!.detail.attempt));
+    const answered = mine.map((group) => group.steps[0]!.error === undefined || group.steps[0]!.error === null);
+    if (!mine.length || numbers.some((number, i) => number !== i + 1) || answered.some((ok, i) => ok !== (i === mine.length - 1))) continue;
+    for (const group of mine) moveInto(group, call, groups, itemOfStep);
+  }
+}
+
 /** Whether `key` is `inner` or one of the items it is nested in, however deep: nesting `key` in `inner` would make a loop. */
 function holds(key: string, inner: string, parents: ReadonlyMap<string, string>): boolean {
   const seen = new Set<string>();
@@ -224,7 +282,8 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
   const span = steps.find((step) => step.key?.startsWith("span:"));
   const summary = kind === "call" ? callSummary(fields) : kind === "tool" ? (span ?? steps.at(-1))?.summary ?? "" : steps[0]!.summary;
   const durationMs = took > 0 ? took : null;
-  const attempts = kind === "call" ? (count(fields.attempt) ?? 0) : 0;
+  // The attempts its part says, or that its records number (Codex's attempts, drawn in their answer's bar).
+  const attempts = kind === "call" ? Math.max(count(fields.attempt) ?? 0, ...steps.map((step) => (step.detail.attempt_of_next_answer === true ? (count(step.detail.attempt) ?? 0) : 0))) : 0;
   const title = [label, name, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
   const item: TimelineItem = {
     key: group.key,

@@ -6,10 +6,10 @@ import type { AddressInfo } from "node:net";
  * :streamGenerateContent?alt=sse, :countTokens), for the real Gemini CLI to call instead of the
  * network. The CLI's router (a JSON-schema call asking for a complexity score) is answered "simple";
  * the main calls get the scenario's: an answer in text, two read_file calls first (one of a file
- * that is there, one of a file that is not), 503 "UNAVAILABLE" twice or always, or no answer at all
+ * that is there, one of a file that is not), one read_file call first (of the file that is there), 503 "UNAVAILABLE" twice or always, or no answer at all
  * (a hung API). Every call it saw is kept.
  */
-export type GeminiScenario = "text" | "tool" | "unavailable-twice" | "unavailable" | "hang";
+export type GeminiScenario = "text" | "tool" | "one-tool" | "unavailable-twice" | "unavailable" | "hang";
 
 export interface GeminiCall {
   model: string;
@@ -89,6 +89,10 @@ export async function aGeminiMock(scenario: GeminiScenario) {
           [{ functionCall: { name: "read_file", args: { file_path: TOOL_FILES.present } } }, { functionCall: { name: "read_file", args: { file_path: TOOL_FILES.missing } } }],
           MAIN_USAGE,
         );
+        return;
+      }
+      if (scenario === "one-tool" && !answered) {
+        answer([{ functionCall: { name: "read_file", args: { file_path: TOOL_FILES.present } } }], MAIN_USAGE);
         return;
       }
       answer([{ text: MOCK_ANSWER }], MAIN_USAGE);

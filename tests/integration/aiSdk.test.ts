@@ -15,7 +15,7 @@ const apps = instrumentedApps("aiSdk", () => {
   installedAiSdk(7);
 });
 
-const MOCK: Record<string, Scenario> = { plain: "text", tool: "tool", retried: "overloaded-twice", exhausted: "overloaded", aborted: "stall" };
+const MOCK: Record<string, Scenario> = { plain: "text", tool: "tool", retried: "overloaded-twice", exhausted: "overloaded", aborted: "stall", "aborted-call": "hang" };
 
 /** The application run once: what it printed, and what the mock was asked. */
 const runApp = (integration: string, scenario: string) =>
@@ -71,5 +71,13 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     const { row, view } = await runOf(run.service);
     expect(row).toMatchObject({ state: "failed" });
     expect(view.request.error).toMatch(/aborted/);
+  });
+
+  it("a call its caller aborts (its abort signal): failed, saying plainly that the caller aborted it, with the SDK's message", async () => {
+    const run = await runApp(integration, "aborted-call");
+    expect(run.stdout, run.stderr).toMatch(/^failed: (This operation was aborted|The operation was aborted)/m);
+    const { row, view } = await runOf(run.service);
+    expect(row).toMatchObject({ state: "failed" });
+    expect(view.request.error).toMatch(/^aborted by the caller: (This operation was aborted|The operation was aborted)/);
   });
 });

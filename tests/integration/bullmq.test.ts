@@ -120,6 +120,21 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     expect(steps.filter((step) => step.startsWith("retry later: "))).toHaveLength(2);
   }, 120_000);
 
+  it("failed once, its next attempt after a long backoff: queued again while it waits, with the failed attempt's reason", async () => {
+    // A backoff long enough that the test looks while it waits: the job is looked at after the worker said its attempt failed.
+    const ids = await produce("refunds", [{ name: "refund", data: { fail: 1 }, opts: { attempts: 2, backoff: { type: "fixed", delay: 600_000 } } }]);
+    await worker("refunds", `failed ${ids.refund} refund refused on attempt 1`);
+    // Once both its attempt's span and the `delay` inside it have arrived (a batch may hold one without the other).
+    await eventually(async () => {
+      const [job] = await jobsOf("refunds", (items) => items[0]?.attempt === 1);
+      return (await stepsOf(job!)).some((step) => step.startsWith("retry later: ")) || undefined;
+    }, 30_000);
+    const [row] = await jobsOf("refunds", (items) => items.length === 1);
+    expect(row).toMatchObject({ state: "queued", attempt: 1 });
+    expect((await view(row!)).request).toMatchObject({ state: "queued", error: "refund refused on attempt 1" });
+    expect(await stepsOf(row!)).toEqual(expect.arrayContaining([expect.stringMatching(/^process \(attempt 1\): refund #\d+ failed: refund refused on attempt 1/), `retry later: refund #${ids.refund} back to delayed: it runs again after its backoff`]));
+  }, 120_000);
+
   it("fails on every attempt (attempts: 2): failed for good, with its reason and its attempts", async () => {
     const ids = await produce("reports", [{ name: "render", data: { fail: "always" }, opts: { attempts: 2, backoff: { type: "fixed", delay: 20 } } }]);
     await worker("reports", `failed ${ids.render} render refused on attempt 2`);

@@ -113,6 +113,9 @@ async function turnOf(prompt: string, ready: (row: RequestsView["items"][number]
 }
 
 const inState = (state: string) => (row: { state: string }) => row.state === state;
+type TimelineItem = NonNullable<SourceRequestView["timeline"]>["items"][number];
+/** A timeline's items and those nested in them, however deep. */
+const everyItem = (items: readonly TimelineItem[]): TimelineItem[] => items.flatMap((item) => [item, ...everyItem(item.children)]);
 const stepsOf = (view: SourceRequestView) => view.steps!.map((step) => `${step.name}: ${step.summary}`);
 
 describe("Codex CLI, run for real, seen through its own telemetry", () => {
@@ -124,7 +127,13 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.output).toMatch(/tokens used\s+130/);
     const { row, view } = await turnOf("say hello, plainly", inState("completed"));
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "codex_exec", model: "gpt-5-codex", tokens: 130, attempt: 1, stuckReason: null, sessionId: sessionIdOf(run.output) });
-    expect(row.note).toBe("1 model call, 100 in / 30 out tokens, unknown");
+    // Codex sends no cost: its call is of the turn's model, estimated at list prices.
+    expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/);
+    const calls = everyItem(view.timeline!.items).filter((item) => item.kind === "call");
+    expect(calls.map((call) => [call.name, call.summary])).toEqual([["gpt-5-codex", expect.stringMatching(/^100 in \/ 30 out tokens, cache read 20, \$0\.\d+ estimated$/)]]);
+    // One bar for the call: its HTTP attempt and its answer's span, merged.
+    expect(calls[0]!.records.map((record) => record.name)).toEqual(["api_request", "model call"]);
+    expect(everyItem(view.timeline!.items).filter((item) => item.label === "api_request")).toEqual([]);
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", state: "completed" });
     expect(view.request.error).toBeUndefined();
     expect(stepsOf(view)).toEqual(["user_prompt: a prompt of 18 characters", expect.stringMatching(/^api_request: attempt 1, 200, \d+ ms, \/responses$/), "model call: 100 in / 30 out, 20 cached, 5 reasoning", expect.stringMatching(/^turn ended: took \d+ ms$/)]);
@@ -139,7 +148,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.output).toMatch(/echo hi[\s\S]*succeeded[\s\S]*\nhi\n/);
     expect(run.calls.map((call) => call.toolOutput)).toEqual([false, true]);
     const { row, view } = await turnOf("run echo hi, please", inState("completed"));
-    expect(row.note).toBe("2 model calls, 1 tool use, 200 in / 60 out tokens, unknown");
+    expect(row.note).toMatch(/^2 model calls, 1 tool use, 200 in \/ 60 out tokens, \$0\.\d+ estimated$/);
     const steps = stepsOf(view);
     expect(steps).toContainEqual("tool_decision: exec_command, approved, by Config");
     expect(steps).toContainEqual(expect.stringMatching(/^tool exec_command: done, \d+ ms, from direct$/));
@@ -153,7 +162,9 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.calls.map((call) => call.status)).toEqual([500, 500, 200]);
     const { row, view } = await turnOf("answer after two errors", inState("completed"));
     expect(row).toMatchObject({ attempt: 3, tokens: 130 });
-    expect(row.note).toBe("1 model call, 100 in / 30 out tokens, unknown");
+    expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/);
+    const calls = everyItem(view.timeline!.items).filter((item) => item.kind === "call");
+    expect(calls.map((call) => [call.attempts, call.error, call.records.map((record) => record.name)])).toEqual([[3, null, ["api_request", "api_request", "api_request", "model call"]]]);
     expect(stepsOf(view).filter((step) => step.startsWith("api_request: ")).map((step) => step.replace(/, \d+ ms/, ""))).toEqual([
       "api_request: attempt 1, failed: 500, http 500, /responses",
       "api_request: attempt 2, failed: 500, http 500, /responses",
@@ -224,8 +235,8 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
       await turnOf("second prompt, resumed", inState("completed"));
       const turns = await get<RequestsView>(`/api/requests?source=otel&session=${session}`);
       expect(turns.items.map((item) => [item.state, item.note]).sort()).toEqual([
-        ["completed", "1 model call, 100 in / 30 out tokens, unknown"],
-        ["completed", "1 model call, 100 in / 30 out tokens, unknown"],
+        ["completed", expect.stringMatching(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/)],
+        ["completed", expect.stringMatching(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/)],
       ]);
       expect(api.calls).toHaveLength(2);
     } finally {

@@ -102,6 +102,9 @@ async function turnOf(prompt: string, state: string) {
   }, 30_000);
 }
 
+type TimelineItem = NonNullable<SourceRequestView["timeline"]>["items"][number];
+/** A timeline's items and those nested in them, however deep. */
+const everyItem = (items: readonly TimelineItem[]): TimelineItem[] => items.flatMap((item) => [item, ...everyItem(item.children)]);
 const summaries = (view: SourceRequestView) => view.steps!.map((step) => `${step.name}: ${step.summary}`);
 
 describe("Gemini CLI, run for real, seen through its own telemetry", () => {
@@ -135,6 +138,21 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(steps).toContainEqual(expect.stringMatching(new RegExp(`^tool_call: read_file, accept, failed: File not found: .*${TOOL_FILES.missing}`)));
     expect(steps).toContainEqual(expect.stringMatching(/^tools scheduled: done/));
     expect(steps.filter((step) => step.startsWith("tool read_file: "))).toHaveLength(2);
+    // Two tools of one name in one batch: nothing either record carries says which span is which event's, so each stays a tool of its own (never one).
+    expect(everyItem(view.timeline!.items).filter((item) => item.kind === "tool")).toHaveLength(2);
+  }, 120_000);
+
+  it("a prompt that runs one tool: the tool is one bar on its timeline, its span (no call id) and its tool_call event merged", async () => {
+    const { runs } = await runGemini("one-tool", ["read the note, please"]);
+    expect(runs[0]!.code, runs[0]!.output).toBe(0);
+    // Once the tool's span has arrived (spans and log events go in batches of their own).
+    const view = await eventually(async () => {
+      const { view } = await turnOf("read the note, please", "completed");
+      return summaries(view).some((step) => step.startsWith("tool read_file: ")) ? view : undefined;
+    }, 30_000);
+    const tools = everyItem(view.timeline!.items).filter((item) => item.kind === "tool");
+    expect(tools.map((tool) => [tool.name, tool.error, tool.records.map((record) => record.name).sort()])).toEqual([["read_file", null, ["tool read_file", "tool_call"]]]);
+    expect(everyItem(view.timeline!.items).filter((item) => item.label === "tool read_file")).toEqual([]);
   }, 120_000);
 
   it("503 twice, then an answer: completed, with the attempts it took and each failure's status", async () => {

@@ -41,4 +41,12 @@ describe("OpenInference's Anthropic instrumentation", () => {
     expect(view.request.error).toMatch(/529/);
     expect(view.note).toBe("1 model call");
   });
+
+  it("a call its caller aborts: failed, saying plainly the caller aborted it (the SDK's APIUserAbortError)", async () => {
+    const run = await runApp("aborted", "hang");
+    expect(run.stdout).toContain("failed:  Request was aborted.");
+    const { row, view } = await lifecycleOf(run.service, "Anthropic Messages");
+    expect(row).toMatchObject({ state: "failed" });
+    expect(view.request.error).toBe("aborted by the caller: Request was aborted.");
+  });
 });

@@ -70,9 +70,14 @@ describe.each(VERSIONS)("%s", (_, folder) => {
     expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, attempt: 3, error: expect.stringMatching(/Failed after 3 attempts\. Last error: (AI_APICallError: )?Overloaded/) })]);
   });
 
-  it("a stream aborted after its first words: failed as aborted, not completed", () => {
+  it("a stream aborted after its first words: failed, its spans saying only that it stopped without an end, so the abort is a guess", () => {
     const { rows } = lifecyclesOf(folder, "aborted");
-    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", error: expect.stringContaining("aborted") })]);
+    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", error: "ended before the model finished (aborted?)" })]);
+  });
+
+  it("a call its caller aborted (its abort signal; the SDK records the AbortError): failed, saying plainly the caller aborted it", () => {
+    const { rows } = lifecyclesOf(folder, "aborted-call");
+    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "aborted by the caller: This operation was aborted" })]);
   });
 });
 

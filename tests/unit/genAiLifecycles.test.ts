@@ -167,6 +167,10 @@ describe("OpenInference's Anthropic instrumentation (captured)", () => {
   it("529 every time: one call, failed with the error, its two attempts", () => {
     expect(lifecyclesAfter(fixture("error"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, attempt: 2, error: expect.stringMatching(/529/) })]);
   });
+
+  it("a call its caller aborted: the SDK's APIUserAbortError on OpenInference's span says so plainly, over the SDK's own span that only stopped", () => {
+    expect(lifecyclesAfter(fixture("aborted"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." })]);
+  });
 });
 
 describe("usage", () => {
@@ -220,5 +224,12 @@ describe("Mastra (captured)", () => {
 
   it("529 every time: the error on invoke_agent, its chat finished with error: the agent failed with it", () => {
     expect(lifecyclesAfter(mastraFixture("error"))).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "Error: Overloaded" })]);
+  });
+  it("its model_chunk spans (one per streamed chunk) are known, not shown: counted apart from what no dialect understands", () => {
+    const store = new TelemetryStore(path.join(tempParent(), "telemetry.db"), { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    feed(store, mastraFixture("plain"));
+    expect(store.unmapped().map((row) => row.name)).not.toContain("model_chunk shell-agent");
+    expect(store.unshown()).toEqual([{ dialect: "genai", names: 1, count: expect.any(Number), lastAt: expect.any(Number) }]);
+    store.close();
   });
 });

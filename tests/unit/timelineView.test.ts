@@ -12,6 +12,7 @@ import { lifecycleFacts } from "../../lib/views/lifecycleFacts";
 import type { SourcePart, SourceStep } from "../../lib/sources/sourceMessage";
 import { timelineOf, type TimelineItem } from "../../lib/views/timelineView";
 import { exportsOf, feed, NO_REDACTION } from "../helpers/claudeCodeExports";
+import { recordedExports } from "../helpers/recordedExports";
 import { tempParent } from "../helpers/stateDir";
 
 // Claude Code 2.1.332's own exports (tests/fixtures/otlp) kept by a real store, read back as the
@@ -48,6 +49,23 @@ function aGeminiTurn(scenario: string) {
     db.close();
   }
 }
+
+/** A Codex CLI 0.171.0 scenario's first turn (tests/fixtures/otlp/codex-0.171.0), as its page reads it. */
+function aCodexTurn(scenario: string) {
+  const file = path.join(tempParent(), "telemetry.db");
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+  for (const item of recordedExports(path.resolve(__dirname, "../fixtures/otlp/codex-0.171.0", scenario))) ingestExport(store, NO_REDACTION, item.signal, decodeExport(item.signal, "json", item.body));
+  store.close();
+  const db = openTelemetryStore(file);
+  try {
+    return readOne(db, telemetryQueue(file), "turn-1", Date.now(), null)!;
+  } finally {
+    db.close();
+  }
+}
+
+/** Every item of a timeline, however deep. */
+const everyItem = (list: readonly TimelineItem[]): TimelineItem[] => list.flatMap((item) => [item, ...everyItem(item.children)]);
 
 /** The tree as a person reads it: each item's accessible name, indented by depth. */
 function outline(items: readonly TimelineItem[], depth = 0): string[] {
@@ -149,6 +167,59 @@ describe("a received turn's timeline", () => {
     expect(tools.map((tool) => [tool.name, tool.error, tool.records.map((record) => record.name)])).toEqual([
       ["read_file", null, ["tool_call"]],
       ["read_file", expect.stringMatching(/^File not found/), ["tool_call"]],
+    ]);
+  });
+
+  it("a Codex turn: each model call one bar, its HTTP attempts (codex.api_request) and its answer's span (handle_responses) merged, of the turn's model", () => {
+    const plain = everyItem(timelineOf(aCodexTurn("plain").steps!, aCodexTurn("plain").parts!)!.items);
+    expect(plain.filter((item) => item.label === "api_request")).toEqual([]);
+    expect(plain.filter((item) => item.kind === "call").map((call) => [call.name, call.records.map((record) => record.name)])).toEqual([["gpt-5-codex", ["api_request", "model call"]]]);
+    const retried = aCodexTurn("retry");
+    const calls = everyItem(timelineOf(retried.steps!, retried.parts!)!.items).filter((item) => item.kind === "call");
+    expect(calls.map((call) => [call.attempts, call.error, call.records.map((record) => record.name)])).toEqual([[3, null, ["api_request", "api_request", "api_request", "model call"]]]);
+    expect(calls[0]!.title).toMatch(/^model call, gpt-5-codex, \d+ ms, 3 attempts$/);
+    // Two calls of one turn (the tool's answer asked for again): each its own attempt and answer.
+    const tool = aCodexTurn("tool");
+    const toolItems = everyItem(timelineOf(tool.steps!, tool.parts!)!.items);
+    expect(toolItems.filter((item) => item.kind === "call").map((call) => call.records.map((record) => record.name))).toEqual([
+      ["api_request", "model call"],
+      ["api_request", "model call"],
+    ]);
+    expect(toolItems.filter((item) => item.label === "api_request")).toEqual([]);
+  });
+
+  it("a Codex turn whose attempts were never answered (retries exhausted): no call to draw them in, each attempt its own failed bar", () => {
+    const turn = aCodexTurn("exhausted");
+    const items = everyItem(timelineOf(turn.steps!, turn.parts!)!.items);
+    expect(items.filter((item) => item.kind === "call")).toEqual([]);
+    expect(items.filter((item) => item.label === "api_request").map((item) => item.error)).toEqual(["500, http 500", "500, http 500", "500, http 500", "500, http 500"]);
+  });
+
+  it("Codex attempts that do not read as one call's (two answered between two answers: an answer's span lost) stay apart", () => {
+    const attempt = (key: string, at: number, attempt: number, error?: string): SourceStep => ({ key, at, startAt: at - 5, name: "api_request", summary: "", detail: { attempt, attempt_of_next_answer: true }, ...(error && { error }) });
+    const steps = [attempt("log:a1", 100, 1), attempt("log:b1", 300, 1), { key: "span:answer", at: 400, startAt: 350, name: "model call", summary: "", detail: {} }];
+    const items = timelineOf(steps, [{ kind: "call", id: "answer", at: 400, fields: {} }])!.items;
+    expect(everyItem(items).filter((item) => item.label === "api_request")).toHaveLength(2);
+  });
+
+  it("a Gemini tool's span (no call id) and its tool_call event are one bar when each is the other's only match; two tools of one name in one batch stay two", () => {
+    const schedule: SourceStep = { key: "span:batch", at: 200, startAt: 0, name: "tools scheduled", summary: "", detail: {} };
+    const span = (id: string, startAt: number, at: number): SourceStep => ({ key: `span:${id}`, at, startAt, parentKey: "span:batch", name: "tool read_file", summary: "", detail: {} });
+    const event = (id: string, startAt: number, at: number): SourceStep => ({ key: `log:${id}`, at, startAt, parentKey: "span:batch", partKey: `tool ${id}`, name: "tool_call", summary: "", detail: {} });
+    const tool = (id: string, at: number): SourcePart => ({ kind: "tool", id, at, fields: { name: "read_file", success: true } });
+    const one = everyItem(timelineOf([schedule, span("s1", 20, 60), event("t1", 10, 70)], [tool("t1", 70)])!.items);
+    expect(one.filter((item) => item.label === "tool read_file")).toEqual([]);
+    expect(one.filter((item) => item.kind === "tool").map((item) => item.records.map((record) => record.name))).toEqual([["tool_call", "tool read_file"]]);
+    // The two read_file of the captured batch: their times overlap every way, and neither record says which is which.
+    const gemini = aGeminiTurn("tool");
+    const two = everyItem(timelineOf(gemini.steps!, gemini.parts!)!.items);
+    expect(two.filter((item) => item.kind === "tool")).toHaveLength(2);
+    expect(two.filter((item) => item.kind === "tool").every((item) => item.records.length === 1)).toBe(true);
+    // The same tool twice, one after the other in one batch: each span overlaps only its own event.
+    const apart = everyItem(timelineOf([schedule, span("s1", 20, 60), event("t1", 10, 70), span("s2", 100, 140), event("t2", 90, 150)], [tool("t1", 70), tool("t2", 150)])!.items);
+    expect(apart.filter((item) => item.kind === "tool").map((item) => item.records.map((record) => record.name))).toEqual([
+      ["tool_call", "tool read_file"],
+      ["tool_call", "tool read_file"],
     ]);
   });
 

@@ -12,15 +12,20 @@ import { spanStep } from "./stepText";
  * outcome in its `job completed` or `job failed` event), `complete` and `fail` (out of attempts)
  * end it, `delay` and `retry` say it will run again, and a worker's `moveStalledJobsToWait` names
  * the jobs whose worker stopped holding them (killed, or blocked past its lock) and went back to
- * waiting. What tells of no job (a worker's `close`, a stalled-jobs check that found none) maps to
- * nothing and is counted.
+ * waiting. What tells of no job maps to nothing and is counted: a worker's housekeeping (its
+ * `close`, a stalled-jobs check that found none) as known, the rest (`addBulk`) as unmapped.
  */
 const CREATE = new Set(["add", "addNode"]);
+
+/** A worker's own housekeeping, which names no job when it did nothing to one: known, shown as no lifecycle. */
+const HOUSEKEEPING = new Set(["close", "startStalledCheckTimer", "moveStalledJobsToWait", "getNextJob"]);
 
 export const bullmq: Dialect = {
   name: "bullmq",
   recognises: (record) => record.signal === "span" && stringAttr(record.attributes, "bullmq.queue.name") !== undefined && stringAttr(record.attributes, "bullmq.queue.operation") !== undefined,
   map: (record) => (record.signal === "span" ? bullmqSpan(record) : null),
+  // Asked only of what mapped to no job: a stalled-jobs check that found none, a getNextJob that took none, a worker closing.
+  knows: (record) => HOUSEKEEPING.has(stringAttr(record.attributes, "bullmq.queue.operation") ?? ""),
 };
 
 function bullmqSpan(span: SpanRecord): LifecycleChange | LifecycleChange[] | null {
@@ -84,9 +89,9 @@ function ended(span: SpanRecord, operation: string): Told {
     case "fail":
       return { name: "failed", summary: "moved to failed: it runs no more", facts: { endedAt: span.endMs, failed: true } };
     case "delay":
-      return { name: "retry later", summary: "back to delayed: it runs again after its backoff", facts: {} };
+      return { name: "retry later", summary: "back to delayed: it runs again after its backoff", facts: { requeuedAt: span.endMs } };
     case "retry":
-      return { name: "retry", summary: "back to waiting: it runs again", facts: {} };
+      return { name: "retry", summary: "back to waiting: it runs again", facts: { requeuedAt: span.endMs } };
     default:
       return { name: operation, summary: ms(span), facts: {} };
   }

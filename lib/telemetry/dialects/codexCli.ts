@@ -26,7 +26,12 @@ export const codexCli: Dialect = {
   name: "codex-cli",
   recognises: (record) => (record.signal === "log" ? isCodexLog(record.origin.scope.name) : record.signal === "span" && isCodexSpan(record)),
   map: (record) => (record.signal === "span" ? codexSpan(record) : record.signal === "log" ? codexLog(record) : null),
+  // Its spans but the few read only time its inner work; of its log events, those that tell of no turn.
+  knows: (record) => record.signal === "span" || (record.signal === "log" && UNSHOWN_EVENTS.has(stringAttr(record.attributes, "event.name") ?? "")),
 };
+
+/** Codex's log events that tell of no turn: a conversation starting, its startup's phases, the streamed events (which carry no trace), the time to the first token. */
+const UNSHOWN_EVENTS = new Set(["codex.conversation_starts", "codex.startup_phase", "codex.sse_event", "codex.turn_ttft"]);
 
 const service = (resource: Attributes) => stringAttr(resource, "service.name") ?? CODEX_SERVICE;
 
@@ -68,7 +73,8 @@ function codexLog(log: LogRecord): LifecycleChange | null {
       facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, attempt, ...(model && { model }), ...(failed ? { error } : { succeeded: true, answeredAt: log.atMs }) };
       // With traces, a call is its answer's span (handle_responses, with the tokens); without, the attempt that was answered.
       if (!log.traceId && !failed) facts.part = { kind: "call", id: `${session}:${log.atMs}`, at: log.atMs, fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true } };
-      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), { status_code: status, error: stringAttr(a, "error.message"), attempt, duration_ms: durationMs, endpoint: stringAttr(a, "endpoint"), model });
+      // With traces, the call's answer is a span of its own: a timeline draws each attempt in the bar of the answer that follows it (a turn makes one call at a time).
+      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), { status_code: status, error: stringAttr(a, "error.message"), attempt, duration_ms: durationMs, endpoint: stringAttr(a, "endpoint"), model, ...(log.traceId && { attempt_of_next_answer: true }) });
       break;
     }
     case "tool_decision": {
@@ -125,6 +131,8 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
       ...(numberAttr(a, "gen_ai.usage.cache_write.input_tokens") !== undefined && { cacheWriteTokens: numberAttr(a, "gen_ai.usage.cache_write.input_tokens") }),
       ...(numberAttr(a, "codex.usage.reasoning_output_tokens") !== undefined && { reasoningTokens: numberAttr(a, "codex.usage.reasoning_output_tokens") }),
       success: !failed,
+      // The span names no model; its turn's span and prompt do, and a turn's calls are all of its model: priced at it.
+      modelOfLifecycle: true,
     };
     // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
     facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };

@@ -23,4 +23,10 @@ export interface Dialect {
    * (counted as unmapped).
    */
   map(record: TelemetryRecord): LifecycleChange | readonly LifecycleChange[] | null;
+  /**
+   * Of the records it maps to none, whether this one is known and left out on purpose, telling of
+   * no lifecycle (Codex's spans that time its inner work, a stalled-jobs check that found none):
+   * counted apart on the Health page, so its unmapped names are those no dialect understands.
+   */
+  knows?(record: TelemetryRecord): boolean;
 }

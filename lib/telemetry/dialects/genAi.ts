@@ -1,4 +1,4 @@
-import { numberAttr, stringAttr, type Attributes, type SpanRecord } from "../records";
+import { numberAttr, stringAttr, type Attributes, type SpanRecord, type TelemetryRecord } from "../records";
 import type { Facts, LifecycleChange, LifecycleKind, PartFields } from "../mapping/changes";
 import type { Dialect } from "./dialect";
 import { spanStep } from "./stepText";
@@ -31,10 +31,16 @@ export const GEN_AI_OPERATIONS: Readonly<Record<string, SpanRole>> = {
   retrieval: "tool",
 };
 
+/** Operations known and shown as no lifecycle: Mastra's `model_chunk`, a span per streamed chunk of a call its `chat` already tells of. */
+const UNSHOWN_OPERATIONS = new Set(["model_chunk"]);
+
+const operationOf = (record: TelemetryRecord) => (record.signal === "span" ? (stringAttr(record.attributes, "gen_ai.operation.name") ?? "") : "");
+
 export const genAi: Dialect = {
   name: "genai",
-  recognises: (record) => record.signal === "span" && Object.hasOwn(GEN_AI_OPERATIONS, stringAttr(record.attributes, "gen_ai.operation.name") ?? ""),
-  map: (record) => (record.signal === "span" ? genAiSpan(record) : null),
+  recognises: (record) => Object.hasOwn(GEN_AI_OPERATIONS, operationOf(record)) || UNSHOWN_OPERATIONS.has(operationOf(record)),
+  map: (record) => (record.signal === "span" && Object.hasOwn(GEN_AI_OPERATIONS, operationOf(record)) ? genAiSpan(record) : null),
+  knows: (record) => UNSHOWN_OPERATIONS.has(operationOf(record)),
 };
 
 function genAiSpan(span: SpanRecord): LifecycleChange {

@@ -3,8 +3,9 @@ import { numberAttr, stringAttr, type SpanRecord } from "../records";
 /**
  * How a model call's or an agent's span ended, as every GenAI dialect reads it: failed on a status
  * of ERROR, an exception event, an `error.type`, or a finish reason that says error, abort or
- * cancel, with the error's text ("529 AI_APICallError: Overloaded"); attempts where the span says
- * them (`http.request.resend_count`, the AI SDK's "Failed after 3 attempts").
+ * cancel, with the error's text ("529 AI_APICallError: Overloaded"); a call its client says its
+ * caller aborted reads so, plainly ("aborted by the caller: This operation was aborted"); attempts
+ * where the span says them (`http.request.resend_count`, the AI SDK's "Failed after 3 attempts").
  */
 export interface SpanOutcome {
   failed: boolean;
@@ -13,6 +14,9 @@ export interface SpanOutcome {
 }
 
 const FAILING_FINISH = /error|abort|cancel/i;
+const ABORTED_FINISH = /abort|cancel/i;
+/** What clients raise when their caller aborts a call: fetch's AbortError (the AI SDK records it), the Anthropic SDK's APIUserAbortError. */
+const ABORT_ERRORS = new Set(["AbortError", "APIUserAbortError"]);
 
 export function spanOutcome(span: SpanRecord, finishReasons: readonly string[], unfinished?: string): SpanOutcome {
   const a = span.attributes;
@@ -29,6 +33,10 @@ export function spanOutcome(span: SpanRecord, finishReasons: readonly string[], 
   const tries = message === undefined ? undefined : /^Failed after (\d+) attempts/.exec(message)?.[1];
   const attempt = resends !== undefined ? resends + 1 : tries !== undefined ? Number(tries) : undefined;
   if (!failed) return { failed, ...(attempt !== undefined && { attempt }) };
+  const abortedFinish = finishReasons.find((reason) => ABORTED_FINISH.test(reason));
+  if ((errorType !== undefined && ABORT_ERRORS.has(errorType)) || abortedFinish !== undefined) {
+    return { failed, error: `aborted by the caller: ${message ?? `finished with ${abortedFinish ?? errorType}`}`, ...(attempt !== undefined && { attempt }) };
+  }
   const httpStatus = numberAttr(a, "http.response.status_code");
   const error =
     [[httpStatus, errorType].filter((part) => part !== undefined).join(" "), message].filter(Boolean).join(": ") ||

@@ -52,6 +52,8 @@ export interface Facts {
   queuedAt?: number;
   /** It was worked on from then (processing). */
   processingAt?: number;
+  /** Back in its queue from then, to be tried again (BullMQ's `delay` or `retry` after a failed attempt): queued until a later attempt begins. */
+  requeuedAt?: number;
   /** A definite end (the turn's span, a call's span, a message's processing span). */
   endedAt?: number;
   /** An end the next step may undo: the answer of a turn seen without its span (logs alone). */
@@ -96,6 +98,12 @@ export interface Part {
 
 export interface PartFields {
   model?: string;
+  /**
+   * A call whose record names no model, of a client whose every call in a lifecycle is of that
+   * lifecycle's model (a Codex turn's answers: its turn's span and its prompt name the model): it
+   * takes that model, and its price, once the lifecycle's is known (mapping/fold.ts `modelsFilled`).
+   */
+  modelOfLifecycle?: boolean;
   name?: string;
   /** Input tokens not read from or written to a cache (as Anthropic counts them: a client that counts cached tokens in its input, as OpenAI's do, has them taken out). */
   inputTokens?: number;
@@ -133,4 +141,6 @@ export interface Unmapped {
   service: string;
   signal: "span" | "log" | "metric";
   name: string;
+  /** The dialect that knows it and shows it as no lifecycle on purpose (`Dialect.knows`): counted apart from what no dialect understands. */
+  knownBy?: string;
 }

@@ -64,6 +64,9 @@ export interface Tally {
   startedAt: number | null;
   queuedAt: number | null;
   processingAt: number | null;
+  /** The latest attempt's start, and the latest time it went back to its queue: the later of the two says whether it waits. */
+  latestProcessingAt: number | null;
+  requeuedAt: number | null;
   /** The definite end that counts: the latest `endedAt`, then the latest step. */
   end: (Place & { endedAt: number; failed: boolean; enclosing?: true; startedAt?: number; error?: string }) | null;
   succeededAt: number | null;
@@ -83,7 +86,7 @@ export interface Tally {
 }
 
 export function emptyTally(kind: LifecycleKind): Tally {
-  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, attemptOutcomes: [], parts: new Map() };
+  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, latestProcessingAt: null, requeuedAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, attemptOutcomes: [], parts: new Map() };
 }
 
 const least = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b < a ? b : a);
@@ -111,6 +114,8 @@ export function addStep(tally: Tally, step: FoldStep): void {
   tally.startedAt = least(tally.startedAt, facts.startedAt);
   tally.queuedAt = least(tally.queuedAt, facts.queuedAt);
   tally.processingAt = least(tally.processingAt, facts.processingAt);
+  tally.latestProcessingAt = most(tally.latestProcessingAt, facts.processingAt);
+  tally.requeuedAt = most(tally.requeuedAt, facts.requeuedAt);
   const { end } = tally;
   if (facts.endedAt !== undefined && (!end || endOutranks(facts, step, end))) {
     tally.end = { at: step.at, key: step.key, endedAt: facts.endedAt, failed: facts.failed === true, ...(facts.enclosing && { enclosing: true, startedAt: facts.startedAt }), ...(facts.error !== undefined && { error: facts.error }) };
@@ -156,14 +161,33 @@ function priced(part: Part): Part {
   return { ...part, fields: estimate === null ? fields : { ...fields, estimatedCostUsd: estimate } };
 }
 
+/**
+ * The calls that take their lifecycle's model (`modelOfLifecycle`) and name none yet, given it now
+ * that it is known, priced again: each one changed, also set in the tally. Called before a
+ * lifecycle is summed up, so the order the model and the calls arrive in does not matter.
+ */
+export function modelsFilled(tally: Tally): Part[] {
+  const model = tally.model?.value;
+  if (model === undefined) return [];
+  const filled: Part[] = [];
+  for (const [key, part] of tally.parts) {
+    if (part.kind !== "call" || !part.fields.modelOfLifecycle || part.fields.model !== undefined) continue;
+    const merged = mergePart(part, { ...part, fields: { model } });
+    tally.parts.set(key, merged);
+    filled.push(merged);
+  }
+  return filled;
+}
+
 export const partKey = (part: Pick<Part, "kind" | "id">) => `${part.kind} ${part.id}`;
 
 /**
  * What a lifecycle is now, from its tally. The state follows from the facts, not the order they
  * came in: a definite end says completed or failed (a turn that had no answer, gave up retrying
  * after its last answer, or whose latest attempt failed, failed); without one, a give-up is a failure, an answer that is the latest
- * thing seen is a completion (a turn seen through its log events alone), and anything else is
- * processing, queued or created, as far as it got.
+ * thing seen is a completion (a turn seen through its log events alone), one back in its queue
+ * since its latest attempt began is queued, and anything else is processing, queued or created,
+ * as far as it got.
  */
 export function summarize(tally: Tally): Folded {
   const { kind, end, succeededAt } = tally;
@@ -182,7 +206,9 @@ export function summarize(tally: Tally): Folded {
   } else if (tally.answeredAt !== null && tally.answeredAt >= lastAt) {
     [state, finishedAt] = ["completed", tally.answeredAt];
   } else {
-    state = tally.processingAt !== null ? "processing" : tally.queuedAt !== null ? "queued" : "created";
+    // Back in its queue after an attempt, and no attempt begun since: it waits for its next one.
+    const waiting = tally.requeuedAt !== null && (tally.latestProcessingAt === null || tally.requeuedAt >= tally.latestProcessingAt);
+    state = waiting ? "queued" : tally.processingAt !== null ? "processing" : tally.queuedAt !== null ? "queued" : "created";
   }
   // In the order of their ids, so a sum of costs comes out the same to the last bit however they arrived.
   const parts = [...tally.parts.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -280,5 +306,6 @@ export function foldLifecycle(kind: LifecycleKind, steps: readonly FoldStep[], p
   const tally = emptyTally(kind);
   for (const step of steps) addStep(tally, step);
   for (const part of parts) tally.parts.set(partKey(part), mergePart(tally.parts.get(partKey(part)), part));
+  modelsFilled(tally);
   return summarize(tally);
 }

@@ -6,17 +6,18 @@ import { recognise } from "./recognise";
 /**
  * The mapping stage: each received record as a change to its lifecycle, by the dialect that
  * recognises it (./recognise.ts). What no dialect maps is counted, never dropped unseen: per
- * service, signal and name (a span's name, a log event's `event.name` where it carries one, else
+ * service, signal and name, apart when its dialect knows it and leaves it out (`Dialect.knows`) (a span's name, a log event's `event.name` where it carries one, else
  * its record's event name or the start of its body, a metric's name).
  */
 export function mapExport(records: readonly TelemetryRecord[], dialects: readonly Dialect[] = DIALECTS): { changes: LifecycleChange[]; unmapped: Unmapped[] } {
   const changes: LifecycleChange[] = [];
   const unmapped: Unmapped[] = [];
   for (const record of records) {
-    const mapped = recognise(record, dialects)?.map(record) ?? null;
+    const dialect = recognise(record, dialects);
+    const mapped = dialect?.map(record) ?? null;
     const told = mapped === null ? [] : "kind" in mapped ? [mapped] : mapped;
     if (told.length > 0) changes.push(...told);
-    else unmapped.push({ service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service", signal: record.signal, name: unmappedName(record) });
+    else unmapped.push({ service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service", signal: record.signal, name: unmappedName(record), ...(dialect?.knows?.(record) && { knownBy: dialect.name }) });
   }
   return { changes, unmapped };
 }

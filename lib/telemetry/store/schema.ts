@@ -85,6 +85,16 @@ CREATE TABLE IF NOT EXISTS unmapped (
   last_at INTEGER NOT NULL,
   PRIMARY KEY (service, signal, name)
 ) WITHOUT ROWID;
+-- What a dialect knows and shows as no lifecycle on purpose (Codex's inner spans, a stalled-jobs check that found none): counted apart from unmapped.
+CREATE TABLE IF NOT EXISTS unshown (
+  known_by TEXT NOT NULL,
+  service TEXT NOT NULL,
+  signal TEXT NOT NULL,
+  name TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  PRIMARY KEY (known_by, service, signal, name)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS intake (
   signal TEXT PRIMARY KEY,
   exports INTEGER NOT NULL,

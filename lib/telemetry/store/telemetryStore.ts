@@ -1,10 +1,10 @@
 import type Database from "better-sqlite3";
 import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "../mapping/changes";
-import { addStep, emptyTally, mergePart, partKey, summarize, type Tally } from "../mapping/fold";
+import { addStep, emptyTally, mergePart, modelsFilled, partKey, summarize, type Tally } from "../mapping/fold";
 import type { Signal } from "../records";
 import { storeBytes } from "./queries/bytes";
 import { storeIntake, type IntakeRow } from "./queries/intake";
-import { storeUnmapped, type UnmappedRow } from "./queries/unmapped";
+import { storeUnmapped, type UnmappedPage, type UnmappedRow } from "./queries/unmapped";
 import { storeUsage, type Usage } from "./queries/usage";
 import { identityOf, isDamage, openStoreFile, setAside } from "./schema";
 
@@ -52,6 +52,7 @@ function statements(db: Database.Database) {
     ),
     dataVersion: db.prepare("PRAGMA data_version").pluck(),
     countUnmapped: db.prepare("INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
+    countUnshown: db.prepare("INSERT INTO unshown (known_by, service, signal, name, count, last_at) VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (known_by, service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
     countIntake: db.prepare(
       "INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at",
     ),
@@ -159,7 +160,10 @@ export class TelemetryStore {
       if (seq !== null) touched.add(seq);
     }
     for (const seq of touched) this.writeFolded(seq, now);
-    for (const item of batch.unmapped) this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+    for (const item of batch.unmapped) {
+      if (item.knownBy !== undefined) this.sql.countUnshown.run(item.knownBy, item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+      else this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+    }
     this.sql.countIntake.run(batch.signal, batch.records, batch.rejected, now);
     return touched.size;
   }
@@ -263,6 +267,7 @@ export class TelemetryStore {
   private writeFolded(seq: number, now: number): void {
     const live = this.liveOf(seq);
     if (!live) return;
+    for (const part of modelsFilled(live.tally)) this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(part.fields));
     const f = summarize(live.tally);
     if (f.finishedAt !== null) this.live.delete(seq);
     this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, f.estimatedCalls, f.unpricedCalls, seq);
@@ -318,7 +323,12 @@ export class TelemetryStore {
     return storeUsage(this.db, sessions);
   }
 
-  /** Every name that mapped to nothing, the most first. */
+  /** What each dialect knew and showed as no lifecycle (`Dialect.knows`). */
+  unshown(): UnmappedPage["known"] {
+    return storeUnmapped(this.db, { limit: 0 }).known;
+  }
+
+  /** Every name that mapped to nothing and no dialect knows, the most first. */
   unmapped(): UnmappedRow[] {
     return storeUnmapped(this.db, { limit: -1 }).rows;
   }

@@ -2,7 +2,8 @@
 // API, its tracer provider (the OpenTelemetry SDK) exporting over OTLP/HTTP to `receiver`.
 // Arguments: receiver, api, service, the client's node_modules, the OpenTelemetry SDK's
 // node_modules, the integration (6: experimental_telemetry; 7: @ai-sdk/otel's OpenTelemetry;
-// 7-legacy: its LegacyOpenTelemetry), the scenario (plain, tool, retried, exhausted, aborted), and
+// 7-legacy: its LegacyOpenTelemetry), the scenario (plain, tool, retried, exhausted, aborted,
+// aborted-call), and
 // the exporter's encoding (proto, or json to capture fixtures). Prints what the SDK answered.
 const [receiver, api, service, client, otel, integration, scenario, encoding = "proto"] = process.argv.slice(2);
 const { BasicTracerProvider, BatchSpanProcessor } = require(otel + "/@opentelemetry/sdk-trace-base");
@@ -49,6 +50,13 @@ async function run() {
       return `aborted after "${text}": ${error.name}`;
     }
     return `aborted after "${text}"`;
+  }
+  if (scenario === "aborted-call") {
+    // The caller gives up on a call the API never answers: its abort signal fires as the request goes out.
+    const controller = new AbortController();
+    const giveUp = createAnthropic({ baseURL: api + "/v1", apiKey: "test-key-for-the-mock", fetch: (url, init) => { const sent = fetch(url, init); controller.abort(); return sent; } })("claude-sonnet-4-5");
+    await ai.generateText({ model: giveUp, prompt: "hi", abortSignal: controller.signal, ...telemetry });
+    return "answered";
   }
   const maxRetries = scenario === "exhausted" ? 2 : 3;
   const result = await ai.generateText({ model, prompt: "hi", maxRetries, ...telemetry });

@@ -2,7 +2,8 @@
 // the Messages API, its tracer provider exporting over OTLP/HTTP to `receiver`. Arguments:
 // receiver, api, service, the client's node_modules, the OpenTelemetry SDK's node_modules, the
 // scenario (plain, tool: an agent (traceAgent) whose model asks for a tool (traceTool) then
-// answers; error: 529 every time), and the exporter's encoding (proto, or json to capture fixtures).
+// answers; error: 529 every time; aborted: the caller aborts the call as its request goes out), and
+// the exporter's encoding (proto, or json to capture fixtures).
 const [receiver, api, service, client, otel, scenario, encoding = "proto"] = process.argv.slice(2);
 const { BasicTracerProvider, BatchSpanProcessor } = require(otel + "/@opentelemetry/sdk-trace-base");
 const { OTLPTraceExporter } = require(otel + (encoding === "json" ? "/@opentelemetry/exporter-trace-otlp-http" : "/@opentelemetry/exporter-trace-otlp-proto"));
@@ -36,6 +37,13 @@ const agent = traceAgent(
 
 async function run() {
   if (scenario === "tool") return agent("say hi with bash");
+  if (scenario === "aborted") {
+    const controller = new AbortController();
+    const request = anthropic.messages.create({ model, max_tokens: 100, messages: [{ role: "user", content: "hi" }] }, { signal: controller.signal });
+    controller.abort();
+    await request;
+    return "answered";
+  }
   const message = await anthropic.messages.create({ model, max_tokens: 100, messages: [{ role: "user", content: "hi" }] });
   return message.content[0].text;
 }
