@@ -151,3 +151,25 @@ test("the Health page lists every name no mapping knows, 50 a page, with how man
   await expect(page).toHaveURL(/\/health\?unmapped=2$/);
   await expect(names.first()).toContainText("widget.event.050");
 });
+
+test("the Health page counts what a dialect knows and shows as no lifecycle apart from what no dialect understands", async ({ page, launchApp }) => {
+  const otlpPort = await freePort();
+  const receiver = `http://127.0.0.1:${otlpPort}`;
+  const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort) });
+  // Codex's own exports of a plain prompt: its inner spans and streamed events tell of no lifecycle of their own.
+  await sendExports(receiver, recordedExports(path.resolve(__dirname, "../fixtures/otlp/codex-0.171.0/plain")));
+
+  await page.goto(`${url}/health`);
+  const known = page.getByRole("table", { name: "Known, not shown" });
+  await expect(known.getByRole("row", { name: /^codex-cli / })).toBeVisible();
+  const cells = await known.getByRole("row", { name: /^codex-cli / }).getByRole("cell").allTextContents();
+  expect(Number(cells[1])).toBeGreaterThanOrEqual(10);
+  expect(Number(cells[2])).toBeGreaterThanOrEqual(Number(cells[1]));
+  // What is left unmapped is what nobody understands: none of Codex's known names is listed there.
+  const unmapped = page.getByRole("table", { name: "Received, not shown as a lifecycle" });
+  for (const name of ["session_task.turn", "handle_responses", "codex.sse_event", "codex.conversation_starts"]) await expect(unmapped.getByRole("cell", { name, exact: true })).toHaveCount(0);
+  await known.screenshot({ path: test.info().outputPath("known.png") });
+  // And the turn itself is on the requests page.
+  await page.goto(`${url}/requests?source=otel`);
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ hasText: "completed" })).toHaveCount(1);
+});
