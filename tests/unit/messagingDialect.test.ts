@@ -87,23 +87,23 @@ describe("the older messaging conventions, on spans built as the amqplib instrum
     expect(steps().map((step) => `${step.name}: ${step.summary}`)).toEqual(["send: into orders, 2 ms", "process: done, 30 ms"]);
   });
 
-  it("nacked and requeued: not over, that delivery's error said; then acked on its redelivery: completed, the nack in its history", () => {
+  it("nacked and requeued: queued again, waiting for its redelivery, that delivery's error said; then acked on its redelivery: completed, the nack in its history", () => {
     const { feed, messages, steps } = aStore();
     feed(publish("00f067aa0ba902c1", "order-2", "orders", at));
     feed(consume("00f067aa0ba902c2", "order-2", "orders", at + 10, "nack called on message with requeue"));
-    expect(messages()).toEqual([expect.objectContaining({ state: "processing", error: "nack called on message with requeue", finished_at: null })]);
+    expect(messages()).toEqual([expect.objectContaining({ state: "queued", error: "nack called on message with requeue", finished_at: null })]);
     feed(consume("00f067aa0ba902c3", "order-2", "orders", at + 50));
     expect(messages()).toEqual([expect.objectContaining({ state: "completed", error: null })]);
     expect(steps().map((step) => step.summary)).toContain("failed: nack called on message with requeue (back in the queue), 30 ms");
   });
 
-  it("nacked without saying (amqplib requeues by default), or its channel closed before the ack: back in the queue, not over", () => {
+  it("nacked without saying (amqplib requeues by default), or its channel closed before the ack: back in the queue, queued, not over", () => {
     const { feed, messages } = aStore();
     feed(publish("00f067aa0ba902c6", "order-4", "orders", at), consume("00f067aa0ba902c7", "order-4", "orders", at + 10, "nack called on message"));
     feed(publish("00f067aa0ba902c8", "order-5", "orders", at), consume("00f067aa0ba902c9", "order-5", "orders", at + 10, "channel closed"));
     expect(messages().map((message) => [message.state, message.error])).toEqual([
-      ["processing", "nack called on message"],
-      ["processing", "channel closed"],
+      ["queued", "nack called on message"],
+      ["queued", "channel closed"],
     ]);
   });
 

@@ -88,6 +88,6 @@ function messagingSpan(span: SpanRecord): LifecycleChange {
       : received
         ? // Taken by a consumer: its processing, not an end (a failed receive took nothing).
           { ...(!failed && { processingAt: span.endMs }), ...(error && { error }) }
-        : { processingAt: span.startMs, ...(after === "ended" && { endedAt: span.endMs, failed }), ...(error && { error }), ...(!failed && { succeeded: true }), ...(attempt !== undefined && { attempt }), ...(stringAttr(a, "gen_ai.request.model") && { model: stringAttr(a, "gen_ai.request.model") }) },
+        : { processingAt: span.startMs, ...(after === "ended" && { endedAt: span.endMs, failed }), ...(after === "requeued" && { requeuedAt: span.endMs }), ...(error && { error }), ...(!failed && { succeeded: true }), ...(attempt !== undefined && { attempt }), ...(stringAttr(a, "gen_ai.request.model") && { model: stringAttr(a, "gen_ai.request.model") }) },
   };
 }
