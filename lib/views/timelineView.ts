@@ -116,6 +116,7 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
     itemOfStep.set(stepKey, key);
   });
   if (!groups.size) return null;
+  foldCallsToldTwice(groups, itemOfStep);
   foldSpansIntoParts(groups, itemOfStep);
 
   const items = new Map<string, TimelineItem>();
@@ -159,6 +160,24 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
       .sort((a, b) => a.startAt - b.startAt || a.endAt - b.endAt || (a.key < b.key ? -1 : 1))
       .map((item) => ({ ...item, offset: ((item.startAt - startAt) / axis) * 100, width: ((item.endAt - item.startAt) / axis) * 100, children: place(item.children) }));
   return { startAt, endAt, items: place(shown), ticks: [0, 0.25, 0.5, 0.75, 1].map((share) => ({ offset: share * 100, label: share === 0 ? "0" : formatSpan(share * (endAt - startAt)) })) };
+}
+
+/**
+ * A call told by a span inside another call's span (the Anthropic SDK's own span inside
+ * OpenInference's) is that call told again, as the sums count it (mapping/fold.ts): one bar, the
+ * outer's, with what the inner adds (its attempts) where the outer said nothing.
+ */
+function foldCallsToldTwice(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
+  const bySpan = new Map([...groups.values()].filter((group) => group.part?.kind === "call" && text(group.part.fields.spanId)).map((group) => [text(group.part!.fields.spanId)!, group]));
+  for (const inner of [...groups.values()]) {
+    const outer = inner.part?.kind === "call" ? bySpan.get(text(inner.part.fields.parentSpanId) ?? "") : undefined;
+    if (!outer || outer === inner || !groups.has(outer.key)) continue;
+    outer.part = { ...outer.part!, fields: { ...inner.part!.fields, ...outer.part!.fields } };
+    outer.steps.push(...inner.steps);
+    outer.steps.sort((a, b) => (a.startAt ?? a.at) - (b.startAt ?? b.at));
+    for (const [step, item] of itemOfStep) if (item === inner.key) itemOfStep.set(step, outer.key);
+    groups.delete(inner.key);
+  }
 }
 
 /**

@@ -49,6 +49,24 @@ function aGeminiTurn(scenario: string) {
   }
 }
 
+/** A scenario's lifecycle `id` as its page reads it, from a client's captured exports (tests/fixtures/otlp/<client>/<scenario>). */
+function aReceived(client: string, scenario: string, id: string) {
+  const file = path.join(tempParent(), "telemetry.db");
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+  const folder = path.resolve(__dirname, "../fixtures/otlp", client, scenario);
+  for (const name of fs.readdirSync(folder).filter((name) => name.endsWith(".json")).sort()) {
+    const signal = /-(traces|logs|metrics)\./.exec(name)![1] as Signal;
+    ingestExport(store, NO_REDACTION, signal, decodeExport(signal, "json", fs.readFileSync(path.join(folder, name))), Date.now());
+  }
+  store.close();
+  const db = openTelemetryStore(file);
+  try {
+    return readOne(db, telemetryQueue(file), id, Date.now(), null)!;
+  } finally {
+    db.close();
+  }
+}
+
 /** The tree as a person reads it: each item's accessible name, indented by depth. */
 function outline(items: readonly TimelineItem[], depth = 0): string[] {
   return items.flatMap((item) => [`${"  ".repeat(depth)}${item.title}`, ...outline(item.children, depth + 1)]);
@@ -150,6 +168,16 @@ describe("a received turn's timeline", () => {
       ["read_file", null, ["tool_call"]],
       ["read_file", expect.stringMatching(/^File not found/), ["tool_call"]],
     ]);
+  });
+
+  it("an OpenInference call told twice (its own span and the Anthropic SDK's inside it) is one bar; a failed one keeps the attempts the inner span said", () => {
+    const plain = aReceived("openinference-anthropic-0.2.8", "plain", "call-1");
+    expect(outline(timelineOf(plain.steps!, plain.parts!)!.items)).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms$/)]);
+    const failed = aReceived("openinference-anthropic-0.2.8", "error", "call-2");
+    const [call, ...rest] = timelineOf(failed.steps!, failed.parts!)!.items;
+    expect(rest).toEqual([]);
+    expect(call!.title).toMatch(/^model call, claude-sonnet-4-5, \d+ ms, 2 attempts, failed: OverloadedError: 529 /);
+    expect(call!.records).toHaveLength(2);
   });
 
   it("a turn whose span holds nothing by its parents (Codex's: what ran in it is told by spans the mapping does not keep) holds what happened within its time", () => {
