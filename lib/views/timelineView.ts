@@ -25,6 +25,8 @@ export interface TimelineItem {
   label: string;
   /** The model or the tool. */
   name: string | null;
+  /** A call made for something other than the agent's own work, as its client names it (Gemini CLI's `router`, which picks the model); null for the agent's own. */
+  role: string | null;
   startAt: number;
   endAt: number;
   /** Null for an instant, drawn as a tick. */
@@ -87,7 +89,8 @@ function callSummary(fields: Record<string, unknown>): string {
     (input !== undefined || output !== undefined) && `${input ?? 0} in / ${output ?? 0} out tokens`,
     cacheRead > 0 && `cache read ${cacheRead}`,
     cacheWrite > 0 && `cache write ${cacheWrite}`,
-    cost !== undefined ? formatUsd(cost) : estimate !== undefined && `${formatUsd(estimate)} estimated`,
+    // A failed call that said no tokens is counted as $0 (mapping/fold.ts); "$0 estimated" beside its error would read as a price.
+    cost !== undefined ? formatUsd(cost) : estimate !== undefined && !(estimate === 0 && fields.success === false && input === undefined && output === undefined) && `${formatUsd(estimate)} estimated`,
     ttft !== undefined && `first token ${formatSpan(ttft)}`,
     attempt !== undefined && attempt > 1 && `${attempt} attempts`,
   ]
@@ -244,12 +247,15 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
   const summary = kind === "call" ? callSummary(fields) : kind === "tool" ? (span ?? steps.at(-1))?.summary ?? "" : steps[0]!.summary;
   const durationMs = took > 0 ? took : null;
   const attempts = kind === "call" ? (count(fields.attempt) ?? 0) : 0;
-  const title = [label, name, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
+  // Gemini CLI names each call's role: `main` is the agent's own, shown as any other call.
+  const role = kind === "call" && text(fields.name) !== "main" ? (text(fields.name) ?? null) : null;
+  const title = [label, name, role, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
   const item: TimelineItem = {
     key: group.key,
     kind,
     label,
     name,
+    role,
     startAt,
     endAt,
     durationMs,

@@ -160,7 +160,7 @@ describe("a received turn's timeline", () => {
       return list.flatMap((item) => [item, ...flat(item.children)]);
     })(timelineOf(turn.steps!, turn.parts!)!.items);
     const calls = items.filter((item) => item.kind === "call");
-    expect(calls.map((call) => call.title)).toEqual(["model call, gemini-3.5-flash-lite, 25 ms", "model call, gemini-3.8-flash, 111 ms, the slowest", "model call, gemini-3.8-flash, 15 ms"]);
+    expect(calls.map((call) => call.title)).toEqual(["model call, gemini-3.5-flash-lite, router, 25 ms", "model call, gemini-3.8-flash, 111 ms, the slowest", "model call, gemini-3.8-flash, 15 ms"]);
     for (const call of calls) expect(call.records.map((record) => record.name)).toEqual(["model call", "api_response"]);
     expect(items.filter((item) => item.label === "model call" && item.kind === "step")).toEqual([]);
     const tools = items.filter((item) => item.kind === "tool");
