@@ -46,6 +46,17 @@ async function openRow(page: Page, url: string, filter: { search?: string; works
   return { cells };
 }
 
+/** Sends one scenario and opens the lifecycle it made: the newest row, once the table has `rows`. */
+async function sendAndOpen(page: Page, dashboard: { url: string; send: (client: string, ...scenarios: string[]) => Promise<void> }, client: string, scenario: string, rows: number, state: string): Promise<void> {
+  await dashboard.send(client, scenario);
+  await page.goto(`${dashboard.url}/requests?source=otel`);
+  const listed = page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ has: page.getByRole("link", { name: LIFECYCLE }) });
+  await expect(listed).toHaveCount(rows);
+  await expect(listed.first().getByRole("cell").nth(4)).toContainText(state);
+  await listed.first().getByRole("link", { name: LIFECYCLE }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(state);
+}
+
 /** A fact of the lifecycle's page, as its term and definition read together (`Attempts3`). */
 const facts = (page: Page) => page.getByLabel("Lifecycle", { exact: true });
 
@@ -127,4 +138,156 @@ test.describe("Gemini CLI 0.61.0", () => {
     await readsInWords(page);
     await shoot(page, "gemini-session");
   });
+});
+
+test.describe("Codex CLI 0.171.0", () => {
+  const CLIENT = "codex-0.171.0";
+
+  test("500, 500, then an answer; 500 until it gave up; a tool; a resumed session: the table, each turn's timeline and the session's page", async ({ page, launchApp }) => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const { url, send } = await aReceivingDashboard(launchApp);
+    await send(CLIENT, "retry", "exhausted-spans-sent", "tool", "resumed");
+    const timeline = page.getByRole("list", { name: "Timeline" });
+    // Codex sends no cost, and (until its calls say their model) nothing to price them by: estimated or unknown, never $0.
+    const cost = /Cost(unknown|\$0\.\d*[1-9]\d* estimated)/;
+
+    // Two 500s, then the answer: completed on the third attempt, the failures told with their status.
+    await openRow(page, url, { search: "answer after two errors" }, "completed");
+    await expect(facts(page)).toContainText("Attempts3");
+    await expect(facts(page)).toContainText("Tokens100 in / 30 out (cache read 20, cache write 0)");
+    await expect(facts(page)).toContainText(cost);
+    await expect(facts(page)).not.toContainText("Error");
+    await expect(timeline.getByText("500, http 500", { exact: true }).first()).toBeVisible();
+    await expect(timeline.getByRole("listitem", { name: /failed: 500, http 500/ }).first()).toBeVisible();
+    await expect(page.getByRole("main")).not.toContainText(ZERO_COST);
+    await readsInWords(page);
+    await shoot(page, "codex-retry");
+
+    // 500 every time: failed, with the status it gave up on.
+    await openRow(page, url, { search: "fail until it gives up" }, "failed");
+    await expect(facts(page)).toContainText(/Error.*500/);
+    await expect(timeline.getByRole("listitem", { name: /failed: 500, http 500/ }).first()).toBeVisible();
+    await readsInWords(page);
+    await shoot(page, "codex-exhausted");
+
+    // Its shell tool, once.
+    await openRow(page, url, { search: "run echo hi" }, "completed");
+    await expect(timeline.getByRole("listitem", { name: /^tool, exec_command, \d+ ms/ })).toHaveCount(1);
+    await expect(facts(page)).toContainText("Tool uses1");
+    await readsInWords(page);
+    await shoot(page, "codex-tool");
+
+    // `codex exec resume --last`: the second prompt is a turn of the same conversation.
+    const resumed = await findRows(page, url, { search: "prompt" }, 2);
+    const sessionId = (await resumed.first().getByRole("cell").nth(3).textContent())!;
+    await expect(resumed.nth(1).getByRole("cell").nth(3)).toHaveText(sessionId);
+    await resumed.first().getByRole("link", { name: sessionId }).click();
+    await expect(page.getByRole("heading", { level: 1 })).toContainText(sessionId);
+    await expect(page.getByLabel("Received")).toContainText("Received over OpenTelemetry from Codex CLI:");
+    await expect(page.getByRole("definition").first()).toHaveText("2");
+    await expect(page.getByRole("table", { name: "Session requests" }).getByRole("link", { name: LIFECYCLE })).toHaveCount(2);
+    await readsInWords(page);
+    await shoot(page, "codex-session");
+  });
+});
+
+test.describe("the AI SDK", () => {
+  for (const { client, service, attemptsSpans } of [
+    { client: "ai-sdk-6.0.325", service: "ai-sdk-6", attemptsSpans: true },
+    // AI SDK 7's spans (its legacy ones as its GenAI ones) tell of a call, not of its tries: a retry that then answered leaves no trace.
+    { client: "ai-sdk-7.0.173-legacy", service: "ai-sdk-7-legacy", attemptsSpans: false },
+    { client: "ai-sdk-7.0.173-otel", service: "ai-sdk-7", attemptsSpans: false },
+  ]) {
+    test(`${client}: an answer, a tool, 529 twice then an answer, 529 until it gave up, a stream aborted: each agent run's page`, async ({ page, launchApp }) => {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const dashboard = await aReceivingDashboard(launchApp);
+      const timeline = page.getByRole("list", { name: "Timeline" });
+      const calls = timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, / });
+
+      await sendAndOpen(page, dashboard, client, "plain", 1, "completed");
+      await expect(facts(page)).toContainText(`Service${service}`);
+      await expect(facts(page)).toContainText("Tokens120 in / 30 out (cache read 0, cache write 0)");
+      await expect(facts(page)).toContainText("Cost$0.0008 estimated");
+      await expect(calls).toHaveCount(1);
+
+      await sendAndOpen(page, dashboard, client, "tool", 2, "completed");
+      await expect(calls).toHaveCount(2);
+      await expect(timeline.getByRole("listitem", { name: /^tool, Bash, \d+ ms$/ })).toHaveCount(1);
+      await expect(facts(page)).toContainText("Cost$0.0016 estimated");
+      await readsInWords(page);
+      await shoot(page, `${client}-tool`);
+
+      await sendAndOpen(page, dashboard, client, "retried", 3, "completed");
+      await expect(facts(page)).toContainText("Cost$0.0008 estimated");
+      await expect(facts(page)).not.toContainText("Error");
+      if (attemptsSpans) {
+        await expect(facts(page)).toContainText("Attempts3");
+        // Each try its own span: two failed with the API's words, then the answer.
+        await expect(calls).toHaveCount(3);
+        for (const [i, name] of [/, failed: AI_APICallError: Overloaded/, /, failed: AI_APICallError: Overloaded/, /^model call, claude-sonnet-4-5, \d+ ms$/].entries()) await expect(calls.nth(i)).toHaveAccessibleName(name);
+      } else await expect(calls).toHaveCount(1);
+      await expect(page.getByRole("region", { name: "Timeline" })).not.toContainText(ZERO_COST);
+      await readsInWords(page);
+      await shoot(page, `${client}-retried`);
+
+      await sendAndOpen(page, dashboard, client, "exhausted", 4, "failed");
+      await expect(facts(page)).toContainText("Attempts3");
+      await expect(facts(page)).toContainText(/ErrorA?.*AI_RetryError: Failed after 3 attempts\. Last error: (AI_APICallError: )?Overloaded/);
+      await expect(timeline.getByText(/AI_RetryError: Failed after 3 attempts/).first()).toBeVisible();
+      await expect(page.getByRole("region", { name: "Timeline" })).not.toContainText(ZERO_COST);
+      await readsInWords(page);
+      await shoot(page, `${client}-exhausted`);
+
+      // Aborted mid-stream: failed, saying so (its words are the mapping's: the SDK says only that the stream ended).
+      await sendAndOpen(page, dashboard, client, "aborted", 5, "failed");
+      await expect(facts(page)).toContainText(/Error.*abort/i);
+      await expect(timeline.getByRole("listitem", { name: /failed: .*abort/i }).first()).toBeVisible();
+      await readsInWords(page);
+      await shoot(page, `${client}-aborted`);
+    });
+  }
+});
+
+test.describe("OpenInference, Traceloop and Mastra", () => {
+  for (const { client, service, kind, error } of [
+    { client: "openinference-anthropic-0.2.8", service: "oi-app", kind: "call", error: /OverloadedError: 529 .*Overloaded/ },
+    { client: "traceloop-0.27.0", service: "tl-app", kind: "call", error: /Error: 529 .*Overloaded/ },
+    { client: "mastra-1.71.0", service: "ma-app", kind: "agent", error: /Error: Overloaded/ },
+  ]) {
+    test(`${client}: an answer, an agent that ran a tool, a call the API refused: each page, each call once`, async ({ page, launchApp }) => {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const dashboard = await aReceivingDashboard(launchApp);
+      const timeline = page.getByRole("list", { name: "Timeline" });
+      const calls = timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, / });
+
+      await sendAndOpen(page, dashboard, client, "plain", 1, "completed");
+      await expect(facts(page)).toContainText(`Service${service}`);
+      await expect(facts(page)).toContainText("Model calls1");
+      await expect(facts(page)).toContainText("Cost$0.0008 estimated");
+      // One call, one bar, however many instrumentations told of it.
+      await expect(calls).toHaveCount(1);
+      await readsInWords(page);
+      await shoot(page, `${client}-plain`);
+
+      await sendAndOpen(page, dashboard, client, "tool", 2, "completed");
+      await expect(facts(page)).toContainText("Kindagent");
+      await expect(facts(page)).toContainText("Model calls2");
+      await expect(facts(page)).toContainText("Tool uses1");
+      await expect(facts(page)).toContainText("Tokens240 in / 60 out (cache read 0, cache write 0)");
+      await expect(facts(page)).toContainText("Cost$0.0016 estimated");
+      await expect(calls).toHaveCount(2);
+      await expect(timeline.getByRole("listitem", { name: /^tool, Bash, \d+ ms$/ })).toHaveCount(1);
+      await readsInWords(page);
+      await shoot(page, `${client}-tool`);
+
+      await sendAndOpen(page, dashboard, client, "error", 3, "failed");
+      await expect(facts(page)).toContainText(`Kind${kind}`);
+      await expect(facts(page)).toContainText(new RegExp(`Error${error.source}`));
+      await expect(calls).toHaveCount(1);
+      await expect(calls.first()).toHaveAccessibleName(/, failed: /);
+      await expect(page.getByRole("region", { name: "Timeline" })).not.toContainText(ZERO_COST);
+      await readsInWords(page);
+      await shoot(page, `${client}-error`);
+    });
+  }
 });
