@@ -29,7 +29,7 @@ async function findRows(page: Page, url: string, filter: { search?: string; work
   if (filter.search !== undefined) await page.getByRole("searchbox", { name: "Search" }).fill(filter.search);
   if (filter.workspace !== undefined) await page.getByRole("textbox", { name: "Workspace" }).fill(filter.workspace);
   // The filter applies as the person types: the table is the filtered one once the address says it.
-  await expect(page).toHaveURL(filter.search !== undefined ? /[?&]q=/ : /[?&]workspace=/);
+  await expect(page).toHaveURL(filter.search !== undefined ? /[?&]q=/ : /[?&]workspace(Prefix)?=/);
   const rows = page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ has: page.getByRole("link", { name: LIFECYCLE }) });
   await expect(rows).toHaveCount(count);
   return rows;
@@ -290,4 +290,58 @@ test.describe("OpenInference, Traceloop and Mastra", () => {
       await shoot(page, `${client}-error`);
     });
   }
+});
+
+test.describe("BullMQ 6.7.0 with bullmq-otel", () => {
+  const CLIENT = "bullmq-6.7.0";
+
+  test("a job retried twice then done, one failed for good, one whose worker died (stuck, then found stalled and done): the requests page, each job's page, the queues on the overview", async ({ page, launchApp }) => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const otlpPort = await freePort();
+    const receiver = `http://127.0.0.1:${otlpPort}`;
+    // A job with nothing new for 2 s is stuck here (10 minutes by default).
+    const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort), REQWATCH_TELEMETRY_STUCK_AFTER: "2s" });
+    for (const scenario of ["retry", "failed"]) await sendExports(receiver, recordedExports(path.join(FIXTURES, CLIENT, scenario)));
+    const timeline = page.getByRole("list", { name: "Timeline" });
+
+    // `charge` threw on its first two attempts: completed on the third, each failure's reason in its attempt.
+    await openRow(page, url, { workspace: "retry" }, "completed");
+    await expect(facts(page)).toContainText("Kindmessage");
+    await expect(facts(page)).toContainText("Attempts3");
+    await expect(facts(page)).not.toContainText("Error");
+    const attempts = timeline.getByRole("listitem", { name: /^process \(attempt \d\)/ });
+    await expect(attempts).toHaveCount(3);
+    for (const [i, name] of [/^process \(attempt 1\), \d+ ms, failed: charge refused on attempt 1$/, /^process \(attempt 2\), \d+ ms, failed: charge refused on attempt 2$/, /^process \(attempt 3\), \d+ ms$/].entries()) await expect(attempts.nth(i)).toHaveAccessibleName(name);
+    await expect(timeline.getByRole("listitem", { name: /^retry later, / })).toHaveCount(2);
+    await expect(page.getByRole("main")).toContainText('{"done":"charge"}');
+    await readsInWords(page);
+    await shoot(page, "bullmq-retry");
+
+    // `render` threw on both its attempts: failed for good with the last reason.
+    await openRow(page, url, { workspace: "failed" }, "failed");
+    await expect(facts(page)).toContainText("Attempts2");
+    await expect(facts(page)).toContainText("Errorrender refused on attempt 2");
+    await expect(timeline.getByRole("listitem", { name: /^process \(attempt \d\), \d+ ms, failed: render refused on attempt \d$/ })).toHaveCount(2);
+    await readsInWords(page);
+    await shoot(page, "bullmq-failed");
+
+    // `archive`: its worker took it and died (the exports it sent before it was killed).
+    const stalled = recordedExports(path.join(FIXTURES, CLIENT, "stalled"));
+    await sendExports(receiver, stalled.slice(0, 2));
+    const rows = await findRows(page, url, { workspace: "stalled" }, 1);
+    await expect(rows.first().getByRole("cell").nth(4)).toContainText(/stuck: nothing received for \d+s; last: /, { timeout: 15_000 });
+    await page.goto(url);
+    const sources = page.getByRole("table", { name: "Sources" });
+    await expect(sources.getByRole("row").filter({ has: page.getByRole("link", { name: "otel" }) }).getByRole("cell").nth(5)).toHaveText("1 stuck");
+    await shoot(page, "bullmq-queues-stuck");
+    // Another worker finds it stalled, puts it back and completes it: done, no longer stuck, the stall on its page.
+    await sendExports(receiver, stalled.slice(2));
+    await expect(sources.getByRole("row").filter({ has: page.getByRole("link", { name: "otel" }) }).getByRole("cell").nth(5)).toHaveText("0", { timeout: 15_000 });
+    await openRow(page, url, { workspace: "stalled" }, "completed");
+    await expect(timeline.getByRole("listitem", { name: /^stalled, / })).toHaveCount(1);
+    await expect(timeline.getByRole("listitem", { name: /^process \(attempt 1\), \d+ ms$/ })).toHaveCount(1);
+    await expect(page.getByRole("main")).toContainText('{"done":"archive"}');
+    await readsInWords(page);
+    await shoot(page, "bullmq-stalled");
+  });
 });
