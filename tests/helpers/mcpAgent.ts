@@ -44,7 +44,8 @@ async function answer(client: Client, name: string, args: Record<string, unknown
 export const receivedOverMcp = {
   rows: async (client: Client, filters: Record<string, unknown> = {}) => JSON.parse(await answer(client, "list_requests", { source: "otel", ...filters })) as RequestsView,
   lifecycle: async (client: Client, requestId: string) => JSON.parse(await answer(client, "get_request", { source: "otel", requestId })) as SourceRequestView,
-  story: (client: Client, requestId: string) => answer(client, "explain_request", { source: "otel", requestId }),
+  /** Its story's lines (the answer's words, before the same as JSON). */
+  story: async (client: Client, requestId: string) => (await answer(client, "explain_request", { source: "otel", requestId })).split("\n\n{")[0]!,
   session: (client: Client, sessionId: string) => answer(client, "session_context", { source: "otel", sessionId }),
 };
 
