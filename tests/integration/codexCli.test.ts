@@ -255,7 +255,7 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
       ]);
       expect(api.calls).toHaveLength(2);
       // An agent resuming it: one Codex CLI session of both turns.
-      const context = await receivedOverMcp.session(await mcp(), session);
+      const context = await receivedOverMcp.session(await mcp(), session!);
       expect(context).toContain("received over OpenTelemetry from Codex CLI;");
       expect(context).toContain("2 turns");
       expect(context.match(/^ {2}- turn-\d+ completed: /gm)).toHaveLength(2);
