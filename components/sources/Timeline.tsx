@@ -46,6 +46,7 @@ function Bar({ item, depth, origin }: { item: TimelineItem; depth: number; origi
             {item.name && <span className="timeline-name"> {item.name}</span>}
             {item.role && <span className="timeline-badge">{item.role}</span>}
             {item.attempts !== null && <span className="timeline-badge attempts">{item.attempts} attempts</span>}
+            {item.attemptOf !== null && <span className="timeline-badge attempts">attempt {item.attemptOf}</span>}
             {item.slowest && <span className="timeline-badge">slowest</span>}
           </span>
           <span className="timeline-track">

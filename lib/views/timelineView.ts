@@ -40,6 +40,8 @@ export interface TimelineItem {
   slowest: boolean;
   /** How many times a call was tried, when more than once. */
   attempts: number | null;
+  /** Which try of one call this bar is, when its client told each try by a span of its own (the AI SDK 6): `2 of 3`. */
+  attemptOf: string | null;
   /** One line: what a call used, or what the step said. */
   summary: string;
   /** Each record that told of it, oldest first. */
@@ -130,6 +132,7 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
     items.set(group.key, item);
     if (parentKey !== null && parentKey !== group.key) parents.set(group.key, parentKey);
   }
+  numberTries(groups, items);
   const all = [...items.values()];
   const startAt = Math.min(...all.map((item) => item.startAt));
   const endAt = Math.max(...all.map((item) => item.endAt));
@@ -215,6 +218,34 @@ function foldSpansIntoParts(groups: Map<string, Group>, itemOfStep: Map<string, 
   }
 }
 
+/**
+ * The tries of one call, each told by a span of its own (calls that say the same `attemptsOf`, in
+ * the order they ended, each failed one followed by the next try, as mapping/fold.ts counts them
+ * one call): each bar says which try it was, so three bars are not read as three calls.
+ */
+function numberTries(groups: ReadonlyMap<string, Group>, items: ReadonlyMap<string, TimelineItem>): void {
+  const byCall = new Map<string, Group[]>();
+  for (const group of groups.values()) {
+    const of = group.part?.kind === "call" ? text(group.part.fields.attemptsOf) : undefined;
+    if (of !== undefined) byCall.set(of, [...(byCall.get(of) ?? []), group]);
+  }
+  for (const tries of byCall.values()) {
+    const ordered = tries.sort((a, b) => a.part!.at - b.part!.at || (a.part!.id < b.part!.id ? -1 : 1));
+    let run: TimelineItem[] = [];
+    ordered.forEach((group, i) => {
+      run.push(items.get(group.key)!);
+      if (group.part!.fields.success === false && i < ordered.length - 1) return;
+      if (run.length > 1)
+        run.forEach((item, n) => {
+          item.attemptOf = `${n + 1} of ${run.length}`;
+          const took = item.durationMs === null ? "instant" : formatSpan(item.durationMs);
+          item.title = item.title.replace(`, ${took}`, `, ${took}, attempt ${item.attemptOf}`);
+        });
+      run = [];
+    });
+  }
+}
+
 /** Whether `key` is `inner` or one of the items it is nested in, however deep: nesting `key` in `inner` would make a loop. */
 function holds(key: string, inner: string, parents: ReadonlyMap<string, string>): boolean {
   const seen = new Set<string>();
@@ -264,6 +295,7 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
     error,
     slowest: false,
     attempts: attempts > 1 ? attempts : null,
+    attemptOf: null,
     summary,
     records: steps.map((step) => ({ name: step.name, summary: step.summary })),
     title,

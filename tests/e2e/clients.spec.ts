@@ -222,9 +222,10 @@ test.describe("the AI SDK", () => {
       await expect(facts(page)).not.toContainText("Error");
       if (attemptsSpans) {
         await expect(facts(page)).toContainText("Attempts3");
-        // Each try its own span: two failed with the API's words, then the answer.
+        // Each try its own span: two failed with the API's words, then the answer, each bar saying which try it was.
         await expect(calls).toHaveCount(3);
-        for (const [i, name] of [/, failed: AI_APICallError: Overloaded/, /, failed: AI_APICallError: Overloaded/, /^model call, claude-sonnet-4-5, \d+ ms$/].entries()) await expect(calls.nth(i)).toHaveAccessibleName(name);
+        for (const [i, name] of [/, attempt 1 of 3, failed: AI_APICallError: Overloaded/, /, attempt 2 of 3, failed: AI_APICallError: Overloaded/, /^model call, claude-sonnet-4-5, \d+ ms, attempt 3 of 3$/].entries()) await expect(calls.nth(i)).toHaveAccessibleName(name);
+        await expect(calls.nth(1).getByText("attempt 2 of 3", { exact: true })).toBeVisible();
       } else await expect(calls).toHaveCount(1);
       await expect(page.getByRole("region", { name: "Timeline" })).not.toContainText(ZERO_COST);
       await readsInWords(page);

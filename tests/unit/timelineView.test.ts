@@ -109,7 +109,8 @@ describe("a received turn's timeline", () => {
       "    attempt 11, 8 ms, failed: 529, Overloaded",
       "  api_retries_exhausted, instant, failed: 529, Overloaded after 11 attempts",
     ]);
-    expect(timeline.items[0]!.children[1]!.summary).toBe("$0 estimated, 11 attempts");
+    // Refused every time, it said no tokens: no price beside its error.
+    expect(timeline.items[0]!.children[1]!.summary).toBe("11 attempts");
   });
 
   it("a turn seen through its log events alone: no span to nest in, each call once", () => {
@@ -178,6 +179,16 @@ describe("a received turn's timeline", () => {
     expect(rest).toEqual([]);
     expect(call!.title).toMatch(/^model call, claude-sonnet-4-5, \d+ ms, 2 attempts, failed: OverloadedError: 529 /);
     expect(call!.records).toHaveLength(2);
+  });
+
+  it("an AI SDK 6 call tried three times, each try a span of its own: three bars, each saying which try it was", () => {
+    const run = aReceived("ai-sdk-6.0.325", "retried", "agent-4");
+    const calls = outline(timelineOf(run.steps!, run.parts!)!.items).map((line) => line.trim()).filter((line) => line.startsWith("model call"));
+    expect(calls).toEqual([
+      expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 1 of 3, failed: AI_APICallError: Overloaded/),
+      expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 2 of 3, failed: AI_APICallError: Overloaded/),
+      expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 3 of 3$/),
+    ]);
   });
 
   it("a turn whose span holds nothing by its parents (Codex's: what ran in it is told by spans the mapping does not keep) holds what happened within its time", () => {
