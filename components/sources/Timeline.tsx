@@ -44,7 +44,9 @@ function Bar({ item, depth, origin }: { item: TimelineItem; depth: number; origi
           <span className="timeline-label" style={{ paddingLeft: `${depth * 14}px` }}>
             <span className="timeline-what">{item.label}</span>
             {item.name && <span className="timeline-name"> {item.name}</span>}
+            {item.role && <span className="timeline-badge">{item.role}</span>}
             {item.attempts !== null && <span className="timeline-badge attempts">{item.attempts} attempts</span>}
+            {item.attemptOf !== null && <span className="timeline-badge attempts">attempt {item.attemptOf}</span>}
             {item.slowest && <span className="timeline-badge">slowest</span>}
           </span>
           <span className="timeline-track">

@@ -10,6 +10,7 @@ import { LIVE, readPage, type Row } from "../sources/sourceQueue";
 import { otelSpec } from "../sources/sourceSpec";
 import { telemetryQueue } from "../sources/telemetryQueue";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
+import { CODEX_SERVICE } from "../telemetry/dialects/codexCli";
 import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
 import { telemetrySettings } from "../telemetry/telemetrySettings";
 import type { UsageSums } from "../telemetry/store/queries/callSums";
@@ -63,7 +64,7 @@ const LISTED_ERRORS = 50;
  * ones are those the requests table and the stuck badge show. A store not made yet holds none.
  */
 /** The agents whose turns a session's rows name, by the service name each gives itself. */
-const CLIENTS: Record<string, string> = { [CLAUDE_CODE_SERVICE]: "Claude Code", [GEMINI_CLI_SERVICE]: "Gemini CLI" };
+const CLIENTS: Record<string, string> = { [CLAUDE_CODE_SERVICE]: "Claude Code", [GEMINI_CLI_SERVICE]: "Gemini CLI", [CODEX_SERVICE]: "Codex CLI" };
 
 export class TelemetrySessions {
   private readonly queue;

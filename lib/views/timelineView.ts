@@ -25,6 +25,8 @@ export interface TimelineItem {
   label: string;
   /** The model or the tool. */
   name: string | null;
+  /** A call made for something other than the agent's own work, as its client names it (Gemini CLI's `router`, which picks the model); null for the agent's own. */
+  role: string | null;
   startAt: number;
   endAt: number;
   /** Null for an instant, drawn as a tick. */
@@ -38,6 +40,8 @@ export interface TimelineItem {
   slowest: boolean;
   /** How many times a call was tried, when more than once. */
   attempts: number | null;
+  /** Which try of one call this bar is, when its client told each try by a span of its own (the AI SDK 6): `2 of 3`. */
+  attemptOf: string | null;
   /** One line: what a call used, or what the step said. */
   summary: string;
   /** Each record that told of it, oldest first. */
@@ -87,7 +91,8 @@ function callSummary(fields: Record<string, unknown>): string {
     (input !== undefined || output !== undefined) && `${input ?? 0} in / ${output ?? 0} out tokens`,
     cacheRead > 0 && `cache read ${cacheRead}`,
     cacheWrite > 0 && `cache write ${cacheWrite}`,
-    cost !== undefined ? formatUsd(cost) : estimate !== undefined && `${formatUsd(estimate)} estimated`,
+    // A failed call that said no tokens is counted as $0 (mapping/fold.ts); "$0 estimated" beside its error would read as a price.
+    cost !== undefined ? formatUsd(cost) : estimate !== undefined && !(estimate === 0 && fields.success === false && input === undefined && output === undefined) && `${formatUsd(estimate)} estimated`,
     ttft !== undefined && `first token ${formatSpan(ttft)}`,
     attempt !== undefined && attempt > 1 && `${attempt} attempts`,
   ]
@@ -116,6 +121,7 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
     itemOfStep.set(stepKey, key);
   });
   if (!groups.size) return null;
+  foldCallsToldTwice(groups, itemOfStep);
   foldSpansIntoParts(groups, itemOfStep);
   foldToolSpansIntoTools(groups, itemOfStep);
   foldAttemptsIntoCalls(groups, itemOfStep);
@@ -128,6 +134,7 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
     items.set(group.key, item);
     if (parentKey !== null && parentKey !== group.key) parents.set(group.key, parentKey);
   }
+  numberTries(groups, items);
   const all = [...items.values()];
   const startAt = Math.min(...all.map((item) => item.startAt));
   const endAt = Math.max(...all.map((item) => item.endAt));
@@ -161,6 +168,24 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
       .sort((a, b) => a.startAt - b.startAt || a.endAt - b.endAt || (a.key < b.key ? -1 : 1))
       .map((item) => ({ ...item, offset: ((item.startAt - startAt) / axis) * 100, width: ((item.endAt - item.startAt) / axis) * 100, children: place(item.children) }));
   return { startAt, endAt, items: place(shown), ticks: [0, 0.25, 0.5, 0.75, 1].map((share) => ({ offset: share * 100, label: share === 0 ? "0" : formatSpan(share * (endAt - startAt)) })) };
+}
+
+/**
+ * A call told by a span inside another call's span (the Anthropic SDK's own span inside
+ * OpenInference's) is that call told again, as the sums count it (mapping/fold.ts): one bar, the
+ * outer's, with what the inner adds (its attempts) where the outer said nothing.
+ */
+function foldCallsToldTwice(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
+  const bySpan = new Map([...groups.values()].filter((group) => group.part?.kind === "call" && text(group.part.fields.spanId)).map((group) => [text(group.part!.fields.spanId)!, group]));
+  for (const inner of [...groups.values()]) {
+    const outer = inner.part?.kind === "call" ? bySpan.get(text(inner.part.fields.parentSpanId) ?? "") : undefined;
+    if (!outer || outer === inner || !groups.has(outer.key)) continue;
+    outer.part = { ...outer.part!, fields: { ...inner.part!.fields, ...outer.part!.fields } };
+    outer.steps.push(...inner.steps);
+    outer.steps.sort((a, b) => (a.startAt ?? a.at) - (b.startAt ?? b.at));
+    for (const [step, item] of itemOfStep) if (item === inner.key) itemOfStep.set(step, outer.key);
+    groups.delete(inner.key);
+  }
 }
 
 /**
@@ -251,6 +276,34 @@ function foldAttemptsIntoCalls(groups: Map<string, Group>, itemOfStep: Map<strin
   }
 }
 
+/**
+ * The tries of one call, each told by a span of its own (calls that say the same `attemptsOf`, in
+ * the order they ended, each failed one followed by the next try, as mapping/fold.ts counts them
+ * one call): each bar says which try it was, so three bars are not read as three calls.
+ */
+function numberTries(groups: ReadonlyMap<string, Group>, items: ReadonlyMap<string, TimelineItem>): void {
+  const byCall = new Map<string, Group[]>();
+  for (const group of groups.values()) {
+    const of = group.part?.kind === "call" ? text(group.part.fields.attemptsOf) : undefined;
+    if (of !== undefined) byCall.set(of, [...(byCall.get(of) ?? []), group]);
+  }
+  for (const tries of byCall.values()) {
+    const ordered = tries.sort((a, b) => a.part!.at - b.part!.at || (a.part!.id < b.part!.id ? -1 : 1));
+    let run: TimelineItem[] = [];
+    ordered.forEach((group, i) => {
+      run.push(items.get(group.key)!);
+      if (group.part!.fields.success === false && i < ordered.length - 1) return;
+      if (run.length > 1)
+        run.forEach((item, n) => {
+          item.attemptOf = `${n + 1} of ${run.length}`;
+          const took = item.durationMs === null ? "instant" : formatSpan(item.durationMs);
+          item.title = item.title.replace(`, ${took}`, `, ${took}, attempt ${item.attemptOf}`);
+        });
+      run = [];
+    });
+  }
+}
+
 /** Whether `key` is `inner` or one of the items it is nested in, however deep: nesting `key` in `inner` would make a loop. */
 function holds(key: string, inner: string, parents: ReadonlyMap<string, string>): boolean {
   const seen = new Set<string>();
@@ -284,12 +337,15 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
   const durationMs = took > 0 ? took : null;
   // The attempts its part says, or that its records number (Codex's attempts, drawn in their answer's bar).
   const attempts = kind === "call" ? Math.max(count(fields.attempt) ?? 0, ...steps.map((step) => (step.detail.attempt_of_next_answer === true ? (count(step.detail.attempt) ?? 0) : 0))) : 0;
-  const title = [label, name, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
+  // Gemini CLI names each call's role: `main` is the agent's own, shown as any other call.
+  const role = kind === "call" && text(fields.name) !== "main" ? (text(fields.name) ?? null) : null;
+  const title = [label, name, role, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
   const item: TimelineItem = {
     key: group.key,
     kind,
     label,
     name,
+    role,
     startAt,
     endAt,
     durationMs,
@@ -298,6 +354,7 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
     error,
     slowest: false,
     attempts: attempts > 1 ? attempts : null,
+    attemptOf: null,
     summary,
     records: steps.map((step) => ({ name: step.name, summary: step.summary })),
     title,

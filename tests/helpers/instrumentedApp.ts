@@ -7,6 +7,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { anAnthropicMock, type Scenario } from "./anthropicMock";
 import { aDashboard } from "./dashboard";
+import { anAgent, closeAgents } from "./mcpAgent";
 import { eventually, waitForExit } from "./processes";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -31,6 +32,7 @@ export function instrumentedApps(name: string, install: () => void = () => {}) {
   let dashboard: Awaited<ReturnType<typeof aDashboard>>;
   let receiver: string;
   let parent: string;
+  let agent: Awaited<ReturnType<typeof anAgent>> | undefined;
   beforeAll(async () => {
     install();
     parent = fs.mkdtempSync(path.join(os.tmpdir(), `reqwatch-${name}-`));
@@ -38,6 +40,7 @@ export function instrumentedApps(name: string, install: () => void = () => {}) {
     receiver = (await dashboard.runtime.telemetry!.ready).url!;
   }, 600_000);
   afterAll(async () => {
+    await closeAgents();
     await dashboard.close();
     fs.rmSync(parent, { recursive: true, force: true });
   });
@@ -86,5 +89,8 @@ export function instrumentedApps(name: string, install: () => void = () => {}) {
     }, 20_000);
   }
 
-  return { run, lifecyclesOf, lifecycleOf };
+  /** `reqwatch mcp` on the dashboard's state folder, as a coding agent asks it: one for the file. */
+  const mcp = async () => (agent ??= await anAgent(path.join(parent, "state")));
+
+  return { run, lifecyclesOf, lifecycleOf, mcp };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Scenario } from "../helpers/anthropicMock";
 import { installedAiSdk } from "../helpers/clients";
 import { instrumentedApps } from "../helpers/instrumentedApp";
+import { factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 
 // The Vercel AI SDK (pinned, from the npm registry) with its Anthropic provider, in an application
 // (tests/helpers/workers/aiSdkApp.cjs) whose tracer provider exports over OTLP/HTTP to a real
@@ -55,6 +56,15 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     expect(view.note).toBe("1 model call, 120 in / 30 out tokens, $0.0008 estimated");
     // The 6 makes a span per attempt; the 7 retries inside one span and says nothing of a retry that worked.
     if (integration === "6") expect(row).toMatchObject({ attempt: 3 });
+    // Over MCP: completed, no error; the 6's three tries, two refused with the API's words, then the answer.
+    const lifecycle = await receivedOverMcp.lifecycle(await apps.mcp(), row.requestId);
+    expect(lifecycle.request.error).toBeUndefined();
+    expect(factsOf(lifecycle)).toMatchObject({ State: "completed", Cost: "$0.0008 estimated" });
+    const calls = timelineOutline(lifecycle).filter((line) => line.trim().startsWith("model call, "));
+    if (integration === "6") {
+      expect(factsOf(lifecycle).Attempts).toBe("3");
+      expect(calls).toEqual([expect.stringContaining("failed: AI_APICallError: Overloaded"), expect.stringContaining("failed: AI_APICallError: Overloaded"), expect.not.stringContaining("failed")]);
+    } else expect(calls).toEqual([expect.not.stringContaining("failed")]);
   });
 
   it("529 every time, retries exhausted: failed with the error, after its three attempts", async () => {
@@ -63,6 +73,15 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     const { row, view } = await runOf(run.service);
     expect(row).toMatchObject({ state: "failed", attempt: 3 });
     expect(view.request.error).toMatch(/Failed after 3 attempts\. Last error: (AI_APICallError: )?Overloaded/);
+    // Over MCP: failed with the SDK's error, after the three attempts the mock refused.
+    const [listed] = (await receivedOverMcp.rows(await apps.mcp(), { workspace: run.service })).items;
+    expect(listed).toMatchObject({ requestId: row.requestId, state: "failed", attempt: 3 });
+    const lifecycle = await receivedOverMcp.lifecycle(await apps.mcp(), row.requestId);
+    expect(factsOf(lifecycle)).toMatchObject({ Attempts: "3", Error: view.request.error });
+    expect(timelineOutline(lifecycle).filter((line) => line.trim().startsWith("model call, ")).every((line) => line.includes(", failed: "))).toBe(true);
+    const story = await receivedOverMcp.story(await apps.mcp(), row.requestId);
+    expect(story).toContain("Attempt 3.");
+    expect(story).toContain(`Error: ${view.request.error}`);
   });
 
   it("a stream aborted after its first words: failed as aborted, not completed", async () => {
@@ -71,6 +90,10 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     const { row, view } = await runOf(run.service);
     expect(row).toMatchObject({ state: "failed" });
     expect(view.request.error).toMatch(/aborted/);
+    // Over MCP: failed, saying it was aborted (the wording is the mapping's: the SDK only ends the span).
+    const lifecycle = await receivedOverMcp.lifecycle(await apps.mcp(), row.requestId);
+    expect(lifecycle.request).toMatchObject({ state: "failed", error: view.request.error });
+    expect(await receivedOverMcp.story(await apps.mcp(), row.requestId)).toContain(`Error: ${view.request.error}`);
   });
 
   it("a call its caller aborts (its abort signal): failed, saying plainly that the caller aborted it, with the SDK's message", async () => {

@@ -7,6 +7,7 @@ import type { RequestRow, RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { installedAmqplib } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
+import { anAgent, closeAgents, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { childEnv, eventually, waitForExit, waitForLine, WORKERS, withOutput } from "../helpers/processes";
 import { aRabbitmqServer, type RabbitmqServer } from "../helpers/rabbitmqServer";
 
@@ -35,6 +36,7 @@ afterEach(async () => {
   }
 });
 afterAll(async () => {
+  await closeAgents();
   await dashboard?.close();
   await rabbitmq?.stop();
   if (stateDir) fs.rmSync(path.dirname(stateDir), { recursive: true, force: true });
@@ -67,6 +69,10 @@ function messagesOf(queue: string, ready: (rows: RequestRow[]) => boolean | Prom
   }, 30_000);
 }
 
+/** `reqwatch mcp` on the same state folder, as a coding agent asks it: one for the file. */
+let agent: Awaited<ReturnType<typeof anAgent>> | undefined;
+const mcp = async () => (agent ??= await anAgent(stateDir));
+
 const stepsOf = async (row: RequestRow) => ((await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`)).steps ?? []).map((step) => `${step.name}: ${step.summary}`);
 
 describe("amqplib with its OpenTelemetry instrumentation, against a real RabbitMQ (the older messaging conventions)", () => {
@@ -96,5 +102,12 @@ describe("amqplib with its OpenTelemetry instrumentation, against a real RabbitM
     const [row] = await messagesOf("refunds", (items) => items[0]?.state === "completed");
     const steps = await stepsOf(row!);
     expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process: failed: nack called on message with requeue \(back in the queue\), \d+ ms$/), expect.stringMatching(/^process: done, \d+ ms$/)]));
+    // Over MCP: completed, no error left; the nacked delivery failed with its reason, the redelivery done.
+    expect((await receivedOverMcp.rows(await mcp(), { workspace: "refunds" })).items).toEqual([expect.objectContaining({ requestId: row!.requestId, state: "completed" })]);
+    const message = await receivedOverMcp.lifecycle(await mcp(), row!.requestId);
+    expect(message.request.error).toBeUndefined();
+    const processed = timelineOutline(message).map((line) => line.trim()).filter((line) => line.startsWith("process, "));
+    expect(processed).toEqual([expect.stringMatching(/, failed: nack called on message with requeue$/), expect.stringMatching(/^process, \d+ ms$/)]);
+    expect(await receivedOverMcp.story(await mcp(), row!.requestId)).not.toContain("Error:");
   }, 120_000);
 });

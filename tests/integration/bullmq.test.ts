@@ -7,6 +7,7 @@ import type { RequestRow, RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { installedBullmq } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
+import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { childEnv, eventually, waitForExit, waitForLine, WORKERS, withOutput } from "../helpers/processes";
 import { aRedisServer, type RedisServer } from "../helpers/redisServer";
 
@@ -37,6 +38,7 @@ afterEach(async () => {
   }
 });
 afterAll(async () => {
+  await closeAgents();
   await dashboard?.close();
   await redis?.stop();
   if (stateDir) fs.rmSync(path.dirname(stateDir), { recursive: true, force: true });
@@ -86,6 +88,12 @@ function jobsOf(queue: string, ready: (rows: RequestRow[]) => boolean): Promise<
   }, 30_000);
 }
 
+/** `reqwatch mcp` on the same state folder, as a coding agent asks it, with the dashboard's 2 s to be stuck: one for the file. */
+let agent: Awaited<ReturnType<typeof anAgent>> | undefined;
+const mcp = async () => (agent ??= await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "2s" }));
+/** A queue's jobs as an agent lists them over MCP. */
+const jobsOverMcp = async (queue: string) => (await receivedOverMcp.rows(await mcp(), { workspace: queue })).items;
+
 const view = (row: RequestRow) => get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`);
 const stepsOf = async (row: RequestRow) => ((await view(row)).steps ?? []).map((step) => `${step.name}: ${step.summary}`);
 
@@ -118,6 +126,19 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     const steps = await stepsOf(row!);
     expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process \(attempt 1\): charge #\d+ failed: charge refused on attempt 1/), expect.stringMatching(/^process \(attempt 2\): charge #\d+ failed: charge refused on attempt 2/), expect.stringMatching(/^process \(attempt 3\): charge #\d+ completed/)]));
     expect(steps.filter((step) => step.startsWith("retry later: "))).toHaveLength(2);
+    // Over MCP, as the worker printed it: completed on the third attempt, each failed one with its reason, no error left.
+    expect(await jobsOverMcp("invoices")).toEqual([expect.objectContaining({ requestId: row!.requestId, state: "completed", attempt: 3 })]);
+    const job = await receivedOverMcp.lifecycle(await mcp(), row!.requestId);
+    expect(job.request.error).toBeUndefined();
+    expect(factsOf(job)).toMatchObject({ Kind: "message", Attempts: "3" });
+    expect(timelineOutline(job).map((line) => line.trim()).filter((line) => line.startsWith("process "))).toEqual([
+      expect.stringMatching(/^process \(attempt 1\), \d+ ms, failed: charge refused on attempt 1$/),
+      expect.stringMatching(/^process \(attempt 2\), \d+ ms, failed: charge refused on attempt 2$/),
+      expect.stringMatching(/^process \(attempt 3\), \d+ ms$/),
+    ]);
+    const story = await receivedOverMcp.story(await mcp(), row!.requestId);
+    expect(story).toContain("Attempt 3.");
+    expect(story).not.toContain("Error:");
   }, 120_000);
 
   it("failed once, its next attempt after a long backoff: queued again while it waits, with the failed attempt's reason", async () => {
@@ -142,6 +163,11 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     expect(row).toMatchObject({ workspace: "reports", attempt: 2, stuckReason: null });
     expect((await view(row!)).request).toMatchObject({ state: "failed", error: "render refused on attempt 2" });
     expect(await stepsOf(row!)).toEqual(expect.arrayContaining([`failed: render #${ids.render} moved to failed: it runs no more`]));
+    // Over MCP: failed for good with the last reason, after its two attempts.
+    expect(await jobsOverMcp("reports")).toEqual([expect.objectContaining({ requestId: row!.requestId, state: "failed", attempt: 2 })]);
+    const job = await receivedOverMcp.lifecycle(await mcp(), row!.requestId);
+    expect(factsOf(job)).toMatchObject({ Attempts: "2", Error: "render refused on attempt 2" });
+    expect(await receivedOverMcp.story(await mcp(), row!.requestId)).toContain("Error: render refused on attempt 2");
   }, 120_000);
 
   it("its worker killed while holding it: stuck while nothing is heard; then another worker finds it stalled, and it completes", async () => {
@@ -154,6 +180,9 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     const [stuck] = await jobsOf("exports", (items) => items[0]?.stuckReason != null);
     expect(stuck).toMatchObject({ state: "queued" });
     expect(stuck!.stuckReason).toMatch(new RegExp(`^nothing received for .*; last: add: archive #${ids.archive} into exports`));
+    // An agent asking over MCP sees it stuck, and why.
+    expect(await jobsOverMcp("exports")).toEqual([expect.objectContaining({ requestId: stuck!.requestId, state: "queued", stuckReason: expect.stringMatching(/^nothing received for /) })]);
+    expect(await receivedOverMcp.story(await mcp(), stuck!.requestId)).toMatch(/Stuck: nothing received for .*; last: add: archive #\d+ into exports/);
     const rescuer = await worker("exports", `completed ${ids.archive}`, { LOCK_DURATION: "1000", STALLED_INTERVAL: "300" });
     expect(rescuer.output()).toContain(`stalled ${ids.archive}`);
     const [row] = await jobsOf("exports", (items) => items[0]?.state === "completed");
@@ -162,5 +191,8 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(`^stalled: #${ids.archive} its worker stopped holding it; back to waiting`), expect.stringMatching(`^process \\(attempt 1\\): archive #${ids.archive} completed`)]));
     // Stalled before the attempt that completed it.
     expect(steps.findIndex((step) => step.startsWith("stalled: "))).toBeLessThan(steps.findIndex((step) => step.startsWith("process ")));
+    // Over MCP: completed once found stalled, no longer stuck.
+    expect(await jobsOverMcp("exports")).toEqual([expect.objectContaining({ requestId: row!.requestId, state: "completed", stuckReason: null })]);
+    expect(await receivedOverMcp.story(await mcp(), row!.requestId)).toContain("Not stuck.");
   }, 120_000);
 });

@@ -7,6 +7,7 @@ import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import type { RequestsView } from "../../lib/views/requestsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
+import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -19,17 +20,25 @@ const SETTINGS = { port: 0, keepMs: 86_400_000, stuckAfterMs: 2000 };
 let codex: string;
 let receiver: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
+let stateDir: string;
 
 beforeAll(async () => {
   codex = path.join(installedClient(CLIENTS.codexCli), "node_modules/.bin/codex");
-  const stateDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-codex-")), "state");
+  stateDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-codex-")), "state");
   // A turn with nothing new for 2 s is stuck here (10 minutes by default).
   dashboard = await aDashboard({ stateDir }, SETTINGS, "file");
   receiver = (await dashboard.runtime.telemetry!.ready).url!;
 }, 600_000);
 afterAll(async () => {
+  await closeAgents();
   await dashboard.close();
 });
+
+/** `reqwatch mcp` on the same state folder, as a coding agent asks it: one for the file. */
+let agent: Awaited<ReturnType<typeof anAgent>> | undefined;
+const mcp = async () => (agent ??= await anAgent(stateDir));
+/** Codex sends no cost: its calls are estimated at list prices where their model is known, else unknown; never $0. */
+const CODEX_COST = /^(unknown|\$0\.\d*[1-9]\d* estimated)$/;
 
 /** A CODEX_HOME of its own: a model provider at the mock (its key from MOCK_OPENAI_KEY) and the [otel] section a user writes, pointed at the dashboard. */
 function aCodexHome(apiUrl: string, options: { protocol?: "binary" | "json"; maxRetries?: number; traces?: boolean } = {}): string {
@@ -154,6 +163,13 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(steps).toContainEqual(expect.stringMatching(/^tool exec_command: done, \d+ ms, from direct$/));
     expect(steps).toContainEqual(expect.stringMatching(/^tool_result: exec_command, ok, \d+ ms, args \{"cmd":"echo hi"\}$/));
     expect(steps.filter((step) => step.startsWith("model call: "))).toHaveLength(2);
+    // Over MCP: the turn's one tool, and its session's.
+    const lifecycle = await receivedOverMcp.lifecycle(await mcp(), row.requestId);
+    expect(factsOf(lifecycle)).toMatchObject({ "Tool uses": "1", Cost: expect.stringMatching(CODEX_COST) });
+    expect(timelineOutline(lifecycle).filter((line) => /^\s*tool, exec_command, \d+ ms/.test(line))).toHaveLength(1);
+    const context = await receivedOverMcp.session(await mcp(), row.sessionId!);
+    expect(context).toContain("received over OpenTelemetry from Codex CLI;");
+    expect(context).toContain("Tools (1): exec_command (1)");
   }, 120_000);
 
   it("500 twice, then an answer: completed, one call, three attempts, the two failed ones shown", async () => {
@@ -170,6 +186,16 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
       "api_request: attempt 2, failed: 500, http 500, /responses",
       "api_request: attempt 3, 200, /responses",
     ]);
+    // Over MCP, as the mock saw it: on its third attempt, the two before it failed with their status, no error left.
+    const [listed] = (await receivedOverMcp.rows(await mcp(), { text: "answer after two errors" })).items.filter((item) => item.requestId === row.requestId);
+    expect(listed).toMatchObject({ state: "completed", attempt: 3 });
+    const lifecycle = await receivedOverMcp.lifecycle(await mcp(), row.requestId);
+    expect(lifecycle.request.error).toBeUndefined();
+    expect(factsOf(lifecycle)).toMatchObject({ Attempts: "3", Cost: expect.stringMatching(CODEX_COST) });
+    const story = await receivedOverMcp.story(await mcp(), row.requestId);
+    expect(story).toContain("Attempt 3.");
+    expect(story).not.toContain("Error:");
+    expect(story.match(/api_request: attempt \d, failed: 500, http 500/g)).toEqual(["api_request: attempt 1, failed: 500, http 500", "api_request: attempt 2, failed: 500, http 500"]);
   }, 120_000);
 
   it("500 until Codex gives up: the failed attempts it sent, then stuck, since `codex exec` exits on the error without sending the rest (the turn's end)", async () => {
@@ -239,6 +265,11 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
         ["completed", expect.stringMatching(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/)],
       ]);
       expect(api.calls).toHaveLength(2);
+      // An agent resuming it: one Codex CLI session of both turns.
+      const context = await receivedOverMcp.session(await mcp(), session!);
+      expect(context).toContain("received over OpenTelemetry from Codex CLI;");
+      expect(context).toContain("2 turns");
+      expect(context.match(/^ {2}- turn-\d+ completed: /gm)).toHaveLength(2);
     } finally {
       await api.close();
     }

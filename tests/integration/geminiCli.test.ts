@@ -8,6 +8,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
 import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
+import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 
@@ -29,6 +30,7 @@ beforeAll(async () => {
   receiver = (await dashboard.runtime.telemetry!.ready).url!;
 }, 600_000);
 afterAll(async () => {
+  await closeAgents();
   await dashboard.close();
   fs.rmSync(path.dirname(stateDir), { recursive: true, force: true });
 });
@@ -105,6 +107,11 @@ async function turnOf(prompt: string, state: string) {
 type TimelineItem = NonNullable<SourceRequestView["timeline"]>["items"][number];
 /** A timeline's items and those nested in them, however deep. */
 const everyItem = (items: readonly TimelineItem[]): TimelineItem[] => items.flatMap((item) => [item, ...everyItem(item.children)]);
+/** `reqwatch mcp` on the same state folder, as a coding agent asks it: one for the file. */
+let agent: Awaited<ReturnType<typeof anAgent>> | undefined;
+const mcp = async () => (agent ??= await anAgent(stateDir));
+const OVERLOADED = "503 UNAVAILABLE: The model is overloaded. Please try again later.";
+
 const summaries = (view: SourceRequestView) => view.steps!.map((step) => `${step.name}: ${step.summary}`);
 
 describe("Gemini CLI, run for real, seen through its own telemetry", () => {
@@ -125,6 +132,12 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     // The session is Gemini CLI's own: its turns are filtered by it.
     const session = await get<RequestsView>(`/api/requests?source=otel&session=${row.sessionId}`);
     expect(session.items.map((item) => item.requestId)).toEqual([row.requestId]);
+    // An agent asking of the session: each model's calls under that model, the router's classifier too.
+    const context = await receivedOverMcp.session(await mcp(), row.sessionId!);
+    expect(context).toContain("received over OpenTelemetry from Gemini CLI");
+    expect(context).toMatch(new RegExp(`  - ${calls[1]!.model}: 1 call, 100 in / 30 out tokens, \\$0\\.\\d+ estimated`));
+    expect(context).toMatch(new RegExp(`  - ${calls[0]!.model}: 1 call, 50 in / 10 out tokens, \\$0\\.\\d+ estimated`));
+    expect(context).toContain(`  - ${row.requestId} completed: 2 model calls, 150 in / 40 out tokens`);
   }, 120_000);
 
   it("a prompt that runs tools: one turn with its model calls and both tools, the one that failed with its error", async () => {
@@ -140,6 +153,12 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(steps.filter((step) => step.startsWith("tool read_file: "))).toHaveLength(2);
     // Two tools of one name in one batch: nothing either record carries says which span is which event's, so each stays a tool of its own (never one).
     expect(everyItem(view.timeline!.items).filter((item) => item.kind === "tool")).toHaveLength(2);
+    // Over MCP: the turn's tools, the missing file's with its error; the session's tools.
+    const lifecycle = await receivedOverMcp.lifecycle(await mcp(), row.requestId);
+    expect(factsOf(lifecycle)).toMatchObject({ "Model calls": "3", "Tool uses": "2", Cost: expect.stringMatching(/^\$0\.0004 estimated$/) });
+    expect(timelineOutline(lifecycle)).toContainEqual(expect.stringMatching(new RegExp(`^\\s*tool, read_file, \\d+ ms, failed: File not found: .*${TOOL_FILES.missing}$`)));
+    expect(timelineOutline(lifecycle).filter((line) => /^\s*tool, read_file, \d+ ms$/.test(line))).toHaveLength(1);
+    expect(await receivedOverMcp.session(await mcp(), row.sessionId!)).toContain("Tools (1): read_file (2, 1 failed)");
   }, 120_000);
 
   it("a prompt that runs one tool: the tool is one bar on its timeline, its span (no call id) and its tool_call event merged", async () => {
@@ -163,6 +182,19 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(row.attempt).toBe(3);
     expect(view.request.error ?? null).toBeNull();
     expect(summaries(view).filter((step) => step.startsWith("api_error: "))).toEqual([expect.stringMatching(/^api_error: main, .*, 503 UNAVAILABLE: The model is overloaded/), expect.stringMatching(/^api_error: main, .*, 503 UNAVAILABLE: The model is overloaded/)]);
+    // Over MCP, as the mock saw it: the row on its third attempt; the main model's calls 503, 503, then answered; no error.
+    const [listed] = (await receivedOverMcp.rows(await mcp(), { text: "answer after two 503s" })).items.filter((item) => item.requestId === row.requestId);
+    expect(listed).toMatchObject({ state: "completed", attempt: 3 });
+    const lifecycle = await receivedOverMcp.lifecycle(await mcp(), row.requestId);
+    expect(lifecycle.request.error ?? null).toBeNull();
+    expect(factsOf(lifecycle)).toMatchObject({ Attempts: "3", Cost: expect.stringMatching(/^\$0\.0002 estimated$/) });
+    expect(factsOf(lifecycle).Error).toBeUndefined();
+    const main = timelineOutline(lifecycle).filter((line) => line.includes(`model call, ${calls.at(-1)!.model}, `));
+    expect(main).toEqual([expect.stringContaining(`failed: ${OVERLOADED}`), expect.stringContaining(`failed: ${OVERLOADED}`), expect.not.stringContaining("failed")]);
+    expect(timelineOutline(lifecycle)).toContainEqual(expect.stringMatching(new RegExp(`^model call, ${calls[0]!.model.replace(/\./g, "\\.")}, router, \\d+ ms$`)));
+    const story = await receivedOverMcp.story(await mcp(), row.requestId);
+    expect(story).toContain("Attempt 3.");
+    expect(story).not.toContain("Error:");
   }, 120_000);
 
   it("503 until it gives up: failed with the API's error, the attempts made", async () => {
@@ -174,6 +206,14 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(view.request.error).toBe("503 UNAVAILABLE: The model is overloaded. Please try again later.");
     expect(row.attempt).toBe(failed);
     expect(summaries(view).filter((step) => step.startsWith("api_error: "))).toHaveLength(failed);
+    // Over MCP: failed with the API's words, after as many attempts as the mock refused.
+    const lifecycle = await receivedOverMcp.lifecycle(await mcp(), row.requestId);
+    expect(lifecycle.request).toMatchObject({ state: "failed", error: OVERLOADED });
+    expect(factsOf(lifecycle)).toMatchObject({ Attempts: String(failed), Error: OVERLOADED });
+    expect(timelineOutline(lifecycle).filter((line) => line.includes(`failed: ${OVERLOADED}`))).toHaveLength(failed);
+    const story = await receivedOverMcp.story(await mcp(), row.requestId);
+    expect(story).toContain(`Attempt ${failed}.`);
+    expect(story).toContain(`Error: ${OVERLOADED}`);
   }, 120_000);
 
   it("a turn killed mid-call (the API never answered): processing, then stuck, saying what it last did", async () => {
@@ -209,5 +249,10 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(second.sessionId).toBe(first.sessionId);
     const session = await get<RequestsView>(`/api/requests?source=otel&session=${first.sessionId}`);
     expect(session.items.map((item) => item.requestId).sort()).toEqual([first.requestId, second.requestId].sort());
+    // An agent resuming it: both turns of the one session.
+    const context = await receivedOverMcp.session(await mcp(), first.sessionId!);
+    expect(context).toContain("2 turns");
+    expect(context).toContain(`  - ${first.requestId} completed`);
+    expect(context).toContain(`  - ${second.requestId} completed`);
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import { expect, it, describe } from "vitest";
 import type { Scenario } from "../helpers/anthropicMock";
 import { installedOpenInference } from "../helpers/clients";
 import { instrumentedApps } from "../helpers/instrumentedApp";
+import { factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 
 // The Anthropic SDK traced by OpenInference's instrumentation (both pinned, from the npm registry),
 // in an application (tests/helpers/workers/openInferenceApp.cjs) whose tracer provider exports over
@@ -13,6 +14,13 @@ const apps = instrumentedApps("openInference", () => void installedOpenInference
 const runApp = (scenario: string, mock: Scenario) => apps.run(`openinference-${scenario}`, path.join(installedOpenInference(), "node_modules"), mock, [scenario]);
 const { lifecycleOf } = apps;
 
+/** What an agent reads of a lifecycle over MCP: its facts, and its timeline's model calls and tools. */
+async function overMcp(requestId: string) {
+  const lifecycle = await receivedOverMcp.lifecycle(await apps.mcp(), requestId);
+  const outline = timelineOutline(lifecycle).map((line) => line.trim());
+  return { lifecycle, facts: factsOf(lifecycle), calls: outline.filter((line) => line.startsWith("model call, ")), tools: outline.filter((line) => line.startsWith("tool, ")), story: await receivedOverMcp.story(await apps.mcp(), requestId) };
+}
+
 describe("OpenInference's Anthropic instrumentation", () => {
   it("a call: one model call, completed, its model and tokens counted once", async () => {
     const run = await runApp("plain", "text");
@@ -20,6 +28,10 @@ describe("OpenInference's Anthropic instrumentation", () => {
     const { row, view } = await lifecycleOf(run.service, "Anthropic Messages");
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^call-\d+$/), state: "completed", model: "claude-sonnet-4-5", tokens: 150 });
     expect(view.note).toBe("1 model call, 120 in / 30 out tokens, $0.0008 estimated");
+    // Over MCP: its one call once, though two spans told of it.
+    const mcp = await overMcp(row.requestId);
+    expect(mcp.facts).toMatchObject({ "Model calls": "1", Cost: "$0.0008 estimated" });
+    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms$/)]);
   });
 
   it("an agent whose model asks for a tool: one run of two calls and one tool", async () => {
@@ -30,6 +42,10 @@ describe("OpenInference's Anthropic instrumentation", () => {
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^agent-\d+$/), state: "completed", tokens: 300 });
     expect(view.note).toBe("2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016 estimated");
     expect(view.request).toMatchObject({ prompt: "say hi with bash", output: "Hello from the mock." });
+    const mcp = await overMcp(row.requestId);
+    expect(mcp.facts).toMatchObject({ "Model calls": "2", "Tool uses": "1", Cost: "$0.0016 estimated" });
+    expect(mcp.calls).toHaveLength(2);
+    expect(mcp.tools).toEqual([expect.stringMatching(/^tool, Bash, \d+ ms$/)]);
   });
 
   it("529 every time: one call, failed with the error, after two attempts", async () => {
@@ -40,6 +56,11 @@ describe("OpenInference's Anthropic instrumentation", () => {
     expect(row).toMatchObject({ state: "failed", attempt: 2 });
     expect(view.request.error).toMatch(/529/);
     expect(view.note).toBe("1 model call");
+    // Over MCP: failed with the SDK's error, after the two attempts the mock refused, one call.
+    const mcp = await overMcp(row.requestId);
+    expect(mcp.facts).toMatchObject({ Attempts: "2", Error: view.request.error });
+    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, 2 attempts, failed: .*529/)]);
+    expect(mcp.story).toContain(`Error: ${view.request.error}`);
   });
 
   it("a call its caller aborts: failed, saying plainly the caller aborted it (the SDK's APIUserAbortError)", async () => {

@@ -16,13 +16,13 @@ function namesIn(dirs: string[], kind: RegExp): Set<string> {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (kind.test(entry.name)) for (const [name] of fs.readFileSync(full, "utf8").matchAll(/REQWATCH_[A-Z_]+[A-Z]/g)) names.add(name);
+      else if (kind.test(entry.name)) for (const [name] of fs.readFileSync(full, "utf8").matchAll(/(?<![A-Z_])REQWATCH_[A-Z_]+[A-Z]/g)) names.add(name);
     }
   };
   for (const dir of dirs) {
     const full = path.join(ROOT, dir);
     if (fs.statSync(full).isDirectory()) walk(full);
-    else for (const [name] of fs.readFileSync(full, "utf8").matchAll(/REQWATCH_[A-Z_]+[A-Z]/g)) names.add(name);
+    else for (const [name] of fs.readFileSync(full, "utf8").matchAll(/(?<![A-Z_])REQWATCH_[A-Z_]+[A-Z]/g)) names.add(name);
   }
   return names;
 }
@@ -48,7 +48,7 @@ describe("the environment's settings", () => {
 
   it("are the ones the docs name: each listed one is documented, and the docs name no other but the development scripts' own", () => {
     const listed = new Set(ENVIRONMENT.map(([name]) => name));
-    const documented = new Set([...fs.readFileSync(path.join(ROOT, "README.md"), "utf8").matchAll(/REQWATCH_[A-Z_]+[A-Z]/g)].map(([name]) => name));
+    const documented = new Set([...fs.readFileSync(path.join(ROOT, "README.md"), "utf8").matchAll(/(?<![A-Z_])REQWATCH_[A-Z_]+[A-Z]/g)].map(([name]) => name));
     for (const name of namesIn(["docs"], /\.md$/)) documented.add(name);
     const development = namesIn(["scripts", "tests", "bench", "playwright.config.ts", "rolldown.config.mjs", ".ci/run"], /\.(ts|tsx|js|mjs|cjs|sh)$/);
     expect([...listed].filter((name) => !documented.has(name))).toEqual([]);

@@ -165,6 +165,11 @@ describe("Gemini CLI's turns, from its own exports", () => {
     ]);
     const sessions = new TelemetrySessions(file, 10 * 60_000);
     expect(sessions.list(Date.parse("2026-11-28T18:13:00Z"))).toEqual([expect.objectContaining({ sessionId: SESSION.session, from: "Gemini CLI", service: "gemini-cli", turns: 2, calls: 4, inputTokens: 300, outputTokens: 80 })]);
+    // Each call under its own model: the router's classifier is not the turn's model.
+    expect(sessions.get(SESSION.session, Date.parse("2026-11-28T18:13:00Z"))!.byModel).toEqual([
+      expect.objectContaining({ model: "gemini-3.8-flash", calls: 2, inputTokens: 200, outputTokens: 60 }),
+      expect.objectContaining({ model: "gemini-3.5-flash-lite", calls: 2, inputTokens: 100, outputTokens: 20 }),
+    ]);
     store.close();
   });
 

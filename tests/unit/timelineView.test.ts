@@ -64,6 +64,24 @@ function aCodexTurn(scenario: string) {
   }
 }
 
+/** A scenario's lifecycle `id` as its page reads it, from a client's captured exports (tests/fixtures/otlp/<client>/<scenario>). */
+function aReceived(client: string, scenario: string, id: string) {
+  const file = path.join(tempParent(), "telemetry.db");
+  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+  const folder = path.resolve(__dirname, "../fixtures/otlp", client, scenario);
+  for (const name of fs.readdirSync(folder).filter((name) => name.endsWith(".json")).sort()) {
+    const signal = /-(traces|logs|metrics)\./.exec(name)![1] as Signal;
+    ingestExport(store, NO_REDACTION, signal, decodeExport(signal, "json", fs.readFileSync(path.join(folder, name))), Date.now());
+  }
+  store.close();
+  const db = openTelemetryStore(file);
+  try {
+    return readOne(db, telemetryQueue(file), id, Date.now(), null)!;
+  } finally {
+    db.close();
+  }
+}
+
 /** Every item of a timeline, however deep. */
 const everyItem = (list: readonly TimelineItem[]): TimelineItem[] => list.flatMap((item) => [item, ...everyItem(item.children)]);
 
@@ -109,7 +127,8 @@ describe("a received turn's timeline", () => {
       "    attempt 11, 8 ms, failed: 529, Overloaded",
       "  api_retries_exhausted, instant, failed: 529, Overloaded after 11 attempts",
     ]);
-    expect(timeline.items[0]!.children[1]!.summary).toBe("$0 estimated, 11 attempts");
+    // Refused every time, it said no tokens: no price beside its error.
+    expect(timeline.items[0]!.children[1]!.summary).toBe("11 attempts");
   });
 
   it("a turn seen through its log events alone: no span to nest in, each call once", () => {
@@ -160,7 +179,7 @@ describe("a received turn's timeline", () => {
       return list.flatMap((item) => [item, ...flat(item.children)]);
     })(timelineOf(turn.steps!, turn.parts!)!.items);
     const calls = items.filter((item) => item.kind === "call");
-    expect(calls.map((call) => call.title)).toEqual(["model call, gemini-3.5-flash-lite, 25 ms", "model call, gemini-3.8-flash, 111 ms, the slowest", "model call, gemini-3.8-flash, 15 ms"]);
+    expect(calls.map((call) => call.title)).toEqual(["model call, gemini-3.5-flash-lite, router, 25 ms", "model call, gemini-3.8-flash, 111 ms, the slowest", "model call, gemini-3.8-flash, 15 ms"]);
     for (const call of calls) expect(call.records.map((record) => record.name)).toEqual(["model call", "api_response"]);
     expect(items.filter((item) => item.label === "model call" && item.kind === "step")).toEqual([]);
     const tools = items.filter((item) => item.kind === "tool");
@@ -220,6 +239,26 @@ describe("a received turn's timeline", () => {
     expect(apart.filter((item) => item.kind === "tool").map((item) => item.records.map((record) => record.name))).toEqual([
       ["tool_call", "tool read_file"],
       ["tool_call", "tool read_file"],
+    ]);
+  });
+
+  it("an OpenInference call told twice (its own span and the Anthropic SDK's inside it) is one bar; a failed one keeps the attempts the inner span said", () => {
+    const plain = aReceived("openinference-anthropic-0.2.8", "plain", "call-1");
+    expect(outline(timelineOf(plain.steps!, plain.parts!)!.items)).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms$/)]);
+    const failed = aReceived("openinference-anthropic-0.2.8", "error", "call-2");
+    const [call, ...rest] = timelineOf(failed.steps!, failed.parts!)!.items;
+    expect(rest).toEqual([]);
+    expect(call!.title).toMatch(/^model call, claude-sonnet-4-5, \d+ ms, 2 attempts, failed: OverloadedError: 529 /);
+    expect(call!.records).toHaveLength(2);
+  });
+
+  it("an AI SDK 6 call tried three times, each try a span of its own: three bars, each saying which try it was", () => {
+    const run = aReceived("ai-sdk-6.0.325", "retried", "agent-4");
+    const calls = outline(timelineOf(run.steps!, run.parts!)!.items).map((line) => line.trim()).filter((line) => line.startsWith("model call"));
+    expect(calls).toEqual([
+      expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 1 of 3, failed: AI_APICallError: Overloaded/),
+      expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 2 of 3, failed: AI_APICallError: Overloaded/),
+      expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 3 of 3$/),
     ]);
   });
 

@@ -40,8 +40,9 @@ export function sessionSums(db: Database.Database, sessionId: string): SessionSu
 export function sessionByModel(db: Database.Database, sessionId: string): (UsageSums & { model: string })[] {
   return db
     .prepare(
+      // Grouped by the call's own model: a bare `model` there would be the lifecycle's column (the turn's model), not this alias.
       `SELECT coalesce(json_extract(p.fields, '$.model'), t.model, '(not said)') AS model, ${CALL_SUMS}
-           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} AND ${SESSION} GROUP BY model ORDER BY costUsd DESC, calls DESC, model`,
+           FROM parts p JOIN lifecycles t ON t.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} AND ${SESSION} GROUP BY 1 ORDER BY costUsd DESC, calls DESC, 1`,
     )
     .all(sessionId) as (UsageSums & { model: string })[];
 }

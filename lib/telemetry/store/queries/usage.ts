@@ -18,8 +18,9 @@ export function storeUsage(db: Database.Database, sessions = 20): Usage {
   const sums = CALL_SUMS;
   const byDayAndModel = db
     .prepare(
+      // By the call's own model: a bare `model` in GROUP BY would be the lifecycle's column (its turn's model), not this alias.
       `SELECT strftime('%Y-%m-%d', p.at / 1000, 'unixepoch') AS day, coalesce(json_extract(p.fields, '$.model'), l.model, '(not said)') AS model, ${sums}
-       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} GROUP BY day, model ORDER BY day DESC, costUsd DESC, model`,
+       FROM parts p JOIN lifecycles l ON l.seq = p.seq WHERE p.kind = 'call' AND ${CALL_TOLD_ONCE} GROUP BY 1, 2 ORDER BY day DESC, costUsd DESC, 2`,
     )
     .all() as Usage["byDayAndModel"];
   const bySession = db
