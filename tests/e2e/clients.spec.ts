@@ -94,8 +94,10 @@ test.describe("Gemini CLI 0.61.0", () => {
     await expect(facts(page)).toContainText("Cost$0.0002 estimated");
     await expect(router).toHaveCount(1);
     await expect(router.getByText("router", { exact: true })).toBeVisible();
+    // One call of the main model, tried three times: each bar says which try it was.
+    await expect(facts(page)).toContainText("Model calls2");
     await expect(mainCalls).toHaveCount(3);
-    for (const [i, name] of [new RegExp(`, failed: ${OVERLOADED.replace(/\./g, "\\.")}`), new RegExp(`, failed: ${OVERLOADED.replace(/\./g, "\\.")}`), /^model call, gemini-3\.8-flash, \d+ ms$/].entries()) await expect(mainCalls.nth(i)).toHaveAccessibleName(name);
+    for (const [i, name] of [new RegExp(`, attempt 1 of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`), new RegExp(`, attempt 2 of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`), /^model call, gemini-3\.8-flash, \d+ ms, attempt 3 of 3$/].entries()) await expect(mainCalls.nth(i)).toHaveAccessibleName(name);
     await expect(timeline.getByText(OVERLOADED, { exact: true })).toHaveCount(2);
     await expect(page.getByRole("region", { name: "Timeline" })).not.toContainText(ZERO_COST);
     await readsInWords(page);
@@ -106,7 +108,7 @@ test.describe("Gemini CLI 0.61.0", () => {
     await expect(facts(page)).toContainText("Attempts3");
     await expect(facts(page)).toContainText(`Error${OVERLOADED}`);
     await expect(mainCalls).toHaveCount(3);
-    await expect(timeline.getByRole("listitem", { name: new RegExp(`^model call, gemini-3\\.8-flash, \\d+ ms, failed: ${OVERLOADED.replace(/\./g, "\\.")}`) })).toHaveCount(3);
+    await expect(timeline.getByRole("listitem", { name: new RegExp(`^model call, gemini-3\\.8-flash, \\d+ ms, attempt \\d of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`) })).toHaveCount(3);
     await readsInWords(page);
     await shoot(page, "gemini-exhausted");
 

@@ -121,7 +121,8 @@ describe("Gemini CLI's turns, from its own exports", () => {
   it("503 twice, then an answer: completed, the three attempts counted and each failure's status in a step", () => {
     const { store, feed, turns, steps, parts } = aStore();
     feed(exportsOf("retry"));
-    expect(turns()).toEqual([expect.objectContaining({ state: "completed", attempt: 3, error: null, output: "Hello from the mock." })]);
+    // Two calls: the router's, and the main model's, tried three times (each 503 a try of the same request).
+    expect(turns()).toEqual([expect.objectContaining({ state: "completed", attempt: 3, error: null, output: "Hello from the mock.", calls: 2 })]);
     expect(steps().filter((step) => step.name === "api_error").map((step) => step.summary)).toEqual([
       expect.stringMatching(/^main, gemini-3\.8-flash, 503 UNAVAILABLE: The model is overloaded\. Please try again later\., \d+ ms$/),
       expect.stringMatching(/^main, gemini-3\.8-flash, 503 UNAVAILABLE: The model is overloaded\. Please try again later\., \d+ ms$/),
@@ -130,10 +131,10 @@ describe("Gemini CLI's turns, from its own exports", () => {
     store.close();
   });
 
-  it("503 until it gives up: failed at the run's end, with the API's error and the attempts made", () => {
+  it("503 until it gives up: failed at the run's end, with the API's error and the attempts made (one call of the main model, tried three times, and the router's)", () => {
     const { store, feed, turns } = aStore();
     feed(exportsOf("exhausted"));
-    expect(turns()).toEqual([expect.objectContaining({ state: "failed", attempt: 3, error: "503 UNAVAILABLE: The model is overloaded. Please try again later.", output: null, calls: 4 })]);
+    expect(turns()).toEqual([expect.objectContaining({ state: "failed", attempt: 3, error: "503 UNAVAILABLE: The model is overloaded. Please try again later.", output: null, calls: 2 })]);
     store.close();
   });
 

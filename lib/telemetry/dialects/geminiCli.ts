@@ -78,6 +78,12 @@ function answerText(a: Attributes): string | undefined {
   }
 }
 
+/**
+ * The tries of one model call: a prompt's calls in one role, where a failed one (a 503) is followed
+ * by the CLI's next try of the same request, and an answered one ends it (mapping/fold.ts counts them).
+ */
+const triesOf = (promptId: string, role: string | undefined) => `${promptId}:${role ?? "main"}`;
+
 /** A log event of Gemini CLI's as a change to its turn; null for one that is not about a turn (counted as unmapped). */
 function geminiCliLog(log: LogRecord): LifecycleChange | null {
   const a = log.attributes;
@@ -119,6 +125,7 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
       const set = <K extends keyof PartFields>(field: K, value: PartFields[K] | undefined) => value !== undefined && (fields[field] = value);
       set("model", model);
       set("name", role);
+      set("attemptsOf", triesOf(promptId, role));
       // Gemini counts the cached part of a prompt in its prompt's tokens; a part's input tokens are the uncached ones.
       const cachedTokens = numberAttr(a, "cached_content_token_count");
       const prompt = numberAttr(a, "input_token_count");
@@ -137,7 +144,7 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
     }
     case "api_error": {
       const error = errorText(a);
-      facts = { error, attemptOutcome: "failed", part: { kind: "call", id: key, at: log.atMs, fields: { ...(model && { model }), ...(role && { name: role }), ...(durationMs !== undefined && { durationMs }), success: false, error } } };
+      facts = { error, attemptOutcome: "failed", part: { kind: "call", id: key, at: log.atMs, fields: { ...(model && { model }), ...(role && { name: role }), attemptsOf: triesOf(promptId, role), ...(durationMs !== undefined && { durationMs }), success: false, error } } };
       made = step(join(role, model, error, ms(durationMs)), { model, role, status_code: numberAttr(a, "status_code"), error_type: stringAttr(a, "error.type"), error, duration_ms: durationMs }, startAt);
       break;
     }
