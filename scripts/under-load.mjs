@@ -13,22 +13,27 @@ const BUSY = `new (require("node:worker_threads").Worker)("for (;;) {}", { eval:
 process.stdin.on("end", () => process.exit(0)).resume();`;
 
 const [command, ...args] = process.argv.length > 2 ? process.argv.slice(2) : ["npm", "test"];
-const busy = Array.from({ length: BUSY_PROCESSES }, () => spawn(process.execPath, ["-e", BUSY], { stdio: ["pipe", "ignore", "inherit"] }));
-process.stderr.write(`under-load: ${busy.length} busy processes (pids ${busy.map((child) => child.pid).join(", ")}) beside: ${[command, ...args].join(" ")}\n`);
+const busy = [];
+let run = null;
 
 function stopBusy() {
   for (const child of busy) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 }
 
-const run = spawn(command, args, { stdio: "inherit" });
-// Ctrl-C reaches the whole foreground group; a signal sent to this script alone is passed on, and
-// the script ends when the command has.
+// Before anything is started, so that no signal finds the script without its handler. Ctrl-C reaches
+// the whole foreground group; a signal sent to this script alone is passed on, and the script ends
+// when the command has (or at once, if the command had not started).
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => {
     stopBusy();
+    if (!run) process.exit(128 + os.constants.signals[signal]);
     if (run.exitCode === null && run.signalCode === null) run.kill(signal);
   });
 }
+
+for (let i = 0; i < BUSY_PROCESSES; i++) busy.push(spawn(process.execPath, ["-e", BUSY], { stdio: ["pipe", "ignore", "inherit"] }));
+process.stderr.write(`under-load: ${busy.length} busy processes (pids ${busy.map((child) => child.pid).join(", ")}) beside: ${[command, ...args].join(" ")}\n`);
+run = spawn(command, args, { stdio: "inherit" });
 run.on("error", (error) => {
   stopBusy();
   process.stderr.write(`under-load: cannot run ${command}: ${error.message}\n`);
