@@ -6,9 +6,10 @@ import { eventually, waitForExit } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 
 // scripts/under-load.mjs with a small stand-in for `npm test`: a node process that exits 3 once the
-// test makes the file it waits for, so the test decides when "the suite" ends.
+// test makes the file it waits for, so the test decides when "the suite" ends. It also ends after a
+// minute by itself, so a test run stopped midway leaves no script (and no busy process) running.
 const SCRIPT = path.resolve(__dirname, "../../scripts/under-load.mjs");
-const STAND_IN = 'setInterval(() => require("node:fs").existsSync(process.argv[1]) && process.exit(3), 20);';
+const STAND_IN = 'setInterval(() => require("node:fs").existsSync(process.argv[1]) && process.exit(3), 20); setTimeout(() => process.exit(4), 60_000);';
 const started: ChildProcess[] = [];
 const leftPids: number[] = [];
 
