@@ -17,6 +17,7 @@ import { measureClaudeMemQueue } from "./claudeMemQueue.mjs";
 import { postgresThroughput, startPostgres } from "./postgres.mjs";
 import { writeFiles } from "./requestFiles.mjs";
 import { measureBigFolder } from "./bigFolder.mjs";
+import { measureBigExport, measureMcpFlood } from "./floods.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/internal.cjs");
@@ -606,7 +607,7 @@ function measureCraftedRedaction(prompt) {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, scaling, retention, redaction) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -626,6 +627,8 @@ const groups = {
   claudemem: () => measureClaudeMemQueue({ ROOT, tempDir, summarize, rows }),
   otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize, ratio, median }),
   telemetry: () => measureTelemetry({ ROOT, tempDir, summarize, ratio, median, rows }),
+  bigexport: () => measureBigExport({ ROOT, tempDir, summarize, ratio, median, rows }),
+  mcpflood: () => measureMcpFlood({ ROOT, writeFiles, tempDir, openTracker, rows }),
   scaling: measureScaling,
   retention: measureRetention,
   redaction: measureRedaction,

@@ -28,10 +28,10 @@ function reqwatchCacheDir(env) {
  * Whether no other user can change what the folder `real` (a real path) holds: it and every folder
  * above it belong to this user or root and neither their group nor others may write to them, but
  * for a sticky folder (as /tmp) that is not `real` itself, when the folder under it is this user's
- * with mode 0700. Whoever may write to a folder on the way may rename what is below it and put
- * their own in its place.
+ * (`privateUnderSticky`: with mode 0700). Whoever may write to a folder on the way may rename what is
+ * below it and put their own in its place.
  */
-function ownedAlone(real) {
+function ownedAlone(real, privateUnderSticky = true) {
   const uid = process.getuid();
   let folder = path.parse(real).root;
   const below = path.relative(folder, real).split(path.sep).filter(Boolean);
@@ -39,7 +39,7 @@ function ownedAlone(real) {
   for (let i = 0; ; i++) {
     const stat = fs.lstatSync(folder, { throwIfNoEntry: false });
     if (!stat || !stat.isDirectory() || (stat.uid !== uid && stat.uid !== 0)) return false;
-    if (underSticky && (stat.uid !== uid || (stat.mode & 0o077) !== 0)) return false;
+    if (underSticky && (stat.uid !== uid || (privateUnderSticky && (stat.mode & 0o077) !== 0))) return false;
     underSticky = (stat.mode & 0o022) !== 0;
     if (underSticky && ((stat.mode & 0o1000) === 0 || i === below.length)) return false;
     if (i === below.length) return true;
@@ -92,6 +92,45 @@ function enableCompileCache(env) {
   }
   const used = Module.getCompileCacheDir();
   return used ? privateFolder(used, false) : undefined;
+}
+
+/** The file in reqwatch's cache folder that says the old caches were looked for (and removed): so only once. */
+const OLD_CACHES_DONE = "old-temp-caches-removed";
+
+/**
+ * Removes what earlier versions of the CLI left in the shared temp folder (`tmp`, else the system's):
+ * their own code cache, `<tmp>/node-compile-cache/<Node's folder for a version and this user>/reqwatch`
+ * (Node's own files beside it may be any program's, and are left). A leaf is removed only where it is
+ * certainly theirs: named as they named it, a real folder of this user's, on a path of real folders
+ * no other user can change (`ownedAlone`, so nothing renamed in its place between the look and the
+ * removal), and no link is followed. Done once: a marker in reqwatch's cache folder says so, and a
+ * later start costs one look for it.
+ */
+function removeOldCaches(env, tmp) {
+  if (typeof process.getuid !== "function") return;
+  const cache = reqwatchCacheDir(env);
+  if (fs.existsSync(path.join(cache, OLD_CACHES_DONE))) return;
+  const folder = privateFolder(cache, true);
+  if (!folder) return;
+  const uid = process.getuid();
+  // Node's name for its folder: `v24.1.0-x64-<V8's cache tag>-<uid>`.
+  const ours = new RegExp(`^v\\d+\\.\\d+\\.\\d+-\\w+-[0-9a-f]+-${uid}$`);
+  try {
+    const shared = path.join(fs.realpathSync(tmp ?? require("node:os").tmpdir()), "node-compile-cache");
+    for (const name of fs.readdirSync(shared)) {
+      if (!ours.test(name)) continue;
+      const leaf = path.join(shared, name, "reqwatch");
+      const stat = fs.lstatSync(leaf, { throwIfNoEntry: false });
+      if (stat && stat.isDirectory() && stat.uid === uid && ownedAlone(leaf, false)) fs.rmSync(leaf, { recursive: true, force: true });
+    }
+  } catch {
+    // No such folder, or one that cannot be read: nothing of ours to remove there.
+  }
+  try {
+    fs.writeFileSync(path.join(folder, OLD_CACHES_DONE), "", { mode: 0o600 });
+  } catch {
+    // Not written: the next start looks again.
+  }
 }
 
 /** A file's identity, changed by any write or replacement: its inode, size and change time (which no copy keeps). */
@@ -241,4 +280,4 @@ function useCodeCache(dist, folder, command) {
   };
 }
 
-module.exports = { enableCompileCache, useCodeCache, checksum };
+module.exports = { enableCompileCache, removeOldCaches, useCodeCache, checksum };

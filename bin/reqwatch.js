@@ -12,6 +12,8 @@ if (tooOld) {
 var path = require("node:path");
 var codeCache = require("./code-cache.cjs");
 var cacheFolder = codeCache.enableCompileCache(process.env);
+// Earlier versions kept their code cache in the shared temp folder: removed once, where certainly theirs.
+codeCache.removeOldCaches(process.env);
 var command = /^[a-z]+$/.test(process.argv[2] || "") ? process.argv[2] : "other";
 var saveCodeCache = cacheFolder ? codeCache.useCodeCache(path.join(__dirname, "..", "dist"), path.join(cacheFolder, "reqwatch"), command) : function () {};
 // The CLI is bundled from lib/cli into dist/ by `npm install` (the prepare script).

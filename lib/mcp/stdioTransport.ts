@@ -28,6 +28,8 @@ export class LineTransport implements Transport {
   /** Set while the rest of an oversized line is skipped: its first bytes and its last ones so far. */
   private refused: { head: Buffer; tail: Buffer; bytes: number } | null = null;
   private closed = false;
+  /** Settles when the full output drains. */
+  private drained: Promise<void> | null = null;
 
   constructor(
     private readonly input: Readable = process.stdin,
@@ -51,7 +53,15 @@ export class LineTransport implements Transport {
     if (this.closed) return;
     if (this.output.write(serializeMessage(message))) return;
     this.input.pause();
-    await new Promise<void>((resolve) => this.output.once("drain", resolve));
+    // One wait for every answer sent while the output is full (the calls of one chunk of input are
+    // answered together): a listener each would be hundreds, and Node warns of a leak on stderr.
+    this.drained ??= new Promise<void>((resolve) =>
+      this.output.once("drain", () => {
+        this.drained = null;
+        resolve();
+      }),
+    );
+    await this.drained;
     if (!this.closed) this.input.resume();
   }
 

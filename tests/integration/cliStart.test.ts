@@ -327,4 +327,73 @@ describe("the CLI's start", () => {
       for (const file of files) expect(fs.statSync(file).ino, file).not.toBe(used.get(file));
     });
   });
+
+  describe("what earlier versions left in the shared temp folder", () => {
+    /** A shared temp folder (sticky, as /tmp) holding `node-compile-cache/` as the user's earlier runs made it. */
+    function anOldSharedTemp(): { sharedTemp: string; nodeCache: string } {
+      const sharedTemp = path.join(tempParent(), "tmp");
+      fs.mkdirSync(sharedTemp);
+      fs.chmodSync(sharedTemp, 0o1777);
+      const nodeCache = path.join(sharedTemp, "node-compile-cache");
+      fs.mkdirSync(nodeCache);
+      return { sharedTemp, nodeCache };
+    }
+
+    /** A folder of old cache files, as the CLI's code cache made them: mode 0700, files 0600. */
+    function anOldCodeCache(folder: string): void {
+      fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+      for (const name of ["1.2-list-cli-1.2.3.4", "1.2-list-cli-list-1.2.5.6", "1.2-other-cli-1.2.3.4.99.tmp"]) fs.writeFileSync(path.join(folder, name), "code", { mode: 0o600 });
+    }
+
+    const uid = process.getuid!();
+
+    it("are removed once, where certainly theirs: a real folder of the user's under the name they used; no link followed, nothing else touched", () => {
+      const { sharedTemp, nodeCache } = anOldSharedTemp();
+      const elsewhere = tempParent();
+      const theirs = path.join(nodeCache, `v22.14.0-x64-00250a7c-${uid}`, "reqwatch");
+      anOldCodeCache(theirs);
+      // Node's own files beside it may be any program's.
+      fs.writeFileSync(path.join(nodeCache, `v22.14.0-x64-00250a7c-${uid}`, "5f3e2a1b"), "node's");
+      // A leaf that is a link, and a Node folder that is a link, each to a real folder named reqwatch.
+      anOldCodeCache(path.join(elsewhere, "linked", "reqwatch"));
+      fs.mkdirSync(path.join(nodeCache, `v24.21.0-x64-964aae3f-${uid}`));
+      fs.symlinkSync(path.join(elsewhere, "linked", "reqwatch"), path.join(nodeCache, `v24.21.0-x64-964aae3f-${uid}`, "reqwatch"));
+      anOldCodeCache(path.join(elsewhere, "project", "reqwatch"));
+      fs.symlinkSync(path.join(elsewhere, "project"), path.join(nodeCache, `v26.12.1-x64-310b2ce3-${uid}`));
+      // Another user's Node folder, a folder not named as Node names its own, a leaf another user may change.
+      anOldCodeCache(path.join(nodeCache, "v24.21.0-x64-964aae3f-65534", "reqwatch"));
+      anOldCodeCache(path.join(nodeCache, `reqwatch-${uid}`, "reqwatch"));
+      anotherUsers(path.join(nodeCache, `v23.11.1-x64-8a9b7c6d-${uid}`, "reqwatch"));
+      const untouched = (snapshot: ReturnType<typeof treeSnapshot>) => snapshot.filter((entry) => !entry.path.includes(`00250a7c-${uid}`));
+      const [before, beforeElsewhere] = [treeSnapshot(sharedTemp), treeSnapshot(elsewhere)];
+      const cache = path.join(tempParent(), "cache");
+      const env = withoutNodeCache({ TMPDIR: sharedTemp, REQWATCH_CACHE_DIR: cache });
+
+      expect(runCli(["--version"], { env }).code).toBe(0);
+      expect(fs.existsSync(theirs)).toBe(false);
+      expect(fs.readdirSync(path.dirname(theirs))).toEqual(["5f3e2a1b"]);
+      expect(untouched(treeSnapshot(sharedTemp))).toEqual(untouched(before));
+      expect(treeSnapshot(elsewhere)).toEqual(beforeElsewhere);
+
+      // Once: a folder of that name made since is the user's own business.
+      anOldCodeCache(theirs);
+      const again = treeSnapshot(sharedTemp);
+      expect(runCli(["--version"], { env }).code).toBe(0);
+      expect(treeSnapshot(sharedTemp)).toEqual(again);
+    });
+
+    it("are left where another user may change the folders above them, and a temp folder without any is left as it was", () => {
+      const { sharedTemp, nodeCache } = anOldSharedTemp();
+      anotherUsers(nodeCache);
+      anOldCodeCache(path.join(nodeCache, `v22.14.0-x64-00250a7c-${uid}`, "reqwatch"));
+      const before = treeSnapshot(sharedTemp);
+      expect(runCli(["--version"], { env: withoutNodeCache({ TMPDIR: sharedTemp, REQWATCH_CACHE_DIR: path.join(tempParent(), "cache") }) }).code).toBe(0);
+      expect(treeSnapshot(sharedTemp)).toEqual(before);
+
+      const empty = path.join(tempParent(), "tmp");
+      fs.mkdirSync(empty);
+      expect(runCli(["--version"], { env: withoutNodeCache({ TMPDIR: empty, REQWATCH_CACHE_DIR: path.join(tempParent(), "cache") }) }).code).toBe(0);
+      expect(fs.readdirSync(empty)).toEqual([]);
+    });
+  });
 });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { tempStateDir } from "../helpers/stateDir";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
+import { eventually } from "../helpers/processes";
 import { LineTransport } from "../../lib/mcp/stdioTransport";
 
 afterEach(closeAgents);
@@ -80,6 +81,22 @@ describe("LineTransport", () => {
       check();
     });
     expect(received).toHaveLength(100);
+  });
+
+  it("answers waiting on a full output wait together: 100 calls in one chunk add one listener, not one each (Node warns of a leak on stderr past 10)", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough({ highWaterMark: 64 });
+    const transport = new LineTransport(input, output, 1024 * 1024, () => {});
+    transport.onmessage = (message) => void transport.send({ jsonrpc: "2.0", id: (message as { id: number }).id, result: { text: "x".repeat(100) } });
+    await transport.start();
+    input.write(Array.from({ length: 100 }, (_, i) => `{"jsonrpc":"2.0","id":${i + 1},"method":"ping"}\n`).join(""));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(input.isPaused()).toBe(true);
+    expect(output.listenerCount("drain")).toBe(1);
+    const ids = new Set<number>();
+    output.on("data", (chunk: Buffer) => chunk.toString().split("\n").filter(Boolean).forEach((line) => ids.add((JSON.parse(line) as { id: number }).id)));
+    await eventually(() => (ids.size === 100 ? true : undefined));
+    expect(input.isPaused()).toBe(false);
   });
 
   it("reads messages split across chunks and several in one chunk, and closes when its input ends", async () => {
