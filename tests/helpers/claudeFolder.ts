@@ -1,0 +1,45 @@
+import fs from "node:fs";
+import path from "node:path";
+import { tempParent } from "./stateDir";
+
+const FIXTURES = path.resolve(__dirname, "../fixtures/claude-code-transcripts");
+const ISO = /"timestamp":"(\d{4}-\d\d-\d\dT[^"]+)"/g;
+const EPOCH_FIELDS = ["sentAtMs", "startedAt", "updatedAt", "statusUpdatedAt", "nameSince"];
+
+/** Every file of a recorded scenario (tests/fixtures/claude-code-transcripts/<scenario>), relative. */
+function filesOf(folder: string): string[] {
+  return (fs.readdirSync(folder, { recursive: true, encoding: "utf8" }) as string[]).filter((file) => fs.statSync(path.join(folder, file)).isFile()).sort();
+}
+
+/** The latest time a scenario's files say. */
+function lastTime(folder: string): number {
+  let last = 0;
+  for (const file of filesOf(folder)) {
+    for (const match of fs.readFileSync(path.join(folder, file), "utf8").matchAll(ISO)) last = Math.max(last, Date.parse(match[1]!));
+  }
+  return last;
+}
+
+/**
+ * A Claude folder (what ~/.claude holds) made of recorded scenarios' files, every time in them
+ * (each line's `timestamp`, a session file's epoch times) moved by the same amount so the last is
+ * `now`: no test depends on the day they were captured. Returns the folder, and each scenario's
+ * transcript's path.
+ */
+export function aClaudeFolder(scenarios: readonly string[], now = Date.now(), folder = path.join(tempParent(), ".claude")): { folder: string; transcripts: Record<string, string> } {
+  const transcripts: Record<string, string> = {};
+  for (const scenario of scenarios) {
+    const from = path.join(FIXTURES, scenario);
+    const shift = now - lastTime(from);
+    for (const file of filesOf(from)) {
+      if (file.endsWith(".md")) continue;
+      let text = fs.readFileSync(path.join(from, file), "utf8").replace(ISO, (_whole, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
+      for (const field of EPOCH_FIELDS) text = text.replace(new RegExp(`"${field}":(\\d{13})`, "g"), (_whole, ms: string) => `"${field}":${Number(ms) + shift}`);
+      const to = path.join(folder, file);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.writeFileSync(to, text);
+      if (file.endsWith(".jsonl")) transcripts[scenario] = to;
+    }
+  }
+  return { folder, transcripts };
+}
