@@ -38,6 +38,8 @@ export interface FollowStatus {
   lines: number;
   malformed: number;
   oversized: number;
+  /** The most bytes of one line held at once since it started. */
+  mostHeld: number;
 }
 
 /**
@@ -59,6 +61,7 @@ export class AgentFileFollower<S> {
   private readonly seenAlive = new Set<string>();
   private readonly ended = new Set<string>();
   private readonly now: () => number;
+  private mostHeld = 0;
 
   constructor(private readonly options: FollowOptions<S>) {
     this.now = options.now ?? Date.now;
@@ -179,6 +182,7 @@ export class AgentFileFollower<S> {
       for (let more = true; more && !this.closed; ) {
         if (!replaced && position!.offset === stat.size) return;
         const read = readLines(fd, position!, stat.size, this.options.bounds ?? LINE_BOUNDS);
+        this.mostHeld = Math.max(this.mostHeld, read.held);
         let state = JSON.parse(position!.state) as S;
         const changes: LifecycleChange[] = [];
         let malformed = 0;
@@ -245,7 +249,7 @@ export class AgentFileFollower<S> {
   status(): FollowStatus {
     const all = [...this.positions.values()];
     const sum = (field: "lines" | "malformed" | "oversized") => all.reduce((total, position) => total + position[field], 0);
-    return { folder: this.options.folder, files: all.length, lines: sum("lines"), malformed: sum("malformed"), oversized: sum("oversized") };
+    return { folder: this.options.folder, files: all.length, lines: sum("lines"), malformed: sum("malformed"), oversized: sum("oversized"), mostHeld: this.mostHeld };
   }
 
   async close(): Promise<void> {

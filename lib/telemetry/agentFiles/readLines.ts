@@ -26,6 +26,8 @@ export interface LinesRead extends ReadPoint {
   oversized: number;
   /** False when `maxReadBytes` stopped the read before the file's end: read again. */
   atEnd: boolean;
+  /** The most bytes of one line held at once: never much past `maxLineBytes`, however long the line. */
+  held: number;
 }
 
 /**
@@ -38,6 +40,7 @@ export function readLines(fd: number, from: ReadPoint, size: number, bounds: Lin
   const lines: string[] = [];
   let { offset, skipping } = from;
   let oversized = 0;
+  let held = 0;
   // The line being read: its pieces so far (it began at `offset`).
   let pieces: Buffer[] = [];
   let pending = 0;
@@ -61,6 +64,7 @@ export function readLines(fd: number, from: ReadPoint, size: number, bounds: Lin
       } else {
         pieces.push(Buffer.from(buffer.subarray(start, end)));
         pending += end - start;
+        held = Math.max(held, pending);
         if (end < read) {
           lines.push(Buffer.concat(pieces, pending).toString("utf8"));
           [pieces, pending] = [[], 0];
@@ -72,5 +76,5 @@ export function readLines(fd: number, from: ReadPoint, size: number, bounds: Lin
     }
     position += read;
   }
-  return { lines, offset, skipping, oversized, atEnd: position >= size };
+  return { lines, offset, skipping, oversized, atEnd: position >= size, held };
 }
