@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
+import { flagSetting, parseFlag } from "../model/flag";
 
 // The received telemetry's settings, apart from what runs it (startTelemetry.ts, the receiver, the
 // store, the price table): the CLI's help, the otel source and the views read them without loading those.
@@ -41,11 +42,10 @@ export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: s
   return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: claudeDir(env, agentFiles) };
 }
 
-/** Claude Code's folder to read, or null when reading agents' files is off. */
+/** Claude Code's folder to read, or null when reading agents' files is off (on when unset: the zero configuration). */
 function claudeDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
-  const given = (flag ?? env.REQWATCH_AGENT_FILES)?.trim().toLowerCase();
-  if (given === "off") return null;
-  if (given !== undefined && given !== "" && given !== "on") throw new ReqwatchError("BAD_INPUT", `Invalid ${flag !== undefined ? "--agent-files" : "REQWATCH_AGENT_FILES"}: ${JSON.stringify(given)}. Use on or off.`);
+  const on = flag !== undefined ? parseFlag(flag, "--agent-files") : flagSetting(env, "REQWATCH_AGENT_FILES", true);
+  if (!on) return null;
   const folder = env.REQWATCH_CLAUDE_DIR?.trim() || env.CLAUDE_CONFIG_DIR?.trim() || path.join(env.HOME?.trim() || os.homedir(), ".claude");
   return path.resolve(folder);
 }
