@@ -9,6 +9,7 @@ import type { TimelineItem } from "../../lib/views/timelineView";
 import { anAnthropicMock, type Scenario } from "../helpers/anthropicMock";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
 import { CLIENTS, installedClient } from "../helpers/clients";
+import { runCli } from "../helpers/cli";
 import { aDashboard } from "../helpers/dashboard";
 import { eventually, waitForExit } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -121,6 +122,10 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
     expect(view.steps!.map((step) => step.name)).toEqual(["prompt", "model call"]);
     const inSession = await get<RequestsView>(`/api/requests?source=otel&session=${session}`);
     expect(inSession.items.map((item) => item.requestId)).toEqual([row.requestId]);
+    // The CLI reads what the dashboard kept.
+    const listed = runCli(["list", "--source", "otel"], { stateDir });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.split("\n").find((line) => line.includes(row.requestId))).toMatch(/completed/);
   }, 120_000);
 
   it("a prompt that runs a tool: both model calls the mock answered, the tool with its command, result and duration", async () => {
