@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import path from "node:path";
-import { tempParent } from "./stateDir";
 
 const FIXTURES = path.resolve(__dirname, "../fixtures/claude-code-transcripts");
 const ISO = /"timestamp":"(\d{4}-\d\d-\d\dT[^"]+)"/g;
@@ -23,10 +22,10 @@ function lastTime(folder: string): number {
 /**
  * A Claude folder (what ~/.claude holds) made of recorded scenarios' files, every time in them
  * (each line's `timestamp`, a session file's epoch times) moved by the same amount so the last is
- * `now`: no test depends on the day they were captured. Returns the folder, and each scenario's
- * transcript's path.
+ * `now`: no test depends on the day they were captured. Made at `folder` (the caller removes it);
+ * returns it, and each scenario's transcript's path.
  */
-export function aClaudeFolder(scenarios: readonly string[], now = Date.now(), folder = path.join(tempParent(), ".claude")): { folder: string; transcripts: Record<string, string> } {
+export function aClaudeFolder(folder: string, scenarios: readonly string[], now = Date.now()): { folder: string; transcripts: Record<string, string> } {
   const transcripts: Record<string, string> = {};
   for (const scenario of scenarios) {
     const from = path.join(FIXTURES, scenario);

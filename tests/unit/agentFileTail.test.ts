@@ -5,7 +5,7 @@ import { resolveTrackerOptions } from "../../lib/store/options";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
-import { aClaudeFolder } from "../helpers/claudeFolder";
+import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -33,6 +33,9 @@ function anEmptyTranscript(scenario: string) {
   fs.writeFileSync(transcript, "");
   return { folder, transcript, lines };
 }
+
+/** A Claude folder of recorded scenarios, in a folder removed after the test. */
+const aClaudeFolder = (scenarios: string[], now?: number) => claudeFolderAt(path.join(tempParent(), ".claude"), scenarios, now);
 
 describe("following Claude Code's files", () => {
   it("reads only what was added since, and holds back a half-written line until it is whole", () => {

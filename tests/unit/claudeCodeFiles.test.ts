@@ -6,7 +6,7 @@ import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
-import { aClaudeFolder } from "../helpers/claudeFolder";
+import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
 
@@ -29,6 +29,9 @@ function aReading(scenarios: string[], now = Date.now()) {
   const shown = (at: number) => inspectTelemetry(file, 10 * MINUTE, at, { newest: 50 }).messages.map((message) => ({ id: message.request.requestId, state: message.request.state, stuck: message.stuck, note: message.note }));
   return { folder, transcripts, file, store, follower, turns, steps, shown, setClock: (at: number) => (clock = at) };
 }
+
+/** A Claude folder of recorded scenarios, in a folder removed after the test. */
+const aClaudeFolder = (scenarios: string[], now?: number) => claudeFolderAt(path.join(tempParent(), ".claude"), scenarios, now);
 
 describe("Claude Code's session files, as turns", () => {
   it("a plain prompt: one turn, completed, with its prompt, answer, model, tokens, its cost estimated, in its session", () => {

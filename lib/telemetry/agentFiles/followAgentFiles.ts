@@ -52,8 +52,12 @@ export interface FollowStatus {
  */
 export class AgentFileFollower<S> {
   private readonly positions = new Map<string, FilePosition>();
+  /** Each file's modification time when it was last read to its end: a file rewritten to the same size is read again. */
+  private readonly mtimes = new Map<string, number>();
   private readonly pending = new Set<string>();
   private watcher: FSWatcher | null = null;
+  /** The folders to watch that are not there yet. */
+  private missing: string[] = [];
   private timers: NodeJS.Timeout[] = [];
   private settle: NodeJS.Timeout | null = null;
   private closed = false;
@@ -75,7 +79,7 @@ export class AgentFileFollower<S> {
     if (!this.options.live) return;
     this.watch();
     this.timers.push(
-      setInterval(() => this.guard(() => this.readAll()), RESCAN_EVERY_MS).unref(),
+      setInterval(() => this.guard(() => this.look()), RESCAN_EVERY_MS).unref(),
       setInterval(() => this.guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
     );
   }
@@ -91,12 +95,13 @@ export class AgentFileFollower<S> {
 
   private watch(): void {
     const { folder, agent } = this.options;
-    const targets = agent.watched.map((watched) => path.join(folder, watched.folder)).filter((target) => fs.existsSync(target));
-    // A folder that appears later (the agent's first run) is found by the rescan, which watches it then.
-    if (targets.length < agent.watched.length) setTimeout(() => !this.closed && this.rewatch(), RESCAN_EVERY_MS).unref();
-    if (targets.length === 0) return;
+    const targets = agent.watched.map((watched) => path.join(folder, watched.folder));
+    const present = targets.filter((target) => fs.existsSync(target));
+    // A folder that appears later (the agent's first run) is watched from the next look on.
+    this.missing = targets.filter((target) => !present.includes(target));
+    if (present.length === 0) return;
     const depth = Math.max(...agent.watched.map((watched) => watched.depth));
-    this.watcher = watch(targets, { ignoreInitial: true, persistent: false, depth });
+    this.watcher = watch(present, { ignoreInitial: true, persistent: false, depth });
     const seen = (file: string) => {
       const relative = path.relative(folder, file).split(path.sep).join("/");
       if (agent.isTranscript(relative)) this.pending.add(file);
@@ -110,10 +115,14 @@ export class AgentFileFollower<S> {
     this.watcher.on("error", (error) => this.options.onError?.(error as Error));
   }
 
-  private rewatch(): void {
-    void this.watcher?.close();
-    this.watcher = null;
-    this.watch();
+  /** The next look: a watched folder that appeared is watched, and every file is looked at. */
+  private look(): void {
+    if (this.missing.some((target) => fs.existsSync(target))) {
+      void this.watcher?.close();
+      this.watcher = null;
+      this.watch();
+    }
+    this.readAll();
   }
 
   private readPending(): void {
@@ -157,6 +166,8 @@ export class AgentFileFollower<S> {
   /** Read one file from its position to its end (in slices, each kept before the next). */
   readFile(file: string): void {
     const { agent, store } = this.options;
+    const known = this.positions.get(file);
+    if (known && unchanged(file, known, this.mtimes.get(file))) return;
     let fd: number;
     try {
       // O_NOFOLLOW: a link in the agent's folder is not followed out of it.
@@ -167,6 +178,7 @@ export class AgentFileFollower<S> {
     try {
       const stat = fs.fstatSync(fd);
       if (!stat.isFile()) return;
+      this.mtimes.set(file, stat.mtimeMs);
       let position = this.positions.get(file);
       const replaced = !position || position.dev !== stat.dev || position.ino !== stat.ino || stat.size < position.offset;
       if (replaced) {
@@ -257,6 +269,16 @@ export class AgentFileFollower<S> {
     for (const timer of this.timers) clearInterval(timer);
     if (this.settle) clearTimeout(this.settle);
     await this.watcher?.close();
+  }
+}
+
+/** The file is the one read, not written since, and read to its end: a look costs a stat, not an open. */
+function unchanged(file: string, position: FilePosition, mtimeMs: number | undefined): boolean {
+  try {
+    const stat = fs.lstatSync(file);
+    return stat.ino === position.ino && stat.dev === position.dev && stat.size === position.offset && stat.mtimeMs === mtimeMs;
+  } catch {
+    return true;
   }
 }
 
