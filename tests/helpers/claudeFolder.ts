@@ -37,7 +37,8 @@ export function aClaudeFolder(folder: string, scenarios: readonly string[], now 
       const to = path.join(folder, file);
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.writeFileSync(to, text);
-      if (file.endsWith(".jsonl")) transcripts[scenario] = to;
+      // The session's own transcript, not a subagent's beside it.
+      if (file.endsWith(".jsonl") && !file.includes("subagents")) transcripts[scenario] = to;
     }
   }
   return { folder, transcripts };

@@ -177,6 +177,20 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
     }
   }, 120_000);
 
+  it("a subagent: its run an agent of the session with its own call, every call the mock answered counted once", async () => {
+    const run = await runClaude("use a subagent, from the files", "subagent", { args: ["--allowedTools", "Agent"] });
+    expect(run.code, run.output).toBe(0);
+    await turnOf("use a subagent, from the files", "completed");
+    const session = path.basename(transcriptOf("use a subagent, from the files"), ".jsonl");
+    const rows = await eventually(async () => {
+      const items = (await get<RequestsView>(`/api/requests?source=otel&session=${session}`)).items;
+      return items.some((item) => item.requestId.startsWith("agent-") && item.state === "completed") && items.every((item) => item.state === "completed") ? items : undefined;
+    }, 30_000);
+    const agent = await get<SourceRequestView>(`/api/sources/otel/requests/${rows.find((item) => item.requestId.startsWith("agent-"))!.requestId}`);
+    expect(agent.request.prompt).toBe("SUBTASK: say hi");
+    expect(rows.reduce((sum, item) => sum + (item.tokens ?? 0), 0)).toBe(run.calls.length * 150);
+  }, 120_000);
+
   it("a resumed session: its two turns, in one session", async () => {
     const first = await runClaude("the first of two, from the files", "text");
     expect(first.code, first.output).toBe(0);

@@ -78,6 +78,22 @@ describe("Claude Code's session files, as turns", () => {
     store.close();
   });
 
+  it("a subagent: its run an agent lifecycle of the session with its own call, the turn that launched it completed, its end a prompt of its own", () => {
+    const { turns, store, transcripts } = aReading(["subagent"]);
+    const session = path.basename(transcripts.subagent!, ".jsonl");
+    // In the order they began (the files are read in whatever order the folder lists them).
+    const begun = turns().sort((a, b) => Number(a.started_at) - Number(b.started_at));
+    expect(begun.map((row) => [row.kind, row.state, row.prompt, row.calls, row.tools])).toEqual([
+      ["turn", "completed", "use a subagent to say hi", 2, 1],
+      ["agent", "completed", "SUBTASK: say hi", 1, 0],
+      ["turn", "completed", expect.stringMatching(/^<task-notification>/), 1, 0],
+    ]);
+    expect(new Set(turns().map((row) => row.session))).toEqual(new Set([session]));
+    // Every call the mock answered, once: 4 of 120 in / 30 out.
+    expect(turns().reduce((sum, row) => sum + Number(row.input_tokens), 0)).toBe(480);
+    store.close();
+  });
+
   it("a run killed mid-call: its turn stuck at once, saying which process ended and when", () => {
     const now = Date.now();
     const { shown, store, follower, setClock, turns } = aReading(["killed"], now);

@@ -17,12 +17,18 @@ import type { AgentFiles, AgentRun } from "./agentFiles";
  * `isApiErrorMessage`, the error Claude Code gave up with), `system` `api_error` (a failed attempt,
  * retried). Only `user` lines carry the prompt id: the others belong to the file's latest prompt.
  * Everything else (attachments, the request's shape, queue operations, costs) tells of no turn.
+ * A subagent writes a file of its own (`<session>/subagents/agent-<id>.jsonl`, its lines marked
+ * `isSidechain` with its `agentId`): its run is an `agent` lifecycle of the session
+ * (`subagent:<agentId>`), so its calls count in the session without reopening the turn that
+ * launched it (it runs in the background, and ends after that turn's answer).
  */
 
 /** What the file's earlier lines left: the turn it is in and the call under way. */
 export interface ClaudeFileState {
   session: string | null;
   prompt: string | null;
+  /** A subagent's file (`<session>/subagents/agent-<id>.jsonl`): its agent's id; its run is a lifecycle of its own. */
+  agent?: string | null;
   /** When the call under way was first sent (its first attempt), and the attempt now under way after failed ones. */
   callSentAt: number | null;
   attempt: number;
@@ -83,7 +89,8 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
   const at = Date.parse(String(o.timestamp ?? ""));
   if (!Number.isFinite(at)) return { changes: [], state };
   const changes: LifecycleChange[] = [];
-  const change = (step: Step, facts: Facts) => changes.push({ kind: "turn", keys: [`prompt:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
+  const change = (step: Step, facts: Facts) =>
+    changes.push({ kind: state.agent ? "agent" : "turn", keys: [state.agent ? `subagent:${state.agent}` : `prompt:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
   const key = str(o.uuid) ?? `${String(o.type)}:${at}`;
   switch (o.type) {
     case "user": {
@@ -92,8 +99,16 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
       const promptId = str(o.promptId);
       if (results.length === 0) {
         const text = textOf(message?.content);
-        // A subagent's prompt (a sidechain) or a meta line is no turn of the user's.
-        if (o.isSidechain === true || o.isMeta === true || !promptId) break;
+        const agent = str(o.agentId);
+        // A meta line, or a sidechain's prompt that names no agent, is no turn of its own.
+        if ((o.isSidechain === true && !agent) || o.isMeta === true || !promptId) break;
+        if (agent) {
+          // A subagent's task: its run begins.
+          if (agent === state.agent) break;
+          Object.assign(state, { agent, prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
+          change({ key: `line:${key}`, at, name: "subagent task", summary: `a task of ${text.length} characters`, detail: said({ agent_id: agent, prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: text, waitingOn: "the model" });
+          break;
+        }
         if (INTERRUPTED.test(text.trim())) {
           if (!state.prompt) break;
           change({ key: `line:${key}`, at, name: "interrupted", summary: "the user stopped the turn", detail: {} }, { endedAt: at, failed: true, error: "interrupted by the user", waitingOn: "" });
