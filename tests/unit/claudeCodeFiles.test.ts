@@ -94,6 +94,30 @@ describe("Claude Code's session files, as turns", () => {
     store.close();
   });
 
+  it("keeps only what the redaction stage leaves of a secret in a prompt, a tool's command and its result", () => {
+    const now = Date.now();
+    const { folder, transcripts } = aClaudeFolder(["tool"], now);
+    const PASSWORD = "Zq8vLm2Rt5-hunter";
+    const TOKEN = "tok_9f8e7d6c5b4a39281706";
+    const text = fs
+      .readFileSync(transcripts.tool!, "utf8")
+      .replaceAll('"content":"run echo hi, please"', `"content":"run it with PGPASSWORD=${PASSWORD}"`)
+      .replace('"command":"echo hi"', `"command":"PGPASSWORD=${PASSWORD} psql -h db"`)
+      .replace('"content":"hi"', `"content":"GET /callback?token=${TOKEN} 200"`);
+    fs.writeFileSync(transcripts.tool!, text);
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    store.close();
+    const tables = readRows<{ name: string }>(file, "SELECT name FROM sqlite_master WHERE type = 'table'").map((row) => row.name);
+    const stored = tables.map((table) => JSON.stringify(readRows(file, `SELECT * FROM ${table}`))).join("\n");
+    expect(stored).toContain("run it with PGPASSWORD=[redacted: password]");
+    expect(stored).toContain("PGPASSWORD=[redacted: password] psql -h db");
+    expect(stored).toContain("GET /callback?token=[redacted: token] 200");
+    expect(stored).not.toContain(PASSWORD);
+    expect(stored).not.toContain(TOKEN);
+  });
+
   it("a run killed mid-call: its turn stuck at once, saying which process ended and when", () => {
     const now = Date.now();
     const { shown, store, follower, setClock, turns } = aReading(["killed"], now);

@@ -72,16 +72,34 @@ export class AgentFileFollower<S> {
     for (const position of options.store.filePositions(options.agent.name)) this.positions.set(position.path, position);
   }
 
-  /** Read what is there, then (live) follow the folder. */
+  /**
+   * Read what is there, then (live) follow the folder. Live, the files are read one at a time, the
+   * latest written first, with the thread free between them: a big folder read at start holds up
+   * neither the receiver nor what the watcher reports meanwhile.
+   */
   start(): void {
-    this.readAll();
-    this.checkRuns();
-    if (!this.options.live) return;
+    if (!this.options.live) {
+      this.readAll();
+      this.checkRuns();
+      return;
+    }
     this.watch();
     this.timers.push(
       setInterval(() => this.guard(() => this.look()), RESCAN_EVERY_MS).unref(),
       setInterval(() => this.guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
     );
+    const files = this.transcripts()
+      .map((file) => ({ file, mtimeMs: statMtime(file) }))
+      .sort((a, b) => b.mtimeMs - a.mtimeMs)
+      .map(({ file }) => file);
+    const next = () => {
+      if (this.closed) return;
+      const file = files.shift();
+      if (file === undefined) return this.guard(() => this.checkRuns());
+      this.guard(() => this.readFile(file));
+      setImmediate(next);
+    };
+    setImmediate(next);
   }
 
   private guard(work: () => void): void {
