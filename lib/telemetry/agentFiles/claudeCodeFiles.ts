@@ -224,8 +224,8 @@ function inputSummary(name: string, input: Json | undefined): string | undefined
 const MAX_SESSION_FILE_BYTES = 64 * 1024;
 
 /**
- * Claude Code's runs: `sessions/<pid>.json`, written while it runs (`status` busy mid-turn, idle
- * between turns) and removed when it exits; a killed one leaves it. Its `procStart` is the
+ * Claude Code's runs: `sessions/<pid>.json`, written while it runs (`status` busy mid-turn) and
+ * removed when it exits; a killed one leaves it. Its `procStart` is the
  * process's start in clock ticks (/proc's), so a pid used again by another process is told apart;
  * its `pidDomain` names the machine (its machine-id) and the pid namespace: a run on another
  * machine (a home folder shared) or in another namespace cannot be told, and is left alone.
