@@ -5,6 +5,18 @@ const FIXTURES = path.resolve(__dirname, "../fixtures/claude-code-transcripts");
 const ISO = /"timestamp":"(\d{4}-\d\d-\d\dT[^"]+)"/g;
 const EPOCH_FIELDS = ["sentAtMs", "startedAt", "updatedAt", "statusUpdatedAt", "nameSince"];
 
+/**
+ * This machine and pid namespace as Claude Code names them in a session file's `pidDomain`: a
+ * recorded session file is made this machine's, as a run killed here would have left it.
+ */
+function hereDomain(): string | null {
+  try {
+    return `linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`;
+  } catch {
+    return null;
+  }
+}
+
 /** Every file of a recorded scenario (tests/fixtures/claude-code-transcripts/<scenario>), relative. */
 function filesOf(folder: string): string[] {
   return (fs.readdirSync(folder, { recursive: true, encoding: "utf8" }) as string[]).filter((file) => fs.statSync(path.join(folder, file)).isFile()).sort();
@@ -34,6 +46,8 @@ export function aClaudeFolder(folder: string, scenarios: readonly string[], now 
       if (file.endsWith(".md")) continue;
       let text = fs.readFileSync(path.join(from, file), "utf8").replace(ISO, (_whole, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
       for (const field of EPOCH_FIELDS) text = text.replace(new RegExp(`"${field}":(\\d{13})`, "g"), (_whole, ms: string) => `"${field}":${Number(ms) + shift}`);
+      const domain = hereDomain();
+      text = text.replace(/"pidDomain":"[^"]*",?/g, domain ? `"pidDomain":"${domain}",` : "");
       const to = path.join(folder, file);
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.writeFileSync(to, text);

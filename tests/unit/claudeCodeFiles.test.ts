@@ -6,6 +6,7 @@ import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
+import { processStartTicks } from "../../lib/process/liveness";
 import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
@@ -128,6 +129,23 @@ describe("Claude Code's session files, as turns", () => {
     const [turn] = shown(now + 3 * MINUTE);
     expect(turn).toMatchObject({ state: "processing", stuck: "Claude Code (pid 24624) ended mid-turn 3m ago" });
     store.close();
+  });
+
+  it("a busy session file whose pid runs the same process is left alone; one whose pid another process took since is ended", () => {
+    const now = Date.now();
+    for (const [procStart, ended] of [[processStartTicks(process.pid)!, false], ["1", true]] as const) {
+      const { folder } = aClaudeFolder(["killed"], now);
+      // The killed run's session file, naming this test's own process (alive), started when it did or not.
+      const sessions = path.join(folder, "sessions");
+      const said = JSON.parse(fs.readFileSync(path.join(sessions, "24624.json"), "utf8")) as Record<string, unknown>;
+      fs.rmSync(path.join(sessions, "24624.json"));
+      fs.writeFileSync(path.join(sessions, `${process.pid}.json`), JSON.stringify({ ...said, pid: process.pid, procStart }));
+      const file = path.join(tempParent(), "telemetry.db");
+      const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+      new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+      expect(readRows<{ abandoned_by: string | null }>(file, "SELECT abandoned_by FROM lifecycles")).toEqual([{ abandoned_by: ended ? `Claude Code (pid ${process.pid})` : null }]);
+      store.close();
+    }
   });
 
   it("a turn whose process lives but wrote nothing for longer than the stuck threshold: waiting on the model, with its attempt and last error", () => {
