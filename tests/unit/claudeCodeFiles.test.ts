@@ -131,15 +131,16 @@ describe("Claude Code's session files, as turns", () => {
     store.close();
   });
 
-  it("a busy session file whose pid runs the same process is left alone; one whose pid another process took since is ended", () => {
+  it("a busy session file whose pid runs the same process is left alone; one whose pid another process took since is ended; another machine's is left alone", () => {
     const now = Date.now();
-    for (const [procStart, ended] of [[processStartTicks(process.pid)!, false], ["1", true]] as const) {
+    const anotherMachine = { pidDomain: "linux:00000000000000000000000000000000:pid:[1]" };
+    for (const [procStart, ended, domain] of [[processStartTicks(process.pid)!, false, {}], ["1", true, {}], ["1", false, anotherMachine]] as const) {
       const { folder } = aClaudeFolder(["killed"], now);
       // The killed run's session file, naming this test's own process (alive), started when it did or not.
       const sessions = path.join(folder, "sessions");
       const said = JSON.parse(fs.readFileSync(path.join(sessions, "24624.json"), "utf8")) as Record<string, unknown>;
       fs.rmSync(path.join(sessions, "24624.json"));
-      fs.writeFileSync(path.join(sessions, `${process.pid}.json`), JSON.stringify({ ...said, pid: process.pid, procStart }));
+      fs.writeFileSync(path.join(sessions, `${process.pid}.json`), JSON.stringify({ ...said, pid: process.pid, procStart, ...domain }));
       const file = path.join(tempParent(), "telemetry.db");
       const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
       new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
