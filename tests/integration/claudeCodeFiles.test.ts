@@ -170,6 +170,9 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
       const answer = await call(await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "3s" }), "source_queue", { source: "otel" });
       const queue = JSON.parse(answer.text) as { messages: { requestId: string; stuckReason: string }[] };
       expect(queue.messages.find((message) => message.requestId === ended.requestId)?.stuckReason).toMatch(new RegExp(`^Claude Code \\(pid ${child.pid}\\) ended mid-turn`));
+      // And told where it came from: Claude Code's own files, not telemetry.
+      const told = await call(await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "3s" }), "explain_request", { source: "otel", requestId: ended.requestId });
+      expect(told.text).toMatch(new RegExp(`^${ended.requestId} \\(read from the agent's own files, claude-code, session [^)]+\\) is processing`));
       await closeAgents();
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");

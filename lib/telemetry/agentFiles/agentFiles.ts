@@ -27,6 +27,9 @@ export interface AgentFiles<State> {
   endedMidTurn?(run: AgentRun, state: State, endedAt: number): LifecycleChange | null;
 }
 
+/** A step read from an agent's files has a key of this form (`line:<the line's id>`, `ended:<session>:<pid>`); a received one, `log:` or `span:`. */
+export const isFileStep = (key: string) => key.startsWith("line:") || key.startsWith("ended:");
+
 /** A run of an agent, as its session file says (Claude Code's `sessions/<pid>.json`). */
 export interface AgentRun {
   pid: number;
