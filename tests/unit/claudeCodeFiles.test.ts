@@ -68,6 +68,13 @@ describe("Claude Code's session files, as turns", () => {
     store.close();
   });
 
+  it("a slash command Claude Code ran itself: a turn completed with its output, no model call", () => {
+    const { turns, steps, store } = aReading(["local-command"]);
+    expect(turns()).toEqual([expect.objectContaining({ state: "completed", calls: 0, prompt: expect.stringMatching(/^<command-name>\/usage<\/command-name>/), output: expect.stringMatching(/^Estimated cost: +\$0\.0000/) })]);
+    expect(steps().map((step) => `${step.name}: ${step.summary}`)).toEqual(["command: /usage", expect.stringMatching(/^local command: an output of \d+ characters$/)]);
+    store.close();
+  });
+
   it("a resumed session: two turns in one session", () => {
     const { turns, store } = aReading(["resumed"]);
     const rows = turns();

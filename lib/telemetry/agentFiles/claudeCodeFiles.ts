@@ -15,7 +15,7 @@ import type { AgentFiles, AgentRun } from "./agentFiles";
  * once. The lines that tell of a turn: `user` (a prompt, or tool results, with its promptId),
  * `api-request` (a call sent), `assistant` (an answer, with its model, usage and tool uses; with
  * `isApiErrorMessage`, the error Claude Code gave up with), `system` `api_error` (a failed attempt,
- * retried). Only `user` lines carry the prompt id: the others belong to the file's latest prompt.
+ * retried), `system` `local_command` (a slash command's output). Only `user` lines carry the prompt id: the others belong to the file's latest prompt.
  * Everything else (attachments, the request's shape, queue operations, costs) tells of no turn.
  * A subagent writes a file of its own (`<session>/subagents/agent-<id>.jsonl`, its lines marked
  * `isSidechain` with its `agentId`): its run is an `agent` lifecycle of the session
@@ -116,7 +116,9 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
         }
         if (promptId === state.prompt) break;
         Object.assign(state, { prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
-        change({ key: `line:${key}`, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: said({ prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: text, waitingOn: "the model" });
+        // A slash command: Claude Code may run it itself (its output follows) or send it to the model; it waits on neither said.
+        const command = text.startsWith("<command-name>");
+        change({ key: `line:${key}`, at, name: command ? "command" : "prompt", summary: command ? text.match(/<command-name>([^<]*)<\/command-name>/)?.[1] ?? "a command" : `a prompt of ${text.length} characters`, detail: said({ prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: text, waitingOn: command ? "" : "the model" });
         break;
       }
       if (!state.prompt) break;
@@ -141,6 +143,12 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
       if (state.prompt && state.callSentAt === null) state.callSentAt = at;
       break;
     case "system": {
+      if (o.subtype === "local_command" && state.prompt && !state.agent) {
+        // A slash command Claude Code ran itself (/cost, /usage): its output is the turn's answer; no model was asked.
+        const output = clip(String(o.content ?? "").replace(/^<local-command-stdout>|<\/local-command-stdout>$/g, "").trim(), TEXT_KEPT);
+        change({ key: `line:${key}`, at, name: "local command", summary: `an output of ${output.length} characters`, detail: {} }, { answeredAt: at, output, waitingOn: "" });
+        break;
+      }
       if (o.subtype !== "api_error" || !state.prompt) break;
       const error = obj(o.error);
       const status = num(error?.status);
