@@ -64,7 +64,7 @@ describe("Claude Code's session files, as turns", () => {
 
   it("retries exhausted: failed, with the error Claude Code gave and the attempts it made", () => {
     const { turns, store } = aReading(["exhausted"]);
-    expect(turns()).toEqual([expect.objectContaining({ state: "failed", attempt: 3, output: null, error: expect.stringMatching(/^API Error: 529 Overloaded\. This is a server-side issue/) })]);
+    expect(turns()).toEqual([expect.objectContaining({ state: "failed", attempt: 3, output: null, error: expect.stringMatching(/^API Error: 529 Overloaded\. This is a server-side /) })]);
     store.close();
   });
 
