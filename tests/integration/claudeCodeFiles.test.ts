@@ -185,13 +185,15 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
     expect(run.code, run.output).toBe(0);
     await turnOf("use a subagent, from the files", "completed");
     const session = path.basename(transcriptOf("use a subagent, from the files"), ".jsonl");
+    // Once every call the mock answered is in (the subagent's end comes back as a prompt of its own, after the CLI printed).
     const rows = await eventually(async () => {
       const items = (await get<RequestsView>(`/api/requests?source=otel&session=${session}`)).items;
-      return items.some((item) => item.requestId.startsWith("agent-") && item.state === "completed") && items.every((item) => item.state === "completed") ? items : undefined;
+      const tokens = items.reduce((sum, item) => sum + (item.tokens ?? 0), 0);
+      return items.some((item) => item.requestId.startsWith("agent-")) && items.every((item) => item.state === "completed") && tokens === run.calls.length * 150 ? items : undefined;
     }, 30_000);
     const agent = await get<SourceRequestView>(`/api/sources/otel/requests/${rows.find((item) => item.requestId.startsWith("agent-"))!.requestId}`);
     expect(agent.request.prompt).toBe("SUBTASK: say hi");
-    expect(rows.reduce((sum, item) => sum + (item.tokens ?? 0), 0)).toBe(run.calls.length * 150);
+    expect(rows.map((item) => item.requestId.replace(/\d+$/, ""))).toEqual(expect.arrayContaining(["turn-", "agent-"]));
   }, 120_000);
 
   it("a resumed session: its two turns, in one session", async () => {
@@ -207,6 +209,11 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
       ["the second of two, from the files", "completed"],
       ["the first of two, from the files", "completed"],
     ]);
+    // The CLI tells the session, and where it came from.
+    const shown = runCli(["session", "show", session, "--source", "otel"], { stateDir });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^Session ${session} \\(idle, read from Claude Code's own files; started`));
+    expect(shown.stdout).toContain("\n2 turns, 2 model calls, 0 tool uses, 240 in / 60 out tokens, $0.0016 estimated\n");
   }, 120_000);
 
   it("a run that also exports its telemetry is one turn, each call and tool once, whichever told of it first", async () => {
