@@ -39,6 +39,8 @@ export interface ClaudeFileState {
 const SERVICE = CLAUDE_CODE_SERVICE;
 /** Kept of a text (an answer, a tool's result or input, an error): enough to read, never a copy of the transcript. */
 const TEXT_KEPT = 2000;
+/** Of a prompt: what a person reads of a pasted file is its start. */
+const PROMPT_KEPT = 10_000;
 const RESULT_KEPT = 300;
 /** Tools asked for and never answered (a killed run) are forgotten past this many, so a state stays small. */
 const OPEN_TOOLS_KEPT = 50;
@@ -106,7 +108,7 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
           // A subagent's task: its run begins.
           if (agent === state.agent) break;
           Object.assign(state, { agent, prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
-          change({ key: `line:${key}`, at, name: "subagent task", summary: `a task of ${text.length} characters`, detail: said({ agent_id: agent, prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: text, waitingOn: "the model" });
+          change({ key: `line:${key}`, at, name: "subagent task", summary: `a task of ${text.length} characters`, detail: said({ agent_id: agent, prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" });
           break;
         }
         if (INTERRUPTED.test(text.trim())) {
@@ -118,7 +120,7 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
         Object.assign(state, { prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
         // A slash command: Claude Code may run it itself (its output follows) or send it to the model; it waits on neither said.
         const command = text.startsWith("<command-name>");
-        change({ key: `line:${key}`, at, name: command ? "command" : "prompt", summary: command ? text.match(/<command-name>([^<]*)<\/command-name>/)?.[1] ?? "a command" : `a prompt of ${text.length} characters`, detail: said({ prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: text, waitingOn: command ? "" : "the model" });
+        change({ key: `line:${key}`, at, name: command ? "command" : "prompt", summary: command ? text.match(/<command-name>([^<]*)<\/command-name>/)?.[1] ?? "a command" : `a prompt of ${text.length} characters`, detail: said({ prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: command ? "" : "the model" });
         break;
       }
       if (!state.prompt) break;
