@@ -171,4 +171,18 @@ describe("Claude Code's session files, as turns", () => {
     expect(at(now + 12 * MINUTE).stuck).toMatch(/^waiting on the model for 12m( \d+s)?, attempt 3, last error 529 Overloaded$/);
     store.close();
   });
+
+  it("a turn whose tool has run past the stuck threshold: waiting on that tool", () => {
+    const now = Date.now();
+    const { folder, transcripts } = aClaudeFolder(["tool"], now);
+    // The run as it stood while Bash ran: the tool asked for, its result not yet written.
+    const lines = fs.readFileSync(transcripts.tool!, "utf8").split("\n");
+    const asked = lines.findIndex((line) => line.includes('"type":"tool_use"'));
+    fs.writeFileSync(transcripts.tool!, lines.slice(0, asked + 1).join("\n") + "\n");
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    expect(inspectTelemetry(file, 10 * MINUTE, now + 15 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on tool Bash for 15m( \d+s)?$/);
+    store.close();
+  });
 });
