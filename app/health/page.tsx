@@ -170,7 +170,15 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           )}
           <dl className="fields" aria-label="Received telemetry">
             <dt>Receiver</dt>
-            <dd>{health.telemetry.receiver.url ? `OTLP/HTTP on ${health.telemetry.receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${health.telemetry.receiver.error ?? "starting"}`}</dd>
+            <dd>{health.telemetry.receiver.url ? `OTLP/HTTP on ${health.telemetry.receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${health.telemetry.receiver.error ?? "starting, or off"}`}</dd>
+            <dt>Claude Code&apos;s files</dt>
+            <dd>
+              {health.telemetry.claudeDir
+                ? health.telemetry.agentFiles
+                    .filter((row) => row.agent === "claude-code")
+                    .map((row) => `${row.files.toLocaleString()} files in ${health.telemetry!.claudeDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last ${formatAgo(row.lastReadAt, now)}`)[0] ?? `none yet in ${health.telemetry.claudeDir}`
+                : "not read (REQWATCH_AGENT_FILES=off)"}
+            </dd>
             <dt>Store</dt>
             <dd>
               {health.telemetry.file} ({megabytes(health.telemetry.bytes)}; kept {formatDuration(health.telemetry.keepMs)})
@@ -230,7 +238,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <UnmappedNames page={health.telemetry.unmapped} now={now} />
         </>
       ) : (
-        <p className="muted">Off (REQWATCH_OTLP_PORT=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles.</p>
+        <p className="muted">Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles, or --agent-files on to read Claude Code&apos;s own files.</p>
       )}
       <h2>Files that could not be read ({health.unreadable.length})</h2>
       {health.unreadable.length ? (

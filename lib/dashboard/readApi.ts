@@ -52,7 +52,7 @@ const ANSWERS: { readonly [path in ReadApiPath]: Answer | Streamed } = {
   "/api/activity": (runtime, _, query) => {
     const { range, match, source } = parseActivityQuery(query);
     if (!source) return activityView(runtime.tracker, range, match);
-    if (!runtime.telemetrySessions) notFound("This dashboard receives no OpenTelemetry (REQWATCH_OTLP_PORT=off), so it has no received lifecycles to chart.");
+    if (!runtime.telemetrySessions) notFound("This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no lifecycles of theirs to chart.");
     return telemetryActivityView(runtime.telemetrySessions.file, range, match, runtime.tracker.options.now());
   },
   "/api/queues": (runtime) => ({ queues: queuesView(runtime.tracker, runtime.lastStuck()) }),
@@ -77,7 +77,7 @@ export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {
 export function receivedSession(runtime: Runtime, id: string): TelemetrySessionView {
   // An id no session can have is the caller's mistake, whether or not anything is received.
   resolveListFilters({ sessionId: id });
-  if (!runtime.telemetrySessions) notFound("This dashboard receives no OpenTelemetry (REQWATCH_OTLP_PORT=off), so it has no received sessions.");
+  if (!runtime.telemetrySessions) notFound("This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no sessions of theirs.");
   return runtime.telemetrySessions.get(id, runtime.tracker.options.now()) ?? notFound(`No telemetry received carries session ${id} (it may have been trimmed by the retention).`);
 }
 

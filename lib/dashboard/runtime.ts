@@ -37,7 +37,7 @@ export interface Runtime {
   readonly feed: FeedHub;
   /** Other programs' queues shown beside the folder (`--source`, REQWATCH_SOURCES), read-only; and `otel`, what the receiver was sent. */
   readonly sources: SourceSet;
-  /** The OTLP receiver and its store (REQWATCH_OTLP_PORT; off: null). */
+  /** The OTLP receiver (REQWATCH_OTLP_PORT), the reader of agents' files (REQWATCH_AGENT_FILES) and their store; both off: null. */
   readonly telemetry: TelemetryHandle | null;
   /** The sessions in what the receiver kept (Claude Code's, GenAI conversations), beside the folder's on the sessions pages; null with no receiver. */
   readonly telemetrySessions: TelemetrySessions | null;
@@ -129,12 +129,13 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   // What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
   // reqwatch's own beside the index (for a folder it only observes, in the cache folder with its index).
   const settings = telemetryOptions;
+  // And Claude Code's own session files, read as it writes them into the same store (on by default).
   const telemetry =
-    settings.port === null
+    settings.port === null && !settings.claudeDir
       ? null
       : startTelemetry({
           storeDir: tracker.stateDir.storeDir,
-          settings: { ...settings, port: settings.port },
+          settings,
           redaction: resolveTrackerOptions(options).redaction,
           onError: (error) => console.error("reqwatch: the telemetry retention failed:", error.message),
         });

@@ -37,6 +37,16 @@ export function processStartedAt(pid: number): number | null {
   return Number.isFinite(ticks) ? boot + Math.round((ticks * 1000) / CLOCK_TICKS_PER_SECOND) : null;
 }
 
+/** Process `pid`'s start, as /proc says it (clock ticks since boot, as text); null where there is no such process or no /proc. */
+export function processStartTicks(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 export function pidExists(pid: number): boolean {
   try {
     process.kill(pid, 0);

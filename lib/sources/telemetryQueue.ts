@@ -70,13 +70,27 @@ function toMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
   return { request, stuck, note: note || null };
 }
 
-/** A lifecycle still going on is stuck when nothing was received for it for `stuckAfterMs`. */
+/**
+ * A lifecycle still going on is stuck when the program running it ended mid-way (an agent's run
+ * killed: at once, saying so), when it waits on something (an agent's files say what) and nothing
+ * was written for `stuckAfterMs` (saying what it waits on, its attempt and its last error), or when
+ * nothing was received for it for `stuckAfterMs`.
+ */
 function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
   const state = row.state as State;
   const receivedAt = num(row.received_at) ?? 0;
   const lastAt = num(row.last_at) ?? num(row.started_at) ?? 0;
   const live = state === "created" || state === "queued" || state === "processing";
-  return live && now - receivedAt >= stuckAfterMs ? () => `nothing received for ${formatDuration(now - receivedAt)}; last: ${String(row.last_step)} (${formatDuration(Math.max(0, now - lastAt))} ago)` : null;
+  if (!live) return null;
+  const abandonedBy = str(row.abandoned_by);
+  if (abandonedBy) return () => `${abandonedBy} ended mid-turn ${formatDuration(Math.max(0, now - (num(row.abandoned_at) ?? lastAt)))} ago`;
+  const waitingOn = str(row.waiting_on);
+  if (waitingOn) {
+    const attempt = num(row.attempt) ?? 1;
+    const error = str(row.error);
+    return now - lastAt >= stuckAfterMs ? () => [`waiting on ${waitingOn} for ${formatDuration(now - lastAt)}`, attempt > 1 && `attempt ${attempt}`, error && `last error ${error}`].filter(Boolean).join(", ") : null;
+  }
+  return now - receivedAt >= stuckAfterMs ? () => `nothing received for ${formatDuration(now - receivedAt)}; last: ${String(row.last_step)} (${formatDuration(Math.max(0, now - lastAt))} ago)` : null;
 }
 
 /** A lifecycle's steps, oldest first (each with the error it told of), and its model calls and tool uses, each once. */

@@ -4,7 +4,10 @@ import { Worker } from "node:worker_threads";
 import type { Redaction } from "../model/redaction";
 import { startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
 import { TELEMETRY_MAX_BYTES, type TelemetrySettings } from "./telemetrySettings";
+import { AgentFileFollower } from "./agentFiles/followAgentFiles";
+import { claudeCodeFiles } from "./agentFiles/claudeCodeFiles";
 import { ingestExport } from "./pipeline/ingestExport";
+import { agentFileCounts, type AgentFileCounts } from "./store/queries/agentFiles";
 import { storeBytes } from "./store/queries/bytes";
 import { storeIntake, type IntakeRow } from "./store/queries/intake";
 import { storeUnmapped, UNMAPPED_PAGE, type UnmappedPage } from "./store/queries/unmapped";
@@ -29,6 +32,9 @@ export interface TelemetryStatus {
   /** A page of the names no mapping knows (the first, unless asked for another), with how many there are. */
   unmapped: UnmappedPage;
   usage: Usage;
+  /** Claude Code's folder whose files are read (null: off), and what was read of each agent's files. */
+  claudeDir: string | null;
+  agentFiles: AgentFileCounts[];
 }
 
 export interface TelemetryHandle {
@@ -43,7 +49,8 @@ export interface TelemetryHandle {
 
 export interface TelemetryOptions {
   storeDir: string;
-  settings: TelemetrySettings & { port: number };
+  /** The receiver's port (null: no receiver) and Claude Code's folder to follow (null: none). */
+  settings: TelemetrySettings;
   redaction: Redaction;
   host?: string;
   onError?: (error: Error) => void;
@@ -76,7 +83,8 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   const running = fs.existsSync(threadFile()) ? onThread(options, file) : runTelemetry(options);
   const ready = running.ready.then((status) => {
     if (status.url) console.log(`reqwatch: receiving OpenTelemetry (OTLP/HTTP) on ${status.url}`);
-    else console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
+    else if (status.error) console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
+    if (options.settings.claudeDir) console.log(`reqwatch: reading Claude Code's session files in ${options.settings.claudeDir}`);
     return status;
   });
   return {
@@ -87,11 +95,13 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       file,
       keepMs: options.settings.keepMs,
       setAside: setAsideStores(file),
-      ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] } }, (db) => ({
+      claudeDir: options.settings.claudeDir ?? null,
+      ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] }, agentFiles: [] }, (db) => ({
         bytes: storeBytes(db),
         intake: storeIntake(db),
         unmapped: storeUnmapped(db, { offset: unmappedOffset }),
         usage: storeUsage(db),
+        agentFiles: agentFileCounts(db),
       })),
     }),
     close: () => running.close(),
@@ -109,17 +119,27 @@ export interface RunningTelemetry {
   close(): Promise<void>;
 }
 
-/** Run the store, the receiver and the retention in this thread. */
+/** Run the store, the receiver, the reader of agents' files and the retention in this thread. */
 export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
   const store = new TelemetryStore(telemetryStoreFile(options.storeDir), storeOptions(options));
   let receiver: ReceiverHandle | null = null;
   let closed = false;
   const ingest: IngestExport = (signal, decoded) => ingestExport(store, options.redaction, signal, decoded);
-  const started = startOtlpReceiver(ingest, { port: options.settings.port, ...(options.host && { host: options.host }) }).then((handle) => {
-    if (closed) void handle.close();
-    else receiver = handle;
-    return handle;
-  });
+  const { port, claudeDir } = options.settings;
+  const started =
+    port === null
+      ? Promise.resolve(null)
+      : startOtlpReceiver(ingest, { port, ...(options.host && { host: options.host }) }).then((handle) => {
+          if (closed) void handle.close();
+          else receiver = handle;
+          return handle;
+        });
+  const follower = claudeDir ? new AgentFileFollower({ folder: claudeDir, agent: claudeCodeFiles, store, redaction: options.redaction, keepMs: options.settings.keepMs, live: true, ...(options.onError && { onError: options.onError }) }) : null;
+  try {
+    follower?.start();
+  } catch (error) {
+    options.onError?.(error as Error);
+  }
   // Every minute, and at once again while a trim says there is more (each is a short slice of work).
   let timer: NodeJS.Timeout;
   const trim = () => {
@@ -133,12 +153,13 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
   };
   trim();
   return {
-    ready: started.then((handle) => handle.status()),
+    ready: started.then((handle) => handle?.status() ?? { url: null, error: null }),
     receiver: () => receiver?.status() ?? { url: null, error: null },
     async close() {
       closed = true;
       clearTimeout(timer);
-      await (await started).close();
+      await follower?.close();
+      await (await started)?.close();
       store.close();
     },
   };

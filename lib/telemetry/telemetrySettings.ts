@@ -1,5 +1,8 @@
+import os from "node:os";
+import path from "node:path";
 import { parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
+import { flagSetting, parseFlag } from "../model/flag";
 
 // The received telemetry's settings, apart from what runs it (startTelemetry.ts, the receiver, the
 // store, the price table): the CLI's help, the otel source and the views read them without loading those.
@@ -18,13 +21,17 @@ export interface TelemetrySettings {
   keepMs: number;
   /** A lifecycle still going on with nothing received for it this long is stuck. */
   stuckAfterMs: number;
+  /** Claude Code's folder, whose session files are read as they are written (lib/telemetry/agentFiles); null or absent: not read. */
+  claudeDir?: string | null;
 }
 
 /**
  * `REQWATCH_OTLP_PORT` (a port, 0 for any free one, or off; default 4318), `REQWATCH_TELEMETRY_RETENTION`
- * (a duration; default 1d) and `REQWATCH_TELEMETRY_STUCK_AFTER` (a duration; default 10m).
+ * (a duration; default 1d), `REQWATCH_TELEMETRY_STUCK_AFTER` (a duration; default 10m),
+ * `REQWATCH_AGENT_FILES` (on or off, default on; `agentFiles` is the dashboard's `--agent-files`) and
+ * `REQWATCH_CLAUDE_DIR` (Claude Code's folder; default $CLAUDE_CONFIG_DIR, as Claude Code reads it, else ~/.claude).
  */
-export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: string): TelemetrySettings {
+export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: string, agentFiles?: string): TelemetrySettings {
   const given = (port ?? env.REQWATCH_OTLP_PORT)?.trim().toLowerCase();
   let parsed: number | null = DEFAULT_OTLP_PORT;
   if (given === "off") parsed = null;
@@ -32,7 +39,15 @@ export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: s
     parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
     if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
   }
-  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS) };
+  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: claudeDir(env, agentFiles) };
+}
+
+/** Claude Code's folder to read, or null when reading agents' files is off (on when unset: the zero configuration). */
+function claudeDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
+  const on = flag !== undefined ? parseFlag(flag, "--agent-files") : flagSetting(env, "REQWATCH_AGENT_FILES", true);
+  if (!on) return null;
+  const folder = env.REQWATCH_CLAUDE_DIR?.trim() || env.CLAUDE_CONFIG_DIR?.trim() || path.join(env.HOME?.trim() || os.homedir(), ".claude");
+  return path.resolve(folder);
 }
 
 function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

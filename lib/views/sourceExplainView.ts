@@ -4,6 +4,7 @@ import { stateEnteredAt } from "../model/transition";
 import type { State } from "../model/states";
 import { lifecycleSegments, timeInStates } from "./lifecycle";
 import type { SourceRequestView } from "./sourceRowsView";
+import { isFileStep } from "../telemetry/agentFiles/agentFiles";
 
 /** A source row's story (a received turn or call, another program's job): what its page shows, in words. */
 export interface SourceExplanation {
@@ -19,6 +20,13 @@ export interface SourceExplanation {
   lines: string[];
 }
 
+/** Where a kept lifecycle came from, by its steps: received over OpenTelemetry, read from the agent's own files, or both. */
+function toldBy(steps: NonNullable<SourceRequestView["steps"]>): string {
+  const files = steps.some((step) => step.key !== undefined && isFileStep(step.key));
+  const received = steps.some((step) => step.key !== undefined && !isFileStep(step.key));
+  return files && received ? "received over OpenTelemetry and read from the agent's own files" : files ? "read from the agent's own files" : "received over OpenTelemetry";
+}
+
 /** The steps put in lines: the newest this many (an agent's turn of hundreds of tool uses stays readable). */
 const STEP_LINES = 50;
 
@@ -26,7 +34,7 @@ export function explainSourceRequest(view: SourceRequestView, now: number): Sour
   const { request, source } = view;
   const stateSince = stateEnteredAt(request);
   const spent = timeInStates(lifecycleSegments(request, now));
-  const from = source.kind === "otel" ? "received over OpenTelemetry" : `in ${source.kind} ${source.name}, read-only`;
+  const from = source.kind === "otel" ? toldBy(view.steps ?? []) : `in ${source.kind} ${source.name}, read-only`;
   const lines = [
     `${request.requestId} (${from}, ${escapeControls(request.workspace)}${request.sessionId ? `, session ${request.sessionId}` : ""}) is ${request.state}, for ${formatDuration(Math.max(0, now - stateSince))}; started ${formatDuration(Math.max(0, now - request.createdAt))} ago.`,
     `  Time in each state: ${Object.entries(spent).map(([state, ms]) => `${state} ${formatDuration(ms)}`).join(", ") || "none yet"}.`,

@@ -14,7 +14,7 @@ import { CODEX_SERVICE } from "../telemetry/dialects/codexCli";
 import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
 import { telemetrySettings } from "../telemetry/telemetrySettings";
 import type { UsageSums } from "../telemetry/store/queries/callSums";
-import { liveLifecycles, sessionByModel, sessionErrors, sessionSums, sessionSumsByStoredId, sessionTools, shownSessionIds, type SessionSums } from "../telemetry/store/queries/sessions";
+import { liveLifecycles, sessionByModel, sessionErrors, sessionSums, sessionSumsByStoredId, sessionToldBy, sessionTools, shownSessionIds, type SessionSums } from "../telemetry/store/queries/sessions";
 import { readTelemetryStore } from "../telemetry/store/readStore";
 import type { TrackerService } from "../tracker";
 
@@ -50,6 +50,8 @@ export interface TelemetrySessionView {
   requests: SourceMessage[];
   /** How many more it has than `requests` lists. */
   more: number;
+  /** Where its lifecycles came from: received over OpenTelemetry, read from the agent's own files, or both. */
+  toldBy: { received: boolean; files: boolean };
 }
 
 /** The sessions list holds the most recently active of the received ones: a GenAI call without a conversation id is a session of its own trace. */
@@ -119,6 +121,7 @@ export class TelemetrySessions {
         }),
         requests: page.items,
         more: Math.max(0, sums.requests - page.items.length),
+        toldBy: sessionToldBy(db, sessionId),
       };
     });
   }
@@ -182,11 +185,16 @@ export function telemetrySessionsOf(tracker: TrackerService, stuckAfterMs = tele
   return new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, stuckAfterMs);
 }
 
+/** Where a session came from, in words: `received over OpenTelemetry from Claude Code`, `read from Claude Code's own files`, or both. */
+function toldBy({ received, files }: TelemetrySessionView["toldBy"], from: string): string {
+  return files && received ? `received over OpenTelemetry from ${from} and read from its own files` : files ? `read from ${from}'s own files` : `received over OpenTelemetry from ${from}`;
+}
+
 /** A received session in plain words: what `reqwatch session show --source otel` prints and the MCP tool says. Each stored text stays on its line. */
 export function telemetrySessionLines(view: TelemetrySessionView, now: number): string[] {
   const { session } = view;
   const lines = [
-    `Session ${session.sessionId} (${session.state}, received over OpenTelemetry from ${escapeControls(session.from)}; started ${formatDuration(Math.max(0, now - session.firstSeen))} ago, last activity ${formatDuration(Math.max(0, now - session.lastSeen))} ago)`,
+    `Session ${session.sessionId} (${session.state}, ${toldBy(view.toldBy, escapeControls(session.from))}; started ${formatDuration(Math.max(0, now - session.firstSeen))} ago, last activity ${formatDuration(Math.max(0, now - session.lastSeen))} ago)`,
     telemetrySessionFigures(session),
   ];
   if (view.byModel.length) {

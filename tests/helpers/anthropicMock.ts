@@ -5,11 +5,11 @@ import type { AddressInfo } from "node:net";
  * A local stand-in for the Anthropic Messages API (POST /v1/messages, streamed or not), for the
  * real Claude Code CLI and the real Anthropic SDK to call instead of the network. What each call
  * gets is the scenario's: an answer in text, a Bash tool use first, 529 "Overloaded" some times
- * first, or no answer at all (a hung API), or a stream that stops after its first words and never
+ * first, the Agent tool first (Claude Code's subagent, whose own call gets the text), or no answer at all (a hung API), or a stream that stops after its first words and never
  * ends (for a client to abort). Every call it saw is kept. `retryAfterMs` is sent with each 529 as
  * `retry-after-ms`, for clients whose own backoff would take seconds.
  */
-export type Scenario = "text" | "tool" | "overloaded-twice" | "overloaded" | "hang" | "stall";
+export type Scenario = "text" | "tool" | "subagent" | "overloaded-twice" | "overloaded" | "hang" | "stall";
 
 export async function anAnthropicMock(scenario: Scenario, options: { retryAfterMs?: number } = {}) {
   const calls: { model: string; stream: boolean }[] = [];
@@ -36,9 +36,11 @@ export async function anAnthropicMock(scenario: Scenario, options: { retryAfterM
         response.end(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
         return;
       }
-      const wantsTool = scenario === "tool" && !JSON.stringify(asked.messages ?? []).includes("tool_result");
+      const said = JSON.stringify(asked.messages ?? []);
+      // The subagent's own call (its task's words) is answered in text.
+      const wantsTool = (scenario === "tool" || scenario === "subagent") && !said.includes("tool_result") && !said.includes("SUBTASK");
       type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: Record<string, string> };
-      const content: Block[] = wantsTool ? [{ type: "tool_use", id: `toolu_${n}`, name: "Bash", input: { command: "echo hi", description: "say hi" } }] : [{ type: "text", text: "Hello from the mock." }];
+      const content: Block[] = wantsTool ? [scenario === "subagent" ? { type: "tool_use", id: `toolu_${n}`, name: "Agent", input: { description: "a small task", prompt: "SUBTASK: say hi", subagent_type: "general-purpose" } } : { type: "tool_use", id: `toolu_${n}`, name: "Bash", input: { command: "echo hi", description: "say hi" } }] : [{ type: "text", text: "Hello from the mock." }];
       const stop = wantsTool ? "tool_use" : "end_turn";
       const usage = { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
       const message = { id: `msg_${n}`, type: "message", role: "assistant", model: asked.model, content, stop_reason: stop, stop_sequence: null, usage };

@@ -9,4 +9,6 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-cache-"));
 process.env.REQWATCH_CACHE_DIR = dir;
 // No dashboard a test starts receives OpenTelemetry unless the test asks: 4318 may be the machine's own collector's.
 process.env.REQWATCH_OTLP_PORT = "off";
+// Nor reads the machine's own ~/.claude: a test that wants Claude Code's files names their folder.
+process.env.REQWATCH_AGENT_FILES = "off";
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -16,6 +16,7 @@ const VALID: Record<string, string[]> = {
   "--read-only": [],
   "--otel": [],
   "--otlp-port": ["0"],
+  "--agent-files": ["off"],
   "--ipc-dir": ["ipc"],
   "--source": ["claude-mem:mem.db"],
 };
@@ -59,6 +60,7 @@ describe("npm start and reqwatch dashboard take the same options", () => {
     for (const args of [
       ["--state-dir", stateDir, "--port", "0"],
       ["--state-dir", stateDir, "--otlp-port", "abc"],
+      ["--state-dir", stateDir, "--agent-files", "maybe"],
       ["--state-dir", stateDir, "--source", "nope:x"],
       ["--state-dir", stateDir, "--no-such-option"],
       ["--state-dir", "typo", "--port", "1"],

@@ -104,6 +104,9 @@ const columns = (row: Record<string, unknown>) => ({
   costUsd: row.cost_usd,
   estimatedCalls: row.estimated_calls,
   unpricedCalls: row.unpriced_calls,
+  waitingOn: row.waiting_on,
+  abandonedBy: row.abandoned_by,
+  abandonedAt: row.abandoned_at,
 });
 
 describe("folding a lifecycle step by step", () => {

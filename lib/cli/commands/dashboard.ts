@@ -24,6 +24,7 @@ export function registerDashboard(program: Command): void {
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
     .option("--otel", "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page")
     .option("--otlp-port <port>", "receive OpenTelemetry (OTLP/HTTP: Claude Code, the Anthropic SDK, GenAI and messaging spans) on this port of the dashboard's address; 0 for any free port, off for none (default: $REQWATCH_OTLP_PORT, else 4318)")
+    .option("--agent-files <on|off>", "read Claude Code's own session files as it writes them (its folder: $REQWATCH_CLAUDE_DIR, else $CLAUDE_CONFIG_DIR, else ~/.claude), shown with the received telemetry; off for none (default: $REQWATCH_AGENT_FILES, else on)")
     .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
     .option(
       "--source <source>",
@@ -52,7 +53,7 @@ export function registerDashboard(program: Command): void {
 
       if (options.otel || otelFromEnv()) otlpSettings();
       try {
-        telemetrySettings(process.env, options.otlpPort);
+        telemetrySettings(process.env, options.otlpPort, options.agentFiles);
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
@@ -81,6 +82,7 @@ export function registerDashboard(program: Command): void {
           [STATE_DIR_ENV]: stateDir,
           ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
           ...(options.otlpPort !== undefined && { REQWATCH_OTLP_PORT: options.otlpPort }),
+          ...(options.agentFiles !== undefined && { REQWATCH_AGENT_FILES: options.agentFiles }),
           ...(options.otel && { REQWATCH_OTEL: "1" }),
           ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
           // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.
@@ -102,6 +104,7 @@ interface DashboardOptions {
   source?: string[];
   otel?: boolean;
   otlpPort?: string;
+  agentFiles?: string;
   dev?: boolean;
   defaultStateDir?: string;
   check?: boolean;

@@ -76,6 +76,13 @@ export interface Facts {
   /** The highest attempt seen (a retried call's). */
   attempt?: number;
   /**
+   * What the lifecycle waits on from this step on, as a person says it (`the model`, `tool Bash`);
+   * "" when it waits on nothing (answered). The latest step's counts: a stuck turn says what it waited on.
+   */
+  waitingOn?: string;
+  /** The program running it ended without finishing it (`Claude Code (pid 27967)`): it is stuck from then, saying so. */
+  abandonedBy?: string;
+  /**
    * How one attempt of a model call went, for a client that numbers no attempts (Gemini CLI): only
    * what follows says whether a failed one was retried. A call's attempts are the failures since the
    * previous answer, and the answer; a definite end whose latest attempt failed is a failure.

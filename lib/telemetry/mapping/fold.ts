@@ -28,6 +28,11 @@ export interface Folded extends UsageSums {
   attempt: number | null;
   lastStep: string;
   tools: number;
+  /** What it waits on, as its latest step that said so says (null: nothing said, or answered). */
+  waitingOn: string | null;
+  /** The program that ended without finishing it, and when (the step that said so). */
+  abandonedBy: string | null;
+  abandonedAt: number | null;
 }
 
 export interface FoldStep {
@@ -79,6 +84,8 @@ export interface Tally {
   error: Said<string> | null;
   model: Said<string> | null;
   attempt: number | null;
+  waitingOn: Said<string> | null;
+  abandonedBy: Said<string> | null;
   /** Each attempt of a model call that a step said the outcome of (`Facts.attemptOutcome`). */
   attemptOutcomes: (Place & { failed: boolean })[];
   /** Its model calls and tool uses, by `kind id`, each merged from every record that told of it. */
@@ -86,7 +93,7 @@ export interface Tally {
 }
 
 export function emptyTally(kind: LifecycleKind): Tally {
-  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, latestProcessingAt: null, requeuedAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, attemptOutcomes: [], parts: new Map() };
+  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, latestProcessingAt: null, requeuedAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, waitingOn: null, abandonedBy: null, attemptOutcomes: [], parts: new Map() };
 }
 
 const least = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b < a ? b : a);
@@ -128,6 +135,8 @@ export function addStep(tally: Tally, step: FoldStep): void {
   tally.error = later(tally.error, step, facts.error);
   tally.model = later(tally.model, step, facts.model);
   tally.attempt = most(tally.attempt, facts.attempt);
+  tally.waitingOn = later(tally.waitingOn, step, facts.waitingOn);
+  tally.abandonedBy = later(tally.abandonedBy, step, facts.abandonedBy);
   if (facts.attemptOutcome) tally.attemptOutcomes.push({ at: step.at, key: step.key, failed: facts.attemptOutcome === "failed" });
 }
 
@@ -236,6 +245,9 @@ export function summarize(tally: Tally): Folded {
     model: tally.model?.value ?? calls.map((part) => part.fields.model).filter(Boolean).at(-1) ?? null,
     attempt: (attempts.length ? Math.max(...attempts) : null) || null,
     lastStep: tally.last?.value ?? "",
+    waitingOn: tally.waitingOn?.value || null,
+    abandonedBy: tally.abandonedBy?.value ?? null,
+    abandonedAt: tally.abandonedBy?.at ?? null,
     calls: tries.length,
     tools: parts.filter((part) => part.kind === "tool").length,
     inputTokens: sum("inputTokens"),

@@ -43,7 +43,10 @@ CREATE TABLE IF NOT EXISTS lifecycles (
   cache_write_tokens INTEGER NOT NULL,
   cost_usd REAL NOT NULL,
   estimated_calls INTEGER NOT NULL DEFAULT 0,
-  unpriced_calls INTEGER NOT NULL DEFAULT 0
+  unpriced_calls INTEGER NOT NULL DEFAULT 0,
+  waiting_on TEXT,
+  abandoned_by TEXT,
+  abandoned_at REAL
 );
 CREATE INDEX IF NOT EXISTS lifecycles_received ON lifecycles (received_at);
 CREATE INDEX IF NOT EXISTS lifecycles_state ON lifecycles (state);
@@ -95,6 +98,23 @@ CREATE TABLE IF NOT EXISTS unshown (
   last_at INTEGER NOT NULL,
   PRIMARY KEY (known_by, service, signal, name)
 ) WITHOUT ROWID;
+-- How far each agent's file was read (lib/telemetry/agentFiles): the next read starts there, and
+-- the mapping goes on with the state it had (the turn the file is in). Never beside the agent's files.
+CREATE TABLE IF NOT EXISTS agent_files (
+  path TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  offset INTEGER NOT NULL,
+  skipping INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  session TEXT,
+  lines INTEGER NOT NULL,
+  malformed INTEGER NOT NULL,
+  oversized INTEGER NOT NULL,
+  read_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS agent_files_session ON agent_files (session);
 CREATE TABLE IF NOT EXISTS intake (
   signal TEXT PRIMARY KEY,
   exports INTEGER NOT NULL,
@@ -116,6 +136,8 @@ const MIGRATIONS: readonly string[] = [
   "ALTER TABLE lifecycles ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0; ALTER TABLE lifecycles ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;",
   // A step says which call or tool use it told of: a lifecycle's page draws every record of one as one bar.
   "ALTER TABLE steps ADD COLUMN part_key TEXT;",
+  // A turn read from an agent's own files says what it waits on, and whether its program ended mid-way: its stuck reason says so.
+  "ALTER TABLE lifecycles ADD COLUMN waiting_on TEXT; ALTER TABLE lifecycles ADD COLUMN abandoned_by TEXT; ALTER TABLE lifecycles ADD COLUMN abandoned_at REAL;",
 ];
 
 /** Make the tables, or bring a store an earlier release made to this schema. */

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "../mapping/changes";
 import { addStep, emptyTally, mergePart, modelsFilled, partKey, summarize, type Tally } from "../mapping/fold";
 import type { Signal } from "../records";
+import { filePositions, keepPositionStatement, type FilePosition } from "./queries/agentFiles";
 import { storeBytes } from "./queries/bytes";
 import { storeIntake, type IntakeRow } from "./queries/intake";
 import { storeUnmapped, type UnmappedPage, type UnmappedRow } from "./queries/unmapped";
@@ -23,6 +24,12 @@ export interface ExportBatch {
   rejected: number;
   changes: readonly LifecycleChange[];
   unmapped: readonly Unmapped[];
+}
+
+/** What lines of an agent's file told (lib/telemetry/agentFiles), mapped and redacted, and how far the file was read. */
+export interface FileBatch {
+  changes: readonly LifecycleChange[];
+  position: FilePosition;
 }
 
 /** The statements an export runs, prepared once: preparing is most of a small statement's cost. */
@@ -47,7 +54,7 @@ function statements(db: Database.Database) {
     fold: db.prepare(
       `UPDATE lifecycles SET state = ?, started_at = ?, queued_at = ?, processing_at = ?, finished_at = ?, first_at = ?, last_at = ?, received_at = ?,
          prompt = ?, output = ?, error = ?, model = ?, attempt = ?, last_step = ?, calls = ?, tools = ?, input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?,
-         estimated_calls = ?, unpriced_calls = ?
+         estimated_calls = ?, unpriced_calls = ?, waiting_on = ?, abandoned_by = ?, abandoned_at = ?
        WHERE seq = ?`,
     ),
     dataVersion: db.prepare("PRAGMA data_version").pluck(),
@@ -56,6 +63,7 @@ function statements(db: Database.Database) {
     countIntake: db.prepare(
       "INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at",
     ),
+    keepPosition: keepPositionStatement(db),
     remove: ["lifecycle_keys", "steps", "parts", "lifecycles"].map((table) => db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`)),
   };
 }
@@ -97,6 +105,7 @@ export class TelemetryStore {
   /** `PRAGMA data_version` after this connection's last write: another one that changes the store makes it differ. */
   private dataVersion = -1;
   private keepTransaction!: Database.Transaction<TelemetryStore["keepExport"]>;
+  private keepFileTransaction!: Database.Transaction<TelemetryStore["keepFile"]>;
 
   constructor(
     readonly file: string,
@@ -110,6 +119,7 @@ export class TelemetryStore {
     this.sql = statements(this.db);
     // Made once a connection: better-sqlite3 builds its wrapper anew on each `transaction` call.
     this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
+    this.keepFileTransaction = this.db.transaction(this.keepFile.bind(this));
   }
 
   /** Open the file at the path afresh (it was deleted, replaced or damaged): what was held in memory is of the old one. */
@@ -147,24 +157,59 @@ export class TelemetryStore {
     }
   }
 
+  /**
+   * Keep what lines of an agent's file told and the file's new position, in one transaction: a
+   * read is kept whole or not at all, so the next read starts where what was kept ends. Returns how
+   * many lifecycles changed.
+   */
+  keepFileRead(batch: FileBatch, now = Date.now()): number {
+    this.checkFile();
+    try {
+      return this.keepFileTransaction.immediate(batch, now);
+    } catch (error) {
+      this.live.clear();
+      if (isDamage(error)) this.reopen({ damaged: true });
+      throw error;
+    }
+  }
+
+  /** Where each of an agent's files was read to. */
+  filePositions(agent: string): FilePosition[] {
+    this.checkFile();
+    return filePositions(this.db, agent);
+  }
+
+  /** `keepFileRead`'s transaction. */
+  private keepFile(batch: FileBatch, now: number): number {
+    const touched = this.applyChanges(batch.changes, now);
+    this.sql.keepPosition(batch.position);
+    return touched;
+  }
+
   /** `keep`'s transaction. */
   private keepExport(batch: ExportBatch, now: number): number {
+    const touched = this.applyChanges(batch.changes, now);
+    for (const item of batch.unmapped) {
+      if (item.knownBy !== undefined) this.sql.countUnshown.run(item.knownBy, item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+      else this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+    }
+    this.sql.countIntake.run(batch.signal, batch.records, batch.rejected, now);
+    return touched;
+  }
+
+  /** Each change applied and the lifecycles it touched written once; returns how many. */
+  private applyChanges(changes: readonly LifecycleChange[], now: number): number {
     // Another connection that wrote the store (a second dashboard on the same folder) makes what is
     // held in memory stale. Read with the write lock held, so no other write can come between.
     const version = this.sql.dataVersion.get() as number;
     if (version !== this.dataVersion) this.live.clear();
     this.dataVersion = version;
     const touched = new Set<number>();
-    for (const change of batch.changes) {
+    for (const change of changes) {
       const seq = this.apply(change, now);
       if (seq !== null) touched.add(seq);
     }
     for (const seq of touched) this.writeFolded(seq, now);
-    for (const item of batch.unmapped) {
-      if (item.knownBy !== undefined) this.sql.countUnshown.run(item.knownBy, item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
-      else this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
-    }
-    this.sql.countIntake.run(batch.signal, batch.records, batch.rejected, now);
     return touched.size;
   }
 
@@ -270,7 +315,7 @@ export class TelemetryStore {
     for (const part of modelsFilled(live.tally)) this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(part.fields));
     const f = summarize(live.tally);
     if (f.finishedAt !== null) this.live.delete(seq);
-    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, f.estimatedCalls, f.unpricedCalls, seq);
+    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, f.estimatedCalls, f.unpricedCalls, f.waitingOn, f.abandonedBy, f.abandonedAt, seq);
   }
 
   private remove(seqs: readonly number[]): void {

@@ -69,3 +69,12 @@ export function liveLifecycles(db: Database.Database, states: readonly string[],
   const sql = `SELECT t.seq AS _id, reqwatch_name(t.session, 128) AS _session, ${LIFECYCLE_ROWS.facts} FROM lifecycles t WHERE t.state IN (${placeholders})${sessionId === undefined ? "" : " AND reqwatch_name(t.session, 128) = ?"} ORDER BY t.seq DESC`;
   return db.prepare(sql).all(...states, ...(sessionId === undefined ? [] : [sessionId])) as Record<string, unknown>[];
 }
+
+/**
+ * Where a session's lifecycles came from: received over OpenTelemetry (a step of a log record or a
+ * span), read from an agent's own files (a step of a line, lib/telemetry/agentFiles), or both.
+ */
+export function sessionToldBy(db: Database.Database, sessionId: string): { received: boolean; files: boolean } {
+  const told = (keys: string) => db.prepare(`SELECT 1 FROM lifecycles t JOIN steps s ON s.seq = t.seq WHERE ${SESSION} AND (${keys}) LIMIT 1`).get(sessionId) !== undefined;
+  return { received: told("s.step_key LIKE 'log:%' OR s.step_key LIKE 'span:%'"), files: told("s.step_key LIKE 'line:%' OR s.step_key LIKE 'ended:%'") };
+}

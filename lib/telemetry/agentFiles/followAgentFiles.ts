@@ -1,0 +1,309 @@
+import fs from "node:fs";
+import path from "node:path";
+import { watch, type FSWatcher } from "chokidar";
+import type { Redaction } from "../../model/redaction";
+import type { LifecycleChange } from "../mapping/changes";
+import { redactExport } from "../pipeline/redactExport";
+import type { FilePosition } from "../store/queries/agentFiles";
+import type { TelemetryStore } from "../store/telemetryStore";
+import type { AgentFiles } from "./agentFiles";
+import { LINE_BOUNDS, readLines, type LineBounds } from "./readLines";
+
+/** A look at every file and at the agent's runs this often, besides what the watcher reports: a watcher can miss. */
+const RESCAN_EVERY_MS = 5000;
+/** Runs are looked at this often: a killed one shows as stuck within a few seconds. */
+const RUNS_EVERY_MS = 2000;
+/** What the watcher reports is read this long after, so a burst of writes is one read. */
+const SETTLE_MS = 20;
+
+export interface FollowOptions<S> {
+  /** The agent's folder (Claude Code's ~/.claude, or CLAUDE_CONFIG_DIR). */
+  folder: string;
+  agent: AgentFiles<S>;
+  store: TelemetryStore;
+  redaction: Redaction;
+  /** A file last written longer ago than this is not read back: its lines would be removed by the retention at once. */
+  keepMs: number;
+  /** Watch the folder and look again on a timer (the dashboard); without, `readAll` and `checkRuns` are called by hand (tests). */
+  live?: boolean;
+  now?: () => number;
+  bounds?: LineBounds;
+  onError?: (error: Error) => void;
+}
+
+/** What the follower read so far: the files it follows, the lines read and skipped. */
+export interface FollowStatus {
+  folder: string;
+  files: number;
+  lines: number;
+  malformed: number;
+  oversized: number;
+  /** The most bytes of one line held at once since it started. */
+  mostHeld: number;
+}
+
+/**
+ * Follows one agent's files (lib/telemetry/agentFiles/<agent>): reads each transcript from where it
+ * was last read (its position in the telemetry store, never beside the file), only the bytes added
+ * since, maps each whole line with the state the file's earlier lines left, redacts, and keeps the
+ * changes and the new position in one transaction. A file replaced at its path (another inode) or
+ * truncated is read again from its start (each line's step has a key of its own, so a line read
+ * twice counts once). Nothing is ever written under the agent's folder: files are opened to read.
+ */
+export class AgentFileFollower<S> {
+  private readonly positions = new Map<string, FilePosition>();
+  /** Each file's modification time when it was last read to its end: a file rewritten to the same size is read again. */
+  private readonly mtimes = new Map<string, number>();
+  private readonly pending = new Set<string>();
+  private watcher: FSWatcher | null = null;
+  /** The folders to watch that are not there yet. */
+  private missing: string[] = [];
+  private timers: NodeJS.Timeout[] = [];
+  private settle: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Runs seen alive while busy: when one is gone, it ended about when it was noticed. */
+  private readonly seenAlive = new Set<string>();
+  private readonly ended = new Set<string>();
+  private readonly now: () => number;
+  private mostHeld = 0;
+
+  constructor(private readonly options: FollowOptions<S>) {
+    this.now = options.now ?? Date.now;
+    for (const position of options.store.filePositions(options.agent.name)) this.positions.set(position.path, position);
+  }
+
+  /**
+   * Read what is there, then (live) follow the folder. Live, the files are read one at a time, the
+   * latest written first, with the thread free between them: a big folder read at start holds up
+   * neither the receiver nor what the watcher reports meanwhile.
+   */
+  start(): void {
+    if (!this.options.live) {
+      this.readAll();
+      this.checkRuns();
+      return;
+    }
+    this.watch();
+    this.timers.push(
+      setInterval(() => this.guard(() => this.look()), RESCAN_EVERY_MS).unref(),
+      setInterval(() => this.guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
+    );
+    const files = this.transcripts()
+      .map((file) => ({ file, mtimeMs: statMtime(file) }))
+      .sort((a, b) => b.mtimeMs - a.mtimeMs)
+      .map(({ file }) => file);
+    const next = () => {
+      if (this.closed) return;
+      const file = files.shift();
+      if (file === undefined) return this.guard(() => this.checkRuns());
+      this.guard(() => this.readFile(file));
+      setImmediate(next);
+    };
+    setImmediate(next);
+  }
+
+  private guard(work: () => void): void {
+    if (this.closed) return;
+    try {
+      work();
+    } catch (error) {
+      this.options.onError?.(error as Error);
+    }
+  }
+
+  private watch(): void {
+    const { folder, agent } = this.options;
+    const targets = agent.watched.map((watched) => path.join(folder, watched.folder));
+    const present = targets.filter((target) => fs.existsSync(target));
+    // A folder that appears later (the agent's first run) is watched from the next look on.
+    this.missing = targets.filter((target) => !present.includes(target));
+    if (present.length === 0) return;
+    const depth = Math.max(...agent.watched.map((watched) => watched.depth));
+    this.watcher = watch(present, { ignoreInitial: true, persistent: false, depth });
+    const seen = (file: string) => {
+      const relative = path.relative(folder, file).split(path.sep).join("/");
+      if (agent.isTranscript(relative)) this.pending.add(file);
+      else if (!relative.startsWith("projects/")) this.pending.add("");
+      this.settle ??= setTimeout(() => {
+        this.settle = null;
+        this.guard(() => this.readPending());
+      }, SETTLE_MS);
+    };
+    this.watcher.on("add", seen).on("change", seen).on("unlink", seen);
+    this.watcher.on("error", (error) => this.options.onError?.(error as Error));
+  }
+
+  /** The next look: a watched folder that appeared is watched, and every file is looked at. */
+  private look(): void {
+    if (this.missing.some((target) => fs.existsSync(target))) {
+      void this.watcher?.close();
+      this.watcher = null;
+      this.watch();
+    }
+    this.readAll();
+  }
+
+  private readPending(): void {
+    const files = [...this.pending];
+    this.pending.clear();
+    let runs = false;
+    for (const file of files) {
+      if (file === "") runs = true;
+      else this.readFile(file);
+    }
+    if (runs) this.checkRuns();
+  }
+
+  /** Every transcript under the agent's folder, each read from where it was. */
+  readAll(): void {
+    for (const file of this.transcripts()) this.readFile(file);
+  }
+
+  private transcripts(): string[] {
+    const { folder, agent } = this.options;
+    const found: string[] = [];
+    for (const { folder: sub, depth } of agent.watched) {
+      const visit = (dir: string, level: number) => {
+        let entries: fs.Dirent[];
+        try {
+          entries = fs.readdirSync(dir, { withFileTypes: true });
+        } catch {
+          return;
+        }
+        for (const entry of entries) {
+          const full = path.join(dir, entry.name);
+          if (entry.isDirectory() && level < depth) visit(full, level + 1);
+          else if (entry.isFile() && agent.isTranscript(path.relative(folder, full).split(path.sep).join("/"))) found.push(full);
+        }
+      };
+      visit(path.join(folder, sub), 0);
+    }
+    return found;
+  }
+
+  /** Read one file from its position to its end (in slices, each kept before the next). */
+  readFile(file: string): void {
+    const { agent, store } = this.options;
+    const known = this.positions.get(file);
+    if (known && unchanged(file, known, this.mtimes.get(file))) return;
+    let fd: number;
+    try {
+      // O_NOFOLLOW: a link in the agent's folder is not followed out of it.
+      fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+    } catch {
+      return;
+    }
+    try {
+      const stat = fs.fstatSync(fd);
+      if (!stat.isFile()) return;
+      this.mtimes.set(file, stat.mtimeMs);
+      let position = this.positions.get(file);
+      const replaced = !position || position.dev !== stat.dev || position.ino !== stat.ino || stat.size < position.offset;
+      if (replaced) {
+        // A file first seen that was last written before what is kept: followed from its end.
+        const old = !position && stat.mtimeMs < this.now() - this.options.keepMs;
+        position = { path: file, agent: agent.name, dev: stat.dev, ino: stat.ino, offset: old ? stat.size : 0, skipping: false, state: JSON.stringify(agent.emptyState()), session: null, lines: 0, malformed: 0, oversized: 0, readAt: this.now() };
+        if (old) {
+          store.keepFileRead({ changes: [], position });
+          this.positions.set(file, position);
+          return;
+        }
+      }
+      for (let more = true; more && !this.closed; ) {
+        if (!replaced && position!.offset === stat.size) return;
+        const read = readLines(fd, position!, stat.size, this.options.bounds ?? LINE_BOUNDS);
+        this.mostHeld = Math.max(this.mostHeld, read.held);
+        let state = JSON.parse(position!.state) as S;
+        const changes: LifecycleChange[] = [];
+        let malformed = 0;
+        for (const line of read.lines) {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(line);
+          } catch {
+            malformed++;
+            continue;
+          }
+          const mapped = agent.mapLine(parsed, state);
+          state = mapped.state;
+          changes.push(...mapped.changes);
+        }
+        const next: FilePosition = {
+          ...position!,
+          offset: read.offset,
+          skipping: read.skipping,
+          state: JSON.stringify(state),
+          session: agent.sessionOf(state),
+          lines: position!.lines + read.lines.length,
+          malformed: position!.malformed + malformed,
+          oversized: position!.oversized + read.oversized,
+          readAt: this.now(),
+        };
+        store.keepFileRead({ changes: redactExport({ changes, unmapped: [] }, this.options.redaction).changes, position: next }, this.now());
+        this.positions.set(file, next);
+        position = next;
+        more = !read.atEnd;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /**
+   * The agent's runs: a busy one whose process is gone left its turn open, and that turn says so.
+   * It ended about when it was noticed if it was seen alive before, else at its last sign of life.
+   */
+  checkRuns(): void {
+    const { agent, folder } = this.options;
+    if (!agent.runs || !agent.endedMidTurn) return;
+    for (const run of agent.runs(folder)) {
+      const id = `${run.session}:${run.pid}`;
+      if (!run.busy || this.ended.has(id)) continue;
+      if (run.liveness === "alive") this.seenAlive.add(id);
+      if (run.liveness !== "gone") continue;
+      // Its file read to its end first, so the open turn is the one it was in.
+      const files = [...this.positions.values()].filter((position) => position.session === run.session);
+      for (const position of files) this.readFile(position.path);
+      // Its own transcript (`<session>.jsonl`), not a subagent's beside it.
+      const latest = [...this.positions.values()].filter((position) => position.session === run.session).sort((a, b) => Number(path.basename(b.path) === `${run.session}.jsonl`) - Number(path.basename(a.path) === `${run.session}.jsonl`) || b.readAt - a.readAt)[0];
+      if (!latest) continue;
+      const lastWrite = statMtime(latest.path);
+      const endedAt = this.seenAlive.has(id) ? this.now() : Math.max(run.lastSeenAt, lastWrite);
+      const change = agent.endedMidTurn(run, JSON.parse(latest.state) as S, endedAt);
+      this.ended.add(id);
+      if (!change) continue;
+      this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position: latest }, this.now());
+    }
+  }
+
+  status(): FollowStatus {
+    const all = [...this.positions.values()];
+    const sum = (field: "lines" | "malformed" | "oversized") => all.reduce((total, position) => total + position[field], 0);
+    return { folder: this.options.folder, files: all.length, lines: sum("lines"), malformed: sum("malformed"), oversized: sum("oversized"), mostHeld: this.mostHeld };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    if (this.settle) clearTimeout(this.settle);
+    await this.watcher?.close();
+  }
+}
+
+/** The file is the one read, not written since, and read to its end: a look costs a stat, not an open. */
+function unchanged(file: string, position: FilePosition, mtimeMs: number | undefined): boolean {
+  try {
+    const stat = fs.lstatSync(file);
+    return stat.ino === position.ino && stat.dev === position.dev && stat.size === position.offset && stat.mtimeMs === mtimeMs;
+  } catch {
+    return true;
+  }
+}
+
+function statMtime(file: string): number {
+  try {
+    return fs.statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}

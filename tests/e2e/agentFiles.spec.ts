@@ -1,0 +1,47 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { aClaudeFolder } from "../helpers/claudeFolder";
+import { expect, test } from "./fixtures";
+
+// Claude Code's own session files (captured from the real CLI with its telemetry off,
+// tests/fixtures/claude-code-transcripts; the CLI itself runs in tests/integration/claudeCodeFiles.test.ts),
+// in a Claude folder the dashboard reads, and what a person sees of them, live.
+
+test("Claude Code's turns from its own files, with no telemetry: the table, a turn's timeline, a killed run stuck with its reason, a line appended shown without a reload, the Health page", async ({ page, launchApp }) => {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-claude-"));
+  try {
+    const { folder } = aClaudeFolder(path.join(parent, ".claude"), ["tool", "killed"]);
+    const { url } = await launchApp({ REQWATCH_AGENT_FILES: "on", REQWATCH_CLAUDE_DIR: folder });
+
+    await page.goto(`${url}/requests?source=otel`);
+    const table = page.getByRole("table", { name: "Requests" });
+    const tool = table.getByRole("row").filter({ hasText: "2 model calls" });
+    await expect(tool).toContainText("completed");
+    await expect(tool).toContainText("2 model calls, 1 tool use, 240 in / 60 out tokens");
+    // The run killed mid-call: stuck at once, saying which process ended.
+    const killed = table.getByRole("row").filter({ hasText: "processing" });
+    await expect(killed).toContainText(/Claude Code \(pid 24624\) ended mid-turn \d+/);
+
+    // A new prompt written while the page is open shows without a reload.
+    const file = path.join(folder, "projects", "-e2e", "5b7c1e0a-0000-4000-8000-000000000001.jsonl");
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const line = { parentUuid: null, isSidechain: false, promptId: "5b7c1e0a-0000-4000-8000-000000000002", type: "user", message: { role: "user", content: "written while the page is open" }, uuid: "5b7c1e0a-0000-4000-8000-000000000003", timestamp: new Date().toISOString(), sessionId: "5b7c1e0a-0000-4000-8000-000000000001" };
+    fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
+    await expect(table.getByRole("row").filter({ hasText: "processing" })).toHaveCount(2);
+
+    // The tool turn's page: each call and the tool once, on a timeline.
+    await tool.getByRole("link", { name: /^turn-\d+$/ }).click();
+    await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
+    const timeline = page.getByRole("list", { name: "Timeline" });
+    await expect(timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, / })).toHaveCount(2);
+    await expect(timeline.getByRole("listitem", { name: /^tool, Bash, / })).toHaveCount(1);
+    await expect(page.getByText("or an agent's own session files said")).toBeVisible();
+
+    // The Health page: where the files are read from, and how much of them.
+    await page.goto(`${url}/health`);
+    await expect(page.getByRole("definition").filter({ hasText: `files in ${folder}` })).toContainText(/3 files in .*, \d+ lines read/);
+  } finally {
+    fs.rmSync(parent, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,133 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { resolveTrackerOptions } from "../../lib/store/options";
+import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
+import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
+import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
+import { tempParent } from "../helpers/stateDir";
+import { readRows } from "../helpers/telemetryRows";
+import { treeSnapshot } from "../helpers/treeSnapshot";
+
+// The follower on real files as Claude Code appends to them: it reads only what was added, waits for
+// a line's end, skips what it cannot read (counted), and starts again on a file truncated or replaced.
+// Lines are the real CLI's (tests/fixtures/claude-code-transcripts), written out piece by piece.
+
+const DAY = 24 * 3600_000;
+
+function aFollower(folder: string, file = path.join(tempParent(), "telemetry.db"), bounds?: { maxLineBytes: number; maxReadBytes: number }) {
+  const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
+  const follower = new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: DAY, ...(bounds && { bounds }) });
+  follower.start();
+  const turns = () => readRows<{ prompt: string; state: string; calls: number; session: string }>(file, "SELECT prompt, state, calls, session FROM lifecycles ORDER BY seq");
+  const steps = () => readRows<{ n: number }>(file, "SELECT count(*) AS n FROM steps")[0]!.n;
+  return { store, follower, file, turns, steps, close: () => void follower.close().then(() => store.close()) };
+}
+
+/** A recorded transcript's lines, and an empty file at its place to append them to. */
+function anEmptyTranscript(scenario: string) {
+  const { folder, transcripts } = aClaudeFolder([scenario]);
+  const transcript = transcripts[scenario]!;
+  const lines = fs.readFileSync(transcript, "utf8").split("\n").filter(Boolean);
+  fs.writeFileSync(transcript, "");
+  return { folder, transcript, lines };
+}
+
+/** A Claude folder of recorded scenarios, in a folder removed after the test. */
+const aClaudeFolder = (scenarios: string[], now?: number) => claudeFolderAt(path.join(tempParent(), ".claude"), scenarios, now);
+
+describe("following Claude Code's files", () => {
+  it("reads only what was added since, and holds back a half-written line until it is whole", () => {
+    const { folder, transcript, lines } = anEmptyTranscript("plain");
+    const answer = lines.findIndex((line) => line.includes('"type":"assistant"'));
+    const reading = aFollower(folder);
+    fs.appendFileSync(transcript, lines.slice(0, answer).join("\n") + "\n");
+    reading.follower.readAll();
+    expect(reading.turns()).toEqual([expect.objectContaining({ prompt: "say hello, plainly", state: "processing", calls: 0 })]);
+    // Half the answer's line: nothing of it yet.
+    const half = Math.floor(lines[answer]!.length / 2);
+    fs.appendFileSync(transcript, lines[answer]!.slice(0, half));
+    reading.follower.readAll();
+    expect(reading.turns()[0]).toMatchObject({ state: "processing", calls: 0 });
+    expect(reading.follower.status().malformed).toBe(0);
+    fs.appendFileSync(transcript, lines[answer]!.slice(half) + "\n" + lines.slice(answer + 1).join("\n") + "\n");
+    reading.follower.readAll();
+    expect(reading.turns()).toEqual([expect.objectContaining({ state: "completed", calls: 1 })]);
+    expect(reading.follower.status()).toMatchObject({ files: 1, lines: lines.length, malformed: 0, oversized: 0 });
+    reading.close();
+  });
+
+  it("skips and counts a malformed line and a 50 MB line, never holding it whole, and reads on after them", () => {
+    const { folder, transcript, lines } = anEmptyTranscript("plain");
+    const answer = lines.findIndex((line) => line.includes('"type":"assistant"'));
+    const reading = aFollower(folder);
+    fs.appendFileSync(transcript, lines.slice(0, answer).join("\n") + "\n{not json at all\n");
+    // A 50 MB line written in 1 MB pieces, read between them: the follower never gathers more than its bound (8 MB) of it.
+    const piece = `{"type":"attachment","x":"${"a".repeat(1024 * 1024)}`;
+    for (let i = 0; i < 50; i++) {
+      fs.appendFileSync(transcript, piece);
+      reading.follower.readAll();
+    }
+    fs.appendFileSync(transcript, '"}\n' + lines.slice(answer).join("\n") + "\n");
+    reading.follower.readAll();
+    expect(reading.turns()).toEqual([expect.objectContaining({ state: "completed", calls: 1 })]);
+    expect(reading.follower.status()).toMatchObject({ malformed: 1, oversized: 1 });
+    // At most its bound and a read's chunk of the line's 50 MB was ever held.
+    expect(reading.follower.status().mostHeld).toBeLessThanOrEqual(9 * 1024 * 1024);
+    reading.close();
+  });
+
+  it("a file truncated, or replaced at its path, is read again from its start; each line still counts once", () => {
+    const { folder, transcripts } = aClaudeFolder(["plain"]);
+    const transcript = transcripts.plain!;
+    const whole = fs.readFileSync(transcript, "utf8");
+    const reading = aFollower(folder);
+    const steps = reading.steps();
+    expect(reading.turns()).toHaveLength(1);
+    // Truncated (a rotation that empties it), then written again.
+    fs.truncateSync(transcript, 0);
+    reading.follower.readAll();
+    fs.writeFileSync(transcript, whole);
+    reading.follower.readAll();
+    expect(reading.turns()).toHaveLength(1);
+    expect(reading.steps()).toBe(steps);
+    // Replaced by another file (a rename over it): read from its start.
+    const other = aClaudeFolder(["resumed"]).transcripts.resumed!;
+    fs.copyFileSync(other, `${transcript}.new`);
+    fs.renameSync(`${transcript}.new`, transcript);
+    reading.follower.readAll();
+    expect(reading.turns().map((turn) => turn.prompt)).toEqual(["say hello, plainly", "say hello, plainly", "and a second prompt"]);
+    reading.close();
+  });
+
+  it("goes on from its kept position after a restart: nothing read twice, nothing missed", () => {
+    const { folder, transcript, lines } = anEmptyTranscript("resumed");
+    const second = lines.findIndex((line) => line.includes("and a second prompt"));
+    fs.appendFileSync(transcript, lines.slice(0, second).join("\n") + "\n");
+    const file = path.join(tempParent(), "telemetry.db");
+    const first = aFollower(folder, file);
+    const steps = first.steps();
+    first.close();
+    fs.appendFileSync(transcript, lines.slice(second).join("\n") + "\n");
+    const again = aFollower(folder, file);
+    expect(again.turns().map((turn) => [turn.prompt, turn.state])).toEqual([
+      ["say hello, plainly", "completed"],
+      ["and a second prompt", "completed"],
+    ]);
+    expect(again.steps()).toBe(steps + 2);
+    expect(again.follower.status().lines).toBe(lines.length);
+    again.close();
+  });
+
+  it("writes nothing under Claude Code's folder: every byte and time the same after reading it", () => {
+    const { folder } = aClaudeFolder(["plain", "tool", "retry", "exhausted", "killed", "resumed"]);
+    const before = treeSnapshot(folder);
+    const reading = aFollower(folder);
+    reading.follower.readAll();
+    reading.follower.checkRuns();
+    expect(reading.turns()).toHaveLength(7);
+    expect(treeSnapshot(folder)).toEqual(before);
+    reading.close();
+  });
+});
