@@ -1,12 +1,11 @@
-import fs from "node:fs";
 import path from "node:path";
+import zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { readOne } from "../../lib/sources/sourceQueue";
 import { telemetryQueue } from "../../lib/sources/telemetryQueue";
 import { openTelemetryStore } from "../../lib/telemetry/store/readStore";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
-import type { Signal } from "../../lib/telemetry/records";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { lifecycleFacts } from "../../lib/views/lifecycleFacts";
 import type { SourcePart, SourceStep } from "../../lib/sources/sourceMessage";
@@ -32,47 +31,11 @@ function aTurn(scenario: string, signals?: "logs") {
   }
 }
 
-/** A Gemini CLI 0.61.0 scenario's first turn (tests/fixtures/otlp/gemini-cli-0.61.0), as its page reads it. */
-function aGeminiTurn(scenario: string) {
+/** A scenario's lifecycle `id` as its page reads it, from a client's captured exports (tests/fixtures/otlp/<client>/<scenario>), their times moved to now. */
+function aReceived(client: string, scenario: string, id = "turn-1") {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  const folder = path.resolve(__dirname, "../fixtures/otlp/gemini-cli-0.61.0", scenario);
-  for (const name of fs.readdirSync(folder).filter((name) => name.endsWith(".json")).sort()) {
-    const signal = /-(traces|logs|metrics)\./.exec(name)![1] as Signal;
-    ingestExport(store, NO_REDACTION, signal, decodeExport(signal, "json", fs.readFileSync(path.join(folder, name))), Date.now());
-  }
-  store.close();
-  const db = openTelemetryStore(file);
-  try {
-    return readOne(db, telemetryQueue(file), "turn-1", Date.now(), null)!;
-  } finally {
-    db.close();
-  }
-}
-
-/** A Codex CLI 0.171.0 scenario's first turn (tests/fixtures/otlp/codex-0.171.0), as its page reads it. */
-function aCodexTurn(scenario: string) {
-  const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  for (const item of recordedExports(path.resolve(__dirname, "../fixtures/otlp/codex-0.171.0", scenario))) ingestExport(store, NO_REDACTION, item.signal, decodeExport(item.signal, "json", item.body));
-  store.close();
-  const db = openTelemetryStore(file);
-  try {
-    return readOne(db, telemetryQueue(file), "turn-1", Date.now(), null)!;
-  } finally {
-    db.close();
-  }
-}
-
-/** A scenario's lifecycle `id` as its page reads it, from a client's captured exports (tests/fixtures/otlp/<client>/<scenario>). */
-function aReceived(client: string, scenario: string, id: string) {
-  const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  const folder = path.resolve(__dirname, "../fixtures/otlp", client, scenario);
-  for (const name of fs.readdirSync(folder).filter((name) => name.endsWith(".json")).sort()) {
-    const signal = /-(traces|logs|metrics)\./.exec(name)![1] as Signal;
-    ingestExport(store, NO_REDACTION, signal, decodeExport(signal, "json", fs.readFileSync(path.join(folder, name))), Date.now());
-  }
+  for (const item of recordedExports(path.resolve(__dirname, "../fixtures/otlp", client, scenario))) ingestExport(store, NO_REDACTION, item.signal, decodeExport(item.signal, item.contentType === "application/json" ? "json" : "protobuf", item.gzip ? zlib.gunzipSync(item.body) : item.body));
   store.close();
   const db = openTelemetryStore(file);
   try {
@@ -81,6 +44,9 @@ function aReceived(client: string, scenario: string, id: string) {
     db.close();
   }
 }
+
+const aGeminiTurn = (scenario: string) => aReceived("gemini-cli-0.61.0", scenario);
+const aCodexTurn = (scenario: string) => aReceived("codex-0.171.0", scenario);
 
 /** Every item of a timeline, however deep. */
 const everyItem = (list: readonly TimelineItem[]): TimelineItem[] => list.flatMap((item) => [item, ...everyItem(item.children)]);
