@@ -163,6 +163,7 @@ void main().catch((error: unknown) => {
  */
 async function readNextSettingsQuietly(nextRequire: NodeJS.Require, dir: string): Promise<void> {
   const { default: loadConfig } = nextRequire("next/dist/server/config") as { default: (phase: string, dir: string, options: { silent: boolean }) => Promise<unknown> };
-  const { PHASE_PRODUCTION_SERVER } = nextRequire("next/constants") as { PHASE_PRODUCTION_SERVER: string };
+  // The module Next.js's own server loads: a standalone build carries it, not the package's `next/constants`.
+  const { PHASE_PRODUCTION_SERVER } = nextRequire("next/dist/shared/lib/constants") as { PHASE_PRODUCTION_SERVER: string };
   await loadConfig(PHASE_PRODUCTION_SERVER, dir, { silent: true });
 }
