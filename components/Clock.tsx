@@ -7,9 +7,20 @@ import { useNow } from "./data/useNow";
 // component around it. The page is rendered a moment before the browser takes it over, often across
 // a second's tick: each leaf's own element says its text may differ, so no caller can forget to.
 
-/** How long ago `at` was ("12s ago"), kept current. */
-export function TimeAgo({ at }: { at: number }) {
-  return <span suppressHydrationWarning>{formatAgo(at, useNow(1000))}</span>;
+/**
+ * A date, the one way every page shows one: how long ago or how soon ("12s ago", "in 3m"), kept
+ * current, with the exact time (ISO, UTC) on hover. A time in a file that is not one shows as written.
+ */
+export function When({ at }: { at: number | string | null | undefined }) {
+  const now = useNow(1000);
+  const ms = typeof at === "string" ? Date.parse(at) : at;
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return <>{typeof at === "string" && at ? at : "—"}</>;
+  const exact = new Date(ms).toISOString();
+  return (
+    <time dateTime={exact} title={exact} suppressHydrationWarning>
+      {formatAgo(ms, now)}
+    </time>
+  );
 }
 
 /** How long since `since` ("3m 12s"), kept current. */

@@ -5,7 +5,8 @@ import { LiveStuckCount } from "@/components/header/StuckBadge";
 import { SourcesTable } from "@/components/sources/SourcesTable";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { TableHead } from "@/components/TableHead";
-import { formatAgo, formatDuration } from "@/lib/model/duration";
+import { formatDuration } from "@/lib/model/duration";
+import { When } from "@/components/Clock";
 import { costNote, ESTIMATE_NOTE, formatCost } from "@/lib/model/money";
 import { sessionPath } from "@/components/sessions/sessionPath";
 import type { UsageSums } from "@/lib/telemetry/store/queries/callSums";
@@ -36,7 +37,6 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
   const query = healthQuery.parse(await searchParams);
   const tracker = getTracker();
   const health = getHealth({ unmappedOffset: (query.unmapped - 1) * UNMAPPED_PAGE });
-  const now = tracker.options.now();
   const { ingest, monitor, guard, retention } = health;
   const sources = getSources();
   return (
@@ -45,7 +45,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       <AutoRefresh everyMs={guard.problem ? 1000 : 5000} />
       {guard.problem && (
         <p className="notice" role="alert">
-          {guard.problem} The tables show the requests as they were{guard.since ? ` ${formatAgo(guard.since, now)}` : ""}.
+          {guard.problem} The tables show the requests as they were{guard.since ? <> <When at={guard.since} /></> : ""}.
         </p>
       )}
       <div className="grid2">
@@ -69,7 +69,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
             <dt>Index rebuilds</dt>
             <dd>
               {guard.lastRebuild
-                ? `${guard.rebuilds} while running; latest ${formatAgo(guard.lastRebuild.at, now)}, because ${guard.lastRebuild.cause} (${guard.lastRebuild.durationMs} ms)`
+                ? <>{guard.rebuilds} while running; latest <When at={guard.lastRebuild.at} />, because {guard.lastRebuild.cause} ({guard.lastRebuild.durationMs} ms)</>
                 : "none while running"}
             </dd>
           </dl>
@@ -86,7 +86,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
                 : `${ingest.watcherIngested.toLocaleString()} since this server started, indexed as the watcher reported them${ingest.lastIngestLagMs === null ? "" : `; the latest batch ${ingest.lastIngestLagMs} ms after the report`}`}
             </dd>
             <dt>Last reconciliation</dt>
-            <dd>{ingest.lastReconcile ? `${formatAgo(ingest.lastReconcile.at, now)}, ${ingest.lastReconcile.scanned} files in ${ingest.lastReconcile.durationMs} ms, ${ingest.lastReconcile.fixes} fixes` : "not yet"}</dd>
+            <dd>{ingest.lastReconcile ? <><When at={ingest.lastReconcile.at} />, {ingest.lastReconcile.scanned} files in {ingest.lastReconcile.durationMs} ms, {ingest.lastReconcile.fixes} fixes</> : "not yet"}</dd>
             <dt>Reconciliation fixes</dt>
             <dd>{ingest.reconcileFixes === 0 ? "0" : `${ingest.reconcileFixes}: the watcher missed changes that reconciliation caught`}</dd>
             <dt>Response files</dt>
@@ -103,7 +103,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <h2>Stuck monitor</h2>
           <dl className="fields">
             <dt>Last pass</dt>
-            <dd>{monitor.lastPassAt ? `${formatAgo(monitor.lastPassAt, now)} (${monitor.durationMs?.toFixed(1)} ms)` : "not yet"}</dd>
+            <dd>{monitor.lastPassAt ? <><When at={monitor.lastPassAt} /> ({monitor.durationMs?.toFixed(1)} ms)</> : "not yet"}</dd>
             <dt>Interval</dt>
             <dd>{formatDuration(monitor.intervalMs)}</dd>
             <dt>Thresholds</dt>
@@ -127,7 +127,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
                 <dt>Last run</dt>
                 <dd>
                   {retention.latest
-                    ? `${formatAgo(retention.latest.finishedAt, now)}: ${retention.latest.error ? `failed: ${retention.latest.error}` : `removed ${retention.latest.removed.toLocaleString()}, skipped ${retention.latest.skipped}, archive dropped ${retention.latest.archiveDropped.toLocaleString()}`}`
+                    ? <><When at={retention.latest.finishedAt} />: {retention.latest.error ? `failed: ${retention.latest.error}` : `removed ${retention.latest.removed.toLocaleString()}, skipped ${retention.latest.skipped}, archive dropped ${retention.latest.archiveDropped.toLocaleString()}`}</>
                     : "not yet"}
                 </dd>
               </>
@@ -145,11 +145,11 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
               <dt>Position</dt>
               <dd>{health.otel.position ? `change ${health.otel.position.seq}` : "not yet"}</dd>
               <dt>Last export</dt>
-              <dd>{health.otel.lastSuccessAt ? formatAgo(health.otel.lastSuccessAt, now) : "not yet"}</dd>
+              <dd>{health.otel.lastSuccessAt ? <When at={health.otel.lastSuccessAt} /> : "not yet"}</dd>
               <dt>Last error</dt>
               <dd>
                 {health.otel.lastError
-                  ? `${formatAgo(health.otel.lastError.at, now)}: ${health.otel.lastError.message}${health.otel.lastSuccessAt !== null && health.otel.lastSuccessAt > health.otel.lastError.at ? " (recovered since)" : ""}`
+                  ? <><When at={health.otel.lastError.at} />: {health.otel.lastError.message}{health.otel.lastSuccessAt !== null && health.otel.lastSuccessAt > health.otel.lastError.at ? " (recovered since)" : ""}</>
                   : "none"}
               </dd>
             </dl>
@@ -187,7 +187,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
               <Fragment key={row.signal}>
                 <dt>{row.signal}</dt>
                 <dd>
-                  {row.records.toLocaleString()} records in {row.exports.toLocaleString()} exports{row.rejected ? `, ${row.rejected.toLocaleString()} rejected` : ""}, the last {formatAgo(row.lastAt, now)}
+                  {row.records.toLocaleString()} records in {row.exports.toLocaleString()} exports{row.rejected ? `, ${row.rejected.toLocaleString()} rejected` : ""}, the last <When at={row.lastAt} />
                 </dd>
               </Fragment>
             ))}
@@ -228,14 +228,16 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
                       <td className="num">{row.turns}</td>
                       <td className="num">{row.tools}</td>
                       <UsageCells row={row} />
-                      <td className="num">{formatAgo(row.lastAt, now)}</td>
+                      <td className="num">
+                        <When at={row.lastAt} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             </>
           )}
-          <UnmappedNames page={health.telemetry.unmapped} now={now} />
+          <UnmappedNames page={health.telemetry.unmapped} />
         </>
       ) : (
         <p className="muted">Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles, or --agent-files on to read Claude Code&apos;s own files.</p>
@@ -249,7 +251,9 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
               <tr key={file.file}>
                 <td className="id">{file.file}</td>
                 <td style={{ whiteSpace: "normal" }}>{file.reason}</td>
-                <td className="num">{formatAgo(file.since, now)}</td>
+                <td className="num">
+                  <When at={file.since} />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
 import type { ActionDryRun } from "@/lib/actions/actionDryRun";
+import { nameIds } from "@/lib/actions/describeAction";
 import type { AuditEntry } from "@/lib/db/auditLog";
 import { useDashboard } from "../data/LiveFeed";
 import { actionDryRunOptions, auditEntryOptions, auditKeys, requestKeys, runAction, type ActionRequest } from "../data/queries";
@@ -67,12 +68,7 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
             {/* An undo's dry run counts no states: its requests are in the archive. */}
             {dryRun.data.willChange > 0 && Object.keys(dryRun.data.byState).length > 0 && ` (${describeStates(dryRun.data.byState)})`}.
           </p>
-          {dryRun.data.firstIds.length > 0 && (
-            <p className="muted">
-              First: {dryRun.data.firstIds.join(", ")}
-              {dryRun.data.willChange > dryRun.data.firstIds.length ? ", …" : ""}
-            </p>
-          )}
+          {dryRun.data.firstIds.length > 0 && <p className="muted">{nameIds(dryRun.data.firstIds, dryRun.data.willChange)}</p>}
           {dryRun.data.skipped.map((skip) => (
             <p key={skip.reason} className="muted">
               {skip.count} would be skipped: {skip.reason}

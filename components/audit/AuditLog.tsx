@@ -8,6 +8,7 @@ import { formatDuration } from "@/lib/model/duration";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { ActionDialog } from "../actions/ActionDialog";
 import { auditListOptions } from "../data/queries";
+import { When } from "../Clock";
 import { TableHead } from "../TableHead";
 
 /** Undo a cleanup, through the same dry run and confirmation as any action; off while an undo of it runs. */
@@ -60,8 +61,8 @@ export function AuditLog({ initial }: { initial: AuditEntry[] }) {
           {entries.map((entry) => (
             <tr key={entry.id} data-entry-id={entry.id}>
               <td className="num">{entry.id}</td>
-              <td className="num" title={new Date(entry.startedAt).toISOString()}>
-                {new Date(entry.startedAt).toLocaleString()}
+              <td className="num">
+                <When at={entry.startedAt} />
                 {entry.finishedAt !== null && <div className="muted">took {formatDuration(entry.finishedAt - entry.startedAt)}</div>}
               </td>
               <td style={{ whiteSpace: "normal" }}>

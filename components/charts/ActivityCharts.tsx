@@ -5,10 +5,10 @@ import { useState } from "react";
 import { ACTIVITY_RANGES, type ActivityRange, type WorkspaceMatch } from "@/lib/model/activity";
 import { formatDuration } from "@/lib/model/duration";
 import { formatUsd } from "@/lib/model/money";
-import { advanceActivity, type ActivityView } from "@/lib/views/activityView";
+import { advanceActivity, withLevelsNow, type ActivityView } from "@/lib/views/activityView";
 import { usePollInterval } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
-import { activityOptions } from "../data/queries";
+import { activityOptions, countsOptions } from "../data/queries";
 import { TimeChart, type ChartSeries } from "./TimeChart";
 
 const RANGE_LABEL: Record<ActivityRange, string> = { "1h": "1 hour", "24h": "24 hours", "7d": "7 days" };
@@ -116,6 +116,10 @@ export function ActivityCharts({ initial, match, note, received = false }: { ini
     placeholderData: keepPreviousData,
     refetchInterval: pollMs,
   });
+  // Every workspace of the folder: its requests by state now are the state cards' counts, from their
+  // one query (kept current by the event stream), not from this chart's own read a moment apart.
+  const cards = match === null && source === "folder";
+  const { data: counts } = useQuery({ ...countsOptions(), enabled: cards });
   if (!fetched) {
     return (
       <section aria-label="Activity" className="activity">
@@ -124,7 +128,8 @@ export function ActivityCharts({ initial, match, note, received = false }: { ini
     );
   }
   // A change refetches; time passing only moves the intervals on.
-  const data = advanceActivity(fetched, now);
+  const advanced = advanceActivity(fetched, now);
+  const data = cards && counts ? withLevelsNow(advanced, counts) : advanced;
   const { totals } = data;
 
   return (

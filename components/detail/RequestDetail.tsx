@@ -35,7 +35,7 @@ export function RequestDetail({ id, initial }: { id: string; initial: RequestDet
       </div>
       <ResponseFile />
 
-      <h2>History</h2>
+      <h2>History (oldest first)</h2>
       <table aria-label="History">
         <TableHead columns={["At", "From", "To", "By", "Reason"]} />
         <HistoryRows />

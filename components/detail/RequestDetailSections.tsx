@@ -1,18 +1,28 @@
 "use client";
 
 import Link from "next/link";
-import { memo, useState } from "react";
+import { Fragment, memo, useState } from "react";
 import type { ResponseView } from "@/lib/views/requestsView";
 import { ActionDialog } from "../actions/ActionDialog";
 import { useDashboard } from "../data/LiveFeed";
 import { StateBadge } from "../StateBadge";
 import { CopyButton } from "./CopyButton";
 import { useRequestDetail } from "./RequestDetailQuery";
+import { When } from "../Clock";
 
 // The live leaves of a request's page (components/detail/RequestDetail.tsx lays them out): each
-// reads the page's one query and re-renders when the request changes, none on the clock's ticks.
+// reads the page's one query and re-renders when the request changes; only its dates tick.
 
-const iso = (ms: number | undefined | null) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
+/** A list of times (a callback's retries), each as every date is shown. */
+function Dates({ at }: { at: readonly (number | string)[] }) {
+  if (!at.length) return <>—</>;
+  return at.map((t, i) => (
+    <Fragment key={i}>
+      {i > 0 && ", "}
+      <When at={t} />
+    </Fragment>
+  ));
+}
 
 const downloadUrl = (requestId: string, part: string) => `/api/requests/${encodeURIComponent(requestId)}/download/${part}`;
 
@@ -89,11 +99,17 @@ export function CorrelationFields() {
       <dt>Tokens</dt>
       <dd>{request.tokens ?? "—"}</dd>
       <dt>Created</dt>
-      <dd>{iso(request.createdAt)}</dd>
+      <dd>
+        <When at={request.createdAt} />
+      </dd>
       <dt>Updated</dt>
-      <dd>{iso(request.lastUpdatedAt)}</dd>
+      <dd>
+        <When at={request.lastUpdatedAt} />
+      </dd>
       <dt>Deadline</dt>
-      <dd>{iso(request.timeoutAt)}</dd>
+      <dd>
+        <When at={request.timeoutAt} />
+      </dd>
       <dt>Version</dt>
       <dd>{request.version ?? "—"}</dd>
     </dl>
@@ -110,13 +126,19 @@ export function ClaimFields() {
         {request.maxAttempts ? ` of ${request.maxAttempts}` : ""}
       </dd>
       <dt>Not before</dt>
-      <dd>{iso(request.notBefore)}</dd>
+      <dd>
+        <When at={request.notBefore} />
+      </dd>
       <dt>Worker</dt>
       <dd>{request.claim ? `pid ${request.claim.pid ?? "?"} on ${request.claim.host ?? "?"}` : "—"}</dd>
       <dt>Claimed</dt>
-      <dd>{iso(request.claim?.claimedAt)}</dd>
+      <dd>
+        <When at={request.claim?.claimedAt} />
+      </dd>
       <dt>Heartbeat</dt>
-      <dd>{iso(request.claim?.heartbeatAt)}</dd>
+      <dd>
+        <When at={request.claim?.heartbeatAt} />
+      </dd>
       <dt>Token</dt>
       <dd>{request.claim?.token ?? "—"}</dd>
     </dl>
@@ -133,7 +155,9 @@ export function CallbackFields() {
       <dt>Attempts</dt>
       <dd>{request.callback.attempts}</dd>
       <dt>Retries at</dt>
-      <dd>{request.callback.retryTimestamps.map((t) => (typeof t === "number" ? iso(t) : t)).join(", ") || "—"}</dd>
+      <dd>
+        <Dates at={request.callback.retryTimestamps} />
+      </dd>
       <dt>Error</dt>
       <dd>{request.callback.error ?? "—"}</dd>
     </dl>
@@ -205,7 +229,9 @@ function ResponseFileSection({ view, download }: { view: ResponseView; download:
             <dt>Callback attempts</dt>
             <dd>{view.response.callback?.attempts ?? "—"}</dd>
             <dt>Retries at</dt>
-            <dd>{view.response.callback?.retryTimestamps.map((t) => (typeof t === "number" ? iso(t) : t)).join(", ") || "—"}</dd>
+            <dd>
+              <Dates at={view.response.callback?.retryTimestamps ?? []} />
+            </dd>
             <dt>Callback error</dt>
             <dd>{view.response.callback?.error ?? "—"}</dd>
           </dl>
@@ -236,7 +262,9 @@ export function HistoryRows() {
       )}
       {(request.transitions ?? []).map((entry, i) => (
         <tr key={i} className={entry.dropped ? "dropped" : undefined}>
-          <td className="num">{iso(entry.at)}</td>
+          <td className="num">
+            <When at={entry.at} />
+          </td>
           <td>{entry.from ?? "—"}</td>
           <td>{entry.dropped ? "(dropped)" : entry.to}</td>
           <td>{entry.by ?? "—"}</td>

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { TableHead } from "@/components/TableHead";
-import { formatAgo } from "@/lib/model/duration";
+import { When } from "../Clock";
 import type { UnmappedPage } from "@/lib/telemetry/store/queries/unmapped";
 
 /** The Health page's link to a page of the unmapped names (1 is the first). */
@@ -11,7 +11,7 @@ export const unmappedPagePath = (page: number) => (page <= 1 ? "/health" : `/hea
  * inner spans, a stalled-jobs check that found none), counted per dialect; then what no dialect
  * understands, every name, a page at a time, with how many there are.
  */
-export function UnmappedNames({ page, now }: { page: UnmappedPage; now: number }) {
+export function UnmappedNames({ page }: { page: UnmappedPage }) {
   return (
     <>
       {page.known.length > 0 && (
@@ -24,18 +24,20 @@ export function UnmappedNames({ page, now }: { page: UnmappedPage; now: number }
                 <td>{row.dialect}</td>
                 <td className="num">{row.names.toLocaleString("en-US")}</td>
                 <td className="num">{row.count.toLocaleString("en-US")}</td>
-                <td className="num">{formatAgo(row.lastAt, now)}</td>
+                <td className="num">
+                <When at={row.lastAt} />
+              </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
-      <Unmapped page={page} now={now} />
+      <Unmapped page={page} />
     </>
   );
 }
 
-function Unmapped({ page, now }: { page: UnmappedPage; now: number }) {
+function Unmapped({ page }: { page: UnmappedPage }) {
   if (page.total === 0) return null;
   const number = Math.floor(page.offset / page.limit) + 1;
   const pages = Math.max(1, Math.ceil(page.total / page.limit));
@@ -56,7 +58,9 @@ function Unmapped({ page, now }: { page: UnmappedPage; now: number }) {
               <td>{row.signal}</td>
               <td className="id">{row.name || "(no name)"}</td>
               <td className="num">{row.count.toLocaleString("en-US")}</td>
-              <td className="num">{formatAgo(row.lastAt, now)}</td>
+              <td className="num">
+                <When at={row.lastAt} />
+              </td>
             </tr>
           ))}
         </tbody>

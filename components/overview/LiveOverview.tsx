@@ -4,7 +4,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatDuration } from "@/lib/model/duration";
 import type { OverviewView, Percentiles } from "@/lib/views/overviewView";
-import { TimeAgo } from "../Clock";
+import { When } from "../Clock";
 import { StateBadge } from "../StateBadge";
 import { TableHead } from "../TableHead";
 import type { StateCounts as Counts } from "@/lib/db/queries/countByState";
@@ -116,7 +116,7 @@ export function LiveRecentFailures({ initial }: { initial: OverviewView }) {
                   </td>
                   <td className="text">{failure.error ? failure.error.slice(0, 200) : "—"}</td>
                   <td className="num">
-                    <TimeAgo at={failure.at} />
+                    <When at={failure.at} />
                   </td>
                 </tr>
               ))}
@@ -158,13 +158,13 @@ export function LiveRetention({ initial }: { initial: OverviewView }) {
         : `Retention: finished requests go ${formatDuration(retention.retentionMs)} after their last update, into the archive, which keeps them ${archiveKeeps}. `}
       {latest ? (
         <>
-          Last ran <TimeAgo at={latest.finishedAt} />: {latest.error ? `failed: ${latest.error}` : latest.removed ? removedText(latest.removed) : retention.retentionMs === null ? "the archive's retention" : "nothing past it"}
+          Last ran <When at={latest.finishedAt} />: {latest.error ? `failed: ${latest.error}` : latest.removed ? removedText(latest.removed) : retention.retentionMs === null ? "the archive's retention" : "nothing past it"}
           {latest.removed > 0 && entryLink(latest)}
           {!latest.error && (latest.archiveDropped > 0 ? `; the archive dropped ${latest.archiveDropped.toLocaleString()}` : retention.retentionMs === null ? ", nothing past it" : "")}.
           {lastRemoval && lastRemoval !== latest && lastRemoval.finishedAt !== latest.finishedAt && (
             <>
               {" "}
-              Last removal <TimeAgo at={lastRemoval.finishedAt} />: {removedText(lastRemoval.removed)}
+              Last removal <When at={lastRemoval.finishedAt} />: {removedText(lastRemoval.removed)}
               {entryLink(lastRemoval)}.
             </>
           )}

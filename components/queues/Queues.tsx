@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { stuckText, type QueueRow } from "@/lib/views/queuesView";
-import { TimeSince } from "../Clock";
+import { TimeSince, When } from "../Clock";
 import { TableHead } from "../TableHead";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { queueKeys, queuesOptions, setQueuePaused } from "../data/queries";
@@ -94,9 +94,17 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
               </td>
               <td className="text">
                 {row.paused && (
-                  <span title={row.paused.pausedAt ? `since ${new Date(row.paused.pausedAt).toISOString()}` : undefined}>
+                  <span>
                     <strong>paused</strong>
                     {row.paused.by ? ` by ${row.paused.by}` : ""}
+                    {row.paused.pausedAt ? (
+                      <>
+                        {" "}
+                        <When at={row.paused.pausedAt} />
+                      </>
+                    ) : (
+                      ""
+                    )}
                     {row.paused.reason ? `: ${row.paused.reason}` : ""}
                   </span>
                 )}

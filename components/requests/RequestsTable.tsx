@@ -2,7 +2,8 @@
 
 import Link from "next/link";
 import { useEffect } from "react";
-import { formatAgo, formatDuration } from "@/lib/model/duration";
+import { formatDuration } from "@/lib/model/duration";
+import { When } from "../Clock";
 import type { RequestRow } from "@/lib/views/requestsView";
 import { useNow } from "../data/useNow";
 import { Cut } from "../Cut";
@@ -114,8 +115,12 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
               <td className="num">{row.attempt ?? "—"}</td>
               <td className="clip" title={row.model ?? undefined}>{row.model ?? "—"}</td>
               <td className="num">{row.tokens ?? "—"}</td>
-              <td className="num" title={new Date(row.createdAt).toISOString()} suppressHydrationWarning>{formatAgo(row.createdAt, now)}</td>
-              <td className="num" title={new Date(row.lastUpdatedAt).toISOString()} suppressHydrationWarning>{formatAgo(row.lastUpdatedAt, now)}</td>
+              <td className="num">
+                <When at={row.createdAt} />
+              </td>
+              <td className="num">
+                <When at={row.lastUpdatedAt} />
+              </td>
               {selection && (
                 <td className="row-actions">
                   {retryable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}

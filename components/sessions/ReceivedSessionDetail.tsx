@@ -9,7 +9,7 @@ import type { RequestsView } from "@/lib/views/requestsView";
 import type { TelemetrySessionView } from "@/lib/views/telemetrySessionsView";
 import { usePollInterval } from "../data/LiveFeed";
 import { receivedSessionOptions, requestListOptions } from "../data/queries";
-import { TimeAgo } from "../Clock";
+import { When } from "../Clock";
 import { RequestsTable } from "../requests/RequestsTable";
 import { sourceRowPath } from "../sources/sourcePaths";
 import { TableHead } from "../TableHead";
@@ -35,7 +35,7 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
         Session <code>{session.sessionId}</code> <span className={`session-state session-${session.state}`}>{session.state}</span>
       </h1>
       <p aria-label="Received">
-        Received over OpenTelemetry from <strong>{session.from}</strong>: the first record <TimeAgo at={session.firstSeen} />, the last <TimeAgo at={session.lastSeen} />.
+        Received over OpenTelemetry from <strong>{session.from}</strong>: the first record <When at={session.firstSeen} />, the last <When at={session.lastSeen} />.
       </p>
       <dl className="fields" aria-label="Session figures">
         <dt>Turns</dt>
@@ -129,7 +129,7 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
                 </td>
                 <td>{row.state}</td>
                 <td className="num">
-                  <TimeAgo at={row.at} />
+                  <When at={row.at} />
                 </td>
                 <td style={{ whiteSpace: "normal" }}>{row.error}</td>
               </tr>

@@ -10,7 +10,7 @@ import type { RequestsView } from "@/lib/views/requestsView";
 import type { SessionDetailView } from "@/lib/views/sessionsView";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { requestListOptions, sessionDetailOptions } from "../data/queries";
-import { TimeAgo, TimeSince } from "../Clock";
+import { When } from "../Clock";
 import { RequestsTable } from "../requests/RequestsTable";
 import { TableHead } from "../TableHead";
 
@@ -50,7 +50,7 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
       </h1>
       {seen && (
         <p aria-label="Requests seen">
-          {seen.requests} request{seen.requests === 1 ? "" : "s"} carry this id: the first created <TimeAgo at={seen.firstSeen} />, the last updated <TimeAgo at={seen.lastSeen} />.
+          {seen.requests} request{seen.requests === 1 ? "" : "s"} carry this id: the first created <When at={seen.firstSeen} />, the last updated <When at={seen.lastSeen} />.
         </p>
       )}
       {session ? (
@@ -81,19 +81,29 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
   );
 }
 
+const timeOf = (iso: string | undefined) => {
+  const ms = Date.parse(iso ?? "");
+  return Number.isFinite(ms) ? ms : -Infinity;
+};
+const newestFirst = (a: string | undefined, b: string | undefined) => {
+  const [x, y] = [timeOf(a), timeOf(b)];
+  return x === y ? 0 : y > x ? 1 : -1;
+};
+
 /** What a session recorded: focus, steps, blockers, patterns, files and commands. */
 function RecordedContext({ session }: { session: SessionRecord }) {
   const snapshot = session.context_snapshot ?? {};
   const created = Date.parse(session.created_at ?? "");
-  const files = Object.entries(session.files_modified ?? {});
-  const commands = session.commands_executed ?? [];
+  // Newest first, as the tool that wrote the file kept them in its own order; a time it did not write goes last.
+  const files = Object.entries(session.files_modified ?? {}).sort(([a, x], [b, y]) => newestFirst(x.last_modified, y.last_modified) || a.localeCompare(b));
+  const commands = [...(session.commands_executed ?? [])].sort((x, y) => newestFirst(x.timestamp, y.timestamp));
   return (
     <>
       <p aria-label="Context">
         {Number.isFinite(created) && (
           <>
-            Active for {formatDuration(Math.max(0, Date.parse(session.last_updated ?? "") - created))}, started <TimeSince since={created} />
-            {" ago. "}
+            Active for {formatDuration(Math.max(0, Date.parse(session.last_updated ?? "") - created))}, started <When at={created} />
+            {". "}
           </>
         )}
         <strong>Current focus:</strong> {snapshot.active_task ?? "—"}
@@ -113,7 +123,10 @@ function RecordedContext({ session }: { session: SessionRecord }) {
         </section>
       </div>
 
-      <h2>Files modified ({files.length})</h2>
+      <h2>
+        Files modified ({files.length}
+        {files.length > 1 ? ", newest first" : ""})
+      </h2>
       {files.length ? (
         <table aria-label="Files modified">
           <TableHead columns={["File", "Changes", "Summary", "Last modified"]} />
@@ -123,7 +136,9 @@ function RecordedContext({ session }: { session: SessionRecord }) {
                 <td className="id">{file}</td>
                 <td className="num">{entry.modification_count ?? 0}</td>
                 <td style={{ whiteSpace: "normal" }}>{entry.changes_summary ?? "—"}</td>
-                <td className="num">{entry.last_modified ?? "—"}</td>
+                <td className="num">
+                  <When at={entry.last_modified} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -132,14 +147,19 @@ function RecordedContext({ session }: { session: SessionRecord }) {
         <p className="muted">No files recorded.</p>
       )}
 
-      <h2>Commands ({commands.length})</h2>
+      <h2>
+        Commands ({commands.length}
+        {commands.length > 1 ? ", newest first" : ""})
+      </h2>
       {commands.length ? (
         <table aria-label="Commands">
           <TableHead columns={["Started", "Command", "Workflow", "Duration", "Status"]} />
           <tbody>
             {commands.map((command, i) => (
               <tr key={i}>
-                <td className="num">{command.timestamp ?? "—"}</td>
+                <td className="num">
+                  <When at={command.timestamp} />
+                </td>
                 <td style={{ whiteSpace: "normal" }}>{command.command ?? "—"}</td>
                 <td>{command.workflow ?? "—"}</td>
                 <td className="num">{command.duration_seconds !== undefined ? formatDuration(command.duration_seconds * 1000) : "—"}</td>

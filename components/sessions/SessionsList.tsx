@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatAgo } from "@/lib/model/duration";
+import { When } from "../Clock";
 import { costNote, formatCost } from "@/lib/model/money";
 import { DEFAULT_QUERY, requestQueryParams } from "@/lib/model/requestQuery";
 import { lastActive } from "@/lib/sessions/sessionState";
@@ -11,7 +11,6 @@ import { plural, receivedActivity } from "@/lib/views/sessionFigures";
 import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { shellWord } from "@/lib/model/shellCommand";
 import { sessionListOptions } from "../data/queries";
-import { useNow } from "../data/useNow";
 import { TableHead } from "../TableHead";
 import { sessionPath } from "./sessionPath";
 import { Cut } from "../Cut";
@@ -26,7 +25,6 @@ const count = (n: number) => n.toLocaleString("en-US");
 export function SessionsList({ initial }: { initial: SessionRow[] }) {
   const pollMs = usePollInterval();
   const { data: sessions } = useQuery({ ...sessionListOptions(), initialData: initial, refetchInterval: pollMs });
-  const now = useNow(1000);
   const { readOnly, stateDir } = useDashboard();
   if (!sessions.length) {
     return readOnly ? (
@@ -57,7 +55,7 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
                 <span className={`session-state session-${s.state}`}>{s.state}</span>
                 {s.source === null && !s.recorded && <div className="muted">no recorded context</div>}
               </td>
-              <td className="num" suppressHydrationWarning>{lastActive(s) ? formatAgo(lastActive(s), now) : "—"}</td>
+              <td className="num">{lastActive(s) ? <When at={lastActive(s)} /> : "—"}</td>
               {s.source === null ? (
                 <>
                   <td style={{ whiteSpace: "normal" }}>{s.activeTask ?? "—"}</td>

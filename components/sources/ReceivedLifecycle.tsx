@@ -2,6 +2,7 @@ import Link from "next/link";
 import { Fragment } from "react";
 import type { LifecycleFact } from "@/lib/views/lifecycleFacts";
 import type { SourceRequestView } from "@/lib/views/sourceRowsView";
+import { When } from "../Clock";
 import { StateBadge } from "../StateBadge";
 import { RowContent } from "./RowContent";
 import { sourceTablePath } from "./sourcePaths";
@@ -48,7 +49,7 @@ function LifecycleFacts({ facts }: { facts: LifecycleFact[] }) {
       {facts.map((fact) => (
         <Fragment key={fact.label}>
           <dt>{fact.label}</dt>
-          <dd>{fact.value}</dd>
+          <dd>{fact.at === undefined ? fact.value : <When at={fact.at} />}</dd>
         </Fragment>
       ))}
     </dl>

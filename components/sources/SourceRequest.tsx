@@ -5,18 +5,16 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import type { SourceActionKind } from "@/lib/sources/sourceActions";
 import { SourceActionDialog } from "./SourceActionDialog";
-import { formatAgo } from "@/lib/model/duration";
+import { When } from "../Clock";
 import type { SourceRequestView } from "@/lib/views/sourceRowsView";
 import { usePollInterval } from "../data/LiveFeed";
 import { sourceRequestOptions } from "../data/queries";
-import { useNow } from "../data/useNow";
 import { StateBadge } from "../StateBadge";
 import { ReceivedLifecycle } from "./ReceivedLifecycle";
 import { RowContent } from "./RowContent";
 import { sourceTablePath } from "./sourcePaths";
 import { SourceLine } from "./SourcesTable";
 
-const iso = (ms: number | undefined) => (typeof ms === "number" ? new Date(ms).toISOString() : "—");
 
 /**
  * A row of another program's queue, as reqwatch maps it: state, times, session, why it is stuck by
@@ -26,7 +24,6 @@ const iso = (ms: number | undefined) => (typeof ms === "number" ? new Date(ms).t
 export function SourceRequest({ source, id, initial, problem }: { source: string; id: string; initial: SourceRequestView | null; problem: string | null }) {
   const pollMs = usePollInterval();
   const { data, error } = useQuery({ ...sourceRequestOptions(source, id), initialData: initial ?? undefined, refetchInterval: pollMs });
-  const now = useNow(1000);
   const message = error?.message ?? (data ? null : problem);
   // Its page renders a received lifecycle on the server; here only when the store could not be read at first.
   if (data?.source.kind === "otel") return <ReceivedLifecycle source={source} id={id} view={data} message={message} />;
@@ -64,11 +61,17 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
               </>
             )}
             <dt>Created</dt>
-            <dd suppressHydrationWarning>{iso(data.request.createdAt)} ({formatAgo(data.request.createdAt, now)})</dd>
+            <dd>
+              <When at={data.request.createdAt} />
+            </dd>
             <dt>Processing started</dt>
-            <dd>{iso(data.request.processingStartedAt)}</dd>
+            <dd>
+              <When at={data.request.processingStartedAt} />
+            </dd>
             <dt>Finished</dt>
-            <dd>{iso(data.request.completedAt)}</dd>
+            <dd>
+              <When at={data.request.completedAt} />
+            </dd>
           </dl>
           {data.steps && data.steps.length > 0 && (
             <>
@@ -84,7 +87,9 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
                 <tbody>
                   {data.steps.map((step, i) => (
                     <tr key={i}>
-                      <td className="id">{iso(step.at)}</td>
+                      <td className="num">
+                        <When at={step.at} />
+                      </td>
                       <td>{step.name}</td>
                       <td style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{step.summary}</td>
                     </tr>

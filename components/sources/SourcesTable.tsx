@@ -2,11 +2,10 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { formatAgo } from "@/lib/model/duration";
+import { When } from "../Clock";
 import type { SourceStatus } from "@/lib/sources/liveSource";
 import { workerLine } from "@/lib/views/workerLine";
 import { sourcesOptions } from "../data/queries";
-import { useNow } from "../data/useNow";
 import { TableHead } from "../TableHead";
 import { sourceTablePath } from "./sourcePaths";
 
@@ -19,14 +18,14 @@ function what(source: SourceStatus): string {
 
 /** Over a source's table: what it is, where it is read from, and why it cannot be read when it cannot. */
 export function SourceLine({ source }: { source: SourceStatus }) {
-  const now = useNow(5000);
   return (
     <p className={source.error ? "notice" : "muted"} role={source.error ? "alert" : undefined} data-testid="source-line" suppressHydrationWarning>
       {source.error
         ? `${source.name} cannot be read: ${source.error.message}`
         : source.worker
           ? `${what(source)}: ${workerLine(source.worker)}. Below its queue, the left-overs of its pending_messages in ${source.file} (schema ${source.generation}, no longer processed by claude-mem), ${source.writable ? "opened for writing" : "read only"}.`
-          : `${what(source)} in ${source.file}, ${source.writable ? "opened for writing (retry and delete where claude-mem's own recovery does the same)" : source.kind === "otel" ? "shown as sent" : "read only"}${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last ${source.kind === "otel" ? "received" : "written"} ${source.lastWriteAt === null ? "never" : formatAgo(source.lastWriteAt, now)}.`}
+          : `${what(source)} in ${source.file}, ${source.writable ? "opened for writing (retry and delete where claude-mem's own recovery does the same)" : source.kind === "otel" ? "shown as sent" : "read only"}${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last ${source.kind === "otel" ? "received" : "written"} `}
+      {!source.error && !source.worker && (source.lastWriteAt === null ? "never." : <><When at={source.lastWriteAt} />.</>)}
     </p>
   );
 }
@@ -34,7 +33,6 @@ export function SourceLine({ source }: { source: SourceStatus }) {
 /** Every source: rows, stuck, last write, or why it cannot be read (the overview and the Health page). */
 export function SourcesTable({ initial, detail = false }: { initial: SourceStatus[]; detail?: boolean }) {
   const { data: sources = initial } = useQuery({ ...sourcesOptions(), initialData: initial });
-  const now = useNow(5000);
   if (!sources.length) return null;
   return (
     <div className="table-scroll">
@@ -63,8 +61,12 @@ export function SourcesTable({ initial, detail = false }: { initial: SourceStatu
               <td className="num">{source.error ? "—" : source.counts.queued}</td>
               <td className="num">{source.error ? "—" : source.counts.processing}</td>
               <td className="num">{source.error ? "—" : source.stuck ? <Link href={sourceTablePath(source.name, true)} prefetch={false}>{source.stuck} stuck{source.counting ? " so far" : ""}</Link> : source.counting ? "counting" : 0}</td>
-              <td className="num" suppressHydrationWarning>{source.lastWriteAt === null ? "—" : formatAgo(source.lastWriteAt, now)}</td>
-              {detail && <td className="num" suppressHydrationWarning>{source.readAt === null ? "—" : `${formatAgo(source.readAt, now)}, ${source.readMs} ms`}</td>}
+              <td className="num">{source.lastWriteAt === null ? "—" : <When at={source.lastWriteAt} />}</td>
+              {detail && (
+                <td className="num">
+                  {source.readAt === null ? "—" : <><When at={source.readAt} />, {source.readMs} ms</>}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { WorkerView } from "@/lib/views/workersView";
-import { TimeAgo } from "../Clock";
+import { When } from "../Clock";
 import { usePollInterval } from "../data/LiveFeed";
 import { workersOptions } from "../data/queries";
 import { TableHead } from "../TableHead";
@@ -30,7 +30,11 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
             <td>
               {worker.pid === null ? "—" : `pid ${worker.pid}`}
               {worker.host && <div className="muted">{worker.host}</div>}
-              {worker.processStartedAt !== null && <div className="muted">started {new Date(worker.processStartedAt).toISOString()}</div>}
+              {worker.processStartedAt !== null && (
+                <div className="muted">
+                  started <When at={worker.processStartedAt} />
+                </div>
+              )}
             </td>
             <td style={{ whiteSpace: "normal", maxWidth: 320 }}>
               <strong>{worker.status}</strong>
@@ -47,12 +51,12 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
               )}
             </td>
             <td className="num">{worker.holding}</td>
-            <td className="num">{worker.heartbeatAt === null ? "—" : <TimeAgo at={worker.heartbeatAt} />}</td>
+            <td className="num">{worker.heartbeatAt === null ? "—" : <When at={worker.heartbeatAt} />}</td>
             <td className="num">{worker.completed}</td>
             <td className="num">{worker.failed}</td>
             <td className="num">{worker.released}</td>
-            <td className="num"><TimeAgo at={worker.firstSeen} /></td>
-            <td className="num"><TimeAgo at={worker.lastSeen} /></td>
+            <td className="num"><When at={worker.firstSeen} /></td>
+            <td className="num"><When at={worker.lastSeen} /></td>
           </tr>
         ))}
       </tbody>

@@ -79,7 +79,6 @@ export class BulkActions implements Actions {
 
   dryRun(raw: ActionInput): ActionDryRun {
     const input = validate(raw);
-    const summary = describeAction(input);
     if (input.kind === "retry" || input.kind === "cancel") {
       const ids = this.targetOf(input);
       const report = input.kind === "retry" ? retry(this.ctx, { ids }, { dryRun: true }) : cancel(this.ctx, ids, { dryRun: true });
@@ -88,11 +87,14 @@ export class BulkActions implements Actions {
       for (const r of changing) byState[r.from] = (byState[r.from] ?? 0) + 1;
       const skipped: SkipSummary[] = [];
       for (const s of report.skipped) addSkip(skipped, s.reason, s.requestId);
-      const dryRunId = storeDryRun(this.ctx, input, ids);
+      // Named by how many it would change: the count the dialog's button and the audit entry say too.
+      const summary = describeAction(input, changing.length);
+      const dryRunId = storeDryRun(this.ctx, input, summary, ids);
       return { kind: input.kind, summary, dryRunId, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
     }
     const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
-    const dryRunId = storeDryRun(this.ctx, input, report.ids, report.cutoff);
+    const summary = describeAction(input);
+    const dryRunId = storeDryRun(this.ctx, input, summary, report.ids, report.cutoff);
     return { kind: "cleanup", summary, dryRunId, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
   }
 
@@ -111,7 +113,7 @@ export class BulkActions implements Actions {
     if (input.kind === "retry" || input.kind === "cancel") {
       const ids = dryRun?.ids ?? this.targetOf(input);
       // The dry run's words and input: what it matched is what this run acts on.
-      const described = dryRun ? { summary: dryRun.summary, target: dryRun.target } : { summary: describeAction(input), target: auditTarget(input) };
+      const described = dryRun ? { summary: dryRun.summary, target: dryRun.target } : { summary: describeAction(input, ids.length), target: auditTarget(input) };
       return this.runner.run(ids, { kind: input.kind, ...described }, options, (chunk, progress, entryId) => {
         const report = input.kind === "retry" ? retry(this.ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.ctx, chunk, { by: actedBy(by, entryId) });
         const changed = "retried" in report ? report.retried : report.cancelled;

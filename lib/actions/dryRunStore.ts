@@ -40,10 +40,10 @@ function askedOf(input: ActionInput): string {
  * Keep what a dry run fixed for its run, in the index, where every process on the folder finds it
  * (an agent's client may start a new server for the confirmation); returns the id the run names it by.
  */
-export function storeDryRun(ctx: TrackerContext, input: ActionInput, ids: string[], cutoff?: number): string {
+export function storeDryRun(ctx: TrackerContext, input: ActionInput, summary: string, ids: string[], cutoff?: number): string {
   const now = ctx.now();
   const id = randomUUID();
-  keepDryRun(ctx, { id, kind: input.kind, asked: askedOf(input), summary: describeAction(input), target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + DRY_RUN_TTL_MS }, now, DRY_RUNS_KEPT);
+  keepDryRun(ctx, { id, kind: input.kind, asked: askedOf(input), summary, target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + DRY_RUN_TTL_MS }, now, DRY_RUNS_KEPT);
   return id;
 }
 

@@ -2,6 +2,7 @@ import type { ArchiveDb } from "../db/archive";
 import { getEntry, startEntry, updateEntry, type AuditEntry } from "../db/auditLog";
 import type { SourceActionKind, SourceActionResult } from "../sources/sourceActions";
 import type { TrackerContext } from "../store/context";
+import { nameIds } from "./describeAction";
 
 /**
  * An action on another program's queue (`sourceAction`), in the audit log: written before it
@@ -16,7 +17,9 @@ export function recordSourceAction(
   by: string,
   act: () => SourceActionResult,
 ): { entry: AuditEntry; result: SourceActionResult } {
-  const summary = `${kind === "retry" ? "Retry" : "Delete"} ${requestIds.length} message${requestIds.length === 1 ? "" : "s"} of ${source.name} (${source.file})`;
+  // Named as the folder's actions are: the ids, a few by name.
+  const ids = requestIds.length === 1 ? requestIds[0] : `${requestIds.length} messages: ${nameIds(requestIds)}`;
+  const summary = `${kind === "retry" ? "Retry" : "Delete"} ${ids} of ${source.name} (${source.file})`;
   const id = startEntry(auditDb, { kind: `source-${kind}`, by, summary, target: { source: source.name, file: source.file, ids: requestIds }, matched: requestIds.length, at: ctx.now() });
   try {
     const result = act();

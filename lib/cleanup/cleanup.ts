@@ -48,6 +48,11 @@ export interface CleanupReport {
 
 const BATCH = 500;
 
+/** When a request was last written: its last update, or a later step of its history (a restore keeps the request's own time). */
+function lastWrittenAt(request: RequestRecord): number {
+  return Math.max(request.lastUpdatedAt, request.transitions?.at(-1)?.at ?? 0);
+}
+
 const NOT_ON_DISK = "its archived copy is not in archive.db on disk (the archive was deleted, replaced or damaged during the cleanup); the file is kept";
 
 /** The second half of a cleanup, once the archive commit holds these requests: their files go (durably), then their index rows. Under the writers' lock. */
@@ -98,7 +103,7 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
       if (!read) {
         gone.push(id);
         report.skipped.push({ requestId: id, reason: "the file was already gone" });
-      } else if (!states.includes(read.request.state) || read.request.lastUpdatedAt > cutoff) {
+      } else if (!states.includes(read.request.state) || lastWrittenAt(read.request) > cutoff) {
         report.skipped.push({ requestId: id, reason: `changed since it matched (now ${read.request.state})` });
       } else {
         going.push(read);
@@ -221,7 +226,8 @@ export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId
       return current;
     }
     outcome = "restored";
-    return applyChange(copy.request, { reason: RESTORED_REASON, by: "restore" }, ctx.now());
+    // Its history says when it was restored; its own times stay as they were, so the tables do not show it as updated now.
+    return { ...applyChange(copy.request, { reason: RESTORED_REASON, by: "restore" }, ctx.now()), lastUpdatedAt: copy.request.lastUpdatedAt };
   });
   if (outcome === "missing") throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive${cleanupEntry === undefined ? "" : ` as cleanup #${cleanupEntry} archived it`}.`);
   if (outcome === "exists") throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists; it was not restored over.`);

@@ -31,7 +31,10 @@ export function formatDuration(ms: number): string {
   return parts.slice(0, 2).join(" ");
 }
 
-/** `5m 12s ago`; a time in the future reads as `0ms ago`. */
+/**
+ * `5m 12s ago`, or `in 3m` for a time ahead (a deadline, a back-off). Less than a second ahead reads
+ * as `0ms ago`: a time written a moment before another process read its clock.
+ */
 export function formatAgo(then: number, now: number): string {
-  return `${formatDuration(Math.max(0, now - then))} ago`;
+  return then - now >= 1000 ? `in ${formatDuration(then - now)}` : `${formatDuration(Math.max(0, now - then))} ago`;
 }

@@ -126,3 +126,14 @@ export function advanceActivity(view: ActivityView, now: number): ActivityView {
     usage: view.usage && { costUsd: shift(view.usage.costUsd, () => 0), inputTokens: shift(view.usage.inputTokens, () => 0), outputTokens: shift(view.usage.outputTokens, () => 0) },
   };
 }
+
+/**
+ * The view with its live states' latest point set to `counts`, the counts the state cards show: the
+ * cards and the chart's "now" then say one moment's figures, whichever of their two reads came last.
+ */
+export function withLevelsNow(view: ActivityView, counts: Readonly<Partial<Record<(typeof LIVE_STATES)[number], number>>>): ActivityView {
+  const last = view.times.length - 1;
+  if (last < 0) return view;
+  const states = Object.fromEntries(LIVE_STATES.map((state) => [state, view.states[state].map((n, i) => (i === last ? (counts[state] ?? n) : n))])) as ActivityView["states"];
+  return { ...view, states };
+}

@@ -1,17 +1,15 @@
 import { formatCost } from "../model/money";
 import { formatSpan } from "./timelineView";
 
-/** One fact of a received lifecycle, in words: `Took` `1.2 s`. */
+/** One fact of a received lifecycle, in words: `Took` `1.2 s`; a time also as its epoch `at`, for the page to show as it shows every date. */
 export interface LifecycleFact {
   label: string;
   value: string;
+  at?: number;
 }
 
 const num = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 const str = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
-
-/** An epoch time as the page shows it: `2026-11-28 18:09:24.123 UTC`. */
-export const formatTime = (ms: number) => new Date(ms).toISOString().replace("T", " ").replace("Z", " UTC");
 
 /**
  * What the telemetry store keeps of a lifecycle (its `lifecycles` row) in words: times as times,
@@ -23,9 +21,9 @@ export function lifecycleFacts(row: Record<string, unknown>): LifecycleFact[] {
   const add = (label: string, value: string | undefined | false) => {
     if (value) facts.push({ label, value });
   };
-  const time = (column: string) => {
+  const addTime = (label: string, column: string) => {
     const ms = num(row[column]);
-    return ms === undefined ? undefined : formatTime(ms);
+    if (ms !== undefined) facts.push({ label, value: new Date(ms).toISOString(), at: ms });
   };
   const started = num(row.started_at);
   const finished = num(row.finished_at);
@@ -35,13 +33,13 @@ export function lifecycleFacts(row: Record<string, unknown>): LifecycleFact[] {
   add("Session", str(row.session));
   add("Trace", str(row.trace_id));
   add("State", str(row.state));
-  add("Started", time("started_at"));
-  add("Queued", time("queued_at"));
-  add("Worked on from", time("processing_at"));
-  add("Finished", time("finished_at"));
+  addTime("Started", "started_at");
+  addTime("Queued", "queued_at");
+  addTime("Worked on from", "processing_at");
+  addTime("Finished", "finished_at");
   if (started !== undefined && finished !== undefined) add("Took", formatSpan(finished - started));
   else if (started !== undefined && last !== undefined && last > started) add("Last heard of", `${formatSpan(last - started)} after it started`);
-  add("Last received", time("received_at"));
+  addTime("Last received", "received_at");
   add("Model", str(row.model));
   const attempt = num(row.attempt);
   add("Attempts", attempt !== undefined && attempt > 1 && String(attempt));

@@ -194,6 +194,80 @@ test("cleanup with a dry run, then undo from the audit page", async ({ page, sta
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
 });
 
+test("retry all matching says what it will do: how many, matching which filter, the same count on its button, a few ids and how many more; the audit log says the same", async ({ page, tracker }) => {
+  for (let i = 1; i <= 12; i++) {
+    const id = `f-${String(i).padStart(2, "0")}`;
+    tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
+    tracker.transition(id, "failed");
+  }
+  tracker.create({ requestId: "elsewhere", workspace: "billing", state: "processing" });
+  tracker.transition("elsewhere", "failed");
+  await page.goto("/requests?states=failed&workspace=gateway");
+  await page.getByRole("button", { name: "Retry all matching" }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog.getByRole("heading")).toHaveText("Retry 12 requests matching failed in gateway");
+  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText(/f-\d\d, f-\d\d, f-\d\d and 9 more/);
+  await dialog.getByRole("button", { name: "Retry 12 requests" }).click();
+  await expect(dialog.getByRole("status")).toContainText("Done: 12 changed, 0 skipped.");
+  await dialog.getByRole("link", { name: "See the audit log" }).click();
+  await expect(page.getByRole("table", { name: "Audit log" }).getByRole("row").nth(1)).toContainText("Retry 12 requests matching failed in gateway");
+  expect(tracker.get("elsewhere")?.state).toBe("failed");
+});
+
+test.describe("row actions", () => {
+  // A queued request is offered Cancel once it is stuck.
+  test.use({ appEnv: { REQWATCH_QUEUED_STUCK_AFTER: "1s", REQWATCH_MONITOR_INTERVAL: "250ms" } });
+
+  test("a row's Retry and Cancel name their request, in the dialog and in the audit log", async ({ page, tracker }) => {
+    tracker.create({ requestId: "req-42", workspace: "gateway", state: "processing" });
+    tracker.transition("req-42", "failed");
+    tracker.create({ requestId: "req-43", workspace: "gateway", state: "queued" });
+    await page.goto("/requests");
+    const table = page.getByRole("table", { name: "Requests" });
+    const dialog = page.getByRole("dialog");
+    await table.getByRole("button", { name: "Retry req-42" }).click();
+    await expect(dialog.getByRole("heading")).toHaveText("Retry req-42");
+    await dialog.getByRole("button", { name: "Retry 1 request" }).click();
+    await expect(dialog.getByRole("status")).toContainText("Done: 1 changed");
+    await dialog.getByRole("button", { name: "Close" }).click();
+    await table.getByRole("button", { name: "Cancel req-43" }).click();
+    await expect(dialog.getByRole("heading")).toHaveText("Cancel req-43");
+    await dialog.getByRole("button", { name: "Cancel 1 request" }).click();
+    await expect(dialog.getByRole("status")).toContainText("Done: 1 changed");
+    await page.goto("/audit");
+    const audit = page.getByRole("table", { name: "Audit log" });
+    await expect(audit.getByRole("row").nth(1)).toContainText("Cancel req-43");
+    await expect(audit.getByRole("row").nth(2)).toContainText("Retry req-42");
+  });
+});
+
+test("after a cleanup and its undo, a restored request shows and sorts by its own last update, not the restore's; its history says when it was restored", async ({ page, stateDir, launchApp }) => {
+  writeRequestFile(stateDir, anOldCompletedRequest("old-1"));
+  writeRequestFile(stateDir, aRequest({ requestId: "recent", state: "completed", lastUpdatedAt: Date.now() - 60 * 60_000 }));
+  const { url } = await launchApp({ REQWATCH_RETENTION: "off" });
+  await page.goto(`${url}/requests`);
+  const table = page.getByRole("table", { name: "Requests" });
+  const updated = table.getByRole("row", { name: /old-1/ }).getByText("1d 1h ago");
+  const exactly = await updated.getAttribute("title");
+  expect(exactly).toMatch(/^\d{4}-\d\d-\d\dT/);
+
+  await page.getByRole("button", { name: "Clean up…" }).click();
+  await page.getByRole("form", { name: "Clean up" }).getByLabel("Not updated for").selectOption("24h");
+  await page.getByRole("form", { name: "Clean up" }).getByRole("button", { name: "Dry run" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("button", { name: "Clean up 1" }).click();
+  await dialog.getByRole("link", { name: "See the audit log" }).click();
+  await page.getByRole("button", { name: /Undo #/ }).click();
+  await dialog.getByRole("button", { name: "Restore 1" }).click();
+  await expect(dialog.getByRole("status")).toContainText("Done: 1 changed, 0 skipped.");
+
+  await page.goto(`${url}/requests`);
+  await expect(table.getByRole("row").nth(1)).toContainText("recent");
+  await expect(table.getByRole("row", { name: /old-1/ }).getByText("1d 1h ago")).toHaveAttribute("title", exactly!);
+  await page.goto(`${url}/requests/old-1`);
+  await expect(page.getByRole("table", { name: "History" }).getByRole("row").last()).toContainText("restored from the archive");
+});
+
 test("a request that does not exist gets a 404 page that says so and leads to the audit log, where cleanups are", async ({ page }) => {
   for (const id of ["no-such-request", "..%2Fsecret"]) {
     const response = await page.goto(`/requests/${id}`);

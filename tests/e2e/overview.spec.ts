@@ -153,3 +153,26 @@ test("times that tick between the server's render and the browser's takeover rai
   await expect(page.getByRole("button", { name: "24h" })).toHaveAttribute("aria-pressed", "true");
   expect(errors.filter((text) => /418|hydrat/i.test(text))).toEqual([]);
 });
+
+test("the state cards and the chart's caption count the same requests whenever they are read, while requests change", async ({ page, tracker }) => {
+  await page.goto("/");
+  await expect(page.getByLabel("Requests by state at the point shown")).toContainText("now");
+  // Both read in one go, as a person sees them at one moment.
+  const shown = () =>
+    page.evaluate(() => {
+      const caption = document.querySelector('[aria-label="Requests by state at the point shown"]')?.textContent ?? "";
+      return ["queued", "processing", "created"].map((state) => ({
+        state,
+        card: document.querySelector(`[aria-label="Requests by state"] [aria-label^="${state}: "]`)?.getAttribute("aria-label")?.split(": ")[1],
+        caption: new RegExp(`${state} (\\d+)`).exec(caption)?.[1],
+      }));
+    });
+  for (let i = 0; i < 30; i++) {
+    tracker.create({ requestId: `r-${i}`, workspace: "gateway", state: i % 4 === 0 ? "created" : "queued" });
+    if (i % 3 === 2) tracker.claimNext();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    for (const { state, card, caption } of await shown()) expect(caption, `${state}, read after ${i + 1} writes`).toBe(card);
+  }
+  const counts = tracker.countsByState();
+  await expect.poll(shown).toEqual(["queued", "processing", "created"].map((state) => ({ state, card: String(counts[state as "queued"]), caption: String(counts[state as "queued"]) })));
+});

@@ -61,3 +61,26 @@ test("an expired session is shown as expired, and a corrupt one is reported in h
   await expect(page.getByRole("table", { name: "Sessions" }).getByRole("row", { name: /old-session/ })).toBeVisible();
   expect(fs.readFileSync(`${stateDir}/sessions/broken.json`, "utf8")).toBe("{ not json");
 });
+
+test("a session's commands and files are listed newest first, as their headings say", async ({ page, stateDir, launchApp }) => {
+  const fs = await import("node:fs");
+  const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
+  fs.mkdirSync(`${stateDir}/sessions`, { recursive: true });
+  // Written by another tool, in its own order.
+  fs.writeFileSync(
+    `${stateDir}/sessions/sorted.json`,
+    JSON.stringify({
+      session_id: "sorted",
+      created_at: at(60),
+      last_updated: at(1),
+      commands_executed: [{ timestamp: at(20), command: "middle" }, { timestamp: at(5), command: "newest" }, { timestamp: at(40), command: "oldest" }],
+      files_modified: { "b.ts": { last_modified: at(30) }, "a.ts": { last_modified: at(2) }, "c.ts": { last_modified: at(50) } },
+    }),
+  );
+  const { url } = await launchApp();
+  await page.goto(`${url}/sessions/sorted`);
+  await expect(page.getByRole("heading", { name: "Commands (3, newest first)" })).toBeVisible();
+  await expect(page.getByRole("table", { name: "Commands" }).getByRole("row")).toContainText(["Command", "newest", "middle", "oldest"]);
+  await expect(page.getByRole("heading", { name: "Files modified (3, newest first)" })).toBeVisible();
+  await expect(page.getByRole("table", { name: "Files modified" }).getByRole("row")).toContainText(["File", "a.ts", "b.ts", "c.ts"]);
+});

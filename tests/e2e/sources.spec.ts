@@ -178,8 +178,9 @@ test("a source opened for writing: a stuck or failed message retried, a left-ove
   // Each run is in reqwatch's own audit log; the dry runs are not.
   await page.goto(`${url}/audit`);
   const audit = page.getByRole("table").first();
-  await expect(audit).toContainText(`Delete 1 message of claude-mem-2 (${old})`);
-  await expect(audit).toContainText(`Retry 2 messages of claude-mem (${file})`);
-  await expect(audit).toContainText(`Retry 1 message of claude-mem (${file})`);
+  // Each names the messages it acted on, as the folder's actions do.
+  await expect(audit).toContainText(`Delete claude-mem-${leftOver} of claude-mem-2 (${old})`);
+  await expect(audit).toContainText(`Retry 2 messages: claude-mem-${ids.failed}, claude-mem-${ids.running} of claude-mem (${file})`);
+  await expect(audit).toContainText(`Retry claude-mem-${ids.crashed} of claude-mem (${file})`);
   db.close();
 });

@@ -60,7 +60,7 @@ describe("reqwatch mcp", () => {
     const second = await anAgent(stateDir);
     const run = await call(second, "retry_requests", { ids: ["broken"], confirm: true, dryRunId: dryRun.dryRunId });
     expect(run.isError, run.text).toBe(false);
-    expect(JSON.parse(run.text)).toMatchObject({ dryRun: false, entry: { kind: "retry", status: "done", by: "mcp", summary: "Retry 1 selected request", changedIds: ["broken"] } });
+    expect(JSON.parse(run.text)).toMatchObject({ dryRun: false, entry: { kind: "retry", status: "done", by: "mcp", summary: "Retry broken", changedIds: ["broken"] } });
     expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("queued");
 
     // Confirmed once; a second confirmation is told why it is refused, in words that fit a server started per call.
@@ -78,11 +78,11 @@ describe("reqwatch mcp", () => {
     const agent = await anAgent(stateDir);
 
     const retryDryRun = JSON.parse((await call(agent, "retry_requests", { states: ["failed"] })).text);
-    expect(retryDryRun).toMatchObject({ willChange: 2, summary: "Retry every request matching: states failed" });
+    expect(retryDryRun).toMatchObject({ willChange: 2, summary: "Retry 2 requests matching failed" });
     const otherFilter = await call(agent, "retry_requests", { states: ["timeout"], workspace: "zzz", confirm: true, dryRunId: retryDryRun.dryRunId });
     expect(otherFilter).toEqual({
       isError: true,
-      text: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.dryRunId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
+      text: `This confirmation asks "Retry every request matching timeout in zzz", but dry run ${retryDryRun.dryRunId} was "Retry 2 requests matching failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
     });
     const cancelDryRun = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"] })).text);
     const otherIds = await call(agent, "cancel_requests", { ids: ["D"], confirm: true, dryRunId: cancelDryRun.dryRunId });
@@ -93,7 +93,7 @@ describe("reqwatch mcp", () => {
     const cancelled = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"], confirm: true, dryRunId: cancelDryRun.dryRunId })).text);
     expect(cancelled.entry).toMatchObject({ kind: "cancel", by: "mcp", status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
     const retried = JSON.parse((await call(agent, "retry_requests", { states: ["failed"], confirm: true, dryRunId: retryDryRun.dryRunId })).text);
-    expect(retried.entry).toMatchObject({ kind: "retry", by: "mcp", status: "done", summary: "Retry every request matching: states failed", target: { filter: { states: ["failed"] } }, matched: 2 });
+    expect(retried.entry).toMatchObject({ kind: "retry", by: "mcp", status: "done", summary: "Retry 2 requests matching failed", target: { filter: { states: ["failed"] } }, matched: 2 });
     expect(retried.entry.changedIds.sort()).toEqual(["f-a", "f-b"]);
     expect(["t-z", "D"].map((id) => JSON.parse(readRaw(stateDir, id)).state)).toEqual(["timeout", "queued"]);
   });

@@ -35,7 +35,7 @@ describe("bulk actions", () => {
     expect(progress).toEqual([7, 14, 21, 28, 31]);
     expect(tracker.countsByState()).toMatchObject({ failed: 0, queued: 30, completed: 1 });
     expect(tracker.get("f0001")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", by: `dashboard (action #${entry.id})`, manual: true });
-    expect(tracker.actions.list()[0]).toMatchObject({ id: entry.id, summary: "Retry every request matching: states failed, completed" });
+    expect(tracker.actions.list()[0]).toMatchObject({ id: entry.id, summary: "Retry 31 requests matching failed or completed" });
   });
 
   it("a cleanup is archived, then undone from its audit entry", async () => {
@@ -203,7 +203,7 @@ describe("bulk actions", () => {
     const dryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["waiting", "running", "done"] });
     expect(dryRun).toMatchObject({ matched: 3, willChange: 2, byState: { processing: 1, queued: 1 }, skipped: [{ reason: "it is completed: already finished", ids: ["done"] }] });
     const entry = await tracker.actions.run({ kind: "cancel", ids: ["waiting", "running", "done"] });
-    expect(entry).toMatchObject({ kind: "cancel", status: "done", changed: 2, skipped: 1, changedIds: ["waiting", "running"], summary: "Cancel 3 requests" });
+    expect(entry).toMatchObject({ kind: "cancel", status: "done", changed: 2, skipped: 1, changedIds: ["waiting", "running"], summary: "Cancel 3 requests: waiting, running, done" });
     expect(tracker.get("waiting")).toMatchObject({ state: "failed", error: "cancelled" });
     expect(tracker.get("waiting")?.transitions?.at(-1)).toMatchObject({ from: "queued", to: "failed", reason: "cancelled", by: `dashboard (action #${entry.id})` });
 
@@ -237,7 +237,7 @@ describe("bulk actions", () => {
     const retryDryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
     await expect(tracker.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, dryRunId: retryDryRun.dryRunId })).rejects.toMatchObject({
       code: "BAD_INPUT",
-      message: `This confirmation asks "Retry every request matching: states timeout; workspace zzz", but dry run ${retryDryRun.dryRunId} was "Retry every request matching: states failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
+      message: `This confirmation asks "Retry every request matching timeout in zzz", but dry run ${retryDryRun.dryRunId} was "Retry 2 requests matching failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
     });
     const cancelDryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["C"] });
     await expect(tracker.actions.run({ kind: "cancel", ids: ["D"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') });
@@ -250,7 +250,7 @@ describe("bulk actions", () => {
     expect(cancelled).toMatchObject({ status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
     expect(tracker.get("D")?.state).toBe("queued");
     const retried = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, dryRunId: retryDryRun.dryRunId });
-    expect(retried).toMatchObject({ status: "done", summary: "Retry every request matching: states failed", target: { filter: { states: ["failed"] } }, matched: 2 });
+    expect(retried).toMatchObject({ status: "done", summary: "Retry 2 requests matching failed", target: { filter: { states: ["failed"] } }, matched: 2 });
     expect(retried.changedIds.sort()).toEqual(["f-a", "f-b"]);
     expect(tracker.get("t-z")?.state).toBe("timeout");
   });

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
+import { aClock } from "../helpers/clock";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 const HOUR = 60 * 60 * 1000;
@@ -77,6 +78,29 @@ describe("cleanup", () => {
     expect(tracker.get("old-done")?.state).toBe("completed");
     expect(() => tracker.restore("old-done")).toThrow(/already exists|not in the archive/);
     expect(() => tracker.restore("never-archived")).toThrow(/not in the archive/);
+  });
+
+  it("an undo restores each request as it was, its last update included: the history says when it was restored, the table sorts it where it was, and a cleanup takes it again only once the restore is that old", async () => {
+    const stateDir = tempStateDir();
+    const clock = aClock();
+    writeRequestFile(stateDir, anOldCompletedRequest("old-done", clock.now()));
+    writeRequestFile(stateDir, aRequest({ requestId: "new-done", state: "completed", lastUpdatedAt: clock.now() - HOUR }, clock.now()));
+    const tracker = aTracker({ stateDir, now: clock.now });
+    const before = tracker.get("old-done")!;
+    const cleaned = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    expect(cleaned.changedIds).toEqual(["old-done"]);
+    clock.advance(5 * 60_000);
+    await tracker.actions.undo(cleaned.id);
+
+    const restored = tracker.get("old-done")!;
+    expect(restored).toEqual({ ...before, version: (before.version ?? 0) + 1, transitions: [...(before.transitions ?? []), { from: "completed", to: "completed", at: clock.now(), reason: "restored from the archive", by: "restore" }] });
+    expect(restored.lastUpdatedAt).toBe(before.lastUpdatedAt);
+    expect(tracker.list({}).items.map((row) => [row.requestId, row.lastUpdatedAt])).toEqual([["new-done", clock.now() - 5 * 60_000 - HOUR], ["old-done", before.lastUpdatedAt]]);
+    // Restored a moment ago: a cleanup of what was not updated for a day leaves it, until the restore is a day old too.
+    expect(tracker.cleanup({ olderThanMs: 24 * HOUR, dryRun: true }).ids).toEqual([]);
+    expect((await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR })).changedIds).toEqual([]);
+    clock.advance(24 * HOUR);
+    expect(tracker.cleanup({ olderThanMs: 24 * HOUR, dryRun: true }).ids).toEqual(["old-done", "new-done"]);
   });
 
   it("restore of an id archived twice brings back the newest copy, and the older one stays archived", () => {

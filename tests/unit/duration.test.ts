@@ -10,6 +10,11 @@ describe("durations as a person reads them", () => {
     expect(formatAgo(1000, 973)).toBe("0ms ago");
   });
 
+  it("a date reads as how long ago, or how soon when it is ahead (a deadline, a back-off)", () => {
+    expect(formatAgo(0, 312_000)).toBe("5m 12s ago");
+    expect(formatAgo(180_000, 0)).toBe("in 3m");
+  });
+
   it("are read with their unit, and refused without one", () => {
     expect(parseDuration("15m")).toBe(900_000);
     expect(() => parseDuration("15")).toThrow(/A number needs its unit/);

@@ -141,7 +141,7 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
       const { entry } = tracker.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () =>
         sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], { dryRun: false }),
       );
-      expect(entry).toMatchObject({ kind: "source-retry", by: "test", status: "done", matched: 1, changed: 1, changedIds: [`claude-mem-${ids.crashed}`], summary: `Retry 1 message of claude-mem (${file})` });
+      expect(entry).toMatchObject({ kind: "source-retry", by: "test", status: "done", matched: 1, changed: 1, changedIds: [`claude-mem-${ids.crashed}`], summary: `Retry claude-mem-${ids.crashed} of claude-mem (${file})` });
       const [latest, failed] = tracker.actions.list();
       expect(latest!.id).toBe(entry.id);
       expect(failed).toMatchObject({ kind: "source-retry", status: "failed", changed: 0, error: expect.stringContaining("is locked by its owner") });

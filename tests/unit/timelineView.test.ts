@@ -112,7 +112,8 @@ describe("a received turn's timeline", () => {
     const facts = lifecycleFacts(turn.stored!);
     const text = facts.map((fact) => `${fact.label}: ${fact.value}`);
     expect(text).toEqual(expect.arrayContaining(["Kind: turn", "Service: claude-code", "State: completed", "Took: 352 ms", "Model calls: 2", "Tool uses: 1", "Tokens: 240 in / 60 out (cache read 0, cache write 0)", "Cost: $0.0016"]));
-    expect(text).toContainEqual(expect.stringMatching(/^Started: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} UTC$/));
+    expect(text).toContainEqual(expect.stringMatching(/^Started: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/));
+    expect(facts.find((fact) => fact.label === "Started")?.at).toBe(turn.stored!.started_at);
     expect(text.join("\n")).not.toMatch(/null|NULL|undefined|\b1\d{12}\b/);
   });
 
