@@ -176,7 +176,12 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
               {health.telemetry.claudeDir
                 ? health.telemetry.agentFiles
                     .filter((row) => row.agent === "claude-code")
-                    .map((row) => `${row.files.toLocaleString()} files in ${health.telemetry!.claudeDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last ${formatAgo(row.lastReadAt, now)}`)[0] ?? `none yet in ${health.telemetry.claudeDir}`
+                    .map((row) => (
+                      <Fragment key={row.agent}>
+                        {`${row.files.toLocaleString()} files in ${health.telemetry!.claudeDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last `}
+                        <When at={row.lastReadAt} />
+                      </Fragment>
+                    ))[0] ?? `none yet in ${health.telemetry.claudeDir}`
                 : "not read (REQWATCH_AGENT_FILES=off)"}
             </dd>
             <dt>Store</dt>
