@@ -60,6 +60,13 @@ describe("Codex CLI's rollout files, as turns", () => {
     store.close();
   });
 
+  it("500 until Codex gives up: the turn failed with the error Codex printed, no call", () => {
+    const { turns, store, follower } = aReading(["exhausted"]);
+    follower.start();
+    expect(turns()).toEqual([expect.objectContaining({ state: "failed", prompt: "fail until it gives up", calls: 0, error: "We’re currently experiencing high demand, which may cause temporary errors. (internal_server_error)" })]);
+    store.close();
+  });
+
   it("a resumed thread (`codex exec resume --last`, the same file): two turns of one session", () => {
     const { turns, store, follower, rollouts } = aReading(["resumed"]);
     follower.start();

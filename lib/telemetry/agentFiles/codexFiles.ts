@@ -134,7 +134,13 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
       if (type === "task_complete") {
         const output = str(payload.last_agent_message);
         const durationMs = num(payload.duration_ms);
-        change({ key, at, ...(durationMs !== undefined && { startAt: at - durationMs }), name: "task complete", summary: join(durationMs !== undefined && `took ${ms(durationMs)}`, output && `an answer of ${output.length} characters`), detail: said({ turn_id: state.turn, duration_ms: durationMs, time_to_first_token_ms: num(payload.time_to_first_token_ms) }) }, { endedAt: at, ...(output !== undefined && { output: clip(output, TEXT_KEPT) }), waitingOn: "" });
+        // A turn Codex gave up on (its retries of the API exhausted) completes with the error it printed.
+        const failure = obj(payload.error);
+        const error = failure ? `${str(failure.message) ?? "Codex failed"}${str(failure.codex_error_info) ? ` (${str(failure.codex_error_info)})` : ""}` : undefined;
+        change(
+          { key, at, ...(durationMs !== undefined && { startAt: at - durationMs }), name: "task complete", summary: join(durationMs !== undefined && `took ${ms(durationMs)}`, output && `an answer of ${output.length} characters`, error && `failed: ${clip(error, RESULT_KEPT)}`), detail: said({ turn_id: state.turn, duration_ms: durationMs, time_to_first_token_ms: num(payload.time_to_first_token_ms), error }) },
+          { endedAt: at, ...(output !== undefined && { output: clip(output, TEXT_KEPT) }), ...(error && { failed: true, error }), waitingOn: "" },
+        );
         Object.assign(state, { turn: null, callSentAt: null, tools: {} });
       }
       break;
