@@ -7,6 +7,7 @@ import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { codexFiles } from "../../lib/telemetry/agentFiles/codexFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
+import { telemetrySettings } from "../../lib/telemetry/telemetrySettings";
 import { aCodexFolder } from "../helpers/codexFolder";
 import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -105,5 +106,16 @@ describe("Codex CLI's rollout files, as turns", () => {
       holder.kill("SIGKILL");
       store.close();
     }
+  });
+});
+
+describe("the settings that read Codex CLI's files", () => {
+  const env = (vars: Record<string, string>) => vars as NodeJS.ProcessEnv;
+  it("read ~/.codex by default, CODEX_HOME where Codex is told to write, REQWATCH_CODEX_DIR over both; off with the same switch as Claude Code's", () => {
+    expect(telemetrySettings(env({ HOME: "/home/ada" })).codexDir).toBe("/home/ada/.codex");
+    expect(telemetrySettings(env({ HOME: "/home/ada", CODEX_HOME: "/srv/codex" })).codexDir).toBe("/srv/codex");
+    expect(telemetrySettings(env({ HOME: "/home/ada", CODEX_HOME: "/srv/codex", REQWATCH_CODEX_DIR: "/mnt/other" })).codexDir).toBe("/mnt/other");
+    expect(telemetrySettings(env({ HOME: "/home/ada", REQWATCH_AGENT_FILES: "off" })).codexDir).toBeNull();
+    expect(telemetrySettings(env({ HOME: "/home/ada" }), undefined, "off").codexDir).toBeNull();
   });
 });
