@@ -80,9 +80,12 @@ describe("Codex CLI's rollout files, as turns", () => {
 
   it("killed mid-call, no process holding its file: stuck at once, saying there was no task_complete and no process holds it", () => {
     const now = Date.now();
-    const { store, follower, shown } = aReading(["killed"], now - 3 * MINUTE);
+    const { store, follower, shown, steps, folder } = aReading(["killed"], now - 3 * MINUTE);
     follower.start();
     expect(shown(now)).toEqual([expect.objectContaining({ state: "processing", stuck: "Codex CLI (no task_complete, and no Codex process holds its file) ended mid-turn 3m ago" })]);
+    // A dashboard started again finds it ended again: still one step of it.
+    new AgentFileFollower({ folder, agent: codexFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    expect(steps().filter((step) => step.startsWith("process ended: "))).toEqual(["process ended: no task_complete, and no Codex process holds its file"]);
     store.close();
   });
 

@@ -256,8 +256,8 @@ export class AgentFileFollower<S> {
   checkRuns(): void {
     const { agent, folder } = this.options;
     if (!agent.runs || !agent.endedMidTurn) return;
-    // Its processes are looked for only while a file of its leaves a turn open.
-    if (agent.openTurn && ![...this.positions.values()].some((position) => agent.openTurn!(JSON.parse(position.state) as S))) return;
+    // Its processes are looked for only while a file of its leaves a turn open that is not known to have ended.
+    if (agent.openTurn && ![...this.positions.values()].some((position) => this.leftOpen(position))) return;
     // Compared with files' modification times: the machine's clock, not the injected one.
     const listedAt = Date.now();
     const listed = agent.runs(folder);
@@ -284,6 +284,13 @@ export class AgentFileFollower<S> {
 
   /** The pid last seen holding each session's file (an agent whose runs are the processes holding its files). */
   private readonly holders = new Map<string, number>();
+  /** Files whose open turn was found ended, at the offset they were read to then: not looked at again until written. */
+  private readonly endedFiles = new Map<string, number>();
+
+  /** A file whose state leaves a turn open, not found ended since it was last written. */
+  private leftOpen(position: FilePosition): boolean {
+    return this.endedFiles.get(position.path) !== position.offset && this.options.agent.openTurn!(JSON.parse(position.state) as S);
+  }
 
   /**
    * An agent whose runs are the live processes holding its files (Codex): a file whose turn is open
@@ -300,16 +307,14 @@ export class AgentFileFollower<S> {
       this.holders.set(run.session, run.pid);
     }
     for (const known of [...this.positions.values()]) {
-      if (!known.session || held.has(known.session) || !agent.openTurn!(JSON.parse(known.state) as S)) continue;
+      if (!known.session || held.has(known.session) || !this.leftOpen(known)) continue;
       this.readFile(known.path);
       const position = this.positions.get(known.path)!;
       const lastWrite = statMtime(position.path);
       const session = position.session;
-      if (!session || lastWrite >= listedAt || !agent.openTurn!(JSON.parse(position.state) as S)) continue;
+      if (!session || lastWrite >= listedAt || !this.leftOpen(position)) continue;
       const pid = this.holders.get(session) ?? 0;
-      const id = `${session}:${pid}:${position.state.length}:${position.offset}`;
-      if (this.ended.has(id)) continue;
-      this.ended.add(id);
+      this.endedFiles.set(position.path, position.offset);
       const endedAt = pid > 0 ? this.now() : lastWrite;
       const change = agent.endedMidTurn!({ pid, session, busy: true, liveness: "gone", lastSeenAt: lastWrite }, JSON.parse(position.state) as S, endedAt);
       if (change) this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position }, this.now());
