@@ -7,6 +7,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
+import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -18,6 +19,7 @@ import { treeSnapshot } from "../helpers/treeSnapshot";
 // run as the CLI did it (its output, the mock's log), through its API.
 let codex: string;
 let codexDir: string;
+let stateDir: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
 /** A turn with nothing written for 3 s is stuck here (10 minutes by default). */
 const STUCK_AFTER_MS = 3000;
@@ -27,9 +29,11 @@ beforeAll(async () => {
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-codex-files-"));
   codexDir = path.join(parent, "codex");
   fs.mkdirSync(codexDir);
-  dashboard = await aDashboard({ stateDir: path.join(parent, "state") }, { port: null, keepMs: 86_400_000, stuckAfterMs: STUCK_AFTER_MS, claudeDir: null, codexDir }, "file");
+  stateDir = path.join(parent, "state");
+  dashboard = await aDashboard({ stateDir }, { port: null, keepMs: 86_400_000, stuckAfterMs: STUCK_AFTER_MS, claudeDir: null, codexDir }, "file");
 }, 600_000);
 afterAll(async () => {
+  await closeAgents();
   await dashboard.close();
   fs.rmSync(path.dirname(codexDir), { recursive: true, force: true });
 });
@@ -164,6 +168,12 @@ describe("Codex CLI, run for real with its telemetry off, seen through its own r
       const { row: ended } = await turnOf("wait for an answer that never comes, from the files", (row) => row.stuckReason?.includes("ended mid-turn") ?? false);
       expect(ended.state).toBe("processing");
       expect(ended.stuckReason).toMatch(new RegExp(`^Codex CLI \\(pid ${child.pid}\\) ended mid-turn \\d+(ms|s) ago$`));
+      // An agent asking through MCP is told the same, and where it came from.
+      const agent = await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "3s" });
+      const queue = JSON.parse((await call(agent, "source_queue", { source: "otel" })).text) as { messages: { requestId: string; stuckReason: string }[] };
+      expect(queue.messages.find((message) => message.requestId === ended.requestId)?.stuckReason).toMatch(new RegExp(`^Codex CLI \\(pid ${child.pid}\\) ended mid-turn`));
+      const told = await call(agent, "explain_request", { source: "otel", requestId: ended.requestId });
+      expect(told.text).toMatch(new RegExp(`^${ended.requestId} \\(read from the agent's own files, [^)]+\\) is processing`));
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await api.close();

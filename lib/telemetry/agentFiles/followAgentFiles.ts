@@ -141,6 +141,7 @@ export class AgentFileFollower<S> {
       this.watch();
     }
     this.readAll();
+    if (this.unheldTurn()) this.checkRuns();
   }
 
   private readPending(): void {
@@ -151,7 +152,13 @@ export class AgentFileFollower<S> {
       if (file === "") runs = true;
       else this.readFile(file);
     }
-    if (runs) this.checkRuns();
+    if (runs || this.unheldTurn()) this.checkRuns();
+  }
+
+  /** A turn left open whose holder was never seen (an agent whose runs hold its files): its process is looked for now, while it may still run, so it is named if it ends. */
+  private unheldTurn(): boolean {
+    if (!this.options.agent.openTurn) return false;
+    return [...this.positions.values()].some((position) => position.session !== null && !this.holders.has(position.session) && this.leftOpen(position));
   }
 
   /** Every transcript under the agent's folder, each read from where it was. */
