@@ -108,14 +108,16 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
           state.tools = tools;
           const command = Array.isArray(item.command) ? String(item.command[item.command.length - 1] ?? "") : str(item.command);
           const exit = num(item.exit_code);
+          // What the turn waited on the tool: from the model's asking to the command's end (Codex's own `duration` times the process alone, kept in the detail).
           const duration = obj(item.duration);
-          const durationMs = duration ? Math.round((num(duration.secs) ?? 0) * 1000 + (num(duration.nanos) ?? 0) / 1e6) : asked ? Math.max(0, at - asked.at) : undefined;
+          const commandMs = duration ? Math.round((num(duration.secs) ?? 0) * 1000 + (num(duration.nanos) ?? 0) / 1e6) : undefined;
+          const durationMs = asked ? Math.max(0, at - asked.at) : commandMs;
           const failed = item.status !== "completed" || (exit !== undefined && exit !== 0);
           const output = clip(String(item.aggregated_output ?? "").trim(), RESULT_KEPT);
           const error = failed ? `exit ${exit ?? "?"}${output ? `: ${output}` : ""}` : undefined;
           const fields: PartFields = { name: asked?.name ?? "command", ...(durationMs !== undefined && { durationMs }), success: !failed, ...(error && { error }) };
           change(
-            { key: `${key}:${id}`, at, ...(asked && { startAt: asked.at }), name: "tool result", summary: join(asked?.name, command && `$ ${clip(command, RESULT_KEPT)}`, failed ? `failed, exit ${exit ?? "?"}` : "ok", ms(durationMs), output && `output ${output}`), detail: said({ call_id: id, command, exit_code: exit, duration_ms: durationMs, output: output || undefined }) },
+            { key: `${key}:${id}`, at, ...(asked && { startAt: asked.at }), name: "tool result", summary: join(asked?.name, command && `$ ${clip(command, RESULT_KEPT)}`, failed ? `failed, exit ${exit ?? "?"}` : "ok", ms(durationMs), output && `output ${output}`), detail: said({ call_id: id, command, exit_code: exit, duration_ms: durationMs, command_duration_ms: commandMs, output: output || undefined }) },
             { part: { kind: "tool", id, at, fields }, waitingOn: Object.keys(tools).length > 0 ? `tool ${Object.values(tools)[0]!.name}` : "the model" },
           );
         }
