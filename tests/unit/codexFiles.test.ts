@@ -79,6 +79,18 @@ describe("Codex CLI's rollout files, as turns", () => {
     store.close();
   });
 
+  it("a thread resumed after it was last read from its end (no session_meta ahead): its new turn is still of its session", () => {
+    const { rollouts, folder } = aCodexFolder(path.join(tempParent(), ".codex"), ["resumed"]);
+    const lines = fs.readFileSync(rollouts.resumed!, "utf8").split("\n");
+    const second = lines.findIndex((line, i) => i > 1 && line.includes('"type":"task_started"'));
+    fs.writeFileSync(rollouts.resumed!, lines.slice(second).join("\n"));
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    new AgentFileFollower({ folder, agent: codexFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000 }).start();
+    expect(readRows<Record<string, unknown>>(file, "SELECT prompt, state, session FROM lifecycles")).toEqual([{ prompt: "second prompt, resumed", state: "completed", session: threadOf(rollouts.resumed!) }]);
+    store.close();
+  });
+
   it("killed mid-call, no process holding its file: stuck at once, saying there was no task_complete and no process holds it", () => {
     const now = Date.now();
     const { store, follower, shown, steps, folder } = aReading(["killed"], now - 3 * MINUTE);

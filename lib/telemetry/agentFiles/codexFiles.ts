@@ -73,9 +73,12 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
   const at = Date.parse(String(o.timestamp ?? ""));
   if (!Number.isFinite(at)) return { changes: [], state };
   state.lastAt = at;
+  // A file followed from its end (last written before the retention) and resumed since has no session_meta ahead: its lines name the thread.
+  state.session ??= str(payload.thread_id) ?? str(payload.session_id) ?? null;
   const changes: LifecycleChange[] = [];
+  // Its ordinal where Codex writes one; else its time and what it tells of (an item's, a response's id), so two lines of one millisecond stay two.
   const ordinal = num(o.ordinal);
-  const key = `line:${state.session ?? "?"}:${ordinal ?? at}:${String(payload.type ?? o.type)}`;
+  const key = `line:${state.session ?? "?"}:${ordinal ?? `${at}:${str(obj(payload.item)?.id) ?? str(payload.response_id) ?? str(payload.id) ?? ""}`}:${String(payload.type ?? o.type)}`;
   const change = (step: Step, facts: Facts) => changes.push({ kind: "turn", keys: [`turn:${state.turn}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
   const type = str(payload.type);
   switch (o.type) {
