@@ -246,7 +246,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <UnmappedNames page={health.telemetry.unmapped} now={now} />
         </>
       ) : (
-        <p className="muted">Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles, or --agent-files on to read Claude Code&apos;s own files.</p>
+        <p className="muted">Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles, or --agent-files on to read Claude Code&apos;s and Codex CLI&apos;s own files.</p>
       )}
       <h2>Files that could not be read ({health.unreadable.length})</h2>
       {health.unreadable.length ? (

@@ -7,7 +7,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
-import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
+import { anAgent, call, closeAgents, receivedOverMcp } from "../helpers/mcpAgent";
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -198,6 +198,10 @@ describe("Codex CLI, run for real with its telemetry off, seen through its own r
         ["completed", expect.stringMatching(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/)],
       ]);
       expect(api.calls).toHaveLength(2);
+      // An agent resuming it: one Codex CLI session of both turns, read from its files.
+      const context = await receivedOverMcp.session(await anAgent(stateDir), session);
+      expect(context).toContain("read from Codex CLI's own files");
+      expect(context).toContain("2 turns");
       // Codex appends the resumed turn to the thread's one file.
       expect((fs.readdirSync(path.join(codexDir, "sessions"), { recursive: true, encoding: "utf8" }) as string[]).filter((file) => file.endsWith(`-${session}.jsonl`))).toHaveLength(1);
     } finally {
