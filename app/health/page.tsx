@@ -184,6 +184,14 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
                     ))[0] ?? `none yet in ${health.telemetry.claudeDir}`
                 : "not read (REQWATCH_AGENT_FILES=off)"}
             </dd>
+            <dt>Codex CLI&apos;s files</dt>
+            <dd>
+              {health.telemetry.codexDir
+                ? health.telemetry.agentFiles
+                    .filter((row) => row.agent === "codex")
+                    .map((row) => `${row.files.toLocaleString()} files in ${health.telemetry!.codexDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last ${formatAgo(row.lastReadAt, now)}`)[0] ?? `none yet in ${health.telemetry.codexDir}`
+                : "not read (REQWATCH_AGENT_FILES=off)"}
+            </dd>
             <dt>Store</dt>
             <dd>
               {health.telemetry.file} ({megabytes(health.telemetry.bytes)}; kept {formatDuration(health.telemetry.keepMs)})
@@ -245,7 +253,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <UnmappedNames page={health.telemetry.unmapped} />
         </>
       ) : (
-        <p className="muted">Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles, or --agent-files on to read Claude Code&apos;s own files.</p>
+        <p className="muted">Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles, or --agent-files on to read Claude Code&apos;s and Codex CLI&apos;s own files.</p>
       )}
       <h2>Files that could not be read ({health.unreadable.length})</h2>
       {health.unreadable.length ? (

@@ -5,7 +5,9 @@ import type { Redaction } from "../model/redaction";
 import { startOtlpReceiver, type IngestExport, type ReceiverHandle, type ReceiverStatus } from "./otlpReceiver";
 import { TELEMETRY_MAX_BYTES, type TelemetrySettings } from "./telemetrySettings";
 import { AgentFileFollower } from "./agentFiles/followAgentFiles";
+import type { AgentFiles } from "./agentFiles/agentFiles";
 import { claudeCodeFiles } from "./agentFiles/claudeCodeFiles";
+import { codexFiles } from "./agentFiles/codexFiles";
 import { ingestExport } from "./pipeline/ingestExport";
 import { agentFileCounts, type AgentFileCounts } from "./store/queries/agentFiles";
 import { storeBytes } from "./store/queries/bytes";
@@ -34,6 +36,8 @@ export interface TelemetryStatus {
   usage: Usage;
   /** Claude Code's folder whose files are read (null: off), and what was read of each agent's files. */
   claudeDir: string | null;
+  /** Codex CLI's folder whose rollout files are read (null: off). */
+  codexDir: string | null;
   agentFiles: AgentFileCounts[];
 }
 
@@ -85,6 +89,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
     if (status.url) console.log(`reqwatch: receiving OpenTelemetry (OTLP/HTTP) on ${status.url}`);
     else if (status.error) console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
     if (options.settings.claudeDir) console.log(`reqwatch: reading Claude Code's session files in ${options.settings.claudeDir}`);
+    if (options.settings.codexDir) console.log(`reqwatch: reading Codex CLI's session files in ${options.settings.codexDir}`);
     return status;
   });
   return {
@@ -96,6 +101,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       keepMs: options.settings.keepMs,
       setAside: setAsideStores(file),
       claudeDir: options.settings.claudeDir ?? null,
+      codexDir: options.settings.codexDir ?? null,
       ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] }, agentFiles: [] }, (db) => ({
         bytes: storeBytes(db),
         intake: storeIntake(db),
@@ -134,11 +140,18 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
           else receiver = handle;
           return handle;
         });
-  const follower = claudeDir ? new AgentFileFollower({ folder: claudeDir, agent: claudeCodeFiles, store, redaction: options.redaction, keepMs: options.settings.keepMs, live: true, ...(options.onError && { onError: options.onError }) }) : null;
-  try {
-    follower?.start();
-  } catch (error) {
-    options.onError?.(error as Error);
+  const follow = <S,>(folder: string | null | undefined, agent: AgentFiles<S>) => (folder ? [new AgentFileFollower({ folder, agent, store, redaction: options.redaction, keepMs: options.settings.keepMs, live: true, ...(options.onError && { onError: options.onError }) })] : []);
+  // One follower an agent: each agent's module is one line here.
+  const followers = [
+    ...follow(claudeDir, claudeCodeFiles),
+    ...follow(options.settings.codexDir, codexFiles),
+  ];
+  for (const follower of followers) {
+    try {
+      follower.start();
+    } catch (error) {
+      options.onError?.(error as Error);
+    }
   }
   // Every minute, and at once again while a trim says there is more (each is a short slice of work).
   let timer: NodeJS.Timeout;
@@ -158,7 +171,7 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
     async close() {
       closed = true;
       clearTimeout(timer);
-      await follower?.close();
+      for (const follower of followers) await follower.close();
       await (await started)?.close();
       store.close();
     },

@@ -25,6 +25,12 @@ export interface AgentFiles<State> {
   runs?(folder: string): AgentRun[];
   /** A busy run whose process is gone, as a change to the turn it left open (`turn`, the file's state's). */
   endedMidTurn?(run: AgentRun, state: State, endedAt: number): LifecycleChange | null;
+  /**
+   * For an agent whose runs are only its live processes (Codex: those holding its file open), whether
+   * a file's state leaves a turn open: such a file that no run holds ended mid-turn (its run's pid,
+   * if one was seen holding it, else 0).
+   */
+  openTurn?(state: State): boolean;
 }
 
 /** A step read from an agent's files has a key of this form (`line:<the line's id>`, `ended:<session>:<pid>`); a received one, `log:` or `span:`. */

@@ -6,7 +6,7 @@ import type { LifecycleChange } from "../mapping/changes";
 import { redactExport } from "../pipeline/redactExport";
 import type { FilePosition } from "../store/queries/agentFiles";
 import type { TelemetryStore } from "../store/telemetryStore";
-import type { AgentFiles } from "./agentFiles";
+import type { AgentFiles, AgentRun } from "./agentFiles";
 import { LINE_BOUNDS, readLines, type LineBounds } from "./readLines";
 
 /** A look at every file and at the agent's runs this often, besides what the watcher reports: a watcher can miss. */
@@ -141,6 +141,7 @@ export class AgentFileFollower<S> {
       this.watch();
     }
     this.readAll();
+    if (this.unheldTurn()) this.checkRuns();
   }
 
   private readPending(): void {
@@ -151,7 +152,13 @@ export class AgentFileFollower<S> {
       if (file === "") runs = true;
       else this.readFile(file);
     }
-    if (runs) this.checkRuns();
+    if (runs || this.unheldTurn()) this.checkRuns();
+  }
+
+  /** A turn left open whose holder was never seen (an agent whose runs hold its files): its process is looked for now, while it may still run, so it is named if it ends. */
+  private unheldTurn(): boolean {
+    if (!this.options.agent.openTurn) return false;
+    return [...this.positions.values()].some((position) => position.session !== null && !this.holders.has(position.session) && this.leftOpen(position));
   }
 
   /** Every transcript under the agent's folder, each read from where it was. */
@@ -256,7 +263,13 @@ export class AgentFileFollower<S> {
   checkRuns(): void {
     const { agent, folder } = this.options;
     if (!agent.runs || !agent.endedMidTurn) return;
-    for (const run of agent.runs(folder)) {
+    // Its processes are looked for only while a file of its leaves a turn open that is not known to have ended.
+    if (agent.openTurn && ![...this.positions.values()].some((position) => this.leftOpen(position))) return;
+    // Compared with files' modification times: the machine's clock, not the injected one.
+    const listedAt = Date.now();
+    const listed = agent.runs(folder);
+    if (agent.openTurn) return this.checkHeld(listed, listedAt);
+    for (const run of listed) {
       const id = `${run.session}:${run.pid}`;
       if (!run.busy || this.ended.has(id)) continue;
       if (run.liveness === "alive") this.seenAlive.add(id);
@@ -273,6 +286,45 @@ export class AgentFileFollower<S> {
       this.ended.add(id);
       if (!change) continue;
       this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position: latest }, this.now());
+    }
+  }
+
+  /** The pid last seen holding each session's file (an agent whose runs are the processes holding its files). */
+  private readonly holders = new Map<string, number>();
+  /** Files whose open turn was found ended, at the offset they were read to then: not looked at again until written. */
+  private readonly endedFiles = new Map<string, number>();
+
+  /** A file whose state leaves a turn open, not found ended since it was last written. */
+  private leftOpen(position: FilePosition): boolean {
+    return this.endedFiles.get(position.path) !== position.offset && this.options.agent.openTurn!(JSON.parse(position.state) as S);
+  }
+
+  /**
+   * An agent whose runs are the live processes holding its files (Codex): a file whose turn is open
+   * that none holds ended mid-turn, by the process last seen holding it, or by one never seen (a run
+   * killed before reqwatch looked). A file written since the runs were listed is left to the next look,
+   * and none is judged while a process of the agent's cannot be looked into.
+   */
+  private checkHeld(listed: AgentRun[], listedAt: number): void {
+    const { agent } = this.options;
+    if (listed.some((run) => run.liveness === "unknown")) return;
+    const held = new Set<string>();
+    for (const run of listed) {
+      held.add(run.session);
+      this.holders.set(run.session, run.pid);
+    }
+    for (const known of [...this.positions.values()]) {
+      if (!known.session || held.has(known.session) || !this.leftOpen(known)) continue;
+      this.readFile(known.path);
+      const position = this.positions.get(known.path)!;
+      const lastWrite = statMtime(position.path);
+      const session = position.session;
+      if (!session || lastWrite >= listedAt || !this.leftOpen(position)) continue;
+      const pid = this.holders.get(session) ?? 0;
+      this.endedFiles.set(position.path, position.offset);
+      const endedAt = pid > 0 ? this.now() : lastWrite;
+      const change = agent.endedMidTurn!({ pid, session, busy: true, liveness: "gone", lastSeenAt: lastWrite }, JSON.parse(position.state) as S, endedAt);
+      if (change) this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position }, this.now());
     }
   }
 
