@@ -6,6 +6,7 @@ import { startOtlpReceiver, type IngestExport, type ReceiverHandle, type Receive
 import { TELEMETRY_MAX_BYTES, type TelemetrySettings } from "./telemetrySettings";
 import { AgentFileFollower } from "./agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "./agentFiles/claudeCodeFiles";
+import { geminiFiles } from "./agentFiles/geminiFiles";
 import { ingestExport } from "./pipeline/ingestExport";
 import { agentFileCounts, type AgentFileCounts } from "./store/queries/agentFiles";
 import { storeBytes } from "./store/queries/bytes";
@@ -85,6 +86,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
     if (status.url) console.log(`reqwatch: receiving OpenTelemetry (OTLP/HTTP) on ${status.url}`);
     else if (status.error) console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
     if (options.settings.claudeDir) console.log(`reqwatch: reading Claude Code's session files in ${options.settings.claudeDir}`);
+    if (options.settings.geminiDir) console.log(`reqwatch: reading Gemini CLI's session files in ${options.settings.geminiDir}`);
     return status;
   });
   return {
@@ -134,11 +136,17 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
           else receiver = handle;
           return handle;
         });
-  const follower = claudeDir ? new AgentFileFollower({ folder: claudeDir, agent: claudeCodeFiles, store, redaction: options.redaction, keepMs: options.settings.keepMs, live: true, ...(options.onError && { onError: options.onError }) }) : null;
-  try {
-    follower?.start();
-  } catch (error) {
-    options.onError?.(error as Error);
+  const follow = { store, redaction: options.redaction, keepMs: options.settings.keepMs, live: true, ...(options.onError && { onError: options.onError }) };
+  // One follower per agent whose folder is read (each agent's module: lib/telemetry/agentFiles).
+  const followers: AgentFileFollower<unknown>[] = [];
+  if (claudeDir) followers.push(new AgentFileFollower({ folder: claudeDir, agent: claudeCodeFiles, ...follow }) as AgentFileFollower<unknown>);
+  if (options.settings.geminiDir) followers.push(new AgentFileFollower({ folder: options.settings.geminiDir, agent: geminiFiles, ...follow }) as AgentFileFollower<unknown>);
+  for (const follower of followers) {
+    try {
+      follower.start();
+    } catch (error) {
+      options.onError?.(error as Error);
+    }
   }
   // Every minute, and at once again while a trim says there is more (each is a short slice of work).
   let timer: NodeJS.Timeout;
@@ -158,7 +166,7 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
     async close() {
       closed = true;
       clearTimeout(timer);
-      await follower?.close();
+      for (const follower of followers) await follower.close();
       await (await started)?.close();
       store.close();
     },

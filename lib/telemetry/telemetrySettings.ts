@@ -23,13 +23,16 @@ export interface TelemetrySettings {
   stuckAfterMs: number;
   /** Claude Code's folder, whose session files are read as they are written (lib/telemetry/agentFiles); null or absent: not read. */
   claudeDir?: string | null;
+  /** Gemini CLI's folder (~/.gemini), read the same way; null or absent: not read. */
+  geminiDir?: string | null;
 }
 
 /**
  * `REQWATCH_OTLP_PORT` (a port, 0 for any free one, or off; default 4318), `REQWATCH_TELEMETRY_RETENTION`
  * (a duration; default 1d), `REQWATCH_TELEMETRY_STUCK_AFTER` (a duration; default 10m),
  * `REQWATCH_AGENT_FILES` (on or off, default on; `agentFiles` is the dashboard's `--agent-files`) and
- * `REQWATCH_CLAUDE_DIR` (Claude Code's folder; default $CLAUDE_CONFIG_DIR, as Claude Code reads it, else ~/.claude).
+ * `REQWATCH_CLAUDE_DIR` (Claude Code's folder; default $CLAUDE_CONFIG_DIR, as Claude Code reads it, else ~/.claude),
+ * `REQWATCH_GEMINI_DIR` (Gemini CLI's folder; default $GEMINI_CLI_HOME/.gemini, as Gemini CLI reads it, else ~/.gemini).
  */
 export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: string, agentFiles?: string): TelemetrySettings {
   const given = (port ?? env.REQWATCH_OTLP_PORT)?.trim().toLowerCase();
@@ -39,7 +42,7 @@ export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: s
     parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
     if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
   }
-  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: claudeDir(env, agentFiles) };
+  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: claudeDir(env, agentFiles), geminiDir: geminiDir(env, agentFiles) };
 }
 
 /** Claude Code's folder to read, or null when reading agents' files is off (on when unset: the zero configuration). */
@@ -48,6 +51,13 @@ function claudeDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | n
   if (!on) return null;
   const folder = env.REQWATCH_CLAUDE_DIR?.trim() || env.CLAUDE_CONFIG_DIR?.trim() || path.join(env.HOME?.trim() || os.homedir(), ".claude");
   return path.resolve(folder);
+}
+
+/** Gemini CLI's folder to read, or null when reading agents' files is off. */
+function geminiDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
+  const on = flag !== undefined ? parseFlag(flag, "--agent-files") : flagSetting(env, "REQWATCH_AGENT_FILES", true);
+  if (!on) return null;
+  return path.resolve(env.REQWATCH_GEMINI_DIR?.trim() || path.join(env.GEMINI_CLI_HOME?.trim() || env.HOME?.trim() || os.homedir(), ".gemini"));
 }
 
 function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
