@@ -179,6 +179,14 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
                     .map((row) => `${row.files.toLocaleString()} files in ${health.telemetry!.claudeDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last ${formatAgo(row.lastReadAt, now)}`)[0] ?? `none yet in ${health.telemetry.claudeDir}`
                 : "not read (REQWATCH_AGENT_FILES=off)"}
             </dd>
+            <dt>Gemini CLI&apos;s files</dt>
+            <dd>
+              {health.telemetry.geminiDir
+                ? health.telemetry.agentFiles
+                    .filter((row) => row.agent === "gemini-cli")
+                    .map((row) => `${row.files.toLocaleString()} files in ${health.telemetry!.geminiDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last ${formatAgo(row.lastReadAt, now)}`)[0] ?? `none yet in ${health.telemetry.geminiDir}`
+                : "not read (REQWATCH_AGENT_FILES=off)"}
+            </dd>
             <dt>Store</dt>
             <dd>
               {health.telemetry.file} ({megabytes(health.telemetry.bytes)}; kept {formatDuration(health.telemetry.keepMs)})

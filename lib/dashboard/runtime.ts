@@ -129,9 +129,9 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   // What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
   // reqwatch's own beside the index (for a folder it only observes, in the cache folder with its index).
   const settings = telemetryOptions;
-  // And Claude Code's own session files, read as it writes them into the same store (on by default).
+  // And Claude Code's and Gemini CLI's own session files, read as they write them into the same store (on by default).
   const telemetry =
-    settings.port === null && !settings.claudeDir
+    settings.port === null && !settings.claudeDir && !settings.geminiDir
       ? null
       : startTelemetry({
           storeDir: tracker.stateDir.storeDir,

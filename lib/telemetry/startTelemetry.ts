@@ -35,6 +35,8 @@ export interface TelemetryStatus {
   usage: Usage;
   /** Claude Code's folder whose files are read (null: off), and what was read of each agent's files. */
   claudeDir: string | null;
+  /** Gemini CLI's folder whose files are read (null: off). */
+  geminiDir: string | null;
   agentFiles: AgentFileCounts[];
 }
 
@@ -98,6 +100,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       keepMs: options.settings.keepMs,
       setAside: setAsideStores(file),
       claudeDir: options.settings.claudeDir ?? null,
+      geminiDir: options.settings.geminiDir ?? null,
       ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] }, agentFiles: [] }, (db) => ({
         bytes: storeBytes(db),
         intake: storeIntake(db),
