@@ -167,13 +167,6 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
       state.lastAt = at;
       break;
     }
-    case "error": {
-      // What the CLI shows as an error in the conversation: the turn failed with its text.
-      if (!state.prompt || state.answered) break;
-      const text = clip(textOf(o.content).trim() || "failed", TEXT_KEPT);
-      change({ key: `line:${id}`, at, name: "error", summary: clip(text, RESULT_KEPT), detail: said({ message_id: id }) }, { endedAt: at, failed: true, error: text, waitingOn: "" });
-      break;
-    }
   }
   return { changes, state };
 }
