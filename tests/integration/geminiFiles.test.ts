@@ -17,7 +17,7 @@ import { treeSnapshot } from "../helpers/treeSnapshot";
 // The real Gemini CLI (pinned, from the npm registry), run headless as a user runs it (`gemini -p`),
 // with its telemetry OFF, against a local stand-in for the Gemini API: the dashboard reads the
 // session files it writes into its folder (GEMINI_CLI_HOME/.gemini, a temp folder here) and shows
-// each run as the CLI did it, through its API.
+// each run as the CLI did it, through its API. One run also exports its telemetry, to the dashboard's receiver.
 let gemini: string;
 let geminiHome: string;
 let geminiDir: string;
@@ -41,17 +41,21 @@ beforeAll(async () => {
     general: { maxAttempts: 3 },
   };
   fs.writeFileSync(path.join(geminiDir, "settings.json"), JSON.stringify(settings));
-  dashboard = await aDashboard({ stateDir }, { port: null, keepMs: 86_400_000, stuckAfterMs: STUCK_AFTER_MS, geminiDir }, "file");
+  dashboard = await aDashboard({ stateDir }, { port: 0, keepMs: 86_400_000, stuckAfterMs: STUCK_AFTER_MS, geminiDir }, "file");
 }, 600_000);
 afterAll(async () => {
   await dashboard.close();
   fs.rmSync(path.dirname(stateDir), { recursive: true, force: true });
 });
 
-/** A project for a run: a folder of its own (its files under tmp/<project>/chats), with the tool scenario's file. */
-function aProject(): string {
+/** A project for a run: a folder of its own (its files under tmp/<project>/chats), with the tool scenario's file; its own settings when given (the project's `.gemini/settings.json`). */
+function aProject(settings?: object): string {
   const project = tempParent();
   fs.writeFileSync(path.join(project, TOOL_FILES.present), "a note\n");
+  if (settings) {
+    fs.mkdirSync(path.join(project, ".gemini"));
+    fs.writeFileSync(path.join(project, ".gemini", "settings.json"), JSON.stringify(settings));
+  }
   return project;
 }
 
@@ -74,9 +78,9 @@ function startGemini(project: string, apiUrl: string, args: string[]): ChildProc
   });
 }
 
-async function runGemini(scenario: GeminiScenario, prompts: string[]) {
+async function runGemini(scenario: GeminiScenario, prompts: string[], settings?: object) {
   const api = await aGeminiMock(scenario);
-  const project = aProject();
+  const project = aProject(settings);
   const runs: { code: number | null; stdout: string; output: string }[] = [];
   try {
     for (const [i, prompt] of prompts.entries()) {
@@ -203,6 +207,25 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
       ["the second of two, from the gemini files", "completed"],
       ["the first of two, from the gemini files", "completed"],
     ]);
+  }, 120_000);
+
+  it("a run that also exports its telemetry is in one session, the CLI's own; its turn told by each (the files carry no prompt id nor pid to make it one)", async () => {
+    const receiver = (await dashboard.runtime.telemetry!.ready).url!;
+    const telemetry = { telemetry: { enabled: true, target: "local", otlpEndpoint: receiver, otlpProtocol: "http", logPrompts: true } };
+    const { runs } = await runGemini("text", ["say hello, told twice by gemini"], telemetry);
+    expect(runs[0]!.code, runs[0]!.output).toBe(0);
+    const session = sessionOf("say hello, told twice by gemini");
+    const turns = await eventually(async () => {
+      const items = (await get<RequestsView>(`/api/requests?source=otel&session=${session}`)).items;
+      return items.length >= 2 && items.every((item) => item.state === "completed") ? items : undefined;
+    }, 30_000);
+    const views = await Promise.all(turns.map((item) => get<SourceRequestView>(`/api/sources/otel/requests/${item.requestId}`)));
+    expect(views.map((view) => [view.request.prompt, view.request.sessionId])).toEqual([
+      ["say hello, told twice by gemini", session],
+      ["say hello, told twice by gemini", session],
+    ]);
+    // One from the files (its prompt line), one from the telemetry (its events), each call of its own told once.
+    expect(views.map((view) => view.steps![0]!.name).sort()).toEqual(["prompt", "user_prompt"]);
   }, 120_000);
 
   it("a session file that appears is read, and its run with no process left is stuck; nothing under Gemini CLI's folder was written", async () => {
