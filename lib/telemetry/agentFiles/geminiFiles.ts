@@ -204,7 +204,7 @@ function argsOf(call: Json): string | undefined {
 function runs(folder: string, files?: () => readonly FileRead<GeminiFileState>[]): AgentRun[] {
   const open = (files?.() ?? []).filter((file) => file.session !== null && file.state.prompt !== null && !file.state.answered);
   if (open.length === 0) return [];
-  const processes = geminiProcesses(path.resolve(folder));
+  const processes = geminiProcesses(real(folder));
   const found: AgentRun[] = [];
   for (const { state, ...file } of open) {
     let root: string | null = null;
@@ -218,6 +218,15 @@ function runs(folder: string, files?: () => readonly FileRead<GeminiFileState>[]
     found.push({ pid: running?.pid ?? null, session: file.session!, turn: state.prompt!, busy: true, liveness, lastSeenAt: state.lastAt ?? 0 });
   }
   return found;
+}
+
+/** A folder's own path (a home reached through a link is the same home). */
+function real(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    return path.resolve(folder);
+  }
 }
 
 /** The Gemini CLI processes writing to `folder`, outermost first (it starts itself again as a child); null where /proc cannot tell. */
@@ -235,7 +244,7 @@ function geminiProcesses(folder: string): { pid: number; cwd: string }[] | null 
       if (!args.some((arg) => /(^|\/)(gemini|gemini\.js)$/.test(arg) || arg.includes("@google/gemini-cli/"))) continue;
       const env = new Map(fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] as const));
       const home = env.get("GEMINI_CLI_HOME") || env.get("HOME");
-      if (!home || path.resolve(home, ".gemini") !== folder) continue;
+      if (!home || real(path.resolve(home, ".gemini")) !== folder) continue;
       const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       found.push({ pid, ppid, cwd: fs.readlinkSync(`/proc/${pid}/cwd`) });
