@@ -7,6 +7,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import type { TimelineItem } from "../../lib/views/timelineView";
 import { CLIENTS, installedClient } from "../helpers/clients";
+import { runCli } from "../helpers/cli";
 import { aDashboard } from "../helpers/dashboard";
 import { aGeminiFolder } from "../helpers/geminiFolder";
 import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
@@ -207,6 +208,11 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
       ["the second of two, from the gemini files", "completed"],
       ["the first of two, from the gemini files", "completed"],
     ]);
+    // The CLI tells the session, and where it came from.
+    const shown = runCli(["session", "show", session, "--source", "otel"], { stateDir });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^Session ${session} \\(idle, read from Gemini CLI's own files; started`));
+    expect(shown.stdout).toMatch(/\n2 turns, 2 model calls, 0 tool uses, 200 in \/ 60 out tokens, \$0\.\d+ estimated\n/);
   }, 120_000);
 
   it("a run that also exports its telemetry is in one session, the CLI's own; its turn told by each (the files carry no prompt id nor pid to make it one)", async () => {
