@@ -52,6 +52,38 @@ describe("Gemini CLI's session files, as turns", () => {
     store.close();
   });
 
+  it("a model message written first without its tokens, then with them: one call, its tokens counted once", () => {
+    const now = Date.now();
+    const { folder, sessions } = aGeminiFolder(path.join(tempParent(), ".gemini"), ["plain"], now);
+    // As the CLI writes it when the usage comes after the message (recordMessageTokens): the message, then again with its tokens.
+    const lines = fs.readFileSync(sessions.plain!, "utf8").split("\n");
+    const answer = lines.findIndex((line) => line.includes('"type":"gemini"'));
+    const without = JSON.parse(lines[answer]!) as Record<string, unknown>;
+    delete without.tokens;
+    lines.splice(answer, 0, JSON.stringify(without));
+    fs.writeFileSync(sessions.plain!, lines.join("\n"));
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    expect(readRows(file, "SELECT state, calls, input_tokens, output_tokens, cache_read_tokens FROM lifecycles")).toEqual([{ state: "completed", calls: 1, input_tokens: 100, output_tokens: 30, cache_read_tokens: 20 }]);
+    store.close();
+  });
+
+  it("a turn whose model asked for tools, not yet written as run, past the stuck threshold: waiting on its tools", () => {
+    const now = Date.now();
+    const { folder, sessions } = aGeminiFolder(path.join(tempParent(), ".gemini"), ["tool"], now);
+    // The run as it stood while the tools ran: the model's message with no text, its toolCalls not yet written.
+    const lines = fs.readFileSync(sessions.tool!, "utf8").split("\n");
+    const asked = lines.findIndex((line) => line.includes('"type":"gemini"'));
+    fs.writeFileSync(sessions.tool!, lines.slice(0, asked + 1).join("\n") + "\n");
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    // Its process is not looked for here (no runs): only what the file says.
+    new AgentFileFollower({ folder, agent: { ...geminiFiles, runs: undefined }, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    expect(inspectTelemetry(file, 10 * MINUTE, now + 15 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on its tools for 15m( \d+s)?$/);
+    store.close();
+  });
+
   it("503 twice, then an answer: completed with its one call (Gemini CLI writes no failed attempt)", () => {
     const { turns, store } = aReading(["retry"]);
     expect(turns()).toEqual([expect.objectContaining({ state: "completed", calls: 1, error: null, output: "Hello from the mock." })]);

@@ -141,8 +141,12 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
         calls[id] = tokens !== undefined;
         const answer = text.trim() !== "" && toolCalls.length === 0;
         if (answer) state.answered = true;
-        change(step, { processingAt: at, ...(model && { model }), ...(answer ? { succeeded: true, answeredAt: at, output: clip(text, TEXT_KEPT), waitingOn: "" } : { waitingOn: "the model" }), part: { kind: "call", id: `message:${id}`, at, fields } });
+        // A message with no text asked for tools: Gemini CLI writes them (toolCalls) only once they ran.
+        const waitingOn = answer ? "" : toolCalls.length === 0 && text.trim() === "" ? "its tools" : "the model";
+        change(step, { processingAt: at, ...(model && { model }), ...(answer ? { succeeded: true, answeredAt: at, output: clip(text, TEXT_KEPT) } : {}), waitingOn, part: { kind: "call", id: `message:${id}`, at, fields } });
       }
+      // A text the model said before asking for tools was no answer: the turn goes on.
+      if (toolCalls.length > 0) state.answered = false;
       for (const call of toolCalls) {
         const callId = str(call.id);
         const status = str(call.status);
