@@ -12,6 +12,7 @@ import { sessionPath } from "@/components/sessions/sessionPath";
 import type { UsageSums } from "@/lib/telemetry/store/queries/callSums";
 import { UNMAPPED_PAGE } from "@/lib/telemetry/store/queries/unmapped";
 import { UnmappedNames } from "@/components/health/UnmappedNames";
+import type { AgentFileCounts } from "@/lib/telemetry/store/queries/agentFiles";
 import { healthQuery } from "./schema";
 import { waitingText } from "@/lib/otel/waitingText";
 
@@ -171,27 +172,18 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <dl className="fields" aria-label="Received telemetry">
             <dt>Receiver</dt>
             <dd>{health.telemetry.receiver.url ? `OTLP/HTTP on ${health.telemetry.receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${health.telemetry.receiver.error ?? "starting, or off"}`}</dd>
-            <dt>Claude Code&apos;s files</dt>
-            <dd>
-              {health.telemetry.claudeDir
-                ? health.telemetry.agentFiles
-                    .filter((row) => row.agent === "claude-code")
-                    .map((row) => (
-                      <Fragment key={row.agent}>
-                        {`${row.files.toLocaleString()} files in ${health.telemetry!.claudeDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last `}
-                        <When at={row.lastReadAt} />
-                      </Fragment>
-                    ))[0] ?? `none yet in ${health.telemetry.claudeDir}`
-                : "not read (REQWATCH_AGENT_FILES=off)"}
-            </dd>
-            <dt>Codex CLI&apos;s files</dt>
-            <dd>
-              {health.telemetry.codexDir
-                ? health.telemetry.agentFiles
-                    .filter((row) => row.agent === "codex")
-                    .map((row) => `${row.files.toLocaleString()} files in ${health.telemetry!.codexDir}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last ${formatAgo(row.lastReadAt, now)}`)[0] ?? `none yet in ${health.telemetry.codexDir}`
-                : "not read (REQWATCH_AGENT_FILES=off)"}
-            </dd>
+            {(
+              [
+                ["Claude Code", "claude-code", health.telemetry.claudeDir],
+                ["Codex CLI", "codex", health.telemetry.codexDir],
+                ["Gemini CLI", "gemini-cli", health.telemetry.geminiDir],
+              ] as const
+            ).map(([label, agent, folder]) => (
+              <Fragment key={agent}>
+                <dt>{label}&apos;s files</dt>
+                <dd>{folder ? <AgentFilesRead row={health.telemetry!.agentFiles.find((row) => row.agent === agent)} folder={folder} /> : "not read (REQWATCH_AGENT_FILES=off)"}</dd>
+              </Fragment>
+            ))}
             <dt>Store</dt>
             <dd>
               {health.telemetry.file} ({megabytes(health.telemetry.bytes)}; kept {formatDuration(health.telemetry.keepMs)})
@@ -284,6 +276,17 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       ) : (
         <p className="muted">None: start the dashboard with --source claude-mem, claude-mem:&lt;path&gt; or sqlite:&lt;mapping.json&gt; to read another program&apos;s queue beside the folder.</p>
       )}
+    </>
+  );
+}
+
+/** What was read of one agent's own files: how many, where, what was skipped, and when last. */
+function AgentFilesRead({ row, folder }: { row: AgentFileCounts | undefined; folder: string }) {
+  if (!row) return <>none yet in {folder}</>;
+  return (
+    <>
+      {`${row.files.toLocaleString()} files in ${folder}, ${row.lines.toLocaleString()} lines read${row.malformed ? `, ${row.malformed.toLocaleString()} malformed skipped` : ""}${row.oversized ? `, ${row.oversized.toLocaleString()} too long skipped` : ""}, the last `}
+      <When at={row.lastReadAt} />
     </>
   );
 }

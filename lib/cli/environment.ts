@@ -40,9 +40,10 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_SOURCES", "other programs' queues the dashboard shows and reqwatch mcp lets an agent read, as --source takes them"],
   ["REQWATCH_OTEL", "1: the dashboard exports OpenTelemetry traces (reqwatch otel --help)"],
   ["REQWATCH_OTLP_PORT", `the dashboard's OTLP/HTTP receiver's port (default ${DEFAULT_OTLP_PORT}; 0 any free one; off turns it off)`],
-  ["REQWATCH_AGENT_FILES", "on (default) or off: the dashboard reads Claude Code's and Codex CLI's own session files as they write them"],
+  ["REQWATCH_AGENT_FILES", "on (default) or off: the dashboard reads Claude Code's, Codex CLI's and Gemini CLI's own session files as they write them"],
   ["REQWATCH_CLAUDE_DIR", "Claude Code's folder the dashboard reads (default $CLAUDE_CONFIG_DIR, else ~/.claude)"],
   ["REQWATCH_CODEX_DIR", "Codex CLI's folder the dashboard reads (default $CODEX_HOME, else ~/.codex)"],
+  ["REQWATCH_GEMINI_DIR", "Gemini CLI's folder the dashboard reads (default $GEMINI_CLI_HOME/.gemini, else ~/.gemini)"],
   ["REQWATCH_TELEMETRY_RETENTION", `received lifecycles are removed after this (default ${by(DEFAULT_TELEMETRY_RETENTION_MS)})`],
   ["REQWATCH_TELEMETRY_STUCK_AFTER", `a received turn or call with nothing new this long is stuck (default ${by(DEFAULT_TELEMETRY_STUCK_AFTER_MS)})`],
 ];

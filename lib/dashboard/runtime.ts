@@ -129,9 +129,9 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   // What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
   // reqwatch's own beside the index (for a folder it only observes, in the cache folder with its index).
   const settings = telemetryOptions;
-  // And the agents' own session files (Claude Code's, Codex CLI's), read as they are written into the same store (on by default).
+  // And the agents' own session files (Claude Code's, Codex CLI's, Gemini CLI's), read as they are written into the same store (on by default).
   const telemetry =
-    settings.port === null && !settings.claudeDir && !settings.codexDir
+    settings.port === null && !settings.claudeDir && !settings.codexDir && !settings.geminiDir
       ? null
       : startTelemetry({
           storeDir: tracker.stateDir.storeDir,

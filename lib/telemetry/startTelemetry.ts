@@ -8,6 +8,7 @@ import { AgentFileFollower } from "./agentFiles/followAgentFiles";
 import type { AgentFiles } from "./agentFiles/agentFiles";
 import { claudeCodeFiles } from "./agentFiles/claudeCodeFiles";
 import { codexFiles } from "./agentFiles/codexFiles";
+import { geminiFiles } from "./agentFiles/geminiFiles";
 import { ingestExport } from "./pipeline/ingestExport";
 import { agentFileCounts, type AgentFileCounts } from "./store/queries/agentFiles";
 import { storeBytes } from "./store/queries/bytes";
@@ -38,6 +39,8 @@ export interface TelemetryStatus {
   claudeDir: string | null;
   /** Codex CLI's folder whose rollout files are read (null: off). */
   codexDir: string | null;
+  /** Gemini CLI's folder whose files are read (null: off). */
+  geminiDir: string | null;
   agentFiles: AgentFileCounts[];
 }
 
@@ -90,6 +93,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
     else if (status.error) console.error(`reqwatch: not receiving OpenTelemetry: ${status.error}`);
     if (options.settings.claudeDir) console.log(`reqwatch: reading Claude Code's session files in ${options.settings.claudeDir}`);
     if (options.settings.codexDir) console.log(`reqwatch: reading Codex CLI's session files in ${options.settings.codexDir}`);
+    if (options.settings.geminiDir) console.log(`reqwatch: reading Gemini CLI's session files in ${options.settings.geminiDir}`);
     return status;
   });
   return {
@@ -102,6 +106,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       setAside: setAsideStores(file),
       claudeDir: options.settings.claudeDir ?? null,
       codexDir: options.settings.codexDir ?? null,
+      geminiDir: options.settings.geminiDir ?? null,
       ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] }, agentFiles: [] }, (db) => ({
         bytes: storeBytes(db),
         intake: storeIntake(db),
@@ -145,6 +150,7 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
   const followers = [
     ...follow(claudeDir, claudeCodeFiles),
     ...follow(options.settings.codexDir, codexFiles),
+    ...follow(options.settings.geminiDir, geminiFiles),
   ];
   for (const follower of followers) {
     try {

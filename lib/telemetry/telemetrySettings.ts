@@ -25,6 +25,8 @@ export interface TelemetrySettings {
   claudeDir?: string | null;
   /** Codex CLI's folder, whose rollout files are read the same way; null or absent: not read. */
   codexDir?: string | null;
+  /** Gemini CLI's folder (~/.gemini), read the same way; null or absent: not read. */
+  geminiDir?: string | null;
 }
 
 /**
@@ -32,7 +34,8 @@ export interface TelemetrySettings {
  * (a duration; default 1d), `REQWATCH_TELEMETRY_STUCK_AFTER` (a duration; default 10m),
  * `REQWATCH_AGENT_FILES` (on or off, default on; `agentFiles` is the dashboard's `--agent-files`) and
  * `REQWATCH_CLAUDE_DIR` (Claude Code's folder; default $CLAUDE_CONFIG_DIR, as Claude Code reads it, else ~/.claude),
- * `REQWATCH_CODEX_DIR` (Codex CLI's folder; default $CODEX_HOME, as Codex reads it, else ~/.codex).
+ * `REQWATCH_CODEX_DIR` (Codex CLI's folder; default $CODEX_HOME, as Codex reads it, else ~/.codex),
+ * `REQWATCH_GEMINI_DIR` (Gemini CLI's folder; default $GEMINI_CLI_HOME/.gemini, as Gemini CLI reads it, else ~/.gemini).
  */
 export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: string, agentFiles?: string): TelemetrySettings {
   const given = (port ?? env.REQWATCH_OTLP_PORT)?.trim().toLowerCase();
@@ -42,22 +45,29 @@ export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: s
     parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
     if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
   }
-  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: claudeDir(env, agentFiles), codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex") };
+  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: claudeDir(env, agentFiles), codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex"), geminiDir: geminiDir(env, agentFiles) };
 }
 
-/** Claude Code's folder to read, or null when reading agents' files is off (on when unset: the zero configuration). */
+/** Whether the agents' own files are read: on when unset (the zero configuration). */
+function agentFilesOn(env: NodeJS.ProcessEnv, flag: string | undefined): boolean {
+  return flag !== undefined ? parseFlag(flag, "--agent-files") : flagSetting(env, "REQWATCH_AGENT_FILES", true);
+}
+
+const homeOf = (env: NodeJS.ProcessEnv) => env.HOME?.trim() || os.homedir();
+
+/** Claude Code's folder to read, or null when reading agents' files is off. */
 function claudeDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
-  const on = flag !== undefined ? parseFlag(flag, "--agent-files") : flagSetting(env, "REQWATCH_AGENT_FILES", true);
-  if (!on) return null;
-  const folder = env.REQWATCH_CLAUDE_DIR?.trim() || env.CLAUDE_CONFIG_DIR?.trim() || path.join(env.HOME?.trim() || os.homedir(), ".claude");
-  return path.resolve(folder);
+  return agentFilesOn(env, flag) ? path.resolve(env.REQWATCH_CLAUDE_DIR?.trim() || env.CLAUDE_CONFIG_DIR?.trim() || path.join(homeOf(env), ".claude")) : null;
 }
 
 /** An agent's folder to read (its REQWATCH_ variable, else its own, else under the home folder), or null when reading agents' files is off. */
 function agentDir(env: NodeJS.ProcessEnv, flag: string | undefined, ours: string, its: string, home: string): string | null {
-  const on = flag !== undefined ? parseFlag(flag, "--agent-files") : flagSetting(env, "REQWATCH_AGENT_FILES", true);
-  if (!on) return null;
-  return path.resolve(env[ours]?.trim() || env[its]?.trim() || path.join(env.HOME?.trim() || os.homedir(), home));
+  return agentFilesOn(env, flag) ? path.resolve(env[ours]?.trim() || env[its]?.trim() || path.join(homeOf(env), home)) : null;
+}
+
+/** Gemini CLI's folder to read: its own variable names a home, under which it keeps .gemini. */
+function geminiDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
+  return agentFilesOn(env, flag) ? path.resolve(env.REQWATCH_GEMINI_DIR?.trim() || path.join(env.GEMINI_CLI_HOME?.trim() || homeOf(env), ".gemini")) : null;
 }
 
 function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

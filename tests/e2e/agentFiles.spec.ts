@@ -12,7 +12,8 @@ test("Claude Code's turns from its own files, with no telemetry: the table, a tu
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-claude-"));
   try {
     const { folder } = aClaudeFolder(path.join(parent, ".claude"), ["tool", "killed"]);
-    const { url } = await launchApp({ REQWATCH_AGENT_FILES: "on", REQWATCH_CLAUDE_DIR: folder });
+    // Gemini CLI's folder an empty one: a Gemini CLI of the machine's own is not read here.
+    const { url } = await launchApp({ REQWATCH_AGENT_FILES: "on", REQWATCH_CLAUDE_DIR: folder, REQWATCH_GEMINI_DIR: path.join(parent, ".gemini") });
 
     await page.goto(`${url}/requests?source=otel`);
     const table = page.getByRole("table", { name: "Requests" });

@@ -19,6 +19,14 @@ describe("the settings that read Claude Code's files", () => {
     expect(telemetrySettings(env({ HOME: "/home/ada", CLAUDE_CONFIG_DIR: "/srv/claude", REQWATCH_CLAUDE_DIR: "/mnt/other" })).claudeDir).toBe("/mnt/other");
   });
 
+  it("read ~/.gemini by default, $GEMINI_CLI_HOME/.gemini where Gemini CLI is told to write, REQWATCH_GEMINI_DIR over both; off with the same switch", () => {
+    expect(telemetrySettings(env({ HOME: "/home/ada" })).geminiDir).toBe("/home/ada/.gemini");
+    expect(telemetrySettings(env({ HOME: "/home/ada", GEMINI_CLI_HOME: "/srv/gemini" })).geminiDir).toBe("/srv/gemini/.gemini");
+    expect(telemetrySettings(env({ HOME: "/home/ada", GEMINI_CLI_HOME: "/srv/gemini", REQWATCH_GEMINI_DIR: "/mnt/other" })).geminiDir).toBe("/mnt/other");
+    expect(telemetrySettings(env({ HOME: "/home/ada", REQWATCH_AGENT_FILES: "off" })).geminiDir).toBeNull();
+    expect(telemetrySettings(env({ HOME: "/home/ada" }), undefined, "off").geminiDir).toBeNull();
+  });
+
   it("are turned off by REQWATCH_AGENT_FILES=off or --agent-files off, the flag over the variable; a wrong value is refused, naming the setting", () => {
     expect(telemetrySettings(env({ HOME: "/home/ada", REQWATCH_AGENT_FILES: "off" })).claudeDir).toBeNull();
     expect(telemetrySettings(env({ HOME: "/home/ada" }), undefined, "off").claudeDir).toBeNull();

@@ -24,7 +24,7 @@ export function registerDashboard(program: Command): void {
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
     .option("--otel", "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page")
     .option("--otlp-port <port>", "receive OpenTelemetry (OTLP/HTTP: Claude Code, the Anthropic SDK, GenAI and messaging spans) on this port of the dashboard's address; 0 for any free port, off for none (default: $REQWATCH_OTLP_PORT, else 4318)")
-    .option("--agent-files <on|off>", "read Claude Code's and Codex CLI's own session files as they write them (their folders: $REQWATCH_CLAUDE_DIR, else $CLAUDE_CONFIG_DIR, else ~/.claude; $REQWATCH_CODEX_DIR, else $CODEX_HOME, else ~/.codex), shown with the received telemetry; off for none (default: $REQWATCH_AGENT_FILES, else on)")
+    .option("--agent-files <on|off>", "read Claude Code's, Codex CLI's and Gemini CLI's own session files as they write them (their folders: $REQWATCH_CLAUDE_DIR, else $CLAUDE_CONFIG_DIR, else ~/.claude; $REQWATCH_CODEX_DIR, else $CODEX_HOME, else ~/.codex; $REQWATCH_GEMINI_DIR, else $GEMINI_CLI_HOME/.gemini, else ~/.gemini), shown with the received telemetry; off for none (default: $REQWATCH_AGENT_FILES, else on)")
     .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
     .option(
       "--source <source>",

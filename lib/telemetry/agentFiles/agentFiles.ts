@@ -21,8 +21,12 @@ export interface AgentFiles<State> {
   mapLine(line: unknown, state: State): { changes: LifecycleChange[]; state: State };
   /** The session a file's state is in (its runs' files name it), or null before its first line says. */
   sessionOf(state: State): string | null;
-  /** Its runs now (the processes its session files name), read from the agent's folder; none for an agent that names none. */
-  runs?(folder: string): AgentRun[];
+  /**
+   * Its runs now (the processes its session files name), read from the agent's folder; none for an
+   * agent that names none. `files`: the transcripts read, with the state each left (an agent that
+   * writes no run files, Gemini CLI, finds its busy runs there).
+   */
+  runs?(folder: string, files?: () => readonly FileRead<State>[]): AgentRun[];
   /** A busy run whose process is gone, as a change to the turn it left open (`turn`, the file's state's). */
   endedMidTurn?(run: AgentRun, state: State, endedAt: number): LifecycleChange | null;
   /**
@@ -36,10 +40,20 @@ export interface AgentFiles<State> {
 /** A step read from an agent's files has a key of this form (`line:<the line's id>`, `ended:<session>:<pid>`); a received one, `log:` or `span:`. */
 export const isFileStep = (key: string) => key.startsWith("line:") || key.startsWith("ended:");
 
+/** A transcript read so far: its path, its session, the state its lines left. */
+export interface FileRead<State> {
+  path: string;
+  session: string | null;
+  state: State;
+}
+
 /** A run of an agent, as its session file says (Claude Code's `sessions/<pid>.json`). */
 export interface AgentRun {
-  pid: number;
+  /** Null for an agent that writes no pid (Gemini CLI) and whose process was not found: the one seen running its session, if any. */
+  pid: number | null;
   session: string;
+  /** The open turn it names, so a session's later runs are told apart when no pid is (Gemini CLI's prompt message). */
+  turn?: string;
   /** Mid-turn (Claude Code's `busy`): a run that ends so leaves its turn open. */
   busy: boolean;
   /** Whether its process is still running; unknown where it cannot be told (another pid namespace, no /proc). */

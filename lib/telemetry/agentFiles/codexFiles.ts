@@ -60,8 +60,10 @@ export const codexFiles: AgentFiles<CodexFileState> = {
   // One step a turn, however often it is found ended (a restarted dashboard finds it again): the first kept says by whom.
   endedMidTurn(run, state, endedAt) {
     if (!state.turn || state.session !== run.session) return null;
-    const by = run.pid > 0 ? `Codex CLI (pid ${run.pid})` : NO_HOLDER;
-    return { kind: "turn", keys: [`turn:${state.turn}`], service: SERVICE, session: run.session, step: { key: `ended:${run.session}:${state.turn}`, at: run.pid > 0 ? endedAt : (state.lastAt ?? endedAt), name: "process ended", summary: run.pid > 0 ? `${by} ended mid-turn` : "no task_complete, and no Codex process holds its file", detail: said({ pid: run.pid > 0 ? run.pid : undefined }) }, facts: { abandonedBy: by } };
+    // No process was ever seen holding its file: the run ended before reqwatch looked.
+    const pid = run.pid !== null && run.pid > 0 ? run.pid : null;
+    const by = pid !== null ? `Codex CLI (pid ${pid})` : NO_HOLDER;
+    return { kind: "turn", keys: [`turn:${state.turn}`], service: SERVICE, session: run.session, step: { key: `ended:${run.session}:${state.turn}`, at: pid !== null ? endedAt : (state.lastAt ?? endedAt), name: "process ended", summary: pid !== null ? `${by} ended mid-turn` : "no task_complete, and no Codex process holds its file", detail: said({ pid: pid ?? undefined }) }, facts: { abandonedBy: by } };
   },
 };
 

@@ -64,6 +64,8 @@ export class AgentFileFollower<S> {
   /** Runs seen alive while busy: when one is gone, it ended about when it was noticed. */
   private readonly seenAlive = new Set<string>();
   private readonly ended = new Set<string>();
+  /** Each session's process seen running it, for an agent that names none once it is gone. */
+  private readonly running = new Map<string, number>();
   private readonly now: () => number;
   private mostHeld = 0;
 
@@ -267,16 +269,22 @@ export class AgentFileFollower<S> {
     if (agent.openTurn && ![...this.positions.values()].some((position) => this.leftOpen(position))) return;
     // Compared with files' modification times: the machine's clock, not the injected one.
     const listedAt = Date.now();
-    const listed = agent.runs(folder);
+    const files = () => [...this.positions.values()].map((position) => ({ path: position.path, session: position.session, state: JSON.parse(position.state) as S }));
+    const listed = agent.runs(folder, files);
     if (agent.openTurn) return this.checkHeld(listed, listedAt);
-    for (const run of listed) {
-      const id = `${run.session}:${run.pid}`;
+    for (const told of listed) {
+      // A run whose agent cannot name its process once gone (Gemini CLI writes no pid): the one seen running its session.
+      const run = told.pid === null ? { ...told, pid: this.running.get(told.session) ?? null } : told;
+      const id = `${run.session}:${run.pid ?? run.turn}`;
       if (!run.busy || this.ended.has(id)) continue;
-      if (run.liveness === "alive") this.seenAlive.add(id);
+      if (run.liveness === "alive") {
+        this.seenAlive.add(id);
+        if (run.pid !== null) this.running.set(run.session, run.pid);
+      }
       if (run.liveness !== "gone") continue;
+      this.running.delete(run.session);
       // Its file read to its end first, so the open turn is the one it was in.
-      const files = [...this.positions.values()].filter((position) => position.session === run.session);
-      for (const position of files) this.readFile(position.path);
+      for (const position of [...this.positions.values()].filter((position) => position.session === run.session)) this.readFile(position.path);
       // Its own transcript (`<session>.jsonl`), not a subagent's beside it.
       const latest = [...this.positions.values()].filter((position) => position.session === run.session).sort((a, b) => Number(path.basename(b.path) === `${run.session}.jsonl`) - Number(path.basename(a.path) === `${run.session}.jsonl`) || b.readAt - a.readAt)[0];
       if (!latest) continue;
@@ -311,7 +319,7 @@ export class AgentFileFollower<S> {
     const held = new Set<string>();
     for (const run of listed) {
       held.add(run.session);
-      this.holders.set(run.session, run.pid);
+      if (run.pid !== null) this.holders.set(run.session, run.pid);
     }
     for (const known of [...this.positions.values()]) {
       if (!known.session || held.has(known.session) || !this.leftOpen(known)) continue;
