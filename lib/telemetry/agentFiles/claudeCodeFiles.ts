@@ -5,6 +5,7 @@ import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/change
 import { join, ms, said } from "../dialects/stepText";
 import { CLAUDE_CODE_SERVICE } from "../dialects/claudeCode";
 import type { AgentFiles, AgentRun } from "./agentFiles";
+import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } from "./lineFields";
 
 /**
  * Claude Code's own session files (what 2.1.332 writes, tests/fixtures/claude-code-transcripts):
@@ -37,20 +38,9 @@ export interface ClaudeFileState {
 }
 
 const SERVICE = CLAUDE_CODE_SERVICE;
-/** Kept of a text (an answer, a tool's result or input, an error): enough to read, never a copy of the transcript. */
-const TEXT_KEPT = 2000;
-/** Of a prompt: what a person reads of a pasted file is its start. */
-const PROMPT_KEPT = 10_000;
-const RESULT_KEPT = 300;
 /** Tools asked for and never answered (a killed run) are forgotten past this many, so a state stays small. */
 const OPEN_TOOLS_KEPT = 50;
 
-const clip = (text: string, size: number) => (text.length > size ? `${text.slice(0, size)}…` : text);
-
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json | undefined => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined);
-const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 const blocks = (content: unknown): Json[] => (Array.isArray(content) ? content.map(obj).filter((block): block is Json => block !== undefined) : []);
 
 /** A block's or a message's text: a string, or its text blocks joined. */

@@ -4,6 +4,7 @@ import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/change
 import { join, ms, said } from "../dialects/stepText";
 import { CODEX_SERVICE } from "../dialects/codexCli";
 import type { AgentFiles, AgentRun } from "./agentFiles";
+import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT } from "./lineFields";
 
 /**
  * Codex CLI's own session files (what 0.171.0 writes, tests/fixtures/codex-sessions):
@@ -31,16 +32,7 @@ export interface CodexFileState {
 }
 
 const SERVICE = CODEX_SERVICE;
-const TEXT_KEPT = 2000;
-const PROMPT_KEPT = 10_000;
-const RESULT_KEPT = 300;
 const OPEN_TOOLS_KEPT = 50;
-
-const clip = (text: string, size: number) => (text.length > size ? `${text.slice(0, size)}…` : text);
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json | undefined => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined);
-const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 /** A rollout file's thread id, from its name (`rollout-2026-11-28T21-59-18-<uuid>.jsonl`). */
 const ROLLOUT = /(?:^|\/)rollout-[0-9T:-]+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;

@@ -4,6 +4,7 @@ import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/change
 import { join, ms, said } from "../dialects/stepText";
 import { GEMINI_CLI_SERVICE } from "../dialects/geminiCli";
 import type { AgentFiles, AgentRun, FileRead } from "./agentFiles";
+import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } from "./lineFields";
 
 /**
  * Gemini CLI's own session files (what 0.61.0 writes, tests/fixtures/gemini-sessions):
@@ -37,18 +38,9 @@ export interface GeminiFileState {
 }
 
 const SERVICE = GEMINI_CLI_SERVICE;
-const TEXT_KEPT = 2000;
-const PROMPT_KEPT = 10_000;
-const RESULT_KEPT = 300;
 /** A turn's messages and tools remembered past this many are forgotten, so a state stays small. */
 const REMEMBERED = 200;
 
-const clip = (text: string, size: number) => (text.length > size ? `${text.slice(0, size)}…` : text);
-
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json | undefined => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined);
-const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 const list = (value: unknown): Json[] => (Array.isArray(value) ? value.map(obj).filter((item): item is Json => item !== undefined) : []);
 
 /** A message's text: a string, or its text parts joined (thoughts left out). */
