@@ -3,7 +3,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import type { RequestsView } from "../../lib/views/requestsView";
 import type { SourceStatus } from "../../lib/sources/liveSource";
 import { anAnthropicMock, type Scenario } from "../helpers/anthropicMock";
@@ -12,6 +11,7 @@ import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
 import { eventually, waitForExit } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
+import { receivedTurns } from "../helpers/receivedTurns";
 
 // The real Claude Code CLI (pinned, from the npm registry), run headless as a user runs it, against a
 // local stand-in for the Messages API, exporting its telemetry as its monitoring docs say to the
@@ -21,6 +21,7 @@ let claude: string;
 let receiver: string;
 let stateDir: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
+const { get, turnOf } = receivedTurns(() => dashboard);
 
 beforeAll(async () => {
   claude = path.join(installedClient(CLIENTS.claudeCode), "node_modules/.bin/claude");
@@ -78,21 +79,6 @@ async function runClaude(prompt: string, scenario: Scenario, options: Parameters
   } finally {
     await api.close();
   }
-}
-
-async function get<T>(pathname: string): Promise<T> {
-  const response = await dashboard.ask(pathname);
-  expect(response.status, response.text).toBe(200);
-  return response.json<T>();
-}
-
-/** The turn whose prompt is `prompt`, once it is in `state`, with its own page's view. */
-async function turnOf(prompt: string, state: string) {
-  const row = await eventually(async () => {
-    const page = await get<RequestsView>(`/api/requests?source=otel&text=${encodeURIComponent(prompt)}`);
-    return page.items.find((item) => item.state === state);
-  }, 30_000);
-  return { row, view: await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`) };
 }
 
 describe("Claude Code, run for real, seen through its own telemetry", () => {

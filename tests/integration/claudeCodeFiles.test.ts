@@ -14,6 +14,7 @@ import { aDashboard } from "../helpers/dashboard";
 import { eventually, waitForExit } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
+import { receivedTurns } from "../helpers/receivedTurns";
 
 // The real Claude Code CLI (pinned, from the npm registry), run headless as a user runs it, with its
 // telemetry OFF, against a local stand-in for the Messages API: the dashboard reads the session files
@@ -23,6 +24,7 @@ let claude: string;
 let claudeDir: string;
 let stateDir: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
+const { get, turnsOf, turnOf } = receivedTurns(() => dashboard);
 /** A turn with nothing written for 3 s is stuck here (10 minutes by default). */
 const STUCK_AFTER_MS = 3000;
 
@@ -70,25 +72,6 @@ async function runClaude(prompt: string, scenario: Scenario, options: Parameters
   } finally {
     await api.close();
   }
-}
-
-async function get<T>(pathname: string): Promise<T> {
-  const response = await dashboard.ask(pathname);
-  expect(response.status, response.text).toBe(200);
-  return response.json<T>();
-}
-
-/** The turns whose prompt is `prompt` (a text search finds others with its words too). */
-async function turnsOf(prompt: string) {
-  const found = (await get<RequestsView>(`/api/requests?source=otel&text=${encodeURIComponent(prompt)}`)).items.filter((item) => item.requestId.startsWith("turn-"));
-  const views = await Promise.all(found.map((item) => get<SourceRequestView>(`/api/sources/otel/requests/${item.requestId}`)));
-  return found.filter((_item, i) => views[i]!.request.prompt === prompt);
-}
-
-/** The turn whose prompt is `prompt`, once it is in `state`, with its own page's view. */
-async function turnOf(prompt: string, state: string) {
-  const row = await eventually(async () => (await turnsOf(prompt)).find((item) => item.state === state), 30_000);
-  return { row, view: await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`) };
 }
 
 /** A turn's calls and tools as its page's timeline draws them, each once. */

@@ -11,6 +11,7 @@ import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from 
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
+import { receivedTurns } from "../helpers/receivedTurns";
 
 // The real Codex CLI (pinned, from the npm registry: its linux-x64 binary), run headless as
 // `codex exec`, against a local stand-in for the Responses API, exporting its telemetry as its
@@ -20,6 +21,7 @@ const SETTINGS = { port: 0, keepMs: 86_400_000, stuckAfterMs: 2000 };
 let codex: string;
 let receiver: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
+const { get, turnOf } = receivedTurns(() => dashboard);
 let stateDir: string;
 
 beforeAll(async () => {
@@ -101,25 +103,6 @@ async function runCodex(prompt: string, scenario: ResponsesScenario, options: Pa
 
 /** The session id `codex exec` prints in its header. */
 const sessionIdOf = (output: string) => /session id: ([0-9a-f-]{36})/.exec(output)?.[1];
-
-async function get<T>(pathname: string): Promise<T> {
-  const response = await dashboard.ask(pathname);
-  expect(response.status, response.text).toBe(200);
-  return response.json<T>();
-}
-
-/** The turn whose prompt is `prompt`, once `ready` says so of its row, with its own page's view. */
-async function turnOf(prompt: string, ready: (row: RequestsView["items"][number]) => boolean) {
-  return eventually(async () => {
-    const page = await get<RequestsView>(`/api/requests?source=otel&text=${encodeURIComponent(prompt)}`);
-    // The text filter matches a row by its words anywhere in it: the turn is the one with that very prompt.
-    for (const row of page.items.filter(ready)) {
-      const view = await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`);
-      if (view.request.prompt === prompt) return { row, view };
-    }
-    return undefined;
-  }, 30_000);
-}
 
 const inState = (state: string) => (row: { state: string }) => row.state === state;
 type TimelineItem = NonNullable<SourceRequestView["timeline"]>["items"][number];

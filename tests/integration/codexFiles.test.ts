@@ -12,6 +12,7 @@ import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../h
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
+import { receivedTurns } from "../helpers/receivedTurns";
 
 // The real Codex CLI (pinned, from the npm registry), run headless as `codex exec`, with its
 // telemetry OFF (no [otel] section), against a local stand-in for the Responses API: the dashboard
@@ -21,6 +22,7 @@ let codex: string;
 let codexDir: string;
 let stateDir: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
+const { get, turnOf } = receivedTurns(() => dashboard);
 /** A turn with nothing written for 3 s is stuck here (10 minutes by default). */
 const STUCK_AFTER_MS = 3000;
 
@@ -66,21 +68,6 @@ async function runCodex(prompt: string, scenario: ResponsesScenario, maxRetries?
 /** The session id `codex exec` prints in its header. */
 const sessionIdOf = (output: string) => /session id: ([0-9a-f-]{36})/.exec(output)?.[1];
 
-async function get<T>(pathname: string): Promise<T> {
-  const response = await dashboard.ask(pathname);
-  expect(response.status, response.text).toBe(200);
-  return response.json<T>();
-}
-
-/** The turns whose prompt is `prompt` (a text search finds others with its words too). */
-async function turnsOf(prompt: string) {
-  const found = (await get<RequestsView>(`/api/requests?source=otel&text=${encodeURIComponent(prompt)}`)).items;
-  const views = await Promise.all(found.map((item) => get<SourceRequestView>(`/api/sources/otel/requests/${item.requestId}`)));
-  return found.map((row, i) => ({ row, view: views[i]! })).filter(({ view }) => view.request.prompt === prompt);
-}
-
-/** The turn whose prompt is `prompt`, once `ready` says so of its row. */
-const turnOf = (prompt: string, ready: (row: RequestsView["items"][number]) => boolean) => eventually(async () => (await turnsOf(prompt)).find(({ row }) => ready(row)), 30_000);
 const inState = (state: string) => (row: { state: string }) => row.state === state;
 const stepsOf = (view: SourceRequestView) => view.steps!.map((step) => `${step.name}: ${step.summary}`);
 

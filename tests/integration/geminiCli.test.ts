@@ -11,6 +11,7 @@ import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../he
 import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
+import { receivedTurns } from "../helpers/receivedTurns";
 
 // The real Gemini CLI (pinned, from the npm registry), run headless as a user runs it (`gemini -p`),
 // against a local stand-in for the Gemini API, exporting its telemetry as its docs say (settings.json
@@ -21,6 +22,7 @@ let gemini: string;
 let receiver: string;
 let stateDir: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
+const { get, turnOf } = receivedTurns(() => dashboard);
 
 beforeAll(async () => {
   gemini = path.join(installedClient(CLIENTS.geminiCli), "node_modules/.bin/gemini");
@@ -84,24 +86,6 @@ async function runGemini(scenario: GeminiScenario, prompts: string[]) {
   } finally {
     await api.close();
   }
-}
-
-async function get<T>(pathname: string): Promise<T> {
-  const response = await dashboard.ask(pathname);
-  expect(response.status, response.text).toBe(200);
-  return response.json<T>();
-}
-
-/** The turn whose prompt is `prompt` (the search finds a prompt's words in others too), once it is in `state`, with its own page's view. */
-async function turnOf(prompt: string, state: string) {
-  return eventually(async () => {
-    const page = await get<RequestsView>(`/api/requests?source=otel&text=${encodeURIComponent(prompt)}`);
-    for (const row of page.items.filter((item) => item.state === state)) {
-      const view = await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`);
-      if (view.request.prompt === prompt) return { row, view };
-    }
-    return undefined;
-  }, 30_000);
 }
 
 type TimelineItem = NonNullable<SourceRequestView["timeline"]>["items"][number];

@@ -14,6 +14,7 @@ import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../he
 import { eventually, waitForExit } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
+import { receivedTurns } from "../helpers/receivedTurns";
 
 // The real Gemini CLI (pinned, from the npm registry), run headless as a user runs it (`gemini -p`),
 // with its telemetry OFF, against a local stand-in for the Gemini API: the dashboard reads the
@@ -24,6 +25,7 @@ let geminiHome: string;
 let geminiDir: string;
 let stateDir: string;
 let dashboard: Awaited<ReturnType<typeof aDashboard>>;
+const { get, turnsOf, turnOf } = receivedTurns(() => dashboard);
 /** A turn with nothing written for 3 s is stuck here (10 minutes by default). */
 const STUCK_AFTER_MS = 3000;
 
@@ -96,24 +98,6 @@ async function runGemini(scenario: GeminiScenario, prompts: string[], settings?:
   } finally {
     await api.close();
   }
-}
-
-async function get<T>(pathname: string): Promise<T> {
-  const response = await dashboard.ask(pathname);
-  expect(response.status, response.text).toBe(200);
-  return response.json<T>();
-}
-
-/** The turns whose prompt is `prompt` (a text search finds others with its words too). */
-async function turnsOf(prompt: string) {
-  const found = (await get<RequestsView>(`/api/requests?source=otel&text=${encodeURIComponent(prompt)}`)).items.filter((item) => item.requestId.startsWith("turn-"));
-  const views = await Promise.all(found.map((item) => get<SourceRequestView>(`/api/sources/otel/requests/${item.requestId}`)));
-  return found.filter((_item, i) => views[i]!.request.prompt === prompt);
-}
-
-async function turnOf(prompt: string, state: string) {
-  const row = await eventually(async () => (await turnsOf(prompt)).find((item) => item.state === state), 30_000);
-  return { row, view: await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`) };
 }
 
 function drawn(view: SourceRequestView, kind: "call" | "tool"): TimelineItem[] {
