@@ -118,7 +118,7 @@ describe("the packed package", () => {
     console.log(`first page ${Math.round(first.ms)} ms after the command`);
     expect(first.output).toContain(`reqwatch: state directory ${path.join(project.dir, ".reqwatch")}`);
     // Every line is reqwatch's own: no framework noise ("✓ Running next.config took 4ms").
-    expect(first.output.split("\n").filter((line) => line.trim() && !line.startsWith("reqwatch: "))).toEqual([]);
+    expect(withoutMachineNotices(first.output).split("\n").filter((line) => line.trim() && !line.startsWith("reqwatch: "))).toEqual([]);
 
     await project.withDashboard(async ({ url, running }) => {
       await eventually(async () => {
