@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { Signal } from "../../lib/telemetry/records";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
+import { formatCost } from "../../lib/model/money";
 import { feed, type Export } from "../helpers/claudeCodeExports";
 import { tempParent } from "../helpers/stateDir";
 
@@ -68,16 +69,22 @@ describe.each(VERSIONS)("%s", (_, folder) => {
   it("retries exhausted: failed with the error, its three attempts", () => {
     const { rows } = lifecyclesOf(folder, "exhausted");
     expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, attempt: 3, error: expect.stringMatching(/Failed after 3 attempts\. Last error: (AI_APICallError: )?Overloaded/) })]);
+    // Refused every time, with no tokens: a known $0, not an unknown cost.
+    expect(rows).toEqual([expect.objectContaining({ cost_usd: 0, unpriced_calls: 0 })]);
   });
 
   it("a stream aborted after its first words: failed, its spans saying only that it stopped without an end, so the abort is a guess", () => {
     const { rows } = lifecyclesOf(folder, "aborted");
     expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", error: "ended before the model finished (aborted?)" })]);
+    // It may have been billed for what it generated before it stopped: no $0 estimate, every call unpriced (its cost reads "unknown").
+    expect(rows[0]).toMatchObject({ cost_usd: 0, estimated_calls: 0, unpriced_calls: rows[0]!.calls });
+    // Never a dollar figure ("—" where the run counts no call of its own: the AI SDK 6's stream span).
+    expect(formatCost({ calls: rows[0]!.calls as number, costUsd: 0, estimatedCalls: 0, unpricedCalls: rows[0]!.unpriced_calls as number })).toMatch(/^(unknown|—)$/);
   });
 
   it("a call its caller aborted (its abort signal; the SDK records the AbortError): failed, saying plainly the caller aborted it", () => {
     const { rows } = lifecyclesOf(folder, "aborted-call");
-    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "aborted by the caller: This operation was aborted" })]);
+    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "aborted by the caller: This operation was aborted", unpriced_calls: 1 })]);
   });
 });
 

@@ -3,6 +3,7 @@ import type { LifecycleChange } from "../mapping/changes";
 import type { Dialect } from "./dialect";
 import { callChange, endFacts, spanChange } from "./genAi";
 import { spanOutcome, textList } from "./spanOutcome";
+import { UNFINISHED_CALL } from "../mapping/stoppedCalls";
 
 /**
  * The Vercel AI SDK's own spans (`ai.*`: the AI SDK 6 with `experimental_telemetry`, the AI SDK 7
@@ -13,7 +14,6 @@ import { spanOutcome, textList } from "./spanOutcome";
  * span per attempt: they are one call's attempts. Its `doGenerate` spans carry some `gen_ai.*` too,
  * so it is asked before the GenAI conventions.
  */
-const UNFINISHED = "ended before the model finished (aborted?)";
 
 export const aiSdk: Dialect = {
   name: "ai-sdk",
@@ -42,7 +42,7 @@ function aiSdkSpan(span: SpanRecord): LifecycleChange | null {
   const model = stringAttr(a, "ai.response.model") ?? stringAttr(a, "ai.model.id");
   const finishReasons = textList(a["ai.response.finishReason"]);
   // A generation ends with a finish reason; one that ends without one, and without an error, was given up on (a stream aborted).
-  const unfinished = !embedding && finishReasons.length === 0 && span.status.code !== "error" && span.events.every((event) => event.name !== "exception") ? UNFINISHED : undefined;
+  const unfinished = !embedding && finishReasons.length === 0 && span.status.code !== "error" && span.events.every((event) => event.name !== "exception") ? UNFINISHED_CALL : undefined;
   const outcome = spanOutcome(span, finishReasons, unfinished);
   if (provider === undefined) {
     const prompt = promptOf(stringAttr(a, "ai.prompt"));

@@ -3,6 +3,7 @@ import type { Facts, LifecycleChange, LifecycleKind, PartFields } from "../mappi
 import type { Dialect } from "./dialect";
 import { spanStep } from "./stepText";
 import { spanOutcome, textList } from "./spanOutcome";
+import { UNFINISHED_CALL } from "../mapping/stoppedCalls";
 
 /**
  * Any instrumentation that follows OpenTelemetry's GenAI semantic conventions (the Anthropic SDK's
@@ -71,7 +72,7 @@ function genAiSpan(span: SpanRecord): LifecycleChange {
     });
   }
   // A model call that ends with neither a finish reason nor any usage never got its answer: a stream the caller gave up on.
-  const unfinished = operation !== "embeddings" && finishReasons.length === 0 && usage.outputTokens === undefined && span.status.code !== "error" ? "ended before the model finished (aborted?)" : undefined;
+  const unfinished = operation !== "embeddings" && finishReasons.length === 0 && usage.outputTokens === undefined && span.status.code !== "error" ? UNFINISHED_CALL : undefined;
   const outcome = spanOutcome(span, finishReasons, unfinished);
   return spanChange(span, callChange(span, { operation, model, usage, finishReasons, outcome, requestId: stringAttr(a, "gen_ai.response.id") ?? stringAttr(a, "anthropic.request.id"), provider: providerOf(a) }));
 }

@@ -3,6 +3,7 @@ import type { LifecycleChange } from "../mapping/changes";
 import type { Dialect } from "./dialect";
 import { callChange, endFacts, spanChange, type SpanRole } from "./genAi";
 import { spanOutcome, textList } from "./spanOutcome";
+import { UNFINISHED_CALL } from "../mapping/stoppedCalls";
 
 /**
  * OpenInference's spans (Arize's instrumentations: `@arizeai/openinference-instrumentation-*`, and
@@ -55,6 +56,6 @@ function openInferenceSpan(span: SpanRecord): LifecycleChange | null {
   const cacheReadTokens = numberAttr(a, "llm.token_count.prompt_details.cache_read");
   const cacheWriteTokens = numberAttr(a, "llm.token_count.prompt_details.cache_write");
   const usage = { ...(inputTokens !== undefined && { inputTokens }), ...(outputTokens !== undefined && { outputTokens }), ...(cacheReadTokens !== undefined && { cacheReadTokens }), ...(cacheWriteTokens !== undefined && { cacheWriteTokens }) };
-  const unfinished = spanKind === "LLM" && finishReasons.length === 0 && outputTokens === undefined && span.status.code !== "error" ? "ended before the model finished (aborted?)" : undefined;
+  const unfinished = spanKind === "LLM" && finishReasons.length === 0 && outputTokens === undefined && span.status.code !== "error" ? UNFINISHED_CALL : undefined;
   return spanChange(span, callChange(span, { operation: spanKind, model, usage, finishReasons, outcome: spanOutcome(span, finishReasons, unfinished), provider: stringAttr(a, "llm.provider") ?? stringAttr(a, "llm.system") ?? null }));
 }

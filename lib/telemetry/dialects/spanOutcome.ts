@@ -1,4 +1,5 @@
 import { numberAttr, stringAttr, type SpanRecord } from "../records";
+import { ABORTED_BY_CALLER } from "../mapping/stoppedCalls";
 
 /**
  * How a model call's or an agent's span ended, as every GenAI dialect reads it: failed on a status
@@ -35,7 +36,7 @@ export function spanOutcome(span: SpanRecord, finishReasons: readonly string[], 
   if (!failed) return { failed, ...(attempt !== undefined && { attempt }) };
   const abortedFinish = finishReasons.find((reason) => ABORTED_FINISH.test(reason));
   if ((errorType !== undefined && ABORT_ERRORS.has(errorType)) || abortedFinish !== undefined) {
-    return { failed, error: `aborted by the caller: ${message ?? `finished with ${abortedFinish ?? errorType}`}`, ...(attempt !== undefined && { attempt }) };
+    return { failed, error: `${ABORTED_BY_CALLER}: ${message ?? `finished with ${abortedFinish ?? errorType}`}`, ...(attempt !== undefined && { attempt }) };
   }
   const httpStatus = numberAttr(a, "http.response.status_code");
   const error =

@@ -2,6 +2,7 @@ import type { CallCosts } from "../../model/money";
 import type { State } from "../../model/states";
 import { estimateCostUsd } from "../prices";
 import type { Facts, LifecycleKind, Part, PartFields } from "./changes";
+import { stoppedMidAnswer } from "./stoppedCalls";
 
 /** What a set of model calls used: a lifecycle's, and the store's sums over many (store/queries/callSums.ts). */
 export interface UsageSums extends CallCosts {
@@ -163,10 +164,13 @@ export function mergePart(known: Part | undefined, part: Part): Part {
  * no tokens was not billed ($0); one the table cannot price has neither, and is counted unpriced,
  * never as $0.
  */
+/** A failed attempt that said no tokens was not billed (a refusal: a 529, a 503), unless it stopped mid-answer. */
+const knownFree = (fields: PartFields) => fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined && !stoppedMidAnswer(fields.error);
+
 function priced(part: Part): Part {
   const { estimatedCostUsd: _estimate, ...fields } = part.fields;
   if (fields.costUsd !== undefined) return _estimate === undefined ? part : { ...part, fields };
-  const estimate = estimateCostUsd(fields) ?? (fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined ? 0 : null);
+  const estimate = estimateCostUsd(fields) ?? (knownFree(fields) ? 0 : null);
   return { ...part, fields: estimate === null ? fields : { ...fields, estimatedCostUsd: estimate } };
 }
 
@@ -261,10 +265,11 @@ export function summarize(tally: Tally): Folded {
 
 /**
  * Of `count` calls, those whose cost is estimated and those with none. A failed attempt that said
- * no tokens cost nothing, as its provider bills it: a known $0, counted as neither.
+ * no tokens cost nothing, as its provider bills it: a known $0, counted as neither; unless it stopped
+ * mid-answer (aborted, cut off), when what it cost is not known.
  */
 function costCounts(calls: readonly Part[], count: number): { estimatedCalls: number; unpricedCalls: number } {
-  const billed = calls.filter(({ fields }) => fields.costUsd === undefined && !(fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined));
+  const billed = calls.filter(({ fields }) => fields.costUsd === undefined && !knownFree(fields));
   const estimated = billed.filter((part) => part.fields.estimatedCostUsd !== undefined).length;
   const unpriced = billed.length - estimated;
   return { estimatedCalls: Math.min(estimated, count), unpricedCalls: Math.min(unpriced, count) };

@@ -1,3 +1,4 @@
+import { ABORTED_BY_CALLER, UNFINISHED_CALL } from "../../mapping/stoppedCalls";
 /**
  * A condition on a call part `p` of the telemetry store: it is not the same call told again by a
  * span inside another call's span (the Anthropic SDK's own inside OpenInference's), so the usage
@@ -7,8 +8,9 @@ export const CALL_TOLD_ONCE = `NOT EXISTS (SELECT 1 FROM parts o WHERE o.seq = p
 
 export type { UsageSums } from "../../mapping/fold";
 
-/** A call that may have been billed: not a failed attempt that said no tokens (a known $0, as mapping/fold.ts counts it). */
-const BILLED = `NOT (json_extract(p.fields, '$.success') = 0 AND json_extract(p.fields, '$.inputTokens') IS NULL AND json_extract(p.fields, '$.outputTokens') IS NULL)`;
+/** A call that may have been billed: not a failed attempt that said no tokens and did not stop mid-answer (a known $0, as mapping/fold.ts counts it). */
+const STOPPED = `(json_extract(p.fields, '$.error') LIKE '${ABORTED_BY_CALLER}%' OR json_extract(p.fields, '$.error') = '${UNFINISHED_CALL.replace(/'/g, "''")}')`;
+const BILLED = `NOT (json_extract(p.fields, '$.success') = 0 AND json_extract(p.fields, '$.inputTokens') IS NULL AND json_extract(p.fields, '$.outputTokens') IS NULL AND NOT coalesce(${STOPPED}, 0))`;
 
 /** What model calls (the `parts p` of kind call) used, summed: the columns of UsageSums. */
 export const CALL_SUMS = `count(*) AS calls,
