@@ -25,8 +25,8 @@ export function UnmappedNames({ page }: { page: UnmappedPage }) {
                 <td className="num">{row.names.toLocaleString("en-US")}</td>
                 <td className="num">{row.count.toLocaleString("en-US")}</td>
                 <td className="num">
-                <When at={row.lastAt} />
-              </td>
+                  <When at={row.lastAt} />
+                </td>
               </tr>
             ))}
           </tbody>

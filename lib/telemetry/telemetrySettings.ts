@@ -45,7 +45,7 @@ export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: s
     parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
     if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
   }
-  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: claudeDir(env, agentFiles), codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex"), geminiDir: geminiDir(env, agentFiles) };
+  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: agentDir(env, agentFiles, "REQWATCH_CLAUDE_DIR", "CLAUDE_CONFIG_DIR", ".claude"), codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex"), geminiDir: geminiDir(env, agentFiles) };
 }
 
 /** Whether the agents' own files are read: on when unset (the zero configuration). */
@@ -54,11 +54,6 @@ function agentFilesOn(env: NodeJS.ProcessEnv, flag: string | undefined): boolean
 }
 
 const homeOf = (env: NodeJS.ProcessEnv) => env.HOME?.trim() || os.homedir();
-
-/** Claude Code's folder to read, or null when reading agents' files is off. */
-function claudeDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
-  return agentFilesOn(env, flag) ? path.resolve(env.REQWATCH_CLAUDE_DIR?.trim() || env.CLAUDE_CONFIG_DIR?.trim() || path.join(homeOf(env), ".claude")) : null;
-}
 
 /** An agent's folder to read (its REQWATCH_ variable, else its own, else under the home folder), or null when reading agents' files is off. */
 function agentDir(env: NodeJS.ProcessEnv, flag: string | undefined, ours: string, its: string, home: string): string | null {
