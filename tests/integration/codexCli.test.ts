@@ -11,7 +11,7 @@ import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from 
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
-import { receivedTurns } from "../helpers/receivedTurns";
+import { everyItem, receivedTurns } from "../helpers/receivedTurns";
 
 // The real Codex CLI (pinned, from the npm registry: its linux-x64 binary), run headless as
 // `codex exec`, against a local stand-in for the Responses API, exporting its telemetry as its
@@ -105,9 +105,6 @@ async function runCodex(prompt: string, scenario: ResponsesScenario, options: Pa
 const sessionIdOf = (output: string) => /session id: ([0-9a-f-]{36})/.exec(output)?.[1];
 
 const inState = (state: string) => (row: { state: string }) => row.state === state;
-type TimelineItem = NonNullable<SourceRequestView["timeline"]>["items"][number];
-/** A timeline's items and those nested in them, however deep. */
-const everyItem = (items: readonly TimelineItem[]): TimelineItem[] => items.flatMap((item) => [item, ...everyItem(item.children)]);
 const stepsOf = (view: SourceRequestView) => view.steps!.map((step) => `${step.name}: ${step.summary}`);
 
 describe("Codex CLI, run for real, seen through its own telemetry", () => {

@@ -11,7 +11,7 @@ import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../he
 import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
-import { receivedTurns } from "../helpers/receivedTurns";
+import { everyItem, receivedTurns } from "../helpers/receivedTurns";
 
 // The real Gemini CLI (pinned, from the npm registry), run headless as a user runs it (`gemini -p`),
 // against a local stand-in for the Gemini API, exporting its telemetry as its docs say (settings.json
@@ -88,9 +88,6 @@ async function runGemini(scenario: GeminiScenario, prompts: string[]) {
   }
 }
 
-type TimelineItem = NonNullable<SourceRequestView["timeline"]>["items"][number];
-/** A timeline's items and those nested in them, however deep. */
-const everyItem = (items: readonly TimelineItem[]): TimelineItem[] => items.flatMap((item) => [item, ...everyItem(item.children)]);
 /** `reqwatch mcp` on the same state folder, as a coding agent asks it: one for the file. */
 let agent: Awaited<ReturnType<typeof anAgent>> | undefined;
 const mcp = async () => (agent ??= await anAgent(stateDir));
