@@ -26,6 +26,9 @@ export const CLIENTS = {
   mastra: "@mastra/core@1.71.0",
   mastraObservability: "@mastra/observability@1.17.9",
   mastraOtelExporter: "@mastra/otel-exporter@1.4.0",
+  // Its package runs a native binary, the platform's own package (installed beside it: this registry has no binary for 20.0.26).
+  ccusage: "ccusage@20.0.24",
+  ccusageLinux: "@ccusage/ccusage-linux-x64@20.0.24",
 } as const;
 
 /**
@@ -80,6 +83,12 @@ export function installedTraceloop(): string {
 export function installedMastra(): string {
   const specs = [CLIENTS.mastra, CLIENTS.mastraObservability, CLIENTS.mastraOtelExporter, CLIENTS.aiSdk6Anthropic, "zod@4", "@opentelemetry/exporter-trace-otlp-proto@0.218.0"];
   return installedClient(specs.slice(0, 3).join("+"), (staging) => execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--legacy-peer-deps", ...specs], { cwd: staging, stdio: "pipe" }));
+}
+
+/** ccusage, the usage report users compare reqwatch's with, and its linux-x64 binary. Returns its command. */
+export function installedCcusage(): string {
+  const folder = installedClient(CLIENTS.ccusage, (staging) => npmInstall(staging, [CLIENTS.ccusage, CLIENTS.ccusageLinux]));
+  return path.join(folder, "node_modules", ".bin", "ccusage");
 }
 
 function npmInstall(folder: string, specs: string[]): void {
