@@ -26,9 +26,9 @@ export const CLIENTS = {
   mastra: "@mastra/core@1.71.0",
   mastraObservability: "@mastra/observability@1.17.9",
   mastraOtelExporter: "@mastra/otel-exporter@1.4.0",
-  // Its package runs a native binary, the platform's own package (installed beside it: this registry has no binary for 20.0.26).
+  // Its package is a launcher; the program is the platform's native binary. 20.0.26 has no linux-x64 one.
   ccusage: "ccusage@20.0.24",
-  ccusageLinux: "@ccusage/ccusage-linux-x64@20.0.24",
+  ccusageLinuxX64: "@ccusage/ccusage-linux-x64@20.0.24",
 } as const;
 
 /**
@@ -83,12 +83,6 @@ export function installedTraceloop(): string {
 export function installedMastra(): string {
   const specs = [CLIENTS.mastra, CLIENTS.mastraObservability, CLIENTS.mastraOtelExporter, CLIENTS.aiSdk6Anthropic, "zod@4", "@opentelemetry/exporter-trace-otlp-proto@0.218.0"];
   return installedClient(specs.slice(0, 3).join("+"), (staging) => execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--legacy-peer-deps", ...specs], { cwd: staging, stdio: "pipe" }));
-}
-
-/** ccusage, the usage report users compare reqwatch's with, and its linux-x64 binary. Returns its command. */
-export function installedCcusage(): string {
-  const folder = installedClient(CLIENTS.ccusage, (staging) => npmInstall(staging, [CLIENTS.ccusage, CLIENTS.ccusageLinux]));
-  return path.join(folder, "node_modules", ".bin", "ccusage");
 }
 
 function npmInstall(folder: string, specs: string[]): void {
@@ -150,4 +144,10 @@ export function installedAmqplib(): string {
       "@opentelemetry/exporter-trace-otlp-proto@0.301.1",
     ]),
   );
+}
+
+/** ccusage, the usage report most agent users run, with its native binary: its `.bin/ccusage` launcher. */
+export function installedCcusage(): string {
+  const folder = installedClient(`${CLIENTS.ccusage}+${CLIENTS.ccusageLinuxX64}`, (staging) => npmInstall(staging, [CLIENTS.ccusage, CLIENTS.ccusageLinuxX64]));
+  return path.join(folder, "node_modules", ".bin", "ccusage");
 }

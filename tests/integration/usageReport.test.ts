@@ -82,13 +82,13 @@ function expectSame(theirs: CcusageSums, ours: ReturnType<typeof asCcusage>, wha
 
 /** Each of ccusage's rows against reqwatch's of the same key, and per agent; the same keys on both sides. */
 function compareRows(theirs: CcusageRow[], ours: UsageReport, keyOf: (row: CcusageRow) => string, holdsLongCall: (key: string) => boolean): void {
-  expect(ours.rows.map((row) => row.key).sort()).toEqual(theirs.map(keyOf).sort());
+  expect(ours.rows.map((row) => row.period).sort()).toEqual(theirs.map(keyOf).sort());
   for (const row of theirs) {
     const key = keyOf(row);
-    const mine = ours.rows.find((candidate) => candidate.key === key)!;
+    const mine = ours.rows.find((candidate) => candidate.period === key)!;
     expectSame(row, asCcusage(mine, holdsLongCall(key)), key);
     for (const agent of row.agents ?? []) {
-      const ourAgent = mine.byAgent.find((candidate) => candidate.agent === AGENTS[agent.agent])!;
+      const ourAgent = mine.agents.find((candidate) => candidate.agent === AGENTS[agent.agent])!;
       expectSame(agent, asCcusage(ourAgent, agent.agent === "claude" && holdsLongCall(key)), `${key} ${agent.agent}`);
     }
   }
@@ -118,7 +118,7 @@ describe("reqwatch usage and ccusage on the same files", () => {
     const ours = reqwatch(["--by", "session"]);
     // ccusage names a Codex session by its rollout file (`2026/11/28/rollout-<time>-<thread>`); reqwatch by its thread.
     compareRows(theirs, ours, (row) => /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(row.period)?.[1] ?? row.period, (key) => key === "gen-long");
-    for (const row of theirs) expect(ours.rows.find((mine) => row.period.endsWith(mine.key))!.agents).toEqual([AGENTS[row.agent!]]);
+    for (const row of theirs) expect(ours.rows.find((mine) => row.period.endsWith(mine.period))!.agentsUsed).toEqual([AGENTS[row.agent!]]);
   });
 
   it("say the same for each model", () => {
@@ -136,27 +136,27 @@ describe("reqwatch usage and ccusage on the same files", () => {
     }
     const ours = reqwatch(["--by", "model"]);
     // Claude Code's <synthetic> error lines (no call, no tokens) count in no row.
-    expect(ours.rows.map((row) => row.key)).not.toContain("(not said)");
+    expect(ours.rows.map((row) => row.period)).not.toContain("(not said)");
     const named = ours.rows;
-    expect(named.map((row) => row.key).sort()).toEqual([...byModel.keys()].sort());
+    expect(named.map((row) => row.period).sort()).toEqual([...byModel.keys()].sort());
     for (const row of named) {
       // ccusage's model breakdowns say no total: the rest must be the same.
-      const mine = asCcusage(row, row.key === LONG_CONTEXT_CALL.model);
-      expectSame(byModel.get(row.key)!, { ...mine, totalTokens: 0 }, row.key);
+      const mine = asCcusage(row, row.period === LONG_CONTEXT_CALL.model);
+      expectSame(byModel.get(row.period)!, { ...mine, totalTokens: 0 }, row.period);
     }
     // reqwatch does not call an unknown price $0: the model no table knows is unpriced.
-    const unknown = ours.rows.find((row) => row.key === "claude-unreleased-9")!;
+    const unknown = ours.rows.find((row) => row.period === "claude-unreleased-9")!;
     expect(unknown).toMatchObject({ calls: 1, unpricedCalls: 1, costUsd: 0 });
     expect(LONG_CALL_SHORTFALL).toBeCloseTo(1.5225 - 0.915, 9);
   });
 
   it("say the same between two dates", () => {
-    const days = reqwatch(["--by", "day", "--timezone", "UTC"]).rows.map((row) => row.key);
+    const days = reqwatch(["--by", "day", "--timezone", "UTC"]).rows.map((row) => row.period);
     const [since, until] = [days[3]!, days[days.length - 4]!];
     const theirs = ccusage(["daily", "--by-agent", "--timezone", "UTC", "--since", since.replace(/-/g, ""), "--until", until.replace(/-/g, "")]).daily!;
     const ours = reqwatch(["--by", "day", "--timezone", "UTC", "--since", since, "--until", until]);
-    expect(ours.rows[0]!.key).toBe(since);
-    expect(ours.rows.at(-1)!.key).toBe(until);
+    expect(ours.rows[0]!.period).toBe(since);
+    expect(ours.rows.at(-1)!.period).toBe(until);
     compareRows(theirs, ours, (row) => row.period, (key) => key === longCallDay());
   });
 });
@@ -212,7 +212,7 @@ describe("the ledger", () => {
     expect(JSON.parse(off.stdout)).toMatchObject({ agents: [], rows: [] });
     const codex = reqwatch(["--agent", "codex", "--by", "model"]);
     expect(codex.agents).toEqual(["codex"]);
-    expect(codex.rows.map((row) => row.key).sort()).toEqual(["gpt-5", "gpt-5-codex"]);
+    expect(codex.rows.map((row) => row.period).sort()).toEqual(["gpt-5", "gpt-5-codex"]);
   });
 
   it("refuses a bad value, naming its option, and changes nothing", () => {

@@ -63,8 +63,8 @@ function printUsage(report: UsageReport): void {
   const cells = (row: UsageReport["totals"]) => [tokens(row.inputTokens), tokens(row.outputTokens), tokens(row.cacheReadTokens), tokens(row.cacheWriteTokens), tokens(row.totalTokens), formatCost(row)];
   const rows: string[][] = [];
   for (const row of report.rows) {
-    rows.push([row.key, row.agents.join(", "), row.models.join(", "), ...cells(row)]);
-    if (row.byAgent.length > 1) for (const agent of row.byAgent) rows.push([`  ${agent.agent}`, "", agent.models.join(", "), ...cells(agent)]);
+    rows.push([row.period, row.agentsUsed.join(", "), row.modelsUsed.join(", "), ...cells(row)]);
+    if (row.agents.length > 1) for (const agent of row.agents) rows.push([`  ${agent.agent}`, "", agent.modelsUsed.join(", "), ...cells(agent)]);
   }
   rows.push(["Total", report.agents.join(", "), "", ...cells(report.totals)]);
   printTable([heading, "Agents", "Models", "Input", "Output", "Cache read", "Cache write", "Total tokens", "Cost"], rows);

@@ -29,17 +29,19 @@ export interface UsageSumsRow extends CallCosts {
   totalTokens: number;
   lastAt: number;
   /** The models used (a call whose agent named none is under none). */
-  models: string[];
+  modelsUsed: string[];
 }
 
+/** A row of the report, its fields named as ccusage's JSON names them where it has them (`period`, `modelsUsed`). */
 export interface UsageRow extends UsageSumsRow {
   /** The day (`YYYY-MM-DD`), month (`YYYY-MM`), session, project or model. */
-  key: string;
+  period: string;
   /** A session's project. */
   project?: string;
-  agents: UsageAgent[];
-  byAgent: (UsageSumsRow & { agent: UsageAgent })[];
-  byModel: (UsageSumsRow & { model: string | null })[];
+  agentsUsed: UsageAgent[];
+  /** Its figures per agent, and per model (null: not said). */
+  agents: (UsageSumsRow & { agent: UsageAgent })[];
+  models: (UsageSumsRow & { model: string | null })[];
 }
 
 export interface UsageReport {
@@ -67,7 +69,7 @@ export function knownTimeZone(name: string): string | null {
 
 export const machineTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
 
-const empty = (): UsageSumsRow => ({ calls: 0, costUsd: 0, estimatedCalls: 0, unpricedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 0, lastAt: 0, models: [] });
+const empty = (): UsageSumsRow => ({ calls: 0, costUsd: 0, estimatedCalls: 0, unpricedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 0, lastAt: 0, modelsUsed: [] });
 
 function add(into: UsageSumsRow, row: SlotRow): void {
   into.calls += row.calls;
@@ -80,7 +82,7 @@ function add(into: UsageSumsRow, row: SlotRow): void {
   into.cacheWriteTokens += row.cacheWrite;
   into.totalTokens += row.input + row.output + row.cacheRead + row.cacheWrite + row.extra;
   into.lastAt = Math.max(into.lastAt, row.lastAt);
-  if (row.model !== null && !into.models.includes(row.model)) into.models.push(row.model);
+  if (row.model !== null && !into.modelsUsed.includes(row.model)) into.modelsUsed.push(row.model);
 }
 
 export function usageReport(slots: readonly SlotRow[], query: UsageQuery, agents: UsageAgent[], read: LedgerStatus): UsageReport {
@@ -98,28 +100,28 @@ export function usageReport(slots: readonly SlotRow[], query: UsageQuery, agents
     if ((query.since && day < query.since) || (query.until && day > query.until)) continue;
     const key = query.by === "day" ? day : query.by === "month" ? day.slice(0, 7) : query.by === "model" ? (slot.model ?? "(not said)") : slot.grp;
     let row = rows.get(key);
-    if (!row) rows.set(key, (row = { key, ...empty(), agents: [], byAgent: [], byModel: [], ...(query.by === "session" && { project: slot.project }) }));
+    if (!row) rows.set(key, (row = { period: key, ...empty(), agentsUsed: [], agents: [], models: [], ...(query.by === "session" && { project: slot.project }) }));
     add(row, slot);
     add(totals, slot);
-    let agent = row.byAgent.find((entry) => entry.agent === slot.agent);
-    if (!agent) row.byAgent.push((agent = { agent: slot.agent, ...empty() }));
+    let agent = row.agents.find((entry) => entry.agent === slot.agent);
+    if (!agent) row.agents.push((agent = { agent: slot.agent, ...empty() }));
     add(agent, slot);
-    let model = row.byModel.find((entry) => entry.model === slot.model);
-    if (!model) row.byModel.push((model = { model: slot.model, ...empty() }));
+    let model = row.models.find((entry) => entry.model === slot.model);
+    if (!model) row.models.push((model = { model: slot.model, ...empty() }));
     add(model, slot);
-    if (!row.agents.includes(slot.agent)) row.agents.push(slot.agent);
+    if (!row.agentsUsed.includes(slot.agent)) row.agentsUsed.push(slot.agent);
   }
   const ordered = [...rows.values()];
   for (const row of ordered) {
-    row.models.sort();
-    row.agents.sort();
-    row.byAgent.sort((a, b) => a.agent.localeCompare(b.agent));
-    row.byModel.sort((a, b) => b.costUsd - a.costUsd || String(a.model).localeCompare(String(b.model)));
+    row.modelsUsed.sort();
+    row.agentsUsed.sort();
+    row.agents.sort((a, b) => a.agent.localeCompare(b.agent));
+    row.models.sort((a, b) => b.costUsd - a.costUsd || String(a.model).localeCompare(String(b.model)));
   }
   // Days and months in order; sessions the latest first; projects and models the costliest first.
-  if (query.by === "day" || query.by === "month") ordered.sort((a, b) => a.key.localeCompare(b.key));
+  if (query.by === "day" || query.by === "month") ordered.sort((a, b) => a.period.localeCompare(b.period));
   else if (query.by === "session") ordered.sort((a, b) => b.lastAt - a.lastAt);
-  else ordered.sort((a, b) => b.costUsd - a.costUsd || a.key.localeCompare(b.key));
-  totals.models.sort();
+  else ordered.sort((a, b) => b.costUsd - a.costUsd || a.period.localeCompare(b.period));
+  totals.modelsUsed.sort();
   return { by: query.by, timezone: query.timezone, since: query.since ?? null, until: query.until ?? null, agents, priceTable: PRICE_TABLE, rows: ordered, totals, read };
 }
