@@ -3,12 +3,21 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeAgentHistory, type AgentHistory } from "../../bench/agentHistory.mjs";
+import { resolveTrackerOptions } from "../../lib/store/options";
+import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
+import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
+import { codexFiles } from "../../lib/telemetry/agentFiles/codexFiles";
+import { geminiFiles } from "../../lib/telemetry/agentFiles/geminiFiles";
+import { storeUsage } from "../../lib/telemetry/store/queries/usage";
+import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { installedCcusage } from "../helpers/clients";
 
 // The bench's generated history of the three agents' files (bench/agentHistory.mjs) read by the
-// real ccusage: every agent and model it wrote is reported, with the tokens the files say.
+// real ccusage and by reqwatch's own followers: every agent and model it wrote is reported, with the
+// tokens the files say.
 let parent: string;
 let history: AgentHistory;
 const NOW = Date.parse("2026-11-20T12:00:00Z");
@@ -69,5 +78,32 @@ describe("the generated agent history", () => {
     }
     const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
     expect(reported).toEqual(written);
+  });
+
+  it("is read by reqwatch's followers into the same tokens, each model's", () => {
+    const keepMs = 90 * 86_400_000;
+    const store = new TelemetryStore(path.join(parent, "telemetry.db"), { keepMs, maxBytes: 2e9 });
+    const redaction = resolveTrackerOptions({}).redaction;
+    const agents = [
+      [".claude", claudeCodeFiles],
+      [".codex", codexFiles],
+      [".gemini", geminiFiles],
+    ] as const;
+    for (const [folder, agent] of agents) new AgentFileFollower({ folder: path.join(history.home, folder), agent: agent as never, store, redaction, keepMs, now: () => NOW }).readAll();
+    const read: Record<string, { input: number; output: number; cacheRead: number; cacheWrite: number }> = {};
+    store.close();
+    const db = new Database(path.join(parent, "telemetry.db"), { readonly: true });
+    for (const row of storeUsage(db).byDayAndModel) {
+      // A call that failed with no tokens (an attempt Claude Code gave up on) is a call to reqwatch, and no usage to ccusage.
+      if (row.inputTokens + row.outputTokens + row.cacheReadTokens + row.cacheWriteTokens === 0) continue;
+      const sum = (read[row.model] ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+      sum.input += row.inputTokens;
+      sum.output += row.outputTokens;
+      sum.cacheRead += row.cacheReadTokens;
+      sum.cacheWrite += row.cacheWriteTokens;
+    }
+    db.close();
+    const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
+    expect(read).toEqual(written);
   });
 });
