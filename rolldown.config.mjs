@@ -43,6 +43,8 @@ export default defineConfig([
   // (lib/recovery/backgroundRebuild.ts): every bundle here finds them beside itself.
   { ...common, input: "lib/recovery/rebuildWorker.ts", output: { file: "dist/rebuildWorker.cjs", format: "cjs" } },
   { ...common, input: "lib/recovery/rebuildThread.ts", output: { file: "dist/rebuildThread.cjs", format: "cjs" } },
+  // The usage ledger's reader threads (lib/telemetry/usage/usageLedger.ts): a big first read is parsed on two.
+  { ...common, input: "lib/telemetry/usage/usageReaderThread.ts", output: { file: "dist/usageReaderThread.cjs", format: "cjs" } },
   // The dashboard's OTLP receiver and its store run on a thread of their own (lib/telemetry/startTelemetry.ts).
   { ...common, input: "lib/telemetry/telemetryThread.ts", output: { file: "dist/telemetryThread.cjs", format: "cjs" } },
   // The dashboard server (`reqwatch dashboard`, `npm start`): the read API; it loads Next.js from the dashboard's folder.

@@ -51,7 +51,7 @@ export function registerUsage(program: Command): void {
       // With no state folder (or tracking off), the files are read in memory and nothing is kept.
       const keep = !trackingIsOff() && fs.existsSync(resolveStateDirPath(stateDir));
       const ledgerFile = keep ? await withTracker(command, (tracker) => usageLedgerFile(tracker.stateDir.storeDir)) : null;
-      const report = reportUsage({ ledgerFile, folders: usageFolders(settings), query, agent: options.agent });
+      const report = await reportUsage({ ledgerFile, folders: usageFolders(settings), query, agent: options.agent });
       if (options.json) return printJson(report);
       printUsage(report);
     });

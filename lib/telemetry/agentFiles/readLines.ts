@@ -78,3 +78,88 @@ export function readLines(fd: number, from: ReadPoint, size: number, bounds: Lin
   }
   return { lines, offset, skipping, oversized, atEnd: position >= size, held };
 }
+
+/** The lines `readMarkedLines` kept: each with where it starts in the file. */
+export interface MarkedLinesRead extends ReadPoint {
+  lines: { at: number; text: string }[];
+  /** Lines skipped for their length. */
+  oversized: number;
+  atEnd: boolean;
+}
+
+/** What a kept line holds: one of `anywhere` (searched over all that was read), or one of `atStart` within its first `startBytes`. */
+export interface LineMarks {
+  anywhere?: readonly Buffer[];
+  atStart?: readonly Buffer[];
+  startBytes?: number;
+}
+
+/** One buffer for every read: a first report reads thousands of files. */
+let shared = Buffer.alloc(0);
+
+/**
+ * `readLines` for a reader that needs few of a file's lines: only the whole lines its marks pick (a
+ * byte search, before anything is decoded), each decoded where it is; every other line is passed
+ * over. A mark searched `anywhere` is found in one pass over what was read (as ccusage's); one
+ * `atStart` is looked for at each line's start (a type a line's writer puts first). Same bounds as
+ * `readLines`: a line past `maxLineBytes` is skipped and counted, a last line without its newline is
+ * left for the next read.
+ */
+export function readMarkedLines(fd: number, from: ReadPoint, size: number, marks: LineMarks, bounds: LineBounds = LINE_BOUNDS): MarkedLinesRead {
+  const lines: MarkedLinesRead["lines"] = [];
+  let { offset, skipping } = from;
+  let oversized = 0;
+  const window = Math.max(bounds.maxLineBytes + 1, Math.min(bounds.maxReadBytes, 4 * CHUNK_BYTES));
+  if (shared.length < Math.min(window, size - offset)) shared = Buffer.allocUnsafe(Math.min(window, Math.max(CHUNK_BYTES, size - offset)));
+  const buffer = shared;
+  const stopAt = Math.min(size, offset + Math.max(bounds.maxReadBytes, window));
+  const keepLine = (start: number, end: number) => {
+    if (end - start > bounds.maxLineBytes) oversized++;
+    else lines.push({ at: offset + start, text: buffer.toString("utf8", start, end) });
+  };
+  while (offset < stopAt) {
+    const read = fs.readSync(fd, buffer, 0, Math.min(buffer.length, window, size - offset), offset);
+    if (read === 0) break;
+    if (skipping) {
+      const newline = buffer.indexOf(NEWLINE);
+      if (newline === -1 || newline >= read) {
+        offset += read;
+        continue;
+      }
+      [offset, skipping] = [offset + newline + 1, false];
+      continue;
+    }
+    const last = buffer.lastIndexOf(NEWLINE, read - 1);
+    if (last === -1) {
+      // No newline in a whole window: a line past the bound, skipped to its end; at the file's end, a line still being written.
+      if (offset + read >= size && read <= bounds.maxLineBytes) break;
+      [offset, skipping] = [offset + read, true];
+      oversized++;
+      continue;
+    }
+    const hits: number[] = [];
+    for (const mark of marks.anywhere ?? []) {
+      for (let hit = buffer.indexOf(mark, 0); hit !== -1 && hit < last; hit = buffer.indexOf(mark, hit + 1)) hits.push(hit);
+    }
+    hits.sort((a, b) => a - b);
+    let lineEnd = -1;
+    for (const hit of hits) {
+      if (hit < lineEnd) continue;
+      const start = buffer.lastIndexOf(NEWLINE, hit) + 1;
+      lineEnd = buffer.indexOf(NEWLINE, hit);
+      keepLine(start, lineEnd);
+    }
+    if (marks.atStart?.length) {
+      const head = marks.startBytes ?? 256;
+      for (let start = 0; start <= last; ) {
+        const end = buffer.indexOf(NEWLINE, start);
+        const begins = buffer.subarray(start, Math.min(end, start + head));
+        if (marks.atStart.some((mark) => begins.includes(mark)) && !hits.some((hit) => hit >= start && hit < end)) keepLine(start, end);
+        start = end + 1;
+      }
+      if (hits.length > 0) lines.sort((a, b) => a.at - b.at);
+    }
+    offset += last + 1;
+  }
+  return { lines, offset, skipping, oversized, atEnd: offset >= size };
+}

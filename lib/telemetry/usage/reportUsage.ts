@@ -18,11 +18,11 @@ export interface ReportUsageOptions {
 }
 
 /** The ledger brought up to date with what the agents' files gained, then the report over it. */
-export function reportUsage(options: ReportUsageOptions): UsageReport {
+export async function reportUsage(options: ReportUsageOptions): Promise<UsageReport> {
   const agents = USAGE_AGENTS.filter((agent) => options.folders[agent] && (!options.agent || options.agent === agent));
   const ledger = new UsageLedger(options.ledgerFile);
   try {
-    ledger.update(Object.fromEntries(agents.map((agent) => [agent, options.folders[agent]])));
+    await ledger.update(Object.fromEntries(agents.map((agent) => [agent, options.folders[agent]])));
     const group = options.query.by === "session" || options.query.by === "project" ? options.query.by : null;
     return usageReport(ledger.slots(group, agents), options.query, agents, ledger.status(agents));
   } finally {

@@ -3,10 +3,11 @@ import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../sqlite/openDatabase";
 import { transcriptsOf } from "../agentFiles/followAgentFiles";
-import { LINE_BOUNDS, readLines, type LineBounds } from "../agentFiles/readLines";
-import type { Json } from "../agentFiles/lineFields";
+import { Worker } from "node:worker_threads";
+import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
 import { estimateCostUsd } from "../prices";
-import { USAGE_AGENTS, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
+import { readUsageFile, type UsageFileRead, type UsageJob } from "./readUsageFile";
+import { replaces, tokensOf, USAGE_AGENTS, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
 
 /**
  * The usage ledger (`usage.db`, beside telemetry.db in the state folder's store folder): each model
@@ -32,7 +33,7 @@ CREATE TABLE IF NOT EXISTS usage_files (
   malformed INTEGER NOT NULL,
   oversized INTEGER NOT NULL
 );
--- One row a call: its file and line (files only grow: a line's number stays its own), its tokens, its cost (null: unknown).
+-- One row a call: its file and line (where the line starts: files only grow, so it stays its own), its tokens, its cost (null: unknown).
 CREATE TABLE IF NOT EXISTS usage_calls (
   file INTEGER NOT NULL,
   line INTEGER NOT NULL,
@@ -58,7 +59,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS usage_calls_dedupe ON usage_calls (dedupe) WHE
 /** Each agent's folder to read; null or absent: not read (its files turned off). */
 export type UsageFolders = Partial<Record<UsageAgent, string | null>>;
 
-/** What the ledger read: files, lines, and the lines skipped (not JSON, or past the line bound). */
+/** What the ledger read: files, the lines that may tell of usage (the others are passed over unread), and those skipped (not JSON, or past the line bound). */
 export interface LedgerStatus {
   files: number;
   lines: number;
@@ -88,6 +89,43 @@ export interface SlotRow {
 
 export const SLOT_MS = 15 * 60_000;
 
+/** Reader threads for a big read (the files are parsed there, kept here), and how much to read before they pay for their start. */
+const READER_THREADS = 2;
+const THREADS_FROM_BYTES = 64 * 1024 * 1024;
+/** Files a reader thread read, kept in one transaction. */
+const KEPT_TOGETHER = 100;
+/** The reader thread's script, beside the bundle this runs from (dist/); absent when the sources run directly: this thread reads. */
+const readerThreadFile = () => path.join(/*turbopackIgnore: true*/ __dirname, "usageReaderThread.cjs");
+
+/** The jobs in `count` shares of about the same bytes, the biggest first. */
+function shares(jobs: UsageJob[], count: number): UsageJob[][] {
+  const size = (job: UsageJob) => {
+    try {
+      return fs.statSync(job.path).size - (job.from?.offset ?? 0);
+    } catch {
+      return 0;
+    }
+  };
+  const sized = jobs.map((job) => ({ job, bytes: size(job) })).sort((a, b) => b.bytes - a.bytes);
+  const out = Array.from({ length: count }, () => ({ jobs: [] as UsageJob[], bytes: 0 }));
+  for (const { job, bytes } of sized) {
+    const least = out.reduce((a, b) => (b.bytes < a.bytes ? b : a));
+    least.jobs.push(job);
+    least.bytes += bytes;
+  }
+  return out.map((share) => share.jobs).filter((share) => share.length > 0);
+}
+
+/** A call kept that names itself (its dedupe key): which line, and what picks between it and a copy. */
+interface KeptCall {
+  key: string;
+  file: number;
+  line: number;
+  sidechain: number;
+  total: number;
+  path: string;
+}
+
 interface FileRow {
   id: number;
   path: string;
@@ -105,6 +143,8 @@ interface FileRow {
 export class UsageLedger {
   private readonly db: Database.Database;
   private readonly statements;
+  /** During an update of a ledger that held no call naming itself, every one kept since: no copy can be elsewhere. */
+  private keptThisUpdate: Map<string, KeptCall> | null = null;
 
   /** `file`: the ledger's file, made when missing; null: kept in memory only (no state folder to keep it in). */
   constructor(file: string | null) {
@@ -118,137 +158,122 @@ export class UsageLedger {
     this.statements = {
       file: this.db.prepare("SELECT * FROM usage_files WHERE path = ?"),
       addFile: this.db.prepare("INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, 0, 0, @state, 0, 0, 0) RETURNING *"),
-      resetFile: this.db.prepare("UPDATE usage_files SET dev = @dev, ino = @ino, offset = 0, skipping = 0, state = @state, lines = 0, malformed = 0, oversized = 0 WHERE id = @id"),
       forget: this.db.prepare("DELETE FROM usage_calls WHERE file = ?"),
-      keepFile: this.db.prepare("UPDATE usage_files SET offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id"),
-      sameCall: this.db.prepare("SELECT c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe = ?"),
-      drop: this.db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
-      add: this.db.prepare(
-        "INSERT OR REPLACE INTO usage_calls VALUES (@file, @line, @agent, @at, @session, @project, @model, @input, @output, @cacheRead, @cacheWrite, @extra, @cost, @costBy, @dedupe, @sidechain)",
+      keepFile: this.db.prepare("UPDATE usage_files SET dev = @dev, ino = @ino, offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id"),
+      sameCalls: this.db.prepare(
+        "SELECT c.dedupe AS key, c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe IN (SELECT value FROM json_each(?))",
       ),
+      anyNamed: this.db.prepare("SELECT 1 FROM usage_calls WHERE dedupe IS NOT NULL LIMIT 1"),
+      drop: this.db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
+      add: this.db.prepare("INSERT OR REPLACE INTO usage_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       status: this.db.prepare("SELECT count(*) AS files, coalesce(sum(lines), 0) AS lines, coalesce(sum(malformed), 0) AS malformed, coalesce(sum(oversized), 0) AS oversized FROM usage_files WHERE agent IN (SELECT value FROM json_each(?))"),
     };
   }
 
-  /** Read what each agent's files gained since the last update. */
-  update(folders: UsageFolders, bounds: LineBounds = LINE_BOUNDS): void {
+  /**
+   * Read what each agent's files gained since the last update. A big read is shared by reader
+   * threads (each file read whole by one) while this thread keeps what they send, one transaction a file.
+   */
+  async update(folders: UsageFolders, bounds: LineBounds = LINE_BOUNDS): Promise<void> {
+    const jobs: UsageJob[] = [];
+    let bytes = 0;
     for (const agent of USAGE_AGENTS) {
       const folder = folders[agent];
       if (!folder) continue;
-      for (const file of transcriptsOf(folder, USAGE_READERS[agent].files)) this.readFile(agent, folder, file, bounds);
+      for (const file of transcriptsOf(folder, USAGE_READERS[agent].files)) {
+        const known = this.statements.file.get(file) as FileRow | undefined;
+        let stat: fs.Stats;
+        try {
+          stat = fs.lstatSync(file);
+        } catch {
+          continue;
+        }
+        // Unchanged since it was read to its end: a look costs a stat.
+        if (known && known.dev === stat.dev && known.ino === stat.ino && known.offset === stat.size) continue;
+        bytes += stat.size - (known?.offset ?? 0);
+        jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null });
+      }
+    }
+    this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
+    try {
+      if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !fs.existsSync(readerThreadFile())) {
+        for (const job of jobs) this.keepReads([readUsageFile(job, bounds)]);
+        return;
+      }
+      await Promise.all(shares(jobs, READER_THREADS).map((share) => this.readOnThread(share)));
+    } finally {
+      this.keptThisUpdate = null;
     }
   }
 
-  private readFile(agent: UsageAgent, folder: string, file: string, bounds: LineBounds): void {
-    const reader = USAGE_READERS[agent];
-    let known = this.statements.file.get(file) as FileRow | undefined;
-    let stat: fs.Stats;
-    try {
-      stat = fs.lstatSync(file);
-    } catch {
-      return;
-    }
-    if (known && known.dev === stat.dev && known.ino === stat.ino && known.offset === stat.size) return;
-    let fd: number;
-    try {
-      // O_NOFOLLOW: a link in the agent's folder is not followed out of it.
-      fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
-    } catch {
-      return;
-    }
-    try {
-      stat = fs.fstatSync(fd);
-      if (!stat.isFile()) return;
-      const state = JSON.stringify(reader.emptyState({ folder, path: file }));
-      if (!known) known = this.statements.addFile.get({ path: file, agent, dev: stat.dev, ino: stat.ino, state }) as FileRow;
-      else if (known.dev !== stat.dev || known.ino !== stat.ino || stat.size < known.offset) {
-        // Another file at its path, or cut short: read again from its start, its calls counted anew.
-        const id = known.id;
-        this.db.transaction(() => {
-          this.statements.forget.run(id);
-          this.statements.resetFile.run({ id, dev: stat.dev, ino: stat.ino, state });
-        })();
-        known = { ...known, dev: stat.dev, ino: stat.ino, offset: 0, skipping: 0, state, lines: 0, malformed: 0, oversized: 0 };
-      }
-      let position = known;
-      while (position.offset < stat.size) {
-        const read = readLines(fd, { offset: position.offset, skipping: position.skipping === 1 }, stat.size, bounds);
-        let lineState = JSON.parse(position.state) as unknown;
-        let malformed = 0;
-        const calls: { line: number; call: UsageCall }[] = [];
-        read.lines.forEach((text, index) => {
-          if (!reader.mayTell(text)) return;
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            malformed++;
-            return;
-          }
-          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return;
-          const told = reader.readLine(parsed as Json, lineState);
-          lineState = told.state;
-          for (const call of told.calls) calls.push({ line: position.lines + index, call });
-        });
-        const next: FileRow = { ...position, offset: read.offset, skipping: read.skipping ? 1 : 0, state: JSON.stringify(lineState), lines: position.lines + read.lines.length, malformed: position.malformed + malformed, oversized: position.oversized + read.oversized };
-        const kept = this.db
-          .transaction(() => {
-            // Another reader (the dashboard, another `reqwatch usage`) read these bytes meanwhile: theirs stand.
-            const now = this.statements.file.get(file) as FileRow | undefined;
-            if (!now || now.offset !== position.offset || now.ino !== position.ino) return false;
-            for (const { line, call } of calls) this.keep(agent, { id: position.id, path: file }, line, call);
-            this.statements.keepFile.run(next);
-            return true;
-          })
-          .immediate();
-        if (!kept || read.offset === position.offset) return;
-        position = next;
-        if (read.atEnd) return;
-      }
-    } finally {
-      fs.closeSync(fd);
-    }
+  private readOnThread(jobs: UsageJob[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(/*turbopackIgnore: true*/ readerThreadFile(), { workerData: { jobs } });
+      let done = false;
+      // Kept a few files at a time: a transaction each would cost more than the thread saves.
+      let reads: (UsageFileRead | null)[] = [];
+      worker.on("message", (message: UsageFileRead | null | "done") => {
+        try {
+          if (message !== "done") reads.push(message);
+          if (message !== "done" && reads.length < KEPT_TOGETHER) return;
+          this.keepReads(reads);
+          reads = [];
+        } catch (error) {
+          void worker.terminate();
+          return reject(error as Error);
+        }
+        if (message === "done") {
+          done = true;
+          void worker.terminate();
+          resolve();
+        }
+      });
+      worker.on("error", reject);
+      worker.on("exit", () => (done ? resolve() : reject(new Error("a usage reader thread stopped before reading its files"))));
+    });
+  }
+
+  /** Files' reads kept with their new positions (one transaction), each unless another reader (the dashboard, another `reqwatch usage`) read it meanwhile: theirs stand. */
+  private keepReads(reads: readonly (UsageFileRead | null)[]): void {
+    this.db.transaction(() => reads.forEach((read) => read && this.keepRead(read))).immediate();
+  }
+
+  private keepRead(read: UsageFileRead): void {
+    const { job, position } = read;
+    const now = this.statements.file.get(job.path) as FileRow | undefined;
+    if (job.from ? !now || now.offset !== job.from.offset || now.ino !== job.from.ino : now !== undefined) return;
+    const row = now ?? (this.statements.addFile.get({ path: job.path, agent: job.agent, dev: position.dev, ino: position.ino, state: position.state }) as FileRow);
+    if (now && read.restarted) this.statements.forget.run(row.id);
+    // The calls already kept that this file's lines tell of again, looked up at once (all known here when the ledger held none before this update).
+    const keys = this.keptThisUpdate ? [] : read.calls.flatMap(({ call }) => (call.dedupe ? [call.dedupe.key] : []));
+    const kept = this.keptThisUpdate ?? new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
+    for (const { line, call } of read.calls) this.keep(job.agent, { id: row.id, path: job.path }, line, call, kept);
+    const before = read.restarted || !now ? { lines: 0, malformed: 0, oversized: 0 } : now;
+    this.statements.keepFile.run({ id: row.id, dev: position.dev, ino: position.ino, offset: position.offset, skipping: position.skipping ? 1 : 0, state: position.state, lines: before.lines + read.lines, malformed: before.malformed + read.malformed, oversized: before.oversized + read.oversized });
   }
 
   /** One call kept, unless it is a call already kept that its agent wrote again (then the rule its reader names picks one). */
-  private keep(agent: UsageAgent, file: { id: number; path: string }, line: number, call: UsageCall): void {
+  private keep(agent: UsageAgent, file: { id: number; path: string }, line: number, call: UsageCall, keptCalls: Map<string, KeptCall>): void {
     const nothing = call.input + call.output + call.cacheRead + call.cacheWrite + call.extra === 0;
     // A line with no tokens and no cost (Claude Code's <synthetic> error: no call was made) counts nowhere.
     if (nothing && !call.agentCostUsd) return;
     const { dedupe } = call;
     if (dedupe) {
-      const kept = this.statements.sameCall.get(dedupe.key) as { file: number; line: number; sidechain: number; total: number; path: string } | undefined;
+      const kept = keptCalls.get(dedupe.key);
+      const total = tokensOf(call);
+      const sidechain = dedupe.sidechain ? 1 : 0;
       if (kept) {
-        const total = call.input + call.output + call.cacheRead + call.cacheWrite;
-        const sidechain = dedupe.sidechain ? 1 : 0;
-        // Claude Code's: a session's own line over a subagent's copy, then the fuller count (a line written while the answer streamed has
-        // fewer), then the file first by its path, as ccusage keeps the first it reads: the report is the same whichever file was read first.
-        const replace = dedupe.keep === "latest" || kept.sidechain > sidechain || (kept.sidechain === sidechain && (total > kept.total || (total === kept.total && (file.path < kept.path || (file.path === kept.path && line < kept.line)))));
-        if (!replace) return;
+        if (!replaces(dedupe.keep, { path: file.path, line, sidechain: dedupe.sidechain, total }, { ...kept, sidechain: kept.sidechain === 1 })) return;
         this.statements.drop.run(kept.file, kept.line);
       }
+      keptCalls.set(dedupe.key, { key: dedupe.key, file: file.id, line, sidechain, total, path: file.path });
     }
     const estimated = call.agentCostUsd === undefined ? estimateCostUsd({ model: call.model ?? undefined, inputTokens: call.input, outputTokens: call.output + call.extra, cacheReadTokens: call.cacheRead, cacheWriteTokens: call.cacheWrite }) : null;
     // With tokens and no model known to the table, its cost is unknown, never $0.
     const cost = call.agentCostUsd ?? estimated;
-    this.statements.add.run({
-      file: file.id,
-      line,
-      agent,
-      at: call.at,
-      session: call.session,
-      project: call.project,
-      model: call.model,
-      input: call.input,
-      output: call.output,
-      cacheRead: call.cacheRead,
-      cacheWrite: call.cacheWrite,
-      extra: call.extra,
-      cost,
-      costBy: call.agentCostUsd !== undefined ? "agent" : cost === null ? null : "table",
-      dedupe: dedupe?.key ?? null,
-      sidechain: dedupe?.sidechain ? 1 : 0,
-    });
+    // In the table's column order (positional: named values cost a third of a big first read).
+    const costBy = call.agentCostUsd !== undefined ? "agent" : cost === null ? null : "table";
+    this.statements.add.run(file.id, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, cost, costBy, dedupe?.key ?? null, dedupe?.sidechain ? 1 : 0);
   }
 
   /** The calls summed per slot, agent, model and, for a report by session or project, that. */

@@ -10,8 +10,8 @@ import { num, obj, str, type Json } from "../agentFiles/lineFields";
  * What the usage ledger takes of each agent's own files (the same files lib/telemetry/agentFiles
  * reads as lifecycles, found the same way): the model calls and their tokens, counted as ccusage
  * counts them, so the two reports agree. Each reader is pure: a parsed line and the state the file's
- * earlier lines left, to the calls it tells of. A line that cannot tell of usage is never parsed:
- * `mayTell` is a byte search before JSON.parse.
+ * earlier lines left, to the calls it tells of. A line that cannot tell of usage is never decoded nor
+ * parsed: one holding none of its reader's `marks` is passed over as bytes.
  */
 
 export type UsageAgent = "claude-code" | "codex" | "gemini";
@@ -39,6 +39,29 @@ export interface UsageCall {
   dedupe?: { key: string; keep: "larger" | "latest"; sidechain: boolean };
 }
 
+/** A copy of a call as the rule between copies sees it: where its line is, and its count. */
+export interface CallCopy {
+  path: string;
+  line: number;
+  sidechain: boolean;
+  total: number;
+}
+
+/**
+ * Whether a copy of a call replaces the one kept. Claude Code's (`larger`): a session's own line over
+ * a subagent's copy, then the fuller count (a line written while the answer streamed has fewer), then
+ * the file first by its path and the line first in it, as ccusage keeps the first it reads: the report
+ * is the same whichever file was read first. Gemini CLI's (`latest`): the last write of a message.
+ */
+export function replaces(keep: "larger" | "latest", copy: CallCopy, kept: CallCopy): boolean {
+  if (keep === "latest") return true;
+  if (copy.sidechain !== kept.sidechain) return kept.sidechain;
+  if (copy.total !== kept.total) return copy.total > kept.total;
+  return copy.path < kept.path || (copy.path === kept.path && copy.line < kept.line);
+}
+
+export const tokensOf = (call: UsageCall) => call.input + call.output + call.cacheRead + call.cacheWrite;
+
 /** The file a reader reads: its path under the agent's folder, for what only its place says. */
 export interface UsageFile {
   folder: string;
@@ -49,8 +72,8 @@ export interface UsageReader<State> {
   agent: UsageAgent;
   files: AgentFiles<unknown>;
   emptyState(file: UsageFile): State;
-  /** Whether a raw line may tell of usage or of what later lines need (a byte search, before it is parsed). */
-  mayTell(line: string): boolean;
+  /** What a line that may tell of usage, or of what later lines need, holds (anywhere, or at its start): any other is not read. */
+  marks: { anywhere?: readonly string[]; atStart?: readonly string[] };
   readLine(line: Json, state: State): { calls: UsageCall[]; state: State };
 }
 
@@ -75,7 +98,7 @@ const claudeReader: UsageReader<ClaudeState> = {
     const parts = path.relative(file.folder, file.path).split(path.sep);
     return { session: parts.length > 3 ? parts[2]! : path.basename(file.path, ".jsonl"), project: parts[1] ?? "" };
   },
-  mayTell: (line) => line.includes('"usage":{'),
+  marks: { anywhere: ['"usage":{'] },
   readLine(o, state) {
     const message = obj(o.message);
     const usage = obj(message?.usage);
@@ -133,7 +156,8 @@ const codexReader: UsageReader<CodexUsageState> = {
   agent: "codex",
   files: codexFiles as AgentFiles<unknown>,
   emptyState: (file) => ({ session: ROLLOUT.exec(file.path)?.[1] ?? path.basename(file.path, ".jsonl"), project: "", model: null, totals: null }),
-  mayTell: (line) => line.includes('"token_count"') || line.includes('"turn_context"') || line.includes('"session_meta"'),
+  // Codex writes each line's type first (`{"timestamp":…,"type":"event_msg","payload":{"type":"token_count"`).
+  marks: { atStart: ['"type":"token_count"', '"type":"turn_context"', '"type":"session_meta"'] },
   readLine(o, before) {
     const payload = obj(o.payload);
     if (!payload) return { calls: [], state: before };
@@ -177,7 +201,8 @@ const geminiReader: UsageReader<GeminiUsageState> = {
     }
     return { session: path.basename(file.path, ".jsonl"), project, model: null };
   },
-  mayTell: (line) => line.includes('"model"') || line.includes('"sessionId"'),
+  // Gemini CLI writes a message's type after its id and time, and a header or `$set` with the session first.
+  marks: { atStart: ['"type":"gemini"', '"sessionId"'] },
   readLine(o, before) {
     const state = { ...before, session: str(o.sessionId) ?? str(o.session_id) ?? before.session, model: str(o.model) ?? before.model };
     const tokens = obj(o.tokens);
