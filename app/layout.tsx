@@ -36,6 +36,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <Link prefetch={false} href="/">Overview</Link>
               <Link prefetch={false} href="/requests">Requests</Link>
               <Link prefetch={false} href="/sessions">Sessions</Link>
+              <Link prefetch={false} href="/usage">Usage</Link>
               <Link prefetch={false} href="/workers">Workers</Link>
               <Link prefetch={false} href="/audit">Audit</Link>
               <Link prefetch={false} href="/health">Health</Link>

@@ -5,6 +5,8 @@ import { queuesView } from "@/lib/views/queuesView";
 import { receivedSession, tableView } from "@/lib/dashboard/readApi";
 import { sessionsView } from "@/lib/views/sessionsView";
 import type { RequestQuery } from "@/lib/model/requestQuery";
+import { machineTimeZone } from "@/lib/telemetry/usage/usageReport";
+import type { UsageQueryInput } from "@/app/api/usage/schema";
 
 /**
  * The pages' and route handlers' view of the process's runtime (lib/dashboard/runtime.ts), which the
@@ -28,6 +30,8 @@ export const getQueues = cache(() => queuesView(getRuntime().tracker, getRuntime
 export const getSources = () => getRuntime().sources.statuses();
 /** The requests table's page for a URL query: the folder's, or a source's. */
 export const getTableView = (query: RequestQuery) => tableView(getRuntime(), query);
+/** The agents' usage by day, month, session, project or model (the machine's time zone unless one is named). */
+export const getUsage = ({ agent, timezone, ...query }: UsageQueryInput) => getRuntime().usage({ ...query, timezone: timezone ?? machineTimeZone() }, agent);
 /** The sessions list: the folder's and those received over OpenTelemetry. */
 export const getSessions = () => sessionsView(getRuntime().tracker, getRuntime().telemetrySessions);
 /** A session received over OpenTelemetry (NOT_FOUND when none carries the id). */

@@ -19,6 +19,10 @@ import { formatDuration } from "../model/duration";
 import { resolveTrackerOptions } from "../store/options";
 import { startTelemetry, type TelemetryHandle, type TelemetryStatus } from "../telemetry/startTelemetry";
 import { telemetrySettings, type TelemetrySettings } from "../telemetry/telemetrySettings";
+import { reportUsage, usageFolders } from "../telemetry/usage/reportUsage";
+import { usageLedgerFile } from "../telemetry/usage/usageLedger";
+import type { UsageAgent } from "../telemetry/usage/usageLines";
+import type { UsageQuery, UsageReport } from "../telemetry/usage/usageReport";
 import { TelemetrySessions } from "../views/telemetrySessionsView";
 
 /**
@@ -56,6 +60,8 @@ export interface Runtime {
   serving(): void;
   /** The OpenTelemetry export the server runs (`--otel`): attached once started; its status is in `health()`. */
   attachExport(exporter: { status(): OtelExportStatus; stop(): Promise<void> }): void;
+  /** The agents' usage from their own files (the folders the settings read, REQWATCH_AGENT_FILES off: none), its ledger brought up to date first. */
+  usage(query: UsageQuery, agent?: UsageAgent): Promise<UsageReport>;
   /** How far indexing the folder is while the server answers (a first open, a lost index); null when the index is complete. */
   indexing(): IndexingProgress | null;
   /**
@@ -152,6 +158,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     },
     onError: (error) => console.error("reqwatch: index check failed:", error),
   });
+  let usageRun: Promise<unknown> = Promise.resolve();
   const loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const ms = (ns: number) => Math.round(ns / 1e5) / 10;
@@ -174,6 +181,12 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
       for (let progress = indexing(); progress && progress.done === 0 && !progress.failure && performance.now() < until; progress = indexing()) {
         await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
       }
+    },
+    usage: (query, agent) => {
+      // One update at a time: a page refreshed while a big first read runs waits for it, then reads what it kept.
+      const report = usageRun.then(() => reportUsage({ ledgerFile: usageLedgerFile(tracker.stateDir.storeDir), folders: usageFolders(settings), query, agent }));
+      usageRun = report.catch(() => undefined);
+      return report;
     },
     health: (options) => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null, telemetry: telemetry?.status(options) ?? null }),
     attachExport(handle) {

@@ -1,12 +1,12 @@
 import fs from "node:fs";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { formatCost, PRICE_TABLE } from "../../model/money";
 import { resolveStateDirPath } from "../../stateFiles/stateDir";
 import { telemetrySettings } from "../../telemetry/telemetrySettings";
 import { usageLedgerFile } from "../../telemetry/usage/usageLedger";
 import { USAGE_AGENTS, type UsageAgent } from "../../telemetry/usage/usageLines";
 import { knownTimeZone, machineTimeZone, USAGE_BY, type UsageBy, type UsageReport } from "../../telemetry/usage/usageReport";
 import { reportUsage, usageFolders } from "../../telemetry/usage/reportUsage";
+import { AGENT_NAMES, BY_HEADINGS, USAGE_COLUMNS, usageCells, usageNote, usageTable } from "../../views/usageView";
 import { trackingIsOff, UsageError, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
@@ -23,8 +23,6 @@ export function timeZone(value: string): string {
   if (!zone) throw new InvalidArgumentError(`"${value}" is not a time zone. Use an IANA name, such as UTC or Europe/Paris.`);
   return zone;
 }
-
-const tokens = (n: number) => n.toLocaleString("en-US");
 
 export function registerUsage(program: Command): void {
   program
@@ -59,15 +57,8 @@ export function registerUsage(program: Command): void {
 
 function printUsage(report: UsageReport): void {
   if (report.agents.length === 0) return printLine("No agent's files are read (REQWATCH_AGENT_FILES is off).");
-  const heading = { day: "Day", month: "Month", session: "Session", project: "Project", model: "Model" }[report.by];
-  const cells = (row: UsageReport["totals"]) => [tokens(row.inputTokens), tokens(row.outputTokens), tokens(row.cacheReadTokens), tokens(row.cacheWriteTokens), tokens(row.totalTokens), formatCost(row)];
-  const rows: string[][] = [];
-  for (const row of report.rows) {
-    rows.push([row.period, row.agentsUsed.join(", "), row.modelsUsed.join(", "), ...cells(row)]);
-    if (row.agents.length > 1) for (const agent of row.agents) rows.push([`  ${agent.agent}`, "", agent.modelsUsed.join(", "), ...cells(agent)]);
-  }
-  rows.push(["Total", report.agents.join(", "), "", ...cells(report.totals)]);
-  printTable([heading, "Agents", "Models", "Input", "Output", "Cache read", "Cache write", "Total tokens", "Cost"], rows);
-  const skipped = report.read.malformed + report.read.oversized;
-  printLine(`${report.by === "day" || report.by === "month" ? `Days in ${report.timezone}. ` : ""}Costs as the agent wrote them, else "estimated" at list prices (${PRICE_TABLE.name} ${PRICE_TABLE.version}, published ${PRICE_TABLE.publishedOn}); "unpriced": a model that table does not know.${skipped > 0 ? ` ${skipped} line(s) skipped (${report.read.malformed} not JSON, ${report.read.oversized} too long).` : ""}`);
+  const rows = usageTable(report).map((row) => [row.agentRow ? `  ${row.label}` : row.label, row.agents, row.models, ...row.cells]);
+  rows.push(["Total", report.agents.map((agent) => AGENT_NAMES[agent]).join(", "), "", ...usageCells(report.totals)]);
+  printTable([BY_HEADINGS[report.by], "Agents", "Models", ...USAGE_COLUMNS], rows);
+  printLine(usageNote(report));
 }
