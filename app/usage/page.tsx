@@ -79,8 +79,8 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
                   <th scope="row" className={row.agentRow ? "muted" : undefined}>
                     {row.label}
                   </th>
-                  <td>{row.agents}</td>
-                  <td>{row.models}</td>
+                  <td className="text">{row.agents}</td>
+                  <td className="text">{row.models}</td>
                   {row.cells.map((cell, j) => (
                     <td key={j} className="num">
                       {cell}
@@ -97,7 +97,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
             <tfoot>
               <tr>
                 <th scope="row">Total</th>
-                <td>{report.agents.map((agent) => AGENT_NAMES[agent]).join(", ")}</td>
+                <td className="text">{report.agents.map((agent) => AGENT_NAMES[agent]).join(", ")}</td>
                 <td></td>
                 {usageCells(report.totals).map((cell, j) => (
                   <td key={j} className="num">
