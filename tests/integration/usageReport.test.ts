@@ -182,7 +182,7 @@ describe("where ccusage differs from the files", () => {
 });
 
 describe("the ledger", () => {
-  it("keeps what it read in the state folder, reads only what the files gained, and counts a line written again once", () => {
+  it("keeps what it read in the state folder, reads only what the files gained, counts a line written again once and skips one too long", () => {
     const stateDir = tempStateDir();
     const before = reqwatch(["--by", "month", "--timezone", "UTC"], stateDir);
     expect(fs.existsSync(path.join(stateDir, "usage.db"))).toBe(true);
@@ -192,13 +192,16 @@ describe("the ledger", () => {
     const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n");
     const copy = JSON.parse(lines[1]!) as { timestamp: string; message: { id: string; usage: Record<string, number> } };
     const added = { ...copy, timestamp: new Date().toISOString(), requestId: "req_added", message: { ...copy.message, id: "msg_added", usage: { input_tokens: 7, output_tokens: 11, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } };
-    fs.appendFileSync(file, `${JSON.stringify(added)}\n${lines[1]}\n`);
+    // And a line past the 8 MB bound (an answer that says usage): skipped, counted.
+    const huge = { ...added, requestId: "req_huge", message: { ...added.message, id: "msg_huge", content: [{ type: "text", text: "x".repeat(9 * 1024 * 1024) }] } };
+    fs.appendFileSync(file, `${JSON.stringify(added)}\n${lines[1]}\n${JSON.stringify(huge)}\n`);
     try {
       const after = reqwatch(["--by", "month", "--timezone", "UTC"], stateDir);
       expect(after.totals.inputTokens - before.totals.inputTokens).toBe(7);
       expect(after.totals.outputTokens - before.totals.outputTokens).toBe(11);
       expect(after.totals.calls - before.totals.calls).toBe(1);
       expect(after.read.lines - before.read.lines).toBe(2);
+      expect(after.read.oversized - before.read.oversized).toBe(1);
       // The same as reading every file anew.
       expect(reqwatch(["--by", "month", "--timezone", "UTC"]).totals).toEqual(after.totals);
     } finally {

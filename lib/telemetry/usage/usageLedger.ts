@@ -5,6 +5,7 @@ import { openDatabase } from "../../sqlite/openDatabase";
 import { transcriptsOf } from "../agentFiles/followAgentFiles";
 import { Worker } from "node:worker_threads";
 import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
+import { PRICE_TABLE } from "../../model/money";
 import { estimateCostUsd } from "../prices";
 import { readUsageFile, type UsageFileRead, type UsageJob } from "./readUsageFile";
 import { replaces, tokensOf, USAGE_AGENTS, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
@@ -19,7 +20,11 @@ import { replaces, tokensOf, USAGE_AGENTS, USAGE_READERS, type UsageAgent, type 
 
 export const usageLedgerFile = (storeDir: string) => path.join(storeDir, "usage.db");
 
+/** What made a ledger: its schema's version and the price table its costs come from. */
+const LEDGER_MADE_BY = `ledger 1, ${PRICE_TABLE.name} ${PRICE_TABLE.version}`;
+
 const DDL = `
+CREATE TABLE IF NOT EXISTS usage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage_files (
   id INTEGER PRIMARY KEY,
   path TEXT NOT NULL UNIQUE,
@@ -50,10 +55,12 @@ CREATE TABLE IF NOT EXISTS usage_calls (
   cost REAL,
   cost_by TEXT,
   dedupe TEXT,
+  dedupe_hash INTEGER,
   sidechain INTEGER NOT NULL,
   PRIMARY KEY (file, line)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS usage_calls_dedupe ON usage_calls (dedupe) WHERE dedupe IS NOT NULL;
+-- Found by a hash of its key: an index of integers costs a first read half what one of the keys would.
+CREATE INDEX IF NOT EXISTS usage_calls_dedupe ON usage_calls (dedupe_hash) WHERE dedupe_hash IS NOT NULL;
 `;
 
 /** Each agent's folder to read; null or absent: not read (its files turned off). */
@@ -92,6 +99,21 @@ export const SLOT_MS = 15 * 60_000;
 /** Reader threads for a big read (the files are parsed there, kept here), and how much to read before they pay for their start. */
 const READER_THREADS = 2;
 const THREADS_FROM_BYTES = 64 * 1024 * 1024;
+/** A call's values, and how many calls one statement inserts. */
+const CALL_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+/** A key's hash, 53 bits (two FNV-1a of it): the index finds a call by it, and the key itself says whether it is the one. */
+function hashOf(key: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    a = Math.imul(a ^ code, 0x01000193);
+    b = Math.imul(b ^ code, 0x01000193) ^ (b >>> 15);
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+}
+const ROWS_AT_ONCE = 64;
 /** Files a reader thread read, kept in one transaction. */
 const KEPT_TOGETHER = 100;
 /** The reader thread's script, beside the bundle this runs from (dist/); absent when the sources run directly: this thread reads. */
@@ -145,6 +167,9 @@ export class UsageLedger {
   private readonly statements;
   /** During an update of a ledger that held no call naming itself, every one kept since: no copy can be elsewhere. */
   private keptThisUpdate: Map<string, KeptCall> | null = null;
+  /** Calls to insert (null: replaced by a later copy before it was), in the table's column order; where each call naming itself waits. */
+  private pending: (unknown[] | null)[] = [];
+  private readonly pendingAt = new Map<string, number>();
 
   /** `file`: the ledger's file, made when missing; null: kept in memory only (no state folder to keep it in). */
   constructor(file: string | null) {
@@ -154,18 +179,26 @@ export class UsageLedger {
       this.db.pragma("synchronous = NORMAL");
       this.db.pragma("busy_timeout = 10000");
     }
-    this.db.exec(DDL);
+    this.db.transaction(() => {
+      // The ledger is what the files say, as this release reads and prices them: made by another (its schema or price table), it is read again.
+      const hasMeta = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage_meta'").get() !== undefined;
+      const made = hasMeta ? (this.db.prepare("SELECT value FROM usage_meta WHERE key = 'made by'").get() as { value: string } | undefined)?.value : undefined;
+      if (made !== LEDGER_MADE_BY) this.db.exec("DROP TABLE IF EXISTS usage_calls; DROP TABLE IF EXISTS usage_files; DROP TABLE IF EXISTS usage_meta;");
+      this.db.exec(DDL);
+      this.db.prepare("INSERT OR REPLACE INTO usage_meta VALUES ('made by', ?)").run(LEDGER_MADE_BY);
+    })();
     this.statements = {
       file: this.db.prepare("SELECT * FROM usage_files WHERE path = ?"),
       addFile: this.db.prepare("INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, 0, 0, @state, 0, 0, 0) RETURNING *"),
       forget: this.db.prepare("DELETE FROM usage_calls WHERE file = ?"),
       keepFile: this.db.prepare("UPDATE usage_files SET dev = @dev, ino = @ino, offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id"),
       sameCalls: this.db.prepare(
-        "SELECT c.dedupe AS key, c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe IN (SELECT value FROM json_each(?))",
+        "SELECT c.dedupe AS key, c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe_hash IN (SELECT value FROM json_each(?))",
       ),
-      anyNamed: this.db.prepare("SELECT 1 FROM usage_calls WHERE dedupe IS NOT NULL LIMIT 1"),
+      anyNamed: this.db.prepare("SELECT 1 FROM usage_calls WHERE dedupe_hash IS NOT NULL LIMIT 1"),
       drop: this.db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
-      add: this.db.prepare("INSERT OR REPLACE INTO usage_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+      add: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${CALL_VALUES}`),
+      addMany: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${Array.from({ length: ROWS_AT_ONCE }, () => CALL_VALUES).join(", ")}`),
       status: this.db.prepare("SELECT count(*) AS files, coalesce(sum(lines), 0) AS lines, coalesce(sum(malformed), 0) AS malformed, coalesce(sum(oversized), 0) AS oversized FROM usage_files WHERE agent IN (SELECT value FROM json_each(?))"),
     };
   }
@@ -235,7 +268,22 @@ export class UsageLedger {
 
   /** Files' reads kept with their new positions (one transaction), each unless another reader (the dashboard, another `reqwatch usage`) read it meanwhile: theirs stand. */
   private keepReads(reads: readonly (UsageFileRead | null)[]): void {
-    this.db.transaction(() => reads.forEach((read) => read && this.keepRead(read))).immediate();
+    this.db
+      .transaction(() => {
+        for (const read of reads) if (read) this.keepRead(read);
+        this.flush();
+      })
+      .immediate();
+  }
+
+  /** The calls kept so far, inserted: many rows a statement (a big first read inserts tens of thousands). */
+  private flush(): void {
+    const rows = this.pending.filter((row) => row !== null);
+    let i = 0;
+    for (; i + ROWS_AT_ONCE <= rows.length; i += ROWS_AT_ONCE) this.statements.addMany.run(rows.slice(i, i + ROWS_AT_ONCE).flat());
+    for (; i < rows.length; i++) this.statements.add.run(rows[i]!);
+    this.pending = [];
+    this.pendingAt.clear();
   }
 
   private keepRead(read: UsageFileRead): void {
@@ -245,7 +293,9 @@ export class UsageLedger {
     const row = now ?? (this.statements.addFile.get({ path: job.path, agent: job.agent, dev: position.dev, ino: position.ino, state: position.state }) as FileRow);
     if (now && read.restarted) this.statements.forget.run(row.id);
     // The calls already kept that this file's lines tell of again, looked up at once (all known here when the ledger held none before this update).
-    const keys = this.keptThisUpdate ? [] : read.calls.flatMap(({ call }) => (call.dedupe ? [call.dedupe.key] : []));
+    const keys = this.keptThisUpdate ? [] : read.calls.flatMap(({ call }) => (call.dedupe ? [hashOf(call.dedupe.key)] : []));
+    if (keys.length > 0) this.flush();
+    // Found by their hash, told apart by their key (two keys of one hash are two calls).
     const kept = this.keptThisUpdate ?? new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
     for (const { line, call } of read.calls) this.keep(job.agent, { id: row.id, path: job.path }, line, call, kept);
     const before = read.restarted || !now ? { lines: 0, malformed: 0, oversized: 0 } : now;
@@ -264,16 +314,19 @@ export class UsageLedger {
       const sidechain = dedupe.sidechain ? 1 : 0;
       if (kept) {
         if (!replaces(dedupe.keep, { path: file.path, line, sidechain: dedupe.sidechain, total }, { ...kept, sidechain: kept.sidechain === 1 })) return;
-        this.statements.drop.run(kept.file, kept.line);
+        const waiting = this.pendingAt.get(dedupe.key);
+        if (waiting !== undefined) this.pending[waiting] = null;
+        else this.statements.drop.run(kept.file, kept.line);
       }
       keptCalls.set(dedupe.key, { key: dedupe.key, file: file.id, line, sidechain, total, path: file.path });
+      this.pendingAt.set(dedupe.key, this.pending.length);
     }
     const estimated = call.agentCostUsd === undefined ? estimateCostUsd({ model: call.model ?? undefined, inputTokens: call.input, outputTokens: call.output + call.extra, cacheReadTokens: call.cacheRead, cacheWriteTokens: call.cacheWrite }) : null;
     // With tokens and no model known to the table, its cost is unknown, never $0.
     const cost = call.agentCostUsd ?? estimated;
     // In the table's column order (positional: named values cost a third of a big first read).
     const costBy = call.agentCostUsd !== undefined ? "agent" : cost === null ? null : "table";
-    this.statements.add.run(file.id, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, cost, costBy, dedupe?.key ?? null, dedupe?.sidechain ? 1 : 0);
+    this.pending.push([file.id, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, cost, costBy, dedupe?.key ?? null, dedupe ? hashOf(dedupe.key) : null, dedupe?.sidechain ? 1 : 0]);
   }
 
   /** The calls summed per slot, agent, model and, for a report by session or project, that. */
