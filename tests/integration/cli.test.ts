@@ -208,7 +208,7 @@ describe("reqwatch CLI", () => {
       expect(help.code).toBe(0);
       // The commands, up to the blank line before the environment's settings.
       const commands = help.stdout.slice(help.stdout.indexOf("Commands:\n") + "Commands:\n".length).split("\n\n")[0]!.split("\n");
-      expect(commands.map((line) => line.trim().split(" ")[0])).toEqual(["create", "update", "get", "explain", "list", "recover", "cleanup", "restore", "retry", "cancel", "queues", "pause", "resume", "monitor", "session", "source", "adopt", "dashboard", "otel", "mcp", "help"]);
+      expect(commands.map((line) => line.trim().split(" ")[0])).toEqual(["create", "update", "get", "explain", "list", "recover", "cleanup", "restore", "retry", "cancel", "queues", "pause", "resume", "monitor", "session", "source", "adopt", "dashboard", "usage", "otel", "mcp", "help"]);
       const version = runCli(["--version"]);
       expect(version).toMatchObject({ code: 0, stdout: `${JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")).version}\n` });
     });

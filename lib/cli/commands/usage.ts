@@ -30,7 +30,7 @@ export function registerUsage(program: Command): void {
     .description(
       "Tokens and cost of the model calls in Claude Code's, Codex CLI's and Gemini CLI's own files (the folders the dashboard reads; REQWATCH_AGENT_FILES=off turns them off), by day, month, session, project or model, per agent: the whole history the files hold, kept in a ledger in the state folder (only what the files gained since is read again)",
     )
-    .summary("Tokens and cost of the agents' model calls, by day, month, session, project or model")
+    .summary("Tokens and cost of the agents' model calls")
     .addOption(new Option("--by <grouping>", "day, month, session, project or model").choices(USAGE_BY).default("day"))
     .option("--since <date>", "from this local date (YYYY-MM-DD)", localDate)
     .option("--until <date>", "to this local date, included (YYYY-MM-DD)", localDate)
