@@ -7,7 +7,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 const SOURCES = ["app", "components", "lib", "server", "public", "next.config.mjs", "rolldown.config.mjs", "package.json", "tsconfig.json", "scripts/package-dashboard.mjs"];
 // What `npm run build:lib` reads and what it writes (the CLI, the library with its types, the server).
 const LIB_SOURCES = ["lib", "server", "bin", "rolldown.config.mjs", "package.json", "tsconfig.json", "scripts/plain-types.mjs"];
-const LIB_OUTPUTS = ["dist/cli.cjs", "dist/index.cjs", "dist/index.d.ts", "dist/internal.cjs", "dist/server.cjs", "dist/telemetryThread.cjs"];
+const LIB_OUTPUTS = ["dist/cli.cjs", "dist/index.cjs", "dist/index.d.ts", "dist/internal.cjs", "dist/server.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs"];
 
 function newestMtime(entry) {
   let stat;

@@ -12,7 +12,7 @@ import { create } from "tar";
 import { ROOT, ensureBuild, packedBuildProblem } from "./build-if-stale.mjs";
 
 /** What the package carries, beside its manifest and the dashboard's archive: the CLI's shim, the bundles, the docs. */
-const FILES = ["bin", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/cli.cjs", /^dist\/cli-.*\.cjs$/, "dist/server.cjs", /^dist\/server-.*\.cjs$/, "README.md", "LICENSE"];
+const FILES = ["bin", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs", "dist/cli.cjs", /^dist\/cli-.*\.cjs$/, "dist/server.cjs", /^dist\/server-.*\.cjs$/, "README.md", "LICENSE"];
 
 /** The fields of the repository's package.json that describe the package; nothing a developer uses. */
 const MANIFEST_FIELDS = ["name", "version", "description", "license", "keywords", "repository", "bin", "main", "types", "exports", "engines", "dependencies"];

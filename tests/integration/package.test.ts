@@ -66,7 +66,7 @@ describe("the packed package", () => {
     expect(repository.devEngines.runtime.version).toBe(`>=${lowest}`);
     // What it carries: the bundles, the prebuilt dashboard as one archive, the licence; no sources, tests or native binaries.
     expect(packed.files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file) || file.startsWith("dist/dashboard/"))).toEqual([]);
-    expect(packed.files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "bin/reqwatch.js", "bin/supported-node.cjs", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/server.cjs", "dist/dashboard.tar.gz"]));
+    expect(packed.files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "bin/reqwatch.js", "bin/supported-node.cjs", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs", "dist/server.cjs", "dist/dashboard.tar.gz"]));
     const archived: string[] = [];
     list({ file: path.join(project.dir, "node_modules/reqwatch/dist/dashboard.tar.gz"), sync: true, onReadEntry: (entry) => void archived.push(entry.path) });
     expect(archived).toContain("dashboard/.next/BUILD_ID");
