@@ -209,13 +209,15 @@ describe("the ledger", () => {
     }
   });
 
-  it("reads no agent's files when REQWATCH_AGENT_FILES is off, and one agent's with --agent", () => {
+  it("reads no agent's files when REQWATCH_AGENT_FILES is off, one agent's with --agent, and keeps its ledger in the cache folder with no state folder", () => {
     const off = runCli(["usage", "--json"], { env: { ...env, REQWATCH_AGENT_FILES: "off" } });
     expect(off.code).toBe(0);
     expect(JSON.parse(off.stdout)).toMatchObject({ agents: [], rows: [] });
     const codex = reqwatch(["--agent", "codex", "--by", "model"]);
     expect(codex.agents).toEqual(["codex"]);
     expect(codex.rows.map((row) => row.period).sort()).toEqual(["gpt-5", "gpt-5-codex"]);
+    // With no state folder, the ledger is kept in reqwatch's cache folder (the tests' own), shared by every home it read.
+    expect(fs.existsSync(path.join(process.env.REQWATCH_CACHE_DIR!, "usage", "usage.db"))).toBe(true);
   });
 
   it("refuses a bad value, naming its option, and changes nothing", () => {

@@ -1,6 +1,8 @@
 import fs from "node:fs";
+import path from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { resolveStateDirPath } from "../../stateFiles/stateDir";
+import { defaultCacheDir } from "../../store/options";
 import { telemetrySettings } from "../../telemetry/telemetrySettings";
 import { usageLedgerFile } from "../../telemetry/usage/usageLedger";
 import { USAGE_AGENTS, type UsageAgent } from "../../telemetry/usage/usageLines";
@@ -46,9 +48,8 @@ export function registerUsage(program: Command): void {
       }
       const query = { by: options.by, timezone: options.timezone ?? machineTimeZone(), since: options.since, until: options.until };
       const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
-      // With no state folder (or tracking off), the files are read in memory and nothing is kept.
-      const keep = !trackingIsOff() && fs.existsSync(resolveStateDirPath(stateDir));
-      const ledgerFile = keep ? await withTracker(command, (tracker) => usageLedgerFile(tracker.stateDir.storeDir)) : null;
+      // The ledger in the state folder's store; with none, in reqwatch's cache folder; with tracking off, in memory (nothing kept).
+      const ledgerFile = trackingIsOff() ? null : fs.existsSync(resolveStateDirPath(stateDir)) ? await withTracker(command, (tracker) => usageLedgerFile(tracker.stateDir.storeDir)) : usageLedgerFile(path.join(defaultCacheDir(), "usage"));
       const report = await reportUsage({ ledgerFile, folders: usageFolders(settings), query, agent: options.agent });
       if (options.json) return printJson(report);
       printUsage(report);

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { TelemetrySettings } from "../telemetrySettings";
 import { UsageLedger, type UsageFolders } from "./usageLedger";
 import { USAGE_AGENTS, type UsageAgent } from "./usageLines";
@@ -20,11 +21,12 @@ export interface ReportUsageOptions {
 /** The ledger brought up to date with what the agents' files gained, then the report over it. */
 export async function reportUsage(options: ReportUsageOptions): Promise<UsageReport> {
   const agents = USAGE_AGENTS.filter((agent) => options.folders[agent] && (!options.agent || options.agent === agent));
+  const folders: UsageFolders = Object.fromEntries(agents.map((agent) => [agent, path.resolve(options.folders[agent]!)]));
   const ledger = new UsageLedger(options.ledgerFile);
   try {
-    await ledger.update(Object.fromEntries(agents.map((agent) => [agent, options.folders[agent]])));
+    await ledger.update(folders);
     const group = options.query.by === "session" || options.query.by === "project" ? options.query.by : null;
-    return usageReport(ledger.slots(group, agents), options.query, agents, ledger.status(agents));
+    return usageReport(ledger.slots(group, folders), options.query, agents, ledger.status(folders));
   } finally {
     ledger.close();
   }

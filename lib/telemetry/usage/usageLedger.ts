@@ -171,8 +171,9 @@ export class UsageLedger {
   private pending: (unknown[] | null)[] = [];
   private readonly pendingAt = new Map<string, number>();
 
-  /** `file`: the ledger's file, made when missing; null: kept in memory only (no state folder to keep it in). */
+  /** `file`: the ledger's file, made when missing (its folder too); null: kept in memory only (tracking off). */
   constructor(file: string | null) {
+    if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = openDatabase(file ?? ":memory:");
     if (file) {
       this.db.pragma("journal_mode = WAL");
@@ -199,7 +200,8 @@ export class UsageLedger {
       drop: this.db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
       add: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${CALL_VALUES}`),
       addMany: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${Array.from({ length: ROWS_AT_ONCE }, () => CALL_VALUES).join(", ")}`),
-      status: this.db.prepare("SELECT count(*) AS files, coalesce(sum(lines), 0) AS lines, coalesce(sum(malformed), 0) AS malformed, coalesce(sum(oversized), 0) AS oversized FROM usage_files WHERE agent IN (SELECT value FROM json_each(?))"),
+      files: this.db.prepare("SELECT id, agent, path FROM usage_files"),
+      status: this.db.prepare("SELECT count(*) AS files, coalesce(sum(lines), 0) AS lines, coalesce(sum(malformed), 0) AS malformed, coalesce(sum(oversized), 0) AS oversized FROM usage_files WHERE id IN (SELECT value FROM json_each(?))"),
     };
   }
 
@@ -329,21 +331,31 @@ export class UsageLedger {
     this.pending.push([file.id, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, cost, costBy, dedupe?.key ?? null, dedupe ? hashOf(dedupe.key) : null, dedupe?.sidechain ? 1 : 0]);
   }
 
-  /** The calls summed per slot, agent, model and, for a report by session or project, that. */
-  slots(group: "session" | "project" | null, agents: readonly UsageAgent[] = USAGE_AGENTS): SlotRow[] {
+  /**
+   * The files of these folders the ledger read (one folder an agent): a ledger kept in a cache shared
+   * by several homes, or a folder since named elsewhere, reports only what its folders hold or held.
+   */
+  private filesOf(folders: UsageFolders): string {
+    const under = Object.entries(folders).flatMap(([agent, folder]) => (folder ? [[agent, folder.endsWith(path.sep) ? folder : folder + path.sep] as const] : []));
+    const ids = (this.statements.files.all() as { id: number; agent: string; path: string }[]).filter((file) => under.some(([agent, folder]) => file.agent === agent && file.path.startsWith(folder))).map((file) => file.id);
+    return JSON.stringify(ids);
+  }
+
+  /** The calls of these folders' files summed per slot, agent, model and, for a report by session or project, that. */
+  slots(group: "session" | "project" | null, folders: UsageFolders): SlotRow[] {
     const grp = group ?? "''";
     return this.db
       .prepare(
         `SELECT at / ${SLOT_MS} AS slot, agent, model, ${grp} AS grp, min(project) AS project, count(*) AS calls, sum(input) AS input, sum(output) AS output,
            sum(cache_read) AS cacheRead, sum(cache_write) AS cacheWrite, sum(extra) AS extra, coalesce(sum(cost), 0) AS costUsd,
            sum(cost_by = 'table') AS estimatedCalls, sum(cost IS NULL) AS unpricedCalls, max(at) AS lastAt
-         FROM usage_calls WHERE agent IN (SELECT value FROM json_each(?)) GROUP BY 1, 2, 3, 4`,
+         FROM usage_calls WHERE file IN (SELECT value FROM json_each(?)) GROUP BY 1, 2, 3, 4`,
       )
-      .all(JSON.stringify(agents)) as SlotRow[];
+      .all(this.filesOf(folders)) as SlotRow[];
   }
 
-  status(agents: readonly UsageAgent[] = USAGE_AGENTS): LedgerStatus {
-    return this.statements.status.get(JSON.stringify(agents)) as LedgerStatus;
+  status(folders: UsageFolders): LedgerStatus {
+    return this.statements.status.get(this.filesOf(folders)) as LedgerStatus;
   }
 
   close(): void {
