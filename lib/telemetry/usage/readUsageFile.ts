@@ -56,9 +56,15 @@ export function readUsageFile(job: UsageJob, bounds: LineBounds = LINE_BOUNDS): 
     const marks = { anywhere: reader.marks.anywhere?.map((mark) => Buffer.from(mark)), atStart: reader.marks.atStart?.map((mark) => Buffer.from(mark)) };
     const found: UsageFileRead = { job, position, restarted, lines: 0, malformed: 0, oversized: 0, calls: [] };
     let state = JSON.parse(position.state) as unknown;
+    const seen = new Set<string>();
     while (position.offset < stat.size) {
       const read = readMarkedLines(fd, position, stat.size, marks, bounds);
       for (const { at, text } of read.lines) {
+        const same = reader.sameAs?.(text);
+        if (same !== undefined) {
+          if (seen.has(same)) continue;
+          seen.add(same);
+        }
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);

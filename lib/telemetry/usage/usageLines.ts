@@ -75,6 +75,12 @@ export interface UsageReader<State> {
   /** What a line that may tell of usage, or of what later lines need, holds (anywhere, or at its start): any other is not read. */
   marks: { anywhere?: readonly string[]; atStart?: readonly string[] };
   readLine(line: Json, state: State): { calls: UsageCall[]; state: State };
+  /**
+   * What makes a line the same as an earlier one of its file for the calls it tells of, read without
+   * parsing it (Claude Code writes an answer's usage once per block: most are written twice or more,
+   * the same); a line the same as one before it is not parsed again. Undefined: parse it.
+   */
+  sameAs?(line: string): string | undefined;
 }
 
 const SEMVER_PREFIX = /^\d+\.\d+\.\d+/;
@@ -99,6 +105,13 @@ const claudeReader: UsageReader<ClaudeState> = {
     return { session: parts.length > 3 ? parts[2]! : path.basename(file.path, ".jsonl"), project: parts[1] ?? "" };
   },
   marks: { anywhere: ['"usage":{'] },
+  // Its request, and its usage's counts (written first in it): the same request with the same counts is the same call, kept once.
+  sameAs(line) {
+    const usage = line.indexOf('"usage":{');
+    const request = line.lastIndexOf('"requestId":"');
+    if (usage === -1 || request === -1) return undefined;
+    return `${line.slice(request, line.indexOf('"', request + 13))}${line.slice(usage, usage + 200)}`;
+  },
   readLine(o, state) {
     const message = obj(o.message);
     const usage = obj(message?.usage);
