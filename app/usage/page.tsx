@@ -71,14 +71,12 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
         <p className="notice">No agent&apos;s files are read: REQWATCH_AGENT_FILES (or the dashboard&apos;s --agent-files) is off.</p>
       ) : (
         <div className="table-scroll">
-          <table aria-label={`Usage by ${query.by}`}>
+          <table className="usage" aria-label={`Usage by ${query.by}`}>
             <TableHead columns={[BY_HEADINGS[report.by], "Agents", "Models", ...USAGE_COLUMNS]} />
             <tbody>
               {usageTable(report).map((row, i) => (
                 <tr key={i} className={row.agentRow ? "sub" : undefined}>
-                  <th scope="row" className={row.agentRow ? "muted" : undefined}>
-                    {row.label}
-                  </th>
+                  <th scope="row">{row.label}</th>
                   <td className="text">{row.agents}</td>
                   <td className="text">{row.models}</td>
                   {row.cells.map((cell, j) => (
