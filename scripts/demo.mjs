@@ -3,6 +3,7 @@
 // failures, a request hanging past its deadline, crashed workers, stuck queued requests, and
 // sessions with their recorded context.
 //   npm run demo -- --port 4601 --keep
+import "./lib/supportedNode.mjs";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
