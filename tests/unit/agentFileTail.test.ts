@@ -38,6 +38,22 @@ function anEmptyTranscript(scenario: string) {
 const aClaudeFolder = (scenarios: string[], now?: number) => claudeFolderAt(path.join(tempParent(), ".claude"), scenarios, now);
 
 describe("following Claude Code's files", () => {
+  it("passes over a file of the history last written before what is kept, but reads one that appears later whatever its time says", () => {
+    const twoDaysAgo = Date.now() - 2 * DAY;
+    const { folder } = aClaudeFolder(["plain"], twoDaysAgo);
+    const reading = aFollower(folder);
+    expect(reading.turns()).toEqual([]);
+    // A transcript copied in since (a copy keeps its original's time): new here, read from its start.
+    const copied = claudeFolderAt(path.join(tempParent(), ".claude"), ["tool"], twoDaysAgo).transcripts.tool!;
+    const to = path.join(folder, "projects", "-copied", path.basename(copied));
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.copyFileSync(copied, to);
+    fs.utimesSync(to, new Date(twoDaysAgo), new Date(twoDaysAgo));
+    reading.follower.readAll();
+    expect(reading.turns()).toEqual([expect.objectContaining({ prompt: "run echo hi, please", state: "completed" })]);
+    reading.close();
+  });
+
   it("reads only what was added since, and holds back a half-written line until it is whole", () => {
     const { folder, transcript, lines } = anEmptyTranscript("plain");
     const answer = lines.findIndex((line) => line.includes('"type":"assistant"'));

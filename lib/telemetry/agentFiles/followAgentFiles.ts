@@ -55,6 +55,8 @@ export class AgentFileFollower<S> {
   /** Each file's modification time when it was last read to its end: a file rewritten to the same size is read again. */
   private readonly mtimes = new Map<string, number>();
   private readonly pending = new Set<string>();
+  /** The files there when following began, the history: only one of those is judged by its age. */
+  private history: Set<string> | null = null;
   private watcher: FSWatcher | null = null;
   /** The folders to watch that are not there yet. */
   private missing: string[] = [];
@@ -90,7 +92,9 @@ export class AgentFileFollower<S> {
       setInterval(() => this.guard(() => this.look()), RESCAN_EVERY_MS).unref(),
       setInterval(() => this.guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
     );
-    const files = this.transcripts()
+    const found = this.transcripts();
+    this.history = new Set(found);
+    const files = found
       .map((file) => ({ file, mtimeMs: statMtime(file) }))
       .sort((a, b) => b.mtimeMs - a.mtimeMs)
       .map(({ file }) => file);
@@ -165,7 +169,9 @@ export class AgentFileFollower<S> {
 
   /** Every transcript under the agent's folder, each read from where it was. */
   readAll(): void {
-    for (const file of this.transcripts()) this.readFile(file);
+    const files = this.transcripts();
+    this.history ??= new Set(files);
+    for (const file of files) this.readFile(file);
   }
 
   private transcripts(): string[] {
@@ -209,8 +215,9 @@ export class AgentFileFollower<S> {
       let position = this.positions.get(file);
       const replaced = !position || position.dev !== stat.dev || position.ino !== stat.ino || stat.size < position.offset;
       if (replaced) {
-        // A file first seen that was last written before what is kept: followed from its end.
-        const old = !position && stat.mtimeMs < this.now() - this.options.keepMs;
+        // A file of the history last written before what is kept: followed from its end. One that
+        // appeared since is new, whatever its time says (a copy keeps its original's; a clock moves).
+        const old = !position && this.history?.has(file) === true && stat.mtimeMs < this.now() - this.options.keepMs;
         position = { path: file, agent: agent.name, dev: stat.dev, ino: stat.ino, offset: old ? stat.size : 0, skipping: false, state: JSON.stringify(agent.emptyState()), session: null, lines: 0, malformed: 0, oversized: 0, readAt: this.now() };
         if (old) {
           store.keepFileRead({ changes: [], position });
