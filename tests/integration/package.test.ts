@@ -9,7 +9,7 @@ import { eventually } from "../helpers/processes";
 
 // The packed package itself, installed into an empty project on the Node the tests run on: what it
 // is, what it exports, the dashboard in a browser, and what it says when it cannot run. Every
-// supported Node line runs it too (nodeLines.test.ts).
+// supported Node line runs it too (nodeLine<line>.test.ts).
 const ROOT = path.resolve(__dirname, "../..");
 
 /** The library's names at run time, all of them: what `require("reqwatch")` and `import * as` give. */
