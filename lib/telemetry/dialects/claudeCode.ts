@@ -36,11 +36,13 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
   const a = log.attributes;
   const promptId = stringAttr(a, "prompt.id");
   const name = (log.eventName ?? "").replace(/^claude_code\./, "");
-  if (!promptId || !EVENT_NAMES.has(name)) return null;
+  if (!EVENT_NAMES.has(name)) return null;
   const session = stringAttr(a, "session.id");
   const sequence = numberAttr(a, "event.sequence");
+  const keys = turnKeys(log, name, promptId, session, sequence);
+  if (!keys.length) return null;
   const step = (summary: string, detail: Record<string, unknown> = {}): Step => ({
-    key: sequence !== undefined && session ? `log:${session}:${sequence}` : `log:${promptId}:${name}:${log.atMs}`,
+    key: sequence !== undefined && session ? `log:${session}:${sequence}` : `log:${promptId ?? keys[0]}:${name}:${log.atMs}`,
     at: log.atMs,
     name,
     summary,
@@ -104,7 +106,20 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
     }
   }
-  return { kind: "turn", keys: [`prompt:${promptId}`, ...(log.traceId ? [`trace:${log.traceId}`] : [])], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+  return { kind: "turn", keys, service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+}
+
+/**
+ * The names of a log event's turn: its prompt id and its trace. Claude Code leaves `prompt.id` off
+ * some prompts (ones it makes itself, a prompt typed before its context has an id): such a prompt is
+ * still a turn, named by its message's uuid (else its place in the session), and the events after it
+ * join it through its trace when they share one. Any other event with neither is no turn's (unmapped).
+ */
+function turnKeys(log: LogRecord, name: string, promptId: string | undefined, session: string | undefined, sequence: number | undefined): string[] {
+  const keys = [...(promptId ? [`prompt:${promptId}`] : []), ...(log.traceId ? [`trace:${log.traceId}`] : [])];
+  if (promptId || name !== "user_prompt") return keys;
+  const message = stringAttr(log.attributes, "message.uuid");
+  return [message ? `message:${message}` : `unnamed:${session ?? "?"}:${sequence ?? log.atMs}`, ...keys];
 }
 
 /** The log events that tell of a turn. Any other (a plugin loaded, a retention sweep) is counted as unmapped. */
