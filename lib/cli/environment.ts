@@ -35,7 +35,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_CLAIM_DURABILITY", "full (default), or atomic"],
   ["REQWATCH_REDACT_RAW", `fields written without redacting secrets: ${REDACT_FIELDS.join(",")} or all`],
   ["REQWATCH_REDACT_PATTERNS", 'more secret formats, as JSON: {"internal token": "itk_[A-Za-z0-9]{32}"}'],
-  ["REQWATCH_PORT", `the dashboard's port (else $PORT, else ${DEFAULT_PORT})`],
+  ["REQWATCH_PORT", `the dashboard's port (else $PORT, else ${DEFAULT_PORT}, or the next free one when it is in use)`],
   ["REQWATCH_HOST", "the dashboard's address (else 127.0.0.1)"],
   ["REQWATCH_SOURCES", "other programs' queues the dashboard shows and reqwatch mcp lets an agent read, as --source takes them"],
   ["REQWATCH_OTEL", "1: the dashboard exports OpenTelemetry traces (reqwatch otel --help)"],
