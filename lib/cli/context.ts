@@ -122,7 +122,7 @@ function withReadingTracker<T>(command: Command, fn: (tracker: TrackerService) =
   );
 }
 
-/** A source as the command line named it, `otel` as the telemetry the dashboard kept for this state folder. */
+/** A source as the command line named it, `otel` as the telemetry the dashboards kept (the user's one store, or this state folder's: REQWATCH_TELEMETRY_DIR). */
 export async function sourceFor(command: Command, given: SourceSpec | "otel"): Promise<SourceSpec> {
   if (given !== "otel") return given;
   // Loaded here, not with every command: the receiver's module brings its protobuf decoder.
