@@ -44,6 +44,9 @@ const movedTo = (child: { output: () => string }, prefix: string) =>
     return match ? Number(match[1]) : undefined;
   }, 60_000, 50);
 
+/** Once a process has printed `line`. */
+const said = (child: { output: () => string }, line: string) => eventually(() => (child.output().includes(line) ? true : undefined), 60_000, 50);
+
 const answers = (port: number) => eventually(async () => ((await fetch(`http://127.0.0.1:${port}/api/status`).catch(() => null))?.ok ? true : undefined), 90_000, 100);
 
 describe("the dashboard's default port, taken", () => {
@@ -54,7 +57,7 @@ describe("the dashboard's default port, taken", () => {
     const port = await movedTo(moved, "reqwatch");
     expect(port).toBeGreaterThan(DEFAULT_PORT);
     expect(await answers(port)).toBe(true);
-    await eventually(() => (moved.output().includes(`reqwatch: dashboard on http://127.0.0.1:${port}/`) ? true : undefined), 60_000, 50);
+    await said(moved, `reqwatch: dashboard on http://127.0.0.1:${port}/`);
 
     const named = withOutput(spawn(process.execPath, [BIN, "dashboard", "--port", String(DEFAULT_PORT)], { env: withoutPort({ REQWATCH_STATE_DIR: tempStateDir() }), stdio: ["ignore", "pipe", "pipe"] }));
     running.push(named);
@@ -70,7 +73,7 @@ describe("the dashboard's default port, taken", () => {
       const demo = withOutput(spawn(process.execPath, [DEMO], { env: withoutPort({ TMPDIR: tmp, REQWATCH_OTLP_PORT: "off" }), stdio: ["ignore", "pipe", "pipe"] }));
       running.push(demo);
       const port = await movedTo(demo, "demo");
-      expect(demo.output()).toContain(`demo: dashboard on http://127.0.0.1:${port}/ (Ctrl-C stops everything)`);
+      await said(demo, `demo: dashboard on http://127.0.0.1:${port}/ (Ctrl-C stops everything)`);
       expect(await answers(port)).toBe(true);
       demo.kill("SIGINT");
       expect(await waitForExit(demo)).toBe(0);
