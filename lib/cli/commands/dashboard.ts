@@ -20,7 +20,7 @@ export function registerDashboard(program: Command): void {
     .command("dashboard")
     .description("Serve the dashboard for the state folder on http://127.0.0.1:4600/, or the next free port when another holds it (the prebuilt pages the package carries; Ctrl-C stops it)")
     .summary("Serve the dashboard")
-    .option("--port <n>", `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT}, or the next free one when it is in use)`, integerBetween(1, 65535))
+    .option("--port <n>", `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT}, moved to the next free one when in use; a port named is never moved)`, integerBetween(1, 65535))
     .option("--host <address>", "address to listen on (default: $REQWATCH_HOST, else 127.0.0.1; anything else prints a warning)")
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
     .option("--otel", "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page")
