@@ -22,6 +22,9 @@ interface PublishedStatus extends ReceiverStatus {
   pid: number;
 }
 
+/** What a dashboard says of a holder that has not written where it listens (starting, or a reqwatch that does not write it). */
+const silentHolder = (pid: number | null): ReceiverStatus => ({ url: null, error: `another dashboard (pid ${pid ?? "?"}) holds the receiver and has not said where it listens` });
+
 /**
  * The user's one receiver and one store, shared by every dashboard (`dir`: `telemetry` in the cache
  * folder, or REQWATCH_TELEMETRY_DIR). The first dashboard takes the lease and runs the receiver and
@@ -40,7 +43,7 @@ export class SharedTelemetry implements TelemetryHandle {
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
   #settle!: (status: ReceiverStatus) => void;
-  #waitingSince = Date.now();
+  readonly #waitingSince = Date.now();
 
   constructor(options: TelemetryOptions, dir: string) {
     this.#options = options;
@@ -57,7 +60,7 @@ export class SharedTelemetry implements TelemetryHandle {
   status(options: { unmappedOffset?: number } = {}) {
     if (this.#running) return { ...this.#running.status(options), receivedBy: { pid: process.pid, thisDashboard: true } };
     const published = this.#published();
-    const receiver = published ? { url: published.url, error: published.error } : { url: null, error: this.#holder ? `another dashboard (pid ${this.#holder}) holds the receiver and has not said where it listens` : "starting" };
+    const receiver = published ? { url: published.url, error: published.error } : this.#holder ? silentHolder(this.#holder) : { url: null, error: "starting" };
     // The store, and which agents' folders are read, as the holder's settings are: this dashboard's say what it would read.
     return telemetryStatus(this.file, this.#options.settings, receiver, options.unmappedOffset, this.#holder ? { pid: this.#holder, thisDashboard: false } : null);
   }
@@ -81,7 +84,8 @@ export class SharedTelemetry implements TelemetryHandle {
     try {
       holding = this.#lease.hold();
     } catch (error) {
-      this.#options.onError?.(new Error(`the receiver's lease in ${this.#dir}: ${(error as Error).message}`));
+      // Looked at again in a second: a full disk or a folder made unreadable may pass.
+      console.error(`reqwatch: cannot read or take the receiver's lease in ${this.#dir}: ${(error as Error).message}`);
       return;
     }
     if (holding.held) {
@@ -102,7 +106,7 @@ export class SharedTelemetry implements TelemetryHandle {
       console.log(`reqwatch: OpenTelemetry is received by another dashboard (pid ${holder}${published?.url ? `, on ${published.url}` : ""}); this one shows what it keeps in ${this.file}`);
     }
     if (published) this.#settle({ url: published.url, error: published.error });
-    else if (Date.now() - this.#waitingSince > HOLDER_SILENT_MS) this.#settle({ url: null, error: `another dashboard (pid ${holder ?? "?"}) holds the receiver and has not said where it listens` });
+    else if (Date.now() - this.#waitingSince > HOLDER_SILENT_MS) this.#settle(silentHolder(holder));
   }
 
   #run(): void {
@@ -116,7 +120,7 @@ export class SharedTelemetry implements TelemetryHandle {
       try {
         writeFileDurable(path.join(this.#dir, RECEIVER_STATUS), `${JSON.stringify({ pid: currentProcess().pid, url: status.url, error: status.error } satisfies PublishedStatus)}\n`, { fsync: false });
       } catch (error) {
-        this.#options.onError?.(new Error(`cannot say where the receiver listens: ${(error as Error).message}`));
+        console.error(`reqwatch: cannot write where the receiver listens (${RECEIVER_STATUS}) for the other dashboards: ${(error as Error).message}`);
       }
     });
   }
