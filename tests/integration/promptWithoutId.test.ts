@@ -37,6 +37,6 @@ describe("a Claude Code prompt sent without its prompt.id", () => {
 
     await sendExports(url!, withoutPromptId(recordedExports(path.join(CLAUDE_CODE_FIXTURES, "interrupted")).filter((item) => item.signal === "logs"), { trace: false }));
     const alone = await turns.turnOf("say hello", (row) => row.state === "processing");
-    expect(alone.view.steps!.map((step) => step.name)).toEqual(["user_prompt"]);
+    expect(alone.view.steps!.map((step) => `${step.name}: ${step.summary}`)).toEqual(["user_prompt: a prompt of 9 characters; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped"]);
   });
 });

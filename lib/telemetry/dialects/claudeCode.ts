@@ -56,7 +56,8 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
     case "user_prompt": {
       const prompt = stringAttr(a, "prompt");
       facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }) };
-      made = step(prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)` : `a prompt of ${prompt.length} characters`);
+      const unjoined = !promptId && !log.traceId ? UNJOINED : "";
+      made = step(prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)${unjoined}` : `a prompt of ${prompt.length} characters${unjoined}`);
       break;
     }
     case "api_request": {
@@ -121,6 +122,9 @@ function turnKeys(log: LogRecord, name: string, promptId: string | undefined, se
   const message = stringAttr(log.attributes, "message.uuid");
   return [message ? `message:${message}` : `unnamed:${session ?? "?"}:${sequence ?? log.atMs}`, ...keys];
 }
+
+/** Said of a prompt sent with neither its prompt.id nor a trace: why nothing after it shows on its page (and why it may read as stuck). */
+const UNJOINED = "; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped";
 
 /** The log events that tell of a turn. Any other (a plugin loaded, a retention sweep) is counted as unmapped. */
 const EVENT_NAMES = new Set(["user_prompt", "api_request", "api_error", "api_retries_exhausted", "assistant_response", "tool_decision", "tool_result"]);
