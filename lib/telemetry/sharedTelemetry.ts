@@ -17,6 +17,9 @@ export const RECEIVER_STATUS = "receiver.json";
 const LEASE_CHECK_MS = 1000;
 /** How long a new dashboard waits for the holder to say where it listens before its start line says it has not. */
 const HOLDER_SILENT_MS = 5000;
+/** A holder whose receiver could not listen (its port taken: an earlier reqwatch, a collector) tries again after this, then twice as long each time, up to the most. */
+const LISTEN_RETRY_FIRST_MS = 10_000;
+const LISTEN_RETRY_MAX_MS = 5 * 60_000;
 
 interface PublishedStatus extends ReceiverStatus {
   pid: number;
@@ -44,6 +47,9 @@ export class SharedTelemetry implements TelemetryHandle {
   #closed = false;
   #settle!: (status: ReceiverStatus) => void;
   readonly #waitingSince = Date.now();
+  /** When the holder tries its port again (its receiver could not listen), and the wait after that. */
+  #retryAt: number | null = null;
+  #retryMs = LISTEN_RETRY_FIRST_MS;
 
   constructor(options: TelemetryOptions, dir: string) {
     this.#options = options;
@@ -90,6 +96,7 @@ export class SharedTelemetry implements TelemetryHandle {
     }
     if (holding.held) {
       if (!this.#running) this.#run();
+      else if (this.#retryAt !== null && Date.now() >= this.#retryAt) void this.#listenAgain(this.#running);
       return;
     }
     const holder = holding.holder?.pid ?? null;
@@ -101,6 +108,7 @@ export class SharedTelemetry implements TelemetryHandle {
       console.log(`reqwatch: another dashboard (pid ${holder ?? "?"}) took over receiving OpenTelemetry; this one reads what it keeps`);
       const running = this.#running;
       this.#running = null;
+      this.#retryAt = null;
       void running.close();
     } else if (changed && holder !== null) {
       console.log(`reqwatch: OpenTelemetry is received by another dashboard (pid ${holder}${published?.url ? `, on ${published.url}` : ""}); this one shows what it keeps in ${this.file}`);
@@ -117,12 +125,27 @@ export class SharedTelemetry implements TelemetryHandle {
     void running.ready.then((status) => {
       this.#settle(status);
       if (this.#running !== running) return;
+      const port = this.#options.settings.port;
+      if (status.error && port) {
+        this.#retryAt = Date.now() + this.#retryMs;
+        console.error(`reqwatch: trying port ${port} again in ${Math.round(this.#retryMs / 1000)} s`);
+        this.#retryMs = Math.min(this.#retryMs * 2, LISTEN_RETRY_MAX_MS);
+      } else this.#retryMs = LISTEN_RETRY_FIRST_MS;
       try {
         writeFileDurable(path.join(this.#dir, RECEIVER_STATUS), `${JSON.stringify({ pid: currentProcess().pid, url: status.url, error: status.error } satisfies PublishedStatus)}\n`, { fsync: false });
       } catch (error) {
         console.error(`reqwatch: cannot write where the receiver listens (${RECEIVER_STATUS}) for the other dashboards: ${(error as Error).message}`);
       }
     });
+  }
+
+  /** Start what runs here again, for its receiver to try its port once more; the lease stays held meanwhile. */
+  async #listenAgain(running: TelemetryHandle): Promise<void> {
+    this.#retryAt = null;
+    await running.close();
+    if (this.#closed || this.#running !== running) return;
+    this.#running = null;
+    this.#run();
   }
 
   /** What the lease's holder said of its receiver; null when it has not (yet), or it is another's. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TelemetryStatus } from "../../lib/telemetry/startTelemetry";
@@ -75,6 +76,20 @@ describe("one receiver and one store per user", () => {
     expect(turns.map((turn) => turn.state)).toEqual(["completed", "completed"]);
     // Nothing of it in either state folder.
     expect(fs.existsSync(path.join(secondFolder, "telemetry.db"))).toBe(false);
+  }, 90_000);
+
+  it("its port held by another program (an earlier dashboard, a collector): Health says so, and once it is freed the receiver listens there with no restart", async () => {
+    const otlpPort = await freePort();
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(otlpPort, "127.0.0.1", resolve));
+    const dashboard = await aServer(tempStateDir(), path.join(tempParent(), "cache"), otlpPort);
+    await said(dashboard.child, `reqwatch: trying port ${otlpPort} again in 10 s`);
+    expect((await dashboard.health()).receiver).toEqual({ url: null, error: `port ${otlpPort} is taken (another collector?): set --otlp-port or REQWATCH_OTLP_PORT to another, or off` });
+
+    await new Promise((resolve) => squatter.close(resolve));
+    await said(dashboard.child, `reqwatch: receiving OpenTelemetry (OTLP/HTTP) on http://127.0.0.1:${otlpPort}`);
+    await sendExports(`http://127.0.0.1:${otlpPort}`, recordedExports(path.join(CLAUDE_CODE_FIXTURES, "plain")));
+    expect(await eventually(async () => ((await dashboard.turns()).length ? dashboard.turns() : undefined))).toEqual([expect.objectContaining({ state: "completed", sessionId: SESSION })]);
   }, 90_000);
 
   it("REQWATCH_TELEMETRY_DIR names a folder of its own, and a relative path or a folder another user owns is refused with the reason", async () => {
