@@ -18,7 +18,8 @@ import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
 import { resolveTrackerOptions } from "../store/options";
 import { startTelemetry, type TelemetryHandle, type TelemetryStatus } from "../telemetry/startTelemetry";
-import { telemetrySettings, type TelemetrySettings } from "../telemetry/telemetrySettings";
+import { telemetrySettings, telemetryStoreDir, type TelemetrySettings } from "../telemetry/telemetrySettings";
+import { SharedTelemetry } from "../telemetry/sharedTelemetry";
 import { TelemetrySessions } from "../views/telemetrySessionsView";
 
 /**
@@ -127,18 +128,22 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     onRetentionError: (error) => console.error("reqwatch: the retention failed:", error.message),
   });
   // What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
-  // reqwatch's own beside the index (for a folder it only observes, in the cache folder with its index).
+  // reqwatch's own: the user's one in the cache folder, or (REQWATCH_TELEMETRY_DIR=state-folder) beside the index.
   const settings = telemetryOptions;
   // And the agents' own session files (Claude Code's, Codex CLI's, Gemini CLI's), read as they are written into the same store (on by default).
-  const telemetry =
+  const receiving = {
+    storeDir: telemetryStoreDir(settings, tracker.stateDir.storeDir),
+    settings,
+    redaction: resolveTrackerOptions(options).redaction,
+    onError: (error: Error) => console.error("reqwatch: the telemetry retention failed:", error.message),
+  };
+  // One receiver and one store for all the user's dashboards, whichever started first (lib/telemetry/sharedTelemetry.ts); or, set apart, a store beside the folder's index.
+  const telemetry: TelemetryHandle | null =
     settings.port === null && !settings.claudeDir && !settings.codexDir && !settings.geminiDir
       ? null
-      : startTelemetry({
-          storeDir: tracker.stateDir.storeDir,
-          settings,
-          redaction: resolveTrackerOptions(options).redaction,
-          onError: (error) => console.error("reqwatch: the telemetry retention failed:", error.message),
-        });
+      : settings.dir
+        ? new SharedTelemetry(receiving, settings.dir)
+        : startTelemetry(receiving);
   // The received lifecycles, shown as the `otel` source beside the configured ones.
   const received: SourceSpec[] = telemetry ? [{ kind: "otel", file: telemetry.file, stuckAfterMs: settings.stuckAfterMs }] : [];
   const sources = new SourceSet([...sourceSpecs, ...received], tracker.stateDir.storeDir);
