@@ -3,7 +3,7 @@ import path from "node:path";
 import { parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import { flagSetting, parseFlag } from "../model/flag";
-import { defaultCacheDir } from "../store/options";
+import { defaultCacheDir } from "../fs/cacheDir";
 
 // The received telemetry's settings, apart from what runs it (startTelemetry.ts, the receiver, the
 // store, the price table): the CLI's help, the otel source and the views read them without loading those.
