@@ -106,6 +106,8 @@ export class TelemetryStore {
   private dataVersion = -1;
   private keepTransaction!: Database.Transaction<TelemetryStore["keepExport"]>;
   private keepFileTransaction!: Database.Transaction<TelemetryStore["keepFile"]>;
+  /** How many times the file was opened: another file at the path (or none) makes it a store of its own. */
+  private opened = 0;
 
   constructor(
     readonly file: string,
@@ -116,6 +118,7 @@ export class TelemetryStore {
 
   private connect(): void {
     [this.db, this.identity] = openStoreFile(this.file);
+    this.opened += 1;
     this.sql = statements(this.db);
     // Made once a connection: better-sqlite3 builds its wrapper anew on each `transaction` call.
     this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
@@ -171,6 +174,16 @@ export class TelemetryStore {
       if (isDamage(error)) this.reopen({ damaged: true });
       throw error;
     }
+  }
+
+  /**
+   * Which store the path holds: a number that changes when the file was deleted, replaced or set
+   * aside and another opened. What a reader held of the one before (how far it read each agent's
+   * file) is not this one's.
+   */
+  generation(): number {
+    this.checkFile();
+    return this.opened;
   }
 
   /** Where each of an agent's files was read to. */
