@@ -17,8 +17,8 @@ import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } f
  * messages already written). A prompt is a turn (`message:<its id>`) in the session; each `gemini`
  * message is one model call (the main model's: the router's call and failed attempts are not
  * written, nor is the error a run gave up with). The file carries neither the prompt id nor the
- * process that Gemini CLI's telemetry names a turn by, so a run seen both ways is one session
- * with its turn told twice.
+ * process that Gemini CLI's telemetry names a turn by: a run seen both ways is one turn by its
+ * session and when its prompt was sent (`promptSent`), its calls and tools paired in order.
  */
 
 /** What the file's earlier lines left: the turn it is in, and what was already shown of each message. */
