@@ -46,7 +46,7 @@ function statements(db: Database.Database) {
     removeKey: db.prepare("DELETE FROM lifecycle_keys WHERE key = ?"),
     // `sent:<session>:<intake>:<time>`: the prompts each intake told, a range of the key's primary key by their time.
     promptsSent: db.prepare("SELECT key, seq FROM lifecycle_keys WHERE key >= ? AND key <= ?"),
-    toldBy: db.prepare("SELECT 1 FROM lifecycle_keys WHERE seq = ? AND key >= ? AND key < ? LIMIT 1").pluck(),
+    hasKeyIn: db.prepare("SELECT 1 FROM lifecycle_keys WHERE seq = ? AND key >= ? AND key < ? LIMIT 1").pluck(),
     setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
     insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, part_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
@@ -298,11 +298,11 @@ export class TelemetryStore {
   private sameTurnTold(sent: PromptSent, seq: number): number | undefined {
     const other = sent.by === "files" ? "telemetry" : "files";
     const theirs = sentPrefix(sent.session, other);
-    if (this.sql.toldBy.get(seq, theirs, `${theirs}~`) !== undefined) return undefined;
+    if (this.sql.hasKeyIn.get(seq, theirs, `${theirs}~`) !== undefined) return undefined;
     const near = this.sql.promptsSent.all(sentKey(sent.session, other, sent.at - PROMPT_JOIN_MS), sentKey(sent.session, other, sent.at + PROMPT_JOIN_MS)) as { key: string; seq: number }[];
     const mine = sentPrefix(sent.session, sent.by);
     const candidates = near
-      .filter((told) => told.seq !== seq && this.sql.toldBy.get(told.seq, mine, `${mine}~`) === undefined)
+      .filter((told) => told.seq !== seq && this.sql.hasKeyIn.get(told.seq, mine, `${mine}~`) === undefined)
       .map((told) => ({ seq: told.seq, apart: Math.abs(Number(told.key.slice(told.key.lastIndexOf(":") + 1)) - sent.at) }))
       .sort((a, b) => a.apart - b.apart);
     return candidates[0]?.seq;
