@@ -136,6 +136,33 @@ describe("following Claude Code's files", () => {
     again.close();
   });
 
+  it("its store deleted or replaced while it follows: what was read is read again into the new store, once, and what is added after too", () => {
+    const { folder, transcript, lines } = anEmptyTranscript("resumed");
+    const second = lines.findIndex((line) => line.includes("and a second prompt"));
+    fs.appendFileSync(transcript, lines.slice(0, second).join("\n") + "\n");
+    const reading = aFollower(folder);
+    const before = { turns: reading.turns(), steps: reading.steps() };
+    expect(before.turns).toEqual([expect.objectContaining({ prompt: "say hello, plainly", state: "completed" })]);
+    for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(reading.file + suffix, { force: true });
+    reading.follower.readAll();
+    expect(reading.turns()).toEqual(before.turns);
+    expect(reading.steps()).toBe(before.steps);
+    reading.follower.readAll();
+    expect(reading.steps()).toBe(before.steps);
+    // Replaced by another store (an empty one moved in): what was read, and what was added since, read into it, each line once.
+    const replacement = path.join(tempParent(), "telemetry.db");
+    new TelemetryStore(replacement, { keepMs: DAY, maxBytes: 200e6 }).close();
+    fs.renameSync(replacement, reading.file);
+    fs.appendFileSync(transcript, lines.slice(second).join("\n") + "\n");
+    reading.follower.readAll();
+    expect(reading.turns().map((turn) => [turn.prompt, turn.state])).toEqual([
+      ["say hello, plainly", "completed"],
+      ["and a second prompt", "completed"],
+    ]);
+    expect(reading.steps()).toBe(before.steps + 2);
+    reading.close();
+  });
+
   it("writes nothing under Claude Code's folder: every byte and time the same after reading it", () => {
     const { folder } = aClaudeFolder(["plain", "tool", "retry", "exhausted", "killed", "resumed"]);
     const before = treeSnapshot(folder);

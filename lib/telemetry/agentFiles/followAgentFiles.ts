@@ -70,10 +70,29 @@ export class AgentFileFollower<S> {
   private readonly running = new Map<string, number>();
   private readonly now: () => number;
   private mostHeld = 0;
+  /** The store the positions were read from (`TelemetryStore.generation`). */
+  private storeRead = -1;
 
   constructor(private readonly options: FollowOptions<S>) {
     this.now = options.now ?? Date.now;
-    for (const position of options.store.filePositions(options.agent.name)) this.positions.set(position.path, position);
+    this.loadPositions();
+  }
+
+  /**
+   * Each file's position, as the store says it: read again when the store is another one (its file
+   * deleted or replaced while the dashboard runs), whose positions are its own. A new store has none,
+   * so each file within the retention is read again from its start into it (its lines' steps have
+   * keys of their own: none is counted twice).
+   */
+  private loadPositions(): void {
+    const { store, agent } = this.options;
+    const generation = store.generation();
+    if (generation === this.storeRead) return;
+    this.storeRead = generation;
+    this.positions.clear();
+    this.mtimes.clear();
+    this.endedFiles.clear();
+    for (const position of store.filePositions(agent.name)) this.positions.set(position.path, position);
   }
 
   /**
@@ -102,7 +121,10 @@ export class AgentFileFollower<S> {
       if (this.closed) return;
       const file = files.shift();
       if (file === undefined) return this.guard(() => this.checkRuns());
-      this.guard(() => this.readFile(file));
+      this.guard(() => {
+        this.loadPositions();
+        this.readFile(file);
+      });
       setImmediate(next);
     };
     setImmediate(next);
@@ -151,6 +173,7 @@ export class AgentFileFollower<S> {
   }
 
   private readPending(): void {
+    this.loadPositions();
     const files = [...this.pending];
     this.pending.clear();
     let runs = false;
@@ -169,6 +192,7 @@ export class AgentFileFollower<S> {
 
   /** Every transcript under the agent's folder, each read from where it was. */
   readAll(): void {
+    this.loadPositions();
     const files = this.transcripts();
     this.history ??= new Set(files);
     for (const file of files) this.readFile(file);
@@ -272,6 +296,7 @@ export class AgentFileFollower<S> {
   checkRuns(): void {
     const { agent, folder } = this.options;
     if (!agent.runs || !agent.endedMidTurn) return;
+    this.loadPositions();
     // Its processes are looked for only while a file of its leaves a turn open that is not known to have ended.
     if (agent.openTurn && ![...this.positions.values()].some((position) => this.leftOpen(position))) return;
     // Compared with files' modification times: the machine's clock, not the injected one.

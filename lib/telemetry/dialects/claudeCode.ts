@@ -107,6 +107,8 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
     }
   }
+  const agent = stringAttr(a, "agent_id");
+  if (agent) return { kind: "agent", keys: [subagentKey(agent)], service: service(log.origin.resource), ...(session && { session }), step: made, facts };
   return { kind: "turn", keys, service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
 }
 
@@ -125,6 +127,13 @@ function turnKeys(log: LogRecord, name: string, promptId: string | undefined, se
 
 /** Said of a prompt sent with neither its prompt.id nor a trace: why nothing after it shows on its page (and why it may read as stuck). */
 const UNJOINED = "; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped";
+
+/**
+ * A subagent's run, as Claude Code's own files name it (`subagent:<agentId>`, ../agentFiles/claudeCodeFiles.ts):
+ * its calls and tools (their records carry its `agent_id`) are its own, not its turn's, so a session
+ * read both ways counts each once, in the subagent's run.
+ */
+export const subagentKey = (agentId: string) => `subagent:${agentId}`;
 
 /** The log events that tell of a turn. Any other (a plugin loaded, a retention sweep) is counted as unmapped. */
 const EVENT_NAMES = new Set(["user_prompt", "api_request", "api_error", "api_retries_exhausted", "assistant_response", "tool_decision", "tool_result"]);
@@ -175,7 +184,9 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
       const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
       const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
       const error = success ? undefined : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
-      facts = { processingAt: span.startMs, ...(success && { succeeded: true }), ...(fields.model && { model: fields.model }), ...(attempt !== undefined && { attempt }), ...(error && { error }), part: { kind: "call", id: requestId, at: span.endMs, fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) } } };
+      // A subagent's run has no interaction span to end it: its call that answered (asked for no tool) does, as its file's answer does.
+      const answered = success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
+      facts = { processingAt: span.startMs, ...(success && { succeeded: true }), ...(answered && { answeredAt: span.endMs }), ...(fields.model && { model: fields.model }), ...(attempt !== undefined && { attempt }), ...(error && { error }), part: { kind: "call", id: requestId, at: span.endMs, fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) } } };
       made = step("model call", join(fields.model, success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`, ms(span.endMs - span.startMs), attempt !== undefined && attempt > 1 && `${attempt} attempts`, stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`));
       made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
       extra = attemptSteps(span, success ? undefined : error);
@@ -202,7 +213,9 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
     default:
       return null;
   }
-  const change = (step: Step, stepFacts: Facts): LifecycleChange => ({ kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts: stepFacts });
+  const agent = stringAttr(a, "agent_id");
+  const change = (step: Step, stepFacts: Facts): LifecycleChange =>
+    agent ? { kind: "agent", keys: [subagentKey(agent)], service: service(span.origin.resource), ...(session && { session }), step, facts: stepFacts } : { kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts: stepFacts };
   return [change(made, facts), ...extra.map((attemptStep) => change(attemptStep, {}))];
 }
 
