@@ -1,11 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { resolveTrackerOptions } from "../../lib/store/options";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
+import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -36,6 +37,8 @@ function anEmptyTranscript(scenario: string) {
 
 /** A Claude folder of recorded scenarios, in a folder removed after the test. */
 const aClaudeFolder = (scenarios: string[], now?: number) => claudeFolderAt(path.join(tempParent(), ".claude"), scenarios, now);
+
+afterEach(() => vi.useRealTimers());
 
 describe("following Claude Code's files", () => {
   it("reads only what was added since, and holds back a half-written line until it is whole", () => {
@@ -129,5 +132,21 @@ describe("following Claude Code's files", () => {
     expect(reading.turns()).toHaveLength(7);
     expect(treeSnapshot(folder)).toEqual(before);
     reading.close();
+  });
+
+  it("a look on its timer while the start still reads the folder leaves the files to the start, which reads one a turn: the thread is never held for the whole folder", async () => {
+    // The look's timer is moved by hand: it comes before the start's first turn, not after a wait.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const { folder } = aClaudeFolder(["plain", "tool", "retry", "resumed"]);
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
+    const follower = new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: DAY, live: true });
+    follower.start();
+    vi.advanceTimersByTime(5000);
+    expect(follower.status().files).toBe(0);
+    await eventually(() => (follower.status().files === 4 ? true : undefined));
+    expect(readRows<{ n: number }>(file, "SELECT count(*) AS n FROM lifecycles")[0]!.n).toBe(5);
+    await follower.close();
+    store.close();
   });
 });

@@ -60,6 +60,8 @@ export class AgentFileFollower<S> {
   private missing: string[] = [];
   private timers: NodeJS.Timeout[] = [];
   private settle: NodeJS.Timeout | null = null;
+  /** The files the start has yet to read, one a turn: a look meanwhile leaves them to it. */
+  private unread: string[] = [];
   private closed = false;
   /** Runs seen alive while busy: when one is gone, it ended about when it was noticed. */
   private readonly seenAlive = new Set<string>();
@@ -90,13 +92,13 @@ export class AgentFileFollower<S> {
       setInterval(() => this.guard(() => this.look()), RESCAN_EVERY_MS).unref(),
       setInterval(() => this.guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
     );
-    const files = this.transcripts()
+    this.unread = this.transcripts()
       .map((file) => ({ file, mtimeMs: statMtime(file) }))
       .sort((a, b) => b.mtimeMs - a.mtimeMs)
       .map(({ file }) => file);
     const next = () => {
       if (this.closed) return;
-      const file = files.shift();
+      const file = this.unread.shift();
       if (file === undefined) return this.guard(() => this.checkRuns());
       this.guard(() => this.readFile(file));
       setImmediate(next);
@@ -142,6 +144,9 @@ export class AgentFileFollower<S> {
       this.watcher = null;
       this.watch();
     }
+    // A look in one go over what the start has yet to read would hold the thread for as long as the
+    // whole history takes (20 s for 1 GB): what is written meanwhile, the watcher reports.
+    if (this.unread.length > 0) return;
     this.readAll();
     if (this.unheldTurn()) this.checkRuns();
   }
