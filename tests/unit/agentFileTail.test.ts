@@ -134,8 +134,8 @@ describe("following Claude Code's files", () => {
     reading.close();
   });
 
-  it("a look on its timer while the start still reads the folder leaves the files to the start, which reads one a turn: the thread is never held for the whole folder", async () => {
-    // The look's timer is moved by hand: it comes before the start's first turn, not after a wait.
+  it("a look on its timer while the start still reads the folder leaves the unread files to the start, which reads one a turn: the thread is never held for the whole folder", async () => {
+    // The look's timer is moved by hand: it comes between the start's turns, not after a wait.
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const { folder } = aClaudeFolder(["plain", "tool", "retry", "resumed"]);
     const file = path.join(tempParent(), "telemetry.db");
@@ -144,6 +144,15 @@ describe("following Claude Code's files", () => {
     follower.start();
     vi.advanceTimersByTime(5000);
     expect(follower.status().files).toBe(0);
+    // One turn: the start has read its first file.
+    await new Promise((resolve) => setImmediate(resolve));
+    const [first] = readRows<{ path: string }>(file, "SELECT path FROM agent_files");
+    const { lines } = follower.status();
+    expect(follower.status().files).toBe(1);
+    // A line written to it since is read by the next look (a watcher can miss it); the three unread are still left to the start.
+    fs.appendFileSync(first!.path, fs.readFileSync(first!.path, "utf8").trimEnd().split("\n").at(-1) + "\n");
+    vi.advanceTimersByTime(5000);
+    expect(follower.status()).toMatchObject({ files: 1, lines: lines + 1 });
     await eventually(() => (follower.status().files === 4 ? true : undefined));
     expect(readRows<{ n: number }>(file, "SELECT count(*) AS n FROM lifecycles")[0]!.n).toBe(5);
     await follower.close();

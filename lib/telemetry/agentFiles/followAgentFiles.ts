@@ -144,10 +144,10 @@ export class AgentFileFollower<S> {
       this.watcher = null;
       this.watch();
     }
-    // A look in one go over what the start has yet to read would hold the thread for as long as the
-    // whole history takes (20 s for 1 GB): what is written meanwhile, the watcher reports.
-    if (this.unread.length > 0) return;
-    this.readAll();
+    // What the start has yet to read is left to it, one file a turn: read here in one go, a history of
+    // 1 GB held the thread for 20 s. The files it has read are looked at, as a watcher can miss.
+    const unread = new Set(this.unread);
+    for (const file of this.transcripts()) if (!unread.has(file)) this.readFile(file);
     if (this.unheldTurn()) this.checkRuns();
   }
 
