@@ -146,13 +146,23 @@ async function filesRead(url) {
 
 /**
  * One start of the dashboard over `env`'s agent folders with a new state directory: until it
- * listens, then until every transcript has been read (its position kept), and its RSS then.
+ * listens, then until every transcript has been read (its position kept), and its RSS then. With
+ * `probe` (open transcripts), a prompt is appended to one of them every second while it reads, each
+ * timed until the API answers with it: what a user sees of a running agent meanwhile.
  */
-async function startDashboard(ROOT, tempDir, env, expectFiles) {
+async function startDashboard(ROOT, tempDir, env, expectFiles, probe = []) {
   const stateDir = tempDir("agentfiles-state");
   const started = performance.now();
   const server = await startServer(ROOT, stateDir, { REQWATCH_OTLP_PORT: "0", ...env }, [], null);
   const listening = performance.now() - started;
+  let reading = true;
+  const probes = [];
+  const probing = (async () => {
+    for (let i = 0; reading && probe.length > 0; i++) {
+      probes.push(await untilShown(server.url, probe[i % probe.length], `appended while reading ${i} ${randomUUID()}`));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  })();
   let read = { files: 0, lines: 0 };
   for (;;) {
     read = await filesRead(server.url);
@@ -161,10 +171,34 @@ async function startDashboard(ROOT, tempDir, env, expectFiles) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const readAll = performance.now() - started;
+  reading = false;
+  await probing;
   // What it holds once the history is read and a page has been asked for, after a moment at rest.
   await (await fetch(`${server.url}/api/requests?source=otel&limit=50`)).text();
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  return { server, stateDir, listening, readAll, read, rssMb: treeRssMb(server.child.pid) };
+  return { server, stateDir, listening, readAll, read, probes, rssMb: treeRssMb(server.child.pid) };
+}
+
+/**
+ * A prompt appended to an open transcript, timed until the API answers with it (the page's refetch),
+ * then its answer appended so the turn ends; `onAppended` is told when it was written. Ms, or null if
+ * not shown within 10 s.
+ */
+async function untilShown(url, file, text, onAppended = () => {}) {
+  const prompt = claudePromptLines(file, text, Date.now());
+  const t0 = performance.now();
+  fs.appendFileSync(file, prompt.text);
+  onAppended(t0);
+  let shown = null;
+  // Its turn, by its session and its time (a text search would find the earlier prompts too: it matches words).
+  const sessionId = path.basename(file, ".jsonl");
+  while (shown === null && performance.now() - t0 < 10_000) {
+    const answer = await (await fetch(`${url}/api/requests?source=otel&limit=20`)).json();
+    if (answer.items.some((row) => row.sessionId === sessionId && row.createdAt === prompt.at)) shown = performance.now() - t0;
+    else await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  fs.appendFileSync(file, claudeAnswerLine(prompt, "claude-sonnet-4-5", Date.now()));
+  return shown;
 }
 
 /** The lines Claude Code writes for a new prompt in a session: queued, then the prompt (a new promptId). */
@@ -176,6 +210,7 @@ function claudePromptLines(file, prompt, at) {
   return {
     uuid,
     common,
+    at,
     text: [
       { type: "queue-operation", operation: "enqueue", timestamp: new Date(at).toISOString(), sessionId, content: prompt },
       { parentUuid: last.uuid ?? null, isSidechain: false, promptId: randomUUID(), type: "user", message: { role: "user", content: prompt }, uuid, timestamp: new Date(at).toISOString(), permissionMode: "default", promptSource: "user", ...common },
@@ -307,27 +342,14 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     const toApi = [];
     let missed = 0;
     for (let i = 0; i < APPENDS; i++) {
-      const file = open[i % open.length];
-      const text = `appended prompt ${i} ${randomUUID()}`;
-      const prompt = claudePromptLines(file, text, Date.now());
-      const seen = new Promise((resolve) => (waiting = resolve));
-      const t0 = performance.now();
-      fs.appendFileSync(file, prompt.text);
-      const timeout = new Promise((resolve) => setTimeout(() => resolve("timeout"), 10_000));
-      if ((await Promise.race([seen, timeout])) === "timeout") missed++;
-      else toEvent.push(performance.now() - t0);
+      let t0 = 0;
+      const seen = new Promise((resolve) => (waiting = () => resolve(performance.now())));
+      const shown = await untilShown(url, open[i % open.length], `appended prompt ${i} ${randomUUID()}`, (at) => (t0 = at));
+      const evented = await Promise.race([seen, new Promise((resolve) => setTimeout(() => resolve(null), 10_000))]);
       waiting = null;
-      for (;;) {
-        const answer = await (await fetch(`${url}/api/requests?source=otel&text=${encodeURIComponent(text)}`)).json();
-        if (answer.items.length > 0) break;
-        if (performance.now() - t0 > 10_000) {
-          missed++;
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      toApi.push(performance.now() - t0);
-      fs.appendFileSync(file, claudeAnswerLine(prompt, "claude-sonnet-4-5", Date.now()));
+      if (shown === null || evented === null) missed++;
+      if (shown !== null) toApi.push(shown);
+      if (evented !== null) toEvent.push(evented - t0);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
     await reader.cancel();
@@ -337,7 +359,15 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     figure(rows, "dashboard RSS (all its processes) after the appends", treeRssMb(kept.server.child.pid), "MB", { target: "<= 300" });
     await kept.server.stop();
     fs.rmSync(kept.stateDir, { recursive: true, force: true });
-    for (const run of full.concat(bare)) fs.rmSync(run.stateDir, { recursive: true, force: true });
+
+    // Context: a user who keeps 60 days (REQWATCH_TELEMETRY_RETENTION=61d) has the whole history read
+    // at the dashboard's first start, not only the last day's files.
+    const whole = await startDashboard(ROOT, tempDir, { ...folders(home), REQWATCH_TELEMETRY_RETENTION: "61d" }, transcriptCount(history), open);
+    summarize(`kept 60 days: dashboard start until all ${transcriptCount(history)} transcripts are read`, [whole.readAll], { lines: whole.read.lines });
+    summarize("kept 60 days: a line appended meanwhile -> the API answers with it", whole.probes.filter((ms) => ms !== null), { missed: whole.probes.filter((ms) => ms === null).length });
+    figure(rows, "kept 60 days: dashboard RSS after the whole history is read", whole.rssMb, "MB", { target: "<= 300" });
+    await whole.server.stop();
+    fs.rmSync(whole.stateDir, { recursive: true, force: true });
   } finally {
     fs.rmSync(parent, { recursive: true, force: true });
   }
