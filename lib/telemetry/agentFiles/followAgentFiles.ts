@@ -174,25 +174,7 @@ export class AgentFileFollower<S> {
   }
 
   private transcripts(): string[] {
-    const { folder, agent } = this.options;
-    const found: string[] = [];
-    for (const { folder: sub, depth } of agent.watched) {
-      const visit = (dir: string, level: number) => {
-        let entries: fs.Dirent[];
-        try {
-          entries = fs.readdirSync(dir, { withFileTypes: true });
-        } catch {
-          return;
-        }
-        for (const entry of entries) {
-          const full = path.join(dir, entry.name);
-          if (entry.isDirectory() && level < depth) visit(full, level + 1);
-          else if (entry.isFile() && agent.isTranscript(path.relative(folder, full).split(path.sep).join("/"))) found.push(full);
-        }
-      };
-      visit(path.join(folder, sub), 0);
-    }
-    return found;
+    return transcriptsOf(this.options.folder, this.options.agent);
   }
 
   /** Read one file from its position to its end (in slices, each kept before the next). */
@@ -353,6 +335,28 @@ export class AgentFileFollower<S> {
     if (this.settle) clearTimeout(this.settle);
     await this.watcher?.close();
   }
+}
+
+/** Every transcript under an agent's folder (its watched folders, as deep as each is watched). */
+export function transcriptsOf(folder: string, agent: Pick<AgentFiles<unknown>, "watched" | "isTranscript">): string[] {
+  const found: string[] = [];
+  for (const { folder: sub, depth } of agent.watched) {
+    const visit = (dir: string, level: number) => {
+      let entries: fs.Dirent[];
+      try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory() && level < depth) visit(full, level + 1);
+        else if (entry.isFile() && agent.isTranscript(path.relative(folder, full).split(path.sep).join("/"))) found.push(full);
+      }
+    };
+    visit(path.join(folder, sub), 0);
+  }
+  return found;
 }
 
 /** The file is the one read, not written since, and read to its end: a look costs a stat, not an open. */
