@@ -36,13 +36,20 @@ function installedCcusage(ROOT) {
   return path.join(folder, "node_modules", ".bin", "ccusage");
 }
 
-/** A program run to its end: its time in ms and its output, or a thrown error with what it printed. */
+/** The CPU time (user and system) of this process's children that have ended, in ms, from /proc: a program's own, whatever else the machine runs. */
+function childrenCpuMs() {
+  const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** A program run to its end: its time and CPU time in ms and its output, or a thrown error with what it printed. */
 function timed(command, args, env) {
+  const cpu = childrenCpuMs();
   const start = performance.now();
   const result = spawnSync(command, args, { env, encoding: "utf8", maxBuffer: 256 << 20 });
   const ms = performance.now() - start;
   if (result.status !== 0) throw new Error(`${path.basename(command)} ${args.join(" ")} exited ${result.status}: ${result.stderr || result.stdout}`.slice(0, 2000));
-  return { ms, out: result.stdout };
+  return { ms, cpuMs: childrenCpuMs() - cpu, out: result.stdout };
 }
 
 /** ccusage's daily report as day -> model -> tokens. */
@@ -56,33 +63,18 @@ function ccusageByDay(report) {
   return days;
 }
 
-/**
- * `reqwatch usage --by day --json` as day -> model -> tokens. Its rows are read by the names the
- * command gives its fields (a day, a model, its tokens); a field not found is left out, and the
- * comparison then says so rather than calling the figures equal.
- */
+/** `reqwatch usage --by day --json` as day -> model -> tokens (a call whose agent named no model under "(not said)"). */
 function reqwatchByDay(report) {
-  const rows = Array.isArray(report) ? report : (report.days ?? report.rows ?? report.daily ?? report.usage ?? []);
   const days = {};
-  for (const row of rows) {
-    const day = row.day ?? row.period ?? row.date;
-    const models = row.models ?? row.modelBreakdowns ?? [row];
-    for (const model of models) {
-      const name = model.model ?? model.modelName;
-      if (!day || !name) continue;
-      (days[day] ??= {})[name] = {
-        input: model.inputTokens ?? model.input,
-        output: model.outputTokens ?? model.output,
-        cacheRead: model.cacheReadTokens ?? model.cacheRead,
-        cacheWrite: model.cacheWriteTokens ?? model.cacheCreationTokens ?? model.cacheWrite,
-        cost: model.costUsd ?? model.cost,
-      };
+  for (const row of report.rows) {
+    for (const model of row.models) {
+      (days[row.period] ??= {})[model.model ?? "(not said)"] = { input: model.inputTokens, output: model.outputTokens, cacheRead: model.cacheReadTokens, cacheWrite: model.cacheWriteTokens, cost: model.costUsd };
     }
   }
   return days;
 }
 
-/** Where two reports differ: each day and model whose tokens are not the same in both (costs apart: each prices on its own). */
+/** Where two reports differ: each day and model whose tokens are not the same in both, or whose costs differ by more than a millionth. */
 function differences(a, b) {
   const found = [];
   for (const day of new Set([...Object.keys(a), ...Object.keys(b)])) {
@@ -92,6 +84,7 @@ function differences(a, b) {
       for (const field of ["input", "output", "cacheRead", "cacheWrite"]) {
         if (x?.[field] !== y?.[field]) found.push({ day, model, field, ccusage: x?.[field] ?? null, reqwatch: y?.[field] ?? null });
       }
+      if (x && y && Math.abs(x.cost - y.cost) > 1e-6 * Math.max(1, x.cost)) found.push({ day, model, field: "cost", ccusage: x.cost, reqwatch: y.cost });
     }
   }
   return found;
@@ -251,8 +244,19 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     const reqwatch = path.join(ROOT, "bin", "reqwatch.js");
     const env = (over) => ({ PATH: process.env.PATH, HOME: home, TZ: "UTC", ...over });
 
-    // The first full report, each tool reading every file: ccusage keeps nothing between runs; reqwatch with a new state directory (no ledger) each time.
-    const ccusageRuns = Array.from({ length: REPORT_RUNS }, () => timed(ccusage, ["daily", "--json", "--offline"], env()));
+    // The first full report, each tool reading every file, the two taking turns so a change of the
+    // machine's load moves both: ccusage keeps nothing between runs; reqwatch has a new state directory
+    // (no ledger) each time.
+    const hasUsage = /^\s+usage\b/m.test(spawnSync(process.execPath, [reqwatch, "--help"], { env: env(), encoding: "utf8" }).stdout);
+    const ccusageRuns = [];
+    const firstRuns = [];
+    for (let i = 0; i < REPORT_RUNS; i++) {
+      ccusageRuns.push(timed(ccusage, ["daily", "--json", "--offline"], env()));
+      if (!hasUsage) continue;
+      const stateDir = tempDir("agentfiles-usage");
+      firstRuns.push(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir })));
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
     const ccusageDays = ccusageByDay(JSON.parse(ccusageRuns.at(-1).out));
     const baseline = summarize(`baseline: ccusage daily --json --offline, ${size} history`, ccusageRuns.map((run) => run.ms));
     const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
@@ -261,14 +265,15 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     rows.push({ name: "ccusage's tokens against what the generator wrote", models: Object.keys(written).length, modelsDiffering: ccusageOff });
     console.log(`ccusage's tokens against what the generator wrote: ${ccusageOff.length ? `differ for ${ccusageOff.join(", ")}` : `equal for all ${Object.keys(written).length} models`}`);
 
-    const hasUsage = /^\s+usage\b/m.test(spawnSync(process.execPath, [reqwatch, "--help"], { env: env(), encoding: "utf8" }).stdout);
     if (!hasUsage) {
       rows.push({ name: "reqwatch usage --by day --json", missing: "this build has no `reqwatch usage` command" });
       console.log("reqwatch usage --by day --json: not measured, this build has no `reqwatch usage` command");
     } else {
-      const firstRuns = Array.from({ length: REPORT_RUNS }, () => timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: tempDir("agentfiles-usage") })));
       const first = summarize("reqwatch usage --by day --json, first (no ledger)", firstRuns.map((run) => run.ms), { target: "faster than ccusage" });
       ratio("reqwatch usage first report / ccusage, p50", first.p50 / baseline.p50, { target: "< 1" });
+      const baselineCpu = summarize("baseline: ccusage, CPU time (user + system)", ccusageRuns.map((run) => run.cpuMs));
+      const firstCpu = summarize("reqwatch usage first report, CPU time (user + system)", firstRuns.map((run) => run.cpuMs));
+      ratio("reqwatch usage first report / ccusage, CPU time, p50", firstCpu.p50 / baselineCpu.p50);
       const reqwatchDays = reqwatchByDay(JSON.parse(firstRuns.at(-1).out));
       const differ = differences(ccusageDays, reqwatchDays);
       rows.push({ name: "reqwatch usage against ccusage, by day and model", days: Object.keys(ccusageDays).length, differences: differ.length, firstDifferences: differ.slice(0, 20) });
@@ -293,6 +298,7 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
       const afterDiffer = differences(ccusageByDay(JSON.parse(timed(ccusage, ["daily", "--json", "--offline"], env()).out)), reqwatchByDay(JSON.parse(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir })).out)));
       rows.push({ name: "reqwatch usage (ledger kept) against ccusage after the appends", differences: afterDiffer.length, firstDifferences: afterDiffer.slice(0, 20) });
       console.log(`reqwatch usage (ledger kept) against ccusage after the appends: ${afterDiffer.length ? `${afterDiffer.length} differences` : "equal"}`);
+      fs.rmSync(stateDir, { recursive: true, force: true });
     }
 
     // The dashboard: starts with no history and with it, alternating, each with a new state directory.
