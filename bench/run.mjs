@@ -18,6 +18,7 @@ import { postgresThroughput, startPostgres } from "./postgres.mjs";
 import { writeFiles } from "./requestFiles.mjs";
 import { measureBigFolder } from "./bigFolder.mjs";
 import { measureBigExport, measureMcpFlood } from "./floods.mjs";
+import { measureAgentFiles } from "./agentFiles.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTracker, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/internal.cjs");
@@ -607,7 +608,7 @@ function measureCraftedRedaction(prompt) {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction, agentfiles) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -632,6 +633,7 @@ const groups = {
   scaling: measureScaling,
   retention: measureRetention,
   redaction: measureRedaction,
+  agentfiles: () => measureAgentFiles({ ROOT, tempDir, summarize, ratio, median, rows }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

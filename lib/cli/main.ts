@@ -28,6 +28,7 @@ export const COMMANDS: readonly { names: readonly string[]; load: () => Promise<
   { names: ["source"], load: () => import("./commands/source").then((m) => m.registerSource) },
   { names: ["adopt"], load: () => import("./commands/adopt").then((m) => m.registerAdopt) },
   { names: ["dashboard"], load: () => import("./commands/dashboard").then((m) => m.registerDashboard) },
+  { names: ["usage"], load: () => import("./commands/usage").then((m) => m.registerUsage) },
   { names: ["otel"], load: () => import("./commands/otel").then((m) => m.registerOtel) },
   { names: ["follow"], load: () => import("./commands/follow").then((m) => m.registerFollow) },
   { names: ["mcp"], load: () => import("./commands/mcp").then((m) => m.registerMcp) },

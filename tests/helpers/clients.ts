@@ -26,6 +26,9 @@ export const CLIENTS = {
   mastra: "@mastra/core@1.71.0",
   mastraObservability: "@mastra/observability@1.17.9",
   mastraOtelExporter: "@mastra/otel-exporter@1.4.0",
+  // Its package is a launcher; the program is the platform's native binary. 20.0.26 has no linux-x64 one.
+  ccusage: "ccusage@20.0.24",
+  ccusageLinuxX64: "@ccusage/ccusage-linux-x64@20.0.24",
 } as const;
 
 /**
@@ -141,4 +144,10 @@ export function installedAmqplib(): string {
       "@opentelemetry/exporter-trace-otlp-proto@0.301.1",
     ]),
   );
+}
+
+/** ccusage, the usage report most agent users run, with its native binary: its `.bin/ccusage` launcher. */
+export function installedCcusage(): string {
+  const folder = installedClient(`${CLIENTS.ccusage}+${CLIENTS.ccusageLinuxX64}`, (staging) => npmInstall(staging, [CLIENTS.ccusage, CLIENTS.ccusageLinuxX64]));
+  return path.join(folder, "node_modules", ".bin", "ccusage");
 }

@@ -1,11 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { resolveTrackerOptions } from "../../lib/store/options";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
+import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -36,6 +37,8 @@ function anEmptyTranscript(scenario: string) {
 
 /** A Claude folder of recorded scenarios, in a folder removed after the test. */
 const aClaudeFolder = (scenarios: string[], now?: number) => claudeFolderAt(path.join(tempParent(), ".claude"), scenarios, now);
+
+afterEach(() => vi.useRealTimers());
 
 describe("following Claude Code's files", () => {
   it("passes over a file of the history last written before what is kept, but reads one that appears later whatever its time says", () => {
@@ -172,5 +175,30 @@ describe("following Claude Code's files", () => {
     expect(reading.turns()).toHaveLength(7);
     expect(treeSnapshot(folder)).toEqual(before);
     reading.close();
+  });
+
+  it("a look on its timer while the start still reads the folder leaves the unread files to the start, which reads one a turn: the thread is never held for the whole folder", async () => {
+    // The look's timer is moved by hand: it comes between the start's turns, not after a wait.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const { folder } = aClaudeFolder(["plain", "tool", "retry", "resumed"]);
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
+    const follower = new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: DAY, live: true });
+    follower.start();
+    vi.advanceTimersByTime(5000);
+    expect(follower.status().files).toBe(0);
+    // One turn: the start has read its first file.
+    await new Promise((resolve) => setImmediate(resolve));
+    const [first] = readRows<{ path: string }>(file, "SELECT path FROM agent_files");
+    const { lines } = follower.status();
+    expect(follower.status().files).toBe(1);
+    // A line written to it since is read by the next look (a watcher can miss it); the three unread are still left to the start.
+    fs.appendFileSync(first!.path, fs.readFileSync(first!.path, "utf8").trimEnd().split("\n").at(-1) + "\n");
+    vi.advanceTimersByTime(5000);
+    expect(follower.status()).toMatchObject({ files: 1, lines: lines + 1 });
+    await eventually(() => (follower.status().files === 4 ? true : undefined));
+    expect(readRows<{ n: number }>(file, "SELECT count(*) AS n FROM lifecycles")[0]!.n).toBe(5);
+    await follower.close();
+    store.close();
   });
 });

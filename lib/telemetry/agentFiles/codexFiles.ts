@@ -35,7 +35,7 @@ const SERVICE = CODEX_SERVICE;
 const OPEN_TOOLS_KEPT = 50;
 
 /** A rollout file's thread id, from its name (`rollout-2026-11-28T21-59-18-<uuid>.jsonl`). */
-const ROLLOUT = /(?:^|\/)rollout-[0-9T:-]+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;
+export const ROLLOUT = /(?:^|\/)rollout-[0-9T:-]+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;
 
 /** Named by a run whose pid is not known (no process holds the file): its stuck reason says so. */
 export const NO_HOLDER = "Codex CLI (no task_complete, and no Codex process holds its file)";

@@ -62,6 +62,8 @@ export class AgentFileFollower<S> {
   private missing: string[] = [];
   private timers: NodeJS.Timeout[] = [];
   private settle: NodeJS.Timeout | null = null;
+  /** The files the start has yet to read, one a turn: a look meanwhile leaves them to it. */
+  private unread: string[] = [];
   private closed = false;
   /** Runs seen alive while busy: when one is gone, it ended about when it was noticed. */
   private readonly seenAlive = new Set<string>();
@@ -113,13 +115,13 @@ export class AgentFileFollower<S> {
     );
     const found = this.transcripts();
     this.history = new Set(found);
-    const files = found
+    this.unread = found
       .map((file) => ({ file, mtimeMs: statMtime(file) }))
       .sort((a, b) => b.mtimeMs - a.mtimeMs)
       .map(({ file }) => file);
     const next = () => {
       if (this.closed) return;
-      const file = files.shift();
+      const file = this.unread.shift();
       if (file === undefined) return this.guard(() => this.checkRuns());
       this.guard(() => {
         this.loadPositions();
@@ -168,7 +170,11 @@ export class AgentFileFollower<S> {
       this.watcher = null;
       this.watch();
     }
-    this.readAll();
+    // What the start has yet to read is left to it, one file a turn: read here in one go, a history of
+    // 1 GB held the thread for 20 s. The files it has read are looked at, as a watcher can miss.
+    this.loadPositions();
+    const unread = new Set(this.unread);
+    for (const file of this.transcripts()) if (!unread.has(file)) this.readFile(file);
     if (this.unheldTurn()) this.checkRuns();
   }
 
@@ -199,25 +205,7 @@ export class AgentFileFollower<S> {
   }
 
   private transcripts(): string[] {
-    const { folder, agent } = this.options;
-    const found: string[] = [];
-    for (const { folder: sub, depth } of agent.watched) {
-      const visit = (dir: string, level: number) => {
-        let entries: fs.Dirent[];
-        try {
-          entries = fs.readdirSync(dir, { withFileTypes: true });
-        } catch {
-          return;
-        }
-        for (const entry of entries) {
-          const full = path.join(dir, entry.name);
-          if (entry.isDirectory() && level < depth) visit(full, level + 1);
-          else if (entry.isFile() && agent.isTranscript(path.relative(folder, full).split(path.sep).join("/"))) found.push(full);
-        }
-      };
-      visit(path.join(folder, sub), 0);
-    }
-    return found;
+    return transcriptsOf(this.options.folder, this.options.agent);
   }
 
   /** Read one file from its position to its end (in slices, each kept before the next). */
@@ -380,6 +368,28 @@ export class AgentFileFollower<S> {
     if (this.settle) clearTimeout(this.settle);
     await this.watcher?.close();
   }
+}
+
+/** Every transcript under an agent's folder (its watched folders, as deep as each is watched). */
+export function transcriptsOf(folder: string, agent: Pick<AgentFiles<unknown>, "watched" | "isTranscript">): string[] {
+  const found: string[] = [];
+  for (const { folder: sub, depth } of agent.watched) {
+    const visit = (dir: string, level: number) => {
+      let entries: fs.Dirent[];
+      try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory() && level < depth) visit(full, level + 1);
+        else if (entry.isFile() && agent.isTranscript(path.relative(folder, full).split(path.sep).join("/"))) found.push(full);
+      }
+    };
+    visit(path.join(folder, sub), 0);
+  }
+  return found;
 }
 
 /** The file is the one read, not written since, and read to its end: a look costs a stat, not an open. */
