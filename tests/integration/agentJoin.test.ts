@@ -223,7 +223,10 @@ describe("one session once: each CLI run once with its telemetry on and its file
       await eventually(async () => {
         const found = await turnsOf("wait for an answer, told by both");
         if (found.length !== 1) return undefined;
-        const names = (await get<SourceRequestView>(`/api/sources/otel/requests/${found[0]!.requestId}`)).steps!.map((step) => step.name);
+        // Not found: the two intakes' turns were joined between the list and the page; asked again.
+        const response = await dashboard.ask(`/api/sources/otel/requests/${found[0]!.requestId}`);
+        if (response.status !== 200) return undefined;
+        const names = (await response.json<SourceRequestView>()).steps!.map((step) => step.name);
         return names.includes("prompt") && names.includes("user_prompt") ? true : undefined;
       }, 60_000);
       const exited = waitForExit(child);
