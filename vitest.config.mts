@@ -13,5 +13,8 @@ export default defineConfig({
     // not 10 s, and a hook that times out fails its tests for the machine's speed alone.
     hookTimeout: 60_000,
     pool: "forks",
+    // Four files at a time whatever the cores (vitest's default is one fewer than the cores: one, on
+    // two): the integration tests spend their time waiting on the processes, clients and servers they start.
+    maxWorkers: 4,
   },
 });

@@ -36,13 +36,20 @@ function installedCcusage(ROOT) {
   return path.join(folder, "node_modules", ".bin", "ccusage");
 }
 
-/** A program run to its end: its time in ms and its output, or a thrown error with what it printed. */
+/** The CPU time (user and system) of this process's children that have ended, in ms, from /proc: a program's own, whatever else the machine runs. */
+function childrenCpuMs() {
+  const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** A program run to its end: its time and CPU time in ms and its output, or a thrown error with what it printed. */
 function timed(command, args, env) {
+  const cpu = childrenCpuMs();
   const start = performance.now();
   const result = spawnSync(command, args, { env, encoding: "utf8", maxBuffer: 256 << 20 });
   const ms = performance.now() - start;
   if (result.status !== 0) throw new Error(`${path.basename(command)} ${args.join(" ")} exited ${result.status}: ${result.stderr || result.stdout}`.slice(0, 2000));
-  return { ms, out: result.stdout };
+  return { ms, cpuMs: childrenCpuMs() - cpu, out: result.stdout };
 }
 
 /** ccusage's daily report as day -> model -> tokens. */
@@ -56,33 +63,18 @@ function ccusageByDay(report) {
   return days;
 }
 
-/**
- * `reqwatch usage --by day --json` as day -> model -> tokens. Its rows are read by the names the
- * command gives its fields (a day, a model, its tokens); a field not found is left out, and the
- * comparison then says so rather than calling the figures equal.
- */
+/** `reqwatch usage --by day --json` as day -> model -> tokens (a call whose agent named no model under "(not said)"). */
 function reqwatchByDay(report) {
-  const rows = Array.isArray(report) ? report : (report.days ?? report.rows ?? report.daily ?? report.usage ?? []);
   const days = {};
-  for (const row of rows) {
-    const day = row.day ?? row.period ?? row.date;
-    const models = row.models ?? row.modelBreakdowns ?? [row];
-    for (const model of models) {
-      const name = model.model ?? model.modelName;
-      if (!day || !name) continue;
-      (days[day] ??= {})[name] = {
-        input: model.inputTokens ?? model.input,
-        output: model.outputTokens ?? model.output,
-        cacheRead: model.cacheReadTokens ?? model.cacheRead,
-        cacheWrite: model.cacheWriteTokens ?? model.cacheCreationTokens ?? model.cacheWrite,
-        cost: model.costUsd ?? model.cost,
-      };
+  for (const row of report.rows) {
+    for (const model of row.models) {
+      (days[row.period] ??= {})[model.model ?? "(not said)"] = { input: model.inputTokens, output: model.outputTokens, cacheRead: model.cacheReadTokens, cacheWrite: model.cacheWriteTokens, cost: model.costUsd };
     }
   }
   return days;
 }
 
-/** Where two reports differ: each day and model whose tokens are not the same in both (costs apart: each prices on its own). */
+/** Where two reports differ: each day and model whose tokens are not the same in both, or whose costs differ by more than a millionth. */
 function differences(a, b) {
   const found = [];
   for (const day of new Set([...Object.keys(a), ...Object.keys(b)])) {
@@ -92,6 +84,7 @@ function differences(a, b) {
       for (const field of ["input", "output", "cacheRead", "cacheWrite"]) {
         if (x?.[field] !== y?.[field]) found.push({ day, model, field, ccusage: x?.[field] ?? null, reqwatch: y?.[field] ?? null });
       }
+      if (x && y && Math.abs(x.cost - y.cost) > 1e-6 * Math.max(1, x.cost)) found.push({ day, model, field: "cost", ccusage: x.cost, reqwatch: y.cost });
     }
   }
   return found;
@@ -146,13 +139,23 @@ async function filesRead(url) {
 
 /**
  * One start of the dashboard over `env`'s agent folders with a new state directory: until it
- * listens, then until every transcript has been read (its position kept), and its RSS then.
+ * listens, then until every transcript has been read (its position kept), and its RSS then. With
+ * `probe` (open transcripts), a prompt is appended to one of them every second while it reads, each
+ * timed until the API answers with it: what a user sees of a running agent meanwhile.
  */
-async function startDashboard(ROOT, tempDir, env, expectFiles) {
+async function startDashboard(ROOT, tempDir, env, expectFiles, probe = []) {
   const stateDir = tempDir("agentfiles-state");
   const started = performance.now();
   const server = await startServer(ROOT, stateDir, { REQWATCH_OTLP_PORT: "0", ...env }, [], null);
   const listening = performance.now() - started;
+  let reading = true;
+  const probes = [];
+  const probing = (async () => {
+    for (let i = 0; reading && probe.length > 0; i++) {
+      probes.push(await untilShown(server.url, probe[i % probe.length], `appended while reading ${i} ${randomUUID()}`));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  })();
   let read = { files: 0, lines: 0 };
   for (;;) {
     read = await filesRead(server.url);
@@ -161,10 +164,34 @@ async function startDashboard(ROOT, tempDir, env, expectFiles) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const readAll = performance.now() - started;
+  reading = false;
+  await probing;
   // What it holds once the history is read and a page has been asked for, after a moment at rest.
   await (await fetch(`${server.url}/api/requests?source=otel&limit=50`)).text();
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  return { server, stateDir, listening, readAll, read, rssMb: treeRssMb(server.child.pid) };
+  return { server, stateDir, listening, readAll, read, probes, rssMb: treeRssMb(server.child.pid) };
+}
+
+/**
+ * A prompt appended to an open transcript, timed until the API answers with it (the page's refetch),
+ * then its answer appended so the turn ends; `onAppended` is told when it was written. Ms, or null if
+ * not shown within 10 s.
+ */
+async function untilShown(url, file, text, onAppended = () => {}) {
+  const prompt = claudePromptLines(file, text, Date.now());
+  const t0 = performance.now();
+  fs.appendFileSync(file, prompt.text);
+  onAppended(t0);
+  let shown = null;
+  // Its turn, by its session and its time (a text search would find the earlier prompts too: it matches words).
+  const sessionId = path.basename(file, ".jsonl");
+  while (shown === null && performance.now() - t0 < 10_000) {
+    const answer = await (await fetch(`${url}/api/requests?source=otel&limit=20`)).json();
+    if (answer.items.some((row) => row.sessionId === sessionId && row.createdAt === prompt.at)) shown = performance.now() - t0;
+    else await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  fs.appendFileSync(file, claudeAnswerLine(prompt, "claude-sonnet-4-5", Date.now()));
+  return shown;
 }
 
 /** The lines Claude Code writes for a new prompt in a session: queued, then the prompt (a new promptId). */
@@ -176,6 +203,7 @@ function claudePromptLines(file, prompt, at) {
   return {
     uuid,
     common,
+    at,
     text: [
       { type: "queue-operation", operation: "enqueue", timestamp: new Date(at).toISOString(), sessionId, content: prompt },
       { parentUuid: last.uuid ?? null, isSidechain: false, promptId: randomUUID(), type: "user", message: { role: "user", content: prompt }, uuid, timestamp: new Date(at).toISOString(), permissionMode: "default", promptSource: "user", ...common },
@@ -216,8 +244,19 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     const reqwatch = path.join(ROOT, "bin", "reqwatch.js");
     const env = (over) => ({ PATH: process.env.PATH, HOME: home, TZ: "UTC", ...over });
 
-    // The first full report, each tool reading every file: ccusage keeps nothing between runs; reqwatch with a new state directory (no ledger) each time.
-    const ccusageRuns = Array.from({ length: REPORT_RUNS }, () => timed(ccusage, ["daily", "--json", "--offline"], env()));
+    // The first full report, each tool reading every file, the two taking turns so a change of the
+    // machine's load moves both: ccusage keeps nothing between runs; reqwatch has a new state directory
+    // (no ledger) each time.
+    const hasUsage = /^\s+usage\b/m.test(spawnSync(process.execPath, [reqwatch, "--help"], { env: env(), encoding: "utf8" }).stdout);
+    const ccusageRuns = [];
+    const firstRuns = [];
+    for (let i = 0; i < REPORT_RUNS; i++) {
+      ccusageRuns.push(timed(ccusage, ["daily", "--json", "--offline"], env()));
+      if (!hasUsage) continue;
+      const stateDir = tempDir("agentfiles-usage");
+      firstRuns.push(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir })));
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
     const ccusageDays = ccusageByDay(JSON.parse(ccusageRuns.at(-1).out));
     const baseline = summarize(`baseline: ccusage daily --json --offline, ${size} history`, ccusageRuns.map((run) => run.ms));
     const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
@@ -226,14 +265,15 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     rows.push({ name: "ccusage's tokens against what the generator wrote", models: Object.keys(written).length, modelsDiffering: ccusageOff });
     console.log(`ccusage's tokens against what the generator wrote: ${ccusageOff.length ? `differ for ${ccusageOff.join(", ")}` : `equal for all ${Object.keys(written).length} models`}`);
 
-    const hasUsage = /^\s+usage\b/m.test(spawnSync(process.execPath, [reqwatch, "--help"], { env: env(), encoding: "utf8" }).stdout);
     if (!hasUsage) {
       rows.push({ name: "reqwatch usage --by day --json", missing: "this build has no `reqwatch usage` command" });
       console.log("reqwatch usage --by day --json: not measured, this build has no `reqwatch usage` command");
     } else {
-      const firstRuns = Array.from({ length: REPORT_RUNS }, () => timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: tempDir("agentfiles-usage") })));
       const first = summarize("reqwatch usage --by day --json, first (no ledger)", firstRuns.map((run) => run.ms), { target: "faster than ccusage" });
       ratio("reqwatch usage first report / ccusage, p50", first.p50 / baseline.p50, { target: "< 1" });
+      const baselineCpu = summarize("baseline: ccusage, CPU time (user + system)", ccusageRuns.map((run) => run.cpuMs));
+      const firstCpu = summarize("reqwatch usage first report, CPU time (user + system)", firstRuns.map((run) => run.cpuMs));
+      ratio("reqwatch usage first report / ccusage, CPU time, p50", firstCpu.p50 / baselineCpu.p50);
       const reqwatchDays = reqwatchByDay(JSON.parse(firstRuns.at(-1).out));
       const differ = differences(ccusageDays, reqwatchDays);
       rows.push({ name: "reqwatch usage against ccusage, by day and model", days: Object.keys(ccusageDays).length, differences: differ.length, firstDifferences: differ.slice(0, 20) });
@@ -258,6 +298,7 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
       const afterDiffer = differences(ccusageByDay(JSON.parse(timed(ccusage, ["daily", "--json", "--offline"], env()).out)), reqwatchByDay(JSON.parse(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir })).out)));
       rows.push({ name: "reqwatch usage (ledger kept) against ccusage after the appends", differences: afterDiffer.length, firstDifferences: afterDiffer.slice(0, 20) });
       console.log(`reqwatch usage (ledger kept) against ccusage after the appends: ${afterDiffer.length ? `${afterDiffer.length} differences` : "equal"}`);
+      fs.rmSync(stateDir, { recursive: true, force: true });
     }
 
     // The dashboard: starts with no history and with it, alternating, each with a new state directory.
@@ -307,27 +348,14 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     const toApi = [];
     let missed = 0;
     for (let i = 0; i < APPENDS; i++) {
-      const file = open[i % open.length];
-      const text = `appended prompt ${i} ${randomUUID()}`;
-      const prompt = claudePromptLines(file, text, Date.now());
-      const seen = new Promise((resolve) => (waiting = resolve));
-      const t0 = performance.now();
-      fs.appendFileSync(file, prompt.text);
-      const timeout = new Promise((resolve) => setTimeout(() => resolve("timeout"), 10_000));
-      if ((await Promise.race([seen, timeout])) === "timeout") missed++;
-      else toEvent.push(performance.now() - t0);
+      let t0 = 0;
+      const seen = new Promise((resolve) => (waiting = () => resolve(performance.now())));
+      const shown = await untilShown(url, open[i % open.length], `appended prompt ${i} ${randomUUID()}`, (at) => (t0 = at));
+      const evented = await Promise.race([seen, new Promise((resolve) => setTimeout(() => resolve(null), 10_000))]);
       waiting = null;
-      for (;;) {
-        const answer = await (await fetch(`${url}/api/requests?source=otel&text=${encodeURIComponent(text)}`)).json();
-        if (answer.items.length > 0) break;
-        if (performance.now() - t0 > 10_000) {
-          missed++;
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      toApi.push(performance.now() - t0);
-      fs.appendFileSync(file, claudeAnswerLine(prompt, "claude-sonnet-4-5", Date.now()));
+      if (shown === null || evented === null) missed++;
+      if (shown !== null) toApi.push(shown);
+      if (evented !== null) toEvent.push(evented - t0);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
     await reader.cancel();
@@ -337,7 +365,15 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     figure(rows, "dashboard RSS (all its processes) after the appends", treeRssMb(kept.server.child.pid), "MB", { target: "<= 300" });
     await kept.server.stop();
     fs.rmSync(kept.stateDir, { recursive: true, force: true });
-    for (const run of full.concat(bare)) fs.rmSync(run.stateDir, { recursive: true, force: true });
+
+    // Context: a user who keeps 60 days (REQWATCH_TELEMETRY_RETENTION=61d) has the whole history read
+    // at the dashboard's first start, not only the last day's files.
+    const whole = await startDashboard(ROOT, tempDir, { ...folders(home), REQWATCH_TELEMETRY_RETENTION: "61d" }, transcriptCount(history), open);
+    summarize(`kept 60 days: dashboard start until all ${transcriptCount(history)} transcripts are read`, [whole.readAll], { lines: whole.read.lines });
+    summarize("kept 60 days: a line appended meanwhile -> the API answers with it", whole.probes.filter((ms) => ms !== null), { missed: whole.probes.filter((ms) => ms === null).length });
+    figure(rows, "kept 60 days: dashboard RSS after the whole history is read", whole.rssMb, "MB", { target: "<= 300" });
+    await whole.server.stop();
+    fs.rmSync(whole.stateDir, { recursive: true, force: true });
   } finally {
     fs.rmSync(parent, { recursive: true, force: true });
   }

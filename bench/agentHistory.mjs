@@ -212,7 +212,7 @@ export function writeAgentHistory(home, { bytes = 1e9, seed = 1, now = Date.now(
         t += 30;
         entry({ attachment: { type: "date", date: iso().slice(0, 10) }, type: "attachment", rendered: [{ content: `<system-reminder>\nToday's date is ${iso().slice(0, 10)}.\n</system-reminder>` }], renderedRole: "system" });
         const calls = random.int(1, 14);
-        for (let c = 0; c < calls && size < runTarget + 20_000 && t < deadline; c++) {
+        for (let c = 0; c < calls; c++) {
           const last = c === calls - 1 || size >= runTarget || t > deadline - 60_000;
           let requestRef = random.uuid();
           const request = (base) =>

@@ -22,7 +22,8 @@ export async function startServer(ROOT, stateDir, env = {}, nodeArgs = [], pollM
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: ROOT,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env, REQWATCH_STATE_DIR: stateDir },
+    // What the server receives is kept beside its own folder, not in the user's cache with every dashboard's.
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", REQWATCH_TELEMETRY_DIR: "state-folder", ...env, REQWATCH_STATE_DIR: stateDir },
     stdio: ["ignore", pollMs === null ? "pipe" : "ignore", "ignore"],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -6,3 +6,4 @@ export * from "./index";
 export { openTrackerService, type TrackerService } from "./tracker";
 export { adoptStateDir } from "./store/ownership";
 export { ACTIVITY_RANGES } from "./model/activity";
+export { firstFreePort, PORTS_TRIED } from "./http/freePort";

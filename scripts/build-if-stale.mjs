@@ -62,13 +62,23 @@ export function ensureLib() {
 /** Run `npm run build` when the build is missing or stale (else `build:lib` when only dist/ is); exit with its code if it fails. */
 export function ensureBuild({ log = console.log } = {}) {
   if (!buildIsStale()) return ensureLib();
-  log("reqwatch: building the dashboard (first start, or the sources changed)...");
+  log("reqwatch: building the dashboard (a fresh clone, or its sources changed)...");
   // A local tool on a machine that may have no network: no telemetry.
   const result = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit", env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env } });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
+/** True when the dashboard was never built here (a fresh clone): not when it is only older than its sources. */
+function neverBuilt() {
+  return !fs.existsSync(path.join(ROOT, ".next", "BUILD_ID"));
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  if (process.argv[2] === "--lib") ensureLib();
+  // Run on the supported Node, as the commands that import this module are.
+  await import("./lib/supportedNode.mjs");
+  // `--install` (npm install's prepare): a fresh clone's install builds the dashboard too, so the first
+  // `npm start` serves within seconds; later installs (and `npx reqwatch` here) only keep dist/ current.
+  const mode = process.argv[2];
+  if (mode === "--lib" || (mode === "--install" && !neverBuilt())) ensureLib();
   else ensureBuild();
 }

@@ -3,6 +3,7 @@
 // failures, a request hanging past its deadline, crashed workers, stuck queued requests, and
 // sessions with their recorded context.
 //   npm run demo -- --port 4601 --keep
+import "./lib/supportedNode.mjs";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -11,6 +12,8 @@ import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { ROOT, ensureBuild } from "./build-if-stale.mjs";
 
+/** The dashboard's port when none is named. */
+const DEFAULT_PORT = 4600;
 // Short thresholds, so stuck requests and crash recovery show in seconds, not minutes; the environment's win.
 const THRESHOLDS = { REQWATCH_QUEUED_STUCK_AFTER: "15s", REQWATCH_HEARTBEAT_TIMEOUT: "6s", REQWATCH_MONITOR_INTERVAL: "2s" };
 
@@ -20,7 +23,7 @@ The dashboard on a fresh state directory under the temporary folder (TMPDIR), wi
 gateway and three workers; Ctrl-C stops them all and removes the folder.
 
 Options:
-  --port <port>  the dashboard's port (default: REQWATCH_PORT, else 4600)
+  --port <port>  the dashboard's port (default: REQWATCH_PORT, else 4600 or the next free one)
   --keep         keep the state directory when the demo stops (its path is printed)
   -h, --help     print this and exit
 
@@ -29,7 +32,7 @@ Its thresholds are short, so stuck requests show in seconds; set these to change
 
 let values;
 try {
-  ({ values } = parseArgs({ options: { port: { type: "string", default: process.env.REQWATCH_PORT ?? "4600" }, keep: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } }));
+  ({ values } = parseArgs({ options: { port: { type: "string", default: process.env.REQWATCH_PORT }, keep: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } }));
 } catch (error) {
   console.error(`demo: ${error.message}\n\n${USAGE}`);
   process.exit(2);
@@ -38,7 +41,7 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
-if (!/^\d{1,5}$/.test(values.port) || Number(values.port) < 1 || Number(values.port) > 65535) {
+if (values.port !== undefined && (!/^\d{1,5}$/.test(values.port) || Number(values.port) < 1 || Number(values.port) > 65535)) {
   console.error(`demo: --port ${JSON.stringify(values.port)} is not a port (1 to 65535)`);
   process.exit(2);
 }
@@ -46,8 +49,21 @@ const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-demo-"));
 const env = { ...THRESHOLDS, ...process.env, NEXT_TELEMETRY_DISABLED: "1", REQWATCH_STATE_DIR: stateDir };
 
 ensureBuild();
+const internal = createRequire(import.meta.url)("../dist/internal.cjs");
 // reqwatch's own folder (the dashboard observes an empty folder it did not make).
-createRequire(import.meta.url)("../dist/internal.cjs").adoptStateDir(stateDir);
+internal.adoptStateDir(stateDir);
+// A port the user named is used as given (the dashboard fails if it is taken); the default moves to the next free one.
+let port = values.port;
+if (port === undefined) {
+  const free = await internal.firstFreePort(DEFAULT_PORT, "127.0.0.1");
+  if (free === null) {
+    console.error(`demo: ports ${DEFAULT_PORT} to ${DEFAULT_PORT + internal.PORTS_TRIED - 1} are all in use; pick another with --port`);
+    fs.rmSync(stateDir, { recursive: true, force: true });
+    process.exit(1);
+  }
+  if (free !== DEFAULT_PORT) console.log(`demo: ${DEFAULT_PORT} in use: serving on http://127.0.0.1:${free}/`);
+  port = String(free);
+}
 const children = new Set();
 let stopping = false;
 
@@ -98,8 +114,8 @@ console.log(`demo: state directory ${stateDir}`);
 // The demo's thresholds are not the defaults: a command run on its folder needs the same to agree with its pages.
 const settings = Object.keys(THRESHOLDS).map((name) => `${name}=${env[name]}`).join(" ");
 console.log(`demo: thresholds ${settings} (the Health page shows them); the CLI on this folder: ${settings} npx reqwatch queues --state-dir ${stateDir}`);
-run("dashboard", [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", values.port]);
+run("dashboard", [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", port]);
 run("gateway", [path.join(ROOT, "scripts/demo/gateway.cjs"), stateDir]);
 for (const workspace of ["gateway-eu", "gateway-us", "batch"]) run(`worker (${workspace})`, [path.join(ROOT, "scripts/demo/worker.cjs"), stateDir, workspace], { restart: true });
-console.log(`demo: dashboard on http://127.0.0.1:${values.port}/ (Ctrl-C stops everything)`);
+console.log(`demo: dashboard on http://127.0.0.1:${port}/ (Ctrl-C stops everything)`);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => stop(0));

@@ -4,6 +4,7 @@
 // server's own code, lib/ included, is rebuilt once at start).
 // The options are `reqwatch dashboard`'s own, passed on as given: that command is their one
 // definition (lib/cli/commands/dashboard.ts), so npm start takes each one it takes.
+import "./lib/supportedNode.mjs";
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";

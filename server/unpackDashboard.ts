@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { extract } from "tar";
-import { defaultCacheDir } from "../lib/store/options";
+import { defaultCacheDir } from "../lib/fs/cacheDir";
 
 /**
  * How long an unpacked dashboard no server has started from is kept (another version's, after an

@@ -172,6 +172,14 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <dl className="fields" aria-label="Received telemetry">
             <dt>Receiver</dt>
             <dd>{health.telemetry.receiver.url ? `OTLP/HTTP on ${health.telemetry.receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${health.telemetry.receiver.error ?? "starting, or off"}`}</dd>
+            {health.telemetry.receivedBy && (
+              <>
+                <dt>Received by</dt>
+                <dd>
+                  {health.telemetry.receivedBy.thisDashboard ? `this dashboard (pid ${health.telemetry.receivedBy.pid})` : `another dashboard of yours (pid ${health.telemetry.receivedBy.pid}); this one reads the same store, and receives if that one stops`}
+                </dd>
+              </>
+            )}
             {(
               [
                 ["Claude Code", "claude-code", health.telemetry.claudeDir],

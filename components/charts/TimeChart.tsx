@@ -3,6 +3,7 @@
 import "uplot/dist/uPlot.min.css";
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import type uPlot from "uplot";
+import { clockLabels, spansDays } from "./clockAxis";
 
 export interface ChartSeries {
   label: string;
@@ -65,6 +66,8 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
   const plot = useRef<uPlot | null>(null);
   // The point chosen by keyboard or pointer, by its time: it stays put as new points come.
   const [chosen, setChosen] = useState<number | null>(null);
+  // The time axis's labels as drawn (on the canvas), for a reader that cannot see it.
+  const [axisTimes, setAxisTimes] = useState("");
   const found = chosen === null ? -1 : times.indexOf(chosen);
   const index = found < 0 ? null : found;
   // One more point at the end of the current interval, so its step is drawn as wide as the others.
@@ -91,7 +94,17 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
           legend: { show: false },
           cursor: { y: false, drag: { x: false, y: false } },
           scales: { y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-          axes: [axis, { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format), incrs: whole ? WHOLE_STEPS : durations ? DURATION_STEPS : undefined }],
+          axes: [
+            {
+              ...axis,
+              values: (u, ticks) => {
+                const labels = clockLabels(ticks, spansDays(u.scales.x!.min ?? 0, u.scales.x!.max ?? 0));
+                setAxisTimes(labels.map((text) => text.replace("\n", " ")).join(", "));
+                return labels;
+              },
+            },
+            { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format), incrs: whole ? WHOLE_STEPS : durations ? DURATION_STEPS : undefined },
+          ],
           series: [
             {},
             ...series.map((s) => ({
@@ -170,6 +183,9 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
         onBlur={() => setChosen(null)}
         onMouseLeave={() => setChosen(null)}
       />
+      <p className="sr-only" aria-label={`${label}: times on the axis`}>
+        {axisTimes}
+      </p>
       {/* Announced while the chart is being read, not on every live update of four charts. */}
       <p className="chart-readout" aria-live={index === null ? "off" : "polite"} aria-label={`${label} at the point shown`}>
         {when}: {values.join(", ")}

@@ -122,14 +122,15 @@ function withReadingTracker<T>(command: Command, fn: (tracker: TrackerService) =
   );
 }
 
-/** A source as the command line named it, `otel` as the telemetry the dashboard kept for this state folder. */
+/** A source as the command line named it, `otel` as the telemetry the dashboards kept (the user's one store, or this state folder's: REQWATCH_TELEMETRY_DIR). */
 export async function sourceFor(command: Command, given: SourceSpec | "otel"): Promise<SourceSpec> {
   if (given !== "otel") return given;
   // Loaded here, not with every command: the receiver's module brings its protobuf decoder.
-  const { telemetrySettings } = await import("../telemetry/telemetrySettings");
+  const { telemetrySettings, telemetryStoreDir } = await import("../telemetry/telemetrySettings");
+  const settings = telemetrySettings();
   // Nothing is kept with tracking off: the receiver's store, where it would be, reads as empty.
-  if (trackingIsOff()) return otelSpec(stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir, telemetrySettings().stuckAfterMs);
-  return withTracker(command, (tracker) => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));
+  if (trackingIsOff()) return otelSpec(telemetryStoreDir(settings, stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir), settings.stuckAfterMs);
+  return withTracker(command, (tracker) => otelSpec(telemetryStoreDir(settings, tracker.stateDir.storeDir), settings.stuckAfterMs));
 }
 
 export function withTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>, options: CommandOptions = {}, creates = false): Promise<T> {

@@ -35,7 +35,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_CLAIM_DURABILITY", "full (default), or atomic"],
   ["REQWATCH_REDACT_RAW", `fields written without redacting secrets: ${REDACT_FIELDS.join(",")} or all`],
   ["REQWATCH_REDACT_PATTERNS", 'more secret formats, as JSON: {"internal token": "itk_[A-Za-z0-9]{32}"}'],
-  ["REQWATCH_PORT", `the dashboard's port (else $PORT, else ${DEFAULT_PORT})`],
+  ["REQWATCH_PORT", `the dashboard's port (else $PORT, else ${DEFAULT_PORT}, or the next free one when it is in use)`],
   ["REQWATCH_HOST", "the dashboard's address (else 127.0.0.1)"],
   ["REQWATCH_SOURCES", "other programs' queues the dashboard shows and reqwatch mcp lets an agent read, as --source takes them"],
   ["REQWATCH_OTEL", "1: the dashboard exports OpenTelemetry traces (reqwatch otel --help)"],
@@ -44,6 +44,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_CLAUDE_DIR", "Claude Code's folder the dashboard reads (default $CLAUDE_CONFIG_DIR, else ~/.claude)"],
   ["REQWATCH_CODEX_DIR", "Codex CLI's folder the dashboard reads (default $CODEX_HOME, else ~/.codex)"],
   ["REQWATCH_GEMINI_DIR", "Gemini CLI's folder the dashboard reads (default $GEMINI_CLI_HOME/.gemini, else ~/.gemini)"],
+  ["REQWATCH_TELEMETRY_DIR", "the folder of the store of received telemetry every dashboard of the user shares, with its one receiver (default telemetry in the cache folder; state-folder: beside each state folder's index, a receiver each)"],
   ["REQWATCH_TELEMETRY_RETENTION", `received lifecycles are removed after this (default ${by(DEFAULT_TELEMETRY_RETENTION_MS)})`],
   ["REQWATCH_TELEMETRY_STUCK_AFTER", `a received turn or call with nothing new this long is stuck (default ${by(DEFAULT_TELEMETRY_STUCK_AFTER_MS)})`],
 ];

@@ -18,9 +18,9 @@ import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
 import { resolveTrackerOptions } from "../store/options";
 import { startTelemetry, type TelemetryHandle, type TelemetryStatus } from "../telemetry/startTelemetry";
-import { telemetrySettings, type TelemetrySettings } from "../telemetry/telemetrySettings";
-import { reportUsage, usageFolders } from "../telemetry/usage/reportUsage";
-import { usageLedgerFile } from "../telemetry/usage/usageLedger";
+import { telemetrySettings, telemetryStoreDir, type TelemetrySettings } from "../telemetry/telemetrySettings";
+import { SharedTelemetry } from "../telemetry/sharedTelemetry";
+import { reportUsage, usageFolders, usageLedgerAt } from "../telemetry/usage/reportUsage";
 import type { UsageAgent } from "../telemetry/usage/usageLines";
 import type { UsageQuery, UsageReport } from "../telemetry/usage/usageReport";
 import { TelemetrySessions } from "../views/telemetrySessionsView";
@@ -133,18 +133,22 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     onRetentionError: (error) => console.error("reqwatch: the retention failed:", error.message),
   });
   // What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
-  // reqwatch's own beside the index (for a folder it only observes, in the cache folder with its index).
+  // reqwatch's own: the user's one in the cache folder, or (REQWATCH_TELEMETRY_DIR=state-folder) beside the index.
   const settings = telemetryOptions;
   // And the agents' own session files (Claude Code's, Codex CLI's, Gemini CLI's), read as they are written into the same store (on by default).
-  const telemetry =
+  const receiving = {
+    storeDir: telemetryStoreDir(settings, tracker.stateDir.storeDir),
+    settings,
+    redaction: resolveTrackerOptions(options).redaction,
+    onError: (error: Error) => console.error("reqwatch: the telemetry retention failed:", error.message),
+  };
+  // One receiver and one store for all the user's dashboards, whichever started first (lib/telemetry/sharedTelemetry.ts); or, set apart, a store beside the folder's index.
+  const telemetry: TelemetryHandle | null =
     settings.port === null && !settings.claudeDir && !settings.codexDir && !settings.geminiDir
       ? null
-      : startTelemetry({
-          storeDir: tracker.stateDir.storeDir,
-          settings,
-          redaction: resolveTrackerOptions(options).redaction,
-          onError: (error) => console.error("reqwatch: the telemetry retention failed:", error.message),
-        });
+      : settings.dir
+        ? new SharedTelemetry(receiving, settings.dir)
+        : startTelemetry(receiving);
   // The received lifecycles, shown as the `otel` source beside the configured ones.
   const received: SourceSpec[] = telemetry ? [{ kind: "otel", file: telemetry.file, stuckAfterMs: settings.stuckAfterMs }] : [];
   const sources = new SourceSet([...sourceSpecs, ...received], tracker.stateDir.storeDir);
@@ -184,7 +188,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     },
     usage: (query, agent) => {
       // One update at a time: a page refreshed while a big first read runs waits for it, then reads what it kept.
-      const report = usageRun.then(() => reportUsage({ ledgerFile: usageLedgerFile(tracker.stateDir.storeDir), folders: usageFolders(settings), query, agent }));
+      const report = usageRun.then(() => reportUsage({ ledgerFile: usageLedgerAt(settings, tracker.stateDir.storeDir), folders: usageFolders(settings), query, agent }));
       usageRun = report.catch(() => undefined);
       return report;
     },

@@ -18,7 +18,7 @@ import { explainSourceRequest } from "../views/sourceExplainView";
 import { readSourceOnce } from "../sources/liveSource";
 import { ConfiguredSources } from "../sources/configuredSources";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
-import { telemetrySettings } from "../telemetry/telemetrySettings";
+import { telemetrySettings, telemetryStoreDir } from "../telemetry/telemetrySettings";
 import { SESSION_SOURCES } from "../model/sessionSource";
 import { sessionsView } from "../views/sessionsView";
 import { missingRequestError } from "../views/unreadableRequest";
@@ -80,7 +80,10 @@ const CONFIRM = "Leave out (or false) for the dry run; true, with the dryRunId t
 export function createMcpServer(tracker: TrackerService, version: string, sources: readonly SourceSpec[] = []): McpServer {
   const server = new McpServer({ name: "reqwatch", version });
   const stuck = () => tracker.stuck();
-  const readable = new ConfiguredSources(sources, () => otelSpec(tracker.stateDir.storeDir, telemetrySettings().stuckAfterMs));
+  const readable = new ConfiguredSources(sources, () => {
+    const settings = telemetrySettings();
+    return otelSpec(telemetryStoreDir(settings, tracker.stateDir.storeDir), settings.stuckAfterMs);
+  });
   const received = () => telemetrySessionsOf(tracker);
   /** A row of a source this server reads, as its page shows it. */
   const sourceRow = (source: string, id: string) =>

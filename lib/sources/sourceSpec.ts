@@ -19,7 +19,7 @@ const WRITE_SUFFIX = "?write=1";
 
 const USAGE = `use claude-mem (its database at ${defaultClaudeMemPath()}), claude-mem:<path to claude-mem.db>, sqlite:<mapping.json> for another SQLite job table, or otel for what the dashboard's OpenTelemetry receiver kept`;
 
-/** What the dashboard's OpenTelemetry receiver kept for a state folder: its store, beside the index (in `storeDir`). */
+/** What the dashboard's OpenTelemetry receiver kept: its store in `storeDir` (the user's shared folder, or beside a state folder's index). */
 export function otelSpec(storeDir: string, stuckAfterMs?: number): Extract<SourceSpec, { kind: "otel" }> {
   return { kind: "otel", file: telemetryStoreFile(storeDir), ...(stuckAfterMs !== undefined && { stuckAfterMs }) };
 }

@@ -5,6 +5,8 @@ import { STATES, type State } from "../model/states";
 import type { SourceDb } from "../sqlite/openSourceDb";
 import { DEFAULT_TELEMETRY_STUCK_AFTER_MS } from "../telemetry/telemetrySettings";
 import { lifecycleDetails } from "../telemetry/store/queries/lifecycleDetails";
+import type { Part } from "../telemetry/mapping/changes";
+import { joinedParts } from "../telemetry/mapping/fold";
 import { LIFECYCLE_ROWS } from "../telemetry/store/queries/lifecycleRows";
 import { openTelemetryStore } from "../telemetry/store/readStore";
 import type { SourceMessage, SourcePart, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
@@ -95,7 +97,10 @@ function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
 
 /** A lifecycle's steps, oldest first (each with the error it told of), and its model calls and tool uses, each once. */
 function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "parts"> {
-  const { steps, parts } = lifecycleDetails(db, rowId);
+  const stored = lifecycleDetails(db, rowId);
+  // A call its files and its telemetry each told (named by each its own way) is one, as its row counts it.
+  const { parts, renamed } = joinedParts(stored.parts.map((part) => ({ kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] })));
+  const steps = stored.steps.map((step) => (step.partKey !== null && renamed.has(step.partKey) ? { ...step, partKey: renamed.get(step.partKey)! } : step));
   return {
     steps: steps.map(
       (step): SourceStep => ({
@@ -110,7 +115,7 @@ function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "pa
         ...(typeof step.error === "string" && step.error !== "" && { error: step.error }),
       }),
     ),
-    parts: parts.map((part) => ({ kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as SourcePart["fields"] })),
+    parts: parts.map((part): SourcePart => ({ ...part, fields: { ...part.fields } })),
   };
 }
 

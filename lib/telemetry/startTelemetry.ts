@@ -26,6 +26,8 @@ const TRIM_AGAIN_MS = 100;
 
 export interface TelemetryStatus {
   receiver: ReceiverStatus;
+  /** The process that receives into the store and reads the agents' files, when dashboards share it (lib/telemetry/sharedTelemetry.ts); null: this one, alone. */
+  receivedBy: { pid: number; thisDashboard: boolean } | null;
   file: string;
   bytes: number;
   keepMs: number;
@@ -99,23 +101,29 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   return {
     file,
     ready,
-    status: ({ unmappedOffset = 0 } = {}) => ({
-      receiver: running.receiver(),
-      file,
-      keepMs: options.settings.keepMs,
-      setAside: setAsideStores(file),
-      claudeDir: options.settings.claudeDir ?? null,
-      codexDir: options.settings.codexDir ?? null,
-      geminiDir: options.settings.geminiDir ?? null,
-      ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] }, agentFiles: [] }, (db) => ({
-        bytes: storeBytes(db),
-        intake: storeIntake(db),
-        unmapped: storeUnmapped(db, { offset: unmappedOffset }),
-        usage: storeUsage(db),
-        agentFiles: agentFileCounts(db),
-      })),
-    }),
+    status: ({ unmappedOffset = 0 } = {}) => telemetryStatus(file, options.settings, running.receiver(), unmappedOffset),
     close: () => running.close(),
+  };
+}
+
+/** What the store at `file` holds, with what receives into it and which agents' folders are read. */
+export function telemetryStatus(file: string, settings: TelemetrySettings, receiver: ReceiverStatus, unmappedOffset = 0, receivedBy: TelemetryStatus["receivedBy"] = null): TelemetryStatus {
+  return {
+    receiver,
+    receivedBy,
+    file,
+    keepMs: settings.keepMs,
+    setAside: setAsideStores(file),
+    claudeDir: settings.claudeDir ?? null,
+    codexDir: settings.codexDir ?? null,
+    geminiDir: settings.geminiDir ?? null,
+    ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] }, agentFiles: [] }, (db) => ({
+      bytes: storeBytes(db),
+      intake: storeIntake(db),
+      unmapped: storeUnmapped(db, { offset: unmappedOffset }),
+      usage: storeUsage(db),
+      agentFiles: agentFileCounts(db),
+    })),
   };
 }
 

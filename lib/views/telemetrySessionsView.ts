@@ -12,7 +12,7 @@ import { telemetryQueue } from "../sources/telemetryQueue";
 import { CLAUDE_CODE_SERVICE } from "../telemetry/dialects/claudeCode";
 import { CODEX_SERVICE } from "../telemetry/dialects/codexCli";
 import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
-import { telemetrySettings } from "../telemetry/telemetrySettings";
+import { telemetrySettings, telemetryStoreDir, type TelemetrySettings } from "../telemetry/telemetrySettings";
 import type { UsageSums } from "../telemetry/store/queries/callSums";
 import { liveLifecycles, sessionByModel, sessionErrors, sessionSums, sessionSumsByStoredId, sessionToldBy, sessionTools, shownSessionIds, type SessionSums } from "../telemetry/store/queries/sessions";
 import { readTelemetryStore } from "../telemetry/store/readStore";
@@ -181,8 +181,8 @@ function addSums(a: SessionSums, b: SessionSums): SessionSums {
 }
 
 /** The received sessions of the tracker's state folder, as the CLI and the MCP server read them (the dashboard keeps its own, beside its receiver). */
-export function telemetrySessionsOf(tracker: TrackerService, stuckAfterMs = telemetrySettings().stuckAfterMs): TelemetrySessions {
-  return new TelemetrySessions(otelSpec(tracker.stateDir.storeDir).file, stuckAfterMs);
+export function telemetrySessionsOf(tracker: TrackerService, settings: Pick<TelemetrySettings, "dir" | "stuckAfterMs"> = telemetrySettings()): TelemetrySessions {
+  return new TelemetrySessions(otelSpec(telemetryStoreDir(settings, tracker.stateDir.storeDir)).file, settings.stuckAfterMs);
 }
 
 /** Where a session came from, in words: `received over OpenTelemetry from Claude Code`, `read from Claude Code's own files`, or both. */

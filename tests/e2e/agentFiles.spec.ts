@@ -1,7 +1,11 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { aClaudeFolder } from "../helpers/claudeFolder";
+import { CLIENTS, installedClient } from "../helpers/clients";
+import { anOpenAiResponsesMock } from "../helpers/openAiResponsesMock";
+import { freePort, waitForExit, withOutput } from "../helpers/processes";
 import { expect, test } from "./fixtures";
 
 // Claude Code's own session files (captured from the real CLI with its telemetry off,
@@ -43,6 +47,57 @@ test("Claude Code's turns from its own files, with no telemetry: the table, a tu
     await page.goto(`${url}/health`);
     await expect(page.getByRole("definition").filter({ hasText: `files in ${folder}` })).toContainText(/3 files in .*, \d+ lines read/);
   } finally {
+    fs.rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test("a Codex CLI run with its telemetry on and its files read: one row for its turn, each call and the tool once on its timeline", async ({ page, launchApp }) => {
+  test.setTimeout(180_000);
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-join-"));
+  const api = await anOpenAiResponsesMock("tool");
+  try {
+    const codexHome = path.join(parent, "codex");
+    fs.mkdirSync(codexHome);
+    const otlpPort = await freePort();
+    const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort), REQWATCH_AGENT_FILES: "on", REQWATCH_CODEX_DIR: codexHome, REQWATCH_CLAUDE_DIR: path.join(parent, ".claude"), REQWATCH_GEMINI_DIR: path.join(parent, ".gemini") });
+    // The real Codex CLI (tests/integration/agentJoin.test.ts runs the others), its [otel] section at the dashboard's receiver, its files in the folder the dashboard reads.
+    const exporter = (signal: string) => `{ otlp-http = { endpoint = "http://127.0.0.1:${otlpPort}/v1/${signal}", protocol = "binary" } }`;
+    const config = ['model = "gpt-5-codex"', 'model_provider = "mock"', "", "[model_providers.mock]", 'name = "Mock"', `base_url = "${api.url}"`, 'wire_api = "responses"', 'env_key = "MOCK_OPENAI_KEY"', "", "[otel]", 'environment = "test"', "log_user_prompt = true", `exporter = ${exporter("logs")}`, `trace_exporter = ${exporter("traces")}`, ""];
+    fs.writeFileSync(path.join(codexHome, "config.toml"), config.join("\n"));
+    const home = path.join(parent, "home");
+    fs.mkdirSync(home);
+    const codex = withOutput(
+      spawn(path.join(installedClient(CLIENTS.codexCli), "node_modules/.bin/codex"), ["exec", "--skip-git-repo-check", "run echo hi, seen by both"], {
+        cwd: home,
+        env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, MOCK_OPENAI_KEY: "test-key-for-the-mock", OTEL_BLRP_SCHEDULE_DELAY: "200" } as Record<string, string | undefined> as NodeJS.ProcessEnv,
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
+    expect(await waitForExit(codex), codex.output()).toBe(0);
+
+    // Its turn's page, once both have told it: the file's end (task complete) and the telemetry's (its turn's span).
+    await page.goto(`${url}/requests?source=otel`);
+    const rows = page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ has: page.getByRole("link", { name: /^turn-\d+$/ }) });
+    await expect(rows).toHaveCount(1);
+    const turnPage = await rows.getByRole("link", { name: /^turn-\d+$/ }).getAttribute("href");
+    await page.goto(`${url}${turnPage}`);
+    const timeline = page.getByRole("list", { name: "Timeline" });
+    await expect(async () => {
+      await page.reload();
+      await expect(timeline.getByRole("listitem", { name: /^turn ended/ })).toHaveCount(1, { timeout: 1000 });
+      await expect(timeline.getByRole("listitem", { name: /^task complete/ })).toHaveCount(1, { timeout: 1000 });
+    }).toPass({ timeout: 60_000 });
+    await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
+    await expect(timeline.getByRole("listitem", { name: /^model call, / })).toHaveCount(2);
+    await expect(timeline.getByRole("listitem", { name: /^tool, exec_command, / })).toHaveCount(1);
+
+    // Back in the table: still one row, its calls and tool counted once.
+    await page.goto(`${url}/requests?source=otel`);
+    await expect(rows).toHaveCount(1);
+    await expect(rows).toContainText("completed");
+    await expect(rows).toContainText("2 model calls, 1 tool use, 200 in / 60 out tokens");
+  } finally {
+    await api.close();
     fs.rmSync(parent, { recursive: true, force: true });
   }
 });

@@ -119,3 +119,22 @@ test("at rest, the charts move on with the clock without asking the server", asy
   await expect(page.getByLabel("Activity summary")).toContainText("1 completed");
   expect(asked).toEqual([]);
 });
+
+test.describe("in the viewer's own zone", () => {
+  // India's clock (UTC+5:30): its half hour shows that the axis reads the viewer's zone, not UTC or the server's.
+  test.use({ timezoneId: "Asia/Kolkata" });
+
+  test("a chart's time axis reads clock times (HH:MM), with the day once the range spans midnight", async ({ page }) => {
+    await page.goto("/");
+    const axis = page.getByLabel("Attempts ended: times on the axis");
+    await expect(axis).toHaveText(/^\d\d:\d\d(, \d\d:\d\d)+$/);
+    // Each time is within the hour shown, on India's clock.
+    const minutesOf = (text: string) => Number(text.slice(0, 2)) * 60 + Number(text.slice(3, 5));
+    const now = minutesOf(new Date().toLocaleTimeString("en-GB", { timeZone: "Asia/Kolkata", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }));
+    for (const label of ((await axis.textContent()) ?? "").split(", ")) expect((now - minutesOf(label) + 1440) % 1440, label).toBeLessThanOrEqual(61);
+
+    await page.getByRole("group", { name: "Chart range" }).getByRole("button", { name: "24h" }).click();
+    // A day back always runs over a midnight: the day is said beside the first time of a day.
+    await expect(axis).toHaveText(/^(\d\d:\d\d( [A-Z][a-z]{2} \d{1,2})?, )*\d\d:\d\d [A-Z][a-z]{2} \d{1,2}(, \d\d:\d\d( [A-Z][a-z]{2} \d{1,2})?)*$/);
+  });
+});

@@ -39,8 +39,8 @@ const test = base.extend<{ demo: Demo }>({
     const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, "scripts/demo.mjs"), "--port", String(port)], {
       cwd: ROOT,
       detached: true,
-      // Its folder goes under the test's own; short thresholds, as the demo lets the environment set them; no OTLP receiver on the machine's 4318.
-      env: { ...process.env, TMPDIR: parent, REQWATCH_QUEUED_STUCK_AFTER: "3s", REQWATCH_OTLP_PORT: "off" },
+      // Its folder and its cache (where received telemetry is kept) go under the test's own; short thresholds, as the demo lets the environment set them; no OTLP receiver on the machine's 4318.
+      env: { ...process.env, TMPDIR: parent, REQWATCH_CACHE_DIR: path.join(parent, "cache"), REQWATCH_QUEUED_STUCK_AFTER: "3s", REQWATCH_OTLP_PORT: "off" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout!.on("data", (chunk) => (output += chunk));

@@ -51,6 +51,8 @@ export function aClaudeFolder(folder: string, scenarios: readonly string[], now 
       const to = path.join(folder, file);
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.writeFileSync(to, text);
+      // Last written at `now` by the test's clock, not the machine's (the clock may be set ahead).
+      fs.utimesSync(to, new Date(now), new Date(now));
       // The session's own transcript, not a subagent's beside it.
       if (file.endsWith(".jsonl") && !file.includes("subagents")) transcripts[scenario] = to;
     }

@@ -27,6 +27,8 @@ export function aGeminiFolder(folder: string, scenarios: readonly string[], now 
       const to = path.join(folder, file);
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.writeFileSync(to, text);
+      // Last written at `now` by the test's clock, not the machine's (the clock may be set ahead).
+      fs.utimesSync(to, new Date(now), new Date(now));
       if (file.endsWith(".jsonl")) sessions[scenario] = to;
     }
   }

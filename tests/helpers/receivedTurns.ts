@@ -34,8 +34,8 @@ export function receivedTurns(dashboard: () => Awaited<ReturnType<typeof aDashbo
     get,
     /** The rows of the lifecycles whose prompt is `prompt`. */
     turnsOf: async (prompt: string) => (await withPrompt(prompt)).map(({ row }) => row),
-    /** The lifecycle whose prompt is `prompt` once it is in `ready` (a state, or a test of its row), with its own page's view. */
-    turnOf: (prompt: string, ready: string | ((row: ReceivedRow) => boolean), timeoutMs = 30_000) =>
-      eventually(async () => (await withPrompt(prompt)).find(({ row }) => (typeof ready === "string" ? row.state === ready : ready(row))), timeoutMs),
+    /** The lifecycle whose prompt is `prompt` once it is in `ready` (a state, or a test of its row and page), with its own page's view. */
+    turnOf: (prompt: string, ready: string | ((row: ReceivedRow, view: SourceRequestView) => boolean), timeoutMs = 30_000) =>
+      eventually(async () => (await withPrompt(prompt)).find(({ row, view }) => (typeof ready === "string" ? row.state === ready : ready(row, view))), timeoutMs),
   };
 }

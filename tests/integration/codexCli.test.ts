@@ -114,7 +114,8 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(run.output).toContain(MOCK_ANSWER);
     // "tokens used 130": Codex counts the input it was not cached for and the output, as reqwatch does.
     expect(run.output).toMatch(/tokens used\s+130/);
-    const { row, view } = await turnOf("say hello, plainly", inState("completed"));
+    // Its spans and its logs come in exports of their own: the turn ends with the first, its last step comes with the second.
+    const { row, view } = await turnOf("say hello, plainly", (row, view) => row.state === "completed" && stepsOf(view).some((step) => step.startsWith("turn ended")));
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "codex_exec", model: "gpt-5-codex", tokens: 130, attempt: 1, stuckReason: null, sessionId: sessionIdOf(run.output) });
     // Codex sends no cost: its call is of the turn's model, estimated at list prices.
     expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/);

@@ -23,7 +23,7 @@ describe("npm run demo's options", () => {
     const help = demo(["--help"]);
     expect(help).toMatchObject({ code: 0, stderr: "", made: [] });
     expect(help.stdout).toMatch(/^Usage: npm run demo -- \[--port <port>\] \[--keep\]\n/);
-    expect(help.stdout).toContain("--port <port>  the dashboard's port (default: REQWATCH_PORT, else 4600)");
+    expect(help.stdout).toContain("--port <port>  the dashboard's port (default: REQWATCH_PORT, else 4600 or the next free one)");
     expect(help.stdout).toContain("REQWATCH_QUEUED_STUCK_AFTER (default 15s), REQWATCH_HEARTBEAT_TIMEOUT (default 6s), REQWATCH_MONITOR_INTERVAL (default 2s)");
   });
 

@@ -199,23 +199,24 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
     expect(shown.stdout).toMatch(/\n2 turns, 2 model calls, 0 tool uses, 200 in \/ 60 out tokens, \$0\.\d+ estimated\n/);
   }, 120_000);
 
-  it("a run that also exports its telemetry is in one session, the CLI's own; its turn told by each (the files carry no prompt id nor pid to make it one)", async () => {
+  it("a run that also exports its telemetry is one turn of the CLI's own session: its prompt, its main call drawn once, the router's from its telemetry", async () => {
     const receiver = (await dashboard.runtime.telemetry!.ready).url!;
     const telemetry = { telemetry: { enabled: true, target: "local", otlpEndpoint: receiver, otlpProtocol: "http", logPrompts: true } };
-    const { runs } = await runGemini("text", ["say hello, told twice by gemini"], telemetry);
+    const { runs, calls } = await runGemini("text", ["say hello, told twice by gemini"], telemetry);
     expect(runs[0]!.code, runs[0]!.output).toBe(0);
     const session = sessionOf("say hello, told twice by gemini");
-    const turns = await eventually(async () => {
+    // Both tellings arrived, each in its own time: its file's prompt line and its telemetry's event.
+    const view = await eventually(async () => {
       const items = (await get<RequestsView>(`/api/requests?source=otel&session=${session}`)).items;
-      return items.length >= 2 && items.every((item) => item.state === "completed") ? items : undefined;
+      if (items.length !== 1 || items[0]!.state !== "completed") return undefined;
+      const found = await get<SourceRequestView>(`/api/sources/otel/requests/${items[0]!.requestId}`);
+      const names = found.steps!.map((step) => step.name);
+      return names.includes("prompt") && names.includes("user_prompt") ? found : undefined;
     }, 30_000);
-    const views = await Promise.all(turns.map((item) => get<SourceRequestView>(`/api/sources/otel/requests/${item.requestId}`)));
-    expect(views.map((view) => [view.request.prompt, view.request.sessionId])).toEqual([
-      ["say hello, told twice by gemini", session],
-      ["say hello, told twice by gemini", session],
-    ]);
-    // One from the files (its prompt line), one from the telemetry (its events), each call of its own told once.
-    expect(views.map((view) => view.steps![0]!.name).sort()).toEqual(["prompt", "user_prompt"]);
+    expect(view.request).toMatchObject({ prompt: "say hello, told twice by gemini", sessionId: session, output: MOCK_ANSWER });
+    // The main model's call drawn once (told by both), the router's beside it (its telemetry's alone).
+    expect(drawn(view, "call").map((item) => item.role).sort()).toEqual([null, "router"]);
+    expect(calls.filter((call) => call.method !== "countTokens")).toHaveLength(2);
   }, 120_000);
 
   it("a session file that appears is read, and its run with no process left is stuck; nothing under Gemini CLI's folder was written", async () => {

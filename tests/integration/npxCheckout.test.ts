@@ -19,7 +19,7 @@ describe("npx reqwatch in a checkout", () => {
 
   it("prepare leaves a current dist/ alone, so the first npx runs the CLI without a rebuild", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; scripts: Record<string, string> };
-    expect(manifest.scripts.prepare).toBe("node scripts/build-if-stale.mjs --lib");
+    expect(manifest.scripts.prepare).toBe("node scripts/build-if-stale.mjs --install");
     const before = mtimes();
     // An empty npm cache: what a first `npx reqwatch` in a fresh clone meets.
     const run = spawnSync("npx", ["--yes", "reqwatch", "--version"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, npm_config_cache: cache, npm_config_loglevel: "info" } });

@@ -9,7 +9,7 @@ import { eventually } from "../helpers/processes";
 
 // The packed package itself, installed into an empty project on the Node the tests run on: what it
 // is, what it exports, the dashboard in a browser, and what it says when it cannot run. Every
-// supported Node line runs it too (nodeLines.test.ts).
+// supported Node line runs it too (nodeLine<line>.test.ts).
 const ROOT = path.resolve(__dirname, "../..");
 
 /** The library's names at run time, all of them: what `require("reqwatch")` and `import * as` give. */
@@ -59,11 +59,11 @@ describe("the packed package", () => {
   it("has a manifest a consumer's npm takes as it is: publishable, no script, no development fields, the runtime dependencies alone", () => {
     expect(Object.keys(manifest).sort()).toEqual(["bin", "dependencies", "description", "engines", "exports", "license", "main", "name", "types", "version"]);
     expect(Object.keys(manifest.dependencies as object)).toEqual(["better-sqlite3"]);
-    // One minimum everywhere: the package's engines, the repository's devEngines, the lowest line the tests run on.
+    // One minimum everywhere: the package's engines, the repository's, the lowest line the tests run on.
     const repository = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
     const lowest = supportedLines()[0]!.node;
     expect(manifest.engines).toEqual({ node: `>=${lowest}` });
-    expect(repository.devEngines.runtime.version).toBe(`>=${lowest}`);
+    expect(repository.engines).toEqual({ node: `>=${lowest}` });
     // What it carries: the bundles, the prebuilt dashboard as one archive, the licence; no sources, tests or native binaries.
     expect(packed.files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file) || file.startsWith("dist/dashboard/"))).toEqual([]);
     expect(packed.files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "bin/reqwatch.js", "bin/supported-node.cjs", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs", "dist/server.cjs", "dist/dashboard.tar.gz"]));

@@ -9,7 +9,7 @@ import { installedCcusage } from "../helpers/clients";
 import { runCli } from "../helpers/cli";
 import { aCodexFolder } from "../helpers/codexFolder";
 import { aGeminiFolder } from "../helpers/geminiFolder";
-import { tempStateDir } from "../helpers/stateDir";
+import { tempParent, tempStateDir } from "../helpers/stateDir";
 import { aUsageHistory, LONG_CONTEXT_CALL } from "../helpers/usageHistory";
 
 // The real ccusage (pinned, from the npm registry) and `reqwatch usage` read the same home folder:
@@ -209,7 +209,7 @@ describe("the ledger", () => {
     }
   });
 
-  it("reads no agent's files when REQWATCH_AGENT_FILES is off, one agent's with --agent, and keeps its ledger in the cache folder with no state folder", () => {
+  it("reads no agent's files when REQWATCH_AGENT_FILES is off, one agent's with --agent, and keeps its ledger in the cache folder with no state folder, or beside the user's telemetry store", () => {
     const off = runCli(["usage", "--json"], { env: { ...env, REQWATCH_AGENT_FILES: "off" } });
     expect(off.code).toBe(0);
     expect(JSON.parse(off.stdout)).toMatchObject({ agents: [], rows: [] });
@@ -218,6 +218,13 @@ describe("the ledger", () => {
     expect(codex.rows.map((row) => row.period).sort()).toEqual(["gpt-5", "gpt-5-codex"]);
     // With no state folder, the ledger is kept in reqwatch's cache folder (the tests' own), shared by every home it read.
     expect(fs.existsSync(path.join(process.env.REQWATCH_CACHE_DIR!, "usage", "usage.db"))).toBe(true);
+    // Beside the user's one store of received telemetry when there is one, its folder private to the user.
+    const shared = path.join(tempParent(), "telemetry");
+    const beside = runCli(["usage", "--json", "--agent", "codex"], { env: { ...env, REQWATCH_TELEMETRY_DIR: shared } });
+    expect(beside.code).toBe(0);
+    expect((JSON.parse(beside.stdout) as UsageReport).totals).toEqual(codex.totals);
+    expect(fs.existsSync(path.join(shared, "usage.db"))).toBe(true);
+    expect(fs.statSync(shared).mode & 0o777).toBe(0o700);
   });
 
   it("refuses a bad value, naming its option, and changes nothing", () => {

@@ -1,11 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { resolveTrackerOptions } from "../../lib/store/options";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
+import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -37,7 +38,25 @@ function anEmptyTranscript(scenario: string) {
 /** A Claude folder of recorded scenarios, in a folder removed after the test. */
 const aClaudeFolder = (scenarios: string[], now?: number) => claudeFolderAt(path.join(tempParent(), ".claude"), scenarios, now);
 
+afterEach(() => vi.useRealTimers());
+
 describe("following Claude Code's files", () => {
+  it("passes over a file of the history last written before what is kept, but reads one that appears later whatever its time says", () => {
+    const twoDaysAgo = Date.now() - 2 * DAY;
+    const { folder } = aClaudeFolder(["plain"], twoDaysAgo);
+    const reading = aFollower(folder);
+    expect(reading.turns()).toEqual([]);
+    // A transcript copied in since (a copy keeps its original's time): new here, read from its start.
+    const copied = claudeFolderAt(path.join(tempParent(), ".claude"), ["tool"], twoDaysAgo).transcripts.tool!;
+    const to = path.join(folder, "projects", "-copied", path.basename(copied));
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.copyFileSync(copied, to);
+    fs.utimesSync(to, new Date(twoDaysAgo), new Date(twoDaysAgo));
+    reading.follower.readAll();
+    expect(reading.turns()).toEqual([expect.objectContaining({ prompt: "run echo hi, please", state: "completed" })]);
+    reading.close();
+  });
+
   it("reads only what was added since, and holds back a half-written line until it is whole", () => {
     const { folder, transcript, lines } = anEmptyTranscript("plain");
     const answer = lines.findIndex((line) => line.includes('"type":"assistant"'));
@@ -120,6 +139,33 @@ describe("following Claude Code's files", () => {
     again.close();
   });
 
+  it("its store deleted or replaced while it follows: what was read is read again into the new store, once, and what is added after too", () => {
+    const { folder, transcript, lines } = anEmptyTranscript("resumed");
+    const second = lines.findIndex((line) => line.includes("and a second prompt"));
+    fs.appendFileSync(transcript, lines.slice(0, second).join("\n") + "\n");
+    const reading = aFollower(folder);
+    const before = { turns: reading.turns(), steps: reading.steps() };
+    expect(before.turns).toEqual([expect.objectContaining({ prompt: "say hello, plainly", state: "completed" })]);
+    for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(reading.file + suffix, { force: true });
+    reading.follower.readAll();
+    expect(reading.turns()).toEqual(before.turns);
+    expect(reading.steps()).toBe(before.steps);
+    reading.follower.readAll();
+    expect(reading.steps()).toBe(before.steps);
+    // Replaced by another store (an empty one moved in): what was read, and what was added since, read into it, each line once.
+    const replacement = path.join(tempParent(), "telemetry.db");
+    new TelemetryStore(replacement, { keepMs: DAY, maxBytes: 200e6 }).close();
+    fs.renameSync(replacement, reading.file);
+    fs.appendFileSync(transcript, lines.slice(second).join("\n") + "\n");
+    reading.follower.readAll();
+    expect(reading.turns().map((turn) => [turn.prompt, turn.state])).toEqual([
+      ["say hello, plainly", "completed"],
+      ["and a second prompt", "completed"],
+    ]);
+    expect(reading.steps()).toBe(before.steps + 2);
+    reading.close();
+  });
+
   it("writes nothing under Claude Code's folder: every byte and time the same after reading it", () => {
     const { folder } = aClaudeFolder(["plain", "tool", "retry", "exhausted", "killed", "resumed"]);
     const before = treeSnapshot(folder);
@@ -129,5 +175,30 @@ describe("following Claude Code's files", () => {
     expect(reading.turns()).toHaveLength(7);
     expect(treeSnapshot(folder)).toEqual(before);
     reading.close();
+  });
+
+  it("a look on its timer while the start still reads the folder leaves the unread files to the start, which reads one a turn: the thread is never held for the whole folder", async () => {
+    // The look's timer is moved by hand: it comes between the start's turns, not after a wait.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const { folder } = aClaudeFolder(["plain", "tool", "retry", "resumed"]);
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
+    const follower = new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: DAY, live: true });
+    follower.start();
+    vi.advanceTimersByTime(5000);
+    expect(follower.status().files).toBe(0);
+    // One turn: the start has read its first file.
+    await new Promise((resolve) => setImmediate(resolve));
+    const [first] = readRows<{ path: string }>(file, "SELECT path FROM agent_files");
+    const { lines } = follower.status();
+    expect(follower.status().files).toBe(1);
+    // A line written to it since is read by the next look (a watcher can miss it); the three unread are still left to the start.
+    fs.appendFileSync(first!.path, fs.readFileSync(first!.path, "utf8").trimEnd().split("\n").at(-1) + "\n");
+    vi.advanceTimersByTime(5000);
+    expect(follower.status()).toMatchObject({ files: 1, lines: lines + 1 });
+    await eventually(() => (follower.status().files === 4 ? true : undefined));
+    expect(readRows<{ n: number }>(file, "SELECT count(*) AS n FROM lifecycles")[0]!.n).toBe(5);
+    await follower.close();
+    store.close();
   });
 });

@@ -31,6 +31,23 @@ function aStore() {
   return { store, feed, turns, steps };
 }
 
+/** Claude Code's JSON log exports with `prompt.id` taken off (every event's, or `only` one event's), and their trace ids too unless `trace`. */
+function withoutPromptId(exports: Export[], { only, trace = true }: { only?: string; trace?: boolean }): Export[] {
+  type Attribute = { key: string; value: { stringValue?: string } };
+  type Body = { resourceLogs: { scopeLogs: { logRecords: { attributes: Attribute[]; traceId?: string }[] }[] }[] };
+  return exports.map((item) => {
+    if (item.signal !== "logs" || item.encoding !== "json") return item;
+    const body = JSON.parse(item.body.toString("utf8")) as Body;
+    for (const record of body.resourceLogs.flatMap((resource) => resource.scopeLogs.flatMap((scope) => scope.logRecords))) {
+      const name = record.attributes.find((attribute) => attribute.key === "event.name")?.value.stringValue;
+      if (only && name !== only) continue;
+      record.attributes = record.attributes.filter((attribute) => attribute.key !== "prompt.id");
+      if (!trace) delete record.traceId;
+    }
+    return { ...item, body: Buffer.from(JSON.stringify(body)) };
+  });
+}
+
 describe("Claude Code's turns, from its own exports", () => {
   it("a plain prompt: one turn, completed, with its prompt, answer, model, tokens, cost and session", () => {
     const { store, feed, turns, steps } = aStore();
@@ -131,6 +148,22 @@ describe("Claude Code's turns, from its own exports", () => {
     expect(fromSpans()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, cost_usd: 0.00162, estimated_calls: 2, unpriced_calls: 0 })]);
     logsOnly.close();
     spansOnly.close();
+  });
+
+  it("a prompt Claude Code sent without its prompt.id is still a turn: whole when its events share its trace, its prompt alone when nothing ties them", () => {
+    const { store, feed, turns } = aStore();
+    // The prompt alone lost its id; the events after it name the same trace.
+    feed(withoutPromptId(exportsOf("plain"), { only: "user_prompt" }));
+    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "say hello", output: "Hello from the mock.", calls: 1, session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1" })]);
+    store.close();
+
+    const { store: bare, feed: feedBare, turns: bareTurns } = aStore();
+    // No id and no trace on any event: the prompt is its own turn; the rest are counted as unmapped, never dropped.
+    feedBare(withoutPromptId(exportsOf("plain").filter((item) => item.signal === "logs"), { trace: false }));
+    // Its page says why nothing follows it (and why it may come to read as stuck).
+    expect(bareTurns()).toEqual([expect.objectContaining({ state: "processing", prompt: "say hello", session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1", last_step: expect.stringMatching(/^user_prompt: a prompt of 9 characters; sent without its prompt\.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped$/) })]);
+    expect(bare.unmapped().map((row) => `${row.signal} ${row.name}`)).toEqual(expect.arrayContaining(["log api_request", "log assistant_response"]));
+    bare.close();
   });
 
   it("a prompt with no answer yet is processing, its last event named", () => {

@@ -46,7 +46,7 @@ describe("Codex CLI's turns, from its own exports", () => {
     ]);
     // Codex sends no cost and its answer's span no model: the call is of its turn's model, priced at list prices (gpt-5's: 100 × $1.25 + 20 cached × $0.125 + 30 × $10 per million).
     expect(turns()[0]).toMatchObject({ cost_usd: 0.000428, estimated_calls: 1, unpriced_calls: 0 });
-    expect(parts()).toEqual([expect.objectContaining({ kind: "call", fields: { model: "gpt-5-codex", inputTokens: 100, outputTokens: 30, cacheReadTokens: 20, cacheWriteTokens: 0, reasoningTokens: 5, success: true, modelOfLifecycle: true, estimatedCostUsd: 0.0004275 } })]);
+    expect(parts()).toEqual([expect.objectContaining({ kind: "call", fields: { model: "gpt-5-codex", inputTokens: 100, outputTokens: 30, cacheReadTokens: 20, cacheWriteTokens: 0, reasoningTokens: 5, success: true, modelOfLifecycle: true, toldBy: "telemetry", estimatedCostUsd: 0.0004275 } })]);
     const made = steps();
     expect(made.map((step) => step.name)).toEqual(["user_prompt", "api_request", "model call", "turn ended"]);
     expect(made[1]!.summary).toBe("attempt 1, 200, 8 ms, /responses");

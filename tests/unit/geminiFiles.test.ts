@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { resolveTrackerOptions } from "../../lib/store/options";
 import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
 import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
-import { geminiFiles } from "../../lib/telemetry/agentFiles/geminiFiles";
+import { GAVE_UP, geminiFiles } from "../../lib/telemetry/agentFiles/geminiFiles";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { aGeminiFolder } from "../helpers/geminiFolder";
 import { tempParent } from "../helpers/stateDir";
@@ -110,9 +110,27 @@ describe("Gemini CLI's session files, as turns", () => {
     store.close();
   });
 
-  it("a run given up after 503s writes only its prompt: once its process is gone, it is stuck the same way, never completed", () => {
-    const { turns, store } = aReading(["exhausted"]);
-    expect(turns()).toEqual([expect.objectContaining({ state: "processing", output: null, abandoned_by: "Gemini CLI (pid unknown)" })]);
+  it("a run given up after 503s writes its prompt, then its history without it: failed then, saying its files keep no error; never stuck, never completed", () => {
+    const { turns, steps, store, follower } = aReading(["exhausted"]);
+    follower.checkRuns();
+    expect(turns()).toEqual([expect.objectContaining({ state: "failed", output: null, error: GAVE_UP, abandoned_by: null, waiting_on: null })]);
+    // It ended when the CLI wrote its history again (its `lastUpdated`), 12 s after the prompt, as the run did.
+    const [turn] = turns();
+    expect(Number(turn!.finished_at) - Number(turn!.started_at)).toBe(12_442);
+    expect(steps()).toEqual(["prompt: a prompt of 29 characters", "gave up: the prompt was taken out of the CLI's history, unanswered"]);
+    store.close();
+  });
+
+  it("a killed run's prompt, then the session resumed (its header, then its history as it starts, without that prompt): no give-up, the first run ended mid-turn", () => {
+    const now = Date.now();
+    const { folder, sessions } = aGeminiFolder(path.join(tempParent(), ".gemini"), ["killed"], now);
+    const lines = fs.readFileSync(sessions.killed!, "utf8").trim().split("\n");
+    // As a resumed run starts: its header again, then the history it was given so far.
+    fs.appendFileSync(sessions.killed!, `${lines[0]}\n${lines[1]}\n`);
+    const file = path.join(tempParent(), "telemetry.db");
+    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
+    new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    expect(readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles")).toEqual([expect.objectContaining({ state: "processing", error: null, abandoned_by: "Gemini CLI (pid unknown)" })]);
     store.close();
   });
 

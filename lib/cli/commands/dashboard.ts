@@ -11,15 +11,16 @@ import { integerBetween, source } from "../parse";
 import { otlpSettings } from "./otel";
 import { telemetrySettings } from "../../telemetry/telemetrySettings";
 import { flagSetting } from "../../model/flag";
+import { firstFreePort, PORTS_TRIED } from "../../http/freePort";
 
 export const DEFAULT_PORT = 4600;
 
 export function registerDashboard(program: Command): void {
   program
     .command("dashboard")
-    .description("Serve the dashboard for the state folder on http://127.0.0.1:4600/ (the prebuilt pages the package carries; Ctrl-C stops it)")
+    .description("Serve the dashboard for the state folder on http://127.0.0.1:4600/, or the next free port when another holds it (the prebuilt pages the package carries; Ctrl-C stops it)")
     .summary("Serve the dashboard")
-    .option("--port <n>", `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT})`, integerBetween(1, 65535))
+    .option("--port <n>", `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT}, moved to the next free one when in use; a port named is never moved)`, integerBetween(1, 65535))
     .option("--host <address>", "address to listen on (default: $REQWATCH_HOST, else 127.0.0.1; anything else prints a warning)")
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
     .option("--otel", "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page")
@@ -39,7 +40,7 @@ export function registerDashboard(program: Command): void {
     // before it builds the dashboard.
     .addOption(new Option("--default-state-dir <path>").hideHelp())
     .addOption(new Option("--check").hideHelp())
-    .action((options: DashboardOptions, command: Command) => {
+    .action(async (options: DashboardOptions, command: Command) => {
       stopIfTrackingOff();
       const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
       const stateDir = resolveStateDirPath(named || options.defaultStateDir);
@@ -47,7 +48,7 @@ export function registerDashboard(program: Command): void {
       if (named && !fs.existsSync(stateDir)) {
         throw new UsageError(`the state directory ${stateDir} does not exist. Check --state-dir (or ${STATE_DIR_ENV}); to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.`);
       }
-      const port = options.port ?? portFromEnv();
+      const given = options.port ?? portFromEnv();
       const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
       if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
 
@@ -65,6 +66,8 @@ export function registerDashboard(program: Command): void {
         }
       }
       if (options.check) return;
+      // The default port moves to the next free one (a second dashboard, the demo beside `npm start`); a port the user named does not.
+      const port = given ?? (await movedFromDefault(host));
 
       if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
       console.log(`reqwatch: state directory ${stateDir}`);
@@ -110,14 +113,23 @@ interface DashboardOptions {
   check?: boolean;
 }
 
-function portFromEnv(): number {
+/** The port the user named (REQWATCH_PORT, else PORT), or undefined: the default, which may move. */
+function portFromEnv(): number | undefined {
   const value = process.env.REQWATCH_PORT ?? process.env.PORT;
-  if (value === undefined) return DEFAULT_PORT;
+  if (value === undefined) return undefined;
   try {
     return integerBetween(1, 65535)(value);
   } catch (error) {
     throw new UsageError(`${process.env.REQWATCH_PORT !== undefined ? "REQWATCH_PORT" : "PORT"}=${value}: ${(error as Error).message}`);
   }
+}
+
+/** The default port, or the first free one after it, saying so when it moved. */
+async function movedFromDefault(host: string): Promise<number> {
+  const port = await firstFreePort(DEFAULT_PORT, host);
+  if (port === null) throw new UsageError(`ports ${DEFAULT_PORT} to ${DEFAULT_PORT + PORTS_TRIED - 1} are all in use; pick another with --port.`);
+  if (port !== DEFAULT_PORT) console.log(`reqwatch: ${DEFAULT_PORT} in use: serving on http://${host.includes(":") ? `[${host}]` : host}:${port}/`);
+  return port;
 }
 
 /** `REQWATCH_OTEL`, checked here so that a spelling reqwatch does not read is a usage error, not an export that never starts. */

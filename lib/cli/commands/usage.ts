@@ -2,15 +2,24 @@ import fs from "node:fs";
 import path from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { resolveStateDirPath } from "../../stateFiles/stateDir";
-import { defaultCacheDir } from "../../store/options";
+import { defaultCacheDir } from "../../fs/cacheDir";
 import { telemetrySettings } from "../../telemetry/telemetrySettings";
 import { usageLedgerFile } from "../../telemetry/usage/usageLedger";
 import { USAGE_AGENTS, type UsageAgent } from "../../telemetry/usage/usageLines";
 import { knownTimeZone, machineTimeZone, USAGE_BY, type UsageBy, type UsageReport } from "../../telemetry/usage/usageReport";
-import { reportUsage, usageFolders } from "../../telemetry/usage/reportUsage";
+import { reportUsage, usageFolders, usageLedgerAt } from "../../telemetry/usage/reportUsage";
 import { AGENT_NAMES, BY_HEADINGS, USAGE_COLUMNS, usageCells, usageNote, usageTable } from "../../views/usageView";
 import { trackingIsOff, UsageError, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
+
+/** A setting refused (a folder not the user's own) is a usage error, naming it. */
+function asUsage<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
 
 /** A local date, `YYYY-MM-DD` or `YYYYMMDD` (as ccusage takes it), as `YYYY-MM-DD`. */
 export function localDate(value: string): string {
@@ -48,8 +57,15 @@ export function registerUsage(program: Command): void {
       }
       const query = { by: options.by, timezone: options.timezone ?? machineTimeZone(), since: options.since, until: options.until };
       const { stateDir } = command.optsWithGlobals<{ stateDir?: string }>();
-      // The ledger in the state folder's store; with none, in reqwatch's cache folder; with tracking off, in memory (nothing kept).
-      const ledgerFile = trackingIsOff() ? null : fs.existsSync(resolveStateDirPath(stateDir)) ? await withTracker(command, (tracker) => usageLedgerFile(tracker.stateDir.storeDir)) : usageLedgerFile(path.join(defaultCacheDir(), "usage"));
+      // The ledger beside the received telemetry's store (the user's one; with REQWATCH_TELEMETRY_DIR=state-folder, the state
+      // folder's, and with no state folder, in reqwatch's cache folder); with tracking off, in memory: nothing is kept.
+      const ledgerFile = trackingIsOff()
+        ? null
+        : settings.dir
+          ? asUsage(() => usageLedgerAt(settings, ""))
+          : fs.existsSync(resolveStateDirPath(stateDir))
+            ? await withTracker(command, (tracker) => usageLedgerFile(tracker.stateDir.storeDir))
+            : usageLedgerFile(path.join(defaultCacheDir(), "usage"));
       const report = await reportUsage({ ledgerFile, folders: usageFolders(settings), query, agent: options.agent });
       if (options.json) return printJson(report);
       printUsage(report);

@@ -3,7 +3,7 @@ import path from "node:path";
 import { pidExists, processStartTicks } from "../../process/liveness";
 import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/changes";
 import { join, ms, said } from "../dialects/stepText";
-import { CLAUDE_CODE_SERVICE } from "../dialects/claudeCode";
+import { CLAUDE_CODE_SERVICE, subagentKey } from "../dialects/claudeCode";
 import type { AgentFiles, AgentRun } from "./agentFiles";
 import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } from "./lineFields";
 
@@ -82,7 +82,7 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
   if (!Number.isFinite(at)) return { changes: [], state };
   const changes: LifecycleChange[] = [];
   const change = (step: Step, facts: Facts) =>
-    changes.push({ kind: state.agent ? "agent" : "turn", keys: [state.agent ? `subagent:${state.agent}` : `prompt:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
+    changes.push({ kind: state.agent ? "agent" : "turn", keys: [state.agent ? subagentKey(state.agent) : `prompt:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
   const key = str(o.uuid) ?? `${String(o.type)}:${at}`;
   switch (o.type) {
     case "user": {

@@ -96,6 +96,8 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
         if (item?.type === "UserMessage") {
           const text = (Array.isArray(item.content) ? item.content : []).map((part) => str(obj(part)?.text) ?? "").join("\n");
           change({ key, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: {} }, { prompt: clip(text, PROMPT_KEPT), ...(state.model && { model: state.model }) });
+          // The turn its telemetry tells of too, should its turn's span (which names it) never come.
+          if (state.session) changes.at(-1)!.promptSent = { by: "files", session: state.session, at };
         } else if (item?.type === "CommandExecution") {
           const id = str(item.id);
           if (!id) break;
@@ -190,6 +192,8 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
         ...(num(usage?.reasoning_output_tokens) !== undefined && { reasoningTokens: num(usage?.reasoning_output_tokens) }),
         ...(sentAt !== null && { durationMs: Math.max(0, at - sentAt) }),
         success: true,
+        // Its telemetry names the call by a span, which carries no response id: paired in order (mapping/fold.ts `joinedParts`).
+        toldBy: "files",
       };
       state.callSentAt = null;
       change(

@@ -55,11 +55,15 @@ export class AgentFileFollower<S> {
   /** Each file's modification time when it was last read to its end: a file rewritten to the same size is read again. */
   private readonly mtimes = new Map<string, number>();
   private readonly pending = new Set<string>();
+  /** The files there when following began, the history: only one of those is judged by its age. */
+  private history: Set<string> | null = null;
   private watcher: FSWatcher | null = null;
   /** The folders to watch that are not there yet. */
   private missing: string[] = [];
   private timers: NodeJS.Timeout[] = [];
   private settle: NodeJS.Timeout | null = null;
+  /** The files the start has yet to read, one a turn: a look meanwhile leaves them to it. */
+  private unread: string[] = [];
   private closed = false;
   /** Runs seen alive while busy: when one is gone, it ended about when it was noticed. */
   private readonly seenAlive = new Set<string>();
@@ -68,10 +72,29 @@ export class AgentFileFollower<S> {
   private readonly running = new Map<string, number>();
   private readonly now: () => number;
   private mostHeld = 0;
+  /** The store the positions were read from (`TelemetryStore.generation`). */
+  private storeRead = -1;
 
   constructor(private readonly options: FollowOptions<S>) {
     this.now = options.now ?? Date.now;
-    for (const position of options.store.filePositions(options.agent.name)) this.positions.set(position.path, position);
+    this.loadPositions();
+  }
+
+  /**
+   * Each file's position, as the store says it: read again when the store is another one (its file
+   * deleted or replaced while the dashboard runs), whose positions are its own. A new store has none,
+   * so each file within the retention is read again from its start into it (its lines' steps have
+   * keys of their own: none is counted twice).
+   */
+  private loadPositions(): void {
+    const { store, agent } = this.options;
+    const generation = store.generation();
+    if (generation === this.storeRead) return;
+    this.storeRead = generation;
+    this.positions.clear();
+    this.mtimes.clear();
+    this.endedFiles.clear();
+    for (const position of store.filePositions(agent.name)) this.positions.set(position.path, position);
   }
 
   /**
@@ -90,15 +113,20 @@ export class AgentFileFollower<S> {
       setInterval(() => this.guard(() => this.look()), RESCAN_EVERY_MS).unref(),
       setInterval(() => this.guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
     );
-    const files = this.transcripts()
+    const found = this.transcripts();
+    this.history = new Set(found);
+    this.unread = found
       .map((file) => ({ file, mtimeMs: statMtime(file) }))
       .sort((a, b) => b.mtimeMs - a.mtimeMs)
       .map(({ file }) => file);
     const next = () => {
       if (this.closed) return;
-      const file = files.shift();
+      const file = this.unread.shift();
       if (file === undefined) return this.guard(() => this.checkRuns());
-      this.guard(() => this.readFile(file));
+      this.guard(() => {
+        this.loadPositions();
+        this.readFile(file);
+      });
       setImmediate(next);
     };
     setImmediate(next);
@@ -142,11 +170,16 @@ export class AgentFileFollower<S> {
       this.watcher = null;
       this.watch();
     }
-    this.readAll();
+    // What the start has yet to read is left to it, one file a turn: read here in one go, a history of
+    // 1 GB held the thread for 20 s. The files it has read are looked at, as a watcher can miss.
+    this.loadPositions();
+    const unread = new Set(this.unread);
+    for (const file of this.transcripts()) if (!unread.has(file)) this.readFile(file);
     if (this.unheldTurn()) this.checkRuns();
   }
 
   private readPending(): void {
+    this.loadPositions();
     const files = [...this.pending];
     this.pending.clear();
     let runs = false;
@@ -165,7 +198,10 @@ export class AgentFileFollower<S> {
 
   /** Every transcript under the agent's folder, each read from where it was. */
   readAll(): void {
-    for (const file of this.transcripts()) this.readFile(file);
+    this.loadPositions();
+    const files = this.transcripts();
+    this.history ??= new Set(files);
+    for (const file of files) this.readFile(file);
   }
 
   private transcripts(): string[] {
@@ -191,8 +227,9 @@ export class AgentFileFollower<S> {
       let position = this.positions.get(file);
       const replaced = !position || position.dev !== stat.dev || position.ino !== stat.ino || stat.size < position.offset;
       if (replaced) {
-        // A file first seen that was last written before what is kept: followed from its end.
-        const old = !position && stat.mtimeMs < this.now() - this.options.keepMs;
+        // A file of the history last written before what is kept: followed from its end. One that
+        // appeared since is new, whatever its time says (a copy keeps its original's; a clock moves).
+        const old = !position && this.history?.has(file) === true && stat.mtimeMs < this.now() - this.options.keepMs;
         position = { path: file, agent: agent.name, dev: stat.dev, ino: stat.ino, offset: old ? stat.size : 0, skipping: false, state: JSON.stringify(agent.emptyState()), session: null, lines: 0, malformed: 0, oversized: 0, readAt: this.now() };
         if (old) {
           store.keepFileRead({ changes: [], position });
@@ -247,6 +284,7 @@ export class AgentFileFollower<S> {
   checkRuns(): void {
     const { agent, folder } = this.options;
     if (!agent.runs || !agent.endedMidTurn) return;
+    this.loadPositions();
     // Its processes are looked for only while a file of its leaves a turn open that is not known to have ended.
     if (agent.openTurn && ![...this.positions.values()].some((position) => this.leftOpen(position))) return;
     // Compared with files' modification times: the machine's clock, not the injected one.

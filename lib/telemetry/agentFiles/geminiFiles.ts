@@ -17,8 +17,8 @@ import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } f
  * messages already written). A prompt is a turn (`message:<its id>`) in the session; each `gemini`
  * message is one model call (the main model's: the router's call and failed attempts are not
  * written, nor is the error a run gave up with). The file carries neither the prompt id nor the
- * process that Gemini CLI's telemetry names a turn by, so a run seen both ways is one session
- * with its turn told twice.
+ * process that Gemini CLI's telemetry names a turn by: a run seen both ways is one turn by its
+ * session and when its prompt was sent (`promptSent`), its calls and tools paired in order.
  */
 
 /** What the file's earlier lines left: the turn it is in, and what was already shown of each message. */
@@ -35,7 +35,12 @@ export interface GeminiFileState {
   tools: Record<string, string>;
   /** Whether the turn has its answer (a text with no tool call waiting). */
   answered: boolean;
+  /** A header was written since the open prompt: a run resumed the session, and the history it starts with is no give-up. */
+  resumed?: boolean;
 }
+
+/** What a turn Gemini CLI took out of its history failed with: its files keep no error (the CLI printed it, its telemetry says it). */
+export const GAVE_UP = "Gemini CLI gave up on the prompt (its retries exhausted) or it was cancelled; its files keep no error";
 
 const SERVICE = GEMINI_CLI_SERVICE;
 /** A turn's messages and tools remembered past this many are forgotten, so a state stays small. */
@@ -81,6 +86,9 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
   const set = obj(o.$set);
   const session = str(o.sessionId) ?? str(set?.sessionId);
   if (session) state.session = session;
+  if (str(o.sessionId) && state.prompt) state.resumed = true;
+  const gaveUp = gaveUpOn(set, state);
+  if (gaveUp) return gaveUp;
   const id = str(o.id);
   const at = Date.parse(String(o.timestamp ?? ""));
   if (!id || !Number.isFinite(at)) return { changes: [], state };
@@ -96,8 +104,10 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
       }
       if (id === state.prompt) break;
       const text = textOf(o.content);
-      Object.assign(state, { prompt: id, promptAt: at, lastAt: at, calls: {}, tools: {}, answered: false });
+      Object.assign(state, { prompt: id, promptAt: at, lastAt: at, calls: {}, tools: {}, answered: false, resumed: false });
       change({ key: `line:${id}`, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: said({ message_id: id }) }, { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" });
+      // Its telemetry names the prompt by its prompt id and process, which the file does not carry: the same turn by its session and when it was sent.
+      if (state.session) changes.at(-1)!.promptSent = { by: "files", session: state.session, at };
       break;
     }
     case "gemini": {
@@ -115,6 +125,8 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
         const input = num(tokens?.input);
         const fields: PartFields = {
           success: true,
+          // Its telemetry names the call by its event, not its message: paired in order (mapping/fold.ts `joinedParts`).
+          toldBy: "files",
           ...(model && { model }),
           ...(input !== undefined && { inputTokens: Math.max(0, input - (cached ?? 0)) }),
           ...(num(tokens?.output) !== undefined && { outputTokens: num(tokens?.output) }),
@@ -155,7 +167,7 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
         const waiting = toolCalls.find((other) => !["success", "error", "cancelled"].includes(String(other.status)));
         change(
           { key: `line:${id}:${callId}:${status}`, at: stepAt, ...(durationMs !== undefined && { startAt: at }), name: `tool ${name}`, summary: join(status === "success" ? "ok" : failed ? `${status}: ${error}` : status, argsOf(call), ms(durationMs)), detail: said({ tool_call_id: callId, tool_name: name, status, duration_ms: durationMs, result: output ?? error }) },
-          { waitingOn: waiting ? `tool ${String(waiting.name)}` : "the model", part: { kind: "tool", id: callId, at: stepAt, fields: { name, ...(durationMs !== undefined && { durationMs }), ...(done && { success: !failed }), ...(error && { error }) } } },
+          { waitingOn: waiting ? `tool ${String(waiting.name)}` : "the model", part: { kind: "tool", id: callId, at: stepAt, fields: { toldBy: "files", name, ...(durationMs !== undefined && { durationMs }), ...(done && { success: !failed }), ...(error && { error }) } } },
         );
       }
       state.calls = bounded(calls);
@@ -165,6 +177,27 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
     }
   }
   return { changes, state };
+}
+
+/**
+ * The open prompt's turn failed, when the CLI wrote its history (`$set` `messages`) without the
+ * prompt and with no answer to it: it takes a request it gave up on (its retries exhausted), or one
+ * cancelled, out of its history. Its run then ends; the file says nothing of why.
+ */
+function gaveUpOn(set: Json | undefined, state: GeminiFileState): { changes: LifecycleChange[]; state: GeminiFileState } | null {
+  const history = set?.messages;
+  if (!Array.isArray(history) || !state.prompt || state.answered || state.resumed || list(history).some((message) => message.id === state.prompt)) return null;
+  const at = Date.parse(String(set!.lastUpdated ?? ""));
+  const endedAt = Number.isFinite(at) ? at : (state.lastAt ?? state.promptAt ?? 0);
+  const change: LifecycleChange = {
+    kind: "turn",
+    keys: [`message:${state.prompt}`],
+    service: SERVICE,
+    ...(state.session && { session: state.session }),
+    step: { key: `line:${state.prompt}:gave-up`, at: endedAt, name: "gave up", summary: "the prompt was taken out of the CLI's history, unanswered", detail: said({ message_id: state.prompt }) },
+    facts: { endedAt, failed: true, unsaidError: GAVE_UP, waitingOn: "" },
+  };
+  return { changes: [change], state: { ...state, prompt: null, lastAt: endedAt } };
 }
 
 /** A tool's error: its response's `error`, else what the CLI displayed. */

@@ -36,11 +36,13 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
   const a = log.attributes;
   const promptId = stringAttr(a, "prompt.id");
   const name = (log.eventName ?? "").replace(/^claude_code\./, "");
-  if (!promptId || !EVENT_NAMES.has(name)) return null;
+  if (!EVENT_NAMES.has(name)) return null;
   const session = stringAttr(a, "session.id");
   const sequence = numberAttr(a, "event.sequence");
+  const keys = turnKeys(log, name, promptId, session, sequence);
+  if (!keys.length) return null;
   const step = (summary: string, detail: Record<string, unknown> = {}): Step => ({
-    key: sequence !== undefined && session ? `log:${session}:${sequence}` : `log:${promptId}:${name}:${log.atMs}`,
+    key: sequence !== undefined && session ? `log:${session}:${sequence}` : `log:${promptId ?? keys[0]}:${name}:${log.atMs}`,
     at: log.atMs,
     name,
     summary,
@@ -54,7 +56,8 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
     case "user_prompt": {
       const prompt = stringAttr(a, "prompt");
       facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }) };
-      made = step(prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)` : `a prompt of ${prompt.length} characters`);
+      const unjoined = !promptId && !log.traceId ? UNJOINED : "";
+      made = step(prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)${unjoined}` : `a prompt of ${prompt.length} characters${unjoined}`);
       break;
     }
     case "api_request": {
@@ -104,8 +107,33 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
     }
   }
-  return { kind: "turn", keys: [`prompt:${promptId}`, ...(log.traceId ? [`trace:${log.traceId}`] : [])], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+  const agent = stringAttr(a, "agent_id");
+  if (agent) return { kind: "agent", keys: [subagentKey(agent)], service: service(log.origin.resource), ...(session && { session }), step: made, facts };
+  return { kind: "turn", keys, service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
 }
+
+/**
+ * The names of a log event's turn: its prompt id and its trace. Claude Code leaves `prompt.id` off
+ * some prompts (ones it makes itself, a prompt typed before its context has an id): such a prompt is
+ * still a turn, named by its message's uuid (else its place in the session), and the events after it
+ * join it through its trace when they share one. Any other event with neither is no turn's (unmapped).
+ */
+function turnKeys(log: LogRecord, name: string, promptId: string | undefined, session: string | undefined, sequence: number | undefined): string[] {
+  const keys = [...(promptId ? [`prompt:${promptId}`] : []), ...(log.traceId ? [`trace:${log.traceId}`] : [])];
+  if (promptId || name !== "user_prompt") return keys;
+  const message = stringAttr(log.attributes, "message.uuid");
+  return [message ? `message:${message}` : `unnamed:${session ?? "?"}:${sequence ?? log.atMs}`, ...keys];
+}
+
+/** Said of a prompt sent with neither its prompt.id nor a trace: why nothing after it shows on its page (and why it may read as stuck). */
+const UNJOINED = "; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped";
+
+/**
+ * A subagent's run, as Claude Code's own files name it (`subagent:<agentId>`, ../agentFiles/claudeCodeFiles.ts):
+ * its calls and tools (their records carry its `agent_id`) are its own, not its turn's, so a session
+ * read both ways counts each once, in the subagent's run.
+ */
+export const subagentKey = (agentId: string) => `subagent:${agentId}`;
 
 /** The log events that tell of a turn. Any other (a plugin loaded, a retention sweep) is counted as unmapped. */
 const EVENT_NAMES = new Set(["user_prompt", "api_request", "api_error", "api_retries_exhausted", "assistant_response", "tool_decision", "tool_result"]);
@@ -156,7 +184,9 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
       const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
       const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
       const error = success ? undefined : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
-      facts = { processingAt: span.startMs, ...(success && { succeeded: true }), ...(fields.model && { model: fields.model }), ...(attempt !== undefined && { attempt }), ...(error && { error }), part: { kind: "call", id: requestId, at: span.endMs, fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) } } };
+      // A subagent's run has no interaction span to end it: its call that answered (asked for no tool) does, as its file's answer does.
+      const answered = success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
+      facts = { processingAt: span.startMs, ...(success && { succeeded: true }), ...(answered && { answeredAt: span.endMs }), ...(fields.model && { model: fields.model }), ...(attempt !== undefined && { attempt }), ...(error && { error }), part: { kind: "call", id: requestId, at: span.endMs, fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) } } };
       made = step("model call", join(fields.model, success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`, ms(span.endMs - span.startMs), attempt !== undefined && attempt > 1 && `${attempt} attempts`, stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`));
       made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
       extra = attemptSteps(span, success ? undefined : error);
@@ -183,7 +213,9 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
     default:
       return null;
   }
-  const change = (step: Step, stepFacts: Facts): LifecycleChange => ({ kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts: stepFacts });
+  const agent = stringAttr(a, "agent_id");
+  const change = (step: Step, stepFacts: Facts): LifecycleChange =>
+    agent ? { kind: "agent", keys: [subagentKey(agent)], service: service(span.origin.resource), ...(session && { session }), step, facts: stepFacts } : { kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts: stepFacts };
   return [change(made, facts), ...extra.map((attemptStep) => change(attemptStep, {}))];
 }
 

@@ -95,7 +95,9 @@ function codexLog(log: LogRecord): LifecycleChange | null {
       made = step(id ?? String(log.atMs), join(tool, success === false ? "failed" : "ok", ms(durationMs), stringAttr(a, "arguments") && `args ${stringAttr(a, "arguments")!.slice(0, 200)}`), { tool_name: tool, call_id: id, success, duration_ms: durationMs, arguments: stringAttr(a, "arguments"), output: output?.slice(0, 2000), mcp_server: stringAttr(a, "mcp_server") || undefined });
     }
   }
-  return { kind: "turn", keys: [lifecycle], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+  // Its prompt, in a turn its traces name: the turn its files tell of too, once its span names it (by `turn:<id>`), or, should that never come (a run killed, or exited on an error), by when the prompt was sent.
+  const sent = name === "user_prompt" && log.traceId && session ? { promptSent: { by: "telemetry" as const, session, at: log.atMs } } : {};
+  return { kind: "turn", keys: [lifecycle], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), ...sent, step: made, facts };
 }
 
 /** The log events that tell of a turn. */
@@ -133,6 +135,8 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
       success: !failed,
       // The span names no model; its turn's span and prompt do, and a turn's calls are all of its model: priced at it.
       modelOfLifecycle: true,
+      // Its files name the call by its response, which no span carries: paired in order (mapping/fold.ts `joinedParts`).
+      toldBy: "telemetry",
     };
     // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
     facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };
@@ -151,7 +155,9 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
     return null;
   }
   const session = sessionOf(a);
-  return { kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step: made, facts };
+  // The turn's span names the turn as Codex's own files do (`turn:<id>`): the two are one turn.
+  const turn = span.name === "session_task.turn" ? stringAttr(a, "turn.id") : undefined;
+  return { kind: "turn", keys: [`trace:${span.traceId}`, ...(turn ? [`turn:${turn}`] : [])], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step: made, facts };
 }
 
 /** The turn's own sums, as its span says them (the calls' parts carry what the turn adds up). */

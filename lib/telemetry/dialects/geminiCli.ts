@@ -133,6 +133,8 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
       set("outputTokens", numberAttr(a, "output_token_count"));
       set("cacheReadTokens", cachedTokens);
       set("durationMs", durationMs);
+      // The main model's calls are its files' too (a message each, which carries no event's id): paired in order (mapping/fold.ts `joinedParts`).
+      if (role !== "router") fields.toldBy = "telemetry";
       const output = role === "router" ? undefined : answerText(a);
       const finish = Array.isArray(a.finish_reasons) ? a.finish_reasons.join(", ") : stringAttr(a, "finish_reasons");
       // The router's answer is a choice of model, not the turn's: only the main model's answers it.
@@ -153,7 +155,8 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
       const success = booleanAttr(a, "success");
       const error = success === false ? (stringAttr(a, "error.message") ?? stringAttr(a, "error") ?? "failed") : undefined;
       const args = stringAttr(a, "function_args");
-      facts = { part: { kind: "tool", id: `${log.traceId ?? promptId}:${tool ?? "?"}:${log.atMs}:${digest(args ?? "")}`, at: log.atMs, fields: { ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) } } };
+      // Its files name the tool's use by its call id, which the event does not carry: paired in order (mapping/fold.ts `joinedParts`).
+      facts = { part: { kind: "tool", id: `${log.traceId ?? promptId}:${tool ?? "?"}:${log.atMs}:${digest(args ?? "")}`, at: log.atMs, fields: { toldBy: "telemetry", ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) } } };
       made = step(join(tool, stringAttr(a, "decision"), success === false ? `failed: ${error}` : "ok", ms(durationMs)), { tool_name: tool, decision: stringAttr(a, "decision"), success, duration_ms: durationMs, function_args: args, tool_type: stringAttr(a, "tool_type"), error, error_type: stringAttr(a, "error_type") }, startAt);
       break;
     }
@@ -163,7 +166,9 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
       made = step("the headless run ended", { mode: stringAttr(a, "mode") }, undefined, "run ended");
   }
   const keys = [turnKey(promptId, log.origin.resource), ...(log.traceId ? [`trace:${log.traceId}`] : [])];
-  return { kind: "turn", keys, service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+  // Its files name the prompt by its message, not its prompt id: the same turn by its session and when it was sent.
+  const sent = name === "user_prompt" && session ? { promptSent: { by: "telemetry" as const, session, at: log.atMs } } : {};
+  return { kind: "turn", keys, service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), ...sent, step: made, facts };
 }
 
 /** The log events that tell of a turn; any other (its configuration, a file read, the routing decision, the GenAI conventions' copies) is counted as unmapped. */

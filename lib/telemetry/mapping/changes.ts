@@ -24,9 +24,29 @@ export interface LifecycleChange {
   service: string;
   session?: string;
   traceId?: string;
+  /**
+   * A turn whose two intakes share no key that names it (Gemini CLI's files name a prompt by its
+   * message, its telemetry by its prompt id and process; Codex's telemetry names its turn only once
+   * the turn's span ends): who told it, its session, and when its prompt was sent. The store makes a
+   * turn of the same session that the other intake told, its prompt sent within `PROMPT_JOIN_MS`,
+   * this one (and mapping/fold.ts `joinedParts` pairs their calls).
+   */
+  promptSent?: PromptSent;
   step: Step;
   facts: Facts;
 }
+
+/** The two intakes of one agent's sessions: its own files (lib/telemetry/agentFiles) and its received telemetry. */
+export type Intake = "files" | "telemetry";
+
+export interface PromptSent {
+  by: Intake;
+  session: string;
+  at: number;
+}
+
+/** How far apart the two intakes may say one prompt was sent (the file's line and the telemetry's event are written a few milliseconds apart; two prompts of one session are seconds apart). */
+export const PROMPT_JOIN_MS = 1000;
 
 export interface Step {
   /** Unique for what happened: the same record received again has the same key. */
@@ -65,6 +85,8 @@ export interface Facts {
   enclosing?: boolean;
   /** With `endedAt`: that end was a failure (status ERROR, a failed processing). The latest end says how it ended. */
   failed?: boolean;
+  /** The error to say of a failed end when no step says one (Gemini CLI's files, which keep none): any error told elsewhere (its telemetry's) is the lifecycle's. */
+  unsaidError?: string;
   /** Gave up retrying (Claude Code's api_retries_exhausted): failed, unless an answer came after. */
   exhausted?: boolean;
   /** An answer arrived (a model call that succeeded): a turn that ends with none failed. */
@@ -141,6 +163,14 @@ export interface PartFields {
   parentSpanId?: string;
   success?: boolean;
   error?: string;
+  /**
+   * The intake that told of a call or tool use the other names by another id (Codex's telemetry
+   * names a call by its span, its files by its response; Gemini CLI's by its event and by its
+   * message or call id): in a lifecycle both told, those each told, in the order they ended, are
+   * paired, each pair one (mapping/fold.ts `joinedParts`). One only one intake knows of (Gemini's
+   * router's call) says none.
+   */
+  toldBy?: Intake;
 }
 
 /** What maps to no lifecycle: counted per service, signal and name, and shown on the Health page. */

@@ -79,6 +79,8 @@ export interface Tally {
   /** The latest give-up, and the error it gave (if it said one). */
   exhausted: Said<string | undefined> | null;
   answeredAt: number | null;
+  /** The latest error said for a failed end that no step said one for (`Facts.unsaidError`). */
+  unsaidError: Said<string> | null;
   /** The first prompt; the latest output, error and model. */
   prompt: Said<string> | null;
   output: Said<string> | null;
@@ -94,7 +96,7 @@ export interface Tally {
 }
 
 export function emptyTally(kind: LifecycleKind): Tally {
-  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, latestProcessingAt: null, requeuedAt: null, end: null, succeededAt: null, exhausted: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, waitingOn: null, abandonedBy: null, attemptOutcomes: [], parts: new Map() };
+  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, latestProcessingAt: null, requeuedAt: null, end: null, succeededAt: null, exhausted: null, unsaidError: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, waitingOn: null, abandonedBy: null, attemptOutcomes: [], parts: new Map() };
 }
 
 const least = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b < a ? b : a);
@@ -134,6 +136,7 @@ export function addStep(tally: Tally, step: FoldStep): void {
   if (facts.prompt !== undefined && (!tally.prompt || after(tally.prompt, step))) tally.prompt = { at: step.at, key: step.key, value: facts.prompt };
   tally.output = later(tally.output, step, facts.output);
   tally.error = later(tally.error, step, facts.error);
+  tally.unsaidError = later(tally.unsaidError, step, facts.unsaidError);
   tally.model = later(tally.model, step, facts.model);
   tally.attempt = most(tally.attempt, facts.attempt);
   tally.waitingOn = later(tally.waitingOn, step, facts.waitingOn);
@@ -195,6 +198,42 @@ export function modelsFilled(tally: Tally): Part[] {
 export const partKey = (part: Pick<Part, "kind" | "id">) => `${part.kind} ${part.id}`;
 
 /**
+ * One agent's calls and tools told by both its intakes, each once. Codex's and Gemini CLI's files
+ * name a call by its response or its message (Gemini's a tool by its call id), their telemetry by a
+ * span or an event: no id both carry. Such a client makes one call at a time in a turn, and each
+ * intake tells its calls (and each tool's uses) in the order they ended, so the n-th one told is the
+ * n-th the other told: each pair is one, named as the files name it, each field from the intake that
+ * says it (the telemetry's where both do). Returns the parts with those joined, and the key
+ * (`call <id>`, `tool <id>`) of each telemetry part that became a files' one.
+ */
+export function joinedParts(parts: readonly Part[]): { parts: Part[]; renamed: Map<string, string> } {
+  const renamed = new Map<string, string>();
+  const joined = new Map<Part, Part>();
+  const dropped = new Set<Part>();
+  const groups = new Map<string, { files: Part[]; telemetry: Part[] }>();
+  for (const part of parts) {
+    const by = part.fields.toldBy;
+    if (by === undefined) continue;
+    // A call is paired with a call; a tool use with a use of the same tool.
+    const group = `${part.kind} ${part.kind === "tool" ? (part.fields.name ?? "") : ""}`;
+    const told = groups.get(group) ?? groups.set(group, { files: [], telemetry: [] }).get(group)!;
+    told[by].push(part);
+  }
+  const inOrder = (a: Part, b: Part) => a.at - b.at || (a.id < b.id ? -1 : 1);
+  for (const { files, telemetry } of groups.values()) {
+    files.sort(inOrder);
+    telemetry.sort(inOrder);
+    for (let i = 0; i < Math.min(files.length, telemetry.length); i++) {
+      const [file, received] = [files[i]!, telemetry[i]!];
+      joined.set(file, mergePart(file, { ...received, id: file.id }));
+      dropped.add(received);
+      renamed.set(partKey(received), partKey(file));
+    }
+  }
+  return { parts: parts.filter((part) => !dropped.has(part)).map((part) => joined.get(part) ?? part), renamed };
+}
+
+/**
  * What a lifecycle is now, from its tally. The state follows from the facts, not the order they
  * came in: a definite end says completed or failed (a turn that had no answer, gave up retrying
  * after its last answer, or whose latest attempt failed, failed); without one, a give-up is a failure, an answer that is the latest
@@ -225,7 +264,8 @@ export function summarize(tally: Tally): Folded {
   }
   // In the order of their ids, so a sum of costs comes out the same to the last bit however they arrived.
   const parts = [...tally.parts.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const calls = toldOnce(parts.filter((part) => part.kind === "call"));
+  const joined = joinedParts(parts).parts;
+  const calls = toldOnce(joined.filter((part) => part.kind === "call"));
   const sum = (field: keyof PartFields) => calls.reduce((total, part) => total + ((part.fields[field] as number | undefined) ?? 0), 0);
   const tries = triesOf(calls);
   // An agent's run that ended well on its own word but whose last model call failed did not get its answer.
@@ -233,7 +273,7 @@ export function summarize(tally: Tally): Folded {
   if (state === "completed" && kind === "agent" && lastCall?.fields.success === false) state = "failed";
   const gaveUpWith = gaveUp ? tally.exhausted!.value : undefined;
   // The error the end said (an agent's run: its own, over its last call's), else the latest.
-  const error = state === "completed" ? null : (gaveUpWith ?? (end?.failed ? end.error : undefined) ?? tally.error?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
+  const error = state === "completed" ? null : (gaveUpWith ?? (end?.failed ? end.error : undefined) ?? tally.error?.value ?? tally.unsaidError?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
   const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0), outcomes.most, ...tries.filter((count) => count > 1)];
   return {
     state,
@@ -253,7 +293,7 @@ export function summarize(tally: Tally): Folded {
     abandonedBy: tally.abandonedBy?.value ?? null,
     abandonedAt: tally.abandonedBy?.at ?? null,
     calls: tries.length,
-    tools: parts.filter((part) => part.kind === "tool").length,
+    tools: joined.filter((part) => part.kind === "tool").length,
     inputTokens: sum("inputTokens"),
     outputTokens: sum("outputTokens"),
     cacheReadTokens: sum("cacheReadTokens"),

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { Facts, LifecycleChange, LifecycleKind, Part, Unmapped } from "../mapping/changes";
+import { PROMPT_JOIN_MS, type Facts, type LifecycleChange, type LifecycleKind, type Part, type PromptSent, type Unmapped } from "../mapping/changes";
 import { addStep, emptyTally, mergePart, modelsFilled, partKey, summarize, type Tally } from "../mapping/fold";
 import type { Signal } from "../records";
 import { filePositions, keepPositionStatement, type FilePosition } from "./queries/agentFiles";
@@ -44,6 +44,9 @@ function statements(db: Database.Database) {
     // `awaits:<parent key>:<child key>`: the lifecycles waiting for their parent, a range of the key's primary key.
     awaiting: db.prepare("SELECT key, seq FROM lifecycle_keys WHERE key >= ? AND key < ?"),
     removeKey: db.prepare("DELETE FROM lifecycle_keys WHERE key = ?"),
+    // `sent:<session>:<intake>:<time>`: the prompts each intake told, a range of the key's primary key by their time.
+    promptsSent: db.prepare("SELECT key, seq FROM lifecycle_keys WHERE key >= ? AND key <= ?"),
+    hasKeyIn: db.prepare("SELECT 1 FROM lifecycle_keys WHERE seq = ? AND key >= ? AND key < ? LIMIT 1").pluck(),
     setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
     insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, part_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
@@ -67,6 +70,10 @@ function statements(db: Database.Database) {
     remove: ["lifecycle_keys", "steps", "parts", "lifecycles"].map((table) => db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`)),
   };
 }
+
+/** A prompt's key by its session, the intake that told it and when it was sent (padded, so the keys sort as the times do). */
+const sentPrefix = (session: string, by: string) => `sent:${session}:${by}:`;
+const sentKey = (session: string, by: string, at: number) => `${sentPrefix(session, by)}${String(Math.max(0, Math.round(at))).padStart(15, "0")}`;
 
 /**
  * Lifecycles whose tallies are kept in memory: those still going on (a turn spans a few exports). A
@@ -106,6 +113,8 @@ export class TelemetryStore {
   private dataVersion = -1;
   private keepTransaction!: Database.Transaction<TelemetryStore["keepExport"]>;
   private keepFileTransaction!: Database.Transaction<TelemetryStore["keepFile"]>;
+  /** How many times the file was opened: another file at the path (or none) makes it a store of its own. */
+  private opened = 0;
 
   constructor(
     readonly file: string,
@@ -116,6 +125,7 @@ export class TelemetryStore {
 
   private connect(): void {
     [this.db, this.identity] = openStoreFile(this.file);
+    this.opened += 1;
     this.sql = statements(this.db);
     // Made once a connection: better-sqlite3 builds its wrapper anew on each `transaction` call.
     this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
@@ -171,6 +181,16 @@ export class TelemetryStore {
       if (isDamage(error)) this.reopen({ damaged: true });
       throw error;
     }
+  }
+
+  /**
+   * Which store the path holds: a number that changes when the file was deleted, replaced or set
+   * aside and another opened. What a reader held of the one before (how far it read each agent's
+   * file) is not this one's.
+   */
+  generation(): number {
+    this.checkFile();
+    return this.opened;
   }
 
   /** Where each of an agent's files was read to. */
@@ -247,6 +267,14 @@ export class TelemetryStore {
         merged = true;
       }
     }
+    if (change.promptSent) {
+      const other = this.sameTurnTold(change.promptSent, seq);
+      if (other !== undefined) {
+        this.merge(other, seq);
+        merged = true;
+      }
+      this.sql.addKey.run(sentKey(change.promptSent.session, change.promptSent.by, change.promptSent.at), seq);
+    }
     if (merged) live = this.liveOf(seq);
     if (change.session && live && (live.session === null || (live.traceId === null && change.traceId))) {
       this.sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
@@ -261,6 +289,23 @@ export class TelemetryStore {
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
     if (part) this.keepPart(seq, part, live?.tally);
     return seq;
+  }
+
+  /**
+   * The turn the other intake told of the same prompt (`promptSent`): of its session, its prompt sent
+   * the nearest in time within `PROMPT_JOIN_MS`, and not joined to another told by this intake.
+   */
+  private sameTurnTold(sent: PromptSent, seq: number): number | undefined {
+    const other = sent.by === "files" ? "telemetry" : "files";
+    const theirs = sentPrefix(sent.session, other);
+    if (this.sql.hasKeyIn.get(seq, theirs, `${theirs}~`) !== undefined) return undefined;
+    const near = this.sql.promptsSent.all(sentKey(sent.session, other, sent.at - PROMPT_JOIN_MS), sentKey(sent.session, other, sent.at + PROMPT_JOIN_MS)) as { key: string; seq: number }[];
+    const mine = sentPrefix(sent.session, sent.by);
+    const candidates = near
+      .filter((told) => told.seq !== seq && this.sql.hasKeyIn.get(told.seq, mine, `${mine}~`) === undefined)
+      .map((told) => ({ seq: told.seq, apart: Math.abs(Number(told.key.slice(told.key.lastIndexOf(":") + 1)) - sent.at) }))
+      .sort((a, b) => a.apart - b.apart);
+    return candidates[0]?.seq;
   }
 
   /** Keep a part, merged with what was known of it: from the tally when there is one, else from the store. */

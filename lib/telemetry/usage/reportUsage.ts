@@ -1,12 +1,22 @@
 import path from "node:path";
-import type { TelemetrySettings } from "../telemetrySettings";
-import { UsageLedger, type UsageFolders } from "./usageLedger";
+import { ensureOwnFolder } from "../sharedTelemetry";
+import { telemetryStoreDir, type TelemetrySettings } from "../telemetrySettings";
+import { UsageLedger, usageLedgerFile, type UsageFolders } from "./usageLedger";
 import { USAGE_AGENTS, type UsageAgent } from "./usageLines";
 import { usageReport, type UsageQuery, type UsageReport } from "./usageReport";
 
 /** Each agent's folder to read, as the settings that turn each agent's files on or off say. */
 export function usageFolders(settings: Pick<TelemetrySettings, "claudeDir" | "codexDir" | "geminiDir">): UsageFolders {
   return { "claude-code": settings.claudeDir ?? null, codex: settings.codexDir ?? null, gemini: settings.geminiDir ?? null };
+}
+
+/**
+ * The ledger's file, beside the received telemetry's store: the user's one (made private to them,
+ * as the dashboard makes it), else the state folder's store folder.
+ */
+export function usageLedgerAt(settings: Pick<TelemetrySettings, "dir">, storeDir: string): string {
+  if (settings.dir) ensureOwnFolder(settings.dir);
+  return usageLedgerFile(telemetryStoreDir(settings, storeDir));
 }
 
 export interface ReportUsageOptions {
