@@ -38,6 +38,7 @@ export const API_ROUTES = [
   { path: "/api/sources", methods: ["GET"], answeredBy: "readApi", about: "other programs' queues the dashboard reads (--source): counts, stuck, errors" },
   { path: "/api/sources/:name/requests/:id", methods: ["GET"], answeredBy: "readApi", about: "one row of another program's queue" },
   { path: "/api/sources/:name/actions", methods: ["POST"], answeredBy: "next", about: "retry or delete rows of another program's queue, where its owner's recovery does the same" },
+  { path: "/api/usage", methods: ["GET"], answeredBy: "next", about: "the agents' tokens and cost from their own files, by day, month, session, project or model (the Usage page, reqwatch usage)" },
   { path: "/api/actions", methods: ["GET", "POST"], answeredBy: "next", about: "the audit log; run a bulk action (retry, cancel, cleanup)" },
   { path: "/api/actions/dry-run", methods: ["POST"], answeredBy: "next", about: "a bulk action's dry run" },
   { path: "/api/actions/:id", methods: ["GET"], answeredBy: "next", about: "one audit entry, with live progress while its action runs" },

@@ -41,7 +41,7 @@ test("a minute of every page and command writes nothing under the agents' folder
       rounds++;
       // Every page of the header, as a person goes through them.
       await page.goto(url);
-      for (const name of ["Requests", "Sessions", "Workers", "Audit", "Health", "Overview"]) {
+      for (const name of ["Requests", "Sessions", "Usage", "Workers", "Audit", "Health", "Overview"]) {
         await page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name, exact: true }).click();
         await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
       }
