@@ -9,7 +9,9 @@ export default defineConfig({
   testDir: "tests/e2e",
   globalSetup: "./tests/e2e/globalSetup.ts",
   fullyParallel: false,
-  workers: 1,
+  // Two spec files at a time: each test has its own state folder, cache folder, server and port, and
+  // spends most of its time waiting on the server and the browser.
+  workers: 2,
   retries: 0,
   forbidOnly: !!process.env.CI,
   reporter: [["list"]],
