@@ -24,7 +24,7 @@ it("the package is packed only from a build newer than its sources; an older one
     fs.writeFileSync(full, "");
     fs.utimesSync(full, seconds, seconds);
   };
-  const bundles = ["dist/cli.cjs", "dist/index.cjs", "dist/internal.cjs", "dist/server.cjs", "dist/telemetryThread.cjs"];
+  const bundles = ["dist/cli.cjs", "dist/index.cjs", "dist/internal.cjs", "dist/server.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs"];
   at("lib/index.ts", T);
   at("app/page.tsx", T);
   for (const output of [...bundles, "dist/index.d.ts", "dist/dashboard/.next/BUILD_ID"]) at(output, T + 10);

@@ -57,13 +57,19 @@ function repeated(unit: string, length: number): string {
   return unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
 }
 
-/** The fastest of a few runs, in ms: what the redactor costs without what the machine adds. */
+/** This thread's CPU time, in ms: unlike the clock, it does not count the time other processes took the core. */
+function cpuMs(): number {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1000;
+}
+
+/** The cheapest of a few runs, in ms of CPU: what the redactor costs without what the machine adds. */
 function cost(text: string, runs: number): number {
   let best = Infinity;
   for (let i = 0; i < runs; i++) {
-    const started = performance.now();
+    const started = cpuMs();
     redactSecrets(text);
-    best = Math.min(best, performance.now() - started);
+    best = Math.min(best, cpuMs() - started);
   }
   return best;
 }
