@@ -23,6 +23,8 @@ export const usageLedgerFile = (storeDir: string) => path.join(storeDir, "usage.
 /** What made a ledger: its schema's version and the price table its costs come from. */
 const LEDGER_MADE_BY = `ledger 1, ${PRICE_TABLE.name} ${PRICE_TABLE.version}`;
 
+const DEDUPE_INDEX = "CREATE INDEX IF NOT EXISTS usage_calls_dedupe ON usage_calls (dedupe_hash) WHERE dedupe_hash IS NOT NULL";
+
 const DDL = `
 CREATE TABLE IF NOT EXISTS usage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage_files (
@@ -60,7 +62,7 @@ CREATE TABLE IF NOT EXISTS usage_calls (
   PRIMARY KEY (file, line)
 ) WITHOUT ROWID;
 -- Found by a hash of its key: an index of integers costs a first read half what one of the keys would.
-CREATE INDEX IF NOT EXISTS usage_calls_dedupe ON usage_calls (dedupe_hash) WHERE dedupe_hash IS NOT NULL;
+${DEDUPE_INDEX};
 `;
 
 /** Each agent's folder to read; null or absent: not read (its files turned off). */
@@ -196,6 +198,7 @@ export class UsageLedger {
       sameCalls: this.db.prepare(
         "SELECT c.dedupe AS key, c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe_hash IN (SELECT value FROM json_each(?))",
       ),
+      anyFile: this.db.prepare("SELECT 1 FROM usage_files LIMIT 1"),
       anyNamed: this.db.prepare("SELECT 1 FROM usage_calls WHERE dedupe_hash IS NOT NULL LIMIT 1"),
       drop: this.db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
       add: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${CALL_VALUES}`),
@@ -230,15 +233,39 @@ export class UsageLedger {
       }
     }
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
+    const firstBuild = jobs.length > 0 && this.statements.anyFile.get() === undefined;
     try {
+      if (firstBuild) this.beginFirstBuild();
       if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !fs.existsSync(readerThreadFile())) {
         for (const job of jobs) this.keepReads([readUsageFile(job, bounds)]);
-        return;
+      } else {
+        await Promise.all(shares(jobs, READER_THREADS).map((share) => this.readOnThread(share)));
       }
-      await Promise.all(shares(jobs, READER_THREADS).map((share) => this.readOnThread(share)));
+      if (firstBuild) this.endFirstBuild();
+    } catch (error) {
+      if (firstBuild && this.db.inTransaction) this.db.exec("ROLLBACK");
+      throw error;
     } finally {
       this.keptThisUpdate = null;
     }
+  }
+
+  /**
+   * A first build is one transaction: a kill part way leaves the ledger empty, as it was (the next
+   * report builds it again), and one commit costs a big first read far less than one every few files.
+   * Its calls are indexed by their key once all are in (no call is looked up by it meanwhile: all are
+   * in memory), which costs less than keeping the index as each is inserted. Other writers wait on it.
+   */
+  private beginFirstBuild(): void {
+    this.db.exec("BEGIN IMMEDIATE");
+    // Another report may have built it while this one waited for the lock: then what it holds is looked up as usual.
+    this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
+    if (this.statements.anyFile.get() === undefined) this.db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
+  }
+
+  private endFirstBuild(): void {
+    this.db.exec(DEDUPE_INDEX);
+    this.db.exec("COMMIT");
   }
 
   private readOnThread(jobs: UsageJob[]): Promise<void> {
