@@ -7,7 +7,7 @@ import { Worker } from "node:worker_threads";
 import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
 import { PRICE_TABLE } from "../../model/money";
 import { estimateCostUsd } from "../prices";
-import { readUsageFile, type UsageFileRead, type UsageJob } from "./readUsageFile";
+import { readUsageFile, type ReaderThreadData, type UsageFileRead, type UsageJob } from "./readUsageFile";
 import { replaces, tokensOf, USAGE_AGENTS, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
 
 /**
@@ -121,25 +121,6 @@ const KEPT_TOGETHER = 100;
 /** The reader thread's script, beside the bundle this runs from (dist/); absent when the sources run directly: this thread reads. */
 const readerThreadFile = () => path.join(/*turbopackIgnore: true*/ __dirname, "usageReaderThread.cjs");
 
-/** The jobs in `count` shares of about the same bytes, the biggest first. */
-function shares(jobs: UsageJob[], count: number): UsageJob[][] {
-  const size = (job: UsageJob) => {
-    try {
-      return fs.statSync(job.path).size - (job.from?.offset ?? 0);
-    } catch {
-      return 0;
-    }
-  };
-  const sized = jobs.map((job) => ({ job, bytes: size(job) })).sort((a, b) => b.bytes - a.bytes);
-  const out = Array.from({ length: count }, () => ({ jobs: [] as UsageJob[], bytes: 0 }));
-  for (const { job, bytes } of sized) {
-    const least = out.reduce((a, b) => (b.bytes < a.bytes ? b : a));
-    least.jobs.push(job);
-    least.bytes += bytes;
-  }
-  return out.map((share) => share.jobs).filter((share) => share.length > 0);
-}
-
 /** A call kept that names itself (its dedupe key): which line, and what picks between it and a copy. */
 interface KeptCall {
   key: string;
@@ -229,7 +210,7 @@ export class UsageLedger {
         // Unchanged since it was read to its end: a look costs a stat.
         if (known && known.dev === stat.dev && known.ino === stat.ino && known.offset === stat.size) continue;
         bytes += stat.size - (known?.offset ?? 0);
-        jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null });
+        jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null, bytes: stat.size - (known?.offset ?? 0) });
       }
     }
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
@@ -239,7 +220,10 @@ export class UsageLedger {
       if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !fs.existsSync(readerThreadFile())) {
         for (const job of jobs) this.keepReads([readUsageFile(job, bounds)]);
       } else {
-        await Promise.all(shares(jobs, READER_THREADS).map((share) => this.readOnThread(share)));
+        // The biggest first, each taken by the first thread free: the threads end together, however the files' costs differ.
+        jobs.sort((a, b) => b.bytes - a.bytes);
+        const next = new Int32Array(new SharedArrayBuffer(4));
+        await Promise.all(Array.from({ length: READER_THREADS }, () => this.readOnThread(jobs, next)));
       }
       if (firstBuild) this.endFirstBuild();
     } catch (error) {
@@ -268,9 +252,10 @@ export class UsageLedger {
     this.db.exec("COMMIT");
   }
 
-  private readOnThread(jobs: UsageJob[]): Promise<void> {
+  /** A reader thread reading the jobs `next` points to (each thread moves it on as it takes one). */
+  private readOnThread(jobs: UsageJob[], next: Int32Array): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(/*turbopackIgnore: true*/ readerThreadFile(), { workerData: { jobs } });
+      const worker = new Worker(/*turbopackIgnore: true*/ readerThreadFile(), { workerData: { jobs, next } satisfies ReaderThreadData });
       let done = false;
       // Kept a few files at a time: a transaction each would cost more than the thread saves.
       let reads: (UsageFileRead | null)[] = [];
