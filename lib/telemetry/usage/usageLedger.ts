@@ -282,12 +282,13 @@ export class UsageLedger {
 
   /** Files' reads kept with their new positions (one transaction), each unless another reader (the dashboard, another `reqwatch usage`) read it meanwhile: theirs stand. */
   private keepReads(reads: readonly (UsageFileRead | null)[]): void {
-    this.db
-      .transaction(() => {
-        for (const read of reads) if (read) this.keepRead(read);
-        this.flush();
-      })
-      .immediate();
+    const keep = () => {
+      for (const read of reads) if (read) this.keepRead(read);
+      this.flush();
+    };
+    // Within a first build's transaction, directly: a savepoint would copy aside each page it changes first.
+    if (this.db.inTransaction) keep();
+    else this.db.transaction(keep).immediate();
   }
 
   /** The calls kept so far, inserted: many rows a statement (a big first read inserts tens of thousands). */
