@@ -243,6 +243,8 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     const ccusage = installedCcusage(ROOT);
     const reqwatch = path.join(ROOT, "bin", "reqwatch.js");
     const env = (over) => ({ PATH: process.env.PATH, HOME: home, TZ: "UTC", ...over });
+    // The ledger in a folder of the run's own, as the default one in the home's cache folder is (kept there, every run after the first would find it).
+    const usageEnv = (stateDir) => env({ REQWATCH_STATE_DIR: stateDir, REQWATCH_TELEMETRY_DIR: path.join(stateDir, "telemetry") });
 
     // The first full report, each tool reading every file, the two taking turns so a change of the
     // machine's load moves both: ccusage keeps nothing between runs; reqwatch has a new state directory
@@ -254,7 +256,7 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
       ccusageRuns.push(timed(ccusage, ["daily", "--json", "--offline"], env()));
       if (!hasUsage) continue;
       const stateDir = tempDir("agentfiles-usage");
-      firstRuns.push(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir })));
+      firstRuns.push(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], usageEnv(stateDir)));
       fs.rmSync(stateDir, { recursive: true, force: true });
     }
     const ccusageDays = ccusageByDay(JSON.parse(ccusageRuns.at(-1).out));
@@ -281,7 +283,7 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
 
       // Later reports: a few transcripts written to since (a new call in each), the ledger read on from where it was.
       const stateDir = tempDir("agentfiles-ledger");
-      timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir }));
+      timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], usageEnv(stateDir));
       const later = [];
       const laterBaseline = [];
       const claudeFiles = history.recent.filter((entry) => entry.agent === "claude").map((entry) => entry.file);
@@ -290,12 +292,12 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
           const prompt = claudePromptLines(file, `later report ${round}`, Date.now());
           fs.appendFileSync(file, prompt.text + claudeAnswerLine(prompt, "claude-sonnet-4-5", Date.now()));
         }
-        later.push(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir })).ms);
+        later.push(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], usageEnv(stateDir)).ms);
         laterBaseline.push(timed(ccusage, ["daily", "--json", "--offline"], env()).ms);
       }
       summarize("baseline: ccusage after appends to 5 files", laterBaseline);
       summarize("reqwatch usage after appends to 5 files (ledger kept)", later, { target: "p50 <= 500 ms" });
-      const afterDiffer = differences(ccusageByDay(JSON.parse(timed(ccusage, ["daily", "--json", "--offline"], env()).out)), reqwatchByDay(JSON.parse(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], env({ REQWATCH_STATE_DIR: stateDir })).out)));
+      const afterDiffer = differences(ccusageByDay(JSON.parse(timed(ccusage, ["daily", "--json", "--offline"], env()).out)), reqwatchByDay(JSON.parse(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], usageEnv(stateDir)).out)));
       rows.push({ name: "reqwatch usage (ledger kept) against ccusage after the appends", differences: afterDiffer.length, firstDifferences: afterDiffer.slice(0, 20) });
       console.log(`reqwatch usage (ledger kept) against ccusage after the appends: ${afterDiffer.length ? `${afterDiffer.length} differences` : "equal"}`);
       fs.rmSync(stateDir, { recursive: true, force: true });

@@ -44,6 +44,16 @@ describe("readMarkedLines", () => {
     expect(readAll(file, marks, first.point).found).toEqual([{ at: 102, text: '{"usage":{"input_tokens":3}}' }]);
   });
 
+  it("keeps a line only for its whole mark, not one starting as it does, nor one read before into the same buffer", () => {
+    const big = path.join(tempParent(), "big.jsonl");
+    fs.writeFileSync(big, `${'{"usage":{"input_tokens":9}}\n'.repeat(20)}`);
+    const file = path.join(tempParent(), "d.jsonl");
+    fs.writeFileSync(file, '{"usage":"none"}\n{"usage"\n:{}}\n{"a":1,"usage":{"input_tokens":1}}\n{"usage":');
+    const marks = { anywhere: [Buffer.from('"usage":{')] };
+    expect(readAll(big, marks).found).toHaveLength(20);
+    expect(readAll(file, marks).found).toEqual([{ at: 31, text: '{"a":1,"usage":{"input_tokens":1}}' }]);
+  });
+
   it("looks for a mark at a line's start only in its first bytes", () => {
     const file = path.join(tempParent(), "b.jsonl");
     fs.writeFileSync(file, `{"type":"token_count"}\n{"text":"${"x".repeat(40)}","type":"token_count"}\n`);

@@ -18,6 +18,8 @@ export const LINE_BOUNDS: LineBounds = { maxLineBytes: 8 * 1024 * 1024, maxReadB
 /** How much is read at once. */
 const CHUNK_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
+/** The longest needle Node's Buffer#indexOf searches with its quickest way (a longer one, Boyer-Moore-Horspool's, reads half as fast). */
+const SHORT_NEEDLE = 7;
 
 export interface LinesRead extends ReadPoint {
   /** The whole lines read, without their newline. */
@@ -138,8 +140,16 @@ export function readMarkedLines(fd: number, from: ReadPoint, size: number, marks
       continue;
     }
     const hits: number[] = [];
+    // Searched only over the whole lines read (the buffer past them holds an earlier read's bytes).
+    const whole = buffer.subarray(0, last);
     for (const mark of marks.anywhere ?? []) {
-      for (let hit = buffer.indexOf(mark, 0); hit !== -1 && hit < last; hit = buffer.indexOf(mark, hit + 1)) hits.push(hit);
+      // Node finds a needle under 8 bytes twice as fast as a longer one: the mark's first bytes are looked for, the rest compared where they are.
+      const head = mark.length > SHORT_NEEDLE ? mark.subarray(0, SHORT_NEEDLE) : mark;
+      for (let hit = whole.indexOf(head, 0); hit !== -1; hit = whole.indexOf(head, hit + 1)) {
+        let same = hit + mark.length <= last;
+        for (let i = head.length; same && i < mark.length; i++) same = whole[hit + i] === mark[i];
+        if (same) hits.push(hit);
+      }
     }
     hits.sort((a, b) => a - b);
     let lineEnd = -1;

@@ -18,6 +18,14 @@ export interface UsageJob {
   folder: string;
   path: string;
   from: UsagePosition | null;
+  /** What it holds past `from` when it was looked at. */
+  bytes: number;
+}
+
+/** What a reader thread is given: every job, and the index of the next one to take (shared by the threads). */
+export interface ReaderThreadData {
+  jobs: UsageJob[];
+  next: Int32Array;
 }
 
 /** What a read found: the file's new position, whether it was read from its start again (another file at its path, or cut short), its lines and calls. */

@@ -7,7 +7,7 @@ import { Worker } from "node:worker_threads";
 import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
 import { PRICE_TABLE } from "../../model/money";
 import { estimateCostUsd } from "../prices";
-import { readUsageFile, type UsageFileRead, type UsageJob } from "./readUsageFile";
+import { readUsageFile, type ReaderThreadData, type UsageFileRead, type UsageJob } from "./readUsageFile";
 import { replaces, tokensOf, USAGE_AGENTS, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
 
 /**
@@ -22,6 +22,8 @@ export const usageLedgerFile = (storeDir: string) => path.join(storeDir, "usage.
 
 /** What made a ledger: its schema's version and the price table its costs come from. */
 const LEDGER_MADE_BY = `ledger 1, ${PRICE_TABLE.name} ${PRICE_TABLE.version}`;
+
+const DEDUPE_INDEX = "CREATE INDEX IF NOT EXISTS usage_calls_dedupe ON usage_calls (dedupe_hash) WHERE dedupe_hash IS NOT NULL";
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS usage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -60,7 +62,7 @@ CREATE TABLE IF NOT EXISTS usage_calls (
   PRIMARY KEY (file, line)
 ) WITHOUT ROWID;
 -- Found by a hash of its key: an index of integers costs a first read half what one of the keys would.
-CREATE INDEX IF NOT EXISTS usage_calls_dedupe ON usage_calls (dedupe_hash) WHERE dedupe_hash IS NOT NULL;
+${DEDUPE_INDEX};
 `;
 
 /** Each agent's folder to read; null or absent: not read (its files turned off). */
@@ -118,25 +120,6 @@ const ROWS_AT_ONCE = 64;
 const KEPT_TOGETHER = 100;
 /** The reader thread's script, beside the bundle this runs from (dist/); absent when the sources run directly: this thread reads. */
 const readerThreadFile = () => path.join(/*turbopackIgnore: true*/ __dirname, "usageReaderThread.cjs");
-
-/** The jobs in `count` shares of about the same bytes, the biggest first. */
-function shares(jobs: UsageJob[], count: number): UsageJob[][] {
-  const size = (job: UsageJob) => {
-    try {
-      return fs.statSync(job.path).size - (job.from?.offset ?? 0);
-    } catch {
-      return 0;
-    }
-  };
-  const sized = jobs.map((job) => ({ job, bytes: size(job) })).sort((a, b) => b.bytes - a.bytes);
-  const out = Array.from({ length: count }, () => ({ jobs: [] as UsageJob[], bytes: 0 }));
-  for (const { job, bytes } of sized) {
-    const least = out.reduce((a, b) => (b.bytes < a.bytes ? b : a));
-    least.jobs.push(job);
-    least.bytes += bytes;
-  }
-  return out.map((share) => share.jobs).filter((share) => share.length > 0);
-}
 
 /** A call kept that names itself (its dedupe key): which line, and what picks between it and a copy. */
 interface KeptCall {
@@ -196,6 +179,7 @@ export class UsageLedger {
       sameCalls: this.db.prepare(
         "SELECT c.dedupe AS key, c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe_hash IN (SELECT value FROM json_each(?))",
       ),
+      anyFile: this.db.prepare("SELECT 1 FROM usage_files LIMIT 1"),
       anyNamed: this.db.prepare("SELECT 1 FROM usage_calls WHERE dedupe_hash IS NOT NULL LIMIT 1"),
       drop: this.db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
       add: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${CALL_VALUES}`),
@@ -226,24 +210,52 @@ export class UsageLedger {
         // Unchanged since it was read to its end: a look costs a stat.
         if (known && known.dev === stat.dev && known.ino === stat.ino && known.offset === stat.size) continue;
         bytes += stat.size - (known?.offset ?? 0);
-        jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null });
+        jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null, bytes: stat.size - (known?.offset ?? 0) });
       }
     }
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
+    const firstBuild = jobs.length > 0 && this.statements.anyFile.get() === undefined;
     try {
+      if (firstBuild) this.beginFirstBuild();
       if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !fs.existsSync(readerThreadFile())) {
         for (const job of jobs) this.keepReads([readUsageFile(job, bounds)]);
-        return;
+      } else {
+        // The biggest first, each taken by the first thread free: the threads end together, however the files' costs differ.
+        jobs.sort((a, b) => b.bytes - a.bytes);
+        const next = new Int32Array(new SharedArrayBuffer(4));
+        await Promise.all(Array.from({ length: READER_THREADS }, () => this.readOnThread(jobs, next)));
       }
-      await Promise.all(shares(jobs, READER_THREADS).map((share) => this.readOnThread(share)));
+      if (firstBuild) this.endFirstBuild();
+    } catch (error) {
+      if (firstBuild && this.db.inTransaction) this.db.exec("ROLLBACK");
+      throw error;
     } finally {
       this.keptThisUpdate = null;
     }
   }
 
-  private readOnThread(jobs: UsageJob[]): Promise<void> {
+  /**
+   * A first build is one transaction: a kill part way leaves the ledger empty, as it was (the next
+   * report builds it again), and one commit costs a big first read far less than one every few files.
+   * Its calls are indexed by their key once all are in (no call is looked up by it meanwhile: all are
+   * in memory), which costs less than keeping the index as each is inserted. Other writers wait on it.
+   */
+  private beginFirstBuild(): void {
+    this.db.exec("BEGIN IMMEDIATE");
+    // Another report may have built it while this one waited for the lock: then what it holds is looked up as usual.
+    this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
+    if (this.statements.anyFile.get() === undefined) this.db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
+  }
+
+  private endFirstBuild(): void {
+    this.db.exec(DEDUPE_INDEX);
+    this.db.exec("COMMIT");
+  }
+
+  /** A reader thread reading the jobs `next` points to (each thread moves it on as it takes one). */
+  private readOnThread(jobs: UsageJob[], next: Int32Array): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(/*turbopackIgnore: true*/ readerThreadFile(), { workerData: { jobs } });
+      const worker = new Worker(/*turbopackIgnore: true*/ readerThreadFile(), { workerData: { jobs, next } satisfies ReaderThreadData });
       let done = false;
       // Kept a few files at a time: a transaction each would cost more than the thread saves.
       let reads: (UsageFileRead | null)[] = [];
@@ -270,12 +282,13 @@ export class UsageLedger {
 
   /** Files' reads kept with their new positions (one transaction), each unless another reader (the dashboard, another `reqwatch usage`) read it meanwhile: theirs stand. */
   private keepReads(reads: readonly (UsageFileRead | null)[]): void {
-    this.db
-      .transaction(() => {
-        for (const read of reads) if (read) this.keepRead(read);
-        this.flush();
-      })
-      .immediate();
+    const keep = () => {
+      for (const read of reads) if (read) this.keepRead(read);
+      this.flush();
+    };
+    // Within a first build's transaction, directly: a savepoint would copy aside each page it changes first.
+    if (this.db.inTransaction) keep();
+    else this.db.transaction(keep).immediate();
   }
 
   /** The calls kept so far, inserted: many rows a statement (a big first read inserts tens of thousands). */

@@ -1,7 +1,9 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { readUsageFile, type UsageJob } from "./readUsageFile";
+import { readUsageFile, type ReaderThreadData } from "./readUsageFile";
 
-// A reader thread of the usage ledger (dist/usageReaderThread.cjs): reads its share of the files and
-// sends each file's result as it has it; the thread that started it keeps them (./usageLedger.ts).
-for (const job of (workerData as { jobs: UsageJob[] }).jobs) parentPort!.postMessage(readUsageFile(job));
+// A reader thread of the usage ledger (dist/usageReaderThread.cjs): takes the next file no thread took
+// yet until none is left, and sends each file's result as it has it; the thread that started it keeps
+// them (./usageLedger.ts).
+const { jobs, next } = workerData as ReaderThreadData;
+for (let i = Atomics.add(next, 0, 1); i < jobs.length; i = Atomics.add(next, 0, 1)) parentPort!.postMessage(readUsageFile(jobs[i]!));
 parentPort!.postMessage("done");
