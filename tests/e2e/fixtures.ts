@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
+import net from "node:net";
 import path from "node:path";
 import { test as base, expect, type Page } from "@playwright/test";
 import { adoptStateDir } from "../../lib/store/ownership";
@@ -91,6 +92,10 @@ export const test = base.extend<Fixtures & Options>({
         const started = await waitForHealth(`${url}/api/health`, path.resolve(serverEnv.REQWATCH_STATE_DIR), server, () => output);
         if (started === "port taken" && attempt < 5) continue;
         if (started === "port taken") throw new Error(`five free ports were taken before the server could listen:\n${output}`);
+        // The receiver a test asked for listens once the server has taken the telemetry lease, a moment
+        // after the pages answer: a test sends to it only then.
+        const otlpPort = Number(serverEnv.REQWATCH_OTLP_PORT);
+        if (Number.isInteger(otlpPort) && otlpPort > 0) await waitForListening(otlpPort, server, () => output);
         const kill = async () => {
           if (server.exitCode !== null || server.signalCode !== null) return;
           const exited = new Promise((resolve) => server.on("exit", resolve));
@@ -134,3 +139,21 @@ export async function actionToken(page: Page, url: string): Promise<string> {
 }
 
 export { expect };
+
+/** Resolves once something listens on `port` on 127.0.0.1; throws if the server exits first or a minute passes. */
+async function waitForListening(port: number, server: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const listening = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+    if (listening) return;
+    if (server.exitCode !== null || server.signalCode !== null) throw new Error(`the server exited before its receiver listened on ${port}:\n${output()}`);
+    if (Date.now() > deadline) throw new Error(`nothing listened on ${port} within a minute:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

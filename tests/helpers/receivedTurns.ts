@@ -23,12 +23,18 @@ export function receivedTurns(dashboard: () => Awaited<ReturnType<typeof aDashbo
     expect(response.status, response.text).toBe(200);
     return response.json<T>();
   }
-  const viewOf = (row: ReceivedRow) => get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`);
+  /** A row's page; null when it is gone since the list was read (joined into another intake's lifecycle). */
+  const viewOf = async (row: ReceivedRow) => {
+    const response = await dashboard().ask(`/api/sources/otel/requests/${row.requestId}`);
+    if (response.status === 404) return null;
+    expect(response.status, response.text).toBe(200);
+    return response.json<SourceRequestView>();
+  };
   /** Every lifecycle whose prompt is `prompt`, with its own page's view. */
   async function withPrompt(prompt: string): Promise<{ row: ReceivedRow; view: SourceRequestView }[]> {
     const rows = (await get<RequestsView>(`/api/requests?source=otel&text=${encodeURIComponent(prompt)}`)).items;
     const views = await Promise.all(rows.map(viewOf));
-    return rows.map((row, i) => ({ row, view: views[i]! })).filter(({ view }) => view.request.prompt === prompt);
+    return rows.flatMap((row, i) => (views[i] && views[i].request.prompt === prompt ? [{ row, view: views[i] }] : []));
   }
   return {
     get,

@@ -57,9 +57,12 @@ function repeated(unit: string, length: number): string {
   return unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
 }
 
-/** This thread's CPU time, in ms: unlike the clock, it does not count the time other processes took the core. */
+/**
+ * This process's CPU time, in ms: unlike the clock, it does not count the time other processes took
+ * the core. (A thread's own, process.threadCpuUsage, moves only at the scheduler's ticks: 0 for a short call.)
+ */
 function cpuMs(): number {
-  const { user, system } = process.threadCpuUsage();
+  const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 }
 

@@ -40,13 +40,14 @@ describe("what the receiver keeps, and for how long", () => {
     feed(0, 10, T0);
     feed(1000, 10, T0 + 23 * HOUR);
     const before = store.usage(1e6).bySession.map((row) => row.session);
-    expect(store.trim(T0 + 24 * HOUR + 1)).toMatchObject({ more: false });
+    // No time budget: what goes, not how it is paced (the test below), whatever the machine's speed.
+    expect(store.trim(T0 + 24 * HOUR + 1, Infinity)).toMatchObject({ more: false });
     const after = store.usage(1e6).bySession.map((row) => row.session);
     expect(after.length).toBeGreaterThan(0);
     expect(after.length).toBeLessThan(before.length);
     // What stays is what was received at the later time: a second trim then removes nothing.
-    expect(store.trim(T0 + 24 * HOUR + 2).removed).toBe(0);
-    expect(store.trim(T0 + 47 * HOUR + 1).removed).toBeGreaterThan(0);
+    expect(store.trim(T0 + 24 * HOUR + 2, Infinity).removed).toBe(0);
+    expect(store.trim(T0 + 47 * HOUR + 1, Infinity).removed).toBeGreaterThan(0);
     expect(store.usage(1e6).bySession).toEqual([]);
   });
 
