@@ -88,7 +88,7 @@ describe("amqplib with its OpenTelemetry instrumentation, against a real RabbitM
     const rows = await messagesOf("orders", (items) => items.length === 2 && items.every((item) => item.state === "completed"));
     expect(rows.map((row) => row.workspace)).toEqual(["orders", "orders"]);
     const steps = await stepsOf(rows[0]!);
-    expect(steps).toEqual([expect.stringMatching(/^send: into orders, \d+ ms$/), expect.stringMatching(/^process: done, \d+ ms$/)]);
+    expect(steps).toEqual([expect.stringMatching(/^send: into orders, \d+(\.\d+)? m?s$/), expect.stringMatching(/^process: done, \d+(\.\d+)? m?s$/)]);
   }, 120_000);
 
   it("nacked and requeued, then acked on its redelivery: completed, the nack in its history", async () => {
@@ -101,13 +101,13 @@ describe("amqplib with its OpenTelemetry instrumentation, against a real RabbitM
     expect(await waitForExit(consumer)).toBe(0);
     const [row] = await messagesOf("refunds", (items) => items[0]?.state === "completed");
     const steps = await stepsOf(row!);
-    expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process: failed: nack called on message with requeue \(back in the queue\), \d+ ms$/), expect.stringMatching(/^process: done, \d+ ms$/)]));
+    expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process: failed: nack called on message with requeue \(back in the queue\), \d+(\.\d+)? m?s$/), expect.stringMatching(/^process: done, \d+(\.\d+)? m?s$/)]));
     // Over MCP: completed, no error left; the nacked delivery failed with its reason, the redelivery done.
     expect((await receivedOverMcp.rows(await mcp(), { workspace: "refunds" })).items).toEqual([expect.objectContaining({ requestId: row!.requestId, state: "completed" })]);
     const message = await receivedOverMcp.lifecycle(await mcp(), row!.requestId);
     expect(message.request.error).toBeUndefined();
     const processed = timelineOutline(message).map((line) => line.trim()).filter((line) => line.startsWith("process, "));
-    expect(processed).toEqual([expect.stringMatching(/, failed: nack called on message with requeue$/), expect.stringMatching(/^process, \d+ ms$/)]);
+    expect(processed).toEqual([expect.stringMatching(/, failed: nack called on message with requeue$/), expect.stringMatching(/^process, \d+(\.\d+)? m?s$/)]);
     expect(await receivedOverMcp.story(await mcp(), row!.requestId)).not.toContain("Error:");
   }, 120_000);
 });

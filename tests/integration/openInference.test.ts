@@ -31,7 +31,7 @@ describe("OpenInference's Anthropic instrumentation", () => {
     // Over MCP: its one call once, though two spans told of it.
     const mcp = await overMcp(row.requestId);
     expect(mcp.facts).toMatchObject({ "Model calls": "1", Cost: "$0.0008 estimated" });
-    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms$/)]);
+    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+(\.\d+)? m?s$/)]);
   });
 
   it("an agent whose model asks for a tool: one run of two calls and one tool", async () => {
@@ -45,7 +45,7 @@ describe("OpenInference's Anthropic instrumentation", () => {
     const mcp = await overMcp(row.requestId);
     expect(mcp.facts).toMatchObject({ "Model calls": "2", "Tool uses": "1", Cost: "$0.0016 estimated" });
     expect(mcp.calls).toHaveLength(2);
-    expect(mcp.tools).toEqual([expect.stringMatching(/^tool, Bash, \d+ ms$/)]);
+    expect(mcp.tools).toEqual([expect.stringMatching(/^tool, Bash, \d+(\.\d+)? m?s$/)]);
   });
 
   it("529 every time: one call, failed with the error, after two attempts", async () => {
@@ -59,7 +59,7 @@ describe("OpenInference's Anthropic instrumentation", () => {
     // Over MCP: failed with the SDK's error, after the two attempts the mock refused, one call.
     const mcp = await overMcp(row.requestId);
     expect(mcp.facts).toMatchObject({ Attempts: "2", Error: view.request.error });
-    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, 2 attempts, failed: .*529/)]);
+    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+(\.\d+)? m?s, 2 attempts, failed: .*529/)]);
     expect(mcp.story).toContain(`Error: ${view.request.error}`);
   });
 

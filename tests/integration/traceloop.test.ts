@@ -40,7 +40,7 @@ describe("Traceloop's OpenLLMetry", () => {
     const mcp = await overMcp(row.requestId);
     expect(mcp.facts).toMatchObject({ "Model calls": "2", "Tool uses": "1", Cost: "$0.0016 estimated" });
     expect(mcp.calls).toHaveLength(2);
-    expect(mcp.tools).toEqual([expect.stringMatching(/^tool, Bash, \d+ ms$/)]);
+    expect(mcp.tools).toEqual([expect.stringMatching(/^tool, Bash, \d+(\.\d+)? m?s$/)]);
   });
 
   it("529 every time: one call, failed with the error", async () => {
@@ -55,7 +55,7 @@ describe("Traceloop's OpenLLMetry", () => {
     // Over MCP: failed with the API's error, its one call failed.
     const mcp = await overMcp(row.requestId);
     expect(mcp.facts).toMatchObject({ State: "failed", Error: view.request.error });
-    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, failed: .*529/)]);
+    expect(mcp.calls).toEqual([expect.stringMatching(/^model call, claude-sonnet-4-5, \d+(\.\d+)? m?s, failed: .*529/)]);
     expect(mcp.story).toContain(`Error: ${view.request.error}`);
   });
 });
