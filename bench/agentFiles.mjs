@@ -237,7 +237,7 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
   try {
     console.log(`\nwriting ${(bytes / 1e9).toFixed(2)} GB of agent history...`);
     const generating = performance.now();
-    const history = writeAgentHistory(home, { bytes, seed: 1 });
+    const history = writeAgentHistory(home, { bytes, variant: 1 });
     figure(rows, `generated history: ${history.files} files, ${Object.values(history.agents).reduce((n, a) => n + a.sessions, 0)} sessions`, history.bytes / 1e6, "MB", { seconds: Number(((performance.now() - generating) / 1000).toFixed(1)) });
     const size = `${(history.bytes / 1e9).toFixed(1)} GB`;
     const ccusage = installedCcusage(ROOT);

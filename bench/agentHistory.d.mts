@@ -10,7 +10,7 @@ export interface ModelTally {
 
 export interface AgentHistory {
   home: string;
-  seed: number;
+  variant: number;
   now: string;
   bytes: number;
   files: number;
@@ -20,5 +20,5 @@ export interface AgentHistory {
   recent: { agent: "claude" | "codex" | "gemini"; file: string }[];
 }
 
-/** Writes a history of Claude Code's, Codex CLI's and Gemini CLI's own files under `home`, the same for the same seed and `now`. */
-export function writeAgentHistory(home: string, options?: { bytes?: number; seed?: number; now?: number }): AgentHistory;
+/** Writes a history of Claude Code's, Codex CLI's and Gemini CLI's own files under `home`, the same for the same variant and `now`. */
+export function writeAgentHistory(home: string, options?: { bytes?: number; variant?: number; now?: number }): AgentHistory;

@@ -1,10 +1,10 @@
 // A generated history of the three agents' own session files, as a heavy user's home holds them:
-// `node bench/agentHistory.mjs <home> --bytes 1e9 [--seed n] [--now <ISO time>]` writes
+// `node bench/agentHistory.mjs <home> --bytes 1e9 [--variant n] [--now <ISO time>]` writes
 // <home>/.claude/projects/..., <home>/.codex/sessions/..., <home>/.gemini/tmp/...
 // Every line's shape is copied from what the real CLIs wrote (tests/fixtures/claude-code-transcripts,
 // codex-sessions, gemini-sessions); what varies is how many, how big and when. Most bytes are tool
 // results and file contents, as in real transcripts (Claude Code writes a Read's file twice: in the
-// tool result and in its `toolUseResult`). The same seed and `now` write the same bytes.
+// tool result and in its `toolUseResult`). The same variant and `now` write the same bytes.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,10 +35,10 @@ const MODELS = {
 const CLAUDE_VERSION = "2.1.332";
 const CODEX_VERSION = "0.171.0";
 
-/** sfc32: a small seeded generator, so a seed always writes the same history. */
-function randomFrom(seed) {
-  let a = 0x9e3779b9 ^ seed;
-  let b = 0x243f6a88 ^ (seed * 31);
+/** sfc32: a small generator of numbers from a start value, so a variant always writes the same history. */
+function randomFrom(variant) {
+  let a = 0x9e3779b9 ^ variant;
+  let b = 0x243f6a88 ^ (variant * 31);
   let c = 0xb7e15162;
   let d = 1;
   const next = () => {
@@ -113,14 +113,14 @@ function textPool(random, size = 3_000_000) {
  * model's calls and tokens as the files say them, and the transcripts last written in the hour
  * before `now` (the ones a bench can append to as if their agent were still running).
  */
-export function writeAgentHistory(home, { bytes = 1e9, seed = 1, now = Date.now() } = {}) {
-  const random = randomFrom(seed);
+export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.now() } = {}) {
+  const random = randomFrom(variant);
   const pool = textPool(random);
   const text = (length) => {
     const start = random.int(0, pool.length - Math.min(length, pool.length) - 1);
     return pool.slice(start, start + length);
   };
-  const summary = { home, seed, now: new Date(now).toISOString(), bytes: 0, files: 0, agents: {}, models: {}, recent: [] };
+  const summary = { home, variant, now: new Date(now).toISOString(), bytes: 0, files: 0, agents: {}, models: {}, recent: [] };
   for (const [agent] of AGENT_SHARES) summary.agents[agent] = { sessions: 0, files: 0, bytes: 0, calls: 0 };
   const tally = (agent, model, usage) => {
     const m = (summary.models[model] ??= { agent, calls: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
@@ -544,14 +544,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     return at === -1 ? fallback : rest[at + 1];
   };
   const bytes = Number(option("bytes", "1e9"));
-  const seed = Number(option("seed", "1"));
+  const variant = Number(option("variant", "1"));
   const now = option("now") === undefined ? Date.now() : Date.parse(option("now"));
-  if (!home || !(bytes > 0) || !Number.isInteger(seed) || Number.isNaN(now)) {
-    console.error("usage: node bench/agentHistory.mjs <home> [--bytes 1e9] [--seed n] [--now <ISO time>]");
+  if (!home || !(bytes > 0) || !Number.isInteger(variant) || Number.isNaN(now)) {
+    console.error("usage: node bench/agentHistory.mjs <home> [--bytes 1e9] [--variant n] [--now <ISO time>]");
     process.exit(2);
   }
   const started = performance.now();
-  const summary = writeAgentHistory(path.resolve(home), { bytes, seed, now });
+  const summary = writeAgentHistory(path.resolve(home), { bytes, variant, now });
   const { recent, ...rest_ } = summary;
   console.log(JSON.stringify({ ...rest_, recent: recent.length, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) }, null, 2));
 }

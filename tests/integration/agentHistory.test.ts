@@ -30,7 +30,7 @@ interface CcusageDay {
 
 beforeAll(() => {
   parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-agent-history-"));
-  history = writeAgentHistory(path.join(parent, "home"), { bytes: 30e6, seed: 7, now: NOW });
+  history = writeAgentHistory(path.join(parent, "home"), { bytes: 30e6, variant: 7, now: NOW });
 }, 600_000);
 afterAll(() => fs.rmSync(parent, { recursive: true, force: true }));
 
@@ -54,8 +54,8 @@ describe("the generated agent history", () => {
     for (const { file } of history.recent) expect(fs.statSync(file).mtimeMs).toBeLessThanOrEqual(NOW);
   });
 
-  it("is the same bytes for the same seed", () => {
-    const again = writeAgentHistory(path.join(parent, "again"), { bytes: 30e6, seed: 7, now: NOW });
+  it("is the same bytes for the same variant", () => {
+    const again = writeAgentHistory(path.join(parent, "again"), { bytes: 30e6, variant: 7, now: NOW });
     expect(again.bytes).toBe(history.bytes);
     expect(hashes(path.join(parent, "again"))).toEqual(hashes(history.home));
   });
