@@ -13,9 +13,8 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createParser } from "eventsource-parser";
 import { writeAgentHistory } from "./agentHistory.mjs";
-import { startServer } from "./server.mjs";
+import { otelNews, startServer } from "./server.mjs";
 
 /** ccusage as tests/helpers/clients.ts pins it (its launcher and its native binary), installed into the same folder the tests use. */
 const CCUSAGE = ["ccusage@20.0.24", "@ccusage/ccusage-linux-x64@20.0.24"];
@@ -329,21 +328,7 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     // A line appended to an open transcript until the open page's news of it (the `sources` event it
     // refetches on) and until the API answers with it.
     const { url } = kept.server;
-    const events = await fetch(`${url}/api/events`, { headers: { accept: "text/event-stream" } });
-    const reader = events.body.getReader();
-    let waiting = null;
-    const parser = createParser({
-      onEvent: (event) => {
-        if (event.event === "sources" && waiting && JSON.parse(event.data).changed.includes("otel")) waiting();
-      },
-    });
-    const pump = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        parser.feed(new TextDecoder().decode(value));
-      }
-    })();
+    const news = await otelNews(url);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const open = history.recent.filter((entry) => entry.agent === "claude").map((entry) => entry.file);
     const toEvent = [];
@@ -351,17 +336,15 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     let missed = 0;
     for (let i = 0; i < APPENDS; i++) {
       let t0 = 0;
-      const seen = new Promise((resolve) => (waiting = () => resolve(performance.now())));
+      const seen = news.next();
       const shown = await untilShown(url, open[i % open.length], `appended prompt ${i} ${randomUUID()}`, (at) => (t0 = at));
       const evented = await Promise.race([seen, new Promise((resolve) => setTimeout(() => resolve(null), 10_000))]);
-      waiting = null;
       if (shown === null || evented === null) missed++;
       if (shown !== null) toApi.push(shown);
       if (evented !== null) toEvent.push(evented - t0);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
-    await reader.cancel();
-    await pump.catch(() => {});
+    await news.close();
     summarize("line appended to an open transcript -> the open page's event", toEvent, { target: "p95 <= 1000 ms", missed });
     summarize("line appended to an open transcript -> the API answers with it", toApi, { target: "p95 <= 1000 ms" });
     figure(rows, "dashboard RSS (all its processes) after the appends", treeRssMb(kept.server.child.pid), "MB", { target: "<= 300" });

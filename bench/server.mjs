@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
+import { createParser } from "eventsource-parser";
 
 /** A port no one listens on now, on 127.0.0.1. */
 export function freePort() {
@@ -51,4 +52,39 @@ export async function startServer(ROOT, stateDir, env = {}, nodeArgs = [], pollM
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
   return { url, child, stop };
+}
+
+/**
+ * An open page's news of received lifecycles: the dashboard's event stream, read as a tab reads it.
+ * `next()` resolves (with the time) at the next `sources` event naming `otel`; `close()` ends the stream.
+ */
+export async function otelNews(url) {
+  const events = await fetch(`${url}/api/events`, { headers: { accept: "text/event-stream" } });
+  const reader = events.body.getReader();
+  let waiting = null;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.event === "sources" && waiting && JSON.parse(event.data).changed.includes("otel")) waiting(performance.now());
+    },
+  });
+  const pump = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      parser.feed(new TextDecoder().decode(value));
+    }
+  })();
+  return {
+    next: () =>
+      new Promise((resolve) => {
+        waiting = (at) => {
+          waiting = null;
+          resolve(at);
+        };
+      }),
+    close: async () => {
+      await reader.cancel();
+      await pump.catch(() => {});
+    },
+  };
 }

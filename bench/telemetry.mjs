@@ -18,9 +18,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { createParser } from "eventsource-parser";
 import { exportBody, LogsRequest, PER_EXPORT, TracesRequest } from "./claudeCodeExports.mjs";
-import { freePort, startServer } from "./server.mjs";
+import { freePort, otelNews, startServer } from "./server.mjs";
 
 const require = createRequire(import.meta.url);
 const Database = require("better-sqlite3");
@@ -155,32 +154,15 @@ export async function measureTelemetry({ ROOT, tempDir, summarize, ratio, median
 
     // Export received to the open page's news of it: a new turn's prompt, then the `sources` event naming it.
     const visible = [];
-    const events = await fetch(`${server.url}/api/events`, { headers: { accept: "text/event-stream" } });
-    const reader = events.body.getReader();
-    let waiting = null;
-    const parser = createParser({
-      onEvent: (event) => {
-        if (event.event === "sources" && waiting && JSON.parse(event.data).changed.includes("otel")) waiting();
-      },
-    });
-    const pump = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        parser.feed(new TextDecoder().decode(value));
-      }
-    })();
+    const news = await otelNews(server.url);
     for (let i = 0; i < 40; i++) {
-      const seen = new Promise((resolve) => (waiting = resolve));
+      const seen = news.next();
       const t0 = performance.now();
       await post(receiver, exportBody(5_000_000 + i * 2));
-      await seen;
-      visible.push(performance.now() - t0);
-      waiting = null;
+      visible.push((await seen) - t0);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
-    await reader.cancel();
-    await pump.catch(() => {});
+    await news.close();
     summarize("export received to the open page's news of it", visible, { target: "p95 <= 1000 ms" });
   } finally {
     await server.stop();
