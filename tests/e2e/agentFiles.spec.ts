@@ -6,6 +6,7 @@ import { aClaudeFolder } from "../helpers/claudeFolder";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { anOpenAiResponsesMock } from "../helpers/openAiResponsesMock";
 import { freePort, waitForExit, withOutput } from "../helpers/processes";
+import { writeCodexConfig } from "../helpers/codexConfig";
 import { expect, test } from "./fixtures";
 
 // Claude Code's own session files (captured from the real CLI with its telemetry off,
@@ -61,9 +62,7 @@ test("a Codex CLI run with its telemetry on and its files read: one row for its 
     const otlpPort = await freePort();
     const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort), REQWATCH_AGENT_FILES: "on", REQWATCH_CODEX_DIR: codexHome, REQWATCH_CLAUDE_DIR: path.join(parent, ".claude"), REQWATCH_GEMINI_DIR: path.join(parent, ".gemini") });
     // The real Codex CLI (tests/integration/agentJoin.test.ts runs the others), its [otel] section at the dashboard's receiver, its files in the folder the dashboard reads.
-    const exporter = (signal: string) => `{ otlp-http = { endpoint = "http://127.0.0.1:${otlpPort}/v1/${signal}", protocol = "binary" } }`;
-    const config = ['model = "gpt-5-codex"', 'model_provider = "mock"', "", "[model_providers.mock]", 'name = "Mock"', `base_url = "${api.url}"`, 'wire_api = "responses"', 'env_key = "MOCK_OPENAI_KEY"', "", "[otel]", 'environment = "test"', "log_user_prompt = true", `exporter = ${exporter("logs")}`, `trace_exporter = ${exporter("traces")}`, ""];
-    fs.writeFileSync(path.join(codexHome, "config.toml"), config.join("\n"));
+    writeCodexConfig(codexHome, api.url, { receiver: `http://127.0.0.1:${otlpPort}` });
     const home = path.join(parent, "home");
     fs.mkdirSync(home);
     const codex = withOutput(

@@ -11,6 +11,7 @@ import { aDashboard } from "../helpers/dashboard";
 import { aGeminiMock, MOCK_ANSWER as GEMINI_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
 import { anOpenAiResponsesMock, MOCK_ANSWER as CODEX_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
+import { writeCodexConfig } from "../helpers/codexConfig";
 import { everyItem, receivedTurns, type ReceivedRow } from "../helpers/receivedTurns";
 import { readRows } from "../helpers/telemetryRows";
 import { tempParent } from "../helpers/stateDir";
@@ -71,29 +72,7 @@ const callTokens = (view: SourceRequestView, role: string | null = null) =>
 // ---- Codex CLI: CODEX_HOME the folder the dashboard reads, its [otel] section at the receiver.
 
 function startCodex(apiUrl: string, prompt: string, maxRetries = 4): ChildProcess & { output: () => string } {
-  const exporter = (signal: string) => `{ otlp-http = { endpoint = "${receiver}/v1/${signal}", protocol = "binary" } }`;
-  fs.writeFileSync(
-    path.join(codexDir, "config.toml"),
-    [
-      'model = "gpt-5-codex"',
-      'model_provider = "mock"',
-      "",
-      "[model_providers.mock]",
-      'name = "Mock"',
-      `base_url = "${apiUrl}"`,
-      'wire_api = "responses"',
-      'env_key = "MOCK_OPENAI_KEY"',
-      `request_max_retries = ${maxRetries}`,
-      "stream_max_retries = 0",
-      "",
-      "[otel]",
-      'environment = "test"',
-      "log_user_prompt = true",
-      `exporter = ${exporter("logs")}`,
-      `trace_exporter = ${exporter("traces")}`,
-      "",
-    ].join("\n"),
-  );
+  writeCodexConfig(codexDir, apiUrl, { receiver, maxRetries });
   const home = tempParent();
   const child = spawn(path.join(installedClient(CLIENTS.codexCli), "node_modules/.bin/codex"), ["exec", "--skip-git-repo-check", prompt], {
     cwd: home,

@@ -10,6 +10,7 @@ import { aDashboard } from "../helpers/dashboard";
 import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
+import { writeCodexConfig } from "../helpers/codexConfig";
 import { tempParent } from "../helpers/stateDir";
 import { everyItem, receivedTurns } from "../helpers/receivedTurns";
 
@@ -45,30 +46,7 @@ const CODEX_COST = /^(unknown|\$0\.\d*[1-9]\d* estimated)$/;
 /** A CODEX_HOME of its own: a model provider at the mock (its key from MOCK_OPENAI_KEY) and the [otel] section a user writes, pointed at the dashboard. */
 function aCodexHome(apiUrl: string, options: { protocol?: "binary" | "json"; maxRetries?: number; traces?: boolean } = {}): string {
   const home = tempParent();
-  const exporter = (signal: string) => `{ otlp-http = { endpoint = "${receiver}/v1/${signal}", protocol = "${options.protocol ?? "binary"}" } }`;
-  fs.writeFileSync(
-    path.join(home, "config.toml"),
-    [
-      'model = "gpt-5-codex"',
-      'model_provider = "mock"',
-      "",
-      "[model_providers.mock]",
-      'name = "Mock"',
-      `base_url = "${apiUrl}"`,
-      'wire_api = "responses"',
-      'env_key = "MOCK_OPENAI_KEY"',
-      `request_max_retries = ${options.maxRetries ?? 4}`,
-      "stream_max_retries = 0",
-      "",
-      "[otel]",
-      'environment = "test"',
-      "log_user_prompt = true",
-      `exporter = ${exporter("logs")}`,
-      options.traces === false ? "" : `trace_exporter = ${exporter("traces")}`,
-      `metrics_exporter = ${exporter("metrics")}`,
-      "",
-    ].join("\n"),
-  );
+  writeCodexConfig(home, apiUrl, { receiver, protocol: options.protocol, maxRetries: options.maxRetries, traces: options.traces !== false, metrics: true });
   return home;
 }
 

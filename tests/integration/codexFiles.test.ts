@@ -10,6 +10,7 @@ import { aDashboard } from "../helpers/dashboard";
 import { anAgent, call, closeAgents, receivedOverMcp } from "../helpers/mcpAgent";
 import { anOpenAiResponsesMock, MOCK_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
+import { writeCodexConfig } from "../helpers/codexConfig";
 import { tempParent } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 import { receivedTurns } from "../helpers/receivedTurns";
@@ -42,10 +43,7 @@ afterAll(async () => {
 
 /** Every run's files in the one CODEX_HOME the dashboard reads: its config names a provider at this run's mock, and no [otel]. */
 function startCodex(apiUrl: string, args: string[], maxRetries = 4, home = tempParent()): ChildProcess & { output: () => string } {
-  fs.writeFileSync(
-    path.join(codexDir, "config.toml"),
-    ['model = "gpt-5-codex"', 'model_provider = "mock"', "", "[model_providers.mock]", 'name = "Mock"', `base_url = "${apiUrl}"`, 'wire_api = "responses"', 'env_key = "MOCK_OPENAI_KEY"', `request_max_retries = ${maxRetries}`, "stream_max_retries = 0", ""].join("\n"),
-  );
+  writeCodexConfig(codexDir, apiUrl, { maxRetries });
   const child = spawn(codex, ["exec", "--skip-git-repo-check", ...args], {
     cwd: home,
     env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexDir, MOCK_OPENAI_KEY: "test-key-for-the-mock" } as Record<string, string | undefined> as NodeJS.ProcessEnv,
