@@ -23,6 +23,20 @@ export interface GeminiCall {
 export const MOCK_ANSWER = "Hello from the mock.";
 export const TOOL_FILES = { present: "note.txt", missing: "missing.txt" } as const;
 
+/**
+ * Gemini CLI's settings.json for a run against the mock: its key's auth, no usage statistics, three
+ * attempts of a call that fails (ten by default, 5 s apart and doubling), and its telemetry sent to
+ * `receiver` (the dashboard's, `http://127.0.0.1:<port>`), or off.
+ */
+export function geminiSettings(receiver?: string): object {
+  return {
+    telemetry: receiver ? { enabled: true, target: "local", otlpEndpoint: receiver, otlpProtocol: "http", logPrompts: true } : { enabled: false },
+    privacy: { usageStatisticsEnabled: false },
+    security: { auth: { selectedType: "gemini-api-key" } },
+    general: { maxAttempts: 3 },
+  };
+}
+
 const MAIN_USAGE = { promptTokenCount: 120, candidatesTokenCount: 30, cachedContentTokenCount: 20, totalTokenCount: 150 };
 const ROUTER_USAGE = { promptTokenCount: 50, candidatesTokenCount: 10, totalTokenCount: 60 };
 

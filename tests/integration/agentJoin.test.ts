@@ -8,7 +8,7 @@ import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import { anAnthropicMock } from "../helpers/anthropicMock";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
-import { aGeminiMock, MOCK_ANSWER as GEMINI_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
+import { aGeminiMock, geminiSettings, MOCK_ANSWER as GEMINI_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
 import { anOpenAiResponsesMock, MOCK_ANSWER as CODEX_ANSWER, type ResponsesScenario } from "../helpers/openAiResponsesMock";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { writeCodexConfig } from "../helpers/codexConfig";
@@ -113,12 +113,7 @@ async function runGemini(scenario: GeminiScenario, prompt: string) {
   const project = tempParent();
   fs.writeFileSync(path.join(project, TOOL_FILES.present), "a note\n");
   fs.mkdirSync(path.join(project, ".gemini"));
-  const settings = {
-    telemetry: { enabled: true, target: "local", otlpEndpoint: receiver, otlpProtocol: "http", logPrompts: true },
-    privacy: { usageStatisticsEnabled: false },
-    security: { auth: { selectedType: "gemini-api-key" } },
-    general: { maxAttempts: 3 },
-  };
+  const settings = geminiSettings(receiver);
   fs.writeFileSync(path.join(project, ".gemini", "settings.json"), JSON.stringify(settings));
   fs.writeFileSync(path.join(geminiHome, ".gemini", "settings.json"), JSON.stringify(settings));
   try {

@@ -7,7 +7,7 @@ import type { SourceRequestView } from "../../lib/views/sourceRowsView";
 import type { RequestsView } from "../../lib/views/requestsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
-import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
+import { aGeminiMock, geminiSettings, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
 import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -42,14 +42,7 @@ function aHome(): string {
   const home = tempParent();
   fs.mkdirSync(path.join(home, ".gemini"));
   fs.writeFileSync(path.join(home, TOOL_FILES.present), "a note\n");
-  const settings = {
-    telemetry: { enabled: true, target: "local", otlpEndpoint: receiver, otlpProtocol: "http", logPrompts: true },
-    privacy: { usageStatisticsEnabled: false },
-    security: { auth: { selectedType: "gemini-api-key" } },
-    // Three attempts of a call that fails (ten by default, 5 s apart and doubling).
-    general: { maxAttempts: 3 },
-  };
-  fs.writeFileSync(path.join(home, ".gemini", "settings.json"), JSON.stringify(settings));
+  fs.writeFileSync(path.join(home, ".gemini", "settings.json"), JSON.stringify(geminiSettings(receiver)));
   return home;
 }
 

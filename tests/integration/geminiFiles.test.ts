@@ -10,7 +10,7 @@ import { CLIENTS, installedClient } from "../helpers/clients";
 import { runCli } from "../helpers/cli";
 import { aDashboard } from "../helpers/dashboard";
 import { aGeminiFolder } from "../helpers/geminiFolder";
-import { aGeminiMock, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
+import { aGeminiMock, geminiSettings, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
 import { eventually, waitForExit } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -36,14 +36,7 @@ beforeAll(async () => {
   geminiHome = path.join(parent, "gemini-home");
   geminiDir = path.join(geminiHome, ".gemini");
   fs.mkdirSync(geminiDir, { recursive: true });
-  const settings = {
-    telemetry: { enabled: false },
-    privacy: { usageStatisticsEnabled: false },
-    security: { auth: { selectedType: "gemini-api-key" } },
-    // Three attempts of a call that fails (ten by default, 5 s apart and doubling).
-    general: { maxAttempts: 3 },
-  };
-  fs.writeFileSync(path.join(geminiDir, "settings.json"), JSON.stringify(settings));
+  fs.writeFileSync(path.join(geminiDir, "settings.json"), JSON.stringify(geminiSettings()));
   dashboard = await aDashboard({ stateDir }, { port: 0, keepMs: 86_400_000, stuckAfterMs: STUCK_AFTER_MS, geminiDir }, "file");
 }, 600_000);
 afterAll(async () => {
@@ -201,8 +194,7 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
 
   it("a run that also exports its telemetry is one turn of the CLI's own session: its prompt, its main call drawn once, the router's from its telemetry", async () => {
     const receiver = (await dashboard.runtime.telemetry!.ready).url!;
-    const telemetry = { telemetry: { enabled: true, target: "local", otlpEndpoint: receiver, otlpProtocol: "http", logPrompts: true } };
-    const { runs, calls } = await runGemini("text", ["say hello, told twice by gemini"], telemetry);
+    const { runs, calls } = await runGemini("text", ["say hello, told twice by gemini"], geminiSettings(receiver));
     expect(runs[0]!.code, runs[0]!.output).toBe(0);
     const session = sessionOf("say hello, told twice by gemini");
     // Both tellings arrived, each in its own time: its file's prompt line and its telemetry's event.
