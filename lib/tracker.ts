@@ -198,8 +198,8 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       return { problem: earlier.loss, reopened: true, durationMs: earlier.durationMs };
     }
     reopenedByWriter = null;
-    // Deleted or replaced: open what is there now (another process may have made it). Corrupt: start over.
-    if (problem.kind === "corrupt") removeIndexFiles(dir.indexFile);
+    // Deleted or replaced: open what is there now (another process may have made it). Corrupt: start over, unless another process has already.
+    if (problem.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), opened.identity)) removeIndexFiles(dir.indexFile);
     ensureStateDir(dir);
     const old = ctx.db;
     opened = openIndex(dir.indexFile);

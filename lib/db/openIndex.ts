@@ -45,9 +45,14 @@ export function writersLockFile(indexFile: string): string {
   return path.join(path.dirname(indexFile), "writers.lock");
 }
 
-/** Delete index.db with its write-ahead log and shared memory (it is rebuildable from the files). */
+/**
+ * Delete index.db with its write-ahead log and shared memory (it is rebuildable from the files).
+ * The log and shared memory go first: another process may create a new index.db the moment the old
+ * one is gone, with a log of its own, and removing the log after would take it from under that
+ * process (its next connection would start another log beside the first: a corrupt index).
+ */
 export function removeIndexFiles(file: string): void {
-  for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+  for (const suffix of ["-wal", "-shm", ""]) fs.rmSync(file + suffix, { force: true });
 }
 
 function isNotADatabase(error: unknown): boolean {

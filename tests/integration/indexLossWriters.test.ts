@@ -1,8 +1,8 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { expect, it } from "vitest";
-import { openIndex } from "../../lib/db/openIndex";
+import { expect, it, vi } from "vitest";
+import { openIndex, readMeta, removeIndexFiles, writeMeta, type IndexDb } from "../../lib/db/openIndex";
 import { withWritersLock, writersLockFree } from "../../lib/db/writeLock";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
 import { eventually, startWorker, waitForExit } from "../helpers/processes";
@@ -67,6 +67,33 @@ it("the writers' lock holds between a connection to a deleted index.db and one t
   } finally {
     old.close();
     fresh.close();
+  }
+});
+
+it("removing an index leaves alone the new one another process makes the moment the old file is gone", () => {
+  const stateDir = tempStateDir();
+  aTracker({ stateDir }).close();
+  const file = path.join(stateDir, "index.db");
+  const rmSync = fs.rmSync;
+  let other: IndexDb | undefined;
+  // The other process, between two of the removals: index.db gone, it opens a new one and writes.
+  const between = vi.spyOn(fs, "rmSync").mockImplementation((target, options) => {
+    rmSync(target, options);
+    if (other || fs.existsSync(file)) return;
+    other = openIndex(file).db;
+    writeMeta(other, "written-by", "the other process");
+  });
+  try {
+    removeIndexFiles(file);
+  } finally {
+    between.mockRestore();
+  }
+  const third = openIndex(file).db;
+  try {
+    expect(readMeta(third, "written-by")).toBe("the other process");
+  } finally {
+    third.close();
+    other?.close();
   }
 });
 
