@@ -49,6 +49,15 @@ export const receivedOverMcp = {
   session: (client: Client, sessionId: string) => answer(client, "session_context", { source: "otel", sessionId }),
 };
 
+/**
+ * An item's title on a timeline as the pages write it whatever the machine's pace: `head` (a RegExp
+ * source), its time (`instant`, `37 ms`, `1.1 s`), `tail` (what follows the time), and `, the slowest`
+ * when it was: on a busy machine a tool can take longer than the mock's model call.
+ */
+export function timelineTitle(head: string, tail = ""): RegExp {
+  return new RegExp(`^\\s*${head}, (?:instant|\\d+(?:\\.\\d+)? m?s)${tail}(?:, the slowest)?$`);
+}
+
 /** A lifecycle's timeline as an agent reads it: each item's name, indented by how deep it is nested. */
 export function timelineOutline(view: SourceRequestView): string[] {
   const walk = (items: readonly TimelineItem[], depth: number): string[] => items.flatMap((item) => [`${"  ".repeat(depth)}${item.title}`, ...walk(item.children, depth + 1)]);

@@ -8,7 +8,7 @@ import type { RequestsView } from "../../lib/views/requestsView";
 import { CLIENTS, installedClient } from "../helpers/clients";
 import { aDashboard } from "../helpers/dashboard";
 import { aGeminiMock, geminiSettings, MOCK_ANSWER, TOOL_FILES, type GeminiScenario } from "../helpers/geminiMock";
-import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
+import { anAgent, closeAgents, factsOf, receivedOverMcp, timelineOutline, timelineTitle } from "../helpers/mcpAgent";
 import { eventually, waitForExit, withOutput } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 import { everyItem, receivedTurns } from "../helpers/receivedTurns";
@@ -130,8 +130,9 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     // Over MCP: the turn's tools, the missing file's with its error; the session's tools.
     const lifecycle = await receivedOverMcp.lifecycle(await mcp(), row.requestId);
     expect(factsOf(lifecycle)).toMatchObject({ "Model calls": "3", "Tool uses": "2", Cost: expect.stringMatching(/^\$0\.0004 estimated$/) });
-    expect(timelineOutline(lifecycle)).toContainEqual(expect.stringMatching(new RegExp(`^\\s*tool, read_file, \\d+(\\.\\d+)? m?s, failed: File not found: .*${TOOL_FILES.missing}$`)));
-    expect(timelineOutline(lifecycle).filter((line) => /^\s*tool, read_file, \d+(\.\d+)? m?s$/.test(line))).toHaveLength(1);
+    const outline = timelineOutline(lifecycle);
+    expect(outline).toContainEqual(expect.stringMatching(timelineTitle("tool, read_file", `, failed: File not found: .*${TOOL_FILES.missing}`)));
+    expect(outline.filter((line) => timelineTitle("tool, read_file").test(line)), outline.join("\n")).toHaveLength(1);
     expect(await receivedOverMcp.session(await mcp(), row.sessionId!)).toContain("Tools (1): read_file (2, 1 failed)");
   }, 120_000);
 
@@ -165,7 +166,7 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(factsOf(lifecycle).Error).toBeUndefined();
     const main = timelineOutline(lifecycle).filter((line) => line.includes(`model call, ${calls.at(-1)!.model}, `));
     expect(main).toEqual([expect.stringContaining(`failed: ${OVERLOADED}`), expect.stringContaining(`failed: ${OVERLOADED}`), expect.not.stringContaining("failed")]);
-    expect(timelineOutline(lifecycle)).toContainEqual(expect.stringMatching(new RegExp(`^model call, ${calls[0]!.model.replace(/\./g, "\\.")}, router, \\d+(\\.\\d+)? m?s$`)));
+    expect(timelineOutline(lifecycle)).toContainEqual(expect.stringMatching(timelineTitle(`model call, ${calls[0]!.model.replace(/\./g, "\\.")}, router`)));
     const story = await receivedOverMcp.story(await mcp(), row.requestId);
     expect(story).toContain("Attempt 3.");
     expect(story).not.toContain("Error:");

@@ -3,7 +3,7 @@ import { expect, it, describe } from "vitest";
 import type { Scenario } from "../helpers/anthropicMock";
 import { installedMastra } from "../helpers/clients";
 import { instrumentedApps } from "../helpers/instrumentedApp";
-import { factsOf, receivedOverMcp, timelineOutline } from "../helpers/mcpAgent";
+import { factsOf, receivedOverMcp, timelineOutline, timelineTitle } from "../helpers/mcpAgent";
 
 // A Mastra agent (pinned, from the npm registry; its model the AI SDK's Anthropic provider) in an
 // application (tests/helpers/workers/mastraApp.cjs) whose observability exports over OTLP/HTTP to a
@@ -40,7 +40,7 @@ describe("Mastra", () => {
     const mcp = await overMcp(row.requestId);
     expect(mcp.facts).toMatchObject({ "Model calls": "2", "Tool uses": "1", Cost: "$0.0016 estimated" });
     expect(mcp.calls).toHaveLength(2);
-    expect(mcp.tools).toEqual([expect.stringMatching(/^tool, Bash, \d+(\.\d+)? m?s$/)]);
+    expect(mcp.tools).toEqual([expect.stringMatching(timelineTitle("tool, Bash"))]);
   });
 
   it("529 every time: the run failed with the error its agent span says", async () => {
