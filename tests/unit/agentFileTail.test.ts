@@ -97,6 +97,37 @@ describe("following Claude Code's files", () => {
     reading.close();
   });
 
+  it("a 500 MB transcript beside another: both read whole, in slices of a bounded size, the other's turn too", () => {
+    const { folder, transcripts } = aClaudeFolder(["plain", "tool"]);
+    const big = transcripts.plain!;
+    const lines = fs.readFileSync(big, "utf8").split("\n").filter(Boolean);
+    const answer = lines.findIndex((line) => line.includes('"type":"assistant"'));
+    // Between the prompt and its answer, 500 MB of 4 MB attachment lines (each within the line bound, so each is read).
+    const filler = Buffer.from(`{"type":"attachment","attachment":{"type":"file","text":"${"x".repeat(4 * 1024 * 1024 - 64)}"}}\n`);
+    const fd = fs.openSync(big, "w");
+    fs.writeSync(fd, lines.slice(0, answer).join("\n") + "\n");
+    let fillers = 0;
+    for (; fillers * filler.length < 500 * 1024 * 1024; fillers++) fs.writeSync(fd, filler);
+    fs.writeSync(fd, lines.slice(answer).join("\n") + "\n");
+    fs.closeSync(fd);
+    expect(fs.statSync(big).size).toBeGreaterThan(500 * 1024 * 1024);
+    const reading = aFollower(folder);
+    reading.follower.readAll();
+    expect(reading.turns().map((turn) => [turn.prompt, turn.state])).toEqual(
+      expect.arrayContaining([
+        ["say hello, plainly", "completed"],
+        ["run echo hi, please", "completed"],
+      ]),
+    );
+    const toolLines = fs.readFileSync(transcripts.tool!, "utf8").split("\n").filter(Boolean).length;
+    expect(reading.follower.status()).toMatchObject({ files: 2, lines: lines.length + fillers + toolLines, malformed: 0, oversized: 0 });
+    // Never the file whole: at most a read's slice (16 MB) and a line's bound (8 MB) at once.
+    expect(reading.follower.status().mostHeld).toBeLessThanOrEqual(24 * 1024 * 1024);
+    // What is kept is the lifecycle, not the transcript.
+    expect(fs.statSync(reading.file).size).toBeLessThan(5 * 1024 * 1024);
+    reading.close();
+  });
+
   it("a file truncated, or replaced at its path, is read again from its start; each line still counts once", () => {
     const { folder, transcripts } = aClaudeFolder(["plain"]);
     const transcript = transcripts.plain!;
