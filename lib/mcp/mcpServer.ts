@@ -8,6 +8,7 @@ import { telemetrySettings, telemetryStoreDir } from "../telemetry/telemetrySett
 import type { TrackerService } from "../tracker";
 import type { McpTool, ToolContext } from "./mcpTool";
 import { actionTools } from "./tools/actionTools";
+import { recordTools } from "./tools/recordTools";
 import { requestTools } from "./tools/requestTools";
 import { sessionTools } from "./tools/sessionTools";
 import { sourceQueueTool } from "./tools/sourceQueueTool";
@@ -26,7 +27,7 @@ function failure(error: unknown): CallToolResult {
 
 /** Every tool, in the order an agent lists them. */
 function mcpTools(context: ToolContext): McpTool[] {
-  return [...requestTools(context), ...actionTools(context), sourceQueueTool(context), ...sessionTools(context)];
+  return [...requestTools(context), ...actionTools(context), sourceQueueTool(context), ...sessionTools(context), ...recordTools(context)];
 }
 
 /**
