@@ -7,12 +7,12 @@ import type { SourceDb } from "../sqlite/openSourceDb";
 
 /**
  * What reqwatch saw of a claude-mem worker (from v13.4.0 it keeps its queue in memory), kept in
- * reqwatch's own SQLite file: one lifecycle per busy spell of the worker. This module alone knows
- * the file's tables: the dashboard's watch writes through `WorkerSpellStore`, and the source's
- * queue (lib/sources/claudeMemWorkerQueue.ts) reads the `spells` table and `spellSteps`.
+ * reqwatch's own SQLite file: one lifecycle per busy spell of the worker. The dashboard's watch
+ * writes through `WorkerSpellStore` alone; the source's queue (lib/sources/claudeMemWorkerQueue.ts)
+ * reads the `spells` table's columns, and a spell's steps with `spellSteps`.
  */
 
-/** What a worker says about itself at one moment. */
+/** What a worker says about itself at one moment (defined here, below the client that asks, because this store keeps it). */
 export interface WorkerSnapshot {
   pid: number | null;
   version: string | null;
