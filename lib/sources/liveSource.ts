@@ -4,7 +4,11 @@ import { ReqwatchError, type ErrorCode } from "../model/errors";
 import type { ResolvedListFilters } from "../model/listFilters";
 import { STATES, type State } from "../model/states";
 import { claudeMemQueue, claudeMemShape } from "./claudeMem";
-import { ClaudeMemWorkerWatch, claudeMemWorkerAddress, claudeMemWorkerQueue, workerStoreFile, type WorkerStatus } from "./claudeMemWorker";
+import { claudeMemWorkerQueue } from "./claudeMemWorkerQueue";
+import { claudeMemWorkerAddress } from "./workerAddress";
+import type { WorkerStatus } from "./workerClient";
+import { ClaudeMemWorkerWatch } from "./workerWatch";
+import { workerStoreFile } from "../spells/spellStore";
 import { openSourceDb, type SourceDb } from "../sqlite/openSourceDb";
 import { LiveRows, type QueueLook, type StuckRow } from "./queueLook";
 import { safeName } from "../model/storedValues";
@@ -29,7 +33,7 @@ export interface SourceStatus {
   generation: string | null;
   /** For claude-mem: whether claude-mem no longer processes the table. */
   retired: boolean;
-  /** For claude-mem from v13.4.0: its worker, which holds the queue in memory (lib/sources/claudeMemWorker.ts). */
+  /** For claude-mem from v13.4.0: its worker, which holds the queue in memory (lib/sources/workerWatch.ts). */
   worker: WorkerStatus | null;
   /** Opened with `?write=1`: the dashboard may retry and delete where the owner's own recovery does the same. */
   writable: boolean;

@@ -1,4 +1,4 @@
-import type { WorkerStatus } from "../sources/claudeMemWorker";
+import type { WorkerStatus } from "../sources/workerClient";
 
 /** claude-mem's worker as its last look found it, in one line: what it holds, or that it is not running and where reqwatch asked. */
 export function workerLine(worker: WorkerStatus): string {
