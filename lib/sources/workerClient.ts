@@ -48,18 +48,23 @@ export async function askWorker(address: WorkerAddress, timeoutMs = 2000): Promi
 }
 
 export class WorkerDown extends Error {
+  /** Something holds the port but gave no answer in time (a busy or paused worker): not a sign the worker stopped. */
+  readonly silent: boolean;
+
   constructor(
     readonly address: WorkerAddress,
     cause: unknown,
   ) {
-    super(`claude-mem's worker is not running: ${whyDown(cause)} on ${workerUrl(address)} (${address.settings ? `the port in ${address.settings}` : "claude-mem's default port"})`, { cause });
+    const silent = (cause as { name?: string } | null)?.name === "TimeoutError";
+    const where = `${workerUrl(address)} (${address.settings ? `the port in ${address.settings}` : "claude-mem's default port"})`;
+    super(silent ? `claude-mem's worker gave no answer within 2 s on ${where}: busy or paused; its queue is shown as last seen` : `claude-mem's worker is not running: ${whyDown(cause)} on ${where}`, { cause });
+    this.silent = silent;
   }
 }
 
 /** Why a request to the worker failed, in words: fetch's own message is only "fetch failed". */
 function whyDown(error: unknown): string {
-  const { name, message, cause } = error as { name?: string; message?: string; cause?: { code?: string } };
-  if (name === "TimeoutError") return "no answer within 2 s";
+  const { message, cause } = error as { message?: string; cause?: { code?: string } };
   if (cause?.code === "ECONNREFUSED") return "nothing answers";
   if (cause?.code === "ECONNRESET" || cause?.code === "UND_ERR_SOCKET") return "the connection closed mid-answer";
   return message ?? String(error);
@@ -71,6 +76,8 @@ export interface WorkerStatus {
   /** Where the port came from: claude-mem's settings file, or null for its default. */
   settings: string | null;
   running: boolean;
+  /** It gave no answer in time: it may be busy or paused, so what it held is kept as last seen. */
+  silent: boolean;
   /** Why it cannot be asked, when it is not running. */
   error: string | null;
   snapshot: WorkerSnapshot | null;
@@ -82,9 +89,9 @@ export interface WorkerStatus {
 export async function workerStatus(address: WorkerAddress, seenAt: number | null = null): Promise<WorkerStatus> {
   const asked = { url: workerUrl(address), settings: address.settings };
   try {
-    return { ...asked, running: true, error: null, snapshot: await askWorker(address), seenAt: Date.now() };
+    return { ...asked, running: true, silent: false, error: null, snapshot: await askWorker(address), seenAt: Date.now() };
   } catch (error) {
-    return { ...asked, running: false, error: (error as Error).message, snapshot: null, seenAt };
+    return { ...asked, running: false, silent: error instanceof WorkerDown && error.silent, error: (error as Error).message, snapshot: null, seenAt };
   }
 }
 

@@ -25,7 +25,7 @@ export class ClaudeMemWorkerWatch {
     storeFile: string,
   ) {
     this.store = new WorkerSpellStore(storeFile);
-    this.status_ = { url: workerUrl(address), settings: address.settings, running: false, error: null, snapshot: null, seenAt: null };
+    this.status_ = { url: workerUrl(address), settings: address.settings, running: false, silent: false, error: null, snapshot: null, seenAt: null };
   }
 
   start(): void {
@@ -70,7 +70,8 @@ export class ClaudeMemWorkerWatch {
     if (status.snapshot && !this.stream?.following) {
       this.stream = new WorkerEventStream(`${status.url}/stream`, { queued: () => this.store.arrived(), changed: () => void this.look() });
     }
-    if (this.closed) return;
+    // No answer in time is not a stop: on a busy machine the worker answers again, its queue intact.
+    if (this.closed || status.silent) return;
     try {
       this.store.observe(status.snapshot ? { snapshot: status.snapshot } : { down: status.error ?? "not running" });
     } catch (error) {

@@ -58,6 +58,8 @@ export async function aClaudeMemWorker(options: { home?: string; port?: number }
     status: () => ask("/api/processing-status"),
     async kill(signal: NodeJS.Signals = "SIGKILL") {
       if (child.exitCode !== null) return;
+      // A paused worker is let go on first, or a SIGTERM would wait for it.
+      if (signal !== "SIGKILL") this.signal("SIGCONT");
       try {
         // The worker may start children (its agent, chroma); the group goes with it.
         process.kill(-child.pid!, signal);
@@ -65,6 +67,10 @@ export async function aClaudeMemWorker(options: { home?: string; port?: number }
         child.kill(signal);
       }
       await exited;
+    },
+    /** Paused (SIGSTOP: it holds its port and answers nothing) or let go on (SIGCONT), its children with it. */
+    signal(signal: "SIGSTOP" | "SIGCONT") {
+      process.kill(-child.pid!, signal);
     },
     /** Stopped, and its home folder removed. */
     async remove() {

@@ -105,6 +105,25 @@ describe("claude-mem 13, followed through its worker", () => {
     expect(fs.readdirSync(storeDir).filter((name) => name.endsWith(".db"))).toHaveLength(1);
   }, 120_000);
 
+  it("a worker that gives no answer for a while (paused) is not taken for stopped: its lifecycle keeps its work, and goes on once it answers", async () => {
+    const worker = await aWorker();
+    await worker.observe("session-1", 2);
+    const { source } = aSource(worker.database);
+    await eventually(() => (source.refresh(), source.status().total === 1 || undefined), 15_000);
+    worker.signal("SIGSTOP");
+    const silent = await eventually(() => (source.refresh(), source.status().worker?.silent ? source.status().worker : undefined), 30_000);
+    expect(silent!.error).toBe(`claude-mem's worker gave no answer within 2 s on ${worker.url} (the port in ${path.join(worker.dataDir, "settings.json")}): busy or paused; its queue is shown as last seen`);
+    // Another look while it is paused: still one lifecycle, not failed.
+    await eventually(() => (source.refresh(), source.status().worker?.silent && source.status().worker!.seenAt !== null ? true : undefined), 30_000);
+    expect(firstPage(source).map((message) => message.request.state)).toEqual([expect.stringMatching(/^(queued|processing)$/)]);
+    worker.signal("SIGCONT");
+    await eventually(() => (source.refresh(), source.status().worker?.running || undefined), 30_000);
+    const [spell] = firstPage(source);
+    expect(firstPage(source)).toHaveLength(1);
+    expect(spell!.request.state).not.toBe("failed");
+    expect(spell!.note).toContain("2 waiting");
+  }, 120_000);
+
   it("reads only: claude-mem's folder is byte for byte the same after reqwatch looked, and `reqwatch source` says what the worker holds", async () => {
     const worker = await aWorker();
     await worker.observe("session-1", 1);
