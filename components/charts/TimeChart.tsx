@@ -3,7 +3,7 @@
 import "uplot/dist/uPlot.min.css";
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import type uPlot from "uplot";
-import { clockLabels, spansDays } from "./clockAxis";
+import { clockLabels, clockPoint, spansDays } from "./clockAxis";
 
 export interface ChartSeries {
   label: string;
@@ -50,11 +50,6 @@ function latestWithData(series: ChartSeries[], count: number): number {
 }
 
 const HEIGHT = 180;
-
-function timeOf(at: number, pointMs: number): string {
-  const options: Intl.DateTimeFormatOptions = pointMs >= 3_600_000 ? { weekday: "short", hour: "2-digit", minute: "2-digit" } : { hour: "2-digit", minute: "2-digit" };
-  return new Date(at).toLocaleString(undefined, options);
-}
 
 /**
  * A time series chart (uPlot, on a canvas) that a keyboard can read: focus it, then ← and → (Home,
@@ -156,7 +151,7 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
     const value = s.values[at];
     return `${s.label} ${value === null || value === undefined ? "—" : format(value)}`;
   });
-  const time = timeOf(times[at] ?? 0, pointMs);
+  const time = clockPoint(times[at] ?? 0, pointMs);
   const when = index !== null ? time : at === times.length - 1 ? `now (${time})` : `latest (${time})`;
 
   return (

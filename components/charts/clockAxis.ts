@@ -25,3 +25,10 @@ export function clockLabels(ticks: readonly number[], withDays: boolean): string
     return `${time}\n${dayOf(at)}`;
   });
 }
+
+/** A point's time as the readout says it, on the axis's clock: `14:05`, or `Nov 28 14:05` for a point an hour or longer. */
+export function clockPoint(at: number, pointMs: number): string {
+  const when = new Date(at);
+  const time = `${two(when.getHours())}:${two(when.getMinutes())}`;
+  return pointMs >= 3_600_000 ? `${dayOf(when)} ${time}` : time;
+}

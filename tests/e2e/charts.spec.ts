@@ -132,6 +132,8 @@ test.describe("in the viewer's own zone", () => {
     const minutesOf = (text: string) => Number(text.slice(0, 2)) * 60 + Number(text.slice(3, 5));
     const now = minutesOf(new Date().toLocaleTimeString("en-GB", { timeZone: "Asia/Kolkata", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }));
     for (const label of ((await axis.textContent()) ?? "").split(", ")) expect((now - minutesOf(label) + 1440) % 1440, label).toBeLessThanOrEqual(61);
+    // The line under the chart says its point's time on the same clock.
+    await expect(page.getByLabel("Attempts ended at the point shown")).toHaveText(/^now \(\d\d:\d\d\): /);
 
     await page.getByRole("group", { name: "Chart range" }).getByRole("button", { name: "24h" }).click();
     // A day back always runs over a midnight: the day is said beside the first time of a day.
