@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { readRegularFile } from "../fs/readRegularFile";
+import { readSmallJson } from "../fs/readSmallJson";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
 import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
 import { callbackSchema, describeZodError } from "../model/requestFormat";
@@ -53,19 +53,12 @@ export function responseOfPath(ipcDir: string, file: string): { workspace: strin
  * or why it cannot be read. Never throws for what is in the file.
  */
 export function readResponseFile(file: string, requestId: string): ResponseRead | null {
-  const read = readRegularFile(file, { maxBytes: MAX_RESPONSE_BYTES, links: "refuse" });
+  const read = readSmallJson(file, { maxBytes: MAX_RESPONSE_BYTES, links: "refuse" });
   if ("missing" in read) return null;
   const fingerprint = read.stat && fingerprintOf(read.stat);
   const bad = (reason: string): ResponseRead => ({ status: "unreadable", reason, fingerprint });
-  if ("problem" in read) return bad(read.problem);
-  const { text } = read;
-  if (text.trim() === "") return bad("the file is empty");
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text.replace(/^\uFEFF/, ""));
-  } catch {
-    return bad("invalid JSON (a write cut short?)");
-  }
+  if ("problem" in read) return bad(read.reason === "empty" ? "the file is empty" : read.reason === "not json" ? "invalid JSON (a write cut short?)" : read.problem);
+  const raw = read.value;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return bad("expected a JSON object");
   const parsed = responseSchema().safeParse(raw);
   if (!parsed.success) return bad(describeZodError(parsed.error));

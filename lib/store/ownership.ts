@@ -5,7 +5,7 @@ import { ReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
 import { resolveIpcDir } from "../stateFiles/ipcDir";
 import { errnoWords } from "../fs/errnoWords";
-import { readRegularFile } from "../fs/readRegularFile";
+import { jsonObject, readSmallJson } from "../fs/readSmallJson";
 import { accessProblem, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
 import { stateDirAt, type StateDir } from "../stateFiles/stateDir";
 
@@ -131,14 +131,8 @@ function isMarkerTemp(name: string): boolean {
  * other file of that name, or none. One look: a marker appears whole (linked in) and never changes.
  */
 function markerAt(file: string): "reqwatch" | "other" | "none" {
-  const read = readRegularFile(file, { maxBytes: 4096, links: "refuse" });
-  if ("missing" in read) return "none";
-  if ("problem" in read) return "other";
-  try {
-    return (JSON.parse(read.text) as { reqwatch?: unknown }).reqwatch === "state directory" ? "reqwatch" : "other";
-  } catch {
-    return "other";
-  }
+  const read = readSmallJson(file, { maxBytes: 4096, links: "refuse", shape: (json) => (jsonObject(json)?.reqwatch === "state directory" ? true : undefined) });
+  return "missing" in read ? "none" : "value" in read ? "reqwatch" : "other";
 }
 
 function isMarker(file: string): boolean {
