@@ -1,10 +1,9 @@
 import { formatDuration } from "../model/duration";
+import { plural } from "../model/plural";
 import { TERMINAL_STATES } from "../model/states";
 import { parseRequestQuery, type RequestQuery } from "../model/requestQuery";
 import type { RetryTarget } from "../queue/retry";
 import type { ActionInput } from "./actionInput";
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** How many ids an action's words name before "and N more". */
 export const NAMED_IDS = 3;

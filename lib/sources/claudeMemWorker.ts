@@ -3,6 +3,7 @@ import path from "node:path";
 import type Database from "better-sqlite3";
 import { createParser } from "eventsource-parser";
 import { formatDuration } from "../model/duration";
+import { plural } from "../model/plural";
 import { ReqwatchError } from "../model/errors";
 import { readRegularFile } from "../fs/readRegularFile";
 import type { RequestRecord } from "../model/requestFormat";
@@ -442,10 +443,6 @@ export function claudeMemWorkerQueue(file: string, stuckAfterMs = WORKER_STUCK_A
     toMessage: (row, now) => spellMessage(row, now, stuckAfterMs),
     details: (db, rowId) => spellSteps(db, rowId),
   };
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function spellMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
