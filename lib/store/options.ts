@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { defaultCacheDir } from "../fs/cacheDir";
 import { ReqwatchError } from "../model/errors";
-import { parseDuration } from "../model/duration";
+import { durationVariable } from "../model/duration";
 import { flagSetting } from "../model/flag";
 import { resolveStateDirPath } from "../stateFiles/stateDir";
 import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } from "../model/redaction";
@@ -357,13 +357,7 @@ export function trackingEnabled(options: Pick<TrackerOptions, "enabled"> = {}, e
 
 /** The option if given, else the environment variable (a duration such as `1h`), else the default. */
 function durationSetting(value: unknown, name: string, env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
-  if (value !== undefined) return positiveMs(value, name);
-  const fromEnv = env[variable];
-  if (!fromEnv) return fallback;
-  const ms = parseDuration(fromEnv, variable);
-  // As the option: 0 is no interval, threshold or retention at all (a monitor pass in a busy loop, every finished request removed).
-  if (ms <= 0) throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(fromEnv)}. It must be longer than 0.`);
-  return ms;
+  return value !== undefined ? positiveMs(value, name) : durationVariable(env, variable, fallback);
 }
 
 /** As `durationSetting`, where null (the option) or `off` (the variable) turns the feature off. */
