@@ -6,7 +6,7 @@ import type { RetryTarget } from "../queue/retry";
 import type { ActionInput } from "./actionInput";
 
 /** How many ids an action's words name before "and N more". */
-export const NAMED_IDS = 3;
+const NAMED_IDS = 3;
 
 /** `req-42`; `s-1, s-3`; `a, b, c and 9 more`: the ids an action acts on, a few by name. */
 export function nameIds(ids: readonly string[], total = ids.length): string {

@@ -6,12 +6,12 @@ import { readRegularFile, type RegularFileOptions } from "./readRegularFile";
  * ("x.json is not JSON (line 2, column 5)"); `reason` says which kind of problem, for callers that
  * treat them apart.
  */
-export type SmallJsonRead<T> =
+type SmallJsonRead<T> =
   | { value: T; stat: fs.Stats }
   | { missing: true }
   | { problem: string; reason: "link" | "not regular" | "too big" | "unreadable" | "empty" | "not json" | "wrong shape"; stat: fs.Stats | null };
 
-export interface SmallJsonOptions<T> extends RegularFileOptions {
+interface SmallJsonOptions<T> extends RegularFileOptions {
   /** The value the file must hold, or undefined when it holds anything else. Default: any JSON. */
   shape?: (value: unknown) => T | undefined;
 }

@@ -3,7 +3,7 @@ import { jsonObject, smallJsonValue } from "../fs/readSmallJson";
 import { claimLiveness, currentProcess, type ProcessIdentity } from "./liveness";
 
 /** Not held: who holds it (null in the moment another process replaced the file). */
-export type Holding = { held: true } | { held: false; holder: ProcessIdentity | null };
+type Holding = { held: true } | { held: false; holder: ProcessIdentity | null };
 
 /** A pid, a host name and a start time. */
 const MAX_HOLDER_BYTES = 4096;

@@ -21,7 +21,7 @@ const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column na
  * How a job table maps to requests: `reqwatch source sqlite:<mapping.json>`. Only `database`,
  * `table`, `id`, `status` and `times.created` are required; every column named must exist.
  */
-export const tableMappingSchema = z.strictObject({
+const tableMappingSchema = z.strictObject({
   /** The database file: absolute, or relative to the mapping file. */
   database: z.string().min(1),
   table: column,
@@ -60,7 +60,7 @@ export const tableMappingSchema = z.strictObject({
     .optional(),
 });
 
-export type TableMapping = z.infer<typeof tableMappingSchema>;
+type TableMapping = z.infer<typeof tableMappingSchema>;
 
 const DEFAULT_STUCK_AFTER_MS = 10 * 60_000;
 

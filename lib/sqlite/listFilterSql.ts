@@ -1,7 +1,7 @@
 import type { ResolvedListFilters } from "../model/listFilters";
 
 /** One WHERE condition and its parameters. */
-export type Condition = [sql: string, ...params: unknown[]];
+type Condition = [sql: string, ...params: unknown[]];
 
 /**
  * How one table answers the list filters: the expressions a row shows them by, and the conditions

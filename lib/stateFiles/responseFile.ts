@@ -11,7 +11,7 @@ import { lazily } from "../model/lazily";
  * into `<data>/ipc/<workspace>/responses/<requestId>.json`, beside the state folder. Read
  * leniently: every field may be missing; one of the wrong type makes the file unreadable, with why.
  */
-export const responseSchema = lazily(() =>
+const responseSchema = lazily(() =>
   z.looseObject({
     requestId: z.string().optional(),
     chatId: z.union([z.string(), z.number()]).optional(),
@@ -29,7 +29,7 @@ export type ResponseRecord = z.infer<ReturnType<typeof responseSchema>>;
 /** Response files larger than this are reported, not read. */
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-export type ResponseRead =
+type ResponseRead =
   | { status: "ok"; response: ResponseRecord; fingerprint: FileFingerprint }
   | { status: "unreadable"; reason: string; fingerprint: FileFingerprint | null };
 

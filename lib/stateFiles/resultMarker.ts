@@ -13,7 +13,7 @@ import type { StateDir } from "./stateDir";
  * worker dies between finishing and reporting, the monitor applies the marker instead of running
  * the request again.
  */
-export const resultMarkerSchema = lazily(() =>
+const resultMarkerSchema = lazily(() =>
   z.looseObject({
     requestId: z.string(),
     token: z.string(),
@@ -24,7 +24,7 @@ export const resultMarkerSchema = lazily(() =>
     writtenAt: z.number(),
   }),
 );
-export type ResultMarker = z.infer<ReturnType<typeof resultMarkerSchema>>;
+type ResultMarker = z.infer<ReturnType<typeof resultMarkerSchema>>;
 
 function markerPath(dir: StateDir, requestId: string): string {
   assertRequestId(requestId);

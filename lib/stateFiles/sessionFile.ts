@@ -10,7 +10,7 @@ import { lazily } from "../model/lazily";
  * leniently: every field may be missing, unknown fields are kept on rewrite.
  */
 const iso = () => z.string();
-export const commandSchema = lazily(() =>
+const commandSchema = lazily(() =>
   z.looseObject({
     timestamp: iso().optional(),
     command: z.string().optional(),
@@ -19,7 +19,7 @@ export const commandSchema = lazily(() =>
     status: z.string().optional(),
   }),
 );
-export const fileEntrySchema = lazily(() =>
+const fileEntrySchema = lazily(() =>
   z.looseObject({
     first_modified: iso().optional(),
     last_modified: iso().optional(),
@@ -28,7 +28,7 @@ export const fileEntrySchema = lazily(() =>
     workflows: z.array(z.string()).optional(),
   }),
 );
-export const snapshotSchema = lazily(() =>
+const snapshotSchema = lazily(() =>
   z.looseObject({
     active_task: z.string().nullable().optional(),
     completed_steps: z.array(z.string()).optional(),
@@ -37,7 +37,7 @@ export const snapshotSchema = lazily(() =>
     blocking_issues: z.array(z.string()).optional(),
   }),
 );
-export const sessionSchema = lazily(() =>
+const sessionSchema = lazily(() =>
   z.looseObject({
     session_id: z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -"),
     created_at: iso().optional(),

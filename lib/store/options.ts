@@ -10,14 +10,14 @@ import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } 
 export const DEFAULT_PROCESSING_STUCK_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_ARCHIVE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-export const DEFAULT_MAX_ATTEMPTS = 3;
+const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_QUEUED_STUCK_AFTER_MS = 10 * 60 * 1000;
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
 export const DEFAULT_MONITOR_INTERVAL_MS = 15 * 1000;
 export const DEFAULT_SESSION_EXPIRY_MS = 24 * 60 * 60 * 1000;
 /** A rebuild's reader threads unless told: one per core beyond the writing thread's, at most 3. */
 const defaultRebuildThreads = () => Math.max(0, Math.min(3, os.availableParallelism() - 1));
-export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
+const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
 
 /** Exponential back-off between retries: base * 2^(attempt-1), at most cap, less up to `jitter` of it at random. */
 export interface BackoffOptions {

@@ -27,7 +27,7 @@ export interface Ownership {
   toWrite?: string;
 }
 
-export interface OpenStateDirOptions {
+interface OpenStateDirOptions {
   /** Create the folder when it does not exist (a writer's open); a reader gets NOT_FOUND instead. */
   create: boolean;
   /** Observe the folder even when reqwatch manages it. */
@@ -40,7 +40,7 @@ export interface OpenStateDirOptions {
 }
 
 /** The folder under the cache directory that holds an observed folder's index: its name and a hash of its real path. */
-export function observedStoreDir(root: string, cacheDir: string): string {
+function observedStoreDir(root: string, cacheDir: string): string {
   const real = fs.realpathSync(root);
   const name = path.basename(real).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 40) || "root";
   return path.join(/*turbopackIgnore: true*/ cacheDir, "observed", `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);

@@ -13,7 +13,7 @@ import { requestDetailView, type ResponseView } from "./requestsView";
 
 /** One attempt: from its claim to what ended it (null while it runs). */
 /** A request's story: what happened, what is wrong now, and what to do next. */
-export interface Explanation {
+interface Explanation {
   requestId: string;
   workspace: string;
   state: State;

@@ -56,7 +56,7 @@ export interface TelemetrySessionView {
 }
 
 /** The sessions list holds the most recently active of the received ones: a GenAI call without a conversation id is a session of its own trace. */
-export const TELEMETRY_SESSIONS_LISTED = 500;
+const TELEMETRY_SESSIONS_LISTED = 500;
 const LISTED_REQUESTS = 50;
 const LISTED_ERRORS = 50;
 

@@ -26,7 +26,7 @@ import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } f
  */
 
 /** What the file's earlier lines left: the turn it is in and the call under way. */
-export interface ClaudeFileState {
+interface ClaudeFileState {
   session: string | null;
   prompt: string | null;
   /** A subagent's file (`<session>/subagents/agent-<id>.jsonl`): its agent's id; its run is a lifecycle of its own. */
