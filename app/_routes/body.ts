@@ -2,7 +2,7 @@ import "server-only";
 import { ReqwatchError } from "@/lib/model/errors";
 
 /** An action's body: ids (at most 10,000 of at most 128 characters) or a query fit well inside this. */
-export const MAX_ACTION_BODY_BYTES = 2 * 1024 * 1024;
+const MAX_ACTION_BODY_BYTES = 2 * 1024 * 1024;
 
 /**
  * A request's JSON body, refused (TOO_LARGE, 413) past `maxBytes` without reading the rest: a

@@ -9,6 +9,7 @@ import type { AuditEntry } from "@/lib/db/auditLog";
 import { useDashboard } from "../data/LiveFeed";
 import { actionDryRunOptions, auditEntryOptions, auditKeys, requestKeys, runAction, type ActionRequest } from "../data/queries";
 import { ActionResult } from "./ActionResult";
+import { plural } from "@/lib/model/plural";
 
 const WORDS: Record<ActionRequest["kind"], { verb: string; outcome: string }> = {
   retry: { verb: "Retry", outcome: "go back to queued" },
@@ -81,7 +82,7 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
         <span className="spacer" />
         {!entry && (
           <button type="button" className={input.kind === "cleanup" || input.kind === "cancel" ? "danger" : "primary"} disabled={!dryRun.data || dryRun.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
-            {dryRun.data ? `${verb} ${dryRun.data.willChange} request${dryRun.data.willChange === 1 ? "" : "s"}` : verb}
+            {dryRun.data ? `${verb} ${plural(dryRun.data.willChange, "request")}` : verb}
           </button>
         )}
         {entry && entry.status !== "running" && <Link prefetch={false} href="/audit">See the audit log</Link>}

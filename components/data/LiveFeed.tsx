@@ -8,7 +8,7 @@ import { activityKeys, overviewKeys, requestKeys, sessionKeys, workerKeys } from
 import { POLL_MS, useFeedConnection, type LiveStatus } from "./useFeedConnection";
 
 /** What a page's components need of the dashboard, fixed for the page's life. */
-export interface DashboardInfo {
+interface DashboardInfo {
   /** The per-launch token that actions must carry. */
   actionToken: string;
   /**

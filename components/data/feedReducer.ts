@@ -23,7 +23,7 @@ export interface CacheUpdate {
 }
 
 /** The part of the cache the reducer reads: it never writes. */
-export type CacheReader = Pick<QueryClient, "getQueryData" | "getQueriesData">;
+type CacheReader = Pick<QueryClient, "getQueryData" | "getQueriesData">;
 
 const nothing = (): CacheUpdate => ({ set: [], invalidate: [], refetchPages: [], refresh: [] });
 

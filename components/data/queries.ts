@@ -59,7 +59,7 @@ export const workerKeys = {
   all: ["workers"] as const,
 };
 
-export const valueKeys = {
+const valueKeys = {
   known: (field: "workspace" | "session", prefix: string) => ["values", field, prefix] as const,
 };
 
@@ -70,12 +70,12 @@ export const auditKeys = {
 };
 
 /** An action's dry run: never shared or kept, so nothing invalidates it by prefix. */
-export const dryRunKeys = {
+const dryRunKeys = {
   of: (input: ActionRequest) => ["dry run", input] as const,
 };
 
 /** The server's `{ error: { code, message } }`, as an Error the UI can show. */
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(
     readonly code: string,
     message: string,
@@ -91,7 +91,7 @@ async function parse<T>(response: Response): Promise<T> {
   return body;
 }
 
-export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
   return parse<T>(await fetch(url, { signal, cache: "no-store" }));
 }
 

@@ -2,7 +2,7 @@ import { useEffect, useEffectEvent, useMemo, useState } from "react";
 import { FEED_EVENT_NAMES, readFeedEvent, type FeedEvent } from "@/lib/dashboard/feedEvents";
 
 /** connected: the stream is open; reconnecting: it dropped and EventSource is retrying; polling: it failed, queries poll every 5 s. */
-export type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
+type LiveState = "connecting" | "connected" | "reconnecting" | "polling";
 
 export interface LiveStatus {
   state: LiveState;

@@ -10,7 +10,7 @@ import { stuckOptions } from "../data/queries";
 /** The tab remembers the choice; the browser remembers the permission. */
 const STORAGE_KEY = "reqwatch.notifications";
 /** At most one notification this often: a burst of failures is one notification, not a flood. */
-export const NOTIFY_GAP_MS = 10_000;
+const NOTIFY_GAP_MS = 10_000;
 
 type Choice = "unsupported" | "off" | "on" | "blocked";
 

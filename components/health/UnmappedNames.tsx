@@ -4,7 +4,7 @@ import { When } from "../Clock";
 import type { UnmappedPage } from "@/lib/telemetry/store/queries/unmapped";
 
 /** The Health page's link to a page of the unmapped names (1 is the first). */
-export const unmappedPagePath = (page: number) => (page <= 1 ? "/health" : `/health?unmapped=${page}`);
+const unmappedPagePath = (page: number) => (page <= 1 ? "/health" : `/health?unmapped=${page}`);
 
 /**
  * What was received and shown as no lifecycle: what a dialect knew and left out on purpose (Codex's

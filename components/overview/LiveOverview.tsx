@@ -15,6 +15,7 @@ import { countsOptions, overviewOptions, requestListOptions } from "../data/quer
 import { EmptyState } from "../EmptyState";
 import { RequestsTable } from "../requests/RequestsTable";
 import { StateCounts } from "../StateCounts";
+import { plural } from "@/lib/model/plural";
 
 /** The count per state, kept current by the event stream: one query for every place that shows it. */
 function useCounts(initial: Counts): Counts {
@@ -76,7 +77,7 @@ export function LiveLastHour({ initial }: { initial: OverviewView }) {
     <section aria-label="Last hour">
       <h2>Last hour</h2>
       <p>
-        {finished === 0 ? "No request" : `${finished} request${finished === 1 ? "" : "s"}`} finished
+        {finished === 0 ? "No request" : plural(finished, "request")} finished
         {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""}
         {/* A rate over seconds of data would say more than it knows. */}
         {finished > 0 && metrics.spanMs >= 60_000 ? ` (${metrics.perMinute.toFixed(1)}/min)` : ""}

@@ -9,7 +9,7 @@ import { useDashboard, usePollInterval } from "../data/LiveFeed";
 import { queueKeys, queuesOptions, setQueuePaused } from "../data/queries";
 
 /** The queues, live: from the server's render, then refetched on the feed's changes (or polled when it is down). */
-export function useQueues(initial: QueueRow[]) {
+function useQueues(initial: QueueRow[]) {
   const pollMs = usePollInterval();
   return useQuery({ ...queuesOptions(), initialData: initial, refetchInterval: pollMs }).data;
 }
@@ -21,7 +21,7 @@ export function usePausedWorkspaces(): ReadonlySet<string> {
 }
 
 /** Pause or resume one workspace's queue; a failure is shown beside the button. `named`: its text names the workspace (outside the queues table). */
-export function PauseButton({ workspace, paused, named = false }: { workspace: string; paused: boolean; named?: boolean }) {
+function PauseButton({ workspace, paused, named = false }: { workspace: string; paused: boolean; named?: boolean }) {
   const { actionToken, readOnly } = useDashboard();
   const queryClient = useQueryClient();
   const toggle = useMutation({

@@ -3,7 +3,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 
 /** The requests page's keys, as `?` lists them. */
-export const TABLE_KEYS: readonly (readonly [string, string])[] = [
+const TABLE_KEYS: readonly (readonly [string, string])[] = [
   ["/", "search"],
   ["j / k", "next / previous row"],
   ["Enter", "open the row"],

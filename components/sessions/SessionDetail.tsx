@@ -13,6 +13,7 @@ import { requestListOptions, sessionDetailOptions } from "../data/queries";
 import { When } from "../Clock";
 import { RequestsTable } from "../requests/RequestsTable";
 import { TableHead } from "../TableHead";
+import { plural } from "@/lib/model/plural";
 
 function Steps({ title, items }: { title: string; items: string[] | undefined }) {
   return (
@@ -50,7 +51,7 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
       </h1>
       {seen && (
         <p aria-label="Requests seen">
-          {seen.requests} request{seen.requests === 1 ? "" : "s"} carry this id: the first created <When at={seen.firstSeen} />, the last updated <When at={seen.lastSeen} />.
+          {plural(seen.requests, "request")} carry this id: the first created <When at={seen.firstSeen} />, the last updated <When at={seen.lastSeen} />.
         </p>
       )}
       {session ? (

@@ -6,6 +6,7 @@ import { useEffect, useRef } from "react";
 import type { SourceActionKind, SourceActionResult } from "@/lib/sources/sourceActions";
 import { useDashboard } from "../data/LiveFeed";
 import { auditKeys, postJson, requestKeys, sourceKeys } from "../data/queries";
+import { plural } from "@/lib/model/plural";
 
 const WORDS: Record<SourceActionKind, { verb: string; outcome: string }> = {
   retry: { verb: "Retry", outcome: "go back to pending, as claude-mem's own retry does" },
@@ -54,7 +55,7 @@ export function SourceActionDialog({ source, kind, ids, onClose }: { source: str
   return (
     <dialog ref={ref} onClose={onClose} aria-labelledby="source-action-title">
       <h2 id="source-action-title">
-        {verb} {ids.length} message{ids.length === 1 ? "" : "s"} of {source}
+        {verb} {plural(ids.length, "message")} of {source}
       </h2>
       {dryRun.isPending && <p>Working out what this would change…</p>}
       {dryRun.error && <p className="error-text" role="alert">{dryRun.error.message}</p>}

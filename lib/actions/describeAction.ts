@@ -1,13 +1,12 @@
 import { formatDuration } from "../model/duration";
+import { plural } from "../model/plural";
 import { TERMINAL_STATES } from "../model/states";
 import { parseRequestQuery, type RequestQuery } from "../model/requestQuery";
 import type { RetryTarget } from "../queue/retry";
 import type { ActionInput } from "./actionInput";
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-
 /** How many ids an action's words name before "and N more". */
-export const NAMED_IDS = 3;
+const NAMED_IDS = 3;
 
 /** `req-42`; `s-1, s-3`; `a, b, c and 9 more`: the ids an action acts on, a few by name. */
 export function nameIds(ids: readonly string[], total = ids.length): string {

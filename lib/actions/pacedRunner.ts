@@ -4,7 +4,7 @@ import { getEntry, startEntry, updateEntry, type AuditEntry, type EntryProgress,
 import { isReqwatchError } from "../model/errors";
 import type { TrackerContext } from "../store/context";
 
-export interface RunOptions {
+interface RunOptions {
   by?: string;
   /**
    * Requests per step. By default each step is sized to take about SLICE_MS, with the event loop
@@ -28,7 +28,7 @@ export interface RunOptions {
 export type StartedRunOptions = RunOptions & { onStart?: (id: number) => void };
 
 /** One step of a run: act on `chunk`, adding to `progress` the ids changed and the skips' reasons. */
-export type RunStep = (chunk: string[], progress: EntryProgress, entryId: number) => { changed: number; skipped: number };
+type RunStep = (chunk: string[], progress: EntryProgress, entryId: number) => { changed: number; skipped: number };
 
 /** A run stopped by its signal, between two steps. */
 export class ActionStopped extends Error {

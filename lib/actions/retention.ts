@@ -18,10 +18,10 @@ export type { RetentionRun };
  * fsyncs beside the writers' and short holds (`npm run bench`, the retention group, measures a
  * writer's p99 during a run).
  */
-export const RETENTION_STEP = 50;
-export const RETENTION_LOCKED_PIECE = 2;
-export const RETENTION_PAUSE_MS = 2;
-export const RETENTION_REST_MS = 600;
+const RETENTION_STEP = 50;
+const RETENTION_LOCKED_PIECE = 2;
+const RETENTION_PAUSE_MS = 2;
+const RETENTION_REST_MS = 600;
 /** Names the process running the retention of a folder: a dashboard and a `reqwatch monitor` on one folder take turns. */
 export const RETENTION_HOLDER = "retention.holder";
 /** Archived requests dropped per statement, the event loop free between. */

@@ -11,7 +11,7 @@ import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { startFollowerIfUseful } from "./follower";
 import { NotAllChanged, TrackingOff, UsageError } from "./outcomes";
 
-export { NotAllChanged, TrackingOff, UsageError };
+export { UsageError };
 
 /** After a report on named requests: exit 1 unless every one changed (or would, in a dry run). */
 export function requireAllChanged(named: number, changed: number, dryRun: boolean, verb: string): void {

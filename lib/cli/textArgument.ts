@@ -4,7 +4,7 @@ import { sleepSync } from "../process/sleepSync";
 import { UsageError } from "./context";
 
 /** The most a text field may take from a file or stdin: far past any prompt, short of exhausting memory. */
-export const TEXT_FILE_MAX_BYTES = 64 * 1024 * 1024;
+const TEXT_FILE_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * The text of `--<field>-file <file>`, `-` for stdin: for text past the kernel's limit on a command

@@ -7,7 +7,7 @@ import { formatEvent, type ResetReason, type RetentionRun, type StuckSnapshot } 
 import type { SourceStatus } from "../sources/liveSource";
 import type { IndexingProgress } from "../store/context";
 
-export interface FeedHubOptions {
+interface FeedHubOptions {
   /** How often to look for new changes while anyone listens. Default 50 ms. */
   pollMs?: number;
   /** At most one batch this often, so a burst never floods a browser. Default 250 ms. */
@@ -23,11 +23,11 @@ interface Subscriber {
 }
 
 /** The `id:` of an event: the feed's generation and the sequence number of the last change in it. */
-export function eventId(generation: string, seq: number): string {
+function eventId(generation: string, seq: number): string {
   return `${generation}:${seq}`;
 }
 
-export function parseEventId(id: string | null | undefined): { generation: string; seq: number } | null {
+function parseEventId(id: string | null | undefined): { generation: string; seq: number } | null {
   const match = id ? /^([0-9a-f-]{36}):(\d{1,15})$/.exec(id) : null;
   return match ? { generation: match[1]!, seq: Number(match[2]) } : null;
 }

@@ -11,7 +11,7 @@ export const STATUS_EVERY_MS = 250;
 const RESTART_FIRST_MS = 5000;
 const RESTART_MAX_MS = 300_000;
 
-export function isOtelStatusMessage(message: unknown): message is OtelStatusMessage {
+function isOtelStatusMessage(message: unknown): message is OtelStatusMessage {
   return typeof message === "object" && message !== null && (message as { type?: unknown }).type === "otel-status";
 }
 

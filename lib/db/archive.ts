@@ -8,7 +8,7 @@ import { fileIdentity, type FileIdentity } from "./openIndex";
 export type ArchiveDb = Database.Database;
 
 /** One archived copy of a request: an id used again (`create --id`, a gateway's own ids) has one per cleanup that took it. */
-export interface ArchivedCopy {
+interface ArchivedCopy {
   copyId: number;
   request: RequestRecord;
 }

@@ -3,7 +3,7 @@ import { ReqwatchError } from "../model/errors";
 import type { SkipSummary } from "../model/skipSummary";
 
 /** source-retry and source-delete: on another program's queue (lib/sources/sourceActions.ts), each one transaction there. */
-export type ActionKind = "retry" | "cancel" | "cleanup" | "undo" | "pause" | "resume" | "source-retry" | "source-delete";
+type ActionKind = "retry" | "cancel" | "cleanup" | "undo" | "pause" | "resume" | "source-retry" | "source-delete";
 
 export type { SkipSummary };
 

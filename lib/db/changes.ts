@@ -12,7 +12,7 @@ export const FEED_RETAINED = 10_000;
  * (lib/responses). `queue.changed`: a workspace's queue was paused or resumed (its name where a
  * request's id would be).
  */
-export type ChangeKind = "request.upserted" | "request.removed" | "session.upserted" | "response.changed" | "queue.changed";
+type ChangeKind = "request.upserted" | "request.removed" | "session.upserted" | "response.changed" | "queue.changed";
 
 /** A session as the sessions list shows it (and as its feed change carries it). */
 export interface SessionSummary {

@@ -51,7 +51,7 @@ export function keepDryRun(index: IndexHolder, dryRun: DryRun, now: number, kept
 }
 
 /** A confirmation's dry run: taken, asked with other arguments (and left for the right one), or not known (never made, expired, taken). */
-export type TakenDryRun = { outcome: "taken"; dryRun: DryRun } | { outcome: "asked-otherwise"; dryRun: DryRun } | { outcome: "unknown" };
+type TakenDryRun = { outcome: "taken"; dryRun: DryRun } | { outcome: "asked-otherwise"; dryRun: DryRun } | { outcome: "unknown" };
 
 /**
  * Take the dry run `id` for a confirmation that asks `asked`: removed in the same transaction that

@@ -2,7 +2,7 @@ import type { FileFingerprint } from "../fs/fingerprint";
 import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 
-export interface IndexedFingerprint extends FileFingerprint {
+interface IndexedFingerprint extends FileFingerprint {
   id: string;
 }
 

@@ -4,7 +4,7 @@ import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 
 /** Each text field is searchable over its first this many characters (a 10 MB output would bloat the index and slow every write of it). */
-export const TEXT_INDEXED_CHARS = 64 * 1024;
+const TEXT_INDEXED_CHARS = 64 * 1024;
 
 function fieldText(request: RequestRecord, field: TextField): string {
   const value = request[field];

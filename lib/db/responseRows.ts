@@ -4,13 +4,13 @@ import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 
 /** A response file's row: its request, its workspace and the file as it was read. */
-export interface IndexedResponse extends FileFingerprint {
+interface IndexedResponse extends FileFingerprint {
   request_id: string;
   workspace: string;
 }
 
 /** What the index keeps of a response file: its callback delivery (1, 0, or null when none), or why it cannot be read. */
-export interface ResponseRow {
+interface ResponseRow {
   requestId: string;
   workspace: string;
   callbackSuccess: 0 | 1 | null;

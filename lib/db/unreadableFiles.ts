@@ -3,7 +3,7 @@ import type { IndexDb } from "./openIndex";
 import { statement } from "./statements";
 
 /** A file the index could not read, by its path relative to the state folder, as it was on disk. */
-export interface KnownUnreadable extends FileFingerprint {
+interface KnownUnreadable extends FileFingerprint {
   file: string;
   reason: string;
 }

@@ -8,7 +8,7 @@ function isBusy(error: unknown): boolean {
 }
 
 /** SQLite found the index's pages damaged (index.db overwritten while it was open), here or in what a ReqwatchError wraps. */
-export function isDamagedIndex(error: unknown): boolean {
+function isDamagedIndex(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   if (typeof code === "string" && (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB")) return true;
   return isReqwatchError(error) && error.cause !== undefined && isDamagedIndex(error.cause);
@@ -38,13 +38,13 @@ export interface IndexHolder {
 }
 
 /** The index a writer holds: a bare connection, or a holder (whose `db` fn reads again, after a reopen). */
-export type WriteTarget = IndexDb | IndexHolder;
+type WriteTarget = IndexDb | IndexHolder;
 
 function isConnection(target: WriteTarget): target is IndexDb {
   return typeof (target as IndexDb).prepare === "function";
 }
 
-export interface WriteOptions {
+interface WriteOptions {
   /**
    * `fn` may run again after the index was found damaged inside it: it changes nothing outside the
    * index before its index writes succeed (commitChange renames a file after its upsert). A damaged

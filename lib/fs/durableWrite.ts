@@ -11,7 +11,7 @@ export const OWN_TEMP_PATTERN = /^\.[A-Za-z0-9_-]+\.json\.(\d+)\.[0-9a-f]{8,}\.t
 const processTag = lazily(() => randomBytes(3).toString("hex"));
 let written = 0;
 
-export interface TempFile {
+interface TempFile {
   path: string;
   /** The temp's stat; a rename keeps its inode, size and mtime, so it is the target's once in place. */
   stat: fs.Stats;

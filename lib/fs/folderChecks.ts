@@ -23,10 +23,10 @@ const PATH_MAX_BYTES = 4095;
 const NAME_MAX_BYTES = 255;
 
 /** A folder path's problem in words ("is on proc, a file system the kernel makes up"), or null. */
-export type FolderProblem = string | null;
+type FolderProblem = string | null;
 
 /** Whether `folder` (which exists) is on a kernel file system, and which. */
-export function kernelFileSystemOf(folder: string): string | null {
+function kernelFileSystemOf(folder: string): string | null {
   try {
     return KERNEL_FILE_SYSTEMS.get(Number(fs.statfsSync(folder).type)) ?? null;
   } catch {

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 
 /** A file read whole, or why it was not, in words (`problem` follows the file's name: "x.json is a folder, ..."). */
-export type RegularFileRead =
+type RegularFileRead =
   | { text: string; stat: fs.Stats }
   | { missing: true }
   | { problem: string; reason: "link" | "not regular" | "too big" | "unreadable"; stat: fs.Stats | null };

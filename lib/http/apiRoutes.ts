@@ -3,7 +3,7 @@
  * response before Next.js sees it (lib/dashboard/readApi.ts: what the pages poll, the event stream,
  * the export), or a Next.js route handler (app/api/<path>/route.ts: downloads and actions).
  */
-export type Answerer = "readApi" | "next";
+type Answerer = "readApi" | "next";
 
 export interface ApiRoute {
   /** `/api/requests/:id`; a parameter that takes only some values lists them: `:field(workspace|session)`. */
@@ -59,9 +59,4 @@ export function routePattern(path: string): RegExp {
     })
     .join("/");
   return new RegExp(`^${source}$`);
-}
-
-/** The route's parameters by name, in order. */
-export function routeParams(path: string): string[] {
-  return [...path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
 }

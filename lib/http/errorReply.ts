@@ -1,6 +1,6 @@
 import { HTTP_STATUS, isReqwatchError } from "../model/errors";
 
-export interface ErrorReply {
+interface ErrorReply {
   status: number;
   body: { error: { code: string; message: string } };
 }

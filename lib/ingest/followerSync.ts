@@ -14,7 +14,7 @@ import { readMeta, type IndexDb } from "../db/openIndex";
  * after every earlier event in requests/ (one inotify queue per process, in order). Having ingested
  * what they named, it removes the file (the index is current) or writes into it (it is not).
  */
-export const FOLLOWER_DIR = "follower";
+const FOLLOWER_DIR = "follower";
 const SYNC_PREFIX = "sync-";
 /** Written into a sync file the follower cannot vouch for (its index is being rebuilt, or was replaced). */
 const NOT_CURRENT = "not current\n";

@@ -5,7 +5,7 @@ import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 /** The most one message may hold; the SDK's own stdio transport has the same limit. */
-export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** How much of a refused message's start and end is kept to find its id. */
 const EDGE_BYTES = 256;
 

@@ -52,7 +52,7 @@ export function durationBin(ms: number): number {
   return ms < 1 ? -1 : Math.floor(Math.log2(ms) * BINS_PER_OCTAVE);
 }
 
-export function binValue(bin: number): number {
+function binValue(bin: number): number {
   return bin < 0 ? 0 : 2 ** ((bin + 0.5) / BINS_PER_OCTAVE);
 }
 

@@ -4,7 +4,7 @@ import { ReqwatchError } from "./errors";
  * A keyset cursor: the sort key of the last row of a page, tied to the sort it was made for. Pure
  * (no Buffer), so the browser can make the same cursor when it moves a row itself.
  */
-export interface CursorPayload {
+interface CursorPayload {
   s: string;
   o: string;
   v: number;

@@ -16,6 +16,19 @@ export function parseDuration(text: string, what = "duration"): number {
   return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }
 
+/**
+ * A duration setting from the environment (`REQWATCH_RETENTION=1h`), or `fallback` when it is not
+ * set. 0 is refused: no interval, threshold or retention at all (a monitor pass in a busy loop,
+ * every finished request removed) is never what a setting means.
+ */
+export function durationVariable(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+  const given = env[variable];
+  if (!given) return fallback;
+  const ms = parseDuration(given, variable);
+  if (ms <= 0) throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(given)}. It must be longer than 0.`);
+  return ms;
+}
+
 /** `1h`, `1h 30m`, `45s`, `250ms`: the largest two units. */
 export function formatDuration(ms: number): string {
   // A time read a moment before another program's write (a wait since a resume) is 0, not -27ms.

@@ -21,7 +21,7 @@ export const filterFields = {
 };
 
 /** The filters a list accepts, shared by the library, the CLI and the routes. */
-export const listFiltersSchema = z.strictObject({
+const listFiltersSchema = z.strictObject({
   workspace: filterFields.workspace.optional(),
   states: z.array(filterFields.state).optional(),
   sessionId: filterFields.sessionId.optional(),

@@ -25,7 +25,7 @@ export interface Redaction {
 }
 
 /** What replaces a secret: its kind stays, so a reader knows what was there. */
-export function redactionMarker(kind: string): string {
+function redactionMarker(kind: string): string {
   return `[redacted: ${kind}]`;
 }
 

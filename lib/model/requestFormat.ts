@@ -12,7 +12,7 @@ import { lazily } from "./lazily";
 const epochMs = () => z.number().finite();
 const state = () => z.enum(STATES);
 
-export const transitionEntrySchema = lazily(() =>
+const transitionEntrySchema = lazily(() =>
   z.looseObject({
     from: state().nullable(),
     to: state(),
@@ -42,7 +42,7 @@ export const callbackSchema = lazily(() =>
   }),
 );
 
-export const claimSchema = lazily(() =>
+const claimSchema = lazily(() =>
   z.looseObject({
     token: z.string(),
     pid: z.number().int().optional(),

@@ -7,7 +7,7 @@ import { rules as secretlintRules } from "@secretlint/secretlint-rule-preset-rec
  */
 
 /** One secret found: its place in the text, its kind (the marker names it), and its rank where two overlap. */
-export interface Finding {
+interface Finding {
   start: number;
   end: number;
   kind: string;
@@ -15,7 +15,7 @@ export interface Finding {
   rank: number;
 }
 
-export const RANK_SHAPE = 1;
+const RANK_SHAPE = 1;
 export const RANK_FORMAT = 2;
 
 // The part of secretlint's rule API these rules use (@secretlint/types, "SecretLintRuleCreator").
@@ -291,7 +291,7 @@ function skKeyKind(match: RegExpExecArray): string {
 /** `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and `github_pat_`, scanned for as their `_`. */
 const GITHUB_GATE = /_(?<=gh[pousr]_|github_pat_)/;
 
-export const SHAPES: readonly Shape[] = [
+const SHAPES: readonly Shape[] = [
   {
     kind: "github token",
     // Scanned for as `_`, the prefix looked behind, as the gates are.

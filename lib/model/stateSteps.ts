@@ -2,7 +2,7 @@ import type { RequestRecord, TransitionEntry } from "./requestFormat";
 import { isTerminal, type State } from "./states";
 
 /** A step that changed the state; one from the history carries who made it. */
-export type Step = Pick<TransitionEntry, "from" | "to" | "at"> & Partial<Pick<TransitionEntry, "by" | "manual">>;
+type Step = Pick<TransitionEntry, "from" | "to" | "at"> & Partial<Pick<TransitionEntry, "by" | "manual">>;
 
 /**
  * The steps that changed the state (late deliveries and field-only writes changed nothing). A file

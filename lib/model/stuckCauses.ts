@@ -3,8 +3,8 @@
  * waited past `queuedStuckAfterMs`; a processing one is past its deadline, has a claim with no
  * heartbeat for `heartbeatTimeoutMs`, or has no worker holding it for `processingStuckAfterMs`.
  */
-export const QUEUED_STUCK_CAUSES = ["waited too long"] as const;
-export const PROCESSING_STUCK_CAUSES = ["past its deadline", "no heartbeat", "no worker holds it"] as const;
+const QUEUED_STUCK_CAUSES = ["waited too long"] as const;
+const PROCESSING_STUCK_CAUSES = ["past its deadline", "no heartbeat", "no worker holds it"] as const;
 export const STUCK_CAUSES = [...QUEUED_STUCK_CAUSES, ...PROCESSING_STUCK_CAUSES] as const;
 export type StuckCause = (typeof STUCK_CAUSES)[number];
 

@@ -15,7 +15,7 @@ export interface MonitorHandle {
   stop(): void;
 }
 
-export interface MonitorLoopOptions extends IntervalOptions {
+interface MonitorLoopOptions extends IntervalOptions {
   /** Called after every pass. */
   onPass?: (pass: MonitorPass) => void;
   onError?: (error: Error) => void;
@@ -60,7 +60,7 @@ export interface RetentionHandle {
   stop(): void;
 }
 
-export interface RetentionLoopOptions extends IntervalOptions {
+interface RetentionLoopOptions extends IntervalOptions {
   onRun?: (run: RetentionRun) => void;
   onError?: (error: Error) => void;
 }
@@ -69,7 +69,7 @@ export interface RetentionLoopOptions extends IntervalOptions {
  * Run the retention now and every `intervalMs` in a long-lived process (started with the
  * monitor). One run at a time; a failed run is recorded with its error and the loop goes on.
  */
-export function startRetentionLoop(run: () => Promise<RetentionRun | null>, options: RetentionLoopOptions): RetentionHandle {
+function startRetentionLoop(run: () => Promise<RetentionRun | null>, options: RetentionLoopOptions): RetentionHandle {
   let current: Promise<RetentionRun | null> | null = null;
   const runNow = (): Promise<RetentionRun | null> =>
     (current ??= run()

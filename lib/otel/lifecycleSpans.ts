@@ -8,7 +8,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import { parseTraceparent } from "../model/traceparent";
 
 /** The OpenTelemetry messaging system name reqwatch's spans carry. */
-export const MESSAGING_SYSTEM = "reqwatch";
+const MESSAGING_SYSTEM = "reqwatch";
 
 const hex = (text: string, chars: number) => createHash("sha256").update(text).digest("hex").slice(0, chars);
 

@@ -7,7 +7,7 @@ import { OTLPTraceExporter as OtlpProtoExporter } from "@opentelemetry/exporter-
 import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { writeFileDurable } from "../fs/durableWrite";
-import { readRegularFile } from "../fs/readRegularFile";
+import { jsonObject, smallJsonValue } from "../fs/readSmallJson";
 import { holderFile } from "../process/holderFile";
 import type { ProcessIdentity } from "../process/liveness";
 import { NO_EXPORT_YET, type ExportPosition, type OtelExportStatus } from "./exportStatus";
@@ -68,14 +68,14 @@ function resourceOf(): Resource {
 const MAX_POSITION_BYTES = 4096;
 
 function readPosition(file: string): ExportPosition | null {
-  const read = readRegularFile(file, { maxBytes: MAX_POSITION_BYTES, links: "refuse" });
-  if (!("text" in read)) return null;
-  try {
-    const value = JSON.parse(read.text) as Partial<ExportPosition>;
-    return typeof value.generation === "string" && typeof value.seq === "number" ? { generation: value.generation, seq: value.seq } : null;
-  } catch {
-    return null;
-  }
+  return smallJsonValue(file, {
+    maxBytes: MAX_POSITION_BYTES,
+    links: "refuse",
+    shape: (json) => {
+      const value = jsonObject(json);
+      return typeof value?.generation === "string" && typeof value.seq === "number" ? { generation: value.generation, seq: value.seq } : undefined;
+    },
+  });
 }
 
 function exportSpans(exporter: SpanExporter, spans: ReadableSpan[]): Promise<void> {

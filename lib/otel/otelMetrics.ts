@@ -9,7 +9,7 @@ import { otlpEndpoint, otlpProtocol } from "./protocol";
 import type { TrackerService } from "../tracker";
 
 /** The OTLP metric exporter the standard variables describe (OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL, ENDPOINT, HEADERS). */
-export function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env): PushMetricExporter {
+function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env): PushMetricExporter {
   otlpEndpoint("METRICS", env);
   return otlpProtocol("METRICS", env) === "http/json" ? new OtlpJsonMetricExporter() : new OtlpProtoMetricExporter();
 }
@@ -17,7 +17,7 @@ export function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env):
 /** Seconds, as OpenTelemetry's duration histograms are kept; buckets from 5 ms to 1 h. */
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
-export interface OtelMetrics {
+interface OtelMetrics {
   /** Count what spans sent for the first time say (an attempt ended: its outcome, run time, queue wait, a retry), and new dropped late results. */
   recordSpans(spans: readonly { span: ReadableSpan; previousEvents: number | null }[]): void;
   shutdown(): Promise<void>;

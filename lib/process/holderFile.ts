@@ -1,22 +1,22 @@
 import fs from "node:fs";
-import { readRegularFile } from "../fs/readRegularFile";
+import { jsonObject, smallJsonValue } from "../fs/readSmallJson";
 import { claimLiveness, currentProcess, type ProcessIdentity } from "./liveness";
 
 /** Not held: who holds it (null in the moment another process replaced the file). */
-export type Holding = { held: true } | { held: false; holder: ProcessIdentity | null };
+type Holding = { held: true } | { held: false; holder: ProcessIdentity | null };
 
 /** A pid, a host name and a start time. */
 const MAX_HOLDER_BYTES = 4096;
 
 function readHolder(file: string): ProcessIdentity | null {
-  const read = readRegularFile(file, { maxBytes: MAX_HOLDER_BYTES, links: "refuse" });
-  if (!("text" in read)) return null;
-  try {
-    const value = JSON.parse(read.text) as Partial<ProcessIdentity>;
-    return typeof value.pid === "number" && typeof value.host === "string" ? { pid: value.pid, host: value.host, processStartedAt: value.processStartedAt ?? null } : null;
-  } catch {
-    return null;
-  }
+  return smallJsonValue(file, {
+    maxBytes: MAX_HOLDER_BYTES,
+    links: "refuse",
+    shape: (json) => {
+      const value = jsonObject(json) as Partial<ProcessIdentity> | undefined;
+      return typeof value?.pid === "number" && typeof value.host === "string" ? { pid: value.pid, host: value.host, processStartedAt: value.processStartedAt ?? null } : undefined;
+    },
+  });
 }
 
 /** The live process a holder file names, or null (no file, not readable, or its process gone); a holder on another host counts as live. */

@@ -19,7 +19,7 @@ export interface CancelReport {
   skipped: Skipped[];
 }
 
-export const CANCELLED = "cancelled";
+const CANCELLED = "cancelled";
 
 /** Whether a person's cancel applies to this request, and why: the one rule for the dry run, the run and the buttons. */
 export function cancelDecision(request: RequestRecord): { cancel: boolean; reason: string } {

@@ -4,7 +4,7 @@ import { fileIdentity, probeIndex, type FileIdentity, type IndexDb } from "../db
 
 const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
 
-export type IndexProblem =
+type IndexProblem =
   | { kind: "dir-missing"; message: string }
   | { kind: "deleted" | "replaced" | "corrupt"; message: string };
 

@@ -18,7 +18,7 @@ export interface RebuildWorkerData {
 }
 
 /** Batches a reader may be ahead of the writer: bounds the memory the rows wait in. */
-export const WINDOW = 4;
+const WINDOW = 4;
 
 if (parentPort) {
   const { mode, requestsDir, batches, port, counters, posted } = workerData as RebuildWorkerData;

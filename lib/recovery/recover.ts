@@ -27,7 +27,7 @@ export interface RecoveryReport {
   durationMs: number;
 }
 
-export interface RecoverOptions {
+interface RecoverOptions {
   /** Time out requests processing, no worker holding them, for longer than this; null only rebuilds the index (no state changes). */
   processingStuckAfterMs: number | null;
 }

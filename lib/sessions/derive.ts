@@ -7,10 +7,10 @@ import { REDACTION_MARKERS } from "../model/redaction";
  * path, its working area (`area:` and the first two folders, e.g. `area:src/auth`). Deduplicated,
  * in the order first seen, at most MAX_PATTERNS.
  */
-export const STOPWORDS = new Set(
+const STOPWORDS = new Set(
   "this that with from into onto have has been were will would should could about after before them then than there their these those when where which while what your yours just also only some more most very make made does done doing over under again each both other such same fix add adds added update updated change changed create created remove removed file files code".split(" "),
 );
-export const MAX_PATTERNS = 50;
+const MAX_PATTERNS = 50;
 
 export function patternsOfCommand(command: string): string[] {
   // A redacted secret's marker says what was there, not what the session worked on.

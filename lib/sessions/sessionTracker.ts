@@ -339,7 +339,7 @@ function sessionFileKey(sessionId: string): string {
 }
 
 /** Session ids of the files in sessions/ (temp files and other names are not sessions). */
-export function sessionIdsIn(dir: string): string[] {
+function sessionIdsIn(dir: string): string[] {
   let names: string[];
   try {
     names = fs.readdirSync(dir);

@@ -3,6 +3,7 @@ import { formatDuration } from "../model/duration";
 import type { SessionRecord } from "../stateFiles/sessionFile";
 import { toSessionSummary } from "../db/sessionRows";
 import { sessionState } from "./sessionState";
+import { plural } from "../model/plural";
 
 /** The "session context" text, in plain words: what `reqwatch session show` prints. Each stored text stays on its line. */
 export function sessionSummaryLines(session: SessionRecord, now: number, expiryMs: number): string[] {
@@ -20,7 +21,7 @@ export function sessionSummaryLines(session: SessionRecord, now: number, expiryM
     lines.push(`${title} (${items.length}):`, ...items.map((item) => `  - ${escapeControls(item)}`));
   };
   list("Completed", snapshot.completed_steps);
-  if (files.length) lines.push(`Modified files (${files.length}):`, ...files.map(([file, entry]) => `  - ${escapeControls(file)} (${entry.modification_count ?? 0} change${entry.modification_count === 1 ? "" : "s"})`));
+  if (files.length) lines.push(`Modified files (${files.length}):`, ...files.map(([file, entry]) => `  - ${escapeControls(file)} (${plural(entry.modification_count ?? 0, "change")})`));
   list("Next steps", snapshot.next_steps);
   list("Blocking issues", snapshot.blocking_issues);
   if (session.patterns_detected?.length) lines.push(`Patterns: ${session.patterns_detected.map(escapeControls).join(", ")}`);

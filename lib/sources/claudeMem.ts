@@ -17,9 +17,9 @@ export function defaultClaudeMemPath(): string {
 }
 
 /** claude-mem's own stuck rule (its stuck-message reset): processing longer than this. */
-export const CLAUDE_MEM_PROCESSING_LIMIT_MS = 5 * 60_000;
+const CLAUDE_MEM_PROCESSING_LIMIT_MS = 5 * 60_000;
 /** claude-mem's retries before it marks a message failed. */
-export const CLAUDE_MEM_MAX_RETRIES = 3;
+const CLAUDE_MEM_MAX_RETRIES = 3;
 /** A table of a generation that no longer processes it, not written for this long, holds left-overs; a message pending this long has no worker. */
 export const LEFT_OVER_AFTER_MS = 60 * 60_000;
 

@@ -1,4 +1,5 @@
 import { formatDuration } from "../model/duration";
+import { plural } from "../model/plural";
 import type { RequestRecord } from "../model/requestFormat";
 import type { State } from "../model/states";
 import type { SourceDb } from "../sqlite/openSourceDb";
@@ -38,10 +39,6 @@ export function claudeMemWorkerQueue(file: string, stuckAfterMs = WORKER_STUCK_A
     toMessage: (row, now) => spellMessage(row, now, stuckAfterMs),
     details: (db, rowId) => spellStory(db, rowId),
   };
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function spellMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {

@@ -10,10 +10,10 @@ import type { SourceSpec } from "./sourceSpec";
 
 /** retry: a stuck or failed message back to pending; delete: a left-over message out of a table claude-mem no longer reads. */
 export type SourceActionKind = "retry" | "delete";
-export const SOURCE_ACTION_KINDS: readonly SourceActionKind[] = ["retry", "delete"];
+const SOURCE_ACTION_KINDS: readonly SourceActionKind[] = ["retry", "delete"];
 
 /** At most this many rows per action: one short transaction. */
-export const MAX_SOURCE_ACTION_ROWS = 1000;
+const MAX_SOURCE_ACTION_ROWS = 1000;
 
 export interface SourceActionResult {
   kind: SourceActionKind;
@@ -112,7 +112,7 @@ function judgeAndAct(db: SourceDb, queue: SourceQueue, shape: ClaudeMemShape, ki
 }
 
 /** The body of POST /api/sources/<name>/actions. */
-export const sourceActionInput = z.strictObject({
+const sourceActionInput = z.strictObject({
   kind: z.enum(SOURCE_ACTION_KINDS),
   ids: z.array(filterFields.sessionId).min(1, "name the messages to act on").max(MAX_SOURCE_ACTION_ROWS),
   dryRun: z.boolean().default(true),

@@ -4,6 +4,7 @@ import type { State } from "../model/states";
 import { sourceReadError, type SourceDb } from "../sqlite/openSourceDb";
 import { timeOf } from "../model/storedValues";
 import type { SourceMessage, StuckReason } from "./sourceMessage";
+import { filterConditions, type FilterTarget } from "../sqlite/listFilterSql";
 
 export type Row = Record<string, unknown>;
 
@@ -161,6 +162,26 @@ function decodeSourceCursor(cursor: string, source: string, order: string): numb
 
 const likeWord = (word: string) => `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** The list filters on a queue's expressions: a source has no update time, and records no callback deliveries. */
+function sourceFilters(queue: SourceQueue): FilterTarget {
+  return {
+    workspace: queue.workspace,
+    session: queue.session,
+    created: queue.created,
+    updated: null,
+    startsWith: (expression, prefix) => [`substr(${expression}, 1, ?) = ?`, prefix.length, prefix],
+    // Each word a substring of one of the text columns.
+    text: (text) => {
+      const words = text.split(/\s+/).filter(Boolean);
+      if (!words.length) return ["1"];
+      const anyColumn = `(${queue.text.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ") || "0"})`;
+      return [words.map(() => anyColumn).join(" AND "), ...words.flatMap((word) => queue.text.map(() => likeWord(word)))];
+    },
+    ids: (ids) => [`${queue.id} IN (SELECT value FROM json_each(?))`, JSON.stringify(ids.map((id) => queue.rowId(id)).filter((id): id is string => id !== null))],
+    callbackFailed: "0",
+  };
+}
+
 /**
  * One page of the table for the requests page's filters, in id order (a source has no update
  * time to sort by). The filters mean what they mean for the folder's requests: the workspace and
@@ -168,31 +189,8 @@ const likeWord = (word: string) => `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}
  * in any case for ASCII), and `ids` (the stuck ones) by request id.
  */
 export function readPage(db: SourceDb, queue: SourceQueue, source: string, filters: ResolvedListFilters, now: number, lastWriteAt: number | null): SourcePage {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  const add = (condition: string, ...values: unknown[]) => {
-    where.push(condition);
-    params.push(...values);
-  };
+  const { where, params, add } = filterConditions(filters, sourceFilters(queue));
   if (filters.states?.length) add(...stateCondition(queue, filters.states));
-  if (filters.workspace !== undefined) add(`${queue.workspace} = ?`, filters.workspace);
-  if (filters.workspacePrefix !== undefined) add(`substr(${queue.workspace}, 1, ?) = ?`, filters.workspacePrefix.length, filters.workspacePrefix);
-  if (filters.sessionId !== undefined || filters.sessionPrefix !== undefined) {
-    if (queue.session === null) add("0");
-    if (queue.session !== null && filters.sessionId !== undefined) add(`${queue.session} = ?`, filters.sessionId);
-    if (queue.session !== null && filters.sessionPrefix !== undefined) add(`substr(${queue.session}, 1, ?) = ?`, filters.sessionPrefix.length, filters.sessionPrefix);
-  }
-  if (filters.createdFrom !== undefined) add(`${queue.created} >= ?`, filters.createdFrom);
-  if (filters.createdTo !== undefined) add(`${queue.created} < ?`, filters.createdTo);
-  // A source records no callback deliveries.
-  if (filters.callbackFailed) add("0");
-  if (filters.ids !== undefined) {
-    const ids = filters.ids.map((id) => queue.rowId(id)).filter((id): id is string => id !== null);
-    add(`${queue.id} IN (SELECT value FROM json_each(?))`, JSON.stringify(ids));
-  }
-  for (const word of filters.text?.split(/\s+/).filter(Boolean) ?? []) {
-    add(`(${queue.text.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ") || "0"})`, ...queue.text.map(() => likeWord(word)));
-  }
   const descending = filters.order === "desc";
   if (filters.cursor !== undefined) add(`${queue.id} ${descending ? "<" : ">"} ?`, decodeSourceCursor(filters.cursor, source, filters.order));
   return reading(queue, () => {

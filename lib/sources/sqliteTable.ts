@@ -5,6 +5,7 @@ import { formatDuration, parseDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import { REQUEST_ID_PATTERN } from "../model/ids";
 import { readRegularFile } from "../fs/readRegularFile";
+import { readSmallJson } from "../fs/readSmallJson";
 import type { RequestRecord } from "../model/requestFormat";
 import { isState, type State } from "../model/states";
 import { pidExists } from "../process/liveness";
@@ -20,7 +21,7 @@ const column = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a column na
  * How a job table maps to requests: `reqwatch source sqlite:<mapping.json>`. Only `database`,
  * `table`, `id`, `status` and `times.created` are required; every column named must exist.
  */
-export const tableMappingSchema = z.strictObject({
+const tableMappingSchema = z.strictObject({
   /** The database file: absolute, or relative to the mapping file. */
   database: z.string().min(1),
   table: column,
@@ -59,7 +60,7 @@ export const tableMappingSchema = z.strictObject({
     .optional(),
 });
 
-export type TableMapping = z.infer<typeof tableMappingSchema>;
+type TableMapping = z.infer<typeof tableMappingSchema>;
 
 const DEFAULT_STUCK_AFTER_MS = 10 * 60_000;
 
@@ -73,17 +74,11 @@ const MAX_PID_FILE_BYTES = 64;
  * read, and no error quotes what it holds: the path may have come from someone who may not read it.
  */
 export function readTableMapping(file: string): TableMapping {
-  const read = readRegularFile(file, { maxBytes: MAX_MAPPING_BYTES, links: "follow" });
+  const read = readSmallJson(file, { maxBytes: MAX_MAPPING_BYTES, links: "follow" });
   if ("missing" in read) throw new ReqwatchError("NOT_FOUND", `sqlite source: cannot read the mapping ${file}: it does not exist.`, { file });
   if ("problem" in read) throw new ReqwatchError(read.reason === "unreadable" ? "IO_ERROR" : "BAD_INPUT", `sqlite source: the mapping ${file} ${read.problem}; nothing was read.`, { file });
-  let json: unknown;
-  try {
-    json = JSON.parse(read.text);
-  } catch (error) {
-    throw new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is not JSON${jsonErrorAt(error, read.text)}; nothing was read.`, { file });
-  }
   const wrong = (where: string, what: string) => new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is wrong at ${where}: ${what}.`, { file });
-  const parsed = tableMappingSchema.safeParse(json);
+  const parsed = tableMappingSchema.safeParse(read.value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw wrong(issue.path.join(".") || "its top", /received undefined$/.test(issue.message) ? "it is required" : issue.message);
@@ -112,17 +107,6 @@ function jobDir(payload: unknown, key: string): string | null {
   } catch {
     return null;
   }
-}
-
-/**
- * Where JSON.parse stopped, as a line and column, never the text there (the engine's message
- * quotes it).
- */
-function jsonErrorAt(error: unknown, text: string): string {
-  const position = /at position (\d+)/.exec((error as Error).message)?.[1];
-  if (position === undefined) return "";
-  const before = text.slice(0, Number(position)).split("\n");
-  return ` (line ${before.length}, column ${before.at(-1)!.length + 1})`;
 }
 
 /**

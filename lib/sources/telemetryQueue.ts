@@ -12,6 +12,7 @@ import { openTelemetryStore } from "../telemetry/store/readStore";
 import type { SourceMessage, SourcePart, SourceRead, SourceStep, StuckReason } from "./sourceMessage";
 import { readQueue, type Listing } from "./queueLook";
 import type { Row, SourceQueue } from "./sourceQueue";
+import { plural } from "../model/plural";
 
 const ID = /^(turn|call|message|agent)-(\d{1,18})$/;
 
@@ -68,7 +69,7 @@ function toMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
   const calls = num(row.calls) ?? 0;
   const tools = num(row.tools) ?? 0;
   const costs = { calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 };
-  const note = [calls > 0 && `${calls} model call${calls === 1 ? "" : "s"}`, tools > 0 && `${tools} tool use${tools === 1 ? "" : "s"}`, inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, calls > 0 && (costs.costUsd > 0 || costs.estimatedCalls > 0 || costs.unpricedCalls > 0) && formatCost(costs)].filter(Boolean).join(", ");
+  const note = [calls > 0 && plural(calls, "model call"), tools > 0 && plural(tools, "tool use"), inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, calls > 0 && (costs.costUsd > 0 || costs.estimatedCalls > 0 || costs.unpricedCalls > 0) && formatCost(costs)].filter(Boolean).join(", ");
   return { request, stuck, note: note || null };
 }
 

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";
-import { readRegularFile } from "../fs/readRegularFile";
+import { jsonObject, readSmallJson } from "../fs/readSmallJson";
 
 /** Where a claude-mem worker answers, and where that was read. */
 export interface WorkerAddress {
@@ -27,20 +27,12 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "0.0.0.0", ""]);
  */
 export function claudeMemWorkerAddress(dataDir: string, uid?: number): WorkerAddress {
   const file = path.join(dataDir, "settings.json");
-  let settings: Record<string, unknown> = {};
-  let from: string | null = null;
-  // Only a small regular file: a FIFO there would freeze the dashboard's one thread.
-  const read = readRegularFile(file, { maxBytes: MAX_SETTINGS_BYTES, links: "follow" });
-  try {
-    if ("text" in read) {
-      const parsed = JSON.parse(read.text) as Record<string, unknown>;
-      const env = parsed.env;
-      settings = env && typeof env === "object" ? (env as Record<string, unknown>) : parsed;
-      from = file;
-    }
-  } catch {
-    // Settings that are not JSON: claude-mem itself then runs on its defaults, as without any.
-  }
+  // Only a small regular file: a FIFO there would freeze the dashboard's one thread. Settings that are
+  // not a JSON object: claude-mem itself then runs on its defaults, as without any.
+  const read = readSmallJson(file, { maxBytes: MAX_SETTINGS_BYTES, links: "follow", shape: jsonObject });
+  const parsed = "value" in read ? read.value : {};
+  const settings = parsed.env && typeof parsed.env === "object" && !Array.isArray(parsed.env) ? (parsed.env as Record<string, unknown>) : parsed;
+  const from = "value" in read ? file : null;
   const rawPort = settings.CLAUDE_MEM_WORKER_PORT;
   const port = typeof rawPort === "number" || typeof rawPort === "string" ? Number(rawPort) : NaN;
   const host = typeof settings.CLAUDE_MEM_WORKER_HOST === "string" ? settings.CLAUDE_MEM_WORKER_HOST.trim() : "";

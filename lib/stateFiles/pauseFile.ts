@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { fsyncDir, writeFileDurable } from "../fs/durableWrite";
-import { readRegularFile } from "../fs/readRegularFile";
+import { readSmallJson } from "../fs/readSmallJson";
 import { assertWorkspace, WORKSPACE_PATTERN } from "../model/ids";
 import { lazily } from "../model/lazily";
 import type { StateDir } from "./stateDir";
@@ -78,20 +78,16 @@ export function pausedWorkspaces(dir: StateDir): string[] {
 export function readPauses(dir: StateDir): Pause[] {
   const pauses: Pause[] = [];
   for (const workspace of pausedWorkspaces(dir).sort()) {
-    const read = readRegularFile(pausePath(dir, workspace), { maxBytes: MAX_PAUSE_BYTES, links: "refuse" });
+    const read = readSmallJson(pausePath(dir, workspace), { maxBytes: MAX_PAUSE_BYTES, links: "refuse", shape: (json) => pauseFileSchema().safeParse(json).data });
     // Resumed since the listing: not paused.
     if ("missing" in read) continue;
-    const unreadable = (why: string): Pause => ({ workspace, pausedAt: null, by: null, reason: `its pause file ${why}; resume the workspace to remove it` });
-    if ("problem" in read) {
-      pauses.push(unreadable(read.problem));
+    if ("value" in read) {
+      pauses.push({ workspace, pausedAt: read.value.pausedAt, by: read.value.by, reason: read.value.reason ?? null });
       continue;
     }
-    try {
-      const parsed = pauseFileSchema().parse(JSON.parse(read.text));
-      pauses.push({ workspace, pausedAt: parsed.pausedAt, by: parsed.by, reason: parsed.reason ?? null });
-    } catch {
-      pauses.push(unreadable("cannot be read"));
-    }
+    // A file that is there but not a pause's: what is wrong with the file itself, or that its content cannot be read.
+    const why = read.reason === "empty" || read.reason === "not json" || read.reason === "wrong shape" ? "cannot be read" : read.problem;
+    pauses.push({ workspace, pausedAt: null, by: null, reason: `its pause file ${why}; resume the workspace to remove it` });
   }
   return pauses;
 }

@@ -13,7 +13,7 @@ function corrupt(name: string, reason: string): ReqwatchError {
 }
 
 /** The request file format this code reads and writes; a file may say so in `formatVersion`. */
-export const REQUEST_FORMAT_VERSION = 1;
+const REQUEST_FORMAT_VERSION = 1;
 
 /** JSON.parse's message without the copy of the file's text some versions append. */
 function describeJsonError(error: Error): string {

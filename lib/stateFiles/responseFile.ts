@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { readRegularFile } from "../fs/readRegularFile";
+import { readSmallJson } from "../fs/readSmallJson";
 import { REQUEST_ID_PATTERN, WORKSPACE_PATTERN } from "../model/ids";
 import { fingerprintOf, type FileFingerprint } from "../fs/fingerprint";
 import { callbackSchema, describeZodError } from "../model/requestFormat";
@@ -11,7 +11,7 @@ import { lazily } from "../model/lazily";
  * into `<data>/ipc/<workspace>/responses/<requestId>.json`, beside the state folder. Read
  * leniently: every field may be missing; one of the wrong type makes the file unreadable, with why.
  */
-export const responseSchema = lazily(() =>
+const responseSchema = lazily(() =>
   z.looseObject({
     requestId: z.string().optional(),
     chatId: z.union([z.string(), z.number()]).optional(),
@@ -29,7 +29,7 @@ export type ResponseRecord = z.infer<ReturnType<typeof responseSchema>>;
 /** Response files larger than this are reported, not read. */
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-export type ResponseRead =
+type ResponseRead =
   | { status: "ok"; response: ResponseRecord; fingerprint: FileFingerprint }
   | { status: "unreadable"; reason: string; fingerprint: FileFingerprint | null };
 
@@ -53,19 +53,12 @@ export function responseOfPath(ipcDir: string, file: string): { workspace: strin
  * or why it cannot be read. Never throws for what is in the file.
  */
 export function readResponseFile(file: string, requestId: string): ResponseRead | null {
-  const read = readRegularFile(file, { maxBytes: MAX_RESPONSE_BYTES, links: "refuse" });
+  const read = readSmallJson(file, { maxBytes: MAX_RESPONSE_BYTES, links: "refuse" });
   if ("missing" in read) return null;
   const fingerprint = read.stat && fingerprintOf(read.stat);
   const bad = (reason: string): ResponseRead => ({ status: "unreadable", reason, fingerprint });
-  if ("problem" in read) return bad(read.problem);
-  const { text } = read;
-  if (text.trim() === "") return bad("the file is empty");
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text.replace(/^\uFEFF/, ""));
-  } catch {
-    return bad("invalid JSON (a write cut short?)");
-  }
+  if ("problem" in read) return bad(read.reason === "empty" ? "the file is empty" : read.reason === "not json" ? "invalid JSON (a write cut short?)" : read.problem);
+  const raw = read.value;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return bad("expected a JSON object");
   const parsed = responseSchema().safeParse(raw);
   if (!parsed.success) return bad(describeZodError(parsed.error));

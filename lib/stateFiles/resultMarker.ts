@@ -1,7 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { retireFile, writeFileDurable } from "../fs/durableWrite";
-import { readRegularFile } from "../fs/readRegularFile";
+import { smallJsonValue } from "../fs/readSmallJson";
 import { assertRequestId } from "../model/ids";
 import { requestFieldsSchema } from "../model/requestFormat";
 import { lazily } from "../model/lazily";
@@ -13,7 +13,7 @@ import type { StateDir } from "./stateDir";
  * worker dies between finishing and reporting, the monitor applies the marker instead of running
  * the request again.
  */
-export const resultMarkerSchema = lazily(() =>
+const resultMarkerSchema = lazily(() =>
   z.looseObject({
     requestId: z.string(),
     token: z.string(),
@@ -24,7 +24,7 @@ export const resultMarkerSchema = lazily(() =>
     writtenAt: z.number(),
   }),
 );
-export type ResultMarker = z.infer<ReturnType<typeof resultMarkerSchema>>;
+type ResultMarker = z.infer<ReturnType<typeof resultMarkerSchema>>;
 
 function markerPath(dir: StateDir, requestId: string): string {
   assertRequestId(requestId);
@@ -43,14 +43,14 @@ export function writeResultMarker(dir: StateDir, marker: ResultMarker): void {
 /** The marker for a request, or null when there is none or it cannot be read (a torn marker is no result). */
 export function readResultMarker(dir: StateDir, requestId: string): ResultMarker | null {
   // A result's fields are a request's: the same bound.
-  const read = readRegularFile(markerPath(dir, requestId), { maxBytes: MAX_REQUEST_FILE_BYTES, links: "refuse" });
-  if (!("text" in read)) return null;
-  try {
-    const parsed = resultMarkerSchema().safeParse(JSON.parse(read.text));
-    return parsed.success && parsed.data.requestId === requestId ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return smallJsonValue(markerPath(dir, requestId), {
+    maxBytes: MAX_REQUEST_FILE_BYTES,
+    links: "refuse",
+    shape: (json) => {
+      const parsed = resultMarkerSchema().safeParse(json);
+      return parsed.success && parsed.data.requestId === requestId ? parsed.data : undefined;
+    },
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readRegularFile } from "../fs/readRegularFile";
+import { readSmallJson } from "../fs/readSmallJson";
 import { ReqwatchError } from "../model/errors";
 import { REQUEST_ID_PATTERN } from "../model/ids";
 import { lazily } from "../model/lazily";
@@ -10,7 +10,7 @@ import { lazily } from "../model/lazily";
  * leniently: every field may be missing, unknown fields are kept on rewrite.
  */
 const iso = () => z.string();
-export const commandSchema = lazily(() =>
+const commandSchema = lazily(() =>
   z.looseObject({
     timestamp: iso().optional(),
     command: z.string().optional(),
@@ -19,7 +19,7 @@ export const commandSchema = lazily(() =>
     status: z.string().optional(),
   }),
 );
-export const fileEntrySchema = lazily(() =>
+const fileEntrySchema = lazily(() =>
   z.looseObject({
     first_modified: iso().optional(),
     last_modified: iso().optional(),
@@ -28,7 +28,7 @@ export const fileEntrySchema = lazily(() =>
     workflows: z.array(z.string()).optional(),
   }),
 );
-export const snapshotSchema = lazily(() =>
+const snapshotSchema = lazily(() =>
   z.looseObject({
     active_task: z.string().nullable().optional(),
     completed_steps: z.array(z.string()).optional(),
@@ -37,7 +37,7 @@ export const snapshotSchema = lazily(() =>
     blocking_issues: z.array(z.string()).optional(),
   }),
 );
-export const sessionSchema = lazily(() =>
+const sessionSchema = lazily(() =>
   z.looseObject({
     session_id: z.string().regex(REQUEST_ID_PATTERN, "must be 1 to 128 letters, digits, _ or -"),
     created_at: iso().optional(),
@@ -65,16 +65,13 @@ const MAX_SESSION_BYTES = 16 * 1024 * 1024;
  * throws CORRUPT_FILE with a one-line reason, and is left as it is.
  */
 export function readSessionFile(file: string, expectedId?: string): SessionRecord | null {
-  const read = readRegularFile(file, { maxBytes: MAX_SESSION_BYTES, links: "refuse" });
+  const read = readSmallJson(file, { maxBytes: MAX_SESSION_BYTES, links: "refuse" });
   if ("missing" in read) return null;
-  if ("problem" in read) throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: read.problem });
-  const { text } = read;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text.replace(/^\uFEFF/, ""));
-  } catch {
-    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: text.trim() === "" ? "empty file" : "invalid JSON" });
+  if ("problem" in read) {
+    const reason = read.reason === "empty" ? "empty file" : read.reason === "not json" ? "invalid JSON" : read.problem;
+    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason });
   }
+  let raw = read.value;
   // Another tool's file may lack its id (one file per tool, at a fixed path): take the expected one.
   if (raw && typeof raw === "object" && !Array.isArray(raw) && (raw as Record<string, unknown>).session_id === undefined && expectedId) {
     raw = { ...(raw as object), session_id: expectedId };

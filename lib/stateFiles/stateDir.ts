@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { assertRequestId } from "../model/ids";
 
-export const DEFAULT_STATE_DIR = ".reqwatch";
+const DEFAULT_STATE_DIR = ".reqwatch";
 export const STATE_DIR_ENV = "REQWATCH_STATE_DIR";
 
 /** The state directory's layout. Every path lib builds goes through here, after id validation. */
@@ -64,11 +64,6 @@ export function ensureStateDir(dir: StateDir): void {
   fs.mkdirSync(dir.requestsDir, { recursive: true });
   fs.mkdirSync(dir.sessionsDir, { recursive: true });
   fs.mkdirSync(dir.resultsDir, { recursive: true });
-}
-
-/** A path relative to the state directory, for messages that may reach a browser. */
-export function relativeToStateDir(dir: StateDir, file: string): string {
-  return path.relative(dir.root, file) || ".";
 }
 
 /**

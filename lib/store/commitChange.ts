@@ -16,12 +16,12 @@ import { redactRequest } from "../model/redaction";
  * itself to leave the request untouched; throw to refuse (nothing is written). It may be called
  * more than once for one change (after a conflict), so it must not have effects beyond its result.
  */
-export type Decide = (current: RequestRecord | null) => RequestRecord | null;
+type Decide = (current: RequestRecord | null) => RequestRecord | null;
 
 /** Optimistic tries before a change is made wholly under the lock (which always succeeds). */
 const OPTIMISTIC_TRIES = 3;
 
-export interface CommitOptions {
+interface CommitOptions {
   /**
    * "full" (default): the rename is made durable (the folder is fsynced) before returning.
    * "atomic": the new content is fsynced before the rename, so a power cut leaves the old file or

@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { defaultCacheDir } from "../fs/cacheDir";
 import { ReqwatchError } from "../model/errors";
-import { parseDuration } from "../model/duration";
+import { durationVariable } from "../model/duration";
 import { flagSetting } from "../model/flag";
 import { resolveStateDirPath } from "../stateFiles/stateDir";
 import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } from "../model/redaction";
@@ -10,14 +10,14 @@ import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } 
 export const DEFAULT_PROCESSING_STUCK_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_ARCHIVE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-export const DEFAULT_MAX_ATTEMPTS = 3;
+const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_QUEUED_STUCK_AFTER_MS = 10 * 60 * 1000;
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
 export const DEFAULT_MONITOR_INTERVAL_MS = 15 * 1000;
 export const DEFAULT_SESSION_EXPIRY_MS = 24 * 60 * 60 * 1000;
 /** A rebuild's reader threads unless told: one per core beyond the writing thread's, at most 3. */
 const defaultRebuildThreads = () => Math.max(0, Math.min(3, os.availableParallelism() - 1));
-export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
+const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
 
 /** Exponential back-off between retries: base * 2^(attempt-1), at most cap, less up to `jitter` of it at random. */
 export interface BackoffOptions {
@@ -41,8 +41,6 @@ export interface TrackerOptions {
    * the owner's recovery times it out. Default 1 hour (`REQWATCH_PROCESSING_STUCK_AFTER`).
    */
   processingStuckAfterMs?: number;
-  /** @deprecated Renamed `processingStuckAfterMs`: read as it, with a warning, for this release. */
-  hungAfterMs?: number;
   /**
    * Finished requests not updated for this long are archived and removed by the monitor's
    * retention (managed folders only), and by a cleanup not told an age. Default 24 hours
@@ -205,46 +203,28 @@ function positiveMs(value: unknown, name: string): number {
 }
 
 /**
- * Settings renamed, whose old names still work for this release: each is read as its new name, with
- * a warning naming it. Both names at once is refused, as two values for one setting.
+ * Settings renamed: the old name is refused with one line naming the new one, so a value is never
+ * read under a name the docs no longer give (better-sqlite3's 'Option "memory" was removed').
  */
-export const RENAMED_SETTINGS = [{ option: ["hungAfterMs", "processingStuckAfterMs"], env: ["REQWATCH_HUNG_AFTER", "REQWATCH_PROCESSING_STUCK_AFTER"] }] as const;
+export const RENAMED_SETTINGS = [
+  { option: ["hungAfterMs", "processingStuckAfterMs"], env: ["REQWATCH_HUNG_AFTER", "REQWATCH_PROCESSING_STUCK_AFTER"] },
+] as const;
 
-const warnedRenamed = new Set<string>();
-
-/** Say once per process that a setting was given under its old name (a Node warning: a library has no other voice). */
-export function warnRenamed(was: string, is: string): void {
-  if (warnedRenamed.has(was)) return;
-  warnedRenamed.add(was);
-  process.emitWarning(`${was} is renamed ${is}; the old name still works in this release.`, { type: "DeprecationWarning" });
-}
-
-/** The options and the environment with each renamed setting's old name read as its new one. */
-function readRenamed(options: TrackerOptions, env: NodeJS.ProcessEnv): { options: TrackerOptions; env: NodeJS.ProcessEnv } {
-  for (const { option: [was, is], env: [wasEnv, isEnv] } of RENAMED_SETTINGS) {
-    if (options[was] !== undefined) {
-      if (options[is] !== undefined) throw new ReqwatchError("BAD_INPUT", `Option "${was}" is renamed "${is}": give only "${is}".`);
-      warnRenamed(`Option "${was}"`, `"${is}"`);
-      const { [was]: value, ...rest } = options;
-      options = { ...rest, [is]: value };
-    }
-    if (env[wasEnv]) {
-      if (env[isEnv]) throw new ReqwatchError("BAD_INPUT", `${wasEnv} is renamed ${isEnv}: set only ${isEnv}.`);
-      warnRenamed(wasEnv, isEnv);
-      env = { ...env, [isEnv]: env[wasEnv] };
-    }
+/** Refuse an environment that sets a renamed variable: checked wherever reqwatch starts (the tracker's open, the dashboard's start). */
+export function refuseRenamedVariables(env: NodeJS.ProcessEnv): void {
+  for (const { env: [was, is] } of RENAMED_SETTINGS) {
+    if (env[was]) throw new ReqwatchError("BAD_INPUT", `${was} is renamed ${is}: set ${is} instead.`);
   }
-  return { options, env };
 }
 
 /** Check options up front with exact messages, then fill in defaults from the environment. */
-export function resolveTrackerOptions(given: TrackerOptions = {}, givenEnv: NodeJS.ProcessEnv = process.env): ResolvedTrackerOptions {
-  for (const key of Object.keys(given)) {
-    if (!(KNOWN as readonly string[]).includes(key) && !RENAMED_SETTINGS.some(({ option: [was] }) => was === key)) {
-      throw new ReqwatchError("BAD_INPUT", `Unknown option "${key}"${suggestion(key)}.`);
-    }
+export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedTrackerOptions {
+  for (const key of Object.keys(options)) {
+    const renamed = RENAMED_SETTINGS.find(({ option: [was] }) => was === key);
+    if (renamed) throw new ReqwatchError("BAD_INPUT", `Option "${key}" is renamed "${renamed.option[1]}": give "${renamed.option[1]}" instead.`);
+    if (!(KNOWN as readonly string[]).includes(key)) throw new ReqwatchError("BAD_INPUT", `Unknown option "${key}"${suggestion(key)}.`);
   }
-  const { options, env } = readRenamed(given, givenEnv);
+  refuseRenamedVariables(env);
   if (options.stateDir !== undefined && (typeof options.stateDir !== "string" || options.stateDir === "")) {
     throw new ReqwatchError("BAD_INPUT", `Option "stateDir" must be a non-empty path.`);
   }
@@ -377,13 +357,7 @@ export function trackingEnabled(options: Pick<TrackerOptions, "enabled"> = {}, e
 
 /** The option if given, else the environment variable (a duration such as `1h`), else the default. */
 function durationSetting(value: unknown, name: string, env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
-  if (value !== undefined) return positiveMs(value, name);
-  const fromEnv = env[variable];
-  if (!fromEnv) return fallback;
-  const ms = parseDuration(fromEnv, variable);
-  // As the option: 0 is no interval, threshold or retention at all (a monitor pass in a busy loop, every finished request removed).
-  if (ms <= 0) throw new ReqwatchError("BAD_INPUT", `Invalid ${variable}: ${JSON.stringify(fromEnv)}. It must be longer than 0.`);
-  return ms;
+  return value !== undefined ? positiveMs(value, name) : durationVariable(env, variable, fallback);
 }
 
 /** As `durationSetting`, where null (the option) or `off` (the variable) turns the feature off. */

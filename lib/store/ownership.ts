@@ -5,7 +5,7 @@ import { ReqwatchError } from "../model/errors";
 import { fsyncDir } from "../fs/durableWrite";
 import { resolveIpcDir } from "../stateFiles/ipcDir";
 import { errnoWords } from "../fs/errnoWords";
-import { readRegularFile } from "../fs/readRegularFile";
+import { jsonObject, readSmallJson } from "../fs/readSmallJson";
 import { accessProblem, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
 import { stateDirAt, type StateDir } from "../stateFiles/stateDir";
 
@@ -27,7 +27,7 @@ export interface Ownership {
   toWrite?: string;
 }
 
-export interface OpenStateDirOptions {
+interface OpenStateDirOptions {
   /** Create the folder when it does not exist (a writer's open); a reader gets NOT_FOUND instead. */
   create: boolean;
   /** Observe the folder even when reqwatch manages it. */
@@ -40,7 +40,7 @@ export interface OpenStateDirOptions {
 }
 
 /** The folder under the cache directory that holds an observed folder's index: its name and a hash of its real path. */
-export function observedStoreDir(root: string, cacheDir: string): string {
+function observedStoreDir(root: string, cacheDir: string): string {
   const real = fs.realpathSync(root);
   const name = path.basename(real).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 40) || "root";
   return path.join(/*turbopackIgnore: true*/ cacheDir, "observed", `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
@@ -131,14 +131,8 @@ function isMarkerTemp(name: string): boolean {
  * other file of that name, or none. One look: a marker appears whole (linked in) and never changes.
  */
 function markerAt(file: string): "reqwatch" | "other" | "none" {
-  const read = readRegularFile(file, { maxBytes: 4096, links: "refuse" });
-  if ("missing" in read) return "none";
-  if ("problem" in read) return "other";
-  try {
-    return (JSON.parse(read.text) as { reqwatch?: unknown }).reqwatch === "state directory" ? "reqwatch" : "other";
-  } catch {
-    return "other";
-  }
+  const read = readSmallJson(file, { maxBytes: 4096, links: "refuse", shape: (json) => (jsonObject(json)?.reqwatch === "state directory" ? true : undefined) });
+  return "missing" in read ? "none" : "value" in read ? "reqwatch" : "other";
 }
 
 function isMarker(file: string): boolean {

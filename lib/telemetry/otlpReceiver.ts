@@ -10,7 +10,7 @@ import type { Signal } from "./records";
 /** A body past this, as sent, is refused before it is read whole (413). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 /** And past this once decompressed: a gzip bomb stops here, not at the end of its inflating. */
-export const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
 /** Exports in flight at once past which more are told to come back later (429, Retry-After). */
 const MAX_IN_FLIGHT = 32;
 /**
@@ -18,7 +18,7 @@ const MAX_IN_FLIGHT = 32;
  * still going after this has stalled, and gives its slot back (408) rather than hold it for Node's
  * five-minute request timeout while every other exporter is told 429.
  */
-export const UPLOAD_DEADLINE_MS = 10_000;
+const UPLOAD_DEADLINE_MS = 10_000;
 
 /** gRPC status codes, as OTLP/HTTP's google.rpc.Status carries them. */
 const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
@@ -50,7 +50,7 @@ export interface ReceiverHandle {
  * Host, and refuses a request that carries a browser's Origin: a web page may not post telemetry
  * into it (there is no CORS).
  */
-export function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}, uploadDeadlineMs = UPLOAD_DEADLINE_MS): http.RequestListener {
+function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}, uploadDeadlineMs = UPLOAD_DEADLINE_MS): http.RequestListener {
   let inFlight = 0;
   return (request, response) => {
     // The path as sent, never parsed as a URL: a target like `//:99999/x` is not a URL and must not throw here.

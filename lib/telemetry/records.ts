@@ -20,7 +20,7 @@ export interface SpanEvent {
 }
 
 export const SPAN_KINDS = ["unspecified", "internal", "server", "client", "producer", "consumer"] as const;
-export type SpanKind = (typeof SPAN_KINDS)[number];
+type SpanKind = (typeof SPAN_KINDS)[number];
 
 export interface SpanRecord {
   signal: "span";
@@ -67,8 +67,7 @@ export interface MetricPoint {
 export type TelemetryRecord = SpanRecord | LogRecord | MetricPoint;
 
 /** The three OTLP signals, as their paths name them (`/v1/traces`). */
-export const SIGNALS = ["traces", "logs", "metrics"] as const;
-export type Signal = (typeof SIGNALS)[number];
+export type Signal = "traces" | "logs" | "metrics";
 
 /** A string attribute, or undefined. */
 export function stringAttr(attributes: Attributes, key: string): string | undefined {

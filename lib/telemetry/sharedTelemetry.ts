@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ReqwatchError } from "../model/errors";
 import { writeFileDurable } from "../fs/durableWrite";
-import { readRegularFile } from "../fs/readRegularFile";
+import { jsonObject, smallJsonValue } from "../fs/readSmallJson";
 import { holderFile } from "../process/holderFile";
 import { currentProcess } from "../process/liveness";
 import type { ReceiverStatus } from "./otlpReceiver";
@@ -150,15 +150,16 @@ export class SharedTelemetry implements TelemetryHandle {
 
   /** What the lease's holder said of its receiver; null when it has not (yet), or it is another's. */
   #published(): PublishedStatus | null {
-    const read = readRegularFile(path.join(this.#dir, RECEIVER_STATUS), { maxBytes: 4096, links: "refuse" });
-    if (!("text" in read)) return null;
-    try {
-      const value = JSON.parse(read.text) as Partial<PublishedStatus>;
-      if (value.pid !== this.#holder || typeof value.pid !== "number") return null;
-      return { pid: value.pid, url: typeof value.url === "string" ? value.url : null, error: typeof value.error === "string" ? value.error : null };
-    } catch {
-      return null;
-    }
+    const holder = this.#holder;
+    return smallJsonValue(path.join(this.#dir, RECEIVER_STATUS), {
+      maxBytes: 4096,
+      links: "refuse",
+      shape: (json) => {
+        const value = jsonObject(json);
+        if (!value || value.pid !== holder || typeof value.pid !== "number") return undefined;
+        return { pid: value.pid, url: typeof value.url === "string" ? value.url : null, error: typeof value.error === "string" ? value.error : null };
+      },
+    });
   }
 }
 

@@ -132,7 +132,7 @@ function storeOptions(options: TelemetryOptions): TelemetryStoreOptions {
 }
 
 /** The store, the receiver and the retention, running. */
-export interface RunningTelemetry {
+interface RunningTelemetry {
   readonly ready: Promise<ReceiverStatus>;
   receiver(): ReceiverStatus;
   close(): Promise<void>;

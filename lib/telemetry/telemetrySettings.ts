@@ -1,6 +1,6 @@
 import os from "node:os";
 import path from "node:path";
-import { parseDuration } from "../model/duration";
+import { durationVariable } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import { flagSetting, parseFlag } from "../model/flag";
 import { defaultCacheDir } from "../fs/cacheDir";
@@ -56,7 +56,7 @@ export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: s
     parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
     if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
   }
-  return { port: parsed, keepMs: duration(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: duration(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: agentDir(env, agentFiles, "REQWATCH_CLAUDE_DIR", "CLAUDE_CONFIG_DIR", ".claude"), codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex"), geminiDir: geminiDir(env, agentFiles), dir: telemetryDir(env) };
+  return { port: parsed, keepMs: durationVariable(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: durationVariable(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: agentDir(env, agentFiles, "REQWATCH_CLAUDE_DIR", "CLAUDE_CONFIG_DIR", ".claude"), codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex"), geminiDir: geminiDir(env, agentFiles), dir: telemetryDir(env) };
 }
 
 /**
@@ -93,9 +93,3 @@ function geminiDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | n
   return agentFilesOn(env, flag) ? path.resolve(env.REQWATCH_GEMINI_DIR?.trim() || path.join(env.GEMINI_CLI_HOME?.trim() || homeOf(env), ".gemini")) : null;
 }
 
-function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const given = env[name];
-  const ms = given ? parseDuration(given, name) : fallback;
-  if (!(ms > 0)) throw new ReqwatchError("BAD_INPUT", `Invalid ${name}: ${JSON.stringify(given)}. It must be longer than 0.`);
-  return ms;
-}

@@ -5,7 +5,7 @@ import { toListFilters, type RequestQuery } from "../model/requestQuery";
 import type { RequestRow, RequestsView } from "./requestsView";
 
 /** What a batch of changes did to one table page: the new page, and whether only the server can say the rest. */
-export interface LivePageUpdate {
+interface LivePageUpdate {
   page: RequestsView;
   /** True when a change may belong on the page but the browser cannot tell (a text search, "stuck only"), or a row left a page that has more after it. */
   refetch: boolean;

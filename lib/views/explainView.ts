@@ -10,10 +10,11 @@ import type { TrackerService } from "../tracker";
 import { escapeControls, named, quoted } from "../model/displayText";
 import { lifecycleSegments, timeInStates } from "./lifecycle";
 import { requestDetailView, type ResponseView } from "./requestsView";
+import { plural } from "../model/plural";
 
 /** One attempt: from its claim to what ended it (null while it runs). */
 /** A request's story: what happened, what is wrong now, and what to do next. */
-export interface Explanation {
+interface Explanation {
   requestId: string;
   workspace: string;
   state: State;
@@ -129,7 +130,7 @@ export function explainRequest(tracker: TrackerService, requestId: string, stuck
   // A file another program wrote keeps its error without a history entry to carry it.
   if (typeof request.error === "string" && request.error && !attempts.some((attempt) => attempt.ended?.error === request.error)) lines.push(`Error: ${quoted(request.error)}.`);
   for (const drop of droppedDeliveries) lines.push(`Dropped at ${new Date(drop.at).toISOString()}: ${quoted(drop.reason)}.`);
-  if (callback) lines.push(`Callback: ${callback.success ? "delivered" : "failed"} after ${callback.attempts} attempt${callback.attempts === 1 ? "" : "s"}${callback.error ? ` (${quoted(callback.error)})` : ""}.`);
+  if (callback) lines.push(`Callback: ${callback.success ? "delivered" : "failed"} after ${plural(callback.attempts, "attempt")}${callback.error ? ` (${quoted(callback.error)})` : ""}.`);
   if (detail.response) lines.push(`Response file ${escapeControls(detail.response.file)}: ${detail.response.status === "ok" ? "present" : detail.response.status}${detail.response.status === "unreadable" ? ` (${escapeControls(detail.response.reason)})` : ""}.`);
   if (stuckReason) lines.push(`Stuck: ${stuckReason}.`);
   if (session) {

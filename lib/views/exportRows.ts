@@ -11,7 +11,7 @@ export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** What an export covers: a list's filters and order, without paging (it walks every page). */
-export type ExportFilter = Omit<ListFilters, "limit" | "cursor">;
+type ExportFilter = Omit<ListFilters, "limit" | "cursor">;
 
 /** The table's columns, in its order; times are ISO in CSV and epoch ms in JSON Lines (as the API). */
 const COLUMNS = ["requestId", "workspace", "state", "previousState", "stateSince", "createdAt", "lastUpdatedAt", "attempt", "sessionId", "chatId", "model", "tokens", "version"] as const;

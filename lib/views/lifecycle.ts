@@ -2,7 +2,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import { isTerminal, type State } from "../model/states";
 import { stateSteps } from "../model/stateSteps";
 
-export interface LifecycleSegment {
+interface LifecycleSegment {
   state: State;
   from: number;
   /** Null while the request is still in this state. */

@@ -13,7 +13,7 @@ export interface Percentiles {
   n: number;
 }
 
-export interface OverviewMetrics {
+interface OverviewMetrics {
   windowMs: number;
   /** The span the figures cover: the window, or less when the oldest request is younger than it. */
   spanMs: number;
@@ -28,7 +28,7 @@ export interface OverviewMetrics {
   sampled: number;
 }
 
-export interface RecentFailure {
+interface RecentFailure {
   requestId: string;
   state: State;
   at: number;
@@ -103,7 +103,7 @@ export function overviewView(tracker: TrackerService, now = tracker.options.now(
 }
 
 /** The newest failed and timed-out requests, with their errors. */
-export function recentFailures(tracker: TrackerService, limit = 5): RecentFailure[] {
+function recentFailures(tracker: TrackerService, limit = 5): RecentFailure[] {
   return tracker.list({ states: ["failed", "timeout"], limit }).items.map((row) => ({
     requestId: row.requestId,
     state: row.state,

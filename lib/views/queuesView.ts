@@ -52,7 +52,7 @@ export function stuckText(row: Pick<QueueRow, "stuckProcessing" | "processing" |
 }
 
 /** A paused queue in words: who paused it and why. */
-export function pausedText(pause: Pause): string {
+function pausedText(pause: Pause): string {
   return `paused${pause.by ? ` by ${pause.by}` : ""}${pause.reason ? `: ${pause.reason}` : ""}`;
 }
 

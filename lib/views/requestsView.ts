@@ -35,7 +35,7 @@ export function requestsView(tracker: TrackerService, query: RequestQuery, stuck
   return { items: query.stuck ? items.filter((item) => item.stuckReason !== null) : items, nextCursor: page.nextCursor };
 }
 
-export interface ActionAvailability {
+interface ActionAvailability {
   allowed: boolean;
   /** Why it is or is not allowed, in words. */
   reason: string;

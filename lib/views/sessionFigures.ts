@@ -1,7 +1,6 @@
+// What a session's figures read as, wherever they are shown (the Sessions page, `reqwatch session`, MCP); pure, so the browser shows the same words.
 import { formatCost, type CallCosts } from "../model/money";
-
-/** What a session's figures read as, wherever they are shown (the Sessions page, `reqwatch session`, MCP); pure, so the browser shows the same words. */
-export const plural = (n: number, word: string) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+import { plural } from "../model/plural";
 
 interface ReceivedFigures extends CallCosts {
   turns: number;

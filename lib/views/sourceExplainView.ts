@@ -7,7 +7,7 @@ import type { SourceRequestView } from "./sourceRowsView";
 import { isFileStep } from "../telemetry/agentFiles/agentFiles";
 
 /** A source row's story (a received turn or call, another program's job): what its page shows, in words. */
-export interface SourceExplanation {
+interface SourceExplanation {
   requestId: string;
   source: string;
   state: State;

@@ -1,34 +1,16 @@
+import { toSummary } from "../db/changes";
 import { resolveListFilters, type ListFilters } from "../model/listFilters";
 import { TEXT_FIELDS, type RequestRecord } from "../model/requestFormat";
 import { toListFilters, type RequestQuery } from "../model/requestQuery";
-import { stateEnteredAt } from "../model/transition";
 import type { LiveSource, SourceStatus } from "../sources/liveSource";
 import type { SourceMessage, SourceStep } from "../sources/sourceMessage";
 import { lifecycleFacts, type LifecycleFact } from "./lifecycleFacts";
 import { timelineOf, type Timeline } from "./timelineView";
 import { DISPLAY_TEXT_CHARS, type RequestDetailView, type RequestRow, type RequestsView } from "./requestsView";
 
-/** A source's row as the requests table shows it: what the table holds that a source can tell, and its source. */
+/** A source's row as the requests table shows it: the folder's list row of its record (lib/db/changes.ts), why it is stuck, and its source. */
 function rowOf(message: SourceMessage, source: string): RequestRow {
-  const { request } = message;
-  return {
-    requestId: request.requestId,
-    workspace: request.workspace,
-    sessionId: request.sessionId ?? null,
-    chatId: null,
-    state: request.state,
-    previousState: null,
-    createdAt: request.createdAt,
-    lastUpdatedAt: request.lastUpdatedAt,
-    stateSince: stateEnteredAt(request),
-    attempt: request.attempt ?? null,
-    model: request.model ?? null,
-    tokens: request.tokens ?? null,
-    version: 0,
-    stuckReason: message.stuck,
-    source,
-    note: message.note,
-  };
+  return { ...toSummary(message.request), stuckReason: message.stuck, source, note: message.note };
 }
 
 /**

@@ -11,7 +11,7 @@ import { inspectTable, readTableMapping } from "../sources/sqliteTable";
 import { inspectTelemetry } from "../sources/telemetryQueue";
 
 /** Another program's queue as `reqwatch source` and the MCP tool show it. */
-export interface SourceView {
+interface SourceView {
   source: {
     kind: SourceSpec["kind"];
     /** The database read. */
@@ -37,7 +37,7 @@ export interface SourceView {
 }
 
 /** What `reqwatch source` and the MCP tool say: the view, and claude-mem 13's worker, which keeps its queue in memory (what it said when asked, or why it could not be). */
-export interface SourceReport extends SourceView {
+interface SourceReport extends SourceView {
   worker: WorkerStatus | null;
 }
 

@@ -2,7 +2,8 @@ import { escapeControls } from "../model/displayText";
 import { formatDuration } from "../model/duration";
 import { resolveListFilters } from "../model/listFilters";
 import { formatCost } from "../model/money";
-import { plural, telemetrySessionFigures } from "./sessionFigures";
+import { plural } from "../model/plural";
+import { telemetrySessionFigures } from "./sessionFigures";
 import { receivedSessionState, type SessionState } from "../sessions/sessionState";
 import type { SourceDb } from "../sqlite/openSourceDb";
 import type { SourceMessage } from "../sources/sourceMessage";
@@ -55,7 +56,7 @@ export interface TelemetrySessionView {
 }
 
 /** The sessions list holds the most recently active of the received ones: a GenAI call without a conversation id is a session of its own trace. */
-export const TELEMETRY_SESSIONS_LISTED = 500;
+const TELEMETRY_SESSIONS_LISTED = 500;
 const LISTED_REQUESTS = 50;
 const LISTED_ERRORS = 50;
 

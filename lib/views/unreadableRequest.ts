@@ -3,7 +3,7 @@ import { ReqwatchError } from "../model/errors";
 import type { TrackerService } from "../trackerInterface";
 
 /** The file a request id would be read from, when the index found it and could not read it. */
-export function unreadableRequest(tracker: Pick<TrackerService, "unreadableFiles">, requestId: string): UnreadableFile | undefined {
+function unreadableRequest(tracker: Pick<TrackerService, "unreadableFiles">, requestId: string): UnreadableFile | undefined {
   const file = `requests/${requestId}.json`;
   return tracker.unreadableFiles().find((unreadable) => unreadable.file === file);
 }

@@ -16,7 +16,7 @@ const tokens = (n: number) => n.toLocaleString("en-US");
 /** A row's figures, in USAGE_COLUMNS' order. */
 export const usageCells = (row: UsageSumsRow): string[] => [tokens(row.inputTokens), tokens(row.outputTokens), tokens(row.cacheReadTokens), tokens(row.cacheWriteTokens), tokens(row.totalTokens), formatCost(row)];
 
-export interface UsageTableRow {
+interface UsageTableRow {
   /** The day, month, session, project or model; an agent's row under it: the agent's name. */
   label: string;
   /** An agent's row under its period's. */

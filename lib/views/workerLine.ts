@@ -1,10 +1,10 @@
+import { plural } from "../model/plural";
 import type { WorkerStatus } from "../sources/workerClient";
 
 /** claude-mem's worker as its last look found it, in one line: what it holds, or that it is not running and where reqwatch asked. */
 export function workerLine(worker: WorkerStatus): string {
   const snap = worker.snapshot;
   if (!worker.running || !snap) return worker.error ?? `claude-mem's worker is not running on ${worker.url}`;
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
   return [
     `claude-mem${snap.version ? ` ${snap.version}` : ""}'s worker${snap.pid ? ` (pid ${snap.pid})` : ""} on ${worker.url}: ${plural(snap.queueDepth, "observation")} queued`,
     snap.isProcessing ? "processing" : "idle",

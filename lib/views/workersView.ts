@@ -2,6 +2,7 @@ import type { WorkerRow } from "../db/queries/workers";
 import { formatDuration } from "../model/duration";
 import { claimLiveness, type Liveness } from "../process/liveness";
 import type { TrackerService } from "../tracker";
+import { plural } from "../model/plural";
 
 /** A worker as the workers page shows it: what it did, and whether it still runs and how we know. */
 export interface WorkerView extends WorkerRow {
@@ -22,7 +23,7 @@ function how(row: WorkerRow, liveness: Liveness, now: number): string {
   if (liveness === "alive") return `process ${row.pid} runs on this host${row.processStartedAt === null ? "" : ", started when its claims say"}${beat}`;
   if (liveness === "gone") {
     const left = row.holding + row.released;
-    return `no process ${row.pid} with its start time on this host (it exited, or the pid was reused)${left ? `; it left ${left} request${left === 1 ? "" : "s"} unfinished` : "; it left nothing unfinished"}`;
+    return `no process ${row.pid} with its start time on this host (it exited, or the pid was reused)${left ? `; it left ${plural(left, "request")} unfinished` : "; it left nothing unfinished"}`;
   }
   return `on another host (${row.host ?? "unknown"}): known by its heartbeats only${beat || "; none now"}`;
 }

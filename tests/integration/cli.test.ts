@@ -76,18 +76,17 @@ describe("reqwatch CLI", () => {
     expect(json).toMatchObject({ scanned: 2, timedOut: [], unreadable: [{ file: "requests/broken.json" }] });
   });
 
-  it("recover reads the processing stuck threshold's old names, flag and variable, saying they are renamed", () => {
+  it("recover refuses the processing stuck threshold's old names, flag and variable, in one line naming the new one, and changes nothing", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aRequest({ requestId: "half-hour", state: "processing", processingStartedAt: Date.now() - 30 * 60_000 }));
-    const byFlag = runCli(["recover", "--json", "--hung-after", "1h"], { stateDir });
-    expect(byFlag).toMatchObject({ code: 0, stderr: expect.stringContaining("--hung-after is renamed --processing-stuck-after; the old name still works in this release.") });
-    expect(JSON.parse(byFlag.stdout)).toMatchObject({ timedOut: [] });
-    expect(runCli(["recover", "--hung-after", "1h", "--processing-stuck-after", "1h"], { stateDir }).code).toBe(2);
-    const both = runCli(["recover"], { stateDir, env: { ...process.env, REQWATCH_HUNG_AFTER: "1h", REQWATCH_PROCESSING_STUCK_AFTER: "1h" } });
-    expect(both).toMatchObject({ code: 2, stderr: expect.stringMatching(/REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set only REQWATCH_PROCESSING_STUCK_AFTER\./) });
+    const before = fs.readFileSync(requestPath(stateDir, "half-hour"), "utf8");
+    expect(runCli(["recover", "--json", "--hung-after", "20m"], { stateDir })).toEqual({ code: 2, stdout: "", stderr: "reqwatch: error: --hung-after is renamed --processing-stuck-after: use --processing-stuck-after instead.\n" });
+    expect(runCli(["recover", "--hung-after"], { stateDir })).toMatchObject({ code: 2, stderr: expect.stringContaining("--hung-after is renamed --processing-stuck-after") });
     const byVariable = runCli(["recover", "--json"], { stateDir, env: { ...process.env, REQWATCH_HUNG_AFTER: "20m" } });
-    expect(byVariable).toMatchObject({ code: 0, stderr: expect.stringContaining("REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER; the old name still works in this release.") });
-    expect(JSON.parse(byVariable.stdout)).toMatchObject({ timedOut: ["half-hour"] });
+    expect(byVariable).toEqual({ code: 2, stdout: "", stderr: "reqwatch: error: REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead.\n" });
+    expect(fs.readFileSync(requestPath(stateDir, "half-hour"), "utf8")).toBe(before);
+    const dashboard = runCli(["dashboard", "--check"], { stateDir, env: { ...process.env, REQWATCH_HUNG_AFTER: "20m" } });
+    expect(dashboard).toEqual({ code: 2, stdout: "", stderr: "reqwatch: error: REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead.\n" });
   });
 
   it("cleanup dry-runs with --dry-run, then archives; restore undoes it", () => {

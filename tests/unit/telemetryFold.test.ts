@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { exportBody } from "../../bench/claudeCodeExports.mjs";
 import type { LifecycleChange, LifecycleKind, Part } from "../../lib/telemetry/mapping/changes";
-import { addStep, emptyTally, foldLifecycle, mergePart, partKey, summarize, type FoldStep } from "../../lib/telemetry/mapping/fold";
+import { addStep, emptyTally, mergePart, modelsFilled, partKey, summarize, type FoldStep } from "../../lib/telemetry/mapping/fold";
 import { mapExport as mapRecords } from "../../lib/telemetry/pipeline/mapExport";
 import { ingestExport } from "../../lib/telemetry/pipeline/ingestExport";
 import { decodeExport } from "../../lib/telemetry/otlp/decode";
@@ -54,6 +54,15 @@ function arrivals(exports: Received[]): [string, Received[]][] {
     ["one record at a time, spans before logs", singly(bySignal("traces"))],
     ...[1, 2, 3, 4, 5].map((seed): [string, Received[]] => [`one record at a time, shuffled (${seed})`, shuffled(singly(exports), seed)]),
   ];
+}
+
+/** A lifecycle's steps (in any order) and parts (merged per call or tool use) folded at once, as the store folds them one by one. */
+function foldLifecycle(kind: LifecycleKind, steps: readonly FoldStep[], parts: readonly Part[]): ReturnType<typeof summarize> {
+  const tally = emptyTally(kind);
+  for (const step of steps) addStep(tally, step);
+  for (const part of parts) tally.parts.set(partKey(part), mergePart(tally.parts.get(partKey(part)), part));
+  modelsFilled(tally);
+  return summarize(tally);
 }
 
 function aStore(file = path.join(tempParent(), "telemetry.db")) {

@@ -10,6 +10,7 @@ import { stopIfTrackingOff, UsageError } from "../context";
 import { integerBetween, source } from "../parse";
 import { otlpSettings } from "./otel";
 import { telemetrySettings } from "../../telemetry/telemetrySettings";
+import { refuseRenamedVariables } from "../../store/options";
 import { flagSetting } from "../../model/flag";
 import { firstFreePort, PORTS_TRIED } from "../../http/freePort";
 
@@ -54,6 +55,7 @@ export function registerDashboard(program: Command): void {
 
       if (options.otel || otelFromEnv()) otlpSettings();
       try {
+        refuseRenamedVariables(process.env);
         telemetrySettings(process.env, options.otlpPort, options.agentFiles);
       } catch (error) {
         throw new UsageError((error as Error).message);

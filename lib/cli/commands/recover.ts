@@ -1,7 +1,6 @@
 import { Option, type Command } from "commander";
 import { formatDuration } from "../../model/duration";
-import { warnRenamed } from "../../store/options";
-import { stopIfTrackingOff, trackerFor } from "../context";
+import { stopIfTrackingOff, trackerFor, UsageError } from "../context";
 import { printJson, printLine } from "../output";
 import { positiveDuration } from "../parse";
 
@@ -11,13 +10,13 @@ export function registerRecover(program: Command): void {
     .description("Reconcile the index with the files, time out stuck processing requests (no worker holds them), remove crashed writers' temp files")
     .summary("Reconcile the index; time out stuck requests")
     .option("--processing-stuck-after <duration>", "time out requests processing this long with no worker holding them (default 1h; REQWATCH_PROCESSING_STUCK_AFTER)", positiveDuration)
-    // The flag's old name, for this release.
-    .addOption(new Option("--hung-after <duration>").argParser(positiveDuration).conflicts("processingStuckAfter").hideHelp())
+    // The flag's old name, refused naming the new one (its value optional, so the refusal is what is said either way).
+    .addOption(new Option("--hung-after [duration]").hideHelp())
     .option("--json", "print the report as JSON")
-    .action(async (options: { processingStuckAfter?: number; hungAfter?: number; json?: boolean }, command: Command) => {
+    .action(async (options: { processingStuckAfter?: number; hungAfter?: string | true; json?: boolean }, command: Command) => {
+      if (options.hungAfter !== undefined) throw new UsageError("--hung-after is renamed --processing-stuck-after: use --processing-stuck-after instead.");
       stopIfTrackingOff();
-      if (options.hungAfter !== undefined) warnRenamed("--hung-after", "--processing-stuck-after");
-      const stuckAfter = options.processingStuckAfter ?? options.hungAfter;
+      const stuckAfter = options.processingStuckAfter;
       const tracker = trackerFor(command, stuckAfter ? { processingStuckAfterMs: stuckAfter } : {});
       try {
         const report = tracker.recover();

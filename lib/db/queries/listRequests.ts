@@ -4,6 +4,7 @@ import type { State } from "../../model/states";
 import type { IndexDb } from "../openIndex";
 import { backfillText, searchQuery } from "../requestText";
 import { statement } from "../statements";
+import { filterConditions, type FilterTarget } from "../../sqlite/listFilterSql";
 
 /** One row of a list: the indexed columns, not the whole document (prompts and outputs stay out). */
 export interface RequestSummary {
@@ -41,30 +42,23 @@ export function prefixEnd(prefix: string): string {
   return `${prefix}~`;
 }
 
+/** The list filters on the index's columns: prefixes as ranges, so the indexes serve them. */
+const INDEX_FILTERS: FilterTarget = {
+  workspace: "workspace",
+  session: "session_id",
+  created: "created_at",
+  updated: "updated_at",
+  startsWith: (column, prefix) => [`${column} >= ? AND ${column} < ?`, prefix, prefixEnd(prefix)],
+  text: (text) => ["rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(text)],
+  ids: (ids) => ["id IN (SELECT value FROM json_each(?))", JSON.stringify(ids)],
+  callbackFailed: "(callback_success = 0 OR EXISTS (SELECT 1 FROM responses r WHERE r.request_id = requests.id AND r.workspace = requests.workspace AND r.callback_success = 0))",
+};
+
 /** Keyset paging over the index: cost depends on the page size, not on how deep the page is. */
 export function listRequests(db: IndexDb, filters: ResolvedListFilters): RequestPage {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  const add = (condition: string, ...values: unknown[]) => {
-    where.push(condition);
-    params.push(...values);
-  };
-  if (filters.workspace !== undefined) add("workspace = ?", filters.workspace);
-  if (filters.sessionId !== undefined) add("session_id = ?", filters.sessionId);
-  // A range, so the indexes serve it.
-  if (filters.workspacePrefix !== undefined) add("workspace >= ? AND workspace < ?", filters.workspacePrefix, prefixEnd(filters.workspacePrefix));
-  if (filters.sessionPrefix !== undefined) add("session_id >= ? AND session_id < ?", filters.sessionPrefix, prefixEnd(filters.sessionPrefix));
   // After a rebuild, a search first fills what the text index still lacks (once), so it misses nothing.
   if (filters.text !== undefined) while (backfillText(db, 20_000) > 0);
-  if (filters.text !== undefined) add("rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(filters.text));
-  if (filters.ids !== undefined) add("id IN (SELECT value FROM json_each(?))", JSON.stringify(filters.ids));
-  if (filters.callbackFailed) {
-    add("(callback_success = 0 OR EXISTS (SELECT 1 FROM responses r WHERE r.request_id = requests.id AND r.workspace = requests.workspace AND r.callback_success = 0))");
-  }
-  if (filters.createdFrom !== undefined) add("created_at >= ?", filters.createdFrom);
-  if (filters.createdTo !== undefined) add("created_at < ?", filters.createdTo);
-  if (filters.updatedFrom !== undefined) add("updated_at >= ?", filters.updatedFrom);
-  if (filters.updatedTo !== undefined) add("updated_at < ?", filters.updatedTo);
+  const { where, params, add } = filterConditions(filters, INDEX_FILTERS);
 
   const column = COLUMN[filters.sort];
   const direction = filters.order === "desc" ? "DESC" : "ASC";

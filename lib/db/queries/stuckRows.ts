@@ -40,7 +40,7 @@ export const STUCK_ROWS = `
     AND heartbeat_at < (CASE WHEN claim_token IS NULL THEN @unclaimedCutoff ELSE @heartbeatCutoff END)
     AND NOT (timeout_at IS NOT NULL AND timeout_at < @now)`;
 
-export interface StuckCutoffs {
+interface StuckCutoffs {
   now: number;
   /** Queued since before this is stuck. */
   queuedCutoff: number;

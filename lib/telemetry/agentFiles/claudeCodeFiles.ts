@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { readSmallJson } from "../../fs/readSmallJson";
 import { pidExists, processStartTicks } from "../../process/liveness";
 import type { Facts, LifecycleChange, PartFields, Step } from "../mapping/changes";
 import { join, ms, said } from "../dialects/stepText";
@@ -25,7 +26,7 @@ import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } f
  */
 
 /** What the file's earlier lines left: the turn it is in and the call under way. */
-export interface ClaudeFileState {
+interface ClaudeFileState {
   session: string | null;
   prompt: string | null;
   /** A subagent's file (`<session>/subagents/agent-<id>.jsonl`): its agent's id; its run is a lifecycle of its own. */
@@ -241,13 +242,12 @@ function runs(folder: string): AgentRun[] {
   const found: AgentRun[] = [];
   for (const name of names) {
     try {
-      const file = path.join(dir, name);
-      const stat = fs.lstatSync(file);
-      if (!stat.isFile() || stat.size > MAX_SESSION_FILE_BYTES) continue;
-      const said = obj(JSON.parse(fs.readFileSync(file, "utf8")));
-      const pid = num(said?.pid);
-      const session = str(said?.sessionId);
-      if (!said || pid === undefined || !session) continue;
+      const read = readSmallJson(path.join(dir, name), { maxBytes: MAX_SESSION_FILE_BYTES, links: "refuse", shape: obj });
+      if (!("value" in read)) continue;
+      const { value: said, stat } = read;
+      const pid = num(said.pid);
+      const session = str(said.sessionId);
+      if (pid === undefined || !session) continue;
       found.push({ pid, session, busy: said.status === "busy", liveness: livenessOf(pid, str(said.procStart), str(said.pidDomain)), lastSeenAt: Math.max(num(said.updatedAt) ?? 0, num(said.statusUpdatedAt) ?? 0, stat.mtimeMs) });
     } catch {
       // Being written, or removed, at this moment: the next look reads it.

@@ -20,7 +20,7 @@ import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT } from "./line
  */
 
 /** What the file's earlier lines left: its thread, the turn under way (null once it completed), its model, the call and tools under way. */
-export interface CodexFileState {
+interface CodexFileState {
   session: string | null;
   turn: string | null;
   model: string | null;
@@ -38,7 +38,7 @@ const OPEN_TOOLS_KEPT = 50;
 export const ROLLOUT = /(?:^|\/)rollout-[0-9T:-]+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;
 
 /** Named by a run whose pid is not known (no process holds the file): its stuck reason says so. */
-export const NO_HOLDER = "Codex CLI (no task_complete, and no Codex process holds its file)";
+const NO_HOLDER = "Codex CLI (no task_complete, and no Codex process holds its file)";
 
 export const codexFiles: AgentFiles<CodexFileState> = {
   name: "codex",

@@ -16,7 +16,7 @@ const RUNS_EVERY_MS = 2000;
 /** What the watcher reports is read this long after, so a burst of writes is one read. */
 const SETTLE_MS = 20;
 
-export interface FollowOptions<S> {
+interface FollowOptions<S> {
   /** The agent's folder (Claude Code's ~/.claude, or CLAUDE_CONFIG_DIR). */
   folder: string;
   agent: AgentFiles<S>;
@@ -32,7 +32,7 @@ export interface FollowOptions<S> {
 }
 
 /** What the follower read so far: the files it follows, the lines read and skipped. */
-export interface FollowStatus {
+interface FollowStatus {
   folder: string;
   files: number;
   lines: number;

@@ -22,7 +22,7 @@ import { clip, num, obj, PROMPT_KEPT, RESULT_KEPT, str, TEXT_KEPT, type Json } f
  */
 
 /** What the file's earlier lines left: the turn it is in, and what was already shown of each message. */
-export interface GeminiFileState {
+interface GeminiFileState {
   session: string | null;
   /** The open (or latest) prompt's message id, and when it was written. */
   prompt: string | null;

@@ -21,7 +21,7 @@ const NEWLINE = 0x0a;
 /** The longest needle Node's Buffer#indexOf searches with its quickest way (a longer one, Boyer-Moore-Horspool's, reads half as fast). */
 const SHORT_NEEDLE = 7;
 
-export interface LinesRead extends ReadPoint {
+interface LinesRead extends ReadPoint {
   /** The whole lines read, without their newline. */
   lines: string[];
   /** Lines skipped for their length (counted when they pass the bound). */
@@ -82,7 +82,7 @@ export function readLines(fd: number, from: ReadPoint, size: number, bounds: Lin
 }
 
 /** The lines `readMarkedLines` kept: each with where it starts in the file. */
-export interface MarkedLinesRead extends ReadPoint {
+interface MarkedLinesRead extends ReadPoint {
   lines: { at: number; text: string }[];
   /** Lines skipped for their length. */
   oversized: number;

@@ -15,8 +15,8 @@ import { join, ms, said, spanStep } from "./stepText";
  * `tool_use_id`. No log event marks a turn's end: the interaction span does, and without spans the
  * final `assistant_response` stands for it until anything later arrives.
  */
-export const CLAUDE_CODE_LOGS = "com.anthropic.claude_code.events";
-export const CLAUDE_CODE_SPANS = "com.anthropic.claude_code.tracing";
+const CLAUDE_CODE_LOGS = "com.anthropic.claude_code.events";
+const CLAUDE_CODE_SPANS = "com.anthropic.claude_code.tracing";
 
 /** Claude Code's records, by the scopes it names them with. */
 export const claudeCode: Dialect = {

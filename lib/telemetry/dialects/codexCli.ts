@@ -15,7 +15,7 @@ import { join, ms, said, spanStep } from "./stepText";
  * tokens), `handle_response_stream_error`, the tool's own span (`codex.tool.phase`). The HTTP
  * attempts of a model call are `codex.api_request` events with their status and attempt (from 0).
  */
-export const CODEX_LOGS = "codex_otel.log_only";
+const CODEX_LOGS = "codex_otel.log_only";
 /** The service.name `codex exec` gives itself; the interactive CLI and the IDEs have their own. */
 export const CODEX_SERVICE = "codex_exec";
 

@@ -20,7 +20,7 @@ import { join, ms, said, spanStep } from "./stepText";
  * `plan.approval_mode_duration`, logged as the CLI exits) ends it for good, failed when its latest
  * attempt failed.
  */
-export const GEMINI_CLI_SCOPE = "gemini-cli";
+const GEMINI_CLI_SCOPE = "gemini-cli";
 /** The service.name Gemini CLI gives itself. */
 export const GEMINI_CLI_SERVICE = "gemini-cli";
 

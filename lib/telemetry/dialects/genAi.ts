@@ -17,7 +17,7 @@ import { UNFINISHED_CALL } from "../mapping/stoppedCalls";
  */
 export type SpanRole = "run" | "call" | "tool";
 
-export const GEN_AI_OPERATIONS: Readonly<Record<string, SpanRole>> = {
+const GEN_AI_OPERATIONS: Readonly<Record<string, SpanRole>> = {
   invoke_agent: "run",
   create_agent: "run",
   invoke_workflow: "run",
@@ -99,7 +99,7 @@ export function endFacts(span: SpanRecord, outcome: ReturnType<typeof spanOutcom
   return { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, failed: outcome.failed, ...(outcome.failed ? { error: outcome.error } : { succeeded: true }), ...(outcome.attempt !== undefined && { attempt: outcome.attempt }) };
 }
 
-export interface CallReading {
+interface CallReading {
   operation: string;
   model?: string;
   usage: ReturnType<typeof usageOf>;
@@ -134,7 +134,7 @@ export function callChange(span: SpanRecord, call: CallReading): Omit<SpanChange
   };
 }
 
-export interface SpanChange {
+interface SpanChange {
   kind: LifecycleKind;
   summary: string;
   detail: LifecycleChange["step"]["detail"];

@@ -8,7 +8,7 @@ import { ABORTED_BY_CALLER } from "../mapping/stoppedCalls";
  * caller aborted reads so, plainly ("aborted by the caller: This operation was aborted"); attempts
  * where the span says them (`http.request.resend_count`, the AI SDK's "Failed after 3 attempts").
  */
-export interface SpanOutcome {
+interface SpanOutcome {
   failed: boolean;
   error?: string;
   attempt?: number;

@@ -13,7 +13,7 @@ export interface UsageSums extends CallCosts {
 }
 
 /** A lifecycle as its steps and parts add up: what the store keeps in its row and the pages show. */
-export interface Folded extends UsageSums {
+interface Folded extends UsageSums {
   state: State;
   startedAt: number;
   queuedAt: number | null;
@@ -356,13 +356,4 @@ function triesOf(calls: readonly Part[]): number[] {
     });
   }
   return tries;
-}
-
-/** Fold a lifecycle's steps (in any order) and parts (merged per call or tool use) at once. */
-export function foldLifecycle(kind: LifecycleKind, steps: readonly FoldStep[], parts: readonly Part[]): Folded {
-  const tally = emptyTally(kind);
-  for (const step of steps) addStep(tally, step);
-  for (const part of parts) tally.parts.set(partKey(part), mergePart(tally.parts.get(partKey(part)), part));
-  modelsFilled(tally);
-  return summarize(tally);
 }

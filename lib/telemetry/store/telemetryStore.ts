@@ -17,7 +17,7 @@ export interface TelemetryStoreOptions {
 }
 
 /** One export, as the pipeline hands it to the store: its changes mapped and redacted, and what mapped to nothing. */
-export interface ExportBatch {
+interface ExportBatch {
   signal: Signal;
   /** Records decoded, and rejected by the decoder. */
   records: number;
@@ -27,7 +27,7 @@ export interface ExportBatch {
 }
 
 /** What lines of an agent's file told (lib/telemetry/agentFiles), mapped and redacted, and how far the file was read. */
-export interface FileBatch {
+interface FileBatch {
   changes: readonly LifecycleChange[];
   position: FilePosition;
 }

@@ -4,7 +4,7 @@ import type { Json } from "../agentFiles/lineFields";
 import { replaces, tokensOf, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
 
 /** Where the ledger left a file: the next read goes on from there with the state its lines left. */
-export interface UsagePosition {
+interface UsagePosition {
   dev: number;
   ino: number;
   offset: number;

@@ -19,7 +19,7 @@ export function usageLedgerAt(settings: Pick<TelemetrySettings, "dir">, storeDir
   return usageLedgerFile(telemetryStoreDir(settings, storeDir));
 }
 
-export interface ReportUsageOptions {
+interface ReportUsageOptions {
   /** The ledger's file (lib/telemetry/usage/usageLedger.ts usageLedgerFile), or null: read in memory, nothing kept. */
   ledgerFile: string | null;
   folders: UsageFolders;

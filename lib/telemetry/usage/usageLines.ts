@@ -40,7 +40,7 @@ export interface UsageCall {
 }
 
 /** A copy of a call as the rule between copies sees it: where its line is, and its count. */
-export interface CallCopy {
+interface CallCopy {
   path: string;
   line: number;
   sidechain: boolean;
@@ -63,12 +63,12 @@ export function replaces(keep: "larger" | "latest", copy: CallCopy, kept: CallCo
 export const tokensOf = (call: UsageCall) => call.input + call.output + call.cacheRead + call.cacheWrite;
 
 /** The file a reader reads: its path under the agent's folder, for what only its place says. */
-export interface UsageFile {
+interface UsageFile {
   folder: string;
   path: string;
 }
 
-export interface UsageReader<State> {
+interface UsageReader<State> {
   agent: UsageAgent;
   files: AgentFiles<unknown>;
   emptyState(file: UsageFile): State;

@@ -33,7 +33,7 @@ export interface UsageSumsRow extends CallCosts {
 }
 
 /** A row of the report, its fields named as ccusage's JSON names them where it has them (`period`, `modelsUsed`). */
-export interface UsageRow extends UsageSumsRow {
+interface UsageRow extends UsageSumsRow {
   /** The day (`YYYY-MM-DD`), month (`YYYY-MM`), session, project or model. */
   period: string;
   /** A session's project. */

@@ -9,7 +9,7 @@ const pauseBody = z.discriminatedUnion("action", [
   z.strictObject({ action: z.literal("resume") }),
 ]);
 
-export type PauseBody = z.infer<typeof pauseBody>;
+type PauseBody = z.infer<typeof pauseBody>;
 
 export async function parsePauseBody(request: Request): Promise<PauseBody> {
   const parsed = pauseBody.safeParse(await readJsonBody(request, 4096));

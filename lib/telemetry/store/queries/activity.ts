@@ -8,15 +8,12 @@ import type Database from "better-sqlite3";
  * by the store's indexes on those times; the cost and tokens of those that ended, by when they ended.
  * Grouped in SQL: a point of a busy hour is one row per outcome and histogram bin, not its lifecycles.
  */
-export interface TelemetryActivityOptions {
+interface TelemetryActivityOptions {
   pointMs: number;
   from: number;
   to: number;
   match: WorkspaceMatch;
 }
-
-/** The extra metrics of received lifecycles: summed, not counted (bin 0). */
-export const USAGE_METRICS = ["cost", "tokens:in", "tokens:out"] as const;
 
 /** The workspace a lifecycle shows under (the `otel` source's expression: its service). */
 const WORKSPACE = "coalesce(reqwatch_name(service, 64), 'otel')";

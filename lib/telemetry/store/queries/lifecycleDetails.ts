@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import type { Part } from "../../mapping/changes";
 
 /** A step as stored: its detail still JSON, and the error it told of. */
-export interface StoredStep {
+interface StoredStep {
   key: string;
   at: number;
   startAt: number | null;
@@ -15,7 +15,7 @@ export interface StoredStep {
 }
 
 /** A part as stored: its fields still JSON. */
-export interface StoredPart {
+interface StoredPart {
   kind: Part["kind"];
   id: string;
   at: number;

@@ -10,7 +10,7 @@ export interface UnmappedRow extends Unmapped {
 export const UNMAPPED_PAGE = 50;
 
 /** What a dialect knew and left out on purpose: how many names and records, and when the last came. */
-export interface KnownRow {
+interface KnownRow {
   dialect: string;
   names: number;
   count: number;
