@@ -31,9 +31,9 @@ import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle }
 import { fileIdentity, openIndex, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
 import type { IndexLoss } from "./db/writeLock";
 import { MAX_PAGE_SIZE, resolveListFilters, type ListFilters } from "./model/listFilters";
-import type { RequestPage } from "./db/queries/listRequests";
-import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
-import { recover, type RecoveryReport } from "./recovery/recover";
+import type { MonitorWithRetention, RecoveryReport, RequestPage, ResolvedTrackerOptions, Tracker, TrackerOptions } from "./types";
+import { DEFAULT_RETENTION_MS, resolveTrackerOptions } from "./store/options";
+import { recover } from "./recovery/recover";
 import { rebuildOnThread } from "./recovery/backgroundRebuild";
 import { reconcileResponses } from "./responses/responseIndex";
 import { responseCounts } from "./db/responseRows";
@@ -58,8 +58,8 @@ import { applyChange, changesNothing, newRequest, type Change } from "./model/tr
 import { openDisabledTracker, trackingOffError } from "./disabledTracker";
 import { redactField, redactRequestFields, type Redaction } from "./model/redaction";
 
-export type { ChangeInput, CreateInput, MonitorOptions, MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
-import type { MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
+export type { TrackerService } from "./trackerInterface";
+import type { TrackerService } from "./trackerInterface";
 
 function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;

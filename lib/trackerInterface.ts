@@ -5,7 +5,7 @@ import type { CleanupOptions, CleanupReport } from "./cleanup/cleanup";
 import type { FeedChange, FeedHead } from "./db/changes";
 import type { ActivityOptions, ActivityRow, LiveStateCounts } from "./db/queries/activity";
 import type { StateCounts } from "./db/queries/countByState";
-import type { RequestPage, RequestSummary } from "./db/queries/listRequests";
+import type { MonitorPass, RecoveryReport, RequestSummary, StuckRequest, Tracker } from "./types";
 import type { QueueStats } from "./db/queries/queueStats";
 import type { SessionSeen } from "./db/queries/sessionsSeen";
 import type { WorkerRow } from "./db/queries/workers";
@@ -14,83 +14,16 @@ import type { Pause } from "./stateFiles/pauseFile";
 import type { StateDir } from "./stateFiles/stateDir";
 import type { IngestHandle, IngestOptions } from "./ingest/startIngest";
 import type { ListFilters } from "./model/listFilters";
-import type { RequestFields, RequestRecord } from "./model/requestFormat";
-import type { State } from "./model/states";
-import type { Change, NewRequestInput } from "./model/transition";
-import type { MonitorPass, StuckRequest } from "./monitor/monitorPass";
-import type { MonitorOptions, MonitorWithRetention } from "./monitor/startMonitor";
-import type { Claim, ClaimOptions } from "./queue/claimNext";
+import type { RequestRecord } from "./model/requestFormat";
 import type { CancelOptions, CancelReport } from "./queue/cancel";
-import type { CompleteResult, Delivery, FailOptions } from "./queue/deliver";
 import type { RetryOptions, RetryReport, RetryTarget } from "./queue/retry";
 import type { IndexCheck, IndexGuardHandle } from "./recovery/indexGuard";
-import type { RecoveryReport } from "./recovery/recover";
-import type { SessionService, SessionTracker } from "./sessions/sessionTracker";
+import type { SessionService } from "./sessions/sessionTracker";
 import type { IndexingProgress } from "./store/context";
-import type { ResolvedTrackerOptions } from "./store/options";
-import type { Ownership } from "./store/ownership";
 
 // What `openTracker` returns (the library's `Tracker`) and what reqwatch's own programs open
 // (`TrackerService`), apart from the implementations: the recording tracker (lib/tracker.ts) and
 // the one that records nothing (lib/disabledTracker.ts), neither importing the other's module.
-
-export interface CreateInput extends RequestFields {
-  /** Default: a random UUID. */
-  requestId?: string;
-  workspace: string;
-  state?: NewRequestInput["state"];
-  reason?: string;
-  by?: string;
-}
-
-/** A change, or a function of the current request that returns one (for read-modify-write). */
-export type ChangeInput = Change | ((current: RequestRecord) => Change);
-
-export type { MonitorOptions, MonitorWithRetention };
-
-/**
- * The library's tracker: what a gateway or a worker calls (lib/index.ts publishes it). The recording
- * tracker and the one that records nothing when tracking is off (lib/disabledTracker.ts) implement it.
- */
-export interface Tracker {
-  /**
-   * Managed (reqwatch created or adopted the folder, and writes there) or observed (another
-   * program's folder: read, never written; every write is refused with READ_ONLY), and why.
-   */
-  readonly ownership: Ownership;
-  /** The options as resolved (defaults and REQWATCH_* settings filled in). */
-  readonly options: ResolvedTrackerOptions;
-  /**
-   * The recovery report of `open`; with `recover: false`, the report of the index rebuild if one
-   * was needed (no stuck processing requests timed out), else null.
-   */
-  readonly openReport: RecoveryReport | null;
-  create(input: CreateInput): RequestRecord;
-  /** Move a request to `to` (checked against the transition table), optionally setting fields. */
-  transition(requestId: string, to: State, extra?: Omit<Change, "to">): RequestRecord;
-  /** Set fields and/or change state; a function receives the current request under the writers' lock. */
-  update(requestId: string, change: ChangeInput): RequestRecord;
-  get(requestId: string): RequestRecord | null;
-  list(filters?: ListFilters): RequestPage;
-  /** Claim the oldest ready `queued` request (see lib/queue/claimNext.ts). Null when none is ready. */
-  claimNext(options?: ClaimOptions): Claim | null;
-  /** Renew a claim; false when the token is no longer current (stop: the result will be dropped). */
-  heartbeat(requestId: string, token: string): boolean;
-  /** Write the result marker, so a crash before `complete` loses nothing (runWorker does this). */
-  recordResult(requestId: string, token: string, result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean }): void;
-  complete(requestId: string, token: string, result?: CompleteResult, by?: string): Delivery;
-  fail(requestId: string, token: string, error: string, options?: FailOptions): Delivery;
-  /** Resolves when the request reaches a terminal state, by any process; rejects with TimeoutError after `timeoutMs`. */
-  waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
-  /** The session tracker: sessions/<id>.json, their index, their feed changes. */
-  readonly sessions: SessionTracker;
-  /**
-   * Run the monitor every `monitorIntervalMs` until `stop()` or `close()`; on a managed folder it
-   * also runs the retention (now, then every RETENTION_INTERVAL_MS) unless `retention: false`.
-   */
-  startMonitor(options?: Partial<MonitorOptions>): MonitorWithRetention;
-  close(): void;
-}
 
 /**
  * The recording tracker as reqwatch's own programs use it (the dashboard, the CLI, the MCP server,

@@ -1,11 +1,12 @@
 import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
-import { trackingEnabled, type TrackerOptions } from "../store/options";
+import { trackingEnabled } from "../store/options";
+import type { RequestPage, TrackerOptions } from "../types";
 import { noteTrackingOff } from "../disabledTracker";
-import { listBeforeIndexed, openTracker, openTrackerService, type Tracker, type TrackerService } from "../tracker";
+import { listBeforeIndexed, openTracker, openTrackerService, type TrackerService } from "../tracker";
+import type { Tracker } from "../types";
 import { resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
 import type { ListFilters } from "../model/listFilters";
-import type { RequestPage } from "../db/queries/listRequests";
 import type { UnreadableFile } from "../db/unreadableFiles";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { startFollowerIfUseful } from "./follower";

@@ -1,5 +1,5 @@
 import type { StateCounts } from "../db/queries/countByState";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { StuckRequest } from "../types";
 import type { TrackerService } from "../tracker";
 import { queuesView, stuckBy } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";

@@ -6,7 +6,8 @@ import { filterFields, MAX_PAGE_SIZE, type ListFilters } from "../model/listFilt
 import { isReqwatchError, ReqwatchError } from "../model/errors";
 import { parseDuration } from "../model/duration";
 import type { State } from "../model/states";
-import { COMMAND_STATUSES, type SessionResult } from "../sessions/sessionTracker";
+import { COMMAND_STATUSES } from "../model/commandStatus";
+import type { SessionResult } from "../types";
 import { sessionSummaryLines } from "../sessions/summary";
 import type { TrackerService } from "../tracker";
 import { displayJson } from "../model/displayText";

@@ -7,19 +7,7 @@ import { releaseReservation, reserveOldestReady } from "../db/claims";
 import { currentProcess } from "../process/liveness";
 import type { RequestRecord } from "../model/requestFormat";
 import { applyChange } from "../model/transition";
-
-export interface ClaimOptions {
-  /** Only claim from this workspace. */
-  workspace?: string;
-  /** Who is claiming, for the history (default `pid <pid>`). */
-  worker?: string;
-}
-
-export interface Claim {
-  request: RequestRecord;
-  /** Pass to heartbeat, complete and fail: only the current claim's token is accepted. */
-  token: string;
-}
+import type { ClaimOptions, Claim } from "../types";
 
 /**
  * How long a reservation keeps other claimers off a request while its claim is written. A claimer

@@ -4,37 +4,12 @@ import { formatDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import { assertRequestId } from "../model/ids";
 import { renewHeartbeat } from "../db/claims";
-import type { RequestFields, RequestRecord } from "../model/requestFormat";
+import type { RequestRecord } from "../model/requestFormat";
 import { applyChange } from "../model/transition";
 import { backoffDelay } from "./backoff";
 import { removeResultMarker } from "../stateFiles/resultMarker";
 import { redactField } from "../model/redaction";
-
-export type DeliveryOutcome = "applied" | "duplicate" | "dropped";
-
-/** What happened to a result: applied, a harmless duplicate, or a late delivery that changed nothing. */
-export interface Delivery {
-  outcome: DeliveryOutcome;
-  request: RequestRecord;
-  /** Why a delivery was dropped, or what the failure led to. */
-  reason?: string;
-}
-
-export interface CompleteResult {
-  output?: string;
-  tokens?: number;
-  exitCode?: number;
-  model?: string;
-  /** Any other fields to set. */
-  fields?: RequestFields;
-}
-
-export interface FailOptions {
-  /** Whether another attempt may succeed. Default true. */
-  retryable?: boolean;
-  /** Who reports, for the history. */
-  by?: string;
-}
+import type { Delivery, CompleteResult, FailOptions } from "../types";
 
 function lastStepWithToken(request: RequestRecord, token: string) {
   return [...(request.transitions ?? [])].reverse().find((entry) => entry.token === token && !entry.dropped);

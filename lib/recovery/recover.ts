@@ -9,23 +9,9 @@ import { formatDuration } from "../model/duration";
 import { claimLiveness } from "../process/liveness";
 import { processingSince, type ProcessingRow } from "../db/queries/stuckRows";
 import { reconcileResponses } from "../responses/responseIndex";
-import { reconcile, type ReconcileReport, type UnreadableReport } from "./reconcile";
+import { reconcile, type ReconcileReport } from "./reconcile";
+import type { RecoveryReport } from "../types";
 import { sweepTempFiles } from "./sweepTempFiles";
-
-export interface RecoveryReport {
-  /** Request files found. */
-  scanned: number;
-  /** Index rows the reconciliation added, updated or removed. */
-  changed: number;
-  /** Requests moved from `processing` to `timeout`: stuck there, no worker holding them, past `processingStuckAfterMs`. */
-  timedOut: string[];
-  /** Temp files left by crashed reqwatch writers, removed (another program's temp files are its own business). */
-  removedTempFiles: string[];
-  unreadable: UnreadableReport[];
-  /** Threads that read the files beside the writing one (a rebuild of a big folder; else 0). */
-  readerThreads: number;
-  durationMs: number;
-}
 
 export interface RecoverOptions {
   /** Time out requests processing, no worker holding them, for longer than this; null only rebuilds the index (no state changes). */

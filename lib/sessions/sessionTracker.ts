@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { withWritersLock } from "../db/writeLock";
 import type { TrackerContext } from "../store/context";
-import { asReqwatchError, ReqwatchError, isReqwatchError, type ErrorCode } from "../model/errors";
+import { asReqwatchError, ReqwatchError, isReqwatchError } from "../model/errors";
 import { writeFileDurable } from "../fs/durableWrite";
 import { assertRequestId, idOfFileName } from "../model/ids";
 import { assertManaged } from "../store/ownership";
@@ -13,37 +13,8 @@ import { readSessionFile, serializeSession, type CommandEntry, type ContextSnaps
 import type { SessionSummary } from "../db/changes";
 import { redactField, type RedactField } from "../model/redaction";
 import { anySession, currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "../db/sessionRows";
-
-/** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
-export type SessionResult<T = SessionRecord> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
-
-export const COMMAND_STATUSES = ["completed", "partial", "failed"] as const;
-export type CommandStatus = (typeof COMMAND_STATUSES)[number];
-
-export interface CommandInput {
-  command: string;
-  workflow?: string;
-  /** When it started (default: now less its duration). */
-  startedAt?: number;
-  durationSeconds?: number;
-  status: CommandStatus;
-}
-
-export interface FileInput {
-  path: string;
-  summary?: string;
-  workflow?: string;
-}
-
-export type SnapshotInput = Partial<{ activeTask: string | null; completedSteps: string[]; nextSteps: string[]; keyFiles: string[]; blockingIssues: string[] }>;
-
-/** What a start did: continued the current session, or began a new one (and why). */
-export interface StartOutcome {
-  session: SessionRecord;
-  started: boolean;
-  /** Why a new session began: none yet, the last one expired or was reset, or its file is unreadable (kept, reported). */
-  reason: "continued" | "none" | "expired" | "unreadable";
-}
+import type { SessionResult, CommandInput, FileInput, SnapshotInput, StartOutcome, SessionTracker } from "../types";
+import { COMMAND_STATUSES } from "../model/commandStatus";
 
 const isoAt = (ms: number) => new Date(ms).toISOString();
 
@@ -70,22 +41,6 @@ export function blankSession(sessionId: string, now: number): SessionRecord {
     context_snapshot: { active_task: null, completed_steps: [], next_steps: [], key_files: [], blocking_issues: [] },
     statistics: {},
   };
-}
-
-/** The session tracker as the library's tracker hands it out: what a gateway, a worker or a hook records and reads back. */
-export interface SessionTracker {
-  /** The current session's id: the newest not ended, updated within the expiry; null when there is none. */
-  current(): string | null;
-  /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
-  start(): SessionResult<StartOutcome>;
-  recordCommand(input: CommandInput, sessionId?: string): SessionResult;
-  recordFile(input: FileInput, sessionId?: string): SessionResult;
-  /** A file's path as `recordFile` records it (its key in `files_modified`): redacted with the summaries. */
-  recordedPath(path: string): string;
-  updateSnapshot(input: SnapshotInput, sessionId?: string): SessionResult;
-  /** End the current session and start another; nothing is deleted. */
-  reset(): SessionResult<{ ended: string | null; session: SessionRecord }>;
-  get(sessionId: string): SessionRecord | null;
 }
 
 /** The session tracker as reqwatch's own programs use it (TrackerService): the sessions list, and the index kept in line with the files. */

@@ -1,7 +1,6 @@
 import type { IndexDb } from "../db/openIndex";
 import type { IndexKeeper } from "../db/writeLock";
-import type { ResolvedTrackerOptions } from "./options";
-import type { Ownership } from "./ownership";
+import type { Ownership, ResolvedTrackerOptions } from "../types";
 import type { RequestRecord } from "../model/requestFormat";
 import type { StateDir } from "../stateFiles/stateDir";
 

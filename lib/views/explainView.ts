@@ -5,7 +5,7 @@ import { isReqwatchError } from "../model/errors";
 import { attemptsOf, type Attempt } from "../model/attempts";
 import type { RequestRecord } from "../model/requestFormat";
 import { isTerminal, STATES, type State } from "../model/states";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { StuckRequest } from "../types";
 import type { TrackerService } from "../tracker";
 import { escapeControls, named, quoted } from "../model/displayText";
 import { lifecycleSegments, timeInStates } from "./lifecycle";

@@ -1,10 +1,9 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { RequestSummary } from "../db/queries/listRequests";
+import type { RequestSummary, StuckRequest } from "../types";
 import { openSpool, type Spool } from "../fs/spoolFile";
 import { ReqwatchError } from "../model/errors";
 import { MAX_PAGE_SIZE, type ListFilters } from "../model/listFilters";
 import { toMatchFilter, type RequestQuery } from "../model/requestQuery";
-import type { StuckRequest } from "../monitor/monitorPass";
 import type { TrackerService } from "../tracker";
 
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;

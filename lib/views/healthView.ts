@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type { UnreadableFile } from "../db/unreadableFiles";
 import type { IndexGuardStatus } from "../recovery/indexGuard";
 import type { IngestStatus } from "../ingest/startIngest";
-import type { MonitorHandle } from "../monitor/startMonitor";
+import type { MonitorHandle } from "../types";
 import { STATES } from "../model/states";
 import type { TrackerService } from "../tracker";
 import type { RetentionStatus } from "../actions/retention";

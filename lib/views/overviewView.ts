@@ -1,5 +1,5 @@
 import { quantileSorted } from "simple-statistics";
-import type { RecoveryReport } from "../recovery/recover";
+import type { RecoveryReport } from "../types";
 import type { RetentionStatus } from "../actions/retention";
 import type { RequestRecord } from "../model/requestFormat";
 import { TERMINAL_STATES, type State } from "../model/states";

@@ -1,6 +1,6 @@
 import type { QueueStats } from "../db/queries/queueStats";
 import type { Pause } from "../stateFiles/pauseFile";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { StuckRequest } from "../types";
 import { STUCK_CAUSES, stuckCauseState, type StuckCause } from "../model/stuckCauses";
 import type { TrackerService } from "../tracker";
 import { lazily } from "../model/lazily";

@@ -1,5 +1,4 @@
-import type { RequestPage, RequestSummary } from "../db/queries/listRequests";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { RequestPage, RequestSummary, StuckRequest } from "../types";
 import path from "node:path";
 import { cancelDecision } from "../queue/cancel";
 import { readResponseFile, responseFilePath, type ResponseRecord } from "../stateFiles/responseFile";

@@ -4,7 +4,7 @@ import http from "node:http";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { RequestSummary } from "../../lib/db/queries/listRequests";
+import type { RequestSummary } from "../../lib/types";
 import type { TrackerService } from "../../lib/tracker";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { BIN, runCli } from "../helpers/cli";

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
 import { startMonitorLoop } from "../../lib/monitor/startMonitor";
-import type { MonitorPass } from "../../lib/monitor/monitorPass";
+import type { MonitorPass } from "../../lib/types";
 import { aClaimedRequest, aRequest, writeRequestFile } from "../helpers/builders";
 import { aDeadPid, eventually } from "../helpers/processes";
 import { writeRequests } from "../helpers/requestFiles";

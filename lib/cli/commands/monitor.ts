@@ -1,7 +1,7 @@
 import { displayJson } from "../../model/displayText";
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
-import type { MonitorPass } from "../../monitor/monitorPass";
+import type { MonitorPass } from "../../types";
 import type { RetentionRun } from "../../actions/retention";
 import { stopIfTrackingOff, trackerFor } from "../context";
 import { printLine } from "../output";
