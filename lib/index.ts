@@ -2,8 +2,8 @@
  * The library's public surface: what a gateway or a worker calls (open, create, transition and
  * update, claim, heartbeat, complete, fail, get, list, sessions, the monitor, close), runWorker, and
  * the types and errors those take and give. The types are lib/types.ts, the contract the
- * implementations import. The CLI, dashboard and MCP server use more of the same tracker
- * (`TrackerService`, lib/trackerInterface.ts), which is not published.
+ * implementations import. The CLI, dashboard and MCP server open the same folder as role objects
+ * (a reader, an operator, the index's upkeep: lib/roles/), which are not published.
  */
 export { openTracker } from "./tracker";
 /** The redaction every write applies, for text of your own (a transition's `reason`, logs): secrets become `[redacted: <kind>]`. */

@@ -1,20 +1,10 @@
 import fs from "node:fs";
 import { randomUUID } from "./process/crypto";
 import { BulkActions } from "./actions/bulkActions";
-import { pauseWorkspace, resumeWorkspace } from "./queue/pause";
-import { readPauses } from "./stateFiles/pauseFile";
-import { queueStats } from "./db/queries/queueStats";
-import { activityRows, liveStateCounts } from "./db/queries/activity";
-import { knownValues } from "./db/queries/knownValues";
-import { listWorkers, unfinishedBy } from "./db/queries/workers";
-import { sessionsSeen } from "./db/queries/sessionsSeen";
-import { oldestCreatedAt } from "./db/queries/oldestCreated";
-import { requestFileBytes } from "./db/queries/requestFileBytes";
 import { backfillText } from "./db/requestText";
 import { Sessions } from "./sessions/sessionTracker";
 import { archiveReplaced, openArchive, type ArchiveDb } from "./db/archive";
-import { cleanup, restore } from "./cleanup/cleanup";
-import { retentionInactiveReason, retentionStatus, runRetention } from "./actions/retention";
+import { retentionInactiveReason } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
 import { withWritersLock } from "./db/writeLock";
 import type { TrackerContext } from "./store/context";
@@ -22,44 +12,39 @@ import { ReqwatchError } from "./model/errors";
 import { discardSpares } from "./fs/durableWrite";
 import { assertRequestId, assertWorkspace } from "./model/ids";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
-import { countByState } from "./db/queries/countByState";
 import { getRequest } from "./db/queries/getRequest";
 import { listRequests } from "./db/queries/listRequests";
-import { listAllRequests } from "./db/queries/listAllRequests";
-import { listUnreadable } from "./db/unreadableFiles";
 import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
 import { fileIdentity, openIndex, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
 import type { IndexLoss } from "./db/writeLock";
-import { MAX_PAGE_SIZE, resolveListFilters, type ListFilters } from "./model/listFilters";
+import { resolveListFilters, type ListFilters } from "./model/listFilters";
 import type { MonitorWithRetention, RecoveryReport, RequestPage, ResolvedTrackerOptions, Tracker, TrackerOptions } from "./types";
-import { DEFAULT_RETENTION_MS, resolveTrackerOptions } from "./store/options";
+import { resolveTrackerOptions } from "./store/options";
 import { recover } from "./recovery/recover";
 import { rebuildOnThread } from "./recovery/backgroundRebuild";
-import { reconcileResponses } from "./responses/responseIndex";
-import { responseCounts } from "./db/responseRows";
-import { findStuck, monitorPass } from "./monitor/monitorPass";
+import { monitorPass } from "./monitor/monitorPass";
 import { startMonitorWithRetention } from "./monitor/startMonitor";
 import { claimNext } from "./queue/claimNext";
 import { complete, fail, heartbeat } from "./queue/deliver";
-import { writeResultMarker } from "./stateFiles/resultMarker";
-import { retry } from "./queue/retry";
 import { Waiters } from "./queue/waiters";
-import { cancel } from "./queue/cancel";
 import { startIngest, type IngestHandle } from "./ingest/startIngest";
 import { activeTraceparent } from "./process/activeTrace";
-import { feedHead, feedLastSeq, readChanges, requestsChangedSince } from "./db/changes";
+import { feedLastSeq, requestsChangedSince } from "./db/changes";
 import { indexedAsIs, ingestRequests, reconcile } from "./recovery/reconcile";
 import { followerRebuilt, syncWithFollower } from "./ingest/followerSync";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./stateFiles/stateDir";
-import { assertManaged, openStateDir } from "./store/ownership";
+import { openStateDir } from "./store/ownership";
 import { applyChange, changesNothing, newRequest, type Change } from "./model/transition";
 import { openDisabledTracker, trackingOffError } from "./disabledTracker";
-import { redactField, redactRequestFields, type Redaction } from "./model/redaction";
 
-export type { TrackerService } from "./trackerInterface";
-import type { TrackerService } from "./trackerInterface";
+import { FolderReader } from "./roles/reader";
+import { FolderOperator } from "./roles/operator";
+import type { Recording, TrackerService, Upkeep } from "./roles/recording";
+import { recordResult } from "./queue/recordResult";
+
+export type { Recording, TrackerService, Upkeep };
 
 function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
@@ -79,27 +64,8 @@ function validateChange({ to, fields, reason, by }: Change): Change {
   return { to, fields: validateFields(fields), reason, by };
 }
 
-type WorkerResult = Parameters<Tracker["recordResult"]>[2];
-
-/** A result marker is a file too: its text is redacted as the request's will be. */
-function redactResult(redaction: Redaction, result: WorkerResult): WorkerResult {
-  if (result.outcome === "failed") return { ...result, error: redactField(redaction, "error", result.error) };
-  return result.fields ? { ...result, fields: redactRequestFields(redaction, result.fields) } : result;
-}
-
 /** A file's times may pass its modification time by this much (the file system stamps it from a coarser clock). */
 const MTIME_SLACK_MS = 1000;
-
-const firstPages = new WeakMap<TrackerService, (filters: ListFilters) => RequestPage>();
-
-/**
- * Internal (the CLI's `list`): a page on a tracker opened with `rebuild: "in-background"` whose
- * index is not built yet, read from the newest files until it cannot change; else `list`.
- */
-export function listBeforeIndexed(tracker: TrackerService, filters: ListFilters): RequestPage {
-  const listNewestFirst = firstPages.get(tracker);
-  return listNewestFirst ? listNewestFirst(filters) : tracker.list(filters);
-}
 
 /**
  * Open the tracker on a state directory: decide whether reqwatch manages or only observes it
@@ -111,21 +77,36 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
   // Tracking off (REQWATCH_DISABLED, or enabled: false): not one file is touched from here on.
   if (!resolved.enabled) return openDisabledTracker(resolved, options.enabled === false);
-  return openRecording(resolved);
+  return openRecording(resolved).tracker;
 }
 
 /**
- * `openTracker` for reqwatch's own programs (the dashboard, the CLI, the MCP server): the library's
- * calls with the read model and a person's actions. With tracking off there is nothing to read or
- * act on: the caller checks first (the CLI's `stopIfTrackingOff`), and this refuses.
+ * The folder as reqwatch's own programs open it (the dashboard, the CLI, the MCP server): the
+ * library's tracker beside the reader, the operator and the index's upkeep. With tracking off there
+ * is nothing to read or act on: the caller checks first (the CLI's `stopIfTrackingOff`), and this refuses.
  */
-export function openTrackerService(options: TrackerOptions = {}): TrackerService {
+export function openRoles(options: TrackerOptions = {}): Recording {
   const resolved = resolveTrackerOptions(options);
   if (!resolved.enabled) throw trackingOffError("Reading or acting on the state folder");
   return openRecording(resolved);
 }
 
-function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
+/** `openRoles` with every role's members on one object: for the tests, the scripts and the benches, not the programs. */
+export function openTrackerService(options: TrackerOptions = {}): TrackerService {
+  const { tracker, reader, operator, upkeep } = openRoles(options);
+  const service: Record<string, unknown> = { ...tracker, ...upkeep };
+  for (const role of [reader, operator]) {
+    for (const [name, member] of Object.entries(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(role) as object))) {
+      if (name === "constructor") continue;
+      if (member.get) Object.defineProperty(service, name, { get: () => member.get!.call(role), enumerable: true, configurable: true });
+      else service[name] = (member.value as (...args: unknown[]) => unknown).bind(role);
+    }
+  }
+  // The session tracker with its list: the same object the tracker holds.
+  return Object.assign(service, { actions: operator.actions, sessions: tracker.sessions }) as unknown as TrackerService;
+}
+
+function openRecording(resolved: ResolvedTrackerOptions): Recording {
   const { dir, ownership } = openStateDir(resolved.stateDir, resolved);
   ensureStateDir(dir);
   let opened = openIndex(dir.indexFile);
@@ -263,10 +244,11 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     }
   }
 
-  const tracker: TrackerService = {
-    stateDir: dir,
+  const reader = new FolderReader(ctx, { sessions, archive, follows: () => ingests.size > 0, openedGeneration: () => opened.generation });
+  const operator = new FolderOperator(ctx, { sessions, archive, actions, stopping: stopping.signal });
+
+  const tracker: Tracker = {
     ownership,
-    actions,
     sessions,
     options: resolved,
     openReport,
@@ -299,61 +281,45 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       })!;
     },
 
-    get(requestId) {
-      assertRequestId(requestId);
-      return getRequest(ctx.db, requestId);
+    get: (requestId) => reader.get(requestId),
+    list: (filters) => reader.list(filters),
+    claimNext: (options) => claimNext(ctx, options),
+    heartbeat: (requestId, token) => heartbeat(ctx, requestId, token),
+    recordResult: (requestId, token, result) => recordResult(ctx, requestId, token, result),
+    complete: (requestId, token, result, by) => complete(ctx, requestId, token, result, by),
+    fail: (requestId, token, error, options) => fail(ctx, requestId, token, error, options),
+    waitForResult: (requestId, { timeoutMs }) => waiters.wait(requestId, getRequest(ctx.db, requestId), timeoutMs),
+
+    startMonitor(options = {}) {
+      const { retention: withRetention = true, ...loopOptions } = options;
+      const retention = withRetention && retentionInactiveReason(ctx) === null ? () => operator.runRetention() : null;
+      const started = startMonitorWithRetention(() => monitorPass(ctx), retention, { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
+      const handle: MonitorWithRetention = {
+        ...started,
+        stop() {
+          started.stop();
+          monitors.delete(handle);
+        },
+      };
+      monitors.add(handle);
+      return handle;
     },
 
-    list(filters) {
-      const resolved = resolveListFilters(filters);
-      // Without a follower in this process (a CLI command), the response files are read in first.
-      if (resolved.callbackFailed && ingests.size === 0) reconcileResponses(ctx);
-      return listRequests(ctx.db, resolved);
+    close() {
+      stopping.abort();
+      stopCheckpoints();
+      for (const monitor of monitors) monitor.stop();
+      for (const ingest of ingests.keys()) ingest.stop();
+      for (const guard of guards) guard.stop();
+      waiters.close();
+      ctx.db.close();
+      closeRetired();
+      archiveDb?.close();
+      discardSpares();
     },
+  };
 
-    *listAll(filters = {}, pageSize = MAX_PAGE_SIZE) {
-      const resolved = resolveListFilters({ ...filters, limit: pageSize, cursor: undefined });
-      if (resolved.callbackFailed && ingests.size === 0) reconcileResponses(ctx);
-      // The snapshot only reads: a search's text index is filled here first, as `list` fills it.
-      if (resolved.text !== undefined) while (backfillText(ctx.db, 20_000) > 0);
-      yield* listAllRequests(dir.indexFile, resolved);
-    },
-
-    countsByState(filters = {}) {
-      if (filters.workspace !== undefined) assertWorkspace(filters.workspace);
-      if (filters.sessionId !== undefined) assertRequestId(filters.sessionId);
-      return countByState(ctx.db, filters);
-    },
-
-    oldestCreatedAt() {
-      return oldestCreatedAt(ctx.db);
-    },
-
-    requestFileBytes() {
-      return requestFileBytes(ctx.db);
-    },
-
-    responseCounts() {
-      return responseCounts(ctx.db);
-    },
-
-    sessionsSeen(options) {
-      return sessionsSeen(ctx.db, options);
-    },
-
-    unreadableFiles() {
-      return listUnreadable(ctx.db);
-    },
-
-    generation() {
-      return readMeta(ctx.db, "generation") ?? opened.generation;
-    },
-
-    recover(options = {}) {
-      assertManaged(ctx, "Recovery");
-      return recover(ctx, sessions, { processingStuckAfterMs: options.processingStuckAfterMs ?? resolved.processingStuckAfterMs });
-    },
-
+  const upkeep: Upkeep = {
     refresh(ids) {
       // The request files alone: sessions and response files have their own reads where they are shown.
       if (!ids) {
@@ -372,123 +338,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       if (changed.length) ingestRequests(ctx, changed);
     },
 
-    cleanup(options = {}) {
-      if (!options.dryRun) assertManaged(ctx, "Cleanup");
-      return cleanup(ctx, archive, { olderThanMs: options.olderThanMs ?? resolved.retentionMs ?? DEFAULT_RETENTION_MS, ...options });
-    },
-
-    restore(requestId) {
-      assertRequestId(requestId);
-      return restore(ctx, archive, requestId);
-    },
-
-    claimNext(options) {
-      if (options?.workspace !== undefined) assertWorkspace(options.workspace);
-      assertManaged(ctx, "Claiming");
-      return claimNext(ctx, options);
-    },
-
-    heartbeat(requestId, token) {
-      assertManaged(ctx, "A heartbeat");
-      return heartbeat(ctx, requestId, token);
-    },
-
-    recordResult(requestId, token, result) {
-      assertRequestId(requestId);
-      assertManaged(ctx, "Recording a result");
-      writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...redactResult(resolved.redaction, result) });
-    },
-
-    complete(requestId, token, result, by) {
-      // Even a duplicate, which writes no request, removes the result marker.
-      assertManaged(ctx, "Completing");
-      return complete(ctx, requestId, token, result, by);
-    },
-
-    fail(requestId, token, error, options) {
-      assertManaged(ctx, "Failing");
-      return fail(ctx, requestId, token, error, options);
-    },
-
-    retry(target, options) {
-      return retry(ctx, target, options);
-    },
-
-    cancel(requestIds, options) {
-      return cancel(ctx, requestIds, options);
-    },
-
-    pause(workspace, options) {
-      return pauseWorkspace(ctx, archive, workspace, options);
-    },
-
-    resume(workspace, options) {
-      return resumeWorkspace(ctx, archive, workspace, options);
-    },
-
-    pauses() {
-      return readPauses(ctx.dir);
-    },
-
-    queueStats() {
-      return queueStats(ctx.db);
-    },
-
-    activity(options) {
-      return { rows: activityRows(ctx.db, options), live: liveStateCounts(ctx.db, options.match) };
-    },
-
-    workers(limit) {
-      return listWorkers(ctx.db, limit);
-    },
-
-    unfinishedBy(worker, limit) {
-      return unfinishedBy(ctx.db, worker, limit);
-    },
-
-    knownValues(field, prefix = "", limit = 20) {
-      return knownValues(ctx.db, field, prefix, limit);
-    },
-
-    stuck() {
-      return findStuck(ctx);
-    },
-
-    monitorPass() {
-      return monitorPass(ctx);
-    },
-
-    startMonitor(options = {}) {
-      const { retention: withRetention = true, ...loopOptions } = options;
-      const retention = withRetention && retentionInactiveReason(ctx) === null ? () => runRetention(ctx, actions, archive, stopping.signal) : null;
-      const started = startMonitorWithRetention(() => monitorPass(ctx), retention, { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
-      const handle: MonitorWithRetention = {
-        ...started,
-        stop() {
-          started.stop();
-          monitors.delete(handle);
-        },
-      };
-      monitors.add(handle);
-      return handle;
-    },
-
-    runRetention() {
-      return runRetention(ctx, actions, archive, stopping.signal);
-    },
-
-    retention() {
-      return retentionStatus(ctx, archive);
-    },
-
-    waitForResult(requestId, { timeoutMs }) {
-      assertRequestId(requestId);
-      return waiters.wait(requestId, getRequest(ctx.db, requestId), timeoutMs);
-    },
-
-    pendingWaits() {
-      return waiters.size;
-    },
+    listBeforeIndexed: (filters) => listNewestFirst(filters),
 
     startIngest(options) {
       let current = startIngest(ctx, sessions, options);
@@ -508,22 +358,6 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       return handle;
     },
 
-    changesSince(afterSeq, limit) {
-      return readChanges(ctx.db, afterSeq, limit);
-    },
-
-    feedHead() {
-      return feedHead(ctx.db);
-    },
-
-    feedLastSeq() {
-      return feedLastSeq(ctx.db);
-    },
-
-    backfillTextIndex(rows = 1000) {
-      return withWritersLock(ctx, () => backfillText(ctx.db, rows));
-    },
-
     checkIndex,
 
     startIndexGuard(options = {}) {
@@ -531,8 +365,6 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       guards.add(handle);
       return handle;
     },
-
-    indexing: () => (ctx.indexing ? { ...ctx.indexing } : null),
 
     async rebuildIndex() {
       if (!ctx.indexing) return null;
@@ -548,18 +380,11 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       return report;
     },
 
-    close() {
-      stopping.abort();
-      stopCheckpoints();
-      for (const monitor of monitors) monitor.stop();
-      for (const ingest of ingests.keys()) ingest.stop();
-      for (const guard of guards) guard.stop();
-      waiters.close();
-      ctx.db.close();
-      closeRetired();
-      archiveDb?.close();
-      discardSpares();
-    },
+    backfillTextIndex: (rows = 1000) => withWritersLock(ctx, () => backfillText(ctx.db, rows)),
+
+    refreshSessions: (ids) => sessions.reconcile(ids),
+
+    pendingWaits: () => waiters.size,
   };
 
   /**
@@ -570,7 +395,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
    * it stays unfinished for the next open (or a follower) to complete.
    */
   function listNewestFirst(filters: ListFilters): RequestPage {
-    if (!ctx.indexing) return tracker.list(filters);
+    if (!ctx.indexing) return reader.list(filters);
     const wanted = resolveListFilters(filters);
     const key = wanted.sort === "createdAt" ? "createdAt" : "lastUpdatedAt";
     // Ascending orders, a text search (its index is filled at the end) and callbacks (read from other files) need every file.
@@ -593,8 +418,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       ctx.indexing = null;
       readEveryFile = true;
     }
-    return tracker.list(filters);
+    return reader.list(filters);
   }
-  firstPages.set(tracker, listNewestFirst);
-  return tracker;
+  return { tracker, reader, operator, upkeep, close: () => tracker.close() };
 }

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { Fragment } from "react";
-import { getFeedHub, getHealth, getSources, getTracker } from "@/app/_routes/runtime";
+import { getFeedHub, getHealth, getReader, getSources } from "@/app/_routes/runtime";
 import { LiveStuckCount } from "@/components/header/StuckBadge";
 import { SourcesTable } from "@/components/sources/SourcesTable";
 import { AutoRefresh } from "@/components/AutoRefresh";
@@ -36,7 +36,7 @@ function UsageCells({ row }: { row: UsageSums }) {
 
 export default async function HealthPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const query = healthQuery.parse(await searchParams);
-  const tracker = getTracker();
+  const reader = getReader();
   const health = getHealth({ unmappedOffset: (query.unmapped - 1) * UNMAPPED_PAGE });
   const { ingest, monitor, guard, retention } = health;
   const sources = getSources();
@@ -109,8 +109,8 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
             <dd>{formatDuration(monitor.intervalMs)}</dd>
             <dt>Thresholds</dt>
             <dd aria-label="Thresholds">
-              queued stuck after {formatDuration(tracker.options.queuedStuckAfterMs)} (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after {formatDuration(tracker.options.heartbeatTimeoutMs)} without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT), processing stuck after{" "}
-              {formatDuration(tracker.options.processingStuckAfterMs)} with no worker holding it (REQWATCH_PROCESSING_STUCK_AFTER)
+              queued stuck after {formatDuration(reader.options.queuedStuckAfterMs)} (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after {formatDuration(reader.options.heartbeatTimeoutMs)} without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT), processing stuck after{" "}
+              {formatDuration(reader.options.processingStuckAfterMs)} with no worker holding it (REQWATCH_PROCESSING_STUCK_AFTER)
             </dd>
             <dt>Stuck</dt>
             <dd>{monitor.lastPassAt === null ? "—" : <LiveStuckCount initial={getFeedHub().stuckSnapshot} />}</dd>

@@ -9,7 +9,8 @@ import type { State } from "../model/states";
 import { COMMAND_STATUSES } from "../model/commandStatus";
 import type { SessionResult } from "../types";
 import { sessionSummaryLines } from "../sessions/summary";
-import type { TrackerService } from "../tracker";
+import type { Recording } from "../roles/recording";
+import type { Operator } from "../roles/operator";
 import { displayJson } from "../model/displayText";
 import { explainRequest } from "../views/explainView";
 import { requestDetailView } from "../views/requestsView";
@@ -71,25 +72,25 @@ function fail(error: ReqwatchError): never {
 const CONFIRM = "Leave out (or false) for the dry run; true, with the dryRunId the dry run returned and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
 
 /**
- * The MCP server over one tracker: read tools (stuck, list, get, explain, cleanup's dry run, the
+ * The MCP server over one folder (its reader, operator and the library's tracker for the session records): read tools (stuck, list, get, explain, cleanup's dry run, the
  * session's context) and write tools (retry, cancel, recording into the session). Writes go
  * through the library, so a folder reqwatch only observes refuses them with READ_ONLY, returned as
  * a tool error. Retry and cancel are the dashboard's audited bulk actions: a dry run first, then a
  * run bound to it with `confirm: true`, named `mcp` in the audit log and in each request's history.
  * `source_queue` reads only the `sources` the user started it with, and those that name no path.
  */
-export function createMcpServer(tracker: TrackerService, version: string, sources: readonly SourceSpec[] = []): McpServer {
+export function createMcpServer({ tracker, reader, operator }: Pick<Recording, "tracker" | "reader" | "operator">, version: string, sources: readonly SourceSpec[] = []): McpServer {
   const server = new McpServer({ name: "reqwatch", version });
-  const stuck = () => tracker.stuck();
+  const stuck = () => reader.stuck();
   const readable = new ConfiguredSources(sources, () => {
     const settings = telemetrySettings();
-    return otelSpec(telemetryStoreDir(settings, tracker.stateDir.storeDir), settings.stuckAfterMs);
+    return otelSpec(telemetryStoreDir(settings, reader.stateDir.storeDir), settings.stuckAfterMs);
   });
-  const received = () => telemetrySessionsOf(tracker);
+  const received = () => telemetrySessionsOf(reader);
   /** A row of a source this server reads, as its page shows it. */
   const sourceRow = (source: string, id: string) =>
     mustExist(
-      readSourceOnce(readable.resolve(source), (live) => sourceRequestView(live, id, tracker.options.now())),
+      readSourceOnce(readable.resolve(source), (live) => sourceRequestView(live, id, reader.options.now())),
       `${source} has no row ${id} (it may have been trimmed by the retention, or deleted by its owner).`,
     );
 
@@ -130,11 +131,11 @@ export function createMcpServer(tracker: TrackerService, version: string, source
       annotations: { readOnlyHint: true },
     },
     tool(({ createdWithin, source, ...filters }: ListFilters & { createdWithin?: string; source?: string }) => {
-      const listed = { ...filters, ...(createdWithin !== undefined && { createdFrom: tracker.options.now() - parseDuration(createdWithin, "createdWithin") }) };
-      if (source === undefined) return tracker.list(listed);
+      const listed = { ...filters, ...(createdWithin !== undefined && { createdFrom: reader.options.now() - parseDuration(createdWithin, "createdWithin") }) };
+      if (source === undefined) return reader.list(listed);
       const unfit = (["callbackFailed", "sort"] as const).filter((key) => filters[key] !== undefined);
       if (unfit.length) throw new ReqwatchError("BAD_INPUT", `${unfit.join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks and lists in its id order (order sets which way); nothing was read.`);
-      return readSourceOnce(readable.resolve(source), (live) => sourceRows(live, listed, tracker.options.now()));
+      return readSourceOnce(readable.resolve(source), (live) => sourceRows(live, listed, reader.options.now()));
     }),
   );
 
@@ -149,7 +150,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     },
     tool(({ requestId: id, source }: { requestId: string; source?: string }) => {
       if (source !== undefined) return sourceRow(source, id);
-      const detail = requestDetailView(tracker, id, stuck()) ?? fail(missingRequestError(tracker, id));
+      const detail = requestDetailView(reader, id, stuck()) ?? fail(missingRequestError(reader, id));
       return { request: detail.request, truncated: detail.truncated, stuckReason: detail.stuckReason, actions: detail.actions };
     }),
   );
@@ -165,10 +166,10 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     },
     tool(({ requestId: id, source }: { requestId: string; source?: string }) => {
       if (source !== undefined) {
-        const explanation = explainSourceRequest(sourceRow(source, id), tracker.options.now());
+        const explanation = explainSourceRequest(sourceRow(source, id), reader.options.now());
         return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
       }
-      const explanation = explainRequest(tracker, id, stuck()) ?? fail(missingRequestError(tracker, id));
+      const explanation = explainRequest(reader, id, stuck()) ?? fail(missingRequestError(reader, id));
       return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
     }),
   );
@@ -189,7 +190,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     },
     tool(async ({ ids: chosen, states, workspace, confirm, dryRunId }: { ids?: string[]; states?: State[]; workspace?: string; confirm?: boolean; dryRunId?: string }) => {
       const filter = states || workspace !== undefined ? { states, ...(workspace !== undefined && { workspace }) } : undefined;
-      return act(tracker, { kind: "retry", ids: chosen, filter }, confirm, dryRunId);
+      return act(operator, { kind: "retry", ids: chosen, filter }, confirm, dryRunId);
     }),
   );
 
@@ -201,7 +202,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
       inputSchema: { ids, confirm: z.boolean().optional(), dryRunId: z.string().optional().describe("the id the dry run returned (required with confirm)") },
       annotations: { destructiveHint: true },
     },
-    tool(({ ids: chosen, confirm, dryRunId }: { ids: string[]; confirm?: boolean; dryRunId?: string }) => act(tracker, { kind: "cancel", ids: chosen }, confirm, dryRunId)),
+    tool(({ ids: chosen, confirm, dryRunId }: { ids: string[]; confirm?: boolean; dryRunId?: string }) => act(operator, { kind: "cancel", ids: chosen }, confirm, dryRunId)),
   );
 
   server.registerTool(
@@ -214,7 +215,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
       annotations: { readOnlyHint: true },
     },
     tool(({ olderThan, states }: { olderThan: string; states?: State[] }) => {
-      const report = tracker.cleanup({ dryRun: true, olderThanMs: parseDuration(olderThan, "olderThan"), ...(states && { states }) });
+      const report = operator.cleanup({ dryRun: true, olderThanMs: parseDuration(olderThan, "olderThan"), ...(states && { states }) });
       return { matched: report.matched, byState: report.byState, cutoff: new Date(report.cutoff).toISOString(), firstIds: report.ids.slice(0, 20) };
     }),
   );
@@ -234,7 +235,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
       },
       annotations: { readOnlyHint: true },
     },
-    tool(({ source, all, limit }: { source?: string; all?: boolean; limit?: number }) => sourceReport(readable.resolve(source ?? "claude-mem"), { all, limit: limit ?? 50 }, tracker.options.now())),
+    tool(({ source, all, limit }: { source?: string; all?: boolean; limit?: number }) => sourceReport(readable.resolve(source ?? "claude-mem"), { all, limit: limit ?? 50 }, reader.options.now())),
   );
 
   server.registerTool(
@@ -247,7 +248,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
       annotations: { readOnlyHint: true },
     },
     tool(({ limit }: { limit?: number }) => {
-      const rows = sessionsView(tracker, received());
+      const rows = sessionsView(reader, received());
       const shown = rows.slice(0, limit ?? 50);
       return { count: rows.length, sessions: shown.map((row) => ({ ...row, ...lastTimes(row) })) };
     }),
@@ -267,7 +268,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
     },
     tool(({ sessionId, source }: { sessionId?: string; source?: (typeof SESSION_SOURCES)[number] }) => {
       if (source) {
-        const now = tracker.options.now();
+        const now = reader.options.now();
         const sessions = received();
         const id = sessionId ?? sessions.list(now, 1)[0]?.sessionId;
         if (!id) return "No session was received over OpenTelemetry for this state folder.";
@@ -275,11 +276,11 @@ export function createMcpServer(tracker: TrackerService, version: string, source
         if (!view) throw new ReqwatchError("NOT_FOUND", `No telemetry received carries session ${id}; list_sessions lists those there are.`);
         return telemetrySessionLines(view, now).join("\n");
       }
-      const id = sessionId ?? tracker.sessions.current();
+      const id = sessionId ?? reader.sessions.current();
       if (!id) return "No current session: none was updated within the expiry. Recording a command starts one.";
-      const session = tracker.sessions.get(id);
+      const session = reader.sessions.get(id);
       if (!session) throw new ReqwatchError("NOT_FOUND", `Session ${id} has no recorded context in the state folder (one received over OpenTelemetry is read with source: "otel"; list_sessions lists both).`);
-      return sessionSummaryLines(session, tracker.options.now(), tracker.options.sessionExpiryMs).join("\n");
+      return sessionSummaryLines(session, reader.options.now(), reader.options.sessionExpiryMs).join("\n");
     }),
   );
 
@@ -338,7 +339,7 @@ export function createMcpServer(tracker: TrackerService, version: string, source
   return server;
 }
 
-type ActionInput = Parameters<TrackerService["actions"]["dryRun"]>[0];
+type ActionInput = Parameters<Operator["actions"]["dryRun"]>[0];
 
 /** A session's times as an agent reads them: ISO dates. */
 function lastTimes(row: { firstSeen: number | null; lastSeen: number | null }) {
@@ -350,12 +351,12 @@ function lastTimes(row: { firstSeen: number | null; lastSeen: number | null }) {
  * The dry run, or (confirmed) the run bound to it, as the dashboard's audited action by `mcp`. The
  * dry run is kept in the index, so a client that starts a server per call confirms it in another.
  */
-async function act(tracker: TrackerService, input: ActionInput, confirm: boolean | undefined, dryRunId: string | undefined) {
+async function act(operator: Operator, input: ActionInput, confirm: boolean | undefined, dryRunId: string | undefined) {
   if (!confirm) {
-    const dryRun = tracker.actions.dryRun(input);
+    const dryRun = operator.actions.dryRun(input);
     return { dryRun: true, ...dryRun, next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and dryRunId: "${dryRun.dryRunId}".` };
   }
   if (!dryRunId) throw new ReqwatchError("BAD_INPUT", "confirm needs a dryRunId: call without confirm first, check what it would change, then confirm with the dryRunId it returned.");
-  const entry = await tracker.actions.run({ ...input, dryRunId }, { by: MCP_ACTOR });
+  const entry = await operator.actions.run({ ...input, dryRunId }, { by: MCP_ACTOR });
   return { dryRun: false, entry };
 }

@@ -7,6 +7,8 @@ import { releaseReservation, reserveOldestReady } from "../db/claims";
 import { currentProcess } from "../process/liveness";
 import type { RequestRecord } from "../model/requestFormat";
 import { applyChange } from "../model/transition";
+import { assertWorkspace } from "../model/ids";
+import { assertManaged } from "../store/ownership";
 import type { ClaimOptions, Claim } from "../types";
 
 /**
@@ -24,6 +26,8 @@ const MAX_CANDIDATES = 16;
  * nothing is ready.
  */
 export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Claim | null {
+  if (options.workspace !== undefined) assertWorkspace(options.workspace);
+  assertManaged(ctx, "Claiming");
   const me = currentProcess();
   const by = options.worker ?? `pid ${me.pid}`;
   for (let tried = 0; tried < MAX_CANDIDATES; tried++) {

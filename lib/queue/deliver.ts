@@ -9,6 +9,7 @@ import { applyChange } from "../model/transition";
 import { backoffDelay } from "./backoff";
 import { removeResultMarker } from "../stateFiles/resultMarker";
 import { redactField } from "../model/redaction";
+import { assertManaged } from "../store/ownership";
 import type { Delivery, CompleteResult, FailOptions } from "../types";
 
 function lastStepWithToken(request: RequestRecord, token: string) {
@@ -41,6 +42,8 @@ function mustExist(requestId: string, current: RequestRecord | null): RequestRec
  * history as dropped and otherwise ignored. This is the fence against double processing.
  */
 export function complete(ctx: TrackerContext, requestId: string, token: string, result: CompleteResult = {}, by?: string): Delivery {
+  // Even a duplicate, which writes no request, removes the result marker.
+  assertManaged(ctx, "Completing");
   assertRequestId(requestId);
   let delivery!: Delivery;
   const written = commitChange(ctx, requestId, (found) => {
@@ -72,6 +75,7 @@ export function complete(ctx: TrackerContext, requestId: string, token: string, 
  * in one write. Stale tokens are dropped as in `complete`.
  */
 export function fail(ctx: TrackerContext, requestId: string, token: string, error: string, options: FailOptions = {}): Delivery {
+  assertManaged(ctx, "Failing");
   assertRequestId(requestId);
   const retryable = options.retryable ?? true;
   // The error as it was recorded, to know the same failure reported twice.
@@ -119,6 +123,7 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
  * when `token` is not the current claim (the worker should stop: its result will be dropped).
  */
 export function heartbeat(ctx: TrackerContext, requestId: string, token: string): boolean {
+  assertManaged(ctx, "A heartbeat");
   assertRequestId(requestId);
   return renewHeartbeat(ctx, requestId, token, ctx.now());
 }

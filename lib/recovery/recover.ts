@@ -1,5 +1,6 @@
 import type { TrackerContext } from "../store/context";
 import { commitChange } from "../store/commitChange";
+import { assertManaged } from "../store/ownership";
 import { withWritersLock } from "../db/writeLock";
 import { markTextBackfill } from "../db/requestText";
 import type { Sessions } from "../sessions/sessionTracker";
@@ -25,6 +26,12 @@ export interface RecoverOptions {
  * `reqwatch recover`; the dashboard never asks for it). In a folder reqwatch only observes, it
  * reconciles the index and changes nothing in the folder.
  */
+/** A person's recovery (`reqwatch recover`): refused in an observed folder, where nothing is timed out. */
+export function recoverNow(ctx: TrackerContext, sessions: Sessions, processingStuckAfterMs = ctx.options.processingStuckAfterMs): RecoveryReport {
+  assertManaged(ctx, "Recovery");
+  return recover(ctx, sessions, { processingStuckAfterMs });
+}
+
 export function recover(ctx: TrackerContext, sessions: Sessions, options: RecoverOptions): RecoveryReport {
   const started = performance.now();
   const managed = ctx.ownership.access === "managed";

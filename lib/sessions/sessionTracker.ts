@@ -43,7 +43,7 @@ export function blankSession(sessionId: string, now: number): SessionRecord {
   };
 }
 
-/** The session tracker as reqwatch's own programs use it (TrackerService): the sessions list, and the index kept in line with the files. */
+/** The session tracker as reqwatch's own programs use it (the reader's sessions, the upkeep's `refreshSessions`): the sessions list, and the index kept in line with the files. */
 export interface SessionService extends SessionTracker {
   /** The sessions the index holds, most recently updated first. */
   list(limit?: number): SessionSummary[];

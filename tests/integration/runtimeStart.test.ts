@@ -95,7 +95,7 @@ describe("the dashboard's start on a big folder answers at once", () => {
 
       diskFull = false;
       await eventually(() => (runtime.indexing() === null ? true : undefined), 15_000, 100);
-      expect(Object.values(runtime.tracker.countsByState()).reduce((sum, n) => sum + n, 0)).toBe(BIG);
+      expect(Object.values(runtime.reader.countsByState()).reduce((sum, n) => sum + n, 0)).toBe(BIG);
     });
   }, 30_000);
 

@@ -18,18 +18,18 @@ export function registerRecover(program: Command): void {
       stopIfTrackingOff();
       if (options.hungAfter !== undefined) warnRenamed("--hung-after", "--processing-stuck-after");
       const stuckAfter = options.processingStuckAfter ?? options.hungAfter;
-      const tracker = trackerFor(command, stuckAfter ? { processingStuckAfterMs: stuckAfter } : {});
+      const { reader, operator, close } = trackerFor(command, stuckAfter ? { processingStuckAfterMs: stuckAfter } : {});
       try {
-        const report = tracker.recover();
+        const report = operator.recover();
         if (options.json) return printJson(report);
         printLine(`Scanned ${report.scanned} request files in ${report.durationMs} ms; ${report.changed} index fixes.`);
         if (report.timedOut.length) {
-          printLine(`Timed out ${report.timedOut.length} stuck request(s) (processing > ${formatDuration(tracker.options.processingStuckAfterMs)}, no worker holding them): ${report.timedOut.join(", ")}`);
+          printLine(`Timed out ${report.timedOut.length} stuck request(s) (processing > ${formatDuration(reader.options.processingStuckAfterMs)}, no worker holding them): ${report.timedOut.join(", ")}`);
         }
         if (report.removedTempFiles.length) printLine(`Removed ${report.removedTempFiles.length} temp file(s) left by crashed writers.`);
         for (const bad of report.unreadable) printLine(`Unreadable (kept): ${bad.file}: ${bad.reason}`);
       } finally {
-        tracker.close();
+        close();
       }
     });
 }
