@@ -7,7 +7,8 @@ import { archiveReplaced, openArchive, type ArchiveDb } from "./db/archive";
 import { retentionInactiveReason } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
 import { withWritersLock } from "./db/writeLock";
-import type { TrackerContext } from "./store/context";
+import { inRebuild, type TrackerContext } from "./store/context";
+import { IndexHandle } from "./store/indexHandle";
 import { ReqwatchError } from "./model/errors";
 import { discardSpares } from "./fs/durableWrite";
 import { assertRequestId, assertWorkspace } from "./model/ids";
@@ -15,7 +16,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
 import { getRequest } from "./db/queries/getRequest";
 import { listRequests } from "./db/queries/listRequests";
 import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
-import { fileIdentity, openIndex, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
+import { fileIdentity, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
 import type { IndexLoss } from "./db/writeLock";
 import { resolveListFilters, type ListFilters } from "./model/listFilters";
 import type { MonitorWithRetention, RecoveryReport, RequestPage, ResolvedTrackerOptions, Tracker, TrackerOptions } from "./types";
@@ -77,7 +78,9 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
   // Tracking off (REQWATCH_DISABLED, or enabled: false): not one file is touched from here on.
   if (!resolved.enabled) return openDisabledTracker(resolved, options.enabled === false);
-  return openRecording(resolved).tracker;
+  // The object carries the roles' members too, as it always has (this repository's worker scripts and
+  // benches call them through dist/index.cjs); only the Tracker's are the contract.
+  return allInOne(openRecording(resolved));
 }
 
 /**
@@ -93,7 +96,10 @@ export function openRoles(options: TrackerOptions = {}): Recording {
 
 /** `openRoles` with every role's members on one object: for the tests, the scripts and the benches, not the programs. */
 export function openTrackerService(options: TrackerOptions = {}): TrackerService {
-  const { tracker, reader, operator, upkeep } = openRoles(options);
+  return allInOne(openRoles(options));
+}
+
+function allInOne({ tracker, reader, operator, upkeep }: Recording): TrackerService {
   const service: Record<string, unknown> = { ...tracker, ...upkeep };
   for (const role of [reader, operator]) {
     for (const [name, member] of Object.entries(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(role) as object))) {
@@ -109,11 +115,22 @@ export function openTrackerService(options: TrackerOptions = {}): TrackerService
 function openRecording(resolved: ResolvedTrackerOptions): Recording {
   const { dir, ownership } = openStateDir(resolved.stateDir, resolved);
   ensureStateDir(dir);
-  let opened = openIndex(dir.indexFile);
-  const ctx: TrackerContext = { dir, ownership, db: opened.db, options: resolved, now: resolved.now };
-  ctx.keeper = { lost: lostIndex, reopen: reopenInWrite };
-  const waiters = new Waiters(() => ctx.db);
-  ctx.onCommit = (request) => waiters.notify(request);
+  const index = new IndexHandle(dir.indexFile);
+  const waiters = new Waiters(() => index.db);
+  const ctx: TrackerContext = Object.freeze({
+    dir,
+    ownership,
+    get db() {
+      return index.db;
+    },
+    get indexing() {
+      return index.indexing;
+    },
+    keeper: { lost: lostIndex, reopen: reopenInWrite },
+    options: resolved,
+    now: resolved.now,
+    onCommit: (request: RequestRecord) => waiters.notify(request),
+  });
   const monitors = new Set<MonitorWithRetention>();
   /** Each ingest this tracker started, with how to restart it on a reopened index (its watchers were on the old folders). */
   const ingests = new Map<IngestHandle, () => void>();
@@ -140,18 +157,13 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
    * `withRecovery`; only recovery changes states (times out stuck processing requests).
    */
   function catchUp(withRecovery: boolean, when: "at-open" | "in-background" = "at-open"): RecoveryReport | null {
-    if (opened.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) {
-      ctx.indexing = { done: 0, total: 0, startedAt: ctx.now() };
+    if (index.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) {
+      index.leaveRebuild(ctx.now());
       return null;
     }
-    ctx.rebuilding = opened.needsRebuild;
-    try {
-      const report = withRecovery || opened.needsRebuild ? recover(ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null }) : null;
-      readEveryFile = report !== null;
-      return report;
-    } finally {
-      ctx.rebuilding = false;
-    }
+    const report = withRecovery || index.needsRebuild ? recover(index.needsRebuild ? inRebuild(ctx) : ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null }) : null;
+    readEveryFile = report !== null;
+    return report;
   }
 
   const openReport = catchUp(resolved.recover, resolved.rebuild);
@@ -169,7 +181,7 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
   /** Reopen a lost index (rebuilding it from the files when it is new) and the archive with it. */
   function checkIndex(): IndexCheck {
     const started = performance.now();
-    const problem = indexProblem(dir, ctx.db, opened.identity);
+    const problem = indexProblem(dir, ctx.db, index.identity);
     if (!problem || problem.kind === "dir-missing") {
       // A writer reopened it since the last check: reported here, where what watched the old index restarts.
       const earlier = reopenedByWriter;
@@ -180,12 +192,9 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
     }
     reopenedByWriter = null;
     // Deleted or replaced: open what is there now (another process may have made it). Corrupt: start over, unless another process has already.
-    if (problem.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), opened.identity)) removeIndexFiles(dir.indexFile);
+    if (problem.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), index.identity)) removeIndexFiles(dir.indexFile);
     ensureStateDir(dir);
-    const old = ctx.db;
-    opened = openIndex(dir.indexFile);
-    ctx.db = opened.db;
-    old.close();
+    index.reopen().close();
     archiveDb?.close();
     archiveDb = null;
     catchUp(false);
@@ -206,7 +215,7 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
       if (!fs.existsSync(dir.root)) return null;
       return { kind: "deleted", message: "index.db was deleted" };
     }
-    if (!sameIdentity(now, opened.identity)) return { kind: "replaced", message: "index.db was replaced by another file" };
+    if (!sameIdentity(now, index.identity)) return { kind: "replaced", message: "index.db was replaced by another file" };
     return null;
   }
 
@@ -220,14 +229,11 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
   function reopenInWrite(loss: IndexLoss): void {
     const started = performance.now();
     // Damaged: start over, unless another process has replaced the file already (its index is kept).
-    if (loss.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), opened.identity)) removeIndexFiles(dir.indexFile);
+    if (loss.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), index.identity)) removeIndexFiles(dir.indexFile);
     ensureStateDir(dir);
-    const old = ctx.db;
-    opened = openIndex(dir.indexFile);
-    ctx.db = opened.db;
-    retired.add(old);
+    retired.add(index.reopen());
     setImmediate(closeRetired).unref();
-    if (opened.needsRebuild) catchUp(false);
+    if (index.needsRebuild) catchUp(false);
     else reconcile(ctx);
     reopenedByWriter = { loss, durationMs: performance.now() - started };
   }
@@ -244,7 +250,7 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
     }
   }
 
-  const reader = new FolderReader(ctx, { sessions, archive, follows: () => ingests.size > 0, openedGeneration: () => opened.generation });
+  const reader = new FolderReader(ctx, { sessions, archive, follows: () => ingests.size > 0, openedGeneration: () => index.generation });
   const operator = new FolderOperator(ctx, { sessions, archive, actions, stopping: stopping.signal });
 
   const tracker: Tracker = {
@@ -327,10 +333,10 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
         if (readEveryFile) readEveryFile = false;
         else if (ctx.indexing && !followerRebuilt(ctx.db, dir)) {
           // Opened with the rebuild left for later, and no follower builds it: every file is read here.
-          ctx.indexing = null;
+          index.complete();
           catchUp(false);
         } else if (!syncWithFollower(dir)) reconcile(ctx);
-        ctx.indexing = null;
+        index.complete();
         return;
       }
       for (const id of ids) assertRequestId(id);
@@ -376,7 +382,7 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
       if (!report || stopping.signal.aborted) return null;
       // What reqwatch writers changed while it ran (the feed names them), read again as it is now.
       ingestRequests(ctx, requestsChangedSince(ctx.db, fromSeq));
-      ctx.indexing = null;
+      index.complete();
       return report;
     },
 
@@ -406,16 +412,9 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
       const last = items.at(-1);
       return items.length === wanted.limit && last !== undefined && last[key] > unreadNewestMtimeMs + MTIME_SLACK_MS;
     };
-    ctx.rebuilding = true;
-    ctx.rebuild = { newestFirst: true, onProgress: () => {}, settled };
-    try {
-      recover(ctx, sessions, { processingStuckAfterMs: null });
-    } finally {
-      ctx.rebuilding = false;
-      ctx.rebuild = undefined;
-    }
+    recover(inRebuild(ctx, { newestFirst: true, onProgress: () => {}, settled }), sessions, { processingStuckAfterMs: null });
     if (readMeta(ctx.db, "reconciled_at") !== undefined) {
-      ctx.indexing = null;
+      index.complete();
       readEveryFile = true;
     }
     return reader.list(filters);

@@ -130,29 +130,30 @@ export interface BackoffOptions {
   jitter: number;
 }
 
+/** The options as resolved at open (defaults and REQWATCH_* settings filled in), frozen: no part of an opened folder changes them for another. */
 export interface ResolvedTrackerOptions {
-  enabled: boolean;
-  stateDir: string;
-  processingStuckAfterMs: number;
-  retentionMs: number | null;
-  archiveRetentionMs: number | null;
-  recover: boolean;
-  create: boolean;
-  readOnly: boolean;
-  cacheDir: string;
-  ipcDir?: string;
-  maxAttempts: number;
-  backoff: BackoffOptions;
-  queuedStuckAfterMs: number;
-  heartbeatTimeoutMs: number;
-  monitorIntervalMs: number;
-  sessionExpiryMs: number;
-  claimDurability: "atomic" | "full";
-  rebuild: "at-open" | "in-background";
-  rebuildThreads: number;
-  redaction: Redaction;
-  random: () => number;
-  now: () => number;
+  readonly enabled: boolean;
+  readonly stateDir: string;
+  readonly processingStuckAfterMs: number;
+  readonly retentionMs: number | null;
+  readonly archiveRetentionMs: number | null;
+  readonly recover: boolean;
+  readonly create: boolean;
+  readonly readOnly: boolean;
+  readonly cacheDir: string;
+  readonly ipcDir?: string;
+  readonly maxAttempts: number;
+  readonly backoff: BackoffOptions;
+  readonly queuedStuckAfterMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly monitorIntervalMs: number;
+  readonly sessionExpiryMs: number;
+  readonly claimDurability: "atomic" | "full";
+  readonly rebuild: "at-open" | "in-background";
+  readonly rebuildThreads: number;
+  readonly redaction: Redaction;
+  readonly random: () => number;
+  readonly now: () => number;
 }
 
 /**

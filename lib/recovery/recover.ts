@@ -48,7 +48,8 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
 
 /** What every reconciliation ends with: the sessions, the responses, and the marker that the index is complete; after a rebuild, the counts and the text index's backfill too. */
 function finishReconcile(ctx: TrackerContext, sessions: Sessions, reconciled: ReconcileReport, rebuilt: boolean): Pick<RecoveryReport, "scanned" | "changed" | "unreadable" | "readerThreads"> {
-  const sessionsReconciled = sessions.reconcile();
+  // The sessions' own context is the folder's: the rebuild's mode is passed.
+  const sessionsReconciled = sessions.reconcile(undefined, { feed: !rebuilt });
   reconcileResponses(ctx);
   if (rebuilt) markTextBackfill(ctx.db);
   withWritersLock(ctx, () => {

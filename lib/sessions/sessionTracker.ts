@@ -48,7 +48,8 @@ export interface SessionService extends SessionTracker {
   /** The sessions the index holds, most recently updated first. */
   list(limit?: number): SessionSummary[];
   /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
-  reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] };
+  /** `feed: false` in a rebuild (every client resets at the new generation): no change per session. Default: true, or false in a rebuild's context. */
+  reconcile(ids?: readonly string[], options?: { feed?: boolean }): { fixes: number; unreadable: { file: string; reason: string }[] };
 }
 
 /**
@@ -256,7 +257,7 @@ export class Sessions implements SessionService {
     return listSessions(this.ctx.db, limit);
   }
 
-  reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
+  reconcile(ids?: readonly string[], { feed = !this.ctx.rebuilding }: { feed?: boolean } = {}): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;
     withWritersLock(this.ctx, () => {
@@ -265,7 +266,7 @@ export class Sessions implements SessionService {
         try {
           const session = readSessionFile(this.file(id), id);
           if (!session) removeSession(this.ctx.db, id);
-          else if (upsertSession(this.ctx.db, session, { feed: !this.ctx.rebuilding })) fixes++;
+          else if (upsertSession(this.ctx.db, session, { feed })) fixes++;
           forgetUnreadable(this.ctx.db, sessionFileKey(id));
         } catch (error) {
           if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;

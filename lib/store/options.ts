@@ -122,7 +122,8 @@ export function resolveTrackerOptions(given: TrackerOptions = {}, givenEnv: Node
   if (options.now !== undefined && typeof options.now !== "function") {
     throw new ReqwatchError("BAD_INPUT", `Option "now" must be a function returning epoch milliseconds.`);
   }
-  return {
+  // Compiled once and frozen: every part of an opened folder reads the same settings, and none can change them for another.
+  return Object.freeze({
     enabled: trackingEnabled(options, env),
     stateDir: resolveStateDirPath(options.stateDir, env),
     processingStuckAfterMs: durationSetting(options.processingStuckAfterMs, "processingStuckAfterMs", env, "REQWATCH_PROCESSING_STUCK_AFTER", DEFAULT_PROCESSING_STUCK_AFTER_MS),
@@ -134,7 +135,7 @@ export function resolveTrackerOptions(given: TrackerOptions = {}, givenEnv: Node
     cacheDir: options.cacheDir ? path.resolve(/*turbopackIgnore: true*/ options.cacheDir) : defaultCacheDir(env),
     ...((options.ipcDir ?? env.REQWATCH_IPC_DIR) && { ipcDir: path.resolve(/*turbopackIgnore: true*/ (options.ipcDir ?? env.REQWATCH_IPC_DIR)!) }),
     maxAttempts: options.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : positiveInteger(options.maxAttempts, "maxAttempts"),
-    backoff: resolveBackoff(options.backoff),
+    backoff: Object.freeze(resolveBackoff(options.backoff)),
     queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),
     heartbeatTimeoutMs: durationSetting(options.heartbeatTimeoutMs, "heartbeatTimeoutMs", env, "REQWATCH_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT_MS),
     monitorIntervalMs: durationSetting(options.monitorIntervalMs, "monitorIntervalMs", env, "REQWATCH_MONITOR_INTERVAL", DEFAULT_MONITOR_INTERVAL_MS),
@@ -145,7 +146,7 @@ export function resolveTrackerOptions(given: TrackerOptions = {}, givenEnv: Node
     redaction: resolveRedaction(options.redact, env),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
-  };
+  });
 }
 
 const REDACT_KEYS = ["raw", "patterns"];

@@ -376,6 +376,13 @@ describe("the index", () => {
 });
 
 describe("options", () => {
+  it("keeps the settings as they were resolved at open: frozen, so no part of the folder changes them for another", () => {
+    const tracker = aTracker();
+    expect(Object.isFrozen(tracker.options) && Object.isFrozen(tracker.options.backoff)).toBe(true);
+    expect(() => Object.assign(tracker.options, { maxAttempts: 9 })).toThrow(TypeError);
+    expect(tracker.options.maxAttempts).toBe(3);
+  });
+
   it("are checked up front with exact messages", () => {
     expect(codeOf(() => openTrackerService({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
     expect(codeOf(() => openTrackerService({ processingStuckAfterMs: -1 })).message).toBe('Option "processingStuckAfterMs" must be a positive number of milliseconds.');
