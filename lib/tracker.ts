@@ -39,7 +39,6 @@ import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./stateFile
 import { openStateDir } from "./store/ownership";
 import { applyChange, changesNothing, newRequest, type Change } from "./model/transition";
 import { openDisabledTracker, trackingOffError } from "./disabledTracker";
-
 import { FolderReader } from "./roles/reader";
 import { FolderOperator } from "./roles/operator";
 import type { Recording, TrackerService, Upkeep } from "./roles/recording";
