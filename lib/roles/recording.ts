@@ -49,7 +49,7 @@ export interface Upkeep {
 }
 
 /**
- * A recording folder as reqwatch's own programs open it (`openRecording`): the library's tracker
+ * A recording folder as reqwatch's own programs open it (`openRoles`): the library's tracker
  * beside the roles the programs hold, each with the few members its callers use. Not published.
  */
 export interface Recording {
