@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { getActionToken, getFeedHub, getIndexing, getQueues, getSources, getTracker } from "@/app/_routes/runtime";
+import { getActionToken, getFeedHub, getIndexing, getQueues, getReader, getSources } from "@/app/_routes/runtime";
 import { SourceBadges } from "@/components/sources/SourcesTable";
 import { LiveFeedProvider } from "@/components/data/LiveFeed";
 import { LiveIndicator } from "@/components/header/LiveIndicator";
@@ -19,10 +19,10 @@ export const metadata: Metadata = {
 export const dynamic = "force-dynamic";
 
 export default function RootLayout({ children }: { children: ReactNode }) {
-  const tracker = getTracker();
-  const { ownership, stateDir } = tracker;
+  const reader = getReader();
+  const { ownership, stateDir } = reader;
   // Read before the page's own data (a layout renders before its page): the stream replays from here.
-  const feedSince = `${tracker.generation()}:${tracker.feedLastSeq()}`;
+  const feedSince = `${reader.generation()}:${reader.feedLastSeq()}`;
   const readOnly = ownership.access === "observed" ? `Observing ${stateDir.root} read-only: ${ownership.reason}. Every action is off. To allow actions, ${ownership.toWrite} and restart the dashboard.` : null;
   return (
     <html lang="en">

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getQueues, getRecoveryNotice, getLastStuck, getSources, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getQueues, getReader, getRecoveryNotice, getSources } from "@/app/_routes/runtime";
 import { SourcesTable } from "@/components/sources/SourcesTable";
 import { LiveEmptyLead, LiveLastHour, LiveRecentFailures, LiveRecentRequests, LiveRetention, LiveStateCounts } from "@/components/overview/LiveOverview";
 import { ActivityCharts } from "@/components/charts/ActivityCharts";
@@ -15,21 +15,21 @@ export const dynamic = "force-dynamic";
 const OUTCOME: Partial<Record<State, string>> = { queued: "requeued", timeout: "timed out", completed: "completed from their result markers", failed: "failed" };
 
 export default function OverviewPage() {
-  const tracker = getTracker();
-  const now = tracker.options.now();
-  const counts = tracker.countsByState();
-  const recent = requestsView(tracker, DEFAULT_QUERY, getLastStuck());
-  const unreadable = tracker.unreadableFiles();
-  const overview = overviewView(tracker, now);
+  const reader = getReader();
+  const now = reader.options.now();
+  const counts = reader.countsByState();
+  const recent = requestsView(reader, DEFAULT_QUERY, getLastStuck());
+  const unreadable = reader.unreadableFiles();
+  const overview = overviewView(reader, now);
   const notice = getRecoveryNotice();
   const sources = getSources();
 
   return (
     <>
       <h1>Overview</h1>
-      {tracker.ownership.access === "observed" && (
+      {reader.ownership.access === "observed" && (
         <p className="notice" role="note" aria-label="Observing read-only">
-          reqwatch observes <code>{tracker.stateDir.root}</code> read-only: {tracker.ownership.reason}. It writes nothing there (its index is kept in your cache directory), changes no request, and every action is off. To allow actions, {tracker.ownership.toWrite} and restart the dashboard.
+          reqwatch observes <code>{reader.stateDir.root}</code> read-only: {reader.ownership.reason}. It writes nothing there (its index is kept in your cache directory), changes no request, and every action is off. To allow actions, {reader.ownership.toWrite} and restart the dashboard.
         </p>
       )}
       <LiveEmptyLead initial={counts} />
@@ -66,7 +66,7 @@ export default function OverviewPage() {
           {unreadable.length > 3 ? "; …" : ""} (<Link prefetch={false} href="/health">Health</Link> lists them all).
         </p>
       )}
-      <ActivityCharts initial={activityView(tracker, "1h", null, now)} match={null} received={sources.some((source) => source.kind === "otel")} />
+      <ActivityCharts initial={activityView(reader, "1h", null, now)} match={null} received={sources.some((source) => source.kind === "otel")} />
       <div className="grid2">
         <LiveLastHour initial={overview} />
         <LiveRecentFailures initial={overview} />

@@ -1,12 +1,9 @@
 import { randomUUID } from "./process/crypto";
-import type { MonitorPass } from "./monitor/monitorPass";
+import type { MonitorPass, Ownership, ResolvedTrackerOptions, SessionTracker, Tracker } from "./types";
 import type { SessionRecord } from "./stateFiles/sessionFile";
-import type { SessionTracker } from "./sessions/sessionTracker";
-import type { Ownership } from "./store/ownership";
-import type { Tracker } from "./trackerInterface";
 import { blankSession } from "./sessions/sessionTracker";
 import { activeTraceparent } from "./process/activeTrace";
-import { DISABLED_ENV, type ResolvedTrackerOptions } from "./store/options";
+import { DISABLED_ENV } from "./store/options";
 import { ReqwatchError, TimeoutError } from "./model/errors";
 import type { RequestRecord } from "./model/requestFormat";
 import { isTerminal } from "./model/states";

@@ -1,6 +1,6 @@
 /**
  * What reqwatch's own scripts and benches load (dist/internal.cjs, not in the package): the library,
- * and beside it the internal service and the helpers a script needs to set up a folder.
+ * and beside it every role of an opened folder on one object (`openTrackerService`) and the helpers a script needs to set up a folder.
  */
 export * from "./index";
 export { openTrackerService, type TrackerService } from "./tracker";

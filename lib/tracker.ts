@@ -1,65 +1,50 @@
 import fs from "node:fs";
 import { randomUUID } from "./process/crypto";
 import { BulkActions } from "./actions/bulkActions";
-import { pauseWorkspace, resumeWorkspace } from "./queue/pause";
-import { readPauses } from "./stateFiles/pauseFile";
-import { queueStats } from "./db/queries/queueStats";
-import { activityRows, liveStateCounts } from "./db/queries/activity";
-import { knownValues } from "./db/queries/knownValues";
-import { listWorkers, unfinishedBy } from "./db/queries/workers";
-import { sessionsSeen } from "./db/queries/sessionsSeen";
-import { oldestCreatedAt } from "./db/queries/oldestCreated";
-import { requestFileBytes } from "./db/queries/requestFileBytes";
 import { backfillText } from "./db/requestText";
 import { Sessions } from "./sessions/sessionTracker";
 import { archiveReplaced, openArchive, type ArchiveDb } from "./db/archive";
-import { cleanup, restore } from "./cleanup/cleanup";
-import { retentionInactiveReason, retentionStatus, runRetention } from "./actions/retention";
+import { retentionInactiveReason } from "./actions/retention";
 import { commitChange } from "./store/commitChange";
 import { withWritersLock } from "./db/writeLock";
-import type { TrackerContext } from "./store/context";
+import { inRebuild, type TrackerContext } from "./store/context";
+import { IndexHandle } from "./store/indexHandle";
 import { ReqwatchError } from "./model/errors";
 import { discardSpares } from "./fs/durableWrite";
 import { assertRequestId, assertWorkspace } from "./model/ids";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
-import { countByState } from "./db/queries/countByState";
 import { getRequest } from "./db/queries/getRequest";
 import { listRequests } from "./db/queries/listRequests";
-import { listAllRequests } from "./db/queries/listAllRequests";
-import { listUnreadable } from "./db/unreadableFiles";
 import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
-import { fileIdentity, openIndex, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
+import { fileIdentity, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
 import type { IndexLoss } from "./db/writeLock";
-import { MAX_PAGE_SIZE, resolveListFilters, type ListFilters } from "./model/listFilters";
-import type { RequestPage } from "./db/queries/listRequests";
-import { DEFAULT_RETENTION_MS, resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from "./store/options";
-import { recover, type RecoveryReport } from "./recovery/recover";
+import { resolveListFilters, type ListFilters } from "./model/listFilters";
+import type { MonitorWithRetention, RecoveryReport, RequestPage, ResolvedTrackerOptions, Tracker, TrackerOptions } from "./types";
+import { resolveTrackerOptions } from "./store/options";
+import { recover } from "./recovery/recover";
 import { rebuildOnThread } from "./recovery/backgroundRebuild";
-import { reconcileResponses } from "./responses/responseIndex";
-import { responseCounts } from "./db/responseRows";
-import { findStuck, monitorPass } from "./monitor/monitorPass";
+import { monitorPass } from "./monitor/monitorPass";
 import { startMonitorWithRetention } from "./monitor/startMonitor";
 import { claimNext } from "./queue/claimNext";
 import { complete, fail, heartbeat } from "./queue/deliver";
-import { writeResultMarker } from "./stateFiles/resultMarker";
-import { retry } from "./queue/retry";
 import { Waiters } from "./queue/waiters";
-import { cancel } from "./queue/cancel";
 import { startIngest, type IngestHandle } from "./ingest/startIngest";
 import { activeTraceparent } from "./process/activeTrace";
-import { feedHead, feedLastSeq, readChanges, requestsChangedSince } from "./db/changes";
+import { feedLastSeq, requestsChangedSince } from "./db/changes";
 import { indexedAsIs, ingestRequests, reconcile } from "./recovery/reconcile";
 import { followerRebuilt, syncWithFollower } from "./ingest/followerSync";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./stateFiles/stateDir";
-import { assertManaged, openStateDir } from "./store/ownership";
+import { openStateDir } from "./store/ownership";
 import { applyChange, changesNothing, newRequest, type Change } from "./model/transition";
 import { openDisabledTracker, trackingOffError } from "./disabledTracker";
-import { redactField, redactRequestFields, type Redaction } from "./model/redaction";
+import { FolderReader } from "./roles/reader";
+import { FolderOperator } from "./roles/operator";
+import type { Recording, TrackerService, Upkeep } from "./roles/recording";
+import { recordResult } from "./queue/recordResult";
 
-export type { ChangeInput, CreateInput, MonitorOptions, MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
-import type { MonitorWithRetention, Tracker, TrackerService } from "./trackerInterface";
+export type { Recording, TrackerService, Upkeep };
 
 function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
@@ -79,27 +64,8 @@ function validateChange({ to, fields, reason, by }: Change): Change {
   return { to, fields: validateFields(fields), reason, by };
 }
 
-type WorkerResult = Parameters<Tracker["recordResult"]>[2];
-
-/** A result marker is a file too: its text is redacted as the request's will be. */
-function redactResult(redaction: Redaction, result: WorkerResult): WorkerResult {
-  if (result.outcome === "failed") return { ...result, error: redactField(redaction, "error", result.error) };
-  return result.fields ? { ...result, fields: redactRequestFields(redaction, result.fields) } : result;
-}
-
 /** A file's times may pass its modification time by this much (the file system stamps it from a coarser clock). */
 const MTIME_SLACK_MS = 1000;
-
-const firstPages = new WeakMap<TrackerService, (filters: ListFilters) => RequestPage>();
-
-/**
- * Internal (the CLI's `list`): a page on a tracker opened with `rebuild: "in-background"` whose
- * index is not built yet, read from the newest files until it cannot change; else `list`.
- */
-export function listBeforeIndexed(tracker: TrackerService, filters: ListFilters): RequestPage {
-  const listNewestFirst = firstPages.get(tracker);
-  return listNewestFirst ? listNewestFirst(filters) : tracker.list(filters);
-}
 
 /**
  * Open the tracker on a state directory: decide whether reqwatch manages or only observes it
@@ -111,28 +77,59 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
   // Tracking off (REQWATCH_DISABLED, or enabled: false): not one file is touched from here on.
   if (!resolved.enabled) return openDisabledTracker(resolved, options.enabled === false);
-  return openRecording(resolved);
+  // The object carries the roles' members too, as it always has (this repository's worker scripts and
+  // benches call them through dist/index.cjs); only the Tracker's are the contract.
+  return allInOne(openRecording(resolved));
 }
 
 /**
- * `openTracker` for reqwatch's own programs (the dashboard, the CLI, the MCP server): the library's
- * calls with the read model and a person's actions. With tracking off there is nothing to read or
- * act on: the caller checks first (the CLI's `stopIfTrackingOff`), and this refuses.
+ * The folder as reqwatch's own programs open it (the dashboard, the CLI, the MCP server): the
+ * library's tracker beside the reader, the operator and the index's upkeep. With tracking off there
+ * is nothing to read or act on: the caller checks first (the CLI's `stopIfTrackingOff`), and this refuses.
  */
-export function openTrackerService(options: TrackerOptions = {}): TrackerService {
+export function openRoles(options: TrackerOptions = {}): Recording {
   const resolved = resolveTrackerOptions(options);
   if (!resolved.enabled) throw trackingOffError("Reading or acting on the state folder");
   return openRecording(resolved);
 }
 
-function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
+/** `openRoles` with every role's members on one object: for the tests, the scripts and the benches, not the programs. */
+export function openTrackerService(options: TrackerOptions = {}): TrackerService {
+  return allInOne(openRoles(options));
+}
+
+function allInOne({ tracker, reader, operator, upkeep }: Recording): TrackerService {
+  const service: Record<string, unknown> = { ...tracker, ...upkeep };
+  for (const role of [reader, operator]) {
+    for (const [name, member] of Object.entries(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(role) as object))) {
+      if (name === "constructor") continue;
+      if (member.get) Object.defineProperty(service, name, { get: () => member.get!.call(role), enumerable: true, configurable: true });
+      else service[name] = (member.value as (...args: unknown[]) => unknown).bind(role);
+    }
+  }
+  // The session tracker with its list: the same object the tracker holds.
+  return Object.assign(service, { actions: operator.actions, sessions: tracker.sessions }) as unknown as TrackerService;
+}
+
+function openRecording(resolved: ResolvedTrackerOptions): Recording {
   const { dir, ownership } = openStateDir(resolved.stateDir, resolved);
   ensureStateDir(dir);
-  let opened = openIndex(dir.indexFile);
-  const ctx: TrackerContext = { dir, ownership, db: opened.db, options: resolved, now: resolved.now };
-  ctx.keeper = { lost: lostIndex, reopen: reopenInWrite };
-  const waiters = new Waiters(() => ctx.db);
-  ctx.onCommit = (request) => waiters.notify(request);
+  const index = new IndexHandle(dir.indexFile);
+  const waiters = new Waiters(() => index.db);
+  const ctx: TrackerContext = Object.freeze({
+    dir,
+    ownership,
+    get db() {
+      return index.db;
+    },
+    get indexing() {
+      return index.indexing;
+    },
+    keeper: { lost: lostIndex, reopen: reopenInWrite },
+    options: resolved,
+    now: resolved.now,
+    onCommit: (request: RequestRecord) => waiters.notify(request),
+  });
   const monitors = new Set<MonitorWithRetention>();
   /** Each ingest this tracker started, with how to restart it on a reopened index (its watchers were on the old folders). */
   const ingests = new Map<IngestHandle, () => void>();
@@ -159,18 +156,13 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
    * `withRecovery`; only recovery changes states (times out stuck processing requests).
    */
   function catchUp(withRecovery: boolean, when: "at-open" | "in-background" = "at-open"): RecoveryReport | null {
-    if (opened.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) {
-      ctx.indexing = { done: 0, total: 0, startedAt: ctx.now() };
+    if (index.needsRebuild && !withRecovery && when === "in-background" && holdsAtLeast(dir.requestsDir, BACKGROUND_FROM_FILES)) {
+      index.leaveRebuild(ctx.now());
       return null;
     }
-    ctx.rebuilding = opened.needsRebuild;
-    try {
-      const report = withRecovery || opened.needsRebuild ? recover(ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null }) : null;
-      readEveryFile = report !== null;
-      return report;
-    } finally {
-      ctx.rebuilding = false;
-    }
+    const report = withRecovery || index.needsRebuild ? recover(index.needsRebuild ? inRebuild(ctx) : ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null }) : null;
+    readEveryFile = report !== null;
+    return report;
   }
 
   const openReport = catchUp(resolved.recover, resolved.rebuild);
@@ -188,7 +180,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   /** Reopen a lost index (rebuilding it from the files when it is new) and the archive with it. */
   function checkIndex(): IndexCheck {
     const started = performance.now();
-    const problem = indexProblem(dir, ctx.db, opened.identity);
+    const problem = indexProblem(dir, ctx.db, index.identity);
     if (!problem || problem.kind === "dir-missing") {
       // A writer reopened it since the last check: reported here, where what watched the old index restarts.
       const earlier = reopenedByWriter;
@@ -199,12 +191,9 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     }
     reopenedByWriter = null;
     // Deleted or replaced: open what is there now (another process may have made it). Corrupt: start over, unless another process has already.
-    if (problem.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), opened.identity)) removeIndexFiles(dir.indexFile);
+    if (problem.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), index.identity)) removeIndexFiles(dir.indexFile);
     ensureStateDir(dir);
-    const old = ctx.db;
-    opened = openIndex(dir.indexFile);
-    ctx.db = opened.db;
-    old.close();
+    index.reopen().close();
     archiveDb?.close();
     archiveDb = null;
     catchUp(false);
@@ -225,7 +214,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       if (!fs.existsSync(dir.root)) return null;
       return { kind: "deleted", message: "index.db was deleted" };
     }
-    if (!sameIdentity(now, opened.identity)) return { kind: "replaced", message: "index.db was replaced by another file" };
+    if (!sameIdentity(now, index.identity)) return { kind: "replaced", message: "index.db was replaced by another file" };
     return null;
   }
 
@@ -239,14 +228,11 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
   function reopenInWrite(loss: IndexLoss): void {
     const started = performance.now();
     // Damaged: start over, unless another process has replaced the file already (its index is kept).
-    if (loss.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), opened.identity)) removeIndexFiles(dir.indexFile);
+    if (loss.kind === "corrupt" && sameIdentity(fileIdentity(dir.indexFile), index.identity)) removeIndexFiles(dir.indexFile);
     ensureStateDir(dir);
-    const old = ctx.db;
-    opened = openIndex(dir.indexFile);
-    ctx.db = opened.db;
-    retired.add(old);
+    retired.add(index.reopen());
     setImmediate(closeRetired).unref();
-    if (opened.needsRebuild) catchUp(false);
+    if (index.needsRebuild) catchUp(false);
     else reconcile(ctx);
     reopenedByWriter = { loss, durationMs: performance.now() - started };
   }
@@ -263,10 +249,11 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
     }
   }
 
-  const tracker: TrackerService = {
-    stateDir: dir,
+  const reader = new FolderReader(ctx, { sessions, archive, follows: () => ingests.size > 0, openedGeneration: () => index.generation });
+  const operator = new FolderOperator(ctx, { sessions, archive, actions, stopping: stopping.signal });
+
+  const tracker: Tracker = {
     ownership,
-    actions,
     sessions,
     options: resolved,
     openReport,
@@ -299,168 +286,18 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       })!;
     },
 
-    get(requestId) {
-      assertRequestId(requestId);
-      return getRequest(ctx.db, requestId);
-    },
-
-    list(filters) {
-      const resolved = resolveListFilters(filters);
-      // Without a follower in this process (a CLI command), the response files are read in first.
-      if (resolved.callbackFailed && ingests.size === 0) reconcileResponses(ctx);
-      return listRequests(ctx.db, resolved);
-    },
-
-    *listAll(filters = {}, pageSize = MAX_PAGE_SIZE) {
-      const resolved = resolveListFilters({ ...filters, limit: pageSize, cursor: undefined });
-      if (resolved.callbackFailed && ingests.size === 0) reconcileResponses(ctx);
-      // The snapshot only reads: a search's text index is filled here first, as `list` fills it.
-      if (resolved.text !== undefined) while (backfillText(ctx.db, 20_000) > 0);
-      yield* listAllRequests(dir.indexFile, resolved);
-    },
-
-    countsByState(filters = {}) {
-      if (filters.workspace !== undefined) assertWorkspace(filters.workspace);
-      if (filters.sessionId !== undefined) assertRequestId(filters.sessionId);
-      return countByState(ctx.db, filters);
-    },
-
-    oldestCreatedAt() {
-      return oldestCreatedAt(ctx.db);
-    },
-
-    requestFileBytes() {
-      return requestFileBytes(ctx.db);
-    },
-
-    responseCounts() {
-      return responseCounts(ctx.db);
-    },
-
-    sessionsSeen(options) {
-      return sessionsSeen(ctx.db, options);
-    },
-
-    unreadableFiles() {
-      return listUnreadable(ctx.db);
-    },
-
-    generation() {
-      return readMeta(ctx.db, "generation") ?? opened.generation;
-    },
-
-    recover(options = {}) {
-      assertManaged(ctx, "Recovery");
-      return recover(ctx, sessions, { processingStuckAfterMs: options.processingStuckAfterMs ?? resolved.processingStuckAfterMs });
-    },
-
-    refresh(ids) {
-      // The request files alone: sessions and response files have their own reads where they are shown.
-      if (!ids) {
-        // A follower that watched every change since it caught up vouches for the index; else every file is checked.
-        if (readEveryFile) readEveryFile = false;
-        else if (ctx.indexing && !followerRebuilt(ctx.db, dir)) {
-          // Opened with the rebuild left for later, and no follower builds it: every file is read here.
-          ctx.indexing = null;
-          catchUp(false);
-        } else if (!syncWithFollower(dir)) reconcile(ctx);
-        ctx.indexing = null;
-        return;
-      }
-      for (const id of ids) assertRequestId(id);
-      const changed = ids.filter((id) => !indexedAsIs(ctx, id));
-      if (changed.length) ingestRequests(ctx, changed);
-    },
-
-    cleanup(options = {}) {
-      if (!options.dryRun) assertManaged(ctx, "Cleanup");
-      return cleanup(ctx, archive, { olderThanMs: options.olderThanMs ?? resolved.retentionMs ?? DEFAULT_RETENTION_MS, ...options });
-    },
-
-    restore(requestId) {
-      assertRequestId(requestId);
-      return restore(ctx, archive, requestId);
-    },
-
-    claimNext(options) {
-      if (options?.workspace !== undefined) assertWorkspace(options.workspace);
-      assertManaged(ctx, "Claiming");
-      return claimNext(ctx, options);
-    },
-
-    heartbeat(requestId, token) {
-      assertManaged(ctx, "A heartbeat");
-      return heartbeat(ctx, requestId, token);
-    },
-
-    recordResult(requestId, token, result) {
-      assertRequestId(requestId);
-      assertManaged(ctx, "Recording a result");
-      writeResultMarker(dir, { requestId, token, writtenAt: ctx.now(), ...redactResult(resolved.redaction, result) });
-    },
-
-    complete(requestId, token, result, by) {
-      // Even a duplicate, which writes no request, removes the result marker.
-      assertManaged(ctx, "Completing");
-      return complete(ctx, requestId, token, result, by);
-    },
-
-    fail(requestId, token, error, options) {
-      assertManaged(ctx, "Failing");
-      return fail(ctx, requestId, token, error, options);
-    },
-
-    retry(target, options) {
-      return retry(ctx, target, options);
-    },
-
-    cancel(requestIds, options) {
-      return cancel(ctx, requestIds, options);
-    },
-
-    pause(workspace, options) {
-      return pauseWorkspace(ctx, archive, workspace, options);
-    },
-
-    resume(workspace, options) {
-      return resumeWorkspace(ctx, archive, workspace, options);
-    },
-
-    pauses() {
-      return readPauses(ctx.dir);
-    },
-
-    queueStats() {
-      return queueStats(ctx.db);
-    },
-
-    activity(options) {
-      return { rows: activityRows(ctx.db, options), live: liveStateCounts(ctx.db, options.match) };
-    },
-
-    workers(limit) {
-      return listWorkers(ctx.db, limit);
-    },
-
-    unfinishedBy(worker, limit) {
-      return unfinishedBy(ctx.db, worker, limit);
-    },
-
-    knownValues(field, prefix = "", limit = 20) {
-      return knownValues(ctx.db, field, prefix, limit);
-    },
-
-    stuck() {
-      return findStuck(ctx);
-    },
-
-    monitorPass() {
-      return monitorPass(ctx);
-    },
+    get: (requestId) => reader.get(requestId),
+    list: (filters) => reader.list(filters),
+    claimNext: (options) => claimNext(ctx, options),
+    heartbeat: (requestId, token) => heartbeat(ctx, requestId, token),
+    recordResult: (requestId, token, result) => recordResult(ctx, requestId, token, result),
+    complete: (requestId, token, result, by) => complete(ctx, requestId, token, result, by),
+    fail: (requestId, token, error, options) => fail(ctx, requestId, token, error, options),
+    waitForResult: (requestId, { timeoutMs }) => waiters.wait(requestId, getRequest(ctx.db, requestId), timeoutMs),
 
     startMonitor(options = {}) {
       const { retention: withRetention = true, ...loopOptions } = options;
-      const retention = withRetention && retentionInactiveReason(ctx) === null ? () => runRetention(ctx, actions, archive, stopping.signal) : null;
+      const retention = withRetention && retentionInactiveReason(ctx) === null ? () => operator.runRetention() : null;
       const started = startMonitorWithRetention(() => monitorPass(ctx), retention, { intervalMs: resolved.monitorIntervalMs, ...loopOptions });
       const handle: MonitorWithRetention = {
         ...started,
@@ -473,22 +310,40 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       return handle;
     },
 
-    runRetention() {
-      return runRetention(ctx, actions, archive, stopping.signal);
+    close() {
+      stopping.abort();
+      stopCheckpoints();
+      for (const monitor of monitors) monitor.stop();
+      for (const ingest of ingests.keys()) ingest.stop();
+      for (const guard of guards) guard.stop();
+      waiters.close();
+      ctx.db.close();
+      closeRetired();
+      archiveDb?.close();
+      discardSpares();
+    },
+  };
+
+  const upkeep: Upkeep = {
+    refresh(ids) {
+      // The request files alone: sessions and response files have their own reads where they are shown.
+      if (!ids) {
+        // A follower that watched every change since it caught up vouches for the index; else every file is checked.
+        if (readEveryFile) readEveryFile = false;
+        else if (ctx.indexing && !followerRebuilt(ctx.db, dir)) {
+          // Opened with the rebuild left for later, and no follower builds it: every file is read here.
+          index.complete();
+          catchUp(false);
+        } else if (!syncWithFollower(dir)) reconcile(ctx);
+        index.complete();
+        return;
+      }
+      for (const id of ids) assertRequestId(id);
+      const changed = ids.filter((id) => !indexedAsIs(ctx, id));
+      if (changed.length) ingestRequests(ctx, changed);
     },
 
-    retention() {
-      return retentionStatus(ctx, archive);
-    },
-
-    waitForResult(requestId, { timeoutMs }) {
-      assertRequestId(requestId);
-      return waiters.wait(requestId, getRequest(ctx.db, requestId), timeoutMs);
-    },
-
-    pendingWaits() {
-      return waiters.size;
-    },
+    listBeforeIndexed: (filters) => listNewestFirst(filters),
 
     startIngest(options) {
       let current = startIngest(ctx, sessions, options);
@@ -508,22 +363,6 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       return handle;
     },
 
-    changesSince(afterSeq, limit) {
-      return readChanges(ctx.db, afterSeq, limit);
-    },
-
-    feedHead() {
-      return feedHead(ctx.db);
-    },
-
-    feedLastSeq() {
-      return feedLastSeq(ctx.db);
-    },
-
-    backfillTextIndex(rows = 1000) {
-      return withWritersLock(ctx, () => backfillText(ctx.db, rows));
-    },
-
     checkIndex,
 
     startIndexGuard(options = {}) {
@@ -531,8 +370,6 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       guards.add(handle);
       return handle;
     },
-
-    indexing: () => (ctx.indexing ? { ...ctx.indexing } : null),
 
     async rebuildIndex() {
       if (!ctx.indexing) return null;
@@ -544,22 +381,15 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       if (!report || stopping.signal.aborted) return null;
       // What reqwatch writers changed while it ran (the feed names them), read again as it is now.
       ingestRequests(ctx, requestsChangedSince(ctx.db, fromSeq));
-      ctx.indexing = null;
+      index.complete();
       return report;
     },
 
-    close() {
-      stopping.abort();
-      stopCheckpoints();
-      for (const monitor of monitors) monitor.stop();
-      for (const ingest of ingests.keys()) ingest.stop();
-      for (const guard of guards) guard.stop();
-      waiters.close();
-      ctx.db.close();
-      closeRetired();
-      archiveDb?.close();
-      discardSpares();
-    },
+    backfillTextIndex: (rows = 1000) => withWritersLock(ctx, () => backfillText(ctx.db, rows)),
+
+    refreshSessions: (ids) => sessions.reconcile(ids),
+
+    pendingWaits: () => waiters.size,
   };
 
   /**
@@ -570,7 +400,7 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
    * it stays unfinished for the next open (or a follower) to complete.
    */
   function listNewestFirst(filters: ListFilters): RequestPage {
-    if (!ctx.indexing) return tracker.list(filters);
+    if (!ctx.indexing) return reader.list(filters);
     const wanted = resolveListFilters(filters);
     const key = wanted.sort === "createdAt" ? "createdAt" : "lastUpdatedAt";
     // Ascending orders, a text search (its index is filled at the end) and callbacks (read from other files) need every file.
@@ -581,20 +411,12 @@ function openRecording(resolved: ResolvedTrackerOptions): TrackerService {
       const last = items.at(-1);
       return items.length === wanted.limit && last !== undefined && last[key] > unreadNewestMtimeMs + MTIME_SLACK_MS;
     };
-    ctx.rebuilding = true;
-    ctx.rebuild = { newestFirst: true, onProgress: () => {}, settled };
-    try {
-      recover(ctx, sessions, { processingStuckAfterMs: null });
-    } finally {
-      ctx.rebuilding = false;
-      ctx.rebuild = undefined;
-    }
+    recover(inRebuild(ctx, { newestFirst: true, onProgress: () => {}, settled }), sessions, { processingStuckAfterMs: null });
     if (readMeta(ctx.db, "reconciled_at") !== undefined) {
-      ctx.indexing = null;
+      index.complete();
       readEveryFile = true;
     }
-    return tracker.list(filters);
+    return reader.list(filters);
   }
-  firstPages.set(tracker, listNewestFirst);
-  return tracker;
+  return { tracker, reader, operator, upkeep, close: () => tracker.close() };
 }

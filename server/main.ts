@@ -86,16 +86,16 @@ async function main(): Promise<void> {
   // counts from the listening on (runtime.serving below), not Next's module loading.
   try {
     const runtime = getRuntime();
-    const { tracker } = runtime;
+    const { reader } = runtime;
     if (flagSetting(process.env, "REQWATCH_OTEL")) {
       // A `reqwatch otel` of its own (bin/reqwatch.js beside dist/): it says what it exports, and where, on this output.
       runtime.attachExport(
-        startOtelChild(path.resolve(__dirname, "../bin/reqwatch.js"), tracker.stateDir.root, (code, restartInMs) =>
+        startOtelChild(path.resolve(__dirname, "../bin/reqwatch.js"), reader.stateDir.root, (code, restartInMs) =>
           console.error(`reqwatch: the OpenTelemetry exporter ended (exit code ${code ?? "none"}); starting it again in ${Math.round(restartInMs / 1000)} s`),
         ),
       );
     }
-    if (tracker.ownership.access === "observed") console.log(`reqwatch: observing ${tracker.stateDir.root} read-only: ${tracker.ownership.reason}. Actions are off; to allow them, ${tracker.ownership.toWrite} and restart the dashboard.`);
+    if (reader.ownership.access === "observed") console.log(`reqwatch: observing ${reader.stateDir.root} read-only: ${reader.ownership.reason}. Actions are off; to allow them, ${reader.ownership.toWrite} and restart the dashboard.`);
   } catch (error) {
     // A setting that is wrong stays wrong: say so and stop, rather than serve pages that fail.
     if (isReqwatchError(error, "BAD_INPUT")) {

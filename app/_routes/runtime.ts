@@ -12,7 +12,10 @@ import type { UsageQueryInput } from "@/app/api/usage/schema";
  * The pages' and route handlers' view of the process's runtime (lib/dashboard/runtime.ts), which the
  * dashboard server opened before it started listening.
  */
-export const getTracker = () => getRuntime().tracker;
+/** The read model: what the pages show. */
+export const getReader = () => getRuntime().reader;
+/** A person's actions: the action routes. */
+export const getOperator = () => getRuntime().operator;
 /** The one fan-out of the change feed to every browser's event stream. */
 export const getFeedHub = () => getRuntime().feed;
 export const getRecoveryNotice = () => getRuntime().recoveryNotice();
@@ -25,7 +28,7 @@ export const getIndexing = () => getRuntime().indexing();
 /** While the index fills, until its first batch (the newest requests) is in, so a page shows them; at once otherwise. */
 export const untilFirstBatch = () => getRuntime().firstBatch();
 /** The queues (a GROUP BY over queued and processing rows), once per page render: the header and the overview both show them. */
-export const getQueues = cache(() => queuesView(getRuntime().tracker, getRuntime().lastStuck()));
+export const getQueues = cache(() => queuesView(getRuntime().reader, getRuntime().lastStuck()));
 /** Other programs' queues the dashboard reads (--source), as of their latest look. */
 export const getSources = () => getRuntime().sources.statuses();
 /** The requests table's page for a URL query: the folder's, or a source's. */
@@ -33,6 +36,6 @@ export const getTableView = (query: RequestQuery) => tableView(getRuntime(), que
 /** The agents' usage by day, month, session, project or model (the machine's time zone unless one is named). */
 export const getUsage = ({ agent, timezone, ...query }: UsageQueryInput) => getRuntime().usage({ ...query, timezone: timezone ?? machineTimeZone() }, agent);
 /** The sessions list: the folder's and those received over OpenTelemetry. */
-export const getSessions = () => sessionsView(getRuntime().tracker, getRuntime().telemetrySessions);
+export const getSessions = () => sessionsView(getRuntime().reader, getRuntime().telemetrySessions);
 /** A session received over OpenTelemetry (NOT_FOUND when none carries the id). */
 export const getReceivedSession = (id: string) => receivedSession(getRuntime(), id);

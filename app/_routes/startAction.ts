@@ -1,6 +1,6 @@
 import "server-only";
 import type { AuditEntry } from "@/lib/db/auditLog";
-import { getTracker } from "./runtime";
+import { getOperator } from "./runtime";
 
 /**
  * Start an action and answer as soon as its audit entry exists; the action goes on in chunks and
@@ -8,6 +8,6 @@ import { getTracker } from "./runtime";
  */
 export function startAction(run: (onStart: (id: number) => void) => Promise<AuditEntry>): Promise<AuditEntry> {
   return new Promise((resolve, reject) => {
-    run((id) => resolve(getTracker().actions.entry(id))).then(resolve, reject);
+    run((id) => resolve(getOperator().actions.entry(id))).then(resolve, reject);
   });
 }

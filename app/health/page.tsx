@@ -1,4 +1,4 @@
-import { getFeedHub, getHealth, getSources, getTracker } from "@/app/_routes/runtime";
+import { getFeedHub, getHealth, getReader, getSources } from "@/app/_routes/runtime";
 import { SourcesTable } from "@/components/sources/SourcesTable";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { FieldList, Parts } from "@/components/health/FieldList";
@@ -14,7 +14,7 @@ export const dynamic = "force-dynamic";
 export default async function HealthPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const query = healthQuery.parse(await searchParams);
   const health = getHealth({ unmappedOffset: (query.unmapped - 1) * UNMAPPED_PAGE });
-  const view = healthPage(health, getTracker().options);
+  const view = healthPage(health, getReader().options);
   const sources = getSources();
   return (
     <>

@@ -1,4 +1,4 @@
-import { getIndexing, getSources, getTableView, getTracker, untilFirstBatch } from "@/app/_routes/runtime";
+import { getIndexing, getReader, getSources, getTableView, untilFirstBatch } from "@/app/_routes/runtime";
 import { RequestsExplorer } from "@/components/requests/RequestsExplorer";
 import { isReqwatchError } from "@/lib/model/errors";
 import { DEFAULT_QUERY, parseRequestQuery, requestQueryParams, type RequestQuery } from "@/lib/model/requestQuery";
@@ -19,7 +19,7 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
   }
   // While a big folder's index fills: until the newest requests are in, so the first page is the final one.
   await untilFirstBatch();
-  const tracker = getTracker();
+  const reader = getReader();
   let view;
   try {
     view = getTableView(query);
@@ -47,7 +47,7 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
         initialKey={requestQueryParams(query).toString()}
         initialView={view}
         // Not while the index fills (its counts come at the end) or waits to try again: the folder has files.
-        isEmpty={view.items.length === 0 && Object.values(tracker.countsByState()).every((n) => n === 0) && !getIndexing()}
+        isEmpty={view.items.length === 0 && Object.values(reader.countsByState()).every((n) => n === 0) && !getIndexing()}
         initialSources={getSources()}
       />
     </>

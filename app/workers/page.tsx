@@ -1,4 +1,4 @@
-import { getTracker } from "@/app/_routes/runtime";
+import { getReader } from "@/app/_routes/runtime";
 import { WorkersTable } from "@/components/workers/WorkersTable";
 import { workersView } from "@/lib/views/workersView";
 
@@ -12,7 +12,7 @@ export default function WorkersPage() {
         Every worker process seen in the requests&apos; claims: a process is its host, pid and start time, so a reused pid is another worker. Alive or gone is checked on
         this host by pid and start time; a worker on another host is known by its heartbeats. A gone worker lists the requests it left: still held under its claim, or released or timed out by the monitor.
       </p>
-      <WorkersTable initial={workersView(getTracker())} />
+      <WorkersTable initial={workersView(getReader())} />
     </>
   );
 }

@@ -10,6 +10,7 @@ import { sleepSync } from "../process/sleepSync";
 import { cleanupCandidates } from "../db/queries/cleanupCandidates";
 import { removeRequest } from "../db/upsertRequest";
 import { assertManaged } from "../store/ownership";
+import { assertRequestId } from "../model/ids";
 import { readRequestFile } from "../stateFiles/requestFile";
 import type { RequestRecord } from "../model/requestFormat";
 import { TERMINAL_STATES, type State } from "../model/states";
@@ -210,6 +211,7 @@ function isRestoredCopy(current: RequestRecord, archived: RequestRecord): boolea
  * exists: the copy then stays in the archive.
  */
 export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId: string, cleanupEntry?: number): RequestRecord {
+  assertRequestId(requestId);
   const archiveDb = archive();
   let outcome = "missing" as "restored" | "exists" | "missing";
   let copyId = 0;

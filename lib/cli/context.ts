@@ -1,11 +1,12 @@
 import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
-import { trackingEnabled, type TrackerOptions } from "../store/options";
+import { trackingEnabled } from "../store/options";
+import type { RequestPage, TrackerOptions } from "../types";
 import { noteTrackingOff } from "../disabledTracker";
-import { listBeforeIndexed, openTracker, openTrackerService, type Tracker, type TrackerService } from "../tracker";
+import { openRoles, openTracker, type Recording } from "../tracker";
+import type { Tracker } from "../types";
 import { resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
 import type { ListFilters } from "../model/listFilters";
-import type { RequestPage } from "../db/queries/listRequests";
 import type { UnreadableFile } from "../db/unreadableFiles";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
 import { startFollowerIfUseful } from "./follower";
@@ -45,8 +46,8 @@ export function trackingIsOff(): boolean {
  * `creates`: the command may create a missing state directory (it records something); a command
  * that reads never does, and says the folder does not exist.
  */
-export function trackerFor(command: Command, options: CommandOptions = {}, creates = false): TrackerService {
-  return openFor(command, openTrackerService, options, creates);
+export function trackerFor(command: Command, options: CommandOptions = {}, creates = false): Recording {
+  return openFor(command, openRoles, options, creates);
 }
 
 type CommandOptions = Omit<TrackerOptions, "stateDir" | "recover" | "create">;
@@ -84,22 +85,22 @@ function asUsage<T>(open: () => T): T {
  * up to the files (`refresh`: `ids` only, or every file), since no process may have followed them
  * since it was last read (another program's writes, a file edited by hand).
  */
-export function withFreshTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>, ids?: readonly string[]): Promise<T> {
-  return withReadingTracker(command, (tracker) => {
-    tracker.refresh(ids);
-    return fn(tracker);
+export function withFreshTracker<T>(command: Command, fn: (recording: Recording) => T | Promise<T>, ids?: readonly string[]): Promise<T> {
+  return withReadingTracker(command, (recording) => {
+    recording.upkeep.refresh(ids);
+    return fn(recording);
   });
 }
 
 /**
  * `withFreshTracker` for `list`'s page, and the request files it could not read: on an index not built yet, the newest files are read first,
- * until the page cannot change (`listBeforeIndexed`), and a follower completes the index after.
+ * until the page cannot change (the upkeep's `listBeforeIndexed`), and a follower completes the index after.
  */
 export function freshPage(command: Command, filters: ListFilters): Promise<{ page: RequestPage; unreadable: UnreadableFile[] }> {
-  return withReadingTracker(command, (tracker) => {
-    if (tracker.indexing()) return { page: listBeforeIndexed(tracker, filters), unreadable: [] };
-    tracker.refresh();
-    return { page: tracker.list(filters), unreadable: tracker.unreadableFiles() };
+  return withReadingTracker(command, ({ reader, upkeep }) => {
+    if (reader.indexing()) return { page: upkeep.listBeforeIndexed(filters), unreadable: [] };
+    upkeep.refresh();
+    return { page: reader.list(filters), unreadable: reader.unreadableFiles() };
   });
 }
 
@@ -108,14 +109,14 @@ export function freshPage(command: Command, filters: ListFilters): Promise<{ pag
  * reads their files alone; one that needs every file waits for a follower that builds it, else
  * builds it in `refresh`), and on a big folder a follower is started for the next command.
  */
-function withReadingTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>): Promise<T> {
+function withReadingTracker<T>(command: Command, fn: (recording: Recording) => T | Promise<T>): Promise<T> {
   return withTracker(
     command,
-    async (tracker) => {
+    async (recording) => {
       try {
-        return await fn(tracker);
+        return await fn(recording);
       } finally {
-        startFollowerIfUseful(tracker.stateDir);
+        startFollowerIfUseful(recording.reader.stateDir);
       }
     },
     { rebuild: "in-background" },
@@ -130,10 +131,10 @@ export async function sourceFor(command: Command, given: SourceSpec | "otel"): P
   const settings = telemetrySettings();
   // Nothing is kept with tracking off: the receiver's store, where it would be, reads as empty.
   if (trackingIsOff()) return otelSpec(telemetryStoreDir(settings, stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir), settings.stuckAfterMs);
-  return withTracker(command, (tracker) => otelSpec(telemetryStoreDir(settings, tracker.stateDir.storeDir), settings.stuckAfterMs));
+  return withTracker(command, ({ reader }) => otelSpec(telemetryStoreDir(settings, reader.stateDir.storeDir), settings.stuckAfterMs));
 }
 
-export function withTracker<T>(command: Command, fn: (tracker: TrackerService) => T | Promise<T>, options: CommandOptions = {}, creates = false): Promise<T> {
+export function withTracker<T>(command: Command, fn: (recording: Recording) => T | Promise<T>, options: CommandOptions = {}, creates = false): Promise<T> {
   return closing(trackerFor(command, options, creates), fn);
 }
 

@@ -1,4 +1,4 @@
-import type { Ownership } from "../store/ownership";
+import type { Ownership } from "../types";
 import { displayJson, escapeControls } from "../model/displayText";
 
 export function printJson(value: unknown): void {

@@ -12,8 +12,8 @@ import type { Runtime } from "./runtime";
  */
 export async function answerExport(runtime: Runtime, request: IncomingMessage, response: ServerResponse, query: URLSearchParams): Promise<void> {
   const format = exportFormat(query.get("format") ?? "");
-  const filter = exportFilterOf(parseRequestQuery(query), runtime.tracker.options.now(), runtime.lastStuck());
-  const chunks = exportChunks(runtime.tracker, filter, format);
+  const filter = exportFilterOf(parseRequestQuery(query), runtime.reader.options.now(), runtime.lastStuck());
+  const chunks = exportChunks(runtime.reader, filter, format);
   try {
     // The snapshot is read before the headers: a filter the index refuses is still a clean error.
     const first = await chunks.next();

@@ -7,7 +7,7 @@
  */
 import type { FeedChange } from "../db/changes";
 import type { StateCounts } from "../db/queries/countByState";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { StuckRequest } from "../types";
 import type { SourceStatus } from "../sources/liveSource";
 import type { IndexingProgress } from "../store/context";
 import type { QueueRow } from "../views/queuesView";

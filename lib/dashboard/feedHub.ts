@@ -1,6 +1,6 @@
 import type { StateCounts } from "../db/queries/countByState";
-import type { StuckRequest } from "../monitor/monitorPass";
-import type { TrackerService } from "../tracker";
+import type { StuckRequest } from "../types";
+import type { Reader } from "../roles/reader";
 import { queuesView, stuckBy } from "../views/queuesView";
 import type { FeedChange } from "../db/changes";
 import { formatEvent, type ResetReason, type RetentionRun, type StuckSnapshot } from "./feedEvents";
@@ -72,14 +72,14 @@ export class FeedHub {
   private retention: RetentionRun | null = null;
 
   constructor(
-    private readonly tracker: TrackerService,
+    private readonly reader: Reader,
     options: FeedHubOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 50;
     this.batchMs = options.batchMs ?? 250;
     this.heartbeatMs = options.heartbeatMs ?? 15_000;
-    this.lastSeq = tracker.feedHead().lastSeq;
-    this.generation = tracker.generation();
+    this.lastSeq = reader.feedHead().lastSeq;
+    this.generation = reader.generation();
   }
 
   get size(): number {
@@ -91,9 +91,9 @@ export class FeedHub {
     this.poll(); // Bring lastSeq up to date, so replay and live delivery meet exactly.
     const subscriber: Subscriber = { send, fromSeq: this.lastSeq };
     const resume = parseEventId(since);
-    const head = this.tracker.feedHead();
+    const head = this.reader.feedHead();
     if (since === null) {
-      send(formatEvent({ event: "ready", data: { generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() } }, eventId(this.generation, this.lastSeq)));
+      send(formatEvent({ event: "ready", data: { generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } }, eventId(this.generation, this.lastSeq)));
     } else if (!resume || resume.generation !== this.generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.lastSeq) {
       send(this.reset(!resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind"));
     } else {
@@ -101,7 +101,7 @@ export class FeedHub {
     }
     send(formatEvent({ event: "stuck", data: this.stuck }));
     if (this.sources.length) send(formatEvent({ event: "sources", data: { sources: this.sources, changed: [] } }));
-    if (this.indexing) send(formatEvent({ event: "indexing", data: { indexing: this.indexing, counts: this.tracker.countsByState() } }));
+    if (this.indexing) send(formatEvent({ event: "indexing", data: { indexing: this.indexing, counts: this.reader.countsByState() } }));
     if (this.retention) send(formatEvent({ event: "retention", data: this.retention }));
     this.subscribers.add(subscriber);
     this.startTimers();
@@ -142,7 +142,7 @@ export class FeedHub {
     const ended = this.indexing !== null && indexing === null;
     if (indexing === null && !ended) return;
     this.indexing = indexing;
-    const chunk = formatEvent({ event: "indexing", data: { indexing, counts: this.tracker.countsByState() } });
+    const chunk = formatEvent({ event: "indexing", data: { indexing, counts: this.reader.countsByState() } });
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
 
@@ -178,17 +178,17 @@ export class FeedHub {
   private replay(subscriber: Subscriber, afterSeq: number): void {
     let from = afterSeq;
     while (from < this.lastSeq) {
-      const changes = this.tracker.changesSince(from, 500).filter((change) => change.seq <= this.lastSeq);
+      const changes = this.reader.changesSince(from, 500).filter((change) => change.seq <= this.lastSeq);
       if (!changes.length) break;
       subscriber.send(formatEvent({ event: "changes", data: { changes } }, eventId(this.generation, changes.at(-1)!.seq)));
       from = changes.at(-1)!.seq;
     }
-    subscriber.send(formatEvent({ event: "counts", data: { counts: this.tracker.countsByState() } }) + formatEvent({ event: "queues", data: { queues: queuesView(this.tracker, this.stuckAll) } }));
+    subscriber.send(formatEvent({ event: "counts", data: { counts: this.reader.countsByState() } }) + formatEvent({ event: "queues", data: { queues: queuesView(this.reader, this.stuckAll) } }));
   }
 
   /** The `reset` event at the feed's head: the counts come with it, as with `ready`, so the header is right before the refetches return. */
   private reset(reason: ResetReason): string {
-    return formatEvent({ event: "reset", data: { reason, generation: this.generation, seq: this.lastSeq, counts: this.tracker.countsByState() } }, eventId(this.generation, this.lastSeq));
+    return formatEvent({ event: "reset", data: { reason, generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } }, eventId(this.generation, this.lastSeq));
   }
 
   private unsubscribe(subscriber: Subscriber): void {
@@ -219,10 +219,10 @@ export class FeedHub {
   }
 
   private poll(): void {
-    const generation = this.tracker.generation();
+    const generation = this.reader.generation();
     if (generation !== this.generation) {
       this.generation = generation;
-      this.lastSeq = this.tracker.feedHead().lastSeq;
+      this.lastSeq = this.reader.feedHead().lastSeq;
       this.pending = [];
       const chunk = this.reset("the index was rebuilt");
       for (const subscriber of this.subscribers) {
@@ -231,9 +231,9 @@ export class FeedHub {
       }
       return;
     }
-    if (this.tracker.feedLastSeq() <= this.lastSeq) return;
+    if (this.reader.feedLastSeq() <= this.lastSeq) return;
     for (;;) {
-      const changes = this.tracker.changesSince(this.lastSeq, 1000);
+      const changes = this.reader.changesSince(this.lastSeq, 1000);
       if (!changes.length) break;
       this.lastSeq = changes.at(-1)!.seq;
       this.pending.push(...changes);
@@ -299,7 +299,7 @@ export class FeedHub {
     const wait = this.lastQueuesAt + QUEUES_EVERY_MS - Date.now();
     if (wait <= 0) {
       this.lastQueuesAt = Date.now();
-      return formatEvent({ event: "queues", data: { queues: queuesView(this.tracker, this.stuckAll) } });
+      return formatEvent({ event: "queues", data: { queues: queuesView(this.reader, this.stuckAll) } });
     }
     this.queuesTimer ??= setTimeout(() => {
       this.queuesTimer = null;
@@ -311,7 +311,7 @@ export class FeedHub {
 
   /** Counts once per feed position, however many subscribers ask. */
   private countsNow(): StateCounts {
-    if (this.countsCache?.seq !== this.lastSeq) this.countsCache = { seq: this.lastSeq, counts: this.tracker.countsByState() };
+    if (this.countsCache?.seq !== this.lastSeq) this.countsCache = { seq: this.lastSeq, counts: this.reader.countsByState() };
     return this.countsCache.counts;
   }
 }

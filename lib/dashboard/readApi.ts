@@ -45,22 +45,22 @@ type Streamed = { stream: (runtime: Runtime, request: IncomingMessage, response:
 const ANSWERS: { readonly [path in ReadApiPath]: Answer | Streamed } = {
   "/api/events": { stream: answerEventStream },
   "/api/export": { stream: answerExport },
-  "/api/status": (runtime): StatusBody => ({ counts: runtime.tracker.countsByState(), stuck: runtime.feed.stuckSnapshot, indexing: runtime.indexing() }),
+  "/api/status": (runtime): StatusBody => ({ counts: runtime.reader.countsByState(), stuck: runtime.feed.stuckSnapshot, indexing: runtime.indexing() }),
   "/api/requests": (runtime, _, query) => tableView(runtime, parseRequestQuery(query)),
-  "/api/requests/:id": (runtime, id) => requestDetailView(runtime.tracker, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
-  "/api/overview": (runtime) => overviewView(runtime.tracker),
+  "/api/requests/:id": (runtime, id) => requestDetailView(runtime.reader, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
+  "/api/overview": (runtime) => overviewView(runtime.reader),
   "/api/activity": (runtime, _, query) => {
     const { range, match, source } = parseActivityQuery(query);
-    if (!source) return activityView(runtime.tracker, range, match);
+    if (!source) return activityView(runtime.reader, range, match);
     if (!runtime.telemetrySessions) notFound("This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no lifecycles of theirs to chart.");
-    return telemetryActivityView(runtime.telemetrySessions.file, range, match, runtime.tracker.options.now());
+    return telemetryActivityView(runtime.telemetrySessions.file, range, match, runtime.reader.options.now());
   },
-  "/api/queues": (runtime) => ({ queues: queuesView(runtime.tracker, runtime.lastStuck()) }),
-  "/api/values/:field(workspace|session)": (runtime, field, query) => ({ values: runtime.tracker.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) }),
-  "/api/workers": (runtime) => ({ workers: workersView(runtime.tracker) }),
+  "/api/queues": (runtime) => ({ queues: queuesView(runtime.reader, runtime.lastStuck()) }),
+  "/api/values/:field(workspace|session)": (runtime, field, query) => ({ values: runtime.reader.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) }),
+  "/api/workers": (runtime) => ({ workers: workersView(runtime.reader) }),
   // The folder's sessions and those received over OpenTelemetry; one of them (`?source=otel`: a received one).
-  "/api/sessions": (runtime) => ({ sessions: sessionsView(runtime.tracker, runtime.telemetrySessions) }),
-  "/api/sessions/:id": (runtime, id, query) => (parseSessionSource(query.get("source")) ? receivedSession(runtime, id) : (sessionDetailView(runtime.tracker, id) ?? notFound(`Session ${id} does not exist.`))),
+  "/api/sessions": (runtime) => ({ sessions: sessionsView(runtime.reader, runtime.telemetrySessions) }),
+  "/api/sessions/:id": (runtime, id, query) => (parseSessionSource(query.get("source")) ? receivedSession(runtime, id) : (sessionDetailView(runtime.reader, id) ?? notFound(`Session ${id} does not exist.`))),
   "/api/health": healthAnswer,
   "/api/sources": (runtime) => ({ sources: runtime.sources.statuses() }),
   "/api/sources/:name/requests/:id": (runtime, name, _, id) => sourceRequestView(runtime.sources.get(name), id) ?? notFound(`${name} has no row ${id} (it may have been deleted by its owner).`),
@@ -70,7 +70,7 @@ const ROUTES: readonly [RegExp, Answer | Streamed][] = API_ROUTES.flatMap((route
 
 /** The requests table's page: the state folder's, or with `source`, that source's. */
 export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {
-  return query.source ? sourceRequestsView(runtime.sources.get(query.source), query) : requestsView(runtime.tracker, query, runtime.lastStuck());
+  return query.source ? sourceRequestsView(runtime.sources.get(query.source), query) : requestsView(runtime.reader, query, runtime.lastStuck());
 }
 
 /** A session received over OpenTelemetry, as its page shows it. */
@@ -78,7 +78,7 @@ export function receivedSession(runtime: Runtime, id: string): TelemetrySessionV
   // An id no session can have is the caller's mistake, whether or not anything is received.
   resolveListFilters({ sessionId: id });
   if (!runtime.telemetrySessions) notFound("This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no sessions of theirs.");
-  return runtime.telemetrySessions.get(id, runtime.tracker.options.now()) ?? notFound(`No telemetry received carries session ${id} (it may have been trimmed by the retention).`);
+  return runtime.telemetrySessions.get(id, runtime.reader.options.now()) ?? notFound(`No telemetry received carries session ${id} (it may have been trimmed by the retention).`);
 }
 
 function notFound(message: string): never {
@@ -87,14 +87,14 @@ function notFound(message: string): never {
 
 /** The Health page's figures, plus the feed and, for leak checks, the active resources. */
 function healthAnswer(runtime: Runtime): unknown {
-  const { tracker, feed } = runtime;
+  const { reader, feed } = runtime;
   const { unreadable, monitor, ...health } = runtime.health();
   return {
     // False while the state directory is missing (the server itself still answers).
     ok: health.guard.problem === null,
     ...health,
     unreadableFiles: unreadable.length,
-    feed: { ...tracker.feedHead(), generation: health.generation, subscribers: feed.size },
+    feed: { ...reader.feedHead(), generation: health.generation, subscribers: feed.size },
     // What keeps the event loop alive (sockets, timers, watchers).
     activeResources: process.getActiveResourcesInfo().length,
     // Since the server started, in ms: a long synchronous task shows here as a high max.

@@ -7,12 +7,14 @@ import type { SourceSpec } from "../sources/sourceSpec";
 import type { OtelExportStatus } from "../otel/exportStatus";
 import type { IndexGuardHandle } from "../recovery/indexGuard";
 import type { IngestHandle } from "../ingest/startIngest";
-import type { StuckRequest } from "../monitor/monitorPass";
-import type { MonitorHandle } from "../monitor/startMonitor";
-import type { TrackerOptions } from "../store/options";
+import type { MonitorHandle, StuckRequest, TrackerOptions } from "../types";
 import type { IndexingProgress } from "../store/context";
 import { resolveStateDirPath } from "../stateFiles/stateDir";
-import { openTrackerService, type TrackerService } from "../tracker";
+import { openRoles } from "../tracker";
+import type { Reader } from "../roles/reader";
+import type { Operator } from "../roles/operator";
+import type { Upkeep } from "../roles/recording";
+import type { Tracker } from "../types";
 import { healthView, type HealthView } from "../views/healthView";
 import { recoveryNotice, type RecoveryNotice } from "../views/overviewView";
 import { formatDuration } from "../model/duration";
@@ -26,13 +28,18 @@ import type { UsageQuery, UsageReport } from "../telemetry/usage/usageReport";
 import { TelemetrySessions } from "../views/telemetrySessionsView";
 
 /**
- * What the dashboard server runs in its process: the tracker (opened without start-up recovery), the
- * stuck monitor, the ingest of foreign writes, the index guard and the one fan-out of the change
- * feed. The server's own read API (lib/dashboard/readApi.ts) and the Next.js pages and route handlers
+ * What the dashboard server runs in its process: the folder (opened without start-up recovery) as a
+ * reader and an operator, the stuck monitor, the ingest of foreign writes, the index guard and the one
+ * fan-out of the change feed. The server's own read API (lib/dashboard/readApi.ts) and the Next.js pages and route handlers
  * all use the same one: see `getRuntime`.
  */
 export interface Runtime {
-  readonly tracker: TrackerService;
+  /** The library's tracker on the folder: the monitor runs on it (a test records through it). */
+  readonly tracker: Tracker;
+  /** The read model: what the pages, the read API and the feed show. */
+  readonly reader: Reader;
+  /** A person's actions: the action routes and a source's actions. */
+  readonly operator: Operator;
   readonly monitor: MonitorHandle;
   /** Restarted by the tracker when the index guard reopens the state directory. */
   readonly ingest: IngestHandle;
@@ -84,7 +91,7 @@ const INDEXING_RETRY_MAX_MS = 5 * 60_000;
 
 /**
  * Open the runtime on a state directory (the options default to the environment's, as for
- * `openTrackerService`). Looking changes nothing: no start-up recovery (timing out stuck processing requests is their
+ * `openRoles`). Looking changes nothing: no start-up recovery (timing out stuck processing requests is their
  * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
  * queue owns, and in a folder reqwatch only observes, on nothing.
  */
@@ -93,26 +100,26 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   // empty one is observed: a gateway may have made it and not written yet.
   const stateDir = resolveStateDirPath(options.stateDir);
   // A folder opened for the first time (or a lost index) is indexed while the server answers: newest first, so the first page is right at once.
-  const tracker = openTrackerService({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir), rebuild: "in-background" });
+  const { tracker, reader, operator, upkeep, close } = openRoles({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir), rebuild: "in-background" });
   // Actions a killed server left half done say so in the audit log.
-  if (tracker.ownership.access === "managed") tracker.actions.closeInterrupted();
+  if (reader.ownership.access === "managed") operator.actions.closeInterrupted();
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
   // starts with a catch-up with the folder, in the background on a big one so the server answers at
   // once (from the index an earlier run kept, until then); the monitor's first pass waits for it, so
   // it sees the folder as it is now.
-  const ingest = tracker.startIngest({ catchUp: "in-background", onError: (error) => console.error("reqwatch: ingest failed:", error) });
-  const feed = new FeedHub(tracker);
+  const ingest = upkeep.startIngest({ catchUp: "in-background", onError: (error) => console.error("reqwatch: ingest failed:", error) });
+  const feed = new FeedHub(reader);
   let closed = false;
   let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
-  const background = tracker.indexing() ? indexInBackground(tracker, feed, () => closed) : null;
-  const indexing = background?.progress ?? (() => tracker.indexing());
+  const background = reader.indexing() ? indexInBackground(reader, upkeep, feed, () => closed) : null;
+  const indexing = background?.progress ?? (() => reader.indexing());
   const indexed = background?.firstTry ?? null;
-  if (!indexed) fillTextIndex(tracker, () => closed);
+  if (!indexed) fillTextIndex(upkeep, () => closed);
   // The monitor's first pass (and the retention's first run) see the whole folder as it is now:
   // after the index is filled (a first open) and caught up with (a restart on a big folder).
   let processingAtStart: string[] = [];
   const listProcessing = () => {
-    processingAtStart = tracker.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
+    processingAtStart = reader.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
   };
   const current = indexed || ingest.caughtUp ? Promise.all([indexed, ingest.caughtUp]).then(listProcessing) : null;
   if (!current) listProcessing();
@@ -121,7 +128,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   const monitor = tracker.startMonitor({
     ...(current && { startAfter: current }),
     onPass: (pass) => {
-      if (passes++ === 0) notice = recoveryNotice(tracker, tracker.openReport, processingAtStart);
+      if (passes++ === 0) notice = recoveryNotice(reader, tracker.openReport, processingAtStart);
       feed.publishStuck(pass.stuck, pass.at);
     },
     onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
@@ -137,7 +144,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   const settings = telemetryOptions;
   // And the agents' own session files (Claude Code's, Codex CLI's, Gemini CLI's), read as they are written into the same store (on by default).
   const receiving = {
-    storeDir: telemetryStoreDir(settings, tracker.stateDir.storeDir),
+    storeDir: telemetryStoreDir(settings, reader.stateDir.storeDir),
     settings,
     redaction: resolveTrackerOptions(options).redaction,
     onError: (error: Error) => console.error("reqwatch: the telemetry retention failed:", error.message),
@@ -151,14 +158,14 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
         : startTelemetry(receiving);
   // The received lifecycles, shown as the `otel` source beside the configured ones.
   const received: SourceSpec[] = telemetry ? [{ kind: "otel", file: telemetry.file, stuckAfterMs: settings.stuckAfterMs }] : [];
-  const sources = new SourceSet([...sourceSpecs, ...received], tracker.stateDir.storeDir);
+  const sources = new SourceSet([...sourceSpecs, ...received], reader.stateDir.storeDir);
   const telemetrySessions = telemetry ? new TelemetrySessions(telemetry.file, settings.stuckAfterMs) : null;
   sources.start((changed) => feed.publishSources(sources.statuses(), changed));
   // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
-  const guard = tracker.startIndexGuard({
+  const guard = upkeep.startIndexGuard({
     onReopened: (cause) => {
       console.error(`reqwatch: ${cause}; the index was rebuilt from the files.`);
-      fillTextIndex(tracker, () => closed);
+      fillTextIndex(upkeep, () => closed);
     },
     onError: (error) => console.error("reqwatch: index check failed:", error),
   });
@@ -168,6 +175,8 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
   const ms = (ns: number) => Math.round(ns / 1e5) / 10;
   return {
     tracker,
+    reader,
+    operator,
     monitor,
     ingest,
     guard,
@@ -188,11 +197,11 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     },
     usage: (query, agent) => {
       // One update at a time: a page refreshed while a big first read runs waits for it, then reads what it kept.
-      const report = usageRun.then(() => reportUsage({ ledgerFile: usageLedgerAt(settings, tracker.stateDir.storeDir), folders: usageFolders(settings), query, agent }));
+      const report = usageRun.then(() => reportUsage({ ledgerFile: usageLedgerAt(settings, reader.stateDir.storeDir), folders: usageFolders(settings), query, agent }));
       usageRun = report.catch(() => undefined);
       return report;
     },
-    health: (options) => ({ ...healthView(tracker, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null, telemetry: telemetry?.status(options) ?? null }),
+    health: (options) => ({ ...healthView(reader, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null, telemetry: telemetry?.status(options) ?? null }),
     attachExport(handle) {
       if (closed) void handle.stop();
       else exporter = handle;
@@ -206,7 +215,7 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
       void telemetry?.close();
       void exporter?.stop();
       // Stops the monitor, the ingest and the guard it started.
-      tracker.close();
+      close();
     },
   };
 }
@@ -217,11 +226,11 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
  * intervals, until one succeeds or the runtime closes; `failure` says why meanwhile. Settles when
  * the first try ends, however it ends.
  */
-function indexInBackground(tracker: TrackerService, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; progress: () => IndexingProgress | null } {
+function indexInBackground(reader: Reader, upkeep: Upkeep, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; progress: () => IndexingProgress | null } {
   let failure: IndexingProgress["failure"] = null;
   /** The tracker's progress with the last try's failure: what the pages and the event stream show. */
   const withFailure = () => {
-    const progress = tracker.indexing();
+    const progress = reader.indexing();
     return progress && { ...progress, failure };
   };
   const publish = () => feed.publishIndexing(withFailure());
@@ -229,7 +238,7 @@ function indexInBackground(tracker: TrackerService, feed: FeedHub, closed: () =>
   const progress = setInterval(publish, INDEXING_EVERY_MS);
   progress.unref();
   const attempt = (retryInMs: number): Promise<void> =>
-    tracker
+    upkeep
       .rebuildIndex()
       .then((report) => {
         failure = null;
@@ -237,7 +246,7 @@ function indexInBackground(tracker: TrackerService, feed: FeedHub, closed: () =>
         if (!report || closed()) return;
         feed.publishIndexing(null);
         console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
-        fillTextIndex(tracker, closed);
+        fillTextIndex(upkeep, closed);
       })
       .catch((error: Error) => {
         if (closed()) return;
@@ -250,11 +259,11 @@ function indexInBackground(tracker: TrackerService, feed: FeedHub, closed: () =>
 }
 
 /** After a rebuild, fill the search index in small steps, leaving the event loop free between them; stops when the runtime closes. */
-function fillTextIndex(tracker: TrackerService, closed: () => boolean): void {
+function fillTextIndex(upkeep: Pick<Upkeep, "backfillTextIndex">, closed: () => boolean): void {
   const step = () => {
     if (closed()) return;
     try {
-      if (tracker.backfillTextIndex(1000) > 0) setImmediate(step);
+      if (upkeep.backfillTextIndex(1000) > 0) setImmediate(step);
     } catch (error) {
       console.error("reqwatch: filling the search index failed (a search will retry):", (error as Error).message);
     }

@@ -1,5 +1,5 @@
 import type { IndexDb } from "./openIndex";
-import type { RequestSummary } from "./queries/listRequests";
+import type { RequestSummary } from "../types";
 import { statement } from "./statements";
 import type { RequestRecord } from "../model/requestFormat";
 import { stateEnteredAt } from "../model/transition";

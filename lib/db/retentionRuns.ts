@@ -1,19 +1,5 @@
 import type { ArchiveDb } from "./archive";
-
-/** One run of the monitor's retention (lib/actions/retention.ts), as the overview shows the latest. */
-export interface RetentionRun {
-  startedAt: number;
-  finishedAt: number;
-  /** Finished requests archived and removed from the folder. */
-  removed: number;
-  /** Requests that matched but changed or went before their step (left as they are). */
-  skipped: number;
-  /** The cleanup's audit entry (undo restores what it removed); null when nothing was past the retention. */
-  entryId: number | null;
-  /** Archived requests dropped for being older than the archive's retention. */
-  archiveDropped: number;
-  error: string | null;
-}
+import type { RetentionRun } from "../types";
 
 /**
  * Runs are kept in archive.db (its table is made with the archive's, in openArchive), so any process's run is seen by every

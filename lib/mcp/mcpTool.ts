@@ -2,7 +2,9 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { filterFields } from "../model/listFilters";
 import type { ConfiguredSources } from "../sources/configuredSources";
-import type { TrackerService } from "../tracker";
+import type { Operator } from "../roles/operator";
+import type { Reader } from "../roles/reader";
+import type { Tracker } from "../types";
 
 /**
  * One MCP tool as the server registers it: its name, what an agent reads about it, its input
@@ -19,9 +21,11 @@ export interface McpTool<A = never> {
   run(args: A): unknown;
 }
 
-/** What every tool works on: the tracker, and the sources this server was started with. */
+/** What the tools work on: the folder's reader and operator, the library's tracker (to record into a session), and the sources this server was started with. */
 export interface ToolContext {
-  tracker: TrackerService;
+  tracker: Tracker;
+  reader: Reader;
+  operator: Operator;
   readable: ConfiguredSources;
 }
 

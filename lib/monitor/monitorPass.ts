@@ -7,51 +7,9 @@ import { lastClaimAt, stuckRows, type StuckRow } from "../db/queries/stuckRows";
 import { claimLiveness, type Liveness } from "../process/liveness";
 import { readResultMarker, removeResultMarker } from "../stateFiles/resultMarker";
 import type { RequestRecord } from "../model/requestFormat";
-import type { State } from "../model/states";
 import type { StuckCause } from "../model/stuckCauses";
 import { applyChange } from "../model/transition";
-
-/** A request the dashboard shows as stuck, with the reason in words. */
-export interface StuckRequest {
-  requestId: string;
-  workspace: string;
-  state: State;
-  /** When it entered its state. */
-  since: number;
-  /** Which of the stuck rules it is past. */
-  cause: StuckCause;
-  /** What is known of it, in words: how long, and of its worker or its queue. */
-  reason: string;
-}
-
-export interface MonitorCounts {
-  /** `queued` longer than the threshold: flagged, nothing else. */
-  stuckQueued: number;
-  /**
-   * `processing` with no reqwatch claim (another program, or a hand-made change, moved it there)
-   * past the processing stuck threshold or its deadline; or any stuck request in a folder reqwatch only
-   * observes: flagged, never changed.
-   */
-  stuckNotOwned: number;
-  /** `processing` past `timeoutAt`: moved to `timeout`. */
-  deadlineTimedOut: number;
-  /** No heartbeat, but a result marker was there: the result was applied. */
-  resultsApplied: number;
-  /** No heartbeat, but the worker process is alive: flagged, left alone. */
-  stuckAlive: number;
-  /** No heartbeat and the worker is gone: back to `queued`. */
-  released: number;
-  /** No heartbeat, the worker is gone and no attempts are left: `timeout`. */
-  timedOut: number;
-}
-
-export interface MonitorPass {
-  at: number;
-  durationMs: number;
-  counts: MonitorCounts;
-  /** What is stuck after this pass's actions: the dashboard's stuck badge counts these. */
-  stuck: StuckRequest[];
-}
+import type { StuckRequest, MonitorCounts, MonitorPass } from "../types";
 
 function stuckRowsAt(ctx: TrackerContext, now: number): StuckRow[] {
   return stuckRows(ctx.db, {

@@ -1,25 +1,8 @@
-import type { MonitorPass } from "./monitorPass";
-import type { RetentionRun } from "../db/retentionRuns";
+import type { MonitorHandle, MonitorLoopOptions, MonitorOptions, MonitorPass, MonitorWithRetention, RetentionHandle, RetentionRun } from "../types";
 import { runEvery, type IntervalOptions } from "../process/interval";
 
 /** How often the monitor runs the retention, beside its passes. */
 export const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
-
-export interface MonitorHandle {
-  /** The latest pass, or null before the first. */
-  lastPass(): MonitorPass | null;
-  /** The error of the latest pass, if it failed (the monitor keeps running). */
-  lastError(): Error | null;
-  /** Run a pass now (also resets nothing: the interval keeps its rhythm). */
-  passNow(): MonitorPass;
-  stop(): void;
-}
-
-interface MonitorLoopOptions extends IntervalOptions {
-  /** Called after every pass. */
-  onPass?: (pass: MonitorPass) => void;
-  onError?: (error: Error) => void;
-}
 
 /**
  * Run `pass` now and then every `intervalMs`, in whatever process hosts it (the dashboard server,
@@ -54,13 +37,7 @@ export function startMonitorLoop(pass: () => MonitorPass, options: MonitorLoopOp
   };
 }
 
-export interface RetentionHandle {
-  /** Run now, or wait for the run under way. */
-  runNow(): Promise<RetentionRun | null>;
-  stop(): void;
-}
-
-interface RetentionLoopOptions extends IntervalOptions {
+export interface RetentionLoopOptions extends IntervalOptions {
   onRun?: (run: RetentionRun) => void;
   onError?: (error: Error) => void;
 }
@@ -85,20 +62,6 @@ function startRetentionLoop(run: () => Promise<RetentionRun | null>, options: Re
         current = null;
       }));
   return { runNow, stop: runEvery(() => void runNow(), options) };
-}
-
-export interface MonitorOptions extends MonitorLoopOptions {
-  /** Also run the retention, now and every RETENTION_INTERVAL_MS, on a managed folder. Default true. */
-  retention: boolean;
-  /** Called after every retention run (a run that failed says so in its `error`). */
-  onRetention: (run: RetentionRun) => void;
-  /** Called when a run could not even be recorded (its archive unwritable). */
-  onRetentionError: (error: Error) => void;
-}
-
-export interface MonitorWithRetention extends MonitorHandle {
-  /** The retention the monitor runs beside its passes; null when it does not (an observed folder, retention off, `retention: false`). */
-  retention: RetentionHandle | null;
 }
 
 /**

@@ -11,7 +11,7 @@ import { jsonObject, smallJsonValue } from "../fs/readSmallJson";
 import { holderFile } from "../process/holderFile";
 import type { ProcessIdentity } from "../process/liveness";
 import { NO_EXPORT_YET, type ExportPosition, type OtelExportStatus } from "./exportStatus";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { lifecycleSpans } from "./lifecycleSpans";
 import { otlpEndpoint, otlpProtocol } from "./protocol";
@@ -98,9 +98,9 @@ const contentOf = (span: ReadableSpan) => createHash("sha1").update(JSON.stringi
  * files. A slow or dead collector only delays this loop: nothing waits on it, and a step holds at
  * most STEP_CHANGES changes' spans in memory.
  */
-export function startOtelExport(tracker: TrackerService, options: OtelExportOptions = {}) {
+export function startOtelExport(reader: Reader, options: OtelExportOptions = {}) {
   const exporter = options.exporter ?? otlpExporterFromEnv();
-  const positionFile = options.positionFile ?? path.join(tracker.stateDir.storeDir, "otel-position.json");
+  const positionFile = options.positionFile ?? path.join(reader.stateDir.storeDir, "otel-position.json");
   const pollMs = options.pollMs ?? 500;
   const resource = resourceOf();
   const scope: InstrumentationScope = { name: "reqwatch" };
@@ -113,7 +113,7 @@ export function startOtelExport(tracker: TrackerService, options: OtelExportOpti
   const metrics =
     options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none")
       ? null
-      : startOtelMetrics(tracker, resource, { ...(options.metrics || {}), observing: () => holding, onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)) });
+      : startOtelMetrics(reader, resource, { ...(options.metrics || {}), observing: () => holding, onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)) });
   let stopping = false;
   let failures = 0;
   const wake = new AbortController();
@@ -123,7 +123,7 @@ export function startOtelExport(tracker: TrackerService, options: OtelExportOpti
   const spansOf = (ids: Iterable<string>): Outgoing[] => {
     const outgoing: Outgoing[] = [];
     for (const id of ids) {
-      const request = tracker.get(id);
+      const request = reader.get(id);
       if (!request) continue;
       for (const span of lifecycleSpans(request, resource, scope)) {
         const key = `${span.spanContext().traceId}/${span.spanContext().spanId}`;
@@ -166,10 +166,10 @@ export function startOtelExport(tracker: TrackerService, options: OtelExportOpti
 
   /** Every request in the index, a page at a time, then the feed from where the scan began. */
   const reexport = async (generation: string) => {
-    const from = tracker.feedLastSeq();
+    const from = reader.feedLastSeq();
     let cursor: string | undefined;
     do {
-      const page = tracker.list({ sort: "updatedAt", order: "asc", limit: REEXPORT_PAGE, cursor });
+      const page = reader.list({ sort: "updatedAt", order: "asc", limit: REEXPORT_PAGE, cursor });
       await send(spansOf(page.items.map((row) => row.requestId)));
       cursor = page.nextCursor ?? undefined;
     } while (cursor && !stopping);
@@ -179,17 +179,17 @@ export function startOtelExport(tracker: TrackerService, options: OtelExportOpti
   };
 
   const step = async (): Promise<boolean> => {
-    const generation = tracker.generation();
+    const generation = reader.generation();
     const position = status.position;
     if (!position && options.fromNow) {
-      save({ generation, seq: tracker.feedLastSeq() });
+      save({ generation, seq: reader.feedLastSeq() });
       return true;
     }
-    if (!position || position.generation !== generation || position.seq < tracker.feedHead().oldestSeq - 1) {
+    if (!position || position.generation !== generation || position.seq < reader.feedHead().oldestSeq - 1) {
       await reexport(generation);
       return true;
     }
-    const changes = tracker.changesSince(position.seq, STEP_CHANGES);
+    const changes = reader.changesSince(position.seq, STEP_CHANGES);
     if (!changes.length) {
       status.lagMs = 0;
       flushPosition();

@@ -6,7 +6,7 @@ import type { Resource } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { otlpEndpoint, otlpProtocol } from "./protocol";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 
 /** The OTLP metric exporter the standard variables describe (OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL, ENDPOINT, HEADERS). */
 function otlpMetricExporterFromEnv(env: NodeJS.ProcessEnv = process.env): PushMetricExporter {
@@ -45,7 +45,7 @@ function reporting(exporter: PushMetricExporter, onError: (error: Error) => void
   };
 }
 
-export function startOtelMetrics(tracker: TrackerService, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void; observing?: () => boolean } = {}): OtelMetrics {
+export function startOtelMetrics(reader: Reader, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void; observing?: () => boolean } = {}): OtelMetrics {
   // An exporter that waits for another reports no gauges: the one exporting does.
   const observing = options.observing ?? (() => true);
   const intervalMs = options.intervalMs ?? (Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000);
@@ -62,7 +62,7 @@ export function startOtelMetrics(tracker: TrackerService, resource: Resource, op
   const wait = meter.createHistogram("reqwatch.queue.wait", { unit: "s", description: "From entering queued to the claim", advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
   meter.createObservableGauge("reqwatch.requests", { description: "Requests queued and processing, now" }).addCallback((result) => {
     if (!observing()) return;
-    for (const queue of tracker.queueStats()) {
+    for (const queue of reader.queueStats()) {
       result.observe(queue.queued, { "messaging.destination.name": queue.workspace, state: "queued" });
       result.observe(queue.processing, { "messaging.destination.name": queue.workspace, state: "processing" });
     }
@@ -70,7 +70,7 @@ export function startOtelMetrics(tracker: TrackerService, resource: Resource, op
   meter.createObservableGauge("reqwatch.requests.stuck", { description: "Requests the stuck monitor's rules flag, now" }).addCallback((result) => {
     if (!observing()) return;
     const byWorkspace = new Map<string, number>();
-    for (const stuck of tracker.stuck()) byWorkspace.set(stuck.workspace, (byWorkspace.get(stuck.workspace) ?? 0) + 1);
+    for (const stuck of reader.stuck()) byWorkspace.set(stuck.workspace, (byWorkspace.get(stuck.workspace) ?? 0) + 1);
     for (const [workspace, n] of byWorkspace) result.observe(n, { "messaging.destination.name": workspace });
   });
   return {

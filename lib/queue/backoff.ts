@@ -1,4 +1,4 @@
-import type { BackoffOptions } from "../store/options";
+import type { BackoffOptions } from "../types";
 
 /** Delay before retry number `attempt` (1-based): exponential, capped, less up to `jitter` of it at random. */
 export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number): number {

@@ -7,19 +7,9 @@ import { releaseReservation, reserveOldestReady } from "../db/claims";
 import { currentProcess } from "../process/liveness";
 import type { RequestRecord } from "../model/requestFormat";
 import { applyChange } from "../model/transition";
-
-export interface ClaimOptions {
-  /** Only claim from this workspace. */
-  workspace?: string;
-  /** Who is claiming, for the history (default `pid <pid>`). */
-  worker?: string;
-}
-
-export interface Claim {
-  request: RequestRecord;
-  /** Pass to heartbeat, complete and fail: only the current claim's token is accepted. */
-  token: string;
-}
+import { assertWorkspace } from "../model/ids";
+import { assertManaged } from "../store/ownership";
+import type { ClaimOptions, Claim } from "../types";
 
 /**
  * How long a reservation keeps other claimers off a request while its claim is written. A claimer
@@ -36,6 +26,8 @@ const MAX_CANDIDATES = 16;
  * nothing is ready.
  */
 export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Claim | null {
+  if (options.workspace !== undefined) assertWorkspace(options.workspace);
+  assertManaged(ctx, "Claiming");
   const me = currentProcess();
   const by = options.worker ?? `pid ${me.pid}`;
   for (let tried = 0; tried < MAX_CANDIDATES; tried++) {

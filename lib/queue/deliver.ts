@@ -4,37 +4,13 @@ import { formatDuration } from "../model/duration";
 import { ReqwatchError } from "../model/errors";
 import { assertRequestId } from "../model/ids";
 import { renewHeartbeat } from "../db/claims";
-import type { RequestFields, RequestRecord } from "../model/requestFormat";
+import type { RequestRecord } from "../model/requestFormat";
 import { applyChange } from "../model/transition";
 import { backoffDelay } from "./backoff";
 import { removeResultMarker } from "../stateFiles/resultMarker";
 import { redactField } from "../model/redaction";
-
-export type DeliveryOutcome = "applied" | "duplicate" | "dropped";
-
-/** What happened to a result: applied, a harmless duplicate, or a late delivery that changed nothing. */
-export interface Delivery {
-  outcome: DeliveryOutcome;
-  request: RequestRecord;
-  /** Why a delivery was dropped, or what the failure led to. */
-  reason?: string;
-}
-
-export interface CompleteResult {
-  output?: string;
-  tokens?: number;
-  exitCode?: number;
-  model?: string;
-  /** Any other fields to set. */
-  fields?: RequestFields;
-}
-
-export interface FailOptions {
-  /** Whether another attempt may succeed. Default true. */
-  retryable?: boolean;
-  /** Who reports, for the history. */
-  by?: string;
-}
+import { assertManaged } from "../store/ownership";
+import type { Delivery, CompleteResult, FailOptions } from "../types";
 
 function lastStepWithToken(request: RequestRecord, token: string) {
   return [...(request.transitions ?? [])].reverse().find((entry) => entry.token === token && !entry.dropped);
@@ -66,6 +42,8 @@ function mustExist(requestId: string, current: RequestRecord | null): RequestRec
  * history as dropped and otherwise ignored. This is the fence against double processing.
  */
 export function complete(ctx: TrackerContext, requestId: string, token: string, result: CompleteResult = {}, by?: string): Delivery {
+  // Even a duplicate, which writes no request, removes the result marker.
+  assertManaged(ctx, "Completing");
   assertRequestId(requestId);
   let delivery!: Delivery;
   const written = commitChange(ctx, requestId, (found) => {
@@ -97,6 +75,7 @@ export function complete(ctx: TrackerContext, requestId: string, token: string, 
  * in one write. Stale tokens are dropped as in `complete`.
  */
 export function fail(ctx: TrackerContext, requestId: string, token: string, error: string, options: FailOptions = {}): Delivery {
+  assertManaged(ctx, "Failing");
   assertRequestId(requestId);
   const retryable = options.retryable ?? true;
   // The error as it was recorded, to know the same failure reported twice.
@@ -144,6 +123,7 @@ export function fail(ctx: TrackerContext, requestId: string, token: string, erro
  * when `token` is not the current claim (the worker should stop: its result will be dropped).
  */
 export function heartbeat(ctx: TrackerContext, requestId: string, token: string): boolean {
+  assertManaged(ctx, "A heartbeat");
   assertRequestId(requestId);
   return renewHeartbeat(ctx, requestId, token, ctx.now());
 }

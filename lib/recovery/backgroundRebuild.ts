@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { IndexingProgress, TrackerContext } from "../store/context";
-import type { RecoveryReport } from "./recover";
+import type { RecoveryReport } from "../types";
 import type { RebuildThreadData } from "./rebuildThread";
 
 /** The rebuild thread's script, beside the bundle this runs from (dist/); absent when the sources run directly (tests, `npm run dev`). */

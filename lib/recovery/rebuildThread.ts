@@ -7,8 +7,7 @@ import { connectIndex } from "../db/openIndex";
 import { stateDirAt } from "../stateFiles/stateDir";
 import { Sessions } from "../sessions/sessionTracker";
 import type { TrackerContext } from "../store/context";
-import type { ResolvedTrackerOptions } from "../store/options";
-import type { Ownership } from "../store/ownership";
+import type { Ownership, ResolvedTrackerOptions } from "../types";
 import { recover } from "./recover";
 import { lowerThreadPriority } from "../process/threadPriority";
 

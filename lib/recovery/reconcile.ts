@@ -9,11 +9,7 @@ import { removeRequest, requestFileKey, writeIndexRows } from "../db/upsertReque
 import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
 import { readBatch, readForIndex, type FileRead } from "./fileRead";
 import { readInParallel } from "./parallelReads";
-
-export interface UnreadableReport {
-  file: string;
-  reason: string;
-}
+import type { UnreadableReport } from "../types";
 
 export interface ReconcileReport {
   /** Request files found. */

@@ -1,5 +1,6 @@
 import type { TrackerContext } from "../store/context";
 import { commitChange } from "../store/commitChange";
+import { assertManaged } from "../store/ownership";
 import { withWritersLock } from "../db/writeLock";
 import { markTextBackfill } from "../db/requestText";
 import type { Sessions } from "../sessions/sessionTracker";
@@ -9,25 +10,11 @@ import { formatDuration } from "../model/duration";
 import { claimLiveness } from "../process/liveness";
 import { processingSince, type ProcessingRow } from "../db/queries/stuckRows";
 import { reconcileResponses } from "../responses/responseIndex";
-import { reconcile, type ReconcileReport, type UnreadableReport } from "./reconcile";
+import { reconcile, type ReconcileReport } from "./reconcile";
+import type { RecoveryReport } from "../types";
 import { sweepTempFiles } from "./sweepTempFiles";
 
-export interface RecoveryReport {
-  /** Request files found. */
-  scanned: number;
-  /** Index rows the reconciliation added, updated or removed. */
-  changed: number;
-  /** Requests moved from `processing` to `timeout`: stuck there, no worker holding them, past `processingStuckAfterMs`. */
-  timedOut: string[];
-  /** Temp files left by crashed reqwatch writers, removed (another program's temp files are its own business). */
-  removedTempFiles: string[];
-  unreadable: UnreadableReport[];
-  /** Threads that read the files beside the writing one (a rebuild of a big folder; else 0). */
-  readerThreads: number;
-  durationMs: number;
-}
-
-interface RecoverOptions {
+export interface RecoverOptions {
   /** Time out requests processing, no worker holding them, for longer than this; null only rebuilds the index (no state changes). */
   processingStuckAfterMs: number | null;
 }
@@ -39,6 +26,12 @@ interface RecoverOptions {
  * `reqwatch recover`; the dashboard never asks for it). In a folder reqwatch only observes, it
  * reconciles the index and changes nothing in the folder.
  */
+/** A person's recovery (`reqwatch recover`): refused in an observed folder, where nothing is timed out. */
+export function recoverNow(ctx: TrackerContext, sessions: Sessions, processingStuckAfterMs = ctx.options.processingStuckAfterMs): RecoveryReport {
+  assertManaged(ctx, "Recovery");
+  return recover(ctx, sessions, { processingStuckAfterMs });
+}
+
 export function recover(ctx: TrackerContext, sessions: Sessions, options: RecoverOptions): RecoveryReport {
   const started = performance.now();
   const managed = ctx.ownership.access === "managed";
@@ -55,7 +48,8 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
 
 /** What every reconciliation ends with: the sessions, the responses, and the marker that the index is complete; after a rebuild, the counts and the text index's backfill too. */
 function finishReconcile(ctx: TrackerContext, sessions: Sessions, reconciled: ReconcileReport, rebuilt: boolean): Pick<RecoveryReport, "scanned" | "changed" | "unreadable" | "readerThreads"> {
-  const sessionsReconciled = sessions.reconcile();
+  // The sessions' own context is the folder's: the rebuild's mode is passed.
+  const sessionsReconciled = sessions.reconcile(undefined, { feed: !rebuilt });
   reconcileResponses(ctx);
   if (rebuilt) markTextBackfill(ctx.db);
   withWritersLock(ctx, () => {

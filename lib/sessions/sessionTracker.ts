@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { withWritersLock } from "../db/writeLock";
 import type { TrackerContext } from "../store/context";
-import { asReqwatchError, ReqwatchError, isReqwatchError, type ErrorCode } from "../model/errors";
+import { asReqwatchError, ReqwatchError, isReqwatchError } from "../model/errors";
 import { writeFileDurable } from "../fs/durableWrite";
 import { assertRequestId, idOfFileName } from "../model/ids";
 import { assertManaged } from "../store/ownership";
@@ -13,37 +13,8 @@ import { readSessionFile, serializeSession, type CommandEntry, type ContextSnaps
 import type { SessionSummary } from "../db/changes";
 import { redactField, type RedactField } from "../model/redaction";
 import { anySession, currentSessionId, indexedSessionIds, listSessions, removeSession, upsertSession } from "../db/sessionRows";
-
-/** Session tracking is an enhancement, never the critical path: recording returns this, it never throws. */
-export type SessionResult<T = SessionRecord> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
-
-export const COMMAND_STATUSES = ["completed", "partial", "failed"] as const;
-export type CommandStatus = (typeof COMMAND_STATUSES)[number];
-
-export interface CommandInput {
-  command: string;
-  workflow?: string;
-  /** When it started (default: now less its duration). */
-  startedAt?: number;
-  durationSeconds?: number;
-  status: CommandStatus;
-}
-
-export interface FileInput {
-  path: string;
-  summary?: string;
-  workflow?: string;
-}
-
-export type SnapshotInput = Partial<{ activeTask: string | null; completedSteps: string[]; nextSteps: string[]; keyFiles: string[]; blockingIssues: string[] }>;
-
-/** What a start did: continued the current session, or began a new one (and why). */
-export interface StartOutcome {
-  session: SessionRecord;
-  started: boolean;
-  /** Why a new session began: none yet, the last one expired or was reset, or its file is unreadable (kept, reported). */
-  reason: "continued" | "none" | "expired" | "unreadable";
-}
+import type { SessionResult, CommandInput, FileInput, SnapshotInput, StartOutcome, SessionTracker } from "../types";
+import { COMMAND_STATUSES } from "../model/commandStatus";
 
 const isoAt = (ms: number) => new Date(ms).toISOString();
 
@@ -72,28 +43,13 @@ export function blankSession(sessionId: string, now: number): SessionRecord {
   };
 }
 
-/** The session tracker as the library's tracker hands it out: what a gateway, a worker or a hook records and reads back. */
-export interface SessionTracker {
-  /** The current session's id: the newest not ended, updated within the expiry; null when there is none. */
-  current(): string | null;
-  /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
-  start(): SessionResult<StartOutcome>;
-  recordCommand(input: CommandInput, sessionId?: string): SessionResult;
-  recordFile(input: FileInput, sessionId?: string): SessionResult;
-  /** A file's path as `recordFile` records it (its key in `files_modified`): redacted with the summaries. */
-  recordedPath(path: string): string;
-  updateSnapshot(input: SnapshotInput, sessionId?: string): SessionResult;
-  /** End the current session and start another; nothing is deleted. */
-  reset(): SessionResult<{ ended: string | null; session: SessionRecord }>;
-  get(sessionId: string): SessionRecord | null;
-}
-
-/** The session tracker as reqwatch's own programs use it (TrackerService): the sessions list, and the index kept in line with the files. */
+/** The session tracker as reqwatch's own programs use it (the reader's sessions, the upkeep's `refreshSessions`): the sessions list, and the index kept in line with the files. */
 export interface SessionService extends SessionTracker {
   /** The sessions the index holds, most recently updated first. */
   list(limit?: number): SessionSummary[];
   /** Bring the session index in line with sessions/ (recovery, and the watcher for one file). */
-  reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] };
+  /** `feed: false` in a rebuild (every client resets at the new generation): no change per session. Default: true, or false in a rebuild's context. */
+  reconcile(ids?: readonly string[], options?: { feed?: boolean }): { fixes: number; unreadable: { file: string; reason: string }[] };
 }
 
 /**
@@ -301,7 +257,7 @@ export class Sessions implements SessionService {
     return listSessions(this.ctx.db, limit);
   }
 
-  reconcile(ids?: readonly string[]): { fixes: number; unreadable: { file: string; reason: string }[] } {
+  reconcile(ids?: readonly string[], { feed = !this.ctx.rebuilding }: { feed?: boolean } = {}): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;
     withWritersLock(this.ctx, () => {
@@ -310,7 +266,7 @@ export class Sessions implements SessionService {
         try {
           const session = readSessionFile(this.file(id), id);
           if (!session) removeSession(this.ctx.db, id);
-          else if (upsertSession(this.ctx.db, session, { feed: !this.ctx.rebuilding })) fixes++;
+          else if (upsertSession(this.ctx.db, session, { feed })) fixes++;
           forgetUnreadable(this.ctx.db, sessionFileKey(id));
         } catch (error) {
           if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;

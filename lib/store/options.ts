@@ -6,6 +6,7 @@ import { durationVariable } from "../model/duration";
 import { flagSetting } from "../model/flag";
 import { resolveStateDirPath } from "../stateFiles/stateDir";
 import { compileExtraPattern, REDACT_FIELDS, type Redaction, type RedactField } from "../model/redaction";
+import type { TrackerOptions, BackoffOptions, ResolvedTrackerOptions } from "../types";
 
 export const DEFAULT_PROCESSING_STUCK_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -18,137 +19,6 @@ export const DEFAULT_SESSION_EXPIRY_MS = 24 * 60 * 60 * 1000;
 /** A rebuild's reader threads unless told: one per core beyond the writing thread's, at most 3. */
 const defaultRebuildThreads = () => Math.max(0, Math.min(3, os.availableParallelism() - 1));
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 5 * 60 * 1000, jitter: 0.2 };
-
-/** Exponential back-off between retries: base * 2^(attempt-1), at most cap, less up to `jitter` of it at random. */
-export interface BackoffOptions {
-  baseMs: number;
-  capMs: number;
-  /** 0 (none) to 1 (anywhere from 0 to the full delay). */
-  jitter: number;
-}
-
-export interface TrackerOptions {
-  /**
-   * Record at all. Default true, unless `REQWATCH_DISABLED` is 1, true, yes or on. Off (either
-   * way), `openTracker` returns a tracker that writes nothing and never throws on the hot path: the
-   * rollback of an integration, without a code change (lib/disabledTracker.ts).
-   */
-  enabled?: boolean;
-  /** The state directory. Default: `REQWATCH_STATE_DIR`, else `./.reqwatch`. */
-  stateDir?: string;
-  /**
-   * A request `processing` this long with no worker holding it is stuck: the monitor flags it, and
-   * the owner's recovery times it out. Default 1 hour (`REQWATCH_PROCESSING_STUCK_AFTER`).
-   */
-  processingStuckAfterMs?: number;
-  /**
-   * Finished requests not updated for this long are archived and removed by the monitor's
-   * retention (managed folders only), and by a cleanup not told an age. Default 24 hours
-   * (`REQWATCH_RETENTION`); null (`off`) turns the monitor's retention off.
-   */
-  retentionMs?: number | null;
-  /** Archived requests (and audit entries) older than this are dropped by the retention. Default 30 days (`REQWATCH_ARCHIVE_RETENTION`); null (`off`) keeps them. */
-  archiveRetentionMs?: number | null;
-  /**
-   * Run recovery when opening (the owner's start-up: time out stuck processing requests, remove crashed
-   * writers' temp files). Default true. An index that must be rebuilt is rebuilt regardless.
-   */
-  recover?: boolean;
-  /** Create the state directory when it does not exist. Default true; false throws NOT_FOUND instead (readers). */
-  create?: boolean;
-  /**
-   * Observe the folder without writing anything into it, even if reqwatch manages it. Default
-   * false (`REQWATCH_READ_ONLY=1`). A folder reqwatch did not create is observed whatever this says.
-   */
-  readOnly?: boolean;
-  /** Where the indexes of observed folders live. Default `REQWATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/reqwatch`, else `~/.cache/reqwatch`. */
-  cacheDir?: string;
-  /**
-   * A gateway's ipc folder, where its stop hook writes `<workspace>/responses/<id>.json` (output,
-   * exit code, callback delivery). Default `REQWATCH_IPC_DIR`, else `ipc/` beside the state folder
-   * when it exists. Read, never written.
-   */
-  ipcDir?: string;
-  /** Attempts a request gets unless it sets its own `maxAttempts`. Default 3. */
-  maxAttempts?: number;
-  /** Back-off between automatic retries. Default base 1 s, cap 5 min, jitter 0.2. */
-  backoff?: Partial<BackoffOptions>;
-  /** A request queued for longer than this is flagged stuck. Default 10 min (`REQWATCH_QUEUED_STUCK_AFTER`). */
-  queuedStuckAfterMs?: number;
-  /** A processing request with no heartbeat for this long is checked by the monitor. Default 5 min (`REQWATCH_HEARTBEAT_TIMEOUT`). */
-  heartbeatTimeoutMs?: number;
-  /** How often the stuck monitor runs. Default 15 s (`REQWATCH_MONITOR_INTERVAL`). */
-  monitorIntervalMs?: number;
-  /** A session not updated for this long is expired: the next start begins a new one. Default 24 h (`REQWATCH_SESSION_EXPIRY`). */
-  sessionExpiryMs?: number;
-  /**
-   * "full" (default): claims are as durable as every other write. "atomic": a claim's content is
-   * fsynced before its rename but the rename is not forced to disk, so a power cut may lose the
-   * claim and the request is re-run (see CommitOptions.durability), for a few percent more queue
-   * throughput (`npm run bench`).
-   */
-  claimDurability?: "atomic" | "full";
-  /**
-   * When the index must be rebuilt from the files (a first open, a lost index): "at-open" (default)
-   * rebuilds before `openTracker` returns; "in-background" leaves it to `rebuildIndex()`, which
-   * writes the newest files first while the process goes on (the dashboard answers meanwhile from
-   * what is in; `indexing()` says how far it is), for a folder of 2,000 files or more (fewer take a
-   * fraction of a second at open). Recovery (`recover: true`) always rebuilds at open.
-   */
-  rebuild?: "at-open" | "in-background";
-  /** Threads that read and parse the files while the index is rebuilt from them (0: the opening thread alone). Default: one per core beyond the first, at most 3. */
-  rebuildThreads?: number;
-  /**
-   * Secrets in what is recorded are replaced by a marker that keeps their kind
-   * (`[redacted: github token]`) before anything is written: see `RedactOptions`. On for every field
-   * unless `raw` names it.
-   */
-  redact?: RedactOptions;
-  /** The random source for back-off jitter, for tests. */
-  random?: () => number;
-  /** The clock, for tests. */
-  now?: () => number;
-}
-
-export interface RedactOptions {
-  /**
-   * Fields written as given, for users who need the raw text: "all", or some of `prompt`, `output`,
-   * `error` (a request's), `command`, `fileSummary`, `snapshot`, `blockers` (a session's).
-   * Default: none (`REQWATCH_REDACT_RAW=prompt,output`, or `all`).
-   */
-  raw?: "all" | readonly RedactField[];
-  /**
-   * More secret formats, redacted besides the built-in ones: the kind the marker names, and a
-   * regular expression (a RegExp, or its source; `/source/flags` gives flags). Default: none
-   * (`REQWATCH_REDACT_PATTERNS`, a JSON object: `{"internal token": "itk_[A-Za-z0-9]{32}"}`).
-   */
-  patterns?: Readonly<Record<string, string | RegExp>>;
-}
-
-export interface ResolvedTrackerOptions {
-  enabled: boolean;
-  stateDir: string;
-  processingStuckAfterMs: number;
-  retentionMs: number | null;
-  archiveRetentionMs: number | null;
-  recover: boolean;
-  create: boolean;
-  readOnly: boolean;
-  cacheDir: string;
-  ipcDir?: string;
-  maxAttempts: number;
-  backoff: BackoffOptions;
-  queuedStuckAfterMs: number;
-  heartbeatTimeoutMs: number;
-  monitorIntervalMs: number;
-  sessionExpiryMs: number;
-  claimDurability: "atomic" | "full";
-  rebuild: "at-open" | "in-background";
-  rebuildThreads: number;
-  redaction: Redaction;
-  random: () => number;
-  now: () => number;
-}
 
 const KNOWN = [
   "enabled",
@@ -234,7 +104,8 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
   if (options.now !== undefined && typeof options.now !== "function") {
     throw new ReqwatchError("BAD_INPUT", `Option "now" must be a function returning epoch milliseconds.`);
   }
-  return {
+  // Compiled once and frozen: every part of an opened folder reads the same settings, and none can change them for another.
+  return Object.freeze({
     enabled: trackingEnabled(options, env),
     stateDir: resolveStateDirPath(options.stateDir, env),
     processingStuckAfterMs: durationSetting(options.processingStuckAfterMs, "processingStuckAfterMs", env, "REQWATCH_PROCESSING_STUCK_AFTER", DEFAULT_PROCESSING_STUCK_AFTER_MS),
@@ -246,7 +117,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     cacheDir: options.cacheDir ? path.resolve(/*turbopackIgnore: true*/ options.cacheDir) : defaultCacheDir(env),
     ...((options.ipcDir ?? env.REQWATCH_IPC_DIR) && { ipcDir: path.resolve(/*turbopackIgnore: true*/ (options.ipcDir ?? env.REQWATCH_IPC_DIR)!) }),
     maxAttempts: options.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : positiveInteger(options.maxAttempts, "maxAttempts"),
-    backoff: resolveBackoff(options.backoff),
+    backoff: Object.freeze(resolveBackoff(options.backoff)),
     queuedStuckAfterMs: durationSetting(options.queuedStuckAfterMs, "queuedStuckAfterMs", env, "REQWATCH_QUEUED_STUCK_AFTER", DEFAULT_QUEUED_STUCK_AFTER_MS),
     heartbeatTimeoutMs: durationSetting(options.heartbeatTimeoutMs, "heartbeatTimeoutMs", env, "REQWATCH_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT_MS),
     monitorIntervalMs: durationSetting(options.monitorIntervalMs, "monitorIntervalMs", env, "REQWATCH_MONITOR_INTERVAL", DEFAULT_MONITOR_INTERVAL_MS),
@@ -257,7 +128,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     redaction: resolveRedaction(options.redact, env),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
-  };
+  });
 }
 
 const REDACT_KEYS = ["raw", "patterns"];

@@ -8,26 +8,12 @@ import { errnoWords } from "../fs/errnoWords";
 import { jsonObject, readSmallJson } from "../fs/readSmallJson";
 import { accessProblem, makeFolder, nearestExisting, pathLengthProblem } from "../fs/folderChecks";
 import { stateDirAt, type StateDir } from "../stateFiles/stateDir";
+import type { Ownership } from "../types";
 
 /** The file that says reqwatch created (or was given) a state directory: reqwatch writes only where it is. */
 export const MARKER_FILE = "reqwatch.json";
 
-/**
- * `managed`: reqwatch created the folder (or was told to adopt it) and writes there: its index,
- * archive and result markers, and changes to requests its own queue owns. `observed`: another
- * program's folder, read and never written; reqwatch's index of it lives in the user's cache.
- */
-export type Access = "managed" | "observed";
-
-export interface Ownership {
-  access: Access;
-  /** Why, in words a person can act on. */
-  reason: string;
-  /** For an observed folder: how to let reqwatch write there (a running dashboard needs a restart after it). */
-  toWrite?: string;
-}
-
-interface OpenStateDirOptions {
+export interface OpenStateDirOptions {
   /** Create the folder when it does not exist (a writer's open); a reader gets NOT_FOUND instead. */
   create: boolean;
   /** Observe the folder even when reqwatch manages it. */

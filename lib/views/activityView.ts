@@ -1,7 +1,7 @@
 import { ACTIVITY_RANGES, binPercentile, LIVE_STATES, type ActivityRange, type WorkspaceMatch } from "../model/activity";
 import type { AttemptEnd } from "../model/attempts";
 import type { ActivityRow, LiveStateCounts } from "../db/queries/activity";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 
 const OUTCOMES = ["completed", "failed", "timed out", "released", "stopped"] as const satisfies readonly AttemptEnd[];
 
@@ -41,8 +41,8 @@ function totalsOf(ended: ActivityView["ended"]): ActivityView["totals"] {
 export type ActivityRead = (window: { spanMs: number; pointMs: number; from: number; to: number }) => { rows: ActivityRow[]; live: LiveStateCounts };
 
 /** The activity of the last `range`, for every workspace or those `match` picks, from the index's rollups. */
-export function activityView(tracker: TrackerService, range: ActivityRange, match: WorkspaceMatch, now = tracker.options.now()): ActivityView {
-  return buildActivity(range, now, "folder", (window) => tracker.activity({ ...window, match }));
+export function activityView(reader: Reader, range: ActivityRange, match: WorkspaceMatch, now = reader.options.now()): ActivityView {
+  return buildActivity(range, now, "folder", (window) => reader.activity({ ...window, match }));
 }
 
 /** The charts of what `read` gives for the points of `range` up to `now`. */

@@ -1,6 +1,6 @@
 import { decodeCursor, encodeCursor } from "../model/cursor";
 import type { FeedChange } from "../db/changes";
-import type { RequestSummary } from "../db/queries/listRequests";
+import type { RequestSummary } from "../types";
 import { toListFilters, type RequestQuery } from "../model/requestQuery";
 import type { RequestRow, RequestsView } from "./requestsView";
 

@@ -5,8 +5,8 @@ import { isReqwatchError } from "../model/errors";
 import { attemptsOf, type Attempt } from "../model/attempts";
 import type { RequestRecord } from "../model/requestFormat";
 import { isTerminal, STATES, type State } from "../model/states";
-import type { StuckRequest } from "../monitor/monitorPass";
-import type { TrackerService } from "../tracker";
+import type { StuckRequest } from "../types";
+import type { Reader } from "../roles/reader";
 import { escapeControls, named, quoted } from "../model/displayText";
 import { lifecycleSegments, timeInStates } from "./lifecycle";
 import { requestDetailView, type ResponseView } from "./requestsView";
@@ -35,9 +35,9 @@ interface Explanation {
 }
 
 /** A request's session file, or why it cannot be read (a corrupt file is reported, never fatal here). */
-function readSession(tracker: TrackerService, sessionId: string): { session: SessionRecord | null; problem: string | null } {
+function readSession(reader: Reader, sessionId: string): { session: SessionRecord | null; problem: string | null } {
   try {
-    return { session: tracker.sessions.get(sessionId), problem: null };
+    return { session: reader.sessions.get(sessionId), problem: null };
   } catch (error) {
     if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
     return { session: null, problem: error.message };
@@ -77,7 +77,7 @@ function nextStep(request: RequestRecord, stuckReason: string | null, retry: { a
 }
 
 /** In a folder reqwatch only observes, its commands are refused: the step is the owning program's. */
-function leftToOwner(next: Explanation["next"], ownership: TrackerService["ownership"]): Explanation["next"] {
+function leftToOwner(next: Explanation["next"], ownership: Reader["ownership"]): Explanation["next"] {
   if (ownership.access === "managed" || next.command === null) return next;
   return { advice: `${next.advice} The program that writes this folder has to do it: reqwatch only observes it (${ownership.reason}).`, command: null };
 }
@@ -87,11 +87,11 @@ function leftToOwner(next: Explanation["next"], ownership: TrackerService["owner
  * dropped, its callback, why it is stuck (the monitor's rules), its session's context, and what to
  * do next with the command for it. Null when the request does not exist.
  */
-export function explainRequest(tracker: TrackerService, requestId: string, stuck: readonly StuckRequest[]): Explanation | null {
-  const detail = requestDetailView(tracker, requestId, stuck);
+export function explainRequest(reader: Reader, requestId: string, stuck: readonly StuckRequest[]): Explanation | null {
+  const detail = requestDetailView(reader, requestId, stuck);
   if (!detail) return null;
   const { request, stuckReason, stateSince } = detail;
-  const now = tracker.options.now();
+  const now = reader.options.now();
   const transitions = request.transitions ?? [];
   const attempts = attemptsOf(transitions);
   // A final failure keeps its error in the request's own field, not in the history entry.
@@ -99,7 +99,7 @@ export function explainRequest(tracker: TrackerService, requestId: string, stuck
   if (last?.ended && last.ended.error === null && last.ended.state === request.state && typeof request.error === "string") last.ended.error = request.error;
   const droppedDeliveries = transitions.filter((entry) => entry.dropped).map((entry) => ({ at: entry.at, reason: entry.reason ?? "dropped", by: entry.by ?? null }));
   const spent = timeInStates(lifecycleSegments(request, now));
-  const read = request.sessionId ? readSession(tracker, request.sessionId) : null;
+  const read = request.sessionId ? readSession(reader, request.sessionId) : null;
   const snapshot = read?.session?.context_snapshot ?? {};
   const session = request.sessionId
     ? { sessionId: request.sessionId, activeTask: snapshot.active_task ?? null, nextSteps: snapshot.next_steps ?? [], blockers: snapshot.blocking_issues ?? [] }
@@ -107,7 +107,7 @@ export function explainRequest(tracker: TrackerService, requestId: string, stuck
   // A gateway's callback delivery is in its response file, not the request's.
   const delivery = request.callback ?? (detail.response?.status === "ok" ? detail.response.response.callback : undefined);
   const callback = delivery ? { success: delivery.success, attempts: delivery.attempts, error: delivery.error ?? null } : null;
-  const next = leftToOwner(nextStep(request, stuckReason, detail.actions.retry, now), tracker.ownership);
+  const next = leftToOwner(nextStep(request, stuckReason, detail.actions.retry, now), reader.ownership);
 
   // Text from the files is quoted (names shown bare when plain words): a line break in an error must not start a line of reqwatch's own.
   const lines = [`${request.requestId} (workspace ${request.workspace}) is ${request.state}, since ${formatDuration(Math.max(0, now - stateSince))} ago.`];

@@ -1,11 +1,10 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { RequestSummary } from "../db/queries/listRequests";
+import type { RequestSummary, StuckRequest } from "../types";
 import { openSpool, type Spool } from "../fs/spoolFile";
 import { ReqwatchError } from "../model/errors";
 import { MAX_PAGE_SIZE, type ListFilters } from "../model/listFilters";
 import { toMatchFilter, type RequestQuery } from "../model/requestQuery";
-import type { StuckRequest } from "../monitor/monitorPass";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -57,9 +56,9 @@ export function exportHeader(format: ExportFormat): string {
   return format === "csv" ? `${COLUMNS.join(",")}\r\n` : "";
 }
 
-export async function* exportChunks(tracker: TrackerService, filter: ExportFilter, format: ExportFormat, pageSize = MAX_PAGE_SIZE): AsyncGenerator<string | Buffer, void, undefined> {
+export async function* exportChunks(reader: Reader, filter: ExportFilter, format: ExportFormat, pageSize = MAX_PAGE_SIZE): AsyncGenerator<string | Buffer, void, undefined> {
   const header = exportHeader(format);
-  const pages = tracker.listAll(filter, pageSize);
+  const pages = reader.listAll(filter, pageSize);
   let spool: Spool | null = null;
   try {
     const first = pages.next();

@@ -2,9 +2,9 @@ import fs from "node:fs";
 import type { UnreadableFile } from "../db/unreadableFiles";
 import type { IndexGuardStatus } from "../recovery/indexGuard";
 import type { IngestStatus } from "../ingest/startIngest";
-import type { MonitorHandle } from "../monitor/startMonitor";
+import type { MonitorHandle } from "../types";
 import { STATES } from "../model/states";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 import type { RetentionStatus } from "../actions/retention";
 
 export interface HealthView {
@@ -39,26 +39,26 @@ function sizeOf(file: string): number {
 }
 
 /** What the health page and /api/health show. */
-export function healthView(tracker: TrackerService, ingest: IngestStatus, monitor: MonitorHandle, guard: IndexGuardStatus): HealthView {
-  const counts = tracker.countsByState();
+export function healthView(reader: Reader, ingest: IngestStatus, monitor: MonitorHandle, guard: IndexGuardStatus): HealthView {
+  const counts = reader.countsByState();
   const pass = monitor.lastPass();
-  const index = tracker.stateDir.indexFile;
+  const index = reader.stateDir.indexFile;
   return {
-    stateDir: tracker.stateDir.root,
-    access: tracker.ownership.access,
-    accessReason: tracker.ownership.reason,
-    generation: tracker.generation(),
+    stateDir: reader.stateDir.root,
+    access: reader.ownership.access,
+    accessReason: reader.ownership.reason,
+    generation: reader.generation(),
     requests: STATES.reduce((sum, state) => sum + counts[state], 0),
     indexBytes: sizeOf(index) + sizeOf(`${index}-wal`),
-    requestFileBytes: tracker.requestFileBytes(),
-    archiveBytes: sizeOf(tracker.stateDir.archiveFile) + sizeOf(`${tracker.stateDir.archiveFile}-wal`),
-    retention: tracker.retention(),
-    unreadable: tracker.unreadableFiles(),
+    requestFileBytes: reader.requestFileBytes(),
+    archiveBytes: sizeOf(reader.stateDir.archiveFile) + sizeOf(`${reader.stateDir.archiveFile}-wal`),
+    retention: reader.retention(),
+    unreadable: reader.unreadableFiles(),
     ingest,
-    responses: tracker.responseCounts(),
+    responses: reader.responseCounts(),
     guard,
     monitor: {
-      intervalMs: tracker.options.monitorIntervalMs,
+      intervalMs: reader.options.monitorIntervalMs,
       lastPassAt: pass?.at ?? null,
       durationMs: pass?.durationMs ?? null,
       stuck: pass?.stuck.length ?? null,

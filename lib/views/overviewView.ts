@@ -1,9 +1,9 @@
 import { quantileSorted } from "simple-statistics";
-import type { RecoveryReport } from "../recovery/recover";
+import type { RecoveryReport } from "../types";
 import type { RetentionStatus } from "../actions/retention";
 import type { RequestRecord } from "../model/requestFormat";
 import { TERMINAL_STATES, type State } from "../model/states";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 import { stateSteps } from "../model/stateSteps";
 
 export interface Percentiles {
@@ -63,7 +63,7 @@ function timings(request: RequestRecord): { wait: number | null; work: number | 
 }
 
 /** Throughput and latency over the last hour, from the index and the newest finished requests' histories. */
-export function overviewMetrics(tracker: TrackerService, now: number): OverviewMetrics {
+export function overviewMetrics(reader: Reader, now: number): OverviewMetrics {
   const finished: Partial<Record<State, number>> = {};
   const wait: number[] = [];
   const work: number[] = [];
@@ -71,12 +71,12 @@ export function overviewMetrics(tracker: TrackerService, now: number): OverviewM
   let sampled = 0;
   let cursor: string | undefined;
   do {
-    const page = tracker.list({ states: [...TERMINAL_STATES], updatedFrom: now - WINDOW_MS, limit: 500, cursor });
+    const page = reader.list({ states: [...TERMINAL_STATES], updatedFrom: now - WINDOW_MS, limit: 500, cursor });
     for (const row of page.items) {
       finished[row.state] = (finished[row.state] ?? 0) + 1;
       total++;
       if (sampled >= MAX_SAMPLED) continue;
-      const request = tracker.get(row.requestId);
+      const request = reader.get(row.requestId);
       if (!request) continue;
       sampled++;
       const t = timings(request);
@@ -86,7 +86,7 @@ export function overviewMetrics(tracker: TrackerService, now: number): OverviewM
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
   // Rates over the time actually covered: a folder whose first request is a minute old has a minute of data.
-  const oldest = tracker.oldestCreatedAt();
+  const oldest = reader.oldestCreatedAt();
   const spanMs = Math.max(1000, Math.min(WINDOW_MS, oldest === null ? WINDOW_MS : now - oldest));
   return { windowMs: WINDOW_MS, spanMs, finished, perMinute: total / (spanMs / 60_000), queueWait: percentiles(wait), processing: percentiles(work), sampled };
 }
@@ -98,17 +98,17 @@ export interface OverviewView {
   retention: RetentionStatus;
 }
 
-export function overviewView(tracker: TrackerService, now = tracker.options.now()): OverviewView {
-  return { metrics: overviewMetrics(tracker, now), failures: recentFailures(tracker), retention: tracker.retention() };
+export function overviewView(reader: Reader, now = reader.options.now()): OverviewView {
+  return { metrics: overviewMetrics(reader, now), failures: recentFailures(reader), retention: reader.retention() };
 }
 
 /** The newest failed and timed-out requests, with their errors. */
-function recentFailures(tracker: TrackerService, limit = 5): RecentFailure[] {
-  return tracker.list({ states: ["failed", "timeout"], limit }).items.map((row) => ({
+export function recentFailures(reader: Reader, limit = 5): RecentFailure[] {
+  return reader.list({ states: ["failed", "timeout"], limit }).items.map((row) => ({
     requestId: row.requestId,
     state: row.state,
     at: row.lastUpdatedAt,
-    error: tracker.get(row.requestId)?.error ?? null,
+    error: reader.get(row.requestId)?.error ?? null,
   }));
 }
 
@@ -117,13 +117,13 @@ function recentFailures(tracker: TrackerService, limit = 5): RecentFailure[] {
  * tracker was opened with recovery), and those the first monitor pass released or timed out (a
  * reqwatch worker gone). `processingAfterOpen` is the processing ids before that first pass.
  */
-export function recoveryNotice(tracker: TrackerService, report: RecoveryReport | null, processingAfterOpen: readonly string[]): RecoveryNotice | null {
+export function recoveryNotice(reader: Reader, report: RecoveryReport | null, processingAfterOpen: readonly string[]): RecoveryNotice | null {
   const outcomes: Partial<Record<State, string[]>> = {};
   const add = (state: State, id: string) => (outcomes[state] ??= []).push(id);
   for (const id of report?.timedOut ?? []) add("timeout", id);
   for (const id of processingAfterOpen) {
     // Called right after the first pass: a monitor step now is that pass's.
-    const request = tracker.get(id);
+    const request = reader.get(id);
     const last = request?.transitions?.at(-1);
     if (request && request.state !== "processing" && last?.by === "monitor") add(request.state, id);
   }

@@ -1,8 +1,8 @@
 import type { QueueStats } from "../db/queries/queueStats";
 import type { Pause } from "../stateFiles/pauseFile";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { StuckRequest } from "../types";
 import { STUCK_CAUSES, stuckCauseState, type StuckCause } from "../model/stuckCauses";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 import { lazily } from "../model/lazily";
 
 /** A workspace's queue as the overview, the requests page and `reqwatch queues` show it. */
@@ -71,11 +71,11 @@ export function queueStatusText(row: QueueRow): string {
  * by name. `stuck`: what the stuck monitor found (the dashboard's latest pass, or `tracker.stuck()`),
  * the one judge of stuck: the queues count its findings and decide nothing of their own.
  */
-export function queuesView(tracker: TrackerService, stuckFound: readonly StuckRequest[]): QueueRow[] {
-  const pauses = new Map(tracker.pauses().map((pause) => [pause.workspace, pause]));
+export function queuesView(reader: Reader, stuckFound: readonly StuckRequest[]): QueueRow[] {
+  const pauses = new Map(reader.pauses().map((pause) => [pause.workspace, pause]));
   const stuck = stuckBy(stuckFound);
   const rows = new Map<string, QueueRow>();
-  for (const stats of tracker.queueStats()) {
+  for (const stats of reader.queueStats()) {
     const paused = pauses.get(stats.workspace) ?? null;
     // The dashboard's findings are its monitor's last pass: a request stuck then may have finished since.
     const found = stuck.get(stats.workspace);

@@ -1,5 +1,4 @@
-import type { RequestPage, RequestSummary } from "../db/queries/listRequests";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { RequestPage, RequestSummary, StuckRequest } from "../types";
 import path from "node:path";
 import { cancelDecision } from "../queue/cancel";
 import { readResponseFile, responseFilePath, type ResponseRecord } from "../stateFiles/responseFile";
@@ -10,7 +9,7 @@ import { TEXT_FIELDS, type RequestRecord, type TextField } from "../model/reques
 import { canTransition } from "../model/states";
 import { stateEnteredAt } from "../model/transition";
 import { stuckReasonOf } from "./stuckReason";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 
 /** A table row: the list row and, when the monitor flagged it, why it is stuck. */
 export interface RequestRow extends RequestSummary {
@@ -27,9 +26,9 @@ export interface RequestsView {
 }
 
 /** One page of the requests table for a URL query, with the stuck monitor's reasons on its rows. */
-export function requestsView(tracker: TrackerService, query: RequestQuery, stuck: readonly StuckRequest[], limit = 50): RequestsView {
+export function requestsView(reader: Reader, query: RequestQuery, stuck: readonly StuckRequest[], limit = 50): RequestsView {
   const byId = new Map(stuck.map((s) => [s.requestId, s]));
-  const page: RequestPage = tracker.list(toListFilters(query, tracker.options.now(), [...byId.keys()], limit));
+  const page: RequestPage = reader.list(toListFilters(query, reader.options.now(), [...byId.keys()], limit));
   const items = page.items.map((item) => ({ ...item, stuckReason: stuckReasonOf(byId, item) }));
   // "Stuck only": a request that moved on since the monitor's pass is not stuck any more.
   return { items: query.stuck ? items.filter((item) => item.stuckReason !== null) : items, nextCursor: page.nextCursor };
@@ -68,16 +67,16 @@ export interface RequestDetailView {
 }
 
 /** The whole output of the request's response file (the download the page links to when it shows it cut); null when there is none. */
-export function responseOutput(tracker: TrackerService, request: RequestRecord): string | null {
-  const { ipcDir } = tracker.stateDir;
+export function responseOutput(reader: Reader, request: RequestRecord): string | null {
+  const { ipcDir } = reader.stateDir;
   const file = ipcDirExists(ipcDir) && responseFilePath(ipcDir, request.workspace, request.requestId);
   const read = file ? readResponseFile(file, request.requestId) : null;
   return read?.status === "ok" ? (read.response.output ?? null) : null;
 }
 
 /** Read the request's response file now (the file is the truth), leniently: missing or unreadable is said, never thrown. */
-function responseView(tracker: TrackerService, request: RequestRecord): ResponseView | null {
-  const { ipcDir, root } = tracker.stateDir;
+function responseView(reader: Reader, request: RequestRecord): ResponseView | null {
+  const { ipcDir, root } = reader.stateDir;
   if (!ipcDirExists(ipcDir)) return null;
   const file = responseFilePath(ipcDir, request.workspace, request.requestId);
   if (!file) return null;
@@ -94,8 +93,8 @@ function responseView(tracker: TrackerService, request: RequestRecord): Response
 }
 
 /** A request with what the detail page needs beside it: its stuck reason and the actions its state allows. */
-export function requestDetailView(tracker: TrackerService, requestId: string, stuck: readonly StuckRequest[]): RequestDetailView | null {
-  const request = tracker.get(requestId);
+export function requestDetailView(reader: Reader, requestId: string, stuck: readonly StuckRequest[]): RequestDetailView | null {
+  const request = reader.get(requestId);
   if (!request) return null;
   // The transition table says whether a state can go back to queued at all; retryDecision says whether a person may do it now.
   const decision = canTransition(request.state, "queued") ? retryDecision(request) : { retry: false, reason: `a ${request.state} request cannot go back to queued` };
@@ -115,7 +114,7 @@ export function requestDetailView(tracker: TrackerService, requestId: string, st
     truncated,
     stuckReason: stuckReasonOf(stuck, { requestId, state: request.state, stateSince }),
     stateSince,
-    response: responseView(tracker, request),
+    response: responseView(reader, request),
     actions: { retry: { allowed: decision.retry, reason: decision.reason }, cancel: { allowed: cancelling.cancel, reason: cancelling.reason } },
   };
 }

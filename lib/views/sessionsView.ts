@@ -4,7 +4,7 @@ import type { SessionSeen } from "../db/queries/sessionsSeen";
 import type { SessionRecord } from "../stateFiles/sessionFile";
 import { toSessionSummary } from "../db/sessionRows";
 import { lastActive, sessionState, type SessionState } from "../sessions/sessionState";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 import type { TelemetrySessionRow, TelemetrySessions } from "./telemetrySessionsView";
 
 /** A session of the state folder's: recorded (a session file), or carried by its requests. */
@@ -37,17 +37,17 @@ export interface SessionDetailView {
  * context, with their requests' counts and first and last seen, and the sessions received over
  * OpenTelemetry (`telemetry`, a read model beside the tracker; null: none); most recently active first.
  */
-export function sessionsView(tracker: TrackerService, telemetry: TelemetrySessions | null = null): SessionRow[] {
-  const now = tracker.options.now();
-  const expiry = tracker.options.sessionExpiryMs;
-  const recorded = tracker.sessions.list();
-  const seenOfRecorded = new Map(tracker.sessionsSeen({ ids: recorded.map((s) => s.sessionId) }).map((s) => [s.sessionId, s]));
+export function sessionsView(reader: Reader, telemetry: TelemetrySessions | null = null): SessionRow[] {
+  const now = reader.options.now();
+  const expiry = reader.options.sessionExpiryMs;
+  const recorded = reader.sessions.list();
+  const seenOfRecorded = new Map(reader.sessionsSeen({ ids: recorded.map((s) => s.sessionId) }).map((s) => [s.sessionId, s]));
   const rows: SessionRow[] = recorded.map((s) => {
     const seen = seenOfRecorded.get(s.sessionId);
     return { ...s, source: null, state: sessionState(s, now, expiry), requests: seen?.requests ?? 0, recorded: true, firstSeen: seen?.firstSeen ?? null, lastSeen: seen?.lastSeen ?? null };
   });
   const known = new Set(recorded.map((s) => s.sessionId));
-  for (const seen of tracker.sessionsSeen()) {
+  for (const seen of reader.sessionsSeen()) {
     if (known.has(seen.sessionId)) continue;
     const summary = { sessionId: seen.sessionId, createdAt: seen.firstSeen, updatedAt: seen.lastSeen, endedAt: null, activeTask: null, commands: 0, files: 0 };
     rows.push({ ...summary, source: null, state: sessionState(summary, now, expiry), requests: seen.requests, recorded: false, firstSeen: seen.firstSeen, lastSeen: seen.lastSeen });
@@ -57,17 +57,17 @@ export function sessionsView(tracker: TrackerService, telemetry: TelemetrySessio
 }
 
 /** A session's page: its recorded context if any, and its requests; null when neither exists. */
-export function sessionDetailView(tracker: TrackerService, sessionId: string): SessionDetailView | null {
-  const session = tracker.sessions.get(sessionId);
-  const seen = tracker.sessionsSeen({ ids: [sessionId] })[0] ?? null;
+export function sessionDetailView(reader: Reader, sessionId: string): SessionDetailView | null {
+  const session = reader.sessions.get(sessionId);
+  const seen = reader.sessionsSeen({ ids: [sessionId] })[0] ?? null;
   if (!session && !seen) return null;
   const summary = session ? toSessionSummary(session) : { endedAt: null, updatedAt: seen!.lastSeen };
   return {
     session,
     sessionId,
-    state: sessionState(summary, tracker.options.now(), tracker.options.sessionExpiryMs),
-    requestCounts: tracker.countsByState({ sessionId }),
+    state: sessionState(summary, reader.options.now(), reader.options.sessionExpiryMs),
+    requestCounts: reader.countsByState({ sessionId }),
     seen,
-    expiryMs: tracker.options.sessionExpiryMs,
+    expiryMs: reader.options.sessionExpiryMs,
   };
 }

@@ -1,5 +1,4 @@
-import type { RequestSummary } from "../db/queries/listRequests";
-import type { StuckRequest } from "../monitor/monitorPass";
+import type { RequestSummary, StuckRequest } from "../types";
 
 /**
  * The monitor's reason for a request, if it still describes it: a reason is for the state (and

@@ -17,7 +17,7 @@ import { telemetrySettings, telemetryStoreDir, type TelemetrySettings } from "..
 import type { UsageSums } from "../telemetry/store/queries/callSums";
 import { liveLifecycles, sessionByModel, sessionErrors, sessionSums, sessionSumsByStoredId, sessionToldBy, sessionTools, shownSessionIds, type SessionSums } from "../telemetry/store/queries/sessions";
 import { readTelemetryStore } from "../telemetry/store/readStore";
-import type { TrackerService } from "../tracker";
+import type { Reader } from "../roles/reader";
 
 /** A session received over OpenTelemetry (Claude Code's `session.id`, a GenAI conversation id), as the sessions list shows it. */
 export interface TelemetrySessionRow extends UsageSums {
@@ -182,8 +182,8 @@ function addSums(a: SessionSums, b: SessionSums): SessionSums {
 }
 
 /** The received sessions of the tracker's state folder, as the CLI and the MCP server read them (the dashboard keeps its own, beside its receiver). */
-export function telemetrySessionsOf(tracker: TrackerService, settings: Pick<TelemetrySettings, "dir" | "stuckAfterMs"> = telemetrySettings()): TelemetrySessions {
-  return new TelemetrySessions(otelSpec(telemetryStoreDir(settings, tracker.stateDir.storeDir)).file, settings.stuckAfterMs);
+export function telemetrySessionsOf(reader: Reader, settings: Pick<TelemetrySettings, "dir" | "stuckAfterMs"> = telemetrySettings()): TelemetrySessions {
+  return new TelemetrySessions(otelSpec(telemetryStoreDir(settings, reader.stateDir.storeDir)).file, settings.stuckAfterMs);
 }
 
 /** Where a session came from, in words: `received over OpenTelemetry from Claude Code`, `read from Claude Code's own files`, or both. */

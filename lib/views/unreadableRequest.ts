@@ -1,11 +1,11 @@
 import type { UnreadableFile } from "../db/unreadableFiles";
 import { ReqwatchError } from "../model/errors";
-import type { TrackerService } from "../trackerInterface";
+import type { Reader } from "../roles/reader";
 
 /** The file a request id would be read from, when the index found it and could not read it. */
-function unreadableRequest(tracker: Pick<TrackerService, "unreadableFiles">, requestId: string): UnreadableFile | undefined {
+export function unreadableRequest(reader: Pick<Reader, "unreadableFiles">, requestId: string): UnreadableFile | undefined {
   const file = `requests/${requestId}.json`;
-  return tracker.unreadableFiles().find((unreadable) => unreadable.file === file);
+  return reader.unreadableFiles().find((unreadable) => unreadable.file === file);
 }
 
 /**
@@ -13,8 +13,8 @@ function unreadableRequest(tracker: Pick<TrackerService, "unreadableFiles">, req
  * Never "does not exist" for a file on disk: the reason says the file, and the line and column where
  * JSON stops parsing.
  */
-export function missingRequestError(tracker: Pick<TrackerService, "unreadableFiles">, requestId: string): ReqwatchError {
-  const unreadable = unreadableRequest(tracker, requestId);
+export function missingRequestError(reader: Pick<Reader, "unreadableFiles">, requestId: string): ReqwatchError {
+  const unreadable = unreadableRequest(reader, requestId);
   if (!unreadable) return new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist (it may have been cleaned up).`);
   return new ReqwatchError("CORRUPT_FILE", `Request ${requestId} cannot be read: ${unreadable.file}: ${unreadable.reason}. The file is kept as it is; once it is fixed (or moved away) reqwatch reads it again.`, { ...unreadable });
 }

@@ -1,8 +1,8 @@
 import type { WorkerRow } from "../db/queries/workers";
 import { formatDuration } from "../model/duration";
 import { claimLiveness, type Liveness } from "../process/liveness";
-import type { TrackerService } from "../tracker";
 import { plural } from "../model/plural";
+import type { Reader } from "../roles/reader";
 
 /** A worker as the workers page shows it: what it did, and whether it still runs and how we know. */
 export interface WorkerView extends WorkerRow {
@@ -28,9 +28,9 @@ function how(row: WorkerRow, liveness: Liveness, now: number): string {
   return `on another host (${row.host ?? "unknown"}): known by its heartbeats only${beat || "; none now"}`;
 }
 
-export function workersView(tracker: TrackerService, now = Date.now()): WorkerView[] {
+export function workersView(reader: Reader, now = Date.now()): WorkerView[] {
   let goneListed = 0;
-  return tracker.workers().map((row) => {
+  return reader.workers().map((row) => {
     const liveness: Liveness = row.pid === null ? "unknown" : claimLiveness({ pid: row.pid, ...(row.host !== null && { host: row.host }), processStartedAt: row.processStartedAt });
     const listUnfinished = liveness === "gone" && row.pid !== null && goneListed++ < GONE_LISTED;
     return {
@@ -38,7 +38,7 @@ export function workersView(tracker: TrackerService, now = Date.now()): WorkerVi
       liveness,
       status: liveness === "gone" && row.holding === 0 && row.released === 0 ? "exited" : liveness,
       how: how(row, liveness, now),
-      unfinished: listUnfinished ? tracker.unfinishedBy({ pid: row.pid!, host: row.host, processStartedAt: row.processStartedAt }) : [],
+      unfinished: listUnfinished ? reader.unfinishedBy({ pid: row.pid!, host: row.host, processStartedAt: row.processStartedAt }) : [],
     };
   });
 }

@@ -1,59 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { CompleteResult } from "../queue/deliver";
+import type { CompleteResult, RunWorkerOptions, WorkerHandle, WorkerStats } from "../types";
 import type { RequestRecord } from "../model/requestFormat";
-import { openTracker, type Tracker } from "../tracker";
-
-export interface HandlerContext {
-  /** The claim's token (the worker completes or fails with it). */
-  token: string;
-  /** Aborted when the worker stops or the claim is lost (a heartbeat was refused). */
-  signal: AbortSignal;
-  /** Beat now (the worker also beats on an interval); false when the claim is no longer current. */
-  heartbeat(): boolean;
-}
+import { openTracker } from "../tracker";
 
 /** Throw this (or any error with `retryable: false`) for a failure another attempt cannot fix. */
 export class PermanentError extends Error {
   readonly retryable = false;
-}
-
-export type Handler = (request: RequestRecord, context: HandlerContext) => CompleteResult | void | Promise<CompleteResult | void>;
-
-export interface RunWorkerOptions {
-  handler: Handler;
-  /** A tracker to use; otherwise one is opened on `stateDir` (without recovery) and closed at the end. */
-  tracker?: Tracker;
-  stateDir?: string;
-  /** Requests handled at once. Default 1. */
-  concurrency?: number;
-  workspace?: string;
-  /** For the history. Default `pid <pid>`. */
-  name?: string;
-  /** Between claims when nothing is ready. Default 200 ms. */
-  pollIntervalMs?: number;
-  /** Default a third of the tracker's heartbeat timeout. */
-  heartbeatIntervalMs?: number;
-  /** Stop on SIGINT/SIGTERM (after the requests in hand are finished). Default true. */
-  handleSignals?: boolean;
-  /** Stop once no request is ready (tests, batch jobs). Default false. */
-  stopWhenIdle?: boolean;
-  /** Errors of the queue itself (not of the handler), e.g. an unreadable request file. Default: console.error. */
-  onError?: (error: unknown) => void;
-}
-
-export interface WorkerStats {
-  completed: number;
-  failed: number;
-  /** Results the tracker dropped because the claim was no longer current. */
-  dropped: number;
-}
-
-export interface WorkerHandle {
-  /** Stop claiming; resolves when the requests in hand are finished. */
-  stop(): Promise<WorkerStats>;
-  /** Resolves when the worker has stopped. */
-  done: Promise<WorkerStats>;
-  readonly stats: WorkerStats;
 }
 
 /**

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach } from "vitest";
-import type { TrackerOptions } from "../../lib/store/options";
+import type { TrackerOptions } from "../../lib/types";
 import { dashboardListener } from "../../lib/dashboard/dashboardListener";
 import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
 import type { TelemetrySettings } from "../../lib/telemetry/telemetrySettings";

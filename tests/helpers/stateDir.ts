@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach } from "vitest";
 import { adoptStateDir } from "../../lib/store/ownership";
 import { openTrackerService, type TrackerService } from "../../lib/tracker";
-import type { TrackerOptions } from "../../lib/store/options";
+import type { TrackerOptions } from "../../lib/types";
 
 const made: string[] = [];
 const opened: TrackerService[] = [];

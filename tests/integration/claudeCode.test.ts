@@ -158,7 +158,7 @@ describe("Claude Code, run for real, seen through its own telemetry", () => {
 
   it("keeps what it receives in a store of its own beside the index, and shows it again after a restart", async () => {
     const file = dashboard.runtime.telemetry!.status().file;
-    expect(file).toBe(path.join(path.dirname(dashboard.tracker.stateDir.indexFile), "telemetry.db"));
+    expect(file).toBe(path.join(path.dirname(dashboard.runtime.reader.stateDir.indexFile), "telemetry.db"));
     const before = (await get<RequestsView>("/api/requests?source=otel")).items.map((item) => [item.requestId, item.state]);
     expect(before.length).toBeGreaterThanOrEqual(5);
     await dashboard.close();

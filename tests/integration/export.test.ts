@@ -4,8 +4,8 @@ import http from "node:http";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { RequestSummary } from "../../lib/db/queries/listRequests";
-import type { TrackerService } from "../../lib/tracker";
+import type { RequestSummary } from "../../lib/types";
+import type { Tracker } from "../../lib/types";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { BIN, runCli } from "../helpers/cli";
 import { aDashboard } from "../helpers/dashboard";
@@ -13,7 +13,7 @@ import { childEnv, eventually, WORKERS } from "../helpers/processes";
 import { aTracker, tempStateDir } from "../helpers/stateDir";
 
 /** The rows the table's pages list for a filter, page after page (small pages: the export must walk them all). */
-function everyPage(tracker: TrackerService, filter: Parameters<TrackerService["list"]>[0]): RequestSummary[] {
+function everyPage(tracker: Pick<Tracker, "list">, filter: Parameters<Tracker["list"]>[0]): RequestSummary[] {
   const rows: RequestSummary[] = [];
   let cursor: string | undefined;
   do {
@@ -24,7 +24,7 @@ function everyPage(tracker: TrackerService, filter: Parameters<TrackerService["l
   return rows;
 }
 
-function fill(tracker: TrackerService): void {
+function fill(tracker: Tracker): void {
   for (let i = 0; i < 40; i++) {
     tracker.create({ requestId: `r${String(i).padStart(2, "0")}`, workspace: i % 2 ? "odd" : "even", state: "processing", model: i === 3 ? '=HYPERLINK("x"), "quoted"' : "sonnet" });
     if (i % 4 !== 0) tracker.transition(`r${String(i).padStart(2, "0")}`, "failed", { fields: { error: "boom" } });

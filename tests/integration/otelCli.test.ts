@@ -61,13 +61,13 @@ describe("reqwatch otel", () => {
       expect(view.request.error).toBe("the mail server said no");
 
       // The CLI and an agent (MCP) read what the dashboard received for its state folder, read-only.
-      const stateDir = dashboard.runtime.tracker.stateDir.root;
+      const stateDir = dashboard.runtime.reader.stateDir.root;
       const listed = runCli(["list", "--source", "otel", "--workspace", "mail", "--json"], { stateDir });
       expect(listed.stderr).toBe("");
       expect((JSON.parse(listed.stdout) as { items: { requestId: string; state: string }[] }).items.map((item) => [item.requestId, item.state]).sort()).toEqual(rows.map((row) => [row.requestId, row.state]).sort());
       const summary = runCli(["source", "otel"], { stateDir });
       expect(summary).toMatchObject({ code: 0, stderr: "" });
-      expect(summary.stdout).toContain(`otel: ${path.join(dashboard.runtime.tracker.stateDir.storeDir, "telemetry.db")}, table lifecycles, read-only`);
+      expect(summary.stdout).toContain(`otel: ${path.join(dashboard.runtime.reader.stateDir.storeDir, "telemetry.db")}, table lifecycles, read-only`);
       expect(summary.stdout).toMatch(/lifecycles: \d+ \(.*1 failed.*\); stuck: 0/);
       const answer = await call(await anAgent(stateDir), "source_queue", { source: "otel", all: true });
       expect(answer.isError).toBe(false);

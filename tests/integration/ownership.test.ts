@@ -116,7 +116,7 @@ describe("the dashboard's runtime changes nothing by looking", () => {
     const runtime = openRuntime({ stateDir, monitorIntervalMs: 60_000, now: clock.now });
     try {
       expect(readRaw(stateDir, "gateway-hung")).toBe(hungBefore);
-      expect(runtime.tracker.get("orphaned")?.state).toBe("queued");
+      expect(runtime.reader.get("orphaned")?.state).toBe("queued");
       expect(runtime.recoveryNotice()).toEqual({ total: 1, outcomes: { queued: ["orphaned"] } });
       expect(runtime.lastStuck().map((s) => [s.requestId, s.reason])).toEqual([["gateway-hung", "processing 2h; no reqwatch worker holds it (written by another program)"]]);
     } finally {
@@ -133,7 +133,7 @@ describe("what the review found", () => {
     expect(reader.ownership).toMatchObject({ access: "observed", reason: expect.stringMatching(/^the folder is empty and holds no reqwatch marker/) });
     reader.close();
     const runtime = openRuntime({ stateDir: empty, monitorIntervalMs: 60_000 });
-    expect(runtime.tracker.ownership.access).toBe("observed");
+    expect(runtime.reader.ownership.access).toBe("observed");
     runtime.close();
     expect(fs.readdirSync(empty)).toEqual([]);
     // A writer's open records into it, and from then on it is reqwatch's.

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openRuntime, type Runtime } from "../../lib/dashboard/runtime";
 import { startMonitorLoop } from "../../lib/monitor/startMonitor";
-import type { MonitorPass } from "../../lib/monitor/monitorPass";
+import type { MonitorPass } from "../../lib/types";
 import { aClaimedRequest, aRequest, writeRequestFile } from "../helpers/builders";
 import { aDeadPid, eventually } from "../helpers/processes";
 import { writeRequests } from "../helpers/requestFiles";
@@ -95,7 +95,7 @@ describe("the dashboard's start on a big folder answers at once", () => {
 
       diskFull = false;
       await eventually(() => (runtime.indexing() === null ? true : undefined), 15_000, 100);
-      expect(Object.values(runtime.tracker.countsByState()).reduce((sum, n) => sum + n, 0)).toBe(BIG);
+      expect(Object.values(runtime.reader.countsByState()).reduce((sum, n) => sum + n, 0)).toBe(BIG);
     });
   }, 30_000);
 

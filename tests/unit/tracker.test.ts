@@ -4,7 +4,8 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { isReqwatchError, type ErrorCode } from "../../lib/model/errors";
 import { STATES } from "../../lib/model/states";
-import { resolveTrackerOptions, type TrackerOptions } from "../../lib/store/options";
+import { resolveTrackerOptions } from "../../lib/store/options";
+import type { TrackerOptions } from "../../lib/types";
 import { openTrackerService } from "../../lib/tracker";
 import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
@@ -376,6 +377,13 @@ describe("the index", () => {
 });
 
 describe("options", () => {
+  it("keeps the settings as they were resolved at open: frozen, so no part of the folder changes them for another", () => {
+    const tracker = aTracker();
+    expect(Object.isFrozen(tracker.options) && Object.isFrozen(tracker.options.backoff)).toBe(true);
+    expect(() => Object.assign(tracker.options, { maxAttempts: 9 })).toThrow(TypeError);
+    expect(tracker.options.maxAttempts).toBe(3);
+  });
+
   it("are checked up front with exact messages", () => {
     expect(codeOf(() => openTrackerService({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
     expect(codeOf(() => openTrackerService({ processingStuckAfterMs: -1 })).message).toBe('Option "processingStuckAfterMs" must be a positive number of milliseconds.');

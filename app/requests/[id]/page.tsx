@@ -1,5 +1,5 @@
 import { notFound } from "next/navigation";
-import { getLastStuck, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getReader } from "@/app/_routes/runtime";
 import { RequestDetail } from "@/components/detail/RequestDetail";
 import { isReqwatchError } from "@/lib/model/errors";
 import { requestDetailView } from "@/lib/views/requestsView";
@@ -10,7 +10,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
   const { id } = await params;
   let view;
   try {
-    view = requestDetailView(getTracker(), id, getLastStuck());
+    view = requestDetailView(getReader(), id, getLastStuck());
   } catch (error) {
     if (!isReqwatchError(error, "BAD_INPUT")) throw error;
     view = null;

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { getLastStuck, getReceivedSession, getTableView, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getReader, getReceivedSession, getTableView } from "@/app/_routes/runtime";
 import { SessionDetail } from "@/components/sessions/SessionDetail";
 import { ReceivedSessionDetail } from "@/components/sessions/ReceivedSessionDetail";
 import { isReqwatchError } from "@/lib/model/errors";
@@ -15,11 +15,11 @@ export default async function SessionPage({ params, searchParams }: { params: Pr
   const { id } = await params;
   const { source } = await searchParams;
   if (typeof source === "string" && source !== "") return <ReceivedSessionPage id={id} source={source} />;
-  const tracker = getTracker();
+  const reader = getReader();
   let view;
   let problem: string | null = null;
   try {
-    view = sessionDetailView(tracker, id);
+    view = sessionDetailView(reader, id);
   } catch (error) {
     if (!isReqwatchError(error)) throw error;
     // An invalid id names no session (404); a session file that cannot be read is shown with its reason.
@@ -38,7 +38,7 @@ export default async function SessionPage({ params, searchParams }: { params: Pr
       </>
     );
   }
-  const requests = requestsView(tracker, { ...DEFAULT_QUERY, session: id }, getLastStuck());
+  const requests = requestsView(reader, { ...DEFAULT_QUERY, session: id }, getLastStuck());
   return <SessionDetail id={id} initial={view} initialRequests={requests} />;
 }
 

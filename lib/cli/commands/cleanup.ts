@@ -16,13 +16,13 @@ export function registerCleanup(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (options, command: Command) => {
       stopIfTrackingOff();
-      const { report, ownership } = await withFreshTracker(command, (tracker) => ({
-        report: tracker.cleanup({
+      const { report, ownership } = await withFreshTracker(command, ({ operator }) => ({
+        report: operator.cleanup({
           ...(options.olderThan !== undefined && { olderThanMs: options.olderThan }),
           ...(options.state !== undefined && { states: options.state }),
           dryRun: !!options.dryRun,
         }),
-        ownership: tracker.ownership,
+        ownership: operator.ownership,
       }));
       if (options.json) return printJson(report);
       const states = Object.entries(report.byState).map(([state, n]) => `${n} ${state}`).join(", ") || "none";

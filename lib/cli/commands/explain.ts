@@ -14,9 +14,9 @@ export function registerExplain(program: Command): void {
       stopIfTrackingOff();
       const explanation = await withFreshTracker(
         command,
-        (tracker) => {
-          const found = explainRequest(tracker, requestId, tracker.stuck());
-          if (!found) throw missingRequestError(tracker, requestId);
+        ({ reader }) => {
+          const found = explainRequest(reader, requestId, reader.stuck());
+          if (!found) throw missingRequestError(reader, requestId);
           return found;
         },
         [requestId],

@@ -22,25 +22,25 @@ export function registerFollow(program: Command): void {
     .option("--idle <duration>", "end after this long with no command asking (default 10m)", positiveDuration)
     .action(async (options: { idle?: number }, command: Command) => {
       stopIfTrackingOff();
-      const tracker = trackerFor(command, { rebuild: "in-background" });
+      const { reader, upkeep, close } = trackerFor(command, { rebuild: "in-background" });
       const quiet = () => {};
-      const ingest = tracker.startIngest({ onError: quiet });
-      tracker.startIndexGuard({ onError: quiet });
-      const { requestsDir } = tracker.stateDir;
+      const ingest = upkeep.startIngest({ onError: quiet });
+      upkeep.startIndexGuard({ onError: quiet });
+      const { requestsDir } = reader.stateDir;
       const idleMs = options.idle ?? FOLLOW_IDLE_MS;
       await new Promise<void>((resolve) => {
         let lastAsked = Date.now();
         const stop = () => {
           clearInterval(check);
           ingest.stop();
-          tracker.close();
+          close();
           resolve();
         };
         // Each command's question is a file made and removed in the follower folder: its mtime says when the last one came.
         const check = setInterval(() => {
-          const asked = fs.statSync(followerDir(tracker.stateDir), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+          const asked = fs.statSync(followerDir(reader.stateDir), { throwIfNoEntry: false })?.mtimeMs ?? 0;
           lastAsked = Math.max(lastAsked, asked);
-          const holder = liveFollower(tracker.stateDir);
+          const holder = liveFollower(reader.stateDir);
           const another = holder !== null && holder.pid !== process.pid;
           if (!fs.existsSync(requestsDir) || another || Date.now() - lastAsked > idleMs) stop();
         }, Math.min(CHECK_EVERY_MS, idleMs));
@@ -48,7 +48,7 @@ export function registerFollow(program: Command): void {
         process.once("SIGTERM", stop);
         // A new index is rebuilt here, on a thread of its own, while the watcher already follows. A
         // rebuild that fails ends the follower: the commands waiting for it then rebuild themselves.
-        tracker.rebuildIndex().catch(stop);
+        upkeep.rebuildIndex().catch(stop);
       });
     });
 }

@@ -11,9 +11,9 @@ export function registerGet(program: Command): void {
       stopIfTrackingOff();
       const request = await withFreshTracker(
         command,
-        (tracker) => {
-          const found = tracker.get(requestId);
-          if (!found) throw missingRequestError(tracker, requestId);
+        ({ reader }) => {
+          const found = reader.get(requestId);
+          if (!found) throw missingRequestError(reader, requestId);
           return found;
         },
         [requestId],

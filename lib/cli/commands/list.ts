@@ -50,8 +50,8 @@ export function registerList(program: Command): void {
       if (options.format) {
         if (off) process.stdout.write(exportHeader(options.format));
         else
-          await withFreshTracker(command, async (tracker) => {
-            for await (const chunk of exportChunks(tracker, filter, options.format, options.limit)) {
+          await withFreshTracker(command, async ({ reader }) => {
+            for await (const chunk of exportChunks(reader, filter, options.format, options.limit)) {
               if (!process.stdout.write(chunk)) await once(process.stdout, "drain");
             }
           });

@@ -23,19 +23,19 @@ export function registerMcp(program: Command, version: string): void {
         const message = (error as Error).message;
         throw new UsageError(message.startsWith("REQWATCH_SOURCES") ? message : `REQWATCH_SOURCES: ${message}`);
       }
-      const tracker = trackerFor(command);
+      const { tracker, reader, operator, upkeep, close } = trackerFor(command);
       // stdout carries the protocol: everything else goes to stderr.
-      const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch mcp: ingest failed:", error) });
+      const ingest = upkeep.startIngest({ onError: (error) => console.error("reqwatch mcp: ingest failed:", error) });
       // Loaded only here: the MCP SDK would otherwise slow the start of every other command (hooks run them often).
       const { createMcpServer, LineTransport } = await import("../../mcp/mcpServer");
-      const server = createMcpServer(tracker, version, sources);
+      const server = createMcpServer({ tracker, reader, operator }, version, sources);
       const closed = new Promise<void>((resolve) => {
         server.server.onclose = () => resolve();
       });
       await server.connect(new LineTransport());
-      console.error(`reqwatch mcp: serving ${tracker.stateDir.root} (${tracker.ownership.access}) over stdio`);
+      console.error(`reqwatch mcp: serving ${reader.stateDir.root} (${reader.ownership.access}) over stdio`);
       await closed;
       ingest.stop();
-      tracker.close();
+      close();
     });
 }

@@ -1,7 +1,7 @@
 import { displayJson } from "../../model/displayText";
 import type { Command } from "commander";
 import { formatDuration } from "../../model/duration";
-import type { MonitorPass } from "../../monitor/monitorPass";
+import type { MonitorPass } from "../../types";
 import type { RetentionRun } from "../../actions/retention";
 import { stopIfTrackingOff, trackerFor } from "../context";
 import { printLine } from "../output";
@@ -39,10 +39,10 @@ export function registerMonitor(program: Command): void {
     .option("--json", "print each pass as a JSON line")
     .action(async (options, command: Command) => {
       stopIfTrackingOff();
-      const tracker = trackerFor(command, options.interval !== undefined ? { monitorIntervalMs: options.interval } : {});
+      const { tracker, reader, operator, upkeep, close } = trackerFor(command, options.interval !== undefined ? { monitorIntervalMs: options.interval } : {});
       // Files other programs wrote (or a person copied in) are judged too: the index catches up with
       // the folder first (a reconciliation), and a long-running monitor follows it as the dashboard does.
-      const ingest = tracker.startIngest({ onError: (error) => process.stderr.write(`reqwatch: following the folder failed: ${(error as Error).message}\n`) });
+      const ingest = upkeep.startIngest({ onError: (error) => process.stderr.write(`reqwatch: following the folder failed: ${(error as Error).message}\n`) });
       const report = (pass: MonitorPass) => {
         if (options.json) return process.stdout.write(`${displayJson(pass, 0)}\n`);
         printLine(describePass(pass));
@@ -50,12 +50,12 @@ export function registerMonitor(program: Command): void {
       };
       const reportRetention = (run: RetentionRun) => {
         if (options.json) process.stdout.write(`${displayJson({ retention: run }, 0)}\n`);
-        else printLine(describeRetention(run, tracker.options.retentionMs));
+        else printLine(describeRetention(run, reader.options.retentionMs));
       };
       if (options.once) {
         try {
-          const pass = tracker.monitorPass();
-          const run = await tracker.runRetention();
+          const pass = operator.monitorPass();
+          const run = await operator.runRetention();
           if (options.json) process.stdout.write(`${displayJson({ ...pass, retention: run }, 0)}\n`);
           else {
             report(pass);
@@ -63,12 +63,12 @@ export function registerMonitor(program: Command): void {
           }
         } finally {
           ingest.stop();
-          tracker.close();
+          close();
         }
         return;
       }
       // With --json, stdout is JSON lines only (`reqwatch monitor --json | jq` must parse every line).
-      const banner = `Monitoring ${tracker.stateDir.root} every ${formatDuration(tracker.options.monitorIntervalMs)}; Ctrl-C to stop.`;
+      const banner = `Monitoring ${reader.stateDir.root} every ${formatDuration(reader.options.monitorIntervalMs)}; Ctrl-C to stop.`;
       if (options.json) process.stderr.write(`${banner}\n`);
       else printLine(banner);
       await new Promise<void>((resolve) => {
@@ -80,14 +80,14 @@ export function registerMonitor(program: Command): void {
           onError: (error) => process.stderr.write(`reqwatch: monitor pass failed: ${error.message}\n`),
         });
         // A monitor runs for hours: if index.db is deleted or replaced meanwhile, it reopens (and,
-        // if need be, rebuilds) the index instead of watching a file no one else sees. tracker.close() stops the guard.
-        tracker.startIndexGuard({
+        // if need be, rebuilds) the index instead of watching a file no one else sees. close() stops the guard.
+        upkeep.startIndexGuard({
           onReopened: (cause) => process.stderr.write(`reqwatch: ${cause}; the index was reopened from the files.\n`),
           onError: (error) => process.stderr.write(`reqwatch: index check failed: ${(error as Error).message}\n`),
         });
         const stop = () => {
           monitor.stop();
-          tracker.close();
+          close();
           resolve();
         };
         process.once("SIGINT", stop);

@@ -25,14 +25,14 @@ export function registerOtel(program: Command): void {
     .action(async (options: { fromNow?: boolean }, command: Command) => {
       stopIfTrackingOff();
       const { tracesEndpoint } = otlpSettings();
-      const tracker = trackerFor(command);
+      const { reader, upkeep, close } = trackerFor(command);
       // Other writers' files reach the feed through the ingest, as in the dashboard.
-      const ingest = tracker.startIngest({ onError: (error) => console.error("reqwatch otel: ingest failed:", error) });
+      const ingest = upkeep.startIngest({ onError: (error) => console.error("reqwatch otel: ingest failed:", error) });
       // Loaded only here: the OpenTelemetry packages would otherwise slow the start of every other command.
       const { startOtelExport } = await import("../../otel/otelExport");
       let lastError: string | null = null;
-      console.error(`reqwatch otel: exporting ${tracker.stateDir.root} to ${tracesEndpoint}${options.fromNow ? " (from now on: on a first start, the folder's history is not sent)" : ""}`);
-      const exporting = startOtelExport(tracker, {
+      console.error(`reqwatch otel: exporting ${reader.stateDir.root} to ${tracesEndpoint}${options.fromNow ? " (from now on: on a first start, the folder's history is not sent)" : ""}`);
+      const exporting = startOtelExport(reader, {
         fromNow: options.fromNow,
         onError: (error) => {
           if (error.message !== lastError) console.error(`reqwatch otel: export failed (retrying, nothing is skipped): ${error.message}`);
@@ -67,7 +67,7 @@ export function registerOtel(program: Command): void {
       if (toParent) clearInterval(toParent);
       await exporting.stop();
       ingest.stop();
-      tracker.close();
+      close();
       // A collector that holds a request open would keep the process alive until the exporter's own timeout.
       process.exit(0);
     });

@@ -13,7 +13,7 @@ export function registerQueues(program: Command): void {
     .option("--json", "print the queues as JSON")
     .action(async (options, command: Command) => {
       const now = Date.now();
-      const rows = trackingIsOff() ? [] : await withFreshTracker(command, (tracker) => queuesView(tracker, tracker.stuck()));
+      const rows = trackingIsOff() ? [] : await withFreshTracker(command, ({ reader }) => queuesView(reader, reader.stuck()));
       if (options.json) return printJson(rows);
       if (!rows.length) return printLine("No request is queued or processing, and no workspace is paused.");
       printTable(
@@ -35,7 +35,7 @@ export function registerQueues(program: Command): void {
     .option("--reason <text>", "why, for the dashboard and the audit log")
     .action(async (workspace: string, options: { reason?: string }, command: Command) => {
       stopIfTrackingOff();
-      const outcome = await withTracker(command, (tracker) => tracker.pause(workspace, { by: "cli", ...(options.reason !== undefined && { reason: options.reason }) }));
+      const outcome = await withTracker(command, ({ operator }) => operator.pause(workspace, { by: "cli", ...(options.reason !== undefined && { reason: options.reason }) }));
       const since = outcome.pause.pausedAt === null ? "" : ` since ${new Date(outcome.pause.pausedAt).toISOString()}`;
       printLine(outcome.changed ? `Paused ${workspace}: workers take nothing from it until \`${reqwatchCommand("resume", [workspace])}\`.` : `${workspace} was already paused${since}.`);
     });
@@ -46,7 +46,7 @@ export function registerQueues(program: Command): void {
     .summary("Resume a paused workspace's queue")
     .action(async (workspace: string, _options, command: Command) => {
       stopIfTrackingOff();
-      const resumed = await withTracker(command, (tracker) => tracker.resume(workspace, { by: "cli" }));
+      const resumed = await withTracker(command, ({ operator }) => operator.resume(workspace, { by: "cli" }));
       printLine(resumed ? `Resumed ${workspace}.` : `${workspace} is not paused.`);
     });
 }

@@ -17,18 +17,18 @@ export function registerRecover(program: Command): void {
       if (options.hungAfter !== undefined) throw new UsageError("--hung-after is renamed --processing-stuck-after: use --processing-stuck-after instead.");
       stopIfTrackingOff();
       const stuckAfter = options.processingStuckAfter;
-      const tracker = trackerFor(command, stuckAfter ? { processingStuckAfterMs: stuckAfter } : {});
+      const { reader, operator, close } = trackerFor(command, stuckAfter ? { processingStuckAfterMs: stuckAfter } : {});
       try {
-        const report = tracker.recover();
+        const report = operator.recover();
         if (options.json) return printJson(report);
         printLine(`Scanned ${report.scanned} request files in ${report.durationMs} ms; ${report.changed} index fixes.`);
         if (report.timedOut.length) {
-          printLine(`Timed out ${report.timedOut.length} stuck request(s) (processing > ${formatDuration(tracker.options.processingStuckAfterMs)}, no worker holding them): ${report.timedOut.join(", ")}`);
+          printLine(`Timed out ${report.timedOut.length} stuck request(s) (processing > ${formatDuration(reader.options.processingStuckAfterMs)}, no worker holding them): ${report.timedOut.join(", ")}`);
         }
         if (report.removedTempFiles.length) printLine(`Removed ${report.removedTempFiles.length} temp file(s) left by crashed writers.`);
         for (const bad of report.unreadable) printLine(`Unreadable (kept): ${bad.file}: ${bad.reason}`);
       } finally {
-        tracker.close();
+        close();
       }
     });
 }

@@ -9,7 +9,7 @@ export function registerRestore(program: Command): void {
     .summary("Bring a request back from the archive")
     .action(async (requestId: string, _options, command: Command) => {
       stopIfTrackingOff();
-      const request = await withTracker(command, (tracker) => tracker.restore(requestId));
+      const request = await withTracker(command, ({ operator }) => operator.restore(requestId));
       printLine(`Restored ${request.requestId} (${request.state}).`);
     });
 }

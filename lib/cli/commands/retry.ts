@@ -24,7 +24,7 @@ export function registerRetry(program: Command): void {
         // Refused before anything opens, as a wrong flag is: exit 2.
         throw new UsageError((error as Error).message);
       }
-      const { report, ownership } = await withFreshTracker(command, (tracker) => ({ report: tracker.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: tracker.ownership }), requestIds.length ? requestIds : undefined);
+      const { report, ownership } = await withFreshTracker(command, ({ operator }) => ({ report: operator.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }), requestIds.length ? requestIds : undefined);
       if (options.json) {
         printJson(report);
         return requireAllChanged(new Set(requestIds).size, report.retried.length, report.dryRun, "retried");

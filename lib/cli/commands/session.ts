@@ -6,7 +6,8 @@ import { parseSessionSource } from "../../model/sessionSource";
 import { sessionsView } from "../../views/sessionsView";
 import { telemetrySessionFigures } from "../../views/sessionFigures";
 import { telemetrySessionLines, telemetrySessionsOf } from "../../views/telemetrySessionsView";
-import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
+import { COMMAND_STATUSES } from "../../model/commandStatus";
+import type { SessionResult } from "../../types";
 import { sessionSummaryLines } from "../../sessions/summary";
 import { stopIfTrackingOff, trackerFor, trackingIsOff, withLibraryTracker, withTracker } from "../context";
 import { printJson, printLine, printTable } from "../output";
@@ -102,11 +103,11 @@ export function registerSession(program: Command): void {
       stopIfTrackingOff();
       const source = parseSessionSource(options.source);
       if (source && options.file) throw new ReqwatchError("BAD_INPUT", "--source and --file name two different sessions: give one.");
-      const tracker = trackerFor(command);
+      const { reader, upkeep, close } = trackerFor(command);
       try {
-        const now = tracker.options.now();
+        const now = reader.options.now();
         if (source) {
-          const received = telemetrySessionsOf(tracker);
+          const received = telemetrySessionsOf(reader);
           const sessionId = id ?? received.list(now, 1)[0]?.sessionId;
           if (!sessionId) throw new ReqwatchError("NOT_FOUND", "No session was received over OpenTelemetry for this state folder.");
           const view = received.get(sessionId, now);
@@ -117,20 +118,20 @@ export function registerSession(program: Command): void {
         }
         let found = options.file ? readSessionFile(options.file, "external") : null;
         if (!options.file) {
-          if (!id) tracker.sessions.reconcile();
-          const sessionId = id ?? tracker.sessions.current();
+          if (!id) upkeep.refreshSessions();
+          const sessionId = id ?? reader.sessions.current();
           if (!sessionId) {
-            const hint = tracker.ownership.access === "managed" ? "; start one with `reqwatch session start`" : " recorded in this folder";
+            const hint = reader.ownership.access === "managed" ? "; start one with `reqwatch session start`" : " recorded in this folder";
             throw new ReqwatchError("NOT_FOUND", `There is no current session${hint}.`);
           }
-          found = tracker.sessions.get(sessionId);
+          found = reader.sessions.get(sessionId);
           if (!found) throw new ReqwatchError("NOT_FOUND", `Session ${sessionId} does not exist.`);
         }
         if (!found) throw new ReqwatchError("NOT_FOUND", "The session file does not exist.");
         if (options.json) return printJson(found);
-        for (const line of sessionSummaryLines(found, now, tracker.options.sessionExpiryMs)) printLine(line);
+        for (const line of sessionSummaryLines(found, now, reader.options.sessionExpiryMs)) printLine(line);
       } finally {
-        tracker.close();
+        close();
       }
     });
 
@@ -143,10 +144,10 @@ export function registerSession(program: Command): void {
       // With tracking off the list is empty, as every list is: no store is looked at.
       const rows = trackingIsOff()
         ? []
-        : await withTracker(command, (tracker) => {
+        : await withTracker(command, ({ reader, upkeep }) => {
             // Sessions another process recorded since the index last looked.
-            tracker.sessions.reconcile();
-            return sessionsView(tracker, telemetrySessionsOf(tracker));
+            upkeep.refreshSessions();
+            return sessionsView(reader, telemetrySessionsOf(reader));
           });
       if (options.json) return printJson(rows);
       printTable(

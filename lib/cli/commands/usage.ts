@@ -64,7 +64,7 @@ export function registerUsage(program: Command): void {
         : settings.dir
           ? asUsage(() => usageLedgerAt(settings, ""))
           : fs.existsSync(resolveStateDirPath(stateDir))
-            ? await withTracker(command, (tracker) => usageLedgerFile(tracker.stateDir.storeDir))
+            ? await withTracker(command, ({ reader }) => usageLedgerFile(reader.stateDir.storeDir))
             : usageLedgerFile(path.join(defaultCacheDir(), "usage"));
       const report = await reportUsage({ ledgerFile, folders: usageFolders(settings), query, agent: options.agent });
       if (options.json) return printJson(report);

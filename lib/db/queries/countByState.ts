@@ -1,4 +1,5 @@
 import { STATES, type State } from "../../model/states";
+import { assertRequestId, assertWorkspace } from "../../model/ids";
 import type { IndexDb } from "../openIndex";
 import { statement } from "../statements";
 
@@ -6,6 +7,8 @@ export type StateCounts = Record<State, number>;
 
 /** A count for every state, zeros included, so callers never special-case a missing key. */
 export function countByState(db: IndexDb, filters: { workspace?: string; sessionId?: string } = {}): StateCounts {
+  if (filters.workspace !== undefined) assertWorkspace(filters.workspace);
+  if (filters.sessionId !== undefined) assertRequestId(filters.sessionId);
   const counts = Object.fromEntries(STATES.map((state) => [state, 0])) as StateCounts;
   const rows = (
     filters.sessionId !== undefined

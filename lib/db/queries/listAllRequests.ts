@@ -1,7 +1,8 @@
 import { LOCK_TIMEOUT_MS, type IndexDb } from "../openIndex";
 import type { ResolvedListFilters } from "../../model/listFilters";
 import { openDatabase } from "../../sqlite/openDatabase";
-import { listRequests, type RequestSummary } from "./listRequests";
+import { listRequests } from "./listRequests";
+import type { RequestSummary } from "../../types";
 
 /**
  * Every page a filter matches, all read in one read transaction on a connection of its own: WAL

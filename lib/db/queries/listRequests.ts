@@ -1,35 +1,10 @@
 import { decodeCursor, encodeCursor } from "../../model/cursor";
 import type { ResolvedListFilters } from "../../model/listFilters";
-import type { State } from "../../model/states";
 import type { IndexDb } from "../openIndex";
 import { backfillText, searchQuery } from "../requestText";
 import { statement } from "../statements";
 import { filterConditions, type FilterTarget } from "../../sqlite/listFilterSql";
-
-/** One row of a list: the indexed columns, not the whole document (prompts and outputs stay out). */
-export interface RequestSummary {
-  requestId: string;
-  workspace: string;
-  sessionId: string | null;
-  /** As the file has it: a gateway's chat ids are numbers. */
-  chatId: string | number | null;
-  state: State;
-  previousState: State | null;
-  createdAt: number;
-  lastUpdatedAt: number;
-  /** When the request entered its current state. */
-  stateSince: number;
-  attempt: number | null;
-  model: string | null;
-  tokens: number | null;
-  version: number;
-}
-
-export interface RequestPage {
-  items: RequestSummary[];
-  /** Pass back as `cursor` for the next page; null on the last page. */
-  nextCursor: string | null;
-}
+import type { RequestSummary, RequestPage } from "../../types";
 
 const COLUMN = { updatedAt: "updated_at", createdAt: "created_at" } as const;
 

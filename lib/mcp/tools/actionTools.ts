@@ -3,7 +3,7 @@ import { ReqwatchError } from "../../model/errors";
 import { parseDuration } from "../../model/duration";
 import { filterFields } from "../../model/listFilters";
 import type { State } from "../../model/states";
-import type { TrackerService } from "../../tracker";
+import type { Operator } from "../../roles/operator";
 import { ids, type McpTool, type ToolContext } from "../mcpTool";
 
 /** Who the audit log and the requests' histories name for what an agent did through this server. */
@@ -12,7 +12,7 @@ const MCP_ACTOR = "mcp";
 const CONFIRM = "Leave out (or false) for the dry run; true, with the dryRunId the dry run returned and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
 
 /** Retry and cancel (the dashboard's audited bulk actions: a dry run, then a run bound to it), and cleanup's dry run. */
-export function actionTools({ tracker }: ToolContext): McpTool[] {
+export function actionTools({ operator }: ToolContext): McpTool[] {
   return [
     {
       name: "retry_requests",
@@ -28,7 +28,7 @@ export function actionTools({ tracker }: ToolContext): McpTool[] {
       annotations: { destructiveHint: false, idempotentHint: true },
       run: async ({ ids: chosen, states, workspace, confirm, dryRunId }: { ids?: string[]; states?: State[]; workspace?: string; confirm?: boolean; dryRunId?: string }) => {
         const filter = states || workspace !== undefined ? { states, ...(workspace !== undefined && { workspace }) } : undefined;
-        return act(tracker, { kind: "retry", ids: chosen, filter }, confirm, dryRunId);
+        return act(operator, { kind: "retry", ids: chosen, filter }, confirm, dryRunId);
       },
     },
     {
@@ -37,7 +37,7 @@ export function actionTools({ tracker }: ToolContext): McpTool[] {
       description: `Cancel created, queued or processing requests: they go to failed with reason cancelled, and a worker's late result is dropped. ${CONFIRM} Audited as by mcp.`,
       inputSchema: { ids, confirm: z.boolean().optional(), dryRunId: z.string().optional().describe("the id the dry run returned (required with confirm)") },
       annotations: { destructiveHint: true },
-      run: ({ ids: chosen, confirm, dryRunId }: { ids: string[]; confirm?: boolean; dryRunId?: string }) => act(tracker, { kind: "cancel", ids: chosen }, confirm, dryRunId),
+      run: ({ ids: chosen, confirm, dryRunId }: { ids: string[]; confirm?: boolean; dryRunId?: string }) => act(operator, { kind: "cancel", ids: chosen }, confirm, dryRunId),
     },
     {
       name: "cleanup_dry_run",
@@ -47,25 +47,25 @@ export function actionTools({ tracker }: ToolContext): McpTool[] {
       inputSchema: { olderThan: z.string().describe("not updated for this long: 24h, 7d"), states: z.array(filterFields.state).optional() },
       annotations: { readOnlyHint: true },
       run: ({ olderThan, states }: { olderThan: string; states?: State[] }) => {
-        const report = tracker.cleanup({ dryRun: true, olderThanMs: parseDuration(olderThan, "olderThan"), ...(states && { states }) });
+        const report = operator.cleanup({ dryRun: true, olderThanMs: parseDuration(olderThan, "olderThan"), ...(states && { states }) });
         return { matched: report.matched, byState: report.byState, cutoff: new Date(report.cutoff).toISOString(), firstIds: report.ids.slice(0, 20) };
       },
     },
   ];
 }
 
-type ActionInput = Parameters<TrackerService["actions"]["dryRun"]>[0];
+type ActionInput = Parameters<Operator["actions"]["dryRun"]>[0];
 
 /**
  * The dry run, or (confirmed) the run bound to it, as the dashboard's audited action by `mcp`. The
  * dry run is kept in the index, so a client that starts a server per call confirms it in another.
  */
-async function act(tracker: TrackerService, input: ActionInput, confirm: boolean | undefined, dryRunId: string | undefined) {
+async function act(operator: Operator, input: ActionInput, confirm: boolean | undefined, dryRunId: string | undefined) {
   if (!confirm) {
-    const dryRun = tracker.actions.dryRun(input);
+    const dryRun = operator.actions.dryRun(input);
     return { dryRun: true, ...dryRun, next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and dryRunId: "${dryRun.dryRunId}".` };
   }
   if (!dryRunId) throw new ReqwatchError("BAD_INPUT", "confirm needs a dryRunId: call without confirm first, check what it would change, then confirm with the dryRunId it returned.");
-  const entry = await tracker.actions.run({ ...input, dryRunId }, { by: MCP_ACTOR });
+  const entry = await operator.actions.run({ ...input, dryRunId }, { by: MCP_ACTOR });
   return { dryRun: false, entry };
 }

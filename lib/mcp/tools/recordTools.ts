@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { ReqwatchError } from "../../model/errors";
 import { filterFields } from "../../model/listFilters";
-import { COMMAND_STATUSES, type SessionResult } from "../../sessions/sessionTracker";
+import { COMMAND_STATUSES } from "../../model/commandStatus";
+import type { SessionResult } from "../../types";
 import type { McpTool, ToolContext } from "../mcpTool";
 
 function recorded<T>(outcome: SessionResult<T>): T {

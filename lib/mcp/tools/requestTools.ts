@@ -21,12 +21,12 @@ function fail(error: ReqwatchError): never {
 }
 
 /** The read tools over requests: what is stuck, the list, one request, its story; each also reads a source's rows. */
-export function requestTools({ tracker, readable }: ToolContext): McpTool[] {
-  const stuck = () => tracker.stuck();
+export function requestTools({ reader, readable }: ToolContext): McpTool[] {
+  const stuck = () => reader.stuck();
   /** A row of a source this server reads, as its page shows it. */
   const sourceRow = (source: string, id: string) =>
     mustExist(
-      readSourceOnce(readable.resolve(source), (live) => sourceRequestView(live, id, tracker.options.now())),
+      readSourceOnce(readable.resolve(source), (live) => sourceRequestView(live, id, reader.options.now())),
       `${source} has no row ${id} (it may have been trimmed by the retention, or deleted by its owner).`,
     );
   return [
@@ -62,11 +62,11 @@ export function requestTools({ tracker, readable }: ToolContext): McpTool[] {
       },
       annotations: { readOnlyHint: true },
       run: ({ createdWithin, source, ...filters }: ListFilters & { createdWithin?: string; source?: string }) => {
-        const listed = { ...filters, ...(createdWithin !== undefined && { createdFrom: tracker.options.now() - parseDuration(createdWithin, "createdWithin") }) };
-        if (source === undefined) return tracker.list(listed);
+        const listed = { ...filters, ...(createdWithin !== undefined && { createdFrom: reader.options.now() - parseDuration(createdWithin, "createdWithin") }) };
+        if (source === undefined) return reader.list(listed);
         const unfit = (["callbackFailed", "sort"] as const).filter((key) => filters[key] !== undefined);
         if (unfit.length) throw new ReqwatchError("BAD_INPUT", `${unfit.join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks and lists in its id order (order sets which way); nothing was read.`);
-        return readSourceOnce(readable.resolve(source), (live) => sourceRows(live, listed, tracker.options.now()));
+        return readSourceOnce(readable.resolve(source), (live) => sourceRows(live, listed, reader.options.now()));
       },
     },
     {
@@ -78,7 +78,7 @@ export function requestTools({ tracker, readable }: ToolContext): McpTool[] {
       annotations: { readOnlyHint: true },
       run: ({ requestId: id, source }: { requestId: string; source?: string }) => {
         if (source !== undefined) return sourceRow(source, id);
-        const detail = requestDetailView(tracker, id, stuck()) ?? fail(missingRequestError(tracker, id));
+        const detail = requestDetailView(reader, id, stuck()) ?? fail(missingRequestError(reader, id));
         return { request: detail.request, truncated: detail.truncated, stuckReason: detail.stuckReason, actions: detail.actions };
       },
     },
@@ -91,10 +91,10 @@ export function requestTools({ tracker, readable }: ToolContext): McpTool[] {
       annotations: { readOnlyHint: true },
       run: ({ requestId: id, source }: { requestId: string; source?: string }) => {
         if (source !== undefined) {
-          const explanation = explainSourceRequest(sourceRow(source, id), tracker.options.now());
+          const explanation = explainSourceRequest(sourceRow(source, id), reader.options.now());
           return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
         }
-        const explanation = explainRequest(tracker, id, stuck()) ?? fail(missingRequestError(tracker, id));
+        const explanation = explainRequest(reader, id, stuck()) ?? fail(missingRequestError(reader, id));
         return `${explanation.lines.join("\n")}\n\n${displayJson(explanation)}`;
       },
     },

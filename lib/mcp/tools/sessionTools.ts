@@ -14,8 +14,8 @@ function lastTimes(row: { firstSeen: number | null; lastSeen: number | null }) {
 }
 
 /** The sessions: the list, and one's context. */
-export function sessionTools({ tracker }: ToolContext): McpTool[] {
-  const received = () => telemetrySessionsOf(tracker);
+export function sessionTools({ reader }: ToolContext): McpTool[] {
+  const received = () => telemetrySessionsOf(reader);
   return [
     {
       name: "list_sessions",
@@ -25,7 +25,7 @@ export function sessionTools({ tracker }: ToolContext): McpTool[] {
       inputSchema: { limit: z.number().int().min(1).max(1000).optional().describe("sessions to list (default 50)") },
       annotations: { readOnlyHint: true },
       run: ({ limit }: { limit?: number }) => {
-        const rows = sessionsView(tracker, received());
+        const rows = sessionsView(reader, received());
         const shown = rows.slice(0, limit ?? 50);
         return { count: rows.length, sessions: shown.map((row) => ({ ...row, ...lastTimes(row) })) };
       },
@@ -42,7 +42,7 @@ export function sessionTools({ tracker }: ToolContext): McpTool[] {
       annotations: { readOnlyHint: true },
       run: ({ sessionId, source }: { sessionId?: string; source?: (typeof SESSION_SOURCES)[number] }) => {
         if (source) {
-          const now = tracker.options.now();
+          const now = reader.options.now();
           const sessions = received();
           const id = sessionId ?? sessions.list(now, 1)[0]?.sessionId;
           if (!id) return "No session was received over OpenTelemetry for this state folder.";
@@ -50,11 +50,11 @@ export function sessionTools({ tracker }: ToolContext): McpTool[] {
           if (!view) throw new ReqwatchError("NOT_FOUND", `No telemetry received carries session ${id}; list_sessions lists those there are.`);
           return telemetrySessionLines(view, now).join("\n");
         }
-        const id = sessionId ?? tracker.sessions.current();
+        const id = sessionId ?? reader.sessions.current();
         if (!id) return "No current session: none was updated within the expiry. Recording a command starts one.";
-        const session = tracker.sessions.get(id);
+        const session = reader.sessions.get(id);
         if (!session) throw new ReqwatchError("NOT_FOUND", `Session ${id} has no recorded context in the state folder (one received over OpenTelemetry is read with source: "otel"; list_sessions lists both).`);
-        return sessionSummaryLines(session, tracker.options.now(), tracker.options.sessionExpiryMs).join("\n");
+        return sessionSummaryLines(session, reader.options.now(), reader.options.sessionExpiryMs).join("\n");
       },
     },
   ];

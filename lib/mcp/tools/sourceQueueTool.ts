@@ -3,7 +3,7 @@ import { sourceReport } from "../../views/sourceView";
 import { sourceArg, type McpTool, type ToolContext } from "../mcpTool";
 
 /** Another program's queue (or the received telemetry), as `reqwatch source` reports it. */
-export function sourceQueueTool({ tracker, readable }: ToolContext): McpTool {
+export function sourceQueueTool({ reader, readable }: ToolContext): McpTool {
   return (
     {
       name: "source_queue",
@@ -18,7 +18,7 @@ export function sourceQueueTool({ tracker, readable }: ToolContext): McpTool {
         limit: z.number().int().min(1).max(1000).optional().describe("messages to list (default 50)"),
       },
       annotations: { readOnlyHint: true },
-      run: ({ source, all, limit }: { source?: string; all?: boolean; limit?: number }) => sourceReport(readable.resolve(source ?? "claude-mem"), { all, limit: limit ?? 50 }, tracker.options.now()),
+      run: ({ source, all, limit }: { source?: string; all?: boolean; limit?: number }) => sourceReport(readable.resolve(source ?? "claude-mem"), { all, limit: limit ?? 50 }, reader.options.now()),
     }
   );
 }

@@ -1,6 +1,6 @@
 import { assertActionAllowed } from "@/app/_routes/guard";
 import { errorResponse } from "@/app/_routes/respond";
-import { getLastStuck, getTracker } from "@/app/_routes/runtime";
+import { getLastStuck, getOperator, getReader } from "@/app/_routes/runtime";
 import { parseActionInput } from "../actionBody";
 
 export const dynamic = "force-dynamic";
@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request): Promise<Response> {
   try {
     assertActionAllowed(request);
-    return Response.json(getTracker().actions.dryRun(await parseActionInput(request, getTracker().options.now(), getLastStuck())));
+    return Response.json(getOperator().actions.dryRun(await parseActionInput(request, getReader().options.now(), getLastStuck())));
   } catch (error) {
     return errorResponse(error);
   }

@@ -1,6 +1,6 @@
 import { assertActionAllowed } from "@/app/_routes/guard";
 import { errorResponse } from "@/app/_routes/respond";
-import { getTracker } from "@/app/_routes/runtime";
+import { getOperator } from "@/app/_routes/runtime";
 import { parsePauseBody } from "./pauseBody";
 
 export const dynamic = "force-dynamic";
@@ -10,8 +10,8 @@ export async function POST(request: Request, { params }: { params: Promise<{ wor
   try {
     assertActionAllowed(request);
     const [{ workspace }, body] = await Promise.all([params, parsePauseBody(request)]);
-    if (body.action === "pause") return Response.json(getTracker().pause(workspace, { by: "dashboard", ...(body.reason !== undefined && { reason: body.reason }) }));
-    return Response.json({ resumed: getTracker().resume(workspace, { by: "dashboard" }) });
+    if (body.action === "pause") return Response.json(getOperator().pause(workspace, { by: "dashboard", ...(body.reason !== undefined && { reason: body.reason }) }));
+    return Response.json({ resumed: getOperator().resume(workspace, { by: "dashboard" }) });
   } catch (error) {
     return errorResponse(error);
   }

@@ -1,7 +1,7 @@
 import { assertActionAllowed } from "@/app/_routes/guard";
 import { errorResponse } from "@/app/_routes/respond";
 import { startAction } from "@/app/_routes/startAction";
-import { getTracker } from "@/app/_routes/runtime";
+import { getOperator } from "@/app/_routes/runtime";
 import { entryId } from "../entryId";
 
 export const dynamic = "force-dynamic";
@@ -11,7 +11,7 @@ export async function POST(request: Request, { params }: { params: Promise<{ id:
   try {
     assertActionAllowed(request);
     const id = entryId((await params).id);
-    return Response.json({ entry: await startAction((onStart) => getTracker().actions.undo(id, { onStart })) }, { status: 202 });
+    return Response.json({ entry: await startAction((onStart) => getOperator().actions.undo(id, { onStart })) }, { status: 202 });
   } catch (error) {
     return errorResponse(error);
   }

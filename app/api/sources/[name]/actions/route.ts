@@ -13,8 +13,8 @@ export async function POST(request: Request, { params }: { params: Promise<{ nam
     assertActionAllowed(request);
     const { name } = await params;
     const input = parseSourceActionInput(await readJsonBody(request));
-    const { sources, tracker } = getRuntime();
-    return Response.json(actOnSource(sources.get(name), tracker.actions, input, "dashboard"));
+    const { sources, operator } = getRuntime();
+    return Response.json(actOnSource(sources.get(name), operator.actions, input, "dashboard"));
   } catch (error) {
     return errorResponse(error);
   }

@@ -1,6 +1,6 @@
 import { assertActionAllowed } from "@/app/_routes/guard";
 import { errorResponse } from "@/app/_routes/respond";
-import { getTracker } from "@/app/_routes/runtime";
+import { getOperator } from "@/app/_routes/runtime";
 import { entryId } from "../../entryId";
 
 export const dynamic = "force-dynamic";
@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
   try {
     assertActionAllowed(request);
-    return Response.json(getTracker().actions.dryRunUndo(entryId((await params).id)));
+    return Response.json(getOperator().actions.dryRunUndo(entryId((await params).id)));
   } catch (error) {
     return errorResponse(error);
   }

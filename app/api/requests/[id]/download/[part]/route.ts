@@ -1,5 +1,5 @@
 import { errorResponse } from "@/app/_routes/respond";
-import { getTracker } from "@/app/_routes/runtime";
+import { getReader } from "@/app/_routes/runtime";
 import { ReqwatchError } from "@/lib/model/errors";
 import { TEXT_FIELDS, type TextField } from "@/lib/model/requestFormat";
 import { responseOutput } from "@/lib/views/requestsView";
@@ -17,10 +17,10 @@ export async function GET(_request: Request, { params }: { params: Promise<{ id:
     if (part !== "json" && part !== "response-output" && !TEXT_FIELDS.includes(part as TextField)) {
       throw new ReqwatchError("BAD_INPUT", `Download "json", "response-output" or one of ${TEXT_FIELDS.join(", ")}, not "${part}".`);
     }
-    const request = getTracker().get(id);
+    const request = getReader().get(id);
     if (!request) throw new ReqwatchError("NOT_FOUND", `Request ${id} does not exist (it may have been cleaned up).`);
     const json = part === "json";
-    const body = json ? JSON.stringify(request, null, 2) : part === "response-output" ? (responseOutput(getTracker(), request) ?? "") : (request[part as TextField] ?? "");
+    const body = json ? JSON.stringify(request, null, 2) : part === "response-output" ? (responseOutput(getReader(), request) ?? "") : (request[part as TextField] ?? "");
     return new Response(body, {
       headers: {
         "content-type": json ? "application/json; charset=utf-8" : "text/plain; charset=utf-8",
