@@ -171,6 +171,16 @@ describe("OpenInference's Anthropic instrumentation (captured)", () => {
   it("a call its caller aborted: the SDK's APIUserAbortError on OpenInference's span says so plainly, over the SDK's own span that only stopped", () => {
     expect(lifecyclesAfter(fixture("aborted"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." })]);
   });
+
+  it("the same abort whichever of its two spans ended first: the SDK's own span that only stopped never hides the abort OpenInference's span around it says", () => {
+    // On a busy machine the SDK's span can end a moment after OpenInference's around it.
+    const [told] = fixture("aborted");
+    const body = JSON.parse(told!.body.toString()) as { resourceSpans: { scopeSpans: { scope: { name: string }; spans: { endTimeUnixNano: string }[] }[] }[] };
+    const spanOf = (scope: string) => body.resourceSpans.flatMap((resource) => resource.scopeSpans).find((scoped) => scoped.scope.name === scope)!.spans[0]!;
+    const outer = spanOf("@arizeai/openinference-instrumentation-anthropic");
+    spanOf("com.anthropic.sdk.typescript").endTimeUnixNano = String(BigInt(outer.endTimeUnixNano) + 2_000_000n);
+    expect(lifecyclesAfter([{ ...told!, body: Buffer.from(JSON.stringify(body)) }])).toEqual([expect.objectContaining({ state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." })]);
+  });
 });
 
 describe("usage", () => {

@@ -2,7 +2,10 @@ import type { CallCosts } from "../../model/money";
 import type { State } from "../../model/states";
 import { estimateCostUsd } from "../prices";
 import type { Facts, LifecycleKind, Part, PartFields } from "./changes";
-import { stoppedMidAnswer } from "./stoppedCalls";
+import { stoppedMidAnswer, UNFINISHED_CALL } from "./stoppedCalls";
+
+/** An error that only guesses why a call stopped (its span ended with no answer and no error). */
+const guessed = (error: unknown) => error === UNFINISHED_CALL;
 
 /** What a set of model calls used: a lifecycle's, and the store's sums over many (store/queries/callSums.ts). */
 export interface UsageSums extends CallCosts {
@@ -112,6 +115,8 @@ function endOutranks(facts: Facts, step: Place, end: NonNullable<Tally["end"]>):
   const enclosing = facts.enclosing === true;
   if (enclosing !== (end.enclosing === true)) return enclosing;
   if (enclosing && facts.startedAt !== undefined && end.startedAt !== undefined && facts.startedAt !== end.startedAt) return facts.startedAt < end.startedAt;
+  // A span that only stopped says less than one that says why (an SDK's own span inside the instrumentation's, ending a moment later).
+  if (facts.failed && end.failed && guessed(facts.error) !== guessed(end.error)) return guessed(end.error);
   return facts.endedAt! > end.endedAt || (facts.endedAt === end.endedAt && after(step, end));
 }
 
@@ -156,9 +161,10 @@ function attemptsOf(outcomes: Tally["attemptOutcomes"]): { most: number; latestF
   return { most, latestFailed: ordered.at(-1)?.failed === true };
 }
 
-/** What is known of a call or tool use once `part` is added to what was: a value once known stays, a later one wins. */
+/** What is known of a call or tool use once `part` is added to what was: a value once known stays, a later one wins (but a guess never replaces a known error). */
 export function mergePart(known: Part | undefined, part: Part): Part {
-  const merged = known ? { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields } } : part;
+  const keptError = known && guessed(part.fields.error) && typeof known.fields.error === "string" && !guessed(known.fields.error) ? { error: known.fields.error } : {};
+  const merged = known ? { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields, ...keptError } } : part;
   return merged.kind === "call" ? priced(merged) : merged;
 }
 
