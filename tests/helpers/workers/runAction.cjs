@@ -1,7 +1,7 @@
 // Runs one bulk action the way the dashboard's server does (default chunking), or one run of the
 // monitor's retention (its paced steps), printing the audit entry's id when it starts; the test
 // kills the process at some point during it.
-const { openTracker } = require("../../../dist/index.cjs");
+const { openTrackerService: openTracker } = require("../../../dist/internal.cjs");
 
 const [stateDir, kind] = process.argv.slice(2);
 if (kind === "retention") {
