@@ -153,6 +153,8 @@ export class UsageLedger {
   /** Calls to insert (null: replaced by a later copy before it was), in the table's column order; where each call naming itself waits. */
   private pending: (unknown[] | null)[] = [];
   private readonly pendingAt = new Map<string, number>();
+  /** During a first build that found the ledger empty under its lock: no file has a row yet but those it adds. */
+  private emptyBuild = false;
 
   /** `file`: the ledger's file, made when missing (its folder too); null: kept in memory only (tracking off). */
   constructor(file: string | null) {
@@ -173,7 +175,7 @@ export class UsageLedger {
     })();
     this.statements = {
       file: this.db.prepare("SELECT * FROM usage_files WHERE path = ?"),
-      addFile: this.db.prepare("INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, 0, 0, @state, 0, 0, 0) RETURNING *"),
+      addFile: this.db.prepare("INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, @offset, @skipping, @state, @lines, @malformed, @oversized) ON CONFLICT (path) DO NOTHING RETURNING id"),
       forget: this.db.prepare("DELETE FROM usage_calls WHERE file = ?"),
       keepFile: this.db.prepare("UPDATE usage_files SET dev = @dev, ino = @ino, offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id"),
       sameCalls: this.db.prepare(
@@ -194,13 +196,26 @@ export class UsageLedger {
    * threads (each file read whole by one) while this thread keeps what they send, one transaction a file.
    */
   async update(folders: UsageFolders, bounds: LineBounds = LINE_BOUNDS): Promise<void> {
+    const readers: Worker[] = [];
+    try {
+      await this.updateWith(readers, folders, bounds);
+    } finally {
+      // Those not used (one big file), or stopped by an error: none is left waiting.
+      for (const worker of readers) void worker.terminate();
+    }
+  }
+
+  private async updateWith(readers: Worker[], folders: UsageFolders, bounds: LineBounds): Promise<void> {
     const jobs: UsageJob[] = [];
     let bytes = 0;
+    const empty = this.statements.anyFile.get() === undefined;
+    // A first report's reader threads start once the files listed are worth them: they load while the rest is listed.
+    const threaded = fs.existsSync(readerThreadFile());
     for (const agent of USAGE_AGENTS) {
       const folder = folders[agent];
       if (!folder) continue;
       for (const file of transcriptsOf(folder, USAGE_READERS[agent].files)) {
-        const known = this.statements.file.get(file) as FileRow | undefined;
+        const known = empty ? undefined : (this.statements.file.get(file) as FileRow | undefined);
         let stat: fs.Stats;
         try {
           stat = fs.lstatSync(file);
@@ -211,19 +226,21 @@ export class UsageLedger {
         if (known && known.dev === stat.dev && known.ino === stat.ino && known.offset === stat.size) continue;
         bytes += stat.size - (known?.offset ?? 0);
         jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null, bytes: stat.size - (known?.offset ?? 0) });
+        if (empty && threaded && readers.length === 0 && bytes >= THREADS_FROM_BYTES) readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
       }
     }
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
     const firstBuild = jobs.length > 0 && this.statements.anyFile.get() === undefined;
     try {
       if (firstBuild) this.beginFirstBuild();
-      if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !fs.existsSync(readerThreadFile())) {
+      if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !threaded) {
         for (const job of jobs) this.keepReads([readUsageFile(job, bounds)]);
       } else {
         // The biggest first, each taken by the first thread free: the threads end together, however the files' costs differ.
         jobs.sort((a, b) => b.bytes - a.bytes);
         const next = new Int32Array(new SharedArrayBuffer(4));
-        await Promise.all(Array.from({ length: READER_THREADS }, () => this.readOnThread(jobs, next)));
+        if (readers.length === 0) readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
+        await Promise.all(readers.map((worker) => this.readOnThread(worker, jobs, next)));
       }
       if (firstBuild) this.endFirstBuild();
     } catch (error) {
@@ -231,6 +248,7 @@ export class UsageLedger {
       throw error;
     } finally {
       this.keptThisUpdate = null;
+      this.emptyBuild = false;
     }
   }
 
@@ -244,7 +262,8 @@ export class UsageLedger {
     this.db.exec("BEGIN IMMEDIATE");
     // Another report may have built it while this one waited for the lock: then what it holds is looked up as usual.
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
-    if (this.statements.anyFile.get() === undefined) this.db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
+    this.emptyBuild = this.statements.anyFile.get() === undefined;
+    if (this.emptyBuild) this.db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
   }
 
   private endFirstBuild(): void {
@@ -253,9 +272,9 @@ export class UsageLedger {
   }
 
   /** A reader thread reading the jobs `next` points to (each thread moves it on as it takes one). */
-  private readOnThread(jobs: UsageJob[], next: Int32Array): Promise<void> {
+  private readOnThread(worker: Worker, jobs: UsageJob[], next: Int32Array): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(/*turbopackIgnore: true*/ readerThreadFile(), { workerData: { jobs, next } satisfies ReaderThreadData });
+      worker.postMessage({ jobs, next } satisfies ReaderThreadData);
       let done = false;
       // Kept a few files at a time: a transaction each would cost more than the thread saves.
       let reads: (UsageFileRead | null)[] = [];
@@ -303,9 +322,12 @@ export class UsageLedger {
 
   private keepRead(read: UsageFileRead): void {
     const { job, position } = read;
-    const now = this.statements.file.get(job.path) as FileRow | undefined;
+    const now = this.emptyBuild ? undefined : (this.statements.file.get(job.path) as FileRow | undefined);
     if (job.from ? !now || now.offset !== job.from.offset || now.ino !== job.from.ino : now !== undefined) return;
-    const row = now ?? (this.statements.addFile.get({ path: job.path, agent: job.agent, dev: position.dev, ino: position.ino, state: position.state }) as FileRow);
+    const at = { dev: position.dev, ino: position.ino, offset: position.offset, skipping: position.skipping ? 1 : 0, state: position.state };
+    // A new file's row is written whole at once; none when a row for its path came first (the same file listed twice): that stands.
+    const row = now ?? (this.statements.addFile.get({ ...at, path: job.path, agent: job.agent, lines: read.lines, malformed: read.malformed, oversized: read.oversized }) as { id: number } | undefined);
+    if (!row) return;
     if (now && read.restarted) this.statements.forget.run(row.id);
     // The calls already kept that this file's lines tell of again, looked up at once (all known here when the ledger held none before this update).
     const keys = this.keptThisUpdate ? [] : read.calls.flatMap(({ call }) => (call.dedupe ? [hashOf(call.dedupe.key)] : []));
@@ -313,8 +335,9 @@ export class UsageLedger {
     // Found by their hash, told apart by their key (two keys of one hash are two calls).
     const kept = this.keptThisUpdate ?? new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
     for (const { line, call } of read.calls) this.keep(job.agent, { id: row.id, path: job.path }, line, call, kept);
-    const before = read.restarted || !now ? { lines: 0, malformed: 0, oversized: 0 } : now;
-    this.statements.keepFile.run({ id: row.id, dev: position.dev, ino: position.ino, offset: position.offset, skipping: position.skipping ? 1 : 0, state: position.state, lines: before.lines + read.lines, malformed: before.malformed + read.malformed, oversized: before.oversized + read.oversized });
+    if (!now) return;
+    const before = read.restarted ? { lines: 0, malformed: 0, oversized: 0 } : now;
+    this.statements.keepFile.run({ ...at, id: row.id, lines: before.lines + read.lines, malformed: before.malformed + read.malformed, oversized: before.oversized + read.oversized });
   }
 
   /** One call kept, unless it is a call already kept that its agent wrote again (then the rule its reader names picks one). */
