@@ -7,8 +7,8 @@ import { Worker } from "node:worker_threads";
 import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
 import { PRICE_TABLE } from "../../model/money";
 import { estimateCostUsd } from "../prices";
-import { readUsageFile, type ReaderThreadData, type UsageFileRead, type UsageJob } from "./readUsageFile";
-import { replaces, tokensOf, USAGE_AGENTS, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
+import { CALL_COLUMNS, readUsageFile, type CallRow, type ReaderThreadData, type UsageFileRead, type UsageJob } from "./readUsageFile";
+import { replaces, USAGE_AGENTS, USAGE_READERS, type UsageAgent } from "./usageLines";
 
 /**
  * The usage ledger (`usage.db`, beside telemetry.db in the state folder's store folder): each model
@@ -104,18 +104,9 @@ const THREADS_FROM_BYTES = 64 * 1024 * 1024;
 /** A call's values, and how many calls one statement inserts. */
 const CALL_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-/** A key's hash, 53 bits (two FNV-1a of it): the index finds a call by it, and the key itself says whether it is the one. */
-function hashOf(key: string): number {
-  let a = 0x811c9dc5;
-  let b = 0x050c5d1f;
-  for (let i = 0; i < key.length; i++) {
-    const code = key.charCodeAt(i);
-    a = Math.imul(a ^ code, 0x01000193);
-    b = Math.imul(b ^ code, 0x01000193) ^ (b >>> 15);
-  }
-  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
-}
 const ROWS_AT_ONCE = 64;
+/** Where a call's row holds its key's hash. */
+const DEDUPE_HASH = 15;
 /** Files a reader thread read, kept in one transaction. */
 const KEPT_TOGETHER = 100;
 /** The reader thread's script, beside the bundle this runs from (dist/); absent when the sources run directly: this thread reads. */
@@ -150,8 +141,8 @@ export class UsageLedger {
   private readonly statements;
   /** During an update of a ledger that held no call naming itself, every one kept since: no copy can be elsewhere. */
   private keptThisUpdate: Map<string, KeptCall> | null = null;
-  /** Calls to insert (null: replaced by a later copy before it was), in the table's column order; where each call naming itself waits. */
-  private pending: (unknown[] | null)[] = [];
+  /** Calls to insert (null: replaced by a later copy before it was); where each call naming itself waits. */
+  private pending: (CallRow | null)[] = [];
   private readonly pendingAt = new Map<string, number>();
   /** During a first build that found the ledger empty under its lock: no file has a row yet but those it adds. */
   private emptyBuild = false;
@@ -313,9 +304,15 @@ export class UsageLedger {
   /** The calls kept so far, inserted: many rows a statement (a big first read inserts tens of thousands). */
   private flush(): void {
     const rows = this.pending.filter((row) => row !== null);
+    // Each row's columns, without the rule between copies that ends it.
+    const values = (from: number, to: number) => {
+      const out: unknown[] = [];
+      for (let r = from; r < to; r++) for (let c = 0; c < CALL_COLUMNS; c++) out.push(rows[r]![c]);
+      return out;
+    };
     let i = 0;
-    for (; i + ROWS_AT_ONCE <= rows.length; i += ROWS_AT_ONCE) this.statements.addMany.run(rows.slice(i, i + ROWS_AT_ONCE).flat());
-    for (; i < rows.length; i++) this.statements.add.run(rows[i]!);
+    for (; i + ROWS_AT_ONCE <= rows.length; i += ROWS_AT_ONCE) this.statements.addMany.run(values(i, i + ROWS_AT_ONCE));
+    for (; i < rows.length; i++) this.statements.add.run(values(i, i + 1));
     this.pending = [];
     this.pendingAt.clear();
   }
@@ -330,41 +327,39 @@ export class UsageLedger {
     if (!row) return;
     if (now && read.restarted) this.statements.forget.run(row.id);
     // The calls already kept that this file's lines tell of again, looked up at once (all known here when the ledger held none before this update).
-    const keys = this.keptThisUpdate ? [] : read.calls.flatMap(({ call }) => (call.dedupe ? [hashOf(call.dedupe.key)] : []));
+    const keys = this.keptThisUpdate ? [] : read.calls.flatMap((call) => (call[DEDUPE_HASH] === null ? [] : [call[DEDUPE_HASH]]));
     if (keys.length > 0) this.flush();
     // Found by their hash, told apart by their key (two keys of one hash are two calls).
     const kept = this.keptThisUpdate ?? new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
-    for (const { line, call } of read.calls) this.keep(job.agent, { id: row.id, path: job.path }, line, call, kept);
+    for (const call of read.calls) this.keep({ id: row.id, path: job.path }, call, kept);
     if (!now) return;
     const before = read.restarted ? { lines: 0, malformed: 0, oversized: 0 } : now;
     this.statements.keepFile.run({ ...at, id: row.id, lines: before.lines + read.lines, malformed: before.malformed + read.malformed, oversized: before.oversized + read.oversized });
   }
 
   /** One call kept, unless it is a call already kept that its agent wrote again (then the rule its reader names picks one). */
-  private keep(agent: UsageAgent, file: { id: number; path: string }, line: number, call: UsageCall, keptCalls: Map<string, KeptCall>): void {
-    const nothing = call.input + call.output + call.cacheRead + call.cacheWrite + call.extra === 0;
+  private keep(file: { id: number; path: string }, call: CallRow, keptCalls: Map<string, KeptCall>): void {
+    const [, line, , , , , model, input, output, cacheRead, cacheWrite, extra, agentCost, , key, , sidechain, rule] = call;
     // A line with no tokens and no cost (Claude Code's <synthetic> error: no call was made) counts nowhere.
-    if (nothing && !call.agentCostUsd) return;
-    const { dedupe } = call;
-    if (dedupe) {
-      const kept = keptCalls.get(dedupe.key);
-      const total = tokensOf(call);
-      const sidechain = dedupe.sidechain ? 1 : 0;
+    if (input + output + cacheRead + cacheWrite + extra === 0 && !agentCost) return;
+    if (key !== null && rule !== null) {
+      const kept = keptCalls.get(key);
+      const total = input + output + cacheRead + cacheWrite;
       if (kept) {
-        if (!replaces(dedupe.keep, { path: file.path, line, sidechain: dedupe.sidechain, total }, { ...kept, sidechain: kept.sidechain === 1 })) return;
-        const waiting = this.pendingAt.get(dedupe.key);
+        if (!replaces(rule, { path: file.path, line, sidechain: sidechain === 1, total }, { ...kept, sidechain: kept.sidechain === 1 })) return;
+        const waiting = this.pendingAt.get(key);
         if (waiting !== undefined) this.pending[waiting] = null;
         else this.statements.drop.run(kept.file, kept.line);
       }
-      keptCalls.set(dedupe.key, { key: dedupe.key, file: file.id, line, sidechain, total, path: file.path });
-      this.pendingAt.set(dedupe.key, this.pending.length);
+      keptCalls.set(key, { key, file: file.id, line, sidechain, total, path: file.path });
+      this.pendingAt.set(key, this.pending.length);
     }
-    const estimated = call.agentCostUsd === undefined ? estimateCostUsd({ model: call.model ?? undefined, inputTokens: call.input, outputTokens: call.output + call.extra, cacheReadTokens: call.cacheRead, cacheWriteTokens: call.cacheWrite }) : null;
     // With tokens and no model known to the table, its cost is unknown, never $0.
-    const cost = call.agentCostUsd ?? estimated;
-    // In the table's column order (positional: named values cost a third of a big first read).
-    const costBy = call.agentCostUsd !== undefined ? "agent" : cost === null ? null : "table";
-    this.pending.push([file.id, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, cost, costBy, dedupe?.key ?? null, dedupe ? hashOf(dedupe.key) : null, dedupe?.sidechain ? 1 : 0]);
+    const cost = agentCost ?? estimateCostUsd({ model: model ?? undefined, inputTokens: input, outputTokens: output + extra, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite });
+    call[0] = file.id;
+    call[12] = cost;
+    call[13] = agentCost !== null ? "agent" : cost === null ? null : "table";
+    this.pending.push(call);
   }
 
   /**
