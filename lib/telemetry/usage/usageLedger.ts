@@ -98,8 +98,11 @@ export interface SlotRow {
 
 export const SLOT_MS = 15 * 60_000;
 
-/** Reader threads for a big read (the files are parsed there, kept here), and how much to read before they pay for their start. */
-const READER_THREADS = 2;
+/**
+ * Reader threads for a big read, beside this thread, which reads files too between keeping what they
+ * send (on two cores, one thread more would only share them); and how much to read before one pays for its start.
+ */
+const READER_THREADS = 1;
 const THREADS_FROM_BYTES = 64 * 1024 * 1024;
 /** A call's values, and how many calls one statement inserts. */
 const CALL_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
@@ -183,8 +186,8 @@ export class UsageLedger {
   }
 
   /**
-   * Read what each agent's files gained since the last update. A big read is shared by reader
-   * threads (each file read whole by one) while this thread keeps what they send, one transaction a file.
+   * Read what each agent's files gained since the last update. A big read is shared by a reader
+   * thread and this one (each file read whole by one), which keeps what both read, a few files a transaction.
    */
   async update(folders: UsageFolders, bounds: LineBounds = LINE_BOUNDS): Promise<void> {
     const readers: Worker[] = [];
@@ -231,7 +234,7 @@ export class UsageLedger {
         jobs.sort((a, b) => b.bytes - a.bytes);
         const next = new Int32Array(new SharedArrayBuffer(4));
         if (readers.length === 0) readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
-        await Promise.all(readers.map((worker) => this.readOnThread(worker, jobs, next)));
+        await Promise.all([...readers.map((worker) => this.readOnThread(worker, jobs, next)), this.readHere(jobs, next, bounds)]);
       }
       if (firstBuild) this.endFirstBuild();
     } catch (error) {
@@ -262,6 +265,20 @@ export class UsageLedger {
     this.db.exec("COMMIT");
   }
 
+  /** This thread reading the jobs `next` points to, like a reader thread, a file at a time: what the threads send is kept in between. */
+  private async readHere(jobs: UsageJob[], next: Int32Array, bounds: LineBounds): Promise<void> {
+    let reads: (UsageFileRead | null)[] = [];
+    for (let i = Atomics.add(next, 0, 1); i < jobs.length; i = Atomics.add(next, 0, 1)) {
+      reads.push(readUsageFile(jobs[i]!, bounds));
+      if (reads.length >= KEPT_TOGETHER) {
+        this.keepReads(reads);
+        reads = [];
+      }
+      await new Promise(setImmediate);
+    }
+    this.keepReads(reads);
+  }
+
   /** A reader thread reading the jobs `next` points to (each thread moves it on as it takes one). */
   private readOnThread(worker: Worker, jobs: UsageJob[], next: Int32Array): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -269,9 +286,9 @@ export class UsageLedger {
       let done = false;
       // Kept a few files at a time: a transaction each would cost more than the thread saves.
       let reads: (UsageFileRead | null)[] = [];
-      worker.on("message", (message: UsageFileRead | null | "done") => {
+      worker.on("message", (message: (UsageFileRead | null)[] | "done") => {
         try {
-          if (message !== "done") reads.push(message);
+          if (message !== "done") reads.push(...message);
           if (message !== "done" && reads.length < KEPT_TOGETHER) return;
           this.keepReads(reads);
           reads = [];
