@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../sqlite/openDatabase";
@@ -100,9 +101,10 @@ export const SLOT_MS = 15 * 60_000;
 
 /**
  * Reader threads for a big read, beside this thread, which reads files too between keeping what they
- * send (on two cores, one thread more would only share them); and how much to read before one pays for its start.
+ * send: one a core but this thread's (on two cores, one; a thread more would only share them, and its
+ * start and messages cost CPU); and how much to read before one pays for its start.
  */
-const READER_THREADS = 1;
+const READER_THREADS = Math.max(1, os.availableParallelism() - 1);
 const THREADS_FROM_BYTES = 64 * 1024 * 1024;
 /** A call's values, and how many calls one statement inserts. */
 const CALL_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
