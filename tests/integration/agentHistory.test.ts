@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -13,7 +13,9 @@ import { codexFiles } from "../../lib/telemetry/agentFiles/codexFiles";
 import { geminiFiles } from "../../lib/telemetry/agentFiles/geminiFiles";
 import { storeUsage } from "../../lib/telemetry/store/queries/usage";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
+import { BIN } from "../helpers/cli";
 import { installedCcusage } from "../helpers/clients";
+import { eventually } from "../helpers/processes";
 
 // The bench's generated history of the three agents' files (bench/agentHistory.mjs) read by the
 // real ccusage and by reqwatch's own followers: every agent and model it wrote is reported, with the
@@ -106,4 +108,35 @@ describe("the generated agent history", () => {
     const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
     expect(read).toEqual(written);
   });
+});
+
+describe("a history more than one thread reads for `reqwatch usage`", () => {
+  let big: AgentHistory;
+  const stateDir = () => path.join(parent, "big-state");
+  // The ledger in the state folder's telemetry folder, as the bench keeps it; nothing else of the machine's.
+  const env = () => ({ PATH: process.env.PATH, HOME: big.home, TZ: "UTC", REQWATCH_STATE_DIR: stateDir(), REQWATCH_TELEMETRY_DIR: path.join(stateDir(), "telemetry") }) as Record<string, string | undefined> as NodeJS.ProcessEnv;
+  const usageByModel = () => {
+    const result = spawnSync(process.execPath, [BIN, "usage", "--by", "model", "--json"], { env: env(), encoding: "utf8", maxBuffer: 64 << 20 });
+    expect(result.stderr).toBe("");
+    const report = JSON.parse(result.stdout) as { rows: { period: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }[] };
+    return Object.fromEntries(report.rows.map((row) => [row.period, { input: row.inputTokens, output: row.outputTokens, cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens }]));
+  };
+
+  beforeAll(() => {
+    // Past 64 MB, a first report reads on two threads, started while it still lists the files.
+    big = writeAgentHistory(path.join(parent, "big"), { bytes: 70e6, variant: 8, now: NOW });
+  }, 600_000);
+
+  it("reports the tokens the files say, each model's, after a first report killed part way and in a later one", async () => {
+    const first = spawn(process.execPath, [BIN, "usage", "--by", "day", "--json"], { env: env(), stdio: "ignore" });
+    const ended = new Promise((resolve) => first.once("exit", resolve));
+    // Killed once its ledger is there (it is being written), unless it ended first: the next report reads the files again or goes on.
+    await eventually(() => (fs.existsSync(path.join(stateDir(), "telemetry", "usage.db")) || first.exitCode !== null ? true : undefined), 60_000);
+    first.kill("SIGKILL");
+    await ended;
+    const written = Object.fromEntries(Object.entries(big.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
+    expect(usageByModel()).toEqual(written);
+    // The ledger kept: read again from it, the same.
+    expect(usageByModel()).toEqual(written);
+  }, 120_000);
 });

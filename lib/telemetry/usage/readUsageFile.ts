@@ -28,6 +28,46 @@ export interface ReaderThreadData {
   next: Int32Array;
 }
 
+/**
+ * A call as the ledger keeps it: usage_calls' columns in their order (./usageLedger.ts), its file's id
+ * (0 here) and its cost (the agent's, or null) for the ledger to fill, then the rule between its
+ * copies. A reader thread sends arrays of these: cheaper to send and to keep than objects.
+ */
+export type CallRow = [
+  file: number,
+  line: number,
+  agent: UsageAgent,
+  at: number,
+  session: string,
+  project: string,
+  model: string | null,
+  input: number,
+  output: number,
+  cacheRead: number,
+  cacheWrite: number,
+  extra: number,
+  cost: number | null,
+  costBy: "agent" | "table" | null,
+  dedupe: string | null,
+  dedupeHash: number | null,
+  sidechain: 0 | 1,
+  keep: "larger" | "latest" | null,
+];
+/** How many of a row's values are usage_calls' columns (the rule between copies is not kept). */
+export const CALL_COLUMNS = 17;
+
+/** A key's hash, 53 bits (two FNV-1a of it): the ledger's index finds a call by it, and the key itself says whether it is the one. */
+function hashOf(key: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    a = Math.imul(a ^ code, 0x01000193);
+    b = Math.imul(b ^ code, 0x01000193) ^ (b >>> 15);
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+}
+
 /** What a read found: the file's new position, whether it was read from its start again (another file at its path, or cut short), its lines and calls. */
 export interface UsageFileRead {
   job: UsageJob;
@@ -36,8 +76,18 @@ export interface UsageFileRead {
   lines: number;
   malformed: number;
   oversized: number;
-  /** Each call with where its line starts (its key in the file). */
-  calls: { line: number; call: UsageCall }[];
+  /** Each call, with where its line starts (its key in the file). */
+  calls: CallRow[];
+}
+
+const rowOf = (agent: UsageAgent, line: number, call: UsageCall): CallRow => {
+  const { dedupe } = call;
+  return [0, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, call.agentCostUsd ?? null, null, dedupe?.key ?? null, dedupe ? hashOf(dedupe.key) : null, dedupe?.sidechain ? 1 : 0, dedupe?.keep ?? null];
+};
+
+interface FoundCall {
+  line: number;
+  call: UsageCall;
 }
 
 /**
@@ -63,6 +113,7 @@ export function readUsageFile(job: UsageJob, bounds: LineBounds = LINE_BOUNDS): 
     if (!restarted && position.offset === stat.size) return null;
     const marks = { anywhere: reader.marks.anywhere?.map((mark) => Buffer.from(mark)), atStart: reader.marks.atStart?.map((mark) => Buffer.from(mark)) };
     const found: UsageFileRead = { job, position, restarted, lines: 0, malformed: 0, oversized: 0, calls: [] };
+    const calls: FoundCall[] = [];
     let state = JSON.parse(position.state) as unknown;
     const seen = new Set<string>();
     while (position.offset < stat.size) {
@@ -83,7 +134,7 @@ export function readUsageFile(job: UsageJob, bounds: LineBounds = LINE_BOUNDS): 
         if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) continue;
         const told = reader.readLine(parsed as Json, state);
         state = told.state;
-        for (const call of told.calls) found.calls.push({ line: at, call });
+        for (const call of told.calls) calls.push({ line: at, call });
       }
       found.lines += read.lines.length;
       found.oversized += read.oversized;
@@ -92,7 +143,7 @@ export function readUsageFile(job: UsageJob, bounds: LineBounds = LINE_BOUNDS): 
       if (read.atEnd || !moved) break;
     }
     found.position = { ...position, state: JSON.stringify(state) };
-    found.calls = oncePerFile(job.path, found.calls);
+    found.calls = oncePerFile(job.path, calls).map(({ line, call }) => rowOf(job.agent, line, call));
     return found;
   } finally {
     fs.closeSync(fd);
@@ -100,9 +151,9 @@ export function readUsageFile(job: UsageJob, bounds: LineBounds = LINE_BOUNDS): 
 }
 
 /** A call its file writes several times (Claude Code once per block of an answer), once: the copy the ledger's rule would keep of them. */
-function oncePerFile(path: string, calls: UsageFileRead["calls"]): UsageFileRead["calls"] {
+function oncePerFile(path: string, calls: FoundCall[]): FoundCall[] {
   const kept = new Map<string, number>();
-  const out: (UsageFileRead["calls"][number] | null)[] = [];
+  const out: (FoundCall | null)[] = [];
   for (const entry of calls) {
     const { dedupe } = entry.call;
     const at = dedupe ? kept.get(dedupe.key) : undefined;

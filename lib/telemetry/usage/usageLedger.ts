@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../sqlite/openDatabase";
@@ -7,8 +8,8 @@ import { Worker } from "node:worker_threads";
 import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
 import { PRICE_TABLE } from "../../model/money";
 import { estimateCostUsd } from "../prices";
-import { readUsageFile, type ReaderThreadData, type UsageFileRead, type UsageJob } from "./readUsageFile";
-import { replaces, tokensOf, USAGE_AGENTS, USAGE_READERS, type UsageAgent, type UsageCall } from "./usageLines";
+import { CALL_COLUMNS, readUsageFile, type CallRow, type ReaderThreadData, type UsageFileRead, type UsageJob } from "./readUsageFile";
+import { replaces, USAGE_AGENTS, USAGE_READERS, type UsageAgent } from "./usageLines";
 
 /**
  * The usage ledger (`usage.db`, beside telemetry.db in the state folder's store folder): each model
@@ -98,24 +99,19 @@ export interface SlotRow {
 
 export const SLOT_MS = 15 * 60_000;
 
-/** Reader threads for a big read (the files are parsed there, kept here), and how much to read before they pay for their start. */
-const READER_THREADS = 2;
+/**
+ * Reader threads for a big read, beside this thread, which reads files too between keeping what they
+ * send: one a core but this thread's (on two cores, one; a thread more would only share them, and its
+ * start and messages cost CPU); and how much to read before one pays for its start.
+ */
+const READER_THREADS = Math.max(1, os.availableParallelism() - 1);
 const THREADS_FROM_BYTES = 64 * 1024 * 1024;
 /** A call's values, and how many calls one statement inserts. */
 const CALL_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-/** A key's hash, 53 bits (two FNV-1a of it): the index finds a call by it, and the key itself says whether it is the one. */
-function hashOf(key: string): number {
-  let a = 0x811c9dc5;
-  let b = 0x050c5d1f;
-  for (let i = 0; i < key.length; i++) {
-    const code = key.charCodeAt(i);
-    a = Math.imul(a ^ code, 0x01000193);
-    b = Math.imul(b ^ code, 0x01000193) ^ (b >>> 15);
-  }
-  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
-}
 const ROWS_AT_ONCE = 64;
+/** Where a call's row holds its key's hash. */
+const DEDUPE_HASH = 15;
 /** Files a reader thread read, kept in one transaction. */
 const KEPT_TOGETHER = 100;
 /** The reader thread's script, beside the bundle this runs from (dist/); absent when the sources run directly: this thread reads. */
@@ -150,9 +146,11 @@ export class UsageLedger {
   private readonly statements;
   /** During an update of a ledger that held no call naming itself, every one kept since: no copy can be elsewhere. */
   private keptThisUpdate: Map<string, KeptCall> | null = null;
-  /** Calls to insert (null: replaced by a later copy before it was), in the table's column order; where each call naming itself waits. */
-  private pending: (unknown[] | null)[] = [];
+  /** Calls to insert (null: replaced by a later copy before it was); where each call naming itself waits. */
+  private pending: (CallRow | null)[] = [];
   private readonly pendingAt = new Map<string, number>();
+  /** During a first build that found the ledger empty under its lock: no file has a row yet but those it adds. */
+  private emptyBuild = false;
 
   /** `file`: the ledger's file, made when missing (its folder too); null: kept in memory only (tracking off). */
   constructor(file: string | null) {
@@ -173,7 +171,7 @@ export class UsageLedger {
     })();
     this.statements = {
       file: this.db.prepare("SELECT * FROM usage_files WHERE path = ?"),
-      addFile: this.db.prepare("INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, 0, 0, @state, 0, 0, 0) RETURNING *"),
+      addFile: this.db.prepare("INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, @offset, @skipping, @state, @lines, @malformed, @oversized) ON CONFLICT (path) DO NOTHING RETURNING id"),
       forget: this.db.prepare("DELETE FROM usage_calls WHERE file = ?"),
       keepFile: this.db.prepare("UPDATE usage_files SET dev = @dev, ino = @ino, offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id"),
       sameCalls: this.db.prepare(
@@ -190,17 +188,30 @@ export class UsageLedger {
   }
 
   /**
-   * Read what each agent's files gained since the last update. A big read is shared by reader
-   * threads (each file read whole by one) while this thread keeps what they send, one transaction a file.
+   * Read what each agent's files gained since the last update. A big read is shared by a reader
+   * thread and this one (each file read whole by one), which keeps what both read, a few files a transaction.
    */
   async update(folders: UsageFolders, bounds: LineBounds = LINE_BOUNDS): Promise<void> {
+    const readers: Worker[] = [];
+    try {
+      await this.updateWith(readers, folders, bounds);
+    } finally {
+      // Those not used (one big file), or stopped by an error: none is left waiting.
+      for (const worker of readers) void worker.terminate();
+    }
+  }
+
+  private async updateWith(readers: Worker[], folders: UsageFolders, bounds: LineBounds): Promise<void> {
     const jobs: UsageJob[] = [];
     let bytes = 0;
+    const empty = this.statements.anyFile.get() === undefined;
+    // A first report's reader threads start once the files listed are worth them: they load while the rest is listed.
+    const threaded = fs.existsSync(readerThreadFile());
     for (const agent of USAGE_AGENTS) {
       const folder = folders[agent];
       if (!folder) continue;
       for (const file of transcriptsOf(folder, USAGE_READERS[agent].files)) {
-        const known = this.statements.file.get(file) as FileRow | undefined;
+        const known = empty ? undefined : (this.statements.file.get(file) as FileRow | undefined);
         let stat: fs.Stats;
         try {
           stat = fs.lstatSync(file);
@@ -211,19 +222,21 @@ export class UsageLedger {
         if (known && known.dev === stat.dev && known.ino === stat.ino && known.offset === stat.size) continue;
         bytes += stat.size - (known?.offset ?? 0);
         jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null, bytes: stat.size - (known?.offset ?? 0) });
+        if (empty && threaded && readers.length === 0 && bytes >= THREADS_FROM_BYTES) readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
       }
     }
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
     const firstBuild = jobs.length > 0 && this.statements.anyFile.get() === undefined;
     try {
       if (firstBuild) this.beginFirstBuild();
-      if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !fs.existsSync(readerThreadFile())) {
+      if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !threaded) {
         for (const job of jobs) this.keepReads([readUsageFile(job, bounds)]);
       } else {
         // The biggest first, each taken by the first thread free: the threads end together, however the files' costs differ.
         jobs.sort((a, b) => b.bytes - a.bytes);
         const next = new Int32Array(new SharedArrayBuffer(4));
-        await Promise.all(Array.from({ length: READER_THREADS }, () => this.readOnThread(jobs, next)));
+        if (readers.length === 0) readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
+        await Promise.all([...readers.map((worker) => this.readOnThread(worker, jobs, next)), this.readHere(jobs, next, bounds)]);
       }
       if (firstBuild) this.endFirstBuild();
     } catch (error) {
@@ -231,6 +244,7 @@ export class UsageLedger {
       throw error;
     } finally {
       this.keptThisUpdate = null;
+      this.emptyBuild = false;
     }
   }
 
@@ -244,7 +258,8 @@ export class UsageLedger {
     this.db.exec("BEGIN IMMEDIATE");
     // Another report may have built it while this one waited for the lock: then what it holds is looked up as usual.
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
-    if (this.statements.anyFile.get() === undefined) this.db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
+    this.emptyBuild = this.statements.anyFile.get() === undefined;
+    if (this.emptyBuild) this.db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
   }
 
   private endFirstBuild(): void {
@@ -252,16 +267,30 @@ export class UsageLedger {
     this.db.exec("COMMIT");
   }
 
+  /** This thread reading the jobs `next` points to, like a reader thread, a file at a time: what the threads send is kept in between. */
+  private async readHere(jobs: UsageJob[], next: Int32Array, bounds: LineBounds): Promise<void> {
+    let reads: (UsageFileRead | null)[] = [];
+    for (let i = Atomics.add(next, 0, 1); i < jobs.length; i = Atomics.add(next, 0, 1)) {
+      reads.push(readUsageFile(jobs[i]!, bounds));
+      if (reads.length >= KEPT_TOGETHER) {
+        this.keepReads(reads);
+        reads = [];
+      }
+      await new Promise(setImmediate);
+    }
+    this.keepReads(reads);
+  }
+
   /** A reader thread reading the jobs `next` points to (each thread moves it on as it takes one). */
-  private readOnThread(jobs: UsageJob[], next: Int32Array): Promise<void> {
+  private readOnThread(worker: Worker, jobs: UsageJob[], next: Int32Array): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(/*turbopackIgnore: true*/ readerThreadFile(), { workerData: { jobs, next } satisfies ReaderThreadData });
+      worker.postMessage({ jobs, next } satisfies ReaderThreadData);
       let done = false;
       // Kept a few files at a time: a transaction each would cost more than the thread saves.
       let reads: (UsageFileRead | null)[] = [];
-      worker.on("message", (message: UsageFileRead | null | "done") => {
+      worker.on("message", (message: (UsageFileRead | null)[] | "done") => {
         try {
-          if (message !== "done") reads.push(message);
+          if (message !== "done") reads.push(...message);
           if (message !== "done" && reads.length < KEPT_TOGETHER) return;
           this.keepReads(reads);
           reads = [];
@@ -294,54 +323,62 @@ export class UsageLedger {
   /** The calls kept so far, inserted: many rows a statement (a big first read inserts tens of thousands). */
   private flush(): void {
     const rows = this.pending.filter((row) => row !== null);
+    // Each row's columns, without the rule between copies that ends it.
+    const values = (from: number, to: number) => {
+      const out: unknown[] = [];
+      for (let r = from; r < to; r++) for (let c = 0; c < CALL_COLUMNS; c++) out.push(rows[r]![c]);
+      return out;
+    };
     let i = 0;
-    for (; i + ROWS_AT_ONCE <= rows.length; i += ROWS_AT_ONCE) this.statements.addMany.run(rows.slice(i, i + ROWS_AT_ONCE).flat());
-    for (; i < rows.length; i++) this.statements.add.run(rows[i]!);
+    for (; i + ROWS_AT_ONCE <= rows.length; i += ROWS_AT_ONCE) this.statements.addMany.run(values(i, i + ROWS_AT_ONCE));
+    for (; i < rows.length; i++) this.statements.add.run(values(i, i + 1));
     this.pending = [];
     this.pendingAt.clear();
   }
 
   private keepRead(read: UsageFileRead): void {
     const { job, position } = read;
-    const now = this.statements.file.get(job.path) as FileRow | undefined;
+    const now = this.emptyBuild ? undefined : (this.statements.file.get(job.path) as FileRow | undefined);
     if (job.from ? !now || now.offset !== job.from.offset || now.ino !== job.from.ino : now !== undefined) return;
-    const row = now ?? (this.statements.addFile.get({ path: job.path, agent: job.agent, dev: position.dev, ino: position.ino, state: position.state }) as FileRow);
+    const at = { dev: position.dev, ino: position.ino, offset: position.offset, skipping: position.skipping ? 1 : 0, state: position.state };
+    // A new file's row is written whole at once; none when a row for its path came first (the same file listed twice): that stands.
+    const row = now ?? (this.statements.addFile.get({ ...at, path: job.path, agent: job.agent, lines: read.lines, malformed: read.malformed, oversized: read.oversized }) as { id: number } | undefined);
+    if (!row) return;
     if (now && read.restarted) this.statements.forget.run(row.id);
     // The calls already kept that this file's lines tell of again, looked up at once (all known here when the ledger held none before this update).
-    const keys = this.keptThisUpdate ? [] : read.calls.flatMap(({ call }) => (call.dedupe ? [hashOf(call.dedupe.key)] : []));
+    const keys = this.keptThisUpdate ? [] : read.calls.flatMap((call) => (call[DEDUPE_HASH] === null ? [] : [call[DEDUPE_HASH]]));
     if (keys.length > 0) this.flush();
     // Found by their hash, told apart by their key (two keys of one hash are two calls).
     const kept = this.keptThisUpdate ?? new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
-    for (const { line, call } of read.calls) this.keep(job.agent, { id: row.id, path: job.path }, line, call, kept);
-    const before = read.restarted || !now ? { lines: 0, malformed: 0, oversized: 0 } : now;
-    this.statements.keepFile.run({ id: row.id, dev: position.dev, ino: position.ino, offset: position.offset, skipping: position.skipping ? 1 : 0, state: position.state, lines: before.lines + read.lines, malformed: before.malformed + read.malformed, oversized: before.oversized + read.oversized });
+    for (const call of read.calls) this.keep({ id: row.id, path: job.path }, call, kept);
+    if (!now) return;
+    const before = read.restarted ? { lines: 0, malformed: 0, oversized: 0 } : now;
+    this.statements.keepFile.run({ ...at, id: row.id, lines: before.lines + read.lines, malformed: before.malformed + read.malformed, oversized: before.oversized + read.oversized });
   }
 
   /** One call kept, unless it is a call already kept that its agent wrote again (then the rule its reader names picks one). */
-  private keep(agent: UsageAgent, file: { id: number; path: string }, line: number, call: UsageCall, keptCalls: Map<string, KeptCall>): void {
-    const nothing = call.input + call.output + call.cacheRead + call.cacheWrite + call.extra === 0;
+  private keep(file: { id: number; path: string }, call: CallRow, keptCalls: Map<string, KeptCall>): void {
+    const [, line, , , , , model, input, output, cacheRead, cacheWrite, extra, agentCost, , key, , sidechain, rule] = call;
     // A line with no tokens and no cost (Claude Code's <synthetic> error: no call was made) counts nowhere.
-    if (nothing && !call.agentCostUsd) return;
-    const { dedupe } = call;
-    if (dedupe) {
-      const kept = keptCalls.get(dedupe.key);
-      const total = tokensOf(call);
-      const sidechain = dedupe.sidechain ? 1 : 0;
+    if (input + output + cacheRead + cacheWrite + extra === 0 && !agentCost) return;
+    if (key !== null && rule !== null) {
+      const kept = keptCalls.get(key);
+      const total = input + output + cacheRead + cacheWrite;
       if (kept) {
-        if (!replaces(dedupe.keep, { path: file.path, line, sidechain: dedupe.sidechain, total }, { ...kept, sidechain: kept.sidechain === 1 })) return;
-        const waiting = this.pendingAt.get(dedupe.key);
+        if (!replaces(rule, { path: file.path, line, sidechain: sidechain === 1, total }, { ...kept, sidechain: kept.sidechain === 1 })) return;
+        const waiting = this.pendingAt.get(key);
         if (waiting !== undefined) this.pending[waiting] = null;
         else this.statements.drop.run(kept.file, kept.line);
       }
-      keptCalls.set(dedupe.key, { key: dedupe.key, file: file.id, line, sidechain, total, path: file.path });
-      this.pendingAt.set(dedupe.key, this.pending.length);
+      keptCalls.set(key, { key, file: file.id, line, sidechain, total, path: file.path });
+      this.pendingAt.set(key, this.pending.length);
     }
-    const estimated = call.agentCostUsd === undefined ? estimateCostUsd({ model: call.model ?? undefined, inputTokens: call.input, outputTokens: call.output + call.extra, cacheReadTokens: call.cacheRead, cacheWriteTokens: call.cacheWrite }) : null;
     // With tokens and no model known to the table, its cost is unknown, never $0.
-    const cost = call.agentCostUsd ?? estimated;
-    // In the table's column order (positional: named values cost a third of a big first read).
-    const costBy = call.agentCostUsd !== undefined ? "agent" : cost === null ? null : "table";
-    this.pending.push([file.id, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, cost, costBy, dedupe?.key ?? null, dedupe ? hashOf(dedupe.key) : null, dedupe?.sidechain ? 1 : 0]);
+    const cost = agentCost ?? estimateCostUsd({ model: model ?? undefined, inputTokens: input, outputTokens: output + extra, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite });
+    call[0] = file.id;
+    call[12] = cost;
+    call[13] = agentCost !== null ? "agent" : cost === null ? null : "table";
+    this.pending.push(call);
   }
 
   /**

@@ -157,7 +157,10 @@ const CODEX_FIELDS = ["input_tokens", "cached_input_tokens", "cache_write_input_
 function codexTokens(value: unknown): Record<string, number> | null {
   const o = obj(value);
   if (!o) return null;
-  return Object.fromEntries(CODEX_FIELDS.map((field) => [field, num(o[field]) ?? 0]));
+  // A loop, not Object.fromEntries: a first report reads tens of thousands of these.
+  const tokens: Record<string, number> = {};
+  for (const field of CODEX_FIELDS) tokens[field] = num(o[field]) ?? 0;
+  return tokens;
 }
 
 /**
