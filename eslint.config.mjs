@@ -12,7 +12,14 @@ export default defineConfig([
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["next", "next/*", "server-only", "react", "@/app/*", "@/components/*", "../app/*", "../components/*"], message: "lib/ must run without Next.js." }] },
+        {
+          patterns: [
+            {
+              group: ["next", "next/*", "server-only", "react", "@/app/*", "@/components/*", "../app/*", "../components/*"],
+              message: "lib/ must run without Next.js.",
+            },
+          ],
+        },
       ],
     },
   },

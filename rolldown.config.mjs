@@ -35,10 +35,23 @@ function libraryEntry() {
 export default defineConfig([
   // Each command is a chunk of its own (lib/cli/main.ts loads the one it runs), and so are the MCP server
   // and the OTel exporter: a command loads its own code and what it shares with the others, no more.
-  { ...common, input: { cli: "lib/cli/main.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "cli-[name].cjs", format: "cjs", minify: true } },
-  { ...common, input: { library: "lib/index.ts" }, plugins: [libraryEntry()], output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "library-[name].cjs", format: "cjs" } },
+  {
+    ...common,
+    input: { cli: "lib/cli/main.ts" },
+    output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "cli-[name].cjs", format: "cjs", minify: true },
+  },
+  {
+    ...common,
+    input: { library: "lib/index.ts" },
+    plugins: [libraryEntry()],
+    output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "library-[name].cjs", format: "cjs" },
+  },
   // The scripts' and benches' entry (the demo, the soak, `npm run bench`): the library and the internal service; not packed.
-  { ...common, input: { internal: "lib/internal.ts" }, output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "internal-[name].cjs", format: "cjs" } },
+  {
+    ...common,
+    input: { internal: "lib/internal.ts" },
+    output: { dir: "dist", entryFileNames: "[name].cjs", chunkFileNames: "internal-[name].cjs", format: "cjs" },
+  },
   // A rebuild's reader threads (lib/recovery/parallelReads.ts), and the dashboard's rebuild thread
   // (lib/recovery/backgroundRebuild.ts): every bundle here finds them beside itself.
   { ...common, input: "lib/recovery/rebuildWorker.ts", output: { file: "dist/rebuildWorker.cjs", format: "cjs" } },

@@ -23,7 +23,10 @@ export default function RootLayout({ children }: { children: ReactNode }) {
   const { ownership, stateDir } = reader;
   // Read before the page's own data (a layout renders before its page): the stream replays from here.
   const feedSince = `${reader.generation()}:${reader.feedLastSeq()}`;
-  const readOnly = ownership.access === "observed" ? `Observing ${stateDir.root} read-only: ${ownership.reason}. Every action is off. To allow actions, ${ownership.toWrite} and restart the dashboard.` : null;
+  const readOnly =
+    ownership.access === "observed"
+      ? `Observing ${stateDir.root} read-only: ${ownership.reason}. Every action is off. To allow actions, ${ownership.toWrite} and restart the dashboard.`
+      : null;
   return (
     <html lang="en">
       <body>
@@ -33,13 +36,27 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               reqwatch
             </Link>
             <nav aria-label="Pages">
-              <Link prefetch={false} href="/">Overview</Link>
-              <Link prefetch={false} href="/requests">Requests</Link>
-              <Link prefetch={false} href="/sessions">Sessions</Link>
-              <Link prefetch={false} href="/usage">Usage</Link>
-              <Link prefetch={false} href="/workers">Workers</Link>
-              <Link prefetch={false} href="/audit">Audit</Link>
-              <Link prefetch={false} href="/health">Health</Link>
+              <Link prefetch={false} href="/">
+                Overview
+              </Link>
+              <Link prefetch={false} href="/requests">
+                Requests
+              </Link>
+              <Link prefetch={false} href="/sessions">
+                Sessions
+              </Link>
+              <Link prefetch={false} href="/usage">
+                Usage
+              </Link>
+              <Link prefetch={false} href="/workers">
+                Workers
+              </Link>
+              <Link prefetch={false} href="/audit">
+                Audit
+              </Link>
+              <Link prefetch={false} href="/health">
+                Health
+              </Link>
             </nav>
             <StuckBadge initial={getFeedHub().stuckSnapshot} />
             <SourceBadges initial={getSources()} />
@@ -51,7 +68,9 @@ export default function RootLayout({ children }: { children: ReactNode }) {
                 <strong>observing, read-only</strong> <span className="why">({ownership.reason.split(":")[0]})</span>
               </span>
             )}
-            <span className="where" title="State directory">{stateDir.root}</span>
+            <span className="where" title="State directory">
+              {stateDir.root}
+            </span>
           </header>
           <IndexingBanner initial={getIndexing()} />
           <main>{children}</main>

@@ -6,8 +6,19 @@ export default function PageNotFound() {
     <>
       <h1>Page not found</h1>
       <p className="empty">
-        The dashboard has no page at this address. Go to the <Link prefetch={false} href="/">overview</Link>, the{" "}
-        <Link prefetch={false} href="/requests">requests</Link> or the <Link prefetch={false} href="/sessions">sessions</Link>.
+        The dashboard has no page at this address. Go to the{" "}
+        <Link prefetch={false} href="/">
+          overview
+        </Link>
+        , the{" "}
+        <Link prefetch={false} href="/requests">
+          requests
+        </Link>{" "}
+        or the{" "}
+        <Link prefetch={false} href="/sessions">
+          sessions
+        </Link>
+        .
       </p>
     </>
   );

@@ -12,7 +12,12 @@ import { requestsView } from "@/lib/views/requestsView";
 
 export const dynamic = "force-dynamic";
 
-const OUTCOME: Partial<Record<State, string>> = { queued: "requeued", timeout: "timed out", completed: "completed from their result markers", failed: "failed" };
+const OUTCOME: Partial<Record<State, string>> = {
+  queued: "requeued",
+  timeout: "timed out",
+  completed: "completed from their result markers",
+  failed: "failed",
+};
 
 export default function OverviewPage() {
   const reader = getReader();
@@ -29,7 +34,8 @@ export default function OverviewPage() {
       <h1>Overview</h1>
       {reader.ownership.access === "observed" && (
         <p className="notice" role="note" aria-label="Observing read-only">
-          reqwatch observes <code>{reader.stateDir.root}</code> read-only: {reader.ownership.reason}. It writes nothing there (its index is kept in your cache directory), changes no request, and every action is off. To allow actions, {reader.ownership.toWrite} and restart the dashboard.
+          reqwatch observes <code>{reader.stateDir.root}</code> read-only: {reader.ownership.reason}. It writes nothing there (its index is kept in your cache
+          directory), changes no request, and every action is off. To allow actions, {reader.ownership.toWrite} and restart the dashboard.
         </p>
       )}
       <LiveEmptyLead initial={counts} />
@@ -37,7 +43,9 @@ export default function OverviewPage() {
       {sources.length > 0 && (
         <section aria-labelledby="sources">
           <h2 id="sources">Other programs&apos; queues</h2>
-          <p className="muted">With stuck reasons by each owner&apos;s own rules; read only, unless opened for writing (<code>?write=1</code>).</p>
+          <p className="muted">
+            With stuck reasons by each owner&apos;s own rules; read only, unless opened for writing (<code>?write=1</code>).
+          </p>
           <SourcesTable initial={sources} />
         </section>
       )}
@@ -60,10 +68,17 @@ export default function OverviewPage() {
       )}
       {unreadable.length > 0 && (
         <p className="notice" role="alert">
-          {unreadable.length} file{unreadable.length === 1 ? "" : "s"} in the state directory could not be read and{" "}
-          {unreadable.length === 1 ? "was" : "were"} left as {unreadable.length === 1 ? "it is" : "they are"}:{" "}
-          {unreadable.slice(0, 3).map((file) => `${file.file} (${file.reason})`).join("; ")}
-          {unreadable.length > 3 ? "; …" : ""} (<Link prefetch={false} href="/health">Health</Link> lists them all).
+          {unreadable.length} file{unreadable.length === 1 ? "" : "s"} in the state directory could not be read and {unreadable.length === 1 ? "was" : "were"}{" "}
+          left as {unreadable.length === 1 ? "it is" : "they are"}:{" "}
+          {unreadable
+            .slice(0, 3)
+            .map((file) => `${file.file} (${file.reason})`)
+            .join("; ")}
+          {unreadable.length > 3 ? "; …" : ""} (
+          <Link prefetch={false} href="/health">
+            Health
+          </Link>{" "}
+          lists them all).
         </p>
       )}
       <ActivityCharts initial={activityView(reader, "1h", null, now)} match={null} received={sources.some((source) => source.kind === "otel")} />

@@ -47,7 +47,8 @@ function timed(command, args, env) {
   const start = performance.now();
   const result = spawnSync(command, args, { env, encoding: "utf8", maxBuffer: 256 << 20 });
   const ms = performance.now() - start;
-  if (result.status !== 0) throw new Error(`${path.basename(command)} ${args.join(" ")} exited ${result.status}: ${result.stderr || result.stdout}`.slice(0, 2000));
+  if (result.status !== 0)
+    throw new Error(`${path.basename(command)} ${args.join(" ")} exited ${result.status}: ${result.stderr || result.stdout}`.slice(0, 2000));
   return { ms, cpuMs: childrenCpuMs() - cpu, out: result.stdout };
 }
 
@@ -56,7 +57,13 @@ function ccusageByDay(report) {
   const days = {};
   for (const day of report.daily) {
     for (const model of day.modelBreakdowns) {
-      (days[day.period] ??= {})[model.modelName] = { input: model.inputTokens, output: model.outputTokens, cacheRead: model.cacheReadTokens, cacheWrite: model.cacheCreationTokens, cost: model.cost };
+      (days[day.period] ??= {})[model.modelName] = {
+        input: model.inputTokens,
+        output: model.outputTokens,
+        cacheRead: model.cacheReadTokens,
+        cacheWrite: model.cacheCreationTokens,
+        cost: model.cost,
+      };
     }
   }
   return days;
@@ -67,7 +74,13 @@ function reqwatchByDay(report) {
   const days = {};
   for (const row of report.rows) {
     for (const model of row.models) {
-      (days[row.period] ??= {})[model.model ?? "(not said)"] = { input: model.inputTokens, output: model.outputTokens, cacheRead: model.cacheReadTokens, cacheWrite: model.cacheWriteTokens, cost: model.costUsd };
+      (days[row.period] ??= {})[model.model ?? "(not said)"] = {
+        input: model.inputTokens,
+        output: model.outputTokens,
+        cacheRead: model.cacheReadTokens,
+        cacheWrite: model.cacheWriteTokens,
+        cost: model.costUsd,
+      };
     }
   }
   return days;
@@ -121,7 +134,9 @@ function treeRssMb(pid) {
 /** A figure that is not a time: a size or a count. */
 function figure(rows, name, value, unit, extra = {}) {
   rows.push({ name, value: Math.round(value), unit, ...extra });
-  console.log(`${name.padEnd(56)} ${String(Math.round(value)).padStart(8)} ${unit}${extra.target ? `   target ${extra.target}` : ""}${extra.baseline !== undefined ? `   baseline ${Math.round(extra.baseline)} ${unit}` : ""}`);
+  console.log(
+    `${name.padEnd(56)} ${String(Math.round(value)).padStart(8)} ${unit}${extra.target ? `   target ${extra.target}` : ""}${extra.baseline !== undefined ? `   baseline ${Math.round(extra.baseline)} ${unit}` : ""}`,
+  );
 }
 
 /** Every transcript the dashboard follows in a home: the generated files, each agent's. */
@@ -196,7 +211,13 @@ async function untilShown(url, file, text, onAppended = () => {}) {
 /** The lines Claude Code writes for a new prompt in a session: queued, then the prompt (a new promptId). */
 function claudePromptLines(file, prompt, at) {
   const sessionId = path.basename(file, ".jsonl");
-  const last = fs.readFileSync(file, "utf8").trimEnd().split("\n").reverse().map((line) => JSON.parse(line)).find((line) => line.cwd);
+  const last = fs
+    .readFileSync(file, "utf8")
+    .trimEnd()
+    .split("\n")
+    .reverse()
+    .map((line) => JSON.parse(line))
+    .find((line) => line.cwd);
   const common = { userType: "external", entrypoint: "cli", cwd: last.cwd, sessionId, version: last.version, gitBranch: "main" };
   const uuid = randomUUID();
   return {
@@ -205,7 +226,18 @@ function claudePromptLines(file, prompt, at) {
     at,
     text: [
       { type: "queue-operation", operation: "enqueue", timestamp: new Date(at).toISOString(), sessionId, content: prompt },
-      { parentUuid: last.uuid ?? null, isSidechain: false, promptId: randomUUID(), type: "user", message: { role: "user", content: prompt }, uuid, timestamp: new Date(at).toISOString(), permissionMode: "default", promptSource: "user", ...common },
+      {
+        parentUuid: last.uuid ?? null,
+        isSidechain: false,
+        promptId: randomUUID(),
+        type: "user",
+        message: { role: "user", content: prompt },
+        uuid,
+        timestamp: new Date(at).toISOString(),
+        permissionMode: "default",
+        promptSource: "user",
+        ...common,
+      },
     ]
       .map((line) => `${JSON.stringify(line)}\n`)
       .join(""),
@@ -217,7 +249,16 @@ function claudeAnswerLine(prompt, model, at) {
   const line = {
     parentUuid: prompt.uuid,
     isSidechain: false,
-    message: { id: `msg_${randomUUID()}`, type: "message", role: "assistant", model, content: [{ type: "text", text: "Done." }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 4, cache_creation_input_tokens: 200, cache_read_input_tokens: 30_000, output_tokens: 12 } },
+    message: {
+      id: `msg_${randomUUID()}`,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [{ type: "text", text: "Done." }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 4, cache_creation_input_tokens: 200, cache_read_input_tokens: 30_000, output_tokens: 12 },
+    },
     requestId: `req_${randomUUID()}`,
     type: "assistant",
     uuid: randomUUID(),
@@ -237,7 +278,13 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     console.log(`\nwriting ${(bytes / 1e9).toFixed(2)} GB of agent history...`);
     const generating = performance.now();
     const history = writeAgentHistory(home, { bytes, variant: 1 });
-    figure(rows, `generated history: ${history.files} files, ${Object.values(history.agents).reduce((n, a) => n + a.sessions, 0)} sessions`, history.bytes / 1e6, "MB", { seconds: Number(((performance.now() - generating) / 1000).toFixed(1)) });
+    figure(
+      rows,
+      `generated history: ${history.files} files, ${Object.values(history.agents).reduce((n, a) => n + a.sessions, 0)} sessions`,
+      history.bytes / 1e6,
+      "MB",
+      { seconds: Number(((performance.now() - generating) / 1000).toFixed(1)) },
+    );
     const size = `${(history.bytes / 1e9).toFixed(1)} GB`;
     const ccusage = installedCcusage(ROOT);
     const reqwatch = path.join(ROOT, "bin", "reqwatch.js");
@@ -259,26 +306,52 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
       fs.rmSync(stateDir, { recursive: true, force: true });
     }
     const ccusageDays = ccusageByDay(JSON.parse(ccusageRuns.at(-1).out));
-    const baseline = summarize(`baseline: ccusage daily --json --offline, ${size} history`, ccusageRuns.map((run) => run.ms));
-    const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
+    const baseline = summarize(
+      `baseline: ccusage daily --json --offline, ${size} history`,
+      ccusageRuns.map((run) => run.ms),
+    );
+    const written = Object.fromEntries(
+      Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]),
+    );
     const ccusageModels = byModel(ccusageDays);
-    const ccusageOff = Object.keys(written).filter((model) => ["input", "output", "cacheRead", "cacheWrite"].some((field) => ccusageModels[model]?.[field] !== written[model][field]));
+    const ccusageOff = Object.keys(written).filter((model) =>
+      ["input", "output", "cacheRead", "cacheWrite"].some((field) => ccusageModels[model]?.[field] !== written[model][field]),
+    );
     rows.push({ name: "ccusage's tokens against what the generator wrote", models: Object.keys(written).length, modelsDiffering: ccusageOff });
-    console.log(`ccusage's tokens against what the generator wrote: ${ccusageOff.length ? `differ for ${ccusageOff.join(", ")}` : `equal for all ${Object.keys(written).length} models`}`);
+    console.log(
+      `ccusage's tokens against what the generator wrote: ${ccusageOff.length ? `differ for ${ccusageOff.join(", ")}` : `equal for all ${Object.keys(written).length} models`}`,
+    );
 
     if (!hasUsage) {
       rows.push({ name: "reqwatch usage --by day --json", missing: "this build has no `reqwatch usage` command" });
       console.log("reqwatch usage --by day --json: not measured, this build has no `reqwatch usage` command");
     } else {
-      const first = summarize("reqwatch usage --by day --json, first (no ledger)", firstRuns.map((run) => run.ms), { target: "faster than ccusage" });
+      const first = summarize(
+        "reqwatch usage --by day --json, first (no ledger)",
+        firstRuns.map((run) => run.ms),
+        { target: "faster than ccusage" },
+      );
       ratio("reqwatch usage first report / ccusage, p50", first.p50 / baseline.p50, { target: "< 1" });
-      const baselineCpu = summarize("baseline: ccusage, CPU time (user + system)", ccusageRuns.map((run) => run.cpuMs));
-      const firstCpu = summarize("reqwatch usage first report, CPU time (user + system)", firstRuns.map((run) => run.cpuMs));
+      const baselineCpu = summarize(
+        "baseline: ccusage, CPU time (user + system)",
+        ccusageRuns.map((run) => run.cpuMs),
+      );
+      const firstCpu = summarize(
+        "reqwatch usage first report, CPU time (user + system)",
+        firstRuns.map((run) => run.cpuMs),
+      );
       ratio("reqwatch usage first report / ccusage, CPU time, p50", firstCpu.p50 / baselineCpu.p50);
       const reqwatchDays = reqwatchByDay(JSON.parse(firstRuns.at(-1).out));
       const differ = differences(ccusageDays, reqwatchDays);
-      rows.push({ name: "reqwatch usage against ccusage, by day and model", days: Object.keys(ccusageDays).length, differences: differ.length, firstDifferences: differ.slice(0, 20) });
-      console.log(`reqwatch usage against ccusage, by day and model: ${differ.length ? `${differ.length} differences, first: ${JSON.stringify(differ.slice(0, 3))}` : `equal on ${Object.keys(ccusageDays).length} days`}`);
+      rows.push({
+        name: "reqwatch usage against ccusage, by day and model",
+        days: Object.keys(ccusageDays).length,
+        differences: differ.length,
+        firstDifferences: differ.slice(0, 20),
+      });
+      console.log(
+        `reqwatch usage against ccusage, by day and model: ${differ.length ? `${differ.length} differences, first: ${JSON.stringify(differ.slice(0, 3))}` : `equal on ${Object.keys(ccusageDays).length} days`}`,
+      );
 
       // Later reports: a few transcripts written to since (a new call in each), the ledger read on from where it was.
       const stateDir = tempDir("agentfiles-ledger");
@@ -296,14 +369,25 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
       }
       summarize("baseline: ccusage after appends to 5 files", laterBaseline);
       summarize("reqwatch usage after appends to 5 files (ledger kept)", later, { target: "p50 <= 500 ms" });
-      const afterDiffer = differences(ccusageByDay(JSON.parse(timed(ccusage, ["daily", "--json", "--offline"], env()).out)), reqwatchByDay(JSON.parse(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], usageEnv(stateDir)).out)));
-      rows.push({ name: "reqwatch usage (ledger kept) against ccusage after the appends", differences: afterDiffer.length, firstDifferences: afterDiffer.slice(0, 20) });
+      const afterDiffer = differences(
+        ccusageByDay(JSON.parse(timed(ccusage, ["daily", "--json", "--offline"], env()).out)),
+        reqwatchByDay(JSON.parse(timed(process.execPath, [reqwatch, "usage", "--by", "day", "--json"], usageEnv(stateDir)).out)),
+      );
+      rows.push({
+        name: "reqwatch usage (ledger kept) against ccusage after the appends",
+        differences: afterDiffer.length,
+        firstDifferences: afterDiffer.slice(0, 20),
+      });
       console.log(`reqwatch usage (ledger kept) against ccusage after the appends: ${afterDiffer.length ? `${afterDiffer.length} differences` : "equal"}`);
       fs.rmSync(stateDir, { recursive: true, force: true });
     }
 
     // The dashboard: starts with no history and with it, alternating, each with a new state directory.
-    const folders = (root) => ({ REQWATCH_CLAUDE_DIR: path.join(root, ".claude"), REQWATCH_CODEX_DIR: path.join(root, ".codex"), REQWATCH_GEMINI_DIR: path.join(root, ".gemini") });
+    const folders = (root) => ({
+      REQWATCH_CLAUDE_DIR: path.join(root, ".claude"),
+      REQWATCH_CODEX_DIR: path.join(root, ".codex"),
+      REQWATCH_GEMINI_DIR: path.join(root, ".gemini"),
+    });
     const bare = [];
     const full = [];
     let kept = null;
@@ -319,11 +403,24 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
         fs.rmSync(run.stateDir, { recursive: true, force: true });
       } else kept = run;
     }
-    const bareListen = summarize("baseline: dashboard start (listening), no agent history", bare.map((run) => run.listening));
-    const fullListen = summarize(`dashboard start (listening), ${size} agent history`, full.map((run) => run.listening));
+    const bareListen = summarize(
+      "baseline: dashboard start (listening), no agent history",
+      bare.map((run) => run.listening),
+    );
+    const fullListen = summarize(
+      `dashboard start (listening), ${size} agent history`,
+      full.map((run) => run.listening),
+    );
     ratio("dashboard start with the history / without, p50", fullListen.p50 / bareListen.p50);
-    summarize(`dashboard start until all ${transcriptCount(history)} transcripts are read`, full.map((run) => run.readAll));
-    figure(rows, "dashboard RSS (all its processes) after the history is read", median(full.map((run) => run.rssMb)), "MB", { target: "<= 300", baseline: median(bare.map((run) => run.rssMb)), lines: kept.read.lines });
+    summarize(
+      `dashboard start until all ${transcriptCount(history)} transcripts are read`,
+      full.map((run) => run.readAll),
+    );
+    figure(rows, "dashboard RSS (all its processes) after the history is read", median(full.map((run) => run.rssMb)), "MB", {
+      target: "<= 300",
+      baseline: median(bare.map((run) => run.rssMb)),
+      lines: kept.read.lines,
+    });
 
     // A line appended to an open transcript until the open page's news of it (the `sources` event it
     // refetches on) and until the API answers with it.
@@ -355,7 +452,11 @@ export async function measureAgentFiles({ ROOT, tempDir, summarize, ratio, media
     // at the dashboard's first start, not only the last day's files.
     const whole = await startDashboard(ROOT, tempDir, { ...folders(home), REQWATCH_TELEMETRY_RETENTION: "61d" }, transcriptCount(history), open);
     summarize(`kept 60 days: dashboard start until all ${transcriptCount(history)} transcripts are read`, [whole.readAll], { lines: whole.read.lines });
-    summarize("kept 60 days: a line appended meanwhile -> the API answers with it", whole.probes.filter((ms) => ms !== null), { missed: whole.probes.filter((ms) => ms === null).length });
+    summarize(
+      "kept 60 days: a line appended meanwhile -> the API answers with it",
+      whole.probes.filter((ms) => ms !== null),
+      { missed: whole.probes.filter((ms) => ms === null).length },
+    );
     figure(rows, "kept 60 days: dashboard RSS after the whole history is read", whole.rssMb, "MB", { target: "<= 300" });
     await whole.server.stop();
     fs.rmSync(whole.stateDir, { recursive: true, force: true });

@@ -69,7 +69,10 @@ function randomFrom(variant) {
     sized: (median, spread, max) => Math.min(max, Math.round(median * Math.exp(spread * gaussian()))),
     hex: (n) => {
       let s = "";
-      while (s.length < n) s += Math.floor(next() * 4294967296).toString(16).padStart(8, "0");
+      while (s.length < n)
+        s += Math.floor(next() * 4294967296)
+          .toString(16)
+          .padStart(8, "0");
       return s.slice(0, n);
     },
     uuid: () => {
@@ -101,7 +104,11 @@ function textPool(random, size = 3_000_000) {
   while (length < size) {
     const indent = "  ".repeat(random.int(0, 4));
     const words = Array.from({ length: random.int(2, 12) }, () => random.pick(WORDS)).join(" ");
-    const line = random.chance(0.15) ? `${indent}// ${words}` : random.chance(0.2) ? `${indent}log("${words}\\n", { path: '${random.pick(WORDS)}/${random.pick(WORDS)}.ts' });` : `${indent}${words};`;
+    const line = random.chance(0.15)
+      ? `${indent}// ${words}`
+      : random.chance(0.2)
+        ? `${indent}log("${words}\\n", { path: '${random.pick(WORDS)}/${random.pick(WORDS)}.ts' });`
+        : `${indent}${words};`;
     lines.push(line);
     length += line.length + 1;
   }
@@ -131,7 +138,10 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
     m.cacheWrite += usage.cacheWrite;
     summary.agents[agent].calls++;
   };
-  const projects = Array.from({ length: 40 }, (_, i) => `/home/dev/${random.pick(["work", "src", "projects"])}/${random.pick(WORDS)}-${random.pick(WORDS)}-${i}`);
+  const projects = Array.from(
+    { length: 40 },
+    (_, i) => `/home/dev/${random.pick(["work", "src", "projects"])}/${random.pick(WORDS)}-${random.pick(WORDS)}-${i}`,
+  );
 
   // When a session starts: over the last 60 days, a few in the last hour (an agent still at work).
   // Each stops before `deadline`, so no line is written in the future.
@@ -210,7 +220,12 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
         const promptId = random.uuid();
         entry({ promptId, type: "user", message: { role: "user", content: prompt }, permissionMode: "default", promptSource: "user" });
         t += 30;
-        entry({ attachment: { type: "date", date: iso().slice(0, 10) }, type: "attachment", rendered: [{ content: `<system-reminder>\nToday's date is ${iso().slice(0, 10)}.\n</system-reminder>` }], renderedRole: "system" });
+        entry({
+          attachment: { type: "date", date: iso().slice(0, 10) },
+          type: "attachment",
+          rendered: [{ content: `<system-reminder>\nToday's date is ${iso().slice(0, 10)}.\n</system-reminder>` }],
+          renderedRole: "system",
+        });
         const calls = random.int(1, 14);
         for (let c = 0; c < calls; c++) {
           const last = c === calls - 1 || size >= runTarget || t > deadline - 60_000;
@@ -242,7 +257,16 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
                 type: "system",
                 subtype: "api_error",
                 level: "error",
-                error: { message: '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', status: 529, requestId: `req_${random.hex(24)}`, formatted: "529 Overloaded", connection: null, isNetworkDown: false, rateLimits: null, noResponse: null },
+                error: {
+                  message: '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+                  status: 529,
+                  requestId: `req_${random.hex(24)}`,
+                  formatted: "529 Overloaded",
+                  connection: null,
+                  isNetworkDown: false,
+                  rateLimits: null,
+                  noResponse: null,
+                },
                 retryInMs: 500 * 2 ** attempt,
                 retryAttempt: attempt,
                 maxRetries: 10,
@@ -258,7 +282,20 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
               t += 1000;
               entry({
                 type: "assistant",
-                message: { diagnostics: null, id: random.uuid(), container: null, model: "<synthetic>", role: "assistant", stop_details: null, stop_reason: "stop_sequence", stop_sequence: "", type: "message", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, content: [{ type: "text", text: "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment." }], context_management: null },
+                message: {
+                  diagnostics: null,
+                  id: random.uuid(),
+                  container: null,
+                  model: "<synthetic>",
+                  role: "assistant",
+                  stop_details: null,
+                  stop_reason: "stop_sequence",
+                  stop_sequence: "",
+                  type: "message",
+                  usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+                  content: [{ type: "text", text: "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment." }],
+                  context_management: null,
+                },
                 requestId: `req_${random.hex(24)}`,
                 error: "server_error",
                 isApiErrorMessage: true,
@@ -279,7 +316,12 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
           };
           context += fresh;
           if (context > (longContext ? 650_000 : 185_000)) context = random.int(20_000, 40_000); // compacted
-          tally("claude", model, { input: usage.input_tokens, output: usage.output_tokens, cacheRead: usage.cache_read_input_tokens, cacheWrite: usage.cache_creation_input_tokens });
+          tally("claude", model, {
+            input: usage.input_tokens,
+            output: usage.output_tokens,
+            cacheRead: usage.cache_read_input_tokens,
+            cacheWrite: usage.cache_creation_input_tokens,
+          });
           costUsd += (usage.input_tokens + usage.cache_creation_input_tokens + usage.output_tokens * 5) * 3e-6 + usage.cache_read_input_tokens * 3e-7;
           const messageId = `msg_${random.hex(24)}`;
           const requestId = `req_${random.hex(24)}`;
@@ -287,13 +329,44 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
           const blocks = [];
           if (random.chance(0.6)) blocks.push({ type: "thinking", thinking: "", signature: random.hex(random.sized(400, 0.6, 3000)) });
           if (random.chance(last ? 1 : 0.4)) blocks.push({ type: "text", text: text(random.sized(last ? 900 : 200, 0.8, 12_000)) });
-          const tools = last ? [] : Array.from({ length: random.weighted([[1, 0.75], [2, 0.18], [3, 0.07]]) }, () => claudeTool());
+          const tools = last
+            ? []
+            : Array.from(
+                {
+                  length: random.weighted([
+                    [1, 0.75],
+                    [2, 0.18],
+                    [3, 0.07],
+                  ]),
+                },
+                () => claudeTool(),
+              );
           for (const tool of tools) blocks.push(tool.use);
-          const serverUsage = { ...usage, output_tokens_details: { thinking_tokens: 0 }, server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 }, service_tier: "standard", cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: cacheWrite }, inference_geo: "", iterations: [], speed: "standard", fallback_credit: null };
+          const serverUsage = {
+            ...usage,
+            output_tokens_details: { thinking_tokens: 0 },
+            server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+            service_tier: "standard",
+            cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: cacheWrite },
+            inference_geo: "",
+            iterations: [],
+            speed: "standard",
+            fallback_credit: null,
+          };
           const assistantUuids = blocks.map((block, i) => {
             t += random.int(5, 400);
             return entry({
-              message: { id: messageId, type: "message", role: "assistant", model, content: [block], stop_reason: i === blocks.length - 1 ? (tools.length ? "tool_use" : "end_turn") : null, stop_sequence: null, usage: serverUsage, stop_details: null },
+              message: {
+                id: messageId,
+                type: "message",
+                role: "assistant",
+                model,
+                content: [block],
+                stop_reason: i === blocks.length - 1 ? (tools.length ? "tool_use" : "end_turn") : null,
+                stop_sequence: null,
+                usage: serverUsage,
+                stop_details: null,
+              },
               apiBlockIndex: i,
               requestId,
               requestRef,
@@ -318,7 +391,15 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
         }
         push({ type: "last-prompt", lastPrompt: prompt.slice(0, 200), leafUuid: parent, sessionId });
       }
-      push({ type: "cost-state", sessionId, totalCostUSD: Number(costUsd.toFixed(6)), totalAPIDuration: t - runStart, totalDuration: t - runStart, startTime: runStart, hasUnknownModelCost: false });
+      push({
+        type: "cost-state",
+        sessionId,
+        totalCostUSD: Number(costUsd.toFixed(6)),
+        totalAPIDuration: t - runStart,
+        totalDuration: t - runStart,
+        startTime: runStart,
+        hasUnknownModelCost: false,
+      });
     }
     write("claude", file, lines, t);
   }
@@ -336,20 +417,54 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
     const failed = random.chance(0.04);
     if (kind === "Read") {
       const content = text(random.sized(9000, 1.2, 400_000));
-      const numbered = content.split("\n").map((line, i) => `${String(i + 1).padStart(6)}\u2192${line}`).join("\n");
-      return { use: { type: "tool_use", id, name: "Read", input: { file_path: filePath } }, result: numbered, failed, toolUseResult: { type: "text", file: { filePath, content, numLines: content.split("\n").length, startLine: 1, totalLines: content.split("\n").length } } };
+      const numbered = content
+        .split("\n")
+        .map((line, i) => `${String(i + 1).padStart(6)}\u2192${line}`)
+        .join("\n");
+      return {
+        use: { type: "tool_use", id, name: "Read", input: { file_path: filePath } },
+        result: numbered,
+        failed,
+        toolUseResult: {
+          type: "text",
+          file: { filePath, content, numLines: content.split("\n").length, startLine: 1, totalLines: content.split("\n").length },
+        },
+      };
     }
     if (kind === "Bash") {
       const stdout = text(random.sized(2500, 1.4, 300_000));
-      return { use: { type: "tool_use", id, name: "Bash", input: { command: `npm test -- ${random.pick(WORDS)}`, description: "run the tests" } }, result: stdout, failed, toolUseResult: { stdout, stderr: failed ? "Error: exit code 1" : "", interrupted: false, isImage: false, noOutputExpected: false } };
+      return {
+        use: { type: "tool_use", id, name: "Bash", input: { command: `npm test -- ${random.pick(WORDS)}`, description: "run the tests" } },
+        result: stdout,
+        failed,
+        toolUseResult: { stdout, stderr: failed ? "Error: exit code 1" : "", interrupted: false, isImage: false, noOutputExpected: false },
+      };
     }
     if (kind === "Edit") {
       const oldString = text(random.sized(300, 1, 8000));
       const newString = text(random.sized(350, 1, 8000));
-      return { use: { type: "tool_use", id, name: "Edit", input: { file_path: filePath, old_string: oldString, new_string: newString } }, result: `The file ${filePath} has been updated.`, failed, toolUseResult: { filePath, oldString, newString, originalFile: text(random.sized(6000, 1, 200_000)), structuredPatch: [], userModified: false, replaceAll: false } };
+      return {
+        use: { type: "tool_use", id, name: "Edit", input: { file_path: filePath, old_string: oldString, new_string: newString } },
+        result: `The file ${filePath} has been updated.`,
+        failed,
+        toolUseResult: {
+          filePath,
+          oldString,
+          newString,
+          originalFile: text(random.sized(6000, 1, 200_000)),
+          structuredPatch: [],
+          userModified: false,
+          replaceAll: false,
+        },
+      };
     }
     const matches = text(random.sized(1500, 1.2, 100_000));
-    return { use: { type: "tool_use", id, name: "Grep", input: { pattern: random.pick(WORDS), output_mode: "content" } }, result: matches, failed, toolUseResult: { mode: "content", numFiles: random.int(1, 30), filenames: [], content: matches, numLines: matches.split("\n").length } };
+    return {
+      use: { type: "tool_use", id, name: "Grep", input: { pattern: random.pick(WORDS), output_mode: "content" } },
+      result: matches,
+      failed,
+      toolUseResult: { mode: "content", numFiles: random.int(1, 30), filenames: [], content: matches, numLines: matches.split("\n").length },
+    };
   }
 
   /** One Codex CLI thread: its turns, each command and its output (twice: the item and the function output), the token lines; some resumed. */
@@ -375,7 +490,22 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
       lines.push(json);
       size += json.length + 1;
     };
-    push("session_meta", { account_scoped: true, session_id: threadId, id: threadId, timestamp: iso(), cwd, runtime_workspace_roots: [cwd], originator: "codex_cli_rs", cli_version: CODEX_VERSION, source: "cli", thread_source: "user", model_provider: "openai", base_instructions: { text: text(random.sized(12_000, 0.2, 20_000)) }, history_mode: "paginated", context_window: { window_id: random.uuid7(t) } });
+    push("session_meta", {
+      account_scoped: true,
+      session_id: threadId,
+      id: threadId,
+      timestamp: iso(),
+      cwd,
+      runtime_workspace_roots: [cwd],
+      originator: "codex_cli_rs",
+      cli_version: CODEX_VERSION,
+      source: "cli",
+      thread_source: "user",
+      model_provider: "openai",
+      base_instructions: { text: text(random.sized(12_000, 0.2, 20_000)) },
+      history_mode: "paginated",
+      context_window: { window_id: random.uuid7(t) },
+    });
     for (let run = 0; run < runs; run++) {
       if (run === 1) t += resumeGapMs;
       const runTarget = ((run + 1) * target) / runs;
@@ -383,38 +513,109 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
         const turnId = random.uuid7(t);
         const startedAt = Math.floor(t / 1000);
         const turnStart = t;
-        push("event_msg", { type: "task_started", turn_attribution: { turn_id: turnId, turn_trigger: "user", parent_turn_id: null, initiating_agent_path: null, root_turn_id: turnId }, turn_id: turnId, root_turn_id: turnId, started_at: startedAt, model_context_window: 258400, collaboration_mode_kind: "default" });
+        push("event_msg", {
+          type: "task_started",
+          turn_attribution: { turn_id: turnId, turn_trigger: "user", parent_turn_id: null, initiating_agent_path: null, root_turn_id: turnId },
+          turn_id: turnId,
+          root_turn_id: turnId,
+          started_at: startedAt,
+          model_context_window: 258400,
+          collaboration_mode_kind: "default",
+        });
         const passthrough = { turn_id: turnId };
         if (sequence === 0) {
-          push("response_item", { type: "message", id: `msg_${random.uuid7(t)}`, role: "developer", content: [{ type: "input_text", text: text(random.sized(4000, 0.3, 10_000)) }], internal_chat_message_metadata_passthrough: { ...passthrough, create_time: t / 1000 } });
+          push("response_item", {
+            type: "message",
+            id: `msg_${random.uuid7(t)}`,
+            role: "developer",
+            content: [{ type: "input_text", text: text(random.sized(4000, 0.3, 10_000)) }],
+            internal_chat_message_metadata_passthrough: { ...passthrough, create_time: t / 1000 },
+          });
           sequence++;
         }
-        push("turn_context", { turn_id: turnId, root_turn_id: turnId, disabled_plugin_ids: [], cwd, approval_policy: "on-request", approvals_reviewer: "user", model, collaboration_mode: { mode: "default", settings: { model, reasoning_effort: "medium", developer_instructions: null } }, multi_agent_version: "v1", realtime_active: false, summary: "auto", sandbox_policy: { type: "workspace-write" } });
+        push("turn_context", {
+          turn_id: turnId,
+          root_turn_id: turnId,
+          disabled_plugin_ids: [],
+          cwd,
+          approval_policy: "on-request",
+          approvals_reviewer: "user",
+          model,
+          collaboration_mode: { mode: "default", settings: { model, reasoning_effort: "medium", developer_instructions: null } },
+          multi_agent_version: "v1",
+          realtime_active: false,
+          summary: "auto",
+          sandbox_policy: { type: "workspace-write" },
+        });
         const prompt = `${random.pick(["fix", "implement", "explain", "clean up"])} ${random.pick(WORDS)} ${text(random.sized(100, 1, 3000))}`;
         t += 40;
-        push("response_item", { type: "message", id: `msg_${random.uuid7(t)}`, role: "user", content: [{ type: "input_text", text: prompt }], internal_chat_message_metadata_passthrough: { ...passthrough, create_time: t / 1000 } });
+        push("response_item", {
+          type: "message",
+          id: `msg_${random.uuid7(t)}`,
+          role: "user",
+          content: [{ type: "input_text", text: prompt }],
+          internal_chat_message_metadata_passthrough: { ...passthrough, create_time: t / 1000 },
+        });
         sequence++;
-        push("event_msg", { type: "item_completed", thread_id: threadId, turn_id: turnId, item: { type: "UserMessage", id: random.uuid7(t), content: [{ type: "text", text: prompt, text_elements: [] }] }, started_at_ms: t, completed_at_ms: t });
+        push("event_msg", {
+          type: "item_completed",
+          thread_id: threadId,
+          turn_id: turnId,
+          item: { type: "UserMessage", id: random.uuid7(t), content: [{ type: "text", text: prompt, text_elements: [] }] },
+          started_at_ms: t,
+          completed_at_ms: t,
+        });
         // Codex writes nothing of a failed attempt; one that gave up ends the turn with the error it printed.
         if (random.chance(0.02)) {
           t += random.int(3000, 30_000);
-          push("event_msg", { type: "task_complete", root_turn_id: turnId, turn_id: turnId, last_agent_message: null, error: { message: "We’re currently experiencing high demand, which may cause temporary errors.", codex_error_info: "internal_server_error" }, started_at: startedAt, completed_at: Math.floor(t / 1000), duration_ms: t - turnStart });
+          push("event_msg", {
+            type: "task_complete",
+            root_turn_id: turnId,
+            turn_id: turnId,
+            last_agent_message: null,
+            error: { message: "We’re currently experiencing high demand, which may cause temporary errors.", codex_error_info: "internal_server_error" },
+            started_at: startedAt,
+            completed_at: Math.floor(t / 1000),
+            duration_ms: t - turnStart,
+          });
           continue;
         }
-        const turnTotal = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0, total_tokens: 0 };
+        const turnTotal = {
+          input_tokens: 0,
+          cached_input_tokens: 0,
+          cache_write_input_tokens: 0,
+          output_tokens: 0,
+          reasoning_output_tokens: 0,
+          total_tokens: 0,
+        };
         const calls = random.int(1, 12);
         let answer = "";
         for (let c = 0; c < calls; c++) {
           const last = c === calls - 1 || size >= runTarget || t > deadline - 60_000;
           t += random.int(1500, 20_000);
-          if (random.chance(0.7)) push("response_item", { type: "reasoning", id: `rs_${random.hex(32)}`, summary: [], content: null, encrypted_content: `gAAAAA${random.hex(random.sized(1800, 0.7, 12_000))}`, internal_chat_message_metadata_passthrough: passthrough });
+          if (random.chance(0.7))
+            push("response_item", {
+              type: "reasoning",
+              id: `rs_${random.hex(32)}`,
+              summary: [],
+              content: null,
+              encrypted_content: `gAAAAA${random.hex(random.sized(1800, 0.7, 12_000))}`,
+              internal_chat_message_metadata_passthrough: passthrough,
+            });
           const fresh = random.int(400, 8000);
           const input = context + fresh;
           const cached = context > 20_000 && random.chance(0.9) ? context : 0;
           const output = random.int(30, last ? 2000 : 700);
           const reasoning = Math.floor(output * random.next() * 0.6);
           context = input > 240_000 ? random.int(15_000, 30_000) : input;
-          const usage = { input_tokens: input, cached_input_tokens: cached, cache_write_input_tokens: 0, output_tokens: output, reasoning_output_tokens: reasoning, total_tokens: input + output };
+          const usage = {
+            input_tokens: input,
+            cached_input_tokens: cached,
+            cache_write_input_tokens: 0,
+            output_tokens: output,
+            reasoning_output_tokens: reasoning,
+            total_tokens: input + output,
+          };
           for (const key of Object.keys(total)) {
             total[key] += usage[key];
             turnTotal[key] += usage[key];
@@ -424,30 +625,109 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
           if (last) {
             answer = text(random.sized(700, 0.8, 8000));
             const messageId = `msg_${random.hex(32)}`;
-            push("event_msg", { type: "item_completed", thread_id: threadId, turn_id: turnId, item: { type: "AgentMessage", id: messageId, content: [{ type: "Text", text: answer }] }, started_at_ms: t - 200, completed_at_ms: t });
-            push("response_item", { type: "message", status: "completed", id: messageId, role: "assistant", content: [{ type: "output_text", text: answer, annotations: [] }], internal_chat_message_metadata_passthrough: { ...passthrough, content_item_kinds: ["unknown"] } });
+            push("event_msg", {
+              type: "item_completed",
+              thread_id: threadId,
+              turn_id: turnId,
+              item: { type: "AgentMessage", id: messageId, content: [{ type: "Text", text: answer }] },
+              started_at_ms: t - 200,
+              completed_at_ms: t,
+            });
+            push("response_item", {
+              type: "message",
+              status: "completed",
+              id: messageId,
+              role: "assistant",
+              content: [{ type: "output_text", text: answer, annotations: [] }],
+              internal_chat_message_metadata_passthrough: { ...passthrough, content_item_kinds: ["unknown"] },
+            });
             sequence++;
           } else {
             const callId = `call_${random.hex(24)}`;
             const command = `${random.pick(["rg", "cat", "sed -n 1,200p", "npm test", "ls -la"])} ${random.pick(WORDS)}/${random.pick(WORDS)}.ts`;
-            push("response_item", { type: "function_call", status: "completed", id: `fc_${random.hex(32)}`, name: "exec_command", arguments: JSON.stringify({ cmd: command }), call_id: callId, internal_chat_message_metadata_passthrough: passthrough });
+            push("response_item", {
+              type: "function_call",
+              status: "completed",
+              id: `fc_${random.hex(32)}`,
+              name: "exec_command",
+              arguments: JSON.stringify({ cmd: command }),
+              call_id: callId,
+              internal_chat_message_metadata_passthrough: passthrough,
+            });
             sequence++;
           }
-          push("token_usage_record", { thread_id: threadId, turn_id: turnId, session_id: threadId, root_turn_id: turnId, response_id: responseId, usage, turn_token_usage: { ...turnTotal }, thread_token_usage: { ...total } });
+          push("token_usage_record", {
+            thread_id: threadId,
+            turn_id: turnId,
+            session_id: threadId,
+            root_turn_id: turnId,
+            response_id: responseId,
+            usage,
+            turn_token_usage: { ...turnTotal },
+            thread_token_usage: { ...total },
+          });
           if (!last) {
             const callId = JSON.parse(lines.at(-2)).payload.call_id;
             t += random.int(100, 10_000);
             const exitCode = random.chance(0.08) ? 1 : 0;
             const output = text(random.sized(3500, 1.3, 300_000));
-            push("event_msg", { type: "item_completed", thread_id: threadId, turn_id: turnId, item: { type: "CommandExecution", id: callId, process_id: String(random.int(1000, 60000)), command: ["/bin/bash", "-lc", "run"], cwd: `file://${cwd}`, parsed_cmd: [{ type: "unknown", cmd: "run" }], source: "unified_exec_startup", status: "completed", aggregated_output: output, exit_code: exitCode, duration: { secs: 0, nanos: random.int(1000, 900_000_000) } }, started_at_ms: t - 100, completed_at_ms: t });
-            push("response_item", { type: "function_call_output", id: `fco_${random.uuid7(t)}`, call_id: callId, output: `Chunk ID: ${random.int(100000, 999999)}\nWall time: 0.1000 seconds\nProcess exited with code ${exitCode}\nOriginal token count: ${Math.ceil(output.length / 4)}\nOutput:\n${output}`, internal_chat_message_metadata_passthrough: { ...passthrough, create_time: t / 1000 } });
+            push("event_msg", {
+              type: "item_completed",
+              thread_id: threadId,
+              turn_id: turnId,
+              item: {
+                type: "CommandExecution",
+                id: callId,
+                process_id: String(random.int(1000, 60000)),
+                command: ["/bin/bash", "-lc", "run"],
+                cwd: `file://${cwd}`,
+                parsed_cmd: [{ type: "unknown", cmd: "run" }],
+                source: "unified_exec_startup",
+                status: "completed",
+                aggregated_output: output,
+                exit_code: exitCode,
+                duration: { secs: 0, nanos: random.int(1000, 900_000_000) },
+              },
+              started_at_ms: t - 100,
+              completed_at_ms: t,
+            });
+            push("response_item", {
+              type: "function_call_output",
+              id: `fco_${random.uuid7(t)}`,
+              call_id: callId,
+              output: `Chunk ID: ${random.int(100000, 999999)}\nWall time: 0.1000 seconds\nProcess exited with code ${exitCode}\nOriginal token count: ${Math.ceil(output.length / 4)}\nOutput:\n${output}`,
+              internal_chat_message_metadata_passthrough: { ...passthrough, create_time: t / 1000 },
+            });
             sequence++;
           }
-          push("event_msg", { type: "token_count", info: { total_token_usage: { ...total }, last_token_usage: usage, last_usage_includes_reasoning: false, model_context_window: 258400 }, rate_limits: { limit_id: "codex", limit_name: null, primary: null, secondary: null, credits: null, individual_limit: null, spend_control_reached: null, plan_type: null, rate_limit_reached_type: null } });
+          push("event_msg", {
+            type: "token_count",
+            info: { total_token_usage: { ...total }, last_token_usage: usage, last_usage_includes_reasoning: false, model_context_window: 258400 },
+            rate_limits: {
+              limit_id: "codex",
+              limit_name: null,
+              primary: null,
+              secondary: null,
+              credits: null,
+              individual_limit: null,
+              spend_control_reached: null,
+              plan_type: null,
+              rate_limit_reached_type: null,
+            },
+          });
           if (last) break;
         }
         t += 20;
-        push("event_msg", { type: "task_complete", root_turn_id: turnId, turn_id: turnId, last_agent_message: answer, started_at: startedAt, completed_at: Math.floor(t / 1000), duration_ms: t - turnStart, time_to_first_token_ms: random.int(300, 3000) });
+        push("event_msg", {
+          type: "task_complete",
+          root_turn_id: turnId,
+          turn_id: turnId,
+          last_agent_message: answer,
+          started_at: startedAt,
+          completed_at: Math.floor(t / 1000),
+          duration_ms: t - turnStart,
+          time_to_first_token_ms: random.int(300, 3000),
+        });
       }
     }
     write("codex", file, lines, t);
@@ -479,12 +759,26 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
       if (run === 1) t += resumeGapMs;
       const runTarget = ((run + 1) * target) / runs;
       push({ sessionId, projectHash, startTime: iso(), lastUpdated: iso(), kind: "main" });
-      const sessionContext = { id: random.hex(32), timestamp: iso(), type: "user", content: [{ text: `<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\nMy operating system is: linux\n- **Workspace Directories:**\n  - ${cwd}\n- **Directory Structure:**\n\n${text(random.sized(3000, 0.5, 12_000))}\n</session_context>` }] };
+      const sessionContext = {
+        id: random.hex(32),
+        timestamp: iso(),
+        type: "user",
+        content: [
+          {
+            text: `<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\nMy operating system is: linux\n- **Workspace Directories:**\n  - ${cwd}\n- **Directory Structure:**\n\n${text(random.sized(3000, 0.5, 12_000))}\n</session_context>`,
+          },
+        ],
+      };
       push({ $set: { messages: [sessionContext], lastUpdated: iso() } });
       if (run === 1) push({ $set: { sessionId } });
       while (size < runTarget && t < deadline) {
         t += 1000;
-        push({ id: random.uuid(), timestamp: iso(), type: "user", content: [{ text: `${random.pick(["read", "fix", "summarise", "test"])} ${random.pick(WORDS)} ${text(random.sized(100, 1, 3000))}` }] });
+        push({
+          id: random.uuid(),
+          timestamp: iso(),
+          type: "user",
+          content: [{ text: `${random.pick(["read", "fix", "summarise", "test"])} ${random.pick(WORDS)} ${text(random.sized(100, 1, 3000))}` }],
+        });
         touched();
         const calls = random.int(1, 10);
         for (let c = 0; c < calls; c++) {
@@ -507,12 +801,20 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
           }
           push({ id, timestamp: iso(), type: "gemini", content: "", thoughts: thoughtList, tokens, model });
           touched();
-          const results = Array.from({ length: random.weighted([[1, 0.7], [2, 0.3]]) }, () => {
-            const callId = `read_file__read_file_${t}_${random.int(0, 9)}`;
-            const filePath = `${random.pick(WORDS)}/${random.pick(WORDS)}.ts`;
-            const output = text(random.sized(6000, 1.2, 300_000));
-            return { callId, filePath, response: { functionResponse: { id: callId, name: "read_file", response: { output } } } };
-          });
+          const results = Array.from(
+            {
+              length: random.weighted([
+                [1, 0.7],
+                [2, 0.3],
+              ]),
+            },
+            () => {
+              const callId = `read_file__read_file_${t}_${random.int(0, 9)}`;
+              const filePath = `${random.pick(WORDS)}/${random.pick(WORDS)}.ts`;
+              const output = text(random.sized(6000, 1.2, 300_000));
+              return { callId, filePath, response: { functionResponse: { id: callId, name: "read_file", response: { output } } } };
+            },
+          );
           t += random.int(50, 3000);
           push({
             id,
@@ -522,7 +824,18 @@ export function writeAgentHistory(home, { bytes = 1e9, variant = 1, now = Date.n
             thoughts: thoughtList,
             tokens,
             model,
-            toolCalls: results.map((r) => ({ id: r.callId, name: "read_file", args: { file_path: r.filePath }, result: [r.response], status: "success", timestamp: iso(), resultDisplay: "", description: r.filePath, displayName: "ReadFile", renderOutputAsMarkdown: true })),
+            toolCalls: results.map((r) => ({
+              id: r.callId,
+              name: "read_file",
+              args: { file_path: r.filePath },
+              result: [r.response],
+              status: "success",
+              timestamp: iso(),
+              resultDisplay: "",
+              description: r.filePath,
+              displayName: "ReadFile",
+              renderOutputAsMarkdown: true,
+            })),
           });
           push({ id: random.uuid(), timestamp: iso(), type: "user", content: results.map((r) => r.response) });
           touched();

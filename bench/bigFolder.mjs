@@ -8,7 +8,11 @@ const RUNS = 15;
 
 function cli(ROOT, stateDir, args, env = {}) {
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), ...args], { env: { ...process.env, REQWATCH_STATE_DIR: stateDir, ...env }, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" });
+  const result = spawnSync(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), ...args], {
+    env: { ...process.env, REQWATCH_STATE_DIR: stateDir, ...env },
+    maxBuffer: 64 * 1024 * 1024,
+    encoding: "utf8",
+  });
   if (result.status !== 0) throw new Error(`reqwatch ${args.join(" ")}: ${result.stderr}`);
   return [Number(process.hrtime.bigint() - start) / 1e6, result.stdout];
 }
@@ -70,7 +74,9 @@ export async function measureBigFolder({ ROOT, writeFiles, tempDir, summarize, r
       firstGet.push(cli(ROOT, stateDir, ["get", middle], noFollower)[0]);
     }
     summarize(`baseline: read + JSON.parse of the ${label} files, one thread`, bare);
-    const list = summarize(`first \`list --limit 20\` on ${label} files, no index`, firstList, { target: count === 100_000 ? "<= 2.5x the bare read + parse" : undefined });
+    const list = summarize(`first \`list --limit 20\` on ${label} files, no index`, firstList, {
+      target: count === 100_000 ? "<= 2.5x the bare read + parse" : undefined,
+    });
     summarize(`first \`get <id>\` on ${label} files, no index`, firstGet, { target: "<= 300 ms" });
     ratio(`first list / bare read + parse (${label})`, list.p50 / median(bare), count === 100_000 ? { target: "<= 2.5" } : {});
     // A command that needs every file (queues) builds the index in full.
@@ -102,10 +108,15 @@ export async function measureBigFolder({ ROOT, writeFiles, tempDir, summarize, r
     }
     summarize(`baseline: bare \`node -e 0\` start (${label} group)`, node);
     summarize(`baseline: the CLI's own start, \`reqwatch --version\` (${label} group)`, cliStart);
-    warm[count] = summarize(`warm \`list --limit 20\` on ${label} files, a follower running`, warmList, { target: count === 100_000 ? "<= 3x a bare node start; within 20% of 10k's" : undefined });
+    warm[count] = summarize(`warm \`list --limit 20\` on ${label} files, a follower running`, warmList, {
+      target: count === 100_000 ? "<= 3x a bare node start; within 20% of 10k's" : undefined,
+    });
     ratio(`warm list / bare node start (${label})`, warm[count].p50 / median(node), count === 100_000 ? { target: "<= 3" } : {});
     // Context: with no follower, each list checks every file (the behaviour before a follower).
-    summarize(`warm \`list --limit 20\` on ${label} files, no follower (every file checked)`, Array.from({ length: 5 }, () => cli(ROOT, stateDir, ["list", "--limit", "20"], noFollower)[0]));
+    summarize(
+      `warm \`list --limit 20\` on ${label} files, no follower (every file checked)`,
+      Array.from({ length: 5 }, () => cli(ROOT, stateDir, ["list", "--limit", "20"], noFollower)[0]),
+    );
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
   ratio("warm list at 100,000 / at 10,000", warm[100_000].p50 / warm[10_000].p50, { target: "<= 1.2" });

@@ -28,12 +28,18 @@ function bigQueue(file, now) {
     CREATE INDEX idx_pending_messages_session ON pending_messages(session_db_id);
     CREATE INDEX idx_pending_messages_status ON pending_messages(status);`);
   db.transaction(() => {
-    for (let s = 0; s < 50; s++) db.prepare("INSERT INTO sdk_sessions (content_session_id, project, started_at_epoch) VALUES (?, ?, ?)").run(`session-${s}`, `project-${s % 8}`, now - 86_400_000);
+    for (let s = 0; s < 50; s++)
+      db.prepare("INSERT INTO sdk_sessions (content_session_id, project, started_at_epoch) VALUES (?, ?, ?)").run(
+        `session-${s}`,
+        `project-${s % 8}`,
+        now - 86_400_000,
+      );
     const insert = db.prepare(
       "INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, tool_input, tool_response, status, created_at_epoch) VALUES (?, ?, 'observation', 'Bash', ?, ?, 'pending', ?)",
     );
     // Over twice claude-mem's pending limit: the older half is stuck.
-    for (let i = 0; i < MESSAGES; i++) insert.run((i % 50) + 1, `session-${i % 50}`, text("input", i), text("output", i), now - Math.round(((MESSAGES - i) * 7_200_000) / MESSAGES));
+    for (let i = 0; i < MESSAGES; i++)
+      insert.run((i % 50) + 1, `session-${i % 50}`, text("input", i), text("output", i), now - Math.round(((MESSAGES - i) * 7_200_000) / MESSAGES));
   })();
   return db;
 }
@@ -104,10 +110,16 @@ export async function measureClaudeMemQueue({ ROOT, tempDir, summarize, rows }) 
     let claimed = null;
     const writer = setInterval(() => {
       const at = Date.now();
-      owner.prepare("INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, tool_input, tool_response, status, created_at_epoch) VALUES (1, 'session-0', 'observation', 'Edit', ?, ?, 'pending', ?)").run(text("input", at), text("output", at), at);
+      owner
+        .prepare(
+          "INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, tool_input, tool_response, status, created_at_epoch) VALUES (1, 'session-0', 'observation', 'Edit', ?, ?, 'pending', ?)",
+        )
+        .run(text("input", at), text("output", at), at);
       if (claimed !== null) owner.prepare("UPDATE pending_messages SET status = 'processed', completed_at_epoch = ? WHERE id = ?").run(at, claimed);
       claimed = owner.prepare("SELECT id FROM pending_messages WHERE status = 'pending' ORDER BY id LIMIT 1").pluck().get();
-      owner.prepare("UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id = ?").run(at, process.pid, claimed);
+      owner
+        .prepare("UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id = ?")
+        .run(at, process.pid, claimed);
     }, 1000);
     const peak = new Map(servers.map((one) => [one, 0]));
     const sampler = setInterval(() => {
@@ -117,7 +129,16 @@ export async function measureClaudeMemQueue({ ROOT, tempDir, summarize, rows }) 
     const withSource = [];
     try {
       for (let round = 0; round < ROUNDS; round++) {
-        const turns = [() => load(baseline, folderApi, LOAD_MS / ROUNDS, alone), () => load(server, [...folderApi, "/api/requests?source=claude-mem&limit=50", "/api/requests?source=claude-mem&stuck=1&limit=50"], LOAD_MS / ROUNDS, withSource)];
+        const turns = [
+          () => load(baseline, folderApi, LOAD_MS / ROUNDS, alone),
+          () =>
+            load(
+              server,
+              [...folderApi, "/api/requests?source=claude-mem&limit=50", "/api/requests?source=claude-mem&stuck=1&limit=50"],
+              LOAD_MS / ROUNDS,
+              withSource,
+            ),
+        ];
         for (const turn of round % 2 ? turns.reverse() : turns) await turn();
       }
     } finally {
@@ -127,7 +148,9 @@ export async function measureClaudeMemQueue({ ROOT, tempDir, summarize, rows }) 
     const { sources } = await (await fetch(`${server.url}/api/sources`)).json();
     summarize("baseline: the dashboard's read API, no source", alone);
     figure("baseline: server RSS, no source (peak)", peak.get(baseline), "MB");
-    summarize(`the read API beside a claude-mem queue of ${MESSAGES.toLocaleString("en")} x ${(2 * TEXT_BYTES) / 1000} KB`, withSource, { target: "p99 <= 100 ms" });
+    summarize(`the read API beside a claude-mem queue of ${MESSAGES.toLocaleString("en")} x ${(2 * TEXT_BYTES) / 1000} KB`, withSource, {
+      target: "p99 <= 100 ms",
+    });
     figure("server RSS beside that queue (peak)", peak.get(server), "MB", "<= 300");
     figure("the queue's first full count, after the server started", countedMs, "ms");
     console.log(`  the source said: ${sources[0].total} rows, ${sources[0].stuck} stuck, a look ${sources[0].readMs} ms`);

@@ -113,12 +113,17 @@ export async function measureDashboard({ ROOT, writeFiles, tempDir, openTracker,
     })();
     await dialog.getByRole("progressbar", { name: "Progress" }).waitFor({ timeout: 30_000 });
     const progressSeenAfter = now() - started;
-    await dialog.getByRole("status").getByText(/^Done:/).waitFor({ timeout: 600_000 });
+    await dialog
+      .getByRole("status")
+      .getByText(/^Done:/)
+      .waitFor({ timeout: 600_000 });
     const took = now() - started;
     running = false;
     await probe;
     summarize(`bulk retry of ${count}: other requests' latency meanwhile`, during, { target: "the page stays responsive" });
-    console.log(`bulk retry of ${count}: progress shown after ${Math.round(progressSeenAfter)} ms, done after ${(took / 1000).toFixed(1)} s (${Math.round(count / (took / 1000))}/s)`);
+    console.log(
+      `bulk retry of ${count}: progress shown after ${Math.round(progressSeenAfter)} ms, done after ${(took / 1000).toFixed(1)} s (${Math.round(count / (took / 1000))}/s)`,
+    );
 
     await measureExport(server, summarize);
   } finally {
@@ -130,7 +135,10 @@ export async function measureDashboard({ ROOT, writeFiles, tempDir, openTracker,
 
 /** The server process's resident memory, in MB (Linux). */
 function rssMB(pid) {
-  const line = fs.readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   return Number(line.replace(/\D/g, "")) / 1024;
 }
 
@@ -213,7 +221,11 @@ export async function measureSourceDashboard({ ROOT, file, owner, tempDir, summa
       filterChange.push(now() - start);
       await workspace.fill("");
       await workspace.press("Enter");
-      await page.waitForFunction(() => new Set([...document.querySelectorAll('table[aria-label="Requests"] tbody tr td:nth-child(3)')].map((cell) => cell.textContent)).size > 1, null, { polling: "raf" });
+      await page.waitForFunction(
+        () => new Set([...document.querySelectorAll('table[aria-label="Requests"] tbody tr td:nth-child(3)')].map((cell) => cell.textContent)).size > 1,
+        null,
+        { polling: "raf" },
+      );
     }
     summarize("requests page on the 60,000 source: filter change until the table shows it", filterChange, { target: "<= 300 ms" });
 
@@ -240,10 +252,18 @@ export async function measureSourceDashboard({ ROOT, file, owner, tempDir, summa
     await live();
     const visible = [];
     for (let i = 0; i < 20; i++) {
-      const id = owner.prepare("INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, status, created_at_epoch) VALUES (1, 'session-0', 'observation', 'Write', 'pending', ?)").run(Date.now()).lastInsertRowid;
+      const id = owner
+        .prepare(
+          "INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, status, created_at_epoch) VALUES (1, 'session-0', 'observation', 'Write', 'pending', ?)",
+        )
+        .run(Date.now()).lastInsertRowid;
       const start = now();
       // Checked every frame: a locator's waitFor backs off to 500 ms between checks.
-      await page.waitForFunction((name) => [...document.querySelectorAll('table[aria-label="Requests"] a')].some((link) => link.textContent === name), `claude-mem-${id}`, { polling: "raf" });
+      await page.waitForFunction(
+        (name) => [...document.querySelectorAll('table[aria-label="Requests"] a')].some((link) => link.textContent === name),
+        `claude-mem-${id}`,
+        { polling: "raf" },
+      );
       visible.push(now() - start);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }

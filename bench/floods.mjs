@@ -71,7 +71,8 @@ export async function measureBigExport({ ROOT, tempDir, summarize, ratio, median
   const server = await startServer(ROOT, dir, { REQWATCH_OTLP_PORT: String(otlpPort) });
   try {
     // Kept: the store's count of log records received (the health page's intake) grows by the export's records.
-    const keptRecords = async () => (await (await fetch(`${server.url}/api/health`)).json()).telemetry.intake.find((row) => row.signal === "logs")?.records ?? 0;
+    const keptRecords = async () =>
+      (await (await fetch(`${server.url}/api/health`)).json()).telemetry.intake.find((row) => row.signal === "logs")?.records ?? 0;
     const kept = async (body) => {
       const before = await keptRecords();
       const answer = await post(receiver, body);
@@ -122,7 +123,10 @@ export async function measureMcpFlood({ ROOT, writeFiles, tempDir, openTracker, 
   const stateDir = tempDir("mcpflood");
   writeFiles(stateDir, 1000);
   openTracker({ stateDir, recover: false }).close();
-  const child = spawn(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "mcp"], { env: { ...process.env, REQWATCH_STATE_DIR: stateDir }, stdio: ["pipe", "pipe", "ignore"] });
+  const child = spawn(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "mcp"], {
+    env: { ...process.env, REQWATCH_STATE_DIR: stateDir },
+    stdio: ["pipe", "pipe", "ignore"],
+  });
   try {
     const send = (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
     // The agent's handshake, read as an agent reads it.
@@ -150,13 +154,14 @@ export async function measureMcpFlood({ ROOT, writeFiles, tempDir, openTracker, 
     let written = 0;
     const writing = (async () => {
       for (let id = 2; id < FLOOD_CALLS + 2; id++) {
-        if (!send({ id, method: "tools/call", params: { name: "list_requests", arguments: { limit: 50 } } })) await new Promise((resolve) => child.stdin.once("drain", resolve));
+        if (!send({ id, method: "tools/call", params: { name: "list_requests", arguments: { limit: 50 } } }))
+          await new Promise((resolve) => child.stdin.once("drain", resolve));
         written++;
       }
     })();
     // Until the server waits (no CPU used for STILL_SAMPLES seconds): its output full, its input paused.
     let peak = idle;
-    for (let still = 0, last = cpuTicks(child.pid); still < STILL_SAMPLES; ) {
+    for (let still = 0, last = cpuTicks(child.pid); still < STILL_SAMPLES;) {
       await sleep(1000);
       peak = Math.max(peak, rssMb(child.pid));
       const now = cpuTicks(child.pid);
@@ -180,7 +185,13 @@ export async function measureMcpFlood({ ROOT, writeFiles, tempDir, openTracker, 
     child.stdout.resume();
     await Promise.all([writing, allAnswered]);
     figure(rows, "reqwatch mcp: RSS idle (baseline)", idle, "MB");
-    figure(rows, `reqwatch mcp: RSS with its answers unread (${writtenWhileUnread.toLocaleString()} of ${FLOOD_CALLS.toLocaleString()} calls sent)`, waiting, "MB", "bounded");
+    figure(
+      rows,
+      `reqwatch mcp: RSS with its answers unread (${writtenWhileUnread.toLocaleString()} of ${FLOOD_CALLS.toLocaleString()} calls sent)`,
+      waiting,
+      "MB",
+      "bounded",
+    );
     figure(rows, `reqwatch mcp: the most RSS seen, to the ${FLOOD_CALLS.toLocaleString()}th answer read`, peak, "MB");
     figure(rows, "reqwatch mcp: calls answered once read", answers, "answers", String(FLOOD_CALLS));
   } finally {

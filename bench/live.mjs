@@ -73,9 +73,19 @@ export async function measureLive({ ROOT, writeFiles, tempDir, openTracker, summ
       if (times.length > 1) doubles++;
       lastAt = Math.max(lastAt, times[0]);
     }
-    const burst = { name: "burst of 5,000 new files into 100,000", n: 5000, delivered, doubleIngest: doubles, writeMs: Math.round(written - burstStart), lastEventAfterMs: Math.round(lastAt - burstStart), target: "100% within 10 s, zero double ingest" };
+    const burst = {
+      name: "burst of 5,000 new files into 100,000",
+      n: 5000,
+      delivered,
+      doubleIngest: doubles,
+      writeMs: Math.round(written - burstStart),
+      lastEventAfterMs: Math.round(lastAt - burstStart),
+      target: "100% within 10 s, zero double ingest",
+    };
     rows.push(burst);
-    console.log(`${burst.name.padEnd(56)} ${delivered}/5000 delivered, last ${burst.lastEventAfterMs} ms after the first write (writing took ${burst.writeMs} ms), ${doubles} double   target ${burst.target}`);
+    console.log(
+      `${burst.name.padEnd(56)} ${delivered}/5000 delivered, last ${burst.lastEventAfterMs} ms after the first write (writing took ${burst.writeMs} ms), ${doubles} double   target ${burst.target}`,
+    );
 
     // Idle: no writes for two minutes; the stream stays open, the monitor and the watcher run.
     const cpuOf = () => {

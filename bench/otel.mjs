@@ -20,7 +20,10 @@ async function aCollector() {
     request.on("end", () => {
       if (down) return response.writeHead(503).end();
       if (request.url === "/v1/traces") {
-        for (const match of Buffer.concat(chunks).toString("utf8").matchAll(/"spanId":"([0-9a-f]{16})"/g)) spanIds.add(match[1]);
+        for (const match of Buffer.concat(chunks)
+          .toString("utf8")
+          .matchAll(/"spanId":"([0-9a-f]{16})"/g))
+          spanIds.add(match[1]);
       }
       response.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
@@ -54,7 +57,10 @@ function cpuSeconds(pid) {
 }
 
 function rssMB(pid) {
-  const line = fs.readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   return Number(line.replace(/\D/g, "")) / 1024;
 }
 
@@ -94,7 +100,10 @@ export async function measureOtel({ ROOT, tempDir, openTracker, summarize, ratio
       collector.spanIds.clear();
       const tracker = openTracker({ stateDir });
       const server = await startServer(ROOT, stateDir, { ...env, ...(mode === "server" && { REQWATCH_OTEL: "1" }) });
-      const beside = mode === "beside" ? spawn(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "otel", "--state-dir", stateDir], { env: { ...process.env, ...env }, stdio: "ignore" }) : null;
+      const beside =
+        mode === "beside"
+          ? spawn(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "otel", "--state-dir", stateDir], { env: { ...process.env, ...env }, stdio: "ignore" })
+          : null;
       let sampling = true;
       const sampler = (async () => {
         while (sampling) {
@@ -136,7 +145,10 @@ export async function measureOtel({ ROOT, tempDir, openTracker, summarize, ratio
     collector.spanIds.clear();
     const stateDir = tempDir("otel-down");
     const tracker = openTracker({ stateDir });
-    const exporter = spawn(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "otel", "--state-dir", stateDir], { env: { ...process.env, ...env }, stdio: "ignore" });
+    const exporter = spawn(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "otel", "--state-dir", stateDir], {
+      env: { ...process.env, ...env },
+      stdio: "ignore",
+    });
     await sleep(1500);
     const rssBefore = rssMB(exporter.pid);
     let peak = rssBefore;
@@ -153,7 +165,9 @@ export async function measureOtel({ ROOT, tempDir, openTracker, summarize, ratio
     const caughtUpMs = Date.now() - recoveredFrom;
     exporter.kill("SIGTERM");
     tracker.close();
-    summarize("otel: collector down 60 s under 100 transitions/s: spans missing after it returned (count, not ms)", [wanted - collector.spanIds.size], { target: "0" });
+    summarize("otel: collector down 60 s under 100 transitions/s: spans missing after it returned (count, not ms)", [wanted - collector.spanIds.size], {
+      target: "0",
+    });
     summarize("otel: collector down 60 s: time from its return until every span arrived", [caughtUpMs]);
     summarize("otel: collector down 60 s: exporter memory growth (MB, not ms)", [peak - rssBefore], { target: "<= 50 MB" });
   } finally {

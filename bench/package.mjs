@@ -29,7 +29,12 @@ async function firstPageMs(project, cacheDir) {
   const port = await freePort();
   const started = performance.now();
   // Its own process group: npx, the CLI and the server stop together, as with Ctrl-C.
-  const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], { cwd: project, detached: true, stdio: "ignore", env: { ...process.env, REQWATCH_CACHE_DIR: cacheDir } });
+  const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], {
+    cwd: project,
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, REQWATCH_CACHE_DIR: cacheDir },
+  });
   try {
     for (;;) {
       if (dashboard.exitCode !== null) throw new Error(`reqwatch dashboard exited (${dashboard.exitCode})`);

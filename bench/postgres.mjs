@@ -45,13 +45,18 @@ export async function postgresThroughput(ROOT, server, requests, workers) {
     CREATE INDEX requests_queued ON requests (created_at, id) WHERE state = 'queued';
     CREATE TABLE transitions (seq bigserial PRIMARY KEY, request_id text NOT NULL REFERENCES requests, from_state text, to_state text NOT NULL, at bigint NOT NULL, token text);`);
   const now = Date.now();
-  await db.query("INSERT INTO requests (id, workspace, state, created_at, updated_at) SELECT 'q' || i, 'bench', 'queued', $1::bigint + i, $1::bigint + i FROM generate_series(0, $2::int - 1) i", [now, requests]);
+  await db.query(
+    "INSERT INTO requests (id, workspace, state, created_at, updated_at) SELECT 'q' || i, 'bench', 'queued', $1::bigint + i, $1::bigint + i FROM generate_series(0, $2::int - 1) i",
+    [now, requests],
+  );
   const results = await Promise.all(
     Array.from(
       { length: workers },
       () =>
         new Promise((resolve, reject) => {
-          const child = spawn(process.execPath, [path.join(ROOT, "bench/workers/postgres.cjs"), server.host, String(server.port)], { stdio: ["ignore", "pipe", "inherit"] });
+          const child = spawn(process.execPath, [path.join(ROOT, "bench/workers/postgres.cjs"), server.host, String(server.port)], {
+            stdio: ["ignore", "pipe", "inherit"],
+          });
           let out = "";
           child.stdout.on("data", (chunk) => (out += chunk));
           child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`postgres worker exited ${code}`))));
@@ -60,7 +65,9 @@ export async function postgresThroughput(ROOT, server, requests, workers) {
   );
   const completed = results.reduce((sum, r) => sum + r.completed, 0);
   const seconds = (Math.max(...results.map((r) => r.last)) - Math.min(...results.map((r) => r.first).filter(Boolean))) / 1000;
-  const { rows } = await db.query("SELECT count(*)::int AS n FROM (SELECT request_id FROM transitions WHERE to_state = 'processing' GROUP BY request_id HAVING count(*) > 1) twice");
+  const { rows } = await db.query(
+    "SELECT count(*)::int AS n FROM (SELECT request_id FROM transitions WHERE to_state = 'processing' GROUP BY request_id HAVING count(*) > 1) twice",
+  );
   await db.end();
   if (completed !== requests) throw new Error(`postgres prototype completed ${completed} of ${requests}`);
   return { perSecond: Math.round(completed / seconds), doubleClaims: rows[0].n };

@@ -41,7 +41,14 @@ export function writeFiles(stateDir, count, now = Date.now(), { mtimeAsUpdated =
       const worker = { pid: state === "processing" ? process.pid : 100_000 + (i % 8), host: os.hostname() };
       // A failure or time-out came after a failed attempt that was retried: four more steps.
       if (state === "failed" || state === "timeout") {
-        request.transitions.push({ from: "queued", to: "processing", at: createdAt + 1500, by: `worker ${(i + 1) % 8}`, token: `t${i}-1`, worker: { ...worker, pid: 100_000 + ((i + 1) % 8) } });
+        request.transitions.push({
+          from: "queued",
+          to: "processing",
+          at: createdAt + 1500,
+          by: `worker ${(i + 1) % 8}`,
+          token: `t${i}-1`,
+          worker: { ...worker, pid: 100_000 + ((i + 1) % 8) },
+        });
         request.transitions.push({ from: "processing", to: "queued", at: createdAt + 1700, token: `t${i}-1`, error: "rate limited" });
       }
       request.transitions.push({ from: "queued", to: "processing", at: createdAt + 2000, reason: "claimed", by: `worker ${i % 8}`, token: `t${i}`, worker });
@@ -58,4 +65,3 @@ export function writeFiles(stateDir, count, now = Date.now(), { mtimeAsUpdated =
   }
   return written;
 }
-

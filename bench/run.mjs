@@ -34,11 +34,17 @@ function summarize(name, samplesMs, extra = {}) {
   const q = (p) => Number(quantileSorted(sorted, p).toFixed(3));
   const row = { name, n: sorted.length, p50: q(0.5), p95: q(0.95), p99: q(0.99), max: Number(sorted.at(-1).toFixed(3)), ...extra };
   rows.push(row);
-  console.log(`${name.padEnd(56)} n=${String(row.n).padStart(6)}  p50 ${fmt(row.p50)}  p95 ${fmt(row.p95)}  p99 ${fmt(row.p99)}${extra.target ? `   target ${extra.target}` : ""}`);
+  console.log(
+    `${name.padEnd(56)} n=${String(row.n).padStart(6)}  p50 ${fmt(row.p50)}  p95 ${fmt(row.p95)}  p99 ${fmt(row.p99)}${extra.target ? `   target ${extra.target}` : ""}`,
+  );
   return row;
 }
 
-const median = (samples) => quantileSorted([...samples].sort((a, b) => a - b), 0.5);
+const median = (samples) =>
+  quantileSorted(
+    [...samples].sort((a, b) => a - b),
+    0.5,
+  );
 
 /** A figure over its baseline measured in the same run (medians over medians). */
 function ratio(name, value, extra = {}, digits = 2) {
@@ -100,7 +106,11 @@ function measureBareDurableWrite() {
  */
 async function measureWrites() {
   const N = 2000;
-  const p99 = (samples) => quantileSorted([...samples].sort((a, b) => a - b), 0.99);
+  const p99 = (samples) =>
+    quantileSorted(
+      [...samples].sort((a, b) => a - b),
+      0.99,
+    );
   const rounds = { bare: [], bareNew: [], create: [], transition: [] };
   const all = { bare: [], bareNew: [], create: [], transition: [] };
   for (let round = 0; round < 3; round++) {
@@ -161,12 +171,20 @@ function measureAt100k() {
     tracker = opened;
   }
   summarize("baseline: read + JSON.parse of the 100k files, one thread", bare);
-  const rebuild = summarize("rebuild of 100k from files (missing index)", rebuilds, { target: "<= 5 s", readerThreads: tracker.openReport.readerThreads, rssMB: Math.round(process.memoryUsage().rss / 1e6) });
+  const rebuild = summarize("rebuild of 100k from files (missing index)", rebuilds, {
+    target: "<= 5 s",
+    readerThreads: tracker.openReport.readerThreads,
+    rssMB: Math.round(process.memoryUsage().rss / 1e6),
+  });
   ratio("rebuild of 100k / bare read + parse", rebuild.p50 / median(bare));
   indexSize(stateDir);
 
   const ids = Array.from({ length: 10_000 }, (_, i) => `r${String((i * 7919) % 100_000).padStart(7, "0")}`);
-  summarize("get by id (100k)", ids.map((id) => time(() => tracker.get(id))[0]), { target: "p99 <= 0.5 ms" });
+  summarize(
+    "get by id (100k)",
+    ids.map((id) => time(() => tracker.get(id))[0]),
+    { target: "p99 <= 0.5 ms" },
+  );
 
   const pages = (name, filtersFor, target = "p99 <= 5 ms") => {
     const samples = [];
@@ -189,17 +207,31 @@ function measureAt100k() {
   }
   pages("page of 50 by text search, a word in 100 requests (100k)", (i) => ({ text: `T${i % 1000}`, limit: 50 }));
   // Every row matches: SQLite collects all 100k matches before it sorts by update time. Slow, shown.
-  pages("page of 50 by text search, a word in every request (100k)", (i) => ({ text: i % 2 ? "failing" : "summarise tests", limit: 50 }), "p99 <= 300 ms (the dashboard's filter target)");
+  pages(
+    "page of 50 by text search, a word in every request (100k)",
+    (i) => ({ text: i % 2 ? "failing" : "summarise tests", limit: 50 }),
+    "p99 <= 300 ms (the dashboard's filter target)",
+  );
   const now = Date.now();
   const day = (i) => ({ from: now - ((i % 7) + 1) * 86_400_000, to: now - (i % 7) * 86_400_000 });
   pages("page of 50 by created range, sorted by created (100k)", (i) => ({ createdFrom: day(i).from, createdTo: day(i).to, sort: "createdAt", limit: 50 }));
   pages("page of 50 by updated range, sorted by updated (100k)", (i) => ({ updatedFrom: day(i).from, updatedTo: day(i).to, limit: 50 }));
   // A range on one column sorted by the other sorts every matching row (~14k here): shown, not hidden.
   pages("page of 50 by created range, sorted by updated (100k)", (i) => ({ createdFrom: day(i).from, createdTo: day(i).to, limit: 50 }), null);
-  summarize("counts by state (100k)", Array.from({ length: 200 }, () => time(() => tracker.countsByState())[0]));
+  summarize(
+    "counts by state (100k)",
+    Array.from({ length: 200 }, () => time(() => tracker.countsByState())[0]),
+  );
 
-  summarize("monitor pass (100k)", Array.from({ length: 50 }, () => time(() => tracker.monitorPass())[0]), { target: "<= 50 ms" });
-  summarize("workers seen, grouped from the claims (100k)", Array.from({ length: 50 }, () => time(() => tracker.workers())[0]));
+  summarize(
+    "monitor pass (100k)",
+    Array.from({ length: 50 }, () => time(() => tracker.monitorPass())[0]),
+    { target: "<= 50 ms" },
+  );
+  summarize(
+    "workers seen, grouped from the claims (100k)",
+    Array.from({ length: 50 }, () => time(() => tracker.workers())[0]),
+  );
   {
     // The charts' query over the rollups (lib/db/queries/activity.ts), every range, all workspaces and one.
     const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
@@ -209,12 +241,18 @@ function measureAt100k() {
       const at = Date.now();
       summarize(
         `chart query, last ${range} (100k requests, ${steps} steps)`,
-        Array.from({ length: 200 }, (_, i) => time(() => tracker.activity({ spanMs, pointMs, from: at - rangeMs, to: at, match: i % 2 ? { workspace: `ws${i % 20}` } : null }))[0]),
+        Array.from(
+          { length: 200 },
+          (_, i) => time(() => tracker.activity({ spanMs, pointMs, from: at - rangeMs, to: at, match: i % 2 ? { workspace: `ws${i % 20}` } : null }))[0],
+        ),
         { target: "p95 <= 50 ms" },
       );
     }
   }
-  summarize("known workspaces starting with a prefix (100k)", Array.from({ length: 200 }, (_, i) => time(() => tracker.knownValues("workspace", `ws${i % 10}`))[0]));
+  summarize(
+    "known workspaces starting with a prefix (100k)",
+    Array.from({ length: 200 }, (_, i) => time(() => tracker.knownValues("workspace", `ws${i % 10}`))[0]),
+  );
 
   const warm = [];
   for (let i = 0; i < 5; i++) warm.push(time(() => tracker.recover({ processingStuckAfterMs: 365 * 86_400_000 }))[0]);
@@ -228,12 +266,19 @@ function indexSize(stateDir) {
   const requestsDir = path.join(stateDir, "requests");
   let filesBytes = 0;
   for (const name of fs.readdirSync(requestsDir)) filesBytes += fs.statSync(path.join(requestsDir, name)).size;
-  const indexBytes = ["", "-wal"].reduce((sum, suffix) => sum + (fs.statSync(path.join(stateDir, `index.db${suffix}`), { throwIfNoEntry: false })?.size ?? 0), 0);
+  const indexBytes = ["", "-wal"].reduce(
+    (sum, suffix) => sum + (fs.statSync(path.join(stateDir, `index.db${suffix}`), { throwIfNoEntry: false })?.size ?? 0),
+    0,
+  );
   const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
   const parts = index.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 8").all();
   index.close();
   const mb = (bytes) => Number((bytes / 1e6).toFixed(1));
-  ratio("index on disk (with its log) / request files (100k)", indexBytes / filesBytes, { indexMB: mb(indexBytes), filesMB: mb(filesBytes), largest: Object.fromEntries(parts.map((part) => [part.name, mb(part.bytes)])) });
+  ratio("index on disk (with its log) / request files (100k)", indexBytes / filesBytes, {
+    indexMB: mb(indexBytes),
+    filesMB: mb(filesBytes),
+    largest: Object.fromEntries(parts.map((part) => [part.name, mb(part.bytes)])),
+  });
   console.log(`  index ${mb(indexBytes)} MB, files ${mb(filesBytes)} MB; largest: ${parts.map((part) => `${part.name} ${mb(part.bytes)} MB`).join(", ")}`);
 }
 
@@ -282,7 +327,11 @@ function measureCli() {
     const samples = [];
     for (let i = 0; i < 20; i++) {
       const start = process.hrtime.bigint();
-      const result = spawnSync(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), "update", "hook", "--callback-success", "true", "--callback-attempts", String(i)], { env: { ...env, REQWATCH_STATE_DIR: stateDir } });
+      const result = spawnSync(
+        process.execPath,
+        [path.join(ROOT, "bin/reqwatch.js"), "update", "hook", "--callback-success", "true", "--callback-attempts", String(i)],
+        { env: { ...env, REQWATCH_STATE_DIR: stateDir } },
+      );
       if (result.status !== 0) throw new Error(String(result.stderr));
       samples.push(Number(process.hrtime.bigint() - start) / 1e6);
     }
@@ -311,7 +360,10 @@ function measureCliReads(env) {
   const run = (args) =>
     Array.from({ length: 10 }, () => {
       const start = process.hrtime.bigint();
-      const result = spawnSync(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), ...args], { env: { ...env, REQWATCH_STATE_DIR: stateDir }, maxBuffer: 64 * 1024 * 1024 });
+      const result = spawnSync(process.execPath, [path.join(ROOT, "bin/reqwatch.js"), ...args], {
+        env: { ...env, REQWATCH_STATE_DIR: stateDir },
+        maxBuffer: 64 * 1024 * 1024,
+      });
       if (result.status !== 0) throw new Error(String(result.stderr));
       return Number(process.hrtime.bigint() - start) / 1e6;
     });
@@ -332,13 +384,30 @@ function claudeMemDb(file, n) {
   const now = Date.now();
   const statuses = ["failed", "failed", "processed", "pending", "processing"];
   db.transaction(() => {
-    for (let s = 0; s < 300; s++) db.prepare("INSERT INTO sdk_sessions (content_session_id, project, started_at_epoch) VALUES (?, ?, ?)").run(`session-${s}`, `project-${s % 12}`, now - 30 * 86_400_000);
-    const insert = db.prepare(`INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, tool_input, tool_response, status, retry_count, created_at_epoch, started_processing_at_epoch, completed_at_epoch, failed_at_epoch)
+    for (let s = 0; s < 300; s++)
+      db.prepare("INSERT INTO sdk_sessions (content_session_id, project, started_at_epoch) VALUES (?, ?, ?)").run(
+        `session-${s}`,
+        `project-${s % 12}`,
+        now - 30 * 86_400_000,
+      );
+    const insert =
+      db.prepare(`INSERT INTO pending_messages (session_db_id, content_session_id, message_type, tool_name, tool_input, tool_response, status, retry_count, created_at_epoch, started_processing_at_epoch, completed_at_epoch, failed_at_epoch)
       VALUES (?, ?, 'observation', 'Bash', ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (let i = 0; i < n; i++) {
       const status = statuses[i % statuses.length];
       const at = now - (n - i) * 40_000;
-      insert.run((i % 300) + 1, `session-${i % 300}`, JSON.stringify({ command: `npm test -- --shard ${i % 40}` }), status === "processed" ? "ok ".repeat(50) : null, status, status === "failed" ? 3 : 0, at, status === "pending" ? null : at + 1000, status === "processed" ? at + 5000 : null, status === "failed" ? at + 5000 : null);
+      insert.run(
+        (i % 300) + 1,
+        `session-${i % 300}`,
+        JSON.stringify({ command: `npm test -- --shard ${i % 40}` }),
+        status === "processed" ? "ok ".repeat(50) : null,
+        status,
+        status === "failed" ? 3 : 0,
+        at,
+        status === "pending" ? null : at + 1000,
+        status === "processed" ? at + 5000 : null,
+        status === "failed" ? at + 5000 : null,
+      );
     }
   })();
   return db;
@@ -400,7 +469,9 @@ async function throughputRun(REQUESTS, workers, claims) {
 
 function throughputRow(name, { completed, perSecond, doubleClaims }, target) {
   rows.push({ name, n: completed, perSecond, doubleClaims, ...(target && { target }) });
-  console.log(`${name.padEnd(56)} ${String(perSecond).padStart(6)} completed/s  (${completed} requests, ${doubleClaims} double claims)${target ? `   target ${target}` : ""}`);
+  console.log(
+    `${name.padEnd(56)} ${String(perSecond).padStart(6)} completed/s  (${completed} requests, ${doubleClaims} double claims)${target ? `   target ${target}` : ""}`,
+  );
 }
 
 async function measureThroughput() {
@@ -437,7 +508,6 @@ async function measureScaling() {
   }
 }
 
-
 /**
  * Pausing a workspace while a worker process polls it: how long pause() takes (a durable write
  * under the writers' lock), and whether the worker claimed anything from the workspace after a
@@ -449,7 +519,15 @@ async function measurePause() {
   const tracker = openTracker({ stateDir });
   for (let i = 0; i < 4000; i++) tracker.create({ requestId: `p${i}`, workspace: i % 2 ? "batch" : "chat", state: "queued" });
   // A worker in another process, polling every 50 ms when idle, as runWorker does.
-  const worker = spawn(process.execPath, ["-e", `const { runWorker } = require(${JSON.stringify(path.join(ROOT, "dist/index.cjs"))}); const w = runWorker({ stateDir: process.argv[1], pollIntervalMs: 50, handler: () => ({ output: "ok" }) }); process.on("SIGTERM", () => w.stop().then(() => process.exit(0)));`, stateDir], { stdio: "ignore" });
+  const worker = spawn(
+    process.execPath,
+    [
+      "-e",
+      `const { runWorker } = require(${JSON.stringify(path.join(ROOT, "dist/index.cjs"))}); const w = runWorker({ stateDir: process.argv[1], pollIntervalMs: 50, handler: () => ({ output: "ok" }) }); process.on("SIGTERM", () => w.stop().then(() => process.exit(0)));`,
+      stateDir,
+    ],
+    { stdio: "ignore" },
+  );
   const samples = [];
   let claimedAfterPause = 0;
   for (let round = 0; round < 40; round++) {
@@ -504,7 +582,11 @@ async function measureRetention() {
     await new Promise((resolve) => child.once("exit", resolve));
     return JSON.parse(out);
   };
-  const p99 = (samples) => quantileSorted([...samples].sort((a, b) => a - b), 0.99);
+  const p99 = (samples) =>
+    quantileSorted(
+      [...samples].sort((a, b) => a - b),
+      0.99,
+    );
   const rounds = { alone: [], during: [] };
   const all = { alone: [], during: [] };
   for (let round = 0; round < 3; round++) {
@@ -564,7 +646,8 @@ async function measureRedaction() {
       for (let i = 0; i < N; i++) trackers[mode].create({ requestId: `r${i}`, workspace: "bench" });
     }
     for (let i = 0; i < N; i++) {
-      for (const mode of i % 2 ? ["off", "on"] : ["on", "off"]) samples[mode].push(time(() => trackers[mode].transition(`r${i}`, "queued", { fields: { prompt } }))[0]);
+      for (const mode of i % 2 ? ["off", "on"] : ["on", "off"])
+        samples[mode].push(time(() => trackers[mode].transition(`r${i}`, "queued", { fields: { prompt } }))[0]);
       await new Promise((resolve) => setImmediate(resolve));
     }
     for (const mode of ["on", "off"]) {
@@ -580,7 +663,12 @@ async function measureRedaction() {
   }
   summarize("transition setting a 4 KB prompt, redaction on", all.on);
   summarize("transition setting a 4 KB prompt, redaction off", all.off);
-  ratio(`transition p50, redaction on / off (median of ${ROUNDS} rounds)`, median(ratios), { target: "<= 1.05", rounds: ratios.map((r) => Number(r.toFixed(3))) }, 3);
+  ratio(
+    `transition p50, redaction on / off (median of ${ROUNDS} rounds)`,
+    median(ratios),
+    { target: "<= 1.05", rounds: ratios.map((r) => Number(r.toFixed(3))) },
+    3,
+  );
   const raw = [];
   for (let i = 0; i < 5000; i++) raw.push(time(() => redactSecrets(prompt))[0]);
   summarize("redact 4 KB (two secrets), alone", raw);
@@ -596,7 +684,15 @@ async function measureRedaction() {
  */
 function measureCraftedRedaction(prompt) {
   const SIZE = 100 * 1024;
-  const units = { prompt, "ghs_0_": "ghs_0_", "ghs_0_a.": "ghs_0_a.", "figd_": "figd_", "glpat-": "glpat-", "--api-key=": " --api-key=", '"password": "': '"password": "' };
+  const units = {
+    prompt,
+    ghs_0_: "ghs_0_",
+    "ghs_0_a.": "ghs_0_a.",
+    figd_: "figd_",
+    "glpat-": "glpat-",
+    "--api-key=": " --api-key=",
+    '"password": "': '"password": "',
+  };
   let ordinary = null;
   for (const [name, unit] of Object.entries(units)) {
     const text = unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);

@@ -28,7 +28,11 @@ export async function startServer(ROOT, stateDir, env = {}, nodeArgs = [], pollM
     stdio: ["ignore", pollMs === null ? "pipe" : "ignore", "ignore"],
   });
   const url = `http://127.0.0.1:${port}`;
-  const stop = () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGTERM"); });
+  const stop = () =>
+    new Promise((resolve) => {
+      child.once("exit", resolve);
+      child.kill("SIGTERM");
+    });
   if (pollMs === null) {
     await new Promise((resolve, reject) => {
       let printed = "";

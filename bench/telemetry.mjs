@@ -45,7 +45,12 @@ function bareDecodeAndInsert(db, exports) {
       for (const block of message.resourceLogs ?? message.resourceSpans) {
         for (const scope of block.scopeLogs ?? block.scopeSpans) {
           for (const record of scope.logRecords ?? scope.spans) {
-            insert.run(signal, record.name ?? record.body?.stringValue ?? "", Number(record.timeUnixNano ?? record.startTimeUnixNano) / 1e6, JSON.stringify(record.attributes));
+            insert.run(
+              signal,
+              record.name ?? record.body?.stringValue ?? "",
+              Number(record.timeUnixNano ?? record.startTimeUnixNano) / 1e6,
+              JSON.stringify(record.attributes),
+            );
             records++;
           }
         }
@@ -83,7 +88,10 @@ export async function measureTelemetry({ ROOT, tempDir, summarize, ratio, median
   bare.pragma("journal_mode = WAL");
   bare.pragma("synchronous = NORMAL");
   // A warm-up round, not counted: the decoders compiled, the first pages of the file made.
-  bareDecodeAndInsert(bare, Array.from({ length: SLICE_EXPORTS }, (_, i) => exportBody(9_000_000 + i)));
+  bareDecodeAndInsert(
+    bare,
+    Array.from({ length: SLICE_EXPORTS }, (_, i) => exportBody(9_000_000 + i)),
+  );
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
   const server = await startServer(ROOT, dir, { REQWATCH_OTLP_PORT: String(otlpPort) });

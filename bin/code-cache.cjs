@@ -272,7 +272,8 @@ function useCodeCache(dist, folder, command) {
         const temporary = `${file}.${process.pid}.tmp`;
         fs.writeFileSync(temporary, Buffer.concat([header(made, data), data]), { mode: 0o600 });
         fs.renameSync(temporary, file);
-        for (const old of names) if (old.startsWith(stale) && path.join(folder, old) !== file && !old.endsWith(".tmp")) fs.rmSync(path.join(folder, old), { force: true });
+        for (const old of names)
+          if (old.startsWith(stale) && path.join(folder, old) !== file && !old.endsWith(".tmp")) fs.rmSync(path.join(folder, old), { force: true });
       }
     } catch {
       // A cache that cannot be written only makes the next start slower.

@@ -173,13 +173,22 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
           settle: (request: RequestRecord) => (end(), resolve(request)),
           fail: (error: Error) => (end(), reject(error)),
         };
-        const timer = setTimeout(() => waiter.fail(new TimeoutError(`Request ${requestId} did not finish within ${timeoutMs} ms (tracking is off: only this process's changes count).`, { requestId })), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            waiter.fail(
+              new TimeoutError(`Request ${requestId} did not finish within ${timeoutMs} ms (tracking is off: only this process's changes count).`, {
+                requestId,
+              }),
+            ),
+          timeoutMs,
+        );
         waiters.add(waiter);
       });
     },
 
     close() {
-      for (const [requestId, waiters] of waiting) for (const waiter of waiters) waiter.fail(new TimeoutError(`The tracker closed while waiting for request ${requestId}.`, { requestId }));
+      for (const [requestId, waiters] of waiting)
+        for (const waiter of waiters) waiter.fail(new TimeoutError(`The tracker closed while waiting for request ${requestId}.`, { requestId }));
       held.clear();
     },
   };

@@ -160,7 +160,10 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
       index.leaveRebuild(ctx.now());
       return null;
     }
-    const report = withRecovery || index.needsRebuild ? recover(index.needsRebuild ? inRebuild(ctx) : ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null }) : null;
+    const report =
+      withRecovery || index.needsRebuild
+        ? recover(index.needsRebuild ? inRebuild(ctx) : ctx, sessions, { processingStuckAfterMs: withRecovery ? resolved.processingStuckAfterMs : null })
+        : null;
     readEveryFile = report !== null;
     return report;
   }

@@ -210,7 +210,11 @@ export interface Tracker {
   /** Renew a claim; false when the token is no longer current (stop: the result will be dropped). */
   heartbeat(requestId: string, token: string): boolean;
   /** Write the result marker, so a crash before `complete` loses nothing (runWorker does this). */
-  recordResult(requestId: string, token: string, result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean }): void;
+  recordResult(
+    requestId: string,
+    token: string,
+    result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean },
+  ): void;
   complete(requestId: string, token: string, result?: CompleteResult, by?: string): Delivery;
   fail(requestId: string, token: string, error: string, options?: FailOptions): Delivery;
   /** Resolves when the request reaches a terminal state, by any process; rejects with TimeoutError after `timeoutMs`. */

@@ -4,10 +4,29 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const SOURCES = ["app", "components", "lib", "server", "public", "next.config.mjs", "rolldown.config.mjs", "package.json", "tsconfig.json", "scripts/package-dashboard.mjs"];
+const SOURCES = [
+  "app",
+  "components",
+  "lib",
+  "server",
+  "public",
+  "next.config.mjs",
+  "rolldown.config.mjs",
+  "package.json",
+  "tsconfig.json",
+  "scripts/package-dashboard.mjs",
+];
 // What `npm run build:lib` reads and what it writes (the CLI, the library with its types, the server).
 const LIB_SOURCES = ["lib", "server", "bin", "rolldown.config.mjs", "package.json", "tsconfig.json", "scripts/plain-types.mjs"];
-const LIB_OUTPUTS = ["dist/cli.cjs", "dist/index.cjs", "dist/index.d.ts", "dist/internal.cjs", "dist/server.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs"];
+const LIB_OUTPUTS = [
+  "dist/cli.cjs",
+  "dist/index.cjs",
+  "dist/index.d.ts",
+  "dist/internal.cjs",
+  "dist/server.cjs",
+  "dist/telemetryThread.cjs",
+  "dist/usageReaderThread.cjs",
+];
 
 function newestMtime(entry) {
   let stat;
@@ -43,8 +62,10 @@ function isStale(outputs, sources, root = ROOT) {
  * otherwise install, and pass or fail on, an old build.
  */
 export function packedBuildProblem(root = ROOT) {
-  if (isStale(LIB_OUTPUTS, LIB_SOURCES, root)) return "dist/ (the CLI, the library and its types) is missing or older than its sources: run `npm run build:lib`";
-  if (isStale(["dist/dashboard/.next/BUILD_ID"], SOURCES, root)) return "dist/dashboard (the prebuilt dashboard) is missing or older than its sources: run `npm run build`";
+  if (isStale(LIB_OUTPUTS, LIB_SOURCES, root))
+    return "dist/ (the CLI, the library and its types) is missing or older than its sources: run `npm run build:lib`";
+  if (isStale(["dist/dashboard/.next/BUILD_ID"], SOURCES, root))
+    return "dist/dashboard (the prebuilt dashboard) is missing or older than its sources: run `npm run build`";
   return null;
 }
 

@@ -28,11 +28,19 @@ Options:
   -h, --help     print this and exit
 
 Its thresholds are short, so stuck requests show in seconds; set these to change them:
-  ${Object.entries(THRESHOLDS).map(([name, value]) => `${name} (default ${value})`).join(", ")}`;
+  ${Object.entries(THRESHOLDS)
+    .map(([name, value]) => `${name} (default ${value})`)
+    .join(", ")}`;
 
 let values;
 try {
-  ({ values } = parseArgs({ options: { port: { type: "string", default: process.env.REQWATCH_PORT }, keep: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } }));
+  ({ values } = parseArgs({
+    options: {
+      port: { type: "string", default: process.env.REQWATCH_PORT },
+      keep: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }));
 } catch (error) {
   console.error(`demo: ${error.message}\n\n${USAGE}`);
   process.exit(2);
@@ -112,10 +120,13 @@ function finish() {
 
 console.log(`demo: state directory ${stateDir}`);
 // The demo's thresholds are not the defaults: a command run on its folder needs the same to agree with its pages.
-const settings = Object.keys(THRESHOLDS).map((name) => `${name}=${env[name]}`).join(" ");
+const settings = Object.keys(THRESHOLDS)
+  .map((name) => `${name}=${env[name]}`)
+  .join(" ");
 console.log(`demo: thresholds ${settings} (the Health page shows them); the CLI on this folder: ${settings} npx reqwatch queues --state-dir ${stateDir}`);
 run("dashboard", [path.join(ROOT, "dist/server.cjs"), "--hostname", "127.0.0.1", "--port", port]);
 run("gateway", [path.join(ROOT, "scripts/demo/gateway.cjs"), stateDir]);
-for (const workspace of ["gateway-eu", "gateway-us", "batch"]) run(`worker (${workspace})`, [path.join(ROOT, "scripts/demo/worker.cjs"), stateDir, workspace], { restart: true });
+for (const workspace of ["gateway-eu", "gateway-us", "batch"])
+  run(`worker (${workspace})`, [path.join(ROOT, "scripts/demo/worker.cjs"), stateDir, workspace], { restart: true });
 console.log(`demo: dashboard on http://127.0.0.1:${port}/ (Ctrl-C stops everything)`);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => stop(0));

@@ -8,7 +8,9 @@ import protobuf from "protobufjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PROTO = path.join(ROOT, "lib/telemetry/otlp/proto");
-const SERVICES = ["trace", "logs", "metrics"].map((signal) => `opentelemetry/proto/collector/${signal}/v1/${signal === "trace" ? "trace" : signal}_service.proto`);
+const SERVICES = ["trace", "logs", "metrics"].map(
+  (signal) => `opentelemetry/proto/collector/${signal}/v1/${signal === "trace" ? "trace" : signal}_service.proto`,
+);
 
 export function otlpDescriptor() {
   const root = new protobuf.Root();

@@ -15,7 +15,7 @@ const target = path.join(ROOT, "dist", "dashboard");
 const LEFT_OUT = new Set(["better-sqlite3", "node-addon-api", "sharp", "@img"]);
 
 if (!fs.existsSync(path.join(standalone, ".next", "BUILD_ID"))) {
-  console.error("package-dashboard: no standalone build in .next/standalone; run `next build` first (next.config.mjs sets output: \"standalone\").");
+  console.error('package-dashboard: no standalone build in .next/standalone; run `next build` first (next.config.mjs sets output: "standalone").');
   process.exit(1);
 }
 
@@ -39,12 +39,20 @@ for (const entry of fs.existsSync(externals) ? fs.readdirSync(externals, { withF
   if (!entry.isSymbolicLink()) continue;
   const link = path.join(externals, entry.name);
   // The package's name, scope included: the link's target after its node_modules/.
-  const name = fs.readlinkSync(link).split(/node_modules[\\/]/).at(-1).replaceAll("\\", "/");
-  if (name !== "better-sqlite3") throw new Error(`package-dashboard: the build loads ${name} from the project's node_modules; server/main.ts hands the pages better-sqlite3 alone`);
+  const name = fs
+    .readlinkSync(link)
+    .split(/node_modules[\\/]/)
+    .at(-1)
+    .replaceAll("\\", "/");
+  if (name !== "better-sqlite3")
+    throw new Error(`package-dashboard: the build loads ${name} from the project's node_modules; server/main.ts hands the pages better-sqlite3 alone`);
   fs.unlinkSync(link);
   fs.mkdirSync(link);
   fs.writeFileSync(path.join(link, "package.json"), `${JSON.stringify({ name: entry.name, private: true, main: "index.js" })}\n`);
-  fs.writeFileSync(path.join(link, "index.js"), `module.exports = globalThis[Symbol.for(${JSON.stringify(`reqwatch.external.${name}`)})] ?? require(${JSON.stringify(name)});\n`);
+  fs.writeFileSync(
+    path.join(link, "index.js"),
+    `module.exports = globalThis[Symbol.for(${JSON.stringify(`reqwatch.external.${name}`)})] ?? require(${JSON.stringify(name)});\n`,
+  );
 }
 
 fs.rmSync(target, { recursive: true, force: true });

@@ -12,7 +12,22 @@ import { create } from "tar";
 import { ROOT, ensureBuild, packedBuildProblem } from "./build-if-stale.mjs";
 
 /** What the package carries, beside its manifest and the dashboard's archive: the CLI's shim, the bundles, the docs. */
-const FILES = ["bin", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs", "dist/cli.cjs", /^dist\/cli-.*\.cjs$/, "dist/server.cjs", /^dist\/server-.*\.cjs$/, "README.md", "LICENSE"];
+const FILES = [
+  "bin",
+  "dist/index.cjs",
+  "dist/library.cjs",
+  "dist/index.d.ts",
+  "dist/rebuildWorker.cjs",
+  "dist/rebuildThread.cjs",
+  "dist/telemetryThread.cjs",
+  "dist/usageReaderThread.cjs",
+  "dist/cli.cjs",
+  /^dist\/cli-.*\.cjs$/,
+  "dist/server.cjs",
+  /^dist\/server-.*\.cjs$/,
+  "README.md",
+  "LICENSE",
+];
 
 /** The fields of the repository's package.json that describe the package; nothing a developer uses. */
 const MANIFEST_FIELDS = ["name", "version", "description", "license", "keywords", "repository", "bin", "main", "types", "exports", "engines", "dependencies"];
@@ -42,9 +57,13 @@ export function pack({ destination = ROOT, log = console.log, build = true } = {
     for (const relative of candidates.filter(wanted)) fs.cpSync(path.join(ROOT, relative), path.join(folder, relative), { recursive: true });
     // The prebuilt dashboard as one archive: npm unpacks its 1,400 files several times slower than
     // one file (server/unpackDashboard.ts unpacks it on the first start).
-    create({ gzip: { level: 9 }, portable: true, sync: true, cwd: path.join(ROOT, "dist"), file: path.join(folder, "dist", "dashboard.tar.gz") }, ["dashboard"]);
+    create({ gzip: { level: 9 }, portable: true, sync: true, cwd: path.join(ROOT, "dist"), file: path.join(folder, "dist", "dashboard.tar.gz") }, [
+      "dashboard",
+    ]);
     fs.writeFileSync(path.join(folder, "package.json"), `${JSON.stringify(packageManifest(), null, 2)}\n`);
-    const [packed] = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", destination], { cwd: folder, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }));
+    const [packed] = JSON.parse(
+      execFileSync("npm", ["pack", "--json", "--pack-destination", destination], { cwd: folder, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }),
+    );
     return { ...packed, path: path.join(destination, packed.filename) };
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
@@ -54,7 +73,9 @@ export function pack({ destination = ROOT, log = console.log, build = true } = {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv[2] === "--refuse") {
     // The repository's own `npm pack` (its prepack script): it would pack the developers' manifest.
-    console.error("reqwatch: the package is made by `npm run package` (it writes reqwatch-<version>.tgz; publish that file), not by `npm pack` or `npm publish` here.");
+    console.error(
+      "reqwatch: the package is made by `npm run package` (it writes reqwatch-<version>.tgz; publish that file), not by `npm pack` or `npm publish` here.",
+    );
     process.exit(1);
   }
   const packed = pack();

@@ -18,18 +18,35 @@ export function plainTypes(text, fileName) {
   const host = ts.createCompilerHost({});
   const readFile = host.readFile.bind(host);
   host.readFile = (name) => (path.resolve(name) === path.resolve(fileName) ? text : readFile(name));
-  const program = ts.createProgram([fileName], { strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: true, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, target: ts.ScriptTarget.ES2022 }, host);
+  const program = ts.createProgram(
+    [fileName],
+    {
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noEmit: true,
+      skipLibCheck: true,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      target: ts.ScriptTarget.ES2022,
+    },
+    host,
+  );
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(fileName);
   const printer = ts.createPrinter({ removeComments: true });
-  const flags = ts.NodeBuilderFlags.NoTruncation | ts.NodeBuilderFlags.InTypeAlias | ts.NodeBuilderFlags.MultilineObjectLiterals | ts.NodeBuilderFlags.UseStructuralFallback;
+  const flags =
+    ts.NodeBuilderFlags.NoTruncation |
+    ts.NodeBuilderFlags.InTypeAlias |
+    ts.NodeBuilderFlags.MultilineObjectLiterals |
+    ts.NodeBuilderFlags.UseStructuralFallback;
   const edits = [];
   for (const statement of source.statements) {
     if (ts.isImportDeclaration(statement) && statement.moduleSpecifier.getText(source).slice(1, -1) === "zod") {
       edits.push({ start: statement.getFullStart(), end: statement.getEnd(), text: "" });
     } else if (ts.isVariableStatement(statement) && mentionsZod(statement, source)) {
       // A schema's declaration: referenced only by the aliases written out below.
-      if (statement.modifiers?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword)) throw new Error(`plain-types: an exported schema: ${statement.getText(source).slice(0, 80)}`);
+      if (statement.modifiers?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword))
+        throw new Error(`plain-types: an exported schema: ${statement.getText(source).slice(0, 80)}`);
       edits.push({ start: statement.getFullStart(), end: statement.getEnd(), text: "" });
     } else if (ts.isTypeAliasDeclaration(statement) && mentionsZod(statement.type, source)) {
       const node = checker.typeToTypeNode(checker.getTypeAtLocation(statement.name), statement, flags);

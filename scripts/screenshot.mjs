@@ -12,7 +12,10 @@ try {
   await sleep(Number(process.env.DEMO_RUN_MS ?? 30_000));
   const browser = await chromium.launch({ executablePath: process.env.REQWATCH_CHROMIUM ?? "/usr/bin/chromium", args: ["--disable-gpu", "--no-first-run"] });
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  for (const [url, file] of [["/", "demo-overview.png"], ["/requests", "demo-requests.png"]]) {
+  for (const [url, file] of [
+    ["/", "demo-overview.png"],
+    ["/requests", "demo-requests.png"],
+  ]) {
     await page.goto(`http://127.0.0.1:${port}${url}`);
     await page.getByRole("status", { name: "Live status" }).getByText("live").waitFor();
     await sleep(1500);

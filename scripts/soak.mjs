@@ -103,13 +103,13 @@ function startChild(args, options = {}) {
 
 /** The routes an API client asks for, in turn (a dashboard's reads). */
 const ROUTES = (recentId) => [
-    () => "/api/status",
-    () => "/api/requests?states=queued,processing",
-    () => `/api/requests/${recentId()}`,
-    () => "/api/requests?workspace=soak&sort=createdAt&order=desc",
-    () => "/api/sessions",
-    // A search as a person types one: a few words that match a handful of requests.
-    () => `/api/requests?q=${encodeURIComponent(`soak request ${Math.floor(Math.random() * 1000)}`)}`,
+  () => "/api/status",
+  () => "/api/requests?states=queued,processing",
+  () => `/api/requests/${recentId()}`,
+  () => "/api/requests?workspace=soak&sort=createdAt&order=desc",
+  () => "/api/sessions",
+  // A search as a person types one: a few words that match a handful of requests.
+  () => `/api/requests?q=${encodeURIComponent(`soak request ${Math.floor(Math.random() * 1000)}`)}`,
 ];
 
 /**
@@ -136,7 +136,18 @@ async function poll({ url, routes, until, thinkMs, record, failures }) {
   }
 }
 
-export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, writers = 4, writesPerSecond = 500, thinkMs = 1000, writerNice = 0, floorClients = 5, log = console.log, nodeArgs = [] } = {}) {
+export async function runSoak({
+  seconds = 60,
+  apiClients = 50,
+  sseClients = 20,
+  writers = 4,
+  writesPerSecond = 500,
+  thinkMs = 1000,
+  writerNice = 0,
+  floorClients = 5,
+  log = console.log,
+  nodeArgs = [],
+} = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-soak-"));
   // reqwatch's own folder (the dashboard observes an empty folder it did not make).
   createRequire(import.meta.url)("../dist/internal.cjs").adoptStateDir(stateDir);
@@ -180,7 +191,8 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     const floorLatencies = [];
     const floorFailures = [];
     const started = Date.now();
-    const recentId = () => `w${Math.floor(Math.random() * writers)}-${Math.max(0, Math.floor(((Date.now() - started) / 1000) * (writesPerSecond / writers / 3)) - 5)}`;
+    const recentId = () =>
+      `w${Math.floor(Math.random() * writers)}-${Math.max(0, Math.floor(((Date.now() - started) / 1000) * (writesPerSecond / writers / 3)) - 5)}`;
     const recordApi = (route, at, ms) => {
       latencies.push(ms);
       startedAt.push(at);
@@ -188,7 +200,9 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     };
     await Promise.all([
       ...Array.from({ length: apiClients }, () => poll({ url: server.url, routes: ROUTES(recentId), until, thinkMs, record: recordApi, failures })),
-      ...Array.from({ length: floorClients }, () => poll({ url: floorUrl, routes: [() => "/api/status"], until, thinkMs, record: (_, __, ms) => floorLatencies.push(ms), failures: floorFailures })),
+      ...Array.from({ length: floorClients }, () =>
+        poll({ url: floorUrl, routes: [() => "/api/status"], until, thinkMs, record: (_, __, ms) => floorLatencies.push(ms), failures: floorFailures }),
+      ),
     ]);
     const written = await Promise.all(writerReports);
     const machine = machineCpuShares(machineStart, machineCpuTicks());
@@ -196,7 +210,7 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
     // Let the feed drain: wait until the feed's last change stops moving, then a second for the streams to catch up.
     const feedHead = async () => (await (await fetch(`${server.url}/api/health`)).json()).feed;
     let head = await feedHead();
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
       await new Promise((resolve) => setTimeout(resolve, 500));
       const now = await feedHead();
       if (now.lastSeq === head.lastSeq) break;
@@ -221,7 +235,16 @@ export async function runSoak({ seconds = 60, apiClients = 50, sseClients = 20, 
       load: { apiClients, thinkMs, sseClients, writers, writesPerSecondAsked: writesPerSecond, writerNice },
       writes: { total: writes, perSecond: Math.round(writes / seconds), errors: writeErrors, firstErrors: written.flatMap((r) => r.firstErrors).slice(0, 5) },
       apiByRoute: Object.fromEntries(Object.entries(byRoute).map(([route, samples]) => [route, quantiles(samples)])),
-      api: { requests: api.n, perSecond: Math.round(api.n / seconds), errors: failures.length, firstErrors: failures.slice(0, 5), p50Ms: api.p50, p99Ms: api.p99, maxMs: api.max, afterFirst10s: { p50Ms: steady.p50, p99Ms: steady.p99, maxMs: steady.max } },
+      api: {
+        requests: api.n,
+        perSecond: Math.round(api.n / seconds),
+        errors: failures.length,
+        firstErrors: failures.slice(0, 5),
+        p50Ms: api.p50,
+        p99Ms: api.p99,
+        maxMs: api.max,
+        afterFirst10s: { p50Ms: steady.p50, p99Ms: steady.p99, maxMs: steady.max },
+      },
       sse: {
         clients: clients.length,
         feedChanges: head.lastSeq - Math.min(...clients.map((c) => c.startSeq ?? 0)),
@@ -283,7 +306,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   const out = process.env.SOAK_REPORT ?? path.join(ROOT, "bench/soak-results.json");
   fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-  const failed = report.writes.errors + report.api.errors + report.sse.gaps + report.sse.outOfOrder + report.sse.resets + report.sse.errors > 0 || !report.sse.everyChangeDelivered;
+  const failed =
+    report.writes.errors + report.api.errors + report.sse.gaps + report.sse.outOfOrder + report.sse.resets + report.sse.errors > 0 ||
+    !report.sse.everyChangeDelivered;
   if (failed) console.error("soak: FAILED (errors, gaps, out-of-order or undelivered changes above)");
   process.exitCode = failed ? 1 : 0;
 }

@@ -47,6 +47,7 @@ const npx = (args) => spawnSync("npx", args, { cwd: ROOT, stdio: "inherit" }).st
 for (const step of [
   ["tsc", "--noEmit", "-p", "tsconfig.json"],
   ["eslint", "."],
+  ["prettier", "--check", "--log-level", "warn", "."],
 ]) {
   const status = npx(step);
   if (status !== 0) process.exit(status);

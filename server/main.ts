@@ -52,7 +52,10 @@ function locateDashboard(dev: boolean): Dashboard {
     const experimental = { ...(required.config.experimental as Record<string, unknown> | undefined), preloadEntriesOnStart: false };
     return { dir, config: { ...required.config, experimental } };
   } catch (error) {
-    fail(`no dashboard build in ${path.join(dir, ".next")} (${(error as Error).message}); ${inRepository ? "run `npm run build`" : "reinstall reqwatch"}.`, false);
+    fail(
+      `no dashboard build in ${path.join(dir, ".next")} (${(error as Error).message}); ${inRepository ? "run `npm run build`" : "reinstall reqwatch"}.`,
+      false,
+    );
   }
 }
 
@@ -65,7 +68,9 @@ function fail(message: string, usage = true): never {
 async function main(): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ options: { hostname: { type: "string", default: "127.0.0.1" }, port: { type: "string" }, dev: { type: "boolean", default: false } } }));
+    ({ values } = parseArgs({
+      options: { hostname: { type: "string", default: "127.0.0.1" }, port: { type: "string" }, dev: { type: "boolean", default: false } },
+    }));
   } catch (error) {
     fail((error as Error).message);
   }
@@ -95,7 +100,10 @@ async function main(): Promise<void> {
         ),
       );
     }
-    if (reader.ownership.access === "observed") console.log(`reqwatch: observing ${reader.stateDir.root} read-only: ${reader.ownership.reason}. Actions are off; to allow them, ${reader.ownership.toWrite} and restart the dashboard.`);
+    if (reader.ownership.access === "observed")
+      console.log(
+        `reqwatch: observing ${reader.stateDir.root} read-only: ${reader.ownership.reason}. Actions are off; to allow them, ${reader.ownership.toWrite} and restart the dashboard.`,
+      );
   } catch (error) {
     // A setting that is wrong stays wrong: say so and stop, rather than serve pages that fail.
     if (isReqwatchError(error, "BAD_INPUT")) {
@@ -129,7 +137,9 @@ async function main(): Promise<void> {
   // In development, the browser's hot reload connects by WebSocket.
   if (values.dev) server.on("upgrade", app.getUpgradeHandler());
   server.on("error", (error: NodeJS.ErrnoException) => {
-    console.error(error.code === "EADDRINUSE" ? `reqwatch: port ${port} is in use; pick another with --port.` : `reqwatch: the server failed: ${error.message}`);
+    console.error(
+      error.code === "EADDRINUSE" ? `reqwatch: port ${port} is in use; pick another with --port.` : `reqwatch: the server failed: ${error.message}`,
+    );
     process.exit(1);
   });
   server.listen(port, values.hostname, () => {
@@ -162,7 +172,9 @@ void main().catch((error: unknown) => {
  * first, silently, fills that cache.
  */
 async function readNextSettingsQuietly(nextRequire: NodeJS.Require, dir: string): Promise<void> {
-  const { default: loadConfig } = nextRequire("next/dist/server/config") as { default: (phase: string, dir: string, options: { silent: boolean }) => Promise<unknown> };
+  const { default: loadConfig } = nextRequire("next/dist/server/config") as {
+    default: (phase: string, dir: string, options: { silent: boolean }) => Promise<unknown>;
+  };
   // The module Next.js's own server loads: a standalone build carries it, not the package's `next/constants`.
   const { PHASE_PRODUCTION_SERVER } = nextRequire("next/dist/shared/lib/constants") as { PHASE_PRODUCTION_SERVER: string };
   await loadConfig(PHASE_PRODUCTION_SERVER, dir, { silent: true });

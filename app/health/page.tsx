@@ -43,7 +43,9 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           {health.otel ? (
             <FieldList fields={exportFields(health.otel)} label="OpenTelemetry export" />
           ) : (
-            <p className="muted">Off: start the dashboard with --otel (REQWATCH_OTEL=1) to export every lifecycle as OpenTelemetry traces, or run `reqwatch otel`.</p>
+            <p className="muted">
+              Off: start the dashboard with --otel (REQWATCH_OTEL=1) to export every lifecycle as OpenTelemetry traces, or run `reqwatch otel`.
+            </p>
           )}
         </section>
       </div>
@@ -53,10 +55,16 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       {sources.length ? (
         <>
           <SourcesTable initial={sources} detail />
-          <p className="muted">Each is looked at read-only every 250 ms (one opened for writing is written only by an action you confirm, in one transaction) (a source that cannot be read is tried again every 2 s); one that fails changes nothing for the others.</p>
+          <p className="muted">
+            Each is looked at read-only every 250 ms (one opened for writing is written only by an action you confirm, in one transaction) (a source that cannot
+            be read is tried again every 2 s); one that fails changes nothing for the others.
+          </p>
         </>
       ) : (
-        <p className="muted">None: start the dashboard with --source claude-mem, claude-mem:&lt;path&gt; or sqlite:&lt;mapping.json&gt; to read another program&apos;s queue beside the folder.</p>
+        <p className="muted">
+          None: start the dashboard with --source claude-mem, claude-mem:&lt;path&gt; or sqlite:&lt;mapping.json&gt; to read another program&apos;s queue beside
+          the folder.
+        </p>
       )}
     </>
   );

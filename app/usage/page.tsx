@@ -23,8 +23,8 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
       <h1>Usage</h1>
       <AutoRefresh everyMs={REFRESH_MS} />
       <p className="muted">
-        Tokens and cost of every model call in Claude Code&apos;s, Codex CLI&apos;s and Gemini CLI&apos;s own files, over their whole history (as <code>reqwatch usage</code> and
-        ccusage count them). Prices: {PRICE_TABLE.name} {PRICE_TABLE.version}, published {PRICE_TABLE.publishedOn}.
+        Tokens and cost of every model call in Claude Code&apos;s, Codex CLI&apos;s and Gemini CLI&apos;s own files, over their whole history (as{" "}
+        <code>reqwatch usage</code> and ccusage count them). Prices: {PRICE_TABLE.name} {PRICE_TABLE.version}, published {PRICE_TABLE.publishedOn}.
       </p>
       {!parsed.success && (
         <p className="notice" role="alert">

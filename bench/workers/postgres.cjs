@@ -35,9 +35,16 @@ async function main() {
     await db.query("UPDATE requests SET heartbeat_at = $1 WHERE id = $2 AND claim_token = $3", [Date.now(), id, token]);
     // The completion, fenced by the claim's token.
     await db.query("BEGIN");
-    const done = await db.query("UPDATE requests SET state = 'completed', updated_at = $1, doc = doc || '{\"output\":\"ok\"}' WHERE id = $2 AND claim_token = $3 AND state = 'processing'", [Date.now(), id, token]);
+    const done = await db.query(
+      "UPDATE requests SET state = 'completed', updated_at = $1, doc = doc || '{\"output\":\"ok\"}' WHERE id = $2 AND claim_token = $3 AND state = 'processing'",
+      [Date.now(), id, token],
+    );
     if (done.rowCount !== 1) throw new Error(`lost the claim of ${id}`);
-    await db.query("INSERT INTO transitions (request_id, from_state, to_state, at, token) VALUES ($1, 'processing', 'completed', $2, $3)", [id, Date.now(), token]);
+    await db.query("INSERT INTO transitions (request_id, from_state, to_state, at, token) VALUES ($1, 'processing', 'completed', $2, $3)", [
+      id,
+      Date.now(),
+      token,
+    ]);
     await db.query("SELECT pg_notify('reqwatch_changes', $1)", [id]);
     await db.query("COMMIT");
     completed++;

@@ -19,7 +19,9 @@ const WORDS: Record<ActionRequest["kind"], { verb: string; outcome: string }> = 
 };
 
 function describeStates(byState: ActionDryRun["byState"]): string {
-  return Object.entries(byState).map(([state, n]) => `${n} ${state}`).join(", ");
+  return Object.entries(byState)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(", ");
 }
 
 /**
@@ -60,12 +62,15 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
     <dialog ref={ref} onClose={onClose} aria-labelledby="action-title">
       <h2 id="action-title">{dryRun.data?.summary ?? verb}</h2>
       {dryRun.isPending && <p>Working out what this would change…</p>}
-      {dryRun.error && <p className="error-text" role="alert">{dryRun.error.message}</p>}
+      {dryRun.error && (
+        <p className="error-text" role="alert">
+          {dryRun.error.message}
+        </p>
+      )}
       {dryRun.data && !entry && (
         <section aria-label="Dry run">
           <p>
-            <strong>Dry run:</strong> {dryRun.data.willChange} of {dryRun.data.matched} matching request{dryRun.data.matched === 1 ? "" : "s"} would{" "}
-            {outcome}
+            <strong>Dry run:</strong> {dryRun.data.willChange} of {dryRun.data.matched} matching request{dryRun.data.matched === 1 ? "" : "s"} would {outcome}
             {/* An undo's dry run counts no states: its requests are in the archive. */}
             {dryRun.data.willChange > 0 && Object.keys(dryRun.data.byState).length > 0 && ` (${describeStates(dryRun.data.byState)})`}.
           </p>
@@ -81,16 +86,29 @@ export function ActionDialog({ input, onClose }: { input: ActionRequest; onClose
       <div className="toolbar">
         <span className="spacer" />
         {!entry && (
-          <button type="button" className={input.kind === "cleanup" || input.kind === "cancel" ? "danger" : "primary"} disabled={!dryRun.data || dryRun.data.willChange === 0 || run.isPending} onClick={() => run.mutate()}>
+          <button
+            type="button"
+            className={input.kind === "cleanup" || input.kind === "cancel" ? "danger" : "primary"}
+            disabled={!dryRun.data || dryRun.data.willChange === 0 || run.isPending}
+            onClick={() => run.mutate()}
+          >
             {dryRun.data ? `${verb} ${plural(dryRun.data.willChange, "request")}` : verb}
           </button>
         )}
-        {entry && entry.status !== "running" && <Link prefetch={false} href="/audit">See the audit log</Link>}
+        {entry && entry.status !== "running" && (
+          <Link prefetch={false} href="/audit">
+            See the audit log
+          </Link>
+        )}
         <button type="button" onClick={() => ref.current?.close()}>
           {entry ? "Close" : `Don't ${verb.toLowerCase()}`}
         </button>
       </div>
-      {run.error && <p className="error-text" role="alert">{run.error.message}</p>}
+      {run.error && (
+        <p className="error-text" role="alert">
+          {run.error.message}
+        </p>
+      )}
     </dialog>
   );
 }

@@ -34,7 +34,15 @@ export function CleanupButton() {
   };
 
   if (confirming) {
-    return <ActionDialog input={{ kind: "cleanup", ...confirming }} onClose={() => { setConfirming(null); setOpen(false); }} />;
+    return (
+      <ActionDialog
+        input={{ kind: "cleanup", ...confirming }}
+        onClose={() => {
+          setConfirming(null);
+          setOpen(false);
+        }}
+      />
+    );
   }
   if (!open) {
     return (
@@ -44,12 +52,21 @@ export function CleanupButton() {
     );
   }
   return (
-    <form className="filters cleanup-form" aria-label="Clean up" onSubmit={(event) => { event.preventDefault(); submit(); }}>
+    <form
+      className="filters cleanup-form"
+      aria-label="Clean up"
+      onSubmit={(event) => {
+        event.preventDefault();
+        submit();
+      }}
+    >
       <label>
         Not updated for
         <select value={age} onChange={(event) => setAge(event.target.value)}>
           {AGES.map(([value, label]) => (
-            <option key={value} value={value}>{label}</option>
+            <option key={value} value={value}>
+              {label}
+            </option>
           ))}
           <option value="custom">custom…</option>
         </select>
@@ -64,13 +81,26 @@ export function CleanupButton() {
         <legend>States</legend>
         {STATES.map((state) => (
           <label key={state} className="check">
-            <input type="checkbox" checked={states.includes(state)} onChange={(event) => setStates(event.target.checked ? [...states, state] : states.filter((s) => s !== state))} /> {state}
+            <input
+              type="checkbox"
+              checked={states.includes(state)}
+              onChange={(event) => setStates(event.target.checked ? [...states, state] : states.filter((s) => s !== state))}
+            />{" "}
+            {state}
           </label>
         ))}
       </fieldset>
-      <button type="submit" className="primary">Dry run</button>
-      <button type="button" onClick={() => setOpen(false)}>Cancel</button>
-      {problem && <span className="error-text" role="alert">{problem}</span>}
+      <button type="submit" className="primary">
+        Dry run
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      {problem && (
+        <span className="error-text" role="alert">
+          {problem}
+        </span>
+      )}
     </form>
   );
 }

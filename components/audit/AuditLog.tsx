@@ -15,7 +15,13 @@ import { TableHead } from "../TableHead";
 function UndoButton({ entry, undoing, onUndo }: { entry: AuditEntry; undoing: boolean; onUndo: () => void }) {
   const { readOnly } = useDashboard();
   return (
-    <button type="button" onClick={onUndo} disabled={readOnly !== null || undoing} title={readOnly ?? (undoing ? "An undo of this cleanup is running." : undefined)} aria-label={`Undo #${entry.id}`}>
+    <button
+      type="button"
+      onClick={onUndo}
+      disabled={readOnly !== null || undoing}
+      title={readOnly ?? (undoing ? "An undo of this cleanup is running." : undefined)}
+      aria-label={`Undo #${entry.id}`}
+    >
       {undoing ? "Undoing…" : "Undo"}
     </button>
   );
@@ -84,7 +90,11 @@ export function AuditLog({ initial }: { initial: AuditEntry[] }) {
                 {entry.undoneBy !== null ? (
                   <span className="muted">undone by #{entry.undoneBy}</span>
                 ) : entry.kind === "cleanup" && entry.status !== "running" && entry.changed > 0 ? (
-                  <UndoButton entry={entry} undoing={entries.some((e) => e.kind === "undo" && e.undoes === entry.id && e.status === "running")} onUndo={() => setDialogFor(entry.id)} />
+                  <UndoButton
+                    entry={entry}
+                    undoing={entries.some((e) => e.kind === "undo" && e.undoes === entry.id && e.status === "running")}
+                    onUndo={() => setDialogFor(entry.id)}
+                  />
                 ) : entry.undoes !== null ? (
                   <span className="muted">undid #{entry.undoes}</span>
                 ) : (

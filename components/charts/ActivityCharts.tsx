@@ -31,7 +31,16 @@ function percentiles(color: string, values: ActivityView["wait"]): ChartSeries[]
   ];
 }
 
-type Chart = { label: string; unit: string; hint?: string; format: (value: number) => string; whole?: boolean; durations?: boolean; levels?: boolean; series: ChartSeries[] };
+type Chart = {
+  label: string;
+  unit: string;
+  hint?: string;
+  format: (value: number) => string;
+  whole?: boolean;
+  durations?: boolean;
+  levels?: boolean;
+  series: ChartSeries[];
+};
 
 /** What the received lifecycles' model calls used: tokens and cost, each point holding those that ended in it. */
 function usageCharts(data: ActivityView): Chart[] {
@@ -49,7 +58,13 @@ function usageCharts(data: ActivityView): Chart[] {
         { label: "out", color: "--processing", values: data.usage.outputTokens, stepped: true },
       ],
     },
-    { label: "Cost", unit: `USD per ${per(data.pointMs)}`, hint, format: formatUsd, series: [{ label: "cost", color: "--completed", values: data.usage.costUsd, stepped: true }] },
+    {
+      label: "Cost",
+      unit: `USD per ${per(data.pointMs)}`,
+      hint,
+      format: formatUsd,
+      series: [{ label: "cost", color: "--completed", values: data.usage.costUsd, stepped: true }],
+    },
   ];
 }
 
@@ -78,9 +93,22 @@ function charts(data: ActivityView): Chart[] {
       levels: true,
       // Each line is drawn over the one before, narrower, so where two states hold the same count
       // (a burst claimed as it arrives) both colours still show.
-      series: (["queued", "processing", "created"] as const).map((state, i) => ({ label: state, color: `--${state}`, values: data.states[state], stepped: true, width: [5, 3, 1.5][i] })),
+      series: (["queued", "processing", "created"] as const).map((state, i) => ({
+        label: state,
+        color: `--${state}`,
+        values: data.states[state],
+        stepped: true,
+        width: [5, 3, 1.5][i],
+      })),
     },
-    { label: "Queue wait", unit: "time", hint: "from entering the queue to each claim", format: duration, durations: true, series: percentiles("--queued", data.wait) },
+    {
+      label: "Queue wait",
+      unit: "time",
+      hint: "from entering the queue to each claim",
+      format: duration,
+      durations: true,
+      series: percentiles("--queued", data.wait),
+    },
     {
       label: "Processing time",
       unit: "time",
@@ -105,7 +133,17 @@ const SOURCE_LABEL: Record<ActivityView["source"], string> = { folder: "State fo
  * for every workspace or the table's workspace filter; kept current by the event stream. Where the
  * dashboard receives OpenTelemetry (`received`), a person may draw them of the received lifecycles.
  */
-export function ActivityCharts({ initial, match, note, received = false }: { initial?: ActivityView; match: WorkspaceMatch; note?: string; received?: boolean }) {
+export function ActivityCharts({
+  initial,
+  match,
+  note,
+  received = false,
+}: {
+  initial?: ActivityView;
+  match: WorkspaceMatch;
+  note?: string;
+  received?: boolean;
+}) {
   const [range, setRange] = useState<ActivityRange>(initial?.range ?? "1h");
   const [source, setSource] = useState<ActivityView["source"]>("folder");
   const pollMs = usePollInterval();
@@ -123,7 +161,13 @@ export function ActivityCharts({ initial, match, note, received = false }: { ini
   if (!fetched) {
     return (
       <section aria-label="Activity" className="activity">
-        {error ? <p role="alert" className="error-text">The charts could not be loaded: {error.message}</p> : <p className="muted">Loading the charts…</p>}
+        {error ? (
+          <p role="alert" className="error-text">
+            The charts could not be loaded: {error.message}
+          </p>
+        ) : (
+          <p className="muted">Loading the charts…</p>
+        )}
       </section>
     );
   }
@@ -154,15 +198,19 @@ export function ActivityCharts({ initial, match, note, received = false }: { ini
         </div>
         {data.usage ? (
           <p className="muted" aria-label="Activity summary">
-            Received over OpenTelemetry, ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed (turns, model calls and messages; a call inside a turn is part of its turn), using{" "}
-            {sum(data.usage.inputTokens).toLocaleString("en-US")} in / {sum(data.usage.outputTokens).toLocaleString("en-US")} out tokens, {formatUsd(sum(data.usage.costUsd))}. Wait and processing percentiles come from a histogram: within 10% of the exact figure.
+            Received over OpenTelemetry, ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed
+            (turns, model calls and messages; a call inside a turn is part of its turn), using {sum(data.usage.inputTokens).toLocaleString("en-US")} in /{" "}
+            {sum(data.usage.outputTokens).toLocaleString("en-US")} out tokens, {formatUsd(sum(data.usage.costUsd))}. Wait and processing percentiles come from a
+            histogram: within 10% of the exact figure.
             {note ? ` ${note}` : ""}
           </p>
         ) : (
           <p className="muted" aria-label="Activity summary">
-            Attempts ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed, {totals["timed out"]} timed out
+            Attempts ended in the last {RANGE_LABEL[data.range]}, {what(match)}: {totals.completed} completed, {totals.failed} failed, {totals["timed out"]}{" "}
+            timed out
             {totals.released ? `, ${totals.released} released (worker gone)` : ""}
-            {totals.stopped ? `, ${totals.stopped} stopped by hand` : ""} (each attempt of a retried request counts). Wait and processing percentiles come from a histogram: within 10% of the exact figure.
+            {totals.stopped ? `, ${totals.stopped} stopped by hand` : ""} (each attempt of a retried request counts). Wait and processing percentiles come from
+            a histogram: within 10% of the exact figure.
             {note ? ` ${note}` : ""}
           </p>
         )}

@@ -41,7 +41,34 @@ const S = 1000;
 const M = 60 * S;
 const H = 60 * M;
 /** Tick steps for durations in ms, at the steps a clock reads. */
-const DURATION_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, S, 2 * S, 5 * S, 10 * S, 15 * S, 30 * S, M, 2 * M, 5 * M, 10 * M, 15 * M, 30 * M, H, 2 * H, 6 * H, 12 * H, 24 * H];
+const DURATION_STEPS = [
+  1,
+  2,
+  5,
+  10,
+  20,
+  50,
+  100,
+  200,
+  500,
+  S,
+  2 * S,
+  5 * S,
+  10 * S,
+  15 * S,
+  30 * S,
+  M,
+  2 * M,
+  5 * M,
+  10 * M,
+  15 * M,
+  30 * M,
+  H,
+  2 * H,
+  6 * H,
+  12 * H,
+  24 * H,
+];
 
 /** The latest point with something to say (a count above zero, a figure), else the last. */
 function latestWithData(series: ChartSeries[], count: number): number {
@@ -66,7 +93,10 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
   const found = chosen === null ? -1 : times.indexOf(chosen);
   const index = found < 0 ? null : found;
   // One more point at the end of the current interval, so its step is drawn as wide as the others.
-  const data = [[...times, (times.at(-1) ?? 0) + pointMs], ...series.map((s) => [...s.values, s.stepped ? (s.values.at(-1) ?? null) : null])] as uPlot.AlignedData;
+  const data = [
+    [...times, (times.at(-1) ?? 0) + pointMs],
+    ...series.map((s) => [...s.values, s.stepped ? (s.values.at(-1) ?? null) : null]),
+  ] as uPlot.AlignedData;
   // The newest values, for the chart made after its module loads (effects run before that).
   const latest = useRef(data);
   // The chart is made again only when what it draws changes (its series, its unit), not on new values.
@@ -98,7 +128,14 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
                 return labels;
               },
             },
-            { ...axis, size: 64, label: unit, labelSize: 16, values: (_u, ticks) => ticks.map(format), incrs: whole ? WHOLE_STEPS : durations ? DURATION_STEPS : undefined },
+            {
+              ...axis,
+              size: 64,
+              label: unit,
+              labelSize: 16,
+              values: (_u, ticks) => ticks.map(format),
+              incrs: whole ? WHOLE_STEPS : durations ? DURATION_STEPS : undefined,
+            },
           ],
           series: [
             {},

@@ -177,4 +177,3 @@ function LiveStream({ since, children }: { since: string; children: ReactNode })
     </StatusContext.Provider>
   );
 }
-

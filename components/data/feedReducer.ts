@@ -28,7 +28,8 @@ type CacheReader = Pick<QueryClient, "getQueryData" | "getQueriesData">;
 const nothing = (): CacheUpdate => ({ set: [], invalidate: [], refetchPages: [], refresh: [] });
 
 /** Everything a page may show from the state folder (not the sources, which have their event). */
-const everything = (): InvalidateQueryFilters[] => [requestKeys.all, auditKeys.all, sessionKeys.all, queueKeys.all, workerKeys.all, activityKeys.all, overviewKeys.all].map((queryKey) => ({ queryKey }));
+const everything = (): InvalidateQueryFilters[] =>
+  [requestKeys.all, auditKeys.all, sessionKeys.all, queueKeys.all, workerKeys.all, activityKeys.all, overviewKeys.all].map((queryKey) => ({ queryKey }));
 
 /**
  * The cache update for one event of the stream: a change moves its row to its sorted place in
@@ -99,7 +100,10 @@ function changesUpdate(cache: CacheReader, changes: readonly FeedChange[], now: 
     else if (change.request?.sessionId) sessionIds.add(change.request.sessionId);
   }
   // Claims and their ends move the workers page; a step of a request's lifecycle moves the charts and the overview's last hour.
-  if (changes.some((change) => change.kind === "request.upserted" && (change.request?.state === "processing" || change.request?.previousState === "processing"))) update.refresh.push("workers");
+  if (
+    changes.some((change) => change.kind === "request.upserted" && (change.request?.state === "processing" || change.request?.previousState === "processing"))
+  )
+    update.refresh.push("workers");
   if (changes.some((change) => change.kind === "request.upserted" || change.kind === "request.removed")) update.refresh.push("activity", "overview");
   // A pause or resume is in the audit log; the queues themselves come in their own event.
   if (changes.some((change) => change.kind === "queue.changed")) update.invalidate.push({ queryKey: auditKeys.all });
@@ -116,7 +120,8 @@ function changesUpdate(cache: CacheReader, changes: readonly FeedChange[], now: 
     if (moved.page !== page) update.set.push({ queryKey, data: moved.page });
     if (moved.refetch) update.refetchPages.push(paramsKey);
   }
-  for (const change of changes) if (change.kind !== "session.upserted" && change.kind !== "queue.changed") update.invalidate.push({ queryKey: requestKeys.detail(change.requestId) });
+  for (const change of changes)
+    if (change.kind !== "session.upserted" && change.kind !== "queue.changed") update.invalidate.push({ queryKey: requestKeys.detail(change.requestId) });
   return update;
 }
 
@@ -126,7 +131,8 @@ function stuckUpdate(cache: CacheReader, snapshot: FeedEventPayloads["stuck"]): 
   const byId = new Map(snapshot.requests.map((entry) => [entry.requestId, entry]));
   const complete = snapshot.requests.length === snapshot.count;
   // A row the snapshot leaves out is not stuck, unless the snapshot was cut short (the hub sends at most STUCK_SENT).
-  const reasonOf = (row: Pick<RequestRow, "requestId" | "state" | "stateSince" | "stuckReason">) => (byId.has(row.requestId) ? stuckReasonOf(byId, row) : complete ? null : row.stuckReason);
+  const reasonOf = (row: Pick<RequestRow, "requestId" | "state" | "stateSince" | "stuckReason">) =>
+    byId.has(row.requestId) ? stuckReasonOf(byId, row) : complete ? null : row.stuckReason;
   for (const { queryKey, page, paramsKey, query } of cachedPages(cache)) {
     if (query?.stuck) {
       const shown = new Set(page.items.map((row) => row.requestId));
@@ -154,7 +160,10 @@ function sourcesUpdate(cache: CacheReader, { sources, changed: named }: FeedEven
   // event of a stream names nothing changed, but a write between the render and the stream's
   // start (or while it reconnected) shows in the status it brings.
   const before = new Map((cache.getQueryData<SourceStatus[]>(sourceKeys.list()) ?? []).map((status) => [status.name, sourceShows(status)]));
-  const changed = new Set([...named, ...sources.filter((status) => before.has(status.name) && before.get(status.name) !== sourceShows(status)).map((status) => status.name)]);
+  const changed = new Set([
+    ...named,
+    ...sources.filter((status) => before.has(status.name) && before.get(status.name) !== sourceShows(status)).map((status) => status.name),
+  ]);
   if (!changed.size) return update;
   // A source's pages and rows are read from its database: refetched when its owner wrote.
   update.invalidate.push(

@@ -87,7 +87,8 @@ class ApiError extends Error {
 
 async function parse<T>(response: Response): Promise<T> {
   const body = (await response.json().catch(() => null)) as ({ error?: { code: string; message: string } } & T) | null;
-  if (!response.ok || !body) throw new ApiError(body?.error?.code ?? "HTTP", body?.error?.message ?? `The server answered ${response.status}.`, response.status);
+  if (!response.ok || !body)
+    throw new ApiError(body?.error?.code ?? "HTTP", body?.error?.message ?? `The server answered ${response.status}.`, response.status);
   return body;
 }
 
@@ -225,7 +226,9 @@ export function auditEntryOptions(id: number) {
 export type ActionRequest = ActionBody | { kind: "undo"; entry: number };
 
 const dryRunAction = (token: string, input: ActionRequest) =>
-  input.kind === "undo" ? postJson<ActionDryRun>(`/api/actions/${input.entry}/undo/dry-run`, token) : postJson<ActionDryRun>("/api/actions/dry-run", token, input);
+  input.kind === "undo"
+    ? postJson<ActionDryRun>(`/api/actions/${input.entry}/undo/dry-run`, token)
+    : postJson<ActionDryRun>("/api/actions/dry-run", token, input);
 
 /** The dry run a dialog shows: asked for afresh each time it opens, and not retried (a refusal is the answer). */
 export function actionDryRunOptions(token: string, input: ActionRequest) {

@@ -2,7 +2,17 @@ import type { RequestDetailView } from "@/lib/views/requestsView";
 import { TableHead } from "../TableHead";
 import { RequestDetailQuery } from "./RequestDetailQuery";
 import { RequestLifecycle } from "./RequestLifecycle";
-import { CallbackFields, ClaimFields, CorrelationFields, HistoryRows, RequestActions, RequestContent, RequestNotices, RequestStateBadge, ResponseFile } from "./RequestDetailSections";
+import {
+  CallbackFields,
+  ClaimFields,
+  CorrelationFields,
+  HistoryRows,
+  RequestActions,
+  RequestContent,
+  RequestNotices,
+  RequestStateBadge,
+  ResponseFile,
+} from "./RequestDetailSections";
 
 /**
  * A request's page: fields, lifecycle bar, history, claims, callback, texts, raw JSON, and the

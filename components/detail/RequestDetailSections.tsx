@@ -35,7 +35,11 @@ export function RequestNotices() {
   const { data, error } = useRequestDetail();
   return (
     <>
-      {error && <p className="error-text" role="alert">{error.message}</p>}
+      {error && (
+        <p className="error-text" role="alert">
+          {error.message}
+        </p>
+      )}
       {data.stuckReason && (
         <p className="notice" role="alert">
           Stuck: {data.stuckReason}
@@ -53,16 +57,31 @@ export function RequestActions() {
   return (
     <>
       <div className="toolbar">
-        <button type="button" className="primary" disabled={readOnly !== null || !actions.retry.allowed} onClick={() => setAction("retry")} title={readOnly ?? actions.retry.reason}>
+        <button
+          type="button"
+          className="primary"
+          disabled={readOnly !== null || !actions.retry.allowed}
+          onClick={() => setAction("retry")}
+          title={readOnly ?? actions.retry.reason}
+        >
           Retry
         </button>
-        <button type="button" className="danger" disabled={readOnly !== null || !actions.cancel.allowed} onClick={() => setAction("cancel")} title={readOnly ?? actions.cancel.reason}>
+        <button
+          type="button"
+          className="danger"
+          disabled={readOnly !== null || !actions.cancel.allowed}
+          onClick={() => setAction("cancel")}
+          title={readOnly ?? actions.cancel.reason}
+        >
           Cancel request
         </button>
         <span className="muted">
           {readOnly
             ? "Actions are off: this folder is observed read-only."
-            : [actions.retry.allowed ? `Retry: ${actions.retry.reason}.` : `Retry is not available: ${actions.retry.reason}.`, actions.cancel.allowed ? `Cancelling moves it to failed (${actions.cancel.reason}).` : ""].join(" ")}
+            : [
+                actions.retry.allowed ? `Retry: ${actions.retry.reason}.` : `Retry is not available: ${actions.retry.reason}.`,
+                actions.cancel.allowed ? `Cancelling moves it to failed (${actions.cancel.reason}).` : "",
+              ].join(" ")}
         </span>
         <span className="spacer" />
         {/* The whole request, long texts included, as the index holds it: what `reqwatch get` prints. */}
@@ -70,7 +89,12 @@ export function RequestActions() {
           Export JSON
         </a>
       </div>
-      {action && <ActionDialog input={action === "retry" ? { kind: "retry", ids: [request.requestId] } : { kind: "cancel", ids: [request.requestId] }} onClose={() => setAction(null)} />}
+      {action && (
+        <ActionDialog
+          input={action === "retry" ? { kind: "retry", ids: [request.requestId] } : { kind: "cancel", ids: [request.requestId] }}
+          onClose={() => setAction(null)}
+        />
+      )}
     </>
   );
 }
@@ -85,8 +109,12 @@ export function CorrelationFields() {
       <dd>
         {request.sessionId ? (
           <>
-            <Link prefetch={false} href={`/sessions/${encodeURIComponent(request.sessionId)}`}>{request.sessionId}</Link>{" "}
-            <Link prefetch={false} href={`/requests?session=${encodeURIComponent(request.sessionId)}`} className="muted">(its requests)</Link>
+            <Link prefetch={false} href={`/sessions/${encodeURIComponent(request.sessionId)}`}>
+              {request.sessionId}
+            </Link>{" "}
+            <Link prefetch={false} href={`/requests?session=${encodeURIComponent(request.sessionId)}`} className="muted">
+              (its requests)
+            </Link>
           </>
         ) : (
           "—"
@@ -175,7 +203,17 @@ export function CallbackFields() {
  * A text over the display limit comes cut (`total` is its full length) with a link to download it whole.
  * Memoized: a change elsewhere in the request (a heartbeat, a state) leaves an unchanged text alone.
  */
-const TextBlock = memo(function TextBlock({ label, text, total, download }: { label: string; text: string | undefined; total: number | undefined; download: string }) {
+const TextBlock = memo(function TextBlock({
+  label,
+  text,
+  total,
+  download,
+}: {
+  label: string;
+  text: string | undefined;
+  total: number | undefined;
+  download: string;
+}) {
   if (text === undefined || text === "") return null;
   const name = label.toLowerCase();
   return (
@@ -199,7 +237,9 @@ const TextBlock = memo(function TextBlock({ label, text, total, download }: { la
           to see the rest.
         </p>
       )}
-      <pre className="text" aria-label={label}>{text}</pre>
+      <pre className="text" aria-label={label}>
+        {text}
+      </pre>
     </details>
   );
 });
@@ -303,7 +343,9 @@ export function RequestContent() {
             <CopyButton text={JSON.stringify(request, null, 2)} label="raw JSON" />
           )}
         </summary>
-        <pre className="text" aria-label="Raw JSON">{JSON.stringify(request, null, 2)}</pre>
+        <pre className="text" aria-label="Raw JSON">
+          {JSON.stringify(request, null, 2)}
+        </pre>
       </details>
     </>
   );

@@ -14,8 +14,8 @@ export function IndexingBanner({ initial }: { initial: IndexingProgress | null }
   if (data.failure) {
     return (
       <div className="notice indexing" role="status" aria-label="Indexing">
-        <strong>Indexing the folder failed:</strong> {data.failure.message}. It is tried again {formatDuration(data.failure.retryInMs)} after that failure, then at growing
-        intervals until it succeeds. Tables show what is indexed so far; counts and charts are complete when it ends.
+        <strong>Indexing the folder failed:</strong> {data.failure.message}. It is tried again {formatDuration(data.failure.retryInMs)} after that failure, then
+        at growing intervals until it succeeds. Tables show what is indexed so far; counts and charts are complete when it ends.
       </div>
     );
   }
@@ -24,7 +24,8 @@ export function IndexingBanner({ initial }: { initial: IndexingProgress | null }
     <div className="notice indexing" role="status" aria-label="Indexing">
       <strong>Indexing the folder:</strong>{" "}
       {listed ? `${data.done.toLocaleString()} of ${data.total.toLocaleString()} request files, newest first.` : "listing the request files."}{" "}
-      <progress max={Math.max(1, data.total)} value={data.done} aria-label="Indexed" /> Tables show what is indexed so far; counts and charts are complete when it ends.
+      <progress max={Math.max(1, data.total)} value={data.done} aria-label="Indexed" /> Tables show what is indexed so far; counts and charts are complete when
+      it ends.
     </div>
   );
 }

@@ -56,11 +56,22 @@ export function Notifier() {
     useCallback(
       (changes: readonly FeedChange[]) => {
         // Entering failed now: not a later write to a request already failed (a callback result, say).
-        const failed = changes.filter((change) => change.kind === "request.upserted" && change.request?.state === "failed" && change.request.stateSince === change.request.lastUpdatedAt);
+        const failed = changes.filter(
+          (change) => change.kind === "request.upserted" && change.request?.state === "failed" && change.request.stateSince === change.request.lastUpdatedAt,
+        );
         const first = failed[0];
         if (!first) return;
-        if (failed.length === 1) notify(`Request ${first.requestId} failed`, `workspace ${first.request!.workspace}`, `/requests/${encodeURIComponent(first.requestId)}`);
-        else notify(`${failed.length} requests failed`, failed.slice(0, 3).map((change) => change.requestId).join(", "), "/requests?states=failed");
+        if (failed.length === 1)
+          notify(`Request ${first.requestId} failed`, `workspace ${first.request!.workspace}`, `/requests/${encodeURIComponent(first.requestId)}`);
+        else
+          notify(
+            `${failed.length} requests failed`,
+            failed
+              .slice(0, 3)
+              .map((change) => change.requestId)
+              .join(", "),
+            "/requests?states=failed",
+          );
       },
       [notify],
     ),
@@ -77,7 +88,11 @@ export function Notifier() {
     if (!before || stuck.count <= before.count) return;
     const added = stuck.requests.filter((entry) => !before.ids.has(entry.requestId));
     const only = added.length === 1 ? added[0] : undefined;
-    notify(`${stuck.count} stuck`, only ? `${only.requestId}: ${only.reason}` : `${stuck.count - before.count} more stuck`, only ? `/requests/${encodeURIComponent(only.requestId)}` : "/requests?stuck=1");
+    notify(
+      `${stuck.count} stuck`,
+      only ? `${only.requestId}: ${only.reason}` : `${stuck.count - before.count} more stuck`,
+      only ? `/requests/${encodeURIComponent(only.requestId)}` : "/requests?stuck=1",
+    );
   }, [stuck, notify]);
 
   if (choice === "unsupported") return null;
@@ -93,7 +108,13 @@ export function Notifier() {
       aria-pressed={choice === "on"}
       disabled={choice === "blocked"}
       onClick={() => void toggle()}
-      title={choice === "blocked" ? "This browser blocks notifications from this page: allow them in the site settings." : choice === "on" ? "Notifications are on: a new stuck request or a failure shows one, at most every 10 s. Click to turn them off." : "Get a browser notification when a request gets stuck or fails, while this tab is open."}
+      title={
+        choice === "blocked"
+          ? "This browser blocks notifications from this page: allow them in the site settings."
+          : choice === "on"
+            ? "Notifications are on: a new stuck request or a failure shows one, at most every 10 s. Click to turn them off."
+            : "Get a browser notification when a request gets stuck or fails, while this tab is open."
+      }
     >
       {choice === "on" ? "Notifications on" : choice === "blocked" ? "Notifications blocked" : "Notify me"}
     </button>

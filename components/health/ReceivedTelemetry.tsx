@@ -20,7 +20,10 @@ export function ReceivedTelemetry({ telemetry }: { telemetry: Received | null })
           <UnmappedNames page={telemetry.unmapped} />
         </>
       ) : (
-        <p className="muted">Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps as lifecycles, or --agent-files on to read Claude Code&apos;s and Codex CLI&apos;s own files.</p>
+        <p className="muted">
+          Off (REQWATCH_OTLP_PORT=off and REQWATCH_AGENT_FILES=off): start the dashboard with --otlp-port 4318 to see Claude Code and other OpenTelemetry apps
+          as lifecycles, or --agent-files on to read Claude Code&apos;s and Codex CLI&apos;s own files.
+        </p>
       )}
     </>
   );

@@ -16,7 +16,10 @@ export function UnmappedNames({ page }: { page: UnmappedPage }) {
     <>
       {page.known.length > 0 && (
         <table aria-label="Known, not shown">
-          <caption>Known, not shown: records a dialect understands that tell of no lifecycle (a client&apos;s inner work, a check that found nothing), counted by dialect.</caption>
+          <caption>
+            Known, not shown: records a dialect understands that tell of no lifecycle (a client&apos;s inner work, a check that found nothing), counted by
+            dialect.
+          </caption>
           <TableHead columns={["Dialect", "Names", "Count", "Last"]} />
           <tbody>
             {page.known.map((row) => (
@@ -47,7 +50,8 @@ function Unmapped({ page }: { page: UnmappedPage }) {
     <section aria-label="Unmapped names">
       <table aria-label="Received, not shown as a lifecycle">
         <caption>
-          Received, not shown as a lifecycle (no dialect understands them): counted by service and name. {page.total.toLocaleString("en-US")} {page.total === 1 ? "name" : "names"}
+          Received, not shown as a lifecycle (no dialect understands them): counted by service and name. {page.total.toLocaleString("en-US")}{" "}
+          {page.total === 1 ? "name" : "names"}
           {pages > 1 && `, ${page.rows.length ? `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")}` : "none"} shown`}.
         </caption>
         <TableHead columns={["Service", "Signal", "Name", "Count", "Last"]} />

@@ -63,7 +63,8 @@ function LatencyNote({ finished, metrics }: { finished: number; metrics: Overvie
   if (metrics.sampled < finished) parts.push(`measured over the newest ${metrics.sampled} of the ${finished} finished`);
   const base = Math.min(finished, metrics.sampled);
   const unclaimed = base - (metrics.queueWait?.n ?? 0);
-  if (unclaimed > 0) parts.push(`${unclaimed} finished without a wait to measure (cancelled before a worker took ${unclaimed === 1 ? "it" : "them"}, or written without one)`);
+  if (unclaimed > 0)
+    parts.push(`${unclaimed} finished without a wait to measure (cancelled before a worker took ${unclaimed === 1 ? "it" : "them"}, or written without one)`);
   const unfinished = base - (metrics.processing?.n ?? 0);
   if (unfinished > 0 && unfinished !== unclaimed) parts.push(`${unfinished} with no processing time`);
   return parts.length ? <p className="muted">n: {parts.join("; ")}.</p> : null;
@@ -81,7 +82,11 @@ export function LiveLastHour({ initial }: { initial: OverviewView }) {
         {metrics.spanMs < metrics.windowMs ? ` in the ${formatDuration(metrics.spanMs)} since the first request` : ""}
         {/* A rate over seconds of data would say more than it knows. */}
         {finished > 0 && metrics.spanMs >= 60_000 ? ` (${metrics.perMinute.toFixed(1)}/min)` : ""}
-        {finished > 0 ? `: ${Object.entries(metrics.finished).map(([state, n]) => `${n} ${state}`).join(", ")}` : "."}
+        {finished > 0
+          ? `: ${Object.entries(metrics.finished)
+              .map(([state, n]) => `${n} ${state}`)
+              .join(", ")}`
+          : "."}
       </p>
       <table aria-label="Latency">
         <TableHead columns={[null, "p50", "p95", "p99", "n"]} />
@@ -148,7 +153,11 @@ export function LiveRetention({ initial }: { initial: OverviewView }) {
     run.entryId !== null && (
       <>
         {" "}
-        (<Link prefetch={false} href="/audit">audit #{run.entryId}</Link>, undoable)
+        (
+        <Link prefetch={false} href="/audit">
+          audit #{run.entryId}
+        </Link>
+        , undoable)
       </>
     );
   const archiveKeeps = retention.archiveRetentionMs === null ? "forever" : formatDuration(retention.archiveRetentionMs);
@@ -159,9 +168,22 @@ export function LiveRetention({ initial }: { initial: OverviewView }) {
         : `Retention: finished requests go ${formatDuration(retention.retentionMs)} after their last update, into the archive, which keeps them ${archiveKeeps}. `}
       {latest ? (
         <>
-          Last ran <When at={latest.finishedAt} />: {latest.error ? `failed: ${latest.error}` : latest.removed ? removedText(latest.removed) : retention.retentionMs === null ? "the archive's retention" : "nothing past it"}
+          Last ran <When at={latest.finishedAt} />:{" "}
+          {latest.error
+            ? `failed: ${latest.error}`
+            : latest.removed
+              ? removedText(latest.removed)
+              : retention.retentionMs === null
+                ? "the archive's retention"
+                : "nothing past it"}
           {latest.removed > 0 && entryLink(latest)}
-          {!latest.error && (latest.archiveDropped > 0 ? `; the archive dropped ${latest.archiveDropped.toLocaleString()}` : retention.retentionMs === null ? ", nothing past it" : "")}.
+          {!latest.error &&
+            (latest.archiveDropped > 0
+              ? `; the archive dropped ${latest.archiveDropped.toLocaleString()}`
+              : retention.retentionMs === null
+                ? ", nothing past it"
+                : "")}
+          .
           {lastRemoval && lastRemoval !== latest && lastRemoval.finishedAt !== latest.finishedAt && (
             <>
               {" "}

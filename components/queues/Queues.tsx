@@ -36,7 +36,10 @@ function PauseButton({ workspace, paused, named = false }: { workspace: string; 
         disabled={readOnly !== null || toggle.isPending}
         onClick={() => toggle.mutate()}
         aria-label={`${verb} ${workspace}`}
-        title={readOnly ?? (paused ? `Workers take from ${workspace} again at their next claim` : `Workers take nothing more from ${workspace}; what they hold finishes`)}
+        title={
+          readOnly ??
+          (paused ? `Workers take from ${workspace} again at their next claim` : `Workers take nothing more from ${workspace}; what they hold finishes`)
+        }
       >
         {toggle.isPending ? `${verb === "Pause" ? "Pausing" : "Resuming"}…` : named ? `${verb} ${workspace}` : verb}
       </button>
@@ -111,7 +114,12 @@ export function QueuesTable({ initial }: { initial: QueueRow[] }) {
                 {/* A pause excuses the wait, not a stuck processing request: what is stuck in a paused queue is said too (the badge counts it). */}
                 {row.paused && row.stuck > 0 && "; "}
                 {row.stuck > 0 ? (
-                  <Link prefetch={false} className="stuck-text" href={`/requests?states=queued,processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`} title="Which, and why">
+                  <Link
+                    prefetch={false}
+                    className="stuck-text"
+                    href={`/requests?states=queued,processing&stuck=1&workspace=${encodeURIComponent(row.workspace)}`}
+                    title="Which, and why"
+                  >
                     {stuckText(row)}
                   </Link>
                 ) : (

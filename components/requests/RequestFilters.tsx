@@ -42,7 +42,11 @@ interface TextFilters {
 const VALID = { workspace: WORKSPACE_PATTERN, session: REQUEST_ID_PATTERN } as const;
 const invalid = (field: keyof typeof VALID, value: string) => value.trim() !== "" && !VALID[field].test(value.trim());
 
-const textOf = (query: RequestQuery): TextFilters => ({ workspace: query.workspacePrefix ?? query.workspace ?? "", session: query.sessionPrefix ?? query.session ?? "", search: query.q ?? "" });
+const textOf = (query: RequestQuery): TextFilters => ({
+  workspace: query.workspacePrefix ?? query.workspace ?? "",
+  session: query.sessionPrefix ?? query.session ?? "",
+  search: query.q ?? "",
+});
 const sameText = (a: TextFilters, b: TextFilters) => a.workspace === b.workspace && a.session === b.session && a.search === b.search;
 
 /** Known workspaces or sessions that start with what was typed (once typing pauses), for the input's list. */
@@ -50,18 +54,45 @@ function Suggestions({ id, field, prefix }: { id: string; field: "workspace" | "
   const { data } = useQuery(knownValuesOptions(field, prefix));
   return (
     <datalist id={id}>
-      {data?.map((value) => <option key={value} value={value} />)}
+      {data?.map((value) => (
+        <option key={value} value={value} />
+      ))}
     </datalist>
   );
 }
 
 /** A workspace or session filter: what is typed, what it may hold, and the known values that start with what was applied. */
-function IdFilter({ label, field, value, applied, onType, size, suggest }: { label: string; field: keyof typeof VALID; value: string; applied: string; onType: (value: string) => void; size: number; suggest: boolean }) {
+function IdFilter({
+  label,
+  field,
+  value,
+  applied,
+  onType,
+  size,
+  suggest,
+}: {
+  label: string;
+  field: keyof typeof VALID;
+  value: string;
+  applied: string;
+  onType: (value: string) => void;
+  size: number;
+  suggest: boolean;
+}) {
   const bad = invalid(field, value);
   return (
     <label>
       {label}
-      <input value={value} onChange={(event) => onType(event.target.value)} list={`${field}-values`} autoComplete="off" placeholder="any" size={size} aria-invalid={bad} aria-describedby={`${field}-invalid`} />
+      <input
+        value={value}
+        onChange={(event) => onType(event.target.value)}
+        list={`${field}-values`}
+        autoComplete="off"
+        placeholder="any"
+        size={size}
+        aria-invalid={bad}
+        aria-describedby={`${field}-invalid`}
+      />
       {bad && (
         <span id={`${field}-invalid`} role="alert" className="error-text">
           letters, digits, _ or - only
@@ -77,7 +108,15 @@ function IdFilter({ label, field, value, applied, onType, size, suggest }: { lab
  * the rest at once. The URL stays the one source of the view: a filter applied is a navigation, and
  * back or forward puts the inputs back as the URL says.
  */
-export function RequestFilters({ query, onChange, sources }: { query: RequestQuery; onChange: (next: RequestQuery) => void; sources: readonly SourceStatus[] }) {
+export function RequestFilters({
+  query,
+  onChange,
+  sources,
+}: {
+  query: RequestQuery;
+  onChange: (next: RequestQuery) => void;
+  sources: readonly SourceStatus[];
+}) {
   const [typed, setTyped] = useState<TextFilters>(() => textOf(query));
   // What the URL said when the inputs last followed it; a new URL (back, forward, a link) resets them.
   const [followed, setFollowed] = useState<TextFilters>(() => textOf(query));
@@ -115,7 +154,15 @@ export function RequestFilters({ query, onChange, sources }: { query: RequestQue
   const { workspace, session, search } = typed;
 
   return (
-    <form className="filters" aria-label="Filters" aria-describedby="filters-hint" onSubmit={(event) => { event.preventDefault(); applyText(typed); }}>
+    <form
+      className="filters"
+      aria-label="Filters"
+      aria-describedby="filters-hint"
+      onSubmit={(event) => {
+        event.preventDefault();
+        applyText(typed);
+      }}
+    >
       {(sources.length > 0 || query.source) && (
         <label>
           Source
@@ -143,11 +190,34 @@ export function RequestFilters({ query, onChange, sources }: { query: RequestQue
       </fieldset>
       <label>
         Search
-        <input id="filter-search" type="search" value={search} onChange={(event) => type("search", event.target.value)} placeholder="prompt, output, error" size={22} />
+        <input
+          id="filter-search"
+          type="search"
+          value={search}
+          onChange={(event) => type("search", event.target.value)}
+          placeholder="prompt, output, error"
+          size={22}
+        />
       </label>
       {/* Suggestions come from the folder's index: none for a source. */}
-      <IdFilter label="Workspace" field="workspace" value={workspace} applied={followed.workspace} onType={(value) => type("workspace", value)} size={12} suggest={!query.source} />
-      <IdFilter label="Session" field="session" value={session} applied={followed.session} onType={(value) => type("session", value)} size={14} suggest={!query.source} />
+      <IdFilter
+        label="Workspace"
+        field="workspace"
+        value={workspace}
+        applied={followed.workspace}
+        onType={(value) => type("workspace", value)}
+        size={12}
+        suggest={!query.source}
+      />
+      <IdFilter
+        label="Session"
+        field="session"
+        value={session}
+        applied={followed.session}
+        onType={(value) => type("session", value)}
+        size={14}
+        suggest={!query.source}
+      />
       <label>
         Created
         <select
@@ -159,7 +229,9 @@ export function RequestFilters({ query, onChange, sources }: { query: RequestQue
           }}
         >
           {WITHIN.map(([value, label]) => (
-            <option key={value} value={value}>{label}</option>
+            <option key={value} value={value}>
+              {label}
+            </option>
           ))}
         </select>
       </label>
@@ -167,11 +239,19 @@ export function RequestFilters({ query, onChange, sources }: { query: RequestQue
         <>
           <label>
             From
-            <input type="datetime-local" value={toLocalInput(query.from)} onChange={(event) => onChange({ ...query, within: undefined, from: fromLocalInput(event.target.value) })} />
+            <input
+              type="datetime-local"
+              value={toLocalInput(query.from)}
+              onChange={(event) => onChange({ ...query, within: undefined, from: fromLocalInput(event.target.value) })}
+            />
           </label>
           <label>
             To
-            <input type="datetime-local" value={toLocalInput(query.to)} onChange={(event) => onChange({ ...query, within: undefined, to: fromLocalInput(event.target.value) })} />
+            <input
+              type="datetime-local"
+              value={toLocalInput(query.to)}
+              onChange={(event) => onChange({ ...query, within: undefined, to: fromLocalInput(event.target.value) })}
+            />
           </label>
         </>
       )}
@@ -180,7 +260,12 @@ export function RequestFilters({ query, onChange, sources }: { query: RequestQue
       </label>
       {!query.source && (
         <label className="check">
-          <input type="checkbox" checked={query.callback === "failed"} onChange={(event) => onChange({ ...query, callback: event.target.checked ? "failed" : undefined })} /> Callback failed
+          <input
+            type="checkbox"
+            checked={query.callback === "failed"}
+            onChange={(event) => onChange({ ...query, callback: event.target.checked ? "failed" : undefined })}
+          />{" "}
+          Callback failed
         </label>
       )}
       {query.source ? (
@@ -195,7 +280,13 @@ export function RequestFilters({ query, onChange, sources }: { query: RequestQue
       ) : (
         <label>
           Sort by
-          <select value={`${query.sort}:${query.order}`} onChange={(event) => { const [sort, order] = event.target.value.split(":") as [RequestQuery["sort"], RequestQuery["order"]]; onChange({ ...query, sort, order }); }}>
+          <select
+            value={`${query.sort}:${query.order}`}
+            onChange={(event) => {
+              const [sort, order] = event.target.value.split(":") as [RequestQuery["sort"], RequestQuery["order"]];
+              onChange({ ...query, sort, order });
+            }}
+          >
             <option value="updatedAt:desc">updated, newest first</option>
             <option value="updatedAt:asc">updated, oldest first</option>
             <option value="createdAt:desc">created, newest first</option>
@@ -203,8 +294,12 @@ export function RequestFilters({ query, onChange, sources }: { query: RequestQue
           </select>
         </label>
       )}
-      <p id="filters-hint" className="muted hint">Search, workspace and session apply as you type; a typed workspace or session finds every one that starts with it.</p>
-      <button type="submit" hidden>Apply</button>
+      <p id="filters-hint" className="muted hint">
+        Search, workspace and session apply as you type; a typed workspace or session finds every one that starts with it.
+      </p>
+      <button type="submit" hidden>
+        Apply
+      </button>
     </form>
   );
 }

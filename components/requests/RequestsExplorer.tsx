@@ -43,17 +43,34 @@ function FilterActivity({ query }: { query: RequestQuery }) {
     : query.workspacePrefix
       ? { workspacePrefix: query.workspacePrefix }
       : null;
-  const others = requestQueryParams({ ...query, workspace: undefined, workspacePrefix: undefined, cursor: undefined, sort: DEFAULT_QUERY.sort, order: DEFAULT_QUERY.order }).size > 0;
+  const others =
+    requestQueryParams({ ...query, workspace: undefined, workspacePrefix: undefined, cursor: undefined, sort: DEFAULT_QUERY.sort, order: DEFAULT_QUERY.order })
+      .size > 0;
   return (
     <details className="filter-activity" onToggle={(event) => setOpen(event.currentTarget.open)}>
       <summary>Activity charts{match ? " for this workspace filter" : ""}</summary>
-      {open && (match === "none" ? <p className="muted">No workspace matches both workspace filters.</p> : <ActivityCharts match={match} note={others ? "The charts follow the workspace filter only." : undefined} />)}
+      {open &&
+        (match === "none" ? (
+          <p className="muted">No workspace matches both workspace filters.</p>
+        ) : (
+          <ActivityCharts match={match} note={others ? "The charts follow the workspace filter only." : undefined} />
+        ))}
     </details>
   );
 }
 
 /** The live requests table: filters in the URL, keyset pages, selection and bulk actions. */
-export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSources }: { initialKey: string; initialView: RequestsView; isEmpty: boolean; initialSources: SourceStatus[] }) {
+export function RequestsExplorer({
+  initialKey,
+  initialView,
+  isEmpty,
+  initialSources,
+}: {
+  initialKey: string;
+  initialView: RequestsView;
+  isEmpty: boolean;
+  initialSources: SourceStatus[];
+}) {
   const pathname = usePathname();
   const searchParams = useSearchParams();
   const urlQuery = useMemo(() => queryFrom(new URLSearchParams(searchParams.toString())), [searchParams]);
@@ -108,11 +125,12 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
   const keys = useTableKeys({
     rowIds: view?.items.map((row) => row.requestId) ?? [],
     open: (id) => router.push(query.source ? sourceRowPath(query.source, id) : `/requests/${encodeURIComponent(id)}`),
-    toggle: (id) => setSelected((current) => {
-      const next = new Set(current);
-      if (!next.delete(id)) next.add(id);
-      return next;
-    }),
+    toggle: (id) =>
+      setSelected((current) => {
+        const next = new Set(current);
+        if (!next.delete(id)) next.add(id);
+        return next;
+      }),
     retry: (current) => {
       const ids = selected.size ? [...selected] : current ? [current] : [];
       if (!ids.length || noActions !== null) return false;
@@ -123,7 +141,8 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
     focusSearch: () => document.getElementById("filter-search")?.focus(),
   });
   // Every request the filters match, every page: the server streams it (lib/dashboard/exportStream.ts).
-  const exportUrl = (format: ExportFormat) => `/api/export?${new URLSearchParams([["format", format], ...requestQueryParams({ ...query, cursor: undefined })]).toString()}`;
+  const exportUrl = (format: ExportFormat) =>
+    `/api/export?${new URLSearchParams([["format", format], ...requestQueryParams({ ...query, cursor: undefined })]).toString()}`;
 
   if (isEmpty && !sources.length && view && view.items.length === 0 && !key) return <EmptyState />;
 
@@ -133,7 +152,11 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
       {source && <SourceLine source={source} />}
       <div className="toolbar" role="toolbar" aria-label="Bulk actions">
         {neverActs ? (
-          <span className="muted">{source.kind === "otel" ? "Received telemetry is shown as it was sent: nothing here is retried or deleted." : `${source.name} is shown as its owner keeps it: nothing here is retried or deleted.`}</span>
+          <span className="muted">
+            {source.kind === "otel"
+              ? "Received telemetry is shown as it was sent: nothing here is retried or deleted."
+              : `${source.name} is shown as its owner keeps it: nothing here is retried or deleted.`}
+          </span>
         ) : (
           <>
             <button
@@ -146,18 +169,33 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
             </button>
             {query.source ? (
               source?.retired && (
-                <button type="button" className="danger" disabled={noActions !== null || selected.size === 0} title={noActions ?? undefined} onClick={() => setSourceAction({ kind: "delete", ids: [...selected] })}>
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={noActions !== null || selected.size === 0}
+                  title={noActions ?? undefined}
+                  onClick={() => setSourceAction({ kind: "delete", ids: [...selected] })}
+                >
                   Delete selected ({selected.size})
                 </button>
               )
             ) : (
-              <button type="button" disabled={noActions !== null || !view || view.items.length === 0} title={noActions ?? undefined} onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}>
+              <button
+                type="button"
+                disabled={noActions !== null || !view || view.items.length === 0}
+                title={noActions ?? undefined}
+                onClick={() => setAction({ kind: "retry", query: requestQueryParams({ ...query, cursor: undefined }).toString() })}
+              >
                 Retry all matching
               </button>
             )}
             {!query.source && <CleanupButton />}
             {!query.source && (query.workspace ?? query.workspacePrefix) && <WorkspacePauseButton workspace={(query.workspace ?? query.workspacePrefix)!} />}
-            {noActions && <span className="muted">{query.source ? "Actions are off: this source is read only here." : "Actions are off: this folder is observed read-only."}</span>}
+            {noActions && (
+              <span className="muted">
+                {query.source ? "Actions are off: this source is read only here." : "Actions are off: this folder is observed read-only."}
+              </span>
+            )}
           </>
         )}
         <span className="spacer" />
@@ -172,7 +210,11 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
             </a>
           </>
         )}
-        {list.error && <span className="error-text" role="alert">{list.error.message}</span>}
+        {list.error && (
+          <span className="error-text" role="alert">
+            {list.error.message}
+          </span>
+        )}
       </div>
       {view && view.items.length > 0 ? (
         <RequestsTable
@@ -182,21 +224,56 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
             neverActs
               ? undefined
               : query.source
-              ? { selected, onSelect: setSelected, onRetry: (id) => setSourceAction({ kind: "retry", ids: [id] }), onCancel: () => {}, onDelete: (id) => setSourceAction({ kind: "delete", ids: [id] }), noActions }
-              : { selected, onSelect: setSelected, onRetry: (id) => setAction({ kind: "retry", ids: [id] }), onCancel: (id) => setAction({ kind: "cancel", ids: [id] }), noActions }
+                ? {
+                    selected,
+                    onSelect: setSelected,
+                    onRetry: (id) => setSourceAction({ kind: "retry", ids: [id] }),
+                    onCancel: () => {},
+                    onDelete: (id) => setSourceAction({ kind: "delete", ids: [id] }),
+                    noActions,
+                  }
+                : {
+                    selected,
+                    onSelect: setSelected,
+                    onRetry: (id) => setAction({ kind: "retry", ids: [id] }),
+                    onCancel: (id) => setAction({ kind: "cancel", ids: [id] }),
+                    noActions,
+                  }
           }
         />
       ) : (
         <p className="empty">No requests match these filters.</p>
       )}
       <div className="pager">
-        <button type="button" disabled={!query.cursor} onClick={() => { setHistory([]); navigate({ ...query, cursor: undefined }); }}>
+        <button
+          type="button"
+          disabled={!query.cursor}
+          onClick={() => {
+            setHistory([]);
+            navigate({ ...query, cursor: undefined });
+          }}
+        >
           First page
         </button>
-        <button type="button" disabled={!history.length} onClick={() => { const previous = history.slice(0, -1); setHistory(previous); navigate({ ...query, cursor: history.at(-1) || undefined }); }}>
+        <button
+          type="button"
+          disabled={!history.length}
+          onClick={() => {
+            const previous = history.slice(0, -1);
+            setHistory(previous);
+            navigate({ ...query, cursor: history.at(-1) || undefined });
+          }}
+        >
           Previous page
         </button>
-        <button type="button" disabled={!view?.nextCursor} onClick={() => { setHistory([...history, query.cursor ?? ""]); navigate({ ...query, cursor: view!.nextCursor! }); }}>
+        <button
+          type="button"
+          disabled={!view?.nextCursor}
+          onClick={() => {
+            setHistory([...history, query.cursor ?? ""]);
+            navigate({ ...query, cursor: view!.nextCursor! });
+          }}
+        >
           Next page
         </button>
       </div>
@@ -205,8 +282,26 @@ export function RequestsExplorer({ initialKey, initialView, isEmpty, initialSour
       </p>
       {!query.source && <FilterActivity query={query} />}
       {keys.help && <TableKeysHelp onClose={keys.closeHelp} />}
-      {sourceAction && query.source && <SourceActionDialog source={query.source} kind={sourceAction.kind} ids={sourceAction.ids} onClose={() => { setSourceAction(null); setSelected(new Set()); }} />}
-      {action && <ActionDialog input={action} onClose={() => { setAction(null); setSelected(new Set()); }} />}
+      {sourceAction && query.source && (
+        <SourceActionDialog
+          source={query.source}
+          kind={sourceAction.kind}
+          ids={sourceAction.ids}
+          onClose={() => {
+            setSourceAction(null);
+            setSelected(new Set());
+          }}
+        />
+      )}
+      {action && (
+        <ActionDialog
+          input={action}
+          onClose={() => {
+            setAction(null);
+            setSelected(new Set());
+          }}
+        />
+      )}
     </>
   );
 }

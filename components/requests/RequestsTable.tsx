@@ -40,14 +40,30 @@ interface Selection {
  * Text from request files is rendered as text, never as HTML. Its rows are all from one source,
  * which the Source filter names: no column repeats it.
  */
-export function RequestsTable({ rows, label = "Requests", selection, current = null }: { rows: RequestRow[]; label?: string; selection?: Selection; current?: string | null }) {
+export function RequestsTable({
+  rows,
+  label = "Requests",
+  selection,
+  current = null,
+}: {
+  rows: RequestRow[];
+  label?: string;
+  selection?: Selection;
+  current?: string | null;
+}) {
   const now = useNow(1000);
   const paused = usePausedWorkspaces();
   // The keyboard's current row stays in view when it moves (not on every tick of the clock).
   useEffect(() => {
     if (current) document.querySelector(`tr[data-request-id="${CSS.escape(current)}"]`)?.scrollIntoView({ block: "nearest" });
   }, [current]);
-  const { selected, onSelect, onRetry, onCancel, onDelete, noActions } = selection ?? { selected: new Set<string>(), onSelect: () => {}, onRetry: () => {}, onCancel: () => {}, noActions: null };
+  const { selected, onSelect, onRetry, onCancel, onDelete, noActions } = selection ?? {
+    selected: new Set<string>(),
+    onSelect: () => {},
+    onRetry: () => {},
+    onCancel: () => {},
+    noActions: null,
+  };
   const allSelected = rows.length > 0 && rows.every((row) => selected.has(row.requestId));
   const toggle = (id: string, on: boolean) => {
     const next = new Set(selected);
@@ -61,7 +77,15 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
         <TableHead
           columns={[
             ...(selection
-              ? [<input key="all" type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())} />]
+              ? [
+                  <input
+                    key="all"
+                    type="checkbox"
+                    aria-label="Select all on this page"
+                    checked={allSelected}
+                    onChange={(event) => onSelect(event.target.checked ? new Set(rows.map((row) => row.requestId)) : new Set())}
+                  />,
+                ]
               : []),
             "Request",
             "Workspace",
@@ -73,7 +97,13 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
             "Tokens",
             "Created",
             "Updated",
-            ...(selection ? [<span key="actions" className="sr-only">Actions</span>] : []),
+            ...(selection
+              ? [
+                  <span key="actions" className="sr-only">
+                    Actions
+                  </span>,
+                ]
+              : []),
           ]}
         />
         <tbody>
@@ -86,15 +116,26 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
             >
               {selection && (
                 <td>
-                  <input type="checkbox" aria-label={`Select ${row.requestId}`} checked={selected.has(row.requestId)} onChange={(event) => toggle(row.requestId, event.target.checked)} />
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${row.requestId}`}
+                    checked={selected.has(row.requestId)}
+                    onChange={(event) => toggle(row.requestId, event.target.checked)}
+                  />
                 </td>
               )}
               <td className="id" title={row.requestId}>
-                <Link href={row.source ? sourceRowPath(row.source, row.requestId) : `/requests/${encodeURIComponent(row.requestId)}`} prefetch={false} aria-label={row.requestId}>
+                <Link
+                  href={row.source ? sourceRowPath(row.source, row.requestId) : `/requests/${encodeURIComponent(row.requestId)}`}
+                  prefetch={false}
+                  aria-label={row.requestId}
+                >
                   <Cut text={row.requestId} />
                 </Link>
               </td>
-              <td className="clip" title={row.workspace}>{row.workspace}</td>
+              <td className="clip" title={row.workspace}>
+                {row.workspace}
+              </td>
               {/* Another program's session ids are its own: only the folder's and the received ones (otel) have a session page. */}
               <td className="clip" title={row.sessionId ?? undefined}>
                 {row.sessionId && (!row.source || hasSessions(row.source)) ? (
@@ -109,11 +150,17 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
                 <StateBadge state={row.state} />
                 {row.stuckReason && <div className="why">stuck: {row.stuckReason}</div>}
                 {row.note && <div className="muted">{row.note}</div>}
-                {!row.source && row.state === "queued" && paused.has(row.workspace) && <div className="muted">paused: workspace {row.workspace} takes no claims until resumed</div>}
+                {!row.source && row.state === "queued" && paused.has(row.workspace) && (
+                  <div className="muted">paused: workspace {row.workspace} takes no claims until resumed</div>
+                )}
               </td>
-              <td className="num" suppressHydrationWarning>{formatDuration(Math.max(0, now - row.stateSince))}</td>
+              <td className="num" suppressHydrationWarning>
+                {formatDuration(Math.max(0, now - row.stateSince))}
+              </td>
               <td className="num">{row.attempt ?? "—"}</td>
-              <td className="clip" title={row.model ?? undefined}>{row.model ?? "—"}</td>
+              <td className="clip" title={row.model ?? undefined}>
+                {row.model ?? "—"}
+              </td>
               <td className="num">{row.tokens ?? "—"}</td>
               <td className="num">
                 <When at={row.createdAt} />
@@ -123,9 +170,40 @@ export function RequestsTable({ rows, label = "Requests", selection, current = n
               </td>
               {selection && (
                 <td className="row-actions">
-                  {retryable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onRetry(row.requestId)} aria-label={`Retry ${row.requestId}`}>Retry</button>}
-                  {!row.source && cancellable(row) && <button type="button" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onCancel(row.requestId)} aria-label={`Cancel ${row.requestId}`}>Cancel</button>}
-                  {onDelete && row.stuckReason?.startsWith("left over") && <button type="button" className="danger" disabled={noActions !== null} title={noActions ?? undefined} onClick={() => onDelete(row.requestId)} aria-label={`Delete ${row.requestId}`}>Delete</button>}
+                  {retryable(row) && (
+                    <button
+                      type="button"
+                      disabled={noActions !== null}
+                      title={noActions ?? undefined}
+                      onClick={() => onRetry(row.requestId)}
+                      aria-label={`Retry ${row.requestId}`}
+                    >
+                      Retry
+                    </button>
+                  )}
+                  {!row.source && cancellable(row) && (
+                    <button
+                      type="button"
+                      disabled={noActions !== null}
+                      title={noActions ?? undefined}
+                      onClick={() => onCancel(row.requestId)}
+                      aria-label={`Cancel ${row.requestId}`}
+                    >
+                      Cancel
+                    </button>
+                  )}
+                  {onDelete && row.stuckReason?.startsWith("left over") && (
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={noActions !== null}
+                      title={noActions ?? undefined}
+                      onClick={() => onDelete(row.requestId)}
+                      aria-label={`Delete ${row.requestId}`}
+                    >
+                      Delete
+                    </button>
+                  )}
                 </td>
               )}
             </tr>

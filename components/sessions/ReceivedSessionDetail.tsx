@@ -35,7 +35,8 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
         Session <code>{session.sessionId}</code> <span className={`session-state session-${session.state}`}>{session.state}</span>
       </h1>
       <p aria-label="Received">
-        Received over OpenTelemetry from <strong>{session.from}</strong>: the first record <When at={session.firstSeen} />, the last <When at={session.lastSeen} />.
+        Received over OpenTelemetry from <strong>{session.from}</strong>: the first record <When at={session.firstSeen} />, the last{" "}
+        <When at={session.lastSeen} />.
       </p>
       <dl className="fields" aria-label="Session figures">
         <dt>Turns</dt>
@@ -46,7 +47,8 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
         <dd>{count(session.tools)}</dd>
         <dt>Tokens</dt>
         <dd>
-          {count(session.inputTokens)} in / {count(session.outputTokens)} out (cache read {count(session.cacheReadTokens)}, cache write {count(session.cacheWriteTokens)})
+          {count(session.inputTokens)} in / {count(session.outputTokens)} out (cache read {count(session.cacheReadTokens)}, cache write{" "}
+          {count(session.cacheWriteTokens)})
         </dd>
         <dt>Cost</dt>
         <dd title={costNote(session)}>{formatCost(session)}</dd>
@@ -67,55 +69,60 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
         <ul className="notice" role="alert" aria-label="Stuck">
           {stuck.map((row) => (
             <li key={row.requestId}>
-              <Link prefetch={false} href={sourceRowPath("otel", row.requestId)}>{row.requestId}</Link> is stuck: {row.reason}
+              <Link prefetch={false} href={sourceRowPath("otel", row.requestId)}>
+                {row.requestId}
+              </Link>{" "}
+              is stuck: {row.reason}
             </li>
           ))}
         </ul>
       )}
 
       <section aria-label="Cost and tokens by model">
-          <h2>By model ({byModel.length})</h2>
-          {byModel.length ? (
-            <table aria-label="Cost and tokens by model">
-              <TableHead columns={["Model", "Calls", "Input tokens", "Output tokens", "Cache read", "Cache write", "Cost"]} />
-              <tbody>
-                {byModel.map((row) => (
-                  <tr key={row.model}>
-                    <td>{row.model}</td>
-                    {[row.calls, row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map((value, i) => (
-                      <td key={i} className="num">
-                        {count(value)}
-                      </td>
-                    ))}
-                    <td className="num" title={costNote(row)}>{formatCost(row)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : (
-            <p className="muted">No model call was received.</p>
-          )}
-        </section>
-        <section aria-label="Tools used">
-          <h2>Tools used ({tools.length})</h2>
-          {tools.length ? (
-            <table aria-label="Tools used">
-              <TableHead columns={["Tool", "Uses", "Failed", "Time"]} />
-              <tbody>
-                {tools.map((row) => (
-                  <tr key={row.name}>
-                    <td>{row.name}</td>
-                    <td className="num">{count(row.uses)}</td>
-                    <td className="num">{count(row.failed)}</td>
-                    <td className="num">{formatDuration(row.durationMs)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : (
-            <p className="muted">No tool was used.</p>
-          )}
-        </section>
+        <h2>By model ({byModel.length})</h2>
+        {byModel.length ? (
+          <table aria-label="Cost and tokens by model">
+            <TableHead columns={["Model", "Calls", "Input tokens", "Output tokens", "Cache read", "Cache write", "Cost"]} />
+            <tbody>
+              {byModel.map((row) => (
+                <tr key={row.model}>
+                  <td>{row.model}</td>
+                  {[row.calls, row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map((value, i) => (
+                    <td key={i} className="num">
+                      {count(value)}
+                    </td>
+                  ))}
+                  <td className="num" title={costNote(row)}>
+                    {formatCost(row)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p className="muted">No model call was received.</p>
+        )}
+      </section>
+      <section aria-label="Tools used">
+        <h2>Tools used ({tools.length})</h2>
+        {tools.length ? (
+          <table aria-label="Tools used">
+            <TableHead columns={["Tool", "Uses", "Failed", "Time"]} />
+            <tbody>
+              {tools.map((row) => (
+                <tr key={row.name}>
+                  <td>{row.name}</td>
+                  <td className="num">{count(row.uses)}</td>
+                  <td className="num">{count(row.failed)}</td>
+                  <td className="num">{formatDuration(row.durationMs)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p className="muted">No tool was used.</p>
+        )}
+      </section>
 
       <h2>Errors ({errors.length})</h2>
       {errors.length ? (
@@ -125,7 +132,9 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
             {errors.map((row) => (
               <tr key={row.requestId}>
                 <td className="id">
-                  <Link prefetch={false} href={sourceRowPath("otel", row.requestId)}>{row.requestId}</Link>
+                  <Link prefetch={false} href={sourceRowPath("otel", row.requestId)}>
+                    {row.requestId}
+                  </Link>
                 </td>
                 <td>{row.state}</td>
                 <td className="num">
@@ -146,7 +155,9 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
       {requests.data.items.length ? <RequestsTable rows={requests.data.items} label="Session requests" /> : <p className="muted">None kept.</p>}
       {requests.data.nextCursor && (
         <p>
-          <Link prefetch={false} href={`/requests?${requestQueryParams(query)}`}>All of this session&apos;s {lifecycles.toLowerCase()}</Link>
+          <Link prefetch={false} href={`/requests?${requestQueryParams(query)}`}>
+            All of this session&apos;s {lifecycles.toLowerCase()}
+          </Link>
         </p>
       )}
     </>

@@ -70,12 +70,23 @@ export function SessionDetail({ id, initial, initialRequests }: { id: string; in
 
       <h2>
         Requests ({totalRequests}
-        {totalRequests ? `: ${STATES.filter((s) => requestCounts[s]).map((s) => `${requestCounts[s]} ${s}`).join(", ")}` : ""})
+        {totalRequests
+          ? `: ${STATES.filter((s) => requestCounts[s])
+              .map((s) => `${requestCounts[s]} ${s}`)
+              .join(", ")}`
+          : ""}
+        )
       </h2>
-      {requests.data.items.length ? <RequestsTable rows={requests.data.items} label="Session requests" /> : <p className="muted">No requests carry this session id.</p>}
+      {requests.data.items.length ? (
+        <RequestsTable rows={requests.data.items} label="Session requests" />
+      ) : (
+        <p className="muted">No requests carry this session id.</p>
+      )}
       {requests.data.nextCursor && (
         <p>
-          <Link prefetch={false} href={`/requests?session=${encodeURIComponent(id)}`}>All of this session&apos;s requests</Link>
+          <Link prefetch={false} href={`/requests?session=${encodeURIComponent(id)}`}>
+            All of this session&apos;s requests
+          </Link>
         </p>
       )}
     </>

@@ -49,9 +49,13 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
           {sessions.map((s) => (
             <tr key={`${s.source ?? ""}:${s.sessionId}`}>
               <td className="id">
-                <Link prefetch={false} href={sessionPath(s)} aria-label={s.sessionId}><Cut text={s.sessionId} /></Link>
+                <Link prefetch={false} href={sessionPath(s)} aria-label={s.sessionId}>
+                  <Cut text={s.sessionId} />
+                </Link>
               </td>
-              <td title={s.source ? `received over OpenTelemetry from service ${s.service}` : "recorded in this state folder, or carried by its requests"}>{s.source ? s.from : "this folder"}</td>
+              <td title={s.source ? `received over OpenTelemetry from service ${s.service}` : "recorded in this state folder, or carried by its requests"}>
+                {s.source ? s.from : "this folder"}
+              </td>
               <td>
                 <span className={`session-state session-${s.state}`}>{s.state}</span>
                 {s.source === null && !s.recorded && <div className="muted">no recorded context</div>}
@@ -76,10 +80,15 @@ export function SessionsList({ initial }: { initial: SessionRow[] }) {
                   <td className="num" title={`cache read ${count(s.cacheReadTokens)}, cache write ${count(s.cacheWriteTokens)}`}>
                     {count(s.inputTokens)} in / {count(s.outputTokens)} out
                   </td>
-                  <td className="num" title={costNote(s)}>{formatCost(s)}</td>
+                  <td className="num" title={costNote(s)}>
+                    {formatCost(s)}
+                  </td>
                   <td className="num">
                     {s.stuck ? (
-                      <Link prefetch={false} href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: s.source, session: s.sessionId, stuck: true })}`}>
+                      <Link
+                        prefetch={false}
+                        href={`/requests?${requestQueryParams({ ...DEFAULT_QUERY, source: s.source, session: s.sessionId, stuck: true })}`}
+                      >
                         {count(s.stuck)} stuck
                       </Link>
                     ) : (

@@ -21,7 +21,12 @@ export function ReceivedLifecycle({ source, id, view, message = null }: { source
         Request <code>{id}</code> <StateBadge state={view.request.state} />
       </h1>
       <p>
-        From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, what OpenTelemetry instrumentation sent reqwatch&apos;s receiver, or an agent&apos;s own session files said: shown as it was told, with nothing to act on.
+        From{" "}
+        <Link href={sourceTablePath(source)} prefetch={false}>
+          {source}
+        </Link>
+        , what OpenTelemetry instrumentation sent reqwatch&apos;s receiver, or an agent&apos;s own session files said: shown as it was told, with nothing to act
+        on.
       </p>
       {message && (
         <p className="error-text" role="alert">

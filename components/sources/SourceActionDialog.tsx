@@ -58,13 +58,22 @@ export function SourceActionDialog({ source, kind, ids, onClose }: { source: str
         {verb} {plural(ids.length, "message")} of {source}
       </h2>
       {dryRun.isPending && <p>Working out what this would change…</p>}
-      {dryRun.error && <p className="error-text" role="alert">{dryRun.error.message}</p>}
+      {dryRun.error && (
+        <p className="error-text" role="alert">
+          {dryRun.error.message}
+        </p>
+      )}
       {dryRun.data && !done && (
         <section aria-label="Dry run">
           <p>
             <strong>Dry run:</strong> {dryRun.data.changed.length} of {dryRun.data.matched} would {outcome}.
           </p>
-          {dryRun.data.changed.length > 0 && <p className="muted">{dryRun.data.changed.slice(0, 10).join(", ")}{dryRun.data.changed.length > 10 ? ", …" : ""}</p>}
+          {dryRun.data.changed.length > 0 && (
+            <p className="muted">
+              {dryRun.data.changed.slice(0, 10).join(", ")}
+              {dryRun.data.changed.length > 10 ? ", …" : ""}
+            </p>
+          )}
           <Skipped result={dryRun.data} would />
           <p className="muted">
             One transaction on {dryRun.data.file}, each message read again and judged in it: <code>{dryRun.data.sql}</code>
@@ -74,7 +83,8 @@ export function SourceActionDialog({ source, kind, ids, onClose }: { source: str
       {done && (
         <section aria-label="Result" role="status">
           <p>
-            <strong>Done:</strong> {done.changed.length} {kind === "retry" ? "retried" : "deleted"}, {done.skipped.reduce((n, skip) => n + skip.count, 0)} skipped.
+            <strong>Done:</strong> {done.changed.length} {kind === "retry" ? "retried" : "deleted"}, {done.skipped.reduce((n, skip) => n + skip.count, 0)}{" "}
+            skipped.
           </p>
           <Skipped result={done} would={false} />
         </section>
@@ -82,16 +92,29 @@ export function SourceActionDialog({ source, kind, ids, onClose }: { source: str
       <div className="toolbar">
         <span className="spacer" />
         {!done && (
-          <button type="button" className={kind === "delete" ? "danger" : "primary"} disabled={!dryRun.data || dryRun.data.changed.length === 0 || run.isPending} onClick={() => run.mutate()}>
+          <button
+            type="button"
+            className={kind === "delete" ? "danger" : "primary"}
+            disabled={!dryRun.data || dryRun.data.changed.length === 0 || run.isPending}
+            onClick={() => run.mutate()}
+          >
             {verb} {dryRun.data?.changed.length ?? ""}
           </button>
         )}
-        {done && <Link prefetch={false} href="/audit">See the audit log</Link>}
+        {done && (
+          <Link prefetch={false} href="/audit">
+            See the audit log
+          </Link>
+        )}
         <button type="button" onClick={() => ref.current?.close()}>
           {done ? "Close" : "Cancel"}
         </button>
       </div>
-      {run.error && <p className="error-text" role="alert">{run.error.message}</p>}
+      {run.error && (
+        <p className="error-text" role="alert">
+          {run.error.message}
+        </p>
+      )}
     </dialog>
   );
 }

@@ -15,7 +15,6 @@ import { RowContent } from "./RowContent";
 import { sourceTablePath } from "./sourcePaths";
 import { SourceLine } from "./SourcesTable";
 
-
 /**
  * A row of another program's queue, as reqwatch maps it: state, times, session, why it is stuck by
  * its owner's rules, and its text. Live: refetched when the source's owner writes. Retry and delete
@@ -33,10 +32,20 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
         Request <code>{id}</code> {data && <StateBadge state={data.request.state} />}
       </h1>
       <p>
-        From <Link href={sourceTablePath(source)} prefetch={false}>{source}</Link>, another program&apos;s queue
-        {data?.source.writable ? ", opened for writing: reqwatch retries and deletes only where claude-mem's own recovery does the same." : ", read only: reqwatch shows it and does not act on it."}
+        From{" "}
+        <Link href={sourceTablePath(source)} prefetch={false}>
+          {source}
+        </Link>
+        , another program&apos;s queue
+        {data?.source.writable
+          ? ", opened for writing: reqwatch retries and deletes only where claude-mem's own recovery does the same."
+          : ", read only: reqwatch shows it and does not act on it."}
       </p>
-      {message && <p className="error-text" role="alert">{message}</p>}
+      {message && (
+        <p className="error-text" role="alert">
+          {message}
+        </p>
+      )}
       {data && (
         <>
           <SourceLine source={data.source} />
@@ -106,7 +115,9 @@ export function SourceRequest({ source, id, initial, problem }: { source: string
                   {Object.entries(data.stored).map(([column, value]) => (
                     <tr key={column}>
                       <th scope="row">{column}</th>
-                      <td className="id" style={{ whiteSpace: "pre-wrap" }}>{value === null ? "NULL" : String(value)}</td>
+                      <td className="id" style={{ whiteSpace: "pre-wrap" }}>
+                        {value === null ? "NULL" : String(value)}
+                      </td>
                     </tr>
                   ))}
                 </tbody>

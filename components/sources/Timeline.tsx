@@ -13,7 +13,8 @@ export function Timeline({ timeline }: { timeline: TimelineData }) {
     <section aria-labelledby="timeline-heading" className="timeline">
       <h2 id="timeline-heading">Timeline</h2>
       <p className="muted">
-        {formatSpan(timeline.endAt - timeline.startAt)} from the first record to the last. Each model call and tool use is one bar, whatever number of records told of it; open one to see what each said.
+        {formatSpan(timeline.endAt - timeline.startAt)} from the first record to the last. Each model call and tool use is one bar, whatever number of records
+        told of it; open one to see what each said.
       </p>
       <div className="timeline-axis" aria-hidden="true">
         <span />
@@ -36,7 +37,9 @@ export function Timeline({ timeline }: { timeline: TimelineData }) {
 }
 
 function Bar({ item, depth, origin }: { item: TimelineItem; depth: number; origin: number }) {
-  const className = ["timeline-bar", item.durationMs === null ? "instant" : "", item.error ? "failed" : "", item.slowest ? "slowest" : "", `kind-${item.kind}`].filter(Boolean).join(" ");
+  const className = ["timeline-bar", item.durationMs === null ? "instant" : "", item.error ? "failed" : "", item.slowest ? "slowest" : "", `kind-${item.kind}`]
+    .filter(Boolean)
+    .join(" ");
   return (
     <li aria-label={item.title}>
       <details className="timeline-row">
@@ -52,7 +55,11 @@ function Bar({ item, depth, origin }: { item: TimelineItem; depth: number; origi
           <span className="timeline-track">
             <span
               role="img"
-              aria-label={item.durationMs === null ? `at +${formatSpan(item.startAt - origin)}` : `${formatSpan(item.durationMs)} from +${formatSpan(item.startAt - origin)}`}
+              aria-label={
+                item.durationMs === null
+                  ? `at +${formatSpan(item.startAt - origin)}`
+                  : `${formatSpan(item.durationMs)} from +${formatSpan(item.startAt - origin)}`
+              }
               className={className}
               style={{ left: `${item.offset}%`, width: item.durationMs === null ? undefined : `${item.width}%` }}
             />

@@ -25,7 +25,10 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
       <TableHead columns={["Worker", "Process", "Status", "Holding", "Heartbeat", "Completed", "Failed", "Released", "First seen", "Last seen"]} />
       <tbody>
         {workers.map((worker) => (
-          <tr key={`${worker.host}|${worker.pid}|${worker.processStartedAt}|${worker.pid === null ? worker.name : ""}`} className={worker.status === "gone" && worker.unfinished.length ? "stuck" : undefined}>
+          <tr
+            key={`${worker.host}|${worker.pid}|${worker.processStartedAt}|${worker.pid === null ? worker.name : ""}`}
+            className={worker.status === "gone" && worker.unfinished.length ? "stuck" : undefined}
+          >
             <td>{worker.name ?? "—"}</td>
             <td>
               {worker.pid === null ? "—" : `pid ${worker.pid}`}
@@ -43,7 +46,13 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
                 <div>
                   left unfinished:{" "}
                   {worker.unfinished.map((held) => (
-                    <Link key={held.requestId} prefetch={false} href={`/requests/${encodeURIComponent(held.requestId)}`} style={{ marginRight: 8 }} title={held.outcome ? `${held.outcome} by the monitor` : "still processing under its claim"}>
+                    <Link
+                      key={held.requestId}
+                      prefetch={false}
+                      href={`/requests/${encodeURIComponent(held.requestId)}`}
+                      style={{ marginRight: 8 }}
+                      title={held.outcome ? `${held.outcome} by the monitor` : "still processing under its claim"}
+                    >
                       {held.requestId}
                     </Link>
                   ))}
@@ -55,8 +64,12 @@ export function WorkersTable({ initial }: { initial: WorkerView[] }) {
             <td className="num">{worker.completed}</td>
             <td className="num">{worker.failed}</td>
             <td className="num">{worker.released}</td>
-            <td className="num"><When at={worker.firstSeen} /></td>
-            <td className="num"><When at={worker.lastSeen} /></td>
+            <td className="num">
+              <When at={worker.firstSeen} />
+            </td>
+            <td className="num">
+              <When at={worker.lastSeen} />
+            </td>
           </tr>
         ))}
       </tbody>

@@ -49,7 +49,13 @@ export interface Actions {
   undo(entryId: number, options?: StartedRunOptions): Promise<AuditEntry>;
   entry(id: number): AuditEntry;
   list(limit?: number): AuditEntry[];
-  recordSourceAction(source: { name: string; file: string }, kind: SourceActionKind, requestIds: readonly string[], by: string, act: () => SourceActionResult): { entry: AuditEntry; result: SourceActionResult };
+  recordSourceAction(
+    source: { name: string; file: string },
+    kind: SourceActionKind,
+    requestIds: readonly string[],
+    by: string,
+    act: () => SourceActionResult,
+  ): { entry: AuditEntry; result: SourceActionResult };
 }
 
 /**
@@ -90,12 +96,31 @@ export class BulkActions implements Actions {
       // Named by how many it would change: the count the dialog's button and the audit entry say too.
       const summary = describeAction(input, changing.length);
       const dryRunId = storeDryRun(this.ctx, input, summary, ids);
-      return { kind: input.kind, summary, dryRunId, matched: report.matched, willChange: changing.length, byState, firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId), skipped };
+      return {
+        kind: input.kind,
+        summary,
+        dryRunId,
+        matched: report.matched,
+        willChange: changing.length,
+        byState,
+        firstIds: changing.slice(0, FIRST_IDS).map((r) => r.requestId),
+        skipped,
+      };
     }
     const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
     const summary = describeAction(input);
     const dryRunId = storeDryRun(this.ctx, input, summary, report.ids, report.cutoff);
-    return { kind: "cleanup", summary, dryRunId, cutoff: report.cutoff, matched: report.matched, willChange: report.matched, byState: report.byState, firstIds: report.ids.slice(0, FIRST_IDS), skipped: [] };
+    return {
+      kind: "cleanup",
+      summary,
+      dryRunId,
+      cutoff: report.cutoff,
+      matched: report.matched,
+      willChange: report.matched,
+      byState: report.byState,
+      firstIds: report.ids.slice(0, FIRST_IDS),
+      skipped: [],
+    };
   }
 
   /** The ids a retry or cancel acts on: those given, or those a filter matches now. */
@@ -113,20 +138,39 @@ export class BulkActions implements Actions {
     if (input.kind === "retry" || input.kind === "cancel") {
       const ids = dryRun?.ids ?? this.targetOf(input);
       // The dry run's words and input: what it matched is what this run acts on.
-      const described = dryRun ? { summary: dryRun.summary, target: dryRun.target } : { summary: describeAction(input, ids.length), target: auditTarget(input) };
+      const described = dryRun
+        ? { summary: dryRun.summary, target: dryRun.target }
+        : { summary: describeAction(input, ids.length), target: auditTarget(input) };
       return this.runner.run(ids, { kind: input.kind, ...described }, options, (chunk, progress, entryId) => {
-        const report = input.kind === "retry" ? retry(this.ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.ctx, chunk, { by: actedBy(by, entryId) });
+        const report =
+          input.kind === "retry" ? retry(this.ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.ctx, chunk, { by: actedBy(by, entryId) });
         const changed = "retried" in report ? report.retried : report.cancelled;
         for (const r of changed) progress.changedIds.push(r.requestId);
         for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
         return { changed: changed.length, skipped: report.skipped.length };
       });
     }
-    const matched = dryRun ? { ids: dryRun.ids, cutoff: dryRun.cutoff! } : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
-    const described = dryRun ? { summary: dryRun.summary, target: dryRun.target } : { summary: describeAction(input), target: auditTarget(input, matched.cutoff) };
+    const matched = dryRun
+      ? { ids: dryRun.ids, cutoff: dryRun.cutoff! }
+      : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
+    const described = dryRun
+      ? { summary: dryRun.summary, target: dryRun.target }
+      : { summary: describeAction(input), target: auditTarget(input, matched.cutoff) };
     return this.runner.run(matched.ids, { kind: "cleanup", ...described }, options, (chunk, progress, entryId) => {
       // The dry run's cutoff: a request that reached it since (or changed) is skipped, not taken in.
-      const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, cutoff: matched.cutoff, ids: chunk, lockedPiece: options.lockedPiece, pauseMs: options.pauseMs }, entryId);
+      const report = cleanup(
+        this.ctx,
+        this.archive,
+        {
+          olderThanMs: input.olderThanMs,
+          states: input.states,
+          cutoff: matched.cutoff,
+          ids: chunk,
+          lockedPiece: options.lockedPiece,
+          pauseMs: options.pauseMs,
+        },
+        entryId,
+      );
       progress.changedIds.push(...report.ids);
       const skippedIds = new Set(report.skipped.map((s) => s.requestId));
       for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
@@ -145,7 +189,13 @@ export class BulkActions implements Actions {
     return undoCleanup(this.ctx, this.archive, () => this.db(), this.runner, entryId, options);
   }
 
-  recordSourceAction(source: { name: string; file: string }, kind: SourceActionKind, requestIds: readonly string[], by: string, act: () => SourceActionResult): { entry: AuditEntry; result: SourceActionResult } {
+  recordSourceAction(
+    source: { name: string; file: string },
+    kind: SourceActionKind,
+    requestIds: readonly string[],
+    by: string,
+    act: () => SourceActionResult,
+  ): { entry: AuditEntry; result: SourceActionResult } {
     return recordSourceAction(this.ctx, this.db(), source, kind, requestIds, by, act);
   }
 

@@ -43,7 +43,12 @@ function askedOf(input: ActionInput): string {
 export function storeDryRun(ctx: TrackerContext, input: ActionInput, summary: string, ids: string[], cutoff?: number): string {
   const now = ctx.now();
   const id = randomUUID();
-  keepDryRun(ctx, { id, kind: input.kind, asked: askedOf(input), summary, target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + DRY_RUN_TTL_MS }, now, DRY_RUNS_KEPT);
+  keepDryRun(
+    ctx,
+    { id, kind: input.kind, asked: askedOf(input), summary, target: auditTarget(input, cutoff), ids, cutoff: cutoff ?? null, expiresAt: now + DRY_RUN_TTL_MS },
+    now,
+    DRY_RUNS_KEPT,
+  );
   return id;
 }
 
@@ -56,9 +61,15 @@ export function takeStoredDryRun(ctx: TrackerContext, input: ActionInput): DryRu
   const taken = takeDryRun(ctx, input.dryRunId, askedOf(input), ctx.now());
   if (taken.outcome === "taken") return taken.dryRun;
   if (taken.outcome === "unknown") {
-    throw new ReqwatchError("BAD_INPUT", `Dry run ${input.dryRunId} is not known: it expired (a dry run is kept ${formatDuration(DRY_RUN_TTL_MS)}), was confirmed already, or was made on another state folder. Make the dry run again.`);
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `Dry run ${input.dryRunId} is not known: it expired (a dry run is kept ${formatDuration(DRY_RUN_TTL_MS)}), was confirmed already, or was made on another state folder. Make the dry run again.`,
+    );
   }
   const asked = describeAction(input);
-  const differs = asked === taken.dryRun.summary ? `"${asked}" with other arguments than dry run ${input.dryRunId}` : `"${asked}", but dry run ${input.dryRunId} was "${taken.dryRun.summary}"`;
+  const differs =
+    asked === taken.dryRun.summary
+      ? `"${asked}" with other arguments than dry run ${input.dryRunId}`
+      : `"${asked}", but dry run ${input.dryRunId} was "${taken.dryRun.summary}"`;
   throw new ReqwatchError("BAD_INPUT", `This confirmation asks ${differs}. Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`);
 }

@@ -54,7 +54,12 @@ export class PacedRunner {
     private readonly auditDb: () => ArchiveDb,
   ) {}
 
-  async run(ids: string[], entry: { kind: AuditEntry["kind"]; summary: string; target: unknown; undoes?: number }, options: StartedRunOptions, step: RunStep): Promise<AuditEntry> {
+  async run(
+    ids: string[],
+    entry: { kind: AuditEntry["kind"]; summary: string; target: unknown; undoes?: number },
+    options: StartedRunOptions,
+    step: RunStep,
+  ): Promise<AuditEntry> {
     const db = this.auditDb();
     const id = startEntry(db, { ...entry, by: options.by ?? "dashboard", matched: ids.length, at: this.ctx.now() });
     const progress = { matched: ids.length, changed: 0, skipped: 0, skipReasons: [] as SkipSummary[], changedIds: [] as string[] };
@@ -62,7 +67,7 @@ export class PacedRunner {
     options.onStart?.(id);
     let chunkSize = options.chunkSize ?? FIRST_CHUNK;
     try {
-      for (let start = 0; start < ids.length; ) {
+      for (let start = 0; start < ids.length;) {
         const began = performance.now();
         const chunk = ids.slice(start, start + chunkSize);
         // Write-ahead: the entry is exact up to here and names what comes next (see closeInterrupted).

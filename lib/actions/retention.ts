@@ -45,7 +45,8 @@ export interface RetentionStatus {
 /** Why the monitor's retention does not run on this folder, or null when it does. */
 export function retentionInactiveReason(ctx: TrackerContext): string | null {
   if (ctx.ownership.access !== "managed") return "the folder is observed, read-only: reqwatch removes nothing there";
-  if (ctx.options.retentionMs === null && ctx.options.archiveRetentionMs === null) return "turned off (REQWATCH_RETENTION=off and REQWATCH_ARCHIVE_RETENTION=off)";
+  if (ctx.options.retentionMs === null && ctx.options.archiveRetentionMs === null)
+    return "turned off (REQWATCH_RETENTION=off and REQWATCH_ARCHIVE_RETENTION=off)";
   return null;
 }
 
@@ -53,7 +54,14 @@ export function retentionStatus(ctx: TrackerContext, archive: () => ArchiveDb): 
   const inactiveReason = retentionInactiveReason(ctx);
   // An observed folder's archive is never opened: nothing has run there.
   const runs = ctx.ownership.access === "managed" ? latestRetentionRuns(archive()) : { latest: null, lastRemoval: null };
-  return { active: inactiveReason === null, inactiveReason, retentionMs: ctx.options.retentionMs, archiveRetentionMs: ctx.options.archiveRetentionMs, intervalMs: RETENTION_INTERVAL_MS, ...runs };
+  return {
+    active: inactiveReason === null,
+    inactiveReason,
+    retentionMs: ctx.options.retentionMs,
+    archiveRetentionMs: ctx.options.archiveRetentionMs,
+    intervalMs: RETENTION_INTERVAL_MS,
+    ...runs,
+  };
 }
 
 /**

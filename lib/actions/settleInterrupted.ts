@@ -31,7 +31,11 @@ export function closeInterrupted(ctx: TrackerContext, archive: () => ArchiveDb, 
   for (const entry of cut) {
     if (entry.kind === "source-retry" || entry.kind === "source-delete") {
       const { file } = entry.target as { file: string };
-      updateEntry(auditDb, entry.id, entry, { status: "failed", at: ctx.now(), error: `Interrupted: the process stopped during its one transaction on ${file}, which SQLite committed whole or not at all: look at the messages to see which.` });
+      updateEntry(auditDb, entry.id, entry, {
+        status: "failed",
+        at: ctx.now(),
+        error: `Interrupted: the process stopped during its one transaction on ${file}, which SQLite committed whole or not at all: look at the messages to see which.`,
+      });
       continue;
     }
     const settled = entry.inFlight.filter((id) => settle(ctx, archive, entry, id));

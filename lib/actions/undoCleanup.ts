@@ -30,30 +30,51 @@ export function dryRunUndo(ctx: TrackerContext, auditDb: () => ArchiveDb, entryI
     else if (isIndexed(ctx.db, id)) addSkip(skipped, "a request with this id exists again", id);
     else restorable.push(id);
   }
-  return { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, dryRunId: "", matched: original.changedIds.length, willChange: restorable.length, byState: {}, firstIds: restorable.slice(0, FIRST_IDS), skipped };
+  return {
+    kind: "undo",
+    summary: `Undo #${entryId}: ${original.summary}`,
+    dryRunId: "",
+    matched: original.changedIds.length,
+    willChange: restorable.length,
+    byState: {},
+    firstIds: restorable.slice(0, FIRST_IDS),
+    skipped,
+  };
 }
 
 /** Undo a cleanup: restore each copy it archived that is still in the archive, unless its id exists again. */
-export async function undoCleanup(ctx: TrackerContext, archive: () => ArchiveDb, auditDb: () => ArchiveDb, runner: PacedRunner, entryId: number, options: StartedRunOptions): Promise<AuditEntry> {
+export async function undoCleanup(
+  ctx: TrackerContext,
+  archive: () => ArchiveDb,
+  auditDb: () => ArchiveDb,
+  runner: PacedRunner,
+  entryId: number,
+  options: StartedRunOptions,
+): Promise<AuditEntry> {
   assertManaged(ctx, "Undo");
   const db = auditDb();
   const original = undoable(db, entryId);
-  const result = await runner.run(original.changedIds, { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, target: { entry: entryId }, undoes: entryId }, options, (chunk, progress) => {
-    let changed = 0;
-    let skipped = 0;
-    for (const id of chunk) {
-      try {
-        restore(ctx, archive, id, entryId);
-        progress.changedIds.push(id);
-        changed++;
-      } catch (error) {
-        if (!isReqwatchError(error, "NOT_FOUND") && !isReqwatchError(error, "ALREADY_EXISTS")) throw error;
-        addSkip(progress.skipReasons, isReqwatchError(error, "NOT_FOUND") ? "no longer in the archive" : "a request with this id exists again", id);
-        skipped++;
+  const result = await runner.run(
+    original.changedIds,
+    { kind: "undo", summary: `Undo #${entryId}: ${original.summary}`, target: { entry: entryId }, undoes: entryId },
+    options,
+    (chunk, progress) => {
+      let changed = 0;
+      let skipped = 0;
+      for (const id of chunk) {
+        try {
+          restore(ctx, archive, id, entryId);
+          progress.changedIds.push(id);
+          changed++;
+        } catch (error) {
+          if (!isReqwatchError(error, "NOT_FOUND") && !isReqwatchError(error, "ALREADY_EXISTS")) throw error;
+          addSkip(progress.skipReasons, isReqwatchError(error, "NOT_FOUND") ? "no longer in the archive" : "a request with this id exists again", id);
+          skipped++;
+        }
       }
-    }
-    return { changed, skipped };
-  });
+      return { changed, skipped };
+    },
+  );
   if (result.status === "done") markUndone(db, entryId, result.id, ctx.now());
   return result;
 }

@@ -112,7 +112,14 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
     }
     // The archive's commit (fully synced) comes first and outside the writers' lock: writers wait
     // only for the unlinks and the index rows. A crash from here on leaves a request in both.
-    const copyIds = going.length ? archiveRequests(archiveDb, going.map((g) => g.request), ctx.now(), cleanupEntry) : [];
+    const copyIds = going.length
+      ? archiveRequests(
+          archiveDb,
+          going.map((g) => g.request),
+          ctx.now(),
+          cleanupEntry,
+        )
+      : [];
     const removed: string[] = [];
     const changedSince: { requestId: string; copyId: number }[] = [];
     if (gone.length) withWritersLock(ctx, () => gone.forEach((id) => removeRequest(ctx.db, id)));
@@ -123,7 +130,10 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
       withWritersLock(ctx, () => {
         const pieceGoing = going.slice(at, at + piece);
         // archive.db deleted, replaced or damaged since this cleanup opened it: copies it wrote are not on disk, and their files stay.
-        const held = copiesOnDisk(archiveDb, pieceGoing.map(({ request }, i) => ({ copyId: copyIds[at + i]!, requestId: request.requestId })));
+        const held = copiesOnDisk(
+          archiveDb,
+          pieceGoing.map(({ request }, i) => ({ copyId: copyIds[at + i]!, requestId: request.requestId })),
+        );
         for (const [i, { request, fingerprint }] of pieceGoing.entries()) {
           const file = ctx.dir.requestFile(request.requestId);
           if (!held.has(copyIds[at + i]!)) {
@@ -231,7 +241,11 @@ export function restore(ctx: TrackerContext, archive: () => ArchiveDb, requestId
     // Its history says when it was restored; its own times stay as they were, so the tables do not show it as updated now.
     return { ...applyChange(copy.request, { reason: RESTORED_REASON, by: "restore" }, ctx.now()), lastUpdatedAt: copy.request.lastUpdatedAt };
   });
-  if (outcome === "missing") throw new ReqwatchError("NOT_FOUND", `Request ${requestId} is not in the archive${cleanupEntry === undefined ? "" : ` as cleanup #${cleanupEntry} archived it`}.`);
+  if (outcome === "missing")
+    throw new ReqwatchError(
+      "NOT_FOUND",
+      `Request ${requestId} is not in the archive${cleanupEntry === undefined ? "" : ` as cleanup #${cleanupEntry} archived it`}.`,
+    );
   if (outcome === "exists") throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists; it was not restored over.`);
   removeArchived(archiveDb, copyId);
   return restored!;

@@ -130,7 +130,11 @@ export async function sourceFor(command: Command, given: SourceSpec | "otel"): P
   const { telemetrySettings, telemetryStoreDir } = await import("../telemetry/telemetrySettings");
   const settings = telemetrySettings();
   // Nothing is kept with tracking off: the receiver's store, where it would be, reads as empty.
-  if (trackingIsOff()) return otelSpec(telemetryStoreDir(settings, stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir), settings.stuckAfterMs);
+  if (trackingIsOff())
+    return otelSpec(
+      telemetryStoreDir(settings, stateDirAt(resolveStateDirPath(command.optsWithGlobals<{ stateDir?: string }>().stateDir)).storeDir),
+      settings.stuckAfterMs,
+    );
   return withTracker(command, ({ reader }) => otelSpec(telemetryStoreDir(settings, reader.stateDir.storeDir), settings.stuckAfterMs));
 }
 

@@ -26,7 +26,10 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_CACHE_DIR", "the indexes of observed folders and the CLI's code caches (else $XDG_CACHE_HOME/reqwatch, else ~/.cache/reqwatch)"],
   ["REQWATCH_IPC_DIR", "a gateway's folder of response files (else ipc/ beside the state folder)"],
   ["REQWATCH_QUEUED_STUCK_AFTER", `a request queued this long is stuck (default ${by(DEFAULT_QUEUED_STUCK_AFTER_MS)})`],
-  ["REQWATCH_PROCESSING_STUCK_AFTER", `a request processing this long with no worker holding it is stuck; recovery times it out (default ${by(DEFAULT_PROCESSING_STUCK_AFTER_MS)})`],
+  [
+    "REQWATCH_PROCESSING_STUCK_AFTER",
+    `a request processing this long with no worker holding it is stuck; recovery times it out (default ${by(DEFAULT_PROCESSING_STUCK_AFTER_MS)})`,
+  ],
   ["REQWATCH_HEARTBEAT_TIMEOUT", `a claim with no heartbeat this long is stuck (default ${by(DEFAULT_HEARTBEAT_TIMEOUT_MS)})`],
   ["REQWATCH_MONITOR_INTERVAL", `how often the monitor runs (default ${by(DEFAULT_MONITOR_INTERVAL_MS)})`],
   ["REQWATCH_RETENTION", `finished requests are archived after this (default ${by(DEFAULT_RETENTION_MS)}; off turns it off)`],
@@ -44,7 +47,10 @@ export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_CLAUDE_DIR", "Claude Code's folder the dashboard reads (default $CLAUDE_CONFIG_DIR, else ~/.claude)"],
   ["REQWATCH_CODEX_DIR", "Codex CLI's folder the dashboard reads (default $CODEX_HOME, else ~/.codex)"],
   ["REQWATCH_GEMINI_DIR", "Gemini CLI's folder the dashboard reads (default $GEMINI_CLI_HOME/.gemini, else ~/.gemini)"],
-  ["REQWATCH_TELEMETRY_DIR", "the folder of the store of received telemetry every dashboard of the user shares, with its one receiver (default telemetry in the cache folder; state-folder: beside each state folder's index, a receiver each)"],
+  [
+    "REQWATCH_TELEMETRY_DIR",
+    "the folder of the store of received telemetry every dashboard of the user shares, with its one receiver (default telemetry in the cache folder; state-folder: beside each state folder's index, a receiver each)",
+  ],
   ["REQWATCH_TELEMETRY_RETENTION", `received lifecycles are removed after this (default ${by(DEFAULT_TELEMETRY_RETENTION_MS)})`],
   ["REQWATCH_TELEMETRY_STUCK_AFTER", `a received turn or call with nothing new this long is stuck (default ${by(DEFAULT_TELEMETRY_STUCK_AFTER_MS)})`],
 ];

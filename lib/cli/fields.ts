@@ -50,7 +50,8 @@ export function fieldsFromOptions(options: FieldOptions): RequestFields {
     if (value !== undefined) fields[field] = value;
   }
   const fromStdin = Object.keys(FROM_FILE).filter((flag) => options[flag as keyof typeof FROM_FILE] === "-");
-  if (fromStdin.length > 1) throw new UsageError(`only one of ${fromStdin.map((flag) => `--${FROM_FILE[flag as keyof typeof FROM_FILE]}-file`).join(", ")} can read stdin (-).`);
+  if (fromStdin.length > 1)
+    throw new UsageError(`only one of ${fromStdin.map((flag) => `--${FROM_FILE[flag as keyof typeof FROM_FILE]}-file`).join(", ")} can read stdin (-).`);
   for (const [flag, field] of Object.entries(FROM_FILE)) {
     const file = options[flag as keyof typeof FROM_FILE];
     if (file !== undefined) fields[field] = readTextArgument(file, `--${field}-file`);

@@ -74,7 +74,10 @@ export function timestamp(now: () => number) {
   return (value: string): number => {
     if (value.startsWith("+")) return now() + duration(value.slice(1));
     const at = pointInTime(value);
-    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time${unitless(value)}. Use +15m (from now), an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
+    if (at === null)
+      throw new InvalidArgumentError(
+        `"${value}" is not a time${unitless(value)}. Use +15m (from now), an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`,
+      );
     return at;
   };
 }
@@ -84,13 +87,19 @@ export function since(now: () => number) {
   return (value: string): number => {
     if (/^\d+(\.\d+)?(ms|s|m|h|d|w)$/.test(value)) return now() - duration(value);
     const at = pointInTime(value);
-    if (at === null) throw new InvalidArgumentError(`"${value}" is not a time${unitless(value)}. Use a duration ago such as 1h or 7d, an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`);
+    if (at === null)
+      throw new InvalidArgumentError(
+        `"${value}" is not a time${unitless(value)}. Use a duration ago such as 1h or 7d, an ISO date such as 2026-11-23T10:00:00Z, or epoch milliseconds.`,
+      );
     return at;
   };
 }
 
 export function states(value: string, previous: State[] = []): State[] {
-  const parts = value.split(",").map((part) => part.trim()).filter(Boolean);
+  const parts = value
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
   for (const part of parts) {
     if (!isState(part)) throw new InvalidArgumentError(`Unknown state "${part}"; expected one of ${STATES.join(", ")}.`);
   }
@@ -110,7 +119,9 @@ export function assignment(value: string, previous: Record<string, unknown> = {}
   try {
     return { ...previous, [key]: JSON.parse(raw) };
   } catch {
-    throw new InvalidArgumentError(`The value of ${key} is not JSON: ${raw}. Use, for example, ${key}=3, ${key}=true, ${key}={"a":1} or ${key}='"text"' (a string in double quotes).`);
+    throw new InvalidArgumentError(
+      `The value of ${key} is not JSON: ${raw}. Use, for example, ${key}=3, ${key}=true, ${key}={"a":1} or ${key}='"text"' (a string in double quotes).`,
+    );
   }
 }
 

@@ -36,7 +36,8 @@ export function readTextArgument(file: string, flag: string): string {
       }
       if (read === 0) break;
       total += read;
-      if (total > TEXT_FILE_MAX_BYTES) throw new UsageError(`${flag} ${file}: more than ${TEXT_FILE_MAX_BYTES / (1024 * 1024)} MB; reqwatch keeps text up to that size.`);
+      if (total > TEXT_FILE_MAX_BYTES)
+        throw new UsageError(`${flag} ${file}: more than ${TEXT_FILE_MAX_BYTES / (1024 * 1024)} MB; reqwatch keeps text up to that size.`);
       chunks.push(Buffer.from(buffer.subarray(0, read)));
     }
     return Buffer.concat(chunks).toString("utf8");

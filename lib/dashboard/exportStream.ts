@@ -47,7 +47,11 @@ function drainedOrClosed(response: ServerResponse): Promise<void> {
   });
 }
 
-async function streamRest(response: ServerResponse, chunks: AsyncGenerator<string | Buffer, void, undefined>, first: IteratorResult<string | Buffer, void>): Promise<void> {
+async function streamRest(
+  response: ServerResponse,
+  chunks: AsyncGenerator<string | Buffer, void, undefined>,
+  first: IteratorResult<string | Buffer, void>,
+): Promise<void> {
   try {
     for (let chunk = first; !chunk.done; chunk = await chunks.next()) {
       if (response.destroyed) return;

@@ -93,7 +93,12 @@ export class FeedHub {
     const resume = parseEventId(since);
     const head = this.reader.feedHead();
     if (since === null) {
-      send(formatEvent({ event: "ready", data: { generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } }, eventId(this.generation, this.lastSeq)));
+      send(
+        formatEvent(
+          { event: "ready", data: { generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } },
+          eventId(this.generation, this.lastSeq),
+        ),
+      );
     } else if (!resume || resume.generation !== this.generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.lastSeq) {
       send(this.reset(!resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind"));
     } else {
@@ -119,7 +124,8 @@ export class FeedHub {
     let chunk = formatEvent({ event: "stuck", data: this.stuck });
     // A queue's status says how many of its requests are stuck.
     const queuesNow = stuckBy(stuck);
-    const differs = ([workspace, count]: [string, { queued: number; processing: number }]) => queuesBefore.get(workspace)?.queued !== count.queued || queuesBefore.get(workspace)?.processing !== count.processing;
+    const differs = ([workspace, count]: [string, { queued: number; processing: number }]) =>
+      queuesBefore.get(workspace)?.queued !== count.queued || queuesBefore.get(workspace)?.processing !== count.processing;
     if (queuesNow.size !== queuesBefore.size || [...queuesNow].some(differs)) chunk += this.queuesIfDue();
     for (const subscriber of this.subscribers) subscriber.send(chunk);
   }
@@ -183,12 +189,18 @@ export class FeedHub {
       subscriber.send(formatEvent({ event: "changes", data: { changes } }, eventId(this.generation, changes.at(-1)!.seq)));
       from = changes.at(-1)!.seq;
     }
-    subscriber.send(formatEvent({ event: "counts", data: { counts: this.reader.countsByState() } }) + formatEvent({ event: "queues", data: { queues: queuesView(this.reader, this.stuckAll) } }));
+    subscriber.send(
+      formatEvent({ event: "counts", data: { counts: this.reader.countsByState() } }) +
+        formatEvent({ event: "queues", data: { queues: queuesView(this.reader, this.stuckAll) } }),
+    );
   }
 
   /** The `reset` event at the feed's head: the counts come with it, as with `ready`, so the header is right before the refetches return. */
   private reset(reason: ResetReason): string {
-    return formatEvent({ event: "reset", data: { reason, generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } }, eventId(this.generation, this.lastSeq));
+    return formatEvent(
+      { event: "reset", data: { reason, generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } },
+      eventId(this.generation, this.lastSeq),
+    );
   }
 
   private unsubscribe(subscriber: Subscriber): void {

@@ -40,7 +40,13 @@ export function startOtelChild(cli: string, stateDir: string, onExit: (code: num
       if (stopping) return;
       // A child that ran a while before it ended starts the back-off again.
       if (Date.now() - started > RESTART_MAX_MS) restartInMs = RESTART_FIRST_MS;
-      status = { ...status, lastError: { message: `the exporter process ended (exit code ${code ?? "none"}); it is started again in ${Math.round(restartInMs / 1000)} s`, at: Date.now() } };
+      status = {
+        ...status,
+        lastError: {
+          message: `the exporter process ended (exit code ${code ?? "none"}); it is started again in ${Math.round(restartInMs / 1000)} s`,
+          at: Date.now(),
+        },
+      };
       onExit(code, restartInMs);
       restartTimer = setTimeout(start, restartInMs);
       restartTimer.unref();

@@ -47,26 +47,38 @@ const ANSWERS: { readonly [path in ReadApiPath]: Answer | Streamed } = {
   "/api/export": { stream: answerExport },
   "/api/status": (runtime): StatusBody => ({ counts: runtime.reader.countsByState(), stuck: runtime.feed.stuckSnapshot, indexing: runtime.indexing() }),
   "/api/requests": (runtime, _, query) => tableView(runtime, parseRequestQuery(query)),
-  "/api/requests/:id": (runtime, id) => requestDetailView(runtime.reader, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
+  "/api/requests/:id": (runtime, id) =>
+    requestDetailView(runtime.reader, id, runtime.lastStuck()) ?? notFound(`Request ${id} does not exist (it may have been cleaned up).`),
   "/api/overview": (runtime) => overviewView(runtime.reader),
   "/api/activity": (runtime, _, query) => {
     const { range, match, source } = parseActivityQuery(query);
     if (!source) return activityView(runtime.reader, range, match);
-    if (!runtime.telemetrySessions) notFound("This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no lifecycles of theirs to chart.");
+    if (!runtime.telemetrySessions)
+      notFound(
+        "This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no lifecycles of theirs to chart.",
+      );
     return telemetryActivityView(runtime.telemetrySessions.file, range, match, runtime.reader.options.now());
   },
   "/api/queues": (runtime) => ({ queues: queuesView(runtime.reader, runtime.lastStuck()) }),
-  "/api/values/:field(workspace|session)": (runtime, field, query) => ({ values: runtime.reader.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)) }),
+  "/api/values/:field(workspace|session)": (runtime, field, query) => ({
+    values: runtime.reader.knownValues(field as "workspace" | "session", (query.get("prefix") ?? "").slice(0, 128)),
+  }),
   "/api/workers": (runtime) => ({ workers: workersView(runtime.reader) }),
   // The folder's sessions and those received over OpenTelemetry; one of them (`?source=otel`: a received one).
   "/api/sessions": (runtime) => ({ sessions: sessionsView(runtime.reader, runtime.telemetrySessions) }),
-  "/api/sessions/:id": (runtime, id, query) => (parseSessionSource(query.get("source")) ? receivedSession(runtime, id) : (sessionDetailView(runtime.reader, id) ?? notFound(`Session ${id} does not exist.`))),
+  "/api/sessions/:id": (runtime, id, query) =>
+    parseSessionSource(query.get("source"))
+      ? receivedSession(runtime, id)
+      : (sessionDetailView(runtime.reader, id) ?? notFound(`Session ${id} does not exist.`)),
   "/api/health": healthAnswer,
   "/api/sources": (runtime) => ({ sources: runtime.sources.statuses() }),
-  "/api/sources/:name/requests/:id": (runtime, name, _, id) => sourceRequestView(runtime.sources.get(name), id) ?? notFound(`${name} has no row ${id} (it may have been deleted by its owner).`),
+  "/api/sources/:name/requests/:id": (runtime, name, _, id) =>
+    sourceRequestView(runtime.sources.get(name), id) ?? notFound(`${name} has no row ${id} (it may have been deleted by its owner).`),
 };
 
-const ROUTES: readonly [RegExp, Answer | Streamed][] = API_ROUTES.flatMap((route) => (route.answeredBy === "readApi" ? [[routePattern(route.path), ANSWERS[route.path]] as const] : []));
+const ROUTES: readonly [RegExp, Answer | Streamed][] = API_ROUTES.flatMap((route) =>
+  route.answeredBy === "readApi" ? [[routePattern(route.path), ANSWERS[route.path]] as const] : [],
+);
 
 /** The requests table's page: the state folder's, or with `source`, that source's. */
 export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {
@@ -77,8 +89,14 @@ export function tableView(runtime: Runtime, query: RequestQuery): RequestsView {
 export function receivedSession(runtime: Runtime, id: string): TelemetrySessionView {
   // An id no session can have is the caller's mistake, whether or not anything is received.
   resolveListFilters({ sessionId: id });
-  if (!runtime.telemetrySessions) notFound("This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no sessions of theirs.");
-  return runtime.telemetrySessions.get(id, runtime.reader.options.now()) ?? notFound(`No telemetry received carries session ${id} (it may have been trimmed by the retention).`);
+  if (!runtime.telemetrySessions)
+    notFound(
+      "This dashboard neither receives OpenTelemetry (REQWATCH_OTLP_PORT=off) nor reads agents' own files (REQWATCH_AGENT_FILES=off), so it has no sessions of theirs.",
+    );
+  return (
+    runtime.telemetrySessions.get(id, runtime.reader.options.now()) ??
+    notFound(`No telemetry received carries session ${id} (it may have been trimmed by the retention).`)
+  );
 }
 
 function notFound(message: string): never {

@@ -95,12 +95,22 @@ const INDEXING_RETRY_MAX_MS = 5 * 60_000;
  * owner's, in `openTracker` or `reqwatch recover`); the monitor acts only on what reqwatch's own
  * queue owns, and in a folder reqwatch only observes, on nothing.
  */
-export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly SourceSpec[] = sourcesFromEnv(process.env.REQWATCH_SOURCES), telemetryOptions: TelemetrySettings = telemetrySettings()): Runtime {
+export function openRuntime(
+  options: TrackerOptions = {},
+  sourceSpecs: readonly SourceSpec[] = sourcesFromEnv(process.env.REQWATCH_SOURCES),
+  telemetryOptions: TelemetrySettings = telemetrySettings(),
+): Runtime {
   // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
   // empty one is observed: a gateway may have made it and not written yet.
   const stateDir = resolveStateDirPath(options.stateDir);
   // A folder opened for the first time (or a lost index) is indexed while the server answers: newest first, so the first page is right at once.
-  const { tracker, reader, operator, upkeep, close } = openRoles({ ...options, stateDir, recover: false, create: !fs.existsSync(stateDir), rebuild: "in-background" });
+  const { tracker, reader, operator, upkeep, close } = openRoles({
+    ...options,
+    stateDir,
+    recover: false,
+    create: !fs.existsSync(stateDir),
+    rebuild: "in-background",
+  });
   // Actions a killed server left half done say so in the audit log.
   if (reader.ownership.access === "managed") operator.actions.closeInterrupted();
   // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
@@ -197,11 +207,17 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
     },
     usage: (query, agent) => {
       // One update at a time: a page refreshed while a big first read runs waits for it, then reads what it kept.
-      const report = usageRun.then(() => reportUsage({ ledgerFile: usageLedgerAt(settings, reader.stateDir.storeDir), folders: usageFolders(settings), query, agent }));
+      const report = usageRun.then(() =>
+        reportUsage({ ledgerFile: usageLedgerAt(settings, reader.stateDir.storeDir), folders: usageFolders(settings), query, agent }),
+      );
       usageRun = report.catch(() => undefined);
       return report;
     },
-    health: (options) => ({ ...healthView(reader, ingest.status(), monitor, guard.status()), otel: exporter?.status() ?? null, telemetry: telemetry?.status(options) ?? null }),
+    health: (options) => ({
+      ...healthView(reader, ingest.status(), monitor, guard.status()),
+      otel: exporter?.status() ?? null,
+      telemetry: telemetry?.status(options) ?? null,
+    }),
     attachExport(handle) {
       if (closed) void handle.stop();
       else exporter = handle;
@@ -226,7 +242,12 @@ export function openRuntime(options: TrackerOptions = {}, sourceSpecs: readonly 
  * intervals, until one succeeds or the runtime closes; `failure` says why meanwhile. Settles when
  * the first try ends, however it ends.
  */
-function indexInBackground(reader: Reader, upkeep: Upkeep, feed: FeedHub, closed: () => boolean): { firstTry: Promise<void>; progress: () => IndexingProgress | null } {
+function indexInBackground(
+  reader: Reader,
+  upkeep: Upkeep,
+  feed: FeedHub,
+  closed: () => boolean,
+): { firstTry: Promise<void>; progress: () => IndexingProgress | null } {
   let failure: IndexingProgress["failure"] = null;
   /** The tracker's progress with the last try's failure: what the pages and the event stream show. */
   const withFailure = () => {
@@ -245,7 +266,9 @@ function indexInBackground(reader: Reader, upkeep: Upkeep, feed: FeedHub, closed
         clearInterval(progress);
         if (!report || closed()) return;
         feed.publishIndexing(null);
-        console.log(`reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`);
+        console.log(
+          `reqwatch: indexed ${report.scanned.toLocaleString()} request files in ${(report.durationMs / 1000).toFixed(1)} s${report.readerThreads ? ` (${report.readerThreads} reader thread${report.readerThreads === 1 ? "" : "s"})` : ""}`,
+        );
         fillTextIndex(upkeep, closed);
       })
       .catch((error: Error) => {

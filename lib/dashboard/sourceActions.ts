@@ -11,10 +11,15 @@ import { sourceText } from "../sources/sourceSpec";
  */
 export function actOnSource(source: LiveSource, actions: Pick<Actions, "recordSourceAction">, input: SourceActionInput, by: string): SourceActionResult {
   if (!source.spec.write) {
-    throw new ReqwatchError("FORBIDDEN", `${source.name} is read only: to allow retrying and deleting where claude-mem's own recovery does the same, start the dashboard with --source '${sourceText({ ...source.spec, write: true })}'.`);
+    throw new ReqwatchError(
+      "FORBIDDEN",
+      `${source.name} is read only: to allow retrying and deleting where claude-mem's own recovery does the same, start the dashboard with --source '${sourceText({ ...source.spec, write: true })}'.`,
+    );
   }
   if (input.dryRun) return sourceAction(source.spec, input.kind, input.ids, { dryRun: true });
-  const { result } = actions.recordSourceAction({ name: source.name, file: source.status().file ?? "" }, input.kind, input.ids, by, () => sourceAction(source.spec, input.kind, input.ids, { dryRun: false }));
+  const { result } = actions.recordSourceAction({ name: source.name, file: source.status().file ?? "" }, input.kind, input.ids, by, () =>
+    sourceAction(source.spec, input.kind, input.ids, { dryRun: false }),
+  );
   source.refresh();
   return result;
 }

@@ -141,9 +141,13 @@ export function copiesOnDisk(db: ArchiveDb, copies: readonly { copyId: number; r
 
 /** Archive a copy of each request, in one fully synced commit; returns each one's copy id, in order. */
 export function archiveRequests(db: ArchiveDb, requests: RequestRecord[], now: number, cleanupEntry: number | null = null): number[] {
-  const insert = db.prepare("INSERT INTO archived_requests (request_id, cleanup_entry, workspace, state, version, archived_at, doc) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const insert = db.prepare(
+    "INSERT INTO archived_requests (request_id, cleanup_entry, workspace, state, version, archived_at, doc) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
   return db.transaction(() =>
-    requests.map((request) => Number(insert.run(request.requestId, cleanupEntry, request.workspace, request.state, request.version ?? 0, now, JSON.stringify(request)).lastInsertRowid)),
+    requests.map((request) =>
+      Number(insert.run(request.requestId, cleanupEntry, request.workspace, request.state, request.version ?? 0, now, JSON.stringify(request)).lastInsertRowid),
+    ),
   )();
 }
 
@@ -155,7 +159,9 @@ export function getArchived(db: ArchiveDb, requestId: string, cleanupEntry?: num
   const row = (
     cleanupEntry === undefined
       ? db.prepare("SELECT copy_id, doc FROM archived_requests WHERE request_id = ? ORDER BY copy_id DESC LIMIT 1").get(requestId)
-      : db.prepare("SELECT copy_id, doc FROM archived_requests WHERE request_id = ? AND cleanup_entry = ? ORDER BY copy_id DESC LIMIT 1").get(requestId, cleanupEntry)
+      : db
+          .prepare("SELECT copy_id, doc FROM archived_requests WHERE request_id = ? AND cleanup_entry = ? ORDER BY copy_id DESC LIMIT 1")
+          .get(requestId, cleanupEntry)
   ) as { copy_id: number; doc: string } | undefined;
   return row ? { copyId: row.copy_id, request: JSON.parse(row.doc) as RequestRecord } : null;
 }

@@ -19,7 +19,9 @@ export function attemptRowsOf(request: RequestRecord): AttemptRow[] {
   for (const attempt of attemptsOf(request.transitions ?? [])) {
     if (attempt.token === null) continue;
     const current = request.claim?.token === attempt.token ? request.claim : undefined;
-    const worker = attempt.worker ?? (current?.pid !== undefined ? { pid: current.pid, host: current.host ?? null, processStartedAt: current.processStartedAt ?? null } : null);
+    const worker =
+      attempt.worker ??
+      (current?.pid !== undefined ? { pid: current.pid, host: current.host ?? null, processStartedAt: current.processStartedAt ?? null } : null);
     rows.push([
       request.requestId,
       attempt.number,

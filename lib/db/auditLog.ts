@@ -117,7 +117,10 @@ function toEntry(row: Row): AuditEntry {
   };
 }
 
-export function startEntry(db: ArchiveDb, entry: { kind: ActionKind; by: string; summary: string; target: unknown; matched: number; undoes?: number; at: number }): number {
+export function startEntry(
+  db: ArchiveDb,
+  entry: { kind: ActionKind; by: string; summary: string; target: unknown; matched: number; undoes?: number; at: number },
+): number {
   const { lastInsertRowid } = db
     .prepare("INSERT INTO audit_log (kind, by, pid, started_at, status, summary, target, matched, undoes) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)")
     .run(entry.kind, entry.by, process.pid, entry.at, entry.summary, JSON.stringify(entry.target), entry.matched, entry.undoes ?? null);
@@ -143,7 +146,13 @@ export interface EntryProgress {
  * Progress so far and the chunk about to be worked on (`inFlight`), written (fully synced) before
  * each chunk: a crash leaves the entry exact up to one chunk, and naming that chunk.
  */
-export function updateEntry(db: ArchiveDb, id: number, progress: EntryProgress, finish?: { status: "done" | "failed"; at: number; error?: string }, inFlight: readonly string[] = []): void {
+export function updateEntry(
+  db: ArchiveDb,
+  id: number,
+  progress: EntryProgress,
+  finish?: { status: "done" | "failed"; at: number; error?: string },
+  inFlight: readonly string[] = [],
+): void {
   db.prepare(
     `UPDATE audit_log SET changed = ?, skipped = ?, skip_reasons = ?, changed_ids = ?, in_flight = ?,
        status = coalesce(?, status), finished_at = coalesce(?, finished_at), error = coalesce(?, error) WHERE id = ?`,

@@ -58,7 +58,12 @@ export function toSummary(request: RequestRecord): RequestSummary {
 
 /** Append a change (its row as data, or none); called inside the transaction that changed the index. */
 function appendChange(db: IndexDb, kind: ChangeKind, id: string, data: RequestSummary | SessionSummary | null, at: number): void {
-  const { lastInsertRowid } = statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES (?, ?, ?, ?)").run(kind, id, data ? JSON.stringify(data) : null, at);
+  const { lastInsertRowid } = statement(db, "INSERT INTO changes (kind, request_id, data, at) VALUES (?, ?, ?, ?)").run(
+    kind,
+    id,
+    data ? JSON.stringify(data) : null,
+    at,
+  );
   const seq = Number(lastInsertRowid);
   // Trim now and then, not on every write.
   if (seq % 500 === 0) statement(db, "DELETE FROM changes WHERE seq <= ?").run(seq - FEED_RETAINED);
@@ -121,5 +126,7 @@ export function readChanges(db: IndexDb, afterSeq: number, limit = 1000): FeedCh
 
 /** The requests the feed says were written or removed after `afterSeq`, each once. */
 export function requestsChangedSince(db: IndexDb, afterSeq: number): string[] {
-  return statement(db, "SELECT DISTINCT request_id FROM changes WHERE seq > ? AND kind IN ('request.upserted', 'request.removed')").pluck().all(afterSeq) as string[];
+  return statement(db, "SELECT DISTINCT request_id FROM changes WHERE seq > ? AND kind IN ('request.upserted', 'request.removed')")
+    .pluck()
+    .all(afterSeq) as string[];
 }

@@ -26,7 +26,14 @@ const READY_IN_WORKSPACE = `SELECT id FROM requests WHERE state = 'queued' AND (
  * step under the writers' lock, index only. Null when none is ready. `paused` workspaces are
  * skipped (the caller refuses a claim from a paused workspace it names).
  */
-export function reserveOldestReady(index: IndexHolder, workspace: string | undefined, paused: readonly string[], now: number, until: number, pid: number): string | null {
+export function reserveOldestReady(
+  index: IndexHolder,
+  workspace: string | undefined,
+  paused: readonly string[],
+  now: number,
+  until: number,
+  pid: number,
+): string | null {
   return withWritersLock(index, () => {
     const { db } = index;
     const id = (
@@ -49,5 +56,9 @@ export function releaseReservation(db: IndexDb, id: string, pid: number): void {
 
 /** Set a claim's heartbeat; false when `token` is not the request's current claim. */
 export function renewHeartbeat(index: IndexHolder, id: string, token: string, now: number): boolean {
-  return withWritersLock(index, () => statement(index.db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(now, id, token)).changes > 0;
+  return (
+    withWritersLock(index, () =>
+      statement(index.db, "UPDATE requests SET heartbeat_at = ? WHERE id = ? AND state = 'processing' AND claim_token = ?").run(now, id, token),
+    ).changes > 0
+  );
 }

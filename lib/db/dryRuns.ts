@@ -62,7 +62,16 @@ export function takeDryRun(index: IndexHolder, id: string, asked: string, now: n
     const { db } = index;
     const row = statement(db, "SELECT * FROM dry_runs WHERE id = ? AND expires_at > ?").get(id, now) as Row | undefined;
     if (!row) return { outcome: "unknown" };
-    const dryRun: DryRun = { id: row.id, kind: row.kind, asked: row.asked, summary: row.summary, target: JSON.parse(row.target) as unknown, ids: JSON.parse(row.ids) as string[], cutoff: row.cutoff, expiresAt: row.expires_at };
+    const dryRun: DryRun = {
+      id: row.id,
+      kind: row.kind,
+      asked: row.asked,
+      summary: row.summary,
+      target: JSON.parse(row.target) as unknown,
+      ids: JSON.parse(row.ids) as string[],
+      cutoff: row.cutoff,
+      expiresAt: row.expires_at,
+    };
     if (row.asked !== asked) return { outcome: "asked-otherwise", dryRun };
     statement(db, "DELETE FROM dry_runs WHERE id = ?").run(id);
     return { outcome: "taken", dryRun };

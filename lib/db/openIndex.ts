@@ -103,7 +103,6 @@ function createIndexFile(file: string): void {
   for (const suffix of ["-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
 }
 
-
 function waitWhileBeingCreated(file: string): void {
   const deadline = Date.now() + LOCK_TIMEOUT_MS;
   for (;;) {
@@ -148,9 +147,7 @@ export function openIndex(file: string): OpenedIndex {
   // The writers' lock with SQLite's own busy wait: opening is rare, and withWritersLock (writeLock.ts)
   // is built on this module's connection.
   const setUp = db.transaction(() => {
-    const existing = tableExists(db, "meta")
-      ? readMeta(db, "schema_version")
-      : undefined;
+    const existing = tableExists(db, "meta") ? readMeta(db, "schema_version") : undefined;
     let fresh = existing === undefined;
     if (existing !== undefined && Number(existing) !== INDEX_SCHEMA_VERSION) {
       dropAll(db);

@@ -28,7 +28,12 @@ export function syncRequestText(db: IndexDb, rowid: number | bigint, request: Re
   if (before === after) return;
   if (before !== null) statement(db, "DELETE FROM requests_text WHERE rowid = ?").run(rowid);
   if (after !== null) {
-    statement(db, "INSERT INTO requests_text (rowid, prompt, output, error) VALUES (?, ?, ?, ?)").run(rowid, fieldText(request, "prompt"), fieldText(request, "output"), fieldText(request, "error"));
+    statement(db, "INSERT INTO requests_text (rowid, prompt, output, error) VALUES (?, ?, ?, ?)").run(
+      rowid,
+      fieldText(request, "prompt"),
+      fieldText(request, "output"),
+      fieldText(request, "error"),
+    );
   }
 }
 
@@ -39,7 +44,10 @@ export function syncRequestText(db: IndexDb, rowid: number | bigint, request: Re
 export function searchQuery(text: string): string {
   const words = text.normalize("NFKC").match(/[\p{L}\p{N}_]+/gu) ?? [];
   if (!words.length) throw new ReqwatchError("BAD_INPUT", "Invalid search: it needs at least one word of letters or digits.");
-  return words.slice(0, 16).map((word) => `"${word}"*`).join(" ");
+  return words
+    .slice(0, 16)
+    .map((word) => `"${word}"*`)
+    .join(" ");
 }
 
 /**

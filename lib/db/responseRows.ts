@@ -28,7 +28,8 @@ export function upsertResponse(db: IndexDb, row: ResponseRow): boolean {
        ON CONFLICT(request_id, workspace) DO UPDATE SET callback_success = excluded.callback_success, problem = excluded.problem,
          file_mtime_ms = excluded.file_mtime_ms, file_size = excluded.file_size, file_ino = excluded.file_ino
        WHERE responses.file_mtime_ms IS NOT excluded.file_mtime_ms OR responses.file_size IS NOT excluded.file_size OR responses.file_ino IS NOT excluded.file_ino`,
-    ).run(row.requestId, row.workspace, row.callbackSuccess, row.problem, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null).changes > 0
+    ).run(row.requestId, row.workspace, row.callbackSuccess, row.problem, fingerprint?.mtimeMs ?? null, fingerprint?.size ?? null, fingerprint?.ino ?? null)
+      .changes > 0
   );
 }
 
@@ -48,7 +49,10 @@ export function recordResponseChange(db: IndexDb, requestId: string): void {
 
 /** How many response files the index holds, and how many of them cannot be read. */
 export function responseCounts(db: IndexDb): { files: number; unreadable: number; callbackFailed: number } {
-  return statement(db, "SELECT count(*) AS files, count(problem) AS unreadable, coalesce(sum(callback_success = 0), 0) AS callbackFailed FROM responses").get() as {
+  return statement(
+    db,
+    "SELECT count(*) AS files, count(problem) AS unreadable, coalesce(sum(callback_success = 0), 0) AS callbackFailed FROM responses",
+  ).get() as {
     files: number;
     unreadable: number;
     callbackFailed: number;

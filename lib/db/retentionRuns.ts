@@ -19,7 +19,9 @@ export function recordRetentionRun(db: ArchiveDb, run: RetentionRun): void {
       run.archiveDropped,
       run.error,
     );
-    db.prepare("DELETE FROM retention_runs WHERE removed = 0 AND archive_dropped = 0 AND id NOT IN (SELECT id FROM retention_runs WHERE removed = 0 AND archive_dropped = 0 ORDER BY id DESC LIMIT ?)").run(EMPTY_KEPT);
+    db.prepare(
+      "DELETE FROM retention_runs WHERE removed = 0 AND archive_dropped = 0 AND id NOT IN (SELECT id FROM retention_runs WHERE removed = 0 AND archive_dropped = 0 ORDER BY id DESC LIMIT ?)",
+    ).run(EMPTY_KEPT);
   })();
 }
 
@@ -36,7 +38,17 @@ interface RunRow {
 /** The latest run, and the latest that removed something (null when none). */
 export function latestRetentionRuns(db: ArchiveDb): { latest: RetentionRun | null; lastRemoval: RetentionRun | null } {
   const toRun = (row: RunRow | undefined): RetentionRun | null =>
-    row ? { startedAt: row.started_at, finishedAt: row.finished_at, removed: row.removed, skipped: row.skipped, entryId: row.entry_id, archiveDropped: row.archive_dropped, error: row.error } : null;
+    row
+      ? {
+          startedAt: row.started_at,
+          finishedAt: row.finished_at,
+          removed: row.removed,
+          skipped: row.skipped,
+          entryId: row.entry_id,
+          archiveDropped: row.archive_dropped,
+          error: row.error,
+        }
+      : null;
   return {
     latest: toRun(db.prepare("SELECT * FROM retention_runs ORDER BY id DESC LIMIT 1").get() as RunRow | undefined),
     lastRemoval: toRun(db.prepare("SELECT * FROM retention_runs WHERE removed > 0 ORDER BY id DESC LIMIT 1").get() as RunRow | undefined),

@@ -41,14 +41,17 @@ export function removeSession(db: IndexDb, sessionId: string): void {
 
 /** Newest update first. */
 export function listSessions(db: IndexDb, limit = 200): SessionSummary[] {
-  return (
-    statement(db, "SELECT doc FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ?").pluck().all(limit) as string[]
-  ).map((doc) => toSessionSummary(JSON.parse(doc) as SessionRecord));
+  return (statement(db, "SELECT doc FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ?").pluck().all(limit) as string[]).map((doc) =>
+    toSessionSummary(JSON.parse(doc) as SessionRecord),
+  );
 }
 
 /** The session to continue: the newest not ended and updated since `since` (null when there is none). */
 export function currentSessionId(db: IndexDb, since: number): string | null {
-  return (statement(db, "SELECT id FROM sessions WHERE ended_at IS NULL AND updated_at >= ? ORDER BY updated_at DESC, id DESC LIMIT 1").pluck().get(since) as string | undefined) ?? null;
+  return (
+    (statement(db, "SELECT id FROM sessions WHERE ended_at IS NULL AND updated_at >= ? ORDER BY updated_at DESC, id DESC LIMIT 1").pluck().get(since) as
+      string | undefined) ?? null
+  );
 }
 
 export function indexedSessionIds(db: IndexDb): string[] {

@@ -32,9 +32,9 @@ export function stepRowsOf(request: RequestRecord): StepRow[] {
  * the workspace changed) replaces them all. The triggers keep the rollups (lib/db/ddl.ts).
  */
 export function syncTransitions(db: IndexDb, requestId: string, workspace: string, rows: readonly StepRow[]): void {
-  const last = statement(db, "SELECT seq, at, to_state AS toState, workspace FROM transitions WHERE request_id = ? ORDER BY seq DESC LIMIT 1").get(requestId) as
-    | { seq: number; at: number; toState: string; workspace: string }
-    | undefined;
+  const last = statement(db, "SELECT seq, at, to_state AS toState, workspace FROM transitions WHERE request_id = ? ORDER BY seq DESC LIMIT 1").get(
+    requestId,
+  ) as { seq: number; at: number; toState: string; workspace: string } | undefined;
   let from = 0;
   if (last) {
     const same = rows[last.seq];

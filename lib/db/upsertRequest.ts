@@ -137,14 +137,17 @@ export function writeIndexRows(
     insertSteps(db, rows.steps);
     return true;
   }
-  const before = options.text ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined) : undefined;
+  const before = options.text
+    ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined)
+    : undefined;
   const result = statement(db, options.ordered ? UPSERT_ORDERED : UPSERT).run(params);
   forgetUnreadable(db, requestFileKey(requestId));
   if (result.changes === 0) {
     statement(db, REFINGERPRINT).run(params.file_mtime_ms, params.file_size, params.file_ino, requestId, params.doc);
     return false;
   }
-  if ("request" in options && options.text) syncRequestText(db, before?.rowid ?? result.lastInsertRowid, options.request, before?.text_sig ?? null, rows.textSig);
+  if ("request" in options && options.text)
+    syncRequestText(db, before?.rowid ?? result.lastInsertRowid, options.request, before?.text_sig ?? null, rows.textSig);
   syncAttempts(db, requestId, rows.attempts);
   syncTransitions(db, requestId, String(params.workspace), rows.steps);
   if ("request" in options && options.feed) recordChange(db, "request.upserted", requestId, options.request, Date.now());

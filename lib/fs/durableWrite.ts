@@ -165,7 +165,12 @@ function openSpare(dir: string): { path: string; fd: number; size: number } | nu
  */
 export function writeTempFile(file: string, data: string | Uint8Array, options: { fsync?: boolean } = {}): TempFile {
   const buffer = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const { path: temp, fd, size } = openSpare(path.dirname(file)) ?? (() => {
+  const {
+    path: temp,
+    fd,
+    size,
+  } = openSpare(path.dirname(file)) ??
+  (() => {
     const created = tempNameFor(file);
     const opened = { path: created, fd: fs.openSync(created, "wx", 0o644), size: 0 };
     topUpLater(path.dirname(file));

@@ -39,7 +39,9 @@ export function pathLengthProblem(absolute: string): FolderProblem {
   const bytes = Buffer.byteLength(absolute);
   if (bytes > PATH_MAX_BYTES) return `its path is too long (${bytes} bytes; the limit is ${PATH_MAX_BYTES + 1})`;
   const long = absolute.split(path.sep).find((name) => Buffer.byteLength(name) > NAME_MAX_BYTES);
-  return long ? `the name ${JSON.stringify(`${long.slice(0, 24)}…`)} in its path is too long (${Buffer.byteLength(long)} bytes; the limit is ${NAME_MAX_BYTES})` : null;
+  return long
+    ? `the name ${JSON.stringify(`${long.slice(0, 24)}…`)} in its path is too long (${Buffer.byteLength(long)} bytes; the limit is ${NAME_MAX_BYTES})`
+    : null;
 }
 
 /**

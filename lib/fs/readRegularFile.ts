@@ -2,9 +2,7 @@ import fs from "node:fs";
 
 /** A file read whole, or why it was not, in words (`problem` follows the file's name: "x.json is a folder, ..."). */
 type RegularFileRead =
-  | { text: string; stat: fs.Stats }
-  | { missing: true }
-  | { problem: string; reason: "link" | "not regular" | "too big" | "unreadable"; stat: fs.Stats | null };
+  { text: string; stat: fs.Stats } | { missing: true } | { problem: string; reason: "link" | "not regular" | "too big" | "unreadable"; stat: fs.Stats | null };
 
 export interface RegularFileOptions {
   /** Larger is refused, unread: one bad file must not take the process's memory. */

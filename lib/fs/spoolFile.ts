@@ -18,7 +18,12 @@ export interface Spool {
 function spoolError(error: unknown): ReqwatchError {
   const code = (error as { code?: string }).code ?? "unknown";
   // No path: the message may reach a browser.
-  return new ReqwatchError(code === "ENOSPC" ? "NO_SPACE" : "IO_ERROR", `The temporary folder cannot hold the export (${code}); set TMPDIR to a folder with room.`, undefined, { cause: error });
+  return new ReqwatchError(
+    code === "ENOSPC" ? "NO_SPACE" : "IO_ERROR",
+    `The temporary folder cannot hold the export (${code}); set TMPDIR to a folder with room.`,
+    undefined,
+    { cause: error },
+  );
 }
 
 /**
@@ -48,14 +53,14 @@ export function openSpool(): Spool {
     write(text) {
       const bytes = Buffer.from(text, "utf8");
       try {
-        for (let at = 0; at < bytes.length; ) at += fs.writeSync(fd, bytes, at, bytes.length - at, size + at);
+        for (let at = 0; at < bytes.length;) at += fs.writeSync(fd, bytes, at, bytes.length - at, size + at);
       } catch (error) {
         throw spoolError(error);
       }
       size += bytes.length;
     },
     *chunks() {
-      for (let at = 0; at < size; ) {
+      for (let at = 0; at < size;) {
         const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - at));
         const read = fs.readSync(fd, chunk, 0, chunk.length, at);
         if (read === 0) throw new ReqwatchError("IO_ERROR", "The export's temporary file ended early.");

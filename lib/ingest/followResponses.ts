@@ -148,4 +148,3 @@ export function followResponses(ctx: TrackerContext, onError: (error: unknown) =
     },
   };
 }
-

@@ -75,7 +75,14 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
   const fallbackEveryMs = options.fallbackReconcileEveryMs ?? 2_000;
   const onError = options.onError ?? ((error: unknown) => console.error("reqwatch ingest:", error));
   const responses = followResponses(ctx, onError);
-  const status: Omit<IngestStatus, "responses"> = { mode: "watching", watcherError: null, watcherIngested: 0, lastReconcile: null, reconcileFixes: 0, lastIngestLagMs: null };
+  const status: Omit<IngestStatus, "responses"> = {
+    mode: "watching",
+    watcherError: null,
+    watcherIngested: 0,
+    lastReconcile: null,
+    reconcileFixes: 0,
+    lastIngestLagMs: null,
+  };
   const pending = new Set<string>();
   const pendingSessions = new Set<string>();
   const pendingBadNames = new Set<string>();
@@ -224,12 +231,13 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
     watcher.on("error", fallBack);
     // Sessions: another tool (or a reqwatch CLI in a hook) records a command; the dashboard shows it at once.
     // A folder reqwatch only observes may have no sessions/: reconciliation finds it if it comes.
-    if (fs.existsSync(ctx.dir.sessionsDir)) sessionWatcher = fs.watch(ctx.dir.sessionsDir, { persistent: false }, (_event, name) => {
-      const id = name ? idOfFileName(String(name)) : null;
-      if (!id) return;
-      pendingSessions.add(id);
-      flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
-    });
+    if (fs.existsSync(ctx.dir.sessionsDir))
+      sessionWatcher = fs.watch(ctx.dir.sessionsDir, { persistent: false }, (_event, name) => {
+        const id = name ? idOfFileName(String(name)) : null;
+        if (!id) return;
+        pendingSessions.add(id);
+        flushTimer ??= setTimeout(flush, FLUSH_DELAY_MS);
+      });
     sessionWatcher?.on("error", fallBack);
   } catch (error) {
     fallBack(error);
@@ -253,7 +261,12 @@ export function startIngest(ctx: TrackerContext, sessions: Sessions, options: In
   const vouch = () => {
     if (stopped || status.mode !== "watching") return;
     try {
-      syncs = serveSyncs(ctx.dir, () => flush(true), () => !stopped && status.mode === "watching" && !ctx.indexing && fs.statSync(ctx.dir.indexFile, { throwIfNoEntry: false })?.ino === indexIno, onError);
+      syncs = serveSyncs(
+        ctx.dir,
+        () => flush(true),
+        () => !stopped && status.mode === "watching" && !ctx.indexing && fs.statSync(ctx.dir.indexFile, { throwIfNoEntry: false })?.ino === indexIno,
+        onError,
+      );
     } catch (error) {
       onError(error);
     }

@@ -38,7 +38,11 @@ function mcpTools(context: ToolContext): McpTool[] {
  * run bound to it with `confirm: true`, named `mcp` in the audit log and in each request's history.
  * `source_queue` reads only the `sources` the user started it with, and those that name no path.
  */
-export function createMcpServer({ tracker, reader, operator }: Pick<Recording, "tracker" | "reader" | "operator">, version: string, sources: readonly SourceSpec[] = []): McpServer {
+export function createMcpServer(
+  { tracker, reader, operator }: Pick<Recording, "tracker" | "reader" | "operator">,
+  version: string,
+  sources: readonly SourceSpec[] = [],
+): McpServer {
   const server = new McpServer({ name: "reqwatch", version });
   const readable = new ConfiguredSources(sources, () => {
     const settings = telemetrySettings();

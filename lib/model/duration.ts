@@ -35,7 +35,12 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(Math.max(0, ms))}ms`;
   const parts: string[] = [];
   let rest = Math.round(ms / 1000);
-  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
+  for (const [unit, size] of [
+    ["d", 86_400],
+    ["h", 3_600],
+    ["m", 60],
+    ["s", 1],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

@@ -60,7 +60,12 @@ export class ReqwatchError extends Error {
 }
 
 export function isReqwatchError(error: unknown, code?: ErrorCode): error is ReqwatchError {
-  return typeof error === "object" && error !== null && (error as { [BRAND]?: unknown })[BRAND] === true && (code === undefined || (error as ReqwatchError).code === code);
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    (error as { [BRAND]?: unknown })[BRAND] === true &&
+    (code === undefined || (error as ReqwatchError).code === code)
+  );
 }
 
 /** `waitForResult` gave up: the request did not finish within the time asked for. */

@@ -20,18 +20,12 @@ function describe(value: unknown): string {
 
 export function assertRequestId(value: unknown, what = "request id"): asserts value is string {
   if (typeof value !== "string" || !REQUEST_ID_PATTERN.test(value)) {
-    throw new ReqwatchError(
-      "BAD_INPUT",
-      `Invalid ${what}: ${describe(value)}. Use 1 to 128 letters, digits, "_" or "-".`,
-    );
+    throw new ReqwatchError("BAD_INPUT", `Invalid ${what}: ${describe(value)}. Use 1 to 128 letters, digits, "_" or "-".`);
   }
 }
 
 export function assertWorkspace(value: unknown): asserts value is string {
   if (typeof value !== "string" || !WORKSPACE_PATTERN.test(value)) {
-    throw new ReqwatchError(
-      "BAD_INPUT",
-      `Invalid workspace: ${describe(value)}. Use 1 to 64 letters, digits, "_" or "-".`,
-    );
+    throw new ReqwatchError("BAD_INPUT", `Invalid workspace: ${describe(value)}. Use 1 to 64 letters, digits, "_" or "-".`);
   }
 }

@@ -38,7 +38,8 @@ export function formatCost(costs: CallCosts): string {
 export function costNote(costs: CallCosts): string {
   const parts = [
     costs.calls - costs.estimatedCalls - costs.unpricedCalls > 0 && "as the clients said",
-    costs.estimatedCalls > 0 && `${costs.estimatedCalls} of ${costs.calls} calls estimated at list prices (${PRICE_TABLE.name} ${PRICE_TABLE.version}, published ${PRICE_TABLE.publishedOn})`,
+    costs.estimatedCalls > 0 &&
+      `${costs.estimatedCalls} of ${costs.calls} calls estimated at list prices (${PRICE_TABLE.name} ${PRICE_TABLE.version}, published ${PRICE_TABLE.publishedOn})`,
     costs.unpricedCalls > 0 && `${costs.unpricedCalls} with no price (a model the price table does not know, or no tokens said)`,
   ].filter(Boolean);
   return parts.length ? `Cost ${parts.join("; ")}.` : "No model call.";

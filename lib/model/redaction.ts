@@ -45,7 +45,7 @@ export function redactSecrets(text: string, patterns: readonly ExtraPattern[] = 
   findings.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = "";
   let at = 0;
-  for (let i = 0; i < findings.length; ) {
+  for (let i = 0; i < findings.length;) {
     const first = findings[i]!;
     let { end, kind, rank } = first;
     for (i++; i < findings.length && findings[i]!.start < end; i++) {
@@ -60,7 +60,12 @@ export function redactSecrets(text: string, patterns: readonly ExtraPattern[] = 
 }
 
 /** One field's text as it is to be written: redacted (by `redact`, which must give what redactSecrets gives), unless the user asked for it raw. */
-export function redactField(redaction: Redaction, field: RedactField, text: string, redact = (value: string) => redactSecrets(value, redaction.patterns)): string {
+export function redactField(
+  redaction: Redaction,
+  field: RedactField,
+  text: string,
+  redact = (value: string) => redactSecrets(value, redaction.patterns),
+): string {
   return redaction.raw.includes(field) ? text : redact(text);
 }
 
@@ -113,7 +118,10 @@ const KIND = /^[A-Za-z0-9][A-Za-z0-9 _./-]{0,39}$/;
  */
 export function compileExtraPattern(kind: string, value: unknown, where: string): ExtraPattern {
   if (!KIND.test(kind)) {
-    throw new ReqwatchError("BAD_INPUT", `${where}: the kind ${JSON.stringify(kind)} must be 1 to 40 letters, digits, spaces, or _ . / - (it is shown in the marker, [redacted: <kind>]).`);
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `${where}: the kind ${JSON.stringify(kind)} must be 1 to 40 letters, digits, spaces, or _ . / - (it is shown in the marker, [redacted: <kind>]).`,
+    );
   }
   let source: string;
   let flags: string;
@@ -129,7 +137,8 @@ export function compileExtraPattern(kind: string, value: unknown, where: string)
     throw new ReqwatchError("BAD_INPUT", `${where}: the pattern for "${kind}" is not a valid regular expression (${(error as Error).message}).`);
   }
   pattern.lastIndex = 0;
-  if (pattern.test("")) throw new ReqwatchError("BAD_INPUT", `${where}: the pattern for "${kind}" matches empty text, so it would mark every place in every text.`);
+  if (pattern.test(""))
+    throw new ReqwatchError("BAD_INPUT", `${where}: the pattern for "${kind}" matches empty text, so it would mark every place in every text.`);
   pattern.lastIndex = 0;
   return { kind, pattern };
 }

@@ -60,7 +60,10 @@ export function parseActivityQuery(params: URLSearchParams): { range: ActivityRa
   if (!isActivityRange(range)) bad(`Invalid range: ${JSON.stringify(range)}; one of ${Object.keys(ACTIVITY_RANGES).join(", ")}.`);
   const source = params.get("source");
   // The charts count the folder's requests, or what the OpenTelemetry receiver kept: another program's queue has no history to chart.
-  if (source !== null && source !== "otel") bad(`Invalid source: ${JSON.stringify(source.slice(0, 64))}; the charts draw the state folder's requests (no source) or otel, the lifecycles received over OpenTelemetry.`);
+  if (source !== null && source !== "otel")
+    bad(
+      `Invalid source: ${JSON.stringify(source.slice(0, 64))}; the charts draw the state folder's requests (no source) or otel, the lifecycles received over OpenTelemetry.`,
+    );
   const workspace = params.get("workspace");
   const workspacePrefix = params.get("workspacePrefix");
   if (workspace && workspacePrefix) bad("Use workspace or workspacePrefix, not both: a chart counts one workspace, or every one a prefix matches.");
@@ -170,7 +173,9 @@ export function toListFilters(query: RequestQuery, now: number, stuckIds: readon
 export function toMatchFilter(query: RequestQuery, now: number, stuckIds: readonly string[]): Omit<ListFilters, "limit" | "cursor" | "sort" | "order"> {
   // Never the folder's requests in a source's stead: actions and exports take the folder's only.
   if (query.source) {
-    bad(`Rows of ${query.source} are read only here: reqwatch does not act on another program's queue, and exports the state folder's requests (\`reqwatch list --source <source> --json\` pages through a source's rows).`);
+    bad(
+      `Rows of ${query.source} are read only here: reqwatch does not act on another program's queue, and exports the state folder's requests (\`reqwatch list --source <source> --json\` pages through a source's rows).`,
+    );
   }
   const filters = toListFilters({ ...query, cursor: undefined }, now, stuckIds);
   return {

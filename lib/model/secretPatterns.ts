@@ -168,13 +168,15 @@ function gatedScanners(): Scanner[] {
     .filter((rule) => !SKIPPED_RULES.has(rule.meta.id) && (rule.meta.supportedContentTypes ?? ["text"]).includes("text"))
     .map((rule) => {
       const context: RuleContext = {
-        createTranslator: (messages) => (id, props = {}) => {
-          const key = `${rule.meta.id}:${id}`;
-          let kind = kinds.get(key);
-          if (kind === undefined) kinds.set(key, (kind = messages[id] ? kindOfMessage(messages[id].en) : rule.meta.id.replace(/^.*secretlint-rule-/, "")));
-          const secret = SECRET_PROPS.map((name) => props[name]).find((value): value is string => typeof value === "string" && value !== "");
-          return { kind, secret };
-        },
+        createTranslator:
+          (messages) =>
+          (id, props = {}) => {
+            const key = `${rule.meta.id}:${id}`;
+            let kind = kinds.get(key);
+            if (kind === undefined) kinds.set(key, (kind = messages[id] ? kindOfMessage(messages[id].en) : rule.meta.id.replace(/^.*secretlint-rule-/, "")));
+            const secret = SECRET_PROPS.map((name) => props[name]).find((value): value is string => typeof value === "string" && value !== "");
+            return { kind, secret };
+          },
         report: ({ message, range }) => found.push(placed(message, range)),
         ignore() {},
       };
@@ -299,7 +301,8 @@ const SHAPES: readonly Shape[] = [
     from: [1, 2],
     gate: GITHUB_GATE,
     rank: RANK_FORMAT,
-    source: "GitHub's token formats as secretlint's GitHub rule reads them: `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and 36 letters, digits or `_`; `github_pat_` and 82",
+    source:
+      "GitHub's token formats as secretlint's GitHub rule reads them: `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and 36 letters, digits or `_`; `github_pat_` and 82",
   },
   {
     kind: "github token",
@@ -327,7 +330,8 @@ const SHAPES: readonly Shape[] = [
     // Lookbehind, not \b: a JWT glued to a word (`id_token=eyJ...`) is still one.
     pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
     rank: RANK_FORMAT,
-    source: "RFC 7519 section 3 (JWS compact serialization, RFC 7515 section 7.1): three base64url parts joined by dots; the header and the claims are JSON objects, and base64url of `{\"` is `eyJ`",
+    source:
+      'RFC 7519 section 3 (JWS compact serialization, RFC 7515 section 7.1): three base64url parts joined by dots; the header and the claims are JSON objects, and base64url of `{"` is `eyJ`',
   },
   {
     kind: "bearer token",
@@ -353,11 +357,13 @@ const SHAPES: readonly Shape[] = [
   {
     kind: flagKind,
     // Scanned for as `--`, a word's start looked behind. A value starting like another flag, a redirect or a variable is not one.
-    pattern: /--(?<=(?<![^\s"'`(])--)([A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*)(?:[ \t]*=[ \t]*|[ \t]+)(?:"((?:[^"\\\n]|\\.)+)"?|'((?:[^'\\\n]|\\.)+)'?|(?![-<>|&;$])([^\s"'`;|&<>)]+))/dg,
+    pattern:
+      /--(?<=(?<![^\s"'`(])--)([A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*)(?:[ \t]*=[ \t]*|[ \t]+)(?:"((?:[^"\\\n]|\\.)+)"?|'((?:[^'\\\n]|\\.)+)'?|(?![-<>|&;$])([^\s"'`;|&<>)]+))/dg,
     groups: [2, 3, 4],
     gate: /--(?<=(?<![^\s"'`(])--)[A-Za-z]/,
     rank: RANK_SHAPE,
-    source: "getopt_long(3)'s `--name=value` and `--name value`, for flags whose last word says secret, token, password or key (`--password=`, `--token`, `--api-key`)",
+    source:
+      "getopt_long(3)'s `--name=value` and `--name value`, for flags whose last word says secret, token, password or key (`--password=`, `--token`, `--api-key`)",
   },
   {
     kind: "password in url",
@@ -377,7 +383,8 @@ const SHAPES: readonly Shape[] = [
     groups: [4, 5, 6, 7, 8],
     rank: RANK_SHAPE,
     // Not right after `://`: a URL's `user:password@` is the URL shape's.
-    source: "POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value`, JSON `\"name\": \"value\"` (its escapes: a quoted value runs to its closing quote, or to the line's end without one), also as JSON text inside a JSON string (`\\\"password\\\":\\\"value\\\"`: a tool's input sent as text) and Ruby's and PHP's `name => \"value\"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential, and all but key also joined to a prefix (`PGPASSWORD`, `NPMTOKEN`)",
+    source:
+      'POSIX shell assignment and `export NAME=value`, dotenv `NAME=value`, YAML `name: value`, JSON `"name": "value"` (its escapes: a quoted value runs to its closing quote, or to the line\'s end without one), also as JSON text inside a JSON string (`\\"password\\":\\"value\\"`: a tool\'s input sent as text) and Ruby\'s and PHP\'s `name => "value"`, for names whose words say secret, token, password (passwd, pwd, passphrase), key or credential, and all but key also joined to a prefix (`PGPASSWORD`, `NPMTOKEN`)',
   },
 ];
 
@@ -385,7 +392,15 @@ const SHAPES: readonly Shape[] = [
  * Every match of a pattern, as findings: the whole match, the first of `groups` that matched, or
  * from where the first of `from` that matched starts to the match's end.
  */
-export function findPattern(text: string, pattern: RegExp, kind: Shape["kind"], rank: number, groups: readonly number[] = [], into: Finding[] = [], from: readonly number[] = []): Finding[] {
+export function findPattern(
+  text: string,
+  pattern: RegExp,
+  kind: Shape["kind"],
+  rank: number,
+  groups: readonly number[] = [],
+  into: Finding[] = [],
+  from: readonly number[] = [],
+): Finding[] {
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
     if (match[0] === "") {

@@ -8,7 +8,10 @@ export type SessionSource = (typeof SESSION_SOURCES)[number];
 export function parseSessionSource(given: string | null | undefined): SessionSource | null {
   if (given === null || given === undefined || given === "") return null;
   if (hasSessions(given)) return given;
-  throw new ReqwatchError("BAD_INPUT", `Unknown session source ${JSON.stringify(given.slice(0, 100))}: leave it out for the state folder's sessions, or use otel for those received over OpenTelemetry.`);
+  throw new ReqwatchError(
+    "BAD_INPUT",
+    `Unknown session source ${JSON.stringify(given.slice(0, 100))}: leave it out for the state folder's sessions, or use otel for those received over OpenTelemetry.`,
+  );
 }
 
 /** Whether a source (the requests table's `source`) holds sessions with a page of their own. */

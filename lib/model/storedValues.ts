@@ -9,7 +9,9 @@ export function epochMs(value: unknown): number | undefined {
 /** A name reqwatch can show and filter by (a workspace, a session id): what `pattern` allows, the rest as `_`. */
 export function safeName(value: unknown, pattern: RegExp, max: number): string | undefined {
   if ((typeof value !== "string" && typeof value !== "number") || value === "") return undefined;
-  const name = String(value).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, max);
+  const name = String(value)
+    .replace(/[^A-Za-z0-9_-]/g, "_")
+    .slice(0, max);
   return pattern.test(name) ? name : undefined;
 }
 

@@ -48,11 +48,11 @@ export function applyChange(current: RequestRecord, change: InternalChange, now:
   const from = current.state;
   const to = change.to;
   if (to !== undefined && !canTransition(from, to)) {
-    throw new ReqwatchError(
-      "INVALID_TRANSITION",
-      `Request ${current.requestId} cannot move from '${from}' to '${to}'.`,
-      { requestId: current.requestId, from, to },
-    );
+    throw new ReqwatchError("INVALID_TRANSITION", `Request ${current.requestId} cannot move from '${from}' to '${to}'.`, {
+      requestId: current.requestId,
+      from,
+      to,
+    });
   }
 
   const next: RequestRecord = { ...current, ...change.fields };

@@ -190,7 +190,11 @@ function actOnProcessing(ctx: TrackerContext, row: StuckRow, now: number): Actio
     commitChange(ctx, row.id, (current) => {
       acted = underSameClaim(current);
       if (!underSameClaim(current)) return current;
-      return applyChange(current, { to: "timeout", reason: `past its deadline (${new Date(row.timeout_at!).toISOString()})`, by: "monitor", note: { token } }, now);
+      return applyChange(
+        current,
+        { to: "timeout", reason: `past its deadline (${new Date(row.timeout_at!).toISOString()})`, by: "monitor", note: { token } },
+        now,
+      );
     });
     return acted ? { count: "deadlineTimedOut" } : {};
   }
@@ -214,7 +218,10 @@ function actOnProcessing(ctx: TrackerContext, row: StuckRow, now: number): Actio
     return { count: "stuckAlive", stuck: true };
   }
 
-  const why = liveness === "gone" ? `the worker's pid ${row.claim_pid ?? "?"} is gone` : `no heartbeat for ${noHeartbeatFor(row, now)} from a worker on ${row.claim_host ?? "an unknown host"}`;
+  const why =
+    liveness === "gone"
+      ? `the worker's pid ${row.claim_pid ?? "?"} is gone`
+      : `no heartbeat for ${noHeartbeatFor(row, now)} from a worker on ${row.claim_host ?? "an unknown host"}`;
   let count: keyof MonitorCounts | undefined;
   commitChange(ctx, row.id, (current) => {
     count = undefined;

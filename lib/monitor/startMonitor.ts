@@ -76,7 +76,13 @@ export function startMonitorWithRetention(
   const { onRetention, onRetentionError, ...loopOptions } = options;
   const loop = startMonitorLoop(pass, loopOptions);
   const retentionLoop = retention
-    ? startRetentionLoop(retention, { intervalMs: RETENTION_INTERVAL_MS, keepAlive: loopOptions.keepAlive, startAfter: loopOptions.startAfter, onRun: onRetention, onError: onRetentionError })
+    ? startRetentionLoop(retention, {
+        intervalMs: RETENTION_INTERVAL_MS,
+        keepAlive: loopOptions.keepAlive,
+        startAfter: loopOptions.startAfter,
+        onRun: onRetention,
+        onError: onRetentionError,
+      })
     : null;
   return {
     ...loop,

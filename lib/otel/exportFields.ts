@@ -14,7 +14,10 @@ export function exportFields(otel: OtelExportStatus): Field[] {
     {
       term: "Last error",
       value: otel.lastError
-        ? [{ at: otel.lastError.at }, `: ${otel.lastError.message}${otel.lastSuccessAt !== null && otel.lastSuccessAt > otel.lastError.at ? " (recovered since)" : ""}`]
+        ? [
+            { at: otel.lastError.at },
+            `: ${otel.lastError.message}${otel.lastSuccessAt !== null && otel.lastSuccessAt > otel.lastError.at ? " (recovered since)" : ""}`,
+          ]
         : ["none"],
     },
   ];

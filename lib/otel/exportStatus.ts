@@ -25,4 +25,12 @@ export interface OtelExportStatus {
 }
 
 /** The status before the first step. */
-export const NO_EXPORT_YET: Readonly<OtelExportStatus> = { exported: 0, position: null, lagMs: 0, lastError: null, lastSuccessAt: null, reexports: 0, waitingFor: null };
+export const NO_EXPORT_YET: Readonly<OtelExportStatus> = {
+  exported: 0,
+  position: null,
+  lagMs: 0,
+  lastError: null,
+  lastSuccessAt: null,
+  reexports: 0,
+  waitingFor: null,
+};

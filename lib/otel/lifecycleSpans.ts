@@ -116,7 +116,8 @@ export function lifecycleSpans(request: RequestRecord & { traceparent?: unknown 
   for (const attempt of attempts) {
     if (!attempt.ended) continue;
     // The wait before this claim: since the request last entered queued (none when it was created processing).
-    const queuedAt = steps.filter((entry) => entry.to === "queued" && entry.at <= attempt.claimedAt).at(-1)?.at ?? (attempt.number === 1 ? request.queuedAt : undefined);
+    const queuedAt =
+      steps.filter((entry) => entry.to === "queued" && entry.at <= attempt.claimedAt).at(-1)?.at ?? (attempt.number === 1 ? request.queuedAt : undefined);
     const dropped = history.filter((entry) => entry.dropped && attempt.token !== null && entry.token === attempt.token);
     const last = attempt.number === attempts.length && attempt.ended.state === request.state;
     const type = errorType(attempt);
@@ -142,7 +143,11 @@ export function lifecycleSpans(request: RequestRecord & { traceparent?: unknown 
             ...(last && request.model !== undefined && { "gen_ai.request.model": request.model }),
             ...(last && request.tokens !== undefined && { "gen_ai.usage.output_tokens": request.tokens }),
           },
-          events: dropped.map((entry) => ({ name: "dropped: stale claim", time: hrTime(entry.at), attributes: { "reqwatch.to": entry.to, ...(entry.reason !== undefined && { "reqwatch.reason": entry.reason }) } })),
+          events: dropped.map((entry) => ({
+            name: "dropped: stale claim",
+            time: hrTime(entry.at),
+            attributes: { "reqwatch.to": entry.to, ...(entry.reason !== undefined && { "reqwatch.reason": entry.reason }) },
+          })),
           links: [{ context: createContext }],
           // The step's own error, else the request's (a final failure keeps it there), else why the step was taken.
           error: type === null ? null : (attempt.ended.error ?? (last ? request.error : undefined) ?? attempt.ended.reason ?? type),

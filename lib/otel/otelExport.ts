@@ -87,7 +87,10 @@ function exportSpans(exporter: SpanExporter, spans: ReadableSpan[]): Promise<voi
   });
 }
 
-const contentOf = (span: ReadableSpan) => createHash("sha1").update(JSON.stringify([span.endTime, span.status, span.attributes, span.events])).digest("base64");
+const contentOf = (span: ReadableSpan) =>
+  createHash("sha1")
+    .update(JSON.stringify([span.endTime, span.status, span.attributes, span.events]))
+    .digest("base64");
 
 /**
  * Follow the change feed and export every request lifecycle as OpenTelemetry spans
@@ -113,7 +116,11 @@ export function startOtelExport(reader: Reader, options: OtelExportOptions = {})
   const metrics =
     options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none")
       ? null
-      : startOtelMetrics(reader, resource, { ...(options.metrics || {}), observing: () => holding, onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)) });
+      : startOtelMetrics(reader, resource, {
+          ...(options.metrics || {}),
+          observing: () => holding,
+          onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)),
+        });
   let stopping = false;
   let failures = 0;
   const wake = new AbortController();
@@ -144,7 +151,11 @@ export function startOtelExport(reader: Reader, options: OtelExportOptions = {})
     }
   };
   const send = async (outgoing: Outgoing[]) => {
-    if (outgoing.length) await exportSpans(exporter, outgoing.map(({ span }) => span));
+    if (outgoing.length)
+      await exportSpans(
+        exporter,
+        outgoing.map(({ span }) => span),
+      );
     metrics?.recordSpans(outgoing.map(({ span, key }) => ({ span, previousEvents: sent.get(key)?.events ?? null })));
     remember(outgoing);
     status.exported += outgoing.length;

@@ -45,7 +45,11 @@ function reporting(exporter: PushMetricExporter, onError: (error: Error) => void
   };
 }
 
-export function startOtelMetrics(reader: Reader, resource: Resource, options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void; observing?: () => boolean } = {}): OtelMetrics {
+export function startOtelMetrics(
+  reader: Reader,
+  resource: Resource,
+  options: { exporter?: PushMetricExporter; intervalMs?: number; onError?: (error: Error) => void; observing?: () => boolean } = {},
+): OtelMetrics {
   // An exporter that waits for another reports no gauges: the one exporting does.
   const observing = options.observing ?? (() => true);
   const intervalMs = options.intervalMs ?? (Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000);
@@ -58,8 +62,16 @@ export function startOtelMetrics(reader: Reader, resource: Resource, options: { 
   const attempts = meter.createCounter("reqwatch.attempts", { description: "Attempts ended, by outcome (completed, failed, timed out, released, stopped)" });
   const retries = meter.createCounter("reqwatch.retries", { description: "Attempts after a request's first" });
   const dropped = meter.createCounter("reqwatch.deliveries.dropped", { description: "Late results fenced off by a newer claim" });
-  const processing = meter.createHistogram("messaging.process.duration", { unit: "s", description: "Each attempt, from its claim to its end", advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
-  const wait = meter.createHistogram("reqwatch.queue.wait", { unit: "s", description: "From entering queued to the claim", advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
+  const processing = meter.createHistogram("messaging.process.duration", {
+    unit: "s",
+    description: "Each attempt, from its claim to its end",
+    advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+  });
+  const wait = meter.createHistogram("reqwatch.queue.wait", {
+    unit: "s",
+    description: "From entering queued to the claim",
+    advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+  });
   meter.createObservableGauge("reqwatch.requests", { description: "Requests queued and processing, now" }).addCallback((result) => {
     if (!observing()) return;
     for (const queue of reader.queueStats()) {

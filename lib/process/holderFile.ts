@@ -14,7 +14,9 @@ function readHolder(file: string): ProcessIdentity | null {
     links: "refuse",
     shape: (json) => {
       const value = jsonObject(json) as Partial<ProcessIdentity> | undefined;
-      return typeof value?.pid === "number" && typeof value.host === "string" ? { pid: value.pid, host: value.host, processStartedAt: value.processStartedAt ?? null } : undefined;
+      return typeof value?.pid === "number" && typeof value.host === "string"
+        ? { pid: value.pid, host: value.host, processStartedAt: value.processStartedAt ?? null }
+        : undefined;
     },
   });
 }

@@ -25,7 +25,12 @@ type Decision = { skip: string } | { reason: string; change: InternalChange };
  * reads it (again after a conflict), whether to skip it or what to change. A dry run decides the
  * same way and writes nothing. An unreadable file is skipped and reported, never stops the rest.
  */
-export function changeEach(ctx: TrackerContext, ids: readonly string[], decide: (current: RequestRecord) => Decision, dryRun = false): { changed: Changed[]; skipped: Skipped[] } {
+export function changeEach(
+  ctx: TrackerContext,
+  ids: readonly string[],
+  decide: (current: RequestRecord) => Decision,
+  dryRun = false,
+): { changed: Changed[]; skipped: Skipped[] } {
   const changed: Changed[] = [];
   const skipped: Skipped[] = [];
   for (const id of ids) {

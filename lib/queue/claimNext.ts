@@ -44,16 +44,21 @@ export function claimNext(ctx: TrackerContext, options: ClaimOptions = {}): Clai
     try {
       // The guard checks the pause again under the writers' lock, which a pause is written under:
       // a pause that returned before this claim commits holds for it.
-      commitChange(ctx, id, (current) => {
-        claimed = null;
-        // The file is the truth: skip a candidate another writer moved on since the index said ready.
-        if (!current || current.state !== "queued" || (current.notBefore ?? 0) > now) return current;
-        if (isPaused(ctx.dir, current.workspace)) return current;
-        const worker = { pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }) };
-        const claim = { token, ...worker, claimedAt: now, heartbeatAt: now };
-        claimed = applyChange(current, { to: "processing", reason: "claimed", by, managed: { claim }, note: { token, worker } }, now);
-        return claimed;
-      }, { durability: ctx.options.claimDurability, guard: (next) => !isPaused(ctx.dir, next.workspace) });
+      commitChange(
+        ctx,
+        id,
+        (current) => {
+          claimed = null;
+          // The file is the truth: skip a candidate another writer moved on since the index said ready.
+          if (!current || current.state !== "queued" || (current.notBefore ?? 0) > now) return current;
+          if (isPaused(ctx.dir, current.workspace)) return current;
+          const worker = { pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }) };
+          const claim = { token, ...worker, claimedAt: now, heartbeatAt: now };
+          claimed = applyChange(current, { to: "processing", reason: "claimed", by, managed: { claim }, note: { token, worker } }, now);
+          return claimed;
+        },
+        { durability: ctx.options.claimDurability, guard: (next) => !isPaused(ctx.dir, next.workspace) },
+      );
     } catch (error) {
       // An unreadable file is reconciliation's to report; it keeps its reservation a while and the queue goes on.
       if (isReqwatchError(error, "CORRUPT_FILE")) continue;

@@ -16,6 +16,10 @@ export function recordResult(ctx: TrackerContext, requestId: string, token: stri
   assertManaged(ctx, "Recording a result");
   const redaction = ctx.options.redaction;
   const redacted: WorkerResult =
-    result.outcome === "failed" ? { ...result, error: redactField(redaction, "error", result.error) } : result.fields ? { ...result, fields: redactRequestFields(redaction, result.fields) } : result;
+    result.outcome === "failed"
+      ? { ...result, error: redactField(redaction, "error", result.error) }
+      : result.fields
+        ? { ...result, fields: redactRequestFields(redaction, result.fields) }
+        : result;
   writeResultMarker(ctx.dir, { requestId, token, writtenAt: ctx.now(), ...redacted });
 }

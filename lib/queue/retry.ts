@@ -40,7 +40,13 @@ export function retryDecision(request: RequestRecord): { retry: true; reason: st
       if (!claim) return { retry: true, reason: "manual retry: no reqwatch worker holds it; it goes back to the queue for one to claim" };
       const liveness = claimLiveness(claim);
       if (liveness === "gone") return { retry: true, reason: `manual retry: the worker${claim.pid ? ` (pid ${claim.pid})` : ""} is gone` };
-      return { retry: false, reason: liveness === "alive" ? `a live worker (pid ${claim!.pid}) holds it` : "its worker cannot be checked from here (another host, or no pid); wait for the monitor to release it" };
+      return {
+        retry: false,
+        reason:
+          liveness === "alive"
+            ? `a live worker (pid ${claim!.pid}) holds it`
+            : "its worker cannot be checked from here (another host, or no pid); wait for the monitor to release it",
+      };
     }
     default:
       return { retry: false, reason: `it is ${request.state}: nothing to retry` };
@@ -83,7 +89,15 @@ export function retry(ctx: TrackerContext, target: RetryTarget, options: RetryOp
     (current) => {
       const decision = retryDecision(current);
       if (!decision.retry) return { skip: decision.reason };
-      return { reason: decision.reason, change: { to: "queued", reason: decision.reason, by: options.by ?? "manual", note: { manual: true, ...(current.claim && { token: current.claim.token }) } } };
+      return {
+        reason: decision.reason,
+        change: {
+          to: "queued",
+          reason: decision.reason,
+          by: options.by ?? "manual",
+          note: { manual: true, ...(current.claim && { token: current.claim.token }) },
+        },
+      };
     },
     options.dryRun,
   );

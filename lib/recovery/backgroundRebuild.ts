@@ -23,7 +23,14 @@ export function rebuildOnThread(ctx: TrackerContext, progress: IndexingProgress,
   const counters = new Int32Array(shared);
   // The clock and the random source stay here (functions do not cross to a thread); the thread uses the real ones.
   const options = Object.fromEntries(Object.entries(ctx.options).filter(([, value]) => typeof value !== "function")) as RebuildThreadData["options"];
-  const workerData: RebuildThreadData = { root: ctx.dir.root, storeDir: ctx.dir.storeDir, ipcDir: ctx.dir.ipcDir, ownership: ctx.ownership, options, progress: shared };
+  const workerData: RebuildThreadData = {
+    root: ctx.dir.root,
+    storeDir: ctx.dir.storeDir,
+    ipcDir: ctx.dir.ipcDir,
+    ownership: ctx.ownership,
+    options,
+    progress: shared,
+  };
   const worker = new Worker(/*turbopackIgnore: true*/ threadFile(), { workerData });
   const copy = setInterval(() => {
     progress.done = Atomics.load(counters, 0);

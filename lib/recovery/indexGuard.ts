@@ -4,9 +4,7 @@ import { fileIdentity, probeIndex, type FileIdentity, type IndexDb } from "../db
 
 const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
 
-type IndexProblem =
-  | { kind: "dir-missing"; message: string }
-  | { kind: "deleted" | "replaced" | "corrupt"; message: string };
+type IndexProblem = { kind: "dir-missing"; message: string } | { kind: "deleted" | "replaced" | "corrupt"; message: string };
 
 /**
  * Whether the open index is still the state directory's index.db and still a database. SQLite

@@ -38,7 +38,13 @@ function startReaders(mode: ReadMode, requestsDir: string, batches: string[][], 
     const counters = new SharedArrayBuffer(8);
     const channel = new MessageChannel();
     const workerData: RebuildWorkerData = { mode, requestsDir, batches: share, port: channel.port2, counters, posted };
-    return { batches: share, received: 0, counters: new Int32Array(counters), channel, worker: new Worker(/*turbopackIgnore: true*/ workerFile(), { workerData, transferList: [channel.port2] }) };
+    return {
+      batches: share,
+      received: 0,
+      counters: new Int32Array(counters),
+      channel,
+      worker: new Worker(/*turbopackIgnore: true*/ workerFile(), { workerData, transferList: [channel.port2] }),
+    };
   });
 }
 
@@ -62,7 +68,13 @@ function taken(reader: Reader): void {
  * synchronous. A reader that fails or stalls is stopped and its batches are read here: the result
  * is the same. `consume` returning false stops the reads there.
  */
-export function readInParallel<M extends ReadMode>(mode: M, requestsDir: string, ids: readonly string[], threads: number, consume: (results: BatchResult<M>[]) => boolean | void): { threads: number } {
+export function readInParallel<M extends ReadMode>(
+  mode: M,
+  requestsDir: string,
+  ids: readonly string[],
+  threads: number,
+  consume: (results: BatchResult<M>[]) => boolean | void,
+): { threads: number } {
   const batches = batchesOf(ids);
   if (!threadsPay(threads, ids.length)) {
     for (const batch of batches) if (consume(readBatch(mode, requestsDir, batch)) === false) break;

@@ -38,7 +38,16 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
   // A rebuild's writes are synced once at its end, not batch by batch.
   const reconciled = ctx.rebuilding ? withUnsyncedWrites(ctx.db, () => reconcile(ctx)) : reconcile(ctx);
   // Stopped once its caller had its answer: the index stays unfinished (not marked complete), and changes nothing else.
-  if (!reconciled.complete) return { scanned: reconciled.scanned, changed: reconciled.fixes, timedOut: [], removedTempFiles: [], unreadable: reconciled.unreadable, readerThreads: reconciled.readerThreads, durationMs: Math.round((performance.now() - started) * 10) / 10 };
+  if (!reconciled.complete)
+    return {
+      scanned: reconciled.scanned,
+      changed: reconciled.fixes,
+      timedOut: [],
+      removedTempFiles: [],
+      unreadable: reconciled.unreadable,
+      readerThreads: reconciled.readerThreads,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+    };
   // After the reconciliation, which passes temp files by: a rebuild others look at while it runs has its newest requests in sooner.
   const removedTempFiles = managed ? sweepTempFiles(ctx) : [];
   const report = finishReconcile(ctx, sessions, reconciled, !!ctx.rebuilding);
@@ -47,7 +56,12 @@ export function recover(ctx: TrackerContext, sessions: Sessions, options: Recove
 }
 
 /** What every reconciliation ends with: the sessions, the responses, and the marker that the index is complete; after a rebuild, the counts and the text index's backfill too. */
-function finishReconcile(ctx: TrackerContext, sessions: Sessions, reconciled: ReconcileReport, rebuilt: boolean): Pick<RecoveryReport, "scanned" | "changed" | "unreadable" | "readerThreads"> {
+function finishReconcile(
+  ctx: TrackerContext,
+  sessions: Sessions,
+  reconciled: ReconcileReport,
+  rebuilt: boolean,
+): Pick<RecoveryReport, "scanned" | "changed" | "unreadable" | "readerThreads"> {
   // The sessions' own context is the folder's: the rebuild's mode is passed.
   const sessionsReconciled = sessions.reconcile(undefined, { feed: !rebuilt });
   reconcileResponses(ctx);
@@ -76,7 +90,8 @@ function timeOutStuckProcessing(ctx: TrackerContext, stuckAfterMs: number): stri
   const held = (row: ProcessingRow) =>
     row.claim_token !== null &&
     ((row.heartbeat_at ?? 0) >= now - ctx.options.heartbeatTimeoutMs ||
-      (row.claim_pid !== null && claimLiveness({ pid: row.claim_pid, host: row.claim_host ?? undefined, processStartedAt: row.claim_process_started_at }) === "alive"));
+      (row.claim_pid !== null &&
+        claimLiveness({ pid: row.claim_pid, host: row.claim_host ?? undefined, processStartedAt: row.claim_process_started_at }) === "alive"));
   const stuck = rows.filter((row) => !held(row)).map((row) => row.id);
   const reason = `processing past ${formatDuration(stuckAfterMs)} with no worker holding it`;
   const timedOut: string[] = [];

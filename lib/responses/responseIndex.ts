@@ -71,17 +71,15 @@ export function reconcileResponses(ctx: TrackerContext): number {
   const ipcDir = ctx.dir.ipcDir;
   // Without an ipc folder now (it went, or only an earlier run named one), no response row stays.
   const onDisk = ipcDir ? listResponseFiles(ipcDir) : new Map<string, never>();
-  const indexed = new Map(
-    indexedResponses(ctx.db).map((row) => [
-      keyOf(row.workspace, row.request_id),
-      row,
-    ]),
-  );
+  const indexed = new Map(indexedResponses(ctx.db).map((row) => [keyOf(row.workspace, row.request_id), row]));
   const changed = [...onDisk].filter(([key, { fingerprint }]) => {
     const row = indexed.get(key);
     return !row || !sameFingerprint(row, fingerprint);
   });
-  let fixes = ingestResponseFiles(ctx, changed.map(([, { file }]) => file));
+  let fixes = ingestResponseFiles(
+    ctx,
+    changed.map(([, { file }]) => file),
+  );
   const gone = [...indexed].filter(([key]) => !onDisk.has(key)).map(([, row]) => row);
   if (gone.length) {
     fixes += withWritersLock(ctx, () => {

@@ -146,7 +146,10 @@ export class FolderReader {
   }
 
   /** The requests a worker held and did not finish, newest first. */
-  unfinishedBy(worker: { pid: number; host: string | null; processStartedAt: number | null }, limit?: number): { requestId: string; claimedAt: number; outcome: string | null }[] {
+  unfinishedBy(
+    worker: { pid: number; host: string | null; processStartedAt: number | null },
+    limit?: number,
+  ): { requestId: string; claimedAt: number; outcome: string | null }[] {
     return unfinishedBy(this.#ctx.db, worker, limit);
   }
 

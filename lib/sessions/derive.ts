@@ -8,18 +8,28 @@ import { REDACTION_MARKERS } from "../model/redaction";
  * in the order first seen, at most MAX_PATTERNS.
  */
 const STOPWORDS = new Set(
-  "this that with from into onto have has been were will would should could about after before them then than there their these those when where which while what your yours just also only some more most very make made does done doing over under again each both other such same fix add adds added update updated change changed create created remove removed file files code".split(" "),
+  "this that with from into onto have has been were will would should could about after before them then than there their these those when where which while what your yours just also only some more most very make made does done doing over under again each both other such same fix add adds added update updated change changed create created remove removed file files code".split(
+    " ",
+  ),
 );
 const MAX_PATTERNS = 50;
 
 export function patternsOfCommand(command: string): string[] {
   // A redacted secret's marker says what was there, not what the session worked on.
-  const words = command.replace(REDACTION_MARKERS, " ").toLowerCase().match(/[a-z0-9][a-z0-9-]*[a-z0-9]/g) ?? [];
+  const words =
+    command
+      .replace(REDACTION_MARKERS, " ")
+      .toLowerCase()
+      .match(/[a-z0-9][a-z0-9-]*[a-z0-9]/g) ?? [];
   return words.filter((word) => word.length >= 4 && !STOPWORDS.has(word) && !/^\d+$/.test(word));
 }
 
 export function areaOfPath(file: string): string | null {
-  const folders = file.replace(/\\/g, "/").split("/").filter((part) => part && part !== ".").slice(0, -1);
+  const folders = file
+    .replace(/\\/g, "/")
+    .split("/")
+    .filter((part) => part && part !== ".")
+    .slice(0, -1);
   return folders.length ? `area:${folders.slice(0, 2).join("/")}` : null;
 }
 

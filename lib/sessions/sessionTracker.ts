@@ -146,7 +146,8 @@ export class Sessions implements SessionService {
   recordCommand(input: CommandInput, sessionId?: string): SessionResult {
     return result(() => {
       if (!input.command?.trim()) throw new ReqwatchError("BAD_INPUT", "A command needs its text.");
-      if (!COMMAND_STATUSES.includes(input.status)) throw new ReqwatchError("BAD_INPUT", `Invalid status "${input.status}": use ${COMMAND_STATUSES.join(", ")}.`);
+      if (!COMMAND_STATUSES.includes(input.status))
+        throw new ReqwatchError("BAD_INPUT", `Invalid status "${input.status}": use ${COMMAND_STATUSES.join(", ")}.`);
       if (input.durationSeconds !== undefined && !(input.durationSeconds >= 0)) throw new ReqwatchError("BAD_INPUT", "A duration is 0 or more seconds.");
       const command = this.redact("command", input.command);
       const id = this.target(sessionId);
@@ -257,7 +258,10 @@ export class Sessions implements SessionService {
     return listSessions(this.ctx.db, limit);
   }
 
-  reconcile(ids?: readonly string[], { feed = !this.ctx.rebuilding }: { feed?: boolean } = {}): { fixes: number; unreadable: { file: string; reason: string }[] } {
+  reconcile(
+    ids?: readonly string[],
+    { feed = !this.ctx.rebuilding }: { feed?: boolean } = {},
+  ): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;
     withWritersLock(this.ctx, () => {

@@ -21,7 +21,11 @@ export function sessionSummaryLines(session: SessionRecord, now: number, expiryM
     lines.push(`${title} (${items.length}):`, ...items.map((item) => `  - ${escapeControls(item)}`));
   };
   list("Completed", snapshot.completed_steps);
-  if (files.length) lines.push(`Modified files (${files.length}):`, ...files.map(([file, entry]) => `  - ${escapeControls(file)} (${plural(entry.modification_count ?? 0, "change")})`));
+  if (files.length)
+    lines.push(
+      `Modified files (${files.length}):`,
+      ...files.map(([file, entry]) => `  - ${escapeControls(file)} (${plural(entry.modification_count ?? 0, "change")})`),
+    );
   list("Next steps", snapshot.next_steps);
   list("Blocking issues", snapshot.blocking_issues);
   if (session.patterns_detected?.length) lines.push(`Patterns: ${session.patterns_detected.map(escapeControls).join(", ")}`);

@@ -44,17 +44,28 @@ function has(columns: ReadonlySet<string>, ...names: string[]): boolean {
 export function claudeMemShape(db: SourceDb, file: string): ClaudeMemShape {
   const what = "claude-mem source";
   try {
-    const table = (name: string) => new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(name) as string[]).map((column) => column.toLowerCase()));
+    const table = (name: string) =>
+      new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(name) as string[]).map((column) => column.toLowerCase()));
     const columns = table("pending_messages");
-    if (!columns.size) throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no pending_messages table; is it claude-mem's database (${defaultClaudeMemPath()})?`, { file });
+    if (!columns.size)
+      throw new ReqwatchError("BAD_INPUT", `${what}: ${file} has no pending_messages table; is it claude-mem's database (${defaultClaudeMemPath()})?`, {
+        file,
+      });
     const sessionColumn = columns.has("content_session_id") ? "content_session_id" : columns.has("claude_session_id") ? "claude_session_id" : null;
     const missing = ["id", "status", "created_at_epoch"].filter((name) => !columns.has(name));
     if (!sessionColumn) missing.push("content_session_id (or claude_session_id)");
-    if (missing.length) throw new ReqwatchError("BAD_INPUT", `${what}: ${file}'s pending_messages has a shape reqwatch does not know: no ${missing.join(", ")}. Nothing was read or changed.`, { file });
-    const uniqueBySessionDb = (db.prepare("SELECT name FROM pragma_index_list('pending_messages') WHERE \"unique\" = 1").pluck().all() as string[]).some((index) => {
-      const keys = db.prepare("SELECT name FROM pragma_index_info(?)").pluck().all(index) as string[];
-      return keys.join(",") === "session_db_id,tool_use_id";
-    });
+    if (missing.length)
+      throw new ReqwatchError(
+        "BAD_INPUT",
+        `${what}: ${file}'s pending_messages has a shape reqwatch does not know: no ${missing.join(", ")}. Nothing was read or changed.`,
+        { file },
+      );
+    const uniqueBySessionDb = (db.prepare("SELECT name FROM pragma_index_list('pending_messages') WHERE \"unique\" = 1").pluck().all() as string[]).some(
+      (index) => {
+        const keys = db.prepare("SELECT name FROM pragma_index_info(?)").pluck().all(index) as string[];
+        return keys.join(",") === "session_db_id,tool_use_id";
+      },
+    );
     const retired = columns.has("tool_use_id") && !columns.has("retry_count");
     return {
       generation: generationOf(columns, sessionColumn!, retired, uniqueBySessionDb),
@@ -81,7 +92,18 @@ function generationOf(columns: ReadonlySet<string>, sessionColumn: string, retir
 
 /** The claude-mem table as a source queue (lib/sources/sourceQueue.ts), mapped by claude-mem's own rules. */
 export function claudeMemQueue(shape: ClaudeMemShape, file: string): SourceQueue {
-  const optional = ["message_type", "tool_name", "tool_input", "tool_response", "last_user_message", "retry_count", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch", "worker_pid"];
+  const optional = [
+    "message_type",
+    "tool_name",
+    "tool_input",
+    "tool_response",
+    "last_user_message",
+    "retry_count",
+    "started_processing_at_epoch",
+    "completed_at_epoch",
+    "failed_at_epoch",
+    "worker_pid",
+  ];
   const join = shape.hasSessions && shape.columns.has("session_db_id");
   const prefix = "claude-mem-";
   return {
@@ -94,14 +116,20 @@ export function claudeMemQueue(shape: ClaudeMemShape, file: string): SourceQueue
     status: "t.status",
     statusValues: STATUS_STATE,
     created: "reqwatch_time(t.created_at_epoch)",
-    times: ["created_at_epoch", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`),
+    times: ["created_at_epoch", "started_processing_at_epoch", "completed_at_epoch", "failed_at_epoch"]
+      .filter((name) => shape.columns.has(name))
+      .map((name) => `t.${name}`),
     // The project of the message's session names its workspace, as it does in claude-mem's viewer.
     workspace: `coalesce(${join ? "reqwatch_name(s.project, 64)" : "NULL"}, 'claude-mem')`,
     session: `reqwatch_name(t.${shape.sessionColumn}, 128)`,
     text: ["tool_name", "tool_input", "tool_response", "last_user_message"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`),
     rowId: (requestId) => (requestId.startsWith(prefix) && /^\d{1,18}$/.test(requestId.slice(prefix.length)) ? requestId.slice(prefix.length) : null),
     requestId: (row) => `${prefix}${String(row._id)}`,
-    facts: ["t.status", "t.created_at_epoch", ...["started_processing_at_epoch", "worker_pid"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`)].join(", "),
+    facts: [
+      "t.status",
+      "t.created_at_epoch",
+      ...["started_processing_at_epoch", "worker_pid"].filter((name) => shape.columns.has(name)).map((name) => `t.${name}`),
+    ].join(", "),
     // claude-mem changes a pending message only to claim it (or delete it): its status says when to read it again.
     settled: ["pending"],
     stuck: (row, now, lastWriteAt) => stuckOf(row, shape, now, lastWriteAt),
@@ -153,16 +181,19 @@ function stuckOf(row: Row, shape: ClaudeMemShape, now: number, lastWriteAt: numb
   const startedAt = epochMs(row.started_processing_at_epoch);
   if (state !== "queued" && state !== "processing") return null;
   if (shape.retired && lastWriteAt !== null && now - lastWriteAt >= LEFT_OVER_AFTER_MS) {
-    return () => `left over: claude-mem from v13.4.0 keeps its queue in memory and no longer processes this table (nothing written for ${formatDuration(now - lastWriteAt)})`;
+    return () =>
+      `left over: claude-mem from v13.4.0 keeps its queue in memory and no longer processes this table (nothing written for ${formatDuration(now - lastWriteAt)})`;
   }
-  if (state === "queued") return now - createdAt >= LEFT_OVER_AFTER_MS ? () => `pending ${formatDuration(now - createdAt)}: no claude-mem worker has taken it` : null;
+  if (state === "queued")
+    return now - createdAt >= LEFT_OVER_AFTER_MS ? () => `pending ${formatDuration(now - createdAt)}: no claude-mem worker has taken it` : null;
   const pid = typeof row.worker_pid === "number" ? row.worker_pid : null;
   const since = startedAt ?? createdAt;
   const known = startedAt === undefined ? " since it was created (claude-mem did not record when processing started)" : "";
   if (pid !== null && !pidExists(pid)) return () => `processing ${formatDuration(Math.max(0, now - since))}${known}; claude-mem worker pid ${pid} is gone`;
   // Where claude-mem records its worker (v12.4.5-v12.4.9), its own rule is that worker's liveness, not the time.
   if (pid !== null) return null;
-  if (now - since > CLAUDE_MEM_PROCESSING_LIMIT_MS) return () => `processing ${formatDuration(now - since)}${known}, past claude-mem's own ${formatDuration(CLAUDE_MEM_PROCESSING_LIMIT_MS)} stuck limit`;
+  if (now - since > CLAUDE_MEM_PROCESSING_LIMIT_MS)
+    return () => `processing ${formatDuration(now - since)}${known}, past claude-mem's own ${formatDuration(CLAUDE_MEM_PROCESSING_LIMIT_MS)} stuck limit`;
   return null;
 }
 

@@ -21,7 +21,8 @@ export function claudeMemWorkerQueue(file: string, stuckAfterMs = WORKER_STUCK_A
     table: "spells",
     keptByReqwatch: true,
     from: "spells t",
-    select: "t.pid, t.version, t.state, t.started_at, t.processing_at, t.progress_at, t.ended_at, t.last_at, t.depth, t.max_depth, t.arrived, t.done, t.parked, t.active, t.degraded, t.error",
+    select:
+      "t.pid, t.version, t.state, t.started_at, t.processing_at, t.progress_at, t.ended_at, t.last_at, t.depth, t.max_depth, t.arrived, t.done, t.parked, t.active, t.degraded, t.error",
     id: "t.seq",
     status: "t.state",
     statusValues: { queued: "queued", processing: "processing", completed: "completed", failed: "failed" },
@@ -61,7 +62,11 @@ function spellMessage(row: Row, now: number, stuckAfterMs: number): SourceMessag
     ...(typeof row.error === "string" && { error: row.error }),
   };
   const stuck = spellStuck(row, now, stuckAfterMs)?.() ?? null;
-  const note = live ? [`${depth} waiting`, state === "processing" ? "processing" : "not processing", done && `${done} done`, plural(num(row.active) ?? 0, "active session")].filter(Boolean).join(", ") : `${done} done`;
+  const note = live
+    ? [`${depth} waiting`, state === "processing" ? "processing" : "not processing", done && `${done} done`, plural(num(row.active) ?? 0, "active session")]
+        .filter(Boolean)
+        .join(", ")
+    : `${done} done`;
   return { request, stuck, note };
 }
 

@@ -70,7 +70,13 @@ export class LiveSource {
   private db: SourceDb | null = null;
   private queue: SourceQueue | null = null;
   private rows: LiveRows | null = null;
-  private describe: Pick<SourceStatus, "file" | "mapping" | "table" | "generation" | "retired"> = { file: null, mapping: null, table: null, generation: null, retired: false };
+  private describe: Pick<SourceStatus, "file" | "mapping" | "table" | "generation" | "retired"> = {
+    file: null,
+    mapping: null,
+    table: null,
+    generation: null,
+    retired: false,
+  };
   private ino = 0;
   private version: string | null = null;
   private summary: QueueLook | null = null;
@@ -268,7 +274,8 @@ export class LiveSource {
     this.close();
     this.summary = null;
     this.failedAt = now;
-    this.error = error instanceof ReqwatchError ? error : new ReqwatchError("IO_ERROR", `Source ${this.name}: ${(error as Error).message}`, {}, { cause: error });
+    this.error =
+      error instanceof ReqwatchError ? error : new ReqwatchError("IO_ERROR", `Source ${this.name}: ${(error as Error).message}`, {}, { cause: error });
   }
 
   private fingerprint(): string {
@@ -276,7 +283,18 @@ export class LiveSource {
     const worker = this.watch?.status();
     // A stuck row's reason says how long: a page showing it is told again each minute, not at each look.
     const minute = s?.stuck.length && this.readAt !== null ? Math.floor(this.readAt / 60_000) : null;
-    return JSON.stringify([this.version, this.error?.message, s?.total, s?.counts, s?.lastWriteAt, s?.counting, s?.stuck.length, s && stuckDigest(s.stuck), minute, worker && [worker.running, worker.error, worker.snapshot]]);
+    return JSON.stringify([
+      this.version,
+      this.error?.message,
+      s?.total,
+      s?.counts,
+      s?.lastWriteAt,
+      s?.counting,
+      s?.stuck.length,
+      s && stuckDigest(s.stuck),
+      minute,
+      worker && [worker.running, worker.error, worker.snapshot],
+    ]);
   }
 }
 
@@ -312,9 +330,13 @@ export function sourcesFromEnv(value: string | undefined, cwd = process.cwd()): 
     } catch {
       list = null;
     }
-    if (!Array.isArray(list) || !list.every((item) => typeof item === "string")) throw new ReqwatchError("BAD_INPUT", "REQWATCH_SOURCES: a JSON list must be a list of source texts.");
+    if (!Array.isArray(list) || !list.every((item) => typeof item === "string"))
+      throw new ReqwatchError("BAD_INPUT", "REQWATCH_SOURCES: a JSON list must be a list of source texts.");
   }
-  return ((list as string[] | null) ?? value.split(",")).map((text) => text.trim()).filter(Boolean).map((text) => parseSourceSpec(text, cwd));
+  return ((list as string[] | null) ?? value.split(","))
+    .map((text) => text.trim())
+    .filter(Boolean)
+    .map((text) => parseSourceSpec(text, cwd));
 }
 
 /**
@@ -351,7 +373,10 @@ export class SourceSet {
     const source = this.sources.find((candidate) => candidate.name === name);
     if (!source) {
       const known = this.sources.map((candidate) => candidate.name);
-      throw new ReqwatchError("NOT_FOUND", `No source is named ${JSON.stringify(name)}; ${known.length ? `the dashboard reads ${known.join(", ")}` : "the dashboard reads none (start it with --source)"}.`);
+      throw new ReqwatchError(
+        "NOT_FOUND",
+        `No source is named ${JSON.stringify(name)}; ${known.length ? `the dashboard reads ${known.join(", ")}` : "the dashboard reads none (start it with --source)"}.`,
+      );
     }
     return source;
   }

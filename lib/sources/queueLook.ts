@@ -96,7 +96,10 @@ export class LiveRows {
     const { queue } = this;
     this.counts = emptyCounts();
     this.total = 0;
-    for (const [value, n] of db.prepare(`SELECT ${queue.status}, count(*) FROM "${queue.table}" t GROUP BY ${queue.status}`).raw().all() as [unknown, number][]) {
+    for (const [value, n] of db.prepare(`SELECT ${queue.status}, count(*) FROM "${queue.table}" t GROUP BY ${queue.status}`).raw().all() as [
+      unknown,
+      number,
+    ][]) {
       this.counts[stateOf(queue, value)] += n;
       this.total += n;
     }
@@ -130,7 +133,9 @@ export class LiveRows {
     const moving = live.filter((value) => !queue.settled.includes(value));
     const toRead: unknown[] = [];
     if (moving.length) {
-      const rows = db.prepare(`SELECT ${this.select} FROM "${queue.table}" t WHERE ${queue.status} IN (${moving.map(() => "?").join(", ")}) AND ${queue.id} <= ?`).all(...moving, this.cursor) as Row[];
+      const rows = db
+        .prepare(`SELECT ${this.select} FROM "${queue.table}" t WHERE ${queue.status} IN (${moving.map(() => "?").join(", ")}) AND ${queue.id} <= ?`)
+        .all(...moving, this.cursor) as Row[];
       for (const row of rows) this.take(row);
     }
     for (const status of live.filter((value) => queue.settled.includes(value))) {
@@ -154,7 +159,8 @@ export class LiveRows {
       const time = timeOf(row[`_t${i}`]);
       if (time !== undefined && (this.latest === null || time > this.latest)) this.latest = time;
     }
-    if (LIVE.includes(stateOf(this.queue, row._status))) this.live.set(row._id, { status: String(row._status), facts: row, requestId: this.queue.requestId(row), seen: this.calls });
+    if (LIVE.includes(stateOf(this.queue, row._status)))
+      this.live.set(row._id, { status: String(row._status), facts: row, requestId: this.queue.requestId(row), seen: this.calls });
     else this.live.delete(row._id);
   }
 }
@@ -181,7 +187,16 @@ export function readQueue(db: SourceDb, queue: SourceQueue, now: number, listing
         total,
         lastWriteAt,
         stuck: stuck.length,
-        stuckMessages: listing.stuck ? readRows(db, queue, stuck.map((row) => row.rowId), now, lastWriteAt, listing.stuck) : [],
+        stuckMessages: listing.stuck
+          ? readRows(
+              db,
+              queue,
+              stuck.map((row) => row.rowId),
+              now,
+              lastWriteAt,
+              listing.stuck,
+            )
+          : [],
         messages: newest === 0 ? [] : readNewest(db, queue, now, lastWriteAt, newest),
       };
     })(),

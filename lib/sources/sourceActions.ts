@@ -63,9 +63,17 @@ function verdict(kind: SourceActionKind, state: string, stuck: string | null): s
  * message the owner moved meanwhile is skipped. A dry run opens the database read-only and
  * changes nothing. Not on a mapped table: reqwatch does not know its owner's recovery.
  */
-export function sourceAction(spec: SourceSpec, kind: SourceActionKind, requestIds: readonly string[], options: { dryRun: boolean; now?: number }): SourceActionResult {
+export function sourceAction(
+  spec: SourceSpec,
+  kind: SourceActionKind,
+  requestIds: readonly string[],
+  options: { dryRun: boolean; now?: number },
+): SourceActionResult {
   if (spec.kind !== "claude-mem") {
-    throw new ReqwatchError("BAD_INPUT", "reqwatch acts only on claude-mem's queue, where it knows what claude-mem's own recovery does; a mapped table is read only.");
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      "reqwatch acts only on claude-mem's queue, where it knows what claude-mem's own recovery does; a mapped table is read only.",
+    );
   }
   if (!requestIds.length) throw new ReqwatchError("BAD_INPUT", "Name the messages to act on.");
   if (requestIds.length > MAX_SOURCE_ACTION_ROWS) throw new ReqwatchError("BAD_INPUT", `At most ${MAX_SOURCE_ACTION_ROWS} messages per action.`);
@@ -86,7 +94,16 @@ export function sourceAction(spec: SourceSpec, kind: SourceActionKind, requestId
   }
 }
 
-function judgeAndAct(db: SourceDb, queue: SourceQueue, shape: ClaudeMemShape, kind: SourceActionKind, sql: string, ids: string[], now: number, dryRun: boolean): Pick<SourceActionResult, "changed" | "skipped"> {
+function judgeAndAct(
+  db: SourceDb,
+  queue: SourceQueue,
+  shape: ClaudeMemShape,
+  kind: SourceActionKind,
+  sql: string,
+  ids: string[],
+  now: number,
+  dryRun: boolean,
+): Pick<SourceActionResult, "changed" | "skipped"> {
   const lastWriteAt = lastWriteOf(db, queue);
   const leftOver = shape.retired && lastWriteAt !== null && now - lastWriteAt >= LEFT_OVER_AFTER_MS;
   const refused = refusal(kind, shape, leftOver);

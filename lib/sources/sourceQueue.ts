@@ -104,7 +104,12 @@ export function reading<T>(queue: SourceQueue, read: () => T): T {
 export function lastWriteOf(db: SourceDb, queue: SourceQueue): number | null {
   return reading(queue, () => {
     // The native max of each column (an index can serve it), read as a time after.
-    const latest = (db.prepare(`SELECT ${queue.times.map((column) => `max(${column})`).join(", ")} FROM "${queue.table}" t`).raw().get() as unknown[])
+    const latest = (
+      db
+        .prepare(`SELECT ${queue.times.map((column) => `max(${column})`).join(", ")} FROM "${queue.table}" t`)
+        .raw()
+        .get() as unknown[]
+    )
       .map(timeOf)
       .filter((t): t is number => t !== undefined);
     return latest.length ? Math.max(...latest) : null;
@@ -112,17 +117,30 @@ export function lastWriteOf(db: SourceDb, queue: SourceQueue): number | null {
 }
 
 /** The rows of these ids (as `_id` gives them), newest first, at most `limit`. */
-export function readRows(db: SourceDb, queue: SourceQueue, rowIds: readonly unknown[], now: number, lastWriteAt: number | null, limit: number): SourceMessage[] {
+export function readRows(
+  db: SourceDb,
+  queue: SourceQueue,
+  rowIds: readonly unknown[],
+  now: number,
+  lastWriteAt: number | null,
+  limit: number,
+): SourceMessage[] {
   return reading(queue, () =>
-    (db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${queue.id} IN (SELECT value FROM json_each(?)) ORDER BY ${queue.id} DESC LIMIT ?`).all(JSON.stringify(rowIds), limit) as Row[]).map((row) =>
-      queue.toMessage(row, now, lastWriteAt),
-    ),
+    (
+      db
+        .prepare(`SELECT ${columns(queue)} FROM ${queue.from} WHERE ${queue.id} IN (SELECT value FROM json_each(?)) ORDER BY ${queue.id} DESC LIMIT ?`)
+        .all(JSON.stringify(rowIds), limit) as Row[]
+    ).map((row) => queue.toMessage(row, now, lastWriteAt)),
   );
 }
 
 /** The newest `limit` rows. */
 export function readNewest(db: SourceDb, queue: SourceQueue, now: number, lastWriteAt: number | null, limit: number): SourceMessage[] {
-  return reading(queue, () => (db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} ORDER BY ${queue.id} DESC LIMIT ?`).all(limit) as Row[]).map((row) => queue.toMessage(row, now, lastWriteAt)));
+  return reading(queue, () =>
+    (db.prepare(`SELECT ${columns(queue)} FROM ${queue.from} ORDER BY ${queue.id} DESC LIMIT ?`).all(limit) as Row[]).map((row) =>
+      queue.toMessage(row, now, lastWriteAt),
+    ),
+  );
 }
 
 /** One row by the request id it shows, or null. */
@@ -177,7 +195,10 @@ function sourceFilters(queue: SourceQueue): FilterTarget {
       const anyColumn = `(${queue.text.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ") || "0"})`;
       return [words.map(() => anyColumn).join(" AND "), ...words.flatMap((word) => queue.text.map(() => likeWord(word)))];
     },
-    ids: (ids) => [`${queue.id} IN (SELECT value FROM json_each(?))`, JSON.stringify(ids.map((id) => queue.rowId(id)).filter((id): id is string => id !== null))],
+    ids: (ids) => [
+      `${queue.id} IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(ids.map((id) => queue.rowId(id)).filter((id): id is string => id !== null)),
+    ],
     callbackFailed: "0",
   };
 }

@@ -9,7 +9,9 @@ import { defaultClaudeMemPath } from "./claudeMem";
  * table described by a mapping file (lib/sources/sqliteTable.ts); and the lifecycles the dashboard's
  * OTLP receiver made of what it was sent (`otel`: lib/telemetry, never named by a user).
  */
-export type SourceSpec = ({ kind: "claude-mem"; file: string } | { kind: "sqlite"; mapping: string } | { kind: "otel"; file: string; stuckAfterMs?: number }) & {
+export type SourceSpec = (
+  { kind: "claude-mem"; file: string } | { kind: "sqlite"; mapping: string } | { kind: "otel"; file: string; stuckAfterMs?: number }
+) & {
   /** `?write=1`: the dashboard may act on it where the owner's own recovery does the same (lib/sources/sourceActions.ts). */
   write?: boolean;
 };
@@ -35,7 +37,11 @@ export function parseSourceSpec(given: string, cwd = process.cwd(), otel?: () =>
   if (text === "otel") {
     if (write) throw new ReqwatchError("BAD_INPUT", "otel is read only: it is what reqwatch received, shown as sent.");
     // Where a state folder is known (the CLI's, the MCP server's); the dashboard shows its own by itself.
-    if (!otel) throw new ReqwatchError("BAD_INPUT", "otel is not a source to name here: the dashboard shows what its OpenTelemetry receiver kept by itself (--otlp-port); `reqwatch list --source otel` and `reqwatch source otel` read it.");
+    if (!otel)
+      throw new ReqwatchError(
+        "BAD_INPUT",
+        "otel is not a source to name here: the dashboard shows what its OpenTelemetry receiver kept by itself (--otlp-port); `reqwatch list --source otel` and `reqwatch source otel` read it.",
+      );
     return otel();
   }
   const spec = parseReadSpec(text, cwd);
@@ -52,7 +58,11 @@ function parseReadSpec(text: string, cwd: string): SourceSpec {
     if (!where) throw new ReqwatchError("BAD_INPUT", `Source ${JSON.stringify(text)} names no mapping file: use sqlite:<mapping.json>.`);
     return { kind, mapping: resolve(where) };
   }
-  if (colon >= 0 && !where) throw new ReqwatchError("BAD_INPUT", `Source ${JSON.stringify(text)} names no file: use claude-mem:<path to claude-mem.db>, or claude-mem alone for ${defaultClaudeMemPath()}.`);
+  if (colon >= 0 && !where)
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `Source ${JSON.stringify(text)} names no file: use claude-mem:<path to claude-mem.db>, or claude-mem alone for ${defaultClaudeMemPath()}.`,
+    );
   return { kind, file: where ? resolve(where) : defaultClaudeMemPath() };
 }
 

@@ -76,7 +76,10 @@ const MAX_PID_FILE_BYTES = 64;
 export function readTableMapping(file: string): TableMapping {
   const read = readSmallJson(file, { maxBytes: MAX_MAPPING_BYTES, links: "follow" });
   if ("missing" in read) throw new ReqwatchError("NOT_FOUND", `sqlite source: cannot read the mapping ${file}: it does not exist.`, { file });
-  if ("problem" in read) throw new ReqwatchError(read.reason === "unreadable" ? "IO_ERROR" : "BAD_INPUT", `sqlite source: the mapping ${file} ${read.problem}; nothing was read.`, { file });
+  if ("problem" in read)
+    throw new ReqwatchError(read.reason === "unreadable" ? "IO_ERROR" : "BAD_INPUT", `sqlite source: the mapping ${file} ${read.problem}; nothing was read.`, {
+      file,
+    });
   const wrong = (where: string, what: string) => new ReqwatchError("BAD_INPUT", `sqlite source: the mapping ${file} is wrong at ${where}: ${what}.`, { file });
   const parsed = tableMappingSchema.safeParse(read.value);
   if (!parsed.success) {
@@ -143,7 +146,11 @@ export function tableQueue(db: SourceDb, mapping: TableMapping): SourceQueue & {
   const named = [...new Set(keyed.map(([, name]) => name).filter((name): name is string => name !== undefined))];
   const missing = keyed.filter(([, name]) => name !== undefined && !columns.has(name.toLowerCase())).map(([key, name]) => `${key} (${name})`);
   if (missing.length) {
-    throw new ReqwatchError("BAD_INPUT", `${what}: the mapping names columns ${mapping.table} in ${file} does not have: ${missing.join(", ")}; it has ${[...columns].join(", ")}. Nothing was read or changed.`, { file });
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `${what}: the mapping names columns ${mapping.table} in ${file} does not have: ${missing.join(", ")}; it has ${[...columns].join(", ")}. Nothing was read or changed.`,
+      { file },
+    );
   }
   const column = (name: string) => `t."${name}"`;
   const stuckAfterMs = mapping.stuckAfter === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(mapping.stuckAfter, "stuckAfter");
@@ -160,7 +167,9 @@ export function tableQueue(db: SourceDb, mapping: TableMapping): SourceQueue & {
     statusValues: mapping.status.values as Record<string, State>,
     created: `reqwatch_time(${column(mapping.times.created)})`,
     times: Object.values(mapping.times).map(column),
-    workspace: mapping.workspace ? `coalesce(reqwatch_name(${column(mapping.workspace)}, 64), '${mapping.table.slice(0, 64)}')` : `'${mapping.table.slice(0, 64)}'`,
+    workspace: mapping.workspace
+      ? `coalesce(reqwatch_name(${column(mapping.workspace)}, 64), '${mapping.table.slice(0, 64)}')`
+      : `'${mapping.table.slice(0, 64)}'`,
     session: mapping.session ? `reqwatch_name(${column(mapping.session)}, 128)` : null,
     text: [mapping.prompt, mapping.output, mapping.error].filter((name): name is string => name !== undefined).map(column),
     // The id as the row keeps it (a request id shows it with anything but letters, digits, _ and - as _).
@@ -189,7 +198,14 @@ function stateOfRow(row: Record<string, unknown>, mapping: TableMapping): State 
 /** The stale-job rules on a row's facts (toMessage says the same, and what cannot be read besides). */
 function stuckOf(row: Record<string, unknown>, mapping: TableMapping, stuckAfterMs: number, now: number): StuckReason {
   const at = (column: string | undefined) => (column ? timeOf(row[column]) : undefined);
-  const { stuck } = judge(row, mapping, stateOfRow(row, mapping) ?? "failed", at(mapping.times.started) ?? at(mapping.times.created) ?? null, stuckAfterMs, now);
+  const { stuck } = judge(
+    row,
+    mapping,
+    stateOfRow(row, mapping) ?? "failed",
+    at(mapping.times.started) ?? at(mapping.times.created) ?? null,
+    stuckAfterMs,
+    now,
+  );
   return stuck === null ? null : () => stuck;
 }
 
@@ -218,7 +234,8 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
     if (!column) return undefined;
     const value = row[column];
     const ms = timeOf(value);
-    if (ms === undefined && value !== null && value !== undefined && value !== "") problems.push(`${column} holds ${JSON.stringify(value)}, which is not a time`);
+    if (ms === undefined && value !== null && value !== undefined && value !== "")
+      problems.push(`${column} holds ${JSON.stringify(value)}, which is not a time`);
     return ms;
   };
   const created = time("created");
@@ -241,9 +258,7 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
     ...(sessionId !== undefined && { sessionId }),
     ...(mapping.prompt && text(row[mapping.prompt]) !== undefined && { prompt: text(row[mapping.prompt]) }),
     ...(mapping.output && text(row[mapping.output]) !== undefined && { output: text(row[mapping.output]) }),
-    ...(mapped === undefined
-      ? { error: problems[0] }
-      : mapping.error && text(row[mapping.error]) !== undefined && { error: text(row[mapping.error]) }),
+    ...(mapped === undefined ? { error: problems[0] } : mapping.error && text(row[mapping.error]) !== undefined && { error: text(row[mapping.error]) }),
   };
   const since = startedAt ?? created;
   const judged = judge(row, mapping, state, since ?? null, stuckAfterMs, now);
@@ -255,12 +270,20 @@ function toMessage(row: Record<string, unknown>, mapping: TableMapping, stuckAft
  * recovered; a live pid (its column, or the pid file) means leave it, until it has run past
  * stuckAfter (a pid can be reused); no marker and no live pid means stale.
  */
-function judge(row: Record<string, unknown>, mapping: TableMapping, state: State, since: number | null, stuckAfterMs: number, now: number): { stuck: string | null; note: string | null } {
+function judge(
+  row: Record<string, unknown>,
+  mapping: TableMapping,
+  state: State,
+  since: number | null,
+  stuckAfterMs: number,
+  now: number,
+): { stuck: string | null; note: string | null } {
   if (state !== "processing") return { stuck: null, note: null };
   const ran = since === null ? "since a time that cannot be read" : formatDuration(Math.max(0, now - since));
   const dir = mapping.markers ? jobDir(row[mapping.markers.payload], mapping.markers.key) : null;
   // Markers configured, but this job's payload names no folder: say so rather than judge without them.
-  const unmarked = mapping.markers && dir === null ? `its ${mapping.markers.payload} has no ${JSON.stringify(mapping.markers.key)}: no marker could be checked` : null;
+  const unmarked =
+    mapping.markers && dir === null ? `its ${mapping.markers.payload} has no ${JSON.stringify(mapping.markers.key)}: no marker could be checked` : null;
   const marker = (template: string | undefined) => (dir && template ? path.resolve(path.dirname(mapping.database), template.replaceAll("{dir}", dir)) : null);
   const done = marker(mapping.markers?.done);
   if (done && fs.existsSync(done)) return { stuck: `processing ${ran}; its done marker ${done} exists: a result waits to be recovered`, note: null };
@@ -276,6 +299,10 @@ function judge(row: Record<string, unknown>, mapping: TableMapping, state: State
       : { stuck: null, note: [`worker pid ${pid} runs`, note].filter(Boolean).join("; ") };
   }
   if (pid !== null) return { stuck: `processing ${ran}; worker pid ${pid} is gone and no done marker`, note };
-  if (past) return { stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}, with no done marker${mapping.markers?.pid || mapping.pid ? " and no pid" : ""}`, note };
+  if (past)
+    return {
+      stuck: `processing ${ran}, past ${formatDuration(stuckAfterMs)}, with no done marker${mapping.markers?.pid || mapping.pid ? " and no pid" : ""}`,
+      note,
+    };
   return { stuck: null, note };
 }

@@ -69,7 +69,14 @@ function toMessage(row: Row, now: number, stuckAfterMs: number): SourceMessage {
   const calls = num(row.calls) ?? 0;
   const tools = num(row.tools) ?? 0;
   const costs = { calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 };
-  const note = [calls > 0 && plural(calls, "model call"), tools > 0 && plural(tools, "tool use"), inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`, calls > 0 && (costs.costUsd > 0 || costs.estimatedCalls > 0 || costs.unpricedCalls > 0) && formatCost(costs)].filter(Boolean).join(", ");
+  const note = [
+    calls > 0 && plural(calls, "model call"),
+    tools > 0 && plural(tools, "tool use"),
+    inputTokens + outputTokens > 0 && `${inputTokens} in / ${outputTokens} out tokens`,
+    calls > 0 && (costs.costUsd > 0 || costs.estimatedCalls > 0 || costs.unpricedCalls > 0) && formatCost(costs),
+  ]
+    .filter(Boolean)
+    .join(", ");
   return { request, stuck, note: note || null };
 }
 
@@ -91,31 +98,38 @@ function stuckOf(row: Row, now: number, stuckAfterMs: number): StuckReason {
   if (waitingOn) {
     const attempt = num(row.attempt) ?? 1;
     const error = str(row.error);
-    return now - lastAt >= stuckAfterMs ? () => [`waiting on ${waitingOn} for ${formatDuration(now - lastAt)}`, attempt > 1 && `attempt ${attempt}`, error && `last error ${error}`].filter(Boolean).join(", ") : null;
+    return now - lastAt >= stuckAfterMs
+      ? () =>
+          [`waiting on ${waitingOn} for ${formatDuration(now - lastAt)}`, attempt > 1 && `attempt ${attempt}`, error && `last error ${error}`]
+            .filter(Boolean)
+            .join(", ")
+      : null;
   }
-  return now - receivedAt >= stuckAfterMs ? () => `nothing received for ${formatDuration(now - receivedAt)}; last: ${String(row.last_step)} (${formatDuration(Math.max(0, now - lastAt))} ago)` : null;
+  return now - receivedAt >= stuckAfterMs
+    ? () => `nothing received for ${formatDuration(now - receivedAt)}; last: ${String(row.last_step)} (${formatDuration(Math.max(0, now - lastAt))} ago)`
+    : null;
 }
 
 /** A lifecycle's steps, oldest first (each with the error it told of), and its model calls and tool uses, each once. */
 function details(db: SourceDb, rowId: string): Pick<SourceMessage, "steps" | "parts"> {
   const stored = lifecycleDetails(db, rowId);
   // A call its files and its telemetry each told (named by each its own way) is one, as its row counts it.
-  const { parts, renamed } = joinedParts(stored.parts.map((part) => ({ kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] })));
+  const { parts, renamed } = joinedParts(
+    stored.parts.map((part) => ({ kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] })),
+  );
   const steps = stored.steps.map((step) => (step.partKey !== null && renamed.has(step.partKey) ? { ...step, partKey: renamed.get(step.partKey)! } : step));
   return {
-    steps: steps.map(
-      (step): SourceStep => ({
-        key: step.key,
-        at: step.at,
-        ...(step.startAt !== null && { startAt: step.startAt }),
-        ...(step.parentKey !== null && { parentKey: step.parentKey }),
-        ...(step.partKey !== null && { partKey: step.partKey }),
-        name: step.name,
-        summary: step.summary,
-        detail: JSON.parse(step.detail) as SourceStep["detail"],
-        ...(typeof step.error === "string" && step.error !== "" && { error: step.error }),
-      }),
-    ),
+    steps: steps.map((step): SourceStep => ({
+      key: step.key,
+      at: step.at,
+      ...(step.startAt !== null && { startAt: step.startAt }),
+      ...(step.parentKey !== null && { parentKey: step.parentKey }),
+      ...(step.partKey !== null && { partKey: step.partKey }),
+      name: step.name,
+      summary: step.summary,
+      detail: JSON.parse(step.detail) as SourceStep["detail"],
+      ...(typeof step.error === "string" && step.error !== "" && { error: step.error }),
+    })),
     parts: parts.map((part): SourcePart => ({ ...part, fields: { ...part.fields } })),
   };
 }

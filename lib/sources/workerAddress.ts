@@ -36,7 +36,10 @@ export function claudeMemWorkerAddress(dataDir: string, uid?: number): WorkerAdd
   const rawPort = settings.CLAUDE_MEM_WORKER_PORT;
   const port = typeof rawPort === "number" || typeof rawPort === "string" ? Number(rawPort) : NaN;
   const host = typeof settings.CLAUDE_MEM_WORKER_HOST === "string" ? settings.CLAUDE_MEM_WORKER_HOST.trim() : "";
-  if (!LOOPBACK.has(host)) throw new ReqwatchError("BAD_INPUT", `claude-mem source: ${file} puts the worker on ${host}; reqwatch reads only a worker on this machine (127.0.0.1).`, { file });
+  if (!LOOPBACK.has(host))
+    throw new ReqwatchError("BAD_INPUT", `claude-mem source: ${file} puts the worker on ${host}; reqwatch reads only a worker on this machine (127.0.0.1).`, {
+      file,
+    });
   const valid = Number.isInteger(port) && port > 0 && port < 65536;
   return { host: host === "::1" ? "::1" : "127.0.0.1", port: valid ? port : defaultWorkerPort(uid), settings: valid ? from : null };
 }
@@ -44,4 +47,3 @@ export function claudeMemWorkerAddress(dataDir: string, uid?: number): WorkerAdd
 export function workerUrl(address: WorkerAddress): string {
   return `http://${address.host === "::1" ? "[::1]" : address.host}:${address.port}`;
 }
-

@@ -28,11 +28,16 @@ export async function askWorker(address: WorkerAddress, timeoutMs = 2000): Promi
   let health: Record<string, unknown>;
   let about: Record<string, unknown>;
   try {
-    [status, health, about] = await Promise.all([getJson(`${base}/api/processing-status`, timeoutMs), getJson(`${base}/health`, timeoutMs), getJson(`${base}/api/health`, timeoutMs)]);
+    [status, health, about] = await Promise.all([
+      getJson(`${base}/api/processing-status`, timeoutMs),
+      getJson(`${base}/health`, timeoutMs),
+      getJson(`${base}/api/health`, timeoutMs),
+    ]);
   } catch (error) {
     throw new WorkerDown(address, error);
   }
-  if (typeof status.queueDepth !== "number") throw new WorkerDown(address, new Error(`${base}/api/processing-status has no queueDepth: not a claude-mem v13 worker`));
+  if (typeof status.queueDepth !== "number")
+    throw new WorkerDown(address, new Error(`${base}/api/processing-status has no queueDepth: not a claude-mem v13 worker`));
   const dependencies = about.dependencies as { statuses?: { dependency?: unknown; message?: unknown }[] } | undefined;
   return {
     pid: typeof health.pid === "number" ? health.pid : typeof about.pid === "number" ? about.pid : null,
@@ -42,7 +47,12 @@ export async function askWorker(address: WorkerAddress, timeoutMs = 2000): Promi
     parkedSessions: count(status.parkedSessions),
     activeSessions: count(health.activeSessions),
     degraded: (Array.isArray(dependencies?.statuses) ? dependencies.statuses : [])
-      .map((entry) => `${String(entry.dependency ?? "?")}: ${String(entry.message ?? "").split("\n")[0]!.slice(0, 200)}`)
+      .map(
+        (entry) =>
+          `${String(entry.dependency ?? "?")}: ${String(entry.message ?? "")
+            .split("\n")[0]!
+            .slice(0, 200)}`,
+      )
       .slice(0, 5),
   };
 }
@@ -57,7 +67,12 @@ export class WorkerDown extends Error {
   ) {
     const silent = (cause as { name?: string } | null)?.name === "TimeoutError";
     const where = `${workerUrl(address)} (${address.settings ? `the port in ${address.settings}` : "claude-mem's default port"})`;
-    super(silent ? `claude-mem's worker gave no answer within 2 s on ${where}: busy or paused; its queue is shown as last seen` : `claude-mem's worker is not running: ${whyDown(cause)} on ${where}`, { cause });
+    super(
+      silent
+        ? `claude-mem's worker gave no answer within 2 s on ${where}: busy or paused; its queue is shown as last seen`
+        : `claude-mem's worker is not running: ${whyDown(cause)} on ${where}`,
+      { cause },
+    );
     this.silent = silent;
   }
 }
@@ -94,4 +109,3 @@ export async function workerStatus(address: WorkerAddress, seenAt: number | null
     return { ...asked, running: false, silent: error instanceof WorkerDown && error.silent, error: (error as Error).message, snapshot: null, seenAt };
   }
 }
-

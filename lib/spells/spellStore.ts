@@ -54,7 +54,18 @@ const MAX_STEPS = 500;
 /** Spells that ended this long ago are removed. */
 const KEEP_MS = 7 * 86_400_000;
 
-type SpellRow = { seq: number; pid: number | null; state: string; depth: number; arrived: number; done: number; processing_at: number | null; degraded: string | null; parked: number; active: number };
+type SpellRow = {
+  seq: number;
+  pid: number | null;
+  state: string;
+  depth: number;
+  arrived: number;
+  done: number;
+  processing_at: number | null;
+  degraded: string | null;
+  parked: number;
+  active: number;
+};
 
 /** An observation of the worker: what it said, or that it did not answer. */
 export type WorkerObservation = { snapshot: WorkerSnapshot } | { down: string };
@@ -88,13 +99,27 @@ export class WorkerSpellStore {
       let live = this.db.prepare("SELECT * FROM spells WHERE state IN ('queued', 'processing') ORDER BY seq DESC LIMIT 1").get() as SpellRow | undefined;
       if ("down" in observation) {
         if (!live) return false;
-        this.end(live, now, "failed", `claude-mem's worker${live.pid ? ` (pid ${live.pid})` : ""} stopped with ${live.depth} observation${live.depth === 1 ? "" : "s"} in its queue; claude-mem keeps the queue in memory, so they were lost`, "worker stopped", { reason: observation.down });
+        this.end(
+          live,
+          now,
+          "failed",
+          `claude-mem's worker${live.pid ? ` (pid ${live.pid})` : ""} stopped with ${live.depth} observation${live.depth === 1 ? "" : "s"} in its queue; claude-mem keeps the queue in memory, so they were lost`,
+          "worker stopped",
+          { reason: observation.down },
+        );
         return true;
       }
       const snap = observation.snapshot;
       let changed = false;
       if (live && snap.pid !== null && live.pid !== null && live.pid !== snap.pid) {
-        this.end(live, now, "failed", `claude-mem's worker pid ${live.pid} was replaced by pid ${snap.pid} with ${live.depth} observation${live.depth === 1 ? "" : "s"} in its queue; claude-mem keeps the queue in memory, so they were lost`, "worker replaced", { pid: snap.pid });
+        this.end(
+          live,
+          now,
+          "failed",
+          `claude-mem's worker pid ${live.pid} was replaced by pid ${snap.pid} with ${live.depth} observation${live.depth === 1 ? "" : "s"} in its queue; claude-mem keeps the queue in memory, so they were lost`,
+          "worker replaced",
+          { pid: snap.pid },
+        );
         live = undefined;
         changed = true;
       }
@@ -104,10 +129,31 @@ export class WorkerSpellStore {
         if (snap.queueDepth === 0) return changed;
         const seq = Number(
           this.db
-            .prepare("INSERT INTO spells (pid, version, state, started_at, processing_at, progress_at, last_at, depth, max_depth, arrived, done, parked, active, degraded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)")
-            .run(snap.pid, snap.version, state, now, snap.isProcessing ? now : null, now, now, snap.queueDepth, snap.queueDepth, snap.queueDepth, snap.parkedSessions, snap.activeSessions, degraded).lastInsertRowid,
+            .prepare(
+              "INSERT INTO spells (pid, version, state, started_at, processing_at, progress_at, last_at, depth, max_depth, arrived, done, parked, active, degraded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+            )
+            .run(
+              snap.pid,
+              snap.version,
+              state,
+              now,
+              snap.isProcessing ? now : null,
+              now,
+              now,
+              snap.queueDepth,
+              snap.queueDepth,
+              snap.queueDepth,
+              snap.parkedSessions,
+              snap.activeSessions,
+              degraded,
+            ).lastInsertRowid,
         );
-        this.step(seq, now, "queued", `${snap.queueDepth} observation${snap.queueDepth === 1 ? "" : "s"} in the queue`, { depth: snap.queueDepth, processing: snap.isProcessing, pid: snap.pid, version: snap.version });
+        this.step(seq, now, "queued", `${snap.queueDepth} observation${snap.queueDepth === 1 ? "" : "s"} in the queue`, {
+          depth: snap.queueDepth,
+          processing: snap.isProcessing,
+          pid: snap.pid,
+          version: snap.version,
+        });
         return true;
       }
       // What left the queue: what it held, plus what arrived since, minus what it holds now.
@@ -117,17 +163,52 @@ export class WorkerSpellStore {
         this.end({ ...live, depth: 0 }, now, "completed", null, "queue empty", { done: live.done + done });
         return true;
       }
-      const same = live.depth === snap.queueDepth && live.state === state && done === 0 && arrivals === 0 && live.degraded === degraded && live.parked === snap.parkedSessions && live.active === snap.activeSessions;
+      const same =
+        live.depth === snap.queueDepth &&
+        live.state === state &&
+        done === 0 &&
+        arrivals === 0 &&
+        live.degraded === degraded &&
+        live.parked === snap.parkedSessions &&
+        live.active === snap.activeSessions;
       if (same) return changed;
       this.db
         .prepare(
           `UPDATE spells SET state = ?, processing_at = coalesce(processing_at, ?), progress_at = CASE WHEN ? > 0 THEN ? ELSE progress_at END, last_at = ?, depth = ?, max_depth = max(max_depth, ?),
            arrived = arrived + ?, done = done + ?, parked = ?, active = ?, degraded = ?, version = coalesce(?, version) WHERE seq = ?`,
         )
-        .run(state, snap.isProcessing ? now : null, done, now, now, snap.queueDepth, snap.queueDepth, arrivals, done, snap.parkedSessions, snap.activeSessions, degraded, snap.version, live.seq);
+        .run(
+          state,
+          snap.isProcessing ? now : null,
+          done,
+          now,
+          now,
+          snap.queueDepth,
+          snap.queueDepth,
+          arrivals,
+          done,
+          snap.parkedSessions,
+          snap.activeSessions,
+          degraded,
+          snap.version,
+          live.seq,
+        );
       if (live.depth !== snap.queueDepth || live.state !== state || done > 0) {
-        const what = [`queue ${live.depth} → ${snap.queueDepth}`, done > 0 && `${done} done`, arrivals > 0 && `${arrivals} arrived`, snap.isProcessing ? "processing" : "not processing"].filter(Boolean).join(", ");
-        this.step(live.seq, now, done > 0 ? "progress" : "waiting", what, { depth: snap.queueDepth, done, arrived: arrivals, processing: snap.isProcessing, parked: snap.parkedSessions });
+        const what = [
+          `queue ${live.depth} → ${snap.queueDepth}`,
+          done > 0 && `${done} done`,
+          arrivals > 0 && `${arrivals} arrived`,
+          snap.isProcessing ? "processing" : "not processing",
+        ]
+          .filter(Boolean)
+          .join(", ");
+        this.step(live.seq, now, done > 0 ? "progress" : "waiting", what, {
+          depth: snap.queueDepth,
+          done,
+          arrived: arrivals,
+          processing: snap.isProcessing,
+          parked: snap.parkedSessions,
+        });
       }
       return true;
     })();
@@ -136,7 +217,10 @@ export class WorkerSpellStore {
   /** Remove the spells that ended long ago. */
   trim(now = Date.now()): number {
     return this.db.transaction(() => {
-      const old = this.db.prepare("SELECT seq FROM spells WHERE ended_at IS NOT NULL AND ended_at < ?").pluck().all(now - KEEP_MS) as number[];
+      const old = this.db
+        .prepare("SELECT seq FROM spells WHERE ended_at IS NOT NULL AND ended_at < ?")
+        .pluck()
+        .all(now - KEEP_MS) as number[];
       for (const seq of old) {
         this.db.prepare("DELETE FROM steps WHERE seq = ?").run(seq);
         this.db.prepare("DELETE FROM spells WHERE seq = ?").run(seq);
@@ -158,7 +242,9 @@ export class WorkerSpellStore {
     const n = this.db.prepare("SELECT count(*) FROM steps WHERE seq = ?").pluck().get(seq) as number;
     // Past the cap, the newest replaces the last kept: the first steps and the latest stay.
     if (n >= MAX_STEPS) this.db.prepare("DELETE FROM steps WHERE seq = ? AND n = ?").run(seq, n - 1);
-    this.db.prepare("INSERT INTO steps (seq, at, n, name, summary, detail) VALUES (?, ?, ?, ?, ?, ?)").run(seq, at, Math.min(n, MAX_STEPS - 1), name, summary, JSON.stringify(detail));
+    this.db
+      .prepare("INSERT INTO steps (seq, at, n, name, summary, detail) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(seq, at, Math.min(n, MAX_STEPS - 1), name, summary, JSON.stringify(detail));
   }
 }
 
@@ -169,7 +255,11 @@ export function workerStoreFile(storeDir: string, claudeMemFile: string): string
 
 /** One spell's steps, oldest first, read on a connection the reader opened (read-only). */
 export function spellSteps(db: SourceDb, seq: string): { at: number; name: string; summary: string; detail: Record<string, unknown> }[] {
-  const steps = db.prepare("SELECT at, name, summary, detail FROM steps WHERE seq = ? ORDER BY n").all(seq) as { at: number; name: string; summary: string; detail: string }[];
+  const steps = db.prepare("SELECT at, name, summary, detail FROM steps WHERE seq = ? ORDER BY n").all(seq) as {
+    at: number;
+    name: string;
+    summary: string;
+    detail: string;
+  }[];
   return steps.map((step) => ({ ...step, detail: JSON.parse(step.detail) as Record<string, unknown> }));
 }
-

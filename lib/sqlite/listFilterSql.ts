@@ -27,7 +27,10 @@ export interface FilterTarget {
 }
 
 /** The conditions (ANDed) and their parameters for every filter but the states and the cursor, which each table pages its own way (`add` them). */
-export function filterConditions(filters: ResolvedListFilters, target: FilterTarget): { where: string[]; params: unknown[]; add: (condition: string, ...values: unknown[]) => void } {
+export function filterConditions(
+  filters: ResolvedListFilters,
+  target: FilterTarget,
+): { where: string[]; params: unknown[]; add: (condition: string, ...values: unknown[]) => void } {
   const where: string[] = [];
   const params: unknown[] = [];
   const add = (condition: string, ...values: unknown[]) => {

@@ -38,9 +38,18 @@ function bindingError(error: unknown): ReqwatchError | undefined {
   const platform = `${process.platform}-${process.arch}`;
   const prebuilt = PREBUILT.includes(platform);
   // The loader's own words, without the absolute path it starts with.
-  const cause = !prebuilt ? "it has no prebuilt binary for this platform" : notFound ? "its binary is missing" : `its binary does not load (${message.split("\n")[0]!.replace(/^.*\.node:\s*/, "")})`;
+  const cause = !prebuilt
+    ? "it has no prebuilt binary for this platform"
+    : notFound
+      ? "its binary is missing"
+      : `its binary does not load (${message.split("\n")[0]!.replace(/^.*\.node:\s*/, "")})`;
   const fix = prebuilt
     ? "reinstall your dependencies (rm -rf node_modules && npm install)"
     : `build one with \`npx node-gyp rebuild --release --directory ${shown}\` (it needs Python and a C++ compiler)`;
-  return new ReqwatchError("NO_SQLITE", `SQLite cannot load: better-sqlite3 ${version} on Node.js ${process.versions.node}, ${platform}: ${cause}. To fix it, ${fix}.`, undefined, { cause: error });
+  return new ReqwatchError(
+    "NO_SQLITE",
+    `SQLite cannot load: better-sqlite3 ${version} on Node.js ${process.versions.node}, ${platform}: ${cause}. To fix it, ${fix}.`,
+    undefined,
+    { cause: error },
+  );
 }

@@ -46,8 +46,16 @@ export function openSourceDb(file: string, what: string, options: { write?: bool
 export function sourceReadError(error: unknown, file: string, what: string): ReqwatchError {
   const code = (error as { code?: string }).code ?? "";
   if (code === "SQLITE_NOTADB") return new ReqwatchError("CORRUPT_FILE", `${what}: ${file} is not an SQLite database.`, { file }, { cause: error });
-  if (code === "SQLITE_CORRUPT") return new ReqwatchError("CORRUPT_FILE", `${what}: ${file} is damaged (${(error as Error).message}); nothing was changed.`, { file }, { cause: error });
-  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return new ReqwatchError("LOCKED", `${what}: ${file} is locked by its owner; try again.`, { file }, { cause: error });
-  if (code.startsWith("SQLITE_READONLY")) return new ReqwatchError("FORBIDDEN", `${what}: ${file} cannot be written (${(error as Error).message}): check its permissions; nothing was changed.`, { file }, { cause: error });
+  if (code === "SQLITE_CORRUPT")
+    return new ReqwatchError("CORRUPT_FILE", `${what}: ${file} is damaged (${(error as Error).message}); nothing was changed.`, { file }, { cause: error });
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED")
+    return new ReqwatchError("LOCKED", `${what}: ${file} is locked by its owner; try again.`, { file }, { cause: error });
+  if (code.startsWith("SQLITE_READONLY"))
+    return new ReqwatchError(
+      "FORBIDDEN",
+      `${what}: ${file} cannot be written (${(error as Error).message}): check its permissions; nothing was changed.`,
+      { file },
+      { cause: error },
+    );
   return new ReqwatchError("IO_ERROR", `${what}: cannot read ${file}: ${(error as Error).message}`, { file }, { cause: error });
 }

@@ -78,7 +78,11 @@ export function pausedWorkspaces(dir: StateDir): string[] {
 export function readPauses(dir: StateDir): Pause[] {
   const pauses: Pause[] = [];
   for (const workspace of pausedWorkspaces(dir).sort()) {
-    const read = readSmallJson(pausePath(dir, workspace), { maxBytes: MAX_PAUSE_BYTES, links: "refuse", shape: (json) => pauseFileSchema().safeParse(json).data });
+    const read = readSmallJson(pausePath(dir, workspace), {
+      maxBytes: MAX_PAUSE_BYTES,
+      links: "refuse",
+      shape: (json) => pauseFileSchema().safeParse(json).data,
+    });
     // Resumed since the listing: not paused.
     if ("missing" in read) continue;
     if ("value" in read) {

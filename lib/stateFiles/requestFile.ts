@@ -21,7 +21,14 @@ function describeJsonError(error: Error): string {
 }
 
 /** Fields a file may leave out: another program may write `null` for "not set" instead (`"completedAt": null`). */
-const optionalFields = lazily(() => new Set(Object.entries(requestSchema().shape).filter(([, field]) => field.safeParse(undefined).success).map(([key]) => key)));
+const optionalFields = lazily(
+  () =>
+    new Set(
+      Object.entries(requestSchema().shape)
+        .filter(([, field]) => field.safeParse(undefined).success)
+        .map(([key]) => key),
+    ),
+);
 
 /** The request with its optional fields that are `null` left out: read as not set, never as unreadable. */
 function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unknown> {
@@ -37,7 +44,8 @@ export function parseRequestText(text: string, expectedId: string): RequestRecor
   const name = `${expectedId}.json`;
   if (text.trim() === "") throw corrupt(name, "the file is empty");
   if (text.startsWith("\uFEFF")) throw corrupt(name, "starts with a byte-order mark (BOM); save it as UTF-8 without one");
-  if (text.startsWith("\uFFFD\uFFFD") || (text.charCodeAt(0) > 0 && text.charCodeAt(0) < 0x80 && text.charCodeAt(1) === 0)) throw corrupt(name, "is UTF-16, not UTF-8; save it as UTF-8");
+  if (text.startsWith("\uFFFD\uFFFD") || (text.charCodeAt(0) > 0 && text.charCodeAt(0) < 0x80 && text.charCodeAt(1) === 0))
+    throw corrupt(name, "is UTF-16, not UTF-8; save it as UTF-8");
   if (text.includes("\0")) throw corrupt(name, "contains NUL bytes: not a JSON text file");
   let raw: unknown;
   try {
@@ -53,7 +61,10 @@ export function parseRequestText(text: string, expectedId: string): RequestRecor
   if (structure) throw corrupt(name, structure);
   const formatVersion = (raw as { formatVersion?: unknown }).formatVersion;
   if (formatVersion !== undefined && formatVersion !== REQUEST_FORMAT_VERSION) {
-    throw corrupt(name, `written in format version ${JSON.stringify(formatVersion).slice(0, 40)}; this reqwatch reads version ${REQUEST_FORMAT_VERSION} (upgrade reqwatch)`);
+    throw corrupt(
+      name,
+      `written in format version ${JSON.stringify(formatVersion).slice(0, 40)}; this reqwatch reads version ${REQUEST_FORMAT_VERSION} (upgrade reqwatch)`,
+    );
   }
   const parsed = requestSchema().safeParse(withoutNullOptionals(raw as Record<string, unknown>));
   if (!parsed.success) throw corrupt(name, describeZodError(parsed.error));
@@ -92,7 +103,10 @@ export function serializeRequest(request: RequestRecord): string {
   // Length in UTF-16 units is at most the UTF-8 bytes; the exact count only near the limit.
   if (text.length * 3 > MAX_REQUEST_FILE_BYTES && Buffer.byteLength(text) > MAX_REQUEST_FILE_BYTES) {
     const mb = (Buffer.byteLength(text) / (1024 * 1024)).toFixed(1);
-    throw new ReqwatchError("BAD_INPUT", `Request ${request.requestId} would be ${mb} MB written out; reqwatch keeps a request file up to ${MAX_REQUEST_FILE_BYTES / (1024 * 1024)} MB. Nothing was written: keep long text elsewhere and record where.`);
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `Request ${request.requestId} would be ${mb} MB written out; reqwatch keeps a request file up to ${MAX_REQUEST_FILE_BYTES / (1024 * 1024)} MB. Nothing was written: keep long text elsewhere and record where.`,
+    );
   }
   return text;
 }

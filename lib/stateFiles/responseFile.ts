@@ -30,8 +30,7 @@ export type ResponseRecord = z.infer<ReturnType<typeof responseSchema>>;
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 type ResponseRead =
-  | { status: "ok"; response: ResponseRecord; fingerprint: FileFingerprint }
-  | { status: "unreadable"; reason: string; fingerprint: FileFingerprint | null };
+  { status: "ok"; response: ResponseRecord; fingerprint: FileFingerprint } | { status: "unreadable"; reason: string; fingerprint: FileFingerprint | null };
 
 /** `<ipc>/<workspace>/responses/<id>.json`, or null when the names cannot be a workspace and a request id. */
 export function responseFilePath(ipcDir: string, workspace: string, requestId: string): string | null {
@@ -57,11 +56,13 @@ export function readResponseFile(file: string, requestId: string): ResponseRead 
   if ("missing" in read) return null;
   const fingerprint = read.stat && fingerprintOf(read.stat);
   const bad = (reason: string): ResponseRead => ({ status: "unreadable", reason, fingerprint });
-  if ("problem" in read) return bad(read.reason === "empty" ? "the file is empty" : read.reason === "not json" ? "invalid JSON (a write cut short?)" : read.problem);
+  if ("problem" in read)
+    return bad(read.reason === "empty" ? "the file is empty" : read.reason === "not json" ? "invalid JSON (a write cut short?)" : read.problem);
   const raw = read.value;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return bad("expected a JSON object");
   const parsed = responseSchema().safeParse(raw);
   if (!parsed.success) return bad(describeZodError(parsed.error));
-  if (parsed.data.requestId !== undefined && parsed.data.requestId !== requestId) return bad(`the file name says '${requestId}' but requestId is '${parsed.data.requestId}'`);
+  if (parsed.data.requestId !== undefined && parsed.data.requestId !== requestId)
+    return bad(`the file name says '${requestId}' but requestId is '${parsed.data.requestId}'`);
   return { status: "ok", response: parsed.data, fingerprint: fingerprintOf(read.stat) };
 }

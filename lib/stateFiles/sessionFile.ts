@@ -79,7 +79,9 @@ export function readSessionFile(file: string, expectedId?: string): SessionRecor
   const parsed = sessionSchema().safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `not a session: ${issue?.path.join(".") || "the file"} ${issue?.message ?? ""}`.trim() });
+    throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", {
+      reason: `not a session: ${issue?.path.join(".") || "the file"} ${issue?.message ?? ""}`.trim(),
+    });
   }
   if (expectedId && parsed.data.session_id !== expectedId) {
     throw new ReqwatchError("CORRUPT_FILE", "Unreadable session file.", { reason: `its session_id is ${parsed.data.session_id}, not ${expectedId}` });

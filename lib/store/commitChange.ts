@@ -72,7 +72,14 @@ export function commitChange(ctx: TrackerContext, requestId: string, decide: Dec
 
 const CONFLICT = Symbol("conflict");
 
-function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, decide: Decide, durable: boolean, guard?: (next: RequestRecord) => boolean): RequestRecord | null | typeof CONFLICT {
+function tryOptimistic(
+  ctx: TrackerContext,
+  requestId: string,
+  file: string,
+  decide: Decide,
+  durable: boolean,
+  guard?: (next: RequestRecord) => boolean,
+): RequestRecord | null | typeof CONFLICT {
   const read = readRequestFile(file, requestId);
   const current = read?.request ?? null;
   const decided = decide(current);
@@ -81,14 +88,18 @@ function tryOptimistic(ctx: TrackerContext, requestId: string, file: string, dec
   const temp = writeTempFile(file, serializeRequest(next));
   let renamed = false;
   try {
-    const won = withWritersLock(ctx, () => {
-      if (!isSameFile(file, read?.fingerprint ?? null) || (guard && !guard(next))) return false;
-      // Index first: if the rename fails, the rollback leaves both as they were.
-      upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
-      replaceKeepingSpare(temp.path, file);
-      renamed = true;
-      return true;
-    }, { restartable: true });
+    const won = withWritersLock(
+      ctx,
+      () => {
+        if (!isSameFile(file, read?.fingerprint ?? null) || (guard && !guard(next))) return false;
+        // Index first: if the rename fails, the rollback leaves both as they were.
+        upsertRequest(ctx.db, next, fingerprintOf(temp.stat));
+        replaceKeepingSpare(temp.path, file);
+        renamed = true;
+        return true;
+      },
+      { restartable: true },
+    );
     if (!won) return CONFLICT;
   } finally {
     if (!renamed) fs.rmSync(temp.path, { force: true });
@@ -131,4 +142,3 @@ function assertSameId(requestId: string, next: RequestRecord): void {
     throw new ReqwatchError("BAD_INPUT", `A change to ${requestId} cannot rename it to ${next.requestId}.`);
   }
 }
-

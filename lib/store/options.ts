@@ -82,7 +82,9 @@ export const RENAMED_SETTINGS = [
 
 /** Refuse an environment that sets a renamed variable: checked wherever reqwatch starts (the tracker's open, the dashboard's start). */
 export function refuseRenamedVariables(env: NodeJS.ProcessEnv): void {
-  for (const { env: [was, is] } of RENAMED_SETTINGS) {
+  for (const {
+    env: [was, is],
+  } of RENAMED_SETTINGS) {
     if (env[was]) throw new ReqwatchError("BAD_INPUT", `${was} is renamed ${is}: set ${is} instead.`);
   }
 }
@@ -99,7 +101,8 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
     throw new ReqwatchError("BAD_INPUT", `Option "stateDir" must be a non-empty path.`);
   }
   for (const key of ["cacheDir", "ipcDir"] as const) {
-    if (options[key] !== undefined && (typeof options[key] !== "string" || options[key] === "")) throw new ReqwatchError("BAD_INPUT", `Option "${key}" must be a non-empty path.`);
+    if (options[key] !== undefined && (typeof options[key] !== "string" || options[key] === ""))
+      throw new ReqwatchError("BAD_INPUT", `Option "${key}" must be a non-empty path.`);
   }
   if (options.now !== undefined && typeof options.now !== "function") {
     throw new ReqwatchError("BAD_INPUT", `Option "now" must be a function returning epoch milliseconds.`);
@@ -108,7 +111,13 @@ export function resolveTrackerOptions(options: TrackerOptions = {}, env: NodeJS.
   return Object.freeze({
     enabled: trackingEnabled(options, env),
     stateDir: resolveStateDirPath(options.stateDir, env),
-    processingStuckAfterMs: durationSetting(options.processingStuckAfterMs, "processingStuckAfterMs", env, "REQWATCH_PROCESSING_STUCK_AFTER", DEFAULT_PROCESSING_STUCK_AFTER_MS),
+    processingStuckAfterMs: durationSetting(
+      options.processingStuckAfterMs,
+      "processingStuckAfterMs",
+      env,
+      "REQWATCH_PROCESSING_STUCK_AFTER",
+      DEFAULT_PROCESSING_STUCK_AFTER_MS,
+    ),
     retentionMs: durationOrOff(options.retentionMs, "retentionMs", env, "REQWATCH_RETENTION", DEFAULT_RETENTION_MS),
     archiveRetentionMs: durationOrOff(options.archiveRetentionMs, "archiveRetentionMs", env, "REQWATCH_ARCHIVE_RETENTION", DEFAULT_ARCHIVE_RETENTION_MS),
     recover: options.recover ?? true,
@@ -152,7 +161,10 @@ function resolveRedaction(value: unknown, env: NodeJS.ProcessEnv): Redaction {
 }
 
 function splitList(value: string | undefined): string[] | "all" {
-  const items = (value ?? "").split(",").map((item) => item.trim()).filter(Boolean);
+  const items = (value ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
   return items.length === 1 && items[0]!.toLowerCase() === "all" ? "all" : items;
 }
 
@@ -163,7 +175,10 @@ function rawFields(value: unknown, where: string): RedactField[] {
     if ((REDACT_FIELDS as readonly unknown[]).includes(field)) return field as RedactField;
     const text = String(field);
     const close = REDACT_FIELDS.find((known) => known.toLowerCase() === text.toLowerCase() || distance(known.toLowerCase(), text.toLowerCase()) <= 2);
-    throw new ReqwatchError("BAD_INPUT", `${where}: unknown field ${JSON.stringify(field)}${close ? ` should be "${close}"` : ""} (fields: ${REDACT_FIELDS.join(", ")}, or "all").`);
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `${where}: unknown field ${JSON.stringify(field)}${close ? ` should be "${close}"` : ""} (fields: ${REDACT_FIELDS.join(", ")}, or "all").`,
+    );
   });
 }
 
@@ -172,7 +187,10 @@ function patternsOfEnv(value: string | undefined): unknown {
   try {
     return JSON.parse(value);
   } catch (error) {
-    throw new ReqwatchError("BAD_INPUT", `REQWATCH_REDACT_PATTERNS must be a JSON object of kind and pattern, such as {"internal token": "itk_[A-Za-z0-9]{32}"} (${(error as Error).message}).`);
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `REQWATCH_REDACT_PATTERNS must be a JSON object of kind and pattern, such as {"internal token": "itk_[A-Za-z0-9]{32}"} (${(error as Error).message}).`,
+    );
   }
 }
 
@@ -190,7 +208,8 @@ function resolveRebuild(value: unknown): "at-open" | "in-background" {
 }
 
 function wholeNumber(value: unknown, name: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new ReqwatchError("BAD_INPUT", `Option "${name}" must be a whole number of at least 0.`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0)
+    throw new ReqwatchError("BAD_INPUT", `Option "${name}" must be a whole number of at least 0.`);
   return value;
 }
 
@@ -237,4 +256,3 @@ function durationOrOff(value: unknown, name: string, env: NodeJS.ProcessEnv, var
   if (value === undefined && env[variable]?.trim().toLowerCase() === "off") return null;
   return durationSetting(value, name, env, variable, fallback);
 }
-

@@ -28,7 +28,11 @@ export interface OpenStateDirOptions {
 /** The folder under the cache directory that holds an observed folder's index: its name and a hash of its real path. */
 function observedStoreDir(root: string, cacheDir: string): string {
   const real = fs.realpathSync(root);
-  const name = path.basename(real).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 40) || "root";
+  const name =
+    path
+      .basename(real)
+      .replace(/[^A-Za-z0-9_-]/g, "_")
+      .slice(0, 40) || "root";
   return path.join(/*turbopackIgnore: true*/ cacheDir, "observed", `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
 }
 
@@ -101,7 +105,8 @@ function writeMarker(root: string, how: string, now: number): void {
     fs.linkSync(temp, path.join(root, MARKER_FILE));
     fsyncDir(root);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw unusable(root, `reqwatch cannot write its marker there: ${errnoWords(error as NodeJS.ErrnoException, root)}`);
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST")
+      throw unusable(root, `reqwatch cannot write its marker there: ${errnoWords(error as NodeJS.ErrnoException, root)}`);
   } finally {
     fs.rmSync(temp, { force: true });
   }
@@ -145,7 +150,13 @@ export function openStateDir(root: string, options: OpenStateDirOptions): { dir:
     return managed(absolute, "reqwatch created this folder", options.ipcDir);
   }
   if (options.readOnly) {
-    return observed(absolute, options.cacheDir, options.ipcDir, "it was opened read-only", "open it without read-only (unset REQWATCH_READ_ONLY; drop the dashboard's --read-only or the option readOnly)");
+    return observed(
+      absolute,
+      options.cacheDir,
+      options.ipcDir,
+      "it was opened read-only",
+      "open it without read-only (unset REQWATCH_READ_ONLY; drop the dashboard's --read-only or the option readOnly)",
+    );
   }
   const markerFile = path.join(absolute, MARKER_FILE);
   const marker = markerAt(markerFile);
@@ -175,9 +186,21 @@ export function openStateDir(root: string, options: OpenStateDirOptions): { dir:
     return managed(absolute, "the folder was empty when reqwatch first recorded into it", options.ipcDir);
   }
   if (empty) {
-    return observed(absolute, options.cacheDir, options.ipcDir, "the folder is empty and holds no reqwatch marker; reqwatch takes it as its own when it first records into it", toAdopt);
+    return observed(
+      absolute,
+      options.cacheDir,
+      options.ipcDir,
+      "the folder is empty and holds no reqwatch marker; reqwatch takes it as its own when it first records into it",
+      toAdopt,
+    );
   }
-  return observed(absolute, options.cacheDir, options.ipcDir, "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)", toAdopt);
+  return observed(
+    absolute,
+    options.cacheDir,
+    options.ipcDir,
+    "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)",
+    toAdopt,
+  );
 }
 
 function managed(root: string, reason: string, ipcDir: string | undefined) {

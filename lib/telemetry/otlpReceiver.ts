@@ -6,7 +6,6 @@ import { isLoopbackHost } from "../http/loopback";
 import { decodeExport, encodeResponse, encodeStatus, type Decoded, type Encoding } from "./otlp/decode";
 import type { Signal } from "./records";
 
-
 /** A body past this, as sent, is refused before it is read whole (413). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 /** And past this once decompressed: a gzip bomb stops here, not at the end of its inflating. */
@@ -50,7 +49,11 @@ export interface ReceiverHandle {
  * Host, and refuses a request that carries a browser's Origin: a web page may not post telemetry
  * into it (there is no CORS).
  */
-function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) => void = () => {}, uploadDeadlineMs = UPLOAD_DEADLINE_MS): http.RequestListener {
+function otlpRequestListener(
+  ingest: IngestExport,
+  onStored: (changed: number) => void = () => {},
+  uploadDeadlineMs = UPLOAD_DEADLINE_MS,
+): http.RequestListener {
   let inFlight = 0;
   return (request, response) => {
     // The path as sent, never parsed as a URL: a target like `//:99999/x` is not a URL and must not throw here.
@@ -70,14 +73,22 @@ function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) =
       request.resume();
     };
     if (!isLoopbackHost(request.headers.host)) return fail(403, GRPC.PERMISSION_DENIED, "The OTLP receiver answers only to localhost, 127.0.0.1 and [::1].");
-    if (request.headers.origin !== undefined) return fail(403, GRPC.PERMISSION_DENIED, "A web page may not send telemetry here: the request carries a browser's Origin.");
+    if (request.headers.origin !== undefined)
+      return fail(403, GRPC.PERMISSION_DENIED, "A web page may not send telemetry here: the request carries a browser's Origin.");
     if (!signal) return fail(404, GRPC.NOT_FOUND, `No OTLP endpoint at ${pathname.slice(0, 200)}: use /v1/traces, /v1/logs or /v1/metrics.`);
     if (request.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, `Send exports with POST, not ${request.method}.`, { allow: "POST" });
-    if (type !== "application/json" && type !== "application/x-protobuf") return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content type ${JSON.stringify(type)}: send application/x-protobuf or application/json.`);
+    if (type !== "application/json" && type !== "application/x-protobuf")
+      return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content type ${JSON.stringify(type)}: send application/x-protobuf or application/json.`);
     const contentEncoding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
-    if (contentEncoding !== "gzip" && contentEncoding !== "identity") return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content encoding ${JSON.stringify(contentEncoding)}: send gzip, or none.`);
+    if (contentEncoding !== "gzip" && contentEncoding !== "identity")
+      return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content encoding ${JSON.stringify(contentEncoding)}: send gzip, or none.`);
     const declared = Number(request.headers["content-length"] ?? NaN);
-    if (declared > MAX_BODY_BYTES) return fail(413, GRPC.RESOURCE_EXHAUSTED, `The export is ${declared} bytes, over the ${MAX_BODY_BYTES}: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`);
+    if (declared > MAX_BODY_BYTES)
+      return fail(
+        413,
+        GRPC.RESOURCE_EXHAUSTED,
+        `The export is ${declared} bytes, over the ${MAX_BODY_BYTES}: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`,
+      );
     if (inFlight >= MAX_IN_FLIGHT) return fail(429, GRPC.RESOURCE_EXHAUSTED, "Too many exports at once; try again in a second.", { "retry-after": "1" });
     inFlight++;
     const chunks: Buffer[] = [];
@@ -100,7 +111,9 @@ function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) =
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
         finish();
-        fail(413, GRPC.RESOURCE_EXHAUSTED, `The export is over ${MAX_BODY_BYTES} bytes: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`, { connection: "close" });
+        fail(413, GRPC.RESOURCE_EXHAUSTED, `The export is over ${MAX_BODY_BYTES} bytes: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`, {
+          connection: "close",
+        });
         return;
       }
       chunks.push(chunk);
@@ -115,7 +128,9 @@ function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) =
         body = contentEncoding === "gzip" ? zlib.gunzipSync(Buffer.concat(chunks), { maxOutputLength: MAX_INFLATED_BYTES }) : Buffer.concat(chunks);
       } catch (error) {
         const tooBig = (error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE";
-        return tooBig ? fail(413, GRPC.RESOURCE_EXHAUSTED, `The export inflates past ${MAX_INFLATED_BYTES} bytes; it was not read.`) : fail(400, GRPC.INVALID_ARGUMENT, `The body is not gzip: ${(error as Error).message}`);
+        return tooBig
+          ? fail(413, GRPC.RESOURCE_EXHAUSTED, `The export inflates past ${MAX_INFLATED_BYTES} bytes; it was not read.`)
+          : fail(400, GRPC.INVALID_ARGUMENT, `The body is not gzip: ${(error as Error).message}`);
       }
       try {
         const decoded = decodeExport(signal, encoding, body);
@@ -127,10 +142,15 @@ function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) =
         if (isReqwatchError(error, "BAD_INPUT")) return fail(400, GRPC.INVALID_ARGUMENT, error.message);
         if (isReqwatchError(error, "TOO_LARGE")) return fail(413, GRPC.RESOURCE_EXHAUSTED, error.message);
         const code = (error as { code?: string }).code ?? "";
-        if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
+        if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED")
+          return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
         // 503, which exporters retry (a 500 they drop): the export is kept once space is freed.
-        if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") return fail(503, GRPC.UNAVAILABLE, "The telemetry store was damaged; it was set aside and a new one started: send this export again.", { "retry-after": "1" });
-        if (code === "SQLITE_FULL" || code === "ENOSPC") return fail(503, GRPC.UNAVAILABLE, "The disk is full: this export was not kept; send it again once space is freed.", { "retry-after": "10" });
+        if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB")
+          return fail(503, GRPC.UNAVAILABLE, "The telemetry store was damaged; it was set aside and a new one started: send this export again.", {
+            "retry-after": "1",
+          });
+        if (code === "SQLITE_FULL" || code === "ENOSPC")
+          return fail(503, GRPC.UNAVAILABLE, "The disk is full: this export was not kept; send it again once space is freed.", { "retry-after": "10" });
         console.error("reqwatch: the OTLP receiver failed:", error);
         return fail(500, GRPC.INTERNAL, "The receiver failed to keep this export; it was not kept.");
       }
@@ -142,7 +162,10 @@ function otlpRequestListener(ingest: IngestExport, onStored: (changed: number) =
  * Listen for OTLP/HTTP on `host:port` (0: any free port). A port already taken is not fatal: the
  * dashboard runs without a receiver, and its status says why.
  */
-export function startOtlpReceiver(ingest: IngestExport, options: { port: number; host?: string; onStored?: (changed: number) => void; uploadDeadlineMs?: number }): Promise<ReceiverHandle> {
+export function startOtlpReceiver(
+  ingest: IngestExport,
+  options: { port: number; host?: string; onStored?: (changed: number) => void; uploadDeadlineMs?: number },
+): Promise<ReceiverHandle> {
   const host = options.host ?? "127.0.0.1";
   const server = http.createServer(otlpRequestListener(ingest, options.onStored, options.uploadDeadlineMs));
   server.keepAliveTimeout = 30_000;
@@ -156,7 +179,13 @@ export function startOtlpReceiver(ingest: IngestExport, options: { port: number;
       },
     };
     server.once("error", (error: NodeJS.ErrnoException) => {
-      status = { url: null, error: error.code === "EADDRINUSE" ? `port ${options.port} is taken (another collector?): set --otlp-port or REQWATCH_OTLP_PORT to another, or off` : error.message };
+      status = {
+        url: null,
+        error:
+          error.code === "EADDRINUSE"
+            ? `port ${options.port} is taken (another collector?): set --otlp-port or REQWATCH_OTLP_PORT to another, or off`
+            : error.message,
+      };
       resolve(handle);
     });
     server.listen(options.port, host, () => {

@@ -61,13 +61,26 @@ export function estimateCostUsd(fields: PartFields): number | null {
   if (!fields.model || (fields.inputTokens === undefined && fields.outputTokens === undefined)) return null;
   const cacheRead = fields.cacheReadTokens ?? 0;
   const cacheWrite = fields.cacheWriteTokens ?? 0;
-  const usage: Usage = { input_tokens: (fields.inputTokens ?? 0) + cacheRead + cacheWrite, output_tokens: fields.outputTokens ?? 0, cache_read_tokens: cacheRead, cache_write_tokens: cacheWrite };
+  const usage: Usage = {
+    input_tokens: (fields.inputTokens ?? 0) + cacheRead + cacheWrite,
+    output_tokens: fields.outputTokens ?? 0,
+    cache_read_tokens: cacheRead,
+    cache_write_tokens: cacheWrite,
+  };
   try {
     const rates = ratesOf(fields.model, usage);
     if (rates === null) return null;
-    const flat = rates !== "table" && usage.input_tokens < rates.tierStart && (cacheRead === 0 || rates.cacheRead !== undefined) && (cacheWrite === 0 || rates.cacheWrite !== undefined);
+    const flat =
+      rates !== "table" &&
+      usage.input_tokens < rates.tierStart &&
+      (cacheRead === 0 || rates.cacheRead !== undefined) &&
+      (cacheWrite === 0 || rates.cacheWrite !== undefined);
     const usd = flat
-      ? ((fields.inputTokens ?? 0) * rates.input + cacheRead * (rates.cacheRead ?? 0) + cacheWrite * (rates.cacheWrite ?? 0) + usage.output_tokens * rates.output) / 1e6
+      ? ((fields.inputTokens ?? 0) * rates.input +
+          cacheRead * (rates.cacheRead ?? 0) +
+          cacheWrite * (rates.cacheWrite ?? 0) +
+          usage.output_tokens * rates.output) /
+        1e6
       : (calcPrice(usage, fields.model)?.total_price ?? null);
     return usd === null ? null : Math.round(usd * 1e9) / 1e9;
   } catch {

@@ -26,7 +26,10 @@ interface PublishedStatus extends ReceiverStatus {
 }
 
 /** What a dashboard says of a holder that has not written where it listens (starting, or a reqwatch that does not write it). */
-const silentHolder = (pid: number | null): ReceiverStatus => ({ url: null, error: `another dashboard (pid ${pid ?? "?"}) holds the receiver and has not said where it listens` });
+const silentHolder = (pid: number | null): ReceiverStatus => ({
+  url: null,
+  error: `another dashboard (pid ${pid ?? "?"}) holds the receiver and has not said where it listens`,
+});
 
 /**
  * The user's one receiver and one store, shared by every dashboard (`dir`: `telemetry` in the cache
@@ -68,7 +71,13 @@ export class SharedTelemetry implements TelemetryHandle {
     const published = this.#published();
     const receiver = published ? { url: published.url, error: published.error } : this.#holder ? silentHolder(this.#holder) : { url: null, error: "starting" };
     // The store, and which agents' folders are read, as the holder's settings are: this dashboard's say what it would read.
-    return telemetryStatus(this.file, this.#options.settings, receiver, options.unmappedOffset, this.#holder ? { pid: this.#holder, thisDashboard: false } : null);
+    return telemetryStatus(
+      this.file,
+      this.#options.settings,
+      receiver,
+      options.unmappedOffset,
+      this.#holder ? { pid: this.#holder, thisDashboard: false } : null,
+    );
   }
 
   async close(): Promise<void> {
@@ -111,7 +120,9 @@ export class SharedTelemetry implements TelemetryHandle {
       this.#retryAt = null;
       void running.close();
     } else if (changed && holder !== null) {
-      console.log(`reqwatch: OpenTelemetry is received by another dashboard (pid ${holder}${published?.url ? `, on ${published.url}` : ""}); this one shows what it keeps in ${this.file}`);
+      console.log(
+        `reqwatch: OpenTelemetry is received by another dashboard (pid ${holder}${published?.url ? `, on ${published.url}` : ""}); this one shows what it keeps in ${this.file}`,
+      );
     }
     if (published) this.#settle({ url: published.url, error: published.error });
     else if (Date.now() - this.#waitingSince > HOLDER_SILENT_MS) this.#settle(silentHolder(holder));
@@ -132,7 +143,11 @@ export class SharedTelemetry implements TelemetryHandle {
         this.#retryMs = Math.min(this.#retryMs * 2, LISTEN_RETRY_MAX_MS);
       } else this.#retryMs = LISTEN_RETRY_FIRST_MS;
       try {
-        writeFileDurable(path.join(this.#dir, RECEIVER_STATUS), `${JSON.stringify({ pid: currentProcess().pid, url: status.url, error: status.error } satisfies PublishedStatus)}\n`, { fsync: false });
+        writeFileDurable(
+          path.join(this.#dir, RECEIVER_STATUS),
+          `${JSON.stringify({ pid: currentProcess().pid, url: status.url, error: status.error } satisfies PublishedStatus)}\n`,
+          { fsync: false },
+        );
       } catch (error) {
         console.error(`reqwatch: cannot write where the receiver listens (${RECEIVER_STATUS}) for the other dashboards: ${(error as Error).message}`);
       }
@@ -171,13 +186,20 @@ export function ensureOwnFolder(dir: string): void {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new ReqwatchError("BAD_INPUT", `Cannot make the received telemetry's folder ${dir}: ${(error as Error).message}. Set REQWATCH_TELEMETRY_DIR to a folder of your own.`);
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `Cannot make the received telemetry's folder ${dir}: ${(error as Error).message}. Set REQWATCH_TELEMETRY_DIR to a folder of your own.`,
+    );
   }
   const stat = fs.lstatSync(dir);
-  if (!stat.isDirectory()) throw new ReqwatchError("BAD_INPUT", `The received telemetry's folder ${dir} is not a folder. Set REQWATCH_TELEMETRY_DIR to a folder of your own.`);
+  if (!stat.isDirectory())
+    throw new ReqwatchError("BAD_INPUT", `The received telemetry's folder ${dir} is not a folder. Set REQWATCH_TELEMETRY_DIR to a folder of your own.`);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {
-    throw new ReqwatchError("BAD_INPUT", `The received telemetry's folder ${dir} belongs to uid ${stat.uid}, not to this user (uid ${uid}): reqwatch keeps what agents send only in a folder of the user's own. Set REQWATCH_TELEMETRY_DIR to one.`);
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `The received telemetry's folder ${dir} belongs to uid ${stat.uid}, not to this user (uid ${uid}): reqwatch keeps what agents send only in a folder of the user's own. Set REQWATCH_TELEMETRY_DIR to one.`,
+    );
   }
   if ((stat.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
 }

@@ -107,7 +107,13 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
 }
 
 /** What the store at `file` holds, with what receives into it and which agents' folders are read. */
-export function telemetryStatus(file: string, settings: TelemetrySettings, receiver: ReceiverStatus, unmappedOffset = 0, receivedBy: TelemetryStatus["receivedBy"] = null): TelemetryStatus {
+export function telemetryStatus(
+  file: string,
+  settings: TelemetrySettings,
+  receiver: ReceiverStatus,
+  unmappedOffset = 0,
+  receivedBy: TelemetryStatus["receivedBy"] = null,
+): TelemetryStatus {
   return {
     receiver,
     receivedBy,
@@ -117,13 +123,23 @@ export function telemetryStatus(file: string, settings: TelemetrySettings, recei
     claudeDir: settings.claudeDir ?? null,
     codexDir: settings.codexDir ?? null,
     geminiDir: settings.geminiDir ?? null,
-    ...readTelemetryStore(file, { bytes: 0, intake: [], unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] }, usage: { byDayAndModel: [], bySession: [] }, agentFiles: [] }, (db) => ({
-      bytes: storeBytes(db),
-      intake: storeIntake(db),
-      unmapped: storeUnmapped(db, { offset: unmappedOffset }),
-      usage: storeUsage(db),
-      agentFiles: agentFileCounts(db),
-    })),
+    ...readTelemetryStore(
+      file,
+      {
+        bytes: 0,
+        intake: [],
+        unmapped: { rows: [], total: 0, offset: 0, limit: UNMAPPED_PAGE, known: [] },
+        usage: { byDayAndModel: [], bySession: [] },
+        agentFiles: [],
+      },
+      (db) => ({
+        bytes: storeBytes(db),
+        intake: storeIntake(db),
+        unmapped: storeUnmapped(db, { offset: unmappedOffset }),
+        usage: storeUsage(db),
+        agentFiles: agentFileCounts(db),
+      }),
+    ),
   };
 }
 
@@ -153,7 +169,20 @@ export function runTelemetry(options: TelemetryOptions): RunningTelemetry {
           else receiver = handle;
           return handle;
         });
-  const follow = <S,>(folder: string | null | undefined, agent: AgentFiles<S>) => (folder ? [new AgentFileFollower({ folder, agent, store, redaction: options.redaction, keepMs: options.settings.keepMs, live: true, ...(options.onError && { onError: options.onError }) })] : []);
+  const follow = <S>(folder: string | null | undefined, agent: AgentFiles<S>) =>
+    folder
+      ? [
+          new AgentFileFollower({
+            folder,
+            agent,
+            store,
+            redaction: options.redaction,
+            keepMs: options.settings.keepMs,
+            live: true,
+            ...(options.onError && { onError: options.onError }),
+          }),
+        ]
+      : [];
   // One follower an agent: each agent's module is one line here.
   const followers = [
     ...follow(claudeDir, claudeCodeFiles),
@@ -200,7 +229,10 @@ function onThread(options: TelemetryOptions, file: string): RunningTelemetry {
   // Made (or found unreadable) here, before the thread starts: the pages read the store from the first moment.
   new TelemetryStore(file, storeOptions(options)).close();
   const { onError, ...data } = options;
-  const worker = new Worker(/*turbopackIgnore: true*/ threadFile(), { workerData: data satisfies TelemetryThreadData, resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB } });
+  const worker = new Worker(/*turbopackIgnore: true*/ threadFile(), {
+    workerData: data satisfies TelemetryThreadData,
+    resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+  });
   let status: ReceiverStatus = { url: null, error: null };
   let listening!: (status: ReceiverStatus) => void;
   const ready = new Promise<ReceiverStatus>((resolve) => (listening = resolve));

@@ -54,9 +54,21 @@ export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, port?: s
   if (given === "off") parsed = null;
   else if (given !== undefined && given !== "") {
     parsed = /^\d{1,5}$/.test(given) ? Number(given) : NaN;
-    if (!(parsed >= 0 && parsed <= 65535)) throw new ReqwatchError("BAD_INPUT", `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`);
+    if (!(parsed >= 0 && parsed <= 65535))
+      throw new ReqwatchError(
+        "BAD_INPUT",
+        `Invalid ${port !== undefined ? "--otlp-port" : "REQWATCH_OTLP_PORT"}: ${JSON.stringify(given)}. Use a port (1 to 65535), 0 for any free one, or off.`,
+      );
   }
-  return { port: parsed, keepMs: durationVariable(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS), stuckAfterMs: durationVariable(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS), claudeDir: agentDir(env, agentFiles, "REQWATCH_CLAUDE_DIR", "CLAUDE_CONFIG_DIR", ".claude"), codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex"), geminiDir: geminiDir(env, agentFiles), dir: telemetryDir(env) };
+  return {
+    port: parsed,
+    keepMs: durationVariable(env, "REQWATCH_TELEMETRY_RETENTION", DEFAULT_TELEMETRY_RETENTION_MS),
+    stuckAfterMs: durationVariable(env, "REQWATCH_TELEMETRY_STUCK_AFTER", DEFAULT_TELEMETRY_STUCK_AFTER_MS),
+    claudeDir: agentDir(env, agentFiles, "REQWATCH_CLAUDE_DIR", "CLAUDE_CONFIG_DIR", ".claude"),
+    codexDir: agentDir(env, agentFiles, "REQWATCH_CODEX_DIR", "CODEX_HOME", ".codex"),
+    geminiDir: geminiDir(env, agentFiles),
+    dir: telemetryDir(env),
+  };
 }
 
 /**
@@ -67,7 +79,11 @@ function telemetryDir(env: NodeJS.ProcessEnv): string | null {
   const given = env.REQWATCH_TELEMETRY_DIR?.trim();
   if (!given) return path.join(defaultCacheDir(env), "telemetry");
   if (given === BESIDE_STATE_FOLDER) return null;
-  if (!path.isAbsolute(given)) throw new ReqwatchError("BAD_INPUT", `Invalid REQWATCH_TELEMETRY_DIR: ${JSON.stringify(given)}. Use an absolute path (a folder of its own), or ${BESIDE_STATE_FOLDER} to keep what is received beside each state folder's index.`);
+  if (!path.isAbsolute(given))
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `Invalid REQWATCH_TELEMETRY_DIR: ${JSON.stringify(given)}. Use an absolute path (a folder of its own), or ${BESIDE_STATE_FOLDER} to keep what is received beside each state folder's index.`,
+    );
   return path.resolve(given);
 }
 
@@ -92,4 +108,3 @@ function agentDir(env: NodeJS.ProcessEnv, flag: string | undefined, ours: string
 function geminiDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
   return agentFilesOn(env, flag) ? path.resolve(env.REQWATCH_GEMINI_DIR?.trim() || path.join(env.GEMINI_CLI_HOME?.trim() || homeOf(env), ".gemini")) : null;
 }
-

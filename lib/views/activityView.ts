@@ -123,7 +123,11 @@ export function advanceActivity(view: ActivityView, now: number): ActivityView {
     run: { p50: shift(view.run.p50, none), p95: shift(view.run.p95, none) },
     states: Object.fromEntries(LIVE_STATES.map((state) => [state, shift(view.states[state], (last) => last)])) as ActivityView["states"],
     totals: totalsOf(ended),
-    usage: view.usage && { costUsd: shift(view.usage.costUsd, () => 0), inputTokens: shift(view.usage.inputTokens, () => 0), outputTokens: shift(view.usage.outputTokens, () => 0) },
+    usage: view.usage && {
+      costUsd: shift(view.usage.costUsd, () => 0),
+      inputTokens: shift(view.usage.inputTokens, () => 0),
+      outputTokens: shift(view.usage.outputTokens, () => 0),
+    },
   };
 }
 
@@ -134,6 +138,8 @@ export function advanceActivity(view: ActivityView, now: number): ActivityView {
 export function withLevelsNow(view: ActivityView, counts: Readonly<Partial<Record<(typeof LIVE_STATES)[number], number>>>): ActivityView {
   const last = view.times.length - 1;
   if (last < 0) return view;
-  const states = Object.fromEntries(LIVE_STATES.map((state) => [state, view.states[state].map((n, i) => (i === last ? (counts[state] ?? n) : n))])) as ActivityView["states"];
+  const states = Object.fromEntries(
+    LIVE_STATES.map((state) => [state, view.states[state].map((n, i) => (i === last ? (counts[state] ?? n) : n))]),
+  ) as ActivityView["states"];
   return { ...view, states };
 }

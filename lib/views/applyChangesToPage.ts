@@ -76,7 +76,8 @@ export function applyChangesToPage(page: RequestsView, query: RequestQuery, chan
     const fits = matches(row, query, now);
     if (fits === null) {
       // The server decides membership: keep a row that was there, changed in place; anything else, ask.
-      if (before) items = [...items.slice(0, at), { ...before, ...row, stuckReason: row.state === before.state ? before.stuckReason : null }, ...items.slice(at)];
+      if (before)
+        items = [...items.slice(0, at), { ...before, ...row, stuckReason: row.state === before.state ? before.stuckReason : null }, ...items.slice(at)];
       else refetch = true;
       continue;
     }

@@ -67,7 +67,9 @@ function nextStep(request: RequestRecord, stuckReason: string | null, retry: { a
       if (!request.claim) {
         // Another program (or a hand) moved it: reqwatch cannot tell whether that program still runs it.
         const advice = "No reqwatch worker holds it: whatever moved it to processing is expected to finish it.";
-        return retry.allowed ? { advice: `${advice} If that is gone, send it back to the queue.`, command: reqwatchCommand("retry", [id]) } : { advice, command: null };
+        return retry.allowed
+          ? { advice: `${advice} If that is gone, send it back to the queue.`, command: reqwatchCommand("retry", [id]) }
+          : { advice, command: null };
       }
       if (!stuckReason) return { advice: "A worker is on it; nothing to do yet.", command: null };
       return retry.allowed
@@ -97,7 +99,9 @@ export function explainRequest(reader: Reader, requestId: string, stuck: readonl
   // A final failure keeps its error in the request's own field, not in the history entry.
   const last = attempts.at(-1);
   if (last?.ended && last.ended.error === null && last.ended.state === request.state && typeof request.error === "string") last.ended.error = request.error;
-  const droppedDeliveries = transitions.filter((entry) => entry.dropped).map((entry) => ({ at: entry.at, reason: entry.reason ?? "dropped", by: entry.by ?? null }));
+  const droppedDeliveries = transitions
+    .filter((entry) => entry.dropped)
+    .map((entry) => ({ at: entry.at, reason: entry.reason ?? "dropped", by: entry.by ?? null }));
   const spent = timeInStates(lifecycleSegments(request, now));
   const read = request.sessionId ? readSession(reader, request.sessionId) : null;
   const snapshot = read?.session?.context_snapshot ?? {};
@@ -112,10 +116,14 @@ export function explainRequest(reader: Reader, requestId: string, stuck: readonl
   // Text from the files is quoted (names shown bare when plain words): a line break in an error must not start a line of reqwatch's own.
   const lines = [`${request.requestId} (workspace ${request.workspace}) is ${request.state}, since ${formatDuration(Math.max(0, now - stateSince))} ago.`];
   // A final state is a moment, not a stay (the line above says when it was reached).
-  const times = STATES.filter((state) => spent[state] !== undefined && !(isTerminal(state) && state === request.state)).map((state) => `${state} ${formatDuration(spent[state]!)}`);
+  const times = STATES.filter((state) => spent[state] !== undefined && !(isTerminal(state) && state === request.state)).map(
+    (state) => `${state} ${formatDuration(spent[state]!)}`,
+  );
   lines.push(`Time in each state: ${times.join(", ")}.`);
   for (const attempt of attempts) {
-    const how = attempt.ended ? `${attempt.ended.state}${attempt.ended.reason ? ` (${quoted(attempt.ended.reason)})` : ""}${attempt.ended.error ? `: ${quoted(attempt.ended.error)}` : ""}` : "still running";
+    const how = attempt.ended
+      ? `${attempt.ended.state}${attempt.ended.reason ? ` (${quoted(attempt.ended.reason)})` : ""}${attempt.ended.error ? `: ${quoted(attempt.ended.error)}` : ""}`
+      : "still running";
     const unclaimed = !attempt.ended && request.state === "processing" && !request.claim;
     lines.push(
       unclaimed
@@ -125,16 +133,27 @@ export function explainRequest(reader: Reader, requestId: string, stuck: readonl
   }
   if (request.state === "processing" && request.claim) {
     const claim = request.claim;
-    lines.push(`Held by pid ${claim.pid ?? "?"} on ${claim.host ? named(claim.host) : "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`);
+    lines.push(
+      `Held by pid ${claim.pid ?? "?"} on ${claim.host ? named(claim.host) : "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`,
+    );
   }
   // A file another program wrote keeps its error without a history entry to carry it.
-  if (typeof request.error === "string" && request.error && !attempts.some((attempt) => attempt.ended?.error === request.error)) lines.push(`Error: ${quoted(request.error)}.`);
+  if (typeof request.error === "string" && request.error && !attempts.some((attempt) => attempt.ended?.error === request.error))
+    lines.push(`Error: ${quoted(request.error)}.`);
   for (const drop of droppedDeliveries) lines.push(`Dropped at ${new Date(drop.at).toISOString()}: ${quoted(drop.reason)}.`);
-  if (callback) lines.push(`Callback: ${callback.success ? "delivered" : "failed"} after ${plural(callback.attempts, "attempt")}${callback.error ? ` (${quoted(callback.error)})` : ""}.`);
-  if (detail.response) lines.push(`Response file ${escapeControls(detail.response.file)}: ${detail.response.status === "ok" ? "present" : detail.response.status}${detail.response.status === "unreadable" ? ` (${escapeControls(detail.response.reason)})` : ""}.`);
+  if (callback)
+    lines.push(
+      `Callback: ${callback.success ? "delivered" : "failed"} after ${plural(callback.attempts, "attempt")}${callback.error ? ` (${quoted(callback.error)})` : ""}.`,
+    );
+  if (detail.response)
+    lines.push(
+      `Response file ${escapeControls(detail.response.file)}: ${detail.response.status === "ok" ? "present" : detail.response.status}${detail.response.status === "unreadable" ? ` (${escapeControls(detail.response.reason)})` : ""}.`,
+    );
   if (stuckReason) lines.push(`Stuck: ${stuckReason}.`);
   if (session) {
-    lines.push(`Session ${session.sessionId}: ${read?.problem ? escapeControls(read.problem) : read?.session ? `focus ${session.activeTask === null ? "—" : quoted(session.activeTask)}` : "no context recorded"}.`);
+    lines.push(
+      `Session ${session.sessionId}: ${read?.problem ? escapeControls(read.problem) : read?.session ? `focus ${session.activeTask === null ? "—" : quoted(session.activeTask)}` : "no context recorded"}.`,
+    );
     if (session.nextSteps.length) lines.push(`  Next steps: ${session.nextSteps.map(quoted).join("; ")}.`);
     if (session.blockers.length) lines.push(`  Blockers: ${session.blockers.map(quoted).join("; ")}.`);
   }

@@ -13,17 +13,40 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 type ExportFilter = Omit<ListFilters, "limit" | "cursor">;
 
 /** The table's columns, in its order; times are ISO in CSV and epoch ms in JSON Lines (as the API). */
-const COLUMNS = ["requestId", "workspace", "state", "previousState", "stateSince", "createdAt", "lastUpdatedAt", "attempt", "sessionId", "chatId", "model", "tokens", "version"] as const;
+const COLUMNS = [
+  "requestId",
+  "workspace",
+  "state",
+  "previousState",
+  "stateSince",
+  "createdAt",
+  "lastUpdatedAt",
+  "attempt",
+  "sessionId",
+  "chatId",
+  "model",
+  "tokens",
+  "version",
+] as const;
 const TIMES = new Set<string>(["stateSince", "createdAt", "lastUpdatedAt"]);
 
 export function exportFormat(value: string): ExportFormat {
-  if (!(EXPORT_FORMATS as readonly string[]).includes(value)) throw new ReqwatchError("BAD_INPUT", `Invalid format "${value.slice(0, 40)}": use ${EXPORT_FORMATS.join(" or ")}.`);
+  if (!(EXPORT_FORMATS as readonly string[]).includes(value))
+    throw new ReqwatchError("BAD_INPUT", `Invalid format "${value.slice(0, 40)}": use ${EXPORT_FORMATS.join(" or ")}.`);
   return value as ExportFormat;
 }
 
 /** Every request the table's URL query matches now (any page), in the table's order. */
 export function exportFilterOf(query: RequestQuery, now: number, stuck: readonly StuckRequest[]): ExportFilter {
-  return { ...toMatchFilter(query, now, stuck.map((row) => row.requestId)), sort: query.sort, order: query.order };
+  return {
+    ...toMatchFilter(
+      query,
+      now,
+      stuck.map((row) => row.requestId),
+    ),
+    sort: query.sort,
+    order: query.order,
+  };
 }
 
 /** One CSV cell (RFC 4180); a cell a spreadsheet would run as a formula starts with a quote mark instead. */
@@ -56,7 +79,12 @@ export function exportHeader(format: ExportFormat): string {
   return format === "csv" ? `${COLUMNS.join(",")}\r\n` : "";
 }
 
-export async function* exportChunks(reader: Reader, filter: ExportFilter, format: ExportFormat, pageSize = MAX_PAGE_SIZE): AsyncGenerator<string | Buffer, void, undefined> {
+export async function* exportChunks(
+  reader: Reader,
+  filter: ExportFilter,
+  format: ExportFormat,
+  pageSize = MAX_PAGE_SIZE,
+): AsyncGenerator<string | Buffer, void, undefined> {
   const header = exportHeader(format);
   const pages = reader.listAll(filter, pageSize);
   let spool: Spool | null = null;

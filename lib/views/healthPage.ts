@@ -78,16 +78,30 @@ function folderFields(health: HealthView): Field[] {
   const observed = health.access === "observed";
   return [
     { term: "State directory", value: [health.stateDir] },
-    { term: "Access", value: [health.access === "managed" ? `managed: ${health.accessReason}` : `observed, read-only: ${health.accessReason} (its index is kept in your cache directory)`] },
+    {
+      term: "Access",
+      value: [
+        health.access === "managed"
+          ? `managed: ${health.accessReason}`
+          : `observed, read-only: ${health.accessReason} (its index is kept in your cache directory)`,
+      ],
+    },
     { term: "Requests indexed", value: [health.requests.toLocaleString()] },
     { term: "Request files", value: [megabytes(health.requestFileBytes)] },
     { term: "Index size", value: [megabytes(health.indexBytes)] },
-    { term: "Archive size", value: [observed ? "none: nothing is archived from an observed folder" : `${megabytes(health.archiveBytes)} (cleaned-up requests and the audit log)`] },
+    {
+      term: "Archive size",
+      value: [observed ? "none: nothing is archived from an observed folder" : `${megabytes(health.archiveBytes)} (cleaned-up requests and the audit log)`],
+    },
     { term: "Index generation", value: [health.generation] },
     {
       term: "Index rebuilds",
       value: guard.lastRebuild
-        ? [`${guard.rebuilds} while running; latest `, { at: guard.lastRebuild.at }, `, because ${guard.lastRebuild.cause} (${guard.lastRebuild.durationMs} ms)`]
+        ? [
+            `${guard.rebuilds} while running; latest `,
+            { at: guard.lastRebuild.at },
+            `, because ${guard.lastRebuild.cause} (${guard.lastRebuild.durationMs} ms)`,
+          ]
         : ["none while running"],
     },
   ];
@@ -97,7 +111,10 @@ function watcherFields(health: HealthView): Field[] {
   const { ingest } = health;
   const { responses } = ingest;
   return [
-    { term: "Watcher", value: [ingest.mode === "watching" ? "watching requests/" : `not running (${ingest.watcherError ?? "unknown error"}): reconciling alone, more often`] },
+    {
+      term: "Watcher",
+      value: [ingest.mode === "watching" ? "watching requests/" : `not running (${ingest.watcherError ?? "unknown error"}): reconciling alone, more often`],
+    },
     {
       term: "Files another program wrote",
       value: [
@@ -108,9 +125,17 @@ function watcherFields(health: HealthView): Field[] {
     },
     {
       term: "Last reconciliation",
-      value: ingest.lastReconcile ? [{ at: ingest.lastReconcile.at }, `, ${ingest.lastReconcile.scanned} files in ${ingest.lastReconcile.durationMs} ms, ${ingest.lastReconcile.fixes} fixes`] : ["not yet"],
+      value: ingest.lastReconcile
+        ? [
+            { at: ingest.lastReconcile.at },
+            `, ${ingest.lastReconcile.scanned} files in ${ingest.lastReconcile.durationMs} ms, ${ingest.lastReconcile.fixes} fixes`,
+          ]
+        : ["not yet"],
     },
-    { term: "Reconciliation fixes", value: [ingest.reconcileFixes === 0 ? "0" : `${ingest.reconcileFixes}: the watcher missed changes that reconciliation caught`] },
+    {
+      term: "Reconciliation fixes",
+      value: [ingest.reconcileFixes === 0 ? "0" : `${ingest.reconcileFixes}: the watcher missed changes that reconciliation caught`],
+    },
     {
       term: "Response files",
       value: [
@@ -156,11 +181,21 @@ function retentionFields(retention: HealthView["retention"]): Field[] {
   const { latest } = retention;
   return [
     requests,
-    { term: "Archive", value: [retention.archiveRetentionMs === null ? "kept forever (REQWATCH_ARCHIVE_RETENTION=off)" : `kept ${formatDuration(retention.archiveRetentionMs)}, with the audit log`] },
+    {
+      term: "Archive",
+      value: [
+        retention.archiveRetentionMs === null
+          ? "kept forever (REQWATCH_ARCHIVE_RETENTION=off)"
+          : `kept ${formatDuration(retention.archiveRetentionMs)}, with the audit log`,
+      ],
+    },
     {
       term: "Last run",
       value: latest
-        ? [{ at: latest.finishedAt }, `: ${latest.error ? `failed: ${latest.error}` : `removed ${latest.removed.toLocaleString()}, skipped ${latest.skipped}, archive dropped ${latest.archiveDropped.toLocaleString()}`}`]
+        ? [
+            { at: latest.finishedAt },
+            `: ${latest.error ? `failed: ${latest.error}` : `removed ${latest.removed.toLocaleString()}, skipped ${latest.skipped}, archive dropped ${latest.archiveDropped.toLocaleString()}`}`,
+          ]
         : ["not yet"],
     },
   ];
@@ -175,26 +210,42 @@ const AGENTS = [
 function receivedTelemetry(telemetry: TelemetryStatus): ReceivedTelemetry {
   const { setAside, receiver, receivedBy } = telemetry;
   const fields: Field[] = [
-    { term: "Receiver", value: [receiver.url ? `OTLP/HTTP on ${receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${receiver.error ?? "starting, or off"}`] },
+    {
+      term: "Receiver",
+      value: [receiver.url ? `OTLP/HTTP on ${receiver.url} (/v1/traces, /v1/logs, /v1/metrics)` : `not listening: ${receiver.error ?? "starting, or off"}`],
+    },
     ...(receivedBy
       ? [
           {
             term: "Received by",
-            value: [receivedBy.thisDashboard ? `this dashboard (pid ${receivedBy.pid})` : `another dashboard of yours (pid ${receivedBy.pid}); this one reads the same store, and receives if that one stops`],
+            value: [
+              receivedBy.thisDashboard
+                ? `this dashboard (pid ${receivedBy.pid})`
+                : `another dashboard of yours (pid ${receivedBy.pid}); this one reads the same store, and receives if that one stops`,
+            ],
           },
         ]
       : []),
     ...AGENTS.map(([label, agent, dir]): Field => {
       const folder = telemetry[dir];
-      return { term: `${label}'s files`, value: folder ? agentFilesRead(telemetry.agentFiles.find((row) => row.agent === agent), folder) : ["not read (REQWATCH_AGENT_FILES=off)"] };
+      return {
+        term: `${label}'s files`,
+        value: folder
+          ? agentFilesRead(
+              telemetry.agentFiles.find((row) => row.agent === agent),
+              folder,
+            )
+          : ["not read (REQWATCH_AGENT_FILES=off)"],
+      };
     }),
     { term: "Store", value: [`${telemetry.file} (${megabytes(telemetry.bytes)}; kept ${formatDuration(telemetry.keepMs)})`] },
-    ...telemetry.intake.map(
-      (row): Field => ({
-        term: row.signal,
-        value: [`${row.records.toLocaleString()} records in ${row.exports.toLocaleString()} exports${row.rejected ? `, ${row.rejected.toLocaleString()} rejected` : ""}, the last `, { at: row.lastAt }],
-      }),
-    ),
+    ...telemetry.intake.map((row): Field => ({
+      term: row.signal,
+      value: [
+        `${row.records.toLocaleString()} records in ${row.exports.toLocaleString()} exports${row.rejected ? `, ${row.rejected.toLocaleString()} rejected` : ""}, the last `,
+        { at: row.lastAt },
+      ],
+    })),
   ];
   return {
     setAsideNotice: setAside.length
@@ -206,7 +257,15 @@ function receivedTelemetry(telemetry: TelemetryStatus): ReceivedTelemetry {
       : null,
     fields,
     byDayAndModel: telemetry.usage.byDayAndModel.map((row) => ({ day: row.day, model: row.model, ...usageCells(row) })),
-    bySession: telemetry.usage.bySession.map((row) => ({ session: row.session, sessionId: row.sessionId, service: row.service, turns: row.turns, tools: row.tools, lastAt: row.lastAt, ...usageCells(row) })),
+    bySession: telemetry.usage.bySession.map((row) => ({
+      session: row.session,
+      sessionId: row.sessionId,
+      service: row.service,
+      turns: row.turns,
+      tools: row.tools,
+      lastAt: row.lastAt,
+      ...usageCells(row),
+    })),
     unmapped: telemetry.unmapped,
   };
 }

@@ -51,9 +51,17 @@ export function lifecycleFacts(row: Record<string, unknown>): LifecycleFact[] {
   const output = num(row.output_tokens) ?? 0;
   const cacheRead = num(row.cache_read_tokens) ?? 0;
   const cacheWrite = num(row.cache_write_tokens) ?? 0;
-  add("Tokens", input + output + cacheRead + cacheWrite > 0 && `${input.toLocaleString("en-US")} in / ${output.toLocaleString("en-US")} out (cache read ${cacheRead.toLocaleString("en-US")}, cache write ${cacheWrite.toLocaleString("en-US")})`);
+  add(
+    "Tokens",
+    input + output + cacheRead + cacheWrite > 0 &&
+      `${input.toLocaleString("en-US")} in / ${output.toLocaleString("en-US")} out (cache read ${cacheRead.toLocaleString("en-US")}, cache write ${cacheWrite.toLocaleString("en-US")})`,
+  );
   // As the requests table says it: estimated at list prices where the client sent none, unknown where no price is known.
-  add("Cost", calls > 0 && formatCost({ calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 }));
+  add(
+    "Cost",
+    calls > 0 &&
+      formatCost({ calls, costUsd: num(row.cost_usd) ?? 0, estimatedCalls: num(row.estimated_calls) ?? 0, unpricedCalls: num(row.unpriced_calls) ?? 0 }),
+  );
   add("Error", str(row.error));
   add("Last step", str(row.last_step));
   return facts;

@@ -47,7 +47,10 @@ export function stuckBy(stuck: readonly StuckRequest[]): Map<string, StuckInQueu
 /** A stuck queue's status in words, for the overview and `reqwatch queues`: "stuck: 2 of 3 processing (no heartbeat), 4 of 4 queued (waited too long)". */
 export function stuckText(row: Pick<QueueRow, "stuckProcessing" | "processing" | "stuckQueued" | "queued" | "stuckCauses">): string {
   const why = (state: "queued" | "processing") => row.stuckCauses.filter((cause) => stuckCauseState(cause) === state).join(", ");
-  const parts = [row.stuckProcessing && `${row.stuckProcessing} of ${row.processing} processing (${why("processing")})`, row.stuckQueued && `${row.stuckQueued} of ${row.queued} queued (${why("queued")})`];
+  const parts = [
+    row.stuckProcessing && `${row.stuckProcessing} of ${row.processing} processing (${why("processing")})`,
+    row.stuckQueued && `${row.stuckQueued} of ${row.queued} queued (${why("queued")})`,
+  ];
   return `stuck: ${parts.filter(Boolean).join(", ")}`;
 }
 
@@ -86,7 +89,19 @@ export function queuesView(reader: Reader, stuckFound: readonly StuckRequest[]):
     rows.set(stats.workspace, { ...row, status: statusOf(row) });
   }
   for (const [workspace, pause] of pauses) {
-    if (!rows.has(workspace)) rows.set(workspace, { workspace, queued: 0, processing: 0, oldestQueuedSince: null, paused: pause, stuck: 0, stuckQueued: 0, stuckProcessing: 0, stuckCauses: [], status: "paused" });
+    if (!rows.has(workspace))
+      rows.set(workspace, {
+        workspace,
+        queued: 0,
+        processing: 0,
+        oldestQueuedSince: null,
+        paused: pause,
+        stuck: 0,
+        stuckQueued: 0,
+        stuckProcessing: 0,
+        stuckCauses: [],
+        status: "paused",
+      });
   }
   return [...rows.values()].sort((a, b) => byName().compare(a.workspace, b.workspace));
 }

@@ -48,9 +48,7 @@ export const DISPLAY_TEXT_CHARS = 100_000;
 
 /** A gateway's response file for the request, as the page shows it: its content, or why there is none to show. */
 export type ResponseView = { file: string } & (
-  | { status: "missing" }
-  | { status: "unreadable"; reason: string }
-  | { status: "ok"; response: ResponseRecord; outputChars: number | null }
+  { status: "missing" } | { status: "unreadable"; reason: string } | { status: "ok"; response: ResponseRecord; outputChars: number | null }
 );
 
 export interface RequestDetailView {
@@ -97,7 +95,9 @@ export function requestDetailView(reader: Reader, requestId: string, stuck: read
   const request = reader.get(requestId);
   if (!request) return null;
   // The transition table says whether a state can go back to queued at all; retryDecision says whether a person may do it now.
-  const decision = canTransition(request.state, "queued") ? retryDecision(request) : { retry: false, reason: `a ${request.state} request cannot go back to queued` };
+  const decision = canTransition(request.state, "queued")
+    ? retryDecision(request)
+    : { retry: false, reason: `a ${request.state} request cannot go back to queued` };
   const cancelling = cancelDecision(request);
   const stateSince = stateEnteredAt(request);
   const truncated: RequestDetailView["truncated"] = {};

@@ -17,5 +17,12 @@ export function receivedActivity(row: Pick<ReceivedFigures, "turns" | "calls" | 
 
 /** A received session's figures in one line: what the CLI's list says of it. */
 export function telemetrySessionFigures(row: ReceivedFigures): string {
-  return [receivedActivity(row), `${row.inputTokens.toLocaleString("en-US")} in / ${row.outputTokens.toLocaleString("en-US")} out tokens`, formatCost(row), row.stuck > 0 && `${row.stuck} stuck`].filter(Boolean).join(", ");
+  return [
+    receivedActivity(row),
+    `${row.inputTokens.toLocaleString("en-US")} in / ${row.outputTokens.toLocaleString("en-US")} out tokens`,
+    formatCost(row),
+    row.stuck > 0 && `${row.stuck} stuck`,
+  ]
+    .filter(Boolean)
+    .join(", ");
 }

@@ -44,13 +44,29 @@ export function sessionsView(reader: Reader, telemetry: TelemetrySessions | null
   const seenOfRecorded = new Map(reader.sessionsSeen({ ids: recorded.map((s) => s.sessionId) }).map((s) => [s.sessionId, s]));
   const rows: SessionRow[] = recorded.map((s) => {
     const seen = seenOfRecorded.get(s.sessionId);
-    return { ...s, source: null, state: sessionState(s, now, expiry), requests: seen?.requests ?? 0, recorded: true, firstSeen: seen?.firstSeen ?? null, lastSeen: seen?.lastSeen ?? null };
+    return {
+      ...s,
+      source: null,
+      state: sessionState(s, now, expiry),
+      requests: seen?.requests ?? 0,
+      recorded: true,
+      firstSeen: seen?.firstSeen ?? null,
+      lastSeen: seen?.lastSeen ?? null,
+    };
   });
   const known = new Set(recorded.map((s) => s.sessionId));
   for (const seen of reader.sessionsSeen()) {
     if (known.has(seen.sessionId)) continue;
     const summary = { sessionId: seen.sessionId, createdAt: seen.firstSeen, updatedAt: seen.lastSeen, endedAt: null, activeTask: null, commands: 0, files: 0 };
-    rows.push({ ...summary, source: null, state: sessionState(summary, now, expiry), requests: seen.requests, recorded: false, firstSeen: seen.firstSeen, lastSeen: seen.lastSeen });
+    rows.push({
+      ...summary,
+      source: null,
+      state: sessionState(summary, now, expiry),
+      requests: seen.requests,
+      recorded: false,
+      firstSeen: seen.firstSeen,
+      lastSeen: seen.lastSeen,
+    });
   }
   rows.push(...(telemetry?.list(now) ?? []));
   return rows.sort((a, b) => lastActive(b) - lastActive(a) || a.sessionId.localeCompare(b.sessionId));

@@ -24,7 +24,11 @@ interface SourceExplanation {
 function toldBy(steps: NonNullable<SourceRequestView["steps"]>): string {
   const files = steps.some((step) => step.key !== undefined && isFileStep(step.key));
   const received = steps.some((step) => step.key !== undefined && !isFileStep(step.key));
-  return files && received ? "received over OpenTelemetry and read from the agent's own files" : files ? "read from the agent's own files" : "received over OpenTelemetry";
+  return files && received
+    ? "received over OpenTelemetry and read from the agent's own files"
+    : files
+      ? "read from the agent's own files"
+      : "received over OpenTelemetry";
 }
 
 /** The steps put in lines: the newest this many (an agent's turn of hundreds of tool uses stays readable). */
@@ -37,9 +41,14 @@ export function explainSourceRequest(view: SourceRequestView, now: number): Sour
   const from = source.kind === "otel" ? toldBy(view.steps ?? []) : `in ${source.kind} ${source.name}, read-only`;
   const lines = [
     `${request.requestId} (${from}, ${escapeControls(request.workspace)}${request.sessionId ? `, session ${request.sessionId}` : ""}) is ${request.state}, for ${formatDuration(Math.max(0, now - stateSince))}; started ${formatDuration(Math.max(0, now - request.createdAt))} ago.`,
-    `  Time in each state: ${Object.entries(spent).map(([state, ms]) => `${state} ${formatDuration(ms)}`).join(", ") || "none yet"}.`,
+    `  Time in each state: ${
+      Object.entries(spent)
+        .map(([state, ms]) => `${state} ${formatDuration(ms)}`)
+        .join(", ") || "none yet"
+    }.`,
   ];
-  if (request.model || view.note) lines.push(`  ${[request.model && `Model ${escapeControls(request.model)}`, view.note && escapeControls(view.note)].filter(Boolean).join("; ")}.`);
+  if (request.model || view.note)
+    lines.push(`  ${[request.model && `Model ${escapeControls(request.model)}`, view.note && escapeControls(view.note)].filter(Boolean).join("; ")}.`);
   if (request.attempt !== undefined && request.attempt > 1) lines.push(`  Attempt ${request.attempt}.`);
   if (request.error) lines.push(`  Error: ${escapeControls(request.error)}`);
   lines.push(view.stuckReason ? `  Stuck: ${escapeControls(view.stuckReason)}.` : "  Not stuck.");
@@ -48,6 +57,18 @@ export function explainSourceRequest(view: SourceRequestView, now: number): Sour
     lines.push(`  Steps (${view.steps.length}${shown.length < view.steps.length ? `, the newest ${shown.length}` : ""}):`);
     for (const step of shown) lines.push(`    - ${new Date(step.at).toISOString()} ${escapeControls(step.name)}: ${escapeControls(step.summary)}`);
   }
-  lines.push(`  reqwatch only shows ${source.kind === "otel" ? "what it received" : "this queue"}: nothing to retry or cancel here; its page is /sources/${encodeURIComponent(source.name)}/${encodeURIComponent(request.requestId)}.`);
-  return { requestId: request.requestId, source: source.name, state: request.state, stateSince, timeInStates: spent, stuckReason: view.stuckReason, note: view.note, steps: view.steps, lines };
+  lines.push(
+    `  reqwatch only shows ${source.kind === "otel" ? "what it received" : "this queue"}: nothing to retry or cancel here; its page is /sources/${encodeURIComponent(source.name)}/${encodeURIComponent(request.requestId)}.`,
+  );
+  return {
+    requestId: request.requestId,
+    source: source.name,
+    state: request.state,
+    stateSince,
+    timeInStates: spent,
+    stuckReason: view.stuckReason,
+    note: view.note,
+    steps: view.steps,
+    lines,
+  };
 }

@@ -64,7 +64,18 @@ export function sourceRequestView(source: LiveSource, requestId: string, now = D
       request[field] = text.slice(0, DISPLAY_TEXT_CHARS);
     }
   }
-  const stored = message.stored ? Object.fromEntries(Object.entries(message.stored).map(([column, value]) => [column, value instanceof Uint8Array ? `<${value.length} bytes>` : typeof value === "string" && value.length > STORED_CHARS ? `${value.slice(0, STORED_CHARS)}…` : value])) : null;
+  const stored = message.stored
+    ? Object.fromEntries(
+        Object.entries(message.stored).map(([column, value]) => [
+          column,
+          value instanceof Uint8Array
+            ? `<${value.length} bytes>`
+            : typeof value === "string" && value.length > STORED_CHARS
+              ? `${value.slice(0, STORED_CHARS)}…`
+              : value,
+        ]),
+      )
+    : null;
   const received = message.parts !== undefined;
   return {
     source: source.status(),

@@ -45,16 +45,49 @@ function read(spec: SourceSpec, listing: Listing, now: number): SourceRead & { s
   if (spec.kind === "sqlite") {
     const mapping = readTableMapping(spec.mapping);
     const { columns, ...read } = inspectTable(mapping, now, listing);
-    return { ...read, source: { kind: "sqlite", file: mapping.database, mapping: spec.mapping, table: mapping.table, generation: null, retired: false, columns, lastWriteAt: read.lastWriteAt } };
+    return {
+      ...read,
+      source: {
+        kind: "sqlite",
+        file: mapping.database,
+        mapping: spec.mapping,
+        table: mapping.table,
+        generation: null,
+        retired: false,
+        columns,
+        lastWriteAt: read.lastWriteAt,
+      },
+    };
   }
   if (spec.kind === "otel") {
     const read = inspectTelemetry(spec.file, spec.stuckAfterMs, now, listing);
-    return { ...read, source: { kind: "otel", file: spec.file, mapping: null, table: "lifecycles", generation: null, retired: false, columns: [], lastWriteAt: read.lastWriteAt } };
+    return {
+      ...read,
+      source: {
+        kind: "otel",
+        file: spec.file,
+        mapping: null,
+        table: "lifecycles",
+        generation: null,
+        retired: false,
+        columns: [],
+        lastWriteAt: read.lastWriteAt,
+      },
+    };
   }
   const { file, shape, ...read } = inspectClaudeMem(spec.file, now, listing);
   return {
     ...read,
-    source: { kind: "claude-mem", file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired, columns: [...shape.columns].sort(), lastWriteAt: read.lastWriteAt },
+    source: {
+      kind: "claude-mem",
+      file,
+      mapping: null,
+      table: "pending_messages",
+      generation: shape.generation,
+      retired: shape.retired,
+      columns: [...shape.columns].sort(),
+      lastWriteAt: read.lastWriteAt,
+    },
   };
 }
 
@@ -72,7 +105,11 @@ export async function sourceReport(spec: SourceSpec, options: { all?: boolean; l
 
 /** The counts over every row; the stuck rows, or with `all` the newest, up to `limit` (only those are read with their text). */
 export function sourceView(spec: SourceSpec, options: { all?: boolean; limit: number }, now = Date.now()): SourceView {
-  const { source, counts, total, stuck, stuckMessages, messages } = read(spec, options.all ? { newest: options.limit } : { newest: 0, stuck: options.limit }, now);
+  const { source, counts, total, stuck, stuckMessages, messages } = read(
+    spec,
+    options.all ? { newest: options.limit } : { newest: 0, stuck: options.limit },
+    now,
+  );
   const listed = options.all ? messages : stuckMessages;
   return {
     source,

@@ -13,4 +13,3 @@ export function telemetryActivityView(file: string, range: ActivityRange, match:
     readTelemetryStore(file, { rows: [], live: { created: 0, queued: 0, processing: 0 } }, (db) => telemetryActivityRows(db, { ...window, match })),
   );
 }
-

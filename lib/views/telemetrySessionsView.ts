@@ -15,7 +15,17 @@ import { CODEX_SERVICE } from "../telemetry/dialects/codexCli";
 import { GEMINI_CLI_SERVICE } from "../telemetry/dialects/geminiCli";
 import { telemetrySettings, telemetryStoreDir, type TelemetrySettings } from "../telemetry/telemetrySettings";
 import type { UsageSums } from "../telemetry/store/queries/callSums";
-import { liveLifecycles, sessionByModel, sessionErrors, sessionSums, sessionSumsByStoredId, sessionToldBy, sessionTools, shownSessionIds, type SessionSums } from "../telemetry/store/queries/sessions";
+import {
+  liveLifecycles,
+  sessionByModel,
+  sessionErrors,
+  sessionSums,
+  sessionSumsByStoredId,
+  sessionToldBy,
+  sessionTools,
+  shownSessionIds,
+  type SessionSums,
+} from "../telemetry/store/queries/sessions";
 import { readTelemetryStore } from "../telemetry/store/readStore";
 import type { Reader } from "../roles/reader";
 
@@ -109,7 +119,12 @@ export class TelemetrySessions {
       const live = this.liveRows(db, now, sessionId);
       const byModel = sessionByModel(db, sessionId);
       const tools = sessionTools(db, sessionId);
-      const errors = sessionErrors(db, sessionId, LISTED_ERRORS).map((row) => ({ requestId: this.queue.requestId(row), state: String(row.state), at: Number(row.at), error: String(row.error ?? "failed") }));
+      const errors = sessionErrors(db, sessionId, LISTED_ERRORS).map((row) => ({
+        requestId: this.queue.requestId(row),
+        state: String(row.state),
+        at: Number(row.at),
+        error: String(row.error ?? "failed"),
+      }));
       const page = readPage(db, this.queue, "otel", filters, now, null);
       return {
         session: this.rowOf(sessionId, sums, live, now),
@@ -188,7 +203,11 @@ export function telemetrySessionsOf(reader: Reader, settings: Pick<TelemetrySett
 
 /** Where a session came from, in words: `received over OpenTelemetry from Claude Code`, `read from Claude Code's own files`, or both. */
 function toldBy({ received, files }: TelemetrySessionView["toldBy"], from: string): string {
-  return files && received ? `received over OpenTelemetry from ${from} and read from its own files` : files ? `read from ${from}'s own files` : `received over OpenTelemetry from ${from}`;
+  return files && received
+    ? `received over OpenTelemetry from ${from} and read from its own files`
+    : files
+      ? `read from ${from}'s own files`
+      : `received over OpenTelemetry from ${from}`;
 }
 
 /** A received session in plain words: what `reqwatch session show --source otel` prints and the MCP tool says. Each stored text stays on its line. */
@@ -199,14 +218,27 @@ export function telemetrySessionLines(view: TelemetrySessionView, now: number): 
     telemetrySessionFigures(session),
   ];
   if (view.byModel.length) {
-    lines.push(`By model (${view.byModel.length}):`, ...view.byModel.map((m) => `  - ${escapeControls(m.model)}: ${plural(m.calls, "call")}, ${m.inputTokens.toLocaleString("en-US")} in / ${m.outputTokens.toLocaleString("en-US")} out tokens, ${formatCost(m)}`));
+    lines.push(
+      `By model (${view.byModel.length}):`,
+      ...view.byModel.map(
+        (m) =>
+          `  - ${escapeControls(m.model)}: ${plural(m.calls, "call")}, ${m.inputTokens.toLocaleString("en-US")} in / ${m.outputTokens.toLocaleString("en-US")} out tokens, ${formatCost(m)}`,
+      ),
+    );
   }
-  if (view.tools.length) lines.push(`Tools (${view.tools.length}): ${view.tools.map((t) => `${escapeControls(t.name)} (${t.uses}${t.failed ? `, ${t.failed} failed` : ""})`).join(", ")}`);
+  if (view.tools.length)
+    lines.push(
+      `Tools (${view.tools.length}): ${view.tools.map((t) => `${escapeControls(t.name)} (${t.uses}${t.failed ? `, ${t.failed} failed` : ""})`).join(", ")}`,
+    );
   if (view.stuck.length) lines.push(`Stuck (${view.stuck.length}):`, ...view.stuck.map((s) => `  - ${s.requestId}: ${escapeControls(s.reason)}`));
-  if (view.errors.length) lines.push(`Errors (${view.errors.length}):`, ...view.errors.map((e) => `  - ${e.requestId} (${e.state}): ${escapeControls(e.error)}`));
+  if (view.errors.length)
+    lines.push(`Errors (${view.errors.length}):`, ...view.errors.map((e) => `  - ${e.requestId} (${e.state}): ${escapeControls(e.error)}`));
   lines.push(
     `Newest ${view.requests.length === 1 ? "request" : `${view.requests.length} requests`}${view.more ? ` (${view.more} more: reqwatch list --source otel --session ${session.sessionId})` : ""}:`,
-    ...view.requests.map((m) => `  - ${m.request.requestId} ${m.request.state}${m.note ? `: ${escapeControls(m.note)}` : ""}${m.stuck ? ` (stuck: ${escapeControls(m.stuck)})` : ""}`),
+    ...view.requests.map(
+      (m) =>
+        `  - ${m.request.requestId} ${m.request.state}${m.note ? `: ${escapeControls(m.note)}` : ""}${m.stuck ? ` (stuck: ${escapeControls(m.stuck)})` : ""}`,
+    ),
   );
   return lines;
 }

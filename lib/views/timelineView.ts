@@ -92,7 +92,11 @@ function callSummary(fields: Record<string, unknown>): string {
     cacheRead > 0 && `cache read ${cacheRead}`,
     cacheWrite > 0 && `cache write ${cacheWrite}`,
     // A failed call that said no tokens is counted as $0 (mapping/fold.ts); "$0 estimated" beside its error would read as a price.
-    cost !== undefined ? formatUsd(cost) : estimate !== undefined && !(estimate === 0 && fields.success === false && input === undefined && output === undefined) && `${formatUsd(estimate)} estimated`,
+    cost !== undefined
+      ? formatUsd(cost)
+      : estimate !== undefined &&
+        !(estimate === 0 && fields.success === false && input === undefined && output === undefined) &&
+        `${formatUsd(estimate)} estimated`,
     ttft !== undefined && `first token ${formatSpan(ttft)}`,
     attempt !== undefined && attempt > 1 && `${attempt} attempts`,
   ]
@@ -150,7 +154,9 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
   }
   // One root that holds the rest (a turn's own span: the only one with anything nested, or the only step, not a call or tool, whose time spans all the others'): what was told without a parent, inside its time, happened in it.
   const holders = roots.filter((item) => item.children.length > 0);
-  const spanning = roots.filter((item) => item.kind === "step" && item.durationMs !== null && roots.every((other) => other.startAt >= item.startAt && other.endAt <= item.endAt));
+  const spanning = roots.filter(
+    (item) => item.kind === "step" && item.durationMs !== null && roots.every((other) => other.startAt >= item.startAt && other.endAt <= item.endAt),
+  );
   const top = holders.length === 1 ? holders[0]! : holders.length === 0 && spanning.length === 1 ? spanning[0]! : null;
   const shown = top ? roots.filter((item) => item === top || !(item.startAt >= top.startAt && item.endAt <= top.endAt)) : roots;
   if (top) top.children.push(...roots.filter((item) => !shown.includes(item)));
@@ -166,8 +172,18 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
   const place = (list: TimelineItem[]): TimelineItem[] =>
     list
       .sort((a, b) => a.startAt - b.startAt || a.endAt - b.endAt || (a.key < b.key ? -1 : 1))
-      .map((item) => ({ ...item, offset: ((item.startAt - startAt) / axis) * 100, width: ((item.endAt - item.startAt) / axis) * 100, children: place(item.children) }));
-  return { startAt, endAt, items: place(shown), ticks: [0, 0.25, 0.5, 0.75, 1].map((share) => ({ offset: share * 100, label: share === 0 ? "0" : formatSpan(share * (endAt - startAt)) })) };
+      .map((item) => ({
+        ...item,
+        offset: ((item.startAt - startAt) / axis) * 100,
+        width: ((item.endAt - item.startAt) / axis) * 100,
+        children: place(item.children),
+      }));
+  return {
+    startAt,
+    endAt,
+    items: place(shown),
+    ticks: [0, 0.25, 0.5, 0.75, 1].map((share) => ({ offset: share * 100, label: share === 0 ? "0" : formatSpan(share * (endAt - startAt)) })),
+  };
 }
 
 /**
@@ -176,7 +192,11 @@ export function timelineOf(steps: readonly SourceStep[], parts: readonly SourceP
  * outer's, with what the inner adds (its attempts) where the outer said nothing.
  */
 function foldCallsToldTwice(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
-  const bySpan = new Map([...groups.values()].filter((group) => group.part?.kind === "call" && text(group.part.fields.spanId)).map((group) => [text(group.part!.fields.spanId)!, group]));
+  const bySpan = new Map(
+    [...groups.values()]
+      .filter((group) => group.part?.kind === "call" && text(group.part.fields.spanId))
+      .map((group) => [text(group.part!.fields.spanId)!, group]),
+  );
   for (const inner of [...groups.values()]) {
     const outer = inner.part?.kind === "call" ? bySpan.get(text(inner.part.fields.parentSpanId) ?? "") : undefined;
     if (!outer || outer === inner || !groups.has(outer.key)) continue;
@@ -200,7 +220,11 @@ function foldSpansIntoParts(groups: Map<string, Group>, itemOfStep: Map<string, 
   const loose: Group[] = [];
   for (const group of groups.values()) {
     if (!group.part) continue;
-    const holders = new Set(group.steps.map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey))).filter((key): key is string => key !== undefined && key !== group.key));
+    const holders = new Set(
+      group.steps
+        .map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey)))
+        .filter((key): key is string => key !== undefined && key !== group.key),
+    );
     for (const holder of holders) held.set(holder, [...(held.get(holder) ?? []), group]);
     if (!holders.size) loose.push(group);
   }
@@ -209,8 +233,12 @@ function foldSpansIntoParts(groups: Map<string, Group>, itemOfStep: Map<string, 
     const span = holder.steps[0]!;
     const named = (part: SourcePart) => (part.kind === "call" ? span.name === "model call" : span.name === `tool ${text(part.fields.name) ?? ""}`);
     const inner = (held.get(holder.key) ?? []).filter((group) => named(group.part!));
-    const within = (group: Group) => group.steps.every((step) => (step.startAt ?? step.at) >= span.startAt! && step.at <= span.at) && text(span.detail.model) === text(group.part!.fields.model);
-    const candidates = held.has(holder.key) ? inner : loose.filter((group) => group.part!.kind === "call" && named(group.part!) && group.steps.length > 0 && within(group));
+    const within = (group: Group) =>
+      group.steps.every((step) => (step.startAt ?? step.at) >= span.startAt! && step.at <= span.at) &&
+      text(span.detail.model) === text(group.part!.fields.model);
+    const candidates = held.has(holder.key)
+      ? inner
+      : loose.filter((group) => group.part!.kind === "call" && named(group.part!) && group.steps.length > 0 && within(group));
     if (candidates.length !== 1 || (held.get(holder.key)?.length ?? 0) > 1) continue;
     const only = candidates[0]!;
     only.steps.unshift(span);
@@ -229,7 +257,10 @@ function moveInto(from: Group, into: Group, groups: Map<string, Group>, itemOfSt
 }
 
 /** When a group's steps began and ended. */
-const timesOf = (group: Group) => ({ startAt: Math.min(...group.steps.map((step) => step.startAt ?? step.at)), endAt: Math.max(...group.steps.map((step) => step.at)) });
+const timesOf = (group: Group) => ({
+  startAt: Math.min(...group.steps.map((step) => step.startAt ?? step.at)),
+  endAt: Math.max(...group.steps.map((step) => step.at)),
+});
 
 /**
  * A tool's span that names no call id beside the tool's event (Gemini CLI's `tool_call` span and
@@ -239,8 +270,17 @@ const timesOf = (group: Group) => ({ startAt: Math.min(...group.steps.map((step)
  * record carries says which is which.
  */
 function foldToolSpansIntoTools(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
-  const spans = [...groups.values()].filter((group) => !group.part && group.steps.length === 1 && group.steps[0]!.startAt !== undefined && group.steps[0]!.name.startsWith("tool ") && group.steps[0]!.parentKey !== undefined);
-  const tools = [...groups.values()].filter((group) => group.part?.kind === "tool" && group.steps.length > 0 && !group.steps.some((step) => step.key?.startsWith("span:")));
+  const spans = [...groups.values()].filter(
+    (group) =>
+      !group.part &&
+      group.steps.length === 1 &&
+      group.steps[0]!.startAt !== undefined &&
+      group.steps[0]!.name.startsWith("tool ") &&
+      group.steps[0]!.parentKey !== undefined,
+  );
+  const tools = [...groups.values()].filter(
+    (group) => group.part?.kind === "tool" && group.steps.length > 0 && !group.steps.some((step) => step.key?.startsWith("span:")),
+  );
   const overlap = (a: Group, b: Group) => timesOf(a).startAt <= timesOf(b).endAt && timesOf(b).startAt <= timesOf(a).endAt;
   const matches = (span: Group, tool: Group) => {
     const step = span.steps[0]!;
@@ -261,7 +301,9 @@ function foldToolSpansIntoTools(groups: Map<string, Group>, itemOfStep: Map<stri
  * Anything else (an answer's span lost, two answered attempts between two answers) stays apart.
  */
 function foldAttemptsIntoCalls(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
-  const attempts = [...groups.values()].filter((group) => !group.part && group.steps.length === 1 && group.steps[0]!.detail.attempt_of_next_answer === true).sort((a, b) => a.steps[0]!.at - b.steps[0]!.at);
+  const attempts = [...groups.values()]
+    .filter((group) => !group.part && group.steps.length === 1 && group.steps[0]!.detail.attempt_of_next_answer === true)
+    .sort((a, b) => a.steps[0]!.at - b.steps[0]!.at);
   if (!attempts.length) return;
   const calls = [...groups.values()].filter((group) => group.part?.kind === "call").sort((a, b) => timesOf(a).endAt - timesOf(b).endAt);
   let after = -Infinity;
@@ -325,21 +367,37 @@ function itemOf(group: Group, itemOfStep: ReadonlyMap<string, string>): { item: 
   const took = endAt - startAt;
   // A span says what it ran inside; a log record of the same call does not.
   // The first step of it that ran inside another item names its parent (a span of it may hold the others).
-  const parentKey = steps.map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey))).find((key) => key !== undefined && key !== group.key) ?? null;
+  const parentKey =
+    steps.map((step) => (step.parentKey === undefined ? undefined : itemOfStep.get(step.parentKey))).find((key) => key !== undefined && key !== group.key) ??
+    null;
   // What the store kept as the step's error, a span's error status, or a step its client marked failed (a retried attempt).
-  const stepError = steps.map((step) => step.error ?? text(step.detail.status) ?? (step.detail.failed === true ? (text(step.detail.error) ?? FAILED) : undefined)).find((error) => error !== undefined);
+  const stepError = steps
+    .map((step) => step.error ?? text(step.detail.status) ?? (step.detail.failed === true ? (text(step.detail.error) ?? FAILED) : undefined))
+    .find((error) => error !== undefined);
   const error = part ? (fields.success === false ? (text(fields.error) ?? stepError ?? FAILED) : null) : (stepError ?? null);
   const kind = part?.kind ?? "step";
   const label = part ? (part.kind === "call" ? "model call" : "tool") : steps[0]!.name;
   const name = part ? (text(part.kind === "call" ? fields.model : fields.name) ?? null) : null;
   const span = steps.find((step) => step.key?.startsWith("span:"));
-  const summary = kind === "call" ? callSummary(fields) : kind === "tool" ? (span ?? steps.at(-1))?.summary ?? "" : steps[0]!.summary;
+  const summary = kind === "call" ? callSummary(fields) : kind === "tool" ? ((span ?? steps.at(-1))?.summary ?? "") : steps[0]!.summary;
   const durationMs = took > 0 ? took : null;
   // The attempts its part says, or that its records number (Codex's attempts, drawn in their answer's bar).
-  const attempts = kind === "call" ? Math.max(count(fields.attempt) ?? 0, ...steps.map((step) => (step.detail.attempt_of_next_answer === true ? (count(step.detail.attempt) ?? 0) : 0))) : 0;
+  const attempts =
+    kind === "call"
+      ? Math.max(count(fields.attempt) ?? 0, ...steps.map((step) => (step.detail.attempt_of_next_answer === true ? (count(step.detail.attempt) ?? 0) : 0)))
+      : 0;
   // Gemini CLI names each call's role: `main` is the agent's own, shown as any other call.
   const role = kind === "call" && text(fields.name) !== "main" ? (text(fields.name) ?? null) : null;
-  const title = [label, name, role, durationMs === null ? "instant" : formatSpan(durationMs), attempts > 1 && `${attempts} attempts`, error && (error === FAILED ? FAILED : `failed: ${error}`)].filter(Boolean).join(", ");
+  const title = [
+    label,
+    name,
+    role,
+    durationMs === null ? "instant" : formatSpan(durationMs),
+    attempts > 1 && `${attempts} attempts`,
+    error && (error === FAILED ? FAILED : `failed: ${error}`),
+  ]
+    .filter(Boolean)
+    .join(", ");
   const item: TimelineItem = {
     key: group.key,
     kind,

@@ -16,7 +16,11 @@ export function unreadableRequest(reader: Pick<Reader, "unreadableFiles">, reque
 export function missingRequestError(reader: Pick<Reader, "unreadableFiles">, requestId: string): ReqwatchError {
   const unreadable = unreadableRequest(reader, requestId);
   if (!unreadable) return new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist (it may have been cleaned up).`);
-  return new ReqwatchError("CORRUPT_FILE", `Request ${requestId} cannot be read: ${unreadable.file}: ${unreadable.reason}. The file is kept as it is; once it is fixed (or moved away) reqwatch reads it again.`, { ...unreadable });
+  return new ReqwatchError(
+    "CORRUPT_FILE",
+    `Request ${requestId} cannot be read: ${unreadable.file}: ${unreadable.reason}. The file is kept as it is; once it is fixed (or moved away) reqwatch reads it again.`,
+    { ...unreadable },
+  );
 }
 
 /** The note a list ends with on stderr while some request files cannot be read: they are in no list. */

@@ -14,7 +14,14 @@ export const USAGE_COLUMNS = ["Input", "Output", "Cache read", "Cache write", "T
 const tokens = (n: number) => n.toLocaleString("en-US");
 
 /** A row's figures, in USAGE_COLUMNS' order. */
-export const usageCells = (row: UsageSumsRow): string[] => [tokens(row.inputTokens), tokens(row.outputTokens), tokens(row.cacheReadTokens), tokens(row.cacheWriteTokens), tokens(row.totalTokens), formatCost(row)];
+export const usageCells = (row: UsageSumsRow): string[] => [
+  tokens(row.inputTokens),
+  tokens(row.outputTokens),
+  tokens(row.cacheReadTokens),
+  tokens(row.cacheWriteTokens),
+  tokens(row.totalTokens),
+  formatCost(row),
+];
 
 interface UsageTableRow {
   /** The day, month, session, project or model; an agent's row under it: the agent's name. */
@@ -29,8 +36,16 @@ interface UsageTableRow {
 export function usageTable(report: UsageReport): UsageTableRow[] {
   const rows: UsageTableRow[] = [];
   for (const row of report.rows) {
-    rows.push({ label: row.period, agentRow: false, agents: row.agentsUsed.map((agent) => AGENT_NAMES[agent]).join(", "), models: row.modelsUsed.join(", "), cells: usageCells(row) });
-    if (row.agents.length > 1) for (const agent of row.agents) rows.push({ label: AGENT_NAMES[agent.agent], agentRow: true, agents: "", models: agent.modelsUsed.join(", "), cells: usageCells(agent) });
+    rows.push({
+      label: row.period,
+      agentRow: false,
+      agents: row.agentsUsed.map((agent) => AGENT_NAMES[agent]).join(", "),
+      models: row.modelsUsed.join(", "),
+      cells: usageCells(row),
+    });
+    if (row.agents.length > 1)
+      for (const agent of row.agents)
+        rows.push({ label: AGENT_NAMES[agent.agent], agentRow: true, agents: "", models: agent.modelsUsed.join(", "), cells: usageCells(agent) });
   }
   return rows;
 }

@@ -31,7 +31,8 @@ function how(row: WorkerRow, liveness: Liveness, now: number): string {
 export function workersView(reader: Reader, now = Date.now()): WorkerView[] {
   let goneListed = 0;
   return reader.workers().map((row) => {
-    const liveness: Liveness = row.pid === null ? "unknown" : claimLiveness({ pid: row.pid, ...(row.host !== null && { host: row.host }), processStartedAt: row.processStartedAt });
+    const liveness: Liveness =
+      row.pid === null ? "unknown" : claimLiveness({ pid: row.pid, ...(row.host !== null && { host: row.host }), processStartedAt: row.processStartedAt });
     const listUnfinished = liveness === "gone" && row.pid !== null && goneListed++ < GONE_LISTED;
     return {
       ...row,

@@ -39,7 +39,11 @@ export function runWorker(options: RunWorkerOptions): WorkerHandle {
         const beatNow = () => tracker.heartbeat(request.requestId, token);
         outcome = { ok: true, result: (await options.handler(request, { token, signal, heartbeat: beatNow })) ?? {} };
       } catch (error) {
-        outcome = { ok: false, error: error instanceof Error ? error.message : String(error), retryable: (error as { retryable?: boolean })?.retryable !== false };
+        outcome = {
+          ok: false,
+          error: error instanceof Error ? error.message : String(error),
+          retryable: (error as { retryable?: boolean })?.retryable !== false,
+        };
       }
       clearInterval(beat);
       if (outcome.ok) {

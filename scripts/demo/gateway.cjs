@@ -21,10 +21,18 @@ const sessions = Array.from({ length: 5 }, (_, i) => `sess-${Date.now().toString
 const NIGHTLY_AT_MOST = 6;
 const TASKS = [
   { activeTask: "Fix the flaky retry test in packages/api", nextSteps: ["Pin the clock in the test", "Run the suite twice"], blockingIssues: [] },
-  { activeTask: "Add an index on requests(updated_at)", nextSteps: ["Write the migration", "Measure the list query"], blockingIssues: ["Staging database is read-only until 18:00"] },
+  {
+    activeTask: "Add an index on requests(updated_at)",
+    nextSteps: ["Write the migration", "Measure the list query"],
+    blockingIssues: ["Staging database is read-only until 18:00"],
+  },
   { activeTask: "Stop the websocket reconnect storm", nextSteps: ["Add jitter to the back-off"], blockingIssues: [] },
   { activeTask: "Draft the v2.3 release notes", nextSteps: ["Collect merged pull requests", "Ask for review"], blockingIssues: [] },
-  { activeTask: "Find where the session token leaks into the logs", nextSteps: ["Grep the request logger"], blockingIssues: ["Need access to production logs"] },
+  {
+    activeTask: "Find where the session token leaks into the logs",
+    nextSteps: ["Grep the request logger"],
+    blockingIssues: ["Need access to production logs"],
+  },
 ];
 const COMMANDS = [
   { command: "npm test -- packages/api", workflow: "testing", status: "failed" },
@@ -32,7 +40,13 @@ const COMMANDS = [
   { command: "git diff --stat", workflow: "review", status: "completed" },
   { command: "npm run build", workflow: "build", status: "completed" },
 ];
-const FILES = ["packages/api/src/retry.ts", "packages/api/test/retry.test.ts", "migrations/0042_requests_updated_at.sql", "src/ws/reconnect.ts", "CHANGELOG.md"];
+const FILES = [
+  "packages/api/src/retry.ts",
+  "packages/api/test/retry.test.ts",
+  "migrations/0042_requests_updated_at.sql",
+  "src/ws/reconnect.ts",
+  "CHANGELOG.md",
+];
 sessions.forEach((sessionId, i) => {
   tracker.sessions.updateSnapshot(TASKS[i], sessionId);
   tracker.sessions.recordFile({ path: FILES[i], summary: "opened to read" }, sessionId);

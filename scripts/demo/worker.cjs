@@ -4,7 +4,18 @@
 const { runWorker, PermanentError } = require("../../dist/index.cjs");
 
 const [stateDir, workspace] = process.argv.slice(2);
-const sleep = (ms, signal) => new Promise((resolve) => { const t = setTimeout(resolve, ms); signal?.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true }); });
+const sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 runWorker({
   stateDir,

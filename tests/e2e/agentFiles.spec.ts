@@ -13,7 +13,10 @@ import { expect, test } from "./fixtures";
 // tests/fixtures/claude-code-transcripts; the CLI itself runs in tests/integration/claudeCodeFiles.test.ts),
 // in a Claude folder the dashboard reads, and what a person sees of them, live.
 
-test("Claude Code's turns from its own files, with no telemetry: the table, a turn's timeline, a killed run stuck with its reason, a line appended shown without a reload, the Health page", async ({ page, launchApp }) => {
+test("Claude Code's turns from its own files, with no telemetry: the table, a turn's timeline, a killed run stuck with its reason, a line appended shown without a reload, the Health page", async ({
+  page,
+  launchApp,
+}) => {
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-claude-"));
   try {
     const { folder } = aClaudeFolder(path.join(parent, ".claude"), ["tool", "killed"]);
@@ -32,7 +35,16 @@ test("Claude Code's turns from its own files, with no telemetry: the table, a tu
     // A new prompt written while the page is open shows without a reload.
     const file = path.join(folder, "projects", "-e2e", "5b7c1e0a-0000-4000-8000-000000000001.jsonl");
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const line = { parentUuid: null, isSidechain: false, promptId: "5b7c1e0a-0000-4000-8000-000000000002", type: "user", message: { role: "user", content: "written while the page is open" }, uuid: "5b7c1e0a-0000-4000-8000-000000000003", timestamp: new Date().toISOString(), sessionId: "5b7c1e0a-0000-4000-8000-000000000001" };
+    const line = {
+      parentUuid: null,
+      isSidechain: false,
+      promptId: "5b7c1e0a-0000-4000-8000-000000000002",
+      type: "user",
+      message: { role: "user", content: "written while the page is open" },
+      uuid: "5b7c1e0a-0000-4000-8000-000000000003",
+      timestamp: new Date().toISOString(),
+      sessionId: "5b7c1e0a-0000-4000-8000-000000000001",
+    };
     fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
     await expect(table.getByRole("row").filter({ hasText: "processing" })).toHaveCount(2);
 
@@ -52,7 +64,10 @@ test("Claude Code's turns from its own files, with no telemetry: the table, a tu
   }
 });
 
-test("a Codex CLI run with its telemetry on and its files read: one row for its turn, each call and the tool once on its timeline", async ({ page, launchApp }) => {
+test("a Codex CLI run with its telemetry on and its files read: one row for its turn, each call and the tool once on its timeline", async ({
+  page,
+  launchApp,
+}) => {
   test.setTimeout(180_000);
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-e2e-join-"));
   const api = await anOpenAiResponsesMock("tool");
@@ -60,7 +75,13 @@ test("a Codex CLI run with its telemetry on and its files read: one row for its 
     const codexHome = path.join(parent, "codex");
     fs.mkdirSync(codexHome);
     const otlpPort = await freePort();
-    const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort), REQWATCH_AGENT_FILES: "on", REQWATCH_CODEX_DIR: codexHome, REQWATCH_CLAUDE_DIR: path.join(parent, ".claude"), REQWATCH_GEMINI_DIR: path.join(parent, ".gemini") });
+    const { url } = await launchApp({
+      REQWATCH_OTLP_PORT: String(otlpPort),
+      REQWATCH_AGENT_FILES: "on",
+      REQWATCH_CODEX_DIR: codexHome,
+      REQWATCH_CLAUDE_DIR: path.join(parent, ".claude"),
+      REQWATCH_GEMINI_DIR: path.join(parent, ".gemini"),
+    });
     // The real Codex CLI (tests/integration/agentJoin.test.ts runs the others), its [otel] section at the dashboard's receiver, its files in the folder the dashboard reads.
     writeCodexConfig(codexHome, api.url, { receiver: `http://127.0.0.1:${otlpPort}` });
     const home = path.join(parent, "home");
@@ -68,7 +89,10 @@ test("a Codex CLI run with its telemetry on and its files read: one row for its 
     const codex = withOutput(
       spawn(path.join(installedClient(CLIENTS.codexCli), "node_modules/.bin/codex"), ["exec", "--skip-git-repo-check", "run echo hi, seen by both"], {
         cwd: home,
-        env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, MOCK_OPENAI_KEY: "test-key-for-the-mock", OTEL_BLRP_SCHEDULE_DELAY: "200" } as Record<string, string | undefined> as NodeJS.ProcessEnv,
+        env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, MOCK_OPENAI_KEY: "test-key-for-the-mock", OTEL_BLRP_SCHEDULE_DELAY: "200" } as Record<
+          string,
+          string | undefined
+        > as NodeJS.ProcessEnv,
         stdio: ["ignore", "pipe", "pipe"],
       }),
     );
@@ -76,7 +100,10 @@ test("a Codex CLI run with its telemetry on and its files read: one row for its 
 
     // Its turn's page, once both have told it: the file's end (task complete) and the telemetry's (its turn's span).
     await page.goto(`${url}/requests?source=otel`);
-    const rows = page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ has: page.getByRole("link", { name: /^turn-\d+$/ }) });
+    const rows = page
+      .getByRole("table", { name: "Requests" })
+      .getByRole("row")
+      .filter({ has: page.getByRole("link", { name: /^turn-\d+$/ }) });
     await expect(rows).toHaveCount(1);
     const turnPage = await rows.getByRole("link", { name: /^turn-\d+$/ }).getAttribute("href");
     await page.goto(`${url}${turnPage}`);

@@ -59,11 +59,21 @@ test("the overview's charts: a point appears as requests finish, read by keyboar
   await page.getByRole("group", { name: "Chart range" }).getByRole("button", { name: "24h" }).click();
   await expect(page.getByRole("button", { name: "24h" })).toHaveAttribute("aria-pressed", "true");
   await expect(summary).toContainText("in the last 24 hours, every workspace: 2 completed, 1 failed");
-  await expect(page.getByRole("group", { name: /^Attempts ended/ }).locator("..").getByText("(per 15m)")).toBeVisible();
+  await expect(
+    page
+      .getByRole("group", { name: /^Attempts ended/ })
+      .locator("..")
+      .getByText("(per 15m)"),
+  ).toBeVisible();
 });
 
 test("the requests page's charts follow its workspace filter", async ({ page, tracker }) => {
-  for (const [id, workspace] of [["a1", "alpha"], ["a2", "alphabet"], ["b1", "beta"]] as const) tracker.create({ requestId: id, workspace, state: "queued" });
+  for (const [id, workspace] of [
+    ["a1", "alpha"],
+    ["a2", "alphabet"],
+    ["b1", "beta"],
+  ] as const)
+    tracker.create({ requestId: id, workspace, state: "queued" });
   for (let i = 0; i < 3; i++) {
     const claim = tracker.claimNext({ worker: "chart-test" })!;
     tracker.complete(claim.request.requestId, claim.token);

@@ -3,7 +3,10 @@ import { expect, test } from "./fixtures";
 
 // claude-mem 13.25.3's real worker (tests/helpers/claudeMemWorker.ts), holding what its hooks sent in
 // its memory, with the dashboard reading it as a source; then killed, as a crash would.
-test("claude-mem 13: the worker's in-memory queue as a row, live; the worker killed, the row says the work was lost; the Health page says the worker is down", async ({ page, launchApp }) => {
+test("claude-mem 13: the worker's in-memory queue as a row, live; the worker killed, the row says the work was lost; the Health page says the worker is down", async ({
+  page,
+  launchApp,
+}) => {
   test.setTimeout(120_000);
   const worker = await aClaudeMemWorker();
   try {
@@ -36,7 +39,9 @@ test("claude-mem 13: the worker's in-memory queue as a row, live; the worker kil
     await page.screenshot({ path: test.info().outputPath("claude-mem-13-lost.png"), fullPage: true });
 
     await page.goto(`${url}/health`);
-    await expect(sources.getByTestId("worker-line")).toHaveText(`claude-mem's worker is not running: nothing answers on ${worker.url} (the port in ${worker.dataDir}/settings.json)`);
+    await expect(sources.getByTestId("worker-line")).toHaveText(
+      `claude-mem's worker is not running: nothing answers on ${worker.url} (the port in ${worker.dataDir}/settings.json)`,
+    );
   } finally {
     await worker.remove();
   }

@@ -30,7 +30,10 @@ async function findRows(page: Page, url: string, filter: { search?: string; work
   if (filter.workspace !== undefined) await page.getByRole("textbox", { name: "Workspace" }).fill(filter.workspace);
   // The filter applies as the person types: the table is the filtered one once the address says it.
   await expect(page).toHaveURL(filter.search !== undefined ? /[?&]q=/ : /[?&]workspace(Prefix)?=/);
-  const rows = page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ has: page.getByRole("link", { name: LIFECYCLE }) });
+  const rows = page
+    .getByRole("table", { name: "Requests" })
+    .getByRole("row")
+    .filter({ has: page.getByRole("link", { name: LIFECYCLE }) });
   await expect(rows).toHaveCount(count);
   return rows;
 }
@@ -51,10 +54,20 @@ async function openRow(page: Page, url: string, filter: { search?: string; works
 }
 
 /** Sends one scenario and opens the lifecycle it made: the newest row, once the table has `rows`. */
-async function sendAndOpen(page: Page, dashboard: { url: string; send: (client: string, ...scenarios: string[]) => Promise<void> }, client: string, scenario: string, rows: number, state: string): Promise<void> {
+async function sendAndOpen(
+  page: Page,
+  dashboard: { url: string; send: (client: string, ...scenarios: string[]) => Promise<void> },
+  client: string,
+  scenario: string,
+  rows: number,
+  state: string,
+): Promise<void> {
   await dashboard.send(client, scenario);
   await page.goto(`${dashboard.url}/requests?source=otel`);
-  const listed = page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ has: page.getByRole("link", { name: LIFECYCLE }) });
+  const listed = page
+    .getByRole("table", { name: "Requests" })
+    .getByRole("row")
+    .filter({ has: page.getByRole("link", { name: LIFECYCLE }) });
   await expect(listed).toHaveCount(rows);
   await expect(listed.first().getByRole("cell").nth(STATE)).toContainText(state);
   await listed.first().getByRole("link", { name: LIFECYCLE }).click();
@@ -79,7 +92,10 @@ test.describe("Gemini CLI 0.61.0", () => {
   const CLIENT = "gemini-cli-0.61.0";
   const OVERLOADED = "503 UNAVAILABLE: The model is overloaded. Please try again later.";
 
-  test("retried through two 503s then answered, given up after three, tools (one failed), a two-prompt session: the table, each turn's timeline and the session's page", async ({ page, launchApp }) => {
+  test("retried through two 503s then answered, given up after three, tools (one failed), a two-prompt session: the table, each turn's timeline and the session's page", async ({
+    page,
+    launchApp,
+  }) => {
     await page.setViewportSize({ width: 1280, height: 900 });
     const { url, send } = await aReceivingDashboard(launchApp);
     await send(CLIENT, "retry", "exhausted", "tool", "session");
@@ -97,7 +113,12 @@ test.describe("Gemini CLI 0.61.0", () => {
     // One call of the main model, tried three times: each bar says which try it was.
     await expect(facts(page)).toContainText("Model calls2");
     await expect(mainCalls).toHaveCount(3);
-    for (const [i, name] of [new RegExp(`, attempt 1 of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`), new RegExp(`, attempt 2 of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`), /^model call, gemini-3\.8-flash, \d+ ms, attempt 3 of 3$/].entries()) await expect(mainCalls.nth(i)).toHaveAccessibleName(name);
+    for (const [i, name] of [
+      new RegExp(`, attempt 1 of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`),
+      new RegExp(`, attempt 2 of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`),
+      /^model call, gemini-3\.8-flash, \d+ ms, attempt 3 of 3$/,
+    ].entries())
+      await expect(mainCalls.nth(i)).toHaveAccessibleName(name);
     await expect(timeline.getByText(OVERLOADED, { exact: true })).toHaveCount(2);
     await expect(page.getByRole("region", { name: "Timeline" })).not.toContainText(ZERO_COST);
     await readsInWords(page);
@@ -108,7 +129,11 @@ test.describe("Gemini CLI 0.61.0", () => {
     await expect(facts(page)).toContainText("Attempts3");
     await expect(facts(page)).toContainText(`Error${OVERLOADED}`);
     await expect(mainCalls).toHaveCount(3);
-    await expect(timeline.getByRole("listitem", { name: new RegExp(`^model call, gemini-3\\.8-flash, \\d+ ms, attempt \\d of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`) })).toHaveCount(3);
+    await expect(
+      timeline.getByRole("listitem", {
+        name: new RegExp(`^model call, gemini-3\\.8-flash, \\d+ ms, attempt \\d of 3, failed: ${OVERLOADED.replace(/\./g, "\\.")}`),
+      }),
+    ).toHaveCount(3);
     await readsInWords(page);
     await shoot(page, "gemini-exhausted");
 
@@ -126,13 +151,37 @@ test.describe("Gemini CLI 0.61.0", () => {
     await toolRow.getByRole("link", { name: /^[0-9a-f-]{36}$/ }).click();
     await expect(page.getByLabel("Received")).toContainText("Received over OpenTelemetry from Gemini CLI");
     const byModel = page.getByRole("table", { name: "Cost and tokens by model" });
-    await expect(byModel.getByRole("row").filter({ hasText: "gemini-3.8-flash" }).getByRole("cell")).toHaveText(["gemini-3.8-flash", "2", "200", "60", "40", "0", /^\$0\.0004 estimated$/]);
-    await expect(byModel.getByRole("row").filter({ hasText: "gemini-3.5-flash-lite" }).getByRole("cell")).toHaveText(["gemini-3.5-flash-lite", "1", "50", "10", "0", "0", /^\$0\.0000 estimated$/]);
-    await expect(page.getByRole("table", { name: "Tools used" }).getByRole("row").filter({ hasText: "read_file" }).getByRole("cell")).toHaveText(["read_file", "2", "1", /ms$/]);
+    await expect(byModel.getByRole("row").filter({ hasText: "gemini-3.8-flash" }).getByRole("cell")).toHaveText([
+      "gemini-3.8-flash",
+      "2",
+      "200",
+      "60",
+      "40",
+      "0",
+      /^\$0\.0004 estimated$/,
+    ]);
+    await expect(byModel.getByRole("row").filter({ hasText: "gemini-3.5-flash-lite" }).getByRole("cell")).toHaveText([
+      "gemini-3.5-flash-lite",
+      "1",
+      "50",
+      "10",
+      "0",
+      "0",
+      /^\$0\.0000 estimated$/,
+    ]);
+    await expect(page.getByRole("table", { name: "Tools used" }).getByRole("row").filter({ hasText: "read_file" }).getByRole("cell")).toHaveText([
+      "read_file",
+      "2",
+      "1",
+      /ms$/,
+    ]);
 
     // Two prompts in one session (the second run resuming it): two turns, one session, its page with both.
     const sessionRows = await findRows(page, url, { search: "prompt of the session" }, 2);
-    const sessionId = (await sessionRows.first().getByRole("link", { name: /^[0-9a-f-]{36}$/ }).textContent())!;
+    const sessionId = (await sessionRows
+      .first()
+      .getByRole("link", { name: /^[0-9a-f-]{36}$/ })
+      .textContent())!;
     await expect(sessionRows.nth(1).getByRole("link", { name: sessionId })).toBeVisible();
     await sessionRows.first().getByRole("link", { name: sessionId }).click();
     await expect(page.getByRole("heading", { level: 1 })).toContainText(sessionId);
@@ -149,7 +198,10 @@ test.describe("Gemini CLI 0.61.0", () => {
 test.describe("Codex CLI 0.171.0", () => {
   const CLIENT = "codex-0.171.0";
 
-  test("500, 500, then an answer; 500 until it gave up; a tool; a resumed session: the table, each turn's timeline and the session's page", async ({ page, launchApp }) => {
+  test("500, 500, then an answer; 500 until it gave up; a tool; a resumed session: the table, each turn's timeline and the session's page", async ({
+    page,
+    launchApp,
+  }) => {
     await page.setViewportSize({ width: 1280, height: 900 });
     const { url, send } = await aReceivingDashboard(launchApp);
     await send(CLIENT, "retry", "exhausted-spans-sent", "tool", "resumed");
@@ -207,7 +259,10 @@ test.describe("the AI SDK", () => {
     { client: "ai-sdk-7.0.173-legacy", service: "ai-sdk-7-legacy", attemptsSpans: false },
     { client: "ai-sdk-7.0.173-otel", service: "ai-sdk-7", attemptsSpans: false },
   ]) {
-    test(`${client}: an answer, a tool, 529 twice then an answer, 529 until it gave up, a stream aborted: each agent run's page`, async ({ page, launchApp }) => {
+    test(`${client}: an answer, a tool, 529 twice then an answer, 529 until it gave up, a stream aborted: each agent run's page`, async ({
+      page,
+      launchApp,
+    }) => {
       await page.setViewportSize({ width: 1280, height: 900 });
       const dashboard = await aReceivingDashboard(launchApp);
       const timeline = page.getByRole("list", { name: "Timeline" });
@@ -233,7 +288,12 @@ test.describe("the AI SDK", () => {
         await expect(facts(page)).toContainText("Attempts3");
         // Each try its own span: two failed with the API's words, then the answer, each bar saying which try it was.
         await expect(calls).toHaveCount(3);
-        for (const [i, name] of [/, attempt 1 of 3, failed: AI_APICallError: Overloaded/, /, attempt 2 of 3, failed: AI_APICallError: Overloaded/, /^model call, claude-sonnet-4-5, \d+ ms, attempt 3 of 3$/].entries()) await expect(calls.nth(i)).toHaveAccessibleName(name);
+        for (const [i, name] of [
+          /, attempt 1 of 3, failed: AI_APICallError: Overloaded/,
+          /, attempt 2 of 3, failed: AI_APICallError: Overloaded/,
+          /^model call, claude-sonnet-4-5, \d+ ms, attempt 3 of 3$/,
+        ].entries())
+          await expect(calls.nth(i)).toHaveAccessibleName(name);
         await expect(calls.nth(1).getByText("attempt 2 of 3", { exact: true })).toBeVisible();
       } else await expect(calls).toHaveCount(1);
       await expect(page.getByRole("region", { name: "Timeline" })).not.toContainText(ZERO_COST);
@@ -305,7 +365,10 @@ test.describe("OpenInference, Traceloop and Mastra", () => {
 test.describe("BullMQ 6.7.0 with bullmq-otel", () => {
   const CLIENT = "bullmq-6.7.0";
 
-  test("a job retried twice then done, one failed for good, one whose worker died (stuck, then found stalled and done): the requests page, each job's page, the queues on the overview", async ({ page, launchApp }) => {
+  test("a job retried twice then done, one failed for good, one whose worker died (stuck, then found stalled and done): the requests page, each job's page, the queues on the overview", async ({
+    page,
+    launchApp,
+  }) => {
     await page.setViewportSize({ width: 1280, height: 900 });
     const otlpPort = await freePort();
     const receiver = `http://127.0.0.1:${otlpPort}`;
@@ -321,7 +384,12 @@ test.describe("BullMQ 6.7.0 with bullmq-otel", () => {
     await expect(facts(page)).not.toContainText("Error");
     const attempts = timeline.getByRole("listitem", { name: /^process \(attempt \d\)/ });
     await expect(attempts).toHaveCount(3);
-    for (const [i, name] of [/^process \(attempt 1\), \d+ ms, failed: charge refused on attempt 1$/, /^process \(attempt 2\), \d+ ms, failed: charge refused on attempt 2$/, /^process \(attempt 3\), \d+ ms$/].entries()) await expect(attempts.nth(i)).toHaveAccessibleName(name);
+    for (const [i, name] of [
+      /^process \(attempt 1\), \d+ ms, failed: charge refused on attempt 1$/,
+      /^process \(attempt 2\), \d+ ms, failed: charge refused on attempt 2$/,
+      /^process \(attempt 3\), \d+ ms$/,
+    ].entries())
+      await expect(attempts.nth(i)).toHaveAccessibleName(name);
     await expect(timeline.getByRole("listitem", { name: /^retry later, / })).toHaveCount(2);
     await expect(page.getByRole("main")).toContainText('{"done":"charge"}');
     await readsInWords(page);
@@ -342,11 +410,23 @@ test.describe("BullMQ 6.7.0 with bullmq-otel", () => {
     await expect(rows.first().getByRole("cell").nth(STATE)).toContainText(/stuck: nothing received for \d+s; last: /, { timeout: 15_000 });
     await page.goto(url);
     const sources = page.getByRole("table", { name: "Sources" });
-    await expect(sources.getByRole("row").filter({ has: page.getByRole("link", { name: "otel" }) }).getByRole("cell").nth(5)).toHaveText("1 stuck");
+    await expect(
+      sources
+        .getByRole("row")
+        .filter({ has: page.getByRole("link", { name: "otel" }) })
+        .getByRole("cell")
+        .nth(5),
+    ).toHaveText("1 stuck");
     await shoot(page, "bullmq-queues-stuck");
     // Another worker finds it stalled, puts it back and completes it: done, no longer stuck, the stall on its page.
     await sendExports(receiver, stalled.slice(2));
-    await expect(sources.getByRole("row").filter({ has: page.getByRole("link", { name: "otel" }) }).getByRole("cell").nth(5)).toHaveText("0", { timeout: 15_000 });
+    await expect(
+      sources
+        .getByRole("row")
+        .filter({ has: page.getByRole("link", { name: "otel" }) })
+        .getByRole("cell")
+        .nth(5),
+    ).toHaveText("0", { timeout: 15_000 });
     await openRow(page, url, { workspace: "stalled" }, "completed");
     await expect(timeline.getByRole("listitem", { name: /^stalled, / })).toHaveCount(1);
     await expect(timeline.getByRole("listitem", { name: /^process \(attempt 1\), \d+ ms$/ })).toHaveCount(1);

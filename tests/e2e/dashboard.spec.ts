@@ -95,7 +95,12 @@ test("retry from the detail page sends a failed request back to queued, and a wo
   await expect(dialog.getByRole("status")).toContainText("Done: 1 changed, 0 skipped.");
   await dialog.getByRole("button", { name: "Close" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("queued");
-  expect(tracker.get("flaky")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", by: expect.stringMatching(/^dashboard \(action #\d+\)$/), manual: true });
+  expect(tracker.get("flaky")?.transitions?.at(-1)).toMatchObject({
+    from: "failed",
+    to: "queued",
+    by: expect.stringMatching(/^dashboard \(action #\d+\)$/),
+    manual: true,
+  });
 
   const second = tracker.claimNext()!;
   expect(second.request.requestId).toBe("flaky");
@@ -194,7 +199,10 @@ test("cleanup with a dry run, then undo from the audit page", async ({ page, sta
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
 });
 
-test("retry all matching says what it will do: how many, matching which filter, the same count on its button, a few ids and how many more; the audit log says the same", async ({ page, tracker }) => {
+test("retry all matching says what it will do: how many, matching which filter, the same count on its button, a few ids and how many more; the audit log says the same", async ({
+  page,
+  tracker,
+}) => {
   for (let i = 1; i <= 12; i++) {
     const id = `f-${String(i).padStart(2, "0")}`;
     tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
@@ -241,7 +249,11 @@ test.describe("row actions", () => {
   });
 });
 
-test("after a cleanup and its undo, a restored request shows and sorts by its own last update, not the restore's; its history says when it was restored", async ({ page, stateDir, launchApp }) => {
+test("after a cleanup and its undo, a restored request shows and sorts by its own last update, not the restore's; its history says when it was restored", async ({
+  page,
+  stateDir,
+  launchApp,
+}) => {
   writeRequestFile(stateDir, anOldCompletedRequest("old-1"));
   writeRequestFile(stateDir, aRequest({ requestId: "recent", state: "completed", lastUpdatedAt: Date.now() - 60 * 60_000 }));
   const { url } = await launchApp({ REQWATCH_RETENTION: "off" });
@@ -344,7 +356,9 @@ test("health says how many files another program wrote since the server started,
   await expect(written).toHaveText(/^none since this server started/);
   writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "queued" }));
   // The page refreshes itself every 5 s.
-  await expect(written).toHaveText(/^1 since this server started, indexed as the watcher reported them; the latest batch \d+ ms after the report$/, { timeout: 12_000 });
+  await expect(written).toHaveText(/^1 since this server started, indexed as the watcher reported them; the latest batch \d+ ms after the report$/, {
+    timeout: 12_000,
+  });
 });
 
 test("a cross-origin or tokenless action is refused and changes nothing; a foreign Host is refused everywhere", async ({ page, request, tracker, app }) => {
@@ -361,7 +375,10 @@ test("a cross-origin or tokenless action is refused and changes nothing; a forei
   const noToken = await request.post("/api/actions", { data: body, headers: { Origin: app.url } });
   expect(noToken.status()).toBe(403);
   expect((await noToken.json()).error.code).toBe("FORBIDDEN");
-  const cleanup = await request.post("/api/actions", { data: { kind: "cleanup", olderThanMs: 0 }, headers: { Origin: "http://evil.example", "x-reqwatch-token": "guess" } });
+  const cleanup = await request.post("/api/actions", {
+    data: { kind: "cleanup", olderThanMs: 0 },
+    headers: { Origin: "http://evil.example", "x-reqwatch-token": "guess" },
+  });
   expect(cleanup.status()).toBe(403);
   expect(tracker.get("victim")?.state).toBe("failed");
   expect(tracker.actions.list()).toEqual([]);
@@ -372,13 +389,22 @@ test("a cross-origin or tokenless action is refused and changes nothing; a forei
   expect(reboundPage.status()).toBe(403);
 
   // A form on another site posting into the dashboard: refused, nothing changes.
-  await page.setContent(`<form method="POST" action="${app.url}/api/actions" enctype="text/plain"><input name='{"kind":"retry","ids":["victim"],"x":"' value='"}'></form>`);
-  const [response] = await Promise.all([page.waitForResponse(`${app.url}/api/actions`), page.locator("form").evaluate((form: HTMLFormElement) => form.submit())]);
+  await page.setContent(
+    `<form method="POST" action="${app.url}/api/actions" enctype="text/plain"><input name='{"kind":"retry","ids":["victim"],"x":"' value='"}'></form>`,
+  );
+  const [response] = await Promise.all([
+    page.waitForResponse(`${app.url}/api/actions`),
+    page.locator("form").evaluate((form: HTMLFormElement) => form.submit()),
+  ]);
   expect(response.status()).toBe(403);
   expect(tracker.get("victim")?.state).toBe("failed");
 });
 
-test("after a restart the overview says which dead reqwatch workers' requests were requeued, with links; another program's stuck processing request is only flagged", async ({ page, stateDir, launchApp }) => {
+test("after a restart the overview says which dead reqwatch workers' requests were requeued, with links; another program's stuck processing request is only flagged", async ({
+  page,
+  stateDir,
+  launchApp,
+}) => {
   const deadPid = spawnSync("true").pid!;
   const tenMinutesAgo = Date.now() - 10 * 60 * 1000;
   writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t1", pid: deadPid, claimedAt: tenMinutesAgo, heartbeatAt: tenMinutesAgo }, { attempt: 1 }));
@@ -390,7 +416,9 @@ test("after a restart the overview says which dead reqwatch workers' requests we
   const notice = page.getByRole("alert", { name: "Recovery notice" });
   await expect(notice).toContainText("When the dashboard started, 1 request's reqwatch worker was gone: 1 requeued.");
   await expect(notice.getByRole("link", { name: "unheld" })).toHaveCount(0);
-  await expect(page.getByRole("table", { name: "Recent requests" }).getByRole("row", { name: /unheld/ })).toContainText(/stuck: processing 2h( \d+s)?; no reqwatch worker holds it \(written by another program\)/);
+  await expect(page.getByRole("table", { name: "Recent requests" }).getByRole("row", { name: /unheld/ })).toContainText(
+    /stuck: processing 2h( \d+s)?; no reqwatch worker holds it \(written by another program\)/,
+  );
   await notice.getByRole("link", { name: "orphaned" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("queued");
 });
@@ -428,7 +456,10 @@ test("text search finds requests by words of their prompt, output or error, and 
 
 test("a custom created-between range filters the table", async ({ page, stateDir, launchApp }) => {
   const day = 86_400_000;
-  writeRequestFile(stateDir, aRequest({ requestId: "three-days-old", state: "completed", createdAt: Date.now() - 3 * day, lastUpdatedAt: Date.now() - 3 * day }));
+  writeRequestFile(
+    stateDir,
+    aRequest({ requestId: "three-days-old", state: "completed", createdAt: Date.now() - 3 * day, lastUpdatedAt: Date.now() - 3 * day }),
+  );
   writeRequestFile(stateDir, aRequest({ requestId: "fresh", state: "completed" }));
   const { url } = await launchApp({ REQWATCH_RETENTION: "off" });
   await page.goto(`${url}/requests`);
@@ -446,9 +477,13 @@ test("a custom created-between range filters the table", async ({ page, stateDir
   await expect(page).toHaveURL(/from=.*&to=/);
 });
 
-test("ids and sessions too long for their column are cut in the middle: the part where they differ stays in view, the whole id in its title", async ({ page, tracker }) => {
+test("ids and sessions too long for their column are cut in the middle: the part where they differ stays in view, the whole id in its title", async ({
+  page,
+  tracker,
+}) => {
   const sessions = ["sess-mx0o03kq8a7-4f2a91", "sess-mx0o03kq8a7-b07c3e"];
-  for (const [i, sessionId] of sessions.entries()) tracker.create({ requestId: `req-2026-11-28-gateway-worker-${i}-a91c${i}`, workspace: "gateway", sessionId, state: "queued" });
+  for (const [i, sessionId] of sessions.entries())
+    tracker.create({ requestId: `req-2026-11-28-gateway-worker-${i}-a91c${i}`, workspace: "gateway", sessionId, state: "queued" });
   for (const width of [1280, 1400]) {
     await page.setViewportSize({ width, height: 800 });
     await page.goto("/requests");

@@ -58,7 +58,10 @@ test("every page shows its dates one way: relative, the exact time on hover", as
 
   await sendExports(`http://127.0.0.1:${otlpPort}`, recordedExports(path.resolve(__dirname, "../fixtures/otlp/claude-code-2.1.332/tool-protobuf")));
   await page.goto(`${url}/requests?source=otel`);
-  await page.getByRole("table", { name: "Requests" }).getByRole("link", { name: /^turn-\d+$/ }).click();
+  await page
+    .getByRole("table", { name: "Requests" })
+    .getByRole("link", { name: /^turn-\d+$/ })
+    .click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
   await expectDatesOneWay(page, page.getByLabel("Lifecycle"), 2);
 });

@@ -74,7 +74,13 @@ const test = base.extend<{ demo: Demo }>({
 });
 
 async function countOf(page: Page, state: string): Promise<number> {
-  return Number(await page.getByRole("list", { name: "Requests by state" }).getByRole("listitem", { name: new RegExp(`^${state}: `) }).locator(".n").textContent());
+  return Number(
+    await page
+      .getByRole("list", { name: "Requests by state" })
+      .getByRole("listitem", { name: new RegExp(`^${state}: `) })
+      .locator(".n")
+      .textContent(),
+  );
 }
 
 test("the demo shows every feature within its first minute, and leaves nothing behind when stopped", async ({ page, demo }) => {
@@ -87,7 +93,9 @@ test("the demo shows every feature within its first minute, and leaves nothing b
 
   // Its thresholds, said on its Health page.
   await page.goto(`${demo.url}/health`);
-  await expect(page.getByLabel("Thresholds")).toContainText("queued stuck after 3s (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after 6s without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT)");
+  await expect(page.getByLabel("Thresholds")).toContainText(
+    "queued stuck after 3s (REQWATCH_QUEUED_STUCK_AFTER), claimed stuck after 6s without a heartbeat (REQWATCH_HEARTBEAT_TIMEOUT)",
+  );
 
   // Sessions with their recorded context, none known only from their requests.
   await page.goto(`${demo.url}/sessions`);
@@ -113,7 +121,11 @@ test("the demo shows every feature within its first minute, and leaves nothing b
   const nightly = page.getByRole("table", { name: "Queues" }).getByRole("row", { name: /^nightly / });
   await expect(nightly.getByRole("link", { name: /^stuck: \d+ of \d+ queued \(waited too long\)$/ })).toBeVisible(left());
   await expect
-    .poll(async () => (await Promise.all(["queued", "processing", "completed", "failed", "timeout"].map((state) => countOf(page, state)))).reduce((a, b) => a + b, 0), left())
+    .poll(
+      async () =>
+        (await Promise.all(["queued", "processing", "completed", "failed", "timeout"].map((state) => countOf(page, state)))).reduce((a, b) => a + b, 0),
+      left(),
+    )
     .toBeGreaterThanOrEqual(NIGHTLY_AT_MOST * 6 * 2);
   expect(Number(await nightly.getByRole("cell").nth(1).textContent())).toBeLessThanOrEqual(NIGHTLY_AT_MOST);
   await expect(page.getByRole("link", { name: /^\d+ stuck$/ })).not.toHaveText("0 stuck");
@@ -125,5 +137,10 @@ test("the demo shows every feature within its first minute, and leaves nothing b
   expect(await demo.stop()).toBe(0);
   expect(demo.anyLeft()).toBe(false);
   expect(fs.existsSync(demo.stateDir)).toBe(false);
-  expect(await fetch(`${demo.url}/api/health`).then(() => "answering", () => "gone")).toBe("gone");
+  expect(
+    await fetch(`${demo.url}/api/health`).then(
+      () => "answering",
+      () => "gone",
+    ),
+  ).toBe("gone");
 });

@@ -8,7 +8,8 @@ async function actionApi(request: APIRequestContext, url: string) {
   expect(token, "the page carries its action token").toBeTruthy();
   const headers = { Origin: url, "x-reqwatch-token": token! };
   return {
-    dryRun: async (data: object) => (await request.post(`${url}/api/actions/dry-run`, { data, headers })).json() as Promise<{ dryRunId: string; summary: string; willChange: number }>,
+    dryRun: async (data: object) =>
+      (await request.post(`${url}/api/actions/dry-run`, { data, headers })).json() as Promise<{ dryRunId: string; summary: string; willChange: number }>,
     run: async (data: object) => {
       const response = await request.post(`${url}/api/actions`, { data, headers });
       return { status: response.status(), body: (await response.json()) as { entry?: AuditEntry; error?: { code: string; message: string } } };
@@ -17,8 +18,16 @@ async function actionApi(request: APIRequestContext, url: string) {
   };
 }
 
-test("a confirmation acts on its dry run only when it asks the same, and a dry run outlives the server that made it", async ({ request, tracker, launchApp }) => {
-  for (const [id, workspace, state] of [["f-a", "alpha", "failed"], ["f-b", "beta", "failed"], ["t-z", "zzz", "timeout"]] as const) {
+test("a confirmation acts on its dry run only when it asks the same, and a dry run outlives the server that made it", async ({
+  request,
+  tracker,
+  launchApp,
+}) => {
+  for (const [id, workspace, state] of [
+    ["f-a", "alpha", "failed"],
+    ["f-b", "beta", "failed"],
+    ["t-z", "zzz", "timeout"],
+  ] as const) {
     tracker.create({ requestId: id, workspace, state: "processing" });
     tracker.transition(id, state);
   }
@@ -32,7 +41,17 @@ test("a confirmation acts on its dry run only when it asks the same, and a dry r
   const retry = await api.dryRun({ kind: "retry", query: "states=failed&within=1h" });
   expect(retry).toMatchObject({ willChange: 2 });
   const otherQuery = await api.run({ kind: "retry", query: "states=timeout&workspace=zzz", dryRunId: retry.dryRunId });
-  expect(otherQuery).toMatchObject({ status: 400, body: { error: { code: "BAD_INPUT", message: expect.stringMatching(/^This confirmation asks "Retry every request matching timeout in zzz", but dry run \S+ was "Retry \d+ requests? matching failed created in the last \w+"\. Nothing was done/) } } });
+  expect(otherQuery).toMatchObject({
+    status: 400,
+    body: {
+      error: {
+        code: "BAD_INPUT",
+        message: expect.stringMatching(
+          /^This confirmation asks "Retry every request matching timeout in zzz", but dry run \S+ was "Retry \d+ requests? matching failed created in the last \w+"\. Nothing was done/,
+        ),
+      },
+    },
+  });
   const cancel = await api.dryRun({ kind: "cancel", ids: ["C"] });
   const otherIds = await api.run({ kind: "cancel", ids: ["D"], dryRunId: cancel.dryRunId });
   expect(otherIds).toMatchObject({ status: 400, body: { error: { code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') } } });

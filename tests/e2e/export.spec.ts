@@ -24,12 +24,19 @@ test("the requests page exports what its filters match, as CSV and as JSON Lines
 
   const [csv] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Export CSV" }).click()]);
   expect(csv.suggestedFilename()).toBe("requests.csv");
-  const lines = fs.readFileSync((await csv.path())!, "utf8").trimEnd().split("\r\n");
+  const lines = fs
+    .readFileSync((await csv.path())!, "utf8")
+    .trimEnd()
+    .split("\r\n");
   expect(lines[0]).toMatch(/^requestId,workspace,state,/);
   expect(lines.slice(1).map((line) => line.split(",")[0])).toEqual(expected);
 
   const [jsonl] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Export JSON Lines" }).click()]);
-  const rows = fs.readFileSync((await jsonl.path())!, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as { requestId: string; state: string; workspace: string });
+  const rows = fs
+    .readFileSync((await jsonl.path())!, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { requestId: string; state: string; workspace: string });
   expect(rows.map((row) => row.requestId)).toEqual(expected);
   expect(rows.every((row) => row.state === "failed" && row.workspace === "alpha")).toBe(true);
 });

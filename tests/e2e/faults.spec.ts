@@ -60,7 +60,12 @@ async function freezeMidAction(stateDir: string, entryId: number, atLeast: numbe
   }
 }
 
-test("the server killed with SIGKILL during bulk retries and cleanups: every request wholly before or after, as the audit log says", async ({ page, stateDir, tracker, launchApp }) => {
+test("the server killed with SIGKILL during bulk retries and cleanups: every request wholly before or after, as the audit log says", async ({
+  page,
+  stateDir,
+  tracker,
+  launchApp,
+}) => {
   test.setTimeout(240_000);
   const count = 2000;
   for (let i = 0; i < count; i++) {
@@ -68,7 +73,11 @@ test("the server killed with SIGKILL during bulk retries and cleanups: every req
     tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
     tracker.transition(id, "failed", { fields: { error: "upstream 503" } });
   }
-  const requestIds = () => fs.readdirSync(path.join(stateDir, "requests")).filter((name) => name.endsWith(".json")).map((name) => name.slice(0, -5));
+  const requestIds = () =>
+    fs
+      .readdirSync(path.join(stateDir, "requests"))
+      .filter((name) => name.endsWith(".json"))
+      .map((name) => name.slice(0, -5));
   const rounds: string[] = [];
   for (const kind of ["retry", "cleanup"] as const) {
     for (let round = 0; round < ROUNDS; round++) {
@@ -116,7 +125,11 @@ test("the server killed with SIGKILL during bulk retries and cleanups: every req
   await expect(page.locator("main")).toContainText("Interrupted: the process stopped after");
 });
 
-test("index.db deleted, then corrupted, while the server runs: rebuilt from the files, and the open page refetches on its own", async ({ page, app, stateDir }) => {
+test("index.db deleted, then corrupted, while the server runs: rebuilt from the files, and the open page refetches on its own", async ({
+  page,
+  app,
+  stateDir,
+}) => {
   for (let i = 0; i < 5; i++) writeRequestFile(stateDir, aRequest({ requestId: `before-${i}`, state: "failed" }));
   await page.goto(`${app.url}/requests`);
   const table = page.getByRole("table", { name: "Requests" });
@@ -138,7 +151,11 @@ test("index.db deleted, then corrupted, while the server runs: rebuilt from the 
   expect(fs.readFileSync(path.join(stateDir, "index.db")).subarray(0, 15).toString()).toBe("SQLite format 3");
 });
 
-test("the state directory removed and recreated while the server runs: health says so, and the server recovers without a restart", async ({ page, app, stateDir }) => {
+test("the state directory removed and recreated while the server runs: health says so, and the server recovers without a restart", async ({
+  page,
+  app,
+  stateDir,
+}) => {
   writeRequestFile(stateDir, aRequest({ requestId: "old-one", state: "queued" }));
   await page.goto(`${app.url}/health`);
   await expect(page.getByText("Index rebuilds")).toBeVisible();
@@ -147,7 +164,9 @@ test("the state directory removed and recreated while the server runs: health sa
   const gone = `${stateDir}-gone`;
   fs.renameSync(stateDir, gone);
   fs.rmSync(gone, { recursive: true, force: true });
-  await expect(page.locator("main").getByRole("alert")).toContainText(`The state directory ${stateDir} is missing; waiting for it to be created again.`, { timeout: 10_000 });
+  await expect(page.locator("main").getByRole("alert")).toContainText(`The state directory ${stateDir} is missing; waiting for it to be created again.`, {
+    timeout: 10_000,
+  });
   expect((await (await fetch(`${app.url}/api/health`)).json()).ok).toBe(false);
 
   // Someone recreates it (a worker starting, a person restoring a backup).

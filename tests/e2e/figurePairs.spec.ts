@@ -56,7 +56,10 @@ const STUCK = 2 + 3 + 4; // queued past the threshold in the two running queues,
 /** The rows a table page lists, once it has loaded (every set here fits its first page). */
 async function rowsListed(page: Page, url: string, table = "Requests"): Promise<string[]> {
   await page.goto(url);
-  const rows = page.getByRole("table", { name: table }).getByRole("row").filter({ has: page.getByRole("cell") });
+  const rows = page
+    .getByRole("table", { name: table })
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell") });
   await expect(rows.or(page.getByText("No requests match these filters."))).not.toHaveCount(0);
   return (await rows.evaluateAll((found) => found.map((row) => (row as HTMLElement).dataset.requestId ?? ""))).sort();
 }
@@ -65,14 +68,25 @@ const figure = async (text: Promise<string | null>) => Number((await text)?.trim
 
 async function overviewCounts(page: Page): Promise<Record<State, number>> {
   const counts = {} as Record<State, number>;
-  for (const state of STATES) counts[state] = await figure(page.getByRole("list", { name: "Requests by state" }).getByRole("listitem", { name: new RegExp(`^${state}: `) }).locator(".n").textContent());
+  for (const state of STATES)
+    counts[state] = await figure(
+      page
+        .getByRole("list", { name: "Requests by state" })
+        .getByRole("listitem", { name: new RegExp(`^${state}: `) })
+        .locator(".n")
+        .textContent(),
+    );
   return counts;
 }
 
 /** The overview's queues table, by workspace: its queued, processing and stuck (from the status's words). */
 async function queueRows(page: Page): Promise<Map<string, { queued: number; processing: number; stuck: number }>> {
   const rows = new Map<string, { queued: number; processing: number; stuck: number }>();
-  for (const row of await page.getByRole("table", { name: "Queues" }).getByRole("row").filter({ has: page.getByRole("cell") }).all()) {
+  for (const row of await page
+    .getByRole("table", { name: "Queues" })
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell") })
+    .all()) {
     const cells = await row.getByRole("cell").allTextContents();
     const stuck = [...(cells[4] ?? "").matchAll(/(\d+) of \d+ (?:processing|queued)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
     rows.set(cells[0]!, { queued: Number(cells[1]), processing: Number(cells[2]), stuck });
@@ -89,7 +103,12 @@ test("each figure shown twice shows the same number in both places, on a frozen 
 
   // The header's badge, Health, the overview's queues and the table the badge links to.
   await expect(page.getByLabel("Stuck count")).toHaveText(String(STUCK));
-  const indexed = await figure(page.locator("dt", { hasText: /^Requests indexed$/ }).locator("+ dd").textContent());
+  const indexed = await figure(
+    page
+      .locator("dt", { hasText: /^Requests indexed$/ })
+      .locator("+ dd")
+      .textContent(),
+  );
 
   await page.goto("/");
   await expect(page.getByRole("link", { name: /^\d+ stuck$/ })).toHaveText(`${STUCK} stuck`);
@@ -101,7 +120,9 @@ test("each figure shown twice shows the same number in both places, on a frozen 
   expect([...queues.values()].reduce((sum, row) => sum + row.queued, 0)).toBe(counts.queued);
   expect([...queues.values()].reduce((sum, row) => sum + row.processing, 0)).toBe(counts.processing);
   // The chart of requests by state ends at the counts.
-  await expect(page.getByLabel("Requests by state at the point shown")).toHaveText(new RegExp(`^now \\(.+\\): queued ${counts.queued}, processing ${counts.processing}, created ${counts.created}$`));
+  await expect(page.getByLabel("Requests by state at the point shown")).toHaveText(
+    new RegExp(`^now \\(.+\\): queued ${counts.queued}, processing ${counts.processing}, created ${counts.created}$`),
+  );
   // Health's requests indexed is every state's count.
   expect(indexed).toBe(STATES.reduce((sum, state) => sum + counts[state], 0));
   // Everything here finished within the hour: the last hour's finished is the finished states' counts.
@@ -123,13 +144,21 @@ test("each figure shown twice shows the same number in both places, on a frozen 
 
   // Workers: what they hold is what the queues say is processing (every processing request here is under a claim).
   await page.goto("/workers");
-  const holding = await page.getByRole("table", { name: "Workers" }).getByRole("row").filter({ has: page.getByRole("cell") }).evaluateAll((rows) => rows.reduce((sum, row) => sum + Number(row.querySelectorAll("td")[3]?.textContent), 0));
+  const holding = await page
+    .getByRole("table", { name: "Workers" })
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell") })
+    .evaluateAll((rows) => rows.reduce((sum, row) => sum + Number(row.querySelectorAll("td")[3]?.textContent), 0));
   expect(holding).toBe(counts.processing);
 
   // A session's figures on the sessions list are its page's.
   await page.goto("/sessions");
   const listed = new Map<string, { commands: number; files: number; requests: number }>();
-  for (const row of await page.getByRole("table", { name: "Sessions" }).getByRole("row").filter({ has: page.getByRole("cell") }).all()) {
+  for (const row of await page
+    .getByRole("table", { name: "Sessions" })
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell") })
+    .all()) {
     const cells = await row.getByRole("cell").allTextContents();
     // Session, From, State, Last activity, Active task, Requests, Did ("N commands, M files"), ...
     const did = /^(\d+) commands?, (\d+) files?$/.exec(cells[6]!.trim());

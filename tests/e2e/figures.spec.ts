@@ -87,7 +87,9 @@ test("a stuck queued request says why, and can be cancelled after a dry run; the
   await expect(row).toContainText(/stuck: queued \d+s; no reqwatch worker has claimed from workspace nightly in 1s \(last claim: never\)/, { timeout: 10_000 });
   await row.getByRole("button", { name: "Cancel waiting" }).click();
   const dialog = page.getByRole("dialog");
-  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("1 of 1 matching request would be cancelled (moved to failed; a worker's late result is dropped) (1 queued)");
+  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText(
+    "1 of 1 matching request would be cancelled (moved to failed; a worker's late result is dropped) (1 queued)",
+  );
   await dialog.getByRole("button", { name: "Cancel 1" }).click();
   await expect(dialog.getByRole("status")).toContainText("Done: 1 changed, 0 skipped.");
   expect(tracker.get("waiting")).toMatchObject({ state: "failed", error: "cancelled" });
@@ -146,7 +148,11 @@ test("a session id that requests carry is a session: listed, with a page of its 
   tracker.create({ requestId: "in-session", workspace: "gateway", state: "queued", sessionId: "s-demo" });
   tracker.create({ requestId: "in-session-2", workspace: "gateway", state: "queued", sessionId: "s-demo" });
   await page.goto("/requests");
-  await page.getByRole("table", { name: "Requests" }).getByRole("row", { name: /in-session-2/ }).getByRole("link", { name: "s-demo" }).click();
+  await page
+    .getByRole("table", { name: "Requests" })
+    .getByRole("row", { name: /in-session-2/ })
+    .getByRole("link", { name: "s-demo" })
+    .click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("Session s-demo");
   await expect(page.getByLabel("Requests seen")).toContainText("2 requests carry this id");
   await expect(page.getByRole("main").getByRole("status")).toContainText("No context was recorded for this session");
@@ -155,7 +161,11 @@ test("a session id that requests carry is a session: listed, with a page of its 
   await expect(page.getByRole("table", { name: "Sessions" }).getByRole("row", { name: /s-demo/ })).toContainText("no recorded context");
 });
 
-test("the empty state gives the exact command for the folder shown; the overview's rate covers the time there is data for", async ({ page, stateDir, tracker }) => {
+test("the empty state gives the exact command for the folder shown; the overview's rate covers the time there is data for", async ({
+  page,
+  stateDir,
+  tracker,
+}) => {
   await page.goto("/");
   await expect(page.getByRole("main").getByRole("status")).toContainText(`npx reqwatch create --state-dir ${stateDir} --workspace demo --state queued`);
   tracker.create({ requestId: "quick", workspace: "gateway", state: "processing" });

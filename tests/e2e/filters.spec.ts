@@ -1,7 +1,11 @@
 import { expect, test } from "./fixtures";
 
 test("text filters apply as you type, by prefix, with the known workspaces and sessions suggested; the URL follows and leads", async ({ page, tracker }) => {
-  for (const [workspace, count, sessionId] of [["batch", 3, "s-alpha"], ["batch-nightly", 2, "s-beta"], ["chat", 2, "s-alpha"]] as const) {
+  for (const [workspace, count, sessionId] of [
+    ["batch", 3, "s-alpha"],
+    ["batch-nightly", 2, "s-beta"],
+    ["chat", 2, "s-alpha"],
+  ] as const) {
     for (let i = 0; i < count; i++) tracker.create({ requestId: `${workspace}-${i}`, workspace, sessionId, state: "queued" });
   }
   // The page's clock is the test's to move (it flows as usual until moved).
@@ -9,7 +13,11 @@ test("text filters apply as you type, by prefix, with the known workspaces and s
   await page.goto("/requests");
   const filters = page.getByRole("form", { name: "Filters" });
   const table = page.getByRole("table", { name: "Requests" });
-  const ids = async () => (await table.getByRole("row").allInnerTexts()).slice(1).map((text) => text.trim().split(/\s+/)[0]).sort();
+  const ids = async () =>
+    (await table.getByRole("row").allInnerTexts())
+      .slice(1)
+      .map((text) => text.trim().split(/\s+/)[0])
+      .sort();
   await expect(filters).toContainText("apply as you type");
   await expect(table.getByRole("row")).toHaveCount(8);
 
@@ -20,7 +28,10 @@ test("text filters apply as you type, by prefix, with the known workspaces and s
   await expect(page).toHaveURL(/[?&]workspacePrefix=bat(&|$)/);
   await expect(workspace).toBeFocused();
   await expect(page.locator("#workspace-values option")).toHaveCount(2);
-  expect(await page.locator("#workspace-values option").evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(["batch", "batch-nightly"]);
+  expect(await page.locator("#workspace-values option").evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual([
+    "batch",
+    "batch-nightly",
+  ]);
 
   await workspace.pressSequentially("ch-", { delay: 50 });
   await expect.poll(ids).toEqual(["batch-nightly-0", "batch-nightly-1"]);
@@ -29,7 +40,9 @@ test("text filters apply as you type, by prefix, with the known workspaces and s
   const session = filters.getByLabel("Session");
   await session.pressSequentially("s-al", { delay: 50 });
   await expect.poll(ids).toEqual(["batch-0", "batch-1", "batch-2", "chat-0", "chat-1"]);
-  expect(await page.locator("#session-values option").evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(["s-alpha"]);
+  expect(await page.locator("#session-values option").evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual([
+    "s-alpha",
+  ]);
 
   // A character no workspace can hold is not applied: the box says so, and the view stays as it was.
   const urls: string[] = [];

@@ -63,7 +63,10 @@ function sideways(): string[] {
   for (const element of document.querySelectorAll("body button, body a, body input, body select, body td")) {
     const box = element.getBoundingClientRect();
     if (box.width === 0 && box.height === 0) continue;
-    if (box.right > width + 0.5) out.push(`${element.tagName.toLowerCase()} "${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}" ends at ${Math.round(box.right)} px`);
+    if (box.right > width + 0.5)
+      out.push(
+        `${element.tagName.toLowerCase()} "${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}" ends at ${Math.round(box.right)} px`,
+      );
   }
   return out;
 }
@@ -84,28 +87,57 @@ async function receiverOf(url: string): Promise<string> {
 test.describe("every page at 1280 px and up", () => {
   test.use({ appEnv: { REQWATCH_OTLP_PORT: "0", REQWATCH_QUEUED_STUCK_AFTER: "1s", REQWATCH_MONITOR_INTERVAL: "500ms" } });
 
-  for (const viewport of [{ width: 1280, height: 800 }, { width: 1400, height: 900 }]) {
+  for (const viewport of [
+    { width: 1280, height: 800 },
+    { width: 1400, height: 900 },
+  ]) {
     test(`at ${viewport.width} px every page's row actions and newest times are in view, without scrolling sideways`, async ({ page, tracker, app }) => {
       await page.setViewportSize(viewport);
       // Ids, sessions and models as long as real ones; failed (Retry), stuck (Cancel), a paused queue, a worker, a recorded session, a received one.
       const started = tracker.sessions.start();
       if (!started.ok) throw new Error(started.error.message);
       const sessionId = started.value.session.session_id;
-      tracker.sessions.recordCommand({ command: "add authentication to the public API and its tests", workflow: "complete_system", durationSeconds: 420, status: "completed" });
+      tracker.sessions.recordCommand({
+        command: "add authentication to the public API and its tests",
+        workflow: "complete_system",
+        durationSeconds: 420,
+        status: "completed",
+      });
       tracker.sessions.recordFile({ path: "src/authentication/middleware/validateBearerToken.ts", summary: "Added JWT validation" });
-      tracker.sessions.updateSnapshot({ activeTask: "Building the authentication system", completedSteps: ["Created auth middleware"], nextSteps: ["Add refresh tokens"] });
+      tracker.sessions.updateSnapshot({
+        activeTask: "Building the authentication system",
+        completedSteps: ["Created auth middleware"],
+        nextSteps: ["Add refresh tokens"],
+      });
       const failed: string[] = [];
       for (let i = 0; i < 6; i++) {
-        const request = tracker.create({ requestId: crypto.randomUUID(), workspace: `gateway-${i % 3}-production`, state: "queued", sessionId: i < 3 ? sessionId : crypto.randomUUID(), model: "claude-sonnet-4-5-20250929", prompt: `question ${i}` });
+        const request = tracker.create({
+          requestId: crypto.randomUUID(),
+          workspace: `gateway-${i % 3}-production`,
+          state: "queued",
+          sessionId: i < 3 ? sessionId : crypto.randomUUID(),
+          model: "claude-sonnet-4-5-20250929",
+          prompt: `question ${i}`,
+        });
         const claimed = tracker.claimNext({ workspace: request.workspace, worker: "summarizer-worker-production-7f9c" })!;
         tracker.fail(claimed.request.requestId, claimed.token, "model overloaded", { retryable: false });
         failed.push(request.requestId);
       }
-      tracker.create({ requestId: crypto.randomUUID(), workspace: "nightly-batch-production", state: "queued", sessionId, model: "claude-sonnet-4-5-20250929" });
+      tracker.create({
+        requestId: crypto.randomUUID(),
+        workspace: "nightly-batch-production",
+        state: "queued",
+        sessionId,
+        model: "claude-sonnet-4-5-20250929",
+      });
       tracker.create({ requestId: crypto.randomUUID(), workspace: "gateway-2-production", state: "queued" });
       tracker.pause("gateway-2-production", { by: "dashboard", reason: "provider down since the morning deploy" });
       const conversation = "support.team:conversation 7f9c-4e1b";
-      const sent = await fetch(`${await receiverOf(app.url)}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(aGenAiExport(conversation, Date.now(), "support-bot-production")) });
+      const sent = await fetch(`${await receiverOf(app.url)}/v1/traces`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(aGenAiExport(conversation, Date.now(), "support-bot-production")),
+      });
       expect(sent.status).toBe(200);
 
       const pages: [string, string | RegExp][] = [
@@ -136,7 +168,10 @@ test.describe("every page at 1280 px and up", () => {
       await expect(page.getByRole("heading", { level: 1 })).toContainText("support_team_conversation_7f9c-4e1b");
       await expect(page.getByRole("table", { name: "Session requests" })).toBeVisible();
       expect.soft(await page.evaluate(sideways), "a received session").toEqual([]);
-      await page.getByRole("table", { name: "Session requests" }).getByRole("link", { name: /^call-\d+$/ }).click();
+      await page
+        .getByRole("table", { name: "Session requests" })
+        .getByRole("link", { name: /^call-\d+$/ })
+        .click();
       await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
       expect.soft(await page.evaluate(sideways), "a source row").toEqual([]);
     });
@@ -146,8 +181,15 @@ test.describe("every page at 1280 px and up", () => {
 test.describe("a received session's id with other characters", () => {
   test.use({ appEnv: { REQWATCH_OTLP_PORT: "0" } });
 
-  test("Health's by-session usage links to its page; a cost its client did not say reads as estimated, with the price table on hover, there and on the page", async ({ page, app }) => {
-    const sent = await fetch(`${await receiverOf(app.url)}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(aGenAiExport("support.team:conversation 1", Date.now())) });
+  test("Health's by-session usage links to its page; a cost its client did not say reads as estimated, with the price table on hover, there and on the page", async ({
+    page,
+    app,
+  }) => {
+    const sent = await fetch(`${await receiverOf(app.url)}/v1/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(aGenAiExport("support.team:conversation 1", Date.now())),
+    });
     expect(sent.status).toBe(200);
     await page.goto("/health");
     const row = page.getByRole("table", { name: "Tokens and cost by session" }).getByRole("row").nth(1);
@@ -184,7 +226,13 @@ test("the last hour says why its latency's n is not the number finished", async 
   await page.goto("/");
   const lastHour = page.getByRole("region", { name: "Last hour" });
   await expect(lastHour).toContainText("2 requests finished");
-  await expect(page.getByRole("table", { name: "Latency" }).getByRole("row", { name: /Queue wait/ }).getByRole("cell").last()).toHaveText("1");
+  await expect(
+    page
+      .getByRole("table", { name: "Latency" })
+      .getByRole("row", { name: /Queue wait/ })
+      .getByRole("cell")
+      .last(),
+  ).toHaveText("1");
   await expect(lastHour).toContainText("n: 1 finished without a wait to measure (cancelled before a worker took it, or written without one).");
 });
 

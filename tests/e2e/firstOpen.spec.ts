@@ -9,7 +9,10 @@ import { aDeadPid } from "../helpers/processes";
 import { newestIds, writeRequests } from "../helpers/requestFiles";
 import { expect, test } from "./fixtures";
 
-test("a big folder opened for the first time: the newest requests show at once, a bar says how far indexing is, and the counts are whole when it ends", async ({ page, launchApp }) => {
+test("a big folder opened for the first time: the newest requests show at once, a bar says how far indexing is, and the counts are whole when it ends", async ({
+  page,
+  launchApp,
+}) => {
   // Bounds, not a pace: indexing 100,000 files takes 30-60 s here, several times that on a busy machine.
   test.setTimeout(600_000);
   // A folder of its own: the fixtures' app opens theirs before the test starts. No tracker has opened
@@ -44,7 +47,10 @@ test("a big folder opened for the first time: the newest requests show at once, 
   }
 });
 
-test("a restart on a big folder: the dashboard catches up with what changed while it was stopped, then releases a dead worker's claim and says so", async ({ page, launchApp }) => {
+test("a restart on a big folder: the dashboard catches up with what changed while it was stopped, then releases a dead worker's claim and says so", async ({
+  page,
+  launchApp,
+}) => {
   // Bounds, not a pace: indexing 100,000 files takes 30-60 s here, several times that on a busy machine.
   test.setTimeout(600_000);
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-restart-"));
@@ -67,7 +73,9 @@ test("a restart on a big folder: the dashboard catches up with what changed whil
     await page.goto(`${url}/requests/orphaned`);
     await expect(page.getByText(/released: the worker's pid \d+ is gone/).first()).toBeVisible();
     await page.goto(`${url}/`);
-    await expect(page.getByRole("alert", { name: "Recovery notice" })).toContainText("When the dashboard started, 1 request's reqwatch worker was gone: 1 requeued.");
+    await expect(page.getByRole("alert", { name: "Recovery notice" })).toContainText(
+      "When the dashboard started, 1 request's reqwatch worker was gone: 1 requeued.",
+    );
   } finally {
     await stop();
     fs.rmSync(stateDir, { recursive: true, force: true });
@@ -93,7 +101,9 @@ test("a first open on a full disk: the bar says indexing failed and why, and onc
 
     await page.goto(`${url}/requests`);
     const banner = page.getByRole("status", { name: "Indexing" });
-    await expect(banner).toContainText(/Indexing the folder failed: (database or disk is full|The disk is full; nothing was changed)\. It is tried again \d+s after that failure/);
+    await expect(banner).toContainText(
+      /Indexing the folder failed: (database or disk is full|The disk is full; nothing was changed)\. It is tried again \d+s after that failure/,
+    );
     // Not "no requests yet": the folder has 3,000 of them, not yet in the index.
     await expect(page.getByText(/No requests yet/)).toHaveCount(0);
 

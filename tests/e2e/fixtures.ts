@@ -74,7 +74,16 @@ export const test = base.extend<Fixtures & Options>({
     await use(async (env = {}) => {
       // No OTLP receiver unless a test asks for one: tests run one server after another, and 4318 may be the machine's own collector.
       // Nor the machine's own ~/.claude read: a test that wants Claude Code's files names their folder.
-      const serverEnv = { NEXT_TELEMETRY_DISABLED: "1", ...process.env, REQWATCH_OTLP_PORT: "off", REQWATCH_AGENT_FILES: "off", REQWATCH_CACHE_DIR: path.join(path.dirname(stateDir), "cache"), REQWATCH_STATE_DIR: stateDir, ...appEnv, ...env };
+      const serverEnv = {
+        NEXT_TELEMETRY_DISABLED: "1",
+        ...process.env,
+        REQWATCH_OTLP_PORT: "off",
+        REQWATCH_AGENT_FILES: "off",
+        REQWATCH_CACHE_DIR: path.join(path.dirname(stateDir), "cache"),
+        REQWATCH_STATE_DIR: stateDir,
+        ...appEnv,
+        ...env,
+      };
       for (let attempt = 1; ; attempt++) {
         const port = await freePort();
         let output = "";

@@ -57,7 +57,11 @@ test.describe("hostile requests", () => {
     const script = /src="(\/_next\/static\/[^"]+\.js)"/.exec(page.body)?.[1];
     expect(script, "a script of the page").toBeTruthy();
     const answers = [page, await raw(app.url, { path: script! })];
-    for (const { method, path: route } of [...PAGE_ROUTES, ...API, ...["/api/requests/nope", "/api/requests?states=bogus", "/no-such-page"].map((path) => ({ method: "GET", path }))]) {
+    for (const { method, path: route } of [
+      ...PAGE_ROUTES,
+      ...API,
+      ...["/api/requests/nope", "/api/requests?states=bogus", "/no-such-page"].map((path) => ({ method: "GET", path })),
+    ]) {
       answers.push(await raw(app.url, { method, path: route }));
     }
     answers.push(await raw(app.url, { path: "/api/status", host: "evil.example" }), await raw(app.url, { method: "DELETE", path: "/api/status" }));
@@ -69,13 +73,25 @@ test.describe("hostile requests", () => {
     }
   });
 
-  test("cross-site writes: wrong token, other methods and simple-request content types are refused, and nothing changes", async ({ app, tracker, stateDir }) => {
+  test("cross-site writes: wrong token, other methods and simple-request content types are refused, and nothing changes", async ({
+    app,
+    tracker,
+    stateDir,
+  }) => {
     const before = fs.readFileSync(path.join(stateDir, "requests/victim.json"), "utf8");
     const body = JSON.stringify({ kind: "retry", ids: ["victim"] });
     const attempts = [
-      ...WRITE_ROUTES.map((route) => ({ method: "POST", path: route, headers: { Origin: app.url, "x-reqwatch-token": "0".repeat(64), "content-type": "application/json" } })),
+      ...WRITE_ROUTES.map((route) => ({
+        method: "POST",
+        path: route,
+        headers: { Origin: app.url, "x-reqwatch-token": "0".repeat(64), "content-type": "application/json" },
+      })),
       ...WRITE_ROUTES.flatMap((route) =>
-        ["PUT", "PATCH", "DELETE"].map((method) => ({ method, path: route, headers: { Origin: app.url, "content-type": "application/json" } as Record<string, string> })),
+        ["PUT", "PATCH", "DELETE"].map((method) => ({
+          method,
+          path: route,
+          headers: { Origin: app.url, "content-type": "application/json" } as Record<string, string>,
+        })),
       ),
       { method: "POST", path: "/api/actions", headers: { Origin: "https://evil.example", "content-type": "text/plain" } },
       { method: "POST", path: "/api/actions", headers: { Origin: "null", "content-type": "application/x-www-form-urlencoded" } },
@@ -145,7 +161,9 @@ test.describe("hostile requests", () => {
     const list = await raw(app.url, { path: "/api/requests" });
     expect(list.body).not.toContain("TOP-SECRET");
     // The link was reported (the server's watcher wrote it to the shared index), not followed, and is still there.
-    await expect.poll(() => tracker.unreadableFiles().map((file) => `${file.file}: ${file.reason}`)).toContain("requests/secret.json: is a symbolic link; links are not followed");
+    await expect
+      .poll(() => tracker.unreadableFiles().map((file) => `${file.file}: ${file.reason}`))
+      .toContain("requests/secret.json: is a symbolic link; links are not followed");
     expect(fs.lstatSync(path.join(stateDir, "requests/secret.json")).isSymbolicLink()).toBe(true);
   });
 });
@@ -166,11 +184,16 @@ test.describe("sizes", () => {
     // Chunked, with no Content-Length: counted as it arrives.
     const streamed = await new Promise<{ status: number; connection?: string }>((resolve, reject) => {
       const { port } = new URL(app.url);
-      const req = http.request({ host: "127.0.0.1", port, method: "POST", path: "/api/actions", headers: { ...headers, "transfer-encoding": "chunked" } }, (res) => {
-        res.resume();
-        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
-      });
-      req.on("error", (error) => ((error as NodeJS.ErrnoException).code === "EPIPE" || (error as NodeJS.ErrnoException).code === "ECONNRESET" ? undefined : reject(error)));
+      const req = http.request(
+        { host: "127.0.0.1", port, method: "POST", path: "/api/actions", headers: { ...headers, "transfer-encoding": "chunked" } },
+        (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
+        },
+      );
+      req.on("error", (error) =>
+        (error as NodeJS.ErrnoException).code === "EPIPE" || (error as NodeJS.ErrnoException).code === "ECONNRESET" ? undefined : reject(error),
+      );
       for (let i = 0; i < 40; i++) req.write(body.slice(i * 100_000, (i + 1) * 100_000));
       req.end();
     });

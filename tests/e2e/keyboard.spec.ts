@@ -1,6 +1,9 @@
 import { expect, test } from "./fixtures";
 
-test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r retries through its dry run, Enter opens, / searches", async ({ page, tracker }) => {
+test("the requests table by keyboard: ? lists the keys, j/k move, x selects, r retries through its dry run, Enter opens, / searches", async ({
+  page,
+  tracker,
+}) => {
   for (let i = 0; i < 4; i++) {
     tracker.create({ requestId: `failed-${i}`, workspace: "gw", state: "processing", prompt: `job ${i}` });
     tracker.transition(`failed-${i}`, "failed", { fields: { error: "rate limited" } });

@@ -21,7 +21,8 @@ test.beforeEach(async ({ page, context }) => {
   });
 });
 
-const shown = (page: import("@playwright/test").Page) => page.evaluate(() => (window as unknown as { shown: { title: string; body: string }[] }).shown.map(({ title, body }) => ({ title, body })));
+const shown = (page: import("@playwright/test").Page) =>
+  page.evaluate(() => (window as unknown as { shown: { title: string; body: string }[] }).shown.map(({ title, body }) => ({ title, body })));
 
 test("the tab's title carries the stuck count; with notifications on, a newly stuck request shows one that opens it", async ({ page, tracker }) => {
   await page.goto("/");
@@ -31,7 +32,9 @@ test("the tab's title carries the stuck count; with notifications on, a newly st
 
   tracker.create({ requestId: "forgotten", workspace: "nobody-serves", state: "queued" });
   await expect(page).toHaveTitle("(1 stuck) reqwatch");
-  await expect.poll(() => shown(page)).toEqual([{ title: "1 stuck", body: expect.stringMatching(/^forgotten: queued \d+(ms|s); no reqwatch worker has claimed from workspace nobody-serves/) }]);
+  await expect
+    .poll(() => shown(page))
+    .toEqual([{ title: "1 stuck", body: expect.stringMatching(/^forgotten: queued \d+(ms|s); no reqwatch worker has claimed from workspace nobody-serves/) }]);
   await page.evaluate(() => (window as unknown as { shown: { click: () => void }[] }).shown[0]!.click());
   await expect(page).toHaveURL(/\/requests\/forgotten$/);
   // The count stays in the title on every page.

@@ -8,11 +8,18 @@ const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 const LOOK_FOR_MS = 60_000;
 
 function cli(args: string[], stateDir: string, cacheDir: string) {
-  const result = spawnSync(process.execPath, [BIN, "--state-dir", stateDir, ...args], { encoding: "utf8", env: { ...process.env, REQWATCH_CACHE_DIR: cacheDir } });
+  const result = spawnSync(process.execPath, [BIN, "--state-dir", stateDir, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, REQWATCH_CACHE_DIR: cacheDir },
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-test("a gateway's data folder, watched for a minute with every page and every reading command, stays byte-identical; its stuck processing requests show as stuck with their reason", async ({ page, stateDir, launchApp }) => {
+test("a gateway's data folder, watched for a minute with every page and every reading command, stays byte-identical; its stuck processing requests show as stuck with their reason", async ({
+  page,
+  stateDir,
+  launchApp,
+}) => {
   test.setTimeout(180_000);
   const parent = path.dirname(stateDir);
   const cacheDir = path.join(parent, "cache");
@@ -47,7 +54,10 @@ test("a gateway's data folder, watched for a minute with every page and every re
     await expect(queues.getByRole("row", { name: new RegExp(`^${workspace} `) })).toContainText(`stuck: ${count} of ${count} processing (no worker holds it)`);
   }
   const [firstWorkspace, firstCount] = [...stuckIn][0]!;
-  await queues.getByRole("row", { name: new RegExp(`^${firstWorkspace} `) }).getByRole("link", { name: /^stuck:/ }).click();
+  await queues
+    .getByRole("row", { name: new RegExp(`^${firstWorkspace} `) })
+    .getByRole("link", { name: /^stuck:/ })
+    .click();
   const queuedIn = gateway.requests.filter((r) => r.state === "queued" && r.workspace === firstWorkspace).length;
   await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(firstCount + queuedIn + 1);
   await page.goto(url);
@@ -55,7 +65,13 @@ test("a gateway's data folder, watched for a minute with every page and every re
   const finishedLastHour = gateway.requests.filter((r) => r.completedAt !== undefined && r.completedAt >= started - 3_600_000).length;
   expect(finishedLastHour).toBeGreaterThan(0);
   for (const row of ["Queue wait", "Processing"]) {
-    await expect(page.getByRole("table", { name: "Latency" }).getByRole("row", { name: new RegExp(row) }).getByRole("cell").last()).toHaveText(String(finishedLastHour));
+    await expect(
+      page
+        .getByRole("table", { name: "Latency" })
+        .getByRole("row", { name: new RegExp(row) })
+        .getByRole("cell")
+        .last(),
+    ).toHaveText(String(finishedLastHour));
   }
 
   // Every action is off, and says how to allow it.
@@ -85,7 +101,9 @@ test("a gateway's data folder, watched for a minute with every page and every re
   // The request file has no callback of its own: the page points to the response file, not "No callback".
   await expect(page.getByText("Not in the request file: the gateway's response file (below) records its delivery.")).toBeVisible();
   await page.goto(`${url}/requests/${broken.requestId}`);
-  await expect(page.getByRole("region", { name: "Response file" }).getByRole("alert")).toContainText("The response file cannot be read: invalid JSON (a write cut short?)");
+  await expect(page.getByRole("region", { name: "Response file" }).getByRole("alert")).toContainText(
+    "The response file cannot be read: invalid JSON (a write cut short?)",
+  );
 
   await page.goto(`${url}/requests/${stuckProcessing[0]!.requestId}`);
   await expect(page.getByRole("region", { name: "Response file" })).toContainText("No response file (yet)");
@@ -111,10 +129,15 @@ test("a gateway's data folder, watched for a minute with every page and every re
     expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
   }
   // There is no session to show: an error, and still nothing written.
-  expect(cli(["session", "show"], gateway.state, cacheDir)).toMatchObject({ code: 1, stderr: "reqwatch: There is no current session recorded in this folder.\n" });
+  expect(cli(["session", "show"], gateway.state, cacheDir)).toMatchObject({
+    code: 1,
+    stderr: "reqwatch: There is no current session recorded in this folder.\n",
+  });
   expect(cli(["list", "--callback-failed"], gateway.state, cacheDir).stdout.trim().split("\n")).toHaveLength(failedCallbacks.length + 1);
   expect(cli(["monitor", "--once"], gateway.state, cacheDir).stdout).toContain(`stuck ${stuck}`);
-  expect(cli(["queues"], gateway.state, cacheDir).stdout).toContain(`stuck: ${stuckIn.get(firstWorkspace)} of ${stuckIn.get(firstWorkspace)} processing (no worker holds it), `);
+  expect(cli(["queues"], gateway.state, cacheDir).stdout).toContain(
+    `stuck: ${stuckIn.get(firstWorkspace)} of ${stuckIn.get(firstWorkspace)} processing (no worker holds it), `,
+  );
   // The queues' stuck counts are the header's, split by workspace: their queued requests are in them too.
   const queueRows = JSON.parse(cli(["queues", "--json"], gateway.state, cacheDir).stdout) as { stuck: number }[];
   expect(queueRows.reduce((sum, row) => sum + row.stuck, 0)).toBe(stuck);
@@ -124,10 +147,17 @@ test("a gateway's data folder, watched for a minute with every page and every re
   const token = /actionToken\\?"\s*:\s*\\?"([A-Za-z0-9_-]{20,})/.exec(await (await page.request.get(url)).text())?.[1];
   expect(token, "the page carries its action token").toBeTruthy();
   const headers = { Origin: url, "x-reqwatch-token": token! };
-  for (const data of [{ kind: "retry", ids: [stuckProcessing[0]!.requestId] }, { kind: "cancel", ids: [stuckProcessing[1]!.requestId] }, { kind: "cleanup", olderThanMs: 0 }]) {
+  for (const data of [
+    { kind: "retry", ids: [stuckProcessing[0]!.requestId] },
+    { kind: "cancel", ids: [stuckProcessing[1]!.requestId] },
+    { kind: "cleanup", olderThanMs: 0 },
+  ]) {
     const dryRun = await page.request.post(`${url}/api/actions/dry-run`, { data, headers });
     expect(dryRun.status(), `dry run ${data.kind}`).toBe(200);
-    const refused = await page.request.post(`${url}/api/actions`, { data: { ...data, dryRunId: ((await dryRun.json()) as { dryRunId: string }).dryRunId }, headers });
+    const refused = await page.request.post(`${url}/api/actions`, {
+      data: { ...data, dryRunId: ((await dryRun.json()) as { dryRunId: string }).dryRunId },
+      headers,
+    });
     expect(refused.status(), `run ${data.kind}`).toBe(403);
     expect((await refused.json()).error.code).toBe("READ_ONLY");
   }
@@ -153,7 +183,19 @@ test("a gateway's response files are followed live: a new workspace folder, a fi
   const gateway = makeGatewayFolder(path.join(path.dirname(stateDir), "gateway"), { count: 20, stuckProcessing: 1 });
   const { url } = await launchApp({ REQWATCH_STATE_DIR: gateway.state });
   const now = Date.now();
-  const late: GatewayRequest = { requestId: uuidv7(now), chatId: 7, workspace: "later", state: "processing", previousState: "queued", createdAt: now - 3000, queuedAt: now - 2000, processingStartedAt: now - 1000, lastUpdatedAt: now - 1000, prompt: "late one", timedOut: false };
+  const late: GatewayRequest = {
+    requestId: uuidv7(now),
+    chatId: 7,
+    workspace: "later",
+    state: "processing",
+    previousState: "queued",
+    createdAt: now - 3000,
+    queuedAt: now - 2000,
+    processingStartedAt: now - 1000,
+    lastUpdatedAt: now - 1000,
+    prompt: "late one",
+    timedOut: false,
+  };
   writeGatewayRequest(gateway, late);
   // The watcher takes it in within milliseconds; the page is opened once it has.
   await expect.poll(async () => (await page.request.get(`${url}/api/requests/${late.requestId}`)).status()).toBe(200);
@@ -162,9 +204,25 @@ test("a gateway's response files are followed live: a new workspace folder, a fi
   await expect(response).toContainText("No response file (yet)");
   await expect.poll(async () => (await (await page.request.get(`${url}/api/health`)).json()).ingest.responses.ready).toBe(true);
 
-  writeGatewayResponse(gateway, { requestId: late.requestId, chatId: 7, workspace: "later", timestamp: new Date().toISOString(), output: "the late answer", exitCode: 0, callback: { success: false, attempts: 1, retryTimestamps: [], error: "timeout" } });
+  writeGatewayResponse(gateway, {
+    requestId: late.requestId,
+    chatId: 7,
+    workspace: "later",
+    timestamp: new Date().toISOString(),
+    output: "the late answer",
+    exitCode: 0,
+    callback: { success: false, attempts: 1, retryTimestamps: [], error: "timeout" },
+  });
   await expect(response).toContainText("the late answer");
   await expect(response).toContainText("timeout");
-  writeGatewayResponse(gateway, { requestId: late.requestId, chatId: 7, workspace: "later", timestamp: new Date().toISOString(), output: "the late answer", exitCode: 0, callback: { success: true, attempts: 2, retryTimestamps: [] } });
+  writeGatewayResponse(gateway, {
+    requestId: late.requestId,
+    chatId: 7,
+    workspace: "later",
+    timestamp: new Date().toISOString(),
+    output: "the late answer",
+    exitCode: 0,
+    callback: { success: true, attempts: 2, retryTimestamps: [] },
+  });
   await expect(response.getByRole("definition").nth(2)).toHaveText("yes");
 });

@@ -7,7 +7,11 @@ import { expect, test } from "./fixtures";
 test("the dashboard with --otel exports each lifecycle as it happens, and its Health page says how the export goes", async ({ page, tracker, launchApp }) => {
   const collector = await aCollector();
   try {
-    const { url } = await launchApp({ REQWATCH_OTEL: "1", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/v1\/traces$/, ""), OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    const { url } = await launchApp({
+      REQWATCH_OTEL: "1",
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/v1\/traces$/, ""),
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    });
     tracker.create({ requestId: "traced", workspace: "chat", state: "queued" });
     const claim = tracker.claimNext()!;
     tracker.complete("traced", claim.token);
@@ -32,7 +36,11 @@ test("the dashboard with --otel exports each lifecycle as it happens, and its He
   }
 });
 
-test("a dashboard with --otel beside a running `reqwatch otel` waits, its Health page says for which process, and it takes over when that one stops", async ({ page, tracker, launchApp }) => {
+test("a dashboard with --otel beside a running `reqwatch otel` waits, its Health page says for which process, and it takes over when that one stops", async ({
+  page,
+  tracker,
+  launchApp,
+}) => {
   const collector = await aCollector();
   const endpoint = collector.url.replace(/\/v1\/traces$/, "");
   const otel = spawn(process.execPath, [path.resolve(__dirname, "../../bin/reqwatch.js"), "otel", "--state-dir", tracker.stateDir.root], {

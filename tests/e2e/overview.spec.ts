@@ -94,7 +94,13 @@ test("the last hour and the recent failures follow new requests without a reload
   tracker.transition("bad-1", "failed", { fields: { error: "provider returned 529" } });
 
   await expect(lastHour).toContainText(/2 requests finished .*1 completed, 1 failed|2 requests finished .*1 failed, 1 completed/);
-  await expect(lastHour.getByRole("table", { name: "Latency" }).getByRole("row", { name: /Processing/ }).getByRole("cell").last()).toHaveText("2");
+  await expect(
+    lastHour
+      .getByRole("table", { name: "Latency" })
+      .getByRole("row", { name: /Processing/ })
+      .getByRole("cell")
+      .last(),
+  ).toHaveText("2");
   const failure = page.getByRole("table", { name: "Recent failures" }).getByRole("row", { name: /bad-1/ });
   await expect(failure).toContainText("provider returned 529");
   await expect(failure).toContainText(/\ds ago/);
@@ -174,5 +180,9 @@ test("the state cards and the chart's caption count the same requests whenever t
     for (const { state, card, caption } of await shown()) expect(caption, `${state}, read after ${i + 1} writes`).toBe(card);
   }
   const counts = tracker.countsByState();
-  await expect.poll(shown).toEqual(["queued", "processing", "created"].map((state) => ({ state, card: String(counts[state as "queued"]), caption: String(counts[state as "queued"]) })));
+  await expect
+    .poll(shown)
+    .toEqual(
+      ["queued", "processing", "created"].map((state) => ({ state, card: String(counts[state as "queued"]), caption: String(counts[state as "queued"]) })),
+    );
 });

@@ -50,7 +50,9 @@ test("a pause from the CLI shows in an open page at once; the requests page filt
 
   expect(runCli(["pause", "nightly", "--reason", "provider down"], { stateDir }).code).toBe(0);
   await expect(page.getByRole("link", { name: "Paused: nightly" })).toBeVisible();
-  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ hasText: "waiting" })).toContainText("paused: workspace nightly takes no claims until resumed");
+  await expect(page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ hasText: "waiting" })).toContainText(
+    "paused: workspace nightly takes no claims until resumed",
+  );
   await page.getByRole("button", { name: "Resume nightly" }).click();
   await expect(page.getByRole("link", { name: /^Paused:/ })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Pause nightly" })).toBeVisible();

@@ -2,7 +2,11 @@ import fs from "node:fs";
 import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { expect, test } from "./fixtures";
 
-test("the monitor's retention removes what is past it; the overview says when and what, Health the sizes, and the audit log undoes it", async ({ page, stateDir, launchApp }) => {
+test("the monitor's retention removes what is past it; the overview says when and what, Health the sizes, and the audit log undoes it", async ({
+  page,
+  stateDir,
+  launchApp,
+}) => {
   for (const id of ["old-1", "old-2", "old-3"]) writeRequestFile(stateDir, anOldCompletedRequest(id));
   writeRequestFile(stateDir, aRequest({ requestId: "recent", state: "completed" }));
   // The default retention (24 h), run by the dashboard's monitor as it starts.

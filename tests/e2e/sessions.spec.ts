@@ -7,7 +7,11 @@ test("the sessions list and a session's context, with a command recorded by anot
   const id = started.value.session.session_id;
   tracker.sessions.recordCommand({ command: "add authentication to API", workflow: "complete_system", durationSeconds: 420, status: "completed" });
   tracker.sessions.recordFile({ path: "src/auth/middleware.ts", summary: "Added JWT validation" });
-  tracker.sessions.updateSnapshot({ activeTask: "Building authentication system", completedSteps: ["Created auth middleware"], nextSteps: ["Add refresh tokens"] });
+  tracker.sessions.updateSnapshot({
+    activeTask: "Building authentication system",
+    completedSteps: ["Created auth middleware"],
+    nextSteps: ["Add refresh tokens"],
+  });
   tracker.create({ requestId: "req-in-session", workspace: "gateway", state: "queued", sessionId: id });
 
   await page.goto("/sessions");
@@ -43,7 +47,15 @@ test("the sessions list and a session's context, with a command recorded by anot
 test("an expired session is shown as expired, and a corrupt one is reported in health, never deleted", async ({ page, stateDir, launchApp }) => {
   const fs = await import("node:fs");
   fs.mkdirSync(`${stateDir}/sessions`, { recursive: true });
-  fs.writeFileSync(`${stateDir}/sessions/old-session.json`, JSON.stringify({ session_id: "old-session", created_at: "2025-01-26T09:00:00Z", last_updated: "2025-01-26T12:30:00Z", context_snapshot: { active_task: "User registration system" } }));
+  fs.writeFileSync(
+    `${stateDir}/sessions/old-session.json`,
+    JSON.stringify({
+      session_id: "old-session",
+      created_at: "2025-01-26T09:00:00Z",
+      last_updated: "2025-01-26T12:30:00Z",
+      context_snapshot: { active_task: "User registration system" },
+    }),
+  );
   fs.writeFileSync(`${stateDir}/sessions/broken.json`, "{ not json");
   const { url } = await launchApp();
   await page.goto(`${url}/sessions`);
@@ -73,7 +85,11 @@ test("a session's commands and files are listed newest first, as their headings 
       session_id: "sorted",
       created_at: at(60),
       last_updated: at(1),
-      commands_executed: [{ timestamp: at(20), command: "middle" }, { timestamp: at(5), command: "newest" }, { timestamp: at(40), command: "oldest" }],
+      commands_executed: [
+        { timestamp: at(20), command: "middle" },
+        { timestamp: at(5), command: "newest" },
+        { timestamp: at(40), command: "oldest" },
+      ],
       files_modified: { "b.ts": { last_modified: at(30) }, "a.ts": { last_modified: at(2) }, "c.ts": { last_modified: at(50) } },
     }),
   );

@@ -9,7 +9,11 @@ import { expect, test } from "./fixtures";
 const FIXTURES = path.resolve(__dirname, "../fixtures/otlp/claude-code-2.1.332");
 const SESSION = "09c50f3d-627c-46e9-84ea-8248d62ab9c1";
 
-test("a second dashboard shows the session sent to the first, says which receives, and receives once the first is killed", async ({ page, launchApp, stateDir }) => {
+test("a second dashboard shows the session sent to the first, says which receives, and receives once the first is killed", async ({
+  page,
+  launchApp,
+  stateDir,
+}) => {
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
   const first = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort) });
@@ -21,7 +25,9 @@ test("a second dashboard shows the session sent to the first, says which receive
 
   await page.goto(`${second.url}/health`);
   await expect(page.getByRole("definition").filter({ hasText: "OTLP/HTTP on" })).toContainText(receiver);
-  await expect(page.getByRole("definition").filter({ hasText: "another dashboard of yours" })).toContainText(/^another dashboard of yours \(pid \d+\); this one reads the same store, and receives if that one stops$/);
+  await expect(page.getByRole("definition").filter({ hasText: "another dashboard of yours" })).toContainText(
+    /^another dashboard of yours \(pid \d+\); this one reads the same store, and receives if that one stops$/,
+  );
 
   // The receiving dashboard dies: the second takes the receiver over, on the same port.
   await first.kill();

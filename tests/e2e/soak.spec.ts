@@ -14,11 +14,25 @@ import { expect, test } from "./fixtures";
 test("under sustained load: no errors, and every change reaches every event stream in order with no gap", async () => {
   test.setTimeout(120_000);
   const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-soak-report-")), "soak.json");
-  const env = { ...process.env, SOAK_SECONDS: "8", SOAK_API_CLIENTS: "10", SOAK_THINK_MS: "500", SOAK_SSE_CLIENTS: "5", SOAK_WRITERS: "2", SOAK_WRITES_PER_SECOND: "100", SOAK_REPORT: report };
+  const env = {
+    ...process.env,
+    SOAK_SECONDS: "8",
+    SOAK_API_CLIENTS: "10",
+    SOAK_THINK_MS: "500",
+    SOAK_SSE_CLIENTS: "5",
+    SOAK_WRITERS: "2",
+    SOAK_WRITES_PER_SECOND: "100",
+    SOAK_REPORT: report,
+  };
   const run = await promisify(execFile)(process.execPath, [path.resolve(__dirname, "../../scripts/soak.mjs")], { env }).catch((error) => error);
   const result = JSON.parse(fs.readFileSync(report, "utf8"));
   fs.rmSync(path.dirname(report), { recursive: true, force: true });
-  console.log(run.stdout.split("\n").filter((line: string) => line.startsWith("soak") || line.startsWith("  ")).join("\n"));
+  console.log(
+    run.stdout
+      .split("\n")
+      .filter((line: string) => line.startsWith("soak") || line.startsWith("  "))
+      .join("\n"),
+  );
   expect(result.writes).toMatchObject({ errors: 0 });
   // Something was written and asked, however slowly, so the delivery checks below are not empty.
   expect(result.writes.total).toBeGreaterThan(0);

@@ -18,7 +18,12 @@ const rowsOf = (file: string) => {
   }
 };
 
-test("another program's queue beside the folder: its counts and stuck rows, filtered and live, its errors, and its database untouched", async ({ page, stateDir, tracker, launchApp }) => {
+test("another program's queue beside the folder: its counts and stuck rows, filtered and live, its errors, and its database untouched", async ({
+  page,
+  stateDir,
+  tracker,
+  launchApp,
+}) => {
   const dir = path.dirname(stateDir);
   const file = path.join(dir, "claude-mem.db");
   const { db, ids, dead } = claudeMemWithOneOfEach(file);
@@ -50,14 +55,20 @@ test("another program's queue beside the folder: its counts and stuck rows, filt
   await expect(page).toHaveURL(/\/requests\?source=claude-mem&stuck=1$/);
   const table = page.getByRole("table", { name: "Requests" });
   await expect(table.getByRole("row")).toHaveCount(2);
-  await expect(table.getByRole("row", { name: new RegExp(`claude-mem-${ids.crashed}`) })).toContainText(new RegExp(`stuck: processing 2m( \\d+s)?; claude-mem worker pid ${dead} is gone`));
+  await expect(table.getByRole("row", { name: new RegExp(`claude-mem-${ids.crashed}`) })).toContainText(
+    new RegExp(`stuck: processing 2m( \\d+s)?; claude-mem worker pid ${dead} is gone`),
+  );
   await expect(page.getByTestId("source-line")).toContainText(`claude-mem's pending_messages in ${file}, read only; schema g6 (v12.4.5-v12.4.9)`);
   // Another program's queue is never acted on: every action says why, and there is nothing to export or clean.
   for (const name of ["Retry selected (0)", `Retry claude-mem-${ids.crashed}`]) {
     await expect(page.getByRole("button", { name })).toBeDisabled();
-    await expect(page.getByRole("button", { name })).toHaveAttribute("title", /^claude-mem is another program's queue, read only here: to retry and delete .* --source <source>\?write=1/);
+    await expect(page.getByRole("button", { name })).toHaveAttribute(
+      "title",
+      /^claude-mem is another program's queue, read only here: to retry and delete .* --source <source>\?write=1/,
+    );
   }
-  for (const name of ["Retry all matching", "Clean up…", "Export CSV"]) await expect(page.getByRole("button", { name }).or(page.getByRole("link", { name }))).toHaveCount(0);
+  for (const name of ["Retry all matching", "Clean up…", "Export CSV"])
+    await expect(page.getByRole("button", { name }).or(page.getByRole("link", { name }))).toHaveCount(0);
 
   // The filters mean what they mean for the folder: states, the project as workspace, words in the text.
   const filters = page.getByRole("form", { name: "Filters" });
@@ -78,7 +89,10 @@ test("another program's queue beside the folder: its counts and stuck rows, filt
 
   // The owner writes while the page is open: the new message shows, and its stuck count moves.
   const newer = addMessage(db, { status: "processing", createdAt: Date.now() - 20 * MIN, startedAt: Date.now() - 10 * MIN, workerPid: dead, project: "web" });
-  await expect(table.getByRole("row", { name: new RegExp(`claude-mem-${newer}`) })).toContainText(/stuck: processing 10m( \d+s)?, past claude-mem's own 5m stuck limit|stuck: processing 10m( \d+s)?; claude-mem worker pid \d+ is gone/, { timeout: 3000 });
+  await expect(table.getByRole("row", { name: new RegExp(`claude-mem-${newer}`) })).toContainText(
+    /stuck: processing 10m( \d+s)?, past claude-mem's own 5m stuck limit|stuck: processing 10m( \d+s)?; claude-mem worker pid \d+ is gone/,
+    { timeout: 3000 },
+  );
   await expect(filters.getByLabel("Source")).toContainText("claude-mem (6 rows, 2 stuck)");
   await expect(header.getByRole("link", { name: "claude-mem: 2 stuck" })).toBeVisible();
 
@@ -120,7 +134,11 @@ test("a source named in the URL that the dashboard does not read: the folder's t
   await expect(page.getByRole("form", { name: "Filters" }).getByLabel("Source")).toHaveCount(0);
 });
 
-test("a source opened for writing: a stuck or failed message retried, a left-over one deleted, each after its dry run, audited, and nothing else touched", async ({ page, stateDir, launchApp }) => {
+test("a source opened for writing: a stuck or failed message retried, a left-over one deleted, each after its dry run, audited, and nothing else touched", async ({
+  page,
+  stateDir,
+  launchApp,
+}) => {
   const dir = path.dirname(stateDir);
   const file = path.join(dir, "claude-mem.db");
   const { db, ids } = claudeMemWithOneOfEach(file);
@@ -137,7 +155,9 @@ test("a source opened for writing: a stuck or failed message retried, a left-ove
   await table.getByRole("button", { name: `Retry claude-mem-${ids.crashed}` }).click();
   const dialog = page.getByRole("dialog");
   await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("1 of 1 would go back to pending, as claude-mem's own retry does.");
-  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("UPDATE pending_messages SET status = 'pending', started_processing_at_epoch = NULL, worker_pid = NULL WHERE id = ? AND status = ?");
+  await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText(
+    "UPDATE pending_messages SET status = 'pending', started_processing_at_epoch = NULL, worker_pid = NULL WHERE id = ? AND status = ?",
+  );
   // The dry run changed nothing.
   expect(rowsOf(file).find((row) => (row as { id: number }).id === ids.crashed)).toMatchObject({ status: "processing" });
   await dialog.getByRole("button", { name: "Retry 1" }).click();

@@ -10,10 +10,16 @@ const FIXTURES = path.resolve(__dirname, "../fixtures/otlp/claude-code-2.1.332")
 
 /** A scenario's exports, their times moved to now (as if Claude Code sent them this moment), to the receiver. */
 async function send(receiver: string, scenario: string, only?: "logs" | "traces") {
-  await sendExports(receiver, recordedExports(path.join(FIXTURES, scenario)).filter((item) => !only || item.signal === only));
+  await sendExports(
+    receiver,
+    recordedExports(path.join(FIXTURES, scenario)).filter((item) => !only || item.signal === only),
+  );
 }
 
-test("Claude Code's turns beside the folder's requests: the table, live; a turn's page with what it did; one that stopped, stuck; the Health page's counts", async ({ page, launchApp }) => {
+test("Claude Code's turns beside the folder's requests: the table, live; a turn's page with what it did; one that stopped, stuck; the Health page's counts", async ({
+  page,
+  launchApp,
+}) => {
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
   const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort), REQWATCH_TELEMETRY_STUCK_AFTER: "2s" });
@@ -33,7 +39,9 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   await expect(row).toContainText("2 model calls, 1 tool use, 240 in / 60 out tokens, $0.0016");
   await expect(row).toContainText("claude-sonnet-4-5");
   // Received telemetry is never acted on: no selection, no Retry, not even a disabled one; the toolbar says why.
-  await expect(page.getByRole("toolbar", { name: "Bulk actions" })).toContainText("Received telemetry is shown as it was sent: nothing here is retried or deleted.");
+  await expect(page.getByRole("toolbar", { name: "Bulk actions" })).toContainText(
+    "Received telemetry is shown as it was sent: nothing here is retried or deleted.",
+  );
   await expect(table.getByRole("checkbox")).toHaveCount(0);
   await expect(page.getByRole("button", { name: /^Retry/ })).toHaveCount(0);
 
@@ -60,7 +68,9 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   await page.goto(`${url}/health`);
   const received = page.getByRole("definition").filter({ hasText: "OTLP/HTTP on" });
   await expect(received).toContainText(receiver);
-  await expect(page.getByRole("table", { name: "Received, not shown as a lifecycle" }).getByRole("row").filter({ hasText: "plugin_loaded" })).toContainText("claude-code");
+  await expect(page.getByRole("table", { name: "Received, not shown as a lifecycle" }).getByRole("row").filter({ hasText: "plugin_loaded" })).toContainText(
+    "claude-code",
+  );
   // Tokens and cost: by day and model, and by session, the costliest first; a session opens its page, with its turns.
   const byModel = page.getByRole("table", { name: "Tokens and cost by day and model" }).getByRole("row").filter({ hasText: "claude-sonnet-4-5" });
   await expect(byModel).toHaveCount(1);
@@ -72,10 +82,16 @@ test("Claude Code's turns beside the folder's requests: the table, live; a turn'
   await expect(sessions.nth(1)).toContainText("$0.0016");
   await sessions.nth(1).getByRole("link").click();
   await expect(page).toHaveURL(/\/sessions\/[^?]+\?source=otel$/);
-  await expect(page.getByRole("table", { name: "Session requests" }).getByRole("row").filter({ hasText: "turn-" }).first()).toContainText("2 model calls, 1 tool use");
+  await expect(page.getByRole("table", { name: "Session requests" }).getByRole("row").filter({ hasText: "turn-" }).first()).toContainText(
+    "2 model calls, 1 tool use",
+  );
 });
 
-test("a Claude Code session on the Sessions page beside the folder's, live; its page with cost per model, tools and turns; a turn's own page", async ({ page, launchApp, tracker }) => {
+test("a Claude Code session on the Sessions page beside the folder's, live; its page with cost per model, tools and turns; a turn's own page", async ({
+  page,
+  launchApp,
+  tracker,
+}) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const started = tracker.sessions.start();
   if (!started.ok) throw new Error(started.error.message);
@@ -96,7 +112,18 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(toolSession).toHaveCount(1);
   await expect(toolSession).toContainText("Claude Code");
   await expect(toolSession).toContainText("240 in / 60 out");
-  await expect(toolSession.getByRole("cell")).toHaveText([/^[0-9a-f-]{36}$/, "Claude Code", "idle", /ago$/, "—", "1", "1 turn, 2 model calls, 1 tool use", "240 in / 60 out", "$0.0016", "0"]);
+  await expect(toolSession.getByRole("cell")).toHaveText([
+    /^[0-9a-f-]{36}$/,
+    "Claude Code",
+    "idle",
+    /ago$/,
+    "—",
+    "1",
+    "1 turn, 2 model calls, 1 tool use",
+    "240 in / 60 out",
+    "$0.0016",
+    "0",
+  ]);
   const stoppedSession = sessions.getByRole("row").filter({ hasText: "Claude Code" }).filter({ hasNotText: "$0.0016" });
   await expect(stoppedSession.getByRole("link", { name: "1 stuck" })).toBeVisible({ timeout: 15_000 });
   await page.screenshot({ path: test.info().outputPath("sessions.png") });
@@ -112,7 +139,9 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(figures.nth(1)).toHaveText("2");
   await expect(figures.nth(3)).toHaveText("240 in / 60 out (cache read 0, cache write 0)");
   await expect(figures.nth(4)).toHaveText("$0.0016");
-  await expect(page.getByRole("table", { name: "Cost and tokens by model" }).getByRole("row").filter({ hasText: "claude-sonnet-4-5" }).getByRole("cell")).toHaveText(["claude-sonnet-4-5", "2", "240", "60", "0", "0", "$0.0016"]);
+  await expect(
+    page.getByRole("table", { name: "Cost and tokens by model" }).getByRole("row").filter({ hasText: "claude-sonnet-4-5" }).getByRole("cell"),
+  ).toHaveText(["claude-sonnet-4-5", "2", "240", "60", "0", "0", "$0.0016"]);
   await expect(page.getByRole("table", { name: "Tools used" }).getByRole("row").filter({ hasText: "Bash" })).toContainText("1");
   await expect(page.getByRole("heading", { name: "Errors (0)" })).toBeVisible();
   await page.screenshot({ path: test.info().outputPath("session.png"), fullPage: true });
@@ -122,7 +151,9 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(turns.getByRole("row")).toHaveCount(2);
   await turns.getByRole("link", { name: /^turn-\d+$/ }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
-  await expect(page.getByRole("list", { name: "Timeline" }).getByRole("listitem", { name: /^tool, Bash, / })).toContainText("tool_decision: Bash, accept, by config");
+  await expect(page.getByRole("list", { name: "Timeline" }).getByRole("listitem", { name: /^tool, Bash, / })).toContainText(
+    "tool_decision: Bash, accept, by config",
+  );
   await page.goBack();
   await expect(page.getByRole("heading", { level: 1 })).toContainText(sessionId);
 
@@ -133,7 +164,10 @@ test("a Claude Code session on the Sessions page beside the folder's, live; its 
   await expect(page.getByRole("table", { name: "Cost and tokens by model" })).toBeVisible();
 });
 
-test("the overview's charts of the received turns: a person picks the otel source and sees the turns counted, with their tokens and cost, live", async ({ page, launchApp }, testInfo) => {
+test("the overview's charts of the received turns: a person picks the otel source and sees the turns counted, with their tokens and cost, live", async ({
+  page,
+  launchApp,
+}, testInfo) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;

@@ -17,17 +17,26 @@ async function barWidth(item: Locator): Promise<number> {
   return (await item.getByRole("img").first().boundingBox())!.width;
 }
 
-test("a received turn's page draws it as a timeline: each model call and the tool once, nested in the turn, the slowest marked, bars as wide as they took; its facts in words", async ({ page, launchApp }) => {
+test("a received turn's page draws it as a timeline: each model call and the tool once, nested in the turn, the slowest marked, bars as wide as they took; its facts in words", async ({
+  page,
+  launchApp,
+}) => {
   await page.setViewportSize({ width: 1280, height: 900 });
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
   const { url } = await launchApp({ REQWATCH_OTLP_PORT: String(otlpPort) });
   const exports = recordedExports(path.join(FIXTURES, "tool"));
   // Its log events first: the turn as they tell it, flat (they say nothing of what ran inside what).
-  await sendExports(receiver, exports.filter((item) => item.signal === "logs"));
+  await sendExports(
+    receiver,
+    exports.filter((item) => item.signal === "logs"),
+  );
 
   await page.goto(`${url}/requests?source=otel`);
-  await page.getByRole("table", { name: "Requests" }).getByRole("link", { name: /^turn-\d+$/ }).click();
+  await page
+    .getByRole("table", { name: "Requests" })
+    .getByRole("link", { name: /^turn-\d+$/ })
+    .click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("completed");
   const timeline = page.getByRole("list", { name: "Timeline" });
   const calls = timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, \d+ ms/ });
@@ -36,7 +45,10 @@ test("a received turn's page draws it as a timeline: each model call and the too
   await expect(turn).toHaveCount(0);
 
   // Then its spans, while the page is open: the same calls and tool, now nested in the turn, each still once.
-  await sendExports(receiver, exports.filter((item) => item.signal === "traces"));
+  await sendExports(
+    receiver,
+    exports.filter((item) => item.signal === "traces"),
+  );
   await expect(turn).toHaveCount(1, { timeout: 15_000 });
   // Claude Code tells of each call twice (its api_request event, its llm_request span) and of the tool three times: each is one bar.
   await expect(calls).toHaveCount(2);
@@ -57,7 +69,10 @@ test("a received turn's page draws it as a timeline: each model call and the too
   // What each record said of the call, merged into one, on opening it.
   await calls.first().getByText("model call", { exact: true }).first().click();
   await expect(calls.first().getByText("120 in / 30 out tokens, $0.0008, first token 41 ms")).toBeVisible();
-  await expect(calls.first().getByRole("list", { name: "Told by" }).getByRole("listitem")).toHaveText([/^model call: claude-sonnet-4-5, 120 in \/ 30 out, 95 ms/, /^api_request: claude-sonnet-4-5, 120 in \/ 30 out, \$0\.0008/]);
+  await expect(calls.first().getByRole("list", { name: "Told by" }).getByRole("listitem")).toHaveText([
+    /^model call: claude-sonnet-4-5, 120 in \/ 30 out, 95 ms/,
+    /^api_request: claude-sonnet-4-5, 120 in \/ 30 out, \$0\.0008/,
+  ]);
   await page.getByRole("region", { name: "Timeline" }).screenshot({ path: test.info().outputPath("timeline.png") });
 
   // The turn in words: times as times, durations as durations, nothing it does not know.
@@ -71,7 +86,10 @@ test("a received turn's page draws it as a timeline: each model call and the too
   await page.screenshot({ path: test.info().outputPath("turn.png"), fullPage: true });
 });
 
-test("a call that gave up after 11 attempts is red on the turn's timeline with its error, and the give-up is marked where it happened", async ({ page, launchApp }) => {
+test("a call that gave up after 11 attempts is red on the turn's timeline with its error, and the give-up is marked where it happened", async ({
+  page,
+  launchApp,
+}) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const otlpPort = await freePort();
   const receiver = `http://127.0.0.1:${otlpPort}`;
@@ -80,7 +98,12 @@ test("a call that gave up after 11 attempts is red on the turn's timeline with i
   await send(receiver, "exhausted");
 
   await page.goto(`${url}/requests?source=otel`);
-  await page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ hasText: "failed" }).getByRole("link", { name: /^turn-\d+$/ }).click();
+  await page
+    .getByRole("table", { name: "Requests" })
+    .getByRole("row")
+    .filter({ hasText: "failed" })
+    .getByRole("link", { name: /^turn-\d+$/ })
+    .click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("failed");
   const timeline = page.getByRole("list", { name: "Timeline" });
   const call = timeline.getByRole("listitem", { name: "model call, claude-sonnet-4-5, 3m 5s, 11 attempts, failed: 529, Overloaded" });
@@ -97,13 +120,19 @@ test("a call that gave up after 11 attempts is red on the turn's timeline with i
 
   // The turn that retried through 529s and then answered: one call, its attempts said, not failed.
   await page.goto(`${url}/requests?source=otel`);
-  await page.getByRole("table", { name: "Requests" }).getByRole("row").filter({ hasText: "completed" }).getByRole("link", { name: /^turn-\d+$/ }).click();
+  await page
+    .getByRole("table", { name: "Requests" })
+    .getByRole("row")
+    .filter({ hasText: "completed" })
+    .getByRole("link", { name: /^turn-\d+$/ })
+    .click();
   const retried = timeline.getByRole("listitem", { name: /^model call, claude-sonnet-4-5, 1\.8 s, 3 attempts$/ });
   await expect(retried).toHaveCount(1);
   // Its attempts: two retried, the third answered.
   const attempts = retried.getByRole("listitem");
   await expect(attempts).toHaveCount(3);
-  for (const [i, name] of [/^attempt 1, .*, failed$/, /^attempt 2, .*, failed$/, /^attempt 3, [^,]*$/].entries()) await expect(attempts.nth(i)).toHaveAccessibleName(name);
+  for (const [i, name] of [/^attempt 1, .*, failed$/, /^attempt 2, .*, failed$/, /^attempt 3, [^,]*$/].entries())
+    await expect(attempts.nth(i)).toHaveAccessibleName(name);
 });
 
 /** An OTLP/JSON logs export of `count` events no mapping knows, each of its own name. */
@@ -114,7 +143,11 @@ function unknownEvents(count: number): RecordedExport {
     attributes: [{ key: "event.name", value: { stringValue: `widget.event.${String(i).padStart(3, "0")}` } }],
     body: { stringValue: "something a widget did" },
   }));
-  const body = { resourceLogs: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: "widget-app" } }] }, scopeLogs: [{ scope: { name: "widget" }, logRecords }] }] };
+  const body = {
+    resourceLogs: [
+      { resource: { attributes: [{ key: "service.name", value: { stringValue: "widget-app" } }] }, scopeLogs: [{ scope: { name: "widget" }, logRecords }] },
+    ],
+  };
   return { file: "unknown-events.json", signal: "logs", body: Buffer.from(JSON.stringify(body)), contentType: "application/json", gzip: false };
 }
 
@@ -130,7 +163,13 @@ test("the Health page lists every name no mapping knows, 50 a page, with how man
   const names = table.getByRole("row").filter({ hasText: "widget-app" });
   const pages = page.getByRole("navigation", { name: "Unmapped names pages" });
   const seen: string[] = [];
-  const read = async () => seen.push(...(await names.getByRole("cell").filter({ hasText: /^widget\.event\./ }).allTextContents()));
+  const read = async () =>
+    seen.push(
+      ...(await names
+        .getByRole("cell")
+        .filter({ hasText: /^widget\.event\./ })
+        .allTextContents()),
+    );
 
   await expect(names).toHaveCount(50);
   await expect(pages).toContainText("Page 1 of 3");
@@ -163,12 +202,16 @@ test("the Health page counts what a dialect knows and shows as no lifecycle apar
   await page.goto(`${url}/health`);
   const known = page.getByRole("table", { name: "Known, not shown" });
   await expect(known.getByRole("row", { name: /^codex-cli / })).toBeVisible();
-  const cells = await known.getByRole("row", { name: /^codex-cli / }).getByRole("cell").allTextContents();
+  const cells = await known
+    .getByRole("row", { name: /^codex-cli / })
+    .getByRole("cell")
+    .allTextContents();
   expect(Number(cells[1])).toBeGreaterThanOrEqual(10);
   expect(Number(cells[2])).toBeGreaterThanOrEqual(Number(cells[1]));
   // What is left unmapped is what nobody understands: none of Codex's known names is listed there.
   const unmapped = page.getByRole("table", { name: "Received, not shown as a lifecycle" });
-  for (const name of ["session_task.turn", "handle_responses", "codex.sse_event", "codex.conversation_starts"]) await expect(unmapped.getByRole("cell", { name, exact: true })).toHaveCount(0);
+  for (const name of ["session_task.turn", "handle_responses", "codex.sse_event", "codex.conversation_starts"])
+    await expect(unmapped.getByRole("cell", { name, exact: true })).toHaveCount(0);
   await known.screenshot({ path: test.info().outputPath("known.png") });
   // And the turn itself is on the requests page.
   await page.goto(`${url}/requests?source=otel`);

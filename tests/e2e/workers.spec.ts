@@ -5,7 +5,14 @@ import { expect, test } from "./fixtures";
 
 test("the workers page: a live worker with what it holds and did, and a gone one that links to the request it left", async ({ page, tracker, stateDir }) => {
   const dead = aDeadPid();
-  writeRequestFile(stateDir, aClaimedRequest("left-behind", { token: "t-dead", pid: dead, host: os.hostname(), claimedAt: Date.now() - 60_000, heartbeatAt: Date.now() - 60_000 }, { workspace: "gw" }));
+  writeRequestFile(
+    stateDir,
+    aClaimedRequest(
+      "left-behind",
+      { token: "t-dead", pid: dead, host: os.hostname(), claimedAt: Date.now() - 60_000, heartbeatAt: Date.now() - 60_000 },
+      { workspace: "gw" },
+    ),
+  );
   for (const id of ["one", "two"]) tracker.create({ requestId: id, workspace: "gw", state: "queued" });
   const done = tracker.claimNext({ worker: "test-worker" })!;
   tracker.complete(done.request.requestId, done.token);

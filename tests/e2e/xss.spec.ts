@@ -41,8 +41,19 @@ function plantHostileData(stateDir: string, now: number): void {
     session_id: "hostile-session",
     created_at: new Date(now - 5000).toISOString(),
     last_updated: new Date(now).toISOString(),
-    commands_executed: PAYLOADS.map((payload) => ({ timestamp: new Date(now - 1000).toISOString(), command: payload, workflow: payload, status: payload, duration_seconds: 1 })),
-    files_modified: Object.fromEntries(PAYLOADS.map((payload) => [payload, { changes_summary: payload, workflows: [payload], modification_count: 1, last_modified: new Date(now).toISOString() }])),
+    commands_executed: PAYLOADS.map((payload) => ({
+      timestamp: new Date(now - 1000).toISOString(),
+      command: payload,
+      workflow: payload,
+      status: payload,
+      duration_seconds: 1,
+    })),
+    files_modified: Object.fromEntries(
+      PAYLOADS.map((payload) => [
+        payload,
+        { changes_summary: payload, workflows: [payload], modification_count: 1, last_modified: new Date(now).toISOString() },
+      ]),
+    ),
     patterns_detected: PAYLOADS,
     workflows_used: Object.fromEntries(PAYLOADS.map((payload) => [payload, 1])),
     context_snapshot: { active_task: ALL, completed_steps: PAYLOADS, next_steps: PAYLOADS, key_files: PAYLOADS, blocking_issues: PAYLOADS },

@@ -7,7 +7,12 @@ import type { AuditEntry } from "../../lib/db/auditLog";
  * What a bulk action did to each of `ids`, read from the files and the archive (not from the
  * tracker), with every way it can disagree with the audit entry listed as a problem.
  */
-export function actionOutcome(stateDir: string, entry: AuditEntry, ids: readonly string[], originals: ReadonlyMap<string, string>): { changed: number; problems: string[] } {
+export function actionOutcome(
+  stateDir: string,
+  entry: AuditEntry,
+  ids: readonly string[],
+  originals: ReadonlyMap<string, string>,
+): { changed: number; problems: string[] } {
   const problems: string[] = [];
   const listed = new Set(entry.changedIds);
   if (listed.size !== entry.changed) problems.push(`entry #${entry.id} says ${entry.changed} changed but lists ${listed.size}`);
@@ -41,7 +46,8 @@ export function actionOutcome(stateDir: string, entry: AuditEntry, ids: readonly
       if (retried) changed++;
       if (retried && request.state !== "queued") problems.push(`${id} was retried but is ${request.state}`);
       if (!retried && text !== originals.get(id)) problems.push(`${id} was not retried but its file changed`);
-      if (retried !== listed.has(id)) problems.push(`${id}: ${retried ? "retried" : "untouched"}, but the audit entry ${listed.has(id) ? "lists" : "does not list"} it`);
+      if (retried !== listed.has(id))
+        problems.push(`${id}: ${retried ? "retried" : "untouched"}, but the audit entry ${listed.has(id) ? "lists" : "does not list"} it`);
     }
   }
   return { changed, problems };

@@ -20,7 +20,11 @@ export async function anAnthropicMock(scenario: Scenario, options: { retryAfterM
     request.on("end", () => {
       if (request.method !== "POST" || !request.url?.startsWith("/v1/messages") || request.url.includes("count_tokens")) {
         response.writeHead(request.url?.includes("count_tokens") ? 200 : 404, { "content-type": "application/json" });
-        response.end(request.url?.includes("count_tokens") ? JSON.stringify({ input_tokens: 100 }) : JSON.stringify({ type: "error", error: { type: "not_found_error", message: "not here" } }));
+        response.end(
+          request.url?.includes("count_tokens")
+            ? JSON.stringify({ input_tokens: 100 })
+            : JSON.stringify({ type: "error", error: { type: "not_found_error", message: "not here" } }),
+        );
         return;
       }
       const asked = JSON.parse(body || "{}") as { model?: string; stream?: boolean; messages?: unknown };
@@ -32,7 +36,12 @@ export async function anAnthropicMock(scenario: Scenario, options: { retryAfterM
         return;
       }
       if (scenario === "overloaded" || (scenario === "overloaded-twice" && n <= 2)) {
-        response.writeHead(529, { "content-type": "application/json", "request-id": requestId, "x-should-retry": "true", ...(options.retryAfterMs !== undefined && { "retry-after-ms": String(options.retryAfterMs) }) });
+        response.writeHead(529, {
+          "content-type": "application/json",
+          "request-id": requestId,
+          "x-should-retry": "true",
+          ...(options.retryAfterMs !== undefined && { "retry-after-ms": String(options.retryAfterMs) }),
+        });
         response.end(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
         return;
       }
@@ -40,7 +49,18 @@ export async function anAnthropicMock(scenario: Scenario, options: { retryAfterM
       // The subagent's own call (its task's words) is answered in text.
       const wantsTool = (scenario === "tool" || scenario === "subagent") && !said.includes("tool_result") && !said.includes("SUBTASK");
       type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: Record<string, string> };
-      const content: Block[] = wantsTool ? [scenario === "subagent" ? { type: "tool_use", id: `toolu_${n}`, name: "Agent", input: { description: "a small task", prompt: "SUBTASK: say hi", subagent_type: "general-purpose" } } : { type: "tool_use", id: `toolu_${n}`, name: "Bash", input: { command: "echo hi", description: "say hi" } }] : [{ type: "text", text: "Hello from the mock." }];
+      const content: Block[] = wantsTool
+        ? [
+            scenario === "subagent"
+              ? {
+                  type: "tool_use",
+                  id: `toolu_${n}`,
+                  name: "Agent",
+                  input: { description: "a small task", prompt: "SUBTASK: say hi", subagent_type: "general-purpose" },
+                }
+              : { type: "tool_use", id: `toolu_${n}`, name: "Bash", input: { command: "echo hi", description: "say hi" } },
+          ]
+        : [{ type: "text", text: "Hello from the mock." }];
       const stop = wantsTool ? "tool_use" : "end_turn";
       const usage = { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
       const message = { id: `msg_${n}`, type: "message", role: "assistant", model: asked.model, content, stop_reason: stop, stop_sequence: null, usage };

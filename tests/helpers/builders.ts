@@ -51,7 +51,10 @@ export function aGatewayRequest(requestId: string, now = Date.now()): RawRequest
 
 /** Processing long past the processing stuck threshold with no worker holding it: recovery times it out. */
 export function aStuckProcessingRequest(requestId: string, now = Date.now()): RawRequest {
-  return aRequest({ requestId, state: "processing", processingStartedAt: now - 2 * HOUR, lastUpdatedAt: now - 2 * HOUR, createdAt: now - 2 * HOUR - 1000 }, now);
+  return aRequest(
+    { requestId, state: "processing", processingStartedAt: now - 2 * HOUR, lastUpdatedAt: now - 2 * HOUR, createdAt: now - 2 * HOUR - 1000 },
+    now,
+  );
 }
 
 /** Finished long enough ago for the default 24 h cleanup. */

@@ -40,10 +40,32 @@ export function feed(store: TelemetryStore, exports: readonly Export[], now = Da
 
 /** A model call of an app using an instrumented SDK (no cost said), as the OTLP/JSON body it sends: a GenAI span in conversation `conversation`, from `service`. */
 export function aGenAiExport(conversation: string, at: number, service = "support-bot"): object {
-  const attributes = Object.entries({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "claude-haiku-4-5", "gen_ai.conversation.id": conversation, "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 5 }).map(([key, value]) => ({
+  const attributes = Object.entries({
+    "gen_ai.operation.name": "chat",
+    "gen_ai.request.model": "claude-haiku-4-5",
+    "gen_ai.conversation.id": conversation,
+    "gen_ai.usage.input_tokens": 50,
+    "gen_ai.usage.output_tokens": 5,
+  }).map(([key, value]) => ({
     key,
     value: typeof value === "number" ? { intValue: value } : { stringValue: value },
   }));
-  const span = { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "chat claude-haiku-4-5", kind: 3, startTimeUnixNano: `${at - 400}000000`, endTimeUnixNano: `${at}000000`, attributes, status: {} };
-  return { resourceSpans: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: service } }] }, scopeSpans: [{ scope: { name: "@anthropic-ai/sdk" }, spans: [span] }] }] };
+  const span = {
+    traceId: "0af7651916cd43dd8448eb211c80319c",
+    spanId: "b7ad6b7169203331",
+    name: "chat claude-haiku-4-5",
+    kind: 3,
+    startTimeUnixNano: `${at - 400}000000`,
+    endTimeUnixNano: `${at}000000`,
+    attributes,
+    status: {},
+  };
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: service } }] },
+        scopeSpans: [{ scope: { name: "@anthropic-ai/sdk" }, spans: [span] }],
+      },
+    ],
+  };
 }

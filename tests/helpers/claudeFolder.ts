@@ -44,8 +44,11 @@ export function aClaudeFolder(folder: string, scenarios: readonly string[], now 
     const shift = now - lastTime(from);
     for (const file of filesOf(from)) {
       if (file.endsWith(".md")) continue;
-      let text = fs.readFileSync(path.join(from, file), "utf8").replace(ISO, (_whole, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
-      for (const field of EPOCH_FIELDS) text = text.replace(new RegExp(`"${field}":(\\d{13})`, "g"), (_whole, ms: string) => `"${field}":${Number(ms) + shift}`);
+      let text = fs
+        .readFileSync(path.join(from, file), "utf8")
+        .replace(ISO, (_whole, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
+      for (const field of EPOCH_FIELDS)
+        text = text.replace(new RegExp(`"${field}":(\\d{13})`, "g"), (_whole, ms: string) => `"${field}":${Number(ms) + shift}`);
       const domain = hereDomain();
       text = text.replace(/"pidDomain":"[^"]*",?/g, domain ? `"pidDomain":"${domain}",` : "");
       const to = path.join(folder, file);

@@ -75,20 +75,26 @@ export function upgradedClaudeMemDb(file: string, from: Generation, to: Generati
 export function migrateClaudeMemDb(db: Database.Database, from: Generation, to: Generation): Database.Database {
   for (let n = N(from) + 1; n <= N(to); n++) {
     if (n === 2) {
-      db.exec("ALTER TABLE pending_messages RENAME COLUMN claude_session_id TO content_session_id; ALTER TABLE sdk_sessions RENAME COLUMN claude_session_id TO content_session_id; ALTER TABLE sdk_sessions RENAME COLUMN sdk_session_id TO memory_session_id");
+      db.exec(
+        "ALTER TABLE pending_messages RENAME COLUMN claude_session_id TO content_session_id; ALTER TABLE sdk_sessions RENAME COLUMN claude_session_id TO content_session_id; ALTER TABLE sdk_sessions RENAME COLUMN sdk_session_id TO memory_session_id",
+      );
     }
     if (n === 3) db.exec("ALTER TABLE pending_messages ADD COLUMN failed_at_epoch INTEGER; ALTER TABLE sdk_sessions ADD COLUMN platform_source TEXT");
     if (n === 4) db.exec("ALTER TABLE pending_messages ADD COLUMN agent_type TEXT; ALTER TABLE pending_messages ADD COLUMN agent_id TEXT");
     if (n === 6) {
       db.exec("ALTER TABLE pending_messages ADD COLUMN tool_use_id TEXT; ALTER TABLE pending_messages ADD COLUMN worker_pid INTEGER");
-      db.exec("CREATE INDEX idx_pending_messages_worker_pid ON pending_messages(worker_pid); CREATE UNIQUE INDEX ux_pending_tool_use ON pending_messages(content_session_id, tool_use_id)");
+      db.exec(
+        "CREATE INDEX idx_pending_messages_worker_pid ON pending_messages(worker_pid); CREATE UNIQUE INDEX ux_pending_tool_use ON pending_messages(content_session_id, tool_use_id)",
+      );
     }
     if (n === 7) {
       db.exec("DELETE FROM pending_messages WHERE status NOT IN ('pending', 'processing')");
       db.exec("DROP INDEX IF EXISTS idx_pending_messages_worker_pid");
-      for (const column of ["retry_count", "failed_at_epoch", "completed_at_epoch", "worker_pid"]) db.exec(`ALTER TABLE pending_messages DROP COLUMN ${column}`);
+      for (const column of ["retry_count", "failed_at_epoch", "completed_at_epoch", "worker_pid"])
+        db.exec(`ALTER TABLE pending_messages DROP COLUMN ${column}`);
     }
-    if (n === 8) db.exec("DROP INDEX IF EXISTS ux_pending_tool_use; CREATE UNIQUE INDEX ux_pending_session_tool_use ON pending_messages(session_db_id, tool_use_id)");
+    if (n === 8)
+      db.exec("DROP INDEX IF EXISTS ux_pending_tool_use; CREATE UNIQUE INDEX ux_pending_session_tool_use ON pending_messages(session_db_id, tool_use_id)");
   }
   return db;
 }
@@ -114,7 +120,7 @@ export function addMessage(db: Database.Database, message: MessageInput): number
 
 /** Insert messages (and their sessions) in one transaction, writing only the columns the table has; their ids. */
 export function addMessages(db: Database.Database, messages: readonly MessageInput[]): number[] {
-  const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('pending_messages')").pluck().all() as string[]));
+  const columns = new Set(db.prepare("SELECT name FROM pragma_table_info('pending_messages')").pluck().all() as string[]);
   const sessionColumn = columns.has("content_session_id") ? "content_session_id" : "claude_session_id";
   const addSession = db.prepare(`INSERT OR IGNORE INTO sdk_sessions (${sessionColumn}, project, started_at_epoch) VALUES (?, ?, ?)`);
   const sessionDbId = db.prepare(`SELECT id FROM sdk_sessions WHERE ${sessionColumn} = ?`).pluck();
@@ -192,11 +198,42 @@ export function claudeMemWithOneOfEach(file: string) {
   const min = 60_000;
   const dead = aDeadPid();
   const ids = {
-    crashed: addMessage(db, { status: "processing", createdAt: now - 3 * min, startedAt: now - 2 * min, workerPid: dead, project: "web", tool: "Edit", input: "fix the login form" }),
-    running: addMessage(db, { status: "processing", createdAt: now - 2 * min, startedAt: now - min, workerPid: process.pid, project: "web", session: "sess-2" }),
+    crashed: addMessage(db, {
+      status: "processing",
+      createdAt: now - 3 * min,
+      startedAt: now - 2 * min,
+      workerPid: dead,
+      project: "web",
+      tool: "Edit",
+      input: "fix the login form",
+    }),
+    running: addMessage(db, {
+      status: "processing",
+      createdAt: now - 2 * min,
+      startedAt: now - min,
+      workerPid: process.pid,
+      project: "web",
+      session: "sess-2",
+    }),
     waiting: addMessage(db, { status: "pending", createdAt: now - min, project: "api", session: "sess-3" }),
-    done: addMessage(db, { status: "processed", createdAt: now - 30 * min, startedAt: now - 29 * min, finishedAt: now - 28 * min, response: "observed: tests pass", project: "api", session: "sess-3" }),
-    failed: addMessage(db, { status: "failed", createdAt: now - 40 * min, startedAt: now - 39 * min, finishedAt: now - 38 * min, retries: 3, project: "api", session: "sess-3" }),
+    done: addMessage(db, {
+      status: "processed",
+      createdAt: now - 30 * min,
+      startedAt: now - 29 * min,
+      finishedAt: now - 28 * min,
+      response: "observed: tests pass",
+      project: "api",
+      session: "sess-3",
+    }),
+    failed: addMessage(db, {
+      status: "failed",
+      createdAt: now - 40 * min,
+      startedAt: now - 39 * min,
+      finishedAt: now - 38 * min,
+      retries: 3,
+      project: "api",
+      session: "sess-3",
+    }),
   };
   return { db, ids, dead, now };
 }

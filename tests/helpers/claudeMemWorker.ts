@@ -29,12 +29,18 @@ export async function aClaudeMemWorker(options: { home?: string; port?: number }
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const ask = async (route: string, body?: unknown) => {
-    const response = await fetch(`${url}${route}`, body === undefined ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const response = await fetch(
+      `${url}${route}`,
+      body === undefined ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) },
+    );
     return (await response.json()) as Record<string, unknown>;
   };
   // Ready once it says its database is initialized (it answers /health before that).
   for (let waited = 0; ; waited += 100) {
-    const ready = await ask("/api/health").then((health) => health.initialized === true, () => false);
+    const ready = await ask("/api/health").then(
+      (health) => health.initialized === true,
+      () => false,
+    );
     if (ready) break;
     if (child.exitCode !== null || waited > 60_000) throw new Error(`claude-mem's worker did not start:\n${log}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -51,7 +57,14 @@ export async function aClaudeMemWorker(options: { home?: string; port?: number }
     async observe(session: string, tools: number, project = "demo") {
       await ask("/api/sessions/init", { contentSessionId: session, project, prompt: "fix the failing test" });
       for (let i = 1; i <= tools; i++) {
-        const queued = await ask("/api/sessions/observations", { contentSessionId: session, tool_name: "Bash", tool_input: { command: `ls ${i}` }, tool_response: { stdout: "ok" }, cwd: home, tool_use_id: `${session}-t${i}` });
+        const queued = await ask("/api/sessions/observations", {
+          contentSessionId: session,
+          tool_name: "Bash",
+          tool_input: { command: `ls ${i}` },
+          tool_response: { stdout: "ok" },
+          cwd: home,
+          tool_use_id: `${session}-t${i}`,
+        });
         if (queued.status !== "queued") throw new Error(`claude-mem did not queue the observation: ${JSON.stringify(queued)}`);
       }
     },

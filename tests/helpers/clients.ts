@@ -61,18 +61,25 @@ export function installedClient(spec: string, install: (staging: string) => void
  * the SDK finds.
  */
 export function installedAiSdk(version: 6 | 7): string {
-  const specs = version === 6 ? [CLIENTS.aiSdk6, CLIENTS.aiSdk6Anthropic, "@opentelemetry/api@1.9.1"] : [CLIENTS.aiSdk7, CLIENTS.aiSdk7Anthropic, CLIENTS.aiSdk7Otel, "@opentelemetry/api@1.9.1"];
+  const specs =
+    version === 6
+      ? [CLIENTS.aiSdk6, CLIENTS.aiSdk6Anthropic, "@opentelemetry/api@1.9.1"]
+      : [CLIENTS.aiSdk7, CLIENTS.aiSdk7Anthropic, CLIENTS.aiSdk7Otel, "@opentelemetry/api@1.9.1"];
   return installedClient(specs.slice(0, -1).join("+"), (staging) => npmInstall(staging, specs));
 }
 
 /** The Anthropic SDK traced by OpenInference's instrumentation (which patches it when registered). */
 export function installedOpenInference(): string {
-  return installedClient(`${CLIENTS.openInferenceAnthropic}+${CLIENTS.anthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.openInferenceAnthropic, CLIENTS.anthropicSdk, "@opentelemetry/api@1.9.0"]));
+  return installedClient(`${CLIENTS.openInferenceAnthropic}+${CLIENTS.anthropicSdk}`, (staging) =>
+    npmInstall(staging, [CLIENTS.openInferenceAnthropic, CLIENTS.anthropicSdk, "@opentelemetry/api@1.9.0"]),
+  );
 }
 
 /** Traceloop's OpenLLMetry SDK (its own tracer provider and OTLP exporter) with the Anthropic SDK it instruments. */
 export function installedTraceloop(): string {
-  return installedClient(`${CLIENTS.traceloop}+${CLIENTS.traceloopAnthropicSdk}`, (staging) => npmInstall(staging, [CLIENTS.traceloop, CLIENTS.traceloopAnthropicSdk]));
+  return installedClient(`${CLIENTS.traceloop}+${CLIENTS.traceloopAnthropicSdk}`, (staging) =>
+    npmInstall(staging, [CLIENTS.traceloop, CLIENTS.traceloopAnthropicSdk]),
+  );
 }
 
 /**
@@ -81,8 +88,17 @@ export function installedTraceloop(): string {
  * and Zipkin, which it loads only when asked for them).
  */
 export function installedMastra(): string {
-  const specs = [CLIENTS.mastra, CLIENTS.mastraObservability, CLIENTS.mastraOtelExporter, CLIENTS.aiSdk6Anthropic, "zod@4", "@opentelemetry/exporter-trace-otlp-proto@0.218.0"];
-  return installedClient(specs.slice(0, 3).join("+"), (staging) => execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--legacy-peer-deps", ...specs], { cwd: staging, stdio: "pipe" }));
+  const specs = [
+    CLIENTS.mastra,
+    CLIENTS.mastraObservability,
+    CLIENTS.mastraOtelExporter,
+    CLIENTS.aiSdk6Anthropic,
+    "zod@4",
+    "@opentelemetry/exporter-trace-otlp-proto@0.218.0",
+  ];
+  return installedClient(specs.slice(0, 3).join("+"), (staging) =>
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--legacy-peer-deps", ...specs], { cwd: staging, stdio: "pipe" }),
+  );
 }
 
 function npmInstall(folder: string, specs: string[]): void {

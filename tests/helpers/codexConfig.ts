@@ -18,7 +18,19 @@ export interface CodexConfigOptions {
 export function writeCodexConfig(home: string, apiUrl: string, options: CodexConfigOptions = {}): void {
   const { receiver, protocol = "binary", maxRetries = 4, traces = true, metrics = false } = options;
   const exporter = (signal: string) => `{ otlp-http = { endpoint = "${receiver}/v1/${signal}", protocol = "${protocol}" } }`;
-  const lines = ['model = "gpt-5-codex"', 'model_provider = "mock"', "", "[model_providers.mock]", 'name = "Mock"', `base_url = "${apiUrl}"`, 'wire_api = "responses"', 'env_key = "MOCK_OPENAI_KEY"', `request_max_retries = ${maxRetries}`, "stream_max_retries = 0", ""];
+  const lines = [
+    'model = "gpt-5-codex"',
+    'model_provider = "mock"',
+    "",
+    "[model_providers.mock]",
+    'name = "Mock"',
+    `base_url = "${apiUrl}"`,
+    'wire_api = "responses"',
+    'env_key = "MOCK_OPENAI_KEY"',
+    `request_max_retries = ${maxRetries}`,
+    "stream_max_retries = 0",
+    "",
+  ];
   if (receiver) {
     lines.push("[otel]", 'environment = "test"', "log_user_prompt = true", `exporter = ${exporter("logs")}`);
     if (traces) lines.push(`trace_exporter = ${exporter("traces")}`);

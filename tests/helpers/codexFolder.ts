@@ -26,7 +26,8 @@ export function aCodexFolder(folder: string, scenarios: readonly string[], now =
       const shift = now - last;
       let text = original.replace(ISO, (_whole, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
       for (const field of MS_FIELDS) text = text.replace(new RegExp(`"${field}":(\\d{13})`, "g"), (_whole, ms: string) => `"${field}":${Number(ms) + shift}`);
-      for (const field of SECOND_FIELDS) text = text.replace(new RegExp(`"${field}":(\\d{10})\\b`, "g"), (_whole, s: string) => `"${field}":${Number(s) + Math.round(shift / 1000)}`);
+      for (const field of SECOND_FIELDS)
+        text = text.replace(new RegExp(`"${field}":(\\d{10})\\b`, "g"), (_whole, s: string) => `"${field}":${Number(s) + Math.round(shift / 1000)}`);
       const to = path.join(folder, file);
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.writeFileSync(to, text);

@@ -104,15 +104,24 @@ export class ConsumerProject {
    * `npx reqwatch dashboard` on a free port, given to `during` while it runs; then Ctrl-C to its process
    * group, as a person stops it. `running()` throws, with what the command printed, once it has exited.
    */
-  async withDashboard<T>(during: (dashboard: { url: string; startedAt: number; running: () => void; output: () => string }) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
+  async withDashboard<T>(
+    during: (dashboard: { url: string; startedAt: number; running: () => void; output: () => string }) => Promise<T>,
+    env: Record<string, string> = {},
+  ): Promise<T> {
     const port = await freePort();
     const startedAt = performance.now();
-    const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], { cwd: this.dir, env: { ...this.toolchain.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const dashboard = spawn("npx", ["--no-install", "reqwatch", "dashboard", "--port", String(port)], {
+      cwd: this.dir,
+      env: { ...this.toolchain.env, ...env },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     dashboard.stdout.on("data", (chunk) => (output += chunk));
     dashboard.stderr.on("data", (chunk) => (output += chunk));
     const running = () => {
-      if (dashboard.exitCode !== null || dashboard.signalCode !== null) throw new Error(`reqwatch dashboard exited (${dashboard.exitCode ?? dashboard.signalCode}):\n${output}`);
+      if (dashboard.exitCode !== null || dashboard.signalCode !== null)
+        throw new Error(`reqwatch dashboard exited (${dashboard.exitCode ?? dashboard.signalCode}):\n${output}`);
     };
     try {
       return await during({ url: `http://127.0.0.1:${port}`, startedAt, running, output: () => output });
@@ -158,7 +167,17 @@ export const LIFECYCLE_CJS = `const { openTracker } = require("reqwatch");${LIFE
 export const LIFECYCLE_ESM = `import { openTracker } from "reqwatch";${LIFECYCLE}`;
 
 /** A strict consumer's compiler options: what a careful gateway's tsconfig turns on. */
-export const STRICT_TSCONFIG = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, module: "nodenext", moduleResolution: "nodenext", target: "es2022", noEmit: true, types: [] };
+export const STRICT_TSCONFIG = {
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  skipLibCheck: false,
+  module: "nodenext",
+  moduleResolution: "nodenext",
+  target: "es2022",
+  noEmit: true,
+  types: [],
+};
 
 /** What a gateway writes with the library: every call typed, wrong uses caught (each @ts-expect-error must be an error). */
 export const STRICT_CONSUMER = `

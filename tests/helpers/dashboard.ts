@@ -24,8 +24,16 @@ afterEach(async () => {
  * with the runtime the server runs (monitor, ingest, index guard, feed); "Next.js" is a stand-in
  * that records what reached it. Closed after the test.
  */
-export async function aDashboard(options: TrackerOptions = {}, telemetry: TelemetrySettings = { port: null, keepMs: 86_400_000, stuckAfterMs: 600_000 }, scope: "test" | "file" = "test") {
-  const runtime = openRuntime({ monitorIntervalMs: 60_000, ...options, stateDir: options.stateDir ?? tempStateDir() }, sourcesFromEnv(process.env.REQWATCH_SOURCES), telemetry);
+export async function aDashboard(
+  options: TrackerOptions = {},
+  telemetry: TelemetrySettings = { port: null, keepMs: 86_400_000, stuckAfterMs: 600_000 },
+  scope: "test" | "file" = "test",
+) {
+  const runtime = openRuntime(
+    { monitorIntervalMs: 60_000, ...options, stateDir: options.stateDir ?? tempStateDir() },
+    sourcesFromEnv(process.env.REQWATCH_SOURCES),
+    telemetry,
+  );
   const passedOn: string[] = [];
   const server = http.createServer(
     dashboardListener(
@@ -50,12 +58,15 @@ export async function aDashboard(options: TrackerOptions = {}, telemetry: Teleme
   /** One raw request, so that the Host header can be anything. */
   const ask = (path: string, options: { method?: string; host?: string } = {}) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string; json: <T>() => T }>((resolve, reject) => {
-      const request = http.request({ host: "127.0.0.1", port, path, method: options.method ?? "GET", headers: { Host: options.host ?? `127.0.0.1:${port}` }, setHost: false }, (response) => {
-        let text = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk) => (text += chunk));
-        response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, text, json: <T>() => JSON.parse(text) as T }));
-      });
+      const request = http.request(
+        { host: "127.0.0.1", port, path, method: options.method ?? "GET", headers: { Host: options.host ?? `127.0.0.1:${port}` }, setHost: false },
+        (response) => {
+          let text = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk) => (text += chunk));
+          response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, text, json: <T>() => JSON.parse(text) as T }));
+        },
+      );
       request.on("error", reject);
       request.end();
     });

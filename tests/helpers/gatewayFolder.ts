@@ -98,11 +98,27 @@ export function makeGatewayFolder(parent: string, options: { count?: number; stu
     let request: GatewayRequest;
     if (i < stuckProcessing) {
       const started = now - (2 + i) * HOUR;
-      request = { ...base, createdAt: started - 2000, queuedAt: started - 1000, state: "processing", previousState: "queued", processingStartedAt: started, lastUpdatedAt: started };
+      request = {
+        ...base,
+        createdAt: started - 2000,
+        queuedAt: started - 1000,
+        state: "processing",
+        previousState: "queued",
+        processingStartedAt: started,
+        lastUpdatedAt: started,
+      };
     } else if (i % 10 === 9) {
       request = { ...base, state: "queued", previousState: "created", queuedAt, lastUpdatedAt: queuedAt };
     } else if (i % 10 === 8) {
-      request = { ...base, state: "failed", previousState: "processing", queuedAt, processingStartedAt, completedAt: processingStartedAt + 4000, lastUpdatedAt: processingStartedAt + 4000 };
+      request = {
+        ...base,
+        state: "failed",
+        previousState: "processing",
+        queuedAt,
+        processingStartedAt,
+        completedAt: processingStartedAt + 4000,
+        lastUpdatedAt: processingStartedAt + 4000,
+      };
     } else {
       const completedAt = processingStartedAt + 3000 + (i % 7) * 1000;
       request = { ...base, state: "completed", previousState: "processing", queuedAt, processingStartedAt, completedAt, lastUpdatedAt: completedAt };
@@ -120,7 +136,12 @@ export function makeGatewayFolder(parent: string, options: { count?: number; stu
         exitCode: request.state === "completed" ? 0 : 1,
         callback: success
           ? { success: true, attempts: 1, retryTimestamps: [] }
-          : { success: false, attempts: 3, retryTimestamps: [new Date(request.completedAt! + 1000).toISOString(), new Date(request.completedAt! + 5000).toISOString()], error: "chat service answered 502" },
+          : {
+              success: false,
+              attempts: 3,
+              retryTimestamps: [new Date(request.completedAt! + 1000).toISOString(), new Date(request.completedAt! + 5000).toISOString()],
+              error: "chat service answered 502",
+            },
       };
       folder.responses.push(response);
       writeGatewayResponse(folder, response);

@@ -69,7 +69,12 @@ export async function aGeminiMock(scenario: GeminiScenario) {
       calls.push(call);
       const stream = method === "streamGenerateContent";
       const answer = (parts: unknown[], usage: object) => {
-        const chunk = { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: usage, modelVersion: model, responseId: `resp_mock_${calls.length}` };
+        const chunk = {
+          candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
+          usageMetadata: usage,
+          modelVersion: model,
+          responseId: `resp_mock_${calls.length}`,
+        };
         if (!stream) {
           response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(chunk));
           return;
@@ -78,7 +83,9 @@ export async function aGeminiMock(scenario: GeminiScenario) {
         response.end(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
       };
       if (router) {
-        const choice = instruction.includes("complexity_score") ? { complexity_reasoning: "A simple, bounded request.", complexity_score: 10 } : { reasoning: "A simple, bounded request.", model_choice: "flash" };
+        const choice = instruction.includes("complexity_score")
+          ? { complexity_reasoning: "A simple, bounded request.", complexity_score: 10 }
+          : { reasoning: "A simple, bounded request.", model_choice: "flash" };
         answer([{ text: JSON.stringify(choice) }], ROUTER_USAGE);
         return;
       }
@@ -89,7 +96,9 @@ export async function aGeminiMock(scenario: GeminiScenario) {
       }
       if (scenario === "unavailable" || (scenario === "unavailable-twice" && mainCalls <= 2)) {
         call.status = 503;
-        response.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" } }));
+        response
+          .writeHead(503, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" } }));
         return;
       }
       // Any JSON the CLI asks for outside the router (a check of its own) gets an empty object.
@@ -100,7 +109,10 @@ export async function aGeminiMock(scenario: GeminiScenario) {
       const answered = JSON.stringify(asked.contents ?? []).includes("functionResponse");
       if (scenario === "tool" && !answered) {
         answer(
-          [{ functionCall: { name: "read_file", args: { file_path: TOOL_FILES.present } } }, { functionCall: { name: "read_file", args: { file_path: TOOL_FILES.missing } } }],
+          [
+            { functionCall: { name: "read_file", args: { file_path: TOOL_FILES.present } } },
+            { functionCall: { name: "read_file", args: { file_path: TOOL_FILES.missing } } },
+          ],
           MAIN_USAGE,
         );
         return;

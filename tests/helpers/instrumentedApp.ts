@@ -50,7 +50,9 @@ export function instrumentedApps(name: string, install: () => void = () => {}) {
     const api = await anAnthropicMock(mock, { retryAfterMs: 10 });
     try {
       // Not spawnSync: the mock and the receiver answer from this process.
-      const child = spawn(process.execPath, [app, receiver, api.url, service, client, path.join(ROOT, "node_modules"), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [app, receiver, api.url, service, client, path.join(ROOT, "node_modules"), ...args], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk) => (stdout += chunk));

@@ -11,7 +11,13 @@ const clients: Client[] = [];
 /** `reqwatch mcp` (and `args`) as a coding agent's client starts it: a child process spoken to over stdio. Closed by `closeAgents`. */
 export async function anAgent(stateDir: string, more: Record<string, string> = {}, args: string[] = [], cwd?: string): Promise<Client> {
   const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", ...args], env: { ...env, ...more, REQWATCH_STATE_DIR: stateDir }, stderr: "pipe", ...(cwd && { cwd }) });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "mcp", ...args],
+    env: { ...env, ...more, REQWATCH_STATE_DIR: stateDir },
+    stderr: "pipe",
+    ...(cwd && { cwd }),
+  });
   const client = new Client({ name: "test-agent", version: "1.0.0" });
   await client.connect(transport);
   clients.push(client);
@@ -42,7 +48,8 @@ async function answer(client: Client, name: string, args: Record<string, unknown
  * (`explain_request`), a session's context (`session_context`).
  */
 export const receivedOverMcp = {
-  rows: async (client: Client, filters: Record<string, unknown> = {}) => JSON.parse(await answer(client, "list_requests", { source: "otel", ...filters })) as RequestsView,
+  rows: async (client: Client, filters: Record<string, unknown> = {}) =>
+    JSON.parse(await answer(client, "list_requests", { source: "otel", ...filters })) as RequestsView,
   lifecycle: async (client: Client, requestId: string) => JSON.parse(await answer(client, "get_request", { source: "otel", requestId })) as SourceRequestView,
   /** Its story's lines (the answer's words, before the same as JSON). */
   story: async (client: Client, requestId: string) => (await answer(client, "explain_request", { source: "otel", requestId })).split("\n\n{")[0]!,
@@ -60,7 +67,8 @@ export function timelineTitle(head: string, tail = ""): RegExp {
 
 /** A lifecycle's timeline as an agent reads it: each item's name, indented by how deep it is nested. */
 export function timelineOutline(view: SourceRequestView): string[] {
-  const walk = (items: readonly TimelineItem[], depth: number): string[] => items.flatMap((item) => [`${"  ".repeat(depth)}${item.title}`, ...walk(item.children, depth + 1)]);
+  const walk = (items: readonly TimelineItem[], depth: number): string[] =>
+    items.flatMap((item) => [`${"  ".repeat(depth)}${item.title}`, ...walk(item.children, depth + 1)]);
   return walk(view.timeline?.items ?? [], 0);
 }
 

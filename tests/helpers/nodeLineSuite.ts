@@ -6,7 +6,18 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aCollector, waitFor } from "./otlpCollector";
 import { waitForExit } from "./processes";
-import { ConsumerProject, consumerParent, LIFECYCLE_CJS, LIFECYCLE_ESM, lineToolchain, packTarball, STRICT_CONSUMER, STRICT_TSCONFIG, supportedLines, withoutMachineNotices } from "./consumer";
+import {
+  ConsumerProject,
+  consumerParent,
+  LIFECYCLE_CJS,
+  LIFECYCLE_ESM,
+  lineToolchain,
+  packTarball,
+  STRICT_CONSUMER,
+  STRICT_TSCONFIG,
+  supportedLines,
+  withoutMachineNotices,
+} from "./consumer";
 
 // The packed reqwatch where its users are: each supported Node line (scripts/node.sh pins a release
 // and the npm it comes with: npm 12 on 26, which runs no install script it was not told to), in an
@@ -52,12 +63,17 @@ export function describeNodeLine(line: string): void {
     }, 300_000);
 
     it("installs with `npm install <tarball>` alone: no script to approve, nothing compiled, only the runtime dependencies", () => {
-      const said = withoutMachineNotices(project.installOutput).split("\n").filter((text) => text.trim() !== "");
+      const said = withoutMachineNotices(project.installOutput)
+        .split("\n")
+        .filter((text) => text.trim() !== "");
       expect(said).toEqual([expect.stringMatching(/^added 3 packages in /)]);
       expect(project.installedPackages()).toEqual(RUNTIME_PACKAGES);
       // A compiled binding would be in build/ and loaded first; the one loaded is the package's own prebuilt binary.
       expect(fs.existsSync(path.join(project.dir, "node_modules/better-sqlite3/build"))).toBe(false);
-      const loaded = project.node(["-e", 'require("reqwatch").openTracker({ stateDir: "probe" }).close(); console.log(Object.keys(require.cache).filter((file) => file.endsWith(".node")).join("\\n"));']);
+      const loaded = project.node([
+        "-e",
+        'require("reqwatch").openTracker({ stateDir: "probe" }).close(); console.log(Object.keys(require.cache).filter((file) => file.endsWith(".node")).join("\\n"));',
+      ]);
       expect(loaded.stderr).toBe("");
       expect(loaded.stdout.trim()).toBe(path.join(project.dir, `node_modules/better-sqlite3/prebuilds/${process.platform}-${process.arch}.node`));
     });
@@ -70,7 +86,8 @@ export function describeNodeLine(line: string): void {
         const failed: string[] = [];
         for (let run = 1; run <= RUNS; run++) {
           const result = project.node([...args, `state-${kind}`]);
-          if (result.status !== 0 || result.stdout !== `completed ok ${run}\n`) failed.push(`run ${run}: exit ${result.status ?? result.signal}, ${JSON.stringify(result.stdout)} ${result.stderr.slice(0, 400)}`);
+          if (result.status !== 0 || result.stdout !== `completed ok ${run}\n`)
+            failed.push(`run ${run}: exit ${result.status ?? result.signal}, ${JSON.stringify(result.stdout)} ${result.stderr.slice(0, 400)}`);
         }
         expect(failed, `${kind}: ${failed.length} of ${RUNS} runs failed`).toEqual([]);
       }
@@ -104,7 +121,16 @@ export function describeNodeLine(line: string): void {
       otel.stderr.on("data", (chunk) => (stderr += chunk));
       try {
         // The CLI test above left RUNS completed requests: a create span for each.
-        await waitFor(() => new Set(collector.spans().filter((span) => span.kind === 4).map((span) => span.traceId)).size === RUNS, 30_000);
+        await waitFor(
+          () =>
+            new Set(
+              collector
+                .spans()
+                .filter((span) => span.kind === 4)
+                .map((span) => span.traceId),
+            ).size === RUNS,
+          30_000,
+        );
         expect(collector.encodings()[0]).toBe("application/x-protobuf");
       } finally {
         const exited = waitForExit(otel);
@@ -125,7 +151,10 @@ export function describeNodeLine(line: string): void {
     }, 120_000);
 
     it(`serves the dashboard with \`npx reqwatch dashboard\`: ${DASHBOARD_STARTS} starts, ${DASHBOARD_STARTS} first pages`, async () => {
-      const seeded = project.node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "seen-on-the-page", workspace: "gw" }); t.close();']);
+      const seeded = project.node([
+        "-e",
+        'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "seen-on-the-page", workspace: "gw" }); t.close();',
+      ]);
       expect(seeded.status, seeded.stderr).toBe(0);
       const failed: string[] = [];
       const times: number[] = [];
@@ -141,12 +170,21 @@ export function describeNodeLine(line: string): void {
     }, 300_000);
 
     it(`answers an MCP client: ${RUNS} sessions, each listing the tools and the requests`, async () => {
-      const seeded = project.node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: "mcp-state" }); t.create({ requestId: "asked-by-an-agent", workspace: "gw", state: "queued" }); t.close();']);
+      const seeded = project.node([
+        "-e",
+        'const t = require("reqwatch").openTracker({ stateDir: "mcp-state" }); t.create({ requestId: "asked-by-an-agent", workspace: "gw", state: "queued" }); t.close();',
+      ]);
       expect(seeded.status, seeded.stderr).toBe(0);
       const env = Object.fromEntries(Object.entries(project.toolchain.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
       const failed: string[] = [];
       for (let session = 1; session <= RUNS; session++) {
-        const transport = new StdioClientTransport({ command: project.toolchain.node, args: [project.bin, "mcp", "--state-dir", "mcp-state"], cwd: project.dir, env, stderr: "pipe" });
+        const transport = new StdioClientTransport({
+          command: project.toolchain.node,
+          args: [project.bin, "mcp", "--state-dir", "mcp-state"],
+          cwd: project.dir,
+          env,
+          stderr: "pipe",
+        });
         let stderr = "";
         transport.stderr?.on("data", (chunk) => (stderr += chunk));
         const client = new Client({ name: "a-coding-agent", version: "1.0.0" });

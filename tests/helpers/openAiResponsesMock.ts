@@ -21,7 +21,13 @@ export interface ResponsesCall {
   tools: string[];
 }
 
-export const MOCK_USAGE = { input_tokens: 120, input_tokens_details: { cached_tokens: 20 }, output_tokens: 30, output_tokens_details: { reasoning_tokens: 5 }, total_tokens: 150 };
+export const MOCK_USAGE = {
+  input_tokens: 120,
+  input_tokens_details: { cached_tokens: 20 },
+  output_tokens: 30,
+  output_tokens_details: { reasoning_tokens: 5 },
+  total_tokens: 150,
+};
 export const MOCK_ANSWER = "Hello from the mock.";
 
 /** The shell tool a Codex request offers (its name has changed across versions), and its arguments for `echo hi`. */
@@ -47,7 +53,9 @@ export async function anOpenAiResponsesMock(scenario: ResponsesScenario, options
         // Codex posts its analytics (turn costs) to the provider's base URL once it has telemetry on: taken, as the API would.
         const known = request.url?.includes("/models") || request.url?.includes("/analytics/");
         response.writeHead(known ? 200 : 404, { "content-type": "application/json" });
-        response.end(known ? JSON.stringify({ object: "list", data: [], models: [] }) : JSON.stringify({ error: { message: "not here", type: "invalid_request_error" } }));
+        response.end(
+          known ? JSON.stringify({ object: "list", data: [], models: [] }) : JSON.stringify({ error: { message: "not here", type: "invalid_request_error" } }),
+        );
         return;
       }
       const asked = JSON.parse(body || "{}") as { model?: string; input?: { type?: string }[]; tools?: { name?: string; type?: string }[] };
@@ -77,9 +85,16 @@ export async function anOpenAiResponsesMock(scenario: ResponsesScenario, options
         item = { type: "function_call", id: `fc_mock_${n}`, call_id: `call_mock_${n}`, name: call.name, arguments: call.arguments, status: "completed" };
         send({ type: "response.output_item.added", output_index: 0, item: { ...item, arguments: "" } });
       } else {
-        item = { type: "message", id: `msg_mock_${n}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: MOCK_ANSWER, annotations: [] }] };
+        item = {
+          type: "message",
+          id: `msg_mock_${n}`,
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: MOCK_ANSWER, annotations: [] }],
+        };
         send({ type: "response.output_item.added", output_index: 0, item: { ...item, content: [], status: "in_progress" } });
-        for (const delta of ["Hello from ", "the mock."]) send({ type: "response.output_text.delta", item_id: item.id, output_index: 0, content_index: 0, delta });
+        for (const delta of ["Hello from ", "the mock."])
+          send({ type: "response.output_text.delta", item_id: item.id, output_index: 0, content_index: 0, delta });
       }
       send({ type: "response.output_item.done", output_index: 0, item });
       send({ type: "response.completed", response: { ...base, status: "completed", output: [item], usage: MOCK_USAGE } });

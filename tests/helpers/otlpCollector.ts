@@ -3,7 +3,15 @@ import type { AddressInfo } from "node:net";
 // The official OTLP protocol definitions, compiled (protobufjs), as an older @opentelemetry/otlp-transformer ships them.
 import root from "otlp-proto-definitions/build/src/generated/root";
 
-const proto = (root as unknown as { opentelemetry: { proto: { collector: Record<string, { v1: Record<string, { decode(b: Uint8Array): unknown; toObject(m: unknown, o: object): Record<string, unknown> }> }> } } }).opentelemetry.proto.collector;
+const proto = (
+  root as unknown as {
+    opentelemetry: {
+      proto: {
+        collector: Record<string, { v1: Record<string, { decode(b: Uint8Array): unknown; toObject(m: unknown, o: object): Record<string, unknown> }> }>;
+      };
+    };
+  }
+).opentelemetry.proto.collector;
 
 /**
  * A protobuf export decoded into the shape of OTLP's JSON encoding (ids in hex, integers as
@@ -15,7 +23,8 @@ function decodeProtobuf(url: string, raw: Buffer): unknown {
   const normalize = (value: unknown, key = ""): unknown => {
     if (Array.isArray(value) && /Id$/.test(key)) return Buffer.from(value as number[]).toString("hex");
     if (Array.isArray(value)) return value.map((item) => normalize(item));
-    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "intValue" || k === "asInt" || k === "count" ? Number(v) : normalize(v, k)]));
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "intValue" || k === "asInt" || k === "count" ? Number(v) : normalize(v, k)]));
     return value;
   };
   return normalize(object);
@@ -105,4 +114,3 @@ export const waitFor = async (check: () => boolean, ms = 5000) => {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 };
-

@@ -35,7 +35,11 @@ export async function aRabbitmqServer(): Promise<RabbitmqServer> {
     RABBITMQ_ADVANCED_CONFIG_FILE: path.join(dir, "advanced.config"),
   };
   // Its own process group: the script starts the Erlang VM as its child, and both are stopped.
-  const server: ChildProcess = spawn("/usr/lib/rabbitmq/bin/rabbitmq-server", [], { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const server: ChildProcess = spawn("/usr/lib/rabbitmq/bin/rabbitmq-server", [], {
+    env: env as NodeJS.ProcessEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   const stopped = async () => {
     if (server.exitCode === null && server.signalCode === null) process.kill(-server.pid!, "SIGTERM");
     await waitForExit(server);

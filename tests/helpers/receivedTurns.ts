@@ -42,6 +42,9 @@ export function receivedTurns(dashboard: () => Awaited<ReturnType<typeof aDashbo
     turnsOf: async (prompt: string) => (await withPrompt(prompt)).map(({ row }) => row),
     /** The lifecycle whose prompt is `prompt` once it is in `ready` (a state, or a test of its row and page), with its own page's view. */
     turnOf: (prompt: string, ready: string | ((row: ReceivedRow, view: SourceRequestView) => boolean), timeoutMs = 30_000) =>
-      eventually(async () => (await withPrompt(prompt)).find(({ row, view }) => (typeof ready === "string" ? row.state === ready : ready(row, view))), timeoutMs),
+      eventually(
+        async () => (await withPrompt(prompt)).find(({ row, view }) => (typeof ready === "string" ? row.state === ready : ready(row, view))),
+        timeoutMs,
+      ),
   };
 }

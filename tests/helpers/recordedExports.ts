@@ -20,7 +20,11 @@ export interface RecordedExport {
 }
 
 const root = protobuf.Root.fromJSON(descriptor as protobuf.INamespace);
-const REQUEST = { traces: "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest", logs: "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest", metrics: "opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest" } as const;
+const REQUEST = {
+  traces: "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest",
+  logs: "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest",
+  metrics: "opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest",
+} as const;
 const TIME = /UnixNano$/;
 
 /** Every `...UnixNano` value in a decoded message, visited (as strings, how toObject gives 64-bit numbers). */
@@ -59,7 +63,11 @@ function visitLoaded(item: Loaded, visit: (nanos: bigint) => bigint | void): voi
 
 /** A scenario folder's exports (files named `NNNN-<signal>.json` or `.pb.gz`), in order, times moved so the last is `now`. */
 export function recordedExports(folder: string, now = Date.now()): RecordedExport[] {
-  const loaded = fs.readdirSync(folder).filter((file) => /-(traces|logs|metrics)\.(json|pb\.gz)$/.test(file)).sort().map((file) => load(folder, file));
+  const loaded = fs
+    .readdirSync(folder)
+    .filter((file) => /-(traces|logs|metrics)\.(json|pb\.gz)$/.test(file))
+    .sort()
+    .map((file) => load(folder, file));
   let last = 0n;
   for (const item of loaded) visitLoaded(item, (nanos) => void (nanos > last && (last = nanos)));
   const shift = BigInt(now) * 1_000_000n - last;
@@ -76,7 +84,11 @@ export function recordedExports(folder: string, now = Date.now()): RecordedExpor
 /** Send exports to a receiver as their client does; each must be accepted. */
 export async function sendExports(receiver: string, exports: readonly RecordedExport[]): Promise<void> {
   for (const item of exports) {
-    const response = await fetch(`${receiver}/v1/${item.signal}`, { method: "POST", body: new Uint8Array(item.body), headers: { "content-type": item.contentType, ...(item.gzip && { "content-encoding": "gzip" }) } });
+    const response = await fetch(`${receiver}/v1/${item.signal}`, {
+      method: "POST",
+      body: new Uint8Array(item.body),
+      headers: { "content-type": item.contentType, ...(item.gzip && { "content-encoding": "gzip" }) },
+    });
     if (response.status !== 200) throw new Error(`${item.file}: the receiver answered ${response.status}: ${await response.text()}`);
   }
 }

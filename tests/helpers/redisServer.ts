@@ -16,7 +16,9 @@ export interface RedisServer {
 export async function aRedisServer(): Promise<RedisServer> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-redis-"));
-  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: ["ignore", "pipe", "pipe"] });
+  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   try {
     await waitForLine(server, "Ready to accept connections");
   } catch (error) {

@@ -16,9 +16,21 @@ export function writeRequests(stateDir: string, count: number): void {
       transitions.push({ from: "queued", to: "processing", at: createdAt + 1500, token: `t${i}-1`, worker: { pid: 100_000 + (i % 7), host: "h" } });
       transitions.push({ from: "processing", to: "queued", at: createdAt + 1700, token: `t${i}-1`, error: "rate limited" });
     }
-    if (state !== "created" && state !== "queued") transitions.push({ from: "queued", to: "processing", at: createdAt + 2000, token: `t${i}`, worker: { pid: 100_000 + (i % 5), host: "h" } });
-    if (state !== "created" && state !== "queued" && state !== "processing") transitions.push({ from: "processing", to: state, at: createdAt + 4000 + (i % 90) * 1000, token: `t${i}` });
-    const request = { requestId: `r${String(i).padStart(5, "0")}`, workspace: `ws${i % 7}`, sessionId: `s${i % 40}`, state, createdAt, lastUpdatedAt: transitions.at(-1)!.at, prompt: `prompt ${i}`, version: transitions.length, transitions };
+    if (state !== "created" && state !== "queued")
+      transitions.push({ from: "queued", to: "processing", at: createdAt + 2000, token: `t${i}`, worker: { pid: 100_000 + (i % 5), host: "h" } });
+    if (state !== "created" && state !== "queued" && state !== "processing")
+      transitions.push({ from: "processing", to: state, at: createdAt + 4000 + (i % 90) * 1000, token: `t${i}` });
+    const request = {
+      requestId: `r${String(i).padStart(5, "0")}`,
+      workspace: `ws${i % 7}`,
+      sessionId: `s${i % 40}`,
+      state,
+      createdAt,
+      lastUpdatedAt: transitions.at(-1)!.at,
+      prompt: `prompt ${i}`,
+      version: transitions.length,
+      transitions,
+    };
     const file = path.join(dir, `${request.requestId}.json`);
     fs.writeFileSync(file, JSON.stringify(request));
     // Written when it was last updated, as its writer would have: a rebuild in steps goes newest first by this.

@@ -27,7 +27,14 @@ export function treeSnapshot(root: string): TreeEntry[] {
         entries.push({ path: relative, kind: "dir", mode: stat.mode, mtimeMs: stat.mtimeMs });
         visit(full);
       } else if (stat.isFile()) {
-        entries.push({ path: relative, kind: "file", mode: stat.mode, size: stat.size, mtimeMs: stat.mtimeMs, sha256: createHash("sha256").update(fs.readFileSync(full)).digest("hex") });
+        entries.push({
+          path: relative,
+          kind: "file",
+          mode: stat.mode,
+          size: stat.size,
+          mtimeMs: stat.mtimeMs,
+          sha256: createHash("sha256").update(fs.readFileSync(full)).digest("hex"),
+        });
       } else {
         entries.push({ path: relative, kind: stat.isSymbolicLink() ? "symlink" : "other", mode: stat.mode });
       }

@@ -39,17 +39,27 @@ afterAll(() => fs.rmSync(parent, { recursive: true, force: true }));
 /** Every file under a folder with its bytes' hash, by path from the folder. */
 function hashes(folder: string): Record<string, string> {
   const files = fs.readdirSync(folder, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
-  return Object.fromEntries(files.map((entry) => {
-    const file = path.join(entry.parentPath, entry.name);
-    return [path.relative(folder, file), crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex")];
-  }));
+  return Object.fromEntries(
+    files.map((entry) => {
+      const file = path.join(entry.parentPath, entry.name);
+      return [path.relative(folder, file), crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex")];
+    }),
+  );
 }
 
 describe("the generated agent history", () => {
   it("writes the three agents' folders, sessions over two months and some in the last hour", () => {
     expect(history.bytes).toBeGreaterThanOrEqual(30e6);
     for (const agent of ["claude", "codex", "gemini"] as const) expect(history.agents[agent].sessions).toBeGreaterThan(5);
-    expect(Object.keys(history.models).sort()).toEqual(["claude-haiku-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "gemini-2.5-flash", "gemini-2.5-pro", "gpt-5", "gpt-5-codex"]);
+    expect(Object.keys(history.models).sort()).toEqual([
+      "claude-haiku-4-5",
+      "claude-opus-4-1",
+      "claude-sonnet-4-5",
+      "gemini-2.5-flash",
+      "gemini-2.5-pro",
+      "gpt-5",
+      "gpt-5-codex",
+    ]);
     expect(history.recent.length).toBeGreaterThan(0);
     const times = Object.keys(hashes(path.join(history.home, ".codex", "sessions"))).map((file) => Date.parse(file.split("/").slice(0, 3).join("-")));
     expect(Math.min(...times)).toBeLessThan(NOW - 40 * 86_400_000);
@@ -64,7 +74,11 @@ describe("the generated agent history", () => {
 
   it("is read by ccusage, which reports every agent and model with the tokens the files say", () => {
     const ccusage = installedCcusage();
-    const out = execFileSync(ccusage, ["daily", "--json", "--offline"], { env: { PATH: process.env.PATH, HOME: history.home, TZ: "UTC" } as Record<string, string | undefined> as NodeJS.ProcessEnv, encoding: "utf8", maxBuffer: 64 << 20 });
+    const out = execFileSync(ccusage, ["daily", "--json", "--offline"], {
+      env: { PATH: process.env.PATH, HOME: history.home, TZ: "UTC" } as Record<string, string | undefined> as NodeJS.ProcessEnv,
+      encoding: "utf8",
+      maxBuffer: 64 << 20,
+    });
     const report = JSON.parse(out) as { daily: CcusageDay[] };
     const agents = new Set(report.daily.flatMap((day) => day.metadata?.agents ?? []));
     expect([...agents].sort()).toEqual(["claude", "codex", "gemini"]);
@@ -78,7 +92,9 @@ describe("the generated agent history", () => {
         sum.cacheWrite += model.cacheCreationTokens;
       }
     }
-    const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
+    const written = Object.fromEntries(
+      Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]),
+    );
     expect(reported).toEqual(written);
   });
 
@@ -91,7 +107,8 @@ describe("the generated agent history", () => {
       [".codex", codexFiles],
       [".gemini", geminiFiles],
     ] as const;
-    for (const [folder, agent] of agents) new AgentFileFollower({ folder: path.join(history.home, folder), agent: agent as never, store, redaction, keepMs, now: () => NOW }).readAll();
+    for (const [folder, agent] of agents)
+      new AgentFileFollower({ folder: path.join(history.home, folder), agent: agent as never, store, redaction, keepMs, now: () => NOW }).readAll();
     const read: Record<string, { input: number; output: number; cacheRead: number; cacheWrite: number }> = {};
     store.close();
     const db = new Database(path.join(parent, "telemetry.db"), { readonly: true });
@@ -105,7 +122,9 @@ describe("the generated agent history", () => {
       sum.cacheWrite += row.cacheWriteTokens;
     }
     db.close();
-    const written = Object.fromEntries(Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
+    const written = Object.fromEntries(
+      Object.entries(history.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]),
+    );
     expect(read).toEqual(written);
   });
 });
@@ -114,12 +133,26 @@ describe("a history more than one thread reads for `reqwatch usage`", () => {
   let big: AgentHistory;
   const stateDir = () => path.join(parent, "big-state");
   // The ledger in the state folder's telemetry folder, as the bench keeps it; nothing else of the machine's.
-  const env = () => ({ PATH: process.env.PATH, HOME: big.home, TZ: "UTC", REQWATCH_STATE_DIR: stateDir(), REQWATCH_TELEMETRY_DIR: path.join(stateDir(), "telemetry") }) as Record<string, string | undefined> as NodeJS.ProcessEnv;
+  const env = () =>
+    ({
+      PATH: process.env.PATH,
+      HOME: big.home,
+      TZ: "UTC",
+      REQWATCH_STATE_DIR: stateDir(),
+      REQWATCH_TELEMETRY_DIR: path.join(stateDir(), "telemetry"),
+    }) as Record<string, string | undefined> as NodeJS.ProcessEnv;
   const usageByModel = () => {
     const result = spawnSync(process.execPath, [BIN, "usage", "--by", "model", "--json"], { env: env(), encoding: "utf8", maxBuffer: 64 << 20 });
     expect(result.stderr).toBe("");
-    const report = JSON.parse(result.stdout) as { rows: { period: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }[] };
-    return Object.fromEntries(report.rows.map((row) => [row.period, { input: row.inputTokens, output: row.outputTokens, cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens }]));
+    const report = JSON.parse(result.stdout) as {
+      rows: { period: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }[];
+    };
+    return Object.fromEntries(
+      report.rows.map((row) => [
+        row.period,
+        { input: row.inputTokens, output: row.outputTokens, cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens },
+      ]),
+    );
   };
 
   beforeAll(() => {
@@ -134,7 +167,9 @@ describe("a history more than one thread reads for `reqwatch usage`", () => {
     await eventually(() => (fs.existsSync(path.join(stateDir(), "telemetry", "usage.db")) || first.exitCode !== null ? true : undefined), 60_000);
     first.kill("SIGKILL");
     await ended;
-    const written = Object.fromEntries(Object.entries(big.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]));
+    const written = Object.fromEntries(
+      Object.entries(big.models).map(([model, { input, output, cacheRead, cacheWrite }]) => [model, { input, output, cacheRead, cacheWrite }]),
+    );
     expect(usageByModel()).toEqual(written);
     // The ledger kept: read again from it, the same.
     expect(usageByModel()).toEqual(written);

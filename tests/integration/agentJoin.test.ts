@@ -35,7 +35,11 @@ beforeAll(async () => {
   geminiHome = path.join(parent, "gemini-home");
   claudeDir = path.join(parent, "claude");
   for (const dir of [codexDir, path.join(geminiHome, ".gemini"), claudeDir]) fs.mkdirSync(dir, { recursive: true });
-  dashboard = await aDashboard({ stateDir }, { port: 0, keepMs: 86_400_000, stuckAfterMs: 600_000, claudeDir, codexDir, geminiDir: path.join(geminiHome, ".gemini") }, "file");
+  dashboard = await aDashboard(
+    { stateDir },
+    { port: 0, keepMs: 86_400_000, stuckAfterMs: 600_000, claudeDir, codexDir, geminiDir: path.join(geminiHome, ".gemini") },
+    "file",
+  );
   receiver = (await dashboard.runtime.telemetry!.ready).url!;
 }, 600_000);
 afterAll(async () => {
@@ -76,7 +80,14 @@ function startCodex(apiUrl: string, prompt: string, maxRetries = 4): ChildProces
   const home = tempParent();
   const child = spawn(path.join(installedClient(CLIENTS.codexCli), "node_modules/.bin/codex"), ["exec", "--skip-git-repo-check", prompt], {
     cwd: home,
-    env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexDir, MOCK_OPENAI_KEY: "test-key-for-the-mock", OTEL_BLRP_SCHEDULE_DELAY: "200", OTEL_BSP_SCHEDULE_DELAY: "600000" } as Record<string, string | undefined> as NodeJS.ProcessEnv,
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      CODEX_HOME: codexDir,
+      MOCK_OPENAI_KEY: "test-key-for-the-mock",
+      OTEL_BLRP_SCHEDULE_DELAY: "200",
+      OTEL_BSP_SCHEDULE_DELAY: "600000",
+    } as Record<string, string | undefined> as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
   return withOutput(child);
@@ -96,7 +107,9 @@ async function runCodex(prompt: string, scenario: ResponsesScenario, maxRetries?
 
 /** What a Codex thread's rollout file says its calls used, each (`token_usage_record`: input with the cached, and output). */
 function codexFileTokens(thread: string): number[] {
-  const file = (fs.readdirSync(path.join(codexDir, "sessions"), { recursive: true, encoding: "utf8" }) as string[]).find((name) => name.endsWith(`-${thread}.jsonl`))!;
+  const file = (fs.readdirSync(path.join(codexDir, "sessions"), { recursive: true, encoding: "utf8" }) as string[]).find((name) =>
+    name.endsWith(`-${thread}.jsonl`),
+  )!;
   return fs
     .readFileSync(path.join(codexDir, "sessions", file), "utf8")
     .trim()
@@ -147,7 +160,11 @@ function geminiFile(prompt: string): { session: string; tokens: number[] } {
   for (const project of fs.readdirSync(tmp)) {
     const chats = path.join(tmp, project, "chats");
     for (const name of fs.existsSync(chats) ? fs.readdirSync(chats) : []) {
-      const lines = fs.readFileSync(path.join(chats, name), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = fs
+        .readFileSync(path.join(chats, name), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       if (!lines.some((line) => JSON.stringify(line.content ?? "").includes(JSON.stringify(prompt).slice(1, -1)))) continue;
       const calls = new Map<string, number>();
       for (const line of lines) {
@@ -206,7 +223,10 @@ describe("one session once: each CLI run once with its telemetry on and its file
       const exited = waitForExit(child);
       child.kill("SIGKILL");
       await exited;
-      const ended = await eventually(async () => (await turnsOf("wait for an answer, told by both")).find((row) => row.stuckReason?.includes("ended mid-turn")), 30_000);
+      const ended = await eventually(
+        async () => (await turnsOf("wait for an answer, told by both")).find((row) => row.stuckReason?.includes("ended mid-turn")),
+        30_000,
+      );
       expect(ended.stuckReason).toMatch(new RegExp(`^Codex CLI \\(pid ${child.pid}\\) ended mid-turn`));
       expect(await turnsOf("wait for an answer, told by both")).toHaveLength(1);
       expect((await sessionTurns(ended.sessionId!)).map(({ row }) => row.requestId)).toEqual([ended.requestId]);
@@ -249,28 +269,32 @@ describe("one session once: each CLI run once with its telemetry on and its file
     const home = tempParent();
     try {
       const child = withOutput(
-        spawn(path.join(installedClient(CLIENTS.claudeCode), "node_modules/.bin/claude"), ["-p", "use a subagent, told by both", "--model", "claude-sonnet-4-5", "--allowedTools", "Agent"], {
-          cwd: home,
-          env: {
-            PATH: process.env.PATH,
-            HOME: home,
-            CLAUDE_CONFIG_DIR: claudeDir,
-            ANTHROPIC_BASE_URL: api.url,
-            ANTHROPIC_API_KEY: "test-key-for-the-mock",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-            DISABLE_AUTOUPDATER: "1",
-            CLAUDE_CODE_ENABLE_TELEMETRY: "1",
-            OTEL_LOGS_EXPORTER: "otlp",
-            OTEL_TRACES_EXPORTER: "otlp",
-            CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
-            OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
-            OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-            OTEL_LOG_USER_PROMPTS: "1",
-            OTEL_LOGS_EXPORT_INTERVAL: "500",
-            OTEL_BSP_SCHEDULE_DELAY: "500",
-          } as Record<string, string | undefined> as NodeJS.ProcessEnv,
-          stdio: ["ignore", "pipe", "pipe"],
-        }),
+        spawn(
+          path.join(installedClient(CLIENTS.claudeCode), "node_modules/.bin/claude"),
+          ["-p", "use a subagent, told by both", "--model", "claude-sonnet-4-5", "--allowedTools", "Agent"],
+          {
+            cwd: home,
+            env: {
+              PATH: process.env.PATH,
+              HOME: home,
+              CLAUDE_CONFIG_DIR: claudeDir,
+              ANTHROPIC_BASE_URL: api.url,
+              ANTHROPIC_API_KEY: "test-key-for-the-mock",
+              CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+              DISABLE_AUTOUPDATER: "1",
+              CLAUDE_CODE_ENABLE_TELEMETRY: "1",
+              OTEL_LOGS_EXPORTER: "otlp",
+              OTEL_TRACES_EXPORTER: "otlp",
+              CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
+              OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
+              OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+              OTEL_LOG_USER_PROMPTS: "1",
+              OTEL_LOGS_EXPORT_INTERVAL: "500",
+              OTEL_BSP_SCHEDULE_DELAY: "500",
+            } as Record<string, string | undefined> as NodeJS.ProcessEnv,
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        ),
       );
       expect(await waitForExit(child), child.output()).toBe(0);
       const { view } = await toldByBoth("use a subagent, told by both", "completed", "prompt", "turn ended");
@@ -295,7 +319,11 @@ describe("one session once: each CLI run once with its telemetry on and its file
   it("telemetry.db deleted while the dashboard runs: the agents' files are read again into the new store, each of their turns once, as many as before", async () => {
     const file = path.join(stateDir, "telemetry.db");
     // What the files told (the lifecycles with a step read from them), as a new process reads the store on disk.
-    const told = (where: string) => readRows<{ kind: string; session: string; state: string; prompt: string | null }>(file, `SELECT kind, session, state, prompt FROM lifecycles ${where} ORDER BY session, prompt`);
+    const told = (where: string) =>
+      readRows<{ kind: string; session: string; state: string; prompt: string | null }>(
+        file,
+        `SELECT kind, session, state, prompt FROM lifecycles ${where} ORDER BY session, prompt`,
+      );
     const before = told("WHERE seq IN (SELECT seq FROM steps WHERE step_key LIKE 'line:%')");
     expect(before.length).toBeGreaterThanOrEqual(7);
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });

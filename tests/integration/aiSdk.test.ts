@@ -16,11 +16,21 @@ const apps = instrumentedApps("aiSdk", () => {
   installedAiSdk(7);
 });
 
-const MOCK: Record<string, Scenario> = { plain: "text", tool: "tool", retried: "overloaded-twice", exhausted: "overloaded", aborted: "stall", "aborted-call": "hang" };
+const MOCK: Record<string, Scenario> = {
+  plain: "text",
+  tool: "tool",
+  retried: "overloaded-twice",
+  exhausted: "overloaded",
+  aborted: "stall",
+  "aborted-call": "hang",
+};
 
 /** The application run once: what it printed, and what the mock was asked. */
 const runApp = (integration: string, scenario: string) =>
-  apps.run(`ai-sdk-${integration}-${scenario}`, path.join(installedAiSdk(integration === "6" ? 6 : 7), "node_modules"), MOCK[scenario]!, [integration, scenario]);
+  apps.run(`ai-sdk-${integration}-${scenario}`, path.join(installedAiSdk(integration === "6" ? 6 : 7), "node_modules"), MOCK[scenario]!, [
+    integration,
+    scenario,
+  ]);
 
 /** The service's lifecycles once its run has arrived (an agent's), and the run's page. */
 const runOf = (service: string) => apps.lifecyclesOf(service, (items) => items.some((item) => item.requestId.startsWith("agent-")));
@@ -63,7 +73,11 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     const calls = timelineOutline(lifecycle).filter((line) => line.trim().startsWith("model call, "));
     if (integration === "6") {
       expect(factsOf(lifecycle).Attempts).toBe("3");
-      expect(calls).toEqual([expect.stringContaining("failed: AI_APICallError: Overloaded"), expect.stringContaining("failed: AI_APICallError: Overloaded"), expect.not.stringContaining("failed")]);
+      expect(calls).toEqual([
+        expect.stringContaining("failed: AI_APICallError: Overloaded"),
+        expect.stringContaining("failed: AI_APICallError: Overloaded"),
+        expect.not.stringContaining("failed"),
+      ]);
     } else expect(calls).toEqual([expect.not.stringContaining("failed")]);
   });
 
@@ -78,7 +92,11 @@ describe.each([["6"], ["7"], ["7-legacy"]])("the AI SDK %s", (integration) => {
     expect(listed).toMatchObject({ requestId: row.requestId, state: "failed", attempt: 3 });
     const lifecycle = await receivedOverMcp.lifecycle(await apps.mcp(), row.requestId);
     expect(factsOf(lifecycle)).toMatchObject({ Attempts: "3", Error: view.request.error });
-    expect(timelineOutline(lifecycle).filter((line) => line.trim().startsWith("model call, ")).every((line) => line.includes(", failed: "))).toBe(true);
+    expect(
+      timelineOutline(lifecycle)
+        .filter((line) => line.trim().startsWith("model call, "))
+        .every((line) => line.includes(", failed: ")),
+    ).toBe(true);
     const story = await receivedOverMcp.story(await apps.mcp(), row.requestId);
     expect(story).toContain("Attempt 3.");
     expect(story).toContain(`Error: ${view.request.error}`);

@@ -44,7 +44,14 @@ afterAll(async () => {
 
 function run(script: string, args: string[]): ChildProcess & { output: () => string } {
   const child = spawn(process.execPath, [path.join(WORKERS, script), ...args], {
-    env: { ...childEnv(), AMQP_CLIENT: client, AMQP_PORT: String(rabbitmq.port), SERVICE_NAME: "shop", OTEL_EXPORTER_OTLP_ENDPOINT: receiver, OTEL_BSP_SCHEDULE_DELAY: "100" },
+    env: {
+      ...childEnv(),
+      AMQP_CLIENT: client,
+      AMQP_PORT: String(rabbitmq.port),
+      SERVICE_NAME: "shop",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -73,7 +80,8 @@ function messagesOf(queue: string, ready: (rows: RequestRow[]) => boolean | Prom
 let agent: Awaited<ReturnType<typeof anAgent>> | undefined;
 const mcp = async () => (agent ??= await anAgent(stateDir));
 
-const stepsOf = async (row: RequestRow) => ((await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`)).steps ?? []).map((step) => `${step.name}: ${step.summary}`);
+const stepsOf = async (row: RequestRow) =>
+  ((await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`)).steps ?? []).map((step) => `${step.name}: ${step.summary}`);
 
 describe("amqplib with its OpenTelemetry instrumentation, against a real RabbitMQ (the older messaging conventions)", () => {
   it("messages sent to a queue and acked: each a message in the queue's workspace, sent, then processed, completed", async () => {
@@ -101,12 +109,21 @@ describe("amqplib with its OpenTelemetry instrumentation, against a real RabbitM
     expect(await waitForExit(consumer)).toBe(0);
     const [row] = await messagesOf("refunds", (items) => items[0]?.state === "completed");
     const steps = await stepsOf(row!);
-    expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process: failed: nack called on message with requeue \(back in the queue\), \d+(\.\d+)? m?s$/), expect.stringMatching(/^process: done, \d+(\.\d+)? m?s$/)]));
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^process: failed: nack called on message with requeue \(back in the queue\), \d+(\.\d+)? m?s$/),
+        expect.stringMatching(/^process: done, \d+(\.\d+)? m?s$/),
+      ]),
+    );
     // Over MCP: completed, no error left; the nacked delivery failed with its reason, the redelivery done.
-    expect((await receivedOverMcp.rows(await mcp(), { workspace: "refunds" })).items).toEqual([expect.objectContaining({ requestId: row!.requestId, state: "completed" })]);
+    expect((await receivedOverMcp.rows(await mcp(), { workspace: "refunds" })).items).toEqual([
+      expect.objectContaining({ requestId: row!.requestId, state: "completed" }),
+    ]);
     const message = await receivedOverMcp.lifecycle(await mcp(), row!.requestId);
     expect(message.request.error).toBeUndefined();
-    const processed = timelineOutline(message).map((line) => line.trim()).filter((line) => line.startsWith("process, "));
+    const processed = timelineOutline(message)
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith("process, "));
     expect(processed).toEqual([expect.stringMatching(/, failed: nack called on message with requeue$/), expect.stringMatching(/^process, \d+(\.\d+)? m?s$/)]);
     expect(await receivedOverMcp.story(await mcp(), row!.requestId)).not.toContain("Error:");
   }, 120_000);

@@ -53,7 +53,9 @@ async function runApp(service: string, scenario: Scenario) {
     const script = path.join(tempParent(), "app.cjs");
     fs.writeFileSync(script, APP);
     // Not spawnSync: the stand-in API and the receiver answer from this process.
-    const app = spawn(process.execPath, [script, receiver, api.url, service, path.join(client, "node_modules"), path.join(ROOT, "node_modules")], { stdio: ["ignore", "pipe", "pipe"] });
+    const app = spawn(process.execPath, [script, receiver, api.url, service, path.join(client, "node_modules"), path.join(ROOT, "node_modules")], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     app.stdout.on("data", (chunk) => (stdout += chunk));
@@ -80,7 +82,9 @@ describe("the Anthropic SDK's own spans", () => {
     expect(run.stdout, run.stderr).toContain("Hello from the mock.");
     const { row, view } = await callOf("sdk-app");
     expect(row).toMatchObject({ requestId: expect.stringMatching(/^call-\d+$/), state: "completed", model: "claude-sonnet-4-5", tokens: 150 });
-    expect(view.steps!.map((step) => `${step.name}: ${step.summary}`)).toEqual([expect.stringMatching(/^anthropic\.messages\.create: claude-sonnet-4-5, 120 in \/ 30 out, \d+(\.\d+)? m?s, finish: end_turn$/)]);
+    expect(view.steps!.map((step) => `${step.name}: ${step.summary}`)).toEqual([
+      expect.stringMatching(/^anthropic\.messages\.create: claude-sonnet-4-5, 120 in \/ 30 out, \d+(\.\d+)? m?s, finish: end_turn$/),
+    ]);
   });
 
   it("retried twice after 529: completed on its third attempt; retries exhausted: failed with the error", async () => {

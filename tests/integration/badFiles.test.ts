@@ -35,9 +35,17 @@ describe("a corpus of bad request files", () => {
     const expected = plant(stateDir);
     const before = snapshot(path.join(stateDir, "requests"));
     const tracker = aTracker({ stateDir });
-    expectReported(tracker.openReport!.unreadable.filter((item) => item.file.startsWith("requests/")), expected);
+    expectReported(
+      tracker.openReport!.unreadable.filter((item) => item.file.startsWith("requests/")),
+      expected,
+    );
     expectReported(tracker.unreadableFiles(), expected);
-    expect(tracker.list({}).items.map((request) => request.requestId).sort()).toEqual(GOOD);
+    expect(
+      tracker
+        .list({})
+        .items.map((request) => request.requestId)
+        .sort(),
+    ).toEqual(GOOD);
     expect(snapshot(path.join(stateDir, "requests"))).toEqual(before);
     // Still usable: the good requests move on, the bad files stay as they were.
     tracker.transition("good-1", "processing");
@@ -93,8 +101,12 @@ describe("a corpus of bad request files", () => {
   it("from the CLI: get and explain say why a request cannot be read (the file, the line and column), never that it does not exist; list names them on stderr", () => {
     const stateDir = tempStateDir();
     const expected = plant(stateDir);
-    const reqwatch = (...args: string[]) => spawnSync(process.execPath, [path.join(__dirname, "../../bin/reqwatch.js"), ...args, "--state-dir", stateDir], { encoding: "utf8" });
-    for (const [id, reason] of [["truncated-in-string", expected.get("truncated-in-string.json")!], ["missing-workspace", expected.get("missing-workspace.json")!]] as const) {
+    const reqwatch = (...args: string[]) =>
+      spawnSync(process.execPath, [path.join(__dirname, "../../bin/reqwatch.js"), ...args, "--state-dir", stateDir], { encoding: "utf8" });
+    for (const [id, reason] of [
+      ["truncated-in-string", expected.get("truncated-in-string.json")!],
+      ["missing-workspace", expected.get("missing-workspace.json")!],
+    ] as const) {
       for (const command of ["get", "explain"]) {
         const result = reqwatch(command, id);
         expect(result.status, `${command} ${id}`).toBe(1);

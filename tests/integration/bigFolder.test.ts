@@ -50,7 +50,12 @@ function foreign(script: string, ...args: string[]): void {
   expect(result.status).toBe(0);
 }
 
-const listIds = (stateDir: string, extra: string[] = []) => (JSON.parse(runCli(["list", "--json", "--limit", "500", ...extra], { stateDir, env: noFollower }).stdout) as { items: { requestId: string; state: string }[] }).items;
+const listIds = (stateDir: string, extra: string[] = []) =>
+  (
+    JSON.parse(runCli(["list", "--json", "--limit", "500", ...extra], { stateDir, env: noFollower }).stdout) as {
+      items: { requestId: string; state: string }[];
+    }
+  ).items;
 
 describe("a big folder", () => {
   it("get on a new folder reads its one file, and leaves the rest of the index to a follower", () => {
@@ -82,7 +87,9 @@ describe("a big folder", () => {
       index.close();
     }
     // Oldest first needs every file: the index is completed then.
-    const oldest = JSON.parse(runCli(["list", "--json", "--limit", "2", "--order", "asc"], { stateDir, env: noFollower }).stdout) as { items: { requestId: string }[] };
+    const oldest = JSON.parse(runCli(["list", "--json", "--limit", "2", "--order", "asc"], { stateDir, env: noFollower }).stdout) as {
+      items: { requestId: string }[];
+    };
     expect(oldest.items.map((row) => row.requestId)).toEqual(["r00000", "r00001"]);
     expect(runCli(["queues"], { stateDir, env: noFollower }).code).toBe(0);
   });
@@ -149,7 +156,11 @@ describe("a big folder", () => {
 
     // Replaced by a rename over it (a temp file, then mv), as `jq ... > tmp && mv tmp file` does.
     const replaced = { ...JSON.parse(fs.readFileSync(file("r00001"), "utf8")), state: "failed", lastUpdatedAt: newest + 1, version: 99 };
-    foreign("const fs = require('fs'); fs.writeFileSync(process.argv[1] + '.tmp', process.argv[2]); fs.renameSync(process.argv[1] + '.tmp', process.argv[1])", file("r00001"), JSON.stringify(replaced));
+    foreign(
+      "const fs = require('fs'); fs.writeFileSync(process.argv[1] + '.tmp', process.argv[2]); fs.renameSync(process.argv[1] + '.tmp', process.argv[1])",
+      file("r00001"),
+      JSON.stringify(replaced),
+    );
     expect(listIds(stateDir, ["--limit", "1"])).toEqual([expect.objectContaining({ requestId: "r00001", state: "failed" })]);
 
     // Edited in place (the same inode, truncated and written).
@@ -163,7 +174,11 @@ describe("a big folder", () => {
     // The index deleted, and a file added meanwhile: the next command shows the folder as it is.
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
     writeRequestFile(path.join(stateDir, "..", "outside"), aRequest({ requestId: "after-loss", workspace: "other", lastUpdatedAt: newest + 3 }));
-    foreign("require('fs').renameSync(process.argv[1], process.argv[2])", path.join(stateDir, "..", "outside", "requests", "after-loss.json"), file("after-loss"));
+    foreign(
+      "require('fs').renameSync(process.argv[1], process.argv[2])",
+      path.join(stateDir, "..", "outside", "requests", "after-loss.json"),
+      file("after-loss"),
+    );
     const rows = listIds(stateDir, ["--limit", "3"]);
     expect(rows.map((row) => row.requestId)).toEqual(["after-loss", "r00002", "r00001"]);
   });

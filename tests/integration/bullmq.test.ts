@@ -47,7 +47,15 @@ afterAll(async () => {
 /** One of the scripts in tests/helpers/workers, with the telemetry a user sets: the SDK's own variables. */
 function run(script: string, args: string[], env: Record<string, string> = {}): ChildProcess & { output: () => string } {
   const child = spawn(process.execPath, [path.join(WORKERS, script), ...args], {
-    env: { ...childEnv(), BULLMQ_CLIENT: client, REDIS_PORT: String(redis.port), SERVICE_NAME: "shop", OTEL_EXPORTER_OTLP_ENDPOINT: receiver, OTEL_BSP_SCHEDULE_DELAY: "100", ...env },
+    env: {
+      ...childEnv(),
+      BULLMQ_CLIENT: client,
+      REDIS_PORT: String(redis.port),
+      SERVICE_NAME: "shop",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -113,25 +121,44 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     const welcome = await view(rows[0]!);
     expect(welcome.request).toMatchObject({ state: "completed", output: '{"done":"welcome"}' });
     expect(welcome.request.completedAt).toBeGreaterThanOrEqual(welcome.request.createdAt);
-    expect(await stepsOf(rows[1]!)).toEqual(expect.arrayContaining([expect.stringMatching(`^add: receipt #${ids.receipt} into emails`), expect.stringMatching(`^process \\(attempt 1\\): receipt #${ids.receipt} completed`), `completed: receipt #${ids.receipt} moved to completed`]));
+    expect(await stepsOf(rows[1]!)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(`^add: receipt #${ids.receipt} into emails`),
+        expect.stringMatching(`^process \\(attempt 1\\): receipt #${ids.receipt} completed`),
+        `completed: receipt #${ids.receipt} moved to completed`,
+      ]),
+    );
   }, 120_000);
 
   it("fails twice, then succeeds (attempts: 3): completed after 3 attempts, each failure's reason in its attempt", async () => {
     const ids = await produce("invoices", [{ name: "charge", data: { fail: 2 }, opts: { attempts: 3, backoff: { type: "fixed", delay: 20 } } }]);
     const consumer = await worker("invoices", `completed ${ids.charge}`);
-    expect(consumer.output().match(/^failed .*$/gm)).toEqual([`failed ${ids.charge} charge refused on attempt 1`, `failed ${ids.charge} charge refused on attempt 2`]);
+    expect(consumer.output().match(/^failed .*$/gm)).toEqual([
+      `failed ${ids.charge} charge refused on attempt 1`,
+      `failed ${ids.charge} charge refused on attempt 2`,
+    ]);
     const [row] = await jobsOf("invoices", (items) => items[0]?.state === "completed" && items[0].attempt === 3);
     expect((await view(row!)).request).toMatchObject({ state: "completed", attempt: 3 });
     expect((await view(row!)).request.error).toBeUndefined();
     const steps = await stepsOf(row!);
-    expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(/^process \(attempt 1\): charge #\d+ failed: charge refused on attempt 1/), expect.stringMatching(/^process \(attempt 2\): charge #\d+ failed: charge refused on attempt 2/), expect.stringMatching(/^process \(attempt 3\): charge #\d+ completed/)]));
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^process \(attempt 1\): charge #\d+ failed: charge refused on attempt 1/),
+        expect.stringMatching(/^process \(attempt 2\): charge #\d+ failed: charge refused on attempt 2/),
+        expect.stringMatching(/^process \(attempt 3\): charge #\d+ completed/),
+      ]),
+    );
     expect(steps.filter((step) => step.startsWith("retry later: "))).toHaveLength(2);
     // Over MCP, as the worker printed it: completed on the third attempt, each failed one with its reason, no error left.
     expect(await jobsOverMcp("invoices")).toEqual([expect.objectContaining({ requestId: row!.requestId, state: "completed", attempt: 3 })]);
     const job = await receivedOverMcp.lifecycle(await mcp(), row!.requestId);
     expect(job.request.error).toBeUndefined();
     expect(factsOf(job)).toMatchObject({ Kind: "message", Attempts: "3" });
-    expect(timelineOutline(job).map((line) => line.trim()).filter((line) => line.startsWith("process "))).toEqual([
+    expect(
+      timelineOutline(job)
+        .map((line) => line.trim())
+        .filter((line) => line.startsWith("process ")),
+    ).toEqual([
       expect.stringMatching(/^process \(attempt 1\), \d+(\.\d+)? m?s, failed: charge refused on attempt 1$/),
       expect.stringMatching(/^process \(attempt 2\), \d+(\.\d+)? m?s, failed: charge refused on attempt 2$/),
       expect.stringMatching(/^process \(attempt 3\), \d+(\.\d+)? m?s$/),
@@ -153,7 +180,12 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     const [row] = await jobsOf("refunds", (items) => items.length === 1);
     expect(row).toMatchObject({ state: "queued", attempt: 1 });
     expect((await view(row!)).request).toMatchObject({ state: "queued", error: "refund refused on attempt 1" });
-    expect(await stepsOf(row!)).toEqual(expect.arrayContaining([expect.stringMatching(/^process \(attempt 1\): refund #\d+ failed: refund refused on attempt 1/), `retry later: refund #${ids.refund} back to delayed: it runs again after its backoff`]));
+    expect(await stepsOf(row!)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^process \(attempt 1\): refund #\d+ failed: refund refused on attempt 1/),
+        `retry later: refund #${ids.refund} back to delayed: it runs again after its backoff`,
+      ]),
+    );
   }, 120_000);
 
   it("fails on every attempt (attempts: 2): failed for good, with its reason and its attempts", async () => {
@@ -181,14 +213,21 @@ describe("BullMQ, run for real, seen through its own spans", () => {
     expect(stuck).toMatchObject({ state: "queued" });
     expect(stuck!.stuckReason).toMatch(new RegExp(`^nothing received for .*; last: add: archive #${ids.archive} into exports`));
     // An agent asking over MCP sees it stuck, and why.
-    expect(await jobsOverMcp("exports")).toEqual([expect.objectContaining({ requestId: stuck!.requestId, state: "queued", stuckReason: expect.stringMatching(/^nothing received for /) })]);
+    expect(await jobsOverMcp("exports")).toEqual([
+      expect.objectContaining({ requestId: stuck!.requestId, state: "queued", stuckReason: expect.stringMatching(/^nothing received for /) }),
+    ]);
     expect(await receivedOverMcp.story(await mcp(), stuck!.requestId)).toMatch(/Stuck: nothing received for .*; last: add: archive #\d+ into exports/);
     const rescuer = await worker("exports", `completed ${ids.archive}`, { LOCK_DURATION: "1000", STALLED_INTERVAL: "300" });
     expect(rescuer.output()).toContain(`stalled ${ids.archive}`);
     const [row] = await jobsOf("exports", (items) => items[0]?.state === "completed");
     expect(row).toMatchObject({ requestId: stuck!.requestId, attempt: 1, stuckReason: null });
     const steps = await stepsOf(row!);
-    expect(steps).toEqual(expect.arrayContaining([expect.stringMatching(`^stalled: #${ids.archive} its worker stopped holding it; back to waiting`), expect.stringMatching(`^process \\(attempt 1\\): archive #${ids.archive} completed`)]));
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(`^stalled: #${ids.archive} its worker stopped holding it; back to waiting`),
+        expect.stringMatching(`^process \\(attempt 1\\): archive #${ids.archive} completed`),
+      ]),
+    );
     // Stalled before the attempt that completed it.
     expect(steps.findIndex((step) => step.startsWith("stalled: "))).toBeLessThan(steps.findIndex((step) => step.startsWith("process ")));
     // Over MCP: completed once found stalled, no longer stuck.

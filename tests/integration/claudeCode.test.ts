@@ -36,7 +36,11 @@ afterAll(async () => {
   fs.rmSync(path.dirname(stateDir), { recursive: true, force: true });
 });
 
-function startClaude(prompt: string, apiUrl: string, options: { protocol?: "http/json" | "http/protobuf"; env?: Record<string, string>; args?: string[] } = {}): ChildProcess {
+function startClaude(
+  prompt: string,
+  apiUrl: string,
+  options: { protocol?: "http/json" | "http/protobuf"; env?: Record<string, string>; args?: string[] } = {},
+): ChildProcess {
   const home = tempParent();
   return spawn(claude, ["-p", prompt, "--model", "claude-sonnet-4-5", ...(options.args ?? [])], {
     cwd: home,
@@ -86,11 +90,19 @@ describe("Claude Code, run for real, seen through its own telemetry", () => {
     const run = await runClaude("say hello, plainly", "text", { protocol: "http/json" });
     expect(run.code, run.output).toBe(0);
     const { row, view } = await turnOf("say hello, plainly", "completed");
-    expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "claude-code", model: "claude-sonnet-4-5", tokens: 150, stuckReason: null });
+    expect(row).toMatchObject({
+      requestId: expect.stringMatching(/^turn-\d+$/),
+      workspace: "claude-code",
+      model: "claude-sonnet-4-5",
+      tokens: 150,
+      stuckReason: null,
+    });
     expect(row.note).toBe("1 model call, 120 in / 30 out tokens, $0.0008");
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", output: "Hello from the mock.", state: "completed" });
     expect(view.request.completedAt).toBeGreaterThanOrEqual(view.request.createdAt);
-    expect(view.steps!.map((step) => step.name)).toEqual(expect.arrayContaining(["user_prompt", "api_request", "model call", "assistant_response", "turn ended"]));
+    expect(view.steps!.map((step) => step.name)).toEqual(
+      expect.arrayContaining(["user_prompt", "api_request", "model call", "assistant_response", "turn ended"]),
+    );
     expect(view.steps![0]!.name).toBe("user_prompt");
     // The session is Claude Code's own: its turns are filtered by it.
     const session = await get<RequestsView>(`/api/requests?source=otel&session=${row.sessionId}`);
@@ -119,7 +131,9 @@ describe("Claude Code, run for real, seen through its own telemetry", () => {
   }, 120_000);
 
   it("retries exhausted: failed, with the API's error and how many attempts were made", async () => {
-    const run = await runClaude("overloaded until it gives up", "overloaded", { env: { CLAUDE_CODE_MAX_RETRIES: "2", CLAUDE_CODE_OVERLOADED_RETRY_BASE_DELAY_MS: "50" } });
+    const run = await runClaude("overloaded until it gives up", "overloaded", {
+      env: { CLAUDE_CODE_MAX_RETRIES: "2", CLAUDE_CODE_OVERLOADED_RETRY_BASE_DELAY_MS: "50" },
+    });
     expect(run.code).not.toBe(0);
     expect(run.output).toContain("529");
     const { row, view } = await turnOf("overloaded until it gives up", "failed");
@@ -144,11 +158,16 @@ describe("Claude Code, run for real, seen through its own telemetry", () => {
       expect(stuck.state).toBe("processing");
       expect(stuck.stuckReason).toMatch(/^nothing received for \d+s; last: user_prompt: a prompt of 35 characters \(\d+s ago\)$/);
       // The header's badge counts it too, from the source's next look (every few seconds while nothing is written).
-      await eventually(async () => ((await get<{ sources: SourceStatus[] }>("/api/sources")).sources.find((source) => source.name === "otel")!.stuck >= 1 ? true : undefined), 30_000);
+      await eventually(
+        async () => ((await get<{ sources: SourceStatus[] }>("/api/sources")).sources.find((source) => source.name === "otel")!.stuck >= 1 ? true : undefined),
+        30_000,
+      );
       // An agent asking through MCP (with the same stuck rule) is told the same.
       const answer = await call(await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "2s" }), "source_queue", { source: "otel" });
       const queue = JSON.parse(answer.text) as { stuck: number; messages: { requestId: string; stuckReason: string }[] };
-      expect(queue.messages.find((message) => message.requestId === stuck.requestId)?.stuckReason).toMatch(/^nothing received for \d+s; last: user_prompt: a prompt of 35 characters/);
+      expect(queue.messages.find((message) => message.requestId === stuck.requestId)?.stuckReason).toMatch(
+        /^nothing received for \d+s; last: user_prompt: a prompt of 35 characters/,
+      );
       await closeAgents();
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");

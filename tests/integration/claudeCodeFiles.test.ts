@@ -125,20 +125,28 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
   }, 120_000);
 
   it("529 twice, then an answer: one call, completed at its third attempt, the two 529s as steps", async () => {
-    const run = await runClaude("answer after two overloads, from the files", "overloaded-twice", { env: { CLAUDE_CODE_OVERLOADED_RETRY_BASE_DELAY_MS: "50" } });
+    const run = await runClaude("answer after two overloads, from the files", "overloaded-twice", {
+      env: { CLAUDE_CODE_OVERLOADED_RETRY_BASE_DELAY_MS: "50" },
+    });
     expect(run.code, run.output).toBe(0);
     expect(run.calls).toHaveLength(3);
     const { row, view } = await turnOf("answer after two overloads, from the files", "completed");
     expect(row).toMatchObject({ attempt: 3 });
     expect(row.note).toMatch(/^1 model call, /);
-    expect(view.steps!.filter((step) => step.name === "api error").map((step) => step.summary)).toEqual([expect.stringMatching(/^529 Overloaded, attempt 1 of 11/), expect.stringMatching(/^529 Overloaded, attempt 2 of 11/)]);
+    expect(view.steps!.filter((step) => step.name === "api error").map((step) => step.summary)).toEqual([
+      expect.stringMatching(/^529 Overloaded, attempt 1 of 11/),
+      expect.stringMatching(/^529 Overloaded, attempt 2 of 11/),
+    ]);
   }, 120_000);
 
   it("a run that waits on a hung API is stuck waiting on the model; killed, it is stuck saying its process ended mid-turn", async () => {
     const api = await anAnthropicMock("hang");
     const child = startClaude("wait for an answer that never comes, from the files", api.url);
     try {
-      const waiting = await eventually(async () => (await turnsOf("wait for an answer that never comes, from the files")).find((item) => item.stuckReason !== null), 60_000);
+      const waiting = await eventually(
+        async () => (await turnsOf("wait for an answer that never comes, from the files")).find((item) => item.stuckReason !== null),
+        60_000,
+      );
       expect(waiting.state).toBe("processing");
       expect(waiting.stuckReason).toMatch(/^waiting on the model for \d+s$/);
       const exited = waitForExit(child);
@@ -146,15 +154,23 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
       await exited;
       // The session file it left says busy, under its pid.
       expect(JSON.parse(fs.readFileSync(path.join(claudeDir, "sessions", `${child.pid}.json`), "utf8"))).toMatchObject({ status: "busy" });
-      const ended = await eventually(async () => (await turnsOf("wait for an answer that never comes, from the files")).find((item) => item.stuckReason?.includes("ended mid-turn")), 30_000);
+      const ended = await eventually(
+        async () => (await turnsOf("wait for an answer that never comes, from the files")).find((item) => item.stuckReason?.includes("ended mid-turn")),
+        30_000,
+      );
       expect(ended.state).toBe("processing");
       expect(ended.stuckReason).toMatch(new RegExp(`^Claude Code \\(pid ${child.pid}\\) ended mid-turn \\d+(ms|s) ago$`));
       // An agent asking through MCP is told the same.
       const answer = await call(await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "3s" }), "source_queue", { source: "otel" });
       const queue = JSON.parse(answer.text) as { messages: { requestId: string; stuckReason: string }[] };
-      expect(queue.messages.find((message) => message.requestId === ended.requestId)?.stuckReason).toMatch(new RegExp(`^Claude Code \\(pid ${child.pid}\\) ended mid-turn`));
+      expect(queue.messages.find((message) => message.requestId === ended.requestId)?.stuckReason).toMatch(
+        new RegExp(`^Claude Code \\(pid ${child.pid}\\) ended mid-turn`),
+      );
       // And told where it came from: Claude Code's own files, not telemetry.
-      const told = await call(await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "3s" }), "explain_request", { source: "otel", requestId: ended.requestId });
+      const told = await call(await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "3s" }), "explain_request", {
+        source: "otel",
+        requestId: ended.requestId,
+      });
       expect(told.text).toMatch(new RegExp(`^${ended.requestId} \\(read from the agent's own files, claude-code, session [^)]+\\) is processing`));
       await closeAgents();
     } finally {
@@ -172,7 +188,9 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
     const rows = await eventually(async () => {
       const items = (await get<RequestsView>(`/api/requests?source=otel&session=${session}`)).items;
       const tokens = items.reduce((sum, item) => sum + (item.tokens ?? 0), 0);
-      return items.some((item) => item.requestId.startsWith("agent-")) && items.every((item) => item.state === "completed") && tokens === run.calls.length * 150 ? items : undefined;
+      return items.some((item) => item.requestId.startsWith("agent-")) && items.every((item) => item.state === "completed") && tokens === run.calls.length * 150
+        ? items
+        : undefined;
     }, 30_000);
     const agent = await get<SourceRequestView>(`/api/sources/otel/requests/${rows.find((item) => item.requestId.startsWith("agent-"))!.requestId}`);
     expect(agent.request.prompt).toBe("SUBTASK: say hi");
@@ -201,7 +219,17 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
 
   it("a run that also exports its telemetry is one turn, each call and tool once, whichever told of it first", async () => {
     const receiver = (await dashboard.runtime.telemetry!.ready).url!;
-    const telemetry = { CLAUDE_CODE_ENABLE_TELEMETRY: "1", OTEL_LOGS_EXPORTER: "otlp", OTEL_TRACES_EXPORTER: "otlp", CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1", OTEL_EXPORTER_OTLP_ENDPOINT: receiver, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_LOG_USER_PROMPTS: "1", OTEL_LOGS_EXPORT_INTERVAL: "500", OTEL_BSP_SCHEDULE_DELAY: "500" };
+    const telemetry = {
+      CLAUDE_CODE_ENABLE_TELEMETRY: "1",
+      OTEL_LOGS_EXPORTER: "otlp",
+      OTEL_TRACES_EXPORTER: "otlp",
+      CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_LOG_USER_PROMPTS: "1",
+      OTEL_LOGS_EXPORT_INTERVAL: "500",
+      OTEL_BSP_SCHEDULE_DELAY: "500",
+    };
     const run = await runClaude("run echo hi, told twice", "tool", { args: ["--allowedTools", "Bash"], env: telemetry });
     expect(run.code, run.output).toBe(0);
     // Its telemetry's own steps (the interaction span ends the turn) and its files' steps have arrived, each in its own time, in the same turn.
@@ -223,7 +251,16 @@ describe("Claude Code, run for real with its telemetry off, seen through its own
     await events.next("sources");
     // A new session file, written as Claude Code writes one: its prompt line first.
     const file = path.join(claudeDir, "projects", "-live", "7d0f3a52-0000-4000-8000-000000000001.jsonl");
-    const prompt = { parentUuid: null, isSidechain: false, promptId: "0b9c5b8e-0000-4000-8000-000000000002", type: "user", message: { role: "user", content: "appended while watched" }, uuid: "0b9c5b8e-0000-4000-8000-000000000003", timestamp: new Date().toISOString(), sessionId: "7d0f3a52-0000-4000-8000-000000000001" };
+    const prompt = {
+      parentUuid: null,
+      isSidechain: false,
+      promptId: "0b9c5b8e-0000-4000-8000-000000000002",
+      type: "user",
+      message: { role: "user", content: "appended while watched" },
+      uuid: "0b9c5b8e-0000-4000-8000-000000000003",
+      timestamp: new Date().toISOString(),
+      sessionId: "7d0f3a52-0000-4000-8000-000000000001",
+    };
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const written = Date.now();
     fs.appendFileSync(file, `${JSON.stringify(prompt)}\n`);

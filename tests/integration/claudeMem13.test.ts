@@ -64,7 +64,12 @@ describe("claude-mem 13, followed through its worker", () => {
     expect(spell).toMatchObject({ stuck: null, note: expect.stringContaining("3 waiting") });
     const status = source.status();
     expect(status).toMatchObject({ kind: "claude-mem", generation: "g8 (v13.9.1 onward)", retired: true, total: 1, stuck: 0 });
-    expect(status.worker).toMatchObject({ running: true, url: worker.url, settings: path.join(worker.dataDir, "settings.json"), snapshot: { version: "13.25.3", queueDepth: 3, pid: worker.pid } });
+    expect(status.worker).toMatchObject({
+      running: true,
+      url: worker.url,
+      settings: path.join(worker.dataDir, "settings.json"),
+      snapshot: { version: "13.25.3", queueDepth: 3, pid: worker.pid },
+    });
     // Its agent cannot start here: the worker says so, and reqwatch passes it on.
     expect(status.worker!.snapshot!.degraded.join()).toContain("claude_cli");
 
@@ -74,7 +79,9 @@ describe("claude-mem 13, followed through its worker", () => {
     source.refresh(later);
     expect(source.status().stuck).toBe(1);
     const [stuck] = source.stuck();
-    expect(stuck!.reason()).toMatch(/^3 observations waiting 6m with no progress \(none has left the queue since it filled\); claude-mem reports claude_cli: .*; they are in the worker's memory only: stopping it loses them$/);
+    expect(stuck!.reason()).toMatch(
+      /^3 observations waiting 6m with no progress \(none has left the queue since it filled\); claude-mem reports claude_cli: .*; they are in the worker's memory only: stopping it loses them$/,
+    );
     // Its page: how the queue went.
     const own = source.get(spell.request.requestId, later)!;
     expect(own.steps!.map((step) => step.name)).toEqual(["queued"]);
@@ -92,10 +99,16 @@ describe("claude-mem 13, followed through its worker", () => {
       source.refresh();
       return firstPage(source).find((message) => message.request.state === "failed");
     }, 15_000);
-    expect(failed.request.error).toBe(`claude-mem's worker (pid ${worker.pid}) stopped with 2 observations in its queue; claude-mem keeps the queue in memory, so they were lost`);
+    expect(failed.request.error).toBe(
+      `claude-mem's worker (pid ${worker.pid}) stopped with 2 observations in its queue; claude-mem keeps the queue in memory, so they were lost`,
+    );
     // The look under way when it died may say the connection closed; the next says nothing answers.
     await eventually(() => (source.refresh(), source.status().worker?.error?.includes("nothing answers") || undefined), 15_000);
-    expect(source.status().worker).toMatchObject({ running: false, snapshot: null, error: `claude-mem's worker is not running: nothing answers on ${worker.url} (the port in ${path.join(worker.dataDir, "settings.json")})` });
+    expect(source.status().worker).toMatchObject({
+      running: false,
+      snapshot: null,
+      error: `claude-mem's worker is not running: nothing answers on ${worker.url} (the port in ${path.join(worker.dataDir, "settings.json")})`,
+    });
 
     // Kept in reqwatch's own store: a dashboard started again shows what happened.
     source.close();
@@ -112,7 +125,9 @@ describe("claude-mem 13, followed through its worker", () => {
     await eventually(() => (source.refresh(), source.status().total === 1 || undefined), 15_000);
     worker.signal("SIGSTOP");
     const silent = await eventually(() => (source.refresh(), source.status().worker?.silent ? source.status().worker : undefined), 30_000);
-    expect(silent!.error).toBe(`claude-mem's worker gave no answer within 2 s on ${worker.url} (the port in ${path.join(worker.dataDir, "settings.json")}): busy or paused; its queue is shown as last seen`);
+    expect(silent!.error).toBe(
+      `claude-mem's worker gave no answer within 2 s on ${worker.url} (the port in ${path.join(worker.dataDir, "settings.json")}): busy or paused; its queue is shown as last seen`,
+    );
     // Another look while it is paused: still one lifecycle, not failed.
     await eventually(() => (source.refresh(), source.status().worker?.silent && source.status().worker!.seenAt !== null ? true : undefined), 30_000);
     expect(firstPage(source).map((message) => message.request.state)).toEqual([expect.stringMatching(/^(queued|processing)$/)]);
@@ -133,11 +148,13 @@ describe("claude-mem 13, followed through its worker", () => {
     const { source } = aSource(worker.database);
     for (let look = 0; look < 5; look++) source.refresh(Date.now() + look * 6000);
     // Its look at the worker has answered (and been written to reqwatch's own store): nothing answers.
-    await eventually(() => (source.status().worker?.error?.includes("nothing answers") || undefined), 15_000);
+    await eventually(() => source.status().worker?.error?.includes("nothing answers") || undefined, 15_000);
     expect(source.status().worker).toMatchObject({ running: false });
     const down = runCli(["source", `claude-mem:${worker.database}`]);
     expect(down).toMatchObject({ code: 0, stderr: "" });
-    expect(down.stdout).toContain(`worker: claude-mem's worker is not running: nothing answers on ${worker.url} (the port in ${path.join(worker.dataDir, "settings.json")})`);
+    expect(down.stdout).toContain(
+      `worker: claude-mem's worker is not running: nothing answers on ${worker.url} (the port in ${path.join(worker.dataDir, "settings.json")})`,
+    );
     source.close();
     // Every file as it was; beside the database, only what an SQLite reader of a WAL database needs (an empty -wal, the -shm index).
     const after = contents(worker.dataDir);

@@ -14,7 +14,7 @@ describe("reqwatch CLI", () => {
     const stateDir = tempStateDir();
     const plain = runCli(["create", "--workspace", "gw", "--id", "cli-1", "--chat-id", "77", "--prompt", "hi"], { stateDir });
     expect(plain).toMatchObject({ code: 0, stdout: "cli-1\n", stderr: "" });
-    const json = runCli(["create", "-w", "gw", "--state", "queued", "--json", "--set", "ticket=\"T-9\""], { stateDir });
+    const json = runCli(["create", "-w", "gw", "--state", "queued", "--json", "--set", 'ticket="T-9"'], { stateDir });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ workspace: "gw", state: "queued", ticket: "T-9", version: 1 });
     expect(JSON.parse(readRaw(stateDir, "cli-1"))).toMatchObject({ chatId: "77", prompt: "hi" });
@@ -26,8 +26,39 @@ describe("reqwatch CLI", () => {
     const done = runCli(["update", "hook", "--state", "completed", "--output", "ok", "--tokens", "12", "--exit-code", "0"], { stateDir });
     expect(done).toMatchObject({ code: 0, stdout: "hook completed (version 2)\n" });
 
-    runCli(["update", "hook", "--callback-success", "false", "--callback-attempts", "1", "--callback-retry-timestamp", "2026-11-22T10:00:00Z", "--callback-error", "503"], { stateDir });
-    const second = runCli(["update", "hook", "--callback-success", "true", "--callback-attempts", "2", "--callback-retry-timestamp", "2026-11-22T10:00:05Z", "--reason", "delivered", "--by", "stop-hook", "--json"], { stateDir });
+    runCli(
+      [
+        "update",
+        "hook",
+        "--callback-success",
+        "false",
+        "--callback-attempts",
+        "1",
+        "--callback-retry-timestamp",
+        "2026-11-22T10:00:00Z",
+        "--callback-error",
+        "503",
+      ],
+      { stateDir },
+    );
+    const second = runCli(
+      [
+        "update",
+        "hook",
+        "--callback-success",
+        "true",
+        "--callback-attempts",
+        "2",
+        "--callback-retry-timestamp",
+        "2026-11-22T10:00:05Z",
+        "--reason",
+        "delivered",
+        "--by",
+        "stop-hook",
+        "--json",
+      ],
+      { stateDir },
+    );
     expect(second.code).toBe(0);
     const request = JSON.parse(second.stdout);
     expect(request.callback).toEqual({ success: true, attempts: 2, retryTimestamps: ["2026-11-22T10:00:00Z", "2026-11-22T10:00:05Z"], error: "503" });
@@ -44,7 +75,11 @@ describe("reqwatch CLI", () => {
 
   it("list prints a table, filters, and pages as JSON", () => {
     const stateDir = tempStateDir();
-    for (const [id, ws, state] of [["l1", "a", "queued"], ["l2", "a", "created"], ["l3", "b", "queued"]]) {
+    for (const [id, ws, state] of [
+      ["l1", "a", "queued"],
+      ["l2", "a", "created"],
+      ["l3", "b", "queued"],
+    ]) {
       runCli(["create", "-w", ws!, "--id", id!, "--state", state!], { stateDir });
     }
     const table = runCli(["list", "--state", "queued"], { stateDir });
@@ -80,13 +115,28 @@ describe("reqwatch CLI", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aRequest({ requestId: "half-hour", state: "processing", processingStartedAt: Date.now() - 30 * 60_000 }));
     const before = fs.readFileSync(requestPath(stateDir, "half-hour"), "utf8");
-    expect(runCli(["recover", "--json", "--hung-after", "20m"], { stateDir })).toEqual({ code: 2, stdout: "", stderr: "reqwatch: error: --hung-after is renamed --processing-stuck-after: use --processing-stuck-after instead.\n" });
-    expect(runCli(["recover", "--hung-after"], { stateDir })).toMatchObject({ code: 2, stderr: expect.stringContaining("--hung-after is renamed --processing-stuck-after") });
+    expect(runCli(["recover", "--json", "--hung-after", "20m"], { stateDir })).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "reqwatch: error: --hung-after is renamed --processing-stuck-after: use --processing-stuck-after instead.\n",
+    });
+    expect(runCli(["recover", "--hung-after"], { stateDir })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--hung-after is renamed --processing-stuck-after"),
+    });
     const byVariable = runCli(["recover", "--json"], { stateDir, env: { ...process.env, REQWATCH_HUNG_AFTER: "20m" } });
-    expect(byVariable).toEqual({ code: 2, stdout: "", stderr: "reqwatch: error: REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead.\n" });
+    expect(byVariable).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "reqwatch: error: REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead.\n",
+    });
     expect(fs.readFileSync(requestPath(stateDir, "half-hour"), "utf8")).toBe(before);
     const dashboard = runCli(["dashboard", "--check"], { stateDir, env: { ...process.env, REQWATCH_HUNG_AFTER: "20m" } });
-    expect(dashboard).toEqual({ code: 2, stdout: "", stderr: "reqwatch: error: REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead.\n" });
+    expect(dashboard).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "reqwatch: error: REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead.\n",
+    });
   });
 
   it("cleanup dry-runs with --dry-run, then archives; restore undoes it", () => {
@@ -116,12 +166,19 @@ describe("reqwatch CLI", () => {
     expect(JSON.parse(readRaw(stateDir, "f1")).state).toBe("failed");
 
     const byId = runCli(["retry", "f1", "ok", "--json"], { stateDir });
-    expect(JSON.parse(byId.stdout)).toMatchObject({ matched: 2, retried: [{ requestId: "f1", from: "failed" }], skipped: [{ requestId: "ok", reason: "it is queued: nothing to retry" }] });
+    expect(JSON.parse(byId.stdout)).toMatchObject({
+      matched: 2,
+      retried: [{ requestId: "f1", from: "failed" }],
+      skipped: [{ requestId: "ok", reason: "it is queued: nothing to retry" }],
+    });
     expect(JSON.parse(readRaw(stateDir, "f1")).transitions.at(-1)).toMatchObject({ to: "queued", manual: true, by: "cli" });
     expect(runCli(["retry"], { stateDir })).toMatchObject({ code: 2, stderr: expect.stringContaining("A retry needs ids or a filter.") });
     runCli(["update", "f1", "--state", "failed"], { stateDir });
     const before = readRaw(stateDir, "f1");
-    expect(runCli(["retry", "f1", "--workspace", "gw"], { stateDir })).toMatchObject({ code: 2, stderr: expect.stringContaining("A retry takes ids or a filter, not both.") });
+    expect(runCli(["retry", "f1", "--workspace", "gw"], { stateDir })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("A retry takes ids or a filter, not both."),
+    });
     expect(readRaw(stateDir, "f1")).toBe(before);
   });
 
@@ -156,7 +213,14 @@ describe("reqwatch CLI", () => {
 
   it("monitor --once runs one pass and reports what is stuck", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, { requestId: "waiting", workspace: "w", state: "queued", createdAt: Date.now() - 3_600_000, queuedAt: Date.now() - 3_600_000, lastUpdatedAt: Date.now() - 3_600_000 });
+    writeRequestFile(stateDir, {
+      requestId: "waiting",
+      workspace: "w",
+      state: "queued",
+      createdAt: Date.now() - 3_600_000,
+      queuedAt: Date.now() - 3_600_000,
+      lastUpdatedAt: Date.now() - 3_600_000,
+    });
     const human = runCli(["monitor", "--once"], { stateDir });
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/stuck 1 /);
@@ -168,7 +232,12 @@ describe("reqwatch CLI", () => {
     // "queued 1h", or "queued 1h 1s" when the runs take over a second.
     expect(json).toMatchObject({
       counts: { stuckQueued: 1 },
-      stuck: [{ requestId: "waiting", reason: expect.stringMatching(/^queued 1h( \d+s)?; no reqwatch worker has claimed from workspace w in 10m \(last claim: never\)$/) }],
+      stuck: [
+        {
+          requestId: "waiting",
+          reason: expect.stringMatching(/^queued 1h( \d+s)?; no reqwatch worker has claimed from workspace w in 10m \(last claim: never\)$/),
+        },
+      ],
     });
   });
 
@@ -185,7 +254,9 @@ describe("reqwatch CLI", () => {
 
     const human = runCli(["monitor", "--once"], { stateDir });
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/retention: removed 1 finished request\(s\) \(audit #\d+; `reqwatch restore <id>` or the audit page's undo brings them back\)/);
+    expect(human.stdout).toMatch(
+      /retention: removed 1 finished request\(s\) \(audit #\d+; `reqwatch restore <id>` or the audit page's undo brings them back\)/,
+    );
     expect(fs.existsSync(requestPath(stateDir, "old"))).toBe(false);
     expect(fs.existsSync(requestPath(stateDir, "new"))).toBe(true);
     const json = JSON.parse(runCli(["monitor", "--once", "--json"], { stateDir }).stdout);
@@ -206,8 +277,34 @@ describe("reqwatch CLI", () => {
       const help = runCli(["--help"]);
       expect(help.code).toBe(0);
       // The commands, up to the blank line before the environment's settings.
-      const commands = help.stdout.slice(help.stdout.indexOf("Commands:\n") + "Commands:\n".length).split("\n\n")[0]!.split("\n");
-      expect(commands.map((line) => line.trim().split(" ")[0])).toEqual(["create", "update", "get", "explain", "list", "recover", "cleanup", "restore", "retry", "cancel", "queues", "pause", "resume", "monitor", "session", "source", "adopt", "dashboard", "usage", "otel", "mcp", "help"]);
+      const commands = help.stdout
+        .slice(help.stdout.indexOf("Commands:\n") + "Commands:\n".length)
+        .split("\n\n")[0]!
+        .split("\n");
+      expect(commands.map((line) => line.trim().split(" ")[0])).toEqual([
+        "create",
+        "update",
+        "get",
+        "explain",
+        "list",
+        "recover",
+        "cleanup",
+        "restore",
+        "retry",
+        "cancel",
+        "queues",
+        "pause",
+        "resume",
+        "monitor",
+        "session",
+        "source",
+        "adopt",
+        "dashboard",
+        "usage",
+        "otel",
+        "mcp",
+        "help",
+      ]);
       const version = runCli(["--version"]);
       expect(version).toMatchObject({ code: 0, stdout: `${JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")).version}\n` });
     });
@@ -302,7 +399,10 @@ describe("reqwatch CLI", () => {
       oneLine(result.stderr);
       // A number without its unit is not taken as 5 ms after 1970 (which would list everything).
       const stateDir = tempStateDir();
-      for (const args of [["list", "--updated-since", "5"], ["create", "--timeout-at", "30"]]) {
+      for (const args of [
+        ["list", "--updated-since", "5"],
+        ["create", "--timeout-at", "30"],
+      ]) {
         const unitless = runCli(args, { stateDir });
         expect(unitless.code, args.join(" ")).toBe(2);
         expect(unitless.stderr).toMatch(/is not a time \(a duration needs its unit, such as 5m; epoch milliseconds have 13 digits\)/);
@@ -317,21 +417,27 @@ describe("reqwatch CLI", () => {
       for (const args of [["list"], ["get", "x"], ["session", "list"], ["monitor", "--once"], ["cleanup", "--dry-run"]]) {
         const result = runCli(["--state-dir", missing, ...args]);
         expect(result.code, args.join(" ")).toBe(2);
-        expect(result.stderr).toBe(`reqwatch: error: The state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); only \`create\` and the \`session\` commands that record make a new state directory.\n`);
+        expect(result.stderr).toBe(
+          `reqwatch: error: The state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); only \`create\` and the \`session\` commands that record make a new state directory.\n`,
+        );
       }
       expect(fs.readdirSync(parent)).toEqual([]);
     });
 
     it("npm start with a state directory that does not exist: says so, builds nothing, creates nothing", () => {
       const missing = path.join(tempParent(), "typo");
-      const result = spawnSync(process.execPath, [path.resolve(__dirname, "../../scripts/start.mjs"), "--state-dir", missing, "--port", "1"], { encoding: "utf8" });
+      const result = spawnSync(process.execPath, [path.resolve(__dirname, "../../scripts/start.mjs"), "--state-dir", missing, "--port", "1"], {
+        encoding: "utf8",
+      });
       expect(result.status).toBe(2);
       expect(result.stderr).toMatch(new RegExp(`^reqwatch: error: the state directory ${missing} does not exist\\.`));
       expect(fs.existsSync(missing)).toBe(false);
       // The same from the command a project that installed reqwatch runs.
       const dashboard = runCli(["--state-dir", missing, "dashboard", "--port", "1"]);
       expect(dashboard.code).toBe(2);
-      expect(dashboard.stderr).toBe(`reqwatch: error: the state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); to start a new one there, run \`mkdir -p ${missing} && npx reqwatch adopt --state-dir ${missing}\`.\n`);
+      expect(dashboard.stderr).toBe(
+        `reqwatch: error: the state directory ${missing} does not exist. Check --state-dir (or REQWATCH_STATE_DIR); to start a new one there, run \`mkdir -p ${missing} && npx reqwatch adopt --state-dir ${missing}\`.\n`,
+      );
       expect(fs.existsSync(missing)).toBe(false);
     });
 
@@ -344,7 +450,10 @@ describe("reqwatch CLI", () => {
         expect(result.stderr).toBe(`reqwatch: error: The state directory ${file} is not a directory.\n`);
       }
       const below = runCli(["--state-dir", path.join(file, "below"), "list"]);
-      expect(below).toMatchObject({ code: 2, stderr: `reqwatch: error: Cannot use the state directory ${path.join(file, "below")}: ${file} is a file, not a folder.\n` });
+      expect(below).toMatchObject({
+        code: 2,
+        stderr: `reqwatch: error: Cannot use the state directory ${path.join(file, "below")}: ${file} is a file, not a folder.\n`,
+      });
       expect(fs.readFileSync(file, "utf8")).toBe("not a folder");
     });
 
@@ -361,7 +470,8 @@ describe("reqwatch CLI", () => {
       const version = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")).version;
       expect(runCli(["--version"])).toMatchObject({ code: 0, stdout: `${version}\n` });
       const help = runCli(["--help"]).stdout;
-      for (const command of ["create", "update", "get", "list", "recover", "cleanup", "restore", "retry", "monitor", "session", "adopt"]) expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
+      for (const command of ["create", "update", "get", "list", "recover", "cleanup", "restore", "retry", "monitor", "session", "adopt"])
+        expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
     });
   });
 
@@ -372,9 +482,19 @@ describe("reqwatch CLI", () => {
       fs.renameSync(gateway.ipc, elsewhere);
       const before = treeSnapshot(gateway.data);
       // The last response file is a stop hook cut short: unreadable, so not counted as a failed callback.
-      const failed = gateway.responses.filter((r) => !r.callback.success && r !== gateway.responses.at(-1)).map((r) => r.requestId).sort();
+      const failed = gateway.responses
+        .filter((r) => !r.callback.success && r !== gateway.responses.at(-1))
+        .map((r) => r.requestId)
+        .sort();
       expect(failed.length).toBeGreaterThan(0);
-      const listFailed = (env: NodeJS.ProcessEnv) => (JSON.parse(runCli(["list", "--callback-failed", "--json", "--limit", "1000"], { stateDir: gateway.state, env }).stdout) as { items: { requestId: string }[] }).items.map((r) => r.requestId).sort();
+      const listFailed = (env: NodeJS.ProcessEnv) =>
+        (
+          JSON.parse(runCli(["list", "--callback-failed", "--json", "--limit", "1000"], { stateDir: gateway.state, env }).stdout) as {
+            items: { requestId: string }[];
+          }
+        ).items
+          .map((r) => r.requestId)
+          .sort();
       expect(listFailed({ ...process.env, REQWATCH_IPC_DIR: elsewhere })).toEqual(failed);
       expect(listFailed(process.env)).toEqual([]);
       expect(treeSnapshot(gateway.data)).toEqual(before);
@@ -440,11 +560,24 @@ describe("reqwatch CLI", () => {
       const dryRun = runCli(["retry", "theirs", "--dry-run"], { stateDir });
       expect(dryRun.code).toBe(0);
       // A dry run here says the run itself would be refused.
-      expect(dryRun.stdout).toMatch(/Note: this folder is observed read-only \(.*\): the run itself would be refused\. To let reqwatch write there, run `reqwatch adopt/);
-      for (const args of [["create", "-w", "gw"], ["update", "theirs", "--state", "failed"], ["recover"], ["retry", "theirs"], ["cleanup"], ["session", "start"]]) {
+      expect(dryRun.stdout).toMatch(
+        /Note: this folder is observed read-only \(.*\): the run itself would be refused\. To let reqwatch write there, run `reqwatch adopt/,
+      );
+      for (const args of [
+        ["create", "-w", "gw"],
+        ["update", "theirs", "--state", "failed"],
+        ["recover"],
+        ["retry", "theirs"],
+        ["cleanup"],
+        ["session", "start"],
+      ]) {
         const result = runCli(args, { stateDir });
         expect(result.code, args.join(" ")).toBe(1);
-        expect(result.stderr).toMatch(new RegExp(`is refused: ${stateDir} is observed read-only \\(reqwatch did not create this folder: it holds files and no reqwatch marker \\(reqwatch.json\\)\\)\\. Nothing was changed\\. To let reqwatch write there, run \`reqwatch adopt --state-dir ${stateDir}\`\\.`));
+        expect(result.stderr).toMatch(
+          new RegExp(
+            `is refused: ${stateDir} is observed read-only \\(reqwatch did not create this folder: it holds files and no reqwatch marker \\(reqwatch.json\\)\\)\\. Nothing was changed\\. To let reqwatch write there, run \`reqwatch adopt --state-dir ${stateDir}\`\\.`,
+          ),
+        );
       }
       expect(treeSnapshot(stateDir)).toEqual(before);
 

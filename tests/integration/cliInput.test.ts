@@ -11,7 +11,13 @@ const UNPRIVILEGED = AS_ROOT ? { uid: 65534, gid: 65534 } : {};
 
 function reqwatch(args: string[], env: Record<string, string> = {}, runAs: { uid?: number; gid?: number } = {}) {
   // A bound, not a pace: the /proc case looped for ever; anything that answers at all answers in far less.
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024, ...runAs });
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+    ...runAs,
+  });
   return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -27,7 +33,11 @@ function expectRefused(result: ReturnType<typeof reqwatch>, folder: string, prob
 
 describe("a state folder reqwatch cannot use", () => {
   it("under /proc or /sys: refused in a line, never the endless loop of a recursive mkdir", () => {
-    expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", "/proc/1/newdir"]), "/proc/1/newdir", /\/proc\/1 is on proc, a file system the kernel makes up/);
+    expectRefused(
+      reqwatch(["create", "--workspace", "w", "--state-dir", "/proc/1/newdir"]),
+      "/proc/1/newdir",
+      /\/proc\/1 is on proc, a file system the kernel makes up/,
+    );
     expectRefused(reqwatch(["adopt", "--state-dir", "/proc/1"]), "/proc/1", /is on proc/);
     expectRefused(reqwatch(["list", "--state-dir", "/sys/kernel"]), "/sys/kernel", /is on sysfs/);
   });
@@ -36,7 +46,11 @@ describe("a state folder reqwatch cannot use", () => {
     const parent = tempParent();
     const file = path.join(parent, "a-file");
     fs.writeFileSync(file, "x");
-    expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", path.join(file, "state")]), path.join(file, "state"), /a-file is a file, not a folder/);
+    expectRefused(
+      reqwatch(["create", "--workspace", "w", "--state-dir", path.join(file, "state")]),
+      path.join(file, "state"),
+      /a-file is a file, not a folder/,
+    );
     const long = path.join(parent, "n".repeat(300));
     expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", long]), long, /in its path is too long \(300 bytes; the limit is 255\)/);
     expect(fs.readdirSync(parent)).toEqual(["a-file"]);
@@ -56,8 +70,16 @@ describe("a state folder reqwatch cannot use", () => {
     const noHome = { HOME: "/nonexistent", XDG_CACHE_HOME: "" };
     try {
       expectRefused(reqwatch(["list", "--state-dir", closed], noHome, UNPRIVILEGED), closed, /no permission to read .*closed \(owner uid \d+, mode 0[0-7]{3}/);
-      expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", path.join(closed, "sub")], noHome, UNPRIVILEGED), path.join(closed, "sub"), /no permission to read .*closed/);
-      expectRefused(reqwatch(["create", "--workspace", "w", "--state-dir", path.join(readOnly, "state")], noHome, UNPRIVILEGED), path.join(readOnly, "state"), /no permission to write in .*read-only \(owner uid \d+, mode 0555/);
+      expectRefused(
+        reqwatch(["create", "--workspace", "w", "--state-dir", path.join(closed, "sub")], noHome, UNPRIVILEGED),
+        path.join(closed, "sub"),
+        /no permission to read .*closed/,
+      );
+      expectRefused(
+        reqwatch(["create", "--workspace", "w", "--state-dir", path.join(readOnly, "state")], noHome, UNPRIVILEGED),
+        path.join(readOnly, "state"),
+        /no permission to write in .*read-only \(owner uid \d+, mode 0555/,
+      );
       expectRefused(reqwatch(["adopt", "--state-dir", readOnly], noHome, UNPRIVILEGED), readOnly, /no permission to write in/);
     } finally {
       fs.chmodSync(closed, 0o700);
@@ -108,7 +130,10 @@ describe("exit codes a script can rely on", () => {
     const missing = reqwatch(["cancel", "nope"], env);
     expect(missing).toMatchObject({ code: 1, stderr: "reqwatch: 1 of 1 named request(s) were not cancelled (the lines above say why).\n" });
     expect(missing.stdout).toContain("skipped nope");
-    expect(reqwatch(["retry", "q1"], env)).toMatchObject({ code: 1, stderr: "reqwatch: 1 of 1 named request(s) were not retried (the lines above say why).\n" });
+    expect(reqwatch(["retry", "q1"], env)).toMatchObject({
+      code: 1,
+      stderr: "reqwatch: 1 of 1 named request(s) were not retried (the lines above say why).\n",
+    });
     expect(reqwatch(["cancel", "q1", "nope", "--json"], env)).toMatchObject({ code: 1 });
     expect(reqwatch(["cancel", "q2", "--dry-run"], env)).toMatchObject({ code: 0 });
     // All done, named twice or not: 0.
@@ -128,7 +153,11 @@ describe("text too long for a command line", () => {
     const created = reqwatch(["create", "--workspace", "w", "--state", "processing", "--prompt-file", path.join(parent, "prompt.txt")], env);
     expect(created).toMatchObject({ code: 0, stderr: "" });
     const id = created.stdout.trim();
-    const fromStdin = spawnSync(process.execPath, [BIN, "update", id, "--state", "completed", "--output-file", "-"], { input: output, encoding: "utf8", env: { ...process.env, ...env } });
+    const fromStdin = spawnSync(process.execPath, [BIN, "update", id, "--state", "completed", "--output-file", "-"], {
+      input: output,
+      encoding: "utf8",
+      env: { ...process.env, ...env },
+    });
     expect(fromStdin).toMatchObject({ status: 0, stderr: "" });
     const request = JSON.parse(reqwatch(["get", id], env).stdout) as { prompt: string; output: string };
     expect(request.prompt).toBe(prompt);
@@ -139,10 +168,22 @@ describe("text too long for a command line", () => {
     const parent = tempParent();
     const env = { REQWATCH_STATE_DIR: path.join(parent, "state") };
     const id = reqwatch(["create", "--workspace", "w"], env).stdout.trim();
-    expect(reqwatch(["update", id, "--error-file", path.join(parent, "nope.txt")], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file: ${path.join(parent, "nope.txt")} does not exist.\n` });
-    expect(reqwatch(["update", id, "--error-file", parent], env)).toMatchObject({ code: 2, stderr: `reqwatch: error: --error-file: ${parent} is a folder, not a file.\n` });
-    expect(reqwatch(["update", id, "--prompt", "x", "--prompt-file", "-"], env)).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot be used with option '--prompt/) });
-    expect(reqwatch(["update", id, "--output-file", "-", "--error-file", "-"], env)).toMatchObject({ code: 2, stderr: "reqwatch: error: only one of --output-file, --error-file can read stdin (-).\n" });
+    expect(reqwatch(["update", id, "--error-file", path.join(parent, "nope.txt")], env)).toMatchObject({
+      code: 2,
+      stderr: `reqwatch: error: --error-file: ${path.join(parent, "nope.txt")} does not exist.\n`,
+    });
+    expect(reqwatch(["update", id, "--error-file", parent], env)).toMatchObject({
+      code: 2,
+      stderr: `reqwatch: error: --error-file: ${parent} is a folder, not a file.\n`,
+    });
+    expect(reqwatch(["update", id, "--prompt", "x", "--prompt-file", "-"], env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/cannot be used with option '--prompt/),
+    });
+    expect(reqwatch(["update", id, "--output-file", "-", "--error-file", "-"], env)).toMatchObject({
+      code: 2,
+      stderr: "reqwatch: error: only one of --output-file, --error-file can read stdin (-).\n",
+    });
     expect(JSON.parse(reqwatch(["get", id], env).stdout)).toMatchObject({ version: 1 });
   });
 });

@@ -51,7 +51,8 @@ function codeCacheFiles(nodeCache: string): Map<string, number> {
 }
 
 /** An environment that names its own NODE_COMPILE_CACHE, so a test sees the caches its runs make. */
-const ownNodeCache = () => ({ NODE_COMPILE_CACHE: path.join(tempParent(), "node-cache") }) as Partial<NodeJS.ProcessEnv> as NodeJS.ProcessEnv & { NODE_COMPILE_CACHE: string };
+const ownNodeCache = () =>
+  ({ NODE_COMPILE_CACHE: path.join(tempParent(), "node-cache") }) as Partial<NodeJS.ProcessEnv> as NodeJS.ProcessEnv & { NODE_COMPILE_CACHE: string };
 
 const AS_ROOT = process.getuid?.() === 0;
 
@@ -66,13 +67,19 @@ function anotherUsers(folder: string): void {
 }
 
 /** The name Node gives a CommonJS file's entry in its compile cache: the CRC-32 of its type (0) and path. */
-const compileCacheKey = (file: string) => zlib.crc32(Buffer.from(file), zlib.crc32(Buffer.from([0]))).toString(16).padStart(8, "0");
+const compileCacheKey = (file: string) =>
+  zlib
+    .crc32(Buffer.from(file), zlib.crc32(Buffer.from([0])))
+    .toString(16)
+    .padStart(8, "0");
 
 /** The folder Node names after itself and the user under a compile cache folder (`v24.1.0-x64-<V8 tag>-<uid>`). */
 function compileCacheTag(): string {
   const probe = path.join(tempParent(), "probe");
   const env = { ...process.env, NODE_COMPILE_CACHE: probe };
-  return path.basename(spawnSync(process.execPath, ["-e", 'process.stdout.write(require("node:module").getCompileCacheDir())'], { encoding: "utf8", env }).stdout);
+  return path.basename(
+    spawnSync(process.execPath, ["-e", 'process.stdout.write(require("node:module").getCompileCacheDir())'], { encoding: "utf8", env }).stdout,
+  );
 }
 
 /**
@@ -86,7 +93,9 @@ function plantCompileCacheEntry(folder: string, ran: string): string {
   const scratch = fs.realpathSync(tempParent());
   const evil = path.join(scratch, "evil.cjs");
   fs.writeFileSync(evil, `require("node:fs").writeFileSync(${JSON.stringify(ran)}, "ran");`.padEnd(real.length, " "));
-  const made = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(evil)})`], { env: { ...process.env, NODE_COMPILE_CACHE: path.join(scratch, "cache") } });
+  const made = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(evil)})`], {
+    env: { ...process.env, NODE_COMPILE_CACHE: path.join(scratch, "cache") },
+  });
   expect(made.status).toBe(0);
   fs.rmSync(ran);
   const tag = compileCacheTag();
@@ -180,7 +189,11 @@ describe("the CLI's start", () => {
 
     it("in a folder another user may write to is neither read nor written", () => {
       const env = ownNodeCache();
-      const nodeFolder = spawnSync(process.execPath, ["-e", 'const m = require("node:module"); m.enableCompileCache(); process.stdout.write(m.getCompileCacheDir())'], { encoding: "utf8", env: { ...process.env, ...env } }).stdout;
+      const nodeFolder = spawnSync(
+        process.execPath,
+        ["-e", 'const m = require("node:module"); m.enableCompileCache(); process.stdout.write(m.getCompileCacheDir())'],
+        { encoding: "utf8", env: { ...process.env, ...env } },
+      ).stdout;
       const folder = path.join(nodeFolder, "reqwatch");
       fs.mkdirSync(folder, { recursive: true });
       fs.chmodSync(folder, 0o777);
@@ -282,7 +295,8 @@ describe("the CLI's start", () => {
               return [file, flipped];
             }),
           ),
-        "replaced with another command's": (files, otherCommand) => new Map([...files].flatMap(([file]) => (otherCommand(file) ? [[file, otherCommand(file)!] as const] : []))),
+        "replaced with another command's": (files, otherCommand) =>
+          new Map([...files].flatMap(([file]) => (otherCommand(file) ? [[file, otherCommand(file)!] as const] : []))),
       };
       for (const [damage, damaged] of Object.entries(damages)) {
         it(damage, () => {
@@ -321,7 +335,10 @@ describe("the CLI's start", () => {
       // A process that dies as the command ends, the cache read and in use: as V8 does on a cache it cannot run.
       const dies = path.join(tempParent(), "dies.cjs");
       fs.writeFileSync(dies, 'process.on("exit", () => process.kill(process.pid, "SIGKILL"));');
-      const died = spawnSync(process.execPath, ["--require", dies, BIN, "list", "--json"], { encoding: "utf8", env: { ...process.env, ...env, REQWATCH_STATE_DIR: stateDir } });
+      const died = spawnSync(process.execPath, ["--require", dies, BIN, "list", "--json"], {
+        encoding: "utf8",
+        env: { ...process.env, ...env, REQWATCH_STATE_DIR: stateDir },
+      });
       expect(died.signal).toBe("SIGKILL");
       expect(runCli(["list", "--json"], { stateDir, env })).toEqual(first);
       for (const file of files) expect(fs.statSync(file).ino, file).not.toBe(used.get(file));
@@ -342,7 +359,8 @@ describe("the CLI's start", () => {
     /** A folder of old cache files, as the CLI's code cache made them: mode 0700, files 0600. */
     function anOldCodeCache(folder: string): void {
       fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
-      for (const name of ["1.2-list-cli-1.2.3.4", "1.2-list-cli-list-1.2.5.6", "1.2-other-cli-1.2.3.4.99.tmp"]) fs.writeFileSync(path.join(folder, name), "code", { mode: 0o600 });
+      for (const name of ["1.2-list-cli-1.2.3.4", "1.2-list-cli-list-1.2.5.6", "1.2-other-cli-1.2.3.4.99.tmp"])
+        fs.writeFileSync(path.join(folder, name), "code", { mode: 0o600 });
     }
 
     const uid = process.getuid!();

@@ -94,18 +94,36 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     // "tokens used 130": Codex counts the input it was not cached for and the output, as reqwatch does.
     expect(run.output).toMatch(/tokens used\s+130/);
     // Its spans and its logs come in exports of their own: the turn ends with the first, its last step comes with the second.
-    const { row, view } = await turnOf("say hello, plainly", (row, view) => row.state === "completed" && stepsOf(view).some((step) => step.startsWith("turn ended")));
-    expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "codex_exec", model: "gpt-5-codex", tokens: 130, attempt: 1, stuckReason: null, sessionId: sessionIdOf(run.output) });
+    const { row, view } = await turnOf(
+      "say hello, plainly",
+      (row, view) => row.state === "completed" && stepsOf(view).some((step) => step.startsWith("turn ended")),
+    );
+    expect(row).toMatchObject({
+      requestId: expect.stringMatching(/^turn-\d+$/),
+      workspace: "codex_exec",
+      model: "gpt-5-codex",
+      tokens: 130,
+      attempt: 1,
+      stuckReason: null,
+      sessionId: sessionIdOf(run.output),
+    });
     // Codex sends no cost: its call is of the turn's model, estimated at list prices.
     expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/);
     const calls = everyItem(view.timeline!.items).filter((item) => item.kind === "call");
-    expect(calls.map((call) => [call.name, call.summary])).toEqual([["gpt-5-codex", expect.stringMatching(/^100 in \/ 30 out tokens, cache read 20, \$0\.\d+ estimated$/)]]);
+    expect(calls.map((call) => [call.name, call.summary])).toEqual([
+      ["gpt-5-codex", expect.stringMatching(/^100 in \/ 30 out tokens, cache read 20, \$0\.\d+ estimated$/)],
+    ]);
     // One bar for the call: its HTTP attempt and its answer's span, merged.
     expect(calls[0]!.records.map((record) => record.name)).toEqual(["api_request", "model call"]);
     expect(everyItem(view.timeline!.items).filter((item) => item.label === "api_request")).toEqual([]);
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", state: "completed" });
     expect(view.request.error).toBeUndefined();
-    expect(stepsOf(view)).toEqual(["user_prompt: a prompt of 18 characters", expect.stringMatching(/^api_request: attempt 1, 200, \d+(\.\d+)? m?s, \/responses$/), "model call: 100 in / 30 out, 20 cached, 5 reasoning", expect.stringMatching(/^turn ended: took \d+(\.\d+)? m?s$/)]);
+    expect(stepsOf(view)).toEqual([
+      "user_prompt: a prompt of 18 characters",
+      expect.stringMatching(/^api_request: attempt 1, 200, \d+(\.\d+)? m?s, \/responses$/),
+      "model call: 100 in / 30 out, 20 cached, 5 reasoning",
+      expect.stringMatching(/^turn ended: took \d+(\.\d+)? m?s$/),
+    ]);
     expect(run.calls).toHaveLength(1);
     // Besides its one POST /v1/responses, Codex only tells the provider its turn ids (no models list with a provider of one's own).
     expect(run.others.filter((asked) => asked !== "POST /v1/analytics/codex/turn-costs")).toEqual([]);
@@ -140,8 +158,14 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     expect(row).toMatchObject({ attempt: 3, tokens: 130 });
     expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated$/);
     const calls = everyItem(view.timeline!.items).filter((item) => item.kind === "call");
-    expect(calls.map((call) => [call.attempts, call.error, call.records.map((record) => record.name)])).toEqual([[3, null, ["api_request", "api_request", "api_request", "model call"]]]);
-    expect(stepsOf(view).filter((step) => step.startsWith("api_request: ")).map((step) => step.replace(/, \d+(\.\d+)? m?s/, ""))).toEqual([
+    expect(calls.map((call) => [call.attempts, call.error, call.records.map((record) => record.name)])).toEqual([
+      [3, null, ["api_request", "api_request", "api_request", "model call"]],
+    ]);
+    expect(
+      stepsOf(view)
+        .filter((step) => step.startsWith("api_request: "))
+        .map((step) => step.replace(/, \d+(\.\d+)? m?s/, "")),
+    ).toEqual([
       "api_request: attempt 1, failed: 500, http 500, /responses",
       "api_request: attempt 2, failed: 500, http 500, /responses",
       "api_request: attempt 3, 200, /responses",
@@ -155,7 +179,10 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
     const story = await receivedOverMcp.story(await mcp(), row.requestId);
     expect(story).toContain("Attempt 3.");
     expect(story).not.toContain("Error:");
-    expect(story.match(/api_request: attempt \d, failed: 500, http 500/g)).toEqual(["api_request: attempt 1, failed: 500, http 500", "api_request: attempt 2, failed: 500, http 500"]);
+    expect(story.match(/api_request: attempt \d, failed: 500, http 500/g)).toEqual([
+      "api_request: attempt 1, failed: 500, http 500",
+      "api_request: attempt 2, failed: 500, http 500",
+    ]);
   }, 120_000);
 
   it("500 until Codex gives up: the failed attempts it sent, then stuck, since `codex exec` exits on the error without sending the rest (the turn's end)", async () => {
@@ -174,7 +201,11 @@ describe("Codex CLI, run for real, seen through its own telemetry", () => {
       // Whether the last attempt's event went out in a periodic batch before the exit is Codex's race; the turn's span never does.
       expect(stuck.state).toBe("processing");
       expect([2, 3]).toContain(stuck.attempt);
-      expect(stuck.stuckReason).toMatch(new RegExp(`^nothing received for \\d+s; last: api_request: attempt ${stuck.attempt}, failed: 500, http 500, \\d+(\\.\\d+)? m?s, /responses \\(\\d+s ago\\)$`));
+      expect(stuck.stuckReason).toMatch(
+        new RegExp(
+          `^nothing received for \\d+s; last: api_request: attempt ${stuck.attempt}, failed: 500, http 500, \\d+(\\.\\d+)? m?s, /responses \\(\\d+s ago\\)$`,
+        ),
+      );
       expect(view.request.error).toBe("500, http 500");
     } finally {
       await api.close();

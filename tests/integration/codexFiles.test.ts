@@ -46,7 +46,10 @@ function startCodex(apiUrl: string, args: string[], maxRetries = 4, home = tempP
   writeCodexConfig(codexDir, apiUrl, { maxRetries });
   const child = spawn(codex, ["exec", "--skip-git-repo-check", ...args], {
     cwd: home,
-    env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexDir, MOCK_OPENAI_KEY: "test-key-for-the-mock" } as Record<string, string | undefined> as NodeJS.ProcessEnv,
+    env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexDir, MOCK_OPENAI_KEY: "test-key-for-the-mock" } as Record<
+      string,
+      string | undefined
+    > as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
   return withOutput(child);
@@ -86,7 +89,9 @@ function holdersOf(file: string): number[] {
 
 /** The rollout file Codex wrote for a thread. */
 function rolloutOf(thread: string): string {
-  const found = (fs.readdirSync(path.join(codexDir, "sessions"), { recursive: true, encoding: "utf8" }) as string[]).find((file) => file.endsWith(`-${thread}.jsonl`));
+  const found = (fs.readdirSync(path.join(codexDir, "sessions"), { recursive: true, encoding: "utf8" }) as string[]).find((file) =>
+    file.endsWith(`-${thread}.jsonl`),
+  );
   if (!found) throw new Error(`no rollout file for ${thread}`);
   return path.join(codexDir, "sessions", found);
 }
@@ -147,7 +152,11 @@ describe("Codex CLI, run for real with its telemetry off, seen through its own r
       child.kill("SIGKILL");
       await exited;
       // What it left: a task_started and no task_complete.
-      const types = fs.readFileSync(rolloutOf(waiting.sessionId!), "utf8").trim().split("\n").map((line) => (JSON.parse(line) as { payload: { type?: string } }).payload.type);
+      const types = fs
+        .readFileSync(rolloutOf(waiting.sessionId!), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { payload: { type?: string } }).payload.type);
       expect(types).toContain("task_started");
       expect(types).not.toContain("task_complete");
       const { row: ended } = await turnOf("wait for an answer that never comes, from the files", (row) => row.stuckReason?.includes("ended mid-turn") ?? false);
@@ -156,7 +165,9 @@ describe("Codex CLI, run for real with its telemetry off, seen through its own r
       // An agent asking through MCP is told the same, and where it came from.
       const agent = await anAgent(stateDir, { REQWATCH_TELEMETRY_STUCK_AFTER: "3s" });
       const queue = JSON.parse((await call(agent, "source_queue", { source: "otel" })).text) as { messages: { requestId: string; stuckReason: string }[] };
-      expect(queue.messages.find((message) => message.requestId === ended.requestId)?.stuckReason).toMatch(new RegExp(`^Codex CLI \\(pid ${child.pid}\\) ended mid-turn`));
+      expect(queue.messages.find((message) => message.requestId === ended.requestId)?.stuckReason).toMatch(
+        new RegExp(`^Codex CLI \\(pid ${child.pid}\\) ended mid-turn`),
+      );
       const told = await call(agent, "explain_request", { source: "otel", requestId: ended.requestId });
       expect(told.text).toMatch(new RegExp(`^${ended.requestId} \\(read from the agent's own files, [^)]+\\) is processing`));
     } finally {
@@ -188,7 +199,11 @@ describe("Codex CLI, run for real with its telemetry off, seen through its own r
       expect(context).toContain("read from Codex CLI's own files");
       expect(context).toContain("2 turns");
       // Codex appends the resumed turn to the thread's one file.
-      expect((fs.readdirSync(path.join(codexDir, "sessions"), { recursive: true, encoding: "utf8" }) as string[]).filter((file) => file.endsWith(`-${session}.jsonl`))).toHaveLength(1);
+      expect(
+        (fs.readdirSync(path.join(codexDir, "sessions"), { recursive: true, encoding: "utf8" }) as string[]).filter((file) =>
+          file.endsWith(`-${session}.jsonl`),
+        ),
+      ).toHaveLength(1);
     } finally {
       await api.close();
     }

@@ -14,7 +14,12 @@ function sh(script: string, env: Record<string, string>): void {
   execFileSync("bash", ["-euc", script], { env: { ...process.env, ...env }, stdio: "pipe" });
 }
 
-type Health = { unreadableFiles: number; feed: { subscribers: number }; activeResources: number; monitor: { intervalMs: number; lastError: string | null; lastPassAt: number } };
+type Health = {
+  unreadableFiles: number;
+  feed: { subscribers: number };
+  activeResources: number;
+  monitor: { intervalMs: number; lastError: string | null; lastPassAt: number };
+};
 
 /** The dashboard on a fresh state directory, and a second tracker on it: another writer, with its own connection to the index. */
 async function aDashboardAndAWriter(options: Parameters<typeof aDashboard>[0] = {}) {
@@ -50,7 +55,9 @@ describe("the dashboard's event stream", () => {
     const hooked = await events.next("changes", (event) => event.data.changes.some((c) => c.requestId === "hooked"));
     expect(hooked.data.changes[0]).toMatchObject({ kind: "request.upserted", requestId: "hooked", request: { state: "processing", workspace: "gw" } });
 
-    execFileSync(process.execPath, [BIN, "create", "--workspace", "cli", "--id", "from-cli", "--state", "queued"], { env: { ...process.env, REQWATCH_STATE_DIR: stateDir } });
+    execFileSync(process.execPath, [BIN, "create", "--workspace", "cli", "--id", "from-cli", "--state", "queued"], {
+      env: { ...process.env, REQWATCH_STATE_DIR: stateDir },
+    });
     const created = await events.next("changes", (event) => event.data.changes.some((c) => c.requestId === "from-cli"));
     expect(created.data.changes.find((c) => c.requestId === "from-cli")?.request).toMatchObject({ state: "queued", workspace: "cli", version: 1 });
     const counts = await events.next("counts");
@@ -116,7 +123,10 @@ describe("the dashboard's event stream", () => {
     const events = await stream();
     await events.next("ready");
     fs.writeFileSync(path.join(stateDir, "requests", "broken.json"), "{ this is not json");
-    fs.writeFileSync(path.join(stateDir, "requests", "fine.json"), JSON.stringify({ requestId: "fine", workspace: "gw", state: "queued", createdAt: 1, lastUpdatedAt: 1 }));
+    fs.writeFileSync(
+      path.join(stateDir, "requests", "fine.json"),
+      JSON.stringify({ requestId: "fine", workspace: "gw", state: "queued", createdAt: 1, lastUpdatedAt: 1 }),
+    );
     await events.next("changes", (event) => event.data.changes.some((c) => c.requestId === "fine"));
     await expect.poll(async () => (await health()).unreadableFiles).toBe(1);
   });
@@ -161,7 +171,10 @@ describe("the dashboard's stuck monitor", () => {
 
     // No one calls anything: the server's own monitor notices the silence and the dead pid.
     await expect.poll(() => writer.get("orphan")?.state, { timeout: 15_000 }).toBe("queued");
-    expect(writer.get("orphan")?.transitions?.at(-1)).toMatchObject({ by: "monitor", reason: `released: the worker's pid ${deadPid} is gone (attempt 1 of 3)` });
+    expect(writer.get("orphan")?.transitions?.at(-1)).toMatchObject({
+      by: "monitor",
+      reason: `released: the worker's pid ${deadPid} is gone (attempt 1 of 3)`,
+    });
 
     const monitor = (await health()).monitor;
     expect(monitor).toMatchObject({ intervalMs: 200, lastError: null });

@@ -93,7 +93,10 @@ describe("the dashboard server's read API", () => {
       const stop = new AbortController();
       const response = await fetch(`${url}${path}`, { method, signal: stop.signal });
       stop.abort();
-      expect({ route: `${method} ${route.path}`, passedOn: passedOn.slice(before) }).toEqual({ route: `${method} ${route.path}`, passedOn: route.answeredBy === "next" ? [`${method} ${path}`] : [] });
+      expect({ route: `${method} ${route.path}`, passedOn: passedOn.slice(before) }).toEqual({
+        route: `${method} ${route.path}`,
+        passedOn: route.answeredBy === "next" ? [`${method} ${path}`] : [],
+      });
       if (route.answeredBy === "readApi") expect(response.status, `${method} ${path}`).not.toBe(405);
     }
   });
@@ -101,8 +104,15 @@ describe("the dashboard server's read API", () => {
   it("everything else goes on to Next.js, and every answer, ours, Next's or a refusal, carries the security headers", async () => {
     const { ask, passedOn } = await aDashboard();
     const answers = [await ask("/api/status"), await ask("/api/nope", { host: "evil.example" }), await ask("/requests?states=failed")];
-    for (const path of ["/api/actions/3", "/api/requests/a/download/json", "/api/status/", "/api/actions"]) answers.push(await ask(path, { method: path === "/api/actions" ? "POST" : "GET" }));
-    expect(passedOn).toEqual(["GET /requests?states=failed", "GET /api/actions/3", "GET /api/requests/a/download/json", "GET /api/status/", "POST /api/actions"]);
+    for (const path of ["/api/actions/3", "/api/requests/a/download/json", "/api/status/", "/api/actions"])
+      answers.push(await ask(path, { method: path === "/api/actions" ? "POST" : "GET" }));
+    expect(passedOn).toEqual([
+      "GET /requests?states=failed",
+      "GET /api/actions/3",
+      "GET /api/requests/a/download/json",
+      "GET /api/status/",
+      "POST /api/actions",
+    ]);
     for (const answer of answers) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(answer.headers[name.toLowerCase()]).toBe(value);
     }

@@ -39,27 +39,39 @@ function withoutPort(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 /** The port a start line says it moved to, once it has said so. */
 const movedTo = (child: { output: () => string }, prefix: string) =>
-  eventually(() => {
-    const match = new RegExp(`${prefix}: ${DEFAULT_PORT} in use: serving on http://127\\.0\\.0\\.1:(\\d+)/`).exec(child.output());
-    return match ? Number(match[1]) : undefined;
-  }, 60_000, 50);
+  eventually(
+    () => {
+      const match = new RegExp(`${prefix}: ${DEFAULT_PORT} in use: serving on http://127\\.0\\.0\\.1:(\\d+)/`).exec(child.output());
+      return match ? Number(match[1]) : undefined;
+    },
+    60_000,
+    50,
+  );
 
 /** Once a process has printed `line`. */
 const said = (child: { output: () => string }, line: string) => eventually(() => (child.output().includes(line) ? true : undefined), 60_000, 50);
 
-const answers = (port: number) => eventually(async () => ((await fetch(`http://127.0.0.1:${port}/api/status`).catch(() => null))?.ok ? true : undefined), 90_000, 100);
+const answers = (port: number) =>
+  eventually(async () => ((await fetch(`http://127.0.0.1:${port}/api/status`).catch(() => null))?.ok ? true : undefined), 90_000, 100);
 
 describe("the dashboard's default port, taken", () => {
   it("reqwatch dashboard serves on the next free port and says which; with --port 4600 named, it fails as before", async () => {
     await takeDefaultPort();
-    const moved = withOutput(spawn(process.execPath, [BIN, "dashboard"], { env: withoutPort({ REQWATCH_STATE_DIR: tempStateDir() }), stdio: ["ignore", "pipe", "pipe"] }));
+    const moved = withOutput(
+      spawn(process.execPath, [BIN, "dashboard"], { env: withoutPort({ REQWATCH_STATE_DIR: tempStateDir() }), stdio: ["ignore", "pipe", "pipe"] }),
+    );
     running.push(moved);
     const port = await movedTo(moved, "reqwatch");
     expect(port).toBeGreaterThan(DEFAULT_PORT);
     expect(await answers(port)).toBe(true);
     await said(moved, `reqwatch: dashboard on http://127.0.0.1:${port}/`);
 
-    const named = withOutput(spawn(process.execPath, [BIN, "dashboard", "--port", String(DEFAULT_PORT)], { env: withoutPort({ REQWATCH_STATE_DIR: tempStateDir() }), stdio: ["ignore", "pipe", "pipe"] }));
+    const named = withOutput(
+      spawn(process.execPath, [BIN, "dashboard", "--port", String(DEFAULT_PORT)], {
+        env: withoutPort({ REQWATCH_STATE_DIR: tempStateDir() }),
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     running.push(named);
     expect(await waitForExit(named)).toBe(1);
     expect(named.output()).toContain(`reqwatch: port ${DEFAULT_PORT} is in use; pick another with --port.`);
@@ -70,7 +82,9 @@ describe("the dashboard's default port, taken", () => {
     await takeDefaultPort();
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-demo-port-"));
     try {
-      const demo = withOutput(spawn(process.execPath, [DEMO], { env: withoutPort({ TMPDIR: tmp, REQWATCH_OTLP_PORT: "off" }), stdio: ["ignore", "pipe", "pipe"] }));
+      const demo = withOutput(
+        spawn(process.execPath, [DEMO], { env: withoutPort({ TMPDIR: tmp, REQWATCH_OTLP_PORT: "off" }), stdio: ["ignore", "pipe", "pipe"] }),
+      );
       running.push(demo);
       const port = await movedTo(demo, "demo");
       await said(demo, `demo: dashboard on http://127.0.0.1:${port}/ (Ctrl-C stops everything)`);

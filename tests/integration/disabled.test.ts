@@ -46,7 +46,19 @@ function runTheHotPath(tracker: ReturnType<typeof openTracker>) {
     tracker.sessions.reset(),
   ];
   tracker.recordResult(request.requestId, "token", { outcome: "completed" });
-  return { request, processing, completed, refused, unknown, managed, delivered, failed, sessions, claim: tracker.claimNext(), beat: tracker.heartbeat("x", "token") };
+  return {
+    request,
+    processing,
+    completed,
+    refused,
+    unknown,
+    managed,
+    delivered,
+    failed,
+    sessions,
+    claim: tracker.claimNext(),
+    beat: tracker.heartbeat("x", "token"),
+  };
 }
 
 describe("tracking off: the library", () => {
@@ -95,7 +107,9 @@ describe("tracking off: the library", () => {
   it("reqwatch's own programs (the dashboard's, the CLI's reads and actions) are refused the folder, which stays as it was", () => {
     const stateDir = aRecordingFolder();
     const before = treeSnapshot(path.dirname(stateDir));
-    expect(() => openTrackerService({ stateDir, enabled: false })).toThrow(expect.objectContaining({ code: "READ_ONLY", message: expect.stringContaining("tracking is off") }));
+    expect(() => openTrackerService({ stateDir, enabled: false })).toThrow(
+      expect.objectContaining({ code: "READ_ONLY", message: expect.stringContaining("tracking is off") }),
+    );
     process.env.REQWATCH_DISABLED = "1";
     expect(() => openTrackerService({ stateDir })).toThrow(expect.objectContaining({ code: "READ_ONLY" }));
     expect(treeSnapshot(path.dirname(stateDir))).toEqual(before);
@@ -170,7 +184,10 @@ describe("tracking off: the switch", () => {
       code: "BAD_INPUT",
       message: 'Invalid REQWATCH_DISABLED: "maybe". Use 1, true, yes or on; or 0, false, no, off or empty.',
     });
-    expect(thrown(() => openTracker({ stateDir: path.join(parent, "state"), enabled: "no" as never }))).toEqual({ code: "BAD_INPUT", message: 'Option "enabled" must be true or false.' });
+    expect(thrown(() => openTracker({ stateDir: path.join(parent, "state"), enabled: "no" as never }))).toEqual({
+      code: "BAD_INPUT",
+      message: 'Option "enabled" must be true or false.',
+    });
     expect(fs.readdirSync(parent)).toEqual([]);
   });
 

@@ -41,7 +41,10 @@ describe("reqwatch CLI with tracking off", () => {
       const result = runCli(args, { stateDir, env: off });
       expect(result, args.join(" ")).toMatchObject({ code: 0, stderr: OFF });
     }
-    expect(JSON.parse(runCli(["update", id, "--state", "completed", "--json"], { stateDir, env: off }).stdout)).toMatchObject({ requestId: id, state: "completed" });
+    expect(JSON.parse(runCli(["update", id, "--state", "completed", "--json"], { stateDir, env: off }).stdout)).toMatchObject({
+      requestId: id,
+      state: "completed",
+    });
 
     expect(treeSnapshot(path.dirname(stateDir))).toEqual(before);
     // Turned back on, the folder is as it was: the request the hook updated while off is untouched.
@@ -79,7 +82,10 @@ describe("reqwatch CLI with tracking off", () => {
       expect(runCli(args, { stateDir, env: off }), args.join(" ")).toEqual({ code: 0, stdout: "", stderr: OFF });
     }
     // `npm start` runs the server without the CLI: it says the same and serves nothing.
-    const server = spawnSync(process.execPath, [path.resolve(__dirname, "../../dist/server.cjs"), "--port", "1"], { encoding: "utf8", env: { ...off, REQWATCH_STATE_DIR: stateDir } });
+    const server = spawnSync(process.execPath, [path.resolve(__dirname, "../../dist/server.cjs"), "--port", "1"], {
+      encoding: "utf8",
+      env: { ...off, REQWATCH_STATE_DIR: stateDir },
+    });
     expect({ code: server.status, stdout: server.stdout, stderr: server.stderr }).toEqual({ code: 0, stdout: "", stderr: OFF });
     expect(treeSnapshot(path.dirname(stateDir))).toEqual(before);
 
@@ -103,7 +109,10 @@ describe("reqwatch CLI with tracking off", () => {
   it("a value of REQWATCH_DISABLED it does not know is a usage error that names it, and nothing is written", () => {
     const parent = tempParent();
     const stateDir = path.join(parent, "state");
-    for (const args of [["create", "-w", "gateway"], ["get", "x"]]) {
+    for (const args of [
+      ["create", "-w", "gateway"],
+      ["get", "x"],
+    ]) {
       expect(runCli(args, { stateDir, env: disabled("sometimes") })).toEqual({
         code: 2,
         stdout: "",

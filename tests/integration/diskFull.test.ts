@@ -66,14 +66,14 @@ describe("a full disk", () => {
     const filler = path.join(disk.dir, "filler");
     try {
       exerciseFullDisk(
-      disk.dir,
-      () => {
-        // Fill what is left, then a little more room than a small write needs (but not a big one).
-        spawnSync("dd", ["if=/dev/zero", `of=${filler}`, "bs=64k"], { encoding: "utf8" });
-        const stat = fs.statfsSync(disk.dir);
-        expect(stat.bavail * stat.bsize).toBeLessThan(64 * 1024);
-      },
-      () => fs.rmSync(filler),
+        disk.dir,
+        () => {
+          // Fill what is left, then a little more room than a small write needs (but not a big one).
+          spawnSync("dd", ["if=/dev/zero", `of=${filler}`, "bs=64k"], { encoding: "utf8" });
+          const stat = fs.statfsSync(disk.dir);
+          expect(stat.bavail * stat.bsize).toBeLessThan(64 * 1024);
+        },
+        () => fs.rmSync(filler),
       );
     } finally {
       disk.unmount();
@@ -92,7 +92,11 @@ describe("a full disk", () => {
         }
         return real(...args);
       }) as never);
-      exerciseFullDisk(stateDir, () => (full = true), () => (full = false));
+      exerciseFullDisk(
+        stateDir,
+        () => (full = true),
+        () => (full = false),
+      );
       vi.restoreAllMocks();
     }
   });

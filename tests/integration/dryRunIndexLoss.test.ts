@@ -33,7 +33,10 @@ it("a dry run made before index.db was deleted is gone with it: its confirmation
   const tracker = aTracker({ stateDir });
   const dryRun = tracker.actions.dryRun({ kind: "retry", ids: ["f1", "f2"] });
   removeIndex(stateDir);
-  await expect(tracker.actions.run({ kind: "retry", ids: ["f1", "f2"], dryRunId: dryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Dry run \S+ is not known/) });
+  await expect(tracker.actions.run({ kind: "retry", ids: ["f1", "f2"], dryRunId: dryRun.dryRunId })).rejects.toMatchObject({
+    code: "BAD_INPUT",
+    message: expect.stringMatching(/^Dry run \S+ is not known/),
+  });
   expect(tracker.get("f1")?.state).toBe("failed");
   const again = tracker.actions.dryRun({ kind: "retry", ids: ["f1", "f2"] });
   await expect(tracker.actions.run({ kind: "retry", ids: ["f1", "f2"], dryRunId: again.dryRunId })).resolves.toMatchObject({ status: "done", changed: 2 });

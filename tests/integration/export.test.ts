@@ -26,7 +26,12 @@ function everyPage(tracker: Pick<Tracker, "list">, filter: Parameters<Tracker["l
 
 function fill(tracker: Tracker): void {
   for (let i = 0; i < 40; i++) {
-    tracker.create({ requestId: `r${String(i).padStart(2, "0")}`, workspace: i % 2 ? "odd" : "even", state: "processing", model: i === 3 ? '=HYPERLINK("x"), "quoted"' : "sonnet" });
+    tracker.create({
+      requestId: `r${String(i).padStart(2, "0")}`,
+      workspace: i % 2 ? "odd" : "even",
+      state: "processing",
+      model: i === 3 ? '=HYPERLINK("x"), "quoted"' : "sonnet",
+    });
     if (i % 4 !== 0) tracker.transition(`r${String(i).padStart(2, "0")}`, "failed", { fields: { error: "boom" } });
   }
 }
@@ -35,13 +40,18 @@ function fill(tracker: Tracker): void {
 function manyFinished(stateDir: string, count: number, extra: Record<string, unknown> = {}): string[] {
   const ids = Array.from({ length: count }, (_, i) => `m${String(i).padStart(5, "0")}`);
   const start = Date.now() - 10 * 60_000;
-  ids.forEach((requestId, i) => writeRequestFile(stateDir, aRequest({ requestId, state: "completed", createdAt: start, lastUpdatedAt: start + i, counter: 0, ...extra })));
+  ids.forEach((requestId, i) =>
+    writeRequestFile(stateDir, aRequest({ requestId, state: "completed", createdAt: start, lastUpdatedAt: start + i, counter: 0, ...extra })),
+  );
   return ids;
 }
 
 /** Another process updates each of `ids` once (so each moves to the top of a newest-updated-first order), and exits. */
 function updateInAnotherProcess(stateDir: string, ids: readonly string[]): void {
-  const writer = spawnSync(process.execPath, [path.join(WORKERS, "incrementCounters.cjs"), stateDir, String(ids.length), ...ids], { env: childEnv(), encoding: "utf8" });
+  const writer = spawnSync(process.execPath, [path.join(WORKERS, "incrementCounters.cjs"), stateDir, String(ids.length), ...ids], {
+    env: childEnv(),
+    encoding: "utf8",
+  });
   expect(writer.status, writer.stderr).toBe(0);
 }
 
@@ -128,7 +138,13 @@ describe("export of the table's filter", () => {
     expect(parseJsonl(jsonl.stdout)).toEqual(expected);
 
     const csv = runCli(["list", "--state", "failed,processing", "--format", "csv"], { stateDir });
-    expect(csv.stdout.trimEnd().split("\r\n").slice(1).map((line) => line.split(",")[0])).toEqual(expected.map((row) => row.requestId));
+    expect(
+      csv.stdout
+        .trimEnd()
+        .split("\r\n")
+        .slice(1)
+        .map((line) => line.split(",")[0]),
+    ).toEqual(expected.map((row) => row.requestId));
 
     expect(runCli(["list", "--format", "csv", "--json"], { stateDir }).code).toBe(2);
     expect(runCli(["list", "--format", "xml"], { stateDir }).code).toBe(2);
@@ -140,7 +156,10 @@ describe("export of the table's filter", () => {
     const atStart = everyPage(aTracker({ stateDir }), {});
     expect(atStart).toHaveLength(2000);
 
-    const cli = spawn(process.execPath, [BIN, "list", "--format", "jsonl", "--limit", "100"], { env: { ...childEnv(), REQWATCH_STATE_DIR: stateDir }, stdio: ["ignore", "pipe", "pipe"] });
+    const cli = spawn(process.execPath, [BIN, "list", "--format", "jsonl", "--limit", "100"], {
+      env: { ...childEnv(), REQWATCH_STATE_DIR: stateDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     cli.stderr.on("data", (chunk) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => cli.on("close", resolve));

@@ -12,11 +12,16 @@ describe("the CLI on a gateway's data folder", () => {
     const env = { ...process.env, REQWATCH_CACHE_DIR: path.join(parent, "cache") };
     const byId = new Map(gateway.requests.map((r) => [r.requestId, r.chatId]));
 
-    const page = JSON.parse(runCli(["list", "--json", "--limit", "100"], { stateDir: gateway.state, env }).stdout) as { items: { requestId: string; chatId: unknown }[] };
+    const page = JSON.parse(runCli(["list", "--json", "--limit", "100"], { stateDir: gateway.state, env }).stdout) as {
+      items: { requestId: string; chatId: unknown }[];
+    };
     expect(page.items).toHaveLength(12);
     for (const row of page.items) expect(row.chatId).toBe(byId.get(row.requestId));
 
-    const lines = runCli(["list", "--format", "jsonl"], { stateDir: gateway.state, env }).stdout.trim().split("\n").map((line) => JSON.parse(line) as { requestId: string; chatId: unknown });
+    const lines = runCli(["list", "--format", "jsonl"], { stateDir: gateway.state, env })
+      .stdout.trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { requestId: string; chatId: unknown });
     expect(lines).toHaveLength(12);
     for (const row of lines) expect(row.chatId).toBe(byId.get(row.requestId));
 

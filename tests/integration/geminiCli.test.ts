@@ -95,7 +95,14 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(runs[0]!.output).toContain(MOCK_ANSWER);
     expect(calls.map((call) => (call.router ? "router" : "main"))).toEqual(["router", "main"]);
     const { row, view } = await turnOf("say hello, plainly", "completed");
-    expect(row).toMatchObject({ requestId: expect.stringMatching(/^turn-\d+$/), workspace: "gemini-cli", model: calls[1]!.model, tokens: 190, stuckReason: null, attempt: null });
+    expect(row).toMatchObject({
+      requestId: expect.stringMatching(/^turn-\d+$/),
+      workspace: "gemini-cli",
+      model: calls[1]!.model,
+      tokens: 190,
+      stuckReason: null,
+      attempt: null,
+    });
     expect(row.note).toMatch(/^2 model calls, 150 in \/ 40 out tokens, \$0\.0002 estimated/);
     expect(view.request).toMatchObject({ prompt: "say hello, plainly", output: MOCK_ANSWER, state: "completed" });
     const steps = summaries(view);
@@ -132,7 +139,10 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(factsOf(lifecycle)).toMatchObject({ "Model calls": "3", "Tool uses": "2", Cost: expect.stringMatching(/^\$0\.0004 estimated$/) });
     const outline = timelineOutline(lifecycle);
     expect(outline).toContainEqual(expect.stringMatching(timelineTitle("tool, read_file", `, failed: File not found: .*${TOOL_FILES.missing}`)));
-    expect(outline.filter((line) => timelineTitle("tool, read_file").test(line)), outline.join("\n")).toHaveLength(1);
+    expect(
+      outline.filter((line) => timelineTitle("tool, read_file").test(line)),
+      outline.join("\n"),
+    ).toHaveLength(1);
     expect(await receivedOverMcp.session(await mcp(), row.sessionId!)).toContain("Tools (1): read_file (2, 1 failed)");
   }, 120_000);
 
@@ -145,7 +155,9 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
       return summaries(view).some((step) => step.startsWith("tool read_file: ")) ? view : undefined;
     }, 30_000);
     const tools = everyItem(view.timeline!.items).filter((item) => item.kind === "tool");
-    expect(tools.map((tool) => [tool.name, tool.error, tool.records.map((record) => record.name).sort()])).toEqual([["read_file", null, ["tool read_file", "tool_call"]]]);
+    expect(tools.map((tool) => [tool.name, tool.error, tool.records.map((record) => record.name).sort()])).toEqual([
+      ["read_file", null, ["tool read_file", "tool_call"]],
+    ]);
     expect(everyItem(view.timeline!.items).filter((item) => item.label === "tool read_file")).toEqual([]);
   }, 120_000);
 
@@ -156,7 +168,10 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     const { row, view } = await turnOf("answer after two 503s", "completed");
     expect(row.attempt).toBe(3);
     expect(view.request.error ?? null).toBeNull();
-    expect(summaries(view).filter((step) => step.startsWith("api_error: "))).toEqual([expect.stringMatching(/^api_error: main, .*, 503 UNAVAILABLE: The model is overloaded/), expect.stringMatching(/^api_error: main, .*, 503 UNAVAILABLE: The model is overloaded/)]);
+    expect(summaries(view).filter((step) => step.startsWith("api_error: "))).toEqual([
+      expect.stringMatching(/^api_error: main, .*, 503 UNAVAILABLE: The model is overloaded/),
+      expect.stringMatching(/^api_error: main, .*, 503 UNAVAILABLE: The model is overloaded/),
+    ]);
     // Over MCP, as the mock saw it: the row on its third attempt; the main model's calls 503, 503, then answered; no error.
     const [listed] = (await receivedOverMcp.rows(await mcp(), { text: "answer after two 503s" })).items.filter((item) => item.requestId === row.requestId);
     expect(listed).toMatchObject({ state: "completed", attempt: 3 });
@@ -165,7 +180,11 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
     expect(factsOf(lifecycle)).toMatchObject({ Attempts: "3", Cost: expect.stringMatching(/^\$0\.0002 estimated$/) });
     expect(factsOf(lifecycle).Error).toBeUndefined();
     const main = timelineOutline(lifecycle).filter((line) => line.includes(`model call, ${calls.at(-1)!.model}, `));
-    expect(main).toEqual([expect.stringContaining(`failed: ${OVERLOADED}`), expect.stringContaining(`failed: ${OVERLOADED}`), expect.not.stringContaining("failed")]);
+    expect(main).toEqual([
+      expect.stringContaining(`failed: ${OVERLOADED}`),
+      expect.stringContaining(`failed: ${OVERLOADED}`),
+      expect.not.stringContaining("failed"),
+    ]);
     expect(timelineOutline(lifecycle)).toContainEqual(expect.stringMatching(timelineTitle(`model call, ${calls[0]!.model.replace(/\./g, "\\.")}, router`)));
     const story = await receivedOverMcp.story(await mcp(), row.requestId);
     expect(story).toContain("Attempt 3.");
@@ -198,7 +217,13 @@ describe("Gemini CLI, run for real, seen through its own telemetry", () => {
       // Not asked whether it is stuck yet: with 2 s to be stuck, a busy machine's first look can come after it.
       const { row } = await turnOf("wait for an answer that never comes", "processing");
       // Killed once the main call's request is in (the router's call came first), as the mock saw it.
-      await eventually(async () => (summaries(await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`)).some((step) => step.startsWith("api_request: main")) ? true : undefined), 30_000);
+      await eventually(
+        async () =>
+          summaries(await get<SourceRequestView>(`/api/sources/otel/requests/${row.requestId}`)).some((step) => step.startsWith("api_request: main"))
+            ? true
+            : undefined,
+        30_000,
+      );
       expect(api.calls.filter((call) => !call.router)).toHaveLength(1);
       const exited = waitForExit(child);
       process.kill(-child.pid!, "SIGKILL");

@@ -126,7 +126,10 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
     expect(row.note).toMatch(/^1 model call, 100 in \/ 30 out tokens, \$0\.\d+ estimated/);
     expect(view.request).toMatchObject({ prompt: "say hello, from the gemini files", output: runs[0]!.stdout.trim(), state: "completed" });
     expect(view.request.output).toBe(MOCK_ANSWER);
-    expect(summaries(view)).toEqual(["prompt: a prompt of 32 characters", expect.stringMatching(new RegExp(`^model call: ${calls[1]!.model.replace(/\./g, "\\.")}, 100 in / 30 out \\(20 cached\\), \\d+(\\.\\d+)? m?s$`))]);
+    expect(summaries(view)).toEqual([
+      "prompt: a prompt of 32 characters",
+      expect.stringMatching(new RegExp(`^model call: ${calls[1]!.model.replace(/\./g, "\\.")}, 100 in / 30 out \\(20 cached\\), \\d+(\\.\\d+)? m?s$`)),
+    ]);
     const inSession = await get<RequestsView>(`/api/requests?source=otel&session=${session}`);
     expect(inSession.items.map((item) => item.requestId)).toEqual([row.requestId]);
   }, 120_000);
@@ -139,8 +142,15 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
     expect(row.note).toMatch(/^2 model calls, 2 tool uses, 200 in \/ 60 out tokens/);
     const steps = summaries(view);
     expect(steps).toContainEqual(expect.stringMatching(/^tool read_file: ok, note\.txt, \d+(\.\d+)? m?s$/));
-    expect(steps).toContainEqual(expect.stringMatching(new RegExp(`^tool read_file: error: File not found: .*${TOOL_FILES.missing}, ${TOOL_FILES.missing}, \\d+(\\.\\d+)? m?s$`)));
-    expect(drawn(view, "tool").map((tool) => [tool.name, tool.error])).toEqual(expect.arrayContaining([["read_file", null], ["read_file", expect.stringMatching(/^File not found: /)]]));
+    expect(steps).toContainEqual(
+      expect.stringMatching(new RegExp(`^tool read_file: error: File not found: .*${TOOL_FILES.missing}, ${TOOL_FILES.missing}, \\d+(\\.\\d+)? m?s$`)),
+    );
+    expect(drawn(view, "tool").map((tool) => [tool.name, tool.error])).toEqual(
+      expect.arrayContaining([
+        ["read_file", null],
+        ["read_file", expect.stringMatching(/^File not found: /)],
+      ]),
+    );
     expect(drawn(view, "call")).toHaveLength(2);
   }, 120_000);
 
@@ -158,14 +168,20 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
     const api = await aGeminiMock("hang");
     const child = startGemini(aProject(), api.url, ["-p", "wait for an answer that never comes, from the gemini files"]);
     try {
-      const waiting = await eventually(async () => (await turnsOf("wait for an answer that never comes, from the gemini files")).find((item) => item.stuckReason !== null), 60_000);
+      const waiting = await eventually(
+        async () => (await turnsOf("wait for an answer that never comes, from the gemini files")).find((item) => item.stuckReason !== null),
+        60_000,
+      );
       expect(waiting.state).toBe("processing");
       expect(waiting.stuckReason).toMatch(/^waiting on the model for \d+s$/);
       expect(api.calls.filter((call) => !call.router)).toHaveLength(1);
       const exited = waitForExit(child);
       process.kill(-child.pid!, "SIGKILL");
       await exited;
-      const ended = await eventually(async () => (await turnsOf("wait for an answer that never comes, from the gemini files")).find((item) => item.stuckReason?.includes("ended mid-turn")), 30_000);
+      const ended = await eventually(
+        async () => (await turnsOf("wait for an answer that never comes, from the gemini files")).find((item) => item.stuckReason?.includes("ended mid-turn")),
+        30_000,
+      );
       expect(ended.state).toBe("processing");
       expect(ended.stuckReason).toMatch(new RegExp(`^Gemini CLI \\(pid ${child.pid}\\) ended mid-turn \\d+(ms|s) ago$`));
     } finally {
@@ -207,7 +223,11 @@ describe("Gemini CLI, run for real with its telemetry off, seen through its own 
     }, 30_000);
     expect(view.request).toMatchObject({ prompt: "say hello, told twice by gemini", sessionId: session, output: MOCK_ANSWER });
     // The main model's call drawn once (told by both), the router's beside it (its telemetry's alone).
-    expect(drawn(view, "call").map((item) => item.role).sort()).toEqual([null, "router"]);
+    expect(
+      drawn(view, "call")
+        .map((item) => item.role)
+        .sort(),
+    ).toEqual([null, "router"]);
     expect(calls.filter((call) => call.method !== "countTokens")).toHaveLength(2);
   }, 120_000);
 

@@ -129,9 +129,25 @@ describe("reqwatch monitor when the index is lost", () => {
       // Written after the index was lost: the monitor follows the folder, and its guard reopens the index rebuilt from the files.
       const hourAgo = Date.now() - 3_600_000;
       writeRequestFile(stateDir, aRequest({ requestId: "left-waiting", state: "queued", createdAt: hourAgo, lastUpdatedAt: hourAgo, queuedAt: hourAgo }));
-      await expect.poll(() => passes().at(-1)?.stuck.map((stuck) => stuck.requestId), { timeout: 10_000 }).toEqual(["left-waiting"]);
+      await expect
+        .poll(
+          () =>
+            passes()
+              .at(-1)
+              ?.stuck.map((stuck) => stuck.requestId),
+          { timeout: 10_000 },
+        )
+        .toEqual(["left-waiting"]);
       await expect.poll(() => stderr, { timeout: 10_000 }).toContain("index.db was deleted; the index was reopened from the files.");
-      await expect.poll(() => passes().at(-1)?.stuck.map((stuck) => stuck.requestId), { timeout: 10_000 }).toEqual(["left-waiting"]);
+      await expect
+        .poll(
+          () =>
+            passes()
+              .at(-1)
+              ?.stuck.map((stuck) => stuck.requestId),
+          { timeout: 10_000 },
+        )
+        .toEqual(["left-waiting"]);
       expect(fs.existsSync(path.join(stateDir, "index.db"))).toBe(true);
     } finally {
       monitor.kill("SIGTERM");

@@ -14,13 +14,37 @@ describe("reqwatch mcp", () => {
   it("lists its tools, says what is stuck and why, explains it, and retries only after a dry run and a confirmation", async () => {
     const stateDir = tempStateDir();
     const now = Date.now();
-    writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "nobody", state: "queued", queuedAt: now - 2 * HOUR, createdAt: now - 2 * HOUR, lastUpdatedAt: now - 2 * HOUR }));
+    writeRequestFile(
+      stateDir,
+      aRequest({
+        requestId: "waiting",
+        workspace: "nobody",
+        state: "queued",
+        queuedAt: now - 2 * HOUR,
+        createdAt: now - 2 * HOUR,
+        lastUpdatedAt: now - 2 * HOUR,
+      }),
+    );
     writeRequestFile(stateDir, aRequest({ requestId: "broken", workspace: "chat", state: "failed", error: "model timed out", completedAt: now - 1000 }));
     const agent = await anAgent(stateDir);
 
     const { tools } = await agent.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ["cancel_requests", "cleanup_dry_run", "explain_request", "get_request", "list_requests", "list_sessions", "record_command", "record_file", "record_snapshot", "retry_requests", "session_context", "source_queue", "stuck"].sort(),
+      [
+        "cancel_requests",
+        "cleanup_dry_run",
+        "explain_request",
+        "get_request",
+        "list_requests",
+        "list_sessions",
+        "record_command",
+        "record_file",
+        "record_snapshot",
+        "retry_requests",
+        "session_context",
+        "source_queue",
+        "stuck",
+      ].sort(),
     );
     for (const tool of tools) expect(tool.description?.length, tool.name).toBeGreaterThan(40);
 
@@ -60,17 +84,27 @@ describe("reqwatch mcp", () => {
     const second = await anAgent(stateDir);
     const run = await call(second, "retry_requests", { ids: ["broken"], confirm: true, dryRunId: dryRun.dryRunId });
     expect(run.isError, run.text).toBe(false);
-    expect(JSON.parse(run.text)).toMatchObject({ dryRun: false, entry: { kind: "retry", status: "done", by: "mcp", summary: "Retry broken", changedIds: ["broken"] } });
+    expect(JSON.parse(run.text)).toMatchObject({
+      dryRun: false,
+      entry: { kind: "retry", status: "done", by: "mcp", summary: "Retry broken", changedIds: ["broken"] },
+    });
     expect(JSON.parse(readRaw(stateDir, "broken")).state).toBe("queued");
 
     // Confirmed once; a second confirmation is told why it is refused, in words that fit a server started per call.
     const again = await call(second, "retry_requests", { ids: ["broken"], confirm: true, dryRunId: dryRun.dryRunId });
-    expect(again).toEqual({ isError: true, text: `Dry run ${dryRun.dryRunId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
+    expect(again).toEqual({
+      isError: true,
+      text: `Dry run ${dryRun.dryRunId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.`,
+    });
   });
 
   it("a confirmation that asks other than its dry run is refused and changes nothing; the audit entry names what was done", async () => {
     const stateDir = tempStateDir();
-    for (const [id, workspace] of [["f-a", "alpha"], ["f-b", "beta"]]) writeRequestFile(stateDir, aRequest({ requestId: id!, workspace, state: "failed" }));
+    for (const [id, workspace] of [
+      ["f-a", "alpha"],
+      ["f-b", "beta"],
+    ])
+      writeRequestFile(stateDir, aRequest({ requestId: id!, workspace, state: "failed" }));
     writeRequestFile(stateDir, aRequest({ requestId: "t-z", workspace: "zzz", state: "timeout" }));
     for (const id of ["C", "D"]) writeRequestFile(stateDir, aRequest({ requestId: id, workspace: "w", state: "queued" }));
     const files = () => ["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id));
@@ -91,9 +125,24 @@ describe("reqwatch mcp", () => {
     expect(aTracker({ stateDir }).actions.list()).toEqual([]);
 
     const cancelled = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"], confirm: true, dryRunId: cancelDryRun.dryRunId })).text);
-    expect(cancelled.entry).toMatchObject({ kind: "cancel", by: "mcp", status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
+    expect(cancelled.entry).toMatchObject({
+      kind: "cancel",
+      by: "mcp",
+      status: "done",
+      summary: "Cancel C",
+      target: { ids: ["C"] },
+      matched: 1,
+      changedIds: ["C"],
+    });
     const retried = JSON.parse((await call(agent, "retry_requests", { states: ["failed"], confirm: true, dryRunId: retryDryRun.dryRunId })).text);
-    expect(retried.entry).toMatchObject({ kind: "retry", by: "mcp", status: "done", summary: "Retry 2 requests matching failed", target: { filter: { states: ["failed"] } }, matched: 2 });
+    expect(retried.entry).toMatchObject({
+      kind: "retry",
+      by: "mcp",
+      status: "done",
+      summary: "Retry 2 requests matching failed",
+      target: { filter: { states: ["failed"] } },
+      matched: 2,
+    });
     expect(retried.entry.changedIds.sort()).toEqual(["f-a", "f-b"]);
     expect(["t-z", "D"].map((id) => JSON.parse(readRaw(stateDir, id)).state)).toEqual(["timeout", "queued"]);
   });
@@ -117,9 +166,13 @@ describe("reqwatch mcp", () => {
       messages: [{ requestId: `claude-mem-${hung}`, stuckReason: expect.stringMatching(/^processing 20m( \d+s)?, past claude-mem's own 5m stuck limit$/) }],
     });
     // By the name the dashboard gives it; the default is the claude-mem it was given.
-    for (const args of [{}, { source: "claude-mem" }]) expect(JSON.parse((await call(agent, "source_queue", args)).text)).toMatchObject({ source: { file }, stuck: 1 });
+    for (const args of [{}, { source: "claude-mem" }])
+      expect(JSON.parse((await call(agent, "source_queue", args)).text)).toMatchObject({ source: { file }, stuck: 1 });
     expect(await call(agent, "source_queue", { source: "claude-mem-2" })).toEqual({ isError: true, text: `claude-mem source: ${file}.nope does not exist.` });
-    expect(await call(agent, "source_queue", { source: "redis:localhost" })).toMatchObject({ isError: true, text: expect.stringContaining('Unknown source "redis:localhost"') });
+    expect(await call(agent, "source_queue", { source: "redis:localhost" })).toMatchObject({
+      isError: true,
+      text: expect.stringContaining('Unknown source "redis:localhost"'),
+    });
   });
 
   it("answers a bad id and a bad argument with a tool error, and keeps serving", async () => {
@@ -127,10 +180,16 @@ describe("reqwatch mcp", () => {
     fs.mkdirSync(path.join(stateDir, "requests"), { recursive: true });
     fs.writeFileSync(path.join(stateDir, "requests", "torn.json"), '{"requestId": "torn", "state": "que');
     const agent = await anAgent(stateDir);
-    expect(await call(agent, "get_request", { requestId: "nope" })).toEqual({ isError: true, text: "Request nope does not exist (it may have been cleaned up)." });
+    expect(await call(agent, "get_request", { requestId: "nope" })).toEqual({
+      isError: true,
+      text: "Request nope does not exist (it may have been cleaned up).",
+    });
     // A file there that cannot be read is said as such, with why, never "does not exist".
     for (const tool of ["get_request", "explain_request"]) {
-      expect(await call(agent, tool, { requestId: "torn" })).toEqual({ isError: true, text: expect.stringMatching(/^Request torn cannot be read: requests\/torn\.json: invalid JSON \(.*line 1 column 36\)\)\. The file is kept as it is/) });
+      expect(await call(agent, tool, { requestId: "torn" })).toEqual({
+        isError: true,
+        text: expect.stringMatching(/^Request torn cannot be read: requests\/torn\.json: invalid JSON \(.*line 1 column 36\)\)\. The file is kept as it is/),
+      });
     }
     expect(await call(agent, "explain_request", { requestId: "../etc/passwd" })).toMatchObject({ isError: true });
     expect(await call(agent, "cleanup_dry_run", { olderThan: "soon" })).toMatchObject({ isError: true, text: expect.stringMatching(/olderThan/) });
@@ -139,7 +198,10 @@ describe("reqwatch mcp", () => {
 
   it("records into the session and gives its context back, as a resuming agent reads it", async () => {
     const agent = await anAgent(tempStateDir());
-    expect(await call(agent, "record_command", { command: "npm test", status: "failed", workflow: "fix" })).toMatchObject({ isError: false, text: expect.stringMatching(/^Recorded in session /) });
+    expect(await call(agent, "record_command", { command: "npm test", status: "failed", workflow: "fix" })).toMatchObject({
+      isError: false,
+      text: expect.stringMatching(/^Recorded in session /),
+    });
     await call(agent, "record_file", { path: "lib/login.ts", summary: "retry on 502" });
     await call(agent, "record_snapshot", { activeTask: "fix the login retry", nextSteps: ["rerun the suite"], blockingIssues: ["provider down"] });
     const context = await call(agent, "session_context");
@@ -156,7 +218,10 @@ describe("reqwatch mcp", () => {
     const before = treeSnapshot(stateDir);
     const agent = await anAgent(stateDir);
 
-    expect(JSON.parse((await call(agent, "stuck")).text)).toMatchObject({ count: 1, stuck: [{ requestId: "hung", reason: expect.stringContaining("no reqwatch worker holds it") }] });
+    expect(JSON.parse((await call(agent, "stuck")).text)).toMatchObject({
+      count: 1,
+      stuck: [{ requestId: "hung", reason: expect.stringContaining("no reqwatch worker holds it") }],
+    });
     const dryRun = JSON.parse((await call(agent, "retry_requests", { ids: ["failed-one"] })).text);
     const refused = await call(agent, "retry_requests", { ids: ["failed-one"], confirm: true, dryRunId: dryRun.dryRunId });
     expect(refused).toMatchObject({ isError: true, text: expect.stringMatching(/read-only|observed/i) });

@@ -35,7 +35,10 @@ describe("what an agent sends reqwatch mcp", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aRequest({ requestId: "f1", state: "failed", error: "boom" }));
     const agent = await anAgent(stateDir);
-    expect(await call(agent, "retry_requests", { ids: ["f1"], states: ["failed"] })).toEqual({ isError: true, text: expect.stringContaining("A retry takes ids or a filter, not both.") });
+    expect(await call(agent, "retry_requests", { ids: ["f1"], states: ["failed"] })).toEqual({
+      isError: true,
+      text: expect.stringContaining("A retry takes ids or a filter, not both."),
+    });
     expect(await call(agent, "retry_requests", {})).toEqual({ isError: true, text: expect.stringContaining("A retry needs ids or a filter.") });
   });
 });
@@ -94,7 +97,13 @@ describe("LineTransport", () => {
     expect(input.isPaused()).toBe(true);
     expect(output.listenerCount("drain")).toBe(1);
     const ids = new Set<number>();
-    output.on("data", (chunk: Buffer) => chunk.toString().split("\n").filter(Boolean).forEach((line) => ids.add((JSON.parse(line) as { id: number }).id)));
+    output.on("data", (chunk: Buffer) =>
+      chunk
+        .toString()
+        .split("\n")
+        .filter(Boolean)
+        .forEach((line) => ids.add((JSON.parse(line) as { id: number }).id)),
+    );
     await eventually(() => (ids.size === 100 ? true : undefined));
     expect(input.isPaused()).toBe(false);
   });

@@ -22,7 +22,11 @@ describe("npx reqwatch in a checkout", () => {
     expect(manifest.scripts.prepare).toBe("node scripts/build-if-stale.mjs --install");
     const before = mtimes();
     // An empty npm cache: what a first `npx reqwatch` in a fresh clone meets.
-    const run = spawnSync("npx", ["--yes", "reqwatch", "--version"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, npm_config_cache: cache, npm_config_loglevel: "info" } });
+    const run = spawnSync("npx", ["--yes", "reqwatch", "--version"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, npm_config_cache: cache, npm_config_loglevel: "info" },
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe(manifest.version);
     // npm ran prepare (it logs each script it runs), and prepare found nothing to build.

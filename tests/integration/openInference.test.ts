@@ -11,14 +11,21 @@ import { factsOf, receivedOverMcp, timelineOutline, timelineTitle } from "../hel
 // (OpenInference's LLM span and the SDK's own span inside it told once), an agent (traceAgent) with
 // its tool (traceTool) one agent's run.
 const apps = instrumentedApps("openInference", () => void installedOpenInference());
-const runApp = (scenario: string, mock: Scenario) => apps.run(`openinference-${scenario}`, path.join(installedOpenInference(), "node_modules"), mock, [scenario]);
+const runApp = (scenario: string, mock: Scenario) =>
+  apps.run(`openinference-${scenario}`, path.join(installedOpenInference(), "node_modules"), mock, [scenario]);
 const { lifecycleOf } = apps;
 
 /** What an agent reads of a lifecycle over MCP: its facts, and its timeline's model calls and tools. */
 async function overMcp(requestId: string) {
   const lifecycle = await receivedOverMcp.lifecycle(await apps.mcp(), requestId);
   const outline = timelineOutline(lifecycle).map((line) => line.trim());
-  return { lifecycle, facts: factsOf(lifecycle), calls: outline.filter((line) => line.startsWith("model call, ")), tools: outline.filter((line) => line.startsWith("tool, ")), story: await receivedOverMcp.story(await apps.mcp(), requestId) };
+  return {
+    lifecycle,
+    facts: factsOf(lifecycle),
+    calls: outline.filter((line) => line.startsWith("model call, ")),
+    tools: outline.filter((line) => line.startsWith("tool, ")),
+    story: await receivedOverMcp.story(await apps.mcp(), requestId),
+  };
 }
 
 describe("OpenInference's Anthropic instrumentation", () => {

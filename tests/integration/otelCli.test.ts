@@ -18,7 +18,13 @@ const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 
 function startOtel(stateDir: string, endpoint: string, protocol = "http/json"): ChildProcess {
   return spawn(process.execPath, [BIN, "otel", "--state-dir", stateDir], {
-    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_SERVICE_NAME: "gateway-test", OTEL_EXPORTER_OTLP_HEADERS: "x-team=gateway,authorization=Bearer%20secret" },
+    env: {
+      ...process.env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      OTEL_SERVICE_NAME: "gateway-test",
+      OTEL_EXPORTER_OTLP_HEADERS: "x-team=gateway,authorization=Bearer%20secret",
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
 }
@@ -64,7 +70,9 @@ describe("reqwatch otel", () => {
       const stateDir = dashboard.runtime.reader.stateDir.root;
       const listed = runCli(["list", "--source", "otel", "--workspace", "mail", "--json"], { stateDir });
       expect(listed.stderr).toBe("");
-      expect((JSON.parse(listed.stdout) as { items: { requestId: string; state: string }[] }).items.map((item) => [item.requestId, item.state]).sort()).toEqual(rows.map((row) => [row.requestId, row.state]).sort());
+      expect((JSON.parse(listed.stdout) as { items: { requestId: string; state: string }[] }).items.map((item) => [item.requestId, item.state]).sort()).toEqual(
+        rows.map((row) => [row.requestId, row.state]).sort(),
+      );
       const summary = runCli(["source", "otel"], { stateDir });
       expect(summary).toMatchObject({ code: 0, stderr: "" });
       expect(summary.stdout).toContain(`otel: ${path.join(dashboard.runtime.reader.stateDir.storeDir, "telemetry.db")}, table lifecycles, read-only`);
@@ -86,7 +94,9 @@ describe("reqwatch otel", () => {
     const stateDir = aTracker().stateDir.root;
     const none = runCli(["source", "otel"], { stateDir });
     expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/^reqwatch: Nothing was received for this state folder yet: the dashboard keeps what its OpenTelemetry receiver gets in .*telemetry\.db/);
+    expect(none.stderr).toMatch(
+      /^reqwatch: Nothing was received for this state folder yet: the dashboard keeps what its OpenTelemetry receiver gets in .*telemetry\.db/,
+    );
     const dashboard = runCli(["dashboard", "--source", "otel"], { stateDir });
     expect(dashboard.code).toBe(2);
     expect(dashboard.stderr).toContain("otel is not a source to name here: the dashboard shows what its OpenTelemetry receiver kept by itself");
@@ -132,7 +142,12 @@ describe("reqwatch otel", () => {
     for (let i = 0; i < 50; i++) tracker.create({ requestId: `q${i}`, workspace: "two", state: "queued" });
     await waitFor(() => collector.spans().length >= 50, 15_000);
     const waiting: (number | null)[] = [];
-    const second = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false, onWaiting: (holder) => waiting.push(holder?.pid ?? null) });
+    const second = startOtelExport(tracker, {
+      exporter: new OTLPTraceExporter({ url: collector.url }),
+      pollMs: 50,
+      metrics: false,
+      onWaiting: (holder) => waiting.push(holder?.pid ?? null),
+    });
     try {
       await waitFor(() => second.status().waitingFor !== null);
       expect(second.status().waitingFor).toMatchObject({ pid: otel.pid });
@@ -161,7 +176,13 @@ describe("reqwatch otel", () => {
     const collector = await aCollector();
     const tracker = aTracker();
     const server = spawn(process.execPath, [path.resolve(__dirname, "../../dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(await freePort())], {
-      env: { ...process.env, REQWATCH_STATE_DIR: tracker.stateDir.root, REQWATCH_OTEL: "1", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/v1\/traces$/, ""), OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+      env: {
+        ...process.env,
+        REQWATCH_STATE_DIR: tracker.stateDir.root,
+        REQWATCH_OTEL: "1",
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/v1\/traces$/, ""),
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      },
       stdio: "ignore",
     });
     try {
@@ -185,11 +206,22 @@ describe("reqwatch otel", () => {
   it("wrong settings: a protocol it does not speak, or an endpoint without its scheme, is a usage error that names the variable, and nothing starts", () => {
     const tracker = aTracker();
     const grpc = runCli(["otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } });
-    expect(grpc).toMatchObject({ code: 2, stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: reqwatch exports over HTTP; use http/protobuf (the default) or http/json.") });
+    expect(grpc).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: reqwatch exports over HTTP; use http/protobuf (the default) or http/json."),
+    });
     const bare = runCli(["otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } });
-    expect(bare).toMatchObject({ code: 2, stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318: not an http(s) URL; write it with its scheme, e.g. http://localhost:4318.") });
-    const dashboard = runCli(["dashboard", "--otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318/v1/traces" } });
-    expect(dashboard).toMatchObject({ code: 2, stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=collector:4318/v1/traces: not an http(s) URL") });
+    expect(bare).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318: not an http(s) URL; write it with its scheme, e.g. http://localhost:4318."),
+    });
+    const dashboard = runCli(["dashboard", "--otel", "--state-dir", tracker.stateDir.root], {
+      env: { ...process.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318/v1/traces" },
+    });
+    expect(dashboard).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=collector:4318/v1/traces: not an http(s) URL"),
+    });
     expect(fs.readdirSync(tracker.stateDir.storeDir).filter((name) => name.startsWith("otel"))).toEqual([]);
     tracker.close();
   });

@@ -52,13 +52,13 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
       ["process batch", 5, ids.attemptSpanId(2), ids.createSpanId],
     ]);
     const [, failed, done] = ofRetry as [OtlpSpan, OtlpSpan, OtlpSpan];
-    expect([attr(failed, "messaging.system"), attr(failed, "messaging.destination.name"), attr(failed, "messaging.message.id"), attr(failed, "reqwatch.attempt"), attr(failed, "error.type")]).toEqual([
-      "reqwatch",
-      "batch",
-      "retry-1",
-      1,
-      "failed",
-    ]);
+    expect([
+      attr(failed, "messaging.system"),
+      attr(failed, "messaging.destination.name"),
+      attr(failed, "messaging.message.id"),
+      attr(failed, "reqwatch.attempt"),
+      attr(failed, "error.type"),
+    ]).toEqual(["reqwatch", "batch", "retry-1", 1, "failed"]);
     expect(failed.status).toMatchObject({ code: 2, message: "provider 529" });
     expect(failed.events?.map((event) => event.name)).toEqual(["dropped: stale claim"]);
     expect(failed.links).toEqual([expect.objectContaining({ traceId: ids.traceId, spanId: ids.createSpanId })]);
@@ -120,9 +120,17 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
       metrics: { exporter: new OTLPMetricExporter({ url: `${base}/v1/metrics` }), intervalMs: 200 },
     });
     running.push(handle);
-    const metric = (name: string) => collector.metrics().filter((m) => m.name === name).at(-1);
+    const metric = (name: string) =>
+      collector
+        .metrics()
+        .filter((m) => m.name === name)
+        .at(-1);
     await waitFor(() => metric("reqwatch.attempts") !== undefined && metric("reqwatch.deliveries.dropped") !== undefined, 10_000);
-    const points = (name: string) => (metric(name)?.sum ?? metric(name)?.gauge)!.dataPoints.map((point) => [Object.fromEntries(point.attributes.map((a) => [a.key, Object.values(a.value)[0]])), point.asInt ?? point.asDouble]);
+    const points = (name: string) =>
+      (metric(name)?.sum ?? metric(name)?.gauge)!.dataPoints.map((point) => [
+        Object.fromEntries(point.attributes.map((a) => [a.key, Object.values(a.value)[0]])),
+        point.asInt ?? point.asDouble,
+      ]);
     expect(points("reqwatch.attempts")).toEqual(
       expect.arrayContaining([
         [{ "messaging.destination.name": "mx", "reqwatch.outcome": "failed" }, 1],
@@ -149,8 +157,18 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     tracker.fail("p1", claim.token, "bad gateway", { retryable: false });
     const positions = tempParent();
     running.push(
-      startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: json.url }), positionFile: path.join(positions, "json.json"), pollMs: 50, metrics: false }),
-      startOtelExport(tracker, { exporter: new ProtoTraceExporter({ url: protobuf.url }), positionFile: path.join(positions, "proto.json"), pollMs: 50, metrics: false }),
+      startOtelExport(tracker, {
+        exporter: new OTLPTraceExporter({ url: json.url }),
+        positionFile: path.join(positions, "json.json"),
+        pollMs: 50,
+        metrics: false,
+      }),
+      startOtelExport(tracker, {
+        exporter: new ProtoTraceExporter({ url: protobuf.url }),
+        positionFile: path.join(positions, "proto.json"),
+        pollMs: 50,
+        metrics: false,
+      }),
     );
     await waitFor(() => json.spans().length === 2 && protobuf.spans().length === 2);
     expect(protobuf.encodings()).toEqual(["application/x-protobuf"]);
@@ -200,7 +218,10 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     const tracker = aTracker({ heartbeatTimeoutMs: 10, now: clock.now });
     tracker.create({ requestId: "orphan", workspace: "life", state: "queued", maxAttempts: 3 });
     // Claimed by a worker process that then dies.
-    const child = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: ${JSON.stringify(tracker.stateDir.root)} }).claimNext()`]);
+    const child = spawnSync(process.execPath, [
+      "-e",
+      `require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: ${JSON.stringify(tracker.stateDir.root)} }).claimNext()`,
+    ]);
     expect(child.status).toBe(0);
     tracker.create({ requestId: "late", workspace: "life", state: "queued" });
     const claim = tracker.claimNext({ workspace: "life" })!;

@@ -54,11 +54,21 @@ interface Answer {
 
 function post(port: number, pathname: string, body: Buffer | string, headers: Record<string, string> = {}, method = "POST"): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const request = http.request({ host: "127.0.0.1", port, path: pathname, method, headers: { host: `127.0.0.1:${port}`, "content-type": "application/x-protobuf", ...headers }, setHost: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    });
+    const request = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: pathname,
+        method,
+        headers: { host: `127.0.0.1:${port}`, "content-type": "application/x-protobuf", ...headers },
+        setHost: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+      },
+    );
     request.on("error", reject);
     request.end(body);
   });
@@ -90,7 +100,20 @@ describe("the OTLP/HTTP receiver", () => {
 
   it("keeps what it can of an export, and says in partial_success what it rejected and why", async () => {
     const { port } = await aReceiver();
-    const body = { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "not hex", spanId: "0011", name: "no ids", startTimeUnixNano: "1764000000000000000" }, { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "fine", startTimeUnixNano: "1764000000000000000" }] }] }] };
+    const body = {
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                { traceId: "not hex", spanId: "0011", name: "no ids", startTimeUnixNano: "1764000000000000000" },
+                { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "fine", startTimeUnixNano: "1764000000000000000" },
+              ],
+            },
+          ],
+        },
+      ],
+    };
     const answer = await post(port, "/v1/traces", JSON.stringify(body), { "content-type": "application/json" });
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body.toString())).toEqual({ partialSuccess: { rejectedSpans: "1", errorMessage: "a span without a valid trace or span id" } });
@@ -116,7 +139,15 @@ describe("the OTLP/HTTP receiver", () => {
   it("refuses more than it takes before reading it whole, and a gzip bomb without inflating it", async () => {
     const { port } = await aReceiver();
     // A 10 MB attribute, as sent: over the limit, said before the body is read.
-    const huge = JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1764000000000000000", attributes: [{ key: "big", value: { stringValue: "x".repeat(10 * 1024 * 1024) } }] }] }] }] });
+    const huge = JSON.stringify({
+      resourceLogs: [
+        {
+          scopeLogs: [
+            { logRecords: [{ timeUnixNano: "1764000000000000000", attributes: [{ key: "big", value: { stringValue: "x".repeat(10 * 1024 * 1024) } }] }] },
+          ],
+        },
+      ],
+    });
     expect((await post(port, "/v1/logs", huge, { "content-type": "application/json" })).status).toBe(413);
     // The same, compressed: small on the wire, kept with the value cut.
     const compressed = await post(port, "/v1/logs", zlib.gzipSync(huge), { "content-type": "application/json", "content-encoding": "gzip" });
@@ -154,7 +185,11 @@ describe("the OTLP/HTTP receiver", () => {
     expect(protobuf).toMatchObject({ status: 400, headers: { "content-type": "application/x-protobuf" } });
     expect(protobuf.body.subarray(0, 2)).toEqual(Buffer.from([0x08, 0x03]));
     // A GET from curl, a text/plain post and a request with no type read as a line of text, no stray bytes.
-    for (const [method, headers, status] of [["GET", { "content-type": "" }, 405], ["POST", { "content-type": "text/plain" }, 415], ["GET", { "content-type": "" }, 404]] as const) {
+    for (const [method, headers, status] of [
+      ["GET", { "content-type": "" }, 405],
+      ["POST", { "content-type": "text/plain" }, 415],
+      ["GET", { "content-type": "" }, 404],
+    ] as const) {
       const answer = await post(port, status === 404 ? "/nowhere" : "/v1/traces", "", headers, method);
       expect(answer.status).toBe(status);
       expect(answer.headers["content-type"]).toBe("text/plain; charset=utf-8");
@@ -171,7 +206,13 @@ describe("the OTLP/HTTP receiver", () => {
     open.push({ receiver, store });
     const port = Number(new URL(receiver.status().url!).port);
     const stalled = Array.from({ length: 32 }, () => {
-      const request = http.request({ host: "127.0.0.1", port, path: "/v1/traces", method: "POST", headers: { "content-type": "application/x-protobuf", "content-length": "100" } });
+      const request = http.request({
+        host: "127.0.0.1",
+        port,
+        path: "/v1/traces",
+        method: "POST",
+        headers: { "content-type": "application/x-protobuf", "content-length": "100" },
+      });
       const answered = new Promise<number>((resolve) => {
         request.on("response", (response) => {
           response.resume();
@@ -198,10 +239,14 @@ describe("the OTLP/HTTP receiver", () => {
     expect(protobufAnswer.status).toBe(413);
     // A google.rpc.Status: its message (field 2) says the limit.
     expect(protobufAnswer.body.toString("utf8")).toContain(`over the ${MAX_RECORDS_PER_EXPORT} one export may hold`);
-    const json = JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: MAX_RECORDS_PER_EXPORT + 1 }, () => ({ timeUnixNano: "1" })) }] }] });
+    const json = JSON.stringify({
+      resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: MAX_RECORDS_PER_EXPORT + 1 }, () => ({ timeUnixNano: "1" })) }] }],
+    });
     const jsonAnswer = await post(port, "/v1/logs", json, { "content-type": "application/json" });
     expect(jsonAnswer.status).toBe(413);
-    expect(JSON.parse(jsonAnswer.body.toString())).toMatchObject({ message: `The export holds ${MAX_RECORDS_PER_EXPORT + 1} log records, over the ${MAX_RECORDS_PER_EXPORT} one export may hold: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).` });
+    expect(JSON.parse(jsonAnswer.body.toString())).toMatchObject({
+      message: `The export holds ${MAX_RECORDS_PER_EXPORT + 1} log records, over the ${MAX_RECORDS_PER_EXPORT} one export may hold: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).`,
+    });
     expect(rows()).toEqual([]);
     expect((await post(port, "/v1/logs", logsJson(), { "content-type": "application/json" })).status).toBe(200);
     expect(rows()).toHaveLength(1);
@@ -209,7 +254,8 @@ describe("the OTLP/HTTP receiver", () => {
 
   it("answers a full disk with 503 and Retry-After, which exporters retry, and keeps the export sent again once space is freed", async () => {
     const dir = tempParent();
-    if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=2048k", "tmpfs", dir]).status !== 0) throw new Error("the test needs to mount a tmpfs (root, as in CI here)");
+    if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=2048k", "tmpfs", dir]).status !== 0)
+      throw new Error("the test needs to mount a tmpfs (root, as in CI here)");
     try {
       const file = path.join(dir, "telemetry.db");
       const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
@@ -254,7 +300,13 @@ describe("the OTLP/HTTP receiver", () => {
     // 32 exports whose bodies have not ended: the 33rd is told to wait.
     const pending: http.ClientRequest[] = [];
     for (let i = 0; i < 32; i++) {
-      const request = http.request({ host: "127.0.0.1", port, path: "/v1/traces", method: "POST", headers: { "content-type": "application/x-protobuf", "content-length": "100" } });
+      const request = http.request({
+        host: "127.0.0.1",
+        port,
+        path: "/v1/traces",
+        method: "POST",
+        headers: { "content-type": "application/x-protobuf", "content-length": "100" },
+      });
       request.on("error", () => {});
       request.write("x");
       pending.push(request);

@@ -37,9 +37,17 @@ describe("a folder another program writes is observed, never written", () => {
 
     const tracker = aTracker({ stateDir, now: clock.now });
 
-    expect(tracker.ownership).toMatchObject({ access: "observed", reason: "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)" });
+    expect(tracker.ownership).toMatchObject({
+      access: "observed",
+      reason: "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)",
+    });
     expect(tracker.stateDir.indexFile.startsWith(process.env.REQWATCH_CACHE_DIR!)).toBe(true);
-    expect(tracker.list().items.map((r) => r.requestId).sort()).toEqual(["hung", "old", "queued-one"]);
+    expect(
+      tracker
+        .list()
+        .items.map((r) => r.requestId)
+        .sort(),
+    ).toEqual(["hung", "old", "queued-one"]);
     // The owner's start-up recovery does not run here: the stuck request is only flagged.
     expect(tracker.get("hung")?.state).toBe("processing");
     expect(tracker.monitorPass().stuck.map((s) => s.reason)).toEqual(["processing 3h; no reqwatch worker holds it (written by another program)"]);
@@ -68,7 +76,9 @@ describe("a folder another program writes is observed, never written", () => {
     const tracker = aTracker({ stateDir, readOnly: true });
     expect(tracker.ownership).toMatchObject({ access: "observed", reason: "it was opened read-only" });
     expect(tracker.get("mine")?.state).toBe("queued");
-    expect(refused(() => tracker.transition("mine", "processing"))).toMatch(/open it without read-only \(unset REQWATCH_READ_ONLY; drop the dashboard's --read-only or the option readOnly\)/);
+    expect(refused(() => tracker.transition("mine", "processing"))).toMatch(
+      /open it without read-only \(unset REQWATCH_READ_ONLY; drop the dashboard's --read-only or the option readOnly\)/,
+    );
     tracker.close();
     expect(treeSnapshot(stateDir)).toEqual(before);
   });
@@ -99,7 +109,9 @@ describe("which folders reqwatch manages", () => {
 
   it("a reader never creates the folder", () => {
     const missing = path.join(tempParent(), "nope");
-    expect(() => openTrackerService({ stateDir: missing, create: false })).toThrow(expect.objectContaining({ code: "NOT_FOUND", message: `The state directory ${missing} does not exist.` }));
+    expect(() => openTrackerService({ stateDir: missing, create: false })).toThrow(
+      expect.objectContaining({ code: "NOT_FOUND", message: `The state directory ${missing} does not exist.` }),
+    );
     expect(fs.existsSync(missing)).toBe(false);
   });
 });
@@ -108,7 +120,10 @@ describe("the dashboard's runtime changes nothing by looking", () => {
   it("does not time out another program's stuck processing request; releases only a dead reqwatch worker's claim", () => {
     const stateDir = tempStateDir();
     const clock = aClock();
-    writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", processingStartedAt: clock.now() - 2 * HOUR, createdAt: clock.now() - 2 * HOUR }, clock.now()));
+    writeRequestFile(
+      stateDir,
+      aRequest({ requestId: "gateway-hung", state: "processing", processingStartedAt: clock.now() - 2 * HOUR, createdAt: clock.now() - 2 * HOUR }, clock.now()),
+    );
     const claimedAt = clock.now() - 10 * 60 * 1000;
     writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t", pid: aDeadPid(), claimedAt, heartbeatAt: claimedAt }));
     const hungBefore = readRaw(stateDir, "gateway-hung");
@@ -118,7 +133,9 @@ describe("the dashboard's runtime changes nothing by looking", () => {
       expect(readRaw(stateDir, "gateway-hung")).toBe(hungBefore);
       expect(runtime.reader.get("orphaned")?.state).toBe("queued");
       expect(runtime.recoveryNotice()).toEqual({ total: 1, outcomes: { queued: ["orphaned"] } });
-      expect(runtime.lastStuck().map((s) => [s.requestId, s.reason])).toEqual([["gateway-hung", "processing 2h; no reqwatch worker holds it (written by another program)"]]);
+      expect(runtime.lastStuck().map((s) => [s.requestId, s.reason])).toEqual([
+        ["gateway-hung", "processing 2h; no reqwatch worker holds it (written by another program)"],
+      ]);
     } finally {
       runtime.close();
     }
@@ -176,7 +193,17 @@ describe("what the review found", () => {
     const stateDir = tempStateDir();
     const started = Date.now() - 2 * HOUR;
     const me = currentProcess();
-    writeRequestFile(stateDir, aClaimedRequest("long-job", { token: "t", pid: me.pid, host: me.host, ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }), claimedAt: started, heartbeatAt: started }));
+    writeRequestFile(
+      stateDir,
+      aClaimedRequest("long-job", {
+        token: "t",
+        pid: me.pid,
+        host: me.host,
+        ...(me.processStartedAt !== null && { processStartedAt: me.processStartedAt }),
+        claimedAt: started,
+        heartbeatAt: started,
+      }),
+    );
     writeRequestFile(stateDir, aRequest({ requestId: "hung", state: "processing", processingStartedAt: started, createdAt: started - 1000 }));
     const tracker = aTracker({ stateDir });
     expect(tracker.openReport?.timedOut).toEqual(["hung"]);
@@ -188,7 +215,13 @@ describe("what the review found", () => {
     fs.mkdirSync(dir);
     const script = `const t = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: process.argv[1], recover: false }); process.stdout.write(t.ownership.access); t.close();`;
     const runs = await Promise.all(
-      Array.from({ length: 8 }, () => new Promise<string>((resolve, reject) => execFile(process.execPath, ["-e", script, dir], (error, stdout) => (error ? reject(error) : resolve(stdout))))),
+      Array.from(
+        { length: 8 },
+        () =>
+          new Promise<string>((resolve, reject) =>
+            execFile(process.execPath, ["-e", script, dir], (error, stdout) => (error ? reject(error) : resolve(stdout))),
+          ),
+      ),
     );
     expect(runs).toEqual(Array(8).fill("managed"));
     expect(fs.readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);

@@ -13,7 +13,20 @@ import { eventually } from "../helpers/processes";
 const ROOT = path.resolve(__dirname, "../..");
 
 /** The library's names at run time, all of them: what `require("reqwatch")` and `import * as` give. */
-const EXPORTS = ["PermanentError", "ReqwatchError", "STATES", "TERMINAL_STATES", "TRANSITIONS", "TimeoutError", "canTransition", "isReqwatchError", "isTerminal", "openTracker", "redactSecrets", "runWorker"];
+const EXPORTS = [
+  "PermanentError",
+  "ReqwatchError",
+  "STATES",
+  "TERMINAL_STATES",
+  "TRANSITIONS",
+  "TimeoutError",
+  "canTransition",
+  "isReqwatchError",
+  "isTerminal",
+  "openTracker",
+  "redactSecrets",
+  "runWorker",
+];
 
 /**
  * The library's types, all of them: the tracker a gateway or worker calls and what its calls take
@@ -26,12 +39,51 @@ const TYPES = [
   ...["ListFilters", "RequestPage", "RequestSummary"],
   ...["Claim", "ClaimOptions", "Delivery", "DeliveryOutcome", "CompleteResult", "FailOptions"],
   ...["Handler", "HandlerContext", "RunWorkerOptions", "WorkerHandle", "WorkerStats"],
-  ...["MonitorOptions", "MonitorWithRetention", "MonitorHandle", "MonitorPass", "MonitorCounts", "StuckRequest", "StuckCause", "RetentionRun", "RetentionHandle"],
-  ...["SessionTracker", "SessionResult", "SessionRecord", "CommandEntry", "CommandInput", "CommandStatus", "ContextSnapshot", "FileInput", "SnapshotInput", "StartOutcome"],
+  ...[
+    "MonitorOptions",
+    "MonitorWithRetention",
+    "MonitorHandle",
+    "MonitorPass",
+    "MonitorCounts",
+    "StuckRequest",
+    "StuckCause",
+    "RetentionRun",
+    "RetentionHandle",
+  ],
+  ...[
+    "SessionTracker",
+    "SessionResult",
+    "SessionRecord",
+    "CommandEntry",
+    "CommandInput",
+    "CommandStatus",
+    "ContextSnapshot",
+    "FileInput",
+    "SnapshotInput",
+    "StartOutcome",
+  ],
 ];
 
 /** What the library's tracker and its session tracker declare: what a gateway, a worker or a hook calls; the read model and the index's upkeep are TrackerService's. */
-const TRACKER_MEMBERS = ["ownership", "options", "openReport", "create", "transition", "update", "get", "list", "claimNext", "heartbeat", "recordResult", "complete", "fail", "waitForResult", "sessions", "startMonitor", "close"];
+const TRACKER_MEMBERS = [
+  "ownership",
+  "options",
+  "openReport",
+  "create",
+  "transition",
+  "update",
+  "get",
+  "list",
+  "claimNext",
+  "heartbeat",
+  "recordResult",
+  "complete",
+  "fail",
+  "waitForResult",
+  "sessions",
+  "startMonitor",
+  "close",
+];
 const SESSION_TRACKER_MEMBERS = ["current", "start", "recordCommand", "recordFile", "recordedPath", "updateSnapshot", "reset", "get"];
 
 /** The members an interface of the package's types declares, by name, in order. */
@@ -66,7 +118,25 @@ describe("the packed package", () => {
     expect(repository.engines).toEqual({ node: `>=${lowest}` });
     // What it carries: the bundles, the prebuilt dashboard as one archive, the licence; no sources, tests or native binaries.
     expect(packed.files.filter((file) => /^(tests|app|components|bench|lib|server|scripts)\//.test(file) || file.startsWith("dist/dashboard/"))).toEqual([]);
-    expect(packed.files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "bin/reqwatch.js", "bin/supported-node.cjs", "dist/index.cjs", "dist/library.cjs", "dist/index.d.ts", "dist/cli.cjs", "dist/cli-mcpServer.cjs", "dist/rebuildWorker.cjs", "dist/rebuildThread.cjs", "dist/telemetryThread.cjs", "dist/usageReaderThread.cjs", "dist/server.cjs", "dist/dashboard.tar.gz"]));
+    expect(packed.files).toEqual(
+      expect.arrayContaining([
+        "LICENSE",
+        "README.md",
+        "bin/reqwatch.js",
+        "bin/supported-node.cjs",
+        "dist/index.cjs",
+        "dist/library.cjs",
+        "dist/index.d.ts",
+        "dist/cli.cjs",
+        "dist/cli-mcpServer.cjs",
+        "dist/rebuildWorker.cjs",
+        "dist/rebuildThread.cjs",
+        "dist/telemetryThread.cjs",
+        "dist/usageReaderThread.cjs",
+        "dist/server.cjs",
+        "dist/dashboard.tar.gz",
+      ]),
+    );
     const archived: string[] = [];
     list({ file: path.join(project.dir, "node_modules/reqwatch/dist/dashboard.tar.gz"), sync: true, onReadEntry: (entry) => void archived.push(entry.path) });
     expect(archived).toContain("dashboard/.next/BUILD_ID");
@@ -77,8 +147,12 @@ describe("the packed package", () => {
 
   it("compiles nothing, here or for a consumer: better-sqlite3 loads the binary its package carries", () => {
     const prebuilt = `node_modules/better-sqlite3/prebuilds/${process.platform}-${process.arch}.node`;
-    const probe = 'const D = require("better-sqlite3"); new D(":memory:").close(); console.log(Object.keys(require.cache).filter((file) => file.endsWith(".node")).join("\\n"));';
-    for (const [where, folder] of [["this repository", ROOT], ["the consumer", project.dir]] as const) {
+    const probe =
+      'const D = require("better-sqlite3"); new D(":memory:").close(); console.log(Object.keys(require.cache).filter((file) => file.endsWith(".node")).join("\\n"));';
+    for (const [where, folder] of [
+      ["this repository", ROOT],
+      ["the consumer", project.dir],
+    ] as const) {
       expect(fs.existsSync(path.join(folder, "node_modules/better-sqlite3/build")), where).toBe(false);
       const loaded = spawnSync(process.execPath, ["-e", probe], { cwd: folder, encoding: "utf8" });
       expect(loaded.stdout.trim(), where).toBe(path.join(folder, prebuilt));
@@ -92,10 +166,17 @@ describe("the packed package", () => {
   });
 
   it("exports exactly the library's names, each defined, from CommonJS and ESM, and declares each in its types", () => {
-    const cjs = project.node(["-e", 'const m = require("reqwatch"); console.log(JSON.stringify(Object.keys(m).sort()), JSON.stringify(Object.keys(m).filter((k) => m[k] === undefined)));']);
+    const cjs = project.node([
+      "-e",
+      'const m = require("reqwatch"); console.log(JSON.stringify(Object.keys(m).sort()), JSON.stringify(Object.keys(m).filter((k) => m[k] === undefined)));',
+    ]);
     expect(cjs.stdout).toBe(`${JSON.stringify([...EXPORTS].sort())} []\n`);
     // Node's ESM view of a CommonJS file adds `default` (and, on newer lines, `module.exports`) itself.
-    const esm = project.node(["--input-type=module", "-e", 'import * as m from "reqwatch"; const own = Object.keys(m).filter((k) => k !== "default" && k !== "module.exports"); console.log(JSON.stringify(own.sort()), JSON.stringify(own.filter((k) => m[k] === undefined)));']);
+    const esm = project.node([
+      "--input-type=module",
+      "-e",
+      'import * as m from "reqwatch"; const own = Object.keys(m).filter((k) => k !== "default" && k !== "module.exports"); console.log(JSON.stringify(own.sort()), JSON.stringify(own.filter((k) => m[k] === undefined)));',
+    ]);
     expect(esm.stdout).toBe(`${JSON.stringify([...EXPORTS].sort())} []\n`);
     const types = fs.readFileSync(path.join(project.dir, "node_modules/reqwatch/dist/index.d.ts"), "utf8");
     for (const name of EXPORTS) expect(types, name).toMatch(new RegExp(`^export declare (const|function|class) ${name}\\b`, "m"));
@@ -112,13 +193,20 @@ describe("the packed package", () => {
   });
 
   it("serves the prebuilt dashboard with `npx reqwatch dashboard`, on ./.reqwatch of the folder it runs in, to a browser", async () => {
-    const seeded = project.node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "seen-on-the-page", workspace: "gw" }); t.close();']);
+    const seeded = project.node([
+      "-e",
+      'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "seen-on-the-page", workspace: "gw" }); t.close();',
+    ]);
     expect(seeded.status, seeded.stderr).toBe(0);
     const first = await project.dashboardFirstPage("seen-on-the-page");
     console.log(`first page ${Math.round(first.ms)} ms after the command`);
     expect(first.output).toContain(`reqwatch: state directory ${path.join(project.dir, ".reqwatch")}`);
     // Every line is reqwatch's own: no framework noise ("✓ Running next.config took 4ms").
-    expect(withoutMachineNotices(first.output).split("\n").filter((line) => line.trim() && !line.startsWith("reqwatch: "))).toEqual([]);
+    expect(
+      withoutMachineNotices(first.output)
+        .split("\n")
+        .filter((line) => line.trim() && !line.startsWith("reqwatch: ")),
+    ).toEqual([]);
 
     await project.withDashboard(async ({ url, running }) => {
       await eventually(async () => {
@@ -136,12 +224,18 @@ describe("the packed package", () => {
       expect(asset.headers.get("content-type")).toMatch(/javascript/);
 
       // In a browser: the page runs (its code, its event stream), and a request the gateway writes now appears in the table.
-      const browser = await chromium.launch({ executablePath: process.env.REQWATCH_CHROMIUM ?? "/usr/bin/chromium", args: ["--disable-gpu", "--no-first-run"] });
+      const browser = await chromium.launch({
+        executablePath: process.env.REQWATCH_CHROMIUM ?? "/usr/bin/chromium",
+        args: ["--disable-gpu", "--no-first-run"],
+      });
       try {
         const tab = await browser.newPage();
         await tab.goto(`${url}/requests`);
         await expect.poll(() => tab.getByRole("link", { name: "seen-on-the-page" }).count()).toBe(1);
-        const written = project.node(["-e", 'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "arrived-live", workspace: "gw", state: "queued" }); t.close();']);
+        const written = project.node([
+          "-e",
+          'const t = require("reqwatch").openTracker({ stateDir: ".reqwatch" }); t.create({ requestId: "arrived-live", workspace: "gw", state: "queued" }); t.close();',
+        ]);
         expect(written.status, written.stderr).toBe(0);
         await expect.poll(() => tab.getByRole("link", { name: "arrived-live" }).count(), { timeout: 15_000 }).toBe(1);
       } finally {
@@ -152,7 +246,10 @@ describe("the packed package", () => {
 
   it("unpacks its dashboard once into the cache folder, whole, even for two dashboards starting at once; a cache it cannot write is no obstacle", async () => {
     const cache = path.join(parent, "a-fresh-cache");
-    const both = await Promise.all([project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: cache }), project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: cache })]);
+    const both = await Promise.all([
+      project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: cache }),
+      project.dashboardFirstPage("seen-on-the-page", { REQWATCH_CACHE_DIR: cache }),
+    ]);
     expect(both).toHaveLength(2);
     const unpacked = fs.readdirSync(path.join(cache, "dashboard"));
     expect(unpacked).toEqual([expect.stringMatching(/^[0-9a-f]{16}$/)]);
@@ -170,7 +267,8 @@ describe("the packed package", () => {
   it("says in one line how to fix SQLite's binding when it cannot load, from every command and the library", async () => {
     const binary = path.join(project.dir, `node_modules/better-sqlite3/prebuilds/${process.platform}-${process.arch}.node`);
     const aside = `${binary}.aside`;
-    const expected = /^SQLite cannot load: better-sqlite3 13\.\d+\.\d+ on Node\.js [\d.]+, [a-z0-9]+-[a-z0-9]+: its binary (is missing|does not load \(.+\))\. To fix it, reinstall your dependencies \(rm -rf node_modules && npm install\)\.$/;
+    const expected =
+      /^SQLite cannot load: better-sqlite3 13\.\d+\.\d+ on Node\.js [\d.]+, [a-z0-9]+-[a-z0-9]+: its binary (is missing|does not load \(.+\))\. To fix it, reinstall your dependencies \(rm -rf node_modules && npm install\)\.$/;
     for (const damage of ["missing", "not a library"]) {
       fs.renameSync(binary, aside);
       if (damage === "not a library") fs.writeFileSync(binary, "not a shared object");
@@ -182,7 +280,10 @@ describe("the packed package", () => {
           expect(lines, `${damage}: reqwatch ${command.join(" ")}`).toHaveLength(1);
           expect(lines[0]!.replace(/^reqwatch: /, "")).toMatch(expected);
         }
-        const library = project.node(["-e", 'try { require("reqwatch").openTracker({ stateDir: ".reqwatch" }); } catch (error) { console.log(error.code, error.message); }']);
+        const library = project.node([
+          "-e",
+          'try { require("reqwatch").openTracker({ stateDir: ".reqwatch" }); } catch (error) { console.log(error.code, error.message); }',
+        ]);
         expect(library.stdout.startsWith("NO_SQLITE ")).toBe(true);
         expect(library.stdout.slice("NO_SQLITE ".length).trim()).toMatch(expected);
         const dashboard = await project.dashboardFirstPage("never").catch((error: Error) => error.message);

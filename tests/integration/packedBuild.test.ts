@@ -9,7 +9,15 @@ const SCRIPT = pathToFileURL(path.resolve(__dirname, "../../scripts/build-if-sta
 
 /** What scripts/build-if-stale.mjs says of packing the checkout at `root` as it is. */
 function packedBuildProblem(root: string): string | null {
-  const run = spawnSync(process.execPath, ["--input-type=module", "-e", `import(${JSON.stringify(SCRIPT)}).then((m) => process.stdout.write(JSON.stringify(m.packedBuildProblem(${JSON.stringify(root)}))))`], { encoding: "utf8" });
+  const run = spawnSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `import(${JSON.stringify(SCRIPT)}).then((m) => process.stdout.write(JSON.stringify(m.packedBuildProblem(${JSON.stringify(root)}))))`,
+    ],
+    { encoding: "utf8" },
+  );
   if (run.status !== 0) throw new Error(run.stderr);
   return JSON.parse(run.stdout) as string | null;
 }

@@ -84,9 +84,20 @@ describe("pausing a workspace's queue", () => {
     expect(tracker.complete("running", claim.token, { fields: { output: "ok" } }).outcome).toBe("applied");
     tracker.resume("batch", { by: "cli" });
 
-    expect(tracker.changesSince(before).filter((change) => change.kind === "queue.changed").map((change) => change.requestId)).toEqual(["batch", "batch"]);
+    expect(
+      tracker
+        .changesSince(before)
+        .filter((change) => change.kind === "queue.changed")
+        .map((change) => change.requestId),
+    ).toEqual(["batch", "batch"]);
     const [resumed, paused] = tracker.actions.list(2);
-    expect(paused).toMatchObject({ kind: "pause", by: "dashboard", status: "done", summary: "Pause workspace batch", target: { workspace: "batch", reason: null } });
+    expect(paused).toMatchObject({
+      kind: "pause",
+      by: "dashboard",
+      status: "done",
+      summary: "Pause workspace batch",
+      target: { workspace: "batch", reason: null },
+    });
     expect(resumed).toMatchObject({ kind: "resume", by: "cli", status: "done", summary: "Resume workspace batch" });
   });
 
@@ -96,7 +107,11 @@ describe("pausing a workspace's queue", () => {
     first.create({ requestId: "waiting", workspace: "batch", state: "queued" });
     first.pause("batch", { reason: "maintenance" });
     first.close();
-    expect(JSON.parse(fs.readFileSync(path.join(stateDir, "paused", "batch.json"), "utf8"))).toMatchObject({ workspace: "batch", reason: "maintenance", by: "library" });
+    expect(JSON.parse(fs.readFileSync(path.join(stateDir, "paused", "batch.json"), "utf8"))).toMatchObject({
+      workspace: "batch",
+      reason: "maintenance",
+      by: "library",
+    });
 
     fs.rmSync(path.join(stateDir, "index.db"));
     const reopened = aTracker({ stateDir });
@@ -115,10 +130,14 @@ describe("pausing a workspace's queue", () => {
     tracker.pause("batch");
     expect(tracker.stuck()).toEqual([]);
     expect(tracker.monitorPass().stuck).toEqual([]);
-    expect(queuesView(tracker, tracker.stuck())).toMatchObject([{ workspace: "batch", queued: 1, stuck: 0, stuckCauses: [], status: "paused", paused: { workspace: "batch" } }]);
+    expect(queuesView(tracker, tracker.stuck())).toMatchObject([
+      { workspace: "batch", queued: 1, stuck: 0, stuckCauses: [], status: "paused", paused: { workspace: "batch" } },
+    ]);
     tracker.resume("batch");
     expect(tracker.monitorPass().stuck.map((entry) => entry.requestId)).toEqual(["waiting"]);
-    expect(queuesView(tracker, tracker.stuck())).toMatchObject([{ workspace: "batch", queued: 1, stuck: 1, stuckCauses: ["waited too long"], status: "stuck", paused: null }]);
+    expect(queuesView(tracker, tracker.stuck())).toMatchObject([
+      { workspace: "batch", queued: 1, stuck: 1, stuckCauses: ["waited too long"], status: "stuck", paused: null },
+    ]);
   });
 
   it("a pause file that cannot be read still pauses its workspace, and says so", () => {
@@ -128,7 +147,9 @@ describe("pausing a workspace's queue", () => {
     fs.mkdirSync(path.join(stateDir, "paused"));
     fs.writeFileSync(path.join(stateDir, "paused", "batch.json"), "{ torn");
     expect(tracker.claimNext()).toBeNull();
-    expect(tracker.pauses()).toEqual([{ workspace: "batch", pausedAt: null, by: null, reason: "its pause file cannot be read; resume the workspace to remove it" }]);
+    expect(tracker.pauses()).toEqual([
+      { workspace: "batch", pausedAt: null, by: null, reason: "its pause file cannot be read; resume the workspace to remove it" },
+    ]);
     expect(tracker.resume("batch")).toBe(true);
     expect(tracker.claimNext()?.request.requestId).toBe("waiting");
   });
@@ -161,7 +182,10 @@ describe("pausing a workspace's queue", () => {
       tracker.create({ requestId: `batch-${i}`, workspace: "batch", state: "queued" });
       tracker.create({ requestId: `chat-${i}`, workspace: "chat", state: "queued" });
     }
-    expect(runCli(["pause", "batch", "--reason", "provider down"], { stateDir })).toMatchObject({ code: 0, stdout: "Paused batch: workers take nothing from it until `reqwatch resume batch`.\n" });
+    expect(runCli(["pause", "batch", "--reason", "provider down"], { stateDir })).toMatchObject({
+      code: 0,
+      stdout: "Paused batch: workers take nothing from it until `reqwatch resume batch`.\n",
+    });
     expect(runCli(["pause", "batch"], { stateDir }).stdout).toMatch(/^batch was already paused since \d{4}-/);
     const queues = runCli(["queues"], { stateDir }).stdout.split("\n");
     expect(queues[0]).toMatch(/^WORKSPACE\s+QUEUED\s+PROCESSING\s+OLDEST WAIT\s+STATUS$/);

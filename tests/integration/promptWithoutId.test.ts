@@ -35,8 +35,16 @@ describe("a Claude Code prompt sent without its prompt.id", () => {
     const whole = await turns.turnOf("say hello", "completed");
     expect(whole.view.request).toMatchObject({ prompt: "say hello", output: "Hello from the mock." });
 
-    await sendExports(url!, withoutPromptId(recordedExports(path.join(CLAUDE_CODE_FIXTURES, "interrupted")).filter((item) => item.signal === "logs"), { trace: false }));
+    await sendExports(
+      url!,
+      withoutPromptId(
+        recordedExports(path.join(CLAUDE_CODE_FIXTURES, "interrupted")).filter((item) => item.signal === "logs"),
+        { trace: false },
+      ),
+    );
     const alone = await turns.turnOf("say hello", (row) => row.state === "processing");
-    expect(alone.view.steps!.map((step) => `${step.name}: ${step.summary}`)).toEqual(["user_prompt: a prompt of 9 characters; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped"]);
+    expect(alone.view.steps!.map((step) => `${step.name}: ${step.summary}`)).toEqual([
+      "user_prompt: a prompt of 9 characters; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped",
+    ]);
   });
 });

@@ -41,7 +41,10 @@ it("a worker killed mid-request: the running monitor releases it, another comple
 
   // Released by the running monitor once the heartbeat is past its timeout (how soon is for a benchmark, not a test).
   await eventually(() => (tracker.get("victim")?.state === "queued" ? true : undefined));
-  expect(tracker.get("victim")?.transitions?.at(-1)).toMatchObject({ by: "monitor", reason: `released: the worker's pid ${claimed.pid} is gone (attempt 1 of 3)` });
+  expect(tracker.get("victim")?.transitions?.at(-1)).toMatchObject({
+    by: "monitor",
+    reason: `released: the worker's pid ${claimed.pid} is gone (attempt 1 of 3)`,
+  });
 
   const drain = startWorker("drainQueue.cjs", [stateDir]);
   expect(await waitForExit(drain)).toBe(0);
@@ -75,10 +78,14 @@ it("a live worker past the threshold is flagged stuck but not released", async (
   const worker = startWorker("claimAndHang.cjs", [stateDir]);
   const claimed = JSON.parse(await firstLine(worker));
   try {
-    const pass = await eventually(() => {
-      const result = tracker.monitorPass();
-      return result.counts.stuckAlive === 1 ? result : undefined;
-    }, 5000, 100);
+    const pass = await eventually(
+      () => {
+        const result = tracker.monitorPass();
+        return result.counts.stuckAlive === 1 ? result : undefined;
+      },
+      5000,
+      100,
+    );
     expect(pass.stuck[0]).toMatchObject({ requestId: "slowpoke", reason: expect.stringMatching(new RegExp(`worker ${claimed.pid} alive`)) });
     expect(tracker.get("slowpoke")?.state).toBe("processing");
   } finally {

@@ -22,14 +22,20 @@ describe("the README's commands on an older Node", () => {
   it("npm start runs itself on the pinned Node and says so in one line", () => {
     const run = spawnSync(old.node, ["scripts/start.mjs", "--help"], { cwd: ROOT, encoding: "utf8", env: old.env });
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^reqwatch: this is Node\.js 20\.\d+\.\d+ and the project needs 22\.14\.0 or newer: running on the pinned Node/)]);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^reqwatch: this is Node\.js 20\.\d+\.\d+ and the project needs 22\.14\.0 or newer: running on the pinned Node/),
+    ]);
     // `reqwatch dashboard` itself refuses Node 20: its usage printed means it ran on the pinned one.
     expect(run.stdout).toContain("Usage: npm start -- [options]");
     expect(run.stdout).toContain("--state-dir");
   });
 
   it("npm test names what the machine lacks, with the command that installs it, before it runs anything", () => {
-    const run = spawnSync(old.node, ["scripts/test.mjs"], { cwd: ROOT, encoding: "utf8", env: { ...old.env, REQWATCH_CHROMIUM: path.join(tempDir(), "no-chromium") } });
+    const run = spawnSync(old.node, ["scripts/test.mjs"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...old.env, REQWATCH_CHROMIUM: path.join(tempDir(), "no-chromium") },
+    });
     expect(run.status).toBe(2);
     expect(run.stderr.trim().split("\n").at(-1)).toBe(
       "npm test needs Chromium (the Playwright specs): sudo apt-get install chromium (or set REQWATCH_CHROMIUM to a Chromium of your own); .ci/run installs them and runs the tests",
@@ -43,11 +49,16 @@ describe("npm test's halves", () => {
   const half = (name: string, mark: string, code: number, log?: string) => ({
     name,
     command: process.execPath,
-    args: ["-e", `setTimeout(() => { require("node:fs").writeFileSync(${JSON.stringify(mark)}, ""); console.log("${name} ran"); process.exit(${code}); }, 200)`],
+    args: [
+      "-e",
+      `setTimeout(() => { require("node:fs").writeFileSync(${JSON.stringify(mark)}, ""); console.log("${name} ran"); process.exit(${code}); }, 200)`,
+    ],
     log,
   });
   const runHalves = async (halves: ReturnType<typeof half>[]) => {
-    const { runHalves: run } = (await import(path.join(ROOT, "scripts/lib/halves.mjs"))) as { runHalves: (halves: unknown[], options: { write: (text: string) => void }) => Promise<number> };
+    const { runHalves: run } = (await import(path.join(ROOT, "scripts/lib/halves.mjs"))) as {
+      runHalves: (halves: unknown[], options: { write: (text: string) => void }) => Promise<number>;
+    };
     let printed = "";
     const code = await run(halves, { write: (text) => void (printed += text) });
     return { code, printed };

@@ -22,7 +22,9 @@ function dump(stateDir: string) {
   try {
     const all = (sql: string) => db.prepare(sql).all();
     return {
-      requests: all("SELECT id, workspace, session_id, state, previous_state, created_at, updated_at, state_since, attempt, version, claim_token, last_claimed_at, heartbeat_at, file_size, text_sig, doc FROM requests ORDER BY id"),
+      requests: all(
+        "SELECT id, workspace, session_id, state, previous_state, created_at, updated_at, state_since, attempt, version, claim_token, last_claimed_at, heartbeat_at, file_size, text_sig, doc FROM requests ORDER BY id",
+      ),
       attempts: all("SELECT * FROM attempts ORDER BY request_id, number"),
       transitions: all("SELECT * FROM transitions ORDER BY request_id, seq"),
       activity: all("SELECT * FROM activity ORDER BY span, bucket, workspace, metric, bin"),
@@ -65,7 +67,14 @@ describe("rebuilding the index from the files", () => {
  * rebuild in the background, start it, write while it runs (a new request, the oldest one moved on),
  * note the first page once the first batch is in, and report.
  */
-function rebuildInBackgroundInChild(stateDir: string): { firstPage: string[]; whileIndexing: boolean; indexingAtOpen: unknown; report: { scanned: number; readerThreads: number; unreadable: unknown[] }; states: Record<string, string | undefined>; fed: string[] } {
+function rebuildInBackgroundInChild(stateDir: string): {
+  firstPage: string[];
+  whileIndexing: boolean;
+  indexingAtOpen: unknown;
+  report: { scanned: number; readerThreads: number; unreadable: unknown[] };
+  states: Record<string, string | undefined>;
+  fed: string[];
+} {
   const script = `
     const t = require(${JSON.stringify(LIB)}).openTracker({ stateDir: ${JSON.stringify(stateDir)}, recover: false, rebuild: "in-background", rebuildThreads: 1 });
     const indexingAtOpen = t.indexing();
@@ -114,7 +123,9 @@ describe("rebuilding the index while the process goes on (rebuild: in-background
     const reopened = aTracker({ stateDir, recover: false });
     expect(reopened.openReport).toBeNull(); // complete: nothing left to rebuild
     expect(reopened.countsByState()).toEqual(atOpen.countsByState());
-    expect(reopened.list({ limit: 200 }).items.map((row) => [row.requestId, row.state])).toEqual(atOpen.list({ limit: 200 }).items.map((row) => [row.requestId, row.state]));
+    expect(reopened.list({ limit: 200 }).items.map((row) => [row.requestId, row.state])).toEqual(
+      atOpen.list({ limit: 200 }).items.map((row) => [row.requestId, row.state]),
+    );
     // The charts' rollups, counted afresh at the end, hold every step of the files (the two writes fall in this hour, at different moments).
     // One cut-off for every read: an interval that ends between two reads would be in one and not the other.
     const endedBefore = Date.now() - 3_600_000;

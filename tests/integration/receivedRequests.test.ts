@@ -20,7 +20,11 @@ function aFolderWithTelemetry() {
   // 529 errors until Claude Code gave up.
   feed(store, exportsOf("exhausted"));
   // A prompt whose API call never answered, its last record received 11 minutes ago: stuck by the otel source's 10-minute rule.
-  feed(store, exportsOf("interrupted").filter((item) => item.signal === "logs"), Date.now() - 11 * MINUTE);
+  feed(
+    store,
+    exportsOf("interrupted").filter((item) => item.signal === "logs"),
+    Date.now() - 11 * MINUTE,
+  );
   store.close();
   return stateDir;
 }
@@ -46,7 +50,12 @@ describe("turns received over OpenTelemetry, through MCP", () => {
 
     const got = await call(agent, "get_request", { source: "otel", requestId: retried.requestId });
     expect(got.isError, got.text).toBe(false);
-    const detail = JSON.parse(got.text) as { request: { requestId: string; state: string; model: string }; stuckReason: string | null; storedBy: string; steps: { name: string; summary: string }[] };
+    const detail = JSON.parse(got.text) as {
+      request: { requestId: string; state: string; model: string };
+      stuckReason: string | null;
+      storedBy: string;
+      steps: { name: string; summary: string }[];
+    };
     expect(detail.request).toMatchObject({ requestId: retried.requestId, state: "completed", model: "claude-sonnet-4-5" });
     expect(detail.stuckReason).toBeNull();
     expect(detail.storedBy).toBe("reqwatch");
@@ -70,9 +79,16 @@ describe("turns received over OpenTelemetry, through MCP", () => {
     expect(stuck.text).toMatch(/\n {2}Stuck: nothing received for 11m[^\n]*; last: user_prompt: a prompt of 9 characters/);
 
     // A row the store does not hold, a source this server was not given, and a filter a source cannot apply: tool errors in words.
-    expect(await call(agent, "get_request", { source: "otel", requestId: "turn-999999" })).toEqual({ isError: true, text: "otel has no row turn-999999 (it may have been trimmed by the retention, or deleted by its owner)." });
-    expect((await call(agent, "get_request", { source: "sqlite:/etc/passwd.json", requestId: "turn-1" })).text).toMatch(/is not a source this server was given/);
-    expect((await call(agent, "list_requests", { source: "otel", callbackFailed: true })).text).toBe("callbackFailed is not for a source: it records no callbacks and lists in its id order (order sets which way); nothing was read.");
+    expect(await call(agent, "get_request", { source: "otel", requestId: "turn-999999" })).toEqual({
+      isError: true,
+      text: "otel has no row turn-999999 (it may have been trimmed by the retention, or deleted by its owner).",
+    });
+    expect((await call(agent, "get_request", { source: "sqlite:/etc/passwd.json", requestId: "turn-1" })).text).toMatch(
+      /is not a source this server was given/,
+    );
+    expect((await call(agent, "list_requests", { source: "otel", callbackFailed: true })).text).toBe(
+      "callbackFailed is not for a source: it records no callbacks and lists in its id order (order sets which way); nothing was read.",
+    );
     // Without a source, the folder's, as before.
     expect((await call(agent, "get_request", { requestId: retried.requestId })).text).toMatch(/does not exist/);
   });

@@ -25,7 +25,11 @@ function aFolderWithTelemetry() {
   const store = new TelemetryStore(path.join(tracker.stateDir.storeDir, "telemetry.db"), { keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
   feed(store, exportsOf("tool"));
   // A prompt whose API call never answered, its last record received 11 minutes ago: stuck by the otel source's 10-minute rule.
-  feed(store, exportsOf("interrupted").filter((item) => item.signal === "logs"), Date.now() - 11 * MINUTE);
+  feed(
+    store,
+    exportsOf("interrupted").filter((item) => item.signal === "logs"),
+    Date.now() - 11 * MINUTE,
+  );
   store.close();
   return { stateDir, folderSession: started.value.session.session_id };
 }
@@ -40,7 +44,19 @@ describe("sessions received over OpenTelemetry, through MCP and the CLI", () => 
     expect(listed.sessions).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ source: null, sessionId: folderSession, activeTask: "wire the gateway", recorded: true }),
-        expect.objectContaining({ source: "otel", sessionId: TOOL_SESSION, from: "Claude Code", turns: 1, calls: 2, tools: 1, inputTokens: 240, outputTokens: 60, costUsd: 0.00162, stuck: 0, lastSeen: expect.stringMatching(/^2026-/) }),
+        expect.objectContaining({
+          source: "otel",
+          sessionId: TOOL_SESSION,
+          from: "Claude Code",
+          turns: 1,
+          calls: 2,
+          tools: 1,
+          inputTokens: 240,
+          outputTokens: 60,
+          costUsd: 0.00162,
+          stuck: 0,
+          lastSeen: expect.stringMatching(/^2026-/),
+        }),
         expect.objectContaining({ source: "otel", sessionId: HUNG_SESSION, live: 1, stuck: 1 }),
       ]),
     );
@@ -58,25 +74,35 @@ describe("sessions received over OpenTelemetry, through MCP and the CLI", () => 
 
     // The folder's own session is still the default; an id no received session carries is a tool error that says where to look.
     expect((await call(agent, "session_context")).text).toContain("Current focus: wire the gateway");
-    expect(await call(agent, "session_context", { source: "otel", sessionId: "nobody" })).toEqual({ isError: true, text: "No telemetry received carries session nobody; list_sessions lists those there are." });
+    expect(await call(agent, "session_context", { source: "otel", sessionId: "nobody" })).toEqual({
+      isError: true,
+      text: "No telemetry received carries session nobody; list_sessions lists those there are.",
+    });
     expect((await call(agent, "session_context", { sessionId: TOOL_SESSION })).text).toContain('one received over OpenTelemetry is read with source: "otel"');
   });
 
   it("`reqwatch session list` and `session show --source otel` say the same", () => {
     const { stateDir, folderSession } = aFolderWithTelemetry();
     const listed = JSON.parse(runCli(["session", "list", "--json"], { stateDir }).stdout) as { source: string | null; sessionId: string }[];
-    expect(listed.map((row) => [row.source, row.sessionId]).sort()).toEqual([
-      ["otel", TOOL_SESSION],
-      ["otel", HUNG_SESSION],
-      [null, folderSession],
-    ].sort());
+    expect(listed.map((row) => [row.source, row.sessionId]).sort()).toEqual(
+      [
+        ["otel", TOOL_SESSION],
+        ["otel", HUNG_SESSION],
+        [null, folderSession],
+      ].sort(),
+    );
     const table = runCli(["session", "list"], { stateDir }).stdout;
-    expect(table).toMatch(new RegExp(`${TOOL_SESSION} +Claude Code +\\w+ +2026-[^ ]+ +1 +— +— +1 turn, 2 model calls, 1 tool use, 240 in / 60 out tokens, \\$0\\.0016\\n`));
+    expect(table).toMatch(
+      new RegExp(`${TOOL_SESSION} +Claude Code +\\w+ +2026-[^ ]+ +1 +— +— +1 turn, 2 model calls, 1 tool use, 240 in / 60 out tokens, \\$0\\.0016\\n`),
+    );
     expect(table).toMatch(new RegExp(`${folderSession} +this folder +active `));
 
     const shown = runCli(["session", "show", TOOL_SESSION, "--source", "otel"], { stateDir });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("  - claude-sonnet-4-5: 2 calls, 240 in / 60 out tokens, $0.0016\n");
-    expect(runCli(["session", "show", "--source", "nope"], { stateDir })).toMatchObject({ code: 1, stderr: expect.stringContaining('Unknown session source "nope"') });
+    expect(runCli(["session", "show", "--source", "nope"], { stateDir })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('Unknown session source "nope"'),
+    });
   });
 });

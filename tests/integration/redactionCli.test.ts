@@ -27,7 +27,10 @@ describe("the CLI redacts what it records", () => {
     expect(runCli(["session", "command", github.line, "--status", "completed"], { stateDir }).code).toBe(0);
     // A path is recorded, and said back, with its secret redacted: a hook's log keeps what it prints.
     const recorded = runCli(["session", "file", `keys/${github.secret}.txt`], { stateDir });
-    expect(recorded).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Recorded keys\/\[redacted: github token\]\.txt in session \S+ \(1 change\(s\)\)\.\n$/) });
+    expect(recorded).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^Recorded keys\/\[redacted: github token\]\.txt in session \S+ \(1 change\(s\)\)\.\n$/),
+    });
     const off = runCli(["session", "file", `keys/${github.secret}.txt`], { stateDir, env: { ...process.env, REQWATCH_DISABLED: "1" } });
     expect(off.code).toBe(0);
     expect(off.stdout + off.stderr).not.toContain(github.secret);
@@ -62,7 +65,9 @@ describe("the CLI redacts what it records", () => {
     const file = JSON.parse(readRaw(stateDir, "forms"));
     for (const field of ["prompt", "output", "error"]) expect(file[field].match(/\[redacted: /g), field).toHaveLength(SECRET_FORMS.length);
     const written = everyFile(stateDir);
-    expect(written.map((entry) => entry.name)).toEqual(expect.arrayContaining([path.join("requests", "forms.json"), "index.db", expect.stringMatching(/^sessions\/.+\.json$/)]));
+    expect(written.map((entry) => entry.name)).toEqual(
+      expect.arrayContaining([path.join("requests", "forms.json"), "index.db", expect.stringMatching(/^sessions\/.+\.json$/)]),
+    );
     for (const sample of SECRET_FORMS) {
       for (const { name, text: content } of written) expect(content, `${sample.line} in ${name}`).not.toContain(sample.secret);
     }
@@ -71,7 +76,10 @@ describe("the CLI redacts what it records", () => {
   it("leaves the fields REQWATCH_REDACT_RAW names raw", () => {
     const stateDir = tempStateDir();
     const env = { ...process.env, REQWATCH_REDACT_RAW: "prompt" };
-    expect(runCli(["create", "--workspace", "hooks", "--id", "raw", "--prompt", openai.line, "--set", `output=${JSON.stringify(openai.line)}`], { stateDir, env }).code).toBe(0);
+    expect(
+      runCli(["create", "--workspace", "hooks", "--id", "raw", "--prompt", openai.line, "--set", `output=${JSON.stringify(openai.line)}`], { stateDir, env })
+        .code,
+    ).toBe(0);
     const file = JSON.parse(readRaw(stateDir, "raw"));
     expect(file.prompt).toBe(openai.line);
     expect(file.output).toBe("export OPENAI_API_KEY=[redacted: openai api token]");
@@ -79,7 +87,10 @@ describe("the CLI redacts what it records", () => {
 
   it("refuses a bad setting with its message and exit 2 (a usage error), and records nothing", () => {
     const stateDir = path.join(tempParent(), "state");
-    const result = runCli(["create", "--workspace", "hooks", "--prompt", openai.line], { stateDir, env: { ...process.env, REQWATCH_REDACT_PATTERNS: '{"ticket": "tk_[a-z"}' } });
+    const result = runCli(["create", "--workspace", "hooks", "--prompt", openai.line], {
+      stateDir,
+      env: { ...process.env, REQWATCH_REDACT_PATTERNS: '{"ticket": "tk_[a-z"}' },
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`reqwatch: error: REQWATCH_REDACT_PATTERNS: the pattern for "ticket" is not a valid regular expression`);
     expect(fs.existsSync(stateDir)).toBe(false);

@@ -15,9 +15,17 @@ describe("a gateway's response files beside its state folder", () => {
 
     // The last response file is a stop hook cut short: unreadable, so it is not counted as failed.
     const broken = gateway.responses.at(-1)!;
-    const failed = gateway.responses.filter((r) => !r.callback.success && r !== broken).map((r) => r.requestId).sort();
+    const failed = gateway.responses
+      .filter((r) => !r.callback.success && r !== broken)
+      .map((r) => r.requestId)
+      .sort();
     expect(failed.length).toBeGreaterThan(0);
-    expect(tracker.list({ callbackFailed: true, limit: 1000 }).items.map((r) => r.requestId).sort()).toEqual(failed);
+    expect(
+      tracker
+        .list({ callbackFailed: true, limit: 1000 })
+        .items.map((r) => r.requestId)
+        .sort(),
+    ).toEqual(failed);
 
     const ok = gateway.responses.find((r) => r.callback.success)!;
     expect(requestDetailView(tracker, ok.requestId, [])?.response).toMatchObject({
@@ -35,14 +43,37 @@ describe("a gateway's response files beside its state folder", () => {
     const ingest = tracker.startIngest();
     await expect.poll(() => ingest.status().responses.ready).toBe(true);
     const now = Date.now();
-    const late = { requestId: uuidv7(now), chatId: 1, workspace: "brand-new", state: "completed" as const, createdAt: now - 5000, queuedAt: now - 4000, processingStartedAt: now - 3000, completedAt: now - 1000, lastUpdatedAt: now - 1000, prompt: "late", timedOut: false };
+    const late = {
+      requestId: uuidv7(now),
+      chatId: 1,
+      workspace: "brand-new",
+      state: "completed" as const,
+      createdAt: now - 5000,
+      queuedAt: now - 4000,
+      processingStartedAt: now - 3000,
+      completedAt: now - 1000,
+      lastUpdatedAt: now - 1000,
+      prompt: "late",
+      timedOut: false,
+    };
     writeGatewayRequest(gateway, late);
     const seqBefore = tracker.feedLastSeq();
-    writeGatewayResponse(gateway, { requestId: late.requestId, chatId: 1, workspace: "brand-new", timestamp: new Date().toISOString(), output: "late answer", exitCode: 0, callback: { success: false, attempts: 2, retryTimestamps: [], error: "502" } });
+    writeGatewayResponse(gateway, {
+      requestId: late.requestId,
+      chatId: 1,
+      workspace: "brand-new",
+      timestamp: new Date().toISOString(),
+      output: "late answer",
+      exitCode: 0,
+      callback: { success: false, attempts: 2, retryTimestamps: [], error: "502" },
+    });
     await expect.poll(() => tracker.list({ callbackFailed: true, limit: 1000 }).items.map((r) => r.requestId), { timeout: 5000 }).toContain(late.requestId);
     expect(tracker.changesSince(seqBefore).some((change) => change.kind === "response.changed" && change.requestId === late.requestId)).toBe(true);
 
-    writeGatewayResponse(gateway, { ...gateway.responses.find((r) => r.requestId === failed[0])!, callback: { success: true, attempts: 4, retryTimestamps: [] } });
+    writeGatewayResponse(gateway, {
+      ...gateway.responses.find((r) => r.requestId === failed[0])!,
+      callback: { success: true, attempts: 4, retryTimestamps: [] },
+    });
     await expect.poll(() => tracker.list({ callbackFailed: true, limit: 1000 }).items.map((r) => r.requestId), { timeout: 5000 }).not.toContain(failed[0]);
     expect(ingest.status().responses).toMatchObject({ mode: "following", error: null });
     ingest.stop();
@@ -58,15 +89,36 @@ describe("a gateway's response files beside its state folder", () => {
     expect(requestDetailView(tracker, failedRequest.requestId, [])?.response).toBeNull();
 
     // The stop hook makes data/ipc/<workspace>/responses/ and writes into it in one go.
-    const response = { requestId: failedRequest.requestId, chatId: failedRequest.chatId, workspace: failedRequest.workspace, timestamp: new Date().toISOString(), output: "", exitCode: 1, callback: { success: false, attempts: 3, retryTimestamps: [], error: "chat service answered 502" } };
+    const response = {
+      requestId: failedRequest.requestId,
+      chatId: failedRequest.chatId,
+      workspace: failedRequest.workspace,
+      timestamp: new Date().toISOString(),
+      output: "",
+      exitCode: 1,
+      callback: { success: false, attempts: 3, retryTimestamps: [], error: "chat service answered 502" },
+    };
     writeGatewayResponse(gateway, response);
-    await expect.poll(() => tracker.list({ callbackFailed: true, limit: 100 }).items.map((r) => r.requestId), { timeout: 10_000 }).toEqual([failedRequest.requestId]);
+    await expect
+      .poll(() => tracker.list({ callbackFailed: true, limit: 100 }).items.map((r) => r.requestId), { timeout: 10_000 })
+      .toEqual([failedRequest.requestId]);
     expect(ingest.status().responses).toMatchObject({ mode: "following" });
-    expect(requestDetailView(tracker, failedRequest.requestId, [])?.response).toMatchObject({ status: "ok", response: { callback: { success: false, attempts: 3 } } });
+    expect(requestDetailView(tracker, failedRequest.requestId, [])?.response).toMatchObject({
+      status: "ok",
+      response: { callback: { success: false, attempts: 3 } },
+    });
 
     // And what it writes later, live.
     const other = gateway.requests.find((r) => r.state === "completed" && r.workspace !== failedRequest.workspace)!;
-    writeGatewayResponse(gateway, { requestId: other.requestId, chatId: other.chatId, workspace: other.workspace, timestamp: new Date().toISOString(), output: "ok", exitCode: 1, callback: { success: false, attempts: 2, retryTimestamps: [], error: "504" } });
+    writeGatewayResponse(gateway, {
+      requestId: other.requestId,
+      chatId: other.chatId,
+      workspace: other.workspace,
+      timestamp: new Date().toISOString(),
+      output: "ok",
+      exitCode: 1,
+      callback: { success: false, attempts: 2, retryTimestamps: [], error: "504" },
+    });
     await expect.poll(() => tracker.list({ callbackFailed: true, limit: 100 }).items.length, { timeout: 10_000 }).toBe(2);
     ingest.stop();
   });

@@ -81,7 +81,8 @@ describe("the dashboard's start on a big folder answers at once", () => {
     const readdir = fs.readdirSync;
     let diskFull = true;
     vi.spyOn(fs, "readdirSync").mockImplementation(((dir: fs.PathLike, options?: { withFileTypes?: boolean }) => {
-      if (diskFull && dir === requestsDir && options?.withFileTypes) throw Object.assign(new Error(`ENOSPC: no space left on device, scandir '${requestsDir}'`), { code: "ENOSPC" });
+      if (diskFull && dir === requestsDir && options?.withFileTypes)
+        throw Object.assign(new Error(`ENOSPC: no space left on device, scandir '${requestsDir}'`), { code: "ENOSPC" });
       return readdir(dir, options as never);
     }) as typeof fs.readdirSync);
 

@@ -12,9 +12,30 @@ describe("reqwatch session", () => {
     const id = started.stdout.trim();
     expect(runCli(["session", "start"], { stateDir }).stdout.trim()).toBe(id);
 
-    expect(runCli(["session", "command", "add authentication to API", "--status", "completed", "--workflow", "complete_system", "--duration", "420"], { stateDir }).code).toBe(0);
-    expect(runCli(["session", "file", "src/auth/middleware.ts", "--summary", "Added JWT validation", "--workflow", "complete_system"], { stateDir }).code).toBe(0);
-    expect(runCli(["session", "snapshot", "--task", "Building authentication", "--next", "Add refresh tokens", "--next", "Rate limiting", "--blocker", "no test database"], { stateDir }).code).toBe(0);
+    expect(
+      runCli(["session", "command", "add authentication to API", "--status", "completed", "--workflow", "complete_system", "--duration", "420"], { stateDir })
+        .code,
+    ).toBe(0);
+    expect(runCli(["session", "file", "src/auth/middleware.ts", "--summary", "Added JWT validation", "--workflow", "complete_system"], { stateDir }).code).toBe(
+      0,
+    );
+    expect(
+      runCli(
+        [
+          "session",
+          "snapshot",
+          "--task",
+          "Building authentication",
+          "--next",
+          "Add refresh tokens",
+          "--next",
+          "Rate limiting",
+          "--blocker",
+          "no test database",
+        ],
+        { stateDir },
+      ).code,
+    ).toBe(0);
 
     const shown = runCli(["session", "show"], { stateDir });
     expect(shown.code).toBe(0);
@@ -40,7 +61,15 @@ describe("reqwatch session", () => {
 
   it("shows another tool's session file given by path, and fails with exit 1 on bad input", () => {
     const external = path.join(tempStateDir(), "..", "CLAUDE-session-state.json");
-    fs.writeFileSync(external, JSON.stringify({ created_at: "2025-01-26T09:00:00Z", last_updated: "2025-01-26T12:30:00Z", context_snapshot: { active_task: "User registration system" }, files_modified: { "src/routes/users.ts": { modification_count: 2 } } }));
+    fs.writeFileSync(
+      external,
+      JSON.stringify({
+        created_at: "2025-01-26T09:00:00Z",
+        last_updated: "2025-01-26T12:30:00Z",
+        context_snapshot: { active_task: "User registration system" },
+        files_modified: { "src/routes/users.ts": { modification_count: 2 } },
+      }),
+    );
     const shown = runCli(["session", "show", "--file", external], { stateDir: tempStateDir() });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain("Current focus: User registration system");

@@ -26,13 +26,19 @@ afterEach(() => {
 /** A dashboard server on `stateDir`, its received telemetry in the cache folder `cacheDir` (the default: REQWATCH_TELEMETRY_DIR unset). */
 async function aServer(stateDir: string, cacheDir: string, otlpPort: number) {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...childEnv(), NEXT_TELEMETRY_DISABLED: "1", REQWATCH_STATE_DIR: stateDir, REQWATCH_CACHE_DIR: cacheDir, REQWATCH_OTLP_PORT: String(otlpPort) };
+  const env: NodeJS.ProcessEnv = {
+    ...childEnv(),
+    NEXT_TELEMETRY_DISABLED: "1",
+    REQWATCH_STATE_DIR: stateDir,
+    REQWATCH_CACHE_DIR: cacheDir,
+    REQWATCH_OTLP_PORT: String(otlpPort),
+  };
   delete env.REQWATCH_TELEMETRY_DIR;
   const child = withOutput(spawn(process.execPath, [SERVER, "--hostname", "127.0.0.1", "--port", String(port)], { env, stdio: ["ignore", "pipe", "pipe"] }));
   running.push(child);
   const url = `http://127.0.0.1:${port}`;
   await said(child, `dashboard on ${url}/`);
-  const get = async <T,>(route: string) => (await (await fetch(`${url}${route}`)).json()) as T;
+  const get = async <T>(route: string) => (await (await fetch(`${url}${route}`)).json()) as T;
   return {
     child,
     url,
@@ -54,14 +60,24 @@ describe("one receiver and one store per user", () => {
     await said(second.child, `reqwatch: OpenTelemetry is received by another dashboard (pid ${first.child.pid}`);
 
     // Health says which process receives, on both.
-    expect(await first.health()).toMatchObject({ receiver: { url: otlp, error: null }, receivedBy: { pid: first.child.pid, thisDashboard: true }, file: path.join(cacheDir, "telemetry", "telemetry.db") });
-    expect(await second.health()).toMatchObject({ receiver: { url: otlp, error: null }, receivedBy: { pid: first.child.pid, thisDashboard: false }, file: path.join(cacheDir, "telemetry", "telemetry.db") });
+    expect(await first.health()).toMatchObject({
+      receiver: { url: otlp, error: null },
+      receivedBy: { pid: first.child.pid, thisDashboard: true },
+      file: path.join(cacheDir, "telemetry", "telemetry.db"),
+    });
+    expect(await second.health()).toMatchObject({
+      receiver: { url: otlp, error: null },
+      receivedBy: { pid: first.child.pid, thisDashboard: false },
+      file: path.join(cacheDir, "telemetry", "telemetry.db"),
+    });
     // The shared folder is the user's alone.
     expect(fs.statSync(path.join(cacheDir, "telemetry")).mode & 0o777).toBe(0o700);
 
     await sendExports(otlp, recordedExports(path.join(CLAUDE_CODE_FIXTURES, "plain")));
     for (const dashboard of [first, second]) {
-      expect(await eventually(async () => ((await dashboard.turns()).length ? dashboard.turns() : undefined))).toEqual([expect.objectContaining({ state: "completed", sessionId: SESSION })]);
+      expect(await eventually(async () => ((await dashboard.turns()).length ? dashboard.turns() : undefined))).toEqual([
+        expect.objectContaining({ state: "completed", sessionId: SESSION }),
+      ]);
       expect(await dashboard.sessions()).toContain(SESSION);
     }
 
@@ -84,12 +100,17 @@ describe("one receiver and one store per user", () => {
     await new Promise<void>((resolve) => squatter.listen(otlpPort, "127.0.0.1", resolve));
     const dashboard = await aServer(tempStateDir(), path.join(tempParent(), "cache"), otlpPort);
     await said(dashboard.child, `reqwatch: trying port ${otlpPort} again in 10 s`);
-    expect((await dashboard.health()).receiver).toEqual({ url: null, error: `port ${otlpPort} is taken (another collector?): set --otlp-port or REQWATCH_OTLP_PORT to another, or off` });
+    expect((await dashboard.health()).receiver).toEqual({
+      url: null,
+      error: `port ${otlpPort} is taken (another collector?): set --otlp-port or REQWATCH_OTLP_PORT to another, or off`,
+    });
 
     await new Promise((resolve) => squatter.close(resolve));
     await said(dashboard.child, `reqwatch: receiving OpenTelemetry (OTLP/HTTP) on http://127.0.0.1:${otlpPort}`);
     await sendExports(`http://127.0.0.1:${otlpPort}`, recordedExports(path.join(CLAUDE_CODE_FIXTURES, "plain")));
-    expect(await eventually(async () => ((await dashboard.turns()).length ? dashboard.turns() : undefined))).toEqual([expect.objectContaining({ state: "completed", sessionId: SESSION })]);
+    expect(await eventually(async () => ((await dashboard.turns()).length ? dashboard.turns() : undefined))).toEqual([
+      expect.objectContaining({ state: "completed", sessionId: SESSION }),
+    ]);
   }, 90_000);
 
   it("REQWATCH_TELEMETRY_DIR names a folder of its own, and a relative path or a folder another user owns is refused with the reason", async () => {
@@ -98,7 +119,9 @@ describe("one receiver and one store per user", () => {
     expect(telemetrySettings(env({ REQWATCH_CACHE_DIR: "/tmp/c" })).dir).toBe("/tmp/c/telemetry");
     expect(telemetrySettings(env({ REQWATCH_TELEMETRY_DIR: "/srv/own" })).dir).toBe("/srv/own");
     expect(telemetrySettings(env({ REQWATCH_TELEMETRY_DIR: "state-folder" })).dir).toBeNull();
-    expect(() => telemetrySettings(env({ REQWATCH_TELEMETRY_DIR: "here" }))).toThrow('Invalid REQWATCH_TELEMETRY_DIR: "here". Use an absolute path (a folder of its own), or state-folder to keep what is received beside each state folder\'s index.');
+    expect(() => telemetrySettings(env({ REQWATCH_TELEMETRY_DIR: "here" }))).toThrow(
+      'Invalid REQWATCH_TELEMETRY_DIR: "here". Use an absolute path (a folder of its own), or state-folder to keep what is received beside each state folder\'s index.',
+    );
     // Another user's folder: one given to nobody (root may), else /tmp, which is root's.
     let foreign = "/tmp";
     if (process.getuid?.() === 0) {
@@ -106,7 +129,9 @@ describe("one receiver and one store per user", () => {
       fs.mkdirSync(foreign);
       fs.chownSync(foreign, 65534, 65534);
     }
-    expect(() => ensureOwnFolder(foreign)).toThrow(/^The received telemetry's folder .+ belongs to uid \d+, not to this user \(uid \d+\): reqwatch keeps what agents send only in a folder of the user's own\. Set REQWATCH_TELEMETRY_DIR to one\.$/);
+    expect(() => ensureOwnFolder(foreign)).toThrow(
+      /^The received telemetry's folder .+ belongs to uid \d+, not to this user \(uid \d+\): reqwatch keeps what agents send only in a folder of the user's own\. Set REQWATCH_TELEMETRY_DIR to one\.$/,
+    );
     const loose = path.join(tempParent(), "loose");
     fs.mkdirSync(loose, { mode: 0o755 });
     fs.chmodSync(loose, 0o755);

@@ -90,13 +90,22 @@ describe("the MCP tool source_queue reads only what the user configured", () => 
     const { token, fifo } = hostilePaths();
     const sources = [`sqlite:${token}`, `claude-mem:${token}`, `sqlite:${fifo}`, "sqlite:/dev/zero"];
     const agent = await anAgent(tempStateDir(), { REQWATCH_SOURCES: JSON.stringify(sources) });
-    expect(await call(agent, "source_queue", { source: `sqlite:${token}` })).toEqual({ isError: true, text: `sqlite source: the mapping ${token} is not JSON; nothing was read.` });
-    expect(await call(agent, "source_queue", { source: `claude-mem:${token}` })).toEqual({ isError: true, text: `claude-mem source: ${token} is not an SQLite database.` });
+    expect(await call(agent, "source_queue", { source: `sqlite:${token}` })).toEqual({
+      isError: true,
+      text: `sqlite source: the mapping ${token} is not JSON; nothing was read.`,
+    });
+    expect(await call(agent, "source_queue", { source: `claude-mem:${token}` })).toEqual({
+      isError: true,
+      text: `claude-mem source: ${token} is not an SQLite database.`,
+    });
     const fifoRefused = { isError: true, text: `sqlite source: the mapping ${fifo} is a FIFO (a named pipe), not a regular file; nothing was read.` };
     expect(await call(agent, "source_queue", { source: `sqlite:${fifo}` })).toEqual(fifoRefused);
     // By the name the dashboard gives it, too.
     expect(await call(agent, "source_queue", { source: "pipe" })).toEqual(fifoRefused);
-    expect(await call(agent, "source_queue", { source: "sqlite:/dev/zero" })).toEqual({ isError: true, text: "sqlite source: the mapping /dev/zero is a character device, not a regular file; nothing was read." });
+    expect(await call(agent, "source_queue", { source: "sqlite:/dev/zero" })).toEqual({
+      isError: true,
+      text: "sqlite source: the mapping /dev/zero is a character device, not a regular file; nothing was read.",
+    });
     expect(JSON.parse((await call(agent, "stuck")).text)).toEqual({ count: 0, stuck: [] });
   });
 });

@@ -42,7 +42,10 @@ describe("a FIFO where reqwatch expects a JSON file is not opened", () => {
     const claim = tracker.claimNext()!;
     clock.advance(5000);
     const fifo = aFifo(path.join(tracker.stateDir.resultsDir, "r1.json"));
-    await feedFifo(fifo, JSON.stringify({ requestId: "r1", token: claim.token, outcome: "completed", fields: { output: "read from the FIFO" }, writtenAt: clock.now() }));
+    await feedFifo(
+      fifo,
+      JSON.stringify({ requestId: "r1", token: claim.token, outcome: "completed", fields: { output: "read from the FIFO" }, writtenAt: clock.now() }),
+    );
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ resultsApplied: 0, stuckAlive: 1 });
     expect(tracker.get("r1")?.state).toBe("processing");
@@ -91,7 +94,11 @@ describe("the one reader of a file reqwatch did not write this moment", () => {
       return "text" in result ? result.text : "missing" in result ? "missing" : result.problem;
     };
     expect([read("to-real.json", "refuse"), read("to-real.json", "follow")]).toEqual(["is a symbolic link; links are not followed", "{}\n"]);
-    expect([read("to-pipe.json", "refuse"), read("to-pipe.json", "follow"), read("pipe.json", "refuse")]).toEqual(["is a symbolic link; links are not followed", FIFO, FIFO]);
+    expect([read("to-pipe.json", "refuse"), read("to-pipe.json", "follow"), read("pipe.json", "refuse")]).toEqual([
+      "is a symbolic link; links are not followed",
+      FIFO,
+      FIFO,
+    ]);
     expect(read("none.json", "refuse")).toBe("missing");
   });
 

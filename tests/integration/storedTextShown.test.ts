@@ -23,7 +23,24 @@ function aHostileRequest(stateDir: string): void {
   const session = run(["session", "start"]);
   run(["create", "--workspace", "ws", "--id", "victim", "--state", "queued"]);
   run(["create", "--workspace", "ws", "--id", "r1", "--state", "processing", "--session", session, "--model", hostile("gpt")]);
-  run(["update", "r1", "--state", "failed", "--error", hostile("boom"), "--reason", hostile("gave up"), "--by", hostile("ci"), "--callback-success", "false", "--callback-attempts", "1", "--callback-error", hostile("POST failed")]);
+  run([
+    "update",
+    "r1",
+    "--state",
+    "failed",
+    "--error",
+    hostile("boom"),
+    "--reason",
+    hostile("gave up"),
+    "--by",
+    hostile("ci"),
+    "--callback-success",
+    "false",
+    "--callback-attempts",
+    "1",
+    "--callback-error",
+    hostile("POST failed"),
+  ]);
   run(["session", "snapshot", "--session", session, "--task", hostile("deploy"), "--next", hostile("rotate"), "--blocker", hostile("401")]);
 }
 
@@ -54,7 +71,11 @@ describe("stored text in what reqwatch prints", () => {
     expect(story.isError).toBe(false);
     expect(story.text).not.toMatch(RAW_CONTROL);
     expect(adviceLines(story.text)).toEqual([expect.stringMatching(/^Next: Retry it if the cause is fixed .* Run: reqwatch retry r1$/)]);
-    expect(JSON.parse(story.text.slice(story.text.indexOf("\n\n{") + 2))).toMatchObject({ requestId: "r1", attempts: [{ ended: { error: hostile("boom") } }], callback: { error: hostile("POST failed") } });
+    expect(JSON.parse(story.text.slice(story.text.indexOf("\n\n{") + 2))).toMatchObject({
+      requestId: "r1",
+      attempts: [{ ended: { error: hostile("boom") } }],
+      callback: { error: hostile("POST failed") },
+    });
   });
 
   it("shows no raw control character in `reqwatch get` and the `reqwatch list` table", () => {
@@ -70,7 +91,11 @@ describe("stored text in what reqwatch prints", () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toMatch(RAW_CONTROL);
     // One line per request under the header, the model's text on its row.
-    expect(listed.stdout.trimEnd().split("\n")).toEqual([expect.stringMatching(/^ID/), expect.stringMatching(/^r1 .* gpt\\nNext: The request is unsafe/), expect.stringMatching(/^victim /)]);
+    expect(listed.stdout.trimEnd().split("\n")).toEqual([
+      expect.stringMatching(/^ID/),
+      expect.stringMatching(/^r1 .* gpt\\nNext: The request is unsafe/),
+      expect.stringMatching(/^victim /),
+    ]);
   });
 
   it("keeps each stored text on its own line in `reqwatch session show` and the MCP tool session_context", async () => {

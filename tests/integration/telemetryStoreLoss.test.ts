@@ -72,7 +72,11 @@ describe("the telemetry store, lost or damaged", () => {
     for (const item of exports) {
       // As an exporter does: a 503 is sent again.
       for (;;) {
-        const response = await fetch(`${url}/v1/${item.signal}`, { method: "POST", body: new Uint8Array(item.body), headers: { "content-type": item.contentType, ...(item.gzip && { "content-encoding": "gzip" }) } });
+        const response = await fetch(`${url}/v1/${item.signal}`, {
+          method: "POST",
+          body: new Uint8Array(item.body),
+          headers: { "content-type": item.contentType, ...(item.gzip && { "content-encoding": "gzip" }) },
+        });
         answers.push(response.status);
         if (response.status !== 503) break;
       }

@@ -20,11 +20,15 @@ async function aServer(stateDir: string, port: number, otlpPort: number): Promis
   });
   running.push(child);
   const url = `http://127.0.0.1:${port}`;
-  await Promise.all([waitForLine(child, `reqwatch: receiving OpenTelemetry (OTLP/HTTP) on http://127.0.0.1:${otlpPort}`), waitForLine(child, `dashboard on ${url}/`)]);
+  await Promise.all([
+    waitForLine(child, `reqwatch: receiving OpenTelemetry (OTLP/HTTP) on http://127.0.0.1:${otlpPort}`),
+    waitForLine(child, `dashboard on ${url}/`),
+  ]);
   return { child, url };
 }
 
-const receivedTurns = async (url: string) => ((await (await fetch(`${url}/api/requests?source=otel&limit=50`)).json()) as { items: { requestId: string; state: string; source: string }[] }).items;
+const receivedTurns = async (url: string) =>
+  ((await (await fetch(`${url}/api/requests?source=otel&limit=50`)).json()) as { items: { requestId: string; state: string; source: string }[] }).items;
 
 describe("the dashboard's receiver, on a thread of its own", () => {
   it("keeps what Claude Code exports, shows it to the pages and the health page, closes with the server and frees its port", async () => {
@@ -32,14 +36,22 @@ describe("the dashboard's receiver, on a thread of its own", () => {
     const [port, otlpPort] = [await freePort(), await freePort()];
     const first = await aServer(stateDir, port, otlpPort);
     for (const item of exportsOf("tool-protobuf")) {
-      const response = await fetch(`http://127.0.0.1:${otlpPort}/v1/${item.signal}`, { method: "POST", body: new Uint8Array(item.body), headers: { "content-type": "application/x-protobuf" } });
+      const response = await fetch(`http://127.0.0.1:${otlpPort}/v1/${item.signal}`, {
+        method: "POST",
+        body: new Uint8Array(item.body),
+        headers: { "content-type": "application/x-protobuf" },
+      });
       expect(response.status).toBe(200);
     }
     const turns = await eventually(async () => ((await receivedTurns(first.url)).length ? receivedTurns(first.url) : undefined));
     expect(turns).toEqual([expect.objectContaining({ state: "completed", source: "otel" })]);
     const health = (await (await fetch(`${first.url}/api/health`)).json()) as { telemetry: TelemetryStatus };
     expect(health.telemetry.receiver).toEqual({ url: `http://127.0.0.1:${otlpPort}`, error: null });
-    expect(health.telemetry.intake.map((row) => [row.signal, row.exports])).toEqual([["logs", 1], ["metrics", 1], ["traces", 1]]);
+    expect(health.telemetry.intake.map((row) => [row.signal, row.exports])).toEqual([
+      ["logs", 1],
+      ["metrics", 1],
+      ["traces", 1],
+    ]);
     expect(health.telemetry.usage.byDayAndModel.reduce((calls, row) => calls + row.calls, 0)).toBeGreaterThan(0);
 
     first.child.kill("SIGTERM");

@@ -17,7 +17,13 @@ const { lifecycleOf } = apps;
 async function overMcp(requestId: string) {
   const lifecycle = await receivedOverMcp.lifecycle(await apps.mcp(), requestId);
   const outline = timelineOutline(lifecycle).map((line) => line.trim());
-  return { lifecycle, facts: factsOf(lifecycle), calls: outline.filter((line) => line.startsWith("model call, ")), tools: outline.filter((line) => line.startsWith("tool, ")), story: await receivedOverMcp.story(await apps.mcp(), requestId) };
+  return {
+    lifecycle,
+    facts: factsOf(lifecycle),
+    calls: outline.filter((line) => line.startsWith("model call, ")),
+    tools: outline.filter((line) => line.startsWith("tool, ")),
+    story: await receivedOverMcp.story(await apps.mcp(), requestId),
+  };
 }
 
 describe("Traceloop's OpenLLMetry", () => {

@@ -33,7 +33,9 @@ interface CcusageRow extends CcusageSums {
 }
 
 /** What ccusage overcharges nothing and undercharges the long call by: it prices only the tokens past 200k of each kind at the long rate, and not the output. */
-const LONG_CALL_SHORTFALL = (LONG_CONTEXT_CALL.input * 6 + LONG_CONTEXT_CALL.output * 22.5 - (200_000 * 3 + (LONG_CONTEXT_CALL.input - 200_000) * 6 + LONG_CONTEXT_CALL.output * 15)) / 1e6;
+const LONG_CALL_SHORTFALL =
+  (LONG_CONTEXT_CALL.input * 6 + LONG_CONTEXT_CALL.output * 22.5 - (200_000 * 3 + (LONG_CONTEXT_CALL.input - 200_000) * 6 + LONG_CONTEXT_CALL.output * 15)) /
+  1e6;
 const AGENTS: Record<string, string> = { claude: "claude-code", codex: "codex", gemini: "gemini" };
 
 let home: string;
@@ -41,7 +43,8 @@ let ccusageBin: string;
 let env: NodeJS.ProcessEnv;
 let now: number;
 /** The long call's day in a time zone. */
-const longCallDay = (timeZone = "UTC") => new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now - LONG_CONTEXT_CALL.daysAgo * 24 * 60 * 60_000);
+const longCallDay = (timeZone = "UTC") =>
+  new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now - LONG_CONTEXT_CALL.daysAgo * 24 * 60 * 60_000);
 
 beforeAll(() => {
   ccusageBin = installedCcusage();
@@ -49,12 +52,15 @@ beforeAll(() => {
   now = Date.now();
   aClaudeFolder(path.join(home, ".claude"), ["plain", "tool", "retry", "exhausted", "killed", "resumed", "subagent", "local-command"], now);
   // Each Codex run an hour apart: run at one instant, two threads' equal calls are one to ccusage's daily report (see the last test).
-  ["plain", "tool", "retried", "killed", "exhausted", "resumed"].forEach((scenario, i) => aCodexFolder(path.join(home, ".codex"), [scenario], now - i * 60 * 60_000));
+  ["plain", "tool", "retried", "killed", "exhausted", "resumed"].forEach((scenario, i) =>
+    aCodexFolder(path.join(home, ".codex"), [scenario], now - i * 60 * 60_000),
+  );
   aGeminiFolder(path.join(home, ".gemini"), ["plain", "tool", "retry", "killed", "exhausted", "resumed"], now);
   aUsageHistory(home, now);
   // Only the home folder names the agents' folders (the tests' own setup turns reading them off).
   env = { ...process.env, HOME: home, REQWATCH_AGENT_FILES: "on", REQWATCH_STATE_DIR: path.join(home, "no-state-folder"), TZ: "UTC" };
-  for (const name of ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "REQWATCH_CLAUDE_DIR", "REQWATCH_CODEX_DIR", "REQWATCH_GEMINI_DIR"]) delete env[name];
+  for (const name of ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "REQWATCH_CLAUDE_DIR", "REQWATCH_CODEX_DIR", "REQWATCH_GEMINI_DIR"])
+    delete env[name];
 }, 600_000);
 afterAll(() => fs.rmSync(home, { recursive: true, force: true }));
 
@@ -71,12 +77,26 @@ function reqwatch(args: string[], stateDir?: string): UsageReport {
 
 /** A row's figures as ccusage names them; the cost as ccusage would have it (its long-call price where the row holds that call). */
 function asCcusage(row: UsageSumsRow, holdsLongCall: boolean) {
-  return { inputTokens: row.inputTokens, outputTokens: row.outputTokens, cacheReadTokens: row.cacheReadTokens, cacheCreationTokens: row.cacheWriteTokens, totalTokens: row.totalTokens, totalCost: row.costUsd - (holdsLongCall ? LONG_CALL_SHORTFALL : 0) };
+  return {
+    inputTokens: row.inputTokens,
+    outputTokens: row.outputTokens,
+    cacheReadTokens: row.cacheReadTokens,
+    cacheCreationTokens: row.cacheWriteTokens,
+    totalTokens: row.totalTokens,
+    totalCost: row.costUsd - (holdsLongCall ? LONG_CALL_SHORTFALL : 0),
+  };
 }
 
 function expectSame(theirs: CcusageSums, ours: ReturnType<typeof asCcusage>, what: string): void {
   const { totalCost, ...tokens } = ours;
-  expect({ what, inputTokens: theirs.inputTokens, outputTokens: theirs.outputTokens, cacheReadTokens: theirs.cacheReadTokens, cacheCreationTokens: theirs.cacheCreationTokens, totalTokens: theirs.totalTokens }).toEqual({ what, ...tokens });
+  expect({
+    what,
+    inputTokens: theirs.inputTokens,
+    outputTokens: theirs.outputTokens,
+    cacheReadTokens: theirs.cacheReadTokens,
+    cacheCreationTokens: theirs.cacheCreationTokens,
+    totalTokens: theirs.totalTokens,
+  }).toEqual({ what, ...tokens });
   expect(Math.abs(theirs.totalCost - totalCost), `${what}: cost ${totalCost} against ccusage's ${theirs.totalCost}`).toBeLessThan(1e-9);
 }
 
@@ -101,7 +121,12 @@ describe("reqwatch usage and ccusage on the same files", () => {
       const ours = reqwatch(["--by", "day", "--timezone", zone]);
       expect(ours.timezone).toBe(zone);
       expect(theirs.length).toBeGreaterThan(20);
-      compareRows(theirs, ours, (row) => row.period, (key) => key === longCallDay(zone));
+      compareRows(
+        theirs,
+        ours,
+        (row) => row.period,
+        (key) => key === longCallDay(zone),
+      );
     }
   });
 
@@ -109,7 +134,12 @@ describe("reqwatch usage and ccusage on the same files", () => {
     const theirs = ccusage(["monthly", "--by-agent", "--timezone", "UTC"]);
     const ours = reqwatch(["--by", "month", "--timezone", "UTC"]);
     expect(ours.rows.length).toBeGreaterThanOrEqual(3);
-    compareRows(theirs.monthly!, ours, (row) => row.period, (key) => key === longCallDay().slice(0, 7));
+    compareRows(
+      theirs.monthly!,
+      ours,
+      (row) => row.period,
+      (key) => key === longCallDay().slice(0, 7),
+    );
     expectSame((theirs as unknown as { totals: CcusageSums }).totals, asCcusage(ours.totals, true), "totals");
   });
 
@@ -117,7 +147,12 @@ describe("reqwatch usage and ccusage on the same files", () => {
     const theirs = ccusage(["session", "--timezone", "UTC"]).session!;
     const ours = reqwatch(["--by", "session"]);
     // ccusage names a Codex session by its rollout file (`2026/11/28/rollout-<time>-<thread>`); reqwatch by its thread.
-    compareRows(theirs, ours, (row) => /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(row.period)?.[1] ?? row.period, (key) => key === "gen-long");
+    compareRows(
+      theirs,
+      ours,
+      (row) => /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(row.period)?.[1] ?? row.period,
+      (key) => key === "gen-long",
+    );
     for (const row of theirs) expect(ours.rows.find((mine) => row.period.endsWith(mine.period))!.agentsUsed).toEqual([AGENTS[row.agent!]]);
   });
 
@@ -125,7 +160,14 @@ describe("reqwatch usage and ccusage on the same files", () => {
     const byModel = new Map<string, CcusageSums>();
     for (const day of ccusage(["daily", "--timezone", "UTC"]).daily!) {
       for (const model of day.modelBreakdowns) {
-        const sums = byModel.get(model.modelName) ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0, totalTokens: 0, totalCost: 0 };
+        const sums = byModel.get(model.modelName) ?? {
+          inputTokens: 0,
+          outputTokens: 0,
+          cacheReadTokens: 0,
+          cacheCreationTokens: 0,
+          totalTokens: 0,
+          totalCost: 0,
+        };
         sums.inputTokens += model.inputTokens;
         sums.outputTokens += model.outputTokens;
         sums.cacheReadTokens += model.cacheReadTokens;
@@ -157,7 +199,12 @@ describe("reqwatch usage and ccusage on the same files", () => {
     const ours = reqwatch(["--by", "day", "--timezone", "UTC", "--since", since, "--until", until]);
     expect(ours.rows[0]!.period).toBe(since);
     expect(ours.rows.at(-1)!.period).toBe(until);
-    compareRows(theirs, ours, (row) => row.period, (key) => key === longCallDay());
+    compareRows(
+      theirs,
+      ours,
+      (row) => row.period,
+      (key) => key === longCallDay(),
+    );
   });
 });
 
@@ -168,7 +215,11 @@ describe("where ccusage differs from the files", () => {
       // Three real runs (three threads, each with its own rollout file) whose calls said the same tokens, written the same second.
       aCodexFolder(path.join(other, ".codex"), ["plain", "retried", "resumed"]);
       const at = { ...env, HOME: other };
-      const run = (args: string[]) => JSON.parse(execFileSync(ccusageBin, [...args, "--json", "--offline", "--timezone", "UTC"], { env: at, encoding: "utf8" })) as Record<string, CcusageRow[]>;
+      const run = (args: string[]) =>
+        JSON.parse(execFileSync(ccusageBin, [...args, "--json", "--offline", "--timezone", "UTC"], { env: at, encoding: "utf8" })) as Record<
+          string,
+          CcusageRow[]
+        >;
       const bySession = run(["session"]).session!.reduce((sum, row) => sum + row.inputTokens, 0);
       const byDay = run(["daily"]).daily!.reduce((sum, row) => sum + row.inputTokens, 0);
       const result = runCli(["usage", "--json", "--timezone", "UTC"], { env: at });
@@ -191,9 +242,18 @@ describe("the ledger", () => {
     const file = path.join(home, ".claude", "projects", "-work-shop", "gen-session-1.jsonl");
     const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n");
     const copy = JSON.parse(lines[1]!) as { timestamp: string; message: { id: string; usage: Record<string, number> } };
-    const added = { ...copy, timestamp: new Date().toISOString(), requestId: "req_added", message: { ...copy.message, id: "msg_added", usage: { input_tokens: 7, output_tokens: 11, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } };
+    const added = {
+      ...copy,
+      timestamp: new Date().toISOString(),
+      requestId: "req_added",
+      message: { ...copy.message, id: "msg_added", usage: { input_tokens: 7, output_tokens: 11, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+    };
     // And a line past the 8 MB bound (an answer that says usage): skipped, counted.
-    const huge = { ...added, requestId: "req_huge", message: { ...added.message, id: "msg_huge", content: [{ type: "text", text: "x".repeat(9 * 1024 * 1024) }] } };
+    const huge = {
+      ...added,
+      requestId: "req_huge",
+      message: { ...added.message, id: "msg_huge", content: [{ type: "text", text: "x".repeat(9 * 1024 * 1024) }] },
+    };
     fs.appendFileSync(file, `${JSON.stringify(added)}\n${lines[1]}\n${JSON.stringify(huge)}\n`);
     try {
       const after = reqwatch(["--by", "month", "--timezone", "UTC"], stateDir);

@@ -15,7 +15,10 @@ describe("the workers seen in the claims", () => {
     const now = Date.now();
     const dead = aDeadPid();
     // A worker that died holding a request (a file from before claims recorded their worker: the current claim names it).
-    writeRequestFile(stateDir, aClaimedRequest("orphan", { token: "t-dead", pid: dead, host: os.hostname(), claimedAt: now - 600_000, heartbeatAt: now - 600_000 }, { workspace: "gw" }));
+    writeRequestFile(
+      stateDir,
+      aClaimedRequest("orphan", { token: "t-dead", pid: dead, host: os.hostname(), claimedAt: now - 600_000, heartbeatAt: now - 600_000 }, { workspace: "gw" }),
+    );
     // A claim known by name only: finished long ago, its claim gone, no worker recorded.
     writeRequestFile(
       stateDir,
@@ -48,9 +51,26 @@ describe("the workers seen in the claims", () => {
     const { me, gone, named, count } = expected();
     expect(count).toBe(3);
     // a completed; b failed (its own failure, to be retried); then b or c claimed and running.
-    expect(me).toMatchObject({ name: "me", host: os.hostname(), liveness: "alive", completed: 1, failed: 1, released: 0, running: 1, holding: 1, unfinished: [] });
+    expect(me).toMatchObject({
+      name: "me",
+      host: os.hostname(),
+      liveness: "alive",
+      completed: 1,
+      failed: 1,
+      released: 0,
+      running: 1,
+      holding: 1,
+      unfinished: [],
+    });
     expect(me.how).toMatch(new RegExp(`^process ${process.pid} runs on this host`));
-    expect(gone).toMatchObject({ liveness: "gone", status: "gone", holding: 1, running: 1, completed: 0, unfinished: [{ requestId: "orphan", outcome: null }] });
+    expect(gone).toMatchObject({
+      liveness: "gone",
+      status: "gone",
+      holding: 1,
+      running: 1,
+      completed: 0,
+      unfinished: [{ requestId: "orphan", outcome: null }],
+    });
     expect(gone.how).toMatch(/^no process \d+ with its start time on this host/);
     expect(named).toMatchObject({ name: "nightly-runner", host: null, completed: 1, liveness: "unknown" });
 
@@ -58,8 +78,14 @@ describe("the workers seen in the claims", () => {
     fs.rmSync(path.join(stateDir, "index.db"));
     const rebuilt = aTracker({ stateDir });
     const again = workersView(rebuilt, now);
-    expect(again.map(({ pid, name, completed, failed, released, running, holding }) => ({ pid, name, completed, failed, released, running, holding })).sort((x, y) => String(x.name).localeCompare(String(y.name)))).toEqual(
-      [me, gone, named].map(({ pid, name, completed, failed, released, running, holding }) => ({ pid, name, completed, failed, released, running, holding })).sort((x, y) => String(x.name).localeCompare(String(y.name))),
+    expect(
+      again
+        .map(({ pid, name, completed, failed, released, running, holding }) => ({ pid, name, completed, failed, released, running, holding }))
+        .sort((x, y) => String(x.name).localeCompare(String(y.name))),
+    ).toEqual(
+      [me, gone, named]
+        .map(({ pid, name, completed, failed, released, running, holding }) => ({ pid, name, completed, failed, released, running, holding }))
+        .sort((x, y) => String(x.name).localeCompare(String(y.name))),
     );
   });
 
@@ -76,7 +102,9 @@ describe("the workers seen in the claims", () => {
     expect(seen.map((worker) => worker.pid).sort()).toEqual(workers.map((worker) => worker.pid).sort());
     expect(seen.map((worker) => worker.completed).sort()).toEqual(stats.map((s) => s.completed).sort());
     // They ran out of work and exited, leaving nothing: not a crash.
-    expect(seen.every((worker) => worker.liveness === "gone" && worker.status === "exited" && worker.holding === 0 && worker.unfinished.length === 0)).toBe(true);
+    expect(seen.every((worker) => worker.liveness === "gone" && worker.status === "exited" && worker.holding === 0 && worker.unfinished.length === 0)).toBe(
+      true,
+    );
   }, 60_000);
 });
 

@@ -30,7 +30,10 @@ describe("bulk actions", () => {
     const { tracker } = aFailedBatch(30);
     const dryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed", "completed"] } });
     const progress: number[] = [];
-    const entry = await tracker.actions.run({ kind: "retry", filter: { states: ["failed", "completed"] } }, { chunkSize: 7, onProgress: (p) => progress.push(p.changed + p.skipped) });
+    const entry = await tracker.actions.run(
+      { kind: "retry", filter: { states: ["failed", "completed"] } },
+      { chunkSize: 7, onProgress: (p) => progress.push(p.changed + p.skipped) },
+    );
     expect(entry).toMatchObject({ kind: "retry", status: "done", matched: 31, changed: dryRun.willChange, skipped: 1 });
     expect(progress).toEqual([7, 14, 21, 28, 31]);
     expect(tracker.countsByState()).toMatchObject({ failed: 0, queued: 30, completed: 1 });
@@ -91,7 +94,10 @@ describe("bulk actions", () => {
     expect(tracker.get("reused")).toMatchObject({ prompt: "the first request", state: "completed" });
 
     // The second request's copy is still archived; its undo would restore over the first, so it says so for that id.
-    expect(tracker.actions.dryRunUndo(second.id)).toMatchObject({ willChange: 0, skipped: [{ reason: "a request with this id exists again", ids: ["reused"] }] });
+    expect(tracker.actions.dryRunUndo(second.id)).toMatchObject({
+      willChange: 0,
+      skipped: [{ reason: "a request with this id exists again", ids: ["reused"] }],
+    });
     clock.advance(25 * HOUR);
     expect(tracker.cleanup().ids).toEqual(["reused"]);
     expect(await tracker.actions.undo(second.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
@@ -111,10 +117,14 @@ describe("bulk actions", () => {
         skipped INTEGER NOT NULL DEFAULT 0, skip_reasons TEXT NOT NULL DEFAULT '[]', changed_ids TEXT NOT NULL DEFAULT '[]', error TEXT, undone_at INTEGER, undone_by INTEGER, undoes INTEGER);
     `);
     legacy
-      .prepare("INSERT INTO audit_log (kind, by, pid, started_at, finished_at, status, summary, target, matched, changed, changed_ids) VALUES ('cleanup', 'dashboard', 1, ?, ?, 'done', 'Clean up', '{}', 1, 1, ?)")
+      .prepare(
+        "INSERT INTO audit_log (kind, by, pid, started_at, finished_at, status, summary, target, matched, changed, changed_ids) VALUES ('cleanup', 'dashboard', 1, ?, ?, 'done', 'Clean up', '{}', 1, 1, ?)",
+      )
       .run(at, at + 10, JSON.stringify(["by-action"]));
     const archived = (id: string, archivedAt: number) =>
-      legacy.prepare("INSERT INTO archived_requests VALUES (?, 'ws', 'completed', 0, ?, ?)").run(id, archivedAt, JSON.stringify(aRequest({ requestId: id, state: "completed", lastUpdatedAt: at - HOUR })));
+      legacy
+        .prepare("INSERT INTO archived_requests VALUES (?, 'ws', 'completed', 0, ?, ?)")
+        .run(id, archivedAt, JSON.stringify(aRequest({ requestId: id, state: "completed", lastUpdatedAt: at - HOUR })));
     archived("by-action", at + 5);
     archived("by-command", at + 100);
     legacy.close();
@@ -132,7 +142,9 @@ describe("bulk actions", () => {
 
     const migrated = new Database(`${stateDir}/archive.db`, { readonly: true });
     expect(migrated.pragma("user_version", { simple: true })).toBe(1);
-    expect(migrated.prepare("SELECT request_id, json_extract(doc, '$.prompt') AS prompt FROM archived_requests").all()).toEqual([{ request_id: "by-action", prompt: "the id used again" }]);
+    expect(migrated.prepare("SELECT request_id, json_extract(doc, '$.prompt') AS prompt FROM archived_requests").all()).toEqual([
+      { request_id: "by-action", prompt: "the id used again" },
+    ]);
     migrated.close();
   });
 
@@ -140,7 +152,9 @@ describe("bulk actions", () => {
     const { tracker } = aFailedBatch(1);
     expect(() => tracker.actions.dryRun({ kind: "retry" })).toThrow("A retry needs ids or a filter.");
     expect(() => tracker.actions.dryRun({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
-    await expect(tracker.actions.run({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).rejects.toThrow("A retry takes ids or a filter, not both.");
+    await expect(tracker.actions.run({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).rejects.toThrow(
+      "A retry takes ids or a filter, not both.",
+    );
     expect(() => tracker.retry({ ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
     await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: -1 })).rejects.toMatchObject({ code: "BAD_INPUT" });
     await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: 1, states: ["bogus" as never] })).rejects.toThrow(/Unknown state "bogus"/);
@@ -165,7 +179,11 @@ describe("bulk actions", () => {
     const clock = { now: Date.now() };
     const stateDir = tempStateDir();
     // Finished 59, 61 and 62 minutes ago: after two minutes more, a cutoff taken afresh would take in "a" too.
-    for (const [id, ago] of [["a", 59], ["b", 61], ["c", 62]] as const) {
+    for (const [id, ago] of [
+      ["a", 59],
+      ["b", 61],
+      ["c", 62],
+    ] as const) {
       writeRequestFile(stateDir, aRequest({ requestId: id, state: id === "c" ? "failed" : "completed", lastUpdatedAt: clock.now - ago * 60_000 }));
     }
     const tracker = aTracker({ stateDir, now: () => clock.now });
@@ -175,10 +193,20 @@ describe("bulk actions", () => {
     clock.now += 2 * 60_000;
     tracker.transition("c", "queued");
     const entry = await tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId });
-    expect(entry).toMatchObject({ status: "done", matched: 2, changed: 1, skipped: 1, changedIds: ["b"], skipReasons: [{ reason: "changed since the dry run", ids: ["c"] }] });
+    expect(entry).toMatchObject({
+      status: "done",
+      matched: 2,
+      changed: 1,
+      skipped: 1,
+      changedIds: ["b"],
+      skipReasons: [{ reason: "changed since the dry run", ids: ["c"] }],
+    });
     expect(tracker.get("a")?.state).toBe("completed");
     // A dry run serves one run; an unknown one is refused and nothing runs.
-    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Dry run \S+ is not known/) });
+    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId })).rejects.toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringMatching(/^Dry run \S+ is not known/),
+    });
   });
 
   it("a retry by filter after its dry run leaves out what matches only since", async () => {
@@ -201,13 +229,33 @@ describe("bulk actions", () => {
     tracker.transition("done", "completed");
 
     const dryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["waiting", "running", "done"] });
-    expect(dryRun).toMatchObject({ matched: 3, willChange: 2, byState: { processing: 1, queued: 1 }, skipped: [{ reason: "it is completed: already finished", ids: ["done"] }] });
+    expect(dryRun).toMatchObject({
+      matched: 3,
+      willChange: 2,
+      byState: { processing: 1, queued: 1 },
+      skipped: [{ reason: "it is completed: already finished", ids: ["done"] }],
+    });
     const entry = await tracker.actions.run({ kind: "cancel", ids: ["waiting", "running", "done"] });
-    expect(entry).toMatchObject({ kind: "cancel", status: "done", changed: 2, skipped: 1, changedIds: ["waiting", "running"], summary: "Cancel 3 requests: waiting, running, done" });
+    expect(entry).toMatchObject({
+      kind: "cancel",
+      status: "done",
+      changed: 2,
+      skipped: 1,
+      changedIds: ["waiting", "running"],
+      summary: "Cancel 3 requests: waiting, running, done",
+    });
     expect(tracker.get("waiting")).toMatchObject({ state: "failed", error: "cancelled" });
-    expect(tracker.get("waiting")?.transitions?.at(-1)).toMatchObject({ from: "queued", to: "failed", reason: "cancelled", by: `dashboard (action #${entry.id})` });
+    expect(tracker.get("waiting")?.transitions?.at(-1)).toMatchObject({
+      from: "queued",
+      to: "failed",
+      reason: "cancelled",
+      by: `dashboard (action #${entry.id})`,
+    });
 
-    expect(tracker.complete("running", claim.token, { output: "too late" })).toMatchObject({ outcome: "dropped", reason: "late completion dropped: the request is already failed" });
+    expect(tracker.complete("running", claim.token, { output: "too late" })).toMatchObject({
+      outcome: "dropped",
+      reason: "late completion dropped: the request is already failed",
+    });
     expect(tracker.get("running")).toMatchObject({ state: "failed", error: "cancelled", claim: null });
   });
 
@@ -218,7 +266,12 @@ describe("bulk actions", () => {
     const cleanup = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     tracker.create({ requestId: "old-3", workspace: "w" });
 
-    expect(tracker.actions.dryRunUndo(cleanup.id)).toMatchObject({ kind: "undo", matched: 30, willChange: 29, skipped: [{ reason: "a request with this id exists again", ids: ["old-3"] }] });
+    expect(tracker.actions.dryRunUndo(cleanup.id)).toMatchObject({
+      kind: "undo",
+      matched: 30,
+      willChange: 29,
+      skipped: [{ reason: "a request with this id exists again", ids: ["old-3"] }],
+    });
     let undoId = 0;
     const first = tracker.actions.undo(cleanup.id, { chunkSize: 1, onStart: (id) => (undoId = id) });
     expect(undoId).toBeGreaterThan(0);
@@ -228,19 +281,28 @@ describe("bulk actions", () => {
 
   it("a confirmation that asks other than its dry run is refused and changes nothing; the dry run then serves the confirmation that asks the same", async () => {
     const stateDir = tempStateDir();
-    for (const [id, workspace] of [["f-a", "alpha"], ["f-b", "beta"]] as const) writeRequestFile(stateDir, aRequest({ requestId: id, workspace, state: "failed" }));
+    for (const [id, workspace] of [
+      ["f-a", "alpha"],
+      ["f-b", "beta"],
+    ] as const)
+      writeRequestFile(stateDir, aRequest({ requestId: id, workspace, state: "failed" }));
     writeRequestFile(stateDir, aRequest({ requestId: "t-z", workspace: "zzz", state: "timeout" }));
     for (const id of ["C", "D"]) writeRequestFile(stateDir, aRequest({ requestId: id, workspace: "w", state: "queued" }));
     const tracker = aTracker({ stateDir });
     const before = ["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id));
 
     const retryDryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
-    await expect(tracker.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, dryRunId: retryDryRun.dryRunId })).rejects.toMatchObject({
+    await expect(
+      tracker.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, dryRunId: retryDryRun.dryRunId }),
+    ).rejects.toMatchObject({
       code: "BAD_INPUT",
       message: `This confirmation asks "Retry every request matching timeout in zzz", but dry run ${retryDryRun.dryRunId} was "Retry 2 requests matching failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
     });
     const cancelDryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["C"] });
-    await expect(tracker.actions.run({ kind: "cancel", ids: ["D"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') });
+    await expect(tracker.actions.run({ kind: "cancel", ids: ["D"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining('asks "Cancel D", but dry run'),
+    });
     await expect(tracker.actions.run({ kind: "retry", ids: ["C"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT" });
     expect(["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id))).toEqual(before);
     expect(tracker.actions.list()).toEqual([]);
@@ -268,7 +330,10 @@ describe("bulk actions", () => {
     const late = dashboard.actions.dryRun({ kind: "retry", ids: ["two"] });
     clock.advance(15 * 60_000);
     const refused = agent.actions.run({ kind: "retry", ids: ["two"], dryRunId: late.dryRunId });
-    await expect(refused).rejects.toMatchObject({ code: "BAD_INPUT", message: `Dry run ${late.dryRunId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.` });
+    await expect(refused).rejects.toMatchObject({
+      code: "BAD_INPUT",
+      message: `Dry run ${late.dryRunId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.`,
+    });
     expect(agent.get("two")?.state).toBe("failed");
   });
 

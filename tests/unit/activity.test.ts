@@ -17,7 +17,16 @@ function step(from: string | null, to: string, at: number, extra: Record<string,
 /** A file as reqwatch writes it, with its history; the fields the steps say. */
 function withHistory(requestId: string, workspace: string, steps: ReturnType<typeof step>[]) {
   const last = steps.at(-1)!;
-  return { requestId, workspace, state: last.to, previousState: last.from ?? undefined, createdAt: steps[0]!.at, lastUpdatedAt: last.at, version: steps.length, transitions: steps };
+  return {
+    requestId,
+    workspace,
+    state: last.to,
+    previousState: last.from ?? undefined,
+    createdAt: steps[0]!.at,
+    lastUpdatedAt: last.at,
+    version: steps.length,
+    transitions: steps,
+  };
 }
 
 /** Within the histogram's 9%: what the charts promise for a percentile. */
@@ -33,7 +42,14 @@ describe("the charts' aggregates", () => {
 
   function fixtures(stateDir: string) {
     // Waited 10 s, ran 30 s, completed.
-    writeRequestFile(stateDir, withHistory("r1", "alpha", [step(null, "queued", T), step("queued", "processing", T + 10 * SEC, { token: "a" }), step("processing", "completed", T + 40 * SEC, { token: "a" })]));
+    writeRequestFile(
+      stateDir,
+      withHistory("r1", "alpha", [
+        step(null, "queued", T),
+        step("queued", "processing", T + 10 * SEC, { token: "a" }),
+        step("processing", "completed", T + 40 * SEC, { token: "a" }),
+      ]),
+    );
     // Waited 20 s, failed after 40 s (to be retried), waited 60 s, ran 5 s.
     writeRequestFile(
       stateDir,
@@ -49,9 +65,25 @@ describe("the charts' aggregates", () => {
     writeRequestFile(stateDir, withHistory("r3", "beta", [step(null, "queued", T + 29 * MIN), step("queued", "processing", T + 29 * MIN + 30 * SEC)]));
     writeRequestFile(stateDir, withHistory("r4", "beta", [step(null, "queued", T + 30 * MIN)]));
     // Two hours ago: out of the last hour, in the last day.
-    writeRequestFile(stateDir, withHistory("r5", "alpha", [step(null, "queued", T - 120 * MIN), step("queued", "processing", T - 120 * MIN + SEC, { token: "d" }), step("processing", "failed", T - 120 * MIN + 2 * SEC, { token: "d" })]));
+    writeRequestFile(
+      stateDir,
+      withHistory("r5", "alpha", [
+        step(null, "queued", T - 120 * MIN),
+        step("queued", "processing", T - 120 * MIN + SEC, { token: "d" }),
+        step("processing", "failed", T - 120 * MIN + 2 * SEC, { token: "d" }),
+      ]),
+    );
     // A gateway's own file, with lifecycle times and no history (and fractions of a ms): created and queued at +10 min, ran +11 to +12.
-    writeRequestFile(stateDir, { requestId: "r6", workspace: "alphabet", state: "completed", createdAt: T + 10 * MIN + 0.25, queuedAt: T + 10 * MIN + 0.5, processingStartedAt: T + 11 * MIN + 0.75, completedAt: T + 12 * MIN + 0.5, lastUpdatedAt: T + 12 * MIN + 0.5 });
+    writeRequestFile(stateDir, {
+      requestId: "r6",
+      workspace: "alphabet",
+      state: "completed",
+      createdAt: T + 10 * MIN + 0.25,
+      queuedAt: T + 10 * MIN + 0.5,
+      processingStartedAt: T + 11 * MIN + 0.75,
+      completedAt: T + 12 * MIN + 0.5,
+      lastUpdatedAt: T + 12 * MIN + 0.5,
+    });
   }
 
   it("counts ends, waits, run times and states per minute over the last hour, by hand", () => {
@@ -99,7 +131,14 @@ describe("the charts' aggregates", () => {
   it("counts a file whose times do not say when it entered its state (a queued file with no queuedAt) in that state from its last update, not from before it existed", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, { requestId: "bare", workspace: "gw", state: "queued", createdAt: T + 20 * MIN, lastUpdatedAt: T + 20 * MIN });
-    writeRequestFile(stateDir, { requestId: "done", workspace: "gw", state: "completed", createdAt: T + 5 * MIN, queuedAt: T + 5 * MIN, lastUpdatedAt: T + 30 * MIN });
+    writeRequestFile(stateDir, {
+      requestId: "done",
+      workspace: "gw",
+      state: "completed",
+      createdAt: T + 5 * MIN,
+      queuedAt: T + 5 * MIN,
+      lastUpdatedAt: T + 30 * MIN,
+    });
     const view = activityView(aTracker({ stateDir }), "1h", null, now);
     const at = (offsetMs: number) => view.times.indexOf(T + offsetMs);
     // "done" waits from +5 (its queuedAt) until its last update at +30, when it was completed at the latest; "bare" from +20.
@@ -164,7 +203,14 @@ describe("the charts' aggregates", () => {
     fixtures(stateDir);
     const tracker = aTracker({ stateDir });
     // Another program rewrites r1: it failed at +3 min after a 2-minute wait, instead of completing at +40 s.
-    writeRequestFile(stateDir, { ...withHistory("r1", "alpha", [step(null, "queued", T + MIN), step("queued", "processing", T + 3 * MIN, { token: "z" }), step("processing", "failed", T + 3 * MIN + 5 * SEC, { token: "z" })]), version: 9 });
+    writeRequestFile(stateDir, {
+      ...withHistory("r1", "alpha", [
+        step(null, "queued", T + MIN),
+        step("queued", "processing", T + 3 * MIN, { token: "z" }),
+        step("processing", "failed", T + 3 * MIN + 5 * SEC, { token: "z" }),
+      ]),
+      version: 9,
+    });
     tracker.recover({ processingStuckAfterMs: 365 * 86_400_000 });
     const view = activityView(tracker, "1h", null, now);
     expect(view.totals).toMatchObject({ completed: 2, failed: 2 });

@@ -31,8 +31,14 @@ describe("the settings that read Claude Code's files", () => {
     expect(telemetrySettings(env({ HOME: "/home/ada", REQWATCH_AGENT_FILES: "off" })).claudeDir).toBeNull();
     expect(telemetrySettings(env({ HOME: "/home/ada" }), undefined, "off").claudeDir).toBeNull();
     expect(telemetrySettings(env({ HOME: "/home/ada", REQWATCH_AGENT_FILES: "off" }), undefined, "on").claudeDir).toBe("/home/ada/.claude");
-    expect(thrown(() => telemetrySettings(env({ REQWATCH_AGENT_FILES: "maybe" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Invalid REQWATCH_AGENT_FILES: "maybe"\./) });
-    expect(thrown(() => telemetrySettings(env({}), undefined, "maybe"))).toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Invalid --agent-files: "maybe"\./) });
+    expect(thrown(() => telemetrySettings(env({ REQWATCH_AGENT_FILES: "maybe" })))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringMatching(/^Invalid REQWATCH_AGENT_FILES: "maybe"\./),
+    });
+    expect(thrown(() => telemetrySettings(env({}), undefined, "maybe"))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringMatching(/^Invalid --agent-files: "maybe"\./),
+    });
   });
 
   it("with the receiver off, the dashboard still reads the files into its store; with both off it has none", async () => {
@@ -46,7 +52,10 @@ describe("the settings that read Claude Code's files", () => {
       return items.length > 0 ? items : undefined;
     });
     expect(turns.map((turn) => turn.state)).toEqual(["completed"]);
-    expect(reading.runtime.health().telemetry).toMatchObject({ claudeDir: folder, agentFiles: [expect.objectContaining({ agent: "claude-code", files: 1, malformed: 0, oversized: 0 })] });
+    expect(reading.runtime.health().telemetry).toMatchObject({
+      claudeDir: folder,
+      agentFiles: [expect.objectContaining({ agent: "claude-code", files: 1, malformed: 0, oversized: 0 })],
+    });
     await reading.runtime.telemetry!.close();
     const neither = await aDashboard({}, { port: null, keepMs: 86_400_000, stuckAfterMs: 600_000, claudeDir: null });
     expect(neither.runtime.telemetry).toBeNull();

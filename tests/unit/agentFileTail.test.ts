@@ -19,9 +19,17 @@ const DAY = 24 * 3600_000;
 
 function aFollower(folder: string, file = path.join(tempParent(), "telemetry.db"), bounds?: { maxLineBytes: number; maxReadBytes: number }) {
   const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
-  const follower = new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: DAY, ...(bounds && { bounds }) });
+  const follower = new AgentFileFollower({
+    folder,
+    agent: claudeCodeFiles,
+    store,
+    redaction: resolveTrackerOptions({}).redaction,
+    keepMs: DAY,
+    ...(bounds && { bounds }),
+  });
   follower.start();
-  const turns = () => readRows<{ prompt: string; state: string; calls: number; session: string }>(file, "SELECT prompt, state, calls, session FROM lifecycles ORDER BY seq");
+  const turns = () =>
+    readRows<{ prompt: string; state: string; calls: number; session: string }>(file, "SELECT prompt, state, calls, session FROM lifecycles ORDER BY seq");
   const steps = () => readRows<{ n: number }>(file, "SELECT count(*) AS n FROM steps")[0]!.n;
   return { store, follower, file, turns, steps, close: () => void follower.close().then(() => store.close()) };
 }

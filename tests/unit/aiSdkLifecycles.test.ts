@@ -31,7 +31,12 @@ function lifecyclesOf(folder: string, scenario: string, order: (exports: Export[
   const db = new Database(file, { readonly: true });
   try {
     const rows = db.prepare("SELECT * FROM lifecycles ORDER BY seq").all() as Record<string, unknown>[];
-    const steps = db.prepare("SELECT seq, name, summary, parent_key AS parentKey FROM steps ORDER BY at, name").all() as { seq: number; name: string; summary: string; parentKey: string | null }[];
+    const steps = db.prepare("SELECT seq, name, summary, parent_key AS parentKey FROM steps ORDER BY at, name").all() as {
+      seq: number;
+      name: string;
+      summary: string;
+      parentKey: string | null;
+    }[];
     return { rows, steps };
   } finally {
     db.close();
@@ -47,7 +52,18 @@ const VERSIONS = [
 describe.each(VERSIONS)("%s", (_, folder) => {
   it("a plain prompt: one run, completed, with its one call's model and tokens", () => {
     const { rows } = lifecyclesOf(folder, "plain");
-    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "completed", model: "claude-sonnet-4-5", calls: 1, tools: 0, input_tokens: 120, output_tokens: 30, error: null })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        kind: "agent",
+        state: "completed",
+        model: "claude-sonnet-4-5",
+        calls: 1,
+        tools: 0,
+        input_tokens: 120,
+        output_tokens: 30,
+        error: null,
+      }),
+    ]);
   });
 
   it("a tool loop of two steps: one run, two calls, one tool, every step inside it", () => {
@@ -68,7 +84,15 @@ describe.each(VERSIONS)("%s", (_, folder) => {
 
   it("retries exhausted: failed with the error, its three attempts", () => {
     const { rows } = lifecyclesOf(folder, "exhausted");
-    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, attempt: 3, error: expect.stringMatching(/Failed after 3 attempts\. Last error: (AI_APICallError: )?Overloaded/) })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        kind: "agent",
+        state: "failed",
+        calls: 1,
+        attempt: 3,
+        error: expect.stringMatching(/Failed after 3 attempts\. Last error: (AI_APICallError: )?Overloaded/),
+      }),
+    ]);
     // Refused every time, with no tokens: a known $0, not an unknown cost.
     expect(rows).toEqual([expect.objectContaining({ cost_usd: 0, unpriced_calls: 0 })]);
   });
@@ -79,12 +103,16 @@ describe.each(VERSIONS)("%s", (_, folder) => {
     // It may have been billed for what it generated before it stopped: no $0 estimate, every call unpriced (its cost reads "unknown").
     expect(rows[0]).toMatchObject({ cost_usd: 0, estimated_calls: 0, unpriced_calls: rows[0]!.calls });
     // Never a dollar figure ("—" where the run counts no call of its own: the AI SDK 6's stream span).
-    expect(formatCost({ calls: rows[0]!.calls as number, costUsd: 0, estimatedCalls: 0, unpricedCalls: rows[0]!.unpriced_calls as number })).toMatch(/^(unknown|—)$/);
+    expect(formatCost({ calls: rows[0]!.calls as number, costUsd: 0, estimatedCalls: 0, unpricedCalls: rows[0]!.unpriced_calls as number })).toMatch(
+      /^(unknown|—)$/,
+    );
   });
 
   it("a call its caller aborted (its abort signal; the SDK records the AbortError): failed, saying plainly the caller aborted it", () => {
     const { rows } = lifecyclesOf(folder, "aborted-call");
-    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "aborted by the caller: This operation was aborted", unpriced_calls: 1 })]);
+    expect(rows).toEqual([
+      expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "aborted by the caller: This operation was aborted", unpriced_calls: 1 }),
+    ]);
   });
 });
 

@@ -13,7 +13,9 @@ function nextRouteHandlers(dir = APP_API): { path: string; methods: string[] }[]
     if (entry.isDirectory()) return nextRouteHandlers(full);
     if (!/^route\.(ts|tsx|js)$/.test(entry.name)) return [];
     const route = `/api/${path.relative(APP_API, dir).split(path.sep).join("/")}`.replace(/\/$/, "").replace(/\[(\w+)\]/g, ":$1");
-    const methods = [...fs.readFileSync(full, "utf8").matchAll(/^export (?:async function|function|const) (GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\b/gm)].map((match) => match[1]!);
+    const methods = [...fs.readFileSync(full, "utf8").matchAll(/^export (?:async function|function|const) (GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\b/gm)].map(
+      (match) => match[1]!,
+    );
     return [{ path: route, methods: methods.sort() }];
   });
 }

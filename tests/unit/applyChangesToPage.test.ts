@@ -17,7 +17,9 @@ function world(n: number) {
   let seq = 0;
   const changed = (id: string): FeedChange => {
     const request = tracker.get(id);
-    return request ? { seq: ++seq, kind: "request.upserted", requestId: id, request: toSummary(request), at: clock.now() } : { seq: ++seq, kind: "request.removed", requestId: id, at: clock.now() };
+    return request
+      ? { seq: ++seq, kind: "request.upserted", requestId: id, request: toSummary(request), at: clock.now() }
+      : { seq: ++seq, kind: "request.removed", requestId: id, at: clock.now() };
   };
   return { clock, tracker, changed };
 }
@@ -44,7 +46,10 @@ describe("a change applied to a cached table page in the browser", () => {
       tracker.create({ requestId: "new", workspace: "odd", state: "queued" });
       const changes = [changed("r003"), changed("new")];
 
-      for (const [page, q, refetch] of [[first, query, refetchFirst], [second, { ...query, cursor: first.nextCursor! }, refetchSecond]] as const) {
+      for (const [page, q, refetch] of [
+        [first, query, refetchFirst],
+        [second, { ...query, cursor: first.nextCursor! }, refetchSecond],
+      ] as const) {
         const update = applyChangesToPage(page, q, changes, clock.now(), 5);
         expect(update.refetch, JSON.stringify(q)).toBe(refetch);
         const expected = server(tracker, q, 5);
@@ -52,7 +57,10 @@ describe("a change applied to a cached table page in the browser", () => {
           // What the browser shows meanwhile: the server's page less the row that would move up from the next one.
           expect(update.page.items.map((r) => r.requestId)).toEqual(expected.items.slice(0, -1).map((r) => r.requestId));
         } else {
-          expect(update.page.items.map((r) => [r.requestId, r.state]), JSON.stringify(q)).toEqual(expected.items.map((r) => [r.requestId, r.state]));
+          expect(
+            update.page.items.map((r) => [r.requestId, r.state]),
+            JSON.stringify(q),
+          ).toEqual(expected.items.map((r) => [r.requestId, r.state]));
         }
       }
     }

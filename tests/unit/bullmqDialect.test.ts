@@ -23,7 +23,10 @@ function aStore() {
   };
   const read = <T>(sql: string) => readRows<T>(file, sql);
   const jobs = () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq");
-  const steps = () => read<{ name: string; summary: string; parent_key: string | null; step_key: string }>("SELECT step_key, name, summary, parent_key FROM steps ORDER BY at, step_key");
+  const steps = () =>
+    read<{ name: string; summary: string; parent_key: string | null; step_key: string }>(
+      "SELECT step_key, name, summary, parent_key FROM steps ORDER BY at, step_key",
+    );
   return { file, store, feed, jobs, steps };
 }
 
@@ -33,11 +36,26 @@ describe("BullMQ's jobs, from its own spans", () => {
   it("a job that completes: one message in its queue's workspace, added, processed once, completed with its result", () => {
     const { store, feed, jobs, steps } = aStore();
     feed(scenario("complete"));
-    expect(jobs()).toEqual([expect.objectContaining({ kind: "message", service: "complete", state: "completed", attempt: 1, error: null, output: '{"done":"welcome"}', calls: 0, tools: 0 })]);
+    expect(jobs()).toEqual([
+      expect.objectContaining({
+        kind: "message",
+        service: "complete",
+        state: "completed",
+        attempt: 1,
+        error: null,
+        output: '{"done":"welcome"}',
+        calls: 0,
+        tools: 0,
+      }),
+    ]);
     const [job] = jobs();
     expect(job!.queued_at).toBeGreaterThanOrEqual(job!.started_at as number);
     expect(job!.processing_at).toBeGreaterThanOrEqual(job!.queued_at as number);
-    expect(steps().map((step) => `${step.name}: ${step.summary}`).sort()).toEqual([
+    expect(
+      steps()
+        .map((step) => `${step.name}: ${step.summary}`)
+        .sort(),
+    ).toEqual([
       expect.stringMatching(/^add: welcome #1 into complete, \d+ ms$/),
       "completed: welcome #1 moved to completed",
       expect.stringMatching(/^process \(attempt 1\): welcome #1 completed, \d+ ms$/),
@@ -56,9 +74,22 @@ describe("BullMQ's jobs, from its own spans", () => {
     feed(scenario("retry"));
     expect(jobs()).toEqual([expect.objectContaining({ service: "retry", state: "completed", attempt: 3, error: null, output: '{"done":"charge"}' })]);
     // A step and the one inside it may end in the same millisecond: their order among themselves is not said.
-    expect(steps().map((step) => step.name).sort()).toEqual(["add", "completed", "process (attempt 1)", "process (attempt 2)", "process (attempt 3)", "retry later", "retry later"]);
-    expect(steps().map((step) => step.name).filter((name) => name.startsWith("process"))).toEqual(["process (attempt 1)", "process (attempt 2)", "process (attempt 3)"]);
-    expect(steps().map((step) => step.summary)).toEqual(expect.arrayContaining([expect.stringMatching(/^charge #1 failed: charge refused on attempt 1, \d+ ms$/), expect.stringMatching(/^charge #1 failed: charge refused on attempt 2, \d+ ms$/)]));
+    expect(
+      steps()
+        .map((step) => step.name)
+        .sort(),
+    ).toEqual(["add", "completed", "process (attempt 1)", "process (attempt 2)", "process (attempt 3)", "retry later", "retry later"]);
+    expect(
+      steps()
+        .map((step) => step.name)
+        .filter((name) => name.startsWith("process")),
+    ).toEqual(["process (attempt 1)", "process (attempt 2)", "process (attempt 3)"]);
+    expect(steps().map((step) => step.summary)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^charge #1 failed: charge refused on attempt 1, \d+ ms$/),
+        expect.stringMatching(/^charge #1 failed: charge refused on attempt 2, \d+ ms$/),
+      ]),
+    );
   });
 
   it("between attempts it is not over: queued again, waiting for its next attempt, with the failed attempt's reason", () => {
@@ -85,7 +116,11 @@ describe("BullMQ's jobs, from its own spans", () => {
     const { feed, jobs, steps } = aStore();
     feed(scenario("failed"));
     expect(jobs()).toEqual([expect.objectContaining({ service: "failed", state: "failed", attempt: 2, error: "render refused on attempt 2", output: null })]);
-    expect(steps().map((step) => step.name).sort()).toEqual(["add", "failed", "process (attempt 1)", "process (attempt 2)", "retry later"]);
+    expect(
+      steps()
+        .map((step) => step.name)
+        .sort(),
+    ).toEqual(["add", "failed", "process (attempt 1)", "process (attempt 2)", "retry later"]);
   });
 
   it("its worker killed while holding it: queued and stuck while nothing is heard; stalled, back to waiting, and completed by another worker", () => {
@@ -96,12 +131,23 @@ describe("BullMQ's jobs, from its own spans", () => {
     feed(exports.slice(0, 2), now);
     expect(jobs()).toEqual([expect.objectContaining({ service: "stalled", state: "queued" })]);
     const stuck = inspectTelemetry(file, 60_000, now + 120_000, { stuck: 10 });
-    expect(stuck.stuckMessages.map((message) => message.stuck)).toEqual([expect.stringMatching(/^nothing received for 2m; last: add: archive #1 into stalled/)]);
+    expect(stuck.stuckMessages.map((message) => message.stuck)).toEqual([
+      expect.stringMatching(/^nothing received for 2m; last: add: archive #1 into stalled/),
+    ]);
     // The worker that found it stalled, and processed it.
     feed(exports.slice(2), now + 120_000);
     expect(jobs()).toEqual([expect.objectContaining({ state: "completed", attempt: 1, error: null })]);
-    expect(steps().map((step) => step.name).slice(0, 2)).toEqual(["add", "stalled"]);
-    expect(steps().map((step) => step.name).slice(2).sort()).toEqual(["completed", "process (attempt 1)"]);
+    expect(
+      steps()
+        .map((step) => step.name)
+        .slice(0, 2),
+    ).toEqual(["add", "stalled"]);
+    expect(
+      steps()
+        .map((step) => step.name)
+        .slice(2)
+        .sort(),
+    ).toEqual(["completed", "process (attempt 1)"]);
     expect(steps()[1]!.summary).toMatch(/^#1 its worker stopped holding it; back to waiting \(found by worker [0-9a-f-]+\)$/);
     expect(inspectTelemetry(file, 60_000, now + 121_000, { stuck: 10 }).stuck).toBe(0);
   });

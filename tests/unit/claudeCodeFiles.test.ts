@@ -22,12 +22,25 @@ function aReading(scenarios: string[], now = Date.now()) {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
   let clock = now;
-  const follower = new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => clock });
+  const follower = new AgentFileFollower({
+    folder,
+    agent: claudeCodeFiles,
+    store,
+    redaction: resolveTrackerOptions({}).redaction,
+    keepMs: 24 * 3600_000,
+    now: () => clock,
+  });
   follower.start();
   const turns = () => readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles ORDER BY seq");
   const steps = () => readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key");
   /** What the otel source says of each turn at `at` (its stuck reason by its rules, 10 minutes to be stuck). */
-  const shown = (at: number) => inspectTelemetry(file, 10 * MINUTE, at, { newest: 50 }).messages.map((message) => ({ id: message.request.requestId, state: message.request.state, stuck: message.stuck, note: message.note }));
+  const shown = (at: number) =>
+    inspectTelemetry(file, 10 * MINUTE, at, { newest: 50 }).messages.map((message) => ({
+      id: message.request.requestId,
+      state: message.request.state,
+      stuck: message.stuck,
+      note: message.note,
+    }));
   return { folder, transcripts, file, store, follower, turns, steps, shown, setClock: (at: number) => (clock = at) };
 }
 
@@ -38,7 +51,21 @@ describe("Claude Code's session files, as turns", () => {
   it("a plain prompt: one turn, completed, with its prompt, answer, model, tokens, its cost estimated, in its session", () => {
     const { turns, steps, store, transcripts } = aReading(["plain"]);
     expect(turns()).toEqual([
-      expect.objectContaining({ kind: "turn", service: "claude-code", state: "completed", prompt: "say hello, plainly", output: "Hello from the mock.", error: null, model: "claude-sonnet-4-5", calls: 1, tools: 0, input_tokens: 120, output_tokens: 30, session: path.basename(transcripts.plain!, ".jsonl"), estimated_calls: 1 }),
+      expect.objectContaining({
+        kind: "turn",
+        service: "claude-code",
+        state: "completed",
+        prompt: "say hello, plainly",
+        output: "Hello from the mock.",
+        error: null,
+        model: "claude-sonnet-4-5",
+        calls: 1,
+        tools: 0,
+        input_tokens: 120,
+        output_tokens: 30,
+        session: path.basename(transcripts.plain!, ".jsonl"),
+        estimated_calls: 1,
+      }),
     ]);
     // Not $0: the shipped price table's estimate (Sonnet 4.5: $3 / $15 a million).
     expect(turns()[0]!.cost_usd).toBeCloseTo(0.00081, 6);
@@ -48,7 +75,17 @@ describe("Claude Code's session files, as turns", () => {
 
   it("a tool use: two model calls and the tool, its command, its result and how long it took", () => {
     const { turns, steps, store } = aReading(["tool"]);
-    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi, please", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60, output: "Hello from the mock." })]);
+    expect(turns()).toEqual([
+      expect.objectContaining({
+        state: "completed",
+        prompt: "run echo hi, please",
+        calls: 2,
+        tools: 1,
+        input_tokens: 240,
+        output_tokens: 60,
+        output: "Hello from the mock.",
+      }),
+    ]);
     const said = steps().map((step) => `${step.name}: ${step.summary}`);
     expect(said).toContainEqual("tool Bash: asked for, $ echo hi");
     expect(said).toContainEqual(expect.stringMatching(/^tool result: Bash, ok, \d+ ms$/));
@@ -58,20 +95,44 @@ describe("Claude Code's session files, as turns", () => {
   it("529 twice, then an answer: one call, completed, at its third attempt, each failure a step", () => {
     const { turns, steps, store } = aReading(["retry"]);
     expect(turns()).toEqual([expect.objectContaining({ state: "completed", calls: 1, attempt: 3, error: null })]);
-    expect(steps().filter((step) => step.name === "api error").map((step) => step.summary)).toEqual([expect.stringMatching(/^529 Overloaded, attempt 1 of 11, retrying in \d+ ms$/), expect.stringMatching(/^529 Overloaded, attempt 2 of 11, retrying/)]);
+    expect(
+      steps()
+        .filter((step) => step.name === "api error")
+        .map((step) => step.summary),
+    ).toEqual([
+      expect.stringMatching(/^529 Overloaded, attempt 1 of 11, retrying in \d+ ms$/),
+      expect.stringMatching(/^529 Overloaded, attempt 2 of 11, retrying/),
+    ]);
     store.close();
   });
 
   it("retries exhausted: failed, with the error Claude Code gave and the attempts it made", () => {
     const { turns, store } = aReading(["exhausted"]);
-    expect(turns()).toEqual([expect.objectContaining({ state: "failed", attempt: 3, output: null, error: expect.stringMatching(/^API Error: 529 Overloaded\. This is a server-side /) })]);
+    expect(turns()).toEqual([
+      expect.objectContaining({
+        state: "failed",
+        attempt: 3,
+        output: null,
+        error: expect.stringMatching(/^API Error: 529 Overloaded\. This is a server-side /),
+      }),
+    ]);
     store.close();
   });
 
   it("a slash command Claude Code ran itself: a turn completed with its output, no model call", () => {
     const { turns, steps, store } = aReading(["local-command"]);
-    expect(turns()).toEqual([expect.objectContaining({ state: "completed", calls: 0, prompt: expect.stringMatching(/^<command-name>\/usage<\/command-name>/), output: expect.stringMatching(/^Estimated cost: +\$0\.0000/) })]);
-    expect(steps().map((step) => `${step.name}: ${step.summary}`)).toEqual(["command: /usage", expect.stringMatching(/^local command: an output of \d+ characters$/)]);
+    expect(turns()).toEqual([
+      expect.objectContaining({
+        state: "completed",
+        calls: 0,
+        prompt: expect.stringMatching(/^<command-name>\/usage<\/command-name>/),
+        output: expect.stringMatching(/^Estimated cost: +\$0\.0000/),
+      }),
+    ]);
+    expect(steps().map((step) => `${step.name}: ${step.summary}`)).toEqual([
+      "command: /usage",
+      expect.stringMatching(/^local command: an output of \d+ characters$/),
+    ]);
     store.close();
   });
 
@@ -115,7 +176,14 @@ describe("Claude Code's session files, as turns", () => {
     fs.writeFileSync(transcripts.tool!, text);
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    new AgentFileFollower({
+      folder,
+      agent: claudeCodeFiles,
+      store,
+      redaction: resolveTrackerOptions({}).redaction,
+      keepMs: 24 * 3600_000,
+      now: () => now,
+    }).start();
     store.close();
     const tables = readRows<{ name: string }>(file, "SELECT name FROM sqlite_master WHERE type = 'table'").map((row) => row.name);
     const stored = tables.map((table) => JSON.stringify(readRows(file, `SELECT * FROM ${table}`))).join("\n");
@@ -141,7 +209,11 @@ describe("Claude Code's session files, as turns", () => {
   it("a busy session file whose pid runs the same process is left alone; one whose pid another process took since is ended; another machine's is left alone", () => {
     const now = Date.now();
     const anotherMachine = { pidDomain: "linux:00000000000000000000000000000000:pid:[1]" };
-    for (const [procStart, ended, domain] of [[processStartTicks(process.pid)!, false, {}], ["1", true, {}], ["1", false, anotherMachine]] as const) {
+    for (const [procStart, ended, domain] of [
+      [processStartTicks(process.pid)!, false, {}],
+      ["1", true, {}],
+      ["1", false, anotherMachine],
+    ] as const) {
       const { folder } = aClaudeFolder(["killed"], now);
       // The killed run's session file, naming this test's own process (alive), started when it did or not.
       const sessions = path.join(folder, "sessions");
@@ -150,8 +222,17 @@ describe("Claude Code's session files, as turns", () => {
       fs.writeFileSync(path.join(sessions, `${process.pid}.json`), JSON.stringify({ ...said, pid: process.pid, procStart, ...domain }));
       const file = path.join(tempParent(), "telemetry.db");
       const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-      new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
-      expect(readRows<{ abandoned_by: string | null }>(file, "SELECT abandoned_by FROM lifecycles")).toEqual([{ abandoned_by: ended ? `Claude Code (pid ${process.pid})` : null }]);
+      new AgentFileFollower({
+        folder,
+        agent: claudeCodeFiles,
+        store,
+        redaction: resolveTrackerOptions({}).redaction,
+        keepMs: 24 * 3600_000,
+        now: () => now,
+      }).start();
+      expect(readRows<{ abandoned_by: string | null }>(file, "SELECT abandoned_by FROM lifecycles")).toEqual([
+        { abandoned_by: ended ? `Claude Code (pid ${process.pid})` : null },
+      ]);
       store.close();
     }
   });
@@ -165,7 +246,14 @@ describe("Claude Code's session files, as turns", () => {
     fs.writeFileSync(transcripts.retry!, lines.slice(0, cut + 1).join("\n") + "\n");
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    new AgentFileFollower({
+      folder,
+      agent: claudeCodeFiles,
+      store,
+      redaction: resolveTrackerOptions({}).redaction,
+      keepMs: 24 * 3600_000,
+      now: () => now,
+    }).start();
     const at = (ms: number) => inspectTelemetry(file, 10 * MINUTE, ms, { newest: 5 }).messages[0]!;
     expect(at(now + 5 * MINUTE)).toMatchObject({ request: { state: "processing" }, stuck: null });
     expect(at(now + 12 * MINUTE).stuck).toMatch(/^waiting on the model for 12m( \d+s)?, attempt 3, last error 529 Overloaded$/);
@@ -181,7 +269,14 @@ describe("Claude Code's session files, as turns", () => {
     fs.writeFileSync(transcripts.tool!, lines.slice(0, asked + 1).join("\n") + "\n");
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    new AgentFileFollower({
+      folder,
+      agent: claudeCodeFiles,
+      store,
+      redaction: resolveTrackerOptions({}).redaction,
+      keepMs: 24 * 3600_000,
+      now: () => now,
+    }).start();
     expect(inspectTelemetry(file, 10 * MINUTE, now + 15 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on tool Bash for 15m( \d+s)?$/);
     store.close();
   });

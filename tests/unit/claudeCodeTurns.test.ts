@@ -74,8 +74,14 @@ describe("Claude Code's turns, from its own exports", () => {
     expect(names.at(-1)).toBe("turn ended");
     expect([...names].sort()).toEqual(["api_request", "assistant_response", "model call", "turn ended", "user_prompt"]);
     // Plugins loading and the metrics are no turn's: counted, not dropped.
-    expect(store.unmapped().map((row) => `${row.signal} ${row.name} x${row.count}`)).toEqual(expect.arrayContaining(["log plugin_loaded x3", "metric claude_code.cost.usage x1"]));
-    expect(store.intake().map((row) => [row.signal, row.exports])).toEqual([["logs", 1], ["metrics", 1], ["traces", 1]]);
+    expect(store.unmapped().map((row) => `${row.signal} ${row.name} x${row.count}`)).toEqual(
+      expect.arrayContaining(["log plugin_loaded x3", "metric claude_code.cost.usage x1"]),
+    );
+    expect(store.intake().map((row) => [row.signal, row.exports])).toEqual([
+      ["logs", 1],
+      ["metrics", 1],
+      ["traces", 1],
+    ]);
     store.close();
   });
 
@@ -85,7 +91,15 @@ describe("Claude Code's turns, from its own exports", () => {
       feed(exportsOf(scenario));
       const [turn] = turns();
       expect(turns(), scenario).toHaveLength(1);
-      expect(turn, scenario).toMatchObject({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60, cost_usd: 0.00162 });
+      expect(turn, scenario).toMatchObject({
+        state: "completed",
+        prompt: "run echo hi",
+        calls: 2,
+        tools: 1,
+        input_tokens: 240,
+        output_tokens: 60,
+        cost_usd: 0.00162,
+      });
       store.close();
     }
   });
@@ -132,7 +146,19 @@ describe("Claude Code's turns, from its own exports", () => {
     const exports = exportsOf("tool");
     feed([...exports].reverse());
     feed(exports);
-    const pick = (rows: Record<string, unknown>[]) => rows.map(({ state, prompt, output, calls, tools, input_tokens, cost_usd, model, started_at, finished_at }) => ({ state, prompt, output, calls, tools, input_tokens, cost_usd, model, started_at, finished_at }));
+    const pick = (rows: Record<string, unknown>[]) =>
+      rows.map(({ state, prompt, output, calls, tools, input_tokens, cost_usd, model, started_at, finished_at }) => ({
+        state,
+        prompt,
+        output,
+        calls,
+        tools,
+        input_tokens,
+        cost_usd,
+        model,
+        started_at,
+        finished_at,
+      }));
     expect(pick(turns())).toEqual(pick(ordered()));
     inOrder.close();
     store.close();
@@ -141,11 +167,24 @@ describe("Claude Code's turns, from its own exports", () => {
   it("from the log events alone (no traces exported), or the spans alone, the turn is still whole", () => {
     const { store: logsOnly, feed: feedLogs, turns: fromLogs } = aStore();
     feedLogs(exportsOf("tool").filter((item) => item.signal === "logs"));
-    expect(fromLogs()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", output: "Hello from the mock.", calls: 2, tools: 1, cost_usd: 0.00162 })]);
+    expect(fromLogs()).toEqual([
+      expect.objectContaining({ state: "completed", prompt: "run echo hi", output: "Hello from the mock.", calls: 2, tools: 1, cost_usd: 0.00162 }),
+    ]);
     const { store: spansOnly, feed: feedSpans, turns: fromSpans } = aStore();
     feedSpans(exportsOf("tool").filter((item) => item.signal === "traces"));
     // Spans carry no cost: it is estimated at list prices, and comes to what Claude Code said; the prompt's text is on the interaction span.
-    expect(fromSpans()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi", calls: 2, tools: 1, input_tokens: 240, cost_usd: 0.00162, estimated_calls: 2, unpriced_calls: 0 })]);
+    expect(fromSpans()).toEqual([
+      expect.objectContaining({
+        state: "completed",
+        prompt: "run echo hi",
+        calls: 2,
+        tools: 1,
+        input_tokens: 240,
+        cost_usd: 0.00162,
+        estimated_calls: 2,
+        unpriced_calls: 0,
+      }),
+    ]);
     logsOnly.close();
     spansOnly.close();
   });
@@ -154,14 +193,36 @@ describe("Claude Code's turns, from its own exports", () => {
     const { store, feed, turns } = aStore();
     // The prompt alone lost its id; the events after it name the same trace.
     feed(withoutPromptId(exportsOf("plain"), { only: "user_prompt" }));
-    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "say hello", output: "Hello from the mock.", calls: 1, session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1" })]);
+    expect(turns()).toEqual([
+      expect.objectContaining({
+        state: "completed",
+        prompt: "say hello",
+        output: "Hello from the mock.",
+        calls: 1,
+        session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1",
+      }),
+    ]);
     store.close();
 
     const { store: bare, feed: feedBare, turns: bareTurns } = aStore();
     // No id and no trace on any event: the prompt is its own turn; the rest are counted as unmapped, never dropped.
-    feedBare(withoutPromptId(exportsOf("plain").filter((item) => item.signal === "logs"), { trace: false }));
+    feedBare(
+      withoutPromptId(
+        exportsOf("plain").filter((item) => item.signal === "logs"),
+        { trace: false },
+      ),
+    );
     // Its page says why nothing follows it (and why it may come to read as stuck).
-    expect(bareTurns()).toEqual([expect.objectContaining({ state: "processing", prompt: "say hello", session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1", last_step: expect.stringMatching(/^user_prompt: a prompt of 9 characters; sent without its prompt\.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped$/) })]);
+    expect(bareTurns()).toEqual([
+      expect.objectContaining({
+        state: "processing",
+        prompt: "say hello",
+        session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1",
+        last_step: expect.stringMatching(
+          /^user_prompt: a prompt of 9 characters; sent without its prompt\.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped$/,
+        ),
+      }),
+    ]);
     expect(bare.unmapped().map((row) => `${row.signal} ${row.name}`)).toEqual(expect.arrayContaining(["log api_request", "log assistant_response"]));
     bare.close();
   });
@@ -181,12 +242,42 @@ describe("Claude Code's turns, from its own exports", () => {
     feed(exportsOf("tool-protobuf"));
     const usage = store.usage();
     const day = new Date(turns()[0]!.started_at as number).toISOString().slice(0, 10);
-    expect(usage.byDayAndModel).toEqual([{ day, model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: expect.closeTo(0.00243, 8), estimatedCalls: 0, unpricedCalls: 0 }]);
+    expect(usage.byDayAndModel).toEqual([
+      {
+        day,
+        model: "claude-sonnet-4-5",
+        calls: 3,
+        inputTokens: 360,
+        outputTokens: 90,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        costUsd: expect.closeTo(0.00243, 8),
+        estimatedCalls: 0,
+        unpricedCalls: 0,
+      },
+    ]);
     // The same figures the turns carry.
     expect(turns().reduce((sum, turn) => sum + (turn.cost_usd as number), 0)).toBeCloseTo(0.00243, 8);
     expect(usage.bySession).toEqual([
-      expect.objectContaining({ service: "claude-code", turns: 1, tools: 1, calls: 2, inputTokens: 240, outputTokens: 60, costUsd: expect.closeTo(0.00162, 8) }),
-      expect.objectContaining({ session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1", service: "claude-code", turns: 1, tools: 0, calls: 1, inputTokens: 120, outputTokens: 30, costUsd: expect.closeTo(0.00081, 8) }),
+      expect.objectContaining({
+        service: "claude-code",
+        turns: 1,
+        tools: 1,
+        calls: 2,
+        inputTokens: 240,
+        outputTokens: 60,
+        costUsd: expect.closeTo(0.00162, 8),
+      }),
+      expect.objectContaining({
+        session: "09c50f3d-627c-46e9-84ea-8248d62ab9c1",
+        service: "claude-code",
+        turns: 1,
+        tools: 0,
+        calls: 1,
+        inputTokens: 120,
+        outputTokens: 30,
+        costUsd: expect.closeTo(0.00081, 8),
+      }),
     ]);
   });
 });

@@ -16,7 +16,6 @@ function dbFile(): string {
   return path.join(tempParent(), "claude-mem.db");
 }
 
-
 const LABEL: Record<Generation, string> = {
   g1: "g1 (v7.3.1-v8.2.5)",
   g2: "g2 (v8.2.6-v8.5.4)",
@@ -40,7 +39,13 @@ describe("claude-mem's queue, every generation", () => {
       const short = addMessage(db, { status: "processing", createdAt: now - 2 * MIN, startedAt: now - MIN, workerPid: process.pid });
       addMessage(db, { status: "pending", createdAt: now - MIN, session: "sess-2" });
       if (!retired) {
-        addMessage(db, { status: "processed", createdAt: now - 30 * MIN, startedAt: now - 29 * MIN, finishedAt: now - 28 * MIN, response: "observed: tests pass" });
+        addMessage(db, {
+          status: "processed",
+          createdAt: now - 30 * MIN,
+          startedAt: now - 29 * MIN,
+          finishedAt: now - 28 * MIN,
+          response: "observed: tests pass",
+        });
         addMessage(db, { status: "failed", createdAt: now - 40 * MIN, startedAt: now - 39 * MIN, finishedAt: now - 38 * MIN, retries: 3 });
       }
       db.close();
@@ -65,7 +70,10 @@ describe("claude-mem's queue, every generation", () => {
         const failed = messages.find((message) => message.request.state === "failed")!;
         expect(failed.note).toBe("failed after 3 retries, claude-mem's limit");
         expect(failed.request.attempt).toBe(4);
-        expect(messages.find((message) => message.request.state === "completed")!.request).toMatchObject({ output: "observed: tests pass", completedAt: now - 28 * MIN });
+        expect(messages.find((message) => message.request.state === "completed")!.request).toMatchObject({
+          output: "observed: tests pass",
+          completedAt: now - 28 * MIN,
+        });
       }
     });
   }
@@ -76,7 +84,9 @@ describe("claude-mem's queue, every generation", () => {
     const dead = aDeadPid();
     const id = addMessage(db, { status: "processing", createdAt: now - 2 * MIN, startedAt: now - MIN, workerPid: dead });
     db.close();
-    expect(inspectClaudeMem(file, now).messages.find((message) => message.request.requestId === `claude-mem-${id}`)!.stuck).toBe(`processing 1m; claude-mem worker pid ${dead} is gone`);
+    expect(inspectClaudeMem(file, now).messages.find((message) => message.request.requestId === `claude-mem-${id}`)!.stuck).toBe(
+      `processing 1m; claude-mem worker pid ${dead} is gone`,
+    );
   });
 
   it("g6: a message whose worker runs is not stuck however long it has run: claude-mem's own rule there is the worker, not the time", () => {
@@ -84,7 +94,10 @@ describe("claude-mem's queue, every generation", () => {
     const db = createClaudeMemDb(file, "g6");
     const id = addMessage(db, { status: "processing", createdAt: now - 30 * MIN, startedAt: now - 20 * MIN, workerPid: process.pid });
     db.close();
-    expect(inspectClaudeMem(file, now).messages.find((message) => message.request.requestId === `claude-mem-${id}`)).toMatchObject({ stuck: null, note: `claude-mem worker pid ${process.pid} runs` });
+    expect(inspectClaudeMem(file, now).messages.find((message) => message.request.requestId === `claude-mem-${id}`)).toMatchObject({
+      stuck: null,
+      note: `claude-mem worker pid ${process.pid} runs`,
+    });
   });
 
   it("g7 and later: rows in a table nothing has written to for an hour are left over", () => {
@@ -130,7 +143,10 @@ describe("a claude-mem source that cannot be read: a clear error, nothing change
     expect(thrown(() => inspectClaudeMem(other))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("has no pending_messages table") });
     const odd = path.join(dir, "odd.db");
     new Database(odd).exec("CREATE TABLE pending_messages (id INTEGER PRIMARY KEY, content_session_id TEXT, state TEXT)");
-    expect(thrown(() => inspectClaudeMem(odd))).toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/shape reqwatch does not know: no status, created_at_epoch/) });
+    expect(thrown(() => inspectClaudeMem(odd))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringMatching(/shape reqwatch does not know: no status, created_at_epoch/),
+    });
   });
 
   it("locked by its owner past the busy wait", () => {
@@ -150,7 +166,8 @@ describe("a claude-mem source that cannot be read: a clear error, nothing change
   it("reading changes no byte of the database, while its owner is away or writing", () => {
     const file = dbFile();
     const owner = createClaudeMemDb(file, "g6");
-    for (let i = 0; i < 50; i++) addMessage(owner, { status: i % 2 ? "processing" : "pending", createdAt: now - i * MIN, startedAt: i % 2 ? now - i * MIN : undefined });
+    for (let i = 0; i < 50; i++)
+      addMessage(owner, { status: i % 2 ? "processing" : "pending", createdAt: now - i * MIN, startedAt: i % 2 ? now - i * MIN : undefined });
     owner.close();
     const hash = () => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
     const before = hash();

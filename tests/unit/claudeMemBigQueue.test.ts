@@ -55,7 +55,15 @@ function looked(source: LiveSource, now: number) {
   source.refresh(now);
   while (source.status().counting) source.refresh(now);
   const { counts, total, lastWriteAt } = source.status();
-  return { counts, total, lastWriteAt, stuck: source.stuck().map((row) => [row.requestId, row.reason()]).sort() };
+  return {
+    counts,
+    total,
+    lastWriteAt,
+    stuck: source
+      .stuck()
+      .map((row) => [row.requestId, row.reason()])
+      .sort(),
+  };
 }
 
 /** What `reqwatch source` says, in the same terms. */
@@ -64,7 +72,8 @@ function inspected(file: string, now: number) {
   return { counts: view.counts, total: view.total, lastWriteAt: view.source.lastWriteAt, stuck: view.stuck };
 }
 
-const ids = (db: Database.Database, where: string, limit: number) => db.prepare(`SELECT id FROM pending_messages WHERE ${where} ORDER BY id LIMIT ?`).pluck().all(limit) as number[];
+const ids = (db: Database.Database, where: string, limit: number) =>
+  db.prepare(`SELECT id FROM pending_messages WHERE ${where} ORDER BY id LIMIT ?`).pluck().all(limit) as number[];
 const idList = (list: readonly number[]) => `(${list.join(", ")})`;
 
 describe("a big claude-mem queue", () => {
@@ -85,7 +94,11 @@ describe("a big claude-mem queue", () => {
 
     // The owner claims the oldest message and another arrives: the look reads those two.
     const [oldest] = ids(db, "status = 'pending'", 1);
-    db.prepare("UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id = ?").run(T0 + MIN, process.pid, oldest);
+    db.prepare("UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id = ?").run(
+      T0 + MIN,
+      process.pid,
+      oldest,
+    );
     addMessage(db, { status: "pending", createdAt: T0 + MIN, input: "x".repeat(10_000), response: "y".repeat(10_000) });
     expect(readBy(() => source.refresh(T0 + MIN))).toBeLessThan(size / 20);
     expect(source.status()).toMatchObject({ total: 1001, stuck: fullRead(file, T0 + MIN).stuck.length, counts: { queued: 1000, processing: 1 } });
@@ -114,11 +127,21 @@ describe("a big claude-mem queue", () => {
     // messages, and more than a slice of new ones arrive.
     const t1 = T0 + 61 * MIN;
     db.transaction(() => {
-      db.prepare(`UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id IN ${idList(ids(db, "status = 'pending'", 30))}`).run(t1, process.pid);
-      db.prepare(`UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id IN ${idList(ids(db, "status = 'pending'", 10))}`).run(t1, dead);
-      db.prepare(`UPDATE pending_messages SET status = 'processed', completed_at_epoch = ? WHERE id IN ${idList(ids(db, "status IN ('pending', 'processing')", 600))}`).run(t1);
-      db.prepare(`UPDATE pending_messages SET status = 'pending', started_processing_at_epoch = NULL, worker_pid = NULL WHERE id IN ${idList(ids(db, "status = 'processing'", 5))}`).run();
-      db.prepare(`UPDATE pending_messages SET status = 'pending', retry_count = retry_count + 1, failed_at_epoch = NULL WHERE id IN ${idList(ids(db, "status = 'failed'", 5))}`).run();
+      db.prepare(
+        `UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id IN ${idList(ids(db, "status = 'pending'", 30))}`,
+      ).run(t1, process.pid);
+      db.prepare(
+        `UPDATE pending_messages SET status = 'processing', started_processing_at_epoch = ?, worker_pid = ? WHERE id IN ${idList(ids(db, "status = 'pending'", 10))}`,
+      ).run(t1, dead);
+      db.prepare(
+        `UPDATE pending_messages SET status = 'processed', completed_at_epoch = ? WHERE id IN ${idList(ids(db, "status IN ('pending', 'processing')", 600))}`,
+      ).run(t1);
+      db.prepare(
+        `UPDATE pending_messages SET status = 'pending', started_processing_at_epoch = NULL, worker_pid = NULL WHERE id IN ${idList(ids(db, "status = 'processing'", 5))}`,
+      ).run();
+      db.prepare(
+        `UPDATE pending_messages SET status = 'pending', retry_count = retry_count + 1, failed_at_epoch = NULL WHERE id IN ${idList(ids(db, "status = 'failed'", 5))}`,
+      ).run();
       db.prepare(`DELETE FROM pending_messages WHERE id IN ${idList(ids(db, "status = 'processed' AND completed_at_epoch < " + String(T0), 50))}`).run();
     })();
     addMessages(db, aBigClaudeMemQueue(300, t1, { dead }));
@@ -131,7 +154,10 @@ describe("a big claude-mem queue", () => {
 
   it("a table claude-mem no longer processes: its left-overs are stuck once nothing was written for an hour, as reading every message said", () => {
     const { file, db } = aClaudeMemFile("g8");
-    addMessages(db, aBigClaudeMemQueue(2000, T0, { dead: aDeadPid() }).filter((message) => message.status === "pending" || message.status === "processing"));
+    addMessages(
+      db,
+      aBigClaudeMemQueue(2000, T0, { dead: aDeadPid() }).filter((message) => message.status === "pending" || message.status === "processing"),
+    );
     const source = aLiveSource(file, T0);
     for (const now of [T0, T0 + 30 * MIN, T0 + 61 * MIN]) expect(looked(source, now)).toEqual(fullRead(file, now));
     expect(source.status().stuck).toBe(source.status().total);

@@ -68,7 +68,9 @@ describe("claude-mem 13's worker queue, as spells", () => {
     expect(later.summary.stuck).toBe(1);
     const stuck = later.summary.stuckMessages[0]!;
     expect(stuck.request.state).toBe("queued");
-    expect(stuck.stuck).toBe("3 observations waiting 6m with no progress (the queue last went down 6m ago); 2 sessions parked, waiting for an agent slot; claude-mem reports claude_cli: Claude executable not found; they are in the worker's memory only: stopping it loses them");
+    expect(stuck.stuck).toBe(
+      "3 observations waiting 6m with no progress (the queue last went down 6m ago); 2 sessions parked, waiting for an agent slot; claude-mem reports claude_cli: Claude executable not found; they are in the worker's memory only: stopping it loses them",
+    );
   });
 
   it("a worker that stops, or is replaced by another pid, with work in memory: the spell fails saying the work was lost", () => {
@@ -80,7 +82,10 @@ describe("claude-mem 13's worker queue, as spells", () => {
     const spells = read(T0 + 4000).spells;
     expect(spells.map((spell) => [spell.request.state, spell.request.error])).toEqual([
       ["failed", "claude-mem's worker (pid 100) stopped with 4 observations in its queue; claude-mem keeps the queue in memory, so they were lost"],
-      ["failed", "claude-mem's worker pid 200 was replaced by pid 300 with 1 observation in its queue; claude-mem keeps the queue in memory, so they were lost"],
+      [
+        "failed",
+        "claude-mem's worker pid 200 was replaced by pid 300 with 1 observation in its queue; claude-mem keeps the queue in memory, so they were lost",
+      ],
       ["processing", undefined],
     ]);
   });
@@ -110,7 +115,10 @@ describe("claude-mem 13's worker queue, as spells", () => {
     fs.writeFileSync(path.join(dir, "settings.json"), JSON.stringify({ CLAUDE_MEM_WORKER_PORT: "not a port" }));
     expect(claudeMemWorkerAddress(dir, 0)).toEqual({ host: "127.0.0.1", port: 37700, settings: null });
     fs.writeFileSync(path.join(dir, "settings.json"), JSON.stringify({ CLAUDE_MEM_WORKER_HOST: "10.0.0.5" }));
-    expect(thrown(() => claudeMemWorkerAddress(dir))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("reqwatch reads only a worker on this machine") });
+    expect(thrown(() => claudeMemWorkerAddress(dir))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("reqwatch reads only a worker on this machine"),
+    });
     // Settings that are a FIFO are not opened (it would wait for a writer): claude-mem's defaults.
     fs.rmSync(path.join(dir, "settings.json"));
     spawnSync("mkfifo", [path.join(dir, "settings.json")]);

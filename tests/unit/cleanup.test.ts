@@ -93,9 +93,16 @@ describe("cleanup", () => {
     await tracker.actions.undo(cleaned.id);
 
     const restored = tracker.get("old-done")!;
-    expect(restored).toEqual({ ...before, version: (before.version ?? 0) + 1, transitions: [...(before.transitions ?? []), { from: "completed", to: "completed", at: clock.now(), reason: "restored from the archive", by: "restore" }] });
+    expect(restored).toEqual({
+      ...before,
+      version: (before.version ?? 0) + 1,
+      transitions: [...(before.transitions ?? []), { from: "completed", to: "completed", at: clock.now(), reason: "restored from the archive", by: "restore" }],
+    });
     expect(restored.lastUpdatedAt).toBe(before.lastUpdatedAt);
-    expect(tracker.list({}).items.map((row) => [row.requestId, row.lastUpdatedAt])).toEqual([["new-done", clock.now() - 5 * 60_000 - HOUR], ["old-done", before.lastUpdatedAt]]);
+    expect(tracker.list({}).items.map((row) => [row.requestId, row.lastUpdatedAt])).toEqual([
+      ["new-done", clock.now() - 5 * 60_000 - HOUR],
+      ["old-done", before.lastUpdatedAt],
+    ]);
     // Restored a moment ago: a cleanup of what was not updated for a day leaves it, until the restore is a day old too.
     expect(tracker.cleanup({ olderThanMs: 24 * HOUR, dryRun: true }).ids).toEqual([]);
     expect((await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR })).changedIds).toEqual([]);

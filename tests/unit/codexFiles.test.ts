@@ -24,10 +24,23 @@ function aReading(scenarios: string[], now = Date.now()) {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
   let clock = now;
-  const follower = new AgentFileFollower({ folder, agent: codexFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => clock });
+  const follower = new AgentFileFollower({
+    folder,
+    agent: codexFiles,
+    store,
+    redaction: resolveTrackerOptions({}).redaction,
+    keepMs: 24 * 3600_000,
+    now: () => clock,
+  });
   const turns = () => readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles ORDER BY seq");
-  const steps = () => readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key").map((step) => `${step.name}: ${step.summary}`);
-  const shown = (at: number) => inspectTelemetry(file, 10 * MINUTE, at, { newest: 50 }).messages.map((message) => ({ state: message.request.state, stuck: message.stuck, note: message.note }));
+  const steps = () =>
+    readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key").map((step) => `${step.name}: ${step.summary}`);
+  const shown = (at: number) =>
+    inspectTelemetry(file, 10 * MINUTE, at, { newest: 50 }).messages.map((message) => ({
+      state: message.request.state,
+      stuck: message.stuck,
+      note: message.note,
+    }));
   return { folder, rollouts, file, store, follower, turns, steps, shown, setClock: (at: number) => (clock = at) };
 }
 
@@ -38,17 +51,48 @@ describe("Codex CLI's rollout files, as turns", () => {
     const { turns, steps, store, follower, rollouts } = aReading(["plain"]);
     follower.start();
     expect(turns()).toEqual([
-      expect.objectContaining({ kind: "turn", service: "codex_exec", state: "completed", prompt: "say hello, plainly", output: "Hello from the mock.", error: null, model: "gpt-5-codex", calls: 1, tools: 0, input_tokens: 100, output_tokens: 30, cache_read_tokens: 20, session: threadOf(rollouts.plain!), estimated_calls: 1 }),
+      expect.objectContaining({
+        kind: "turn",
+        service: "codex_exec",
+        state: "completed",
+        prompt: "say hello, plainly",
+        output: "Hello from the mock.",
+        error: null,
+        model: "gpt-5-codex",
+        calls: 1,
+        tools: 0,
+        input_tokens: 100,
+        output_tokens: 30,
+        cache_read_tokens: 20,
+        session: threadOf(rollouts.plain!),
+        estimated_calls: 1,
+      }),
     ]);
     expect(Number(turns()[0]!.cost_usd)).toBeGreaterThan(0);
-    expect(steps()).toEqual(["task started: a turn began", "prompt: a prompt of 18 characters", "answer: an answer of 20 characters", expect.stringMatching(/^model call: gpt-5-codex, 100 in \/ 30 out, 20 cached, 5 reasoning, \d+ ms$/), expect.stringMatching(/^task complete: took \d+ ms, an answer of 20 characters$/)]);
+    expect(steps()).toEqual([
+      "task started: a turn began",
+      "prompt: a prompt of 18 characters",
+      "answer: an answer of 20 characters",
+      expect.stringMatching(/^model call: gpt-5-codex, 100 in \/ 30 out, 20 cached, 5 reasoning, \d+ ms$/),
+      expect.stringMatching(/^task complete: took \d+ ms, an answer of 20 characters$/),
+    ]);
     store.close();
   });
 
   it("a shell tool: two model calls and the command, its output, exit code and duration", () => {
     const { turns, steps, store, follower } = aReading(["tool"]);
     follower.start();
-    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "run echo hi, please", calls: 2, tools: 1, input_tokens: 200, output_tokens: 60, output: "Hello from the mock." })]);
+    expect(turns()).toEqual([
+      expect.objectContaining({
+        state: "completed",
+        prompt: "run echo hi, please",
+        calls: 2,
+        tools: 1,
+        input_tokens: 200,
+        output_tokens: 60,
+        output: "Hello from the mock.",
+      }),
+    ]);
     expect(steps()).toContainEqual("tool exec_command: asked for, $ echo hi");
     // From the model's asking (26.846) to the command's end (27.033), as the file's times say; Codex's own `duration` (7 µs) times the process alone.
     expect(steps()).toContainEqual("tool result: exec_command, $ echo hi, ok, 187 ms, output hi");
@@ -65,7 +109,14 @@ describe("Codex CLI's rollout files, as turns", () => {
   it("500 until Codex gives up: the turn failed with the error Codex printed, no call", () => {
     const { turns, store, follower } = aReading(["exhausted"]);
     follower.start();
-    expect(turns()).toEqual([expect.objectContaining({ state: "failed", prompt: "fail until it gives up", calls: 0, error: "We’re currently experiencing high demand, which may cause temporary errors. (internal_server_error)" })]);
+    expect(turns()).toEqual([
+      expect.objectContaining({
+        state: "failed",
+        prompt: "fail until it gives up",
+        calls: 0,
+        error: "We’re currently experiencing high demand, which may cause temporary errors. (internal_server_error)",
+      }),
+    ]);
     store.close();
   });
 
@@ -87,7 +138,9 @@ describe("Codex CLI's rollout files, as turns", () => {
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
     new AgentFileFollower({ folder, agent: codexFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000 }).start();
-    expect(readRows<Record<string, unknown>>(file, "SELECT prompt, state, session FROM lifecycles")).toEqual([{ prompt: "second prompt, resumed", state: "completed", session: threadOf(rollouts.resumed!) }]);
+    expect(readRows<Record<string, unknown>>(file, "SELECT prompt, state, session FROM lifecycles")).toEqual([
+      { prompt: "second prompt, resumed", state: "completed", session: threadOf(rollouts.resumed!) },
+    ]);
     store.close();
   });
 
@@ -95,7 +148,9 @@ describe("Codex CLI's rollout files, as turns", () => {
     const now = Date.now();
     const { store, follower, shown, steps, folder } = aReading(["killed"], now - 3 * MINUTE);
     follower.start();
-    expect(shown(now)).toEqual([expect.objectContaining({ state: "processing", stuck: "Codex CLI (no task_complete, and no Codex process holds its file) ended mid-turn 3m ago" })]);
+    expect(shown(now)).toEqual([
+      expect.objectContaining({ state: "processing", stuck: "Codex CLI (no task_complete, and no Codex process holds its file) ended mid-turn 3m ago" }),
+    ]);
     // A dashboard started again finds it ended again: still one step of it.
     new AgentFileFollower({ folder, agent: codexFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
     expect(steps().filter((step) => step.startsWith("process ended: "))).toEqual(["process ended: no task_complete, and no Codex process holds its file"]);
@@ -108,7 +163,10 @@ describe("Codex CLI's rollout files, as turns", () => {
     // A process holding the file open, as a running Codex does (its stdin is the file).
     const holder = spawn("sleep", ["60"], { stdio: [fs.openSync(rollouts.killed!, "r"), "ignore", "ignore"] });
     try {
-      await eventually(() => (fs.readdirSync(`/proc/${holder.pid}/fd`).some((fd) => fs.readlinkSync(`/proc/${holder.pid}/fd/${fd}`) === rollouts.killed) ? true : undefined), 10_000);
+      await eventually(
+        () => (fs.readdirSync(`/proc/${holder.pid}/fd`).some((fd) => fs.readlinkSync(`/proc/${holder.pid}/fd/${fd}`) === rollouts.killed) ? true : undefined),
+        10_000,
+      );
       follower.start();
       expect(shown(now)).toEqual([expect.objectContaining({ state: "processing", stuck: "waiting on the model for 12m" })]);
       // Its process gone: ended mid-turn, naming the pid seen holding it.

@@ -6,7 +6,13 @@ import { describe, expect, it } from "vitest";
 // every setting the code reads and every package it installs is documented, and nothing points
 // at a document a reader does not have.
 const ROOT = path.resolve(__dirname, "../..");
-const DOCS = ["README.md", ...fs.readdirSync(path.join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const DOCS = [
+  "README.md",
+  ...fs
+    .readdirSync(path.join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
 
 /** Text outside fenced code blocks, where a `[x](y)` is a link. */
@@ -55,7 +61,8 @@ describe("docs", () => {
         const [where, anchor] = target!.split("#") as [string, string | undefined];
         const linked = where === "" ? file : path.posix.normalize(path.posix.join(path.posix.dirname(file), where));
         if (!fs.existsSync(path.join(ROOT, linked))) broken.push(`${file}: ${target} (no file ${linked})`);
-        else if (anchor !== undefined && linked.endsWith(".md") && !anchorsOf(read(linked)).has(anchor)) broken.push(`${file}: ${target} (no heading #${anchor} in ${linked})`);
+        else if (anchor !== undefined && linked.endsWith(".md") && !anchorsOf(read(linked)).has(anchor))
+          broken.push(`${file}: ${target} (no heading #${anchor} in ${linked})`);
       }
     }
     expect(broken).toEqual([]);
@@ -86,7 +93,9 @@ describe("docs", () => {
   });
 
   it("docs/CONFIGURATION.md names every REQWATCH_ setting the code reads", () => {
-    const read_ = [...["lib", "server", "scripts"].flatMap(sourceFiles), "playwright.config.ts"].flatMap((file) => [...read(file).matchAll(/\bREQWATCH_[A-Z][A-Z_]*[A-Z]\b/g)].map((m) => m[0]));
+    const read_ = [...["lib", "server", "scripts"].flatMap(sourceFiles), "playwright.config.ts"].flatMap((file) =>
+      [...read(file).matchAll(/\bREQWATCH_[A-Z][A-Z_]*[A-Z]\b/g)].map((m) => m[0]),
+    );
     const documented = read("docs/CONFIGURATION.md");
     expect([...new Set(read_)].filter((name) => !documented.includes(`\`${name}`)).sort()).toEqual([]);
   });

@@ -72,12 +72,18 @@ describe("the writers' lock", () => {
     // Another process takes the lock, writes a row under it, and commits a while later.
     const holder = spawn(
       process.execPath,
-      ["-e", `const D=require(${JSON.stringify(require.resolve("better-sqlite3"))});const d=new D(${JSON.stringify(file)});d.exec("BEGIN IMMEDIATE");d.exec("INSERT INTO meta (key, value) VALUES ('holder', 'h')");console.log("held");setTimeout(()=>{d.exec("COMMIT");},400)`],
+      [
+        "-e",
+        `const D=require(${JSON.stringify(require.resolve("better-sqlite3"))});const d=new D(${JSON.stringify(file)});d.exec("BEGIN IMMEDIATE");d.exec("INSERT INTO meta (key, value) VALUES ('holder', 'h')");console.log("held");setTimeout(()=>{d.exec("COMMIT");},400)`,
+      ],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     await new Promise<void>((resolve) => holder.stdout.once("data", () => resolve()));
     // Ours ran after the holder committed (it sees the holder's row), however late this process got there.
-    const result = withWritersLock(db, () => [db.prepare("SELECT value FROM meta WHERE key = 'holder'").pluck().get(), db.prepare("INSERT INTO meta (key, value) VALUES ('x', '1')").run().changes]);
+    const result = withWritersLock(db, () => [
+      db.prepare("SELECT value FROM meta WHERE key = 'holder'").pluck().get(),
+      db.prepare("INSERT INTO meta (key, value) VALUES ('x', '1')").run().changes,
+    ]);
     expect(result).toEqual(["h", 1]);
     expect(db.pragma("busy_timeout", { simple: true })).toBe(10_000);
     await new Promise((resolve) => holder.once("exit", resolve));

@@ -60,6 +60,9 @@ describe("an on/off setting", () => {
   it("takes the usual spellings in any case and refuses the rest, naming the setting", () => {
     for (const on of ["1", "true", "TRUE", "yes", "On", " on "]) expect(parseFlag(on, "REQWATCH_OTEL")).toBe(true);
     for (const off of [undefined, "", "0", "false", "No", "off"]) expect(parseFlag(off, "REQWATCH_OTEL")).toBe(false);
-    expect(thrown(() => parseFlag("maybe", "REQWATCH_OTEL"))).toMatchObject({ code: "BAD_INPUT", message: 'Invalid REQWATCH_OTEL: "maybe". Use 1, true, yes or on; or 0, false, no, off or empty.' });
+    expect(thrown(() => parseFlag("maybe", "REQWATCH_OTEL"))).toMatchObject({
+      code: "BAD_INPUT",
+      message: 'Invalid REQWATCH_OTEL: "maybe". Use 1, true, yes or on; or 0, false, no, off or empty.',
+    });
   });
 });

@@ -7,7 +7,11 @@ function queueStatuses(chunks: string[]): string[][] {
   return chunks
     .flatMap((chunk) => chunk.split("\n\n"))
     .filter((event) => event.startsWith("event: queues"))
-    .map((event) => (JSON.parse(event.slice(event.indexOf("data: ") + 6)) as { queues: { workspace: string; status: string }[] }).queues.map((row) => `${row.workspace}: ${row.status}`));
+    .map((event) =>
+      (JSON.parse(event.slice(event.indexOf("data: ") + 6)) as { queues: { workspace: string; status: string }[] }).queues.map(
+        (row) => `${row.workspace}: ${row.status}`,
+      ),
+    );
 }
 
 it("a monitor pass that finds a processing request stuck sends the queues again, with that queue stuck", () => {
@@ -17,7 +21,14 @@ it("a monitor pass that finds a processing request stuck sends the queues again,
   const chunks: string[] = [];
   try {
     hub.subscribe(null, (chunk) => chunks.push(chunk));
-    const stuck = { requestId: "job", workspace: "gateway", state: "processing" as const, since: Date.now(), cause: "no heartbeat" as const, reason: "processing 2h; no heartbeat" };
+    const stuck = {
+      requestId: "job",
+      workspace: "gateway",
+      state: "processing" as const,
+      since: Date.now(),
+      cause: "no heartbeat" as const,
+      reason: "processing 2h; no heartbeat",
+    };
     hub.publishStuck([stuck], Date.now());
     expect(queueStatuses(chunks)).toEqual([["gateway: stuck"]]);
     // The same finding again changes nothing, and sends nothing.
@@ -35,10 +46,21 @@ it("a stuck request that another program finishes leaves the stuck count with th
   const stuckEvents: number[] = [];
   try {
     hub.subscribe(null, (chunk) => {
-      for (const event of chunk.split("\n\n").filter((text) => text.startsWith("event: stuck"))) stuckEvents.push((JSON.parse(event.slice(event.indexOf("data: ") + 6)) as { count: number }).count);
+      for (const event of chunk.split("\n\n").filter((text) => text.startsWith("event: stuck")))
+        stuckEvents.push((JSON.parse(event.slice(event.indexOf("data: ") + 6)) as { count: number }).count);
     });
     const at = Date.now();
-    hub.publishStuck(["a", "b", "c"].map((requestId) => ({ requestId, workspace: "gateway", state: "processing" as const, since: at, cause: "no heartbeat" as const, reason: "processing 2h; no heartbeat" })), at);
+    hub.publishStuck(
+      ["a", "b", "c"].map((requestId) => ({
+        requestId,
+        workspace: "gateway",
+        state: "processing" as const,
+        since: at,
+        cause: "no heartbeat" as const,
+        reason: "processing 2h; no heartbeat",
+      })),
+      at,
+    );
     expect(hub.stuckSnapshot.count).toBe(3);
     // A heartbeat (still processing) keeps it stuck; a timeout and a removal take it out.
     tracker.update("a", { fields: { model: "still going" } });

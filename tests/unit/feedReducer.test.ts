@@ -27,7 +27,8 @@ function aCacheWith(tracker: ReturnType<typeof aTracker>, queries: RequestQuery[
   return cache;
 }
 
-const rows = (cache: QueryClient, query: RequestQuery) => cache.getQueryData<RequestsView>(requestKeys.list(query))!.items.map((row) => `${row.requestId} ${row.state} ${row.stuckReason ?? "-"}`);
+const rows = (cache: QueryClient, query: RequestQuery) =>
+  cache.getQueryData<RequestsView>(requestKeys.list(query))!.items.map((row) => `${row.requestId} ${row.state} ${row.stuckReason ?? "-"}`);
 const invalidated = (cache: QueryClient, queryKey: readonly unknown[]) => cache.getQueryState(queryKey)?.isInvalidated;
 
 const queuedOnly: RequestQuery = { ...DEFAULT_QUERY, states: ["queued"] };
@@ -55,7 +56,11 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
     writeCacheUpdate(cache, claimed);
     expect(rows(cache, DEFAULT_QUERY)).toEqual(["a processing -", "b queued -"]);
     expect(rows(cache, queuedOnly)).toEqual(["b queued -"]);
-    expect([invalidated(cache, requestKeys.detail("a")), invalidated(cache, requestKeys.detail("b")), invalidated(cache, sessionKeys.detail("s1"))]).toEqual([true, false, false]);
+    expect([invalidated(cache, requestKeys.detail("a")), invalidated(cache, requestKeys.detail("b")), invalidated(cache, sessionKeys.detail("s1"))]).toEqual([
+      true,
+      false,
+      false,
+    ]);
 
     from = tracker.feedHead().lastSeq;
     clock.advance(10);
@@ -83,7 +88,11 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
       hub.close();
     }
     expect(cache.getQueryData(statusKeys.counts)).toMatchObject({ queued: 1 });
-    expect([invalidated(cache, requestKeys.list(DEFAULT_QUERY)), invalidated(cache, auditKeys.list()), invalidated(cache, sourceKeys.list())]).toEqual([true, true, false]);
+    expect([invalidated(cache, requestKeys.list(DEFAULT_QUERY)), invalidated(cache, auditKeys.list()), invalidated(cache, sourceKeys.list())]).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 
   it("a stuck pass sets the badge and the reason on the cached rows and the open request, and refetches a stuck-only page that lacks one", () => {
@@ -97,7 +106,10 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
     let events: FeedEvent[];
     try {
       events = aBrowserOn(hub);
-      hub.publishStuck([{ requestId: "hung", workspace: "gw", state: "processing", since: detail.stateSince, cause: "no heartbeat", reason: "processing 2h; no heartbeat" }], Date.now());
+      hub.publishStuck(
+        [{ requestId: "hung", workspace: "gw", state: "processing", since: detail.stateSince, cause: "no heartbeat", reason: "processing 2h; no heartbeat" }],
+        Date.now(),
+      );
     } finally {
       hub.close();
     }
@@ -113,7 +125,15 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
   it("a sources event refetches the pages and rows of a source that changed, named or seen in its status, and no other", () => {
     const aSource = (name: string, total: number): SourceStatus => ({
       ...{ name, kind: "sqlite", file: null, mapping: null, table: null, generation: null, retired: false, worker: null, writable: false, error: null },
-      ...{ counts: { ...(Object.fromEntries(STATES.map((state) => [state, 0])) as Record<State, number>), queued: total }, total, stuck: 0, counting: false, lastWriteAt: null, readAt: null, readMs: null },
+      ...{
+        counts: { ...(Object.fromEntries(STATES.map((state) => [state, 0])) as Record<State, number>), queued: total },
+        total,
+        stuck: 0,
+        counting: false,
+        lastWriteAt: null,
+        readAt: null,
+        readMs: null,
+      },
     });
     const tracker = aTracker();
     const [named, moved, still] = ["named", "moved", "still"].map((name) => ({ ...DEFAULT_QUERY, source: name }));

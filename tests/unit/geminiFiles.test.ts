@@ -22,11 +22,25 @@ function aReading(scenarios: string[], now = Date.now()) {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
   let clock = now;
-  const follower = new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => clock });
+  const follower = new AgentFileFollower({
+    folder,
+    agent: geminiFiles,
+    store,
+    redaction: resolveTrackerOptions({}).redaction,
+    keepMs: 24 * 3600_000,
+    now: () => clock,
+  });
   follower.start();
   const turns = () => readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles ORDER BY started_at");
-  const steps = () => readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key").map((step) => `${step.name}: ${step.summary}`);
-  const shown = (at: number) => inspectTelemetry(file, 10 * MINUTE, at, { newest: 50 }).messages.map((message) => ({ id: message.request.requestId, state: message.request.state, stuck: message.stuck, note: message.note }));
+  const steps = () =>
+    readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key").map((step) => `${step.name}: ${step.summary}`);
+  const shown = (at: number) =>
+    inspectTelemetry(file, 10 * MINUTE, at, { newest: 50 }).messages.map((message) => ({
+      id: message.request.requestId,
+      state: message.request.state,
+      stuck: message.stuck,
+      note: message.note,
+    }));
   return { folder, sessions, file, store, follower, turns, steps, shown, setClock: (at: number) => (clock = at) };
 }
 
@@ -36,17 +50,45 @@ describe("Gemini CLI's session files, as turns", () => {
   it("a plain prompt: one turn, completed, with its prompt, answer, model, tokens (cached too), its cost estimated, in its session", () => {
     const { turns, steps, store, sessions } = aReading(["plain"]);
     expect(turns()).toEqual([
-      expect.objectContaining({ kind: "turn", service: "gemini-cli", state: "completed", prompt: "say hello, plainly", output: "Hello from the mock.", error: null, model: "gemini-3.8-flash", calls: 1, tools: 0, input_tokens: 100, output_tokens: 30, cache_read_tokens: 20, session: sessionOf(sessions.plain!), estimated_calls: 1 }),
+      expect.objectContaining({
+        kind: "turn",
+        service: "gemini-cli",
+        state: "completed",
+        prompt: "say hello, plainly",
+        output: "Hello from the mock.",
+        error: null,
+        model: "gemini-3.8-flash",
+        calls: 1,
+        tools: 0,
+        input_tokens: 100,
+        output_tokens: 30,
+        cache_read_tokens: 20,
+        session: sessionOf(sessions.plain!),
+        estimated_calls: 1,
+      }),
     ]);
     expect(Number(turns()[0]!.cost_usd)).toBeGreaterThan(0);
     // The history `$set` copies (the session's context) and the header tell of no turn.
-    expect(steps()).toEqual(["prompt: a prompt of 18 characters", expect.stringMatching(/^model call: gemini-3\.8-flash, 100 in \/ 30 out \(20 cached\), \d+ ms$/)]);
+    expect(steps()).toEqual([
+      "prompt: a prompt of 18 characters",
+      expect.stringMatching(/^model call: gemini-3\.8-flash, 100 in \/ 30 out \(20 cached\), \d+ ms$/),
+    ]);
     store.close();
   });
 
   it("two tools, one failed: both model calls once (the message written again with its tool calls), each tool with its status, result and duration", () => {
     const { turns, steps, store } = aReading(["tool"]);
-    expect(turns()).toEqual([expect.objectContaining({ state: "completed", prompt: "read the two files, please", calls: 2, tools: 2, input_tokens: 200, output_tokens: 60, output: "Hello from the mock." })]);
+    expect(turns()).toEqual([
+      expect.objectContaining({
+        state: "completed",
+        prompt: "read the two files, please",
+        calls: 2,
+        tools: 2,
+        input_tokens: 200,
+        output_tokens: 60,
+        output: "Hello from the mock.",
+      }),
+    ]);
     expect(steps()).toContainEqual(expect.stringMatching(/^tool read_file: ok, note\.txt, \d+ ms$/));
     expect(steps()).toContainEqual(expect.stringMatching(/^tool read_file: error: File not found: .*missing\.txt, missing\.txt, \d+ ms$/));
     store.close();
@@ -65,7 +107,9 @@ describe("Gemini CLI's session files, as turns", () => {
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
     new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
-    expect(readRows(file, "SELECT state, calls, input_tokens, output_tokens, cache_read_tokens FROM lifecycles")).toEqual([{ state: "completed", calls: 1, input_tokens: 100, output_tokens: 30, cache_read_tokens: 20 }]);
+    expect(readRows(file, "SELECT state, calls, input_tokens, output_tokens, cache_read_tokens FROM lifecycles")).toEqual([
+      { state: "completed", calls: 1, input_tokens: 100, output_tokens: 30, cache_read_tokens: 20 },
+    ]);
     store.close();
   });
 
@@ -79,7 +123,14 @@ describe("Gemini CLI's session files, as turns", () => {
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
     // Its process is not looked for here (no runs): only what the file says.
-    new AgentFileFollower({ folder, agent: { ...geminiFiles, runs: undefined }, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    new AgentFileFollower({
+      folder,
+      agent: { ...geminiFiles, runs: undefined },
+      store,
+      redaction: resolveTrackerOptions({}).redaction,
+      keepMs: 24 * 3600_000,
+      now: () => now,
+    }).start();
     expect(inspectTelemetry(file, 10 * MINUTE, now + 15 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on its tools for 15m( \d+s)?$/);
     store.close();
   });
@@ -102,7 +153,9 @@ describe("Gemini CLI's session files, as turns", () => {
   it("a run killed mid-call, no Gemini CLI process left in its project: stuck at once, saying no process answered it", () => {
     const now = Date.now();
     const { shown, store, follower, setClock, turns, steps } = aReading(["killed"], now);
-    expect(turns()).toEqual([expect.objectContaining({ state: "processing", prompt: "wait for an answer that never comes", abandoned_by: "Gemini CLI (pid unknown)" })]);
+    expect(turns()).toEqual([
+      expect.objectContaining({ state: "processing", prompt: "wait for an answer that never comes", abandoned_by: "Gemini CLI (pid unknown)" }),
+    ]);
     expect(steps()).toContain("process ended: no answer, and no Gemini CLI process runs in its project");
     setClock(now + 3 * MINUTE);
     follower.checkRuns();
@@ -130,7 +183,9 @@ describe("Gemini CLI's session files, as turns", () => {
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
     new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
-    expect(readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles")).toEqual([expect.objectContaining({ state: "processing", error: null, abandoned_by: "Gemini CLI (pid unknown)" })]);
+    expect(readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles")).toEqual([
+      expect.objectContaining({ state: "processing", error: null, abandoned_by: "Gemini CLI (pid unknown)" }),
+    ]);
     store.close();
   });
 
@@ -151,18 +206,28 @@ describe("Gemini CLI's session files, as turns", () => {
       const file = path.join(tempParent(), "telemetry.db");
       const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
       let clock = now;
-      const follower = new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => clock });
+      const follower = new AgentFileFollower({
+        folder,
+        agent: geminiFiles,
+        store,
+        redaction: resolveTrackerOptions({}).redaction,
+        keepMs: 24 * 3600_000,
+        now: () => clock,
+      });
       follower.start();
       expect(readRows(file, "SELECT abandoned_by FROM lifecycles")).toEqual([{ abandoned_by: null }]);
       expect(inspectTelemetry(file, 10 * MINUTE, now + 12 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on the model for 12m( \d+s)?$/);
       // Then it is killed: the turn names its pid, ended when it was noticed gone.
       child.kill("SIGKILL");
       const gone = Date.now() + 10_000;
-      while (fs.existsSync(`/proc/${child.pid}/cmdline`) && fs.readFileSync(`/proc/${child.pid}/cmdline`, "utf8") !== "" && Date.now() < gone) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      while (fs.existsSync(`/proc/${child.pid}/cmdline`) && fs.readFileSync(`/proc/${child.pid}/cmdline`, "utf8") !== "" && Date.now() < gone)
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
       clock = now + MINUTE;
       follower.checkRuns();
       expect(readRows(file, "SELECT abandoned_by FROM lifecycles")).toEqual([{ abandoned_by: `Gemini CLI (pid ${child.pid})` }]);
-      expect(inspectTelemetry(file, 10 * MINUTE, now + 4 * MINUTE, { newest: 5 }).messages[0]!.stuck).toBe(`Gemini CLI (pid ${child.pid}) ended mid-turn 3m ago`);
+      expect(inspectTelemetry(file, 10 * MINUTE, now + 4 * MINUTE, { newest: 5 }).messages[0]!.stuck).toBe(
+        `Gemini CLI (pid ${child.pid}) ended mid-turn 3m ago`,
+      );
       store.close();
     } finally {
       child.kill("SIGKILL");

@@ -90,20 +90,47 @@ const chat = (id: string, parent: string | undefined, extra: Record<string, stri
   parent,
   start: 10,
   end: 60,
-  attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-haiku-4-5", "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 5, "gen_ai.response.finish_reasons": ["stop"], ...extra },
+  attributes: {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": "anthropic",
+    "gen_ai.request.model": "claude-haiku-4-5",
+    "gen_ai.usage.input_tokens": 50,
+    "gen_ai.usage.output_tokens": 5,
+    "gen_ai.response.finish_reasons": ["stop"],
+    ...extra,
+  },
 });
-const agent = (id: string, extra: Partial<SpanSpec> = {}): SpanSpec => ({ id, start: 0, end: 100, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support" }, ...extra });
-const tool = (id: string, parent: string): SpanSpec => ({ id, parent, start: 60, end: 70, attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": `call_${id}` } });
+const agent = (id: string, extra: Partial<SpanSpec> = {}): SpanSpec => ({
+  id,
+  start: 0,
+  end: 100,
+  attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support" },
+  ...extra,
+});
+const tool = (id: string, parent: string): SpanSpec => ({
+  id,
+  parent,
+  start: 60,
+  end: 70,
+  attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": `call_${id}` },
+});
 
 describe("the GenAI conventions", () => {
   it("an agent's run, its calls and tools exported before it: one agent lifecycle", () => {
     const rows = lifecyclesAfter([anExport([chat("a1", "aa"), tool("f1", "aa")]), anExport([chat("a2", "aa")]), anExport([agent("aa")])]);
-    expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 100, output_tokens: 10, model: "claude-haiku-4-5" })]);
+    expect(rows).toEqual([
+      expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 100, output_tokens: 10, model: "claude-haiku-4-5" }),
+    ]);
   });
 
   it("a child waits for its parent under a key of its own, taken away once the parent arrives", () => {
-    expect(waitingAfter([anExport([chat("a1", "aa"), chat("a2", "ee")])])).toEqual(["awaits:span:00000000000000aa:span:00000000000000a1", "awaits:span:00000000000000ee:span:00000000000000a2"]);
-    expect(waitingAfter([anExport([chat("a1", "aa"), chat("a2", "ee")]), anExport([agent("aa")])])).toEqual(["awaits:span:00000000000000ee:span:00000000000000a2"]);
+    expect(waitingAfter([anExport([chat("a1", "aa"), chat("a2", "ee")])])).toEqual([
+      "awaits:span:00000000000000aa:span:00000000000000a1",
+      "awaits:span:00000000000000ee:span:00000000000000a2",
+    ]);
+    expect(waitingAfter([anExport([chat("a1", "aa"), chat("a2", "ee")]), anExport([agent("aa")])])).toEqual([
+      "awaits:span:00000000000000ee:span:00000000000000a2",
+    ]);
   });
 
   it("a call arriving after its run joins it", () => {
@@ -117,7 +144,21 @@ describe("the GenAI conventions", () => {
   });
 
   it("the previous conventions' names: gen_ai.system and prompt/completion tokens", () => {
-    const rows = lifecyclesAfter([anExport([{ id: "c1", attributes: { "gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.prompt_tokens": 70, "gen_ai.usage.completion_tokens": 7, "gen_ai.response.finish_reasons": ["stop"] } }])]);
+    const rows = lifecyclesAfter([
+      anExport([
+        {
+          id: "c1",
+          attributes: {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": "openai",
+            "gen_ai.request.model": "gpt-4o",
+            "gen_ai.usage.prompt_tokens": 70,
+            "gen_ai.usage.completion_tokens": 7,
+            "gen_ai.response.finish_reasons": ["stop"],
+          },
+        },
+      ]),
+    ]);
     expect(rows).toEqual([expect.objectContaining({ kind: "call", state: "completed", input_tokens: 70, output_tokens: 7, model: "gpt-4o" })]);
   });
 
@@ -127,12 +168,21 @@ describe("the GenAI conventions", () => {
   });
 
   it("an exception event alone fails the call with its text", () => {
-    const rows = lifecyclesAfter([anExport([{ ...chat("c1", undefined), events: [{ name: "exception", attributes: { "exception.type": "APIConnectionError", "exception.message": "Connection refused" } }] }])]);
+    const rows = lifecyclesAfter([
+      anExport([
+        {
+          ...chat("c1", undefined),
+          events: [{ name: "exception", attributes: { "exception.type": "APIConnectionError", "exception.message": "Connection refused" } }],
+        },
+      ]),
+    ]);
     expect(rows).toEqual([expect.objectContaining({ state: "failed", error: "APIConnectionError: Connection refused" })]);
   });
 
   it("an error on the agent (its call finished with error): the run failed with the agent's error", () => {
-    const rows = lifecyclesAfter([anExport([chat("c1", "aa", { "gen_ai.response.finish_reasons": ["error"] }), agent("aa", { status: { code: 2, message: "Model returned an error" } })])]);
+    const rows = lifecyclesAfter([
+      anExport([chat("c1", "aa", { "gen_ai.response.finish_reasons": ["error"] }), agent("aa", { status: { code: 2, message: "Model returned an error" } })]),
+    ]);
     expect(rows).toEqual([expect.objectContaining({ kind: "agent", state: "failed", error: "Model returned an error" })]);
   });
 
@@ -157,19 +207,36 @@ const fixture = (scenario: string): Export[] =>
 
 describe("OpenInference's Anthropic instrumentation (captured)", () => {
   it("a call: one call, told by OpenInference's span and the SDK's own inside it, counted once", () => {
-    expect(lifecyclesAfter(fixture("plain"))).toEqual([expect.objectContaining({ kind: "call", state: "completed", calls: 1, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" })]);
+    expect(lifecyclesAfter(fixture("plain"))).toEqual([
+      expect.objectContaining({ kind: "call", state: "completed", calls: 1, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" }),
+    ]);
   });
 
   it("an agent whose model asked for a tool: one agent, two calls, one tool", () => {
-    expect(lifecyclesAfter(fixture("tool"))).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60, prompt: "say hi with bash", output: "Hello from the mock." })]);
+    expect(lifecyclesAfter(fixture("tool"))).toEqual([
+      expect.objectContaining({
+        kind: "agent",
+        state: "completed",
+        calls: 2,
+        tools: 1,
+        input_tokens: 240,
+        output_tokens: 60,
+        prompt: "say hi with bash",
+        output: "Hello from the mock.",
+      }),
+    ]);
   });
 
   it("529 every time: one call, failed with the error, its two attempts", () => {
-    expect(lifecyclesAfter(fixture("error"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, attempt: 2, error: expect.stringMatching(/529/) })]);
+    expect(lifecyclesAfter(fixture("error"))).toEqual([
+      expect.objectContaining({ kind: "call", state: "failed", calls: 1, attempt: 2, error: expect.stringMatching(/529/) }),
+    ]);
   });
 
   it("a call its caller aborted: the SDK's APIUserAbortError on OpenInference's span says so plainly, over the SDK's own span that only stopped", () => {
-    expect(lifecyclesAfter(fixture("aborted"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." })]);
+    expect(lifecyclesAfter(fixture("aborted"))).toEqual([
+      expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." }),
+    ]);
   });
 
   it("the same abort whichever of its two spans ended first: the SDK's own span that only stopped never hides the abort OpenInference's span around it says", () => {
@@ -179,7 +246,9 @@ describe("OpenInference's Anthropic instrumentation (captured)", () => {
     const spanOf = (scope: string) => body.resourceSpans.flatMap((resource) => resource.scopeSpans).find((scoped) => scoped.scope.name === scope)!.spans[0]!;
     const outer = spanOf("@arizeai/openinference-instrumentation-anthropic");
     spanOf("com.anthropic.sdk.typescript").endTimeUnixNano = String(BigInt(outer.endTimeUnixNano) + 2_000_000n);
-    expect(lifecyclesAfter([{ ...told!, body: Buffer.from(JSON.stringify(body)) }])).toEqual([expect.objectContaining({ state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." })]);
+    expect(lifecyclesAfter([{ ...told!, body: Buffer.from(JSON.stringify(body)) }])).toEqual([
+      expect.objectContaining({ state: "failed", calls: 1, error: "aborted by the caller: Request was aborted." }),
+    ]);
   });
 });
 
@@ -203,15 +272,21 @@ const traceloopFixture = (scenario: string): Export[] =>
 
 describe("Traceloop's OpenLLMetry (captured)", () => {
   it("a call: one call, completed, with its model and tokens", () => {
-    expect(lifecyclesAfter(traceloopFixture("plain"))).toEqual([expect.objectContaining({ kind: "call", state: "completed", calls: 1, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" })]);
+    expect(lifecyclesAfter(traceloopFixture("plain"))).toEqual([
+      expect.objectContaining({ kind: "call", state: "completed", calls: 1, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" }),
+    ]);
   });
 
   it("withAgent, its calls and withTool: one agent, two calls, one tool", () => {
-    expect(lifecyclesAfter(traceloopFixture("tool"))).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60 })]);
+    expect(lifecyclesAfter(traceloopFixture("tool"))).toEqual([
+      expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60 }),
+    ]);
   });
 
   it("529 every time: one call, failed with the error", () => {
-    expect(lifecyclesAfter(traceloopFixture("error"))).toEqual([expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: expect.stringMatching(/^Error: 529/) })]);
+    expect(lifecyclesAfter(traceloopFixture("error"))).toEqual([
+      expect.objectContaining({ kind: "call", state: "failed", calls: 1, error: expect.stringMatching(/^Error: 529/) }),
+    ]);
   });
 });
 
@@ -225,15 +300,21 @@ const mastraFixture = (scenario: string): Export[] =>
 
 describe("Mastra (captured)", () => {
   it("an agent's generate: one agent, its call, completed", () => {
-    expect(lifecyclesAfter(mastraFixture("plain"))).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 1, tools: 0, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" })]);
+    expect(lifecyclesAfter(mastraFixture("plain"))).toEqual([
+      expect.objectContaining({ kind: "agent", state: "completed", calls: 1, tools: 0, input_tokens: 120, output_tokens: 30, model: "claude-sonnet-4-5" }),
+    ]);
   });
 
   it("a tool loop of two steps: one agent, two calls, one tool", () => {
-    expect(lifecyclesAfter(mastraFixture("tool"))).toEqual([expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60 })]);
+    expect(lifecyclesAfter(mastraFixture("tool"))).toEqual([
+      expect.objectContaining({ kind: "agent", state: "completed", calls: 2, tools: 1, input_tokens: 240, output_tokens: 60 }),
+    ]);
   });
 
   it("529 every time: the error on invoke_agent, its chat finished with error: the agent failed with it", () => {
-    expect(lifecyclesAfter(mastraFixture("error"))).toEqual([expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "Error: Overloaded" })]);
+    expect(lifecyclesAfter(mastraFixture("error"))).toEqual([
+      expect.objectContaining({ kind: "agent", state: "failed", calls: 1, error: "Error: Overloaded" }),
+    ]);
   });
   it("its model_chunk spans (one per streamed chunk) are known, not shown: counted apart from what no dialect understands", () => {
     const store = new TelemetryStore(path.join(tempParent(), "telemetry.db"), { keepMs: 24 * 3600_000, maxBytes: 200e6 });

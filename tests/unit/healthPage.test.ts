@@ -18,7 +18,15 @@ function aFreshFolder(): HealthView & { telemetry: TelemetryStatus | null } {
     indexBytes: 3 * 1024 * 1024,
     requestFileBytes: 1500,
     archiveBytes: 0,
-    retention: { active: true, inactiveReason: null, retentionMs: 7 * 86_400_000, archiveRetentionMs: null, intervalMs: 3_600_000, latest: null, lastRemoval: null },
+    retention: {
+      active: true,
+      inactiveReason: null,
+      retentionMs: 7 * 86_400_000,
+      archiveRetentionMs: null,
+      intervalMs: 3_600_000,
+      latest: null,
+      lastRemoval: null,
+    },
     unreadable: [],
     ingest: {
       mode: "watching",
@@ -48,7 +56,20 @@ function aReceivingDashboard(): TelemetryStatus {
     intake: [{ signal: "traces", exports: 3, records: 1200, rejected: 0, lastAt: T0 }],
     unmapped: { rows: [], total: 0, offset: 0, limit: 50, known: [] },
     usage: {
-      byDayAndModel: [{ day: "2027-01-15", model: "claude-sonnet", calls: 2, costUsd: 0.5, estimatedCalls: 0, unpricedCalls: 0, inputTokens: 12_000, outputTokens: 300, cacheReadTokens: 0, cacheWriteTokens: 0 }],
+      byDayAndModel: [
+        {
+          day: "2027-01-15",
+          model: "claude-sonnet",
+          calls: 2,
+          costUsd: 0.5,
+          estimatedCalls: 0,
+          unpricedCalls: 0,
+          inputTokens: 12_000,
+          outputTokens: 300,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+        },
+      ],
       bySession: [],
     },
     claudeDir: "/home/u/.claude",
@@ -59,7 +80,8 @@ function aReceivingDashboard(): TelemetryStatus {
 }
 
 const field = (fields: Field[], term: string) => fields.find((f) => f.term === term)?.value;
-const words = (parts: Part[] | undefined) => parts?.map((part) => (typeof part === "string" ? part : "at" in part ? `<${part.at}>` : "code" in part ? `\`${part.code}\`` : "<stuck>")).join("");
+const words = (parts: Part[] | undefined) =>
+  parts?.map((part) => (typeof part === "string" ? part : "at" in part ? `<${part.at}>` : "code" in part ? `\`${part.code}\`` : "<stuck>")).join("");
 
 describe("the Health page's view", () => {
   it("a fresh managed folder: its sizes, a watcher that saw nothing yet, a monitor not yet passed, the retention's words", () => {
@@ -88,7 +110,12 @@ describe("the Health page's view", () => {
 
   it("a missing state directory: read every second, the notice says since when; a pass made, the stuck count is the live one", () => {
     const health = aFreshFolder();
-    health.guard = { problem: "The state directory is missing.", since: T0, rebuilds: 1, lastRebuild: { at: T0, cause: "the index was deleted", durationMs: 40 } };
+    health.guard = {
+      problem: "The state directory is missing.",
+      since: T0,
+      rebuilds: 1,
+      lastRebuild: { at: T0, cause: "the index was deleted", durationMs: 40 },
+    };
     health.monitor = { ...health.monitor, lastPassAt: T0, durationMs: 1.25 };
     health.access = "observed";
     health.retention = { ...health.retention, active: false, inactiveReason: "the folder is observed, read-only: reqwatch removes nothing there" };
@@ -99,7 +126,9 @@ describe("the Health page's view", () => {
     expect(words(field(page.folder, "Archive size"))).toBe("none: nothing is archived from an observed folder");
     expect(words(field(page.monitor, "Last pass"))).toBe(`<${T0}> (1.3 ms)`);
     expect(words(field(page.monitor, "Stuck"))).toBe("<stuck>");
-    expect(page.retention.map((f) => [f.term, words(f.value)])).toEqual([["Requests", "off: the folder is observed, read-only: reqwatch removes nothing there"]]);
+    expect(page.retention.map((f) => [f.term, words(f.value)])).toEqual([
+      ["Requests", "off: the folder is observed, read-only: reqwatch removes nothing there"],
+    ]);
   });
 
   it("received telemetry: the store set aside named as code, each agent's files read, off or none yet, and usage as the tables show it", () => {
@@ -117,6 +146,8 @@ describe("the Health page's view", () => {
       ["Store", "/home/u/.reqwatch/telemetry.db (2 KB; kept 7d)"],
       ["traces", `1,200 records in 3 exports, the last <${T0}>`],
     ]);
-    expect(received.byDayAndModel).toEqual([{ day: "2027-01-15", model: "claude-sonnet", counts: ["2", "12,000", "300", "0", "0"], cost: "$0.50", costNote: "Cost as the clients said." }]);
+    expect(received.byDayAndModel).toEqual([
+      { day: "2027-01-15", model: "claude-sonnet", counts: ["2", "12,000", "300", "0", "0"], cost: "$0.50", costNote: "Cost as the clients said." },
+    ]);
   });
 });

@@ -11,7 +11,12 @@ import { readRows } from "../helpers/telemetryRows";
 // tool once (mapping/fold.ts `joinedParts`, in the order each intake told them). The real CLIs run
 // both ways in tests/integration/agentJoin.test.ts.
 
-const aCall = (id: string, at: number, toldBy: Intake | undefined, fields: Part["fields"] = {}): Part => ({ kind: "call", id, at, fields: { ...(toldBy && { toldBy }), ...fields } });
+const aCall = (id: string, at: number, toldBy: Intake | undefined, fields: Part["fields"] = {}): Part => ({
+  kind: "call",
+  id,
+  at,
+  fields: { ...(toldBy && { toldBy }), ...fields },
+});
 const aTool = (id: string, at: number, toldBy: Intake, name: string): Part => ({ kind: "tool", id, at, fields: { toldBy, name } });
 
 describe("a call or tool told by both intakes, each once", () => {
@@ -27,16 +32,31 @@ describe("a call or tool told by both intakes, each once", () => {
       ["resp_2", 200, 30, undefined],
     ]);
     expect(parts[1]!.fields.reasoningTokens).toBe(5);
-    expect(renamed).toEqual(new Map([["call span-a", "call resp_1"], ["call span-b", "call resp_2"]]));
+    expect(renamed).toEqual(
+      new Map([
+        ["call span-a", "call resp_1"],
+        ["call span-b", "call resp_2"],
+      ]),
+    );
   });
 
   it("one intake ahead of the other: its later calls stand alone until the other's arrive; a call only one knows of (a router's) is never paired", () => {
-    const { parts } = joinedParts([aCall("message:1", 1000, "files"), aCall("message:2", 3000, "files"), aCall("event-1", 1002, "telemetry"), aCall("router-1", 900, undefined, { name: "router" })]);
+    const { parts } = joinedParts([
+      aCall("message:1", 1000, "files"),
+      aCall("message:2", 3000, "files"),
+      aCall("event-1", 1002, "telemetry"),
+      aCall("router-1", 900, undefined, { name: "router" }),
+    ]);
     expect(parts.map((part) => part.id)).toEqual(["message:1", "message:2", "router-1"]);
   });
 
   it("tools are paired per tool, in the order each intake told their uses", () => {
-    const { parts, renamed } = joinedParts([aTool("read_file-1", 10, "files", "read_file"), aTool("ls-1", 12, "files", "ls"), aTool("t:ls", 13, "telemetry", "ls"), aTool("t:read", 11, "telemetry", "read_file")]);
+    const { parts, renamed } = joinedParts([
+      aTool("read_file-1", 10, "files", "read_file"),
+      aTool("ls-1", 12, "files", "ls"),
+      aTool("t:ls", 13, "telemetry", "ls"),
+      aTool("t:read", 11, "telemetry", "read_file"),
+    ]);
     expect(parts.map((part) => part.id)).toEqual(["read_file-1", "ls-1"]);
     expect(renamed.get("tool t:ls")).toBe("tool ls-1");
   });
@@ -58,12 +78,19 @@ describe("a turn told by both intakes, one turn", () => {
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 });
     const keep = (...changes: LifecycleChange[]) => store.keep({ signal: "logs", records: changes.length, rejected: 0, changes, unmapped: [] });
-    const turns = () => readRows<{ seq: number; steps: number }>(file, "SELECT seq, (SELECT count(*) FROM steps WHERE steps.seq = lifecycles.seq) AS steps FROM lifecycles ORDER BY seq");
+    const turns = () =>
+      readRows<{ seq: number; steps: number }>(
+        file,
+        "SELECT seq, (SELECT count(*) FROM steps WHERE steps.seq = lifecycles.seq) AS steps FROM lifecycles ORDER BY seq",
+      );
     return { store, keep, turns };
   }
 
   it("its prompt, in the same session and sent within a second by each: one turn of both steps, in whichever order they came", () => {
-    for (const order of [["files", "telemetry"], ["telemetry", "files"]] as const) {
+    for (const order of [
+      ["files", "telemetry"],
+      ["telemetry", "files"],
+    ] as const) {
       const { store, keep, turns } = aStore();
       const told = { files: change("turn:1", "files", 10_000), telemetry: change("trace:1", "telemetry", 10_400) };
       keep(told[order[0]]);

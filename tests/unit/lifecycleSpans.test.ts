@@ -29,7 +29,10 @@ describe("a request's trace context", () => {
     const alone = tracker.create({ requestId: "alone", workspace: "w" });
     expect(lifecycleSpans(alone, emptyResource(), { name: "test" })[0]!.spanContext().traceId).toBe(lifecycleIds({ requestId: "alone" }).traceId);
     expect(lifecycleSpans(alone, emptyResource(), { name: "test" })[0]!.parentSpanContext).toBeUndefined();
-    expect(thrown(() => tracker.create({ requestId: "bad", workspace: "w", traceparent: "00-0000-1111-01" }))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("must be a W3C traceparent") });
+    expect(thrown(() => tracker.create({ requestId: "bad", workspace: "w", traceparent: "00-0000-1111-01" }))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("must be a W3C traceparent"),
+    });
     expect(parseTraceparent(`00-${"0".repeat(32)}-00f067aa0ba902b7-01`)).toBeNull();
     tracker.close();
   });
@@ -46,10 +49,20 @@ describe("a request's trace context", () => {
   it("the CLI takes it as --traceparent, or from TRACEPARENT in its environment", () => {
     const tracker = aTracker();
     const root = tracker.stateDir.root;
-    expect(JSON.parse(runCli(["create", "-w", "w", "--id", "flag", "--traceparent", PARENT, "--json"], { stateDir: root }).stdout)).toMatchObject({ traceparent: PARENT });
-    expect(JSON.parse(runCli(["create", "-w", "w", "--id", "env", "--json"], { stateDir: root, env: { ...process.env, TRACEPARENT: PARENT } }).stdout)).toMatchObject({ traceparent: PARENT });
-    expect(runCli(["create", "-w", "w", "--traceparent", "nope"], { stateDir: root })).toMatchObject({ code: 2, stderr: expect.stringContaining("'--traceparent <value>' argument 'nope' is invalid. not a W3C traceparent") });
-    expect(runCli(["create", "-w", "w"], { stateDir: root, env: { ...process.env, TRACEPARENT: "nope" } })).toMatchObject({ code: 2, stderr: expect.stringContaining("TRACEPARENT=nope: not a W3C traceparent") });
+    expect(JSON.parse(runCli(["create", "-w", "w", "--id", "flag", "--traceparent", PARENT, "--json"], { stateDir: root }).stdout)).toMatchObject({
+      traceparent: PARENT,
+    });
+    expect(
+      JSON.parse(runCli(["create", "-w", "w", "--id", "env", "--json"], { stateDir: root, env: { ...process.env, TRACEPARENT: PARENT } }).stdout),
+    ).toMatchObject({ traceparent: PARENT });
+    expect(runCli(["create", "-w", "w", "--traceparent", "nope"], { stateDir: root })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("'--traceparent <value>' argument 'nope' is invalid. not a W3C traceparent"),
+    });
+    expect(runCli(["create", "-w", "w"], { stateDir: root, env: { ...process.env, TRACEPARENT: "nope" } })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("TRACEPARENT=nope: not a W3C traceparent"),
+    });
     tracker.close();
   });
 

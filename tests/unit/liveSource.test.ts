@@ -30,11 +30,22 @@ describe("a source the dashboard keeps open", () => {
     const source = new LiveSource("claude-mem", { kind: "claude-mem", file });
     expect(source.refresh()).toBe(true);
     const status = source.status();
-    expect(status).toMatchObject({ name: "claude-mem", kind: "claude-mem", file, table: "pending_messages", generation: "g6 (v12.4.5-v12.4.9)", error: null, total: 5, stuck: 1 });
+    expect(status).toMatchObject({
+      name: "claude-mem",
+      kind: "claude-mem",
+      file,
+      table: "pending_messages",
+      generation: "g6 (v12.4.5-v12.4.9)",
+      error: null,
+      total: 5,
+      stuck: 1,
+    });
     expect(status.counts).toMatchObject({ processing: 2, queued: 1, completed: 1, failed: 1 });
     expect(source.stuck().map((row) => row.requestId)).toEqual([`claude-mem-${ids.crashed}`]);
 
-    const all = Object.values(ids).map((id) => `claude-mem-${id}`).sort((a, b) => Number(b.slice(11)) - Number(a.slice(11)));
+    const all = Object.values(ids)
+      .map((id) => `claude-mem-${id}`)
+      .sort((a, b) => Number(b.slice(11)) - Number(a.slice(11)));
     expect(idsOf(page(source, {}).items)).toEqual(all);
     expect(idsOf(page(source, { states: ["processing"] }).items)).toEqual([`claude-mem-${ids.running}`, `claude-mem-${ids.crashed}`]);
     expect(idsOf(page(source, { states: ["completed", "failed"] }).items)).toEqual([`claude-mem-${ids.failed}`, `claude-mem-${ids.done}`]);
@@ -61,7 +72,10 @@ describe("a source the dashboard keeps open", () => {
       expect(seen).toEqual(order === "desc" ? all : [...all].reverse());
     }
     expect(thrown(() => page(source, { cursor: "nonsense" }))).toMatchObject({ code: "BAD_INPUT" });
-    expect(thrown(() => page(source, { cursor: page(source, { limit: 1 }).nextCursor!, order: "asc" }))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("another source or order") });
+    expect(thrown(() => page(source, { cursor: page(source, { limit: 1 }).nextCursor!, order: "asc" }))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("another source or order"),
+    });
 
     expect(source.get(`claude-mem-${ids.done}`)!.request).toMatchObject({ state: "completed", output: "observed: tests pass", workspace: "api" });
     expect(source.get("claude-mem-999999")).toBeNull();
@@ -124,7 +138,10 @@ describe("a source the dashboard keeps open", () => {
     const text = path.join(dir, "notes.db");
     fs.writeFileSync(text, "not a database at all, just some text that is long enough to be a header");
     const mapping = path.join(dir, "jobs.json");
-    fs.writeFileSync(mapping, JSON.stringify({ database: "queue.db", table: "jobs", id: "id", status: { column: "state", values: { new: "queued" } }, times: { created: "at" } }));
+    fs.writeFileSync(
+      mapping,
+      JSON.stringify({ database: "queue.db", table: "jobs", id: "id", status: { column: "state", values: { new: "queued" } }, times: { created: "at" } }),
+    );
     const queue = new Database(path.join(dir, "queue.db"));
     queue.exec("CREATE TABLE jobs (id INTEGER PRIMARY KEY, status TEXT, at INTEGER)");
     queue.close();
@@ -144,8 +161,16 @@ describe("a source the dashboard keeps open", () => {
     expect(badMapping).toMatchObject({ error: { code: "BAD_INPUT", message: expect.stringContaining("status.column (state)") }, table: "jobs" });
     expect(thrown(() => set.get("nope"))).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("claude-mem, claude-mem-2, jobs") });
 
-    expect(sourceNames([{ kind: "sqlite", mapping: "/a/my queue.json" }, { kind: "sqlite", mapping: "/b/my queue.json" }])).toEqual(["my_queue", "my_queue-2"]);
-    expect(sourcesFromEnv("claude-mem, sqlite:/x/m.json", "/")).toEqual([{ kind: "claude-mem", file: expect.stringContaining(".claude-mem") }, { kind: "sqlite", mapping: "/x/m.json" }]);
+    expect(
+      sourceNames([
+        { kind: "sqlite", mapping: "/a/my queue.json" },
+        { kind: "sqlite", mapping: "/b/my queue.json" },
+      ]),
+    ).toEqual(["my_queue", "my_queue-2"]);
+    expect(sourcesFromEnv("claude-mem, sqlite:/x/m.json", "/")).toEqual([
+      { kind: "claude-mem", file: expect.stringContaining(".claude-mem") },
+      { kind: "sqlite", mapping: "/x/m.json" },
+    ]);
     expect(sourcesFromEnv('["claude-mem:/a,b/c.db"]')).toEqual([{ kind: "claude-mem", file: "/a,b/c.db" }]);
     expect(sourcesFromEnv(" ")).toEqual([]);
     // Opened for writing: the spec keeps it, and says it again.
@@ -163,11 +188,25 @@ describe("a source the dashboard keeps open", () => {
     const source = new LiveSource("claude-mem", { kind: "claude-mem", file });
     source.refresh();
     const view = sourceRequestsView(source, { ...DEFAULT_QUERY, source: "claude-mem", states: ["failed"] });
-    expect(view.items).toEqual([expect.objectContaining({ requestId: `claude-mem-${ids.failed}`, source: "claude-mem", state: "failed", note: "failed after 3 retries, claude-mem's limit", stuckReason: null })]);
+    expect(view.items).toEqual([
+      expect.objectContaining({
+        requestId: `claude-mem-${ids.failed}`,
+        source: "claude-mem",
+        state: "failed",
+        note: "failed after 3 retries, claude-mem's limit",
+        stuckReason: null,
+      }),
+    ]);
     const stuck = sourceRequestsView(source, { ...DEFAULT_QUERY, source: "claude-mem", stuck: true });
-    expect(stuck.items.map((row) => [row.requestId, row.stuckReason])).toEqual([[`claude-mem-${ids.crashed}`, expect.stringMatching(/^processing 2m; claude-mem worker pid \d+ is gone$/)]]);
+    expect(stuck.items.map((row) => [row.requestId, row.stuckReason])).toEqual([
+      [`claude-mem-${ids.crashed}`, expect.stringMatching(/^processing 2m; claude-mem worker pid \d+ is gone$/)],
+    ]);
     const one = sourceRequestView(source, `claude-mem-${ids.crashed}`)!;
-    expect(one).toMatchObject({ source: { name: "claude-mem" }, request: { state: "processing", prompt: "observation Edit: fix the login form" }, stuckReason: expect.stringContaining("is gone") });
+    expect(one).toMatchObject({
+      source: { name: "claude-mem" },
+      request: { state: "processing", prompt: "observation Edit: fix the login form" },
+      stuckReason: expect.stringContaining("is gone"),
+    });
     source.close();
     db.close();
   });
@@ -183,7 +222,11 @@ describe("a source the dashboard keeps open", () => {
     // A rollback journal (not WAL): an exclusive transaction keeps readers out.
     owner.pragma("journal_mode = DELETE");
     owner.exec("BEGIN EXCLUSIVE");
-    const set = new SourceSet([{ kind: "claude-mem", file: other }, { kind: "claude-mem", file: odd }, { kind: "claude-mem", file: locked }]);
+    const set = new SourceSet([
+      { kind: "claude-mem", file: other },
+      { kind: "claude-mem", file: odd },
+      { kind: "claude-mem", file: locked },
+    ]);
     const started = performance.now();
     set.start(() => {}, 60_000);
     const took = performance.now() - started;
@@ -191,8 +234,14 @@ describe("a source the dashboard keeps open", () => {
     owner.exec("ROLLBACK");
     owner.close();
     const [noTable, unknown, busy] = set.statuses();
-    expect(noTable!.error).toEqual({ code: "BAD_INPUT", message: `claude-mem source: ${other} has no pending_messages table; is it claude-mem's database (${path.join(process.env.HOME ?? "", ".claude-mem", "claude-mem.db")})?` });
-    expect(unknown!.error).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("has a shape reqwatch does not know: no status, created_at_epoch") });
+    expect(noTable!.error).toEqual({
+      code: "BAD_INPUT",
+      message: `claude-mem source: ${other} has no pending_messages table; is it claude-mem's database (${path.join(process.env.HOME ?? "", ".claude-mem", "claude-mem.db")})?`,
+    });
+    expect(unknown!.error).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("has a shape reqwatch does not know: no status, created_at_epoch"),
+    });
     expect(busy!.error).toMatchObject({ code: "LOCKED", message: `claude-mem source: ${locked} is locked by its owner; try again.` });
     // The dashboard's one thread waited a moment for the lock, not seconds.
     expect(took).toBeLessThan(1000);

@@ -30,7 +30,8 @@ const SPAN_KIND = { producer: 4, consumer: 5 } as const;
 
 /** An OTLP/JSON traces export of these spans, from `service`. */
 function anExport(spans: SpanSpec[], service = "shop"): Buffer {
-  const attributes = (values: Record<string, Value>) => Object.entries(values).map(([key, value]) => ({ key, value: typeof value === "number" ? { intValue: value } : { stringValue: value } }));
+  const attributes = (values: Record<string, Value>) =>
+    Object.entries(values).map(([key, value]) => ({ key, value: typeof value === "number" ? { intValue: value } : { stringValue: value } }));
   const otlp = spans.map((span) => ({
     traceId: TRACE,
     spanId: span.id,
@@ -42,11 +43,27 @@ function anExport(spans: SpanSpec[], service = "shop"): Buffer {
     attributes: attributes(span.attributes),
     status: span.status ?? {},
   }));
-  return Buffer.from(JSON.stringify({ resourceSpans: [{ resource: { attributes: attributes({ "service.name": service }) }, scopeSpans: [{ scope: { name: "@opentelemetry/instrumentation-amqplib", version: "0.71.0" }, spans: otlp }] }] }));
+  return Buffer.from(
+    JSON.stringify({
+      resourceSpans: [
+        {
+          resource: { attributes: attributes({ "service.name": service }) },
+          scopeSpans: [{ scope: { name: "@opentelemetry/instrumentation-amqplib", version: "0.71.0" }, spans: otlp }],
+        },
+      ],
+    }),
+  );
 }
 
 /** What the amqplib instrumentation puts on every span from the connection (utils.cjs getConnectionAttributesFromUrl and FromServer). */
-const CONNECTION = { "messaging.system": "rabbitmq", "messaging.protocol": "AMQP", "messaging.protocol_version": "0.9.1", "server.address": "127.0.0.1", "server.port": 5672, "messaging.url": "amqp://127.0.0.1:5672" };
+const CONNECTION = {
+  "messaging.system": "rabbitmq",
+  "messaging.protocol": "AMQP",
+  "messaging.protocol_version": "0.9.1",
+  "server.address": "127.0.0.1",
+  "server.port": 5672,
+  "messaging.url": "amqp://127.0.0.1:5672",
+};
 
 /** `channel.sendToQueue(queue, body, { messageId })`: a publish to the default exchange (named ""), the queue as its routing key, no operation (a send, in those conventions). */
 const publish = (id: string, messageId: string, queue: string, at: number): SpanSpec => ({
@@ -55,7 +72,13 @@ const publish = (id: string, messageId: string, queue: string, at: number): Span
   kind: SPAN_KIND.producer,
   start: at,
   end: at + 2,
-  attributes: { ...CONNECTION, "messaging.destination": "", "messaging.destination_kind": "topic", "messaging.rabbitmq.routing_key": queue, "messaging.message_id": messageId },
+  attributes: {
+    ...CONNECTION,
+    "messaging.destination": "",
+    "messaging.destination_kind": "topic",
+    "messaging.rabbitmq.routing_key": queue,
+    "messaging.message_id": messageId,
+  },
 });
 
 /** A consumer's delivery, ended by its ack (status unset) or its nack (status error, with what was called). */
@@ -65,7 +88,14 @@ const consume = (id: string, messageId: string, queue: string, at: number, nack?
   kind: SPAN_KIND.consumer,
   start: at,
   end: at + 30,
-  attributes: { ...CONNECTION, "messaging.destination": "", "messaging.destination_kind": "topic", "messaging.rabbitmq.routing_key": queue, "messaging.operation": "process", "messaging.message_id": messageId },
+  attributes: {
+    ...CONNECTION,
+    "messaging.destination": "",
+    "messaging.destination_kind": "topic",
+    "messaging.rabbitmq.routing_key": queue,
+    "messaging.operation": "process",
+    "messaging.message_id": messageId,
+  },
   ...(nack && { status: { code: 2, message: nack } }),
 });
 
@@ -74,7 +104,12 @@ function aStore() {
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
   const feed = (...spans: SpanSpec[]) => ingestExport(store, NO_REDACTION, "traces", decodeExport("traces", "json", anExport(spans)));
   const read = <T>(sql: string) => readRows<T>(file, sql);
-  return { store, feed, messages: () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq"), steps: () => read<{ name: string; summary: string }>("SELECT name, summary FROM steps ORDER BY at, step_key") };
+  return {
+    store,
+    feed,
+    messages: () => read<Record<string, unknown>>("SELECT * FROM lifecycles ORDER BY seq"),
+    steps: () => read<{ name: string; summary: string }>("SELECT name, summary FROM steps ORDER BY at, step_key"),
+  };
 }
 
 describe("the older messaging conventions, on spans built as the amqplib instrumentation builds them", () => {
@@ -83,7 +118,17 @@ describe("the older messaging conventions, on spans built as the amqplib instrum
   it("a message sent to a queue and acked: one message in the queue's workspace, queued then completed", () => {
     const { feed, messages, steps } = aStore();
     feed(publish("00f067aa0ba902b7", "order-1", "orders", at), consume("00f067aa0ba902b8", "order-1", "orders", at + 10));
-    expect(messages()).toEqual([expect.objectContaining({ kind: "message", service: "orders", state: "completed", queued_at: at + 2, processing_at: at + 10, finished_at: at + 40, error: null })]);
+    expect(messages()).toEqual([
+      expect.objectContaining({
+        kind: "message",
+        service: "orders",
+        state: "completed",
+        queued_at: at + 2,
+        processing_at: at + 10,
+        finished_at: at + 40,
+        error: null,
+      }),
+    ]);
     expect(steps().map((step) => `${step.name}: ${step.summary}`)).toEqual(["send: into orders, 2 ms", "process: done, 30 ms"]);
   });
 
@@ -109,7 +154,10 @@ describe("the older messaging conventions, on spans built as the amqplib instrum
 
   it("nacked without requeue (dropped, or dead-lettered): failed, with what was called", () => {
     const { feed, messages } = aStore();
-    feed(publish("00f067aa0ba902c4", "order-3", "orders", at), consume("00f067aa0ba902c5", "order-3", "orders", at + 10, "nack called on message without requeue"));
+    feed(
+      publish("00f067aa0ba902c4", "order-3", "orders", at),
+      consume("00f067aa0ba902c5", "order-3", "orders", at + 10, "nack called on message without requeue"),
+    );
     expect(messages()).toEqual([expect.objectContaining({ state: "failed", error: "nack called on message without requeue", finished_at: at + 40 })]);
   });
 
@@ -125,8 +173,22 @@ describe("the older messaging conventions, on spans built as the amqplib instrum
   it("an older receive (messaging.operation receive, messaging.destination named): taken by a consumer, processing", () => {
     const { feed, messages } = aStore();
     feed(
-      { id: "00f067aa0ba902e1", name: "billing send", kind: SPAN_KIND.producer, start: at, end: at + 1, attributes: { "messaging.system": "kafka", "messaging.destination": "billing", "messaging.message_id": "b-1" } },
-      { id: "00f067aa0ba902e2", name: "billing receive", kind: SPAN_KIND.consumer, start: at + 5, end: at + 6, attributes: { "messaging.system": "kafka", "messaging.destination": "billing", "messaging.operation": "receive", "messaging.message_id": "b-1" } },
+      {
+        id: "00f067aa0ba902e1",
+        name: "billing send",
+        kind: SPAN_KIND.producer,
+        start: at,
+        end: at + 1,
+        attributes: { "messaging.system": "kafka", "messaging.destination": "billing", "messaging.message_id": "b-1" },
+      },
+      {
+        id: "00f067aa0ba902e2",
+        name: "billing receive",
+        kind: SPAN_KIND.consumer,
+        start: at + 5,
+        end: at + 6,
+        attributes: { "messaging.system": "kafka", "messaging.destination": "billing", "messaging.operation": "receive", "messaging.message_id": "b-1" },
+      },
     );
     expect(messages()).toEqual([expect.objectContaining({ service: "billing", state: "processing", processing_at: at + 6 })]);
   });
@@ -138,18 +200,58 @@ describe("the current messaging conventions", () => {
 
   it("send, receive, process: queued, then processing once received, then completed by its process span", () => {
     const { feed, messages, steps } = aStore();
-    feed({ id: "00f067aa0ba90301", name: "send invoices", kind: SPAN_KIND.producer, start: at, end: at + 3, attributes: { ...base, "messaging.operation.type": "send" } });
-    feed({ id: "00f067aa0ba90302", name: "receive invoices", kind: SPAN_KIND.consumer, start: at + 10, end: at + 12, attributes: { ...base, "messaging.operation.type": "receive" } });
+    feed({
+      id: "00f067aa0ba90301",
+      name: "send invoices",
+      kind: SPAN_KIND.producer,
+      start: at,
+      end: at + 3,
+      attributes: { ...base, "messaging.operation.type": "send" },
+    });
+    feed({
+      id: "00f067aa0ba90302",
+      name: "receive invoices",
+      kind: SPAN_KIND.consumer,
+      start: at + 10,
+      end: at + 12,
+      attributes: { ...base, "messaging.operation.type": "receive" },
+    });
     expect(messages()).toEqual([expect.objectContaining({ service: "invoices", state: "processing", queued_at: at + 3, processing_at: at + 12 })]);
-    feed({ id: "00f067aa0ba90303", name: "process invoices", kind: SPAN_KIND.consumer, start: at + 12, end: at + 40, attributes: { ...base, "messaging.operation.type": "process" } });
+    feed({
+      id: "00f067aa0ba90303",
+      name: "process invoices",
+      kind: SPAN_KIND.consumer,
+      start: at + 12,
+      end: at + 40,
+      attributes: { ...base, "messaging.operation.type": "process" },
+    });
     expect(messages()).toEqual([expect.objectContaining({ state: "completed", finished_at: at + 40 })]);
-    expect(steps().map((step) => `${step.name}: ${step.summary}`)).toEqual(["send: into invoices, 3 ms", "receive: taken from invoices, 2 ms", "process: done, 28 ms"]);
+    expect(steps().map((step) => `${step.name}: ${step.summary}`)).toEqual([
+      "send: into invoices, 3 ms",
+      "receive: taken from invoices, 2 ms",
+      "process: done, 28 ms",
+    ]);
   });
 
   it("a failed receive took nothing: still queued, with its error", () => {
     const { feed, messages } = aStore();
-    feed({ id: "00f067aa0ba90311", name: "send invoices", kind: SPAN_KIND.producer, start: at, end: at + 3, attributes: { ...base, "messaging.operation.type": "send" } });
-    feed({ id: "00f067aa0ba90312", name: "receive invoices", kind: SPAN_KIND.consumer, start: at + 10, end: at + 12, attributes: { ...base, "messaging.operation.type": "receive", "error.type": "timeout" }, status: { code: 2, message: "receive timed out" } });
+    feed({
+      id: "00f067aa0ba90311",
+      name: "send invoices",
+      kind: SPAN_KIND.producer,
+      start: at,
+      end: at + 3,
+      attributes: { ...base, "messaging.operation.type": "send" },
+    });
+    feed({
+      id: "00f067aa0ba90312",
+      name: "receive invoices",
+      kind: SPAN_KIND.consumer,
+      start: at + 10,
+      end: at + 12,
+      attributes: { ...base, "messaging.operation.type": "receive", "error.type": "timeout" },
+      status: { code: 2, message: "receive timed out" },
+    });
     expect(messages()).toEqual([expect.objectContaining({ state: "queued", error: "receive timed out" })]);
   });
 });

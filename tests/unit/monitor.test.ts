@@ -26,7 +26,10 @@ describe("the stuck monitor", () => {
     const stateDir = tempStateDir();
     // On a clock of its own: the reason's figures are exact however long the open takes.
     const clock = aClock();
-    writeRequestFile(stateDir, aRequest({ requestId: "waiting", state: "queued", queuedAt: clock.now() - 11 * MINUTE, lastUpdatedAt: clock.now() - 11 * MINUTE }));
+    writeRequestFile(
+      stateDir,
+      aRequest({ requestId: "waiting", state: "queued", queuedAt: clock.now() - 11 * MINUTE, lastUpdatedAt: clock.now() - 11 * MINUTE }),
+    );
     writeRequestFile(stateDir, aRequest({ requestId: "fresh", state: "queued", queuedAt: clock.now() - MINUTE, lastUpdatedAt: clock.now() - MINUTE }));
     const tracker = aTracker({ stateDir, now: clock.now });
     const before = readRaw(stateDir, "waiting");
@@ -34,7 +37,16 @@ describe("the stuck monitor", () => {
     const pass = tracker.monitorPass();
 
     expect(pass.counts).toMatchObject({ stuckQueued: 1, released: 0 });
-    expect(pass.stuck).toEqual([{ requestId: "waiting", workspace: "ws", state: "queued", since: expect.any(Number), cause: "waited too long", reason: "queued 11m; no reqwatch worker has claimed from workspace ws in 10m (last claim: never)" }]);
+    expect(pass.stuck).toEqual([
+      {
+        requestId: "waiting",
+        workspace: "ws",
+        state: "queued",
+        since: expect.any(Number),
+        cause: "waited too long",
+        reason: "queued 11m; no reqwatch worker has claimed from workspace ws in 10m (last claim: never)",
+      },
+    ]);
     expect(readRaw(stateDir, "waiting")).toBe(before);
     expect(tracker.stuck()).toEqual(pass.stuck);
   });
@@ -52,12 +64,19 @@ describe("the stuck monitor", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aClaimedRequest("finished", claimWithoutHeartbeat()));
     fs.mkdirSync(path.join(stateDir, "results"), { recursive: true });
-    fs.writeFileSync(path.join(stateDir, "results", "finished.json"), JSON.stringify({ requestId: "finished", token: "tok", outcome: "completed", fields: { output: "42" }, writtenAt: Date.now() }));
+    fs.writeFileSync(
+      path.join(stateDir, "results", "finished.json"),
+      JSON.stringify({ requestId: "finished", token: "tok", outcome: "completed", fields: { output: "42" }, writtenAt: Date.now() }),
+    );
     const tracker = aTracker({ stateDir });
 
     expect(tracker.monitorPass().counts).toMatchObject({ resultsApplied: 1, released: 0 });
     expect(tracker.get("finished")).toMatchObject({ state: "completed", output: "42" });
-    expect(tracker.get("finished")?.transitions?.at(-1)).toMatchObject({ by: "monitor", reason: "result marker found: the worker finished but did not report", token: "tok" });
+    expect(tracker.get("finished")?.transitions?.at(-1)).toMatchObject({
+      by: "monitor",
+      reason: "result marker found: the worker finished but did not report",
+      token: "tok",
+    });
     expect(fs.existsSync(path.join(stateDir, "results", "finished.json"))).toBe(false);
   });
 
@@ -65,7 +84,10 @@ describe("the stuck monitor", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aClaimedRequest("other", claimWithoutHeartbeat()));
     fs.mkdirSync(path.join(stateDir, "results"), { recursive: true });
-    fs.writeFileSync(path.join(stateDir, "results", "other.json"), JSON.stringify({ requestId: "other", token: "older-claim", outcome: "completed", writtenAt: Date.now() }));
+    fs.writeFileSync(
+      path.join(stateDir, "results", "other.json"),
+      JSON.stringify({ requestId: "other", token: "older-claim", outcome: "completed", writtenAt: Date.now() }),
+    );
     const tracker = aTracker({ stateDir });
     expect(tracker.monitorPass().counts).toMatchObject({ resultsApplied: 0, released: 1 });
     expect(tracker.get("other")?.state).toBe("queued");
@@ -78,7 +100,10 @@ describe("the stuck monitor", () => {
     const tracker = aTracker({ stateDir, now: clock.now });
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckAlive: 1, released: 0 });
-    expect(pass.stuck[0]).toMatchObject({ cause: "no heartbeat", reason: expect.stringMatching(new RegExp(`^processing 10m, worker ${process.pid} alive, no heartbeat for 10m$`)) });
+    expect(pass.stuck[0]).toMatchObject({
+      cause: "no heartbeat",
+      reason: expect.stringMatching(new RegExp(`^processing 10m, worker ${process.pid} alive, no heartbeat for 10m$`)),
+    });
     expect(tracker.get("slow")?.state).toBe("processing");
   });
 
@@ -102,7 +127,11 @@ describe("the stuck monitor", () => {
 
     expect(pass.counts).toMatchObject({ released: 1, timedOut: 1 });
     expect(tracker.get("again")).toMatchObject({ state: "queued", claim: null });
-    expect(tracker.get("again")?.transitions?.at(-1)).toMatchObject({ by: "monitor", reason: `released: the worker's pid ${pid} is gone (attempt 1 of 3)`, token: "tok" });
+    expect(tracker.get("again")?.transitions?.at(-1)).toMatchObject({
+      by: "monitor",
+      reason: `released: the worker's pid ${pid} is gone (attempt 1 of 3)`,
+      token: "tok",
+    });
     expect(tracker.get("last-try")).toMatchObject({ state: "timeout" });
     expect(tracker.get("last-try")?.transitions?.at(-1)?.reason).toBe(`the worker's pid ${pid} is gone; no attempts left (3 of 3)`);
     expect(pass.stuck).toEqual([]);
@@ -129,11 +158,18 @@ describe("the stuck monitor", () => {
     const tracker = aTracker();
     const db = new Database(tracker.stateDir.indexFile, { readonly: true });
     try {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${STUCK_ROWS}`).all({ now: 0, queuedCutoff: 0, heartbeatCutoff: 0, unclaimedCutoff: 0, scanCutoff: 0, paused: "[]" }) as { detail: string }[]).map((row) => row.detail);
+      const plan = (
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${STUCK_ROWS}`)
+          .all({ now: 0, queuedCutoff: 0, heartbeatCutoff: 0, unclaimedCutoff: 0, scanCutoff: 0, paused: "[]" }) as { detail: string }[]
+      ).map((row) => row.detail);
       const reads = plan.filter((detail) => /\brequests\b/.test(detail) && !detail.includes("json_each"));
       expect(reads).toHaveLength(3);
       // A range on state_since, timeout_at or heartbeat_at: a healthy queue of any size has no row in it.
-      for (const detail of reads) expect(detail).toMatch(/^SEARCH requests USING (COVERING )?INDEX \w+ \(state=\? AND state_since<\?|(timeout_at>\? AND )?timeout_at<\?|heartbeat_at<\?\)$/);
+      for (const detail of reads)
+        expect(detail).toMatch(
+          /^SEARCH requests USING (COVERING )?INDEX \w+ \(state=\? AND state_since<\?|(timeout_at>\? AND )?timeout_at<\?|heartbeat_at<\?\)$/,
+        );
     } finally {
       db.close();
     }
@@ -147,7 +183,16 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     const stateDir = tempStateDir();
     const clock = aClock();
     // A chat gateway's shape: no version, claim or history.
-    writeRequestFile(stateDir, aRequest({ requestId: "gateway-hung", state: "processing", createdAt: clock.now() - 2 * HOUR, processingStartedAt: clock.now() - 72 * MINUTE, lastUpdatedAt: clock.now() - 72 * MINUTE }));
+    writeRequestFile(
+      stateDir,
+      aRequest({
+        requestId: "gateway-hung",
+        state: "processing",
+        createdAt: clock.now() - 2 * HOUR,
+        processingStartedAt: clock.now() - 72 * MINUTE,
+        lastUpdatedAt: clock.now() - 72 * MINUTE,
+      }),
+    );
     // Opened as the dashboard opens it: without the owner's start-up recovery.
     const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
     const before = readRaw(stateDir, "gateway-hung");
@@ -156,7 +201,16 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     const pass = tracker.monitorPass();
 
     expect(pass.counts).toMatchObject({ stuckNotOwned: 1, released: 0, timedOut: 0, deadlineTimedOut: 0 });
-    expect(pass.stuck).toEqual([{ requestId: "gateway-hung", workspace: "ws", state: "processing", since: expect.any(Number), cause: "no worker holds it", reason: "processing 1h 12m; no reqwatch worker holds it (written by another program)" }]);
+    expect(pass.stuck).toEqual([
+      {
+        requestId: "gateway-hung",
+        workspace: "ws",
+        state: "processing",
+        since: expect.any(Number),
+        cause: "no worker holds it",
+        reason: "processing 1h 12m; no reqwatch worker holds it (written by another program)",
+      },
+    ]);
     expect(readRaw(stateDir, "gateway-hung")).toBe(before);
   });
 
@@ -166,7 +220,9 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     writeRequestFile(stateDir, aRequest({ requestId: "busy", state: "processing", processingStartedAt: clock.now() - 30 * MINUTE }));
     const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
     expect(tracker.monitorPass().stuck).toEqual([]);
-    expect(aTracker({ stateDir, processingStuckAfterMs: 20 * MINUTE, recover: false, now: clock.now }).monitorPass().stuck[0]?.reason).toBe("processing 30m; no reqwatch worker holds it (written by another program)");
+    expect(aTracker({ stateDir, processingStuckAfterMs: 20 * MINUTE, recover: false, now: clock.now }).monitorPass().stuck[0]?.reason).toBe(
+      "processing 30m; no reqwatch worker holds it (written by another program)",
+    );
   });
 
   it("flags, and does not time out, an unclaimed request past its deadline; says when reqwatch moved it without a claim", () => {
@@ -176,14 +232,20 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     clock.advance(20);
     const pass = tracker.monitorPass();
     expect(pass.counts).toMatchObject({ stuckNotOwned: 1, deadlineTimedOut: 0 });
-    expect(pass.stuck[0]).toMatchObject({ cause: "past its deadline", reason: expect.stringMatching(/^processing 20ms, past its deadline \(.+\); no reqwatch worker holds it \(moved to processing without a claim\)$/) });
+    expect(pass.stuck[0]).toMatchObject({
+      cause: "past its deadline",
+      reason: expect.stringMatching(/^processing 20ms, past its deadline \(.+\); no reqwatch worker holds it \(moved to processing without a claim\)$/),
+    });
     expect(tracker.get("by-hand")?.state).toBe("processing");
   });
 
   it("releases a claim that names no pid only when its heartbeat expired, and says what is not known", () => {
     const stateDir = tempStateDir();
     const clock = aClock();
-    writeRequestFile(stateDir, aClaimedRequest("no-pid", { token: "t", claimedAt: clock.now() - 10 * MINUTE, heartbeatAt: clock.now() - 10 * MINUTE } as ClaimShape));
+    writeRequestFile(
+      stateDir,
+      aClaimedRequest("no-pid", { token: "t", claimedAt: clock.now() - 10 * MINUTE, heartbeatAt: clock.now() - 10 * MINUTE } as ClaimShape),
+    );
     const tracker = aTracker({ stateDir, now: clock.now });
     expect(tracker.monitorPass().counts.released).toBe(1);
     expect(tracker.get("no-pid")?.transitions?.at(-1)?.reason).toBe("released: no heartbeat for 10m from a worker on an unknown host (attempt 1 of 3)");

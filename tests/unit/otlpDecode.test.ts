@@ -18,7 +18,16 @@ describe("decoding OTLP exports", () => {
   it("reads Claude Code's protobuf and JSON exports of the same turn into the same records", () => {
     const protobufSpans = decodeExport("traces", "protobuf", zlib.gunzipSync(fixture("tool-protobuf/0001-traces.pb.gz"))).records as SpanRecord[];
     const jsonSpans = decodeExport("traces", "json", fixture("tool/0001-traces.json")).records as SpanRecord[];
-    const shape = (spans: SpanRecord[]) => spans.map((span) => [span.name, span.kind, span.status.code, span.parentSpanId !== null, span.attributes["span.type"], span.attributes["gen_ai.tool.name"] ?? null, span.events.map((event) => event.name)]);
+    const shape = (spans: SpanRecord[]) =>
+      spans.map((span) => [
+        span.name,
+        span.kind,
+        span.status.code,
+        span.parentSpanId !== null,
+        span.attributes["span.type"],
+        span.attributes["gen_ai.tool.name"] ?? null,
+        span.events.map((event) => event.name),
+      ]);
     expect(shape(protobufSpans)).toEqual(shape(jsonSpans));
     expect(shape(jsonSpans)).toContainEqual(["claude_code.interaction", "internal", "unset", false, "interaction", null, []]);
     const interaction = jsonSpans.find((span) => span.name === "claude_code.interaction")!;
@@ -44,7 +53,9 @@ describe("decoding OTLP exports", () => {
     expect(toolResult.attributes).toMatchObject({ tool_name: "Bash", success: "true" });
 
     const points = decodeExport("metrics", "json", fixture("tool/0003-metrics.json")).records;
-    expect(new Set(points.map((point) => (point.signal === "metric" ? point.name : "")))).toEqual(new Set(["claude_code.session.count", "claude_code.cost.usage", "claude_code.token.usage", "claude_code.active_time.total"]));
+    expect(new Set(points.map((point) => (point.signal === "metric" ? point.name : "")))).toEqual(
+      new Set(["claude_code.session.count", "claude_code.cost.usage", "claude_code.token.usage", "claude_code.active_time.total"]),
+    );
   });
 
   it("refuses what is not an export, and rejects records without ids or times, counting them", () => {
@@ -52,7 +63,34 @@ describe("decoding OTLP exports", () => {
     expect(() => decodeExport("logs", "json", Buffer.from("{nope"))).toThrow(/Not an OTLP ExportLogsServiceRequest in JSON/);
     expect(() => decodeExport("logs", "json", Buffer.from("[1,2]"))).toThrow(/not a JSON object/);
     // Wrong types inside are tolerated record by record.
-    const decoded = decodeExport("traces", "json", Buffer.from(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "xyz", spanId: "abc", name: "bad", startTimeUnixNano: "1" }, { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "good", startTimeUnixNano: "1764000000000000000", attributes: "not a list" }, "a string"] }] }, 7] })));
+    const decoded = decodeExport(
+      "traces",
+      "json",
+      Buffer.from(
+        JSON.stringify({
+          resourceSpans: [
+            {
+              scopeSpans: [
+                {
+                  spans: [
+                    { traceId: "xyz", spanId: "abc", name: "bad", startTimeUnixNano: "1" },
+                    {
+                      traceId: "0af7651916cd43dd8448eb211c80319c",
+                      spanId: "b7ad6b7169203331",
+                      name: "good",
+                      startTimeUnixNano: "1764000000000000000",
+                      attributes: "not a list",
+                    },
+                    "a string",
+                  ],
+                },
+              ],
+            },
+            7,
+          ],
+        }),
+      ),
+    );
     expect(decoded).toMatchObject({ rejected: 1, reason: "a span without a valid trace or span id" });
     expect(decoded.records).toEqual([expect.objectContaining({ name: "good", attributes: {}, startMs: 1764000000000 })]);
   });
@@ -62,7 +100,15 @@ describe("decoding OTLP exports", () => {
     const many = Array.from({ length: LIMITS.attributes + 50 }, (_, i) => ({ key: `k${i}`, value: { intValue: String(i) } }));
     let deep: unknown = { stringValue: "bottom" };
     for (let i = 0; i < 10; i++) deep = { arrayValue: { values: [deep] } };
-    const body = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1764000000000000000", body: { stringValue: long }, attributes: [...many, { key: "deep", value: deep }] }] }] }] };
+    const body = {
+      resourceLogs: [
+        {
+          scopeLogs: [
+            { logRecords: [{ timeUnixNano: "1764000000000000000", body: { stringValue: long }, attributes: [...many, { key: "deep", value: deep }] }] },
+          ],
+        },
+      ],
+    };
     const [log] = decodeExport("logs", "json", Buffer.from(JSON.stringify(body))).records as LogRecord[];
     expect((log!.body as string).length).toBe(LIMITS.valueChars + 1);
     expect(Object.keys(log!.attributes)).toHaveLength(LIMITS.attributes);
@@ -71,7 +117,9 @@ describe("decoding OTLP exports", () => {
 
   it("answers in the request's encoding, with what was rejected", () => {
     expect(JSON.parse(encodeResponse("traces", "json", 0, null).toString())).toEqual({});
-    expect(JSON.parse(encodeResponse("logs", "json", 2, "a log record without a time").toString())).toEqual({ partialSuccess: { rejectedLogRecords: "2", errorMessage: "a log record without a time" } });
+    expect(JSON.parse(encodeResponse("logs", "json", 2, "a log record without a time").toString())).toEqual({
+      partialSuccess: { rejectedLogRecords: "2", errorMessage: "a log record without a time" },
+    });
     expect(encodeResponse("traces", "protobuf", 0, null)).toHaveLength(0);
     expect(encodeResponse("metrics", "protobuf", 3, "why").length).toBeGreaterThan(0);
   });
@@ -97,7 +145,21 @@ describe("decoding OTLP exports", () => {
       { key: "unset", value: {} },
     ];
     const type = protobuf.Root.fromJSON(descriptor as protobuf.INamespace).lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest");
-    const logs = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1795713269035123456", traceId: Buffer.alloc(16, 0xab), spanId: Buffer.alloc(7, 1), attributes }, { observedTimeUnixNano: "18446744073709551615" }, {}] }] }] };
+    const logs = {
+      resourceLogs: [
+        {
+          scopeLogs: [
+            {
+              logRecords: [
+                { timeUnixNano: "1795713269035123456", traceId: Buffer.alloc(16, 0xab), spanId: Buffer.alloc(7, 1), attributes },
+                { observedTimeUnixNano: "18446744073709551615" },
+                {},
+              ],
+            },
+          ],
+        },
+      ],
+    };
     const decoded = decodeExport("logs", "protobuf", Buffer.from(type.encode(type.fromObject(logs)).finish()));
     const [log, observed] = decoded.records as LogRecord[];
     expect(log).toMatchObject({ atMs: 1795713269035.123, traceId: "ab".repeat(16), spanId: null, body: null, severityText: "", eventName: null });
@@ -108,7 +170,17 @@ describe("decoding OTLP exports", () => {
 
   it("refuses a protobuf export whose strings are not UTF-8, as proto3 says", () => {
     const type = protobuf.Root.fromJSON(descriptor as protobuf.INamespace).lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest");
-    const body = Buffer.from(type.encode(type.fromObject({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1795713269035123456", body: { stringValue: "ZZZZ \uFFFD is a character of its own" } }] }] }] })).finish());
+    const body = Buffer.from(
+      type
+        .encode(
+          type.fromObject({
+            resourceLogs: [
+              { scopeLogs: [{ logRecords: [{ timeUnixNano: "1795713269035123456", body: { stringValue: "ZZZZ \uFFFD is a character of its own" } }] }] },
+            ],
+          }),
+        )
+        .finish(),
+    );
     expect((decodeExport("logs", "protobuf", body).records as LogRecord[])[0]!.body).toBe("ZZZZ \uFFFD is a character of its own");
     body.fill(0xff, body.indexOf("ZZZZ"), body.indexOf("ZZZZ") + 4);
     expect(() => decodeExport("logs", "protobuf", body)).toThrow(/Not an OTLP ExportLogsServiceRequest in protobuf: invalid UTF-8/);

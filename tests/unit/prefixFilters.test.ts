@@ -5,7 +5,12 @@ import { parseRequestQuery, toListFilters } from "../../lib/model/requestQuery";
 describe("filters by prefix, and the values they suggest", () => {
   it("lists the workspaces and sessions that start with what is typed, each once, in order, up to the limit", () => {
     const tracker = aTracker();
-    for (const [workspace, sessionId, n] of [["batch", "s-alpha", 30], ["batch-nightly", "s-beta", 2], ["bat_x", undefined, 1], ["chat", "s-alpha", 2]] as const) {
+    for (const [workspace, sessionId, n] of [
+      ["batch", "s-alpha", 30],
+      ["batch-nightly", "s-beta", 2],
+      ["bat_x", undefined, 1],
+      ["chat", "s-alpha", 2],
+    ] as const) {
       for (let i = 0; i < n; i++) tracker.create({ workspace, ...(sessionId && { sessionId }), state: "queued" });
     }
     expect(tracker.knownValues("workspace", "bat")).toEqual(["bat_x", "batch", "batch-nightly"]);
@@ -22,7 +27,10 @@ describe("filters by prefix, and the values they suggest", () => {
   });
 
   it("the table's URL keeps a link's workspace and session exact, and what was typed a prefix", () => {
-    expect(toListFilters(parseRequestQuery(new URLSearchParams("workspacePrefix=bat&sessionPrefix=s-al")), Date.now(), [])).toMatchObject({ workspacePrefix: "bat", sessionPrefix: "s-al" });
+    expect(toListFilters(parseRequestQuery(new URLSearchParams("workspacePrefix=bat&sessionPrefix=s-al")), Date.now(), [])).toMatchObject({
+      workspacePrefix: "bat",
+      sessionPrefix: "s-al",
+    });
     const exact = toListFilters(parseRequestQuery(new URLSearchParams("workspace=batch&session=s1")), Date.now(), []);
     expect(exact).toMatchObject({ workspace: "batch", sessionId: "s1" });
     expect(exact.workspacePrefix).toBeUndefined();

@@ -9,7 +9,9 @@ const call = (fields: Record<string, unknown>) => ({ kind: "call" as const, id: 
 
 describe("a received model call's cost", () => {
   it("the price table's release is the one installed, so the date shown beside an estimate is true", () => {
-    const installed = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../node_modules/@pydantic/genai-prices/package.json"), "utf8")) as { version: string };
+    const installed = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../node_modules/@pydantic/genai-prices/package.json"), "utf8")) as {
+      version: string;
+    };
     expect(installed.version).toBe(PRICE_TABLE.version);
   });
 
@@ -40,17 +42,40 @@ describe("a received model call's cost", () => {
     expect(formatCost({ calls: 3, costUsd: 0.00162, estimatedCalls: 0, unpricedCalls: 1 })).toBe("$0.0016 + 1 unpriced");
     expect(formatCost({ calls: 1, costUsd: 0, estimatedCalls: 0, unpricedCalls: 1 })).toBe("unknown");
     expect(formatCost({ calls: 0, costUsd: 0, estimatedCalls: 0, unpricedCalls: 0 })).toBe("—");
-    expect(costNote({ calls: 2, costUsd: 0.00162, estimatedCalls: 1, unpricedCalls: 0 })).toBe(`Cost as the clients said; 1 of 2 calls estimated at list prices (genai-prices ${PRICE_TABLE.version}, published ${PRICE_TABLE.publishedOn}).`);
+    expect(costNote({ calls: 2, costUsd: 0.00162, estimatedCalls: 1, unpricedCalls: 0 })).toBe(
+      `Cost as the clients said; 1 of 2 calls estimated at list prices (genai-prices ${PRICE_TABLE.version}, published ${PRICE_TABLE.publishedOn}).`,
+    );
   });
 });
 
 describe("the flat rates read once from the price table", () => {
   it("price every usage as the table itself does, below and past a long-context tier, with and without cache", async () => {
     const { calcPrice } = await import("@pydantic/genai-prices");
-    const models = ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1", "gpt-5", "gpt-4o-mini", "gpt-4.1", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash"];
+    const models = [
+      "claude-sonnet-4-5",
+      "claude-haiku-4-5",
+      "claude-opus-4-1",
+      "gpt-5",
+      "gpt-4o-mini",
+      "gpt-4.1",
+      "gemini-2.5-pro",
+      "gemini-2.5-flash",
+      "gemini-2.0-flash",
+    ];
     for (const model of models) {
-      for (const [input, cacheRead, cacheWrite, output] of [[240, 0, 0, 60], [10, 5000, 0, 900], [10, 0, 3000, 50], [150_000, 60_000, 0, 2000], [250_000, 0, 0, 100], [1, 0, 0, 0]]) {
-        const table = calcPrice({ input_tokens: input! + cacheRead! + cacheWrite!, output_tokens: output!, cache_read_tokens: cacheRead!, cache_write_tokens: cacheWrite! }, model)?.total_price ?? null;
+      for (const [input, cacheRead, cacheWrite, output] of [
+        [240, 0, 0, 60],
+        [10, 5000, 0, 900],
+        [10, 0, 3000, 50],
+        [150_000, 60_000, 0, 2000],
+        [250_000, 0, 0, 100],
+        [1, 0, 0, 0],
+      ]) {
+        const table =
+          calcPrice(
+            { input_tokens: input! + cacheRead! + cacheWrite!, output_tokens: output!, cache_read_tokens: cacheRead!, cache_write_tokens: cacheWrite! },
+            model,
+          )?.total_price ?? null;
         const estimate = estimateCostUsd({ model, inputTokens: input, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite, outputTokens: output });
         if (table === null) expect(estimate, model).toBeNull();
         else expect(estimate, `${model} ${input}/${cacheRead}/${cacheWrite}/${output}`).toBeCloseTo(table, 9);

@@ -8,7 +8,20 @@ import type * as reqwatch from "../../lib/index";
 // a change of the public surface, made on purpose; the packed package's test checks the built file.
 const ROOT = path.resolve(__dirname, "../..");
 
-const VALUES = ["PermanentError", "ReqwatchError", "STATES", "TERMINAL_STATES", "TRANSITIONS", "TimeoutError", "canTransition", "isReqwatchError", "isTerminal", "openTracker", "redactSecrets", "runWorker"];
+const VALUES = [
+  "PermanentError",
+  "ReqwatchError",
+  "STATES",
+  "TERMINAL_STATES",
+  "TRANSITIONS",
+  "TimeoutError",
+  "canTransition",
+  "isReqwatchError",
+  "isTerminal",
+  "openTracker",
+  "redactSecrets",
+  "runWorker",
+];
 
 const TYPES = [
   ...["Tracker", "TrackerOptions", "RedactOptions", "ExtraPattern", "Ownership", "Access", "RecoveryReport"],
@@ -16,13 +29,41 @@ const TYPES = [
   ...["ListFilters", "RequestPage", "RequestSummary"],
   ...["Claim", "ClaimOptions", "Delivery", "DeliveryOutcome", "CompleteResult", "FailOptions"],
   ...["Handler", "HandlerContext", "RunWorkerOptions", "WorkerHandle", "WorkerStats"],
-  ...["MonitorOptions", "MonitorWithRetention", "MonitorHandle", "MonitorPass", "MonitorCounts", "StuckRequest", "StuckCause", "RetentionRun", "RetentionHandle"],
-  ...["SessionTracker", "SessionResult", "SessionRecord", "CommandEntry", "CommandInput", "CommandStatus", "ContextSnapshot", "FileInput", "SnapshotInput", "StartOutcome"],
+  ...[
+    "MonitorOptions",
+    "MonitorWithRetention",
+    "MonitorHandle",
+    "MonitorPass",
+    "MonitorCounts",
+    "StuckRequest",
+    "StuckCause",
+    "RetentionRun",
+    "RetentionHandle",
+  ],
+  ...[
+    "SessionTracker",
+    "SessionResult",
+    "SessionRecord",
+    "CommandEntry",
+    "CommandInput",
+    "CommandStatus",
+    "ContextSnapshot",
+    "FileInput",
+    "SnapshotInput",
+    "StartOutcome",
+  ],
 ];
 
 /** The names a module exports, as values (a class is one) and as types only. */
 function exportsOf(file: string): { values: string[]; types: string[] } {
-  const program = ts.createProgram([file], { strict: true, noEmit: true, skipLibCheck: true, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, target: ts.ScriptTarget.ES2022 });
+  const program = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    target: ts.ScriptTarget.ES2022,
+  });
   const checker = program.getTypeChecker();
   const moduleSymbol = checker.getSymbolAtLocation(program.getSourceFile(file)!)!;
   const values: string[] = [];
@@ -48,19 +89,42 @@ describe("the library's public surface", () => {
   });
 
   it("keeps the signatures a gateway and a worker call, and nothing else on the tracker", () => {
-    type TrackerMember = "ownership" | "options" | "openReport" | "create" | "transition" | "update" | "get" | "list" | "claimNext" | "heartbeat" | "recordResult" | "complete" | "fail" | "waitForResult" | "sessions" | "startMonitor" | "close";
+    type TrackerMember =
+      | "ownership"
+      | "options"
+      | "openReport"
+      | "create"
+      | "transition"
+      | "update"
+      | "get"
+      | "list"
+      | "claimNext"
+      | "heartbeat"
+      | "recordResult"
+      | "complete"
+      | "fail"
+      | "waitForResult"
+      | "sessions"
+      | "startMonitor"
+      | "close";
     expectTypeOf<keyof reqwatch.Tracker>().toEqualTypeOf<TrackerMember>();
     expectTypeOf<typeof reqwatch.openTracker>().toEqualTypeOf<(options?: reqwatch.TrackerOptions) => reqwatch.Tracker>();
     expectTypeOf<typeof reqwatch.runWorker>().toEqualTypeOf<(options: reqwatch.RunWorkerOptions) => reqwatch.WorkerHandle>();
     expectTypeOf<reqwatch.Tracker["create"]>().toEqualTypeOf<(input: reqwatch.CreateInput) => reqwatch.RequestRecord>();
-    expectTypeOf<reqwatch.Tracker["transition"]>().toEqualTypeOf<(requestId: string, to: reqwatch.State, extra?: Omit<reqwatch.Change, "to">) => reqwatch.RequestRecord>();
+    expectTypeOf<reqwatch.Tracker["transition"]>().toEqualTypeOf<
+      (requestId: string, to: reqwatch.State, extra?: Omit<reqwatch.Change, "to">) => reqwatch.RequestRecord
+    >();
     expectTypeOf<reqwatch.Tracker["update"]>().toEqualTypeOf<(requestId: string, change: reqwatch.ChangeInput) => reqwatch.RequestRecord>();
     expectTypeOf<reqwatch.Tracker["get"]>().toEqualTypeOf<(requestId: string) => reqwatch.RequestRecord | null>();
     expectTypeOf<reqwatch.Tracker["list"]>().toEqualTypeOf<(filters?: reqwatch.ListFilters) => reqwatch.RequestPage>();
     expectTypeOf<reqwatch.Tracker["claimNext"]>().toEqualTypeOf<(options?: reqwatch.ClaimOptions) => reqwatch.Claim | null>();
     expectTypeOf<reqwatch.Tracker["heartbeat"]>().toEqualTypeOf<(requestId: string, token: string) => boolean>();
-    expectTypeOf<reqwatch.Tracker["complete"]>().toEqualTypeOf<(requestId: string, token: string, result?: reqwatch.CompleteResult, by?: string) => reqwatch.Delivery>();
-    expectTypeOf<reqwatch.Tracker["fail"]>().toEqualTypeOf<(requestId: string, token: string, error: string, options?: reqwatch.FailOptions) => reqwatch.Delivery>();
+    expectTypeOf<reqwatch.Tracker["complete"]>().toEqualTypeOf<
+      (requestId: string, token: string, result?: reqwatch.CompleteResult, by?: string) => reqwatch.Delivery
+    >();
+    expectTypeOf<reqwatch.Tracker["fail"]>().toEqualTypeOf<
+      (requestId: string, token: string, error: string, options?: reqwatch.FailOptions) => reqwatch.Delivery
+    >();
     expectTypeOf<reqwatch.Tracker["waitForResult"]>().toEqualTypeOf<(requestId: string, options: { timeoutMs: number }) => Promise<reqwatch.RequestRecord>>();
     expectTypeOf<reqwatch.Tracker["startMonitor"]>().toEqualTypeOf<(options?: Partial<reqwatch.MonitorOptions>) => reqwatch.MonitorWithRetention>();
     expectTypeOf<reqwatch.Tracker["sessions"]>().toEqualTypeOf<reqwatch.SessionTracker>();

@@ -32,7 +32,14 @@ describe("claimNext", () => {
     expect(claim.request.requestId).toBe("a1");
     expect(claim.request.state).toBe("processing");
     expect(claim.request.attempt).toBe(1);
-    expect(claim.request.claim).toEqual({ token: claim.token, pid: process.pid, host: os.hostname(), processStartedAt: me.processStartedAt, claimedAt: clock.now(), heartbeatAt: clock.now() });
+    expect(claim.request.claim).toEqual({
+      token: claim.token,
+      pid: process.pid,
+      host: os.hostname(),
+      processStartedAt: me.processStartedAt,
+      claimedAt: clock.now(),
+      heartbeatAt: clock.now(),
+    });
     expect(me.processStartedAt).toBe(processStartedAt(process.pid));
     expect(claim.request.transitions?.at(-1)).toMatchObject({ from: "queued", to: "processing", reason: "claimed", by: "worker-A", token: claim.token });
     expect(tracker.claimNext()!.request.requestId).toBe("a2");
@@ -182,7 +189,17 @@ describe("manual retry", () => {
     writeRequestFile(stateDir, aRequest({ requestId: "done-1", state: "completed" }));
     writeRequestFile(stateDir, aClaimedRequest("orphan", { token: "t-dead", pid: aDeadPid(), claimedAt: now - 1000, heartbeatAt: now - 1000 }));
     const me = currentProcess();
-    writeRequestFile(stateDir, aClaimedRequest("held", { token: "t-live", pid: me.pid, host: me.host, processStartedAt: me.processStartedAt ?? undefined, claimedAt: now - 1000, heartbeatAt: now - 1000 }));
+    writeRequestFile(
+      stateDir,
+      aClaimedRequest("held", {
+        token: "t-live",
+        pid: me.pid,
+        host: me.host,
+        processStartedAt: me.processStartedAt ?? undefined,
+        claimedAt: now - 1000,
+        heartbeatAt: now - 1000,
+      }),
+    );
     return { stateDir, tracker: aTracker({ stateDir }) };
   }
 
@@ -206,7 +223,12 @@ describe("manual retry", () => {
     const { tracker } = mixed();
     tracker.retry({ filter: { states: ["failed", "timeout", "processing"] } }, { by: "dashboard" });
     expect(tracker.get("failed-1")).toMatchObject({ state: "queued", attempt: 3 });
-    expect(tracker.get("failed-1")?.transitions?.at(-1)).toMatchObject({ to: "queued", manual: true, by: "dashboard", reason: "manual retry of a failed request" });
+    expect(tracker.get("failed-1")?.transitions?.at(-1)).toMatchObject({
+      to: "queued",
+      manual: true,
+      by: "dashboard",
+      reason: "manual retry of a failed request",
+    });
     expect(tracker.get("orphan")?.transitions?.at(-1)?.reason).toMatch(/^manual retry: the worker \(pid \d+\) is gone$/);
     expect(tracker.get("held")?.state).toBe("processing");
     const claims = [tracker.claimNext(), tracker.claimNext(), tracker.claimNext()];
@@ -215,7 +237,11 @@ describe("manual retry", () => {
 
   it("dry run leaves every file as it was", () => {
     const { stateDir, tracker } = mixed();
-    const snapshot = () => fs.readdirSync(path.join(stateDir, "requests")).sort().map((name) => fs.readFileSync(path.join(stateDir, "requests", name), "utf8"));
+    const snapshot = () =>
+      fs
+        .readdirSync(path.join(stateDir, "requests"))
+        .sort()
+        .map((name) => fs.readFileSync(path.join(stateDir, "requests", name), "utf8"));
     const before = snapshot();
     tracker.retry({ filter: {} }, { dryRun: true });
     expect(snapshot()).toEqual(before);

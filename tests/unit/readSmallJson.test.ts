@@ -5,7 +5,11 @@ import { jsonObject, readSmallJson } from "../../lib/fs/readSmallJson";
 import { tempParent } from "../helpers/stateDir";
 
 describe("the one reader of small JSON files", () => {
-  const options = { maxBytes: 64, links: "refuse" as const, shape: (json: unknown) => (typeof jsonObject(json)?.pid === "number" ? (json as { pid: number }) : undefined) };
+  const options = {
+    maxBytes: 64,
+    links: "refuse" as const,
+    shape: (json: unknown) => (typeof jsonObject(json)?.pid === "number" ? (json as { pid: number }) : undefined),
+  };
   const fileHolding = (text: string) => {
     const file = path.join(tempParent(), "small.json");
     fs.writeFileSync(file, text);

@@ -15,7 +15,12 @@ describe("recovery on open", () => {
     expect(tracker.openReport?.timedOut).toEqual(["hung-1"]);
     const hung = tracker.get("hung-1")!;
     expect(hung).toMatchObject({ state: "timeout", previousState: "processing", timedOut: true });
-    expect(hung.transitions?.at(-1)).toMatchObject({ from: "processing", to: "timeout", by: "recovery", reason: "processing past 1h with no worker holding it" });
+    expect(hung.transitions?.at(-1)).toMatchObject({
+      from: "processing",
+      to: "timeout",
+      by: "recovery",
+      reason: "processing past 1h with no worker holding it",
+    });
     expect(tracker.get("recent")?.state).toBe("processing");
   });
 
@@ -58,7 +63,14 @@ describe("recovery on open", () => {
 
   it("reads null in an optional field as not set (another program's way of writing it), and still refuses null where a field is required", () => {
     const stateDir = tempStateDir();
-    writeRequestFile(stateDir, { ...aRequest({ requestId: "nulls", state: "processing" }), previousState: null, completedAt: null, queuedAt: null, callback: null, claim: null });
+    writeRequestFile(stateDir, {
+      ...aRequest({ requestId: "nulls", state: "processing" }),
+      previousState: null,
+      completedAt: null,
+      queuedAt: null,
+      callback: null,
+      claim: null,
+    });
     writeRequestFile(stateDir, { ...aRequest({ requestId: "no-state", state: "queued" }), state: null });
     const tracker = aTracker({ stateDir, recover: false });
     expect(tracker.get("nulls")).toMatchObject({ state: "processing", claim: null });
@@ -129,7 +141,12 @@ describe("unreadable files", () => {
       expect(fs.existsSync(requestPath(stateDir, id)), `${id} kept`).toBe(true);
     }
     expect(report.unreadable.find((u) => u.file === "requests/bad name.json")?.reason).toBe("the file name is not a valid request id");
-    expect(tracker.list().items.map((r) => r.requestId).sort()).toEqual(["good-1", "good-2", "ten-megabytes"]);
+    expect(
+      tracker
+        .list()
+        .items.map((r) => r.requestId)
+        .sort(),
+    ).toEqual(["good-1", "good-2", "ten-megabytes"]);
     expect(tracker.get("ten-megabytes")?.output).toHaveLength(10 * 1024 * 1024);
     expect(tracker.unreadableFiles().map((u) => u.file)).toEqual(report.unreadable.map((u) => u.file));
   });

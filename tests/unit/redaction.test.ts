@@ -35,7 +35,10 @@ describe("redactSecrets", () => {
       [":password => 'Zq8vLm2Rt5'", ":password => '[redacted: password]'"],
       [`'db_password' => "Zq8vLm2Rt5",`, `'db_password' => "[redacted: password]",`],
       // JSON text inside a JSON string (a tool's input as Claude Code sends it): its quotes escaped, and a quote inside the value escaped twice.
-      [String.raw`{"tool_input":"{\"user\":\"ada\",\"password\":\"Zq8vLm2Rt5\"}"}`, String.raw`{"tool_input":"{\"user\":\"ada\",\"password\":\"[redacted: password]\"}"}`],
+      [
+        String.raw`{"tool_input":"{\"user\":\"ada\",\"password\":\"Zq8vLm2Rt5\"}"}`,
+        String.raw`{"tool_input":"{\"user\":\"ada\",\"password\":\"[redacted: password]\"}"}`,
+      ],
       [String.raw`{\"api_key\": \"Zq8 \\\"vLm2\\\" Rt5\", \"n\": 1}`, String.raw`{\"api_key\": \"[redacted: key]\", \"n\": 1}`],
     ];
     for (const [text, redacted] of cases) expect(redactSecrets(text), text).toBe(redacted);

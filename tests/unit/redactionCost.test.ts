@@ -8,7 +8,15 @@ import { RULE_GATES } from "../../lib/model/secretPatterns";
  * first test until it has its starts here.
  */
 const STARTS: Record<string, readonly string[]> = {
-  "@secretlint/secretlint-rule-aws": ["AKIA", "A3TA", "aws_secret_access_key=", "AWS_SECRET_ACCESS_KEY", "Secret_Access_Key: ", "aws_account_id=", "ACCOUNT_ID="],
+  "@secretlint/secretlint-rule-aws": [
+    "AKIA",
+    "A3TA",
+    "aws_secret_access_key=",
+    "AWS_SECRET_ACCESS_KEY",
+    "Secret_Access_Key: ",
+    "aws_account_id=",
+    "ACCOUNT_ID=",
+  ],
   "@secretlint/secretlint-rule-npm": ["npm_", "_authToken=", "https://a:x-oauth-basic@github.com/", "https://", "-oauth-basic@github.com"],
   "@secretlint/secretlint-rule-slack": ["xoxb-", "xoxb-1-", "xapp-", "https://hooks.slack.com/services/T", "hooks.slack.com/services/Ta/Bb/"],
   "@secretlint/secretlint-rule-anthropic": ["sk-ant-api03-"],

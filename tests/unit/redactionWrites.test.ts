@@ -44,12 +44,23 @@ function recordEverywhere(tracker: TrackerService, line: string) {
 
   tracker.create({ requestId: "updated", workspace: "ws" });
   tracker.transition("updated", "processing", { fields: { output: `partial: ${line}` } });
-  const updated = tracker.update("updated", () => ({ to: "failed", fields: { error: `gave up: ${line}`, callback: { success: false, attempts: 1, retryTimestamps: [], error: `POST failed: ${line}` } } }));
+  const updated = tracker.update("updated", () => ({
+    to: "failed",
+    fields: { error: `gave up: ${line}`, callback: { success: false, attempts: 1, retryTimestamps: [], error: `POST failed: ${line}` } },
+  }));
 
   ok(tracker.sessions.recordCommand({ command: line, status: "completed" }));
   ok(tracker.sessions.recordFile({ path: "deploy/.env", summary: `set ${line}` }));
   ok(tracker.sessions.recordFile({ path: `notes/${line}.txt` }));
-  const session = ok(tracker.sessions.updateSnapshot({ activeTask: `deploying with ${line}`, completedSteps: [`tried ${line}`], nextSteps: [`rotate ${line}`], keyFiles: [`deploy/${line}`], blockingIssues: [`401 for ${line}`] }));
+  const session = ok(
+    tracker.sessions.updateSnapshot({
+      activeTask: `deploying with ${line}`,
+      completedSteps: [`tried ${line}`],
+      nextSteps: [`rotate ${line}`],
+      keyFiles: [`deploy/${line}`],
+      blockingIssues: [`401 for ${line}`],
+    }),
+  );
   return { created, marker, completed, retried, failed, updated, session };
 }
 
@@ -66,12 +77,22 @@ describe("secrets in what reqwatch records", () => {
     expect(seen.completed.request.output).toContain(mark);
     expect(seen.retried.request.transitions?.at(-1)?.error).toContain(mark);
     expect(seen.failed.request.error).toContain(mark);
-    expect(seen.updated).toMatchObject({ output: expect.stringContaining(mark), error: expect.stringContaining(mark), callback: { error: expect.stringContaining(mark) } });
+    expect(seen.updated).toMatchObject({
+      output: expect.stringContaining(mark),
+      error: expect.stringContaining(mark),
+      callback: { error: expect.stringContaining(mark) },
+    });
     const { commands_executed, files_modified, context_snapshot, patterns_detected } = seen.session;
     expect(commands_executed?.[0]?.command).toContain(mark);
     expect(files_modified?.["deploy/.env"]?.changes_summary).toContain(mark);
     expect(Object.keys(files_modified ?? {}).filter((file) => file.startsWith("notes/"))).toEqual([expect.stringContaining(mark)]);
-    for (const text of [context_snapshot?.active_task, ...(context_snapshot?.completed_steps ?? []), ...(context_snapshot?.next_steps ?? []), ...(context_snapshot?.key_files ?? []), ...(context_snapshot?.blocking_issues ?? [])]) {
+    for (const text of [
+      context_snapshot?.active_task,
+      ...(context_snapshot?.completed_steps ?? []),
+      ...(context_snapshot?.next_steps ?? []),
+      ...(context_snapshot?.key_files ?? []),
+      ...(context_snapshot?.blocking_issues ?? []),
+    ]) {
       expect(text).toContain(mark);
     }
     // Patterns are words of the command as recorded, so no piece of the secret.
@@ -134,12 +155,22 @@ describe("secrets in what reqwatch records", () => {
     ["an unknown field", { redact: { raw: ["promt"] } }, {}, `Option "redact.raw": unknown field "promt" should be "prompt"`],
     ["a list that is not one", { redact: { raw: "prompt" } }, {}, `Option "redact.raw" must be "all" or a list of fields`],
     ["an unknown key", { redact: { fields: [] } }, {}, `Unknown option "redact.fields" (known: raw, patterns).`],
-    ["an invalid regular expression", { redact: { patterns: { ticket: "tk_[a-z" } } }, {}, `Option "redact.patterns": the pattern for "ticket" is not a valid regular expression`],
+    [
+      "an invalid regular expression",
+      { redact: { patterns: { ticket: "tk_[a-z" } } },
+      {},
+      `Option "redact.patterns": the pattern for "ticket" is not a valid regular expression`,
+    ],
     ["a pattern matching empty text", { redact: { patterns: { ticket: "x*" } } }, {}, `the pattern for "ticket" matches empty text`],
     ["a kind that would break the marker", { redact: { patterns: { "a]b": "x+" } } }, {}, `the kind "a]b" must be 1 to 40 letters`],
     ["an unknown field in the environment", {}, { REQWATCH_REDACT_RAW: "prompt,ouput" }, `REQWATCH_REDACT_RAW: unknown field "ouput" should be "output"`],
     ["patterns that are not JSON", {}, { REQWATCH_REDACT_PATTERNS: "ticket=tk_" }, "REQWATCH_REDACT_PATTERNS must be a JSON object of kind and pattern"],
-    ["an invalid pattern in the environment", {}, { REQWATCH_REDACT_PATTERNS: '{"ticket": "(tk_"}' }, `REQWATCH_REDACT_PATTERNS: the pattern for "ticket" is not a valid regular expression`],
+    [
+      "an invalid pattern in the environment",
+      {},
+      { REQWATCH_REDACT_PATTERNS: '{"ticket": "(tk_"}' },
+      `REQWATCH_REDACT_PATTERNS: the pattern for "ticket" is not a valid regular expression`,
+    ],
   ])("refuses %s at open, before the folder is made", (_label, options, env, message) => {
     for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
     const stateDir = path.join(tempParent(), "new-state");

@@ -7,7 +7,9 @@ describe("a request too big for its file", () => {
     const tracker = aTracker();
     const created = tracker.create({ requestId: "kept", workspace: "w", state: "queued" });
     const huge = "x".repeat(65 * 1024 * 1024);
-    expect(() => tracker.create({ requestId: "huge", workspace: "w", prompt: huge })).toThrow(/would be 65\.0 MB written out; reqwatch keeps a request file up to 64 MB\. Nothing was written/);
+    expect(() => tracker.create({ requestId: "huge", workspace: "w", prompt: huge })).toThrow(
+      /would be 65\.0 MB written out; reqwatch keeps a request file up to 64 MB\. Nothing was written/,
+    );
     expect(fs.existsSync(tracker.stateDir.requestFile("huge"))).toBe(false);
     expect(() => tracker.update("kept", { fields: { output: huge } })).toThrow(/Nothing was written/);
     expect(tracker.get("kept")).toMatchObject({ version: created.version, state: "queued" });

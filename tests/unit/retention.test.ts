@@ -24,7 +24,11 @@ function finish(tracker: ReturnType<typeof aTracker>, id: string, to: "completed
   tracker.transition(id, to, to === "failed" ? { fields: { error: "boom" } } : {});
 }
 
-const files = (tracker: ReturnType<typeof aTracker>) => fs.readdirSync(tracker.stateDir.requestsDir).filter((f) => f.endsWith(".json")).sort();
+const files = (tracker: ReturnType<typeof aTracker>) =>
+  fs
+    .readdirSync(tracker.stateDir.requestsDir)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
 
 afterEach(() => vi.useRealTimers());
 
@@ -183,7 +187,11 @@ describe("the monitor's retention", () => {
     // Nothing past it: the run goes straight to the archive's retention, which yields once.
     const { tracker } = onClock();
     const heard: string[] = [];
-    const monitor = tracker.startMonitor({ onRetention: (run) => heard.push(`run ${run.removed}`), onRetentionError: (error) => heard.push(error.message), onError: (error) => heard.push(error.message) });
+    const monitor = tracker.startMonitor({
+      onRetention: (run) => heard.push(`run ${run.removed}`),
+      onRetentionError: (error) => heard.push(error.message),
+      onError: (error) => heard.push(error.message),
+    });
     tracker.close();
     // The run under way, waited for to its end (runNow joins it): it ended as nothing, and said nothing.
     expect(await monitor.retention!.runNow()).toBeNull();

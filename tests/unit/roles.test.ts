@@ -32,9 +32,45 @@ function codeOf(run: () => unknown): string | undefined {
 
 describe("the roles of an opened folder", () => {
   it("are small: the reader reads, the operator acts, the upkeep keeps the index", () => {
-    type ReaderMember = "sessions" | "stateDir" | "ownership" | "options" | "get" | "list" | "listAll" | "countsByState" | "sessionsSeen" | "oldestCreatedAt" | "requestFileBytes" | "responseCounts" | "unreadableFiles" | "generation" | "queueStats" | "pauses" | "activity" | "workers" | "unfinishedBy" | "knownValues" | "stuck" | "retention" | "changesSince" | "feedHead" | "feedLastSeq" | "indexing";
-    type OperatorMember = "actions" | "ownership" | "retry" | "cancel" | "cleanup" | "restore" | "pause" | "resume" | "recover" | "monitorPass" | "runRetention";
-    type UpkeepMember = "refresh" | "listBeforeIndexed" | "startIngest" | "checkIndex" | "startIndexGuard" | "rebuildIndex" | "backfillTextIndex" | "refreshSessions" | "pendingWaits";
+    type ReaderMember =
+      | "sessions"
+      | "stateDir"
+      | "ownership"
+      | "options"
+      | "get"
+      | "list"
+      | "listAll"
+      | "countsByState"
+      | "sessionsSeen"
+      | "oldestCreatedAt"
+      | "requestFileBytes"
+      | "responseCounts"
+      | "unreadableFiles"
+      | "generation"
+      | "queueStats"
+      | "pauses"
+      | "activity"
+      | "workers"
+      | "unfinishedBy"
+      | "knownValues"
+      | "stuck"
+      | "retention"
+      | "changesSince"
+      | "feedHead"
+      | "feedLastSeq"
+      | "indexing";
+    type OperatorMember =
+      "actions" | "ownership" | "retry" | "cancel" | "cleanup" | "restore" | "pause" | "resume" | "recover" | "monitorPass" | "runRetention";
+    type UpkeepMember =
+      | "refresh"
+      | "listBeforeIndexed"
+      | "startIngest"
+      | "checkIndex"
+      | "startIndexGuard"
+      | "rebuildIndex"
+      | "backfillTextIndex"
+      | "refreshSessions"
+      | "pendingWaits";
     expectTypeOf<keyof Reader>().toEqualTypeOf<ReaderMember>();
     expectTypeOf<keyof Operator>().toEqualTypeOf<OperatorMember>();
     expectTypeOf<keyof Upkeep>().toEqualTypeOf<UpkeepMember>();

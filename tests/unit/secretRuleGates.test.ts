@@ -12,7 +12,12 @@ const URL_SAFE = `${ALNUM}_-`;
 
 /** A 1Password service account token's base64 part: JSON whose base64 ends in `fQ` (the closing brace). */
 function onePasswordToken(): string {
-  let json = JSON.stringify({ email: "ejwe64qmlxhri@1passwordserviceaccounts.lcl", secretKey: `A3-${chars(ALNUM, 30, "op-key")}`, srpX: chars(HEX, 64, "op-srp"), signInAddress: "gotham.b5local.com:4000" });
+  let json = JSON.stringify({
+    email: "ejwe64qmlxhri@1passwordserviceaccounts.lcl",
+    secretKey: `A3-${chars(ALNUM, 30, "op-key")}`,
+    srpX: chars(HEX, 64, "op-srp"),
+    signInAddress: "gotham.b5local.com:4000",
+  });
   while (json.length % 3 !== 1) json = `${json.slice(0, -1)} }`;
   return Buffer.from(json).toString("base64");
 }

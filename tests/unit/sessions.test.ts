@@ -16,11 +16,27 @@ const anotherToolsSession = (id: string, lastUpdated: string) => ({
   session_id: id,
   created_at: "2025-01-26T09:00:00Z",
   last_updated: lastUpdated,
-  commands_executed: [{ timestamp: "2025-01-26T09:00:00Z", command: "create user registration API", workflow: "complete_system", duration_seconds: 600, status: "completed" }],
-  files_modified: { "src/routes/users.ts": { first_modified: "2025-01-26T09:10:00Z", last_modified: "2025-01-26T11:04:00Z", modification_count: 2, changes_summary: "Created registration endpoint", workflows: ["complete_system"] } },
+  commands_executed: [
+    { timestamp: "2025-01-26T09:00:00Z", command: "create user registration API", workflow: "complete_system", duration_seconds: 600, status: "completed" },
+  ],
+  files_modified: {
+    "src/routes/users.ts": {
+      first_modified: "2025-01-26T09:10:00Z",
+      last_modified: "2025-01-26T11:04:00Z",
+      modification_count: 2,
+      changes_summary: "Created registration endpoint",
+      workflows: ["complete_system"],
+    },
+  },
   patterns_detected: ["registration"],
   workflows_used: { complete_system: 1 },
-  context_snapshot: { active_task: "User registration system", completed_steps: ["Created registration API endpoint"], next_steps: ["Add rate limiting"], key_files: ["src/routes/users.ts"], blocking_issues: [] },
+  context_snapshot: {
+    active_task: "User registration system",
+    completed_steps: ["Created registration API endpoint"],
+    next_steps: ["Add rate limiting"],
+    key_files: ["src/routes/users.ts"],
+    blocking_issues: [],
+  },
   statistics: { total_commands: 99 },
   tool_version: "1.0.0",
 });
@@ -38,7 +54,12 @@ describe("sessions", () => {
     expect(next).toMatchObject({ started: true, reason: "expired" });
     expect(next.session.session_id).not.toBe(first.session.session_id);
     // The expired one is kept and listed.
-    expect(tracker.sessions.list().map((s) => s.sessionId).sort()).toEqual([first.session.session_id, next.session.session_id].sort());
+    expect(
+      tracker.sessions
+        .list()
+        .map((s) => s.sessionId)
+        .sort(),
+    ).toEqual([first.session.session_id, next.session.session_id].sort());
   });
 
   it("records commands, files, patterns, workflows and the snapshot, and derives the statistics", () => {
@@ -48,11 +69,24 @@ describe("sessions", () => {
     clock.advance(HOUR);
     ok(tracker.sessions.recordFile({ path: "src/auth/middleware.ts", summary: "Added JWT validation", workflow: "complete_system" }));
     ok(tracker.sessions.recordFile({ path: "src/auth/middleware.ts", summary: "fixed cookie parsing", workflow: "orchestrated" }));
-    ok(tracker.sessions.recordCommand({ command: "fix login endpoint bug in authentication", workflow: "orchestrated", durationSeconds: 180, status: "partial" }));
+    ok(
+      tracker.sessions.recordCommand({
+        command: "fix login endpoint bug in authentication",
+        workflow: "orchestrated",
+        durationSeconds: 180,
+        status: "partial",
+      }),
+    );
     const session = ok(tracker.sessions.updateSnapshot({ activeTask: "Building authentication system", nextSteps: ["Add refresh tokens"] }));
 
     expect(session.commands_executed).toHaveLength(2);
-    expect(session.commands_executed?.[0]).toEqual({ timestamp: "2026-03-01T09:53:00.000Z", command: "add authentication to API", workflow: "complete_system", duration_seconds: 420, status: "completed" });
+    expect(session.commands_executed?.[0]).toEqual({
+      timestamp: "2026-03-01T09:53:00.000Z",
+      command: "add authentication to API",
+      workflow: "complete_system",
+      duration_seconds: 420,
+      status: "completed",
+    });
     expect(session.files_modified?.["src/auth/middleware.ts"]).toEqual({
       first_modified: "2026-03-01T11:00:00.000Z",
       last_modified: "2026-03-01T11:00:00.000Z",
@@ -64,7 +98,13 @@ describe("sessions", () => {
     expect(session.patterns_detected).toEqual(["authentication", "area:src/auth", "login", "endpoint"]);
     expect(session.workflows_used).toEqual({ complete_system: 1, orchestrated: 1 });
     expect(session.context_snapshot).toMatchObject({ active_task: "Building authentication system", next_steps: ["Add refresh tokens"], completed_steps: [] });
-    expect(session.statistics).toMatchObject({ total_commands: 2, total_files_modified: 1, total_workflows: 2, session_duration_minutes: 60, commands_partial: 1 });
+    expect(session.statistics).toMatchObject({
+      total_commands: 2,
+      total_files_modified: 1,
+      total_workflows: 2,
+      session_duration_minutes: 60,
+      commands_partial: 1,
+    });
   });
 
   it("reset ends the current session, keeps it, and starts a new one", () => {
@@ -97,7 +137,10 @@ describe("sessions", () => {
     const stateDir = tempStateDir();
     const clock = aClock(Date.parse("2025-01-26T13:00:00Z"));
     fs.mkdirSync(`${stateDir}/sessions`, { recursive: true });
-    fs.writeFileSync(`${stateDir}/sessions/a1b2c3d4-e5f6-7890-abcd-ef1234567890.json`, JSON.stringify(anotherToolsSession("a1b2c3d4-e5f6-7890-abcd-ef1234567890", "2025-01-26T12:30:00Z"), null, 2));
+    fs.writeFileSync(
+      `${stateDir}/sessions/a1b2c3d4-e5f6-7890-abcd-ef1234567890.json`,
+      JSON.stringify(anotherToolsSession("a1b2c3d4-e5f6-7890-abcd-ef1234567890", "2025-01-26T12:30:00Z"), null, 2),
+    );
     fs.writeFileSync(`${stateDir}/sessions/sparse.json`, JSON.stringify({ created_at: "2025-01-20T00:00:00Z" }));
     const tracker = aTracker({ stateDir, now: clock.now });
     expect(tracker.sessions.get("sparse")).toMatchObject({ session_id: "sparse" });
@@ -117,13 +160,19 @@ describe("sessions", () => {
     const result = tracker.sessions.recordCommand({ command: "anything", status: "completed" });
     expect(result).toMatchObject({ ok: false, error: { code: "IO_ERROR" } });
     expect(tracker.sessions.recordCommand({ command: "", status: "completed" })).toMatchObject({ ok: false, error: { code: "BAD_INPUT" } });
-    expect(tracker.sessions.recordCommand({ command: "x", status: "done" as never })).toMatchObject({ ok: false, error: { message: expect.stringContaining("completed, partial, failed") } });
+    expect(tracker.sessions.recordCommand({ command: "x", status: "done" as never })).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining("completed, partial, failed") },
+    });
   });
 
   it("an id that cannot be a session's file name is refused, and named a session id", () => {
     const tracker = aTracker();
     expect(() => tracker.sessions.get("../secret")).toThrow(/^Invalid session id: "\.\.\/secret"/);
-    expect(tracker.sessions.recordCommand({ command: "x", status: "completed" }, "a/b")).toMatchObject({ ok: false, error: { code: "BAD_INPUT", message: expect.stringMatching(/^Invalid session id/) } });
+    expect(tracker.sessions.recordCommand({ command: "x", status: "completed" }, "a/b")).toMatchObject({
+      ok: false,
+      error: { code: "BAD_INPUT", message: expect.stringMatching(/^Invalid session id/) },
+    });
   });
 
   it("counts a session's requests by state", () => {

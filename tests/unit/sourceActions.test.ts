@@ -102,9 +102,16 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
     const old = Date.now() - 3 * HOUR;
     const left = addMessage(db, { status: "processing", createdAt: old, startedAt: old });
     const waiting = addMessage(db, { status: "pending", createdAt: old });
-    expect(thrown(() => sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${left}`], { dryRun: true }))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("a retry would put messages in a queue nobody reads") });
+    expect(thrown(() => sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${left}`], { dryRun: true }))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("a retry would put messages in a queue nobody reads"),
+    });
     const gone = sourceAction({ kind: "claude-mem", file }, "delete", [`claude-mem-${left}`, `claude-mem-${waiting}`], { dryRun: false });
-    expect(gone).toMatchObject({ sql: "DELETE FROM pending_messages WHERE id = ? AND status = ?", changed: [`claude-mem-${left}`, `claude-mem-${waiting}`], skipped: [] });
+    expect(gone).toMatchObject({
+      sql: "DELETE FROM pending_messages WHERE id = ? AND status = ?",
+      changed: [`claude-mem-${left}`, `claude-mem-${waiting}`],
+      skipped: [],
+    });
     expect(db.prepare("SELECT count(*) FROM pending_messages").pluck().get()).toBe(0);
     db.close();
 
@@ -112,17 +119,39 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
     const g6 = createClaudeMemDb(live, "g6");
     const stuck = addMessage(g6, { status: "processing", createdAt: old, startedAt: old });
     g6.close();
-    expect(thrown(() => sourceAction({ kind: "claude-mem", file: live }, "delete", [`claude-mem-${stuck}`], { dryRun: false }))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("deleting a message would lose its observation") });
-    expect(thrown(() => sourceAction({ kind: "sqlite", mapping: "/x.json" }, "retry", ["jobs-1"], { dryRun: false }))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("a mapped table is read only") });
+    expect(thrown(() => sourceAction({ kind: "claude-mem", file: live }, "delete", [`claude-mem-${stuck}`], { dryRun: false }))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("deleting a message would lose its observation"),
+    });
+    expect(thrown(() => sourceAction({ kind: "sqlite", mapping: "/x.json" }, "retry", ["jobs-1"], { dryRun: false }))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("a mapped table is read only"),
+    });
     expect(thrown(() => sourceAction({ kind: "claude-mem", file: live }, "retry", [], { dryRun: false }))).toMatchObject({ code: "BAD_INPUT" });
     // The dashboard acts only on a source opened for writing, and checks what it is asked.
-    const actions = { recordSourceAction: () => { throw new Error("not to be called"); } };
-    expect(thrown(() => actOnSource(new LiveSource("claude-mem", { kind: "claude-mem", file: live }), actions, { kind: "retry", ids: [`claude-mem-${stuck}`], dryRun: false }, "test"))).toMatchObject({
+    const actions = {
+      recordSourceAction: () => {
+        throw new Error("not to be called");
+      },
+    };
+    expect(
+      thrown(() =>
+        actOnSource(
+          new LiveSource("claude-mem", { kind: "claude-mem", file: live }),
+          actions,
+          { kind: "retry", ids: [`claude-mem-${stuck}`], dryRun: false },
+          "test",
+        ),
+      ),
+    ).toMatchObject({
       code: "FORBIDDEN",
       message: `claude-mem is read only: to allow retrying and deleting where claude-mem's own recovery does the same, start the dashboard with --source 'claude-mem:${live}?write=1'.`,
     });
     expect(parseSourceActionInput({ kind: "retry", ids: ["claude-mem-1"] })).toEqual({ kind: "retry", ids: ["claude-mem-1"], dryRun: true });
-    expect(thrown(() => parseSourceActionInput({ kind: "drop", ids: [] }))).toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Invalid action: /) });
+    expect(thrown(() => parseSourceActionInput({ kind: "drop", ids: [] }))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringMatching(/^Invalid action: /),
+    });
   });
 
   it("a database its owner keeps locked: said, and nothing changed; the audit log says what was asked and how it ended", () => {
@@ -133,7 +162,11 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
     try {
       const started = Date.now();
       expect(
-        thrown(() => tracker.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () => sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], { dryRun: false }))),
+        thrown(() =>
+          tracker.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () =>
+            sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], { dryRun: false }),
+          ),
+        ),
       ).toMatchObject({ code: "LOCKED", message: expect.stringContaining("is locked by its owner") });
       expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
       db.exec("COMMIT");
@@ -141,7 +174,15 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
       const { entry } = tracker.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () =>
         sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], { dryRun: false }),
       );
-      expect(entry).toMatchObject({ kind: "source-retry", by: "test", status: "done", matched: 1, changed: 1, changedIds: [`claude-mem-${ids.crashed}`], summary: `Retry claude-mem-${ids.crashed} of claude-mem (${file})` });
+      expect(entry).toMatchObject({
+        kind: "source-retry",
+        by: "test",
+        status: "done",
+        matched: 1,
+        changed: 1,
+        changedIds: [`claude-mem-${ids.crashed}`],
+        summary: `Retry claude-mem-${ids.crashed} of claude-mem (${file})`,
+      });
       const [latest, failed] = tracker.actions.list();
       expect(latest!.id).toBe(entry.id);
       expect(failed).toMatchObject({ kind: "source-retry", status: "failed", changed: 0, error: expect.stringContaining("is locked by its owner") });

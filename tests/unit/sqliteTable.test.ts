@@ -63,7 +63,6 @@ function aJobQueue() {
   return { dir, database, mapping, body, dead, now };
 }
 
-
 describe("a SQLite job table, by a mapping (a queue with a folder per job)", () => {
   it("reads epoch seconds written as text, says so when a time cannot be read, and when a payload names no folder", () => {
     const dir = tempParent();
@@ -71,14 +70,34 @@ describe("a SQLite job table, by a mapping (a queue with a folder per job)", () 
     const db = new Database(database);
     db.exec("CREATE TABLE jobs (id INTEGER PRIMARY KEY, status TEXT, created TEXT, payload TEXT)");
     const now = Date.now();
-    db.prepare("INSERT INTO jobs (status, created, payload) VALUES ('processing', ?, '{\"taskDir\": \"t1\"}')").run(String(Math.floor((now - 20 * MIN) / 1000)));
+    db.prepare("INSERT INTO jobs (status, created, payload) VALUES ('processing', ?, '{\"taskDir\": \"t1\"}')").run(
+      String(Math.floor((now - 20 * MIN) / 1000)),
+    );
     db.prepare("INSERT INTO jobs (status, created, payload) VALUES ('processing', 'yesterday', '{}')").run();
     db.close();
     const mapping = path.join(dir, "m.json");
-    fs.writeFileSync(mapping, JSON.stringify({ database: "q.db", table: "jobs", id: "id", status: { column: "status", values: { processing: "processing" } }, times: { created: "created" }, markers: { payload: "payload", key: "taskDir", done: "{dir}/done" } }));
+    fs.writeFileSync(
+      mapping,
+      JSON.stringify({
+        database: "q.db",
+        table: "jobs",
+        id: "id",
+        status: { column: "status", values: { processing: "processing" } },
+        times: { created: "created" },
+        markers: { payload: "payload", key: "taskDir", done: "{dir}/done" },
+      }),
+    );
     const [unreadable, seconds] = sourceView({ kind: "sqlite", mapping }, { all: true, limit: 10 }, now).messages;
-    expect(seconds).toMatchObject({ createdAt: Math.floor((now - 20 * MIN) / 1000) * 1000, stuckReason: expect.stringMatching(/^processing 20m( \d+s)?, past 10m, with no done marker$/), note: null });
-    expect(unreadable).toMatchObject({ createdAt: 0, stuckReason: null, note: 'created holds "yesterday", which is not a time; its payload has no "taskDir": no marker could be checked' });
+    expect(seconds).toMatchObject({
+      createdAt: Math.floor((now - 20 * MIN) / 1000) * 1000,
+      stuckReason: expect.stringMatching(/^processing 20m( \d+s)?, past 10m, with no done marker$/),
+      note: null,
+    });
+    expect(unreadable).toMatchObject({
+      createdAt: 0,
+      stuckReason: null,
+      note: 'created holds "yesterday", which is not a time; its payload has no "taskDir": no marker could be checked',
+    });
   });
 
   it("maps statuses and times, and judges each processing job by its done marker, its pid file and its age", () => {
@@ -88,7 +107,9 @@ describe("a SQLite job table, by a mapping (a queue with a folder per job)", () 
     expect(view.source).toMatchObject({ kind: "sqlite", file: database, mapping, table: "jobs", generation: null });
     expect(view.counts).toMatchObject({ queued: 1, processing: 5, completed: 1, failed: 2 });
     const job = (id: string) => view.messages.find((message) => message.requestId === `jobs-${id}`)!;
-    expect(job("done-waiting").stuckReason).toBe(`processing 30m; its done marker ${path.join(path.dirname(database), "tasks", "done-waiting", "meta", "ai-done.json")} exists: a result waits to be recovered`);
+    expect(job("done-waiting").stuckReason).toBe(
+      `processing 30m; its done marker ${path.join(path.dirname(database), "tasks", "done-waiting", "meta", "ai-done.json")} exists: a result waits to be recovered`,
+    );
     expect(job("running")).toMatchObject({ stuckReason: null, note: `worker pid ${process.pid} runs` });
     expect(job("crashed").stuckReason).toBe(`processing 1m; worker pid ${dead} is gone and no done marker`);
     expect(job("silent").stuckReason).toBe("processing 30m, past 10m, with no done marker and no pid");
@@ -97,7 +118,11 @@ describe("a SQLite job table, by a mapping (a queue with a folder per job)", () 
     // SQLite's CURRENT_TIMESTAMP text is UTC.
     expect(job("waiting")).toMatchObject({ state: "queued", workspace: "ai-phases", createdAt: Math.floor((now - 60 * MIN) / 1000) * 1000 });
     expect(job("refused")).toMatchObject({ state: "failed", error: "model refused", completedAt: now - MIN });
-    expect(job("odd")).toMatchObject({ state: "failed", error: 'status "archived" is not in the mapping\'s status.values', note: 'status "archived" is not in the mapping\'s status.values' });
+    expect(job("odd")).toMatchObject({
+      state: "failed",
+      error: 'status "archived" is not in the mapping\'s status.values',
+      note: 'status "archived" is not in the mapping\'s status.values',
+    });
     expect(crypto.createHash("sha256").update(fs.readFileSync(database)).digest("hex")).toBe(hash);
     // The counts and the stuck count cover every job, whatever the page listed.
     const page = sourceView({ kind: "sqlite", mapping }, { all: true, limit: 2 }, now);
@@ -127,22 +152,46 @@ describe("a SQLite job table, by a mapping (a queue with a folder per job)", () 
       return { kind: "sqlite" as const, mapping: file };
     };
     const view = (spec: { kind: "sqlite"; mapping: string }) => () => sourceView(spec, { limit: 10 });
-    expect(thrown(view({ kind: "sqlite", mapping: path.join(dir, "none.json") }))).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("it does not exist") });
+    expect(thrown(view({ kind: "sqlite", mapping: path.join(dir, "none.json") }))).toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringContaining("it does not exist"),
+    });
     // Where it stops, never the text there: the path may be someone else's file.
     const notJson = write('{\n  "database": "queue.db",\n  token: "ghp_SECRET"\n}');
-    expect(thrown(view(notJson))).toMatchObject({ code: "BAD_INPUT", message: `sqlite source: the mapping ${notJson.mapping} is not JSON (line 3, column 3); nothing was read.` });
-    expect(thrown(view({ kind: "sqlite", mapping: dir }))).toMatchObject({ code: "BAD_INPUT", message: `sqlite source: the mapping ${dir} is a folder, not a regular file; nothing was read.` });
-    expect(thrown(view(write(" ".repeat(1024 * 1024 + 1))))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("is 1048577 bytes, over the 1048576 bytes limit; nothing was read.") });
+    expect(thrown(view(notJson))).toMatchObject({
+      code: "BAD_INPUT",
+      message: `sqlite source: the mapping ${notJson.mapping} is not JSON (line 3, column 3); nothing was read.`,
+    });
+    expect(thrown(view({ kind: "sqlite", mapping: dir }))).toMatchObject({
+      code: "BAD_INPUT",
+      message: `sqlite source: the mapping ${dir} is a folder, not a regular file; nothing was read.`,
+    });
+    expect(thrown(view(write(" ".repeat(1024 * 1024 + 1))))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("is 1048577 bytes, over the 1048576 bytes limit; nothing was read."),
+    });
     expect(thrown(view(write({ ...body, status: { column: "status", values: { done: "finished" } } })))).toMatchObject({
       code: "BAD_INPUT",
       message: expect.stringMatching(/wrong at status\.values\.done: must be a reqwatch state/),
     });
     expect(thrown(view(write({ ...body, retries: "attempts" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("wrong at its top") });
-    expect(thrown(view(write({ ...body, pid: "worker_pid" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/the mapping names columns jobs in .* does not have: pid \(worker_pid\); it has id, queue, status/) });
-    expect(thrown(view(write({ ...body, status: undefined })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("wrong at status: it is required") });
+    expect(thrown(view(write({ ...body, pid: "worker_pid" })))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringMatching(/the mapping names columns jobs in .* does not have: pid \(worker_pid\); it has id, queue, status/),
+    });
+    expect(thrown(view(write({ ...body, status: undefined })))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining("wrong at status: it is required"),
+    });
     expect(thrown(view(write({ ...body, table: "tasks" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining("has no table tasks") });
-    expect(thrown(view(write({ ...body, stuckAfter: "10" })))).toMatchObject({ code: "BAD_INPUT", message: expect.stringContaining('is wrong at stuckAfter: "10" is not a duration; use a number with a unit') });
-    expect(thrown(view(write({ ...body, database: "missing.db" })))).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("missing.db does not exist") });
+    expect(thrown(view(write({ ...body, stuckAfter: "10" })))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringContaining('is wrong at stuckAfter: "10" is not a duration; use a number with a unit'),
+    });
+    expect(thrown(view(write({ ...body, database: "missing.db" })))).toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringContaining("missing.db does not exist"),
+    });
     expect(sourceView({ kind: "sqlite", mapping }, { limit: 10 }).stuck).toBe(4);
   });
 });

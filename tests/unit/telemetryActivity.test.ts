@@ -32,7 +32,9 @@ function aStore() {
 function lifecycles(file: string) {
   const db = new Database(file, { readonly: true });
   try {
-    return db.prepare("SELECT kind, state, started_at AS startedAt, processing_at AS processingAt, finished_at AS finishedAt FROM lifecycles ORDER BY seq").all() as { kind: string; state: string; startedAt: number; processingAt: number | null; finishedAt: number | null }[];
+    return db
+      .prepare("SELECT kind, state, started_at AS startedAt, processing_at AS processingAt, finished_at AS finishedAt FROM lifecycles ORDER BY seq")
+      .all() as { kind: string; state: string; startedAt: number; processingAt: number | null; finishedAt: number | null }[];
   } finally {
     db.close();
   }
@@ -46,7 +48,11 @@ describe("the charts of the lifecycles received over OpenTelemetry", () => {
     feed(store, exportsOf("plain"), RECEIVED);
     feed(store, exportsOf("tool"), RECEIVED);
     // A prompt whose API call never answered: only its log events arrive, and it goes on.
-    feed(store, exportsOf("interrupted").filter((item) => item.signal === "logs"), RECEIVED);
+    feed(
+      store,
+      exportsOf("interrupted").filter((item) => item.signal === "logs"),
+      RECEIVED,
+    );
     const rows = lifecycles(file);
     expect(rows.map((row) => [row.kind, row.state])).toEqual([
       ["turn", "completed"],
@@ -113,6 +119,9 @@ describe("the charts of the lifecycles received over OpenTelemetry", () => {
   it("a chart source other than otel is refused in words", () => {
     expect(parseActivityQuery(new URLSearchParams("source=otel")).source).toBe("otel");
     expect(parseActivityQuery(new URLSearchParams("")).source).toBeNull();
-    expect(thrown(() => parseActivityQuery(new URLSearchParams("source=claude-mem")))).toMatchObject({ code: "BAD_INPUT", message: expect.stringMatching(/^Invalid source: "claude-mem"; the charts draw/) });
+    expect(thrown(() => parseActivityQuery(new URLSearchParams("source=claude-mem")))).toMatchObject({
+      code: "BAD_INPUT",
+      message: expect.stringMatching(/^Invalid source: "claude-mem"; the charts draw/),
+    });
   });
 });

@@ -79,8 +79,13 @@ function read(file: string) {
   try {
     const rows = db.prepare("SELECT * FROM lifecycles").all() as Record<string, unknown>[];
     const read = rows.map(({ seq, ...row }) => {
-      const steps = (db.prepare("SELECT step_key AS key, at, name, summary, facts FROM steps WHERE seq = ?").all(seq) as (FoldStep & { facts: string })[]).map((step) => ({ ...step, facts: JSON.parse(step.facts) as FoldStep["facts"] }));
-      const parts = (db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?").all(seq) as (Part & { fields: string })[]).map((part) => ({ ...part, fields: JSON.parse(part.fields) as Part["fields"] }));
+      const steps = (db.prepare("SELECT step_key AS key, at, name, summary, facts FROM steps WHERE seq = ?").all(seq) as (FoldStep & { facts: string })[]).map(
+        (step) => ({ ...step, facts: JSON.parse(step.facts) as FoldStep["facts"] }),
+      );
+      const parts = (db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?").all(seq) as (Part & { fields: string })[]).map((part) => ({
+        ...part,
+        fields: JSON.parse(part.fields) as Part["fields"],
+      }));
       return { row, afresh: foldLifecycle(row.kind as LifecycleKind, steps, parts) };
     });
     return read.sort((a, b) => (JSON.stringify(a.row) < JSON.stringify(b.row) ? -1 : 1));
@@ -122,7 +127,13 @@ describe("folding a lifecycle step by step", () => {
   it("a turn's steps added a batch at a time, in any arrival order, add up to what folding them all at once gives", () => {
     for (const scenario of SCENARIOS) {
       const changes = (exports: Received[]) => exports.flatMap(({ records }) => mapRecords(records).changes).filter((change) => change.kind === "turn");
-      const stepOf = (change: LifecycleChange): FoldStep => ({ key: change.step.key, at: change.step.at, name: change.step.name, summary: change.step.summary, facts: change.facts });
+      const stepOf = (change: LifecycleChange): FoldStep => ({
+        key: change.step.key,
+        at: change.step.at,
+        name: change.step.name,
+        summary: change.step.summary,
+        facts: change.facts,
+      });
       const captured = changes(decodedOf(scenario));
       const parts = captured.flatMap((change) => (change.facts.part ? [change.facts.part] : []));
       const atOnce = foldLifecycle("turn", captured.map(stepOf), parts);
@@ -172,7 +183,9 @@ describe("folding a lifecycle step by step", () => {
     together.store.close();
     // Batches of seven records cut every turn (eight log events, four spans) across exports.
     const cut = shuffled(
-      exports.flatMap(({ signal, records }) => Array.from({ length: Math.ceil(records.length / 7) }, (_, i) => ({ signal, records: records.slice(i * 7, i * 7 + 7) }))),
+      exports.flatMap(({ signal, records }) =>
+        Array.from({ length: Math.ceil(records.length / 7) }, (_, i) => ({ signal, records: records.slice(i * 7, i * 7 + 7) })),
+      ),
       7,
     );
     const { store, file, feed } = aStore();

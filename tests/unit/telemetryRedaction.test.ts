@@ -41,8 +41,23 @@ describe("what the receiver keeps, redacted", () => {
             {
               scope: { name: "com.anthropic.claude_code.events" },
               logRecords: [
-                { timeUnixNano: nanos(NOW - 100), eventName: "claude_code.user_prompt", attributes: [text("prompt.id", "p-1"), text("session.id", "s-1"), text("prompt", "run it")] },
-                { timeUnixNano: nanos(NOW - 50), eventName: "claude_code.tool_result", attributes: [text("prompt.id", "p-1"), text("session.id", "s-1"), text("tool_name", "Bash"), text("tool_use_id", "toolu_1"), text("success", "true"), text("tool_input", toolInput)] },
+                {
+                  timeUnixNano: nanos(NOW - 100),
+                  eventName: "claude_code.user_prompt",
+                  attributes: [text("prompt.id", "p-1"), text("session.id", "s-1"), text("prompt", "run it")],
+                },
+                {
+                  timeUnixNano: nanos(NOW - 50),
+                  eventName: "claude_code.tool_result",
+                  attributes: [
+                    text("prompt.id", "p-1"),
+                    text("session.id", "s-1"),
+                    text("tool_name", "Bash"),
+                    text("tool_use_id", "toolu_1"),
+                    text("success", "true"),
+                    text("tool_input", toolInput),
+                  ],
+                },
               ],
             },
             // A log with no event name is counted by the start of its body.
@@ -52,9 +67,33 @@ describe("what the receiver keeps, redacted", () => {
       ],
     };
     const traces = {
-      resourceSpans: [{ resource: { attributes: [text("service.name", "billing")] }, scopeSpans: [{ scope: { name: "pg" }, spans: [{ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: `connect PGPASSWORD=${PASSWORD} host=db`, kind: 3, startTimeUnixNano: nanos(NOW - 10), endTimeUnixNano: nanos(NOW), status: {} }] }] }],
+      resourceSpans: [
+        {
+          resource: { attributes: [text("service.name", "billing")] },
+          scopeSpans: [
+            {
+              scope: { name: "pg" },
+              spans: [
+                {
+                  traceId: "0af7651916cd43dd8448eb211c80319c",
+                  spanId: "b7ad6b7169203331",
+                  name: `connect PGPASSWORD=${PASSWORD} host=db`,
+                  kind: 3,
+                  startTimeUnixNano: nanos(NOW - 10),
+                  endTimeUnixNano: nanos(NOW),
+                  status: {},
+                },
+              ],
+            },
+          ],
+        },
+      ],
     };
-    for (const [signal, body] of [["logs", logs], ["traces", traces]] as const) ingestExport(store, REDACTION, signal, decodeExport(signal, "json", Buffer.from(JSON.stringify(body))), NOW);
+    for (const [signal, body] of [
+      ["logs", logs],
+      ["traces", traces],
+    ] as const)
+      ingestExport(store, REDACTION, signal, decodeExport(signal, "json", Buffer.from(JSON.stringify(body))), NOW);
     store.close();
 
     const stored = everyText(file);

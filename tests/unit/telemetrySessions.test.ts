@@ -47,18 +47,57 @@ describe("sessions received over OpenTelemetry", () => {
     feed(store, inSession(exportsOf("plain"), SESSION), RECEIVED);
     feed(store, inSession(exportsOf("tool"), SESSION), RECEIVED);
     // A prompt whose API call never answered: only its log events arrive.
-    feed(store, inSession(exportsOf("interrupted").filter((item) => item.signal === "logs"), SESSION), RECEIVED);
+    feed(
+      store,
+      inSession(
+        exportsOf("interrupted").filter((item) => item.signal === "logs"),
+        SESSION,
+      ),
+      RECEIVED,
+    );
 
     const [row] = sessions.list(RECEIVED + MINUTE);
-    expect(row).toMatchObject({ source: "otel", sessionId: SESSION, from: "Claude Code", service: "claude-code", state: "active", requests: 3, turns: 3, calls: 3, tools: 1, inputTokens: 360, outputTokens: 90, costUsd: 0.00243, live: 1, stuck: 0 });
+    expect(row).toMatchObject({
+      source: "otel",
+      sessionId: SESSION,
+      from: "Claude Code",
+      service: "claude-code",
+      state: "active",
+      requests: 3,
+      turns: 3,
+      calls: 3,
+      tools: 1,
+      inputTokens: 360,
+      outputTokens: 90,
+      costUsd: 0.00243,
+      live: 1,
+      stuck: 0,
+    });
     // Active only while something in it goes on: its one turn still going on is stuck, so nothing does.
     expect(sessions.list(RECEIVED + 11 * MINUTE)[0]).toMatchObject({ state: "idle", live: 1, stuck: 1 });
 
     const view = sessions.get(SESSION, RECEIVED + 11 * MINUTE)!;
-    expect(view.byModel).toEqual([{ model: "claude-sonnet-4-5", calls: 3, inputTokens: 360, outputTokens: 90, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.00243, estimatedCalls: 0, unpricedCalls: 0 }]);
+    expect(view.byModel).toEqual([
+      {
+        model: "claude-sonnet-4-5",
+        calls: 3,
+        inputTokens: 360,
+        outputTokens: 90,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        costUsd: 0.00243,
+        estimatedCalls: 0,
+        unpricedCalls: 0,
+      },
+    ]);
     expect(view.tools).toEqual([{ name: "Bash", uses: 1, failed: 0, durationMs: expect.any(Number) }]);
     expect(view.errors).toEqual([]);
-    expect(view.stuck).toEqual([{ requestId: view.requests[0]!.request.requestId, reason: expect.stringMatching(/^nothing received for 11m; last: user_prompt: a prompt of 9 characters/) }]);
+    expect(view.stuck).toEqual([
+      {
+        requestId: view.requests[0]!.request.requestId,
+        reason: expect.stringMatching(/^nothing received for 11m; last: user_prompt: a prompt of 9 characters/),
+      },
+    ]);
     // Its turns, newest first, as the requests table lists them (each a page of its own).
     expect(view.requests.map((message) => [message.request.requestId, message.request.state, message.request.sessionId])).toEqual([
       [expect.stringMatching(/^turn-\d+$/), "processing", SESSION],
@@ -86,11 +125,19 @@ describe("sessions received over OpenTelemetry", () => {
     ]);
     // The id as every page shows it (letters, digits, _ and -), so its page and the table's session filter find it.
     expect(list[0]!.sessionId).toBe("conv_7");
-    expect(sessions.get("conv_7", RECEIVED + MINUTE)).toMatchObject({ session: { inputTokens: 50, outputTokens: 5 }, byModel: [{ model: "claude-haiku-4-5", calls: 1 }], requests: [{ request: { requestId: expect.stringMatching(/^call-\d+$/), state: "completed" } }] });
+    expect(sessions.get("conv_7", RECEIVED + MINUTE)).toMatchObject({
+      session: { inputTokens: 50, outputTokens: 5 },
+      byModel: [{ model: "claude-haiku-4-5", calls: 1 }],
+      requests: [{ request: { requestId: expect.stringMatching(/^call-\d+$/), state: "completed" } }],
+    });
 
     const exhausted = sessions.get(list[1]!.sessionId, RECEIVED + MINUTE)!;
-    expect(exhausted.errors).toEqual([{ requestId: exhausted.requests[0]!.request.requestId, state: "failed", at: expect.any(Number), error: "529, Overloaded after 11 attempts" }]);
-    expect(telemetrySessionLines(exhausted, RECEIVED + MINUTE)).toContain(`  - ${exhausted.requests[0]!.request.requestId} (failed): 529, Overloaded after 11 attempts`);
+    expect(exhausted.errors).toEqual([
+      { requestId: exhausted.requests[0]!.request.requestId, state: "failed", at: expect.any(Number), error: "529, Overloaded after 11 attempts" },
+    ]);
+    expect(telemetrySessionLines(exhausted, RECEIVED + MINUTE)).toContain(
+      `  - ${exhausted.requests[0]!.request.requestId} (failed): 529, Overloaded after 11 attempts`,
+    );
 
     expect(sessions.get("nobody", RECEIVED)).toBeNull();
     expect(thrown(() => sessions.get("not an id!", RECEIVED))).toMatchObject({ code: "BAD_INPUT" });
@@ -100,7 +147,13 @@ describe("sessions received over OpenTelemetry", () => {
     const { store, sessions } = aStore();
     feed(store, [aGenAiCall("support.team:conversation 1", RECEIVED - 1000)], RECEIVED);
     const [row] = store.usage().bySession;
-    expect(row).toMatchObject({ session: "support.team:conversation 1", sessionId: "support_team_conversation_1", costUsd: 0.000075, estimatedCalls: 1, unpricedCalls: 0 });
+    expect(row).toMatchObject({
+      session: "support.team:conversation 1",
+      sessionId: "support_team_conversation_1",
+      costUsd: 0.000075,
+      estimatedCalls: 1,
+      unpricedCalls: 0,
+    });
     const view = sessions.get(row!.sessionId!, RECEIVED + MINUTE)!;
     expect(view.session.sessionId).toBe("support_team_conversation_1");
     expect(telemetrySessionLines(view, RECEIVED + MINUTE)[1]).toMatch(/^1 model call, .*50 in \/ 5 out tokens, \$0\.0001 estimated$/);

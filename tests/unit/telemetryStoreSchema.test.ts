@@ -24,7 +24,9 @@ describe("the telemetry store's schema", () => {
     expect(db.pragma("user_version", { simple: true })).toBe(4);
     expect(db.prepare("SELECT summary FROM steps WHERE step_key = 'log:old'").pluck().get()).toBe("an old step");
     // The columns an agent's files fill (what a turn waits on, the run that ended mid-turn), and where each file was read to.
-    expect(db.prepare("SELECT name FROM pragma_table_info('lifecycles')").pluck().all()).toEqual(expect.arrayContaining(["waiting_on", "abandoned_by", "abandoned_at"]));
+    expect(db.prepare("SELECT name FROM pragma_table_info('lifecycles')").pluck().all()).toEqual(
+      expect.arrayContaining(["waiting_on", "abandoned_by", "abandoned_at"]),
+    );
     expect(db.prepare("SELECT count(*) FROM agent_files").pluck().get()).toBe(0);
     db.close();
 

@@ -21,7 +21,10 @@ import { tempParent } from "../helpers/stateDir";
 function aTurn(scenario: string, signals?: "logs") {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  feed(store, exportsOf(scenario).filter((item) => !signals || item.signal === signals));
+  feed(
+    store,
+    exportsOf(scenario).filter((item) => !signals || item.signal === signals),
+  );
   store.close();
   const db = openTelemetryStore(file);
   try {
@@ -35,7 +38,13 @@ function aTurn(scenario: string, signals?: "logs") {
 function aReceived(client: string, scenario: string, id = "turn-1") {
   const file = path.join(tempParent(), "telemetry.db");
   const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  for (const item of recordedExports(path.resolve(__dirname, "../fixtures/otlp", client, scenario))) ingestExport(store, NO_REDACTION, item.signal, decodeExport(item.signal, item.contentType === "application/json" ? "json" : "protobuf", item.gzip ? zlib.gunzipSync(item.body) : item.body));
+  for (const item of recordedExports(path.resolve(__dirname, "../fixtures/otlp", client, scenario)))
+    ingestExport(
+      store,
+      NO_REDACTION,
+      item.signal,
+      decodeExport(item.signal, item.contentType === "application/json" ? "json" : "protobuf", item.gzip ? zlib.gunzipSync(item.body) : item.body),
+    );
   store.close();
   const db = openTelemetryStore(file);
   try {
@@ -89,7 +98,9 @@ describe("a received turn's timeline", () => {
       "  user_prompt, instant",
       "  model call, claude-sonnet-4-5, 3m 5s, 11 attempts, failed: 529, Overloaded",
       // Each attempt inside the call, from its start to the next one's: every one failed, the last with the error.
-      ...["538 ms", "1.3 s", "2.4 s", "4.1 s", "8.2 s", "17.5 s", "35.2 s", "37.9 s", "38.5 s", "39.9 s"].map((took, i) => `    attempt ${i + 1}, ${took}, failed`),
+      ...["538 ms", "1.3 s", "2.4 s", "4.1 s", "8.2 s", "17.5 s", "35.2 s", "37.9 s", "38.5 s", "39.9 s"].map(
+        (took, i) => `    attempt ${i + 1}, ${took}, failed`,
+      ),
       "    attempt 11, 8 ms, failed: 529, Overloaded",
       "  api_retries_exhausted, instant, failed: 529, Overloaded after 11 attempts",
     ]);
@@ -111,7 +122,18 @@ describe("a received turn's timeline", () => {
     const turn = aTurn("tool");
     const facts = lifecycleFacts(turn.stored!);
     const text = facts.map((fact) => `${fact.label}: ${fact.value}`);
-    expect(text).toEqual(expect.arrayContaining(["Kind: turn", "Service: claude-code", "State: completed", "Took: 352 ms", "Model calls: 2", "Tool uses: 1", "Tokens: 240 in / 60 out (cache read 0, cache write 0)", "Cost: $0.0016"]));
+    expect(text).toEqual(
+      expect.arrayContaining([
+        "Kind: turn",
+        "Service: claude-code",
+        "State: completed",
+        "Took: 352 ms",
+        "Model calls: 2",
+        "Tool uses: 1",
+        "Tokens: 240 in / 60 out (cache read 0, cache write 0)",
+        "Cost: $0.0016",
+      ]),
+    );
     expect(text).toContainEqual(expect.stringMatching(/^Started: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/));
     expect(facts.find((fact) => fact.label === "Started")?.at).toBe(turn.stored!.started_at);
     expect(text.join("\n")).not.toMatch(/null|NULL|undefined|\b1\d{12}\b/);
@@ -146,7 +168,11 @@ describe("a received turn's timeline", () => {
       return list.flatMap((item) => [item, ...flat(item.children)]);
     })(timelineOf(turn.steps!, turn.parts!)!.items);
     const calls = items.filter((item) => item.kind === "call");
-    expect(calls.map((call) => call.title)).toEqual(["model call, gemini-3.5-flash-lite, router, 25 ms", "model call, gemini-3.8-flash, 111 ms, the slowest", "model call, gemini-3.8-flash, 15 ms"]);
+    expect(calls.map((call) => call.title)).toEqual([
+      "model call, gemini-3.5-flash-lite, router, 25 ms",
+      "model call, gemini-3.8-flash, 111 ms, the slowest",
+      "model call, gemini-3.8-flash, 15 ms",
+    ]);
     for (const call of calls) expect(call.records.map((record) => record.name)).toEqual(["model call", "api_response"]);
     expect(items.filter((item) => item.label === "model call" && item.kind === "step")).toEqual([]);
     const tools = items.filter((item) => item.kind === "tool");
@@ -159,10 +185,14 @@ describe("a received turn's timeline", () => {
   it("a Codex turn: each model call one bar, its HTTP attempts (codex.api_request) and its answer's span (handle_responses) merged, of the turn's model", () => {
     const plain = everyItem(timelineOf(aCodexTurn("plain").steps!, aCodexTurn("plain").parts!)!.items);
     expect(plain.filter((item) => item.label === "api_request")).toEqual([]);
-    expect(plain.filter((item) => item.kind === "call").map((call) => [call.name, call.records.map((record) => record.name)])).toEqual([["gpt-5-codex", ["api_request", "model call"]]]);
+    expect(plain.filter((item) => item.kind === "call").map((call) => [call.name, call.records.map((record) => record.name)])).toEqual([
+      ["gpt-5-codex", ["api_request", "model call"]],
+    ]);
     const retried = aCodexTurn("retry");
     const calls = everyItem(timelineOf(retried.steps!, retried.parts!)!.items).filter((item) => item.kind === "call");
-    expect(calls.map((call) => [call.attempts, call.error, call.records.map((record) => record.name)])).toEqual([[3, null, ["api_request", "api_request", "api_request", "model call"]]]);
+    expect(calls.map((call) => [call.attempts, call.error, call.records.map((record) => record.name)])).toEqual([
+      [3, null, ["api_request", "api_request", "api_request", "model call"]],
+    ]);
     expect(calls[0]!.title).toMatch(/^model call, gpt-5-codex, \d+ ms, 3 attempts$/);
     // Two calls of one turn (the tool's answer asked for again): each its own attempt and answer.
     const tool = aCodexTurn("tool");
@@ -178,20 +208,54 @@ describe("a received turn's timeline", () => {
     const turn = aCodexTurn("exhausted");
     const items = everyItem(timelineOf(turn.steps!, turn.parts!)!.items);
     expect(items.filter((item) => item.kind === "call")).toEqual([]);
-    expect(items.filter((item) => item.label === "api_request").map((item) => item.error)).toEqual(["500, http 500", "500, http 500", "500, http 500", "500, http 500"]);
+    expect(items.filter((item) => item.label === "api_request").map((item) => item.error)).toEqual([
+      "500, http 500",
+      "500, http 500",
+      "500, http 500",
+      "500, http 500",
+    ]);
   });
 
   it("Codex attempts that do not read as one call's (two answered between two answers: an answer's span lost) stay apart", () => {
-    const attempt = (key: string, at: number, attempt: number, error?: string): SourceStep => ({ key, at, startAt: at - 5, name: "api_request", summary: "", detail: { attempt, attempt_of_next_answer: true }, ...(error && { error }) });
-    const steps = [attempt("log:a1", 100, 1), attempt("log:b1", 300, 1), { key: "span:answer", at: 400, startAt: 350, name: "model call", summary: "", detail: {} }];
+    const attempt = (key: string, at: number, attempt: number, error?: string): SourceStep => ({
+      key,
+      at,
+      startAt: at - 5,
+      name: "api_request",
+      summary: "",
+      detail: { attempt, attempt_of_next_answer: true },
+      ...(error && { error }),
+    });
+    const steps = [
+      attempt("log:a1", 100, 1),
+      attempt("log:b1", 300, 1),
+      { key: "span:answer", at: 400, startAt: 350, name: "model call", summary: "", detail: {} },
+    ];
     const items = timelineOf(steps, [{ kind: "call", id: "answer", at: 400, fields: {} }])!.items;
     expect(everyItem(items).filter((item) => item.label === "api_request")).toHaveLength(2);
   });
 
   it("a Gemini tool's span (no call id) and its tool_call event are one bar when each is the other's only match; two tools of one name in one batch stay two", () => {
     const schedule: SourceStep = { key: "span:batch", at: 200, startAt: 0, name: "tools scheduled", summary: "", detail: {} };
-    const span = (id: string, startAt: number, at: number): SourceStep => ({ key: `span:${id}`, at, startAt, parentKey: "span:batch", name: "tool read_file", summary: "", detail: {} });
-    const event = (id: string, startAt: number, at: number): SourceStep => ({ key: `log:${id}`, at, startAt, parentKey: "span:batch", partKey: `tool ${id}`, name: "tool_call", summary: "", detail: {} });
+    const span = (id: string, startAt: number, at: number): SourceStep => ({
+      key: `span:${id}`,
+      at,
+      startAt,
+      parentKey: "span:batch",
+      name: "tool read_file",
+      summary: "",
+      detail: {},
+    });
+    const event = (id: string, startAt: number, at: number): SourceStep => ({
+      key: `log:${id}`,
+      at,
+      startAt,
+      parentKey: "span:batch",
+      partKey: `tool ${id}`,
+      name: "tool_call",
+      summary: "",
+      detail: {},
+    });
     const tool = (id: string, at: number): SourcePart => ({ kind: "tool", id, at, fields: { name: "read_file", success: true } });
     const one = everyItem(timelineOf([schedule, span("s1", 20, 60), event("t1", 10, 70)], [tool("t1", 70)])!.items);
     expect(one.filter((item) => item.label === "tool read_file")).toEqual([]);
@@ -202,7 +266,9 @@ describe("a received turn's timeline", () => {
     expect(two.filter((item) => item.kind === "tool")).toHaveLength(2);
     expect(two.filter((item) => item.kind === "tool").every((item) => item.records.length === 1)).toBe(true);
     // The same tool twice, one after the other in one batch: each span overlaps only its own event.
-    const apart = everyItem(timelineOf([schedule, span("s1", 20, 60), event("t1", 10, 70), span("s2", 100, 140), event("t2", 90, 150)], [tool("t1", 70), tool("t2", 150)])!.items);
+    const apart = everyItem(
+      timelineOf([schedule, span("s1", 20, 60), event("t1", 10, 70), span("s2", 100, 140), event("t2", 90, 150)], [tool("t1", 70), tool("t2", 150)])!.items,
+    );
     expect(apart.filter((item) => item.kind === "tool").map((item) => item.records.map((record) => record.name))).toEqual([
       ["tool_call", "tool read_file"],
       ["tool_call", "tool read_file"],
@@ -221,7 +287,9 @@ describe("a received turn's timeline", () => {
 
   it("an AI SDK 6 call tried three times, each try a span of its own: three bars, each saying which try it was", () => {
     const run = aReceived("ai-sdk-6.0.325", "retried", "agent-4");
-    const calls = outline(timelineOf(run.steps!, run.parts!)!.items).map((line) => line.trim()).filter((line) => line.startsWith("model call"));
+    const calls = outline(timelineOf(run.steps!, run.parts!)!.items)
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith("model call"));
     expect(calls).toEqual([
       expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 1 of 3, failed: AI_APICallError: Overloaded/),
       expect.stringMatching(/^model call, claude-sonnet-4-5, \d+ ms, attempt 2 of 3, failed: AI_APICallError: Overloaded/),
@@ -235,6 +303,10 @@ describe("a received turn's timeline", () => {
       { key: "log:prompt", at: 5, name: "user_prompt", summary: "", detail: {} },
       { key: "span:answer", at: 900, startAt: 100, parentKey: "span:not-kept", name: "model call", summary: "", detail: {} },
     ];
-    expect(outline(timelineOf(steps, [{ kind: "call", id: "answer", at: 900, fields: {} }])!.items)).toEqual(["turn ended, 1.0 s", "  user_prompt, instant", "  model call, 800 ms"]);
+    expect(outline(timelineOf(steps, [{ kind: "call", id: "answer", at: 900, fields: {} }])!.items)).toEqual([
+      "turn ended, 1.0 s",
+      "  user_prompt, instant",
+      "  model call, 800 ms",
+    ]);
   });
 });

@@ -33,7 +33,15 @@ describe("create and get", () => {
 
     const created = tracker.create({ requestId: "req-1", workspace: "gw", chatId: 42, prompt: "hello", model: "m" });
 
-    expect(created).toMatchObject({ requestId: "req-1", workspace: "gw", state: "created", chatId: 42, createdAt: clock.now(), lastUpdatedAt: clock.now(), version: 1 });
+    expect(created).toMatchObject({
+      requestId: "req-1",
+      workspace: "gw",
+      state: "created",
+      chatId: 42,
+      createdAt: clock.now(),
+      lastUpdatedAt: clock.now(),
+      version: 1,
+    });
     expect(created.transitions).toEqual([{ from: null, to: "created", at: clock.now() }]);
     expect(JSON.parse(readRaw(stateDir, "req-1"))).toEqual(created);
     expect(tracker.get("req-1")).toEqual(created);
@@ -125,7 +133,12 @@ describe("updates", () => {
     const written = tracker.update("same", { fields: { tokens: 5 } });
     const before = readRaw(stateDir, "same");
     const stat = fs.statSync(requestPath(stateDir, "same"));
-    for (const change of [{ fields: { tokens: 5 } }, { fields: { model: "m", tokens: 5, meta: { tags: ["a", "b"] } } as never }, { reason: "nothing new" }, {}]) {
+    for (const change of [
+      { fields: { tokens: 5 } },
+      { fields: { model: "m", tokens: 5, meta: { tags: ["a", "b"] } } as never },
+      { reason: "nothing new" },
+      {},
+    ]) {
       expect(tracker.update("same", change)).toEqual(written);
     }
     expect(readRaw(stateDir, "same")).toBe(before);
@@ -280,7 +293,15 @@ describe("listing", () => {
   it("returns summaries with the time the request entered its state", () => {
     const { tracker, clock } = seeded();
     const [first] = tracker.list({ limit: 1 }).items;
-    expect(first).toMatchObject({ requestId: "a2", state: "completed", previousState: "processing", stateSince: clock.now(), workspace: "alpha", sessionId: "s1", attempt: 1 });
+    expect(first).toMatchObject({
+      requestId: "a2",
+      state: "completed",
+      previousState: "processing",
+      stateSince: clock.now(),
+      workspace: "alpha",
+      sessionId: "s1",
+      attempt: 1,
+    });
     expect(first).not.toHaveProperty("doc");
   });
 
@@ -298,7 +319,8 @@ describe("listing", () => {
       const db = new Database(path.join(stateDir, "index.db"), { readonly: true });
       try {
         const counts = Object.fromEntries(STATES.map((state) => [state, 0]));
-        for (const row of db.prepare("SELECT state, count(*) AS n FROM requests GROUP BY state").all() as { state: string; n: number }[]) counts[row.state] = row.n;
+        for (const row of db.prepare("SELECT state, count(*) AS n FROM requests GROUP BY state").all() as { state: string; n: number }[])
+          counts[row.state] = row.n;
         return counts;
       } finally {
         db.close();
@@ -320,7 +342,10 @@ describe("listing", () => {
     check({ queued: 5, completed: 1 });
     // Another tool rewrites a file (ingest), and deletes one (reconciliation).
     const edited = JSON.parse(fs.readFileSync(requestPath(stateDir, "r3"), "utf8"));
-    fs.writeFileSync(requestPath(stateDir, "r3"), JSON.stringify({ ...edited, state: "timeout", version: edited.version + 1, lastUpdatedAt: edited.lastUpdatedAt + 1 }));
+    fs.writeFileSync(
+      requestPath(stateDir, "r3"),
+      JSON.stringify({ ...edited, state: "timeout", version: edited.version + 1, lastUpdatedAt: edited.lastUpdatedAt + 1 }),
+    );
     fs.rmSync(requestPath(stateDir, "r4"));
     tracker.recover();
     check({ queued: 3, completed: 1, timeout: 1 });
@@ -362,7 +387,12 @@ describe("the index", () => {
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
 
     const second = aTracker({ stateDir, recover: false });
-    expect(second.list().items.map((r) => r.requestId).sort()).toEqual(["keep-1", "keep-2"]);
+    expect(
+      second
+        .list()
+        .items.map((r) => r.requestId)
+        .sort(),
+    ).toEqual(["keep-1", "keep-2"]);
     expect(second.get("keep-1")?.state).toBe("queued");
     expect(second.generation()).not.toBe(generation);
   });
@@ -386,8 +416,12 @@ describe("options", () => {
 
   it("are checked up front with exact messages", () => {
     expect(codeOf(() => openTrackerService({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
-    expect(codeOf(() => openTrackerService({ processingStuckAfterMs: -1 })).message).toBe('Option "processingStuckAfterMs" must be a positive number of milliseconds.');
-    expect(codeOf(() => openTrackerService({ claimDurability: "weak" as never })).message).toBe('Option "claimDurability" must be "atomic" or "full", not "weak".');
+    expect(codeOf(() => openTrackerService({ processingStuckAfterMs: -1 })).message).toBe(
+      'Option "processingStuckAfterMs" must be a positive number of milliseconds.',
+    );
+    expect(codeOf(() => openTrackerService({ claimDurability: "weak" as never })).message).toBe(
+      'Option "claimDurability" must be "atomic" or "full", not "weak".',
+    );
     expect(codeOf(() => openTrackerService({ backoff: { base: 1 } as never })).message).toBe('Unknown option "backoff.base" (known: baseMs, capMs, jitter).');
     expect(codeOf(() => openTrackerService({ maxAttempts: 0 })).message).toBe('Option "maxAttempts" must be a whole number of at least 1.');
   });
@@ -395,8 +429,14 @@ describe("options", () => {
   it("refuse a renamed setting's old name, option or variable, with one line naming the new one", () => {
     // An environment of these settings alone (the process's own might set them).
     const env = (settings: Record<string, string>) => settings as NodeJS.ProcessEnv;
-    expect(codeOf(() => resolveTrackerOptions({ hungAfterMs: 20 * 60_000 } as TrackerOptions, env({})))).toEqual({ code: "BAD_INPUT", message: 'Option "hungAfterMs" is renamed "processingStuckAfterMs": give "processingStuckAfterMs" instead.' });
-    expect(codeOf(() => resolveTrackerOptions({}, env({ REQWATCH_HUNG_AFTER: "2h" })))).toEqual({ code: "BAD_INPUT", message: "REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead." });
+    expect(codeOf(() => resolveTrackerOptions({ hungAfterMs: 20 * 60_000 } as TrackerOptions, env({})))).toEqual({
+      code: "BAD_INPUT",
+      message: 'Option "hungAfterMs" is renamed "processingStuckAfterMs": give "processingStuckAfterMs" instead.',
+    });
+    expect(codeOf(() => resolveTrackerOptions({}, env({ REQWATCH_HUNG_AFTER: "2h" })))).toEqual({
+      code: "BAD_INPUT",
+      message: "REQWATCH_HUNG_AFTER is renamed REQWATCH_PROCESSING_STUCK_AFTER: set REQWATCH_PROCESSING_STUCK_AFTER instead.",
+    });
     const stateDir = tempStateDir();
     const before = fs.readdirSync(stateDir);
     expect(codeOf(() => openTrackerService({ stateDir, hungAfterMs: 1000 } as TrackerOptions)).code).toBe("BAD_INPUT");

@@ -11,9 +11,16 @@ describe("the received names no mapping knows", () => {
     const file = path.join(tempParent(), "telemetry.db");
     const store = new TelemetryStore(file, { keepMs: 3600_000, maxBytes: 200e6 });
     const names = Array.from({ length: 238 }, (_, i) => `widget.event.${String(i).padStart(3, "0")}`);
-    store.keep({ signal: "logs", records: names.length, rejected: 0, changes: [], unmapped: names.map((name) => ({ service: "widget-app", signal: "log" as const, name })) });
+    store.keep({
+      signal: "logs",
+      records: names.length,
+      rejected: 0,
+      changes: [],
+      unmapped: names.map((name) => ({ service: "widget-app", signal: "log" as const, name })),
+    });
     // One name received three times comes first.
-    for (let i = 0; i < 2; i++) store.keep({ signal: "logs", records: 1, rejected: 0, changes: [], unmapped: [{ service: "widget-app", signal: "log", name: "widget.event.237" }] });
+    for (let i = 0; i < 2; i++)
+      store.keep({ signal: "logs", records: 1, rejected: 0, changes: [], unmapped: [{ service: "widget-app", signal: "log", name: "widget.event.237" }] });
     expect(store.unmapped()).toHaveLength(238);
     store.close();
 

@@ -36,7 +36,18 @@ describe("the overview's figures", () => {
     const now = Date.now();
     for (let i = 0; i < 4; i++) {
       const queuedAt = now - 10 * MINUTE + i;
-      writeRequestFile(stateDir, aRequest({ requestId: `g${i}`, state: "completed", createdAt: queuedAt - 100, queuedAt, processingStartedAt: queuedAt + 2000, completedAt: queuedAt + 2000 + (i + 1) * 1000, lastUpdatedAt: queuedAt + 6000 }));
+      writeRequestFile(
+        stateDir,
+        aRequest({
+          requestId: `g${i}`,
+          state: "completed",
+          createdAt: queuedAt - 100,
+          queuedAt,
+          processingStartedAt: queuedAt + 2000,
+          completedAt: queuedAt + 2000 + (i + 1) * 1000,
+          lastUpdatedAt: queuedAt + 6000,
+        }),
+      );
     }
     const metrics = overviewMetrics(aTracker({ stateDir }), now);
     expect(metrics.queueWait).toMatchObject({ n: 4, p50: 2000 });
@@ -46,7 +57,19 @@ describe("the overview's figures", () => {
 
   it("draw a gateway file's lifecycle bar from its lifecycle times", () => {
     const now = Date.now();
-    const segments = lifecycleSegments({ requestId: "g", workspace: "w", state: "completed", createdAt: now - 10_000, queuedAt: now - 9_000, processingStartedAt: now - 6_000, completedAt: now - 1_000, lastUpdatedAt: now - 1_000 }, now);
+    const segments = lifecycleSegments(
+      {
+        requestId: "g",
+        workspace: "w",
+        state: "completed",
+        createdAt: now - 10_000,
+        queuedAt: now - 9_000,
+        processingStartedAt: now - 6_000,
+        completedAt: now - 1_000,
+        lastUpdatedAt: now - 1_000,
+      },
+      now,
+    );
     expect(segments.map((s) => [s.state, s.ms])).toEqual([
       ["created", 1000],
       ["queued", 3000],
@@ -114,7 +137,12 @@ describe("sessions known from the requests that carry their id", () => {
     ]);
     expect(rows[1]).toMatchObject({ state: "active", firstSeen: clock.now() - 60_000, lastSeen: clock.now() });
 
-    expect(sessionDetailView(tracker, "from-requests")).toMatchObject({ session: null, sessionId: "from-requests", seen: { requests: 2 }, requestCounts: { queued: 2 } });
+    expect(sessionDetailView(tracker, "from-requests")).toMatchObject({
+      session: null,
+      sessionId: "from-requests",
+      seen: { requests: 2 },
+      requestCounts: { queued: 2 },
+    });
     expect(sessionDetailView(tracker, "nobody")).toBeNull();
 
     expect(tracker.sessions.updateSnapshot({ activeTask: "triage" }, "from-requests")).toMatchObject({ ok: true, value: { session_id: "from-requests" } });
@@ -146,10 +174,26 @@ describe("explaining a request", () => {
     // Each claim step keeps the worker process that made it.
     const worker = { pid: process.pid, host: os.hostname(), processStartedAt: expect.any(Number) };
     expect(story.attempts).toEqual([
-      { number: 1, claimedAt: expect.any(Number), by: "worker-a", token: first.token, worker, ended: { at: expect.any(Number), state: "queued", how: "failed", reason: expect.any(String), error: "model timed out" } },
-      { number: 2, claimedAt: expect.any(Number), by: "worker-b", token: second.token, worker, ended: { at: expect.any(Number), state: "failed", how: "failed", reason: expect.any(String), error: "model timed out again" } },
+      {
+        number: 1,
+        claimedAt: expect.any(Number),
+        by: "worker-a",
+        token: first.token,
+        worker,
+        ended: { at: expect.any(Number), state: "queued", how: "failed", reason: expect.any(String), error: "model timed out" },
+      },
+      {
+        number: 2,
+        claimedAt: expect.any(Number),
+        by: "worker-b",
+        token: second.token,
+        worker,
+        ended: { at: expect.any(Number), state: "failed", how: "failed", reason: expect.any(String), error: "model timed out again" },
+      },
     ]);
-    expect(story.lines).toContain(`Attempt 1: claimed by worker-a (pid ${process.pid} on ${os.hostname()}) at ${new Date(story.attempts[0]!.claimedAt).toISOString()}, queued (${JSON.stringify(story.attempts[0]!.ended!.reason)}): "model timed out".`);
+    expect(story.lines).toContain(
+      `Attempt 1: claimed by worker-a (pid ${process.pid} on ${os.hostname()}) at ${new Date(story.attempts[0]!.claimedAt).toISOString()}, queued (${JSON.stringify(story.attempts[0]!.ended!.reason)}): "model timed out".`,
+    );
     expect(story.timeInStates).toMatchObject({ queued: 3000, processing: 3500 });
     // The final state is a moment: the first line says when it was reached, not "failed 0ms".
     expect(story.lines[1]).toBe("Time in each state: created 0ms, queued 3s, processing 4s.");
@@ -172,7 +216,10 @@ describe("explaining a request", () => {
     clock.advance(2 * MINUTE);
     const waiting = explainRequest(tracker, "waiting", tracker.stuck())!;
     expect(waiting.stuckReason).toMatch(/^queued 2m/);
-    expect(waiting.next).toEqual({ advice: "No worker has claimed it: start a worker for workspace nobody, or cancel it.", command: "reqwatch cancel waiting" });
+    expect(waiting.next).toEqual({
+      advice: "No worker has claimed it: start a worker for workspace nobody, or cancel it.",
+      command: "reqwatch cancel waiting",
+    });
     expect(explainRequest(tracker, "done", tracker.stuck())!.next).toEqual({ advice: "Nothing to do: it completed.", command: null });
     expect(explainRequest(tracker, "missing", [])).toBeNull();
   });
@@ -182,8 +229,14 @@ describe("explaining a request", () => {
     tracker.create({ requestId: "theirs", workspace: "gw", state: "queued" });
     tracker.transition("theirs", "processing", { by: "gateway" });
     const story = explainRequest(tracker, "theirs", tracker.stuck())!;
-    expect(story.lines).toContainEqual(expect.stringMatching(/^Attempt 1: moved to processing by gateway at \S+ without a reqwatch claim \(another program, or by hand\); no reqwatch worker holds it\.$/));
-    expect(story.next.advice).toBe("No reqwatch worker holds it: whatever moved it to processing is expected to finish it. If that is gone, send it back to the queue.");
+    expect(story.lines).toContainEqual(
+      expect.stringMatching(
+        /^Attempt 1: moved to processing by gateway at \S+ without a reqwatch claim \(another program, or by hand\); no reqwatch worker holds it\.$/,
+      ),
+    );
+    expect(story.next.advice).toBe(
+      "No reqwatch worker holds it: whatever moved it to processing is expected to finish it. If that is gone, send it back to the queue.",
+    );
     expect(story.next.command).toBe("reqwatch retry theirs");
   });
 
@@ -215,7 +268,10 @@ describe("the queues", () => {
     const now = Date.now();
     // Another program's requests: one nobody holds for an hour, one past its deadline, one that started a minute ago.
     writeRequestFile(stateDir, aRequest({ requestId: "unheld", workspace: "gateway", state: "processing", processingStartedAt: now - 60 * MINUTE }, now));
-    writeRequestFile(stateDir, aRequest({ requestId: "overdue", workspace: "gateway", state: "processing", processingStartedAt: now - MINUTE, timeoutAt: now - 1000 }, now));
+    writeRequestFile(
+      stateDir,
+      aRequest({ requestId: "overdue", workspace: "gateway", state: "processing", processingStartedAt: now - MINUTE, timeoutAt: now - 1000 }, now),
+    );
     writeRequestFile(stateDir, aRequest({ requestId: "busy", workspace: "gateway", state: "processing", processingStartedAt: now - MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "fresh", workspace: "other", state: "processing", processingStartedAt: now - MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "old", workspace: "slow", state: "queued", queuedAt: now - 20 * MINUTE }, now));
@@ -225,8 +281,28 @@ describe("the queues", () => {
     const tracker = aTracker({ stateDir, processingStuckAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
     const stuck = tracker.stuck();
     const rows = queuesView(tracker, stuck);
-    expect(rows.map(({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, stuckCauses, status }) => ({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, stuckCauses, status }))).toEqual([
-      { workspace: "gateway", queued: 2, processing: 3, stuck: 3, stuckQueued: 1, stuckProcessing: 2, stuckCauses: ["waited too long", "past its deadline", "no worker holds it"], status: "stuck" },
+    expect(
+      rows.map(({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, stuckCauses, status }) => ({
+        workspace,
+        queued,
+        processing,
+        stuck,
+        stuckQueued,
+        stuckProcessing,
+        stuckCauses,
+        status,
+      })),
+    ).toEqual([
+      {
+        workspace: "gateway",
+        queued: 2,
+        processing: 3,
+        stuck: 3,
+        stuckQueued: 1,
+        stuckProcessing: 2,
+        stuckCauses: ["waited too long", "past its deadline", "no worker holds it"],
+        status: "stuck",
+      },
       { workspace: "other", queued: 0, processing: 1, stuck: 0, stuckQueued: 0, stuckProcessing: 0, stuckCauses: [], status: "running" },
       { workspace: "slow", queued: 1, processing: 0, stuck: 1, stuckQueued: 1, stuckProcessing: 0, stuckCauses: ["waited too long"], status: "stuck" },
     ]);

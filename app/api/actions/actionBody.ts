@@ -10,5 +10,12 @@ export async function parseActionInput(request: Request, now: number, stuck: rea
   if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid action: ${describeZodError(parsed.error)}`);
   const input = parsed.data;
   if (input.kind !== "retry" || input.query === undefined) return input;
-  return { ...input, filter: toMatchFilter(parseRequestQuery(new URLSearchParams(input.query)), now, stuck.map((s) => s.requestId)) };
+  return {
+    ...input,
+    filter: toMatchFilter(
+      parseRequestQuery(new URLSearchParams(input.query)),
+      now,
+      stuck.map((s) => s.requestId),
+    ),
+  };
 }

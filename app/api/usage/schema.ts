@@ -12,7 +12,13 @@ export const usageQuery = z.object({
   by: z.enum(USAGE_BY).default("day"),
   since: z.preprocess((value) => value || undefined, date.optional()),
   until: z.preprocess((value) => value || undefined, date.optional()),
-  timezone: z.preprocess((value) => value || undefined, z.string().refine((value) => knownTimeZone(value) !== null, "an IANA time zone, such as UTC or Europe/Paris").optional()),
+  timezone: z.preprocess(
+    (value) => value || undefined,
+    z
+      .string()
+      .refine((value) => knownTimeZone(value) !== null, "an IANA time zone, such as UTC or Europe/Paris")
+      .optional(),
+  ),
   agent: z.preprocess((value) => value || undefined, z.enum(USAGE_AGENTS).optional()),
 });
 export type UsageQueryInput = z.infer<typeof usageQuery>;

@@ -6,7 +6,10 @@ export default function SessionNotFound() {
     <>
       <h1>Session not found</h1>
       <p className="empty">
-        There is no such session in this state directory. <Link prefetch={false} href="/sessions">All sessions</Link>
+        There is no such session in this state directory.{" "}
+        <Link prefetch={false} href="/sessions">
+          All sessions
+        </Link>
       </p>
     </>
   );

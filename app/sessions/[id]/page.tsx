@@ -11,7 +11,13 @@ import { parseSessionSource } from "@/lib/model/sessionSource";
 
 export const dynamic = "force-dynamic";
 
-export default async function SessionPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ source?: string | string[] }> }) {
+export default async function SessionPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<{ source?: string | string[] }>;
+}) {
   const { id } = await params;
   const { source } = await searchParams;
   if (typeof source === "string" && source !== "") return <ReceivedSessionPage id={id} source={source} />;
@@ -33,7 +39,10 @@ export default async function SessionPage({ params, searchParams }: { params: Pr
       <>
         <h1>Session unreadable</h1>
         <p className="empty">
-          {problem} <Link prefetch={false} href="/sessions">All sessions</Link>
+          {problem}{" "}
+          <Link prefetch={false} href="/sessions">
+            All sessions
+          </Link>
         </p>
       </>
     );

@@ -21,7 +21,11 @@ export function registerAdopt(program: Command): void {
         throw error;
       }
       if (!adopted) return printLine(`reqwatch already manages ${root}.`);
-      printLine(`reqwatch now manages ${root}: it writes reqwatch.json, its index and archive there, and its actions (retry, cancel, cleanup) rewrite request files.`);
-      printLine("Another program that writes these files must do so through reqwatch (the library or `reqwatch update`), or it may overwrite a change reqwatch made at the same moment.");
+      printLine(
+        `reqwatch now manages ${root}: it writes reqwatch.json, its index and archive there, and its actions (retry, cancel, cleanup) rewrite request files.`,
+      );
+      printLine(
+        "Another program that writes these files must do so through reqwatch (the library or `reqwatch update`), or it may overwrite a change reqwatch made at the same moment.",
+      );
     });
 }

@@ -11,7 +11,11 @@ export function registerCancel(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {
       stopIfTrackingOff();
-      const { report, ownership } = await withFreshTracker(command, ({ operator }) => ({ report: operator.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }), requestIds);
+      const { report, ownership } = await withFreshTracker(
+        command,
+        ({ operator }) => ({ report: operator.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),
+        requestIds,
+      );
       if (options.json) {
         printJson(report);
         return requireAllChanged(new Set(requestIds).size, report.cancelled.length, report.dryRun, "cancelled");

@@ -25,7 +25,10 @@ export function registerCleanup(program: Command): void {
         ownership: operator.ownership,
       }));
       if (options.json) return printJson(report);
-      const states = Object.entries(report.byState).map(([state, n]) => `${n} ${state}`).join(", ") || "none";
+      const states =
+        Object.entries(report.byState)
+          .map(([state, n]) => `${n} ${state}`)
+          .join(", ") || "none";
       const age = formatDuration(Date.now() - report.cutoff);
       if (report.dryRun) {
         printLine(`Would archive and delete ${report.matched} request(s) not updated for ${age} (${states}).`);

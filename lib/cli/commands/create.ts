@@ -18,7 +18,11 @@ export function registerCreate(program: Command): void {
     .option("--model <name>", "the model")
     .addOption(new Option("--state <state>", "start in this state").choices(["created", "queued", "processing"]).default("created"))
     .option("--max-attempts <n>", "how many attempts are allowed", integerFrom(1))
-    .option("--traceparent <value>", "the W3C trace context it is created in (00-<trace id>-<span id>-<flags>): its OpenTelemetry trace joins that one (default: $TRACEPARENT)", traceparent)
+    .option(
+      "--traceparent <value>",
+      "the W3C trace context it is created in (00-<trace id>-<span id>-<flags>): its OpenTelemetry trace joins that one (default: $TRACEPARENT)",
+      traceparent,
+    )
     .option("--timeout-at <time>", "deadline: epoch ms, ISO date, or +DURATION", timestamp(Date.now))
     .option("--set <key=json>", "any other field (repeatable)", assignment)
     .option("--reason <text>", "why, for the history")
@@ -31,8 +35,10 @@ export function registerCreate(program: Command): void {
         throw new UsageError(`TRACEPARENT=${given}: not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>); unset it or fix it.`);
       }
       if (given !== undefined) fields.traceparent = given;
-      const request = await withLibraryTracker(command, (tracker) =>
-        tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
+      const request = await withLibraryTracker(
+        command,
+        (tracker) =>
+          tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
         true,
       );
       if (options.json) printJson(request);

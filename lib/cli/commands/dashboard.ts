@@ -19,14 +19,29 @@ export const DEFAULT_PORT = 4600;
 export function registerDashboard(program: Command): void {
   program
     .command("dashboard")
-    .description("Serve the dashboard for the state folder on http://127.0.0.1:4600/, or the next free port when another holds it (the prebuilt pages the package carries; Ctrl-C stops it)")
+    .description(
+      "Serve the dashboard for the state folder on http://127.0.0.1:4600/, or the next free port when another holds it (the prebuilt pages the package carries; Ctrl-C stops it)",
+    )
     .summary("Serve the dashboard")
-    .option("--port <n>", `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT}, moved to the next free one when in use; a port named is never moved)`, integerBetween(1, 65535))
+    .option(
+      "--port <n>",
+      `port (default: $REQWATCH_PORT, else $PORT, else ${DEFAULT_PORT}, moved to the next free one when in use; a port named is never moved)`,
+      integerBetween(1, 65535),
+    )
     .option("--host <address>", "address to listen on (default: $REQWATCH_HOST, else 127.0.0.1; anything else prints a warning)")
     .option("--read-only", "observe the folder even if reqwatch manages it: no actions, no monitor changes")
-    .option("--otel", "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page")
-    .option("--otlp-port <port>", "receive OpenTelemetry (OTLP/HTTP: Claude Code, the Anthropic SDK, GenAI and messaging spans) on this port of the dashboard's address; 0 for any free port, off for none (default: $REQWATCH_OTLP_PORT, else 4318)")
-    .option("--agent-files <on|off>", "read Claude Code's, Codex CLI's and Gemini CLI's own session files as they write them (their folders: $REQWATCH_CLAUDE_DIR, else $CLAUDE_CONFIG_DIR, else ~/.claude; $REQWATCH_CODEX_DIR, else $CODEX_HOME, else ~/.codex; $REQWATCH_GEMINI_DIR, else $GEMINI_CLI_HOME/.gemini, else ~/.gemini), shown with the received telemetry; off for none (default: $REQWATCH_AGENT_FILES, else on)")
+    .option(
+      "--otel",
+      "also export every request lifecycle as OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables; see `reqwatch otel`); its lag and last error show on the Health page",
+    )
+    .option(
+      "--otlp-port <port>",
+      "receive OpenTelemetry (OTLP/HTTP: Claude Code, the Anthropic SDK, GenAI and messaging spans) on this port of the dashboard's address; 0 for any free port, off for none (default: $REQWATCH_OTLP_PORT, else 4318)",
+    )
+    .option(
+      "--agent-files <on|off>",
+      "read Claude Code's, Codex CLI's and Gemini CLI's own session files as they write them (their folders: $REQWATCH_CLAUDE_DIR, else $CLAUDE_CONFIG_DIR, else ~/.claude; $REQWATCH_CODEX_DIR, else $CODEX_HOME, else ~/.codex; $REQWATCH_GEMINI_DIR, else $GEMINI_CLI_HOME/.gemini, else ~/.gemini), shown with the received telemetry; off for none (default: $REQWATCH_AGENT_FILES, else on)",
+    )
     .option("--ipc-dir <path>", "a gateway's ipc folder with its response files (default: ipc/ beside the state folder, when it exists)")
     .option(
       "--source <source>",
@@ -47,11 +62,14 @@ export function registerDashboard(program: Command): void {
       const stateDir = resolveStateDirPath(named || options.defaultStateDir);
       // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.
       if (named && !fs.existsSync(stateDir)) {
-        throw new UsageError(`the state directory ${stateDir} does not exist. Check --state-dir (or ${STATE_DIR_ENV}); to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.`);
+        throw new UsageError(
+          `the state directory ${stateDir} does not exist. Check --state-dir (or ${STATE_DIR_ENV}); to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.`,
+        );
       }
       const given = options.port ?? portFromEnv();
       const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
-      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host))
+        console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
 
       if (options.otel || otelFromEnv()) otlpSettings();
       try {
@@ -71,29 +89,36 @@ export function registerDashboard(program: Command): void {
       // The default port moves to the next free one (a second dashboard, the demo beside `npm start`); a port the user named does not.
       const port = given ?? (await movedFromDefault(host));
 
-      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host)) console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host))
+        console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
       console.log(`reqwatch: state directory ${stateDir}`);
       for (const source of options.source ?? []) {
-        console.log(`reqwatch: source ${source}, ${source.endsWith("?write=1") ? "opened for writing: retry and delete where claude-mem's own recovery does the same" : "read-only"}`);
+        console.log(
+          `reqwatch: source ${source}, ${source.endsWith("?write=1") ? "opened for writing: retry and delete where claude-mem's own recovery does the same" : "read-only"}`,
+        );
       }
       // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.
-      const server = spawn(process.execPath, [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])], {
-        // The channel closes when this process dies, even by SIGKILL: the server then stops too.
-        stdio: ["inherit", "inherit", "inherit", "ipc"],
-        env: {
-          NEXT_TELEMETRY_DISABLED: "1",
-          ...process.env,
-          NODE_ENV: options.dev ? "development" : "production",
-          [STATE_DIR_ENV]: stateDir,
-          ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
-          ...(options.otlpPort !== undefined && { REQWATCH_OTLP_PORT: options.otlpPort }),
-          ...(options.agentFiles !== undefined && { REQWATCH_AGENT_FILES: options.agentFiles }),
-          ...(options.otel && { REQWATCH_OTEL: "1" }),
-          ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
-          // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.
-          ...(options.source && { REQWATCH_SOURCES: JSON.stringify(options.source) }),
+      const server = spawn(
+        process.execPath,
+        [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])],
+        {
+          // The channel closes when this process dies, even by SIGKILL: the server then stops too.
+          stdio: ["inherit", "inherit", "inherit", "ipc"],
+          env: {
+            NEXT_TELEMETRY_DISABLED: "1",
+            ...process.env,
+            NODE_ENV: options.dev ? "development" : "production",
+            [STATE_DIR_ENV]: stateDir,
+            ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
+            ...(options.otlpPort !== undefined && { REQWATCH_OTLP_PORT: options.otlpPort }),
+            ...(options.agentFiles !== undefined && { REQWATCH_AGENT_FILES: options.agentFiles }),
+            ...(options.otel && { REQWATCH_OTEL: "1" }),
+            ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
+            // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.
+            ...(options.source && { REQWATCH_SOURCES: JSON.stringify(options.source) }),
+          },
         },
-      });
+      );
       for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
       return new Promise<never>(() => {
         server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -37,13 +37,16 @@ export function registerFollow(program: Command): void {
           resolve();
         };
         // Each command's question is a file made and removed in the follower folder: its mtime says when the last one came.
-        const check = setInterval(() => {
-          const asked = fs.statSync(followerDir(reader.stateDir), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-          lastAsked = Math.max(lastAsked, asked);
-          const holder = liveFollower(reader.stateDir);
-          const another = holder !== null && holder.pid !== process.pid;
-          if (!fs.existsSync(requestsDir) || another || Date.now() - lastAsked > idleMs) stop();
-        }, Math.min(CHECK_EVERY_MS, idleMs));
+        const check = setInterval(
+          () => {
+            const asked = fs.statSync(followerDir(reader.stateDir), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+            lastAsked = Math.max(lastAsked, asked);
+            const holder = liveFollower(reader.stateDir);
+            const another = holder !== null && holder.pid !== process.pid;
+            if (!fs.existsSync(requestsDir) || another || Date.now() - lastAsked > idleMs) stop();
+          },
+          Math.min(CHECK_EVERY_MS, idleMs),
+        );
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
         // A new index is rebuilt here, on a thread of its own, while the watcher already follows. A

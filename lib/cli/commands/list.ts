@@ -18,7 +18,10 @@ export function registerList(program: Command): void {
     .option("-w, --workspace <name>", "only this workspace")
     .option("-s, --state <states>", "only these states (comma-separated or repeated)", states)
     .option("--session <sessionId>", "only this session")
-    .option("--callback-failed", "only requests whose callback delivery failed (their own, or a gateway's response file: REQWATCH_IPC_DIR, or ipc/ beside the state folder)")
+    .option(
+      "--callback-failed",
+      "only requests whose callback delivery failed (their own, or a gateway's response file: REQWATCH_IPC_DIR, or ipc/ beside the state folder)",
+    )
     .option("--created-since <when>", "created at or after: a duration ago (1h), ISO date or epoch ms", since(Date.now))
     .option("--created-before <when>", "created before", since(Date.now))
     .option("--updated-since <when>", "updated at or after", since(Date.now))
@@ -28,8 +31,19 @@ export function registerList(program: Command): void {
     .option("-n, --limit <n>", `rows per page (1-${MAX_PAGE_SIZE})`, integerBetween(1, MAX_PAGE_SIZE), 50)
     .option("--cursor <cursor>", "continue after a previous page")
     .option("--json", "print the page as JSON ({ items, nextCursor })")
-    .option("--source <source>", "list another program's queue instead, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json>, or otel for what the dashboard's OpenTelemetry receiver kept (in its id order, newest first; filters by workspace, state, session and creation time)", readableSource)
-    .addOption(new Option("--format <format>", "every request that matched when it began, each once, as CSV or JSON Lines (one snapshot of the index; --limit is the page size)").choices(EXPORT_FORMATS).conflicts(["json", "cursor"]))
+    .option(
+      "--source <source>",
+      "list another program's queue instead, read-only: claude-mem, claude-mem:<path> or sqlite:<mapping.json>, or otel for what the dashboard's OpenTelemetry receiver kept (in its id order, newest first; filters by workspace, state, session and creation time)",
+      readableSource,
+    )
+    .addOption(
+      new Option(
+        "--format <format>",
+        "every request that matched when it began, each once, as CSV or JSON Lines (one snapshot of the index; --limit is the page size)",
+      )
+        .choices(EXPORT_FORMATS)
+        .conflicts(["json", "cursor"]),
+    )
     .action(async (options, command: Command) => {
       // Its own module: the source readers load only for --source.
       if (options.source) return (await import("./listSource")).listSource(await sourceFor(command, options.source as SourceSpec | "otel"), options, command);
@@ -57,7 +71,9 @@ export function registerList(program: Command): void {
           });
         return;
       }
-      const { page, unreadable } = off ? { page: { items: [], nextCursor: null }, unreadable: [] } : await freshPage(command, { ...filter, limit: options.limit, cursor: options.cursor });
+      const { page, unreadable } = off
+        ? { page: { items: [], nextCursor: null }, unreadable: [] }
+        : await freshPage(command, { ...filter, limit: options.limit, cursor: options.cursor });
       // On stderr, so a script reading the page reads what it always did.
       for (const line of unreadableNote(unreadable)) printNote(line);
       if (options.json) return printJson(page);
@@ -65,7 +81,15 @@ export function registerList(program: Command): void {
       const now = Date.now();
       printTable(
         ["ID", "WORKSPACE", "STATE", "IN STATE", "ATTEMPT", "MODEL", "UPDATED"],
-        page.items.map((r) => [r.requestId, r.workspace, r.state, formatDuration(Math.max(0, now - r.stateSince)), String(r.attempt ?? "-"), r.model ?? "-", formatAgo(r.lastUpdatedAt, now)]),
+        page.items.map((r) => [
+          r.requestId,
+          r.workspace,
+          r.state,
+          formatDuration(Math.max(0, now - r.stateSince)),
+          String(r.attempt ?? "-"),
+          r.model ?? "-",
+          formatAgo(r.lastUpdatedAt, now),
+        ]),
       );
       if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
     });

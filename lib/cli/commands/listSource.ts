@@ -13,7 +13,9 @@ export function listSource(spec: SourceSpec, options: Record<string, unknown>, c
   if (command.getOptionValueSource("sort") === "cli") unfit.push("sort");
   if (unfit.length) {
     const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    throw new UsageError(`${unfit.map(flag).join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks or update times, lists in its id order (--order sets which way), and has no export format: --json pages through its rows with --cursor.`);
+    throw new UsageError(
+      `${unfit.map(flag).join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks or update times, lists in its id order (--order sets which way), and has no export format: --json pages through its rows with --cursor.`,
+    );
   }
   return readSourceOnce(spec, (source) => {
     const page = sourceRows(source, {
@@ -31,7 +33,15 @@ export function listSource(spec: SourceSpec, options: Record<string, unknown>, c
     const now = Date.now();
     printTable(
       ["ID", "WORKSPACE", "STATE", "IN STATE", "ATTEMPT", "CREATED", "STUCK / NOTE"],
-      page.items.map((r) => [r.requestId, r.workspace, r.state, formatDuration(Math.max(0, now - r.stateSince)), String(r.attempt ?? "-"), formatAgo(r.createdAt, now), r.stuckReason ? `stuck: ${r.stuckReason}` : (r.note ?? "-")]),
+      page.items.map((r) => [
+        r.requestId,
+        r.workspace,
+        r.state,
+        formatDuration(Math.max(0, now - r.stateSince)),
+        String(r.attempt ?? "-"),
+        formatAgo(r.createdAt, now),
+        r.stuckReason ? `stuck: ${r.stuckReason}` : (r.note ?? "-"),
+      ]),
     );
     if (page.nextCursor) printLine(`\nMore: --cursor ${page.nextCursor}`);
   });

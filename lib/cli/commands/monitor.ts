@@ -32,7 +32,9 @@ function describePass(pass: MonitorPass): string {
 export function registerMonitor(program: Command): void {
   program
     .command("monitor")
-    .description("Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers; and the retention (REQWATCH_RETENTION) on a managed folder")
+    .description(
+      "Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers; and the retention (REQWATCH_RETENTION) on a managed folder",
+    )
     .summary("Run the stuck monitor")
     .option("--once", "run one pass (and one run of the retention) and exit")
     .option("--interval <duration>", "time between passes (default 15s, or REQWATCH_MONITOR_INTERVAL)", positiveDuration)

@@ -31,7 +31,9 @@ export function registerOtel(program: Command): void {
       // Loaded only here: the OpenTelemetry packages would otherwise slow the start of every other command.
       const { startOtelExport } = await import("../../otel/otelExport");
       let lastError: string | null = null;
-      console.error(`reqwatch otel: exporting ${reader.stateDir.root} to ${tracesEndpoint}${options.fromNow ? " (from now on: on a first start, the folder's history is not sent)" : ""}`);
+      console.error(
+        `reqwatch otel: exporting ${reader.stateDir.root} to ${tracesEndpoint}${options.fromNow ? " (from now on: on a first start, the folder's history is not sent)" : ""}`,
+      );
       const exporting = startOtelExport(reader, {
         fromNow: options.fromNow,
         onError: (error) => {
@@ -42,7 +44,8 @@ export function registerOtel(program: Command): void {
           console.error("reqwatch otel: export resumed; nothing was skipped");
           lastError = null;
         },
-        onWaiting: (holder) => console.error(holder ? `reqwatch otel: ${waitingText(holder)}` : "reqwatch otel: the other exporter stopped; exporting now, from where it stopped"),
+        onWaiting: (holder) =>
+          console.error(holder ? `reqwatch otel: ${waitingText(holder)}` : "reqwatch otel: the other exporter stopped; exporting now, from where it stopped"),
       });
       const report = setInterval(() => {
         const { exported, lagMs, position } = exporting.status();

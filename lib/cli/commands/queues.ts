@@ -35,9 +35,15 @@ export function registerQueues(program: Command): void {
     .option("--reason <text>", "why, for the dashboard and the audit log")
     .action(async (workspace: string, options: { reason?: string }, command: Command) => {
       stopIfTrackingOff();
-      const outcome = await withTracker(command, ({ operator }) => operator.pause(workspace, { by: "cli", ...(options.reason !== undefined && { reason: options.reason }) }));
+      const outcome = await withTracker(command, ({ operator }) =>
+        operator.pause(workspace, { by: "cli", ...(options.reason !== undefined && { reason: options.reason }) }),
+      );
       const since = outcome.pause.pausedAt === null ? "" : ` since ${new Date(outcome.pause.pausedAt).toISOString()}`;
-      printLine(outcome.changed ? `Paused ${workspace}: workers take nothing from it until \`${reqwatchCommand("resume", [workspace])}\`.` : `${workspace} was already paused${since}.`);
+      printLine(
+        outcome.changed
+          ? `Paused ${workspace}: workers take nothing from it until \`${reqwatchCommand("resume", [workspace])}\`.`
+          : `${workspace} was already paused${since}.`,
+      );
     });
 
   program

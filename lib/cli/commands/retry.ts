@@ -17,14 +17,21 @@ export function registerRetry(program: Command): void {
     .action(async (requestIds: string[], options, command: Command) => {
       stopIfTrackingOff();
       const filtered = options.state || options.workspace;
-      const target = { ...(requestIds.length && { ids: requestIds }), ...(filtered && { filter: { states: options.state as State[] | undefined, ...(options.workspace && { workspace: options.workspace }) } }) };
+      const target = {
+        ...(requestIds.length && { ids: requestIds }),
+        ...(filtered && { filter: { states: options.state as State[] | undefined, ...(options.workspace && { workspace: options.workspace }) } }),
+      };
       try {
         checkRetryTarget(target);
       } catch (error) {
         // Refused before anything opens, as a wrong flag is: exit 2.
         throw new UsageError((error as Error).message);
       }
-      const { report, ownership } = await withFreshTracker(command, ({ operator }) => ({ report: operator.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }), requestIds.length ? requestIds : undefined);
+      const { report, ownership } = await withFreshTracker(
+        command,
+        ({ operator }) => ({ report: operator.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),
+        requestIds.length ? requestIds : undefined,
+      );
       if (options.json) {
         printJson(report);
         return requireAllChanged(new Set(requestIds).size, report.retried.length, report.dryRun, "retried");

@@ -21,7 +21,10 @@ function unwrap<T>(result: SessionResult<T>): T {
 }
 
 export function registerSession(program: Command): void {
-  const session = program.command("session").description("Session context: start, record commands and files, snapshot, show, list, reset").summary("Record and show session context");
+  const session = program
+    .command("session")
+    .description("Session context: start, record commands and files, snapshot, show, list, reset")
+    .summary("Record and show session context");
 
   session
     .command("start")
@@ -43,7 +46,15 @@ export function registerSession(program: Command): void {
     .option("--json", "print the session as JSON")
     .action(async (text: string, options, command: Command) => {
       const result = unwrap(
-        await withLibraryTracker(command, (tracker) => tracker.sessions.recordCommand({ command: text, status: options.status, workflow: options.workflow, durationSeconds: options.duration }, options.session), true),
+        await withLibraryTracker(
+          command,
+          (tracker) =>
+            tracker.sessions.recordCommand(
+              { command: text, status: options.status, workflow: options.workflow, durationSeconds: options.duration },
+              options.session,
+            ),
+          true,
+        ),
       );
       if (options.json) return printJson(result);
       printLine(`Recorded in session ${result.session_id} (${result.commands_executed?.length ?? 0} commands).`);
@@ -59,7 +70,10 @@ export function registerSession(program: Command): void {
     .action(async (file: string, options, command: Command) => {
       const { result, recorded } = await withLibraryTracker(
         command,
-        (tracker) => ({ result: unwrap(tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session)), recorded: tracker.sessions.recordedPath(file) }),
+        (tracker) => ({
+          result: unwrap(tracker.sessions.recordFile({ path: file, summary: options.summary, workflow: options.workflow }, options.session)),
+          recorded: tracker.sessions.recordedPath(file),
+        }),
         true,
       );
       if (options.json) return printJson(result);
@@ -81,11 +95,19 @@ export function registerSession(program: Command): void {
     .option("--json", "print the session as JSON")
     .action(async (options, command: Command) => {
       const result = unwrap(
-        await withLibraryTracker(command, (tracker) =>
-          tracker.sessions.updateSnapshot(
-            { activeTask: options.task, completedSteps: options.done, nextSteps: options.next, keyFiles: options.keyFile, blockingIssues: options.clearBlockers ? [] : options.blocker },
-            options.session,
-          ),
+        await withLibraryTracker(
+          command,
+          (tracker) =>
+            tracker.sessions.updateSnapshot(
+              {
+                activeTask: options.task,
+                completedSteps: options.done,
+                nextSteps: options.next,
+                keyFiles: options.keyFile,
+                blockingIssues: options.clearBlockers ? [] : options.blocker,
+              },
+              options.session,
+            ),
           true,
         ),
       );
@@ -97,7 +119,10 @@ export function registerSession(program: Command): void {
     .command("show [id]")
     .description("Show a session's context (default: the current one); --file reads another tool's session file; --source otel one received over OpenTelemetry")
     .option("--file <path>", "a session file in the common session-file shape, e.g. CLAUDE-session-state.json")
-    .option("--source <source>", "otel: a session received over OpenTelemetry (a Claude Code session.id, a GenAI conversation), as the dashboard kept it (default: the most recently active)")
+    .option(
+      "--source <source>",
+      "otel: a session received over OpenTelemetry (a Claude Code session.id, a GenAI conversation), as the dashboard kept it (default: the most recently active)",
+    )
     .option("--json", "print the session as JSON")
     .action(async (id: string | undefined, options, command: Command) => {
       stopIfTrackingOff();

@@ -25,7 +25,8 @@ function asUsage<T>(work: () => T): T {
 export function localDate(value: string): string {
   const match = /^(\d{4})-?(\d{2})-?(\d{2})$/.exec(value.trim());
   const date = match ? `${match[1]}-${match[2]}-${match[3]}` : "";
-  if (!match || Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) throw new InvalidArgumentError(`"${value}" is not a date. Use YYYY-MM-DD or YYYYMMDD, such as 2026-11-23.`);
+  if (!match || Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date)
+    throw new InvalidArgumentError(`"${value}" is not a date. Use YYYY-MM-DD or YYYYMMDD, such as 2026-11-23.`);
   return date;
 }
 

@@ -24,7 +24,6 @@ export interface ActivityOptions {
   match: WorkspaceMatch;
 }
 
-
 /**
  * The activity from `from` to `to` (ms) in points of `pointMs`, read from the rollup of width
  * `spanMs`: a range of the rollup's rows, never the steps.
@@ -37,7 +36,13 @@ export function activityRows(db: IndexDb, options: ActivityOptions): ActivityRow
     `SELECT bucket / CAST(? AS INTEGER) AS point, metric, bin, sum(n) AS n FROM activity
      WHERE span = ? AND bucket >= ? AND bucket <= ?${sql}
      GROUP BY point, metric, bin HAVING sum(n) != 0`,
-  ).all(options.pointMs / options.spanMs, options.spanMs, Math.floor(options.from / options.spanMs), Math.floor(options.to / options.spanMs), ...params) as ActivityRow[];
+  ).all(
+    options.pointMs / options.spanMs,
+    options.spanMs,
+    Math.floor(options.from / options.spanMs),
+    Math.floor(options.to / options.spanMs),
+    ...params,
+  ) as ActivityRow[];
 }
 
 /** How many requests are in each of LIVE_STATES now: the last point of the chart of states. */

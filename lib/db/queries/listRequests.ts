@@ -26,7 +26,8 @@ const INDEX_FILTERS: FilterTarget = {
   startsWith: (column, prefix) => [`${column} >= ? AND ${column} < ?`, prefix, prefixEnd(prefix)],
   text: (text) => ["rowid IN (SELECT rowid FROM requests_text WHERE requests_text MATCH ?)", searchQuery(text)],
   ids: (ids) => ["id IN (SELECT value FROM json_each(?))", JSON.stringify(ids)],
-  callbackFailed: "(callback_success = 0 OR EXISTS (SELECT 1 FROM responses r WHERE r.request_id = requests.id AND r.workspace = requests.workspace AND r.callback_success = 0))",
+  callbackFailed:
+    "(callback_success = 0 OR EXISTS (SELECT 1 FROM responses r WHERE r.request_id = requests.id AND r.workspace = requests.workspace AND r.callback_success = 0))",
 };
 
 /** Keyset paging over the index: cost depends on the page size, not on how deep the page is. */

@@ -19,7 +19,11 @@ const COLUMNS = "session_id AS sessionId, count(*) AS requests, min(created_at) 
 export function sessionsSeen(db: IndexDb, options: { ids?: readonly string[]; limit?: number } = {}): SessionSeen[] {
   if (options.ids) {
     if (!options.ids.length) return [];
-    return statement(db, `SELECT ${COLUMNS} FROM requests WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id`).all(JSON.stringify(options.ids)) as SessionSeen[];
+    return statement(db, `SELECT ${COLUMNS} FROM requests WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id`).all(
+      JSON.stringify(options.ids),
+    ) as SessionSeen[];
   }
-  return statement(db, `SELECT ${COLUMNS} FROM requests WHERE session_id IS NOT NULL GROUP BY session_id ORDER BY lastSeen DESC, session_id LIMIT ?`).all(options.limit ?? 200) as SessionSeen[];
+  return statement(db, `SELECT ${COLUMNS} FROM requests WHERE session_id IS NOT NULL GROUP BY session_id ORDER BY lastSeen DESC, session_id LIMIT ?`).all(
+    options.limit ?? 200,
+  ) as SessionSeen[];
 }

@@ -24,7 +24,8 @@ export interface StuckRow {
  * scans (requests_by_state_since, requests_deadline, requests_silent), so a pass over a healthy
  * queue of any size reads only the rows that are stuck.
  */
-const COLUMNS = "id, workspace, state, state_since, version, not_before, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at";
+const COLUMNS =
+  "id, workspace, state, state_since, version, not_before, timeout_at, heartbeat_at, claim_token, claim_pid, claim_host, claim_process_started_at";
 // No ORDER BY here: it would make SQLite walk the state_since index of every branch to merge them;
 // the few stuck rows are sorted in JS. Without statistics the planner prefers state = ? on
 // requests_by_state_since (every processing row) to the partial indexes, so they are named.
@@ -54,7 +55,11 @@ interface StuckCutoffs {
 
 /** The stuck requests, oldest first. */
 export function stuckRows(db: IndexDb, cutoffs: StuckCutoffs): StuckRow[] {
-  const rows = statement(db, STUCK_ROWS).all({ ...cutoffs, paused: JSON.stringify(cutoffs.paused), scanCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.unclaimedCutoff) }) as StuckRow[];
+  const rows = statement(db, STUCK_ROWS).all({
+    ...cutoffs,
+    paused: JSON.stringify(cutoffs.paused),
+    scanCutoff: Math.max(cutoffs.heartbeatCutoff, cutoffs.unclaimedCutoff),
+  }) as StuckRow[];
   return rows.sort((a, b) => a.state_since - b.state_since || a.id.localeCompare(b.id));
 }
 

@@ -50,7 +50,11 @@ export function listWorkers(db: IndexDb, limit = 500): WorkerRow[] {
 }
 
 /** The requests a worker left: held now, or ended by the monitor for it (released, timed out), newest first. */
-export function unfinishedBy(db: IndexDb, worker: { pid: number; host: string | null; processStartedAt: number | null }, limit = 20): { requestId: string; claimedAt: number; outcome: string | null }[] {
+export function unfinishedBy(
+  db: IndexDb,
+  worker: { pid: number; host: string | null; processStartedAt: number | null },
+  limit = 20,
+): { requestId: string; claimedAt: number; outcome: string | null }[] {
   return statement(
     db,
     `SELECT request_id AS requestId, claimed_at AS claimedAt, outcome FROM attempts

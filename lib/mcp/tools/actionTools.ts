@@ -9,7 +9,8 @@ import { ids, type McpTool, type ToolContext } from "../mcpTool";
 /** Who the audit log and the requests' histories name for what an agent did through this server. */
 const MCP_ACTOR = "mcp";
 
-const CONFIRM = "Leave out (or false) for the dry run; true, with the dryRunId the dry run returned and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
+const CONFIRM =
+  "Leave out (or false) for the dry run; true, with the dryRunId the dry run returned and the same other arguments, to act on exactly what it described (a confirmation that asks otherwise is refused).";
 
 /** Retry and cancel (the dashboard's audited bulk actions: a dry run, then a run bound to it), and cleanup's dry run. */
 export function actionTools({ operator }: ToolContext): McpTool[] {
@@ -26,7 +27,19 @@ export function actionTools({ operator }: ToolContext): McpTool[] {
         dryRunId: z.string().optional().describe("the id the dry run returned (required with confirm)"),
       },
       annotations: { destructiveHint: false, idempotentHint: true },
-      run: async ({ ids: chosen, states, workspace, confirm, dryRunId }: { ids?: string[]; states?: State[]; workspace?: string; confirm?: boolean; dryRunId?: string }) => {
+      run: async ({
+        ids: chosen,
+        states,
+        workspace,
+        confirm,
+        dryRunId,
+      }: {
+        ids?: string[];
+        states?: State[];
+        workspace?: string;
+        confirm?: boolean;
+        dryRunId?: string;
+      }) => {
         const filter = states || workspace !== undefined ? { states, ...(workspace !== undefined && { workspace }) } : undefined;
         return act(operator, { kind: "retry", ids: chosen, filter }, confirm, dryRunId);
       },
@@ -37,7 +50,8 @@ export function actionTools({ operator }: ToolContext): McpTool[] {
       description: `Cancel created, queued or processing requests: they go to failed with reason cancelled, and a worker's late result is dropped. ${CONFIRM} Audited as by mcp.`,
       inputSchema: { ids, confirm: z.boolean().optional(), dryRunId: z.string().optional().describe("the id the dry run returned (required with confirm)") },
       annotations: { destructiveHint: true },
-      run: ({ ids: chosen, confirm, dryRunId }: { ids: string[]; confirm?: boolean; dryRunId?: string }) => act(operator, { kind: "cancel", ids: chosen }, confirm, dryRunId),
+      run: ({ ids: chosen, confirm, dryRunId }: { ids: string[]; confirm?: boolean; dryRunId?: string }) =>
+        act(operator, { kind: "cancel", ids: chosen }, confirm, dryRunId),
     },
     {
       name: "cleanup_dry_run",
@@ -63,9 +77,17 @@ type ActionInput = Parameters<Operator["actions"]["dryRun"]>[0];
 async function act(operator: Operator, input: ActionInput, confirm: boolean | undefined, dryRunId: string | undefined) {
   if (!confirm) {
     const dryRun = operator.actions.dryRun(input);
-    return { dryRun: true, ...dryRun, next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and dryRunId: "${dryRun.dryRunId}".` };
+    return {
+      dryRun: true,
+      ...dryRun,
+      next: `Nothing changed. To act on exactly this, call again with the same arguments, confirm: true and dryRunId: "${dryRun.dryRunId}".`,
+    };
   }
-  if (!dryRunId) throw new ReqwatchError("BAD_INPUT", "confirm needs a dryRunId: call without confirm first, check what it would change, then confirm with the dryRunId it returned.");
+  if (!dryRunId)
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      "confirm needs a dryRunId: call without confirm first, check what it would change, then confirm with the dryRunId it returned.",
+    );
   const entry = await operator.actions.run({ ...input, dryRunId }, { by: MCP_ACTOR });
   return { dryRun: false, entry };
 }

@@ -24,8 +24,24 @@ export function recordTools({ tracker }: ToolContext): McpTool[] {
         durationSeconds: z.number().nonnegative().optional(),
         sessionId: filterFields.sessionId.optional(),
       },
-      run: ({ sessionId, workflow, durationSeconds, ...input }: { command: string; status: (typeof COMMAND_STATUSES)[number]; workflow?: string; durationSeconds?: number; sessionId?: string }) => {
-        const session = recorded(tracker.sessions.recordCommand({ ...input, ...(workflow !== undefined && { workflow }), ...(durationSeconds !== undefined && { durationSeconds }) }, sessionId));
+      run: ({
+        sessionId,
+        workflow,
+        durationSeconds,
+        ...input
+      }: {
+        command: string;
+        status: (typeof COMMAND_STATUSES)[number];
+        workflow?: string;
+        durationSeconds?: number;
+        sessionId?: string;
+      }) => {
+        const session = recorded(
+          tracker.sessions.recordCommand(
+            { ...input, ...(workflow !== undefined && { workflow }), ...(durationSeconds !== undefined && { durationSeconds }) },
+            sessionId,
+          ),
+        );
         return `Recorded in session ${session.session_id} (${session.commands_executed?.length ?? 0} commands).`;
       },
     },
@@ -33,16 +49,24 @@ export function recordTools({ tracker }: ToolContext): McpTool[] {
       name: "record_file",
       title: "Record a file change",
       description: "Record a file the agent changed, with a one-line summary, into the current session (or the one named).",
-      inputSchema: { path: z.string().min(1).max(4096), summary: z.string().max(2000).optional(), workflow: z.string().max(200).optional(), sessionId: filterFields.sessionId.optional() },
+      inputSchema: {
+        path: z.string().min(1).max(4096),
+        summary: z.string().max(2000).optional(),
+        workflow: z.string().max(200).optional(),
+        sessionId: filterFields.sessionId.optional(),
+      },
       run: ({ sessionId, summary, workflow, path }: { path: string; summary?: string; workflow?: string; sessionId?: string }) => {
-        const session = recorded(tracker.sessions.recordFile({ path, ...(summary !== undefined && { summary }), ...(workflow !== undefined && { workflow }) }, sessionId));
+        const session = recorded(
+          tracker.sessions.recordFile({ path, ...(summary !== undefined && { summary }), ...(workflow !== undefined && { workflow }) }, sessionId),
+        );
         return `Recorded in session ${session.session_id} (${Object.keys(session.files_modified ?? {}).length} files).`;
       },
     },
     {
       name: "record_snapshot",
       title: "Record where the work stands",
-      description: "Set the session's context: the current focus, completed and next steps, key files, blocking issues. Lists replace the recorded ones; leave a field out to keep it.",
+      description:
+        "Set the session's context: the current focus, completed and next steps, key files, blocking issues. Lists replace the recorded ones; leave a field out to keep it.",
       inputSchema: {
         activeTask: z.string().max(2000).nullable().optional(),
         completedSteps: z.array(z.string().max(2000)).max(200).optional(),
@@ -51,7 +75,17 @@ export function recordTools({ tracker }: ToolContext): McpTool[] {
         blockingIssues: z.array(z.string().max(2000)).max(200).optional(),
         sessionId: filterFields.sessionId.optional(),
       },
-      run: ({ sessionId, ...snapshot }: { sessionId?: string; activeTask?: string | null; completedSteps?: string[]; nextSteps?: string[]; keyFiles?: string[]; blockingIssues?: string[] }) => {
+      run: ({
+        sessionId,
+        ...snapshot
+      }: {
+        sessionId?: string;
+        activeTask?: string | null;
+        completedSteps?: string[];
+        nextSteps?: string[];
+        keyFiles?: string[];
+        blockingIssues?: string[];
+      }) => {
         const session = recorded(tracker.sessions.updateSnapshot(snapshot, sessionId));
         return `Recorded in session ${session.session_id}.`;
       },

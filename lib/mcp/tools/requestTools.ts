@@ -58,14 +58,25 @@ export function requestTools({ reader, readable }: ToolContext): McpTool[] {
         order: filterFields.order.optional(),
         limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe("rows per page (default 50)"),
         cursor: z.string().optional().describe("nextCursor of the previous page"),
-        source: sourceArg.optional().describe(`list another queue instead, read-only, in its id order: ${readable.list().join(", ")} (otel: the turns, model calls and messages received over OpenTelemetry)`),
+        source: sourceArg
+          .optional()
+          .describe(
+            `list another queue instead, read-only, in its id order: ${readable.list().join(", ")} (otel: the turns, model calls and messages received over OpenTelemetry)`,
+          ),
       },
       annotations: { readOnlyHint: true },
       run: ({ createdWithin, source, ...filters }: ListFilters & { createdWithin?: string; source?: string }) => {
-        const listed = { ...filters, ...(createdWithin !== undefined && { createdFrom: reader.options.now() - parseDuration(createdWithin, "createdWithin") }) };
+        const listed = {
+          ...filters,
+          ...(createdWithin !== undefined && { createdFrom: reader.options.now() - parseDuration(createdWithin, "createdWithin") }),
+        };
         if (source === undefined) return reader.list(listed);
         const unfit = (["callbackFailed", "sort"] as const).filter((key) => filters[key] !== undefined);
-        if (unfit.length) throw new ReqwatchError("BAD_INPUT", `${unfit.join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks and lists in its id order (order sets which way); nothing was read.`);
+        if (unfit.length)
+          throw new ReqwatchError(
+            "BAD_INPUT",
+            `${unfit.join(", ")} ${unfit.length === 1 ? "is" : "are"} not for a source: it records no callbacks and lists in its id order (order sets which way); nothing was read.`,
+          );
         return readSourceOnce(readable.resolve(source), (live) => sourceRows(live, listed, reader.options.now()));
       },
     },

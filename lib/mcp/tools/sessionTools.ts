@@ -53,7 +53,11 @@ export function sessionTools({ reader }: ToolContext): McpTool[] {
         const id = sessionId ?? reader.sessions.current();
         if (!id) return "No current session: none was updated within the expiry. Recording a command starts one.";
         const session = reader.sessions.get(id);
-        if (!session) throw new ReqwatchError("NOT_FOUND", `Session ${id} has no recorded context in the state folder (one received over OpenTelemetry is read with source: "otel"; list_sessions lists both).`);
+        if (!session)
+          throw new ReqwatchError(
+            "NOT_FOUND",
+            `Session ${id} has no recorded context in the state folder (one received over OpenTelemetry is read with source: "otel"; list_sessions lists both).`,
+          );
         return sessionSummaryLines(session, reader.options.now(), reader.options.sessionExpiryMs).join("\n");
       },
     },

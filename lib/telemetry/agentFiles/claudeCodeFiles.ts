@@ -71,7 +71,14 @@ export const claudeCodeFiles: AgentFiles<ClaudeFileState> = {
   endedMidTurn(run, state, endedAt) {
     if (!state.prompt || state.session !== run.session) return null;
     const by = `Claude Code (pid ${run.pid})`;
-    return { kind: "turn", keys: [`prompt:${state.prompt}`], service: SERVICE, session: run.session, step: { key: `ended:${run.session}:${run.pid}`, at: endedAt, name: "process ended", summary: `${by} ended mid-turn`, detail: { pid: run.pid } }, facts: { abandonedBy: by } };
+    return {
+      kind: "turn",
+      keys: [`prompt:${state.prompt}`],
+      service: SERVICE,
+      session: run.session,
+      step: { key: `ended:${run.session}:${run.pid}`, at: endedAt, name: "process ended", summary: `${by} ended mid-turn`, detail: { pid: run.pid } },
+      facts: { abandonedBy: by },
+    };
   },
 };
 
@@ -83,7 +90,14 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
   if (!Number.isFinite(at)) return { changes: [], state };
   const changes: LifecycleChange[] = [];
   const change = (step: Step, facts: Facts) =>
-    changes.push({ kind: state.agent ? "agent" : "turn", keys: [state.agent ? subagentKey(state.agent) : `prompt:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
+    changes.push({
+      kind: state.agent ? "agent" : "turn",
+      keys: [state.agent ? subagentKey(state.agent) : `prompt:${state.prompt}`],
+      service: SERVICE,
+      ...(state.session && { session: state.session }),
+      step,
+      facts,
+    });
   const key = str(o.uuid) ?? `${String(o.type)}:${at}`;
   switch (o.type) {
     case "user": {
@@ -99,19 +113,40 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
           // A subagent's task: its run begins.
           if (agent === state.agent) break;
           Object.assign(state, { agent, prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
-          change({ key: `line:${key}`, at, name: "subagent task", summary: `a task of ${text.length} characters`, detail: said({ agent_id: agent, prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" });
+          change(
+            {
+              key: `line:${key}`,
+              at,
+              name: "subagent task",
+              summary: `a task of ${text.length} characters`,
+              detail: said({ agent_id: agent, prompt_id: promptId, uuid: str(o.uuid) }),
+            },
+            { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" },
+          );
           break;
         }
         if (INTERRUPTED.test(text.trim())) {
           if (!state.prompt) break;
-          change({ key: `line:${key}`, at, name: "interrupted", summary: "the user stopped the turn", detail: {} }, { endedAt: at, failed: true, error: "interrupted by the user", waitingOn: "" });
+          change(
+            { key: `line:${key}`, at, name: "interrupted", summary: "the user stopped the turn", detail: {} },
+            { endedAt: at, failed: true, error: "interrupted by the user", waitingOn: "" },
+          );
           break;
         }
         if (promptId === state.prompt) break;
         Object.assign(state, { prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
         // A slash command: Claude Code may run it itself (its output follows) or send it to the model; it waits on neither said.
         const command = text.startsWith("<command-name>");
-        change({ key: `line:${key}`, at, name: command ? "command" : "prompt", summary: command ? text.match(/<command-name>([^<]*)<\/command-name>/)?.[1] ?? "a command" : `a prompt of ${text.length} characters`, detail: said({ prompt_id: promptId, uuid: str(o.uuid) }) }, { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: command ? "" : "the model" });
+        change(
+          {
+            key: `line:${key}`,
+            at,
+            name: command ? "command" : "prompt",
+            summary: command ? (text.match(/<command-name>([^<]*)<\/command-name>/)?.[1] ?? "a command") : `a prompt of ${text.length} characters`,
+            detail: said({ prompt_id: promptId, uuid: str(o.uuid) }),
+          },
+          { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: command ? "" : "the model" },
+        );
         break;
       }
       if (!state.prompt) break;
@@ -124,9 +159,24 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
         const failed = result.is_error === true;
         const text = clip(textOf(result.content).trim(), RESULT_KEPT);
         const durationMs = asked ? Math.max(0, at - asked.at) : undefined;
-        const fields: PartFields = { ...(asked && { name: asked.name }), ...(durationMs !== undefined && { durationMs }), success: !failed, ...(failed && { error: text || "failed" }) };
-        const step: Step = { key: `line:${key}:${id}`, at, ...(asked && { startAt: asked.at }), name: "tool result", summary: join(asked?.name, failed ? `failed${text ? `: ${text}` : ""}` : "ok", ms(durationMs)), detail: said({ tool_use_id: id, tool_name: asked?.name, success: !failed, duration_ms: durationMs, result: text || undefined }) };
-        change(step, { part: { kind: "tool", id, at, fields }, waitingOn: Object.keys(tools).length > 0 ? `tool ${Object.values(tools)[0]!.name}` : "the model" });
+        const fields: PartFields = {
+          ...(asked && { name: asked.name }),
+          ...(durationMs !== undefined && { durationMs }),
+          success: !failed,
+          ...(failed && { error: text || "failed" }),
+        };
+        const step: Step = {
+          key: `line:${key}:${id}`,
+          at,
+          ...(asked && { startAt: asked.at }),
+          name: "tool result",
+          summary: join(asked?.name, failed ? `failed${text ? `: ${text}` : ""}` : "ok", ms(durationMs)),
+          detail: said({ tool_use_id: id, tool_name: asked?.name, success: !failed, duration_ms: durationMs, result: text || undefined }),
+        };
+        change(step, {
+          part: { kind: "tool", id, at, fields },
+          waitingOn: Object.keys(tools).length > 0 ? `tool ${Object.values(tools)[0]!.name}` : "the model",
+        });
       }
       state.tools = tools;
       break;
@@ -138,8 +188,16 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
     case "system": {
       if (o.subtype === "local_command" && state.prompt && !state.agent) {
         // A slash command Claude Code ran itself (/cost, /usage): its output is the turn's answer; no model was asked.
-        const output = clip(String(o.content ?? "").replace(/^<local-command-stdout>|<\/local-command-stdout>$/g, "").trim(), TEXT_KEPT);
-        change({ key: `line:${key}`, at, name: "local command", summary: `an output of ${output.length} characters`, detail: {} }, { answeredAt: at, output, waitingOn: "" });
+        const output = clip(
+          String(o.content ?? "")
+            .replace(/^<local-command-stdout>|<\/local-command-stdout>$/g, "")
+            .trim(),
+          TEXT_KEPT,
+        );
+        change(
+          { key: `line:${key}`, at, name: "local command", summary: `an output of ${output.length} characters`, detail: {} },
+          { answeredAt: at, output, waitingOn: "" },
+        );
         break;
       }
       if (o.subtype !== "api_error" || !state.prompt) break;
@@ -151,7 +209,17 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
       const next = failedAttempt !== undefined && retryInMs !== undefined ? failedAttempt + 1 : state.attempt;
       state.attempt = next;
       change(
-        { key: `line:${key}`, at, name: "api error", summary: join(clip(text, RESULT_KEPT), failedAttempt !== undefined && `attempt ${failedAttempt}${num(o.maxRetries) !== undefined ? ` of ${num(o.maxRetries)! + 1}` : ""}`, retryInMs !== undefined && `retrying in ${ms(retryInMs)}`), detail: said({ status, error: clip(text, RESULT_KEPT), request_id: str(error?.requestId), attempt: failedAttempt, retry_in_ms: retryInMs }) },
+        {
+          key: `line:${key}`,
+          at,
+          name: "api error",
+          summary: join(
+            clip(text, RESULT_KEPT),
+            failedAttempt !== undefined && `attempt ${failedAttempt}${num(o.maxRetries) !== undefined ? ` of ${num(o.maxRetries)! + 1}` : ""}`,
+            retryInMs !== undefined && `retrying in ${ms(retryInMs)}`,
+          ),
+          detail: said({ status, error: clip(text, RESULT_KEPT), request_id: str(error?.requestId), attempt: failedAttempt, retry_in_ms: retryInMs }),
+        },
         { error: text, attempt: next, waitingOn: "the model" },
       );
       break;
@@ -167,9 +235,21 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
         const text = clip(textOf(message?.content).trim() || str(o.error) || "the API failed", TEXT_KEPT);
         const status = num(o.apiErrorStatus);
         Object.assign(state, { callSentAt: null, attempt: 1 });
-        const fields: PartFields = { success: false, error: text, ...(attempt > 1 && { attempt }), ...(sentAt !== null && { durationMs: Math.max(0, at - sentAt) }) };
+        const fields: PartFields = {
+          success: false,
+          error: text,
+          ...(attempt > 1 && { attempt }),
+          ...(sentAt !== null && { durationMs: Math.max(0, at - sentAt) }),
+        };
         change(
-          { key: `line:${key}`, at, ...(sentAt !== null && { startAt: sentAt }), name: "model call", summary: join(`failed: ${clip(text, RESULT_KEPT)}`, attempt > 1 && `${attempt} attempts`), detail: said({ request_id: requestId, status, attempt, error: text }) },
+          {
+            key: `line:${key}`,
+            at,
+            ...(sentAt !== null && { startAt: sentAt }),
+            name: "model call",
+            summary: join(`failed: ${clip(text, RESULT_KEPT)}`, attempt > 1 && `${attempt} attempts`),
+            detail: said({ request_id: requestId, status, attempt, error: text }),
+          },
           { exhausted: true, error: text, ...(attempt > 1 && { attempt }), waitingOn: "", part: { kind: "call", id: requestId, at, fields } },
         );
         break;
@@ -187,14 +267,42 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
         success: true,
       };
       const uses = content.filter((block) => block.type === "tool_use" && str(block.id));
-      const text = content.filter((block) => block.type === "text").map((block) => String(block.text ?? "")).join("\n");
+      const text = content
+        .filter((block) => block.type === "text")
+        .map((block) => String(block.text ?? ""))
+        .join("\n");
       // An answer: the model said something and asked for no tool (its stop reason, where written, agrees).
       const answered = uses.length === 0 && message?.stop_reason !== "tool_use" && content.some((block) => block.type === "text");
       const facts: Facts = { succeeded: true, ...(fields.model && { model: fields.model }), part: { kind: "call", id: requestId, at, fields } };
       if (answered) Object.assign(facts, { answeredAt: at, output: clip(text, TEXT_KEPT), waitingOn: "" });
       Object.assign(state, { callSentAt: null, attempt: 1 });
       change(
-        { key: `line:${key}`, at, ...(sentAt !== null && { startAt: sentAt }), name: "model call", summary: join(fields.model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`, (fields.cacheReadTokens ?? 0) > 0 && `${fields.cacheReadTokens} cache read`, (fields.cacheWriteTokens ?? 0) > 0 && `${fields.cacheWriteTokens} cache write`, ms(fields.durationMs), attempt > 1 && `${attempt} attempts`, str(message?.stop_reason) && `stop: ${str(message?.stop_reason)}`), detail: said({ request_id: requestId, model: fields.model, input_tokens: fields.inputTokens, output_tokens: fields.outputTokens, cache_read_tokens: fields.cacheReadTokens, cache_creation_tokens: fields.cacheWriteTokens, duration_ms: fields.durationMs, attempt: attempt > 1 ? attempt : undefined, stop_reason: str(message?.stop_reason) }) },
+        {
+          key: `line:${key}`,
+          at,
+          ...(sentAt !== null && { startAt: sentAt }),
+          name: "model call",
+          summary: join(
+            fields.model,
+            `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`,
+            (fields.cacheReadTokens ?? 0) > 0 && `${fields.cacheReadTokens} cache read`,
+            (fields.cacheWriteTokens ?? 0) > 0 && `${fields.cacheWriteTokens} cache write`,
+            ms(fields.durationMs),
+            attempt > 1 && `${attempt} attempts`,
+            str(message?.stop_reason) && `stop: ${str(message?.stop_reason)}`,
+          ),
+          detail: said({
+            request_id: requestId,
+            model: fields.model,
+            input_tokens: fields.inputTokens,
+            output_tokens: fields.outputTokens,
+            cache_read_tokens: fields.cacheReadTokens,
+            cache_creation_tokens: fields.cacheWriteTokens,
+            duration_ms: fields.durationMs,
+            attempt: attempt > 1 ? attempt : undefined,
+            stop_reason: str(message?.stop_reason),
+          }),
+        },
         facts,
       );
       const tools = { ...state.tools };
@@ -203,7 +311,10 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
         const name = str(use.name) ?? "?";
         tools[id] = { at, name };
         const input = inputSummary(name, obj(use.input));
-        change({ key: `line:${key}:${id}`, at, name: `tool ${name}`, summary: join("asked for", input), detail: said({ tool_use_id: id, tool_name: name, input }) }, { part: { kind: "tool", id, at, fields: { name } }, waitingOn: `tool ${name}` });
+        change(
+          { key: `line:${key}:${id}`, at, name: `tool ${name}`, summary: join("asked for", input), detail: said({ tool_use_id: id, tool_name: name, input }) },
+          { part: { kind: "tool", id, at, fields: { name } }, waitingOn: `tool ${name}` },
+        );
       }
       const open = Object.entries(tools);
       state.tools = Object.fromEntries(open.slice(Math.max(0, open.length - OPEN_TOOLS_KEPT)));
@@ -216,7 +327,8 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
 /** What a tool was asked to do, in a line: a command, a file, a pattern. */
 function inputSummary(name: string, input: Json | undefined): string | undefined {
   if (!input) return undefined;
-  const said = str(input.command) ?? str(input.file_path) ?? str(input.path) ?? str(input.pattern) ?? str(input.url) ?? str(input.query) ?? str(input.description);
+  const said =
+    str(input.command) ?? str(input.file_path) ?? str(input.path) ?? str(input.pattern) ?? str(input.url) ?? str(input.query) ?? str(input.description);
   if (said === undefined) return undefined;
   return clip(name === "Bash" && str(input.command) ? `$ ${said}` : said, RESULT_KEPT);
 }
@@ -248,7 +360,13 @@ function runs(folder: string): AgentRun[] {
       const pid = num(said.pid);
       const session = str(said.sessionId);
       if (pid === undefined || !session) continue;
-      found.push({ pid, session, busy: said.status === "busy", liveness: livenessOf(pid, str(said.procStart), str(said.pidDomain)), lastSeenAt: Math.max(num(said.updatedAt) ?? 0, num(said.statusUpdatedAt) ?? 0, stat.mtimeMs) });
+      found.push({
+        pid,
+        session,
+        busy: said.status === "busy",
+        liveness: livenessOf(pid, str(said.procStart), str(said.pidDomain)),
+        lastSeenAt: Math.max(num(said.updatedAt) ?? 0, num(said.statusUpdatedAt) ?? 0, stat.mtimeMs),
+      });
     } catch {
       // Being written, or removed, at this moment: the next look reads it.
     }
@@ -279,6 +397,9 @@ function hostDomain(): { machine: string | null; namespace: string | null } {
       return null;
     }
   };
-  host = { machine: read(() => fs.readFileSync("/etc/machine-id", "utf8").trim()), namespace: read(() => /\[(\d+)\]/.exec(fs.readlinkSync("/proc/self/ns/pid"))?.[1] ?? "") || null };
+  host = {
+    machine: read(() => fs.readFileSync("/etc/machine-id", "utf8").trim()),
+    namespace: read(() => /\[(\d+)\]/.exec(fs.readlinkSync("/proc/self/ns/pid"))?.[1] ?? "") || null,
+  };
   return host;
 }

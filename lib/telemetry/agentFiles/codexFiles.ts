@@ -55,7 +55,20 @@ export const codexFiles: AgentFiles<CodexFileState> = {
     // No process was ever seen holding its file: the run ended before reqwatch looked.
     const pid = run.pid !== null && run.pid > 0 ? run.pid : null;
     const by = pid !== null ? `Codex CLI (pid ${pid})` : NO_HOLDER;
-    return { kind: "turn", keys: [`turn:${state.turn}`], service: SERVICE, session: run.session, step: { key: `ended:${run.session}:${state.turn}`, at: pid !== null ? endedAt : (state.lastAt ?? endedAt), name: "process ended", summary: pid !== null ? `${by} ended mid-turn` : "no task_complete, and no Codex process holds its file", detail: said({ pid: pid ?? undefined }) }, facts: { abandonedBy: by } };
+    return {
+      kind: "turn",
+      keys: [`turn:${state.turn}`],
+      service: SERVICE,
+      session: run.session,
+      step: {
+        key: `ended:${run.session}:${state.turn}`,
+        at: pid !== null ? endedAt : (state.lastAt ?? endedAt),
+        name: "process ended",
+        summary: pid !== null ? `${by} ended mid-turn` : "no task_complete, and no Codex process holds its file",
+        detail: said({ pid: pid ?? undefined }),
+      },
+      facts: { abandonedBy: by },
+    };
   },
 };
 
@@ -73,7 +86,8 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
   // Its ordinal where Codex writes one; else its time and what it tells of (an item's, a response's id), so two lines of one millisecond stay two.
   const ordinal = num(o.ordinal);
   const key = `line:${state.session ?? "?"}:${ordinal ?? `${at}:${str(obj(payload.item)?.id) ?? str(payload.response_id) ?? str(payload.id) ?? ""}`}:${String(payload.type ?? o.type)}`;
-  const change = (step: Step, facts: Facts) => changes.push({ kind: "turn", keys: [`turn:${state.turn}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
+  const change = (step: Step, facts: Facts) =>
+    changes.push({ kind: "turn", keys: [`turn:${state.turn}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
   const type = str(payload.type);
   switch (o.type) {
     case "session_meta":
@@ -87,7 +101,10 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
         const turn = str(payload.turn_id);
         if (!turn) break;
         Object.assign(state, { turn, callSentAt: at, tools: {} });
-        change({ key, at, name: "task started", summary: "a turn began", detail: said({ turn_id: turn }) }, { startedAt: at, processingAt: at, waitingOn: "the model" });
+        change(
+          { key, at, name: "task started", summary: "a turn began", detail: said({ turn_id: turn }) },
+          { startedAt: at, processingAt: at, waitingOn: "the model" },
+        );
         break;
       }
       if (!state.turn) break;
@@ -95,7 +112,10 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
         const item = obj(payload.item);
         if (item?.type === "UserMessage") {
           const text = (Array.isArray(item.content) ? item.content : []).map((part) => str(obj(part)?.text) ?? "").join("\n");
-          change({ key, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: {} }, { prompt: clip(text, PROMPT_KEPT), ...(state.model && { model: state.model }) });
+          change(
+            { key, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: {} },
+            { prompt: clip(text, PROMPT_KEPT), ...(state.model && { model: state.model }) },
+          );
           // The turn its telemetry tells of too, should its turn's span (which names it) never come.
           if (state.session) changes.at(-1)!.promptSent = { by: "files", session: state.session, at };
         } else if (item?.type === "CommandExecution") {
@@ -114,9 +134,27 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
           const failed = item.status !== "completed" || (exit !== undefined && exit !== 0);
           const output = clip(String(item.aggregated_output ?? "").trim(), RESULT_KEPT);
           const error = failed ? `exit ${exit ?? "?"}${output ? `: ${output}` : ""}` : undefined;
-          const fields: PartFields = { name: asked?.name ?? "command", ...(durationMs !== undefined && { durationMs }), success: !failed, ...(error && { error }) };
+          const fields: PartFields = {
+            name: asked?.name ?? "command",
+            ...(durationMs !== undefined && { durationMs }),
+            success: !failed,
+            ...(error && { error }),
+          };
           change(
-            { key: `${key}:${id}`, at, ...(asked && { startAt: asked.at }), name: "tool result", summary: join(asked?.name, command && `$ ${clip(command, RESULT_KEPT)}`, failed ? `failed, exit ${exit ?? "?"}` : "ok", ms(durationMs), output && `output ${output}`), detail: said({ call_id: id, command, exit_code: exit, duration_ms: durationMs, command_duration_ms: commandMs, output: output || undefined }) },
+            {
+              key: `${key}:${id}`,
+              at,
+              ...(asked && { startAt: asked.at }),
+              name: "tool result",
+              summary: join(
+                asked?.name,
+                command && `$ ${clip(command, RESULT_KEPT)}`,
+                failed ? `failed, exit ${exit ?? "?"}` : "ok",
+                ms(durationMs),
+                output && `output ${output}`,
+              ),
+              detail: said({ call_id: id, command, exit_code: exit, duration_ms: durationMs, command_duration_ms: commandMs, output: output || undefined }),
+            },
             { part: { kind: "tool", id, at, fields }, waitingOn: Object.keys(tools).length > 0 ? `tool ${Object.values(tools)[0]!.name}` : "the model" },
           );
         }
@@ -129,7 +167,10 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
       }
       if (type === "turn_aborted") {
         const reason = str(payload.reason) ?? "aborted";
-        change({ key, at, name: "turn aborted", summary: reason, detail: said({ reason }) }, { endedAt: at, failed: true, error: `aborted: ${reason}`, waitingOn: "" });
+        change(
+          { key, at, name: "turn aborted", summary: reason, detail: said({ reason }) },
+          { endedAt: at, failed: true, error: `aborted: ${reason}`, waitingOn: "" },
+        );
         state.turn = null;
         break;
       }
@@ -138,9 +179,22 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
         const durationMs = num(payload.duration_ms);
         // A turn Codex gave up on (its retries of the API exhausted) completes with the error it printed.
         const failure = obj(payload.error);
-        const error = failure ? `${str(failure.message) ?? "Codex failed"}${str(failure.codex_error_info) ? ` (${str(failure.codex_error_info)})` : ""}` : undefined;
+        const error = failure
+          ? `${str(failure.message) ?? "Codex failed"}${str(failure.codex_error_info) ? ` (${str(failure.codex_error_info)})` : ""}`
+          : undefined;
         change(
-          { key, at, ...(durationMs !== undefined && { startAt: at - durationMs }), name: "task complete", summary: join(durationMs !== undefined && `took ${ms(durationMs)}`, output && `an answer of ${output.length} characters`, error && `failed: ${clip(error, RESULT_KEPT)}`), detail: said({ turn_id: state.turn, duration_ms: durationMs, time_to_first_token_ms: num(payload.time_to_first_token_ms), error }) },
+          {
+            key,
+            at,
+            ...(durationMs !== undefined && { startAt: at - durationMs }),
+            name: "task complete",
+            summary: join(
+              durationMs !== undefined && `took ${ms(durationMs)}`,
+              output && `an answer of ${output.length} characters`,
+              error && `failed: ${clip(error, RESULT_KEPT)}`,
+            ),
+            detail: said({ turn_id: state.turn, duration_ms: durationMs, time_to_first_token_ms: num(payload.time_to_first_token_ms), error }),
+          },
           { endedAt: at, ...(output !== undefined && { output: clip(output, TEXT_KEPT) }), ...(error && { failed: true, error }), waitingOn: "" },
         );
         Object.assign(state, { turn: null, callSentAt: null, tools: {} });
@@ -156,7 +210,10 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
         const input = argumentsSummary(payload.arguments ?? payload.input);
         const open = Object.entries({ ...state.tools, [id]: { at, name } });
         state.tools = Object.fromEntries(open.slice(Math.max(0, open.length - OPEN_TOOLS_KEPT)));
-        change({ key: `${key}:${id}`, at, name: `tool ${name}`, summary: join("asked for", input), detail: said({ call_id: id, tool_name: name, input }) }, { part: { kind: "tool", id, at, fields: { name } }, waitingOn: `tool ${name}` });
+        change(
+          { key: `${key}:${id}`, at, name: `tool ${name}`, summary: join("asked for", input), detail: said({ call_id: id, tool_name: name, input }) },
+          { part: { kind: "tool", id, at, fields: { name } }, waitingOn: `tool ${name}` },
+        );
       } else if (type === "function_call_output" || type === "custom_tool_call_output") {
         const id = str(payload.call_id);
         // The next model call carries it back: it is sent from here.
@@ -168,7 +225,17 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
         state.tools = tools;
         const output = clip(typeof payload.output === "string" ? payload.output.trim() : JSON.stringify(payload.output ?? ""), RESULT_KEPT);
         const durationMs = Math.max(0, at - asked.at);
-        change({ key: `${key}:${id}`, at, startAt: asked.at, name: "tool result", summary: join(asked.name, "done", ms(durationMs)), detail: said({ call_id: id, output: output || undefined, duration_ms: durationMs }) }, { part: { kind: "tool", id, at, fields: { name: asked.name, durationMs, success: true } }, waitingOn: "the model" });
+        change(
+          {
+            key: `${key}:${id}`,
+            at,
+            startAt: asked.at,
+            name: "tool result",
+            summary: join(asked.name, "done", ms(durationMs)),
+            detail: said({ call_id: id, output: output || undefined, duration_ms: durationMs }),
+          },
+          { part: { kind: "tool", id, at, fields: { name: asked.name, durationMs, success: true } }, waitingOn: "the model" },
+        );
       } else if (type === "message" && payload.role === "assistant") {
         const text = (Array.isArray(payload.content) ? payload.content : []).map((part) => str(obj(part)?.text) ?? "").join("\n");
         if (text) change({ key, at, name: "answer", summary: `an answer of ${text.length} characters`, detail: {} }, { output: clip(text, TEXT_KEPT) });
@@ -197,8 +264,34 @@ function mapLine(line: unknown, before: CodexFileState): { changes: LifecycleCha
       };
       state.callSentAt = null;
       change(
-        { key, at, ...(sentAt !== null && { startAt: sentAt }), name: "model call", summary: join(fields.model, `${fields.inputTokens} in / ${fields.outputTokens} out`, cached > 0 && `${cached} cached`, fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`, ms(fields.durationMs)), detail: said({ response_id: id, model: fields.model, input_tokens: input, cached_input_tokens: cached, output_tokens: fields.outputTokens, reasoning_output_tokens: fields.reasoningTokens, duration_ms: fields.durationMs }) },
-        { succeeded: true, ...(fields.model && { model: fields.model }), part: { kind: "call", id, at, fields }, waitingOn: Object.keys(state.tools).length > 0 ? `tool ${Object.values(state.tools)[0]!.name}` : "the model" },
+        {
+          key,
+          at,
+          ...(sentAt !== null && { startAt: sentAt }),
+          name: "model call",
+          summary: join(
+            fields.model,
+            `${fields.inputTokens} in / ${fields.outputTokens} out`,
+            cached > 0 && `${cached} cached`,
+            fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`,
+            ms(fields.durationMs),
+          ),
+          detail: said({
+            response_id: id,
+            model: fields.model,
+            input_tokens: input,
+            cached_input_tokens: cached,
+            output_tokens: fields.outputTokens,
+            reasoning_output_tokens: fields.reasoningTokens,
+            duration_ms: fields.durationMs,
+          }),
+        },
+        {
+          succeeded: true,
+          ...(fields.model && { model: fields.model }),
+          part: { kind: "call", id, at, fields },
+          waitingOn: Object.keys(state.tools).length > 0 ? `tool ${Object.values(state.tools)[0]!.name}` : "the model",
+        },
       );
       break;
     }

@@ -230,14 +230,27 @@ export class AgentFileFollower<S> {
         // A file of the history last written before what is kept: followed from its end. One that
         // appeared since is new, whatever its time says (a copy keeps its original's; a clock moves).
         const old = !position && this.history?.has(file) === true && stat.mtimeMs < this.now() - this.options.keepMs;
-        position = { path: file, agent: agent.name, dev: stat.dev, ino: stat.ino, offset: old ? stat.size : 0, skipping: false, state: JSON.stringify(agent.emptyState()), session: null, lines: 0, malformed: 0, oversized: 0, readAt: this.now() };
+        position = {
+          path: file,
+          agent: agent.name,
+          dev: stat.dev,
+          ino: stat.ino,
+          offset: old ? stat.size : 0,
+          skipping: false,
+          state: JSON.stringify(agent.emptyState()),
+          session: null,
+          lines: 0,
+          malformed: 0,
+          oversized: 0,
+          readAt: this.now(),
+        };
         if (old) {
           store.keepFileRead({ changes: [], position });
           this.positions.set(file, position);
           return;
         }
       }
-      for (let more = true; more && !this.closed; ) {
+      for (let more = true; more && !this.closed;) {
         if (!replaced && position!.offset === stat.size) return;
         const read = readLines(fd, position!, stat.size, this.options.bounds ?? LINE_BOUNDS);
         this.mostHeld = Math.max(this.mostHeld, read.held);
@@ -289,7 +302,8 @@ export class AgentFileFollower<S> {
     if (agent.openTurn && ![...this.positions.values()].some((position) => this.leftOpen(position))) return;
     // Compared with files' modification times: the machine's clock, not the injected one.
     const listedAt = Date.now();
-    const files = () => [...this.positions.values()].map((position) => ({ path: position.path, session: position.session, state: JSON.parse(position.state) as S }));
+    const files = () =>
+      [...this.positions.values()].map((position) => ({ path: position.path, session: position.session, state: JSON.parse(position.state) as S }));
     const listed = agent.runs(folder, files);
     if (agent.openTurn) return this.checkHeld(listed, listedAt);
     for (const told of listed) {
@@ -306,14 +320,21 @@ export class AgentFileFollower<S> {
       // Its file read to its end first, so the open turn is the one it was in.
       for (const position of [...this.positions.values()].filter((position) => position.session === run.session)) this.readFile(position.path);
       // Its own transcript (`<session>.jsonl`), not a subagent's beside it.
-      const latest = [...this.positions.values()].filter((position) => position.session === run.session).sort((a, b) => Number(path.basename(b.path) === `${run.session}.jsonl`) - Number(path.basename(a.path) === `${run.session}.jsonl`) || b.readAt - a.readAt)[0];
+      const latest = [...this.positions.values()]
+        .filter((position) => position.session === run.session)
+        .sort(
+          (a, b) => Number(path.basename(b.path) === `${run.session}.jsonl`) - Number(path.basename(a.path) === `${run.session}.jsonl`) || b.readAt - a.readAt,
+        )[0];
       if (!latest) continue;
       const lastWrite = statMtime(latest.path);
       const endedAt = this.seenAlive.has(id) ? this.now() : Math.max(run.lastSeenAt, lastWrite);
       const change = agent.endedMidTurn(run, JSON.parse(latest.state) as S, endedAt);
       this.ended.add(id);
       if (!change) continue;
-      this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position: latest }, this.now());
+      this.options.store.keepFileRead(
+        { changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position: latest },
+        this.now(),
+      );
     }
   }
 
@@ -352,14 +373,22 @@ export class AgentFileFollower<S> {
       this.endedFiles.set(position.path, position.offset);
       const endedAt = pid > 0 ? this.now() : lastWrite;
       const change = agent.endedMidTurn!({ pid, session, busy: true, liveness: "gone", lastSeenAt: lastWrite }, JSON.parse(position.state) as S, endedAt);
-      if (change) this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position }, this.now());
+      if (change)
+        this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position }, this.now());
     }
   }
 
   status(): FollowStatus {
     const all = [...this.positions.values()];
     const sum = (field: "lines" | "malformed" | "oversized") => all.reduce((total, position) => total + position[field], 0);
-    return { folder: this.options.folder, files: all.length, lines: sum("lines"), malformed: sum("malformed"), oversized: sum("oversized"), mostHeld: this.mostHeld };
+    return {
+      folder: this.options.folder,
+      files: all.length,
+      lines: sum("lines"),
+      malformed: sum("malformed"),
+      oversized: sum("oversized"),
+      mostHeld: this.mostHeld,
+    };
   }
 
   async close(): Promise<void> {

@@ -74,7 +74,20 @@ export const geminiFiles: AgentFiles<GeminiFileState> = {
     // Gemini CLI writes no pid: it is known only when the follower saw its process running.
     const by = run.pid !== null ? `Gemini CLI (pid ${run.pid})` : "Gemini CLI (pid unknown)";
     const summary = run.pid !== null ? `${by} ended mid-turn` : "no answer, and no Gemini CLI process runs in its project";
-    return { kind: "turn", keys: [`message:${state.prompt}`], service: SERVICE, session: run.session, step: { key: `ended:${run.session}:${run.pid ?? state.prompt}`, at: endedAt, name: "process ended", summary, detail: said({ pid: run.pid ?? undefined }) }, facts: { abandonedBy: by } };
+    return {
+      kind: "turn",
+      keys: [`message:${state.prompt}`],
+      service: SERVICE,
+      session: run.session,
+      step: {
+        key: `ended:${run.session}:${run.pid ?? state.prompt}`,
+        at: endedAt,
+        name: "process ended",
+        summary,
+        detail: said({ pid: run.pid ?? undefined }),
+      },
+      facts: { abandonedBy: by },
+    };
   },
 };
 
@@ -93,7 +106,8 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
   const at = Date.parse(String(o.timestamp ?? ""));
   if (!id || !Number.isFinite(at)) return { changes: [], state };
   const changes: LifecycleChange[] = [];
-  const change = (step: Step, facts: Facts) => changes.push({ kind: "turn", keys: [`message:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
+  const change = (step: Step, facts: Facts) =>
+    changes.push({ kind: "turn", keys: [`message:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
   switch (o.type) {
     case "user": {
       const content = list(o.content);
@@ -105,7 +119,10 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
       if (id === state.prompt) break;
       const text = textOf(o.content);
       Object.assign(state, { prompt: id, promptAt: at, lastAt: at, calls: {}, tools: {}, answered: false, resumed: false });
-      change({ key: `line:${id}`, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: said({ message_id: id }) }, { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" });
+      change(
+        { key: `line:${id}`, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: said({ message_id: id }) },
+        { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" },
+      );
       // Its telemetry names the prompt by its prompt id and process, which the file does not carry: the same turn by its session and when it was sent.
       if (state.session) changes.at(-1)!.promptSent = { by: "files", session: state.session, at };
       break;
@@ -139,15 +156,32 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
           at,
           ...(fields.durationMs !== undefined && { startAt: at - fields.durationMs }),
           name: "model call",
-          summary: join(model, tokens && `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached ? ` (${cached} cached)` : ""}`, ms(fields.durationMs)),
-          detail: said({ message_id: id, model, input_tokens: fields.inputTokens, output_tokens: fields.outputTokens, cached_tokens: cached, thoughts_tokens: num(tokens?.thoughts) }),
+          summary: join(
+            model,
+            tokens && `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached ? ` (${cached} cached)` : ""}`,
+            ms(fields.durationMs),
+          ),
+          detail: said({
+            message_id: id,
+            model,
+            input_tokens: fields.inputTokens,
+            output_tokens: fields.outputTokens,
+            cached_tokens: cached,
+            thoughts_tokens: num(tokens?.thoughts),
+          }),
         };
         calls[id] = tokens !== undefined;
         const answer = text.trim() !== "" && toolCalls.length === 0;
         if (answer) state.answered = true;
         // A message with no text asked for tools: Gemini CLI writes them (toolCalls) only once they ran.
         const waitingOn = answer ? "" : toolCalls.length === 0 && text.trim() === "" ? "its tools" : "the model";
-        change(step, { processingAt: at, ...(model && { model }), ...(answer ? { succeeded: true, answeredAt: at, output: clip(text, TEXT_KEPT) } : {}), waitingOn, part: { kind: "call", id: `message:${id}`, at, fields } });
+        change(step, {
+          processingAt: at,
+          ...(model && { model }),
+          ...(answer ? { succeeded: true, answeredAt: at, output: clip(text, TEXT_KEPT) } : {}),
+          waitingOn,
+          part: { kind: "call", id: `message:${id}`, at, fields },
+        });
       }
       // A text the model said before asking for tools was no answer: the turn goes on.
       if (toolCalls.length > 0) state.answered = false;
@@ -166,8 +200,23 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
         const stepAt = Number.isFinite(doneAt) ? doneAt : at;
         const waiting = toolCalls.find((other) => !["success", "error", "cancelled"].includes(String(other.status)));
         change(
-          { key: `line:${id}:${callId}:${status}`, at: stepAt, ...(durationMs !== undefined && { startAt: at }), name: `tool ${name}`, summary: join(status === "success" ? "ok" : failed ? `${status}: ${error}` : status, argsOf(call), ms(durationMs)), detail: said({ tool_call_id: callId, tool_name: name, status, duration_ms: durationMs, result: output ?? error }) },
-          { waitingOn: waiting ? `tool ${String(waiting.name)}` : "the model", part: { kind: "tool", id: callId, at: stepAt, fields: { toldBy: "files", name, ...(durationMs !== undefined && { durationMs }), ...(done && { success: !failed }), ...(error && { error }) } } },
+          {
+            key: `line:${id}:${callId}:${status}`,
+            at: stepAt,
+            ...(durationMs !== undefined && { startAt: at }),
+            name: `tool ${name}`,
+            summary: join(status === "success" ? "ok" : failed ? `${status}: ${error}` : status, argsOf(call), ms(durationMs)),
+            detail: said({ tool_call_id: callId, tool_name: name, status, duration_ms: durationMs, result: output ?? error }),
+          },
+          {
+            waitingOn: waiting ? `tool ${String(waiting.name)}` : "the model",
+            part: {
+              kind: "tool",
+              id: callId,
+              at: stepAt,
+              fields: { toldBy: "files", name, ...(durationMs !== undefined && { durationMs }), ...(done && { success: !failed }), ...(error && { error }) },
+            },
+          },
         );
       }
       state.calls = bounded(calls);
@@ -194,7 +243,13 @@ function gaveUpOn(set: Json | undefined, state: GeminiFileState): { changes: Lif
     keys: [`message:${state.prompt}`],
     service: SERVICE,
     ...(state.session && { session: state.session }),
-    step: { key: `line:${state.prompt}:gave-up`, at: endedAt, name: "gave up", summary: "the prompt was taken out of the CLI's history, unanswered", detail: said({ message_id: state.prompt }) },
+    step: {
+      key: `line:${state.prompt}:gave-up`,
+      at: endedAt,
+      name: "gave up",
+      summary: "the prompt was taken out of the CLI's history, unanswered",
+      detail: said({ message_id: state.prompt }),
+    },
     facts: { endedAt, failed: true, unsaidError: GAVE_UP, waitingOn: "" },
   };
   return { changes: [change], state: { ...state, prompt: null, lastAt: endedAt } };
@@ -262,7 +317,10 @@ function real(folder: string): string {
 function geminiProcesses(folder: string): { pid: number; cwd: string }[] | null {
   let pids: number[];
   try {
-    pids = fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number);
+    pids = fs
+      .readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
   } catch {
     return null;
   }
@@ -271,7 +329,12 @@ function geminiProcesses(folder: string): { pid: number; cwd: string }[] | null 
     try {
       const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, 4);
       if (!args.some((arg) => /(^|\/)(gemini|gemini\.js)$/.test(arg) || arg.includes("@google/gemini-cli/"))) continue;
-      const env = new Map(fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] as const));
+      const env = new Map(
+        fs
+          .readFileSync(`/proc/${pid}/environ`, "utf8")
+          .split("\0")
+          .map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] as const),
+      );
       const home = env.get("GEMINI_CLI_HOME") || env.get("HOME");
       if (!home || real(path.resolve(home, ".gemini")) !== folder) continue;
       const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");

@@ -161,7 +161,7 @@ export function readMarkedLines(fd: number, from: ReadPoint, size: number, marks
     }
     if (marks.atStart?.length) {
       const head = marks.startBytes ?? 256;
-      for (let start = 0; start <= last; ) {
+      for (let start = 0; start <= last;) {
         const end = buffer.indexOf(NEWLINE, start);
         const begins = buffer.subarray(start, Math.min(end, start + head));
         if (marks.atStart.some((mark) => begins.includes(mark)) && !hits.some((hit) => hit >= start && hit < end)) keepLine(start, end);

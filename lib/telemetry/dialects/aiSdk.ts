@@ -32,7 +32,15 @@ function aiSdkSpan(span: SpanRecord): LifecycleChange | null {
       kind: "call",
       summary: [name, outcome.failed ? `failed: ${outcome.error}` : "ok", ms].join(", "),
       detail: { operation, tool: name, call_id: stringAttr(a, "ai.toolCall.id") ?? null },
-      facts: { ...endFacts(span, outcome), part: { kind: "tool", id: stringAttr(a, "ai.toolCall.id") ?? span.spanId, at: span.endMs, fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) } } },
+      facts: {
+        ...endFacts(span, outcome),
+        part: {
+          kind: "tool",
+          id: stringAttr(a, "ai.toolCall.id") ?? span.spanId,
+          at: span.endMs,
+          fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) },
+        },
+      },
     });
   }
   const match = /^ai\.(generateText|streamText|generateObject|streamObject|embed|embedMany)(?:\.(doGenerate|doStream|doEmbed))?$/.exec(operation);
@@ -42,23 +50,45 @@ function aiSdkSpan(span: SpanRecord): LifecycleChange | null {
   const model = stringAttr(a, "ai.response.model") ?? stringAttr(a, "ai.model.id");
   const finishReasons = textList(a["ai.response.finishReason"]);
   // A generation ends with a finish reason; one that ends without one, and without an error, was given up on (a stream aborted).
-  const unfinished = !embedding && finishReasons.length === 0 && span.status.code !== "error" && span.events.every((event) => event.name !== "exception") ? UNFINISHED_CALL : undefined;
+  const unfinished =
+    !embedding && finishReasons.length === 0 && span.status.code !== "error" && span.events.every((event) => event.name !== "exception")
+      ? UNFINISHED_CALL
+      : undefined;
   const outcome = spanOutcome(span, finishReasons, unfinished);
   if (provider === undefined) {
     const prompt = promptOf(stringAttr(a, "ai.prompt"));
     const output = stringAttr(a, "ai.response.text");
     return spanChange(span, {
       kind: embedding ? "call" : "agent",
-      summary: [model, outcome.failed && `failed: ${outcome.error}`, ms, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`].filter(Boolean).join(", "),
-      detail: { operation, function_id: stringAttr(a, "ai.telemetry.functionId") ?? null, provider: stringAttr(a, "ai.model.provider") ?? null, finish_reasons: finishReasons, ...(outcome.error && { error: outcome.error }) },
-      facts: { ...endFacts(span, outcome), enclosing: true, ...(model && { model }), ...(prompt !== undefined && { prompt }), ...(output !== undefined && { output }) },
+      summary: [model, outcome.failed && `failed: ${outcome.error}`, ms, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`]
+        .filter(Boolean)
+        .join(", "),
+      detail: {
+        operation,
+        function_id: stringAttr(a, "ai.telemetry.functionId") ?? null,
+        provider: stringAttr(a, "ai.model.provider") ?? null,
+        finish_reasons: finishReasons,
+        ...(outcome.error && { error: outcome.error }),
+      },
+      facts: {
+        ...endFacts(span, outcome),
+        enclosing: true,
+        ...(model && { model }),
+        ...(prompt !== undefined && { prompt }),
+        ...(output !== undefined && { output }),
+      },
     });
   }
   const inputTokens = numberAttr(a, "ai.usage.inputTokens") ?? numberAttr(a, "ai.usage.promptTokens") ?? numberAttr(a, "ai.usage.tokens");
   const outputTokens = numberAttr(a, "ai.usage.outputTokens") ?? numberAttr(a, "ai.usage.completionTokens");
   const cacheReadTokens = numberAttr(a, "ai.usage.inputTokenDetails.cacheReadTokens") ?? numberAttr(a, "ai.usage.cachedInputTokens");
   const cacheWriteTokens = numberAttr(a, "ai.usage.inputTokenDetails.cacheWriteTokens");
-  const usage = { ...(inputTokens !== undefined && { inputTokens }), ...(outputTokens !== undefined && { outputTokens }), ...(cacheReadTokens !== undefined && { cacheReadTokens }), ...(cacheWriteTokens !== undefined && { cacheWriteTokens }) };
+  const usage = {
+    ...(inputTokens !== undefined && { inputTokens }),
+    ...(outputTokens !== undefined && { outputTokens }),
+    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
+    ...(cacheWriteTokens !== undefined && { cacheWriteTokens }),
+  };
   return spanChange(
     span,
     callChange(span, {

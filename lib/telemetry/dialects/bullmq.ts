@@ -22,7 +22,10 @@ const HOUSEKEEPING = new Set(["close", "startStalledCheckTimer", "moveStalledJob
 
 export const bullmq: Dialect = {
   name: "bullmq",
-  recognises: (record) => record.signal === "span" && stringAttr(record.attributes, "bullmq.queue.name") !== undefined && stringAttr(record.attributes, "bullmq.queue.operation") !== undefined,
+  recognises: (record) =>
+    record.signal === "span" &&
+    stringAttr(record.attributes, "bullmq.queue.name") !== undefined &&
+    stringAttr(record.attributes, "bullmq.queue.operation") !== undefined,
   map: (record) => (record.signal === "span" ? bullmqSpan(record) : null),
   // Asked only of what mapped to no job: a stalled-jobs check that found none, a getNextJob that took none, a worker closing.
   knows: (record) => HOUSEKEEPING.has(stringAttr(record.attributes, "bullmq.queue.operation") ?? ""),
@@ -33,7 +36,13 @@ function bullmqSpan(span: SpanRecord): LifecycleChange | LifecycleChange[] | nul
   if (operation === "moveStalledJobsToWait") return stalledJobs(span);
   const id = stringAttr(span.attributes, "bullmq.job.id");
   if (id === undefined) return null;
-  const told = CREATE.has(operation) ? added(span) : operation === "process" ? attempt(span) : operation === "getNextJob" ? taken(span) : ended(span, operation);
+  const told = CREATE.has(operation)
+    ? added(span)
+    : operation === "process"
+      ? attempt(span)
+      : operation === "getNextJob"
+        ? taken(span)
+        : ended(span, operation);
   return job(span, id, told);
 }
 
@@ -48,7 +57,11 @@ interface Told {
 const ms = (span: SpanRecord) => `${Math.round(span.endMs - span.startMs)} ms`;
 
 function added(span: SpanRecord): Told {
-  return { name: "add", summary: `into ${stringAttr(span.attributes, "bullmq.queue.name")!}, ${ms(span)}`, facts: { startedAt: span.startMs, queuedAt: span.endMs } };
+  return {
+    name: "add",
+    summary: `into ${stringAttr(span.attributes, "bullmq.queue.name")!}, ${ms(span)}`,
+    facts: { startedAt: span.startMs, queuedAt: span.endMs },
+  };
 }
 
 /** A worker took it (only a worker's own `getNextJob` call says so: its main loop takes jobs without a span). */
@@ -71,13 +84,19 @@ function attempt(span: SpanRecord): Told {
   const completed = span.events.find((event) => event.name === "job completed");
   if (completed) {
     const result = stringAttr(completed.attributes, "bullmq.job.result");
-    return { name, summary: `completed, ${ms(span)}`, detail, facts: { ...facts, endedAt: span.endMs, succeeded: true, ...(result !== undefined && { output: result }) } };
+    return {
+      name,
+      summary: `completed, ${ms(span)}`,
+      detail,
+      facts: { ...facts, endedAt: span.endMs, succeeded: true, ...(result !== undefined && { output: result }) },
+    };
   }
   const reason =
     stringAttr(span.events.find((event) => event.name === "job failed")?.attributes ?? {}, "bullmq.job.failed.reason") ??
     stringAttr(span.events.find((event) => event.name === "exception")?.attributes ?? {}, "exception.message") ??
     (span.status.code === "error" ? span.status.message || "failed" : undefined);
-  if (reason !== undefined) return { name, summary: `failed: ${reason}, ${ms(span)}`, detail: { ...detail, error: reason }, facts: { ...facts, error: reason } };
+  if (reason !== undefined)
+    return { name, summary: `failed: ${reason}, ${ms(span)}`, detail: { ...detail, error: reason }, facts: { ...facts, error: reason } };
   return { name, summary: `ended without an outcome, ${ms(span)}`, detail, facts };
 }
 
@@ -103,7 +122,9 @@ function stalledJobs(span: SpanRecord): LifecycleChange[] {
   const listed = span.attributes["bullmq.worker.stalled.jobs"];
   const ids = new Set([...fromEvents, ...(Array.isArray(listed) ? listed : [])].filter((id): id is string => typeof id === "string" && id !== ""));
   const worker = stringAttr(span.attributes, "bullmq.worker.name") ?? stringAttr(span.attributes, "bullmq.worker.id");
-  return [...ids].map((id) => job(span, id, { name: "stalled", summary: `its worker stopped holding it; back to waiting${worker ? ` (found by worker ${worker})` : ""}`, facts: {} }));
+  return [...ids].map((id) =>
+    job(span, id, { name: "stalled", summary: `its worker stopped holding it; back to waiting${worker ? ` (found by worker ${worker})` : ""}`, facts: {} }),
+  );
 }
 
 function job(span: SpanRecord, id: string, told: Told): LifecycleChange {
@@ -115,7 +136,14 @@ function job(span: SpanRecord, id: string, told: Told): LifecycleChange {
     keys: [`message:bullmq/${queue}/${id}`],
     service: queue,
     traceId: span.traceId,
-    step: spanStep(span, told.name, `${jobName ? `${jobName} ` : ""}#${id} ${told.summary}`, { system: "bullmq", queue, job: id, ...(jobName && { name: jobName }), operation, ...told.detail }),
+    step: spanStep(span, told.name, `${jobName ? `${jobName} ` : ""}#${id} ${told.summary}`, {
+      system: "bullmq",
+      queue,
+      job: id,
+      ...(jobName && { name: jobName }),
+      operation,
+      ...told.detail,
+    }),
     facts: told.facts,
   };
 }

@@ -57,14 +57,42 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       const prompt = stringAttr(a, "prompt");
       facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }) };
       const unjoined = !promptId && !log.traceId ? UNJOINED : "";
-      made = step(prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)${unjoined}` : `a prompt of ${prompt.length} characters${unjoined}`);
+      made = step(
+        prompt === undefined
+          ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)${unjoined}`
+          : `a prompt of ${prompt.length} characters${unjoined}`,
+      );
       break;
     }
     case "api_request": {
       const fields = callFields(a);
       const durationMs = numberAttr(a, "duration_ms");
-      facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, succeeded: true, ...(model && { model }), ...(requestId && { part: { kind: "call", id: requestId, at: log.atMs, fields: { ...fields, success: true } } }) };
-      made = step(join(model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`, usd(fields.costUsd), ms(durationMs), fields.ttftMs !== undefined && `first token ${ms(fields.ttftMs)}`), { model, request_id: requestId, input_tokens: fields.inputTokens, output_tokens: fields.outputTokens, cache_read_tokens: fields.cacheReadTokens, cache_creation_tokens: fields.cacheWriteTokens, cost_usd: fields.costUsd, duration_ms: durationMs, ttft_ms: fields.ttftMs });
+      facts = {
+        processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs,
+        succeeded: true,
+        ...(model && { model }),
+        ...(requestId && { part: { kind: "call", id: requestId, at: log.atMs, fields: { ...fields, success: true } } }),
+      };
+      made = step(
+        join(
+          model,
+          `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`,
+          usd(fields.costUsd),
+          ms(durationMs),
+          fields.ttftMs !== undefined && `first token ${ms(fields.ttftMs)}`,
+        ),
+        {
+          model,
+          request_id: requestId,
+          input_tokens: fields.inputTokens,
+          output_tokens: fields.outputTokens,
+          cache_read_tokens: fields.cacheReadTokens,
+          cache_creation_tokens: fields.cacheWriteTokens,
+          cost_usd: fields.costUsd,
+          duration_ms: durationMs,
+          ttft_ms: fields.ttftMs,
+        },
+      );
       if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
       break;
     }
@@ -72,14 +100,35 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       const status = numberAttr(a, "status_code");
       const attempt = numberAttr(a, "attempt");
       const error = join(status !== undefined && String(status), stringAttr(a, "error"));
-      facts = { error, ...(attempt !== undefined && { attempt }), ...(requestId && { part: { kind: "call", id: requestId, at: log.atMs, fields: { ...(model && { model }), ...(attempt !== undefined && { attempt }), success: false, error } } }) };
-      made = step(join(error, attempt !== undefined && `attempt ${attempt}`), { status_code: status, error: stringAttr(a, "error"), attempt, request_id: requestId, model });
+      facts = {
+        error,
+        ...(attempt !== undefined && { attempt }),
+        ...(requestId && {
+          part: {
+            kind: "call",
+            id: requestId,
+            at: log.atMs,
+            fields: { ...(model && { model }), ...(attempt !== undefined && { attempt }), success: false, error },
+          },
+        }),
+      };
+      made = step(join(error, attempt !== undefined && `attempt ${attempt}`), {
+        status_code: status,
+        error: stringAttr(a, "error"),
+        attempt,
+        request_id: requestId,
+        model,
+      });
       break;
     }
     case "api_retries_exhausted": {
       const attempts = numberAttr(a, "total_attempts");
       const error = join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error"));
-      facts = { exhausted: true, error: `${error || "failed"}${attempts !== undefined ? ` after ${attempts} attempts` : ""}`, ...(attempts !== undefined && { attempt: attempts }) };
+      facts = {
+        exhausted: true,
+        error: `${error || "failed"}${attempts !== undefined ? ` after ${attempts} attempts` : ""}`,
+        ...(attempts !== undefined && { attempt: attempts }),
+      };
       made = step(facts.error!, { total_attempts: attempts, total_retry_duration_ms: numberAttr(a, "total_retry_duration_ms"), model });
       break;
     }
@@ -91,7 +140,13 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
     }
     case "tool_decision": {
       const tool = stringAttr(a, "tool_name");
-      made = step(join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`), { tool_name: tool, decision: stringAttr(a, "decision"), source: stringAttr(a, "source"), tool_use_id: stringAttr(a, "tool_use_id"), tool_parameters: stringAttr(a, "tool_parameters") });
+      made = step(join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`), {
+        tool_name: tool,
+        decision: stringAttr(a, "decision"),
+        source: stringAttr(a, "source"),
+        tool_use_id: stringAttr(a, "tool_use_id"),
+        tool_parameters: stringAttr(a, "tool_parameters"),
+      });
       facts = {};
       break;
     }
@@ -102,14 +157,43 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
       const success = booleanAttr(a, "success");
       const durationMs = numberAttr(a, "duration_ms");
       const error = success === false ? (stringAttr(a, "error") ?? "failed") : undefined;
-      facts = id ? { part: { kind: "tool", id, at: log.atMs, fields: { ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) } } } : {};
-      made = step(join(tool, success === false ? `failed${error && error !== "failed" ? `: ${error}` : ""}` : "ok", ms(durationMs)), { tool_name: tool, tool_use_id: id, success, duration_ms: durationMs, tool_input: stringAttr(a, "tool_input"), error });
+      facts = id
+        ? {
+            part: {
+              kind: "tool",
+              id,
+              at: log.atMs,
+              fields: {
+                ...(tool && { name: tool }),
+                ...(durationMs !== undefined && { durationMs }),
+                ...(success !== undefined && { success }),
+                ...(error && { error }),
+              },
+            },
+          }
+        : {};
+      made = step(join(tool, success === false ? `failed${error && error !== "failed" ? `: ${error}` : ""}` : "ok", ms(durationMs)), {
+        tool_name: tool,
+        tool_use_id: id,
+        success,
+        duration_ms: durationMs,
+        tool_input: stringAttr(a, "tool_input"),
+        error,
+      });
       if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
     }
   }
   const agent = stringAttr(a, "agent_id");
   if (agent) return { kind: "agent", keys: [subagentKey(agent)], service: service(log.origin.resource), ...(session && { session }), step: made, facts };
-  return { kind: "turn", keys, service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), step: made, facts };
+  return {
+    kind: "turn",
+    keys,
+    service: service(log.origin.resource),
+    ...(session && { session }),
+    ...(log.traceId && { traceId: log.traceId }),
+    step: made,
+    facts,
+  };
 }
 
 /**
@@ -126,7 +210,8 @@ function turnKeys(log: LogRecord, name: string, promptId: string | undefined, se
 }
 
 /** Said of a prompt sent with neither its prompt.id nor a trace: why nothing after it shows on its page (and why it may read as stuck). */
-const UNJOINED = "; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped";
+const UNJOINED =
+  "; sent without its prompt.id or a trace, so the events after it cannot be told apart from other prompts' and are counted on Health as unmapped";
 
 /**
  * A subagent's run, as Claude Code's own files name it (`subagent:<agentId>`, ../agentFiles/claudeCodeFiles.ts):
@@ -159,7 +244,13 @@ function callFields(a: Attributes): PartFields {
 function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
   const a = span.attributes;
   const session = stringAttr(a, "session.id") ?? stringAttr(a, "gen_ai.conversation.id");
-  const step = (name: string, summary: string): Step => spanStep(span, name, summary, { span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(span.status.code === "error" && { status: span.status.message || "error" }) });
+  const step = (name: string, summary: string): Step =>
+    spanStep(span, name, summary, {
+      span: span.name,
+      span_id: span.spanId,
+      duration_ms: Math.round(span.endMs - span.startMs),
+      ...(span.status.code === "error" && { status: span.status.message || "error" }),
+    });
   let facts: Facts;
   let made: Step;
   let extra: Step[] = [];
@@ -173,7 +264,13 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
         made = step("inner turn", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
         break;
       }
-      facts = { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, ...(failed && { failed, error: span.status.message || "the turn failed" }), ...(prompt !== undefined && { prompt }) };
+      facts = {
+        startedAt: span.startMs,
+        processingAt: span.startMs,
+        endedAt: span.endMs,
+        ...(failed && { failed, error: span.status.message || "the turn failed" }),
+        ...(prompt !== undefined && { prompt }),
+      };
       made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
       break;
     }
@@ -183,11 +280,36 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
       const requestId = stringAttr(a, "request_id") ?? stringAttr(a, "gen_ai.response.id") ?? `span-${span.spanId}`;
       const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
       const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
-      const error = success ? undefined : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
+      const error = success
+        ? undefined
+        : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
       // A subagent's run has no interaction span to end it: its call that answered (asked for no tool) does, as its file's answer does.
-      const answered = success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
-      facts = { processingAt: span.startMs, ...(success && { succeeded: true }), ...(answered && { answeredAt: span.endMs }), ...(fields.model && { model: fields.model }), ...(attempt !== undefined && { attempt }), ...(error && { error }), part: { kind: "call", id: requestId, at: span.endMs, fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) } } };
-      made = step("model call", join(fields.model, success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`, ms(span.endMs - span.startMs), attempt !== undefined && attempt > 1 && `${attempt} attempts`, stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`));
+      const answered =
+        success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
+      facts = {
+        processingAt: span.startMs,
+        ...(success && { succeeded: true }),
+        ...(answered && { answeredAt: span.endMs }),
+        ...(fields.model && { model: fields.model }),
+        ...(attempt !== undefined && { attempt }),
+        ...(error && { error }),
+        part: {
+          kind: "call",
+          id: requestId,
+          at: span.endMs,
+          fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) },
+        },
+      };
+      made = step(
+        "model call",
+        join(
+          fields.model,
+          success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`,
+          ms(span.endMs - span.startMs),
+          attempt !== undefined && attempt > 1 && `${attempt} attempts`,
+          stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`,
+        ),
+      );
       made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
       extra = attemptSteps(span, success ? undefined : error);
       break;
@@ -196,15 +318,36 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
       const tool = stringAttr(a, "tool_name") ?? stringAttr(a, "gen_ai.tool.name");
       const id = stringAttr(a, "tool_use_id") ?? `span-${span.spanId}`;
       const failed = span.status.code === "error";
-      facts = { part: { kind: "tool", id, at: span.endMs, fields: { ...(tool && { name: tool }), durationMs: span.endMs - span.startMs, ...(failed && { success: false, error: span.status.message || "failed" }) } } };
-      made = step(`tool ${tool ?? "?"}`, join(failed ? `failed: ${span.status.message || "error"}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`));
+      facts = {
+        part: {
+          kind: "tool",
+          id,
+          at: span.endMs,
+          fields: {
+            ...(tool && { name: tool }),
+            durationMs: span.endMs - span.startMs,
+            ...(failed && { success: false, error: span.status.message || "failed" }),
+          },
+        },
+      };
+      made = step(
+        `tool ${tool ?? "?"}`,
+        join(
+          failed ? `failed: ${span.status.message || "error"}` : "done",
+          ms(span.endMs - span.startMs),
+          stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`,
+        ),
+      );
       // The tool's use id, as its decision and result events carry it: the turn's page draws the three as one tool.
       made.detail = { ...made.detail, tool_use_id: id };
       break;
     }
     case "claude_code.tool.blocked_on_user":
       facts = {};
-      made = step("waited for permission", join(stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`, ms(span.endMs - span.startMs)));
+      made = step(
+        "waited for permission",
+        join(stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`, ms(span.endMs - span.startMs)),
+      );
       break;
     case "claude_code.tool.execution":
       facts = {};
@@ -215,7 +358,17 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
   }
   const agent = stringAttr(a, "agent_id");
   const change = (step: Step, stepFacts: Facts): LifecycleChange =>
-    agent ? { kind: "agent", keys: [subagentKey(agent)], service: service(span.origin.resource), ...(session && { session }), step, facts: stepFacts } : { kind: "turn", keys: [`trace:${span.traceId}`], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts: stepFacts };
+    agent
+      ? { kind: "agent", keys: [subagentKey(agent)], service: service(span.origin.resource), ...(session && { session }), step, facts: stepFacts }
+      : {
+          kind: "turn",
+          keys: [`trace:${span.traceId}`],
+          service: service(span.origin.resource),
+          ...(session && { session }),
+          traceId: span.traceId,
+          step,
+          facts: stepFacts,
+        };
   return [change(made, facts), ...extra.map((attemptStep) => change(attemptStep, {}))];
 }
 
@@ -234,6 +387,14 @@ function attemptSteps(span: SpanRecord, lastError: string | undefined): Step[] {
     const last = i === marks.length - 1;
     const endMs = last ? span.endMs : marks[i + 1]!.atMs;
     const outcome = !last ? "failed, retried (its status is not exported)" : lastError ? `failed: ${lastError}` : "answered";
-    return { key: `span:${span.spanId}:attempt:${number}`, at: endMs, startAt: mark.atMs, parentKey: `span:${span.spanId}`, name: `attempt ${number}`, summary: join(outcome, ms(endMs - mark.atMs)), detail: { attempt: number, ...(!last || lastError ? { failed: true } : {}), ...(last && lastError && { error: lastError }) } };
+    return {
+      key: `span:${span.spanId}:attempt:${number}`,
+      at: endMs,
+      startAt: mark.atMs,
+      parentKey: `span:${span.spanId}`,
+      name: `attempt ${number}`,
+      summary: join(outcome, ms(endMs - mark.atMs)),
+      detail: { attempt: number, ...(!last || lastError ? { failed: true } : {}), ...(last && lastError && { error: lastError }) },
+    };
   });
 }

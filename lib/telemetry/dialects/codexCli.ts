@@ -60,7 +60,13 @@ function codexLog(log: LogRecord): LifecycleChange | null {
     case "user_prompt": {
       const prompt = stringAttr(a, "prompt");
       facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }), ...(model && { model }) };
-      made = step(String(log.atMs), prompt === undefined ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with log_user_prompt = true)` : `a prompt of ${prompt.length} characters`, { prompt_length: numberAttr(a, "prompt_length"), model });
+      made = step(
+        String(log.atMs),
+        prompt === undefined
+          ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with log_user_prompt = true)`
+          : `a prompt of ${prompt.length} characters`,
+        { prompt_length: numberAttr(a, "prompt_length"), model },
+      );
       break;
     }
     case "api_request": {
@@ -70,17 +76,40 @@ function codexLog(log: LogRecord): LifecycleChange | null {
       const failed = stringAttr(a, "error.message") !== undefined || status === undefined || status >= 400;
       const error = failed ? join(status !== undefined && String(status), stringAttr(a, "error.message")) || "failed" : undefined;
       // Without its traces (a config with only `exporter`), a 200 is the last sign of a turn's answer: it completes it until anything later arrives.
-      facts = { processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs, attempt, ...(model && { model }), ...(failed ? { error } : { succeeded: true, answeredAt: log.atMs }) };
+      facts = {
+        processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs,
+        attempt,
+        ...(model && { model }),
+        ...(failed ? { error } : { succeeded: true, answeredAt: log.atMs }),
+      };
       // With traces, a call is its answer's span (handle_responses, with the tokens); without, the attempt that was answered.
-      if (!log.traceId && !failed) facts.part = { kind: "call", id: `${session}:${log.atMs}`, at: log.atMs, fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true } };
+      if (!log.traceId && !failed)
+        facts.part = {
+          kind: "call",
+          id: `${session}:${log.atMs}`,
+          at: log.atMs,
+          fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true },
+        };
       // With traces, the call's answer is a span of its own: a timeline draws each attempt in the bar of the answer that follows it (a turn makes one call at a time).
-      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), { status_code: status, error: stringAttr(a, "error.message"), attempt, duration_ms: durationMs, endpoint: stringAttr(a, "endpoint"), model, ...(log.traceId && { attempt_of_next_answer: true }) });
+      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), {
+        status_code: status,
+        error: stringAttr(a, "error.message"),
+        attempt,
+        duration_ms: durationMs,
+        endpoint: stringAttr(a, "endpoint"),
+        model,
+        ...(log.traceId && { attempt_of_next_answer: true }),
+      });
       break;
     }
     case "tool_decision": {
       const tool = stringAttr(a, "tool_name");
       facts = {};
-      made = step(stringAttr(a, "call_id") ?? String(log.atMs), join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`), { tool_name: tool, decision: stringAttr(a, "decision"), source: stringAttr(a, "source"), call_id: stringAttr(a, "call_id") });
+      made = step(
+        stringAttr(a, "call_id") ?? String(log.atMs),
+        join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`),
+        { tool_name: tool, decision: stringAttr(a, "decision"), source: stringAttr(a, "source"), call_id: stringAttr(a, "call_id") },
+      );
       break;
     }
     default: {
@@ -90,14 +119,40 @@ function codexLog(log: LogRecord): LifecycleChange | null {
       const success = booleanAttr(a, "success");
       const output = stringAttr(a, "output");
       const error = success === false ? (output?.slice(0, 500) ?? "failed") : undefined;
-      const fields: PartFields = { ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) };
+      const fields: PartFields = {
+        ...(tool && { name: tool }),
+        ...(durationMs !== undefined && { durationMs }),
+        ...(success !== undefined && { success }),
+        ...(error && { error }),
+      };
       facts = id ? { part: { kind: "tool", id, at: log.atMs, fields } } : {};
-      made = step(id ?? String(log.atMs), join(tool, success === false ? "failed" : "ok", ms(durationMs), stringAttr(a, "arguments") && `args ${stringAttr(a, "arguments")!.slice(0, 200)}`), { tool_name: tool, call_id: id, success, duration_ms: durationMs, arguments: stringAttr(a, "arguments"), output: output?.slice(0, 2000), mcp_server: stringAttr(a, "mcp_server") || undefined });
+      made = step(
+        id ?? String(log.atMs),
+        join(tool, success === false ? "failed" : "ok", ms(durationMs), stringAttr(a, "arguments") && `args ${stringAttr(a, "arguments")!.slice(0, 200)}`),
+        {
+          tool_name: tool,
+          call_id: id,
+          success,
+          duration_ms: durationMs,
+          arguments: stringAttr(a, "arguments"),
+          output: output?.slice(0, 2000),
+          mcp_server: stringAttr(a, "mcp_server") || undefined,
+        },
+      );
     }
   }
   // Its prompt, in a turn its traces name: the turn its files tell of too, once its span names it (by `turn:<id>`), or, should that never come (a run killed, or exited on an error), by when the prompt was sent.
   const sent = name === "user_prompt" && log.traceId && session ? { promptSent: { by: "telemetry" as const, session, at: log.atMs } } : {};
-  return { kind: "turn", keys: [lifecycle], service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), ...sent, step: made, facts };
+  return {
+    kind: "turn",
+    keys: [lifecycle],
+    service: service(log.origin.resource),
+    ...(session && { session }),
+    ...(log.traceId && { traceId: log.traceId }),
+    ...sent,
+    step: made,
+    facts,
+  };
 }
 
 /** The log events that tell of a turn. */
@@ -114,14 +169,29 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
   const a = span.attributes;
   const failed = span.status.code === "error";
   const step = (name: string, summary: string, detail: Record<string, unknown> = {}): Step =>
-    spanStep(span, name, summary, said({ span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), ...(failed && { status: span.status.message || "error" }), ...detail }));
+    spanStep(
+      span,
+      name,
+      summary,
+      said({
+        span: span.name,
+        span_id: span.spanId,
+        duration_ms: Math.round(span.endMs - span.startMs),
+        ...(failed && { status: span.status.message || "error" }),
+        ...detail,
+      }),
+    );
   const model = stringAttr(a, "model");
   let facts: Facts;
   let made: Step;
   if (span.name === "session_task.turn") {
     const error = failed ? span.status.message || "the turn failed" : undefined;
     facts = { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, ...(failed && { failed, error }), ...(model && { model }) };
-    made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${error}`), { turn_id: stringAttr(a, "turn.id"), model, ...turnUsage(a) });
+    made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${error}`), {
+      turn_id: stringAttr(a, "turn.id"),
+      model,
+      ...turnUsage(a),
+    });
   } else if (span.name === "handle_responses" && numberAttr(a, "gen_ai.usage.input_tokens") !== undefined) {
     // The model's answer completed (response.completed), with what it used: OpenAI's input tokens include the cached ones, kept apart here as Claude Code's are.
     const input = numberAttr(a, "gen_ai.usage.input_tokens") ?? 0;
@@ -139,8 +209,26 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
       toldBy: "telemetry",
     };
     // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
-    facts = { ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }), part: { kind: "call", id: span.spanId, at: span.endMs, fields } };
-    made = step("model call", join(`${fields.inputTokens} in / ${fields.outputTokens} out`, cached > 0 && `${cached} cached`, fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`, failed && `failed: ${span.status.message || "error"}`), { input_tokens: input, cached_input_tokens: cached, output_tokens: fields.outputTokens, reasoning_output_tokens: fields.reasoningTokens, reasoning_effort: stringAttr(a, "codex.request.reasoning_effort") });
+    facts = {
+      ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }),
+      part: { kind: "call", id: span.spanId, at: span.endMs, fields },
+    };
+    made = step(
+      "model call",
+      join(
+        `${fields.inputTokens} in / ${fields.outputTokens} out`,
+        cached > 0 && `${cached} cached`,
+        fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`,
+        failed && `failed: ${span.status.message || "error"}`,
+      ),
+      {
+        input_tokens: input,
+        cached_input_tokens: cached,
+        output_tokens: fields.outputTokens,
+        reasoning_output_tokens: fields.reasoningTokens,
+        reasoning_effort: stringAttr(a, "codex.request.reasoning_effort"),
+      },
+    );
   } else if (span.name === "handle_response_stream_error") {
     // Codex then reconnects, or gives up when its stream retries are spent: the span does not say which.
     facts = {};
@@ -149,19 +237,44 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
     const tool = stringAttr(a, "tool_name") ?? span.name;
     const aborted = booleanAttr(a, "aborted") === true;
     const error = failed ? span.status.message || "failed" : aborted ? "aborted" : undefined;
-    facts = { part: { kind: "tool", id: stringAttr(a, "call_id")!, at: span.endMs, fields: { name: tool, durationMs: span.endMs - span.startMs, ...(error && { success: false, error }) } } };
-    made = step(`tool ${tool}`, join(error ? `failed: ${error}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "tool_source") && `from ${stringAttr(a, "tool_source")}`), { tool_name: tool, call_id: stringAttr(a, "call_id"), tool_source: stringAttr(a, "tool_source") });
+    facts = {
+      part: {
+        kind: "tool",
+        id: stringAttr(a, "call_id")!,
+        at: span.endMs,
+        fields: { name: tool, durationMs: span.endMs - span.startMs, ...(error && { success: false, error }) },
+      },
+    };
+    made = step(
+      `tool ${tool}`,
+      join(error ? `failed: ${error}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "tool_source") && `from ${stringAttr(a, "tool_source")}`),
+      { tool_name: tool, call_id: stringAttr(a, "call_id"), tool_source: stringAttr(a, "tool_source") },
+    );
   } else {
     return null;
   }
   const session = sessionOf(a);
   // The turn's span names the turn as Codex's own files do (`turn:<id>`): the two are one turn.
   const turn = span.name === "session_task.turn" ? stringAttr(a, "turn.id") : undefined;
-  return { kind: "turn", keys: [`trace:${span.traceId}`, ...(turn ? [`turn:${turn}`] : [])], service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step: made, facts };
+  return {
+    kind: "turn",
+    keys: [`trace:${span.traceId}`, ...(turn ? [`turn:${turn}`] : [])],
+    service: service(span.origin.resource),
+    ...(session && { session }),
+    traceId: span.traceId,
+    step: made,
+    facts,
+  };
 }
 
 /** The turn's own sums, as its span says them (the calls' parts carry what the turn adds up). */
 function turnUsage(a: Attributes): Record<string, number | undefined> {
   const usage = (key: string) => numberAttr(a, `codex.turn.token_usage.${key}`);
-  return { input_tokens: usage("input_tokens"), cached_input_tokens: usage("cached_input_tokens"), output_tokens: usage("output_tokens"), reasoning_output_tokens: usage("reasoning_output_tokens"), total_tokens: usage("total_tokens") };
+  return {
+    input_tokens: usage("input_tokens"),
+    cached_input_tokens: usage("cached_input_tokens"),
+    output_tokens: usage("output_tokens"),
+    reasoning_output_tokens: usage("reasoning_output_tokens"),
+    total_tokens: usage("total_tokens"),
+  };
 }

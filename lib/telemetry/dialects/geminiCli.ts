@@ -71,7 +71,11 @@ function answerText(a: Attributes): string | undefined {
   try {
     const parsed = JSON.parse(raw) as unknown;
     const chunks = (Array.isArray(parsed) ? parsed : [parsed]) as { candidates?: { content?: { parts?: { text?: string; thought?: boolean }[] } }[] }[];
-    const text = chunks.flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? []).filter((part) => typeof part.text === "string" && !part.thought).map((part) => part.text).join("");
+    const text = chunks
+      .flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? [])
+      .filter((part) => typeof part.text === "string" && !part.thought)
+      .map((part) => part.text)
+      .join("");
     return text || undefined;
   } catch {
     return undefined;
@@ -113,7 +117,10 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
     case "user_prompt": {
       const prompt = stringAttr(a, "prompt");
       facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }) };
-      made = step(`a prompt of ${prompt?.length ?? numberAttr(a, "prompt_length") ?? "?"} characters${prompt === undefined ? " (its text is exported with logPrompts)" : ""}`, { prompt_length: numberAttr(a, "prompt_length"), auth_type: stringAttr(a, "auth_type") });
+      made = step(
+        `a prompt of ${prompt?.length ?? numberAttr(a, "prompt_length") ?? "?"} characters${prompt === undefined ? " (its text is exported with logPrompts)" : ""}`,
+        { prompt_length: numberAttr(a, "prompt_length"), auth_type: stringAttr(a, "auth_type") },
+      );
       break;
     }
     case "api_request":
@@ -139,15 +146,53 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
       const finish = Array.isArray(a.finish_reasons) ? a.finish_reasons.join(", ") : stringAttr(a, "finish_reasons");
       // The router's answer is a choice of model, not the turn's: only the main model's answers it.
       const answers = role !== "router";
-      facts = { attemptOutcome: "answered", ...(answers && { succeeded: true, answeredAt: log.atMs, ...(model && { model }), ...(output !== undefined && { output }) }), part: { kind: "call", id: key, at: log.atMs, fields } };
+      facts = {
+        attemptOutcome: "answered",
+        ...(answers && { succeeded: true, answeredAt: log.atMs, ...(model && { model }), ...(output !== undefined && { output }) }),
+        part: { kind: "call", id: key, at: log.atMs, fields },
+      };
       const cached = fields.cacheReadTokens ? ` (${fields.cacheReadTokens} cached)` : "";
-      made = step(join(role, model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached}`, ms(durationMs), finish && `finish: ${finish}`), { model, role, input_tokens: fields.inputTokens, output_tokens: fields.outputTokens, cached_tokens: fields.cacheReadTokens, thoughts_tokens: numberAttr(a, "thoughts_token_count"), duration_ms: durationMs, status_code: numberAttr(a, "status_code"), finish_reasons: finish }, startAt);
+      made = step(
+        join(role, model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached}`, ms(durationMs), finish && `finish: ${finish}`),
+        {
+          model,
+          role,
+          input_tokens: fields.inputTokens,
+          output_tokens: fields.outputTokens,
+          cached_tokens: fields.cacheReadTokens,
+          thoughts_tokens: numberAttr(a, "thoughts_token_count"),
+          duration_ms: durationMs,
+          status_code: numberAttr(a, "status_code"),
+          finish_reasons: finish,
+        },
+        startAt,
+      );
       break;
     }
     case "api_error": {
       const error = errorText(a);
-      facts = { error, attemptOutcome: "failed", part: { kind: "call", id: key, at: log.atMs, fields: { ...(model && { model }), ...(role && { name: role }), attemptsOf: triesOf(promptId, role), ...(durationMs !== undefined && { durationMs }), success: false, error } } };
-      made = step(join(role, model, error, ms(durationMs)), { model, role, status_code: numberAttr(a, "status_code"), error_type: stringAttr(a, "error.type"), error, duration_ms: durationMs }, startAt);
+      facts = {
+        error,
+        attemptOutcome: "failed",
+        part: {
+          kind: "call",
+          id: key,
+          at: log.atMs,
+          fields: {
+            ...(model && { model }),
+            ...(role && { name: role }),
+            attemptsOf: triesOf(promptId, role),
+            ...(durationMs !== undefined && { durationMs }),
+            success: false,
+            error,
+          },
+        },
+      };
+      made = step(
+        join(role, model, error, ms(durationMs)),
+        { model, role, status_code: numberAttr(a, "status_code"), error_type: stringAttr(a, "error.type"), error, duration_ms: durationMs },
+        startAt,
+      );
       break;
     }
     case "tool_call": {
@@ -156,8 +201,34 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
       const error = success === false ? (stringAttr(a, "error.message") ?? stringAttr(a, "error") ?? "failed") : undefined;
       const args = stringAttr(a, "function_args");
       // Its files name the tool's use by its call id, which the event does not carry: paired in order (mapping/fold.ts `joinedParts`).
-      facts = { part: { kind: "tool", id: `${log.traceId ?? promptId}:${tool ?? "?"}:${log.atMs}:${digest(args ?? "")}`, at: log.atMs, fields: { toldBy: "telemetry", ...(tool && { name: tool }), ...(durationMs !== undefined && { durationMs }), ...(success !== undefined && { success }), ...(error && { error }) } } };
-      made = step(join(tool, stringAttr(a, "decision"), success === false ? `failed: ${error}` : "ok", ms(durationMs)), { tool_name: tool, decision: stringAttr(a, "decision"), success, duration_ms: durationMs, function_args: args, tool_type: stringAttr(a, "tool_type"), error, error_type: stringAttr(a, "error_type") }, startAt);
+      facts = {
+        part: {
+          kind: "tool",
+          id: `${log.traceId ?? promptId}:${tool ?? "?"}:${log.atMs}:${digest(args ?? "")}`,
+          at: log.atMs,
+          fields: {
+            toldBy: "telemetry",
+            ...(tool && { name: tool }),
+            ...(durationMs !== undefined && { durationMs }),
+            ...(success !== undefined && { success }),
+            ...(error && { error }),
+          },
+        },
+      };
+      made = step(
+        join(tool, stringAttr(a, "decision"), success === false ? `failed: ${error}` : "ok", ms(durationMs)),
+        {
+          tool_name: tool,
+          decision: stringAttr(a, "decision"),
+          success,
+          duration_ms: durationMs,
+          function_args: args,
+          tool_type: stringAttr(a, "tool_type"),
+          error,
+          error_type: stringAttr(a, "error_type"),
+        },
+        startAt,
+      );
       break;
     }
     default:
@@ -168,7 +239,16 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
   const keys = [turnKey(promptId, log.origin.resource), ...(log.traceId ? [`trace:${log.traceId}`] : [])];
   // Its files name the prompt by its message, not its prompt id: the same turn by its session and when it was sent.
   const sent = name === "user_prompt" && session ? { promptSent: { by: "telemetry" as const, session, at: log.atMs } } : {};
-  return { kind: "turn", keys, service: service(log.origin.resource), ...(session && { session }), ...(log.traceId && { traceId: log.traceId }), ...sent, step: made, facts };
+  return {
+    kind: "turn",
+    keys,
+    service: service(log.origin.resource),
+    ...(session && { session }),
+    ...(log.traceId && { traceId: log.traceId }),
+    ...sent,
+    step: made,
+    facts,
+  };
 }
 
 /** The log events that tell of a turn; any other (its configuration, a file read, the routing decision, the GenAI conventions' copies) is counted as unmapped. */
@@ -194,7 +274,11 @@ function geminiCliSpan(span: SpanRecord): LifecycleChange | null {
       const inputTokens = numberAttr(a, "gen_ai.usage.input_tokens");
       keys = [turnKey(promptId, span.origin.resource), `trace:${span.traceId}`];
       name = "model call";
-      summary = join(model, failed ? `failed: ${error}` : inputTokens !== undefined && `${inputTokens} in / ${numberAttr(a, "gen_ai.usage.output_tokens") ?? 0} out`, took);
+      summary = join(
+        model,
+        failed ? `failed: ${error}` : inputTokens !== undefined && `${inputTokens} in / ${numberAttr(a, "gen_ai.usage.output_tokens") ?? 0} out`,
+        took,
+      );
       // The agent's own call (it offers the model tools; the router's classifier and the CLI's other
       // utility calls offer none) that answered stands for the turn's end until anything later
       // arrives: its answer's log event is a moment earlier than the span's end.
@@ -215,6 +299,18 @@ function geminiCliSpan(span: SpanRecord): LifecycleChange | null {
     default:
       return null;
   }
-  const step = spanStep(span, name, summary, said({ span: span.name, span_id: span.spanId, duration_ms: Math.round(span.endMs - span.startMs), model: stringAttr(a, "gen_ai.request.model"), tool_call_id: stringAttr(a, "gen_ai.tool.call_id"), status: failed ? span.status.message || "error" : undefined }));
+  const step = spanStep(
+    span,
+    name,
+    summary,
+    said({
+      span: span.name,
+      span_id: span.spanId,
+      duration_ms: Math.round(span.endMs - span.startMs),
+      model: stringAttr(a, "gen_ai.request.model"),
+      tool_call_id: stringAttr(a, "gen_ai.tool.call_id"),
+      status: failed ? span.status.message || "error" : undefined,
+    }),
+  );
   return { kind: "turn", keys, service: service(span.origin.resource), ...(session && { session }), traceId: span.traceId, step, facts };
 }

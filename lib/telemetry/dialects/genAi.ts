@@ -56,7 +56,15 @@ function genAiSpan(span: SpanRecord): LifecycleChange {
       kind: "call",
       summary: [name, outcome.failed ? `failed: ${outcome.error}` : "ok", `${Math.round(span.endMs - span.startMs)} ms`].join(", "),
       detail: { operation, tool: name, call_id: stringAttr(a, "gen_ai.tool.call.id") ?? null },
-      facts: { ...endFacts(span, outcome), part: { kind: "tool", id: stringAttr(a, "gen_ai.tool.call.id") ?? span.spanId, at: span.endMs, fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) } } },
+      facts: {
+        ...endFacts(span, outcome),
+        part: {
+          kind: "tool",
+          id: stringAttr(a, "gen_ai.tool.call.id") ?? span.spanId,
+          at: span.endMs,
+          fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) },
+        },
+      },
     });
   }
   const model = stringAttr(a, "gen_ai.response.model") ?? stringAttr(a, "gen_ai.request.model");
@@ -66,15 +74,35 @@ function genAiSpan(span: SpanRecord): LifecycleChange {
     const agent = stringAttr(a, "gen_ai.agent.name");
     return spanChange(span, {
       kind: "agent",
-      summary: [agent, model, outcome.failed && `failed: ${outcome.error}`, `${Math.round(span.endMs - span.startMs)} ms`, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`].filter(Boolean).join(", "),
+      summary: [
+        agent,
+        model,
+        outcome.failed && `failed: ${outcome.error}`,
+        `${Math.round(span.endMs - span.startMs)} ms`,
+        finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`,
+      ]
+        .filter(Boolean)
+        .join(", "),
       detail: { operation, agent: agent ?? null, provider: providerOf(a), finish_reasons: finishReasons, ...(outcome.error && { error: outcome.error }) },
       facts: { ...endFacts(span, outcome), enclosing: true, ...(model && { model }) },
     });
   }
   // A model call that ends with neither a finish reason nor any usage never got its answer: a stream the caller gave up on.
-  const unfinished = operation !== "embeddings" && finishReasons.length === 0 && usage.outputTokens === undefined && span.status.code !== "error" ? UNFINISHED_CALL : undefined;
+  const unfinished =
+    operation !== "embeddings" && finishReasons.length === 0 && usage.outputTokens === undefined && span.status.code !== "error" ? UNFINISHED_CALL : undefined;
   const outcome = spanOutcome(span, finishReasons, unfinished);
-  return spanChange(span, callChange(span, { operation, model, usage, finishReasons, outcome, requestId: stringAttr(a, "gen_ai.response.id") ?? stringAttr(a, "anthropic.request.id"), provider: providerOf(a) }));
+  return spanChange(
+    span,
+    callChange(span, {
+      operation,
+      model,
+      usage,
+      finishReasons,
+      outcome,
+      requestId: stringAttr(a, "gen_ai.response.id") ?? stringAttr(a, "anthropic.request.id"),
+      provider: providerOf(a),
+    }),
+  );
 }
 
 /** The finish reasons: the conventions' list, else a provider's own (the Anthropic SDK's stop reason). */
@@ -91,12 +119,24 @@ export function usageOf(a: Attributes): Pick<PartFields, "inputTokens" | "output
   const outputTokens = numberAttr(a, "gen_ai.usage.output_tokens") ?? numberAttr(a, "gen_ai.usage.completion_tokens");
   const cacheReadTokens = numberAttr(a, "gen_ai.usage.cache_read.input_tokens");
   const cacheWriteTokens = numberAttr(a, "gen_ai.usage.cache_write.input_tokens") ?? numberAttr(a, "gen_ai.usage.cache_creation.input_tokens");
-  return { ...(inputTokens !== undefined && { inputTokens }), ...(outputTokens !== undefined && { outputTokens }), ...(cacheReadTokens !== undefined && { cacheReadTokens }), ...(cacheWriteTokens !== undefined && { cacheWriteTokens }) };
+  return {
+    ...(inputTokens !== undefined && { inputTokens }),
+    ...(outputTokens !== undefined && { outputTokens }),
+    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
+    ...(cacheWriteTokens !== undefined && { cacheWriteTokens }),
+  };
 }
 
 /** What a span's end says: its times, and completed or failed. */
 export function endFacts(span: SpanRecord, outcome: ReturnType<typeof spanOutcome>): Facts {
-  return { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, failed: outcome.failed, ...(outcome.failed ? { error: outcome.error } : { succeeded: true }), ...(outcome.attempt !== undefined && { attempt: outcome.attempt }) };
+  return {
+    startedAt: span.startMs,
+    processingAt: span.startMs,
+    endedAt: span.endMs,
+    failed: outcome.failed,
+    ...(outcome.failed ? { error: outcome.error } : { succeeded: true }),
+    ...(outcome.attempt !== undefined && { attempt: outcome.attempt }),
+  };
 }
 
 interface CallReading {
@@ -128,8 +168,22 @@ export function callChange(span: SpanRecord, call: CallReading): Omit<SpanChange
   const attempt = outcome.attempt;
   return {
     kind: "call",
-    summary: [model, outcome.failed ? `failed: ${outcome.error}` : `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out`, `${Math.round(span.endMs - span.startMs)} ms`, attempt !== undefined && attempt > 1 && `${attempt} attempts`, finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`].filter(Boolean).join(", "),
-    detail: { operation: call.operation, provider: call.provider, request_id: call.requestId ?? null, finish_reasons: finishReasons, ...(outcome.error && { error: outcome.error }) },
+    summary: [
+      model,
+      outcome.failed ? `failed: ${outcome.error}` : `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out`,
+      `${Math.round(span.endMs - span.startMs)} ms`,
+      attempt !== undefined && attempt > 1 && `${attempt} attempts`,
+      finishReasons.length > 0 && `finish: ${finishReasons.join(", ")}`,
+    ]
+      .filter(Boolean)
+      .join(", "),
+    detail: {
+      operation: call.operation,
+      provider: call.provider,
+      request_id: call.requestId ?? null,
+      finish_reasons: finishReasons,
+      ...(outcome.error && { error: outcome.error }),
+    },
     facts: { ...endFacts(span, outcome), ...(model && { model }), part: { kind: "call", id: call.requestId ?? span.spanId, at: span.endMs, fields } },
   };
 }

@@ -31,7 +31,12 @@ const messageIdOf = (a: Attributes) => stringAttr(a, "messaging.message.id") ?? 
  * Where it was sent, by either name; RabbitMQ's default exchange has an empty name, so the
  * routing key (the queue's name there) stands for it.
  */
-const destinationOf = (a: Attributes) => stringAttr(a, "messaging.destination.name") ?? stringAttr(a, "messaging.destination") ?? stringAttr(a, "messaging.rabbitmq.destination.routing_key") ?? stringAttr(a, "messaging.rabbitmq.routing_key") ?? "";
+const destinationOf = (a: Attributes) =>
+  stringAttr(a, "messaging.destination.name") ??
+  stringAttr(a, "messaging.destination") ??
+  stringAttr(a, "messaging.rabbitmq.destination.routing_key") ??
+  stringAttr(a, "messaging.rabbitmq.routing_key") ??
+  "";
 
 /**
  * How a failed delivery left its message, where the amqplib instrumentation says it (only in its
@@ -48,7 +53,11 @@ function afterFailure(span: SpanRecord): "ended" | "requeued" | "unknown" {
 
 function isMessaging(span: SpanRecord): boolean {
   const operation = operationOf(span) ?? "";
-  return stringAttr(span.attributes, "messaging.system") !== undefined && messageIdOf(span.attributes) !== undefined && (CREATE.has(operation) || RECEIVE.has(operation) || PROCESS.has(operation));
+  return (
+    stringAttr(span.attributes, "messaging.system") !== undefined &&
+    messageIdOf(span.attributes) !== undefined &&
+    (CREATE.has(operation) || RECEIVE.has(operation) || PROCESS.has(operation))
+  );
 }
 
 export const messaging: Dialect = {
@@ -70,7 +79,11 @@ function messagingSpan(span: SpanRecord): LifecycleChange {
   const attempt = numberAttr(a, "reqwatch.attempt") ?? numberAttr(a, "messaging.message.delivery_attempt");
   const wait = created ? null : numberAttr(a, "reqwatch.wait_ms");
   const after = failed && !created && !received ? afterFailure(span) : "ended";
-  const outcome = failed ? `failed: ${error}${after === "requeued" ? " (back in the queue)" : ""}` : received ? `taken from ${destination || system}` : (stringAttr(a, "reqwatch.outcome") ?? "done");
+  const outcome = failed
+    ? `failed: ${error}${after === "requeued" ? " (back in the queue)" : ""}`
+    : received
+      ? `taken from ${destination || system}`
+      : (stringAttr(a, "reqwatch.outcome") ?? "done");
   return {
     kind: "message",
     keys: [`message:${system}/${destination}/${id}`],
@@ -78,16 +91,30 @@ function messagingSpan(span: SpanRecord): LifecycleChange {
     ...(stringAttr(a, "session.id") && { session: stringAttr(a, "session.id") }),
     traceId: span.traceId,
     step: spanStep(
-        span,
-        created || received ? operation : `process${attempt !== undefined ? ` (attempt ${attempt})` : ""}`,
-        [created ? `into ${destination || system}` : outcome, `${Math.round(span.endMs - span.startMs)} ms`, wait !== null && wait !== undefined && `waited ${Math.round(wait)} ms`].filter(Boolean).join(", "),
-        { system, destination, operation, ...(attempt !== undefined && { attempt }), ...(error && { error }) },
-      ),
+      span,
+      created || received ? operation : `process${attempt !== undefined ? ` (attempt ${attempt})` : ""}`,
+      [
+        created ? `into ${destination || system}` : outcome,
+        `${Math.round(span.endMs - span.startMs)} ms`,
+        wait !== null && wait !== undefined && `waited ${Math.round(wait)} ms`,
+      ]
+        .filter(Boolean)
+        .join(", "),
+      { system, destination, operation, ...(attempt !== undefined && { attempt }), ...(error && { error }) },
+    ),
     facts: created
       ? { startedAt: span.startMs, queuedAt: span.endMs }
       : received
         ? // Taken by a consumer: its processing, not an end (a failed receive took nothing).
           { ...(!failed && { processingAt: span.endMs }), ...(error && { error }) }
-        : { processingAt: span.startMs, ...(after === "ended" && { endedAt: span.endMs, failed }), ...(after === "requeued" && { requeuedAt: span.endMs }), ...(error && { error }), ...(!failed && { succeeded: true }), ...(attempt !== undefined && { attempt }), ...(stringAttr(a, "gen_ai.request.model") && { model: stringAttr(a, "gen_ai.request.model") }) },
+        : {
+            processingAt: span.startMs,
+            ...(after === "ended" && { endedAt: span.endMs, failed }),
+            ...(after === "requeued" && { requeuedAt: span.endMs }),
+            ...(error && { error }),
+            ...(!failed && { succeeded: true }),
+            ...(attempt !== undefined && { attempt }),
+            ...(stringAttr(a, "gen_ai.request.model") && { model: stringAttr(a, "gen_ai.request.model") }),
+          },
   };
 }

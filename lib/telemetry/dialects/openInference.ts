@@ -12,7 +12,15 @@ import { UNFINISHED_CALL } from "../mapping/stoppedCalls";
  * `llm.finish_reason`), a TOOL, RETRIEVER or RERANKER span a tool. The Anthropic SDK traces its own
  * call inside OpenInference's (a GenAI `chat` span): the two are one call (PartFields.parentSpanId).
  */
-const KINDS: Readonly<Record<string, SpanRole>> = { AGENT: "run", CHAIN: "run", LLM: "call", EMBEDDING: "call", TOOL: "tool", RETRIEVER: "tool", RERANKER: "tool" };
+const KINDS: Readonly<Record<string, SpanRole>> = {
+  AGENT: "run",
+  CHAIN: "run",
+  LLM: "call",
+  EMBEDDING: "call",
+  TOOL: "tool",
+  RETRIEVER: "tool",
+  RERANKER: "tool",
+};
 
 export const openInference: Dialect = {
   name: "openinference",
@@ -35,7 +43,15 @@ function openInferenceSpan(span: SpanRecord): LifecycleChange | null {
       kind: "call",
       summary: [name, outcome.failed ? `failed: ${outcome.error}` : "ok", ms].join(", "),
       detail: { span_kind: spanKind, tool: name },
-      facts: { ...endFacts(span, outcome), part: { kind: "tool", id, at: span.endMs, fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) } } },
+      facts: {
+        ...endFacts(span, outcome),
+        part: {
+          kind: "tool",
+          id,
+          at: span.endMs,
+          fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) },
+        },
+      },
     });
   }
   const model = stringAttr(a, "llm.response.model_name") ?? stringAttr(a, "llm.model_name") ?? stringAttr(a, "embedding.model_name");
@@ -55,7 +71,23 @@ function openInferenceSpan(span: SpanRecord): LifecycleChange | null {
   const outputTokens = numberAttr(a, "llm.token_count.completion");
   const cacheReadTokens = numberAttr(a, "llm.token_count.prompt_details.cache_read");
   const cacheWriteTokens = numberAttr(a, "llm.token_count.prompt_details.cache_write");
-  const usage = { ...(inputTokens !== undefined && { inputTokens }), ...(outputTokens !== undefined && { outputTokens }), ...(cacheReadTokens !== undefined && { cacheReadTokens }), ...(cacheWriteTokens !== undefined && { cacheWriteTokens }) };
-  const unfinished = spanKind === "LLM" && finishReasons.length === 0 && outputTokens === undefined && span.status.code !== "error" ? UNFINISHED_CALL : undefined;
-  return spanChange(span, callChange(span, { operation: spanKind, model, usage, finishReasons, outcome: spanOutcome(span, finishReasons, unfinished), provider: stringAttr(a, "llm.provider") ?? stringAttr(a, "llm.system") ?? null }));
+  const usage = {
+    ...(inputTokens !== undefined && { inputTokens }),
+    ...(outputTokens !== undefined && { outputTokens }),
+    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
+    ...(cacheWriteTokens !== undefined && { cacheWriteTokens }),
+  };
+  const unfinished =
+    spanKind === "LLM" && finishReasons.length === 0 && outputTokens === undefined && span.status.code !== "error" ? UNFINISHED_CALL : undefined;
+  return spanChange(
+    span,
+    callChange(span, {
+      operation: spanKind,
+      model,
+      usage,
+      finishReasons,
+      outcome: spanOutcome(span, finishReasons, unfinished),
+      provider: stringAttr(a, "llm.provider") ?? stringAttr(a, "llm.system") ?? null,
+    }),
+  );
 }

@@ -27,7 +27,12 @@ export function spanOutcome(span: SpanRecord, finishReasons: readonly string[], 
   // The conventions' fallback types say nothing a person can use.
   const errorType = [stringAttr(a, "error.type"), exceptionType].find((type) => type !== undefined && type !== "_OTHER" && type !== "unknown");
   const failingFinish = finishReasons.find((reason) => FAILING_FINISH.test(reason));
-  const failed = span.status.code === "error" || exception !== undefined || stringAttr(a, "error.type") !== undefined || failingFinish !== undefined || unfinished !== undefined;
+  const failed =
+    span.status.code === "error" ||
+    exception !== undefined ||
+    stringAttr(a, "error.type") !== undefined ||
+    failingFinish !== undefined ||
+    unfinished !== undefined;
   const resends = numberAttr(a, "http.request.resend_count");
   const message = span.status.message || exceptionMessage || stringAttr(a, "error.message");
   // The AI SDK retries inside one span and says how many times only in its RetryError's message.

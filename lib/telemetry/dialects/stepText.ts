@@ -12,12 +12,22 @@ export function ms(value: number | undefined): string | undefined {
 }
 
 /** A summary's parts, those said, joined: `claude-sonnet-4-5, 120 in / 30 out, 95 ms`. */
-export const join = (...parts: (string | number | undefined | null | false)[]) => parts.filter((part) => part !== undefined && part !== null && part !== false && part !== "").join(", ");
+export const join = (...parts: (string | number | undefined | null | false)[]) =>
+  parts.filter((part) => part !== undefined && part !== null && part !== false && part !== "").join(", ");
 
 /** A step's detail with what was not said left out. */
-export const said = (detail: Record<string, unknown>) => Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"];
+export const said = (detail: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(detail).filter(([, value]) => value !== undefined)) as Step["detail"];
 
 /** A span's step, named by the span: from its start to its end, inside its parent span's step. */
 export function spanStep(span: SpanRecord, name: string, summary: string, detail: Step["detail"]): Step {
-  return { key: `span:${span.spanId}`, at: span.endMs, startAt: span.startMs, ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }), name, summary, detail };
+  return {
+    key: `span:${span.spanId}`,
+    at: span.endMs,
+    startAt: span.startMs,
+    ...(span.parentSpanId && { parentKey: `span:${span.parentSpanId}` }),
+    name,
+    summary,
+    detail,
+  };
 }

@@ -13,7 +13,9 @@ import { spanOutcome, textList } from "./spanOutcome";
 export const traceloop: Dialect = {
   name: "traceloop",
   recognises: (record) =>
-    record.signal === "span" && (stringAttr(record.attributes, "traceloop.span.kind") !== undefined || (stringAttr(record.attributes, "llm.request.type") !== undefined && stringAttr(record.attributes, "gen_ai.operation.name") === undefined)),
+    record.signal === "span" &&
+    (stringAttr(record.attributes, "traceloop.span.kind") !== undefined ||
+      (stringAttr(record.attributes, "llm.request.type") !== undefined && stringAttr(record.attributes, "gen_ai.operation.name") === undefined)),
   map: (record) => (record.signal === "span" ? traceloopSpan(record) : null),
 };
 
@@ -28,7 +30,15 @@ function traceloopSpan(span: SpanRecord): LifecycleChange | null {
       kind: "call",
       summary: [name, outcome.failed ? `failed: ${outcome.error}` : "ok", ms].join(", "),
       detail: { span_kind: kind, tool: name },
-      facts: { ...endFacts(span, outcome), part: { kind: "tool", id: span.spanId, at: span.endMs, fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) } } },
+      facts: {
+        ...endFacts(span, outcome),
+        part: {
+          kind: "tool",
+          id: span.spanId,
+          at: span.endMs,
+          fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) },
+        },
+      },
     });
   }
   if (kind === "workflow" || kind === "agent" || kind === "task") {
@@ -45,5 +55,16 @@ function traceloopSpan(span: SpanRecord): LifecycleChange | null {
   const operation = stringAttr(a, "llm.request.type")!;
   const finishReasons = textList(a["gen_ai.response.finish_reasons"]);
   const model = stringAttr(a, "gen_ai.response.model") ?? stringAttr(a, "gen_ai.request.model");
-  return spanChange(span, callChange(span, { operation, model, usage: usageOf(a), finishReasons, outcome: spanOutcome(span, finishReasons), requestId: stringAttr(a, "gen_ai.response.id"), provider: stringAttr(a, "gen_ai.system") ?? null }));
+  return spanChange(
+    span,
+    callChange(span, {
+      operation,
+      model,
+      usage: usageOf(a),
+      finishReasons,
+      outcome: spanOutcome(span, finishReasons),
+      requestId: stringAttr(a, "gen_ai.response.id"),
+      provider: stringAttr(a, "gen_ai.system") ?? null,
+    }),
+  );
 }

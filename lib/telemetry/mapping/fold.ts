@@ -99,12 +99,37 @@ export interface Tally {
 }
 
 export function emptyTally(kind: LifecycleKind): Tally {
-  return { kind, firstAt: null, last: null, lastAt: null, startedAt: null, queuedAt: null, processingAt: null, latestProcessingAt: null, requeuedAt: null, end: null, succeededAt: null, exhausted: null, unsaidError: null, answeredAt: null, prompt: null, output: null, error: null, model: null, attempt: null, waitingOn: null, abandonedBy: null, attemptOutcomes: [], parts: new Map() };
+  return {
+    kind,
+    firstAt: null,
+    last: null,
+    lastAt: null,
+    startedAt: null,
+    queuedAt: null,
+    processingAt: null,
+    latestProcessingAt: null,
+    requeuedAt: null,
+    end: null,
+    succeededAt: null,
+    exhausted: null,
+    unsaidError: null,
+    answeredAt: null,
+    prompt: null,
+    output: null,
+    error: null,
+    model: null,
+    attempt: null,
+    waitingOn: null,
+    abandonedBy: null,
+    attemptOutcomes: [],
+    parts: new Map(),
+  };
 }
 
 const least = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b < a ? b : a);
 const most = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null || b > a ? b : a);
-const later = <T>(kept: Said<T> | null, place: Place, value: T | undefined): Said<T> | null => (value === undefined || (kept && !after(place, kept)) ? kept : { at: place.at, key: place.key, value });
+const later = <T>(kept: Said<T> | null, place: Place, value: T | undefined): Said<T> | null =>
+  value === undefined || (kept && !after(place, kept)) ? kept : { at: place.at, key: place.key, value };
 
 /**
  * Whether a step's end is the lifecycle's rather than the one kept: an enclosing span's end (an
@@ -133,7 +158,14 @@ export function addStep(tally: Tally, step: FoldStep): void {
   tally.requeuedAt = most(tally.requeuedAt, facts.requeuedAt);
   const { end } = tally;
   if (facts.endedAt !== undefined && (!end || endOutranks(facts, step, end))) {
-    tally.end = { at: step.at, key: step.key, endedAt: facts.endedAt, failed: facts.failed === true, ...(facts.enclosing && { enclosing: true, startedAt: facts.startedAt }), ...(facts.error !== undefined && { error: facts.error }) };
+    tally.end = {
+      at: step.at,
+      key: step.key,
+      endedAt: facts.endedAt,
+      failed: facts.failed === true,
+      ...(facts.enclosing && { enclosing: true, startedAt: facts.startedAt }),
+      ...(facts.error !== undefined && { error: facts.error }),
+    };
   }
   if (facts.succeeded) tally.succeededAt = most(tally.succeededAt, step.at);
   if (facts.exhausted && (!tally.exhausted || after(step, tally.exhausted))) tally.exhausted = { at: step.at, key: step.key, value: facts.error };
@@ -163,7 +195,8 @@ function attemptsOf(outcomes: Tally["attemptOutcomes"]): { most: number; latestF
 
 /** What is known of a call or tool use once `part` is added to what was: a value once known stays, a later one wins (but a guess never replaces a known error). */
 export function mergePart(known: Part | undefined, part: Part): Part {
-  const keptError = known && guessed(part.fields.error) && typeof known.fields.error === "string" && !guessed(known.fields.error) ? { error: known.fields.error } : {};
+  const keptError =
+    known && guessed(part.fields.error) && typeof known.fields.error === "string" && !guessed(known.fields.error) ? { error: known.fields.error } : {};
   const merged = known ? { kind: part.kind, id: part.id, at: Math.max(known.at, part.at), fields: { ...known.fields, ...part.fields, ...keptError } } : part;
   return merged.kind === "call" ? priced(merged) : merged;
 }
@@ -174,7 +207,8 @@ export function mergePart(known: Part | undefined, part: Part): Part {
  * never as $0.
  */
 /** A failed attempt that said no tokens was not billed (a refusal: a 529, a 503), unless it stopped mid-answer. */
-const knownFree = (fields: PartFields) => fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined && !stoppedMidAnswer(fields.error);
+const knownFree = (fields: PartFields) =>
+  fields.success === false && fields.inputTokens === undefined && fields.outputTokens === undefined && !stoppedMidAnswer(fields.error);
 
 function priced(part: Part): Part {
   const { estimatedCostUsd: _estimate, ...fields } = part.fields;
@@ -279,8 +313,20 @@ export function summarize(tally: Tally): Folded {
   if (state === "completed" && kind === "agent" && lastCall?.fields.success === false) state = "failed";
   const gaveUpWith = gaveUp ? tally.exhausted!.value : undefined;
   // The error the end said (an agent's run: its own, over its last call's), else the latest.
-  const error = state === "completed" ? null : (gaveUpWith ?? (end?.failed ? end.error : undefined) ?? tally.error?.value ?? tally.unsaidError?.value ?? (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
-  const attempts = [...(tally.attempt === null ? [] : [tally.attempt]), ...calls.map((part) => part.fields.attempt ?? 0), outcomes.most, ...tries.filter((count) => count > 1)];
+  const error =
+    state === "completed"
+      ? null
+      : (gaveUpWith ??
+        (end?.failed ? end.error : undefined) ??
+        tally.error?.value ??
+        tally.unsaidError?.value ??
+        (state === "failed" && kind === "turn" && succeededAt === null ? "the turn ended before any answer (interrupted?)" : null));
+  const attempts = [
+    ...(tally.attempt === null ? [] : [tally.attempt]),
+    ...calls.map((part) => part.fields.attempt ?? 0),
+    outcomes.most,
+    ...tries.filter((count) => count > 1),
+  ];
   return {
     state,
     startedAt: least(tally.startedAt, firstAt) ?? firstAt,
@@ -292,7 +338,13 @@ export function summarize(tally: Tally): Folded {
     prompt: tally.prompt?.value ?? null,
     output: tally.output?.value ?? null,
     error,
-    model: tally.model?.value ?? calls.map((part) => part.fields.model).filter(Boolean).at(-1) ?? null,
+    model:
+      tally.model?.value ??
+      calls
+        .map((part) => part.fields.model)
+        .filter(Boolean)
+        .at(-1) ??
+      null,
     attempt: (attempts.length ? Math.max(...attempts) : null) || null,
     lastStep: tally.last?.value ?? "",
     waitingOn: tally.waitingOn?.value || null,

@@ -2,7 +2,18 @@ import { isUtf8 } from "node:buffer";
 import protobuf from "protobufjs/light";
 import { ReqwatchError } from "../../model/errors";
 import { lazily } from "../../model/lazily";
-import { SPAN_KINDS, type AttributeValue, type Attributes, type LogRecord, type MetricPoint, type Origin, type Signal, type SpanEvent, type SpanRecord, type TelemetryRecord } from "../records";
+import {
+  SPAN_KINDS,
+  type AttributeValue,
+  type Attributes,
+  type LogRecord,
+  type MetricPoint,
+  type Origin,
+  type Signal,
+  type SpanEvent,
+  type SpanRecord,
+  type TelemetryRecord,
+} from "../records";
 import descriptor from "./descriptor.json";
 
 /**
@@ -68,7 +79,9 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
   if (encoding === "protobuf" && body.length > 2 * MAX_RECORDS_PER_EXPORT) refuseTooMany(signal, countProtobufRecords(signal, body));
   try {
     if (encoding === "protobuf") {
-      message = messages().lookupType(`${collector(signal)}.${REQUEST[signal]}`).decode(new NodeBufferReader(body)) as unknown as Record<string, unknown>;
+      message = messages()
+        .lookupType(`${collector(signal)}.${REQUEST[signal]}`)
+        .decode(new NodeBufferReader(body)) as unknown as Record<string, unknown>;
     } else {
       const parsed: unknown = JSON.parse(body.toString("utf8"));
       if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("the body is not a JSON object");
@@ -98,7 +111,10 @@ export function decodeExport(signal: Signal, encoding: Encoding, body: Buffer): 
 
 function refuseTooMany(signal: Signal, count: number): void {
   if (count > MAX_RECORDS_PER_EXPORT) {
-    throw new ReqwatchError("TOO_LARGE", `The export holds ${count > 10 * MAX_RECORDS_PER_EXPORT ? "more than " : ""}${Math.min(count, 10 * MAX_RECORDS_PER_EXPORT)} ${RECORD_NAMES[signal]}, over the ${MAX_RECORDS_PER_EXPORT} one export may hold: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).`);
+    throw new ReqwatchError(
+      "TOO_LARGE",
+      `The export holds ${count > 10 * MAX_RECORDS_PER_EXPORT ? "more than " : ""}${Math.min(count, 10 * MAX_RECORDS_PER_EXPORT)} ${RECORD_NAMES[signal]}, over the ${MAX_RECORDS_PER_EXPORT} one export may hold: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).`,
+    );
   }
 }
 
@@ -149,7 +165,10 @@ function countJsonRecords(signal: Signal, message: Record<string, unknown>): num
   for (const resourceBlock of list(own(message, signal === "traces" ? "resourceSpans" : signal === "logs" ? "resourceLogs" : "resourceMetrics"))) {
     for (const scopeBlock of list(own(resourceBlock, signal === "traces" ? "scopeSpans" : signal === "logs" ? "scopeLogs" : "scopeMetrics"))) {
       if (signal !== "metrics") count += list(own(scopeBlock, signal === "traces" ? "spans" : "logRecords")).length;
-      else for (const metric of list(own(scopeBlock, "metrics"))) for (const kind of ["gauge", "sum", "histogram", "exponentialHistogram", "summary"]) count += list(own(record(own(metric, kind)), "dataPoints")).length;
+      else
+        for (const metric of list(own(scopeBlock, "metrics")))
+          for (const kind of ["gauge", "sum", "histogram", "exponentialHistogram", "summary"])
+            count += list(own(record(own(metric, kind)), "dataPoints")).length;
     }
   }
   return count;
@@ -159,7 +178,8 @@ function countJsonRecords(signal: Signal, message: Record<string, unknown>): num
 export function encodeResponse(signal: Signal, encoding: Encoding, rejected: number, reason: string | null): Buffer {
   const type = messages().lookupType(`${collector(signal)}.${RESPONSE[signal]}`);
   const body = rejected > 0 || reason ? { partialSuccess: { [REJECTED[signal]]: rejected, errorMessage: reason ?? "" } } : {};
-  if (encoding === "json") return Buffer.from(JSON.stringify(rejected > 0 || reason ? { partialSuccess: { [REJECTED[signal]]: String(rejected), errorMessage: reason ?? "" } } : {}));
+  if (encoding === "json")
+    return Buffer.from(JSON.stringify(rejected > 0 || reason ? { partialSuccess: { [REJECTED[signal]]: String(rejected), errorMessage: reason ?? "" } } : {}));
   return Buffer.from(type.encode(type.fromObject(body)).finish());
 }
 
@@ -182,7 +202,11 @@ function pushSpan(into: TelemetryRecord[], origin: Origin, span: Record<string, 
   const code = Number(own(status, "code") ?? 0);
   const events: SpanEvent[] = list(own(span, "events"))
     .slice(0, LIMITS.events)
-    .map((event) => ({ name: cut(text(own(event, "name"))), atMs: nanosToMs(own(event, "timeUnixNano")) ?? startMs, attributes: attributes(own(event, "attributes")) }));
+    .map((event) => ({
+      name: cut(text(own(event, "name"))),
+      atMs: nanosToMs(own(event, "timeUnixNano")) ?? startMs,
+      attributes: attributes(own(event, "attributes")),
+    }));
   const kind = Number(own(span, "kind") ?? 0);
   const result: SpanRecord = {
     signal: "span",
@@ -268,7 +292,10 @@ function anyValue(value: unknown, depth: number): AttributeValue {
   if (typeof bytes === "string") return cut(bytes);
   if (depth >= LIMITS.depth) return null;
   const array = own(v, "arrayValue");
-  if (array !== undefined) return list(own(record(array), "values")).slice(0, LIMITS.items).map((item) => anyValue(item, depth + 1));
+  if (array !== undefined)
+    return list(own(record(array), "values"))
+      .slice(0, LIMITS.items)
+      .map((item) => anyValue(item, depth + 1));
   const kvlist = own(v, "kvlistValue");
   if (kvlist !== undefined) {
     const out: Record<string, AttributeValue> = {};

@@ -12,7 +12,13 @@ import { redactExport } from "./redactExport";
  * decompression, decoding) is before it: lib/telemetry/otlpReceiver.ts and otlp/decode.ts.
  * Returns how many lifecycles changed.
  */
-export function ingestExport(store: TelemetryStore, redaction: Redaction, signal: Signal, decoded: Pick<Decoded, "records" | "rejected">, now = Date.now()): number {
+export function ingestExport(
+  store: TelemetryStore,
+  redaction: Redaction,
+  signal: Signal,
+  decoded: Pick<Decoded, "records" | "rejected">,
+  now = Date.now(),
+): number {
   const { changes, unmapped } = redactExport(mapExport(decoded.records), redaction);
   return store.keep({ signal, records: decoded.records.length, rejected: decoded.rejected, changes, unmapped }, now);
 }

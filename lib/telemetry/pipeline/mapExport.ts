@@ -17,7 +17,13 @@ export function mapExport(records: readonly TelemetryRecord[], dialects: readonl
     const mapped = dialect?.map(record) ?? null;
     const told = mapped === null ? [] : "kind" in mapped ? [mapped] : mapped;
     if (told.length > 0) changes.push(...told);
-    else unmapped.push({ service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service", signal: record.signal, name: unmappedName(record), ...(dialect?.knows?.(record) && { knownBy: dialect.name }) });
+    else
+      unmapped.push({
+        service: stringAttr(record.origin.resource, "service.name") ?? "unknown_service",
+        signal: record.signal,
+        name: unmappedName(record),
+        ...(dialect?.knows?.(record) && { knownBy: dialect.name }),
+      });
   }
   return { changes, unmapped };
 }

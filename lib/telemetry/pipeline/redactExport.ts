@@ -9,14 +9,20 @@ import type { Facts, LifecycleChange, Unmapped } from "../mapping/changes";
  * Within one export the same text (a model's name, a tool's) is scanned once; the result is what
  * scanning it each time would give.
  */
-export function redactExport(mapped: { changes: readonly LifecycleChange[]; unmapped: readonly Unmapped[] }, redaction: Redaction): { changes: LifecycleChange[]; unmapped: Unmapped[] } {
+export function redactExport(
+  mapped: { changes: readonly LifecycleChange[]; unmapped: readonly Unmapped[] },
+  redaction: Redaction,
+): { changes: LifecycleChange[]; unmapped: Unmapped[] } {
   const seen = new Map<string, string>();
   const redact = (text: string) => {
     let redacted = seen.get(text);
     if (redacted === undefined) seen.set(text, (redacted = redactSecrets(text, redaction.patterns)));
     return redacted;
   };
-  return { changes: mapped.changes.map((change) => redactChange(change, redaction, redact)), unmapped: mapped.unmapped.map((item) => ({ ...item, service: redact(item.service), name: redact(item.name) })) };
+  return {
+    changes: mapped.changes.map((change) => redactChange(change, redaction, redact)),
+    unmapped: mapped.unmapped.map((item) => ({ ...item, service: redact(item.service), name: redact(item.name) })),
+  };
 }
 
 function redactChange(change: LifecycleChange, redaction: Redaction, redact: (text: string) => string): LifecycleChange {

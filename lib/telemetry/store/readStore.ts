@@ -8,7 +8,11 @@ export function openTelemetryStore(file: string, busyMs?: number): Database.Data
     return openSourceDb(file, "telemetry store", busyMs === undefined ? {} : { busyMs });
   } catch (error) {
     if (error instanceof ReqwatchError && error.code === "NOT_FOUND") {
-      throw new ReqwatchError("NOT_FOUND", `Nothing was received for this state folder yet: the dashboard keeps what its OpenTelemetry receiver gets in ${file} (see the README's "See Claude Code and other OpenTelemetry apps").`, { file });
+      throw new ReqwatchError(
+        "NOT_FOUND",
+        `Nothing was received for this state folder yet: the dashboard keeps what its OpenTelemetry receiver gets in ${file} (see the README's "See Claude Code and other OpenTelemetry apps").`,
+        { file },
+      );
     }
     throw error;
   }

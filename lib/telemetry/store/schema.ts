@@ -201,7 +201,9 @@ export function setAside(file: string): void {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }
   }
-  console.error(`reqwatch: the telemetry store ${file} is damaged; it was set aside as ${to} and a new one started (what was received before is in the copy; delete it once you no longer need it).`);
+  console.error(
+    `reqwatch: the telemetry store ${file} is damaged; it was set aside as ${to} and a new one started (what was received before is in the copy; delete it once you no longer need it).`,
+  );
 }
 
 /** The damaged stores set aside beside `file`, newest first: the Health page names them. */
@@ -218,4 +220,3 @@ export function setAsideStores(file: string): string[] {
     return [];
   }
 }
-

@@ -47,10 +47,16 @@ function statements(db: Database.Database) {
     // `sent:<session>:<intake>:<time>`: the prompts each intake told, a range of the key's primary key by their time.
     promptsSent: db.prepare("SELECT key, seq FROM lifecycle_keys WHERE key >= ? AND key <= ?"),
     hasKeyIn: db.prepare("SELECT 1 FROM lifecycle_keys WHERE seq = ? AND key >= ? AND key < ? LIMIT 1").pluck(),
-    setSession: db.prepare("UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))"),
-    insertStep: db.prepare("INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, part_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    setSession: db.prepare(
+      "UPDATE lifecycles SET session = coalesce(session, ?), trace_id = coalesce(trace_id, ?) WHERE seq = ? AND (session IS NULL OR (trace_id IS NULL AND ? IS NOT NULL))",
+    ),
+    insertStep: db.prepare(
+      "INSERT OR IGNORE INTO steps (seq, step_key, at, start_at, parent_key, part_key, name, summary, detail, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    ),
     partFields: db.prepare("SELECT fields FROM parts WHERE seq = ? AND kind = ? AND id = ?").pluck(),
-    upsertPart: db.prepare("INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields"),
+    upsertPart: db.prepare(
+      "INSERT INTO parts (seq, kind, id, at, fields) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq, kind, id) DO UPDATE SET at = max(at, excluded.at), fields = excluded.fields",
+    ),
     lifecycleOf: db.prepare("SELECT kind, session, trace_id AS traceId FROM lifecycles WHERE seq = ?"),
     stepsOf: db.prepare("SELECT step_key AS key, at, name, summary, facts FROM steps WHERE seq = ?"),
     partsOf: db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ?"),
@@ -61,8 +67,12 @@ function statements(db: Database.Database) {
        WHERE seq = ?`,
     ),
     dataVersion: db.prepare("PRAGMA data_version").pluck(),
-    countUnmapped: db.prepare("INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
-    countUnshown: db.prepare("INSERT INTO unshown (known_by, service, signal, name, count, last_at) VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (known_by, service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at"),
+    countUnmapped: db.prepare(
+      "INSERT INTO unmapped (service, signal, name, count, last_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT (service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
+    ),
+    countUnshown: db.prepare(
+      "INSERT INTO unshown (known_by, service, signal, name, count, last_at) VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (known_by, service, signal, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
+    ),
     countIntake: db.prepare(
       "INSERT INTO intake (signal, exports, records, rejected, last_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (signal) DO UPDATE SET exports = exports + 1, records = records + excluded.records, rejected = rejected + excluded.rejected, last_at = excluded.last_at",
     ),
@@ -244,7 +254,18 @@ export class TelemetryStore {
     let live: Live | null;
     let merged = false;
     if (seq === undefined) {
-      seq = Number(this.sql.insertLifecycle.run(change.kind, change.service, change.session ?? null, change.traceId ?? null, change.step.at, change.step.at, change.step.at, now).lastInsertRowid);
+      seq = Number(
+        this.sql.insertLifecycle.run(
+          change.kind,
+          change.service,
+          change.session ?? null,
+          change.traceId ?? null,
+          change.step.at,
+          change.step.at,
+          change.step.at,
+          now,
+        ).lastInsertRowid,
+      );
       live = this.remember(seq, { tally: emptyTally(change.kind), session: change.session ?? null, traceId: change.traceId ?? null });
     } else {
       // Keys that named two lifecycles (a turn seen by its spans, then by its log events, a call and the run it was part of): one now.
@@ -284,7 +305,18 @@ export class TelemetryStore {
     const { step } = change;
     // The part is kept in its own table, merged with what else told of it.
     const { part, ...facts } = change.facts;
-    const kept = this.sql.insertStep.run(seq, step.key, step.at, step.startAt ?? null, step.parentKey ?? null, part ? partKey(part) : null, step.name, step.summary, JSON.stringify(step.detail), JSON.stringify(facts));
+    const kept = this.sql.insertStep.run(
+      seq,
+      step.key,
+      step.at,
+      step.startAt ?? null,
+      step.parentKey ?? null,
+      part ? partKey(part) : null,
+      step.name,
+      step.summary,
+      JSON.stringify(step.detail),
+      JSON.stringify(facts),
+    );
     if (kept.changes === 0) return merged ? seq : null;
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
     if (part) this.keepPart(seq, part, live?.tally);
@@ -299,7 +331,10 @@ export class TelemetryStore {
     const other = sent.by === "files" ? "telemetry" : "files";
     const theirs = sentPrefix(sent.session, other);
     if (this.sql.hasKeyIn.get(seq, theirs, `${theirs}~`) !== undefined) return undefined;
-    const near = this.sql.promptsSent.all(sentKey(sent.session, other, sent.at - PROMPT_JOIN_MS), sentKey(sent.session, other, sent.at + PROMPT_JOIN_MS)) as { key: string; seq: number }[];
+    const near = this.sql.promptsSent.all(sentKey(sent.session, other, sent.at - PROMPT_JOIN_MS), sentKey(sent.session, other, sent.at + PROMPT_JOIN_MS)) as {
+      key: string;
+      seq: number;
+    }[];
     const mine = sentPrefix(sent.session, sent.by);
     const candidates = near
       .filter((told) => told.seq !== seq && this.sql.hasKeyIn.get(told.seq, mine, `${mine}~`) === undefined)
@@ -360,7 +395,35 @@ export class TelemetryStore {
     for (const part of modelsFilled(live.tally)) this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(part.fields));
     const f = summarize(live.tally);
     if (f.finishedAt !== null) this.live.delete(seq);
-    this.sql.fold.run(f.state, f.startedAt, f.queuedAt, f.processingAt, f.finishedAt, f.firstAt, f.lastAt, now, f.prompt, f.output, f.error, f.model, f.attempt, f.lastStep, f.calls, f.tools, f.inputTokens, f.outputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.costUsd, f.estimatedCalls, f.unpricedCalls, f.waitingOn, f.abandonedBy, f.abandonedAt, seq);
+    this.sql.fold.run(
+      f.state,
+      f.startedAt,
+      f.queuedAt,
+      f.processingAt,
+      f.finishedAt,
+      f.firstAt,
+      f.lastAt,
+      now,
+      f.prompt,
+      f.output,
+      f.error,
+      f.model,
+      f.attempt,
+      f.lastStep,
+      f.calls,
+      f.tools,
+      f.inputTokens,
+      f.outputTokens,
+      f.cacheReadTokens,
+      f.cacheWriteTokens,
+      f.costUsd,
+      f.estimatedCalls,
+      f.unpricedCalls,
+      f.waitingOn,
+      f.abandonedBy,
+      f.abandonedAt,
+      seq,
+    );
   }
 
   private remove(seqs: readonly number[]): void {
@@ -427,4 +490,3 @@ export class TelemetryStore {
     this.db.close();
   }
 }
-

@@ -82,7 +82,26 @@ export interface UsageFileRead {
 
 const rowOf = (agent: UsageAgent, line: number, call: UsageCall): CallRow => {
   const { dedupe } = call;
-  return [0, line, agent, call.at, call.session, call.project, call.model, call.input, call.output, call.cacheRead, call.cacheWrite, call.extra, call.agentCostUsd ?? null, null, dedupe?.key ?? null, dedupe ? hashOf(dedupe.key) : null, dedupe?.sidechain ? 1 : 0, dedupe?.keep ?? null];
+  return [
+    0,
+    line,
+    agent,
+    call.at,
+    call.session,
+    call.project,
+    call.model,
+    call.input,
+    call.output,
+    call.cacheRead,
+    call.cacheWrite,
+    call.extra,
+    call.agentCostUsd ?? null,
+    null,
+    dedupe?.key ?? null,
+    dedupe ? hashOf(dedupe.key) : null,
+    dedupe?.sidechain ? 1 : 0,
+    dedupe?.keep ?? null,
+  ];
 };
 
 interface FoundCall {
@@ -109,7 +128,9 @@ export function readUsageFile(job: UsageJob, bounds: LineBounds = LINE_BOUNDS): 
     if (!stat.isFile()) return null;
     const known = job.from;
     const restarted = !known || known.dev !== stat.dev || known.ino !== stat.ino || stat.size < known.offset;
-    let position: UsagePosition = restarted ? { dev: stat.dev, ino: stat.ino, offset: 0, skipping: false, state: JSON.stringify(reader.emptyState({ folder: job.folder, path: job.path })) } : known;
+    let position: UsagePosition = restarted
+      ? { dev: stat.dev, ino: stat.ino, offset: 0, skipping: false, state: JSON.stringify(reader.emptyState({ folder: job.folder, path: job.path })) }
+      : known;
     if (!restarted && position.offset === stat.size) return null;
     const marks = { anywhere: reader.marks.anywhere?.map((mark) => Buffer.from(mark)), atStart: reader.marks.atStart?.map((mark) => Buffer.from(mark)) };
     const found: UsageFileRead = { job, position, restarted, lines: 0, malformed: 0, oversized: 0, calls: [] };

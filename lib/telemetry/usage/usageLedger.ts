@@ -171,9 +171,13 @@ export class UsageLedger {
     })();
     this.statements = {
       file: this.db.prepare("SELECT * FROM usage_files WHERE path = ?"),
-      addFile: this.db.prepare("INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, @offset, @skipping, @state, @lines, @malformed, @oversized) ON CONFLICT (path) DO NOTHING RETURNING id"),
+      addFile: this.db.prepare(
+        "INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, @offset, @skipping, @state, @lines, @malformed, @oversized) ON CONFLICT (path) DO NOTHING RETURNING id",
+      ),
       forget: this.db.prepare("DELETE FROM usage_calls WHERE file = ?"),
-      keepFile: this.db.prepare("UPDATE usage_files SET dev = @dev, ino = @ino, offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id"),
+      keepFile: this.db.prepare(
+        "UPDATE usage_files SET dev = @dev, ino = @ino, offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id",
+      ),
       sameCalls: this.db.prepare(
         "SELECT c.dedupe AS key, c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe_hash IN (SELECT value FROM json_each(?))",
       ),
@@ -183,7 +187,9 @@ export class UsageLedger {
       add: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${CALL_VALUES}`),
       addMany: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${Array.from({ length: ROWS_AT_ONCE }, () => CALL_VALUES).join(", ")}`),
       files: this.db.prepare("SELECT id, agent, path FROM usage_files"),
-      status: this.db.prepare("SELECT count(*) AS files, coalesce(sum(lines), 0) AS lines, coalesce(sum(malformed), 0) AS malformed, coalesce(sum(oversized), 0) AS oversized FROM usage_files WHERE id IN (SELECT value FROM json_each(?))"),
+      status: this.db.prepare(
+        "SELECT count(*) AS files, coalesce(sum(lines), 0) AS lines, coalesce(sum(malformed), 0) AS malformed, coalesce(sum(oversized), 0) AS oversized FROM usage_files WHERE id IN (SELECT value FROM json_each(?))",
+      ),
     };
   }
 
@@ -221,8 +227,15 @@ export class UsageLedger {
         // Unchanged since it was read to its end: a look costs a stat.
         if (known && known.dev === stat.dev && known.ino === stat.ino && known.offset === stat.size) continue;
         bytes += stat.size - (known?.offset ?? 0);
-        jobs.push({ agent, folder, path: file, from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null, bytes: stat.size - (known?.offset ?? 0) });
-        if (empty && threaded && readers.length === 0 && bytes >= THREADS_FROM_BYTES) readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
+        jobs.push({
+          agent,
+          folder,
+          path: file,
+          from: known ? { dev: known.dev, ino: known.ino, offset: known.offset, skipping: known.skipping === 1, state: known.state } : null,
+          bytes: stat.size - (known?.offset ?? 0),
+        });
+        if (empty && threaded && readers.length === 0 && bytes >= THREADS_FROM_BYTES)
+          readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
       }
     }
     this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
@@ -342,18 +355,29 @@ export class UsageLedger {
     if (job.from ? !now || now.offset !== job.from.offset || now.ino !== job.from.ino : now !== undefined) return;
     const at = { dev: position.dev, ino: position.ino, offset: position.offset, skipping: position.skipping ? 1 : 0, state: position.state };
     // A new file's row is written whole at once; none when a row for its path came first (the same file listed twice): that stands.
-    const row = now ?? (this.statements.addFile.get({ ...at, path: job.path, agent: job.agent, lines: read.lines, malformed: read.malformed, oversized: read.oversized }) as { id: number } | undefined);
+    const row =
+      now ??
+      (this.statements.addFile.get({ ...at, path: job.path, agent: job.agent, lines: read.lines, malformed: read.malformed, oversized: read.oversized }) as
+        { id: number } | undefined);
     if (!row) return;
     if (now && read.restarted) this.statements.forget.run(row.id);
     // The calls already kept that this file's lines tell of again, looked up at once (all known here when the ledger held none before this update).
     const keys = this.keptThisUpdate ? [] : read.calls.flatMap((call) => (call[DEDUPE_HASH] === null ? [] : [call[DEDUPE_HASH]]));
     if (keys.length > 0) this.flush();
     // Found by their hash, told apart by their key (two keys of one hash are two calls).
-    const kept = this.keptThisUpdate ?? new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
+    const kept =
+      this.keptThisUpdate ??
+      new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
     for (const call of read.calls) this.keep({ id: row.id, path: job.path }, call, kept);
     if (!now) return;
     const before = read.restarted ? { lines: 0, malformed: 0, oversized: 0 } : now;
-    this.statements.keepFile.run({ ...at, id: row.id, lines: before.lines + read.lines, malformed: before.malformed + read.malformed, oversized: before.oversized + read.oversized });
+    this.statements.keepFile.run({
+      ...at,
+      id: row.id,
+      lines: before.lines + read.lines,
+      malformed: before.malformed + read.malformed,
+      oversized: before.oversized + read.oversized,
+    });
   }
 
   /** One call kept, unless it is a call already kept that its agent wrote again (then the rule its reader names picks one). */
@@ -374,7 +398,15 @@ export class UsageLedger {
       this.pendingAt.set(key, this.pending.length);
     }
     // With tokens and no model known to the table, its cost is unknown, never $0.
-    const cost = agentCost ?? estimateCostUsd({ model: model ?? undefined, inputTokens: input, outputTokens: output + extra, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite });
+    const cost =
+      agentCost ??
+      estimateCostUsd({
+        model: model ?? undefined,
+        inputTokens: input,
+        outputTokens: output + extra,
+        cacheReadTokens: cacheRead,
+        cacheWriteTokens: cacheWrite,
+      });
     call[0] = file.id;
     call[12] = cost;
     call[13] = agentCost !== null ? "agent" : cost === null ? null : "table";
@@ -386,8 +418,12 @@ export class UsageLedger {
    * by several homes, or a folder since named elsewhere, reports only what its folders hold or held.
    */
   private filesOf(folders: UsageFolders): string {
-    const under = Object.entries(folders).flatMap(([agent, folder]) => (folder ? [[agent, folder.endsWith(path.sep) ? folder : folder + path.sep] as const] : []));
-    const ids = (this.statements.files.all() as { id: number; agent: string; path: string }[]).filter((file) => under.some(([agent, folder]) => file.agent === agent && file.path.startsWith(folder))).map((file) => file.id);
+    const under = Object.entries(folders).flatMap(([agent, folder]) =>
+      folder ? [[agent, folder.endsWith(path.sep) ? folder : folder + path.sep] as const] : [],
+    );
+    const ids = (this.statements.files.all() as { id: number; agent: string; path: string }[])
+      .filter((file) => under.some(([agent, folder]) => file.agent === agent && file.path.startsWith(folder)))
+      .map((file) => file.id);
     return JSON.stringify(ids);
   }
 

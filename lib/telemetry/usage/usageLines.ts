@@ -120,11 +120,19 @@ const claudeReader: UsageReader<ClaudeState> = {
     const output = num(usage?.output_tokens);
     if (!usage || !Number.isFinite(at) || input === undefined || output === undefined) return { calls: [], state };
     // What ccusage refuses as not Claude Code's own line.
-    if ((typeof o.version === "string" && !SEMVER_PREFIX.test(o.version)) || o.sessionId === "" || o.requestId === "" || message?.id === "" || message?.model === "") return { calls: [], state };
+    if (
+      (typeof o.version === "string" && !SEMVER_PREFIX.test(o.version)) ||
+      o.sessionId === "" ||
+      o.requestId === "" ||
+      message?.id === "" ||
+      message?.model === ""
+    )
+      return { calls: [], state };
     const model = str(message?.model);
     const session = str(o.sessionId) ?? state.session;
     const cacheCreation = obj(usage.cache_creation);
-    const cacheWrite = num(usage.cache_creation_input_tokens) ?? (num(cacheCreation?.ephemeral_5m_input_tokens) ?? 0) + (num(cacheCreation?.ephemeral_1h_input_tokens) ?? 0);
+    const cacheWrite =
+      num(usage.cache_creation_input_tokens) ?? (num(cacheCreation?.ephemeral_5m_input_tokens) ?? 0) + (num(cacheCreation?.ephemeral_1h_input_tokens) ?? 0);
     const messageId = str(message?.id);
     const call: UsageCall = {
       at,
@@ -138,7 +146,9 @@ const claudeReader: UsageReader<ClaudeState> = {
       extra: 0,
       ...(num(o.costUSD) !== undefined && { agentCostUsd: num(o.costUSD) }),
       // A message and request id name one call wherever it is copied (a resumed session's history); without a request id, within its session.
-      ...(messageId && { dedupe: { key: `claude-code:${messageId}:${str(o.requestId) ?? `:${session}`}`, keep: "larger" as const, sidechain: o.isSidechain === true } }),
+      ...(messageId && {
+        dedupe: { key: `claude-code:${messageId}:${str(o.requestId) ?? `:${session}`}`, keep: "larger" as const, sidechain: o.isSidechain === true },
+      }),
     };
     return { calls: [call], state };
   },
@@ -189,7 +199,17 @@ const codexReader: UsageReader<CodexUsageState> = {
     const at = Date.parse(String(o.timestamp ?? ""));
     if (!used || !Number.isFinite(at) || CODEX_FIELDS.slice(0, 5).every((field) => used[field] === 0)) return { calls: [], state };
     const cached = used.cached_input_tokens!;
-    const call: UsageCall = { at, session: state.session, project: state.project, model: state.model, input: Math.max(0, used.input_tokens! - cached), output: used.output_tokens!, cacheRead: cached, cacheWrite: used.cache_write_input_tokens!, extra: 0 };
+    const call: UsageCall = {
+      at,
+      session: state.session,
+      project: state.project,
+      model: state.model,
+      input: Math.max(0, used.input_tokens! - cached),
+      output: used.output_tokens!,
+      cacheRead: cached,
+      cacheWrite: used.cache_write_input_tokens!,
+      extra: 0,
+    };
     return { calls: [call], state };
   },
 };
@@ -236,7 +256,18 @@ const geminiReader: UsageReader<GeminiUsageState> = {
     const at = Date.parse(String(o.timestamp ?? o.created_at ?? ""));
     if (!state.model || !Number.isFinite(at) || uncached + tool + output + cached + thoughts === 0) return { calls: [], state };
     const id = str(o.id);
-    const call: UsageCall = { at, session: state.session, project: state.project, model: state.model, input: uncached + tool, output, cacheRead: cached, cacheWrite: 0, extra: thoughts, ...(id && { dedupe: { key: `gemini:${state.session}:${id}`, keep: "latest" as const, sidechain: false } }) };
+    const call: UsageCall = {
+      at,
+      session: state.session,
+      project: state.project,
+      model: state.model,
+      input: uncached + tool,
+      output,
+      cacheRead: cached,
+      cacheWrite: 0,
+      extra: thoughts,
+      ...(id && { dedupe: { key: `gemini:${state.session}:${id}`, keep: "latest" as const, sidechain: false } }),
+    };
     return { calls: [call], state };
   },
 };

@@ -69,7 +69,19 @@ export function knownTimeZone(name: string): string | null {
 
 export const machineTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
 
-const empty = (): UsageSumsRow => ({ calls: 0, costUsd: 0, estimatedCalls: 0, unpricedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 0, lastAt: 0, modelsUsed: [] });
+const empty = (): UsageSumsRow => ({
+  calls: 0,
+  costUsd: 0,
+  estimatedCalls: 0,
+  unpricedCalls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  totalTokens: 0,
+  lastAt: 0,
+  modelsUsed: [],
+});
 
 function add(into: UsageSumsRow, row: SlotRow): void {
   into.calls += row.calls;
@@ -100,7 +112,8 @@ export function usageReport(slots: readonly SlotRow[], query: UsageQuery, agents
     if ((query.since && day < query.since) || (query.until && day > query.until)) continue;
     const key = query.by === "day" ? day : query.by === "month" ? day.slice(0, 7) : query.by === "model" ? (slot.model ?? "(not said)") : slot.grp;
     let row = rows.get(key);
-    if (!row) rows.set(key, (row = { period: key, ...empty(), agentsUsed: [], agents: [], models: [], ...(query.by === "session" && { project: slot.project }) }));
+    if (!row)
+      rows.set(key, (row = { period: key, ...empty(), agentsUsed: [], agents: [], models: [], ...(query.by === "session" && { project: slot.project }) }));
     add(row, slot);
     add(totals, slot);
     let agent = row.agents.find((entry) => entry.agent === slot.agent);
@@ -123,5 +136,15 @@ export function usageReport(slots: readonly SlotRow[], query: UsageQuery, agents
   else if (query.by === "session") ordered.sort((a, b) => b.lastAt - a.lastAt);
   else ordered.sort((a, b) => b.costUsd - a.costUsd || a.period.localeCompare(b.period));
   totals.modelsUsed.sort();
-  return { by: query.by, timezone: query.timezone, since: query.since ?? null, until: query.until ?? null, agents, priceTable: PRICE_TABLE, rows: ordered, totals, read };
+  return {
+    by: query.by,
+    timezone: query.timezone,
+    since: query.since ?? null,
+    until: query.until ?? null,
+    agents,
+    priceTable: PRICE_TABLE,
+    rows: ordered,
+    totals,
+    read,
+  };
 }

@@ -9,7 +9,10 @@ const [receiver, api, service, client, otel, integration, scenario, encoding = "
 const { BasicTracerProvider, BatchSpanProcessor } = require(otel + "/@opentelemetry/sdk-trace-base");
 const { OTLPTraceExporter } = require(otel + (encoding === "json" ? "/@opentelemetry/exporter-trace-otlp-http" : "/@opentelemetry/exporter-trace-otlp-proto"));
 const { resourceFromAttributes } = require(otel + "/@opentelemetry/resources");
-const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ "service.name": service }), spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver + "/v1/traces" }))] });
+const provider = new BasicTracerProvider({
+  resource: resourceFromAttributes({ "service.name": service }),
+  spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver + "/v1/traces" }))],
+});
 const otelApi = require(client + "/@opentelemetry/api");
 otelApi.trace.setGlobalTracerProvider(provider);
 // As the Node SDK does: the active span follows the async calls, so a step's spans nest in its call's.
@@ -54,7 +57,15 @@ async function run() {
   if (scenario === "aborted-call") {
     // The caller gives up on a call the API never answers: its abort signal fires as the request goes out.
     const controller = new AbortController();
-    const giveUp = createAnthropic({ baseURL: api + "/v1", apiKey: "test-key-for-the-mock", fetch: (url, init) => { const sent = fetch(url, init); controller.abort(); return sent; } })("claude-sonnet-4-5");
+    const giveUp = createAnthropic({
+      baseURL: api + "/v1",
+      apiKey: "test-key-for-the-mock",
+      fetch: (url, init) => {
+        const sent = fetch(url, init);
+        controller.abort();
+        return sent;
+      },
+    })("claude-sonnet-4-5");
     await ai.generateText({ model: giveUp, prompt: "hi", abortSignal: controller.signal, ...telemetry });
     return "answered";
   }
@@ -64,5 +75,8 @@ async function run() {
 }
 
 run()
-  .then((answer) => console.log(answer), (error) => console.log(`failed: ${error.message}`))
+  .then(
+    (answer) => console.log(answer),
+    (error) => console.log(`failed: ${error.message}`),
+  )
   .finally(() => provider.shutdown());

@@ -11,7 +11,9 @@ async function main() {
   const request = gateway.create({ workspace: "gateway", chatId: 42, prompt: "hi", state: "queued" });
   gateway.transition(request.requestId, "processing");
   const done = gateway.transition(request.requestId, "completed", { fields: { output: "ok" }, reason: "exit 0" });
-  const called = gateway.update(request.requestId, (current) => ({ fields: { callback: { ...current.callback, success: true, attempts: 1, retryTimestamps: [] } } }));
+  const called = gateway.update(request.requestId, (current) => ({
+    fields: { callback: { ...current.callback, success: true, attempts: 1, retryTimestamps: [] } },
+  }));
   const session = gateway.sessions.recordCommand({ command: "npm test", status: "completed" });
   // runWorker opens its own tracker on stateDir (the variable turns it off); given one, it uses it.
   const worker = runWorker({ ...(how === "option" ? { tracker: gateway } : { stateDir }), stopWhenIdle: true, handler: () => ({ output: "never run" }) });

@@ -29,16 +29,25 @@ const agent = new Agent({
   model: createAnthropic({ baseURL: api + "/v1", apiKey: "test-key-for-the-mock" })("claude-sonnet-4-5"),
   tools: { Bash: bash },
 });
-const mastra = new Mastra({ agents: { shellAgent: agent }, observability: new Observability({ configs: { otel: { serviceName: service, exporters: [exporter] } } }), logger: false });
+const mastra = new Mastra({
+  agents: { shellAgent: agent },
+  observability: new Observability({ configs: { otel: { serviceName: service, exporters: [exporter] } } }),
+  logger: false,
+});
 
 async function run() {
-  const result = await mastra.getAgent("shellAgent").generate(scenario === "tool" ? "say hi with bash" : "hi", { maxSteps: 5, modelSettings: { maxRetries: 1 } });
+  const result = await mastra
+    .getAgent("shellAgent")
+    .generate(scenario === "tool" ? "say hi with bash" : "hi", { maxSteps: 5, modelSettings: { maxRetries: 1 } });
   if (result.error) throw result.error;
   return `${result.steps?.length ?? "?"} steps: ${result.text}`;
 }
 
 run()
-  .then((answer) => console.log(answer), (error) => console.log(`failed: ${error.message}`))
+  .then(
+    (answer) => console.log(answer),
+    (error) => console.log(`failed: ${error.message}`),
+  )
   .finally(async () => {
     await mastra.shutdown?.();
     process.exit(0);

@@ -9,7 +9,10 @@ const { BasicTracerProvider, BatchSpanProcessor } = require(otel + "/@openteleme
 const { OTLPTraceExporter } = require(otel + (encoding === "json" ? "/@opentelemetry/exporter-trace-otlp-http" : "/@opentelemetry/exporter-trace-otlp-proto"));
 const { resourceFromAttributes } = require(otel + "/@opentelemetry/resources");
 const { AsyncLocalStorageContextManager } = require(otel + "/@opentelemetry/context-async-hooks");
-const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ "service.name": service }), spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver + "/v1/traces" }))] });
+const provider = new BasicTracerProvider({
+  resource: resourceFromAttributes({ "service.name": service }),
+  spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver + "/v1/traces" }))],
+});
 const otelApi = require(client + "/@opentelemetry/api");
 otelApi.trace.setGlobalTracerProvider(provider);
 otelApi.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -28,7 +31,10 @@ const agent = traceAgent(
     const messages = [{ role: "user", content: prompt }];
     const first = await anthropic.messages.create({ model, max_tokens: 100, tools, messages });
     const use = first.content.find((block) => block.type === "tool_use");
-    messages.push({ role: "assistant", content: first.content }, { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: await bash(use.input) }] });
+    messages.push(
+      { role: "assistant", content: first.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: await bash(use.input) }] },
+    );
     const second = await anthropic.messages.create({ model, max_tokens: 100, tools, messages });
     return second.content[0].text;
   },
@@ -49,5 +55,8 @@ async function run() {
 }
 
 run()
-  .then((answer) => console.log(answer), (error) => console.log(`failed: ${error.status ?? ""} ${error.message}`))
+  .then(
+    (answer) => console.log(answer),
+    (error) => console.log(`failed: ${error.status ?? ""} ${error.message}`),
+  )
   .finally(() => provider.shutdown());

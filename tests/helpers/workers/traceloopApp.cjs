@@ -7,7 +7,16 @@ const [receiver, api, service, client, otel, scenario, encoding = "proto"] = pro
 const traceloop = require(client + "/@traceloop/node-server-sdk");
 const Anthropic = require(client + "/@anthropic-ai/sdk");
 const json = encoding === "json" && new (require(otel + "/@opentelemetry/exporter-trace-otlp-http").OTLPTraceExporter)({ url: receiver + "/v1/traces" });
-traceloop.initialize({ appName: service, baseUrl: receiver, apiKey: "none", disableBatch: true, traceloopSyncEnabled: false, silenceInitializationMessage: true, instrumentModules: { anthropic: Anthropic }, ...(json && { exporter: json }) });
+traceloop.initialize({
+  appName: service,
+  baseUrl: receiver,
+  apiKey: "none",
+  disableBatch: true,
+  traceloopSyncEnabled: false,
+  silenceInitializationMessage: true,
+  instrumentModules: { anthropic: Anthropic },
+  ...(json && { exporter: json }),
+});
 const anthropic = new Anthropic.default({ baseURL: api, apiKey: "test-key-for-the-mock", maxRetries: 1 });
 const model = "claude-sonnet-4-5";
 
@@ -29,6 +38,9 @@ async function run() {
 }
 
 run()
-  .then((answer) => console.log(answer), (error) => console.log(`failed: ${error.status ?? ""} ${error.message}`))
+  .then(
+    (answer) => console.log(answer),
+    (error) => console.log(`failed: ${error.status ?? ""} ${error.message}`),
+  )
   // The SDK keeps timers of its own: the application ends once its spans are sent.
   .finally(() => traceloop.forceFlush().then(() => process.exit(0)));

@@ -10,7 +10,8 @@ export async function POST(request: Request, { params }: { params: Promise<{ wor
   try {
     assertActionAllowed(request);
     const [{ workspace }, body] = await Promise.all([params, parsePauseBody(request)]);
-    if (body.action === "pause") return Response.json(getOperator().pause(workspace, { by: "dashboard", ...(body.reason !== undefined && { reason: body.reason }) }));
+    if (body.action === "pause")
+      return Response.json(getOperator().pause(workspace, { by: "dashboard", ...(body.reason !== undefined && { reason: body.reason }) }));
     return Response.json({ resumed: getOperator().resume(workspace, { by: "dashboard" }) });
   } catch (error) {
     return errorResponse(error);

@@ -41,9 +41,13 @@ export function telemetryActivityRows(db: Database.Database, options: TelemetryA
   const read = (sql: string) => db.prepare(sql).all(...args) as ActivityRow[];
   const rows = [
     // Created at its start.
-    ...read(`SELECT ${point("started_at")} AS point, 'state:created' AS metric, 0 AS bin, count(*) AS n FROM lifecycles WHERE ${within("started_at")} GROUP BY point`),
+    ...read(
+      `SELECT ${point("started_at")} AS point, 'state:created' AS metric, 0 AS bin, count(*) AS n FROM lifecycles WHERE ${within("started_at")} GROUP BY point`,
+    ),
     // Queued: out of created, into queued.
-    ...read(`SELECT ${point("queued_at")} AS point, 'state:queued' AS metric, 0 AS bin, count(*) AS n FROM lifecycles WHERE ${within("queued_at")} GROUP BY point`).flatMap((row) => [row, { ...row, metric: "state:created", n: -row.n }]),
+    ...read(
+      `SELECT ${point("queued_at")} AS point, 'state:queued' AS metric, 0 AS bin, count(*) AS n FROM lifecycles WHERE ${within("queued_at")} GROUP BY point`,
+    ).flatMap((row) => [row, { ...row, metric: "state:created", n: -row.n }]),
     // Claimed: its wait, out of queued (or created), into processing.
     ...read(
       `SELECT ${point("processing_at")} AS point, 'wait' AS metric, ${bin("processing_at - coalesce(queued_at, started_at)")} AS bin, count(*) AS n, ${STATE_BEFORE.processing} AS left
@@ -70,7 +74,9 @@ export function telemetryActivityRows(db: Database.Database, options: TelemetryA
     }),
   ];
   const live = Object.fromEntries(LIVE_STATES.map((state) => [state, 0])) as LiveStateCounts;
-  const counts = db.prepare(`SELECT state, count(*) AS n FROM lifecycles WHERE state IN (${LIVE_STATES.map(() => "?").join(", ")})${matched} GROUP BY state`).all(...LIVE_STATES, ...params) as { state: keyof LiveStateCounts; n: number }[];
+  const counts = db
+    .prepare(`SELECT state, count(*) AS n FROM lifecycles WHERE state IN (${LIVE_STATES.map(() => "?").join(", ")})${matched} GROUP BY state`)
+    .all(...LIVE_STATES, ...params) as { state: keyof LiveStateCounts; n: number }[];
   for (const row of counts) live[row.state] = row.n;
   return { rows, live };
 }

@@ -38,7 +38,20 @@ interface PositionRow {
   read_at: number;
 }
 
-const toPosition = (row: PositionRow): FilePosition => ({ path: row.path, agent: row.agent, dev: row.dev, ino: row.ino, offset: row.offset, skipping: row.skipping === 1, state: row.state, session: row.session, lines: row.lines, malformed: row.malformed, oversized: row.oversized, readAt: row.read_at });
+const toPosition = (row: PositionRow): FilePosition => ({
+  path: row.path,
+  agent: row.agent,
+  dev: row.dev,
+  ino: row.ino,
+  offset: row.offset,
+  skipping: row.skipping === 1,
+  state: row.state,
+  session: row.session,
+  lines: row.lines,
+  malformed: row.malformed,
+  oversized: row.oversized,
+  readAt: row.read_at,
+});
 
 /** Every file's position, of one agent. */
 export function filePositions(db: Database.Database, agent: string): FilePosition[] {
@@ -51,7 +64,8 @@ export function keepPositionStatement(db: Database.Database) {
     `INSERT INTO agent_files (path, agent, dev, ino, offset, skipping, state, session, lines, malformed, oversized, read_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (path) DO UPDATE SET agent = excluded.agent, dev = excluded.dev, ino = excluded.ino, offset = excluded.offset, skipping = excluded.skipping, state = excluded.state, session = excluded.session, lines = excluded.lines, malformed = excluded.malformed, oversized = excluded.oversized, read_at = excluded.read_at`,
   );
-  return (p: FilePosition) => statement.run(p.path, p.agent, p.dev, p.ino, p.offset, p.skipping ? 1 : 0, p.state, p.session, p.lines, p.malformed, p.oversized, p.readAt);
+  return (p: FilePosition) =>
+    statement.run(p.path, p.agent, p.dev, p.ino, p.offset, p.skipping ? 1 : 0, p.state, p.session, p.lines, p.malformed, p.oversized, p.readAt);
 }
 
 /** What was read of one agent's files: how many, the lines read, those skipped (malformed, or past the size bound), and when. */
@@ -66,5 +80,9 @@ export interface AgentFileCounts {
 
 /** What the files of each agent add up to. */
 export function agentFileCounts(db: Database.Database): AgentFileCounts[] {
-  return db.prepare("SELECT agent, count(*) AS files, sum(lines) AS lines, sum(malformed) AS malformed, sum(oversized) AS oversized, max(read_at) AS lastReadAt FROM agent_files GROUP BY agent ORDER BY agent").all() as never;
+  return db
+    .prepare(
+      "SELECT agent, count(*) AS files, sum(lines) AS lines, sum(malformed) AS malformed, sum(oversized) AS oversized, max(read_at) AS lastReadAt FROM agent_files GROUP BY agent ORDER BY agent",
+    )
+    .all() as never;
 }

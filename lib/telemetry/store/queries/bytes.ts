@@ -7,4 +7,3 @@ export function storeBytes(db: Database.Database): number {
   const size = db.pragma("page_size", { simple: true }) as number;
   return (pages - free) * size;
 }
-

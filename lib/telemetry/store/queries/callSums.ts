@@ -21,4 +21,3 @@ export const CALL_SUMS = `count(*) AS calls,
     coalesce(sum(coalesce(json_extract(p.fields, '$.costUsd'), json_extract(p.fields, '$.estimatedCostUsd'))), 0) AS costUsd,
     coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND ${BILLED} AND json_extract(p.fields, '$.estimatedCostUsd') IS NOT NULL), 0) AS estimatedCalls,
     coalesce(sum(json_extract(p.fields, '$.costUsd') IS NULL AND ${BILLED} AND json_extract(p.fields, '$.estimatedCostUsd') IS NULL), 0) AS unpricedCalls`;
-

@@ -11,6 +11,7 @@ export interface IntakeRow {
 
 /** What each signal's exports brought, and what was rejected of them. */
 export function storeIntake(db: Database.Database): IntakeRow[] {
-  return (db.prepare("SELECT signal, exports, records, rejected, last_at AS lastAt FROM intake ORDER BY signal").all() as IntakeRow[]).map((row) => ({ ...row }));
+  return (db.prepare("SELECT signal, exports, records, rejected, last_at AS lastAt FROM intake ORDER BY signal").all() as IntakeRow[]).map((row) => ({
+    ...row,
+  }));
 }
-

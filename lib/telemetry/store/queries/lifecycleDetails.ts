@@ -25,7 +25,9 @@ interface StoredPart {
 /** A lifecycle's steps, oldest first (each with the error it told of), and its model calls and tool uses, each once. */
 export function lifecycleDetails(db: Database.Database, rowId: string): { steps: StoredStep[]; parts: StoredPart[] } {
   const steps = db
-    .prepare("SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, part_key AS partKey, name, summary, detail, json_extract(facts, '$.error') AS error FROM steps WHERE seq = ? ORDER BY at, step_key")
+    .prepare(
+      "SELECT step_key AS key, at, start_at AS startAt, parent_key AS parentKey, part_key AS partKey, name, summary, detail, json_extract(facts, '$.error') AS error FROM steps WHERE seq = ? ORDER BY at, step_key",
+    )
     .all(rowId) as StoredStep[];
   const parts = db.prepare("SELECT kind, id, at, fields FROM parts WHERE seq = ? ORDER BY at, kind, id").all(rowId) as StoredPart[];
   return { steps, parts };

@@ -5,7 +5,8 @@
 export const LIFECYCLE_ROWS = {
   table: "lifecycles",
   from: "lifecycles t",
-  select: "t.kind, t.state, t.started_at, t.queued_at, t.processing_at, t.finished_at, t.last_at, t.received_at, t.prompt, t.output, t.error, t.model, t.attempt, t.last_step, t.calls, t.tools, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.cost_usd, t.estimated_calls, t.unpriced_calls, t.trace_id, t.waiting_on, t.abandoned_by, t.abandoned_at",
+  select:
+    "t.kind, t.state, t.started_at, t.queued_at, t.processing_at, t.finished_at, t.last_at, t.received_at, t.prompt, t.output, t.error, t.model, t.attempt, t.last_step, t.calls, t.tools, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.cost_usd, t.estimated_calls, t.unpriced_calls, t.trace_id, t.waiting_on, t.abandoned_by, t.abandoned_at",
   id: "t.seq",
   status: "t.state",
   created: "t.started_at",

@@ -22,7 +22,9 @@ const SESSION = "reqwatch_name(t.session, 128) = ?";
 
 /** Every stored session id with its sums, grouped by the stored id (its index). */
 export function sessionSumsByStoredId(db: Database.Database): (SessionSums & { raw: string })[] {
-  return db.prepare(`SELECT t.session AS raw, ${SUMS} FROM lifecycles t WHERE t.session IS NOT NULL GROUP BY t.session`).all() as (SessionSums & { raw: string })[];
+  return db.prepare(`SELECT t.session AS raw, ${SUMS} FROM lifecycles t WHERE t.session IS NOT NULL GROUP BY t.session`).all() as (SessionSums & {
+    raw: string;
+  })[];
 }
 
 /** The id a stored session id shows as (null: none), as the connection's reqwatch_name gives it. */
@@ -60,7 +62,11 @@ export function sessionTools(db: Database.Database, sessionId: string): { name: 
 
 /** A session's lifecycles that failed or carry an error now, newest first, at most `limit`. */
 export function sessionErrors(db: Database.Database, sessionId: string, limit: number): Record<string, unknown>[] {
-  return db.prepare(`SELECT t.seq AS _id, t.kind, t.state, t.error, coalesce(t.finished_at, t.last_at) AS at FROM lifecycles t WHERE ${SESSION} AND (t.state = 'failed' OR t.error IS NOT NULL) ORDER BY at DESC LIMIT ?`).all(sessionId, limit) as Record<string, unknown>[];
+  return db
+    .prepare(
+      `SELECT t.seq AS _id, t.kind, t.state, t.error, coalesce(t.finished_at, t.last_at) AS at FROM lifecycles t WHERE ${SESSION} AND (t.state = 'failed' OR t.error IS NOT NULL) ORDER BY at DESC LIMIT ?`,
+    )
+    .all(sessionId, limit) as Record<string, unknown>[];
 }
 
 /** The lifecycles in `states` (few, by the state index), of one session or all, with what the stuck rule reads, newest first. */
@@ -75,6 +81,7 @@ export function liveLifecycles(db: Database.Database, states: readonly string[],
  * span), read from an agent's own files (a step of a line, lib/telemetry/agentFiles), or both.
  */
 export function sessionToldBy(db: Database.Database, sessionId: string): { received: boolean; files: boolean } {
-  const told = (keys: string) => db.prepare(`SELECT 1 FROM lifecycles t JOIN steps s ON s.seq = t.seq WHERE ${SESSION} AND (${keys}) LIMIT 1`).get(sessionId) !== undefined;
+  const told = (keys: string) =>
+    db.prepare(`SELECT 1 FROM lifecycles t JOIN steps s ON s.seq = t.seq WHERE ${SESSION} AND (${keys}) LIMIT 1`).get(sessionId) !== undefined;
   return { received: told("s.step_key LIKE 'log:%' OR s.step_key LIKE 'span:%'"), files: told("s.step_key LIKE 'line:%' OR s.step_key LIKE 'ended:%'") };
 }

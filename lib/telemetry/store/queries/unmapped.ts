@@ -30,8 +30,14 @@ export interface UnmappedPage {
 export function storeUnmapped(db: Database.Database, page: { offset?: number; limit?: number } = {}): UnmappedPage {
   const offset = Math.max(0, Math.floor(page.offset ?? 0));
   const limit = page.limit ?? UNMAPPED_PAGE;
-  const rows = db.prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, signal, name LIMIT ? OFFSET ?").all(limit, offset) as UnmappedRow[];
+  const rows = db
+    .prepare("SELECT service, signal, name, count, last_at AS lastAt FROM unmapped ORDER BY count DESC, service, signal, name LIMIT ? OFFSET ?")
+    .all(limit, offset) as UnmappedRow[];
   const total = db.prepare("SELECT count(*) FROM unmapped").pluck().get() as number;
-  const known = db.prepare("SELECT known_by AS dialect, count(*) AS names, sum(count) AS count, max(last_at) AS lastAt FROM unshown GROUP BY known_by ORDER BY count DESC, known_by").all() as KnownRow[];
+  const known = db
+    .prepare(
+      "SELECT known_by AS dialect, count(*) AS names, sum(count) AS count, max(last_at) AS lastAt FROM unshown GROUP BY known_by ORDER BY count DESC, known_by",
+    )
+    .all() as KnownRow[];
   return { rows, total, offset, limit, known };
 }

@@ -32,4 +32,3 @@ export function storeUsage(db: Database.Database, sessions = 20): Usage {
     .all(sessions) as Omit<Usage["bySession"][number], "sessionId">[];
   return { byDayAndModel, bySession: bySession.map((row) => ({ ...row, sessionId: shownName(row.session, 128) })) };
 }
-

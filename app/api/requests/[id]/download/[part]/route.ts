@@ -20,7 +20,11 @@ export async function GET(_request: Request, { params }: { params: Promise<{ id:
     const request = getReader().get(id);
     if (!request) throw new ReqwatchError("NOT_FOUND", `Request ${id} does not exist (it may have been cleaned up).`);
     const json = part === "json";
-    const body = json ? JSON.stringify(request, null, 2) : part === "response-output" ? (responseOutput(getReader(), request) ?? "") : (request[part as TextField] ?? "");
+    const body = json
+      ? JSON.stringify(request, null, 2)
+      : part === "response-output"
+        ? (responseOutput(getReader(), request) ?? "")
+        : (request[part as TextField] ?? "");
     return new Response(body, {
       headers: {
         "content-type": json ? "application/json; charset=utf-8" : "text/plain; charset=utf-8",
