@@ -269,6 +269,23 @@ describe("the ledger", () => {
     }
   });
 
+  it("keeps counting a transcript its agent deleted since (Claude Code removes those past its cleanupPeriodDays), where a fresh read no longer can", () => {
+    const stateDir = tempStateDir();
+    const before = reqwatch(["--by", "month", "--timezone", "UTC"], stateDir);
+    const file = path.join(home, ".claude", "projects", "-work-shop", "gen-session-1.jsonl");
+    const aside = path.join(tempParent(), "gen-session-1.jsonl");
+    fs.renameSync(file, aside);
+    try {
+      expect(reqwatch(["--by", "month", "--timezone", "UTC"], stateDir).totals).toEqual(before.totals);
+      const fresh = reqwatch(["--by", "month", "--timezone", "UTC"]).totals;
+      expect(fresh.calls).toBeLessThan(before.totals.calls);
+    } finally {
+      fs.renameSync(aside, file);
+    }
+    // Back where it was: counted once.
+    expect(reqwatch(["--by", "month", "--timezone", "UTC"], stateDir).totals).toEqual(before.totals);
+  });
+
   it("reads no agent's files when REQWATCH_AGENT_FILES is off, one agent's with --agent, and keeps its ledger in the cache folder with no state folder, or beside the user's telemetry store", () => {
     const off = runCli(["usage", "--json"], { env: { ...env, REQWATCH_AGENT_FILES: "off" } });
     expect(off.code).toBe(0);
