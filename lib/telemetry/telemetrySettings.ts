@@ -101,10 +101,13 @@ const homeOf = (env: NodeJS.ProcessEnv) => env.HOME?.trim() || os.homedir();
 
 /** An agent's folder to read (its REQWATCH_ variable, else its own, else under the home folder), or null when reading agents' files is off. */
 function agentDir(env: NodeJS.ProcessEnv, flag: string | undefined, ours: string, its: string, home: string): string | null {
-  return agentFilesOn(env, flag) ? path.resolve(env[ours]?.trim() || env[its]?.trim() || path.join(homeOf(env), home)) : null;
+  return agentFilesOn(env, flag) ? path.resolve(/*turbopackIgnore: true*/ env[ours]?.trim() || env[its]?.trim() || path.join(homeOf(env), home)) : null;
 }
 
 /** Gemini CLI's folder to read: its own variable names a home, under which it keeps .gemini. */
 function geminiDir(env: NodeJS.ProcessEnv, flag: string | undefined): string | null {
-  return agentFilesOn(env, flag) ? path.resolve(env.REQWATCH_GEMINI_DIR?.trim() || path.join(env.GEMINI_CLI_HOME?.trim() || homeOf(env), ".gemini")) : null;
+  // A folder of the user's, read at run time: nothing the bundler should trace into the build.
+  return agentFilesOn(env, flag)
+    ? path.resolve(/*turbopackIgnore: true*/ env.REQWATCH_GEMINI_DIR?.trim() || path.join(env.GEMINI_CLI_HOME?.trim() || homeOf(env), ".gemini"))
+    : null;
 }
