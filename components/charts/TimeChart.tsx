@@ -219,7 +219,8 @@ export function TimeChart({ label, unit, times, pointMs, series, format, whole =
         {axisTimes}
       </p>
       {/* Announced while the chart is being read, not on every live update of four charts. */}
-      <p className="chart-readout" aria-live={index === null ? "off" : "polite"} aria-label={`${label} at the point shown`}>
+      {/* Its time is the viewer's clock: a minute may tick between the server's render and the browser's. */}
+      <p className="chart-readout" aria-live={index === null ? "off" : "polite"} aria-label={`${label} at the point shown`} suppressHydrationWarning>
         {when}: {values.join(", ")}
       </p>
     </figure>
