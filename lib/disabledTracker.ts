@@ -156,6 +156,9 @@ export function openDisabledTracker(options: ResolvedTrackerOptions, byOption: b
       request: change(requestId, { to: "failed", fields: { error }, ...(failOptions.by !== undefined && { by: failOptions.by }) }),
     }),
     startMonitor: () => ({ lastPass: () => null, lastError: () => null, passNow: emptyPass, retention: null, stop: () => {} }),
+    // No index to build: nothing is recorded.
+    rebuildIndex: () => Promise.resolve(null),
+    indexing: () => null,
 
     waitForResult(requestId, { timeoutMs }) {
       const current = held.get(requestId);

@@ -19,6 +19,7 @@ export type {
   Ownership,
   Access,
   RecoveryReport,
+  IndexingProgress,
   CreateInput,
   ChangeInput,
   Change,

@@ -77,9 +77,8 @@ export function openTracker(options: TrackerOptions = {}): Tracker {
   const resolved = resolveTrackerOptions(options);
   // Tracking off (REQWATCH_DISABLED, or enabled: false): not one file is touched from here on.
   if (!resolved.enabled) return openDisabledTracker(resolved, options.enabled === false);
-  // The object carries the roles' members too, as it always has (this repository's worker scripts and
-  // benches call them through dist/index.cjs); only the Tracker's are the contract.
-  return allInOne(openRecording(resolved));
+  // The Tracker's members and no others: what is published is what can be called.
+  return openRecording(resolved).tracker;
 }
 
 /**
@@ -260,6 +259,9 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
     sessions,
     options: resolved,
     openReport,
+
+    rebuildIndex: () => upkeep.rebuildIndex(),
+    indexing: () => reader.indexing(),
 
     create(input) {
       const { requestId = randomUUID(), workspace, ...rest } = input;

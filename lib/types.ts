@@ -226,7 +226,26 @@ export interface Tracker {
    * also runs the retention (now, then every RETENTION_INTERVAL_MS) unless `retention: false`.
    */
   startMonitor(options?: Partial<MonitorOptions>): MonitorWithRetention;
+  /**
+   * With `rebuild: "in-background"`: run the rebuild the open left to do on a thread of its own,
+   * newest files first, while this one goes on (reads see each batch as it commits). Its report;
+   * null when there was none to do, or the tracker closed first (the next open rebuilds). When it
+   * fails (a full disk), it rejects and `indexing()` stays: calling it again tries again.
+   */
+  rebuildIndex(): Promise<RecoveryReport | null>;
+  /** How far the rebuild `rebuild: "in-background"` left to do has come; null once the index is whole. */
+  indexing(): IndexingProgress | null;
   close(): void;
+}
+
+export interface IndexingProgress {
+  /** Files written into the index so far. */
+  done: number;
+  /** Files to write (0 until they are listed). */
+  total: number;
+  startedAt: number;
+  /** The last try's failure, while the dashboard waits to try again (lib/dashboard/runtime.ts). */
+  failure?: { message: string; retryInMs: number } | null;
 }
 
 // Reading requests.

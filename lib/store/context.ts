@@ -3,6 +3,8 @@ import type { IndexKeeper } from "../db/writeLock";
 import type { Ownership, ResolvedTrackerOptions } from "../types";
 import type { RequestRecord } from "../model/requestFormat";
 import type { StateDir } from "../stateFiles/stateDir";
+import type { IndexingProgress } from "../types";
+export type { IndexingProgress };
 
 /**
  * What the operations share: the folder, the index, the settings and the clock. Passed in, never
@@ -46,14 +48,4 @@ export interface RebuildMode {
 export function inRebuild(ctx: TrackerContext, rebuild?: RebuildMode): TrackerContext {
   // Derived, not copied: the index's connection is still read live from the folder's handle.
   return Object.freeze(Object.create(ctx, { rebuilding: { value: true }, rebuild: { value: rebuild } }) as TrackerContext);
-}
-
-export interface IndexingProgress {
-  /** Files written into the index so far. */
-  done: number;
-  /** Files to write (0 until they are listed). */
-  total: number;
-  startedAt: number;
-  /** The last try's failure, while the dashboard waits to try again (lib/dashboard/runtime.ts). */
-  failure?: { message: string; retryInMs: number } | null;
 }

@@ -34,7 +34,7 @@ const EXPORTS = [
  * the index guard) are not among them.
  */
 const TYPES = [
-  ...["Tracker", "TrackerOptions", "RedactOptions", "ExtraPattern", "Ownership", "Access", "RecoveryReport"],
+  ...["Tracker", "TrackerOptions", "RedactOptions", "ExtraPattern", "Ownership", "Access", "RecoveryReport", "IndexingProgress"],
   ...["CreateInput", "ChangeInput", "Change", "RequestRecord", "RequestFields", "TransitionEntry", "CallbackInfo", "State", "TerminalState", "ErrorCode"],
   ...["ListFilters", "RequestPage", "RequestSummary"],
   ...["Claim", "ClaimOptions", "Delivery", "DeliveryOutcome", "CompleteResult", "FailOptions"],
@@ -82,6 +82,8 @@ const TRACKER_MEMBERS = [
   "waitForResult",
   "sessions",
   "startMonitor",
+  "rebuildIndex",
+  "indexing",
   "close",
 ];
 const SESSION_TRACKER_MEMBERS = ["current", "start", "recordCommand", "recordFile", "recordedPath", "updateSnapshot", "reset", "get"];

@@ -9,6 +9,8 @@ import { aTracker, tempForeignDir, tempStateDir } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 
 const LIB = path.resolve(__dirname, "../../dist/index.cjs");
+/** The internal entry, for what the test reads beyond the library (the change feed). */
+const INTERNAL = path.resolve(__dirname, "../../dist/internal.cjs");
 
 /** Open the tracker in a process of its own, on the bundle (where the reader threads' script is), and return its open report. */
 function openInChild(stateDir: string, rebuildThreads: number): { readerThreads: number; scanned: number; unreadable: unknown[] } {
@@ -76,7 +78,7 @@ function rebuildInBackgroundInChild(stateDir: string): {
   fed: string[];
 } {
   const script = `
-    const t = require(${JSON.stringify(LIB)}).openTracker({ stateDir: ${JSON.stringify(stateDir)}, recover: false, rebuild: "in-background", rebuildThreads: 1 });
+    const t = require(${JSON.stringify(INTERNAL)}).openTrackerService({ stateDir: ${JSON.stringify(stateDir)}, recover: false, rebuild: "in-background", rebuildThreads: 1 });
     const indexingAtOpen = t.indexing();
     const rebuilt = t.rebuildIndex();
     t.create({ requestId: "during", workspace: "ws0", state: "queued" });
@@ -164,7 +166,7 @@ describe("rebuilding the index while the process goes on (rebuild: in-background
     const cacheDir = path.join(path.dirname(stateDir), "cache");
     const script = `
       const t = require(${JSON.stringify(LIB)}).openTracker({ stateDir: ${JSON.stringify(stateDir)}, cacheDir: ${JSON.stringify(cacheDir)}, recover: false, rebuild: "in-background" });
-      t.rebuildIndex().then((report) => { process.stdout.write(JSON.stringify({ access: t.ownership.access, report, queued: t.countsByState().queued })); t.close(); });`;
+      t.rebuildIndex().then((report) => { process.stdout.write(JSON.stringify({ access: t.ownership.access, report, queued: t.list({ states: ["queued"], limit: 1000 }).items.length })); t.close(); });`;
     const { access, report, queued } = JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }));
     expect([access, report.scanned, queued]).toEqual(["observed", 3000, 500]);
     expect(treeSnapshot(stateDir)).toEqual(before);

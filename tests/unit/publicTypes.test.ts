@@ -24,7 +24,7 @@ const VALUES = [
 ];
 
 const TYPES = [
-  ...["Tracker", "TrackerOptions", "RedactOptions", "ExtraPattern", "Ownership", "Access", "RecoveryReport"],
+  ...["Tracker", "TrackerOptions", "RedactOptions", "ExtraPattern", "Ownership", "Access", "RecoveryReport", "IndexingProgress"],
   ...["CreateInput", "ChangeInput", "Change", "RequestRecord", "RequestFields", "TransitionEntry", "CallbackInfo", "State", "TerminalState", "ErrorCode"],
   ...["ListFilters", "RequestPage", "RequestSummary"],
   ...["Claim", "ClaimOptions", "Delivery", "DeliveryOutcome", "CompleteResult", "FailOptions"],
@@ -106,6 +106,8 @@ describe("the library's public surface", () => {
       | "waitForResult"
       | "sessions"
       | "startMonitor"
+      | "rebuildIndex"
+      | "indexing"
       | "close";
     expectTypeOf<keyof reqwatch.Tracker>().toEqualTypeOf<TrackerMember>();
     expectTypeOf<typeof reqwatch.openTracker>().toEqualTypeOf<(options?: reqwatch.TrackerOptions) => reqwatch.Tracker>();
