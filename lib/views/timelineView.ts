@@ -257,6 +257,9 @@ function moveInto(from: Group, into: Group, groups: Map<string, Group>, itemOfSt
 }
 
 /** When a group's steps began and ended. */
+/** A tool's span and its log event are written apart by the client: on a busy machine, the event some milliseconds after the span ended. */
+const TOOL_RECORDS_APART_MS = 1000;
+
 const timesOf = (group: Group) => ({
   startAt: Math.min(...group.steps.map((step) => step.startAt ?? step.at)),
   endAt: Math.max(...group.steps.map((step) => step.at)),
@@ -265,9 +268,9 @@ const timesOf = (group: Group) => ({
 /**
  * A tool's span that names no call id beside the tool's event (Gemini CLI's `tool_call` span and
  * its `tool_call` log event, both inside the batch's `schedule_tool_calls` span) is that tool when
- * the two are each other's only match: the same tool, inside the same span, at overlapping times.
- * Two tools of one name in one batch match each other both ways and stay apart: nothing either
- * record carries says which is which.
+ * the two are each other's only nearest match: the same tool, inside the same span, the nearest in
+ * time (overlapping, or within TOOL_RECORDS_APART_MS). Two tools of one name in one batch whose
+ * times overlap every way stay apart: nothing either record carries says which is which.
  */
 function foldToolSpansIntoTools(groups: Map<string, Group>, itemOfStep: Map<string, string>): void {
   const spans = [...groups.values()].filter(
@@ -281,16 +284,27 @@ function foldToolSpansIntoTools(groups: Map<string, Group>, itemOfStep: Map<stri
   const tools = [...groups.values()].filter(
     (group) => group.part?.kind === "tool" && group.steps.length > 0 && !group.steps.some((step) => step.key?.startsWith("span:")),
   );
-  const overlap = (a: Group, b: Group) => timesOf(a).startAt <= timesOf(b).endAt && timesOf(b).startAt <= timesOf(a).endAt;
-  const matches = (span: Group, tool: Group) => {
+  // How far apart two records' times are (0: they overlap), or null when they cannot be one tool.
+  const gap = (span: Group, tool: Group): number | null => {
     const step = span.steps[0]!;
-    return step.name === `tool ${text(tool.part!.fields.name) ?? ""}` && tool.steps.every((told) => told.parentKey === step.parentKey) && overlap(span, tool);
+    if (step.name !== `tool ${text(tool.part!.fields.name) ?? ""}` || !tool.steps.every((told) => told.parentKey === step.parentKey)) return null;
+    const [a, b] = [timesOf(span), timesOf(tool)];
+    const apart = Math.max(0, a.startAt - b.endAt, b.startAt - a.endAt);
+    return apart <= TOOL_RECORDS_APART_MS ? apart : null;
   };
-  for (const span of spans) {
-    const candidates = tools.filter((tool) => matches(span, tool));
-    if (candidates.length !== 1 || spans.filter((other) => matches(other, candidates[0]!)).length !== 1) continue;
-    moveInto(span, candidates[0]!, groups, itemOfStep);
-  }
+  // The one record nearest to `from` among `others`, if no other is as near.
+  const nearest = <T extends Group>(from: Group, others: T[], gapOf: (other: T) => number | null): T | null => {
+    const near = others.map((other) => ({ other, apart: gapOf(other) })).filter((pair): pair is { other: T; apart: number } => pair.apart !== null);
+    const least = Math.min(...near.map((pair) => pair.apart));
+    const at = near.filter((pair) => pair.apart === least);
+    return at.length === 1 ? at[0]!.other : null;
+  };
+  // Paired first, then merged: a merge changes the times the pairing reads.
+  const pairs = spans.flatMap((span) => {
+    const tool = nearest(span, tools, (other) => gap(span, other));
+    return tool && nearest(tool, spans, (other) => gap(other, tool)) === span ? [[span, tool] as const] : [];
+  });
+  for (const [span, tool] of pairs) moveInto(span, tool, groups, itemOfStep);
 }
 
 /**

@@ -273,6 +273,17 @@ describe("a received turn's timeline", () => {
       ["tool_call", "tool read_file"],
       ["tool_call", "tool read_file"],
     ]);
+    // On a busy machine the event is written some milliseconds after the span ended: still the one tool (its records in the order they happened).
+    const late = everyItem(timelineOf([schedule, span("s1", 20, 22), event("t1", 27, 29)], [tool("t1", 29)])!.items);
+    expect(late.filter((item) => item.kind === "tool").map((item) => item.records.map((record) => record.name))).toEqual([["tool read_file", "tool_call"]]);
+    // And one after the other, each late: each with its nearest.
+    const lateTwice = everyItem(
+      timelineOf([schedule, span("s1", 20, 22), event("t1", 27, 29), span("s2", 100, 102), event("t2", 108, 110)], [tool("t1", 29), tool("t2", 110)])!.items,
+    );
+    expect(lateTwice.filter((item) => item.kind === "tool").map((item) => [item.startAt, item.records.map((record) => record.name)])).toEqual([
+      [20, ["tool read_file", "tool_call"]],
+      [100, ["tool read_file", "tool_call"]],
+    ]);
   });
 
   it("an OpenInference call told twice (its own span and the Anthropic SDK's inside it) is one bar; a failed one keeps the attempts the inner span said", () => {
