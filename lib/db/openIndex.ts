@@ -91,6 +91,7 @@ function connect(file: string): IndexDb {
  * connects to a log that is about to be removed.
  */
 function createIndexFile(file: string): void {
+  waitForTheDeleter(file);
   let fd: number;
   try {
     fd = fs.openSync(file, "wx");
@@ -101,6 +102,19 @@ function createIndexFile(file: string): void {
   }
   fs.closeSync(fd);
   for (const suffix of ["-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+}
+
+/** How long a log left beside a missing index.db is given to go before the index is made again. */
+const DELETER_GRACE_MS = 250;
+
+/**
+ * index.db missing, its log or shared memory still there: whoever deleted it (`rm index.db*` removes
+ * index.db first) may be about to remove them. A new index made now would lose its own log to that
+ * removal (two logs on one file: a corrupt index), so the deleter is given a moment to finish.
+ */
+function waitForTheDeleter(file: string): void {
+  const deadline = Date.now() + DELETER_GRACE_MS;
+  while (!fs.existsSync(file) && (fs.existsSync(`${file}-wal`) || fs.existsSync(`${file}-shm`)) && Date.now() < deadline) sleepSync(2);
 }
 
 function waitWhileBeingCreated(file: string): void {
