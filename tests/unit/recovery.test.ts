@@ -35,7 +35,8 @@ describe("recovery on open", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aGatewayRequest("r"));
     const dir = path.join(stateDir, "requests");
-    const ours = ".r.json.12345.0badf00d.tmp";
+    // A writer pid no process can have (past any pid_max): crashed, whatever else runs on the machine.
+    const ours = ".r.json.999999999.0badf00d.tmp";
     fs.writeFileSync(path.join(dir, ours), '{"torn":');
     fs.writeFileSync(path.join(dir, "r.json.tmp"), "{"); // a jq hook, mid-write
     const oldForeign = path.join(dir, "old.json.tmp");
