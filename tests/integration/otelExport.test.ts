@@ -204,7 +204,8 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     fs.writeFileSync(positionFile, JSON.stringify({ generation: "an-older-index", seq: 999 }));
     handle = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false });
     running.push(handle);
-    await waitFor(() => collector.spans().length === 10);
+    // The collector has the spans a moment before the exporter's send returns and the re-export is counted.
+    await waitFor(() => collector.spans().length === 10 && handle.status().reexports === 1);
     expect(handle.status()).toMatchObject({ reexports: 1, position: { generation: tracker.generation() } });
     expect(collector.spans().slice(5)).toEqual(first);
     tracker.close();
