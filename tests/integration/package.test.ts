@@ -6,87 +6,12 @@ import { list } from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConsumerProject, consumerParent, lineToolchain, packTarball, supportedLines, withoutMachineNotices } from "../helpers/consumer";
 import { eventually } from "../helpers/processes";
+import { EXPORTS, SESSION_TRACKER_MEMBERS, TRACKER_MEMBERS, TYPES } from "../helpers/publicApi";
 
 // The packed package itself, installed into an empty project on the Node the tests run on: what it
 // is, what it exports, the dashboard in a browser, and what it says when it cannot run. Every
 // supported Node line runs it too (nodeLine<line>.test.ts).
 const ROOT = path.resolve(__dirname, "../..");
-
-/** The library's names at run time, all of them: what `require("reqwatch")` and `import * as` give. */
-const EXPORTS = [
-  "PermanentError",
-  "ReqwatchError",
-  "STATES",
-  "TERMINAL_STATES",
-  "TRANSITIONS",
-  "TimeoutError",
-  "canTransition",
-  "isReqwatchError",
-  "isTerminal",
-  "openTracker",
-  "redactSecrets",
-  "runWorker",
-];
-
-/**
- * The library's types, all of them: the tracker a gateway or worker calls and what its calls take
- * and give. The dashboard's, the CLI's and the MCP server's (TrackerService, the feed, the ingest,
- * the index guard) are not among them.
- */
-const TYPES = [
-  ...["Tracker", "TrackerOptions", "RedactOptions", "ExtraPattern", "Ownership", "Access", "RecoveryReport", "IndexingProgress"],
-  ...["CreateInput", "ChangeInput", "Change", "RequestRecord", "RequestFields", "TransitionEntry", "CallbackInfo", "State", "TerminalState", "ErrorCode"],
-  ...["ListFilters", "RequestPage", "RequestSummary"],
-  ...["Claim", "ClaimOptions", "Delivery", "DeliveryOutcome", "CompleteResult", "FailOptions"],
-  ...["Handler", "HandlerContext", "RunWorkerOptions", "WorkerHandle", "WorkerStats"],
-  ...[
-    "MonitorOptions",
-    "MonitorWithRetention",
-    "MonitorHandle",
-    "MonitorPass",
-    "MonitorCounts",
-    "StuckRequest",
-    "StuckCause",
-    "RetentionRun",
-    "RetentionHandle",
-  ],
-  ...[
-    "SessionTracker",
-    "SessionResult",
-    "SessionRecord",
-    "CommandEntry",
-    "CommandInput",
-    "CommandStatus",
-    "ContextSnapshot",
-    "FileInput",
-    "SnapshotInput",
-    "StartOutcome",
-  ],
-];
-
-/** What the library's tracker and its session tracker declare: what a gateway, a worker or a hook calls; the read model and the index's upkeep are TrackerService's. */
-const TRACKER_MEMBERS = [
-  "ownership",
-  "options",
-  "openReport",
-  "create",
-  "transition",
-  "update",
-  "get",
-  "list",
-  "claimNext",
-  "heartbeat",
-  "recordResult",
-  "complete",
-  "fail",
-  "waitForResult",
-  "sessions",
-  "startMonitor",
-  "rebuildIndex",
-  "indexing",
-  "close",
-];
-const SESSION_TRACKER_MEMBERS = ["current", "start", "recordCommand", "recordFile", "recordedPath", "updateSnapshot", "reset", "get"];
 
 /** The members an interface of the package's types declares, by name, in order. */
 function membersOf(types: string, name: string): string[] {
