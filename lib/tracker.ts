@@ -16,7 +16,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
 import { getRequest } from "./db/queries/getRequest";
 import { listRequests } from "./db/queries/listRequests";
 import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
-import { fileIdentity, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
+import { fileIdentity, indexedDownTo, readMeta, removeIndexFiles, type FileIdentity, type IndexDb } from "./db/openIndex";
 import type { IndexLoss } from "./db/writeLock";
 import { resolveListFilters, type ListFilters } from "./model/listFilters";
 import type { MonitorWithRetention, RecoveryReport, RequestPage, ResolvedTrackerOptions, Tracker, TrackerOptions } from "./types";
@@ -31,7 +31,7 @@ import { Waiters } from "./queue/waiters";
 import { startIngest, type IngestHandle } from "./ingest/startIngest";
 import { activeTraceparent } from "./process/activeTrace";
 import { feedLastSeq, requestsChangedSince } from "./db/changes";
-import { indexedAsIs, ingestRequests, reconcile } from "./recovery/reconcile";
+import { indexedAsIs, ingestChangedSince, ingestRequests, reconcile } from "./recovery/reconcile";
 import { followerRebuilt, syncWithFollower } from "./ingest/followerSync";
 import { startCheckpoints } from "./db/checkpoints";
 import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
@@ -402,7 +402,7 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
    * time) until no file still unread could enter the page, which holds when a file's times are at
    * most its modification time (its writer set them, then wrote it), give or take the file
    * system's clock tick (MTIME_SLACK_MS). Read to the end, the index is complete; stopped before,
-   * it stays unfinished for the next open (or a follower) to complete.
+   * it stays unfinished for the next open (or a follower) to complete, its rows a page can be settled on.
    */
   function listNewestFirst(filters: ListFilters): RequestPage {
     if (!ctx.indexing) return reader.list(filters);
@@ -416,6 +416,12 @@ function openRecording(resolved: ResolvedTrackerOptions): Recording {
       const last = items.at(-1);
       return items.length === wanted.limit && last !== undefined && last[key] > unreadNewestMtimeMs + MTIME_SLACK_MS;
     };
+    // What an earlier command or a follower already indexed, newest first, may hold the page, once the files changed since are read.
+    const known = indexedDownTo(ctx.db);
+    if (known && settled(known.belowMs)) {
+      ingestChangedSince(ctx, known.listedAt - MTIME_SLACK_MS);
+      if (settled(known.belowMs)) return reader.list(filters);
+    }
     recover(inRebuild(ctx, { newestFirst: true, onProgress: () => {}, settled }), sessions, { processingStuckAfterMs: null });
     if (readMeta(ctx.db, "reconciled_at") !== undefined) {
       index.complete();

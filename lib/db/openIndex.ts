@@ -193,6 +193,31 @@ export function writeMeta(db: IndexDb, key: string, value: string): void {
   db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
 }
 
+/**
+ * An index a rebuild fills newest first: every request file whose times are later than `belowMs`
+ * (give or take the file system's clock tick) had its row when the rebuild listed the folder at
+ * `listedAt`; a file changed since has a later modification time. Only ever lowered (and `listedAt`
+ * only moved back), so two rebuilds filling one index (a command's page and a follower) each leave it true.
+ */
+export interface IndexedDownTo {
+  belowMs: number;
+  listedAt: number;
+}
+
+const INDEXED_DOWN_TO = "indexed_down_to";
+
+export function lowerIndexedDownTo(db: IndexDb, { belowMs, listedAt }: IndexedDownTo): void {
+  const known = indexedDownTo(db);
+  if (known && known.belowMs <= belowMs && known.listedAt <= listedAt) return;
+  const lowered = known ? { belowMs: Math.min(known.belowMs, belowMs), listedAt: Math.min(known.listedAt, listedAt) } : { belowMs, listedAt };
+  writeMeta(db, INDEXED_DOWN_TO, JSON.stringify(lowered));
+}
+
+export function indexedDownTo(db: IndexDb): IndexedDownTo | null {
+  const value = readMeta(db, INDEXED_DOWN_TO);
+  return value === undefined ? null : (JSON.parse(value) as IndexedDownTo);
+}
+
 function tableExists(db: IndexDb, name: string): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }

@@ -35,13 +35,35 @@ export function readForIndex(requestsDir: string, id: string, keepRequest: boole
   }
 }
 
-/** What a rebuild's reader hands over for a batch of files: "read", each one's `readForIndex` (without the request); "stat", each one's modification time (-1: gone). */
-export type ReadMode = "read" | "stat";
-export type BatchResult<M extends ReadMode> = M extends "read" ? FileRead : [id: string, mtimeMs: number];
+/**
+ * What a rebuild's reader hands over for a batch of files: "read", each one's `readForIndex` (without
+ * the request); "stat", each one's modification time; "times", the later of its own `createdAt` and
+ * `lastUpdatedAt` (Infinity when it does not parse: read early, it is then recorded as unreadable). -1: gone.
+ */
+export type ReadMode = "read" | "stat" | "times";
+export type BatchResult<M extends ReadMode> = M extends "read" ? FileRead : [id: string, timeMs: number];
+
+/** A request file's own latest time, for ordering a rebuild by what the files say rather than by their modification times. */
+function latestTime(file: string): number {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    return -1;
+  }
+  try {
+    const { createdAt, lastUpdatedAt } = JSON.parse(text) as { createdAt?: unknown; lastUpdatedAt?: unknown };
+    const times = [createdAt, lastUpdatedAt].filter((time): time is number => typeof time === "number" && Number.isFinite(time));
+    return times.length ? Math.max(...times) : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
 
 /** One batch of a rebuild's reads, on a reader thread or, when there is none, on the writing one. */
 export function readBatch<M extends ReadMode>(mode: M, requestsDir: string, batch: readonly string[]): BatchResult<M>[] {
   if (mode === "read") return batch.map((id) => readForIndex(requestsDir, id, false)) as BatchResult<M>[];
+  if (mode === "times") return batch.map((id): [string, number] => [id, latestTime(path.join(requestsDir, `${id}.json`))]) as BatchResult<M>[];
   return batch.map((id): [string, number] => {
     try {
       return [id, fs.lstatSync(path.join(requestsDir, `${id}.json`)).mtimeMs];

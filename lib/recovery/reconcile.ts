@@ -6,6 +6,7 @@ import { REQUEST_ID_PATTERN } from "../model/ids";
 import { indexedFingerprint, indexedFingerprints, isIndexed } from "../db/requestFingerprints";
 import { forgetUnreadable, knownUnreadable, recordUnreadable } from "../db/unreadableFiles";
 import { removeRequest, requestFileKey, writeIndexRows } from "../db/upsertRequest";
+import { lowerIndexedDownTo } from "../db/openIndex";
 import { fingerprintOf, sameFingerprint, type FileFingerprint } from "../fs/fingerprint";
 import { readBatch, readForIndex, type FileRead } from "./fileRead";
 import { readInParallel } from "./parallelReads";
@@ -32,7 +33,7 @@ interface Listed {
   id: string;
   /** Null in a rebuild's listing (names only). */
   fingerprint: FileFingerprint | null;
-  /** A newest-first rebuild's listing: the file's modification time (-1: gone). */
+  /** A newest-first rebuild's listing: the file's modification time, or its own latest time where those say nothing (-1: gone). */
   mtimeMs?: number;
 }
 
@@ -94,29 +95,51 @@ function listEntry(ctx: TrackerContext, name: string, listed: Listed[], unreadab
 }
 
 /**
+ * Modification times that say nothing of what the files hold (a folder copied, restored from a
+ * backup, checked out, synced): most of a sample of the files were last updated well before their
+ * modification time. A page that waits on the newest files then orders them by their own times.
+ * Either order gives the same page; this picks the quicker.
+ */
+const MTIMES_SAY_NOTHING_AFTER_MS = 60_000;
+const MTIME_SAMPLE = 64;
+
+function mtimesSayNothing(ctx: TrackerContext, listed: readonly Listed[]): boolean {
+  if (listed.length === 0) return false;
+  // Spread over the listing (the directory's order, not the files' times), so one recent burst does not decide.
+  const sample = Array.from({ length: Math.min(MTIME_SAMPLE, listed.length) }, (_, i) => listed[Math.floor((i * listed.length) / MTIME_SAMPLE)]!.id);
+  const mtimes = new Map(readBatch("stat", ctx.dir.requestsDir, sample));
+  const gaps = readBatch("times", ctx.dir.requestsDir, sample)
+    .filter(([id, own]) => own >= 0 && Number.isFinite(own) && mtimes.get(id)! >= 0)
+    .map(([id, own]) => mtimes.get(id)! - own);
+  return gaps.filter((gap) => gap > MTIMES_SAY_NOTHING_AFTER_MS).length * 2 > gaps.length;
+}
+
+/**
  * A rebuild's listing: names only. The index holds no fingerprints to compare with, and each read
- * takes its file's own. For a rebuild others look at while it runs, newest first: the files'
- * modification times, stat'ed on the reader threads, put the most recently written in the first batches.
+ * takes its file's own. For a rebuild others look at while it runs, newest first: by the files'
+ * modification times, stat'ed on the reader threads, or, when those say nothing, by each file's own
+ * times (a read and a parse each, on the reader threads).
  */
 function listRequestNames(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
   const listed: Listed[] = [];
   for (const { name } of readRequestsDir(ctx)) listEntry(ctx, name, listed, unreadable, false);
   if (!ctx.rebuild?.newestFirst) return listed;
-  const mtimes = new Map<string, number>();
+  const mode = mtimesSayNothing(ctx, listed) ? "times" : "stat";
+  const times = new Map<string, number>();
   // One reader more than the read that follows: this thread has nothing to write meanwhile.
   readInParallel(
-    "stat",
+    mode,
     ctx.dir.requestsDir,
     listed.map((item) => item.id),
     ctx.options.rebuildThreads + 1,
     (results) => {
-      for (const [id, mtimeMs] of results) mtimes.set(id, mtimeMs);
+      for (const [id, timeMs] of results) times.set(id, timeMs);
     },
   );
   // Positions sorted by a typed array of the times: a third of the time of a sort that looks each time up.
-  const times = Float64Array.from(listed, (item) => mtimes.get(item.id)!);
-  const order = Uint32Array.from(listed.keys()).sort((a, b) => times[b]! - times[a]!);
-  return Array.from(order, (i) => ({ ...listed[i]!, mtimeMs: times[i]! }));
+  const order = Float64Array.from(listed, (item) => times.get(item.id)!);
+  const positions = Uint32Array.from(listed.keys()).sort((a, b) => order[b]! - order[a]!);
+  return Array.from(positions, (i) => ({ ...listed[i]!, mtimeMs: order[i]! }));
 }
 
 function listRequestFiles(ctx: TrackerContext, unreadable: UnreadableReport[]): Listed[] {
@@ -193,35 +216,61 @@ export function ingestRequests(ctx: TrackerContext, ids: readonly string[]): Ing
 }
 
 /**
+ * The catch-up of a command that answers from the rows an earlier rebuild left (`IndexedDownTo`): the
+ * files modified since `sinceMs` (stat'ed on the reader threads) read into the index, and the rows of
+ * files gone removed. Returns how many index rows changed.
+ */
+export function ingestChangedSince(ctx: TrackerContext, sinceMs: number): number {
+  const listed: Listed[] = [];
+  for (const { name } of readRequestsDir(ctx)) listEntry(ctx, name, listed, [], false);
+  const ids = listed.map((item) => item.id);
+  const changed: string[] = [];
+  readInParallel("stat", ctx.dir.requestsDir, ids, ctx.options.rebuildThreads + 1, (results) => {
+    for (const [id, mtimeMs] of results) if (mtimeMs >= sinceMs) changed.push(id);
+  });
+  const present = new Set(ids);
+  const gone = indexedFingerprints(ctx.db)
+    .map((row) => row.id)
+    .filter((id) => !present.has(id));
+  return ingestRequests(ctx, [...changed, ...gone]).fixes;
+}
+
+/**
  * A rebuild's ingest: every file is new to the index, so reader threads read, validate and turn
  * them into rows (lib/recovery/parallelReads.ts) while this thread writes them, BATCH at a time.
  */
-function ingestAll(ctx: TrackerContext, items: readonly Listed[]): Ingested {
+function ingestAll(ctx: TrackerContext, items: readonly Listed[], listedAt: number): Ingested {
   const ids = items.map((item) => item.id);
   const unreadable: UnreadableReport[] = [];
   let fixes = 0;
   let pending: FileRead[] = [];
   let done = 0;
   const settled = ctx.rebuild?.settled;
+  const newestFirst = ctx.rebuild?.newestFirst ?? false;
   // Newest first, the files not yet written are those from the first one not committed on: the newest of them bounds what is missing.
-  const position = settled ? new Map(ids.map((id, i) => [id, i])) : null;
-  const committed = settled ? new Uint8Array(ids.length) : null;
+  const position = newestFirst ? new Map(ids.map((id, i) => [id, i])) : null;
+  const committed = newestFirst ? new Uint8Array(ids.length) : null;
   let frontier = 0;
   let stopped = false;
   const flush = () => {
-    fixes += applyReads(ctx, pending, unreadable, true);
-    done += pending.length;
-    if (settled) {
+    if (newestFirst) {
       for (const read of pending) committed![position!.get(read.id)!] = 1;
       while (frontier < ids.length && committed![frontier]) frontier++;
-      stopped = settled(frontier < ids.length ? (items[frontier]!.mtimeMs ?? Infinity) : -Infinity);
     }
+    const unindexed = frontier < ids.length ? (items[frontier]!.mtimeMs ?? Infinity) : -Infinity;
+    withWritersLock(ctx, () => {
+      fixes += applyReads(ctx, pending, unreadable, true);
+      // Published with the rows: the next command's page may be settled by it without reading a file.
+      if (newestFirst) lowerIndexedDownTo(ctx.db, { belowMs: unindexed, listedAt });
+    });
+    done += pending.length;
+    if (settled) stopped = settled(unindexed);
     pending = [];
     ctx.rebuild?.onProgress(done, ids.length);
   };
   ctx.rebuild?.onProgress(0, ids.length);
   // Newest first, for a page waiting on them: the first batch read here, before the readers' threads start.
-  const first = ctx.rebuild?.newestFirst ? BATCH : 0;
+  const first = newestFirst ? BATCH : 0;
   if (first) {
     pending = readBatch("read", ctx.dir.requestsDir, ids.slice(0, first));
     flush();
@@ -244,7 +293,9 @@ function ingestAll(ctx: TrackerContext, items: readonly Listed[]): Ingested {
  */
 export function reconcile(ctx: TrackerContext): ReconcileReport {
   const unreadable: UnreadableReport[] = [];
-  if (ctx.rebuilding) return applyListing(ctx, listRequestNames(ctx, unreadable), unreadable);
+  // The real clock, as the file system's: a file changed after the listing began has a later modification time.
+  const listedAt = Date.now();
+  if (ctx.rebuilding) return applyListing(ctx, listRequestNames(ctx, unreadable), unreadable, listedAt);
   return applyListing(ctx, listRequestFiles(ctx, unreadable), unreadable);
 }
 
@@ -279,7 +330,7 @@ function snapshotIndex(ctx: TrackerContext): IndexSnapshot {
   };
 }
 
-function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: UnreadableReport[]): ReconcileReport {
+function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: UnreadableReport[], listedAt = Date.now()): ReconcileReport {
   const before = snapshotIndex(ctx);
   const changed: Listed[] = [];
   for (const item of listed) {
@@ -292,7 +343,7 @@ function applyListing(ctx: TrackerContext, listed: Listed[], unreadable: Unreada
     if (!row || !item.fingerprint || !sameFingerprint(row, item.fingerprint) || bad) changed.push(item);
   }
   const ingested = ctx.rebuilding
-    ? ingestAll(ctx, changed)
+    ? ingestAll(ctx, changed, listedAt)
     : ingestRequests(
         ctx,
         changed.map((item) => item.id),

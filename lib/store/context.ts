@@ -32,8 +32,9 @@ export interface TrackerContext {
   /**
    * How a rebuild others look at while it runs goes (lib/recovery/rebuildThread.ts): newest files
    * first, reporting its progress. `settled`, asked after each batch with the newest modification
-   * time of the files not yet in the index: true stops the rebuild there (a command has its answer),
-   * leaving the index unfinished.
+   * time of the files not yet in the index (their own latest time, when the folder's modification
+   * times say nothing of them): true stops the rebuild there (a command has its answer), leaving the
+   * index unfinished.
    */
   readonly rebuild?: RebuildMode;
 }

@@ -94,6 +94,58 @@ describe("a big folder", () => {
     expect(runCli(["queues"], { stateDir, env: noFollower }).code).toBe(0);
   });
 
+  it("list on a copied folder, whose modification times say nothing, still reads only the newest files its page needs", () => {
+    const stateDir = tempStateDir();
+    writeRequests(stateDir, BIG);
+    // Copied in the directory's order, newest content last: the oldest request has the newest modification time.
+    const dir = path.join(stateDir, "requests");
+    const copiedAt = Date.now();
+    fs.readdirSync(dir)
+      .sort()
+      .forEach((name, i) => fs.utimesSync(path.join(dir, name), new Date(copiedAt - i * 1000), new Date(copiedAt - i * 1000)));
+    const first = JSON.parse(runCli(["list", "--json", "--limit", "5"], { stateDir, env: noFollower }).stdout) as { items: { requestId: string }[] };
+    expect(first.items.map((row) => row.requestId)).toEqual(newestIds(stateDir, 5));
+    const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
+    try {
+      expect(index.prepare("SELECT count(*) FROM requests").pluck().get()).toBeLessThan(BIG);
+      expect(index.prepare("SELECT value FROM meta WHERE key = 'reconciled_at'").pluck().get()).toBeUndefined();
+    } finally {
+      index.close();
+    }
+  });
+
+  it("the next list answers from the rows the first one indexed, reading only the files changed since", () => {
+    const stateDir = tempStateDir();
+    writeRequests(stateDir, BIG);
+    const page = () =>
+      (JSON.parse(runCli(["list", "--json", "--limit", "5"], { stateDir, env: noFollower }).stdout) as { items: { requestId: string }[] }).items.map(
+        (row) => row.requestId,
+      );
+    const newest = newestIds(stateDir, 5);
+    expect(page()).toEqual(newest);
+    // An old file damaged with its modification time kept: a command that read it would record it as unreadable.
+    const damaged = requestPath(stateDir, "r00003");
+    const { mtime } = fs.statSync(damaged);
+    fs.writeFileSync(damaged, "{ not json");
+    fs.utimesSync(damaged, mtime, mtime);
+    // Another program's update to an old request since: the next page shows it.
+    const updated = requestPath(stateDir, "r00004");
+    fs.writeFileSync(updated, JSON.stringify({ ...JSON.parse(fs.readFileSync(updated, "utf8")), lastUpdatedAt: Date.now(), prompt: "updated" }));
+    const unreadable = () => {
+      const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
+      try {
+        return index.prepare("SELECT file FROM unreadable_files").pluck().all();
+      } finally {
+        index.close();
+      }
+    };
+    expect(page()).toEqual(["r00004", ...newest.slice(0, 4)]);
+    expect(unreadable()).toEqual([]);
+    // A command that needs every file reads it, and says so.
+    expect(runCli(["queues"], { stateDir, env: noFollower }).code).toBe(0);
+    expect(unreadable()).toEqual(["requests/r00003.json"]);
+  });
+
   it("a reading command starts a follower on a big folder, none on a small one or with REQWATCH_FOLLOW=0", async () => {
     const small = tempStateDir();
     writeRequests(small, 10);
