@@ -3,7 +3,7 @@
  * and beside it every role of an opened folder on one object (`openTrackerService`) and the helpers a script needs to set up a folder.
  */
 export * from "./index";
-export { openTrackerService, type TrackerService } from "./tracker";
+export { openTrackerService, openRoles, type Recording, type TrackerService } from "./tracker";
 export { adoptStateDir } from "./store/ownership";
 export { ACTIVITY_RANGES } from "./model/activity";
 export { firstFreePort, PORTS_TRIED } from "./http/freePort";
