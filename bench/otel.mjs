@@ -84,7 +84,7 @@ async function load(tracker, perSecond, seconds, prefix) {
   return ids;
 }
 
-export async function measureOtel({ ROOT, tempDir, openTracker, summarize, ratio, median }) {
+export async function measureOtel({ ROOT, tempDir, openTracker, openRoles, summarize, ratio, median }) {
   const collector = await aCollector();
   const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_METRIC_EXPORT_INTERVAL: "10000" };
   try {
@@ -98,7 +98,7 @@ export async function measureOtel({ ROOT, tempDir, openTracker, summarize, ratio
     for (const [round, mode] of modes.entries()) {
       const stateDir = tempDir(`otel-${round}`);
       collector.spanIds.clear();
-      const tracker = openTracker({ stateDir });
+      const { tracker, reader } = openRoles({ stateDir });
       const server = await startServer(ROOT, stateDir, { ...env, ...(mode === "server" && { REQWATCH_OTEL: "1" }) });
       const beside =
         mode === "beside"
@@ -112,7 +112,7 @@ export async function measureOtel({ ROOT, tempDir, openTracker, summarize, ratio
           await sleep(250);
         }
       })();
-      const exporterPid = mode === "none" ? null : await holderPid(tracker.stateDir.storeDir);
+      const exporterPid = mode === "none" ? null : await holderPid(reader.stateDir.storeDir);
       const before = cpuSeconds(server.child.pid);
       const exporterBefore = exporterPid ? cpuSeconds(exporterPid) : 0;
       const startedAt = Date.now();

@@ -21,9 +21,8 @@ import { measureBigExport, measureMcpFlood } from "./floods.mjs";
 import { measureAgentFiles } from "./agentFiles.mjs";
 
 const require = createRequire(import.meta.url);
-const { openTrackerService, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/internal.cjs");
-// Every role's members on one object: the benches time the reader's and the operator's calls too.
-const openTracker = openTrackerService;
+// The library's tracker, and the roles reqwatch's programs hold: the benches time the reader's and the operator's calls too.
+const { openTracker, openRoles, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/internal.cjs");
 const Database = require("better-sqlite3");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
@@ -157,19 +156,20 @@ function measureAt100k() {
   const requestsDir = path.join(stateDir, "requests");
   const bare = [];
   const rebuilds = [];
-  let tracker;
+  let folder;
   for (let round = 0; round < 3; round++) {
     bare.push(
       time(() => {
         for (const name of fs.readdirSync(requestsDir)) JSON.parse(fs.readFileSync(path.join(requestsDir, name), "utf8"));
       })[0],
     );
-    tracker?.close();
+    folder?.close();
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
-    const [ms, opened] = time(() => openTracker({ stateDir, recover: false }));
+    const [ms, opened] = time(() => openRoles({ stateDir, recover: false }));
     rebuilds.push(ms);
-    tracker = opened;
+    folder = opened;
   }
+  const { tracker, reader, operator, upkeep } = folder;
   summarize("baseline: read + JSON.parse of the 100k files, one thread", bare);
   const rebuild = summarize("rebuild of 100k from files (missing index)", rebuilds, {
     target: "<= 5 s",
@@ -202,7 +202,7 @@ function measureAt100k() {
   pages("page of 50 by workspace (100k)", (i) => ({ workspace: `ws${i % 20}`, limit: 50 }));
   {
     // A rebuilt index fills its text index afterwards; the server does it in steps, a search does it at once.
-    const [ms] = time(() => tracker.backfillTextIndex(1_000_000));
+    const [ms] = time(() => upkeep.backfillTextIndex(1_000_000));
     summarize("text index fill after a rebuild (100k)", [ms]);
   }
   pages("page of 50 by text search, a word in 100 requests (100k)", (i) => ({ text: `T${i % 1000}`, limit: 50 }));
@@ -220,17 +220,17 @@ function measureAt100k() {
   pages("page of 50 by created range, sorted by updated (100k)", (i) => ({ createdFrom: day(i).from, createdTo: day(i).to, limit: 50 }), null);
   summarize(
     "counts by state (100k)",
-    Array.from({ length: 200 }, () => time(() => tracker.countsByState())[0]),
+    Array.from({ length: 200 }, () => time(() => reader.countsByState())[0]),
   );
 
   summarize(
     "monitor pass (100k)",
-    Array.from({ length: 50 }, () => time(() => tracker.monitorPass())[0]),
+    Array.from({ length: 50 }, () => time(() => operator.monitorPass())[0]),
     { target: "<= 50 ms" },
   );
   summarize(
     "workers seen, grouped from the claims (100k)",
-    Array.from({ length: 50 }, () => time(() => tracker.workers())[0]),
+    Array.from({ length: 50 }, () => time(() => reader.workers())[0]),
   );
   {
     // The charts' query over the rollups (lib/db/queries/activity.ts), every range, all workspaces and one.
@@ -243,7 +243,7 @@ function measureAt100k() {
         `chart query, last ${range} (100k requests, ${steps} steps)`,
         Array.from(
           { length: 200 },
-          (_, i) => time(() => tracker.activity({ spanMs, pointMs, from: at - rangeMs, to: at, match: i % 2 ? { workspace: `ws${i % 20}` } : null }))[0],
+          (_, i) => time(() => reader.activity({ spanMs, pointMs, from: at - rangeMs, to: at, match: i % 2 ? { workspace: `ws${i % 20}` } : null }))[0],
         ),
         { target: "p95 <= 50 ms" },
       );
@@ -251,11 +251,11 @@ function measureAt100k() {
   }
   summarize(
     "known workspaces starting with a prefix (100k)",
-    Array.from({ length: 200 }, (_, i) => time(() => tracker.knownValues("workspace", `ws${i % 10}`))[0]),
+    Array.from({ length: 200 }, (_, i) => time(() => reader.knownValues("workspace", `ws${i % 10}`))[0]),
   );
 
   const warm = [];
-  for (let i = 0; i < 5; i++) warm.push(time(() => tracker.recover({ processingStuckAfterMs: 365 * 86_400_000 }))[0]);
+  for (let i = 0; i < 5; i++) warm.push(time(() => operator.recover({ processingStuckAfterMs: 365 * 86_400_000 }))[0]);
   summarize("recovery of 100k, warm index", warm);
   tracker.close();
   fs.rmSync(stateDir, { recursive: true, force: true });
@@ -308,11 +308,11 @@ function measureCleanup() {
   for (let run = 0; run < 3; run++) {
     const stateDir = tempDir("cleanup");
     writeFiles(stateDir, 12_000, Date.now() - 30 * 86_400_000);
-    const tracker = openTracker({ stateDir, recover: false });
-    const [ms, report] = time(() => tracker.cleanup({ olderThanMs: 86_400_000, states: STATES }));
+    const { operator, close } = openRoles({ stateDir, recover: false });
+    const [ms, report] = time(() => operator.cleanup({ olderThanMs: 86_400_000, states: STATES }));
     if (report.archived !== 12_000) throw new Error(`cleanup archived ${report.archived}`);
     samples.push((ms * 10_000) / 12_000);
-    tracker.close();
+    close();
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
   summarize("cleanup of 10,000 (archive + delete), per run", samples);
@@ -516,7 +516,7 @@ async function measureScaling() {
 async function measurePause() {
   measureBareDurableWrite();
   const stateDir = tempDir("pause");
-  const tracker = openTracker({ stateDir });
+  const { tracker, operator } = openRoles({ stateDir });
   for (let i = 0; i < 4000; i++) tracker.create({ requestId: `p${i}`, workspace: i % 2 ? "batch" : "chat", state: "queued" });
   // A worker in another process, polling every 50 ms when idle, as runWorker does.
   const worker = spawn(
@@ -531,7 +531,7 @@ async function measurePause() {
   const samples = [];
   let claimedAfterPause = 0;
   for (let round = 0; round < 40; round++) {
-    const [ms, outcome] = time(() => tracker.pause("batch", { by: "bench" }));
+    const [ms, outcome] = time(() => operator.pause("batch", { by: "bench" }));
     samples.push(ms);
     const pausedAt = outcome.pause.pausedAt;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -542,7 +542,7 @@ async function measurePause() {
       const claims = tracker.get(row.requestId).transitions.filter((step) => step.to === "processing");
       if (claims.some((step) => step.at > pausedAt)) claimedAfterPause++;
     }
-    tracker.resume("batch", { by: "bench" });
+    operator.resume("batch", { by: "bench" });
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   worker.kill("SIGTERM");
@@ -555,10 +555,10 @@ async function measurePause() {
   // A claim with half the workspaces paused must not scan their backlog: beside the same claims with none paused.
   const big = tempDir("pause-100k");
   writeFiles(big, 100_000);
-  const queue = openTracker({ stateDir: big, recover: false });
-  const claims = (n) => Array.from({ length: n }, () => time(() => queue.claimNext())[0]);
+  const queue = openRoles({ stateDir: big, recover: false });
+  const claims = (n) => Array.from({ length: n }, () => time(() => queue.tracker.claimNext())[0]);
   summarize("claim, nothing paused (100k, 17k queued)", claims(300));
-  for (let w = 0; w < 10; w++) queue.pause(`ws${w}`, { by: "bench" });
+  for (let w = 0; w < 10; w++) queue.operator.pause(`ws${w}`, { by: "bench" });
   summarize("claim, half the workspaces paused (100k)", claims(300), { target: "no slower than with none paused" });
   queue.close();
   fs.rmSync(big, { recursive: true, force: true });
@@ -591,12 +591,12 @@ async function measureRetention() {
   const all = { alone: [], during: [] };
   for (let round = 0; round < 3; round++) {
     const alone = await writer(`alone${round}`);
-    const tracker = openTracker({ stateDir, recover: false });
-    const running = tracker.runRetention();
+    const { operator, close } = openRoles({ stateDir, recover: false });
+    const running = operator.runRetention();
     const during = await writer(`during${round}`);
-    const entry = tracker.actions.list(1)[0];
+    const entry = operator.actions.list(1)[0];
     console.log(`  round ${round + 1}: retention removed ${entry?.changed ?? 0} meanwhile`);
-    tracker.close();
+    close();
     await running;
     rounds.alone.push(p99(alone));
     rounds.during.push(p99(during));
@@ -653,7 +653,7 @@ async function measureRedaction() {
     for (const mode of ["on", "off"]) {
       // Each mode did what it says: the key is in the file only without redaction.
       if (trackers[mode].get("r0").prompt.includes("T3BlbkFJ") !== (mode === "off")) throw new Error(`redaction ${mode} wrote the wrong prompt`);
-      const { root } = trackers[mode].stateDir;
+      const root = trackers[mode].options.stateDir;
       trackers[mode].close();
       fs.rmSync(root, { recursive: true, force: true });
       if (round > 0) all[mode].push(...samples[mode]);
@@ -724,7 +724,7 @@ const groups = {
   pause: measurePause,
   source: measureSource,
   claudemem: () => measureClaudeMemQueue({ ROOT, tempDir, summarize, rows }),
-  otel: () => measureOtel({ ROOT, tempDir, openTracker, summarize, ratio, median }),
+  otel: () => measureOtel({ ROOT, tempDir, openTracker, openRoles, summarize, ratio, median }),
   telemetry: () => measureTelemetry({ ROOT, tempDir, summarize, ratio, median, rows }),
   bigexport: () => measureBigExport({ ROOT, tempDir, summarize, ratio, median, rows }),
   mcpflood: () => measureMcpFlood({ ROOT, writeFiles, tempDir, openTracker, rows }),

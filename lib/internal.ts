@@ -1,9 +1,9 @@
 /**
  * What reqwatch's own scripts and benches load (dist/internal.cjs, not in the package): the library,
- * and beside it every role of an opened folder on one object (`openTrackerService`) and the helpers a script needs to set up a folder.
+ * beside it the roles of an opened folder as reqwatch's programs hold them (`openRoles`), and the helpers a script needs to set up a folder.
  */
 export * from "./index";
-export { openTrackerService, type TrackerService } from "./tracker";
+export { openRoles, type Recording } from "./tracker";
 export { adoptStateDir } from "./store/ownership";
 export { ACTIVITY_RANGES } from "./model/activity";
 export { firstFreePort, PORTS_TRIED } from "./http/freePort";

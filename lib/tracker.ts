@@ -41,10 +41,10 @@ import { applyChange, changesNothing, newRequest, type Change } from "./model/tr
 import { openDisabledTracker, trackingOffError } from "./disabledTracker";
 import { FolderReader } from "./roles/reader";
 import { FolderOperator } from "./roles/operator";
-import type { Recording, TrackerService, Upkeep } from "./roles/recording";
+import type { Recording, Upkeep } from "./roles/recording";
 import { recordResult } from "./queue/recordResult";
 
-export type { Recording, TrackerService, Upkeep };
+export type { Recording, Upkeep };
 
 function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
@@ -90,24 +90,6 @@ export function openRoles(options: TrackerOptions = {}): Recording {
   const resolved = resolveTrackerOptions(options);
   if (!resolved.enabled) throw trackingOffError("Reading or acting on the state folder");
   return openRecording(resolved);
-}
-
-/** `openRoles` with every role's members on one object: for the tests, the scripts and the benches, not the programs. */
-export function openTrackerService(options: TrackerOptions = {}): TrackerService {
-  return allInOne(openRoles(options));
-}
-
-function allInOne({ tracker, reader, operator, upkeep }: Recording): TrackerService {
-  const service: Record<string, unknown> = { ...tracker, ...upkeep };
-  for (const role of [reader, operator]) {
-    for (const [name, member] of Object.entries(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(role) as object))) {
-      if (name === "constructor") continue;
-      if (member.get) Object.defineProperty(service, name, { get: () => member.get!.call(role), enumerable: true, configurable: true });
-      else service[name] = (member.value as (...args: unknown[]) => unknown).bind(role);
-    }
-  }
-  // The session tracker with its list: the same object the tracker holds.
-  return Object.assign(service, { actions: operator.actions, sessions: tracker.sessions }) as unknown as TrackerService;
 }
 
 function openRecording(resolved: ResolvedTrackerOptions): Recording {

@@ -1,7 +1,6 @@
 import type { IngestHandle, IngestOptions } from "../ingest/startIngest";
 import type { IndexCheck, IndexGuardHandle } from "../recovery/indexGuard";
 import type { ListFilters } from "../model/listFilters";
-import type { SessionService } from "../sessions/sessionTracker";
 import type { RecoveryReport, RequestPage, Tracker } from "../types";
 import type { Operator } from "./operator";
 import type { Reader } from "./reader";
@@ -61,15 +60,3 @@ export interface Recording {
   /** Closes the folder: the tracker's `close`. */
   close(): void;
 }
-
-/**
- * Every role's members on one object, for the tests, the scripts and the benches (`openTrackerService`,
- * dist/internal.cjs); the programs hold the roles instead.
- */
-export type TrackerService = Omit<Tracker, "sessions"> &
-  Omit<Pick<Reader, keyof Reader>, "sessions"> &
-  Pick<Operator, keyof Operator> &
-  Upkeep & {
-    /** The session tracker, with the sessions list and the reconciliation of their index. */
-    readonly sessions: SessionService;
-  };

@@ -3,9 +3,9 @@
 // blockers, commands and files), as an agent's hooks would. Workspace "nightly" has no worker, so
 // its requests sit in the queue until the stuck monitor flags them; it is given a few at most, so
 // the stuck count stays a number that means something.
-const { openTrackerService } = require("../../dist/internal.cjs");
+const { openRoles } = require("../../dist/internal.cjs");
 
-const tracker = openTrackerService({ stateDir: process.argv[2], recover: false });
+const { tracker, reader } = openRoles({ stateDir: process.argv[2], recover: false });
 const WORKSPACES = ["gateway-eu", "gateway-eu", "gateway-us", "gateway-us", "batch", "nightly"];
 const MODELS = ["claude-sonnet", "claude-opus", "claude-haiku"];
 const PROMPTS = [
@@ -62,7 +62,7 @@ function recordContext() {
 
 function tick() {
   let workspace = pick(WORKSPACES);
-  if (workspace === "nightly" && (tracker.queueStats().find((queue) => queue.workspace === "nightly")?.queued ?? 0) >= NIGHTLY_AT_MOST) workspace = "batch";
+  if (workspace === "nightly" && (reader.queueStats().find((queue) => queue.workspace === "nightly")?.queued ?? 0) >= NIGHTLY_AT_MOST) workspace = "batch";
   const hang = Math.random() < 0.05;
   tracker.create({
     workspace,

@@ -1,5 +1,6 @@
 import path from "node:path";
-import { openTrackerService, type TrackerService } from "../../lib/tracker";
+import { openTracker } from "../../lib/tracker";
+import type { Tracker } from "../../lib/types";
 import { aClock } from "../helpers/clock";
 import { expect, test } from "./fixtures";
 
@@ -14,8 +15,8 @@ function twoMinutesAgo(): number {
 }
 
 /** The library on the test's folder, on a clock the test moves: every step it records falls where the clock says. */
-function trackerOn(stateDir: string, clock: { now: () => number }): TrackerService {
-  return openTrackerService({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache"), now: clock.now });
+function trackerOn(stateDir: string, clock: { now: () => number }): Tracker {
+  return openTracker({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache"), now: clock.now });
 }
 
 test("the overview's charts: a point appears as requests finish, read by keyboard, over another range", async ({ page, stateDir }) => {

@@ -112,7 +112,7 @@ test("retry from the detail page sends a failed request back to queued, and a wo
   await expect(page.getByLabel("Error", { exact: true })).toHaveCount(0);
 });
 
-test("a bulk retry shows its dry run, then does what it showed", async ({ page, tracker }) => {
+test("a bulk retry shows its dry run, then does what it showed", async ({ page, tracker, reader }) => {
   for (const id of ["f-1", "f-2", "f-3"]) {
     tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
     tracker.transition(id, "failed", { fields: { error: "rate limited" } });
@@ -127,12 +127,12 @@ test("a bulk retry shows its dry run, then does what it showed", async ({ page, 
   await expect(dryRun).toContainText("3 of 4 matching requests would go back to queued (3 failed)");
   await expect(dryRun).toContainText("1 would be skipped: it is completed: nothing to retry");
   await expect(dryRun).toContainText(/f-1|f-2|f-3/);
-  expect(tracker.countsByState().failed).toBe(3);
+  expect(reader.countsByState().failed).toBe(3);
 
   await dialog.getByRole("button", { name: "Retry 3" }).click();
   await expect(dialog.getByRole("status")).toContainText("Done: 3 changed, 1 skipped.");
   await expect(dialog.getByRole("status")).toContainText("1 skipped: it is completed: nothing to retry");
-  expect(tracker.countsByState()).toMatchObject({ failed: 0, queued: 3, completed: 1 });
+  expect(reader.countsByState()).toMatchObject({ failed: 0, queued: 3, completed: 1 });
   await dialog.getByRole("button", { name: "Close" }).click();
   await expect(page.getByRole("table", { name: "Requests" }).getByRole("row")).toHaveCount(2);
 });
@@ -291,10 +291,10 @@ test("a request that does not exist gets a 404 page that says so and leads to th
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Audit log");
 });
 
-test("the detail page shows the lifecycle, the history with a dropped late delivery, and the texts", async ({ page, tracker }) => {
+test("the detail page shows the lifecycle, the history with a dropped late delivery, and the texts", async ({ page, tracker, operator }) => {
   tracker.create({ requestId: "lived", workspace: "gateway", state: "queued", sessionId: "sess-9", model: "opus", prompt: "line one\nline two" });
   const stale = tracker.claimNext()!;
-  tracker.retry({ ids: ["lived"] }, {}); // not allowed: a live worker holds it
+  operator.retry({ ids: ["lived"] }, {}); // not allowed: a live worker holds it
   tracker.fail("lived", stale.token, "first try failed", { retryable: true });
   tracker.update("lived", { fields: { notBefore: 0 } });
   const claim = tracker.claimNext()!;
@@ -361,7 +361,13 @@ test("health says how many files another program wrote since the server started,
   });
 });
 
-test("a cross-origin or tokenless action is refused and changes nothing; a foreign Host is refused everywhere", async ({ page, request, tracker, app }) => {
+test("a cross-origin or tokenless action is refused and changes nothing; a foreign Host is refused everywhere", async ({
+  page,
+  request,
+  tracker,
+  app,
+  operator,
+}) => {
   tracker.create({ requestId: "victim", workspace: "gateway", state: "processing" });
   tracker.transition("victim", "failed");
   const body = { kind: "retry", ids: ["victim"] };
@@ -381,7 +387,7 @@ test("a cross-origin or tokenless action is refused and changes nothing; a forei
   });
   expect(cleanup.status()).toBe(403);
   expect(tracker.get("victim")?.state).toBe("failed");
-  expect(tracker.actions.list()).toEqual([]);
+  expect(operator.actions.list()).toEqual([]);
 
   const rebound = await request.get("/api/requests", { headers: { Host: "attacker.example" } });
   expect(rebound.status()).toBe(403);

@@ -22,6 +22,7 @@ test("a confirmation acts on its dry run only when it asks the same, and a dry r
   request,
   tracker,
   launchApp,
+  operator,
 }) => {
   for (const [id, workspace, state] of [
     ["f-a", "alpha", "failed"],
@@ -56,7 +57,7 @@ test("a confirmation acts on its dry run only when it asks the same, and a dry r
   const otherIds = await api.run({ kind: "cancel", ids: ["D"], dryRunId: cancel.dryRunId });
   expect(otherIds).toMatchObject({ status: 400, body: { error: { code: "BAD_INPUT", message: expect.stringContaining('asks "Cancel D", but dry run') } } });
   expect(states()).toEqual(before);
-  expect(tracker.actions.list()).toEqual([]);
+  expect(operator.actions.list()).toEqual([]);
 
   // The dashboard restarts between the dry run and its confirmation.
   await first.kill();

@@ -1,5 +1,6 @@
 import type { Page } from "@playwright/test";
-import type { TrackerService } from "../../lib/tracker";
+import type { Recording } from "../../lib/tracker";
+import type { Tracker } from "../../lib/types";
 import { STATES, TERMINAL_STATES, type State } from "../../lib/model/states";
 import { expect, test } from "./fixtures";
 
@@ -14,13 +15,13 @@ const RECORDED = "sess-recorded";
 const BARE = "sess-bare";
 
 /** One request taken by this process's worker and left processing: silent past the heartbeat timeout, its worker alive. */
-function aSilentRequest(tracker: TrackerService, requestId: string, workspace: string, sessionId?: string): void {
+function aSilentRequest(tracker: Tracker, requestId: string, workspace: string, sessionId?: string): void {
   tracker.create({ requestId, workspace, state: "queued", ...(sessionId && { sessionId }) });
   const claim = tracker.claimNext({ workspace });
   if (claim?.request.requestId !== requestId) throw new Error(`expected to claim ${requestId}`);
 }
 
-function aFinishedRequest(tracker: TrackerService, requestId: string, workspace: string, outcome: "completed" | "failed", sessionId?: string): void {
+function aFinishedRequest(tracker: Tracker, requestId: string, workspace: string, outcome: "completed" | "failed", sessionId?: string): void {
   tracker.create({ requestId, workspace, state: "queued", ...(sessionId && { sessionId }) });
   const claim = tracker.claimNext({ workspace });
   if (claim?.request.requestId !== requestId) throw new Error(`expected to claim ${requestId}`);
@@ -29,7 +30,7 @@ function aFinishedRequest(tracker: TrackerService, requestId: string, workspace:
 }
 
 /** The folder: what each workspace holds is named in its ids. */
-function seed(tracker: TrackerService): void {
+function seed({ tracker, operator }: Recording): void {
   aFinishedRequest(tracker, "alpha-done-1", "alpha", "completed", RECORDED);
   aFinishedRequest(tracker, "alpha-done-2", "alpha", "completed");
   aFinishedRequest(tracker, "alpha-failed", "alpha", "failed", BARE);
@@ -39,13 +40,13 @@ function seed(tracker: TrackerService): void {
   aSilentRequest(tracker, "beta-silent-2", "beta", BARE);
   // Cancelled: failed without a worker.
   tracker.create({ requestId: "beta-cancelled", workspace: "beta", state: "queued" });
-  tracker.cancel(["beta-cancelled"]);
+  operator.cancel(["beta-cancelled"]);
   for (const id of ["alpha-waiting-1", "alpha-waiting-2"]) tracker.create({ requestId: id, workspace: "alpha", state: "queued", sessionId: RECORDED });
   for (const id of ["beta-waiting-1", "beta-waiting-2", "beta-waiting-3"]) tracker.create({ requestId: id, workspace: "beta", state: "queued" });
   // A paused queue: its wait is not stuck, but the request a silent worker holds in it is.
   aSilentRequest(tracker, "gamma-silent", "gamma");
   tracker.create({ requestId: "gamma-held", workspace: "gamma", state: "queued" });
-  tracker.pause("gamma", { by: "ops", reason: "deploy" });
+  operator.pause("gamma", { by: "ops", reason: "deploy" });
   tracker.sessions.updateSnapshot({ activeTask: "Compare the figures", nextSteps: ["Open each pair"], blockingIssues: [] }, RECORDED);
   tracker.sessions.recordCommand({ command: "npm test", workflow: "testing", status: "completed", durationSeconds: 3 }, RECORDED);
   tracker.sessions.recordFile({ path: "tests/e2e/figurePairs.spec.ts", summary: "written" }, RECORDED);
@@ -94,8 +95,8 @@ async function queueRows(page: Page): Promise<Map<string, { queued: number; proc
   return rows;
 }
 
-test("each figure shown twice shows the same number in both places, on a frozen folder", async ({ page, tracker }) => {
-  seed(tracker);
+test("each figure shown twice shows the same number in both places, on a frozen folder", async ({ page, recording }) => {
+  seed(recording);
   // Once the monitor has flagged all of them (nothing moves after), every place counts the same list.
   await page.goto("/health");
   const badge = page.getByRole("link", { name: /^\d+ stuck$/ });

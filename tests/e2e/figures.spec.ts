@@ -1,6 +1,6 @@
 import type { Request } from "@playwright/test";
 import path from "node:path";
-import { openTrackerService } from "../../lib/tracker";
+import { openRoles } from "../../lib/tracker";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { expect, test } from "./fixtures";
 
@@ -132,9 +132,9 @@ test("a cleanup does no more than its dry run said, and says which of them chang
   await expect(dialog.getByRole("region", { name: "Dry run" })).toContainText("2 of 2 matching requests would be archived and removed");
   // Meanwhile someone retries one of the two, and another program writes one that the filter matches
   // now but the dry run did not list.
-  const tracker = openTrackerService({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
-  tracker.retry({ ids: ["old-too"] });
-  tracker.close();
+  const { operator, close } = openRoles({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
+  operator.retry({ ids: ["old-too"] });
+  close();
   writeRequestFile(stateDir, aRequest({ requestId: "edge", state: "completed", lastUpdatedAt: now - 2 * 60 * 60 * 1000 }));
   await expect.poll(async () => (await page.request.get(`${url}/api/requests/edge`)).status()).toBe(200);
   await dialog.getByRole("button", { name: "Clean up 2" }).click();

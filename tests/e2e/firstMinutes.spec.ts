@@ -91,7 +91,12 @@ test.describe("every page at 1280 px and up", () => {
     { width: 1280, height: 800 },
     { width: 1400, height: 900 },
   ]) {
-    test(`at ${viewport.width} px every page's row actions and newest times are in view, without scrolling sideways`, async ({ page, tracker, app }) => {
+    test(`at ${viewport.width} px every page's row actions and newest times are in view, without scrolling sideways`, async ({
+      page,
+      tracker,
+      app,
+      operator,
+    }) => {
       await page.setViewportSize(viewport);
       // Ids, sessions and models as long as real ones; failed (Retry), stuck (Cancel), a paused queue, a worker, a recorded session, a received one.
       const started = tracker.sessions.start();
@@ -131,7 +136,7 @@ test.describe("every page at 1280 px and up", () => {
         model: "claude-sonnet-4-5-20250929",
       });
       tracker.create({ requestId: crypto.randomUUID(), workspace: "gateway-2-production", state: "queued" });
-      tracker.pause("gateway-2-production", { by: "dashboard", reason: "provider down since the morning deploy" });
+      operator.pause("gateway-2-production", { by: "dashboard", reason: "provider down since the morning deploy" });
       const conversation = "support.team:conversation 7f9c-4e1b";
       const sent = await fetch(`${await receiverOf(app.url)}/v1/traces`, {
         method: "POST",
@@ -217,12 +222,12 @@ test.describe("one figure, one moment", () => {
   });
 });
 
-test("the last hour says why its latency's n is not the number finished", async ({ page, tracker }) => {
+test("the last hour says why its latency's n is not the number finished", async ({ page, tracker, operator }) => {
   tracker.create({ requestId: "served", workspace: "gateway", state: "queued" });
   const claim = tracker.claimNext({ workspace: "gateway" })!;
   tracker.complete("served", claim.token, { output: "ok" });
   tracker.create({ requestId: "never-taken", workspace: "gateway", state: "queued" });
-  tracker.cancel(["never-taken"]);
+  operator.cancel(["never-taken"]);
   await page.goto("/");
   const lastHour = page.getByRole("region", { name: "Last hour" });
   await expect(lastHour).toContainText("2 requests finished");

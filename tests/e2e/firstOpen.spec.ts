@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { adoptStateDir } from "../../lib/store/ownership";
-import { openTrackerService } from "../../lib/tracker";
+import { openTracker } from "../../lib/tracker";
 import { aClaimedRequest, writeRequestFile } from "../helpers/builders";
 import { aDeadPid } from "../helpers/processes";
 import { newestIds, writeRequests } from "../helpers/requestFiles";
@@ -59,7 +59,7 @@ test("a restart on a big folder: the dashboard catches up with what changed whil
     adoptStateDir(stateDir);
     writeRequests(stateDir, 5000);
     // The index as an earlier run of the dashboard left it.
-    openTrackerService({ stateDir }).close();
+    openTracker({ stateDir }).close();
     // Meanwhile: a worker died holding its claim, and a hook rewrote a request's prompt.
     const claimedAt = Date.now() - 10 * 60 * 1000;
     writeRequestFile(stateDir, aClaimedRequest("orphaned", { token: "t", pid: aDeadPid(), claimedAt, heartbeatAt: claimedAt }));

@@ -5,7 +5,10 @@ import net from "node:net";
 import path from "node:path";
 import { test as base, expect, type Page } from "@playwright/test";
 import { adoptStateDir } from "../../lib/store/ownership";
-import { openTrackerService, type TrackerService } from "../../lib/tracker";
+import type { Operator } from "../../lib/roles/operator";
+import type { Reader } from "../../lib/roles/reader";
+import { openRoles, type Recording } from "../../lib/tracker";
+import type { Tracker } from "../../lib/types";
 import { freePort } from "../helpers/processes";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -41,8 +44,13 @@ interface Options {
 interface Fixtures {
   /** A fresh state directory for this test. */
   stateDir: string;
-  /** The library, on the test's state directory: seed it before or while the app runs. */
-  tracker: TrackerService;
+  /** The test's state directory opened as reqwatch's programs open it (lib/tracker.ts `openRoles`), closed after the test. */
+  recording: Recording;
+  /** The library's tracker on it: seed it before or while the app runs. */
+  tracker: Tracker;
+  /** Its reader and operator: read or act on the folder beside the app, as the dashboard does. */
+  reader: Reader;
+  operator: Operator;
   /** The dashboard on a free port, serving `stateDir`; `page` and `request` use it as their base URL. */
   app: { url: string };
   /** Start the dashboard when the test says (after it has prepared the state directory); `kill` is SIGKILL. */
@@ -63,11 +71,14 @@ export const test = base.extend<Fixtures & Options>({
     fs.rmSync(parent, { recursive: true, force: true });
   },
 
-  tracker: async ({ stateDir }, use) => {
-    const tracker = openTrackerService({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
-    await use(tracker);
-    tracker.close();
+  recording: async ({ stateDir }, use) => {
+    const recording = openRoles({ stateDir, cacheDir: path.join(path.dirname(stateDir), "cache") });
+    await use(recording);
+    recording.close();
   },
+  tracker: async ({ recording }, use) => use(recording.tracker),
+  reader: async ({ recording }, use) => use(recording.reader),
+  operator: async ({ recording }, use) => use(recording.operator),
 
   launchApp: async ({ stateDir, appEnv }, use) => {
     const servers: ChildProcess[] = [];

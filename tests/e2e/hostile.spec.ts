@@ -75,8 +75,9 @@ test.describe("hostile requests", () => {
 
   test("cross-site writes: wrong token, other methods and simple-request content types are refused, and nothing changes", async ({
     app,
-    tracker,
     stateDir,
+    operator,
+    reader,
   }) => {
     const before = fs.readFileSync(path.join(stateDir, "requests/victim.json"), "utf8");
     const body = JSON.stringify({ kind: "retry", ids: ["victim"] });
@@ -112,11 +113,11 @@ test.describe("hostile requests", () => {
     expect(preflight.headers["access-control-allow-origin"]).toBeUndefined();
     expect(preflight.headers["access-control-allow-headers"]).toBeUndefined();
     expect(fs.readFileSync(path.join(stateDir, "requests/victim.json"), "utf8")).toBe(before);
-    expect(tracker.actions.list()).toEqual([]);
-    expect(tracker.pauses()).toEqual([]);
+    expect(operator.actions.list()).toEqual([]);
+    expect(reader.pauses()).toEqual([]);
   });
 
-  test("paths: ids and workspaces that try to leave the state directory are refused, and nothing outside it is read", async ({ app, stateDir, tracker }) => {
+  test("paths: ids and workspaces that try to leave the state directory are refused, and nothing outside it is read", async ({ app, stateDir, reader }) => {
     // A valid request file just outside the state directory, and a symlink to it inside.
     const outside = path.join(stateDir, "..", `${path.basename(stateDir)}-secret`);
     fs.mkdirSync(outside, { recursive: true });
@@ -162,14 +163,14 @@ test.describe("hostile requests", () => {
     expect(list.body).not.toContain("TOP-SECRET");
     // The link was reported (the server's watcher wrote it to the shared index), not followed, and is still there.
     await expect
-      .poll(() => tracker.unreadableFiles().map((file) => `${file.file}: ${file.reason}`))
+      .poll(() => reader.unreadableFiles().map((file) => `${file.file}: ${file.reason}`))
       .toContain("requests/secret.json: is a symbolic link; links are not followed");
     expect(fs.lstatSync(path.join(stateDir, "requests/secret.json")).isSymbolicLink()).toBe(true);
   });
 });
 
 test.describe("sizes", () => {
-  test("an action body over the limit is refused with 413, stated or streamed, and nothing changes", async ({ page, app, tracker }) => {
+  test("an action body over the limit is refused with 413, stated or streamed, and nothing changes", async ({ page, app, tracker, operator }) => {
     tracker.create({ requestId: "victim", workspace: "gateway", state: "processing" });
     tracker.transition("victim", "failed");
     const headers = { Origin: app.url, "x-reqwatch-token": await actionToken(page, app.url), "content-type": "application/json" };
@@ -202,7 +203,7 @@ test.describe("sizes", () => {
     const small = await raw(app.url, { method: "POST", path: "/api/actions/dry-run", headers, body: JSON.stringify({ kind: "retry", ids: ["victim"] }) });
     expect(small.status).toBe(200);
     expect(tracker.get("victim")?.state).toBe("failed");
-    expect(tracker.actions.list()).toEqual([]);
+    expect(operator.actions.list()).toEqual([]);
   });
 
   test("a 50 MB output is shown cut with a link to download it whole, and the server keeps answering meanwhile", async ({ page, app, tracker }) => {

@@ -40,10 +40,11 @@ test("a dashboard with --otel beside a running `reqwatch otel` waits, its Health
   page,
   tracker,
   launchApp,
+  reader,
 }) => {
   const collector = await aCollector();
   const endpoint = collector.url.replace(/\/v1\/traces$/, "");
-  const otel = spawn(process.execPath, [path.resolve(__dirname, "../../bin/reqwatch.js"), "otel", "--state-dir", tracker.stateDir.root], {
+  const otel = spawn(process.execPath, [path.resolve(__dirname, "../../bin/reqwatch.js"), "otel", "--state-dir", reader.stateDir.root], {
     env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
     stdio: "ignore",
   });

@@ -70,11 +70,11 @@ test("only the 50 most recently updated requests are listed", async ({ page, tra
   await expect(page.getByRole("row", { name: /bulk-04/ })).toHaveCount(0);
 });
 
-test("an unreadable file is reported and the other requests still show", async ({ page, stateDir, tracker }) => {
+test("an unreadable file is reported and the other requests still show", async ({ page, stateDir, tracker, operator }) => {
   tracker.create({ requestId: "healthy", workspace: "gateway" });
   fs.writeFileSync(`${stateDir}/requests/mangled.json`, '{"requestId": "mangled", "state": ');
   // Until the watcher lands, a file written behind the tracker's back is found by recovery (`reqwatch recover`).
-  tracker.recover();
+  operator.recover();
 
   await page.goto("/");
 
@@ -106,14 +106,14 @@ test("the last hour and the recent failures follow new requests without a reload
   await expect(failure).toContainText(/\ds ago/);
 });
 
-test("long names and an unbroken error stay inside the window: wrapped, or cut with the whole in a tooltip", async ({ page, tracker }) => {
+test("long names and an unbroken error stay inside the window: wrapped, or cut with the whole in a tooltip", async ({ page, tracker, operator }) => {
   const workspace = "batch-nightly-very-long-workspace-name-for-the-reports-team";
   const model = "claude-sonnet-4-5-20250929-with-a-long-deployment-suffix";
   const token = "averyverylongunbrokenerrortoken".repeat(6);
   tracker.create({ requestId: `req-${"a".repeat(60)}`, workspace, state: "processing", model });
   tracker.transition(`req-${"a".repeat(60)}`, "failed", { fields: { error: `HTTP 500 from upstream: ${token}` } });
   for (let i = 0; i < 3; i++) tracker.create({ requestId: `other-${i}`, workspace: "gateway", state: "queued", model });
-  tracker.pause(workspace, { by: "test", reason: `a reason as long as a paragraph, ${"with many words ".repeat(8)}` });
+  operator.pause(workspace, { by: "test", reason: `a reason as long as a paragraph, ${"with many words ".repeat(8)}` });
 
   for (const width of [1400, 800]) {
     await page.setViewportSize({ width, height: 900 });
@@ -160,7 +160,7 @@ test("times that tick between the server's render and the browser's takeover rai
   expect(errors.filter((text) => /418|hydrat/i.test(text))).toEqual([]);
 });
 
-test("the state cards and the chart's caption count the same requests whenever they are read, while requests change", async ({ page, tracker }) => {
+test("the state cards and the chart's caption count the same requests whenever they are read, while requests change", async ({ page, tracker, reader }) => {
   await page.goto("/");
   await expect(page.getByLabel("Requests by state at the point shown")).toContainText("now");
   // Both read in one go, as a person sees them at one moment.
@@ -179,7 +179,7 @@ test("the state cards and the chart's caption count the same requests whenever t
     await new Promise((resolve) => setTimeout(resolve, 60));
     for (const { state, card, caption } of await shown()) expect(caption, `${state}, read after ${i + 1} writes`).toBe(card);
   }
-  const counts = tracker.countsByState();
+  const counts = reader.countsByState();
   await expect
     .poll(shown)
     .toEqual(

@@ -2,7 +2,11 @@ import { runCli } from "../helpers/cli";
 import { runWorker } from "../../lib/worker/runWorker";
 import { expect, test } from "./fixtures";
 
-test("pause a workspace from the overview while a worker runs: it takes nothing from it, the rest go on; resume and it drains", async ({ page, tracker }) => {
+test("pause a workspace from the overview while a worker runs: it takes nothing from it, the rest go on; resume and it drains", async ({
+  page,
+  tracker,
+  reader,
+}) => {
   for (let i = 0; i < 3; i++) {
     tracker.create({ requestId: `batch-${i}`, workspace: "batch", state: "queued" });
     tracker.create({ requestId: `chat-${i}`, workspace: "chat", state: "queued" });
@@ -23,14 +27,14 @@ test("pause a workspace from the overview while a worker runs: it takes nothing 
       tracker.create({ requestId: `batch-${i}`, workspace: "batch", state: "queued" });
       tracker.create({ requestId: `chat-${i}`, workspace: "chat", state: "queued" });
     }
-    await expect.poll(() => tracker.countsByState({ workspace: "chat" }).completed).toBe(5);
+    await expect.poll(() => reader.countsByState({ workspace: "chat" }).completed).toBe(5);
     // The other workspace drained while the paused one kept every request waiting.
     await expect(row("chat")).toHaveCount(0);
     await expect(row("batch").getByRole("cell").nth(1)).toHaveText("5");
-    expect(tracker.countsByState({ workspace: "batch" })).toMatchObject({ queued: 5, processing: 0, completed: 0 });
+    expect(reader.countsByState({ workspace: "batch" })).toMatchObject({ queued: 5, processing: 0, completed: 0 });
 
     await page.getByRole("button", { name: "Resume batch" }).click();
-    await expect.poll(() => tracker.countsByState({ workspace: "batch" }).completed).toBe(5);
+    await expect.poll(() => reader.countsByState({ workspace: "batch" }).completed).toBe(5);
     await expect(row("batch")).toHaveCount(0);
     await expect(page.getByRole("link", { name: /^Paused:/ })).toHaveCount(0);
   } finally {
@@ -43,7 +47,12 @@ test("pause a workspace from the overview while a worker runs: it takes nothing 
   await expect(log.getByRole("row").filter({ hasText: "Resume workspace batch" })).toContainText("dashboard");
 });
 
-test("a pause from the CLI shows in an open page at once; the requests page filtered to the workspace resumes it", async ({ page, tracker, stateDir }) => {
+test("a pause from the CLI shows in an open page at once; the requests page filtered to the workspace resumes it", async ({
+  page,
+  tracker,
+  stateDir,
+  reader,
+}) => {
   tracker.create({ requestId: "waiting", workspace: "nightly", state: "queued" });
   await page.goto("/requests?workspace=nightly");
   await expect(page.getByRole("button", { name: "Pause nightly" })).toBeVisible();
@@ -56,7 +65,7 @@ test("a pause from the CLI shows in an open page at once; the requests page filt
   await page.getByRole("button", { name: "Resume nightly" }).click();
   await expect(page.getByRole("link", { name: /^Paused:/ })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Pause nightly" })).toBeVisible();
-  expect(tracker.pauses()).toEqual([]);
+  expect(reader.pauses()).toEqual([]);
   expect(tracker.claimNext()?.request.requestId).toBe("waiting");
 });
 

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTrackerService } from "../../lib/tracker";
+import { openRoles, openTracker } from "../../lib/tracker";
 import { actionOutcome, readOriginals } from "./actionOutcome";
 import { startWorker, waitForExit, waitForLine } from "./processes";
 import { tempStateDir } from "./stateDir";
@@ -21,7 +21,7 @@ export function describeKillsDuring(kind: "retry" | "cleanup" | "retention"): vo
 
   beforeAll(() => {
     template = fs.mkdtempSync(path.join(os.tmpdir(), "reqwatch-kills-"));
-    const tracker = openTrackerService({ stateDir: template });
+    const tracker = openTracker({ stateDir: template });
     for (const id of ids) {
       tracker.create({ requestId: id, workspace: "gateway", state: "processing" });
       tracker.transition(id, "failed", { fields: { error: "upstream 503" } });
@@ -55,9 +55,9 @@ export function describeKillsDuring(kind: "retry" | "cleanup" | "retention"): vo
           child.kill("SIGKILL");
           await waitForExit(child);
 
-          const tracker = openTrackerService({ stateDir });
-          const [closed] = tracker.actions.closeInterrupted();
-          const entry = closed ?? tracker.actions.list()[0];
+          const { reader, operator, close } = openRoles({ stateDir });
+          const [closed] = operator.actions.closeInterrupted();
+          const entry = closed ?? operator.actions.list()[0];
           if (!entry) {
             // Killed before the run wrote its audit entry (the retention's worker says "started" first): it had not begun, so nothing changed.
             const file = (id: string) => path.join(stateDir, "requests", `${id}.json`);
@@ -66,24 +66,24 @@ export function describeKillsDuring(kind: "retry" | "cleanup" | "retention"): vo
               `round ${round}`,
             ).toEqual([]);
             summary.push(`0/${COUNT} (not begun)`);
-            tracker.close();
+            close();
             continue;
           }
           const outcome = actionOutcome(stateDir, entry, ids, originals);
           expect(outcome.problems, `round ${round}`).toEqual([]);
           expect(outcome.changed).toBe(entry.changed);
           // The index agrees with the files.
-          expect(tracker.countsByState()).toMatchObject(
+          expect(reader.countsByState()).toMatchObject(
             kind === "retry" ? { failed: COUNT - entry.changed, queued: entry.changed } : { failed: COUNT - entry.changed },
           );
           summary.push(`${entry.changed}/${COUNT}${closed ? "" : " (finished)"}`);
-          tracker.close();
+          close();
           if (kind === "retention") {
             // The next run of the retention, in any process, settles the cut one and takes the rest.
-            const next = openTrackerService({ stateDir, retentionMs: 1 });
-            const run = await next.runRetention();
+            const next = openRoles({ stateDir, retentionMs: 1 });
+            const run = await next.operator.runRetention();
             expect(run).toMatchObject({ removed: COUNT - entry.changed, error: null });
-            expect(next.countsByState().failed).toBe(0);
+            expect(next.reader.countsByState().failed).toBe(0);
             next.close();
           }
         }

@@ -18,7 +18,7 @@ export const EXPORTS = [
 
 /**
  * The library's types, all of them: the tracker a gateway or worker calls and what its calls take
- * and give. The dashboard's, the CLI's and the MCP server's (TrackerService, the feed, the ingest,
+ * and give. The dashboard's, the CLI's and the MCP server's (the reader, the operator, the feed, the ingest,
  * the index guard) are not among them.
  */
 export const TYPES = [
@@ -52,7 +52,7 @@ export const TYPES = [
   ],
 ];
 
-/** What the library's tracker and its session tracker declare: what a gateway, a worker or a hook calls; the read model and the index's upkeep are TrackerService's. */
+/** What the library's tracker and its session tracker declare: what a gateway, a worker or a hook calls; the read model, the operator's actions and the index's upkeep are the roles' (lib/roles/). */
 export const TRACKER_MEMBERS = [
   "ownership",
   "options",

@@ -3,11 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
 import { adoptStateDir } from "../../lib/store/ownership";
-import { openTrackerService, type TrackerService } from "../../lib/tracker";
-import type { TrackerOptions } from "../../lib/types";
+import { openRoles, openTracker, type Recording } from "../../lib/tracker";
+import type { Tracker, TrackerOptions } from "../../lib/types";
 
 const made: string[] = [];
-const opened: TrackerService[] = [];
+const opened: { close(): void }[] = [];
 
 afterEach(() => {
   for (const tracker of opened.splice(0)) {
@@ -45,11 +45,21 @@ export function tempForeignDir(): string {
   return dir;
 }
 
-/** A tracker on a fresh state directory (or the one given), closed after the test. */
-export function aTracker(options: TrackerOptions = {}): TrackerService {
-  const tracker = openTrackerService({ stateDir: options.stateDir ?? tempStateDir(), ...options });
+/** The library's tracker (what a gateway or a worker holds) on a fresh state directory (or the one given), closed after the test. */
+export function aTracker(options: TrackerOptions = {}): Tracker {
+  const tracker = openTracker({ stateDir: options.stateDir ?? tempStateDir(), ...options });
   opened.push(tracker);
   return tracker;
+}
+
+/**
+ * The folder as reqwatch's programs open it (the tracker beside the reader, the operator and the
+ * index's upkeep) on a fresh state directory (or the one given), closed after the test.
+ */
+export function aRecording(options: TrackerOptions = {}): Recording {
+  const recording = openRoles({ stateDir: options.stateDir ?? tempStateDir(), ...options });
+  opened.push(recording);
+  return recording;
 }
 
 export function requestPath(stateDir: string, id: string): string {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../lib/sqlite/openDatabase";
 import { anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, tempStateDir } from "../helpers/stateDir";
 
 const IDS = Array.from({ length: 10 }, (_, i) => `old-${i}`);
 
@@ -47,17 +47,17 @@ function seeded(): string {
 describe("archive.db lost while a tracker has it open", () => {
   it("deleted, then a cleanup: the cleanup archives into a new archive.db, and a restarted tracker restores from it", () => {
     const stateDir = seeded();
-    const tracker = aTracker({ stateDir });
+    const { tracker, operator } = aRecording({ stateDir });
     // The running tracker opens the archive (an earlier cleanup, with nothing old enough yet).
-    expect(tracker.cleanup({ olderThanMs: 100 * 3_600_000 }).archived).toBe(0);
+    expect(operator.cleanup({ olderThanMs: 100 * 3_600_000 }).archived).toBe(0);
     removeArchive(stateDir);
-    const report = tracker.cleanup();
+    const report = operator.cleanup();
     expect(report.ids.sort()).toEqual([...IDS].sort());
     tracker.close();
 
     expectNoneLost(stateDir);
     expect(archivedOnDisk(stateDir).size).toBe(IDS.length);
-    const restarted = aTracker({ stateDir });
+    const restarted = aRecording({ stateDir }).operator;
     expect(restarted.restore("old-3")).toMatchObject({ requestId: "old-3", state: "completed" });
   });
 
@@ -65,22 +65,22 @@ describe("archive.db lost while a tracker has it open", () => {
     const stateDir = seeded();
     // The cleanup asks the clock for its cutoff, then for the archive's timestamp: archive.db is deleted there.
     let [armed, calls] = [false, 0];
-    const tracker = aTracker({
+    const { tracker, operator } = aRecording({
       stateDir,
       now: () => {
         if (armed && ++calls === 2) removeArchive(stateDir);
         return Date.now();
       },
     });
-    tracker.cleanup({ olderThanMs: 100 * 3_600_000 });
+    operator.cleanup({ olderThanMs: 100 * 3_600_000 });
     armed = true;
-    const report = tracker.cleanup();
+    const report = operator.cleanup();
     expect(report.ids).toEqual([]);
     expect(report.skipped).toHaveLength(IDS.length);
     expect(report.skipped[0]!.reason).toMatch(/archived copy is not in archive.db on disk/);
     // The next cleanup archives into a new archive.db, and goes through.
     armed = false;
-    expect(tracker.cleanup().ids).toHaveLength(IDS.length);
+    expect(operator.cleanup().ids).toHaveLength(IDS.length);
     tracker.close();
     expectNoneLost(stateDir);
   });
@@ -88,17 +88,17 @@ describe("archive.db lost while a tracker has it open", () => {
   it("overwritten with garbage during a cleanup: no file goes whose copy is not readable on disk", () => {
     const stateDir = seeded();
     let [armed, calls] = [false, 0];
-    const tracker = aTracker({
+    const { tracker, operator } = aRecording({
       stateDir,
       now: () => {
         if (armed && ++calls === 2) overwriteArchive(stateDir);
         return Date.now();
       },
     });
-    tracker.cleanup({ olderThanMs: 100 * 3_600_000 });
+    operator.cleanup({ olderThanMs: 100 * 3_600_000 });
     armed = true;
     try {
-      tracker.cleanup();
+      operator.cleanup();
     } catch {
       // Refused by the damaged archive: nothing was removed.
     }

@@ -2,9 +2,9 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openTrackerService } from "../../lib/tracker";
+import { openRoles } from "../../lib/tracker";
 import { BAD_FILES_CORPUS, BAD_FILES_EXPECTED, GOOD_IDS as GOOD, goodRequestFile as goodFile, plantBadFiles as plant } from "../helpers/badFiles";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, tempStateDir } from "../helpers/stateDir";
 
 function snapshot(dir: string): Map<string, string> {
   const files = new Map<string, string>();
@@ -34,12 +34,12 @@ describe("a corpus of bad request files", () => {
     const stateDir = tempStateDir();
     const expected = plant(stateDir);
     const before = snapshot(path.join(stateDir, "requests"));
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader } = aRecording({ stateDir });
     expectReported(
       tracker.openReport!.unreadable.filter((item) => item.file.startsWith("requests/")),
       expected,
     );
-    expectReported(tracker.unreadableFiles(), expected);
+    expectReported(reader.unreadableFiles(), expected);
     expect(
       tracker
         .list({})
@@ -51,8 +51,8 @@ describe("a corpus of bad request files", () => {
     tracker.transition("good-1", "processing");
     tracker.close();
     // A second start (warm index) reports the same, and still deletes nothing.
-    const again = openTrackerService({ stateDir });
-    expectReported(again.unreadableFiles(), expected);
+    const again = openRoles({ stateDir });
+    expectReported(again.reader.unreadableFiles(), expected);
     again.close();
     const after = snapshot(path.join(stateDir, "requests"));
     after.delete("good-1.json");
@@ -62,15 +62,15 @@ describe("a corpus of bad request files", () => {
 
   it("while running: the watcher reports each bad file as it arrives, and keeps ingesting the good ones", async () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader, upkeep } = aRecording({ stateDir });
     // Reconciliation would find them too; a long interval leaves it to the watcher.
-    const ingest = tracker.startIngest({ reconcileEveryMs: 600_000 });
+    const ingest = upkeep.startIngest({ reconcileEveryMs: 600_000 });
     const expected = plant(stateDir);
     await expect.poll(() => tracker.list({}).items.length, { timeout: 10_000 }).toBe(GOOD.length);
     await expect
-      .poll(() => [...expected.keys()].filter((name) => !tracker.unreadableFiles().some((item) => item.file === `requests/${name}`)), { timeout: 10_000 })
+      .poll(() => [...expected.keys()].filter((name) => !reader.unreadableFiles().some((item) => item.file === `requests/${name}`)), { timeout: 10_000 })
       .toEqual([]);
-    expectReported(tracker.unreadableFiles(), expected);
+    expectReported(reader.unreadableFiles(), expected);
     ingest.stop();
   });
 

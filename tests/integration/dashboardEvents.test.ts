@@ -6,7 +6,7 @@ import type { FeedEventName, FeedEventPayloads } from "../../lib/dashboard/feedE
 import { aDashboard } from "../helpers/dashboard";
 import { eventually } from "../helpers/processes";
 import { changesIn } from "../helpers/sse";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, tempStateDir } from "../helpers/stateDir";
 
 const BIN = path.resolve(__dirname, "../../bin/reqwatch.js");
 
@@ -21,11 +21,11 @@ type Health = {
   monitor: { intervalMs: number; lastError: string | null; lastPassAt: number };
 };
 
-/** The dashboard on a fresh state directory, and a second tracker on it: another writer, with its own connection to the index. */
+/** The dashboard on a fresh state directory, and a second opening of it: another writer, with its own connection to the index. */
 async function aDashboardAndAWriter(options: Parameters<typeof aDashboard>[0] = {}) {
   const stateDir = tempStateDir();
   const dashboard = await aDashboard({ ...options, stateDir });
-  return { ...dashboard, stateDir, writer: aTracker({ stateDir }), health: async () => (await dashboard.ask("/api/health")).json<Health>() };
+  return { ...dashboard, stateDir, writer: aRecording({ stateDir }), health: async () => (await dashboard.ask("/api/health")).json<Health>() };
 }
 
 describe("the dashboard's event stream", () => {
@@ -43,7 +43,7 @@ describe("the dashboard's event stream", () => {
 
   it("a shell hook's write and another process's write arrive, with the row to show", async () => {
     const { stream, stateDir, writer } = await aDashboardAndAWriter();
-    writer.create({ requestId: "hooked", workspace: "gw", state: "processing" });
+    writer.tracker.create({ requestId: "hooked", workspace: "gw", state: "processing" });
     const events = await stream();
     await events.next("ready");
     sh(
@@ -68,15 +68,15 @@ describe("the dashboard's event stream", () => {
     const { stream, writer } = await aDashboardAndAWriter();
     const first = await stream();
     await first.next("ready");
-    for (let i = 0; i < 3; i++) writer.create({ requestId: `before-${i}`, workspace: "gw" });
+    for (let i = 0; i < 3; i++) writer.tracker.create({ requestId: `before-${i}`, workspace: "gw" });
     const seen = await first.until((events) => changesIn(events).length === 3);
     const lastId = seen.filter((event) => event.id).at(-1)!.id!;
     first.close();
 
-    for (let i = 0; i < 5; i++) writer.create({ requestId: `missed-${i}`, workspace: "gw" });
+    for (let i = 0; i < 5; i++) writer.tracker.create({ requestId: `missed-${i}`, workspace: "gw" });
     const resumed = await stream({ "Last-Event-ID": lastId });
     await resumed.until((events) => changesIn(events).length >= 5);
-    writer.create({ requestId: "live", workspace: "gw" });
+    writer.tracker.create({ requestId: "live", workspace: "gw" });
     const all = await resumed.until((events) => changesIn(events).length >= 6);
     expect(changesIn(all).map((c) => c.requestId)).toEqual(["missed-0", "missed-1", "missed-2", "missed-3", "missed-4", "live"]);
     const seqs = changesIn(all).map((c) => c.seq);
@@ -86,9 +86,9 @@ describe("the dashboard's event stream", () => {
 
   it("a resume point from before the index was rebuilt gets reset", async () => {
     const stateDir = tempStateDir();
-    const before = aTracker({ stateDir });
-    before.create({ requestId: "kept", workspace: "gw" });
-    const oldId = `${before.generation()}:${before.feedHead().lastSeq}`;
+    const before = aRecording({ stateDir });
+    before.tracker.create({ requestId: "kept", workspace: "gw" });
+    const oldId = `${before.reader.generation()}:${before.reader.feedHead().lastSeq}`;
     before.close();
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
 
@@ -167,11 +167,11 @@ describe("the dashboard's stuck monitor", () => {
         claim: { token: "t-orphan", pid: deadPid, claimedAt, heartbeatAt: claimedAt },
       }),
     );
-    writer.recover();
+    writer.operator.recover();
 
     // No one calls anything: the server's own monitor notices the silence and the dead pid.
-    await expect.poll(() => writer.get("orphan")?.state, { timeout: 15_000 }).toBe("queued");
-    expect(writer.get("orphan")?.transitions?.at(-1)).toMatchObject({
+    await expect.poll(() => writer.tracker.get("orphan")?.state, { timeout: 15_000 }).toBe("queued");
+    expect(writer.tracker.get("orphan")?.transitions?.at(-1)).toMatchObject({
       by: "monitor",
       reason: `released: the worker's pid ${deadPid} is gone (attempt 1 of 3)`,
     });

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openTracker, openTrackerService } from "../../lib/tracker";
+import { openRoles, openTracker } from "../../lib/tracker";
 import { trackingEnabled } from "../../lib/store/options";
 import { DISABLED_HELD } from "../../lib/disabledTracker";
 import { TimeoutError } from "../../lib/model/errors";
@@ -107,11 +107,11 @@ describe("tracking off: the library", () => {
   it("reqwatch's own programs (the dashboard's, the CLI's reads and actions) are refused the folder, which stays as it was", () => {
     const stateDir = aRecordingFolder();
     const before = treeSnapshot(path.dirname(stateDir));
-    expect(() => openTrackerService({ stateDir, enabled: false })).toThrow(
+    expect(() => openRoles({ stateDir, enabled: false })).toThrow(
       expect.objectContaining({ code: "READ_ONLY", message: expect.stringContaining("tracking is off") }),
     );
     process.env.REQWATCH_DISABLED = "1";
-    expect(() => openTrackerService({ stateDir })).toThrow(expect.objectContaining({ code: "READ_ONLY" }));
+    expect(() => openRoles({ stateDir })).toThrow(expect.objectContaining({ code: "READ_ONLY" }));
     expect(treeSnapshot(path.dirname(stateDir))).toEqual(before);
   });
 

@@ -10,7 +10,7 @@ import { aRequest, writeRequestFile } from "../helpers/builders";
 import { BIN, runCli } from "../helpers/cli";
 import { aDashboard } from "../helpers/dashboard";
 import { childEnv, eventually, WORKERS } from "../helpers/processes";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, tempStateDir } from "../helpers/stateDir";
 
 /** The rows the table's pages list for a filter, page after page (small pages: the export must walk them all). */
 function everyPage(tracker: Pick<Tracker, "list">, filter: Parameters<Tracker["list"]>[0]): RequestSummary[] {
@@ -183,12 +183,12 @@ describe("export of the table's filter", () => {
     expect(parseJsonl(text)).toEqual(atStart);
   });
 
-  it("tracker.listAll reads every page from the snapshot its first page took, while another process writes", () => {
+  it("reader.listAll reads every page from the snapshot its first page took, while another process writes", () => {
     const stateDir = tempStateDir();
     const ids = manyFinished(stateDir, 300);
-    const tracker = aTracker({ stateDir });
-    const atStart = everyPage(tracker, {});
-    const pages = tracker.listAll({}, 50);
+    const { tracker, reader } = aRecording({ stateDir });
+    const atStart = everyPage(reader, {});
+    const pages = reader.listAll({}, 50);
     const rows = [...pages.next().value!];
     updateInAnotherProcess(stateDir, ids.slice(0, 100));
     for (const page of pages) rows.push(...page);

@@ -3,12 +3,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { aRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, tempStateDir } from "../helpers/stateDir";
 
 function seed(count: number) {
-  const tracker = aTracker();
-  for (let i = 0; i < count; i++) tracker.create({ requestId: `r${i}`, workspace: "gateway", state: "queued" });
-  return { tracker, stateDir: tracker.stateDir.root };
+  const recording = aRecording();
+  for (let i = 0; i < count; i++) recording.tracker.create({ requestId: `r${i}`, workspace: "gateway", state: "queued" });
+  return { ...recording, stateDir: recording.reader.stateDir.root };
 }
 
 function removeIndex(stateDir: string): void {
@@ -17,75 +17,75 @@ function removeIndex(stateDir: string): void {
 
 describe("losing the index while a tracker has it open", () => {
   it("a healthy index is left alone", () => {
-    const { tracker } = seed(3);
-    const generation = tracker.generation();
-    expect(tracker.checkIndex()).toMatchObject({ problem: null, reopened: false });
-    expect(tracker.generation()).toBe(generation);
+    const { reader, upkeep } = seed(3);
+    const generation = reader.generation();
+    expect(upkeep.checkIndex()).toMatchObject({ problem: null, reopened: false });
+    expect(reader.generation()).toBe(generation);
   });
 
   it("index.db deleted: noticed, rebuilt from the files under a new generation, and shared with other processes again", () => {
-    const { tracker, stateDir } = seed(20);
-    const generation = tracker.generation();
+    const { tracker, stateDir, reader, upkeep } = seed(20);
+    const generation = reader.generation();
     removeIndex(stateDir);
     // Another process opens the state directory meanwhile: it makes (and rebuilds) a new index.db.
     const other = aTracker({ stateDir });
     other.create({ requestId: "late", workspace: "gateway", state: "queued" });
     expect(tracker.get("late")).toBeNull(); // Still on the deleted file.
 
-    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "replaced" }, reopened: true });
+    expect(upkeep.checkIndex()).toMatchObject({ problem: { kind: "replaced" }, reopened: true });
     expect(tracker.get("late")?.state).toBe("queued");
-    expect(tracker.countsByState().queued).toBe(21);
-    expect(tracker.generation()).not.toBe(generation);
+    expect(reader.countsByState().queued).toBe(21);
+    expect(reader.generation()).not.toBe(generation);
     // One index again: a write by either is seen by the other.
     tracker.transition("late", "processing");
     expect(other.get("late")?.state).toBe("processing");
-    expect(tracker.checkIndex().problem).toBeNull();
+    expect(upkeep.checkIndex().problem).toBeNull();
   });
 
   it("index.db deleted with nobody else around: rebuilt by the tracker itself", () => {
-    const { tracker, stateDir } = seed(5);
+    const { stateDir, reader, upkeep } = seed(5);
     removeIndex(stateDir);
-    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
+    expect(upkeep.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
     expect(fs.existsSync(path.join(stateDir, "index.db"))).toBe(true);
-    expect(tracker.countsByState().queued).toBe(5);
+    expect(reader.countsByState().queued).toBe(5);
   });
 
   it("index.db overwritten with garbage: noticed, replaced by a rebuilt one; the request files are untouched", () => {
-    const { tracker, stateDir } = seed(10);
+    const { tracker, stateDir, reader, upkeep } = seed(10);
     const files = fs.readdirSync(path.join(stateDir, "requests")).map((name) => fs.readFileSync(path.join(stateDir, "requests", name), "utf8"));
     const fd = fs.openSync(path.join(stateDir, "index.db"), "r+");
     fs.writeSync(fd, Buffer.alloc(64 * 1024, 0xab), 0, 64 * 1024, 0);
     fs.closeSync(fd);
-    const check = tracker.checkIndex();
+    const check = upkeep.checkIndex();
     expect(check).toMatchObject({ problem: { kind: "corrupt" }, reopened: true });
-    expect(tracker.countsByState().queued).toBe(10);
+    expect(reader.countsByState().queued).toBe(10);
     expect(fs.readdirSync(path.join(stateDir, "requests")).map((name) => fs.readFileSync(path.join(stateDir, "requests", name), "utf8"))).toEqual(files);
     tracker.create({ requestId: "after", workspace: "gateway", state: "queued" });
     expect(tracker.get("after")).not.toBeNull();
   });
 
   it("index.db deleted, then a write: the write reopens (rebuilds) the index before it writes, and the guard's next check reports it", () => {
-    const { tracker, stateDir } = seed(5);
-    const generation = tracker.generation();
+    const { tracker, stateDir, reader, upkeep } = seed(5);
+    const generation = reader.generation();
     removeIndex(stateDir);
     tracker.create({ requestId: "after", workspace: "gateway", state: "queued" });
     // The write went to the new index.db, which holds the files written before it too.
-    const other = aTracker({ stateDir, recover: false });
+    const other = aRecording({ stateDir, recover: false }).reader;
     expect(other.get("after")?.state).toBe("queued");
     expect(other.countsByState().queued).toBe(6);
-    expect(tracker.generation()).not.toBe(generation);
-    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
-    expect(tracker.checkIndex()).toMatchObject({ problem: null, reopened: false });
+    expect(reader.generation()).not.toBe(generation);
+    expect(upkeep.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
+    expect(upkeep.checkIndex()).toMatchObject({ problem: null, reopened: false });
   });
 
   it("the state directory removed: reported and left alone until it is back; then the index is rebuilt from what is there", () => {
-    const { tracker, stateDir } = seed(5);
+    const { tracker, stateDir, upkeep } = seed(5);
     fs.rmSync(stateDir, { recursive: true, force: true });
-    for (let i = 0; i < 2; i++) expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "dir-missing" }, reopened: false });
+    for (let i = 0; i < 2; i++) expect(upkeep.checkIndex()).toMatchObject({ problem: { kind: "dir-missing" }, reopened: false });
     expect(fs.existsSync(stateDir)).toBe(false);
     // A writer (or a person) recreates it with one request.
     writeRequestFile(stateDir, aRequest({ requestId: "reborn", state: "queued" }));
-    expect(tracker.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
+    expect(upkeep.checkIndex()).toMatchObject({ problem: { kind: "deleted" }, reopened: true });
     expect(tracker.list().items.map((r) => r.requestId)).toEqual(["reborn"]);
     // Writes work again: the layout was made.
     tracker.create({ requestId: "next", workspace: "gateway", state: "queued" });
@@ -93,9 +93,9 @@ describe("losing the index while a tracker has it open", () => {
   });
 
   it("the guard loop reports a missing directory and counts the rebuilds", async () => {
-    const { tracker, stateDir } = seed(2);
+    const { stateDir, upkeep } = seed(2);
     const causes: string[] = [];
-    const guard = tracker.startIndexGuard({ intervalMs: 20, onReopened: (cause) => causes.push(cause) });
+    const guard = upkeep.startIndexGuard({ intervalMs: 20, onReopened: (cause) => causes.push(cause) });
     fs.rmSync(stateDir, { recursive: true, force: true });
     await expect.poll(() => guard.status().problem).toMatch(/is missing; waiting for it to be created again/);
     fs.mkdirSync(stateDir);

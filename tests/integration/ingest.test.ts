@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
 import { eventually } from "../helpers/processes";
-import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
 
 function sh(script: string, env: Record<string, string> = {}): void {
   execFileSync("bash", ["-euc", script], { env: { ...process.env, ...env }, stdio: "pipe" });
@@ -12,9 +12,9 @@ function sh(script: string, env: Record<string, string> = {}): void {
 
 function watched(options: Parameters<typeof aTracker>[0] = {}) {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir, ...options });
-  const ingest = tracker.startIngest({ reconcileEveryMs: 60_000 });
-  return { stateDir, tracker, ingest };
+  const recording = aRecording({ stateDir, ...options });
+  const ingest = recording.upkeep.startIngest({ reconcileEveryMs: 60_000 });
+  return { stateDir, ...recording, ingest };
 }
 
 /**
@@ -28,9 +28,9 @@ async function watcherCaughtUp(stateDir: string, tracker: ReturnType<typeof aTra
 
 describe("ingest of writers that are not ours", () => {
   it("picks up a gateway's stop hook (jq > tmp && mv) as one change", async () => {
-    const { stateDir, tracker, ingest } = watched();
+    const { stateDir, tracker, ingest, reader } = watched();
     tracker.create({ requestId: "hooked", workspace: "gw", state: "processing" });
-    const seqBefore = tracker.feedHead().lastSeq;
+    const seqBefore = reader.feedHead().lastSeq;
 
     sh(
       `tmpfile=$(mktemp "$DIR/requests/XXXXXX.tmp")
@@ -40,14 +40,14 @@ describe("ingest of writers that are not ours", () => {
     );
 
     await eventually(() => (tracker.get("hooked")?.callback?.success ? true : undefined));
-    const changes = tracker.changesSince(seqBefore);
+    const changes = reader.changesSince(seqBefore);
     expect(changes).toHaveLength(1);
     expect(changes[0]).toMatchObject({ kind: "request.upserted", requestId: "hooked" });
     expect(ingest.status()).toMatchObject({ mode: "watching", watcherError: null });
   });
 
   it("picks up cp, an editor's in-place save, and rm", async () => {
-    const { stateDir, tracker } = watched();
+    const { stateDir, tracker, reader } = watched();
     const elsewhere = path.join(tempStateDir(), "gateway.json");
     fs.writeFileSync(elsewhere, JSON.stringify(aGatewayRequest("copied")));
     sh(`cp "$SRC" "$DIR/requests/copied.json"`, { SRC: elsewhere, DIR: stateDir });
@@ -59,16 +59,16 @@ describe("ingest of writers that are not ours", () => {
 
     sh(`rm "$DIR/requests/copied.json"`, { DIR: stateDir });
     await eventually(() => (tracker.get("copied") === null ? true : undefined));
-    expect(tracker.changesSince(0).at(-1)).toMatchObject({ kind: "request.removed", requestId: "copied" });
+    expect(reader.changesSince(0).at(-1)).toMatchObject({ kind: "request.removed", requestId: "copied" });
   });
 
   it("does not ingest our own writes a second time", async () => {
-    const { stateDir, tracker } = watched();
-    const seqBefore = tracker.feedHead().lastSeq;
+    const { stateDir, tracker, reader } = watched();
+    const seqBefore = reader.feedHead().lastSeq;
     tracker.create({ requestId: "ours", workspace: "gw", state: "queued" });
     tracker.transition("ours", "processing");
     await watcherCaughtUp(stateDir, tracker);
-    const ours = tracker.changesSince(seqBefore).filter((c) => c.requestId === "ours");
+    const ours = reader.changesSince(seqBefore).filter((c) => c.requestId === "ours");
     expect(ours.map((c) => c.request?.version)).toEqual([1, 2]);
   });
 
@@ -87,20 +87,20 @@ describe("ingest of writers that are not ours", () => {
   });
 
   it("keeps an unreadable file's last good state, marked unreadable since when and why", async () => {
-    const { stateDir, tracker } = watched();
+    const { stateDir, tracker, reader } = watched();
     tracker.create({ requestId: "fragile", workspace: "gw", state: "queued" });
     fs.writeFileSync(requestPath(stateDir, "fragile"), '{"requestId": "fragile", ');
-    const entry = await eventually(() => tracker.unreadableFiles()[0]);
+    const entry = await eventually(() => reader.unreadableFiles()[0]);
     expect(entry).toMatchObject({ file: "requests/fragile.json", reason: expect.stringMatching(/^invalid JSON/), since: expect.any(Number) });
     expect(tracker.get("fragile")?.state).toBe("queued");
     writeRequestFile(stateDir, { ...JSON.parse(JSON.stringify(tracker.get("fragile"))), model: "fixed" });
-    await eventually(() => (tracker.unreadableFiles().length === 0 ? true : undefined));
+    await eventually(() => (reader.unreadableFiles().length === 0 ? true : undefined));
     expect(tracker.get("fragile")?.model).toBe("fixed");
   });
 
   it("indexes a burst of 2,000 files from a shell loop, each exactly once", async () => {
-    const { stateDir, tracker } = watched();
-    const seqBefore = tracker.feedHead().lastSeq;
+    const { stateDir, reader } = watched();
+    const seqBefore = reader.feedHead().lastSeq;
     sh(
       `for i in $(seq 1 2000); do
          printf '{"requestId":"b%s","workspace":"burst","state":"queued","createdAt":1,"lastUpdatedAt":1}' "$i" > "$DIR/requests/.b$i.tmp"
@@ -108,17 +108,17 @@ describe("ingest of writers that are not ours", () => {
        done`,
       { DIR: stateDir },
     );
-    await eventually(() => (tracker.countsByState({ workspace: "burst" }).queued === 2000 ? true : undefined), 20_000, 50);
-    const changes = tracker.changesSince(seqBefore, 10_000);
+    await eventually(() => (reader.countsByState({ workspace: "burst" }).queued === 2000 ? true : undefined), 20_000, 50);
+    const changes = reader.changesSince(seqBefore, 10_000);
     expect(changes).toHaveLength(2000);
     expect(new Set(changes.map((c) => c.requestId)).size).toBe(2000);
   }, 60_000);
 
   it("counts what reconciliation had to fix behind the watcher's back", async () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, upkeep } = aRecording({ stateDir });
     tracker.create({ requestId: "r", workspace: "gw" });
-    const ingest = tracker.startIngest({ reconcileEveryMs: 100 });
+    const ingest = upkeep.startIngest({ reconcileEveryMs: 100 });
     // A periodic pass over a folder the watcher kept in line fixes nothing.
     const atStart = ingest.status().lastReconcile?.at ?? 0;
     await eventually(() => ((ingest.status().lastReconcile?.at ?? 0) > atStart ? true : undefined));
@@ -134,9 +134,9 @@ describe("ingest of writers that are not ours", () => {
 
   it("falls back to reconciliation alone when the watcher cannot start, and says so", async () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, upkeep } = aRecording({ stateDir });
     fs.rmSync(path.join(stateDir, "requests"), { recursive: true });
-    const ingest = tracker.startIngest({ fallbackReconcileEveryMs: 100 });
+    const ingest = upkeep.startIngest({ fallbackReconcileEveryMs: 100 });
     expect(ingest.status()).toMatchObject({ mode: "reconciling", watcherError: "there is no requests/ folder to watch yet" });
     fs.mkdirSync(path.join(stateDir, "requests"));
     writeRequestFile(stateDir, aGatewayRequest("late"));

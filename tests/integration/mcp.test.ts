@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { aStuckProcessingRequest, aRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
+import { aRecording, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { addMessage, createClaudeMemDb } from "../helpers/claudeMemDb";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
 import { treeSnapshot } from "../helpers/treeSnapshot";
@@ -122,7 +122,7 @@ describe("reqwatch mcp", () => {
     const otherIds = await call(agent, "cancel_requests", { ids: ["D"], confirm: true, dryRunId: cancelDryRun.dryRunId });
     expect(otherIds).toMatchObject({ isError: true, text: expect.stringContaining(`asks "Cancel D", but dry run ${cancelDryRun.dryRunId} was "Cancel C"`) });
     expect(files()).toEqual(before);
-    expect(aTracker({ stateDir }).actions.list()).toEqual([]);
+    expect(aRecording({ stateDir }).operator.actions.list()).toEqual([]);
 
     const cancelled = JSON.parse((await call(agent, "cancel_requests", { ids: ["C"], confirm: true, dryRunId: cancelDryRun.dryRunId })).text);
     expect(cancelled.entry).toMatchObject({

@@ -9,18 +9,18 @@ import { describe, expect, it } from "vitest";
 import { runWorker } from "../../lib/worker/runWorker";
 import { runCli } from "../helpers/cli";
 import { eventually, firstLine, startWorker, waitForExit } from "../helpers/processes";
-import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
+import { aRecording, requestPath, tempStateDir } from "../helpers/stateDir";
 
-function queued(ids: string[], options: Parameters<typeof aTracker>[0] = {}) {
+function queued(ids: string[], options: Parameters<typeof aRecording>[0] = {}) {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir, random: () => 0, backoff: { baseMs: 0, capMs: 0 }, ...options });
-  for (const requestId of ids) tracker.create({ requestId, workspace: "w", state: "queued" });
-  return { stateDir, tracker };
+  const recording = aRecording({ stateDir, random: () => 0, backoff: { baseMs: 0, capMs: 0 }, ...options });
+  for (const requestId of ids) recording.tracker.create({ requestId, workspace: "w", state: "queued" });
+  return { stateDir, ...recording };
 }
 
 describe("nothing stays stuck in processing", () => {
   it("a handler that crashes leaves no claim held", async () => {
-    const { tracker } = queued(["boom", "next"]);
+    const { tracker, reader } = queued(["boom", "next"]);
     const worker = runWorker({
       tracker,
       stopWhenIdle: true,
@@ -32,7 +32,7 @@ describe("nothing stays stuck in processing", () => {
     });
     const stats = await worker.done;
     // Nothing is left processing: the failure released the claim in the same write that recorded it.
-    expect(tracker.countsByState()).toMatchObject({ processing: 0, completed: 2 });
+    expect(reader.countsByState()).toMatchObject({ processing: 0, completed: 2 });
     expect(tracker.get("boom")).toMatchObject({ state: "completed", attempt: 2, claim: null });
     expect(stats).toEqual({ completed: 2, failed: 1, dropped: 0 });
   });
@@ -81,7 +81,7 @@ describe("nothing stays stuck in processing", () => {
   });
 
   it("a handler that throws does not stop the worker", async () => {
-    const { tracker } = queued(["first", "second", "third"], { maxAttempts: 1 });
+    const { tracker, reader } = queued(["first", "second", "third"], { maxAttempts: 1 });
     const seen: string[] = [];
     const worker = runWorker({
       tracker,
@@ -95,7 +95,7 @@ describe("nothing stays stuck in processing", () => {
     });
     await worker.done;
     expect(seen).toEqual(["first", "second", "third"]);
-    expect(tracker.countsByState()).toMatchObject({ failed: 1, completed: 2, processing: 0 });
+    expect(reader.countsByState()).toMatchObject({ failed: 1, completed: 2, processing: 0 });
   });
 
   it("the running monitor recovers a request orphaned after it started, not only a start-up recovery", async () => {

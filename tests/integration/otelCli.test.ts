@@ -8,7 +8,7 @@ import { startOtelExport } from "../../lib/otel/otelExport";
 import { runCli } from "../helpers/cli";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
 import { aCollector, waitFor } from "../helpers/otlpCollector";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 import { eventually, freePort } from "../helpers/processes";
 import { aDashboard } from "../helpers/dashboard";
 import type { RequestsView } from "../../lib/views/requestsView";
@@ -42,7 +42,7 @@ function isAlive(pid: number): boolean {
 
 describe("reqwatch otel", () => {
   it("into a dashboard's own receiver: the same lifecycles as the folder it exports, as messages of its workspaces", async () => {
-    const source = aTracker();
+    const { tracker: source, reader } = aRecording();
     source.create({ requestId: "done", workspace: "mail", state: "queued" });
     source.create({ requestId: "broken", workspace: "mail", state: "queued", maxAttempts: 1 });
     source.create({ requestId: "waiting", workspace: "mail", state: "queued" });
@@ -52,7 +52,7 @@ describe("reqwatch otel", () => {
     source.fail(second.request.requestId, second.token, "the mail server said no");
     const dashboard = await aDashboard({}, { port: 0, keepMs: 86_400_000, stuckAfterMs: 600_000 });
     const receiver = (await dashboard.runtime.telemetry!.ready).url!;
-    const otel = startOtel(source.stateDir.root, receiver, "http/protobuf");
+    const otel = startOtel(reader.stateDir.root, receiver, "http/protobuf");
     try {
       const rows = await eventually(async () => {
         const page = (await dashboard.ask("/api/requests?source=otel&workspace=mail")).json<RequestsView>();
@@ -91,7 +91,7 @@ describe("reqwatch otel", () => {
   }, 60_000);
 
   it("`otel` as a source: what a dashboard kept for the folder, or that nothing was received yet; the dashboard refuses it, since it shows its own", () => {
-    const stateDir = aTracker().stateDir.root;
+    const stateDir = aRecording().reader.stateDir.root;
     const none = runCli(["source", "otel"], { stateDir });
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(
@@ -105,9 +105,9 @@ describe("reqwatch otel", () => {
 
   it("killed with SIGKILL mid-stream and started again: every lifecycle arrives, none missing", async () => {
     const collector = await aCollector();
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     const endpoint = collector.url.replace(/\/v1\/traces$/, "");
-    let otel = startOtel(tracker.stateDir.root, endpoint);
+    let otel = startOtel(reader.stateDir.root, endpoint);
     for (let i = 0; i < 200; i++) tracker.create({ requestId: `r${i}`, workspace: "kill", state: "queued" });
     await waitFor(() => collector.spans().length > 0, 15_000);
     // Mid-stream: claims and completions are being written while it dies.
@@ -117,7 +117,7 @@ describe("reqwatch otel", () => {
       if (i === 30) otel.kill("SIGKILL");
     }
     await exited(otel);
-    otel = startOtel(tracker.stateDir.root, endpoint);
+    otel = startOtel(reader.stateDir.root, endpoint);
     const wanted = new Set<string>();
     for (let i = 0; i < 200; i++) {
       const ids = lifecycleIds({ requestId: `r${i}` });
@@ -137,12 +137,12 @@ describe("reqwatch otel", () => {
 
   it("a second exporter on the folder waits for the first, says for which, and takes over from where it stopped when it dies", async () => {
     const collector = await aCollector();
-    const tracker = aTracker();
-    const otel = startOtel(tracker.stateDir.root, collector.url.replace(/\/v1\/traces$/, ""));
+    const { tracker, reader } = aRecording();
+    const otel = startOtel(reader.stateDir.root, collector.url.replace(/\/v1\/traces$/, ""));
     for (let i = 0; i < 50; i++) tracker.create({ requestId: `q${i}`, workspace: "two", state: "queued" });
     await waitFor(() => collector.spans().length >= 50, 15_000);
     const waiting: (number | null)[] = [];
-    const second = startOtelExport(tracker, {
+    const second = startOtelExport(reader, {
       exporter: new OTLPTraceExporter({ url: collector.url }),
       pollMs: 50,
       metrics: false,
@@ -174,11 +174,11 @@ describe("reqwatch otel", () => {
 
   it("a dashboard's --otel export runs in a reqwatch otel process of its own, which ends with the server however the server ends", async () => {
     const collector = await aCollector();
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     const server = spawn(process.execPath, [path.resolve(__dirname, "../../dist/server.cjs"), "--hostname", "127.0.0.1", "--port", String(await freePort())], {
       env: {
         ...process.env,
-        REQWATCH_STATE_DIR: tracker.stateDir.root,
+        REQWATCH_STATE_DIR: reader.stateDir.root,
         REQWATCH_OTEL: "1",
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/v1\/traces$/, ""),
         OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
@@ -187,7 +187,7 @@ describe("reqwatch otel", () => {
     });
     try {
       // The process that holds the export's position is the exporter: not the server.
-      const holder = path.join(tracker.stateDir.storeDir, "otel-position.json.holder");
+      const holder = path.join(reader.stateDir.storeDir, "otel-position.json.holder");
       await waitFor(() => fs.existsSync(holder) && fs.readFileSync(holder, "utf8").endsWith("\n"), 30_000);
       const exporter = (JSON.parse(fs.readFileSync(holder, "utf8")) as { pid: number }).pid;
       expect(exporter).not.toBe(server.pid);
@@ -204,25 +204,25 @@ describe("reqwatch otel", () => {
   }, 60_000);
 
   it("wrong settings: a protocol it does not speak, or an endpoint without its scheme, is a usage error that names the variable, and nothing starts", () => {
-    const tracker = aTracker();
-    const grpc = runCli(["otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } });
+    const { tracker, reader } = aRecording();
+    const grpc = runCli(["otel", "--state-dir", reader.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } });
     expect(grpc).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: reqwatch exports over HTTP; use http/protobuf (the default) or http/json."),
     });
-    const bare = runCli(["otel", "--state-dir", tracker.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } });
+    const bare = runCli(["otel", "--state-dir", reader.stateDir.root], { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } });
     expect(bare).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318: not an http(s) URL; write it with its scheme, e.g. http://localhost:4318."),
     });
-    const dashboard = runCli(["dashboard", "--otel", "--state-dir", tracker.stateDir.root], {
+    const dashboard = runCli(["dashboard", "--otel", "--state-dir", reader.stateDir.root], {
       env: { ...process.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318/v1/traces" },
     });
     expect(dashboard).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=collector:4318/v1/traces: not an http(s) URL"),
     });
-    expect(fs.readdirSync(tracker.stateDir.storeDir).filter((name) => name.startsWith("otel"))).toEqual([]);
+    expect(fs.readdirSync(reader.stateDir.storeDir).filter((name) => name.startsWith("otel"))).toEqual([]);
     tracker.close();
   });
 });

@@ -9,16 +9,17 @@ import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter
 import { afterEach, describe, expect, it } from "vitest";
 import { lifecycleIds } from "../../lib/otel/lifecycleSpans";
 import { startOtelExport, type OtelExportHandle } from "../../lib/otel/otelExport";
+import type { Reader } from "../../lib/roles/reader";
 import { aClock } from "../helpers/clock";
 import { aCollector, attr, waitFor, type OtlpSpan } from "../helpers/otlpCollector";
-import { aTracker, tempParent } from "../helpers/stateDir";
+import { aRecording, tempParent } from "../helpers/stateDir";
 
 const running: OtelExportHandle[] = [];
 
 /** The exporter has sent every change of the tracker's feed (a step found nothing more): nothing else is on its way. */
-const caughtUp = (handle: OtelExportHandle, tracker: ReturnType<typeof aTracker>) => {
+const caughtUp = (handle: OtelExportHandle, reader: Reader) => {
   const status = handle.status();
-  return status.lagMs === 0 && status.position?.seq === tracker.feedLastSeq();
+  return status.lagMs === 0 && status.position?.seq === reader.feedLastSeq();
 };
 afterEach(async () => {
   await Promise.all(running.splice(0).map((handle) => handle.stop()));
@@ -28,7 +29,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
   it("a create span and a span per attempt, after the messaging conventions, with ids derived from the request", async () => {
     const collector = await aCollector();
     // No back-off: the retry is claimable at once.
-    const tracker = aTracker({ backoff: { baseMs: 0, capMs: 0, jitter: 0 } });
+    const { tracker, reader } = aRecording({ backoff: { baseMs: 0, capMs: 0, jitter: 0 } });
     tracker.create({ requestId: "ok-1", workspace: "chat", state: "queued", model: "claude-x" });
     const first = tracker.claimNext()!;
     tracker.complete("ok-1", first.token, { output: "done", tokens: 42 });
@@ -41,7 +42,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     tracker.complete("retry-1", a2.token);
     expect(tracker.complete("retry-1", a1.token).outcome).toBe("dropped");
 
-    running.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false }));
+    running.push(startOtelExport(reader, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false }));
     await waitFor(() => collector.spans().length >= 5);
     const spans = collector.spans();
     const ids = lifecycleIds({ requestId: "retry-1" });
@@ -72,9 +73,9 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
 
   it("a collector down for a while, then the exporter restarted: every lifecycle arrives, once per id and content, from where it stopped", async () => {
     const collector = await aCollector();
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     const exporter = () => new OTLPTraceExporter({ url: collector.url, timeoutMillis: 1000 });
-    let handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50, metrics: false });
+    let handle = startOtelExport(reader, { exporter: exporter(), pollMs: 50, metrics: false });
     running.push(handle);
     for (let i = 0; i < 20; i++) tracker.create({ requestId: `a${i}`, workspace: "w", state: "queued" });
     await waitFor(() => collector.spans().length === 20);
@@ -89,10 +90,10 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     await handle.stop();
     running.splice(0);
     collector.setDown(false);
-    handle = startOtelExport(tracker, { exporter: exporter(), pollMs: 50, metrics: false });
+    handle = startOtelExport(reader, { exporter: exporter(), pollMs: 50, metrics: false });
     running.push(handle);
     // Caught up: every change of the feed has been sent, so nothing more is on its way.
-    await waitFor(() => caughtUp(handle, tracker));
+    await waitFor(() => caughtUp(handle, reader));
     const byId = new Map<string, OtlpSpan[]>();
     for (const span of collector.spans()) byId.set(span.spanId, [...(byId.get(span.spanId) ?? []), span]);
     expect(byId.size).toBe(40);
@@ -106,7 +107,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
   it("metrics beside the traces: attempts by outcome, retries, dropped late results, process time and queue wait, and the queues and stuck now", async () => {
     const collector = await aCollector();
     const base = collector.url.replace(/\/v1\/traces$/, "");
-    const tracker = aTracker({ backoff: { baseMs: 0, capMs: 0, jitter: 0 } });
+    const { tracker, reader } = aRecording({ backoff: { baseMs: 0, capMs: 0, jitter: 0 } });
     tracker.create({ requestId: "m1", workspace: "mx", state: "queued" });
     const first = tracker.claimNext()!;
     tracker.fail("m1", first.token, "overloaded");
@@ -114,7 +115,7 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     tracker.complete("m1", second.token);
     tracker.complete("m1", first.token);
     tracker.create({ requestId: "m2", workspace: "mx", state: "queued" });
-    const handle = startOtelExport(tracker, {
+    const handle = startOtelExport(reader, {
       exporter: new OTLPTraceExporter({ url: collector.url }),
       pollMs: 50,
       metrics: { exporter: new OTLPMetricExporter({ url: `${base}/v1/metrics` }), intervalMs: 200 },
@@ -151,19 +152,19 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
 
   it("the protobuf encoding (the default) carries the same spans as JSON, decoded with the official protocol definitions", async () => {
     const [json, protobuf] = [await aCollector(), await aCollector()];
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     tracker.create({ requestId: "p1", workspace: "enc", state: "queued", model: "m" });
     const claim = tracker.claimNext()!;
     tracker.fail("p1", claim.token, "bad gateway", { retryable: false });
     const positions = tempParent();
     running.push(
-      startOtelExport(tracker, {
+      startOtelExport(reader, {
         exporter: new OTLPTraceExporter({ url: json.url }),
         positionFile: path.join(positions, "json.json"),
         pollMs: 50,
         metrics: false,
       }),
-      startOtelExport(tracker, {
+      startOtelExport(reader, {
         exporter: new ProtoTraceExporter({ url: protobuf.url }),
         positionFile: path.join(positions, "proto.json"),
         pollMs: 50,
@@ -193,20 +194,20 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
 
   it("a rebuilt index (another feed generation) is exported again from the files: the backend gets the same spans again, nothing new", async () => {
     const collector = await aCollector();
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     for (let i = 0; i < 5; i++) tracker.create({ requestId: `g${i}`, workspace: "gen", state: "queued" });
     const positionFile = path.join(tempParent(), "position.json");
-    let handle = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false });
+    let handle = startOtelExport(reader, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false });
     await waitFor(() => collector.spans().length === 5);
     await handle.stop();
     const first = collector.spans();
     // As if the index had been rebuilt since: the position belongs to a feed that is gone.
     fs.writeFileSync(positionFile, JSON.stringify({ generation: "an-older-index", seq: 999 }));
-    handle = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false });
+    handle = startOtelExport(reader, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false });
     running.push(handle);
     // The collector has the spans a moment before the exporter's send returns and the re-export is counted.
     await waitFor(() => collector.spans().length === 10 && handle.status().reexports === 1);
-    expect(handle.status()).toMatchObject({ reexports: 1, position: { generation: tracker.generation() } });
+    expect(handle.status()).toMatchObject({ reexports: 1, position: { generation: reader.generation() } });
     expect(collector.spans().slice(5)).toEqual(first);
     tracker.close();
     await collector.close();
@@ -216,12 +217,12 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     const collector = await aCollector();
     // The monitor looks at a claim once its heartbeat is this old; its clock is moved past it by hand.
     const clock = aClock();
-    const tracker = aTracker({ heartbeatTimeoutMs: 10, now: clock.now });
+    const { tracker, reader, operator } = aRecording({ heartbeatTimeoutMs: 10, now: clock.now });
     tracker.create({ requestId: "orphan", workspace: "life", state: "queued", maxAttempts: 3 });
     // Claimed by a worker process that then dies.
     const child = spawnSync(process.execPath, [
       "-e",
-      `require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: ${JSON.stringify(tracker.stateDir.root)} }).claimNext()`,
+      `require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))}).openTracker({ stateDir: ${JSON.stringify(reader.stateDir.root)} }).claimNext()`,
     ]);
     expect(child.status).toBe(0);
     tracker.create({ requestId: "late", workspace: "life", state: "queued" });
@@ -230,12 +231,12 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     tracker.update("late", { fields: { timeoutAt: clock.now() - 1000 } });
     // Later than the child's heartbeat (stamped by its own clock) by more than the timeout, whenever it ran.
     clock.set(Date.now() + 1000);
-    expect(tracker.monitorPass().counts).toMatchObject({ released: 1, deadlineTimedOut: 1 });
+    expect(operator.monitorPass().counts).toMatchObject({ released: 1, deadlineTimedOut: 1 });
     // A person stops a running attempt.
     tracker.create({ requestId: "cancelled", workspace: "stop", state: "queued" });
     expect(tracker.claimNext({ workspace: "stop" })!.request.requestId).toBe("cancelled");
-    expect(tracker.cancel(["cancelled"]).cancelled).toHaveLength(1);
-    running.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false }));
+    expect(operator.cancel(["cancelled"]).cancelled).toHaveLength(1);
+    running.push(startOtelExport(reader, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false }));
     const attemptOf = (id: string) => collector.spans().find((span) => span.spanId === lifecycleIds({ requestId: id }).attemptSpanId(1));
     await waitFor(() => attemptOf("orphan") !== undefined && attemptOf("late") !== undefined && attemptOf("cancelled") !== undefined);
     expect([attr(attemptOf("orphan")!, "reqwatch.outcome"), attr(attemptOf("orphan")!, "error.type")]).toEqual(["released", "released"]);
@@ -249,13 +250,13 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
 
   it("from now: a first start with fromNow sends what changes after it, not the history the folder already holds", async () => {
     const collector = await aCollector();
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     for (let i = 0; i < 5; i++) tracker.create({ requestId: `old${i}`, workspace: "w", state: "queued" });
-    const handle = startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false, fromNow: true });
+    const handle = startOtelExport(reader, { exporter: new OTLPTraceExporter({ url: collector.url }), pollMs: 50, metrics: false, fromNow: true });
     running.push(handle);
     await waitFor(() => handle.status().position !== null);
     tracker.create({ requestId: "new", workspace: "w", state: "queued" });
-    await waitFor(() => caughtUp(handle, tracker));
+    await waitFor(() => caughtUp(handle, reader));
     expect(collector.spans().map((span) => span.spanId)).toEqual([lifecycleIds({ requestId: "new" }).createSpanId]);
     expect(handle.status().reexports).toBe(0);
     tracker.close();
@@ -266,10 +267,10 @@ describe("every request lifecycle as an OpenTelemetry trace", () => {
     const hung = http.createServer(() => {});
     await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     tracker.create({ requestId: "h1", workspace: "hang", state: "queued" });
     const errors: string[] = [];
-    const handle = startOtelExport(tracker, {
+    const handle = startOtelExport(reader, {
       // An export that would wait far longer than the test may run: the stop ending at all shows it did not wait for it.
       exporter: new OTLPTraceExporter({ url: `${url}/v1/traces`, timeoutMillis: 60 * 60_000 }),
       pollMs: 50,

@@ -6,11 +6,11 @@ import { isReqwatchError } from "../../lib/model/errors";
 import { MARKER_FILE } from "../../lib/store/ownership";
 import { openRuntime } from "../../lib/dashboard/runtime";
 import { currentProcess } from "../../lib/process/liveness";
-import { openTrackerService } from "../../lib/tracker";
+import { openRoles, openTracker } from "../../lib/tracker";
 import { aClaimedRequest, aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
 import { aDeadPid } from "../helpers/processes";
-import { aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 
 const HOUR = 60 * 60 * 1000;
@@ -35,13 +35,13 @@ describe("a folder another program writes is observed, never written", () => {
     writeRequestFile(stateDir, aRequest({ requestId: "hung", state: "processing", processingStartedAt: clock.now() - 3 * HOUR }, clock.now()));
     const before = treeSnapshot(stateDir);
 
-    const tracker = aTracker({ stateDir, now: clock.now });
+    const { tracker, reader, operator, upkeep } = aRecording({ stateDir, now: clock.now });
 
     expect(tracker.ownership).toMatchObject({
       access: "observed",
       reason: "reqwatch did not create this folder: it holds files and no reqwatch marker (reqwatch.json)",
     });
-    expect(tracker.stateDir.indexFile.startsWith(process.env.REQWATCH_CACHE_DIR!)).toBe(true);
+    expect(reader.stateDir.indexFile.startsWith(process.env.REQWATCH_CACHE_DIR!)).toBe(true);
     expect(
       tracker
         .list()
@@ -50,20 +50,20 @@ describe("a folder another program writes is observed, never written", () => {
     ).toEqual(["hung", "old", "queued-one"]);
     // The owner's start-up recovery does not run here: the stuck request is only flagged.
     expect(tracker.get("hung")?.state).toBe("processing");
-    expect(tracker.monitorPass().stuck.map((s) => s.reason)).toEqual(["processing 3h; no reqwatch worker holds it (written by another program)"]);
-    expect(tracker.cleanup({ dryRun: true }).matched).toBe(1);
-    expect(tracker.retry({ ids: ["hung"] }, { dryRun: true }).retried).toHaveLength(1);
+    expect(operator.monitorPass().stuck.map((s) => s.reason)).toEqual(["processing 3h; no reqwatch worker holds it (written by another program)"]);
+    expect(operator.cleanup({ dryRun: true }).matched).toBe(1);
+    expect(operator.retry({ ids: ["hung"] }, { dryRun: true }).retried).toHaveLength(1);
 
     expect(refused(() => tracker.create({ workspace: "w" }))).toMatch(/^Writing is refused: .* is observed read-only \(reqwatch did not create this folder/);
     refused(() => tracker.transition("queued-one", "processing"));
     refused(() => tracker.claimNext());
-    refused(() => tracker.retry({ ids: ["hung"] }));
-    expect(refused(() => tracker.cleanup())).toMatch(/^Cleanup is refused/);
-    refused(() => tracker.recover());
+    refused(() => operator.retry({ ids: ["hung"] }));
+    expect(refused(() => operator.cleanup())).toMatch(/^Cleanup is refused/);
+    refused(() => operator.recover());
     refused(() => tracker.recordResult("hung", "t", { outcome: "completed" }));
-    await expect(tracker.actions.run({ kind: "retry", ids: ["hung"] })).rejects.toMatchObject({ code: "READ_ONLY" });
+    await expect(operator.actions.run({ kind: "retry", ids: ["hung"] })).rejects.toMatchObject({ code: "READ_ONLY" });
     expect(tracker.sessions.start()).toMatchObject({ ok: false, error: { code: "READ_ONLY" } });
-    tracker.startIngest().stop();
+    upkeep.startIngest().stop();
     tracker.close();
 
     expect(treeSnapshot(stateDir)).toEqual(before);
@@ -88,19 +88,19 @@ describe("which folders reqwatch manages", () => {
   it("one it creates, an empty one, and one an earlier reqwatch made (index.db) without any step", () => {
     const parent = tempParent();
     const created = path.join(parent, "new");
-    expect(openTrackerService({ stateDir: created }).ownership.access).toBe("managed");
+    expect(openTracker({ stateDir: created }).ownership.access).toBe("managed");
     expect(JSON.parse(fs.readFileSync(path.join(created, MARKER_FILE), "utf8"))).toMatchObject({ reqwatch: "state directory", how: "created" });
 
     const empty = path.join(parent, "empty");
     fs.mkdirSync(empty);
-    expect(openTrackerService({ stateDir: empty }).ownership.access).toBe("managed");
+    expect(openTracker({ stateDir: empty }).ownership.access).toBe("managed");
 
     const earlier = path.join(parent, "earlier");
-    const tracker = openTrackerService({ stateDir: earlier });
+    const tracker = openTracker({ stateDir: earlier });
     tracker.create({ requestId: "r", workspace: "w" });
     tracker.close();
     fs.rmSync(path.join(earlier, MARKER_FILE));
-    const reopened = openTrackerService({ stateDir: earlier });
+    const reopened = openTracker({ stateDir: earlier });
     expect(reopened.ownership.access).toBe("managed");
     reopened.transition("r", "queued");
     reopened.close();
@@ -109,7 +109,7 @@ describe("which folders reqwatch manages", () => {
 
   it("a reader never creates the folder", () => {
     const missing = path.join(tempParent(), "nope");
-    expect(() => openTrackerService({ stateDir: missing, create: false })).toThrow(
+    expect(() => openRoles({ stateDir: missing, create: false })).toThrow(
       expect.objectContaining({ code: "NOT_FOUND", message: `The state directory ${missing} does not exist.` }),
     );
     expect(fs.existsSync(missing)).toBe(false);
@@ -146,15 +146,15 @@ describe("what the review found", () => {
   it("a reader, and the dashboard, observe an existing empty folder (a gateway may have made it): nothing is written there", () => {
     const empty = path.join(tempParent(), "state");
     fs.mkdirSync(empty);
-    const reader = openTrackerService({ stateDir: empty, create: false });
-    expect(reader.ownership).toMatchObject({ access: "observed", reason: expect.stringMatching(/^the folder is empty and holds no reqwatch marker/) });
-    reader.close();
+    const reading = openRoles({ stateDir: empty, create: false });
+    expect(reading.reader.ownership).toMatchObject({ access: "observed", reason: expect.stringMatching(/^the folder is empty and holds no reqwatch marker/) });
+    reading.close();
     const runtime = openRuntime({ stateDir: empty, monitorIntervalMs: 60_000 });
     expect(runtime.reader.ownership.access).toBe("observed");
     runtime.close();
     expect(fs.readdirSync(empty)).toEqual([]);
     // A writer's open records into it, and from then on it is reqwatch's.
-    const writer = openTrackerService({ stateDir: empty });
+    const writer = openTracker({ stateDir: empty });
     expect(writer.ownership.access).toBe("managed");
     writer.close();
   });
@@ -178,8 +178,8 @@ describe("what the review found", () => {
   it("keeps an observed folder's index private to the user, whatever the folder's own permissions", () => {
     const stateDir = tempForeignDir();
     writeRequestFile(stateDir, aRequest({ requestId: "secret", state: "queued", prompt: "the password is hunter2" }));
-    const tracker = aTracker({ stateDir });
-    expect(fs.statSync(tracker.stateDir.storeDir).mode & 0o777).toBe(0o700);
+    const { reader } = aRecording({ stateDir });
+    expect(fs.statSync(reader.stateDir.storeDir).mode & 0o777).toBe(0o700);
   });
 
   it("a file named reqwatch.json that is not reqwatch's marker does not make a folder reqwatch's", () => {

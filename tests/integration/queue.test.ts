@@ -1,10 +1,10 @@
 import { expect, it } from "vitest";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, tempStateDir } from "../helpers/stateDir";
 import { eventually, firstLine, startWorker, waitForExit } from "../helpers/processes";
 
 it("4 worker processes drain 2,000 queued requests, each completed exactly once, no SQLITE_BUSY", async () => {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir });
+  const { tracker, reader } = aRecording({ stateDir });
   for (let i = 0; i < 2000; i++) tracker.create({ requestId: `job-${i}`, workspace: "drain", state: "queued" });
 
   const workers = Array.from({ length: 4 }, () => startWorker("drainQueue.cjs", [stateDir, "2"]));
@@ -16,7 +16,7 @@ it("4 worker processes drain 2,000 queued requests, each completed exactly once,
   expect(stats.map((s) => s.errors)).toEqual([0, 0, 0, 0]);
   expect(stats.reduce((sum, s) => sum + s.completed, 0)).toBe(2000);
   expect(stats.every((s) => s.completed > 0)).toBe(true);
-  expect(tracker.countsByState()).toMatchObject({ queued: 0, processing: 0, completed: 2000 });
+  expect(reader.countsByState()).toMatchObject({ queued: 0, processing: 0, completed: 2000 });
   for (let i = 0; i < 2000; i++) {
     const request = tracker.get(`job-${i}`)!;
     const steps = request.transitions!.map((t) => `${t.from}->${t.to}`);
@@ -58,7 +58,7 @@ it("a worker killed mid-request: the running monitor releases it, another comple
 
 it("a worker killed after writing its result marker: the monitor applies the result and the request is not run again", async () => {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 200 });
+  const { tracker, operator } = aRecording({ stateDir, heartbeatTimeoutMs: 200 });
   tracker.create({ requestId: "almost", workspace: "w", state: "queued" });
 
   const worker = startWorker("claimAndHang.cjs", [stateDir, "mark"]);
@@ -66,21 +66,21 @@ it("a worker killed after writing its result marker: the monitor applies the res
   worker.kill("SIGKILL");
   await waitForExit(worker);
 
-  await eventually(() => (tracker.monitorPass().counts.resultsApplied === 1 ? true : undefined), 5000, 100);
+  await eventually(() => (operator.monitorPass().counts.resultsApplied === 1 ? true : undefined), 5000, 100);
   expect(tracker.get("almost")).toMatchObject({ state: "completed", output: "finished before the crash", attempt: 1 });
   expect(tracker.claimNext()).toBeNull();
 }, 30_000);
 
 it("a live worker past the threshold is flagged stuck but not released", async () => {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 200 });
+  const { tracker, operator } = aRecording({ stateDir, heartbeatTimeoutMs: 200 });
   tracker.create({ requestId: "slowpoke", workspace: "w", state: "queued" });
   const worker = startWorker("claimAndHang.cjs", [stateDir]);
   const claimed = JSON.parse(await firstLine(worker));
   try {
     const pass = await eventually(
       () => {
-        const result = tracker.monitorPass();
+        const result = operator.monitorPass();
         return result.counts.stuckAlive === 1 ? result : undefined;
       },
       5000,
@@ -92,19 +92,19 @@ it("a live worker past the threshold is flagged stuck but not released", async (
     worker.kill("SIGKILL");
     await waitForExit(worker);
   }
-  expect(tracker.monitorPass().counts.released).toBe(1);
+  expect(operator.monitorPass().counts.released).toBe(1);
 }, 30_000);
 
 it("waitForResult resolves when another process finishes the request", async () => {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir });
+  const { tracker, upkeep } = aRecording({ stateDir });
   tracker.create({ requestId: "elsewhere", workspace: "w", state: "queued" });
   const waiting = tracker.waitForResult("elsewhere", { timeoutMs: 20_000 });
   const worker = startWorker("drainQueue.cjs", [stateDir]);
   const finished = await waiting;
   expect(finished).toMatchObject({ state: "completed", output: expect.stringMatching(/^done by \d+$/) });
   expect(await waitForExit(worker)).toBe(0);
-  expect(tracker.pendingWaits()).toBe(0);
+  expect(upkeep.pendingWaits()).toBe(0);
 }, 30_000);
 
 it("runWorker stops cleanly on SIGTERM: the request in hand finishes, nothing is left processing", async () => {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { plantBadFiles } from "../helpers/badFiles";
 import { newestIds, writeRequests } from "../helpers/requestFiles";
-import { aTracker, tempForeignDir, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, tempForeignDir, tempStateDir } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 
 const LIB = path.resolve(__dirname, "../../dist/index.cjs");
@@ -78,7 +78,7 @@ function rebuildInBackgroundInChild(stateDir: string): {
   fed: string[];
 } {
   const script = `
-    const t = require(${JSON.stringify(INTERNAL)}).openTrackerService({ stateDir: ${JSON.stringify(stateDir)}, recover: false, rebuild: "in-background", rebuildThreads: 1 });
+    const { tracker: t, reader } = require(${JSON.stringify(INTERNAL)}).openRoles({ stateDir: ${JSON.stringify(stateDir)}, recover: false, rebuild: "in-background", rebuildThreads: 1 });
     const indexingAtOpen = t.indexing();
     const rebuilt = t.rebuildIndex();
     t.create({ requestId: "during", workspace: "ws0", state: "queued" });
@@ -94,7 +94,7 @@ function rebuildInBackgroundInChild(stateDir: string): {
     rebuilt.then((report) => {
       clearInterval(look);
       const states = Object.fromEntries(["during", "r00001"].map((id) => [id, t.get(id)?.state]));
-      const fed = [...new Set(t.changesSince(0).map((change) => change.requestId))];
+      const fed = [...new Set(reader.changesSince(0).map((change) => change.requestId))];
       process.stdout.write(JSON.stringify({ firstPage, whileIndexing, indexingAtOpen, report, states, fed }));
       t.close();
     });`;
@@ -119,14 +119,14 @@ describe("rebuilding the index while the process goes on (rebuild: in-background
     expect(fed).toEqual(expect.arrayContaining(["during", "r00001"]));
 
     // The same as a rebuild at open of the same files (the copy, with the two writes made there too).
-    const atOpen = aTracker({ stateDir: copy, recover: false });
-    atOpen.create({ requestId: "during", workspace: "ws0", state: "queued" });
-    atOpen.transition("r00001", "processing");
-    const reopened = aTracker({ stateDir, recover: false });
-    expect(reopened.openReport).toBeNull(); // complete: nothing left to rebuild
-    expect(reopened.countsByState()).toEqual(atOpen.countsByState());
-    expect(reopened.list({ limit: 200 }).items.map((row) => [row.requestId, row.state])).toEqual(
-      atOpen.list({ limit: 200 }).items.map((row) => [row.requestId, row.state]),
+    const atOpen = aRecording({ stateDir: copy, recover: false });
+    atOpen.tracker.create({ requestId: "during", workspace: "ws0", state: "queued" });
+    atOpen.tracker.transition("r00001", "processing");
+    const reopened = aRecording({ stateDir, recover: false });
+    expect(reopened.tracker.openReport).toBeNull(); // complete: nothing left to rebuild
+    expect(reopened.reader.countsByState()).toEqual(atOpen.reader.countsByState());
+    expect(reopened.tracker.list({ limit: 200 }).items.map((row) => [row.requestId, row.state])).toEqual(
+      atOpen.tracker.list({ limit: 200 }).items.map((row) => [row.requestId, row.state]),
     );
     // The charts' rollups, counted afresh at the end, hold every step of the files (the two writes fall in this hour, at different moments).
     // One cut-off for every read: an interval that ends between two reads would be in one and not the other.
@@ -154,9 +154,9 @@ describe("rebuilding the index while the process goes on (rebuild: in-background
         rebuilt.then((report) => process.stdout.write(JSON.stringify({ report })));
       }, 2);`;
     expect(JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }))).toEqual({ report: null });
-    const again = aTracker({ stateDir, recover: false });
-    expect(again.openReport).toMatchObject({ scanned: 3000 });
-    expect(again.countsByState().queued).toBe(500);
+    const again = aRecording({ stateDir, recover: false });
+    expect(again.tracker.openReport).toMatchObject({ scanned: 3000 });
+    expect(again.reader.countsByState().queued).toBe(500);
   }, 60_000);
 
   it("a folder another program writes is indexed in the background into reqwatch's cache, and stays byte-identical", () => {
@@ -180,9 +180,9 @@ describe("rebuilding the index while the process goes on (rebuild: in-background
 
     const big = tempStateDir();
     writeRequests(big, 2500);
-    const tracker = aTracker({ stateDir: big, recover: false, rebuild: "in-background" });
+    const { tracker, reader } = aRecording({ stateDir: big, recover: false, rebuild: "in-background" });
     expect(tracker.indexing()).toMatchObject({ done: 0 });
     expect(await tracker.rebuildIndex()).toMatchObject({ scanned: 2500 });
-    expect([tracker.indexing(), tracker.countsByState().queued]).toEqual([null, 417]);
+    expect([tracker.indexing(), reader.countsByState().queued]).toEqual([null, 417]);
   }, 60_000);
 });

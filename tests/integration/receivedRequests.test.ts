@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { exportsOf, feed } from "../helpers/claudeCodeExports";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
-import { tempStateDir, aTracker } from "../helpers/stateDir";
+import { aRecording, tempStateDir } from "../helpers/stateDir";
 
 // The turns the dashboard's receiver kept for a state folder (its telemetry.db, written here by the
 // real store from Claude Code's own exports, tests/fixtures/otlp), read one at a time by `reqwatch
@@ -13,8 +13,8 @@ afterEach(closeAgents);
 
 function aFolderWithTelemetry() {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir });
-  const store = new TelemetryStore(path.join(tracker.stateDir.storeDir, "telemetry.db"), { keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
+  const { reader } = aRecording({ stateDir });
+  const store = new TelemetryStore(path.join(reader.stateDir.storeDir, "telemetry.db"), { keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
   // 529 errors, then an answer.
   feed(store, exportsOf("retry"));
   // 529 errors until Claude Code gave up.

@@ -4,7 +4,7 @@ import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { runCli } from "../helpers/cli";
 import { exportsOf, feed } from "../helpers/claudeCodeExports";
 import { anAgent, call, closeAgents } from "../helpers/mcpAgent";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, tempStateDir } from "../helpers/stateDir";
 
 // What the dashboard's receiver kept for a state folder (its telemetry.db, written here by the real
 // store from Claude Code's own exports, tests/fixtures/otlp) read as sessions by `reqwatch mcp` and
@@ -18,11 +18,11 @@ const HUNG_SESSION = "8c9051a4-3aaa-498d-a35e-dc4269ada41a";
 
 function aFolderWithTelemetry() {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir });
+  const { tracker, reader } = aRecording({ stateDir });
   const started = tracker.sessions.start();
   if (!started.ok) throw new Error(started.error.message);
   tracker.sessions.updateSnapshot({ activeTask: "wire the gateway" });
-  const store = new TelemetryStore(path.join(tracker.stateDir.storeDir, "telemetry.db"), { keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
+  const store = new TelemetryStore(path.join(reader.stateDir.storeDir, "telemetry.db"), { keepMs: 24 * 60 * MINUTE, maxBytes: 200e6 });
   feed(store, exportsOf("tool"));
   // A prompt whose API call never answered, its last record received 11 minutes ago: stuck by the otel source's 10-minute rule.
   feed(

@@ -3,15 +3,15 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { requestDetailView } from "../../lib/views/requestsView";
 import { makeGatewayFolder, uuidv7, writeGatewayRequest, writeGatewayResponse } from "../helpers/gatewayFolder";
-import { aTracker, tempParent } from "../helpers/stateDir";
+import { aRecording, tempParent } from "../helpers/stateDir";
 import { treeSnapshot } from "../helpers/treeSnapshot";
 
 describe("a gateway's response files beside its state folder", () => {
   it("are read for the request page and the callback-failed filter, followed live as workspaces and files appear, and never written", async () => {
     const gateway = makeGatewayFolder(tempParent(), { count: 60, stuckProcessing: 2 });
     const before = treeSnapshot(gateway.data);
-    const tracker = aTracker({ stateDir: gateway.state });
-    expect(tracker.stateDir.ipcDir).toBe(gateway.ipc);
+    const { tracker, reader, upkeep } = aRecording({ stateDir: gateway.state });
+    expect(reader.stateDir.ipcDir).toBe(gateway.ipc);
 
     // The last response file is a stop hook cut short: unreadable, so it is not counted as failed.
     const broken = gateway.responses.at(-1)!;
@@ -28,19 +28,19 @@ describe("a gateway's response files beside its state folder", () => {
     ).toEqual(failed);
 
     const ok = gateway.responses.find((r) => r.callback.success)!;
-    expect(requestDetailView(tracker, ok.requestId, [])?.response).toMatchObject({
+    expect(requestDetailView(reader, ok.requestId, [])?.response).toMatchObject({
       file: path.join("..", "ipc", ok.workspace, "responses", `${ok.requestId}.json`),
       status: "ok",
       response: { output: ok.output, exitCode: 0, callback: { success: true, attempts: 1 } },
     });
-    expect(requestDetailView(tracker, broken.requestId, [])?.response).toMatchObject({ status: "unreadable", reason: "invalid JSON (a write cut short?)" });
+    expect(requestDetailView(reader, broken.requestId, [])?.response).toMatchObject({ status: "unreadable", reason: "invalid JSON (a write cut short?)" });
     const waiting = gateway.requests.find((r) => r.state === "queued")!;
-    expect(requestDetailView(tracker, waiting.requestId, [])?.response).toMatchObject({ status: "missing" });
-    expect(tracker.responseCounts()).toEqual({ files: gateway.responses.length, unreadable: 1, callbackFailed: failed.length });
+    expect(requestDetailView(reader, waiting.requestId, [])?.response).toMatchObject({ status: "missing" });
+    expect(reader.responseCounts()).toEqual({ files: gateway.responses.length, unreadable: 1, callbackFailed: failed.length });
     expect(treeSnapshot(gateway.data)).toEqual(before);
 
     // Live: a workspace folder that did not exist, and a response file replaced by rename.
-    const ingest = tracker.startIngest();
+    const ingest = upkeep.startIngest();
     await expect.poll(() => ingest.status().responses.ready).toBe(true);
     const now = Date.now();
     const late = {
@@ -57,7 +57,7 @@ describe("a gateway's response files beside its state folder", () => {
       timedOut: false,
     };
     writeGatewayRequest(gateway, late);
-    const seqBefore = tracker.feedLastSeq();
+    const seqBefore = reader.feedLastSeq();
     writeGatewayResponse(gateway, {
       requestId: late.requestId,
       chatId: 1,
@@ -68,7 +68,7 @@ describe("a gateway's response files beside its state folder", () => {
       callback: { success: false, attempts: 2, retryTimestamps: [], error: "502" },
     });
     await expect.poll(() => tracker.list({ callbackFailed: true, limit: 1000 }).items.map((r) => r.requestId), { timeout: 5000 }).toContain(late.requestId);
-    expect(tracker.changesSince(seqBefore).some((change) => change.kind === "response.changed" && change.requestId === late.requestId)).toBe(true);
+    expect(reader.changesSince(seqBefore).some((change) => change.kind === "response.changed" && change.requestId === late.requestId)).toBe(true);
 
     writeGatewayResponse(gateway, {
       ...gateway.responses.find((r) => r.requestId === failed[0])!,
@@ -82,11 +82,11 @@ describe("a gateway's response files beside its state folder", () => {
   it("are followed from the moment a fresh gateway's first stop hook creates the ipc folder, with no restart", async () => {
     const gateway = makeGatewayFolder(tempParent(), { count: 30, stuckProcessing: 0 });
     fs.rmSync(gateway.ipc, { recursive: true });
-    const tracker = aTracker({ stateDir: gateway.state });
-    const ingest = tracker.startIngest();
+    const { tracker, reader, upkeep } = aRecording({ stateDir: gateway.state });
+    const ingest = upkeep.startIngest();
     expect(ingest.status().responses).toMatchObject({ ipcDir: gateway.ipc, mode: "waiting" });
     const failedRequest = gateway.requests.find((r) => r.state === "failed")!;
-    expect(requestDetailView(tracker, failedRequest.requestId, [])?.response).toBeNull();
+    expect(requestDetailView(reader, failedRequest.requestId, [])?.response).toBeNull();
 
     // The stop hook makes data/ipc/<workspace>/responses/ and writes into it in one go.
     const response = {
@@ -103,7 +103,7 @@ describe("a gateway's response files beside its state folder", () => {
       .poll(() => tracker.list({ callbackFailed: true, limit: 100 }).items.map((r) => r.requestId), { timeout: 10_000 })
       .toEqual([failedRequest.requestId]);
     expect(ingest.status().responses).toMatchObject({ mode: "following" });
-    expect(requestDetailView(tracker, failedRequest.requestId, [])?.response).toMatchObject({
+    expect(requestDetailView(reader, failedRequest.requestId, [])?.response).toMatchObject({
       status: "ok",
       response: { callback: { success: false, attempts: 3 } },
     });

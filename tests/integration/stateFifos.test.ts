@@ -9,7 +9,7 @@ import { currentProcess } from "../../lib/process/liveness";
 import { aClock } from "../helpers/clock";
 import { aFifo, feedFifo } from "../helpers/fifo";
 import { aCollector, waitFor } from "../helpers/otlpCollector";
-import { aTracker, tempParent } from "../helpers/stateDir";
+import { aRecording, tempParent } from "../helpers/stateDir";
 
 // A FIFO (a named pipe) where reqwatch expects one of its JSON files: opening it to read would wait
 // for a writer, and freeze the process that serves every page. Each FIFO here is fed by a child
@@ -24,11 +24,11 @@ afterEach(async () => {
 
 describe("a FIFO where reqwatch expects a JSON file is not opened", () => {
   it("a pause file: its workspace stays paused and says why its file was not read; the other pauses load", async () => {
-    const tracker = aTracker();
-    tracker.pause("gateway", { by: "cli", reason: "deploy" });
-    const fifo = aFifo(path.join(tracker.stateDir.pausedDir, "batch.json"));
+    const { tracker, reader, operator } = aRecording();
+    operator.pause("gateway", { by: "cli", reason: "deploy" });
+    const fifo = aFifo(path.join(reader.stateDir.pausedDir, "batch.json"));
     await feedFifo(fifo, JSON.stringify({ workspace: "batch", pausedAt: 1, by: "read from the FIFO" }));
-    expect(tracker.pauses()).toEqual([
+    expect(reader.pauses()).toEqual([
       { workspace: "batch", pausedAt: null, by: null, reason: `its pause file ${FIFO}; resume the workspace to remove it` },
       { workspace: "gateway", pausedAt: expect.any(Number), by: "cli", reason: "deploy" },
     ]);
@@ -37,16 +37,16 @@ describe("a FIFO where reqwatch expects a JSON file is not opened", () => {
 
   it("a result marker: no result is taken from it; the monitor judges the claim by its worker", async () => {
     const clock = aClock(1_800_000_000_000);
-    const tracker = aTracker({ now: clock.now, heartbeatTimeoutMs: 1000 });
+    const { tracker, reader, operator } = aRecording({ now: clock.now, heartbeatTimeoutMs: 1000 });
     tracker.create({ requestId: "r1", workspace: "gw", state: "queued" });
     const claim = tracker.claimNext()!;
     clock.advance(5000);
-    const fifo = aFifo(path.join(tracker.stateDir.resultsDir, "r1.json"));
+    const fifo = aFifo(path.join(reader.stateDir.resultsDir, "r1.json"));
     await feedFifo(
       fifo,
       JSON.stringify({ requestId: "r1", token: claim.token, outcome: "completed", fields: { output: "read from the FIFO" }, writtenAt: clock.now() }),
     );
-    const pass = tracker.monitorPass();
+    const pass = operator.monitorPass();
     expect(pass.counts).toMatchObject({ resultsApplied: 0, stuckAlive: 1 });
     expect(tracker.get("r1")?.state).toBe("processing");
     expect(tracker.get("r1")).not.toHaveProperty("output");
@@ -63,19 +63,19 @@ describe("a FIFO where reqwatch expects a JSON file is not opened", () => {
 
   it("the exporter's position: it is not read, so the export starts from the beginning", async () => {
     const collector = await aCollector();
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     tracker.create({ requestId: "r1", workspace: "gw" });
     const positionFile = aFifo(path.join(tempParent(), "position.json"));
     // A position past every change: read, it would export nothing.
-    await feedFifo(positionFile, JSON.stringify({ generation: tracker.generation(), seq: tracker.feedLastSeq() }));
-    exports.push(startOtelExport(tracker, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false }));
+    await feedFifo(positionFile, JSON.stringify({ generation: reader.generation(), seq: reader.feedLastSeq() }));
+    exports.push(startOtelExport(reader, { exporter: new OTLPTraceExporter({ url: collector.url }), positionFile, pollMs: 50, metrics: false }));
     await waitFor(() => collector.spans().length > 0);
     expect(collector.spans()[0]).toMatchObject({ name: "create gw" });
   });
 
   it("a session file: reported unreadable with the same words as a request file", async () => {
-    const tracker = aTracker();
-    const fifo = aFifo(path.join(tracker.stateDir.sessionsDir, "s1.json"));
+    const { tracker, reader } = aRecording();
+    const fifo = aFifo(path.join(reader.stateDir.sessionsDir, "s1.json"));
     await feedFifo(fifo, JSON.stringify({ session_id: "s1" }));
     expect(() => tracker.sessions.get("s1")).toThrow(expect.objectContaining({ code: "CORRUPT_FILE", details: { reason: FIFO } }));
   });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { aClaimedRequest, aRequest, writeRequestFile } from "../helpers/builders";
 import { aDeadPid, firstLine, startWorker, waitForExit } from "../helpers/processes";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, tempStateDir } from "../helpers/stateDir";
 import { workersView } from "../../lib/views/workersView";
 
 const HOUR = 3_600_000;
@@ -33,7 +33,7 @@ describe("the workers seen in the claims", () => {
         ],
       }),
     );
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader } = aRecording({ stateDir });
     for (const id of ["a", "b", "c"]) tracker.create({ requestId: id, workspace: "gw", state: "queued" });
     const first = tracker.claimNext({ worker: "me" })!;
     tracker.complete(first.request.requestId, first.token, { fields: { output: "ok" } });
@@ -42,7 +42,7 @@ describe("the workers seen in the claims", () => {
     tracker.claimNext({ worker: "me" });
 
     const expected = () => {
-      const view = workersView(tracker, now);
+      const view = workersView(reader, now);
       const me = view.find((worker) => worker.pid === process.pid)!;
       const gone = view.find((worker) => worker.pid === dead)!;
       const named = view.find((worker) => worker.pid === null)!;
@@ -76,7 +76,7 @@ describe("the workers seen in the claims", () => {
 
     tracker.close();
     fs.rmSync(path.join(stateDir, "index.db"));
-    const rebuilt = aTracker({ stateDir });
+    const rebuilt = aRecording({ stateDir }).reader;
     const again = workersView(rebuilt, now);
     expect(
       again
@@ -91,14 +91,14 @@ describe("the workers seen in the claims", () => {
 
   it("two worker processes draining a queue: each is a worker, and their completions add up", async () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader } = aRecording({ stateDir });
     for (let i = 0; i < 60; i++) tracker.create({ requestId: `job-${i}`, workspace: "drain", state: "queued" });
     const workers = [startWorker("drainQueue.cjs", [stateDir]), startWorker("drainQueue.cjs", [stateDir])];
     const lines = workers.map((worker) => firstLine(worker));
     await Promise.all(workers.map(waitForExit));
     const stats = (await Promise.all(lines)).map((line) => JSON.parse(line) as { completed: number });
 
-    const seen = workersView(tracker).filter((worker) => worker.name?.startsWith("drain "));
+    const seen = workersView(reader).filter((worker) => worker.name?.startsWith("drain "));
     expect(seen.map((worker) => worker.pid).sort()).toEqual(workers.map((worker) => worker.pid).sort());
     expect(seen.map((worker) => worker.completed).sort()).toEqual(stats.map((s) => s.completed).sort());
     // They ran out of work and exited, leaving nothing: not a crash.

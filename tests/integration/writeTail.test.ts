@@ -3,7 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { OWN_TEMP_PATTERN } from "../../lib/fs/durableWrite";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 
 /** A turn of the event loop: the callbacks a write queued with setImmediate run before this one's. */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -14,8 +14,8 @@ describe("the write tail: what a write no longer pays for", () => {
   it("the index's checkpoint runs from a timer, not inside a write's commit", () => {
     // The checkpoint's timer is moved by hand: its next tick, not a wait, comes between the writes and the check.
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
-    const tracker = aTracker();
-    const wal = path.join(tracker.stateDir.storeDir, "index.db-wal");
+    const { tracker, reader } = aRecording();
+    const wal = path.join(reader.stateDir.storeDir, "index.db-wal");
     for (let i = 0; i < 300; i++) tracker.create({ requestId: `c${i}`, workspace: "w", state: "queued" });
     for (let i = 0; i < 300; i++) tracker.transition(`c${i}`, "processing");
     // Written without a turn of the event loop: no commit checkpointed (SQLite's default would have, every 1,000 pages: about 4 MB).
@@ -23,15 +23,15 @@ describe("the write tail: what a write no longer pays for", () => {
     // The timer's tick has checkpointed every frame: the next write starts the log over.
     vi.runOnlyPendingTimers();
     tracker.transition("c0", "completed");
-    const reader = new Database(path.join(tracker.stateDir.storeDir, "index.db"));
-    const [result] = reader.pragma("wal_checkpoint(PASSIVE)") as { log: number }[];
-    reader.close();
+    const index = new Database(path.join(reader.stateDir.storeDir, "index.db"));
+    const [result] = index.pragma("wal_checkpoint(PASSIVE)") as { log: number }[];
+    index.close();
     expect(result!.log).toBeLessThan(100);
   });
 
   it("creates that found no spare inode have the pool topped up on the next turn (not after a single one), and the next create rewrites one", async () => {
-    const tracker = aTracker();
-    const dir = tracker.stateDir.requestsDir;
+    const { tracker, reader } = aRecording();
+    const dir = reader.stateDir.requestsDir;
     const spares = () => fs.readdirSync(dir).filter((name) => OWN_TEMP_PATTERN.test(name));
     tracker.create({ requestId: "first", workspace: "w", state: "queued" });
     await turn();

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { openIndex } from "../../lib/db/openIndex";
 import { aRequest, aRequestIn, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
-import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -13,32 +13,32 @@ function aFailedBatch(count: number) {
   const stateDir = tempStateDir();
   for (let i = 0; i < count; i++) writeRequestFile(stateDir, aRequestIn("failed", `f${String(i).padStart(4, "0")}`));
   writeRequestFile(stateDir, aRequestIn("completed", "done-1"));
-  return { stateDir, tracker: aTracker({ stateDir }) };
+  return { stateDir, ...aRecording({ stateDir }) };
 }
 
 describe("bulk actions", () => {
   it("a retry's dry run says how many, which states and the first ids, and changes nothing", () => {
-    const { tracker } = aFailedBatch(30);
-    const dryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed", "completed"] } });
+    const { reader, operator } = aFailedBatch(30);
+    const dryRun = operator.actions.dryRun({ kind: "retry", filter: { states: ["failed", "completed"] } });
     expect(dryRun).toMatchObject({ kind: "retry", matched: 31, willChange: 30, byState: { failed: 30 } });
     expect(dryRun.firstIds).toHaveLength(20);
     expect(dryRun.skipped).toEqual([{ reason: "it is completed: nothing to retry", count: 1, ids: ["done-1"] }]);
-    expect(tracker.countsByState().failed).toBe(30);
+    expect(reader.countsByState().failed).toBe(30);
   });
 
   it("a retry does what its dry run showed, in chunks, and the audit log says so", async () => {
-    const { tracker } = aFailedBatch(30);
-    const dryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed", "completed"] } });
+    const { tracker, reader, operator } = aFailedBatch(30);
+    const dryRun = operator.actions.dryRun({ kind: "retry", filter: { states: ["failed", "completed"] } });
     const progress: number[] = [];
-    const entry = await tracker.actions.run(
+    const entry = await operator.actions.run(
       { kind: "retry", filter: { states: ["failed", "completed"] } },
       { chunkSize: 7, onProgress: (p) => progress.push(p.changed + p.skipped) },
     );
     expect(entry).toMatchObject({ kind: "retry", status: "done", matched: 31, changed: dryRun.willChange, skipped: 1 });
     expect(progress).toEqual([7, 14, 21, 28, 31]);
-    expect(tracker.countsByState()).toMatchObject({ failed: 0, queued: 30, completed: 1 });
+    expect(reader.countsByState()).toMatchObject({ failed: 0, queued: 30, completed: 1 });
     expect(tracker.get("f0001")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", by: `dashboard (action #${entry.id})`, manual: true });
-    expect(tracker.actions.list()[0]).toMatchObject({ id: entry.id, summary: "Retry 31 requests matching failed or completed" });
+    expect(operator.actions.list()[0]).toMatchObject({ id: entry.id, summary: "Retry 31 requests matching failed or completed" });
   });
 
   it("a cleanup is archived, then undone from its audit entry", async () => {
@@ -46,61 +46,61 @@ describe("bulk actions", () => {
     writeRequestFile(stateDir, aRequest({ requestId: "old-1", state: "completed", lastUpdatedAt: Date.now() - 48 * HOUR }));
     writeRequestFile(stateDir, aRequest({ requestId: "old-2", state: "failed", lastUpdatedAt: Date.now() - 48 * HOUR }));
     writeRequestFile(stateDir, aRequest({ requestId: "new-1", state: "completed", lastUpdatedAt: Date.now() - HOUR }));
-    const tracker = aTracker({ stateDir });
-    const dryRun = tracker.actions.dryRun({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    const { tracker, operator } = aRecording({ stateDir });
+    const dryRun = operator.actions.dryRun({ kind: "cleanup", olderThanMs: 24 * HOUR });
     expect(dryRun).toMatchObject({ matched: 2, byState: { completed: 1, failed: 1 } });
 
-    const cleaned = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    const cleaned = await operator.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     expect(cleaned).toMatchObject({ status: "done", changed: 2, skipped: 0 });
     expect(cleaned.changedIds.sort()).toEqual(["old-1", "old-2"]);
     expect(fs.existsSync(requestPath(stateDir, "old-1"))).toBe(false);
 
-    const undo = await tracker.actions.undo(cleaned.id);
+    const undo = await operator.actions.undo(cleaned.id);
     expect(undo).toMatchObject({ kind: "undo", status: "done", changed: 2, undoes: cleaned.id });
     expect(tracker.get("old-1")?.state).toBe("completed");
     expect(tracker.get("old-2")?.state).toBe("failed");
-    expect(tracker.actions.entry(cleaned.id)).toMatchObject({ undoneBy: undo.id });
-    await expect(tracker.actions.undo(cleaned.id)).rejects.toMatchObject({ code: "BAD_INPUT" });
-    await expect(tracker.actions.undo(undo.id)).rejects.toMatchObject({ code: "BAD_INPUT" });
+    expect(operator.actions.entry(cleaned.id)).toMatchObject({ undoneBy: undo.id });
+    await expect(operator.actions.undo(cleaned.id)).rejects.toMatchObject({ code: "BAD_INPUT" });
+    await expect(operator.actions.undo(undo.id)).rejects.toMatchObject({ code: "BAD_INPUT" });
   });
 
   it("an undo skips a request whose id was used again, and says why", async () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aRequest({ requestId: "old-1", state: "completed", lastUpdatedAt: Date.now() - 48 * HOUR }));
-    const tracker = aTracker({ stateDir });
-    const cleaned = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    const { tracker, operator } = aRecording({ stateDir });
+    const cleaned = await operator.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     tracker.create({ requestId: "old-1", workspace: "w", state: "queued" });
-    const undo = await tracker.actions.undo(cleaned.id);
+    const undo = await operator.actions.undo(cleaned.id);
     expect(undo).toMatchObject({ changed: 0, skipped: 1, skipReasons: [{ reason: "a request with this id exists again", count: 1 }] });
     expect(tracker.get("old-1")?.state).toBe("queued");
   });
 
   it("a cleanup of an id used again keeps the first request's archived copy: each undo restores the copy its cleanup archived", async () => {
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now });
+    const { tracker, operator } = aRecording({ now: clock.now });
     tracker.create({ requestId: "reused", workspace: "gw", state: "processing", prompt: "the first request" });
     tracker.transition("reused", "completed");
     clock.advance(25 * HOUR);
-    const first = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    const first = await operator.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     // The gateway hands out the same id again.
     tracker.create({ requestId: "reused", workspace: "gw", state: "processing", prompt: "the second request" });
     tracker.transition("reused", "failed");
     clock.advance(25 * HOUR);
-    const second = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    const second = await operator.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     expect([first.changedIds, second.changedIds]).toEqual([["reused"], ["reused"]]);
 
-    expect(tracker.actions.dryRunUndo(first.id)).toMatchObject({ willChange: 1, skipped: [] });
-    expect(await tracker.actions.undo(first.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
+    expect(operator.actions.dryRunUndo(first.id)).toMatchObject({ willChange: 1, skipped: [] });
+    expect(await operator.actions.undo(first.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
     expect(tracker.get("reused")).toMatchObject({ prompt: "the first request", state: "completed" });
 
     // The second request's copy is still archived; its undo would restore over the first, so it says so for that id.
-    expect(tracker.actions.dryRunUndo(second.id)).toMatchObject({
+    expect(operator.actions.dryRunUndo(second.id)).toMatchObject({
       willChange: 0,
       skipped: [{ reason: "a request with this id exists again", ids: ["reused"] }],
     });
     clock.advance(25 * HOUR);
-    expect(tracker.cleanup().ids).toEqual(["reused"]);
-    expect(await tracker.actions.undo(second.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
+    expect(operator.cleanup().ids).toEqual(["reused"]);
+    expect(await operator.actions.undo(second.id)).toMatchObject({ status: "done", changed: 1, skipped: 0 });
     expect(tracker.get("reused")).toMatchObject({ prompt: "the second request", state: "failed" });
   });
 
@@ -129,16 +129,16 @@ describe("bulk actions", () => {
     archived("by-command", at + 100);
     legacy.close();
 
-    const tracker = aTracker({ stateDir });
-    expect(tracker.actions.dryRunUndo(1)).toMatchObject({ willChange: 1, firstIds: ["by-action"] });
+    const { tracker, operator } = aRecording({ stateDir });
+    expect(operator.actions.dryRunUndo(1)).toMatchObject({ willChange: 1, firstIds: ["by-action"] });
     // The same id archived again now sits beside the migrated copy, not over it.
     tracker.create({ requestId: "by-action", workspace: "ws", state: "processing", prompt: "the id used again" });
     tracker.transition("by-action", "completed");
-    expect(tracker.cleanup({ olderThanMs: 0 }).ids).toEqual(["by-action"]);
-    expect(await tracker.actions.undo(1)).toMatchObject({ status: "done", changed: 1 });
+    expect(operator.cleanup({ olderThanMs: 0 }).ids).toEqual(["by-action"]);
+    expect(await operator.actions.undo(1)).toMatchObject({ status: "done", changed: 1 });
     expect(tracker.get("by-action")).toMatchObject({ state: "completed", lastUpdatedAt: expect.any(Number) });
     expect(tracker.get("by-action")?.prompt).toBeUndefined();
-    expect(tracker.restore("by-command").requestId).toBe("by-command");
+    expect(operator.restore("by-command").requestId).toBe("by-command");
 
     const migrated = new Database(`${stateDir}/archive.db`, { readonly: true });
     expect(migrated.pragma("user_version", { simple: true })).toBe(1);
@@ -149,28 +149,30 @@ describe("bulk actions", () => {
   });
 
   it("refuses bad input and writes no audit entry", async () => {
-    const { tracker } = aFailedBatch(1);
-    expect(() => tracker.actions.dryRun({ kind: "retry" })).toThrow("A retry needs ids or a filter.");
-    expect(() => tracker.actions.dryRun({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
-    await expect(tracker.actions.run({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).rejects.toThrow(
+    const { operator } = aFailedBatch(1);
+    expect(() => operator.actions.dryRun({ kind: "retry" })).toThrow("A retry needs ids or a filter.");
+    expect(() => operator.actions.dryRun({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).toThrow(
       "A retry takes ids or a filter, not both.",
     );
-    expect(() => tracker.retry({ ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
-    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: -1 })).rejects.toMatchObject({ code: "BAD_INPUT" });
-    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: 1, states: ["bogus" as never] })).rejects.toThrow(/Unknown state "bogus"/);
-    expect(tracker.actions.list()).toEqual([]);
+    await expect(operator.actions.run({ kind: "retry", ids: ["f0000"], filter: { states: ["failed"] } })).rejects.toThrow(
+      "A retry takes ids or a filter, not both.",
+    );
+    expect(() => operator.retry({ ids: ["f0000"], filter: { states: ["failed"] } })).toThrow("A retry takes ids or a filter, not both.");
+    await expect(operator.actions.run({ kind: "cleanup", olderThanMs: -1 })).rejects.toMatchObject({ code: "BAD_INPUT" });
+    await expect(operator.actions.run({ kind: "cleanup", olderThanMs: 1, states: ["bogus" as never] })).rejects.toThrow(/Unknown state "bogus"/);
+    expect(operator.actions.list()).toEqual([]);
   });
 
   it("an entry left running by a process that is gone is closed as interrupted", async () => {
-    const { stateDir, tracker } = aFailedBatch(3);
-    const entry = await tracker.actions.run({ kind: "retry", ids: ["f0000"] });
+    const { stateDir, tracker, operator } = aFailedBatch(3);
+    const entry = await operator.actions.run({ kind: "retry", ids: ["f0000"] });
     tracker.close();
     // Simulate a server killed mid-action: the entry still says running, under a dead pid.
     const Database = (await import("better-sqlite3")).default;
     const db = new Database(`${stateDir}/archive.db`);
     db.prepare("UPDATE audit_log SET status = 'running', finished_at = NULL, pid = 999999999 WHERE id = ?").run(entry.id);
     db.close();
-    const reopened = aTracker({ stateDir });
+    const reopened = aRecording({ stateDir }).operator;
     expect(reopened.actions.closeInterrupted().map((e) => e.id)).toEqual([entry.id]);
     expect(reopened.actions.entry(entry.id)).toMatchObject({ status: "failed", error: expect.stringMatching(/^Interrupted/) });
   });
@@ -186,13 +188,13 @@ describe("bulk actions", () => {
     ] as const) {
       writeRequestFile(stateDir, aRequest({ requestId: id, state: id === "c" ? "failed" : "completed", lastUpdatedAt: clock.now - ago * 60_000 }));
     }
-    const tracker = aTracker({ stateDir, now: () => clock.now });
-    const dryRun = tracker.actions.dryRun({ kind: "cleanup", olderThanMs: HOUR });
+    const { tracker, operator } = aRecording({ stateDir, now: () => clock.now });
+    const dryRun = operator.actions.dryRun({ kind: "cleanup", olderThanMs: HOUR });
     expect(dryRun).toMatchObject({ matched: 2, willChange: 2, byState: { completed: 1, failed: 1 }, cutoff: clock.now - HOUR });
 
     clock.now += 2 * 60_000;
     tracker.transition("c", "queued");
-    const entry = await tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId });
+    const entry = await operator.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId });
     expect(entry).toMatchObject({
       status: "done",
       matched: 2,
@@ -203,24 +205,24 @@ describe("bulk actions", () => {
     });
     expect(tracker.get("a")?.state).toBe("completed");
     // A dry run serves one run; an unknown one is refused and nothing runs.
-    await expect(tracker.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId })).rejects.toMatchObject({
+    await expect(operator.actions.run({ kind: "cleanup", olderThanMs: HOUR, dryRunId: dryRun.dryRunId })).rejects.toMatchObject({
       code: "BAD_INPUT",
       message: expect.stringMatching(/^Dry run \S+ is not known/),
     });
   });
 
   it("a retry by filter after its dry run leaves out what matches only since", async () => {
-    const { tracker } = aFailedBatch(3);
-    const dryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
+    const { tracker, operator } = aFailedBatch(3);
+    const dryRun = operator.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
     tracker.create({ requestId: "new-failure", workspace: "w", state: "processing" });
     tracker.transition("new-failure", "failed");
-    const entry = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, dryRunId: dryRun.dryRunId });
+    const entry = await operator.actions.run({ kind: "retry", filter: { states: ["failed"] }, dryRunId: dryRun.dryRunId });
     expect(entry).toMatchObject({ matched: 3, changed: 3 });
     expect(tracker.get("new-failure")?.state).toBe("failed");
   });
 
   it("cancels a queued request and a processing one; the worker's late result is dropped; audited with the ids", async () => {
-    const tracker = aTracker();
+    const { tracker, operator } = aRecording();
     tracker.create({ requestId: "running", workspace: "nightly", state: "queued" });
     const claim = tracker.claimNext()!;
     expect(claim.request.requestId).toBe("running");
@@ -228,14 +230,14 @@ describe("bulk actions", () => {
     tracker.create({ requestId: "done", workspace: "nightly", state: "processing" });
     tracker.transition("done", "completed");
 
-    const dryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["waiting", "running", "done"] });
+    const dryRun = operator.actions.dryRun({ kind: "cancel", ids: ["waiting", "running", "done"] });
     expect(dryRun).toMatchObject({
       matched: 3,
       willChange: 2,
       byState: { processing: 1, queued: 1 },
       skipped: [{ reason: "it is completed: already finished", ids: ["done"] }],
     });
-    const entry = await tracker.actions.run({ kind: "cancel", ids: ["waiting", "running", "done"] });
+    const entry = await operator.actions.run({ kind: "cancel", ids: ["waiting", "running", "done"] });
     expect(entry).toMatchObject({
       kind: "cancel",
       status: "done",
@@ -262,20 +264,20 @@ describe("bulk actions", () => {
   it("an undo has a dry run, and a second undo of the same cleanup is refused while the first runs", async () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 30; i++) writeRequestFile(stateDir, aRequest({ requestId: `old-${i}`, state: "completed", lastUpdatedAt: Date.now() - 48 * HOUR }));
-    const tracker = aTracker({ stateDir });
-    const cleanup = await tracker.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
+    const { tracker, operator } = aRecording({ stateDir });
+    const cleanup = await operator.actions.run({ kind: "cleanup", olderThanMs: 24 * HOUR });
     tracker.create({ requestId: "old-3", workspace: "w" });
 
-    expect(tracker.actions.dryRunUndo(cleanup.id)).toMatchObject({
+    expect(operator.actions.dryRunUndo(cleanup.id)).toMatchObject({
       kind: "undo",
       matched: 30,
       willChange: 29,
       skipped: [{ reason: "a request with this id exists again", ids: ["old-3"] }],
     });
     let undoId = 0;
-    const first = tracker.actions.undo(cleanup.id, { chunkSize: 1, onStart: (id) => (undoId = id) });
+    const first = operator.actions.undo(cleanup.id, { chunkSize: 1, onStart: (id) => (undoId = id) });
     expect(undoId).toBeGreaterThan(0);
-    await expect(tracker.actions.undo(cleanup.id)).rejects.toMatchObject({ code: "BAD_INPUT", message: `Entry ${cleanup.id} is being undone (#${undoId}).` });
+    await expect(operator.actions.undo(cleanup.id)).rejects.toMatchObject({ code: "BAD_INPUT", message: `Entry ${cleanup.id} is being undone (#${undoId}).` });
     expect(await first).toMatchObject({ status: "done", changed: 29, skipped: 1 });
   });
 
@@ -288,30 +290,30 @@ describe("bulk actions", () => {
       writeRequestFile(stateDir, aRequest({ requestId: id, workspace, state: "failed" }));
     writeRequestFile(stateDir, aRequest({ requestId: "t-z", workspace: "zzz", state: "timeout" }));
     for (const id of ["C", "D"]) writeRequestFile(stateDir, aRequest({ requestId: id, workspace: "w", state: "queued" }));
-    const tracker = aTracker({ stateDir });
+    const { tracker, operator } = aRecording({ stateDir });
     const before = ["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id));
 
-    const retryDryRun = tracker.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
+    const retryDryRun = operator.actions.dryRun({ kind: "retry", filter: { states: ["failed"] } });
     await expect(
-      tracker.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, dryRunId: retryDryRun.dryRunId }),
+      operator.actions.run({ kind: "retry", filter: { states: ["timeout"], workspace: "zzz" }, dryRunId: retryDryRun.dryRunId }),
     ).rejects.toMatchObject({
       code: "BAD_INPUT",
       message: `This confirmation asks "Retry every request matching timeout in zzz", but dry run ${retryDryRun.dryRunId} was "Retry 2 requests matching failed". Nothing was done: confirm with the dry run's own arguments, or make a new dry run.`,
     });
-    const cancelDryRun = tracker.actions.dryRun({ kind: "cancel", ids: ["C"] });
-    await expect(tracker.actions.run({ kind: "cancel", ids: ["D"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({
+    const cancelDryRun = operator.actions.dryRun({ kind: "cancel", ids: ["C"] });
+    await expect(operator.actions.run({ kind: "cancel", ids: ["D"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({
       code: "BAD_INPUT",
       message: expect.stringContaining('asks "Cancel D", but dry run'),
     });
-    await expect(tracker.actions.run({ kind: "retry", ids: ["C"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT" });
+    await expect(operator.actions.run({ kind: "retry", ids: ["C"], dryRunId: cancelDryRun.dryRunId })).rejects.toMatchObject({ code: "BAD_INPUT" });
     expect(["f-a", "f-b", "t-z", "C", "D"].map((id) => readRaw(stateDir, id))).toEqual(before);
-    expect(tracker.actions.list()).toEqual([]);
+    expect(operator.actions.list()).toEqual([]);
 
     // Refused, the dry runs are still there for the confirmations that ask what they were asked.
-    const cancelled = await tracker.actions.run({ kind: "cancel", ids: ["C"], dryRunId: cancelDryRun.dryRunId });
+    const cancelled = await operator.actions.run({ kind: "cancel", ids: ["C"], dryRunId: cancelDryRun.dryRunId });
     expect(cancelled).toMatchObject({ status: "done", summary: "Cancel C", target: { ids: ["C"] }, matched: 1, changedIds: ["C"] });
     expect(tracker.get("D")?.state).toBe("queued");
-    const retried = await tracker.actions.run({ kind: "retry", filter: { states: ["failed"] }, dryRunId: retryDryRun.dryRunId });
+    const retried = await operator.actions.run({ kind: "retry", filter: { states: ["failed"] }, dryRunId: retryDryRun.dryRunId });
     expect(retried).toMatchObject({ status: "done", summary: "Retry 2 requests matching failed", target: { filter: { states: ["failed"] } }, matched: 2 });
     expect(retried.changedIds.sort()).toEqual(["f-a", "f-b"]);
     expect(tracker.get("t-z")?.state).toBe("timeout");
@@ -321,20 +323,20 @@ describe("bulk actions", () => {
     const stateDir = tempStateDir();
     for (const id of ["one", "two"]) writeRequestFile(stateDir, aRequestIn("failed", id));
     const clock = aClock();
-    const dashboard = aTracker({ stateDir, now: clock.now });
-    const agent = aTracker({ stateDir, now: clock.now });
+    const dashboard = aRecording({ stateDir, now: clock.now }).operator;
+    const agent = aRecording({ stateDir, now: clock.now });
 
     const dryRun = dashboard.actions.dryRun({ kind: "retry", ids: ["one"] });
-    expect(await agent.actions.run({ kind: "retry", ids: ["one"], dryRunId: dryRun.dryRunId })).toMatchObject({ status: "done", changedIds: ["one"] });
+    expect(await agent.operator.actions.run({ kind: "retry", ids: ["one"], dryRunId: dryRun.dryRunId })).toMatchObject({ status: "done", changedIds: ["one"] });
 
     const late = dashboard.actions.dryRun({ kind: "retry", ids: ["two"] });
     clock.advance(15 * 60_000);
-    const refused = agent.actions.run({ kind: "retry", ids: ["two"], dryRunId: late.dryRunId });
+    const refused = agent.operator.actions.run({ kind: "retry", ids: ["two"], dryRunId: late.dryRunId });
     await expect(refused).rejects.toMatchObject({
       code: "BAD_INPUT",
       message: `Dry run ${late.dryRunId} is not known: it expired (a dry run is kept 15m), was confirmed already, or was made on another state folder. Make the dry run again.`,
     });
-    expect(agent.get("two")?.state).toBe("failed");
+    expect(agent.tracker.get("two")?.state).toBe("failed");
   });
 
   it("an index from before dry runs were kept gets their table at its next open, and keeps its requests without a rebuild", () => {
@@ -351,7 +353,7 @@ describe("bulk actions", () => {
     expect(reopened.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'dry_runs'").pluck().get()).toBe("dry_runs");
     expect(reopened.db.prepare("SELECT count(*) FROM requests").pluck().get()).toBe(1);
     reopened.db.close();
-    const tracker = aTracker({ stateDir });
-    expect(tracker.actions.dryRun({ kind: "retry", ids: ["kept"] })).toMatchObject({ willChange: 1 });
+    const { operator } = aRecording({ stateDir });
+    expect(operator.actions.dryRun({ kind: "retry", ids: ["kept"] })).toMatchObject({ willChange: 1 });
   });
 });

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeRequestFile } from "../helpers/builders";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, tempStateDir } from "../helpers/stateDir";
 import { activityView } from "../../lib/views/activityView";
 import { binPercentile, durationBin } from "../../lib/model/activity";
 
@@ -89,8 +89,8 @@ describe("the charts' aggregates", () => {
   it("counts ends, waits, run times and states per minute over the last hour, by hand", () => {
     const stateDir = tempStateDir();
     fixtures(stateDir);
-    const tracker = aTracker({ stateDir });
-    const view = activityView(tracker, "1h", null, now);
+    const { reader } = aRecording({ stateDir });
+    const view = activityView(reader, "1h", null, now);
 
     expect(view.pointMs).toBe(MIN);
     expect(view.times).toHaveLength(60);
@@ -139,7 +139,7 @@ describe("the charts' aggregates", () => {
       queuedAt: T + 5 * MIN,
       lastUpdatedAt: T + 30 * MIN,
     });
-    const view = activityView(aTracker({ stateDir }), "1h", null, now);
+    const view = activityView(aRecording({ stateDir }).reader, "1h", null, now);
     const at = (offsetMs: number) => view.times.indexOf(T + offsetMs);
     // "done" waits from +5 (its queuedAt) until its last update at +30, when it was completed at the latest; "bare" from +20.
     expect(view.states.queued[at(4 * MIN)]).toBe(0);
@@ -153,20 +153,20 @@ describe("the charts' aggregates", () => {
   it("picks workspaces exactly or by prefix, and reads the last day in quarter hours", () => {
     const stateDir = tempStateDir();
     fixtures(stateDir);
-    const tracker = aTracker({ stateDir });
-    expect(activityView(tracker, "1h", { workspace: "alpha" }, now).totals.completed).toBe(2);
-    expect(activityView(tracker, "1h", { workspacePrefix: "alpha" }, now).totals.completed).toBe(3);
-    const beta = activityView(tracker, "1h", { workspace: "beta" }, now);
+    const { reader } = aRecording({ stateDir });
+    expect(activityView(reader, "1h", { workspace: "alpha" }, now).totals.completed).toBe(2);
+    expect(activityView(reader, "1h", { workspacePrefix: "alpha" }, now).totals.completed).toBe(3);
+    const beta = activityView(reader, "1h", { workspace: "beta" }, now);
     expect(beta.totals.completed).toBe(0);
     expect(beta.states.queued.at(-1)).toBe(1);
     expect(beta.states.processing.at(-1)).toBe(1);
 
-    const day = activityView(tracker, "24h", null, now);
+    const day = activityView(reader, "24h", null, now);
     expect(day.pointMs).toBe(15 * MIN);
     expect(day.times).toHaveLength(96);
     // r2's failed attempt, and r5's two hours ago.
     expect(day.totals).toMatchObject({ completed: 3, failed: 2 });
-    const week = activityView(tracker, "7d", null, now);
+    const week = activityView(reader, "7d", null, now);
     expect(week.times).toHaveLength(168);
     expect(week.totals).toMatchObject({ completed: 3, failed: 2 });
     near(week.run.p50[week.times.findIndex((t) => t === Math.floor((T - 120 * MIN) / 3_600_000) * 3_600_000)], 1000);
@@ -175,7 +175,7 @@ describe("the charts' aggregates", () => {
   it("the same after writes through the tracker and after a rebuild of the index from the files", () => {
     const stateDir = tempStateDir();
     fixtures(stateDir);
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader } = aRecording({ stateDir });
     tracker.create({ requestId: "live", workspace: "alpha", state: "queued" });
     // Both queued requests are claimed: the new one completes, r4 fails for good.
     const claims = [tracker.claimNext({ worker: "me" })!, tracker.claimNext({ worker: "me" })!];
@@ -185,15 +185,15 @@ describe("the charts' aggregates", () => {
       else tracker.fail("r4", claim.token, "bad input", { retryable: false });
     }
     const later = Date.now() + 1;
-    const live = activityView(tracker, "1h", null, later);
+    const live = activityView(reader, "1h", null, later);
     expect(live.totals).toMatchObject({ completed: 4, failed: 2 });
     expect(live.states.queued.at(-1)).toBe(0);
     expect(live.states.processing.at(-1)).toBe(1);
-    const day = activityView(tracker, "24h", { workspacePrefix: "al" }, later);
+    const day = activityView(reader, "24h", { workspacePrefix: "al" }, later);
 
     tracker.close();
     fs.rmSync(path.join(stateDir, "index.db"));
-    const rebuilt = aTracker({ stateDir });
+    const rebuilt = aRecording({ stateDir }).reader;
     expect(activityView(rebuilt, "1h", null, later)).toEqual(live);
     expect(activityView(rebuilt, "24h", { workspacePrefix: "al" }, later)).toEqual(day);
   });
@@ -201,7 +201,7 @@ describe("the charts' aggregates", () => {
   it("a file rewritten with another history replaces its steps, as a rebuild would count them", () => {
     const stateDir = tempStateDir();
     fixtures(stateDir);
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader, operator } = aRecording({ stateDir });
     // Another program rewrites r1: it failed at +3 min after a 2-minute wait, instead of completing at +40 s.
     writeRequestFile(stateDir, {
       ...withHistory("r1", "alpha", [
@@ -211,24 +211,24 @@ describe("the charts' aggregates", () => {
       ]),
       version: 9,
     });
-    tracker.recover({ processingStuckAfterMs: 365 * 86_400_000 });
-    const view = activityView(tracker, "1h", null, now);
+    operator.recover({ processingStuckAfterMs: 365 * 86_400_000 });
+    const view = activityView(reader, "1h", null, now);
     expect(view.totals).toMatchObject({ completed: 2, failed: 2 });
     near(view.wait.p50[view.times.indexOf(T + 3 * MIN)], 120_000);
     tracker.close();
     fs.rmSync(path.join(stateDir, "index.db"));
-    expect(activityView(aTracker({ stateDir }), "1h", null, now)).toEqual(view);
+    expect(activityView(aRecording({ stateDir }).reader, "1h", null, now)).toEqual(view);
   });
 
   it("a cleaned-up request leaves the charts", () => {
     const stateDir = tempStateDir();
     fixtures(stateDir);
-    const tracker = aTracker({ stateDir });
-    const before = activityView(tracker, "24h", null, now);
+    const { tracker, reader } = aRecording({ stateDir });
+    const before = activityView(reader, "24h", null, now);
     tracker.close();
     fs.rmSync(path.join(stateDir, "requests", "r5.json"));
-    const reopened = aTracker({ stateDir });
-    const after = activityView(reopened, "24h", null, now);
+    const reopened = aRecording({ stateDir });
+    const after = activityView(reopened.reader, "24h", null, now);
     expect(after.totals.failed).toBe(before.totals.failed - 1);
     // Its rows in the rollups went with it, not left at zero: as many rows as a rebuild of what is left makes.
     const rollupRows = () => {
@@ -261,13 +261,13 @@ describe("the charts as time passes, without the server", () => {
   it("move on to the interval holding now: new intervals are empty, the live states keep their counts, what scrolls out leaves the totals", async () => {
     const { advanceActivity } = await import("../../lib/views/activityView");
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader } = aRecording({ stateDir });
     tracker.create({ requestId: "one", workspace: "w", state: "queued" });
     const claim = tracker.claimNext({ worker: "me" })!;
     tracker.complete("one", claim.token);
     tracker.create({ requestId: "two", workspace: "w", state: "queued" });
     const now = Date.now();
-    const view = activityView(tracker, "1h", null, now);
+    const view = activityView(reader, "1h", null, now);
     expect(advanceActivity(view, now)).toBe(view);
 
     const later = advanceActivity(view, now + 2 * MIN);
@@ -280,6 +280,6 @@ describe("the charts as time passes, without the server", () => {
     // Past the hour, the completion scrolls out; the server would say the same.
     const hourLater = advanceActivity(view, now + 61 * MIN);
     expect(hourLater.totals.completed).toBe(0);
-    expect(hourLater).toEqual(activityView(tracker, "1h", null, now + 61 * MIN));
+    expect(hourLater).toEqual(activityView(reader, "1h", null, now + 61 * MIN));
   });
 });

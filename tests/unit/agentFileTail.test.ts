@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { resolveTrackerOptions } from "../../lib/store/options";
-import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
+import type { LineBounds } from "../../lib/telemetry/agentFiles/readLines";
 import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
+import { anAgentFollower } from "../helpers/agentFollower";
 import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
 import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -17,17 +17,8 @@ import { treeSnapshot } from "../helpers/treeSnapshot";
 
 const DAY = 24 * 3600_000;
 
-function aFollower(folder: string, file = path.join(tempParent(), "telemetry.db"), bounds?: { maxLineBytes: number; maxReadBytes: number }) {
-  const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
-  const follower = new AgentFileFollower({
-    folder,
-    agent: claudeCodeFiles,
-    store,
-    redaction: resolveTrackerOptions({}).redaction,
-    keepMs: DAY,
-    ...(bounds && { bounds }),
-  });
-  follower.start();
+function aFollower(folder: string, file = path.join(tempParent(), "telemetry.db"), bounds?: LineBounds) {
+  const { store, follower } = anAgentFollower(claudeCodeFiles, folder, { into: { file }, bounds });
   const turns = () =>
     readRows<{ prompt: string; state: string; calls: number; session: string }>(file, "SELECT prompt, state, calls, session FROM lifecycles ORDER BY seq");
   const steps = () => readRows<{ n: number }>(file, "SELECT count(*) AS n FROM steps")[0]!.n;
@@ -220,10 +211,7 @@ describe("following Claude Code's files", () => {
     // The look's timer is moved by hand: it comes between the start's turns, not after a wait.
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const { folder } = aClaudeFolder(["plain", "tool", "retry", "resumed"]);
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: DAY, maxBytes: 200e6 });
-    const follower = new AgentFileFollower({ folder, agent: claudeCodeFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: DAY, live: true });
-    follower.start();
+    const { file, store, follower } = anAgentFollower(claudeCodeFiles, folder, { live: true });
     vi.advanceTimersByTime(5000);
     expect(follower.status().files).toBe(0);
     // One turn: the start has read its first file.

@@ -3,13 +3,15 @@ import { toSummary, type FeedChange } from "../../lib/db/changes";
 import { DEFAULT_QUERY, type RequestQuery } from "../../lib/model/requestQuery";
 import { applyChangesToPage } from "../../lib/views/applyChangesToPage";
 import { requestsView, type RequestsView } from "../../lib/views/requestsView";
+import type { Reader } from "../../lib/roles/reader";
 import { aClock } from "../helpers/clock";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 
 /** A tracker with `n` requests, one per 10 ms, and a way to turn its latest writes into feed changes. */
 function world(n: number) {
   const clock = aClock(1_800_000_000_000);
-  const tracker = aTracker({ now: clock.now });
+  const recording = aRecording({ now: clock.now });
+  const { tracker } = recording;
   for (let i = 0; i < n; i++) {
     clock.advance(10);
     tracker.create({ requestId: `r${String(i).padStart(3, "0")}`, workspace: i % 2 ? "odd" : "even", state: "queued" });
@@ -21,11 +23,11 @@ function world(n: number) {
       ? { seq: ++seq, kind: "request.upserted", requestId: id, request: toSummary(request), at: clock.now() }
       : { seq: ++seq, kind: "request.removed", requestId: id, at: clock.now() };
   };
-  return { clock, tracker, changed };
+  return { clock, ...recording, changed };
 }
 
 /** The page the server would answer now, without stuck reasons. */
-const server = (tracker: ReturnType<typeof aTracker>, query: RequestQuery, limit: number): RequestsView => requestsView(tracker, query, [], limit);
+const server = (reader: Reader, query: RequestQuery, limit: number): RequestsView => requestsView(reader, query, [], limit);
 
 describe("a change applied to a cached table page in the browser", () => {
   it("gives the page the server would give for updates, new requests and filters; asks only when a row left a page with more after it", () => {
@@ -37,9 +39,9 @@ describe("a change applied to a cached table page in the browser", () => {
       { query: { ...DEFAULT_QUERY, sort: "createdAt" as const, order: "asc" as const }, refetchFirst: false, refetchSecond: false },
     ];
     for (const { query, refetchFirst, refetchSecond } of cases) {
-      const { clock, tracker, changed } = world(12);
-      const first = server(tracker, query, 5);
-      const second = server(tracker, { ...query, cursor: first.nextCursor! }, 5);
+      const { clock, tracker, changed, reader } = world(12);
+      const first = server(reader, query, 5);
+      const second = server(reader, { ...query, cursor: first.nextCursor! }, 5);
       clock.advance(10);
       tracker.transition("r003", "processing");
       clock.advance(10);
@@ -52,7 +54,7 @@ describe("a change applied to a cached table page in the browser", () => {
       ] as const) {
         const update = applyChangesToPage(page, q, changes, clock.now(), 5);
         expect(update.refetch, JSON.stringify(q)).toBe(refetch);
-        const expected = server(tracker, q, 5);
+        const expected = server(reader, q, 5);
         if (refetch) {
           // What the browser shows meanwhile: the server's page less the row that would move up from the next one.
           expect(update.page.items.map((r) => r.requestId)).toEqual(expected.items.slice(0, -1).map((r) => r.requestId));
@@ -67,18 +69,18 @@ describe("a change applied to a cached table page in the browser", () => {
   });
 
   it("moves a full first page's last row on, with the cursor that continues after it", () => {
-    const { clock, tracker, changed } = world(6);
-    const page = server(tracker, DEFAULT_QUERY, 5);
+    const { clock, tracker, changed, reader } = world(6);
+    const page = server(reader, DEFAULT_QUERY, 5);
     clock.advance(10);
     tracker.create({ requestId: "newest", workspace: "even", state: "queued" });
     const update = applyChangesToPage(page, DEFAULT_QUERY, [changed("newest")], clock.now(), 5);
-    expect(update).toMatchObject({ refetch: false, page: server(tracker, DEFAULT_QUERY, 5) });
+    expect(update).toMatchObject({ refetch: false, page: server(reader, DEFAULT_QUERY, 5) });
   });
 
   it("asks the server when only it can tell (a text search), and keeps a row it already had, changed in place", () => {
-    const { clock, tracker, changed } = world(3);
+    const { clock, tracker, changed, reader } = world(3);
     const query = { ...DEFAULT_QUERY, q: "anything" };
-    const page: RequestsView = { items: server(tracker, DEFAULT_QUERY, 5).items, nextCursor: null };
+    const page: RequestsView = { items: server(reader, DEFAULT_QUERY, 5).items, nextCursor: null };
     clock.advance(10);
     tracker.transition("r001", "processing");
     expect(applyChangesToPage(page, query, [changed("r001")], clock.now()).page.items.find((r) => r.requestId === "r001")?.state).toBe("processing");
@@ -87,9 +89,9 @@ describe("a change applied to a cached table page in the browser", () => {
   });
 
   it("leaves a page untouched, and asks nothing, for changes that do not belong on it", () => {
-    const { clock, tracker, changed } = world(4);
+    const { clock, tracker, changed, reader } = world(4);
     const query = { ...DEFAULT_QUERY, workspace: "even" };
-    const page = server(tracker, query, 5);
+    const page = server(reader, query, 5);
     clock.advance(10);
     tracker.transition("r001", "processing");
     expect(applyChangesToPage(page, query, [changed("r001")], clock.now())).toEqual({ page, refetch: false });

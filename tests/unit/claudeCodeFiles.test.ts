@@ -1,12 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { resolveTrackerOptions } from "../../lib/store/options";
 import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
-import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { claudeCodeFiles } from "../../lib/telemetry/agentFiles/claudeCodeFiles";
-import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { processStartTicks } from "../../lib/process/liveness";
+import { anAgentFollower } from "../helpers/agentFollower";
 import { aClaudeFolder as claudeFolderAt } from "../helpers/claudeFolder";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
@@ -19,18 +17,7 @@ const MINUTE = 60_000;
 
 function aReading(scenarios: string[], now = Date.now()) {
   const { folder, transcripts } = aClaudeFolder(scenarios, now);
-  const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  let clock = now;
-  const follower = new AgentFileFollower({
-    folder,
-    agent: claudeCodeFiles,
-    store,
-    redaction: resolveTrackerOptions({}).redaction,
-    keepMs: 24 * 3600_000,
-    now: () => clock,
-  });
-  follower.start();
+  const { file, store, follower, setClock } = anAgentFollower(claudeCodeFiles, folder, { now });
   const turns = () => readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles ORDER BY seq");
   const steps = () => readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key");
   /** What the otel source says of each turn at `at` (its stuck reason by its rules, 10 minutes to be stuck). */
@@ -41,7 +28,7 @@ function aReading(scenarios: string[], now = Date.now()) {
       stuck: message.stuck,
       note: message.note,
     }));
-  return { folder, transcripts, file, store, follower, turns, steps, shown, setClock: (at: number) => (clock = at) };
+  return { folder, transcripts, file, store, follower, turns, steps, shown, setClock };
 }
 
 /** A Claude folder of recorded scenarios, in a folder removed after the test. */
@@ -174,16 +161,7 @@ describe("Claude Code's session files, as turns", () => {
       .replace('"command":"echo hi"', `"command":"PGPASSWORD=${PASSWORD} psql -h db"`)
       .replace('"content":"hi"', `"content":"GET /callback?token=${TOKEN} 200"`);
     fs.writeFileSync(transcripts.tool!, text);
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({
-      folder,
-      agent: claudeCodeFiles,
-      store,
-      redaction: resolveTrackerOptions({}).redaction,
-      keepMs: 24 * 3600_000,
-      now: () => now,
-    }).start();
+    const { file, store } = anAgentFollower(claudeCodeFiles, folder, { now });
     store.close();
     const tables = readRows<{ name: string }>(file, "SELECT name FROM sqlite_master WHERE type = 'table'").map((row) => row.name);
     const stored = tables.map((table) => JSON.stringify(readRows(file, `SELECT * FROM ${table}`))).join("\n");
@@ -220,16 +198,7 @@ describe("Claude Code's session files, as turns", () => {
       const said = JSON.parse(fs.readFileSync(path.join(sessions, "24624.json"), "utf8")) as Record<string, unknown>;
       fs.rmSync(path.join(sessions, "24624.json"));
       fs.writeFileSync(path.join(sessions, `${process.pid}.json`), JSON.stringify({ ...said, pid: process.pid, procStart, ...domain }));
-      const file = path.join(tempParent(), "telemetry.db");
-      const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-      new AgentFileFollower({
-        folder,
-        agent: claudeCodeFiles,
-        store,
-        redaction: resolveTrackerOptions({}).redaction,
-        keepMs: 24 * 3600_000,
-        now: () => now,
-      }).start();
+      const { file, store } = anAgentFollower(claudeCodeFiles, folder, { now });
       expect(readRows<{ abandoned_by: string | null }>(file, "SELECT abandoned_by FROM lifecycles")).toEqual([
         { abandoned_by: ended ? `Claude Code (pid ${process.pid})` : null },
       ]);
@@ -244,16 +213,7 @@ describe("Claude Code's session files, as turns", () => {
     const lines = fs.readFileSync(transcripts.retry!, "utf8").split("\n");
     const cut = lines.findIndex((line) => line.includes('"retryAttempt":2'));
     fs.writeFileSync(transcripts.retry!, lines.slice(0, cut + 1).join("\n") + "\n");
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({
-      folder,
-      agent: claudeCodeFiles,
-      store,
-      redaction: resolveTrackerOptions({}).redaction,
-      keepMs: 24 * 3600_000,
-      now: () => now,
-    }).start();
+    const { file, store } = anAgentFollower(claudeCodeFiles, folder, { now });
     const at = (ms: number) => inspectTelemetry(file, 10 * MINUTE, ms, { newest: 5 }).messages[0]!;
     expect(at(now + 5 * MINUTE)).toMatchObject({ request: { state: "processing" }, stuck: null });
     expect(at(now + 12 * MINUTE).stuck).toMatch(/^waiting on the model for 12m( \d+s)?, attempt 3, last error 529 Overloaded$/);
@@ -267,16 +227,7 @@ describe("Claude Code's session files, as turns", () => {
     const lines = fs.readFileSync(transcripts.tool!, "utf8").split("\n");
     const asked = lines.findIndex((line) => line.includes('"type":"tool_use"'));
     fs.writeFileSync(transcripts.tool!, lines.slice(0, asked + 1).join("\n") + "\n");
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({
-      folder,
-      agent: claudeCodeFiles,
-      store,
-      redaction: resolveTrackerOptions({}).redaction,
-      keepMs: 24 * 3600_000,
-      now: () => now,
-    }).start();
+    const { file, store } = anAgentFollower(claudeCodeFiles, folder, { now });
     expect(inspectTelemetry(file, 10 * MINUTE, now + 15 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on tool Bash for 15m( \d+s)?$/);
     store.close();
   });

@@ -2,12 +2,10 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { resolveTrackerOptions } from "../../lib/store/options";
 import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
-import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { codexFiles } from "../../lib/telemetry/agentFiles/codexFiles";
-import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { telemetrySettings } from "../../lib/telemetry/telemetrySettings";
+import { anAgentFollower } from "../helpers/agentFollower";
 import { aCodexFolder } from "../helpers/codexFolder";
 import { eventually } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
@@ -21,17 +19,7 @@ const MINUTE = 60_000;
 
 function aReading(scenarios: string[], now = Date.now()) {
   const { folder, rollouts } = aCodexFolder(path.join(tempParent(), ".codex"), scenarios, now);
-  const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  let clock = now;
-  const follower = new AgentFileFollower({
-    folder,
-    agent: codexFiles,
-    store,
-    redaction: resolveTrackerOptions({}).redaction,
-    keepMs: 24 * 3600_000,
-    now: () => clock,
-  });
+  const { file, store, follower, setClock } = anAgentFollower(codexFiles, folder, { now, start: false });
   const turns = () => readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles ORDER BY seq");
   const steps = () =>
     readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key").map((step) => `${step.name}: ${step.summary}`);
@@ -41,7 +29,7 @@ function aReading(scenarios: string[], now = Date.now()) {
       stuck: message.stuck,
       note: message.note,
     }));
-  return { folder, rollouts, file, store, follower, turns, steps, shown, setClock: (at: number) => (clock = at) };
+  return { folder, rollouts, file, store, follower, turns, steps, shown, setClock };
 }
 
 const threadOf = (rollout: string) => /([0-9a-f-]{36})\.jsonl$/.exec(rollout)![1];
@@ -135,9 +123,7 @@ describe("Codex CLI's rollout files, as turns", () => {
     const lines = fs.readFileSync(rollouts.resumed!, "utf8").split("\n");
     const second = lines.findIndex((line, i) => i > 1 && line.includes('"type":"task_started"'));
     fs.writeFileSync(rollouts.resumed!, lines.slice(second).join("\n"));
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({ folder, agent: codexFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000 }).start();
+    const { file, store } = anAgentFollower(codexFiles, folder);
     expect(readRows<Record<string, unknown>>(file, "SELECT prompt, state, session FROM lifecycles")).toEqual([
       { prompt: "second prompt, resumed", state: "completed", session: threadOf(rollouts.resumed!) },
     ]);
@@ -146,13 +132,13 @@ describe("Codex CLI's rollout files, as turns", () => {
 
   it("killed mid-call, no process holding its file: stuck at once, saying there was no task_complete and no process holds it", () => {
     const now = Date.now();
-    const { store, follower, shown, steps, folder } = aReading(["killed"], now - 3 * MINUTE);
+    const { file, store, follower, shown, steps, folder } = aReading(["killed"], now - 3 * MINUTE);
     follower.start();
     expect(shown(now)).toEqual([
       expect.objectContaining({ state: "processing", stuck: "Codex CLI (no task_complete, and no Codex process holds its file) ended mid-turn 3m ago" }),
     ]);
     // A dashboard started again finds it ended again: still one step of it.
-    new AgentFileFollower({ folder, agent: codexFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    anAgentFollower(codexFiles, folder, { now, into: { file, store } });
     expect(steps().filter((step) => step.startsWith("process ended: "))).toEqual(["process ended: no task_complete, and no Codex process holds its file"]);
     store.close();
   });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { discardSpares, keepReplaced, writeFileDurable, writeTempFile } from "../../lib/fs/durableWrite";
 import { openIndex } from "../../lib/db/openIndex";
 import { withWritersLock } from "../../lib/db/writeLock";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, tempStateDir } from "../helpers/stateDir";
 
 const temps = (dir: string) => fs.readdirSync(dir).filter((name) => name.endsWith(".tmp"));
 
@@ -52,8 +52,8 @@ describe("durable writes reuse the inodes they replace", () => {
   });
 
   it("a tracker's spares are gone when it closes, and never show as requests", () => {
-    const tracker = aTracker();
-    const dir = tracker.stateDir.requestsDir;
+    const { tracker, reader } = aRecording();
+    const dir = reader.stateDir.requestsDir;
     tracker.create({ requestId: "r1", workspace: "w", state: "queued" });
     tracker.transition("r1", "processing");
     tracker.transition("r1", "completed");

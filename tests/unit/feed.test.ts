@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FEED_RETAINED, feedHead, readChanges, recordChange } from "../../lib/db/changes";
 import { openIndex } from "../../lib/db/openIndex";
 import { aRequest, anOldCompletedRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, requestPath, tempStateDir } from "../helpers/stateDir";
 
 function feedOf(stateDir: string) {
   const { db } = openIndex(`${stateDir}/index.db`);
@@ -39,17 +39,17 @@ describe("the change feed", () => {
   it("records a foreign edit once, and nothing for a touch or a second look", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aRequest({ requestId: "f", state: "queued" }));
-    const tracker = aTracker({ stateDir });
+    const { operator } = aRecording({ stateDir });
     const before = feedOf(stateDir).length;
 
     const later = new Date(Date.now() + 5000);
     fs.utimesSync(requestPath(stateDir, "f"), later, later);
-    tracker.recover();
+    operator.recover();
     expect(feedOf(stateDir)).toHaveLength(before);
 
     writeRequestFile(stateDir, aRequest({ requestId: "f", state: "queued", model: "edited by hand" }));
-    tracker.recover();
-    tracker.recover();
+    operator.recover();
+    operator.recover();
     const after = feedOf(stateDir);
     expect(after).toHaveLength(before + 1);
     expect(after.at(-1)?.request?.model).toBe("edited by hand");
@@ -58,8 +58,8 @@ describe("the change feed", () => {
   it("records removals", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, anOldCompletedRequest("old"));
-    const tracker = aTracker({ stateDir });
-    tracker.cleanup();
+    const { operator } = aRecording({ stateDir });
+    operator.cleanup();
     expect(feedOf(stateDir).at(-1)).toMatchObject({ kind: "request.removed", requestId: "old" });
     expect(feedOf(stateDir).at(-1)?.request).toBeUndefined();
   });
@@ -67,11 +67,11 @@ describe("the change feed", () => {
   it("does not fill a rebuilt index's feed with one change per file (its clients reset anyway)", () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 20; i++) writeRequestFile(stateDir, aRequest({ requestId: `r${i}` }));
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader } = aRecording({ stateDir });
     expect(tracker.list({ limit: 100 }).items).toHaveLength(20);
-    expect(tracker.feedHead().lastSeq).toBe(0);
+    expect(reader.feedHead().lastSeq).toBe(0);
     tracker.create({ requestId: "after", workspace: "w" });
-    expect(tracker.changesSince(0).map((c) => c.requestId)).toEqual(["after"]);
+    expect(reader.changesSince(0).map((c) => c.requestId)).toEqual(["after"]);
   });
 
   it("keeps the newest changes and says where it starts", () => {

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { FeedHub } from "../../lib/dashboard/feedHub";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 
 /** The queues each `queues` event in `chunks` carried, as workspace: status. */
 function queueStatuses(chunks: string[]): string[][] {
@@ -15,9 +15,9 @@ function queueStatuses(chunks: string[]): string[][] {
 }
 
 it("a monitor pass that finds a processing request stuck sends the queues again, with that queue stuck", () => {
-  const tracker = aTracker();
+  const { tracker, reader } = aRecording();
   tracker.create({ requestId: "job", workspace: "gateway", state: "processing" });
-  const hub = new FeedHub(tracker);
+  const hub = new FeedHub(reader);
   const chunks: string[] = [];
   try {
     hub.subscribe(null, (chunk) => chunks.push(chunk));
@@ -40,9 +40,9 @@ it("a monitor pass that finds a processing request stuck sends the queues again,
 });
 
 it("a stuck request that another program finishes leaves the stuck count with that change, not at the next monitor pass", async () => {
-  const tracker = aTracker();
+  const { tracker, reader, operator } = aRecording();
   for (const requestId of ["a", "b", "c"]) tracker.create({ requestId, workspace: "gateway", state: "processing" });
-  const hub = new FeedHub(tracker, { pollMs: 10, batchMs: 0 });
+  const hub = new FeedHub(reader, { pollMs: 10, batchMs: 0 });
   const stuckEvents: number[] = [];
   try {
     hub.subscribe(null, (chunk) => {
@@ -64,7 +64,7 @@ it("a stuck request that another program finishes leaves the stuck count with th
     expect(hub.stuckSnapshot.count).toBe(3);
     // A heartbeat (still processing) keeps it stuck; a timeout and a removal take it out.
     tracker.update("a", { fields: { model: "still going" } });
-    tracker.cancel(["b"]);
+    operator.cancel(["b"]);
     await expect.poll(() => hub.stuckSnapshot.count).toBe(2);
     expect(hub.stuckSnapshot.requests.map((request) => request.requestId)).toEqual(["a", "c"]);
     expect(stuckEvents.at(-1)).toBe(2);

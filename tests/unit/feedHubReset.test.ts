@@ -4,13 +4,13 @@ import { createParser } from "eventsource-parser";
 import { expect, it } from "vitest";
 import { readFeedEvent, type FeedEventName, type FeedEventPayloads } from "../../lib/dashboard/feedEvents";
 import { FeedHub } from "../../lib/dashboard/feedHub";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 
 it("a stream open while the index is rebuilt gets reset with the new index's counts, as a stream that resumes from the old one does", async () => {
-  const tracker = aTracker();
+  const { tracker, reader, upkeep } = aRecording();
   tracker.create({ requestId: "kept", workspace: "gateway", state: "queued" });
-  const oldGeneration = tracker.generation();
-  const hub = new FeedHub(tracker, { pollMs: 10 });
+  const oldGeneration = reader.generation();
+  const hub = new FeedHub(reader, { pollMs: 10 });
   const resets: { id?: string; data: FeedEventPayloads["reset"] }[] = [];
   let resetCame = () => {};
   const came = new Promise<void>((resolve) => (resetCame = resolve));
@@ -24,13 +24,13 @@ it("a stream open while the index is rebuilt gets reset with the new index's cou
   });
   try {
     hub.subscribe(null, (chunk) => parser.feed(chunk));
-    for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(tracker.stateDir.root, `index.db${suffix}`), { force: true });
-    expect(tracker.checkIndex().reopened).toBe(true);
+    for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(reader.stateDir.root, `index.db${suffix}`), { force: true });
+    expect(upkeep.checkIndex().reopened).toBe(true);
     await came;
     expect(resets).toHaveLength(1);
-    expect(resets[0]!.data).toMatchObject({ reason: "the index was rebuilt", generation: tracker.generation(), counts: { queued: 1 } });
+    expect(resets[0]!.data).toMatchObject({ reason: "the index was rebuilt", generation: reader.generation(), counts: { queued: 1 } });
     expect(resets[0]!.data.generation).not.toBe(oldGeneration);
-    expect(resets[0]!.id).toBe(`${tracker.generation()}:${resets[0]!.data.seq}`);
+    expect(resets[0]!.id).toBe(`${reader.generation()}:${resets[0]!.data.seq}`);
   } finally {
     hub.close();
   }

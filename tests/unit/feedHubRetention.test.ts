@@ -1,9 +1,9 @@
 import { expect, it } from "vitest";
 import { FeedHub } from "../../lib/dashboard/feedHub";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 
 it("the latest retention run reaches every subscriber, and each one that joins after it", () => {
-  const hub = new FeedHub(aTracker());
+  const hub = new FeedHub(aRecording().reader);
   const early: string[] = [];
   const late: string[] = [];
   try {

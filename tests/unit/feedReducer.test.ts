@@ -9,8 +9,9 @@ import { DEFAULT_QUERY, type RequestQuery } from "../../lib/model/requestQuery";
 import { STATES, type State } from "../../lib/model/states";
 import type { SourceStatus } from "../../lib/sources/liveSource";
 import { requestDetailView, requestsView, type RequestDetailView, type RequestsView } from "../../lib/views/requestsView";
+import type { Reader } from "../../lib/roles/reader";
 import { aClock } from "../helpers/clock";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 
 /** What the hub writes to one subscriber, read back as the browser's EventSource and useFeedConnection read it. */
 function aBrowserOn(hub: FeedHub, since: string | null = null): FeedEvent[] {
@@ -21,9 +22,9 @@ function aBrowserOn(hub: FeedHub, since: string | null = null): FeedEvent[] {
 }
 
 /** A cache holding what the server rendered for these table pages. */
-function aCacheWith(tracker: ReturnType<typeof aTracker>, queries: RequestQuery[]): QueryClient {
+function aCacheWith(reader: Reader, queries: RequestQuery[]): QueryClient {
   const cache = new QueryClient();
-  for (const query of queries) cache.setQueryData(requestKeys.list(query), requestsView(tracker, query, []));
+  for (const query of queries) cache.setQueryData(requestKeys.list(query), requestsView(reader, query, []));
   return cache;
 }
 
@@ -37,19 +38,19 @@ const stuckOnly: RequestQuery = { ...DEFAULT_QUERY, stuck: true };
 describe("the browser's reducer from an event of the stream to the cache", () => {
   it("a batch of changes moves rows in the cached pages, refetches the changed requests and sessions, and paces the views they move", () => {
     const clock = aClock(1_800_000_000_000);
-    const tracker = aTracker({ now: clock.now });
+    const { tracker, reader } = aRecording({ now: clock.now });
     tracker.create({ requestId: "a", workspace: "gw", state: "queued" });
     clock.advance(10);
     tracker.create({ requestId: "b", workspace: "gw", state: "queued", sessionId: "s1" });
-    const cache = aCacheWith(tracker, [DEFAULT_QUERY, queuedOnly]);
-    for (const id of ["a", "b"]) cache.setQueryData(requestKeys.detail(id), requestDetailView(tracker, id, []));
+    const cache = aCacheWith(reader, [DEFAULT_QUERY, queuedOnly]);
+    for (const id of ["a", "b"]) cache.setQueryData(requestKeys.detail(id), requestDetailView(reader, id, []));
     cache.setQueryData(sessionKeys.detail("s1"), {});
     const shown = cache.getQueryData(requestKeys.list(DEFAULT_QUERY));
 
-    let from = tracker.feedHead().lastSeq;
+    let from = reader.feedHead().lastSeq;
     clock.advance(10);
     tracker.transition("a", "processing");
-    const claimed = cacheUpdateFor(cache, { event: "changes", data: { changes: tracker.changesSince(from, 100) } }, clock.now());
+    const claimed = cacheUpdateFor(cache, { event: "changes", data: { changes: reader.changesSince(from, 100) } }, clock.now());
     // Deciding reads the cache and writes nothing.
     expect(cache.getQueryData(requestKeys.list(DEFAULT_QUERY))).toBe(shown);
     expect(claimed.refresh).toEqual(["workers", "activity", "overview"]);
@@ -62,10 +63,10 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
       false,
     ]);
 
-    from = tracker.feedHead().lastSeq;
+    from = reader.feedHead().lastSeq;
     clock.advance(10);
     tracker.update("b", { fields: { model: "m2" } });
-    const inSession = cacheUpdateFor(cache, { event: "changes", data: { changes: tracker.changesSince(from, 100) } }, clock.now());
+    const inSession = cacheUpdateFor(cache, { event: "changes", data: { changes: reader.changesSince(from, 100) } }, clock.now());
     expect(inSession.refresh).toEqual(["activity", "overview", "sessionList"]);
     writeCacheUpdate(cache, inSession);
     expect(rows(cache, DEFAULT_QUERY)).toEqual(["b queued -", "a processing -"]);
@@ -73,13 +74,13 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
   });
 
   it("a reset sets the counts it carries and refetches every view of the state folder, not a source's", () => {
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     tracker.create({ requestId: "a", workspace: "gw", state: "queued" });
-    const cache = aCacheWith(tracker, [DEFAULT_QUERY]);
-    cache.setQueryData(statusKeys.counts, { ...tracker.countsByState(), queued: 7 });
+    const cache = aCacheWith(reader, [DEFAULT_QUERY]);
+    cache.setQueryData(statusKeys.counts, { ...reader.countsByState(), queued: 7 });
     cache.setQueryData(auditKeys.list(), []);
     cache.setQueryData(sourceKeys.list(), []);
-    const hub = new FeedHub(tracker);
+    const hub = new FeedHub(reader);
     try {
       const [reset] = aBrowserOn(hub, "not-an-id");
       expect(reset?.event).toBe("reset");
@@ -96,13 +97,13 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
   });
 
   it("a stuck pass sets the badge and the reason on the cached rows and the open request, and refetches a stuck-only page that lacks one", () => {
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     tracker.create({ requestId: "hung", workspace: "gw", state: "processing" });
     tracker.create({ requestId: "fine", workspace: "gw", state: "queued" });
-    const cache = aCacheWith(tracker, [DEFAULT_QUERY, stuckOnly]);
-    const detail = requestDetailView(tracker, "hung", [])!;
+    const cache = aCacheWith(reader, [DEFAULT_QUERY, stuckOnly]);
+    const detail = requestDetailView(reader, "hung", [])!;
     cache.setQueryData(requestKeys.detail("hung"), detail);
-    const hub = new FeedHub(tracker);
+    const hub = new FeedHub(reader);
     let events: FeedEvent[];
     try {
       events = aBrowserOn(hub);
@@ -135,9 +136,9 @@ describe("the browser's reducer from an event of the stream to the cache", () =>
         readMs: null,
       },
     });
-    const tracker = aTracker();
+    const { reader } = aRecording();
     const [named, moved, still] = ["named", "moved", "still"].map((name) => ({ ...DEFAULT_QUERY, source: name }));
-    const cache = aCacheWith(tracker, [DEFAULT_QUERY, named!, moved!, still!]);
+    const cache = aCacheWith(reader, [DEFAULT_QUERY, named!, moved!, still!]);
     cache.setQueryData(sourceKeys.list(), [aSource("named", 1), aSource("moved", 1), aSource("still", 1)]);
     for (const source of ["named", "moved", "still"]) cache.setQueryData(sourceKeys.request(source, "r1"), {});
 

@@ -2,11 +2,9 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { resolveTrackerOptions } from "../../lib/store/options";
 import { inspectTelemetry } from "../../lib/sources/telemetryQueue";
-import { AgentFileFollower } from "../../lib/telemetry/agentFiles/followAgentFiles";
 import { GAVE_UP, geminiFiles } from "../../lib/telemetry/agentFiles/geminiFiles";
-import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
+import { anAgentFollower } from "../helpers/agentFollower";
 import { aGeminiFolder } from "../helpers/geminiFolder";
 import { tempParent } from "../helpers/stateDir";
 import { readRows } from "../helpers/telemetryRows";
@@ -19,18 +17,7 @@ const MINUTE = 60_000;
 
 function aReading(scenarios: string[], now = Date.now()) {
   const { folder, sessions } = aGeminiFolder(path.join(tempParent(), ".gemini"), scenarios, now);
-  const file = path.join(tempParent(), "telemetry.db");
-  const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-  let clock = now;
-  const follower = new AgentFileFollower({
-    folder,
-    agent: geminiFiles,
-    store,
-    redaction: resolveTrackerOptions({}).redaction,
-    keepMs: 24 * 3600_000,
-    now: () => clock,
-  });
-  follower.start();
+  const { file, store, follower, setClock } = anAgentFollower(geminiFiles, folder, { now });
   const turns = () => readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles ORDER BY started_at");
   const steps = () =>
     readRows<{ name: string; summary: string }>(file, "SELECT name, summary FROM steps ORDER BY at, step_key").map((step) => `${step.name}: ${step.summary}`);
@@ -41,7 +28,7 @@ function aReading(scenarios: string[], now = Date.now()) {
       stuck: message.stuck,
       note: message.note,
     }));
-  return { folder, sessions, file, store, follower, turns, steps, shown, setClock: (at: number) => (clock = at) };
+  return { folder, sessions, file, store, follower, turns, steps, shown, setClock };
 }
 
 const sessionOf = (file: string) => JSON.parse(fs.readFileSync(file, "utf8").split("\n")[0]!).sessionId as string;
@@ -104,9 +91,7 @@ describe("Gemini CLI's session files, as turns", () => {
     delete without.tokens;
     lines.splice(answer, 0, JSON.stringify(without));
     fs.writeFileSync(sessions.plain!, lines.join("\n"));
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    const { file, store } = anAgentFollower(geminiFiles, folder, { now });
     expect(readRows(file, "SELECT state, calls, input_tokens, output_tokens, cache_read_tokens FROM lifecycles")).toEqual([
       { state: "completed", calls: 1, input_tokens: 100, output_tokens: 30, cache_read_tokens: 20 },
     ]);
@@ -120,17 +105,8 @@ describe("Gemini CLI's session files, as turns", () => {
     const lines = fs.readFileSync(sessions.tool!, "utf8").split("\n");
     const asked = lines.findIndex((line) => line.includes('"type":"gemini"'));
     fs.writeFileSync(sessions.tool!, lines.slice(0, asked + 1).join("\n") + "\n");
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
     // Its process is not looked for here (no runs): only what the file says.
-    new AgentFileFollower({
-      folder,
-      agent: { ...geminiFiles, runs: undefined },
-      store,
-      redaction: resolveTrackerOptions({}).redaction,
-      keepMs: 24 * 3600_000,
-      now: () => now,
-    }).start();
+    const { file, store } = anAgentFollower({ ...geminiFiles, runs: undefined }, folder, { now });
     expect(inspectTelemetry(file, 10 * MINUTE, now + 15 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on its tools for 15m( \d+s)?$/);
     store.close();
   });
@@ -180,9 +156,7 @@ describe("Gemini CLI's session files, as turns", () => {
     const lines = fs.readFileSync(sessions.killed!, "utf8").trim().split("\n");
     // As a resumed run starts: its header again, then the history it was given so far.
     fs.appendFileSync(sessions.killed!, `${lines[0]}\n${lines[1]}\n`);
-    const file = path.join(tempParent(), "telemetry.db");
-    const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-    new AgentFileFollower({ folder, agent: geminiFiles, store, redaction: resolveTrackerOptions({}).redaction, keepMs: 24 * 3600_000, now: () => now }).start();
+    const { file, store } = anAgentFollower(geminiFiles, folder, { now });
     expect(readRows<Record<string, unknown>>(file, "SELECT * FROM lifecycles")).toEqual([
       expect.objectContaining({ state: "processing", error: null, abandoned_by: "Gemini CLI (pid unknown)" }),
     ]);
@@ -203,18 +177,7 @@ describe("Gemini CLI's session files, as turns", () => {
     fs.writeFileSync(bin, "setInterval(() => {}, 1000);\n");
     const child = spawn(process.execPath, [bin], { cwd: project, env: { HOME: root } as Record<string, string> as NodeJS.ProcessEnv, stdio: "ignore" });
     try {
-      const file = path.join(tempParent(), "telemetry.db");
-      const store = new TelemetryStore(file, { keepMs: 24 * 3600_000, maxBytes: 200e6 });
-      let clock = now;
-      const follower = new AgentFileFollower({
-        folder,
-        agent: geminiFiles,
-        store,
-        redaction: resolveTrackerOptions({}).redaction,
-        keepMs: 24 * 3600_000,
-        now: () => clock,
-      });
-      follower.start();
+      const { file, store, follower, setClock } = anAgentFollower(geminiFiles, folder, { now });
       expect(readRows(file, "SELECT abandoned_by FROM lifecycles")).toEqual([{ abandoned_by: null }]);
       expect(inspectTelemetry(file, 10 * MINUTE, now + 12 * MINUTE, { newest: 5 }).messages[0]!.stuck).toMatch(/^waiting on the model for 12m( \d+s)?$/);
       // Then it is killed: the turn names its pid, ended when it was noticed gone.
@@ -222,7 +185,7 @@ describe("Gemini CLI's session files, as turns", () => {
       const gone = Date.now() + 10_000;
       while (fs.existsSync(`/proc/${child.pid}/cmdline`) && fs.readFileSync(`/proc/${child.pid}/cmdline`, "utf8") !== "" && Date.now() < gone)
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-      clock = now + MINUTE;
+      setClock(now + MINUTE);
       follower.checkRuns();
       expect(readRows(file, "SELECT abandoned_by FROM lifecycles")).toEqual([{ abandoned_by: `Gemini CLI (pid ${child.pid})` }]);
       expect(inspectTelemetry(file, 10 * MINUTE, now + 4 * MINUTE, { newest: 5 }).messages[0]!.stuck).toBe(

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lifecycleIds, lifecycleSpans } from "../../lib/otel/lifecycleSpans";
 import { parseTraceparent } from "../../lib/model/traceparent";
 import { runCli } from "../helpers/cli";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording, aTracker } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
 
 const PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -47,8 +47,8 @@ describe("a request's trace context", () => {
   });
 
   it("the CLI takes it as --traceparent, or from TRACEPARENT in its environment", () => {
-    const tracker = aTracker();
-    const root = tracker.stateDir.root;
+    const { tracker, reader } = aRecording();
+    const root = reader.stateDir.root;
     expect(JSON.parse(runCli(["create", "-w", "w", "--id", "flag", "--traceparent", PARENT, "--json"], { stateDir: root }).stdout)).toMatchObject({
       traceparent: PARENT,
     });
@@ -67,12 +67,12 @@ describe("a request's trace context", () => {
   });
 
   it("a retried failure keeps its error on its attempt's span, and the create span does not move with the retry", () => {
-    const tracker = aTracker();
+    const { tracker, operator } = aRecording();
     tracker.create({ requestId: "again", workspace: "w", state: "queued" });
     tracker.transition("again", "processing");
     tracker.transition("again", "failed", { fields: { error: "boom" } });
     const before = lifecycleSpans(tracker.get("again")!, emptyResource(), { name: "test" });
-    tracker.retry({ ids: ["again"] });
+    operator.retry({ ids: ["again"] });
     tracker.transition("again", "processing");
     tracker.transition("again", "completed");
     const [create, first, second] = lifecycleSpans(tracker.get("again")!, emptyResource(), { name: "test" });

@@ -7,7 +7,7 @@ import { currentProcess } from "../../lib/process/liveness";
 import { aClaimedRequest, aRequest, writeRequestFile, type ClaimShape } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
 import { aDeadPid } from "../helpers/processes";
-import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
+import { aRecording, readRaw, tempStateDir } from "../helpers/stateDir";
 
 const MINUTE = 60_000;
 
@@ -31,10 +31,10 @@ describe("the stuck monitor", () => {
       aRequest({ requestId: "waiting", state: "queued", queuedAt: clock.now() - 11 * MINUTE, lastUpdatedAt: clock.now() - 11 * MINUTE }),
     );
     writeRequestFile(stateDir, aRequest({ requestId: "fresh", state: "queued", queuedAt: clock.now() - MINUTE, lastUpdatedAt: clock.now() - MINUTE }));
-    const tracker = aTracker({ stateDir, now: clock.now });
+    const { reader, operator } = aRecording({ stateDir, now: clock.now });
     const before = readRaw(stateDir, "waiting");
 
-    const pass = tracker.monitorPass();
+    const pass = operator.monitorPass();
 
     expect(pass.counts).toMatchObject({ stuckQueued: 1, released: 0 });
     expect(pass.stuck).toEqual([
@@ -48,14 +48,14 @@ describe("the stuck monitor", () => {
       },
     ]);
     expect(readRaw(stateDir, "waiting")).toBe(before);
-    expect(tracker.stuck()).toEqual(pass.stuck);
+    expect(reader.stuck()).toEqual(pass.stuck);
   });
 
   it("times out a request past its deadline", () => {
     const stateDir = tempStateDir();
     writeRequestFile(stateDir, aClaimedRequest("late", liveClaim({ heartbeatAt: Date.now() }), { timeoutAt: Date.now() - 1000 }));
-    const tracker = aTracker({ stateDir });
-    expect(tracker.monitorPass().counts.deadlineTimedOut).toBe(1);
+    const { tracker, operator } = aRecording({ stateDir });
+    expect(operator.monitorPass().counts.deadlineTimedOut).toBe(1);
     expect(tracker.get("late")).toMatchObject({ state: "timeout", timedOut: true, claim: null });
     expect(tracker.get("late")?.transitions?.at(-1)?.reason).toMatch(/^past its deadline/);
   });
@@ -68,9 +68,9 @@ describe("the stuck monitor", () => {
       path.join(stateDir, "results", "finished.json"),
       JSON.stringify({ requestId: "finished", token: "tok", outcome: "completed", fields: { output: "42" }, writtenAt: Date.now() }),
     );
-    const tracker = aTracker({ stateDir });
+    const { tracker, operator } = aRecording({ stateDir });
 
-    expect(tracker.monitorPass().counts).toMatchObject({ resultsApplied: 1, released: 0 });
+    expect(operator.monitorPass().counts).toMatchObject({ resultsApplied: 1, released: 0 });
     expect(tracker.get("finished")).toMatchObject({ state: "completed", output: "42" });
     expect(tracker.get("finished")?.transitions?.at(-1)).toMatchObject({
       by: "monitor",
@@ -88,8 +88,8 @@ describe("the stuck monitor", () => {
       path.join(stateDir, "results", "other.json"),
       JSON.stringify({ requestId: "other", token: "older-claim", outcome: "completed", writtenAt: Date.now() }),
     );
-    const tracker = aTracker({ stateDir });
-    expect(tracker.monitorPass().counts).toMatchObject({ resultsApplied: 0, released: 1 });
+    const { tracker, operator } = aRecording({ stateDir });
+    expect(operator.monitorPass().counts).toMatchObject({ resultsApplied: 0, released: 1 });
     expect(tracker.get("other")?.state).toBe("queued");
   });
 
@@ -97,8 +97,8 @@ describe("the stuck monitor", () => {
     const stateDir = tempStateDir();
     const clock = aClock();
     writeRequestFile(stateDir, aClaimedRequest("slow", liveClaim({}, clock.now())));
-    const tracker = aTracker({ stateDir, now: clock.now });
-    const pass = tracker.monitorPass();
+    const { tracker, operator } = aRecording({ stateDir, now: clock.now });
+    const pass = operator.monitorPass();
     expect(pass.counts).toMatchObject({ stuckAlive: 1, released: 0 });
     expect(pass.stuck[0]).toMatchObject({
       cause: "no heartbeat",
@@ -111,8 +111,8 @@ describe("the stuck monitor", () => {
     const stateDir = tempStateDir();
     // Our own pid, but a process that started at another time: the claiming worker is gone.
     writeRequestFile(stateDir, aClaimedRequest("recycled", liveClaim({ processStartedAt: (currentProcess().processStartedAt ?? 0) - 3_600_000 })));
-    const tracker = aTracker({ stateDir });
-    expect(tracker.monitorPass().counts.released).toBe(1);
+    const { tracker, operator } = aRecording({ stateDir });
+    expect(operator.monitorPass().counts.released).toBe(1);
     expect(tracker.get("recycled")?.transitions?.at(-1)?.reason).toBe(`released: the worker's pid ${process.pid} is gone (attempt 1 of 3)`);
   });
 
@@ -121,9 +121,9 @@ describe("the stuck monitor", () => {
     const pid = aDeadPid();
     writeRequestFile(stateDir, aClaimedRequest("again", claimWithoutHeartbeat({ pid })));
     writeRequestFile(stateDir, aClaimedRequest("last-try", claimWithoutHeartbeat({ pid, token: "tok2" }), { attempt: 3 }));
-    const tracker = aTracker({ stateDir });
+    const { tracker, operator } = aRecording({ stateDir });
 
-    const pass = tracker.monitorPass();
+    const pass = operator.monitorPass();
 
     expect(pass.counts).toMatchObject({ released: 1, timedOut: 1 });
     expect(tracker.get("again")).toMatchObject({ state: "queued", claim: null });
@@ -140,8 +140,8 @@ describe("the stuck monitor", () => {
   it("flags nothing when nothing is wrong", () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 50; i++) writeRequestFile(stateDir, aRequest({ requestId: `ok${i}`, state: "completed" }));
-    const tracker = aTracker({ stateDir });
-    const pass = tracker.monitorPass();
+    const { operator } = aRecording({ stateDir });
+    const pass = operator.monitorPass();
     expect(pass.stuck).toEqual([]);
     expect(Object.values(pass.counts).every((n) => n === 0)).toBe(true);
   });
@@ -150,13 +150,13 @@ describe("the stuck monitor", () => {
     const stateDir = tempStateDir();
     // Another program's request in processing for a minute: well inside the processing stuck threshold.
     writeRequestFile(stateDir, aRequest({ requestId: "theirs", state: "processing", processingStartedAt: Date.now() - MINUTE }));
-    const pass = aTracker({ stateDir }).monitorPass();
+    const pass = aRecording({ stateDir }).operator.monitorPass();
     expect(pass.stuck).toEqual([]);
   });
 
   it("reads only rows past a threshold: each branch of its query is a range on a time, none a walk of a state", () => {
-    const tracker = aTracker();
-    const db = new Database(tracker.stateDir.indexFile, { readonly: true });
+    const { reader } = aRecording();
+    const db = new Database(reader.stateDir.indexFile, { readonly: true });
     try {
       const plan = (
         db
@@ -194,11 +194,11 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
       }),
     );
     // Opened as the dashboard opens it: without the owner's start-up recovery.
-    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
+    const { operator } = aRecording({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
     const before = readRaw(stateDir, "gateway-hung");
 
-    for (let i = 0; i < 3; i++) tracker.monitorPass();
-    const pass = tracker.monitorPass();
+    for (let i = 0; i < 3; i++) operator.monitorPass();
+    const pass = operator.monitorPass();
 
     expect(pass.counts).toMatchObject({ stuckNotOwned: 1, released: 0, timedOut: 0, deadlineTimedOut: 0 });
     expect(pass.stuck).toEqual([
@@ -218,19 +218,19 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     const stateDir = tempStateDir();
     const clock = aClock();
     writeRequestFile(stateDir, aRequest({ requestId: "busy", state: "processing", processingStartedAt: clock.now() - 30 * MINUTE }));
-    const tracker = aTracker({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
-    expect(tracker.monitorPass().stuck).toEqual([]);
-    expect(aTracker({ stateDir, processingStuckAfterMs: 20 * MINUTE, recover: false, now: clock.now }).monitorPass().stuck[0]?.reason).toBe(
+    const { operator } = aRecording({ stateDir, heartbeatTimeoutMs: 1000, recover: false, now: clock.now });
+    expect(operator.monitorPass().stuck).toEqual([]);
+    expect(aRecording({ stateDir, processingStuckAfterMs: 20 * MINUTE, recover: false, now: clock.now }).operator.monitorPass().stuck[0]?.reason).toBe(
       "processing 30m; no reqwatch worker holds it (written by another program)",
     );
   });
 
   it("flags, and does not time out, an unclaimed request past its deadline; says when reqwatch moved it without a claim", () => {
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now });
+    const { tracker, operator } = aRecording({ now: clock.now });
     tracker.create({ requestId: "by-hand", workspace: "ws", state: "processing", timeoutAt: clock.now() - 1000 });
     clock.advance(20);
-    const pass = tracker.monitorPass();
+    const pass = operator.monitorPass();
     expect(pass.counts).toMatchObject({ stuckNotOwned: 1, deadlineTimedOut: 0 });
     expect(pass.stuck[0]).toMatchObject({
       cause: "past its deadline",
@@ -246,14 +246,14 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
       stateDir,
       aClaimedRequest("no-pid", { token: "t", claimedAt: clock.now() - 10 * MINUTE, heartbeatAt: clock.now() - 10 * MINUTE } as ClaimShape),
     );
-    const tracker = aTracker({ stateDir, now: clock.now });
-    expect(tracker.monitorPass().counts.released).toBe(1);
+    const { tracker, operator } = aRecording({ stateDir, now: clock.now });
+    expect(operator.monitorPass().counts.released).toBe(1);
     expect(tracker.get("no-pid")?.transitions?.at(-1)?.reason).toBe("released: no heartbeat for 10m from a worker on an unknown host (attempt 1 of 3)");
   });
 
   it("says why a queued request waits: no claim from its workspace, or the workers' position", () => {
     const clock = aClock();
-    const tracker = aTracker({ queuedStuckAfterMs: 1, now: clock.now });
+    const { tracker, operator } = aRecording({ queuedStuckAfterMs: 1, now: clock.now });
     tracker.create({ requestId: "first", workspace: "nightly", state: "queued" });
     tracker.create({ requestId: "second", workspace: "nightly", state: "queued" });
     tracker.create({ requestId: "elsewhere", workspace: "batch", state: "queued" });
@@ -261,7 +261,7 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     tracker.create({ requestId: "behind", workspace: "batch", state: "queued" });
     clock.advance(20);
 
-    const reasons = Object.fromEntries(tracker.monitorPass().stuck.map((s) => [s.requestId, s.reason]));
+    const reasons = Object.fromEntries(operator.monitorPass().stuck.map((s) => [s.requestId, s.reason]));
     expect(reasons.first).toBe("queued 20ms; no reqwatch worker has claimed from workspace nightly in 1ms (last claim: never)");
     expect(reasons.behind).toBe("queued 20ms; no reqwatch worker has claimed from workspace batch in 1ms (last claim 20ms ago)");
     expect(claimed?.request.requestId).toBe("elsewhere");
@@ -269,7 +269,7 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
 
   it("says where a queued request stands when workers are claiming from its workspace", () => {
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now });
+    const { tracker, operator } = aRecording({ now: clock.now });
     for (const id of ["q1", "q2", "q3"]) {
       clock.advance(10);
       tracker.create({ requestId: id, workspace: "busy", state: "queued" });
@@ -278,7 +278,7 @@ describe("the stuck monitor acts only on what reqwatch's own queue owns", () => 
     // A worker takes the oldest: q1. The others have waited past the threshold while it works.
     expect(tracker.claimNext()?.request.requestId).toBe("q1");
     clock.advance(1000);
-    const reasons = tracker.monitorPass().stuck.map((s) => [s.requestId, s.reason]);
+    const reasons = operator.monitorPass().stuck.map((s) => [s.requestId, s.reason]);
     expect(reasons).toEqual([
       ["q2", "queued 11m 1s; workers are claiming from workspace busy (last claim 1s ago), 0 queued ahead of it"],
       ["q3", "queued 11m 1s; workers are claiming from workspace busy (last claim 1s ago), 1 queued ahead of it"],

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 import { parseRequestQuery, toListFilters } from "../../lib/model/requestQuery";
 
 describe("filters by prefix, and the values they suggest", () => {
   it("lists the workspaces and sessions that start with what is typed, each once, in order, up to the limit", () => {
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     for (const [workspace, sessionId, n] of [
       ["batch", "s-alpha", 30],
       ["batch-nightly", "s-beta", 2],
@@ -13,11 +13,11 @@ describe("filters by prefix, and the values they suggest", () => {
     ] as const) {
       for (let i = 0; i < n; i++) tracker.create({ workspace, ...(sessionId && { sessionId }), state: "queued" });
     }
-    expect(tracker.knownValues("workspace", "bat")).toEqual(["bat_x", "batch", "batch-nightly"]);
-    expect(tracker.knownValues("workspace", "")).toEqual(["bat_x", "batch", "batch-nightly", "chat"]);
-    expect(tracker.knownValues("workspace", "bat", 2)).toEqual(["bat_x", "batch"]);
-    expect(tracker.knownValues("workspace", "x")).toEqual([]);
-    expect(tracker.knownValues("session", "s-")).toEqual(["s-alpha", "s-beta"]);
+    expect(reader.knownValues("workspace", "bat")).toEqual(["bat_x", "batch", "batch-nightly"]);
+    expect(reader.knownValues("workspace", "")).toEqual(["bat_x", "batch", "batch-nightly", "chat"]);
+    expect(reader.knownValues("workspace", "bat", 2)).toEqual(["bat_x", "batch"]);
+    expect(reader.knownValues("workspace", "x")).toEqual([]);
+    expect(reader.knownValues("session", "s-")).toEqual(["s-alpha", "s-beta"]);
 
     expect(tracker.list({ workspacePrefix: "batch", limit: 100 }).items).toHaveLength(32);
     // "_" is a character here, not a wildcard; the exact filter stays exact.

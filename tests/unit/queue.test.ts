@@ -8,19 +8,19 @@ import { backoffDelay } from "../../lib/queue/backoff";
 import { aClaimedRequest, aRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
 import { aDeadPid } from "../helpers/processes";
-import { aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, readRaw, tempStateDir } from "../helpers/stateDir";
 
 const MINUTE = 60_000;
 
 function queueOf(ids: string[], clock = aClock()) {
   const stateDir = tempStateDir();
-  const tracker = aTracker({ stateDir, now: clock.now, random: () => 0 });
+  const recording = aRecording({ stateDir, now: clock.now, random: () => 0 });
   for (const requestId of ids) {
     clock.advance(10);
-    tracker.create({ requestId, workspace: requestId.startsWith("b") ? "beta" : "alpha", state: "queued" });
+    recording.tracker.create({ requestId, workspace: requestId.startsWith("b") ? "beta" : "alpha", state: "queued" });
   }
   clock.advance(10);
-  return { stateDir, tracker, clock };
+  return { stateDir, ...recording, clock };
 }
 
 describe("claimNext", () => {
@@ -123,10 +123,10 @@ describe("complete and fail: the token fence", () => {
   });
 
   it("a person's retry of a failed request moves its error into the retry's step; the new attempt's completion shows none", () => {
-    const { tracker } = queueOf(["r1"]);
+    const { tracker, operator } = queueOf(["r1"]);
     tracker.fail("r1", tracker.claimNext()!.token, "bad prompt", { retryable: false });
     expect(tracker.get("r1")).toMatchObject({ state: "failed", error: "bad prompt" });
-    tracker.retry({ ids: ["r1"] }, { by: "dashboard" });
+    operator.retry({ ids: ["r1"] }, { by: "dashboard" });
     expect(tracker.get("r1")?.error).toBeUndefined();
     expect(tracker.get("r1")?.transitions?.at(-1)).toMatchObject({ from: "failed", to: "queued", error: "bad prompt", by: "dashboard" });
     tracker.complete("r1", tracker.claimNext()!.token, { output: "fixed" });
@@ -158,13 +158,13 @@ describe("complete and fail: the token fence", () => {
   });
 
   it("heartbeats renew a current claim and refuse a stale one", () => {
-    const { tracker, clock } = queueOf(["r1"]);
+    const { tracker, clock, reader } = queueOf(["r1"]);
     const claim = tracker.claimNext()!;
     clock.advance(4 * MINUTE);
     expect(tracker.heartbeat("r1", claim.token)).toBe(true);
     clock.advance(4 * MINUTE);
     // Silent for 4 minutes after the beat, not 8 since the claim: not a candidate.
-    expect(tracker.stuck()).toEqual([]);
+    expect(reader.stuck()).toEqual([]);
     expect(tracker.heartbeat("r1", "not-the-token")).toBe(false);
     tracker.complete("r1", claim.token);
     expect(tracker.heartbeat("r1", claim.token)).toBe(false);
@@ -200,14 +200,14 @@ describe("manual retry", () => {
         heartbeatAt: now - 1000,
       }),
     );
-    return { stateDir, tracker: aTracker({ stateDir }) };
+    return { stateDir, ...aRecording({ stateDir }) };
   }
 
   it("in a dry run reports exactly what the real run then does", () => {
-    const { tracker } = mixed();
+    const { operator } = mixed();
 
-    const dryRun = tracker.retry({ ids: ["failed-1", "timeout-1", "done-1", "orphan", "held", "ghost"] }, { dryRun: true });
-    const real = tracker.retry({ ids: ["failed-1", "timeout-1", "done-1", "orphan", "held", "ghost"] }, { dryRun: false });
+    const dryRun = operator.retry({ ids: ["failed-1", "timeout-1", "done-1", "orphan", "held", "ghost"] }, { dryRun: true });
+    const real = operator.retry({ ids: ["failed-1", "timeout-1", "done-1", "orphan", "held", "ghost"] }, { dryRun: false });
 
     expect(dryRun.dryRun).toBe(true);
     expect({ ...dryRun, dryRun: false }).toEqual(real);
@@ -220,8 +220,8 @@ describe("manual retry", () => {
   });
 
   it("requeues failed, timed-out and orphaned requests, marked manual, even past maxAttempts", () => {
-    const { tracker } = mixed();
-    tracker.retry({ filter: { states: ["failed", "timeout", "processing"] } }, { by: "dashboard" });
+    const { tracker, operator } = mixed();
+    operator.retry({ filter: { states: ["failed", "timeout", "processing"] } }, { by: "dashboard" });
     expect(tracker.get("failed-1")).toMatchObject({ state: "queued", attempt: 3 });
     expect(tracker.get("failed-1")?.transitions?.at(-1)).toMatchObject({
       to: "queued",
@@ -236,53 +236,53 @@ describe("manual retry", () => {
   });
 
   it("dry run leaves every file as it was", () => {
-    const { stateDir, tracker } = mixed();
+    const { stateDir, operator } = mixed();
     const snapshot = () =>
       fs
         .readdirSync(path.join(stateDir, "requests"))
         .sort()
         .map((name) => fs.readFileSync(path.join(stateDir, "requests", name), "utf8"));
     const before = snapshot();
-    tracker.retry({ filter: {} }, { dryRun: true });
+    operator.retry({ filter: {} }, { dryRun: true });
     expect(snapshot()).toEqual(before);
   });
 });
 
 describe("waitForResult", () => {
   it("resolves when the request finishes, and at once when it already has", async () => {
-    const { tracker } = queueOf(["r1"]);
+    const { tracker, upkeep } = queueOf(["r1"]);
     const claim = tracker.claimNext()!;
     const waiting = tracker.waitForResult("r1", { timeoutMs: 5000 });
     // On a later turn of the event loop: after the wait has begun, whatever the machine's pace.
     setImmediate(() => tracker.complete("r1", claim.token, { output: "ok" }));
     expect((await waiting).output).toBe("ok");
     expect((await tracker.waitForResult("r1", { timeoutMs: 1 })).state).toBe("completed");
-    expect(tracker.pendingWaits()).toBe(0);
+    expect(upkeep.pendingWaits()).toBe(0);
   });
 
   it("rejects with a TimeoutError and forgets the waiter; a later result resolves nothing", async () => {
-    const { tracker } = queueOf(["r1"]);
+    const { tracker, upkeep } = queueOf(["r1"]);
     const claim = tracker.claimNext()!;
     const outcome = tracker.waitForResult("r1", { timeoutMs: 30 }).then(
       (request) => request,
       (error: unknown) => error,
     );
     expect(await outcome).toBeInstanceOf(TimeoutError);
-    expect(tracker.pendingWaits()).toBe(0);
+    expect(upkeep.pendingWaits()).toBe(0);
     expect(tracker.complete("r1", claim.token)).toMatchObject({ outcome: "applied", request: { requestId: "r1", state: "completed" } });
     // Nothing was left waiting for it: the result is on disk, and a new wait gets it at once.
-    expect(tracker.pendingWaits()).toBe(0);
+    expect(upkeep.pendingWaits()).toBe(0);
     expect(await outcome).toBeInstanceOf(TimeoutError);
     await expect(tracker.waitForResult("r1", { timeoutMs: 1 })).resolves.toMatchObject({ requestId: "r1", state: "completed" });
-    expect(tracker.pendingWaits()).toBe(0);
+    expect(upkeep.pendingWaits()).toBe(0);
   });
 
   it("leaves no waiter behind after 10,000 waits that time out", async () => {
-    const { tracker } = queueOf(["r1", "r2"]);
+    const { tracker, upkeep } = queueOf(["r1", "r2"]);
     const waits = Array.from({ length: 10_000 }, (_, i) => tracker.waitForResult(i % 2 ? "r1" : "r2", { timeoutMs: 20 + (i % 50) }).catch((error) => error));
-    expect(tracker.pendingWaits()).toBe(10_000);
+    expect(upkeep.pendingWaits()).toBe(10_000);
     const settled = await Promise.all(waits);
     expect(settled.every((error) => error instanceof TimeoutError)).toBe(true);
-    expect(tracker.pendingWaits()).toBe(0);
+    expect(upkeep.pendingWaits()).toBe(0);
   });
 });

@@ -31,4 +31,11 @@ describe("the one reader of small JSON files", () => {
     expect(at(`{"pid": 4, "pad": "${"x".repeat(64)}"}`)).toMatchObject({ reason: "too big" });
     expect(readSmallJson(path.join(tempParent(), "none.json"), options)).toEqual({ missing: true });
   });
+
+  it("looks into a plain object only: null, an array or a scalar is not one", () => {
+    for (const value of [null, undefined, [], [{ pid: 1 }], "{}", 42, true]) expect(jsonObject(value)).toBeUndefined();
+    const value = { pid: 42, nested: [null] };
+    expect(jsonObject(value)).toBe(value);
+    expect(jsonObject({})).toEqual({});
+  });
 });

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openTrackerService } from "../../lib/tracker";
+import { openTracker } from "../../lib/tracker";
 import { aStuckProcessingRequest, aRequest, aGatewayRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 describe("recovery on open", () => {
   it("times out requests stuck processing past its threshold with no worker holding them, with a reason, and leaves the rest", () => {
@@ -51,15 +51,15 @@ describe("recovery on open", () => {
   });
 
   it("does not take the writer's own spare temp files for a crashed writer's", () => {
-    const tracker = aTracker();
+    const { tracker, reader, operator } = aRecording();
     tracker.create({ requestId: "r", workspace: "w", state: "queued" });
     tracker.transition("r", "processing");
     tracker.transition("r", "completed");
-    const spares = fs.readdirSync(path.join(tracker.stateDir.root, "requests")).filter((name) => name.endsWith(".tmp"));
+    const spares = fs.readdirSync(path.join(reader.stateDir.root, "requests")).filter((name) => name.endsWith(".tmp"));
     expect(spares.length).toBeGreaterThan(0);
 
-    expect(tracker.recover().removedTempFiles).toEqual([]);
-    expect(fs.readdirSync(path.join(tracker.stateDir.root, "requests")).filter((name) => name.endsWith(".tmp"))).toEqual(spares);
+    expect(operator.recover().removedTempFiles).toEqual([]);
+    expect(fs.readdirSync(path.join(reader.stateDir.root, "requests")).filter((name) => name.endsWith(".tmp"))).toEqual(spares);
   });
 
   it("reads null in an optional field as not set (another program's way of writing it), and still refuses null where a field is required", () => {
@@ -73,22 +73,22 @@ describe("recovery on open", () => {
       claim: null,
     });
     writeRequestFile(stateDir, { ...aRequest({ requestId: "no-state", state: "queued" }), state: null });
-    const tracker = aTracker({ stateDir, recover: false });
+    const { tracker, reader } = aRecording({ stateDir, recover: false });
     expect(tracker.get("nulls")).toMatchObject({ state: "processing", claim: null });
     expect(tracker.get("nulls")).not.toHaveProperty("completedAt");
-    expect(tracker.unreadableFiles()).toEqual([expect.objectContaining({ file: "requests/no-state.json", reason: expect.stringMatching(/^field 'state'/) })]);
+    expect(reader.unreadableFiles()).toEqual([expect.objectContaining({ file: "requests/no-state.json", reason: expect.stringMatching(/^field 'state'/) })]);
   });
 
   it("parses only what changed since the index saw it", () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 20; i++) writeRequestFile(stateDir, aRequest({ requestId: `r${i}` }));
-    openTrackerService({ stateDir }).close();
+    openTracker({ stateDir }).close();
 
     writeRequestFile(stateDir, aRequest({ requestId: "r3", state: "queued" }));
     fs.rmSync(requestPath(stateDir, "r4"));
     writeRequestFile(stateDir, aRequest({ requestId: "new" }));
-    const tracker = aTracker({ stateDir });
-    const report = tracker.recover();
+    const { tracker, operator } = aRecording({ stateDir });
+    const report = operator.recover();
 
     expect(tracker.openReport).toMatchObject({ scanned: 20, changed: 3 });
     expect(report).toMatchObject({ scanned: 20, changed: 0 });
@@ -99,14 +99,14 @@ describe("recovery on open", () => {
 
   it("takes a file edited by hand as it now is, even at the same version with older times", () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, operator } = aRecording({ stateDir });
     tracker.create({ requestId: "edited", workspace: "w", state: "processing" });
     const done = tracker.transition("edited", "completed", { fields: { output: "first" } });
     // Set back three days by hand, as someone who wants it gone sooner would.
     const threeDaysAgo = done.lastUpdatedAt - 3 * 24 * 3_600_000;
     const edited = { ...done, output: "edited by hand", createdAt: threeDaysAgo, completedAt: threeDaysAgo, lastUpdatedAt: threeDaysAgo };
     fs.writeFileSync(requestPath(stateDir, "edited"), JSON.stringify(edited));
-    expect(tracker.recover()).toMatchObject({ changed: 1 });
+    expect(operator.recover()).toMatchObject({ changed: 1 });
     expect(tracker.get("edited")).toEqual(JSON.parse(fs.readFileSync(requestPath(stateDir, "edited"), "utf8")));
     expect(tracker.list({ updatedTo: threeDaysAgo + 1 }).items.map((row) => row.requestId)).toEqual(["edited"]);
   });
@@ -133,7 +133,7 @@ describe("unreadable files", () => {
     const big = { ...aGatewayRequest("ten-megabytes"), output: "x".repeat(10 * 1024 * 1024) };
     writeRequestFile(stateDir, big);
 
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader } = aRecording({ stateDir });
     const report = tracker.openReport!;
 
     for (const [id, , reason] of bad) {
@@ -149,24 +149,24 @@ describe("unreadable files", () => {
         .sort(),
     ).toEqual(["good-1", "good-2", "ten-megabytes"]);
     expect(tracker.get("ten-megabytes")?.output).toHaveLength(10 * 1024 * 1024);
-    expect(tracker.unreadableFiles().map((u) => u.file)).toEqual(report.unreadable.map((u) => u.file));
+    expect(reader.unreadableFiles().map((u) => u.file)).toEqual(report.unreadable.map((u) => u.file));
   });
 
   it("keep the last good indexed state, and recover when fixed", () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader, operator } = aRecording({ stateDir });
     tracker.create({ requestId: "flaky", workspace: "gw", state: "queued" });
     const good = readRaw(stateDir, "flaky");
     fs.writeFileSync(requestPath(stateDir, "flaky"), good.slice(0, 30));
 
-    const broken = tracker.recover();
+    const broken = operator.recover();
     expect(broken.unreadable).toEqual([{ file: "requests/flaky.json", reason: expect.stringMatching(/invalid JSON/) }]);
     expect(tracker.get("flaky")?.state).toBe("queued");
-    expect(tracker.recover().unreadable).toHaveLength(1);
+    expect(operator.recover().unreadable).toHaveLength(1);
 
     fs.writeFileSync(requestPath(stateDir, "flaky"), good);
-    expect(tracker.recover().unreadable).toEqual([]);
-    expect(tracker.unreadableFiles()).toEqual([]);
+    expect(operator.recover().unreadable).toEqual([]);
+    expect(reader.unreadableFiles()).toEqual([]);
   });
 
   it("refuse a write to a corrupt file with a clear error, and keep it", () => {

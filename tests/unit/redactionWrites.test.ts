@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { openTrackerService, type TrackerService } from "../../lib/tracker";
-import { aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
+import { openTracker, type Recording } from "../../lib/tracker";
+import { aRecording, aTracker, readRaw, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 import { LOOK_ALIKES, SECRETS, type SecretSample } from "../helpers/secrets";
 import { thrown } from "../helpers/thrown";
 import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
@@ -28,11 +28,11 @@ function ok<T>(result: { ok: true; value: T } | { ok: false; error: { message: s
 }
 
 /** One of each write that records text: a request's prompt, output and errors, a result marker, and everything a session records. */
-function recordEverywhere(tracker: TrackerService, line: string) {
+function recordEverywhere({ tracker, reader }: Recording, line: string) {
   const created = tracker.create({ requestId: "prompted", workspace: "ws", state: "queued", prompt: `fix the deploy: ${line}` });
   const claim = tracker.claimNext({ workspace: "ws" })!;
   tracker.recordResult("prompted", claim.token, { outcome: "completed", fields: { output: `ran ${line}` } });
-  const marker = fs.readFileSync(path.join(tracker.stateDir.resultsDir, "prompted.json"), "utf8");
+  const marker = fs.readFileSync(path.join(reader.stateDir.resultsDir, "prompted.json"), "utf8");
   const completed = tracker.complete("prompted", claim.token, { output: `ran ${line}` });
 
   tracker.create({ requestId: "failing", workspace: "ws", state: "queued", maxAttempts: 2 });
@@ -67,8 +67,8 @@ function recordEverywhere(tracker: TrackerService, line: string) {
 describe("secrets in what reqwatch records", () => {
   it.each(SECRETS.map((sample) => [sample.kind, sample] as const))("a %s is in no file of the state folder, only its marker", (_kind, sample: SecretSample) => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
-    const seen = recordEverywhere(tracker, sample.line);
+    const recording = aRecording({ stateDir });
+    const seen = recordEverywhere(recording, sample.line);
     const mark = `[redacted: ${sample.kind}]`;
 
     expect(everythingWritten(stateDir)).not.toContain(sample.secret);
@@ -100,7 +100,7 @@ describe("secrets in what reqwatch records", () => {
     // Nor a word of the marker, which says what was there, not what the session did.
     expect(patterns_detected).not.toContain("redacted");
     // What the calls return is what was written.
-    expect(tracker.get("prompted")).toEqual(seen.completed.request);
+    expect(recording.tracker.get("prompted")).toEqual(seen.completed.request);
     expect(JSON.parse(readRaw(stateDir, "failing"))).toEqual(seen.failed.request);
   });
 
@@ -174,7 +174,7 @@ describe("secrets in what reqwatch records", () => {
   ])("refuses %s at open, before the folder is made", (_label, options, env, message) => {
     for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
     const stateDir = path.join(tempParent(), "new-state");
-    const error = thrown(() => openTrackerService({ stateDir, ...(options as object) }));
+    const error = thrown(() => openTracker({ stateDir, ...(options as object) }));
     expect(error.code).toBe("BAD_INPUT");
     expect(error.message).toContain(message);
     expect(fs.existsSync(stateDir)).toBe(false);

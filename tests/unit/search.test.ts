@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { aRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, tempStateDir } from "../helpers/stateDir";
 
 const ids = (page: { items: { requestId: string }[] }) => page.items.map((item) => item.requestId).sort();
 
@@ -25,7 +25,7 @@ describe("text search over prompt, output and error", () => {
   });
 
   it("follows changes: new text is found, old text is not, and a removed request leaves the index", () => {
-    const tracker = aTracker();
+    const { tracker, operator } = aRecording();
     tracker.create({ requestId: "r", workspace: "w", state: "processing", prompt: "first words" });
     tracker.transition("r", "failed", { fields: { error: "boom" } });
     tracker.transition("r", "queued", { fields: { prompt: "second attempt" } });
@@ -35,7 +35,7 @@ describe("text search over prompt, output and error", () => {
     expect(ids(tracker.list({ text: "second" }))).toEqual(["r"]);
     tracker.transition("r", "processing");
     tracker.transition("r", "completed");
-    tracker.cleanup({ olderThanMs: 0 });
+    operator.cleanup({ olderThanMs: 0 });
     expect(ids(tracker.list({ text: "second" }))).toEqual([]);
   });
 
@@ -63,13 +63,13 @@ describe("the text index after a rebuild", () => {
   it("is filled afterwards, in steps or by the first search, and misses nothing written meanwhile", () => {
     const stateDir = tempStateDir();
     for (let i = 0; i < 30; i++) writeRequestFile(stateDir, aRequest({ requestId: `old-${i}`, prompt: `needle number ${i}` }));
-    const tracker = aTracker({ stateDir });
-    expect(tracker.backfillTextIndex(10)).toBe(20);
+    const { tracker, upkeep } = aRecording({ stateDir });
+    expect(upkeep.backfillTextIndex(10)).toBe(20);
     tracker.update("old-25", { fields: { prompt: "changed before its turn" } });
     tracker.create({ requestId: "new-1", workspace: "w", prompt: "needle arrived later" });
     // The search fills the rest first.
     expect(tracker.list({ text: "needle", limit: 100 }).items).toHaveLength(30);
     expect(ids(tracker.list({ text: "changed turn" }))).toEqual(["old-25"]);
-    expect(tracker.backfillTextIndex()).toBe(0);
+    expect(upkeep.backfillTextIndex()).toBe(0);
   });
 });

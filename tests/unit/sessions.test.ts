@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { aClock } from "../helpers/clock";
 import { eventually } from "../helpers/processes";
-import { aTracker, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, tempStateDir } from "../helpers/stateDir";
 
 const HOUR = 3_600_000;
 
@@ -44,7 +44,7 @@ const anotherToolsSession = (id: string, lastUpdated: string) => ({
 describe("sessions", () => {
   it("continues the session updated within 24 hours, and starts a new one after (the boundary included)", () => {
     const clock = aClock(Date.parse("2026-03-01T10:00:00Z"));
-    const tracker = aTracker({ now: clock.now });
+    const { tracker, reader } = aRecording({ now: clock.now });
     const first = ok(tracker.sessions.start());
     expect(first).toMatchObject({ started: true, reason: "none" });
     clock.advance(24 * HOUR);
@@ -55,7 +55,7 @@ describe("sessions", () => {
     expect(next.session.session_id).not.toBe(first.session.session_id);
     // The expired one is kept and listed.
     expect(
-      tracker.sessions
+      reader.sessions
         .list()
         .map((s) => s.sessionId)
         .sort(),
@@ -118,7 +118,7 @@ describe("sessions", () => {
 
   it("a corrupt current session is reported and kept; work goes on in a new session", () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader, operator } = aRecording({ stateDir });
     const first = ok(tracker.sessions.start()).session.session_id;
     const file = `${stateDir}/sessions/${first}.json`;
     fs.writeFileSync(file, '{"session_id": "');
@@ -129,8 +129,8 @@ describe("sessions", () => {
     expect(next).toMatchObject({ started: true, reason: "unreadable" });
     expect(fs.readFileSync(file, "utf8")).toBe('{"session_id": "');
     ok(tracker.sessions.recordCommand({ command: "keep going", status: "completed" }));
-    tracker.recover();
-    expect(tracker.unreadableFiles()).toEqual([expect.objectContaining({ file: `sessions/${first}.json`, reason: "invalid JSON" })]);
+    operator.recover();
+    expect(reader.unreadableFiles()).toEqual([expect.objectContaining({ file: `sessions/${first}.json`, reason: "invalid JSON" })]);
   });
 
   it("reads another tool's session file leniently and keeps what it does not know", () => {
@@ -176,31 +176,31 @@ describe("sessions", () => {
   });
 
   it("counts a session's requests by state", () => {
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     const id = ok(tracker.sessions.start()).session.session_id;
     tracker.create({ workspace: "w", state: "queued", sessionId: id });
     tracker.create({ workspace: "w", state: "queued", sessionId: id });
     tracker.create({ workspace: "w", state: "queued", sessionId: "someone-else" });
-    expect(tracker.countsByState({ sessionId: id })).toMatchObject({ queued: 2 });
+    expect(reader.countsByState({ sessionId: id })).toMatchObject({ queued: 2 });
   });
 });
 
 describe("sessions written by other tools", () => {
   it("reach the index and the change feed through the watcher, once each", async () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
-    const ingest = tracker.startIngest({ reconcileEveryMs: 60_000 });
-    const from = tracker.feedLastSeq();
+    const { tracker, reader, upkeep } = aRecording({ stateDir });
+    const ingest = upkeep.startIngest({ reconcileEveryMs: 60_000 });
+    const from = reader.feedLastSeq();
     const temp = `${stateDir}/sessions/.hook.tmp`;
     fs.writeFileSync(temp, JSON.stringify(anotherToolsSession("from-a-hook", "2026-03-01T10:00:00Z")));
     fs.renameSync(temp, `${stateDir}/sessions/from-a-hook.json`);
-    await eventually(() => tracker.sessions.list().find((s) => s.sessionId === "from-a-hook"));
+    await eventually(() => reader.sessions.list().find((s) => s.sessionId === "from-a-hook"));
     ok(tracker.sessions.updateSnapshot({ activeTask: "ours now" }, "from-a-hook"));
     // A second hook's session, written after our update: once it is in, the watcher has seen our write.
     fs.writeFileSync(temp, JSON.stringify(anotherToolsSession("sentinel", "2026-03-01T11:00:00Z")));
     fs.renameSync(temp, `${stateDir}/sessions/sentinel.json`);
-    await eventually(() => tracker.sessions.list().find((s) => s.sessionId === "sentinel"));
-    const changes = tracker.changesSince(from).filter((c) => c.kind === "session.upserted" && c.requestId === "from-a-hook");
+    await eventually(() => reader.sessions.list().find((s) => s.sessionId === "sentinel"));
+    const changes = reader.changesSince(from).filter((c) => c.kind === "session.upserted" && c.requestId === "from-a-hook");
     expect(changes.map((c) => c.session?.activeTask)).toEqual(["User registration system", "ours now"]);
     ingest.stop();
   });

@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { addMessage, claudeMemWithOneOfEach, createClaudeMemDb } from "../helpers/claudeMemDb";
 import { eventually } from "../helpers/processes";
-import { aTracker, tempParent } from "../helpers/stateDir";
+import { aRecording, tempParent } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
 import { LiveSource } from "../../lib/sources/liveSource";
 import { actOnSource } from "../../lib/dashboard/sourceActions";
@@ -158,12 +158,12 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
     const file = path.join(tempParent(), "claude-mem.db");
     const { db, ids } = claudeMemWithOneOfEach(file);
     db.exec("BEGIN IMMEDIATE");
-    const tracker = aTracker();
+    const { tracker, operator } = aRecording();
     try {
       const started = Date.now();
       expect(
         thrown(() =>
-          tracker.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () =>
+          operator.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () =>
             sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], { dryRun: false }),
           ),
         ),
@@ -171,7 +171,7 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
       expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
       db.exec("COMMIT");
       expect(row(db, ids.crashed)).toMatchObject({ status: "processing" });
-      const { entry } = tracker.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () =>
+      const { entry } = operator.actions.recordSourceAction({ name: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], "test", () =>
         sourceAction({ kind: "claude-mem", file }, "retry", [`claude-mem-${ids.crashed}`], { dryRun: false }),
       );
       expect(entry).toMatchObject({
@@ -183,7 +183,7 @@ describe("acting on claude-mem's queue where its own recovery does the same", ()
         changedIds: [`claude-mem-${ids.crashed}`],
         summary: `Retry claude-mem-${ids.crashed} of claude-mem (${file})`,
       });
-      const [latest, failed] = tracker.actions.list();
+      const [latest, failed] = operator.actions.list();
       expect(latest!.id).toBe(entry.id);
       expect(failed).toMatchObject({ kind: "source-retry", status: "failed", changed: 0, error: expect.stringContaining("is locked by its owner") });
     } finally {

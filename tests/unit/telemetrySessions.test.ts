@@ -5,7 +5,7 @@ import { TelemetryStore } from "../../lib/telemetry/store/telemetryStore";
 import { sessionsView } from "../../lib/views/sessionsView";
 import { TelemetrySessions, telemetrySessionLines } from "../../lib/views/telemetrySessionsView";
 import { aGenAiExport, exportsOf, feed, type Export } from "../helpers/claudeCodeExports";
-import { aTracker, tempParent } from "../helpers/stateDir";
+import { aRecording, tempParent } from "../helpers/stateDir";
 import { thrown } from "../helpers/thrown";
 
 // Claude Code's own exports (tests/fixtures/otlp) and a GenAI span, kept by the real store and read
@@ -171,16 +171,16 @@ describe("sessions received over OpenTelemetry", () => {
     const { store, sessions } = aStore();
     feed(store, exportsOf("plain"), RECEIVED);
     let now = RECEIVED;
-    const tracker = aTracker({ now: () => now });
+    const { tracker, reader } = aRecording({ now: () => now });
     tracker.create({ requestId: "r1", workspace: "w", sessionId: "from-requests", state: "queued" });
     now += MINUTE;
 
-    expect(sessionsView(tracker, sessions).map((row) => [row.source, row.sessionId])).toEqual([
+    expect(sessionsView(reader, sessions).map((row) => [row.source, row.sessionId])).toEqual([
       [null, "from-requests"],
       // The session.id Claude Code gave the captured prompt.
       ["otel", "09c50f3d-627c-46e9-84ea-8248d62ab9c1"],
     ]);
     // Without the read model, the folder's alone.
-    expect(sessionsView(tracker).map((row) => row.source)).toEqual([null]);
+    expect(sessionsView(reader).map((row) => row.source)).toEqual([null]);
   });
 });

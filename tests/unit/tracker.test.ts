@@ -6,9 +6,9 @@ import { isReqwatchError, type ErrorCode } from "../../lib/model/errors";
 import { STATES } from "../../lib/model/states";
 import { resolveTrackerOptions } from "../../lib/store/options";
 import type { TrackerOptions } from "../../lib/types";
-import { openTrackerService } from "../../lib/tracker";
+import { openRoles, openTracker } from "../../lib/tracker";
 import { aGatewayRequest, writeRequestFile } from "../helpers/builders";
-import { aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
+import { aRecording, aTracker, readRaw, requestPath, tempStateDir } from "../helpers/stateDir";
 
 function codeOf(fn: () => unknown): { code: ErrorCode | undefined; message: string } {
   try {
@@ -194,13 +194,13 @@ describe("ids and workspace names are checked before they touch a path", () => {
 
   it.each(badIds)("refuses the id %j everywhere, with a clear error", (bad) => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, operator } = aRecording({ stateDir });
     for (const call of [
       () => tracker.create({ requestId: bad, workspace: "gw" }),
       () => tracker.get(bad),
       () => tracker.update(bad, { fields: { model: "m" } }),
       () => tracker.transition(bad, "queued"),
-      () => tracker.restore(bad),
+      () => operator.restore(bad),
     ]) {
       const { code, message } = codeOf(call);
       expect(code).toBe("BAD_INPUT");
@@ -221,7 +221,8 @@ describe("ids and workspace names are checked before they touch a path", () => {
 describe("listing", () => {
   function seeded() {
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now });
+    const recording = aRecording({ now: clock.now });
+    const { tracker } = recording;
     const plan: [string, string, "created" | "queued" | "processing", string?][] = [
       ["a1", "alpha", "queued", "s1"],
       ["a2", "alpha", "processing", "s1"],
@@ -236,7 +237,7 @@ describe("listing", () => {
     }
     clock.advance(1000);
     tracker.transition("a2", "completed");
-    return { tracker, clock };
+    return { ...recording, clock };
   }
 
   it("filters by workspace, states, session and time, newest update first", () => {
@@ -306,14 +307,14 @@ describe("listing", () => {
   });
 
   it("counts every state, zeros included", () => {
-    const { tracker } = seeded();
-    expect(tracker.countsByState()).toEqual({ created: 1, queued: 3, processing: 1, completed: 1, failed: 0, timeout: 0 });
-    expect(tracker.countsByState({ workspace: "alpha" })).toEqual({ created: 1, queued: 1, processing: 0, completed: 1, failed: 0, timeout: 0 });
+    const { reader } = seeded();
+    expect(reader.countsByState()).toEqual({ created: 1, queued: 3, processing: 1, completed: 1, failed: 0, timeout: 0 });
+    expect(reader.countsByState({ workspace: "alpha" })).toEqual({ created: 1, queued: 1, processing: 0, completed: 1, failed: 0, timeout: 0 });
   });
 
   it("keeps the counts in step with the rows through every kind of write, a rebuild included", () => {
     const stateDir = tempStateDir();
-    const tracker = aTracker({ stateDir });
+    const { tracker, reader, operator } = aRecording({ stateDir });
     // What the counts must be: a scan of the rows, as the index held them before it kept counts.
     const scanned = () => {
       const db = new Database(path.join(stateDir, "index.db"), { readonly: true });
@@ -327,7 +328,7 @@ describe("listing", () => {
       }
     };
     const check = (expected: Partial<Record<(typeof STATES)[number], number>>) => {
-      const counts = tracker.countsByState();
+      const counts = reader.countsByState();
       expect(counts).toEqual(scanned());
       expect(counts).toMatchObject(expected);
     };
@@ -347,23 +348,23 @@ describe("listing", () => {
       JSON.stringify({ ...edited, state: "timeout", version: edited.version + 1, lastUpdatedAt: edited.lastUpdatedAt + 1 }),
     );
     fs.rmSync(requestPath(stateDir, "r4"));
-    tracker.recover();
+    operator.recover();
     check({ queued: 3, completed: 1, timeout: 1 });
     // Cleanup archives and removes; restore brings one back.
-    expect(tracker.cleanup({ olderThanMs: 0, states: ["completed", "timeout"] }).archived).toBe(2);
+    expect(operator.cleanup({ olderThanMs: 0, states: ["completed", "timeout"] }).archived).toBe(2);
     check({ completed: 0, timeout: 0 });
-    tracker.restore("r0");
+    operator.restore("r0");
     check({ queued: 3, completed: 1 });
     // A rebuilt index counts the files afresh.
     tracker.close();
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
-    const reopened = aTracker({ stateDir });
-    expect(reopened.countsByState()).toEqual({ created: 0, queued: 3, processing: 0, completed: 1, failed: 0, timeout: 0 });
+    const reopened = aRecording({ stateDir });
+    expect(reopened.reader.countsByState()).toEqual({ created: 0, queued: 3, processing: 0, completed: 1, failed: 0, timeout: 0 });
     // The rebuild filled the index without the triggers and counted once at its end: they are back for what follows.
-    reopened.create({ requestId: "after-rebuild", workspace: "gw", state: "queued" });
-    reopened.transition("r2", "processing");
-    expect(reopened.countsByState()).toEqual({ ...scanned(), queued: 3, processing: 1 });
-    expect(reopened.countsByState()).toEqual(scanned());
+    reopened.tracker.create({ requestId: "after-rebuild", workspace: "gw", state: "queued" });
+    reopened.tracker.transition("r2", "processing");
+    expect(reopened.reader.countsByState()).toEqual({ ...scanned(), queued: 3, processing: 1 });
+    expect(reopened.reader.countsByState()).toEqual(scanned());
   });
 
   it("refuses bad filters and foreign cursors", () => {
@@ -379,14 +380,14 @@ describe("listing", () => {
 describe("the index", () => {
   it("is rebuilt from the files when deleted", () => {
     const stateDir = tempStateDir();
-    const first = openTrackerService({ stateDir });
-    first.create({ requestId: "keep-1", workspace: "gw", state: "queued" });
-    first.create({ requestId: "keep-2", workspace: "gw" });
-    const generation = first.generation();
+    const first = openRoles({ stateDir });
+    first.tracker.create({ requestId: "keep-1", workspace: "gw", state: "queued" });
+    first.tracker.create({ requestId: "keep-2", workspace: "gw" });
+    const generation = first.reader.generation();
     first.close();
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path.join(stateDir, `index.db${suffix}`), { force: true });
 
-    const second = aTracker({ stateDir, recover: false });
+    const second = aRecording({ stateDir, recover: false }).reader;
     expect(
       second
         .list()
@@ -415,15 +416,13 @@ describe("options", () => {
   });
 
   it("are checked up front with exact messages", () => {
-    expect(codeOf(() => openTrackerService({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
-    expect(codeOf(() => openTrackerService({ processingStuckAfterMs: -1 })).message).toBe(
+    expect(codeOf(() => openTracker({ statedir: "/tmp/x" } as never)).message).toBe('Unknown option "statedir" should be "stateDir".');
+    expect(codeOf(() => openTracker({ processingStuckAfterMs: -1 })).message).toBe(
       'Option "processingStuckAfterMs" must be a positive number of milliseconds.',
     );
-    expect(codeOf(() => openTrackerService({ claimDurability: "weak" as never })).message).toBe(
-      'Option "claimDurability" must be "atomic" or "full", not "weak".',
-    );
-    expect(codeOf(() => openTrackerService({ backoff: { base: 1 } as never })).message).toBe('Unknown option "backoff.base" (known: baseMs, capMs, jitter).');
-    expect(codeOf(() => openTrackerService({ maxAttempts: 0 })).message).toBe('Option "maxAttempts" must be a whole number of at least 1.');
+    expect(codeOf(() => openTracker({ claimDurability: "weak" as never })).message).toBe('Option "claimDurability" must be "atomic" or "full", not "weak".');
+    expect(codeOf(() => openTracker({ backoff: { base: 1 } as never })).message).toBe('Unknown option "backoff.base" (known: baseMs, capMs, jitter).');
+    expect(codeOf(() => openTracker({ maxAttempts: 0 })).message).toBe('Option "maxAttempts" must be a whole number of at least 1.');
   });
 
   it("refuse a renamed setting's old name, option or variable, with one line naming the new one", () => {
@@ -439,7 +438,7 @@ describe("options", () => {
     });
     const stateDir = tempStateDir();
     const before = fs.readdirSync(stateDir);
-    expect(codeOf(() => openTrackerService({ stateDir, hungAfterMs: 1000 } as TrackerOptions)).code).toBe("BAD_INPUT");
+    expect(codeOf(() => openTracker({ stateDir, hungAfterMs: 1000 } as TrackerOptions)).code).toBe("BAD_INPUT");
     expect(fs.readdirSync(stateDir)).toEqual(before);
   });
 
@@ -448,8 +447,8 @@ describe("options", () => {
     const previous = process.env.REQWATCH_STATE_DIR;
     process.env.REQWATCH_STATE_DIR = stateDir;
     try {
-      const tracker = openTrackerService();
-      expect(tracker.stateDir.root).toBe(stateDir);
+      const { tracker, reader } = openRoles();
+      expect(reader.stateDir.root).toBe(stateDir);
       tracker.create({ requestId: "env", workspace: "gw" });
       tracker.close();
       expect(fs.existsSync(requestPath(stateDir, "env"))).toBe(true);

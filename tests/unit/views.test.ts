@@ -8,27 +8,27 @@ import { queueStatusText, queuesView, stuckText } from "../../lib/views/queuesVi
 import { requestDetailView, requestsView } from "../../lib/views/requestsView";
 import { aRequest, writeRequestFile } from "../helpers/builders";
 import { aClock } from "../helpers/clock";
-import { aTracker, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
+import { aRecording, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 
 const MINUTE = 60_000;
 
 describe("the overview's figures", () => {
   it("divide by the span the data covers, not the whole hour, when the first request is younger", () => {
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now });
+    const { tracker, reader } = aRecording({ now: clock.now });
     for (let i = 0; i < 60; i++) {
       tracker.create({ requestId: `r${i}`, workspace: "w", state: "processing" });
       tracker.transition(`r${i}`, "completed");
     }
     clock.advance(2 * MINUTE);
-    const metrics = overviewMetrics(tracker, clock.now());
+    const metrics = overviewMetrics(reader, clock.now());
     expect(metrics.spanMs).toBe(2 * MINUTE);
     expect(metrics.perMinute).toBe(30);
 
     clock.advance(3 * 60 * MINUTE);
     tracker.create({ requestId: "late", workspace: "w", state: "processing" });
     tracker.transition("late", "completed");
-    expect(overviewMetrics(tracker, clock.now())).toMatchObject({ spanMs: 60 * MINUTE, perMinute: 1 / 60 });
+    expect(overviewMetrics(reader, clock.now())).toMatchObject({ spanMs: 60 * MINUTE, perMinute: 1 / 60 });
   });
 
   it("measure queue wait and processing time from the lifecycle times of files without a history (a chat gateway's)", () => {
@@ -49,7 +49,7 @@ describe("the overview's figures", () => {
         }),
       );
     }
-    const metrics = overviewMetrics(aTracker({ stateDir }), now);
+    const metrics = overviewMetrics(aRecording({ stateDir }).reader, now);
     expect(metrics.queueWait).toMatchObject({ n: 4, p50: 2000 });
     expect(metrics.processing).toMatchObject({ n: 4 });
     expect(metrics.processing!.p95).toBeGreaterThan(3000);
@@ -104,18 +104,18 @@ describe("a lifecycle from another program's times, continued by reqwatch", () =
 describe("stuck reasons on rows", () => {
   it("are shown only while the request is still in the state the monitor saw", () => {
     const clock = aClock();
-    const tracker = aTracker({ queuedStuckAfterMs: 1, now: clock.now });
+    const { tracker, reader, operator } = aRecording({ queuedStuckAfterMs: 1, now: clock.now });
     tracker.create({ requestId: "r", workspace: "w", state: "queued" });
     clock.advance(5);
-    const stuck = tracker.monitorPass().stuck;
-    expect(requestsView(tracker, DEFAULT_QUERY, stuck).items[0]?.stuckReason).toMatch(/^queued /);
+    const stuck = operator.monitorPass().stuck;
+    expect(requestsView(reader, DEFAULT_QUERY, stuck).items[0]?.stuckReason).toMatch(/^queued /);
 
     clock.advance(1000);
     tracker.transition("r", "processing");
     // The monitor's pass is older than the change: a processing row is not "stuck: queued 22s".
-    expect(requestsView(tracker, DEFAULT_QUERY, stuck).items[0]).toMatchObject({ state: "processing", stuckReason: null });
-    expect(requestsView(tracker, { ...DEFAULT_QUERY, stuck: true }, stuck).items).toEqual([]);
-    expect(requestDetailView(tracker, "r", stuck)?.stuckReason).toBeNull();
+    expect(requestsView(reader, DEFAULT_QUERY, stuck).items[0]).toMatchObject({ state: "processing", stuckReason: null });
+    expect(requestsView(reader, { ...DEFAULT_QUERY, stuck: true }, stuck).items).toEqual([]);
+    expect(requestDetailView(reader, "r", stuck)?.stuckReason).toBeNull();
   });
 });
 
@@ -123,37 +123,37 @@ describe("sessions known from the requests that carry their id", () => {
   it("are listed and have a page (requests, first and last seen), beside recorded ones; recording into one starts its context", async () => {
     const { sessionsView, sessionDetailView } = await import("../../lib/views/sessionsView");
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now });
+    const { tracker, reader } = aRecording({ now: clock.now });
     tracker.create({ requestId: "r1", workspace: "w", sessionId: "from-requests", state: "queued" });
     clock.advance(60_000);
     tracker.create({ requestId: "r2", workspace: "w", sessionId: "from-requests", state: "queued" });
     const recorded = tracker.sessions.start();
     expect(recorded.ok).toBe(true);
 
-    const rows = sessionsView(tracker);
+    const rows = sessionsView(reader);
     expect(rows.map((r) => [r.sessionId, r.source === null && r.recorded, r.requests])).toEqual([
       [recorded.ok ? recorded.value.session.session_id : "", true, 0],
       ["from-requests", false, 2],
     ]);
     expect(rows[1]).toMatchObject({ state: "active", firstSeen: clock.now() - 60_000, lastSeen: clock.now() });
 
-    expect(sessionDetailView(tracker, "from-requests")).toMatchObject({
+    expect(sessionDetailView(reader, "from-requests")).toMatchObject({
       session: null,
       sessionId: "from-requests",
       seen: { requests: 2 },
       requestCounts: { queued: 2 },
     });
-    expect(sessionDetailView(tracker, "nobody")).toBeNull();
+    expect(sessionDetailView(reader, "nobody")).toBeNull();
 
     expect(tracker.sessions.updateSnapshot({ activeTask: "triage" }, "from-requests")).toMatchObject({ ok: true, value: { session_id: "from-requests" } });
-    expect(sessionDetailView(tracker, "from-requests")?.session?.context_snapshot?.active_task).toBe("triage");
+    expect(sessionDetailView(reader, "from-requests")?.session?.context_snapshot?.active_task).toBe("triage");
   });
 });
 
 describe("explaining a request", () => {
   it("tells its attempts, a dropped late delivery, its callback, its session and what to do next", () => {
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now, backoff: { baseMs: 0, capMs: 0 }, random: () => 0 });
+    const { tracker, reader } = aRecording({ now: clock.now, backoff: { baseMs: 0, capMs: 0 }, random: () => 0 });
     const session = tracker.sessions.start();
     if (!session.ok) throw new Error(session.error.message);
     const sessionId = session.value.session.session_id;
@@ -170,7 +170,7 @@ describe("explaining a request", () => {
     tracker.complete("story", first.token, { output: "late" });
     tracker.update("story", { fields: { callback: { success: false, attempts: 3, retryTimestamps: [], error: "HTTP 502" } } });
 
-    const story = explainRequest(tracker, "story", tracker.stuck())!;
+    const story = explainRequest(reader, "story", reader.stuck())!;
     // Each claim step keeps the worker process that made it.
     const worker = { pid: process.pid, host: os.hostname(), processStartedAt: expect.any(Number) };
     expect(story.attempts).toEqual([
@@ -209,26 +209,26 @@ describe("explaining a request", () => {
 
   it("says why a queued request is stuck and offers to cancel it; says nothing is wrong with a completed one", () => {
     const clock = aClock();
-    const tracker = aTracker({ now: clock.now, queuedStuckAfterMs: MINUTE });
+    const { tracker, reader } = aRecording({ now: clock.now, queuedStuckAfterMs: MINUTE });
     tracker.create({ requestId: "waiting", workspace: "nobody", state: "queued" });
     tracker.create({ requestId: "done", workspace: "w", state: "processing" });
     tracker.transition("done", "completed");
     clock.advance(2 * MINUTE);
-    const waiting = explainRequest(tracker, "waiting", tracker.stuck())!;
+    const waiting = explainRequest(reader, "waiting", reader.stuck())!;
     expect(waiting.stuckReason).toMatch(/^queued 2m/);
     expect(waiting.next).toEqual({
       advice: "No worker has claimed it: start a worker for workspace nobody, or cancel it.",
       command: "reqwatch cancel waiting",
     });
-    expect(explainRequest(tracker, "done", tracker.stuck())!.next).toEqual({ advice: "Nothing to do: it completed.", command: null });
-    expect(explainRequest(tracker, "missing", [])).toBeNull();
+    expect(explainRequest(reader, "done", reader.stuck())!.next).toEqual({ advice: "Nothing to do: it completed.", command: null });
+    expect(explainRequest(reader, "missing", [])).toBeNull();
   });
 
   it("does not take a request another program moved to processing for a reqwatch worker's", () => {
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     tracker.create({ requestId: "theirs", workspace: "gw", state: "queued" });
     tracker.transition("theirs", "processing", { by: "gateway" });
-    const story = explainRequest(tracker, "theirs", tracker.stuck())!;
+    const story = explainRequest(reader, "theirs", reader.stuck())!;
     expect(story.lines).toContainEqual(
       expect.stringMatching(
         /^Attempt 1: moved to processing by gateway at \S+ without a reqwatch claim \(another program, or by hand\); no reqwatch worker holds it\.$/,
@@ -245,10 +245,10 @@ describe("explaining a request", () => {
     const now = Date.now();
     writeRequestFile(stateDir, aRequest({ requestId: "failed", workspace: "gw", state: "failed", error: "upstream 502" }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "hung", workspace: "gw", state: "processing", processingStartedAt: now - 3 * 60 * MINUTE }, now));
-    const tracker = aTracker({ stateDir, cacheDir: tempParent() });
+    const { tracker, reader } = aRecording({ stateDir, cacheDir: tempParent() });
     expect(tracker.ownership.access).toBe("observed");
     for (const id of ["failed", "hung"]) {
-      const { next, lines } = explainRequest(tracker, id, tracker.stuck())!;
+      const { next, lines } = explainRequest(reader, id, reader.stuck())!;
       expect(next.command, id).toBeNull();
       expect(next.advice).toMatch(/The program that writes this folder has to do it: reqwatch only observes it \(.+\)\.$/);
       expect(lines.at(-1)).not.toMatch(/Run: reqwatch/);
@@ -258,9 +258,9 @@ describe("explaining a request", () => {
 
 describe("the queues", () => {
   it("are listed by name as a person reads it: ws2 before ws10", () => {
-    const tracker = aTracker();
+    const { tracker, reader } = aRecording();
     for (const workspace of ["ws10", "ws2", "ws1", "batch", "ws11"]) tracker.create({ workspace, state: "queued" });
-    expect(queuesView(tracker, []).map((row) => row.workspace)).toEqual(["batch", "ws1", "ws2", "ws10", "ws11"]);
+    expect(queuesView(reader, []).map((row) => row.workspace)).toEqual(["batch", "ws1", "ws2", "ws10", "ws11"]);
   });
 
   it("say a queue is stuck when a request in it is, queued or processing, and sum to the stuck count", () => {
@@ -278,9 +278,9 @@ describe("the queues", () => {
     // The gateway's own queue too: one waiting past the threshold, one just in.
     writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "gateway", state: "queued", queuedAt: now - 89 * MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "new", workspace: "gateway", state: "queued", queuedAt: now - MINUTE }, now));
-    const tracker = aTracker({ stateDir, processingStuckAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
-    const stuck = tracker.stuck();
-    const rows = queuesView(tracker, stuck);
+    const { reader } = aRecording({ stateDir, processingStuckAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
+    const stuck = reader.stuck();
+    const rows = queuesView(reader, stuck);
     expect(
       rows.map(({ workspace, queued, processing, stuck, stuckQueued, stuckProcessing, stuckCauses, status }) => ({
         workspace,
@@ -317,10 +317,10 @@ describe("the queues", () => {
     const now = Date.now();
     writeRequestFile(stateDir, aRequest({ requestId: "unheld", workspace: "batch", state: "processing", processingStartedAt: now - 60 * MINUTE }, now));
     writeRequestFile(stateDir, aRequest({ requestId: "waiting", workspace: "batch", state: "queued", queuedAt: now - 89 * MINUTE }, now));
-    const tracker = aTracker({ stateDir, processingStuckAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
-    tracker.pause("batch", { by: "ops", reason: "deploy" });
-    const stuck = tracker.stuck();
-    const [row] = queuesView(tracker, stuck);
+    const { reader, operator } = aRecording({ stateDir, processingStuckAfterMs: 30 * MINUTE, queuedStuckAfterMs: 10 * MINUTE, recover: false });
+    operator.pause("batch", { by: "ops", reason: "deploy" });
+    const stuck = reader.stuck();
+    const [row] = queuesView(reader, stuck);
     expect(row).toMatchObject({ status: "paused", stuck: 1, stuckQueued: 0, stuckProcessing: 1 });
     expect(row!.stuck).toBe(stuck.length);
     expect(queueStatusText(row!)).toBe("paused by ops: deploy; stuck: 1 of 1 processing (no worker holds it)");

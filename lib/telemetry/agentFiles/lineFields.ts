@@ -10,7 +10,7 @@ export const RESULT_KEPT = 300;
 export const clip = (text: string, size: number) => (text.length > size ? `${text.slice(0, size)}…` : text);
 
 export type Json = Record<string, unknown>;
-/** The value as an object, or undefined: a line's field may be anything. */
-export const obj = (value: unknown): Json | undefined => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined);
+/** The value as an object, or undefined: a line's field may be anything. The one check a small JSON file's shape uses too. */
+export { jsonObject as obj } from "../../fs/readSmallJson";
 export const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
 export const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
