@@ -44,6 +44,9 @@ async function applyVersion(client: PgPoolClient, version: number, sql: string):
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK");
-    throw new ReqwatchError("IO_ERROR", `The shared store's schema version ${version} could not be applied; nothing of it was kept: ${(error as Error).message}`);
+    throw new ReqwatchError(
+      "IO_ERROR",
+      `The shared store's schema version ${version} could not be applied; nothing of it was kept: ${(error as Error).message}`,
+    );
   }
 }

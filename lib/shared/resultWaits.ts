@@ -93,7 +93,11 @@ export class ResultWaits {
     const reconnect = () => {
       if (this.#closed || this.#listener === null) return;
       this.#listener = null;
-      if (this.size > 0) void this.#listen().then(() => this.#check(), () => undefined);
+      if (this.size > 0)
+        void this.#listen().then(
+          () => this.#check(),
+          () => undefined,
+        );
     };
     client.on("error", reconnect);
     client.on("end", reconnect);

@@ -12,7 +12,8 @@ const DEFAULT_POOL_SIZE = 4;
 export function resolveSharedOptions(options: SharedTrackerOptions, env: NodeJS.ProcessEnv = process.env): ResolvedSharedTrackerOptions {
   for (const key of Object.keys(options)) {
     if (LOCAL_ONLY.has(key)) throw new ReqwatchError("BAD_INPUT", `Option "${key}" is the local store's; the shared store keeps everything in its database.`);
-    if (!(KNOWN as readonly string[]).includes(key)) throw new ReqwatchError("BAD_INPUT", `Unknown option "${key}" of the shared store; it takes ${KNOWN.join(", ")}.`);
+    if (!(KNOWN as readonly string[]).includes(key))
+      throw new ReqwatchError("BAD_INPUT", `Unknown option "${key}" of the shared store; it takes ${KNOWN.join(", ")}.`);
   }
   if (options.host !== undefined && (typeof options.host !== "string" || options.host === "")) {
     throw new ReqwatchError("BAD_INPUT", `Option "host" must be a non-empty name.`);

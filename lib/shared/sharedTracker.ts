@@ -292,7 +292,8 @@ class PostgresTracker implements SharedTracker {
       const current = rows[0]?.record;
       if (!current || current.state !== "processing" || current.claim?.token !== stale.token) {
         // A claim whose request moved on without it (a person's change): it is over.
-        if (current) await client.query("UPDATE claims SET ended_at = $2, ended_state = $3 WHERE token = $1 AND ended_at IS NULL", [stale.token, now, current.state]);
+        if (current)
+          await client.query("UPDATE claims SET ended_at = $2, ended_state = $3 WHERE token = $1 AND ended_at IS NULL", [stale.token, now, current.state]);
         return false;
       }
       const token = stale.token;
@@ -348,7 +349,17 @@ class PostgresTracker implements SharedTracker {
    */
   async #save(client: PgPoolClient, current: RequestRecord | null, decided: RequestRecord): Promise<RequestRecord> {
     const next = redactRequest(this.options.redaction, current, decided);
-    const row = [next.requestId, next.workspace, next.state, next.createdAt, next.lastUpdatedAt, stateEnteredAt(next), next.notBefore ?? null, next.version, next];
+    const row = [
+      next.requestId,
+      next.workspace,
+      next.state,
+      next.createdAt,
+      next.lastUpdatedAt,
+      stateEnteredAt(next),
+      next.notBefore ?? null,
+      next.version,
+      next,
+    ];
     if (current) {
       await client.query(
         `UPDATE requests SET workspace = $2, state = $3, created_at = $4, last_updated_at = $5, state_since = $6, not_before = $7, version = $8, record = $9
@@ -375,9 +386,16 @@ class PostgresTracker implements SharedTracker {
     }
     const endedClaim = current?.claim?.token;
     if (endedClaim && next.claim?.token !== endedClaim) {
-      await client.query("UPDATE claims SET ended_at = $2, ended_state = $3 WHERE token = $1 AND ended_at IS NULL", [endedClaim, next.lastUpdatedAt, next.state]);
+      await client.query("UPDATE claims SET ended_at = $2, ended_state = $3 WHERE token = $1 AND ended_at IS NULL", [
+        endedClaim,
+        next.lastUpdatedAt,
+        next.state,
+      ]);
     }
-    await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, JSON.stringify({ position: Number(position), requestId: next.requestId, state: next.state })]);
+    await client.query("SELECT pg_notify($1, $2)", [
+      CHANGES_CHANNEL,
+      JSON.stringify({ position: Number(position), requestId: next.requestId, state: next.state }),
+    ]);
     return next;
   }
 

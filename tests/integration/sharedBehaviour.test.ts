@@ -116,7 +116,12 @@ describe.each(STORES)("the $name store", (store) => {
     const done = await tracker.transition("r1", "completed");
     expect(await codeOf(tracker.transition("r1", "processing"))).toBe("INVALID_TRANSITION");
     expect(await tracker.get("r1")).toEqual(done);
-    expect(done.transitions?.map((step) => `${step.from}->${step.to}`)).toEqual(["null->created", "created->queued", "queued->processing", "processing->completed"]);
+    expect(done.transitions?.map((step) => `${step.from}->${step.to}`)).toEqual([
+      "null->created",
+      "created->queued",
+      "queued->processing",
+      "processing->completed",
+    ]);
     expect(await codeOf(tracker.transition("nobody", "queued"))).toBe("NOT_FOUND");
   });
 
