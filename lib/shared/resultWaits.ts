@@ -6,6 +6,9 @@ import { loadPg, storeError, type PgClient, type PgPool } from "./pgDriver";
 /** The channel every transition is announced on (`pg_notify` in the transaction that writes it). */
 export const CHANGES_CHANNEL = "reqwatch_changes";
 
+/** Between tries to listen again after the listening connection was lost. */
+const RELISTEN_MS = 1000;
+
 interface Waiter {
   /** The last transition of the request this waiter has seen: later ones are what it waits for. */
   after: number;
@@ -89,27 +92,37 @@ export class ResultWaits {
   async #connect(): Promise<PgClient> {
     const { Client } = await loadPg();
     const client = new Client({ connectionString: this.#url, application_name: "reqwatch listener" });
-    // A lost connection: listen again and read what was missed meanwhile.
-    const reconnect = () => {
-      if (this.#closed || this.#listener === null) return;
+    let lost = false;
+    // A lost connection (its "error" and its "end" both say so): listen again and read what was missed meanwhile.
+    const onLost = () => {
+      if (lost) return;
+      lost = true;
+      void client.end().catch(() => undefined);
+      if (this.#closed) return;
       this.#listener = null;
-      if (this.size > 0)
-        void this.#listen().then(
-          () => this.#check(),
-          () => undefined,
-        );
+      this.#relisten();
     };
-    client.on("error", reconnect);
-    client.on("end", reconnect);
+    client.on("error", onLost);
+    client.on("end", onLost);
     client.on("notification", () => void this.#check());
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANGES_CHANNEL}`);
     } catch (error) {
+      lost = true;
       await client.end().catch(() => undefined);
       throw storeError(this.#url, "Could not listen for changes in the shared store", error);
     }
     return client;
+  }
+
+  /** Listen again while anyone waits, trying each second until the server answers; then catch up from the table. */
+  #relisten(): void {
+    if (this.#closed || this.size === 0) return;
+    this.#listen().then(
+      () => this.#check(),
+      () => setTimeout(() => this.#relisten(), RELISTEN_MS).unref(),
+    );
   }
 
   /** Read the terminal transitions past each waiter's position; one read at a time, again if asked meanwhile. */

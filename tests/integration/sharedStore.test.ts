@@ -122,6 +122,46 @@ describe("the address", () => {
   });
 });
 
+describe("waiting for a result", () => {
+  it("a wait outlives its lost listening connection: it listens again and catches up from the transitions", async () => {
+    const url = await cluster().newDatabase();
+    const tracker = await aSharedTracker(url);
+    const worker = await aSharedTracker(url);
+    await tracker.create({ requestId: "r1", workspace: "w", state: "queued" });
+    const claim = (await worker.claimNext())!;
+    const waiting = tracker.waitForResult("r1", { timeoutMs: 30_000 });
+    const listening = () =>
+      sqlOn<{ pid: number }>(url, "SELECT pid FROM pg_stat_activity WHERE application_name = 'reqwatch listener' AND datname = current_database()");
+    const [listener] = await eventually(async () => ((await listening()).length === 1 ? listening() : undefined));
+    await sqlOn(url, "SELECT pg_terminate_backend($1)", [listener!.pid]);
+    // Completed while the listener may be gone: whichever comes first, the announcement or the catch-up, resolves the wait.
+    await worker.complete("r1", claim.token, { output: "ok" });
+    expect(await waiting).toMatchObject({ requestId: "r1", state: "completed", output: "ok" });
+    const [again] = await eventually(async () => ((await listening()).length === 1 ? listening() : undefined));
+    expect(again!.pid).not.toBe(listener!.pid);
+  });
+});
+
+describe("loading the driver", () => {
+  it("the local tracker never loads pg; the shared one loads it when opened", async () => {
+    const script = `
+      const library = require(${JSON.stringify(path.resolve(__dirname, "../../dist/index.cjs"))});
+      const loaded = () => Object.keys(require.cache).some((file) => file.includes("/node_modules/pg/"));
+      const tracker = library.openTracker({ stateDir: process.argv[1] });
+      tracker.create({ workspace: "w", state: "queued" });
+      const claim = tracker.claimNext();
+      tracker.complete(claim.request.requestId, claim.token, { output: "ok" });
+      tracker.close();
+      const local = loaded();
+      library.openSharedTracker("postgresql://nobody@127.0.0.1:1/none").catch(() => console.log(JSON.stringify({ local, shared: loaded() })));`;
+    const child = spawn(process.execPath, ["-e", script, path.join(fs.mkdtempSync(path.join(tempParent(), "local-")), "state")], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: childEnv(),
+    });
+    expect(JSON.parse(await firstLine(child))).toEqual({ local: false, shared: true });
+  });
+});
+
 describe("claims on the shared store", () => {
   it("a claim without a heartbeat past the timeout is taken back by the next claim; the old token's result is dropped", async () => {
     const url = await cluster().newDatabase();
