@@ -10,7 +10,7 @@ import { openSharedTracker } from "../../lib/shared/sharedTracker";
 import type { SharedTracker } from "../../lib/types";
 import { aClock } from "../helpers/clock";
 import { postgresForFile } from "../helpers/postgres";
-import { childEnv, eventually, firstLine, waitForExit, WORKERS } from "../helpers/processes";
+import { childEnv, eventually, firstLine, waitForExit, waitForLine, WORKERS } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 
 const cluster = postgresForFile();
@@ -50,7 +50,14 @@ async function errorOf(promise: Promise<unknown>): Promise<Error> {
 function aWorkerOn(host: string, url: string, mode: "drain" | "hang") {
   const folder = fs.mkdtempSync(path.join(tempParent(), `${host}-`));
   const env = { ...childEnv(), REQWATCH_STATE_DIR: path.join(folder, "state"), REQWATCH_CACHE_DIR: path.join(folder, "cache") };
-  return spawn(process.execPath, [path.join(WORKERS, "sharedWorker.cjs"), url, host, mode], { stdio: ["ignore", "pipe", "pipe"], env });
+  return spawn(process.execPath, [path.join(WORKERS, "sharedWorker.cjs"), url, host, mode], { stdio: ["pipe", "pipe", "pipe"], env });
+}
+
+/** Every line a child writes to its stdout, once it has exited. */
+function linesOf(child: ReturnType<typeof spawn>): Promise<string[]> {
+  let out = "";
+  child.stdout!.on("data", (chunk) => (out += chunk));
+  return waitForExit(child).then(() => out.trim().split("\n"));
 }
 
 describe("migrations", () => {
@@ -210,15 +217,20 @@ describe("claims on the shared store", () => {
     const count = 400;
     for (let i = 0; i < count; i++) await tracker.create({ requestId: `job-${i}`, workspace: "drain", state: "queued" });
     const workers = ["host-a", "host-a", "host-b", "host-b"].map((host) => aWorkerOn(host, url, "drain"));
-    const outputs = workers.map((worker) => firstLine(worker));
+    const outputs = workers.map((worker) => linesOf(worker));
+    await Promise.all(workers.map((worker) => waitForLine(worker, "ready")));
+    for (const worker of workers) worker.stdin!.write("go\n");
     expect(await Promise.all(workers.map(waitForExit))).toEqual([0, 0, 0, 0]);
-    const done = (await Promise.all(outputs)).map((line) => JSON.parse(line) as { host: string; completed: string[] });
+    const done = (await Promise.all(outputs)).map((lines) => JSON.parse(lines.at(-1)!) as { host: string; completed: string[] });
     const all = done.flatMap((worker) => worker.completed);
     expect(all).toHaveLength(count);
     expect(new Set(all).size).toBe(count);
-    expect(new Set(done.filter((worker) => worker.completed.length > 0).map((worker) => worker.host))).toEqual(new Set(["host-a", "host-b"]));
     const twice = await sqlOn(url, "SELECT request_id FROM transitions WHERE to_state = 'processing' GROUP BY request_id HAVING count(*) > 1");
     expect(twice).toEqual([]);
+    // Each claim names the host of the worker that completed it.
+    const claims = await sqlOn<{ request_id: string; host: string }>(url, "SELECT request_id, host FROM claims");
+    const hostOf = new Map(done.flatMap((worker) => worker.completed.map((id) => [id, worker.host] as const)));
+    expect(claims.filter((claim) => hostOf.get(claim.request_id) !== claim.host)).toEqual([]);
     expect((await tracker.list({ states: ["completed"], limit: 1000 })).items).toHaveLength(count);
   }, 120_000);
 
@@ -242,6 +254,7 @@ describe("claims on the shared store", () => {
 
     const finished = tracker.waitForResult("victim", { timeoutMs: 60_000 });
     const drain = aWorkerOn("host-b", url, "drain");
+    drain.stdin!.write("go\n");
     expect(await waitForExit(drain)).toBe(0);
     expect(await finished).toMatchObject({ state: "completed", output: "done on host-b", attempt: 2 });
     const late = await tracker.complete("victim", claimed.token, { output: "from beyond" });

@@ -1,6 +1,7 @@
-// A worker on the shared store, as a process on some host: "drain" claims and completes queued
-// requests until none is ready, then prints what it did; "hang" claims one, prints its claim, and
-// neither beats nor reports until it is killed.
+// A worker on the shared store, as a process on some host: "drain" says "ready" once open, starts
+// at the first line on its stdin (so that workers started together drain together), claims and
+// completes queued requests until none is ready, then prints what it did; "hang" claims one, prints
+// its claim, and neither beats nor reports until it is killed.
 const { openSharedTracker } = require("../../../dist/index.cjs");
 
 const [url, host, mode = "drain"] = process.argv.slice(2);
@@ -15,6 +16,9 @@ async function main() {
     setInterval(() => {}, 1 << 30);
     return;
   }
+  process.stdout.write("ready\n");
+  await new Promise((resolve) => process.stdin.once("data", resolve));
+  process.stdin.destroy();
   const completed = [];
   for (;;) {
     const claim = await tracker.claimNext({ worker });
