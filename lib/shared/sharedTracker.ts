@@ -1,14 +1,12 @@
 import { randomUUID } from "../process/crypto";
 import { activeTraceparent } from "../process/activeTrace";
-import { decodeCursor, encodeCursor } from "../model/cursor";
-import { formatDuration } from "../model/duration";
-import { ReqwatchError } from "../model/errors";
+import { isReqwatchError, ReqwatchError } from "../model/errors";
 import { assertRequestId, assertWorkspace } from "../model/ids";
-import { resolveListFilters, type ListFilters } from "../model/listFilters";
-import { redactField, redactRequest, redactRequestFields } from "../model/redaction";
+import type { ListFilters } from "../model/listFilters";
+import { redactField, redactRequestFields } from "../model/redaction";
 import type { RequestRecord } from "../model/requestFormat";
 import { validateChange, validateFields } from "../model/requestInput";
-import { applyChange, changesNothing, newRequest, stateEnteredAt, type Change } from "../model/transition";
+import { applyChange, changesNothing, newRequest, type Change } from "../model/transition";
 import { completion, failure } from "../queue/deliveries";
 import type {
   ChangeInput,
@@ -19,27 +17,18 @@ import type {
   Delivery,
   FailOptions,
   RequestPage,
-  RequestSummary,
   ResolvedSharedTrackerOptions,
   SharedTracker,
   SharedTrackerOptions,
   State,
 } from "../types";
 import { migrate } from "./migrate";
-import { loadPg, storeError, type PgPool, type PgPoolClient } from "./pgDriver";
-import { CHANGES_CHANNEL, ResultWaits } from "./resultWaits";
+import { loadPg, storeError, type PgPool, type PgPoolClient, type PgQueryable, type PgQueryResult } from "./pgDriver";
+import { listRequests } from "./listRequests";
+import { saveVersion } from "./saveVersion";
+import { ResultWaits } from "./resultWaits";
 import { resolveSharedOptions } from "./sharedOptions";
-
-type WorkerResult = Parameters<SharedTracker["recordResult"]>[2];
-
-interface StaleClaim {
-  token: string;
-  request_id: string;
-  worker: string;
-  host: string;
-  heartbeat_at: string;
-  result: WorkerResult | null;
-}
+import { END_IF_SILENT, STALE_CLAIMS, takeBackChange, type StaleClaim, type WorkerResult } from "./staleClaims";
 
 /**
  * Open the tracker on the shared store at `url` (postgres://user:password@host:port/database):
@@ -62,7 +51,7 @@ export async function openSharedTracker(url: string, options: SharedTrackerOptio
     await migrate(pool, url);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw error instanceof ReqwatchError ? error : storeError(url, "Could not open the shared store", error);
+    throw isReqwatchError(error) ? error : storeError(url, "Could not open the shared store", error);
   }
   return new PostgresTracker(pool, url, resolved);
 }
@@ -71,27 +60,6 @@ function mustExist(requestId: string, current: RequestRecord | null): RequestRec
   if (!current) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
   return current;
 }
-
-function summaryOf(record: RequestRecord): RequestSummary {
-  return {
-    requestId: record.requestId,
-    workspace: record.workspace,
-    sessionId: record.sessionId ?? null,
-    chatId: record.chatId ?? null,
-    state: record.state,
-    previousState: record.previousState ?? null,
-    createdAt: record.createdAt,
-    lastUpdatedAt: record.lastUpdatedAt,
-    stateSince: stateEnteredAt(record),
-    attempt: record.attempt ?? null,
-    model: record.model ?? null,
-    tokens: record.tokens ?? null,
-    version: record.version ?? 0,
-  };
-}
-
-/** Filters the local list has that this store does not yet. */
-const NOT_YET = ["text", "workspacePrefix", "sessionPrefix", "callbackFailed"] as const;
 
 class PostgresTracker implements SharedTracker {
   readonly options: ResolvedSharedTrackerOptions;
@@ -135,43 +103,14 @@ class PostgresTracker implements SharedTracker {
     });
   }
 
+  list(filters: ListFilters = {}): Promise<RequestPage> {
+    return this.#read((db) => listRequests(db, filters));
+  }
+
   async get(requestId: string): Promise<RequestRecord | null> {
     assertRequestId(requestId);
     const { rows } = await this.#query<{ record: RequestRecord }>("SELECT record FROM requests WHERE request_id = $1", [requestId]);
     return rows[0]?.record ?? null;
-  }
-
-  async list(filters: ListFilters = {}): Promise<RequestPage> {
-    const f = resolveListFilters(filters);
-    for (const key of NOT_YET) {
-      if (f[key] !== undefined) throw new ReqwatchError("BAD_INPUT", `The shared store does not filter by "${key}" yet.`);
-    }
-    const where: string[] = [];
-    const values: unknown[] = [];
-    const param = (value: unknown) => `$${values.push(value)}`;
-    if (f.workspace !== undefined) where.push(`workspace = ${param(f.workspace)}`);
-    if (f.states?.length) where.push(`state = ANY(${param(f.states)})`);
-    if (f.sessionId !== undefined) where.push(`record->>'sessionId' = ${param(f.sessionId)}`);
-    if (f.ids) where.push(`request_id = ANY(${param(f.ids)})`);
-    if (f.createdFrom !== undefined) where.push(`created_at >= ${param(f.createdFrom)}`);
-    if (f.createdTo !== undefined) where.push(`created_at <= ${param(f.createdTo)}`);
-    if (f.updatedFrom !== undefined) where.push(`last_updated_at >= ${param(f.updatedFrom)}`);
-    if (f.updatedTo !== undefined) where.push(`last_updated_at <= ${param(f.updatedTo)}`);
-    const column = f.sort === "createdAt" ? "created_at" : "last_updated_at";
-    const direction = f.order === "asc" ? "ASC" : "DESC";
-    if (f.cursor !== undefined) {
-      const after = decodeCursor(f.cursor, f.sort, f.order);
-      where.push(`(${column}, request_id) ${f.order === "asc" ? ">" : "<"} (${param(after.value)}, ${param(after.id)})`);
-    }
-    const { rows } = await this.#query<{ record: RequestRecord }>(
-      `SELECT record FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${column} ${direction}, request_id ${direction} LIMIT ${param(f.limit + 1)}`,
-      values,
-    );
-    const items = rows.slice(0, f.limit).map((row) => summaryOf(row.record));
-    const last = items.at(-1);
-    const more = rows.length > f.limit && last !== undefined;
-    const value = last && (f.sort === "createdAt" ? last.createdAt : last.lastUpdatedAt);
-    return { items, nextCursor: more ? encodeCursor({ s: f.sort, o: f.order, v: value!, id: last.requestId }) : null };
   }
 
   async claimNext(options: ClaimOptions = {}): Promise<Claim | null> {
@@ -244,12 +183,10 @@ class PostgresTracker implements SharedTracker {
 
   async takeBackStaleClaims(): Promise<string[]> {
     const now = this.options.now();
-    const { rows } = await this.#query<StaleClaim>(
-      "SELECT token, request_id, worker, host, heartbeat_at, result FROM claims WHERE ended_at IS NULL AND heartbeat_at < $1 ORDER BY heartbeat_at",
-      [now - this.options.heartbeatTimeoutMs],
-    );
+    const silentSince = now - this.options.heartbeatTimeoutMs;
+    const { rows } = await this.#query<StaleClaim>(STALE_CLAIMS, [silentSince]);
     const acted: string[] = [];
-    for (const stale of rows) if (await this.#takeBack(stale, now)) acted.push(stale.request_id);
+    for (const stale of rows) if (await this.#takeBack(stale, silentSince, now)) acted.push(stale.request_id);
     return acted;
   }
 
@@ -283,37 +220,19 @@ class PostgresTracker implements SharedTracker {
   }
 
   /** A stale claim taken back, under the request's lock: its recorded result applied, else requeued (or timed out on its last attempt). */
-  async #takeBack(stale: StaleClaim, now: number): Promise<boolean> {
+  async #takeBack(stale: StaleClaim, silentSince: number, now: number): Promise<boolean> {
     return this.#transaction(async (client) => {
-      // Another process's monitor holding it is taking it back already.
+      // Another process's monitor holding the request is taking it back already.
       const { rows } = await client.query<{ record: RequestRecord }>("SELECT record FROM requests WHERE request_id = $1 FOR UPDATE SKIP LOCKED", [
         stale.request_id,
       ]);
       const current = rows[0]?.record;
-      if (!current || current.state !== "processing" || current.claim?.token !== stale.token) {
-        // A claim whose request moved on without it (a person's change): it is over.
-        if (current)
-          await client.query("UPDATE claims SET ended_at = $2, ended_state = $3 WHERE token = $1 AND ended_at IS NULL", [stale.token, now, current.state]);
-        return false;
-      }
-      const token = stale.token;
-      const result = stale.result;
-      let next: RequestRecord;
-      if (result) {
-        const reason = "result recorded: the worker finished but did not report";
-        next =
-          result.outcome === "completed"
-            ? applyChange(current, { to: "completed", fields: result.fields, reason, by: "monitor", note: { token } }, now)
-            : applyChange(current, { to: "failed", fields: { error: result.error }, reason, by: "monitor", note: { token } }, now);
-      } else {
-        const why = `no heartbeat for ${formatDuration(now - Number(stale.heartbeat_at))} from ${stale.worker} on ${stale.host}`;
-        const attempt = current.attempt ?? 1;
-        const maxAttempts = current.maxAttempts ?? this.options.maxAttempts;
-        next =
-          attempt < maxAttempts
-            ? applyChange(current, { to: "queued", reason: `released: ${why} (attempt ${attempt} of ${maxAttempts})`, by: "monitor", note: { token } }, now)
-            : applyChange(current, { to: "timeout", reason: `${why}; no attempts left (${attempt} of ${maxAttempts})`, by: "monitor", note: { token } }, now);
-      }
+      if (!current) return false;
+      const underClaim = current.state === "processing" && current.claim?.token === stale.token;
+      const next = underClaim ? takeBackChange(current, stale, now, this.options.maxAttempts) : current;
+      // Still silent now that the request is locked: a beat since the list keeps the claim.
+      const ended = await client.query(END_IF_SILENT, [stale.token, silentSince, now, next.state]);
+      if (ended.rowCount !== 1 || !underClaim) return false;
       await this.#save(client, current, next);
       return true;
     });
@@ -342,61 +261,8 @@ class PostgresTracker implements SharedTracker {
     return rows[0]?.record ?? null;
   }
 
-  /**
-   * Write a new version: the row, its new history steps (the feed, in position order), the end of
-   * a claim it leaves, and the announcement, all in the caller's transaction. Secrets in the new
-   * text are redacted first, as the local store does.
-   */
-  async #save(client: PgPoolClient, current: RequestRecord | null, decided: RequestRecord): Promise<RequestRecord> {
-    const next = redactRequest(this.options.redaction, current, decided);
-    const row = [
-      next.requestId,
-      next.workspace,
-      next.state,
-      next.createdAt,
-      next.lastUpdatedAt,
-      stateEnteredAt(next),
-      next.notBefore ?? null,
-      next.version,
-      next,
-    ];
-    if (current) {
-      await client.query(
-        `UPDATE requests SET workspace = $2, state = $3, created_at = $4, last_updated_at = $5, state_since = $6, not_before = $7, version = $8, record = $9
-          WHERE request_id = $1`,
-        row,
-      );
-    } else {
-      // Another process creating the same id at once: the key refuses the second.
-      const { rowCount } = await client.query(
-        `INSERT INTO requests (request_id, workspace, state, created_at, last_updated_at, state_since, not_before, version, record)
-          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (request_id) DO NOTHING`,
-        row,
-      );
-      if (rowCount !== 1) throw new ReqwatchError("ALREADY_EXISTS", `Request ${next.requestId} already exists.`);
-    }
-    const steps = (next.transitions ?? []).slice(current?.transitions?.length ?? 0);
-    let position = "0";
-    for (const step of steps) {
-      const { rows } = await client.query<{ position: string }>(
-        "INSERT INTO transitions (request_id, from_state, to_state, at, token, dropped, entry) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING position",
-        [next.requestId, step.from, step.to, step.at, step.token ?? null, step.dropped === true, step],
-      );
-      position = rows[0]!.position;
-    }
-    const endedClaim = current?.claim?.token;
-    if (endedClaim && next.claim?.token !== endedClaim) {
-      await client.query("UPDATE claims SET ended_at = $2, ended_state = $3 WHERE token = $1 AND ended_at IS NULL", [
-        endedClaim,
-        next.lastUpdatedAt,
-        next.state,
-      ]);
-    }
-    await client.query("SELECT pg_notify($1, $2)", [
-      CHANGES_CHANNEL,
-      JSON.stringify({ position: Number(position), requestId: next.requestId, state: next.state }),
-    ]);
-    return next;
+  #save(client: PgPoolClient, current: RequestRecord | null, next: RequestRecord): Promise<RequestRecord> {
+    return saveVersion(client, this.options.redaction, current, next);
   }
 
   async #transaction<T>(work: (client: PgPoolClient) => Promise<T>): Promise<T> {
@@ -416,17 +282,22 @@ class PostgresTracker implements SharedTracker {
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
       client.release();
-      throw error instanceof ReqwatchError ? error : storeError(this.#url, "The shared store refused the write", error);
+      throw isReqwatchError(error) ? error : storeError(this.#url, "The shared store refused the write", error);
     }
   }
 
-  async #query<Row>(text: string, values: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }> {
+  /** A read (or a one-statement write) on any of the pool's connections; the driver's errors as ours. */
+  async #read<T>(work: (db: PgQueryable) => Promise<T>): Promise<T> {
     this.#assertOpen();
     try {
-      return await this.#pool.query<Row>(text, values);
+      return await work(this.#pool);
     } catch (error) {
-      throw storeError(this.#url, "The shared store's query failed", error);
+      throw isReqwatchError(error) ? error : storeError(this.#url, "The shared store's query failed", error);
     }
+  }
+
+  #query<Row>(text: string, values: unknown[]): Promise<PgQueryResult<Row>> {
+    return this.#read((db) => db.query<Row>(text, values));
   }
 
   #assertOpen(): void {

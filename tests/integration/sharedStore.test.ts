@@ -170,12 +170,15 @@ describe("loading the driver", () => {
 });
 
 describe("claims on the shared store", () => {
-  it("a claim without a heartbeat past the timeout is taken back by the next claim; the old token's result is dropped", async () => {
+  it("a claim without a heartbeat past the timeout, counted from its last beat, is taken back by the next claim; the old token's result is dropped", async () => {
     const url = await cluster().newDatabase();
     const clock = aClock();
     const tracker = await aSharedTracker(url, { now: clock.now, heartbeatTimeoutMs: 60_000, host: "host-a" });
     await tracker.create({ requestId: "r1", workspace: "w", state: "queued" });
     const first = (await tracker.claimNext({ worker: "worker-1" }))!;
+    clock.advance(59_000);
+    expect(await tracker.heartbeat("r1", first.token)).toBe(true);
+    // Silent for 59 s since the beat, 118 s since the claim: kept.
     clock.advance(59_000);
     expect(await tracker.claimNext()).toBeNull();
     clock.advance(2000);
