@@ -98,7 +98,7 @@ describe("migrations", () => {
   });
 });
 
-describe("the address", () => {
+describe("the address, the options and the input", () => {
   it("never shows the password: a wrong one, an unreachable server, a database that does not exist", async () => {
     const { tcpUrl, password } = cluster();
     const secret = "Sw0rdf1sh-$ecret";
@@ -122,10 +122,24 @@ describe("the address", () => {
     expect(await tracker.get("none")).toBeNull();
   });
 
-  it("refuses the local store's folder options by name", async () => {
+  it("refuses the local store's folder options by name, and bad options, before connecting", async () => {
     const url = await cluster().newDatabase();
-    const error = await errorOf(openSharedTracker(url, { stateDir: "/tmp/x" } as never));
-    expect(error.message).toBe(`Option "stateDir" is the local store's; the shared store keeps everything in its database.`);
+    const messages = await Promise.all(
+      [{ stateDir: "/tmp/x" }, { poolSize: 0 }, { hostName: "a" }].map(async (options) => (await errorOf(openSharedTracker(url, options as never))).message),
+    );
+    expect(messages).toEqual([
+      `Option "stateDir" is the local store's; the shared store keeps everything in its database.`,
+      `Option "poolSize" must be a whole number of at least 1.`,
+      `Unknown option "hostName" of the shared store; it takes maxAttempts, backoff, heartbeatTimeoutMs, monitorIntervalMs, redact, host, poolSize, random, now.`,
+    ]);
+    expect(await sqlOn(url, "SELECT to_regclass('reqwatch_schema') AS t")).toEqual([{ t: null }]);
+  });
+
+  it("refuses the list filters it does not have yet, by name", async () => {
+    const tracker = await aSharedTracker(await cluster().newDatabase());
+    const error = await errorOf(tracker.list({ text: "hello" }));
+    expect(isReqwatchError(error, "BAD_INPUT")).toBe(true);
+    expect(error.message).toBe(`The shared store does not filter by "text" yet.`);
   });
 });
 
