@@ -70,7 +70,8 @@ export function shownUrl(url: string): string {
 export function storeError(url: string, what: string, error: unknown): ReqwatchError {
   const message = withoutPassword(url, error instanceof Error ? error.message : String(error));
   const code = (error as { code?: string }).code;
-  const kind = code === "ECONNREFUSED" || code === "ENOENT" || code === "28P01" || code === "3D000" ? "NOT_FOUND" : "IO_ERROR";
+  // No server there, or no such database: NOT_FOUND; a password or user refused (28P01, 28000): FORBIDDEN.
+  const kind = code === "ECONNREFUSED" || code === "ENOENT" || code === "3D000" ? "NOT_FOUND" : code === "28P01" || code === "28000" ? "FORBIDDEN" : "IO_ERROR";
   // Not the driver's error as the cause: its fields (the connection's parameters) may carry the password.
   return new ReqwatchError(kind, `${what} (${shownUrl(url)}): ${message}`, code ? { code } : undefined);
 }

@@ -43,19 +43,25 @@ export async function aPostgresCluster(): Promise<PostgresCluster> {
   if (process.getuid?.() === 0) execFileSync("chown", ["-R", "postgres:postgres", dir]);
   const data = path.join(dir, "data");
   const port = await freePort();
-  const initdb = asPostgres(`${PG_BIN}/initdb`, [
-    "-D",
-    data,
-    "-U",
-    "postgres",
-    "--auth-local=trust",
-    "--auth-host=scram-sha-256",
-    `--pwfile=${path.join(dir, "pwfile")}`,
-    "--no-sync",
-  ]);
-  await run(...initdb);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`;
-  await run(...asPostgres(`${PG_BIN}/pg_ctl`, ["-D", data, "-l", path.join(dir, "log"), "-w", "-o", options, "start"]));
+  try {
+    const initdb = asPostgres(`${PG_BIN}/initdb`, [
+      "-D",
+      data,
+      "-U",
+      "postgres",
+      "--auth-local=trust",
+      "--auth-host=scram-sha-256",
+      `--pwfile=${path.join(dir, "pwfile")}`,
+      "--no-sync",
+    ]);
+    await run(...initdb);
+    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`;
+    await run(...asPostgres(`${PG_BIN}/pg_ctl`, ["-D", data, "-l", path.join(dir, "log"), "-w", "-o", options, "start"]));
+  } catch (error) {
+    // What initdb or pg_ctl said is in the error; the half-made cluster goes.
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   let made = 0;
   const socketUrl = (database: string) => `postgresql://postgres@localhost/${database}?host=${encodeURIComponent(dir)}&port=${port}`;
   return {
