@@ -3,8 +3,9 @@ import { defineConfig } from "rolldown";
 // lib/ is bundled into CommonJS files for plain Node: the CLI (hooks call `reqwatch update` often,
 // and loading a few bundled chunks instead of a few hundred modules halves its start-up) and the
 // library entry (`require("reqwatch")`, and the child processes of the crash and concurrency
-// tests), and the dashboard server. better-sqlite3 is native, so it stays an ordinary require.
-const common = { platform: "node", external: ["better-sqlite3"] };
+// tests), and the dashboard server. better-sqlite3 is native, so it stays an ordinary require; pg
+// too, loaded only by openSharedTracker (its optional native binding is not bundled).
+const common = { platform: "node", external: ["better-sqlite3", "pg"] };
 
 /**
  * The library's entry, dist/index.cjs, written beside its bundle (dist/library.cjs): the Node check

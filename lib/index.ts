@@ -6,6 +6,8 @@
  * (a reader, an operator, the index's upkeep: lib/roles/), which are not published.
  */
 export { openTracker } from "./tracker";
+/** The same queue on PostgreSQL, for gateways and workers on several hosts (docs/SHARED-STORE.md); loads `pg` when called. */
+export { openSharedTracker } from "./shared/sharedTracker";
 /** The redaction every write applies, for text of your own (a transition's `reason`, logs): secrets become `[redacted: <kind>]`. */
 export { redactSecrets } from "./model/redaction";
 export { STATES, TERMINAL_STATES, TRANSITIONS, canTransition, isTerminal } from "./model/states";
@@ -63,4 +65,6 @@ export type {
   FileInput,
   SnapshotInput,
   StartOutcome,
+  SharedTracker,
+  SharedTrackerOptions,
 } from "./types";

@@ -12,7 +12,7 @@ import { IndexHandle } from "./store/indexHandle";
 import { ReqwatchError } from "./model/errors";
 import { discardSpares } from "./fs/durableWrite";
 import { assertRequestId, assertWorkspace } from "./model/ids";
-import { MAX_JSON_DEPTH, nestedDeeperThan } from "./model/jsonStructure";
+import { validateChange, validateFields } from "./model/requestInput";
 import { getRequest } from "./db/queries/getRequest";
 import { listRequests } from "./db/queries/listRequests";
 import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "./recovery/indexGuard";
@@ -34,7 +34,7 @@ import { feedLastSeq, requestsChangedSince } from "./db/changes";
 import { indexedAsIs, ingestChangedSince, ingestRequests, reconcile } from "./recovery/reconcile";
 import { followerRebuilt, syncWithFollower } from "./ingest/followerSync";
 import { startCheckpoints } from "./db/checkpoints";
-import { describeZodError, requestFieldsSchema, type RequestFields, type RequestRecord } from "./model/requestFormat";
+import type { RequestRecord } from "./model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast } from "./stateFiles/stateDir";
 import { openStateDir } from "./store/ownership";
 import { applyChange, changesNothing, newRequest, type Change } from "./model/transition";
@@ -48,20 +48,6 @@ export type { Recording, Upkeep };
 
 function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
-}
-
-function validateFields(fields: RequestFields | undefined): RequestFields | undefined {
-  if (fields === undefined) return undefined;
-  const parsed = requestFieldsSchema().safeParse(fields);
-  if (!parsed.success) throw new ReqwatchError("BAD_INPUT", `Invalid request fields: ${describeZodError(parsed.error)}`);
-  // What the reader would refuse is never written: nesting it cannot rewrite.
-  if (nestedDeeperThan(parsed.data)) throw new ReqwatchError("BAD_INPUT", `Invalid request fields: nested more than ${MAX_JSON_DEPTH} levels deep`);
-  return parsed.data;
-}
-
-/** Only the public parts of a change: claims, notes and managed fields are the tracker's own. */
-function validateChange({ to, fields, reason, by }: Change): Change {
-  return { to, fields: validateFields(fields), reason, by };
 }
 
 /** A file's times may pass its modification time by this much (the file system stamps it from a coarser clock). */

@@ -524,3 +524,71 @@ export interface SessionTracker {
   reset(): SessionResult<{ ended: string | null; session: SessionRecord }>;
   get(sessionId: string): SessionRecord | null;
 }
+
+// The shared store: the same queue on PostgreSQL, for gateways and workers on several hosts (docs/SHARED-STORE.md).
+
+export interface SharedTrackerOptions {
+  /** Attempts a request gets unless it sets its own `maxAttempts`. Default 3. */
+  maxAttempts?: number;
+  /** Back-off between automatic retries. Default base 1 s, cap 5 min, jitter 0.2. */
+  backoff?: Partial<BackoffOptions>;
+  /** A claim with no heartbeat for this long is taken back (requeued, or timed out on its last attempt). Default 5 min (`REQWATCH_HEARTBEAT_TIMEOUT`). */
+  heartbeatTimeoutMs?: number;
+  /** How often `startMonitor` takes back claims. Default 15 s (`REQWATCH_MONITOR_INTERVAL`). */
+  monitorIntervalMs?: number;
+  /** As the local tracker's: secrets are redacted before anything is written. */
+  redact?: RedactOptions;
+  /** This process's host in its claims. Default the machine's host name. */
+  host?: string;
+  /** Connections this process keeps to the database (besides one that listens for changes). Default 4. */
+  poolSize?: number;
+  /** The random source for back-off jitter, for tests. */
+  random?: () => number;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+export interface ResolvedSharedTrackerOptions {
+  readonly maxAttempts: number;
+  readonly backoff: BackoffOptions;
+  readonly heartbeatTimeoutMs: number;
+  readonly monitorIntervalMs: number;
+  readonly redaction: Redaction;
+  readonly host: string;
+  readonly poolSize: number;
+  readonly random: () => number;
+  readonly now: () => number;
+}
+
+/**
+ * The tracker on the shared store (`openSharedTracker`): the local `Tracker`'s queue and lifecycle
+ * calls, each returning a promise, with the same states, checks and fence. Claims are taken with
+ * `FOR UPDATE SKIP LOCKED`; liveness is the heartbeat alone (a pid means nothing on another host).
+ */
+export interface SharedTracker {
+  readonly options: ResolvedSharedTrackerOptions;
+  create(input: CreateInput): Promise<RequestRecord>;
+  transition(requestId: string, to: State, extra?: Omit<Change, "to">): Promise<RequestRecord>;
+  update(requestId: string, change: ChangeInput): Promise<RequestRecord>;
+  get(requestId: string): Promise<RequestRecord | null>;
+  /** Filters by workspace, states, session, ids and times, sorted and paged as the local list; text and prefix search are not there yet (BAD_INPUT). */
+  list(filters?: ListFilters): Promise<RequestPage>;
+  /** Take back stale claims first, then claim the oldest ready `queued` request. Null when none is ready. */
+  claimNext(options?: ClaimOptions): Promise<Claim | null>;
+  heartbeat(requestId: string, token: string): Promise<boolean>;
+  /** Keep the result with the claim, so that a worker dying before `complete` loses nothing (the monitor applies it). */
+  recordResult(
+    requestId: string,
+    token: string,
+    result: { outcome: "completed"; fields?: RequestFields } | { outcome: "failed"; error: string; retryable?: boolean },
+  ): Promise<void>;
+  complete(requestId: string, token: string, result?: CompleteResult, by?: string): Promise<Delivery>;
+  fail(requestId: string, token: string, error: string, options?: FailOptions): Promise<Delivery>;
+  /** Resolves when the request reaches a terminal state, by any process on any host; rejects with TimeoutError after `timeoutMs`. */
+  waitForResult(requestId: string, options: { timeoutMs: number }): Promise<RequestRecord>;
+  /** One monitor step: take back every claim whose heartbeat is older than `heartbeatTimeoutMs`. The requests it acted on. */
+  takeBackStaleClaims(): Promise<string[]>;
+  /** Run that step every `monitorIntervalMs` until `stop()` or `close()`. */
+  startMonitor(options?: { intervalMs?: number; onError?: (error: unknown) => void }): { stop(): void };
+  close(): Promise<void>;
+}

@@ -11,6 +11,7 @@ export const EXPORTS = [
   "canTransition",
   "isReqwatchError",
   "isTerminal",
+  "openSharedTracker",
   "openTracker",
   "redactSecrets",
   "runWorker",
@@ -50,6 +51,7 @@ export const TYPES = [
     "SnapshotInput",
     "StartOutcome",
   ],
+  ...["SharedTracker", "SharedTrackerOptions"],
 ];
 
 /** What the library's tracker and its session tracker declare: what a gateway, a worker or a hook calls; the read model, the operator's actions and the index's upkeep are the roles' (lib/roles/). */
