@@ -36,8 +36,24 @@ describe("the packed package", () => {
   afterAll(() => fs.rmSync(parent, { recursive: true, force: true }));
 
   it("has a manifest a consumer's npm takes as it is: publishable, no script, no development fields, the runtime dependencies alone", () => {
-    expect(Object.keys(manifest).sort()).toEqual(["bin", "dependencies", "description", "engines", "exports", "license", "main", "name", "types", "version"]);
+    expect(Object.keys(manifest).sort()).toEqual([
+      "bin",
+      "dependencies",
+      "description",
+      "engines",
+      "exports",
+      "license",
+      "main",
+      "name",
+      "peerDependencies",
+      "peerDependenciesMeta",
+      "types",
+      "version",
+    ]);
     expect(Object.keys(manifest.dependencies as object)).toEqual(["better-sqlite3"]);
+    // The shared store's client: installed by those who use it, never by npm for the others.
+    expect(manifest.peerDependencies).toEqual({ pg: expect.stringMatching(/^\^8\./) });
+    expect(manifest.peerDependenciesMeta).toEqual({ pg: { optional: true } });
     // One minimum everywhere: the package's engines, the repository's, the lowest line the tests run on.
     const repository = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
     const lowest = supportedLines()[0]!.node;
