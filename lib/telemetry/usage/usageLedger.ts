@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../sqlite/openDatabase";
-import { transcriptsOf } from "../agentFiles/followAgentFiles";
+import { transcriptsOf } from "../agentFiles/transcripts";
 import { Worker } from "node:worker_threads";
 import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
 import { PRICE_TABLE } from "../../model/money";
