@@ -106,6 +106,8 @@ export const SLOT_MS = 15 * 60_000;
  */
 const READER_THREADS = Math.max(1, os.availableParallelism() - 1);
 const THREADS_FROM_BYTES = 64 * 1024 * 1024;
+/** The page size of a ledger made anew (SQLite's default is 4 KB): applied only before its first table, kept ever after. */
+const PAGE_BYTES = 16 * 1024;
 /** A call's values, and how many calls one statement inserts. */
 const CALL_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
@@ -157,6 +159,8 @@ export class UsageLedger {
     if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = openDatabase(file ?? ":memory:");
     if (file) {
+      // A new ledger's pages, before its first table: a first report's index and commit cost less than half the CPU they do on 4 KB pages.
+      this.db.pragma(`page_size = ${PAGE_BYTES}`);
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = NORMAL");
       this.db.pragma("busy_timeout = 10000");
