@@ -1,11 +1,12 @@
 import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
-import { trackingEnabled } from "../store/options";
+import { resolveTrackerOptions, trackingEnabled } from "../store/options";
+import { openStateDir } from "../store/ownership";
 import type { RequestPage, TrackerOptions } from "../types";
 import { noteTrackingOff } from "../disabledTracker";
 import { openRoles, openTracker, type Recording } from "../tracker";
 import type { Tracker } from "../types";
-import { resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
+import { ensureStateDir, resolveStateDirPath, stateDirAt } from "../stateFiles/stateDir";
 import type { ListFilters } from "../model/listFilters";
 import type { UnreadableFile } from "../db/unreadableFiles";
 import { otelSpec, type SourceSpec } from "../sources/sourceSpec";
@@ -78,6 +79,25 @@ function asUsage<T>(open: () => T): T {
     if (isReqwatchError(error, "BAD_INPUT")) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/**
+ * The state folder's store folder (where reqwatch keeps its own files), as opening the tracker finds
+ * it and with the same refusals, but without opening its index: a command that only keeps a file
+ * there (the usage ledger) waits on no index catch-up or rebuild.
+ */
+export function storeDirOf(command: Command): string {
+  return openFor(
+    command,
+    (options) => {
+      const resolved = resolveTrackerOptions(options);
+      const { dir } = openStateDir(resolved.stateDir, resolved);
+      ensureStateDir(dir);
+      return dir.storeDir;
+    },
+    {},
+    false,
+  );
 }
 
 /**

@@ -304,6 +304,21 @@ describe("the ledger", () => {
     expect(fs.statSync(shared).mode & 0o777).toBe(0o700);
   });
 
+  it("keeps its ledger in the state folder without opening the folder's index, and in the cache folder for a folder another program writes, which it leaves as it was", () => {
+    const stateDir = tempStateDir();
+    const report = reqwatch(["--agent", "codex", "--by", "model"], stateDir);
+    expect(fs.existsSync(path.join(stateDir, "usage.db"))).toBe(true);
+    // Only the ledger: the index a command that reads requests would build is not.
+    expect(fs.existsSync(path.join(stateDir, "index.db"))).toBe(false);
+    const foreign = path.join(tempParent(), "state");
+    fs.mkdirSync(foreign);
+    fs.writeFileSync(path.join(foreign, "theirs.json"), "{}\n");
+    expect(reqwatch(["--agent", "codex", "--by", "model"], foreign).totals).toEqual(report.totals);
+    expect(fs.readdirSync(foreign)).toEqual(["theirs.json"]);
+    const observed = path.join(process.env.REQWATCH_CACHE_DIR!, "observed");
+    expect(fs.readdirSync(observed).some((folder) => fs.existsSync(path.join(observed, folder, "usage.db")))).toBe(true);
+  });
+
   it("refuses a bad value, naming its option, and changes nothing", () => {
     for (const [args, named] of [
       [["--by", "week"], "--by"],

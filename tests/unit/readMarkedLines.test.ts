@@ -54,6 +54,13 @@ describe("readMarkedLines", () => {
     expect(readAll(file, marks).found).toEqual([{ at: 31, text: '{"a":1,"usage":{"input_tokens":1}}' }]);
   });
 
+  it("keeps a line for its whole mark, not for one ending as it does, a mark at the file's first byte or one shorter than the bytes looked for", () => {
+    const file = path.join(tempParent(), "e.jsonl");
+    fs.writeFileSync(file, '"usage":{}\n{"page":{"n":1}}\n{"message":{"usage":{"input_tokens":1}}}\n{"ok":1}\n');
+    expect(readAll(file, { anywhere: [Buffer.from('"usage":{')] }).found.map((line) => line.at)).toEqual([0, 28]);
+    expect(readAll(file, { anywhere: [Buffer.from('"ok"')] }).found).toEqual([{ at: 69, text: '{"ok":1}' }]);
+  });
+
   it("looks for a mark at a line's start only in its first bytes", () => {
     const file = path.join(tempParent(), "b.jsonl");
     fs.writeFileSync(file, `{"type":"token_count"}\n{"text":"${"x".repeat(40)}","type":"token_count"}\n`);

@@ -9,7 +9,7 @@ import { USAGE_AGENTS, type UsageAgent } from "../../telemetry/usage/usageLines"
 import { knownTimeZone, machineTimeZone, USAGE_BY, type UsageBy, type UsageReport } from "../../telemetry/usage/usageReport";
 import { reportUsage, usageFolders, usageLedgerAt } from "../../telemetry/usage/reportUsage";
 import { AGENT_NAMES, BY_HEADINGS, USAGE_COLUMNS, usageCells, usageNote, usageTable } from "../../views/usageView";
-import { trackingIsOff, UsageError, withTracker } from "../context";
+import { storeDirOf, trackingIsOff, UsageError } from "../context";
 import { printJson, printLine, printTable } from "../output";
 
 /** A setting refused (a folder not the user's own) is a usage error, naming it. */
@@ -65,7 +65,7 @@ export function registerUsage(program: Command): void {
         : settings.dir
           ? asUsage(() => usageLedgerAt(settings, ""))
           : fs.existsSync(resolveStateDirPath(stateDir))
-            ? await withTracker(command, ({ reader }) => usageLedgerFile(reader.stateDir.storeDir))
+            ? usageLedgerFile(storeDirOf(command))
             : usageLedgerFile(path.join(defaultCacheDir(), "usage"));
       const report = await reportUsage({ ledgerFile, folders: usageFolders(settings), query, agent: options.agent });
       if (options.json) return printJson(report);

@@ -8,6 +8,7 @@ import type { FilePosition } from "../store/queries/agentFiles";
 import type { TelemetryStore } from "../store/telemetryStore";
 import type { AgentFiles, AgentRun } from "./agentFiles";
 import { LINE_BOUNDS, readLines, type LineBounds } from "./readLines";
+import { transcriptsOf } from "./transcripts";
 
 /** A look at every file and at the agent's runs this often, besides what the watcher reports: a watcher can miss. */
 const RESCAN_EVERY_MS = 5000;
@@ -397,28 +398,6 @@ export class AgentFileFollower<S> {
     if (this.settle) clearTimeout(this.settle);
     await this.watcher?.close();
   }
-}
-
-/** Every transcript under an agent's folder (its watched folders, as deep as each is watched). */
-export function transcriptsOf(folder: string, agent: Pick<AgentFiles<unknown>, "watched" | "isTranscript">): string[] {
-  const found: string[] = [];
-  for (const { folder: sub, depth } of agent.watched) {
-    const visit = (dir: string, level: number) => {
-      let entries: fs.Dirent[];
-      try {
-        entries = fs.readdirSync(dir, { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const entry of entries) {
-        const full = path.join(dir, entry.name);
-        if (entry.isDirectory() && level < depth) visit(full, level + 1);
-        else if (entry.isFile() && agent.isTranscript(path.relative(folder, full).split(path.sep).join("/"))) found.push(full);
-      }
-    };
-    visit(path.join(folder, sub), 0);
-  }
-  return found;
 }
 
 /** The file is the one read, not written since, and read to its end: a look costs a stat, not an open. */

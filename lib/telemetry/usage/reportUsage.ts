@@ -1,5 +1,5 @@
 import path from "node:path";
-import { ensureOwnFolder } from "../sharedTelemetry";
+import { ensureOwnFolder } from "../ownFolder";
 import { telemetryStoreDir, type TelemetrySettings } from "../telemetrySettings";
 import { UsageLedger, usageLedgerFile, type UsageFolders } from "./usageLedger";
 import { USAGE_AGENTS, type UsageAgent } from "./usageLines";

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../sqlite/openDatabase";
-import { transcriptsOf } from "../agentFiles/followAgentFiles";
+import { transcriptsOf } from "../agentFiles/transcripts";
 import { Worker } from "node:worker_threads";
 import { LINE_BOUNDS, type LineBounds } from "../agentFiles/readLines";
 import { PRICE_TABLE } from "../../model/money";
@@ -106,6 +106,8 @@ export const SLOT_MS = 15 * 60_000;
  */
 const READER_THREADS = Math.max(1, os.availableParallelism() - 1);
 const THREADS_FROM_BYTES = 64 * 1024 * 1024;
+/** The page size of a ledger made anew (SQLite's default is 4 KB): applied only before its first table, kept ever after. */
+const PAGE_BYTES = 16 * 1024;
 /** A call's values, and how many calls one statement inserts. */
 const CALL_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
@@ -157,9 +159,14 @@ export class UsageLedger {
     if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = openDatabase(file ?? ":memory:");
     if (file) {
+      // A new ledger's pages, before its first table: a first report's index and commit cost less than half the CPU they do on 4 KB pages.
+      this.db.pragma(`page_size = ${PAGE_BYTES}`);
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = NORMAL");
       this.db.pragma("busy_timeout = 10000");
+      // What SQLite keeps aside while a statement runs (the pages a multi-row insert changes, should it stop
+      // part way), in memory: in a temp file, a first report's inserts wrote 158 MB to it, 9,600 pages.
+      this.db.pragma("temp_store = MEMORY");
     }
     this.db.transaction(() => {
       // The ledger is what the files say, as this release reads and prices them: made by another (its schema or price table), it is read again.
