@@ -6,7 +6,7 @@ import { SourceSet, sourcesFromEnv } from "../sources/liveSource";
 import type { SourceSpec } from "../sources/sourceSpec";
 import type { OtelExportStatus } from "../otel/exportStatus";
 import type { IndexGuardHandle } from "../recovery/indexGuard";
-import type { IngestHandle } from "../ingest/startIngest";
+import type { IngestHandle } from "../ingest/folderIngest";
 import type { MonitorHandle, StuckRequest, TrackerOptions } from "../types";
 import type { IndexingProgress } from "../store/context";
 import { resolveStateDirPath } from "../stateFiles/stateDir";

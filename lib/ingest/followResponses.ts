@@ -21,7 +21,7 @@ export interface ResponsesStatus {
   ingested: number;
 }
 
-interface ResponsesFollower {
+export interface ResponsesFollower {
   status(): ResponsesStatus;
   /** Ingest what the watcher has queued, now (tests; it does so on its own within ~10 ms). */
   flush(): void;

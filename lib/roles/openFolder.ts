@@ -37,7 +37,7 @@ import { startMonitorWithRetention } from "../monitor/startMonitor";
 import { claimNext } from "../queue/claimNext";
 import { complete, fail, heartbeat } from "../queue/deliver";
 import { Waiters } from "../queue/waiters";
-import { startIngest, type IngestHandle, type IngestOptions } from "../ingest/startIngest";
+import { FolderIngest, type IngestHandle, type IngestOptions } from "../ingest/folderIngest";
 import { activeTraceparent } from "../process/activeTrace";
 import { feedLastSeq, requestsChangedSince } from "../db/changes";
 import { indexedAsIs, ingestRequests, reconcile } from "../recovery/reconcile";
@@ -370,7 +370,7 @@ export class OpenFolder implements Recording {
   }
 
   #startIngest(options: IngestOptions | undefined): IngestHandle {
-    let current = startIngest(this.#ctx, this.#sessions, options);
+    let current = new FolderIngest(this.#ctx, this.#sessions, options);
     const handle: IngestHandle = {
       caughtUp: current.caughtUp,
       status: () => current.status(),
@@ -382,7 +382,7 @@ export class OpenFolder implements Recording {
     };
     this.#ingests.set(handle, () => {
       current.stop();
-      current = startIngest(this.#ctx, this.#sessions, options);
+      current = new FolderIngest(this.#ctx, this.#sessions, options);
     });
     return handle;
   }

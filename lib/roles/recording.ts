@@ -1,4 +1,4 @@
-import type { IngestHandle, IngestOptions } from "../ingest/startIngest";
+import type { IngestHandle, IngestOptions } from "../ingest/folderIngest";
 import type { IndexCheck, IndexGuardHandle } from "../recovery/indexGuard";
 import type { ListFilters } from "../model/listFilters";
 import type { SessionService } from "../sessions/sessionTracker";
