@@ -6,7 +6,7 @@ import { writersLockFree } from "../db/writeLock";
 import { BACKGROUND_FROM_FILES, holdsAtLeast } from "../stateFiles/stateDir";
 import { reconcileResponses } from "../responses/responseIndex";
 import type { Sessions } from "../sessions/sessionTracker";
-import { followResponses, type ResponsesFollower, type ResponsesStatus } from "./followResponses";
+import { ResponsesFollower, type ResponsesStatus } from "./followResponses";
 import { serveSyncs, type SyncServer } from "./followerSync";
 
 export interface IngestOptions {
@@ -106,7 +106,7 @@ export class FolderIngest implements IngestHandle {
     this.#reconcileEveryMs = options.reconcileEveryMs ?? 30_000;
     this.#fallbackEveryMs = options.fallbackReconcileEveryMs ?? 2_000;
     this.#onError = options.onError ?? ((error: unknown) => console.error("reqwatch ingest:", error));
-    this.#responses = followResponses(ctx, this.#onError);
+    this.#responses = new ResponsesFollower(ctx, this.#onError);
     this.#watch();
     // At start: catch up with whatever happened while nobody was watching (a rebuild under way on its own thread does that).
     if (ctx.indexing) {
