@@ -293,111 +293,8 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
       duration_ms: Math.round(span.endMs - span.startMs),
       ...(span.status.code === "error" && { status: span.status.message || "error" }),
     });
-  let facts: Facts;
-  let made: Step;
-  let extra: Step[] = [];
-  switch (span.name) {
-    case "claude_code.interaction": {
-      const prompt = stringAttr(a, "user_prompt");
-      const failed = span.status.code === "error";
-      // A turn is the root of its trace; an interaction inside one (a subagent's) is a step of it.
-      if (span.parentSpanId) {
-        facts = {};
-        made = step("inner turn", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
-        break;
-      }
-      facts = {
-        startedAt: span.startMs,
-        processingAt: span.startMs,
-        endedAt: span.endMs,
-        ...(failed && { failed, error: span.status.message || "the turn failed" }),
-        ...(prompt !== undefined && { prompt }),
-      };
-      made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
-      break;
-    }
-    case "claude_code.llm_request": {
-      const fields = callFields(a);
-      const success = booleanAttr(a, "success") ?? span.status.code !== "error";
-      const requestId = stringAttr(a, "request_id") ?? stringAttr(a, "gen_ai.response.id") ?? `span-${span.spanId}`;
-      const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
-      const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
-      const error = success
-        ? undefined
-        : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
-      // A subagent's run has no interaction span to end it: its call that answered (asked for no tool) does, as its file's answer does.
-      const answered =
-        success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
-      facts = {
-        processingAt: span.startMs,
-        ...(success && { succeeded: true }),
-        ...(answered && { answeredAt: span.endMs }),
-        ...(fields.model && { model: fields.model }),
-        ...(attempt !== undefined && { attempt }),
-        ...(error && { error }),
-        part: {
-          kind: "call",
-          id: requestId,
-          at: span.endMs,
-          fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) },
-        },
-      };
-      made = step(
-        "model call",
-        join(
-          fields.model,
-          success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`,
-          ms(span.endMs - span.startMs),
-          attempt !== undefined && attempt > 1 && `${attempt} attempts`,
-          stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`,
-        ),
-      );
-      made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
-      extra = attemptSteps(span, success ? undefined : error);
-      break;
-    }
-    case "claude_code.tool": {
-      const tool = stringAttr(a, "tool_name") ?? stringAttr(a, "gen_ai.tool.name");
-      const id = stringAttr(a, "tool_use_id") ?? `span-${span.spanId}`;
-      const failed = span.status.code === "error";
-      facts = {
-        part: {
-          kind: "tool",
-          id,
-          at: span.endMs,
-          fields: {
-            ...(tool && { name: tool }),
-            durationMs: span.endMs - span.startMs,
-            ...(failed && { success: false, error: span.status.message || "failed" }),
-          },
-        },
-      };
-      made = step(
-        `tool ${tool ?? "?"}`,
-        join(
-          failed ? `failed: ${span.status.message || "error"}` : "done",
-          ms(span.endMs - span.startMs),
-          stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`,
-        ),
-      );
-      // The tool's use id, as its decision and result events carry it: the turn's page draws the three as one tool.
-      made.detail = { ...made.detail, tool_use_id: id };
-      break;
-    }
-    case "claude_code.tool.blocked_on_user":
-      facts = {};
-      made = step(
-        "waited for permission",
-        join(stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`, ms(span.endMs - span.startMs)),
-      );
-      break;
-    case "claude_code.tool.execution":
-      facts = {};
-      made = step("tool ran", join(booleanAttr(a, "success") === false ? "failed" : "ok", ms(span.endMs - span.startMs)));
-      break;
-    default:
-      return null;
-  }
+  if (!Object.hasOwn(SPANS, span.name)) return null;
+  const { facts, made, extra = [] } = SPANS[span.name as keyof typeof SPANS]({ span, a, step });
   const agent = stringAttr(a, "agent_id");
   const change = (step: Step, stepFacts: Facts): LifecycleChange =>
     agent
@@ -413,6 +310,137 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
         };
   return [change(made, facts), ...extra.map((attemptStep) => change(attemptStep, {}))];
 }
+
+/** A span as its mapping reads it: the span, its attributes, and how its step is made. */
+interface SpanRead {
+  span: SpanRecord;
+  a: Attributes;
+  step: (name: string, summary: string) => Step;
+}
+
+/** What a span changes, the step it is seen as, and the steps inside it (a retried call's attempts). */
+interface SpanMapped {
+  facts: Facts;
+  made: Step;
+  extra?: Step[];
+}
+
+/** A turn, the root of its trace; an interaction inside one (a subagent's) is a step of it. */
+function interactionSpan({ span, a, step }: SpanRead): SpanMapped {
+  const prompt = stringAttr(a, "user_prompt");
+  const failed = span.status.code === "error";
+  // A turn is the root of its trace; an interaction inside one (a subagent's) is a step of it.
+  if (span.parentSpanId) {
+    return { facts: {}, made: step("inner turn", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`)) };
+  }
+  const facts: Facts = {
+    startedAt: span.startMs,
+    processingAt: span.startMs,
+    endedAt: span.endMs,
+    ...(failed && { failed, error: span.status.message || "the turn failed" }),
+    ...(prompt !== undefined && { prompt }),
+  };
+  const made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
+  return { facts, made };
+}
+
+/** A model call, with a step for each attempt of a retried one. */
+function llmRequestSpan({ span, a, step }: SpanRead): SpanMapped {
+  const fields = callFields(a);
+  const success = booleanAttr(a, "success") ?? span.status.code !== "error";
+  const requestId = stringAttr(a, "request_id") ?? stringAttr(a, "gen_ai.response.id") ?? `span-${span.spanId}`;
+  const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
+  const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
+  const error = success
+    ? undefined
+    : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
+  // A subagent's run has no interaction span to end it: its call that answered (asked for no tool) does, as its file's answer does.
+  const answered =
+    success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
+  const facts: Facts = {
+    processingAt: span.startMs,
+    ...(success && { succeeded: true }),
+    ...(answered && { answeredAt: span.endMs }),
+    ...(fields.model && { model: fields.model }),
+    ...(attempt !== undefined && { attempt }),
+    ...(error && { error }),
+    part: {
+      kind: "call",
+      id: requestId,
+      at: span.endMs,
+      fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) },
+    },
+  };
+  const made = step(
+    "model call",
+    join(
+      fields.model,
+      success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`,
+      ms(span.endMs - span.startMs),
+      attempt !== undefined && attempt > 1 && `${attempt} attempts`,
+      stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`,
+    ),
+  );
+  made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
+  const extra = attemptSteps(span, success ? undefined : error);
+  return { facts, made, extra };
+}
+
+/** A tool's use. */
+function toolSpan({ span, a, step }: SpanRead): SpanMapped {
+  const tool = stringAttr(a, "tool_name") ?? stringAttr(a, "gen_ai.tool.name");
+  const id = stringAttr(a, "tool_use_id") ?? `span-${span.spanId}`;
+  const failed = span.status.code === "error";
+  const facts: Facts = {
+    part: {
+      kind: "tool",
+      id,
+      at: span.endMs,
+      fields: {
+        ...(tool && { name: tool }),
+        durationMs: span.endMs - span.startMs,
+        ...(failed && { success: false, error: span.status.message || "failed" }),
+      },
+    },
+  };
+  const made = step(
+    `tool ${tool ?? "?"}`,
+    join(
+      failed ? `failed: ${span.status.message || "error"}` : "done",
+      ms(span.endMs - span.startMs),
+      stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`,
+    ),
+  );
+  // The tool's use id, as its decision and result events carry it: the turn's page draws the three as one tool.
+  made.detail = { ...made.detail, tool_use_id: id };
+  return { facts, made };
+}
+
+/** A tool use waiting for the user's permission. */
+function blockedOnUserSpan({ span, a, step }: SpanRead): SpanMapped {
+  const facts: Facts = {};
+  const made = step(
+    "waited for permission",
+    join(stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`, ms(span.endMs - span.startMs)),
+  );
+  return { facts, made };
+}
+
+/** A tool running. */
+function toolExecutionSpan({ span, a, step }: SpanRead): SpanMapped {
+  const facts: Facts = {};
+  const made = step("tool ran", join(booleanAttr(a, "success") === false ? "failed" : "ok", ms(span.endMs - span.startMs)));
+  return { facts, made };
+}
+
+/** The spans that tell of a turn, each with its mapping; any other is counted as unmapped. */
+const SPANS = {
+  "claude_code.interaction": interactionSpan,
+  "claude_code.llm_request": llmRequestSpan,
+  "claude_code.tool": toolSpan,
+  "claude_code.tool.blocked_on_user": blockedOnUserSpan,
+  "claude_code.tool.execution": toolExecutionSpan,
+};
 
 /**
  * A retried model call's attempts, each a step inside the call's: Claude Code marks each with a
