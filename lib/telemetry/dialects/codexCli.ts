@@ -42,7 +42,7 @@ function codexLog(log: LogRecord): LifecycleChange | null {
   const session = stringAttr(a, "conversation.id");
   // Without a trace exporter Codex's log events carry no trace, and none a turn's id: the conversation is then the one lifecycle they name.
   const lifecycle = log.traceId ? `trace:${log.traceId}` : session ? `conversation:${session}` : null;
-  if (!lifecycle || !EVENT_NAMES.has(name)) return null;
+  if (!lifecycle || !Object.hasOwn(EVENTS, name)) return null;
   const model = stringAttr(a, "model");
   const durationMs = numberAttr(a, "duration_ms");
   const step = (key: string, summary: string, detail: Record<string, unknown>): Step => ({
@@ -54,93 +54,7 @@ function codexLog(log: LogRecord): LifecycleChange | null {
     summary,
     detail: said(detail),
   });
-  let facts: Facts;
-  let made: Step;
-  switch (name) {
-    case "user_prompt": {
-      const prompt = stringAttr(a, "prompt");
-      facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }), ...(model && { model }) };
-      made = step(
-        String(log.atMs),
-        prompt === undefined
-          ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with log_user_prompt = true)`
-          : `a prompt of ${prompt.length} characters`,
-        { prompt_length: numberAttr(a, "prompt_length"), model },
-      );
-      break;
-    }
-    case "api_request": {
-      // Codex counts its attempts from 0; a person, and Claude Code, from 1.
-      const attempt = (numberAttr(a, "attempt") ?? 0) + 1;
-      const status = numberAttr(a, "http.response.status_code");
-      const failed = stringAttr(a, "error.message") !== undefined || status === undefined || status >= 400;
-      const error = failed ? join(status !== undefined && String(status), stringAttr(a, "error.message")) || "failed" : undefined;
-      // Without its traces (a config with only `exporter`), a 200 is the last sign of a turn's answer: it completes it until anything later arrives.
-      facts = {
-        processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs,
-        attempt,
-        ...(model && { model }),
-        ...(failed ? { error } : { succeeded: true, answeredAt: log.atMs }),
-      };
-      // With traces, a call is its answer's span (handle_responses, with the tokens); without, the attempt that was answered.
-      if (!log.traceId && !failed)
-        facts.part = {
-          kind: "call",
-          id: `${session}:${log.atMs}`,
-          at: log.atMs,
-          fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true },
-        };
-      // With traces, the call's answer is a span of its own: a timeline draws each attempt in the bar of the answer that follows it (a turn makes one call at a time).
-      made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), {
-        status_code: status,
-        error: stringAttr(a, "error.message"),
-        attempt,
-        duration_ms: durationMs,
-        endpoint: stringAttr(a, "endpoint"),
-        model,
-        ...(log.traceId && { attempt_of_next_answer: true }),
-      });
-      break;
-    }
-    case "tool_decision": {
-      const tool = stringAttr(a, "tool_name");
-      facts = {};
-      made = step(
-        stringAttr(a, "call_id") ?? String(log.atMs),
-        join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`),
-        { tool_name: tool, decision: stringAttr(a, "decision"), source: stringAttr(a, "source"), call_id: stringAttr(a, "call_id") },
-      );
-      break;
-    }
-    default: {
-      // tool_result
-      const tool = stringAttr(a, "tool_name");
-      const id = stringAttr(a, "call_id");
-      const success = booleanAttr(a, "success");
-      const output = stringAttr(a, "output");
-      const error = success === false ? (output?.slice(0, 500) ?? "failed") : undefined;
-      const fields: PartFields = {
-        ...(tool && { name: tool }),
-        ...(durationMs !== undefined && { durationMs }),
-        ...(success !== undefined && { success }),
-        ...(error && { error }),
-      };
-      facts = id ? { part: { kind: "tool", id, at: log.atMs, fields } } : {};
-      made = step(
-        id ?? String(log.atMs),
-        join(tool, success === false ? "failed" : "ok", ms(durationMs), stringAttr(a, "arguments") && `args ${stringAttr(a, "arguments")!.slice(0, 200)}`),
-        {
-          tool_name: tool,
-          call_id: id,
-          success,
-          duration_ms: durationMs,
-          arguments: stringAttr(a, "arguments"),
-          output: output?.slice(0, 2000),
-          mcp_server: stringAttr(a, "mcp_server") || undefined,
-        },
-      );
-    }
-  }
+  const { facts, made } = EVENTS[name as keyof typeof EVENTS]({ a, atMs: log.atMs, traceId: log.traceId, session, model, durationMs, step });
   // Its prompt, in a turn its traces name: the turn its files tell of too, once its span names it (by `turn:<id>`), or, should that never come (a run killed, or exited on an error), by when the prompt was sent.
   const sent = name === "user_prompt" && log.traceId && session ? { promptSent: { by: "telemetry" as const, session, at: log.atMs } } : {};
   return {
@@ -155,8 +69,121 @@ function codexLog(log: LogRecord): LifecycleChange | null {
   };
 }
 
-/** The log events that tell of a turn. */
-const EVENT_NAMES = new Set(["user_prompt", "api_request", "tool_decision", "tool_result"]);
+/** A log event as its mapping reads it: its attributes, time, trace, conversation, model and duration, and how its step is made. */
+interface EventRead {
+  a: Attributes;
+  atMs: number;
+  traceId: string | null;
+  session: string | undefined;
+  model: string | undefined;
+  durationMs: number | undefined;
+  step: (key: string, summary: string, detail: Record<string, unknown>) => Step;
+}
+
+/** What an event changes, and the step it is seen as. */
+interface Mapped {
+  facts: Facts;
+  made: Step;
+}
+
+/** A prompt: the turn begins. */
+function userPrompt({ a, atMs, model, step }: EventRead): Mapped {
+  const prompt = stringAttr(a, "prompt");
+  const facts: Facts = { startedAt: atMs, processingAt: atMs, ...(prompt !== undefined && { prompt }), ...(model && { model }) };
+  const made = step(
+    String(atMs),
+    prompt === undefined
+      ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with log_user_prompt = true)`
+      : `a prompt of ${prompt.length} characters`,
+    { prompt_length: numberAttr(a, "prompt_length"), model },
+  );
+  return { facts, made };
+}
+
+/** An attempt of a model call: answered, or failed. */
+function apiRequest({ a, atMs, traceId, session, model, durationMs, step }: EventRead): Mapped {
+  // Codex counts its attempts from 0; a person, and Claude Code, from 1.
+  const attempt = (numberAttr(a, "attempt") ?? 0) + 1;
+  const status = numberAttr(a, "http.response.status_code");
+  const failed = stringAttr(a, "error.message") !== undefined || status === undefined || status >= 400;
+  const error = failed ? join(status !== undefined && String(status), stringAttr(a, "error.message")) || "failed" : undefined;
+  // Without its traces (a config with only `exporter`), a 200 is the last sign of a turn's answer: it completes it until anything later arrives.
+  const facts: Facts = {
+    processingAt: durationMs === undefined ? atMs : atMs - durationMs,
+    attempt,
+    ...(model && { model }),
+    ...(failed ? { error } : { succeeded: true, answeredAt: atMs }),
+  };
+  // With traces, a call is its answer's span (handle_responses, with the tokens); without, the attempt that was answered.
+  if (!traceId && !failed)
+    facts.part = {
+      kind: "call",
+      id: `${session}:${atMs}`,
+      at: atMs,
+      fields: { ...(model && { model }), ...(durationMs !== undefined && { durationMs }), attempt, success: true },
+    };
+  // With traces, the call's answer is a span of its own: a timeline draws each attempt in the bar of the answer that follows it (a turn makes one call at a time).
+  const made = step(String(attempt), join(`attempt ${attempt}`, failed ? `failed: ${error}` : String(status), ms(durationMs), stringAttr(a, "endpoint")), {
+    status_code: status,
+    error: stringAttr(a, "error.message"),
+    attempt,
+    duration_ms: durationMs,
+    endpoint: stringAttr(a, "endpoint"),
+    model,
+    ...(traceId && { attempt_of_next_answer: true }),
+  });
+  return { facts, made };
+}
+
+/** A tool use allowed or refused. */
+function toolDecision({ a, atMs, step }: EventRead): Mapped {
+  const tool = stringAttr(a, "tool_name");
+  const facts: Facts = {};
+  const made = step(
+    stringAttr(a, "call_id") ?? String(atMs),
+    join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`),
+    { tool_name: tool, decision: stringAttr(a, "decision"), source: stringAttr(a, "source"), call_id: stringAttr(a, "call_id") },
+  );
+  return { facts, made };
+}
+
+/** A tool use's result. */
+function toolResult({ a, atMs, durationMs, step }: EventRead): Mapped {
+  const tool = stringAttr(a, "tool_name");
+  const id = stringAttr(a, "call_id");
+  const success = booleanAttr(a, "success");
+  const output = stringAttr(a, "output");
+  const error = success === false ? (output?.slice(0, 500) ?? "failed") : undefined;
+  const fields: PartFields = {
+    ...(tool && { name: tool }),
+    ...(durationMs !== undefined && { durationMs }),
+    ...(success !== undefined && { success }),
+    ...(error && { error }),
+  };
+  const facts: Facts = id ? { part: { kind: "tool", id, at: atMs, fields } } : {};
+  const made = step(
+    id ?? String(atMs),
+    join(tool, success === false ? "failed" : "ok", ms(durationMs), stringAttr(a, "arguments") && `args ${stringAttr(a, "arguments")!.slice(0, 200)}`),
+    {
+      tool_name: tool,
+      call_id: id,
+      success,
+      duration_ms: durationMs,
+      arguments: stringAttr(a, "arguments"),
+      output: output?.slice(0, 2000),
+      mcp_server: stringAttr(a, "mcp_server") || undefined,
+    },
+  );
+  return { facts, made };
+}
+
+/** The log events that tell of a turn, each with its mapping. */
+const EVENTS = {
+  user_prompt: userPrompt,
+  api_request: apiRequest,
+  tool_decision: toolDecision,
+  tool_result: toolResult,
+};
 
 /** The conversation a span says it is in: `conversation.id`, or the `thread.id` Codex gives its turn's span (the tracing layer's own `thread.id` is an OS thread's number). */
 function sessionOf(a: Attributes): string | undefined {
