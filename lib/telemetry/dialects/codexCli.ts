@@ -208,78 +208,9 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
         ...detail,
       }),
     );
-  const model = stringAttr(a, "model");
-  let facts: Facts;
-  let made: Step;
-  if (span.name === "session_task.turn") {
-    const error = failed ? span.status.message || "the turn failed" : undefined;
-    facts = { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, ...(failed && { failed, error }), ...(model && { model }) };
-    made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${error}`), {
-      turn_id: stringAttr(a, "turn.id"),
-      model,
-      ...turnUsage(a),
-    });
-  } else if (span.name === "handle_responses" && numberAttr(a, "gen_ai.usage.input_tokens") !== undefined) {
-    // The model's answer completed (response.completed), with what it used: OpenAI's input tokens include the cached ones, kept apart here as Claude Code's are.
-    const input = numberAttr(a, "gen_ai.usage.input_tokens") ?? 0;
-    const cached = numberAttr(a, "gen_ai.usage.cache_read.input_tokens") ?? 0;
-    const fields: PartFields = {
-      inputTokens: Math.max(0, input - cached),
-      outputTokens: numberAttr(a, "gen_ai.usage.output_tokens") ?? 0,
-      cacheReadTokens: cached,
-      ...(numberAttr(a, "gen_ai.usage.cache_write.input_tokens") !== undefined && { cacheWriteTokens: numberAttr(a, "gen_ai.usage.cache_write.input_tokens") }),
-      ...(numberAttr(a, "codex.usage.reasoning_output_tokens") !== undefined && { reasoningTokens: numberAttr(a, "codex.usage.reasoning_output_tokens") }),
-      success: !failed,
-      // The span names no model; its turn's span and prompt do, and a turn's calls are all of its model: priced at it.
-      modelOfLifecycle: true,
-      // Its files name the call by its response, which no span carries: paired in order (mapping/fold.ts `joinedParts`).
-      toldBy: "telemetry",
-    };
-    // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
-    facts = {
-      ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }),
-      part: { kind: "call", id: span.spanId, at: span.endMs, fields },
-    };
-    made = step(
-      "model call",
-      join(
-        `${fields.inputTokens} in / ${fields.outputTokens} out`,
-        cached > 0 && `${cached} cached`,
-        fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`,
-        failed && `failed: ${span.status.message || "error"}`,
-      ),
-      {
-        input_tokens: input,
-        cached_input_tokens: cached,
-        output_tokens: fields.outputTokens,
-        reasoning_output_tokens: fields.reasoningTokens,
-        reasoning_effort: stringAttr(a, "codex.request.reasoning_effort"),
-      },
-    );
-  } else if (span.name === "handle_response_stream_error") {
-    // Codex then reconnects, or gives up when its stream retries are spent: the span does not say which.
-    facts = {};
-    made = step("stream error", join("the response stream failed", stringAttr(a, "request") && `in ${stringAttr(a, "request")}`));
-  } else if (stringAttr(a, "codex.tool.phase") !== undefined && stringAttr(a, "call_id") !== undefined) {
-    const tool = stringAttr(a, "tool_name") ?? span.name;
-    const aborted = booleanAttr(a, "aborted") === true;
-    const error = failed ? span.status.message || "failed" : aborted ? "aborted" : undefined;
-    facts = {
-      part: {
-        kind: "tool",
-        id: stringAttr(a, "call_id")!,
-        at: span.endMs,
-        fields: { name: tool, durationMs: span.endMs - span.startMs, ...(error && { success: false, error }) },
-      },
-    };
-    made = step(
-      `tool ${tool}`,
-      join(error ? `failed: ${error}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "tool_source") && `from ${stringAttr(a, "tool_source")}`),
-      { tool_name: tool, call_id: stringAttr(a, "call_id"), tool_source: stringAttr(a, "tool_source") },
-    );
-  } else {
-    return null;
-  }
+  const mapped = spanMapping(span, a)?.({ span, a, failed, model: stringAttr(a, "model"), step });
+  if (!mapped) return null;
+  const { facts, made } = mapped;
   const session = sessionOf(a);
   // The turn's span names the turn as Codex's own files do (`turn:<id>`): the two are one turn.
   const turn = span.name === "session_task.turn" ? stringAttr(a, "turn.id") : undefined;
@@ -292,6 +223,105 @@ function codexSpan(span: SpanRecord): LifecycleChange | null {
     step: made,
     facts,
   };
+}
+
+/** A span as its mapping reads it: the span, its attributes, whether it failed, its model, and how its step is made. */
+interface SpanRead {
+  span: SpanRecord;
+  a: Attributes;
+  failed: boolean;
+  model: string | undefined;
+  step: (name: string, summary: string, detail?: Record<string, unknown>) => Step;
+}
+
+/** The mapping of the spans that tell of a turn; undefined for the many that only time its inner work. */
+function spanMapping(span: SpanRecord, a: Attributes): ((read: SpanRead) => Mapped) | undefined {
+  if (span.name === "session_task.turn") return turnSpan;
+  if (span.name === "handle_responses" && numberAttr(a, "gen_ai.usage.input_tokens") !== undefined) return answerSpan;
+  if (span.name === "handle_response_stream_error") return streamErrorSpan;
+  if (stringAttr(a, "codex.tool.phase") !== undefined && stringAttr(a, "call_id") !== undefined) return toolSpan;
+  return undefined;
+}
+
+/** The turn ended: its outcome and its own sums. */
+function turnSpan({ span, a, failed, model, step }: SpanRead): Mapped {
+  const error = failed ? span.status.message || "the turn failed" : undefined;
+  const facts: Facts = { startedAt: span.startMs, processingAt: span.startMs, endedAt: span.endMs, ...(failed && { failed, error }), ...(model && { model }) };
+  const made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${error}`), {
+    turn_id: stringAttr(a, "turn.id"),
+    model,
+    ...turnUsage(a),
+  });
+  return { facts, made };
+}
+
+/** The model's answer completed, with what it used. */
+function answerSpan({ span, a, failed, step }: SpanRead): Mapped {
+  // The model's answer completed (response.completed), with what it used: OpenAI's input tokens include the cached ones, kept apart here as Claude Code's are.
+  const input = numberAttr(a, "gen_ai.usage.input_tokens") ?? 0;
+  const cached = numberAttr(a, "gen_ai.usage.cache_read.input_tokens") ?? 0;
+  const fields: PartFields = {
+    inputTokens: Math.max(0, input - cached),
+    outputTokens: numberAttr(a, "gen_ai.usage.output_tokens") ?? 0,
+    cacheReadTokens: cached,
+    ...(numberAttr(a, "gen_ai.usage.cache_write.input_tokens") !== undefined && { cacheWriteTokens: numberAttr(a, "gen_ai.usage.cache_write.input_tokens") }),
+    ...(numberAttr(a, "codex.usage.reasoning_output_tokens") !== undefined && { reasoningTokens: numberAttr(a, "codex.usage.reasoning_output_tokens") }),
+    success: !failed,
+    // The span names no model; its turn's span and prompt do, and a turn's calls are all of its model: priced at it.
+    modelOfLifecycle: true,
+    // Its files name the call by its response, which no span carries: paired in order (mapping/fold.ts `joinedParts`).
+    toldBy: "telemetry",
+  };
+  // An answer: it ends the turn until anything later arrives, should the turn's own span be lost (Codex's exporter can drop the last spans when it shuts down mid-export).
+  const facts: Facts = {
+    ...(failed ? { error: span.status.message || "the answer failed" } : { succeeded: true, answeredAt: span.endMs }),
+    part: { kind: "call", id: span.spanId, at: span.endMs, fields },
+  };
+  const made = step(
+    "model call",
+    join(
+      `${fields.inputTokens} in / ${fields.outputTokens} out`,
+      cached > 0 && `${cached} cached`,
+      fields.reasoningTokens !== undefined && `${fields.reasoningTokens} reasoning`,
+      failed && `failed: ${span.status.message || "error"}`,
+    ),
+    {
+      input_tokens: input,
+      cached_input_tokens: cached,
+      output_tokens: fields.outputTokens,
+      reasoning_output_tokens: fields.reasoningTokens,
+      reasoning_effort: stringAttr(a, "codex.request.reasoning_effort"),
+    },
+  );
+  return { facts, made };
+}
+
+/** The response stream failed: Codex then reconnects, or gives up when its stream retries are spent; the span does not say which. */
+function streamErrorSpan({ a, step }: SpanRead): Mapped {
+  const facts: Facts = {};
+  const made = step("stream error", join("the response stream failed", stringAttr(a, "request") && `in ${stringAttr(a, "request")}`));
+  return { facts, made };
+}
+
+/** A tool's use. */
+function toolSpan({ span, a, failed, step }: SpanRead): Mapped {
+  const tool = stringAttr(a, "tool_name") ?? span.name;
+  const aborted = booleanAttr(a, "aborted") === true;
+  const error = failed ? span.status.message || "failed" : aborted ? "aborted" : undefined;
+  const facts: Facts = {
+    part: {
+      kind: "tool",
+      id: stringAttr(a, "call_id")!,
+      at: span.endMs,
+      fields: { name: tool, durationMs: span.endMs - span.startMs, ...(error && { success: false, error }) },
+    },
+  };
+  const made = step(
+    `tool ${tool}`,
+    join(error ? `failed: ${error}` : "done", ms(span.endMs - span.startMs), stringAttr(a, "tool_source") && `from ${stringAttr(a, "tool_source")}`),
+    { tool_name: tool, call_id: stringAttr(a, "call_id"), tool_source: stringAttr(a, "tool_source") },
+  );
+  return { facts, made };
 }
 
 /** The turn's own sums, as its span says them (the calls' parts carry what the turn adds up). */
