@@ -64,6 +64,40 @@ function removeArchivedFiles(ctx: TrackerContext, ids: readonly string[]): void 
 }
 
 /**
+ * A batch's files as they are now: those still matching go, a file already gone leaves its index
+ * row to remove; an unreadable one, or one changed since it matched, is skipped (and said why).
+ */
+function readBatch(
+  ctx: TrackerContext,
+  batch: readonly { id: string }[],
+  states: readonly State[],
+  cutoff: number,
+  skipped: CleanupReport["skipped"],
+): { going: { request: RequestRecord; fingerprint: FileFingerprint }[]; gone: string[] } {
+  const going: { request: RequestRecord; fingerprint: FileFingerprint }[] = [];
+  const gone: string[] = [];
+  for (const { id } of batch) {
+    let read: ReturnType<typeof readRequestFile>;
+    try {
+      read = readRequestFile(ctx.dir.requestFile(id), id);
+    } catch (error) {
+      if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
+      skipped.push({ requestId: id, reason: `unreadable: ${String(error.details?.reason ?? error.message)}` });
+      continue;
+    }
+    if (!read) {
+      gone.push(id);
+      skipped.push({ requestId: id, reason: "the file was already gone" });
+    } else if (!states.includes(read.request.state) || lastWrittenAt(read.request) > cutoff) {
+      skipped.push({ requestId: id, reason: `changed since it matched (now ${read.request.state})` });
+    } else {
+      going.push(read);
+    }
+  }
+  return { going, gone };
+}
+
+/**
  * Archive, then delete, the files of requests in `states` not updated for `olderThanMs`. Each
  * batch is committed to archive.db (fully synced), and its copies are read back from the file on
  * disk, before any of its files is unlinked, so a crash, or archive.db deleted or replaced during
@@ -89,27 +123,7 @@ export function cleanup(ctx: TrackerContext, archive: () => ArchiveDb, options: 
 
   const archiveDb = archive();
   for (let start = 0; start < candidates.length; start += BATCH) {
-    const batch = candidates.slice(start, start + BATCH);
-    const going: { request: RequestRecord; fingerprint: FileFingerprint }[] = [];
-    const gone: string[] = [];
-    for (const { id } of batch) {
-      let read: ReturnType<typeof readRequestFile>;
-      try {
-        read = readRequestFile(ctx.dir.requestFile(id), id);
-      } catch (error) {
-        if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
-        report.skipped.push({ requestId: id, reason: `unreadable: ${String(error.details?.reason ?? error.message)}` });
-        continue;
-      }
-      if (!read) {
-        gone.push(id);
-        report.skipped.push({ requestId: id, reason: "the file was already gone" });
-      } else if (!states.includes(read.request.state) || lastWrittenAt(read.request) > cutoff) {
-        report.skipped.push({ requestId: id, reason: `changed since it matched (now ${read.request.state})` });
-      } else {
-        going.push(read);
-      }
-    }
+    const { going, gone } = readBatch(ctx, candidates.slice(start, start + BATCH), states, cutoff, report.skipped);
     // The archive's commit (fully synced) comes first and outside the writers' lock: writers wait
     // only for the unlinks and the index rows. A crash from here on leaves a request in both.
     const copyIds = going.length

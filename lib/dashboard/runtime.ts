@@ -6,7 +6,7 @@ import { SourceSet, sourcesFromEnv } from "../sources/liveSource";
 import type { SourceSpec } from "../sources/sourceSpec";
 import type { OtelExportStatus } from "../otel/exportStatus";
 import type { IndexGuardHandle } from "../recovery/indexGuard";
-import type { IngestHandle } from "../ingest/startIngest";
+import type { IngestHandle } from "../ingest/folderIngest";
 import type { MonitorHandle, StuckRequest, TrackerOptions } from "../types";
 import type { IndexingProgress } from "../store/context";
 import { resolveStateDirPath } from "../stateFiles/stateDir";
@@ -100,59 +100,180 @@ export function openRuntime(
   sourceSpecs: readonly SourceSpec[] = sourcesFromEnv(process.env.REQWATCH_SOURCES),
   telemetryOptions: TelemetrySettings = telemetrySettings(),
 ): Runtime {
-  // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
-  // empty one is observed: a gateway may have made it and not written yet.
-  const stateDir = resolveStateDirPath(options.stateDir);
-  // A folder opened for the first time (or a lost index) is indexed while the server answers: newest first, so the first page is right at once.
-  const { tracker, reader, operator, upkeep, close } = openRoles({
-    ...options,
-    stateDir,
-    recover: false,
-    create: !fs.existsSync(stateDir),
-    rebuild: "in-background",
-  });
-  // Actions a killed server left half done say so in the audit log.
-  if (reader.ownership.access === "managed") operator.actions.closeInterrupted();
-  // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
-  // starts with a catch-up with the folder, in the background on a big one so the server answers at
-  // once (from the index an earlier run kept, until then); the monitor's first pass waits for it, so
-  // it sees the folder as it is now.
-  const ingest = upkeep.startIngest({ catchUp: "in-background", onError: (error) => console.error("reqwatch: ingest failed:", error) });
-  const feed = new FeedHub(reader);
-  let closed = false;
-  let exporter: { status(): OtelExportStatus; stop(): Promise<void> } | null = null;
-  const background = reader.indexing() ? indexInBackground(reader, upkeep, feed, () => closed) : null;
-  const indexing = background?.progress ?? (() => reader.indexing());
-  const indexed = background?.firstTry ?? null;
-  if (!indexed) fillTextIndex(upkeep, () => closed);
-  // The monitor's first pass (and the retention's first run) see the whole folder as it is now:
-  // after the index is filled (a first open) and caught up with (a restart on a big folder).
-  let processingAtStart: string[] = [];
-  const listProcessing = () => {
-    processingAtStart = reader.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
-  };
-  const current = indexed || ingest.caughtUp ? Promise.all([indexed, ingest.caughtUp]).then(listProcessing) : null;
-  if (!current) listProcessing();
-  let notice: RecoveryNotice | null = null;
-  let passes = 0;
-  const monitor = tracker.startMonitor({
-    ...(current && { startAfter: current }),
-    onPass: (pass) => {
-      if (passes++ === 0) notice = recoveryNotice(reader, tracker.openReport, processingAtStart);
-      feed.publishStuck(pass.stuck, pass.at);
-    },
-    onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
-    onRetention: (run) => {
-      if (run.error) console.error(`reqwatch: retention failed: ${run.error}`);
-      else if (run.removed) console.log(`reqwatch: retention removed ${run.removed} finished request(s) (audit #${run.entryId})`);
-      feed.publishRetention(run);
-    },
-    onRetentionError: (error) => console.error("reqwatch: the retention failed:", error.message),
-  });
-  // What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
-  // reqwatch's own: the user's one in the cache folder, or (REQWATCH_TELEMETRY_DIR=state-folder) beside the index.
-  const settings = telemetryOptions;
-  // And the agents' own session files (Claude Code's, Codex CLI's, Gemini CLI's), read as they are written into the same store (on by default).
+  return new DashboardRuntime(options, sourceSpecs, telemetryOptions);
+}
+
+type AttachedExport = { status(): OtelExportStatus; stop(): Promise<void> };
+
+/** Nanoseconds as milliseconds, to a tenth. */
+const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+
+class DashboardRuntime implements Runtime {
+  readonly tracker: Tracker;
+  readonly reader: Reader;
+  readonly operator: Operator;
+  readonly monitor: MonitorHandle;
+  readonly ingest: IngestHandle;
+  readonly guard: IndexGuardHandle;
+  readonly feed: FeedHub;
+  readonly sources: SourceSet;
+  readonly telemetry: TelemetryHandle | null;
+  readonly telemetrySessions: TelemetrySessions | null;
+  readonly actionToken: string;
+  readonly indexing: () => IndexingProgress | null;
+
+  /** Closes the folder: stops the monitor, the ingest and the guard it started. */
+  readonly #closeFolder: () => void;
+  readonly #settings: TelemetrySettings;
+  #closed = false;
+  #exporter: AttachedExport | null = null;
+  #notice: RecoveryNotice | null = null;
+  #passes = 0;
+  #processingAtStart: string[] = [];
+  #usageRun: Promise<unknown> = Promise.resolve();
+  readonly #loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+
+  constructor(options: TrackerOptions, sourceSpecs: readonly SourceSpec[], settings: TelemetrySettings) {
+    // The dashboard makes a missing folder its own (npm start's default ./.reqwatch), but an existing
+    // empty one is observed: a gateway may have made it and not written yet.
+    const stateDir = resolveStateDirPath(options.stateDir);
+    // A folder opened for the first time (or a lost index) is indexed while the server answers: newest first, so the first page is right at once.
+    const { tracker, reader, operator, upkeep, close } = openRoles({
+      ...options,
+      stateDir,
+      recover: false,
+      create: !fs.existsSync(stateDir),
+      rebuild: "in-background",
+    });
+    this.tracker = tracker;
+    this.reader = reader;
+    this.operator = operator;
+    this.#closeFolder = close;
+    this.#settings = settings;
+    // Actions a killed server left half done say so in the audit log.
+    if (reader.ownership.access === "managed") operator.actions.closeInterrupted();
+    // Other writers (hooks, editors, other tools) reach the index, and so the live feed, at once. It
+    // starts with a catch-up with the folder, in the background on a big one so the server answers at
+    // once (from the index an earlier run kept, until then); the monitor's first pass waits for it, so
+    // it sees the folder as it is now.
+    this.ingest = upkeep.startIngest({ catchUp: "in-background", onError: (error) => console.error("reqwatch: ingest failed:", error) });
+    const feed = (this.feed = new FeedHub(reader));
+    const closed = () => this.#closed;
+    const background = reader.indexing() ? indexInBackground(reader, upkeep, feed, closed) : null;
+    this.indexing = background?.progress ?? (() => reader.indexing());
+    const indexed = background?.firstTry ?? null;
+    if (!indexed) fillTextIndex(upkeep, closed);
+    // The monitor's first pass (and the retention's first run) see the whole folder as it is now:
+    // after the index is filled (a first open) and caught up with (a restart on a big folder).
+    const current = indexed || this.ingest.caughtUp ? Promise.all([indexed, this.ingest.caughtUp]).then(() => this.#listProcessing()) : null;
+    if (!current) this.#listProcessing();
+    this.monitor = this.#startMonitor(current);
+    this.telemetry = receiveTelemetry(settings, reader, options);
+    // The received lifecycles, shown as the `otel` source beside the configured ones.
+    const received: SourceSpec[] = this.telemetry ? [{ kind: "otel", file: this.telemetry.file, stuckAfterMs: settings.stuckAfterMs }] : [];
+    const sources = (this.sources = new SourceSet([...sourceSpecs, ...received], reader.stateDir.storeDir));
+    this.telemetrySessions = this.telemetry ? new TelemetrySessions(this.telemetry.file, settings.stuckAfterMs) : null;
+    sources.start((changed) => feed.publishSources(sources.statuses(), changed));
+    // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
+    this.guard = upkeep.startIndexGuard({
+      onReopened: (cause) => {
+        console.error(`reqwatch: ${cause}; the index was rebuilt from the files.`);
+        fillTextIndex(upkeep, closed);
+      },
+      onError: (error) => console.error("reqwatch: index check failed:", error),
+    });
+    this.#loopDelay.enable();
+    this.actionToken = randomBytes(32).toString("base64url");
+  }
+
+  recoveryNotice(): RecoveryNotice | null {
+    return this.#notice;
+  }
+
+  /** The hub's list: the last pass, less what changes have moved on since (the badge's count). */
+  lastStuck(): readonly StuckRequest[] {
+    return this.feed.stuckRequests;
+  }
+
+  async firstBatch(): Promise<void> {
+    const until = performance.now() + FIRST_BATCH_WAIT_MS;
+    for (let progress = this.indexing(); progress && progress.done === 0 && !progress.failure && performance.now() < until; progress = this.indexing()) {
+      await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
+    }
+  }
+
+  usage(query: UsageQuery, agent?: UsageAgent): Promise<UsageReport> {
+    const settings = this.#settings;
+    // One update at a time: a page refreshed while a big first read runs waits for it, then reads what it kept.
+    const report = this.#usageRun.then(() =>
+      reportUsage({ ledgerFile: usageLedgerAt(settings, this.reader.stateDir.storeDir), folders: usageFolders(settings), query, agent }),
+    );
+    this.#usageRun = report.catch(() => undefined);
+    return report;
+  }
+
+  health(options?: { unmappedOffset?: number }): HealthView & { otel: OtelExportStatus | null; telemetry: TelemetryStatus | null } {
+    return {
+      ...healthView(this.reader, this.ingest.status(), this.monitor, this.guard.status()),
+      otel: this.#exporter?.status() ?? null,
+      telemetry: this.telemetry?.status(options) ?? null,
+    };
+  }
+
+  attachExport(handle: AttachedExport): void {
+    if (this.#closed) void handle.stop();
+    else this.#exporter = handle;
+  }
+
+  eventLoopDelay(): { p50: number; p99: number; max: number } {
+    const loopDelay = this.#loopDelay;
+    return { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
+  }
+
+  serving(): void {
+    this.#loopDelay.reset();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#loopDelay.disable();
+    this.sources.close();
+    void this.telemetry?.close();
+    void this.#exporter?.stop();
+    // Stops the monitor, the ingest and the guard it started.
+    this.#closeFolder();
+  }
+
+  #listProcessing(): void {
+    this.#processingAtStart = this.reader.list({ states: ["processing"], limit: 1000 }).items.map((row) => row.requestId);
+  }
+
+  #startMonitor(current: Promise<void> | null): MonitorHandle {
+    const { reader, tracker, feed } = this;
+    return tracker.startMonitor({
+      ...(current && { startAfter: current }),
+      onPass: (pass) => {
+        if (this.#passes++ === 0) this.#notice = recoveryNotice(reader, tracker.openReport, this.#processingAtStart);
+        feed.publishStuck(pass.stuck, pass.at);
+      },
+      onError: (error) => console.error("reqwatch: monitor pass failed:", error.message),
+      onRetention: (run) => {
+        if (run.error) console.error(`reqwatch: retention failed: ${run.error}`);
+        else if (run.removed) console.log(`reqwatch: retention removed ${run.removed} finished request(s) (audit #${run.entryId})`);
+        feed.publishRetention(run);
+      },
+      onRetentionError: (error) => console.error("reqwatch: the retention failed:", error.message),
+    });
+  }
+}
+
+/**
+ * What OpenTelemetry instrumentation sends (Claude Code, the Anthropic SDK, ...), kept in a store of
+ * reqwatch's own: the user's one in the cache folder, or (REQWATCH_TELEMETRY_DIR=state-folder) beside
+ * the index; and the agents' own session files (Claude Code's, Codex CLI's, Gemini CLI's), read as
+ * they are written into the same store (on by default). Both off: null.
+ */
+function receiveTelemetry(settings: TelemetrySettings, reader: Reader, options: TrackerOptions): TelemetryHandle | null {
   const receiving = {
     storeDir: telemetryStoreDir(settings, reader.stateDir.storeDir),
     settings,
@@ -160,80 +281,8 @@ export function openRuntime(
     onError: (error: Error) => console.error("reqwatch: the telemetry retention failed:", error.message),
   };
   // One receiver and one store for all the user's dashboards, whichever started first (lib/telemetry/sharedTelemetry.ts); or, set apart, a store beside the folder's index.
-  const telemetry: TelemetryHandle | null =
-    settings.port === null && !settings.claudeDir && !settings.codexDir && !settings.geminiDir
-      ? null
-      : settings.dir
-        ? new SharedTelemetry(receiving, settings.dir)
-        : startTelemetry(receiving);
-  // The received lifecycles, shown as the `otel` source beside the configured ones.
-  const received: SourceSpec[] = telemetry ? [{ kind: "otel", file: telemetry.file, stuckAfterMs: settings.stuckAfterMs }] : [];
-  const sources = new SourceSet([...sourceSpecs, ...received], reader.stateDir.storeDir);
-  const telemetrySessions = telemetry ? new TelemetrySessions(telemetry.file, settings.stuckAfterMs) : null;
-  sources.start((changed) => feed.publishSources(sources.statuses(), changed));
-  // A rebuilt index has a new generation: the feed hub sees it and every browser resets and refetches.
-  const guard = upkeep.startIndexGuard({
-    onReopened: (cause) => {
-      console.error(`reqwatch: ${cause}; the index was rebuilt from the files.`);
-      fillTextIndex(upkeep, () => closed);
-    },
-    onError: (error) => console.error("reqwatch: index check failed:", error),
-  });
-  let usageRun: Promise<unknown> = Promise.resolve();
-  const loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
-  loopDelay.enable();
-  const ms = (ns: number) => Math.round(ns / 1e5) / 10;
-  return {
-    tracker,
-    reader,
-    operator,
-    monitor,
-    ingest,
-    guard,
-    feed,
-    sources,
-    telemetry,
-    telemetrySessions,
-    actionToken: randomBytes(32).toString("base64url"),
-    recoveryNotice: () => notice,
-    // The hub's list: the last pass, less what changes have moved on since (the badge's count).
-    lastStuck: () => feed.stuckRequests,
-    indexing,
-    async firstBatch() {
-      const until = performance.now() + FIRST_BATCH_WAIT_MS;
-      for (let progress = indexing(); progress && progress.done === 0 && !progress.failure && performance.now() < until; progress = indexing()) {
-        await new Promise((resolve) => setTimeout(resolve, FIRST_BATCH_POLL_MS));
-      }
-    },
-    usage: (query, agent) => {
-      // One update at a time: a page refreshed while a big first read runs waits for it, then reads what it kept.
-      const report = usageRun.then(() =>
-        reportUsage({ ledgerFile: usageLedgerAt(settings, reader.stateDir.storeDir), folders: usageFolders(settings), query, agent }),
-      );
-      usageRun = report.catch(() => undefined);
-      return report;
-    },
-    health: (options) => ({
-      ...healthView(reader, ingest.status(), monitor, guard.status()),
-      otel: exporter?.status() ?? null,
-      telemetry: telemetry?.status(options) ?? null,
-    }),
-    attachExport(handle) {
-      if (closed) void handle.stop();
-      else exporter = handle;
-    },
-    eventLoopDelay: () => ({ p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) }),
-    serving: () => loopDelay.reset(),
-    close() {
-      closed = true;
-      loopDelay.disable();
-      sources.close();
-      void telemetry?.close();
-      void exporter?.stop();
-      // Stops the monitor, the ingest and the guard it started.
-      close();
-    },
-  };
+  if (settings.port === null && !settings.claudeDir && !settings.codexDir && !settings.geminiDir) return null;
+  return settings.dir ? new SharedTelemetry(receiving, settings.dir) : startTelemetry(receiving);
 }
 
 /**

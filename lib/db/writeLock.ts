@@ -21,7 +21,7 @@ export interface IndexLoss {
 }
 
 /**
- * What a tracker does for its writers about a lost index (lib/tracker.ts). `lost` is asked under
+ * What a tracker does for its writers about a lost index (lib/roles/openFolder.ts). `lost` is asked under
  * the writers' lock before every write (a stat: is `db` still the file at index.db's path?);
  * `reopen` puts the index there now into `db` (rebuilt from the files if it is new, reconciled
  * with them if another process made it), so the write goes where every other process reads.

@@ -21,15 +21,6 @@ export interface ResponsesStatus {
   ingested: number;
 }
 
-interface ResponsesFollower {
-  status(): ResponsesStatus;
-  /** Ingest what the watcher has queued, now (tests; it does so on its own within ~10 ms). */
-  flush(): void;
-  /** Start following the ipc folder if it has appeared since (the periodic reconciliation asks). */
-  appeared(): void;
-  stop(): Promise<void>;
-}
-
 const FLUSH_DELAY_MS = 10;
 /** After a folder appears, the ipc folder is reconciled once this long after: a file written into it at once can come before its watch. */
 const NEW_FOLDER_RECONCILE_MS = 100;
@@ -51,100 +42,116 @@ function ignored(ipcDir: string, file: string): boolean {
  * Follow a gateway's ipc folder live: a small nested tree (one folder per workspace, which appear
  * while the dashboard runs) of files replaced by rename, which is what chokidar is for; the big
  * requests folder keeps its single `fs.watch`. Each add, change or unlink reaches the index (and
- * the feed) within ~10 ms; the periodic reconciliation (startIngest) catches anything missed.
+ * the feed) within ~10 ms; the periodic reconciliation (lib/ingest/folderIngest.ts) catches anything missed.
  */
-export function followResponses(ctx: TrackerContext, onError: (error: unknown) => void): ResponsesFollower {
-  const ipcDir = ctx.dir.ipcDir;
-  const status: ResponsesStatus = { ipcDir, mode: ipcDir ? "following" : "off", ready: false, error: null, ingested: 0 };
-  const pending = new Set<string>();
-  let timer: NodeJS.Timeout | null = null;
-  let watcher: FSWatcher | null = null;
-  let folderTimer: NodeJS.Timeout | null = null;
+export class ResponsesFollower {
+  readonly #ctx: TrackerContext;
+  readonly #onError: (error: unknown) => void;
+  readonly #ipcDir: string | null;
+  readonly #status: ResponsesStatus;
+  readonly #pending = new Set<string>();
+  #timer: NodeJS.Timeout | null = null;
+  #watcher: FSWatcher | null = null;
+  #folderTimer: NodeJS.Timeout | null = null;
+  /** Until the folder exists, its parent is watched for it (and `appeared` is asked at each reconciliation too, for a parent that cannot be watched or is not there either). */
+  #parentWatcher: fs.FSWatcher | null = null;
+  #stopped = false;
 
-  const flush = () => {
-    timer = null;
-    if (!pending.size) return;
-    const files = [...pending];
-    pending.clear();
-    try {
-      ingestResponseFiles(ctx, files);
-      status.ingested += files.length;
-    } catch (error) {
-      onError(error);
-    }
-  };
-  const reconcile = () => {
-    try {
-      reconcileResponses(ctx);
-    } catch (error) {
-      onError(error);
-    }
-  };
-  const queue = (file: string) => {
-    pending.add(file);
-    timer ??= setTimeout(flush, FLUSH_DELAY_MS);
-  };
+  constructor(ctx: TrackerContext, onError: (error: unknown) => void) {
+    this.#ctx = ctx;
+    this.#onError = onError;
+    const ipcDir = (this.#ipcDir = ctx.dir.ipcDir);
+    this.#status = { ipcDir, mode: ipcDir ? "following" : "off", ready: false, error: null, ingested: 0 };
+    if (ipcDir && ipcDirExists(ipcDir)) this.#follow(ipcDir);
+    else if (ipcDir) this.#waitFor(ipcDir);
+  }
 
-  const follow = (dir: string) => {
+  status(): ResponsesStatus {
+    return { ...this.#status };
+  }
+
+  /** Ingest what the watcher has queued, now (tests; it does so on its own within ~10 ms). */
+  flush(): void {
+    this.#timer = null;
+    if (!this.#pending.size) return;
+    const files = [...this.#pending];
+    this.#pending.clear();
+    try {
+      ingestResponseFiles(this.#ctx, files);
+      this.#status.ingested += files.length;
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+
+  /** Start following the ipc folder if it has appeared since (the periodic reconciliation asks). */
+  appeared(): void {
+    const ipcDir = this.#ipcDir;
+    if (this.#status.mode !== "waiting" || this.#stopped || !ipcDirExists(ipcDir)) return;
+    this.#parentWatcher?.close();
+    this.#parentWatcher = null;
+    this.#follow(ipcDir);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#parentWatcher?.close();
+    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#folderTimer) clearTimeout(this.#folderTimer);
+    await this.#watcher?.close();
+  }
+
+  #reconcile(): void {
+    try {
+      reconcileResponses(this.#ctx);
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+
+  #queue(file: string): void {
+    this.#pending.add(file);
+    this.#timer ??= setTimeout(() => this.flush(), FLUSH_DELAY_MS);
+  }
+
+  #follow(dir: string): void {
+    const status = this.#status;
     status.mode = "following";
     status.ready = false;
-    watcher = watch(dir, { ignoreInitial: true, persistent: false, depth: 2, ignored: (file) => ignored(dir, file) });
+    const queue = (file: string) => this.#queue(file);
+    const watcher = (this.#watcher = watch(dir, { ignoreInitial: true, persistent: false, depth: 2, ignored: (file) => ignored(dir, file) }));
     watcher.on("add", queue).on("change", queue).on("unlink", queue);
     watcher.on("addDir", (folder) => {
-      if (folder === dir || folderTimer) return;
-      folderTimer = setTimeout(() => {
-        folderTimer = null;
-        reconcile();
+      if (folder === dir || this.#folderTimer) return;
+      this.#folderTimer = setTimeout(() => {
+        this.#folderTimer = null;
+        this.#reconcile();
       }, NEW_FOLDER_RECONCILE_MS);
     });
     // Anything written before the scan ended is in the reconciliation that follows it.
     watcher.on("ready", () => {
       status.ready = true;
-      reconcile();
+      this.#reconcile();
     });
     watcher.on("error", (error) => {
       status.mode = "reconciling";
       status.error = error instanceof Error ? error.message : String(error);
     });
-  };
+  }
 
-  // Until the folder exists, its parent is watched for it (and `appeared` is asked at each reconciliation too,
-  // for a parent that cannot be watched or is not there either).
-  let parentWatcher: fs.FSWatcher | null = null;
-  const appeared = () => {
-    if (status.mode !== "waiting" || stopped || !ipcDirExists(ipcDir)) return;
-    parentWatcher?.close();
-    parentWatcher = null;
-    follow(ipcDir);
-  };
-  let stopped = false;
-
-  if (ipcDir && ipcDirExists(ipcDir)) follow(ipcDir);
-  else if (ipcDir) {
-    status.mode = "waiting";
-    status.ready = true;
+  #waitFor(ipcDir: string): void {
+    this.#status.mode = "waiting";
+    this.#status.ready = true;
     try {
-      parentWatcher = fs.watch(path.dirname(ipcDir), { persistent: false }, (_event, name) => {
-        if (name === null || name.toString() === path.basename(ipcDir)) appeared();
+      this.#parentWatcher = fs.watch(path.dirname(ipcDir), { persistent: false }, (_event, name) => {
+        if (name === null || name.toString() === path.basename(ipcDir)) this.appeared();
       });
-      parentWatcher.on("error", () => {
-        parentWatcher?.close();
-        parentWatcher = null;
+      this.#parentWatcher.on("error", () => {
+        this.#parentWatcher?.close();
+        this.#parentWatcher = null;
       });
     } catch {
       // No parent to watch: the reconciliations ask.
     }
   }
-  return {
-    status: () => ({ ...status }),
-    flush,
-    appeared,
-    async stop() {
-      stopped = true;
-      parentWatcher?.close();
-      if (timer) clearTimeout(timer);
-      if (folderTimer) clearTimeout(folderTimer);
-      await watcher?.close();
-    },
-  };
 }

@@ -101,46 +101,113 @@ const contentOf = (span: ReadableSpan) =>
  * files. A slow or dead collector only delays this loop: nothing waits on it, and a step holds at
  * most STEP_CHANGES changes' spans in memory.
  */
-export function startOtelExport(reader: Reader, options: OtelExportOptions = {}) {
-  const exporter = options.exporter ?? otlpExporterFromEnv();
-  const positionFile = options.positionFile ?? path.join(reader.stateDir.storeDir, "otel-position.json");
-  const pollMs = options.pollMs ?? 500;
-  const resource = resourceOf();
-  const scope: InstrumentationScope = { name: "reqwatch" };
-  // One exporter per position: two would each send every span (identical, but twice the traffic).
-  const holder = holderFile(`${positionFile}.holder`);
-  let holding = false;
-  const status: OtelExportStatus = { ...NO_EXPORT_YET };
-  // Per span sent: its content, and its events (dropped late results) for the metrics.
-  const sent = new Map<string, { content: string; events: number }>();
-  const metrics =
-    options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none")
-      ? null
-      : startOtelMetrics(reader, resource, {
-          ...(options.metrics || {}),
-          observing: () => holding,
-          onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)),
-        });
-  let stopping = false;
-  let failures = 0;
-  const wake = new AbortController();
+export function startOtelExport(reader: Reader, options: OtelExportOptions = {}): OtelExport {
+  return new OtelExport(reader, options);
+}
 
-  // A span to send, with its content (hashed once).
-  type Outgoing = { span: ReadableSpan; key: string; content: string };
-  const spansOf = (ids: Iterable<string>): Outgoing[] => {
+/** A span to send, with its content (hashed once). */
+type Outgoing = { span: ReadableSpan; key: string; content: string };
+
+/** The running export `startOtelExport` starts: its loop, the position it holds, and what it has sent. */
+export class OtelExport {
+  readonly #reader: Reader;
+  readonly #options: OtelExportOptions;
+  readonly #exporter: SpanExporter;
+  readonly #positionFile: string;
+  readonly #pollMs: number;
+  readonly #resource: Resource = resourceOf();
+  readonly #scope: InstrumentationScope = { name: "reqwatch" };
+  // One exporter per position: two would each send every span (identical, but twice the traffic).
+  readonly #holder: ReturnType<typeof holderFile>;
+  #holding = false;
+  readonly #status: OtelExportStatus = { ...NO_EXPORT_YET };
+  /** Per span sent: its content, and its events (dropped late results) for the metrics. */
+  readonly #sent = new Map<string, { content: string; events: number }>();
+  readonly #metrics: ReturnType<typeof startOtelMetrics> | null;
+  #stopping = false;
+  #failures = 0;
+  readonly #wake = new AbortController();
+  #savedAt = 0;
+  #unsaved = false;
+  readonly #loop: Promise<void>;
+
+  constructor(reader: Reader, options: OtelExportOptions) {
+    this.#reader = reader;
+    this.#options = options;
+    this.#exporter = options.exporter ?? otlpExporterFromEnv();
+    this.#positionFile = options.positionFile ?? path.join(reader.stateDir.storeDir, "otel-position.json");
+    this.#pollMs = options.pollMs ?? 500;
+    this.#holder = holderFile(`${this.#positionFile}.holder`);
+    this.#metrics =
+      options.metrics === false || (options.metrics === undefined && process.env.OTEL_METRICS_EXPORTER === "none")
+        ? null
+        : startOtelMetrics(reader, this.#resource, {
+            ...(options.metrics || {}),
+            observing: () => this.#holding,
+            onError: (error) => options.onError?.(new Error(`metrics: ${error.message}`)),
+          });
+    this.#loop = this.#run();
+  }
+
+  status(): OtelExportStatus {
+    return { ...this.#status };
+  }
+
+  /** Stop after the step under way, and shut the exporters down (they send what they hold, for at most SHUTDOWN_MS). */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#wake.abort();
+    // The step under way, and what the exporters still hold, go out now, unless the collector is down: then not for long.
+    await Promise.race([this.#loop.then(() => Promise.all([this.#exporter.shutdown(), this.#metrics?.shutdown()])), sleep(SHUTDOWN_MS)]);
+    try {
+      if (this.#holding) this.#flushPosition();
+    } catch (error) {
+      this.#options.onError?.(error as Error);
+    }
+    this.#holder.release();
+  }
+
+  async #run(): Promise<void> {
+    const options = this.#options;
+    while (!this.#stopping) {
+      let more = false;
+      try {
+        if (!this.#hold()) {
+          await sleep(WAITING_POLL_MS, undefined, { signal: this.#wake.signal }).catch(() => {});
+          continue;
+        }
+        more = await this.#step();
+        this.#status.lastSuccessAt = Date.now();
+        if (this.#failures) options.onRecovered?.();
+        this.#failures = 0;
+      } catch (error) {
+        this.#failures++;
+        this.#status.lastError = { message: (error as Error).message, at: Date.now() };
+        options.onError?.(error as Error);
+      }
+      if (this.#stopping) break;
+      const failures = this.#failures;
+      if (!more)
+        await sleep(failures ? Math.min(MAX_BACKOFF_MS, this.#pollMs * 2 ** failures) : this.#pollMs, undefined, { signal: this.#wake.signal }).catch(() => {});
+    }
+  }
+
+  #spansOf(ids: Iterable<string>): Outgoing[] {
     const outgoing: Outgoing[] = [];
     for (const id of ids) {
-      const request = reader.get(id);
+      const request = this.#reader.get(id);
       if (!request) continue;
-      for (const span of lifecycleSpans(request, resource, scope)) {
+      for (const span of lifecycleSpans(request, this.#resource, this.#scope)) {
         const key = `${span.spanContext().traceId}/${span.spanContext().spanId}`;
         const content = contentOf(span);
-        if (sent.get(key)?.content !== content) outgoing.push({ span, key, content });
+        if (this.#sent.get(key)?.content !== content) outgoing.push({ span, key, content });
       }
     }
     return outgoing;
-  };
-  const remember = (outgoing: readonly Outgoing[]) => {
+  }
+
+  #remember(outgoing: readonly Outgoing[]): void {
+    const sent = this.#sent;
     for (const { span, key, content } of outgoing) {
       sent.delete(key);
       sent.set(key, { content, events: span.events.length });
@@ -149,125 +216,90 @@ export function startOtelExport(reader: Reader, options: OtelExportOptions = {})
       if (sent.size <= SENT_REMEMBERED) break;
       sent.delete(key);
     }
-  };
-  const send = async (outgoing: Outgoing[]) => {
+  }
+
+  async #send(outgoing: Outgoing[]): Promise<void> {
     if (outgoing.length)
       await exportSpans(
-        exporter,
+        this.#exporter,
         outgoing.map(({ span }) => span),
       );
-    metrics?.recordSpans(outgoing.map(({ span, key }) => ({ span, previousEvents: sent.get(key)?.events ?? null })));
-    remember(outgoing);
-    status.exported += outgoing.length;
-  };
-  let savedAt = 0;
-  let unsaved = false;
+    this.#metrics?.recordSpans(outgoing.map(({ span, key }) => ({ span, previousEvents: this.#sent.get(key)?.events ?? null })));
+    this.#remember(outgoing);
+    this.#status.exported += outgoing.length;
+  }
+
   /** The position reached; written now, or with a later step (`lazily`: unless SAVE_EVERY_MS has passed). */
-  const save = (position: ExportPosition, lazily = false) => {
-    status.position = position;
-    unsaved = true;
-    if (!lazily || Date.now() - savedAt >= SAVE_EVERY_MS) flushPosition();
-  };
-  const flushPosition = () => {
-    if (!unsaved || !status.position) return;
-    writeFileDurable(positionFile, `${JSON.stringify(status.position)}\n`);
-    savedAt = Date.now();
-    unsaved = false;
-  };
+  #save(position: ExportPosition, lazily = false): void {
+    this.#status.position = position;
+    this.#unsaved = true;
+    if (!lazily || Date.now() - this.#savedAt >= SAVE_EVERY_MS) this.#flushPosition();
+  }
+
+  #flushPosition(): void {
+    if (!this.#unsaved || !this.#status.position) return;
+    writeFileDurable(this.#positionFile, `${JSON.stringify(this.#status.position)}\n`);
+    this.#savedAt = Date.now();
+    this.#unsaved = false;
+  }
 
   /** Every request in the index, a page at a time, then the feed from where the scan began. */
-  const reexport = async (generation: string) => {
-    const from = reader.feedLastSeq();
+  async #reexport(generation: string): Promise<void> {
+    const from = this.#reader.feedLastSeq();
     let cursor: string | undefined;
     do {
-      const page = reader.list({ sort: "updatedAt", order: "asc", limit: REEXPORT_PAGE, cursor });
-      await send(spansOf(page.items.map((row) => row.requestId)));
+      const page = this.#reader.list({ sort: "updatedAt", order: "asc", limit: REEXPORT_PAGE, cursor });
+      await this.#send(this.#spansOf(page.items.map((row) => row.requestId)));
       cursor = page.nextCursor ?? undefined;
-    } while (cursor && !stopping);
-    if (stopping) return;
-    save({ generation, seq: from });
-    status.reexports++;
-  };
+    } while (cursor && !this.#stopping);
+    if (this.#stopping) return;
+    this.#save({ generation, seq: from });
+    this.#status.reexports++;
+  }
 
-  const step = async (): Promise<boolean> => {
+  async #step(): Promise<boolean> {
+    const reader = this.#reader;
+    const status = this.#status;
     const generation = reader.generation();
     const position = status.position;
-    if (!position && options.fromNow) {
-      save({ generation, seq: reader.feedLastSeq() });
+    if (!position && this.#options.fromNow) {
+      this.#save({ generation, seq: reader.feedLastSeq() });
       return true;
     }
     if (!position || position.generation !== generation || position.seq < reader.feedHead().oldestSeq - 1) {
-      await reexport(generation);
+      await this.#reexport(generation);
       return true;
     }
     const changes = reader.changesSince(position.seq, STEP_CHANGES);
     if (!changes.length) {
       status.lagMs = 0;
-      flushPosition();
+      this.#flushPosition();
       return false;
     }
     status.lagMs = Date.now() - changes[0]!.at;
     const ids = new Set(changes.filter((change) => change.kind === "request.upserted").map((change) => change.requestId));
-    await send(spansOf(ids));
-    save({ generation, seq: changes.at(-1)!.seq }, true);
+    await this.#send(this.#spansOf(ids));
+    this.#save({ generation, seq: changes.at(-1)!.seq }, true);
     return changes.length === STEP_CHANGES;
-  };
+  }
 
   /** Hold the position, or say who does; on taking it, start from where the last holder stopped. */
-  const hold = (): boolean => {
-    const now = holder.hold();
-    if (now.held && !holding) {
-      status.position = readPosition(positionFile);
+  #hold(): boolean {
+    const status = this.#status;
+    const now = this.#holder.hold();
+    if (now.held && !this.#holding) {
+      status.position = readPosition(this.#positionFile);
       if (status.waitingFor) {
         status.waitingFor = null;
-        options.onWaiting?.(null);
+        this.#options.onWaiting?.(null);
       }
     } else if (!now.held && now.holder && now.holder.pid !== status.waitingFor?.pid) {
       status.waitingFor = now.holder;
-      options.onWaiting?.(now.holder);
+      this.#options.onWaiting?.(now.holder);
     }
-    holding = now.held;
-    return holding;
-  };
-
-  const loop = (async () => {
-    while (!stopping) {
-      let more = false;
-      try {
-        if (!hold()) {
-          await sleep(WAITING_POLL_MS, undefined, { signal: wake.signal }).catch(() => {});
-          continue;
-        }
-        more = await step();
-        status.lastSuccessAt = Date.now();
-        if (failures) options.onRecovered?.();
-        failures = 0;
-      } catch (error) {
-        failures++;
-        status.lastError = { message: (error as Error).message, at: Date.now() };
-        options.onError?.(error as Error);
-      }
-      if (stopping) break;
-      if (!more) await sleep(failures ? Math.min(MAX_BACKOFF_MS, pollMs * 2 ** failures) : pollMs, undefined, { signal: wake.signal }).catch(() => {});
-    }
-  })();
-
-  return {
-    status: (): OtelExportStatus => ({ ...status }),
-    /** Stop after the step under way, and shut the exporters down (they send what they hold, for at most SHUTDOWN_MS). */
-    async stop(): Promise<void> {
-      stopping = true;
-      wake.abort();
-      // The step under way, and what the exporters still hold, go out now, unless the collector is down: then not for long.
-      await Promise.race([loop.then(() => Promise.all([exporter.shutdown(), metrics?.shutdown()])), sleep(SHUTDOWN_MS)]);
-      try {
-        if (holding) flushPosition();
-      } catch (error) {
-        options.onError?.(error as Error);
-      }
-      holder.release();
-    },
-  };
+    this.#holding = now.held;
+    return this.#holding;
+  }
 }
 
-export type OtelExportHandle = ReturnType<typeof startOtelExport>;
+export type OtelExportHandle = OtelExport;

@@ -1,4 +1,4 @@
-import type { IngestHandle, IngestOptions } from "../ingest/startIngest";
+import type { IngestHandle, IngestOptions } from "../ingest/folderIngest";
 import type { IndexCheck, IndexGuardHandle } from "../recovery/indexGuard";
 import type { ListFilters } from "../model/listFilters";
 import type { RecoveryReport, RequestPage, Tracker } from "../types";
@@ -9,7 +9,7 @@ import type { Reader } from "./reader";
  * The index's upkeep in a long-lived process or a command that reads: following the folder, the
  * index's guard, its rebuild and text index, and bringing it up to the files. It reopens the
  * folder's index handle (lib/store/indexHandle.ts) and restarts what watched the old index, so it
- * is built where the folder is opened (lib/tracker.ts).
+ * is built where the folder is opened (lib/roles/openFolder.ts).
  */
 export interface Upkeep {
   /**

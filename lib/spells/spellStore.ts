@@ -70,6 +70,11 @@ type SpellRow = {
 /** An observation of the worker: what it said, or that it did not answer. */
 export type WorkerObservation = { snapshot: WorkerSnapshot } | { down: string };
 
+/** A look's state and degradations as a spell's row holds them. */
+function spellFieldsOf(snap: WorkerSnapshot): { degraded: string | null; state: State } {
+  return { degraded: snap.degraded.length ? snap.degraded.join("; ") : null, state: snap.isProcessing ? "processing" : "queued" };
+}
+
 /**
  * The spells reqwatch saw, in its own SQLite file (beside its index, never in claude-mem's
  * folder): one writer, the dashboard's watch; the source reads it like any table.
@@ -123,95 +128,106 @@ export class WorkerSpellStore {
         live = undefined;
         changed = true;
       }
-      const degraded = snap.degraded.length ? snap.degraded.join("; ") : null;
-      const state: State = snap.isProcessing ? "processing" : "queued";
       if (!live) {
         if (snap.queueDepth === 0) return changed;
-        const seq = Number(
-          this.db
-            .prepare(
-              "INSERT INTO spells (pid, version, state, started_at, processing_at, progress_at, last_at, depth, max_depth, arrived, done, parked, active, degraded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-            )
-            .run(
-              snap.pid,
-              snap.version,
-              state,
-              now,
-              snap.isProcessing ? now : null,
-              now,
-              now,
-              snap.queueDepth,
-              snap.queueDepth,
-              snap.queueDepth,
-              snap.parkedSessions,
-              snap.activeSessions,
-              degraded,
-            ).lastInsertRowid,
-        );
-        this.step(seq, now, "queued", `${snap.queueDepth} observation${snap.queueDepth === 1 ? "" : "s"} in the queue`, {
-          depth: snap.queueDepth,
-          processing: snap.isProcessing,
-          pid: snap.pid,
-          version: snap.version,
-        });
+        this.begin(snap, now);
         return true;
       }
-      // What left the queue: what it held, plus what arrived since, minus what it holds now.
-      const done = Math.max(0, live.depth + arrivals - snap.queueDepth);
-      if (snap.queueDepth === 0) {
-        this.db.prepare("UPDATE spells SET done = done + ?, depth = 0, progress_at = ? WHERE seq = ?").run(done, now, live.seq);
-        this.end({ ...live, depth: 0 }, now, "completed", null, "queue empty", { done: live.done + done });
-        return true;
-      }
-      const same =
-        live.depth === snap.queueDepth &&
-        live.state === state &&
-        done === 0 &&
-        arrivals === 0 &&
-        live.degraded === degraded &&
-        live.parked === snap.parkedSessions &&
-        live.active === snap.activeSessions;
-      if (same) return changed;
+      // A replaced worker's spell ended above: here the spell is the same worker's.
+      return this.advance(live, snap, arrivals, now);
+    })();
+  }
+
+  /** A queue seen where no spell is live: a spell begins. */
+  private begin(snap: WorkerSnapshot, now: number): void {
+    const { degraded, state } = spellFieldsOf(snap);
+    const seq = Number(
       this.db
         .prepare(
-          `UPDATE spells SET state = ?, processing_at = coalesce(processing_at, ?), progress_at = CASE WHEN ? > 0 THEN ? ELSE progress_at END, last_at = ?, depth = ?, max_depth = max(max_depth, ?),
-           arrived = arrived + ?, done = done + ?, parked = ?, active = ?, degraded = ?, version = coalesce(?, version) WHERE seq = ?`,
+          "INSERT INTO spells (pid, version, state, started_at, processing_at, progress_at, last_at, depth, max_depth, arrived, done, parked, active, degraded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
         )
         .run(
+          snap.pid,
+          snap.version,
           state,
+          now,
           snap.isProcessing ? now : null,
-          done,
           now,
           now,
           snap.queueDepth,
           snap.queueDepth,
-          arrivals,
-          done,
+          snap.queueDepth,
           snap.parkedSessions,
           snap.activeSessions,
           degraded,
-          snap.version,
-          live.seq,
-        );
-      if (live.depth !== snap.queueDepth || live.state !== state || done > 0) {
-        const what = [
-          `queue ${live.depth} → ${snap.queueDepth}`,
-          done > 0 && `${done} done`,
-          arrivals > 0 && `${arrivals} arrived`,
-          snap.isProcessing ? "processing" : "not processing",
-        ]
-          .filter(Boolean)
-          .join(", ");
-        this.step(live.seq, now, done > 0 ? "progress" : "waiting", what, {
-          depth: snap.queueDepth,
-          done,
-          arrived: arrivals,
-          processing: snap.isProcessing,
-          parked: snap.parkedSessions,
-        });
-      }
+        ).lastInsertRowid,
+    );
+    this.step(seq, now, "queued", `${snap.queueDepth} observation${snap.queueDepth === 1 ? "" : "s"} in the queue`, {
+      depth: snap.queueDepth,
+      processing: snap.isProcessing,
+      pid: snap.pid,
+      version: snap.version,
+    });
+  }
+
+  /** The live spell, as the worker's queue is now: what left it, what arrived, whether it is still processing; true when it changed. */
+  private advance(live: SpellRow, snap: WorkerSnapshot, arrivals: number, now: number): boolean {
+    const { degraded, state } = spellFieldsOf(snap);
+    // What left the queue: what it held, plus what arrived since, minus what it holds now.
+    const done = Math.max(0, live.depth + arrivals - snap.queueDepth);
+    if (snap.queueDepth === 0) {
+      this.db.prepare("UPDATE spells SET done = done + ?, depth = 0, progress_at = ? WHERE seq = ?").run(done, now, live.seq);
+      this.end({ ...live, depth: 0 }, now, "completed", null, "queue empty", { done: live.done + done });
       return true;
-    })();
+    }
+    const same =
+      live.depth === snap.queueDepth &&
+      live.state === state &&
+      done === 0 &&
+      arrivals === 0 &&
+      live.degraded === degraded &&
+      live.parked === snap.parkedSessions &&
+      live.active === snap.activeSessions;
+    if (same) return false;
+    this.db
+      .prepare(
+        `UPDATE spells SET state = ?, processing_at = coalesce(processing_at, ?), progress_at = CASE WHEN ? > 0 THEN ? ELSE progress_at END, last_at = ?, depth = ?, max_depth = max(max_depth, ?),
+         arrived = arrived + ?, done = done + ?, parked = ?, active = ?, degraded = ?, version = coalesce(?, version) WHERE seq = ?`,
+      )
+      .run(
+        state,
+        snap.isProcessing ? now : null,
+        done,
+        now,
+        now,
+        snap.queueDepth,
+        snap.queueDepth,
+        arrivals,
+        done,
+        snap.parkedSessions,
+        snap.activeSessions,
+        degraded,
+        snap.version,
+        live.seq,
+      );
+    if (live.depth !== snap.queueDepth || live.state !== state || done > 0) {
+      const what = [
+        `queue ${live.depth} → ${snap.queueDepth}`,
+        done > 0 && `${done} done`,
+        arrivals > 0 && `${arrivals} arrived`,
+        snap.isProcessing ? "processing" : "not processing",
+      ]
+        .filter(Boolean)
+        .join(", ");
+      this.step(live.seq, now, done > 0 ? "progress" : "waiting", what, {
+        depth: snap.queueDepth,
+        done,
+        arrived: arrivals,
+        processing: snap.isProcessing,
+        parked: snap.parkedSessions,
+      });
+    }
+    return true;
   }
 
   /** Remove the spells that ended long ago. */

@@ -16,7 +16,7 @@ export interface TrackerContext {
   /** Whether reqwatch manages the folder (and may write there) or only observes it. */
   readonly ownership: Ownership;
   readonly db: IndexDb;
-  /** Checks the index before each write and reopens a lost one (lib/tracker.ts); none in a rebuild thread's context. */
+  /** Checks the index before each write and reopens a lost one (lib/roles/openFolder.ts); none in a rebuild thread's context. */
   readonly keeper?: IndexKeeper;
   readonly options: ResolvedTrackerOptions;
   readonly now: () => number;

@@ -61,34 +61,13 @@ function otlpRequestListener(
     const signal = /^\/v1\/(traces|logs|metrics)\/?$/.exec(pathname)?.[1] as Signal | undefined;
     const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
     const encoding: Encoding = type === "application/json" ? "json" : "protobuf";
-    // A failure is said in the request's format; to a request in neither OTLP format (curl, a browser), as text.
-    const fail = (status: number, code: number, message: string, headers: http.OutgoingHttpHeaders = {}) => {
-      if (type === "application/json" || type === "application/x-protobuf") {
-        response.writeHead(status, { "content-type": type, ...headers });
-        response.end(encodeStatus(encoding, code, message));
-      } else {
-        response.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
-        response.end(`${message}\n`);
-      }
-      request.resume();
-    };
-    if (!isLoopbackHost(request.headers.host)) return fail(403, GRPC.PERMISSION_DENIED, "The OTLP receiver answers only to localhost, 127.0.0.1 and [::1].");
-    if (request.headers.origin !== undefined)
-      return fail(403, GRPC.PERMISSION_DENIED, "A web page may not send telemetry here: the request carries a browser's Origin.");
-    if (!signal) return fail(404, GRPC.NOT_FOUND, `No OTLP endpoint at ${pathname.slice(0, 200)}: use /v1/traces, /v1/logs or /v1/metrics.`);
-    if (request.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, `Send exports with POST, not ${request.method}.`, { allow: "POST" });
-    if (type !== "application/json" && type !== "application/x-protobuf")
-      return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content type ${JSON.stringify(type)}: send application/x-protobuf or application/json.`);
+    const fail = (status: number, code: number, message: string, headers: http.OutgoingHttpHeaders = {}) =>
+      replyFailure(request, response, type, { status, code, message, headers });
     const contentEncoding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
-    if (contentEncoding !== "gzip" && contentEncoding !== "identity")
-      return fail(415, GRPC.INVALID_ARGUMENT, `Unsupported content encoding ${JSON.stringify(contentEncoding)}: send gzip, or none.`);
-    const declared = Number(request.headers["content-length"] ?? NaN);
-    if (declared > MAX_BODY_BYTES)
-      return fail(
-        413,
-        GRPC.RESOURCE_EXHAUSTED,
-        `The export is ${declared} bytes, over the ${MAX_BODY_BYTES}: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`,
-      );
+    const refused = refusedAtOnce(request, pathname, signal, type, contentEncoding);
+    if (refused) return replyFailure(request, response, type, refused);
+    // A request without one was refused (404).
+    const accepted = signal!;
     if (inFlight >= MAX_IN_FLIGHT) return fail(429, GRPC.RESOURCE_EXHAUSTED, "Too many exports at once; try again in a second.", { "retry-after": "1" });
     inFlight++;
     const chunks: Buffer[] = [];
@@ -133,29 +112,84 @@ function otlpRequestListener(
           : fail(400, GRPC.INVALID_ARGUMENT, `The body is not gzip: ${(error as Error).message}`);
       }
       try {
-        const decoded = decodeExport(signal, encoding, body);
-        const changed = ingest(signal, decoded);
+        const decoded = decodeExport(accepted, encoding, body);
+        const changed = ingest(accepted, decoded);
         response.writeHead(200, { "content-type": encoding === "json" ? "application/json" : "application/x-protobuf" });
-        response.end(encodeResponse(signal, encoding, decoded.rejected, decoded.reason));
+        response.end(encodeResponse(accepted, encoding, decoded.rejected, decoded.reason));
         if (changed > 0) onStored(changed);
       } catch (error) {
-        if (isReqwatchError(error, "BAD_INPUT")) return fail(400, GRPC.INVALID_ARGUMENT, error.message);
-        if (isReqwatchError(error, "TOO_LARGE")) return fail(413, GRPC.RESOURCE_EXHAUSTED, error.message);
-        const code = (error as { code?: string }).code ?? "";
-        if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED")
-          return fail(503, GRPC.UNAVAILABLE, "The telemetry store is busy; try again shortly.", { "retry-after": "2" });
-        // 503, which exporters retry (a 500 they drop): the export is kept once space is freed.
-        if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB")
-          return fail(503, GRPC.UNAVAILABLE, "The telemetry store was damaged; it was set aside and a new one started: send this export again.", {
-            "retry-after": "1",
-          });
-        if (code === "SQLITE_FULL" || code === "ENOSPC")
-          return fail(503, GRPC.UNAVAILABLE, "The disk is full: this export was not kept; send it again once space is freed.", { "retry-after": "10" });
-        console.error("reqwatch: the OTLP receiver failed:", error);
-        return fail(500, GRPC.INTERNAL, "The receiver failed to keep this export; it was not kept.");
+        replyFailure(request, response, type, storeFailure(error));
       }
     });
   };
+}
+
+/** A refusal as OTLP/HTTP says it: the HTTP status, the gRPC code and message of its google.rpc.Status, and headers. */
+interface Failure {
+  status: number;
+  code: number;
+  message: string;
+  headers?: http.OutgoingHttpHeaders;
+}
+
+/** A failure is said in the request's format; to a request in neither OTLP format (curl, a browser), as text. */
+function replyFailure(request: http.IncomingMessage, response: http.ServerResponse, type: string, { status, code, message, headers = {} }: Failure): void {
+  if (type === "application/json" || type === "application/x-protobuf") {
+    response.writeHead(status, { "content-type": type, ...headers });
+    response.end(encodeStatus(type === "application/json" ? "json" : "protobuf", code, message));
+  } else {
+    response.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
+    response.end(`${message}\n`);
+  }
+  request.resume();
+}
+
+/** What is refused from the request's line and headers alone, before a byte of its body is read; null: nothing. */
+function refusedAtOnce(request: http.IncomingMessage, pathname: string, signal: Signal | undefined, type: string, contentEncoding: string): Failure | null {
+  const refuse = (status: number, code: number, message: string, headers?: http.OutgoingHttpHeaders): Failure => ({ status, code, message, headers });
+  if (!isLoopbackHost(request.headers.host)) return refuse(403, GRPC.PERMISSION_DENIED, "The OTLP receiver answers only to localhost, 127.0.0.1 and [::1].");
+  if (request.headers.origin !== undefined)
+    return refuse(403, GRPC.PERMISSION_DENIED, "A web page may not send telemetry here: the request carries a browser's Origin.");
+  if (!signal) return refuse(404, GRPC.NOT_FOUND, `No OTLP endpoint at ${pathname.slice(0, 200)}: use /v1/traces, /v1/logs or /v1/metrics.`);
+  if (request.method !== "POST") return refuse(405, GRPC.UNIMPLEMENTED, `Send exports with POST, not ${request.method}.`, { allow: "POST" });
+  if (type !== "application/json" && type !== "application/x-protobuf")
+    return refuse(415, GRPC.INVALID_ARGUMENT, `Unsupported content type ${JSON.stringify(type)}: send application/x-protobuf or application/json.`);
+  if (contentEncoding !== "gzip" && contentEncoding !== "identity")
+    return refuse(415, GRPC.INVALID_ARGUMENT, `Unsupported content encoding ${JSON.stringify(contentEncoding)}: send gzip, or none.`);
+  const declared = Number(request.headers["content-length"] ?? NaN);
+  if (declared > MAX_BODY_BYTES)
+    return refuse(
+      413,
+      GRPC.RESOURCE_EXHAUSTED,
+      `The export is ${declared} bytes, over the ${MAX_BODY_BYTES}: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).`,
+    );
+  return null;
+}
+
+/** An export that decoded but could not be kept, as the exporter is told: 503 for what it should send again (it drops a 500). */
+function storeFailure(error: unknown): Failure {
+  if (isReqwatchError(error, "BAD_INPUT")) return { status: 400, code: GRPC.INVALID_ARGUMENT, message: error.message };
+  if (isReqwatchError(error, "TOO_LARGE")) return { status: 413, code: GRPC.RESOURCE_EXHAUSTED, message: error.message };
+  const code = (error as { code?: string }).code ?? "";
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED")
+    return { status: 503, code: GRPC.UNAVAILABLE, message: "The telemetry store is busy; try again shortly.", headers: { "retry-after": "2" } };
+  // 503, which exporters retry (a 500 they drop): the export is kept once space is freed.
+  if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB")
+    return {
+      status: 503,
+      code: GRPC.UNAVAILABLE,
+      message: "The telemetry store was damaged; it was set aside and a new one started: send this export again.",
+      headers: { "retry-after": "1" },
+    };
+  if (code === "SQLITE_FULL" || code === "ENOSPC")
+    return {
+      status: 503,
+      code: GRPC.UNAVAILABLE,
+      message: "The disk is full: this export was not kept; send it again once space is freed.",
+      headers: { "retry-after": "10" },
+    };
+  console.error("reqwatch: the OTLP receiver failed:", error);
+  return { status: 500, code: GRPC.INTERNAL, message: "The receiver failed to keep this export; it was not kept." };
 }
 
 /**

@@ -84,6 +84,22 @@ function leftToOwner(next: Explanation["next"], ownership: Reader["ownership"]):
   return { advice: `${next.advice} The program that writes this folder has to do it: reqwatch only observes it (${ownership.reason}).`, command: null };
 }
 
+/** An attempt in a line: who claimed it and how it ended, or that it runs without a reqwatch claim. */
+function attemptLine(request: RequestRecord, attempt: Attempt): string {
+  const how = attempt.ended
+    ? `${attempt.ended.state}${attempt.ended.reason ? ` (${quoted(attempt.ended.reason)})` : ""}${attempt.ended.error ? `: ${quoted(attempt.ended.error)}` : ""}`
+    : "still running";
+  const unclaimed = !attempt.ended && request.state === "processing" && !request.claim;
+  return unclaimed
+    ? `Attempt ${attempt.number}: moved to processing${attempt.by ? ` by ${named(attempt.by)}` : ""} at ${new Date(attempt.claimedAt).toISOString()} without a reqwatch claim (another program, or by hand); no reqwatch worker holds it.`
+    : `Attempt ${attempt.number}: claimed by ${attempt.by ? named(attempt.by) : "a worker"}${attempt.worker ? ` (pid ${attempt.worker.pid} on ${named(attempt.worker.host)})` : ""} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`;
+}
+
+/** The claim a processing request is held by: its process and its last heartbeat. */
+function claimLine(claim: NonNullable<RequestRecord["claim"]>, now: number): string {
+  return `Held by pid ${claim.pid ?? "?"} on ${claim.host ? named(claim.host) : "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`;
+}
+
 /**
  * Explain one request: the time it spent in each state, its attempts, the deliveries that were
  * dropped, its callback, why it is stuck (the monitor's rules), its session's context, and what to
@@ -120,23 +136,8 @@ export function explainRequest(reader: Reader, requestId: string, stuck: readonl
     (state) => `${state} ${formatDuration(spent[state]!)}`,
   );
   lines.push(`Time in each state: ${times.join(", ")}.`);
-  for (const attempt of attempts) {
-    const how = attempt.ended
-      ? `${attempt.ended.state}${attempt.ended.reason ? ` (${quoted(attempt.ended.reason)})` : ""}${attempt.ended.error ? `: ${quoted(attempt.ended.error)}` : ""}`
-      : "still running";
-    const unclaimed = !attempt.ended && request.state === "processing" && !request.claim;
-    lines.push(
-      unclaimed
-        ? `Attempt ${attempt.number}: moved to processing${attempt.by ? ` by ${named(attempt.by)}` : ""} at ${new Date(attempt.claimedAt).toISOString()} without a reqwatch claim (another program, or by hand); no reqwatch worker holds it.`
-        : `Attempt ${attempt.number}: claimed by ${attempt.by ? named(attempt.by) : "a worker"}${attempt.worker ? ` (pid ${attempt.worker.pid} on ${named(attempt.worker.host)})` : ""} at ${new Date(attempt.claimedAt).toISOString()}, ${how}.`,
-    );
-  }
-  if (request.state === "processing" && request.claim) {
-    const claim = request.claim;
-    lines.push(
-      `Held by pid ${claim.pid ?? "?"} on ${claim.host ? named(claim.host) : "an unknown host"}, last heartbeat ${claim.heartbeatAt ? `${formatDuration(Math.max(0, now - claim.heartbeatAt))} ago` : "never"}.`,
-    );
-  }
+  for (const attempt of attempts) lines.push(attemptLine(request, attempt));
+  if (request.state === "processing" && request.claim) lines.push(claimLine(request.claim, now));
   // A file another program wrote keeps its error without a history entry to carry it.
   if (typeof request.error === "string" && request.error && !attempts.some((attempt) => attempt.ended?.error === request.error))
     lines.push(`Error: ${quoted(request.error)}.`);

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { UnreadableFile } from "../db/unreadableFiles";
 import type { IndexGuardStatus } from "../recovery/indexGuard";
-import type { IngestStatus } from "../ingest/startIngest";
+import type { IngestStatus } from "../ingest/folderIngest";
 import type { MonitorHandle } from "../types";
 import { STATES } from "../model/states";
 import type { Reader } from "../roles/reader";

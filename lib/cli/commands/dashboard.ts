@@ -58,72 +58,78 @@ export function registerDashboard(program: Command): void {
     .addOption(new Option("--check").hideHelp())
     .action(async (options: DashboardOptions, command: Command) => {
       stopIfTrackingOff();
-      const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
-      const stateDir = resolveStateDirPath(named || options.defaultStateDir);
-      // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.
-      if (named && !fs.existsSync(stateDir)) {
-        throw new UsageError(
-          `the state directory ${stateDir} does not exist. Check --state-dir (or ${STATE_DIR_ENV}); to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.`,
-        );
-      }
-      const given = options.port ?? portFromEnv();
-      const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
-      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host))
-        console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
-
-      if (options.otel || otelFromEnv()) otlpSettings();
-      try {
-        refuseRenamedVariables(process.env);
-        telemetrySettings(process.env, options.otlpPort, options.agentFiles);
-      } catch (error) {
-        throw new UsageError((error as Error).message);
-      }
-      if (!options.source && process.env.REQWATCH_SOURCES) {
-        try {
-          sourcesFromEnv(process.env.REQWATCH_SOURCES);
-        } catch (error) {
-          throw new UsageError(`REQWATCH_SOURCES: ${(error as Error).message}`);
-        }
-      }
+      const { stateDir, given, host } = checkedOptions(options, command);
       if (options.check) return;
       // The default port moves to the next free one (a second dashboard, the demo beside `npm start`); a port the user named does not.
       const port = given ?? (await movedFromDefault(host));
-
-      if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host))
-        console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
-      console.log(`reqwatch: state directory ${stateDir}`);
-      for (const source of options.source ?? []) {
-        console.log(
-          `reqwatch: source ${source}, ${source.endsWith("?write=1") ? "opened for writing: retry and delete where claude-mem's own recovery does the same" : "read-only"}`,
-        );
-      }
-      // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.
-      const server = spawn(
-        process.execPath,
-        [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])],
-        {
-          // The channel closes when this process dies, even by SIGKILL: the server then stops too.
-          stdio: ["inherit", "inherit", "inherit", "ipc"],
-          env: {
-            NEXT_TELEMETRY_DISABLED: "1",
-            ...process.env,
-            NODE_ENV: options.dev ? "development" : "production",
-            [STATE_DIR_ENV]: stateDir,
-            ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
-            ...(options.otlpPort !== undefined && { REQWATCH_OTLP_PORT: options.otlpPort }),
-            ...(options.agentFiles !== undefined && { REQWATCH_AGENT_FILES: options.agentFiles }),
-            ...(options.otel && { REQWATCH_OTEL: "1" }),
-            ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
-            // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.
-            ...(options.source && { REQWATCH_SOURCES: JSON.stringify(options.source) }),
-          },
-        },
-      );
-      for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
-      return new Promise<never>(() => {
-        server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-      });
+      return serve(options, stateDir, host, port);
     });
+}
+
+/** Every option checked before anything starts (the folder, the port, the telemetry and source settings): a mistake is one line, and nothing runs. */
+function checkedOptions(options: DashboardOptions, command: Command): { stateDir: string; given: number | undefined; host: string } {
+  const named = command.optsWithGlobals<{ stateDir?: string }>().stateDir || process.env[STATE_DIR_ENV];
+  const stateDir = resolveStateDirPath(named || options.defaultStateDir);
+  // Only the default ./.reqwatch is made here: a named folder that does not exist is most likely a typo.
+  if (named && !fs.existsSync(stateDir)) {
+    throw new UsageError(
+      `the state directory ${stateDir} does not exist. Check --state-dir (or ${STATE_DIR_ENV}); to start a new one there, run \`mkdir -p ${stateDir} && npx reqwatch adopt --state-dir ${stateDir}\`.`,
+    );
+  }
+  const given = options.port ?? portFromEnv();
+  const host = options.host ?? process.env.REQWATCH_HOST ?? "127.0.0.1";
+  if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host))
+    console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+
+  if (options.otel || otelFromEnv()) otlpSettings();
+  try {
+    refuseRenamedVariables(process.env);
+    telemetrySettings(process.env, options.otlpPort, options.agentFiles);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (!options.source && process.env.REQWATCH_SOURCES) {
+    try {
+      sourcesFromEnv(process.env.REQWATCH_SOURCES);
+    } catch (error) {
+      throw new UsageError(`REQWATCH_SOURCES: ${(error as Error).message}`);
+    }
+  }
+  return { stateDir, given, host };
+}
+
+/** The dashboard's server in its own process, until it exits or this one is told to stop. */
+function serve(options: DashboardOptions, stateDir: string, host: string, port: number): Promise<never> {
+  if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host))
+    console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
+  console.log(`reqwatch: state directory ${stateDir}`);
+  for (const source of options.source ?? []) {
+    console.log(
+      `reqwatch: source ${source}, ${source.endsWith("?write=1") ? "opened for writing: retry and delete where claude-mem's own recovery does the same" : "read-only"}`,
+    );
+  }
+  // Its own process (dist/server.cjs, beside this file), titled reqwatch-server; it loads Next.js from the dashboard's folder.
+  const server = spawn(process.execPath, [path.join(__dirname, "server.cjs"), "--hostname", host, "--port", String(port), ...(options.dev ? ["--dev"] : [])], {
+    // The channel closes when this process dies, even by SIGKILL: the server then stops too.
+    stdio: ["inherit", "inherit", "inherit", "ipc"],
+    env: {
+      NEXT_TELEMETRY_DISABLED: "1",
+      ...process.env,
+      NODE_ENV: options.dev ? "development" : "production",
+      [STATE_DIR_ENV]: stateDir,
+      ...(options.readOnly && { REQWATCH_READ_ONLY: "1" }),
+      ...(options.otlpPort !== undefined && { REQWATCH_OTLP_PORT: options.otlpPort }),
+      ...(options.agentFiles !== undefined && { REQWATCH_AGENT_FILES: options.agentFiles }),
+      ...(options.otel && { REQWATCH_OTEL: "1" }),
+      ...(options.ipcDir && { REQWATCH_IPC_DIR: path.resolve(options.ipcDir) }),
+      // Resolved here (relative paths are from where the command ran), as a JSON list: a path may hold a comma.
+      ...(options.source && { REQWATCH_SOURCES: JSON.stringify(options.source) }),
+    },
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
+  return new Promise<never>(() => {
+    server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  });
 }
 
 interface DashboardOptions {

@@ -25,7 +25,17 @@ export function registerSession(program: Command): void {
     .command("session")
     .description("Session context: start, record commands and files, snapshot, show, list, reset")
     .summary("Record and show session context");
+  registerSessionStart(session);
+  registerSessionCommand(session);
+  registerSessionFile(session);
+  registerSessionSnapshot(session);
+  registerSessionShow(session);
+  registerSessionList(session);
+  registerSessionReset(session);
+}
 
+/** `reqwatch session start`: continue the recent session or start one. */
+function registerSessionStart(session: Command): void {
   session
     .command("start")
     .description("Continue the session updated in the last 24 hours, or start a new one; prints its id")
@@ -35,7 +45,10 @@ export function registerSession(program: Command): void {
       if (options.json) return printJson(outcome);
       printLine(outcome.session.session_id);
     });
+}
 
+/** `reqwatch session command`: record a command run. */
+function registerSessionCommand(session: Command): void {
   session
     .command("command <text>")
     .description("Record a command run in the session")
@@ -59,7 +72,10 @@ export function registerSession(program: Command): void {
       if (options.json) return printJson(result);
       printLine(`Recorded in session ${result.session_id} (${result.commands_executed?.length ?? 0} commands).`);
     });
+}
 
+/** `reqwatch session file`: record a file modification. */
+function registerSessionFile(session: Command): void {
   session
     .command("file <path>")
     .description("Record a file modification")
@@ -81,7 +97,10 @@ export function registerSession(program: Command): void {
       const entry = result.files_modified?.[recorded];
       printLine(`Recorded ${recorded} in session ${result.session_id} (${entry?.modification_count ?? 1} change(s)).`);
     });
+}
 
+/** `reqwatch session snapshot`: update the context snapshot. */
+function registerSessionSnapshot(session: Command): void {
   session
     .command("snapshot")
     .description("Update the context snapshot (each option replaces that field; repeat list options)")
@@ -114,7 +133,10 @@ export function registerSession(program: Command): void {
       if (options.json) return printJson(result);
       printLine(`Updated the snapshot of session ${result.session_id}.`);
     });
+}
 
+/** `reqwatch session show`: a session's context, the folder's, another tool's file, or one received over OpenTelemetry. */
+function registerSessionShow(session: Command): void {
   session
     .command("show [id]")
     .description("Show a session's context (default: the current one); --file reads another tool's session file; --source otel one received over OpenTelemetry")
@@ -159,7 +181,10 @@ export function registerSession(program: Command): void {
         close();
       }
     });
+}
 
+/** `reqwatch session list`: the folder's sessions and the received ones. */
+function registerSessionList(session: Command): void {
   session
     .command("list")
     .description("List sessions, most recently active first: the folder's, and those received over OpenTelemetry (as the dashboard's Sessions page)")
@@ -186,7 +211,10 @@ export function registerSession(program: Command): void {
         }),
       );
     });
+}
 
+/** `reqwatch session reset`: end the current session and start a new one. */
+function registerSessionReset(session: Command): void {
   session
     .command("reset")
     .description("End the current session (it is kept) and start a new one")

@@ -98,230 +98,259 @@ function mapLine(line: unknown, before: ClaudeFileState): { changes: LifecycleCh
       step,
       facts,
     });
-  const key = str(o.uuid) ?? `${String(o.type)}:${at}`;
+  const read: LineRead = { o, at, key: str(o.uuid) ?? `${String(o.type)}:${at}`, state, change };
   switch (o.type) {
-    case "user": {
-      const message = obj(o.message);
-      const results = blocks(message?.content).filter((block) => block.type === "tool_result");
-      const promptId = str(o.promptId);
-      if (results.length === 0) {
-        const text = textOf(message?.content);
-        const agent = str(o.agentId);
-        // A meta line, or a sidechain's prompt that names no agent, is no turn of its own.
-        if ((o.isSidechain === true && !agent) || o.isMeta === true || !promptId) break;
-        if (agent) {
-          // A subagent's task: its run begins.
-          if (agent === state.agent) break;
-          Object.assign(state, { agent, prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
-          change(
-            {
-              key: `line:${key}`,
-              at,
-              name: "subagent task",
-              summary: `a task of ${text.length} characters`,
-              detail: said({ agent_id: agent, prompt_id: promptId, uuid: str(o.uuid) }),
-            },
-            { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" },
-          );
-          break;
-        }
-        if (INTERRUPTED.test(text.trim())) {
-          if (!state.prompt) break;
-          change(
-            { key: `line:${key}`, at, name: "interrupted", summary: "the user stopped the turn", detail: {} },
-            { endedAt: at, failed: true, error: "interrupted by the user", waitingOn: "" },
-          );
-          break;
-        }
-        if (promptId === state.prompt) break;
-        Object.assign(state, { prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
-        // A slash command: Claude Code may run it itself (its output follows) or send it to the model; it waits on neither said.
-        const command = text.startsWith("<command-name>");
-        change(
-          {
-            key: `line:${key}`,
-            at,
-            name: command ? "command" : "prompt",
-            summary: command ? (text.match(/<command-name>([^<]*)<\/command-name>/)?.[1] ?? "a command") : `a prompt of ${text.length} characters`,
-            detail: said({ prompt_id: promptId, uuid: str(o.uuid) }),
-          },
-          { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: command ? "" : "the model" },
-        );
-        break;
-      }
-      if (!state.prompt) break;
-      const tools = { ...state.tools };
-      for (const result of results) {
-        const id = str(result.tool_use_id);
-        if (!id) continue;
-        const asked = tools[id];
-        delete tools[id];
-        const failed = result.is_error === true;
-        const text = clip(textOf(result.content).trim(), RESULT_KEPT);
-        const durationMs = asked ? Math.max(0, at - asked.at) : undefined;
-        const fields: PartFields = {
-          ...(asked && { name: asked.name }),
-          ...(durationMs !== undefined && { durationMs }),
-          success: !failed,
-          ...(failed && { error: text || "failed" }),
-        };
-        const step: Step = {
-          key: `line:${key}:${id}`,
-          at,
-          ...(asked && { startAt: asked.at }),
-          name: "tool result",
-          summary: join(asked?.name, failed ? `failed${text ? `: ${text}` : ""}` : "ok", ms(durationMs)),
-          detail: said({ tool_use_id: id, tool_name: asked?.name, success: !failed, duration_ms: durationMs, result: text || undefined }),
-        };
-        change(step, {
-          part: { kind: "tool", id, at, fields },
-          waitingOn: Object.keys(tools).length > 0 ? `tool ${Object.values(tools)[0]!.name}` : "the model",
-        });
-      }
-      state.tools = tools;
+    case "user":
+      userLine(read);
       break;
-    }
     case "api-request":
       // A call sent: its first attempt's time is the call's start (a retry sends it again).
       if (state.prompt && state.callSentAt === null) state.callSentAt = at;
       break;
-    case "system": {
-      if (o.subtype === "local_command" && state.prompt && !state.agent) {
-        // A slash command Claude Code ran itself (/cost, /usage): its output is the turn's answer; no model was asked.
-        const output = clip(
-          String(o.content ?? "")
-            .replace(/^<local-command-stdout>|<\/local-command-stdout>$/g, "")
-            .trim(),
-          TEXT_KEPT,
-        );
-        change(
-          { key: `line:${key}`, at, name: "local command", summary: `an output of ${output.length} characters`, detail: {} },
-          { answeredAt: at, output, waitingOn: "" },
-        );
-        break;
-      }
-      if (o.subtype !== "api_error" || !state.prompt) break;
-      const error = obj(o.error);
-      const status = num(error?.status);
-      const text = str(error?.formatted) ?? str(error?.message) ?? (status !== undefined ? String(status) : "the API failed");
-      const failedAttempt = num(o.retryAttempt);
-      const retryInMs = num(o.retryInMs);
-      const next = failedAttempt !== undefined && retryInMs !== undefined ? failedAttempt + 1 : state.attempt;
-      state.attempt = next;
-      change(
-        {
-          key: `line:${key}`,
-          at,
-          name: "api error",
-          summary: join(
-            clip(text, RESULT_KEPT),
-            failedAttempt !== undefined && `attempt ${failedAttempt}${num(o.maxRetries) !== undefined ? ` of ${num(o.maxRetries)! + 1}` : ""}`,
-            retryInMs !== undefined && `retrying in ${ms(retryInMs)}`,
-          ),
-          detail: said({ status, error: clip(text, RESULT_KEPT), request_id: str(error?.requestId), attempt: failedAttempt, retry_in_ms: retryInMs }),
-        },
-        { error: text, attempt: next, waitingOn: "the model" },
-      );
+    case "system":
+      systemLine(read);
       break;
-    }
-    case "assistant": {
-      if (!state.prompt) break;
-      const message = obj(o.message);
-      const content = blocks(message?.content);
-      const requestId = str(o.requestId) ?? str(message?.id) ?? `line-${key}`;
-      const attempt = state.attempt;
-      const sentAt = state.callSentAt;
-      if (o.isApiErrorMessage === true) {
-        const text = clip(textOf(message?.content).trim() || str(o.error) || "the API failed", TEXT_KEPT);
-        const status = num(o.apiErrorStatus);
-        Object.assign(state, { callSentAt: null, attempt: 1 });
-        const fields: PartFields = {
-          success: false,
-          error: text,
-          ...(attempt > 1 && { attempt }),
-          ...(sentAt !== null && { durationMs: Math.max(0, at - sentAt) }),
-        };
-        change(
-          {
-            key: `line:${key}`,
-            at,
-            ...(sentAt !== null && { startAt: sentAt }),
-            name: "model call",
-            summary: join(`failed: ${clip(text, RESULT_KEPT)}`, attempt > 1 && `${attempt} attempts`),
-            detail: said({ request_id: requestId, status, attempt, error: text }),
-          },
-          { exhausted: true, error: text, ...(attempt > 1 && { attempt }), waitingOn: "", part: { kind: "call", id: requestId, at, fields } },
-        );
-        break;
-      }
-      const model = str(message?.model);
-      const usage = obj(message?.usage);
-      const fields: PartFields = {
-        ...(model && model !== "<synthetic>" && { model }),
-        ...(num(usage?.input_tokens) !== undefined && { inputTokens: num(usage?.input_tokens) }),
-        ...(num(usage?.output_tokens) !== undefined && { outputTokens: num(usage?.output_tokens) }),
-        ...(num(usage?.cache_read_input_tokens) !== undefined && { cacheReadTokens: num(usage?.cache_read_input_tokens) }),
-        ...(num(usage?.cache_creation_input_tokens) !== undefined && { cacheWriteTokens: num(usage?.cache_creation_input_tokens) }),
-        ...(attempt > 1 && { attempt }),
-        ...(sentAt !== null && { durationMs: Math.max(0, at - sentAt) }),
-        success: true,
-      };
-      const uses = content.filter((block) => block.type === "tool_use" && str(block.id));
-      const text = content
-        .filter((block) => block.type === "text")
-        .map((block) => String(block.text ?? ""))
-        .join("\n");
-      // An answer: the model said something and asked for no tool (its stop reason, where written, agrees).
-      const answered = uses.length === 0 && message?.stop_reason !== "tool_use" && content.some((block) => block.type === "text");
-      const facts: Facts = { succeeded: true, ...(fields.model && { model: fields.model }), part: { kind: "call", id: requestId, at, fields } };
-      if (answered) Object.assign(facts, { answeredAt: at, output: clip(text, TEXT_KEPT), waitingOn: "" });
-      Object.assign(state, { callSentAt: null, attempt: 1 });
-      change(
-        {
-          key: `line:${key}`,
-          at,
-          ...(sentAt !== null && { startAt: sentAt }),
-          name: "model call",
-          summary: join(
-            fields.model,
-            `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`,
-            (fields.cacheReadTokens ?? 0) > 0 && `${fields.cacheReadTokens} cache read`,
-            (fields.cacheWriteTokens ?? 0) > 0 && `${fields.cacheWriteTokens} cache write`,
-            ms(fields.durationMs),
-            attempt > 1 && `${attempt} attempts`,
-            str(message?.stop_reason) && `stop: ${str(message?.stop_reason)}`,
-          ),
-          detail: said({
-            request_id: requestId,
-            model: fields.model,
-            input_tokens: fields.inputTokens,
-            output_tokens: fields.outputTokens,
-            cache_read_tokens: fields.cacheReadTokens,
-            cache_creation_tokens: fields.cacheWriteTokens,
-            duration_ms: fields.durationMs,
-            attempt: attempt > 1 ? attempt : undefined,
-            stop_reason: str(message?.stop_reason),
-          }),
-        },
-        facts,
-      );
-      const tools = { ...state.tools };
-      for (const use of uses) {
-        const id = str(use.id)!;
-        const name = str(use.name) ?? "?";
-        tools[id] = { at, name };
-        const input = inputSummary(name, obj(use.input));
-        change(
-          { key: `line:${key}:${id}`, at, name: `tool ${name}`, summary: join("asked for", input), detail: said({ tool_use_id: id, tool_name: name, input }) },
-          { part: { kind: "tool", id, at, fields: { name } }, waitingOn: `tool ${name}` },
-        );
-      }
-      const open = Object.entries(tools);
-      state.tools = Object.fromEntries(open.slice(Math.max(0, open.length - OPEN_TOOLS_KEPT)));
+    case "assistant":
+      if (state.prompt) assistantLine(read);
       break;
-    }
   }
   return { changes, state };
+}
+
+/** One line as its mapping reads it: the line, its time and key, the file's state (changed in place), and where its changes go. */
+interface LineRead {
+  o: Json;
+  at: number;
+  key: string;
+  state: ClaudeFileState;
+  change: (step: Step, facts: Facts) => void;
+}
+
+/** A `user` line: a prompt (the user's, or a subagent's task), an interruption, or tool results. */
+function userLine(read: LineRead): void {
+  const { o, at, key, state, change } = read;
+  const message = obj(o.message);
+  const results = blocks(message?.content).filter((block) => block.type === "tool_result");
+  const promptId = str(o.promptId);
+  if (results.length > 0) {
+    if (state.prompt) toolResults(read, results);
+    return;
+  }
+  const text = textOf(message?.content);
+  const agent = str(o.agentId);
+  // A meta line, or a sidechain's prompt that names no agent, is no turn of its own.
+  if ((o.isSidechain === true && !agent) || o.isMeta === true || !promptId) return;
+  if (agent) {
+    // A subagent's task: its run begins.
+    if (agent === state.agent) return;
+    Object.assign(state, { agent, prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
+    change(
+      {
+        key: `line:${key}`,
+        at,
+        name: "subagent task",
+        summary: `a task of ${text.length} characters`,
+        detail: said({ agent_id: agent, prompt_id: promptId, uuid: str(o.uuid) }),
+      },
+      { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" },
+    );
+    return;
+  }
+  if (INTERRUPTED.test(text.trim())) {
+    if (!state.prompt) return;
+    change(
+      { key: `line:${key}`, at, name: "interrupted", summary: "the user stopped the turn", detail: {} },
+      { endedAt: at, failed: true, error: "interrupted by the user", waitingOn: "" },
+    );
+    return;
+  }
+  if (promptId === state.prompt) return;
+  Object.assign(state, { prompt: promptId, callSentAt: null, attempt: 1, tools: {} });
+  // A slash command: Claude Code may run it itself (its output follows) or send it to the model; it waits on neither said.
+  const command = text.startsWith("<command-name>");
+  change(
+    {
+      key: `line:${key}`,
+      at,
+      name: command ? "command" : "prompt",
+      summary: command ? (text.match(/<command-name>([^<]*)<\/command-name>/)?.[1] ?? "a command") : `a prompt of ${text.length} characters`,
+      detail: said({ prompt_id: promptId, uuid: str(o.uuid) }),
+    },
+    { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: command ? "" : "the model" },
+  );
+}
+
+/** The results of tool uses, each answering the use it names. */
+function toolResults({ at, key, state, change }: LineRead, results: Json[]): void {
+  const tools = { ...state.tools };
+  for (const result of results) {
+    const id = str(result.tool_use_id);
+    if (!id) continue;
+    const asked = tools[id];
+    delete tools[id];
+    const failed = result.is_error === true;
+    const text = clip(textOf(result.content).trim(), RESULT_KEPT);
+    const durationMs = asked ? Math.max(0, at - asked.at) : undefined;
+    const fields: PartFields = {
+      ...(asked && { name: asked.name }),
+      ...(durationMs !== undefined && { durationMs }),
+      success: !failed,
+      ...(failed && { error: text || "failed" }),
+    };
+    const step: Step = {
+      key: `line:${key}:${id}`,
+      at,
+      ...(asked && { startAt: asked.at }),
+      name: "tool result",
+      summary: join(asked?.name, failed ? `failed${text ? `: ${text}` : ""}` : "ok", ms(durationMs)),
+      detail: said({ tool_use_id: id, tool_name: asked?.name, success: !failed, duration_ms: durationMs, result: text || undefined }),
+    };
+    change(step, {
+      part: { kind: "tool", id, at, fields },
+      waitingOn: Object.keys(tools).length > 0 ? `tool ${Object.values(tools)[0]!.name}` : "the model",
+    });
+  }
+  state.tools = tools;
+}
+
+/** A `system` line: a slash command's output, or a failed attempt of the call under way. */
+function systemLine({ o, at, key, state, change }: LineRead): void {
+  if (o.subtype === "local_command" && state.prompt && !state.agent) {
+    // A slash command Claude Code ran itself (/cost, /usage): its output is the turn's answer; no model was asked.
+    const output = clip(
+      String(o.content ?? "")
+        .replace(/^<local-command-stdout>|<\/local-command-stdout>$/g, "")
+        .trim(),
+      TEXT_KEPT,
+    );
+    change(
+      { key: `line:${key}`, at, name: "local command", summary: `an output of ${output.length} characters`, detail: {} },
+      { answeredAt: at, output, waitingOn: "" },
+    );
+    return;
+  }
+  if (o.subtype !== "api_error" || !state.prompt) return;
+  const error = obj(o.error);
+  const status = num(error?.status);
+  const text = str(error?.formatted) ?? str(error?.message) ?? (status !== undefined ? String(status) : "the API failed");
+  const failedAttempt = num(o.retryAttempt);
+  const retryInMs = num(o.retryInMs);
+  const next = failedAttempt !== undefined && retryInMs !== undefined ? failedAttempt + 1 : state.attempt;
+  state.attempt = next;
+  change(
+    {
+      key: `line:${key}`,
+      at,
+      name: "api error",
+      summary: join(
+        clip(text, RESULT_KEPT),
+        failedAttempt !== undefined && `attempt ${failedAttempt}${num(o.maxRetries) !== undefined ? ` of ${num(o.maxRetries)! + 1}` : ""}`,
+        retryInMs !== undefined && `retrying in ${ms(retryInMs)}`,
+      ),
+      detail: said({ status, error: clip(text, RESULT_KEPT), request_id: str(error?.requestId), attempt: failedAttempt, retry_in_ms: retryInMs }),
+    },
+    { error: text, attempt: next, waitingOn: "the model" },
+  );
+}
+
+/** An `assistant` line: a model call answered (its usage, its answer or the tools it asked for), or the error Claude Code gave up with. */
+function assistantLine(read: LineRead): void {
+  const { o, at, key, state, change } = read;
+  const message = obj(o.message);
+  const content = blocks(message?.content);
+  const requestId = str(o.requestId) ?? str(message?.id) ?? `line-${key}`;
+  const attempt = state.attempt;
+  const sentAt = state.callSentAt;
+  if (o.isApiErrorMessage === true) return callGaveUp(read, requestId, attempt, sentAt);
+  const model = str(message?.model);
+  const usage = obj(message?.usage);
+  const fields: PartFields = {
+    ...(model && model !== "<synthetic>" && { model }),
+    ...(num(usage?.input_tokens) !== undefined && { inputTokens: num(usage?.input_tokens) }),
+    ...(num(usage?.output_tokens) !== undefined && { outputTokens: num(usage?.output_tokens) }),
+    ...(num(usage?.cache_read_input_tokens) !== undefined && { cacheReadTokens: num(usage?.cache_read_input_tokens) }),
+    ...(num(usage?.cache_creation_input_tokens) !== undefined && { cacheWriteTokens: num(usage?.cache_creation_input_tokens) }),
+    ...(attempt > 1 && { attempt }),
+    ...(sentAt !== null && { durationMs: Math.max(0, at - sentAt) }),
+    success: true,
+  };
+  const uses = content.filter((block) => block.type === "tool_use" && str(block.id));
+  const text = content
+    .filter((block) => block.type === "text")
+    .map((block) => String(block.text ?? ""))
+    .join("\n");
+  // An answer: the model said something and asked for no tool (its stop reason, where written, agrees).
+  const answered = uses.length === 0 && message?.stop_reason !== "tool_use" && content.some((block) => block.type === "text");
+  const facts: Facts = { succeeded: true, ...(fields.model && { model: fields.model }), part: { kind: "call", id: requestId, at, fields } };
+  if (answered) Object.assign(facts, { answeredAt: at, output: clip(text, TEXT_KEPT), waitingOn: "" });
+  Object.assign(state, { callSentAt: null, attempt: 1 });
+  change(
+    {
+      key: `line:${key}`,
+      at,
+      ...(sentAt !== null && { startAt: sentAt }),
+      name: "model call",
+      summary: join(
+        fields.model,
+        `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`,
+        (fields.cacheReadTokens ?? 0) > 0 && `${fields.cacheReadTokens} cache read`,
+        (fields.cacheWriteTokens ?? 0) > 0 && `${fields.cacheWriteTokens} cache write`,
+        ms(fields.durationMs),
+        attempt > 1 && `${attempt} attempts`,
+        str(message?.stop_reason) && `stop: ${str(message?.stop_reason)}`,
+      ),
+      detail: said({
+        request_id: requestId,
+        model: fields.model,
+        input_tokens: fields.inputTokens,
+        output_tokens: fields.outputTokens,
+        cache_read_tokens: fields.cacheReadTokens,
+        cache_creation_tokens: fields.cacheWriteTokens,
+        duration_ms: fields.durationMs,
+        attempt: attempt > 1 ? attempt : undefined,
+        stop_reason: str(message?.stop_reason),
+      }),
+    },
+    facts,
+  );
+  const tools = { ...state.tools };
+  for (const use of uses) {
+    const id = str(use.id)!;
+    const name = str(use.name) ?? "?";
+    tools[id] = { at, name };
+    const input = inputSummary(name, obj(use.input));
+    change(
+      { key: `line:${key}:${id}`, at, name: `tool ${name}`, summary: join("asked for", input), detail: said({ tool_use_id: id, tool_name: name, input }) },
+      { part: { kind: "tool", id, at, fields: { name } }, waitingOn: `tool ${name}` },
+    );
+  }
+  const open = Object.entries(tools);
+  state.tools = Object.fromEntries(open.slice(Math.max(0, open.length - OPEN_TOOLS_KEPT)));
+}
+
+/** The error Claude Code gave up with, after its retries: the call failed. */
+function callGaveUp({ o, at, key, state, change }: LineRead, requestId: string, attempt: number, sentAt: number | null): void {
+  const message = obj(o.message);
+  const text = clip(textOf(message?.content).trim() || str(o.error) || "the API failed", TEXT_KEPT);
+  const status = num(o.apiErrorStatus);
+  Object.assign(state, { callSentAt: null, attempt: 1 });
+  const fields: PartFields = {
+    success: false,
+    error: text,
+    ...(attempt > 1 && { attempt }),
+    ...(sentAt !== null && { durationMs: Math.max(0, at - sentAt) }),
+  };
+  change(
+    {
+      key: `line:${key}`,
+      at,
+      ...(sentAt !== null && { startAt: sentAt }),
+      name: "model call",
+      summary: join(`failed: ${clip(text, RESULT_KEPT)}`, attempt > 1 && `${attempt} attempts`),
+      detail: said({ request_id: requestId, status, attempt, error: text }),
+    },
+    { exhausted: true, error: text, ...(attempt > 1 && { attempt }), waitingOn: "", part: { kind: "call", id: requestId, at, fields } },
+  );
 }
 
 /** What a tool was asked to do, in a line: a command, a file, a pattern. */

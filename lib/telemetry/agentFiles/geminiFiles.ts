@@ -106,126 +106,153 @@ function mapLine(line: unknown, before: GeminiFileState): { changes: LifecycleCh
   const at = Date.parse(String(o.timestamp ?? ""));
   if (!id || !Number.isFinite(at)) return { changes: [], state };
   const changes: LifecycleChange[] = [];
-  const change = (step: Step, facts: Facts) =>
-    changes.push({ kind: "turn", keys: [`message:${state.prompt}`], service: SERVICE, ...(state.session && { session: state.session }), step, facts });
-  switch (o.type) {
-    case "user": {
-      const content = list(o.content);
-      // Tool results sent back: the tools' own outcomes are on the model's message (its toolCalls).
-      if (content.some((part) => part.functionResponse !== undefined)) {
-        if (state.prompt) state.lastAt = at;
-        break;
-      }
-      if (id === state.prompt) break;
-      const text = textOf(o.content);
-      Object.assign(state, { prompt: id, promptAt: at, lastAt: at, calls: {}, tools: {}, answered: false, resumed: false });
-      change(
-        { key: `line:${id}`, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: said({ message_id: id }) },
-        { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" },
-      );
-      // Its telemetry names the prompt by its prompt id and process, which the file does not carry: the same turn by its session and when it was sent.
-      if (state.session) changes.at(-1)!.promptSent = { by: "files", session: state.session, at };
-      break;
-    }
-    case "gemini": {
-      if (!state.prompt) break;
-      const calls = { ...state.calls };
-      const tools = { ...state.tools };
-      const tokens = obj(o.tokens);
-      const model = str(o.model);
-      const seen = id in calls;
-      const text = textOf(o.content);
-      const toolCalls = list(o.toolCalls);
-      if (!seen || (tokens && !calls[id])) {
-        // A model call: its tokens may come with a later write of the same message.
-        const cached = num(tokens?.cached);
-        const input = num(tokens?.input);
-        const fields: PartFields = {
-          success: true,
-          // Its telemetry names the call by its event, not its message: paired in order (mapping/fold.ts `joinedParts`).
-          toldBy: "files",
-          ...(model && { model }),
-          ...(input !== undefined && { inputTokens: Math.max(0, input - (cached ?? 0)) }),
-          ...(num(tokens?.output) !== undefined && { outputTokens: num(tokens?.output) }),
-          ...(cached !== undefined && { cacheReadTokens: cached }),
-          // Its duration from the line before it (the CLI sends the request then), said once: a write of its tokens later is not a call again.
-          ...(!seen && state.lastAt !== null && { durationMs: Math.max(0, at - state.lastAt) }),
-        };
-        const step: Step = {
-          key: `line:${id}${tokens ? ":tokens" : ""}`,
-          at,
-          ...(fields.durationMs !== undefined && { startAt: at - fields.durationMs }),
-          name: "model call",
-          summary: join(
-            model,
-            tokens && `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached ? ` (${cached} cached)` : ""}`,
-            ms(fields.durationMs),
-          ),
-          detail: said({
-            message_id: id,
-            model,
-            input_tokens: fields.inputTokens,
-            output_tokens: fields.outputTokens,
-            cached_tokens: cached,
-            thoughts_tokens: num(tokens?.thoughts),
-          }),
-        };
-        calls[id] = tokens !== undefined;
-        const answer = text.trim() !== "" && toolCalls.length === 0;
-        if (answer) state.answered = true;
-        // A message with no text asked for tools: Gemini CLI writes them (toolCalls) only once they ran.
-        const waitingOn = answer ? "" : toolCalls.length === 0 && text.trim() === "" ? "its tools" : "the model";
-        change(step, {
-          processingAt: at,
-          ...(model && { model }),
-          ...(answer ? { succeeded: true, answeredAt: at, output: clip(text, TEXT_KEPT) } : {}),
-          waitingOn,
-          part: { kind: "call", id: `message:${id}`, at, fields },
-        });
-      }
-      // A text the model said before asking for tools was no answer: the turn goes on.
-      if (toolCalls.length > 0) state.answered = false;
-      for (const call of toolCalls) {
-        const callId = str(call.id);
-        const status = str(call.status);
-        if (!callId || !status || tools[callId] === status) continue;
-        tools[callId] = status;
-        const name = str(call.name) ?? "?";
-        const doneAt = Date.parse(String(call.timestamp ?? ""));
-        const done = status === "success" || status === "error" || status === "cancelled";
-        const durationMs = done && Number.isFinite(doneAt) ? Math.max(0, doneAt - at) : undefined;
-        const failed = status === "error" || status === "cancelled";
-        const error = failed ? clip(toolError(call) ?? status, RESULT_KEPT) : undefined;
-        const output = !failed ? toolOutput(call) : undefined;
-        const stepAt = Number.isFinite(doneAt) ? doneAt : at;
-        const waiting = toolCalls.find((other) => !["success", "error", "cancelled"].includes(String(other.status)));
-        change(
-          {
-            key: `line:${id}:${callId}:${status}`,
-            at: stepAt,
-            ...(durationMs !== undefined && { startAt: at }),
-            name: `tool ${name}`,
-            summary: join(status === "success" ? "ok" : failed ? `${status}: ${error}` : status, argsOf(call), ms(durationMs)),
-            detail: said({ tool_call_id: callId, tool_name: name, status, duration_ms: durationMs, result: output ?? error }),
-          },
-          {
-            waitingOn: waiting ? `tool ${String(waiting.name)}` : "the model",
-            part: {
-              kind: "tool",
-              id: callId,
-              at: stepAt,
-              fields: { toldBy: "files", name, ...(durationMs !== undefined && { durationMs }), ...(done && { success: !failed }), ...(error && { error }) },
-            },
-          },
-        );
-      }
-      state.calls = bounded(calls);
-      state.tools = bounded(tools);
-      state.lastAt = at;
-      break;
-    }
-  }
+  const change = (step: Step, facts: Facts): LifecycleChange => {
+    const made: LifecycleChange = {
+      kind: "turn",
+      keys: [`message:${state.prompt}`],
+      service: SERVICE,
+      ...(state.session && { session: state.session }),
+      step,
+      facts,
+    };
+    changes.push(made);
+    return made;
+  };
+  const read: LineRead = { o, id, at, state, change };
+  if (o.type === "user") userLine(read);
+  else if (o.type === "gemini" && state.prompt) modelMessage(read);
   return { changes, state };
+}
+
+/** One message line as its mapping reads it: the line, its id and time, the file's state (changed in place), and where its changes go. */
+interface LineRead {
+  o: Json;
+  id: string;
+  at: number;
+  state: GeminiFileState;
+  change: (step: Step, facts: Facts) => LifecycleChange;
+}
+
+/** The user's message: a prompt begins the turn; tool results sent back tell nothing new. */
+function userLine({ o, id, at, state, change }: LineRead): void {
+  const content = list(o.content);
+  // Tool results sent back: the tools' own outcomes are on the model's message (its toolCalls).
+  if (content.some((part) => part.functionResponse !== undefined)) {
+    if (state.prompt) state.lastAt = at;
+    return;
+  }
+  if (id === state.prompt) return;
+  const text = textOf(o.content);
+  Object.assign(state, { prompt: id, promptAt: at, lastAt: at, calls: {}, tools: {}, answered: false, resumed: false });
+  const prompt = change(
+    { key: `line:${id}`, at, name: "prompt", summary: `a prompt of ${text.length} characters`, detail: said({ message_id: id }) },
+    { startedAt: at, processingAt: at, prompt: clip(text, PROMPT_KEPT), waitingOn: "the model" },
+  );
+  // Its telemetry names the prompt by its prompt id and process, which the file does not carry: the same turn by its session and when it was sent.
+  if (state.session) prompt.promptSent = { by: "files", session: state.session, at };
+}
+
+/** The model's message: a model call (again when its tokens are written later), and the tools it ran. */
+function modelMessage(read: LineRead): void {
+  const { o, id, at, state } = read;
+  const calls = { ...state.calls };
+  const tools = { ...state.tools };
+  const toolCalls = list(o.toolCalls);
+  if (!(id in calls) || (obj(o.tokens) && !calls[id])) modelCall(read, calls, toolCalls);
+  // A text the model said before asking for tools was no answer: the turn goes on.
+  if (toolCalls.length > 0) state.answered = false;
+  for (const call of toolCalls) toolRan(read, call, toolCalls, tools);
+  state.calls = bounded(calls);
+  state.tools = bounded(tools);
+  state.lastAt = at;
+}
+
+/** A model call: its tokens may come with a later write of the same message. */
+function modelCall({ o, id, at, state, change }: LineRead, calls: Record<string, boolean>, toolCalls: Json[]): void {
+  const tokens = obj(o.tokens);
+  const model = str(o.model);
+  const seen = id in calls;
+  const text = textOf(o.content);
+  const cached = num(tokens?.cached);
+  const input = num(tokens?.input);
+  const fields: PartFields = {
+    success: true,
+    // Its telemetry names the call by its event, not its message: paired in order (mapping/fold.ts `joinedParts`).
+    toldBy: "files",
+    ...(model && { model }),
+    ...(input !== undefined && { inputTokens: Math.max(0, input - (cached ?? 0)) }),
+    ...(num(tokens?.output) !== undefined && { outputTokens: num(tokens?.output) }),
+    ...(cached !== undefined && { cacheReadTokens: cached }),
+    // Its duration from the line before it (the CLI sends the request then), said once: a write of its tokens later is not a call again.
+    ...(!seen && state.lastAt !== null && { durationMs: Math.max(0, at - state.lastAt) }),
+  };
+  const step: Step = {
+    key: `line:${id}${tokens ? ":tokens" : ""}`,
+    at,
+    ...(fields.durationMs !== undefined && { startAt: at - fields.durationMs }),
+    name: "model call",
+    summary: join(
+      model,
+      tokens && `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached ? ` (${cached} cached)` : ""}`,
+      ms(fields.durationMs),
+    ),
+    detail: said({
+      message_id: id,
+      model,
+      input_tokens: fields.inputTokens,
+      output_tokens: fields.outputTokens,
+      cached_tokens: cached,
+      thoughts_tokens: num(tokens?.thoughts),
+    }),
+  };
+  calls[id] = tokens !== undefined;
+  const answer = text.trim() !== "" && toolCalls.length === 0;
+  if (answer) state.answered = true;
+  // A message with no text asked for tools: Gemini CLI writes them (toolCalls) only once they ran.
+  const waitingOn = answer ? "" : toolCalls.length === 0 && text.trim() === "" ? "its tools" : "the model";
+  change(step, {
+    processingAt: at,
+    ...(model && { model }),
+    ...(answer ? { succeeded: true, answeredAt: at, output: clip(text, TEXT_KEPT) } : {}),
+    waitingOn,
+    part: { kind: "call", id: `message:${id}`, at, fields },
+  });
+}
+
+/** A tool the model's message says ran, as its status is now: a step each time the status changes. */
+function toolRan({ id, at, change }: LineRead, call: Json, toolCalls: Json[], tools: Record<string, string>): void {
+  const callId = str(call.id);
+  const status = str(call.status);
+  if (!callId || !status || tools[callId] === status) return;
+  tools[callId] = status;
+  const name = str(call.name) ?? "?";
+  const doneAt = Date.parse(String(call.timestamp ?? ""));
+  const done = status === "success" || status === "error" || status === "cancelled";
+  const durationMs = done && Number.isFinite(doneAt) ? Math.max(0, doneAt - at) : undefined;
+  const failed = status === "error" || status === "cancelled";
+  const error = failed ? clip(toolError(call) ?? status, RESULT_KEPT) : undefined;
+  const output = !failed ? toolOutput(call) : undefined;
+  const stepAt = Number.isFinite(doneAt) ? doneAt : at;
+  const waiting = toolCalls.find((other) => !["success", "error", "cancelled"].includes(String(other.status)));
+  change(
+    {
+      key: `line:${id}:${callId}:${status}`,
+      at: stepAt,
+      ...(durationMs !== undefined && { startAt: at }),
+      name: `tool ${name}`,
+      summary: join(status === "success" ? "ok" : failed ? `${status}: ${error}` : status, argsOf(call), ms(durationMs)),
+      detail: said({ tool_call_id: callId, tool_name: name, status, duration_ms: durationMs, result: output ?? error }),
+    },
+    {
+      waitingOn: waiting ? `tool ${String(waiting.name)}` : "the model",
+      part: {
+        kind: "tool",
+        id: callId,
+        at: stepAt,
+        fields: { toldBy: "files", name, ...(durationMs !== undefined && { durationMs }), ...(done && { success: !failed }), ...(error && { error }) },
+      },
+    },
+  );
 }
 
 /**

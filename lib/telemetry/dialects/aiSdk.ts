@@ -1,4 +1,4 @@
-import { numberAttr, stringAttr, type SpanRecord } from "../records";
+import { numberAttr, stringAttr, type Attributes, type SpanRecord } from "../records";
 import type { LifecycleChange } from "../mapping/changes";
 import type { Dialect } from "./dialect";
 import { callChange, endFacts, spanChange } from "./genAi";
@@ -25,24 +25,7 @@ function aiSdkSpan(span: SpanRecord): LifecycleChange | null {
   const a = span.attributes;
   const operation = stringAttr(a, "ai.operationId") ?? span.name;
   const ms = `${Math.round(span.endMs - span.startMs)} ms`;
-  if (operation === "ai.toolCall") {
-    const outcome = spanOutcome(span, []);
-    const name = stringAttr(a, "ai.toolCall.name") ?? span.name;
-    return spanChange(span, {
-      kind: "call",
-      summary: [name, outcome.failed ? `failed: ${outcome.error}` : "ok", ms].join(", "),
-      detail: { operation, tool: name, call_id: stringAttr(a, "ai.toolCall.id") ?? null },
-      facts: {
-        ...endFacts(span, outcome),
-        part: {
-          kind: "tool",
-          id: stringAttr(a, "ai.toolCall.id") ?? span.spanId,
-          at: span.endMs,
-          fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) },
-        },
-      },
-    });
-  }
+  if (operation === "ai.toolCall") return toolCallSpan(span, operation, ms);
   const match = /^ai\.(generateText|streamText|generateObject|streamObject|embed|embedMany)(?:\.(doGenerate|doStream|doEmbed))?$/.exec(operation);
   if (!match) return null;
   const [, fn, provider] = match;
@@ -79,22 +62,12 @@ function aiSdkSpan(span: SpanRecord): LifecycleChange | null {
       },
     });
   }
-  const inputTokens = numberAttr(a, "ai.usage.inputTokens") ?? numberAttr(a, "ai.usage.promptTokens") ?? numberAttr(a, "ai.usage.tokens");
-  const outputTokens = numberAttr(a, "ai.usage.outputTokens") ?? numberAttr(a, "ai.usage.completionTokens");
-  const cacheReadTokens = numberAttr(a, "ai.usage.inputTokenDetails.cacheReadTokens") ?? numberAttr(a, "ai.usage.cachedInputTokens");
-  const cacheWriteTokens = numberAttr(a, "ai.usage.inputTokenDetails.cacheWriteTokens");
-  const usage = {
-    ...(inputTokens !== undefined && { inputTokens }),
-    ...(outputTokens !== undefined && { outputTokens }),
-    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
-    ...(cacheWriteTokens !== undefined && { cacheWriteTokens }),
-  };
   return spanChange(
     span,
     callChange(span, {
       operation,
       model,
-      usage,
+      usage: usageOf(a),
       finishReasons,
       outcome,
       requestId: stringAttr(a, "ai.response.id"),
@@ -102,6 +75,41 @@ function aiSdkSpan(span: SpanRecord): LifecycleChange | null {
       ...(span.parentSpanId && { attemptsOf: span.parentSpanId }),
     }),
   );
+}
+
+/** A tool's call (`ai.toolCall`): a part of the run it is in. */
+function toolCallSpan(span: SpanRecord, operation: string, ms: string): LifecycleChange {
+  const a = span.attributes;
+  const outcome = spanOutcome(span, []);
+  const name = stringAttr(a, "ai.toolCall.name") ?? span.name;
+  return spanChange(span, {
+    kind: "call",
+    summary: [name, outcome.failed ? `failed: ${outcome.error}` : "ok", ms].join(", "),
+    detail: { operation, tool: name, call_id: stringAttr(a, "ai.toolCall.id") ?? null },
+    facts: {
+      ...endFacts(span, outcome),
+      part: {
+        kind: "tool",
+        id: stringAttr(a, "ai.toolCall.id") ?? span.spanId,
+        at: span.endMs,
+        fields: { name, durationMs: span.endMs - span.startMs, success: !outcome.failed, ...(outcome.error && { error: outcome.error }) },
+      },
+    },
+  });
+}
+
+/** A call's tokens, under the names the AI SDK 6 and 7 give them. */
+function usageOf(a: Attributes) {
+  const inputTokens = numberAttr(a, "ai.usage.inputTokens") ?? numberAttr(a, "ai.usage.promptTokens") ?? numberAttr(a, "ai.usage.tokens");
+  const outputTokens = numberAttr(a, "ai.usage.outputTokens") ?? numberAttr(a, "ai.usage.completionTokens");
+  const cacheReadTokens = numberAttr(a, "ai.usage.inputTokenDetails.cacheReadTokens") ?? numberAttr(a, "ai.usage.cachedInputTokens");
+  const cacheWriteTokens = numberAttr(a, "ai.usage.inputTokenDetails.cacheWriteTokens");
+  return {
+    ...(inputTokens !== undefined && { inputTokens }),
+    ...(outputTokens !== undefined && { outputTokens }),
+    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
+    ...(cacheWriteTokens !== undefined && { cacheWriteTokens }),
+  };
 }
 
 /** `ai.prompt` is the call's options as JSON (`{"prompt":"hi"}`, or its messages): the prompt's text where it is one. */

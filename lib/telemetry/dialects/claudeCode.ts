@@ -36,7 +36,7 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
   const a = log.attributes;
   const promptId = stringAttr(a, "prompt.id");
   const name = (log.eventName ?? "").replace(/^claude_code\./, "");
-  if (!EVENT_NAMES.has(name)) return null;
+  if (!Object.hasOwn(EVENTS, name)) return null;
   const session = stringAttr(a, "session.id");
   const sequence = numberAttr(a, "event.sequence");
   const keys = turnKeys(log, name, promptId, session, sequence);
@@ -48,141 +48,15 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
     summary,
     detail: said(detail),
   });
-  const requestId = stringAttr(a, "request_id");
-  const model = stringAttr(a, "model");
-  let facts: Facts;
-  let made: Step;
-  switch (name) {
-    case "user_prompt": {
-      const prompt = stringAttr(a, "prompt");
-      facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }) };
-      const unjoined = !promptId && !log.traceId ? UNJOINED : "";
-      made = step(
-        prompt === undefined
-          ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)${unjoined}`
-          : `a prompt of ${prompt.length} characters${unjoined}`,
-      );
-      break;
-    }
-    case "api_request": {
-      const fields = callFields(a);
-      const durationMs = numberAttr(a, "duration_ms");
-      facts = {
-        processingAt: durationMs === undefined ? log.atMs : log.atMs - durationMs,
-        succeeded: true,
-        ...(model && { model }),
-        ...(requestId && { part: { kind: "call", id: requestId, at: log.atMs, fields: { ...fields, success: true } } }),
-      };
-      made = step(
-        join(
-          model,
-          `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`,
-          usd(fields.costUsd),
-          ms(durationMs),
-          fields.ttftMs !== undefined && `first token ${ms(fields.ttftMs)}`,
-        ),
-        {
-          model,
-          request_id: requestId,
-          input_tokens: fields.inputTokens,
-          output_tokens: fields.outputTokens,
-          cache_read_tokens: fields.cacheReadTokens,
-          cache_creation_tokens: fields.cacheWriteTokens,
-          cost_usd: fields.costUsd,
-          duration_ms: durationMs,
-          ttft_ms: fields.ttftMs,
-        },
-      );
-      if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
-      break;
-    }
-    case "api_error": {
-      const status = numberAttr(a, "status_code");
-      const attempt = numberAttr(a, "attempt");
-      const error = join(status !== undefined && String(status), stringAttr(a, "error"));
-      facts = {
-        error,
-        ...(attempt !== undefined && { attempt }),
-        ...(requestId && {
-          part: {
-            kind: "call",
-            id: requestId,
-            at: log.atMs,
-            fields: { ...(model && { model }), ...(attempt !== undefined && { attempt }), success: false, error },
-          },
-        }),
-      };
-      made = step(join(error, attempt !== undefined && `attempt ${attempt}`), {
-        status_code: status,
-        error: stringAttr(a, "error"),
-        attempt,
-        request_id: requestId,
-        model,
-      });
-      break;
-    }
-    case "api_retries_exhausted": {
-      const attempts = numberAttr(a, "total_attempts");
-      const error = join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error"));
-      facts = {
-        exhausted: true,
-        error: `${error || "failed"}${attempts !== undefined ? ` after ${attempts} attempts` : ""}`,
-        ...(attempts !== undefined && { attempt: attempts }),
-      };
-      made = step(facts.error!, { total_attempts: attempts, total_retry_duration_ms: numberAttr(a, "total_retry_duration_ms"), model });
-      break;
-    }
-    case "assistant_response": {
-      const response = stringAttr(a, "response");
-      facts = { answeredAt: log.atMs, ...(response !== undefined && { output: response }), ...(model && { model }) };
-      made = step(`an answer of ${response?.length ?? numberAttr(a, "response_length") ?? "?"} characters`, { request_id: requestId, model });
-      break;
-    }
-    case "tool_decision": {
-      const tool = stringAttr(a, "tool_name");
-      made = step(join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`), {
-        tool_name: tool,
-        decision: stringAttr(a, "decision"),
-        source: stringAttr(a, "source"),
-        tool_use_id: stringAttr(a, "tool_use_id"),
-        tool_parameters: stringAttr(a, "tool_parameters"),
-      });
-      facts = {};
-      break;
-    }
-    default: {
-      // tool_result
-      const tool = stringAttr(a, "tool_name");
-      const id = stringAttr(a, "tool_use_id");
-      const success = booleanAttr(a, "success");
-      const durationMs = numberAttr(a, "duration_ms");
-      const error = success === false ? (stringAttr(a, "error") ?? "failed") : undefined;
-      facts = id
-        ? {
-            part: {
-              kind: "tool",
-              id,
-              at: log.atMs,
-              fields: {
-                ...(tool && { name: tool }),
-                ...(durationMs !== undefined && { durationMs }),
-                ...(success !== undefined && { success }),
-                ...(error && { error }),
-              },
-            },
-          }
-        : {};
-      made = step(join(tool, success === false ? `failed${error && error !== "failed" ? `: ${error}` : ""}` : "ok", ms(durationMs)), {
-        tool_name: tool,
-        tool_use_id: id,
-        success,
-        duration_ms: durationMs,
-        tool_input: stringAttr(a, "tool_input"),
-        error,
-      });
-      if (durationMs !== undefined) made.startAt = log.atMs - durationMs;
-    }
-  }
+  const read: EventRead = {
+    a,
+    atMs: log.atMs,
+    requestId: stringAttr(a, "request_id"),
+    model: stringAttr(a, "model"),
+    joinable: Boolean(promptId || log.traceId),
+    step,
+  };
+  const { facts, made } = EVENTS[name as keyof typeof EVENTS](read);
   const agent = stringAttr(a, "agent_id");
   if (agent) return { kind: "agent", keys: [subagentKey(agent)], service: service(log.origin.resource), ...(session && { session }), step: made, facts };
   return {
@@ -195,6 +69,177 @@ function claudeCodeLog(log: LogRecord): LifecycleChange | null {
     facts,
   };
 }
+
+/** A log event as its mapping reads it: its attributes, time, request id and model, and how its step is made. */
+interface EventRead {
+  a: Attributes;
+  atMs: number;
+  requestId: string | undefined;
+  model: string | undefined;
+  /** It names its turn by a prompt id or a trace, which the turn's other records carry too. */
+  joinable: boolean;
+  step: (summary: string, detail?: Record<string, unknown>) => Step;
+}
+
+/** What an event changes, and the step it is seen as. */
+interface Mapped {
+  facts: Facts;
+  made: Step;
+}
+
+/** A prompt: the turn begins. */
+function userPrompt({ a, atMs, joinable, step }: EventRead): Mapped {
+  const prompt = stringAttr(a, "prompt");
+  const facts: Facts = { startedAt: atMs, processingAt: atMs, ...(prompt !== undefined && { prompt }) };
+  const unjoined = joinable ? "" : UNJOINED;
+  const made = step(
+    prompt === undefined
+      ? `a prompt of ${numberAttr(a, "prompt_length") ?? "?"} characters (its text is exported with OTEL_LOG_USER_PROMPTS=1)${unjoined}`
+      : `a prompt of ${prompt.length} characters${unjoined}`,
+  );
+  return { facts, made };
+}
+
+/** A model call that succeeded: its tokens, cost and duration. */
+function apiRequest({ a, atMs, requestId, model, step }: EventRead): Mapped {
+  const fields = callFields(a);
+  const durationMs = numberAttr(a, "duration_ms");
+  const facts: Facts = {
+    processingAt: durationMs === undefined ? atMs : atMs - durationMs,
+    succeeded: true,
+    ...(model && { model }),
+    ...(requestId && { part: { kind: "call", id: requestId, at: atMs, fields: { ...fields, success: true } } }),
+  };
+  const made = step(
+    join(
+      model,
+      `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out`,
+      usd(fields.costUsd),
+      ms(durationMs),
+      fields.ttftMs !== undefined && `first token ${ms(fields.ttftMs)}`,
+    ),
+    {
+      model,
+      request_id: requestId,
+      input_tokens: fields.inputTokens,
+      output_tokens: fields.outputTokens,
+      cache_read_tokens: fields.cacheReadTokens,
+      cache_creation_tokens: fields.cacheWriteTokens,
+      cost_usd: fields.costUsd,
+      duration_ms: durationMs,
+      ttft_ms: fields.ttftMs,
+    },
+  );
+  if (durationMs !== undefined) made.startAt = atMs - durationMs;
+  return { facts, made };
+}
+
+/** A failed attempt of a model call. */
+function apiError({ a, atMs, requestId, model, step }: EventRead): Mapped {
+  const status = numberAttr(a, "status_code");
+  const attempt = numberAttr(a, "attempt");
+  const error = join(status !== undefined && String(status), stringAttr(a, "error"));
+  const facts: Facts = {
+    error,
+    ...(attempt !== undefined && { attempt }),
+    ...(requestId && {
+      part: {
+        kind: "call",
+        id: requestId,
+        at: atMs,
+        fields: { ...(model && { model }), ...(attempt !== undefined && { attempt }), success: false, error },
+      },
+    }),
+  };
+  const made = step(join(error, attempt !== undefined && `attempt ${attempt}`), {
+    status_code: status,
+    error: stringAttr(a, "error"),
+    attempt,
+    request_id: requestId,
+    model,
+  });
+  return { facts, made };
+}
+
+/** A model call given up after its retries: the turn failed. */
+function retriesExhausted({ a, model, step }: EventRead): Mapped {
+  const attempts = numberAttr(a, "total_attempts");
+  const error = join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error"));
+  const facts: Facts = {
+    exhausted: true,
+    error: `${error || "failed"}${attempts !== undefined ? ` after ${attempts} attempts` : ""}`,
+    ...(attempts !== undefined && { attempt: attempts }),
+  };
+  const made = step(facts.error!, { total_attempts: attempts, total_retry_duration_ms: numberAttr(a, "total_retry_duration_ms"), model });
+  return { facts, made };
+}
+
+/** The answer. */
+function assistantResponse({ a, atMs, requestId, model, step }: EventRead): Mapped {
+  const response = stringAttr(a, "response");
+  const facts: Facts = { answeredAt: atMs, ...(response !== undefined && { output: response }), ...(model && { model }) };
+  const made = step(`an answer of ${response?.length ?? numberAttr(a, "response_length") ?? "?"} characters`, { request_id: requestId, model });
+  return { facts, made };
+}
+
+/** A tool use allowed or refused. */
+function toolDecision({ a, step }: EventRead): Mapped {
+  const tool = stringAttr(a, "tool_name");
+  const made = step(join(tool, stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`), {
+    tool_name: tool,
+    decision: stringAttr(a, "decision"),
+    source: stringAttr(a, "source"),
+    tool_use_id: stringAttr(a, "tool_use_id"),
+    tool_parameters: stringAttr(a, "tool_parameters"),
+  });
+  const facts: Facts = {};
+  return { facts, made };
+}
+
+/** A tool use's result. */
+function toolResult({ a, atMs, step }: EventRead): Mapped {
+  const tool = stringAttr(a, "tool_name");
+  const id = stringAttr(a, "tool_use_id");
+  const success = booleanAttr(a, "success");
+  const durationMs = numberAttr(a, "duration_ms");
+  const error = success === false ? (stringAttr(a, "error") ?? "failed") : undefined;
+  const facts: Facts = id
+    ? {
+        part: {
+          kind: "tool",
+          id,
+          at: atMs,
+          fields: {
+            ...(tool && { name: tool }),
+            ...(durationMs !== undefined && { durationMs }),
+            ...(success !== undefined && { success }),
+            ...(error && { error }),
+          },
+        },
+      }
+    : {};
+  const made = step(join(tool, success === false ? `failed${error && error !== "failed" ? `: ${error}` : ""}` : "ok", ms(durationMs)), {
+    tool_name: tool,
+    tool_use_id: id,
+    success,
+    duration_ms: durationMs,
+    tool_input: stringAttr(a, "tool_input"),
+    error,
+  });
+  if (durationMs !== undefined) made.startAt = atMs - durationMs;
+  return { facts, made };
+}
+
+/** The log events that tell of a turn, each with its mapping. Any other (a plugin loaded, a retention sweep) is counted as unmapped. */
+const EVENTS = {
+  user_prompt: userPrompt,
+  api_request: apiRequest,
+  api_error: apiError,
+  api_retries_exhausted: retriesExhausted,
+  assistant_response: assistantResponse,
+  tool_decision: toolDecision,
+  tool_result: toolResult,
+};
 
 /**
  * The names of a log event's turn: its prompt id and its trace. Claude Code leaves `prompt.id` off
@@ -219,9 +264,6 @@ const UNJOINED =
  * read both ways counts each once, in the subagent's run.
  */
 export const subagentKey = (agentId: string) => `subagent:${agentId}`;
-
-/** The log events that tell of a turn. Any other (a plugin loaded, a retention sweep) is counted as unmapped. */
-const EVENT_NAMES = new Set(["user_prompt", "api_request", "api_error", "api_retries_exhausted", "assistant_response", "tool_decision", "tool_result"]);
 
 function callFields(a: Attributes): PartFields {
   const fields: PartFields = {};
@@ -251,111 +293,8 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
       duration_ms: Math.round(span.endMs - span.startMs),
       ...(span.status.code === "error" && { status: span.status.message || "error" }),
     });
-  let facts: Facts;
-  let made: Step;
-  let extra: Step[] = [];
-  switch (span.name) {
-    case "claude_code.interaction": {
-      const prompt = stringAttr(a, "user_prompt");
-      const failed = span.status.code === "error";
-      // A turn is the root of its trace; an interaction inside one (a subagent's) is a step of it.
-      if (span.parentSpanId) {
-        facts = {};
-        made = step("inner turn", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
-        break;
-      }
-      facts = {
-        startedAt: span.startMs,
-        processingAt: span.startMs,
-        endedAt: span.endMs,
-        ...(failed && { failed, error: span.status.message || "the turn failed" }),
-        ...(prompt !== undefined && { prompt }),
-      };
-      made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
-      break;
-    }
-    case "claude_code.llm_request": {
-      const fields = callFields(a);
-      const success = booleanAttr(a, "success") ?? span.status.code !== "error";
-      const requestId = stringAttr(a, "request_id") ?? stringAttr(a, "gen_ai.response.id") ?? `span-${span.spanId}`;
-      const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
-      const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
-      const error = success
-        ? undefined
-        : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
-      // A subagent's run has no interaction span to end it: its call that answered (asked for no tool) does, as its file's answer does.
-      const answered =
-        success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
-      facts = {
-        processingAt: span.startMs,
-        ...(success && { succeeded: true }),
-        ...(answered && { answeredAt: span.endMs }),
-        ...(fields.model && { model: fields.model }),
-        ...(attempt !== undefined && { attempt }),
-        ...(error && { error }),
-        part: {
-          kind: "call",
-          id: requestId,
-          at: span.endMs,
-          fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) },
-        },
-      };
-      made = step(
-        "model call",
-        join(
-          fields.model,
-          success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`,
-          ms(span.endMs - span.startMs),
-          attempt !== undefined && attempt > 1 && `${attempt} attempts`,
-          stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`,
-        ),
-      );
-      made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
-      extra = attemptSteps(span, success ? undefined : error);
-      break;
-    }
-    case "claude_code.tool": {
-      const tool = stringAttr(a, "tool_name") ?? stringAttr(a, "gen_ai.tool.name");
-      const id = stringAttr(a, "tool_use_id") ?? `span-${span.spanId}`;
-      const failed = span.status.code === "error";
-      facts = {
-        part: {
-          kind: "tool",
-          id,
-          at: span.endMs,
-          fields: {
-            ...(tool && { name: tool }),
-            durationMs: span.endMs - span.startMs,
-            ...(failed && { success: false, error: span.status.message || "failed" }),
-          },
-        },
-      };
-      made = step(
-        `tool ${tool ?? "?"}`,
-        join(
-          failed ? `failed: ${span.status.message || "error"}` : "done",
-          ms(span.endMs - span.startMs),
-          stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`,
-        ),
-      );
-      // The tool's use id, as its decision and result events carry it: the turn's page draws the three as one tool.
-      made.detail = { ...made.detail, tool_use_id: id };
-      break;
-    }
-    case "claude_code.tool.blocked_on_user":
-      facts = {};
-      made = step(
-        "waited for permission",
-        join(stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`, ms(span.endMs - span.startMs)),
-      );
-      break;
-    case "claude_code.tool.execution":
-      facts = {};
-      made = step("tool ran", join(booleanAttr(a, "success") === false ? "failed" : "ok", ms(span.endMs - span.startMs)));
-      break;
-    default:
-      return null;
-  }
+  if (!Object.hasOwn(SPANS, span.name)) return null;
+  const { facts, made, extra = [] } = SPANS[span.name as keyof typeof SPANS]({ span, a, step });
   const agent = stringAttr(a, "agent_id");
   const change = (step: Step, stepFacts: Facts): LifecycleChange =>
     agent
@@ -371,6 +310,137 @@ function claudeCodeSpan(span: SpanRecord): LifecycleChange[] | null {
         };
   return [change(made, facts), ...extra.map((attemptStep) => change(attemptStep, {}))];
 }
+
+/** A span as its mapping reads it: the span, its attributes, and how its step is made. */
+interface SpanRead {
+  span: SpanRecord;
+  a: Attributes;
+  step: (name: string, summary: string) => Step;
+}
+
+/** What a span changes, the step it is seen as, and the steps inside it (a retried call's attempts). */
+interface SpanMapped {
+  facts: Facts;
+  made: Step;
+  extra?: Step[];
+}
+
+/** A turn, the root of its trace; an interaction inside one (a subagent's) is a step of it. */
+function interactionSpan({ span, a, step }: SpanRead): SpanMapped {
+  const prompt = stringAttr(a, "user_prompt");
+  const failed = span.status.code === "error";
+  // A turn is the root of its trace; an interaction inside one (a subagent's) is a step of it.
+  if (span.parentSpanId) {
+    return { facts: {}, made: step("inner turn", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`)) };
+  }
+  const facts: Facts = {
+    startedAt: span.startMs,
+    processingAt: span.startMs,
+    endedAt: span.endMs,
+    ...(failed && { failed, error: span.status.message || "the turn failed" }),
+    ...(prompt !== undefined && { prompt }),
+  };
+  const made = step("turn ended", join(`took ${ms(span.endMs - span.startMs)}`, failed && `failed: ${span.status.message || "error"}`));
+  return { facts, made };
+}
+
+/** A model call, with a step for each attempt of a retried one. */
+function llmRequestSpan({ span, a, step }: SpanRead): SpanMapped {
+  const fields = callFields(a);
+  const success = booleanAttr(a, "success") ?? span.status.code !== "error";
+  const requestId = stringAttr(a, "request_id") ?? stringAttr(a, "gen_ai.response.id") ?? `span-${span.spanId}`;
+  const attempts = span.events.filter((event) => event.name === "gen_ai.request.attempt").length;
+  const attempt = Math.max(fields.attempt ?? 0, attempts) || undefined;
+  const error = success
+    ? undefined
+    : join(numberAttr(a, "status_code") !== undefined && String(numberAttr(a, "status_code")), stringAttr(a, "error") ?? span.status.message);
+  // A subagent's run has no interaction span to end it: its call that answered (asked for no tool) does, as its file's answer does.
+  const answered =
+    success && stringAttr(a, "agent_id") !== undefined && stringAttr(a, "stop_reason") !== undefined && stringAttr(a, "stop_reason") !== "tool_use";
+  const facts: Facts = {
+    processingAt: span.startMs,
+    ...(success && { succeeded: true }),
+    ...(answered && { answeredAt: span.endMs }),
+    ...(fields.model && { model: fields.model }),
+    ...(attempt !== undefined && { attempt }),
+    ...(error && { error }),
+    part: {
+      kind: "call",
+      id: requestId,
+      at: span.endMs,
+      fields: { ...fields, ...(attempt !== undefined && { attempt }), success, ...(error && { error }) },
+    },
+  };
+  const made = step(
+    "model call",
+    join(
+      fields.model,
+      success ? `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out` : `failed: ${error}`,
+      ms(span.endMs - span.startMs),
+      attempt !== undefined && attempt > 1 && `${attempt} attempts`,
+      stringAttr(a, "stop_reason") && `stop: ${stringAttr(a, "stop_reason")}`,
+    ),
+  );
+  made.detail = { ...made.detail, request_id: requestId, attempt, stop_reason: stringAttr(a, "stop_reason"), ...fields } as Step["detail"];
+  const extra = attemptSteps(span, success ? undefined : error);
+  return { facts, made, extra };
+}
+
+/** A tool's use. */
+function toolSpan({ span, a, step }: SpanRead): SpanMapped {
+  const tool = stringAttr(a, "tool_name") ?? stringAttr(a, "gen_ai.tool.name");
+  const id = stringAttr(a, "tool_use_id") ?? `span-${span.spanId}`;
+  const failed = span.status.code === "error";
+  const facts: Facts = {
+    part: {
+      kind: "tool",
+      id,
+      at: span.endMs,
+      fields: {
+        ...(tool && { name: tool }),
+        durationMs: span.endMs - span.startMs,
+        ...(failed && { success: false, error: span.status.message || "failed" }),
+      },
+    },
+  };
+  const made = step(
+    `tool ${tool ?? "?"}`,
+    join(
+      failed ? `failed: ${span.status.message || "error"}` : "done",
+      ms(span.endMs - span.startMs),
+      stringAttr(a, "full_command") && `$ ${stringAttr(a, "full_command")}`,
+    ),
+  );
+  // The tool's use id, as its decision and result events carry it: the turn's page draws the three as one tool.
+  made.detail = { ...made.detail, tool_use_id: id };
+  return { facts, made };
+}
+
+/** A tool use waiting for the user's permission. */
+function blockedOnUserSpan({ span, a, step }: SpanRead): SpanMapped {
+  const facts: Facts = {};
+  const made = step(
+    "waited for permission",
+    join(stringAttr(a, "decision"), stringAttr(a, "source") && `by ${stringAttr(a, "source")}`, ms(span.endMs - span.startMs)),
+  );
+  return { facts, made };
+}
+
+/** A tool running. */
+function toolExecutionSpan({ span, a, step }: SpanRead): SpanMapped {
+  const facts: Facts = {};
+  const made = step("tool ran", join(booleanAttr(a, "success") === false ? "failed" : "ok", ms(span.endMs - span.startMs)));
+  return { facts, made };
+}
+
+/** The spans that tell of a turn, each with its mapping; any other is counted as unmapped. */
+const SPANS = {
+  "claude_code.interaction": interactionSpan,
+  "claude_code.llm_request": llmRequestSpan,
+  "claude_code.tool": toolSpan,
+  "claude_code.tool.blocked_on_user": blockedOnUserSpan,
+  "claude_code.tool.execution": toolExecutionSpan,
+};
 
 /**
  * A retried model call's attempts, each a step inside the call's: Claude Code marks each with a

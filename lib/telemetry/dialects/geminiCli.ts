@@ -94,9 +94,9 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
   const name = (log.eventName ?? "").replace(/^gemini_cli\./, "");
   const session = stringAttr(a, "session.id") ?? stringAttr(log.origin.resource, "session.id");
   // A headless run's prompt id is its session's id (the CLI's gemini.js: `const prompt_id = sessionId`).
-  const headlessEnd = name === "plan.approval_mode_duration" && booleanAttr(a, "interactive") === false;
-  const promptId = headlessEnd ? session : stringAttr(a, "prompt_id");
-  if (!promptId || !(EVENT_NAMES.has(name) || headlessEnd)) return null;
+  const headlessRunEnd = name === "plan.approval_mode_duration" && booleanAttr(a, "interactive") === false;
+  const promptId = headlessRunEnd ? session : stringAttr(a, "prompt_id");
+  if (!promptId || !(Object.hasOwn(EVENTS, name) || headlessRunEnd)) return null;
   const key = `log:${digest(JSON.stringify(a))}:${log.atMs}`;
   const step = (summary: string, detail: Record<string, unknown> = {}, startAt?: number, stepName = name): Step => ({
     key,
@@ -111,131 +111,8 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
   const role = roleOf(a);
   const durationMs = numberAttr(a, "duration_ms");
   const startAt = durationMs === undefined ? undefined : log.atMs - durationMs;
-  let facts: Facts;
-  let made: Step;
-  switch (name) {
-    case "user_prompt": {
-      const prompt = stringAttr(a, "prompt");
-      facts = { startedAt: log.atMs, processingAt: log.atMs, ...(prompt !== undefined && { prompt }) };
-      made = step(
-        `a prompt of ${prompt?.length ?? numberAttr(a, "prompt_length") ?? "?"} characters${prompt === undefined ? " (its text is exported with logPrompts)" : ""}`,
-        { prompt_length: numberAttr(a, "prompt_length"), auth_type: stringAttr(a, "auth_type") },
-      );
-      break;
-    }
-    case "api_request":
-      facts = { processingAt: log.atMs };
-      made = step(join(role, model), { model, role });
-      break;
-    case "api_response": {
-      const fields: PartFields = { success: true };
-      const set = <K extends keyof PartFields>(field: K, value: PartFields[K] | undefined) => value !== undefined && (fields[field] = value);
-      set("model", model);
-      set("name", role);
-      set("attemptsOf", triesOf(promptId, role));
-      // Gemini counts the cached part of a prompt in its prompt's tokens; a part's input tokens are the uncached ones.
-      const cachedTokens = numberAttr(a, "cached_content_token_count");
-      const prompt = numberAttr(a, "input_token_count");
-      set("inputTokens", prompt === undefined ? undefined : Math.max(0, prompt - (cachedTokens ?? 0)));
-      set("outputTokens", numberAttr(a, "output_token_count"));
-      set("cacheReadTokens", cachedTokens);
-      set("durationMs", durationMs);
-      // The main model's calls are its files' too (a message each, which carries no event's id): paired in order (mapping/fold.ts `joinedParts`).
-      if (role !== "router") fields.toldBy = "telemetry";
-      const output = role === "router" ? undefined : answerText(a);
-      const finish = Array.isArray(a.finish_reasons) ? a.finish_reasons.join(", ") : stringAttr(a, "finish_reasons");
-      // The router's answer is a choice of model, not the turn's: only the main model's answers it.
-      const answers = role !== "router";
-      facts = {
-        attemptOutcome: "answered",
-        ...(answers && { succeeded: true, answeredAt: log.atMs, ...(model && { model }), ...(output !== undefined && { output }) }),
-        part: { kind: "call", id: key, at: log.atMs, fields },
-      };
-      const cached = fields.cacheReadTokens ? ` (${fields.cacheReadTokens} cached)` : "";
-      made = step(
-        join(role, model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached}`, ms(durationMs), finish && `finish: ${finish}`),
-        {
-          model,
-          role,
-          input_tokens: fields.inputTokens,
-          output_tokens: fields.outputTokens,
-          cached_tokens: fields.cacheReadTokens,
-          thoughts_tokens: numberAttr(a, "thoughts_token_count"),
-          duration_ms: durationMs,
-          status_code: numberAttr(a, "status_code"),
-          finish_reasons: finish,
-        },
-        startAt,
-      );
-      break;
-    }
-    case "api_error": {
-      const error = errorText(a);
-      facts = {
-        error,
-        attemptOutcome: "failed",
-        part: {
-          kind: "call",
-          id: key,
-          at: log.atMs,
-          fields: {
-            ...(model && { model }),
-            ...(role && { name: role }),
-            attemptsOf: triesOf(promptId, role),
-            ...(durationMs !== undefined && { durationMs }),
-            success: false,
-            error,
-          },
-        },
-      };
-      made = step(
-        join(role, model, error, ms(durationMs)),
-        { model, role, status_code: numberAttr(a, "status_code"), error_type: stringAttr(a, "error.type"), error, duration_ms: durationMs },
-        startAt,
-      );
-      break;
-    }
-    case "tool_call": {
-      const tool = stringAttr(a, "function_name");
-      const success = booleanAttr(a, "success");
-      const error = success === false ? (stringAttr(a, "error.message") ?? stringAttr(a, "error") ?? "failed") : undefined;
-      const args = stringAttr(a, "function_args");
-      // Its files name the tool's use by its call id, which the event does not carry: paired in order (mapping/fold.ts `joinedParts`).
-      facts = {
-        part: {
-          kind: "tool",
-          id: `${log.traceId ?? promptId}:${tool ?? "?"}:${log.atMs}:${digest(args ?? "")}`,
-          at: log.atMs,
-          fields: {
-            toldBy: "telemetry",
-            ...(tool && { name: tool }),
-            ...(durationMs !== undefined && { durationMs }),
-            ...(success !== undefined && { success }),
-            ...(error && { error }),
-          },
-        },
-      };
-      made = step(
-        join(tool, stringAttr(a, "decision"), success === false ? `failed: ${error}` : "ok", ms(durationMs)),
-        {
-          tool_name: tool,
-          decision: stringAttr(a, "decision"),
-          success,
-          duration_ms: durationMs,
-          function_args: args,
-          tool_type: stringAttr(a, "tool_type"),
-          error,
-          error_type: stringAttr(a, "error_type"),
-        },
-        startAt,
-      );
-      break;
-    }
-    default:
-      // The headless run's end: the CLI disposes of its session as it exits.
-      facts = { endedAt: log.atMs };
-      made = step("the headless run ended", { mode: stringAttr(a, "mode") }, undefined, "run ended");
-  }
+  const read: EventRead = { a, atMs: log.atMs, key, promptId, traceId: log.traceId, model, role, durationMs, startAt, step };
+  const { facts, made } = headlessRunEnd ? headlessEnd(read) : EVENTS[name as keyof typeof EVENTS](read);
   const keys = [turnKey(promptId, log.origin.resource), ...(log.traceId ? [`trace:${log.traceId}`] : [])];
   // Its files name the prompt by its message, not its prompt id: the same turn by its session and when it was sent.
   const sent = name === "user_prompt" && session ? { promptSent: { by: "telemetry" as const, session, at: log.atMs } } : {};
@@ -251,8 +128,169 @@ function geminiCliLog(log: LogRecord): LifecycleChange | null {
   };
 }
 
-/** The log events that tell of a turn; any other (its configuration, a file read, the routing decision, the GenAI conventions' copies) is counted as unmapped. */
-const EVENT_NAMES = new Set(["user_prompt", "api_request", "api_response", "api_error", "tool_call"]);
+/** A log event as its mapping reads it: its attributes, time and step key, its turn, model call and duration, and how its step is made. */
+interface EventRead {
+  a: Attributes;
+  atMs: number;
+  key: string;
+  promptId: string;
+  traceId: string | null;
+  model: string | undefined;
+  role: string | undefined;
+  durationMs: number | undefined;
+  startAt: number | undefined;
+  step: (summary: string, detail?: Record<string, unknown>, startAt?: number, stepName?: string) => Step;
+}
+
+/** What an event changes, and the step it is seen as. */
+interface Mapped {
+  facts: Facts;
+  made: Step;
+}
+
+/** A prompt: the turn begins. */
+function userPrompt({ a, atMs, step }: EventRead): Mapped {
+  const prompt = stringAttr(a, "prompt");
+  const facts: Facts = { startedAt: atMs, processingAt: atMs, ...(prompt !== undefined && { prompt }) };
+  const made = step(
+    `a prompt of ${prompt?.length ?? numberAttr(a, "prompt_length") ?? "?"} characters${prompt === undefined ? " (its text is exported with logPrompts)" : ""}`,
+    { prompt_length: numberAttr(a, "prompt_length"), auth_type: stringAttr(a, "auth_type") },
+  );
+  return { facts, made };
+}
+
+/** A model call sent. */
+function apiRequest({ atMs, model, role, step }: EventRead): Mapped {
+  const facts: Facts = { processingAt: atMs };
+  const made = step(join(role, model), { model, role });
+  return { facts, made };
+}
+
+/** A model call answered: its tokens and, from the main model, the answer. */
+function apiResponse({ a, atMs, key, promptId, model, role, durationMs, startAt, step }: EventRead): Mapped {
+  const fields: PartFields = { success: true };
+  const set = <K extends keyof PartFields>(field: K, value: PartFields[K] | undefined) => value !== undefined && (fields[field] = value);
+  set("model", model);
+  set("name", role);
+  set("attemptsOf", triesOf(promptId, role));
+  // Gemini counts the cached part of a prompt in its prompt's tokens; a part's input tokens are the uncached ones.
+  const cachedTokens = numberAttr(a, "cached_content_token_count");
+  const prompt = numberAttr(a, "input_token_count");
+  set("inputTokens", prompt === undefined ? undefined : Math.max(0, prompt - (cachedTokens ?? 0)));
+  set("outputTokens", numberAttr(a, "output_token_count"));
+  set("cacheReadTokens", cachedTokens);
+  set("durationMs", durationMs);
+  // The main model's calls are its files' too (a message each, which carries no event's id): paired in order (mapping/fold.ts `joinedParts`).
+  if (role !== "router") fields.toldBy = "telemetry";
+  const output = role === "router" ? undefined : answerText(a);
+  const finish = Array.isArray(a.finish_reasons) ? a.finish_reasons.join(", ") : stringAttr(a, "finish_reasons");
+  // The router's answer is a choice of model, not the turn's: only the main model's answers it.
+  const answers = role !== "router";
+  const facts: Facts = {
+    attemptOutcome: "answered",
+    ...(answers && { succeeded: true, answeredAt: atMs, ...(model && { model }), ...(output !== undefined && { output }) }),
+    part: { kind: "call", id: key, at: atMs, fields },
+  };
+  const cached = fields.cacheReadTokens ? ` (${fields.cacheReadTokens} cached)` : "";
+  const made = step(
+    join(role, model, `${fields.inputTokens ?? 0} in / ${fields.outputTokens ?? 0} out${cached}`, ms(durationMs), finish && `finish: ${finish}`),
+    {
+      model,
+      role,
+      input_tokens: fields.inputTokens,
+      output_tokens: fields.outputTokens,
+      cached_tokens: fields.cacheReadTokens,
+      thoughts_tokens: numberAttr(a, "thoughts_token_count"),
+      duration_ms: durationMs,
+      status_code: numberAttr(a, "status_code"),
+      finish_reasons: finish,
+    },
+    startAt,
+  );
+  return { facts, made };
+}
+
+/** A model call's try that failed. */
+function apiError({ a, atMs, key, promptId, model, role, durationMs, startAt, step }: EventRead): Mapped {
+  const error = errorText(a);
+  const facts: Facts = {
+    error,
+    attemptOutcome: "failed",
+    part: {
+      kind: "call",
+      id: key,
+      at: atMs,
+      fields: {
+        ...(model && { model }),
+        ...(role && { name: role }),
+        attemptsOf: triesOf(promptId, role),
+        ...(durationMs !== undefined && { durationMs }),
+        success: false,
+        error,
+      },
+    },
+  };
+  const made = step(
+    join(role, model, error, ms(durationMs)),
+    { model, role, status_code: numberAttr(a, "status_code"), error_type: stringAttr(a, "error.type"), error, duration_ms: durationMs },
+    startAt,
+  );
+  return { facts, made };
+}
+
+/** A tool's use and its outcome. */
+function toolCall({ a, atMs, promptId, traceId, durationMs, startAt, step }: EventRead): Mapped {
+  const tool = stringAttr(a, "function_name");
+  const success = booleanAttr(a, "success");
+  const error = success === false ? (stringAttr(a, "error.message") ?? stringAttr(a, "error") ?? "failed") : undefined;
+  const args = stringAttr(a, "function_args");
+  // Its files name the tool's use by its call id, which the event does not carry: paired in order (mapping/fold.ts `joinedParts`).
+  const facts: Facts = {
+    part: {
+      kind: "tool",
+      id: `${traceId ?? promptId}:${tool ?? "?"}:${atMs}:${digest(args ?? "")}`,
+      at: atMs,
+      fields: {
+        toldBy: "telemetry",
+        ...(tool && { name: tool }),
+        ...(durationMs !== undefined && { durationMs }),
+        ...(success !== undefined && { success }),
+        ...(error && { error }),
+      },
+    },
+  };
+  const made = step(
+    join(tool, stringAttr(a, "decision"), success === false ? `failed: ${error}` : "ok", ms(durationMs)),
+    {
+      tool_name: tool,
+      decision: stringAttr(a, "decision"),
+      success,
+      duration_ms: durationMs,
+      function_args: args,
+      tool_type: stringAttr(a, "tool_type"),
+      error,
+      error_type: stringAttr(a, "error_type"),
+    },
+    startAt,
+  );
+  return { facts, made };
+}
+
+/** The headless run's end: the CLI disposes of its session as it exits. */
+function headlessEnd({ a, atMs, step }: EventRead): Mapped {
+  const facts: Facts = { endedAt: atMs };
+  const made = step("the headless run ended", { mode: stringAttr(a, "mode") }, undefined, "run ended");
+  return { facts, made };
+}
+
+/** The log events that tell of a turn, each with its mapping; any other (its configuration, a file read, the routing decision, the GenAI conventions' copies) is counted as unmapped. */
+const EVENTS = {
+  user_prompt: userPrompt,
+  api_request: apiRequest,
+  api_response: apiResponse,
+  api_error: apiError,
+  tool_call: toolCall,
+};
 
 /** A span of Gemini CLI's as a step of its turn: the model calls by their prompt, the tools by their trace (which the tool events share). */
 function geminiCliSpan(span: SpanRecord): LifecycleChange | null {
