@@ -100,8 +100,6 @@ function checkedOptions(options: DashboardOptions, command: Command): { stateDir
 
 /** The dashboard's server in its own process, until it exits or this one is told to stop. */
 function serve(options: DashboardOptions, stateDir: string, host: string, port: number): Promise<never> {
-  if (!isLoopbackHost(host.includes(":") ? `[${host}]` : host))
-    console.warn(`reqwatch: warning: serving on ${host}, not loopback. Anyone who can reach this address can read and change your requests.`);
   console.log(`reqwatch: state directory ${stateDir}`);
   for (const source of options.source ?? []) {
     console.log(
