@@ -127,19 +127,26 @@ ${stepsOf("OLD")
   .join("\n")}
 END;`;
 
-/** The rollups counted afresh from the lifecycles: a store made before them gets them once, on its upgrade. */
+/**
+ * The rollups counted afresh from the lifecycles: a store made before them gets them once, on its
+ * upgrade. The finest from the lifecycles, each coarser one from the finest (far fewer rows).
+ */
+const [FINEST_SPAN, ...COARSER_SPANS] = ROLLUP_SPANS_MS;
 export const FILL_ACTIVITY_ROLLUP = `
 DELETE FROM activity;
-${ROLLUP_SPANS_MS.map(
-  (span) => `INSERT INTO activity (span, bucket, service, metric, bin, n)
-  SELECT ${span}, bucket, service, metric, bin, sum(n) FROM (
+INSERT INTO activity (span, bucket, service, metric, bin, n)
+  SELECT ${FINEST_SPAN}, bucket, service, metric, bin, sum(n) FROM (
 ${stepsOf("l")
   .flatMap((step) =>
     step.rows.map(
       ([metric, bin, n, when]) =>
-        `    SELECT ${bucketOf(step.at, span)} AS bucket, l.service AS service, ${metric} AS metric, ${bin} AS bin, ${n} AS n FROM lifecycles l WHERE ${step.taken} AND ${when} AND ${n} != 0`,
+        `    SELECT ${bucketOf(step.at, FINEST_SPAN)} AS bucket, l.service AS service, ${metric} AS metric, ${bin} AS bin, ${n} AS n FROM lifecycles l WHERE ${step.taken} AND ${when} AND ${n} != 0`,
     ),
   )
   .join("\n    UNION ALL\n")}
-  ) GROUP BY bucket, service, metric, bin HAVING sum(n) != 0;`,
+  ) GROUP BY bucket, service, metric, bin HAVING sum(n) != 0;
+${COARSER_SPANS.map(
+  (span) => `INSERT INTO activity (span, bucket, service, metric, bin, n)
+  SELECT ${span}, bucket * ${FINEST_SPAN} / ${span} AS coarse, service, metric, bin, sum(n) FROM activity WHERE span = ${FINEST_SPAN}
+  GROUP BY coarse, service, metric, bin HAVING sum(n) != 0;`,
 ).join("\n")}`;
