@@ -1,4 +1,4 @@
-// `BENCH_ONLY=charts`: the overview's charts at 1,000 and at 1,000,000 lifecycles, all of them in
+// `BENCH_ONLY=charts`: the overview's charts at 1,000, 100,000 and 1,000,000 lifecycles, all of them in
 // the last hour (so every range counts every one of them), for the folder (the index's rollups) and
 // the received telemetry (the store's rollups): the ratio of the two sizes' medians is the figure
 // (target within 2x). The lifecycles are written directly in SQL, as the triggers' own tables would
@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
 const Database = require("better-sqlite3");
-const SIZES = [1_000, 1_000_000];
+const SIZES = [1_000, 100_000, 1_000_000];
 const SAMPLES = 30;
 const WORKSPACES = 5;
 
@@ -117,16 +117,19 @@ export async function measureCharts({ tempDir, openTracker, summarize, ratio, ro
         summarize(`otel chart, 1h, ${count.toLocaleString("en")} lifecycles, counted from them (before the rollups)`, samples);
       }
     }
-    const [small, large] = SIZES;
-    for (const source of ["folder", "otel"])
-      for (const range of ranges)
-        ratio(
-          `${source} chart ${range}: ${large.toLocaleString("en")} / ${small.toLocaleString("en")} lifecycles, p50`,
-          p50[source][`${range}:${large}`] / p50[source][`${range}:${small}`],
-          {
-            target: "<= 2",
-          },
-        );
+    // Against 1,000 (the target) and 100,000: a chart reads its range's rollup rows, which grow with the
+    // lifecycles only until each interval's histogram bins are filled, then stay.
+    const large = SIZES.at(-1);
+    for (const small of SIZES.slice(0, -1))
+      for (const source of ["folder", "otel"])
+        for (const range of ranges)
+          ratio(
+            `${source} chart ${range}: ${large.toLocaleString("en")} / ${small.toLocaleString("en")} lifecycles, p50`,
+            p50[source][`${range}:${large}`] / p50[source][`${range}:${small}`],
+            {
+              target: small === SIZES[0] ? "<= 2" : undefined,
+            },
+          );
   } finally {
     for (const dir of cleanup) fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -44,17 +44,18 @@ async function liveLatencies(url, dir, label) {
 
 const requestFiles = (dir) => fs.readdirSync(dir).filter((name) => name.endsWith(".json")).length;
 
-export async function measureRetentionLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }) {
+export async function measureRetentionLive({ ROOT, writeFiles, tempDir, openTracker, summarize, ratio }) {
   const stateDir = tempDir("retention-live");
   const dir = path.join(stateDir, "requests");
   console.log(`\nwriting ${EXPIRED.toLocaleString("en")} request files finished over the week before yesterday...`);
   writeFiles(stateDir, EXPIRED, Date.now() - 86_400_000, { states: ["completed", "failed", "timeout"] });
   openTracker({ stateDir, recover: false }).close();
+  let baseline;
   try {
     const off = await startServer(ROOT, stateDir, { REQWATCH_RETENTION: "off" });
     try {
       const { latencies } = await liveLatencies(off.url, dir, "off");
-      summarize("baseline: foreign write -> SSE event, no retention", latencies);
+      baseline = summarize("baseline: foreign write -> SSE event, no retention", latencies);
     } finally {
       await off.stop();
     }
@@ -64,17 +65,17 @@ export async function measureRetentionLive({ ROOT, writeFiles, tempDir, openTrac
     try {
       const { latencies, lost } = await liveLatencies(on.url, dir, "on");
       const archived = before + SAMPLES - requestFiles(dir);
-      summarize(`foreign write -> SSE event, during the retention's first catch-up`, latencies, {
+      const during = summarize(`foreign write -> SSE event, during the retention's first catch-up`, latencies, {
         target: "p95 <= 100 ms",
         archivedMeanwhile: archived,
         lost,
         load,
       });
       console.log(`  the retention archived ${archived} of ${before} requests meanwhile (${lost} events not seen in 5 s; load ${load})`);
+      ratio("live updates' p95 during the catch-up / without", during.p95 / baseline.p95);
     } finally {
       await on.stop();
     }
-    rows.push({ name: "retention catch-up during the live measurement", expired: EXPIRED });
   } finally {
     fs.rmSync(stateDir, { recursive: true, force: true });
   }

@@ -735,7 +735,7 @@ const groups = {
   redaction: measureRedaction,
   agentfiles: () => measureAgentFiles({ ROOT, tempDir, summarize, ratio, median, rows }),
   charts: () => measureCharts({ tempDir, openTracker, summarize, ratio, rows }),
-  retentionlive: () => measureRetentionLive({ ROOT, writeFiles, tempDir, openTracker, summarize, rows }),
+  retentionlive: () => measureRetentionLive({ ROOT, writeFiles, tempDir, openTracker, summarize, ratio }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

@@ -20,10 +20,10 @@ export type { RetentionRun };
  * steps, each followed by a rest with the event loop and the lock free, keep an open page's updates
  * prompt and a writer's holds short (`npm run bench`, the retention and retentionlive groups).
  */
-const RETENTION_STEP = 5;
+const RETENTION_STEP = 10;
 const RETENTION_LOCKED_PIECE = 5;
 const RETENTION_PAUSE_MS = 2;
-const RETENTION_REST_MS = 60;
+const RETENTION_REST_MS = 100;
 /** Names the process running the retention of a folder: a dashboard and a `reqwatch monitor` on one folder take turns. */
 export const RETENTION_HOLDER = "retention.holder";
 /** Archived requests dropped per statement, the event loop free between. */
