@@ -50,7 +50,9 @@ function fillStore(lib, tempDir, count, now) {
   const options = { keepMs: 30 * 86_400_000, maxBytes: 1e12 };
   new lib.TelemetryStore(file, options).close();
   const db = new Database(file);
-  db.exec("DROP TRIGGER activity_insert; DROP TRIGGER activity_update; DROP TRIGGER activity_delete; DROP TABLE activity; PRAGMA user_version = 4;");
+  for (const name of db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'activity%'").pluck().all())
+    db.exec(`DROP TRIGGER ${name}`);
+  db.exec("DROP TABLE activity; PRAGMA user_version = 4;");
   const at = spread(count, now);
   db.exec(`${series(count)} INSERT INTO lifecycles (kind, service, state, started_at, processing_at, finished_at, first_at, last_at, received_at, last_step, calls, tools,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)

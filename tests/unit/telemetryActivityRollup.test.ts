@@ -201,7 +201,9 @@ describe("the received lifecycles' chart rollups", () => {
     // The store as the release before the rollups left it: its lifecycles, no rollups, its schema's version 4.
     new TelemetryStore(file, { keepMs: 30 * DAY, maxBytes: 2e9 }).close();
     const earlier = new Database(file);
-    earlier.exec("DROP TRIGGER activity_insert; DROP TRIGGER activity_update; DROP TRIGGER activity_delete; DROP TABLE activity; PRAGMA user_version = 4;");
+    for (const name of earlier.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'activity%'").pluck().all())
+      earlier.exec(`DROP TRIGGER ${name as string}`);
+    earlier.exec("DROP TABLE activity; PRAGMA user_version = 4;");
     earlier.transaction(() => {
       for (let i = 0; i < 400; i++) insert(earlier, aLifecycle(next));
     })();

@@ -30,6 +30,7 @@ export const stateBefore = (r: string) => ({
 });
 
 interface Step {
+  name: "started" | "queued" | "claimed" | "ended";
   /** The columns its rows are computed from: an update that changes none leaves its rows as they are. */
   columns: readonly string[];
   at: string;
@@ -43,8 +44,9 @@ interface Step {
 function stepsOf(r: string): Step[] {
   const before = stateBefore(r);
   return [
-    { columns: ["started_at"], at: `${r}.started_at`, taken: "1", rows: [["'state:created'", "0", "1", "1"]] },
+    { name: "started", columns: ["started_at"], at: `${r}.started_at`, taken: "1", rows: [["'state:created'", "0", "1", "1"]] },
     {
+      name: "queued",
       columns: ["queued_at"],
       at: `${r}.queued_at`,
       taken: `${r}.queued_at IS NOT NULL`,
@@ -54,6 +56,7 @@ function stepsOf(r: string): Step[] {
       ],
     },
     {
+      name: "claimed",
       columns: ["processing_at", "queued_at", "started_at"],
       at: `${r}.processing_at`,
       taken: `${r}.processing_at IS NOT NULL`,
@@ -64,6 +67,7 @@ function stepsOf(r: string): Step[] {
       ],
     },
     {
+      name: "ended",
       columns: ["finished_at", "state", "processing_at", "queued_at", "cost_usd", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"],
       at: `${r}.finished_at`,
       taken: `${r}.finished_at IS NOT NULL`,
@@ -102,25 +106,27 @@ function applyStep(r: string, step: Step, sign: 1 | -1, changed: string): string
 
 const changedSql = (step: Step) => `(${["service", ...step.columns].map((column) => `OLD.${column} IS NOT NEW.${column}`).join(" OR ")})`;
 
-/** Every column a step is computed from: the update trigger fires only when one of them changes. */
-const STEP_COLUMNS = [...new Set(["service", ...stepsOf("NEW").flatMap((step) => step.columns)])];
-
-/** The triggers that keep the rollups: a lifecycle added, folded anew (its old steps out, its new ones in), removed. */
+/**
+ * The triggers that keep the rollups: a lifecycle added, folded anew, removed. A fold rewrites every
+ * column of its lifecycle (its tokens with each call): one trigger a step, which fires only when that
+ * step was or is taken and a column it is computed from changed, takes its old rows out and its new
+ * ones in; a fold that moves no step runs none.
+ */
 export const ACTIVITY_ROLLUP_TRIGGERS = `
 CREATE TRIGGER IF NOT EXISTS activity_insert AFTER INSERT ON lifecycles BEGIN
 ${stepsOf("NEW")
   .flatMap((step) => applyStep("NEW", step, 1, "1"))
   .join("\n")}
 END;
-CREATE TRIGGER IF NOT EXISTS activity_update AFTER UPDATE OF ${STEP_COLUMNS.join(", ")} ON lifecycles
-WHEN ${STEP_COLUMNS.map((column) => `OLD.${column} IS NOT NEW.${column}`).join(" OR ")} BEGIN
-${stepsOf("OLD")
-  .flatMap((step) => applyStep("OLD", step, -1, changedSql(step)))
-  .join("\n")}
 ${stepsOf("NEW")
-  .flatMap((step) => applyStep("NEW", step, 1, changedSql(step)))
+  .map((step, i) => {
+    const old = stepsOf("OLD")[i]!;
+    return `CREATE TRIGGER IF NOT EXISTS activity_${step.name} AFTER UPDATE OF ${["service", ...step.columns].join(", ")} ON lifecycles
+WHEN (${old.taken} OR ${step.taken}) AND ${changedSql(step)} BEGIN
+${[...applyStep("OLD", old, -1, "1"), ...applyStep("NEW", step, 1, "1")].join("\n")}
+END;`;
+  })
   .join("\n")}
-END;
 CREATE TRIGGER IF NOT EXISTS activity_delete AFTER DELETE ON lifecycles BEGIN
 ${stepsOf("OLD")
   .flatMap((step) => applyStep("OLD", step, -1, "1"))
