@@ -91,17 +91,21 @@ function stepRows(step: Step, sign: 1 | -1): string {
   return `SELECT * FROM (${rows.join(" UNION ALL ")}) WHERE n != 0`;
 }
 
+/** The rollups' widths as a table `spans (span)`: one statement adds a step to all of them. */
+const SPANS = `(${ROLLUP_SPANS_MS.map((span) => `SELECT ${span} AS span`).join(" UNION ALL ")}) AS spans`;
+
 /** Add (or take away) step `step` of `r` in every rollup, when `changed` holds. */
 function applyStep(r: string, step: Step, sign: 1 | -1, changed: string): string[] {
-  return ROLLUP_SPANS_MS.flatMap((span) => {
-    const add = `  INSERT INTO activity (span, bucket, service, metric, bin, n)
-    SELECT ${span}, ${bucketOf(step.at, span)}, ${r}.service, metric, bin, n FROM (${stepRows(step, sign)}) WHERE ${step.taken} AND ${changed}
+  const add = `  INSERT INTO activity (span, bucket, service, metric, bin, n)
+    SELECT spans.span, CAST(${step.at} / spans.span AS INTEGER), ${r}.service, metric, bin, n FROM ${SPANS}, (${stepRows(step, sign)}) WHERE ${step.taken} AND ${changed}
     ON CONFLICT (span, bucket, service, metric, bin) DO UPDATE SET n = n + excluded.n;`;
-    if (sign > 0) return [add];
-    // Rows brought to nothing go, so the rollups shrink with the store (a sum of dollars may keep a crumb).
-    const prune = `  DELETE FROM activity WHERE span = ${span} AND bucket = ${bucketOf(step.at, span)} AND service = ${r}.service AND n = 0 AND ${step.taken} AND ${changed};`;
-    return [add, prune];
-  });
+  if (sign > 0) return [add];
+  // Rows brought to nothing go, so the rollups shrink with the store (a sum of dollars may keep a crumb).
+  const prune = ROLLUP_SPANS_MS.map(
+    (span) =>
+      `  DELETE FROM activity WHERE span = ${span} AND bucket = ${bucketOf(step.at, span)} AND service = ${r}.service AND n = 0 AND ${step.taken} AND ${changed};`,
+  );
+  return [add, ...prune];
 }
 
 const changedSql = (step: Step) => `(${["service", ...step.columns].map((column) => `OLD.${column} IS NOT NEW.${column}`).join(" OR ")})`;
