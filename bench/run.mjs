@@ -19,6 +19,8 @@ import { writeFiles } from "./requestFiles.mjs";
 import { measureBigFolder } from "./bigFolder.mjs";
 import { measureBigExport, measureMcpFlood } from "./floods.mjs";
 import { measureAgentFiles } from "./agentFiles.mjs";
+import { measureCharts } from "./charts.mjs";
+import { measureRetentionLive } from "./retentionLive.mjs";
 
 const require = createRequire(import.meta.url);
 // The library's tracker, and the roles reqwatch's programs hold: the benches time the reader's and the operator's calls too.
@@ -706,7 +708,7 @@ function measureCraftedRedaction(prompt) {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction, agentfiles) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction, agentfiles, charts, retentionlive) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -732,6 +734,8 @@ const groups = {
   retention: measureRetention,
   redaction: measureRedaction,
   agentfiles: () => measureAgentFiles({ ROOT, tempDir, summarize, ratio, median, rows }),
+  charts: () => measureCharts({ tempDir, openTracker, summarize, ratio, rows }),
+  retentionlive: () => measureRetentionLive({ ROOT, writeFiles, tempDir, openTracker, summarize, ratio }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

@@ -15,14 +15,15 @@ export type { RetentionRun };
 
 /**
  * Requests per step (one archive commit, one fsync of the folder), the requests unlinked per hold
- * of the writers' lock within it and the pause between holds, and the rest after a step: few
- * fsyncs beside the writers' and short holds (`npm run bench`, the retention group, measures a
- * writer's p99 during a run).
+ * of the writers' lock within it and the pause between holds, and the rest after a step. A step
+ * holds the event loop of the process running it (a dashboard's live updates wait for it): small
+ * steps, each followed by a rest with the event loop and the lock free, keep an open page's updates
+ * prompt and a writer's holds short (`npm run bench`, the retention and retentionlive groups).
  */
-const RETENTION_STEP = 50;
-const RETENTION_LOCKED_PIECE = 2;
+const RETENTION_STEP = 10;
+const RETENTION_LOCKED_PIECE = 5;
 const RETENTION_PAUSE_MS = 2;
-const RETENTION_REST_MS = 600;
+const RETENTION_REST_MS = 100;
 /** Names the process running the retention of a folder: a dashboard and a `reqwatch monitor` on one folder take turns. */
 export const RETENTION_HOLDER = "retention.holder";
 /** Archived requests dropped per statement, the event loop free between. */

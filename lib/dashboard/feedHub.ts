@@ -42,6 +42,9 @@ function movesQueues(change: FeedChange): boolean {
   return !!row && [row.state, row.previousState].some((state) => state === "queued" || state === "processing");
 }
 
+/** A batch of n changes holds the next back n times this (up to the batch interval): a browser gets at most 500 changes a second in small batches. */
+const FLUSH_MS_PER_CHANGE = 2;
+
 /** A stuck event carries at most this many requests; the count is always exact. */
 const STUCK_SENT = 200;
 
@@ -62,6 +65,7 @@ export class FeedHub {
   private pending: FeedChange[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private lastFlushAt = 0;
+  private lastFlushSize = 0;
   private lastSeq: number;
   private generation: string;
   private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
@@ -254,10 +258,14 @@ export class FeedHub {
     this.scheduleFlush();
   }
 
-  /** Leading edge: a lone change goes out at once; a burst goes out at most once per `batchMs`. */
+  /**
+   * Leading edge: a lone change goes out at once; a burst goes out at most once per `batchMs`. The
+   * pause after a batch is FLUSH_MS_PER_CHANGE a change, up to `batchMs`: a slow trickle (the
+   * retention's few removals a step) then holds back a live change for a few ms, not 250.
+   */
   private scheduleFlush(): void {
     if (this.flushTimer || !this.pending.length) return;
-    const wait = Math.max(0, this.lastFlushAt + this.batchMs - Date.now());
+    const wait = Math.max(0, this.lastFlushAt + Math.min(this.batchMs, this.lastFlushSize * FLUSH_MS_PER_CHANGE) - Date.now());
     this.flushTimer = setTimeout(() => this.flush(), wait);
   }
 
@@ -272,6 +280,7 @@ export class FeedHub {
     this.pending = [];
     if (!changes.length) return;
     this.lastFlushAt = Date.now();
+    this.lastFlushSize = changes.length;
     const last = changes.at(-1)!.seq;
     const after = formatEvent({ event: "counts", data: { counts: this.countsNow() } }) + (changes.some(movesQueues) ? this.queuesIfDue() : "");
     const batch = (from: FeedChange[]) => formatEvent({ event: "changes", data: { changes: from } }, eventId(this.generation, last)) + after;

@@ -94,7 +94,8 @@ export function buildActivity(range: ActivityRange, now: number, source: Activit
     states,
     totals: totalsOf(ended),
     source,
-    usage: usage && { ...usage, costUsd: usage.costUsd.map((usd) => Math.round(usd * 1e6) / 1e6) },
+    // + 0: a sum of dollars added and taken away may leave a crumb below zero, which is no cost (-0 would say otherwise).
+    usage: usage && { ...usage, costUsd: usage.costUsd.map((usd) => Math.round(usd * 1e6) / 1e6 + 0) },
   };
 }
 

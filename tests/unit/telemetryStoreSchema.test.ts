@@ -21,7 +21,7 @@ describe("the telemetry store's schema", () => {
     feed(store, exportsOf("tool"));
     store.close();
     const db = new Database(file, { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(4);
+    expect(db.pragma("user_version", { simple: true })).toBe(5);
     expect(db.prepare("SELECT summary FROM steps WHERE step_key = 'log:old'").pluck().get()).toBe("an old step");
     // The columns an agent's files fill (what a turn waits on, the run that ended mid-turn), and where each file was read to.
     expect(db.prepare("SELECT name FROM pragma_table_info('lifecycles')").pluck().all()).toEqual(
@@ -51,7 +51,7 @@ describe("the telemetry store's schema", () => {
     new TelemetryStore(file, { keepMs: 86_400_000, maxBytes: 200e6 }).close();
     const db = new Database(file, { readonly: true });
     expect(db.prepare("SELECT name FROM pragma_table_info('steps')").pluck().all()).toEqual(expect.arrayContaining(["start_at", "parent_key", "part_key"]));
-    expect(db.pragma("user_version", { simple: true })).toBe(4);
+    expect(db.pragma("user_version", { simple: true })).toBe(5);
     db.close();
   });
 });

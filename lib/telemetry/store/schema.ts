@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../sqlite/openDatabase";
+import { ACTIVITY_ROLLUP_TABLE, ACTIVITY_ROLLUP_TRIGGERS, FILL_ACTIVITY_ROLLUP } from "./activityRollup";
 
 /**
  * The telemetry store's schema (`telemetry.db`, reqwatch's own): its tables, the migrations of a
@@ -122,6 +123,8 @@ CREATE TABLE IF NOT EXISTS intake (
   rejected INTEGER NOT NULL,
   last_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+${ACTIVITY_ROLLUP_TABLE}
+${ACTIVITY_ROLLUP_TRIGGERS}
 `;
 
 /**
@@ -138,6 +141,8 @@ const MIGRATIONS: readonly string[] = [
   "ALTER TABLE steps ADD COLUMN part_key TEXT;",
   // A turn read from an agent's own files says what it waits on, and whether its program ended mid-way: its stuck reason says so.
   "ALTER TABLE lifecycles ADD COLUMN waiting_on TEXT; ALTER TABLE lifecycles ADD COLUMN abandoned_by TEXT; ALTER TABLE lifecycles ADD COLUMN abandoned_at REAL;",
+  // The charts read per-interval rollups, not the lifecycles: counted once from what the store holds (store/activityRollup.ts).
+  `${ACTIVITY_ROLLUP_TABLE}\n${FILL_ACTIVITY_ROLLUP}`,
 ];
 
 /** Make the tables, or bring a store an earlier release made to this schema. */
