@@ -64,7 +64,7 @@ function fillStore(lib, tempDir, count, now) {
   return { file, upgradeMs: performance.now() - started };
 }
 
-export async function measureCharts({ tempDir, openTracker, summarize, ratio, rows }) {
+export async function measureCharts({ tempDir, openTracker, openRoles, summarize, ratio, rows }) {
   const lib = require("../dist/internal.cjs");
   const ranges = Object.keys(lib.ACTIVITY_RANGES);
   const now = Date.now();
@@ -79,11 +79,11 @@ export async function measureCharts({ tempDir, openTracker, summarize, ratio, ro
       cleanup.push(path.dirname(file));
       rows.push({ name: `telemetry store's rollups counted on upgrade, ${count.toLocaleString("en")} lifecycles`, ms: Math.round(upgradeMs) });
       console.log(`  the store's upgrade counted its rollups in ${Math.round(upgradeMs)} ms`);
-      const tracker = openTracker({ stateDir, recover: false });
+      const { reader, close } = openRoles({ stateDir, recover: false });
       try {
         for (const range of ranges) {
           const draw = {
-            folder: () => lib.activityView(tracker, range, null, now),
+            folder: () => lib.activityView(reader, range, null, now),
             otel: () => lib.telemetryActivityView(file, range, null, now),
           };
           for (const [source, chart] of Object.entries(draw)) {
@@ -101,7 +101,7 @@ export async function measureCharts({ tempDir, openTracker, summarize, ratio, ro
           }
         }
       } finally {
-        tracker.close();
+        close();
       }
       if (count === SIZES.at(-1)) {
         // As the chart was read before the rollups: counted from the lifecycles (a store without them).

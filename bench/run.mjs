@@ -734,7 +734,7 @@ const groups = {
   retention: measureRetention,
   redaction: measureRedaction,
   agentfiles: () => measureAgentFiles({ ROOT, tempDir, summarize, ratio, median, rows }),
-  charts: () => measureCharts({ tempDir, openTracker, summarize, ratio, rows }),
+  charts: () => measureCharts({ tempDir, openTracker, openRoles, summarize, ratio, rows }),
   retentionlive: () => measureRetentionLive({ ROOT, writeFiles, tempDir, openTracker, summarize, ratio }),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();

@@ -1,6 +1,6 @@
 import { afterEach, expect, it, vi } from "vitest";
 import { FeedHub } from "../../lib/dashboard/feedHub";
-import { aTracker } from "../helpers/stateDir";
+import { aRecording } from "../helpers/stateDir";
 
 // How long a batch holds the next back: a few changes (the retention's removals, a step at a time)
 // a few ms, so a live change behind them is not kept 250 ms; a burst the whole batch interval.
@@ -16,8 +16,8 @@ const batches = (chunks: string[]) =>
 
 it("after a batch of a few changes the next goes out within ms; after a burst, only once the batch interval has passed", async () => {
   vi.useFakeTimers({ toFake: ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "Date"] });
-  const tracker = aTracker();
-  const hub = new FeedHub(tracker, { pollMs: 10, batchMs: 250 });
+  const { tracker, reader } = aRecording();
+  const hub = new FeedHub(reader, { pollMs: 10, batchMs: 250 });
   const chunks: string[] = [];
   try {
     hub.subscribe(null, (chunk) => chunks.push(chunk));
