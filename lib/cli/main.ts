@@ -55,8 +55,11 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     .description("Record request lifecycles in a reqwatch state directory")
     .version(version, "-V, --version", "print the version")
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
+    .option("--store <url>", "a shared store, postgres://user:password@host/database, instead of a state directory (default: $REQWATCH_STORE)")
     .configureOutput({ outputError })
-    .exitOverride();
+    .exitOverride()
+    // A command that does not run on a shared store refuses one rather than read a state folder.
+    .hook("preAction", async (_program, action) => (await import("./sharedStore")).refuseOffSharedStore(action));
   const needed = commandsFor(program, argv);
   for (const register of await Promise.all(needed.map((entry) => entry.load()))) register(program, version);
   if (needed === COMMANDS) program.addHelpText("after", (await import("./environment")).environmentHelp());
