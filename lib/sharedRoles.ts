@@ -5,3 +5,4 @@
 export { openSharedStore, type SharedOperator } from "./shared/sharedTracker";
 export { retryShared, cancelShared } from "./shared/personActions";
 export { shownUrl } from "./shared/pgDriver";
+export { copyFolderToStore, copyStoreToFolder, type CopyReport } from "./shared/copyStore";

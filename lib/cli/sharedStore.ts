@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
-import { shownUrl, type SharedOperator } from "../sharedRoles";
+import type { SharedOperator } from "../sharedRoles";
 import { trackingEnabled } from "../store/options";
 import type { SharedTracker } from "../types";
 import { UsageError } from "./outcomes";
@@ -22,8 +22,8 @@ export function storeUrlOf(command: Command): string | undefined {
     if (isReqwatchError(error, "BAD_INPUT")) throw new UsageError(error.message);
     throw error;
   }
-  // Shown only without its password: a wrong value may still hold one.
-  if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError(`--store (or REQWATCH_STORE) must be a postgres:// URL, not ${shownUrl(url)}.`);
+  // Not shown: a wrong value may still hold a password.
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError("--store (or REQWATCH_STORE) must be a postgres:// URL: postgres://user:password@host:port/database.");
   return url;
 }
 
@@ -31,7 +31,8 @@ export function storeUrlOf(command: Command): string | undefined {
 export function refuseOffSharedStore(action: Command): void {
   let top = action;
   while (top.parent?.parent) top = top.parent;
-  if (ON_SHARED_STORE.includes(top.name()) || storeUrlOf(action) === undefined) return;
+  // `store copy` names its store in --from or --to.
+  if (ON_SHARED_STORE.includes(top.name()) || top.name() === "store" || storeUrlOf(action) === undefined) return;
   throw new UsageError(
     `not yet on a shared store: reqwatch ${top.name()} reads a state folder; run it without --store and REQWATCH_STORE (on a shared store: ${ON_SHARED_STORE.join(", ")}).`,
   );

@@ -38,7 +38,7 @@ export interface PgClient extends PgQueryable {
 }
 
 interface PgModule {
-  Pool: new (config: { connectionString: string; max?: number; application_name?: string }) => PgPool;
+  Pool: new (config: { connectionString: string; max?: number; application_name?: string; options?: string }) => PgPool;
   Client: new (config: { connectionString: string; application_name?: string }) => PgClient;
 }
 

@@ -23,8 +23,9 @@ import type {
   SharedTrackerOptions,
   State,
 } from "../types";
-import { migrate } from "./migrate";
+import { checkSchema, migrate } from "./migrate";
 import { loadPg, storeError, type PgPool, type PgPoolClient, type PgQueryable, type PgQueryResult } from "./pgDriver";
+import { copyBatchIn, requestsAfter, type CopiedBatch } from "./copyBatch";
 import { listRequests } from "./listRequests";
 import { saveVersion } from "./saveVersion";
 import { ResultWaits } from "./resultWaits";
@@ -47,25 +48,36 @@ export function openSharedTracker(url: string, options: SharedTrackerOptions = {
 export interface SharedOperator {
   get(requestId: string): Promise<RequestRecord | null>;
   list(filters?: ListFilters): Promise<RequestPage>;
+  /** One batch of a copy into this store, in one transaction (lib/shared/copyBatch.ts). */
+  copyBatch(records: readonly RequestRecord[]): Promise<CopiedBatch>;
+  /** Up to `limit` whole requests after `afterId`, in id order: a copy out of this store. */
+  requestsAfter(afterId: string, limit: number): Promise<RequestRecord[]>;
   /** Each request in a transaction of its own: `decide` reads it under its row lock and says what to change, or why not. */
   changeEach(ids: readonly string[], decide: (current: RequestRecord) => Decision, dryRun: boolean): Promise<{ changed: Changed[]; skipped: Skipped[] }>;
 }
 
 /** The shared store for reqwatch's own programs: the tracker's calls and the operator's. */
-export async function openSharedStore(url: string, options: SharedTrackerOptions = {}): Promise<SharedTracker & SharedOperator> {
+export async function openSharedStore(
+  url: string,
+  options: SharedTrackerOptions = {},
+  access: "write" | "read" = "write",
+): Promise<SharedTracker & SharedOperator> {
   if (typeof url !== "string" || url === "") throw new ReqwatchError("BAD_INPUT", "The shared store's address must be a postgres:// URL.");
   const resolved = resolveSharedOptions(options);
   const { Pool } = await loadPg();
   let pool: PgPool;
   try {
-    pool = new Pool({ connectionString: url, max: resolved.poolSize, application_name: "reqwatch" });
+    // Read access: every transaction read-only on the server, so nothing can be written there by mistake.
+    const readOnly = access === "read" ? { options: "-c default_transaction_read_only=on" } : {};
+    pool = new Pool({ connectionString: url, max: resolved.poolSize, application_name: "reqwatch", ...readOnly });
   } catch (error) {
     throw storeError(url, "The shared store's address is not usable", error);
   }
   // An idle connection the server dropped: the pool makes a new one for the next call.
   pool.on("error", () => undefined);
   try {
-    await migrate(pool, url);
+    if (access === "read") await checkSchema(pool, url);
+    else await migrate(pool, url);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw isReqwatchError(error) ? error : storeError(url, "Could not open the shared store", error);
@@ -196,6 +208,14 @@ class PostgresTracker implements SharedTracker, SharedOperator {
   async waitForResult(requestId: string, { timeoutMs }: { timeoutMs: number }): Promise<RequestRecord> {
     assertRequestId(requestId);
     return this.#waits.wait(requestId, timeoutMs);
+  }
+
+  copyBatch(records: readonly RequestRecord[]): Promise<CopiedBatch> {
+    return this.#transaction((client) => copyBatchIn(client, this.options.redaction, records));
+  }
+
+  requestsAfter(afterId: string, limit: number): Promise<RequestRecord[]> {
+    return this.#read((db) => requestsAfter(db, afterId, limit));
   }
 
   async changeEach(

@@ -98,7 +98,7 @@ describe("the CLI on a shared store", () => {
     expect(exported.stderr).toContain("not yet on a shared store: list --format");
     const notPostgres = runCli(["--store", `mysql://u:${password}@127.0.0.1/db`, "list"], { stateDir });
     expect(notPostgres.code).toBe(2);
-    expect(notPostgres.stderr).toBe("reqwatch: error: --store (or REQWATCH_STORE) must be a postgres:// URL, not mysql://u:***@127.0.0.1/db.\n");
+    expect(notPostgres.stderr).toBe("reqwatch: error: --store (or REQWATCH_STORE) must be a postgres:// URL: postgres://user:password@host:port/database.\n");
     expect(fs.existsSync(stateDir)).toBe(false);
   }, 60_000);
 
