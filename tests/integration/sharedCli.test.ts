@@ -1,9 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli";
+import { spawn } from "node:child_process";
+import { loadPg } from "../../lib/shared/pgDriver";
+import { openSharedTracker } from "../../lib/shared/sharedTracker";
+import { BIN, runCli } from "../helpers/cli";
 import { postgresForFile } from "../helpers/postgres";
-import { freePort } from "../helpers/processes";
+import { childEnv, freePort, waitForExit, waitForLine } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 
 const cluster = postgresForFile();
@@ -26,6 +29,23 @@ function storeEnv(url: string): NodeJS.ProcessEnv {
 
 function json<T = Record<string, unknown>>(stdout: string): T {
   return JSON.parse(stdout) as T;
+}
+
+/** A claim whose worker went silent: its heartbeat moved back past any timeout, as if no beat came for ten minutes. */
+async function aSilentClaim(url: string, requestId: string): Promise<void> {
+  const tracker = await openSharedTracker(url);
+  try {
+    // A workspace of its own: the claim takes this request, not an older one queued again.
+    await tracker.create({ requestId, workspace: requestId, state: "queued" });
+    await tracker.claimNext({ workspace: requestId, worker: "gone" });
+  } finally {
+    await tracker.close();
+  }
+  const { Client } = await loadPg();
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  await client.query("UPDATE claims SET heartbeat_at = heartbeat_at - 600000 WHERE request_id = $1", [requestId]);
+  await client.end();
 }
 
 describe("the CLI on a shared store", () => {
@@ -82,13 +102,31 @@ describe("the CLI on a shared store", () => {
     expect(fs.existsSync(stateDir)).toBe(false);
   }, 120_000);
 
+  it("monitor takes back a claim whose heartbeat stopped, in one pass (--once) and as a loop that SIGTERM stops", async () => {
+    const { url } = await aStoreUrl();
+    const stateDir = aMissingStateDir();
+    await aSilentClaim(url, "silent-1");
+    const once = runCli(["--store", url, "monitor", "--once"], { stateDir });
+    expect(once.code, once.stderr).toBe(0);
+    expect(once.stdout).toMatch(/^\S+Z {2}took back 1 claim\(s\) with no heartbeat\n {2}silent-1\n$/);
+    expect(json(runCli(["--store", url, "get", "silent-1"], { stateDir }).stdout)).toMatchObject({ state: "queued", attempt: 1 });
+
+    await aSilentClaim(url, "silent-2");
+    const loop = spawn(process.execPath, [BIN, "--store", url, "monitor", "--interval", "100ms"], { stdio: ["ignore", "pipe", "pipe"], env: { ...childEnv(), REQWATCH_STATE_DIR: stateDir } });
+    await waitForLine(loop, "  silent-2\n");
+    loop.kill("SIGTERM");
+    expect(await waitForExit(loop)).toBe(0);
+    expect(json(runCli(["--store", url, "get", "silent-2"], { stateDir }).stdout)).toMatchObject({ state: "queued" });
+    expect(fs.existsSync(stateDir)).toBe(false);
+  }, 60_000);
+
   it("a command not yet on a shared store, and a list filter the store lacks, are refused with exit 2; so is an address that is not postgres://", async () => {
     const { url, password } = await aStoreUrl();
     const stateDir = aMissingStateDir();
     for (const args of [["explain", "some-id"], ["session", "list"], ["queues"], ["cleanup", "--dry-run"], ["update", "some-id", "--state", "queued"]]) {
       const refused = runCli(["--store", url, ...args], { stateDir });
       expect(refused.code, args.join(" ")).toBe(2);
-      expect(refused.stderr).toMatch(new RegExp(`^reqwatch: error: not yet on a shared store: reqwatch ${args[0]} reads a state folder; run it without --store and REQWATCH_STORE \\(on a shared store: create, get, list, retry, cancel\\)\\.\\n$`));
+      expect(refused.stderr).toMatch(new RegExp(`^reqwatch: error: not yet on a shared store: reqwatch ${args[0]} reads a state folder; run it without --store and REQWATCH_STORE \\(on a shared store: create, get, list, retry, cancel, monitor\\)\\.\\n$`));
       expect(refused.stderr + refused.stdout).not.toContain(password);
     }
     const filter = runCli(["list", "--callback-failed"], { stateDir, env: storeEnv(url) });
