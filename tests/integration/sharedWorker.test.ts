@@ -33,11 +33,14 @@ async function sqlOn<Row = Record<string, unknown>>(url: string, sql: string, va
   }
 }
 
-/** runSharedWorker in a process of its own (tests/helpers/workers/sharedRunWorker.cjs), beating with a 1 s heartbeat timeout. */
-function aWorkerProcess(url: string, host: string, mode: "idle" | "until-stopped") {
+/**
+ * runSharedWorker in a process of its own (tests/helpers/workers/sharedRunWorker.cjs). `heartbeatTimeout`
+ * short only where a worker is killed: elsewhere a live worker held up on a busy machine must keep its claims.
+ */
+function aWorkerProcess(url: string, host: string, mode: "idle" | "until-stopped", heartbeatTimeout = "5m") {
   const child = spawn(process.execPath, [path.join(WORKERS, "sharedRunWorker.cjs"), url, host, mode], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...childEnv(), REQWATCH_HEARTBEAT_TIMEOUT: "1s" },
+    env: { ...childEnv(), REQWATCH_HEARTBEAT_TIMEOUT: heartbeatTimeout },
   });
   children.push(child);
   let out = "";
@@ -86,12 +89,12 @@ describe("runSharedWorker", () => {
     const gateway = await aSharedTracker(url);
     const { requestId } = await gateway.create({ workspace: "chat", prompt: "hang-once", state: "queued" });
 
-    const first = aWorkerProcess(url, "host-a", "until-stopped");
+    const first = aWorkerProcess(url, "host-a", "until-stopped", "1s");
     await eventually(() => first.lines().some((line) => line.started === requestId) || undefined, 30_000);
     first.child.kill("SIGKILL");
     await waitForExit(first.child);
 
-    const second = aWorkerProcess(url, "host-b", "until-stopped");
+    const second = aWorkerProcess(url, "host-b", "until-stopped", "1s");
     const done = await gateway.waitForResult(requestId, { timeoutMs: 60_000 });
     second.child.kill("SIGTERM");
     expect(await waitForExit(second.child), second.errors()).toBe(0);
