@@ -49,7 +49,7 @@ async function aSilentClaim(url: string, requestId: string): Promise<void> {
 }
 
 describe("the CLI on a shared store", () => {
-  it("create, get, list with its filters, cancel and retry run on the store --store or REQWATCH_STORE names, and no state folder is made", async () => {
+  it("create, update, get, list with its filters, cancel and retry run on the store --store or REQWATCH_STORE names, and no state folder is made", async () => {
     const { url } = await aStoreUrl();
     const stateDir = aMissingStateDir();
     const on = (args: string[]) => runCli(["--store", url, ...args], { stateDir });
@@ -82,6 +82,12 @@ describe("the CLI on a shared store", () => {
     const table = on(["list", "-w", "mail"]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^ID +WORKSPACE +STATE +IN STATE +ATTEMPT +MODEL +UPDATED\nmail-1 +mail +created /);
+
+    const updated = on(["update", "mail-1", "--state", "queued", "--model", "m-2", "--reason", "ready", "--json"]);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(json(updated.stdout)).toMatchObject({ requestId: "mail-1", state: "queued", model: "m-2", version: 2 });
+    const refused = on(["update", "mail-1", "--state", "completed"]);
+    expect(refused).toMatchObject({ code: 1, stderr: "reqwatch: Request mail-1 cannot move from 'queued' to 'completed'.\n" });
 
     const cancelled = on(["cancel", first.requestId, "no-such-request"]);
     expect(cancelled.code).toBe(1);
@@ -123,10 +129,10 @@ describe("the CLI on a shared store", () => {
   it("a command not yet on a shared store, and a list filter the store lacks, are refused with exit 2; so is an address that is not postgres://", async () => {
     const { url, password } = await aStoreUrl();
     const stateDir = aMissingStateDir();
-    for (const args of [["explain", "some-id"], ["session", "list"], ["queues"], ["cleanup", "--dry-run"], ["update", "some-id", "--state", "queued"]]) {
+    for (const args of [["explain", "some-id"], ["session", "list"], ["queues"], ["cleanup", "--dry-run"], ["restore", "some-id"]]) {
       const refused = runCli(["--store", url, ...args], { stateDir });
       expect(refused.code, args.join(" ")).toBe(2);
-      expect(refused.stderr).toMatch(new RegExp(`^reqwatch: error: not yet on a shared store: reqwatch ${args[0]} reads a state folder; run it without --store and REQWATCH_STORE \\(on a shared store: create, get, list, retry, cancel, monitor\\)\\.\\n$`));
+      expect(refused.stderr).toMatch(new RegExp(`^reqwatch: error: not yet on a shared store: reqwatch ${args[0]} reads a state folder; run it without --store and REQWATCH_STORE \\(on a shared store: create, update, get, list, retry, cancel, monitor\\)\\.\\n$`));
       expect(refused.stderr + refused.stdout).not.toContain(password);
     }
     const filter = runCli(["list", "--callback-failed"], { stateDir, env: storeEnv(url) });
