@@ -155,7 +155,7 @@ describe("reqwatch store copy", () => {
     await expectStoreHolds(socketUrl, source);
   }, 180_000);
 
-  it("refuses two folders, a destination folder reqwatch does not manage, and a database that holds no store, writing nothing to the source", async () => {
+  it("refuses two folders, a destination folder reqwatch does not manage, and a database that holds no store; names what it leaves, writing nothing to the source", async () => {
     const { url, socketUrl } = await aDatabase();
     const stateDir = aFolderOf(5);
     const bothFolders = runCli(["store", "copy", "--from", stateDir, "--to", tempStateDir()]);
@@ -168,6 +168,25 @@ describe("reqwatch store copy", () => {
     expect(tables).toEqual([]);
 
     expect(runCli(["store", "copy", "--from", stateDir, "--to", url]).code).toBe(0);
+    // Changed in the folder since, and a file no one can read: named, not copied, the rest skipped as there already.
+    const tracker = aTracker({ stateDir });
+    tracker.update("req-0001", { fields: { model: "m-2" } });
+    tracker.close();
+    fs.writeFileSync(path.join(stateDir, "requests", "req-bad.json"), "{ not json");
+    const before = snapshot(stateDir);
+    const again = runCli(["store", "copy", "--from", stateDir, "--to", url]);
+    expect(again.code).toBe(1);
+    expect(again.stdout.split("\n").slice(1)).toEqual([
+      "  not copied req-0001: the store holds version 1, the source version 2: left as it is",
+      expect.stringMatching(/^ {2}unreadable req-bad: invalid JSON/),
+      "",
+    ]);
+    expect(again.stdout).toMatch(/^Copied 0 of 6 request\(s\) from .*; 4 were there already\.\n/);
+    expect(again.stderr).toContain("reqwatch: 2 of 6 request(s) were not copied (the lines above say why).\n");
+    expect(snapshot(stateDir)).toEqual(before);
+    const kept = await sqlOn<{ record: RequestRecord }>(socketUrl, "SELECT record FROM requests WHERE request_id = 'req-0001'");
+    expect(kept[0]!.record.model).toBe("m-1");
+
     const foreign = tempForeignDir();
     fs.writeFileSync(path.join(foreign, "notes.txt"), "someone else's\n");
     const intoForeign = runCli(["store", "copy", "--from", url, "--to", foreign]);
