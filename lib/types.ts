@@ -592,3 +592,21 @@ export interface SharedTracker {
   startMonitor(options?: { intervalMs?: number; onError?: (error: unknown) => void }): { stop(): void };
   close(): Promise<void>;
 }
+
+/** A shared-store handler's context: the local one's, with a heartbeat that answers later. */
+export interface SharedHandlerContext {
+  /** The claim's token (the worker completes or fails with it). */
+  token: string;
+  /** Aborted when the worker stops or the claim is lost (a heartbeat was refused: the monitor took it back). */
+  signal: AbortSignal;
+  /** Beat now (the worker also beats on an interval); false when the claim is no longer current. */
+  heartbeat(): Promise<boolean>;
+}
+
+export type SharedHandler = (request: RequestRecord, context: SharedHandlerContext) => CompleteResult | void | Promise<CompleteResult | void>;
+
+/** `runWorker`'s options on the shared store: the tracker is one `openSharedTracker` gave (the caller closes it). */
+export interface RunSharedWorkerOptions extends Omit<RunWorkerOptions, "handler" | "tracker" | "stateDir"> {
+  handler: SharedHandler;
+  tracker: SharedTracker;
+}

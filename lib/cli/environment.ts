@@ -20,6 +20,7 @@ const by = (ms: number) => formatDuration(ms);
  */
 export const ENVIRONMENT: readonly (readonly [name: string, what: string])[] = [
   ["REQWATCH_STATE_DIR", "the state directory (else ./.reqwatch)"],
+  ["REQWATCH_STORE", "a shared store (postgres://...) that create, update, get, list, retry, cancel and monitor use instead of the state directory"],
   ["REQWATCH_DISABLED", "1: record nothing, and every command a hook runs exits 0"],
   ["REQWATCH_FOLLOW", "0: a reading command on a folder of 2,000 requests or more starts no follower (reqwatch follow) to keep its index current"],
   ["REQWATCH_READ_ONLY", "1: only observe, even a folder reqwatch manages"],

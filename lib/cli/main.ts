@@ -32,6 +32,7 @@ export const COMMANDS: readonly { names: readonly string[]; load: () => Promise<
   { names: ["otel"], load: () => import("./commands/otel").then((m) => m.registerOtel) },
   { names: ["follow"], load: () => import("./commands/follow").then((m) => m.registerFollow) },
   { names: ["mcp"], load: () => import("./commands/mcp").then((m) => m.registerMcp) },
+  { names: ["store"], load: () => import("./commands/store").then((m) => m.registerStore) },
 ];
 
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
@@ -55,8 +56,13 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     .description("Record request lifecycles in a reqwatch state directory")
     .version(version, "-V, --version", "print the version")
     .option("-d, --state-dir <path>", "state directory (default: $REQWATCH_STATE_DIR, else ./.reqwatch)")
+    .option("--store <url>", "a shared store, postgres://user:password@host/database, instead of a state directory (default: $REQWATCH_STORE)")
     .configureOutput({ outputError })
-    .exitOverride();
+    .exitOverride()
+    // A command that does not run on a shared store refuses one rather than read a state folder.
+    .hook("preAction", async (program, action) => {
+      if (program.opts().store !== undefined || process.env.REQWATCH_STORE) (await import("./sharedStore")).refuseOffSharedStore(action);
+    });
   const needed = commandsFor(program, argv);
   for (const register of await Promise.all(needed.map((entry) => entry.load()))) register(program, version);
   if (needed === COMMANDS) program.addHelpText("after", (await import("./environment")).environmentHelp());

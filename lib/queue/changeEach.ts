@@ -18,7 +18,7 @@ export interface Skipped {
 }
 
 /** What a person's action does to one request: skip it (and why), or this change. */
-type Decision = { skip: string } | { reason: string; change: InternalChange };
+export type Decision = { skip: string } | { reason: string; change: InternalChange };
 
 /**
  * A person's action over requests, one write each: `decide` says, for the request as the write path

@@ -50,3 +50,21 @@ async function applyVersion(client: PgPoolClient, version: number, sql: string):
     );
   }
 }
+
+/**
+ * For a store opened only to read (a copy's source): its schema must be this code's version, and
+ * nothing is created or upgraded there.
+ */
+export async function checkSchema(pool: PgPool, url: string, migrations: readonly string[] = MIGRATIONS): Promise<void> {
+  const { rows } = await pool.query<{ found: string | null }>("SELECT to_regclass('reqwatch_schema')::text AS found");
+  if (!rows[0]?.found) throw new ReqwatchError("NOT_FOUND", `The database at ${shownUrl(url)} holds no reqwatch shared store.`);
+  const versions = await pool.query<{ version: number | null }>("SELECT max(version) AS version FROM reqwatch_schema");
+  const version = versions.rows[0]?.version ?? 0;
+  if (version !== migrations.length) {
+    throw new ReqwatchError(
+      "BAD_INPUT",
+      `The shared store at ${shownUrl(url)} has schema version ${version}, this reqwatch reads version ${migrations.length}: open it for writing once with the reqwatch of its version first.`,
+      { version, known: migrations.length },
+    );
+  }
+}

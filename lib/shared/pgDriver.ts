@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { ReqwatchError } from "../model/errors";
 
 /**
@@ -37,7 +38,7 @@ export interface PgClient extends PgQueryable {
 }
 
 interface PgModule {
-  Pool: new (config: { connectionString: string; max?: number; application_name?: string }) => PgPool;
+  Pool: new (config: { connectionString: string; max?: number; application_name?: string; options?: string }) => PgPool;
   Client: new (config: { connectionString: string; application_name?: string }) => PgClient;
 }
 
@@ -45,7 +46,11 @@ let loaded: Promise<PgModule> | null = null;
 
 /** The driver, loaded once; a clear error when it is not installed. */
 export function loadPg(): Promise<PgModule> {
-  loaded ??= (import("pg" as string) as Promise<PgModule & { default?: PgModule }>).then(
+  // Required beside this file where it is CommonJS: the CLI runs its bundles through its code
+  // cache, where an import() is a loader Node warns about on stderr as experimental.
+  loaded ??= (
+    (typeof __filename === "string" ? Promise.resolve().then(() => createRequire(__filename)("pg") as PgModule) : import("pg" as string)) as Promise<PgModule & { default?: PgModule }>
+  ).then(
     (module) => (module.Pool ? module : module.default!),
     (error: unknown) => {
       loaded = null;

@@ -20,7 +20,8 @@ export async function saveVersion(client: PgQueryable, redaction: Redaction, cur
     next.lastUpdatedAt,
     stateEnteredAt(next),
     next.notBefore ?? null,
-    next.version,
+    // A request file another program wrote may carry no version: its first.
+    next.version ?? 0,
     next,
   ];
   if (current) {

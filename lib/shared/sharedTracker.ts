@@ -8,6 +8,7 @@ import type { RequestRecord } from "../model/requestFormat";
 import { validateChange, validateFields } from "../model/requestInput";
 import { applyChange, changesNothing, newRequest, type Change } from "../model/transition";
 import { completion, failure } from "../queue/deliveries";
+import type { Changed, Decision, Skipped } from "../queue/changeEach";
 import type {
   ChangeInput,
   Claim,
@@ -22,8 +23,9 @@ import type {
   SharedTrackerOptions,
   State,
 } from "../types";
-import { migrate } from "./migrate";
+import { checkSchema, migrate } from "./migrate";
 import { loadPg, storeError, type PgPool, type PgPoolClient, type PgQueryable, type PgQueryResult } from "./pgDriver";
+import { copyBatchIn, requestsAfter, type CopiedBatch } from "./copyBatch";
 import { listRequests } from "./listRequests";
 import { saveVersion } from "./saveVersion";
 import { ResultWaits } from "./resultWaits";
@@ -35,20 +37,47 @@ import { END_IF_SILENT, STALE_CLAIMS, takeBackChange, type StaleClaim, type Work
  * connect, bring the schema to this version (lib/shared/migrate.ts), and return the tracker. Its
  * calls are the local tracker's, returning promises. The password never appears in an error.
  */
-export async function openSharedTracker(url: string, options: SharedTrackerOptions = {}): Promise<SharedTracker> {
+export function openSharedTracker(url: string, options: SharedTrackerOptions = {}): Promise<SharedTracker> {
+  return openSharedStore(url, options);
+}
+
+/**
+ * A person's actions on the shared store (lib/shared/personActions.ts: retry, cancel), beside the
+ * tracker's calls: what the CLI holds, not published.
+ */
+export interface SharedOperator {
+  get(requestId: string): Promise<RequestRecord | null>;
+  list(filters?: ListFilters): Promise<RequestPage>;
+  /** One batch of a copy into this store, in one transaction (lib/shared/copyBatch.ts). */
+  copyBatch(records: readonly RequestRecord[]): Promise<CopiedBatch>;
+  /** Up to `limit` whole requests after `afterId`, in id order: a copy out of this store. */
+  requestsAfter(afterId: string, limit: number): Promise<RequestRecord[]>;
+  /** Each request in a transaction of its own: `decide` reads it under its row lock and says what to change, or why not. */
+  changeEach(ids: readonly string[], decide: (current: RequestRecord) => Decision, dryRun: boolean): Promise<{ changed: Changed[]; skipped: Skipped[] }>;
+}
+
+/** The shared store for reqwatch's own programs: the tracker's calls and the operator's. */
+export async function openSharedStore(
+  url: string,
+  options: SharedTrackerOptions = {},
+  access: "write" | "read" = "write",
+): Promise<SharedTracker & SharedOperator> {
   if (typeof url !== "string" || url === "") throw new ReqwatchError("BAD_INPUT", "The shared store's address must be a postgres:// URL.");
   const resolved = resolveSharedOptions(options);
   const { Pool } = await loadPg();
   let pool: PgPool;
   try {
-    pool = new Pool({ connectionString: url, max: resolved.poolSize, application_name: "reqwatch" });
+    // Read access: every transaction read-only on the server, so nothing can be written there by mistake.
+    const readOnly = access === "read" ? { options: "-c default_transaction_read_only=on" } : {};
+    pool = new Pool({ connectionString: url, max: resolved.poolSize, application_name: "reqwatch", ...readOnly });
   } catch (error) {
     throw storeError(url, "The shared store's address is not usable", error);
   }
   // An idle connection the server dropped: the pool makes a new one for the next call.
   pool.on("error", () => undefined);
   try {
-    await migrate(pool, url);
+    if (access === "read") await checkSchema(pool, url);
+    else await migrate(pool, url);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw isReqwatchError(error) ? error : storeError(url, "Could not open the shared store", error);
@@ -61,7 +90,7 @@ function mustExist(requestId: string, current: RequestRecord | null): RequestRec
   return current;
 }
 
-class PostgresTracker implements SharedTracker {
+class PostgresTracker implements SharedTracker, SharedOperator {
   readonly options: ResolvedSharedTrackerOptions;
   readonly #pool: PgPool;
   readonly #url: string;
@@ -179,6 +208,37 @@ class PostgresTracker implements SharedTracker {
   async waitForResult(requestId: string, { timeoutMs }: { timeoutMs: number }): Promise<RequestRecord> {
     assertRequestId(requestId);
     return this.#waits.wait(requestId, timeoutMs);
+  }
+
+  copyBatch(records: readonly RequestRecord[]): Promise<CopiedBatch> {
+    return this.#transaction((client) => copyBatchIn(client, this.options.redaction, records));
+  }
+
+  requestsAfter(afterId: string, limit: number): Promise<RequestRecord[]> {
+    return this.#read((db) => requestsAfter(db, afterId, limit));
+  }
+
+  async changeEach(
+    ids: readonly string[],
+    decide: (current: RequestRecord) => Decision,
+    dryRun: boolean,
+  ): Promise<{ changed: Changed[]; skipped: Skipped[] }> {
+    const changed: Changed[] = [];
+    const skipped: Skipped[] = [];
+    for (const requestId of ids) {
+      assertRequestId(requestId);
+      const outcome = await this.#transaction(async (client): Promise<{ changed: Changed } | { skipped: Skipped }> => {
+        const current = await this.#locked(client, requestId);
+        if (!current) return { skipped: { requestId, state: null, reason: "it does not exist" } };
+        const decision = decide(current);
+        if ("skip" in decision) return { skipped: { requestId, state: current.state, reason: decision.skip } };
+        if (!dryRun) await this.#save(client, current, applyChange(current, decision.change, this.options.now()));
+        return { changed: { requestId, from: current.state, reason: decision.reason } };
+      });
+      if ("changed" in outcome) changed.push(outcome.changed);
+      else skipped.push(outcome.skipped);
+    }
+    return { changed, skipped };
   }
 
   async takeBackStaleClaims(): Promise<string[]> {

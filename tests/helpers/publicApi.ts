@@ -14,6 +14,7 @@ export const EXPORTS = [
   "openSharedTracker",
   "openTracker",
   "redactSecrets",
+  "runSharedWorker",
   "runWorker",
 ];
 
@@ -51,7 +52,7 @@ export const TYPES = [
     "SnapshotInput",
     "StartOutcome",
   ],
-  ...["SharedTracker", "SharedTrackerOptions"],
+  ...["SharedTracker", "SharedTrackerOptions", "RunSharedWorkerOptions", "SharedHandler", "SharedHandlerContext"],
 ];
 
 /** What the library's tracker and its session tracker declare: what a gateway, a worker or a hook calls; the read model, the operator's actions and the index's upkeep are the roles' (lib/roles/). */

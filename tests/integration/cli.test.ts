@@ -303,6 +303,7 @@ describe("reqwatch CLI", () => {
         "usage",
         "otel",
         "mcp",
+        "store",
         "help",
       ]);
       const version = runCli(["--version"]);

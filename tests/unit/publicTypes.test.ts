@@ -67,6 +67,7 @@ describe("the library's public surface", () => {
     expectTypeOf<keyof reqwatch.Tracker>().toEqualTypeOf<TrackerMember>();
     expectTypeOf<typeof reqwatch.openTracker>().toEqualTypeOf<(options?: reqwatch.TrackerOptions) => reqwatch.Tracker>();
     expectTypeOf<typeof reqwatch.runWorker>().toEqualTypeOf<(options: reqwatch.RunWorkerOptions) => reqwatch.WorkerHandle>();
+    expectTypeOf<typeof reqwatch.runSharedWorker>().toEqualTypeOf<(options: reqwatch.RunSharedWorkerOptions) => reqwatch.WorkerHandle>();
     expectTypeOf<reqwatch.Tracker["create"]>().toEqualTypeOf<(input: reqwatch.CreateInput) => reqwatch.RequestRecord>();
     expectTypeOf<reqwatch.Tracker["transition"]>().toEqualTypeOf<
       (requestId: string, to: reqwatch.State, extra?: Omit<reqwatch.Change, "to">) => reqwatch.RequestRecord

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import { requireAllChanged, stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
+import { storeUrlOf, withSharedStore } from "../sharedStore";
+import { cancelShared } from "../../sharedRoles";
 
 export function registerCancel(program: Command): void {
   program
@@ -11,11 +13,14 @@ export function registerCancel(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (requestIds: string[], options, command: Command) => {
       stopIfTrackingOff();
-      const { report, ownership } = await withFreshTracker(
-        command,
-        ({ operator }) => ({ report: operator.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),
-        requestIds,
-      );
+      const store = storeUrlOf(command);
+      const { report, ownership } = store
+        ? await withSharedStore(store, async (shared) => ({ report: await cancelShared(shared, requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: null }))
+        : await withFreshTracker(
+            command,
+            ({ operator }) => ({ report: operator.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),
+            requestIds,
+          );
       if (options.json) {
         printJson(report);
         return requireAllChanged(new Set(requestIds).size, report.cancelled.length, report.dryRun, "cancelled");
@@ -23,7 +28,7 @@ export function registerCancel(program: Command): void {
       printLine(`${report.dryRun ? "Would cancel" : "Cancelled"} ${report.cancelled.length} of ${report.matched} request(s).`);
       for (const item of report.cancelled) printLine(`  ${item.requestId}  ${item.from} -> failed`);
       for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
-      printObservedNote(ownership);
+      if (ownership) printObservedNote(ownership);
       requireAllChanged(new Set(requestIds).size, report.cancelled.length, report.dryRun, "cancelled");
     });
 }

@@ -3,6 +3,7 @@ import { parseTraceparent } from "../../model/traceparent";
 import { UsageError, withLibraryTracker } from "../context";
 import { fieldsFromOptions, textFileOption } from "../fields";
 import { printJson, printLine } from "../output";
+import { storeUrlOf, withSharedStore } from "../sharedStore";
 import { assignment, integerFrom, timestamp } from "../parse";
 
 export function registerCreate(program: Command): void {
@@ -35,12 +36,11 @@ export function registerCreate(program: Command): void {
         throw new UsageError(`TRACEPARENT=${given}: not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>); unset it or fix it.`);
       }
       if (given !== undefined) fields.traceparent = given;
-      const request = await withLibraryTracker(
-        command,
-        (tracker) =>
-          tracker.create({ ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" }),
-        true,
-      );
+      const input = { ...fields, requestId: options.id, workspace: options.workspace, state: options.state, reason: options.reason, by: "cli" };
+      const store = storeUrlOf(command);
+      const request = store
+        ? await withSharedStore(store, (shared) => shared.create(input))
+        : await withLibraryTracker(command, (tracker) => tracker.create(input), true);
       if (options.json) printJson(request);
       else printLine(request.requestId);
     });

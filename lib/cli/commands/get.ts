@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import { ReqwatchError } from "../../model/errors";
 import { missingRequestError } from "../../views/unreadableRequest";
 import { stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson } from "../output";
+import { storeUrlOf, withSharedStore } from "../sharedStore";
 
 export function registerGet(program: Command): void {
   program
@@ -9,6 +11,8 @@ export function registerGet(program: Command): void {
     .description("Print one request as JSON")
     .action(async (requestId: string, _options, command: Command) => {
       stopIfTrackingOff();
+      const store = storeUrlOf(command);
+      if (store) return printJson(await withSharedStore(store, async (shared) => (await shared.get(requestId)) ?? throwMissing(requestId)));
       const request = await withFreshTracker(
         command,
         ({ reader }) => {
@@ -20,4 +24,8 @@ export function registerGet(program: Command): void {
       );
       printJson(request);
     });
+}
+
+function throwMissing(requestId: string): never {
+  throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
 }

@@ -4,7 +4,8 @@ import type { SourceSpec } from "../../sources/sourceSpec";
 import { MAX_PAGE_SIZE, SORT_FIELDS } from "../../model/listFilters";
 import type { State } from "../../model/states";
 import { exportChunks, exportHeader, EXPORT_FORMATS } from "../../views/exportRows";
-import { freshPage, sourceFor, trackingIsOff, withFreshTracker } from "../context";
+import { freshPage, sourceFor, trackingIsOff, UsageError, withFreshTracker } from "../context";
+import { asUsageOnStore, storeUrlOf, withSharedStore } from "../sharedStore";
 import { formatAgo, formatDuration } from "../../model/duration";
 import { printJson, printLine, printNote, printTable } from "../output";
 import { unreadableNote } from "../../views/unreadableRequest";
@@ -59,8 +60,11 @@ export function registerList(program: Command): void {
         sort: options.sort,
         order: options.order,
       };
+      const store = storeUrlOf(command);
+      if (store && options.source) throw new UsageError("not yet on a shared store: list --source (another program's queue); run it without --store.");
+      if (store && options.format) throw new UsageError("not yet on a shared store: list --format; page with --json and --cursor instead.");
       // With tracking off nothing is recorded: there is nothing to list.
-      const off = trackingIsOff();
+      const off = !store && trackingIsOff();
       if (options.format) {
         if (off) process.stdout.write(exportHeader(options.format));
         else
@@ -71,9 +75,12 @@ export function registerList(program: Command): void {
           });
         return;
       }
+      const paged = { ...filter, limit: options.limit, cursor: options.cursor };
       const { page, unreadable } = off
         ? { page: { items: [], nextCursor: null }, unreadable: [] }
-        : await freshPage(command, { ...filter, limit: options.limit, cursor: options.cursor });
+        : store
+          ? { page: await withSharedStore(store, (shared) => asUsageOnStore(() => shared.list(paged))), unreadable: [] }
+          : await freshPage(command, paged);
       // On stderr, so a script reading the page reads what it always did.
       for (const line of unreadableNote(unreadable)) printNote(line);
       if (options.json) return printJson(page);

@@ -6,6 +6,7 @@ import type { RetentionRun } from "../../actions/retention";
 import { stopIfTrackingOff, trackerFor } from "../context";
 import { printLine } from "../output";
 import { positiveDuration } from "../parse";
+import { storeUrlOf } from "../sharedStore";
 
 function describeRetention(run: RetentionRun, retentionMs: number | null): string {
   if (run.error) return `${new Date(run.finishedAt).toISOString()}  retention failed: ${run.error}`;
@@ -33,7 +34,7 @@ export function registerMonitor(program: Command): void {
   program
     .command("monitor")
     .description(
-      "Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers; and the retention (REQWATCH_RETENTION) on a managed folder",
+      "Run the stuck monitor: flag stuck requests, time out past deadlines, release requests of dead workers; and the retention (REQWATCH_RETENTION) on a managed folder. On a shared store (--store): take back claims with no heartbeat",
     )
     .summary("Run the stuck monitor")
     .option("--once", "run one pass (and one run of the retention) and exit")
@@ -41,6 +42,9 @@ export function registerMonitor(program: Command): void {
     .option("--json", "print each pass as a JSON line")
     .action(async (options, command: Command) => {
       stopIfTrackingOff();
+      const store = storeUrlOf(command);
+      // Its own module: the shared store's monitor loads nothing of the folder's.
+      if (store) return (await import("./monitorOnStore")).monitorOnStore(store, options);
       const { tracker, reader, operator, upkeep, close } = trackerFor(command, options.interval !== undefined ? { monitorIntervalMs: options.interval } : {});
       // Files other programs wrote (or a person copied in) are judged too: the index catches up with
       // the folder first (a reconciliation), and a long-running monitor follows it as the dashboard does.

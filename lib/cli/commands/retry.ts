@@ -4,6 +4,8 @@ import { requireAllChanged, stopIfTrackingOff, UsageError, withFreshTracker } fr
 import { checkRetryTarget } from "../../queue/retry";
 import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";
+import { storeUrlOf, withSharedStore } from "../sharedStore";
+import { retryShared } from "../../sharedRoles";
 
 export function registerRetry(program: Command): void {
   program
@@ -27,11 +29,14 @@ export function registerRetry(program: Command): void {
         // Refused before anything opens, as a wrong flag is: exit 2.
         throw new UsageError((error as Error).message);
       }
-      const { report, ownership } = await withFreshTracker(
-        command,
-        ({ operator }) => ({ report: operator.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),
-        requestIds.length ? requestIds : undefined,
-      );
+      const store = storeUrlOf(command);
+      const { report, ownership } = store
+        ? await withSharedStore(store, async (shared) => ({ report: await retryShared(shared, target, { dryRun: !!options.dryRun, by: "cli" }), ownership: null }))
+        : await withFreshTracker(
+            command,
+            ({ operator }) => ({ report: operator.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),
+            requestIds.length ? requestIds : undefined,
+          );
       if (options.json) {
         printJson(report);
         return requireAllChanged(new Set(requestIds).size, report.retried.length, report.dryRun, "retried");
@@ -39,7 +44,7 @@ export function registerRetry(program: Command): void {
       printLine(`${report.dryRun ? "Would retry" : "Retried"} ${report.retried.length} of ${report.matched} request(s).`);
       for (const item of report.retried) printLine(`  ${item.requestId}  ${item.from} -> queued  (${item.reason})`);
       for (const item of report.skipped) printLine(`  skipped ${item.requestId}: ${item.reason}`);
-      printObservedNote(ownership);
+      if (ownership) printObservedNote(ownership);
       requireAllChanged(new Set(requestIds).size, report.retried.length, report.dryRun, "retried");
     });
 }

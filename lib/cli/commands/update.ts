@@ -6,6 +6,7 @@ import { withLibraryTracker } from "../context";
 import { fieldsFromOptions, textFileOption, type FieldOptions } from "../fields";
 import { printJson, printLine } from "../output";
 import { assignment, boolean, collect, integer, integerFrom, timestamp } from "../parse";
+import { storeUrlOf, withSharedStore } from "../sharedStore";
 
 interface UpdateOptions extends FieldOptions {
   state?: (typeof STATES)[number];
@@ -63,13 +64,16 @@ export function registerUpdate(program: Command): void {
     .option("--json", "print the updated request as JSON")
     .action(async (requestId: string, options: UpdateOptions, command: Command) => {
       const fields = fieldsFromOptions(options);
-      const request = await withLibraryTracker(command, (tracker) =>
-        tracker.update(requestId, (current): Change => {
-          const callback = callbackFrom(options, current);
-          const all = callback ? { ...fields, callback } : fields;
-          return { to: options.state, fields: Object.keys(all).length ? all : undefined, reason: options.reason, by: options.by };
-        }),
-      );
+      // Decided on the request as the write reads it: under the writers' lock, or the row's lock on a shared store.
+      const change = (current: RequestRecord): Change => {
+        const callback = callbackFrom(options, current);
+        const all = callback ? { ...fields, callback } : fields;
+        return { to: options.state, fields: Object.keys(all).length ? all : undefined, reason: options.reason, by: options.by };
+      };
+      const store = storeUrlOf(command);
+      const request = store
+        ? await withSharedStore(store, (shared) => shared.update(requestId, change))
+        : await withLibraryTracker(command, (tracker) => tracker.update(requestId, change));
       if (options.json) printJson(request);
       else printLine(`${request.requestId} ${request.state} (version ${request.version})`);
     });
