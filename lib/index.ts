@@ -7,8 +7,8 @@
  */
 export { openTracker } from "./tracker";
 /** The same queue on PostgreSQL, for gateways and workers on several hosts (docs/SHARED-STORE.md); loads `pg` when called. */
-export { openSharedTracker } from "./shared/sharedTracker";
-export { runSharedWorker } from "./shared/runSharedWorker";
+export { openSharedTracker } from "./postgres/sharedTracker";
+export { runSharedWorker } from "./postgres/runSharedWorker";
 /** The redaction every write applies, for text of your own (a transition's `reason`, logs): secrets become `[redacted: <kind>]`. */
 export { redactSecrets } from "./model/redaction";
 export { STATES, TERMINAL_STATES, TRANSITIONS, canTransition, isTerminal } from "./model/states";

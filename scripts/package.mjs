@@ -30,7 +30,22 @@ const FILES = [
 ];
 
 /** The fields of the repository's package.json that describe the package; nothing a developer uses. */
-const MANIFEST_FIELDS = ["name", "version", "description", "license", "keywords", "repository", "bin", "main", "types", "exports", "engines", "dependencies", "peerDependencies", "peerDependenciesMeta"];
+const MANIFEST_FIELDS = [
+  "name",
+  "version",
+  "description",
+  "license",
+  "keywords",
+  "repository",
+  "bin",
+  "main",
+  "types",
+  "exports",
+  "engines",
+  "dependencies",
+  "peerDependencies",
+  "peerDependenciesMeta",
+];
 
 export function packageManifest() {
   const source = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));

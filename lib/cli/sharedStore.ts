@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { isReqwatchError } from "../model/errors";
-import type { SharedOperator } from "../sharedRoles";
+import type { SharedOperator } from "../postgres/sharedTracker";
 import { trackingEnabled } from "../store/options";
 import type { SharedTracker } from "../types";
 import { UsageError } from "./outcomes";
@@ -23,7 +23,8 @@ export function storeUrlOf(command: Command): string | undefined {
     throw error;
   }
   // Not shown: a wrong value may still hold a password.
-  if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError("--store (or REQWATCH_STORE) must be a postgres:// URL: postgres://user:password@host:port/database.");
+  if (!/^postgres(ql)?:\/\//.test(url))
+    throw new UsageError("--store (or REQWATCH_STORE) must be a postgres:// URL: postgres://user:password@host:port/database.");
   return url;
 }
 
@@ -41,7 +42,7 @@ export function refuseOffSharedStore(action: Command): void {
 /** The shared store at `url` for one command, closed after it; a setting it refuses (a REQWATCH_* value) is a usage error. */
 export async function withSharedStore<T>(url: string, fn: (store: SharedTracker & SharedOperator) => T | Promise<T>): Promise<T> {
   // Loaded here, not with every command: it brings the shared store and, at open, pg.
-  const { openSharedStore } = await import("../sharedRoles");
+  const { openSharedStore } = await import("../postgres/sharedTracker");
   let store: SharedTracker & SharedOperator;
   try {
     store = await openSharedStore(url);

@@ -6,7 +6,7 @@ import type { BackoffOptions, CompleteResult, Delivery, FailOptions } from "../t
 
 /**
  * What a completion or a failure does to a request, without I/O: the one fence against double
- * processing, shared by every store (the local one in deliver.ts, the shared one in lib/shared/).
+ * processing, shared by every store (the local one in deliver.ts, the shared one in lib/postgres/).
  */
 
 function lastStepWithToken(request: RequestRecord, token: string) {

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll } from "vitest";
-import { loadPg } from "../../lib/shared/pgDriver";
+import { loadPg } from "../../lib/postgres/pgDriver";
 import { freePort } from "./processes";
 
 const PG_BIN = "/usr/lib/postgresql/15/bin";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { isReqwatchError, TimeoutError } from "../../lib/model/errors";
-import { openSharedTracker } from "../../lib/shared/sharedTracker";
+import { openSharedTracker } from "../../lib/postgres/sharedTracker";
 import { openTracker } from "../../lib/tracker";
 import type { SharedTracker, TrackerOptions } from "../../lib/types";
 import { aClock } from "../helpers/clock";

@@ -2,8 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { loadPg } from "../../lib/shared/pgDriver";
-import { openSharedTracker } from "../../lib/shared/sharedTracker";
+import { loadPg } from "../../lib/postgres/pgDriver";
+import { openSharedTracker } from "../../lib/postgres/sharedTracker";
 import { BIN, runCli } from "../helpers/cli";
 import { postgresForFile } from "../helpers/postgres";
 import { childEnv, freePort, waitForExit, waitForLine } from "../helpers/processes";
@@ -75,9 +75,13 @@ describe("the CLI on a shared store", () => {
     expect(chat.items.map((item) => item.requestId).sort()).toEqual(["chat-2", first.requestId].sort());
     const queued = json<{ items: { requestId: string }[] }>(on(["list", "-s", "queued,created", "--json"]).stdout);
     expect(queued.items.map((item) => item.requestId).sort()).toEqual(["mail-1", first.requestId].sort());
-    const paged = json<{ items: { requestId: string }[]; nextCursor: string }>(on(["list", "-n", "2", "--sort", "createdAt", "--order", "asc", "--json"]).stdout);
+    const paged = json<{ items: { requestId: string }[]; nextCursor: string }>(
+      on(["list", "-n", "2", "--sort", "createdAt", "--order", "asc", "--json"]).stdout,
+    );
     expect(paged.items.map((item) => item.requestId)).toEqual([first.requestId, "mail-1"]);
-    const rest = json<{ items: { requestId: string }[]; nextCursor: null }>(on(["list", "-n", "2", "--sort", "createdAt", "--order", "asc", "--cursor", paged.nextCursor, "--json"]).stdout);
+    const rest = json<{ items: { requestId: string }[]; nextCursor: null }>(
+      on(["list", "-n", "2", "--sort", "createdAt", "--order", "asc", "--cursor", paged.nextCursor, "--json"]).stdout,
+    );
     expect(rest).toEqual({ items: [expect.objectContaining({ requestId: "chat-2" })], nextCursor: null });
     const table = on(["list", "-w", "mail"]);
     expect(table.code).toBe(0);
@@ -96,7 +100,10 @@ describe("the CLI on a shared store", () => {
     expect(json(dryRun.stdout)).toMatchObject({ dryRun: true, matched: 1, retried: [{ requestId: first.requestId, from: "failed" }] });
     expect(json(on(["get", first.requestId]).stdout)).toMatchObject({ state: "failed", error: "cancelled" });
     const retried = on(["retry", first.requestId]);
-    expect(retried).toMatchObject({ code: 0, stdout: `Retried 1 of 1 request(s).\n  ${first.requestId}  failed -> queued  (manual retry of a failed request)\n` });
+    expect(retried).toMatchObject({
+      code: 0,
+      stdout: `Retried 1 of 1 request(s).\n  ${first.requestId}  failed -> queued  (manual retry of a failed request)\n`,
+    });
     const record = json<{ state: string; transitions: { to: string; by?: string }[] }>(on(["get", first.requestId]).stdout);
     expect(record.state).toBe("queued");
     expect(record.transitions.map((step) => [step.to, step.by])).toEqual([
@@ -118,7 +125,10 @@ describe("the CLI on a shared store", () => {
     expect(json(runCli(["--store", url, "get", "silent-1"], { stateDir }).stdout)).toMatchObject({ state: "queued", attempt: 1 });
 
     await aSilentClaim(url, "silent-2");
-    const loop = spawn(process.execPath, [BIN, "--store", url, "monitor", "--interval", "100ms"], { stdio: ["ignore", "pipe", "pipe"], env: { ...childEnv(), REQWATCH_STATE_DIR: stateDir } });
+    const loop = spawn(process.execPath, [BIN, "--store", url, "monitor", "--interval", "100ms"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...childEnv(), REQWATCH_STATE_DIR: stateDir },
+    });
     await waitForLine(loop, "  silent-2\n");
     loop.kill("SIGTERM");
     expect(await waitForExit(loop)).toBe(0);
@@ -132,7 +142,11 @@ describe("the CLI on a shared store", () => {
     for (const args of [["explain", "some-id"], ["session", "list"], ["queues"], ["cleanup", "--dry-run"], ["restore", "some-id"]]) {
       const refused = runCli(["--store", url, ...args], { stateDir });
       expect(refused.code, args.join(" ")).toBe(2);
-      expect(refused.stderr).toMatch(new RegExp(`^reqwatch: error: not yet on a shared store: reqwatch ${args[0]} reads a state folder; run it without --store and REQWATCH_STORE \\(on a shared store: create, update, get, list, retry, cancel, monitor\\)\\.\\n$`));
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `^reqwatch: error: not yet on a shared store: reqwatch ${args[0]} reads a state folder; run it without --store and REQWATCH_STORE \\(on a shared store: create, update, get, list, retry, cancel, monitor\\)\\.\\n$`,
+        ),
+      );
       expect(refused.stderr + refused.stdout).not.toContain(password);
     }
     const filter = runCli(["list", "--callback-failed"], { stateDir, env: storeEnv(url) });
@@ -152,13 +166,17 @@ describe("the CLI on a shared store", () => {
     const wrong = url.replace(encodeURIComponent(password), "not-the-password-42");
     const refused = runCli(["--store", wrong, "list"], { stateDir });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^reqwatch: Could not open the shared store \(postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+\): .*password authentication failed/);
+    expect(refused.stderr).toMatch(
+      /^reqwatch: Could not open the shared store \(postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+\): .*password authentication failed/,
+    );
     expect(refused.stderr + refused.stdout).not.toContain("not-the-password-42");
 
     const nowhere = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${await freePort()}/reqwatch`;
     const unreachable = runCli(["create", "-w", "chat"], { stateDir, env: storeEnv(nowhere) });
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toMatch(/^reqwatch: Could not open the shared store \(postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/reqwatch\): .*ECONNREFUSED/);
+    expect(unreachable.stderr).toMatch(
+      /^reqwatch: Could not open the shared store \(postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/reqwatch\): .*ECONNREFUSED/,
+    );
     expect(unreachable.stderr + unreachable.stdout).not.toContain(password);
 
     for (const args of [["no-such-command"], ["list", "--no-such-flag"], ["get"]]) {

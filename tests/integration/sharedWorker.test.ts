@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadPg } from "../../lib/shared/pgDriver";
-import { openSharedTracker } from "../../lib/shared/sharedTracker";
-import { runSharedWorker } from "../../lib/shared/runSharedWorker";
+import { loadPg } from "../../lib/postgres/pgDriver";
+import { openSharedTracker } from "../../lib/postgres/sharedTracker";
+import { runSharedWorker } from "../../lib/postgres/runSharedWorker";
 import type { SharedTracker } from "../../lib/types";
 import { postgresForFile } from "../helpers/postgres";
 import { childEnv, eventually, waitForExit, WORKERS } from "../helpers/processes";

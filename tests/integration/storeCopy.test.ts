@@ -3,8 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RequestRecord } from "../../lib/model/requestFormat";
-import { loadPg } from "../../lib/shared/pgDriver";
-import { openSharedTracker } from "../../lib/shared/sharedTracker";
+import { loadPg } from "../../lib/postgres/pgDriver";
+import { openSharedTracker } from "../../lib/postgres/sharedTracker";
 import type { SharedTracker } from "../../lib/types";
 import { BIN, runCli } from "../helpers/cli";
 import { postgresForFile } from "../helpers/postgres";
@@ -65,7 +65,8 @@ function requestsIn(stateDir: string): Map<string, RequestRecord> {
 function snapshot(folder: string): Record<string, string> {
   const files: Record<string, string> = {};
   for (const entry of fs.readdirSync(folder, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files[path.relative(folder, path.join(entry.parentPath, entry.name))] = fs.readFileSync(path.join(entry.parentPath, entry.name), "base64");
+    if (entry.isFile())
+      files[path.relative(folder, path.join(entry.parentPath, entry.name))] = fs.readFileSync(path.join(entry.parentPath, entry.name), "base64");
   }
   return files;
 }
@@ -82,7 +83,12 @@ async function expectStoreHolds(url: string, source: Map<string, RequestRecord>)
     Object.fromEntries([...source].map(([requestId, record]) => [requestId, record.transitions!.length])),
   );
   const live = await sqlOn<{ request_id: string }>(url, "SELECT request_id FROM claims WHERE ended_at IS NULL ORDER BY request_id");
-  expect(live.map((row) => row.request_id)).toEqual([...source.values()].filter((record) => record.state === "processing").map((record) => record.requestId).sort());
+  expect(live.map((row) => row.request_id)).toEqual(
+    [...source.values()]
+      .filter((record) => record.state === "processing")
+      .map((record) => record.requestId)
+      .sort(),
+  );
 }
 
 describe("reqwatch store copy", () => {
@@ -159,7 +165,10 @@ describe("reqwatch store copy", () => {
     const { url, socketUrl } = await aDatabase();
     const stateDir = aFolderOf(5);
     const bothFolders = runCli(["store", "copy", "--from", stateDir, "--to", tempStateDir()]);
-    expect(bothFolders).toMatchObject({ code: 2, stderr: "reqwatch: error: store copy takes a state folder and a postgres:// URL: one as --from, the other as --to.\n" });
+    expect(bothFolders).toMatchObject({
+      code: 2,
+      stderr: "reqwatch: error: store copy takes a state folder and a postgres:// URL: one as --from, the other as --to.\n",
+    });
 
     const fromEmpty = runCli(["store", "copy", "--from", url, "--to", path.join(tempParent(), "new")]);
     expect(fromEmpty.code).toBe(1);

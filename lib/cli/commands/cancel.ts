@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { requireAllChanged, stopIfTrackingOff, withFreshTracker } from "../context";
 import { printJson, printLine, printObservedNote } from "../output";
 import { storeUrlOf, withSharedStore } from "../sharedStore";
-import { cancelShared } from "../../sharedRoles";
+import { cancelShared } from "../../postgres/personActions";
 
 export function registerCancel(program: Command): void {
   program
@@ -15,7 +15,10 @@ export function registerCancel(program: Command): void {
       stopIfTrackingOff();
       const store = storeUrlOf(command);
       const { report, ownership } = store
-        ? await withSharedStore(store, async (shared) => ({ report: await cancelShared(shared, requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: null }))
+        ? await withSharedStore(store, async (shared) => ({
+            report: await cancelShared(shared, requestIds, { dryRun: !!options.dryRun, by: "cli" }),
+            ownership: null,
+          }))
         : await withFreshTracker(
             command,
             ({ operator }) => ({ report: operator.cancel(requestIds, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),

@@ -5,7 +5,7 @@ import { checkRetryTarget } from "../../queue/retry";
 import { printJson, printLine, printObservedNote } from "../output";
 import { states } from "../parse";
 import { storeUrlOf, withSharedStore } from "../sharedStore";
-import { retryShared } from "../../sharedRoles";
+import { retryShared } from "../../postgres/personActions";
 
 export function registerRetry(program: Command): void {
   program
@@ -31,7 +31,10 @@ export function registerRetry(program: Command): void {
       }
       const store = storeUrlOf(command);
       const { report, ownership } = store
-        ? await withSharedStore(store, async (shared) => ({ report: await retryShared(shared, target, { dryRun: !!options.dryRun, by: "cli" }), ownership: null }))
+        ? await withSharedStore(store, async (shared) => ({
+            report: await retryShared(shared, target, { dryRun: !!options.dryRun, by: "cli" }),
+            ownership: null,
+          }))
         : await withFreshTracker(
             command,
             ({ operator }) => ({ report: operator.retry(target, { dryRun: !!options.dryRun, by: "cli" }), ownership: operator.ownership }),

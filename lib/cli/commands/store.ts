@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { CopyReport } from "../../sharedRoles";
+import type { CopyReport } from "../../postgres/copyStore";
 import { UsageError } from "../context";
 import { printJson, printLine, printNote } from "../output";
 import { integerBetween } from "../parse";
@@ -23,7 +23,7 @@ export function registerStore(program: Command): void {
       const fromStore = POSTGRES_URL.test(options.from);
       const toStore = POSTGRES_URL.test(options.to);
       if (fromStore === toStore) throw new UsageError("store copy takes a state folder and a postgres:// URL: one as --from, the other as --to.");
-      const { copyFolderToStore, copyStoreToFolder } = await import("../../sharedRoles");
+      const { copyFolderToStore, copyStoreToFolder } = await import("../../postgres/copyStore");
       const onBatch = (report: CopyReport) => {
         if (!options.json) printNote(`batch ${report.batches}: ${report.copied} copied, ${report.alreadyThere} already there`);
       };

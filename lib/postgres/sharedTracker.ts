@@ -34,7 +34,7 @@ import { END_IF_SILENT, STALE_CLAIMS, takeBackChange, type StaleClaim, type Work
 
 /**
  * Open the tracker on the shared store at `url` (postgres://user:password@host:port/database):
- * connect, bring the schema to this version (lib/shared/migrate.ts), and return the tracker. Its
+ * connect, bring the schema to this version (lib/postgres/migrate.ts), and return the tracker. Its
  * calls are the local tracker's, returning promises. The password never appears in an error.
  */
 export function openSharedTracker(url: string, options: SharedTrackerOptions = {}): Promise<SharedTracker> {
@@ -42,13 +42,13 @@ export function openSharedTracker(url: string, options: SharedTrackerOptions = {
 }
 
 /**
- * A person's actions on the shared store (lib/shared/personActions.ts: retry, cancel), beside the
+ * A person's actions on the shared store (lib/postgres/personActions.ts: retry, cancel), beside the
  * tracker's calls: what the CLI holds, not published.
  */
 export interface SharedOperator {
   get(requestId: string): Promise<RequestRecord | null>;
   list(filters?: ListFilters): Promise<RequestPage>;
-  /** One batch of a copy into this store, in one transaction (lib/shared/copyBatch.ts). */
+  /** One batch of a copy into this store, in one transaction (lib/postgres/copyBatch.ts). */
   copyBatch(records: readonly RequestRecord[]): Promise<CopiedBatch>;
   /** Up to `limit` whole requests after `afterId`, in id order: a copy out of this store. */
   requestsAfter(afterId: string, limit: number): Promise<RequestRecord[]>;
@@ -218,11 +218,7 @@ class PostgresTracker implements SharedTracker, SharedOperator {
     return this.#read((db) => requestsAfter(db, afterId, limit));
   }
 
-  async changeEach(
-    ids: readonly string[],
-    decide: (current: RequestRecord) => Decision,
-    dryRun: boolean,
-  ): Promise<{ changed: Changed[]; skipped: Skipped[] }> {
+  async changeEach(ids: readonly string[], decide: (current: RequestRecord) => Decision, dryRun: boolean): Promise<{ changed: Changed[]; skipped: Skipped[] }> {
     const changed: Changed[] = [];
     const skipped: Skipped[] = [];
     for (const requestId of ids) {

@@ -73,7 +73,7 @@ export async function copyStoreToFolder(url: string, folder: string, options: Co
     const dir = destinationFolder(folder);
     const report = aReport(shownUrl(url), dir.root, 0);
     try {
-      for (let after = ""; ; ) {
+      for (let after = ""; ;) {
         const records = await store.requestsAfter(after, batchSizeOf(options));
         if (!records.length) break;
         report.found += records.length;
@@ -156,14 +156,21 @@ function writeBatch(dir: StateDir, records: readonly RequestRecord[]): CopiedBat
       there = readRequestFile(file, record.requestId)?.request ?? null;
     } catch (error) {
       if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
-      done.conflicts.push({ requestId: record.requestId, reason: `its file there cannot be read (${String(error.details?.reason ?? error.message)}): left as it is` });
+      done.conflicts.push({
+        requestId: record.requestId,
+        reason: `its file there cannot be read (${String(error.details?.reason ?? error.message)}): left as it is`,
+      });
       continue;
     }
     if (!there) {
       writeFileDurable(file, serializeRequest(record));
       done.copied.push(record.requestId);
     } else if ((there.version ?? 0) === (record.version ?? 0)) done.alreadyThere.push(record.requestId);
-    else done.conflicts.push({ requestId: record.requestId, reason: `the folder holds version ${there.version ?? 0}, the store version ${record.version ?? 0}: left as it is` });
+    else
+      done.conflicts.push({
+        requestId: record.requestId,
+        reason: `the folder holds version ${there.version ?? 0}, the store version ${record.version ?? 0}: left as it is`,
+      });
   }
   return done;
 }

@@ -49,7 +49,9 @@ export function loadPg(): Promise<PgModule> {
   // Required beside this file where it is CommonJS: the CLI runs its bundles through its code
   // cache, where an import() is a loader Node warns about on stderr as experimental.
   loaded ??= (
-    (typeof __filename === "string" ? Promise.resolve().then(() => createRequire(__filename)("pg") as PgModule) : import("pg" as string)) as Promise<PgModule & { default?: PgModule }>
+    (typeof __filename === "string" ? Promise.resolve().then(() => createRequire(__filename)("pg") as PgModule) : import("pg" as string)) as Promise<
+      PgModule & { default?: PgModule }
+    >
   ).then(
     (module) => (module.Pool ? module : module.default!),
     (error: unknown) => {

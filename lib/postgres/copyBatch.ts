@@ -26,7 +26,10 @@ export async function copyBatchIn(client: PgQueryable, redaction: Redaction, rec
     const version = there.get(record.requestId);
     if (version === (record.version ?? 0)) done.alreadyThere.push(record.requestId);
     else if (version !== undefined) {
-      done.conflicts.push({ requestId: record.requestId, reason: `the store holds version ${version}, the source version ${record.version ?? 0}: left as it is` });
+      done.conflicts.push({
+        requestId: record.requestId,
+        reason: `the store holds version ${version}, the source version ${record.version ?? 0}: left as it is`,
+      });
     } else {
       await saveVersion(client, redaction, null, record);
       const claim = record.state === "processing" ? record.claim : null;
@@ -34,7 +37,16 @@ export async function copyBatchIn(client: PgQueryable, redaction: Redaction, rec
         await client.query(
           `INSERT INTO claims (token, request_id, attempt, worker, host, pid, claimed_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             ON CONFLICT (token) DO NOTHING`,
-          [claim.token, record.requestId, record.attempt ?? 1, "copied", claim.host ?? "unknown", claim.pid ?? 0, claim.claimedAt ?? record.lastUpdatedAt, claim.heartbeatAt ?? claim.claimedAt ?? record.lastUpdatedAt],
+          [
+            claim.token,
+            record.requestId,
+            record.attempt ?? 1,
+            "copied",
+            claim.host ?? "unknown",
+            claim.pid ?? 0,
+            claim.claimedAt ?? record.lastUpdatedAt,
+            claim.heartbeatAt ?? claim.claimedAt ?? record.lastUpdatedAt,
+          ],
         );
       }
       done.copied.push(record.requestId);
@@ -45,6 +57,9 @@ export async function copyBatchIn(client: PgQueryable, redaction: Redaction, rec
 
 /** Up to `limit` requests after `afterId` in id order, each whole: a copy reads the store in such batches. */
 export async function requestsAfter(db: PgQueryable, afterId: string, limit: number): Promise<RequestRecord[]> {
-  const { rows } = await db.query<{ record: RequestRecord }>("SELECT record FROM requests WHERE request_id > $1 ORDER BY request_id LIMIT $2", [afterId, limit]);
+  const { rows } = await db.query<{ record: RequestRecord }>("SELECT record FROM requests WHERE request_id > $1 ORDER BY request_id LIMIT $2", [
+    afterId,
+    limit,
+  ]);
   return rows.map((row) => row.record);
 }
