@@ -19,6 +19,7 @@ import { writeFiles } from "./requestFiles.mjs";
 import { measureBigFolder } from "./bigFolder.mjs";
 import { measureBigExport, measureMcpFlood } from "./floods.mjs";
 import { measureAgentFiles } from "./agentFiles.mjs";
+import { measureTransitionWal } from "./transitions.mjs";
 
 const require = createRequire(import.meta.url);
 const { openTrackerService, adoptStateDir, redactSecrets, STATES, ACTIVITY_RANGES } = require("../dist/internal.cjs");
@@ -706,7 +707,7 @@ function measureCraftedRedaction(prompt) {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction, agentfiles) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction, agentfiles, transitions) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -732,6 +733,8 @@ const groups = {
   retention: measureRetention,
   redaction: measureRedaction,
   agentfiles: () => measureAgentFiles({ ROOT, tempDir, summarize, ratio, median, rows }),
+  // An index write's log pages, then the writes' p99 beside the bare write and the queue's throughput beside its limit.
+  transitions: async () => (await measureTransitionWal({ tempDir, writeFiles, openTracker, rows }), await measureWrites(), await measureThroughput()),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");
