@@ -23,10 +23,10 @@ function walFrames(walFile, pageSize) {
 }
 
 /**
- * Method: the tracker's own connection writes as it always does; between rounds a second connection
- * checkpoints the log and truncates it (TRUNCATE), then PER_ROUND steps run without giving the
- * event loop a turn (so no timed checkpoint runs) and the log is read: its bytes and frames are what
- * those steps appended. Each frame's page is named by SQLite's dbstat (the table or index it
+ * Method: the tracker's own connection writes as it always does; before each step a second
+ * connection checkpoints the log and truncates it (TRUNCATE), then PER_ROUND writes of that step run
+ * without giving the event loop a turn (so no timed checkpoint runs) and the log is read: its bytes
+ * and frames are what those writes appended (a claim's include its reservation's commit). Each frame's page is named by SQLite's dbstat (the table or index it
  * belongs to), so the figures say where the pages go. A populated folder (5,000 requests in every
  * state) gives the b-trees a realistic depth.
  */
@@ -41,6 +41,8 @@ export async function measureTransitionWal({ tempDir, writeFiles, openTracker, r
   const totals = {};
   const byTable = {};
   let next = 0;
+  /** The round's claims, heartbeaten and completed by the steps after the claims. */
+  let claims = [];
   const steps = {
     create: () =>
       tracker.create({ requestId: `m${next++}`, workspace: `ws${next % 20}`, sessionId: `s${next % 500}`, state: "queued", prompt, model: "sonnet" }),
@@ -56,7 +58,6 @@ export async function measureTransitionWal({ tempDir, writeFiles, openTracker, r
         tracker.complete(claim.request.requestId, claim.token, { output: "All 112 tests pass after the fix.", tokens: 812 });
     },
   };
-  let claims = [];
   const names = () =>
     new Map(
       side
