@@ -41,7 +41,7 @@ export async function measureTransitionWal({ tempDir, writeFiles, openTracker, r
   const totals = {};
   const byTable = {};
   let next = 0;
-  /** The round's claims, heartbeaten and completed by the steps after the claims. */
+  /** The round's claims, given heartbeats and completed by the steps after the claims. */
   let claims = [];
   const steps = {
     create: () =>
