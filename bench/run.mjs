@@ -21,6 +21,7 @@ import { measureBigExport, measureMcpFlood } from "./floods.mjs";
 import { measureAgentFiles } from "./agentFiles.mjs";
 import { measureCharts } from "./charts.mjs";
 import { measureRetentionLive } from "./retentionLive.mjs";
+import { measureTransitionWal } from "./transitions.mjs";
 
 const require = createRequire(import.meta.url);
 // The library's tracker, and the roles reqwatch's programs hold: the benches time the reader's and the operator's calls too.
@@ -708,7 +709,7 @@ function measureCraftedRedaction(prompt) {
 }
 
 console.log(`reqwatch bench on ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}\n`);
-// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction, agentfiles, charts, retentionlive) runs one group.
+// BENCH_ONLY=live (or writes, recovery, cli, cleanup, throughput, 100k, bigfolder, dashboard, firstopen, mcp, package, pause, source, claudemem, otel, telemetry, bigexport, mcpflood, scaling, retention, redaction, agentfiles, charts, retentionlive, transitions) runs one group.
 const only = process.env.BENCH_ONLY;
 const groups = {
   writes: measureWrites,
@@ -736,6 +737,8 @@ const groups = {
   agentfiles: () => measureAgentFiles({ ROOT, tempDir, summarize, ratio, median, rows }),
   charts: () => measureCharts({ tempDir, openTracker, openRoles, summarize, ratio, rows }),
   retentionlive: () => measureRetentionLive({ ROOT, writeFiles, tempDir, openTracker, summarize, ratio }),
+  // An index write's log pages, then the writes' p99 beside the bare write and the queue's throughput beside its limit.
+  transitions: async () => (await measureTransitionWal({ tempDir, writeFiles, openTracker, rows }), await measureWrites(), await measureThroughput()),
 };
 for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
 const out = path.join(ROOT, "bench", only ? `results-${only}.json` : "results.json");

@@ -38,10 +38,33 @@ export function attemptRowsOf(request: RequestRecord): AttemptRow[] {
   return rows;
 }
 
-/** Replace a request's rows in `attempts`. */
+const STORED = `SELECT request_id, number, workspace, worker_name, pid, host, process_started_at, claimed_at, ended_at, outcome
+  FROM attempts WHERE request_id = ?`;
+const UPDATE_END = "UPDATE attempts SET workspace = ?, worker_name = ?, ended_at = ?, outcome = ? WHERE request_id = ? AND number = ?";
+const DELETE_ONE = "DELETE FROM attempts WHERE request_id = ? AND number = ?";
+
+/** The columns of `attempts_by_worker` (lib/db/ddl.ts), by their place in an AttemptRow: pid, host, process_started_at, claimed_at. */
+const WORKER_KEY = [4, 5, 6, 7] as const;
+
+/**
+ * Bring a request's rows in `attempts` up to `rows`, touching only the rows that changed: an
+ * attempt that ends changes its end alone, and leaves its worker's index entry as it was (a
+ * rewritten row put a page of that index into the write-ahead log on every write).
+ */
 export function syncAttempts(db: IndexDb, requestId: string, rows: readonly AttemptRow[]): void {
-  statement(db, "DELETE FROM attempts WHERE request_id = ?").run(requestId);
-  insertAttempts(db, rows);
+  const stored = new Map((statement(db, STORED).raw().all(requestId) as AttemptRow[]).map((row) => [row[1], row] as const));
+  for (const row of rows) {
+    const before = stored.get(row[1]);
+    stored.delete(row[1]);
+    if (before && row.every((value, i) => value === before[i])) continue;
+    if (before && WORKER_KEY.every((i) => row[i] === before[i])) {
+      statement(db, UPDATE_END).run(row[2], row[3], row[8], row[9], requestId, row[1]);
+      continue;
+    }
+    if (before) statement(db, DELETE_ONE).run(requestId, row[1]);
+    statement(db, INSERT).run(...row);
+  }
+  for (const number of stored.keys()) statement(db, DELETE_ONE).run(requestId, number);
 }
 
 /** Add rows to `attempts` (a request that has none yet). */

@@ -92,21 +92,16 @@ export interface FeedHead {
 
 /** The newest change's number: one b-tree lookup (the poll of every live stream runs this). */
 export function feedLastSeq(db: IndexDb): number {
-  const last = statement(db, "SELECT max(seq) FROM changes").pluck().get() as number | null;
-  return last ?? (statement(db, "SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck().get() as number | undefined) ?? 0;
+  return (statement(db, "SELECT max(seq) FROM changes").pluck().get() as number | null) ?? 0;
 }
 
 export function feedHead(db: IndexDb): FeedHead {
   // Two statements: min() and max() together make SQLite scan the table instead of two lookups.
   const oldest = statement(db, "SELECT min(seq) FROM changes").pluck().get() as number | null;
   const last = statement(db, "SELECT max(seq) FROM changes").pluck().get() as number | null;
-  const row: FeedHead = { oldestSeq: oldest ?? 0, lastSeq: last ?? 0 };
-  if (row.lastSeq === 0) {
-    // An empty table after trimming everything: sqlite_sequence still knows the last number.
-    const last = statement(db, "SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck().get() as number | undefined;
-    return { oldestSeq: (last ?? 0) + 1, lastSeq: last ?? 0 };
-  }
-  return row;
+  // Empty only before the first change: a trim keeps the newest.
+  if (last === null) return { oldestSeq: 1, lastSeq: 0 };
+  return { oldestSeq: oldest ?? 0, lastSeq: last };
 }
 
 /** Changes after `afterSeq`, oldest first, at most `limit`. */

@@ -5,7 +5,7 @@ import { STATES } from "../model/states";
  * The index is derived data: when this version changes, the index is dropped and rebuilt from the
  * files instead of migrated.
  */
-export const INDEX_SCHEMA_VERSION = 16;
+export const INDEX_SCHEMA_VERSION = 17;
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -142,8 +142,10 @@ CREATE INDEX IF NOT EXISTS sessions_by_updated ON sessions (updated_at, id);
 
 -- The change feed: one row per index change, in commit order across every process (our writers
 -- update the index in the same transaction as the file). Trimmed to the newest FEED_RETAINED rows.
+-- Not AUTOINCREMENT (its sqlite_sequence row was one more page in the log per write): a trim never
+-- deletes the newest row, so the next seq is always past every seq given before.
 CREATE TABLE IF NOT EXISTS changes (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq INTEGER PRIMARY KEY,
   kind TEXT NOT NULL,
   request_id TEXT NOT NULL,
   -- For an upsert, the request's summary (a list row), so a table can update without a refetch.

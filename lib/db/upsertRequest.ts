@@ -12,41 +12,53 @@ import { syncRequestText, textSignature } from "./requestText";
 // The row becomes the file as read under the writers' lock, whatever its version says: the file is
 // the truth every writer decides from (a stale copy put back, a claim a power cut lost). The same
 // content again (a touch, a second look at one file) changes nothing and reaches no one.
-const UPSERT = `
+const INSERT = `
       INSERT INTO requests (id, workspace, session_id, chat_id, state, previous_state, created_at, updated_at,
         state_since, processing_started_at, attempt, model, tokens, version, max_attempts, not_before, timeout_at,
         claim_token, claim_pid, claim_host, claim_process_started_at, last_claimed_at, callback_success, heartbeat_at, file_mtime_ms, file_size, file_ino, text_sig, doc)
       VALUES (@id, @workspace, @session_id, @chat_id, @state, @previous_state, @created_at, @updated_at,
         @state_since, @processing_started_at, @attempt, @model, @tokens, @version, @max_attempts, @not_before, @timeout_at,
-        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @last_claimed_at, @callback_success, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)
-      ON CONFLICT(id) DO UPDATE SET
-        workspace = excluded.workspace, session_id = excluded.session_id, chat_id = excluded.chat_id,
-        state = excluded.state, previous_state = excluded.previous_state, created_at = excluded.created_at,
-        updated_at = excluded.updated_at, state_since = excluded.state_since,
-        processing_started_at = excluded.processing_started_at, attempt = excluded.attempt, model = excluded.model,
-        tokens = excluded.tokens, version = excluded.version, max_attempts = excluded.max_attempts,
-        not_before = excluded.not_before, timeout_at = excluded.timeout_at, claim_token = excluded.claim_token,
-        claim_pid = excluded.claim_pid, claim_host = excluded.claim_host,
-        claim_process_started_at = excluded.claim_process_started_at, last_claimed_at = excluded.last_claimed_at,
-        callback_success = excluded.callback_success,
-        -- A heartbeat newer than the file's (beats go to the index only) survives a re-read of the same claim.
-        heartbeat_at = CASE WHEN excluded.claim_token IS requests.claim_token
-          THEN max(coalesce(requests.heartbeat_at, 0), coalesce(excluded.heartbeat_at, 0)) ELSE excluded.heartbeat_at END,
-        reserved_until = NULL, reserved_by = NULL,
-        file_mtime_ms = excluded.file_mtime_ms,
-        file_size = excluded.file_size, file_ino = excluded.file_ino, text_sig = excluded.text_sig, doc = excluded.doc
-      WHERE excluded.doc IS NOT requests.doc`;
+        @claim_token, @claim_pid, @claim_host, @claim_process_started_at, @last_claimed_at, @callback_success, @heartbeat_at, @file_mtime_ms, @file_size, @file_ino, @text_sig, @doc)`;
 
-// For a file read before the lock was taken (a rebuild's reader threads): ordered, so an older
-// version (or, at the same version, an older lastUpdatedAt) never replaces a row a writer wrote since.
-const UPSERT_ORDERED = UPSERT.replace(
-  "WHERE excluded.doc IS NOT requests.doc",
-  `WHERE excluded.version > requests.version
-         OR (excluded.version = requests.version AND excluded.updated_at >= requests.updated_at AND excluded.doc IS NOT requests.doc)`,
-);
+/** The columns a write sets (INSERT's, in its order), and the stored row they are compared with. */
+const WRITTEN_COLUMNS = INSERT.slice(INSERT.indexOf("(") + 1, INSERT.indexOf(")"))
+  .split(",")
+  .map((column) => column.trim());
+const STORED_ROW = `SELECT rowid, ${WRITTEN_COLUMNS.join(", ")}, reserved_until, reserved_by FROM requests WHERE id = ?`;
+type StoredRow = Record<string, string | number | null> & { rowid: number; text_sig: string | null };
 
-/** UPSERT's insert alone: a rebuild's rows are nearly all new, and a new row needs none of the lookups an update does. */
-const INSERT_NEW = UPSERT.slice(0, UPSERT.indexOf("ON CONFLICT")).replace("INSERT INTO", "INSERT OR IGNORE INTO");
+/**
+ * The new row's values for an existing row: a heartbeat newer than the file's (beats go to the
+ * index only) survives a re-read of the same claim, and any write ends a claimer's reservation.
+ * Null when the row stays as it is: the same content, or for a file read before the lock was taken
+ * (`ordered`: a rebuild's reader threads) an older version, or at the same version an older
+ * lastUpdatedAt, than a writer wrote since.
+ */
+function updatedValues(stored: StoredRow, params: IndexRows["params"], ordered: boolean): IndexRows["params"] | null {
+  const newer =
+    !ordered ||
+    Number(params.version) > Number(stored.version) ||
+    (params.version === stored.version && Number(params.updated_at) >= Number(stored.updated_at));
+  if (!newer || params.doc === stored.doc) return null;
+  const heartbeatAt =
+    params.claim_token === stored.claim_token ? Math.max(Number(stored.heartbeat_at ?? 0), Number(params.heartbeat_at ?? 0)) : (params.heartbeat_at ?? null);
+  return { ...params, heartbeat_at: heartbeatAt, reserved_until: null, reserved_by: null };
+}
+
+/**
+ * Update only the columns whose values changed. SQLite rewrites an index entry whenever a column
+ * of it is SET, same value or not: setting every column put a page of each of the table's indexes
+ * into the write-ahead log on every write (docs/PERFORMANCE.md, "What a write puts in the log").
+ */
+function updateChangedColumns(db: IndexDb, stored: StoredRow, values: IndexRows["params"]): void {
+  const changed = Object.keys(values).filter((column) => values[column] !== stored[column]);
+  // One statement per set of columns, prepared once: a lifecycle's steps change a few dozen sets at most.
+  const update = statement(db, `UPDATE requests SET ${changed.map((column) => `${column} = @${column}`).join(", ")} WHERE rowid = @rowid`);
+  update.run({ ...Object.fromEntries(changed.map((column) => [column, values[column]])), rowid: stored.rowid });
+}
+
+/** For a rebuild: its rows are nearly all new, and a new row needs none of the lookups an update does. */
+const INSERT_NEW = INSERT.replace("INSERT INTO", "INSERT OR IGNORE INTO");
 
 /** The same content under a new fingerprint (touched, copied over itself): remember the file, nothing else. */
 const REFINGERPRINT = `UPDATE requests SET file_mtime_ms = ?, file_size = ?, file_ino = ? WHERE id = ? AND doc = ?`;
@@ -137,17 +149,21 @@ export function writeIndexRows(
     insertSteps(db, rows.steps);
     return true;
   }
-  const before = options.text
-    ? (statement(db, "SELECT rowid, text_sig FROM requests WHERE id = ?").get(requestId) as { rowid: number; text_sig: string | null } | undefined)
-    : undefined;
-  const result = statement(db, options.ordered ? UPSERT_ORDERED : UPSERT).run(params);
+  const stored = statement(db, STORED_ROW).get(requestId) as StoredRow | undefined;
   forgetUnreadable(db, requestFileKey(requestId));
-  if (result.changes === 0) {
-    statement(db, REFINGERPRINT).run(params.file_mtime_ms, params.file_size, params.file_ino, requestId, params.doc);
-    return false;
+  let rowid: number | bigint;
+  if (stored) {
+    const values = updatedValues(stored, params, options.ordered ?? false);
+    if (!values) {
+      statement(db, REFINGERPRINT).run(params.file_mtime_ms, params.file_size, params.file_ino, requestId, params.doc);
+      return false;
+    }
+    updateChangedColumns(db, stored, values);
+    rowid = stored.rowid;
+  } else {
+    rowid = statement(db, INSERT).run(params).lastInsertRowid;
   }
-  if ("request" in options && options.text)
-    syncRequestText(db, before?.rowid ?? result.lastInsertRowid, options.request, before?.text_sig ?? null, rows.textSig);
+  if ("request" in options && options.text) syncRequestText(db, rowid, options.request, stored?.text_sig ?? null, rows.textSig);
   syncAttempts(db, requestId, rows.attempts);
   syncTransitions(db, requestId, String(params.workspace), rows.steps);
   if ("request" in options && options.feed) recordChange(db, "request.upserted", requestId, options.request, Date.now());
