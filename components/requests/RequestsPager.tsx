@@ -1,15 +1,7 @@
 "use client";
 
 /** The keyset pager: the first page, back through the cursors already passed, and on to the next one. */
-export function RequestsPager({
-  onFirst,
-  onPrevious,
-  onNext,
-}: {
-  onFirst: (() => void) | null;
-  onPrevious: (() => void) | null;
-  onNext: (() => void) | null;
-}) {
+export function RequestsPager({ onFirst, onPrevious, onNext }: { onFirst: (() => void) | null; onPrevious: (() => void) | null; onNext: (() => void) | null }) {
   return (
     <div className="pager">
       <button type="button" disabled={!onFirst} onClick={() => onFirst?.()}>

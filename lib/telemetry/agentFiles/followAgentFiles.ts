@@ -377,7 +377,10 @@ export class AgentFileFollower<S> {
       const endedAt = pid > 0 ? this.#now() : lastWrite;
       const change = agent.endedMidTurn!({ pid, session, busy: true, liveness: "gone", lastSeenAt: lastWrite }, JSON.parse(position.state) as S, endedAt);
       if (change)
-        this.#options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.#options.redaction).changes, position }, this.#now());
+        this.#options.store.keepFileRead(
+          { changes: redactExport({ changes: [change], unmapped: [] }, this.#options.redaction).changes, position },
+          this.#now(),
+        );
     }
   }
 
