@@ -2,7 +2,6 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatDuration } from "@/lib/model/duration";
 import { costNote, formatCost } from "@/lib/model/money";
 import { DEFAULT_QUERY, requestQueryParams } from "@/lib/model/requestQuery";
 import type { RequestsView } from "@/lib/views/requestsView";
@@ -12,9 +11,7 @@ import { receivedSessionOptions, requestListOptions } from "../data/queries";
 import { When } from "../Clock";
 import { RequestsTable } from "../requests/RequestsTable";
 import { sourceRowPath } from "../sources/sourcePaths";
-import { TableHead } from "../TableHead";
-
-const count = (n: number) => n.toLocaleString("en-US");
+import { ByModel, count, SessionErrors, ToolsUsed } from "./ReceivedSessionParts";
 
 /**
  * A session received over OpenTelemetry (a Claude Code `session.id`, a GenAI conversation): what it
@@ -78,76 +75,9 @@ export function ReceivedSessionDetail({ id, initial, initialRequests }: { id: st
         </ul>
       )}
 
-      <section aria-label="Cost and tokens by model">
-        <h2>By model ({byModel.length})</h2>
-        {byModel.length ? (
-          <table aria-label="Cost and tokens by model">
-            <TableHead columns={["Model", "Calls", "Input tokens", "Output tokens", "Cache read", "Cache write", "Cost"]} />
-            <tbody>
-              {byModel.map((row) => (
-                <tr key={row.model}>
-                  <td>{row.model}</td>
-                  {[row.calls, row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map((value, i) => (
-                    <td key={i} className="num">
-                      {count(value)}
-                    </td>
-                  ))}
-                  <td className="num" title={costNote(row)}>
-                    {formatCost(row)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p className="muted">No model call was received.</p>
-        )}
-      </section>
-      <section aria-label="Tools used">
-        <h2>Tools used ({tools.length})</h2>
-        {tools.length ? (
-          <table aria-label="Tools used">
-            <TableHead columns={["Tool", "Uses", "Failed", "Time"]} />
-            <tbody>
-              {tools.map((row) => (
-                <tr key={row.name}>
-                  <td>{row.name}</td>
-                  <td className="num">{count(row.uses)}</td>
-                  <td className="num">{count(row.failed)}</td>
-                  <td className="num">{formatDuration(row.durationMs)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p className="muted">No tool was used.</p>
-        )}
-      </section>
-
-      <h2>Errors ({errors.length})</h2>
-      {errors.length ? (
-        <table aria-label="Errors">
-          <TableHead columns={["Request", "State", "When", "Error"]} />
-          <tbody>
-            {errors.map((row) => (
-              <tr key={row.requestId}>
-                <td className="id">
-                  <Link prefetch={false} href={sourceRowPath("otel", row.requestId)}>
-                    {row.requestId}
-                  </Link>
-                </td>
-                <td>{row.state}</td>
-                <td className="num">
-                  <When at={row.at} />
-                </td>
-                <td style={{ whiteSpace: "normal" }}>{row.error}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : (
-        <p className="muted">None.</p>
-      )}
+      <ByModel rows={byModel} />
+      <ToolsUsed rows={tools} />
+      <SessionErrors rows={errors} />
 
       <h2>
         {lifecycles} ({count(session.requests)})

@@ -64,30 +64,31 @@ export interface Actions {
  * run its process died in is settled when a server opens (settleInterrupted).
  */
 export class BulkActions implements Actions {
-  private readonly runner: PacedRunner;
+  readonly #runner: PacedRunner;
+  readonly #ctx: TrackerContext;
+  readonly #archive: () => ArchiveDb;
 
-  constructor(
-    private readonly ctx: TrackerContext,
-    private readonly archive: () => ArchiveDb,
-  ) {
-    this.runner = new PacedRunner(ctx, () => this.db());
+  constructor(ctx: TrackerContext, archive: () => ArchiveDb) {
+    this.#ctx = ctx;
+    this.#archive = archive;
+    this.#runner = new PacedRunner(ctx, () => this.#db());
   }
 
-  private db(): ArchiveDb {
-    const db = this.archive();
+  #db(): ArchiveDb {
+    const db = this.#archive();
     ensureAuditTable(db);
     return db;
   }
 
   closeInterrupted(): AuditEntry[] {
-    return closeInterrupted(this.ctx, this.archive, this.db());
+    return closeInterrupted(this.#ctx, this.#archive, this.#db());
   }
 
   dryRun(raw: ActionInput): ActionDryRun {
     const input = validate(raw);
     if (input.kind === "retry" || input.kind === "cancel") {
-      const ids = this.targetOf(input);
-      const report = input.kind === "retry" ? retry(this.ctx, { ids }, { dryRun: true }) : cancel(this.ctx, ids, { dryRun: true });
+      const ids = this.#targetOf(input);
+      const report = input.kind === "retry" ? retry(this.#ctx, { ids }, { dryRun: true }) : cancel(this.#ctx, ids, { dryRun: true });
       const changing = "retried" in report ? report.retried : report.cancelled;
       const byState: Partial<Record<State, number>> = {};
       for (const r of changing) byState[r.from] = (byState[r.from] ?? 0) + 1;
@@ -95,7 +96,7 @@ export class BulkActions implements Actions {
       for (const s of report.skipped) addSkip(skipped, s.reason, s.requestId);
       // Named by how many it would change: the count the dialog's button and the audit entry say too.
       const summary = describeAction(input, changing.length);
-      const dryRunId = storeDryRun(this.ctx, input, summary, ids);
+      const dryRunId = storeDryRun(this.#ctx, input, summary, ids);
       return {
         kind: input.kind,
         summary,
@@ -107,9 +108,9 @@ export class BulkActions implements Actions {
         skipped,
       };
     }
-    const report = cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
+    const report = cleanup(this.#ctx, this.#archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
     const summary = describeAction(input);
-    const dryRunId = storeDryRun(this.ctx, input, summary, report.ids, report.cutoff);
+    const dryRunId = storeDryRun(this.#ctx, input, summary, report.ids, report.cutoff);
     return {
       kind: "cleanup",
       summary,
@@ -124,26 +125,26 @@ export class BulkActions implements Actions {
   }
 
   /** The ids a retry or cancel acts on: those given, or those a filter matches now. */
-  private targetOf(input: Extract<ActionInput, { kind: "retry" | "cancel" }>): string[] {
-    if (input.kind === "cancel" || input.ids) return targetIds(this.ctx, { ids: input.ids });
-    return targetIds(this.ctx, { filter: input.filter });
+  #targetOf(input: Extract<ActionInput, { kind: "retry" | "cancel" }>): string[] {
+    if (input.kind === "cancel" || input.ids) return targetIds(this.#ctx, { ids: input.ids });
+    return targetIds(this.#ctx, { filter: input.filter });
   }
 
   /** Start an action; the returned promise settles when it is done. The entry id is known at once via `onStart`. */
   async run(raw: ActionInput, options: StartedRunOptions = {}): Promise<AuditEntry> {
     const input = validate(raw);
-    assertManaged(this.ctx, describeAction(input));
-    const dryRun = takeStoredDryRun(this.ctx, input);
+    assertManaged(this.#ctx, describeAction(input));
+    const dryRun = takeStoredDryRun(this.#ctx, input);
     const by = options.by ?? "dashboard";
     if (input.kind === "retry" || input.kind === "cancel") {
-      const ids = dryRun?.ids ?? this.targetOf(input);
+      const ids = dryRun?.ids ?? this.#targetOf(input);
       // The dry run's words and input: what it matched is what this run acts on.
       const described = dryRun
         ? { summary: dryRun.summary, target: dryRun.target }
         : { summary: describeAction(input, ids.length), target: auditTarget(input) };
-      return this.runner.run(ids, { kind: input.kind, ...described }, options, (chunk, progress, entryId) => {
+      return this.#runner.run(ids, { kind: input.kind, ...described }, options, (chunk, progress, entryId) => {
         const report =
-          input.kind === "retry" ? retry(this.ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.ctx, chunk, { by: actedBy(by, entryId) });
+          input.kind === "retry" ? retry(this.#ctx, { ids: chunk }, { by: actedBy(by, entryId) }) : cancel(this.#ctx, chunk, { by: actedBy(by, entryId) });
         const changed = "retried" in report ? report.retried : report.cancelled;
         for (const r of changed) progress.changedIds.push(r.requestId);
         for (const s of report.skipped) addSkip(progress.skipReasons, s.reason, s.requestId);
@@ -152,15 +153,15 @@ export class BulkActions implements Actions {
     }
     const matched = dryRun
       ? { ids: dryRun.ids, cutoff: dryRun.cutoff! }
-      : cleanup(this.ctx, this.archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
+      : cleanup(this.#ctx, this.#archive, { olderThanMs: input.olderThanMs, states: input.states, dryRun: true });
     const described = dryRun
       ? { summary: dryRun.summary, target: dryRun.target }
       : { summary: describeAction(input), target: auditTarget(input, matched.cutoff) };
-    return this.runner.run(matched.ids, { kind: "cleanup", ...described }, options, (chunk, progress, entryId) => {
+    return this.#runner.run(matched.ids, { kind: "cleanup", ...described }, options, (chunk, progress, entryId) => {
       // The dry run's cutoff: a request that reached it since (or changed) is skipped, not taken in.
       const report = cleanup(
-        this.ctx,
-        this.archive,
+        this.#ctx,
+        this.#archive,
         {
           olderThanMs: input.olderThanMs,
           states: input.states,
@@ -182,11 +183,11 @@ export class BulkActions implements Actions {
   }
 
   dryRunUndo(entryId: number): ActionDryRun {
-    return dryRunUndo(this.ctx, () => this.db(), entryId);
+    return dryRunUndo(this.#ctx, () => this.#db(), entryId);
   }
 
   undo(entryId: number, options: StartedRunOptions = {}): Promise<AuditEntry> {
-    return undoCleanup(this.ctx, this.archive, () => this.db(), this.runner, entryId, options);
+    return undoCleanup(this.#ctx, this.#archive, () => this.#db(), this.#runner, entryId, options);
   }
 
   recordSourceAction(
@@ -196,15 +197,15 @@ export class BulkActions implements Actions {
     by: string,
     act: () => SourceActionResult,
   ): { entry: AuditEntry; result: SourceActionResult } {
-    return recordSourceAction(this.ctx, this.db(), source, kind, requestIds, by, act);
+    return recordSourceAction(this.#ctx, this.#db(), source, kind, requestIds, by, act);
   }
 
   /** An entry, with live progress while it runs. */
   entry(id: number): AuditEntry {
-    return this.runner.withLiveProgress(getEntry(this.db(), id));
+    return this.#runner.withLiveProgress(getEntry(this.#db(), id));
   }
 
   list(limit?: number): AuditEntry[] {
-    return listEntries(this.db(), limit).map((entry) => this.runner.withLiveProgress(entry));
+    return listEntries(this.#db(), limit).map((entry) => this.#runner.withLiveProgress(entry));
   }
 }

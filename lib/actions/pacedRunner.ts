@@ -47,12 +47,14 @@ const MAX_CHUNK = 500;
  * entry before it starts, before every step (naming the step: see closeInterrupted) and when it ends.
  */
 export class PacedRunner {
-  private readonly running = new Map<number, EntryProgress & { matched: number }>();
+  readonly #running = new Map<number, EntryProgress & { matched: number }>();
+  readonly #ctx: TrackerContext;
+  readonly #auditDb: () => ArchiveDb;
 
-  constructor(
-    private readonly ctx: TrackerContext,
-    private readonly auditDb: () => ArchiveDb,
-  ) {}
+  constructor(ctx: TrackerContext, auditDb: () => ArchiveDb) {
+    this.#ctx = ctx;
+    this.#auditDb = auditDb;
+  }
 
   async run(
     ids: string[],
@@ -60,10 +62,10 @@ export class PacedRunner {
     options: StartedRunOptions,
     step: RunStep,
   ): Promise<AuditEntry> {
-    const db = this.auditDb();
-    const id = startEntry(db, { ...entry, by: options.by ?? "dashboard", matched: ids.length, at: this.ctx.now() });
+    const db = this.#auditDb();
+    const id = startEntry(db, { ...entry, by: options.by ?? "dashboard", matched: ids.length, at: this.#ctx.now() });
     const progress = { matched: ids.length, changed: 0, skipped: 0, skipReasons: [] as SkipSummary[], changedIds: [] as string[] };
-    this.running.set(id, progress);
+    this.#running.set(id, progress);
     options.onStart?.(id);
     let chunkSize = options.chunkSize ?? FIRST_CHUNK;
     try {
@@ -85,20 +87,20 @@ export class PacedRunner {
         else await yieldToEventLoop();
         if (options.signal?.aborted) throw new ActionStopped();
       }
-      updateEntry(db, id, progress, { status: "done", at: this.ctx.now() });
+      updateEntry(db, id, progress, { status: "done", at: this.#ctx.now() });
     } catch (error) {
       if (error instanceof ActionStopped) throw error;
       const message = isReqwatchError(error) ? error.message : "internal error";
-      updateEntry(db, id, progress, { status: "failed", at: this.ctx.now(), error: message });
+      updateEntry(db, id, progress, { status: "failed", at: this.#ctx.now(), error: message });
     } finally {
-      this.running.delete(id);
+      this.#running.delete(id);
     }
     return getEntry(db, id);
   }
 
   /** A running action saves its progress before each step; the figures in memory include the step under way. */
   withLiveProgress(entry: AuditEntry): AuditEntry {
-    const live = this.running.get(entry.id);
+    const live = this.#running.get(entry.id);
     return live ? { ...entry, changed: live.changed, skipped: live.skipped } : entry;
   }
 }

@@ -55,83 +55,82 @@ const STUCK_SENT = 200;
  * From another generation, or from before the oldest change kept, it gets `reset` and refetches.
  */
 export class FeedHub {
-  private readonly subscribers = new Set<Subscriber>();
-  private readonly pollMs: number;
-  private readonly batchMs: number;
-  private readonly heartbeatMs: number;
-  private pollTimer: NodeJS.Timeout | null = null;
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  readonly #subscribers = new Set<Subscriber>();
+  readonly #pollMs: number;
+  readonly #batchMs: number;
+  readonly #heartbeatMs: number;
+  #pollTimer: NodeJS.Timeout | null = null;
+  #heartbeatTimer: NodeJS.Timeout | null = null;
   /** Changes polled but not sent yet: one batch for every subscriber, formatted once. */
-  private pending: FeedChange[] = [];
-  private flushTimer: NodeJS.Timeout | null = null;
-  private lastFlushAt = 0;
-  private lastFlushSize = 0;
-  private lastSeq: number;
-  private generation: string;
-  private stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
+  #pending: FeedChange[] = [];
+  #flushTimer: NodeJS.Timeout | null = null;
+  #lastFlushAt = 0;
+  #lastFlushSize = 0;
+  #lastSeq: number;
+  #generation: string;
+  #stuck: StuckSnapshot = { count: 0, at: null, requests: [] };
   /** The latest pass's whole list, for the queues' stuck counts (the event carries only the first STUCK_SENT). */
-  private stuckAll: readonly StuckRequest[] = [];
-  private sources: SourceStatus[] = [];
-  private indexing: IndexingProgress | null = null;
-  private retention: RetentionRun | null = null;
+  #stuckAll: readonly StuckRequest[] = [];
+  #sources: SourceStatus[] = [];
+  #indexing: IndexingProgress | null = null;
+  #retention: RetentionRun | null = null;
+  readonly #reader: Reader;
 
-  constructor(
-    private readonly reader: Reader,
-    options: FeedHubOptions = {},
-  ) {
-    this.pollMs = options.pollMs ?? 50;
-    this.batchMs = options.batchMs ?? 250;
-    this.heartbeatMs = options.heartbeatMs ?? 15_000;
-    this.lastSeq = reader.feedHead().lastSeq;
-    this.generation = reader.generation();
+  constructor(reader: Reader, options: FeedHubOptions = {}) {
+    this.#reader = reader;
+    this.#pollMs = options.pollMs ?? 50;
+    this.#batchMs = options.batchMs ?? 250;
+    this.#heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.#lastSeq = reader.feedHead().lastSeq;
+    this.#generation = reader.generation();
   }
 
   get size(): number {
-    return this.subscribers.size;
+    return this.#subscribers.size;
   }
 
   /** Start a subscription; `send` receives SSE text. Returns the function that ends it. */
   subscribe(since: string | null, send: (chunk: string) => void): () => void {
-    this.poll(); // Bring lastSeq up to date, so replay and live delivery meet exactly.
-    const subscriber: Subscriber = { send, fromSeq: this.lastSeq };
+    this.#poll(); // Bring lastSeq up to date, so replay and live delivery meet exactly.
+    const subscriber: Subscriber = { send, fromSeq: this.#lastSeq };
     const resume = parseEventId(since);
-    const head = this.reader.feedHead();
+    const head = this.#reader.feedHead();
     if (since === null) {
       send(
         formatEvent(
-          { event: "ready", data: { generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } },
-          eventId(this.generation, this.lastSeq),
+          { event: "ready", data: { generation: this.#generation, seq: this.#lastSeq, counts: this.#reader.countsByState() } },
+          eventId(this.#generation, this.#lastSeq),
         ),
       );
-    } else if (!resume || resume.generation !== this.generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.lastSeq) {
-      send(this.reset(!resume ? "unknown event id" : resume.generation !== this.generation ? "the index was rebuilt" : "too far behind"));
+    } else if (!resume || resume.generation !== this.#generation || resume.seq < head.oldestSeq - 1 || resume.seq > this.#lastSeq) {
+      send(this.#reset(!resume ? "unknown event id" : resume.generation !== this.#generation ? "the index was rebuilt" : "too far behind"));
     } else {
-      this.replay(subscriber, resume.seq);
+      this.#replay(subscriber, resume.seq);
     }
-    send(formatEvent({ event: "stuck", data: this.stuck }));
-    if (this.sources.length) send(formatEvent({ event: "sources", data: { sources: this.sources, changed: [] } }));
-    if (this.indexing) send(formatEvent({ event: "indexing", data: { indexing: this.indexing, counts: this.reader.countsByState() } }));
-    if (this.retention) send(formatEvent({ event: "retention", data: this.retention }));
-    this.subscribers.add(subscriber);
-    this.startTimers();
-    return () => this.unsubscribe(subscriber);
+    send(formatEvent({ event: "stuck", data: this.#stuck }));
+    if (this.#sources.length) send(formatEvent({ event: "sources", data: { sources: this.#sources, changed: [] } }));
+    if (this.#indexing) send(formatEvent({ event: "indexing", data: { indexing: this.#indexing, counts: this.#reader.countsByState() } }));
+    if (this.#retention) send(formatEvent({ event: "retention", data: this.#retention }));
+    this.#subscribers.add(subscriber);
+    this.#startTimers();
+    return () => this.#unsubscribe(subscriber);
   }
 
   /** The stuck monitor's latest pass; sent to every subscriber when what is stuck changed. */
   publishStuck(stuck: StuckRequest[], at: number): void {
-    const previous = this.stuck;
-    const queuesBefore = stuckBy(this.stuckAll);
-    this.stuck = { count: stuck.length, at, requests: stuck.slice(0, STUCK_SENT) };
-    this.stuckAll = stuck;
+    const previous = this.#stuck;
+    const queuesBefore = stuckBy(this.#stuckAll);
+    this.#stuck = { count: stuck.length, at, requests: stuck.slice(0, STUCK_SENT) };
+    this.#stuckAll = stuck;
     const same = previous.count === stuck.length && previous.requests.every((r, i) => r.requestId === stuck[i]?.requestId && r.reason === stuck[i]?.reason);
     if (same) return;
-    let chunk = formatEvent({ event: "stuck", data: this.stuck });
+    let chunk = formatEvent({ event: "stuck", data: this.#stuck });
     // A queue's status says how many of its requests are stuck.
     const queuesNow = stuckBy(stuck);
     const differs = ([workspace, count]: [string, { queued: number; processing: number }]) =>
       queuesBefore.get(workspace)?.queued !== count.queued || queuesBefore.get(workspace)?.processing !== count.processing;
-    if (queuesNow.size !== queuesBefore.size || [...queuesNow].some(differs)) chunk += this.queuesIfDue();
-    for (const subscriber of this.subscribers) subscriber.send(chunk);
+    if (queuesNow.size !== queuesBefore.size || [...queuesNow].some(differs)) chunk += this.#queuesIfDue();
+    for (const subscriber of this.#subscribers) subscriber.send(chunk);
   }
 
   /**
@@ -139,9 +138,9 @@ export class FeedHub {
    * (a browser refetches the pages it shows of those).
    */
   publishSources(sources: SourceStatus[], changed: string[]): void {
-    this.sources = sources;
+    this.#sources = sources;
     const chunk = formatEvent({ event: "sources", data: { sources, changed } });
-    for (const subscriber of this.subscribers) subscriber.send(chunk);
+    for (const subscriber of this.#subscribers) subscriber.send(chunk);
   }
 
   /**
@@ -149,11 +148,11 @@ export class FeedHub {
    * shows it and refetches what it shows (the rows come in without feed changes).
    */
   publishIndexing(indexing: IndexingProgress | null): void {
-    const ended = this.indexing !== null && indexing === null;
+    const ended = this.#indexing !== null && indexing === null;
     if (indexing === null && !ended) return;
-    this.indexing = indexing;
-    const chunk = formatEvent({ event: "indexing", data: { indexing, counts: this.reader.countsByState() } });
-    for (const subscriber of this.subscribers) subscriber.send(chunk);
+    this.#indexing = indexing;
+    const chunk = formatEvent({ event: "indexing", data: { indexing, counts: this.#reader.countsByState() } });
+    for (const subscriber of this.#subscribers) subscriber.send(chunk);
   }
 
   /**
@@ -162,100 +161,100 @@ export class FeedHub {
    * one at the server's start, say) connects after it ended.
    */
   publishRetention(run: RetentionRun): void {
-    this.retention = { finishedAt: run.finishedAt, removed: run.removed };
-    const chunk = formatEvent({ event: "retention", data: this.retention });
-    for (const subscriber of this.subscribers) subscriber.send(chunk);
+    this.#retention = { finishedAt: run.finishedAt, removed: run.removed };
+    const chunk = formatEvent({ event: "retention", data: this.#retention });
+    for (const subscriber of this.#subscribers) subscriber.send(chunk);
   }
 
   get indexingSnapshot(): IndexingProgress | null {
-    return this.indexing;
+    return this.#indexing;
   }
 
   get stuckSnapshot(): StuckSnapshot {
-    return this.stuck;
+    return this.#stuck;
   }
 
   /** Every stuck request of the latest pass, less those a change has since moved on: what the badge counts. */
   get stuckRequests(): readonly StuckRequest[] {
-    return this.stuckAll;
+    return this.#stuckAll;
   }
 
   /** Stop everything (server shutdown, tests). */
   close(): void {
-    for (const subscriber of this.subscribers) this.unsubscribe(subscriber);
+    for (const subscriber of this.#subscribers) this.#unsubscribe(subscriber);
   }
 
-  private replay(subscriber: Subscriber, afterSeq: number): void {
+  #replay(subscriber: Subscriber, afterSeq: number): void {
     let from = afterSeq;
-    while (from < this.lastSeq) {
-      const changes = this.reader.changesSince(from, 500).filter((change) => change.seq <= this.lastSeq);
+    while (from < this.#lastSeq) {
+      const changes = this.#reader.changesSince(from, 500).filter((change) => change.seq <= this.#lastSeq);
       if (!changes.length) break;
-      subscriber.send(formatEvent({ event: "changes", data: { changes } }, eventId(this.generation, changes.at(-1)!.seq)));
+      subscriber.send(formatEvent({ event: "changes", data: { changes } }, eventId(this.#generation, changes.at(-1)!.seq)));
       from = changes.at(-1)!.seq;
     }
     subscriber.send(
-      formatEvent({ event: "counts", data: { counts: this.reader.countsByState() } }) +
-        formatEvent({ event: "queues", data: { queues: queuesView(this.reader, this.stuckAll) } }),
+      formatEvent({ event: "counts", data: { counts: this.#reader.countsByState() } }) +
+        formatEvent({ event: "queues", data: { queues: queuesView(this.#reader, this.#stuckAll) } }),
     );
   }
 
   /** The `reset` event at the feed's head: the counts come with it, as with `ready`, so the header is right before the refetches return. */
-  private reset(reason: ResetReason): string {
+  #reset(reason: ResetReason): string {
     return formatEvent(
-      { event: "reset", data: { reason, generation: this.generation, seq: this.lastSeq, counts: this.reader.countsByState() } },
-      eventId(this.generation, this.lastSeq),
+      { event: "reset", data: { reason, generation: this.#generation, seq: this.#lastSeq, counts: this.#reader.countsByState() } },
+      eventId(this.#generation, this.#lastSeq),
     );
   }
 
-  private unsubscribe(subscriber: Subscriber): void {
-    this.subscribers.delete(subscriber);
-    if (this.subscribers.size === 0) this.stopTimers();
+  #unsubscribe(subscriber: Subscriber): void {
+    this.#subscribers.delete(subscriber);
+    if (this.#subscribers.size === 0) this.#stopTimers();
   }
 
-  private startTimers(): void {
-    if (!this.pollTimer) {
-      this.pollTimer = setInterval(() => this.poll(), this.pollMs);
-      this.pollTimer.unref();
+  #startTimers(): void {
+    if (!this.#pollTimer) {
+      this.#pollTimer = setInterval(() => this.#poll(), this.#pollMs);
+      this.#pollTimer.unref();
     }
-    if (!this.heartbeatTimer) {
-      this.heartbeatTimer = setInterval(() => {
-        for (const subscriber of this.subscribers) subscriber.send(": heartbeat\n\n");
-      }, this.heartbeatMs);
-      this.heartbeatTimer.unref();
+    if (!this.#heartbeatTimer) {
+      this.#heartbeatTimer = setInterval(() => {
+        for (const subscriber of this.#subscribers) subscriber.send(": heartbeat\n\n");
+      }, this.#heartbeatMs);
+      this.#heartbeatTimer.unref();
     }
   }
 
-  private stopTimers(): void {
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    if (this.queuesTimer) clearTimeout(this.queuesTimer);
-    this.pollTimer = this.heartbeatTimer = this.flushTimer = this.queuesTimer = null;
-    this.pending = [];
+  #stopTimers(): void {
+    if (this.#pollTimer) clearInterval(this.#pollTimer);
+    if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    if (this.#queuesTimer) clearTimeout(this.#queuesTimer);
+    this.#pollTimer = this.#heartbeatTimer = this.#flushTimer = this.#queuesTimer = null;
+    this.#pending = [];
   }
 
-  private poll(): void {
-    const generation = this.reader.generation();
-    if (generation !== this.generation) {
-      this.generation = generation;
-      this.lastSeq = this.reader.feedHead().lastSeq;
-      this.pending = [];
-      const chunk = this.reset("the index was rebuilt");
-      for (const subscriber of this.subscribers) {
-        subscriber.fromSeq = this.lastSeq;
+  #poll(): void {
+    const generation = this.#reader.generation();
+    if (generation !== this.#generation) {
+      this.#generation = generation;
+      this.#lastSeq = this.#reader.feedHead().lastSeq;
+      this.#pending = [];
+      const chunk = this.#reset("the index was rebuilt");
+      for (const subscriber of this.#subscribers) {
+        subscriber.fromSeq = this.#lastSeq;
         subscriber.send(chunk);
       }
       return;
     }
-    if (this.reader.feedLastSeq() <= this.lastSeq) return;
+    if (this.#reader.feedLastSeq() <= this.#lastSeq) return;
     for (;;) {
-      const changes = this.reader.changesSince(this.lastSeq, 1000);
+      const changes = this.#reader.changesSince(this.#lastSeq, 1000);
       if (!changes.length) break;
-      this.lastSeq = changes.at(-1)!.seq;
-      this.pending.push(...changes);
+      this.#lastSeq = changes.at(-1)!.seq;
+      this.#pending.push(...changes);
       if (changes.length < 1000) break;
     }
-    this.scheduleFlush();
+    this.#scheduleFlush();
   }
 
   /**
@@ -263,10 +262,10 @@ export class FeedHub {
    * pause after a batch is FLUSH_MS_PER_CHANGE a change, up to `batchMs`: a slow trickle (the
    * retention's few removals a step) then holds back a live change for a few ms, not 250.
    */
-  private scheduleFlush(): void {
-    if (this.flushTimer || !this.pending.length) return;
-    const wait = Math.max(0, this.lastFlushAt + Math.min(this.batchMs, this.lastFlushSize * FLUSH_MS_PER_CHANGE) - Date.now());
-    this.flushTimer = setTimeout(() => this.flush(), wait);
+  #scheduleFlush(): void {
+    if (this.#flushTimer || !this.#pending.length) return;
+    const wait = Math.max(0, this.#lastFlushAt + Math.min(this.#batchMs, this.#lastFlushSize * FLUSH_MS_PER_CHANGE) - Date.now());
+    this.#flushTimer = setTimeout(() => this.#flush(), wait);
   }
 
   /**
@@ -274,65 +273,65 @@ export class FeedHub {
    * (20 open tabs cost one JSON.stringify, not 20). A subscriber that joined during the batch gets
    * only the changes after the point its own start brought it to.
    */
-  private flush(): void {
-    this.flushTimer = null;
-    const changes = this.pending;
-    this.pending = [];
+  #flush(): void {
+    this.#flushTimer = null;
+    const changes = this.#pending;
+    this.#pending = [];
     if (!changes.length) return;
-    this.lastFlushAt = Date.now();
-    this.lastFlushSize = changes.length;
+    this.#lastFlushAt = Date.now();
+    this.#lastFlushSize = changes.length;
     const last = changes.at(-1)!.seq;
-    const after = formatEvent({ event: "counts", data: { counts: this.countsNow() } }) + (changes.some(movesQueues) ? this.queuesIfDue() : "");
-    const batch = (from: FeedChange[]) => formatEvent({ event: "changes", data: { changes: from } }, eventId(this.generation, last)) + after;
+    const after = formatEvent({ event: "counts", data: { counts: this.#countsNow() } }) + (changes.some(movesQueues) ? this.#queuesIfDue() : "");
+    const batch = (from: FeedChange[]) => formatEvent({ event: "changes", data: { changes: from } }, eventId(this.#generation, last)) + after;
     const shared = batch(changes);
-    for (const subscriber of this.subscribers) {
+    for (const subscriber of this.#subscribers) {
       if (subscriber.fromSeq >= last) continue;
       subscriber.send(subscriber.fromSeq < changes[0]!.seq ? shared : batch(changes.filter((change) => change.seq > subscriber.fromSeq)));
     }
-    this.forgetEndedStuck(changes);
+    this.#forgetEndedStuck(changes);
   }
 
   /**
    * A stuck request that finished, moved on or went since the monitor's pass (another program's
    * recovery timed it out, a worker picked it up) leaves the stuck count now, not at the next pass.
    */
-  private forgetEndedStuck(changes: readonly FeedChange[]): void {
-    if (!this.stuckAll.length) return;
+  #forgetEndedStuck(changes: readonly FeedChange[]): void {
+    if (!this.#stuckAll.length) return;
     const stateNow = new Map<string, string | null>();
     for (const change of changes) {
       if (change.kind === "request.removed") stateNow.set(change.requestId, null);
       else if (change.kind === "request.upserted" && change.request) stateNow.set(change.requestId, change.request.state);
     }
-    const left = this.stuckAll.filter((request) => !stateNow.has(request.requestId) || stateNow.get(request.requestId) === request.state);
-    if (left.length !== this.stuckAll.length) this.publishStuck(left, this.stuck.at ?? Date.now());
+    const left = this.#stuckAll.filter((request) => !stateNow.has(request.requestId) || stateNow.get(request.requestId) === request.state);
+    if (left.length !== this.#stuckAll.length) this.publishStuck(left, this.#stuck.at ?? Date.now());
   }
 
-  private countsCache: { seq: number; counts: StateCounts } | null = null;
+  #countsCache: { seq: number; counts: StateCounts } | null = null;
 
-  private lastQueuesAt = 0;
-  private queuesTimer: NodeJS.Timeout | null = null;
+  #lastQueuesAt = 0;
+  #queuesTimer: NodeJS.Timeout | null = null;
 
   /**
    * The queues event, at most once per QUEUES_EVERY_MS (a GROUP BY over the queued and processing
    * rows): now when due, else sent on its own once it is, with the queues as they are then.
    */
-  private queuesIfDue(): string {
-    const wait = this.lastQueuesAt + QUEUES_EVERY_MS - Date.now();
+  #queuesIfDue(): string {
+    const wait = this.#lastQueuesAt + QUEUES_EVERY_MS - Date.now();
     if (wait <= 0) {
-      this.lastQueuesAt = Date.now();
-      return formatEvent({ event: "queues", data: { queues: queuesView(this.reader, this.stuckAll) } });
+      this.#lastQueuesAt = Date.now();
+      return formatEvent({ event: "queues", data: { queues: queuesView(this.#reader, this.#stuckAll) } });
     }
-    this.queuesTimer ??= setTimeout(() => {
-      this.queuesTimer = null;
-      const event = this.queuesIfDue();
-      for (const subscriber of this.subscribers) subscriber.send(event);
+    this.#queuesTimer ??= setTimeout(() => {
+      this.#queuesTimer = null;
+      const event = this.#queuesIfDue();
+      for (const subscriber of this.#subscribers) subscriber.send(event);
     }, wait);
     return "";
   }
 
   /** Counts once per feed position, however many subscribers ask. */
-  private countsNow(): StateCounts {
-    if (this.countsCache?.seq !== this.lastSeq) this.countsCache = { seq: this.lastSeq, counts: this.reader.countsByState() };
-    return this.countsCache.counts;
+  #countsNow(): StateCounts {
+    if (this.#countsCache?.seq !== this.#lastSeq) this.#countsCache = { seq: this.#lastSeq, counts: this.#reader.countsByState() };
+    return this.#countsCache.counts;
   }
 }

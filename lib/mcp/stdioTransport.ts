@@ -23,25 +23,34 @@ export class LineTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
 
-  private chunks: Buffer[] = [];
-  private size = 0;
+  #chunks: Buffer[] = [];
+  #size = 0;
   /** Set while the rest of an oversized line is skipped: its first bytes and its last ones so far. */
-  private refused: { head: Buffer; tail: Buffer; bytes: number } | null = null;
-  private closed = false;
+  #refused: { head: Buffer; tail: Buffer; bytes: number } | null = null;
+  #closed = false;
   /** Settles when the full output drains. */
-  private drained: Promise<void> | null = null;
+  #drained: Promise<void> | null = null;
+  readonly #input: Readable;
+  readonly #output: Writable;
+  readonly #maxBytes: number;
+  readonly #warn: (line: string) => void;
 
   constructor(
-    private readonly input: Readable = process.stdin,
-    private readonly output: Writable = process.stdout,
-    private readonly maxBytes = MAX_MESSAGE_BYTES,
-    private readonly warn: (line: string) => void = (line) => console.error(line),
-  ) {}
+    input: Readable = process.stdin,
+    output: Writable = process.stdout,
+    maxBytes = MAX_MESSAGE_BYTES,
+    warn: (line: string) => void = (line) => console.error(line),
+  ) {
+    this.#input = input;
+    this.#output = output;
+    this.#maxBytes = maxBytes;
+    this.#warn = warn;
+  }
 
   async start(): Promise<void> {
-    this.input.on("data", this.onData);
-    this.input.on("error", this.onInputError);
-    this.input.once("end", this.onEnd);
+    this.#input.on("data", this.#onData);
+    this.#input.on("error", this.#onInputError);
+    this.#input.once("end", this.#onEnd);
   }
 
   /**
@@ -50,80 +59,80 @@ export class LineTransport implements Transport {
    * server at a bounded size, not at a gigabyte of answers.
    */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) return;
-    if (this.output.write(serializeMessage(message))) return;
-    this.input.pause();
+    if (this.#closed) return;
+    if (this.#output.write(serializeMessage(message))) return;
+    this.#input.pause();
     // One wait for every answer sent while the output is full (the calls of one chunk of input are
     // answered together): a listener each would be hundreds, and Node warns of a leak on stderr.
-    this.drained ??= new Promise<void>((resolve) =>
-      this.output.once("drain", () => {
-        this.drained = null;
+    this.#drained ??= new Promise<void>((resolve) =>
+      this.#output.once("drain", () => {
+        this.#drained = null;
         resolve();
       }),
     );
-    await this.drained;
-    if (!this.closed) this.input.resume();
+    await this.#drained;
+    if (!this.#closed) this.#input.resume();
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.input.off("data", this.onData);
-    this.input.off("error", this.onInputError);
-    this.input.off("end", this.onEnd);
-    this.chunks = [];
-    this.refused = null;
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#input.off("data", this.#onData);
+    this.#input.off("error", this.#onInputError);
+    this.#input.off("end", this.#onEnd);
+    this.#chunks = [];
+    this.#refused = null;
     this.onclose?.();
   }
 
-  private readonly onInputError = (error: Error): void => {
+  readonly #onInputError = (error: Error): void => {
     this.onerror?.(error);
   };
 
-  private readonly onEnd = (): void => {
+  readonly #onEnd = (): void => {
     void this.close();
   };
 
-  private readonly onData = (chunk: Buffer): void => {
+  readonly #onData = (chunk: Buffer): void => {
     let rest = chunk;
-    while (rest.length > 0 && !this.closed) {
+    while (rest.length > 0 && !this.#closed) {
       const newline = rest.indexOf(0x0a);
       const piece = newline === -1 ? rest : rest.subarray(0, newline);
       rest = newline === -1 ? Buffer.alloc(0) : rest.subarray(newline + 1);
-      if (this.refused) this.skip(piece);
-      else if (this.size + piece.length > this.maxBytes) this.startRefusing(piece);
+      if (this.#refused) this.#skip(piece);
+      else if (this.#size + piece.length > this.#maxBytes) this.#startRefusing(piece);
       else {
-        this.chunks.push(piece);
-        this.size += piece.length;
+        this.#chunks.push(piece);
+        this.#size += piece.length;
       }
-      if (newline !== -1) this.endLine();
+      if (newline !== -1) this.#endLine();
     }
   };
 
-  private startRefusing(piece: Buffer): void {
-    const held = Buffer.concat([...this.chunks, piece]);
-    this.chunks = [];
-    this.size = 0;
-    this.refused = { head: Buffer.from(held.subarray(0, EDGE_BYTES)), tail: Buffer.alloc(0), bytes: 0 };
-    this.skip(held);
+  #startRefusing(piece: Buffer): void {
+    const held = Buffer.concat([...this.#chunks, piece]);
+    this.#chunks = [];
+    this.#size = 0;
+    this.#refused = { head: Buffer.from(held.subarray(0, EDGE_BYTES)), tail: Buffer.alloc(0), bytes: 0 };
+    this.#skip(held);
   }
 
-  private skip(piece: Buffer): void {
-    const refused = this.refused!;
+  #skip(piece: Buffer): void {
+    const refused = this.#refused!;
     refused.bytes += piece.length;
     refused.tail = Buffer.from(Buffer.concat([refused.tail, piece.subarray(Math.max(0, piece.length - EDGE_BYTES))]).subarray(-EDGE_BYTES));
   }
 
-  private endLine(): void {
-    if (this.refused) {
-      const { head, tail, bytes } = this.refused;
-      this.refused = null;
-      this.refuse(head.toString("utf8"), tail.toString("utf8"), bytes);
+  #endLine(): void {
+    if (this.#refused) {
+      const { head, tail, bytes } = this.#refused;
+      this.#refused = null;
+      this.#refuse(head.toString("utf8"), tail.toString("utf8"), bytes);
       return;
     }
-    const line = Buffer.concat(this.chunks).toString("utf8").replace(/\r$/, "");
-    this.chunks = [];
-    this.size = 0;
+    const line = Buffer.concat(this.#chunks).toString("utf8").replace(/\r$/, "");
+    this.#chunks = [];
+    this.#size = 0;
     if (line.trim() === "") return;
     let message: JSONRPCMessage;
     try {
@@ -135,10 +144,10 @@ export class LineTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  private refuse(head: string, tail: string, bytes: number): void {
-    const limit = `${Math.round(this.maxBytes / (1024 * 1024))} MB`;
+  #refuse(head: string, tail: string, bytes: number): void {
+    const limit = `${Math.round(this.#maxBytes / (1024 * 1024))} MB`;
     const message = `A message of ${(bytes / (1024 * 1024)).toFixed(1)} MB was refused: the limit is ${limit} a message.`;
-    this.warn(`reqwatch mcp: ${message} The server goes on serving.`);
+    this.#warn(`reqwatch mcp: ${message} The server goes on serving.`);
     const id = requestIdOf(head, tail);
     // A notification (no id) gets no answer; a request whose id cannot be seen gets one under id null, as JSON-RPC says.
     if (id === undefined && !/"id"\s*:/.test(head + tail)) return;

@@ -36,26 +36,26 @@ function sameChars(text: string, a: number, b: number, length: number): boolean 
  * is escaped; then the object's keys are compared decoded).
  */
 class ObjectKeys {
-  private starts: number[] = [];
-  private ends: number[] = [];
-  private decoded: Set<string> | null = null;
+  #starts: number[] = [];
+  #ends: number[] = [];
+  #decoded: Set<string> | null = null;
 
   /** Adds the key between the quotes at `start - 1` and `end`; false if the object already had it. */
   add(text: string, start: number, end: number): boolean {
     const escaped = hasBackslash(text, start, end);
-    if (escaped && !this.decoded) this.decoded = new Set(this.starts.map((from, k) => text.slice(from, this.ends[k])));
-    if (this.decoded) {
+    if (escaped && !this.#decoded) this.#decoded = new Set(this.#starts.map((from, k) => text.slice(from, this.#ends[k])));
+    if (this.#decoded) {
       const key = escaped ? (JSON.parse(text.slice(start - 1, end + 1)) as string) : text.slice(start, end);
-      if (this.decoded.has(key)) return false;
-      this.decoded.add(key);
+      if (this.#decoded.has(key)) return false;
+      this.#decoded.add(key);
       return true;
     }
     const length = end - start;
-    for (let k = 0; k < this.starts.length; k++) {
-      if (this.ends[k]! - this.starts[k]! === length && sameChars(text, this.starts[k]!, start, length)) return false;
+    for (let k = 0; k < this.#starts.length; k++) {
+      if (this.#ends[k]! - this.#starts[k]! === length && sameChars(text, this.#starts[k]!, start, length)) return false;
     }
-    this.starts.push(start);
-    this.ends.push(end);
+    this.#starts.push(start);
+    this.#ends.push(end);
     return true;
   }
 }

@@ -43,13 +43,13 @@ function noHeartbeatFor(row: StuckRow, now: number): string {
  */
 class QueueContext {
   readonly lastClaims = new Map<string, number | null>();
-  private readonly seen = new Map<string, number>();
+  readonly #seen = new Map<string, number>();
   ahead = 0;
 
   /** Called for each queued row, oldest first. */
   next(workspace: string): void {
-    this.ahead = this.seen.get(workspace) ?? 0;
-    this.seen.set(workspace, this.ahead + 1);
+    this.ahead = this.#seen.get(workspace) ?? 0;
+    this.#seen.set(workspace, this.ahead + 1);
   }
 }
 

@@ -19,18 +19,22 @@ const POLL_MS = 25;
  * changed) while, and only while, someone is waiting.
  */
 export class Waiters {
-  private readonly waiting = new Map<string, Set<Waiter>>();
-  private poller: NodeJS.Timeout | null = null;
-  private dataVersion = -1;
-  private versionOf: IndexDb | null = null;
+  readonly #waiting = new Map<string, Set<Waiter>>();
+  #poller: NodeJS.Timeout | null = null;
+  #dataVersion = -1;
+  #versionOf: IndexDb | null = null;
 
-  /** `db` is asked each time: the tracker reopens its index when the file is lost. */
-  constructor(private readonly index: () => IndexDb) {}
+  /** Asked each time: the tracker reopens its index when the file is lost. */
+  readonly #index: () => IndexDb;
+
+  constructor(index: () => IndexDb) {
+    this.#index = index;
+  }
 
   /** How many waits are pending (the tests check that none leak). */
   get size(): number {
     let n = 0;
-    for (const set of this.waiting.values()) n += set.size;
+    for (const set of this.#waiting.values()) n += set.size;
     return n;
   }
 
@@ -41,71 +45,71 @@ export class Waiters {
         resolve,
         reject,
         timer: setTimeout(() => {
-          this.remove(requestId, waiter);
+          this.#remove(requestId, waiter);
           reject(new TimeoutError(`Request ${requestId} did not finish within ${timeoutMs} ms.`, { requestId, timeoutMs }));
         }, timeoutMs),
       };
-      let set = this.waiting.get(requestId);
-      if (!set) this.waiting.set(requestId, (set = new Set()));
+      let set = this.#waiting.get(requestId);
+      if (!set) this.#waiting.set(requestId, (set = new Set()));
       set.add(waiter);
-      this.startPolling();
+      this.#startPolling();
     });
   }
 
   /** A commit of this process. */
   notify(request: RequestRecord): void {
     if (!isTerminal(request.state)) return;
-    const set = this.waiting.get(request.requestId);
+    const set = this.#waiting.get(request.requestId);
     if (!set) return;
     for (const waiter of set) {
       clearTimeout(waiter.timer);
       waiter.resolve(request);
     }
-    this.waiting.delete(request.requestId);
-    this.stopPollingIfIdle();
+    this.#waiting.delete(request.requestId);
+    this.#stopPollingIfIdle();
   }
 
   /** Reject every wait (the tracker is closing). */
   close(): void {
-    for (const [requestId, set] of this.waiting) {
+    for (const [requestId, set] of this.#waiting) {
       for (const waiter of set) {
         clearTimeout(waiter.timer);
         waiter.reject(new TimeoutError(`The tracker closed while waiting for request ${requestId}.`, { requestId }));
       }
     }
-    this.waiting.clear();
-    this.stopPollingIfIdle();
+    this.#waiting.clear();
+    this.#stopPollingIfIdle();
   }
 
-  private remove(requestId: string, waiter: Waiter): void {
-    const set = this.waiting.get(requestId);
+  #remove(requestId: string, waiter: Waiter): void {
+    const set = this.#waiting.get(requestId);
     set?.delete(waiter);
-    if (set?.size === 0) this.waiting.delete(requestId);
-    this.stopPollingIfIdle();
+    if (set?.size === 0) this.#waiting.delete(requestId);
+    this.#stopPollingIfIdle();
   }
 
-  private startPolling(): void {
-    if (this.poller) return;
-    this.dataVersion = -1;
-    this.poller = setInterval(() => this.poll(), POLL_MS);
-    this.poller.unref();
+  #startPolling(): void {
+    if (this.#poller) return;
+    this.#dataVersion = -1;
+    this.#poller = setInterval(() => this.#poll(), POLL_MS);
+    this.#poller.unref();
   }
 
-  private stopPollingIfIdle(): void {
-    if (this.waiting.size === 0 && this.poller) {
-      clearInterval(this.poller);
-      this.poller = null;
+  #stopPollingIfIdle(): void {
+    if (this.#waiting.size === 0 && this.#poller) {
+      clearInterval(this.#poller);
+      this.#poller = null;
     }
   }
 
-  private poll(): void {
-    const db = this.index();
+  #poll(): void {
+    const db = this.#index();
     if (!db.open) return;
     // data_version counts per connection: a reopened index starts a new count.
-    if (db !== this.versionOf) [this.versionOf, this.dataVersion] = [db, -1];
+    if (db !== this.#versionOf) [this.#versionOf, this.#dataVersion] = [db, -1];
     const version = dataVersion(db);
-    if (version === this.dataVersion) return;
-    this.dataVersion = version;
-    for (const request of finishedAmong(db, [...this.waiting.keys()])) this.notify(request);
+    if (version === this.#dataVersion) return;
+    this.#dataVersion = version;
+    for (const request of finishedAmong(db, [...this.#waiting.keys()])) this.notify(request);
   }
 }

@@ -57,25 +57,29 @@ export interface SessionService extends SessionTracker {
  * written through the durable path under the writers' lock, indexed, and in the change feed.
  */
 export class Sessions implements SessionService {
-  constructor(private readonly ctx: TrackerContext) {}
+  readonly #ctx: TrackerContext;
+
+  constructor(ctx: TrackerContext) {
+    this.#ctx = ctx;
+  }
 
   /** What a session records is redacted before it is written (lib/model/redaction.ts). */
-  private redact(field: RedactField, text: string): string {
-    return redactField(this.ctx.options.redaction, field, text);
+  #redact(field: RedactField, text: string): string {
+    return redactField(this.#ctx.options.redaction, field, text);
   }
 
-  private file(sessionId: string): string {
+  #file(sessionId: string): string {
     // The same pattern as request ids (they become file names too), named as what they are.
     assertRequestId(sessionId, "session id");
-    return path.join(this.ctx.dir.sessionsDir, `${sessionId}.json`);
+    return path.join(this.#ctx.dir.sessionsDir, `${sessionId}.json`);
   }
 
-  private write(session: SessionRecord): SessionRecord {
-    assertManaged(this.ctx, "Recording a session");
-    const next = { ...session, last_updated: isoAt(this.ctx.now()) };
+  #write(session: SessionRecord): SessionRecord {
+    assertManaged(this.#ctx, "Recording a session");
+    const next = { ...session, last_updated: isoAt(this.#ctx.now()) };
     next.statistics = { ...(session.statistics ?? {}), ...deriveStatistics(next) };
-    writeFileDurable(this.file(next.session_id), serializeSession(next));
-    upsertSession(this.ctx.db, next);
+    writeFileDurable(this.#file(next.session_id), serializeSession(next));
+    upsertSession(this.#ctx.db, next);
     return next;
   }
 
@@ -83,59 +87,59 @@ export class Sessions implements SessionService {
    * Read, change and write one session under the writers' lock. A session named but not recorded
    * yet (requests may carry its id) is recorded from now; an unreadable file is an error (the file is kept).
    */
-  private change(sessionId: string, mutate: (session: SessionRecord) => SessionRecord): SessionRecord {
-    return withWritersLock(this.ctx, () => this.write(mutate(this.read(sessionId) ?? this.blank(sessionId))));
+  #change(sessionId: string, mutate: (session: SessionRecord) => SessionRecord): SessionRecord {
+    return withWritersLock(this.#ctx, () => this.#write(mutate(this.#read(sessionId) ?? this.#blank(sessionId))));
   }
 
-  private read(sessionId: string): SessionRecord | null {
+  #read(sessionId: string): SessionRecord | null {
     try {
-      return readSessionFile(this.file(sessionId), sessionId);
+      return readSessionFile(this.#file(sessionId), sessionId);
     } catch (error) {
       if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
       throw new ReqwatchError("CORRUPT_FILE", `Session ${sessionId} cannot be read (${String(error.details?.reason)}); it was left as it is.`, error.details);
     }
   }
 
-  private recordUnreadable(sessionId: string, reason: string): void {
-    recordUnreadable(this.ctx.db, sessionFileKey(sessionId), reason, null, this.ctx.now());
+  #recordUnreadable(sessionId: string, reason: string): void {
+    recordUnreadable(this.#ctx.db, sessionFileKey(sessionId), reason, null, this.#ctx.now());
   }
 
-  private create(): SessionRecord {
-    return this.write(this.blank(randomUUID()));
+  #create(): SessionRecord {
+    return this.#write(this.#blank(randomUUID()));
   }
 
-  private blank(sessionId: string): SessionRecord {
-    return blankSession(sessionId, this.ctx.now());
+  #blank(sessionId: string): SessionRecord {
+    return blankSession(sessionId, this.#ctx.now());
   }
 
   /** The current session's id: the newest not ended and updated within the expiry (null when there is none). */
   current(): string | null {
-    return currentSessionId(this.ctx.db, this.ctx.now() - this.ctx.options.sessionExpiryMs);
+    return currentSessionId(this.#ctx.db, this.#ctx.now() - this.#ctx.options.sessionExpiryMs);
   }
 
   /** Continue the session updated within the expiry window, else start a new one with a fresh id. */
   start(): SessionResult<StartOutcome> {
     return result(() =>
-      withWritersLock(this.ctx, () => {
+      withWritersLock(this.#ctx, () => {
         const currentId = this.current();
         if (currentId) {
           try {
-            const session = this.read(currentId);
+            const session = this.#read(currentId);
             if (session) return { session, started: false, reason: "continued" as const };
           } catch (error) {
             // A corrupt current session is reported and kept; work goes on in a new one.
             if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
-            this.recordUnreadable(currentId, String(error.details?.reason ?? error.message));
-            return { session: this.create(), started: true, reason: "unreadable" as const };
+            this.#recordUnreadable(currentId, String(error.details?.reason ?? error.message));
+            return { session: this.#create(), started: true, reason: "unreadable" as const };
           }
         }
-        const anyBefore = anySession(this.ctx.db);
-        return { session: this.create(), started: true, reason: anyBefore ? ("expired" as const) : ("none" as const) };
+        const anyBefore = anySession(this.#ctx.db);
+        return { session: this.#create(), started: true, reason: anyBefore ? ("expired" as const) : ("none" as const) };
       }),
     );
   }
 
-  private target(sessionId: string | undefined): string {
+  #target(sessionId: string | undefined): string {
     if (sessionId) return sessionId;
     const started = this.start();
     if (!started.ok) throw new ReqwatchError(started.error.code, started.error.message);
@@ -149,12 +153,12 @@ export class Sessions implements SessionService {
       if (!COMMAND_STATUSES.includes(input.status))
         throw new ReqwatchError("BAD_INPUT", `Invalid status "${input.status}": use ${COMMAND_STATUSES.join(", ")}.`);
       if (input.durationSeconds !== undefined && !(input.durationSeconds >= 0)) throw new ReqwatchError("BAD_INPUT", "A duration is 0 or more seconds.");
-      const command = this.redact("command", input.command);
-      const id = this.target(sessionId);
-      return this.change(id, (session) => {
+      const command = this.#redact("command", input.command);
+      const id = this.#target(sessionId);
+      return this.#change(id, (session) => {
         const duration = input.durationSeconds ?? 0;
         const entry: CommandEntry = {
-          timestamp: isoAt(input.startedAt ?? this.ctx.now() - duration * 1000),
+          timestamp: isoAt(input.startedAt ?? this.#ctx.now() - duration * 1000),
           command,
           ...(input.workflow && { workflow: input.workflow }),
           duration_seconds: duration,
@@ -175,17 +179,17 @@ export class Sessions implements SessionService {
   /** Record a file modification: count, first and last time, summaries joined, workflows kept. */
   recordedPath(path: string): string {
     // A path can hold a secret too (`keys/ghp_....txt`): it goes with the summaries' setting.
-    return this.redact("fileSummary", path);
+    return this.#redact("fileSummary", path);
   }
 
   recordFile(input: FileInput, sessionId?: string): SessionResult {
     return result(() => {
       if (!input.path?.trim()) throw new ReqwatchError("BAD_INPUT", "A file modification needs the file's path.");
-      const given = input.summary && this.redact("fileSummary", input.summary);
+      const given = input.summary && this.#redact("fileSummary", input.summary);
       const filePath = this.recordedPath(input.path);
-      const id = this.target(sessionId);
-      return this.change(id, (session) => {
-        const now = isoAt(this.ctx.now());
+      const id = this.#target(sessionId);
+      return this.#change(id, (session) => {
+        const now = isoAt(this.#ctx.now());
         const files = { ...(session.files_modified ?? {}) };
         const before = files[filePath];
         const workflows = [...(before?.workflows ?? [])];
@@ -207,16 +211,16 @@ export class Sessions implements SessionService {
   /** Update the context snapshot: the fields given replace theirs, the rest stay. */
   updateSnapshot(input: SnapshotInput, sessionId?: string): SessionResult {
     return result(() => {
-      const each = (field: RedactField, items: string[] | undefined) => items?.map((item) => this.redact(field, item));
+      const each = (field: RedactField, items: string[] | undefined) => items?.map((item) => this.#redact(field, item));
       const given = {
-        activeTask: typeof input.activeTask === "string" ? this.redact("snapshot", input.activeTask) : input.activeTask,
+        activeTask: typeof input.activeTask === "string" ? this.#redact("snapshot", input.activeTask) : input.activeTask,
         completedSteps: each("snapshot", input.completedSteps),
         nextSteps: each("snapshot", input.nextSteps),
         keyFiles: each("snapshot", input.keyFiles),
         blockingIssues: each("blockers", input.blockingIssues),
       };
-      const id = this.target(sessionId);
-      return this.change(id, (session) => {
+      const id = this.#target(sessionId);
+      return this.#change(id, (session) => {
         const snapshot: ContextSnapshot = { ...(session.context_snapshot ?? {}) };
         if (given.activeTask !== undefined) snapshot.active_task = given.activeTask;
         if (given.completedSteps) snapshot.completed_steps = given.completedSteps;
@@ -231,59 +235,59 @@ export class Sessions implements SessionService {
   /** End the current session (kept, marked ended) and start a new one. */
   reset(): SessionResult<{ ended: string | null; session: SessionRecord }> {
     return result(() =>
-      withWritersLock(this.ctx, () => {
+      withWritersLock(this.#ctx, () => {
         const currentId = this.current();
         let ended: string | null = null;
         if (currentId) {
           try {
-            const current = this.read(currentId);
+            const current = this.#read(currentId);
             if (current) {
-              this.write({ ...current, ended_at: isoAt(this.ctx.now()) });
+              this.#write({ ...current, ended_at: isoAt(this.#ctx.now()) });
               ended = currentId;
             }
           } catch (error) {
             if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
           }
         }
-        return { ended, session: this.create() };
+        return { ended, session: this.#create() };
       }),
     );
   }
 
   get(sessionId: string): SessionRecord | null {
-    return this.read(sessionId);
+    return this.#read(sessionId);
   }
 
   list(limit?: number): SessionSummary[] {
-    return listSessions(this.ctx.db, limit);
+    return listSessions(this.#ctx.db, limit);
   }
 
   reconcile(
     ids?: readonly string[],
-    { feed = !this.ctx.rebuilding }: { feed?: boolean } = {},
+    { feed = !this.#ctx.rebuilding }: { feed?: boolean } = {},
   ): { fixes: number; unreadable: { file: string; reason: string }[] } {
     const unreadable: { file: string; reason: string }[] = [];
     let fixes = 0;
-    withWritersLock(this.ctx, () => {
-      const onDisk = ids ?? sessionIdsIn(this.ctx.dir.sessionsDir);
+    withWritersLock(this.#ctx, () => {
+      const onDisk = ids ?? sessionIdsIn(this.#ctx.dir.sessionsDir);
       for (const id of onDisk) {
         try {
-          const session = readSessionFile(this.file(id), id);
-          if (!session) removeSession(this.ctx.db, id);
-          else if (upsertSession(this.ctx.db, session, { feed })) fixes++;
-          forgetUnreadable(this.ctx.db, sessionFileKey(id));
+          const session = readSessionFile(this.#file(id), id);
+          if (!session) removeSession(this.#ctx.db, id);
+          else if (upsertSession(this.#ctx.db, session, { feed })) fixes++;
+          forgetUnreadable(this.#ctx.db, sessionFileKey(id));
         } catch (error) {
           if (!isReqwatchError(error, "CORRUPT_FILE")) throw error;
           const reason = String(error.details?.reason ?? error.message);
-          this.recordUnreadable(id, reason);
+          this.#recordUnreadable(id, reason);
           unreadable.push({ file: sessionFileKey(id), reason });
         }
       }
       if (!ids) {
         const present = new Set(onDisk);
-        for (const id of indexedSessionIds(this.ctx.db)) {
+        for (const id of indexedSessionIds(this.#ctx.db)) {
           if (!present.has(id)) {
-            removeSession(this.ctx.db, id);
+            removeSession(this.#ctx.db, id);
             fixes++;
           }
         }

@@ -14,25 +14,26 @@ function readOnly(spec: SourceSpec): SourceSpec {
  * name no path: claude-mem where claude-mem keeps its database, and otel (the folder's own).
  */
 export class ConfiguredSources {
-  private readonly named: readonly { name: string; spec: SourceSpec }[];
-  private readonly defaultClaudeMem: Extract<SourceSpec, { kind: "claude-mem" }> = { kind: "claude-mem", file: defaultClaudeMemPath() };
+  readonly #named: readonly { name: string; spec: SourceSpec }[];
+  readonly #defaultClaudeMem: Extract<SourceSpec, { kind: "claude-mem" }> = { kind: "claude-mem", file: defaultClaudeMemPath() };
 
-  constructor(
-    configured: readonly SourceSpec[],
-    private readonly otel: () => SourceSpec,
-    private readonly cwd = process.cwd(),
-  ) {
+  readonly #otel: () => SourceSpec;
+  readonly #cwd: string;
+
+  constructor(configured: readonly SourceSpec[], otel: () => SourceSpec, cwd = process.cwd()) {
+    this.#otel = otel;
+    this.#cwd = cwd;
     const specs = configured.map(readOnly);
     const names = sourceNames(specs);
-    this.named = specs.map((spec, i) => ({ name: names[i]!, spec }));
+    this.#named = specs.map((spec, i) => ({ name: names[i]!, spec }));
   }
 
   /** Each, as `name (source)`, for the agent to choose from. */
   list(): string[] {
-    const claudeMemNamed = this.named.some(({ name }) => name === "claude-mem");
+    const claudeMemNamed = this.#named.some(({ name }) => name === "claude-mem");
     return [
-      ...this.named.map(({ name, spec }) => `${name} (${sourceText(spec)})`),
-      claudeMemNamed ? sourceText(this.defaultClaudeMem) : `claude-mem (${this.defaultClaudeMem.file})`,
+      ...this.#named.map(({ name, spec }) => `${name} (${sourceText(spec)})`),
+      claudeMemNamed ? sourceText(this.#defaultClaudeMem) : `claude-mem (${this.#defaultClaudeMem.file})`,
       "otel",
     ];
   }
@@ -42,11 +43,11 @@ export class ConfiguredSources {
    * one of these, so an agent's argument never names a file the user did not.
    */
   resolve(given: string): SourceSpec {
-    if (given === "otel") return this.otel();
-    const byName = this.named.find(({ name }) => name === given);
+    if (given === "otel") return this.#otel();
+    const byName = this.#named.find(({ name }) => name === given);
     if (byName) return byName.spec;
-    const key = sourceText(readOnly(parseSourceSpec(given, this.cwd, this.otel)));
-    const allowed = [...this.named.map(({ spec }) => spec), this.defaultClaudeMem].find((spec) => sourceText(spec) === key);
+    const key = sourceText(readOnly(parseSourceSpec(given, this.#cwd, this.#otel)));
+    const allowed = [...this.#named.map(({ spec }) => spec), this.#defaultClaudeMem].find((spec) => sourceText(spec) === key);
     if (allowed) return allowed;
     throw new ReqwatchError(
       "FORBIDDEN",

@@ -67,62 +67,65 @@ const FIRST_READ_SLICE_MS = 25;
  * the same name (a new inode) is reopened; a source that fails is reported and tried again, alone.
  */
 export class LiveSource {
-  private db: SourceDb | null = null;
-  private queue: SourceQueue | null = null;
-  private rows: LiveRows | null = null;
-  private describe: Pick<SourceStatus, "file" | "mapping" | "table" | "generation" | "retired"> = {
+  #db: SourceDb | null = null;
+  #queue: SourceQueue | null = null;
+  #rows: LiveRows | null = null;
+  #describe: Pick<SourceStatus, "file" | "mapping" | "table" | "generation" | "retired"> = {
     file: null,
     mapping: null,
     table: null,
     generation: null,
     retired: false,
   };
-  private ino = 0;
-  private version: string | null = null;
-  private summary: QueueLook | null = null;
-  private error: ReqwatchError | null = null;
-  private readAt: number | null = null;
-  private readMs: number | null = null;
-  private failedAt = 0;
+  #ino = 0;
+  #version: string | null = null;
+  #summary: QueueLook | null = null;
+  #error: ReqwatchError | null = null;
+  #readAt: number | null = null;
+  #readMs: number | null = null;
+  #failedAt = 0;
   /** What the source showed after its last look that read: refresh reports a change against it. */
-  private shown = "";
+  #shown = "";
   /** claude-mem from v13.4.0: the watch on its worker, and the spells it kept (shown first, before the table's left-overs). */
-  private watch: ClaudeMemWorkerWatch | null = null;
-  private spells: { db: SourceDb; queue: SourceQueue; rows: LiveRows } | null = null;
+  #watch: ClaudeMemWorkerWatch | null = null;
+  #spells: { db: SourceDb; queue: SourceQueue; rows: LiveRows } | null = null;
+  /** Where reqwatch keeps what it sees of a source that keeps nothing itself (the index's folder); without it, claude-mem 13 shows its table alone. */
+  readonly #storeDir: string | null;
 
   constructor(
     readonly name: string,
     readonly spec: SourceSpec,
-    /** Where reqwatch keeps what it sees of a source that keeps nothing itself (the index's folder); without it, claude-mem 13 shows its table alone. */
-    private readonly storeDir: string | null = null,
-  ) {}
+    storeDir: string | null = null,
+  ) {
+    this.#storeDir = storeDir;
+  }
 
   /** Look again (cheap when nothing was written); true when what the source shows changed. */
   refresh(now = Date.now()): boolean {
     try {
-      if (this.db && this.replaced()) this.close();
-      if (!this.db) {
-        if (this.error && now - this.failedAt < REOPEN_MS) return false;
-        this.open();
+      if (this.#db && this.#replaced()) this.close();
+      if (!this.#db) {
+        if (this.#error && now - this.#failedAt < REOPEN_MS) return false;
+        this.#open();
       }
-      const version = [this.db!, this.spells?.db].map((db) => db?.pragma("data_version", { simple: true }) ?? "").join(":");
-      const counting = this.rows!.counting || (this.spells?.rows.counting ?? false);
-      if (this.readAt !== null && !counting) {
-        const since = now - this.readAt;
+      const version = [this.#db!, this.#spells?.db].map((db) => db?.pragma("data_version", { simple: true }) ?? "").join(":");
+      const counting = this.#rows!.counting || (this.#spells?.rows.counting ?? false);
+      if (this.#readAt !== null && !counting) {
+        const since = now - this.#readAt;
         // A busy owner is read at most a quarter of the time, whatever its pace.
-        if (version === this.version ? since < RESUMMARIZE_MS : since < 4 * (this.readMs ?? 0)) return false;
+        if (version === this.#version ? since < RESUMMARIZE_MS : since < 4 * (this.#readMs ?? 0)) return false;
       }
       const started = performance.now();
       // Only what the owner wrote is read; with nothing written, the rows kept are judged again at `now`.
-      if (version !== this.version || counting) {
-        this.rows!.catchUp(this.db!, FIRST_READ_SLICE_MS);
-        this.spells?.rows.catchUp(this.spells.db, FIRST_READ_SLICE_MS);
+      if (version !== this.#version || counting) {
+        this.#rows!.catchUp(this.#db!, FIRST_READ_SLICE_MS);
+        this.#spells?.rows.catchUp(this.#spells.db, FIRST_READ_SLICE_MS);
       }
-      const look = this.rows!.look(now);
-      if (this.spells) {
-        const spells = this.spells.rows.look(now);
+      const look = this.#rows!.look(now);
+      if (this.#spells) {
+        const spells = this.#spells.rows.look(now);
         for (const state of STATES) look.counts[state] += spells.counts[state];
-        this.summary = {
+        this.#summary = {
           counts: look.counts,
           total: look.total + spells.total,
           lastWriteAt: Math.max(look.lastWriteAt ?? 0, spells.lastWriteAt ?? 0) || null,
@@ -130,162 +133,162 @@ export class LiveSource {
           counting: look.counting || spells.counting,
         };
       } else {
-        this.summary = look;
+        this.#summary = look;
       }
-      this.version = version;
-      this.readAt = now;
-      this.readMs = Math.round((performance.now() - started) * 10) / 10;
-      this.error = null;
+      this.#version = version;
+      this.#readAt = now;
+      this.#readMs = Math.round((performance.now() - started) * 10) / 10;
+      this.#error = null;
     } catch (error) {
-      this.fail(error, now);
+      this.#fail(error, now);
     }
     // Against what the last look that read (or failed) showed: a look that read nothing changed nothing.
-    const shown = this.fingerprint();
-    const changed = shown !== this.shown;
-    this.shown = shown;
+    const shown = this.#fingerprint();
+    const changed = shown !== this.#shown;
+    this.#shown = shown;
     return changed;
   }
 
   status(): SourceStatus {
-    const summary = this.summary;
+    const summary = this.#summary;
     return {
       name: this.name,
       kind: this.spec.kind,
-      ...this.describe,
+      ...this.#describe,
       writable: this.spec.kind === "claude-mem" && this.spec.write === true,
-      worker: this.watch?.status() ?? null,
-      error: this.error && { code: this.error.code, message: this.error.message },
+      worker: this.#watch?.status() ?? null,
+      error: this.#error && { code: this.#error.code, message: this.#error.message },
       counts: summary?.counts ?? emptyCounts(),
       total: summary?.total ?? 0,
       stuck: summary?.stuck.length ?? 0,
       counting: summary?.counting ?? false,
       lastWriteAt: summary?.lastWriteAt ?? null,
-      readAt: this.readAt,
-      readMs: this.readMs,
+      readAt: this.#readAt,
+      readMs: this.#readMs,
     };
   }
 
   /** The stuck rows as of the last look. */
   stuck(): readonly StuckRow[] {
-    return this.summary?.stuck ?? [];
+    return this.#summary?.stuck ?? [];
   }
 
   /** A page of rows, newest first; claude-mem 13's spells all on the first page, before the table's rows (there are few: a week's). */
   page(filters: ResolvedListFilters, now = Date.now()): SourcePage {
-    return this.reading(now, (db, queue) => {
-      const spells = this.spells && filters.cursor === undefined ? readPage(this.spells.db, this.spells.queue, this.name, filters, now, null).items : [];
-      const rows = readPage(db, queue, this.name, { ...filters, limit: Math.max(1, filters.limit - spells.length) }, now, this.summary?.lastWriteAt ?? null);
+    return this.#reading(now, (db, queue) => {
+      const spells = this.#spells && filters.cursor === undefined ? readPage(this.#spells.db, this.#spells.queue, this.name, filters, now, null).items : [];
+      const rows = readPage(db, queue, this.name, { ...filters, limit: Math.max(1, filters.limit - spells.length) }, now, this.#summary?.lastWriteAt ?? null);
       return spells.length ? { items: [...spells, ...rows.items].slice(0, Math.max(filters.limit, spells.length)), nextCursor: rows.nextCursor } : rows;
     });
   }
 
   get(requestId: string, now = Date.now()): SourceMessage | null {
-    return this.reading(now, (db, queue) => {
-      if (this.spells && this.spells.queue.rowId(requestId) !== null) return readOne(this.spells.db, this.spells.queue, requestId, now, null);
-      return readOne(db, queue, requestId, now, this.summary?.lastWriteAt ?? null);
+    return this.#reading(now, (db, queue) => {
+      if (this.#spells && this.#spells.queue.rowId(requestId) !== null) return readOne(this.#spells.db, this.#spells.queue, requestId, now, null);
+      return readOne(db, queue, requestId, now, this.#summary?.lastWriteAt ?? null);
     });
   }
 
   close(): void {
-    this.db?.close();
-    this.db = null;
-    this.queue = null;
-    this.rows = null;
-    this.version = null;
-    this.spells?.db.close();
-    this.spells = null;
-    void this.watch?.close();
-    this.watch = null;
+    this.#db?.close();
+    this.#db = null;
+    this.#queue = null;
+    this.#rows = null;
+    this.#version = null;
+    this.#spells?.db.close();
+    this.#spells = null;
+    void this.#watch?.close();
+    this.#watch = null;
   }
 
-  private reading<T>(now: number, read: (db: SourceDb, queue: SourceQueue) => T): T {
-    if (!this.db) this.refresh(now);
-    if (!this.db || !this.queue) throw this.error ?? new ReqwatchError("IO_ERROR", `Source ${this.name} cannot be read.`);
+  #reading<T>(now: number, read: (db: SourceDb, queue: SourceQueue) => T): T {
+    if (!this.#db) this.refresh(now);
+    if (!this.#db || !this.#queue) throw this.#error ?? new ReqwatchError("IO_ERROR", `Source ${this.name} cannot be read.`);
     try {
-      return read(this.db, this.queue);
+      return read(this.#db, this.#queue);
     } catch (error) {
       // A bad cursor is the caller's; anything else is the source's, and shows on the Health page.
-      if (!(error instanceof ReqwatchError && error.code === "BAD_INPUT")) this.fail(error, now);
+      if (!(error instanceof ReqwatchError && error.code === "BAD_INPUT")) this.#fail(error, now);
       throw error;
     }
   }
 
-  private open(): void {
+  #open(): void {
     if (this.spec.kind === "otel") {
       const file = this.spec.file;
-      this.describe = { file, mapping: null, table: "lifecycles", generation: null, retired: false };
-      this.db = openTelemetryStore(file, LOOK_BUSY_MS);
-      this.queue = telemetryQueue(file, this.spec.stuckAfterMs);
+      this.#describe = { file, mapping: null, table: "lifecycles", generation: null, retired: false };
+      this.#db = openTelemetryStore(file, LOOK_BUSY_MS);
+      this.#queue = telemetryQueue(file, this.spec.stuckAfterMs);
     } else if (this.spec.kind === "claude-mem") {
       const file = this.spec.file;
-      this.describe = { ...this.describe, file, table: "pending_messages" };
+      this.#describe = { ...this.#describe, file, table: "pending_messages" };
       const db = openSourceDb(file, "claude-mem source", { busyMs: LOOK_BUSY_MS });
       try {
         const shape = claudeMemShape(db, file);
-        this.describe = { file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired };
-        this.queue = claudeMemQueue(shape, file);
+        this.#describe = { file, mapping: null, table: "pending_messages", generation: shape.generation, retired: shape.retired };
+        this.#queue = claudeMemQueue(shape, file);
         // The queue is in the worker's memory: follow the worker, and show the spells kept of it.
-        if (shape.retired && this.storeDir) this.followWorker(file, this.storeDir);
+        if (shape.retired && this.#storeDir) this.#followWorker(file, this.#storeDir);
       } catch (error) {
         db.close();
         throw error;
       }
-      this.db = db;
+      this.#db = db;
     } else {
-      this.describe = { ...this.describe, mapping: this.spec.mapping };
+      this.#describe = { ...this.#describe, mapping: this.spec.mapping };
       const mapping = readTableMapping(this.spec.mapping);
-      this.describe = { ...this.describe, file: mapping.database, table: mapping.table };
+      this.#describe = { ...this.#describe, file: mapping.database, table: mapping.table };
       const db = openSourceDb(mapping.database, "sqlite source", { busyMs: LOOK_BUSY_MS });
       try {
-        this.queue = tableQueue(db, mapping);
+        this.#queue = tableQueue(db, mapping);
       } catch (error) {
         db.close();
         throw error;
       }
-      this.db = db;
+      this.#db = db;
     }
-    this.rows = new LiveRows(this.queue!);
-    this.ino = this.inode() ?? 0;
+    this.#rows = new LiveRows(this.#queue!);
+    this.#ino = this.#inode() ?? 0;
   }
 
-  private followWorker(file: string, storeDir: string): void {
+  #followWorker(file: string, storeDir: string): void {
     const address = claudeMemWorkerAddress(path.dirname(file));
     const store = workerStoreFile(storeDir, file);
-    this.watch = new ClaudeMemWorkerWatch(address, store);
-    this.watch.start();
+    this.#watch = new ClaudeMemWorkerWatch(address, store);
+    this.#watch.start();
     const queue = claudeMemWorkerQueue(store);
-    this.spells = { db: openSourceDb(store, "claude-mem worker store", { busyMs: LOOK_BUSY_MS }), queue, rows: new LiveRows(queue) };
+    this.#spells = { db: openSourceDb(store, "claude-mem worker store", { busyMs: LOOK_BUSY_MS }), queue, rows: new LiveRows(queue) };
   }
 
-  private inode(): number | null {
+  #inode(): number | null {
     try {
-      return fs.statSync(this.describe.file!).ino;
+      return fs.statSync(this.#describe.file!).ino;
     } catch {
       return null;
     }
   }
 
   /** The file was deleted or replaced since it was opened: the open connection reads what is gone. */
-  private replaced(): boolean {
-    return this.inode() !== this.ino;
+  #replaced(): boolean {
+    return this.#inode() !== this.#ino;
   }
 
-  private fail(error: unknown, now: number): void {
+  #fail(error: unknown, now: number): void {
     this.close();
-    this.summary = null;
-    this.failedAt = now;
-    this.error =
+    this.#summary = null;
+    this.#failedAt = now;
+    this.#error =
       error instanceof ReqwatchError ? error : new ReqwatchError("IO_ERROR", `Source ${this.name}: ${(error as Error).message}`, {}, { cause: error });
   }
 
-  private fingerprint(): string {
-    const s = this.summary;
-    const worker = this.watch?.status();
+  #fingerprint(): string {
+    const s = this.#summary;
+    const worker = this.#watch?.status();
     // A stuck row's reason says how long: a page showing it is told again each minute, not at each look.
-    const minute = s?.stuck.length && this.readAt !== null ? Math.floor(this.readAt / 60_000) : null;
+    const minute = s?.stuck.length && this.#readAt !== null ? Math.floor(this.#readAt / 60_000) : null;
     return JSON.stringify([
-      this.version,
-      this.error?.message,
+      this.#version,
+      this.#error?.message,
       s?.total,
       s?.counts,
       s?.lastWriteAt,
@@ -346,7 +349,7 @@ export function sourcesFromEnv(value: string | undefined, cwd = process.cwd()): 
  */
 export class SourceSet {
   readonly sources: readonly LiveSource[];
-  private timer: NodeJS.Timeout | null = null;
+  #timer: NodeJS.Timeout | null = null;
 
   constructor(specs: readonly SourceSpec[], storeDir: string | null = null) {
     const names = sourceNames(specs);
@@ -354,14 +357,14 @@ export class SourceSet {
   }
 
   start(onChange: (changed: string[]) => void, pollMs = 250): void {
-    if (!this.sources.length || this.timer) return;
+    if (!this.sources.length || this.#timer) return;
     const look = () => {
       const changed = this.sources.filter((source) => source.refresh()).map((source) => source.name);
       if (changed.length) onChange(changed);
     };
     look();
-    this.timer = setInterval(look, pollMs);
-    this.timer.unref();
+    this.#timer = setInterval(look, pollMs);
+    this.#timer.unref();
   }
 
   statuses(): SourceStatus[] {
@@ -382,8 +385,8 @@ export class SourceSet {
   }
 
   close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
     for (const source of this.sources) source.close();
   }
 }

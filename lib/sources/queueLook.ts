@@ -46,23 +46,25 @@ const BATCH = 500;
  * answer alone. Between writes, a look only judges the rows it keeps at a new time.
  */
 export class LiveRows {
-  private readonly live = new Map<unknown, Kept>();
-  private calls = 0;
+  readonly #live = new Map<unknown, Kept>();
+  #calls = 0;
   /** The highest id read in id order: a row above it is new. */
-  private cursor: unknown = null;
-  private readThrough = false;
-  private latest: number | null = null;
-  private counts = emptyCounts();
-  private total = 0;
-  private readonly select: string;
+  #cursor: unknown = null;
+  #readThrough = false;
+  #latest: number | null = null;
+  #counts = emptyCounts();
+  #total = 0;
+  readonly #select: string;
+  readonly #queue: SourceQueue;
 
-  constructor(private readonly queue: SourceQueue) {
-    this.select = [`${queue.id} AS _id`, `${queue.status} AS _status`, ...queue.times.map((time, i) => `${time} AS _t${i}`), queue.facts].join(", ");
+  constructor(queue: SourceQueue) {
+    this.#queue = queue;
+    this.#select = [`${queue.id} AS _id`, `${queue.status} AS _status`, ...queue.times.map((time, i) => `${time} AS _t${i}`), queue.facts].join(", ");
   }
 
   /** True until the table was read through once. */
   get counting(): boolean {
-    return !this.readThrough;
+    return !this.#readThrough;
   }
 
   /**
@@ -70,12 +72,12 @@ export class LiveRows {
    * `budgetMs` of reading, the rest at the next call), then rows read before whose status changed.
    */
   catchUp(db: SourceDb, budgetMs = Infinity): void {
-    this.calls++;
-    reading(this.queue, () =>
+    this.#calls++;
+    reading(this.#queue, () =>
       db.transaction(() => {
-        this.count(db);
-        this.readNew(db, budgetMs);
-        if (this.cursor !== null) this.readChanged(db);
+        this.#count(db);
+        this.#readNew(db, budgetMs);
+        if (this.#cursor !== null) this.#readChanged(db);
       })(),
     );
   }
@@ -83,85 +85,85 @@ export class LiveRows {
   /** The rows kept, judged at `now`. */
   look(now: number): QueueLook {
     // A newest time read from part of the table would make claude-mem's left-over rule judge too early.
-    const lastWriteAt = this.readThrough ? this.latest : null;
+    const lastWriteAt = this.#readThrough ? this.#latest : null;
     const stuck: StuckRow[] = [];
-    for (const [rowId, { facts, requestId }] of this.live) {
-      const reason = this.queue.stuck(facts, now, lastWriteAt);
+    for (const [rowId, { facts, requestId }] of this.#live) {
+      const reason = this.#queue.stuck(facts, now, lastWriteAt);
       if (reason !== null) stuck.push({ requestId, rowId, reason });
     }
-    return { counts: { ...this.counts }, total: this.total, lastWriteAt, stuck, counting: !this.readThrough };
+    return { counts: { ...this.#counts }, total: this.#total, lastWriteAt, stuck, counting: !this.#readThrough };
   }
 
-  private count(db: SourceDb): void {
-    const { queue } = this;
-    this.counts = emptyCounts();
-    this.total = 0;
+  #count(db: SourceDb): void {
+    const queue = this.#queue;
+    this.#counts = emptyCounts();
+    this.#total = 0;
     for (const [value, n] of db.prepare(`SELECT ${queue.status}, count(*) FROM "${queue.table}" t GROUP BY ${queue.status}`).raw().all() as [
       unknown,
       number,
     ][]) {
-      this.counts[stateOf(queue, value)] += n;
-      this.total += n;
+      this.#counts[stateOf(queue, value)] += n;
+      this.#total += n;
     }
   }
 
   /** Rows above the cursor, in id order, a slice at a time. */
-  private readNew(db: SourceDb, budgetMs: number): void {
-    const { queue } = this;
+  #readNew(db: SourceDb, budgetMs: number): void {
+    const queue = this.#queue;
     const started = performance.now();
-    const first = db.prepare(`SELECT ${this.select} FROM "${queue.table}" t WHERE ${queue.id} IS NOT NULL ORDER BY ${queue.id} LIMIT ?`);
-    const next = db.prepare(`SELECT ${this.select} FROM "${queue.table}" t WHERE ${queue.id} > ? ORDER BY ${queue.id} LIMIT ?`);
+    const first = db.prepare(`SELECT ${this.#select} FROM "${queue.table}" t WHERE ${queue.id} IS NOT NULL ORDER BY ${queue.id} LIMIT ?`);
+    const next = db.prepare(`SELECT ${this.#select} FROM "${queue.table}" t WHERE ${queue.id} > ? ORDER BY ${queue.id} LIMIT ?`);
     for (;;) {
-      const rows = (this.cursor === null ? first.all(SLICE) : next.all(this.cursor, SLICE)) as Row[];
-      for (const row of rows) this.take(row);
-      if (rows.length) this.cursor = rows.at(-1)!._id;
+      const rows = (this.#cursor === null ? first.all(SLICE) : next.all(this.#cursor, SLICE)) as Row[];
+      for (const row of rows) this.#take(row);
+      if (rows.length) this.#cursor = rows.at(-1)!._id;
       if (rows.length < SLICE) {
-        this.readThrough = true;
+        this.#readThrough = true;
         return;
       }
       if (performance.now() - started >= budgetMs) {
-        this.readThrough = false;
+        this.#readThrough = false;
         return;
       }
     }
   }
 
   /** Rows at or below the cursor that are live now or were at the last call. */
-  private readChanged(db: SourceDb): void {
-    const { queue } = this;
+  #readChanged(db: SourceDb): void {
+    const queue = this.#queue;
     const live = valuesFor(queue, LIVE);
     const moving = live.filter((value) => !queue.settled.includes(value));
     const toRead: unknown[] = [];
     if (moving.length) {
       const rows = db
-        .prepare(`SELECT ${this.select} FROM "${queue.table}" t WHERE ${queue.status} IN (${moving.map(() => "?").join(", ")}) AND ${queue.id} <= ?`)
-        .all(...moving, this.cursor) as Row[];
-      for (const row of rows) this.take(row);
+        .prepare(`SELECT ${this.#select} FROM "${queue.table}" t WHERE ${queue.status} IN (${moving.map(() => "?").join(", ")}) AND ${queue.id} <= ?`)
+        .all(...moving, this.#cursor) as Row[];
+      for (const row of rows) this.#take(row);
     }
     for (const status of live.filter((value) => queue.settled.includes(value))) {
       // The ids alone, which an index on the status holds: no row is read.
-      const ids = db.prepare(`SELECT ${queue.id} FROM "${queue.table}" t WHERE ${queue.status} = ? AND ${queue.id} <= ?`).pluck().all(status, this.cursor);
+      const ids = db.prepare(`SELECT ${queue.id} FROM "${queue.table}" t WHERE ${queue.status} = ? AND ${queue.id} <= ?`).pluck().all(status, this.#cursor);
       for (const id of ids) {
-        const kept = this.live.get(id);
-        if (kept?.status === status) kept.seen = this.calls;
+        const kept = this.#live.get(id);
+        if (kept?.status === status) kept.seen = this.#calls;
         else toRead.push(id);
       }
     }
     // Rows that left the live states: read once more for the time they changed, then let go.
-    for (const [id, kept] of this.live) if (kept.seen !== this.calls) toRead.push(id);
-    for (const id of toRead) this.live.delete(id);
-    const byId = db.prepare(`SELECT ${this.select} FROM "${queue.table}" t WHERE ${queue.id} IN (SELECT value FROM json_each(?))`);
-    for (let i = 0; i < toRead.length; i += BATCH) for (const row of byId.all(JSON.stringify(toRead.slice(i, i + BATCH))) as Row[]) this.take(row);
+    for (const [id, kept] of this.#live) if (kept.seen !== this.#calls) toRead.push(id);
+    for (const id of toRead) this.#live.delete(id);
+    const byId = db.prepare(`SELECT ${this.#select} FROM "${queue.table}" t WHERE ${queue.id} IN (SELECT value FROM json_each(?))`);
+    for (let i = 0; i < toRead.length; i += BATCH) for (const row of byId.all(JSON.stringify(toRead.slice(i, i + BATCH))) as Row[]) this.#take(row);
   }
 
-  private take(row: Row): void {
-    for (let i = 0; i < this.queue.times.length; i++) {
+  #take(row: Row): void {
+    for (let i = 0; i < this.#queue.times.length; i++) {
       const time = timeOf(row[`_t${i}`]);
-      if (time !== undefined && (this.latest === null || time > this.latest)) this.latest = time;
+      if (time !== undefined && (this.#latest === null || time > this.#latest)) this.#latest = time;
     }
-    if (LIVE.includes(stateOf(this.queue, row._status)))
-      this.live.set(row._id, { status: String(row._status), facts: row, requestId: this.queue.requestId(row), seen: this.calls });
-    else this.live.delete(row._id);
+    if (LIVE.includes(stateOf(this.#queue, row._status)))
+      this.#live.set(row._id, { status: String(row._status), facts: row, requestId: this.#queue.requestId(row), seen: this.#calls });
+    else this.#live.delete(row._id);
   }
 }
 

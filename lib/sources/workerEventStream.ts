@@ -13,25 +13,25 @@ export interface WorkerEvents {
  * ends it or `close()` is called. A GET to 127.0.0.1 only.
  */
 export class WorkerEventStream {
-  private readonly controller = new AbortController();
-  private ended = false;
+  readonly #controller = new AbortController();
+  #ended = false;
 
   constructor(url: string, events: WorkerEvents) {
-    void this.read(url, events);
+    void this.#read(url, events);
   }
 
   /** False once the stream ended, for whatever reason: the watch then opens another at its next look. */
   get following(): boolean {
-    return !this.ended;
+    return !this.#ended;
   }
 
   close(): void {
-    this.controller.abort();
+    this.#controller.abort();
   }
 
-  private async read(url: string, events: WorkerEvents): Promise<void> {
+  async #read(url: string, events: WorkerEvents): Promise<void> {
     try {
-      const response = await fetch(url, { signal: this.controller.signal, headers: { accept: "text/event-stream" } });
+      const response = await fetch(url, { signal: this.#controller.signal, headers: { accept: "text/event-stream" } });
       if (!response.ok || !response.body) return;
       const parser = createParser({
         onEvent: (event) => {
@@ -51,7 +51,7 @@ export class WorkerEventStream {
     } catch {
       // The worker went away or we closed: the watch's next look says which.
     } finally {
-      this.ended = true;
+      this.#ended = true;
     }
   }
 }

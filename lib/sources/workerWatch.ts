@@ -13,69 +13,69 @@ const LOOK_MS = 1000;
  */
 export class ClaudeMemWorkerWatch {
   readonly store: WorkerSpellStore;
-  private status_: WorkerStatus;
-  private timer: NodeJS.Timeout | null = null;
-  private stream: WorkerEventStream | null = null;
-  private looking: Promise<void> | null = null;
-  private again = false;
-  private closed = false;
+  #status_: WorkerStatus;
+  #timer: NodeJS.Timeout | null = null;
+  #stream: WorkerEventStream | null = null;
+  #looking: Promise<void> | null = null;
+  #again = false;
+  #closed = false;
 
   constructor(
     readonly address: WorkerAddress,
     storeFile: string,
   ) {
     this.store = new WorkerSpellStore(storeFile);
-    this.status_ = { url: workerUrl(address), settings: address.settings, running: false, silent: false, error: null, snapshot: null, seenAt: null };
+    this.#status_ = { url: workerUrl(address), settings: address.settings, running: false, silent: false, error: null, snapshot: null, seenAt: null };
   }
 
   start(): void {
-    if (this.timer || this.closed) return;
+    if (this.#timer || this.#closed) return;
     this.store.trim();
     void this.look();
-    this.timer = setInterval(() => void this.look(), LOOK_MS);
-    this.timer.unref();
+    this.#timer = setInterval(() => void this.look(), LOOK_MS);
+    this.#timer.unref();
   }
 
   status(): WorkerStatus {
-    return this.status_;
+    return this.#status_;
   }
 
   /** One look now (or right after the one under way). Resolves when it is written. */
   look(): Promise<void> {
-    if (this.looking) {
-      this.again = true;
-      return this.looking;
+    if (this.#looking) {
+      this.#again = true;
+      return this.#looking;
     }
-    this.looking = (async () => {
+    this.#looking = (async () => {
       do {
-        this.again = false;
-        await this.lookOnce();
-      } while (this.again && !this.closed);
-    })().finally(() => (this.looking = null));
-    return this.looking;
+        this.#again = false;
+        await this.#lookOnce();
+      } while (this.#again && !this.#closed);
+    })().finally(() => (this.#looking = null));
+    return this.#looking;
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    this.stream?.close();
-    await this.looking?.catch(() => {});
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    this.#stream?.close();
+    await this.#looking?.catch(() => {});
     this.store.close();
   }
 
-  private async lookOnce(): Promise<void> {
-    const status = await workerStatus(this.address, this.status_.seenAt);
-    this.status_ = status;
-    if (status.snapshot && !this.stream?.following) {
-      this.stream = new WorkerEventStream(`${status.url}/stream`, { queued: () => this.store.arrived(), changed: () => void this.look() });
+  async #lookOnce(): Promise<void> {
+    const status = await workerStatus(this.address, this.#status_.seenAt);
+    this.#status_ = status;
+    if (status.snapshot && !this.#stream?.following) {
+      this.#stream = new WorkerEventStream(`${status.url}/stream`, { queued: () => this.store.arrived(), changed: () => void this.look() });
     }
     // No answer in time is not a stop: on a busy machine the worker answers again, its queue intact.
-    if (this.closed || status.silent) return;
+    if (this.#closed || status.silent) return;
     try {
       this.store.observe(status.snapshot ? { snapshot: status.snapshot } : { down: status.error ?? "not running" });
     } catch (error) {
-      this.status_ = { ...status, error: `reqwatch cannot keep what it saw: ${(error as Error).message}` };
+      this.#status_ = { ...status, error: `reqwatch cannot keep what it saw: ${(error as Error).message}` };
     }
   }
 }

@@ -80,31 +80,31 @@ function spellFieldsOf(snap: WorkerSnapshot): { degraded: string | null; state: 
  * folder): one writer, the dashboard's watch; the source reads it like any table.
  */
 export class WorkerSpellStore {
-  private readonly db: Database.Database;
+  readonly #db: Database.Database;
   /** Observations queued since the last look, from the event stream. */
-  private arrivals = 0;
+  #arrivals = 0;
 
   constructor(readonly file: string) {
-    this.db = openDatabase(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.exec(DDL);
+    this.#db = openDatabase(file);
+    this.#db.pragma("journal_mode = WAL");
+    this.#db.pragma("busy_timeout = 5000");
+    this.#db.exec(DDL);
   }
 
   /** The stream said an observation was queued: counted into the next look, so work done while more arrives is seen as progress. */
   arrived(): void {
-    this.arrivals++;
+    this.#arrivals++;
   }
 
   /** Apply one look at the worker; true when a spell changed. */
   observe(observation: WorkerObservation, now = Date.now()): boolean {
-    const arrivals = this.arrivals;
-    this.arrivals = 0;
-    return this.db.transaction(() => {
-      let live = this.db.prepare("SELECT * FROM spells WHERE state IN ('queued', 'processing') ORDER BY seq DESC LIMIT 1").get() as SpellRow | undefined;
+    const arrivals = this.#arrivals;
+    this.#arrivals = 0;
+    return this.#db.transaction(() => {
+      let live = this.#db.prepare("SELECT * FROM spells WHERE state IN ('queued', 'processing') ORDER BY seq DESC LIMIT 1").get() as SpellRow | undefined;
       if ("down" in observation) {
         if (!live) return false;
-        this.end(
+        this.#end(
           live,
           now,
           "failed",
@@ -117,7 +117,7 @@ export class WorkerSpellStore {
       const snap = observation.snapshot;
       let changed = false;
       if (live && snap.pid !== null && live.pid !== null && live.pid !== snap.pid) {
-        this.end(
+        this.#end(
           live,
           now,
           "failed",
@@ -130,19 +130,19 @@ export class WorkerSpellStore {
       }
       if (!live) {
         if (snap.queueDepth === 0) return changed;
-        this.begin(snap, now);
+        this.#begin(snap, now);
         return true;
       }
       // A replaced worker's spell ended above: here the spell is the same worker's.
-      return this.advance(live, snap, arrivals, now);
+      return this.#advance(live, snap, arrivals, now);
     })();
   }
 
   /** A queue seen where no spell is live: a spell begins. */
-  private begin(snap: WorkerSnapshot, now: number): void {
+  #begin(snap: WorkerSnapshot, now: number): void {
     const { degraded, state } = spellFieldsOf(snap);
     const seq = Number(
-      this.db
+      this.#db
         .prepare(
           "INSERT INTO spells (pid, version, state, started_at, processing_at, progress_at, last_at, depth, max_depth, arrived, done, parked, active, degraded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
         )
@@ -162,7 +162,7 @@ export class WorkerSpellStore {
           degraded,
         ).lastInsertRowid,
     );
-    this.step(seq, now, "queued", `${snap.queueDepth} observation${snap.queueDepth === 1 ? "" : "s"} in the queue`, {
+    this.#step(seq, now, "queued", `${snap.queueDepth} observation${snap.queueDepth === 1 ? "" : "s"} in the queue`, {
       depth: snap.queueDepth,
       processing: snap.isProcessing,
       pid: snap.pid,
@@ -171,13 +171,13 @@ export class WorkerSpellStore {
   }
 
   /** The live spell, as the worker's queue is now: what left it, what arrived, whether it is still processing; true when it changed. */
-  private advance(live: SpellRow, snap: WorkerSnapshot, arrivals: number, now: number): boolean {
+  #advance(live: SpellRow, snap: WorkerSnapshot, arrivals: number, now: number): boolean {
     const { degraded, state } = spellFieldsOf(snap);
     // What left the queue: what it held, plus what arrived since, minus what it holds now.
     const done = Math.max(0, live.depth + arrivals - snap.queueDepth);
     if (snap.queueDepth === 0) {
-      this.db.prepare("UPDATE spells SET done = done + ?, depth = 0, progress_at = ? WHERE seq = ?").run(done, now, live.seq);
-      this.end({ ...live, depth: 0 }, now, "completed", null, "queue empty", { done: live.done + done });
+      this.#db.prepare("UPDATE spells SET done = done + ?, depth = 0, progress_at = ? WHERE seq = ?").run(done, now, live.seq);
+      this.#end({ ...live, depth: 0 }, now, "completed", null, "queue empty", { done: live.done + done });
       return true;
     }
     const same =
@@ -189,7 +189,7 @@ export class WorkerSpellStore {
       live.parked === snap.parkedSessions &&
       live.active === snap.activeSessions;
     if (same) return false;
-    this.db
+    this.#db
       .prepare(
         `UPDATE spells SET state = ?, processing_at = coalesce(processing_at, ?), progress_at = CASE WHEN ? > 0 THEN ? ELSE progress_at END, last_at = ?, depth = ?, max_depth = max(max_depth, ?),
          arrived = arrived + ?, done = done + ?, parked = ?, active = ?, degraded = ?, version = coalesce(?, version) WHERE seq = ?`,
@@ -219,7 +219,7 @@ export class WorkerSpellStore {
       ]
         .filter(Boolean)
         .join(", ");
-      this.step(live.seq, now, done > 0 ? "progress" : "waiting", what, {
+      this.#step(live.seq, now, done > 0 ? "progress" : "waiting", what, {
         depth: snap.queueDepth,
         done,
         arrived: arrivals,
@@ -232,33 +232,33 @@ export class WorkerSpellStore {
 
   /** Remove the spells that ended long ago. */
   trim(now = Date.now()): number {
-    return this.db.transaction(() => {
-      const old = this.db
+    return this.#db.transaction(() => {
+      const old = this.#db
         .prepare("SELECT seq FROM spells WHERE ended_at IS NOT NULL AND ended_at < ?")
         .pluck()
         .all(now - KEEP_MS) as number[];
       for (const seq of old) {
-        this.db.prepare("DELETE FROM steps WHERE seq = ?").run(seq);
-        this.db.prepare("DELETE FROM spells WHERE seq = ?").run(seq);
+        this.#db.prepare("DELETE FROM steps WHERE seq = ?").run(seq);
+        this.#db.prepare("DELETE FROM spells WHERE seq = ?").run(seq);
       }
       return old.length;
     })();
   }
 
   close(): void {
-    this.db.close();
+    this.#db.close();
   }
 
-  private end(live: SpellRow, now: number, state: "completed" | "failed", error: string | null, name: string, detail: Record<string, unknown>): void {
-    this.db.prepare("UPDATE spells SET state = ?, ended_at = ?, last_at = ?, error = ? WHERE seq = ?").run(state, now, now, error, live.seq);
-    this.step(live.seq, now, name, error ?? `every observation left the queue`, detail);
+  #end(live: SpellRow, now: number, state: "completed" | "failed", error: string | null, name: string, detail: Record<string, unknown>): void {
+    this.#db.prepare("UPDATE spells SET state = ?, ended_at = ?, last_at = ?, error = ? WHERE seq = ?").run(state, now, now, error, live.seq);
+    this.#step(live.seq, now, name, error ?? `every observation left the queue`, detail);
   }
 
-  private step(seq: number, at: number, name: string, summary: string, detail: Record<string, unknown>): void {
-    const n = this.db.prepare("SELECT count(*) FROM steps WHERE seq = ?").pluck().get(seq) as number;
+  #step(seq: number, at: number, name: string, summary: string, detail: Record<string, unknown>): void {
+    const n = this.#db.prepare("SELECT count(*) FROM steps WHERE seq = ?").pluck().get(seq) as number;
     // Past the cap, the newest replaces the last kept: the first steps and the latest stay.
-    if (n >= MAX_STEPS) this.db.prepare("DELETE FROM steps WHERE seq = ? AND n = ?").run(seq, n - 1);
-    this.db
+    if (n >= MAX_STEPS) this.#db.prepare("DELETE FROM steps WHERE seq = ? AND n = ?").run(seq, n - 1);
+    this.#db
       .prepare("INSERT INTO steps (seq, at, n, name, summary, detail) VALUES (?, ?, ?, ?, ?, ?)")
       .run(seq, at, Math.min(n, MAX_STEPS - 1), name, summary, JSON.stringify(detail));
   }

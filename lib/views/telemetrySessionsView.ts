@@ -80,18 +80,20 @@ const LISTED_ERRORS = 50;
 const CLIENTS: Record<string, string> = { [CLAUDE_CODE_SERVICE]: "Claude Code", [GEMINI_CLI_SERVICE]: "Gemini CLI", [CODEX_SERVICE]: "Codex CLI" };
 
 export class TelemetrySessions {
-  private readonly queue;
+  readonly #queue;
+  readonly #stuckAfterMs: number;
 
   constructor(
     readonly file: string,
-    private readonly stuckAfterMs: number,
+    stuckAfterMs: number,
   ) {
-    this.queue = telemetryQueue(file, stuckAfterMs);
+    this.#stuckAfterMs = stuckAfterMs;
+    this.#queue = telemetryQueue(file, stuckAfterMs);
   }
 
   /** Most recently active first, at most `limit`. */
   list(now: number, limit = TELEMETRY_SESSIONS_LISTED): TelemetrySessionRow[] {
-    return this.reading([], (db) => {
+    return this.#reading([], (db) => {
       // Grouped by the stored id (its index), then by the id a row shows: ids that show alike are one session, as the table's filter has them.
       const grouped = sessionSumsByStoredId(db);
       const byName = new Map<string, SessionSums>();
@@ -102,9 +104,9 @@ export class TelemetrySessions {
         const before = byName.get(name);
         byName.set(name, before ? addSums(before, sums) : sums);
       }
-      const live = this.liveBySession(db, now);
+      const live = this.#liveBySession(db, now);
       return [...byName]
-        .map(([sessionId, sums]) => this.rowOf(sessionId, sums, live.get(sessionId) ?? [], now))
+        .map(([sessionId, sums]) => this.#rowOf(sessionId, sums, live.get(sessionId) ?? [], now))
         .sort((a, b) => b.lastSeen - a.lastSeen || a.sessionId.localeCompare(b.sessionId))
         .slice(0, limit);
     });
@@ -113,27 +115,27 @@ export class TelemetrySessions {
   /** One session's page, or null when no lifecycle carries its id. BAD_INPUT for an id no session can have. */
   get(sessionId: string, now: number): TelemetrySessionView | null {
     const filters = resolveListFilters({ sessionId, limit: LISTED_REQUESTS });
-    return this.reading(null, (db) => {
+    return this.#reading(null, (db) => {
       const sums = sessionSums(db, sessionId);
       if (!sums.requests) return null;
-      const live = this.liveRows(db, now, sessionId);
+      const live = this.#liveRows(db, now, sessionId);
       const byModel = sessionByModel(db, sessionId);
       const tools = sessionTools(db, sessionId);
       const errors = sessionErrors(db, sessionId, LISTED_ERRORS).map((row) => ({
-        requestId: this.queue.requestId(row),
+        requestId: this.#queue.requestId(row),
         state: String(row.state),
         at: Number(row.at),
         error: String(row.error ?? "failed"),
       }));
-      const page = readPage(db, this.queue, "otel", filters, now, null);
+      const page = readPage(db, this.#queue, "otel", filters, now, null);
       return {
-        session: this.rowOf(sessionId, sums, live, now),
+        session: this.#rowOf(sessionId, sums, live, now),
         byModel,
         tools: tools.map((tool) => ({ ...tool, failed: tool.failed ?? 0, durationMs: Math.round(tool.durationMs) })),
         errors,
         stuck: live.flatMap((row) => {
-          const reason = this.queue.stuck(row, now, null);
-          return reason ? [{ requestId: this.queue.requestId(row), reason: reason() }] : [];
+          const reason = this.#queue.stuck(row, now, null);
+          return reason ? [{ requestId: this.#queue.requestId(row), reason: reason() }] : [];
         }),
         requests: page.items,
         more: Math.max(0, sums.requests - page.items.length),
@@ -142,8 +144,8 @@ export class TelemetrySessions {
     });
   }
 
-  private rowOf(sessionId: string, sums: SessionSums, live: readonly Row[], now: number): TelemetrySessionRow {
-    const stuck = live.filter((row) => this.queue.stuck(row, now, null) !== null).length;
+  #rowOf(sessionId: string, sums: SessionSums, live: readonly Row[], now: number): TelemetrySessionRow {
+    const stuck = live.filter((row) => this.#queue.stuck(row, now, null) !== null).length;
     return {
       source: "otel",
       sessionId,
@@ -157,13 +159,13 @@ export class TelemetrySessions {
   }
 
   /** The lifecycles still going on (few, by the state index), with what the stuck rule reads, newest first. */
-  private liveRows(db: SourceDb, now: number, sessionId?: string): Row[] {
+  #liveRows(db: SourceDb, now: number, sessionId?: string): Row[] {
     return liveLifecycles(db, LIVE, sessionId);
   }
 
-  private liveBySession(db: SourceDb, now: number): Map<string, Row[]> {
+  #liveBySession(db: SourceDb, now: number): Map<string, Row[]> {
     const bySession = new Map<string, Row[]>();
-    for (const row of this.liveRows(db, now)) {
+    for (const row of this.#liveRows(db, now)) {
       if (typeof row._session !== "string") continue;
       bySession.set(row._session, [...(bySession.get(row._session) ?? []), row]);
     }
@@ -171,7 +173,7 @@ export class TelemetrySessions {
   }
 
   /** Read the store; one that does not exist yet (nothing received) holds no session. */
-  private reading<T>(empty: T, read: (db: SourceDb) => T): T {
+  #reading<T>(empty: T, read: (db: SourceDb) => T): T {
     return readTelemetryStore(this.file, empty, read);
   }
 }

@@ -52,33 +52,35 @@ interface FollowStatus {
  * twice counts once). Nothing is ever written under the agent's folder: files are opened to read.
  */
 export class AgentFileFollower<S> {
-  private readonly positions = new Map<string, FilePosition>();
+  readonly #positions = new Map<string, FilePosition>();
   /** Each file's modification time when it was last read to its end: a file rewritten to the same size is read again. */
-  private readonly mtimes = new Map<string, number>();
-  private readonly pending = new Set<string>();
+  readonly #mtimes = new Map<string, number>();
+  readonly #pending = new Set<string>();
   /** The files there when following began, the history: only one of those is judged by its age. */
-  private history: Set<string> | null = null;
-  private watcher: FSWatcher | null = null;
+  #history: Set<string> | null = null;
+  #watcher: FSWatcher | null = null;
   /** The folders to watch that are not there yet. */
-  private missing: string[] = [];
-  private timers: NodeJS.Timeout[] = [];
-  private settle: NodeJS.Timeout | null = null;
+  #missing: string[] = [];
+  #timers: NodeJS.Timeout[] = [];
+  #settle: NodeJS.Timeout | null = null;
   /** The files the start has yet to read, one a turn: a look meanwhile leaves them to it. */
-  private unread: string[] = [];
-  private closed = false;
+  #unread: string[] = [];
+  #closed = false;
   /** Runs seen alive while busy: when one is gone, it ended about when it was noticed. */
-  private readonly seenAlive = new Set<string>();
-  private readonly ended = new Set<string>();
+  readonly #seenAlive = new Set<string>();
+  readonly #ended = new Set<string>();
   /** Each session's process seen running it, for an agent that names none once it is gone. */
-  private readonly running = new Map<string, number>();
-  private readonly now: () => number;
-  private mostHeld = 0;
+  readonly #running = new Map<string, number>();
+  readonly #now: () => number;
+  #mostHeld = 0;
   /** The store the positions were read from (`TelemetryStore.generation`). */
-  private storeRead = -1;
+  #storeRead = -1;
+  readonly #options: FollowOptions<S>;
 
-  constructor(private readonly options: FollowOptions<S>) {
-    this.now = options.now ?? Date.now;
-    this.loadPositions();
+  constructor(options: FollowOptions<S>) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#loadPositions();
   }
 
   /**
@@ -87,15 +89,15 @@ export class AgentFileFollower<S> {
    * so each file within the retention is read again from its start into it (its lines' steps have
    * keys of their own: none is counted twice).
    */
-  private loadPositions(): void {
-    const { store, agent } = this.options;
+  #loadPositions(): void {
+    const { store, agent } = this.#options;
     const generation = store.generation();
-    if (generation === this.storeRead) return;
-    this.storeRead = generation;
-    this.positions.clear();
-    this.mtimes.clear();
-    this.endedFiles.clear();
-    for (const position of store.filePositions(agent.name)) this.positions.set(position.path, position);
+    if (generation === this.#storeRead) return;
+    this.#storeRead = generation;
+    this.#positions.clear();
+    this.#mtimes.clear();
+    this.#endedFiles.clear();
+    for (const position of store.filePositions(agent.name)) this.#positions.set(position.path, position);
   }
 
   /**
@@ -104,28 +106,28 @@ export class AgentFileFollower<S> {
    * neither the receiver nor what the watcher reports meanwhile.
    */
   start(): void {
-    if (!this.options.live) {
+    if (!this.#options.live) {
       this.readAll();
       this.checkRuns();
       return;
     }
-    this.watch();
-    this.timers.push(
-      setInterval(() => this.guard(() => this.look()), RESCAN_EVERY_MS).unref(),
-      setInterval(() => this.guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
+    this.#watch();
+    this.#timers.push(
+      setInterval(() => this.#guard(() => this.#look()), RESCAN_EVERY_MS).unref(),
+      setInterval(() => this.#guard(() => this.checkRuns()), RUNS_EVERY_MS).unref(),
     );
-    const found = this.transcripts();
-    this.history = new Set(found);
-    this.unread = found
+    const found = this.#transcripts();
+    this.#history = new Set(found);
+    this.#unread = found
       .map((file) => ({ file, mtimeMs: statMtime(file) }))
       .sort((a, b) => b.mtimeMs - a.mtimeMs)
       .map(({ file }) => file);
     const next = () => {
-      if (this.closed) return;
-      const file = this.unread.shift();
-      if (file === undefined) return this.guard(() => this.checkRuns());
-      this.guard(() => {
-        this.loadPositions();
+      if (this.#closed) return;
+      const file = this.#unread.shift();
+      if (file === undefined) return this.#guard(() => this.checkRuns());
+      this.#guard(() => {
+        this.#loadPositions();
         this.readFile(file);
       });
       setImmediate(next);
@@ -133,87 +135,87 @@ export class AgentFileFollower<S> {
     setImmediate(next);
   }
 
-  private guard(work: () => void): void {
-    if (this.closed) return;
+  #guard(work: () => void): void {
+    if (this.#closed) return;
     try {
       work();
     } catch (error) {
-      this.options.onError?.(error as Error);
+      this.#options.onError?.(error as Error);
     }
   }
 
-  private watch(): void {
-    const { folder, agent } = this.options;
+  #watch(): void {
+    const { folder, agent } = this.#options;
     const targets = agent.watched.map((watched) => path.join(folder, watched.folder));
     const present = targets.filter((target) => fs.existsSync(target));
     // A folder that appears later (the agent's first run) is watched from the next look on.
-    this.missing = targets.filter((target) => !present.includes(target));
+    this.#missing = targets.filter((target) => !present.includes(target));
     if (present.length === 0) return;
     const depth = Math.max(...agent.watched.map((watched) => watched.depth));
-    this.watcher = watch(present, { ignoreInitial: true, persistent: false, depth });
+    this.#watcher = watch(present, { ignoreInitial: true, persistent: false, depth });
     const seen = (file: string) => {
       const relative = path.relative(folder, file).split(path.sep).join("/");
-      if (agent.isTranscript(relative)) this.pending.add(file);
-      else if (!relative.startsWith("projects/")) this.pending.add("");
-      this.settle ??= setTimeout(() => {
-        this.settle = null;
-        this.guard(() => this.readPending());
+      if (agent.isTranscript(relative)) this.#pending.add(file);
+      else if (!relative.startsWith("projects/")) this.#pending.add("");
+      this.#settle ??= setTimeout(() => {
+        this.#settle = null;
+        this.#guard(() => this.#readPending());
       }, SETTLE_MS);
     };
-    this.watcher.on("add", seen).on("change", seen).on("unlink", seen);
-    this.watcher.on("error", (error) => this.options.onError?.(error as Error));
+    this.#watcher.on("add", seen).on("change", seen).on("unlink", seen);
+    this.#watcher.on("error", (error) => this.#options.onError?.(error as Error));
   }
 
   /** The next look: a watched folder that appeared is watched, and every file is looked at. */
-  private look(): void {
-    if (this.missing.some((target) => fs.existsSync(target))) {
-      void this.watcher?.close();
-      this.watcher = null;
-      this.watch();
+  #look(): void {
+    if (this.#missing.some((target) => fs.existsSync(target))) {
+      void this.#watcher?.close();
+      this.#watcher = null;
+      this.#watch();
     }
     // What the start has yet to read is left to it, one file a turn: read here in one go, a history of
     // 1 GB held the thread for 20 s. The files it has read are looked at, as a watcher can miss.
-    this.loadPositions();
-    const unread = new Set(this.unread);
-    for (const file of this.transcripts()) if (!unread.has(file)) this.readFile(file);
-    if (this.unheldTurn()) this.checkRuns();
+    this.#loadPositions();
+    const unread = new Set(this.#unread);
+    for (const file of this.#transcripts()) if (!unread.has(file)) this.readFile(file);
+    if (this.#unheldTurn()) this.checkRuns();
   }
 
-  private readPending(): void {
-    this.loadPositions();
-    const files = [...this.pending];
-    this.pending.clear();
+  #readPending(): void {
+    this.#loadPositions();
+    const files = [...this.#pending];
+    this.#pending.clear();
     let runs = false;
     for (const file of files) {
       if (file === "") runs = true;
       else this.readFile(file);
     }
-    if (runs || this.unheldTurn()) this.checkRuns();
+    if (runs || this.#unheldTurn()) this.checkRuns();
   }
 
   /** A turn left open whose holder was never seen (an agent whose runs hold its files): its process is looked for now, while it may still run, so it is named if it ends. */
-  private unheldTurn(): boolean {
-    if (!this.options.agent.openTurn) return false;
-    return [...this.positions.values()].some((position) => position.session !== null && !this.holders.has(position.session) && this.leftOpen(position));
+  #unheldTurn(): boolean {
+    if (!this.#options.agent.openTurn) return false;
+    return [...this.#positions.values()].some((position) => position.session !== null && !this.#holders.has(position.session) && this.#leftOpen(position));
   }
 
   /** Every transcript under the agent's folder, each read from where it was. */
   readAll(): void {
-    this.loadPositions();
-    const files = this.transcripts();
-    this.history ??= new Set(files);
+    this.#loadPositions();
+    const files = this.#transcripts();
+    this.#history ??= new Set(files);
     for (const file of files) this.readFile(file);
   }
 
-  private transcripts(): string[] {
-    return transcriptsOf(this.options.folder, this.options.agent);
+  #transcripts(): string[] {
+    return transcriptsOf(this.#options.folder, this.#options.agent);
   }
 
   /** Read one file from its position to its end (in slices, each kept before the next). */
   readFile(file: string): void {
-    const { agent, store } = this.options;
-    const known = this.positions.get(file);
-    if (known && unchanged(file, known, this.mtimes.get(file))) return;
+    const { agent, store } = this.#options;
+    const known = this.#positions.get(file);
+    if (known && unchanged(file, known, this.#mtimes.get(file))) return;
     let fd: number;
     try {
       // O_NOFOLLOW: a link in the agent's folder is not followed out of it.
@@ -224,13 +226,13 @@ export class AgentFileFollower<S> {
     try {
       const stat = fs.fstatSync(fd);
       if (!stat.isFile()) return;
-      this.mtimes.set(file, stat.mtimeMs);
-      let position = this.positions.get(file);
+      this.#mtimes.set(file, stat.mtimeMs);
+      let position = this.#positions.get(file);
       const replaced = !position || position.dev !== stat.dev || position.ino !== stat.ino || stat.size < position.offset;
       if (replaced) {
         // A file of the history last written before what is kept: followed from its end. One that
         // appeared since is new, whatever its time says (a copy keeps its original's; a clock moves).
-        const old = !position && this.history?.has(file) === true && stat.mtimeMs < this.now() - this.options.keepMs;
+        const old = !position && this.#history?.has(file) === true && stat.mtimeMs < this.#now() - this.#options.keepMs;
         position = {
           path: file,
           agent: agent.name,
@@ -243,18 +245,18 @@ export class AgentFileFollower<S> {
           lines: 0,
           malformed: 0,
           oversized: 0,
-          readAt: this.now(),
+          readAt: this.#now(),
         };
         if (old) {
           store.keepFileRead({ changes: [], position });
-          this.positions.set(file, position);
+          this.#positions.set(file, position);
           return;
         }
       }
-      for (let more = true; more && !this.closed;) {
+      for (let more = true; more && !this.#closed;) {
         if (!replaced && position!.offset === stat.size) return;
-        const read = readLines(fd, position!, stat.size, this.options.bounds ?? LINE_BOUNDS);
-        this.mostHeld = Math.max(this.mostHeld, read.held);
+        const read = readLines(fd, position!, stat.size, this.#options.bounds ?? LINE_BOUNDS);
+        this.#mostHeld = Math.max(this.#mostHeld, read.held);
         let state = JSON.parse(position!.state) as S;
         const changes: LifecycleChange[] = [];
         let malformed = 0;
@@ -279,10 +281,10 @@ export class AgentFileFollower<S> {
           lines: position!.lines + read.lines.length,
           malformed: position!.malformed + malformed,
           oversized: position!.oversized + read.oversized,
-          readAt: this.now(),
+          readAt: this.#now(),
         };
-        store.keepFileRead({ changes: redactExport({ changes, unmapped: [] }, this.options.redaction).changes, position: next }, this.now());
-        this.positions.set(file, next);
+        store.keepFileRead({ changes: redactExport({ changes, unmapped: [] }, this.#options.redaction).changes, position: next }, this.#now());
+        this.#positions.set(file, next);
         position = next;
         more = !read.atEnd;
       }
@@ -296,57 +298,57 @@ export class AgentFileFollower<S> {
    * It ended about when it was noticed if it was seen alive before, else at its last sign of life.
    */
   checkRuns(): void {
-    const { agent, folder } = this.options;
+    const { agent, folder } = this.#options;
     if (!agent.runs || !agent.endedMidTurn) return;
-    this.loadPositions();
+    this.#loadPositions();
     // Its processes are looked for only while a file of its leaves a turn open that is not known to have ended.
-    if (agent.openTurn && ![...this.positions.values()].some((position) => this.leftOpen(position))) return;
+    if (agent.openTurn && ![...this.#positions.values()].some((position) => this.#leftOpen(position))) return;
     // Compared with files' modification times: the machine's clock, not the injected one.
     const listedAt = Date.now();
     const files = () =>
-      [...this.positions.values()].map((position) => ({ path: position.path, session: position.session, state: JSON.parse(position.state) as S }));
+      [...this.#positions.values()].map((position) => ({ path: position.path, session: position.session, state: JSON.parse(position.state) as S }));
     const listed = agent.runs(folder, files);
-    if (agent.openTurn) return this.checkHeld(listed, listedAt);
+    if (agent.openTurn) return this.#checkHeld(listed, listedAt);
     for (const told of listed) {
       // A run whose agent cannot name its process once gone (Gemini CLI writes no pid): the one seen running its session.
-      const run = told.pid === null ? { ...told, pid: this.running.get(told.session) ?? null } : told;
+      const run = told.pid === null ? { ...told, pid: this.#running.get(told.session) ?? null } : told;
       const id = `${run.session}:${run.pid ?? run.turn}`;
-      if (!run.busy || this.ended.has(id)) continue;
+      if (!run.busy || this.#ended.has(id)) continue;
       if (run.liveness === "alive") {
-        this.seenAlive.add(id);
-        if (run.pid !== null) this.running.set(run.session, run.pid);
+        this.#seenAlive.add(id);
+        if (run.pid !== null) this.#running.set(run.session, run.pid);
       }
       if (run.liveness !== "gone") continue;
-      this.running.delete(run.session);
+      this.#running.delete(run.session);
       // Its file read to its end first, so the open turn is the one it was in.
-      for (const position of [...this.positions.values()].filter((position) => position.session === run.session)) this.readFile(position.path);
+      for (const position of [...this.#positions.values()].filter((position) => position.session === run.session)) this.readFile(position.path);
       // Its own transcript (`<session>.jsonl`), not a subagent's beside it.
-      const latest = [...this.positions.values()]
+      const latest = [...this.#positions.values()]
         .filter((position) => position.session === run.session)
         .sort(
           (a, b) => Number(path.basename(b.path) === `${run.session}.jsonl`) - Number(path.basename(a.path) === `${run.session}.jsonl`) || b.readAt - a.readAt,
         )[0];
       if (!latest) continue;
       const lastWrite = statMtime(latest.path);
-      const endedAt = this.seenAlive.has(id) ? this.now() : Math.max(run.lastSeenAt, lastWrite);
+      const endedAt = this.#seenAlive.has(id) ? this.#now() : Math.max(run.lastSeenAt, lastWrite);
       const change = agent.endedMidTurn(run, JSON.parse(latest.state) as S, endedAt);
-      this.ended.add(id);
+      this.#ended.add(id);
       if (!change) continue;
-      this.options.store.keepFileRead(
-        { changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position: latest },
-        this.now(),
+      this.#options.store.keepFileRead(
+        { changes: redactExport({ changes: [change], unmapped: [] }, this.#options.redaction).changes, position: latest },
+        this.#now(),
       );
     }
   }
 
   /** The pid last seen holding each session's file (an agent whose runs are the processes holding its files). */
-  private readonly holders = new Map<string, number>();
+  readonly #holders = new Map<string, number>();
   /** Files whose open turn was found ended, at the offset they were read to then: not looked at again until written. */
-  private readonly endedFiles = new Map<string, number>();
+  readonly #endedFiles = new Map<string, number>();
 
   /** A file whose state leaves a turn open, not found ended since it was last written. */
-  private leftOpen(position: FilePosition): boolean {
-    return this.endedFiles.get(position.path) !== position.offset && this.options.agent.openTurn!(JSON.parse(position.state) as S);
+  #leftOpen(position: FilePosition): boolean {
+    return this.#endedFiles.get(position.path) !== position.offset && this.#options.agent.openTurn!(JSON.parse(position.state) as S);
   }
 
   /**
@@ -355,48 +357,51 @@ export class AgentFileFollower<S> {
    * killed before reqwatch looked). A file written since the runs were listed is left to the next look,
    * and none is judged while a process of the agent's cannot be looked into.
    */
-  private checkHeld(listed: AgentRun[], listedAt: number): void {
-    const { agent } = this.options;
+  #checkHeld(listed: AgentRun[], listedAt: number): void {
+    const { agent } = this.#options;
     if (listed.some((run) => run.liveness === "unknown")) return;
     const held = new Set<string>();
     for (const run of listed) {
       held.add(run.session);
-      if (run.pid !== null) this.holders.set(run.session, run.pid);
+      if (run.pid !== null) this.#holders.set(run.session, run.pid);
     }
-    for (const known of [...this.positions.values()]) {
-      if (!known.session || held.has(known.session) || !this.leftOpen(known)) continue;
+    for (const known of [...this.#positions.values()]) {
+      if (!known.session || held.has(known.session) || !this.#leftOpen(known)) continue;
       this.readFile(known.path);
-      const position = this.positions.get(known.path)!;
+      const position = this.#positions.get(known.path)!;
       const lastWrite = statMtime(position.path);
       const session = position.session;
-      if (!session || lastWrite >= listedAt || !this.leftOpen(position)) continue;
-      const pid = this.holders.get(session) ?? 0;
-      this.endedFiles.set(position.path, position.offset);
-      const endedAt = pid > 0 ? this.now() : lastWrite;
+      if (!session || lastWrite >= listedAt || !this.#leftOpen(position)) continue;
+      const pid = this.#holders.get(session) ?? 0;
+      this.#endedFiles.set(position.path, position.offset);
+      const endedAt = pid > 0 ? this.#now() : lastWrite;
       const change = agent.endedMidTurn!({ pid, session, busy: true, liveness: "gone", lastSeenAt: lastWrite }, JSON.parse(position.state) as S, endedAt);
       if (change)
-        this.options.store.keepFileRead({ changes: redactExport({ changes: [change], unmapped: [] }, this.options.redaction).changes, position }, this.now());
+        this.#options.store.keepFileRead(
+          { changes: redactExport({ changes: [change], unmapped: [] }, this.#options.redaction).changes, position },
+          this.#now(),
+        );
     }
   }
 
   status(): FollowStatus {
-    const all = [...this.positions.values()];
+    const all = [...this.#positions.values()];
     const sum = (field: "lines" | "malformed" | "oversized") => all.reduce((total, position) => total + position[field], 0);
     return {
-      folder: this.options.folder,
+      folder: this.#options.folder,
       files: all.length,
       lines: sum("lines"),
       malformed: sum("malformed"),
       oversized: sum("oversized"),
-      mostHeld: this.mostHeld,
+      mostHeld: this.#mostHeld,
     };
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    for (const timer of this.timers) clearInterval(timer);
-    if (this.settle) clearTimeout(this.settle);
-    await this.watcher?.close();
+    this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    if (this.#settle) clearTimeout(this.#settle);
+    await this.#watcher?.close();
   }
 }
 

@@ -113,49 +113,51 @@ interface Live {
  */
 export class TelemetryStore {
   // The connection and what is made on it: set by `connect`, again when the file is opened afresh.
-  private db!: Database.Database;
-  private sql!: ReturnType<typeof statements>;
+  #db!: Database.Database;
+  #sql!: ReturnType<typeof statements>;
   /** The file the connection has open, as the file system names it: another file at the path (or none) is noticed before a write. */
-  private identity!: { dev: number; ino: number };
+  #identity!: { dev: number; ino: number };
   /** The lifecycles received lately, by seq, the least recently touched first. */
-  private readonly live = new Map<number, Live>();
+  readonly #live = new Map<number, Live>();
   /** `PRAGMA data_version` after this connection's last write: another one that changes the store makes it differ. */
-  private dataVersion = -1;
-  private keepTransaction!: Database.Transaction<TelemetryStore["keepExport"]>;
-  private keepFileTransaction!: Database.Transaction<TelemetryStore["keepFile"]>;
+  #dataVersion = -1;
+  #keepTransaction!: Database.Transaction<(batch: ExportBatch, now: number) => number>;
+  #keepFileTransaction!: Database.Transaction<(batch: FileBatch, now: number) => number>;
   /** How many times the file was opened: another file at the path (or none) makes it a store of its own. */
-  private opened = 0;
+  #opened = 0;
+  readonly #options: TelemetryStoreOptions;
 
   constructor(
     readonly file: string,
-    private readonly options: TelemetryStoreOptions,
+    options: TelemetryStoreOptions,
   ) {
-    this.connect();
+    this.#options = options;
+    this.#connect();
   }
 
-  private connect(): void {
-    [this.db, this.identity] = openStoreFile(this.file);
-    this.opened += 1;
-    this.sql = statements(this.db);
+  #connect(): void {
+    [this.#db, this.#identity] = openStoreFile(this.file);
+    this.#opened += 1;
+    this.#sql = statements(this.#db);
     // Made once a connection: better-sqlite3 builds its wrapper anew on each `transaction` call.
-    this.keepTransaction = this.db.transaction(this.keepExport.bind(this));
-    this.keepFileTransaction = this.db.transaction(this.keepFile.bind(this));
+    this.#keepTransaction = this.#db.transaction(this.#keepExport.bind(this));
+    this.#keepFileTransaction = this.#db.transaction(this.#keepFile.bind(this));
   }
 
   /** Open the file at the path afresh (it was deleted, replaced or damaged): what was held in memory is of the old one. */
-  private reopen({ damaged = false } = {}): void {
-    this.db.close();
+  #reopen({ damaged = false } = {}): void {
+    this.#db.close();
     // Renamed once closed, so its last pages are in the copy.
     if (damaged) setAside(this.file);
-    this.live.clear();
-    this.dataVersion = -1;
-    this.connect();
+    this.#live.clear();
+    this.#dataVersion = -1;
+    this.#connect();
   }
 
   /** The connection's file is still the one at the path: else (deleted, replaced by another program) the path's is opened, or made. */
-  private checkFile(): void {
+  #checkFile(): void {
     const now = identityOf(this.file);
-    if (!now || now.dev !== this.identity.dev || now.ino !== this.identity.ino) this.reopen();
+    if (!now || now.dev !== this.#identity.dev || now.ino !== this.#identity.ino) this.#reopen();
   }
 
   /**
@@ -165,14 +167,14 @@ export class TelemetryStore {
    * lifecycles changed.
    */
   keep(batch: ExportBatch, now = Date.now()): number {
-    this.checkFile();
+    this.#checkFile();
     try {
-      return this.keepTransaction.immediate(batch, now);
+      return this.#keepTransaction.immediate(batch, now);
     } catch (error) {
       // The transaction was rolled back: the tallies may hold steps the store does not.
-      this.live.clear();
+      this.#live.clear();
       // A file damaged under it is set aside and a new one started; this export fails (the receiver answers 503, and its exporter sends it again).
-      if (isDamage(error)) this.reopen({ damaged: true });
+      if (isDamage(error)) this.#reopen({ damaged: true });
       throw error;
     }
   }
@@ -183,12 +185,12 @@ export class TelemetryStore {
    * many lifecycles changed.
    */
   keepFileRead(batch: FileBatch, now = Date.now()): number {
-    this.checkFile();
+    this.#checkFile();
     try {
-      return this.keepFileTransaction.immediate(batch, now);
+      return this.#keepFileTransaction.immediate(batch, now);
     } catch (error) {
-      this.live.clear();
-      if (isDamage(error)) this.reopen({ damaged: true });
+      this.#live.clear();
+      if (isDamage(error)) this.#reopen({ damaged: true });
       throw error;
     }
   }
@@ -199,63 +201,63 @@ export class TelemetryStore {
    * file) is not this one's.
    */
   generation(): number {
-    this.checkFile();
-    return this.opened;
+    this.#checkFile();
+    return this.#opened;
   }
 
   /** Where each of an agent's files was read to. */
   filePositions(agent: string): FilePosition[] {
-    this.checkFile();
-    return filePositions(this.db, agent);
+    this.#checkFile();
+    return filePositions(this.#db, agent);
   }
 
   /** `keepFileRead`'s transaction. */
-  private keepFile(batch: FileBatch, now: number): number {
-    const touched = this.applyChanges(batch.changes, now);
-    this.sql.keepPosition(batch.position);
+  #keepFile(batch: FileBatch, now: number): number {
+    const touched = this.#applyChanges(batch.changes, now);
+    this.#sql.keepPosition(batch.position);
     return touched;
   }
 
   /** `keep`'s transaction. */
-  private keepExport(batch: ExportBatch, now: number): number {
-    const touched = this.applyChanges(batch.changes, now);
+  #keepExport(batch: ExportBatch, now: number): number {
+    const touched = this.#applyChanges(batch.changes, now);
     for (const item of batch.unmapped) {
-      if (item.knownBy !== undefined) this.sql.countUnshown.run(item.knownBy, item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
-      else this.sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+      if (item.knownBy !== undefined) this.#sql.countUnshown.run(item.knownBy, item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
+      else this.#sql.countUnmapped.run(item.service.slice(0, 200), item.signal, item.name.slice(0, 200), now);
     }
-    this.sql.countIntake.run(batch.signal, batch.records, batch.rejected, now);
+    this.#sql.countIntake.run(batch.signal, batch.records, batch.rejected, now);
     return touched;
   }
 
   /** Each change applied and the lifecycles it touched written once; returns how many. */
-  private applyChanges(changes: readonly LifecycleChange[], now: number): number {
+  #applyChanges(changes: readonly LifecycleChange[], now: number): number {
     // Another connection that wrote the store (a second dashboard on the same folder) makes what is
     // held in memory stale. Read with the write lock held, so no other write can come between.
-    const version = this.sql.dataVersion.get() as number;
-    if (version !== this.dataVersion) this.live.clear();
-    this.dataVersion = version;
+    const version = this.#sql.dataVersion.get() as number;
+    if (version !== this.#dataVersion) this.#live.clear();
+    this.#dataVersion = version;
     const touched = new Set<number>();
     for (const change of changes) {
-      const seq = this.apply(change, now);
+      const seq = this.#apply(change, now);
       if (seq !== null) touched.add(seq);
     }
-    for (const seq of touched) this.writeFolded(seq, now);
+    for (const seq of touched) this.#writeFolded(seq, now);
     return touched.size;
   }
 
   /** One change: its lifecycle found (or made) by its keys, its step and part kept and added to its tally. Null when the step was kept before. */
-  private apply(change: LifecycleChange, now: number): number | null {
+  #apply(change: LifecycleChange, now: number): number | null {
     // A point lookup per key (one to three): cheaper than one query over a list of them.
-    const seqOf = change.keys.map((key) => this.sql.seqOfKey.get(key) as number | undefined);
+    const seqOf = change.keys.map((key) => this.#sql.seqOfKey.get(key) as number | undefined);
     const found = [...new Set(seqOf.filter((seq): seq is number => seq !== undefined))].sort((a, b) => a - b);
     // The lifecycle it happened inside, when that is known: it becomes part of it (and of its kind).
-    const parentSeq = change.parent === undefined ? undefined : (this.sql.seqOfKey.get(change.parent) as number | undefined);
+    const parentSeq = change.parent === undefined ? undefined : (this.#sql.seqOfKey.get(change.parent) as number | undefined);
     let seq = parentSeq ?? found[0];
     let live: Live | null;
     let merged = false;
     if (seq === undefined) {
       seq = Number(
-        this.sql.insertLifecycle.run(
+        this.#sql.insertLifecycle.run(
           change.kind,
           change.service,
           change.session ?? null,
@@ -266,46 +268,46 @@ export class TelemetryStore {
           now,
         ).lastInsertRowid,
       );
-      live = this.remember(seq, { tally: emptyTally(change.kind), session: change.session ?? null, traceId: change.traceId ?? null });
+      live = this.#remember(seq, { tally: emptyTally(change.kind), session: change.session ?? null, traceId: change.traceId ?? null });
     } else {
       // Keys that named two lifecycles (a turn seen by its spans, then by its log events, a call and the run it was part of): one now.
       for (const other of found.filter((other) => other !== seq)) {
-        this.merge(other, seq);
+        this.#merge(other, seq);
         merged = true;
       }
-      live = this.liveOf(seq);
+      live = this.#liveOf(seq);
     }
     change.keys.forEach((key, i) => {
-      if (seqOf[i] !== seq) this.sql.addKey.run(key, seq);
+      if (seqOf[i] !== seq) this.#sql.addKey.run(key, seq);
     });
-    if (change.parent !== undefined && parentSeq === undefined) this.sql.addKey.run(`awaits:${change.parent}:${change.keys[0]}`, seq);
+    if (change.parent !== undefined && parentSeq === undefined) this.#sql.addKey.run(`awaits:${change.parent}:${change.keys[0]}`, seq);
     // Its children that arrived before it (a span is exported when it ends): taken in.
     for (const key of change.keys) {
-      for (const waiting of this.sql.awaiting.all(`awaits:${key}:`, `awaits:${key};`) as { key: string; seq: number }[]) {
-        this.sql.removeKey.run(waiting.key);
+      for (const waiting of this.#sql.awaiting.all(`awaits:${key}:`, `awaits:${key};`) as { key: string; seq: number }[]) {
+        this.#sql.removeKey.run(waiting.key);
         if (waiting.seq === seq) continue;
-        this.merge(waiting.seq, seq);
+        this.#merge(waiting.seq, seq);
         merged = true;
       }
     }
     if (change.promptSent) {
-      const other = this.sameTurnTold(change.promptSent, seq);
+      const other = this.#sameTurnTold(change.promptSent, seq);
       if (other !== undefined) {
-        this.merge(other, seq);
+        this.#merge(other, seq);
         merged = true;
       }
-      this.sql.addKey.run(sentKey(change.promptSent.session, change.promptSent.by, change.promptSent.at), seq);
+      this.#sql.addKey.run(sentKey(change.promptSent.session, change.promptSent.by, change.promptSent.at), seq);
     }
-    if (merged) live = this.liveOf(seq);
+    if (merged) live = this.#liveOf(seq);
     if (change.session && live && (live.session === null || (live.traceId === null && change.traceId))) {
-      this.sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
+      this.#sql.setSession.run(change.session, change.traceId ?? null, seq, change.traceId ?? null);
       live.session ??= change.session;
       live.traceId ??= change.traceId ?? null;
     }
     const { step } = change;
     // The part is kept in its own table, merged with what else told of it.
     const { part, ...facts } = change.facts;
-    const kept = this.sql.insertStep.run(
+    const kept = this.#sql.insertStep.run(
       seq,
       step.key,
       step.at,
@@ -319,7 +321,7 @@ export class TelemetryStore {
     );
     if (kept.changes === 0) return merged ? seq : null;
     if (live) addStep(live.tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts });
-    if (part) this.keepPart(seq, part, live?.tally);
+    if (part) this.#keepPart(seq, part, live?.tally);
     return seq;
   }
 
@@ -327,75 +329,75 @@ export class TelemetryStore {
    * The turn the other intake told of the same prompt (`promptSent`): of its session, its prompt sent
    * the nearest in time within `PROMPT_JOIN_MS`, and not joined to another told by this intake.
    */
-  private sameTurnTold(sent: PromptSent, seq: number): number | undefined {
+  #sameTurnTold(sent: PromptSent, seq: number): number | undefined {
     const other = sent.by === "files" ? "telemetry" : "files";
     const theirs = sentPrefix(sent.session, other);
-    if (this.sql.hasKeyIn.get(seq, theirs, `${theirs}~`) !== undefined) return undefined;
-    const near = this.sql.promptsSent.all(sentKey(sent.session, other, sent.at - PROMPT_JOIN_MS), sentKey(sent.session, other, sent.at + PROMPT_JOIN_MS)) as {
+    if (this.#sql.hasKeyIn.get(seq, theirs, `${theirs}~`) !== undefined) return undefined;
+    const near = this.#sql.promptsSent.all(sentKey(sent.session, other, sent.at - PROMPT_JOIN_MS), sentKey(sent.session, other, sent.at + PROMPT_JOIN_MS)) as {
       key: string;
       seq: number;
     }[];
     const mine = sentPrefix(sent.session, sent.by);
     const candidates = near
-      .filter((told) => told.seq !== seq && this.sql.hasKeyIn.get(told.seq, mine, `${mine}~`) === undefined)
+      .filter((told) => told.seq !== seq && this.#sql.hasKeyIn.get(told.seq, mine, `${mine}~`) === undefined)
       .map((told) => ({ seq: told.seq, apart: Math.abs(Number(told.key.slice(told.key.lastIndexOf(":") + 1)) - sent.at) }))
       .sort((a, b) => a.apart - b.apart);
     return candidates[0]?.seq;
   }
 
   /** Keep a part, merged with what was known of it: from the tally when there is one, else from the store. */
-  private keepPart(seq: number, part: Part, tally?: Tally): void {
+  #keepPart(seq: number, part: Part, tally?: Tally): void {
     const key = partKey(part);
-    const stored = tally ? undefined : (this.sql.partFields.get(seq, part.kind, part.id) as string | undefined);
+    const stored = tally ? undefined : (this.#sql.partFields.get(seq, part.kind, part.id) as string | undefined);
     const known = tally ? tally.parts.get(key) : stored === undefined ? undefined : { ...part, fields: JSON.parse(stored) as Part["fields"] };
     const merged = mergePart(known, part);
     tally?.parts.set(key, merged);
-    this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(merged.fields));
+    this.#sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(merged.fields));
   }
 
   /** Move `from`'s keys, steps and parts to `into`, and remove it. */
-  private merge(from: number, into: number): void {
-    this.live.delete(into);
-    this.db.prepare("UPDATE OR IGNORE lifecycle_keys SET seq = ? WHERE seq = ?").run(into, from);
-    this.db.prepare("UPDATE OR IGNORE steps SET seq = ? WHERE seq = ?").run(into, from);
-    for (const part of this.sql.partsOf.all(from) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
-      this.keepPart(into, { kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] });
+  #merge(from: number, into: number): void {
+    this.#live.delete(into);
+    this.#db.prepare("UPDATE OR IGNORE lifecycle_keys SET seq = ? WHERE seq = ?").run(into, from);
+    this.#db.prepare("UPDATE OR IGNORE steps SET seq = ? WHERE seq = ?").run(into, from);
+    for (const part of this.#sql.partsOf.all(from) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
+      this.#keepPart(into, { kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] });
     }
-    this.remove([from]);
+    this.#remove([from]);
   }
 
   /** A lifecycle held in memory, the most recently touched last; the least recent goes past `LIVE_TALLIES`. */
-  private remember(seq: number, live: Live): Live {
-    this.live.delete(seq);
-    this.live.set(seq, live);
-    if (this.live.size > LIVE_TALLIES) this.live.delete(this.live.keys().next().value!);
+  #remember(seq: number, live: Live): Live {
+    this.#live.delete(seq);
+    this.#live.set(seq, live);
+    if (this.#live.size > LIVE_TALLIES) this.#live.delete(this.#live.keys().next().value!);
     return live;
   }
 
   /** A lifecycle's tally: held, or added up again from its steps and parts in the store. Null when it is gone (merged into another). */
-  private liveOf(seq: number): Live | null {
-    const held = this.live.get(seq);
-    if (held) return this.remember(seq, held);
-    const row = this.sql.lifecycleOf.get(seq) as { kind: LifecycleKind; session: string | null; traceId: string | null } | undefined;
+  #liveOf(seq: number): Live | null {
+    const held = this.#live.get(seq);
+    if (held) return this.#remember(seq, held);
+    const row = this.#sql.lifecycleOf.get(seq) as { kind: LifecycleKind; session: string | null; traceId: string | null } | undefined;
     if (!row) return null;
     const tally = emptyTally(row.kind);
-    for (const step of this.sql.stepsOf.all(seq) as { key: string; at: number; name: string; summary: string; facts: string }[]) {
+    for (const step of this.#sql.stepsOf.all(seq) as { key: string; at: number; name: string; summary: string; facts: string }[]) {
       addStep(tally, { key: step.key, at: step.at, name: step.name, summary: step.summary, facts: JSON.parse(step.facts) as Facts });
     }
-    for (const part of this.sql.partsOf.all(seq) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
+    for (const part of this.#sql.partsOf.all(seq) as { kind: Part["kind"]; id: string; at: number; fields: string }[]) {
       tally.parts.set(partKey(part), { kind: part.kind, id: part.id, at: part.at, fields: JSON.parse(part.fields) as Part["fields"] });
     }
-    return this.remember(seq, { tally, session: row.session, traceId: row.traceId });
+    return this.#remember(seq, { tally, session: row.session, traceId: row.traceId });
   }
 
   /** A lifecycle's row, as its tally adds up. */
-  private writeFolded(seq: number, now: number): void {
-    const live = this.liveOf(seq);
+  #writeFolded(seq: number, now: number): void {
+    const live = this.#liveOf(seq);
     if (!live) return;
-    for (const part of modelsFilled(live.tally)) this.sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(part.fields));
+    for (const part of modelsFilled(live.tally)) this.#sql.upsertPart.run(seq, part.kind, part.id, part.at, JSON.stringify(part.fields));
     const f = summarize(live.tally);
-    if (f.finishedAt !== null) this.live.delete(seq);
-    this.sql.fold.run(
+    if (f.finishedAt !== null) this.#live.delete(seq);
+    this.#sql.fold.run(
       f.state,
       f.startedAt,
       f.queuedAt,
@@ -426,10 +428,10 @@ export class TelemetryStore {
     );
   }
 
-  private remove(seqs: readonly number[]): void {
-    for (const seq of seqs) this.live.delete(seq);
+  #remove(seqs: readonly number[]): void {
+    for (const seq of seqs) this.#live.delete(seq);
     const list = JSON.stringify(seqs);
-    for (const remove of this.sql.remove) remove.run(list);
+    for (const remove of this.#sql.remove) remove.run(list);
   }
 
   /**
@@ -440,22 +442,22 @@ export class TelemetryStore {
    * (a VACUUM would rewrite all of it while every request waits).
    */
   trim(now = Date.now(), budgetMs = 50): { removed: number; more: boolean } {
-    this.checkFile();
+    this.#checkFile();
     const started = performance.now();
     let removed = 0;
     const within = () => performance.now() - started < budgetMs;
     const take = (seqs: number[]) => {
-      this.db.transaction(() => this.remove(seqs))();
+      this.#db.transaction(() => this.#remove(seqs))();
       removed += seqs.length;
     };
-    const expired = this.db.prepare("SELECT seq FROM lifecycles WHERE received_at < ? ORDER BY received_at LIMIT 500").pluck();
-    for (let seqs = expired.all(now - this.options.keepMs) as number[]; seqs.length; seqs = expired.all(now - this.options.keepMs) as number[]) {
+    const expired = this.#db.prepare("SELECT seq FROM lifecycles WHERE received_at < ? ORDER BY received_at LIMIT 500").pluck();
+    for (let seqs = expired.all(now - this.#options.keepMs) as number[]; seqs.length; seqs = expired.all(now - this.#options.keepMs) as number[]) {
       take(seqs);
       if (!within()) return { removed, more: true };
     }
-    if (this.bytes() <= this.options.maxBytes) return { removed, more: false };
-    const oldest = this.db.prepare("SELECT seq FROM lifecycles ORDER BY received_at LIMIT 500").pluck();
-    while (this.bytes() > this.options.maxBytes * 0.9) {
+    if (this.bytes() <= this.#options.maxBytes) return { removed, more: false };
+    const oldest = this.#db.prepare("SELECT seq FROM lifecycles ORDER BY received_at LIMIT 500").pluck();
+    while (this.bytes() > this.#options.maxBytes * 0.9) {
       const seqs = oldest.all() as number[];
       if (!seqs.length) break;
       take(seqs);
@@ -465,28 +467,28 @@ export class TelemetryStore {
   }
 
   bytes(): number {
-    return storeBytes(this.db);
+    return storeBytes(this.#db);
   }
 
   intake(): IntakeRow[] {
-    return storeIntake(this.db);
+    return storeIntake(this.#db);
   }
 
   usage(sessions?: number): Usage {
-    return storeUsage(this.db, sessions);
+    return storeUsage(this.#db, sessions);
   }
 
   /** What each dialect knew and showed as no lifecycle (`Dialect.knows`). */
   unshown(): UnmappedPage["known"] {
-    return storeUnmapped(this.db, { limit: 0 }).known;
+    return storeUnmapped(this.#db, { limit: 0 }).known;
   }
 
   /** Every name that mapped to nothing and no dialect knows, the most first. */
   unmapped(): UnmappedRow[] {
-    return storeUnmapped(this.db, { limit: -1 }).rows;
+    return storeUnmapped(this.#db, { limit: -1 }).rows;
   }
 
   close(): void {
-    this.db.close();
+    this.#db.close();
   }
 }

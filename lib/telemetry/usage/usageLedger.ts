@@ -144,57 +144,57 @@ interface FileRow {
 }
 
 export class UsageLedger {
-  private readonly db: Database.Database;
-  private readonly statements;
+  readonly #db: Database.Database;
+  readonly #statements;
   /** During an update of a ledger that held no call naming itself, every one kept since: no copy can be elsewhere. */
-  private keptThisUpdate: Map<string, KeptCall> | null = null;
+  #keptThisUpdate: Map<string, KeptCall> | null = null;
   /** Calls to insert (null: replaced by a later copy before it was); where each call naming itself waits. */
-  private pending: (CallRow | null)[] = [];
-  private readonly pendingAt = new Map<string, number>();
+  #pending: (CallRow | null)[] = [];
+  readonly #pendingAt = new Map<string, number>();
   /** During a first build that found the ledger empty under its lock: no file has a row yet but those it adds. */
-  private emptyBuild = false;
+  #emptyBuild = false;
 
   /** `file`: the ledger's file, made when missing (its folder too); null: kept in memory only (tracking off). */
   constructor(file: string | null) {
     if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = openDatabase(file ?? ":memory:");
+    this.#db = openDatabase(file ?? ":memory:");
     if (file) {
       // A new ledger's pages, before its first table: a first report's index and commit cost less than half the CPU they do on 4 KB pages.
-      this.db.pragma(`page_size = ${PAGE_BYTES}`);
-      this.db.pragma("journal_mode = WAL");
-      this.db.pragma("synchronous = NORMAL");
-      this.db.pragma("busy_timeout = 10000");
+      this.#db.pragma(`page_size = ${PAGE_BYTES}`);
+      this.#db.pragma("journal_mode = WAL");
+      this.#db.pragma("synchronous = NORMAL");
+      this.#db.pragma("busy_timeout = 10000");
       // What SQLite keeps aside while a statement runs (the pages a multi-row insert changes, should it stop
       // part way), in memory: in a temp file, a first report's inserts wrote 158 MB to it, 9,600 pages.
-      this.db.pragma("temp_store = MEMORY");
+      this.#db.pragma("temp_store = MEMORY");
     }
-    this.db.transaction(() => {
+    this.#db.transaction(() => {
       // The ledger is what the files say, as this release reads and prices them: made by another (its schema or price table), it is read again.
-      const hasMeta = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage_meta'").get() !== undefined;
-      const made = hasMeta ? (this.db.prepare("SELECT value FROM usage_meta WHERE key = 'made by'").get() as { value: string } | undefined)?.value : undefined;
-      if (made !== LEDGER_MADE_BY) this.db.exec("DROP TABLE IF EXISTS usage_calls; DROP TABLE IF EXISTS usage_files; DROP TABLE IF EXISTS usage_meta;");
-      this.db.exec(DDL);
-      this.db.prepare("INSERT OR REPLACE INTO usage_meta VALUES ('made by', ?)").run(LEDGER_MADE_BY);
+      const hasMeta = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage_meta'").get() !== undefined;
+      const made = hasMeta ? (this.#db.prepare("SELECT value FROM usage_meta WHERE key = 'made by'").get() as { value: string } | undefined)?.value : undefined;
+      if (made !== LEDGER_MADE_BY) this.#db.exec("DROP TABLE IF EXISTS usage_calls; DROP TABLE IF EXISTS usage_files; DROP TABLE IF EXISTS usage_meta;");
+      this.#db.exec(DDL);
+      this.#db.prepare("INSERT OR REPLACE INTO usage_meta VALUES ('made by', ?)").run(LEDGER_MADE_BY);
     })();
-    this.statements = {
-      file: this.db.prepare("SELECT * FROM usage_files WHERE path = ?"),
-      addFile: this.db.prepare(
+    this.#statements = {
+      file: this.#db.prepare("SELECT * FROM usage_files WHERE path = ?"),
+      addFile: this.#db.prepare(
         "INSERT INTO usage_files (path, agent, dev, ino, offset, skipping, state, lines, malformed, oversized) VALUES (@path, @agent, @dev, @ino, @offset, @skipping, @state, @lines, @malformed, @oversized) ON CONFLICT (path) DO NOTHING RETURNING id",
       ),
-      forget: this.db.prepare("DELETE FROM usage_calls WHERE file = ?"),
-      keepFile: this.db.prepare(
+      forget: this.#db.prepare("DELETE FROM usage_calls WHERE file = ?"),
+      keepFile: this.#db.prepare(
         "UPDATE usage_files SET dev = @dev, ino = @ino, offset = @offset, skipping = @skipping, state = @state, lines = @lines, malformed = @malformed, oversized = @oversized WHERE id = @id",
       ),
-      sameCalls: this.db.prepare(
+      sameCalls: this.#db.prepare(
         "SELECT c.dedupe AS key, c.file, c.line, c.sidechain, c.input + c.output + c.cache_read + c.cache_write AS total, f.path FROM usage_calls c JOIN usage_files f ON f.id = c.file WHERE c.dedupe_hash IN (SELECT value FROM json_each(?))",
       ),
-      anyFile: this.db.prepare("SELECT 1 FROM usage_files LIMIT 1"),
-      anyNamed: this.db.prepare("SELECT 1 FROM usage_calls WHERE dedupe_hash IS NOT NULL LIMIT 1"),
-      drop: this.db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
-      add: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${CALL_VALUES}`),
-      addMany: this.db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${Array.from({ length: ROWS_AT_ONCE }, () => CALL_VALUES).join(", ")}`),
-      files: this.db.prepare("SELECT id, agent, path FROM usage_files"),
-      status: this.db.prepare(
+      anyFile: this.#db.prepare("SELECT 1 FROM usage_files LIMIT 1"),
+      anyNamed: this.#db.prepare("SELECT 1 FROM usage_calls WHERE dedupe_hash IS NOT NULL LIMIT 1"),
+      drop: this.#db.prepare("DELETE FROM usage_calls WHERE file = ? AND line = ?"),
+      add: this.#db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${CALL_VALUES}`),
+      addMany: this.#db.prepare(`INSERT OR REPLACE INTO usage_calls VALUES ${Array.from({ length: ROWS_AT_ONCE }, () => CALL_VALUES).join(", ")}`),
+      files: this.#db.prepare("SELECT id, agent, path FROM usage_files"),
+      status: this.#db.prepare(
         "SELECT count(*) AS files, coalesce(sum(lines), 0) AS lines, coalesce(sum(malformed), 0) AS malformed, coalesce(sum(oversized), 0) AS oversized FROM usage_files WHERE id IN (SELECT value FROM json_each(?))",
       ),
     };
@@ -207,24 +207,24 @@ export class UsageLedger {
   async update(folders: UsageFolders, bounds: LineBounds = LINE_BOUNDS): Promise<void> {
     const readers: Worker[] = [];
     try {
-      await this.updateWith(readers, folders, bounds);
+      await this.#updateWith(readers, folders, bounds);
     } finally {
       // Those not used (one big file), or stopped by an error: none is left waiting.
       for (const worker of readers) void worker.terminate();
     }
   }
 
-  private async updateWith(readers: Worker[], folders: UsageFolders, bounds: LineBounds): Promise<void> {
+  async #updateWith(readers: Worker[], folders: UsageFolders, bounds: LineBounds): Promise<void> {
     const jobs: UsageJob[] = [];
     let bytes = 0;
-    const empty = this.statements.anyFile.get() === undefined;
+    const empty = this.#statements.anyFile.get() === undefined;
     // A first report's reader threads start once the files listed are worth them: they load while the rest is listed.
     const threaded = fs.existsSync(readerThreadFile());
     for (const agent of USAGE_AGENTS) {
       const folder = folders[agent];
       if (!folder) continue;
       for (const file of transcriptsOf(folder, USAGE_READERS[agent].files)) {
-        const known = empty ? undefined : (this.statements.file.get(file) as FileRow | undefined);
+        const known = empty ? undefined : (this.#statements.file.get(file) as FileRow | undefined);
         let stat: fs.Stats;
         try {
           stat = fs.lstatSync(file);
@@ -245,26 +245,26 @@ export class UsageLedger {
           readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
       }
     }
-    this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
-    const firstBuild = jobs.length > 0 && this.statements.anyFile.get() === undefined;
+    this.#keptThisUpdate = this.#statements.anyNamed.get() === undefined ? new Map() : null;
+    const firstBuild = jobs.length > 0 && this.#statements.anyFile.get() === undefined;
     try {
-      if (firstBuild) this.beginFirstBuild();
+      if (firstBuild) this.#beginFirstBuild();
       if (bytes < THREADS_FROM_BYTES || jobs.length < 2 || !threaded) {
-        for (const job of jobs) this.keepReads([readUsageFile(job, bounds)]);
+        for (const job of jobs) this.#keepReads([readUsageFile(job, bounds)]);
       } else {
         // The biggest first, each taken by the first thread free: the threads end together, however the files' costs differ.
         jobs.sort((a, b) => b.bytes - a.bytes);
         const next = new Int32Array(new SharedArrayBuffer(4));
         if (readers.length === 0) readers.push(...Array.from({ length: READER_THREADS }, () => new Worker(/*turbopackIgnore: true*/ readerThreadFile())));
-        await Promise.all([...readers.map((worker) => this.readOnThread(worker, jobs, next)), this.readHere(jobs, next, bounds)]);
+        await Promise.all([...readers.map((worker) => this.#readOnThread(worker, jobs, next)), this.#readHere(jobs, next, bounds)]);
       }
-      if (firstBuild) this.endFirstBuild();
+      if (firstBuild) this.#endFirstBuild();
     } catch (error) {
-      if (firstBuild && this.db.inTransaction) this.db.exec("ROLLBACK");
+      if (firstBuild && this.#db.inTransaction) this.#db.exec("ROLLBACK");
       throw error;
     } finally {
-      this.keptThisUpdate = null;
-      this.emptyBuild = false;
+      this.#keptThisUpdate = null;
+      this.#emptyBuild = false;
     }
   }
 
@@ -274,35 +274,35 @@ export class UsageLedger {
    * Its calls are indexed by their key once all are in (no call is looked up by it meanwhile: all are
    * in memory), which costs less than keeping the index as each is inserted. Other writers wait on it.
    */
-  private beginFirstBuild(): void {
-    this.db.exec("BEGIN IMMEDIATE");
+  #beginFirstBuild(): void {
+    this.#db.exec("BEGIN IMMEDIATE");
     // Another report may have built it while this one waited for the lock: then what it holds is looked up as usual.
-    this.keptThisUpdate = this.statements.anyNamed.get() === undefined ? new Map() : null;
-    this.emptyBuild = this.statements.anyFile.get() === undefined;
-    if (this.emptyBuild) this.db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
+    this.#keptThisUpdate = this.#statements.anyNamed.get() === undefined ? new Map() : null;
+    this.#emptyBuild = this.#statements.anyFile.get() === undefined;
+    if (this.#emptyBuild) this.#db.exec("DROP INDEX IF EXISTS usage_calls_dedupe");
   }
 
-  private endFirstBuild(): void {
-    this.db.exec(DEDUPE_INDEX);
-    this.db.exec("COMMIT");
+  #endFirstBuild(): void {
+    this.#db.exec(DEDUPE_INDEX);
+    this.#db.exec("COMMIT");
   }
 
   /** This thread reading the jobs `next` points to, like a reader thread, a file at a time: what the threads send is kept in between. */
-  private async readHere(jobs: UsageJob[], next: Int32Array, bounds: LineBounds): Promise<void> {
+  async #readHere(jobs: UsageJob[], next: Int32Array, bounds: LineBounds): Promise<void> {
     let reads: (UsageFileRead | null)[] = [];
     for (let i = Atomics.add(next, 0, 1); i < jobs.length; i = Atomics.add(next, 0, 1)) {
       reads.push(readUsageFile(jobs[i]!, bounds));
       if (reads.length >= KEPT_TOGETHER) {
-        this.keepReads(reads);
+        this.#keepReads(reads);
         reads = [];
       }
       await new Promise(setImmediate);
     }
-    this.keepReads(reads);
+    this.#keepReads(reads);
   }
 
   /** A reader thread reading the jobs `next` points to (each thread moves it on as it takes one). */
-  private readOnThread(worker: Worker, jobs: UsageJob[], next: Int32Array): Promise<void> {
+  #readOnThread(worker: Worker, jobs: UsageJob[], next: Int32Array): Promise<void> {
     return new Promise((resolve, reject) => {
       worker.postMessage({ jobs, next } satisfies ReaderThreadData);
       let done = false;
@@ -312,7 +312,7 @@ export class UsageLedger {
         try {
           if (message !== "done") reads.push(...message);
           if (message !== "done" && reads.length < KEPT_TOGETHER) return;
-          this.keepReads(reads);
+          this.#keepReads(reads);
           reads = [];
         } catch (error) {
           void worker.terminate();
@@ -330,19 +330,19 @@ export class UsageLedger {
   }
 
   /** Files' reads kept with their new positions (one transaction), each unless another reader (the dashboard, another `reqwatch usage`) read it meanwhile: theirs stand. */
-  private keepReads(reads: readonly (UsageFileRead | null)[]): void {
+  #keepReads(reads: readonly (UsageFileRead | null)[]): void {
     const keep = () => {
-      for (const read of reads) if (read) this.keepRead(read);
-      this.flush();
+      for (const read of reads) if (read) this.#keepRead(read);
+      this.#flush();
     };
     // Within a first build's transaction, directly: a savepoint would copy aside each page it changes first.
-    if (this.db.inTransaction) keep();
-    else this.db.transaction(keep).immediate();
+    if (this.#db.inTransaction) keep();
+    else this.#db.transaction(keep).immediate();
   }
 
   /** The calls kept so far, inserted: many rows a statement (a big first read inserts tens of thousands). */
-  private flush(): void {
-    const rows = this.pending.filter((row) => row !== null);
+  #flush(): void {
+    const rows = this.#pending.filter((row) => row !== null);
     // Each row's columns, without the rule between copies that ends it.
     const values = (from: number, to: number) => {
       const out: unknown[] = [];
@@ -350,35 +350,35 @@ export class UsageLedger {
       return out;
     };
     let i = 0;
-    for (; i + ROWS_AT_ONCE <= rows.length; i += ROWS_AT_ONCE) this.statements.addMany.run(values(i, i + ROWS_AT_ONCE));
-    for (; i < rows.length; i++) this.statements.add.run(values(i, i + 1));
-    this.pending = [];
-    this.pendingAt.clear();
+    for (; i + ROWS_AT_ONCE <= rows.length; i += ROWS_AT_ONCE) this.#statements.addMany.run(values(i, i + ROWS_AT_ONCE));
+    for (; i < rows.length; i++) this.#statements.add.run(values(i, i + 1));
+    this.#pending = [];
+    this.#pendingAt.clear();
   }
 
-  private keepRead(read: UsageFileRead): void {
+  #keepRead(read: UsageFileRead): void {
     const { job, position } = read;
-    const now = this.emptyBuild ? undefined : (this.statements.file.get(job.path) as FileRow | undefined);
+    const now = this.#emptyBuild ? undefined : (this.#statements.file.get(job.path) as FileRow | undefined);
     if (job.from ? !now || now.offset !== job.from.offset || now.ino !== job.from.ino : now !== undefined) return;
     const at = { dev: position.dev, ino: position.ino, offset: position.offset, skipping: position.skipping ? 1 : 0, state: position.state };
     // A new file's row is written whole at once; none when a row for its path came first (the same file listed twice): that stands.
     const row =
       now ??
-      (this.statements.addFile.get({ ...at, path: job.path, agent: job.agent, lines: read.lines, malformed: read.malformed, oversized: read.oversized }) as
+      (this.#statements.addFile.get({ ...at, path: job.path, agent: job.agent, lines: read.lines, malformed: read.malformed, oversized: read.oversized }) as
         { id: number } | undefined);
     if (!row) return;
-    if (now && read.restarted) this.statements.forget.run(row.id);
+    if (now && read.restarted) this.#statements.forget.run(row.id);
     // The calls already kept that this file's lines tell of again, looked up at once (all known here when the ledger held none before this update).
-    const keys = this.keptThisUpdate ? [] : read.calls.flatMap((call) => (call[DEDUPE_HASH] === null ? [] : [call[DEDUPE_HASH]]));
-    if (keys.length > 0) this.flush();
+    const keys = this.#keptThisUpdate ? [] : read.calls.flatMap((call) => (call[DEDUPE_HASH] === null ? [] : [call[DEDUPE_HASH]]));
+    if (keys.length > 0) this.#flush();
     // Found by their hash, told apart by their key (two keys of one hash are two calls).
     const kept =
-      this.keptThisUpdate ??
-      new Map(keys.length === 0 ? [] : (this.statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
-    for (const call of read.calls) this.keep({ id: row.id, path: job.path }, call, kept);
+      this.#keptThisUpdate ??
+      new Map(keys.length === 0 ? [] : (this.#statements.sameCalls.all(JSON.stringify(keys)) as KeptCall[]).map((call) => [call.key, call]));
+    for (const call of read.calls) this.#keep({ id: row.id, path: job.path }, call, kept);
     if (!now) return;
     const before = read.restarted ? { lines: 0, malformed: 0, oversized: 0 } : now;
-    this.statements.keepFile.run({
+    this.#statements.keepFile.run({
       ...at,
       id: row.id,
       lines: before.lines + read.lines,
@@ -388,7 +388,7 @@ export class UsageLedger {
   }
 
   /** One call kept, unless it is a call already kept that its agent wrote again (then the rule its reader names picks one). */
-  private keep(file: { id: number; path: string }, call: CallRow, keptCalls: Map<string, KeptCall>): void {
+  #keep(file: { id: number; path: string }, call: CallRow, keptCalls: Map<string, KeptCall>): void {
     const [, line, , , , , model, input, output, cacheRead, cacheWrite, extra, agentCost, , key, , sidechain, rule] = call;
     // A line with no tokens and no cost (Claude Code's <synthetic> error: no call was made) counts nowhere.
     if (input + output + cacheRead + cacheWrite + extra === 0 && !agentCost) return;
@@ -397,12 +397,12 @@ export class UsageLedger {
       const total = input + output + cacheRead + cacheWrite;
       if (kept) {
         if (!replaces(rule, { path: file.path, line, sidechain: sidechain === 1, total }, { ...kept, sidechain: kept.sidechain === 1 })) return;
-        const waiting = this.pendingAt.get(key);
-        if (waiting !== undefined) this.pending[waiting] = null;
-        else this.statements.drop.run(kept.file, kept.line);
+        const waiting = this.#pendingAt.get(key);
+        if (waiting !== undefined) this.#pending[waiting] = null;
+        else this.#statements.drop.run(kept.file, kept.line);
       }
       keptCalls.set(key, { key, file: file.id, line, sidechain, total, path: file.path });
-      this.pendingAt.set(key, this.pending.length);
+      this.#pendingAt.set(key, this.#pending.length);
     }
     // With tokens and no model known to the table, its cost is unknown, never $0.
     const cost =
@@ -417,18 +417,18 @@ export class UsageLedger {
     call[0] = file.id;
     call[12] = cost;
     call[13] = agentCost !== null ? "agent" : cost === null ? null : "table";
-    this.pending.push(call);
+    this.#pending.push(call);
   }
 
   /**
    * The files of these folders the ledger read (one folder an agent): a ledger kept in a cache shared
    * by several homes, or a folder since named elsewhere, reports only what its folders hold or held.
    */
-  private filesOf(folders: UsageFolders): string {
+  #filesOf(folders: UsageFolders): string {
     const under = Object.entries(folders).flatMap(([agent, folder]) =>
       folder ? [[agent, folder.endsWith(path.sep) ? folder : folder + path.sep] as const] : [],
     );
-    const ids = (this.statements.files.all() as { id: number; agent: string; path: string }[])
+    const ids = (this.#statements.files.all() as { id: number; agent: string; path: string }[])
       .filter((file) => under.some(([agent, folder]) => file.agent === agent && file.path.startsWith(folder)))
       .map((file) => file.id);
     return JSON.stringify(ids);
@@ -437,21 +437,21 @@ export class UsageLedger {
   /** The calls of these folders' files summed per slot, agent, model and, for a report by session or project, that. */
   slots(group: "session" | "project" | null, folders: UsageFolders): SlotRow[] {
     const grp = group ?? "''";
-    return this.db
+    return this.#db
       .prepare(
         `SELECT at / ${SLOT_MS} AS slot, agent, model, ${grp} AS grp, min(project) AS project, count(*) AS calls, sum(input) AS input, sum(output) AS output,
            sum(cache_read) AS cacheRead, sum(cache_write) AS cacheWrite, sum(extra) AS extra, coalesce(sum(cost), 0) AS costUsd,
            sum(cost_by = 'table') AS estimatedCalls, sum(cost IS NULL) AS unpricedCalls, max(at) AS lastAt
          FROM usage_calls WHERE file IN (SELECT value FROM json_each(?)) GROUP BY 1, 2, 3, 4`,
       )
-      .all(this.filesOf(folders)) as SlotRow[];
+      .all(this.#filesOf(folders)) as SlotRow[];
   }
 
   status(folders: UsageFolders): LedgerStatus {
-    return this.statements.status.get(this.filesOf(folders)) as LedgerStatus;
+    return this.#statements.status.get(this.#filesOf(folders)) as LedgerStatus;
   }
 
   close(): void {
-    this.db.close();
+    this.#db.close();
   }
 }
