@@ -35,7 +35,7 @@ export const COMMANDS: readonly { names: readonly string[]; load: () => Promise<
   { names: ["store"], load: () => import("./commands/store").then((m) => m.registerStore) },
 ];
 
-export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
+const EXIT = { ok: 0, error: 1, usage: 2 } as const;
 
 /** package.json's version: the CLI runs as dist/cli.cjs, one folder below it. */
 function packageVersion(): string {

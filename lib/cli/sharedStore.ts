@@ -6,7 +6,7 @@ import type { SharedTracker } from "../types";
 import { UsageError } from "./outcomes";
 
 /** The commands that run on a shared store in this increment; every other one refuses it. */
-export const ON_SHARED_STORE: readonly string[] = ["create", "update", "get", "list", "retry", "cancel", "monitor"];
+const ON_SHARED_STORE: readonly string[] = ["create", "update", "get", "list", "retry", "cancel", "monitor"];
 
 /**
  * The shared store a command runs on: `--store`, else REQWATCH_STORE; none means the state folder.

@@ -41,7 +41,7 @@ export function fileIdentity(file: string): FileIdentity | null {
  * replaces it (index.db may be deleted, and is replaced when damaged), so writers holding two
  * different index.db files still exclude each other. Deleting it while writers run is not safe.
  */
-export function writersLockFile(indexFile: string): string {
+function writersLockFile(indexFile: string): string {
   return path.join(path.dirname(indexFile), "writers.lock");
 }
 

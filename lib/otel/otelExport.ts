@@ -54,7 +54,7 @@ const WAITING_POLL_MS = 2000;
 const SAVE_EVERY_MS = 1000;
 
 /** The OTLP exporter the standard variables describe: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, ENDPOINT, HEADERS (read by the exporter itself). */
-export function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
+function otlpExporterFromEnv(env: NodeJS.ProcessEnv = process.env): SpanExporter {
   otlpEndpoint("TRACES", env);
   return otlpProtocol("TRACES", env) === "http/json" ? new OtlpJsonExporter() : new OtlpProtoExporter();
 }

@@ -8,7 +8,7 @@ import type { SharedOperator } from "./sharedTracker";
  * Whether a person's retry applies on the shared store: the local rule, except for a claim a
  * worker holds. Liveness here is the heartbeat alone, so a held claim is the monitor's to take back.
  */
-export function sharedRetryDecision(request: RequestRecord): ReturnType<typeof retryDecision> {
+function sharedRetryDecision(request: RequestRecord): ReturnType<typeof retryDecision> {
   if (request.state === "processing" && request.claim) {
     return { retry: false, reason: `a worker (${request.claim.host ?? "another host"}) holds it; the monitor takes it back once its heartbeat stops` };
   }

@@ -45,7 +45,7 @@ export interface LoopSettings<Beat> {
 type Outcome = { ok: true; result: CompleteResult } | { ok: false; error: string; retryable: boolean };
 
 /** What a handler's return or throw becomes (pure): a result to complete with, or an error and whether another attempt may fix it. */
-export function outcomeOf(run: { result: CompleteResult | void } | { thrown: unknown }): Outcome {
+function outcomeOf(run: { result: CompleteResult | void } | { thrown: unknown }): Outcome {
   if ("result" in run) return { ok: true, result: run.result ?? {} };
   const error = run.thrown;
   return { ok: false, error: error instanceof Error ? error.message : String(error), retryable: (error as { retryable?: boolean })?.retryable !== false };

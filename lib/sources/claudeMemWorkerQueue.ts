@@ -8,7 +8,7 @@ import type { SourceMessage, SourceStep, StuckReason } from "./sourceMessage";
 import type { Row, SourceQueue } from "./sourceQueue";
 
 /** claude-mem's own stuck limit for work in progress, applied to a queue that does not go down. */
-export const WORKER_STUCK_AFTER_MS = 5 * 60_000;
+const WORKER_STUCK_AFTER_MS = 5 * 60_000;
 
 const ID = /^claude-mem-queue-(\d{1,18})$/;
 const num = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);

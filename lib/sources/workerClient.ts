@@ -22,7 +22,7 @@ async function getJson(url: string, timeoutMs: number): Promise<Record<string, u
 }
 
 /** Ask the worker what it holds; throws WORKER_DOWN-style errors as `WorkerDown` when nothing (or not claude-mem) answers. */
-export async function askWorker(address: WorkerAddress, timeoutMs = 2000): Promise<WorkerSnapshot> {
+async function askWorker(address: WorkerAddress, timeoutMs = 2000): Promise<WorkerSnapshot> {
   const base = workerUrl(address);
   let status: Record<string, unknown>;
   let health: Record<string, unknown>;

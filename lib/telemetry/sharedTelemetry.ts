@@ -12,9 +12,9 @@ import { ensureOwnFolder } from "./ownFolder";
 export { ensureOwnFolder };
 
 /** The lease: the dashboard process that runs the receiver and the agents' files' followers (lib/process/holderFile.ts). */
-export const RECEIVER_LEASE = "receiver.holder";
+const RECEIVER_LEASE = "receiver.holder";
 /** What the lease's holder says of its receiver (where it listens, or why not), for the dashboards that read beside it. */
-export const RECEIVER_STATUS = "receiver.json";
+const RECEIVER_STATUS = "receiver.json";
 /** How often a dashboard that does not hold the lease looks whether its holder is gone. */
 const LEASE_CHECK_MS = 1000;
 /** How long a new dashboard waits for the holder to say where it listens before its start line says it has not. */

@@ -37,7 +37,7 @@ export interface TelemetrySettings {
 }
 
 /** What REQWATCH_TELEMETRY_DIR is set to for the store beside each state folder's index. */
-export const BESIDE_STATE_FOLDER = "state-folder";
+const BESIDE_STATE_FOLDER = "state-folder";
 
 /**
  * `REQWATCH_OTLP_PORT` (a port, 0 for any free one, or off; default 4318), `REQWATCH_TELEMETRY_RETENTION`

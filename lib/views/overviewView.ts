@@ -103,7 +103,7 @@ export function overviewView(reader: Reader, now = reader.options.now()): Overvi
 }
 
 /** The newest failed and timed-out requests, with their errors. */
-export function recentFailures(reader: Reader, limit = 5): RecentFailure[] {
+function recentFailures(reader: Reader, limit = 5): RecentFailure[] {
   return reader.list({ states: ["failed", "timeout"], limit }).items.map((row) => ({
     requestId: row.requestId,
     state: row.state,

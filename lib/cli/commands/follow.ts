@@ -5,7 +5,7 @@ import { stopIfTrackingOff, trackerFor } from "../context";
 import { positiveDuration } from "../parse";
 
 /** A follower that no command asked anything for this long ends. */
-export const FOLLOW_IDLE_MS = 10 * 60_000;
+const FOLLOW_IDLE_MS = 10 * 60_000;
 const CHECK_EVERY_MS = 5_000;
 
 /**

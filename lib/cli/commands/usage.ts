@@ -22,7 +22,7 @@ function asUsage<T>(work: () => T): T {
 }
 
 /** A local date, `YYYY-MM-DD` or `YYYYMMDD` (as ccusage takes it), as `YYYY-MM-DD`. */
-export function localDate(value: string): string {
+function localDate(value: string): string {
   const match = /^(\d{4})-?(\d{2})-?(\d{2})$/.exec(value.trim());
   const date = match ? `${match[1]}-${match[2]}-${match[3]}` : "";
   if (!match || Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date)
