@@ -63,13 +63,38 @@ export function loadPg(): Promise<PgModule> {
 }
 
 /** The store's address as it may be shown: the password replaced by `***`. */
+/** Query parameters the driver takes a secret from (`?password=`, and the TLS key's passphrase): shown as `***` too. */
+const SECRET_PARAMS = ["password", "sslpassword"];
+
 export function shownUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
-    return parsed.toString();
+    for (const name of SECRET_PARAMS) if (parsed.searchParams.has(name)) parsed.searchParams.set(name, "***");
+    // The search is put back by hand: URLSearchParams would write the stars as %2A.
+    return parsed.toString().replace(/%2A%2A%2A/g, "***");
   } catch {
     return "(an address that is not a URL)";
+  }
+}
+
+/** Every secret the address carries, as written and decoded. */
+function secretsOf(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const raw = [parsed.password, ...SECRET_PARAMS.flatMap((name) => parsed.searchParams.getAll(name))].filter((secret) => secret !== "");
+  return [...new Set(raw.flatMap((secret) => [secret, safeDecode(secret), encodeURIComponent(secret)]))].filter((secret) => secret !== "");
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 
@@ -84,14 +109,8 @@ export function storeError(url: string, what: string, error: unknown): ReqwatchE
 }
 
 function withoutPassword(url: string, text: string): string {
-  let password = "";
-  try {
-    password = new URL(url).password;
-  } catch {
-    return text;
-  }
-  if (!password) return text;
   let out = text;
-  for (const form of new Set([password, decodeURIComponent(password)])) out = out.split(form).join("***");
+  // Longest first, so a secret that contains another is taken out whole.
+  for (const secret of secretsOf(url).sort((a, b) => b.length - a.length)) out = out.split(secret).join("***");
   return out;
 }

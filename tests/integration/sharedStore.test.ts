@@ -106,8 +106,11 @@ describe("the address, the options and the input", () => {
       await errorOf(openSharedTracker(tcpUrl("postgres", secret))),
       await errorOf(openSharedTracker(`postgresql://postgres:${secret}@127.0.0.1:1/postgres`)),
       await errorOf(openSharedTracker(tcpUrl("no_such_database", password))),
+      // The driver also takes the password from the query string.
+      await errorOf(openSharedTracker(`postgres://127.0.0.1:1/postgres?user=postgres&password=${encodeURIComponent(secret)}`)),
     ];
-    expect(refused.map((error) => (error as { code?: string }).code)).toEqual(["FORBIDDEN", "NOT_FOUND", "NOT_FOUND"]);
+    expect(refused.map((error) => (error as { code?: string }).code)).toEqual(["FORBIDDEN", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND"]);
+    expect(refused[3]!.message).toContain("postgres://127.0.0.1:1/postgres?user=postgres&password=***)");
     expect(refused[0]!.message).toMatch(/postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\): password authentication failed for user "postgres"/);
     expect(refused[1]!.message).toContain("ECONNREFUSED");
     expect(refused[2]!.message).toContain('database "no_such_database" does not exist');
