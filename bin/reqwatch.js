@@ -3,8 +3,16 @@
 // Syntax any Node parses, so that an old one reaches the version check.
 const tooOld = require("./supported-node.cjs").unsupportedNode();
 if (tooOld) {
-  process.stderr.write("reqwatch: " + tooOld + "\n");
-  process.exit(1);
+  // In the project's own checkout (npx reqwatch there, as the dashboard suggests), run again on the
+  // Node the project installed for itself, as its npm scripts do; an installed package stops here.
+  var nodeSh = require("node:path").join(__dirname, "..", "scripts", "node.sh");
+  if (!require("node:fs").existsSync(nodeSh)) {
+    process.stderr.write("reqwatch: " + tooOld + "\n");
+    process.exit(1);
+  }
+  process.stderr.write("reqwatch: this is Node.js " + process.versions.node + ": running on the project's own Node (scripts/node.sh)\n");
+  var rerun = require("node:child_process").spawnSync("bash", [nodeSh, "exec", "node", __filename].concat(process.argv.slice(2)), { stdio: "inherit" });
+  process.exit(rerun.status === null ? 1 : rerun.status);
 }
 // Node keeps the compiled code of what the CLI loads between runs, so each start compiles less, and
 // the CLI's own bundles keep a code cache made after the command ran, one per command: both under

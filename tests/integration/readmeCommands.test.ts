@@ -30,6 +30,18 @@ describe("the README's commands on an older Node", () => {
     expect(run.stdout).toContain("--state-dir");
   });
 
+  it("the CLI of the checkout (npx reqwatch, as the dashboard suggests) runs itself on the pinned Node and says so in one line", () => {
+    const stateDir = tempDir();
+    const run = spawnSync(old.node, ["bin/reqwatch.js", "create", "--state-dir", stateDir, "--workspace", "demo", "--state", "queued"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: old.env,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^reqwatch: this is Node\.js 20\.\d+\.\d+: running on the project's own Node/)]);
+    expect(fs.readdirSync(path.join(stateDir, "requests")).filter((name) => name.endsWith(".json"))).toHaveLength(1);
+  });
+
   it("npm test names what the machine lacks, with the command that installs it, before it runs anything", () => {
     const run = spawnSync(old.node, ["scripts/test.mjs"], {
       cwd: ROOT,
