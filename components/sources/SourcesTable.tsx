@@ -10,7 +10,7 @@ import { TableHead } from "../TableHead";
 import { sourceTablePath } from "./sourcePaths";
 
 function what(source: SourceStatus): string {
-  if (source.kind === "otel") return "what OpenTelemetry apps sent the receiver (agents' turns and runs, model calls, jobs and messages), kept";
+  if (source.kind === "otel") return "what OpenTelemetry apps sent the receiver (agents' turns and runs, model calls, jobs and messages)";
   if (source.worker) return "claude-mem's queue, which its worker keeps in memory, as reqwatch saw it";
   return source.kind === "claude-mem" ? `claude-mem's ${source.table ?? "pending_messages"}` : `table ${source.table ?? "?"}`;
 }
@@ -23,7 +23,7 @@ export function SourceLine({ source }: { source: SourceStatus }) {
         ? `${source.name} cannot be read: ${source.error.message}`
         : source.worker
           ? `${what(source)}: ${workerLine(source.worker)}. Below its queue, the left-overs of its pending_messages in ${source.file} (schema ${source.generation}, no longer processed by claude-mem), ${source.writable ? "opened for writing" : "read only"}.`
-          : `${what(source)} in ${source.file}, ${source.writable ? "opened for writing (retry and delete where claude-mem's own recovery does the same)" : source.kind === "otel" ? "shown as sent" : "read only"}${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last ${source.kind === "otel" ? "received" : "written"} `}
+          : `${what(source)}${source.kind === "otel" ? ", kept" : ""} in ${source.file}, ${source.writable ? "opened for writing (retry and delete where claude-mem's own recovery does the same)" : source.kind === "otel" ? "shown as sent" : "read only"}${source.generation ? `; schema ${source.generation}` : ""}${source.retired ? " (claude-mem no longer processes this table)" : ""}; last ${source.kind === "otel" ? "received" : "written"} `}
       {!source.error &&
         !source.worker &&
         (source.lastWriteAt === null ? (

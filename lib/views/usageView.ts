@@ -54,7 +54,7 @@ export function usageTable(report: UsageReport): UsageTableRow[] {
 export function usageNote(report: UsageReport): string {
   const skipped = report.read.malformed + report.read.oversized;
   return [
-    report.by === "day" || report.by === "month" ? `Days in ${report.timezone}.` : "",
+    report.by === "day" ? `Days in ${report.timezone}.` : report.by === "month" ? `Months in ${report.timezone}.` : "",
     `Costs as the agent wrote them, else "estimated" at list prices (${PRICE_TABLE.name} ${PRICE_TABLE.version}, published ${PRICE_TABLE.publishedOn}); "unpriced": a model that table does not know.`,
     skipped > 0 ? `${skipped} line(s) skipped (${report.read.malformed} not JSON, ${report.read.oversized} too long).` : "",
   ]

@@ -319,6 +319,16 @@ describe("the ledger", () => {
     expect(fs.readdirSync(observed).some((folder) => fs.existsSync(path.join(observed, folder, "usage.db")))).toBe(true);
   });
 
+  it("says where it looked when it finds no agent's files, rather than a table of zeros; a report by month names its months' zone", () => {
+    const empty = tempParent();
+    const none = runCli(["usage"], { env: { ...env, HOME: empty } });
+    expect(none.code).toBe(0);
+    expect(none.stdout.trim()).toBe(
+      `No session files found: looked for Claude Code (${path.join(empty, ".claude")}), Codex CLI (${path.join(empty, ".codex")}), Gemini CLI (${path.join(empty, ".gemini")}).`,
+    );
+    expect(runCli(["usage", "--by", "month", "--timezone", "UTC"], { env }).stdout).toContain("Months in UTC.");
+  });
+
   it("refuses a bad value, naming its option, and changes nothing", () => {
     for (const [args, named] of [
       [["--by", "week"], "--by"],

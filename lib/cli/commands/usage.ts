@@ -4,7 +4,7 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import { resolveStateDirPath } from "../../stateFiles/stateDir";
 import { defaultCacheDir } from "../../fs/cacheDir";
 import { telemetrySettings } from "../../telemetry/telemetrySettings";
-import { usageLedgerFile } from "../../telemetry/usage/usageLedger";
+import { usageLedgerFile, type UsageFolders } from "../../telemetry/usage/usageLedger";
 import { USAGE_AGENTS, type UsageAgent } from "../../telemetry/usage/usageLines";
 import { knownTimeZone, machineTimeZone, USAGE_BY, type UsageBy, type UsageReport } from "../../telemetry/usage/usageReport";
 import { reportUsage, usageFolders, usageLedgerAt } from "../../telemetry/usage/reportUsage";
@@ -40,7 +40,7 @@ export function registerUsage(program: Command): void {
   program
     .command("usage")
     .description(
-      "Tokens and cost of the model calls in Claude Code's, Codex CLI's and Gemini CLI's own files (the folders the dashboard reads; REQWATCH_AGENT_FILES=off turns them off), by day, month, session, project or model, per agent: the whole history the files hold, kept in a ledger in the state folder (only what the files gained since is read again)",
+      "Tokens and cost of the model calls in Claude Code's, Codex CLI's and Gemini CLI's own files (the folders the dashboard reads; REQWATCH_AGENT_FILES=off turns them off), by day, month, session, project or model, per agent: the whole history the files hold, kept in a ledger beside the received telemetry's store, in reqwatch's cache folder unless REQWATCH_TELEMETRY_DIR says otherwise (only what the files gained since is read again)",
     )
     .summary("Tokens and cost of the agents' model calls")
     .addOption(new Option("--by <grouping>", "day, month, session, project or model").choices(USAGE_BY).default("day"))
@@ -67,14 +67,20 @@ export function registerUsage(program: Command): void {
           : fs.existsSync(resolveStateDirPath(stateDir))
             ? usageLedgerFile(storeDirOf(command))
             : usageLedgerFile(path.join(defaultCacheDir(), "usage"));
-      const report = await reportUsage({ ledgerFile, folders: usageFolders(settings), query, agent: options.agent });
+      const folders = usageFolders(settings);
+      const report = await reportUsage({ ledgerFile, folders, query, agent: options.agent });
       if (options.json) return printJson(report);
-      printUsage(report);
+      printUsage(report, folders);
     });
 }
 
-function printUsage(report: UsageReport): void {
+function printUsage(report: UsageReport, folders: UsageFolders): void {
   if (report.agents.length === 0) return printLine("No agent's files are read (REQWATCH_AGENT_FILES is off).");
+  // Nothing found at all, rather than a table of zeros: where it looked.
+  if (report.rows.length === 0 && report.read.files === 0) {
+    const looked = report.agents.map((agent) => `${AGENT_NAMES[agent]} (${folders[agent] ?? "off"})`).join(", ");
+    return printLine(`No session files found: looked for ${looked}.`);
+  }
   const rows = usageTable(report).map((row) => [row.agentRow ? `  ${row.label}` : row.label, row.agents, row.models, ...row.cells]);
   rows.push(["Total", report.agents.map((agent) => AGENT_NAMES[agent]).join(", "), "", ...usageCells(report.totals)]);
   printTable([BY_HEADINGS[report.by], "Agents", "Models", ...USAGE_COLUMNS], rows);
