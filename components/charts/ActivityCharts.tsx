@@ -9,7 +9,8 @@ import { advanceActivity, withLevelsNow, type ActivityView } from "@/lib/views/a
 import { usePollInterval } from "../data/LiveFeed";
 import { useNow } from "../data/useNow";
 import { activityOptions, countsOptions } from "../data/queries";
-import { TimeChart, type ChartSeries } from "./TimeChart";
+import { TimeChart } from "./TimeChart";
+import type { ChartSeries } from "./useTimePlot";
 
 const RANGE_LABEL: Record<ActivityRange, string> = { "1h": "1 hour", "24h": "24 hours", "7d": "7 days" };
 /** How often the charts look at the clock, to move on to a new interval (locally: no request). */

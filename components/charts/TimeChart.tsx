@@ -3,19 +3,7 @@
 import { useState, type KeyboardEvent } from "react";
 import type uPlot from "uplot";
 import { clockPoint } from "./clockAxis";
-import { useTimePlot } from "./useTimePlot";
-
-export interface ChartSeries {
-  label: string;
-  /** A CSS custom property of the theme (`--completed`): the chart follows the page's colours. */
-  color: string;
-  values: (number | null)[];
-  dashed?: boolean;
-  /** A count per interval or a level held until the next point: drawn as steps. */
-  stepped?: boolean;
-  /** Line width in CSS pixels (2). */
-  width?: number;
-}
+import { useTimePlot, type ChartSeries } from "./useTimePlot";
 
 interface TimeChartProps {
   label: string;

@@ -4,7 +4,19 @@ import "uplot/dist/uPlot.min.css";
 import { useEffect, useRef, type RefObject } from "react";
 import type uPlot from "uplot";
 import { clockLabels, spansDays } from "./clockAxis";
-import type { ChartSeries } from "./TimeChart";
+
+/** One line of a time chart: its values at the chart's times. */
+export interface ChartSeries {
+  label: string;
+  /** A CSS custom property of the theme (`--completed`): the chart follows the page's colours. */
+  color: string;
+  values: (number | null)[];
+  dashed?: boolean;
+  /** A count per interval or a level held until the next point: drawn as steps. */
+  stepped?: boolean;
+  /** Line width in CSS pixels (2). */
+  width?: number;
+}
 
 /** Tick steps for whole numbers: 1, 2, 5, 10, 20, 50, ... */
 const WHOLE_STEPS = Array.from({ length: 24 }, (_, i) => [1, 2, 5][i % 3]! * 10 ** Math.floor(i / 3));
