@@ -1,6 +1,6 @@
 import { ReqwatchError } from "../model/errors";
 import type { RunSharedWorkerOptions, WorkerHandle } from "../types";
-import { runWorkerLoop } from "../queue/workerLoop";
+import { loopSettings, runWorkerLoop } from "../queue/workerLoop";
 
 /**
  * `runWorker` on the shared store: the same loop (lib/queue/workerLoop.ts) on a tracker that
@@ -13,17 +13,9 @@ export function runSharedWorker(options: RunSharedWorkerOptions): WorkerHandle {
   if (!tracker || typeof tracker.claimNext !== "function") {
     throw new ReqwatchError("BAD_INPUT", 'Option "tracker" must be a shared tracker from openSharedTracker.');
   }
-  return runWorkerLoop(tracker, {
-    handler: options.handler,
-    concurrency: options.concurrency ?? 1,
-    workspace: options.workspace,
-    name: options.name,
-    pollIntervalMs: options.pollIntervalMs ?? 200,
-    heartbeatIntervalMs: options.heartbeatIntervalMs ?? Math.max(100, Math.floor(tracker.options.heartbeatTimeoutMs / 3)),
-    handleSignals: options.handleSignals !== false,
-    stopWhenIdle: options.stopWhenIdle === true,
-    onError: options.onError ?? ((error: unknown) => console.error("reqwatch worker:", error)),
-    // The caller opened the tracker and closes it: it may share it with a gateway in the same process.
-    close: () => undefined,
-  });
+  // The caller opened the tracker and closes it: it may share it with a gateway in the same process.
+  return runWorkerLoop(
+    tracker,
+    loopSettings(options, tracker.options.heartbeatTimeoutMs, () => undefined),
+  );
 }

@@ -42,6 +42,35 @@ export interface LoopSettings<Beat> {
   close: () => Maybe<void>;
 }
 
+/** What a runner is given (`runWorker`, `runSharedWorker`): the loop's settings, most of them optional. */
+interface WorkerOptions<Beat> {
+  handler: LoopSettings<Beat>["handler"];
+  concurrency?: number;
+  workspace?: string;
+  name?: string;
+  pollIntervalMs?: number;
+  heartbeatIntervalMs?: number;
+  handleSignals?: boolean;
+  stopWhenIdle?: boolean;
+  onError?: (error: unknown) => void;
+}
+
+/** The loop's settings with the defaults both stores use: a heartbeat a third of the timeout apart, a poll every 200 ms, one slot. */
+export function loopSettings<Beat>(options: WorkerOptions<Beat>, heartbeatTimeoutMs: number, close: () => Maybe<void>): LoopSettings<Beat> {
+  return {
+    handler: options.handler,
+    concurrency: options.concurrency ?? 1,
+    workspace: options.workspace,
+    name: options.name,
+    pollIntervalMs: options.pollIntervalMs ?? 200,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? Math.max(100, Math.floor(heartbeatTimeoutMs / 3)),
+    handleSignals: options.handleSignals !== false,
+    stopWhenIdle: options.stopWhenIdle === true,
+    onError: options.onError ?? ((error: unknown) => console.error("reqwatch worker:", error)),
+    close,
+  };
+}
+
 type Outcome = { ok: true; result: CompleteResult } | { ok: false; error: string; retryable: boolean };
 
 /** What a handler's return or throw becomes (pure): a result to complete with, or an error and whether another attempt may fix it. */

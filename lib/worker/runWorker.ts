@@ -1,6 +1,6 @@
 import type { RunWorkerOptions, WorkerHandle } from "../types";
 import { openTracker } from "../tracker";
-import { runWorkerLoop } from "../queue/workerLoop";
+import { loopSettings, runWorkerLoop } from "../queue/workerLoop";
 
 /** Throw this (or any error with `retryable: false`) for a failure another attempt cannot fix. */
 export class PermanentError extends Error {
@@ -16,18 +16,10 @@ export class PermanentError extends Error {
 export function runWorker(options: RunWorkerOptions): WorkerHandle {
   const tracker = options.tracker ?? openTracker({ stateDir: options.stateDir, recover: false });
   const owned = !options.tracker;
-  return runWorkerLoop(tracker, {
-    handler: options.handler,
-    concurrency: options.concurrency ?? 1,
-    workspace: options.workspace,
-    name: options.name,
-    pollIntervalMs: options.pollIntervalMs ?? 200,
-    heartbeatIntervalMs: options.heartbeatIntervalMs ?? Math.max(100, Math.floor(tracker.options.heartbeatTimeoutMs / 3)),
-    handleSignals: options.handleSignals !== false,
-    stopWhenIdle: options.stopWhenIdle === true,
-    onError: options.onError ?? ((error: unknown) => console.error("reqwatch worker:", error)),
-    close: () => {
+  return runWorkerLoop(
+    tracker,
+    loopSettings(options, tracker.options.heartbeatTimeoutMs, () => {
       if (owned) tracker.close();
-    },
-  });
+    }),
+  );
 }
