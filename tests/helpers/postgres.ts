@@ -3,8 +3,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { loadPg } from "../../lib/postgres/pgDriver";
+import { openSharedTracker } from "../../lib/postgres/sharedTracker";
+import type { SharedTracker } from "../../lib/types";
 import { freePort } from "./processes";
 
 const PG_BIN = "/usr/lib/postgresql/15/bin";
@@ -98,4 +100,28 @@ export function postgresForFile(): () => PostgresCluster {
     if (!cluster) throw new Error("the PostgreSQL cluster did not start");
     return cluster;
   };
+}
+
+const opened: SharedTracker[] = [];
+afterEach(async () => {
+  for (const tracker of opened.splice(0)) await tracker.close();
+});
+
+/** A shared tracker on `url`, closed after the test. */
+export async function aSharedTracker(url: string, options: Parameters<typeof openSharedTracker>[1] = {}): Promise<SharedTracker> {
+  const tracker = await openSharedTracker(url, options);
+  opened.push(tracker);
+  return tracker;
+}
+
+/** Run `sql` on the database at `url` with a connection of the test's own. */
+export async function sqlOn<Row = Record<string, unknown>>(url: string, sql: string, values: unknown[] = []): Promise<Row[]> {
+  const { Client } = await loadPg();
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
 }

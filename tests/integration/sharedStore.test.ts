@@ -1,41 +1,18 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isReqwatchError } from "../../lib/model/errors";
 import { migrate } from "../../lib/postgres/migrate";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../lib/postgres/migrations";
 import { loadPg } from "../../lib/postgres/pgDriver";
 import { openSharedTracker } from "../../lib/postgres/sharedTracker";
-import type { SharedTracker } from "../../lib/types";
 import { aClock } from "../helpers/clock";
-import { postgresForFile } from "../helpers/postgres";
+import { aSharedTracker, postgresForFile, sqlOn } from "../helpers/postgres";
 import { childEnv, eventually, firstLine, waitForExit, waitForLine, WORKERS } from "../helpers/processes";
 import { tempParent } from "../helpers/stateDir";
 
 const cluster = postgresForFile();
-const opened: SharedTracker[] = [];
-afterEach(async () => {
-  for (const tracker of opened.splice(0)) await tracker.close();
-});
-
-async function aSharedTracker(url: string, options: Parameters<typeof openSharedTracker>[1] = {}): Promise<SharedTracker> {
-  const tracker = await openSharedTracker(url, options);
-  opened.push(tracker);
-  return tracker;
-}
-
-/** Run `sql` on the database at `url` with a connection of the test's own. */
-async function sqlOn<Row = Record<string, unknown>>(url: string, sql: string, values: unknown[] = []): Promise<Row[]> {
-  const { Client } = await loadPg();
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Row>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 async function errorOf(promise: Promise<unknown>): Promise<Error> {
   try {

@@ -1,37 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadPg } from "../../lib/postgres/pgDriver";
-import { openSharedTracker } from "../../lib/postgres/sharedTracker";
 import { runSharedWorker } from "../../lib/postgres/runSharedWorker";
-import type { SharedTracker } from "../../lib/types";
-import { postgresForFile } from "../helpers/postgres";
+import { aSharedTracker, postgresForFile, sqlOn } from "../helpers/postgres";
 import { childEnv, eventually, waitForExit, WORKERS } from "../helpers/processes";
 
 const cluster = postgresForFile();
-const opened: SharedTracker[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  for (const tracker of opened.splice(0)) await tracker.close();
 });
-
-async function aSharedTracker(url: string, options: Parameters<typeof openSharedTracker>[1] = {}): Promise<SharedTracker> {
-  const tracker = await openSharedTracker(url, options);
-  opened.push(tracker);
-  return tracker;
-}
-
-async function sqlOn<Row = Record<string, unknown>>(url: string, sql: string, values: unknown[] = []): Promise<Row[]> {
-  const { Client } = await loadPg();
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Row>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * runSharedWorker in a process of its own (tests/helpers/workers/sharedRunWorker.cjs). `heartbeatTimeout`

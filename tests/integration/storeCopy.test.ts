@@ -1,32 +1,15 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RequestRecord } from "../../lib/model/requestFormat";
 import { loadPg } from "../../lib/postgres/pgDriver";
-import { openSharedTracker } from "../../lib/postgres/sharedTracker";
-import type { SharedTracker } from "../../lib/types";
 import { BIN, runCli } from "../helpers/cli";
-import { postgresForFile } from "../helpers/postgres";
+import { aSharedTracker, postgresForFile, sqlOn } from "../helpers/postgres";
 import { childEnv, eventually, waitForExit } from "../helpers/processes";
 import { aTracker, tempForeignDir, tempParent, tempStateDir } from "../helpers/stateDir";
 
 const cluster = postgresForFile();
-const opened: SharedTracker[] = [];
-afterEach(async () => {
-  for (const tracker of opened.splice(0)) await tracker.close();
-});
-
-async function sqlOn<Row = Record<string, unknown>>(url: string, sql: string, values: unknown[] = []): Promise<Row[]> {
-  const { Client } = await loadPg();
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Row>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** A new database over TCP with the cluster's password, and the same over the socket for the test's own queries. */
 async function aDatabase(): Promise<{ url: string; socketUrl: string }> {
@@ -72,8 +55,7 @@ function snapshot(folder: string): Record<string, string> {
 }
 
 async function expectStoreHolds(url: string, source: Map<string, RequestRecord>): Promise<void> {
-  const tracker = await openSharedTracker(url);
-  opened.push(tracker);
+  const tracker = await aSharedTracker(url);
   for (const [requestId, record] of source) expect(await tracker.get(requestId), requestId).toEqual(record);
   const counted = await sqlOn<{ requests: number }>(url, "SELECT count(*)::int AS requests FROM requests");
   expect(counted[0]!.requests).toBe(source.size);
@@ -127,7 +109,7 @@ describe("reqwatch store copy", () => {
     const source = requestsIn(stateDir);
     const ids = [...source.keys()].sort();
     // The schema first, so that the test can hold the second batch's first row.
-    opened.push(await openSharedTracker(socketUrl));
+    await aSharedTracker(socketUrl);
     const { Client } = await loadPg();
     const blocker = new Client({ connectionString: socketUrl });
     await blocker.connect();
