@@ -50,6 +50,16 @@ function foreign(script: string, ...args: string[]): void {
   expect(result.status).toBe(0);
 }
 
+/** The first column of each row `sql` reads from the folder's index, opened read only and closed again. */
+function fromIndex(stateDir: string, sql: string): unknown[] {
+  const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
+  try {
+    return index.prepare(sql).pluck().all();
+  } finally {
+    index.close();
+  }
+}
+
 const listIds = (stateDir: string, extra: string[] = []) =>
   (
     JSON.parse(runCli(["list", "--json", "--limit", "500", ...extra], { stateDir, env: noFollower }).stdout) as {
@@ -64,12 +74,7 @@ describe("a big folder", () => {
     const result = runCli(["get", "r00010"], { stateDir, env: noFollower });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(JSON.parse(fs.readFileSync(requestPath(stateDir, "r00010"), "utf8")));
-    const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
-    try {
-      expect(index.prepare("SELECT id FROM requests").pluck().all()).toEqual(["r00010"]);
-    } finally {
-      index.close();
-    }
+    expect(fromIndex(stateDir, "SELECT id FROM requests")).toEqual(["r00010"]);
     // The next command that needs every file reads them all (no follower builds the index here).
     expect(listIds(stateDir, ["--limit", "3"]).map((row) => row.requestId)).toEqual(newestIds(stateDir, 3));
   });
@@ -79,13 +84,8 @@ describe("a big folder", () => {
     writeRequests(stateDir, BIG);
     const first = JSON.parse(runCli(["list", "--json", "--limit", "5"], { stateDir, env: noFollower }).stdout) as { items: { requestId: string }[] };
     expect(first.items.map((row) => row.requestId)).toEqual(newestIds(stateDir, 5));
-    const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
-    try {
-      expect(index.prepare("SELECT count(*) FROM requests").pluck().get()).toBeLessThan(BIG);
-      expect(index.prepare("SELECT value FROM meta WHERE key = 'reconciled_at'").pluck().get()).toBeUndefined();
-    } finally {
-      index.close();
-    }
+    expect(fromIndex(stateDir, "SELECT count(*) FROM requests")[0] as number).toBeLessThan(BIG);
+    expect(fromIndex(stateDir, "SELECT value FROM meta WHERE key = 'reconciled_at'")[0]).toBeUndefined();
     // Oldest first needs every file: the index is completed then.
     const oldest = JSON.parse(runCli(["list", "--json", "--limit", "2", "--order", "asc"], { stateDir, env: noFollower }).stdout) as {
       items: { requestId: string }[];
@@ -105,13 +105,8 @@ describe("a big folder", () => {
       .forEach((name, i) => fs.utimesSync(path.join(dir, name), new Date(copiedAt - i * 1000), new Date(copiedAt - i * 1000)));
     const first = JSON.parse(runCli(["list", "--json", "--limit", "5"], { stateDir, env: noFollower }).stdout) as { items: { requestId: string }[] };
     expect(first.items.map((row) => row.requestId)).toEqual(newestIds(stateDir, 5));
-    const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
-    try {
-      expect(index.prepare("SELECT count(*) FROM requests").pluck().get()).toBeLessThan(BIG);
-      expect(index.prepare("SELECT value FROM meta WHERE key = 'reconciled_at'").pluck().get()).toBeUndefined();
-    } finally {
-      index.close();
-    }
+    expect(fromIndex(stateDir, "SELECT count(*) FROM requests")[0] as number).toBeLessThan(BIG);
+    expect(fromIndex(stateDir, "SELECT value FROM meta WHERE key = 'reconciled_at'")[0]).toBeUndefined();
   });
 
   it("the next list answers from the rows the first one indexed, reading only the files changed since", () => {
@@ -131,14 +126,7 @@ describe("a big folder", () => {
     // Another program's update to an old request since: the next page shows it.
     const updated = requestPath(stateDir, "r00004");
     fs.writeFileSync(updated, JSON.stringify({ ...JSON.parse(fs.readFileSync(updated, "utf8")), lastUpdatedAt: Date.now(), prompt: "updated" }));
-    const unreadable = () => {
-      const index = new Database(path.join(stateDir, "index.db"), { readonly: true });
-      try {
-        return index.prepare("SELECT file FROM unreadable_files").pluck().all();
-      } finally {
-        index.close();
-      }
-    };
+    const unreadable = () => fromIndex(stateDir, "SELECT file FROM unreadable_files");
     expect(page()).toEqual(["r00004", ...newest.slice(0, 4)]);
     expect(unreadable()).toEqual([]);
     // A command that needs every file reads it, and says so.
