@@ -1,13 +1,13 @@
 import { randomUUID } from "../process/crypto";
-import { activeTraceparent } from "../process/activeTrace";
 import { isReqwatchError, ReqwatchError } from "../model/errors";
 import { assertRequestId, assertWorkspace } from "../model/ids";
 import type { ListFilters } from "../model/listFilters";
 import { redactField, redactRequestFields } from "../model/redaction";
 import type { RequestRecord } from "../model/requestFormat";
-import { validateChange, validateFields } from "../model/requestInput";
-import { applyChange, changesNothing, newRequest, type Change } from "../model/transition";
+import { validateFields } from "../model/requestInput";
+import { applyChange, type Change } from "../model/transition";
 import { completion, failure } from "../queue/deliveries";
+import { creation, mustExist, updating } from "../queue/requestWrites";
 import type { Changed, Decision, Skipped } from "../queue/changeEach";
 import type {
   ChangeInput,
@@ -85,11 +85,6 @@ export async function openSharedStore(
   return new PostgresTracker(pool, url, resolved);
 }
 
-function mustExist(requestId: string, current: RequestRecord | null): RequestRecord {
-  if (!current) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
-  return current;
-}
-
 class PostgresTracker implements SharedTracker, SharedOperator {
   readonly options: ResolvedSharedTrackerOptions;
   readonly #pool: PgPool;
@@ -106,16 +101,8 @@ class PostgresTracker implements SharedTracker, SharedOperator {
   }
 
   async create(input: CreateInput): Promise<RequestRecord> {
-    const { requestId = randomUUID(), workspace, ...rest } = input;
-    assertRequestId(requestId);
-    assertWorkspace(workspace);
-    const { state, reason, by, ...given } = rest;
-    const traceparent = given.traceparent ?? activeTraceparent() ?? undefined;
-    const validated = validateFields({ ...given, ...(traceparent !== undefined && { traceparent }) }) ?? {};
-    return this.#write(requestId, (current) => {
-      if (current) throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists.`);
-      return newRequest({ ...validated, requestId, workspace, state, reason, by }, this.options.now());
-    });
+    const { requestId, step } = creation(input, this.options.now);
+    return this.#write(requestId, step);
   }
 
   transition(requestId: string, to: State, extra: Omit<Change, "to"> = {}): Promise<RequestRecord> {
@@ -123,13 +110,8 @@ class PostgresTracker implements SharedTracker, SharedOperator {
   }
 
   async update(requestId: string, change: ChangeInput): Promise<RequestRecord> {
-    assertRequestId(requestId);
-    const fixed = typeof change === "function" ? null : validateChange(change);
-    return this.#write(requestId, (found) => {
-      const request = mustExist(requestId, found);
-      const next = fixed ?? validateChange((change as (current: RequestRecord) => Change)(request));
-      return changesNothing(request, next) ? request : applyChange(request, next, this.options.now());
-    });
+    const { step } = updating(requestId, change, this.options.now);
+    return this.#write(requestId, step);
   }
 
   list(filters: ListFilters = {}): Promise<RequestPage> {

@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import { randomUUID } from "../process/crypto";
 import { BulkActions } from "../actions/bulkActions";
 import { backfillText } from "../db/requestText";
 import { Sessions } from "../sessions/sessionTracker";
@@ -9,10 +8,8 @@ import { commitChange } from "../store/commitChange";
 import { withWritersLock } from "../db/writeLock";
 import { inRebuild, type TrackerContext } from "../store/context";
 import { IndexHandle } from "../store/indexHandle";
-import { ReqwatchError } from "../model/errors";
 import { discardSpares } from "../fs/durableWrite";
-import { assertRequestId, assertWorkspace } from "../model/ids";
-import { validateChange, validateFields } from "../model/requestInput";
+import { assertRequestId } from "../model/ids";
 import { getRequest } from "../db/queries/getRequest";
 import { listRequests } from "../db/queries/listRequests";
 import { indexProblem, startIndexGuard, type IndexCheck, type IndexGuardHandle } from "../recovery/indexGuard";
@@ -38,7 +35,6 @@ import { claimNext } from "../queue/claimNext";
 import { complete, fail, heartbeat } from "../queue/deliver";
 import { Waiters } from "../queue/waiters";
 import { FolderIngest, type IngestHandle, type IngestOptions } from "../ingest/folderIngest";
-import { activeTraceparent } from "../process/activeTrace";
 import { feedLastSeq, requestsChangedSince } from "../db/changes";
 import { indexedAsIs, ingestChangedSince, ingestRequests, reconcile } from "../recovery/reconcile";
 import { followerRebuilt, syncWithFollower } from "../ingest/followerSync";
@@ -46,8 +42,8 @@ import { startCheckpoints } from "../db/checkpoints";
 import type { RequestRecord } from "../model/requestFormat";
 import { BACKGROUND_FROM_FILES, ensureStateDir, holdsAtLeast, type StateDir } from "../stateFiles/stateDir";
 import { openStateDir } from "../store/ownership";
-import { applyChange, changesNothing, newRequest, type Change } from "../model/transition";
 import { recordResult } from "../queue/recordResult";
+import { creation, updating } from "../queue/requestWrites";
 import { FolderReader } from "./reader";
 import { FolderOperator } from "./operator";
 import type { Recording, Upkeep } from "./recording";
@@ -57,11 +53,6 @@ const MTIME_SLACK_MS = 1000;
 
 function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
-}
-
-function mustExist(requestId: string, current: RequestRecord | null): RequestRecord {
-  if (!current) throw new ReqwatchError("NOT_FOUND", `Request ${requestId} does not exist.`);
-  return current;
 }
 
 /**
@@ -196,27 +187,12 @@ export class OpenFolder implements Recording {
   }
 
   #create(input: CreateInput): RequestRecord {
-    const { requestId = randomUUID(), workspace, ...rest } = input;
-    assertRequestId(requestId);
-    assertWorkspace(workspace);
-    const { state, reason, by, ...given } = rest;
-    // Created inside an instrumented gateway's span: its trace is the request's.
-    const traceparent = given.traceparent ?? activeTraceparent() ?? undefined;
-    const validated = validateFields({ ...given, ...(traceparent !== undefined && { traceparent }) }) ?? {};
-    return commitChange(this.#ctx, requestId, (current) => {
-      if (current) throw new ReqwatchError("ALREADY_EXISTS", `Request ${requestId} already exists.`);
-      return newRequest({ ...validated, requestId, workspace, state, reason, by }, this.#ctx.now());
-    })!;
+    const { requestId, step } = creation(input, this.#ctx.now);
+    return commitChange(this.#ctx, requestId, step)!;
   }
 
   #update(requestId: string, change: ChangeInput): RequestRecord {
-    assertRequestId(requestId);
-    const fixed = typeof change === "function" ? null : validateChange(change);
-    return commitChange(this.#ctx, requestId, (current) => {
-      const request = mustExist(requestId, current);
-      const next = fixed ?? validateChange((change as (current: RequestRecord) => Change)(request));
-      return changesNothing(request, next) ? request : applyChange(request, next, this.#ctx.now());
-    })!;
+    return commitChange(this.#ctx, requestId, updating(requestId, change, this.#ctx.now).step)!;
   }
 
   #startMonitor(options: Partial<MonitorOptions>): MonitorWithRetention {
